@@ -1,0 +1,46 @@
+import type { BlobDigest } from '../schemas/blob-digest.js';
+import type { CacheEntry } from '../schemas/cache-entry.js';
+import type { RunEventBody } from '../schemas/run-event.js';
+
+/**
+ * The stage cache as the engine sees it, already scoped to one repository and the
+ * trust domains this run may read (DESIGN §5). Locally it is the embedded store; on a
+ * runner, the control plane's cache API. A cache that cannot answer must resolve to
+ * null (a miss), never reject: implementations catch their own failures.
+ */
+export interface StageCache {
+  /** The entry for this key, or null. */
+  lookup(key: string): Promise<CacheEntry | null>;
+  /** The most recent entry of a stage with this name, to say why a stage re-ran. */
+  latest(stage: string): Promise<CacheEntry | null>;
+}
+
+/** Size and digest of bytes stored in a blob store. */
+export interface StoredBlob {
+  digest: BlobDigest;
+  size: number;
+}
+
+/**
+ * Content-addressed bytes (DESIGN §1). Every read is verified against its digest;
+ * a blob that is absent raises BlobMissingError and one whose bytes do not match
+ * raises BlobCorruptError (and is dropped, so that storing it again repairs it).
+ */
+export interface BlobStore {
+  has(digest: BlobDigest): Promise<boolean>;
+  /** Stores a file's bytes; returns their digest. */
+  putFile(path: string): Promise<StoredBlob>;
+  putBytes(bytes: Uint8Array): Promise<StoredBlob>;
+  /** Writes the verified bytes to `dest` atomically (a temporary file, then rename). */
+  getToFile(digest: BlobDigest, dest: string): Promise<void>;
+  getBytes(digest: BlobDigest): Promise<Buffer>;
+}
+
+/**
+ * Where run events go. `emit` never blocks the engine; `flush` resolves when every
+ * event emitted so far has been applied (locally) or acknowledged (remotely).
+ */
+export interface EventSink {
+  emit(event: RunEventBody): void;
+  flush(): Promise<void>;
+}

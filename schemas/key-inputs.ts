@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { BlobDigest } from './blob-digest.js';
+
+/** Version of the cache-key recipe. Bump it when what goes into a key changes. */
+export const CACHE_KEY_VERSION = 1;
+
+export const ParamValue = z.union([z.number(), z.string(), z.boolean()]);
+export type ParamValue = z.infer<typeof ParamValue>;
+
+/**
+ * Everything a stage's result depends on (DESIGN §5). The cache key is the sha256 of
+ * its canonical JSON; it is also stored with each cache entry so that a miss can say
+ * which of these changed ("why it re-ran"). Stage name and run id are deliberately absent.
+ */
+export const KeyInputs = z.strictObject({
+  version: z.literal(CACHE_KEY_VERSION),
+  /** The command after interpolation. */
+  cmd: z.string(),
+  /** Each dep's path → content digest (a directory: a digest over its files). */
+  deps: z.record(z.string(), z.string()),
+  /** The values of the params the stage lists. */
+  params: z.record(z.string(), ParamValue),
+  outs: z.array(z.string()),
+  metrics: z.array(z.string()),
+  /** The code digest of the stage's scope; null when the stage says `code: false`. */
+  code: z
+    .strictObject({
+      digest: z.string(),
+      /**
+       * Blob holding the `(path, blob id)` list the digest was made from. Not part of
+       * what makes a key differ (the digest is), but it lets "why it re-ran" name files.
+       */
+      manifest: BlobDigest.nullable(),
+    })
+    .nullable(),
+  /** The pipeline's `env` variables' values; null for an unset variable. */
+  env: z.record(z.string(), z.string().nullable()),
+  /** sha256 of the `fingerprint` command's output; null when the pipeline has none. */
+  fingerprint: z.string().nullable(),
+});
+export type KeyInputs = z.infer<typeof KeyInputs>;

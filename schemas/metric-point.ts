@@ -1,0 +1,10 @@
+import { z } from 'zod';
+
+/** One point of a metric series streamed by `::metric name=loss::0.25` (DESIGN §7). */
+export const MetricPoint = z.strictObject({
+  stage: z.string(),
+  name: z.string().min(1),
+  step: z.number().int().nonnegative(),
+  value: z.number().refine(Number.isFinite, { error: 'expected a finite number' }),
+});
+export type MetricPoint = z.infer<typeof MetricPoint>;

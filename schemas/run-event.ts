@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { Annotation } from './annotation.js';
+import { MetricPoint } from './metric-point.js';
+import { StageRecord } from './stage-record.js';
+
+const StageStarted = z.strictObject({ type: z.literal('stage.started'), stage: z.string(), at: z.string() });
+/** Output lines of a stage, already masked. */
+const StageLog = z.strictObject({ type: z.literal('stage.log'), stage: z.string(), lines: z.array(z.string()) });
+const MetricPoints = z.strictObject({ type: z.literal('metric.points'), points: z.array(MetricPoint).min(1) });
+const AnnotationAdded = z.strictObject({ type: z.literal('annotation'), annotation: Annotation });
+const StageFinished = z.strictObject({ type: z.literal('stage.finished'), stage: StageRecord });
+
+/**
+ * What the engine reports while a run executes. Locally the store applies these as
+ * they come; a runner uploads them to the control plane in batches, each carrying a
+ * sequence number so that `(run, attempt, seq)` is applied once (DESIGN §6).
+ */
+export const RunEventBody = z.discriminatedUnion('type', [
+  StageStarted,
+  StageLog,
+  MetricPoints,
+  AnnotationAdded,
+  StageFinished,
+]);
+export type RunEventBody = z.infer<typeof RunEventBody>;
+
+const seq = { seq: z.number().int().nonnegative() };
+
+/** A run event with its place in the run's stream. */
+export const RunEvent = z.discriminatedUnion('type', [
+  StageStarted.extend(seq),
+  StageLog.extend(seq),
+  MetricPoints.extend(seq),
+  AnnotationAdded.extend(seq),
+  StageFinished.extend(seq),
+]);
+export type RunEvent = z.infer<typeof RunEvent>;

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { BlobDigest } from './blob-digest.js';
+import { KeyInputs } from './key-inputs.js';
+import { OutRecord } from './out-record.js';
+import { StageStatus } from './statuses.js';
+
+/**
+ * What a stage did in one run, as its finish event reports it. A `ran` stage with a
+ * cache key and key inputs is what a cache entry is written from.
+ */
+export const StageRecord = z.strictObject({
+  name: z.string(),
+  status: StageStatus,
+  /** Null for `cache: false` stages and for stages that never got as far as a key. */
+  cacheKey: z.string().nullable(),
+  keyInputs: KeyInputs.nullable(),
+  /** For a cached stage: the run whose execution produced these outputs. */
+  cachedFrom: z.string().nullable(),
+  /** Why the stage ran instead of being restored; empty for a cached stage. */
+  reasons: z.array(z.string()),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  durationMs: z.number().nonnegative(),
+  exitCode: z.number().int().nullable(),
+  outs: z.array(OutRecord),
+  /** Values read from the stage's metrics files, flattened to dotted names. */
+  metrics: z.record(z.string(), z.number()),
+  /** The end of the stage's (masked) output, bounded. */
+  logTail: z.string(),
+  /** The stage's whole (masked) output, as a blob. */
+  logDigest: BlobDigest.nullable(),
+  /** A sentence saying why the stage failed, was skipped or cancelled. */
+  error: z.string().nullable(),
+});
+export type StageRecord = z.infer<typeof StageRecord>;
+
+/** Whether a finished stage may become a cache entry: it ran, succeeded and has a key. */
+export function isCacheable(record: StageRecord): boolean {
+  return record.status === 'ran' && record.cacheKey !== null && record.keyInputs !== null;
+}
