@@ -6,12 +6,17 @@ export interface Problem {
   /** Dotted path into the input, with `[i]` for list items; empty for the input as a whole. */
   path: string;
   message: string;
+  /** 1-based line in the source file, when the input was a file and the place is known. */
+  line?: number;
 }
 
 /** Formats problems the way every surface prints them: `file: path: message`, one per line. */
 export function formatProblems(problems: readonly Problem[], source?: string): string {
   return problems
-    .map((problem) => [source, problem.path, problem.message].filter((part) => part).join(': '))
+    .map((problem) => {
+      const where = source && problem.line ? `${source}:${problem.line}` : source;
+      return [where, problem.path, problem.message].filter((part) => part).join(': ');
+    })
     .join('\n');
 }
 

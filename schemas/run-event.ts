@@ -5,8 +5,15 @@ import { StageRecord } from './stage-record.js';
 
 const StageStarted = z.strictObject({ type: z.literal('stage.started'), stage: z.string(), at: z.string() });
 /** Output lines of a stage, already masked. */
-const StageLog = z.strictObject({ type: z.literal('stage.log'), stage: z.string(), lines: z.array(z.string()) });
-const MetricPoints = z.strictObject({ type: z.literal('metric.points'), points: z.array(MetricPoint).min(1) });
+const StageLog = z.strictObject({
+  type: z.literal('stage.log'),
+  stage: z.string(),
+  lines: z.array(z.string()),
+});
+const MetricPoints = z.strictObject({
+  type: z.literal('metric.points'),
+  points: z.array(MetricPoint).min(1),
+});
 const AnnotationAdded = z.strictObject({ type: z.literal('annotation'), annotation: Annotation });
 const StageFinished = z.strictObject({ type: z.literal('stage.finished'), stage: StageRecord });
 

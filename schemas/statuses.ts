@@ -1,7 +1,15 @@
 import { z } from 'zod';
 
 /** Run states (DESIGN §6). `queued` and `running` are active; the rest are final. */
-export const RunStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'abandoned']);
+export const RunStatus = z.enum([
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timed_out',
+  'abandoned',
+]);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /** Stage states (DESIGN §6). */

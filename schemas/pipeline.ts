@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { Duration } from './duration.js';
+
+/** Names that `${name}` can interpolate and that stages and params are called by. */
+const identifier = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+    error: 'expected an identifier (letters, digits and _, not first a digit)',
+  });
+
+/** A path as the pipeline writes it: relative to the pipeline file's directory. */
+const relativePath = z
+  .string()
+  .min(1, { error: 'expected a path' })
+  .refine((path) => !path.startsWith('/'), { error: 'expected a path relative to the pipeline file' });
+
+/** Integers fluksio carries exactly through JSON, YAML and every language a stage is written in. */
+const safeInteger = z.number().int({
+  error: (issue) =>
+    issue.code === 'too_big' || issue.code === 'too_small'
+      ? 'expected an integer within ±9007199254740991 (2^53−1)'
+      : 'expected an integer',
+});
+
+const finite = z.number().refine(Number.isFinite, { error: 'expected a finite number' });
+
+export const FloatParam = z.strictObject({
+  type: z.literal('float'),
+  default: finite.optional(),
+  min: finite.optional(),
+  max: finite.optional(),
+  enum: z.array(finite).min(1).optional(),
+  description: z.string().optional(),
+});
+export const IntParam = z.strictObject({
+  type: z.literal('int'),
+  default: safeInteger.optional(),
+  min: safeInteger.optional(),
+  max: safeInteger.optional(),
+  enum: z.array(safeInteger).min(1).optional(),
+  description: z.string().optional(),
+});
+export const StringParam = z.strictObject({
+  type: z.literal('string'),
+  default: z.string().optional(),
+  enum: z.array(z.string()).min(1).optional(),
+  description: z.string().optional(),
+});
+export const BoolParam = z.strictObject({
+  type: z.literal('bool'),
+  default: z.boolean().optional(),
+  description: z.string().optional(),
+});
+
+/** A declared parameter: its type, default and allowed values (DESIGN §3). */
+export const ParamSpec = z.discriminatedUnion('type', [FloatParam, IntParam, StringParam, BoolParam], {
+  error: 'expected a parameter with type float, int, string or bool',
+});
+export type ParamSpec = z.infer<typeof ParamSpec>;
+
+/** One stage: a command with declared inputs and outputs (DESIGN §3). */
+export const Stage = z.strictObject({
+  cmd: z.string().min(1, { error: 'expected a command' }),
+  deps: z.array(relativePath).default([]),
+  params: z.array(identifier).default([]),
+  outs: z.array(relativePath).default([]),
+  metrics: z.array(relativePath).default([]),
+  /** Globs the stage's code digest covers, or false: its deps are exhaustive. */
+  code: z.union([z.literal(false), z.array(z.string().min(1))]).optional(),
+  timeout: Duration.optional(),
+  /** false: never read from nor written to the stage cache. */
+  cache: z.boolean().default(true),
+});
+export type Stage = z.infer<typeof Stage>;
+
+const branches = z.strictObject({ branches: z.array(z.string().min(1)).min(1) });
+
+/** The `fluksio.yml` file, as its schema alone can check it. */
+export const Pipeline = z.strictObject({
+  version: z.literal(1, { error: 'expected version: 1' }),
+  params: z.record(identifier, ParamSpec).default({}),
+  'runs-on': z.array(z.string().regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected a label' })).default([]),
+  on: z
+    .strictObject({
+      push: branches.optional(),
+      pull_request: z.union([z.strictObject({}), z.null()]).optional(),
+    })
+    .default({}),
+  code: z.array(z.string().min(1)).optional(),
+  env: z
+    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' }))
+    .default([]),
+  fingerprint: z.string().min(1).optional(),
+  timeout: Duration.default(24 * 3_600_000),
+  retries: z.number().int().min(0).max(10).default(0),
+  metrics: z.record(z.string().min(1), z.strictObject({ goal: z.enum(['min', 'max']) })).default({}),
+  stages: z
+    .record(identifier, Stage)
+    .refine((stages) => Object.keys(stages).length > 0, { error: 'expected at least one stage' }),
+});
+export type Pipeline = z.infer<typeof Pipeline>;

@@ -1,0 +1,47 @@
+import {
+  doublePrecision,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
+import type { KeyInputs } from '../key-inputs.js';
+import type { OutRecord } from '../out-record.js';
+import type { StageStatus } from '../statuses.js';
+import { runs } from './runs.js';
+
+/** What each stage of a run did: a StageRecord (schemas/stage-record.ts) plus its place in the run. */
+export const stages = pgTable(
+  'stages',
+  {
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** Order of first appearance in the run's events, so a run reads back in execution order. */
+    position: integer('position').notNull(),
+    status: text('status').$type<StageStatus>().notNull(),
+    cacheKey: text('cache_key'),
+    keyInputs: jsonb('key_inputs').$type<KeyInputs>(),
+    /**
+     * The run whose execution produced a cached stage's outputs. Not a foreign key: that
+     * run may be deleted while this record still says where the outputs came from.
+     */
+    cachedFrom: text('cached_from'),
+    reasons: jsonb('reasons').$type<string[]>().notNull().default([]),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    durationMs: doublePrecision('duration_ms').notNull().default(0),
+    exitCode: integer('exit_code'),
+    outs: jsonb('outs').$type<OutRecord[]>().notNull().default([]),
+    metrics: jsonb('metrics').$type<Record<string, number>>().notNull().default({}),
+    logTail: text('log_tail').notNull().default(''),
+    logDigest: text('log_digest'),
+    error: text('error'),
+  },
+  (table) => [primaryKey({ name: 'stages_pkey', columns: [table.runId, table.name] })],
+);
+export type Stage = typeof stages.$inferSelect;
+export type NewStage = typeof stages.$inferInsert;
