@@ -23,7 +23,10 @@ export const StageRecord = z.strictObject({
   durationMs: z.number().nonnegative(),
   exitCode: z.number().int().nullable(),
   outs: z.array(OutRecord),
-  /** Values read from the stage's metrics files, flattened to dotted names. */
+  /**
+   * The stage's metric values: the last point of each series it streamed, then the
+   * values of its metrics files (flattened to dotted names), which win on a clash.
+   */
   metrics: z.record(z.string(), z.number()),
   /** The end of the stage's (masked) output, bounded. */
   logTail: z.string(),

@@ -1,0 +1,50 @@
+import Table from 'cli-table3';
+import { diffMetrics } from '../../schemas/metric-diff.js';
+import type { CliIo } from '../cli-io.js';
+import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';
+import { formatNumber, formatSigned, short } from '../render/format.js';
+
+export interface DiffCommandOptions {
+  json?: boolean;
+  pipeline?: string;
+}
+
+/** `fluksio diff RUN [OTHER]`: a run's metrics against another run's, or its baseline's. */
+export async function diffCommand(
+  idOrPrefix: string,
+  otherIdOrPrefix: string | undefined,
+  options: DiffCommandOptions,
+  io: CliIo,
+): Promise<number> {
+  const store = await openProjectStore(options.pipeline, io);
+  try {
+    const run = await requireRun(store, idOrPrefix);
+    const other = otherIdOrPrefix ? await requireRun(store, otherIdOrPrefix) : await baselineOf(store, run);
+    const diff = diffMetrics(run.metrics, other?.metrics ?? null, store.goals);
+    if (options.json) {
+      const ref = (each: typeof run | null) => (each ? { id: each.id, commit: each.commit, params: each.params } : null);
+      io.stdout.write(`${JSON.stringify({ run: ref(run), against: ref(other), diff }, null, 2)}\n`);
+      return 0;
+    }
+    io.stdout.write(
+      other
+        ? `${short(run.id, 10)} against ${short(other.id, 10)}${otherIdOrPrefix ? '' : ' (its baseline)'}\n`
+        : `${short(run.id, 10)} has no baseline: no earlier successful run on its commit or their ancestors\n`,
+    );
+    const table = new Table({ head: ['metric', 'against', 'this run', 'Δ', 'Δ%', ''], style: { head: [] } });
+    for (const row of diff) {
+      table.push([
+        row.name,
+        formatNumber(row.baseline),
+        formatNumber(row.value),
+        formatSigned(row.delta),
+        row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%'),
+        row.better === null ? '' : row.better ? '✅ better' : '❌ worse',
+      ]);
+    }
+    io.stdout.write(`${table.toString()}\n`);
+    return 0;
+  } finally {
+    await store.state.close();
+  }
+}

@@ -1,0 +1,164 @@
+import pc from 'picocolors';
+import { ulid } from 'ulid';
+import { formatProblems } from '../../schemas/problem.js';
+import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
+import type { Pipeline } from '../../schemas/pipeline.js';
+import { resolveParams, type Params } from '../../schemas/resolve-params.js';
+import { buildRunReport, type RunReport } from '../../schemas/run-report.js';
+import { checkWorkspacePaths } from '../../runner/check-workspace-paths.js';
+import { readCodeIndex, type CodeIndex } from '../../runner/code-index.js';
+import { computeStamp } from '../../runner/compute-stamp.js';
+import { firstParentCommits } from '../../runner/first-parent-commits.js';
+import { runPipeline } from '../../runner/run-pipeline.js';
+import { createRun } from '../../store/create-run.js';
+import { findBaseline } from '../../store/find-baseline.js';
+import { finishRun } from '../../store/finish-run.js';
+import { getRunDetail } from '../../store/get-run-detail.js';
+import type { CliIo } from '../cli-io.js';
+import { LOCAL_REPOSITORY, openLocalState, type LocalState } from '../local/local-state.js';
+import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
+import { storeEventSink } from '../local/store-event-sink.js';
+import { ProgressPrinter, teeSinks } from '../render/progress-printer.js';
+import { renderRunSummary } from '../render/run-summary.js';
+import { UsageError } from '../usage-error.js';
+
+export interface RunCommandOptions {
+  /** false with --no-cache. */
+  cache: boolean;
+  json: boolean;
+  jobs: string;
+  pipeline?: string;
+}
+
+/**
+ * `fluksio run [k=v ...]`: validates everything first (pipeline, params, paths: exit 2
+ * with every problem, nothing written), then runs the pipeline here, once per point of a
+ * sweep, recording runs, stages, series and cache entries in `.fluksio/`. Exit 0 when
+ * every run succeeded, 1 otherwise.
+ */
+export async function runCommand(args: string[], options: RunCommandOptions, io: CliIo): Promise<number> {
+  const jobs = Number(options.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
+  const project = await locateProject(options.pipeline, io.cwd);
+  const pipeline = await readProjectPipeline(project);
+  const parsed = parseAssignmentArgs(args);
+  const resolved = resolveParams(pipeline.params, parsed.assignments);
+  const problems = [...parsed.problems, ...resolved.problems];
+  if (problems.length > 0) throw new UsageError(formatProblems(problems));
+  const pathProblems = await checkWorkspacePaths(pipeline, project.workspace);
+  if (pathProblems.length > 0) throw new UsageError(formatProblems(pathProblems, project.displayPath));
+
+  const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
+  const progressOut = options.json ? (io.stderr.isTTY ? io.stderr : null) : io.stdout;
+  const write = (text: string) => progressOut?.write(text);
+
+  // The store opens (and, the first time, is created) while git is read: both take a while.
+  const [state, codeIndex] = await Promise.all([openLocalState(project.stateDir), readCodeIndex(project.workspace.repoRoot)]);
+  try {
+    const groupId = resolved.grid.length > 1 ? ulid() : null;
+    const reports: RunReport[] = [];
+    for (const [index, params] of resolved.grid.entries()) {
+      if (io.signal?.aborted) break;
+      if (groupId) write(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${resolved.grid.length}\n`));
+      const report = await runOnce({ project, pipeline, params, codeIndex, state, io, jobs, noCache: !options.cache, groupId, groupIndex: groupId ? index : null, write, colors });
+      reports.push(report);
+    }
+    if (options.json) {
+      const output = groupId ? { group: groupId, runs: reports } : reports[0];
+      io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+    }
+    return reports.length === resolved.grid.length && reports.every((report) => report.run.status === 'succeeded') ? 0 : 1;
+  } finally {
+    await state.close();
+  }
+}
+
+interface RunOnceOptions {
+  project: LocalProject;
+  pipeline: Pipeline;
+  params: Params;
+  codeIndex: CodeIndex;
+  state: LocalState;
+  io: CliIo;
+  jobs: number;
+  noCache: boolean;
+  groupId: string | null;
+  groupIndex: number | null;
+  write: (text: string) => void;
+  colors: ReturnType<typeof pc.createColors>;
+}
+
+async function runOnce(options: RunOnceOptions): Promise<RunReport> {
+  const { project, pipeline, params, codeIndex, state, io, write, colors } = options;
+  const stamp = computeStamp({ workspace: project.workspace, pipeline, params, codeIndex, environment: io.env });
+  const runId = ulid();
+  await createRun({
+    db: state.db,
+    run: {
+      id: runId,
+      repository: LOCAL_REPOSITORY,
+      pipelinePath: project.pipelinePath,
+      groupId: options.groupId,
+      groupIndex: options.groupIndex,
+      commit: stamp.commit,
+      dirty: stamp.dirty,
+      codeDigest: stamp.codeDigest,
+      params: stamp.params,
+      paramsDigest: stamp.paramsDigest,
+      envDigest: stamp.envDigest,
+      noCache: options.noCache,
+      status: 'running',
+      startedAt: new Date(),
+    },
+  });
+  write(`${colors.bold('fluksio run')} ${runId}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`);
+
+  const storeSink = storeEventSink(state.db, runId);
+  const progress = new ProgressPrinter(write, colors, Object.keys(pipeline.stages));
+  const outcome = await runPipeline({
+    runId,
+    workspace: project.workspace,
+    pipeline,
+    params,
+    codeIndex,
+    environment: io.env,
+    jobs: options.jobs,
+    noCache: options.noCache,
+    cache: state.cache,
+    blobs: state.blobs,
+    events: teeSinks(storeSink, progress),
+    ...(io.signal ? { signal: io.signal } : {}),
+  });
+  await finishRun({ db: state.db, runId, status: outcome.status, reason: outcome.reason, metrics: outcome.metrics });
+
+  const commits = stamp.commit ? await firstParentCommits(project.workspace.repoRoot, stamp.commit) : [];
+  const baseline = await findBaseline({
+    db: state.db,
+    repository: LOCAL_REPOSITORY,
+    pipelinePath: project.pipelinePath,
+    commits,
+    excludeRunId: runId,
+    paramsDigest: stamp.paramsDigest,
+  });
+  const detail = await getRunDetail({ db: state.db, runId });
+  if (!detail) throw new Error(`Run ${runId} vanished from the local store`);
+  const report = buildRunReport(detail, baseline, pipeline.metrics);
+  write(
+    renderRunSummary(
+      {
+        report,
+        series: detail.series,
+        stages: detail.stages,
+        tracebacks: outcome.tracebacks.map(({ stage, traceback }) => ({ stage, text: traceback.text })),
+      },
+      colors,
+    ),
+  );
+  return report;
+}
+
+function colorEnabled(io: CliIo, stream: { isTTY?: boolean }): boolean {
+  if ('NO_COLOR' in io.env && io.env.NO_COLOR !== '') return false;
+  if ('FORCE_COLOR' in io.env) return io.env.FORCE_COLOR !== '0';
+  return Boolean(stream.isTTY) && io.env.TERM !== 'dumb';
+}

@@ -1,0 +1,49 @@
+import pc from 'picocolors';
+import { buildRunReport } from '../../schemas/run-report.js';
+import { parseTracebacks } from '../../runner/traceback.js';
+import { getRunDetail } from '../../store/get-run-detail.js';
+import type { CliIo } from '../cli-io.js';
+import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';
+import { renderRunSummary } from '../render/run-summary.js';
+import { UsageError } from '../usage-error.js';
+
+export interface ShowCommandOptions {
+  json?: boolean;
+  log?: string;
+  pipeline?: string;
+}
+
+/** `fluksio show RUN`: the summary `fluksio run` printed, or a stage's whole log. */
+export async function showCommand(idOrPrefix: string, options: ShowCommandOptions, io: CliIo): Promise<number> {
+  const store = await openProjectStore(options.pipeline, io);
+  try {
+    const run = await requireRun(store, idOrPrefix);
+    const detail = await getRunDetail({ db: store.state.db, runId: run.id });
+    if (!detail) throw new UsageError(`Run ${run.id} has no record`);
+    if (options.log !== undefined) {
+      const stage = detail.stages.find((each) => each.name === options.log);
+      if (!stage) {
+        throw new UsageError(`--log: run ${run.id} has no stage "${options.log}" (it has: ${detail.stages.map((s) => s.name).join(', ')})`);
+      }
+      if (!stage.logDigest) throw new UsageError(`Stage ${stage.name} of run ${run.id} has no stored log (status: ${stage.status})`);
+      io.stdout.write(await store.state.blobs.getBytes(stage.logDigest));
+      return 0;
+    }
+    const report = buildRunReport(detail, await baselineOf(store, run), store.goals);
+    if (options.json) {
+      io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return 0;
+    }
+    const { workspace } = store.project;
+    const tracebacks = detail.stages.flatMap((stage) =>
+      parseTracebacks(stage.logTail.split('\n'), { cwd: workspace.pipelineDir, repoRoot: workspace.repoRoot }).map(
+        (traceback) => ({ stage: stage.name, text: traceback.text }),
+      ),
+    );
+    const colors = pc.createColors(Boolean(io.stdout.isTTY) && !io.env.NO_COLOR);
+    io.stdout.write(renderRunSummary({ report, series: detail.series, stages: detail.stages, tracebacks }, colors));
+    return 0;
+  } finally {
+    await store.state.close();
+  }
+}

@@ -1,0 +1,304 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, posix } from 'node:path';
+import type { Annotation } from '../schemas/annotation.js';
+import type { CacheEntry } from '../schemas/cache-entry.js';
+import type { KeyInputs } from '../schemas/key-inputs.js';
+import type { OutRecord } from '../schemas/out-record.js';
+import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
+import { producerOf } from '../schemas/stage-graph.js';
+import type { StageRecord } from '../schemas/stage-record.js';
+import type { StageStatus } from '../schemas/statuses.js';
+import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
+import { cacheKeyOf } from './cache-key.js';
+import { describeCodeChanges } from './code-digest.js';
+import { readMetricsFile } from './metrics-file.js';
+import { MissingOutError } from './missing-out-error.js';
+import type { RunPipelineOptions } from './run-pipeline-options.js';
+import { rerunReasons } from './rerun-reasons.js';
+import { restoreOut, removeOut, storeOut } from './stage-outputs.js';
+import { stageKeyInputs, type StageKeyMaterial } from './stage-key-inputs.js';
+import { StageOutput } from './stage-output.js';
+import { runStageProcess } from './stage-process.js';
+import type { Masker } from './masker.js';
+import type { ParsedTraceback } from './traceback.js';
+
+/** What one run shares with each of its stages. */
+export interface StageRunContext {
+  options: RunPipelineOptions;
+  fingerprint: string | null;
+  /** The pipeline's `env` values as stages see them. */
+  envValues: Readonly<Record<string, string | null>>;
+  /** The allow-listed environment every stage starts from. */
+  stageEnv: Readonly<Record<string, string>>;
+  masker: Masker;
+  /** Aborted with reason 'cancelled' or 'timed_out' for the whole run. */
+  signal: AbortSignal;
+  /** Outs produced or restored so far in this run, by normalized pipeline path. */
+  produced: Map<string, OutRecord>;
+  /** Stages of this run that executed rather than restored. */
+  ranUpstream: Set<string>;
+}
+
+export interface StageResult {
+  record: StageRecord;
+  annotations: Annotation[];
+  tracebacks: ParsedTraceback[];
+}
+
+/**
+ * Takes one stage from its inputs to its record: computes its cache key, restores a
+ * hit (verified; a missing or corrupt blob is a miss), or else says why it re-runs,
+ * removes its outs, runs its command, checks and stores every out, reads its metrics
+ * files and stores its log. Reports `stage.started` and `stage.finished` events; a
+ * `ran` record carrying its key inputs is what the stage cache is written from.
+ */
+export async function executeStage(name: string, context: StageRunContext): Promise<StageResult> {
+  const { options } = context;
+  const stage = options.pipeline.stages[name];
+  if (!stage) throw new Error(`No stage named ${name}`);
+  const startedAt = new Date();
+  options.events.emit({ type: 'stage.started', stage: name, at: startedAt.toISOString() });
+  const finish = (fields: Partial<StageRecord> & { status: StageStatus }): StageResult => {
+    const finishedAt = new Date();
+    const record: StageRecord = {
+      ...emptyRecord(name, fields.status),
+      startedAt: startedAt.toISOString(),
+      ...fields,
+      finishedAt: finishedAt.toISOString(),
+      durationMs: finishedAt.getTime() - startedAt.getTime(),
+    };
+    options.events.emit({ type: 'stage.finished', stage: record });
+    return { record, annotations, tracebacks };
+  };
+  const annotations: Annotation[] = [];
+  let tracebacks: ParsedTraceback[] = [];
+
+  let material: StageKeyMaterial;
+  try {
+    material = await stageKeyInputs({
+      workspace: options.workspace,
+      pipeline: options.pipeline,
+      stage: name,
+      params: options.params,
+      codeIndex: options.codeIndex,
+      env: context.envValues,
+      fingerprint: context.fingerprint,
+      produced: context.produced,
+    });
+  } catch (error) {
+    return finish({ status: 'failed', error: `Could not read the stage's inputs: ${messageOf(error)}` });
+  }
+  const cacheKey = stage.cache ? cacheKeyOf(material.inputs) : null;
+  const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
+
+  let reasons: string[];
+  if (!stage.cache) reasons = ['cache: false'];
+  else if (options.noCache) reasons = ['--no-cache'];
+  else {
+    const entry = await lookup(options, cacheKey as string);
+    const failure = entry ? await restoreEntry(context, entry) : null;
+    if (entry && failure === null) {
+      for (const out of entry.outs) context.produced.set(normalizePipelinePath(out.path), out);
+      return finish({
+        status: 'cached',
+        ...keyed,
+        keyInputs: entry.keyInputs,
+        cachedFrom: entry.runId,
+        outs: entry.outs,
+        metrics: entry.metrics,
+      });
+    }
+    reasons = failure ? [failure] : await missReasons(name, context, material);
+  }
+  if (context.signal.aborted) return finish({ status: abortStatus(context.signal), ...keyed, reasons });
+
+  const { workspace } = options;
+  const declared = [...stage.outs, ...stage.metrics];
+  try {
+    for (const path of declared) {
+      await removeOut(workspace.pipelineDir, workspace.repoRoot, path);
+      await mkdir(dirname(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`), { recursive: true });
+    }
+  } catch (error) {
+    return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
+  }
+
+  const metricFinals: Record<string, number> = {};
+  const output = new StageOutput({
+    stage: name,
+    masker: context.masker,
+    cwd: workspace.pipelineDir,
+    repoRoot: workspace.repoRoot,
+    onLog: (line) => options.events.emit({ type: 'stage.log', stage: name, lines: [line] }),
+    onMetric: (point) => {
+      metricFinals[point.name] = point.value;
+      options.events.emit({ type: 'metric.points', points: [point] });
+    },
+    onAnnotation: (annotation) => {
+      annotations.push(annotation);
+      options.events.emit({ type: 'annotation', annotation });
+    },
+  });
+  let processResult;
+  try {
+    processResult = await runStageProcess({
+      cmd: material.inputs.cmd,
+      cwd: workspace.pipelineDir,
+      env: { ...context.stageEnv, FLUKSIO_STAGE: name },
+      timeoutMs: stage.timeout ?? null,
+      signal: context.signal,
+      ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+      onLine: (stream, line) => output.push(stream, line),
+    });
+  } catch (error) {
+    return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
+  }
+  const finished = output.finish();
+  tracebacks = finished.tracebacks;
+  const logDigest = await options.blobs
+    .putBytes(Buffer.from(output.fullLog()))
+    .then((blob) => blob.digest)
+    .catch(() => null);
+  const ran = { ...keyed, reasons, exitCode: processResult.exitCode, logTail: finished.tail, logDigest };
+
+  if (processResult.cancelled || processResult.timedOut) {
+    const status: StageStatus = processResult.timedOut ? 'timed_out' : abortStatus(context.signal);
+    const error =
+      status === 'timed_out'
+        ? processResult.timedOut
+          ? `timed out after ${formatMs(stage.timeout ?? 0)}`
+          : 'the run timed out'
+        : 'cancelled';
+    return finish({ status, ...ran, error });
+  }
+  if (processResult.exitCode !== 0) {
+    const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : `exited with code ${processResult.exitCode}`;
+    const last = tracebacks.at(-1)?.message;
+    return finish({ status: 'failed', ...ran, error: last ? `${how}: ${last}` : how });
+  }
+
+  const outs: OutRecord[] = [];
+  const metrics: Record<string, number> = { ...metricFinals };
+  try {
+    for (const path of declared) {
+      outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path));
+    }
+    for (const path of stage.metrics) {
+      Object.assign(metrics, await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`, path));
+    }
+  } catch (error) {
+    const message =
+      error instanceof MissingOutError
+        ? `exited 0 but did not write its out "${error.path}"`
+        : `could not store its outputs: ${messageOf(error)}`;
+    return finish({ status: 'failed', ...ran, error: message });
+  }
+  let keyInputs = ran.keyInputs;
+  if (keyInputs?.code && material.code) {
+    const manifest = await options.blobs
+      .putBytes(Buffer.from(JSON.stringify(material.code.entries)))
+      .then((blob) => blob.digest)
+      .catch(() => null);
+    keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
+  }
+  for (const out of outs) context.produced.set(normalizePipelinePath(out.path), out);
+  context.ranUpstream.add(name);
+  return finish({ status: 'ran', ...ran, keyInputs, outs, metrics });
+}
+
+/** A record for a stage that never started: skipped after an upstream failure, or cancelled. */
+export function notStartedRecord(name: string, status: StageStatus, error: string): StageRecord {
+  const now = new Date().toISOString();
+  return { ...emptyRecord(name, status), startedAt: null, finishedAt: now, error };
+}
+
+function emptyRecord(name: string, status: StageStatus): StageRecord {
+  return {
+    name,
+    status,
+    cacheKey: null,
+    keyInputs: null,
+    cachedFrom: null,
+    reasons: [],
+    startedAt: null,
+    finishedAt: null,
+    durationMs: 0,
+    exitCode: null,
+    outs: [],
+    metrics: {},
+    logTail: '',
+    logDigest: null,
+    error: null,
+  };
+}
+
+/** A cache that cannot answer is a miss, never a failed run (DESIGN §5). */
+async function lookup(options: RunPipelineOptions, key: string): Promise<CacheEntry | null> {
+  try {
+    return await options.cache.lookup(key);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Restores a hit's outs, each verified by digest. Returns null when all came back, or
+ * the reason the stage must run instead (a blob gone or corrupt is a miss).
+ */
+async function restoreEntry(context: StageRunContext, entry: CacheEntry): Promise<string | null> {
+  const { workspace, blobs } = context.options;
+  try {
+    for (const out of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out);
+    return null;
+  } catch (error) {
+    if (error instanceof BlobMissingError || error instanceof BlobCorruptError) {
+      const what = error instanceof BlobMissingError ? 'is missing' : 'was corrupt';
+      return `cached outputs of run ${entry.runId} could not be restored (blob ${error.digest} ${what})`;
+    }
+    return `cached outputs of run ${entry.runId} could not be restored: ${messageOf(error)}`;
+  }
+}
+
+/** Why the stage misses: compared with the latest entry of the same stage. */
+async function missReasons(name: string, context: StageRunContext, material: StageKeyMaterial): Promise<string[]> {
+  const { options } = context;
+  let latest: CacheEntry | null = null;
+  try {
+    latest = await options.cache.latest(name);
+  } catch {
+    latest = null;
+  }
+  const previous: KeyInputs | null = latest?.keyInputs ?? null;
+  let codeChanges: string[] | null = null;
+  const manifest = previous?.code?.manifest;
+  if (manifest && material.code && previous?.code?.digest !== material.code.digest) {
+    try {
+      const before = JSON.parse((await options.blobs.getBytes(manifest)).toString()) as [string, string][];
+      const relative = (entries: [string, string][]) =>
+        entries.map(([path, id]): [string, string] => [
+          posix.relative(options.workspace.pipelineDirInRepo || '.', path) || path,
+          id,
+        ]);
+      codeChanges = describeCodeChanges(relative(before), relative(material.code.entries));
+    } catch {
+      codeChanges = null;
+    }
+  }
+  return rerunReasons(material.inputs, previous, {
+    producerOf: (dep) => producerOf(options.pipeline, dep),
+    ranUpstream: context.ranUpstream,
+    codeChanges,
+  });
+}
+
+function abortStatus(signal: AbortSignal): StageStatus {
+  return signal.reason === 'timed_out' ? 'timed_out' : 'cancelled';
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function formatMs(ms: number): string {
+  return ms >= 3_600_000 ? `${ms / 3_600_000}h` : ms >= 60_000 ? `${ms / 60_000}m` : `${ms / 1000}s`;
+}

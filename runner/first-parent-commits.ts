@@ -1,0 +1,14 @@
+import { simpleGit } from 'simple-git';
+
+/**
+ * `commit` and its first-parent ancestors, nearest first, at most `limit`: where a
+ * baseline is looked for (DESIGN §7). Empty when the commit is unknown here.
+ */
+export async function firstParentCommits(repoRoot: string, commit: string, limit = 200): Promise<string[]> {
+  try {
+    const out = await simpleGit({ baseDir: repoRoot }).raw(['rev-list', '--first-parent', `--max-count=${limit}`, commit, '--']);
+    return out.split('\n').filter((line) => line);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,73 @@
+import type { KeyInputs, ParamValue } from '../schemas/key-inputs.js';
+
+export interface RerunContext {
+  /** For a dep produced by a stage of this pipeline: that stage's name. */
+  producerOf(dep: string): string | null;
+  /** Stages of this run that executed instead of being restored. */
+  ranUpstream: ReadonlySet<string>;
+  /** What changed in the code scope, when both manifests could be read ("helpers.py changed"). */
+  codeChanges: string[] | null;
+}
+
+/**
+ * Why a stage re-ran (DESIGN §5): what differs between the inputs it has now and those
+ * of the most recent cache entry of the same stage, one short sentence each:
+ * `lr 0.01 → 0.1`, `train.py changed`, `data/clean.csv changed (upstream prepare re-ran)`,
+ * `env CUDA_VISIBLE_DEVICES changed`. Never empty for a miss.
+ */
+export function rerunReasons(current: KeyInputs, previous: KeyInputs | null, context: RerunContext): string[] {
+  if (previous === null) return ['no earlier run of this stage'];
+  if (previous.version !== current.version) return ['the cache key recipe changed'];
+  const reasons: string[] = [];
+
+  for (const name of union(Object.keys(previous.params), Object.keys(current.params))) {
+    const before = previous.params[name];
+    const after = current.params[name];
+    if (before === after) continue;
+    if (before === undefined) reasons.push(`now uses param ${name} (${show(after)})`);
+    else if (after === undefined) reasons.push(`no longer uses param ${name}`);
+    else reasons.push(`${name} ${show(before)} → ${show(after)}`);
+  }
+
+  for (const dep of union(Object.keys(previous.deps), Object.keys(current.deps))) {
+    const before = previous.deps[dep];
+    const after = current.deps[dep];
+    if (before === after) continue;
+    if (before === undefined) reasons.push(`new dep ${dep}`);
+    else if (after === undefined) reasons.push(`dep ${dep} removed`);
+    else {
+      const producer = context.producerOf(dep);
+      const upstream = producer && context.ranUpstream.has(producer) ? ` (upstream ${producer} re-ran)` : '';
+      reasons.push(`${dep} changed${upstream}`);
+    }
+  }
+
+  if ((previous.code === null) !== (current.code === null)) {
+    reasons.push(current.code === null ? 'no longer keyed on code (code: false)' : 'now keyed on code');
+  } else if (previous.code && current.code && previous.code.digest !== current.code.digest) {
+    reasons.push(...(context.codeChanges && context.codeChanges.length > 0 ? context.codeChanges : ['code changed']));
+  }
+
+  for (const name of union(Object.keys(previous.env), Object.keys(current.env))) {
+    if (previous.env[name] !== current.env[name]) reasons.push(`env ${name} changed`);
+  }
+  if (previous.fingerprint !== current.fingerprint) reasons.push('fingerprint output changed');
+  if (!sameList(previous.outs, current.outs) || !sameList(previous.metrics, current.metrics)) {
+    reasons.push('declared outs or metrics changed');
+  }
+  // Params enter the command too; name the command only when nothing else explains it.
+  if (previous.cmd !== current.cmd && reasons.length === 0) reasons.push('command changed');
+  return reasons.length > 0 ? reasons : ['cached outputs were not found'];
+}
+
+function union(a: string[], b: string[]): string[] {
+  return [...new Set([...a, ...b])].sort();
+}
+
+function sameList(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((item, index) => item === b[index]);
+}
+
+function show(value: ParamValue | undefined): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}

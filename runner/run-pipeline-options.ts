@@ -1,0 +1,35 @@
+import type { Pipeline } from '../schemas/pipeline.js';
+import type { Params } from '../schemas/resolve-params.js';
+import type { CodeIndex } from './code-index.js';
+import type { BlobStore, EventSink, StageCache } from './ports.js';
+import type { Workspace } from './workspace.js';
+
+/** Everything one execution of a pipeline needs; the engine reads nothing else. */
+export interface RunPipelineOptions {
+  runId: string;
+  workspace: Workspace;
+  /** The validated pipeline. */
+  pipeline: Pipeline;
+  /** One complete, typed parameter set. */
+  params: Params;
+  /** The working tree's code index, read when the run started. */
+  codeIndex: CodeIndex;
+  /**
+   * The environment stages' allow-listed variables and the pipeline's `env` values
+   * are taken from (the CLI passes process.env; nothing else of it reaches a stage).
+   */
+  environment: Readonly<Record<string, string | undefined>>;
+  /** Secrets given to every stage as variables and masked in every log. */
+  secrets?: Readonly<Record<string, string>>;
+  /** How many stages may execute at once. @defaultValue 1 */
+  jobs: number;
+  /** Skip cache lookups (entries are still written). */
+  noCache: boolean;
+  cache: StageCache;
+  blobs: BlobStore;
+  events: EventSink;
+  /** Cancels the run: running stages get SIGINT, SIGTERM, then SIGKILL. */
+  signal?: AbortSignal;
+  /** Grace between those signals. @defaultValue 5000 */
+  killGraceMs?: number;
+}

@@ -1,0 +1,133 @@
+import pLimit from 'p-limit';
+import type { Annotation } from '../schemas/annotation.js';
+import { buildStageGraph } from '../schemas/stage-graph.js';
+import type { StageRecord } from '../schemas/stage-record.js';
+import { isStageSuccess, type RunStatus } from '../schemas/statuses.js';
+import { executeStage, notStartedRecord, type StageResult, type StageRunContext } from './execute-stage.js';
+import { fingerprintOf } from './fingerprint.js';
+import { Masker } from './masker.js';
+import type { RunPipelineOptions } from './run-pipeline-options.js';
+import { stageEnvironment } from './stage-environment.js';
+import type { ParsedTraceback } from './traceback.js';
+
+export interface RunOutcome {
+  status: Extract<RunStatus, 'succeeded' | 'failed' | 'cancelled' | 'timed_out'>;
+  /** A sentence for a run that did not succeed. */
+  reason: string | null;
+  /** In the pipeline's order. */
+  stages: StageRecord[];
+  /** The run's metrics: each successful stage's, later stages winning on a clash. */
+  metrics: Record<string, number>;
+  annotations: Annotation[];
+  tracebacks: { stage: string; traceback: ParsedTraceback }[];
+}
+
+/**
+ * Executes a pipeline's stage graph once (DESIGN §1, §5): each stage waits for the
+ * stages whose outputs it reads, independent stages run in parallel up to `jobs`, a
+ * stage whose upstream failed is skipped, and cancellation or the pipeline's timeout
+ * stops running stages and starts no new ones. Everything that happens is reported to
+ * the event sink; the returned outcome is the same story, summed up.
+ */
+export async function runPipeline(options: RunPipelineOptions): Promise<RunOutcome> {
+  const { pipeline } = options;
+  const abort = new AbortController();
+  const cancel = () => abort.abort('cancelled');
+  if (options.signal?.aborted) cancel();
+  options.signal?.addEventListener('abort', cancel, { once: true });
+  const timer = setTimeout(() => abort.abort('timed_out'), pipeline.timeout);
+
+  const masker = new Masker();
+  for (const secret of Object.values(options.secrets ?? {})) masker.add(secret);
+  const stageEnv = stageEnvironment({
+    source: options.environment,
+    pass: pipeline.env,
+    extra: { ...options.secrets, FLUKSIO_RUN_ID: options.runId },
+  });
+  const envValues = Object.fromEntries(pipeline.env.map((name) => [name, options.environment[name] ?? null]));
+  const names = Object.keys(pipeline.stages);
+
+  try {
+    let fingerprint: string | null = null;
+    try {
+      if (pipeline.fingerprint) fingerprint = await fingerprintOf(pipeline.fingerprint, options.workspace.pipelineDir, stageEnv);
+    } catch (error) {
+      const reason = masker.mask((error as Error).message);
+      const stages = names.map((name) => notStartedRecord(name, 'skipped', reason));
+      for (const stage of stages) options.events.emit({ type: 'stage.finished', stage });
+      return { status: 'failed', reason, stages, metrics: {}, annotations: [], tracebacks: [] };
+    }
+
+    const context: StageRunContext = {
+      options,
+      fingerprint,
+      envValues,
+      stageEnv,
+      masker,
+      signal: abort.signal,
+      produced: new Map(),
+      ranUpstream: new Set(),
+    };
+    const graph = buildStageGraph(pipeline);
+    const limit = pLimit(Math.max(1, options.jobs));
+    const scheduled = new Map<string, Promise<StageResult>>();
+    const schedule = (name: string): Promise<StageResult> => {
+      const existing = scheduled.get(name);
+      if (existing) return existing;
+      const promise = (async () => {
+        const upstream = await Promise.all([...(graph.get(name) ?? [])].map(schedule));
+        const blocked = upstream.find((result) => !isStageSuccess(result.record.status));
+        if (blocked) {
+          return notRun(options, name, 'skipped', `upstream stage ${blocked.record.name} ${describe(blocked.record)}`);
+        }
+        return limit(() =>
+          abort.signal.aborted
+            ? notRun(options, name, abort.signal.reason === 'timed_out' ? 'timed_out' : 'cancelled', notStartedWhy(abort.signal))
+            : executeStage(name, context),
+        );
+      })();
+      scheduled.set(name, promise);
+      return promise;
+    };
+    const results = await Promise.all(names.map(schedule));
+    return summarize(results, abort.signal, pipeline.timeout);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', cancel);
+    await options.events.flush();
+  }
+}
+
+function notRun(options: RunPipelineOptions, name: string, status: StageRecord['status'], why: string): StageResult {
+  const record = notStartedRecord(name, status, why);
+  options.events.emit({ type: 'stage.finished', stage: record });
+  return { record, annotations: [], tracebacks: [] };
+}
+
+function notStartedWhy(signal: AbortSignal): string {
+  return signal.reason === 'timed_out' ? 'the run timed out before this stage started' : 'cancelled before it started';
+}
+
+function describe(record: StageRecord): string {
+  return record.status === 'timed_out' ? 'timed out' : record.status;
+}
+
+function summarize(results: StageResult[], signal: AbortSignal, timeoutMs: number): RunOutcome {
+  const stages = results.map((result) => result.record);
+  const metrics: Record<string, number> = {};
+  for (const stage of stages) if (isStageSuccess(stage.status)) Object.assign(metrics, stage.metrics);
+  const annotations = results.flatMap((result) => result.annotations);
+  const tracebacks = results.flatMap((result) =>
+    result.tracebacks.map((traceback) => ({ stage: result.record.name, traceback })),
+  );
+  const base = { stages, metrics, annotations, tracebacks };
+  if (signal.reason === 'cancelled') return { status: 'cancelled', reason: 'The run was cancelled', ...base };
+  if (signal.reason === 'timed_out') {
+    return { status: 'timed_out', reason: `The run exceeded its timeout of ${timeoutMs / 60_000} min`, ...base };
+  }
+  const timedOut = stages.find((stage) => stage.status === 'timed_out');
+  if (timedOut) return { status: 'timed_out', reason: `Stage ${timedOut.name} ${timedOut.error ?? 'timed out'}`, ...base };
+  const failed = stages.find((stage) => stage.status === 'failed');
+  if (failed) return { status: 'failed', reason: `Stage ${failed.name} failed: ${failed.error ?? 'failed'}`, ...base };
+  return { status: 'succeeded', reason: null, ...base };
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { Annotation } from './annotation.js';
+import { ParamValue } from './key-inputs.js';
+import { diffMetrics, type MetricGoals } from './metric-diff.js';
+import type { StageRecord } from './stage-record.js';
+import { RunStatus, StageStatus } from './statuses.js';
+import type { Run } from './tables/runs.js';
+
+/**
+ * What `fluksio run --json` prints for a run, and what `GET /api/v1/runs/:id` answers
+ * (DESIGN §6): the stamp, each stage with why it ran or where it was cached from, the
+ * metrics and their diff against the baseline, and the annotations.
+ */
+export const RunReport = z.object({
+  run: z.object({
+    id: z.string(),
+    pipelinePath: z.string(),
+    commit: z.string().nullable(),
+    dirty: z.boolean(),
+    codeDigest: z.string().nullable(),
+    paramsDigest: z.string(),
+    envDigest: z.string().nullable(),
+    params: z.record(z.string(), ParamValue),
+    status: RunStatus,
+    reason: z.string().nullable(),
+    groupId: z.string().nullable(),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+    durationMs: z.number().nullable(),
+  }),
+  stages: z.array(
+    z.object({
+      name: z.string(),
+      status: StageStatus,
+      cacheKey: z.string().nullable(),
+      cachedFrom: z.string().nullable(),
+      reasons: z.array(z.string()),
+      durationMs: z.number(),
+      exitCode: z.number().nullable(),
+      error: z.string().nullable(),
+    }),
+  ),
+  metrics: z.record(z.string(), z.number()),
+  baseline: z.object({ id: z.string(), commit: z.string().nullable() }).nullable(),
+  diff: z.array(
+    z.object({
+      name: z.string(),
+      baseline: z.number().nullable(),
+      value: z.number().nullable(),
+      delta: z.number().nullable(),
+      deltaPct: z.number().nullable(),
+      better: z.boolean().nullable(),
+    }),
+  ),
+  annotations: z.array(Annotation),
+});
+export type RunReport = z.infer<typeof RunReport>;
+
+/** Builds the report of a run from its rows, its baseline run (or null) and the metric goals. */
+export function buildRunReport(
+  detail: { run: Run; stages: StageRecord[]; annotations: Annotation[] },
+  baseline: Run | null,
+  goals: MetricGoals,
+): RunReport {
+  const { run } = detail;
+  return {
+    run: {
+      id: run.id,
+      pipelinePath: run.pipelinePath,
+      commit: run.commit,
+      dirty: run.dirty,
+      codeDigest: run.codeDigest,
+      paramsDigest: run.paramsDigest,
+      envDigest: run.envDigest,
+      params: run.params,
+      status: run.status,
+      reason: run.statusReason,
+      groupId: run.groupId,
+      createdAt: run.createdAt.toISOString(),
+      startedAt: run.startedAt?.toISOString() ?? null,
+      finishedAt: run.finishedAt?.toISOString() ?? null,
+      durationMs: run.durationMs,
+    },
+    stages: detail.stages.map((stage) => ({
+      name: stage.name,
+      status: stage.status,
+      cacheKey: stage.cacheKey,
+      cachedFrom: stage.cachedFrom,
+      reasons: stage.reasons,
+      durationMs: stage.durationMs,
+      exitCode: stage.exitCode,
+      error: stage.error,
+    })),
+    metrics: run.metrics,
+    baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,
+    diff: diffMetrics(run.metrics, baseline?.metrics ?? null, goals),
+    annotations: detail.annotations,
+  };
+}
