@@ -31,6 +31,12 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
   for (const [name, spec] of Object.entries(pipeline.params)) {
     problems.push(...checkParamSpec(`params.${name}`, spec));
   }
+  pipeline.env.forEach((name, index) => {
+    // fluksio's own variables (a runner's token among them) never reach a stage or a key.
+    if (/^FLUKSIO_/i.test(name)) {
+      problems.push({ path: `env[${index}]`, message: `"${name}" is reserved: FLUKSIO_* variables never pass to stages` });
+    }
+  });
 
   const producedBy = new Map<string, string>();
   for (const [stageName, stage] of Object.entries(pipeline.stages)) {
