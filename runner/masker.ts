@@ -1,0 +1,57 @@
+/** What a secret is replaced by in every log. */
+export const MASK = '***';
+
+/**
+ * Hides secrets in log lines: the runner's configured secrets and values a stage
+ * registers with `::add-mask::` (DESIGN §7). It works on whole lines — callers pass
+ * only complete lines, so a secret a process writes in two pieces is still caught.
+ * A multi-line secret is registered line by line, as GitHub Actions does, because a
+ * log is read one line at a time.
+ */
+export class Masker {
+  private readonly secrets = new Set<string>();
+
+  /** Registers a secret; empty and whitespace-only values (and lines) are ignored. */
+  add(secret: string): void {
+    for (const line of secret.split(/\r?\n/)) {
+      // Masking whitespace would mangle every line without hiding anything.
+      if (line.trim() !== '') this.secrets.add(line);
+    }
+  }
+
+  /**
+   * Returns the line with every occurrence of every secret replaced by `***`. Where
+   * occurrences overlap or one secret contains another, the union of the characters
+   * they cover becomes one `***`, so no part of any secret survives.
+   */
+  mask(line: string): string {
+    if (this.secrets.size === 0) return line;
+    const covered = this.coveredRanges(line);
+    if (covered.length === 0) return line;
+    let masked = '';
+    let from = 0;
+    for (const [start, end] of covered) {
+      masked += line.slice(from, start) + MASK;
+      from = end;
+    }
+    return masked + line.slice(from);
+  }
+
+  /** The merged `[start, end)` ranges of the line covered by some secret, in order. */
+  private coveredRanges(line: string): [number, number][] {
+    const ranges: [number, number][] = [];
+    for (const secret of this.secrets) {
+      for (let at = line.indexOf(secret); at !== -1; at = line.indexOf(secret, at + 1)) {
+        ranges.push([at, at + secret.length]);
+      }
+    }
+    ranges.sort((a, b) => a[0] - b[0]);
+    const merged: [number, number][] = [];
+    for (const [start, end] of ranges) {
+      const last = merged.at(-1);
+      if (last !== undefined && start <= last[1]) last[1] = Math.max(last[1], end);
+      else merged.push([start, end]);
+    }
+    return merged;
+  }
+}

@@ -1,0 +1,93 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { readMetricsFile } from '../../runner/metrics-file.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'fluksio-metrics-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function read(name: string, content: string): Promise<Record<string, number>> {
+  const file = path.join(dir, name);
+  await writeFile(file, content);
+  return readMetricsFile(file, `metrics/${name}`);
+}
+
+test.each([
+  {
+    name: 'eval.json',
+    content: '{"acc": 0.9, "eval": {"loss": 0.25, "f1": {"macro": 0.5}}, "scores": [1, 2.5], "n": 3}',
+    metrics: { acc: 0.9, 'eval.loss': 0.25, 'eval.f1.macro': 0.5, 'scores.0': 1, 'scores.1': 2.5, n: 3 },
+  },
+  {
+    name: 'mixed.json',
+    content: '{"ok": true, "note": "fine", "missing": null, "huge": 1e999, "lr": 0.1, "empty": {}}',
+    metrics: { lr: 0.1 },
+  },
+  {
+    name: 'eval.yaml',
+    content: 'acc: 0.9\neval:\n  loss: 0.25\n  bad: .nan\n  inf: .inf\nscores:\n  - 1\n  - 2\nname: run\n',
+    metrics: { acc: 0.9, 'eval.loss': 0.25, 'scores.0': 1, 'scores.1': 2 },
+  },
+  { name: 'eval.yml', content: 'acc: 0.9\n', metrics: { acc: 0.9 } },
+  { name: 'metrics.txt', content: '{"acc": 0.5}', metrics: { acc: 0.5 } },
+  { name: 'metrics', content: 'acc: 0.5\nloss: 1e-3\n', metrics: { acc: 0.5, loss: 0.001 } },
+  { name: 'list.json', content: '[0.1, 0.2]', metrics: { '0': 0.1, '1': 0.2 } },
+])('$name flattens to $metrics', async ({ name, content, metrics }) => {
+  expect(await read(name, content)).toEqual(metrics);
+});
+
+test.each([
+  {
+    name: 'eval.json',
+    content: '{\n  "acc": 0.9,\n}',
+    error:
+      'Metrics file metrics/eval.json is not valid JSON: Expected double-quoted property name in JSON at position 16 (line 3, column 1)',
+  },
+  {
+    name: 'eval.json',
+    content: 'acc: 0.9',
+    error: /^Metrics file metrics\/eval\.json is not valid JSON: Unexpected token/,
+  },
+  {
+    name: 'eval.yaml',
+    content: 'acc: 0.9\n  loss: 0.2\n',
+    error:
+      'Metrics file metrics/eval.yaml is not valid YAML: Nested mappings are not allowed in compact mappings at line 1, column 6',
+  },
+  {
+    name: 'eval.yaml',
+    content: 'acc: 0.9\nacc: 0.8\n',
+    error: 'Metrics file metrics/eval.yaml is not valid YAML: Map keys must be unique at line 2, column 1',
+  },
+  {
+    name: 'metrics.out',
+    content: 'a: [1, 2\n',
+    error:
+      /^Metrics file metrics\/metrics\.out is neither JSON nor YAML: Flow sequence .* at line 2, column 1$/,
+  },
+  {
+    name: 'eval.json',
+    content: '0.93',
+    error: 'Metrics file metrics/eval.json must hold an object of metric names, found a number',
+  },
+  {
+    name: 'eval.yaml',
+    content: '',
+    error:
+      'Metrics file metrics/eval.yaml must hold an object of metric names, found nothing (it is empty or null)',
+  },
+])('a malformed $name says what is wrong and where', async ({ name, content, error }) => {
+  await expect(read(name, content)).rejects.toThrow(error);
+});
+
+test('a missing metrics file is named', async () => {
+  await expect(readMetricsFile(path.join(dir, 'nope.json'), 'metrics/nope.json')).rejects.toThrow(
+    /^Metrics file metrics\/nope\.json does not exist: ENOENT/,
+  );
+});

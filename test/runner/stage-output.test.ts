@@ -1,0 +1,312 @@
+import { afterEach, describe, expect, test } from 'vitest';
+import type { Annotation } from '../../schemas/annotation.js';
+import type { MetricPoint } from '../../schemas/metric-point.js';
+import { Masker } from '../../runner/masker.js';
+import { StageOutput } from '../../runner/stage-output.js';
+import { runStageProcess } from '../../runner/stage-process.js';
+import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+
+/** A StageOutput for stage `train` running in `/repo/ml`, recording what it reports. */
+function stageOutput(options: { masker?: Masker; cwd?: string; repoRoot?: string } = {}) {
+  const logs: string[] = [];
+  const metrics: MetricPoint[] = [];
+  const annotations: Annotation[] = [];
+  const output = new StageOutput({
+    stage: 'train',
+    masker: options.masker ?? new Masker(),
+    cwd: options.cwd ?? '/repo/ml',
+    repoRoot: options.repoRoot ?? '/repo',
+    onLog: (line) => logs.push(line),
+    onMetric: (point) => metrics.push(point),
+    onAnnotation: (annotation) => annotations.push(annotation),
+  });
+  const stdout = (...lines: string[]) => lines.forEach((line) => output.push('stdout', line));
+  return { output, stdout, logs, metrics, annotations };
+}
+
+describe('metrics', () => {
+  test('a metric without step= gets the count of its earlier points as step', () => {
+    const { stdout, metrics, logs } = stageOutput();
+    stdout(
+      '::metric name=loss::1.5',
+      '::metric name=loss::0.5',
+      '::metric name=acc::0.9',
+      '::metric name=loss,step=10::0.25',
+      '::metric name=loss::2e-1',
+    );
+    expect(metrics.map(({ name, step, value }) => [name, step, value])).toEqual([
+      ['loss', 0, 1.5],
+      ['loss', 1, 0.5],
+      ['acc', 0, 0.9],
+      ['loss', 10, 0.25],
+      ['loss', 3, 0.2],
+    ]);
+    expect(metrics[0]?.stage).toBe('train');
+    expect(logs).toEqual([]);
+  });
+
+  test.each([
+    { line: '::metric name=loss::fast', why: '"fast" is not a number' },
+    { line: '::metric name=loss::', why: '"" is not a number' },
+    { line: '::metric name=loss::0x10', why: '"0x10" is not a number' },
+    { line: '::metric name=loss::nan', why: '"nan" is not a finite number' },
+    { line: '::metric name=loss::-Infinity', why: '"-Infinity" is not a finite number' },
+    { line: '::metric name=loss::1e999', why: '"1e999" is not a finite number' },
+    { line: '::metric::0.5', why: 'it has no name= property' },
+    { line: '::metric name=::0.5', why: 'it has no name= property' },
+    { line: '::metric name=loss,step=-1::0.5', why: 'step "-1" is not a non-negative integer' },
+    { line: '::metric name=loss,step=1.5::0.5', why: 'step "1.5" is not a non-negative integer' },
+  ])('$line is no metric: the log says why', ({ line, why }) => {
+    const { stdout, metrics, logs } = stageOutput();
+    stdout(line, '::metric name=loss::0.5');
+    expect(logs).toEqual([`fluksio: ignored ${line}: ${why}`]);
+    expect(metrics.map(({ step }) => step)).toEqual([0]);
+  });
+});
+
+describe('annotations', () => {
+  test.each([
+    { file: 'src/train.py', path: 'ml/src/train.py' },
+    { file: '/repo/prepare.py', path: 'prepare.py' },
+    { file: '../common/util.py', path: 'common/util.py' },
+    { file: '/usr/lib/python3/x.py', path: null },
+    { file: '../../etc/passwd', path: null },
+  ])('::error file=$file is annotated at $path, relative to the repository root', ({ file, path }) => {
+    const { stdout, annotations, logs } = stageOutput();
+    const line = `::error file=${file},line=42,title=Diverged::loss is NaN`;
+    stdout(line);
+    expect(annotations).toEqual([
+      { stage: 'train', path, line: 42, level: 'error', message: 'loss is NaN', title: 'Diverged' },
+    ]);
+    expect(logs).toEqual([line]);
+  });
+
+  test('::warning and ::notice are annotations too; a missing or bad line is null', () => {
+    const { stdout, annotations } = stageOutput();
+    stdout('::warning file=train.py,line=zero::slow', '::NOTICE::done in 3 epochs');
+    expect(annotations).toEqual([
+      { stage: 'train', path: 'ml/train.py', line: null, level: 'warning', message: 'slow', title: null },
+      { stage: 'train', path: null, line: null, level: 'notice', message: 'done in 3 epochs', title: null },
+    ]);
+  });
+});
+
+describe('masking and commands', () => {
+  test('::add-mask hides the value from then on, on both streams, and is not logged itself', () => {
+    const { output, stdout, logs } = stageOutput();
+    stdout('before tok-123', '::add-mask::tok-123', 'after tok-123');
+    output.push('stderr', 'stderr tok-123');
+    expect(logs).toEqual(['before tok-123', 'after ***', 'stderr ***']);
+  });
+
+  test('a new mask that contains a known secret is registered whole', () => {
+    const masker = new Masker();
+    masker.add('abc');
+    const { stdout, logs } = stageOutput({ masker });
+    stdout('::add-mask::abcdef', 'x abcdef y', 'z def');
+    expect(logs).toEqual(['x *** y', 'z def']);
+  });
+
+  test('masking happens before parsing: a secret never reaches an annotation or a metric name', () => {
+    const masker = new Masker();
+    masker.add('hunter2');
+    const { stdout, annotations, metrics, logs } = stageOutput({ masker });
+    stdout('::error title=hunter2::password hunter2 rejected', '::metric name=hunter2::1');
+    expect(annotations[0]).toMatchObject({ message: 'password *** rejected', title: '***' });
+    expect(metrics[0]?.name).toBe('***');
+    expect(logs).toEqual(['::error title=***::password *** rejected']);
+  });
+
+  test('::stop-commands turns commands off until its token comes back', () => {
+    const { stdout, metrics, annotations, logs } = stageOutput();
+    stdout(
+      '::stop-commands::pause-42',
+      '::metric name=x::1',
+      '::error::not an error',
+      '::add-mask::visible',
+      '::pause-42::',
+      '::metric name=x::2',
+    );
+    expect(logs).toEqual(['::metric name=x::1', '::error::not an error', '::add-mask::visible']);
+    expect(metrics.map(({ value, step }) => [value, step])).toEqual([[2, 0]]);
+    expect(annotations).toEqual([]);
+  });
+
+  test('commands are read on stdout only', () => {
+    const { output, metrics, logs } = stageOutput();
+    output.push('stderr', '::metric name=x::1');
+    expect(metrics).toEqual([]);
+    expect(logs).toEqual(['::metric name=x::1']);
+  });
+
+  test('groups, unknown commands and ordinary lines are logged as they are', () => {
+    const { output, stdout, logs } = stageOutput();
+    stdout('::group::Epoch 1', 'step 1', '::endgroup::', '::set-output name=x::1', '  ::metric name=x::1');
+    expect(logs).toEqual([
+      '::group::Epoch 1',
+      'step 1',
+      '::endgroup::',
+      '::set-output name=x::1',
+      '  ::metric name=x::1',
+    ]);
+    expect(output.fullLog()).toBe(`${logs.join('\n')}\n`);
+  });
+
+  test('the tail keeps the newest lines and says how many went', () => {
+    const output = new StageOutput({
+      stage: 'train',
+      masker: new Masker(),
+      cwd: '/repo',
+      repoRoot: '/repo',
+      onLog: () => {},
+      onMetric: () => {},
+      onAnnotation: () => {},
+      tail: { maxLines: 2 },
+    });
+    for (const line of ['a', 'b', 'c']) output.push('stdout', line);
+    expect(output.finish().tail).toBe('[fluksio: 1 earlier lines not shown]\nb\nc\n');
+    expect(output.fullLog()).toBe('a\nb\nc\n');
+  });
+});
+
+describe('tracebacks', () => {
+  test('a traceback becomes an error annotation at its innermost repository frame', () => {
+    const { output, annotations } = stageOutput();
+    const traceback = [
+      'Traceback (most recent call last):',
+      '  File "/repo/ml/train.py", line 9, in <module>',
+      '  File "/repo/ml/pkg/mod.py", line 2, in inner',
+      '  File "/usr/lib/python3.11/fractions.py", line 5, in f',
+      'ZeroDivisionError: division by zero',
+    ];
+    output.push('stdout', 'epoch 1');
+    for (const line of traceback) output.push('stderr', line);
+    const { tracebacks } = output.finish();
+    expect(tracebacks.map(({ message }) => message)).toEqual(['ZeroDivisionError: division by zero']);
+    expect(annotations).toEqual([
+      {
+        stage: 'train',
+        path: 'ml/pkg/mod.py',
+        line: 2,
+        level: 'error',
+        message: 'ZeroDivisionError: division by zero',
+        title: 'ZeroDivisionError in ml/pkg/mod.py',
+      },
+    ]);
+  });
+
+  test('interleaved stdout does not split a stderr traceback, and one outside the repository has no path', () => {
+    const { output, annotations } = stageOutput();
+    output.push('stderr', 'Traceback (most recent call last):');
+    output.push('stdout', 'progress 99%');
+    output.push('stderr', '  File "/usr/lib/python3.11/json/decoder.py", line 5, in decode');
+    output.push('stderr', 'json.decoder.JSONDecodeError: Expecting value');
+    output.finish();
+    expect(annotations).toEqual([
+      {
+        stage: 'train',
+        path: null,
+        line: null,
+        level: 'error',
+        message: 'json.decoder.JSONDecodeError: Expecting value',
+        title: 'json.decoder.JSONDecodeError',
+      },
+    ]);
+  });
+});
+
+describe('a real stage', () => {
+  let repo: TestRepo;
+  afterEach(async () => repo.cleanup());
+
+  async function runStage(cmd: string, masker = new Masker()) {
+    const cwd = `${repo.dir}/ml`;
+    const annotations: Annotation[] = [];
+    const metrics: MetricPoint[] = [];
+    const output = new StageOutput({
+      stage: 'train',
+      masker,
+      cwd,
+      repoRoot: repo.dir,
+      onLog: () => {},
+      onMetric: (point) => metrics.push(point),
+      onAnnotation: (annotation) => annotations.push(annotation),
+    });
+    const result = await runStageProcess({
+      cmd,
+      cwd,
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', PYTHONUNBUFFERED: '1' },
+      timeoutMs: 60_000,
+      onLine: (stream, line) => output.push(stream, line),
+    });
+    const { tail } = output.finish();
+    return { result, tail, log: output.fullLog(), annotations, metrics };
+  }
+
+  test('a secret split across two writes never reaches the log', async () => {
+    repo = await makeRepo({
+      commit: false,
+      files: {
+        'ml/leak.py': [
+          'import sys, time',
+          'sys.stdout.write("token: sk-live-")',
+          'sys.stdout.flush()',
+          'time.sleep(0.3)',
+          'sys.stdout.write("0123456789\\n")',
+          'sys.stderr.write("line one\\nline")',
+          'sys.stderr.flush()',
+          'time.sleep(0.3)',
+          'sys.stderr.write(" two\\n")',
+        ].join('\n'),
+      },
+    });
+    const masker = new Masker();
+    masker.add('sk-live-0123456789');
+    masker.add('line one\nline two');
+    const { log, tail } = await runStage('python3 leak.py', masker);
+    expect(log).toBe('token: ***\n***\n***\n');
+    expect(tail).toBe(log);
+  });
+
+  test('a Python stage reports metrics, ::error annotations and its traceback', async () => {
+    repo = await makeRepo({
+      commit: false,
+      files: {
+        'ml/pkg/__init__.py': '',
+        'ml/pkg/mod.py': 'def inner(x):\n    return x / 0\n',
+        'ml/train.py': [
+          'from pkg.mod import inner',
+          'for loss in (0.9, 0.5):',
+          '    print(f"::metric name=loss::{loss}")',
+          'print("::error file=train.py,line=3::loss is still high")',
+          'inner(1)',
+        ].join('\n'),
+      },
+    });
+    const { result, annotations, metrics, log } = await runStage('python3 train.py');
+    expect(result.exitCode).toBe(1);
+    expect(metrics.map(({ step, value }) => [step, value])).toEqual([
+      [0, 0.9],
+      [1, 0.5],
+    ]);
+    expect(log).toContain('::error file=train.py,line=3::loss is still high\n');
+    expect(annotations).toEqual([
+      {
+        stage: 'train',
+        path: 'ml/train.py',
+        line: 3,
+        level: 'error',
+        message: 'loss is still high',
+        title: null,
+      },
+      {
+        stage: 'train',
+        path: 'ml/pkg/mod.py',
+        line: 2,
+        level: 'error',
+        message: 'ZeroDivisionError: division by zero',
+        title: 'ZeroDivisionError in ml/pkg/mod.py',
+      },
+    ]);
+  });
+});
