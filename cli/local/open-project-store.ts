@@ -4,6 +4,7 @@ import type { MetricGoals } from '../../schemas/metric-diff.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { firstParentCommits } from '../../runner/first-parent-commits.js';
 import { findBaseline } from '../../store/find-baseline.js';
+import { AmbiguousRunPrefixError } from '../../store/ambiguous-run-prefix-error.js';
 import { findRun } from '../../store/find-run.js';
 import type { CliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
@@ -42,8 +43,8 @@ export async function requireRun(store: ProjectStore, idOrPrefix: string): Promi
     if (!run) throw new UsageError(`No run matches "${idOrPrefix}" (see fluksio runs)`);
     return run;
   } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError((error as Error).message, { cause: error });
+    if (error instanceof AmbiguousRunPrefixError) throw new UsageError(error.message, { cause: error });
+    throw error;
   }
 }
 

@@ -1,5 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import type { ParamValue } from '../key-inputs.js';
 import type { RunStatus } from '../statuses.js';
 
@@ -38,7 +47,10 @@ export const runs = pgTable(
     /** Why the run is in its state: `Waiting for a runner labelled gpu`, a failure's sentence. */
     statusReason: text('status_reason'),
     /** A runner must carry every one of these. */
-    labels: text('labels').array().notNull().default(sql`'{}'::text[]`),
+    labels: text('labels')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     /** `delivery:gridIndex` or a submitter's Idempotency-Key: a redelivery makes no second run. */
     triggerKey: text('trigger_key').unique('runs_trigger_key_unique'),
     attempt: integer('attempt').notNull().default(1),

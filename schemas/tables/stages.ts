@@ -1,12 +1,4 @@
-import {
-  doublePrecision,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-} from 'drizzle-orm/pg-core';
+import { doublePrecision, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import type { KeyInputs } from '../key-inputs.js';
 import type { OutRecord } from '../out-record.js';
 import type { StageStatus } from '../statuses.js';
@@ -43,5 +35,5 @@ export const stages = pgTable(
   },
   (table) => [primaryKey({ name: 'stages_pkey', columns: [table.runId, table.name] })],
 );
-export type Stage = typeof stages.$inferSelect;
-export type NewStage = typeof stages.$inferInsert;
+export type StageRow = typeof stages.$inferSelect;
+export type NewStageRow = typeof stages.$inferInsert;

@@ -1,0 +1,114 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runs } from '../../schemas/tables/runs.js';
+import type { Database } from '../../store/database.js';
+import { migrateDatabase } from '../../store/migrate-database.js';
+import { openLocalDatabase, type LocalDatabase } from '../../store/open-local-database.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { makeRun, uniqueRepository } from './store-fixtures.js';
+
+async function expectEveryTableOnce(db: Database): Promise<void> {
+  const created = await db
+    .select({ name: sql<string>`table_name` })
+    .from(sql`information_schema.tables`)
+    .where(sql`table_schema = 'public'`)
+    .orderBy(sql`table_name`);
+  expect(created.map((table) => table.name)).toEqual([
+    'annotations',
+    'cache_entries',
+    'metric_points',
+    'runs',
+    'stages',
+  ]);
+  const applied = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(sql`drizzle.__drizzle_migrations`);
+  expect(applied).toEqual([{ count: 1 }]);
+}
+
+async function expectJsonAsJsonAndArraysAsArrays(db: Database): Promise<void> {
+  const run = makeRun({
+    repository: uniqueRepository(),
+    labels: ['gpu', 'a100'],
+    params: { lr: 0.1, model: 'small', fast: true },
+  });
+  await db.insert(runs).values(run);
+  const [row] = await db
+    .select({
+      paramsType: sql<string>`jsonb_typeof(${runs.params})`,
+      labels: runs.labels,
+      params: runs.params,
+      metricsType: sql<string>`jsonb_typeof(${runs.metrics})`,
+    })
+    .from(runs)
+    .where(sql`${runs.id} = ${run.id}`);
+  expect(row).toEqual({
+    paramsType: 'object',
+    labels: ['gpu', 'a100'],
+    params: { lr: 0.1, model: 'small', fast: true },
+    metricsType: 'object',
+  });
+}
+
+describe('migrations on PostgreSQL 15', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase({ empty: true });
+  });
+  afterAll(() => database.close());
+
+  test('create every table from nothing, and applying them again changes nothing', async () => {
+    await migrateDatabase(database.db);
+    await migrateDatabase(database.db);
+    await expectEveryTableOnce(database.db);
+  });
+
+  test('store JSON as JSON and text arrays as arrays', async () => {
+    await expectJsonAsJsonAndArraysAsArrays(database.db);
+  });
+});
+
+describe('the local store on disk (PGlite)', () => {
+  let dataDir: string;
+  let store: LocalDatabase;
+  beforeAll(async () => {
+    dataDir = join(await mkdtemp(join(tmpdir(), 'fluksio-store-')), 'db');
+    store = await openLocalDatabase(dataDir);
+  });
+  afterAll(async () => {
+    await store.close();
+    await rm(dirname(dataDir), { recursive: true, force: true });
+  });
+
+  test('is migrated from nothing when first opened, and migrating again changes nothing', async () => {
+    await migrateDatabase(store.db);
+    await expectEveryTableOnce(store.db);
+  });
+
+  test('stores JSON as JSON and text arrays as arrays', async () => {
+    await expectJsonAsJsonAndArraysAsArrays(store.db);
+  });
+
+  test('refuses a second opener while open, and keeps its runs across opens', async () => {
+    const repository = uniqueRepository();
+    await store.db.insert(runs).values(makeRun({ repository }));
+    await expect(openLocalDatabase(dataDir, { waitMs: 0 })).rejects.toThrow(
+      `The local store ${dataDir} is in use by another fluksio process; wait for it to finish and try again`,
+    );
+    await store.close();
+    await store.close();
+
+    const started = performance.now();
+    store = await openLocalDatabase(dataDir);
+    const openMs = performance.now() - started;
+    const rows = await store.db
+      .select()
+      .from(runs)
+      .where(sql`${runs.repository} = ${repository}`);
+    expect(rows).toHaveLength(1);
+    console.log(`opening an existing local store took ${Math.round(openMs)} ms`);
+  });
+});
