@@ -23,7 +23,10 @@ module.exports = {
       name: 'schemas-has-no-io',
       severity: 'error',
       from: { path: '^schemas/' },
-      to: { dependencyTypes: ['core'], path: '^(fs|fs/promises|child_process|net|http|https|dgram|tls|worker_threads|os)$' },
+      to: {
+        dependencyTypes: ['core'],
+        path: '^(fs|fs/promises|child_process|net|http|https|dgram|tls|worker_threads|os)$',
+      },
     },
     {
       name: 'store-sees-only-schemas',

@@ -13,6 +13,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['bin/**'],
+    languageOptions: { globals: { process: 'readonly' } },
+  },
+  {
     files: ['cli/**', 'bench/**', 'scripts/**', 'bin/**', 'test/**'],
     rules: { 'no-console': 'off' },
   },

@@ -36,7 +36,9 @@ export async function main(argv: string[], io: CliIo = processIo(interruptSignal
 
 function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
   const program = new Command('fluksio')
-    .description('Continuous integration for machine-learning experiments: cached stage graphs, metrics, diffs.')
+    .description(
+      'Continuous integration for machine-learning experiments: cached stage graphs, metrics, diffs.',
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -82,7 +84,9 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .argument('[other]', 'the run to compare against')
     .option('--json', 'print JSON')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
-    .action(async (run: string, other: string | undefined, options) => setCode(await diffCommand(run, other, options, io)));
+    .action(async (run: string, other: string | undefined, options) =>
+      setCode(await diffCommand(run, other, options, io)),
+    );
 
   return program;
 }

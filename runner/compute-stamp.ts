@@ -34,6 +34,8 @@ export function computeStamp(options: {
     }).digest,
     params: options.params,
     paramsDigest: digestOf(options.params),
-    envDigest: digestOf(Object.fromEntries(pipeline.env.map((name) => [name, options.environment[name] ?? null]))),
+    envDigest: digestOf(
+      Object.fromEntries(pipeline.env.map((name) => [name, options.environment[name] ?? null])),
+    ),
   };
 }

@@ -172,7 +172,10 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     return finish({ status, ...ran, error });
   }
   if (processResult.exitCode !== 0) {
-    const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : `exited with code ${processResult.exitCode}`;
+    const how =
+      processResult.exitCode === null
+        ? `was killed by ${processResult.signal}`
+        : `exited with code ${processResult.exitCode}`;
     const last = tracebacks.at(-1)?.message;
     return finish({ status: 'failed', ...ran, error: last ? `${how}: ${last}` : how });
   }
@@ -184,7 +187,10 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path));
     }
     for (const path of stage.metrics) {
-      Object.assign(metrics, await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`, path));
+      Object.assign(
+        metrics,
+        await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`, path),
+      );
     }
   } catch (error) {
     const message =
@@ -260,14 +266,13 @@ async function restoreEntry(context: StageRunContext, entry: CacheEntry): Promis
 }
 
 /** Why the stage misses: compared with the latest entry of the same stage. */
-async function missReasons(name: string, context: StageRunContext, material: StageKeyMaterial): Promise<string[]> {
+async function missReasons(
+  name: string,
+  context: StageRunContext,
+  material: StageKeyMaterial,
+): Promise<string[]> {
   const { options } = context;
-  let latest: CacheEntry | null = null;
-  try {
-    latest = await options.cache.latest(name);
-  } catch {
-    latest = null;
-  }
+  const latest = await options.cache.latest(name).catch((): CacheEntry | null => null);
   const previous: KeyInputs | null = latest?.keyInputs ?? null;
   let codeChanges: string[] | null = null;
   const manifest = previous?.code?.manifest;

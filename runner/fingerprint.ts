@@ -13,7 +13,11 @@ const FINGERPRINT_TIMEOUT_MS = 120_000;
  * with the stages' environment in the pipeline's directory. A failing command throws
  * with its stderr: a run must not pretend to know an environment it could not read.
  */
-export async function fingerprintOf(command: string, cwd: string, env: Record<string, string>): Promise<string> {
+export async function fingerprintOf(
+  command: string,
+  cwd: string,
+  env: Record<string, string>,
+): Promise<string> {
   try {
     const { stdout } = await run('/bin/sh', ['-c', command], {
       cwd,
@@ -24,7 +28,10 @@ export async function fingerprintOf(command: string, cwd: string, env: Record<st
     });
     return sha256Hex(stdout);
   } catch (error) {
-    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim().split('\n').slice(-3).join(' ') ?? '';
-    throw new Error(`The fingerprint command \`${command}\` failed${stderr ? `: ${stderr}` : ''}`, { cause: error });
+    const stderr =
+      (error as { stderr?: Buffer }).stderr?.toString().trim().split('\n').slice(-3).join(' ') ?? '';
+    throw new Error(`The fingerprint command \`${command}\` failed${stderr ? `: ${stderr}` : ''}`, {
+      cause: error,
+    });
   }
 }

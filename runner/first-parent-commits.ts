@@ -6,7 +6,13 @@ import { simpleGit } from 'simple-git';
  */
 export async function firstParentCommits(repoRoot: string, commit: string, limit = 200): Promise<string[]> {
   try {
-    const out = await simpleGit({ baseDir: repoRoot }).raw(['rev-list', '--first-parent', `--max-count=${limit}`, commit, '--']);
+    const out = await simpleGit({ baseDir: repoRoot }).raw([
+      'rev-list',
+      '--first-parent',
+      `--max-count=${limit}`,
+      commit,
+      '--',
+    ]);
     return out.split('\n').filter((line) => line);
   } catch {
     return [];

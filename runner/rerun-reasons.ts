@@ -15,7 +15,11 @@ export interface RerunContext {
  * `lr 0.01 → 0.1`, `train.py changed`, `data/clean.csv changed (upstream prepare re-ran)`,
  * `env CUDA_VISIBLE_DEVICES changed`. Never empty for a miss.
  */
-export function rerunReasons(current: KeyInputs, previous: KeyInputs | null, context: RerunContext): string[] {
+export function rerunReasons(
+  current: KeyInputs,
+  previous: KeyInputs | null,
+  context: RerunContext,
+): string[] {
   if (previous === null) return ['no earlier run of this stage'];
   if (previous.version !== current.version) return ['the cache key recipe changed'];
   const reasons: string[] = [];
@@ -45,7 +49,9 @@ export function rerunReasons(current: KeyInputs, previous: KeyInputs | null, con
   if ((previous.code === null) !== (current.code === null)) {
     reasons.push(current.code === null ? 'no longer keyed on code (code: false)' : 'now keyed on code');
   } else if (previous.code && current.code && previous.code.digest !== current.code.digest) {
-    reasons.push(...(context.codeChanges && context.codeChanges.length > 0 ? context.codeChanges : ['code changed']));
+    reasons.push(
+      ...(context.codeChanges && context.codeChanges.length > 0 ? context.codeChanges : ['code changed']),
+    );
   }
 
   for (const name of union(Object.keys(previous.env), Object.keys(current.env))) {

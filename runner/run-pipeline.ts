@@ -50,7 +50,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
   try {
     let fingerprint: string | null = null;
     try {
-      if (pipeline.fingerprint) fingerprint = await fingerprintOf(pipeline.fingerprint, options.workspace.pipelineDir, stageEnv);
+      if (pipeline.fingerprint)
+        fingerprint = await fingerprintOf(pipeline.fingerprint, options.workspace.pipelineDir, stageEnv);
     } catch (error) {
       const reason = masker.mask((error as Error).message);
       const stages = names.map((name) => notStartedRecord(name, 'skipped', reason));
@@ -78,11 +79,21 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
         const upstream = await Promise.all([...(graph.get(name) ?? [])].map(schedule));
         const blocked = upstream.find((result) => !isStageSuccess(result.record.status));
         if (blocked) {
-          return notRun(options, name, 'skipped', `upstream stage ${blocked.record.name} ${describe(blocked.record)}`);
+          return notRun(
+            options,
+            name,
+            'skipped',
+            `upstream stage ${blocked.record.name} ${describe(blocked.record)}`,
+          );
         }
         return limit(() =>
           abort.signal.aborted
-            ? notRun(options, name, abort.signal.reason === 'timed_out' ? 'timed_out' : 'cancelled', notStartedWhy(abort.signal))
+            ? notRun(
+                options,
+                name,
+                abort.signal.reason === 'timed_out' ? 'timed_out' : 'cancelled',
+                notStartedWhy(abort.signal),
+              )
             : executeStage(name, context),
         );
       })();
@@ -98,14 +109,21 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
   }
 }
 
-function notRun(options: RunPipelineOptions, name: string, status: StageRecord['status'], why: string): StageResult {
+function notRun(
+  options: RunPipelineOptions,
+  name: string,
+  status: StageRecord['status'],
+  why: string,
+): StageResult {
   const record = notStartedRecord(name, status, why);
   options.events.emit({ type: 'stage.finished', stage: record });
   return { record, annotations: [], tracebacks: [] };
 }
 
 function notStartedWhy(signal: AbortSignal): string {
-  return signal.reason === 'timed_out' ? 'the run timed out before this stage started' : 'cancelled before it started';
+  return signal.reason === 'timed_out'
+    ? 'the run timed out before this stage started'
+    : 'cancelled before it started';
 }
 
 function describe(record: StageRecord): string {
@@ -123,11 +141,21 @@ function summarize(results: StageResult[], signal: AbortSignal, timeoutMs: numbe
   const base = { stages, metrics, annotations, tracebacks };
   if (signal.reason === 'cancelled') return { status: 'cancelled', reason: 'The run was cancelled', ...base };
   if (signal.reason === 'timed_out') {
-    return { status: 'timed_out', reason: `The run exceeded its timeout of ${timeoutMs / 60_000} min`, ...base };
+    return {
+      status: 'timed_out',
+      reason: `The run exceeded its timeout of ${timeoutMs / 60_000} min`,
+      ...base,
+    };
   }
   const timedOut = stages.find((stage) => stage.status === 'timed_out');
-  if (timedOut) return { status: 'timed_out', reason: `Stage ${timedOut.name} ${timedOut.error ?? 'timed out'}`, ...base };
+  if (timedOut)
+    return {
+      status: 'timed_out',
+      reason: `Stage ${timedOut.name} ${timedOut.error ?? 'timed out'}`,
+      ...base,
+    };
   const failed = stages.find((stage) => stage.status === 'failed');
-  if (failed) return { status: 'failed', reason: `Stage ${failed.name} failed: ${failed.error ?? 'failed'}`, ...base };
+  if (failed)
+    return { status: 'failed', reason: `Stage ${failed.name} failed: ${failed.error ?? 'failed'}`, ...base };
   return { status: 'succeeded', reason: null, ...base };
 }

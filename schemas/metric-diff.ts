@@ -34,7 +34,8 @@ export function diffMetrics(
     const value = current[name] ?? null;
     const before = baseline?.[name] ?? null;
     const delta = value !== null && before !== null ? value - before : null;
-    const deltaPct = delta !== null && before !== null && before !== 0 ? (delta / Math.abs(before)) * 100 : null;
+    const deltaPct =
+      delta !== null && before !== null && before !== 0 ? (delta / Math.abs(before)) * 100 : null;
     const goal = goals[name]?.goal;
     const better = delta === null || delta === 0 || !goal ? null : goal === 'max' ? delta > 0 : delta < 0;
     return { name, baseline: before, value, delta, deltaPct, better };

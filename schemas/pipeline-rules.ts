@@ -34,7 +34,10 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
   pipeline.env.forEach((name, index) => {
     // fluksio's own variables (a runner's token among them) never reach a stage or a key.
     if (/^FLUKSIO_/i.test(name)) {
-      problems.push({ path: `env[${index}]`, message: `"${name}" is reserved: FLUKSIO_* variables never pass to stages` });
+      problems.push({
+        path: `env[${index}]`,
+        message: `"${name}" is reserved: FLUKSIO_* variables never pass to stages`,
+      });
     }
   });
 

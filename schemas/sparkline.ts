@@ -11,6 +11,8 @@ export function sparkline(values: readonly number[]): string {
   if (values.length < 2) return '';
   const step = values.length / MAX_POINTS;
   const thinned =
-    values.length <= MAX_POINTS ? [...values] : Array.from({ length: MAX_POINTS }, (_, i) => values[Math.floor(i * step)] as number);
+    values.length <= MAX_POINTS
+      ? [...values]
+      : Array.from({ length: MAX_POINTS }, (_, i) => values[Math.floor(i * step)] as number);
   return sparkly(thinned);
 }

@@ -22,7 +22,8 @@ export async function diffCommand(
     const other = otherIdOrPrefix ? await requireRun(store, otherIdOrPrefix) : await baselineOf(store, run);
     const diff = diffMetrics(run.metrics, other?.metrics ?? null, store.goals);
     if (options.json) {
-      const ref = (each: typeof run | null) => (each ? { id: each.id, commit: each.commit, params: each.params } : null);
+      const ref = (each: typeof run | null) =>
+        each ? { id: each.id, commit: each.commit, params: each.params } : null;
       io.stdout.write(`${JSON.stringify({ run: ref(run), against: ref(other), diff }, null, 2)}\n`);
       return 0;
     }

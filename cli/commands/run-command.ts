@@ -38,7 +38,8 @@ export interface RunCommandOptions {
  */
 export async function runCommand(args: string[], options: RunCommandOptions, io: CliIo): Promise<number> {
   const jobs = Number(options.jobs);
-  if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
+  if (!Number.isInteger(jobs) || jobs < 1)
+    throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
   const project = await locateProject(options.pipeline, io.cwd);
   const pipeline = await readProjectPipeline(project);
   const parsed = parseAssignmentArgs(args);
@@ -53,21 +54,40 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   const write = (text: string) => progressOut?.write(text);
 
   // The store opens (and, the first time, is created) while git is read: both take a while.
-  const [state, codeIndex] = await Promise.all([openLocalState(project.stateDir), readCodeIndex(project.workspace.repoRoot)]);
+  const [state, codeIndex] = await Promise.all([
+    openLocalState(project.stateDir),
+    readCodeIndex(project.workspace.repoRoot),
+  ]);
   try {
     const groupId = resolved.grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];
     for (const [index, params] of resolved.grid.entries()) {
       if (io.signal?.aborted) break;
       if (groupId) write(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${resolved.grid.length}\n`));
-      const report = await runOnce({ project, pipeline, params, codeIndex, state, io, jobs, noCache: !options.cache, groupId, groupIndex: groupId ? index : null, write, colors });
+      const report = await runOnce({
+        project,
+        pipeline,
+        params,
+        codeIndex,
+        state,
+        io,
+        jobs,
+        noCache: !options.cache,
+        groupId,
+        groupIndex: groupId ? index : null,
+        write,
+        colors,
+      });
       reports.push(report);
     }
     if (options.json) {
       const output = groupId ? { group: groupId, runs: reports } : reports[0];
       io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     }
-    return reports.length === resolved.grid.length && reports.every((report) => report.run.status === 'succeeded') ? 0 : 1;
+    return reports.length === resolved.grid.length &&
+      reports.every((report) => report.run.status === 'succeeded')
+      ? 0
+      : 1;
   } finally {
     await state.close();
   }
@@ -90,7 +110,13 @@ interface RunOnceOptions {
 
 async function runOnce(options: RunOnceOptions): Promise<RunReport> {
   const { project, pipeline, params, codeIndex, state, io, write, colors } = options;
-  const stamp = computeStamp({ workspace: project.workspace, pipeline, params, codeIndex, environment: io.env });
+  const stamp = computeStamp({
+    workspace: project.workspace,
+    pipeline,
+    params,
+    codeIndex,
+    environment: io.env,
+  });
   const runId = ulid();
   await createRun({
     db: state.db,
@@ -111,7 +137,9 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
       startedAt: new Date(),
     },
   });
-  write(`${colors.bold('fluksio run')} ${runId}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`);
+  write(
+    `${colors.bold('fluksio run')} ${runId}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
+  );
 
   const storeSink = storeEventSink(state.db, runId);
   const progress = new ProgressPrinter(write, colors, Object.keys(pipeline.stages));
@@ -129,7 +157,13 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     events: teeSinks(storeSink, progress),
     ...(io.signal ? { signal: io.signal } : {}),
   });
-  await finishRun({ db: state.db, runId, status: outcome.status, reason: outcome.reason, metrics: outcome.metrics });
+  await finishRun({
+    db: state.db,
+    runId,
+    status: outcome.status,
+    reason: outcome.reason,
+    metrics: outcome.metrics,
+  });
 
   const commits = stamp.commit ? await firstParentCommits(project.workspace.repoRoot, stamp.commit) : [];
   const baseline = await findBaseline({

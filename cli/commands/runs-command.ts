@@ -14,7 +14,8 @@ export interface RunsCommandOptions {
 /** `fluksio runs`: this pipeline's runs, newest first. */
 export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promise<number> {
   const limit = Number(options.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit: "${options.limit}" is not a whole number ≥ 1`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new UsageError(`--limit: "${options.limit}" is not a whole number ≥ 1`);
   const store = await openProjectStore(options.pipeline, io);
   try {
     const runs = await listRuns({ db: store.state.db, pipelinePath: store.project.pipelinePath, limit });
@@ -22,7 +23,10 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
       io.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
       return 0;
     }
-    const table = new Table({ head: ['run', 'status', 'commit', 'params', 'started', 'time'], style: { head: [] } });
+    const table = new Table({
+      head: ['run', 'status', 'commit', 'params', 'started', 'time'],
+      style: { head: [] },
+    });
     for (const run of runs) {
       table.push([
         run.id,
@@ -33,7 +37,9 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
         formatDuration(run.durationMs),
       ]);
     }
-    io.stdout.write(`${table.toString()}\n${runs.some((run) => run.dirty) ? '* dirty: uncommitted changes\n' : ''}`);
+    io.stdout.write(
+      `${table.toString()}\n${runs.some((run) => run.dirty) ? '* dirty: uncommitted changes\n' : ''}`,
+    );
     return 0;
   } finally {
     await store.state.close();

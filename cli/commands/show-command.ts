@@ -14,7 +14,11 @@ export interface ShowCommandOptions {
 }
 
 /** `fluksio show RUN`: the summary `fluksio run` printed, or a stage's whole log. */
-export async function showCommand(idOrPrefix: string, options: ShowCommandOptions, io: CliIo): Promise<number> {
+export async function showCommand(
+  idOrPrefix: string,
+  options: ShowCommandOptions,
+  io: CliIo,
+): Promise<number> {
   const store = await openProjectStore(options.pipeline, io);
   try {
     const run = await requireRun(store, idOrPrefix);
@@ -23,9 +27,14 @@ export async function showCommand(idOrPrefix: string, options: ShowCommandOption
     if (options.log !== undefined) {
       const stage = detail.stages.find((each) => each.name === options.log);
       if (!stage) {
-        throw new UsageError(`--log: run ${run.id} has no stage "${options.log}" (it has: ${detail.stages.map((s) => s.name).join(', ')})`);
+        throw new UsageError(
+          `--log: run ${run.id} has no stage "${options.log}" (it has: ${detail.stages.map((s) => s.name).join(', ')})`,
+        );
       }
-      if (!stage.logDigest) throw new UsageError(`Stage ${stage.name} of run ${run.id} has no stored log (status: ${stage.status})`);
+      if (!stage.logDigest)
+        throw new UsageError(
+          `Stage ${stage.name} of run ${run.id} has no stored log (status: ${stage.status})`,
+        );
       io.stdout.write(await store.state.blobs.getBytes(stage.logDigest));
       return 0;
     }
@@ -36,12 +45,15 @@ export async function showCommand(idOrPrefix: string, options: ShowCommandOption
     }
     const { workspace } = store.project;
     const tracebacks = detail.stages.flatMap((stage) =>
-      parseTracebacks(stage.logTail.split('\n'), { cwd: workspace.pipelineDir, repoRoot: workspace.repoRoot }).map(
-        (traceback) => ({ stage: stage.name, text: traceback.text }),
-      ),
+      parseTracebacks(stage.logTail.split('\n'), {
+        cwd: workspace.pipelineDir,
+        repoRoot: workspace.repoRoot,
+      }).map((traceback) => ({ stage: stage.name, text: traceback.text })),
     );
     const colors = pc.createColors(Boolean(io.stdout.isTTY) && !io.env.NO_COLOR);
-    io.stdout.write(renderRunSummary({ report, series: detail.series, stages: detail.stages, tracebacks }, colors));
+    io.stdout.write(
+      renderRunSummary({ report, series: detail.series, stages: detail.stages, tracebacks }, colors),
+    );
     return 0;
   } finally {
     await store.state.close();

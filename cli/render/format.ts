@@ -27,7 +27,10 @@ export function formatSigned(value: number | null, suffix = ''): string {
 /** `lr=0.1 epochs=3 note="two words"`: params as they would be typed. */
 export function formatParams(params: Readonly<Record<string, ParamValue>>): string {
   return Object.entries(params)
-    .map(([key, value]) => `${key}=${typeof value === 'string' && !/^[\w.,:/+-]+$/.test(value) ? JSON.stringify(value) : String(value)}`)
+    .map(
+      ([key, value]) =>
+        `${key}=${typeof value === 'string' && !/^[\w.,:/+-]+$/.test(value) ? JSON.stringify(value) : String(value)}`,
+    )
     .join(' ');
 }
 

@@ -56,7 +56,8 @@ export class ProgressPrinter implements EventSink {
         break;
       case 'stage.log':
         if (this.showOutput) {
-          for (const line of event.lines) this.write(`  ${colors.dim(`${event.stage.padEnd(this.width)} │`)} ${line}\n`);
+          for (const line of event.lines)
+            this.write(`  ${colors.dim(`${event.stage.padEnd(this.width)} │`)} ${line}\n`);
         }
         break;
       case 'stage.finished': {

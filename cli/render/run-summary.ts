@@ -26,10 +26,21 @@ function plainTable(head: string[]): Table.Table {
   return new Table({
     head,
     chars: {
-      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-      left: '  ', 'left-mid': '', mid: '', 'mid-mid': '',
-      right: '', 'right-mid': '', middle: '  ',
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '  ',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
+      middle: '  ',
     },
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
   });
@@ -45,7 +56,9 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
   const { run } = report;
   const lines: string[] = [];
   const verdict =
-    run.status === 'succeeded' ? colors.green(colors.bold('succeeded')) : colors.red(colors.bold(run.status.replace('_', ' ')));
+    run.status === 'succeeded'
+      ? colors.green(colors.bold('succeeded'))
+      : colors.red(colors.bold(run.status.replace('_', ' ')));
   lines.push('', `${colors.bold('Run')} ${run.id} ${verdict} in ${formatDuration(run.durationMs)}`);
   if (run.reason && run.status !== 'succeeded') lines.push(`  ${colors.red(run.reason)}`);
   lines.push(
@@ -57,7 +70,12 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
 
   const stages = plainTable(['stage', 'status', 'time', 'detail']);
   for (const stage of report.stages) {
-    stages.push([colors.bold(stage.name), statusBadge(stage.status, colors), formatDuration(stage.durationMs), stageDetail(stage)]);
+    stages.push([
+      colors.bold(stage.name),
+      statusBadge(stage.status, colors),
+      formatDuration(stage.durationMs),
+      stageDetail(stage),
+    ]);
   }
   lines.push('', colors.bold('Stages'), stages.toString());
 
@@ -82,8 +100,17 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     lines.push('', colors.bold(heading), table.toString());
   }
 
-  for (const stage of input.stages.filter((each) => each.status === 'failed' || each.status === 'timed_out')) {
-    lines.push('', colors.red(colors.bold(`Stage ${stage.name} ${stage.status === 'failed' ? 'failed' : 'timed out'}: ${stage.error ?? ''}`)));
+  for (const stage of input.stages.filter(
+    (each) => each.status === 'failed' || each.status === 'timed_out',
+  )) {
+    lines.push(
+      '',
+      colors.red(
+        colors.bold(
+          `Stage ${stage.name} ${stage.status === 'failed' ? 'failed' : 'timed out'}: ${stage.error ?? ''}`,
+        ),
+      ),
+    );
     const tail = stage.logTail.split('\n').filter((line, index, all) => line || index < all.length - 1);
     if (tail.length > 0) {
       lines.push(colors.dim(`  last ${Math.min(TAIL_LINES, tail.length)} lines of its output:`));
@@ -99,7 +126,12 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     lines.push('', colors.bold('Annotations'));
     for (const note of report.annotations) {
       const where = note.path ? `${note.path}${note.line ? `:${note.line}` : ''}` : `(stage ${note.stage})`;
-      const level = note.level === 'error' ? colors.red('error') : note.level === 'warning' ? colors.yellow('warning') : 'notice';
+      const level =
+        note.level === 'error'
+          ? colors.red('error')
+          : note.level === 'warning'
+            ? colors.yellow('warning')
+            : 'notice';
       lines.push(`  ${where}  ${level}  ${note.message}`);
     }
   }

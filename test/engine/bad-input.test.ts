@@ -55,12 +55,40 @@ describe('bad input exits 2, names every problem with its place, and writes noth
   });
 
   test.each([
-    ['a YAML syntax error', (text: string) => text.replace('stages:', 'stages: [\n'), /fluksio\.yml:\d+: YAML syntax error/],
-    ['a cycle', (text: string) => text.replace('deps: [prepare.py, raw.csv]', 'deps: [prepare.py, raw.csv, model.txt]'), /fluksio\.yml:\d+: stages\.\w+: the stages form a cycle: .*→/],
-    ['an unknown dep', (text: string) => text.replace('deps: [evaluate.py, model.txt, shared.py]', 'deps: [evaluate.py, model.bin, shared.py]'), /fluksio\.yml:\d+: stages\.evaluate\.deps\[1\]: "model\.bin" is neither in the repository nor an output of any stage/],
-    ['a duplicate out', (text: string) => text.replace('outs: [model.txt]', 'outs: [data/clean.csv]'), /stages\.train\.outs\[0\]: "data\/clean\.csv" is already an output of stage prepare/],
-    ['an out outside the repository', (text: string) => text.replace('outs: [model.txt]', 'outs: [../x]'), /stages\.train\.outs\[0\]: "\.\.\/x" is outside the repository/],
-    ['an unknown key', (text: string) => text.replace('    code: false\n', '    code: false\n    dep: [x]\n'), /stages\.prepare: unknown key "dep"/],
+    [
+      'a YAML syntax error',
+      (text: string) => text.replace('stages:', 'stages: [\n'),
+      /fluksio\.yml:\d+: YAML syntax error/,
+    ],
+    [
+      'a cycle',
+      (text: string) => text.replace('deps: [prepare.py, raw.csv]', 'deps: [prepare.py, raw.csv, model.txt]'),
+      /fluksio\.yml:\d+: stages\.\w+: the stages form a cycle: .*→/,
+    ],
+    [
+      'an unknown dep',
+      (text: string) =>
+        text.replace(
+          'deps: [evaluate.py, model.txt, shared.py]',
+          'deps: [evaluate.py, model.bin, shared.py]',
+        ),
+      /fluksio\.yml:\d+: stages\.evaluate\.deps\[1\]: "model\.bin" is neither in the repository nor an output of any stage/,
+    ],
+    [
+      'a duplicate out',
+      (text: string) => text.replace('outs: [model.txt]', 'outs: [data/clean.csv]'),
+      /stages\.train\.outs\[0\]: "data\/clean\.csv" is already an output of stage prepare/,
+    ],
+    [
+      'an out outside the repository',
+      (text: string) => text.replace('outs: [model.txt]', 'outs: [../x]'),
+      /stages\.train\.outs\[0\]: "\.\.\/x" is outside the repository/,
+    ],
+    [
+      'an unknown key',
+      (text: string) => text.replace('    code: false\n', '    code: false\n    dep: [x]\n'),
+      /stages\.prepare: unknown key "dep"/,
+    ],
   ])('%s', async (_name, edit, message) => {
     expect(await refused([], edit(pipeline))).toMatch(message);
   });

@@ -16,7 +16,10 @@ describe('the stage graph', () => {
     outs: [${name}.txt]
 `;
   const interval = async (name: string) => {
-    const [start, end] = (await readFile(join(repo.dir, `${name}.txt`), 'utf8')).trim().split('\n').map(BigInt);
+    const [start, end] = (await readFile(join(repo.dir, `${name}.txt`), 'utf8'))
+      .trim()
+      .split('\n')
+      .map(BigInt);
     return { start: start as bigint, end: end as bigint };
   };
   const overlap = async (a: string, b: string) => {
@@ -149,7 +152,14 @@ stages:
         status: 'succeeded',
       },
       stages: [
-        { name: 's', status: 'ran', cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/), cachedFrom: null, reasons: ['no earlier run of this stage'], durationMs: expect.any(Number) },
+        {
+          name: 's',
+          status: 'ran',
+          cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+          cachedFrom: null,
+          reasons: ['no earlier run of this stage'],
+          durationMs: expect.any(Number),
+        },
       ],
       metrics: { score: 4 },
       baseline: null,
@@ -176,7 +186,9 @@ stages:
     });
     const { code, report } = await runJson(['--pipeline', 'ml/fluksio.yml'], { cwd: repo.dir });
     expect(code).toBe(0);
-    expect(await readFile(join(repo.dir, 'ml', 'where.txt'), 'utf8')).toBe(`${join(repo.dir, 'ml')}\nhello\n`);
+    expect(await readFile(join(repo.dir, 'ml', 'where.txt'), 'utf8')).toBe(
+      `${join(repo.dir, 'ml')}\nhello\n`,
+    );
     const again = await runJson([], { cwd: join(repo.dir, 'ml') });
     expect(stageOf(again.report, 's').cachedFrom).toBe(report.run.id);
   });
@@ -210,7 +222,9 @@ stages:
     expect(show.stdout).toContain(`Run ${second.report.run.id} succeeded`);
     expect(show.stdout).toMatch(/score\s+1\s+1\.5\s+\+0\.5\s+\+50%\s+✅ better/);
 
-    const diff = await runCli(['diff', second.report.run.id, first.report.run.id, '--json'], { cwd: repo.dir });
+    const diff = await runCli(['diff', second.report.run.id, first.report.run.id, '--json'], {
+      cwd: repo.dir,
+    });
     expect(JSON.parse(diff.stdout).diff).toEqual([
       { name: 'score', baseline: 1, value: 1.5, delta: 0.5, deltaPct: 50, better: true },
     ]);

@@ -40,7 +40,9 @@ fit([1, 2, 3])
     expect(plain.code).toBe(1);
     expect(plain.stdout).toContain('ZeroDivisionError: division by zero');
     expect(plain.stdout).toMatch(/File ".*src\/model\.py", line 3, in fit/);
-    expect(plain.stdout).toMatch(/Stage train failed: exited with code 1: ZeroDivisionError: division by zero/);
+    expect(plain.stdout).toMatch(
+      /Stage train failed: exited with code 1: ZeroDivisionError: division by zero/,
+    );
 
     const { code, report } = await runJson([], { cwd: repo.dir });
     expect(code).toBe(1);
@@ -48,8 +50,18 @@ fit([1, 2, 3])
     expect(stageOf(report, 'train')).toMatchObject({ status: 'failed', cacheKey: expect.any(String) });
     expect(report.annotations).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ path: 'src/model.py', line: 3, level: 'error', message: 'ZeroDivisionError: division by zero' }),
-        expect.objectContaining({ path: 'src/train.py', line: 4, level: 'warning', message: 'learning rate is tiny' }),
+        expect.objectContaining({
+          path: 'src/model.py',
+          line: 3,
+          level: 'error',
+          message: 'ZeroDivisionError: division by zero',
+        }),
+        expect.objectContaining({
+          path: 'src/train.py',
+          line: 4,
+          level: 'warning',
+          message: 'learning rate is tiny',
+        }),
       ]),
     );
   });
@@ -135,7 +147,11 @@ stages:
     expect(second.code).toBe(0);
     expect(stageOf(second.report, 'train')).toMatchObject({
       status: 'ran',
-      reasons: [expect.stringMatching(/^cached outputs of run \w+ could not be restored \(blob sha256:\w+ was corrupt\)$/)],
+      reasons: [
+        expect.stringMatching(
+          /^cached outputs of run \w+ could not be restored \(blob sha256:\w+ was corrupt\)$/,
+        ),
+      ],
     });
     expect(stageOf(second.report, 'prepare').status).toBe('cached');
     expect(await readFile(join(repo.dir, 'model.txt'), 'utf8')).toBe(model);

@@ -80,7 +80,10 @@ describe('no stale hit', () => {
     const reverted = await run();
     expect(reverted.report.run.dirty).toBe(false);
     expect(reverted.report.run.codeDigest).toBe(committed.report.run.codeDigest);
-    expect(stageOf(reverted.report, 'train')).toMatchObject({ status: 'cached', cachedFrom: committed.report.run.id });
+    expect(stageOf(reverted.report, 'train')).toMatchObject({
+      status: 'cached',
+      cachedFrom: committed.report.run.id,
+    });
   });
 
   test('a new untracked module is code too', async () => {
@@ -136,11 +139,17 @@ describe('no stale hit', () => {
     repo = await makeMlProject();
     // train's code is only what it imports, so prepare.py is not in its scope.
     const pipeline = await readFile(join(repo.dir, 'fluksio.yml'), 'utf8');
-    await repo.write('fluksio.yml', pipeline.replace('    outs: [model.txt]\n', '    outs: [model.txt]\n    code: [helpers.py, shared.py]\n'));
+    await repo.write(
+      'fluksio.yml',
+      pipeline.replace(
+        '    outs: [model.txt]\n',
+        '    outs: [model.txt]\n    code: [helpers.py, shared.py]\n',
+      ),
+    );
     await repo.commitAll('narrow code scope');
     await run();
     // prepare.py changes but writes the same data: prepare re-runs, train does not.
-    await repo.write('prepare.py', `${(await readFile(join(repo.dir, 'prepare.py'), 'utf8'))}# comment\n`);
+    await repo.write('prepare.py', `${await readFile(join(repo.dir, 'prepare.py'), 'utf8')}# comment\n`);
     const { report } = await run();
     expect(stageOf(report, 'prepare')).toMatchObject({ status: 'ran', reasons: ['prepare.py changed'] });
     expect(stageOf(report, 'train').status).toBe('cached');
@@ -179,7 +188,10 @@ describe('no stale hit', () => {
     const { report } = await run();
     expect(report.run.dirty).toBe(false);
     for (const stage of report.stages) {
-      expect(stage).toMatchObject({ status: 'ran', reasons: expect.arrayContaining(['fingerprint output changed']) });
+      expect(stage).toMatchObject({
+        status: 'ran',
+        reasons: expect.arrayContaining(['fingerprint output changed']),
+      });
     }
   });
 

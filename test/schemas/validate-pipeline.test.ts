@@ -142,7 +142,12 @@ describe('validatePipeline', () => {
       'params.seed.default',
       /2\^53/,
     ],
-    ['a FLUKSIO_ variable in env', VALID.replace('env: [CUDA_VISIBLE_DEVICES]', 'env: [CUDA_VISIBLE_DEVICES, FLUKSIO_RUNNER_TOKEN]'), 'env[1]', /reserved/],
+    [
+      'a FLUKSIO_ variable in env',
+      VALID.replace('env: [CUDA_VISIBLE_DEVICES]', 'env: [CUDA_VISIBLE_DEVICES, FLUKSIO_RUNNER_TOKEN]'),
+      'env[1]',
+      /reserved/,
+    ],
     ['a bad stage name', VALID.replace('  evaluate:', '  "eval uate":'), 'stages.eval uate', /identifier/],
   ])('%s', (_name, text, path, message) => {
     const problems = problemsOf(text);

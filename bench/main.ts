@@ -1,0 +1,13 @@
+// `npm run bench`: each figure is printed beside a reference measured in the same run.
+import { benchCacheKeys, benchCodeDigest, benchExample } from './engine-bench.js';
+
+const only = process.argv[2];
+const suites: Record<string, () => Promise<void>> = {
+  example: benchExample,
+  digest: benchCodeDigest,
+  keys: benchCacheKeys,
+};
+console.log(`fluksio benchmarks · node ${process.version} · ${new Date().toISOString()}`);
+for (const [name, suite] of Object.entries(suites)) {
+  if (!only || only === name) await suite();
+}

@@ -1,0 +1,93 @@
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { sha256Hex } from '../schemas/canonical-json.js';
+import type { CodeIndex } from './code-index.js';
+
+/** Which files of the repository a code digest covers (DESIGN §3, §5). */
+export interface CodeScope {
+  /** Repository-relative posix directory of the pipeline file; '' at the root. */
+  pipelineDir: string;
+  /**
+   * The `code` globs, relative to the pipeline's directory; a glob starting with `/` is
+   * anchored at the repository root. Null covers every file of the repository.
+   */
+  include: string[] | null;
+  /**
+   * Repository-relative posix paths left out: the stage's own deps (they enter the key
+   * through their content) and every out. A directory leaves out everything under it.
+   */
+  exclude: string[];
+}
+
+export interface CodeDigest {
+  /** Hex sha256 over the lines `path\0blobid\n` of the files in scope, sorted by path. */
+  digest: string;
+  /** The files in scope as sorted `[path, blob id]` pairs: what "why it re-ran" compares. */
+  entries: [string, string][];
+}
+
+/**
+ * The digest of the code a stage's result may depend on: the sorted (path, git blob id)
+ * pairs of the files in `scope`, taken from a CodeIndex, so no file is read here. Blob ids
+ * come from git, hence equal content gives an equal digest in every clone and checkout.
+ */
+export function codeDigest(index: CodeIndex, scope: CodeScope): CodeDigest {
+  const included = includeMatcher(scope);
+  const excluded = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, '')));
+  const entries: [string, string][] = [];
+  for (const [repoPath, id] of index.files) {
+    if (included(repoPath) && !isExcluded(repoPath, excluded)) entries.push([repoPath, id]);
+  }
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const lines = entries.map(([repoPath, id]) => `${repoPath}\0${id}\n`).join('');
+  return { digest: sha256Hex(lines), entries };
+}
+
+function includeMatcher(scope: CodeScope): (repoPath: string) => boolean {
+  if (scope.include === null) return () => true;
+  const patterns = scope.include.map((glob) =>
+    glob.startsWith('/') ? glob.slice(1) : path.posix.join(scope.pipelineDir, glob),
+  );
+  if (patterns.length === 0) return () => false;
+  return picomatch(patterns, { dot: true });
+}
+
+/** Whether the path or one of its parent directories is excluded. */
+function isExcluded(repoPath: string, excluded: Set<string>): boolean {
+  if (excluded.size === 0) return false;
+  for (let end = repoPath.length; end > 0; end = repoPath.lastIndexOf('/', end - 1)) {
+    if (excluded.has(repoPath.slice(0, end))) return true;
+  }
+  return false;
+}
+
+/**
+ * What changed between two code digests' entries, as "why it re-ran" prints it:
+ * `['helpers.py changed', 'features.py added', 'old.py removed', 'and 3 more files']`.
+ * Paths are repository-relative; changed files come first, then added, then removed,
+ * each sorted; at most `limit` files are named and the rest are counted.
+ */
+export function describeCodeChanges(
+  before: [string, string][],
+  after: [string, string][],
+  limit = 5,
+): string[] {
+  const old = new Map(before);
+  const now = new Map(after);
+  const changed: string[] = [];
+  const added: string[] = [];
+  for (const [repoPath, id] of now) {
+    const previous = old.get(repoPath);
+    if (previous === undefined) added.push(repoPath);
+    else if (previous !== id) changed.push(repoPath);
+  }
+  const removed = [...old.keys()].filter((repoPath) => !now.has(repoPath));
+  const all = [
+    ...changed.sort().map((repoPath) => `${repoPath} changed`),
+    ...added.sort().map((repoPath) => `${repoPath} added`),
+    ...removed.sort().map((repoPath) => `${repoPath} removed`),
+  ];
+  if (all.length <= limit) return all;
+  const rest = all.length - limit;
+  return [...all.slice(0, limit), `and ${rest} more ${rest === 1 ? 'file' : 'files'}`];
+}

@@ -1,0 +1,152 @@
+import { mkdir, mkdtemp, rm, symlink, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { readCodeIndex } from '../../runner/code-index.js';
+import { NotAGitRepositoryError } from '../../runner/not-a-git-repository-error.js';
+import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+
+const repos: TestRepo[] = [];
+async function repo(...args: Parameters<typeof makeRepo>): Promise<TestRepo> {
+  const made = await makeRepo(...args);
+  repos.push(made);
+  return made;
+}
+afterEach(async () => {
+  await Promise.all(repos.splice(0).map((made) => made.cleanup()));
+});
+
+/** What git itself records for every path once the whole work tree is staged. */
+async function stagedIds(made: TestRepo): Promise<Map<string, string>> {
+  await made.git('add', '--all');
+  const ids = new Map<string, string>();
+  for (const line of (await made.git('ls-files', '--stage', '-z')).split('\0')) {
+    const match = /^\d+ (\w+) \d+\t(.+)$/.exec(line);
+    if (match?.[1] && match[2]) ids.set(match[2], match[1]);
+  }
+  return ids;
+}
+
+describe('readCodeIndex', () => {
+  test('blob ids match git hash-object for tracked, modified, untracked files and a symlink', async () => {
+    const made = await repo({ files: { 'train.py': 'print(1)\n', 'lib/helpers.py': 'x = 1\n' } });
+    await symlink('train.py', path.join(made.dir, 'entry.py'));
+    await made.commitAll('add a symlink');
+    await made.write('train.py', 'print(2)\n');
+    await made.write('features.py', 'y = 2\n');
+    await symlink('lib', path.join(made.dir, 'lib-link'));
+
+    const index = await readCodeIndex(made.dir);
+
+    for (const file of ['train.py', 'lib/helpers.py', 'features.py']) {
+      expect(index.files.get(file), file).toBe((await made.git('hash-object', file)).trim());
+    }
+    expect(index.files).toEqual(await stagedIds(made));
+    expect(index.changed).toEqual(new Set(['train.py', 'features.py', 'lib-link']));
+    expect(index.commit).toBe((await made.git('rev-parse', 'HEAD')).trim());
+    expect(index.objectFormat).toBe('sha1');
+    expect(index.repoRoot).toBe(made.dir);
+  });
+
+  test('a deleted file leaves the index and counts as changed', async () => {
+    const made = await repo({ files: { 'a.py': 'a\n', 'b.py': 'b\n' } });
+    await unlink(path.join(made.dir, 'b.py'));
+    const index = await readCodeIndex(made.dir);
+    expect([...index.files.keys()]).toEqual(['a.py']);
+    expect(index.changed).toEqual(new Set(['b.py']));
+  });
+
+  test('a staged edit undone in the work tree is not a change', async () => {
+    const made = await repo({ files: { 'a.py': 'a\n' } });
+    await made.write('a.py', 'edited\n');
+    await made.git('add', 'a.py');
+    await made.write('a.py', 'a\n');
+    const index = await readCodeIndex(made.dir);
+    expect(index.changed.size).toBe(0);
+    expect(index.files.get('a.py')).toBe((await made.git('rev-parse', 'HEAD:a.py')).trim());
+  });
+
+  test('bytecode and .fluksio never count, committed or not', async () => {
+    const made = await repo({
+      files: {
+        'a.py': 'a\n',
+        '__pycache__/a.cpython-312.pyc': 'x',
+        'pkg/old.pyc': 'x',
+        '.fluksio/state': 's',
+      },
+    });
+    await made.write('pkg/__pycache__/b.cpython-312.pyc', 'y');
+    await made.write('.fluksio/blobs/ab', 'z');
+    await made.write('sub/.fluksio/db', 'z');
+    await made.write('__pycache__/a.cpython-312.pyc', 'changed');
+    const index = await readCodeIndex(made.dir);
+    expect([...index.files.keys()]).toEqual(['a.py']);
+    expect(index.changed.size).toBe(0);
+  });
+
+  test('a repository without commits has a null commit and its files as untracked', async () => {
+    const made = await repo({ files: { 'a.py': 'a\n' }, commit: false });
+    const index = await readCodeIndex(made.dir);
+    expect(index.commit).toBeNull();
+    expect(index.files).toEqual(new Map([['a.py', (await made.git('hash-object', 'a.py')).trim()]]));
+    expect(index.changed).toEqual(new Set(['a.py']));
+  });
+
+  test('a submodule stays in the index as its commit id', async () => {
+    const made = await repo({ files: { 'a.py': 'a\n' } });
+    const head = (await made.git('rev-parse', 'HEAD')).trim();
+    await made.git('update-index', '--add', '--cacheinfo', `160000,${head},vendor/lib`);
+    await made.git('commit', '--quiet', '--message', 'add a gitlink');
+    // What a clone without `submodule update` has: an empty directory at the gitlink.
+    await mkdir(path.join(made.dir, 'vendor/lib'), { recursive: true });
+    const index = await readCodeIndex(made.dir);
+    expect(index.files.get('vendor/lib')).toBe(head);
+    expect(index.changed.size).toBe(0);
+  });
+
+  test('an untracked nested repository counts as the commit it has checked out', async () => {
+    const made = await repo({ files: { 'a.py': 'a\n' } });
+    const nested = await repo({ files: { 'n.py': 'n\n' } });
+    await made.git('clone', '--quiet', nested.dir, 'nested');
+    const index = await readCodeIndex(made.dir);
+    expect(index.files.get('nested')).toBe((await nested.git('rev-parse', 'HEAD')).trim());
+    expect(index.files.has('nested/n.py')).toBe(false);
+    expect(index.changed).toEqual(new Set(['nested']));
+  });
+
+  test('a sha256 repository gets sha256 blob ids', async () => {
+    const made = await repo({ files: { 'a.py': 'a\n' }, objectFormat: 'sha256' });
+    await made.write('a.py', 'b\n');
+    await made.write('c.py', 'c\n');
+    const index = await readCodeIndex(made.dir);
+    expect(index.objectFormat).toBe('sha256');
+    expect(index.commit).toMatch(/^[0-9a-f]{64}$/);
+    expect(index.files).toEqual(await stagedIds(made));
+  });
+
+  test('a subdirectory reads the whole repository, relative to its root', async () => {
+    const made = await repo({ files: { 'ml/train.py': 't\n', 'shared/util.py': 'u\n' } });
+    const index = await readCodeIndex(path.join(made.dir, 'ml'));
+    expect(index.repoRoot).toBe(made.dir);
+    expect([...index.files.keys()].sort()).toEqual(['ml/train.py', 'shared/util.py']);
+  });
+
+  test('a directory that does not exist is named in the error', async () => {
+    const missing = path.join(tmpdir(), 'fluksio-no-such-dir');
+    await expect(readCodeIndex(missing)).rejects.toThrow(`${missing} does not exist`);
+  });
+
+  test('a directory outside any git repository is refused with a hint', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'fluksio-plain-'));
+    try {
+      const error = await readCodeIndex(dir).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(NotAGitRepositoryError);
+      expect((error as Error).message).toBe(
+        `${dir} is not inside a git repository: fluksio stamps runs with a commit ` +
+          `(run "git init" and commit your pipeline)`,
+      );
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+  });
+});
