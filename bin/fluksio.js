@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The published entry point: the CLI compiled by `npm run build` (run by `npm ci` through `prepare`).
-import { main } from '../build/cli/main.js';
+// The entry point: the CLI bundled by `npm run build` (which `npm ci` runs through `prepare`).
+import { main } from '../build/fluksio.mjs';
 
 process.exitCode = await main(process.argv.slice(2));

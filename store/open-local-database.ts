@@ -1,10 +1,17 @@
-import { mkdir } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { lock } from 'proper-lockfile';
 import * as tables from '../schemas/tables/index.js';
 import type { Database } from './database.js';
 import { migrateDatabase } from './migrate-database.js';
+import { migrationsDigest } from './migrations-digest.js';
+
+/** Written into a data directory once migrated: which migrations it holds. */
+const MIGRATED_MARKER = 'fluksio-migrations';
 
 /** An embedded database and the way to shut it down. */
 export interface LocalDatabase {
@@ -21,6 +28,12 @@ export interface OpenLocalDatabaseOptions {
    * @defaultValue 2000
    */
   waitMs?: number;
+  /**
+   * A folder where an empty, migrated store is kept for each version of the migrations,
+   * so that creating a store is a copy (~1 s here) instead of PGlite's initdb (~5 s).
+   * Without it, every new store runs initdb.
+   */
+  templateRoot?: string;
 }
 
 /**
@@ -63,8 +76,12 @@ export async function openLocalDatabase(
     );
   }
   try {
+    const digest = await migrationsDigest();
+    if (options.templateRoot && !existsSync(join(dataDir, 'PG_VERSION'))) {
+      await cp(await ensureTemplate(options.templateRoot, digest), dataDir, { recursive: true });
+    }
     const client = await PGlite.create(dataDir, { startParams: pgliteStartParams() });
-    return await migrated(client, release);
+    return await migrated(client, release, { dataDir, digest });
   } catch (error) {
     await release();
     throw error;
@@ -80,7 +97,35 @@ export async function openMemoryDatabase(options: { loadDataDir?: Blob } = {}): 
   return migrated(client, async () => {});
 }
 
-async function migrated(client: PGlite, release: () => Promise<void>): Promise<LocalDatabase> {
+/**
+ * The template store for this version of the migrations under `root`, made on first use:
+ * created and migrated in a temporary folder, closed cleanly, then renamed into place, so
+ * a half-made template is never copied.
+ */
+async function ensureTemplate(root: string, digest: string): Promise<string> {
+  const template = join(root, `pglite-${digest}`);
+  if (existsSync(join(template, MIGRATED_MARKER))) return template;
+  const building = `${template}.tmp-${randomBytes(6).toString('hex')}`;
+  await mkdir(building, { recursive: true });
+  try {
+    const client = await PGlite.create(building, { startParams: pgliteStartParams() });
+    const store = await migrated(client, async () => {}, { dataDir: building, digest });
+    await store.close();
+    await rename(building, template).catch((error: NodeJS.ErrnoException) => {
+      // Another process made the same template meanwhile: theirs serves as well.
+      if (!existsSync(join(template, MIGRATED_MARKER))) throw error;
+    });
+  } finally {
+    await rm(building, { recursive: true, force: true });
+  }
+  return template;
+}
+
+async function migrated(
+  client: PGlite,
+  release: () => Promise<void>,
+  onDisk?: { dataDir: string; digest: string },
+): Promise<LocalDatabase> {
   let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;
@@ -93,7 +138,13 @@ async function migrated(client: PGlite, release: () => Promise<void>): Promise<L
   };
   const db = drizzle({ client, schema: tables });
   try {
-    await migrateDatabase(db);
+    // A store migrated by these very migrations needs no check (~0.1 s at every open).
+    const marker = onDisk ? join(onDisk.dataDir, MIGRATED_MARKER) : null;
+    const current = marker ? await readFile(marker, 'utf8').catch(() => null) : null;
+    if (!onDisk || current !== onDisk.digest) {
+      await migrateDatabase(db);
+      if (marker && onDisk) await writeFile(marker, onDisk.digest);
+    }
   } catch (error) {
     await close();
     throw error;

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import pc from 'picocolors';
 import { ulid } from 'ulid';
 import { formatProblems } from '../../schemas/problem.js';
@@ -18,6 +20,7 @@ import type { CliIo } from '../cli-io.js';
 import { LOCAL_REPOSITORY, openLocalState, type LocalState } from '../local/local-state.js';
 import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
 import { storeEventSink } from '../local/store-event-sink.js';
+import { userCacheDir } from '../local/user-cache-dir.js';
 import { ProgressPrinter, teeSinks } from '../render/progress-printer.js';
 import { renderRunSummary } from '../render/run-summary.js';
 import { UsageError } from '../usage-error.js';
@@ -41,29 +44,39 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
   const project = await locateProject(options.pipeline, io.cwd);
-  const pipeline = await readProjectPipeline(project);
-  const parsed = parseAssignmentArgs(args);
-  const resolved = resolveParams(pipeline.params, parsed.assignments);
-  const problems = [...parsed.problems, ...resolved.problems];
-  if (problems.length > 0) throw new UsageError(formatProblems(problems));
-  const pathProblems = await checkWorkspacePaths(pipeline, project.workspace);
-  if (pathProblems.length > 0) throw new UsageError(formatProblems(pathProblems, project.displayPath));
+  // Opening an existing store and reading git take most of a cached run; both start now,
+  // while the input is checked. Neither writes anything, so bad input still creates nothing.
+  const cacheDir = userCacheDir(io.env);
+  const opening = existsSync(join(project.stateDir, 'db', 'PG_VERSION'))
+    ? openLocalState(project.stateDir, { cacheDir })
+    : null;
+  const indexing = readCodeIndex(project.workspace.repoRoot);
+  let input: CheckedRunInput;
+  try {
+    input = await checkRunInput(args, project);
+  } catch (error) {
+    indexing.catch(() => {});
+    await opening?.then(
+      (state) => state.close(),
+      () => {},
+    );
+    throw error;
+  }
+  const { pipeline, grid } = input;
 
   const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
   const progressOut = options.json ? (io.stderr.isTTY ? io.stderr : null) : io.stdout;
   const write = (text: string) => progressOut?.write(text);
-
-  // The store opens (and, the first time, is created) while git is read: both take a while.
   const [state, codeIndex] = await Promise.all([
-    openLocalState(project.stateDir),
-    readCodeIndex(project.workspace.repoRoot),
+    opening ?? openLocalState(project.stateDir, { cacheDir }),
+    indexing,
   ]);
   try {
-    const groupId = resolved.grid.length > 1 ? ulid() : null;
+    const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];
-    for (const [index, params] of resolved.grid.entries()) {
+    for (const [index, params] of grid.entries()) {
       if (io.signal?.aborted) break;
-      if (groupId) write(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${resolved.grid.length}\n`));
+      if (groupId) write(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
       const report = await runOnce({
         project,
         pipeline,
@@ -84,13 +97,30 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
       const output = groupId ? { group: groupId, runs: reports } : reports[0];
       io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     }
-    return reports.length === resolved.grid.length &&
-      reports.every((report) => report.run.status === 'succeeded')
+    return reports.length === grid.length && reports.every((report) => report.run.status === 'succeeded')
       ? 0
       : 1;
   } finally {
     await state.close();
   }
+}
+
+interface CheckedRunInput {
+  pipeline: Pipeline;
+  /** One parameter set per run: one for a plain run, the grid for a sweep. */
+  grid: Params[];
+}
+
+/** Everything wrong with the input at once, as a UsageError: pipeline, params, paths. */
+async function checkRunInput(args: string[], project: LocalProject): Promise<CheckedRunInput> {
+  const pipeline = await readProjectPipeline(project);
+  const parsed = parseAssignmentArgs(args);
+  const resolved = resolveParams(pipeline.params, parsed.assignments);
+  const problems = [...parsed.problems, ...resolved.problems];
+  if (problems.length > 0) throw new UsageError(formatProblems(problems));
+  const pathProblems = await checkWorkspacePaths(pipeline, project.workspace);
+  if (pathProblems.length > 0) throw new UsageError(formatProblems(pathProblems, project.displayPath));
+  return { pipeline, grid: resolved.grid };
 }
 
 interface RunOnceOptions {
@@ -141,6 +171,10 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     `${colors.bold('fluksio run')} ${runId}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
   );
 
+  // The baseline's ancestry walk is git's work: it runs while the stages do.
+  const ancestry = stamp.commit
+    ? firstParentCommits(project.workspace.repoRoot, stamp.commit)
+    : Promise.resolve([]);
   const storeSink = storeEventSink(state.db, runId);
   const progress = new ProgressPrinter(write, colors, Object.keys(pipeline.stages));
   const outcome = await runPipeline({
@@ -165,7 +199,7 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     metrics: outcome.metrics,
   });
 
-  const commits = stamp.commit ? await firstParentCommits(project.workspace.repoRoot, stamp.commit) : [];
+  const commits = await ancestry;
   const baseline = await findBaseline({
     db: state.db,
     repository: LOCAL_REPOSITORY,

@@ -19,15 +19,25 @@ export interface LocalState {
   close(): Promise<void>;
 }
 
+export interface LocalStateOptions {
+  /** How long to wait for another fluksio process using the same store. @defaultValue 120000 */
+  waitMs?: number;
+  /** The user's cache folder for fluksio, where the empty-store template is kept. */
+  cacheDir?: string;
+}
+
 /**
  * Opens `.fluksio/` beside the pipeline: the PGlite database (created on first use) and
  * the blob store. The folder ignores itself (`.fluksio/.gitignore` holding `*`), so it
  * never shows up in `git status` and never counts as code.
  */
-export async function openLocalState(stateDir: string, waitMs = 120_000): Promise<LocalState> {
+export async function openLocalState(stateDir: string, options: LocalStateOptions = {}): Promise<LocalState> {
   await mkdir(stateDir, { recursive: true });
   await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
-  const { db, close } = await openLocalDatabase(join(stateDir, 'db'), { waitMs });
+  const { db, close } = await openLocalDatabase(join(stateDir, 'db'), {
+    waitMs: options.waitMs ?? 120_000,
+    ...(options.cacheDir ? { templateRoot: options.cacheDir } : {}),
+  });
   const blobs = new DiskBlobStore(join(stateDir, 'blobs'));
   return { db, blobs, cache: localStageCache(db), close };
 }

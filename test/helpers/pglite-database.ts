@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from '../../store/database.js';
 import { openMemoryDatabase } from '../../store/open-local-database.js';
-import { migrationsDigest } from './migrations-digest.js';
+import { migrationsDigest } from '../../store/migrations-digest.js';
 
 export interface TestPglite {
   db: Database;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { migrationsFolder } from '../../store/migrate-database.js';
+import { migrationsFolder } from './migrate-database.js';
 
 /**
  * A short digest of every file under `drizzle/`: names a migrated template (a Postgres
