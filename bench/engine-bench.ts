@@ -65,25 +65,32 @@ export async function benchCodeDigest(files = 5000): Promise<void> {
     git(dir, 'init', '-q', '-b', 'main');
     git(dir, 'add', '-A');
     git(dir, '-c', 'user.name=bench', '-c', 'user.email=bench@fluksio.invalid', 'commit', '-qm', 'files');
-    const lsTree = median(
-      [1, 2, 3, 4, 5, 6, 7].map(() => timeCommand('git', ['ls-tree', '-r', 'HEAD'], { cwd: dir })),
-    );
-    const digest = median(
-      await repeat(7, async () => {
-        const index = await readCodeIndex(dir);
-        codeDigest(index, { pipelineDir: '', include: null, exclude: [] });
-      }),
-    );
+    // Interleaved, so that the machine's drift touches reference and subject alike.
+    const digestOnce = async () => {
+      const started = performance.now();
+      codeDigest(await readCodeIndex(dir), { pipelineDir: '', include: null, exclude: [] });
+      return performance.now() - started;
+    };
+    const lsTimes: number[] = [];
+    const statusTimes: number[] = [];
+    const cleanTimes: number[] = [];
+    for (let i = 0; i < 15; i += 1) {
+      lsTimes.push(timeCommand('git', ['ls-tree', '-r', 'HEAD'], { cwd: dir }));
+      statusTimes.push(timeCommand('git', ['status', '--porcelain'], { cwd: dir }));
+      cleanTimes.push(await digestOnce());
+    }
     writeFileSync(join(dir, 'pkg0', 'mod0', 'file0.py'), 'changed\n');
     writeFileSync(join(dir, 'new_module.py'), 'new\n');
-    const dirty = median(
-      await repeat(7, async () => {
-        const index = await readCodeIndex(dir);
-        codeDigest(index, { pipelineDir: '', include: null, exclude: [] });
-      }),
-    );
+    const dirtyTimes: number[] = [];
+    for (let i = 0; i < 15; i += 1) dirtyTimes.push(await digestOnce());
+    const [lsTree, gitStatus, digest, dirty] = [lsTimes, statusTimes, cleanTimes, dirtyTimes].map(median) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     console.log(`\n## Code digest of a ${files}-file repository`);
-    console.log(`git ls-tree -r HEAD (reference)   ${ms(lsTree)}`);
+    console.log(`git ls-tree -r HEAD (reference)   ${ms(lsTree)}   (git status alone: ${ms(gitStatus)})`);
     console.log(
       `code digest, clean tree           ${ms(digest)}   ${(digest / lsTree).toFixed(2)}× ls-tree (target ≤ 2×)`,
     );

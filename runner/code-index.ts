@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { access, lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { GitError, simpleGit, type SimpleGit } from 'simple-git';
@@ -29,81 +30,111 @@ export function isNeverCode(repoPath: string): boolean {
 const HASH_BATCH = 32;
 
 /**
- * Reads which blob every file of the repository containing `repoRoot` would have if the
- * working tree were committed now. HEAD's tree comes from `git ls-tree`; only the paths
+ * Reads which blob every file of the repository containing `dir` would have if the
+ * working tree were committed now. Unchanged files' ids come from git's index; only the paths
  * `git status` reports as modified, added, untracked (not ignored) or deleted are then
  * read and hashed in-process, so an unchanged file is never opened. Bytecode and
  * `.fluksio/` are left out; submodules stay in, as their commit id. Throws
  * NotAGitRepositoryError outside a git work tree.
  */
-export async function readCodeIndex(repoRoot: string): Promise<CodeIndex> {
+export async function readCodeIndex(dir: string): Promise<CodeIndex> {
+  // status and ls-tree name paths from the top of the work tree, which holds `.git`; from
+  // anywhere else, ask git where the top is (one process more).
+  const repoRoot = existsSync(path.join(dir, '.git')) ? dir : await topLevelOf(dir);
   const git = gitIn(repoRoot);
-  // Three processes at once: their start-up, not their work, dominates on small trees.
-  const [head, tree, status] = await Promise.allSettled([
-    // `--verify -q` prints nothing and exits 1 for an unborn HEAD, after the first two lines.
-    git.raw(['rev-parse', '--show-toplevel', '--show-object-format', '--verify', '-q', 'HEAD']),
-    git.raw(['ls-tree', '-r', '-z', '--full-tree', 'HEAD']),
-    // `--branch` adds a "## main" header: simple-git waits 50 ms longer for a process that
-    // printed nothing, which a clean tree's status otherwise is.
-    git.raw(['status', '--porcelain=v1', '-z', '--branch', '--untracked-files=all', '--no-renames']),
+  // Two processes at once: on small trees their start-up, not their work, dominates.
+  // The index holds the blob id of every tracked file; for a file status does not
+  // report, that id is the one in HEAD's tree (a staged difference would be reported),
+  // and reading it is cheaper than walking the tree. `--branch` puts HEAD's commit in
+  // status's header, and each changed entry carries its id in HEAD.
+  const [listed, status] = await Promise.allSettled([
+    git.raw(['ls-files', '--stage', '-z']),
+    git.raw(['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames']),
   ]);
-  if (head.status === 'rejected') throw notARepository(repoRoot, head.reason);
-  const [toplevel = '', format, commitLine] = head.value.split('\n');
-  if (format !== 'sha1' && format !== 'sha256') {
-    throw new Error(`git rev-parse in ${repoRoot} reported an unknown object format "${format}"`);
-  }
-  const commit = commitLine ? commitLine : null;
-  if (status.status === 'rejected') throw status.reason;
-  let headFiles = new Map<string, string>();
-  if (commit !== null) {
-    if (tree.status === 'rejected') throw tree.reason;
-    headFiles = parseLsTree(tree.value);
-  }
+  if (status.status === 'rejected') throw notARepository(repoRoot, status.reason);
+  if (listed.status === 'rejected') throw listed.reason;
+  const { commit, entries } = parseStatus(status.value);
+  const format: GitObjectFormat =
+    commit === null ? await objectFormatOf(git) : commit.length === 64 ? 'sha256' : 'sha1';
 
-  const files = new Map(headFiles);
+  const files = parseLsFiles(listed.value);
   const changed = new Set<string>();
-  const reported = parseStatusPaths(status.value);
-  for (let i = 0; i < reported.length; i += HASH_BATCH) {
+  for (let i = 0; i < entries.length; i += HASH_BATCH) {
     await Promise.all(
-      reported.slice(i, i + HASH_BATCH).map(async (repoPath) => {
-        const id = await workingTreeId(path.join(toplevel, repoPath), format);
+      entries.slice(i, i + HASH_BATCH).map(async ({ path: repoPath, headId }) => {
+        const id = await workingTreeId(path.join(repoRoot, repoPath), format);
         if (id === null) files.delete(repoPath);
         else files.set(repoPath, id);
         // A path git lists can still equal HEAD (an edit staged, then undone in the tree).
-        if (id !== (headFiles.get(repoPath) ?? null)) changed.add(repoPath);
+        if (id !== headId) changed.add(repoPath);
       }),
     );
   }
-  return { repoRoot: toplevel, commit, objectFormat: format, files, changed };
+  return { repoRoot, commit, objectFormat: format, files, changed };
 }
 
-function parseLsTree(output: string): Map<string, string> {
+async function topLevelOf(dir: string): Promise<string> {
+  try {
+    return (await gitIn(dir).raw(['rev-parse', '--show-toplevel'])).trim();
+  } catch (error) {
+    throw notARepository(dir, error);
+  }
+}
+
+/** The object format of a repository without commits, where no id shows it. */
+async function objectFormatOf(git: SimpleGit): Promise<GitObjectFormat> {
+  const format = (await git.raw(['rev-parse', '--show-object-format'])).trim();
+  if (format !== 'sha1' && format !== 'sha256') throw new Error(`git reported an unknown object format "${format}"`);
+  return format;
+}
+
+/** `ls-files --stage -z` records, "<mode> <id> <stage>\t<path>", as path → id. */
+function parseLsFiles(output: string): Map<string, string> {
   const files = new Map<string, string>();
-  // Each record is "<mode> <type> <id>\t<path>"; -z keeps paths unquoted.
   for (const record of output.split('\0')) {
     const tab = record.indexOf('\t');
     if (tab < 0) continue;
     const repoPath = record.slice(tab + 1);
     if (isNeverCode(repoPath)) continue;
-    files.set(repoPath, record.slice(record.lastIndexOf(' ', tab) + 1, tab));
+    const [, id = '', stage = '0'] = record.slice(0, tab).split(' ');
+    // A conflicted path has stages 1–3 here; status reports it, and the tree's bytes decide.
+    if (stage === '0') files.set(repoPath, id);
   }
   return files;
 }
 
+/** A path status reports, with its blob id in HEAD (null when HEAD does not have it). */
+interface StatusEntry {
+  path: string;
+  headId: string | null;
+}
+
 /**
- * The distinct paths of `status --porcelain=v1 -z --no-renames` records ("XY path"),
- * skipping the `--branch` header.
- * The status letters are not needed: what is on disk now decides the id.
+ * HEAD's commit (null while unborn) and the paths of a
+ * `status --porcelain=v2 -z --branch --no-renames` listing. Changed entries are
+ * "1 XY sub mH mI mW hH hI path" (hH: the id in HEAD), unmerged ones
+ * "u XY sub m1 m2 m3 mW h1 h2 h3 path", untracked ones "? path". The status letters are
+ * not needed: what is on disk now decides the id.
  */
-function parseStatusPaths(output: string): string[] {
-  const paths = new Set<string>();
+function parseStatus(output: string): { commit: string | null; entries: StatusEntry[] } {
+  let commit: string | null = null;
+  const entries = new Map<string, StatusEntry>();
   for (const record of output.split('\0')) {
-    if (record.length < 4 || record.startsWith('## ')) continue;
+    if (record.startsWith('# branch.oid ')) {
+      const oid = record.slice('# branch.oid '.length);
+      commit = oid === '(initial)' ? null : oid;
+      continue;
+    }
+    const fields = record[0] === '1' ? 8 : record[0] === 'u' ? 10 : record[0] === '?' ? 1 : -1;
+    if (fields < 0 || record[1] !== ' ') continue;
+    const parts = record.split(' ');
     // An untracked nested repository is listed as "dir/"; `git add` would record a gitlink.
-    const repoPath = record.slice(3).replace(/\/$/, '');
-    if (!isNeverCode(repoPath)) paths.add(repoPath);
+    const repoPath = parts.slice(fields).join(' ').replace(/\/$/, '');
+    if (!repoPath || isNeverCode(repoPath)) continue;
+    const headId = record[0] === '1' ? (parts[6] ?? '') : '';
+    entries.set(repoPath, { path: repoPath, headId: /^0+$/.test(headId) || headId === '' ? null : headId });
   }
-  return [...paths];
+  return { commit, entries: [...entries.values()] };
 }
 
 /** The id `git add` would record for a path now, or null when there is nothing to record. */
