@@ -84,7 +84,8 @@ async function topLevelOf(dir: string): Promise<string> {
 /** The object format of a repository without commits, where no id shows it. */
 async function objectFormatOf(git: SimpleGit): Promise<GitObjectFormat> {
   const format = (await git.raw(['rev-parse', '--show-object-format'])).trim();
-  if (format !== 'sha1' && format !== 'sha256') throw new Error(`git reported an unknown object format "${format}"`);
+  if (format !== 'sha1' && format !== 'sha256')
+    throw new Error(`git reported an unknown object format "${format}"`);
   return format;
 }
 
