@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { RunEvent } from '../run-event.js';
+import { LeaseId } from './lease-id.js';
+
+/** `POST /api/v1/runs/:id/heartbeat`. */
+export const HeartbeatRequest = z.strictObject({ lease: LeaseId });
+export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
+
+/**
+ * Whether the runner must stop the run now, why, and the state to finish it in: a user's
+ * cancel is `cancelled`, the run's time limit `timed_out`.
+ */
+export const HeartbeatReply = z.strictObject({
+  cancel: z.boolean(),
+  reason: z.string().nullable(),
+  finishAs: z.enum(['cancelled', 'timed_out']).nullable(),
+});
+export type HeartbeatReply = z.infer<typeof HeartbeatReply>;
+
+/**
+ * `POST /api/v1/runs/:id/start`: the checkout is verified and the run begins, stamped
+ * where it executes (DESIGN §5). A run claimed but never started goes back to the queue.
+ */
+export const StartRequest = z.strictObject({
+  lease: LeaseId,
+  codeDigest: z.string().regex(/^[0-9a-f]{64}$/),
+  envDigest: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type StartRequest = z.infer<typeof StartRequest>;
+
+/** `POST /api/v1/runs/:id/events`: applied once per `(run, attempt, seq)`. */
+export const EventBatch = z.strictObject({
+  lease: LeaseId,
+  attempt: z.number().int().positive(),
+  events: z.array(RunEvent).min(1).max(2000),
+});
+export type EventBatch = z.infer<typeof EventBatch>;
+
+export const EventBatchReply = z.strictObject({
+  /** How many events of the batch were new (the rest had been applied before). */
+  applied: z.number().int().nonnegative(),
+  acked: z.number().int().nonnegative(),
+});
+export type EventBatchReply = z.infer<typeof EventBatchReply>;
+
+/** `POST /api/v1/runs/:id/finish`. */
+export const FinishRequest = z.strictObject({
+  lease: LeaseId,
+  status: z.enum(['succeeded', 'failed', 'cancelled', 'timed_out']),
+  reason: z.string().max(4000).nullable(),
+  metrics: z.record(z.string(), z.number()),
+});
+export type FinishRequest = z.infer<typeof FinishRequest>;
+
+/** `POST /api/v1/runs/:id/release`: the runner stops (SIGTERM) and gives the run back. */
+export const ReleaseRequest = z.strictObject({ lease: LeaseId, reason: z.string().max(1000) });
+export type ReleaseRequest = z.infer<typeof ReleaseRequest>;

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { RunReport } from '../run-report.js';
+
+/**
+ * `GET /api/v1/runs/:id`: what `fluksio run --json` prints, plus where the run is in
+ * its life: its attempt, the runner that holds or held it, and its labels.
+ */
+export const RemoteRunReport = RunReport.extend({
+  repository: z.string(),
+  attempt: z.number().int().positive(),
+  labels: z.array(z.string()),
+  runner: z.string().nullable(),
+});
+export type RemoteRunReport = z.infer<typeof RemoteRunReport>;

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { ParamValue } from '../key-inputs.js';
+import { CommitSha } from './commit-sha.js';
+import { RepositoryName } from './repository-name.js';
+
+/**
+ * `POST /api/v1/runs` with an `Idempotency-Key` header: queue one run of a pushed commit.
+ * A sweep is one request per grid point, sharing a group. Params are typed values; the
+ * submitter validated them against the pipeline at that commit, and the runner checks
+ * again before anything runs.
+ */
+export const SubmitRunRequest = z.strictObject({
+  repository: RepositoryName,
+  /** For repositories not on GitHub: `https://` on the allow-list, or `file://` when allowed. */
+  cloneUrl: z.string().min(1).max(2000).optional(),
+  commit: CommitSha,
+  pipelinePath: z
+    .string()
+    .min(1)
+    .max(500)
+    .refine((path) => !path.startsWith('/') && !path.split('/').includes('..'), {
+      error: 'expected a path inside the repository',
+    })
+    .default('fluksio.yml'),
+  params: z.record(z.string(), ParamValue).default({}),
+  labels: z.array(z.string().regex(/^[A-Za-z0-9_.-]+$/)).max(20).default([]),
+  noCache: z.boolean().default(false),
+  /** Times an abandoned run is queued again. */
+  retries: z.number().int().min(0).max(10).default(0),
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(7 * 24 * 3_600_000)
+    .default(24 * 3_600_000),
+  group: z.strictObject({ id: z.string().min(1).max(64), index: z.number().int().min(0).max(31) }).optional(),
+});
+export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;
