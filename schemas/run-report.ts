@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Annotation } from './annotation.js';
 import { ParamValue } from './key-inputs.js';
+import { OutRecord } from './out-record.js';
 import { diffMetrics, type MetricGoals } from './metric-diff.js';
 import type { StageRecord } from './stage-record.js';
 import { RunStatus, StageStatus } from './statuses.js';
@@ -39,6 +40,8 @@ export const RunReport = z.object({
       durationMs: z.number(),
       exitCode: z.number().nullable(),
       error: z.string().nullable(),
+      /** What the stage produced, as blobs (`fluksio pull` downloads them). */
+      outs: z.array(OutRecord),
     }),
   ),
   metrics: z.record(z.string(), z.number()),
@@ -91,6 +94,7 @@ export function buildRunReport(
       durationMs: stage.durationMs,
       exitCode: stage.exitCode,
       error: stage.error,
+      outs: stage.outs,
     })),
     metrics: run.metrics,
     baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,

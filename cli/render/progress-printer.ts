@@ -4,24 +4,23 @@ import type { StageRecord } from '../../schemas/stage-record.js';
 import type { EventSink } from '../../runner/ports.js';
 import { formatDuration, short } from './format.js';
 
-/** How each stage status reads in a terminal. */
+const BADGES: Record<StageRecord['status'], { text: string; color: keyof Colors }> = {
+  ran: { text: '✓ ran', color: 'green' },
+  cached: { text: '● cached', color: 'cyan' },
+  failed: { text: '✗ failed', color: 'red' },
+  timed_out: { text: '⏱ timed out', color: 'red' },
+  cancelled: { text: '⊘ cancelled', color: 'yellow' },
+  skipped: { text: '– skipped', color: 'dim' },
+  running: { text: '▸ running', color: 'bold' },
+  pending: { text: '· pending', color: 'dim' },
+};
+const BADGE_WIDTH = Math.max(...Object.values(BADGES).map((badge) => badge.text.length));
+
+/** How each stage status reads in a terminal, padded so the columns after it line up. */
 export function statusBadge(status: StageRecord['status'], colors: Colors): string {
-  switch (status) {
-    case 'ran':
-      return colors.green('✓ ran');
-    case 'cached':
-      return colors.cyan('● cached');
-    case 'failed':
-      return colors.red('✗ failed');
-    case 'timed_out':
-      return colors.red('⏱ timed out');
-    case 'cancelled':
-      return colors.yellow('⊘ cancelled');
-    case 'skipped':
-      return colors.dim('– skipped');
-    default:
-      return colors.dim(status);
-  }
+  const badge = BADGES[status];
+  const paint = colors[badge.color] as (text: string) => string;
+  return paint(badge.text) + ' '.repeat(BADGE_WIDTH - badge.text.length);
 }
 
 /** What a stage's line says after its status: where a hit came from, why a miss ran. */

@@ -1,0 +1,28 @@
+import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import type { CliIo } from '../cli-io.js';
+import { ApiClient } from '../remote/api-client.js';
+import { serverConnection } from '../remote/server-connection.js';
+
+/** `fluksio cancel RUN`: a queued run ends at once; a running one is stopped at its next heartbeat. */
+export async function cancelCommand(
+  runId: string,
+  options: { url?: string; json?: boolean },
+  io: CliIo,
+): Promise<number> {
+  const connection = serverConnection(options.url, io.env);
+  const client = new ApiClient(connection.url, connection.token);
+  const report = await client.request(
+    'POST',
+    `/api/v1/runs/${encodeURIComponent(runId)}/cancel`,
+    RemoteRunReport,
+    {
+      body: {},
+    },
+  );
+  if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else
+    io.stdout.write(
+      `${report.run.id}: ${report.run.status}${report.run.reason ? ` (${report.run.reason})` : ''}\n`,
+    );
+  return 0;
+}

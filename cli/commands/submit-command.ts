@@ -1,0 +1,91 @@
+import pc from 'picocolors';
+import { ulid } from 'ulid';
+import { digestOf } from '../../schemas/canonical-json.js';
+import { formatProblems } from '../../schemas/problem.js';
+import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
+import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import type { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
+import { resolveParams } from '../../schemas/resolve-params.js';
+import type { CliIo } from '../cli-io.js';
+import { locateProject, readProjectPipeline } from '../local/locate-project.js';
+import { ApiClient } from '../remote/api-client.js';
+import { originRepository, pushedHead } from '../remote/origin-repository.js';
+import { serverConnection } from '../remote/server-connection.js';
+import { followRun } from '../remote/follow-run.js';
+import { UsageError } from '../usage-error.js';
+
+export interface SubmitCommandOptions {
+  cache: boolean;
+  wait?: boolean;
+  json?: boolean;
+  pipeline?: string;
+  url?: string;
+}
+
+/**
+ * `fluksio submit [k=v ...]`: queues this repository's pushed HEAD on the control plane
+ * (one run, or a sweep's grid), checking the pipeline and params here first, and with
+ * --wait follows the runs to the end. Every run carries an Idempotency-Key, so a retried
+ * request never queues it twice.
+ */
+export async function submitCommand(
+  args: string[],
+  options: SubmitCommandOptions,
+  io: CliIo,
+): Promise<number> {
+  const connection = serverConnection(options.url, io.env);
+  const project = await locateProject(options.pipeline, io.cwd);
+  const pipeline = await readProjectPipeline(project);
+  const parsed = parseAssignmentArgs(args);
+  const resolved = resolveParams(pipeline.params, parsed.assignments);
+  const problems = [...parsed.problems, ...resolved.problems];
+  if (problems.length > 0) throw new UsageError(formatProblems(problems));
+  const head = await pushedHead(project.workspace.repoRoot);
+  const origin = originRepository(head.remoteUrl, project.workspace.repoRoot);
+  const colors = pc.createColors(Boolean(io.stdout.isTTY) && !io.env.NO_COLOR);
+  const say = (text: string) => (options.json ? io.stderr : io.stdout).write(text);
+  if (head.dirty)
+    say(colors.yellow(`Uncommitted changes are not submitted: runs use ${head.commit.slice(0, 12)}\n`));
+
+  const client = new ApiClient(connection.url, connection.token);
+  const submission = ulid();
+  const group = resolved.grid.length > 1 ? submission : null;
+  const runIds: string[] = [];
+  for (const [index, params] of resolved.grid.entries()) {
+    const request: SubmitRunRequest = {
+      repository: origin.repository,
+      cloneUrl: origin.cloneUrl,
+      commit: head.commit,
+      pipelinePath: project.pipelinePath,
+      params,
+      labels: pipeline['runs-on'],
+      noCache: !options.cache,
+      retries: pipeline.retries,
+      timeoutMs: pipeline.timeout,
+      ...(group ? { group: { id: group, index } } : {}),
+    };
+    const report = await client.request('POST', '/api/v1/runs', RemoteRunReport, {
+      body: request,
+      headers: { 'idempotency-key': `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}` },
+    });
+    runIds.push(report.run.id);
+    say(
+      `${colors.bold('queued')} ${report.run.id}  ${report.repository}@${head.commit.slice(0, 10)}  ${report.run.reason ?? ''}\n`,
+    );
+  }
+  if (!options.wait) {
+    if (options.json) {
+      const ids = runIds.map((id) => ({ id }));
+      io.stdout.write(`${JSON.stringify(group ? { group, runs: ids } : ids[0], null, 2)}\n`);
+    }
+    return 0;
+  }
+  const reports = [];
+  for (const runId of runIds)
+    reports.push(
+      await followRun(client, runId, { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics }),
+    );
+  if (options.json)
+    io.stdout.write(`${JSON.stringify(group ? { group, runs: reports } : reports[0], null, 2)}\n`);
+  return reports.every((report) => report.run.status === 'succeeded') ? 0 : 1;
+}

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import type { Colors } from 'picocolors/types.js';
+import type { MetricGoals } from '../../schemas/metric-diff.js';
+import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { isFinalRunStatus } from '../../schemas/statuses.js';
+import type { CliIo } from '../cli-io.js';
+import { formatDuration } from '../render/format.js';
+import { stageDetail, statusBadge } from '../render/progress-printer.js';
+import { renderRunSummary } from '../render/run-summary.js';
+import type { ApiClient } from './api-client.js';
+
+/** How often a followed run is read again. */
+const POLL_MS = 1000;
+
+const SeriesReply = z.object({
+  series: z.record(
+    z.string(),
+    z.object({ stage: z.string(), points: z.array(z.object({ step: z.number(), value: z.number() })) }),
+  ),
+});
+
+/**
+ * Follows a queued run on the control plane to its end, printing what changes (its
+ * waiting reason, the runner that took it, each stage as it finishes), then the same
+ * summary `fluksio run` prints. Returns the final report.
+ */
+export async function followRun(
+  client: ApiClient,
+  runId: string,
+  context: { io: CliIo; colors: Colors; quiet: boolean; goals: MetricGoals },
+): Promise<RemoteRunReport> {
+  const { io, colors } = context;
+  const say = (text: string) => (context.quiet ? io.stderr : io.stdout).write(text);
+  let lastLine = '';
+  const seen = new Map<string, string>();
+  for (;;) {
+    const report = await client.request('GET', `/api/v1/runs/${runId}`, RemoteRunReport);
+    const line = `${report.run.status}${report.runner ? ` on ${report.runner}` : ''}${report.run.reason ? `: ${report.run.reason}` : ''}`;
+    if (line !== lastLine) say(`${colors.dim(runId.slice(0, 10))} ${line}\n`);
+    lastLine = line;
+    const width = Math.max(0, ...report.stages.map((stage) => stage.name.length));
+    for (const stage of report.stages) {
+      if (seen.get(stage.name) === stage.status || stage.status === 'pending') continue;
+      seen.set(stage.name, stage.status);
+      if (stage.status === 'running') say(`${colors.bold('▸')} ${stage.name}\n`);
+      else {
+        say(
+          `${statusBadge(stage.status, colors)} ${colors.bold(stage.name.padEnd(width))}  ${formatDuration(stage.durationMs).padStart(7)}  ${colors.dim(stageDetail(stage))}\n`,
+        );
+      }
+    }
+    if (isFinalRunStatus(report.run.status)) {
+      if (!context.quiet) {
+        const { series } = await client
+          .request('GET', `/api/v1/runs/${runId}/metrics`, SeriesReply)
+          .catch(() => ({ series: {} }));
+        say(renderRunSummary({ report, series, stages: [], tracebacks: [] }, colors));
+      }
+      return report;
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
