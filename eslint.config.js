@@ -13,8 +13,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**'],
-    languageOptions: { globals: { process: 'readonly' } },
+    files: ['bin/**', 'scripts/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
   {
     files: ['cli/**', 'bench/**', 'scripts/**', 'bin/**', 'test/**'],

@@ -1,6 +1,15 @@
 import { Command, CommanderError, Option } from 'commander';
 import { processIo, type CliIo } from './cli-io.js';
+import { appCommand } from './commands/app-command.js';
+import { cancelCommand } from './commands/cancel-command.js';
 import { diffCommand } from './commands/diff-command.js';
+import { gcCommand } from './commands/gc-command.js';
+import { migrateCommand } from './commands/migrate-command.js';
+import { pullCommand } from './commands/pull-command.js';
+import { runnerAddCommand, runnerRemoveCommand, runnersCommand } from './commands/runner-admin-commands.js';
+import { runnerCommand } from './commands/runner-command.js';
+import { submitCommand } from './commands/submit-command.js';
+import { tokenAddCommand, tokenRevokeCommand } from './commands/token-commands.js';
 import { runCommand } from './commands/run-command.js';
 import { runsCommand } from './commands/runs-command.js';
 import { showCommand } from './commands/show-command.js';
@@ -87,6 +96,115 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .action(async (run: string, other: string | undefined, options) =>
       setCode(await diffCommand(run, other, options, io)),
     );
+
+  program
+    .command('submit')
+    .description("Queue this repository's pushed HEAD on the control plane (a sweep queues its grid)")
+    .argument('[params...]', 'parameters as key=value; key=a,b makes a sweep')
+    .option('--wait', 'follow the runs to the end and print their summary')
+    .option('--json', 'print JSON')
+    .option('--no-cache', 'run every stage (results are still cached)')
+    .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .option('--url <url>', 'the control plane (default: FLUKSIO_URL); the token is FLUKSIO_TOKEN')
+    .action(async (params: string[], options) => setCode(await submitCommand(params, options, io)));
+
+  program
+    .command('cancel')
+    .description('Cancel a run on the control plane')
+    .argument('<run>', 'the run id')
+    .option('--json', 'print JSON')
+    .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
+    .action(async (run: string, options) => setCode(await cancelCommand(run, options, io)));
+
+  program
+    .command('pull')
+    .description("Download a run's outputs from the control plane, verified")
+    .argument('<run>', 'the run id')
+    .argument('[out]', 'one output path (default: all)')
+    .option('--to <dir>', 'where to write them (default: here)')
+    .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
+    .action(async (run: string, out: string | undefined, options) =>
+      setCode(await pullCommand(run, out, options, io)),
+    );
+
+  program
+    .command('app')
+    .description('Run the control plane: runner API, submit API, sweeper (settings from the environment)')
+    .addHelpText(
+      'after',
+      '\nEnvironment: REDIS_URL (required), DATABASE_URL (else embedded PGlite under FLUKSIO_DATA_DIR), HOST, PORT,\nFLUKSIO_LEASE_TTL, FLUKSIO_HEARTBEAT_INTERVAL, FLUKSIO_SWEEP_INTERVAL, FLUKSIO_QUEUE_TIMEOUT, FLUKSIO_CLONE_HOSTS,\nFLUKSIO_ALLOW_FILE_URLS, FLUKSIO_METRICS_TOKEN.',
+    )
+    .action(async () => setCode(await appCommand(io)));
+
+  program
+    .command('migrate')
+    .description('Apply the database migrations (DATABASE_URL, else the embedded store)')
+    .action(async () => setCode(await migrateCommand(io)));
+
+  const runner = program
+    .command('runner')
+    .description(
+      'Run a self-hosted runner (token from FLUKSIO_RUNNER_TOKEN or --token-file), or manage runners',
+    )
+    .option('--work-dir <dir>', 'mirrors, checkouts and the blob cache')
+    .option('--concurrency <n>', 'runs at once', '1')
+    .option('--accept-forks', "execute fork pull requests' runs (never with the secrets)")
+    .option('--env-file <file>', 'secrets for the stages, as NAME=value lines (masked in every log)')
+    .option('--token-file <file>', 'a file holding the runner token')
+    .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
+    .action(async (options) => setCode(await runnerCommand(options, io)));
+  runner
+    .command('add')
+    .description('Register a runner and print its token (shown once)')
+    .requiredOption('--name <name>', 'its name')
+    .requiredOption('--owner <owner>', 'the GitHub owner (or host, or "local") whose repositories it may run')
+    .option(
+      '--repo <owner/name>',
+      'only this repository (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
+    .option('--labels <a,b>', 'its labels', '')
+    .option('--json', 'print JSON')
+    .action(async (options) => setCode(await runnerAddCommand(options, io)));
+  runner
+    .command('remove')
+    .description('Remove a runner; its token stops working')
+    .argument('<name>')
+    .action(async (name: string) => setCode(await runnerRemoveCommand(name, io)));
+
+  program
+    .command('runners')
+    .description('List the registered runners')
+    .option('--json', 'print JSON')
+    .action(async (options) => setCode(await runnersCommand(options, io)));
+
+  const token = program.command('token').description('Manage API tokens for submitting and reading runs');
+  token
+    .command('add')
+    .description('Create an API token (shown once)')
+    .requiredOption('--name <name>', 'its name')
+    .option(
+      '--repo <owner/name>',
+      'a repository it may act on (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
+    .option('--submit', 'allow submitting runs (default: read only)')
+    .option('--json', 'print JSON')
+    .action(async (options) => setCode(await tokenAddCommand(options, io)));
+  token
+    .command('revoke')
+    .description('Revoke an API token')
+    .argument('<name>')
+    .action(async (name: string) => setCode(await tokenRevokeCommand(name, io)));
+
+  program
+    .command('gc')
+    .description('Drop old runs, cache entries and blobs nothing references')
+    .option('--keep-days <n>', 'keep what is younger than this', '30')
+    .option('--json', 'print JSON')
+    .action(async (options) => setCode(await gcCommand(options, io)));
 
   return program;
 }

@@ -17,7 +17,9 @@ export async function bundleCli(outfile) {
     target: 'node20',
     // PGlite finds its WebAssembly and data files next to its own modules.
     external: ['@electric-sql/pglite'],
-    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
     logLevel: 'warning',
   });
 }

@@ -1,9 +1,10 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { MetricPoint } from '../schemas/metric-point.js';
-import type { RunEventBody } from '../schemas/run-event.js';
+import type { RunEvent, RunEventBody } from '../schemas/run-event.js';
 import { isCacheable, type StageRecord } from '../schemas/stage-record.js';
 import { annotations, type NewAnnotationRow } from '../schemas/tables/annotations.js';
 import { cacheEntries } from '../schemas/tables/cache-entries.js';
+import { logLines, type NewLogLinesRow } from '../schemas/tables/log-lines.js';
 import { metricPoints } from '../schemas/tables/metric-points.js';
 import { stages } from '../schemas/tables/stages.js';
 import type { Database } from './database.js';
@@ -13,6 +14,27 @@ import { excluded } from './excluded.js';
 const POINTS_PER_INSERT = 10_000;
 /** Annotations per INSERT: 7 bind parameters each, far below Postgres's 65,535 per statement. */
 const ANNOTATIONS_PER_INSERT = 1000;
+/** Log rows per INSERT: 5 bind parameters each. */
+const LOG_ROWS_PER_INSERT = 1000;
+
+/** Whose events these are, and the scope their cache entries are written in. */
+interface RunEventsTarget {
+  db: Database;
+  runId: string;
+  repository: string;
+  trustDomain: string;
+}
+
+/**
+ * Without `keepLogs`, `stage.log` events are not stored (locally a stage's whole log is a
+ * blob). With it, they must carry their seq, and their lines are kept as the log of that
+ * attempt (log_lines), as a control plane serves them.
+ */
+export type ApplyRunEventsInput = RunEventsTarget &
+  (
+    | { events: readonly RunEventBody[]; keepLogs?: undefined }
+    | { events: readonly RunEvent[]; keepLogs: { attempt: number } }
+  );
 
 /**
  * Applies a batch of a run's events in one transaction, so a batch that fails applies
@@ -20,22 +42,26 @@ const ANNOTATIONS_PER_INSERT = 1000;
  * `stage.finished` records its StageRecord and, for a cacheable stage, writes the cache
  * entry of (repository, trustDomain, key) — replacing an older entry of that key, which is
  * how an entry whose blobs went bad is repaired; metric points are upserted in batches;
- * annotations are appended. `stage.log` is not stored here (logs are blobs locally).
+ * annotations are appended; `stage.log` lines are kept only when asked (`keepLogs`).
  */
-export async function applyRunEvents({
-  db,
-  runId,
-  repository,
-  trustDomain,
-  events,
-}: {
-  db: Database;
-  runId: string;
-  repository: string;
-  trustDomain: string;
-  events: readonly RunEventBody[];
-}): Promise<void> {
+export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> {
+  const { db, runId, repository, trustDomain, events } = input;
   if (events.length === 0) return;
+  const logs: NewLogLinesRow[] = input.keepLogs
+    ? input.events.flatMap((event) =>
+        event.type === 'stage.log'
+          ? [
+              {
+                runId,
+                attempt: input.keepLogs.attempt,
+                stage: event.stage,
+                seq: event.seq,
+                lines: event.lines,
+              },
+            ]
+          : [],
+      )
+    : [];
   await db.transaction(async (tx) => {
     // A point reported twice in one batch keeps its last value: one INSERT may not update a row twice.
     const points = new Map<string, MetricPoint>();
@@ -68,6 +94,10 @@ export async function applyRunEvents({
     }
     for (const chunk of chunks(notes, ANNOTATIONS_PER_INSERT)) {
       await tx.insert(annotations).values(chunk);
+    }
+    for (const chunk of chunks(logs, LOG_ROWS_PER_INSERT)) {
+      // A seq is applied once (applied_events), so a conflict here is a resent event.
+      await tx.insert(logLines).values(chunk).onConflictDoNothing();
     }
   });
 }

@@ -23,7 +23,10 @@ export const SubmitRunRequest = z.strictObject({
     })
     .default('fluksio.yml'),
   params: z.record(z.string(), ParamValue).default({}),
-  labels: z.array(z.string().regex(/^[A-Za-z0-9_.-]+$/)).max(20).default([]),
+  labels: z
+    .array(z.string().regex(/^[A-Za-z0-9_.-]+$/))
+    .max(20)
+    .default([]),
   noCache: z.boolean().default(false),
   /** Times an abandoned run is queued again. */
   retries: z.number().int().min(0).max(10).default(0),

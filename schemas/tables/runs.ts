@@ -12,6 +12,9 @@ import {
 import type { ParamValue } from '../key-inputs.js';
 import type { RunStatus } from '../statuses.js';
 
+/** The state a requested cancel finishes a run in: a user's cancel, or its time limit. */
+export type CancelAs = 'cancelled' | 'timed_out';
+
 /**
  * One execution of a pipeline at one commit with one parameter set (DESIGN §1). The
  * stamp columns (commit, dirty, code/params/env digests) say exactly what ran.
@@ -60,10 +63,42 @@ export const runs = pgTable(
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
     durationMs: doublePrecision('duration_ms'),
+    /** How a runner fetches the commit; null for local runs (DESIGN §6). */
+    cloneUrl: text('clone_url'),
+    /** A ref to fetch when the commit is on no branch (a fork's `refs/pull/<n>/head`). */
+    fetchRef: text('fetch_ref'),
+    /** A fork's pull request: only runners started with `--accept-forks` take it. */
+    fork: boolean('fork').notNull().default(false),
+    /** Times the run is queued again after its runner vanished mid-run (`retries:` in fluksio.yml). */
+    retries: integer('retries').notNull().default(0),
+    /** How many times a started attempt's lease expired: compared with `retries` by the sweeper. */
+    leaseExpirations: integer('lease_expirations').notNull().default(0),
+    /** The run's whole time limit, counted from `started_at`. */
+    timeoutMs: integer('timeout_ms').notNull().default(86_400_000),
+    /**
+     * When the run last entered `queued` (created, released, requeued): the queue timeout
+     * counts from here, so a run queued again after hours of running is not expired at once.
+     */
+    queuedAt: timestamp('queued_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The fencing token of the current claim (DESIGN §6); every runner write must carry it. */
+    leaseId: text('lease_id'),
+    /** Renewed by heartbeats; past it, the sweeper takes the run back. */
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
+    claimedAt: timestamp('claimed_at', { withTimezone: true }),
+    /** The runner that holds or last held the run. */
+    runnerName: text('runner_name'),
+    /** Set for a running run by a cancel or by its timeout; the runner learns it from its heartbeat. */
+    cancelRequested: boolean('cancel_requested').notNull().default(false),
+    cancelReason: text('cancel_reason'),
+    /** The final state a requested cancel ends the run in. */
+    cancelAs: text('cancel_as').$type<CancelAs>(),
+    /** The API token (its name) or user that submitted the run. */
+    submittedBy: text('submitted_by'),
   },
   (table) => [
     index('runs_repository_pipeline_path_commit_idx').on(table.repository, table.pipelinePath, table.commit),
-    index('runs_status_idx').on(table.status),
+    // The claim reads queued runs oldest first; the sweeper and the gauges read by status.
+    index('runs_status_created_at_id_idx').on(table.status, table.createdAt, table.id),
     index('runs_group_id_idx').on(table.groupId),
   ],
 );

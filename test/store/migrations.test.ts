@@ -18,15 +18,20 @@ async function expectEveryTableOnce(db: Database): Promise<void> {
     .orderBy(sql`table_name`);
   expect(created.map((table) => table.name)).toEqual([
     'annotations',
+    'api_tokens',
+    'applied_events',
+    'blob_refs',
     'cache_entries',
+    'log_lines',
     'metric_points',
+    'runners',
     'runs',
     'stages',
   ]);
   const applied = await db
     .select({ count: sql<number>`count(*)::int` })
     .from(sql`drizzle.__drizzle_migrations`);
-  expect(applied).toEqual([{ count: 1 }]);
+  expect(applied).toEqual([{ count: 2 }]);
 }
 
 async function expectJsonAsJsonAndArraysAsArrays(db: Database): Promise<void> {

@@ -1,0 +1,75 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { BlobDigest, blobDigest } from '../schemas/blob-digest.js';
+import { BlobDigestMismatchError, BlobTooLargeError } from './blob-upload-errors.js';
+
+/**
+ * The control plane's content-addressed blob store, in a directory: `<root>/sha256/<first
+ * 2 hex>/<hex>`. An upload streams into a uniquely named file under `<root>/tmp` while it is
+ * hashed and counted, and is renamed into place only when its bytes hash to the digest it
+ * was sent under: a failed or lying upload leaves nothing behind (DESIGN §10). Who may
+ * read what is not decided here but by the blob references in the database.
+ */
+export class BlobStorage {
+  constructor(readonly root: string) {}
+
+  /** The size of a stored blob, or null when it is not here. */
+  async size(digest: BlobDigest): Promise<number | null> {
+    const stats = await stat(this.blobPath(digest)).catch(() => null);
+    return stats?.isFile() ? stats.size : null;
+  }
+
+  /** The blob's bytes; the caller checked that it exists (a vanished file raises ENOENT). */
+  read(digest: BlobDigest): ReadStream {
+    return createReadStream(this.blobPath(digest));
+  }
+
+  /**
+   * Stores what `body` carries under `digest` once verified. Rejects with
+   * BlobDigestMismatchError when the bytes hash to something else and BlobTooLargeError
+   * past `maxBytes`; either way nothing is stored. Returns the size.
+   */
+  async write(digest: BlobDigest, body: Readable, maxBytes: number): Promise<number> {
+    const dest = this.blobPath(digest);
+    const tempDir = path.join(this.root, 'tmp');
+    await mkdir(tempDir, { recursive: true });
+    const temp = path.join(tempDir, randomUUID());
+    const hash = createHash('sha256');
+    let size = 0;
+    const counting = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          callback(new BlobTooLargeError(maxBytes));
+          return;
+        }
+        hash.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, counting, createWriteStream(temp, { flags: 'wx' }));
+      const actual = blobDigest(hash.digest('hex'));
+      if (actual !== digest) throw new BlobDigestMismatchError(digest, actual);
+      // Same digest, same bytes: a blob already here is as good as this copy.
+      if ((await this.size(digest)) !== size) {
+        await mkdir(path.dirname(dest), { recursive: true });
+        await rename(temp, dest);
+      }
+      return size;
+    } finally {
+      await rm(temp, { force: true });
+    }
+  }
+
+  private blobPath(digest: BlobDigest): string {
+    // The digest becomes a file name: anything but the exact format could climb out of root.
+    if (!BlobDigest.safeParse(digest).success) throw new Error(`"${digest}" is not a blob digest`);
+    const hex = digest.slice('sha256:'.length);
+    return path.join(this.root, 'sha256', hex.slice(0, 2), hex);
+  }
+}

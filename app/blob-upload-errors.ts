@@ -1,0 +1,20 @@
+import type { BlobDigest } from '../schemas/blob-digest.js';
+
+/** An upload whose bytes do not hash to the digest it was sent under; nothing was stored. */
+export class BlobDigestMismatchError extends Error {
+  constructor(
+    readonly expected: BlobDigest,
+    readonly actual: BlobDigest,
+  ) {
+    super(`The uploaded bytes hash to ${actual}, not ${expected}; nothing was stored`);
+    this.name = 'BlobDigestMismatchError';
+  }
+}
+
+/** An upload larger than the control plane accepts; nothing was stored. */
+export class BlobTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The upload is larger than this control plane accepts (${maxBytes} bytes; FLUKSIO_MAX_BLOB_SIZE)`);
+    this.name = 'BlobTooLargeError';
+  }
+}

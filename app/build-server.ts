@@ -1,0 +1,93 @@
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ApiError } from '../schemas/protocol/api-error.js';
+import type { Database } from '../store/database.js';
+import type { BlobStorage } from './blob-storage.js';
+import type { ControlPlaneSettings } from './control-plane-settings.js';
+import { HttpError } from './http/http-error.js';
+import type { RouteContext } from './route-context.js';
+import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
+import { blobRoutes } from './routes/blob-routes.js';
+import { cacheRoute } from './routes/cache-route.js';
+import { claimRoute } from './routes/claim-route.js';
+import { healthRoutes } from './routes/health-routes.js';
+import { leasedRunRoutes } from './routes/leased-run-routes.js';
+import { prometheusRoute } from './routes/prometheus-route.js';
+import { runRoutes } from './routes/run-routes.js';
+import { submitRoute } from './routes/submit-route.js';
+
+export interface ServerDependencies {
+  db: Database;
+  /** A connection for commands; the server makes its own subscriber from it. */
+  redis: Redis;
+  settings: ControlPlaneSettings;
+  blobs: BlobStorage;
+  logger: Logger;
+}
+
+/**
+ * The control plane's HTTP API (DESIGN §6), not yet listening: the runner protocol
+ * (claim, heartbeat, start, events, finish, release, cache lookups, blobs), the
+ * submitter API (queue, read, cancel runs), health, readiness and Prometheus metrics.
+ * Every error is `{ error, field }` JSON. Closing the server ends waiting claims at once
+ * and unsubscribes from Redis; the caller closes `db` and `redis`.
+ */
+export function buildServer({ db, redis, settings, blobs, logger }: ServerDependencies): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Blobs have their own limit; JSON bodies (an event batch of 2000 log chunks) stay below this.
+    bodyLimit: 32 * 2 ** 20,
+  });
+  const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
+  const closing = new AbortController();
+  const context: RouteContext = { db, redis, settings, blobs, doorbell, closing: closing.signal };
+
+  app.addHook('onReady', async () => {
+    doorbell.listen();
+  });
+  app.addHook('preClose', async () => {
+    closing.abort();
+    // server.close() closes the keep-alive connections that are idle at that instant,
+    // once; one whose response was still finishing (a streamed blob) would then hold the
+    // close up for the whole keep-alive timeout (72 s). Reap them as they become idle.
+    const reaper = setInterval(() => app.server.closeIdleConnections(), 50);
+    reaper.unref();
+    app.server.once('close', () => clearInterval(reaper));
+  });
+  app.addHook('onClose', async () => {
+    await doorbell.close();
+  });
+  app.setErrorHandler(async (error: FastifyError | HttpError, request, reply) => {
+    if (error instanceof HttpError) {
+      const body: ApiError =
+        error.field === undefined ? { error: error.message } : { error: error.message, field: error.field };
+      return reply.code(error.statusCode).send(body);
+    }
+    // Fastify's own refusals (malformed JSON, a body over the limit) are the caller's fault too.
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply
+        .code(error.statusCode)
+        .send({ error: `body: ${error.message}`, field: 'body' } satisfies ApiError);
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply
+      .code(500)
+      .send({ error: 'The control plane failed to answer; its log says why' } satisfies ApiError);
+  });
+  app.setNotFoundHandler(async (request, reply) =>
+    reply
+      .code(404)
+      .send({ error: `No such endpoint: ${request.method} ${request.url.split('?')[0]}` } satisfies ApiError),
+  );
+
+  claimRoute(app, context);
+  leasedRunRoutes(app, context);
+  cacheRoute(app, context);
+  blobRoutes(app, context);
+  submitRoute(app, context);
+  runRoutes(app, context);
+  healthRoutes(app, context);
+  prometheusRoute(app, context);
+  return app;
+}

@@ -1,0 +1,297 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { InvalidSettingsError } from './invalid-settings-error.js';
+
+/**
+ * How the control plane (`fluksio app`) runs. Read once from the environment by
+ * readControlPlaneSettings and passed down; nothing else reads `process.env`. Durations
+ * are written like `90s`, `30m`, `6h`; sizes like `512MiB`, `10GiB` or plain bytes.
+ */
+export interface ControlPlaneSettings {
+  /**
+   * Address the HTTP server listens on (`HOST`).
+   * @defaultValue '0.0.0.0'
+   */
+  host: string;
+  /**
+   * Port the HTTP server listens on (`PORT`); 0 picks a free one.
+   * @defaultValue 3000
+   */
+  port: number;
+  /**
+   * PostgreSQL to keep runs in (`DATABASE_URL`). Null means an embedded PGlite database
+   * under `<dataDir>/database`, for a single node.
+   * @defaultValue null
+   */
+  databaseUrl: string | null;
+  /**
+   * Where blobs (and the embedded database, without DATABASE_URL) live (`FLUKSIO_DATA_DIR`).
+   * @defaultValue `$XDG_DATA_HOME/fluksio`, else `~/.local/share/fluksio`
+   */
+  dataDir: string;
+  /** Redis for BullMQ and the claim doorbell (`REDIS_URL`); required. */
+  redisUrl: string;
+  /**
+   * Prefix of every Redis key and channel the control plane uses (`FLUKSIO_QUEUE_PREFIX`),
+   * so several installations (or tests) can share one Redis.
+   * @defaultValue 'fluksio'
+   */
+  queuePrefix: string;
+  /**
+   * How long a claim's lease lasts without a heartbeat (`FLUKSIO_LEASE_TTL`); a run whose
+   * lease ran out is abandoned (and queued again while its retries allow).
+   * @defaultValue 90_000
+   */
+  leaseTtlMs: number;
+  /**
+   * How often runners are told to heartbeat (`FLUKSIO_HEARTBEAT_INTERVAL`); must be
+   * shorter than the lease TTL.
+   * @defaultValue 20_000
+   */
+  heartbeatIntervalMs: number;
+  /**
+   * How often the sweeper looks for expired leases, runs past their time limit and queued
+   * runs past the queue timeout (`FLUKSIO_SWEEP_INTERVAL`).
+   * @defaultValue 30_000
+   */
+  sweepIntervalMs: number;
+  /**
+   * A runner seen within this window counts as online (`FLUKSIO_ONLINE_WINDOW`): for the
+   * `runners online` gauge and for saying what a queued run waits for. Runners long-poll
+   * for up to a minute, so it must be longer than that.
+   * @defaultValue 120_000
+   */
+  onlineWindowMs: number;
+  /**
+   * A run queued longer than this expires, with a reason (`FLUKSIO_QUEUE_TIMEOUT`).
+   * @defaultValue 86_400_000 (24 h)
+   */
+  queueTimeoutMs: number;
+  /**
+   * How often a waiting claim looks at Postgres again even without a wake-up from Redis
+   * (`FLUKSIO_CLAIM_RECHECK`): Redis is only a doorbell, Postgres is the truth.
+   * @defaultValue 5_000
+   */
+  claimRecheckMs: number;
+  /**
+   * Whether submitted runs may name a `file://` clone URL (`FLUKSIO_ALLOW_FILE_URLS`):
+   * for a single machine and for tests, never for a shared control plane.
+   * @defaultValue false
+   */
+  allowFileUrls: boolean;
+  /**
+   * Hosts an `https://` clone URL may name, `host` or `host:port`, comma-separated
+   * (`FLUKSIO_CLONE_HOSTS`).
+   * @defaultValue ['github.com']
+   */
+  cloneHosts: string[];
+  /**
+   * When set, `GET /metrics` requires `Authorization: Bearer <this>` (`FLUKSIO_METRICS_TOKEN`).
+   * @defaultValue null
+   */
+  metricsToken: string | null;
+  /**
+   * The largest blob a runner may upload (`FLUKSIO_MAX_BLOB_SIZE`).
+   * @defaultValue 10 GiB
+   */
+  maxBlobBytes: number;
+  /**
+   * pino log level (`LOG_LEVEL`).
+   * @defaultValue 'info'
+   */
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const SIZE_UNITS = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+} as const;
+
+const duration = z
+  .string()
+  .regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, {
+    error: (issue) => `"${String(issue.input)}" is not a duration (write e.g. 90s, 30m or 6h)`,
+  })
+  .transform((text) => {
+    const [, amount = '0', unit = 'ms'] = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text) ?? [];
+    return Math.round(Number(amount) * DURATION_UNITS_MS[unit as keyof typeof DURATION_UNITS_MS]);
+  })
+  .refine((ms) => ms > 0, { error: 'must be longer than zero' });
+
+const size = z
+  .string()
+  .regex(/^\d+\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)?$/i, {
+    error: (issue) =>
+      `"${String(issue.input)}" is not a size (write e.g. 512MiB, 10GiB or a number of bytes)`,
+  })
+  .transform((text) => {
+    const [, amount = '0', unit = 'b'] = /^(\d+)\s*([a-z]*)$/i.exec(text) ?? [];
+    return Number(amount) * SIZE_UNITS[(unit.toLowerCase() || 'b') as keyof typeof SIZE_UNITS];
+  })
+  .refine((bytes) => bytes > 0 && Number.isSafeInteger(bytes), { error: 'must be a positive size' });
+
+const flag = z
+  .string()
+  .regex(/^(true|false|1|0|yes|no)$/i, {
+    error: (issue) => `"${String(issue.input)}" is not a yes/no value (write true or false)`,
+  })
+  .transform((text) => /^(true|1|yes)$/i.test(text));
+
+const port = z
+  .string()
+  .regex(/^\d{1,5}$/, { error: (issue) => `"${String(issue.input)}" is not a port number` })
+  .transform(Number)
+  .refine((value) => value <= 65_535, {
+    error: (issue) => `${String(issue.input)} is not a port number (0 to 65535)`,
+  });
+
+/**
+ * A URL of one of `protocols`; `whenMissing` makes it required. The value is never echoed
+ * in a message: it may hold a password.
+ */
+function serviceUrl(protocols: readonly string[], whenMissing = 'is required') {
+  const expected = `expected a ${protocols.map((protocol) => `${protocol}//`).join(' or ')} URL`;
+  return z.string({ error: whenMissing }).refine(
+    (text) => {
+      try {
+        return protocols.includes(new URL(text).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { error: expected },
+  );
+}
+
+const hostList = z
+  .string()
+  .transform((text) =>
+    text
+      .split(',')
+      .map((host) => host.trim().toLowerCase())
+      .filter((host) => host !== ''),
+  )
+  .pipe(
+    z.array(
+      z.string().regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?$/, {
+        error: (issue) =>
+          `"${String(issue.input)}" is not a host name (write e.g. github.com,git.example.com)`,
+      }),
+    ),
+  );
+
+const EnvSettings = z.object({
+  HOST: z.string().default('0.0.0.0'),
+  PORT: port.default(3000),
+  DATABASE_URL: serviceUrl(['postgres:', 'postgresql:']).optional(),
+  FLUKSIO_DATA_DIR: z.string().optional(),
+  REDIS_URL: serviceUrl(
+    ['redis:', 'rediss:'],
+    'is required (the control plane keeps its queues in Redis), e.g. redis://127.0.0.1:6379',
+  ),
+  FLUKSIO_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, {
+      error: (issue) => `"${String(issue.input)}" is not a key prefix (letters, digits, "_", "." and "-")`,
+    })
+    .default('fluksio'),
+  FLUKSIO_LEASE_TTL: duration.default(90_000),
+  FLUKSIO_HEARTBEAT_INTERVAL: duration.default(20_000),
+  FLUKSIO_SWEEP_INTERVAL: duration.default(30_000),
+  FLUKSIO_ONLINE_WINDOW: duration.default(120_000),
+  FLUKSIO_QUEUE_TIMEOUT: duration.default(86_400_000),
+  FLUKSIO_CLAIM_RECHECK: duration.default(5_000),
+  FLUKSIO_ALLOW_FILE_URLS: flag.default(false),
+  FLUKSIO_CLONE_HOSTS: hostList.default(['github.com']),
+  FLUKSIO_METRICS_TOKEN: z.string().optional(),
+  FLUKSIO_MAX_BLOB_SIZE: size.default(10 * 2 ** 30),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: (issue) =>
+        `"${String(issue.input)}" is not a log level (one of fatal, error, warn, info, debug, trace, silent)`,
+    })
+    .default('info'),
+});
+
+/**
+ * Reads the control plane's settings from `env` (the process's environment unless a test
+ * passes its own). An empty variable counts as unset. Every problem is found at once and
+ * thrown as one InvalidSettingsError, each naming its variable:
+ * `FLUKSIO_LEASE_TTL: "x" is not a duration (write e.g. 90s, 30m or 6h)`.
+ */
+export function readControlPlaneSettings(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ControlPlaneSettings {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = EnvSettings.safeParse(present);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`);
+  const heartbeat = duration.safeParse(present.FLUKSIO_HEARTBEAT_INTERVAL ?? '20s');
+  const leaseTtl = duration.safeParse(present.FLUKSIO_LEASE_TTL ?? '90s');
+  if (heartbeat.success && leaseTtl.success && heartbeat.data >= leaseTtl.data) {
+    problems.push(
+      `FLUKSIO_HEARTBEAT_INTERVAL: must be shorter than FLUKSIO_LEASE_TTL (${leaseTtl.data} ms), or leases expire between two heartbeats`,
+    );
+  }
+  if (!parsed.success || problems.length > 0) throw new InvalidSettingsError(problems);
+  const vars = parsed.data;
+  return {
+    host: vars.HOST,
+    port: vars.PORT,
+    databaseUrl: vars.DATABASE_URL ?? null,
+    dataDir: vars.FLUKSIO_DATA_DIR ?? defaultDataDir(env),
+    redisUrl: vars.REDIS_URL,
+    queuePrefix: vars.FLUKSIO_QUEUE_PREFIX,
+    leaseTtlMs: vars.FLUKSIO_LEASE_TTL,
+    heartbeatIntervalMs: vars.FLUKSIO_HEARTBEAT_INTERVAL,
+    sweepIntervalMs: vars.FLUKSIO_SWEEP_INTERVAL,
+    onlineWindowMs: vars.FLUKSIO_ONLINE_WINDOW,
+    queueTimeoutMs: vars.FLUKSIO_QUEUE_TIMEOUT,
+    claimRecheckMs: vars.FLUKSIO_CLAIM_RECHECK,
+    allowFileUrls: vars.FLUKSIO_ALLOW_FILE_URLS,
+    cloneHosts: vars.FLUKSIO_CLONE_HOSTS,
+    metricsToken: vars.FLUKSIO_METRICS_TOKEN ?? null,
+    maxBlobBytes: vars.FLUKSIO_MAX_BLOB_SIZE,
+    logLevel: vars.LOG_LEVEL,
+  };
+}
+
+/**
+ * Reads only where the database is (`DATABASE_URL`, `FLUKSIO_DATA_DIR`), for commands
+ * that need nothing else, such as `fluksio migrate`; problems are thrown as by
+ * readControlPlaneSettings.
+ */
+export function readDatabaseSettings(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Pick<ControlPlaneSettings, 'databaseUrl' | 'dataDir'> {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = EnvSettings.pick({ DATABASE_URL: true, FLUKSIO_DATA_DIR: true }).safeParse(present);
+  if (!parsed.success) {
+    throw new InvalidSettingsError(
+      parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`),
+    );
+  }
+  return {
+    databaseUrl: parsed.data.DATABASE_URL ?? null,
+    dataDir: parsed.data.FLUKSIO_DATA_DIR ?? defaultDataDir(env),
+  };
+}
+
+function defaultDataDir(env: Readonly<Record<string, string | undefined>>): string {
+  if (env.XDG_DATA_HOME) return join(env.XDG_DATA_HOME, 'fluksio');
+  return join(env.HOME || homedir(), '.local', 'share', 'fluksio');
+}

@@ -1,0 +1,21 @@
+import type { FastifyRequest } from 'fastify';
+import type { RunnerRow } from '../../schemas/tables/runners.js';
+import type { Database } from '../../store/database.js';
+import { findRunnerByTokenHash } from '../../store/find-runner-by-token-hash.js';
+import { bearerToken } from './bearer-token.js';
+import { hashToken } from './hash-token.js';
+import { HttpError } from './http-error.js';
+
+/** The runner whose token the request carries (which also marks it seen), or 401. */
+export async function authenticateRunner(db: Database, request: FastifyRequest): Promise<RunnerRow> {
+  const token = bearerToken(request, 'runner token');
+  const runner = await findRunnerByTokenHash({ db, tokenHash: hashToken(token) });
+  if (!runner) {
+    throw new HttpError(
+      401,
+      'Authorization: this runner token is not known (the runner was removed, or the token is mistyped)',
+      'Authorization',
+    );
+  }
+  return runner;
+}

@@ -1,0 +1,44 @@
+import type { RunnerRow } from '../../schemas/tables/runners.js';
+import type { Run } from '../../schemas/tables/runs.js';
+import type { Database } from '../../store/database.js';
+import { HttpError } from './http-error.js';
+import { loadRun } from './load-run.js';
+
+/**
+ * The run a runner's request is about, once the runner is shown to hold `lease`: 404 for
+ * an unknown run, 403 when the run is another runner's, 409 when the lease is stale (the
+ * run was released, requeued or abandoned since). With `running`, a run that finished
+ * under this lease is stale too: reads (cache, blobs) and uploads are for a run in
+ * progress. Writes are fenced again by the store in the statement that makes them — a
+ * lease lost meanwhile changes nothing, and a finish retried under its lease is answered
+ * as the first one was.
+ */
+export async function holdLease({
+  db,
+  runner,
+  runId,
+  lease,
+  running = false,
+}: {
+  db: Database;
+  runner: RunnerRow;
+  runId: string;
+  lease: string;
+  running?: boolean;
+}): Promise<Run> {
+  const run = await loadRun(db, runId);
+  if (run.runnerName !== runner.name) {
+    throw new HttpError(403, `Run ${runId} is not held by runner "${runner.name}"`, 'id');
+  }
+  if (run.leaseId !== lease || (running && run.status !== 'running')) throw staleLease(runId);
+  return run;
+}
+
+/** 409: a write under a lease the run no longer has; nothing was changed. */
+export function staleLease(runId: string): HttpError {
+  return new HttpError(
+    409,
+    `lease: the lease is stale; run ${runId} was released, requeued or finished since it was claimed, and nothing was changed`,
+    'lease',
+  );
+}

@@ -1,0 +1,14 @@
+import { eq } from 'drizzle-orm';
+import { runs, type Run } from '../../schemas/tables/runs.js';
+import type { Database } from '../../store/database.js';
+import { HttpError } from './http-error.js';
+
+/**
+ * The run with exactly this id, or 404. Unlike the CLI's findRun, an API path never
+ * names a run by a prefix of its id.
+ */
+export async function loadRun(db: Database, runId: string): Promise<Run> {
+  const [run] = await db.select().from(runs).where(eq(runs.id, runId));
+  if (!run) throw new HttpError(404, `There is no run ${runId}`, 'id');
+  return run;
+}

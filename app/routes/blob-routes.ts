@@ -1,0 +1,126 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { BlobDigest } from '../../schemas/blob-digest.js';
+import { LeaseId } from '../../schemas/protocol/lease-id.js';
+import { addBlobRef } from '../../store/add-blob-ref.js';
+import { hasBlobRef } from '../../store/has-blob-ref.js';
+import { BlobDigestMismatchError, BlobTooLargeError } from '../blob-upload-errors.js';
+import { authenticateRunner } from '../http/authenticate-runner.js';
+import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
+import { holdLease } from '../http/hold-lease.js';
+import { HttpError } from '../http/http-error.js';
+import { loadRun } from '../http/load-run.js';
+import { parseInput } from '../http/parse-input.js';
+import { readHeader } from '../http/read-header.js';
+import { RunIdHeader } from '../http/run-id-params.js';
+import type { RouteContext } from '../route-context.js';
+
+const BlobQuery = z.object({ run: RunIdHeader.optional() });
+const LEASE_WHAT = 'the lease this run was claimed with';
+const RUN_WHAT = 'the id of the run this blob belongs to';
+
+/**
+ * `HEAD|GET|PUT /api/v1/blobs/sha256:<hex>`, with `X-Fluksio-Run` (or `?run=`) naming the run. A
+ * runner (its token and the run's lease in `X-Fluksio-Lease`) uploads the run's blobs
+ * and reads its repository's; a submitter's API token reads the blobs of its
+ * repositories' runs (`fluksio pull`). A blob is visible to a repository only once one of
+ * its runs uploaded those very bytes: knowing a digest is not enough to read it.
+ */
+export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
+  void app.register(async (scope) => {
+    // Uploads are streamed to disk as they arrive, whatever their declared type.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+
+    scope.head('/api/v1/blobs/:digest', async (request, reply) => {
+      const { size } = await readableBlob(request);
+      return reply.header('content-length', size).type('application/octet-stream').send();
+    });
+
+    scope.get('/api/v1/blobs/:digest', { exposeHeadRoute: false }, async (request, reply) => {
+      const { digest, size } = await readableBlob(request);
+      return reply
+        .header('content-length', size)
+        .type('application/octet-stream')
+        .send(context.blobs.read(digest));
+    });
+
+    scope.put('/api/v1/blobs/:digest', async (request, reply) => {
+      const runner = await authenticateRunner(context.db, request);
+      const digest = digestParam(request);
+      const runId = readHeader(request, 'X-Fluksio-Run', RunIdHeader, RUN_WHAT);
+      const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, LEASE_WHAT);
+      const run = await holdLease({ db: context.db, runner, runId, lease, running: true });
+      const declared = Number(request.headers['content-length'] ?? 0);
+      if (declared > context.settings.maxBlobBytes) {
+        throw tooLarge(new BlobTooLargeError(context.settings.maxBlobBytes));
+      }
+      let size: number;
+      try {
+        size = await context.blobs.write(
+          digest,
+          (request.body as Readable | undefined) ?? Readable.from([]),
+          context.settings.maxBlobBytes,
+        );
+      } catch (error) {
+        if (error instanceof BlobDigestMismatchError) {
+          throw new HttpError(400, `digest: ${error.message}`, 'digest');
+        }
+        if (error instanceof BlobTooLargeError) throw tooLarge(error);
+        throw error;
+      }
+      await addBlobRef({ db: context.db, repository: run.repository, digest, size });
+      request.log.info({ runId, digest, size }, 'blob stored');
+      return reply.code(201).send({ digest, size });
+    });
+  });
+
+  /** The digest and size of a blob the caller may read, or 404. */
+  async function readableBlob(request: FastifyRequest): Promise<{ digest: BlobDigest; size: number }> {
+    const repository = await readerRepository(request);
+    const digest = digestParam(request);
+    const size = (await hasBlobRef({ db: context.db, repository, digest }))
+      ? await context.blobs.size(digest)
+      : null;
+    if (size === null) throw new HttpError(404, `Blob ${digest} is not stored for ${repository}`, 'digest');
+    return { digest, size };
+  }
+
+  /** The repository whose blobs the caller may read: its run's, by lease or by API token. */
+  async function readerRepository(request: FastifyRequest): Promise<string> {
+    if (request.headers['x-fluksio-lease'] !== undefined) {
+      const runner = await authenticateRunner(context.db, request);
+      const runId = readHeader(request, 'X-Fluksio-Run', RunIdHeader, RUN_WHAT);
+      const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, LEASE_WHAT);
+      return (await holdLease({ db: context.db, runner, runId, lease, running: true })).repository;
+    }
+    const token = await authenticateSubmitter(context.db, request, 'read');
+    // `fluksio pull` names the run in the query (`?run=<id>`), the runner in a header.
+    const { run: fromQuery } = parseInput(BlobQuery, request.query, 'run');
+    const runId =
+      fromQuery !== undefined && request.headers['x-fluksio-run'] === undefined
+        ? fromQuery
+        : readHeader(request, 'X-Fluksio-Run', RunIdHeader, RUN_WHAT);
+    const run = await loadRun(context.db, runId);
+    if (!tokenReaches(token, run.repository)) {
+      throw new HttpError(404, `There is no run ${runId}`, 'X-Fluksio-Run');
+    }
+    return run.repository;
+  }
+}
+
+function digestParam(request: FastifyRequest): BlobDigest {
+  const { digest } = request.params as { digest: string };
+  const parsed = BlobDigest.safeParse(digest);
+  if (parsed.success) return parsed.data;
+  throw new HttpError(
+    400,
+    `digest: "${digest}" is not a blob digest; expected sha256:<64 hex digits>`,
+    'digest',
+  );
+}
+
+function tooLarge(error: BlobTooLargeError): HttpError {
+  return new HttpError(413, error.message, 'body');
+}

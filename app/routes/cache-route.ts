@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { CacheEntry } from '../../schemas/cache-entry.js';
+import { LeaseId } from '../../schemas/protocol/lease-id.js';
+import { findCacheEntry } from '../../store/find-cache-entry.js';
+import { authenticateRunner } from '../http/authenticate-runner.js';
+import { holdLease } from '../http/hold-lease.js';
+import { HttpError } from '../http/http-error.js';
+import { parseInput } from '../http/parse-input.js';
+import { readHeader } from '../http/read-header.js';
+import type { RouteContext } from '../route-context.js';
+import { trustDomainsOf } from '../trust-domains-of.js';
+
+const CacheParams = z.object({
+  id: z.string().min(1).max(64),
+  key: z.string().regex(/^[0-9a-f]{64}$/, { error: 'expected a cache key (64 lowercase hex digits)' }),
+});
+
+/**
+ * `GET /api/v1/runs/:id/cache/:key` (lease header) → the entry | 404: a stage cache lookup
+ * for the run the runner holds, scoped to that run's repository and the trust domains it
+ * may read, so a fork's entry never reaches a trusted run and no repository reads
+ * another's.
+ */
+export function cacheRoute(app: FastifyInstance, context: RouteContext): void {
+  app.get('/api/v1/runs/:id/cache/:key', async (request): Promise<CacheEntry> => {
+    const runner = await authenticateRunner(context.db, request);
+    const { id: runId, key } = parseInput(CacheParams, request.params, 'params');
+    const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, 'the lease this run was claimed with');
+    const run = await holdLease({ db: context.db, runner, runId, lease, running: true });
+    const entry = await findCacheEntry({
+      db: context.db,
+      repository: run.repository,
+      trustDomains: trustDomainsOf(run.trustDomain),
+      key,
+    });
+    if (!entry) throw new HttpError(404, `No cache entry with key ${key} is visible to run ${runId}`, 'key');
+    return entry;
+  });
+}

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import { ClaimRequest } from '../../schemas/protocol/claim.js';
+import { releaseLeasedRun } from '../../store/release-leased-run.js';
+import { authenticateRunner } from '../http/authenticate-runner.js';
+import { parseInput } from '../http/parse-input.js';
+import type { RouteContext } from '../route-context.js';
+import { toClaim } from '../to-claim.js';
+import { waitForClaim } from '../wait-for-claim.js';
+
+/**
+ * `POST /api/v1/runner/claim {waitSeconds}` → 200 Claim | 204: a runner asks for work and
+ * waits up to `waitSeconds` for a run whose labels it carries.
+ */
+export function claimRoute(app: FastifyInstance, context: RouteContext): void {
+  app.post('/api/v1/runner/claim', async (request, reply) => {
+    const runner = await authenticateRunner(context.db, request);
+    const { waitSeconds } = parseInput(ClaimRequest, request.body ?? {}, 'body');
+    const gone = new AbortController();
+    const onClose = (): void => gone.abort();
+    reply.raw.once('close', onClose);
+    try {
+      const run = await waitForClaim({
+        db: context.db,
+        doorbell: context.doorbell,
+        runner,
+        leaseTtlMs: context.settings.leaseTtlMs,
+        waitMs: waitSeconds * 1000,
+        recheckMs: context.settings.claimRecheckMs,
+        signal: AbortSignal.any([gone.signal, context.closing]),
+      });
+      if (!run) return reply.code(204).send();
+      if (gone.signal.aborted && run.leaseId !== null) {
+        // The runner hung up while the claim was being made: give the run back now
+        // rather than leaving it to the sweeper a lease TTL from now.
+        await releaseLeasedRun({
+          db: context.db,
+          runId: run.id,
+          leaseId: run.leaseId,
+          reason: `Runner "${runner.name}" went away before it received the claim`,
+        });
+        await context.doorbell.ring();
+        return reply;
+      }
+      request.log.info({ runId: run.id, runner: runner.name, attempt: run.attempt }, 'run claimed');
+      return reply.code(200).send(toClaim(run, context.settings.heartbeatIntervalMs));
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  });
+}

@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import {
+  EventBatch,
+  FinishRequest,
+  HeartbeatRequest,
+  ReleaseRequest,
+  StartRequest,
+  type EventBatchReply,
+  type HeartbeatReply,
+} from '../../schemas/protocol/lease-requests.js';
+import type { RunnerRow } from '../../schemas/tables/runners.js';
+import { applyLeasedEvents } from '../../store/apply-leased-events.js';
+import { finishLeasedRun } from '../../store/finish-leased-run.js';
+import { heartbeatRun } from '../../store/heartbeat-run.js';
+import { releaseLeasedRun } from '../../store/release-leased-run.js';
+import { startLeasedRun } from '../../store/start-leased-run.js';
+import { authenticateRunner } from '../http/authenticate-runner.js';
+import { holdLease, staleLease } from '../http/hold-lease.js';
+import { parseInput } from '../http/parse-input.js';
+import { RunIdParams } from '../http/run-id-params.js';
+import type { RouteContext } from '../route-context.js';
+
+/**
+ * The writes a runner makes to the run it holds: heartbeat, start, events, finish and
+ * release. Each carries the run's lease in its body: another runner's run is 403, a stale
+ * lease 409 with nothing changed (DESIGN §6).
+ */
+export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { db } = context;
+
+  /** The runner, the run id and the validated body of a leased write, once the lease is shown held. */
+  async function leasedWrite<Schema extends z.ZodType<{ lease: string }>>(
+    request: FastifyRequest,
+    schema: Schema,
+  ): Promise<{ runner: RunnerRow; runId: string; body: z.output<Schema> }> {
+    const runner = await authenticateRunner(db, request);
+    const { id: runId } = parseInput(RunIdParams, request.params, 'id');
+    const body = parseInput(schema, request.body, 'body');
+    await holdLease({ db, runner, runId, lease: body.lease });
+    return { runner, runId, body };
+  }
+
+  app.post('/api/v1/runs/:id/heartbeat', async (request): Promise<HeartbeatReply> => {
+    const { runId, body } = await leasedWrite(request, HeartbeatRequest);
+    const answer = await heartbeatRun({
+      db,
+      runId,
+      leaseId: body.lease,
+      leaseTtlMs: context.settings.leaseTtlMs,
+    });
+    if (!answer) throw staleLease(runId);
+    if (answer.cancel) request.log.info({ runId, reason: answer.reason }, 'runner told to stop the run');
+    return answer;
+  });
+
+  app.post('/api/v1/runs/:id/start', async (request) => {
+    const { runId, body } = await leasedWrite(request, StartRequest);
+    const run = await startLeasedRun({
+      db,
+      runId,
+      leaseId: body.lease,
+      codeDigest: body.codeDigest,
+      envDigest: body.envDigest,
+    });
+    if (!run) throw staleLease(runId);
+    request.log.info({ runId }, 'run started');
+    return { status: run.status };
+  });
+
+  app.post('/api/v1/runs/:id/events', async (request): Promise<EventBatchReply> => {
+    const { runId, body } = await leasedWrite(request, EventBatch);
+    const result = await applyLeasedEvents({
+      db,
+      runId,
+      leaseId: body.lease,
+      attempt: body.attempt,
+      events: body.events,
+    });
+    if (!result) throw staleLease(runId);
+    request.log.debug({ runId, applied: result.applied, acked: result.acked }, 'run events applied');
+    return result;
+  });
+
+  app.post('/api/v1/runs/:id/finish', async (request) => {
+    const { runId, body } = await leasedWrite(request, FinishRequest);
+    const run = await finishLeasedRun({
+      db,
+      runId,
+      leaseId: body.lease,
+      status: body.status,
+      reason: body.reason,
+      metrics: body.metrics,
+    });
+    if (!run) throw staleLease(runId);
+    request.log.info({ runId, status: run.status }, 'run finished');
+    return { status: run.status };
+  });
+
+  app.post('/api/v1/runs/:id/release', async (request) => {
+    const { runId, body } = await leasedWrite(request, ReleaseRequest);
+    const run = await releaseLeasedRun({ db, runId, leaseId: body.lease, reason: body.reason });
+    if (!run) throw staleLease(runId);
+    request.log.info({ runId, status: run.status, reason: body.reason }, 'run released');
+    await context.doorbell.ring();
+    return { status: run.status };
+  });
+}

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
+import type { Run } from '../../schemas/tables/runs.js';
+import { getRunDetail, type MetricSeries, type RunDetail } from '../../store/get-run-detail.js';
+import { getStageLog } from '../../store/get-stage-log.js';
+import { requestCancel } from '../../store/request-cancel.js';
+import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
+import { HttpError } from '../http/http-error.js';
+import { loadRun } from '../http/load-run.js';
+import { parseInput } from '../http/parse-input.js';
+import { RunIdParams } from '../http/run-id-params.js';
+import type { RouteContext } from '../route-context.js';
+import { toRemoteRunReport } from '../to-remote-run-report.js';
+
+const LogParams = RunIdParams.extend({ stage: z.string().min(1).max(200) });
+const CancelRequest = z.strictObject({ reason: z.string().min(1).max(1000).optional() });
+
+/**
+ * What a submitter reads about a run, and cancel: `GET /api/v1/runs/:id` (RemoteRunReport),
+ * `/metrics` (the streamed series), `/logs/:stage` (a stage's whole log) and `POST
+ * /api/v1/runs/:id/cancel`. A run of a repository the token does not reach is answered as
+ * unknown (404), so a token learns nothing about other repositories' runs.
+ */
+export function runRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { db } = context;
+
+  async function visibleRun(
+    request: FastifyRequest,
+    scope: 'read' | 'submit',
+  ): Promise<{ run: Run; token: ApiTokenRow }> {
+    const token = await authenticateSubmitter(db, request, scope);
+    const { id } = parseInput(RunIdParams, request.params, 'id');
+    const run = await loadRun(db, id);
+    if (!tokenReaches(token, run.repository)) throw new HttpError(404, `There is no run ${id}`, 'id');
+    return { run, token };
+  }
+
+  async function detailOf(run: Run): Promise<RunDetail> {
+    const detail = await getRunDetail({ db, runId: run.id });
+    if (!detail) throw new HttpError(404, `There is no run ${run.id}`, 'id');
+    return detail;
+  }
+
+  app.get('/api/v1/runs/:id', async (request): Promise<RemoteRunReport> => {
+    return toRemoteRunReport(await detailOf((await visibleRun(request, 'read')).run));
+  });
+
+  app.get('/api/v1/runs/:id/metrics', async (request): Promise<{ series: Record<string, MetricSeries> }> => {
+    return { series: (await detailOf((await visibleRun(request, 'read')).run)).series };
+  });
+
+  app.get('/api/v1/runs/:id/logs/:stage', async (request): Promise<{ stage: string; lines: string[] }> => {
+    const { run } = await visibleRun(request, 'read');
+    const { stage } = parseInput(LogParams, request.params, 'stage');
+    const lines = await getStageLog({ db, runId: run.id, stage });
+    if (lines === null) throw new HttpError(404, `Run ${run.id} has no stage "${stage}"`, 'stage');
+    return { stage, lines };
+  });
+
+  app.post('/api/v1/runs/:id/cancel', async (request): Promise<RemoteRunReport> => {
+    const { run, token } = await visibleRun(request, 'submit');
+    const { reason } = parseInput(CancelRequest, request.body ?? {}, 'body');
+    const cancelled = await requestCancel({
+      db,
+      runId: run.id,
+      reason: reason ?? `Cancelled by ${token.name}`,
+    });
+    if (!cancelled) throw new HttpError(404, `There is no run ${run.id}`, 'id');
+    request.log.info({ runId: run.id, status: cancelled.status }, 'run cancel requested');
+    return toRemoteRunReport(await detailOf(cancelled));
+  });
+}

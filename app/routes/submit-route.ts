@@ -1,0 +1,95 @@
+import type { FastifyInstance } from 'fastify';
+import { ulid } from 'ulid';
+import { z } from 'zod';
+import { digestOf } from '../../schemas/canonical-json.js';
+import { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
+import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { createRun } from '../../store/create-run.js';
+import { getRunDetail } from '../../store/get-run-detail.js';
+import { recordWaitingReasons } from '../../store/record-waiting-reasons.js';
+import { checkCloneUrl, githubCloneUrl } from '../clone-url-policy.js';
+import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
+import { HttpError } from '../http/http-error.js';
+import { parseInput } from '../http/parse-input.js';
+import { readHeader } from '../http/read-header.js';
+import type { RouteContext } from '../route-context.js';
+import { toRemoteRunReport } from '../to-remote-run-report.js';
+
+const IdempotencyKey = z
+  .string()
+  .max(200, { error: 'must be at most 200 characters' })
+  .regex(/^[\x21-\x7e]+$/, { error: 'must be printable ASCII without spaces' });
+
+/**
+ * `POST /api/v1/runs` with `Idempotency-Key`: queues one run of a pushed commit for a
+ * submitter whose `submit` token reaches the repository. The key becomes the run's trigger
+ * key, so a retried request gets the run the first one made (200) instead of a second run
+ * (201 when new). Answers the run's RemoteRunReport.
+ */
+export function submitRoute(app: FastifyInstance, context: RouteContext): void {
+  app.post('/api/v1/runs', async (request, reply): Promise<RemoteRunReport> => {
+    const token = await authenticateSubmitter(context.db, request, 'submit');
+    const key = readHeader(
+      request,
+      'Idempotency-Key',
+      IdempotencyKey,
+      'a key unique to this submission, reused only when retrying it',
+    );
+    const body = parseInput(SubmitRunRequest, request.body, 'body');
+    let cloneUrl = githubCloneUrl(body.repository);
+    if (body.cloneUrl !== undefined) {
+      const accepted = checkCloneUrl(body.cloneUrl, context.settings);
+      if ('problem' in accepted) throw new HttpError(400, accepted.problem, 'cloneUrl');
+      if (accepted.repository !== body.repository) {
+        throw new HttpError(
+          400,
+          `repository: "${body.repository}" is not the repository cloneUrl names; expected "${accepted.repository}"`,
+          'repository',
+        );
+      }
+      cloneUrl = accepted.cloneUrl;
+    }
+    if (!tokenReaches(token, body.repository)) {
+      throw new HttpError(
+        403,
+        `repository: API token "${token.name}" may not queue runs of ${body.repository}`,
+        'repository',
+      );
+    }
+    const { run, created } = await createRun({
+      db: context.db,
+      run: {
+        id: ulid(),
+        repository: body.repository,
+        pipelinePath: body.pipelinePath,
+        trustDomain: 'trusted',
+        groupId: body.group?.id ?? null,
+        groupIndex: body.group?.index ?? null,
+        commit: body.commit,
+        params: body.params,
+        paramsDigest: digestOf(body.params),
+        noCache: body.noCache,
+        status: 'queued',
+        labels: [...new Set(body.labels)].sort(),
+        triggerKey: `submit:${body.repository}:${key}`,
+        cloneUrl,
+        fetchRef: null,
+        fork: false,
+        retries: body.retries,
+        timeoutMs: body.timeoutMs,
+        submittedBy: token.name,
+      },
+    });
+    if (created) {
+      request.log.info({ runId: run.id, repository: run.repository, submittedBy: token.name }, 'run queued');
+      // Said at once rather than at the next sweep: the submitter's first answer tells
+      // whether any online runner can take the run (`Waiting for a runner labelled gpu`).
+      await recordWaitingReasons({ db: context.db, onlineWindowMs: context.settings.onlineWindowMs });
+      await context.doorbell.ring();
+    }
+    const detail = await getRunDetail({ db: context.db, runId: run.id });
+    if (!detail) throw new Error(`Run ${run.id} vanished right after it was queued`);
+    reply.code(created ? 201 : 200);
+    return toRemoteRunReport(detail);
+  });
+}

@@ -1,0 +1,78 @@
+import { Queue, Worker } from 'bullmq';
+import type { Logger } from 'pino';
+import type { Database } from '../store/database.js';
+import { sweepRuns } from '../store/sweep-runs.js';
+import type { ControlPlaneSettings } from './control-plane-settings.js';
+import type { RunDoorbell } from './run-doorbell.js';
+
+const QUEUE = 'sweeps';
+const SCHEDULER_ID = 'sweep-runs';
+
+export interface RunSweeper {
+  /** Stops re-ensuring the schedule and closes the worker (waiting for a sweep in progress). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the sweeper (DESIGN §6): a BullMQ job scheduler runs `sweepRuns` every sweep
+ * interval on one of the replicas' workers, abandoning (and requeuing, while retries
+ * allow) runs whose lease ran out, timing out runs past their limit and expiring runs
+ * queued too long. The schedule is upserted again every interval, so a Redis that was
+ * flushed or failed over resumes sweeping by itself; a sweep that requeued runs rings the
+ * doorbell so waiting runners claim them.
+ */
+export async function startRunSweeper({
+  db,
+  settings,
+  doorbell,
+  logger,
+}: {
+  db: Database;
+  settings: ControlPlaneSettings;
+  doorbell: RunDoorbell;
+  logger: Logger;
+}): Promise<RunSweeper> {
+  const connection = { url: settings.redisUrl, maxRetriesPerRequest: null };
+  const queue = new Queue(QUEUE, { connection, prefix: settings.queuePrefix });
+  queue.on('error', (error) => logger.warn({ err: error }, 'sweeper queue: Redis error'));
+  const worker = new Worker(
+    QUEUE,
+    async () => {
+      const swept = await sweepRuns({
+        db,
+        settings: { onlineWindowMs: settings.onlineWindowMs, queueTimeoutMs: settings.queueTimeoutMs },
+      });
+      for (const [change, runIds] of Object.entries(swept)) {
+        for (const runId of runIds) logger.info({ runId, change }, 'run swept');
+      }
+      if (swept.requeued.length > 0) await doorbell.ring();
+      return swept;
+    },
+    { connection, prefix: settings.queuePrefix, concurrency: 1 },
+  );
+  worker.on('error', (error) => logger.warn({ err: error }, 'sweeper worker: Redis error'));
+  worker.on('failed', (_job, error) => logger.error({ err: error }, 'sweep failed'));
+
+  const ensureSchedule = async (): Promise<void> => {
+    await queue.upsertJobScheduler(
+      SCHEDULER_ID,
+      { every: settings.sweepIntervalMs },
+      { name: SCHEDULER_ID, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
+  };
+  await ensureSchedule();
+  const timer = setInterval(() => {
+    ensureSchedule().catch((error: unknown) =>
+      logger.warn({ err: error }, 'could not re-ensure the sweep schedule'),
+    );
+  }, settings.sweepIntervalMs);
+  timer.unref();
+
+  return {
+    close: async () => {
+      clearInterval(timer);
+      await worker.close();
+      await queue.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import { BlobStorage } from './blob-storage.js';
+import { buildServer } from './build-server.js';
+import type { ControlPlaneSettings } from './control-plane-settings.js';
+import { openControlPlaneDatabase } from './open-control-plane-database.js';
+import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
+import { startRunSweeper } from './run-sweeper.js';
+
+/** A running control plane. */
+export interface ControlPlane {
+  /** Where the HTTP API listens, e.g. `http://127.0.0.1:3000`. */
+  url: string;
+  /** Stops taking requests, then stops the sweeper, then disconnects Redis and the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * The pino logger of `fluksio app`: JSON lines on stdout at the settings' level, with
+ * anything that could carry a token redacted.
+ */
+export function createControlPlaneLogger(settings: Pick<ControlPlaneSettings, 'logLevel'>): Logger {
+  return pino({
+    level: settings.logLevel,
+    redact: ['req.headers.authorization', 'req.headers["x-fluksio-lease"]', 'headers.authorization'],
+  });
+}
+
+/**
+ * Starts `fluksio app`: opens and migrates the database (PostgreSQL at DATABASE_URL, else
+ * embedded PGlite under the data directory), connects Redis, starts the sweeper and the
+ * HTTP server. Works without any GitHub credentials. A failure part-way closes what was
+ * opened and rejects with the cause.
+ */
+export async function startControlPlane({
+  settings,
+  logger = createControlPlaneLogger(settings),
+}: {
+  settings: ControlPlaneSettings;
+  logger?: Logger;
+}): Promise<ControlPlane> {
+  const closers: (() => Promise<unknown>)[] = [];
+  const closeAll = async (): Promise<void> => {
+    for (const close of closers.splice(0).reverse()) {
+      await close().catch((error: unknown) => logger.error({ err: error }, 'error while shutting down'));
+    }
+  };
+  try {
+    const database = await openControlPlaneDatabase(settings, logger);
+    closers.push(() => database.close());
+
+    const redis = new Redis(settings.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 3 });
+    redis.on('error', (error: Error) => logger.warn({ err: error }, 'Redis error'));
+    closers.push(() => redis.quit().catch(() => redis.disconnect()));
+    await redis.connect().catch((error: unknown) => {
+      throw new Error(
+        `Cannot reach Redis at REDIS_URL: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          cause: error,
+        },
+      );
+    });
+
+    const sweeper = await startRunSweeper({
+      db: database.db,
+      settings,
+      doorbell: new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger),
+      logger,
+    });
+    closers.push(() => sweeper.close());
+
+    const server = buildServer({
+      db: database.db,
+      redis,
+      settings,
+      blobs: new BlobStorage(join(settings.dataDir, 'blobs')),
+      logger,
+    });
+    closers.push(() => server.close());
+    const url = await server.listen({ host: settings.host, port: settings.port });
+    logger.info({ url, dataDir: settings.dataDir }, 'control plane listening');
+    return { url, close: closeAll };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}

@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import type { RunnerRow } from '../schemas/tables/runners.js';
+import type { Run } from '../schemas/tables/runs.js';
+import type { Database } from '../store/database.js';
+import { claimNextRun } from '../store/claim-next-run.js';
+import type { RunDoorbell } from './run-doorbell.js';
+
+/**
+ * Claims the oldest run this runner may take, waiting up to `waitMs` for one (the
+ * long-poll of `POST /api/v1/runner/claim`). Looks again whenever the doorbell rings and
+ * at least every `recheckMs` regardless, since a ring can be lost and Postgres is the
+ * truth. The ticket is taken before each look, so a run queued during a look is not
+ * missed until the next re-check. Returns null when the time is up or `signal` aborts.
+ */
+export async function waitForClaim({
+  db,
+  doorbell,
+  runner,
+  leaseTtlMs,
+  waitMs,
+  recheckMs,
+  signal,
+}: {
+  db: Database;
+  doorbell: RunDoorbell;
+  runner: RunnerRow;
+  leaseTtlMs: number;
+  waitMs: number;
+  recheckMs: number;
+  signal: AbortSignal;
+}): Promise<Run | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const ticket = doorbell.take();
+    const leaseId = randomBytes(32).toString('hex');
+    // Fork runs stay queued for runners started with --accept-forks; the claim request
+    // does not say that yet, so for now no runner is offered one.
+    const run = await claimNextRun({ db, runner, acceptForks: false, leaseId, leaseTtlMs });
+    const remaining = deadline - Date.now();
+    if (run || remaining <= 0 || signal.aborted) {
+      ticket.cancel();
+      return run;
+    }
+    await ticket.wait(Math.min(remaining, recheckMs), signal);
+  }
+}

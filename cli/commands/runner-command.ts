@@ -1,0 +1,124 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import { pino } from 'pino';
+import { startRunnerDaemon } from '../../runner/daemon/runner-daemon.js';
+import type { CliIo } from '../cli-io.js';
+import { userCacheDir } from '../local/user-cache-dir.js';
+import { UsageError } from '../usage-error.js';
+
+export interface RunnerCommandOptions {
+  /** `--work-dir`: mirrors, checkouts and blob cache (default: the user cache's `runner/`). */
+  workDir?: string;
+  /** `--concurrency`: runs at once. */
+  concurrency?: string;
+  /** `--accept-forks`: execute fork pull requests' runs (without the secrets). */
+  acceptForks?: boolean;
+  /** `--env-file`: the runner's secrets, as dotenv `NAME=value` lines. */
+  envFile?: string;
+  /** `--token-file`: a file holding the runner token (else FLUKSIO_RUNNER_TOKEN). */
+  tokenFile?: string;
+  /** `--url`: the control plane (else FLUKSIO_URL). */
+  url?: string;
+}
+
+/** Log fields that could hold a credential, censored even if one ever reaches a log call. */
+const REDACTED = [
+  'token',
+  '*.token',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'extraHeader',
+  '*.extraHeader',
+];
+
+/**
+ * `fluksio runner`: the self-hosted runner daemon (DESIGN §6, §9). Reads its
+ * configuration once, here: the URL from `--url` or FLUKSIO_URL, the token from
+ * `--token-file` or FLUKSIO_RUNNER_TOKEN — never from a flag's value, which every user
+ * of the machine can read in the process list — and secrets from `--env-file`. Runs
+ * until SIGTERM or SIGINT, which cancel the running stages and release their runs to
+ * the queue. Exit 0 after a stop, 1 when the control plane refuses the token, 2 for
+ * missing or bad configuration.
+ */
+export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): Promise<number> {
+  const url = options.url ?? io.env.FLUKSIO_URL;
+  if (!url) throw new UsageError('No control plane URL: give --url URL or set FLUKSIO_URL');
+  if (!/^https?:\/\/[^\s/@]+(\/[^\s@]*)?$/.test(url)) {
+    throw new UsageError(
+      `--url: "${url}" is not an http(s) URL without credentials (e.g. https://fluksio.example.com)`,
+    );
+  }
+  const token = await readToken(options.tokenFile, io);
+  const concurrency = Number(options.concurrency ?? '1');
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new UsageError(`--concurrency: "${options.concurrency}" is not a whole number from 1 to 64`);
+  }
+  const secrets = options.envFile ? await readSecrets(resolve(io.cwd, options.envFile)) : {};
+  // Children inherit the process environment; the token is kept in memory only.
+  if (io.env === process.env) delete process.env.FLUKSIO_RUNNER_TOKEN;
+
+  const logger = pino({ name: 'fluksio-runner', redact: { paths: REDACTED, censor: '***' } }, io.stdout);
+  const daemon = await startRunnerDaemon({
+    url,
+    token,
+    workDir: options.workDir ? resolve(io.cwd, options.workDir) : join(userCacheDir(io.env), 'runner'),
+    concurrency,
+    acceptForks: options.acceptForks ?? false,
+    secrets,
+    environment: io.env,
+    logger,
+  });
+  const stop = () => {
+    logger.info('stopping: cancelling running stages and releasing their runs');
+    void daemon.stop();
+  };
+  io.signal?.addEventListener('abort', stop, { once: true });
+  if (io.signal?.aborted) stop();
+  try {
+    await daemon.done;
+    return 0;
+  } finally {
+    io.signal?.removeEventListener('abort', stop);
+  }
+}
+
+async function readToken(tokenFile: string | undefined, io: CliIo): Promise<string> {
+  if (tokenFile) {
+    const text = await readFile(resolve(io.cwd, tokenFile), 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new UsageError(`--token-file: cannot read ${tokenFile} (${error.code ?? error.message})`);
+    });
+    const token = text.trim();
+    if (!token || /\s/.test(token)) {
+      throw new UsageError(`--token-file: ${tokenFile} must hold the runner token alone on one line`);
+    }
+    return token;
+  }
+  const token = io.env.FLUKSIO_RUNNER_TOKEN?.trim();
+  if (!token) {
+    throw new UsageError(
+      'No runner token: set FLUKSIO_RUNNER_TOKEN or give --token-file FILE (never the token itself on the command line)',
+    );
+  }
+  return token;
+}
+
+/** The `--env-file` secrets: dotenv syntax; FLUKSIO_* names are the runner's own and refused. */
+async function readSecrets(file: string): Promise<Record<string, string>> {
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`--env-file: cannot read ${file} (${error.code ?? error.message})`);
+  });
+  const secrets = parseDotenv(text);
+  const reserved = Object.keys(secrets).filter((name) => /^FLUKSIO_/i.test(name));
+  if (reserved.length > 0) {
+    throw new UsageError(
+      `--env-file: ${reserved.join(', ')} in ${file}: FLUKSIO_* names are reserved for fluksio itself`,
+    );
+  }
+  const invalid = Object.keys(secrets).filter((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+  if (invalid.length > 0) {
+    throw new UsageError(`--env-file: ${invalid.join(', ')} in ${file} are not environment variable names`);
+  }
+  return secrets;
+}

@@ -1,0 +1,224 @@
+import type { Logger } from 'pino';
+import type { Claim } from '../../schemas/protocol/claim.js';
+import type { FinishRequest } from '../../schemas/protocol/lease-requests.js';
+import { runPipeline, type RunOutcome } from '../run-pipeline.js';
+import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
+import { isLeaseLost } from './control-plane-errors.js';
+import type { GitWorkspace } from './git-workspace.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import type { LocalBlobCache } from './local-blob-cache.js';
+import { prepareClaimedRun, type PreparedRun } from './prepare-claimed-run.js';
+import { RemoteBlobStore } from './remote-blob-store.js';
+import { RemoteEventSink } from './remote-event-sink.js';
+import { RemoteStageCache } from './remote-stage-cache.js';
+
+export interface ExecuteClaimOptions {
+  claim: Claim;
+  /** The concurrency slot the run executes in (its checkouts are the slot's own). */
+  slot: number;
+  client: ControlPlaneClient;
+  git: GitWorkspace;
+  blobCache: LocalBlobCache;
+  /** Run fork pull requests' code (`--accept-forks`); otherwise such runs are released. */
+  acceptForks: boolean;
+  /** The runner's environment: a trusted run's pipeline `env` values come from it. */
+  runnerEnvironment: Readonly<Record<string, string | undefined>>;
+  /** The runner's secrets (`--env-file`): for trusted runs only, masked everywhere. */
+  secrets: Readonly<Record<string, string>>;
+  /** Stages of the run executing at once. */
+  jobs: number;
+  /** Grace between SIGINT, SIGTERM and SIGKILL for a stopped stage. */
+  killGraceMs: number;
+  /** Aborted when the runner stops (SIGTERM): the stage is cancelled and the run released. */
+  stopSignal: AbortSignal;
+  /** Once stopping, how long the run's last events may take to upload before the release. */
+  releaseGraceMs: number;
+  /** Logs with the run id bound. */
+  logger: Logger;
+}
+
+/** How a claimed run ended on this runner. */
+export type ClaimEnd =
+  | { end: 'finished'; status: FinishRequest['status'] }
+  | { end: 'released'; reason: string }
+  /** A fork's run this runner does not take, given back. */
+  | { end: 'refused' }
+  | { end: 'lease-lost' };
+
+/** Why the runner stopped the run, when it was not the run's own ending. */
+type StopRequest =
+  { kind: 'cancel'; status: 'cancelled' | 'timed_out'; reason: string } | { kind: 'release'; reason: string };
+
+/**
+ * Executes one claimed run (DESIGN §5, §6). The lease is heartbeated from the first
+ * moment; a cancel in a heartbeat's reply stops the engine and the run finishes as the
+ * control plane said (`cancelled`, `timed_out`); a lease found gone stops everything and
+ * nothing more is written. Fork runs are released unless the runner accepts forks. The
+ * claimed commit is fetched, checked out and verified; the pipeline and params are
+ * checked at that commit (a problem fails the run with the problem as reason); the run
+ * is started with its stamp and executed by the engine against the remote cache, blob
+ * store and event sink; after its events are acknowledged it is finished with its
+ * outcome. When the runner stops, the stage is cancelled and the run released, so it
+ * goes back to the queue.
+ */
+export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimEnd> {
+  const { claim, client, logger } = options;
+  const run: RunLease = { runId: claim.run.id, lease: claim.lease };
+  const leaseLost = new AbortController();
+  const engineAbort = new AbortController();
+  const drainDeadline = new AbortController();
+  let drainTimer: NodeJS.Timeout | null = null;
+  let stop: StopRequest | null = null;
+
+  const keeper = new LeaseKeeper({
+    client,
+    run,
+    intervalMs: claim.heartbeatIntervalMs,
+    onCancel: ({ finishAs, reason }) => {
+      logger.info({ finishAs, reason }, 'the control plane stopped the run');
+      stop ??= { kind: 'cancel', status: finishAs ?? 'cancelled', reason: reason ?? 'The run was cancelled' };
+      engineAbort.abort();
+    },
+    onLeaseLost: (error) => {
+      logger.warn({ err: error }, 'the lease is gone: stopping the run, writing nothing more');
+      leaseLost.abort(error);
+      engineAbort.abort();
+    },
+    onError: (error) => logger.warn({ err: error }, 'heartbeat failed; trying again at the next beat'),
+  });
+  const onStop = () => {
+    stop ??= { kind: 'release', reason: 'The runner executing it was stopped' };
+    engineAbort.abort();
+    drainTimer = setTimeout(() => drainDeadline.abort(), options.releaseGraceMs);
+  };
+  options.stopSignal.addEventListener('abort', onStop, { once: true });
+  if (options.stopSignal.aborted) onStop();
+  keeper.start();
+
+  const end = async (result: FinishRequest | { release: string }): Promise<ClaimEnd> => {
+    // Heartbeats end first: one answered after the finish would only report a lease gone.
+    await keeper.stop();
+    if (leaseLost.signal.aborted) return { end: 'lease-lost' };
+    try {
+      if ('release' in result) {
+        await client.release(run, result.release.slice(0, 1000));
+        logger.info({ reason: result.release }, 'run released');
+        return { end: 'released', reason: result.release };
+      }
+      await client.finish(run, { ...result, reason: result.reason?.slice(0, 4000) ?? null });
+      logger.info({ status: result.status, reason: result.reason }, 'run finished');
+      return { end: 'finished', status: result.status };
+    } catch (error) {
+      if (isLeaseLost(error)) return { end: 'lease-lost' };
+      throw error;
+    }
+  };
+  /**
+   * How the run ends when the runner stopped it, or null when it was not stopped: a
+   * run whose stages all ended before the stop took effect finishes with its outcome.
+   */
+  const stopped = (outcome: RunOutcome | null): Promise<ClaimEnd> | null => {
+    if (leaseLost.signal.aborted) return Promise.resolve({ end: 'lease-lost' });
+    if (outcome && outcome.status !== 'cancelled') return null;
+    if (stop?.kind === 'release') return end({ release: stop.reason });
+    if (stop?.kind === 'cancel')
+      return end({
+        lease: run.lease,
+        status: stop.status,
+        reason: stop.reason,
+        metrics: outcome?.metrics ?? {},
+      });
+    return null;
+  };
+  const failed = (reason: string) => end({ lease: run.lease, status: 'failed', reason, metrics: {} });
+
+  try {
+    if (claim.repo.fork && !options.acceptForks) {
+      const released = await end({
+        release: 'This runner does not execute fork pull requests (it was not started with --accept-forks)',
+      });
+      return released.end === 'released' ? { end: 'refused' } : released;
+    }
+    let prepared: PreparedRun;
+    try {
+      const repoRoot = await options.git.checkout({
+        slot: options.slot,
+        repository: claim.repo.repository,
+        cloneUrl: claim.repo.cloneUrl,
+        fetchRef: claim.repo.fetchRef,
+        commit: claim.commit,
+        extraHeader: claim.git.extraHeader,
+        signal: engineAbort.signal,
+      });
+      prepared = await prepareClaimedRun({
+        repoRoot,
+        claim,
+        runnerEnvironment: options.runnerEnvironment,
+        secrets: options.secrets,
+      });
+    } catch (error) {
+      return (await stopped(null)) ?? (await failed((error as Error).message));
+    }
+    const early = stopped(null);
+    if (early) return await early;
+
+    try {
+      await client.start(run, { codeDigest: prepared.stamp.codeDigest, envDigest: prepared.stamp.envDigest });
+    } catch (error) {
+      if (isLeaseLost(error)) return { end: 'lease-lost' };
+      logger.error({ err: error }, 'could not start the run: giving it back');
+      return await end({ release: `The runner could not start the run: ${(error as Error).message}` });
+    }
+    logger.info({ codeDigest: prepared.stamp.codeDigest, commit: claim.commit }, 'run started');
+
+    let outcome: RunOutcome;
+    try {
+      outcome = await runPipeline({
+        runId: claim.run.id,
+        workspace: prepared.workspace,
+        pipeline: prepared.pipeline,
+        params: prepared.params,
+        codeIndex: prepared.codeIndex,
+        environment: prepared.environment,
+        secrets: prepared.secrets,
+        jobs: options.jobs,
+        noCache: claim.run.noCache,
+        cache: new RemoteStageCache({
+          client,
+          run,
+          signal: leaseLost.signal,
+          onError: (error) => logger.warn({ err: error }, 'cache lookup failed: treated as a miss'),
+        }),
+        blobs: new RemoteBlobStore({ client, run, cache: options.blobCache, signal: leaseLost.signal }),
+        events: new RemoteEventSink({
+          client,
+          run,
+          attempt: claim.run.attempt,
+          signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
+          onError: (error) => logger.warn({ err: error }, 'event upload stopped'),
+        }),
+        signal: engineAbort.signal,
+        killGraceMs: options.killGraceMs,
+      });
+    } catch (error) {
+      // The engine itself only fails when its events cannot be delivered.
+      return (
+        (await stopped(null)) ??
+        (await failed(`The runner could not deliver the run's events: ${(error as Error).message}`))
+      );
+    }
+    return (
+      (await stopped(outcome)) ??
+      (await end({
+        lease: run.lease,
+        status: outcome.status,
+        reason: outcome.reason,
+        metrics: outcome.metrics,
+      }))
+    );
+  } finally {
+    options.stopSignal.removeEventListener('abort', onStop);
+    if (drainTimer) clearTimeout(drainTimer);
+    await keeper.stop();
+  }
+}

@@ -1,0 +1,261 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { runGit, type GitCommandOptions } from './git-command.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { redactUrl } from './redact-url.js';
+
+export interface GitWorkspaceOptions {
+  /** The runner's work directory: mirrors go under `mirrors/`, checkouts under `checkouts/`. */
+  workDir: string;
+  /** The runner's environment, of which git gets only PATH, HOME, proxies and CAs (git-command.ts). */
+  environment: Readonly<Record<string, string | undefined>>;
+}
+
+/** What to check out: a claim's repository and commit, for one concurrency slot. */
+export interface CheckoutRequest {
+  /** The concurrency slot the run executes in; each slot has its own checkouts. */
+  slot: number;
+  /** `owner/name`, for directory names and messages. */
+  repository: string;
+  cloneUrl: string;
+  /** A ref to fetch when the commit is on no branch (a fork's `refs/pull/<n>/head`). */
+  fetchRef: string | null;
+  /** The exact commit to run. */
+  commit: string;
+  /** `http.extraHeader` for the fetch (an installation token), or null. */
+  extraHeader: string | null;
+  /** Kills the git command in progress. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Repositories on a runner's disk: a bare mirror per repository under `mirrors/`, into
+ * which exactly the claimed commit is fetched, and a checkout per concurrency slot and
+ * repository under `checkouts/<slot>/`, reused from run to run (switching a warm
+ * checkout costs ~0.1 s, a fresh clone seconds: NOTES.md). A checkout borrows the
+ * mirror's objects (`objects/info/alternates`) instead of copying them. Mirrors keep
+ * full history, so each fetch is incremental; nothing prunes them while the runner runs.
+ */
+export class GitWorkspace {
+  private readonly mirrorLocks = new KeyedMutex();
+
+  constructor(private readonly options: GitWorkspaceOptions) {}
+
+  /**
+   * Fetches the commit into the repository's mirror, checks it out detached in the
+   * slot's checkout (forced, cleaned of everything untracked or ignored), with its
+   * submodules, then verifies that HEAD is the commit and the tree is clean. Resolves
+   * with the checkout's real path; rejects with a sentence naming what went wrong.
+   */
+  async checkout(request: CheckoutRequest): Promise<string> {
+    const url = checkCloneUrl(request.cloneUrl);
+    if (request.fetchRef !== null) checkFetchRef(request.fetchRef);
+    const key = `${request.repository.replace(/[^A-Za-z0-9._-]+/g, '_')}-${sha256(url).slice(0, 12)}`;
+    const mirror = path.join(this.options.workDir, 'mirrors', `${key}.git`);
+    await this.mirrorLocks.run(mirror, () => this.fetchIntoMirror(mirror, url, request));
+    const dir = path.join(this.options.workDir, 'checkouts', String(request.slot), key);
+    await this.checkoutInSlot(dir, mirror, url, request);
+    return realpath(dir);
+  }
+
+  private async fetchIntoMirror(mirror: string, url: string, request: CheckoutRequest): Promise<void> {
+    const { commit } = request;
+    if (!existsSync(path.join(mirror, 'HEAD'))) await this.createMirror(mirror, commit);
+    const git = (args: string[], extra: Partial<GitCommandOptions> = {}) =>
+      runGit(args, { ...this.gitOptions(mirror, url, request), ...extra });
+    // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
+    if (await hasCommit(git, commit)) return;
+    await removeStaleLocks(mirror, ['packed-refs.lock', `refs/fluksio/slot-${request.slot}.lock`]);
+    // The header is passed to the fetches and to nothing else.
+    const header = request.extraHeader ? { extraHeader: { url, value: request.extraHeader } } : {};
+    const slotRef = `refs/fluksio/slot-${request.slot}`;
+    const fetch = (want: string) =>
+      git(
+        ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', url, `+${want}:${slotRef}`],
+        header,
+      );
+    try {
+      if (request.fetchRef) {
+        await fetch(request.fetchRef);
+        if (!(await hasCommit(git, commit))) await fetch(commit);
+      } else {
+        await fetch(commit);
+      }
+    } catch (error) {
+      throw new Error(
+        `Could not fetch commit ${commit} of ${request.repository} from ${redactUrl(url)}` +
+          `${request.fetchRef ? ` (ref ${request.fetchRef})` : ''}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    if (!(await hasCommit(git, commit))) {
+      throw new Error(
+        `Commit ${commit} is not in ${request.repository}${request.fetchRef ? ` at ${request.fetchRef}` : ''}: ` +
+          'it was force-pushed away or never pushed; expected a commit the repository has',
+      );
+    }
+  }
+
+  /** A bare repository, made under a temporary name and renamed: a crash leaves no half mirror. */
+  private async createMirror(mirror: string, commit: string): Promise<void> {
+    const temp = `${mirror}.${randomUUID()}.tmp`;
+    await mkdir(path.dirname(mirror), { recursive: true });
+    try {
+      await runGit(
+        ['init', '--quiet', '--bare', '--template=', `--object-format=${formatOf(commit)}`, temp],
+        {
+          cwd: path.dirname(mirror),
+          environment: this.options.environment,
+          allowFile: false,
+        },
+      );
+      await rename(temp, mirror);
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
+  }
+
+  private async checkoutInSlot(
+    dir: string,
+    mirror: string,
+    url: string,
+    request: CheckoutRequest,
+  ): Promise<void> {
+    const git = (args: string[]) => runGit(args, this.gitOptions(dir, url, request));
+    const { commit } = request;
+    if (!existsSync(path.join(dir, '.git', 'HEAD'))) {
+      await mkdir(dir, { recursive: true });
+      await git(['init', '--quiet', '--template=', `--object-format=${formatOf(commit)}`]);
+    }
+    // Written anew each run: the previous run's stages could write into .git, and what
+    // git reads from here must be ours. The origin URL resolves relative submodule URLs.
+    await writeFile(path.join(dir, '.git', 'config'), checkoutConfig(url, commit));
+    await mkdir(path.join(dir, '.git', 'objects', 'info'), { recursive: true });
+    await writeFile(
+      path.join(dir, '.git', 'objects', 'info', 'alternates'),
+      `${path.join(mirror, 'objects')}\n`,
+    );
+
+    await removeStaleLocks(path.join(dir, '.git'), ['index.lock', 'HEAD.lock']);
+    await git(['checkout', '--quiet', '--force', '--detach', commit]);
+    await git(['clean', '-ffdxq']);
+    if (existsSync(path.join(dir, '.gitmodules'))) {
+      try {
+        await git(['submodule', '--quiet', 'update', '--init', '--recursive', '--force']);
+        await git(['submodule', '--quiet', 'foreach', '--recursive', 'git clean -ffdxq']);
+      } catch (error) {
+        throw new Error(`Could not check out the submodules of ${commit}: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
+    }
+    await verifyCheckout(git, commit);
+  }
+
+  private gitOptions(cwd: string, url: string, request: CheckoutRequest): GitCommandOptions {
+    return {
+      cwd,
+      environment: this.options.environment,
+      allowFile: url.startsWith('file://'),
+      ...(request.signal ? { signal: request.signal } : {}),
+    };
+  }
+}
+
+/**
+ * HEAD must be the claimed commit and the tree (submodules included) exactly HEAD's:
+ * nothing runs otherwise (DESIGN §5). One `git status` answers both.
+ */
+async function verifyCheckout(git: (args: string[]) => Promise<string>, commit: string): Promise<void> {
+  const status = await git([
+    'status',
+    '--porcelain=v2',
+    '-z',
+    '--branch',
+    '--untracked-files=all',
+    '--ignore-submodules=none',
+  ]);
+  const records = status.split('\0').filter((record) => record !== '');
+  const head = records.find((record) => record.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
+  if (head !== commit) {
+    throw new Error(
+      `The checkout's HEAD is ${head ?? 'unknown'}, not the claimed commit ${commit}; nothing was run`,
+    );
+  }
+  const changed = records.filter((record) => !record.startsWith('#'));
+  if (changed.length > 0) {
+    const paths = changed.slice(0, 5).map((record) => record.split(' ').at(-1));
+    throw new Error(
+      `The checkout of ${commit} is not clean after a forced checkout and clean: ${paths.join(', ')}` +
+        `${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}; nothing was run`,
+    );
+  }
+}
+
+/**
+ * Lock files a runner killed in the middle of a git command left behind. Only this
+ * runner uses the work directory (it is locked) and a mirror is fetched into by one slot
+ * at a time, so a lock found here is stale, and it would fail every later run.
+ */
+async function removeStaleLocks(gitDir: string, names: string[]): Promise<void> {
+  await Promise.all(names.map((name) => rm(path.join(gitDir, name), { force: true })));
+}
+
+async function hasCommit(git: (args: string[]) => Promise<string>, commit: string): Promise<boolean> {
+  return git(['cat-file', '-e', `${commit}^{commit}`]).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The checkout's whole `.git/config`. */
+function checkoutConfig(url: string, commit: string): string {
+  const sha256 = formatOf(commit) === 'sha256';
+  const quoted = url.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+  return [
+    '[core]',
+    `\trepositoryformatversion = ${sha256 ? 1 : 0}`,
+    '\tbare = false',
+    '\tlogallrefupdates = false',
+    ...(sha256 ? ['[extensions]', '\tobjectformat = sha256'] : []),
+    '[remote "origin"]',
+    `\turl = "${quoted}"`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Only `https://` (and `file://`, which the control plane allows for local
+ * repositories) are clone URLs: anything else — `ext::…`, `-…` read as an option, an
+ * ssh or git transport — is refused before git sees it. git's own `protocol.allow`
+ * refuses them again.
+ */
+function checkCloneUrl(url: string): string {
+  if (!/^(https:\/\/[^\s]+|file:\/\/\/[^\s]*)$/.test(url) || /[\0\n\r]/.test(url)) {
+    throw new Error(
+      `The clone URL "${redactUrl(url)}" is refused: expected https://… (or file:///… for a local repository)`,
+    );
+  }
+  return url;
+}
+
+function checkFetchRef(ref: string): void {
+  if (
+    !/^refs\/[A-Za-z0-9._/-]+$/.test(ref) ||
+    ref.includes('..') ||
+    ref.endsWith('/') ||
+    ref.endsWith('.lock')
+  ) {
+    throw new Error(`The fetch ref "${ref}" is refused: expected a ref name such as refs/pull/12/head`);
+  }
+}
+
+function formatOf(commit: string): 'sha1' | 'sha256' {
+  return commit.length === 64 ? 'sha256' : 'sha1';
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

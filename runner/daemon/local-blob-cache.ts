@@ -1,0 +1,121 @@
+import { readdir, rm, stat, utimes } from 'node:fs/promises';
+import path from 'node:path';
+import type { BlobDigest } from '../../schemas/blob-digest.js';
+import { BlobCorruptError, BlobMissingError } from '../blob-errors.js';
+import { DiskBlobStore } from '../disk-blob-store.js';
+import type { StoredBlob } from '../ports.js';
+
+export interface LocalBlobCacheOptions {
+  /** The cache's directory (`<workDir>/blobs`). */
+  root: string;
+  /** The most bytes kept; past it, the least recently used blobs go. */
+  maxBytes: number;
+}
+
+/**
+ * A runner's local copy of blobs, shared by its slots: a DiskBlobStore (every read
+ * verified) with a size cap and least-recently-used eviction. The order of use is kept
+ * in memory and in the files' mtimes, which a hit refreshes, so it survives a restart.
+ * A blob evicted while someone reads it is only a miss for that reader: the remote
+ * store still has it.
+ */
+export class LocalBlobCache {
+  readonly store: DiskBlobStore;
+  /** digest → size, least recently used first. */
+  private readonly entries = new Map<BlobDigest, number>();
+  private total = 0;
+
+  private constructor(private readonly options: LocalBlobCacheOptions) {
+    this.store = new DiskBlobStore(options.root);
+  }
+
+  /** Opens the cache, reading what an earlier run of the runner left, oldest use first. */
+  static async open(options: LocalBlobCacheOptions): Promise<LocalBlobCache> {
+    if (!(options.maxBytes >= 0))
+      throw new Error(`The blob cache size must be ≥ 0 bytes, not ${options.maxBytes}`);
+    const cache = new LocalBlobCache(options);
+    const found: { digest: BlobDigest; size: number; used: number }[] = [];
+    const top = path.join(options.root, 'sha256');
+    for (const prefix of await readdir(top).catch(() => [] as string[])) {
+      for (const hex of await readdir(path.join(top, prefix)).catch(() => [] as string[])) {
+        const stats = await stat(path.join(top, prefix, hex)).catch(() => null);
+        if (stats?.isFile() && /^[0-9a-f]{64}$/.test(hex))
+          found.push({ digest: `sha256:${hex}`, size: stats.size, used: stats.mtimeMs });
+      }
+    }
+    for (const blob of found.sort((a, b) => a.used - b.used)) cache.record(blob.digest, blob.size);
+    await cache.evict();
+    return cache;
+  }
+
+  /** Bytes held now. */
+  get size(): number {
+    return this.total;
+  }
+
+  async putFile(source: string): Promise<StoredBlob> {
+    return this.admitted(await this.store.putFile(source));
+  }
+
+  async putBytes(bytes: Uint8Array): Promise<StoredBlob> {
+    return this.admitted(await this.store.putBytes(bytes));
+  }
+
+  /** Writes the verified blob to `dest`; false when it is not here (or was corrupt, and is dropped). */
+  async getToFile(digest: BlobDigest, dest: string): Promise<boolean> {
+    return (await this.hit(digest, () => this.store.getToFile(digest, dest).then(() => true))) ?? false;
+  }
+
+  /** The verified bytes, or null when they are not here. */
+  async getBytes(digest: BlobDigest): Promise<Buffer | null> {
+    return this.hit(digest, () => this.store.getBytes(digest));
+  }
+
+  private async hit<T>(digest: BlobDigest, read: () => Promise<T>): Promise<T | null> {
+    const size = this.entries.get(digest);
+    if (size === undefined) return null;
+    try {
+      const result = await read();
+      this.record(digest, size);
+      await utimes(blobFile(this.options.root, digest), new Date(), new Date()).catch(() => undefined);
+      return result;
+    } catch (error) {
+      if (!(error instanceof BlobMissingError || error instanceof BlobCorruptError)) throw error;
+      this.forget(digest);
+      return null;
+    }
+  }
+
+  private async admitted(stored: StoredBlob): Promise<StoredBlob> {
+    this.record(stored.digest, stored.size);
+    await this.evict();
+    return stored;
+  }
+
+  private record(digest: BlobDigest, size: number): void {
+    this.forget(digest);
+    this.entries.set(digest, size);
+    this.total += size;
+  }
+
+  private forget(digest: BlobDigest): void {
+    const size = this.entries.get(digest);
+    if (size === undefined) return;
+    this.entries.delete(digest);
+    this.total -= size;
+  }
+
+  private async evict(): Promise<void> {
+    for (const [digest] of this.entries) {
+      if (this.total <= this.options.maxBytes) return;
+      this.forget(digest);
+      await rm(blobFile(this.options.root, digest), { force: true });
+    }
+  }
+}
+
+/** Where DiskBlobStore keeps a blob: `<root>/sha256/<first 2 hex>/<hex>` (its documented layout). */
+export function blobFile(root: string, digest: BlobDigest): string {
+  const hex = digest.slice('sha256:'.length);
+  return path.join(root, 'sha256', hex.slice(0, 2), hex);
+}

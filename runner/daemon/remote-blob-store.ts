@@ -1,0 +1,116 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
+import { BlobCorruptError, BlobMissingError } from '../blob-errors.js';
+import type { BlobStore, StoredBlob } from '../ports.js';
+import type { BlobBody, ControlPlaneClient, RunLease } from './control-plane-client.js';
+import type { LocalBlobCache } from './local-blob-cache.js';
+
+export interface RemoteBlobStoreOptions {
+  client: ControlPlaneClient;
+  /** The run whose lease the blob requests carry (reads are scoped to its repository). */
+  run: RunLease;
+  /** The runner's local cache, shared by its slots. */
+  cache: LocalBlobCache;
+  /** Stops transfers when the run's lease is gone. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The control plane's blob store (`HEAD|GET|PUT /api/v1/blobs/sha256:<hex>`) behind the
+ * runner's local cache. A put keeps the bytes locally and uploads them unless the
+ * control plane has them already (a file is streamed from disk, never read whole); a
+ * read is served locally when it can be, else downloaded, verified against its digest
+ * and kept. Absent is BlobMissingError and bytes that do not match are BlobCorruptError,
+ * as the engine expects of every BlobStore.
+ */
+export class RemoteBlobStore implements BlobStore {
+  constructor(private readonly options: RemoteBlobStoreOptions) {}
+
+  has(digest: BlobDigest): Promise<boolean> {
+    return this.options.client.hasBlob(this.options.run, digest, this.call());
+  }
+
+  async putFile(source: string): Promise<StoredBlob> {
+    const stored = await this.options.cache.putFile(source);
+    await this.upload(stored, { open: () => createReadStream(source), size: stored.size });
+    return stored;
+  }
+
+  async putBytes(bytes: Uint8Array): Promise<StoredBlob> {
+    const stored = await this.options.cache.putBytes(bytes);
+    await this.upload(stored, { bytes });
+    return stored;
+  }
+
+  async getToFile(digest: BlobDigest, dest: string): Promise<void> {
+    if (await this.options.cache.getToFile(digest, dest)) return;
+    await mkdir(path.dirname(dest), { recursive: true });
+    // Next to dest, so the final rename stays on one file system and is atomic.
+    const temp = path.join(path.dirname(dest), `.${path.basename(dest)}.${randomUUID()}.fluksio-tmp`);
+    try {
+      const hex = await this.options.client.getBlob(
+        this.options.run,
+        digest,
+        async (body) => {
+          const hashing = hashingStream();
+          await pipeline(body, hashing.stream, createWriteStream(temp));
+          return hashing.hex();
+        },
+        this.call(),
+      );
+      verify(digest, hex);
+      await this.options.cache.putFile(temp).catch(() => undefined);
+      await rename(temp, dest);
+    } finally {
+      await rm(temp, { force: true });
+    }
+  }
+
+  async getBytes(digest: BlobDigest): Promise<Buffer> {
+    const local = await this.options.cache.getBytes(digest);
+    if (local) return local;
+    const bytes = await this.options.client.getBlob(this.options.run, digest, readAll, this.call());
+    verify(digest, bytes === null ? null : createHash('sha256').update(bytes).digest('hex'));
+    const verified = bytes as Buffer;
+    await this.options.cache.putBytes(verified).catch(() => undefined);
+    return verified;
+  }
+
+  private async upload(stored: StoredBlob, body: BlobBody): Promise<void> {
+    const { client, run } = this.options;
+    if (await client.hasBlob(run, stored.digest, this.call())) return;
+    await client.putBlob(run, stored.digest, body, this.call());
+  }
+
+  private call(): { signal?: AbortSignal } {
+    return this.options.signal ? { signal: this.options.signal } : {};
+  }
+}
+
+/** Throws BlobMissingError for null (404) and BlobCorruptError for bytes hashing elsewhere. */
+function verify(digest: BlobDigest, actualHex: string | null): void {
+  if (actualHex === null) throw new BlobMissingError(digest);
+  if (blobDigest(actualHex) !== digest) throw new BlobCorruptError(digest, actualHex);
+}
+
+async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function hashingStream(): { stream: Transform; hex: () => string } {
+  const hash = createHash('sha256');
+  const stream = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  return { stream, hex: () => hash.digest('hex') };
+}

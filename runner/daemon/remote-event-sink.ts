@@ -1,0 +1,116 @@
+import type { RunEventBody } from '../../schemas/run-event.js';
+import { BatchingEventSink } from '../batching-event-sink.js';
+import type { EventSink } from '../ports.js';
+import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
+
+export interface RemoteEventSinkOptions {
+  client: ControlPlaneClient;
+  run: RunLease;
+  /** The run's attempt: events are applied once per `(run, attempt, seq)`. */
+  attempt: number;
+  /**
+   * Ends the retrying of a delivery: the lease is gone, or the runner is stopping and
+   * can wait no longer. Without it, a delivery is retried until it is acknowledged.
+   */
+  signal?: AbortSignal;
+  /** Told about each delivery that failed for good (the batch stays queued). */
+  onError?(error: unknown): void;
+  /** How long a log line or metric point waits for more of its kind to travel with. @defaultValue 100 */
+  mergeDelayMs?: number;
+  /** Events in one request. @defaultValue 50 */
+  maxBatch?: number;
+}
+
+/**
+ * Most text or points one merged event carries (~16 KiB): with at most `maxBatch` events
+ * a request stays under the 1 MiB a web server accepts by default.
+ */
+const MERGED_BYTES = 16 * 1024;
+/** What a metric point weighs against that limit, roughly, as JSON. */
+const POINT_BYTES = 80;
+
+/**
+ * The engine's events uploaded to the control plane (`POST /api/v1/runs/:id/events`).
+ * The engine emits one event per log line and per metric point; consecutive lines of a
+ * stage, and consecutive points, are merged into one event before they are numbered, so
+ * a training loop costs a request per batch, not per step, and a retried batch always
+ * carries exactly the events it carried before (the control plane dedupes by seq).
+ * Deliveries go one at a time, in order, and are retried with backoff until
+ * acknowledged: while the control plane is unreachable, events wait in memory.
+ */
+export class RemoteEventSink implements EventSink {
+  private readonly batching: BatchingEventSink;
+  private pending: RunEventBody | null = null;
+  private pendingBytes = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private failure: unknown = null;
+  private readonly mergeDelayMs: number;
+
+  constructor(private readonly options: RemoteEventSinkOptions) {
+    this.mergeDelayMs = options.mergeDelayMs ?? 100;
+    const { client, run, attempt, signal } = options;
+    this.batching = new BatchingEventSink({
+      maxBatch: options.maxBatch ?? 50,
+      deliver: async (events) => {
+        await client.sendEvents(
+          run,
+          { attempt, events },
+          { retries: Infinity, ...(signal ? { signal } : {}) },
+        );
+      },
+      onError: (error) => {
+        this.failure = error;
+        options.onError?.(error);
+      },
+    });
+  }
+
+  emit(event: RunEventBody): void {
+    if (this.pending && mergeable(this.pending, event) && this.pendingBytes + weight(event) <= MERGED_BYTES) {
+      if (this.pending.type === 'stage.log' && event.type === 'stage.log')
+        this.pending.lines.push(...event.lines);
+      if (this.pending.type === 'metric.points' && event.type === 'metric.points')
+        this.pending.points.push(...event.points);
+      this.pendingBytes += weight(event);
+      return;
+    }
+    this.release();
+    if (event.type === 'stage.log') this.pending = { ...event, lines: [...event.lines] };
+    else if (event.type === 'metric.points') this.pending = { ...event, points: [...event.points] };
+    else return this.batching.emit(event);
+    this.pendingBytes = weight(event);
+    this.timer = setTimeout(() => this.release(), this.mergeDelayMs);
+  }
+
+  /**
+   * Resolves once every event emitted so far is acknowledged; rejects with the error
+   * that stopped a delivery (a StaleLeaseError when the lease is gone).
+   */
+  async flush(): Promise<void> {
+    this.release();
+    try {
+      await this.batching.flush();
+    } catch (error) {
+      throw this.failure ?? error;
+    }
+  }
+
+  /** Hands the event being merged on to be numbered and sent. */
+  private release(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.pending) this.batching.emit(this.pending);
+    this.pending = null;
+    this.pendingBytes = 0;
+  }
+}
+
+function mergeable(pending: RunEventBody, event: RunEventBody): boolean {
+  if (pending.type === 'stage.log') return event.type === 'stage.log' && event.stage === pending.stage;
+  return pending.type === 'metric.points' && event.type === 'metric.points';
+}
+
+function weight(event: RunEventBody): number {
+  if (event.type === 'stage.log') return event.lines.reduce((sum, line) => sum + line.length + 3, 0);
+  return event.type === 'metric.points' ? event.points.length * POINT_BYTES : 0;
+}

@@ -1,0 +1,37 @@
+import type { CacheEntry } from '../../schemas/cache-entry.js';
+import type { StageCache } from '../ports.js';
+import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
+
+export interface RemoteStageCacheOptions {
+  client: ControlPlaneClient;
+  /** The run whose lease the lookups carry: the control plane scopes them to its repository and trust domain. */
+  run: RunLease;
+  /** Told when a lookup fails (it is then a miss). */
+  onError?(error: unknown): void;
+  signal?: AbortSignal;
+}
+
+/**
+ * The stage cache over `GET /api/v1/runs/:id/cache/:key` (DESIGN §5). A cache that
+ * cannot answer — unreachable, refusing, answering nonsense — is a miss, never a failed
+ * run. The protocol has no lookup of a stage's latest entry yet, so on a runner "why it
+ * re-ran" has no earlier entry to compare with and says the stage had none.
+ */
+export class RemoteStageCache implements StageCache {
+  constructor(private readonly options: RemoteStageCacheOptions) {}
+
+  async lookup(key: string): Promise<CacheEntry | null> {
+    const { client, run, signal } = this.options;
+    try {
+      // One retry at most: a stage waits on this, and a miss only costs running it.
+      return await client.cacheEntry(run, key, { retries: 1, ...(signal ? { signal } : {}) });
+    } catch (error) {
+      this.options.onError?.(error);
+      return null;
+    }
+  }
+
+  latest(): Promise<CacheEntry | null> {
+    return Promise.resolve(null);
+  }
+}

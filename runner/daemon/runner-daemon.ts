@@ -1,0 +1,191 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import lockfile from 'proper-lockfile';
+import { ControlPlaneClient } from './control-plane-client.js';
+import { UnauthorizedError } from './control-plane-errors.js';
+import { executeClaim } from './execute-claim.js';
+import { GitWorkspace } from './git-workspace.js';
+import { LocalBlobCache } from './local-blob-cache.js';
+
+export interface RunnerDaemonOptions {
+  /** The control plane's base URL. */
+  url: string;
+  /** The runner token (from FLUKSIO_RUNNER_TOKEN or --token-file, never a flag). */
+  token: string;
+  /** Mirrors, checkouts and the blob cache live here; one runner per directory. */
+  workDir: string;
+  /** Runs executed at once, each in its own slot. @defaultValue 1 */
+  concurrency?: number;
+  /** Execute fork pull requests' runs (their stages never get the secrets). @defaultValue false */
+  acceptForks?: boolean;
+  /** The runner's secrets (`--env-file`): given to trusted runs' stages, masked in every log. @defaultValue {} */
+  secrets?: Readonly<Record<string, string>>;
+  /**
+   * The runner's environment: trusted runs' pipeline `env` values and every stage's
+   * basics come from it, git its PATH and proxies. `FLUKSIO_*` never reaches a stage.
+   */
+  environment: Readonly<Record<string, string | undefined>>;
+  /** Structured log; each run's lines carry its id. */
+  logger: Logger;
+  /** Stages of one run executing at once. @defaultValue 1 */
+  jobs?: number;
+  /** How long one claim request waits for a run (long poll). @defaultValue 30 */
+  claimWaitSeconds?: number;
+  /** The local blob cache's size cap, in bytes. @defaultValue 10 GiB */
+  blobCacheBytes?: number;
+  /** Grace between SIGINT, SIGTERM and SIGKILL for a stopped stage. @defaultValue 5000 */
+  killGraceMs?: number;
+  /** Once stopping, how long a run's last events may take to upload before it is released. @defaultValue 10000 */
+  releaseGraceMs?: number;
+  /** The longest wait between claims while the control plane is unreachable. @defaultValue 30000 */
+  maxBackoffMs?: number;
+  /** Retries of one request that failed transiently. @defaultValue 5 */
+  requestRetries?: number;
+  /** Delay before a request's first retry, doubling after. @defaultValue 500 */
+  retryDelayMs?: number;
+}
+
+/** A started runner daemon. */
+export interface RunnerDaemon {
+  /**
+   * Settles when the daemon has stopped: resolves after stop(), rejects when the
+   * control plane refuses the token (nothing could ever be claimed).
+   */
+  done: Promise<void>;
+  /** Stops claiming, cancels running stages, releases their runs; resolves when all slots ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the self-hosted runner (DESIGN §6): `concurrency` slots, each long-polling
+ * the control plane for a run and executing it (execute-claim.ts). While the control
+ * plane is unreachable, each slot waits longer between claims, up to `maxBackoffMs`.
+ * The work directory is locked, so two runners never share checkouts.
+ */
+export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<RunnerDaemon> {
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new Error(`concurrency must be a whole number from 1 to 64, not ${concurrency}`);
+  }
+  const jobs = options.jobs ?? 1;
+  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`jobs must be a whole number ≥ 1, not ${jobs}`);
+  const { logger } = options;
+  const workDir = path.resolve(options.workDir);
+  await mkdir(workDir, { recursive: true });
+  const unlock = await lockfile
+    .lock(workDir, {
+      lockfilePath: path.join(workDir, 'runner.lock'),
+      stale: 30_000,
+      onCompromised: (error) => logger.error({ err: error }, 'the work directory lock was lost'),
+    })
+    .catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ELOCKED'
+        ? new Error(
+            `Another runner is using the work directory ${workDir}; give this one its own with --work-dir`,
+          )
+        : error;
+    });
+
+  const client = new ControlPlaneClient({
+    url: options.url,
+    token: options.token,
+    ...(options.requestRetries !== undefined ? { retries: options.requestRetries } : {}),
+    ...(options.retryDelayMs !== undefined ? { minRetryDelayMs: options.retryDelayMs } : {}),
+    onRetry: ({ request, attempt, error }) =>
+      logger.debug({ request, attempt, err: error }, 'retrying a request'),
+  });
+  const blobCache = await LocalBlobCache.open({
+    root: path.join(workDir, 'blobs'),
+    maxBytes: options.blobCacheBytes ?? 10 * 1024 ** 3,
+  });
+  const git = new GitWorkspace({ workDir, environment: options.environment });
+  const stopping = new AbortController();
+  let refusal: UnauthorizedError | null = null;
+  const maxBackoffMs = options.maxBackoffMs ?? 30_000;
+
+  const slot = async (index: number): Promise<void> => {
+    let failures = 0;
+    while (!stopping.signal.aborted) {
+      let claim;
+      try {
+        claim = await client.claim(options.claimWaitSeconds ?? 30, { signal: stopping.signal });
+        failures = 0;
+      } catch (error) {
+        if (stopping.signal.aborted) return;
+        if (error instanceof UnauthorizedError) {
+          refusal = error;
+          stopping.abort();
+          return;
+        }
+        failures += 1;
+        const delay =
+          Math.min(maxBackoffMs, 1000 * 2 ** Math.min(failures - 1, 16)) * (0.5 + Math.random() / 2);
+        logger.warn({ slot: index, err: error, retryInMs: Math.round(delay) }, 'could not claim a run');
+        await pause(delay, stopping.signal);
+        continue;
+      }
+      if (!claim) continue;
+      const runLogger = logger.child({ run: claim.run.id, slot: index });
+      runLogger.info(
+        {
+          repository: claim.repo.repository,
+          commit: claim.commit,
+          attempt: claim.run.attempt,
+          fork: claim.repo.fork,
+        },
+        'claimed a run',
+      );
+      try {
+        const result = await executeClaim({
+          claim,
+          slot: index,
+          client,
+          git,
+          blobCache,
+          acceptForks: options.acceptForks ?? false,
+          runnerEnvironment: options.environment,
+          secrets: options.secrets ?? {},
+          jobs,
+          killGraceMs: options.killGraceMs ?? 5000,
+          stopSignal: stopping.signal,
+          releaseGraceMs: options.releaseGraceMs ?? 10_000,
+          logger: runLogger,
+        });
+        // The control plane may offer the same fork run again at once: do not spin on it.
+        if (result.end === 'refused') await pause(maxBackoffMs, stopping.signal);
+      } catch (error) {
+        runLogger.error({ err: error }, 'the run could not be finished; its lease will expire');
+      }
+    }
+  };
+
+  logger.info(
+    { url: client.origin, workDir, concurrency, acceptForks: options.acceptForks ?? false },
+    'runner started',
+  );
+  const slots = Promise.all(Array.from({ length: concurrency }, (_, index) => slot(index)));
+  const done = slots.then(async () => {
+    await unlock().catch(() => undefined);
+    logger.info('runner stopped');
+    if (refusal) {
+      throw new Error(`The control plane at ${client.origin} refused the runner token: ${refusal.message}`, {
+        cause: refusal,
+      });
+    }
+  });
+  // Whoever awaits `done` sees a refusal; stop() itself only waits.
+  done.catch(() => undefined);
+  return {
+    done,
+    stop: async () => {
+      stopping.abort();
+      await done.catch(() => undefined);
+    },
+  };
+}
+
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal }).catch(() => undefined);
+}

@@ -1,0 +1,131 @@
+import { eq } from 'drizzle-orm';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { doorbellChannel, RunDoorbell } from '../../app/run-doorbell.js';
+import { startRunSweeper, type RunSweeper } from '../../app/run-sweeper.js';
+import { runs, type Run } from '../../schemas/tables/runs.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import {
+  removeKeys,
+  resetTables,
+  startTestControlPlane,
+  type TestControlPlane,
+} from './control-plane-harness.js';
+
+const DIGEST = 'd'.repeat(64);
+
+let database: TestDatabase;
+let plane: TestControlPlane;
+let sweeper: RunSweeper;
+let submitter: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database.close();
+});
+beforeEach(async () => {
+  await resetTables(database.db);
+  plane = await startTestControlPlane({
+    db: database.db,
+    env: {
+      FLUKSIO_LEASE_TTL: '1s',
+      FLUKSIO_HEARTBEAT_INTERVAL: '300ms',
+      FLUKSIO_SWEEP_INTERVAL: '400ms',
+      FLUKSIO_CLAIM_RECHECK: '1m',
+    },
+  });
+  const logger = pino({ level: 'silent' });
+  sweeper = await startRunSweeper({
+    db: database.db,
+    settings: plane.settings,
+    doorbell: new RunDoorbell(plane.redis, doorbellChannel(plane.settings.queuePrefix), logger),
+    logger,
+  });
+  submitter = await plane.addApiToken({ repositories: ['acme/model'] });
+});
+afterEach(async () => {
+  await sweeper.close();
+  await plane.close();
+});
+
+async function runRow(id: string): Promise<Run> {
+  const [run] = await database.db.select().from(runs).where(eq(runs.id, id));
+  if (!run) throw new Error(`no run ${id}`);
+  return run;
+}
+
+/** Polls the run until `done` holds (or fails the test after `timeoutMs`). */
+async function waitForRun(id: string, done: (run: Run) => boolean, timeoutMs = 10_000): Promise<Run> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await runRow(id);
+    if (done(run)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} stayed ${run.status}: ${run.statusReason}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('the sweeper', () => {
+  test('a claimed run whose runner vanished before starting it is queued again, and a waiting runner gets it', async () => {
+    const vanishing = await plane.addRunner({ name: 'vanishing' });
+    const waiting = await plane.addRunner({ name: 'waiting' });
+    await plane.submit(submitter, {});
+    const first = await plane.claim(vanishing.token);
+    if (!first) throw new Error('nothing claimed');
+    // Re-checks are a minute apart: only the sweeper's ring can hand this over in time.
+    const started = Date.now();
+    const second = await plane.claim(waiting.token, 10);
+    expect(second?.run.id).toBe(first.run.id);
+    expect(Date.now() - started).toBeLessThan(6_000);
+    expect((await runRow(first.run.id)).runnerName).toBe('waiting');
+  });
+
+  test('a started run whose lease expired with no retry left is abandoned, naming its runner', async () => {
+    const { token } = await plane.addRunner({ name: 'gpu-box-1' });
+    await plane.submit(submitter, { retries: 0 });
+    const claim = await plane.claim(token);
+    if (!claim) throw new Error('nothing claimed');
+    await plane.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
+      token,
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST },
+    });
+    const run = await waitForRun(claim.run.id, (row) => row.status === 'abandoned');
+    expect(run.statusReason).toMatch(/gpu-box-1 stopped reporting/);
+    const late = await plane.call('POST', `/api/v1/runs/${claim.run.id}/heartbeat`, {
+      token,
+      json: { lease: claim.lease },
+    });
+    expect(late.status).toBe(409);
+  });
+
+  test('a heartbeating run is left alone', async () => {
+    const { token } = await plane.addRunner({ name: 'steady' });
+    await plane.submit(submitter, {});
+    const claim = await plane.claim(token);
+    if (!claim) throw new Error('nothing claimed');
+    for (let beat = 0; beat < 8; beat += 1) {
+      const answer = await plane.call('POST', `/api/v1/runs/${claim.run.id}/heartbeat`, {
+        token,
+        json: { lease: claim.lease },
+      });
+      expect(answer.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect(await runRow(claim.run.id)).toMatchObject({ status: 'running', leaseId: claim.lease });
+  });
+
+  test('sweeps go on after Redis lost every key (flushed or failed over)', async () => {
+    await removeKeys(plane.redis, plane.settings.queuePrefix);
+    const { token } = await plane.addRunner({ name: 'box' });
+    await plane.submit(submitter, { retries: 0 });
+    const claim = await plane.claim(token);
+    if (!claim) throw new Error('nothing claimed');
+    await plane.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
+      token,
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST },
+    });
+    await waitForRun(claim.run.id, (row) => row.status === 'abandoned', 15_000);
+  });
+});

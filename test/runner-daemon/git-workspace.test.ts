@@ -1,0 +1,282 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { runGit } from '../../runner/daemon/git-command.js';
+import { GitWorkspace, type CheckoutRequest } from '../../runner/daemon/git-workspace.js';
+import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+
+let workDir: string;
+let repos: TestRepo[] = [];
+beforeEach(async () => {
+  workDir = await mkdtemp(path.join(tmpdir(), 'fluksio-runner-'));
+});
+afterEach(async () => {
+  await Promise.all(repos.map((repo) => repo.cleanup()));
+  repos = [];
+  await rm(workDir, { recursive: true, force: true });
+});
+
+async function repoWith(files: Record<string, string>, objectFormat?: 'sha256'): Promise<TestRepo> {
+  const repo = await makeRepo({ files, ...(objectFormat ? { objectFormat } : {}) });
+  repos.push(repo);
+  return repo;
+}
+
+const head = async (repo: TestRepo) => (await repo.git('rev-parse', 'HEAD')).trim();
+
+function request(repo: TestRepo, commit: string, extra: Partial<CheckoutRequest> = {}): CheckoutRequest {
+  return {
+    slot: 0,
+    repository: 'local/project',
+    cloneUrl: `file://${repo.dir}`,
+    fetchRef: null,
+    commit,
+    extraHeader: null,
+    ...extra,
+  };
+}
+
+const gitIn = (dir: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME } })
+    .toString()
+    .trim();
+
+describe('mirrors and checkouts', () => {
+  test('runs reuse the mirror and the slot checkout, each checking out exactly the claimed commit', async () => {
+    const repo = await repoWith({ 'train.py': 'print(1)\n', '.gitignore': 'model.bin\n' });
+    const first = await head(repo);
+    await repo.write('train.py', 'print(2)\n');
+    const second = await repo.commitAll('second');
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+
+    const dir = await workspace.checkout(request(repo, first));
+    expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(first);
+    const [mirror] = await readdir(path.join(workDir, 'mirrors'));
+    const mirrorBorn = (await stat(path.join(workDir, 'mirrors', mirror as string))).birthtimeMs;
+    // What a run leaves behind: an ignored out, an untracked file, an edited tracked file.
+    await writeFile(path.join(dir, 'model.bin'), 'weights');
+    await writeFile(path.join(dir, 'scratch.txt'), 'notes');
+    await writeFile(path.join(dir, 'train.py'), 'print("edited")\n');
+
+    expect(await workspace.checkout(request(repo, second))).toBe(dir);
+    expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(second);
+    expect(await readFile(path.join(dir, 'train.py'), 'utf8')).toBe('print(2)\n');
+    expect(existsSync(path.join(dir, 'model.bin'))).toBe(false);
+    expect(existsSync(path.join(dir, 'scratch.txt'))).toBe(false);
+    expect(await readdir(path.join(workDir, 'mirrors'))).toEqual([mirror]);
+    expect((await stat(path.join(workDir, 'mirrors', mirror as string))).birthtimeMs).toBe(mirrorBorn);
+
+    // Back to the first commit: it is in the mirror already, the checkout is the same one.
+    expect(await workspace.checkout(request(repo, first))).toBe(dir);
+    expect(await readFile(path.join(dir, 'train.py'), 'utf8')).toBe('print(1)\n');
+  });
+
+  test('each slot has its own checkout of a repository', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const commit = await head(repo);
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const [one, two] = await Promise.all([
+      workspace.checkout(request(repo, commit, { slot: 0 })),
+      workspace.checkout(request(repo, commit, { slot: 1 })),
+    ]);
+    expect(one).not.toBe(two);
+    expect(gitIn(two, 'rev-parse', 'HEAD')).toBe(commit);
+  });
+
+  test('a commit only on a fetch ref (a fork pull request) is fetched through that ref', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    await repo.git('checkout', '--quiet', '-b', 'fork');
+    await repo.write('a.txt', 'from a fork\n');
+    const forkCommit = await repo.commitAll('fork change');
+    await repo.git('update-ref', 'refs/pull/7/head', forkCommit);
+    await repo.git('checkout', '--quiet', 'main');
+    await repo.git('branch', '--quiet', '-D', 'fork');
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const dir = await workspace.checkout(request(repo, forkCommit, { fetchRef: 'refs/pull/7/head' }));
+    expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(forkCommit);
+    expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('from a fork\n');
+  });
+
+  test('a commit the repository does not have fails with a sentence naming it', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const missing = 'b'.repeat(40);
+    await expect(workspace.checkout(request(repo, missing))).rejects.toThrow(
+      new RegExp(`Could not fetch commit ${missing} of local/project`),
+    );
+  });
+
+  test('submodules are checked out at the commits the superproject records', async () => {
+    const library = await repoWith({ 'lib.py': 'VERSION = 1\n' });
+    const pinned = await head(library);
+    await library.write('lib.py', 'VERSION = 2\n');
+    await library.commitAll('newer');
+    const project = await repoWith({ 'main.py': 'import lib\n' });
+    await project.git(
+      '-c',
+      'protocol.file.allow=always',
+      'submodule',
+      'add',
+      '--quiet',
+      `file://${library.dir}`,
+      'vendor/lib',
+    );
+    await project.git('-C', 'vendor/lib', 'checkout', '--quiet', pinned);
+    const commit = await project.commitAll('add the library');
+
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const dir = await workspace.checkout(request(project, commit));
+    expect(await readFile(path.join(dir, 'vendor/lib/lib.py'), 'utf8')).toBe('VERSION = 1\n');
+    // A run's leftovers inside the submodule are cleaned too.
+    await writeFile(path.join(dir, 'vendor/lib/leftover.txt'), 'x');
+    await workspace.checkout(request(project, commit));
+    expect(existsSync(path.join(dir, 'vendor/lib/leftover.txt'))).toBe(false);
+  });
+
+  test('a SHA-256 repository is mirrored and checked out as one', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' }, 'sha256');
+    const commit = await head(repo);
+    expect(commit).toHaveLength(64);
+    const dir = await new GitWorkspace({ workDir, environment: process.env }).checkout(request(repo, commit));
+    expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(commit);
+  });
+
+  test('lock files a killed runner left in the mirror and the checkout do not fail later runs', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const first = await head(repo);
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const dir = await workspace.checkout(request(repo, first));
+    const [mirror] = await readdir(path.join(workDir, 'mirrors'));
+    await writeFile(path.join(dir, '.git', 'index.lock'), '');
+    await writeFile(path.join(workDir, 'mirrors', mirror as string, 'refs', 'fluksio', 'slot-0.lock'), '');
+    await repo.write('a.txt', 'b\n');
+    const second = await repo.commitAll('second');
+    await workspace.checkout(request(repo, second));
+    expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(second);
+  });
+
+  test('what a stage wrote into the checkout’s .git/config is gone before git runs there again', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const commit = await head(repo);
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const dir = await workspace.checkout(request(repo, commit));
+    const marker = path.join(workDir, 'fsmonitor-ran');
+    await writeFile(
+      path.join(dir, '.git', 'config'),
+      `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${marker}; false"\n[alias]\n\tcheckout = "!touch ${marker}"\n`,
+    );
+    await workspace.checkout(request(repo, commit));
+    expect(existsSync(marker)).toBe(false);
+    expect(await readFile(path.join(dir, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
+  });
+});
+
+describe('hardening', () => {
+  test('an ext:: URL or a URL starting with - never executes anything', async () => {
+    const marker = path.join(workDir, 'pwned');
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const commit = 'c'.repeat(40);
+    for (const cloneUrl of [
+      `ext::sh -c touch% ${marker}`,
+      `--upload-pack=touch ${marker}`,
+      `-u touch ${marker}`,
+    ]) {
+      await expect(
+        workspace.checkout({
+          slot: 0,
+          repository: 'evil/repo',
+          cloneUrl,
+          fetchRef: null,
+          commit,
+          extraHeader: null,
+        }),
+      ).rejects.toThrow(/is refused: expected https:\/\//);
+    }
+    // git itself refuses them too, should a URL ever get past the check.
+    const bare = path.join(workDir, 'bare.git');
+    await runGit(['init', '--quiet', '--bare', bare], {
+      cwd: workDir,
+      environment: process.env,
+      allowFile: false,
+    });
+    for (const url of [`ext::sh -c touch% ${marker}`, `--upload-pack=touch ${marker}`]) {
+      await expect(
+        runGit(['fetch', '--quiet', '--', url, 'HEAD'], {
+          cwd: bare,
+          environment: process.env,
+          allowFile: true,
+        }),
+      ).rejects.toThrow(
+        /transport 'ext' not allowed|strange pathname|does not appear to be a git repository/,
+      );
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test('a submodule with an ext:: URL fails the checkout without executing anything', async () => {
+    const marker = path.join(workDir, 'pwned-by-submodule');
+    const project = await repoWith({
+      'main.py': 'print(1)\n',
+      '.gitmodules': `[submodule "evil"]\n\tpath = evil\n\turl = ext::sh -c touch% ${marker}\n`,
+    });
+    // A gitlink with no directory behind it (`git add --all` would drop it again).
+    await project.git('update-index', '--add', '--cacheinfo', `160000,${'d'.repeat(40)},evil`);
+    await project.git('commit', '--quiet', '--message', 'an evil submodule');
+    const commit = await head(project);
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    await expect(workspace.checkout(request(project, commit))).rejects.toThrow(
+      /Could not check out the submodules/,
+    );
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test('the extra header reaches the fetch through its environment only: never an argument, never a config file', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const commit = await head(repo);
+    const secret = `Authorization: Basic ${randomSecret()}`;
+    // A `git` first on PATH that records what `ps` would show (its argv) and its GIT_CONFIG_* variables.
+    const wrapperDir = await mkdtemp(path.join(tmpdir(), 'fluksio-git-wrapper-'));
+    const log = path.join(wrapperDir, 'calls.log');
+    const realGit = execFileSync('sh', ['-c', 'command -v git']).toString().trim();
+    await writeFile(
+      path.join(wrapperDir, 'git'),
+      `#!/bin/sh\n{ printf 'ARGV'; for a in "$@"; do printf ' %s' "$a"; done; printf '\\n'; env | grep '^GIT_CONFIG' | sed 's/^/ENV /'; } >> '${log}'\nexec '${realGit}' "$@"\n`,
+    );
+    await chmod(path.join(wrapperDir, 'git'), 0o755);
+    try {
+      const environment = { ...process.env, PATH: `${wrapperDir}:${process.env.PATH}` };
+      await new GitWorkspace({ workDir, environment }).checkout(
+        request(repo, commit, { extraHeader: secret }),
+      );
+      const calls = (await readFile(log, 'utf8')).split(/^(?=ARGV)/m).map((call) => call.trim().split('\n'));
+      expect(calls.length).toBeGreaterThan(2);
+      expect(calls.filter(([argv]) => argv?.includes(secret))).toEqual([]);
+      const withHeader = calls.filter((call) => call.some((line) => line.includes(secret)));
+      expect(withHeader).toHaveLength(1);
+      expect(withHeader[0]?.[0]).toMatch(/ fetch .* -- file:\/\//);
+      expect(withHeader[0]).toContain(`ENV GIT_CONFIG_VALUE_0=${secret}`);
+      expect(withHeader[0]).toContain(`ENV GIT_CONFIG_KEY_0=http.file://${repo.dir}.extraHeader`);
+      expect(await filesContaining(workDir, secret)).toEqual([]);
+    } finally {
+      await rm(wrapperDir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Every file under `dir` whose bytes contain `text`. */
+async function filesContaining(dir: string, text: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    if ((await readFile(file)).includes(text)) found.push(file);
+  }
+  return found;
+}
+
+function randomSecret(): string {
+  return `c2VjcmV0LXRva2Vu${Math.random().toString(36).slice(2)}`;
+}

@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { ControlPlaneClient, type RunLease } from '../../runner/daemon/control-plane-client.js';
+import { StaleLeaseError } from '../../runner/daemon/control-plane-errors.js';
+import { LocalBlobCache } from '../../runner/daemon/local-blob-cache.js';
+import { RemoteBlobStore } from '../../runner/daemon/remote-blob-store.js';
+import { RemoteEventSink } from '../../runner/daemon/remote-event-sink.js';
+import { RemoteStageCache } from '../../runner/daemon/remote-stage-cache.js';
+import { BlobCorruptError, BlobMissingError } from '../../runner/blob-errors.js';
+import { FakeControlPlane } from './helpers/fake-control-plane.js';
+import { makeClaim } from './helpers/make-claim.js';
+
+let plane: FakeControlPlane;
+let dir: string;
+let run: RunLease;
+let client: ControlPlaneClient;
+beforeEach(async () => {
+  plane = new FakeControlPlane();
+  await plane.start();
+  dir = await mkdtemp(path.join(tmpdir(), 'fluksio-ports-'));
+  client = new ControlPlaneClient({
+    url: plane.url,
+    token: plane.token,
+    retries: 2,
+    minRetryDelayMs: 10,
+    maxRetryDelayMs: 100,
+  });
+  const { claim } = plane.enqueue(makeClaim({ repoDir: dir, commit: 'a'.repeat(40) }));
+  await client.claim(0);
+  run = { runId: claim.run.id, lease: claim.lease };
+});
+afterEach(async () => {
+  await plane.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const logLine = (stage: string, line: string) => ({ type: 'stage.log' as const, stage, lines: [line] });
+
+describe('events go up merged, in order, each once', () => {
+  test('consecutive log lines and metric points travel as one event each', async () => {
+    const sink = new RemoteEventSink({ client, run, attempt: 1 });
+    sink.emit({ type: 'stage.started', stage: 'train', at: new Date().toISOString() });
+    for (let step = 0; step < 100; step += 1) {
+      sink.emit(logLine('train', `step ${step}`));
+      sink.emit({
+        type: 'metric.points',
+        points: [{ name: 'loss', step, value: 1 / (step + 1), stage: 'train' }],
+      });
+    }
+    for (let line = 0; line < 50; line += 1) sink.emit(logLine('train', `line ${line}`));
+    sink.emit(logLine('eval', 'other stage'));
+    await sink.flush();
+    const events = plane.eventsOf(run.runId);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index));
+    const lines = events.flatMap((event) => (event.type === 'stage.log' ? event.lines : []));
+    expect(lines).toHaveLength(151);
+    expect(lines.at(-1)).toBe('other stage');
+    expect(
+      events
+        .filter((event) => event.type === 'metric.points')
+        .flatMap((event) => (event.type === 'metric.points' ? event.points : [])),
+    ).toHaveLength(100);
+    expect(events.length).toBeLessThan(210);
+  });
+
+  test('while the control plane is down events wait, and once it is back each arrives exactly once', async () => {
+    const sink = new RemoteEventSink({ client, run, attempt: 1, mergeDelayMs: 5 });
+    await plane.stop();
+    for (let line = 0; line < 20; line += 1) {
+      sink.emit(logLine('train', `line ${line}`));
+      sink.emit({ type: 'stage.started', stage: `s${line}`, at: new Date().toISOString() });
+    }
+    const flushed = sink.flush();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await plane.start();
+    await flushed;
+    const events = plane.eventsOf(run.runId);
+    expect(events.filter((event) => event.type === 'stage.started')).toHaveLength(20);
+    expect(events.flatMap((event) => (event.type === 'stage.log' ? event.lines : []))).toEqual(
+      Array.from({ length: 20 }, (_, line) => `line ${line}`),
+    );
+  });
+
+  test('a lost lease ends the deliveries with a StaleLeaseError', async () => {
+    const sink = new RemoteEventSink({ client, run: { ...run, lease: 'e'.repeat(64) }, attempt: 1 });
+    sink.emit({ type: 'stage.started', stage: 'train', at: new Date().toISOString() });
+    await expect(sink.flush()).rejects.toBeInstanceOf(StaleLeaseError);
+  });
+});
+
+describe('blobs go through the local cache to the control plane', () => {
+  test('a put uploads once and streams a file; a read is verified and then served locally', async () => {
+    const cache = await LocalBlobCache.open({ root: path.join(dir, 'blobs'), maxBytes: 1 << 20 });
+    const store = new RemoteBlobStore({ client, run, cache });
+    const file = path.join(dir, 'model.bin');
+    const model = Buffer.alloc(300_000, 3);
+    await writeFile(file, model);
+    const stored = await store.putFile(file);
+    await store.putFile(file);
+    expect(plane.requests.filter((request) => request.line.startsWith('PUT'))).toHaveLength(1);
+    // Buffer.equals: a deep toEqual over 300 kB takes seconds.
+    expect(plane.blobs.get(stored.digest)?.equals(model)).toBe(true);
+
+    // Another runner: nothing local, so it downloads, verifies and keeps the bytes.
+    const otherCache = await LocalBlobCache.open({ root: path.join(dir, 'other-blobs'), maxBytes: 1 << 20 });
+    const other = new RemoteBlobStore({ client, run, cache: otherCache });
+    await other.getToFile(stored.digest, path.join(dir, 'restored', 'model.bin'));
+    expect((await readFile(path.join(dir, 'restored', 'model.bin'))).equals(model)).toBe(true);
+    const gets = () =>
+      plane.requests.filter((request) => request.line.startsWith('GET /api/v1/blobs')).length;
+    expect(gets()).toBe(1);
+    expect((await other.getBytes(stored.digest)).equals(model)).toBe(true);
+    expect(gets()).toBe(1);
+  });
+
+  test('bytes that do not match their digest are BlobCorruptError, absent ones BlobMissingError', async () => {
+    const cache = await LocalBlobCache.open({ root: path.join(dir, 'blobs'), maxBytes: 1 << 20 });
+    const store = new RemoteBlobStore({ client, run, cache });
+    const digest = `sha256:${createHash('sha256').update('the real bytes').digest('hex')}` as const;
+    await expect(store.getBytes(digest)).rejects.toBeInstanceOf(BlobMissingError);
+    plane.blobs.set(digest, Buffer.from('something else'));
+    await expect(store.getBytes(digest)).rejects.toBeInstanceOf(BlobCorruptError);
+    await expect(store.getToFile(digest, path.join(dir, 'x'))).rejects.toBeInstanceOf(BlobCorruptError);
+    expect(cache.size).toBe(0);
+  });
+});
+
+describe('the remote stage cache', () => {
+  test('a cache that cannot answer is a miss', async () => {
+    const errors: unknown[] = [];
+    const cache = new RemoteStageCache({ client, run, onError: (error) => errors.push(error) });
+    expect(await cache.lookup('a'.repeat(64))).toBeNull();
+    expect(errors).toEqual([]);
+    await plane.stop();
+    expect(await cache.lookup('a'.repeat(64))).toBeNull();
+    expect(errors).toHaveLength(1);
+  });
+});

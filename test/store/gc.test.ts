@@ -1,0 +1,148 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { sha256Hex } from '../../schemas/canonical-json.js';
+import type { OutRecord } from '../../schemas/out-record.js';
+import { blobRefs } from '../../schemas/tables/blob-refs.js';
+import { cacheEntries } from '../../schemas/tables/cache-entries.js';
+import { runs, type NewRun } from '../../schemas/tables/runs.js';
+import { addBlobRef } from '../../store/add-blob-ref.js';
+import { applyRunEvents } from '../../store/apply-run-events.js';
+import { createRun } from '../../store/create-run.js';
+import type { Database } from '../../store/database.js';
+import { gcStore } from '../../store/gc-store.js';
+import { hasBlobRef } from '../../store/has-blob-ref.js';
+import { databaseBackends } from '../helpers/test-databases.js';
+import { makeKeyInputs, makeRun, makeStageRecord, uniqueRepository } from './store-fixtures.js';
+
+const DAY = 86_400_000;
+const digest = (name: string): string => `sha256:${sha256Hex(name)}`;
+const file = (name: string): OutRecord => ({ path: name, kind: 'file', digest: digest(name), size: 1 });
+
+describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
+  let db: Database;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ db, close } = await open());
+  });
+  afterAll(() => close());
+
+  /** A run of `repository` that finished `daysAgo`, whose one stage produced `outs` and the log `log`. */
+  async function finishedRun(
+    repository: string,
+    daysAgo: number,
+    { outs, log, ...overrides }: Partial<NewRun> & { outs: OutRecord[]; log: string },
+  ): Promise<string> {
+    const { run } = await createRun({ db, run: makeRun({ repository, status: 'succeeded', ...overrides }) });
+    const stage = makeStageRecord({
+      name: 'train',
+      outs,
+      logDigest: digest(log),
+      keyInputs: makeKeyInputs({ cmd: run.id }),
+    });
+    await applyRunEvents({
+      db,
+      runId: run.id,
+      repository,
+      trustDomain: 'trusted',
+      events: [{ type: 'stage.finished', stage }],
+    });
+    const past = sql`now() - (${daysAgo * DAY}::double precision * interval '1 millisecond')`;
+    await db.update(runs).set({ finishedAt: past, createdAt: past }).where(eq(runs.id, run.id));
+    await db.update(cacheEntries).set({ createdAt: past }).where(eq(cacheEntries.runId, run.id));
+    return run.id;
+  }
+
+  async function refOf(repository: string, name: string, daysAgo: number): Promise<void> {
+    await addBlobRef({ db, repository, digest: digest(name), size: 1 });
+    await db
+      .update(blobRefs)
+      .set({ createdAt: sql`now() - (${daysAgo * DAY}::double precision * interval '1 millisecond')` })
+      .where(and(eq(blobRefs.repository, repository), eq(blobRefs.digest, digest(name))));
+  }
+
+  test('a blob ref is added once and opens the blob to its repository only', async () => {
+    const repository = uniqueRepository();
+    await addBlobRef({ db, repository, digest: digest('x'), size: 3 });
+    await addBlobRef({ db, repository, digest: digest('x'), size: 3 });
+    expect(await hasBlobRef({ db, repository, digest: digest('x') })).toBe(true);
+    expect(await hasBlobRef({ db, repository: uniqueRepository(), digest: digest('x') })).toBe(false);
+    expect(await hasBlobRef({ db, repository, digest: digest('y') })).toBe(false);
+  });
+
+  test('old finished runs, their orphaned cache entries and blob refs nothing names go; the rest stays', async () => {
+    const repository = uniqueRepository();
+    const elsewhere = uniqueRepository();
+    const dir: OutRecord = { path: 'data', kind: 'dir', digest: digest('manifest'), size: 2 };
+    const failedOld = await finishedRun(repository, 40, {
+      status: 'failed',
+      outs: [file('old.bin')],
+      log: 'old.log',
+    });
+    const succeededOlder = await finishedRun(repository, 50, { outs: [file('older.bin')], log: 'older.log' });
+    const baseline = await finishedRun(repository, 40, { outs: [file('base.bin')], log: 'base.log' });
+    const recent = await finishedRun(repository, 1, { status: 'failed', outs: [dir], log: 'recent.log' });
+    const { run: active } = await createRun({ db, run: makeRun({ repository, status: 'running' }) });
+    await db
+      .update(runs)
+      .set({ createdAt: sql`now() - interval '40 days'` })
+      .where(eq(runs.id, active.id));
+    for (const name of ['old.bin', 'base.bin', 'manifest', 'a.txt', 'b.txt', 'old.log'])
+      await refOf(repository, name, 40);
+    await refOf(repository, 'uploading.bin', 0);
+    await refOf(elsewhere, 'base.bin', 40);
+
+    const first = await gcStore({ db, keepDays: 30 });
+    const remaining = (
+      await db.select({ id: runs.id }).from(runs).where(eq(runs.repository, repository))
+    ).map((run) => run.id);
+    expect(remaining.sort()).toEqual([baseline, recent, active.id].sort());
+    expect(first.runsDeleted).toBeGreaterThanOrEqual(2);
+    const entries = await db
+      .select({ runId: cacheEntries.runId })
+      .from(cacheEntries)
+      .where(eq(cacheEntries.repository, repository));
+    expect(entries.map((entry) => entry.runId).sort()).toEqual([baseline, recent].sort());
+    expect(first.cacheEntriesDeleted).toBeGreaterThanOrEqual(2);
+    expect([failedOld, succeededOlder].some((id) => remaining.includes(id))).toBe(false);
+
+    // The directory's files are named only in its manifest: without a way to read it,
+    // every ref of that repository stays. Another repository's ref of a live digest goes.
+    expect(await hasBlobRef({ db, repository, digest: digest('old.bin') })).toBe(true);
+    expect(await hasBlobRef({ db, repository: elsewhere, digest: digest('base.bin') })).toBe(false);
+    expect(first.liveDigests).toContain(digest('base.bin'));
+    expect(first.liveDigests).toContain(digest('manifest'));
+    expect(first.liveDigests).toContain(digest('recent.log'));
+    expect(first.liveDigests).not.toContain(digest('old.bin'));
+
+    const read: string[] = [];
+    const second = await gcStore({
+      db,
+      keepDays: 30,
+      readManifest: async (manifest) => {
+        read.push(manifest);
+        return manifest === digest('manifest') ? [digest('a.txt'), digest('b.txt')] : null;
+      },
+    });
+    expect(read).toEqual([digest('manifest')]);
+    expect(second.runsDeleted).toBe(0);
+    const refs = async (): Promise<Record<string, boolean>> => {
+      const names = ['old.bin', 'old.log', 'base.bin', 'manifest', 'a.txt', 'b.txt', 'uploading.bin'];
+      return Object.fromEntries(
+        await Promise.all(
+          names.map(async (name) => [name, await hasBlobRef({ db, repository, digest: digest(name) })]),
+        ),
+      );
+    };
+    expect(await refs()).toEqual({
+      'old.bin': false,
+      'old.log': false,
+      'base.bin': true,
+      manifest: true,
+      'a.txt': true,
+      'b.txt': true,
+      'uploading.bin': true,
+    });
+    expect(second.blobRefsDeleted).toBeGreaterThanOrEqual(2);
+    expect(second.liveDigests).toContain(digest('a.txt'));
+  });
+});

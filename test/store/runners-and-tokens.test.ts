@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ApiTokenExistsError } from '../../store/api-token-exists-error.js';
+import { createApiToken } from '../../store/create-api-token.js';
+import { createRunner } from '../../store/create-runner.js';
+import type { Database } from '../../store/database.js';
+import { findApiTokenByHash } from '../../store/find-api-token-by-hash.js';
+import { findRunnerByTokenHash } from '../../store/find-runner-by-token-hash.js';
+import { listRunners } from '../../store/list-runners.js';
+import { removeRunner } from '../../store/remove-runner.js';
+import { revokeApiToken } from '../../store/revoke-api-token.js';
+import { RunnerExistsError } from '../../store/runner-exists-error.js';
+import { databaseBackends } from '../helpers/test-databases.js';
+
+const unique = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
+const hash = (): string => randomBytes(32).toString('hex');
+
+describe.each(databaseBackends)('runners and API tokens on $name', ({ open }) => {
+  let db: Database;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ db, close } = await open());
+  });
+  afterAll(() => close());
+
+  test('a runner is registered once under its name, found by its token hash, and seen when found', async () => {
+    const name = unique('gpu-box');
+    const tokenHash = hash();
+    const runner = await createRunner({
+      db,
+      name,
+      owner: 'acme',
+      repositories: ['acme/train'],
+      labels: ['gpu', 'a100'],
+      tokenHash,
+    });
+    expect(runner).toMatchObject({
+      name,
+      owner: 'acme',
+      repositories: ['acme/train'],
+      labels: ['gpu', 'a100'],
+      tokenHash,
+      acceptsForks: false,
+      lastSeenAt: null,
+    });
+    expect(runner.id).toMatch(/^[0-9A-Z]{26}$/);
+
+    const error = await createRunner({
+      db,
+      name,
+      owner: 'other',
+      repositories: [],
+      labels: [],
+      tokenHash: hash(),
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RunnerExistsError);
+    expect((error as Error).message).toBe(
+      `A runner named "${name}" exists already; choose another name, or remove it first (fluksio runner remove ${name})`,
+    );
+
+    const found = await findRunnerByTokenHash({ db, tokenHash });
+    expect(found?.id).toBe(runner.id);
+    expect(found?.lastSeenAt).toBeInstanceOf(Date);
+    expect(await findRunnerByTokenHash({ db, tokenHash: hash() })).toBeNull();
+  });
+
+  test('runners list by name; a removed runner is gone and its token opens nothing', async () => {
+    const [b, a] = [unique('b'), unique('a')];
+    const tokenHash = hash();
+    await createRunner({ db, name: b, owner: 'acme', repositories: [], labels: [], tokenHash });
+    await createRunner({ db, name: a, owner: 'acme', repositories: [], labels: [], tokenHash: hash() });
+    const names = (await listRunners({ db })).map((runner) => runner.name);
+    expect(names.indexOf(a)).toBeLessThan(names.indexOf(b));
+    expect(names.indexOf(a)).toBeGreaterThanOrEqual(0);
+
+    expect(await removeRunner({ db, name: b })).toBe(true);
+    expect(await removeRunner({ db, name: b })).toBe(false);
+    expect(await findRunnerByTokenHash({ db, tokenHash })).toBeNull();
+    expect((await listRunners({ db })).map((runner) => runner.name)).not.toContain(b);
+  });
+
+  test('an API token is found by its hash until revoked; its name is free again once revoked', async () => {
+    const name = unique('ci');
+    const tokenHash = hash();
+    const token = await createApiToken({
+      db,
+      name,
+      repositories: ['acme/train'],
+      scope: 'submit',
+      tokenHash,
+    });
+    expect(token).toMatchObject({ name, repositories: ['acme/train'], scope: 'submit', revokedAt: null });
+    expect((await findApiTokenByHash({ db, tokenHash }))?.id).toBe(token.id);
+
+    const duplicate = await createApiToken({
+      db,
+      name,
+      repositories: ['acme/train'],
+      scope: 'read',
+      tokenHash: hash(),
+    }).catch((caught: unknown) => caught);
+    expect(duplicate).toBeInstanceOf(ApiTokenExistsError);
+
+    expect(await revokeApiToken({ db, name })).toBe(true);
+    expect(await revokeApiToken({ db, name })).toBe(false);
+    expect(await findApiTokenByHash({ db, tokenHash })).toBeNull();
+
+    const replacement = await createApiToken({
+      db,
+      name,
+      repositories: ['acme/train'],
+      scope: 'read',
+      tokenHash: hash(),
+    });
+    expect(replacement.id).not.toBe(token.id);
+  });
+
+  test('an API token must name a repository', async () => {
+    await expect(
+      createApiToken({ db, name: unique('none'), repositories: [], scope: 'read', tokenHash: hash() }),
+    ).rejects.toThrow('must name at least one repository');
+  });
+});
