@@ -16,6 +16,7 @@ export async function waitForClaim({
   db,
   doorbell,
   runner,
+  acceptForks,
   leaseTtlMs,
   waitMs,
   recheckMs,
@@ -24,6 +25,8 @@ export async function waitForClaim({
   db: Database;
   doorbell: RunDoorbell;
   runner: RunnerRow;
+  /** The runner takes fork pull requests' runs (started with --accept-forks). */
+  acceptForks: boolean;
   leaseTtlMs: number;
   waitMs: number;
   recheckMs: number;
@@ -33,9 +36,7 @@ export async function waitForClaim({
   for (;;) {
     const ticket = doorbell.take();
     const leaseId = randomBytes(32).toString('hex');
-    // Fork runs stay queued for runners started with --accept-forks; the claim request
-    // does not say that yet, so for now no runner is offered one.
-    const run = await claimNextRun({ db, runner, acceptForks: false, leaseId, leaseTtlMs });
+    const run = await claimNextRun({ db, runner, acceptForks, leaseId, leaseTtlMs });
     const remaining = deadline - Date.now();
     if (run || remaining <= 0 || signal.aborted) {
       ticket.cancel();

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CacheEntry } from '../../schemas/cache-entry.js';
 import { LeaseId } from '../../schemas/protocol/lease-id.js';
 import { findCacheEntry } from '../../store/find-cache-entry.js';
+import { latestCacheEntry } from '../../store/latest-cache-entry.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease } from '../http/hold-lease.js';
 import { HttpError } from '../http/http-error.js';
@@ -10,6 +11,11 @@ import { parseInput } from '../http/parse-input.js';
 import { readHeader } from '../http/read-header.js';
 import type { RouteContext } from '../route-context.js';
 import { trustDomainsOf } from '../trust-domains-of.js';
+
+const RunParams = z.object({ id: z.string().min(1).max(64) });
+const LatestQuery = z.object({
+  stage: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected a stage name' }),
+});
 
 const CacheParams = z.object({
   id: z.string().min(1).max(64),
@@ -35,6 +41,27 @@ export function cacheRoute(app: FastifyInstance, context: RouteContext): void {
       key,
     });
     if (!entry) throw new HttpError(404, `No cache entry with key ${key} is visible to run ${runId}`, 'key');
+    return entry;
+  });
+
+  /**
+   * `GET /api/v1/runs/:id/cache?stage=NAME` (lease header) → the most recent entry of that
+   * stage visible to the run | 404: what a miss is compared with to say why it re-ran.
+   */
+  app.get('/api/v1/runs/:id/cache', async (request): Promise<CacheEntry> => {
+    const runner = await authenticateRunner(context.db, request);
+    const { id: runId } = parseInput(RunParams, request.params, 'params');
+    const { stage } = parseInput(LatestQuery, request.query, 'query');
+    const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, 'the lease this run was claimed with');
+    const run = await holdLease({ db: context.db, runner, runId, lease, running: true });
+    const entry = await latestCacheEntry({
+      db: context.db,
+      repository: run.repository,
+      trustDomains: trustDomainsOf(run.trustDomain),
+      stage,
+    });
+    if (!entry)
+      throw new HttpError(404, `No cache entry of stage ${stage} is visible to run ${runId}`, 'stage');
     return entry;
   });
 }

@@ -14,7 +14,7 @@ import { waitForClaim } from '../wait-for-claim.js';
 export function claimRoute(app: FastifyInstance, context: RouteContext): void {
   app.post('/api/v1/runner/claim', async (request, reply) => {
     const runner = await authenticateRunner(context.db, request);
-    const { waitSeconds } = parseInput(ClaimRequest, request.body ?? {}, 'body');
+    const { waitSeconds, acceptForks } = parseInput(ClaimRequest, request.body ?? {}, 'body');
     const gone = new AbortController();
     const onClose = (): void => gone.abort();
     reply.raw.once('close', onClose);
@@ -23,6 +23,7 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
         db: context.db,
         doorbell: context.doorbell,
         runner,
+        acceptForks,
         leaseTtlMs: context.settings.leaseTtlMs,
         waitMs: waitSeconds * 1000,
         recheckMs: context.settings.claimRecheckMs,

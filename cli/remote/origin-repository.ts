@@ -32,7 +32,11 @@ export function originRepository(remoteUrl: string, cwd: string): OriginReposito
       );
     }
     const path = url.pathname.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '');
-    return { repository: `${url.host}/${path}`, cloneUrl: `${url.origin}${url.pathname}` };
+    // A port joins the owner with "_": ":" is not allowed in a repository name (DESIGN §6).
+    return {
+      repository: `${url.host.toLowerCase().replace(':', '_')}/${path}`,
+      cloneUrl: `${url.origin}${url.pathname}`,
+    };
   }
   if (remoteUrl.startsWith('file://') || remoteUrl.startsWith('/') || remoteUrl.startsWith('.')) {
     const path = remoteUrl.startsWith('file://') ? new URL(remoteUrl).pathname : resolve(cwd, remoteUrl);

@@ -49,11 +49,11 @@ export class ControlPlaneClient {
     return this.http.base.origin;
   }
 
-  /** Waits up to `waitSeconds` for a run this runner may take; null when none came. */
-  async claim(waitSeconds: number, call: CallOptions = {}): Promise<Claim | null> {
+  /** Waits up to `waitSeconds` for a run this runner may take (a fork's only with `acceptForks`); null when none came. */
+  async claim(waitSeconds: number, acceptForks: boolean, call: CallOptions = {}): Promise<Claim | null> {
     const response = await this.http.send('POST', '/api/v1/runner/claim', {
       call,
-      json: { waitSeconds },
+      json: { waitSeconds, acceptForks },
       timeoutMs: this.http.requestTimeoutMs + waitSeconds * 1000,
     });
     if (response.status === 204) return null;
@@ -95,6 +95,13 @@ export class ControlPlaneClient {
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run: RunLease, key: string, call: CallOptions = {}): Promise<CacheEntry | null> {
     const path = `${runPath(run)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send('GET', path, { call, lease: run, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path}`);
+  }
+
+  /** The most recent cache entry of a stage visible to the run, or null. */
+  async latestCacheEntry(run: RunLease, stage: string, call: CallOptions = {}): Promise<CacheEntry | null> {
+    const path = `${runPath(run)}/cache?stage=${encodeURIComponent(stage)}`;
     const response = await this.http.send('GET', path, { call, lease: run, allowNotFound: true });
     return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path}`);
   }

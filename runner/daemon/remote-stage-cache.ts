@@ -12,10 +12,9 @@ export interface RemoteStageCacheOptions {
 }
 
 /**
- * The stage cache over `GET /api/v1/runs/:id/cache/:key` (DESIGN §5). A cache that
- * cannot answer — unreachable, refusing, answering nonsense — is a miss, never a failed
- * run. The protocol has no lookup of a stage's latest entry yet, so on a runner "why it
- * re-ran" has no earlier entry to compare with and says the stage had none.
+ * The stage cache over `GET /api/v1/runs/:id/cache/:key` and, to say why a stage re-ran,
+ * `GET /api/v1/runs/:id/cache?stage=NAME` (DESIGN §5). A cache that cannot answer —
+ * unreachable, refusing, answering nonsense — is a miss, never a failed run.
  */
 export class RemoteStageCache implements StageCache {
   constructor(private readonly options: RemoteStageCacheOptions) {}
@@ -31,7 +30,13 @@ export class RemoteStageCache implements StageCache {
     }
   }
 
-  latest(): Promise<CacheEntry | null> {
-    return Promise.resolve(null);
+  async latest(stage: string): Promise<CacheEntry | null> {
+    const { client, run, signal } = this.options;
+    try {
+      return await client.latestCacheEntry(run, stage, { retries: 1, ...(signal ? { signal } : {}) });
+    } catch (error) {
+      this.options.onError?.(error);
+      return null;
+    }
   }
 }

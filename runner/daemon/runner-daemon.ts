@@ -110,7 +110,9 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     while (!stopping.signal.aborted) {
       let claim;
       try {
-        claim = await client.claim(options.claimWaitSeconds ?? 30, { signal: stopping.signal });
+        claim = await client.claim(options.claimWaitSeconds ?? 30, options.acceptForks ?? false, {
+          signal: stopping.signal,
+        });
         failures = 0;
       } catch (error) {
         if (stopping.signal.aborted) return;

@@ -8,6 +8,8 @@ import { TrustDomain } from '../cache-entry.js';
 /** `POST /api/v1/runner/claim`: wait up to this long for a run. */
 export const ClaimRequest = z.strictObject({
   waitSeconds: z.number().int().min(0).max(60).default(30),
+  /** Started with --accept-forks: offer it fork pull requests' runs too. */
+  acceptForks: z.boolean().default(false),
 });
 export type ClaimRequest = z.infer<typeof ClaimRequest>;
 

@@ -33,7 +33,7 @@ test("the runner daemon's client and the control plane speak the same protocol",
   await plane.submit(submitter, { labels: ['gpu'] });
   const client = new ControlPlaneClient({ url: plane.url, token, retries: 0 });
 
-  const claim = await client.claim(0);
+  const claim = await client.claim(0, false);
   if (!claim) throw new Error('nothing claimed');
   const run = { runId: claim.run.id, lease: claim.lease };
   expect(await client.heartbeat(run)).toEqual({ cancel: false, reason: null, finishAs: null });
@@ -54,5 +54,5 @@ test("the runner daemon's client and the control plane speak the same protocol",
   });
   await client.finish(run, { status: 'succeeded', reason: null, metrics: {} });
   await expect(client.heartbeat(run)).rejects.toBeInstanceOf(StaleLeaseError);
-  expect(await client.claim(0)).toBeNull();
+  expect(await client.claim(0, false)).toBeNull();
 });

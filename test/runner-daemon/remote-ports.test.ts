@@ -29,7 +29,7 @@ beforeEach(async () => {
     maxRetryDelayMs: 100,
   });
   const { claim } = plane.enqueue(makeClaim({ repoDir: dir, commit: 'a'.repeat(40) }));
-  await client.claim(0);
+  await client.claim(0, false);
   run = { runId: claim.run.id, lease: claim.lease };
 });
 afterEach(async () => {
