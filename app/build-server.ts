@@ -16,6 +16,7 @@ import { leasedRunRoutes } from './routes/leased-run-routes.js';
 import { prometheusRoute } from './routes/prometheus-route.js';
 import { runRoutes } from './routes/run-routes.js';
 import { submitRoute } from './routes/submit-route.js';
+import { QuietRequestLogs } from './quiet-request-logs.js';
 
 export interface ServerDependencies {
   db: Database;
@@ -38,9 +39,7 @@ export function buildServer({ db, redis, settings, blobs, logger }: ServerDepend
     loggerInstance: logger as FastifyBaseLogger,
     // Blobs have their own limit; JSON bodies (an event batch of 2000 log chunks) stay below this.
     bodyLimit: 32 * 2 ** 20,
-    // A runner heartbeats every 20 s and long-polls claims: a line per request would drown
-    // what matters. Errors and the routes' own events are still logged.
-    disableRequestLogging: true,
+    logController: new QuietRequestLogs(),
   });
   const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
   const closing = new AbortController();

@@ -1,18 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
 import { processIo, type CliIo } from './cli-io.js';
-import { appCommand } from './commands/app-command.js';
-import { cancelCommand } from './commands/cancel-command.js';
-import { diffCommand } from './commands/diff-command.js';
-import { gcCommand } from './commands/gc-command.js';
-import { migrateCommand } from './commands/migrate-command.js';
-import { pullCommand } from './commands/pull-command.js';
-import { runnerAddCommand, runnerRemoveCommand, runnersCommand } from './commands/runner-admin-commands.js';
-import { runnerCommand } from './commands/runner-command.js';
-import { submitCommand } from './commands/submit-command.js';
-import { tokenAddCommand, tokenRevokeCommand } from './commands/token-commands.js';
-import { runCommand } from './commands/run-command.js';
-import { runsCommand } from './commands/runs-command.js';
-import { showCommand } from './commands/show-command.js';
 import { UsageError } from './usage-error.js';
 
 /** Exit codes of DESIGN §9. */
@@ -43,6 +30,10 @@ export async function main(argv: string[], io: CliIo = processIo(interruptSignal
   }
 }
 
+/**
+ * Each command's module is imported when that command runs: `fluksio run` never loads
+ * the server (fastify, BullMQ), and `--help` loads nothing but this file.
+ */
 function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
   const program = new Command('fluksio')
     .description(
@@ -67,7 +58,9 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
       'after',
       '\nExamples:\n  fluksio run\n  fluksio run lr=0.1 epochs=5\n  fluksio run lr=0.1,0.01 seed=1,2 --json\n  fluksio run --pipeline examples/logreg/fluksio.yml',
     )
-    .action(async (params: string[], options) => setCode(await runCommand(params, options, io)));
+    .action(async (params: string[], options) =>
+      setCode(await (await import('./commands/run-command.js')).runCommand(params, options, io)),
+    );
 
   program
     .command('runs')
@@ -75,7 +68,9 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--limit <n>', 'how many', '20')
     .option('--json', 'print JSON')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
-    .action(async (options) => setCode(await runsCommand(options, io)));
+    .action(async (options) =>
+      setCode(await (await import('./commands/runs-command.js')).runsCommand(options, io)),
+    );
 
   program
     .command('show')
@@ -84,7 +79,9 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--json', 'print JSON')
     .option('--log <stage>', "print that stage's whole log instead")
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
-    .action(async (run: string, options) => setCode(await showCommand(run, options, io)));
+    .action(async (run: string, options) =>
+      setCode(await (await import('./commands/show-command.js')).showCommand(run, options, io)),
+    );
 
   program
     .command('diff')
@@ -94,7 +91,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--json', 'print JSON')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .action(async (run: string, other: string | undefined, options) =>
-      setCode(await diffCommand(run, other, options, io)),
+      setCode(await (await import('./commands/diff-command.js')).diffCommand(run, other, options, io)),
     );
 
   program
@@ -106,7 +103,9 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--no-cache', 'run every stage (results are still cached)')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL); the token is FLUKSIO_TOKEN')
-    .action(async (params: string[], options) => setCode(await submitCommand(params, options, io)));
+    .action(async (params: string[], options) =>
+      setCode(await (await import('./commands/submit-command.js')).submitCommand(params, options, io)),
+    );
 
   program
     .command('cancel')
@@ -114,7 +113,9 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .argument('<run>', 'the run id')
     .option('--json', 'print JSON')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
-    .action(async (run: string, options) => setCode(await cancelCommand(run, options, io)));
+    .action(async (run: string, options) =>
+      setCode(await (await import('./commands/cancel-command.js')).cancelCommand(run, options, io)),
+    );
 
   program
     .command('pull')
@@ -124,7 +125,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--to <dir>', 'where to write them (default: here)')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
     .action(async (run: string, out: string | undefined, options) =>
-      setCode(await pullCommand(run, out, options, io)),
+      setCode(await (await import('./commands/pull-command.js')).pullCommand(run, out, options, io)),
     );
 
   program
@@ -134,12 +135,12 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
       'after',
       '\nEnvironment: REDIS_URL (required), DATABASE_URL (else embedded PGlite under FLUKSIO_DATA_DIR), HOST, PORT,\nFLUKSIO_LEASE_TTL, FLUKSIO_HEARTBEAT_INTERVAL, FLUKSIO_SWEEP_INTERVAL, FLUKSIO_QUEUE_TIMEOUT, FLUKSIO_CLONE_HOSTS,\nFLUKSIO_ALLOW_FILE_URLS, FLUKSIO_METRICS_TOKEN.',
     )
-    .action(async () => setCode(await appCommand(io)));
+    .action(async () => setCode(await (await import('./commands/app-command.js')).appCommand(io)));
 
   program
     .command('migrate')
     .description('Apply the database migrations (DATABASE_URL, else the embedded store)')
-    .action(async () => setCode(await migrateCommand(io)));
+    .action(async () => setCode(await (await import('./commands/migrate-command.js')).migrateCommand(io)));
 
   const runner = program
     .command('runner')
@@ -152,7 +153,9 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--env-file <file>', 'secrets for the stages, as NAME=value lines (masked in every log)')
     .option('--token-file <file>', 'a file holding the runner token')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
-    .action(async (options) => setCode(await runnerCommand(options, io)));
+    .action(async (options) =>
+      setCode(await (await import('./commands/runner-command.js')).runnerCommand(options, io)),
+    );
   runner
     .command('add')
     .description('Register a runner and print its token (shown once)')
@@ -166,18 +169,24 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     )
     .option('--labels <a,b>', 'its labels', '')
     .option('--json', 'print JSON')
-    .action(async (options) => setCode(await runnerAddCommand(options, io)));
+    .action(async (options) =>
+      setCode(await (await import('./commands/runner-admin-commands.js')).runnerAddCommand(options, io)),
+    );
   runner
     .command('remove')
     .description('Remove a runner; its token stops working')
     .argument('<name>')
-    .action(async (name: string) => setCode(await runnerRemoveCommand(name, io)));
+    .action(async (name: string) =>
+      setCode(await (await import('./commands/runner-admin-commands.js')).runnerRemoveCommand(name, io)),
+    );
 
   program
     .command('runners')
     .description('List the registered runners')
     .option('--json', 'print JSON')
-    .action(async (options) => setCode(await runnersCommand(options, io)));
+    .action(async (options) =>
+      setCode(await (await import('./commands/runner-admin-commands.js')).runnersCommand(options, io)),
+    );
 
   const token = program.command('token').description('Manage API tokens for submitting and reading runs');
   token
@@ -192,19 +201,25 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     )
     .option('--submit', 'allow submitting runs (default: read only)')
     .option('--json', 'print JSON')
-    .action(async (options) => setCode(await tokenAddCommand(options, io)));
+    .action(async (options) =>
+      setCode(await (await import('./commands/token-commands.js')).tokenAddCommand(options, io)),
+    );
   token
     .command('revoke')
     .description('Revoke an API token')
     .argument('<name>')
-    .action(async (name: string) => setCode(await tokenRevokeCommand(name, io)));
+    .action(async (name: string) =>
+      setCode(await (await import('./commands/token-commands.js')).tokenRevokeCommand(name, io)),
+    );
 
   program
     .command('gc')
     .description('Drop old runs, cache entries and blobs nothing references')
     .option('--keep-days <n>', 'keep what is younger than this', '30')
     .option('--json', 'print JSON')
-    .action(async (options) => setCode(await gcCommand(options, io)));
+    .action(async (options) =>
+      setCode(await (await import('./commands/gc-command.js')).gcCommand(options, io)),
+    );
 
   return program;
 }

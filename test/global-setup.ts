@@ -2,10 +2,11 @@ import { fileURLToPath } from 'node:url';
 // @ts-expect-error: a plain ES module script, shared with `npm run build`.
 import { bundleCli } from '../scripts/bundle-cli.mjs';
 
-/** Where tests find the `fluksio` command bundled from the current sources. */
-export const TEST_BUNDLE = fileURLToPath(new URL('../build/test/fluksio.mjs', import.meta.url));
+/** Where tests find the `fluksio` command bundled from the current sources (an entry calling it). */
+export const TEST_BUNDLE = fileURLToPath(new URL('./helpers/fluksio-test-bin.mjs', import.meta.url));
+const TEST_BUNDLE_DIR = fileURLToPath(new URL('../build/test', import.meta.url));
 
 /** Bundles the command once per test run, so tests spawn the code under test, not a stale build. */
 export default async function setup(): Promise<void> {
-  await (bundleCli as (outfile: string) => Promise<void>)(TEST_BUNDLE);
+  await (bundleCli as (outdir: string) => Promise<void>)(TEST_BUNDLE_DIR);
 }

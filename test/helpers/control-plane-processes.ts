@@ -45,10 +45,11 @@ export async function startApp(options: {
     FLUKSIO_QUEUE_PREFIX: options.prefix ?? `fluksio-test-${randomBytes(4).toString('hex')}`,
     FLUKSIO_DATA_DIR: dataDir,
     HOST: '127.0.0.1',
-    PORT: String(options.port ?? 0),
+    PORT: '0',
     LOG_LEVEL: 'info',
     ...FAST_SETTINGS,
     ...options.env,
+    ...(options.port === undefined ? {} : { PORT: String(options.port) }),
   };
   const process = spawnFluksio(['app'], { cwd: dataDir, env });
   const line = await process.waitFor(/listening on http/, 60_000);
