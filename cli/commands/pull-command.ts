@@ -89,6 +89,7 @@ async function pullDirectory(
   if (actual !== record.digest)
     throw new Error(`${record.path}: its manifest hashes to ${actual}, not ${record.digest}`);
   const manifest = DirManifest.parse(JSON.parse(bytes.toString('utf8')));
+  await mkdir(dest, { recursive: true });
   for (const file of manifest.files) {
     await download(file.digest, await resolveWorkspacePath(dest, file.path), file.executable);
   }

@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { spawnFluksio } from '../helpers/fluksio-process.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { ControlPlaneWorld } from './control-plane-fixture.js';
+
+let database: TestDatabase;
+let world: ControlPlaneWorld;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database.close();
+});
+beforeEach(() => {
+  world = new ControlPlaneWorld(database.db, database.url);
+});
+afterEach(async () => {
+  await world.close();
+});
+
+const PIPELINE = `version: 1
+params:
+  lr: { type: float, default: 0.1, min: 0 }
+metrics:
+  loss: { goal: min }
+stages:
+  train:
+    cmd: echo "::metric name=loss::\${lr}" && mkdir -p model && echo "lr=\${lr}" > model/weights.txt
+    params: [lr]
+    outs: [model]
+`;
+
+test('a laptop submits its pushed HEAD, follows the run to the end, and pulls the outputs; runners and tokens are made with the CLI', async () => {
+  await world.start();
+  const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model/\n' });
+  // The repository is its own origin, as a clone of a server repository would be.
+  await project.repo.git('remote', 'add', 'origin', project.repo.dir);
+  await project.repo.git('fetch', '-q', 'origin');
+
+  const admin = { DATABASE_URL: database.url, FLUKSIO_DATA_DIR: world.app.dataDir };
+  const added = spawnFluksio(
+    ['runner', 'add', '--name', 'laptop-box', '--owner', 'local', '--labels', 'cpu', '--json'],
+    {
+      cwd: project.repo.dir,
+      env: admin,
+    },
+  );
+  expect(await added.exited, added.output()).toBe(0);
+  const runner = JSON.parse(added.output()) as { token: string; labels: string[] };
+  expect(runner.labels).toEqual(['cpu']);
+  const tokenAdded = spawnFluksio(
+    ['token', 'add', '--name', 'laptop', '--repo', project.repository, '--submit', '--json'],
+    {
+      cwd: project.repo.dir,
+      env: admin,
+    },
+  );
+  expect(await tokenAdded.exited, tokenAdded.output()).toBe(0);
+  const { token } = JSON.parse(tokenAdded.output()) as { token: string };
+  world.apiToken = token;
+  world.tokens.push(token, runner.token);
+
+  const { startRunnerProcess } = await import('../helpers/control-plane-processes.js');
+  world.runners.push(await startRunnerProcess({ url: world.app.url, token: runner.token }));
+
+  const remote = { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: token };
+  const submit = spawnFluksio(['submit', 'lr=0.5', '--wait', '--json'], {
+    cwd: project.repo.dir,
+    env: remote,
+  });
+  expect(await submit.exited, submit.output()).toBe(0);
+  const report = JSON.parse(submit.output().slice(submit.output().indexOf('{'))) as RemoteRunReport;
+  expect(report).toMatchObject({
+    run: { status: 'succeeded', commit: project.commit, params: { lr: 0.5 } },
+    runner: 'laptop-box',
+    metrics: { loss: 0.5 },
+  });
+
+  const pull = spawnFluksio(['pull', report.run.id, '--to', 'pulled'], {
+    cwd: project.repo.dir,
+    env: remote,
+  });
+  expect(await pull.exited, pull.output()).toBe(0);
+  expect(await readFile(join(project.repo.dir, 'pulled', 'model', 'weights.txt'), 'utf8')).toBe('lr=0.5\n');
+
+  const sweep = spawnFluksio(['submit', 'lr=0.1,0.2', '--json'], { cwd: project.repo.dir, env: remote });
+  expect(await sweep.exited, sweep.output()).toBe(0);
+  const queued = JSON.parse(sweep.output().slice(sweep.output().indexOf('{'))) as {
+    group: string;
+    runs: { id: string }[];
+  };
+  expect(queued.runs).toHaveLength(2);
+  for (const { id } of queued.runs) expect((await world.waitFor(id)).run.status).toBe('succeeded');
+});
+
+test('submit refuses what a runner could not fetch or run, naming the problem, and queues nothing', async () => {
+  await world.start();
+  const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model/\n' });
+  await world.allow([project.repository]);
+  const remote = { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken };
+
+  const noOrigin = spawnFluksio(['submit'], { cwd: project.repo.dir, env: remote });
+  expect(await noOrigin.exited).toBe(2);
+  expect(noOrigin.output()).toContain('no remote "origin"');
+
+  await project.repo.git('remote', 'add', 'origin', project.repo.dir);
+  const unpushed = spawnFluksio(['submit'], { cwd: project.repo.dir, env: remote });
+  expect(await unpushed.exited).toBe(2);
+  expect(unpushed.output()).toMatch(/is not on origin: push it first/);
+
+  await project.repo.git('fetch', '-q', 'origin');
+  const badParam = spawnFluksio(['submit', 'lr=fast'], { cwd: project.repo.dir, env: remote });
+  expect(await badParam.exited).toBe(2);
+  expect(badParam.output()).toContain(`Parameter 'lr': "fast" is not a float`);
+
+  const noToken = spawnFluksio(['submit'], { cwd: project.repo.dir, env: { FLUKSIO_URL: world.app.url } });
+  expect(await noToken.exited).toBe(2);
+  expect(noToken.output()).toContain('No API token: set FLUKSIO_TOKEN');
+
+  const { count } = await import('drizzle-orm');
+  const { runs } = await import('../../schemas/tables/runs.js');
+  const [row] = await world.db.select({ n: count() }).from(runs);
+  expect(row?.n).toBe(0);
+  expect(existsSync(join(project.repo.dir, '.fluksio'))).toBe(false);
+});
