@@ -1,4 +1,5 @@
 // `npm run bench`: each figure is printed beside a reference measured in the same run.
+import { benchControlPlane } from './control-plane-bench.js';
 import { benchCacheKeys, benchCodeDigest, benchExample } from './engine-bench.js';
 
 const only = process.argv[2];
@@ -6,6 +7,7 @@ const suites: Record<string, () => Promise<void>> = {
   example: benchExample,
   digest: benchCodeDigest,
   keys: benchCacheKeys,
+  'control-plane': benchControlPlane,
 };
 console.log(`fluksio benchmarks · node ${process.version} · ${new Date().toISOString()}`);
 for (const [name, suite] of Object.entries(suites)) {

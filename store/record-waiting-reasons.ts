@@ -21,15 +21,24 @@ export const QUEUED_REASON = 'Queued';
 export async function recordWaitingReasons({
   db,
   onlineWindowMs,
+  runIds,
 }: {
   db: Database;
   onlineWindowMs: number;
+  /** Only these runs (a run just queued); all queued runs when absent. */
+  runIds?: readonly string[];
 }): Promise<string[]> {
   const reason = waitingReason(onlineWindowMs);
   const changing = db
     .select({ id: runs.id })
     .from(runs)
-    .where(and(eq(runs.status, 'queued'), sql`${runs.statusReason} is distinct from ${reason}`))
+    .where(
+      and(
+        eq(runs.status, 'queued'),
+        runIds ? inArray(runs.id, [...runIds]) : undefined,
+        sql`${runs.statusReason} is distinct from ${reason}`,
+      ),
+    )
     .for('update', { skipLocked: true });
   const changed = await db
     .update(runs)

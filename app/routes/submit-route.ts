@@ -84,7 +84,11 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
       request.log.info({ runId: run.id, repository: run.repository, submittedBy: token.name }, 'run queued');
       // Said at once rather than at the next sweep: the submitter's first answer tells
       // whether any online runner can take the run (`Waiting for a runner labelled gpu`).
-      await recordWaitingReasons({ db: context.db, onlineWindowMs: context.settings.onlineWindowMs });
+      await recordWaitingReasons({
+        db: context.db,
+        onlineWindowMs: context.settings.onlineWindowMs,
+        runIds: [run.id],
+      });
       await context.doorbell.ring();
     }
     const detail = await getRunDetail({ db: context.db, runId: run.id });
