@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**', 'scripts/**/*.mjs'],
+    files: ['bin/**', 'scripts/**/*.mjs', 'test/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
   },
   {
