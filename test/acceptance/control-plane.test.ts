@@ -50,6 +50,13 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** Waits until a stage wrote its process group id to `pidFile`, and returns it. */
+async function stageStarted(pidFile: string): Promise<number> {
+  let text = '';
+  await until(async () => (text = (await readFile(pidFile, 'utf8').catch(() => '')).trim()) !== '');
+  return Number(text);
+}
+
 async function until(check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -119,7 +126,7 @@ describe('nothing lost', () => {
       commit: project.commit,
       params: { seconds: 60, marker: pidFile },
     });
-    await until(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '');
+    await stageStarted(pidFile);
     const { leaseId } = await world.row(runId);
     runner.child.kill('SIGKILL');
     await runner.exited;
@@ -139,7 +146,7 @@ describe('nothing lost', () => {
       expect(response.status).toBe(409);
     }
     expect((await world.report(runId)).run.status).toBe('abandoned');
-    process.kill(-Number((await readFile(pidFile, 'utf8')).trim()), 'SIGKILL');
+    process.kill(-(await stageStarted(pidFile)), 'SIGKILL');
   });
 
   test('under retries, a killed runner’s run is queued again as attempt 2 and finished by another runner', async () => {
@@ -158,7 +165,7 @@ describe('nothing lost', () => {
       retries: 1,
       params: { seconds: 3, marker: pidFile },
     });
-    await until(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '');
+    await stageStarted(pidFile);
     runner.child.kill('SIGKILL');
     const requeued = await world.waitFor(runId, (report) => report.run.status === 'queued', 30_000);
     expect(requeued.attempt).toBe(2);
@@ -316,8 +323,7 @@ describe('cancel and stop', () => {
       commit: project.commit,
       params: { seconds: 120, marker: pidFile },
     });
-    await until(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '');
-    const group = Number((await readFile(pidFile, 'utf8')).trim());
+    const group = await stageStarted(pidFile);
     const response = await fetch(`${world.app.url}/api/v1/runs/${runId}/cancel`, {
       method: 'POST',
       headers: { authorization: `Bearer ${world.apiToken}`, 'content-type': 'application/json' },
@@ -345,8 +351,7 @@ describe('cancel and stop', () => {
       commit: project.commit,
       params: { seconds: 120, marker: pidFile },
     });
-    await until(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '');
-    const group = Number((await readFile(pidFile, 'utf8')).trim());
+    const group = await stageStarted(pidFile);
     expect(await runner.stop('SIGTERM')).toBe(0);
     const report = await world.waitFor(runId, (r) => r.run.status === 'queued', 20_000);
     expect(report.run.status).toBe('queued');
