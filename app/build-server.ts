@@ -6,11 +6,13 @@ import type { Database } from '../store/database.js';
 import type { BlobStorage } from './blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { HttpError } from './http/http-error.js';
-import type { RouteContext } from './route-context.js';
+import type { GitCredentials, RouteContext } from './route-context.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
 import { blobRoutes } from './routes/blob-routes.js';
 import { cacheRoute } from './routes/cache-route.js';
 import { claimRoute } from './routes/claim-route.js';
+import { fetchedRoute } from './routes/fetched-route.js';
+import { githubWebhookRoute, type WebhookMiddleware } from './routes/github-webhook-route.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { leasedRunRoutes } from './routes/leased-run-routes.js';
 import { prometheusRoute } from './routes/prometheus-route.js';
@@ -25,16 +27,36 @@ export interface ServerDependencies {
   settings: ControlPlaneSettings;
   blobs: BlobStorage;
   logger: Logger;
+  /** The GitHub App's parts, when it is configured (startGitHubApp makes them). */
+  github?: GitHubServerParts;
+}
+
+/** What the HTTP API needs of the GitHub App. */
+export interface GitHubServerParts {
+  /** Probot's middleware, mounted at `POST /api/github/webhooks`. */
+  webhooks: WebhookMiddleware;
+  /** Mints a claimed run's fetch credential, and revokes it after the fetch. */
+  gitCredentials: GitCredentials;
+  /** Called with a run's id whenever a route changed it, so its check run follows. */
+  onRunChanged(runId: string): void;
 }
 
 /**
  * The control plane's HTTP API (DESIGN §6), not yet listening: the runner protocol
  * (claim, heartbeat, start, events, finish, release, cache lookups, blobs), the
- * submitter API (queue, read, cancel runs), health, readiness and Prometheus metrics.
- * Every error is `{ error, field }` JSON. Closing the server ends waiting claims at once
- * and unsubscribes from Redis; the caller closes `db` and `redis`.
+ * submitter API (queue, read, cancel runs), health, readiness and Prometheus metrics,
+ * and with `github` the GitHub App's webhooks and claim-time git credentials. Every error
+ * is `{ error, field }` JSON. Closing the server ends waiting claims at once and
+ * unsubscribes from Redis; the caller closes `db` and `redis`.
  */
-export function buildServer({ db, redis, settings, blobs, logger }: ServerDependencies): FastifyInstance {
+export function buildServer({
+  db,
+  redis,
+  settings,
+  blobs,
+  logger,
+  github,
+}: ServerDependencies): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Blobs have their own limit; JSON bodies (an event batch of 2000 log chunks) stay below this.
@@ -43,7 +65,15 @@ export function buildServer({ db, redis, settings, blobs, logger }: ServerDepend
   });
   const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
   const closing = new AbortController();
-  const context: RouteContext = { db, redis, settings, blobs, doorbell, closing: closing.signal };
+  const context: RouteContext = {
+    db,
+    redis,
+    settings,
+    blobs,
+    doorbell,
+    closing: closing.signal,
+    ...(github ? { gitCredentials: github.gitCredentials, onRunChanged: github.onRunChanged } : {}),
+  };
 
   app.addHook('onReady', async () => {
     doorbell.listen();
@@ -85,11 +115,13 @@ export function buildServer({ db, redis, settings, blobs, logger }: ServerDepend
 
   claimRoute(app, context);
   leasedRunRoutes(app, context);
+  fetchedRoute(app, context);
   cacheRoute(app, context);
   blobRoutes(app, context);
   submitRoute(app, context);
   runRoutes(app, context);
   healthRoutes(app, context);
   prometheusRoute(app, context);
+  if (github) githubWebhookRoute(app, github.webhooks);
   return app;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -101,6 +102,45 @@ export interface ControlPlaneSettings {
    * @defaultValue 'info'
    */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * The GitHub App (DESIGN §8), configured when `APP_ID` is set; null runs the control
+   * plane without GitHub (the runner and submit APIs only).
+   * @defaultValue null
+   */
+  github: GitHubAppSettings | null;
+}
+
+/** How the control plane acts as a GitHub App. */
+export interface GitHubAppSettings {
+  /** The App's id (`APP_ID`). */
+  appId: number;
+  /** The App's private key, PEM (`PRIVATE_KEY`, or the file at `PRIVATE_KEY_PATH`). */
+  privateKey: string;
+  /** The secret webhook deliveries are signed with (`WEBHOOK_SECRET`). */
+  webhookSecret: string;
+  /**
+   * GitHub's REST API (`GITHUB_API_URL`): GitHub Enterprise, or a test double.
+   * @defaultValue 'https://api.github.com'
+   */
+  apiUrl: string;
+  /**
+   * The accounts (users, organisations) whose installations may run anything
+   * (`FLUKSIO_ALLOWED_OWNERS`, comma-separated; required with `APP_ID`), lower case: a
+   * public App can be installed by anyone, and nobody else's code runs on these runners.
+   */
+  allowedOwners: string[];
+  /**
+   * The check runs' name (`FLUKSIO_CHECK_NAME`), stable so it can be a required check; a
+   * sweep member's is `<name> (lr=0.1)`.
+   * @defaultValue 'fluksio'
+   */
+  checkName: string;
+  /**
+   * The control plane's address as people reach it (`FLUKSIO_PUBLIC_URL`), for the links
+   * in check runs.
+   * @defaultValue `http://<HOST>:<PORT>` (`localhost` for 0.0.0.0)
+   */
+  publicUrl: string;
 }
 
 const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -214,6 +254,39 @@ const EnvSettings = z.object({
   FLUKSIO_CLONE_HOSTS: hostList.default(['github.com']),
   FLUKSIO_METRICS_TOKEN: z.string().optional(),
   FLUKSIO_MAX_BLOB_SIZE: size.default(10 * 2 ** 30),
+  APP_ID: z
+    .string()
+    .regex(/^\d{1,15}$/, { error: (issue) => `"${String(issue.input)}" is not a GitHub App id (a number)` })
+    .transform(Number)
+    .optional(),
+  PRIVATE_KEY: z.string().optional(),
+  PRIVATE_KEY_PATH: z.string().optional(),
+  WEBHOOK_SECRET: z.string().optional(),
+  GITHUB_API_URL: serviceUrl(['https:', 'http:']).default('https://api.github.com'),
+  FLUKSIO_ALLOWED_OWNERS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((owner) => owner.trim().toLowerCase())
+        .filter((owner) => owner !== ''),
+    )
+    .pipe(
+      z.array(
+        z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, {
+          error: (issue) => `"${String(issue.input)}" is not a GitHub account name (write e.g. acme,octocat)`,
+        }),
+      ),
+    )
+    .optional(),
+  FLUKSIO_PUBLIC_URL: serviceUrl(['https:', 'http:']).optional(),
+  FLUKSIO_CHECK_NAME: z
+    .string()
+    .max(100, { error: 'must be at most 100 characters' })
+    .regex(/^[^\s(][^()]*$/, {
+      error: (issue) => `"${String(issue.input)}" is not a check name (no parentheses; e.g. fluksio)`,
+    })
+    .default('fluksio'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: (issue) =>
@@ -245,6 +318,7 @@ export function readControlPlaneSettings(
       `FLUKSIO_HEARTBEAT_INTERVAL: must be shorter than FLUKSIO_LEASE_TTL (${leaseTtl.data} ms), or leases expire between two heartbeats`,
     );
   }
+  const github = parsed.success ? readGitHubAppSettings(parsed.data, problems) : null;
   if (!parsed.success || problems.length > 0) throw new InvalidSettingsError(problems);
   const vars = parsed.data;
   return {
@@ -265,6 +339,69 @@ export function readControlPlaneSettings(
     metricsToken: vars.FLUKSIO_METRICS_TOKEN ?? null,
     maxBlobBytes: vars.FLUKSIO_MAX_BLOB_SIZE,
     logLevel: vars.LOG_LEVEL,
+    github,
+  };
+}
+
+/**
+ * The GitHub App's settings when `APP_ID` is set, else null (or, when GitHub variables
+ * are given without it, a problem: a half-configured App should not start silently
+ * without GitHub). Problems are pushed onto `problems`, each naming its variable.
+ */
+function readGitHubAppSettings(
+  vars: z.output<typeof EnvSettings>,
+  problems: string[],
+): GitHubAppSettings | null {
+  if (vars.APP_ID === undefined) {
+    const stray = (
+      ['PRIVATE_KEY', 'PRIVATE_KEY_PATH', 'WEBHOOK_SECRET', 'FLUKSIO_ALLOWED_OWNERS'] as const
+    ).filter((name) => vars[name] !== undefined);
+    if (stray.length > 0) problems.push(`APP_ID: is required with ${stray.join(', ')} (the GitHub App's id)`);
+    return null;
+  }
+  const before = problems.length;
+  let privateKey = vars.PRIVATE_KEY;
+  if (privateKey !== undefined && vars.PRIVATE_KEY_PATH !== undefined) {
+    problems.push('PRIVATE_KEY_PATH: give either PRIVATE_KEY or PRIVATE_KEY_PATH, not both');
+  } else if (vars.PRIVATE_KEY_PATH !== undefined) {
+    try {
+      privateKey = readFileSync(vars.PRIVATE_KEY_PATH, 'utf8');
+    } catch (error) {
+      problems.push(
+        `PRIVATE_KEY_PATH: cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+  } else if (privateKey === undefined) {
+    problems.push(
+      "PRIVATE_KEY: is required with APP_ID (the App's private key, or PRIVATE_KEY_PATH naming its .pem file)",
+    );
+  }
+  // A key passed through an environment that cannot hold newlines arrives with `\n`.
+  privateKey = privateKey?.replace(/\\n/g, '\n');
+  if (privateKey !== undefined && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(privateKey)) {
+    problems.push(`${vars.PRIVATE_KEY_PATH ? 'PRIVATE_KEY_PATH' : 'PRIVATE_KEY'}: is not a PEM private key`);
+  }
+  if (vars.WEBHOOK_SECRET === undefined) {
+    problems.push(
+      'WEBHOOK_SECRET: is required with APP_ID (the secret GitHub signs webhook deliveries with)',
+    );
+  }
+  if (vars.FLUKSIO_ALLOWED_OWNERS === undefined || vars.FLUKSIO_ALLOWED_OWNERS.length === 0) {
+    problems.push(
+      'FLUKSIO_ALLOWED_OWNERS: is required with APP_ID (the GitHub accounts whose installations may run, e.g. acme,octocat)',
+    );
+  }
+  if (problems.length > before || privateKey === undefined) return null;
+  return {
+    appId: vars.APP_ID,
+    privateKey,
+    webhookSecret: vars.WEBHOOK_SECRET ?? '',
+    apiUrl: vars.GITHUB_API_URL.replace(/\/+$/, ''),
+    allowedOwners: vars.FLUKSIO_ALLOWED_OWNERS ?? [],
+    checkName: vars.FLUKSIO_CHECK_NAME,
+    publicUrl: (
+      vars.FLUKSIO_PUBLIC_URL ?? `http://${vars.HOST === '0.0.0.0' ? 'localhost' : vars.HOST}:${vars.PORT}`
+    ).replace(/\/+$/, ''),
   };
 }
 

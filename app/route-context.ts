@@ -2,7 +2,19 @@ import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
 import type { BlobStorage } from './blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
+import type { Run } from '../schemas/tables/runs.js';
 import type { RunDoorbell } from './run-doorbell.js';
+
+/**
+ * How a claimed run's git fetch is authorised (DESIGN §6): a credential minted at claim
+ * time for that run's repository, revoked once the runner fetched.
+ */
+export interface GitCredentials {
+  /** The `http.extraHeader` the run's fetch uses, or null when it needs none. */
+  forRun(run: Run): Promise<string | null>;
+  /** Revokes a credential forRun made, passed back by the runner; false for one it did not make. */
+  revoke(extraHeader: string): Promise<boolean>;
+}
 
 /** What every route of the control plane's HTTP API works with. */
 export interface RouteContext {
@@ -13,4 +25,11 @@ export interface RouteContext {
   doorbell: RunDoorbell;
   /** Aborted when the server begins to close, so waiting claims answer at once. */
   closing: AbortSignal;
+  /** Git credentials for claimed runs of GitHub repositories; absent without the GitHub App. */
+  gitCredentials?: GitCredentials;
+  /**
+   * Called with a run's id whenever a route changed its state (claimed, started, a stage
+   * finished, finished, released, cancelled), so its check run follows; never throws.
+   */
+  onRunChanged?: (runId: string) => void;
 }

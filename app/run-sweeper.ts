@@ -26,11 +26,14 @@ export async function startRunSweeper({
   settings,
   doorbell,
   logger,
+  onRunChanged,
 }: {
   db: Database;
   settings: ControlPlaneSettings;
   doorbell: RunDoorbell;
   logger: Logger;
+  /** Called with each run a sweep changed (its waiting reason included), for its check run. */
+  onRunChanged?: (runId: string) => void;
 }): Promise<RunSweeper> {
   const connection = { url: settings.redisUrl, maxRetriesPerRequest: null };
   const queue = new Queue(QUEUE, { connection, prefix: settings.queuePrefix });
@@ -43,7 +46,10 @@ export async function startRunSweeper({
         settings: { onlineWindowMs: settings.onlineWindowMs, queueTimeoutMs: settings.queueTimeoutMs },
       });
       for (const [change, runIds] of Object.entries(swept)) {
-        for (const runId of runIds) logger.info({ runId, change }, 'run swept');
+        for (const runId of runIds) {
+          logger.info({ runId, change }, 'run swept');
+          onRunChanged?.(runId);
+        }
       }
       if (swept.requeued.length > 0) await doorbell.ring();
       return swept;

@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import { BlobStorage } from './blob-storage.js';
 import { buildServer } from './build-server.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
+import { startGitHubApp } from './github/start-github-app.js';
 import { openControlPlaneDatabase } from './open-control-plane-database.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
 import { startRunSweeper } from './run-sweeper.js';
@@ -12,7 +13,10 @@ import { startRunSweeper } from './run-sweeper.js';
 export interface ControlPlane {
   /** Where the HTTP API listens, e.g. `http://127.0.0.1:3000`. */
   url: string;
-  /** Stops taking requests, then stops the sweeper, then disconnects Redis and the database. */
+  /**
+   * Stops taking requests, then stops the sweeper and the GitHub App (its delivery worker
+   * and outbox), then disconnects Redis and the database.
+   */
   close(): Promise<void>;
 }
 
@@ -29,9 +33,10 @@ export function createControlPlaneLogger(settings: Pick<ControlPlaneSettings, 'l
 
 /**
  * Starts `fluksio app`: opens and migrates the database (PostgreSQL at DATABASE_URL, else
- * embedded PGlite under the data directory), connects Redis, starts the sweeper and the
- * HTTP server. Works without any GitHub credentials. A failure part-way closes what was
- * opened and rejects with the cause.
+ * embedded PGlite under the data directory), connects Redis, starts the GitHub App when it
+ * is configured (webhook intake, delivery worker, outbox), the sweeper and the HTTP server.
+ * Works without any GitHub credentials. A failure part-way closes what was opened and
+ * rejects with the cause.
  */
 export async function startControlPlane({
   settings,
@@ -62,11 +67,24 @@ export async function startControlPlane({
       );
     });
 
+    const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
+    const github = settings.github
+      ? await startGitHubApp({
+          db: database.db,
+          settings,
+          github: settings.github,
+          ringDoorbell: () => doorbell.ring(),
+          logger,
+        })
+      : null;
+    if (github) closers.push(() => github.close());
+
     const sweeper = await startRunSweeper({
       db: database.db,
       settings,
-      doorbell: new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger),
+      doorbell,
       logger,
+      ...(github ? { onRunChanged: github.onRunChanged } : {}),
     });
     closers.push(() => sweeper.close());
 
@@ -76,10 +94,14 @@ export async function startControlPlane({
       settings,
       blobs: new BlobStorage(join(settings.dataDir, 'blobs')),
       logger,
+      ...(github ? { github: github.server } : {}),
     });
     closers.push(() => server.close());
     const url = await server.listen({ host: settings.host, port: settings.port });
-    logger.info({ url, dataDir: settings.dataDir }, 'control plane listening');
+    logger.info(
+      { url, dataDir: settings.dataDir, github: settings.github !== null },
+      'control plane listening',
+    );
     return { url, close: closeAll };
   } catch (error) {
     await closeAll();

@@ -3,10 +3,10 @@ import type { Run } from '../schemas/tables/runs.js';
 
 /**
  * The claim a runner receives for a run it was just given (DESIGN §6): what to fetch and
- * run, the lease every later write must carry, and how often to heartbeat. `git` carries
- * no credentials yet: installation tokens come with the GitHub App.
+ * run, the lease every later write must carry, and how often to heartbeat. `extraHeader`
+ * is the fetch's credential (an installation token minted for this claim), or null.
  */
-export function toClaim(run: Run, heartbeatIntervalMs: number): Claim {
+export function toClaim(run: Run, heartbeatIntervalMs: number, extraHeader: string | null = null): Claim {
   if (run.commit === null || run.leaseId === null || run.cloneUrl === null) {
     throw new Error(`Run ${run.id} was claimed without a commit, a lease or a clone URL`);
   }
@@ -29,7 +29,7 @@ export function toClaim(run: Run, heartbeatIntervalMs: number): Claim {
     },
     commit: run.commit,
     lease: run.leaseId,
-    git: { extraHeader: null },
+    git: { extraHeader },
     heartbeatIntervalMs,
   };
 }

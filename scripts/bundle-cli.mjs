@@ -22,7 +22,8 @@ export async function bundleCli(outdir) {
     // PGlite finds its WebAssembly and data files next to its own modules.
     external: ['@electric-sql/pglite'],
     banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      // Bundled CommonJS modules call require(); a module of the bundle may import createRequire itself.
+      js: "import { createRequire as __fluksioCreateRequire } from 'node:module'; const require = __fluksioCreateRequire(import.meta.url);",
     },
     logLevel: 'warning',
   });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ClaimRequest } from '../../schemas/protocol/claim.js';
 import { releaseLeasedRun } from '../../store/release-leased-run.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
+import { HttpError } from '../http/http-error.js';
 import { parseInput } from '../http/parse-input.js';
 import type { RouteContext } from '../route-context.js';
 import { toClaim } from '../to-claim.js';
@@ -42,8 +43,33 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
         await context.doorbell.ring();
         return reply;
       }
+      let extraHeader: string | null = null;
+      try {
+        extraHeader = (await context.gitCredentials?.forRun(run)) ?? null;
+      } catch (error) {
+        // Without its credential the fetch would fail on the runner and fail the run: give
+        // it back instead, and have the runner try again later (503 is retried).
+        request.log.error(
+          { err: error, runId: run.id },
+          'could not mint the fetch credential; run queued again',
+        );
+        if (run.leaseId !== null) {
+          await releaseLeasedRun({
+            db: context.db,
+            runId: run.id,
+            leaseId: run.leaseId,
+            reason: 'GitHub did not grant a token to fetch the code; queued again',
+          });
+          context.onRunChanged?.(run.id);
+        }
+        throw new HttpError(
+          503,
+          `Could not get a GitHub token to fetch ${run.repository}; try again shortly`,
+        );
+      }
       request.log.info({ runId: run.id, runner: runner.name, attempt: run.attempt }, 'run claimed');
-      return reply.code(200).send(toClaim(run, context.settings.heartbeatIntervalMs));
+      context.onRunChanged?.(run.id);
+      return reply.code(200).send(toClaim(run, context.settings.heartbeatIntervalMs, extraHeader));
     } finally {
       reply.raw.off('close', onClose);
     }

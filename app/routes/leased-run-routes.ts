@@ -65,6 +65,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     });
     if (!run) throw staleLease(runId);
     request.log.info({ runId }, 'run started');
+    context.onRunChanged?.(runId);
     return { status: run.status };
   });
 
@@ -79,6 +80,13 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     });
     if (!result) throw staleLease(runId);
     request.log.debug({ runId, applied: result.applied, acked: result.acked }, 'run events applied');
+    // A stage starting or finishing changes the check run; log lines and points do not.
+    if (
+      result.applied > 0 &&
+      body.events.some((event) => event.type.startsWith('stage.') && event.type !== 'stage.log')
+    ) {
+      context.onRunChanged?.(runId);
+    }
     return result;
   });
 
@@ -94,6 +102,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     });
     if (!run) throw staleLease(runId);
     request.log.info({ runId, status: run.status }, 'run finished');
+    context.onRunChanged?.(runId);
     return { status: run.status };
   });
 
@@ -102,6 +111,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     const run = await releaseLeasedRun({ db, runId, leaseId: body.lease, reason: body.reason });
     if (!run) throw staleLease(runId);
     request.log.info({ runId, status: run.status, reason: body.reason }, 'run released');
+    context.onRunChanged?.(runId);
     await context.doorbell.ring();
     return { status: run.status };
   });

@@ -69,6 +69,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     });
     if (!cancelled) throw new HttpError(404, `There is no run ${run.id}`, 'id');
     request.log.info({ runId: run.id, status: cancelled.status }, 'run cancel requested');
+    context.onRunChanged?.(run.id);
     return toRemoteRunReport(await detailOf(cancelled));
   });
 }

@@ -6,22 +6,15 @@ import { formatProblems } from '../../schemas/problem.js';
 import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { resolveParams, type Params } from '../../schemas/resolve-params.js';
-import { buildRunReport, type RunReport } from '../../schemas/run-report.js';
+import type { RunReport } from '../../schemas/run-report.js';
 import { checkWorkspacePaths } from '../../runner/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/code-index.js';
-import { computeStamp } from '../../runner/compute-stamp.js';
-import { firstParentCommits } from '../../runner/first-parent-commits.js';
-import { runPipeline } from '../../runner/run-pipeline.js';
-import { createRun } from '../../store/create-run.js';
-import { findBaseline } from '../../store/find-baseline.js';
-import { finishRun } from '../../store/finish-run.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
 import type { CliIo } from '../cli-io.js';
-import { LOCAL_REPOSITORY, openLocalState, type LocalState } from '../local/local-state.js';
+import { executeLocalRun } from '../local/execute-local-run.js';
+import { openLocalState, type LocalState } from '../local/local-state.js';
 import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
-import { storeEventSink } from '../local/store-event-sink.js';
 import { userCacheDir } from '../local/user-cache-dir.js';
-import { ProgressPrinter, teeSinks } from '../render/progress-printer.js';
+import { ProgressPrinter } from '../render/progress-printer.js';
 import { renderRunSummary } from '../render/run-summary.js';
 import { UsageError } from '../usage-error.js';
 
@@ -139,78 +132,25 @@ interface RunOnceOptions {
 }
 
 async function runOnce(options: RunOnceOptions): Promise<RunReport> {
-  const { project, pipeline, params, codeIndex, state, io, write, colors } = options;
-  const stamp = computeStamp({
-    workspace: project.workspace,
+  const { project, pipeline, io, write, colors } = options;
+  const { report, detail, outcome } = await executeLocalRun({
+    project,
     pipeline,
-    params,
-    codeIndex,
-    environment: io.env,
-  });
-  const runId = ulid();
-  await createRun({
-    db: state.db,
-    run: {
-      id: runId,
-      repository: LOCAL_REPOSITORY,
-      pipelinePath: project.pipelinePath,
-      groupId: options.groupId,
-      groupIndex: options.groupIndex,
-      commit: stamp.commit,
-      dirty: stamp.dirty,
-      codeDigest: stamp.codeDigest,
-      params: stamp.params,
-      paramsDigest: stamp.paramsDigest,
-      envDigest: stamp.envDigest,
-      noCache: options.noCache,
-      status: 'running',
-      startedAt: new Date(),
-    },
-  });
-  write(
-    `${colors.bold('fluksio run')} ${runId}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
-  );
-
-  // The baseline's ancestry walk is git's work: it runs while the stages do.
-  const ancestry = stamp.commit
-    ? firstParentCommits(project.workspace.repoRoot, stamp.commit)
-    : Promise.resolve([]);
-  const storeSink = storeEventSink(state.db, runId);
-  const progress = new ProgressPrinter(write, colors, Object.keys(pipeline.stages));
-  const outcome = await runPipeline({
-    runId,
-    workspace: project.workspace,
-    pipeline,
-    params,
-    codeIndex,
+    params: options.params,
+    codeIndex: options.codeIndex,
+    state: options.state,
     environment: io.env,
     jobs: options.jobs,
     noCache: options.noCache,
-    cache: state.cache,
-    blobs: state.blobs,
-    events: teeSinks(storeSink, progress),
+    groupId: options.groupId,
+    groupIndex: options.groupIndex,
+    progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages)),
     ...(io.signal ? { signal: io.signal } : {}),
+    onStart: ({ id, stamp }) =>
+      write(
+        `${colors.bold('fluksio run')} ${id}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
+      ),
   });
-  await finishRun({
-    db: state.db,
-    runId,
-    status: outcome.status,
-    reason: outcome.reason,
-    metrics: outcome.metrics,
-  });
-
-  const commits = await ancestry;
-  const baseline = await findBaseline({
-    db: state.db,
-    repository: LOCAL_REPOSITORY,
-    pipelinePath: project.pipelinePath,
-    commits,
-    excludeRunId: runId,
-    paramsDigest: stamp.paramsDigest,
-  });
-  const detail = await getRunDetail({ db: state.db, runId });
-  if (!detail) throw new Error(`Run ${runId} vanished from the local store`);
-  const report = buildRunReport(detail, baseline, pipeline.metrics);
   write(
     renderRunSummary(
       {

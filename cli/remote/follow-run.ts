@@ -22,12 +22,13 @@ const SeriesReply = z.object({
 /**
  * Follows a queued run on the control plane to its end, printing what changes (its
  * waiting reason, the runner that took it, each stage as it finishes), then the same
- * summary `fluksio run` prints. Returns the final report.
+ * summary `fluksio run` prints. Returns the final report; once `signal` is aborted, the
+ * latest one at once (the run itself goes on: cancelling it is the caller's to do).
  */
 export async function followRun(
   client: ApiClient,
   runId: string,
-  context: { io: CliIo; colors: Colors; quiet: boolean; goals: MetricGoals },
+  context: { io: CliIo; colors: Colors; quiet: boolean; goals: MetricGoals; signal?: AbortSignal },
 ): Promise<RemoteRunReport> {
   const { io, colors } = context;
   const say = (text: string) => (context.quiet ? io.stderr : io.stdout).write(text);
@@ -58,6 +59,22 @@ export async function followRun(
       }
       return report;
     }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    if (await aborted(context.signal, POLL_MS)) return report;
   }
+}
+
+/** Waits `ms`; true (at once) when the signal is or becomes aborted meanwhile. */
+function aborted(signal: AbortSignal | undefined, ms: number): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(false);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -87,6 +87,17 @@ export class ControlPlaneClient {
     await this.http.send('POST', `${runPath(run)}/finish`, { call, json: { lease: run.lease, ...result } });
   }
 
+  /**
+   * Says the run's commit is fetched, passing back the claim's `git.extraHeader`, so the
+   * control plane revokes that credential now instead of leaving it valid for the hour.
+   */
+  async fetched(run: RunLease, extraHeader: string, call: CallOptions = {}): Promise<void> {
+    await this.http.send('POST', `${runPath(run)}/fetched`, {
+      call,
+      json: { lease: run.lease, extraHeader },
+    });
+  }
+
   /** Gives the run back to the queue (the runner is stopping). */
   async release(run: RunLease, reason: ReleaseRequest['reason'], call: CallOptions = {}): Promise<void> {
     await this.http.send('POST', `${runPath(run)}/release`, { call, json: { lease: run.lease, reason } });

@@ -50,6 +50,23 @@ type StopRequest =
   { kind: 'cancel'; status: 'cancelled' | 'timed_out'; reason: string } | { kind: 'release'; reason: string };
 
 /**
+ * Has the control plane revoke the claim's fetch credential once the checkout is done
+ * (or failed): the stages that run next never find a live token. A failure only means
+ * the token lives until it expires, so it is logged, never thrown.
+ */
+async function forgetFetchCredential(
+  client: ControlPlaneClient,
+  run: RunLease,
+  claim: Claim,
+  logger: Logger,
+): Promise<void> {
+  if (claim.git.extraHeader === null) return;
+  await client
+    .fetched(run, claim.git.extraHeader, { retries: 1 })
+    .catch((error: unknown) => logger.warn({ err: error }, 'could not have the fetch credential revoked'));
+}
+
+/**
  * Executes one claimed run (DESIGN §5, §6). The lease is heartbeated from the first
  * moment; a cancel in a heartbeat's reply stops the engine and the run finishes as the
  * control plane said (`cancelled`, `timed_out`); a lease found gone stops everything and
@@ -134,6 +151,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
 
   try {
     if (claim.repo.fork && !options.acceptForks) {
+      await forgetFetchCredential(client, run, claim, logger);
       const released = await end({
         release: 'This runner does not execute fork pull requests (it was not started with --accept-forks)',
       });
@@ -141,15 +159,17 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     }
     let prepared: PreparedRun;
     try {
-      const repoRoot = await options.git.checkout({
-        slot: options.slot,
-        repository: claim.repo.repository,
-        cloneUrl: claim.repo.cloneUrl,
-        fetchRef: claim.repo.fetchRef,
-        commit: claim.commit,
-        extraHeader: claim.git.extraHeader,
-        signal: engineAbort.signal,
-      });
+      const repoRoot = await options.git
+        .checkout({
+          slot: options.slot,
+          repository: claim.repo.repository,
+          cloneUrl: claim.repo.cloneUrl,
+          fetchRef: claim.repo.fetchRef,
+          commit: claim.commit,
+          extraHeader: claim.git.extraHeader,
+          signal: engineAbort.signal,
+        })
+        .finally(() => forgetFetchCredential(client, run, claim, logger));
       prepared = await prepareClaimedRun({
         repoRoot,
         claim,

@@ -55,3 +55,20 @@ export type FinishRequest = z.infer<typeof FinishRequest>;
 /** `POST /api/v1/runs/:id/release`: the runner stops (SIGTERM) and gives the run back. */
 export const ReleaseRequest = z.strictObject({ lease: LeaseId, reason: z.string().max(1000) });
 export type ReleaseRequest = z.infer<typeof ReleaseRequest>;
+
+/**
+ * `POST /api/v1/runs/:id/fetched`: the runner fetched the run's commit, so the git
+ * credential the claim carried is revoked now rather than left until it expires. The
+ * runner passes the claim's `git.extraHeader` back: the control plane keeps no copy of it.
+ */
+export const FetchedRequest = z.strictObject({
+  lease: LeaseId,
+  extraHeader: z.string().max(4000),
+});
+export type FetchedRequest = z.infer<typeof FetchedRequest>;
+
+export const FetchedReply = z.strictObject({
+  /** Whether a credential was revoked (false when there was none to revoke). */
+  revoked: z.boolean(),
+});
+export type FetchedReply = z.infer<typeof FetchedReply>;

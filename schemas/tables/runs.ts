@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   boolean,
   doublePrecision,
   index,
@@ -10,7 +11,14 @@ import {
   timestamp,
 } from 'drizzle-orm/pg-core';
 import type { ParamValue } from '../key-inputs.js';
+import type { MetricGoals } from '../metric-diff.js';
 import type { RunStatus } from '../statuses.js';
+
+/**
+ * What made a run: a push or a pull request's event (automatic), a `/fluksio run`
+ * comment, a re-run button, or the submit API. Null for local runs.
+ */
+export type RunTrigger = 'push' | 'pull_request' | 'comment' | 'rerun' | 'submit';
 
 /** The state a requested cancel finishes a run in: a user's cancel, or its time limit. */
 export type CancelAs = 'cancelled' | 'timed_out';
@@ -94,12 +102,30 @@ export const runs = pgTable(
     cancelAs: text('cancel_as').$type<CancelAs>(),
     /** The API token (its name) or user that submitted the run. */
     submittedBy: text('submitted_by'),
+    /** The GitHub App installation that fetches the code and reports the check run; null off GitHub. */
+    installationId: bigint('installation_id', { mode: 'number' }),
+    /** The pull request the run belongs to, if any: `/fluksio cancel` and new pushes act on these. */
+    prNumber: integer('pr_number'),
+    trigger: text('trigger').$type<RunTrigger>(),
+    /**
+     * Made by a push or a pull request's event rather than asked for: a new push to the pull
+     * request cancels these (and only these) while they are queued or running.
+     */
+    automatic: boolean('automatic').notNull().default(false),
+    /** The pipeline's `metrics:` goals at the run's commit, so better/worse renders without the file. */
+    metricGoals: jsonb('metric_goals').$type<MetricGoals>().notNull().default({}),
+    /** The check run's name (`fluksio`, `fluksio (lr=0.1)`); null off GitHub. */
+    checkName: text('check_name'),
+    /** A pull request's base branch, for the baseline (DESIGN §7); null for pushes. */
+    baseRef: text('base_ref'),
   },
   (table) => [
     index('runs_repository_pipeline_path_commit_idx').on(table.repository, table.pipelinePath, table.commit),
     // The claim reads queued runs oldest first; the sweeper and the gauges read by status.
     index('runs_status_created_at_id_idx').on(table.status, table.createdAt, table.id),
     index('runs_group_id_idx').on(table.groupId),
+    // `/fluksio cancel` and a new push look up a pull request's active runs.
+    index('runs_repository_pr_number_idx').on(table.repository, table.prNumber),
   ],
 );
 export type Run = typeof runs.$inferSelect;

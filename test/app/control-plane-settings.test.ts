@@ -34,6 +34,7 @@ describe('readControlPlaneSettings', () => {
       metricsToken: null,
       maxBlobBytes: 10 * 2 ** 30,
       logLevel: 'info',
+      github: null,
     });
   });
 

@@ -22,6 +22,11 @@ async function expectEveryTableOnce(db: Database): Promise<void> {
     'applied_events',
     'blob_refs',
     'cache_entries',
+    'deliveries',
+    'github_checks',
+    'github_notices',
+    'group_comments',
+    'installations',
     'log_lines',
     'metric_points',
     'runners',
@@ -31,7 +36,7 @@ async function expectEveryTableOnce(db: Database): Promise<void> {
   const applied = await db
     .select({ count: sql<number>`count(*)::int` })
     .from(sql`drizzle.__drizzle_migrations`);
-  expect(applied).toEqual([{ count: 2 }]);
+  expect(applied).toEqual([{ count: 3 }]);
 }
 
 async function expectJsonAsJsonAndArraysAsArrays(db: Database): Promise<void> {

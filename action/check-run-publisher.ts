@@ -1,0 +1,159 @@
+import { Octokit } from '@octokit/rest';
+import type { Annotation } from '../schemas/annotation.js';
+import type { RunStatus } from '../schemas/statuses.js';
+import type { WorkflowLog } from './workflow-log.js';
+
+/** Where the action's check runs go. */
+export interface CheckRunTarget {
+  owner: string;
+  repo: string;
+  /** The pull request's head (so the check shows on it), else the pushed commit. */
+  headSha: string;
+  /** The workflow run's page. */
+  detailsUrl: string;
+}
+
+/** A check run's final state. */
+export interface CheckRunResult {
+  status: RunStatus;
+  title: string;
+  /** Markdown; cut to GitHub's limit here. */
+  summary: string;
+  annotations: readonly Annotation[];
+}
+
+/** GitHub's limits on check runs: a summary of 65,535 bytes, 50 annotations per request. */
+const SUMMARY_BYTES = 65_535;
+const ANNOTATIONS_PER_REQUEST = 50;
+const TRUNCATED =
+  '\n\n… (cut at GitHub’s limit for a check run: the whole summary is in the workflow run’s step summary)\n';
+
+/**
+ * Publishes runs as check runs through the REST API with the workflow's token. A token
+ * without `checks: write` (a fork's pull request, a workflow with read-only permissions)
+ * gets a 403: that is one warning in the log, and the step goes on without check runs;
+ * results are in the step summary either way.
+ */
+export class CheckRunPublisher {
+  private readonly octokit: Octokit | null;
+  private warned = false;
+
+  constructor(
+    private readonly options: { token: string; apiUrl: string; target: CheckRunTarget; log: WorkflowLog },
+  ) {
+    this.octokit = options.token
+      ? new Octokit({
+          auth: options.token,
+          baseUrl: options.apiUrl,
+          userAgent: 'fluksio-action',
+          log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+        })
+      : null;
+  }
+
+  /** Creates an in-progress check run named `name`; its id, or null when none could be made. */
+  async start(name: string, runId: string): Promise<number | null> {
+    if (!this.octokit || this.warned) return null;
+    const { owner, repo, headSha, detailsUrl } = this.options.target;
+    try {
+      const { data } = await this.octokit.rest.checks.create({
+        owner,
+        repo,
+        name,
+        head_sha: headSha,
+        external_id: runId,
+        details_url: detailsUrl,
+        status: 'in_progress',
+        started_at: new Date().toISOString(),
+      });
+      return data.id;
+    } catch (error) {
+      this.warnOnce(error);
+      return null;
+    }
+  }
+
+  /** Completes a check run with its conclusion, summary and annotations (50 per request). */
+  async complete(checkRunId: number, result: CheckRunResult): Promise<void> {
+    if (!this.octokit) return;
+    const { owner, repo } = this.options.target;
+    const annotations = result.annotations
+      .filter((note): note is Annotation & { path: string } => note.path !== null)
+      .map((note) => ({
+        path: note.path,
+        start_line: note.line ?? 1,
+        end_line: note.line ?? 1,
+        annotation_level: note.level === 'error' ? ('failure' as const) : note.level,
+        message: note.message,
+        ...(note.title ? { title: note.title } : {}),
+      }));
+    const output = { title: result.title, summary: cutToBytes(result.summary, SUMMARY_BYTES) };
+    try {
+      await this.octokit.rest.checks.update({
+        owner,
+        repo,
+        check_run_id: checkRunId,
+        status: 'completed',
+        conclusion: conclusionOf(result.status),
+        completed_at: new Date().toISOString(),
+        output: { ...output, annotations: annotations.slice(0, ANNOTATIONS_PER_REQUEST) },
+      });
+      // Annotations sent in later updates are added to the earlier ones.
+      for (let from = ANNOTATIONS_PER_REQUEST; from < annotations.length; from += ANNOTATIONS_PER_REQUEST) {
+        await this.octokit.rest.checks.update({
+          owner,
+          repo,
+          check_run_id: checkRunId,
+          output: { ...output, annotations: annotations.slice(from, from + ANNOTATIONS_PER_REQUEST) },
+        });
+      }
+    } catch (error) {
+      this.options.log.annotate('warning', `Could not complete the check run: ${messageOf(error)}`);
+    }
+  }
+
+  private warnOnce(error: unknown): void {
+    if (this.warned) return;
+    this.warned = true;
+    const status = (error as { status?: number }).status;
+    this.options.log.annotate(
+      'warning',
+      status === 403
+        ? `The github-token may not create check runs (${messageOf(error)}): give the job "permissions: checks: write". The results are in the step summary.`
+        : `Could not create a check run (${messageOf(error)}); the results are in the step summary.`,
+    );
+  }
+}
+
+/** The check-run conclusion of a final run state (DESIGN §6). */
+export function conclusionOf(
+  status: RunStatus,
+): 'success' | 'failure' | 'cancelled' | 'timed_out' | 'neutral' {
+  switch (status) {
+    case 'succeeded':
+      return 'success';
+    case 'cancelled':
+      return 'cancelled';
+    case 'timed_out':
+      return 'timed_out';
+    case 'failed':
+    case 'abandoned':
+      return 'failure';
+    default:
+      return 'neutral';
+  }
+}
+
+/** Text within `limit` UTF-8 bytes, cut visibly. */
+function cutToBytes(text: string, limit: number): string {
+  if (Buffer.byteLength(text) <= limit) return text;
+  const room = limit - Buffer.byteLength(TRUNCATED);
+  let cut = Buffer.from(text).subarray(0, room).toString();
+  // A multi-byte character cut in half decodes to U+FFFD, which is 3 bytes of its own.
+  while (Buffer.byteLength(cut) > room) cut = cut.slice(0, -1);
+  return cut + TRUNCATED;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,105 @@
+import { ulid } from 'ulid';
+import type { RunReport } from '../schemas/run-report.js';
+import { readCodeIndex } from '../runner/code-index.js';
+import { executeLocalRun } from '../cli/local/execute-local-run.js';
+import { openLocalState } from '../cli/local/local-state.js';
+import { userCacheDir } from '../cli/local/user-cache-dir.js';
+import { renderRunSummary } from '../cli/render/run-summary.js';
+import { actionResult, type ActionResult } from './action-result.js';
+import { baselineCommits, commitNote, noBaselineNote } from './baseline-commits.js';
+import { checkRunName, checkRunTargetOf } from './check-run-naming.js';
+import { CheckRunPublisher } from './check-run-publisher.js';
+import type { ActionInputs } from './input-helper.js';
+import type { ModeContext } from './mode-context.js';
+import { readPipelineInputs } from './read-pipeline-inputs.js';
+import { checkRunTitle, renderRunMarkdown, renderSweepMarkdown } from './render-run-markdown.js';
+import { reportFailures } from './report-failures.js';
+import { StageGroupPrinter } from './stage-group-printer.js';
+import { stageEnvironmentSource } from './stage-environment-source.js';
+
+/**
+ * Local mode: runs the pipeline in the job's checkout with the engine, once per point of
+ * a sweep, keeping runs and the stage cache in `.fluksio/` beside the pipeline (which
+ * actions/cache can carry from job to job). Each stage's output is a fenced log group;
+ * each run gets a check run on the pull request's head when the token may create one.
+ */
+export async function runLocalMode(inputs: ActionInputs, context: ModeContext): Promise<ActionResult> {
+  const { log, colors, signal } = context;
+  const { project, pipeline, grid, swept } = await readPipelineInputs(inputs);
+  // git reads the tree while the store opens; the store is closed whatever happens next.
+  const indexing = readCodeIndex(project.workspace.repoRoot);
+  indexing.catch(() => {});
+  // A template of the empty store in the user's cache makes a new store a copy instead of
+  // an initdb: it pays off on self-hosted runners, whose home outlives the job.
+  const state = await openLocalState(project.stateDir, { cacheDir: userCacheDir(context.env) });
+  const target = checkRunTargetOf(inputs.workflow);
+  const checks = target
+    ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log })
+    : null;
+  const environment = stageEnvironmentSource(context.env, [inputs.githubToken, inputs.server?.token ?? '']);
+  try {
+    const codeIndex = await indexing;
+    const groupId = grid.length > 1 ? ulid() : null;
+    const reports: RunReport[] = [];
+    const summaries: string[] = [];
+    for (const [index, params] of grid.entries()) {
+      if (signal.aborted) break;
+      if (groupId) log.untrusted(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
+      let checkRun: Promise<number | null> = Promise.resolve(null);
+      const { report, detail, outcome } = await executeLocalRun({
+        project,
+        pipeline,
+        params,
+        codeIndex,
+        state,
+        environment,
+        jobs: 1,
+        noCache: inputs.noCache,
+        groupId,
+        groupIndex: groupId ? index : null,
+        progress: new StageGroupPrinter(log, colors, Object.keys(pipeline.stages)),
+        signal,
+        onStart: ({ id, stamp }) => {
+          log.untrusted(
+            `${colors.bold('fluksio run')} ${id}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ?? 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
+          );
+          checkRun = checks?.start(checkRunName(inputs.checkName, params, swept), id) ?? checkRun;
+        },
+        baselineCommits: (stamp) =>
+          baselineCommits(project.workspace.repoRoot, inputs.workflow, stamp.commit),
+      });
+      const tracebacks = outcome.tracebacks.map(({ stage, traceback }) => ({ stage, text: traceback.text }));
+      log.untrusted(
+        renderRunSummary({ report, series: detail.series, stages: detail.stages, tracebacks }, colors),
+      );
+      const markdown = renderRunMarkdown({
+        report,
+        series: detail.series,
+        commitNote: commitNote(inputs.workflow, report.run.commit),
+        noBaselineNote: noBaselineNote(inputs.workflow),
+        failures: detail.stages.map((stage) => ({
+          stage: stage.name,
+          tail: stage.logTail,
+          traceback: tracebacks.filter((each) => each.stage === stage.name).at(-1)?.text ?? null,
+        })),
+      });
+      log.closeFence();
+      reportFailures(log, report);
+      const checkRunId = await checkRun;
+      if (checks && checkRunId !== null) {
+        await checks.complete(checkRunId, {
+          status: report.run.status,
+          title: checkRunTitle(report),
+          summary: markdown,
+          annotations: report.annotations,
+        });
+      }
+      reports.push(report);
+      summaries.push(markdown);
+    }
+    const summary = groupId ? renderSweepMarkdown(groupId, reports, summaries) : (summaries[0] ?? '');
+    return actionResult(reports, groupId, summary);
+  } finally {
+    await state.close();
+  }
+}

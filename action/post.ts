@@ -1,0 +1,32 @@
+import * as core from '@actions/core';
+import { ApiClient } from '../cli/remote/api-client.js';
+import { cancelSubmittedRuns } from './cancel-submitted-runs.js';
+import { getInputs } from './input-helper.js';
+import { unsettledSubmittedRuns } from './submission-state.js';
+
+/**
+ * The action's post step (action.yml `runs.post`), run when the job ends however it
+ * ends: when the main step was killed before it saw its submitted runs to the end (a
+ * cancelled workflow), cancels those still queued or running on the control plane.
+ * Otherwise it does nothing. A failure here is a warning: the job's outcome is decided.
+ */
+export async function post(): Promise<void> {
+  try {
+    const runIds = unsettledSubmittedRuns();
+    if (runIds.length === 0) return;
+    const { server } = getInputs();
+    if (!server) return;
+    const cancelled = await cancelSubmittedRuns(
+      new ApiClient(server.url, server.token),
+      runIds,
+      'The workflow job ended before the run did',
+    );
+    if (cancelled.length > 0) core.info(`fluksio: cancelled ${cancelled.join(', ')} on ${server.url}`);
+  } catch (error) {
+    core.warning(
+      `Could not cancel the submitted runs: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+await post();

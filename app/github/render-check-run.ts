@@ -1,0 +1,612 @@
+import type { Annotation } from '../../schemas/annotation.js';
+import type { ParamValue } from '../../schemas/key-inputs.js';
+import { diffMetrics, type MetricGoals } from '../../schemas/metric-diff.js';
+import { formatProblems, type Problem } from '../../schemas/problem.js';
+import { sparkline } from '../../schemas/sparkline.js';
+import type { StageRecord } from '../../schemas/stage-record.js';
+import type { StageStatus } from '../../schemas/statuses.js';
+import type { Run } from '../../schemas/tables/runs.js';
+
+/**
+ * GitHub's limits on a check run (REST "Create a check run"). The summary and text limits
+ * are documented as 65,535 characters but enforced in UTF-8 bytes ("summary exceeds a
+ * maximum bytesize of 65535", github/docs#35252), so every bound here counts bytes, which
+ * also bounds characters. Annotation fields are "64 KB": read as the smaller of 64,000 and
+ * 65,536 bytes.
+ */
+export const GITHUB_LIMITS = {
+  title: 255,
+  summaryBytes: 65_535,
+  textBytes: 65_535,
+  annotationBytes: 64_000,
+  annotationTitle: 255,
+  actions: 3,
+  actionLabel: 20,
+  actionDescription: 40,
+  actionIdentifier: 20,
+  checkName: 100,
+} as const;
+
+/** One annotation as the Checks API takes it. */
+export interface GitHubAnnotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  message: string;
+  title?: string;
+}
+
+/** A button on a completed check run; GitHub sends `check_run.requested_action` with its identifier. */
+export interface CheckRunAction {
+  label: string;
+  description: string;
+  identifier: string;
+}
+
+/** Everything a check-run create or update carries, ready to send (the outbox pages the annotations). */
+export interface RenderedCheckRun {
+  name: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: 'success' | 'failure' | 'cancelled' | 'timed_out' | 'action_required' | null;
+  title: string;
+  summary: string;
+  text: string;
+  /** All of them; GitHub takes at most 50 per request. */
+  annotations: GitHubAnnotation[];
+  actions: CheckRunAction[];
+}
+
+export interface CheckRunInput {
+  run: Run;
+  stages: StageRecord[];
+  annotations: Annotation[];
+  /** The run's metrics so far (final ones once it finished), flattened to dotted names. */
+  metrics: Record<string, number>;
+  /** The run compared against (DESIGN §7) and how to name it: `main @ 1a2b3c4 (merge-base)`. */
+  baseline: { run: Run; label: string } | null;
+  series: Record<string, { stage: string; points: { step: number; value: number }[] }>;
+  goals: MetricGoals;
+  runner: string | null;
+  /** Where the whole logs are, e.g. the API's logs endpoint for the run. */
+  logsUrl: string;
+  tracebacks: { stage: string; text: string }[];
+  checkName: string;
+}
+
+/** Lines of a failing stage's output and of a traceback shown in the summary. */
+const TAIL_LINES = 25;
+const TRACEBACK_LINES = 40;
+/** A log line longer than this is cut in the summary (a progress bar redrawn on one line). */
+const LINE_CHARS = 1_000;
+/** Reasons of one stage shown in the stages table; all of them are in the text. */
+const CELL_CHARS = 300;
+
+export const RERUN_ACTIONS: readonly CheckRunAction[] = [
+  { label: 'Re-run', description: 'Run this commit again, using the cache', identifier: 'rerun' },
+  {
+    label: 'Re-run without cache',
+    description: 'Run again, executing every stage',
+    identifier: 'rerun-no-cache',
+  },
+];
+
+/**
+ * A run as a GitHub check run (DESIGN §6, §8): status and conclusion from the run state;
+ * a title; a summary with the stamp (or the waiting reason), the failure's traceback and
+ * log tails, the metric diff against the baseline with sparklines, and the stages with
+ * ran/cached and why; a text with every stage's reasons and every annotation; all
+ * annotations on repository files; re-run buttons once completed. Every GitHub limit is
+ * respected with visible truncation pointing at `fluksio show` and the logs.
+ */
+export function renderCheckRun(input: CheckRunInput): RenderedCheckRun {
+  const { run } = input;
+  const pointer = `\`fluksio show ${run.id}\` or ${input.logsUrl}`;
+  const completed = run.status !== 'queued' && run.status !== 'running';
+  return {
+    name: input.checkName,
+    status: run.status === 'queued' ? 'queued' : run.status === 'running' ? 'in_progress' : 'completed',
+    conclusion: conclusionOf(run),
+    title: clip(titleOf(input), GITHUB_LIMITS.title),
+    summary: fitMarkdown(summaryOf(input), GITHUB_LIMITS.summaryBytes, pointer),
+    text: fitMarkdown(textOf(input), GITHUB_LIMITS.textBytes, pointer),
+    annotations: input.annotations.flatMap((note) => {
+      const converted = toGitHubAnnotation(note);
+      return converted ? [converted] : [];
+    }),
+    actions: completed ? [...RERUN_ACTIONS] : [],
+  };
+}
+
+/** The conclusion table of DESIGN §6; null while the run is active. */
+function conclusionOf(run: Run): RenderedCheckRun['conclusion'] {
+  switch (run.status) {
+    case 'queued':
+    case 'running':
+      return null;
+    case 'succeeded':
+      return 'success';
+    case 'cancelled':
+      return 'cancelled';
+    case 'timed_out':
+      return 'timed_out';
+    // A run is left `abandoned` only once its retries are exhausted; until then it is queued again.
+    case 'failed':
+    case 'abandoned':
+      return 'failure';
+  }
+}
+
+function titleOf({ run, stages, metrics, baseline, goals }: CheckRunInput): string {
+  const reason = run.statusReason ? `: ${oneLine(run.statusReason)}` : '';
+  switch (run.status) {
+    case 'queued':
+      return `Queued: ${oneLine(run.statusReason ?? 'waiting for a runner')}`;
+    case 'running': {
+      const done = stages.filter((stage) => stage.status === 'ran' || stage.status === 'cached').length;
+      const active = stages.filter((stage) => stage.status === 'running').map((stage) => stage.name);
+      return `Running${active.length ? ` ${active.join(', ')}` : ''} (${done} of ${stages.length} stages done)`;
+    }
+    case 'succeeded': {
+      const headline = diffMetrics(metrics, baseline?.run.metrics ?? null, goals)
+        .filter((row) => goals[row.name] && row.value !== null)
+        .map(
+          (row) =>
+            `${row.name} ${formatNumber(row.value)}${row.delta === null ? '' : ` (${formatSigned(row.delta)}${mark(row.better)})`}`,
+        );
+      return `Succeeded in ${formatDuration(run.durationMs)}${headline.length ? ` · ${headline.join(', ')}` : ''}`;
+    }
+    case 'failed': {
+      const failed = stages.find((stage) => stage.status === 'failed' || stage.status === 'timed_out');
+      const why = run.statusReason ?? (failed ? `stage ${failed.name}: ${failed.error ?? 'failed'}` : '');
+      return `Failed${why ? `: ${oneLine(why)}` : ''}`;
+    }
+    case 'cancelled':
+      return `Cancelled${reason}`;
+    case 'timed_out':
+      return `Timed out${reason}`;
+    case 'abandoned':
+      return `Abandoned${reason || ': its runner stopped responding and no retries are left'}`;
+  }
+}
+
+function summaryOf(input: CheckRunInput): string {
+  const { run } = input;
+  const lines: string[] = [];
+  const hasFailedStage = input.stages.some(
+    (stage) => stage.status === 'failed' || stage.status === 'timed_out',
+  );
+  if (run.status === 'queued') {
+    lines.push(`⏳ **${escapeMarkdown(run.statusReason ?? 'Waiting for a runner')}**`, '');
+  } else if (run.statusReason && run.status !== 'succeeded' && run.status !== 'running' && !hasFailedStage) {
+    // A failed stage's own section below says why; this line is for cancels, timeouts and lost runners.
+    lines.push(`**${escapeMarkdown(run.statusReason)}**`, '');
+  }
+  lines.push(...stampLines(input), '');
+  lines.push(...failureLines(input));
+  lines.push(...metricLines(input), '');
+  lines.push('### Stages', '');
+  if (input.stages.length === 0) {
+    lines.push(run.status === 'queued' ? 'No stage has started yet.' : 'No stage has reported yet.');
+  } else {
+    lines.push('| stage | status | time | detail |', '|---|---|---|---|');
+    for (const stage of input.stages) {
+      lines.push(
+        `| ${stage.name} | ${statusBadge(stage.status)} | ${isStarted(stage) ? formatDuration(stage.durationMs) : '–'} | ${stageDetail(stage)} |`,
+      );
+    }
+  }
+  lines.push('', `Full logs: ${input.logsUrl} · \`fluksio show ${run.id}\``);
+  return lines.join('\n');
+}
+
+function stampLines({ run, runner }: CheckRunInput): string[] {
+  const params = formatParams(run.params);
+  const claimedBy = runner ?? run.runnerName;
+  const lines = [
+    `- **run** \`${run.id}\`${run.attempt > 1 ? ` (attempt ${run.attempt})` : ''} · pipeline ${codeSpan(run.pipelinePath)}`,
+    `- **commit** ${run.commit ? `\`${run.commit}\`` : '(none)'}${run.dirty ? ' **dirty** (uncommitted changes)' : ''}`,
+    `- **code digest** ${run.codeDigest ? `\`${short(run.codeDigest, 16)}\`` : 'computed when the run starts'}`,
+    `- **params** ${params ? codeSpan(params) : '(none)'} · digest \`${short(run.paramsDigest, 12)}\``,
+    `- **runner** ${claimedBy ? codeSpan(claimedBy) : 'not claimed yet'}`,
+  ];
+  if (run.status === 'queued') lines.push(`- **queued since** ${run.queuedAt.toISOString()}`);
+  else if (run.status === 'running' && run.startedAt)
+    lines.push(`- **started** ${run.startedAt.toISOString()}`);
+  else lines.push(`- **duration** ${formatDuration(run.durationMs)}`);
+  return lines;
+}
+
+function failureLines({ run, stages, tracebacks, logsUrl }: CheckRunInput): string[] {
+  const lines: string[] = [];
+  for (const stage of stages.filter((each) => each.status === 'failed' || each.status === 'timed_out')) {
+    const verb = stage.status === 'failed' ? 'failed' : 'timed out';
+    lines.push(
+      `### ❌ Stage ${stage.name} ${verb}${stage.error ? `: ${escapeMarkdown(stage.error)}` : ''}`,
+      '',
+    );
+    for (const traceback of tracebacks.filter((each) => each.stage === stage.name)) {
+      const tail = tailOf(traceback.text, TRACEBACK_LINES);
+      lines.push(`Traceback${tail.cut ? ` (last ${TRACEBACK_LINES} lines; ${tail.cut})` : ''}:`, '');
+      lines.push(codeBlock(tail.text), '');
+    }
+    const tail = tailOf(stage.logTail, TAIL_LINES);
+    if (tail.text) {
+      lines.push(
+        `Last lines of its output${tail.cut ? ` (${tail.cut})` : ''}; the whole log: ${logsUrl} or \`fluksio show ${run.id}\``,
+        '',
+        codeBlock(tail.text),
+        '',
+      );
+    }
+  }
+  return lines;
+}
+
+function metricLines({ run, metrics, baseline, series, goals }: CheckRunInput): string[] {
+  const rows = diffMetrics(metrics, baseline?.run.metrics ?? null, goals);
+  const lines = ['### Metrics', ''];
+  lines.push(
+    baseline
+      ? `Against ${escapeMarkdown(baseline.label)}, run \`${baseline.run.id}\`.`
+      : 'No baseline: no earlier successful run of this pipeline was found on the base commit or its ancestors, so there is nothing to compare with.',
+    '',
+  );
+  const active = run.status === 'queued' || run.status === 'running';
+  if (active && Object.keys(metrics).length === 0) return [...lines, 'No metrics yet.'];
+  if (rows.length === 0) return [...lines, 'No metrics reported.'];
+  lines.push('| metric | baseline | this run | Δ | Δ% | | series |', '|---|--:|--:|--:|--:|---|---|');
+  for (const row of rows) {
+    const points = series[row.name]?.points.map((point) => point.value) ?? [];
+    const pct = row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%');
+    lines.push(
+      `| ${escapeMarkdown(row.name)} | ${formatNumber(row.baseline)} | **${formatNumber(row.value)}** | ${formatSigned(row.delta)} | ${pct} | ${mark(row.better).trim()} | ${sparkline(points)} |`,
+    );
+  }
+  return lines;
+}
+
+function textOf({ run, stages, annotations, tracebacks }: CheckRunInput): string {
+  const lines = ['## Stages', ''];
+  if (stages.length === 0) lines.push('No stage has reported yet.', '');
+  for (const stage of stages) {
+    lines.push(`### ${stage.name}: ${statusBadge(stage.status)}`, '');
+    if (isStarted(stage)) lines.push(`- time ${formatDuration(stage.durationMs)}`);
+    if (stage.cachedFrom) lines.push(`- restored from run \`${stage.cachedFrom}\``);
+    if (stage.cacheKey) lines.push(`- cache key \`${stage.cacheKey}\``);
+    if (stage.exitCode !== null) lines.push(`- exit code ${stage.exitCode}`);
+    if (stage.error) lines.push(`- ${escapeMarkdown(stage.error)}`);
+    if (stage.reasons.length > 0) {
+      lines.push('- why it ran:');
+      for (const reason of stage.reasons) lines.push(`  - ${escapeMarkdown(reason)}`);
+    }
+    lines.push('');
+  }
+  lines.push(`## Annotations (${annotations.length})`, '');
+  if (annotations.length === 0) lines.push('None.');
+  else lines.push(codeBlock(annotations.map(describeAnnotation).join('\n')));
+  for (const traceback of tracebacks) {
+    lines.push('', `## Traceback of ${traceback.stage}`, '', codeBlock(traceback.text));
+  }
+  lines.push(
+    '',
+    `Run \`${run.id}\` · params digest \`${run.paramsDigest}\` · env digest \`${run.envDigest ?? '–'}\``,
+  );
+  return lines.join('\n');
+}
+
+function describeAnnotation(note: Annotation): string {
+  const where = note.path ? `${note.path}:${note.line ?? 1}` : '(no file)';
+  const title = note.title ? ` ${note.title}:` : '';
+  return `${where} ${note.level} [stage ${note.stage}]${title} ${note.message.replace(/\r?\n/g, '\n    ')}`;
+}
+
+/**
+ * An annotation as GitHub takes it, or null when it is not on a repository file (no path,
+ * or a path leaving the repository): those are listed in the text only.
+ */
+function toGitHubAnnotation(note: Annotation): GitHubAnnotation | null {
+  const path = repositoryPath(note.path);
+  if (path === null) return null;
+  const line = note.line ?? 1;
+  return {
+    path,
+    start_line: line,
+    end_line: line,
+    annotation_level: note.level === 'error' ? 'failure' : note.level,
+    message: clipBytes(note.message || `${note.level} in stage ${note.stage}`, GITHUB_LIMITS.annotationBytes),
+    title: clip(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle),
+  };
+}
+
+/** `./src/x.py` → `src/x.py`; null for absolute paths, `..` escapes and empty paths. */
+function repositoryPath(path: string | null): string | null {
+  if (!path) return null;
+  const normal = path.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
+  if (normal === '' || normal.startsWith('/') || /^[A-Za-z]:/.test(normal)) return null;
+  if (normal.split('/').some((part) => part === '..')) return null;
+  return normal;
+}
+
+/**
+ * A check run that asks a human to act, with no run behind it (DESIGN §6, §8): a fork's
+ * pull request waiting for a maintainer's approval, printing the exact command to copy,
+ * or a broken `fluksio.yml`, listing every problem as `fluksio.yml:LINE: path: message`
+ * (and annotating the file where the line is known).
+ */
+export function renderActionRequired(
+  request:
+    | { kind: 'approval'; headSha: string; prNumber: number }
+    | { kind: 'broken-pipeline'; problems: Problem[]; path: string; sha: string },
+  checkName: string,
+): RenderedCheckRun {
+  const base = { name: checkName, status: 'completed' as const, conclusion: 'action_required' as const };
+  if (request.kind === 'approval') {
+    const command = `/fluksio run --sha ${request.headSha}`;
+    return {
+      ...base,
+      title: 'Approval needed: this pull request comes from a fork',
+      summary: [
+        `Pull request #${request.prNumber} comes from a fork. Pull requests from forks never run automatically: their code would run on your runners, so a maintainer with write access must review it and approve exactly the commit they reviewed.`,
+        '',
+        `To run commit \`${request.headSha}\`, comment on the pull request:`,
+        '',
+        codeBlock(command),
+        '',
+        'Parameters may be added (`/fluksio run --sha … lr=0.1`). A later push to the fork needs a new approval naming its new head.',
+      ].join('\n'),
+      text: `Only a comment carrying \`--sha ${request.headSha}\` runs this commit; \`/fluksio run\` without it, or with another commit, is refused.`,
+      annotations: [],
+      actions: [],
+    };
+  }
+  const count = request.problems.length;
+  return {
+    ...base,
+    title: clip(`${request.path} has ${count} ${count === 1 ? 'problem' : 'problems'}`, GITHUB_LIMITS.title),
+    summary: fitMarkdown(
+      [
+        `Nothing ran: \`${request.path}\` at \`${request.sha}\` is not a valid pipeline. Fix these and push again:`,
+        '',
+        codeBlock(formatProblems(request.problems, request.path)),
+      ].join('\n'),
+      GITHUB_LIMITS.summaryBytes,
+      `the output of \`fluksio run\` at this commit, which validates the same file`,
+    ),
+    text: `Every problem is listed in the summary; those whose line is known are also annotated on \`${request.path}\`.`,
+    annotations: request.problems.flatMap((problem) =>
+      problem.line === undefined
+        ? []
+        : [
+            {
+              path: request.path,
+              start_line: problem.line,
+              end_line: problem.line,
+              annotation_level: 'failure' as const,
+              message: clipBytes(
+                problem.path ? `${problem.path}: ${problem.message}` : problem.message,
+                GITHUB_LIMITS.annotationBytes,
+              ),
+              title: 'Invalid pipeline',
+            },
+          ],
+    ),
+    actions: [],
+  };
+}
+
+/**
+ * The stable check-run name of DESIGN §8, usable as a required check: the base name, or
+ * for a sweep member the base name with its swept params, `fluksio (lr=0.1, seed=2)`.
+ * Capped at 100 characters; a cut name ends with a hash of the full one, so two members
+ * differing only past the cut still get different names.
+ */
+export function checkRunName(baseName: string, swept: Record<string, ParamValue> | null): string {
+  const entries = Object.entries(swept ?? {});
+  if (entries.length === 0) return baseName;
+  const full = `${baseName} (${entries.map(([key, value]) => `${key}=${formatValue(value)}`).join(', ')})`;
+  if (full.length <= GITHUB_LIMITS.checkName) return full;
+  const hash = ` #${fnv1a(full)})`;
+  return `${clip(full, GITHUB_LIMITS.checkName - hash.length)}${hash}`;
+}
+
+/** FNV-1a, 32 bits, as 8 hex digits: a short stable tag, not a security measure. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index += 1) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0');
+}
+
+function isStarted(stage: StageRecord): boolean {
+  return stage.status !== 'pending' && stage.status !== 'skipped';
+}
+
+function statusBadge(status: StageStatus): string {
+  const badges: Record<StageStatus, string> = {
+    pending: '⏳ pending',
+    running: '▶️ running',
+    ran: '✅ ran',
+    cached: '♻️ cached',
+    failed: '❌ failed',
+    timed_out: '⏱️ timed out',
+    skipped: '⏭️ skipped',
+    cancelled: '🚫 cancelled',
+  };
+  return badges[status];
+}
+
+/** The table cell saying where a cached stage came from, why a stage ran, or why it failed. */
+function stageDetail(stage: StageRecord): string {
+  if (stage.status === 'cached')
+    return stage.cachedFrom ? `from run \`${stage.cachedFrom}\`` : 'from the cache';
+  if (stage.error && stage.status !== 'ran') return escapeMarkdown(clip(oneLine(stage.error), CELL_CHARS));
+  const reasons = stage.reasons.join('; ');
+  if (reasons.length <= CELL_CHARS) return escapeMarkdown(reasons);
+  return `${escapeMarkdown(clip(reasons, CELL_CHARS))} (all ${stage.reasons.length} reasons in the details)`;
+}
+
+function mark(better: boolean | null): string {
+  return better === null ? '' : better ? ' ✅' : ' ❌';
+}
+
+/** The last `maxLines` lines of a log, long lines cut, and a phrase saying what was cut. */
+function tailOf(log: string, maxLines: number): { text: string; cut: string } {
+  const all = log.replace(/\r\n/g, '\n').replace(/\n+$/, '').split('\n');
+  const kept = all.slice(-maxLines);
+  let cutLong = 0;
+  const lines = kept.map((line) => {
+    if (line.length <= LINE_CHARS) return line;
+    cutLong += 1;
+    return `${line.slice(0, LINE_CHARS)} … (${(line.length - LINE_CHARS).toLocaleString('en-US')} characters cut)`;
+  });
+  const cuts = [
+    all.length > kept.length ? `${(all.length - kept.length).toLocaleString('en-US')} earlier lines cut` : '',
+    cutLong ? `${cutLong} long ${cutLong === 1 ? 'line' : 'lines'} shortened` : '',
+  ].filter(Boolean);
+  return { text: lines.join('\n').trim() === '' ? '' : lines.join('\n'), cut: cuts.join(', ') };
+}
+
+// ---- Markdown and limits, shared by the GitHub renderers ----
+
+/** UTF-8 size: what GitHub's "bytesize" limits count. */
+export function byteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** At most `max` UTF-16 units, never splitting a surrogate pair, ending in `…` when cut. */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
+
+/** At most `max` UTF-8 bytes, cut visibly. */
+export function clipBytes(text: string, max: number): string {
+  if (byteLength(text) <= max) return text;
+  const notice = ` … (cut to GitHub's ${max.toLocaleString('en-US')}-byte limit)`;
+  const room = max - byteLength(notice);
+  // The longest prefix within the room: byte length grows with the prefix, so bisect.
+  let low = 0;
+  let high = Math.min(text.length, room);
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (byteLength(text.slice(0, middle)) <= room) low = middle;
+    else high = middle - 1;
+  }
+  if (/[\uD800-\uDBFF]/.test(text.charAt(low - 1))) low -= 1;
+  return `${text.slice(0, low)}${notice}`;
+}
+
+/**
+ * Markdown bounded to `maxBytes`, cut at a line boundary, with a closing fence if the cut
+ * fell inside a code block, and a last line saying how much was cut and where the whole
+ * of it is (`pointer`).
+ */
+export function fitMarkdown(markdown: string, maxBytes: number, pointer: string): string {
+  if (byteLength(markdown) <= maxBytes) return markdown;
+  const lines = markdown.split('\n');
+  const noticeFor = (cutLines: number) =>
+    `\n\n---\n✂️ **Truncated**: ${cutLines.toLocaleString('en-US')} more lines did not fit GitHub's limit of ${maxBytes.toLocaleString('en-US')} bytes; everything is in ${pointer}.`;
+  // Budgeted with the longest notice (every line cut), so the real one always fits.
+  const budget = maxBytes - byteLength(noticeFor(lines.length));
+  let fence: string | null = null;
+  let kept = 0;
+  let used = 0;
+  for (const line of lines) {
+    const nextFence = fenceAfter(fence, line);
+    const closing = nextFence ? nextFence.length + 1 : 0;
+    const size = byteLength(line) + 1;
+    if (used + size + closing > budget) break;
+    used += size;
+    kept += 1;
+    fence = nextFence;
+  }
+  if (kept === 0) return noticeFor(lines.length).trimStart();
+  const head = lines.slice(0, kept).join('\n');
+  return `${head}${fence ? `\n${fence}` : ''}${noticeFor(lines.length - kept)}`;
+}
+
+/** The open code fence after `line`, given the one open before it (backtick fences only: the only kind written here). */
+function fenceAfter(open: string | null, line: string): string | null {
+  const match = /^ {0,3}(`{3,})(.*)$/.exec(line);
+  if (!match) return open;
+  const [, ticks = '', rest = ''] = match;
+  if (open === null) return ticks;
+  return ticks.length >= open.length && rest.trim() === '' ? null : open;
+}
+
+/** A fenced code block that no backtick run in `text` can close early. */
+export function codeBlock(text: string, info = ''): string {
+  const fence = '`'.repeat(Math.max(3, longestBacktickRun(text) + 1));
+  return `${fence}${info}\n${text}\n${fence}`;
+}
+
+/** An inline code span holding `text` as is (newlines become blanks, `|` is escaped for tables). */
+export function codeSpan(text: string): string {
+  const body = text.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
+  const fence = '`'.repeat(longestBacktickRun(body) + 1);
+  const pad = body.startsWith('`') || body.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${body}${pad}${fence}`;
+}
+
+/**
+ * Text shown literally in Markdown prose, a list item or a table cell, on one line: inline
+ * syntax is backslash-escaped everywhere, block syntax (`#`, `-`, `1.`) only where it
+ * would start a block.
+ */
+export function escapeMarkdown(text: string): string {
+  return oneLine(text)
+    .replace(/[\\`*_[\]<>|~&]/g, '\\$&')
+    .replace(/^([#+=-])/, '\\$1')
+    .replace(/^(\d+)([.)])/, '$1\\$2');
+}
+
+function longestBacktickRun(text: string): number {
+  return Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length));
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\r?\n\s*/g, ' ').trim();
+}
+
+/** `0.42s`, `12.3s`, `4m 05s`, `1h 02m` (as the terminal summary prints them). */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '–';
+  if (ms < 10_000) return `${(ms / 1000).toFixed(2)}s`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3600)}h ${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** A number at six significant digits, without trailing zeros; `–` for none. */
+export function formatNumber(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '–';
+  if (Number.isInteger(value)) return String(value);
+  return String(Number(value.toPrecision(6)));
+}
+
+function formatSigned(value: number | null, suffix = ''): string {
+  if (value === null) return '–';
+  return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${formatNumber(Math.abs(value))}${suffix}`;
+}
+
+/** A param value as it would be typed: quoted only when it needs to be. */
+export function formatValue(value: ParamValue): string {
+  return typeof value === 'string' && !/^[\w.:/+-]+$/.test(value) ? JSON.stringify(value) : String(value);
+}
+
+/** `lr=0.1 epochs=3 note="two words"`. */
+export function formatParams(params: Readonly<Record<string, ParamValue>>): string {
+  return Object.entries(params)
+    .map(([key, value]) => `${key}=${formatValue(value)}`)
+    .join(' ');
+}
+
+function short(text: string, length: number): string {
+  return text.replace(/^sha256:/, '').slice(0, length);
+}

@@ -1,0 +1,110 @@
+import { describe, expect, test } from 'vitest';
+import { getInputs } from '../../action/input-helper.js';
+import { stageEnvironmentSource } from '../../action/stage-environment-source.js';
+import { checkRunName } from '../../action/check-run-naming.js';
+
+const WORKFLOW = { GITHUB_WORKSPACE: '/work', GITHUB_REPOSITORY: 'octo/ml', GITHUB_RUN_ID: '42' };
+
+describe('getInputs', () => {
+  test('missing inputs take the defaults of action.yml: local mode, the pipeline at the root', () => {
+    const inputs = getInputs(WORKFLOW);
+    expect(inputs).toMatchObject({
+      params: [],
+      pipeline: 'fluksio.yml',
+      noCache: false,
+      server: null,
+      wait: true,
+      githubToken: '',
+      checkName: 'fluksio',
+      workflow: { workspace: '/work', repository: 'octo/ml', runId: '42', pullRequest: null },
+    });
+  });
+
+  test('inputs are read as the runner passes them, trimmed; a server makes submit mode', () => {
+    const inputs = getInputs({
+      ...WORKFLOW,
+      INPUT_PARAMS: ' lr=0.1,0.01 note="two words" ',
+      'INPUT_NO-CACHE': 'TRUE',
+      INPUT_SERVER: 'https://fluksio.example.com/',
+      'INPUT_SERVER-TOKEN': 'fxt_1',
+      INPUT_WAIT: 'False',
+    });
+    expect(inputs.params).toEqual([
+      { key: 'lr', values: ['0.1', '0.01'] },
+      { key: 'note', values: ['two words'] },
+    ]);
+    expect(inputs).toMatchObject({
+      noCache: true,
+      wait: false,
+      server: { url: 'https://fluksio.example.com', token: 'fxt_1' },
+    });
+  });
+
+  test.each([
+    [{ INPUT_WAIT: 'yes' }, `Input 'wait': "yes" is not a boolean (true or false)`],
+    [{ 'INPUT_NO-CACHE': '1' }, `Input 'no-cache': "1" is not a boolean (true or false)`],
+    [{ INPUT_PIPELINE: '' }, `Input 'pipeline': empty; expected the pipeline file, e.g. fluksio.yml`],
+    [
+      { INPUT_SERVER: 'fluksio.example.com', 'INPUT_SERVER-TOKEN': 't' },
+      `Input 'server': "fluksio.example.com" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`,
+    ],
+    [
+      { INPUT_SERVER: 'https://fluksio.example.com' },
+      `Input 'server-token': empty, but 'server' is set; expected an API token that may submit runs (fluksio token add --submit)`,
+    ],
+    [
+      { INPUT_PARAMS: 'lr=0.1 lr=0.2' },
+      `Input 'params': Parameter 'lr' is given twice; for a sweep write lr=a,b`,
+    ],
+    [{ INPUT_PARAMS: 'note="open' }, `Input 'params': Unterminated " quote in "\\"open"`],
+  ])('%o is refused: %s', (env, message) => {
+    expect(() => getInputs({ ...WORKFLOW, ...env })).toThrow(message);
+  });
+
+  test('every problem is reported at once, one line each', () => {
+    expect(() =>
+      getInputs({ ...WORKFLOW, INPUT_WAIT: 'maybe', INPUT_PARAMS: 'lr', 'INPUT_CHECK-NAME': '' }),
+    ).toThrow(
+      [
+        `Input 'wait': "maybe" is not a boolean (true or false)`,
+        `Input 'check-name': empty; expected a name for the check run, e.g. fluksio`,
+        `Input 'params': "lr" is not key=value (e.g. lr=0.1)`,
+      ].join('\n'),
+    );
+  });
+});
+
+test('stages never get the inputs, the runner’s credentials, its file commands, or a variable holding a token', () => {
+  const source = stageEnvironmentSource(
+    {
+      PATH: '/bin',
+      HOME: '/home/runner',
+      CUDA_VISIBLE_DEVICES: '0',
+      'INPUT_GITHUB-TOKEN': 'ghs_x',
+      INPUT_PARAMS: 'lr=1',
+      ACTIONS_RUNTIME_TOKEN: 'r',
+      ACTIONS_ID_TOKEN_REQUEST_URL: 'u',
+      GITHUB_TOKEN: 'ghs_x',
+      GITHUB_OUTPUT: '/tmp/out',
+      GITHUB_ENV: '/tmp/env',
+      STATE_runs: '[]',
+      MY_COPY: 'fxt_secret',
+      GITHUB_SHA: 'abc',
+    },
+    ['ghs_x', 'fxt_secret', ''],
+  );
+  expect(source).toEqual({
+    PATH: '/bin',
+    HOME: '/home/runner',
+    CUDA_VISIBLE_DEVICES: '0',
+    GITHUB_SHA: 'abc',
+  });
+});
+
+test.each([
+  [{ lr: 0.1, seed: 1 }, [], 'fluksio'],
+  [{ lr: 0.1, seed: 1 }, ['lr'], 'fluksio (lr=0.1)'],
+  [{ lr: 0.1, seed: 1, note: 'two words' }, ['lr', 'note'], 'fluksio (lr=0.1 note="two words")'],
+])('the check run of %o sweeping %o is named %s', (params, swept, name) => {
+  expect(checkRunName('fluksio', params, swept)).toBe(name);
+});

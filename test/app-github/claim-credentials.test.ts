@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { hashToken } from '../../app/http/hash-token.js';
+import type { Claim } from '../../schemas/protocol/claim.js';
+import { createRunner } from '../../store/create-runner.js';
+import {
+  closeGitHubAppDatabase,
+  openGitHubAppDatabase,
+  openGitHubAppWorld,
+  SHA,
+  waitFor,
+  type GitHubAppWorld,
+} from './github-app-fixture.js';
+
+let world: GitHubAppWorld;
+let runnerToken: string;
+
+beforeAll(openGitHubAppDatabase);
+afterAll(closeGitHubAppDatabase);
+beforeEach(async () => {
+  world = await openGitHubAppWorld();
+  runnerToken = randomBytes(32).toString('hex');
+  await createRunner({
+    db: world.db,
+    name: 'gpu-box',
+    owner: 'acme',
+    labels: ['gpu'],
+    repositories: [],
+    tokenHash: hashToken(runnerToken),
+  });
+});
+afterEach(async () => {
+  await world.close();
+  expect(world.double.violations).toEqual([]);
+});
+
+async function call(path: string, json: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${world.plane.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${runnerToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(json),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+function tokenIn(extraHeader: string | null): string {
+  const match = /^AUTHORIZATION: basic (.+)$/.exec(extraHeader ?? '');
+  const decoded = Buffer.from(match?.[1] ?? '', 'base64').toString('utf8');
+  expect(decoded).toMatch(/^x-access-token:/);
+  return decoded.slice('x-access-token:'.length);
+}
+
+test('a claimed run of a GitHub repository carries a read-only token for that one repository, revoked once fetched', async () => {
+  await world.deliver(world.comment('/fluksio run'));
+  const claimed = await call('/api/v1/runner/claim', { waitSeconds: 0 });
+  expect(claimed.status).toBe(200);
+  const claim = claimed.body as unknown as Claim;
+  expect(claim.commit).toBe(SHA.head);
+  const token = tokenIn(claim.git.extraHeader);
+  const issued = world.double.issuedTokens().find((candidate) => candidate.token === token);
+  expect(issued).toMatchObject({
+    installationId: world.repo.installationId,
+    repositoryIds: [world.repo.id],
+    permissions: { contents: 'read' },
+    revokedAt: null,
+  });
+  expect(world.logs()).not.toContain(token);
+  expect(JSON.stringify(await world.runs())).not.toContain(token);
+
+  const fetched = await call(`/api/v1/runs/${claim.run.id}/fetched`, {
+    lease: claim.lease,
+    extraHeader: claim.git.extraHeader,
+  });
+  expect(fetched).toEqual({ status: 200, body: { revoked: true } });
+  expect(
+    world.double.issuedTokens().find((candidate) => candidate.token === token)?.revokedAt,
+  ).not.toBeNull();
+  expect(world.logs()).not.toContain(token);
+});
+
+test('fetched under a stale lease is refused and revokes nothing', async () => {
+  await world.deliver(world.comment('/fluksio run'));
+  const claim = (await call('/api/v1/runner/claim', { waitSeconds: 0 })).body as unknown as Claim;
+  const stale = await call(`/api/v1/runs/${claim.run.id}/fetched`, {
+    lease: 'f'.repeat(64),
+    extraHeader: claim.git.extraHeader,
+  });
+  expect(stale.status).toBe(409);
+  expect(
+    world.double.issuedTokens().find((issued) => issued.token === tokenIn(claim.git.extraHeader))?.revokedAt,
+  ).toBeNull();
+});
+
+test('when GitHub grants no token the run goes back to the queue and the runner is told to try again', async () => {
+  await world.deliver(world.comment('/fluksio run'));
+  world.double.failNext('POST /app/installations/{installation_id}/access_tokens', { status: 502 });
+  const refused = await call('/api/v1/runner/claim', { waitSeconds: 0 });
+  expect(refused.status).toBe(503);
+  const [run] = await world.runs();
+  expect(run).toMatchObject({
+    status: 'queued',
+    statusReason: 'GitHub did not grant a token to fetch the code; queued again',
+  });
+  const claimed = await call('/api/v1/runner/claim', { waitSeconds: 0 });
+  expect(claimed.status).toBe(200);
+});
+
+test('the runner’s state changes reach the check run: claimed → in progress, finished → completed', async () => {
+  await world.deliver(world.comment('/fluksio run'));
+  const [run] = await world.runs();
+  const checkRun = () =>
+    world.double.checkRuns(world.repo.fullName).find((candidate) => candidate.externalId === run?.id);
+  await waitFor('the queued check run', () => checkRun()?.status === 'queued');
+  const claim = (await call('/api/v1/runner/claim', { waitSeconds: 0 })).body as unknown as Claim;
+  await call(`/api/v1/runs/${claim.run.id}/start`, {
+    lease: claim.lease,
+    codeDigest: 'c'.repeat(64),
+    envDigest: 'e'.repeat(64),
+  });
+  // A running run's check run is refreshed at most every ~10 s (DESIGN §8), its first update too.
+  await waitFor('in progress', () => checkRun()?.status === 'in_progress', 20_000);
+  await call(`/api/v1/runs/${claim.run.id}/finish`, {
+    lease: claim.lease,
+    status: 'succeeded',
+    reason: null,
+    metrics: { accuracy: 0.9 },
+  });
+  const done = await waitFor('completed', () => checkRun()?.status === 'completed' && checkRun());
+  expect(done.conclusion).toBe('success');
+  expect(
+    world.double.checkRuns(world.repo.fullName).filter((candidate) => candidate.externalId === run?.id),
+  ).toHaveLength(1);
+});
+
+test('/fluksio cancel reaches the runner and the check run', async () => {
+  await world.deliver(world.comment('/fluksio run'));
+  const claim = (await call('/api/v1/runner/claim', { waitSeconds: 0 })).body as unknown as Claim;
+  await world.deliver(world.comment('/fluksio cancel'));
+  const beat = await call(`/api/v1/runs/${claim.run.id}/heartbeat`, { lease: claim.lease });
+  expect(beat.body).toMatchObject({ cancel: true, finishAs: 'cancelled' });
+  await call(`/api/v1/runs/${claim.run.id}/finish`, {
+    lease: claim.lease,
+    status: 'cancelled',
+    reason: 'Cancelled',
+    metrics: {},
+  });
+  const done = await waitFor('the cancelled check run', () => {
+    const found = world.double
+      .checkRuns(world.repo.fullName)
+      .find((candidate) => candidate.externalId === claim.run.id);
+    return found?.status === 'completed' && found;
+  });
+  expect(done.conclusion).toBe('cancelled');
+});

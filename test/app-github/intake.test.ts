@@ -1,0 +1,182 @@
+import { eq, sql } from 'drizzle-orm';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { dispatchDelivery } from '../../app/github/dispatch-delivery.js';
+import type { GitHubWork } from '../../app/github/github-work.js';
+import { processDelivery } from '../../app/github/process-delivery.js';
+import { deliveries } from '../../schemas/tables/deliveries.js';
+import { installations } from '../../schemas/tables/installations.js';
+import { recordDelivery } from '../../store/record-delivery.js';
+import { probotForDouble } from '../github/probot-for-double.js';
+import { installationPayload, pushPayload } from '../github/webhook-fixtures.js';
+import {
+  closeGitHubAppDatabase,
+  openGitHubAppDatabase,
+  openGitHubAppWorld,
+  SHA,
+  waitFor,
+  type GitHubAppWorld,
+} from './github-app-fixture.js';
+
+let world: GitHubAppWorld;
+
+beforeAll(openGitHubAppDatabase);
+afterAll(closeGitHubAppDatabase);
+beforeEach(async () => {
+  world = await openGitHubAppWorld();
+});
+afterEach(async () => {
+  await world.close();
+  expect(world.double.violations).toEqual([]);
+});
+
+async function storedDeliveries() {
+  return world.db.select().from(deliveries);
+}
+
+/** What processing a delivery works with, as startGitHubApp makes it but without the outbox. */
+function workOf(): GitHubWork {
+  const probot = probotForDouble(world.double);
+  const github = world.settings.github;
+  if (!github) throw new Error('the world has no GitHub App');
+  return {
+    db: world.db,
+    github,
+    installationApi: (id) => probot.auth(id),
+    notifications: { notifyRun: async () => {}, notifyNotice: async () => {}, notifyGroup: async () => {} },
+    ringDoorbell: async () => {},
+    onlineWindowMs: 60_000,
+    logger: pino({ level: 'silent' }),
+  };
+}
+
+test('a signed delivery is stored with its payload and answered at once', async () => {
+  const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
+  const response = await world.send(push);
+  expect(response.status).toBe(200);
+  const [stored] = await storedDeliveries();
+  expect(stored).toMatchObject({
+    id: push.id,
+    event: 'push',
+    action: null,
+    installationId: world.repo.installationId,
+  });
+  expect(stored?.payload).toEqual(JSON.parse(JSON.stringify(push.payload)));
+  const processed = await world.settled(push.id);
+  expect(processed).toMatchObject({ attempts: 1, lastError: null, failedAt: null });
+});
+
+test('one delivery sent five times at once is stored once and makes one run', async () => {
+  const comment = world.comment('/fluksio run lr=0.1');
+  const responses = await Promise.all(Array.from({ length: 5 }, () => world.send(comment)));
+  expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
+  await world.settled(comment.id);
+  // Late copies must have changed nothing either.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(await storedDeliveries()).toHaveLength(1);
+  expect(await world.runs()).toHaveLength(1);
+  expect(world.replies()).toHaveLength(1);
+});
+
+test('a wrong signature is answered 4xx and nothing is stored', async () => {
+  const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
+  const response = await world.send(push, { badSignature: true });
+  expect(response.status).toBeGreaterThanOrEqual(400);
+  expect(response.status).toBeLessThan(500);
+  expect(await storedDeliveries()).toEqual([]);
+  const unsigned = await fetch(world.webhookUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': push.id },
+    body: JSON.stringify(push.payload),
+  });
+  expect(unsigned.status).toBeGreaterThanOrEqual(400);
+  expect(unsigned.status).toBeLessThan(500);
+  expect(await storedDeliveries()).toEqual([]);
+});
+
+test('a payload with fields missing fails visibly: logged with the delivery id, last_error naming the field', async () => {
+  const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
+  const payload = push.payload as unknown as Record<string, unknown>;
+  delete payload.after;
+  const row = await world.deliver(push);
+  expect(row.processedAt).toBeNull();
+  expect(row.failedAt).not.toBeNull();
+  expect(row.attempts).toBe(1);
+  expect(row.lastError).toContain('after: is missing');
+  expect(world.logs()).toMatch(new RegExp(`"deliveryId":"${push.id}".*"msg":"delivery failed"`));
+  expect(await world.runs()).toEqual([]);
+});
+
+test('a GitHub failure is recorded as the delivery’s last error and retried until it succeeds', async () => {
+  world.double.failNext('GET /repos/{owner}/{repo}/pulls/{pull_number}', { status: 502 });
+  const comment = world.comment('/fluksio run');
+  await world.send(comment);
+  await waitFor('the first failure', async () => {
+    const [row] = await storedDeliveries();
+    return row?.lastError ?? undefined;
+  });
+  const row = await world.settled(comment.id);
+  expect(row).toMatchObject({ attempts: 2, lastError: null, failedAt: null });
+  expect(await world.runs()).toHaveLength(1);
+});
+
+test('a worker killed after creating the runs, before acknowledging the job: processed again, still one run', async () => {
+  const comment = world.comment('/fluksio run lr=0.1,0.2');
+  await recordDelivery({
+    db: world.db,
+    delivery: {
+      id: comment.id,
+      event: 'issue_comment',
+      action: 'created',
+      installationId: null,
+      payload: comment.payload as never,
+    },
+  });
+  const [row] = await storedDeliveries();
+  if (!row) throw new Error('not stored');
+  const work = workOf();
+  // The first attempt does everything but record that it finished…
+  await dispatchDelivery(work, row);
+  expect(await world.runs()).toHaveLength(2);
+  // …and the job, found stalled, runs again.
+  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('processed');
+  expect((await world.runs()).map((run) => run.triggerKey)).toEqual([
+    `delivery:${comment.id}:0`,
+    `delivery:${comment.id}:1`,
+  ]);
+  expect(await world.checks()).toHaveLength(2);
+  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('skipped');
+});
+
+test('the reconciler processes a stored delivery whose job was lost', async () => {
+  const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
+  await recordDelivery({
+    db: world.db,
+    delivery: {
+      id: push.id,
+      event: 'push',
+      action: null,
+      installationId: null,
+      payload: push.payload as never,
+    },
+  });
+  await world.db
+    .update(deliveries)
+    .set({ receivedAt: sql`now() - interval '1 minute'` })
+    .where(eq(deliveries.id, push.id));
+  const row = await world.settled(push.id);
+  expect(row.processedAt).not.toBeNull();
+  expect(await world.runs()).toMatchObject([{ commit: SHA.main, trigger: 'push' }]);
+});
+
+test('installation events keep the installations table', async () => {
+  const account = { login: 'acme' };
+  await world.deliver(installationPayload({ action: 'created', installationId: 777_000_000_001, account }));
+  expect(await world.db.select().from(installations)).toMatchObject([
+    { id: 777_000_000_001, owner: 'acme', suspended: false },
+  ]);
+  await world.deliver(installationPayload({ action: 'suspend', installationId: 777_000_000_001, account }));
+  expect(await world.db.select().from(installations)).toMatchObject([{ suspended: true }]);
+  await world.deliver(installationPayload({ action: 'deleted', installationId: 777_000_000_001, account }));
+  expect(await world.db.select().from(installations)).toEqual([]);
+});

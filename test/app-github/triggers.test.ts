@@ -1,0 +1,187 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { pullRequestPayload, pushPayload } from '../github/webhook-fixtures.js';
+import {
+  closeGitHubAppDatabase,
+  openGitHubAppDatabase,
+  openGitHubAppWorld,
+  PR,
+  SHA,
+  waitFor,
+  type GitHubAppWorld,
+} from './github-app-fixture.js';
+
+const FORK_ID = 4_242_424;
+
+let world: GitHubAppWorld;
+
+beforeAll(openGitHubAppDatabase);
+afterAll(closeGitHubAppDatabase);
+beforeEach(async () => {
+  world = await openGitHubAppWorld();
+});
+afterEach(async () => {
+  await world.close();
+  expect(world.double.violations).toEqual([]);
+});
+
+function pullRequest(
+  action: 'opened' | 'synchronize' | 'reopened' | 'closed',
+  head: string,
+  forkId?: number | null,
+) {
+  return pullRequestPayload({
+    repo: world.repo,
+    action,
+    number: PR,
+    head: { sha: head, ref: 'feature', ...(forkId !== undefined && { repoId: forkId }) },
+    base: { sha: SHA.main, ref: 'main' },
+  });
+}
+
+describe('push', () => {
+  test('a push to a branch on.push names runs the pushed commit with the defaults', async () => {
+    const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
+    await world.deliver(push);
+    expect(await world.runs()).toMatchObject([
+      {
+        commit: SHA.main,
+        params: { lr: 0.01, seed: 0 },
+        trigger: 'push',
+        automatic: true,
+        prNumber: null,
+        baseRef: null,
+        trustDomain: 'trusted',
+        triggerKey: `delivery:${push.id}:0`,
+      },
+    ]);
+    expect(await world.checks()).toMatchObject([{ headSha: SHA.main, name: 'fluksio' }]);
+  });
+
+  test('a push to another branch, a deleted branch or a tag runs nothing', async () => {
+    await world.deliver(pushPayload({ repo: world.repo, ref: 'feature', after: SHA.head }));
+    await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: '0'.repeat(40) }));
+    await world.deliver(pushPayload({ repo: world.repo, ref: 'refs/tags/v1', after: SHA.main }));
+    expect(await world.runs()).toEqual([]);
+  });
+
+  test('a push of a broken fluksio.yml gets an action_required notice naming every problem, and no run', async () => {
+    world.double.setFile(world.repo.fullName, SHA.broken, 'fluksio.yml', 'version: 2\nstages: {}\n');
+    await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: SHA.broken }));
+    expect(await world.runs()).toEqual([]);
+    const [notice] = await world.notices();
+    expect(notice).toMatchObject({ kind: 'broken-pipeline', headSha: SHA.broken });
+    expect(JSON.stringify(notice?.body)).toContain('expected version: 1');
+    const checkRun = await waitFor('the action_required check run', () =>
+      world.double.checkRuns(world.repo.fullName).find((run) => run.headSha === SHA.broken),
+    );
+    expect(checkRun.conclusion).toBe('action_required');
+  });
+
+  test('a repository without fluksio.yml gets nothing at all', async () => {
+    await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: SHA.broken }));
+    expect(await world.runs()).toEqual([]);
+    expect(await world.notices()).toEqual([]);
+  });
+
+  test('an installation of an owner not allowed: nothing runs and nothing is said', async () => {
+    const stranger = world.double.addRepository({ owner: 'stranger', name: 'model' });
+    world.double.setFile(
+      stranger.fullName,
+      SHA.main,
+      'fluksio.yml',
+      'version: 1\nstages: { a: { cmd: "true" } }\non: { push: { branches: [main] } }\n',
+    );
+    const push = pushPayload({ repo: stranger, ref: 'main', after: SHA.main });
+    const delivery = await world.deliver(push);
+    expect(delivery.processedAt).not.toBeNull();
+    expect(await world.runs()).toEqual([]);
+    expect(world.double.requests.filter((request) => request.path.includes('stranger'))).toEqual([]);
+    expect(world.logs()).toContain('the owner is not allowed');
+  });
+});
+
+describe('pull requests', () => {
+  test('opened runs the head automatically with the defaults', async () => {
+    await world.deliver(pullRequest('opened', SHA.head));
+    expect(await world.runs()).toMatchObject([
+      {
+        commit: SHA.head,
+        trigger: 'pull_request',
+        automatic: true,
+        prNumber: PR,
+        baseRef: 'main',
+        fork: false,
+      },
+    ]);
+  });
+
+  test('a new push cancels the pull request’s automatic runs, not the runs someone asked for', async () => {
+    await world.deliver(pullRequest('opened', SHA.head));
+    await world.deliver(world.comment('/fluksio run lr=0.5'));
+    world.setHead(SHA.newHead);
+    await world.deliver(pullRequest('synchronize', SHA.newHead));
+    const runs = await world.runs();
+    expect(runs.map((run) => [run.trigger, run.commit, run.status])).toEqual([
+      ['pull_request', SHA.head, 'cancelled'],
+      ['comment', SHA.head, 'queued'],
+      ['pull_request', SHA.newHead, 'queued'],
+    ]);
+    expect(runs[0]?.statusReason).toMatch(/Superseded: pull request #7 was pushed to/);
+  });
+
+  test('closed runs nothing', async () => {
+    await world.deliver(pullRequest('closed', SHA.head));
+    expect(await world.runs()).toEqual([]);
+  });
+});
+
+describe('forks', () => {
+  test('a fork’s pull request never runs automatically: an action_required check run prints the exact command', async () => {
+    world.setHead(SHA.forkHead, { forkId: FORK_ID });
+    await world.deliver(pullRequest('opened', SHA.forkHead, FORK_ID));
+    expect(await world.runs()).toEqual([]);
+    expect(await world.notices()).toMatchObject([
+      { id: `approval:${world.repo.fullName}:${SHA.forkHead}`, kind: 'approval', headSha: SHA.forkHead },
+    ]);
+    const checkRun = await waitFor(
+      'the approval check run',
+      () => world.double.checkRuns(world.repo.fullName)[0],
+    );
+    expect(checkRun.conclusion).toBe('action_required');
+    expect(checkRun.output.summary).toContain(`/fluksio run --sha ${SHA.forkHead}`);
+  });
+
+  test('a pull request whose head repository was deleted counts as a fork', async () => {
+    await world.deliver(pullRequest('opened', SHA.forkHead, null));
+    expect(await world.runs()).toEqual([]);
+    expect((await world.notices()).map((notice) => notice.kind)).toEqual(['approval']);
+  });
+
+  test('/fluksio run without --sha, or with an old one, is refused on a fork', async () => {
+    world.setHead(SHA.forkHead, { forkId: FORK_ID });
+    const bare = world.comment('/fluksio run lr=0.1');
+    await world.deliver(bare);
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.head.slice(0, 8)}`));
+    expect(await world.runs()).toEqual([]);
+    const [first, second] = world.replies();
+    expect(first).toContain(`/fluksio run --sha ${SHA.forkHead}`);
+    expect(first).toMatch(/comes from a fork/);
+    expect(second).toContain(SHA.forkHead);
+    expect(world.reactions(bare.payload.comment.id)).toEqual(['eyes', 'confused']);
+  });
+
+  test('/fluksio run --sha <head> runs exactly that commit, in the pull request’s own trust domain', async () => {
+    world.setHead(SHA.forkHead, { forkId: FORK_ID });
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.forkHead} lr=0.1`));
+    expect(await world.runs()).toMatchObject([
+      {
+        commit: SHA.forkHead,
+        trustDomain: `pr:${PR}`,
+        fork: true,
+        fetchRef: `refs/pull/${PR}/head`,
+        cloneUrl: `https://github.com/${world.repo.fullName}.git`,
+        params: { lr: 0.1, seed: 0 },
+      },
+    ]);
+  });
+});

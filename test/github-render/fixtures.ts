@@ -1,0 +1,149 @@
+import type { Annotation } from '../../schemas/annotation.js';
+import type { StageRecord } from '../../schemas/stage-record.js';
+import type { Run } from '../../schemas/tables/runs.js';
+import type { CheckRunInput } from '../../app/github/render-check-run.js';
+
+export const HEAD_SHA = '1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d';
+
+/** A run row as the store returns it; finished and successful unless told otherwise. */
+export function makeRun(overrides: Partial<Run> = {}): Run {
+  const at = new Date('2026-03-01T12:00:00Z');
+  return {
+    id: '01JNRUN0000000000000000001',
+    repository: 'octo/ml',
+    pipelinePath: 'fluksio.yml',
+    trustDomain: 'trusted',
+    groupId: null,
+    groupIndex: null,
+    commit: HEAD_SHA,
+    dirty: false,
+    codeDigest: 'sha256:c0de0000111122223333444455556666777788889999aaaabbbbccccddddeeee',
+    params: { lr: 0.1, epochs: 3 },
+    paramsDigest: 'sha256:9a9a9a9a9a9a9a9a9a9a',
+    envDigest: 'sha256:e0e0e0e0',
+    noCache: false,
+    status: 'succeeded',
+    statusReason: null,
+    labels: ['gpu'],
+    triggerKey: null,
+    attempt: 1,
+    metrics: { accuracy: 0.9, loss: 0.3 },
+    createdAt: at,
+    startedAt: at,
+    finishedAt: new Date(at.getTime() + 245_000),
+    durationMs: 245_000,
+    cloneUrl: null,
+    fetchRef: null,
+    fork: false,
+    retries: 0,
+    leaseExpirations: 0,
+    timeoutMs: 86_400_000,
+    queuedAt: at,
+    leaseId: null,
+    leaseExpiresAt: null,
+    claimedAt: at,
+    runnerName: 'gpu-box',
+    cancelRequested: false,
+    cancelReason: null,
+    cancelAs: null,
+    submittedBy: null,
+    installationId: 1,
+    prNumber: 7,
+    trigger: 'comment',
+    automatic: false,
+    metricGoals: { accuracy: { goal: 'max' }, loss: { goal: 'min' } },
+    checkName: 'fluksio',
+    baseRef: 'main',
+    ...overrides,
+  };
+}
+
+export function makeStage(overrides: Partial<StageRecord> & { name: string }): StageRecord {
+  return {
+    status: 'ran',
+    cacheKey: 'sha256:5eed',
+    keyInputs: null,
+    cachedFrom: null,
+    reasons: [],
+    startedAt: null,
+    finishedAt: null,
+    durationMs: 1_500,
+    exitCode: 0,
+    outs: [],
+    metrics: {},
+    logTail: '',
+    logDigest: null,
+    error: null,
+    ...overrides,
+  };
+}
+
+export function makeAnnotation(overrides: Partial<Annotation> = {}): Annotation {
+  return {
+    stage: 'train',
+    path: 'train.py',
+    line: 42,
+    level: 'error',
+    message: 'ZeroDivisionError: division by zero',
+    title: null,
+    ...overrides,
+  };
+}
+
+export const LOGS_URL = 'https://fluksio.example/api/v1/runs/01JNRUN0000000000000000001/logs';
+
+/** A check-run input for a successful two-stage run compared with a baseline. */
+export function makeInput(overrides: Partial<CheckRunInput> = {}): CheckRunInput {
+  const run = overrides.run ?? makeRun();
+  return {
+    run,
+    stages: [
+      makeStage({ name: 'prepare', status: 'cached', cachedFrom: '01JNBASE000000000000000001', reasons: [] }),
+      makeStage({ name: 'train', reasons: ['train.py changed', 'lr 0.01 → 0.1'], durationMs: 240_000 }),
+    ],
+    annotations: [],
+    metrics: run.metrics,
+    baseline: {
+      run: makeRun({ id: '01JNBASE000000000000000001', metrics: { accuracy: 0.85, loss: 0.25 } }),
+      label: 'main @ 9f8e7d6 (merge-base)',
+    },
+    series: {
+      loss: {
+        stage: 'train',
+        points: [0.9, 0.7, 0.5, 0.4, 0.3].map((value, step) => ({ step, value })),
+      },
+    },
+    goals: { accuracy: { goal: 'max' }, loss: { goal: 'min' } },
+    runner: 'gpu-box',
+    logsUrl: LOGS_URL,
+    tracebacks: [],
+    checkName: 'fluksio',
+    ...overrides,
+  };
+}
+
+/** Every limit GitHub puts on a check-run create or update body. */
+export function expectWithinGitHubLimits(rendered: {
+  title: string;
+  summary: string;
+  text: string;
+  actions: { label: string; description: string; identifier: string }[];
+}): string[] {
+  const broken: string[] = [];
+  const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+  if (rendered.title.length > 255) broken.push('title');
+  if (bytes(rendered.summary) > 65_535 || rendered.summary.length > 65_535) broken.push('summary');
+  if (bytes(rendered.text) > 65_535 || rendered.text.length > 65_535) broken.push('text');
+  if (rendered.actions.length > 3) broken.push('actions');
+  for (const action of rendered.actions) {
+    if (action.label.length > 20) broken.push(`label ${action.label}`);
+    if (action.description.length > 40) broken.push(`description ${action.description}`);
+    if (action.identifier.length > 20) broken.push(`identifier ${action.identifier}`);
+  }
+  return broken;
+}
+
+/** Lines that open or close a backtick fence: an even count means no block is left open. */
+export function fenceLines(markdown: string): number {
+  return markdown.split('\n').filter((line) => /^`{3,}/.test(line)).length;
+}

@@ -1,0 +1,150 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import type { Annotation } from '../../schemas/annotation.js';
+import {
+  closeOutboxDatabase,
+  finished,
+  openOutboxDatabase,
+  openOutboxWorld,
+  waitFor,
+  type OutboxWorld,
+} from './outbox-fixture.js';
+
+let world: OutboxWorld;
+
+beforeAll(openOutboxDatabase);
+afterAll(closeOutboxDatabase);
+beforeEach(async () => {
+  world = await openOutboxWorld();
+});
+afterEach(async () => {
+  await world.close();
+  expect(world.double.violations).toEqual([]);
+});
+
+function failureAnnotations(count: number): Annotation[] {
+  return Array.from({ length: count }, (_, index) => ({
+    stage: 'train',
+    path: 'train.py',
+    line: index + 1,
+    level: 'error' as const,
+    message: `problem ${index + 1}`,
+    title: null,
+  }));
+}
+
+describe('a run’s check run', () => {
+  test('goes queued → in progress → completed success as one check run, rendered from the database', async () => {
+    const outbox = await world.openOutbox();
+    const run = await world.queueRun();
+    await outbox.notifyRun(run.id);
+    const [created] = await waitFor('the queued check run', () => {
+      const found = world.checkRunsOf(run.id);
+      return found.length > 0 && found;
+    });
+    expect(created).toMatchObject({
+      name: 'fluksio',
+      headSha: run.commit,
+      status: 'queued',
+      conclusion: null,
+    });
+    expect(created?.output.title).toContain('Waiting for a runner labelled gpu');
+    expect(created?.detailsUrl).toBe(`https://fluksio.example.com/api/v1/runs/${run.id}`);
+
+    await world.updateRun(run.id, { status: 'running', startedAt: new Date(), runnerName: 'gpu-box' });
+    await outbox.notifyRun(run.id);
+    await waitFor('in progress', () => world.checkRunsOf(run.id)[0]?.status === 'in_progress');
+
+    await world.updateRun(run.id, finished('succeeded', { metrics: { accuracy: 0.9 } }));
+    await outbox.notifyRun(run.id);
+    const done = await waitFor('completed', () => {
+      const checkRun = world.checkRunsOf(run.id)[0];
+      return checkRun?.status === 'completed' && checkRun;
+    });
+    expect(done.conclusion).toBe('success');
+    expect(done.output.summary).toContain('gpu-box');
+    expect(done.actions.map((action) => action.identifier)).toEqual(['rerun', 'rerun-no-cache']);
+    expect(world.checkRunsOf(run.id)).toHaveLength(1);
+    expect(done.history.map((change) => change.method)).toEqual(['POST', 'PATCH', 'PATCH']);
+    const row = await waitFor('recorded as sent', async () => {
+      const check = await world.checkRow(run.id);
+      return check.sentVersion === check.renderVersion && check;
+    });
+    expect(row.checkRunId).toBe(done.id);
+  });
+
+  test('a failed run with 120 annotations sends them in three requests of at most 50, all on the check run', async () => {
+    const outbox = await world.openOutbox();
+    const run = await world.queueRun();
+    await world.updateRun(run.id, { status: 'running', startedAt: new Date() });
+    await world.addAnnotations(run.id, failureAnnotations(120));
+    await world.updateRun(run.id, finished('failed', { statusReason: 'Stage train failed (exit code 1)' }));
+    await outbox.notifyRun(run.id);
+
+    const done = await waitFor('all annotations', () => {
+      const checkRun = world.checkRunsOf(run.id)[0];
+      return checkRun?.annotations.length === 120 && checkRun;
+    });
+    await waitFor('sent', async () => {
+      const row = await world.checkRow(run.id);
+      return row.sentVersion === row.renderVersion;
+    });
+    expect(done.conclusion).toBe('failure');
+    expect(done.annotations.map((note) => note.message)).toEqual(
+      failureAnnotations(120).map((note) => note.message),
+    );
+    const pages = done.history.map(
+      (change) => ((change.body.output as { annotations?: unknown[] } | undefined)?.annotations ?? []).length,
+    );
+    expect(pages).toEqual([50, 50, 20]);
+    expect((await world.checkRow(run.id)).annotationsSent).toBe(120);
+  });
+
+  test('annotations arriving later are appended after those already sent, never again', async () => {
+    const outbox = await world.openOutbox({ settings: { inProgressRefreshMs: 1 } });
+    const run = await world.queueRun();
+    await world.updateRun(run.id, { status: 'running', startedAt: new Date() });
+    await world.addAnnotations(run.id, failureAnnotations(30));
+    await outbox.notifyRun(run.id);
+    await waitFor('30 annotations', () => world.checkRunsOf(run.id)[0]?.annotations.length === 30);
+
+    await world.addAnnotations(run.id, failureAnnotations(70).slice(30));
+    await world.updateRun(run.id, finished('failed'));
+    await outbox.notifyRun(run.id);
+    const done = await waitFor('completed', () => {
+      const checkRun = world.checkRunsOf(run.id)[0];
+      return checkRun?.conclusion === 'failure' && checkRun;
+    });
+    expect(done.annotations.map((note) => note.start_line)).toEqual(
+      Array.from({ length: 70 }, (_, index) => index + 1),
+    );
+  });
+
+  test('an in-progress run is refreshed at most once per interval, and its completion goes out at once', async () => {
+    const outbox = await world.openOutbox({ settings: { inProgressRefreshMs: 1_500 } });
+    const run = await world.queueRun({ status: 'running', startedAt: new Date(), statusReason: null });
+    await outbox.notifyRun(run.id);
+    await waitFor('in progress', () => world.checkRunsOf(run.id)[0]?.status === 'in_progress');
+
+    for (let step = 0; step < 5; step += 1) {
+      await world.updateRun(run.id, { metrics: { step } });
+      await outbox.notifyRun(run.id);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(world.checkRunsOf(run.id)[0]?.history).toHaveLength(1);
+
+    const finishing = Date.now();
+    await world.updateRun(run.id, finished('succeeded'));
+    await outbox.notifyRun(run.id);
+    await waitFor('completed', () => world.checkRunsOf(run.id)[0]?.conclusion === 'success');
+    expect(Date.now() - finishing).toBeLessThan(1_000);
+    expect(world.checkRunsOf(run.id)[0]?.history).toHaveLength(2);
+  });
+
+  test('a run without a check row (submitted through the API) sends nothing', async () => {
+    const outbox = await world.openOutbox();
+    await outbox.notifyRun('01NOSUCHRUN0000000000000000');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(world.double.requests).toEqual([]);
+  });
+});
