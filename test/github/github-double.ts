@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { answerGitHubRequest, type DoubleServices, type RequestFindings } from './answer-github-request.js';
 import type {
   CommitInit,
@@ -279,6 +282,10 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
   const baseUrl = `http://127.0.0.1:${await listen(server)}`;
   services.baseUrl = baseUrl;
   const certificate = options.https ? localhostCertificate() : null;
+  // The certificate as a file for git (GIT_SSL_CAINFO), removed when the double closes.
+  const caDir = certificate && (await mkdtemp(path.join(tmpdir(), 'fluksio-double-ca-')));
+  const caFile = caDir && path.join(caDir, 'github-double-ca.pem');
+  if (certificate && caFile) await writeFile(caFile, certificate.cert);
   const httpsServer =
     certificate && createHttpsServer({ key: certificate.key, cert: certificate.cert }, handler);
   const httpsUrl = httpsServer && `https://127.0.0.1:${await listen(httpsServer)}`;
@@ -295,7 +302,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
   return {
     url: baseUrl,
     httpsUrl,
-    caFile: certificate?.caFile ?? null,
+    caFile,
     credentials,
     app,
     requests,
@@ -336,6 +343,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
     pendingFaults: () => faults.pending(),
     close: async () => {
       await Promise.all([stop(server), ...(httpsServer ? [stop(httpsServer)] : [])]);
+      if (caDir) await rm(caDir, { recursive: true, force: true });
     },
   };
 }

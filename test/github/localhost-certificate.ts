@@ -3,29 +3,23 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-/** A self-signed certificate for `127.0.0.1` and `localhost`, and the file git trusts it from. */
+/** A self-signed certificate for `127.0.0.1` and `localhost`, PEM, and its private key. */
 export interface LocalhostCertificate {
-  /** The private key, PEM; only in memory. */
   key: string;
-  /** The certificate, PEM. */
   cert: string;
-  /** The certificate as a file, for `GIT_SSL_CAINFO` (or `NODE_EXTRA_CA_CERTS`). */
-  caFile: string;
 }
 
 let shared: LocalhostCertificate | undefined;
 
 /**
- * One certificate per test process (made with the `openssl` command, which Node cannot do
- * itself), valid for two days, removed from disk when the process exits. A P-256 key: making
- * one takes milliseconds.
+ * One certificate per test process, kept in memory: made with the `openssl` command (Node cannot
+ * make certificates), valid for two days, with a P-256 key (milliseconds to make).
  */
 export function localhostCertificate(): LocalhostCertificate {
   if (shared) return shared;
   const dir = mkdtempSync(path.join(tmpdir(), 'fluksio-double-tls-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const keyFile = path.join(dir, 'key.pem');
-  const caFile = path.join(dir, 'cert.pem');
+  const certFile = path.join(dir, 'cert.pem');
   try {
     execFileSync(
       'openssl',
@@ -46,17 +40,17 @@ export function localhostCertificate(): LocalhostCertificate {
         '-keyout',
         keyFile,
         '-out',
-        caFile,
+        certFile,
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
+    shared = { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8') };
+    return shared;
   } catch (error) {
     throw new Error(`Could not make the GitHub double's TLS certificate with openssl: ${String(error)}`, {
       cause: error,
     });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  const key = readFileSync(keyFile, 'utf8');
-  rmSync(keyFile);
-  shared = { key, cert: readFileSync(caFile, 'utf8'), caFile };
-  return shared;
 }

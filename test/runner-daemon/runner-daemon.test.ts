@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -118,8 +118,13 @@ params:
     const commit = (await repo.git('rev-parse', 'HEAD')).trim();
     const pidfile = path.join(workDir, 'stage.pid');
     const queued = plane.enqueue(makeClaim({ repoDir: repo.dir, commit, params: { pidfile } }));
-    await plane.waitFor(queued.claim.run.id, () => existsSync(pidfile));
-    return { queued, pid: Number((await readFile(pidfile, 'utf8')).trim()) };
+    // The shell creates the file before it writes the pid: wait for the pid itself.
+    let text = '';
+    await plane.waitFor(queued.claim.run.id, () => {
+      text = existsSync(pidfile) ? readFileSync(pidfile, 'utf8').trim() : '';
+      return text !== '';
+    });
+    return { queued, pid: Number(text) };
   }
 
   test('a cancel in a heartbeat reply stops the stage, and the run finishes as the control plane said', async () => {
@@ -238,6 +243,8 @@ stages:
 });
 
 function isAlive(pid: number): boolean {
+  // kill(0) or kill(-1) would signal this process's group or everything: never a stage.
+  if (!Number.isInteger(pid) || pid <= 1) throw new Error(`not a stage's pid: ${pid}`);
   try {
     process.kill(pid, 0);
     return true;
