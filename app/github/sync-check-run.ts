@@ -17,8 +17,9 @@ export interface SyncLater {
  * Brings a run's check run up to date with the database (DESIGN §8): reads the run as it
  * is now, renders it with its baseline, creates (or adopts) or updates the check run, and
  * records the render version it sent — compare-and-set, and again while the run changed
- * during the sync, so no state is lost. A running run whose check run was written less
- * than `inProgressRefreshMs` ago is not sent now: the result says when it may be.
+ * during the sync, so no state is lost. A running run whose check run GitHub already shows
+ * in progress, written less than `inProgressRefreshMs` ago, is not sent now: the result
+ * says when it may be.
  */
 export async function syncCheckRun(context: SyncContext, runId: string): Promise<SyncLater | null> {
   const { db } = context;
@@ -28,7 +29,8 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
     const detail = await getRunDetail({ db, runId });
     if (!detail) return null;
     const { run } = detail;
-    if (run.status === 'running' && check.checkRunId !== null) {
+    // The change into in progress goes at once; refreshes of a running one are spaced.
+    if (run.status === 'running' && check.checkRunId !== null && check.sentStatus === 'in_progress') {
       const refreshAt = check.updatedAt.getTime() + context.inProgressRefreshMs;
       if (refreshAt > Date.now()) return { refreshAt };
     }
@@ -68,7 +70,7 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
         completedAt: isFinalRunStatus(run.status) ? run.finishedAt : null,
       },
       rendered,
-      record: (progress) => recordCheckRunProgress({ db, runId, ...progress }),
+      record: (progress) => recordCheckRunProgress({ db, runId, status: rendered.status, ...progress }),
     });
     context.logger.info(
       { runId, status: rendered.status, renderVersion: check.renderVersion },

@@ -24,6 +24,11 @@ export const githubChecks = pgTable(
     sentVersion: integer('sent_version').notNull().default(0),
     /** How many of the run's annotations GitHub has (they go 50 per request). */
     annotationsSent: integer('annotations_sent').notNull().default(0),
+    /**
+     * The status GitHub last accepted (`queued`, `in_progress`, `completed`): only refreshes
+     * of a check run already shown in progress are spaced; the change into it goes at once.
+     */
+    sentStatus: text('sent_status'),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [index('github_checks_repository_head_sha_idx').on(table.repository, table.headSha)],

@@ -108,23 +108,23 @@ export interface GitHubAppWorld {
  */
 export async function openGitHubAppWorld({
   env = {},
-  cloneUrl,
+  serve,
 }: {
   /** Settings on top of the world's. */
   env?: Record<string, string>;
-  /** The repository's `clone_url` (a `file://` repository for a real runner). */
-  cloneUrl?: string;
+  /**
+   * A git repository the double serves as the test repository over HTTPS, with installation
+   * tokens (its `clone_url`, for a real runner; its CA is `double.caFile`).
+   */
+  serve?: string;
 } = {}): Promise<GitHubAppWorld> {
   if (!database) throw new Error('call openGitHubAppDatabase() in beforeAll first');
   const { db } = database;
   await resetTables(db);
   await db.execute(sql`truncate deliveries, installations, github_checks, github_notices, group_comments`);
-  const double = await startGitHubDouble();
-  const repo = double.addRepository({
-    owner: 'acme',
-    name: `model-${randomBytes(3).toString('hex')}`,
-    ...(cloneUrl !== undefined && { cloneUrl }),
-  });
+  const double = await startGitHubDouble({ https: serve !== undefined });
+  const repo = double.addRepository({ owner: 'acme', name: `model-${randomBytes(3).toString('hex')}` });
+  if (serve !== undefined) double.serveRepository(repo.fullName, serve);
   for (const sha of [SHA.main, SHA.head, SHA.newHead, SHA.forkHead]) {
     double.setFile(repo.fullName, sha, 'fluksio.yml', PIPELINE);
   }
