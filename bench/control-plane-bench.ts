@@ -19,7 +19,7 @@ import { pino } from 'pino';
 
 const ADMIN_URL = process.env.FLUKSIO_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.FLUKSIO_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
 const COMMIT = 'b'.repeat(40);
 
 /**

@@ -10,7 +10,7 @@ import { resolveParams } from '../schemas/resolve-params.js';
 import { readFileSync } from 'node:fs';
 import { median, ms, repeat, timeCommand } from './measure.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'bin', 'fluksio.js');
 const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1' };
 

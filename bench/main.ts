@@ -1,6 +1,7 @@
-// `npm run bench`: each figure is printed beside a reference measured in the same run.
+// `npm run bench [suite]`: each figure is printed beside a reference measured in the same run.
 import { benchControlPlane } from './control-plane-bench.js';
 import { benchCacheKeys, benchCodeDigest, benchExample } from './engine-bench.js';
+import { benchGitHub } from './github-bench.js';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<void>> = {
@@ -8,6 +9,7 @@ const suites: Record<string, () => Promise<void>> = {
   digest: benchCodeDigest,
   keys: benchCacheKeys,
   'control-plane': benchControlPlane,
+  github: benchGitHub,
 };
 console.log(`fluksio benchmarks · node ${process.version} · ${new Date().toISOString()}`);
 for (const [name, suite] of Object.entries(suites)) {

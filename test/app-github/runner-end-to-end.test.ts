@@ -137,7 +137,9 @@ test('/fluksio run lr=0.1: 👀 and 🚀, a real runner fetches the head with th
       const found = checkRunOf(world, run.id);
       return found?.status === 'completed' && found;
     });
-    expect(double.checkRuns(world.repo.fullName).filter((each) => each.externalId === run.id)).toHaveLength(1);
+    expect(double.checkRuns(world.repo.fullName).filter((each) => each.externalId === run.id)).toHaveLength(
+      1,
+    );
     expect(checkRun).toMatchObject({ name: 'fluksio', headSha: head, conclusion: 'success' });
     const statuses = checkRun.history.map((change) => change.body.status).filter(Boolean);
     expect(statuses.filter((status, index) => status !== statuses[index - 1])).toEqual([
@@ -170,7 +172,9 @@ async function finished(
     'the run to finish',
     async () => {
       const run = (await world.runs()).find(which);
-      return run && ['succeeded', 'failed', 'cancelled', 'timed_out', 'abandoned'].includes(run.status) && run;
+      return (
+        run && ['succeeded', 'failed', 'cancelled', 'timed_out', 'abandoned'].includes(run.status) && run
+      );
     },
     60_000,
   ).catch((error: Error) => {

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import postgres from 'postgres';
+import { readControlPlaneSettings } from '../app/control-plane-settings.js';
+import { startControlPlane } from '../app/start-control-plane.js';
+import { startGitHubDouble } from '../test/github/github-double.js';
+import { sendWebhook } from '../test/github/send-webhook.js';
+import { pushPayload } from '../test/github/webhook-fixtures.js';
+import { median, ms, percentile } from './measure.js';
+
+const ADMIN_URL = process.env.FLUKSIO_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.FLUKSIO_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PIPELINE = `version: 1
+on:
+  push: { branches: [main] }
+stages:
+  train:
+    cmd: python3 train.py
+`;
+const ACCEPTED = 300;
+const END_TO_END = 40;
+
+/**
+ * The GitHub App's intake against the GitHub double (every request validated against
+ * GitHub's OpenAPI description), over real HTTP with real signatures: how long a signed
+ * `push` delivery waits for its answer while the worker processes the earlier ones (target
+ * p99 under 50 ms), next to a `GET /healthz` of the same server; and how long from sending
+ * a delivery until GitHub has the run's check run (read the pipeline at the commit, queue
+ * the run, create the check run).
+ */
+export async function benchGitHub(): Promise<void> {
+  const name = `fluksio_bench_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const dataDir = await mkdtemp(join(tmpdir(), 'fluksio-bench-github-'));
+  const prefix = `fluksio-bench-${randomBytes(4).toString('hex')}`;
+  const double = await startGitHubDouble();
+  const repo = double.addRepository({ owner: 'acme', name: 'model' });
+  const settings = readControlPlaneSettings({
+    DATABASE_URL: ADMIN_URL.replace(/\/[^/]*$/, `/${name}`),
+    REDIS_URL,
+    FLUKSIO_QUEUE_PREFIX: prefix,
+    FLUKSIO_DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    APP_ID: String(double.credentials.appId),
+    PRIVATE_KEY: double.credentials.privateKey,
+    WEBHOOK_SECRET: double.credentials.webhookSecret,
+    GITHUB_API_URL: double.url,
+    FLUKSIO_ALLOWED_OWNERS: 'acme',
+  });
+  const plane = await startControlPlane({ settings, logger: pino({ level: 'warn' }) });
+  const webhookUrl = `${plane.url}/api/github/webhooks`;
+  const secret = double.credentials.webhookSecret;
+  // main's history, newest first: each push adds a commit, whose run looks for its baseline there.
+  const history: string[] = [];
+  const push = () => {
+    const after = randomBytes(20).toString('hex');
+    history.unshift(after);
+    double.setFile(repo.fullName, after, 'fluksio.yml', PIPELINE);
+    double.setCommits(repo.fullName, history.slice(0, 100), { branch: 'main' });
+    return pushPayload({ repo, ref: 'main', after, before: history[1] });
+  };
+  const deliver = async (delivery: ReturnType<typeof push>) => {
+    const response = await sendWebhook(webhookUrl, delivery, secret);
+    if (response.status !== 200) throw new Error(`the webhook answered ${response.status}: ${response.body}`);
+    return response.ms;
+  };
+  try {
+    // Warm up: the first deliveries mint the installation token and open connections.
+    for (let i = 0; i < 5; i += 1) await deliver(push());
+    await waitForCheckRuns(double, repo.fullName, history.length);
+
+    const health: number[] = [];
+    for (let i = 0; i < 100; i += 1) {
+      const started = performance.now();
+      await (await fetch(`${plane.url}/healthz`)).text();
+      health.push(performance.now() - started);
+    }
+    const accepted: number[] = [];
+    for (let i = 0; i < ACCEPTED; i += 1) accepted.push(await deliver(push()));
+    const drainStarted = performance.now();
+    await waitForCheckRuns(double, repo.fullName, history.length, 120_000);
+    const drainMs = performance.now() - drainStarted;
+
+    const toCheckRun: number[] = [];
+    for (let i = 0; i < END_TO_END; i += 1) {
+      const delivery = push();
+      const started = Date.now();
+      await deliver(delivery);
+      const created = await waitForCheckRuns(double, repo.fullName, history.length);
+      toCheckRun.push(created.getTime() - started);
+    }
+    const violations = double.violations.length;
+
+    console.log('\n## GitHub App: webhook intake against the GitHub double');
+    console.log(
+      `GET /healthz of the same server            p50 ${ms(median(health))}   p99 ${ms(percentile(health, 99))}   (reference)`,
+    );
+    console.log(
+      `signed push delivery → 200 (${ACCEPTED} in a row)   p50 ${ms(median(accepted))}   p99 ${ms(percentile(accepted, 99))}   ` +
+        `(${(percentile(accepted, 99) / percentile(health, 99)).toFixed(1)}× the reference at p99; target p99 < 50 ms: ${percentile(accepted, 99) < 50 ? 'met' : 'missed'})`,
+    );
+    console.log(
+      `  the worker then made their ${ACCEPTED} check runs within ${ms(drainMs)} after the last answer`,
+    );
+    console.log(
+      `delivery sent → check run created on GitHub   p50 ${ms(median(toCheckRun))}   p99 ${ms(percentile(toCheckRun, 99))}   ` +
+        `(${END_TO_END} one at a time; ${(median(toCheckRun) / median(health)).toFixed(0)}× the reference at p50)`,
+    );
+    console.log(`requests the double refused as invalid against the OpenAPI description: ${violations}`);
+  } finally {
+    await plane.close();
+    await double.close();
+    const redis = new Redis(REDIS_URL);
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+    await redis.quit();
+    await admin.unsafe(`drop database "${name}" with (force)`);
+    await admin.end();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Waits until the double holds `count` check runs; the time the last one was created. */
+async function waitForCheckRuns(
+  double: Awaited<ReturnType<typeof startGitHubDouble>>,
+  repository: string,
+  count: number,
+  timeoutMs = 30_000,
+): Promise<Date> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const checkRuns = double.checkRuns(repository);
+    const newest = checkRuns.at(-1)?.history[0]?.at;
+    if (checkRuns.length >= count && newest) return newest;
+    if (Date.now() > deadline)
+      throw new Error(`only ${checkRuns.length} of ${count} check runs reached the GitHub double`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
