@@ -20,7 +20,7 @@ import { stageKeyInputs, type StageKeyMaterial } from './stage-key-inputs.js';
 import { StageOutput } from './stage-output.js';
 import { runStageProcess } from './stage-process.js';
 import type { Masker } from './masker.js';
-import type { ParsedTraceback } from './traceback.js';
+import type { ParsedTraceback } from '../schemas/traceback.js';
 
 /** What one run shares with each of its stages. */
 export interface StageRunContext {

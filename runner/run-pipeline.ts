@@ -8,7 +8,7 @@ import { fingerprintOf } from './fingerprint.js';
 import { Masker } from './masker.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { stageEnvironment } from './stage-environment.js';
-import type { ParsedTraceback } from './traceback.js';
+import type { ParsedTraceback } from '../schemas/traceback.js';
 
 export interface RunOutcome {
   status: Extract<RunStatus, 'succeeded' | 'failed' | 'cancelled' | 'timed_out'>;

@@ -1,4 +1,5 @@
 import { isFinalRunStatus } from '../../schemas/statuses.js';
+import { parseTracebacks } from '../../schemas/traceback.js';
 import { findGitHubCheck } from '../../store/find-github-check.js';
 import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
 import { markOutboxSent } from '../../store/mark-outbox-sent.js';
@@ -52,9 +53,7 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
       goals: run.metricGoals,
       runner: run.runnerName,
       logsUrl: runUrl,
-      // The control plane keeps no tracebacks apart from the logs: the failed stage's
-      // log tail in the summary shows the traceback's end.
-      tracebacks: [],
+      tracebacks: tracebacksOf(detail),
       checkName: check.name,
     });
     await syncCheckRunOutput({
@@ -83,6 +82,21 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
     });
     if (latest === null || latest <= check.renderVersion) return null;
   }
+}
+
+/**
+ * The tracebacks in the log tails of the stages that failed, for the summary. Only their
+ * text is shown (the annotations carry the lines), so paths need no resolving here.
+ */
+function tracebacksOf({ stages }: RunDetail): { stage: string; text: string }[] {
+  return stages
+    .filter((stage) => stage.status === 'failed' || stage.status === 'timed_out')
+    .flatMap((stage) =>
+      parseTracebacks(stage.logTail.split('\n'), { cwd: '/', repoRoot: '/' }).map((traceback) => ({
+        stage: stage.name,
+        text: traceback.text,
+      })),
+    );
 }
 
 /** The final metrics once the run finished; until then those its stages reported so far. */

@@ -1,6 +1,6 @@
 import pc from 'picocolors';
 import { buildRunReport } from '../../schemas/run-report.js';
-import { parseTracebacks } from '../../runner/traceback.js';
+import { parseTracebacks } from '../../schemas/traceback.js';
 import { getRunDetail } from '../../store/get-run-detail.js';
 import type { CliIo } from '../cli-io.js';
 import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';

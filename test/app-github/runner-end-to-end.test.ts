@@ -79,15 +79,7 @@ test('/fluksio run lr=0.1: 👀 and 🚀, a real runner fetches the head with th
     double.setCommits(world.repo.fullName, [main], { branch: 'main' });
     double.setCommits(world.repo.fullName, [head, main]);
     world.setHead(head);
-    const runnerToken = randomBytes(32).toString('hex');
-    await createRunner({
-      db: world.db,
-      name: 'gpu-box',
-      owner: 'acme',
-      labels: [],
-      repositories: [],
-      tokenHash: hashToken(runnerToken),
-    });
+    const runnerToken = await registerRunner(world);
 
     // The baseline: a push to main, run by the runner.
     await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: main }));
@@ -161,6 +153,73 @@ test('/fluksio run lr=0.1: 👀 and 🚀, a real runner fetches the head with th
     await repo.cleanup();
   }
   expect(double.violations).toEqual([]);
+});
+
+/** Registers a runner for any of acme's repositories; its token. */
+async function registerRunner(world: GitHubAppWorld): Promise<string> {
+  const token = randomBytes(32).toString('hex');
+  await createRunner({
+    db: world.db,
+    name: 'gpu-box',
+    owner: 'acme',
+    labels: [],
+    repositories: [],
+    tokenHash: hashToken(token),
+  });
+  return token;
+}
+
+const FAILING_TRAIN = `import sys
+def train(lr):
+    raise ValueError(f"lr {lr} diverged")
+train(float(sys.argv[1]))
+`;
+
+/** Acceptance 7 with a real runner: the traceback's tail in the summary, its line annotated. */
+test('a stage that raises: conclusion failure, the traceback’s tail in the summary, an annotation on the line that raised', async () => {
+  const repo = await makeRepo({
+    files: { 'fluksio.yml': PIPELINE, 'prepare.py': PREPARE, 'train.py': FAILING_TRAIN },
+  });
+  const main = (await repo.git('rev-parse', 'HEAD')).trim();
+  const world = await openGitHubAppWorld({ serve: repo.dir });
+  let runner: (FluksioProcess & { workDir: string }) | undefined;
+  try {
+    world.double.setFile(world.repo.fullName, main, 'fluksio.yml', PIPELINE);
+    world.double.setCommits(world.repo.fullName, [main], { branch: 'main' });
+    runner = await startRunnerProcess({
+      url: world.plane.url,
+      token: await registerRunner(world),
+      env: { GIT_SSL_CAINFO: world.double.caFile ?? '' },
+    });
+    await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: main }));
+    const run = await finished(world, (candidate) => candidate.commit === main, runner);
+    expect(run.status).toBe('failed');
+    const checkRun = await waitFor('the completed check run', () => {
+      const found = checkRunOf(world, run.id);
+      return found?.status === 'completed' && found;
+    });
+    expect(checkRun.conclusion).toBe('failure');
+    const summary = checkRun.output.summary ?? '';
+    expect(summary).toContain('Stage train failed');
+    expect(summary).toMatch(/^Traceback:$/m);
+    expect(summary).toMatch(
+      /Traceback[^]*File "[^"]*train\.py", line 3, in train[^]*ValueError: lr 0\.01 diverged/,
+    );
+    expect(checkRun.annotations).toContainEqual(
+      expect.objectContaining({
+        path: 'train.py',
+        start_line: 3,
+        annotation_level: 'failure',
+        message: expect.stringContaining('ValueError: lr 0.01 diverged') as unknown,
+      }),
+    );
+  } finally {
+    await runner?.stop('SIGKILL');
+    if (runner) await removeDir(runner.workDir);
+    await world.close();
+    await repo.cleanup();
+  }
+  expect(world.double.violations).toEqual([]);
 });
 
 async function finished(
