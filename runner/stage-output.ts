@@ -2,7 +2,12 @@ import type { Annotation } from '../schemas/annotation.js';
 import type { MetricPoint } from '../schemas/metric-point.js';
 import { LogTail, type LogTailOptions } from './log-tail.js';
 import type { Masker } from './masker.js';
-import { innermostRepoFrame, parseTracebacks, repoRelativePath, type ParsedTraceback } from '../schemas/traceback.js';
+import {
+  innermostRepoFrame,
+  parseTracebacks,
+  repoRelativePath,
+  type ParsedTraceback,
+} from '../schemas/traceback.js';
 import { parseWorkflowCommand, type WorkflowCommand } from './workflow-command.js';
 
 export interface StageOutputOptions {
