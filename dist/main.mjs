@@ -57521,7 +57521,7 @@ function lastBytes(line2, room) {
   return bytes.toString("utf8", start2);
 }
 
-// runner/traceback.ts
+// schemas/traceback.ts
 import { posix as posix2 } from "node:path";
 var PYTHON_HEADER = /^Traceback \(most recent call last\):$/;
 var PYTHON_GROUP_HEADER = /^(\s*)\+ Exception Group Traceback \(most recent call last\):$/;
@@ -71638,6 +71638,11 @@ var githubChecks = pgTable(
     sentVersion: integer2("sent_version").notNull().default(0),
     /** How many of the run's annotations GitHub has (they go 50 per request). */
     annotationsSent: integer2("annotations_sent").notNull().default(0),
+    /**
+     * The status GitHub last accepted (`queued`, `in_progress`, `completed`): only refreshes
+     * of a check run already shown in progress are spaced; the change into it goes at once.
+     */
+    sentStatus: text("sent_status"),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow()
   },
   (table) => [index("github_checks_repository_head_sha_idx").on(table.repository, table.headSha)]

@@ -1,0 +1,1 @@
+ALTER TABLE "github_checks" ADD COLUMN "sent_status" text;
