@@ -1,5 +1,6 @@
 import { Octokit } from '@octokit/rest';
 import type { Annotation } from '../schemas/annotation.js';
+import { checkRunConclusion } from '../schemas/check-run-conclusion.js';
 import type { RunStatus } from '../schemas/statuses.js';
 import type { WorkflowLog } from './workflow-log.js';
 
@@ -94,7 +95,8 @@ export class CheckRunPublisher {
         repo,
         check_run_id: checkRunId,
         status: 'completed',
-        conclusion: conclusionOf(result.status),
+        // The action reports a run that ended; `neutral` only if it somehow had not.
+        conclusion: checkRunConclusion(result.status) ?? 'neutral',
         completed_at: new Date().toISOString(),
         output: { ...output, annotations: annotations.slice(0, ANNOTATIONS_PER_REQUEST) },
       });
@@ -125,26 +127,6 @@ export class CheckRunPublisher {
   }
 }
 
-/** The check-run conclusion of a final run state (DESIGN §6). */
-export function conclusionOf(
-  status: RunStatus,
-): 'success' | 'failure' | 'cancelled' | 'timed_out' | 'neutral' {
-  switch (status) {
-    case 'succeeded':
-      return 'success';
-    case 'cancelled':
-      return 'cancelled';
-    case 'timed_out':
-      return 'timed_out';
-    case 'failed':
-    case 'abandoned':
-      return 'failure';
-    default:
-      return 'neutral';
-  }
-}
-
-/** Text within `limit` UTF-8 bytes, cut visibly. */
 function cutToBytes(text: string, limit: number): string {
   if (Buffer.byteLength(text) <= limit) return text;
   const room = limit - Buffer.byteLength(TRUNCATED);

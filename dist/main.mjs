@@ -65519,7 +65519,7 @@ function groupSeries(stageOrder, points) {
   );
 }
 
-// cli/render/format.ts
+// schemas/format.ts
 function formatDuration(ms2) {
   if (ms2 === null || ms2 === void 0) return "\u2013";
   if (ms2 < 1e4) return `${(ms2 / 1e3).toFixed(2)}s`;
@@ -65535,13 +65535,13 @@ function formatNumber(value) {
 }
 function formatSigned(value, suffix = "") {
   if (value === null) return "\u2013";
-  const text2 = formatNumber(Math.abs(value));
-  return `${value > 0 ? "+" : value < 0 ? "\u2212" : "\xB1"}${text2}${suffix}`;
+  return `${value > 0 ? "+" : value < 0 ? "\u2212" : "\xB1"}${formatNumber(Math.abs(value))}${suffix}`;
+}
+function formatValue(value) {
+  return typeof value === "string" && !/^[\w.:/+-]+$/.test(value) ? JSON.stringify(value) : String(value);
 }
 function formatParams(params) {
-  return Object.entries(params).map(
-    ([key, value]) => `${key}=${typeof value === "string" && !/^[\w.,:/+-]+$/.test(value) ? JSON.stringify(value) : String(value)}`
-  ).join(" ");
+  return Object.entries(params).map(([key, value]) => `${key}=${formatValue(value)}`).join(" ");
 }
 function short(text2, length = 12) {
   return text2 ? text2.replace(/^sha256:/, "").slice(0, length) : "\u2013";
@@ -76460,6 +76460,24 @@ var Octokit2 = Octokit.plugin(requestLog, legacyRestEndpointMethods, paginateRes
   }
 );
 
+// schemas/check-run-conclusion.ts
+function checkRunConclusion(status) {
+  switch (status) {
+    case "queued":
+    case "running":
+      return null;
+    case "succeeded":
+      return "success";
+    case "cancelled":
+      return "cancelled";
+    case "timed_out":
+      return "timed_out";
+    case "failed":
+    case "abandoned":
+      return "failure";
+  }
+}
+
 // action/check-run-publisher.ts
 var SUMMARY_BYTES = 65535;
 var ANNOTATIONS_PER_REQUEST = 50;
@@ -76521,7 +76539,8 @@ var CheckRunPublisher = class {
         repo,
         check_run_id: checkRunId,
         status: "completed",
-        conclusion: conclusionOf(result.status),
+        // The action reports a run that ended; `neutral` only if it somehow had not.
+        conclusion: checkRunConclusion(result.status) ?? "neutral",
         completed_at: (/* @__PURE__ */ new Date()).toISOString(),
         output: { ...output, annotations: annotations2.slice(0, ANNOTATIONS_PER_REQUEST) }
       });
@@ -76547,21 +76566,6 @@ var CheckRunPublisher = class {
     );
   }
 };
-function conclusionOf(status) {
-  switch (status) {
-    case "succeeded":
-      return "success";
-    case "cancelled":
-      return "cancelled";
-    case "timed_out":
-      return "timed_out";
-    case "failed":
-    case "abandoned":
-      return "failure";
-    default:
-      return "neutral";
-  }
-}
 function cutToBytes(text2, limit) {
   if (Buffer.byteLength(text2) <= limit) return text2;
   const room = limit - Buffer.byteLength(TRUNCATED);

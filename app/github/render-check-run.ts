@@ -1,4 +1,13 @@
 import type { Annotation } from '../../schemas/annotation.js';
+import { checkRunConclusion } from '../../schemas/check-run-conclusion.js';
+import {
+  formatDuration,
+  formatNumber,
+  formatParams,
+  formatSigned,
+  formatValue,
+  short,
+} from '../../schemas/format.js';
 import type { ParamValue } from '../../schemas/key-inputs.js';
 import { diffMetrics, type MetricGoals } from '../../schemas/metric-diff.js';
 import { formatProblems, type Problem } from '../../schemas/problem.js';
@@ -6,6 +15,7 @@ import { sparkline } from '../../schemas/sparkline.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { StageStatus } from '../../schemas/statuses.js';
 import type { Run } from '../../schemas/tables/runs.js';
+import { clip, clipBytes, codeBlock, codeSpan, escapeMarkdown, fitMarkdown, oneLine } from './markdown.js';
 
 /**
  * GitHub's limits on a check run (REST "Create a check run"). The summary and text limits
@@ -106,7 +116,7 @@ export function renderCheckRun(input: CheckRunInput): RenderedCheckRun {
   return {
     name: input.checkName,
     status: run.status === 'queued' ? 'queued' : run.status === 'running' ? 'in_progress' : 'completed',
-    conclusion: conclusionOf(run),
+    conclusion: checkRunConclusion(run.status),
     title: clip(titleOf(input), GITHUB_LIMITS.title),
     summary: fitMarkdown(summaryOf(input), GITHUB_LIMITS.summaryBytes, pointer),
     text: fitMarkdown(textOf(input), GITHUB_LIMITS.textBytes, pointer),
@@ -116,25 +126,6 @@ export function renderCheckRun(input: CheckRunInput): RenderedCheckRun {
     }),
     actions: completed ? [...RERUN_ACTIONS] : [],
   };
-}
-
-/** The conclusion table of DESIGN §6; null while the run is active. */
-function conclusionOf(run: Run): RenderedCheckRun['conclusion'] {
-  switch (run.status) {
-    case 'queued':
-    case 'running':
-      return null;
-    case 'succeeded':
-      return 'success';
-    case 'cancelled':
-      return 'cancelled';
-    case 'timed_out':
-      return 'timed_out';
-    // A run is left `abandoned` only once its retries are exhausted; until then it is queued again.
-    case 'failed':
-    case 'abandoned':
-      return 'failure';
-  }
 }
 
 function titleOf({ run, stages, metrics, baseline, goals }: CheckRunInput): string {
@@ -467,146 +458,4 @@ function tailOf(log: string, maxLines: number): { text: string; cut: string } {
     cutLong ? `${cutLong} long ${cutLong === 1 ? 'line' : 'lines'} shortened` : '',
   ].filter(Boolean);
   return { text: lines.join('\n').trim() === '' ? '' : lines.join('\n'), cut: cuts.join(', ') };
-}
-
-// ---- Markdown and limits, shared by the GitHub renderers ----
-
-/** UTF-8 size: what GitHub's "bytesize" limits count. */
-export function byteLength(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
-
-/** At most `max` UTF-16 units, never splitting a surrogate pair, ending in `…` when cut. */
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = max - 1;
-  if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end -= 1;
-  return `${text.slice(0, end)}…`;
-}
-
-/** At most `max` UTF-8 bytes, cut visibly. */
-export function clipBytes(text: string, max: number): string {
-  if (byteLength(text) <= max) return text;
-  const notice = ` … (cut to GitHub's ${max.toLocaleString('en-US')}-byte limit)`;
-  const room = max - byteLength(notice);
-  // The longest prefix within the room: byte length grows with the prefix, so bisect.
-  let low = 0;
-  let high = Math.min(text.length, room);
-  while (low < high) {
-    const middle = (low + high + 1) >> 1;
-    if (byteLength(text.slice(0, middle)) <= room) low = middle;
-    else high = middle - 1;
-  }
-  if (/[\uD800-\uDBFF]/.test(text.charAt(low - 1))) low -= 1;
-  return `${text.slice(0, low)}${notice}`;
-}
-
-/**
- * Markdown bounded to `maxBytes`, cut at a line boundary, with a closing fence if the cut
- * fell inside a code block, and a last line saying how much was cut and where the whole
- * of it is (`pointer`).
- */
-export function fitMarkdown(markdown: string, maxBytes: number, pointer: string): string {
-  if (byteLength(markdown) <= maxBytes) return markdown;
-  const lines = markdown.split('\n');
-  const noticeFor = (cutLines: number) =>
-    `\n\n---\n✂️ **Truncated**: ${cutLines.toLocaleString('en-US')} more lines did not fit GitHub's limit of ${maxBytes.toLocaleString('en-US')} bytes; everything is in ${pointer}.`;
-  // Budgeted with the longest notice (every line cut), so the real one always fits.
-  const budget = maxBytes - byteLength(noticeFor(lines.length));
-  let fence: string | null = null;
-  let kept = 0;
-  let used = 0;
-  for (const line of lines) {
-    const nextFence = fenceAfter(fence, line);
-    const closing = nextFence ? nextFence.length + 1 : 0;
-    const size = byteLength(line) + 1;
-    if (used + size + closing > budget) break;
-    used += size;
-    kept += 1;
-    fence = nextFence;
-  }
-  if (kept === 0) return noticeFor(lines.length).trimStart();
-  const head = lines.slice(0, kept).join('\n');
-  return `${head}${fence ? `\n${fence}` : ''}${noticeFor(lines.length - kept)}`;
-}
-
-/** The open code fence after `line`, given the one open before it (backtick fences only: the only kind written here). */
-function fenceAfter(open: string | null, line: string): string | null {
-  const match = /^ {0,3}(`{3,})(.*)$/.exec(line);
-  if (!match) return open;
-  const [, ticks = '', rest = ''] = match;
-  if (open === null) return ticks;
-  return ticks.length >= open.length && rest.trim() === '' ? null : open;
-}
-
-/** A fenced code block that no backtick run in `text` can close early. */
-export function codeBlock(text: string, info = ''): string {
-  const fence = '`'.repeat(Math.max(3, longestBacktickRun(text) + 1));
-  return `${fence}${info}\n${text}\n${fence}`;
-}
-
-/** An inline code span holding `text` as is (newlines become blanks, `|` is escaped for tables). */
-export function codeSpan(text: string): string {
-  const body = text.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
-  const fence = '`'.repeat(longestBacktickRun(body) + 1);
-  const pad = body.startsWith('`') || body.endsWith('`') ? ' ' : '';
-  return `${fence}${pad}${body}${pad}${fence}`;
-}
-
-/**
- * Text shown literally in Markdown prose, a list item or a table cell, on one line: inline
- * syntax is backslash-escaped everywhere, block syntax (`#`, `-`, `1.`) only where it
- * would start a block.
- */
-export function escapeMarkdown(text: string): string {
-  return oneLine(text)
-    .replace(/[\\`*_[\]<>|~&]/g, '\\$&')
-    .replace(/^([#+=-])/, '\\$1')
-    .replace(/^(\d+)([.)])/, '$1\\$2');
-}
-
-function longestBacktickRun(text: string): number {
-  return Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length));
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\r?\n\s*/g, ' ').trim();
-}
-
-/** `0.42s`, `12.3s`, `4m 05s`, `1h 02m` (as the terminal summary prints them). */
-export function formatDuration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return '–';
-  if (ms < 10_000) return `${(ms / 1000).toFixed(2)}s`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
-  return `${Math.floor(seconds / 3600)}h ${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
-}
-
-/** A number at six significant digits, without trailing zeros; `–` for none. */
-export function formatNumber(value: number | null | undefined): string {
-  if (value === null || value === undefined) return '–';
-  if (Number.isInteger(value)) return String(value);
-  return String(Number(value.toPrecision(6)));
-}
-
-function formatSigned(value: number | null, suffix = ''): string {
-  if (value === null) return '–';
-  return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${formatNumber(Math.abs(value))}${suffix}`;
-}
-
-/** A param value as it would be typed: quoted only when it needs to be. */
-export function formatValue(value: ParamValue): string {
-  return typeof value === 'string' && !/^[\w.:/+-]+$/.test(value) ? JSON.stringify(value) : String(value);
-}
-
-/** `lr=0.1 epochs=3 note="two words"`. */
-export function formatParams(params: Readonly<Record<string, ParamValue>>): string {
-  return Object.entries(params)
-    .map(([key, value]) => `${key}=${formatValue(value)}`)
-    .join(' ');
-}
-
-function short(text: string, length: number): string {
-  return text.replace(/^sha256:/, '').slice(0, length);
 }

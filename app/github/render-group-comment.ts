@@ -1,14 +1,8 @@
 import type { MetricGoals } from '../../schemas/metric-diff.js';
 import type { RunStatus } from '../../schemas/statuses.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import {
-  clip,
-  codeSpan,
-  escapeMarkdown,
-  fitMarkdown,
-  formatNumber,
-  formatValue,
-} from './render-check-run.js';
+import { formatNumber, formatValue } from '../../schemas/format.js';
+import { clip, codeSpan, escapeMarkdown, fitMarkdown } from './markdown.js';
 
 /** GitHub's limit on an issue comment's body. */
 export const MAX_COMMENT_BODY = 65_536;

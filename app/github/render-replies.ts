@@ -2,7 +2,8 @@ import { describeParams } from '../../schemas/describe-params.js';
 import type { ParamValue } from '../../schemas/key-inputs.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
 import { MAX_GRID } from '../../schemas/resolve-params.js';
-import { codeBlock, codeSpan, formatParams } from './render-check-run.js';
+import { formatParams } from '../../schemas/format.js';
+import { codeBlock, codeSpan } from './markdown.js';
 
 type PipelineParams = Readonly<Record<string, ParamSpec>> | null;
 

@@ -2,7 +2,7 @@ import Table from 'cli-table3';
 import { listRuns } from '../../store/list-runs.js';
 import type { CliIo } from '../cli-io.js';
 import { openProjectStore } from '../local/open-project-store.js';
-import { formatDuration, formatParams, short } from '../render/format.js';
+import { formatDuration, formatParams, short } from '../../schemas/format.js';
 import { UsageError } from '../usage-error.js';
 
 export interface RunsCommandOptions {

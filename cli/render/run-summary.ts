@@ -3,7 +3,7 @@ import type { Colors } from 'picocolors/types.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import { sparkline } from '../../schemas/sparkline.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import { formatDuration, formatNumber, formatParams, formatSigned, short } from './format.js';
+import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../../schemas/format.js';
 import { stageDetail, statusBadge } from './progress-printer.js';
 
 /** A metric's series, as the store returns it. */

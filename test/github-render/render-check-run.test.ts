@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
+import { fitMarkdown } from '../../app/github/markdown.js';
 import {
   checkRunName,
-  fitMarkdown,
   renderActionRequired,
   renderCheckRun,
   type RenderedCheckRun,
