@@ -79,6 +79,8 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--json', 'print JSON')
     .option('--log <stage>', "print that stage's whole log instead")
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .option('--url <url>', 'a run of the control plane at this URL (API token from FLUKSIO_TOKEN)')
+    .option('--remote', 'a run of the control plane at FLUKSIO_URL')
     .action(async (run: string, options) =>
       setCode(await (await import('./commands/show-command.js')).showCommand(run, options, io)),
     );

@@ -78,8 +78,8 @@ export interface CheckRunInput {
   series: Record<string, { stage: string; points: { step: number; value: number }[] }>;
   goals: MetricGoals;
   runner: string | null;
-  /** Where the whole logs are, e.g. the API's logs endpoint for the run. */
-  logsUrl: string;
+  /** The control plane as people reach it: where `fluksio show --url` finds the run and its logs. */
+  serverUrl: string;
   tracebacks: { stage: string; text: string }[];
   checkName: string;
 }
@@ -111,7 +111,7 @@ export const RERUN_ACTIONS: readonly CheckRunAction[] = [
  */
 export function renderCheckRun(input: CheckRunInput): RenderedCheckRun {
   const { run } = input;
-  const pointer = `\`fluksio show ${run.id}\` or ${input.logsUrl}`;
+  const pointer = codeSpan(showCommand(input));
   const completed = run.status !== 'queued' && run.status !== 'running';
   return {
     name: input.checkName,
@@ -126,6 +126,11 @@ export function renderCheckRun(input: CheckRunInput): RenderedCheckRun {
     }),
     actions: completed ? [...RERUN_ACTIONS] : [],
   };
+}
+
+/** The command that shows the run from the control plane. */
+function showCommand({ run, serverUrl }: CheckRunInput): string {
+  return `fluksio show ${run.id} --url ${serverUrl}`;
 }
 
 function titleOf({ run, stages, metrics, baseline, goals }: CheckRunInput): string {
@@ -187,7 +192,10 @@ function summaryOf(input: CheckRunInput): string {
       );
     }
   }
-  lines.push('', `Full logs: ${input.logsUrl} · \`fluksio show ${run.id}\``);
+  lines.push(
+    '',
+    `The whole run and its logs: ${codeSpan(showCommand(input))} (an API token in \`FLUKSIO_TOKEN\`)`,
+  );
   return lines.join('\n');
 }
 
@@ -208,7 +216,8 @@ function stampLines({ run, runner }: CheckRunInput): string[] {
   return lines;
 }
 
-function failureLines({ run, stages, tracebacks, logsUrl }: CheckRunInput): string[] {
+function failureLines(input: CheckRunInput): string[] {
+  const { stages, tracebacks } = input;
   const lines: string[] = [];
   for (const stage of stages.filter((each) => each.status === 'failed' || each.status === 'timed_out')) {
     const verb = stage.status === 'failed' ? 'failed' : 'timed out';
@@ -224,7 +233,7 @@ function failureLines({ run, stages, tracebacks, logsUrl }: CheckRunInput): stri
     const tail = tailOf(stage.logTail, TAIL_LINES);
     if (tail.text) {
       lines.push(
-        `Last lines of its output${tail.cut ? ` (${tail.cut})` : ''}; the whole log: ${logsUrl} or \`fluksio show ${run.id}\``,
+        `Last lines of its output${tail.cut ? ` (${tail.cut})` : ''}; the whole log: ${codeSpan(`${showCommand(input)} --log ${stage.name}`)}`,
         '',
         codeBlock(tail.text),
         '',

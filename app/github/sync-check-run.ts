@@ -52,7 +52,7 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
       series: detail.series,
       goals: run.metricGoals,
       runner: run.runnerName,
-      logsUrl: runUrl,
+      serverUrl: context.apiBaseUrlForLinks.replace(/\/+$/, ''),
       tracebacks: tracebacksOf(detail),
       checkName: check.name,
     });

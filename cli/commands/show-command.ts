@@ -5,20 +5,34 @@ import { getRunDetail } from '../../store/get-run-detail.js';
 import type { CliIo } from '../cli-io.js';
 import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';
 import { renderRunSummary } from '../render/run-summary.js';
+import { ApiClient } from '../remote/api-client.js';
+import { serverConnection } from '../remote/server-connection.js';
+import { showRemoteRun } from '../remote/show-remote-run.js';
 import { UsageError } from '../usage-error.js';
 
 export interface ShowCommandOptions {
   json?: boolean;
   log?: string;
   pipeline?: string;
+  /** A run of the control plane at this URL, not of the local store. */
+  url?: string;
+  /** A run of the control plane at FLUKSIO_URL. */
+  remote?: boolean;
 }
 
-/** `fluksio show RUN`: the summary `fluksio run` printed, or a stage's whole log. */
+/**
+ * `fluksio show RUN`: the summary `fluksio run` printed, or a stage's whole log; of the
+ * local store, or with `--url`/`--remote` of the control plane.
+ */
 export async function showCommand(
   idOrPrefix: string,
   options: ShowCommandOptions,
   io: CliIo,
 ): Promise<number> {
+  if (options.url !== undefined || options.remote) {
+    const connection = serverConnection(options.url, io.env);
+    return showRemoteRun(new ApiClient(connection.url, connection.token), idOrPrefix, options, io);
+  }
   const store = await openProjectStore(options.pipeline, io);
   try {
     const run = await requireRun(store, idOrPrefix);

@@ -12,7 +12,7 @@ import type { ApiClient } from './api-client.js';
 /** How often a followed run is read again. */
 const POLL_MS = 1000;
 
-const SeriesReply = z.object({
+export const SeriesReply = z.object({
   series: z.record(
     z.string(),
     z.object({ stage: z.string(), points: z.array(z.object({ step: z.number(), value: z.number() })) }),

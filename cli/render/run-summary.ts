@@ -12,8 +12,8 @@ export type SeriesByMetric = Record<string, { stage: string; points: { step: num
 export interface RunSummaryInput {
   report: RunReport;
   series: SeriesByMetric;
-  /** The full stage records, for the log tails of stages that failed. */
-  stages: StageRecord[];
+  /** The stages' records (what is shown of them), for the log tails of stages that failed. */
+  stages: Pick<StageRecord, 'name' | 'status' | 'error' | 'logTail'>[];
   /** Traceback text per failed stage, when one was found in its output. */
   tracebacks: { stage: string; text: string }[];
 }

@@ -128,3 +128,58 @@ test('submit refuses what a runner could not fetch or run, naming the problem, a
   expect(row?.n).toBe(0);
   expect(existsSync(join(project.repo.dir, '.fluksio'))).toBe(false);
 });
+
+test('fluksio show --url shows a run of the control plane: the failed stage, its traceback, its whole log, its report', async () => {
+  await world.start();
+  const project = await world.repo({
+    'fluksio.yml': `version: 1
+stages:
+  train:
+    cmd: python3 train.py
+`,
+    'train.py': `print("epoch 1")
+def step():
+    raise ValueError("loss is nan")
+step()
+`,
+  });
+  await world.allow([project.repository]);
+  await world.runner('cpu-box');
+  const runId = await world.submit({
+    repository: project.repository,
+    cloneUrl: project.cloneUrl,
+    commit: project.commit,
+  });
+  expect((await world.waitFor(runId)).run.status).toBe('failed');
+  const env = { FLUKSIO_TOKEN: world.apiToken };
+
+  const show = spawnFluksio(['show', runId, '--url', world.app.url], { cwd: project.repo.dir, env });
+  expect(await show.exited, show.output()).toBe(0);
+  expect(show.output()).toContain('Stage train failed: exited with code 1: ValueError: loss is nan');
+  expect(show.output()).toContain('traceback:');
+  expect(show.output()).toMatch(/File "[^"]*train\.py", line 3, in step/);
+  expect(show.output()).toContain('train.py:3');
+
+  const log = spawnFluksio(['show', runId, '--remote', '--log', 'train'], {
+    cwd: project.repo.dir,
+    env: { ...env, FLUKSIO_URL: world.app.url },
+  });
+  expect(await log.exited, log.output()).toBe(0);
+  expect(log.output()).toMatch(/^epoch 1\nTraceback \(most recent call last\):\n/);
+
+  const json = spawnFluksio(['show', runId, '--url', world.app.url, '--json'], {
+    cwd: project.repo.dir,
+    env,
+  });
+  expect(await json.exited, json.output()).toBe(0);
+  expect(JSON.parse(json.output())).toMatchObject({
+    run: { id: runId, status: 'failed' },
+    runner: 'cpu-box',
+  });
+
+  const noToken = spawnFluksio(['show', runId, '--url', world.app.url], { cwd: project.repo.dir });
+  expect(await noToken.exited).toBe(2);
+  expect(noToken.output()).toContain('No API token: set FLUKSIO_TOKEN');
+  // Nothing local was made: the run was read from the control plane.
+  expect(existsSync(join(project.repo.dir, '.fluksio'))).toBe(false);
+});

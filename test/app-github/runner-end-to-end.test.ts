@@ -42,7 +42,7 @@ const PREPARE = `with open("data.txt", "w") as out:
 /** Accuracy grows with the learning rate, so the diff has a direction. */
 const TRAIN = `import json, sys, time
 lr = float(sys.argv[1])
-time.sleep(1)  # long enough for the check run to be seen in progress
+time.sleep(2)  # long enough for the check run to be seen in progress
 with open("metrics.json", "w") as out:
     json.dump({"accuracy": round(0.5 + lr, 4)}, out)
 `;

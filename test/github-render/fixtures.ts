@@ -90,7 +90,7 @@ export function makeAnnotation(overrides: Partial<Annotation> = {}): Annotation 
   };
 }
 
-export const LOGS_URL = 'https://fluksio.example/api/v1/runs/01JNRUN0000000000000000001/logs';
+export const SERVER_URL = 'https://fluksio.example';
 
 /** A check-run input for a successful two-stage run compared with a baseline. */
 export function makeInput(overrides: Partial<CheckRunInput> = {}): CheckRunInput {
@@ -115,7 +115,7 @@ export function makeInput(overrides: Partial<CheckRunInput> = {}): CheckRunInput
     },
     goals: { accuracy: { goal: 'max' }, loss: { goal: 'min' } },
     runner: 'gpu-box',
-    logsUrl: LOGS_URL,
+    serverUrl: SERVER_URL,
     tracebacks: [],
     checkName: 'fluksio',
     ...overrides,

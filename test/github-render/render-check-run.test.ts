@@ -11,7 +11,7 @@ import {
   expectWithinGitHubLimits,
   fenceLines,
   HEAD_SHA,
-  LOGS_URL,
+  SERVER_URL,
   makeAnnotation,
   makeInput,
   makeRun,
@@ -19,7 +19,8 @@ import {
 } from './fixtures.js';
 
 const RUN_ID = '01JNRUN0000000000000000001';
-const POINTER = `\`fluksio show ${RUN_ID}\` or ${LOGS_URL}`;
+const SHOW = `fluksio show ${RUN_ID} --url ${SERVER_URL}`;
+const POINTER = `\`${SHOW}\``;
 
 describe('status and conclusion follow the run state (DESIGN §6)', () => {
   test.each<
@@ -175,7 +176,8 @@ describe('the summary', () => {
     expect(summary).toContain('### ❌ Stage train failed: exit code 1');
     expect(summary).toContain(`Traceback:\n\n\`\`\`\n${traceback}\n\`\`\``);
     expect(summary).toContain(`\`\`\`\nepoch 1\n${traceback}\n\`\`\``);
-    expect(summary).toContain(`the whole log: ${LOGS_URL}`);
+    expect(summary).toContain(`the whole log: \`${SHOW} --log train\``);
+    expect(summary).toContain(`The whole run and its logs: \`${SHOW}\``);
   });
 
   test('text in a log that looks like a fence cannot close the block early', () => {
@@ -212,7 +214,9 @@ describe('GitHub limits, with visible truncation', () => {
     expect(logTail.length).toBeGreaterThanOrEqual(98_000);
     const rendered = renderCheckRun(failedWith(logTail));
     expect(expectWithinGitHubLimits(rendered)).toEqual([]);
-    expect(rendered.summary).toContain(`Last lines of its output (${cut}); the whole log: ${LOGS_URL}`);
+    expect(rendered.summary).toContain(
+      `Last lines of its output (${cut}); the whole log: \`${SHOW} --log train\``,
+    );
     expect(fenceLines(rendered.summary) % 2).toBe(0);
   });
 
