@@ -99,7 +99,8 @@ export async function dispatchDelivery(work: GitHubWork, delivery: DeliveryRow):
     case 'issue_comment': {
       const comment = readPayload(IssueCommentPayload, event, payload);
       if (comment.action !== 'created' || !comment.issue.pull_request) return;
-      if (comment.comment.user.type === 'Bot') return;
+      // Bots are ignored, even ones whose payload leaves out the type (`name[bot]` logins).
+      if (comment.comment.user.type === 'Bot' || comment.comment.user.login.endsWith('[bot]')) return;
       const command = parseCommentCommand(comment.comment.body ?? '');
       if (command === null) return;
       return answerCommentCommand(work, {
@@ -147,6 +148,7 @@ export async function dispatchDelivery(work: GitHubWork, delivery: DeliveryRow):
         db: work.db,
         repository: repository.fullName,
         headSha: suite.check_suite.head_sha,
+        exceptDelivery: deliveryId,
       });
       await rerunRuns(work, {
         deliveryId,

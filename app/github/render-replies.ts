@@ -14,7 +14,7 @@ const GRAMMAR = [
   '/fluksio help                                                reply with the commands and the params',
 ].join('\n');
 
-const GRAMMAR_NOTES = `Write the command on the first line of a comment. Values may be quoted (\`note="two words"\`); \`key=a,b,c\` is a sweep: every combination runs, at most ${MAX_GRID} runs. \`--no-cache\` executes every stage instead of restoring it. \`--sha <prefix>\` runs only if the pull request's head is that commit; on a pull request from a fork it is required.`;
+const GRAMMAR_NOTES = `Write the command on the first line of a comment. Values may be quoted (\`note="two words"\`); \`key=a,b,c\` is a sweep: every combination runs, at most ${MAX_GRID} runs. \`--no-cache\` executes every stage instead of restoring it. \`--sha <prefix>\` runs only if the pull request's head is that commit; on a pull request from a fork it is required, with the whole SHA.`;
 
 /** The reply to `/fluksio help`: the commands, then the params this pipeline declares. */
 export function renderHelpReply(pipelineParams: PipelineParams): string {
@@ -59,10 +59,23 @@ export function renderShaRefused({ given, currentHead }: { given: string; curren
   ].join('\n');
 }
 
-/** The reply to `/fluksio run` without `--sha` on a fork's pull request (DESIGN §5, §8). */
-export function renderApprovalNeeded({ headSha }: { headSha: string }): string {
+/**
+ * The reply to `/fluksio run` on a fork's pull request without `--sha`, or with only a
+ * prefix of it (DESIGN §5, §8).
+ */
+export function renderApprovalNeeded({
+  headSha,
+  given = null,
+}: {
+  headSha: string;
+  given?: string | null;
+}): string {
+  const why =
+    given === null
+      ? "this pull request comes from a fork, and a fork's code runs only at a commit a maintainer names, so that what runs is exactly what was reviewed."
+      : `this pull request comes from a fork, and its approval must name the whole commit SHA, not a prefix like ${codeSpan(given)}: a prefix can be matched by another commit.`;
   return [
-    "😕 Nothing ran: this pull request comes from a fork, and a fork's code runs only at a commit a maintainer names, so that what runs is exactly what was reviewed. After reviewing it, comment:",
+    `😕 Nothing ran: ${why} After reviewing it, comment:`,
     '',
     codeBlock(`/fluksio run --sha ${headSha}`),
     '',

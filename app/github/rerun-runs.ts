@@ -39,7 +39,7 @@ export async function rerunRuns(
   }
   const made: Run[] = [];
   const created: string[] = [];
-  for (const [index, original] of request.runs.entries()) {
+  for (const original of request.runs) {
     if (original.commit === null) continue;
     const checkName = original.checkName ?? work.github.checkName;
     const { run, created: isNew } = await createCheckedRun({
@@ -55,7 +55,8 @@ export async function rerunRuns(
         noCache: request.noCache === 'as-before' ? original.noCache : request.noCache,
         status: 'queued',
         labels: original.labels,
-        triggerKey: `delivery:${request.deliveryId}:${index}`,
+        // Keyed by the run re-run, not its place in a list: a retried delivery makes each once.
+        triggerKey: `delivery:${request.deliveryId}:${original.id}`,
         cloneUrl: original.cloneUrl,
         fetchRef: original.fetchRef,
         fork: original.fork,

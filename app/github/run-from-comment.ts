@@ -40,8 +40,10 @@ export async function runFromComment(
   const pullRequest = await readPullRequest(api, repository, thread.prNumber);
   const head = pullRequest.head.sha;
   const fork = isFork(pullRequest);
-  if (command.sha === null && fork) {
-    await thread.refuse(renderApprovalNeeded({ headSha: head }));
+  // A fork's approval names the whole SHA: a short prefix is a few seconds of hashing for
+  // its author to match with a commit nobody reviewed.
+  if (fork && (command.sha === null || command.sha.length < head.length)) {
+    await thread.refuse(renderApprovalNeeded({ headSha: head, given: command.sha }));
     return;
   }
   if (command.sha !== null && !head.startsWith(command.sha)) {

@@ -110,12 +110,17 @@ test('a commenter with read permission gets a reply and 😕, and nothing runs',
 
 test("a bot's comment and an edited comment get nothing at all", async () => {
   const bot = world.comment('/fluksio run', { user: { login: 'renovate[bot]', type: 'Bot' } });
+  // A payload that does not type its user as a Bot still names one by its login.
+  const untyped = world.comment('/fluksio run', { user: { login: 'helper[bot]' } });
+  world.double.setPermission(world.repo.fullName, 'helper[bot]', 'write');
   const edited = world.comment('/fluksio run', { action: 'edited' });
   await world.deliver(bot);
+  await world.deliver(untyped);
   await world.deliver(edited);
   expect(await world.runs()).toEqual([]);
   expect(world.replies()).toEqual([]);
   expect(world.reactions(bot.payload.comment.id)).toEqual([]);
+  expect(world.reactions(untyped.payload.comment.id)).toEqual([]);
   expect(world.reactions(edited.payload.comment.id)).toEqual([]);
 });
 

@@ -8,9 +8,10 @@ import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
 import { recordDelivery } from '../../store/record-delivery.js';
 import { probotForDouble } from '../github/probot-for-double.js';
-import { installationPayload, pushPayload } from '../github/webhook-fixtures.js';
+import { checkSuitePayload, installationPayload, pushPayload } from '../github/webhook-fixtures.js';
 import {
   closeGitHubAppDatabase,
+  MAINTAINER,
   openGitHubAppDatabase,
   openGitHubAppWorld,
   SHA,
@@ -146,6 +147,38 @@ test('a worker killed after creating the runs, before acknowledging the job: pro
   ]);
   expect(await world.checks()).toHaveLength(2);
   expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('skipped');
+});
+
+test('“Re-run all checks” processed again after a worker died re-runs each check run once', async () => {
+  await world.deliver(world.comment('/fluksio run lr=0.1,0.2'));
+  const sweep = await world.runs();
+  const press = checkSuitePayload({
+    repo: world.repo,
+    action: 'rerequested',
+    headSha: SHA.head,
+    sender: MAINTAINER,
+  });
+  await recordDelivery({
+    db: world.db,
+    delivery: {
+      id: press.id,
+      event: 'check_suite',
+      action: 'rerequested',
+      installationId: null,
+      payload: press.payload as never,
+    },
+  });
+  const row = (await storedDeliveries()).find((each) => each.id === press.id);
+  if (!row) throw new Error('not stored');
+  const work = workOf();
+  await dispatchDelivery(work, row);
+  // The re-runs of the first attempt are now the newest runs of their check runs.
+  expect(await processDelivery(work, { deliveryId: press.id, lastAttempt: false })).toBe('processed');
+  const again = (await world.runs()).slice(sweep.length);
+  expect(again.map((run) => run.triggerKey).sort()).toEqual(
+    sweep.map((run) => `delivery:${press.id}:${run.id}`).sort(),
+  );
+  expect(again.map((run) => run.params)).toEqual(sweep.map((run) => run.params));
 });
 
 test('the reconciler processes a stored delivery whose job was lost', async () => {

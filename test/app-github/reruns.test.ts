@@ -47,7 +47,7 @@ test('the re-run button queues the same commit and params again as a new run wit
     trigger: 'rerun',
     automatic: false,
     prNumber: PR,
-    triggerKey: `delivery:${press.id}:0`,
+    triggerKey: `delivery:${press.id}:${original?.id}`,
     submittedBy: MAINTAINER.login,
   });
   expect(again?.id).not.toBe(original?.id);

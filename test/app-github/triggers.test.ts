@@ -170,6 +170,15 @@ describe('forks', () => {
     expect(world.reactions(bare.payload.comment.id)).toEqual(['eyes', 'confused']);
   });
 
+  test('on a fork, a prefix of the head is no approval: the whole SHA is asked for', async () => {
+    world.setHead(SHA.forkHead, { forkId: FORK_ID });
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.forkHead.slice(0, 12)}`));
+    expect(await world.runs()).toEqual([]);
+    const [reply] = world.replies();
+    expect(reply).toContain(`not a prefix like \`${SHA.forkHead.slice(0, 12)}\``);
+    expect(reply).toContain(`/fluksio run --sha ${SHA.forkHead}`);
+  });
+
   test('/fluksio run --sha <head> runs exactly that commit, in the pull request’s own trust domain', async () => {
     world.setHead(SHA.forkHead, { forkId: FORK_ID });
     await world.deliver(world.comment(`/fluksio run --sha ${SHA.forkHead} lr=0.1`));
