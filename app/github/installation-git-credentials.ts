@@ -1,8 +1,10 @@
 import { Octokit } from '@octokit/rest';
 import type { Logger } from 'pino';
 import type { Run } from '../../schemas/tables/runs.js';
+import { CredentialRefusedError } from '../credential-refused-error.js';
 import type { GitCredentials } from '../route-context.js';
 import type { GitHubApi } from './github-work.js';
+import { permanentTokenRefusal } from './token-refusal.js';
 
 /** `AUTHORIZATION: basic base64(x-access-token:<token>)`, as git's http.extraHeader. */
 const HEADER = /^AUTHORIZATION: basic ([A-Za-z0-9+/]+={0,2})$/;
@@ -28,11 +30,20 @@ export class InstallationGitCredentials implements GitCredentials {
     if (run.installationId === null) return null;
     const name = run.repository.slice(run.repository.indexOf('/') + 1);
     const api = await this.appApi();
-    const { data } = await api.request('POST /app/installations/{installation_id}/access_tokens', {
-      installation_id: run.installationId,
-      repositories: [name],
-      permissions: { contents: 'read' },
-    });
+    const { data } = await api
+      .request('POST /app/installations/{installation_id}/access_tokens', {
+        installation_id: run.installationId,
+        repositories: [name],
+        permissions: { contents: 'read' },
+      })
+      .catch((error: unknown) => {
+        const refusal = permanentTokenRefusal(error);
+        if (!refusal) throw error;
+        throw new CredentialRefusedError(
+          `GitHub refused a token to fetch ${run.repository} (HTTP ${refusal.status}${refusal.message ? `: ${refusal.message}` : ''}); is the App still installed on the repository, under that name?`,
+          { cause: error },
+        );
+      });
     this.logger.info(
       { runId: run.id, repository: run.repository, expiresAt: data.expires_at },
       'read-only installation token minted for the fetch',

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ClaimRequest } from '../../schemas/protocol/claim.js';
+import { finishLeasedRun } from '../../store/finish-leased-run.js';
 import { releaseLeasedRun } from '../../store/release-leased-run.js';
+import { CredentialRefusedError } from '../credential-refused-error.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { HttpError } from '../http/http-error.js';
 import { parseInput } from '../http/parse-input.js';
@@ -47,6 +49,21 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
       try {
         extraHeader = (await context.gitCredentials?.forRun(run)) ?? null;
       } catch (error) {
+        if (error instanceof CredentialRefusedError && run.leaseId !== null) {
+          // Asking again would hand this same run, the oldest, to every runner forever and
+          // hold back the runs behind it: it fails, saying why, and the runner asks again.
+          request.log.warn({ err: error, runId: run.id }, 'the fetch credential is refused: run failed');
+          await finishLeasedRun({
+            db: context.db,
+            runId: run.id,
+            leaseId: run.leaseId,
+            status: 'failed',
+            reason: error.message,
+            metrics: {},
+          });
+          context.onRunChanged?.(run.id);
+          return reply.code(204).send();
+        }
         // Without its credential the fetch would fail on the runner and fail the run: give
         // it back instead, and have the runner try again later (503 is retried).
         request.log.error(

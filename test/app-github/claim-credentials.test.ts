@@ -106,6 +106,37 @@ test('when GitHub grants no token the run goes back to the queue and the runner 
   expect(claimed.status).toBe(200);
 });
 
+test.each([
+  ['the App lost the repository', 404],
+  ['the repository was renamed', 422],
+  ['the installation is suspended', 403],
+])(
+  'when GitHub refuses the token for good (%s) the run fails saying why, and the next run is claimed',
+  async (_why, status) => {
+    await world.deliver(world.comment('/fluksio run lr=0.1'));
+    await world.deliver(world.comment('/fluksio run lr=0.2'));
+    world.double.failNext('POST /app/installations/{installation_id}/access_tokens', { status });
+    const refused = await call('/api/v1/runner/claim', { waitSeconds: 0 });
+    expect(refused.status).toBe(204);
+    const [first, second] = await world.runs();
+    expect(first?.status).toBe('failed');
+    expect(first?.statusReason).toMatch(
+      new RegExp(
+        `^GitHub refused a token to fetch ${world.repo.fullName} \\(HTTP ${status}\\b.*is the App still installed on the repository`,
+      ),
+    );
+    const claimed = await call('/api/v1/runner/claim', { waitSeconds: 0 });
+    expect(claimed.status).toBe(200);
+    expect((claimed.body as unknown as Claim).run.id).toBe(second?.id);
+    await waitFor(
+      'the failed check run',
+      () =>
+        world.double.checkRuns(world.repo.fullName).find((check) => check.externalId === first?.id)
+          ?.conclusion === 'failure',
+    );
+  },
+);
+
 test('the runner’s state changes reach the check run: claimed → in progress, finished → completed', async () => {
   await world.deliver(world.comment('/fluksio run'));
   const [run] = await world.runs();
