@@ -1,6 +1,7 @@
 import { DelayedError, Queue, Worker, type Job, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { bumpDriftedChecks } from '../../store/bump-drifted-checks.js';
 import { bumpRenderVersion } from '../../store/bump-render-version.js';
 import type { Database } from '../../store/database.js';
 import { findOutboxVersions } from '../../store/find-outbox-versions.js';
@@ -47,6 +48,13 @@ export interface GitHubOutboxSettings {
    */
   reconcileIntervalMs: number;
   /**
+   * How long a run's state may differ from what its check run shows before the reconciler
+   * takes it for a lost render bump (the state change committed, the bump never ran) and
+   * sends it again; the normal bump follows the change at once.
+   * @defaultValue 30_000
+   */
+  driftGraceMs: number;
+  /**
    * The first retry's delay after a failure (5xx, a dropped connection); it doubles per
    * attempt up to `maxRetryDelayMs`, with ±20% jitter. Rate limits wait as GitHub says.
    * @defaultValue 1_000
@@ -87,6 +95,7 @@ const DEFAULT_SETTINGS = {
   checkName: 'fluksio',
   inProgressRefreshMs: 10_000,
   reconcileIntervalMs: 60_000,
+  driftGraceMs: 30_000,
   retryDelayMs: 1_000,
   maxRetryDelayMs: 300_000,
   enqueueTimeoutMs: 2_000,
@@ -286,6 +295,16 @@ export class GitHubOutbox {
   }
 
   private async reconcile(): Promise<void> {
+    const drifted = await bumpDriftedChecks({
+      db: this.options.db,
+      graceMs: this.settings.driftGraceMs,
+      limit: RECONCILE_BATCH,
+    });
+    if (drifted.length > 0)
+      this.options.logger.warn(
+        { runIds: drifted.slice(0, 20), count: drifted.length },
+        'check runs whose run changed state unrecorded: sending them again',
+      );
     const targets = await listUnsentOutboxTargets({ db: this.options.db, limit: RECONCILE_BATCH });
     for (const target of targets) await this.enqueue(target, { urgent: false });
     if (targets.length > 0)

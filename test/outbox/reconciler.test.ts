@@ -50,6 +50,20 @@ describe('the reconciler', () => {
     await waitFor('the check run', () => world.checkRunsOf(run.id).length === 1);
   });
 
+  test('a final state whose render bump was lost (the process died between the two) still reaches GitHub', async () => {
+    await world.openOutbox({ settings: { reconcileIntervalMs: 300, driftGraceMs: 200 } });
+    const run = await world.queueRun();
+    await waitFor('the queued check run', () => world.checkRunsOf(run.id)[0]?.status === 'queued');
+    // The run finishes, and nothing tells the outbox.
+    await world.updateRun(run.id, finished('failed', { startedAt: new Date() }));
+    const [checkRun] = await waitFor('the completed check run', () => {
+      const found = world.checkRunsOf(run.id);
+      return found[0]?.status === 'completed' && found;
+    });
+    expect(checkRun).toMatchObject({ conclusion: 'failure' });
+    expect(world.checkRunsOf(run.id)).toHaveLength(1);
+  });
+
   test('a notify while Redis is unreachable returns, bumps the render version and never throws', async () => {
     const run = await world.queueRun();
     const before = await world.checkRow(run.id);
