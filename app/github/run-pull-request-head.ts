@@ -5,13 +5,15 @@ import type { GitHubWork } from './github-work.js';
 import { isFork } from './is-fork.js';
 import { queueGitHubRuns } from './queue-github-runs.js';
 import { raiseNotice } from './raise-notice.js';
+import { readPullRequest } from './read-pull-request.js';
 import { PIPELINE_PATH, readPipelineAt } from './read-pipeline-at.js';
 import type { RepositoryRef } from './repository-ref.js';
 import type { PullRequest } from './webhook-payloads.js';
 
 /**
- * A pull request opened, pushed to (synchronize) or reopened (DESIGN §8). Its automatic
- * runs of older heads are cancelled first. Then, when the pipeline at the new head sets
+ * A pull request opened, pushed to (synchronize) or reopened (DESIGN §8), acted on only
+ * while its head is still the event's (asked through the API). Its automatic runs of
+ * older heads are cancelled first. Then, when the pipeline at the new head sets
  * `on.pull_request`, the head runs with the params' defaults — unless the pull request
  * comes from a fork: that never runs automatically and gets an `action_required` check
  * run printing the exact `/fluksio run --sha <head>` a maintainer must comment. A broken
@@ -29,9 +31,19 @@ export async function runPullRequestHead(
 ): Promise<void> {
   const { pullRequest, repository, installationId } = event;
   const head = pullRequest.head.sha;
+  const api = await work.installationApi(installationId);
+  // An event handled late (retried, or overtaken by the next push's) must not cancel the
+  // newer head's runs nor queue its own stale head: only the current head is acted on.
+  const current = await readPullRequest(api, repository, pullRequest.number);
+  if (current.head.sha !== head) {
+    work.logger.info(
+      { deliveryId: event.deliveryId, prNumber: pullRequest.number, head, currentHead: current.head.sha },
+      'pull request event for a head it has moved on from: nothing to do',
+    );
+    return;
+  }
   await cancelSupersededRuns(work, { repository: repository.fullName, prNumber: pullRequest.number, head });
 
-  const api = await work.installationApi(installationId);
   const read = await readPipelineAt(api, repository, head);
   if (read.state === 'absent') return;
   const brokenPipeline = (problems: Problem[]) =>

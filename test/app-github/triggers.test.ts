@@ -129,6 +129,15 @@ describe('pull requests', () => {
     expect(runs[0]?.statusReason).toMatch(/Superseded: pull request #7 was pushed to/);
   });
 
+  test('a push event handled after the next one (a retry, a slow worker) neither cancels the new head’s runs nor runs its old head', async () => {
+    world.setHead(SHA.newHead);
+    await world.deliver(pullRequest('synchronize', SHA.newHead));
+    await world.deliver(pullRequest('synchronize', SHA.head));
+    const runs = await world.runs();
+    expect(runs.map((run) => [run.commit, run.status])).toEqual([[SHA.newHead, 'queued']]);
+    expect(world.logs()).toContain('pull request event for a head it has moved on from');
+  });
+
   test('closed runs nothing', async () => {
     await world.deliver(pullRequest('closed', SHA.head));
     expect(await world.runs()).toEqual([]);
@@ -152,6 +161,7 @@ describe('forks', () => {
   });
 
   test('a pull request whose head repository was deleted counts as a fork', async () => {
+    world.setHead(SHA.forkHead, { forkId: null });
     await world.deliver(pullRequest('opened', SHA.forkHead, null));
     expect(await world.runs()).toEqual([]);
     expect((await world.notices()).map((notice) => notice.kind)).toEqual(['approval']);
