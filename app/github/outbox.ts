@@ -5,6 +5,7 @@ import { bumpDriftedChecks } from '../../store/bump-drifted-checks.js';
 import { bumpRenderVersion } from '../../store/bump-render-version.js';
 import type { Database } from '../../store/database.js';
 import { findOutboxVersions } from '../../store/find-outbox-versions.js';
+import { findRunStatus } from '../../store/find-run-status.js';
 import { listUnsentOutboxTargets } from '../../store/list-unsent-outbox-targets.js';
 import type { OutboxTarget } from '../../store/outbox-target.js';
 import type { BaselineCommits } from './outbox-baseline.js';
@@ -265,8 +266,10 @@ export class GitHubOutbox {
       logger: this.options.logger,
     };
     let later: SyncLater | null;
+    let throttled = false;
     try {
       later = await syncTarget(context, target);
+      throttled = later !== null;
     } catch (error) {
       const retryAt =
         error instanceof OutboxRateLimitError ? error.retryAt : rateLimitRetryAt(error, Date.now());
@@ -283,7 +286,17 @@ export class GitHubOutbox {
     if (later === null) return;
     // Waiting is no failure: the job keeps its attempts and its id, so notifies collapse into it.
     await job.moveToDelayed(later.refreshAt, token);
+    // A run that finished while this job was active found no delayed job to promote:
+    // its completion must not wait for the refresh slot.
+    if (throttled && target.kind === 'check' && (await this.ranOut(target.id)))
+      await job.promote().catch(() => undefined);
     throw new DelayedError();
+  }
+
+  /** Whether a run is no longer running (so its check run's next change is urgent). */
+  private async ranOut(runId: string): Promise<boolean> {
+    const status = await findRunStatus({ db: this.options.db, runId });
+    return status !== null && status !== 'running';
   }
 
   /** Queues a target again when it changed after its job's last check, as the job finished. */
