@@ -4,7 +4,7 @@ import type { Run } from '../../schemas/tables/runs.js';
 import { CredentialRefusedError } from '../credential-refused-error.js';
 import type { GitCredentials } from '../route-context.js';
 import type { GitHubApi } from './github-work.js';
-import { permanentTokenRefusal } from './token-refusal.js';
+import { permanentGitHubRefusal } from './permanent-github-refusal.js';
 
 /** `AUTHORIZATION: basic base64(x-access-token:<token>)`, as git's http.extraHeader. */
 const HEADER = /^AUTHORIZATION: basic ([A-Za-z0-9+/]+={0,2})$/;
@@ -37,7 +37,7 @@ export class InstallationGitCredentials implements GitCredentials {
         permissions: { contents: 'read' },
       })
       .catch((error: unknown) => {
-        const refusal = permanentTokenRefusal(error);
+        const refusal = permanentGitHubRefusal(error);
         if (!refusal) throw error;
         throw new CredentialRefusedError(
           `GitHub refused a token to fetch ${run.repository} (HTTP ${refusal.status}${refusal.message ? `: ${refusal.message}` : ''}); is the App still installed on the repository, under that name?`,

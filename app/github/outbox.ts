@@ -7,11 +7,13 @@ import type { Database } from '../../store/database.js';
 import { findOutboxVersions } from '../../store/find-outbox-versions.js';
 import { findRunStatus } from '../../store/find-run-status.js';
 import { listUnsentOutboxTargets } from '../../store/list-unsent-outbox-targets.js';
+import { markOutboxSent } from '../../store/mark-outbox-sent.js';
 import type { OutboxTarget } from '../../store/outbox-target.js';
 import type { BaselineCommits } from './outbox-baseline.js';
 import type { OutboxOctokit } from './outbox-octokit.js';
 import { OutboxRateLimitError, rateLimitRetryAt } from './outbox-rate-limit-error.js';
 import { OutboxRateLimitGate } from './outbox-rate-limit-gate.js';
+import { permanentGitHubRefusal } from './permanent-github-refusal.js';
 import { syncCheckRun, type SyncLater } from './sync-check-run.js';
 import type { SyncContext } from './sync-context.js';
 import { syncGroupComment } from './sync-group-comment.js';
@@ -273,6 +275,19 @@ export class GitHubOutbox {
     } catch (error) {
       const retryAt =
         error instanceof OutboxRateLimitError ? error.retryAt : rateLimitRetryAt(error, Date.now());
+      const refusal = retryAt === null ? permanentGitHubRefusal(error) : null;
+      if (refusal) {
+        // Asking again changes nothing (the App uninstalled, the repository gone): this
+        // render is given up, loudly, rather than retried and reconciled for ever.
+        const versions = await findOutboxVersions({ db: this.options.db, target });
+        if (versions)
+          await markOutboxSent({ db: this.options.db, target, renderedVersion: versions.renderVersion });
+        this.options.logger.error(
+          { err: error, target, status: refusal.status },
+          'GitHub refuses this update for good; it is given up',
+        );
+        return;
+      }
       if (retryAt === null || installationId === null) throw error;
       if (!(error instanceof OutboxRateLimitError)) {
         await this.gate.block(installationId, retryAt);

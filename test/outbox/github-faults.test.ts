@@ -62,6 +62,26 @@ describe('the outbox against a failing GitHub', () => {
     expect(world.double.pendingFaults()).toBe(0);
   });
 
+  test('a refusal that asking again cannot change (404: the App lost the repository) is given up, not retried for ever', async () => {
+    world.double.failNext(CREATE, { status: 404, times: 50 });
+    const outbox = await world.openOutbox();
+    const run = await world.queueRun();
+    await outbox.notifyRun(run.id);
+    await waitFor('the render given up', async () => {
+      const row = await world.checkRow(run.id);
+      return row.sentVersion >= row.renderVersion;
+    });
+    expect(requestsTo(CREATE)).toHaveLength(1);
+    expect(world.checkRunsOf(run.id)).toEqual([]);
+    // A later change is tried again, once.
+    await world.updateRun(run.id, finished('succeeded', { startedAt: new Date() }));
+    await outbox.notifyRun(run.id);
+    await waitFor('the second render given up', async () => {
+      const row = await world.checkRow(run.id);
+      return row.sentVersion >= row.renderVersion && requestsTo(CREATE).length === 2;
+    });
+  });
+
   test('a secondary rate limit holds back every request of the installation for retry-after seconds', async () => {
     const outbox = await world.openOutbox();
     const first = await world.queueRun();

@@ -1,11 +1,11 @@
 /**
- * Whether GitHub's refusal to mint an installation token will not change by asking again:
- * the App was uninstalled or lost the repository (404), the repository was renamed or
- * deleted (422), or the installation is suspended (403 that is no rate limit). A rate
- * limit, a 5xx or a network failure is worth another try. Returns GitHub's status and
- * message for a refusal, or null.
+ * Whether GitHub's refusal will not change by asking again: what was asked for is gone or
+ * out of the App's reach (404: uninstalled, the repository removed from the App), invalid
+ * or renamed (422), or forbidden without being a rate limit (403: a suspended
+ * installation). A rate limit, a 5xx or a network failure is worth another try. Returns
+ * GitHub's status and message for such a refusal, or null.
  */
-export function permanentTokenRefusal(error: unknown): { status: number; message: string } | null {
+export function permanentGitHubRefusal(error: unknown): { status: number; message: string } | null {
   if (typeof error !== 'object' || error === null) return null;
   const { status, message, response } = error as {
     status?: unknown;
