@@ -1,6 +1,7 @@
 import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { annotations } from '../schemas/tables/annotations.js';
 import { appliedEvents } from '../schemas/tables/applied-events.js';
+import { githubChecks } from '../schemas/tables/github-checks.js';
 import { metricPoints } from '../schemas/tables/metric-points.js';
 import { runs, type Run } from '../schemas/tables/runs.js';
 import { stages } from '../schemas/tables/stages.js';
@@ -47,6 +48,9 @@ export async function startLeasedRun({
       await tx.delete(stages).where(eq(stages.runId, runId));
       await tx.delete(metricPoints).where(eq(metricPoints.runId, runId));
       await tx.delete(annotations).where(eq(annotations.runId, runId));
+      // GitHub keeps the annotations it was sent (they cannot be taken back); this
+      // attempt's are counted from zero, so they are sent too, after those.
+      await tx.update(githubChecks).set({ annotationsSent: 0 }).where(eq(githubChecks.runId, runId));
       await tx
         .delete(appliedEvents)
         .where(and(eq(appliedEvents.runId, runId), lt(appliedEvents.attempt, started.attempt)));

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Annotation } from '../../schemas/annotation.js';
+import { startLeasedRun } from '../../store/start-leased-run.js';
 import {
   closeOutboxDatabase,
   finished,
@@ -117,6 +118,37 @@ describe('a run’s check run', () => {
     expect(done.annotations.map((note) => note.start_line)).toEqual(
       Array.from({ length: 70 }, (_, index) => index + 1),
     );
+  });
+
+  test('a run retried after its runner vanished sends its new attempt’s annotations after the old ones', async () => {
+    const outbox = await world.openOutbox({ settings: { inProgressRefreshMs: 1 } });
+    const run = await world.queueRun();
+    await world.updateRun(run.id, { status: 'running', startedAt: new Date() });
+    await world.addAnnotations(run.id, failureAnnotations(12));
+    await outbox.notifyRun(run.id);
+    await waitFor('12 annotations', () => world.checkRunsOf(run.id)[0]?.annotations.length === 12);
+
+    // Abandoned and claimed again: attempt 2 starts, dropping attempt 1's records.
+    await world.updateRun(run.id, { attempt: 2, leaseId: 'lease-2', startedAt: null });
+    await startLeasedRun({
+      db: world.db,
+      runId: run.id,
+      leaseId: 'lease-2',
+      codeDigest: 'c'.repeat(64),
+      envDigest: 'e'.repeat(64),
+    });
+    const second = failureAnnotations(5).map((note) => ({ ...note, message: `attempt 2: ${note.message}` }));
+    await world.addAnnotations(run.id, second);
+    await world.updateRun(run.id, finished('failed'));
+    await outbox.notifyRun(run.id);
+    const done = await waitFor('completed', () => {
+      const checkRun = world.checkRunsOf(run.id)[0];
+      return checkRun?.conclusion === 'failure' && checkRun;
+    });
+    expect(done.annotations.slice(12).map((note) => note.message)).toEqual(
+      second.map((note) => note.message),
+    );
+    expect(world.checkRunsOf(run.id)).toHaveLength(1);
   });
 
   test('an in-progress run is refreshed at most once per interval, and its completion goes out at once', async () => {
