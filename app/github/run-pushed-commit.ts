@@ -1,4 +1,3 @@
-import picomatch from 'picomatch';
 import type { Problem } from '../../schemas/problem.js';
 import type { GitHubWork } from './github-work.js';
 import { defaultGrid } from './default-grid.js';
@@ -6,6 +5,7 @@ import { queueGitHubRuns } from './queue-github-runs.js';
 import { raiseNotice } from './raise-notice.js';
 import { PIPELINE_PATH, readPipelineAt } from './read-pipeline-at.js';
 import type { RepositoryRef } from './repository-ref.js';
+import { branchSelected } from './branch-selected.js';
 
 /**
  * A push to a branch (DESIGN §8): runs the pushed commit (`after`) with the params'
@@ -39,7 +39,7 @@ export async function runPushedCommit(
     return;
   }
   const branches = read.pipeline.on.push?.branches ?? [];
-  if (!branches.some((pattern) => picomatch.isMatch(push.branch, pattern))) return;
+  if (!branchSelected(push.branch, branches)) return;
   const { grid, problems } = defaultGrid(read.pipeline);
   if (problems.length > 0) {
     await brokenPipeline(problems);
