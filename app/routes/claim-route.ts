@@ -33,9 +33,10 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
         signal: AbortSignal.any([gone.signal, context.closing]),
       });
       if (!run) return reply.code(204).send();
-      if (gone.signal.aborted && run.leaseId !== null) {
-        // The runner hung up while the claim was being made: give the run back now
-        // rather than leaving it to the sweeper a lease TTL from now.
+      // The runner hung up while the claim was being made: give the run back now rather
+      // than leaving it to the sweeper a lease TTL from now.
+      const giveBack = async (): Promise<void> => {
+        if (run.leaseId === null) return;
         await releaseLeasedRun({
           db: context.db,
           runId: run.id,
@@ -43,6 +44,9 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
           reason: `Runner "${runner.name}" went away before it received the claim`,
         });
         await context.doorbell.ring();
+      };
+      if (gone.signal.aborted) {
+        await giveBack();
         return reply;
       }
       let extraHeader: string | null = null;
@@ -83,6 +87,15 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
           503,
           `Could not get a GitHub token to fetch ${run.repository}; try again shortly`,
         );
+      }
+      if (gone.signal.aborted) {
+        // Gone while the token was minted: nobody holds it, so it is revoked at once.
+        if (extraHeader !== null)
+          await context.gitCredentials?.revoke(extraHeader).catch((error: unknown) => {
+            request.log.warn({ err: error, runId: run.id }, 'could not revoke an unclaimed fetch credential');
+          });
+        await giveBack();
+        return reply;
       }
       request.log.info({ runId: run.id, runner: runner.name, attempt: run.attempt }, 'run claimed');
       context.onRunChanged?.(run.id);
