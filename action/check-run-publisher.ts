@@ -1,7 +1,6 @@
 import { Octokit } from '@octokit/rest';
 import type { Annotation } from '../schemas/annotation.js';
-import { checkRunConclusion } from '../schemas/check-run-conclusion.js';
-import type { RunStatus } from '../schemas/statuses.js';
+import type { RunConclusion } from '../schemas/check-run-conclusion.js';
 import type { WorkflowLog } from './workflow-log.js';
 
 /** Where the action's check runs go. */
@@ -16,7 +15,8 @@ export interface CheckRunTarget {
 
 /** A check run's final state. */
 export interface CheckRunResult {
-  status: RunStatus;
+  /** The run's (runConclusion); never `neutral`, which would pass a required check. */
+  conclusion: RunConclusion;
   title: string;
   /** Markdown; cut to GitHub's limit here. */
   summary: string;
@@ -95,8 +95,7 @@ export class CheckRunPublisher {
         repo,
         check_run_id: checkRunId,
         status: 'completed',
-        // The action reports a run that ended; `neutral` only if it somehow had not.
-        conclusion: checkRunConclusion(result.status) ?? 'neutral',
+        conclusion: result.conclusion,
         completed_at: new Date().toISOString(),
         output: { ...output, annotations: annotations.slice(0, ANNOTATIONS_PER_REQUEST) },
       });

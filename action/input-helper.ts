@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseAssignmentText, type ParamAssignment } from '../schemas/param-assignments.js';
 import type { ServerConnection } from '../cli/remote/server-connection.js';
+import { urlWithoutUserinfo } from './url-without-userinfo.js';
 import { readWorkflowContext, type WorkflowContext } from './workflow-context.js';
 
 /**
@@ -20,7 +21,9 @@ export interface ActionInputs {
   noCache: boolean;
   /**
    * `server` and `server-token`: the control plane to submit the runs to, and an API
-   * token that may submit them. Null runs the pipeline in this job (local mode).
+   * token that may submit them. Null runs the pipeline in this job (local mode). A user
+   * name and password in the URL are dropped: the control plane authenticates the token
+   * (fetch refuses a URL that carries them), and the URL is printed in the log.
    * @defaultValue null
    */
   server: ServerConnection | null;
@@ -61,7 +64,7 @@ const RawInputs = z.object({
   'no-cache': BooleanInput,
   server: z.string().refine((text) => text === '' || isHttpUrl(text), {
     error: (issue) =>
-      `"${String(issue.input)}" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`,
+      `"${urlWithoutUserinfo(String(issue.input))}" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`,
   }),
   'server-token': z.string(),
   wait: BooleanInput,
@@ -101,7 +104,9 @@ export function getInputs(env: Readonly<Record<string, string | undefined>> = pr
     params: assignments.assignments,
     pipeline: inputs.pipeline,
     noCache: inputs['no-cache'],
-    server: inputs.server ? { url: inputs.server.replace(/\/+$/, ''), token: inputs['server-token'] } : null,
+    server: inputs.server
+      ? { url: urlWithoutUserinfo(inputs.server).replace(/\/+$/, ''), token: inputs['server-token'] }
+      : null,
     wait: inputs.wait,
     githubToken: inputs['github-token'],
     checkName: inputs['check-name'],

@@ -11,6 +11,7 @@ import { checkRunName, checkRunTargetOf } from './check-run-naming.js';
 import { CheckRunPublisher } from './check-run-publisher.js';
 import type { ActionInputs } from './input-helper.js';
 import type { ModeContext } from './mode-context.js';
+import { OpenCheckRuns, runConclusion, unfinishedRunResult } from './open-check-runs.js';
 import { readPipelineInputs } from './read-pipeline-inputs.js';
 import { checkRunTitle, renderRunMarkdown, renderSweepMarkdown } from './render-run-markdown.js';
 import { reportFailures } from './report-failures.js';
@@ -33,9 +34,11 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
   // an initdb: it pays off on self-hosted runners, whose home outlives the job.
   const state = await openLocalState(project.stateDir, { cacheDir: userCacheDir(context.env) });
   const target = checkRunTargetOf(inputs.workflow);
-  const checks = target
-    ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log })
-    : null;
+  const checkRuns = new OpenCheckRuns(
+    target
+      ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log })
+      : null,
+  );
   const environment = stageEnvironmentSource(context.env, [inputs.githubToken, inputs.server?.token ?? '']);
   try {
     const codeIndex = await indexing;
@@ -45,7 +48,6 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
     for (const [index, params] of grid.entries()) {
       if (signal.aborted) break;
       if (groupId) log.untrusted(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
-      let checkRun: Promise<number | null> = Promise.resolve(null);
       const { report, detail, outcome } = await executeLocalRun({
         project,
         pipeline,
@@ -63,7 +65,7 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
           log.untrusted(
             `${colors.bold('fluksio run')} ${id}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ?? 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
           );
-          checkRun = checks?.start(checkRunName(inputs.checkName, params, swept), id) ?? checkRun;
+          checkRuns.start(checkRunName(inputs.checkName, params, swept), id);
         },
         baselineCommits: (stamp) =>
           baselineCommits(project.workspace.repoRoot, inputs.workflow, stamp.commit),
@@ -85,21 +87,22 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
       });
       log.closeFence();
       reportFailures(log, report);
-      const checkRunId = await checkRun;
-      if (checks && checkRunId !== null) {
-        await checks.complete(checkRunId, {
-          status: report.run.status,
-          title: checkRunTitle(report),
-          summary: markdown,
-          annotations: report.annotations,
-        });
-      }
+      await checkRuns.complete(report.run.id, {
+        conclusion: runConclusion(report.run.status, signal.aborted),
+        title: checkRunTitle(report),
+        summary: markdown,
+        annotations: report.annotations,
+      });
       reports.push(report);
       summaries.push(markdown);
     }
     const summary = groupId ? renderSweepMarkdown(groupId, reports, summaries) : (summaries[0] ?? '');
     return actionResult(reports, groupId, summary);
   } finally {
+    // A run that threw after it started (its store failing, say) leaves no check run in progress.
+    await checkRuns.completeRest((runId) =>
+      Promise.resolve(unfinishedRunResult(runId, signal.aborted, null)),
+    );
     await state.close();
   }
 }

@@ -6,9 +6,9 @@ import { unsettledSubmittedRuns } from './submission-state.js';
 
 /**
  * The action's post step (action.yml `runs.post`), run when the job ends however it
- * ends: when the main step was killed before it saw its submitted runs to the end (a
- * cancelled workflow), cancels those still queued or running on the control plane.
- * Otherwise it does nothing. A failure here is a warning: the job's outcome is decided.
+ * ends: when the main step was killed before it ended by itself (a cancelled workflow),
+ * cancels its submitted runs still queued or running on the control plane. Otherwise —
+ * the main step succeeded or failed on its own — it does nothing. A failure here is a warning: the job's outcome is decided.
  */
 export async function post(): Promise<void> {
   try {

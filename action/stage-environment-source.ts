@@ -8,7 +8,10 @@ const WITHHELD =
  * workflow token) and its file commands (a stage writing to `$GITHUB_OUTPUT` would set
  * the step's outputs), and without any variable holding one of `secrets`. The engine
  * then passes stages only the basics and the variables the pipeline's `env` lists
- * (DESIGN §6), so even a pipeline that lists one of these never gets it.
+ * (DESIGN §6), so even a pipeline that lists one of these never gets it. That keeps them
+ * out of a stage's environment, not out of its reach: stages run as the job's user, so
+ * like any step they could read the action process's `/proc/<pid>/environ`, or the
+ * credentials actions/checkout persisted in `.git/config` (README, GitHub Actions).
  */
 export function stageEnvironmentSource(
   env: Readonly<Record<string, string | undefined>>,

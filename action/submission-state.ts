@@ -2,13 +2,15 @@ import * as core from '@actions/core';
 
 /**
  * What the main step leaves for the post step (`core.saveState`): the runs it submitted,
- * saved after each submission, and whether it saw them to the end. The post step cancels
- * the runs of a main step that was killed before that (a cancelled workflow).
+ * saved as each submission is answered, and whether it ended by itself. The post step
+ * cancels the runs of a main step that did not — one killed (a cancelled workflow whose
+ * step did not stop in time), or one that failed while cancelling them — never those of
+ * a step that succeeded or failed on its own, whose runs go on.
  */
 export const SUBMISSION_STATE = {
   /** JSON array of run ids. */
   runs: 'submitted-runs',
-  /** `true` once the main step no longer needs the runs cancelled for it. */
+  /** `true` once the main step ended by itself, whatever its outcome. */
   settled: 'submission-settled',
 } as const;
 

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { simpleGit } from 'simple-git';
 import { z } from 'zod';
 import { digestOf } from '../schemas/canonical-json.js';
 import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
+import { isFinalRunStatus } from '../schemas/statuses.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
 import type { CliIo } from '../cli/cli-io.js';
 import { ApiClient, ApiRequestError } from '../cli/remote/api-client.js';
@@ -17,6 +19,7 @@ import { checkRunName, checkRunTargetOf } from './check-run-naming.js';
 import { CheckRunPublisher } from './check-run-publisher.js';
 import type { ActionInputs } from './input-helper.js';
 import type { ModeContext } from './mode-context.js';
+import { OpenCheckRuns, runConclusion, unfinishedRunResult } from './open-check-runs.js';
 import { readPipelineInputs } from './read-pipeline-inputs.js';
 import { checkRunTitle, renderRunMarkdown, renderSweepMarkdown } from './render-run-markdown.js';
 import { reportFailures } from './report-failures.js';
@@ -35,13 +38,29 @@ const TAIL_LINES = 25;
 
 /**
  * Submit mode: queues the runs (one, or a sweep's grid) of the commit the workspace holds
- * on the control plane named by `server`, each with an Idempotency-Key made from the
- * workflow run and its attempt, so a retried request never queues a run twice. With
- * `wait`, follows them to the end in the log, and fails when one did not succeed;
- * without, returns their ids at once. Cancelling the workflow cancels the runs: here
- * when the step is signalled, and in the post step when it was killed first.
+ * on the control plane named by `server`, each with an Idempotency-Key of its own (see
+ * submissionId), so a retried request never queues a run twice. With `wait`, follows
+ * them to the end in the log, and fails when one did not succeed; without, returns their
+ * ids at once. Cancelling the workflow cancels the runs: here when the step is
+ * signalled, and in the post step when it was killed first.
  */
 export async function runSubmitMode(inputs: ActionInputs, context: ModeContext): Promise<ActionResult> {
+  let result: ActionResult;
+  try {
+    result = await submitRuns(inputs, context);
+  } catch (error) {
+    // A step that failed by itself (the control plane unreachable while it followed the
+    // runs, a later submission of a sweep refused) leaves the runs it queued to go on:
+    // the post step cancels only a killed step's. One that failed while cancelling them
+    // leaves them to the post step, which tries again.
+    if (!context.signal.aborted) markSubmissionSettled();
+    throw error;
+  }
+  markSubmissionSettled();
+  return result;
+}
+
+async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<ActionResult> {
   const { log, colors, signal } = context;
   const server = inputs.server;
   if (!server) throw new Error('Submit mode needs the server input');
@@ -50,10 +69,13 @@ export async function runSubmitMode(inputs: ActionInputs, context: ModeContext):
   const client = new ApiClient(server.url, server.token);
   await checkServerAnswers(client, server.url);
 
-  const groupId = grid.length > 1 ? submissionId(inputs.workflow, { commit, grid }) : null;
+  const nonce = randomBytes(8).toString('hex');
+  const groupId = grid.length > 1 ? submissionId(inputs.workflow, nonce, { commit, grid }) : null;
   const runIds: string[] = [];
   const queued: RemoteRunReport[] = [];
   for (const [index, params] of grid.entries()) {
+    // A cancelled sweep submits no more of its grid.
+    if (signal.aborted) break;
     const request: SubmitRunRequest = {
       repository: origin.repository,
       cloneUrl: origin.cloneUrl,
@@ -66,7 +88,9 @@ export async function runSubmitMode(inputs: ActionInputs, context: ModeContext):
       timeoutMs: pipeline.timeout,
       ...(groupId ? { group: { id: groupId, index } } : {}),
     };
-    const report = await submit(client, request, `${submissionId(inputs.workflow, request)}-${index}`);
+    const report = await submit(client, request, `${submissionId(inputs.workflow, nonce, request)}-${index}`);
+    // Saved once the control plane answered: a step killed while a submission is in
+    // flight leaves that run unknown to the post step, which cannot cancel it (it runs).
     runIds.push(report.run.id);
     queued.push(report);
     saveSubmittedRuns(runIds);
@@ -74,71 +98,111 @@ export async function runSubmitMode(inputs: ActionInputs, context: ModeContext):
       `${colors.bold('queued')} ${report.run.id}  ${report.repository}@${commit.slice(0, 10)}  ${report.run.reason ?? ''}\n`,
     );
   }
+  if (signal.aborted) return cancelRuns(client, server.url, queued, groupId, log);
   if (!inputs.wait) {
-    markSubmissionSettled();
     log.closeFence();
     const summary = `### fluksio: queued on ${server.url}\n\n${queued.map((report) => `- \`${report.run.id}\` ${report.run.reason ?? ''}`).join('\n')}\n`;
     return actionResult(queued, groupId, summary);
   }
 
   const target = checkRunTargetOf(inputs.workflow);
-  const checks = target
-    ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log })
-    : null;
-  const checkRuns = await Promise.all(
-    queued.map(
-      (report) =>
-        checks?.start(checkRunName(inputs.checkName, report.run.params, swept), report.run.id) ?? null,
-    ),
+  const checkRuns = new OpenCheckRuns(
+    target
+      ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log })
+      : null,
   );
-  const io: CliIo = {
-    stdout: logStream(log),
-    stderr: logStream(log),
-    cwd: project.workspace.repoRoot,
-    env: context.env,
-  };
-  const reports: RemoteRunReport[] = [];
-  for (const runId of runIds) {
-    if (signal.aborted) break;
-    reports.push(
-      await followRun(client, runId, { io, colors, quiet: false, goals: pipeline.metrics, signal }),
-    );
-  }
-  if (signal.aborted) {
-    log.closeFence();
-    const cancelled = await cancelSubmittedRuns(client, runIds, 'The workflow run was cancelled');
-    markSubmissionSettled();
-    return {
-      ...actionResult(reports, groupId, ''),
-      failure: `The workflow was cancelled; cancelled run${cancelled.length === 1 ? '' : 's'} ${cancelled.join(', ') || '(none were still active)'} on ${server.url}`,
-    };
-  }
-  markSubmissionSettled();
-
-  const summaries: string[] = [];
-  for (const [index, report] of reports.entries()) {
-    const markdown = renderRunMarkdown({
+  const summarise = async (report: RemoteRunReport, withLogs: boolean) =>
+    renderRunMarkdown({
       report,
-      series: await seriesOf(client, report.run.id),
+      series: withLogs ? await seriesOf(client, report.run.id) : {},
       commitNote: commitNote(inputs.workflow, report.run.commit),
       noBaselineNote: `runs submitted to a control plane are not compared with a baseline yet (the run is on ${server.url}).`,
-      failures: await failureTails(client, report),
+      failures: withLogs ? await failureTails(client, report) : [],
     });
-    log.closeFence();
-    reportFailures(log, report);
-    const checkRunId = checkRuns[index];
-    if (checks && checkRunId) {
-      await checks.complete(checkRunId, {
-        status: report.run.status,
+  try {
+    for (const report of queued) {
+      checkRuns.start(checkRunName(inputs.checkName, report.run.params, swept), report.run.id);
+    }
+    const io: CliIo = {
+      stdout: logStream(log),
+      stderr: logStream(log),
+      cwd: project.workspace.repoRoot,
+      env: context.env,
+    };
+    const reports: RemoteRunReport[] = [];
+    for (const runId of runIds) {
+      if (signal.aborted) break;
+      reports.push(
+        await followRun(client, runId, { io, colors, quiet: false, goals: pipeline.metrics, signal }),
+      );
+    }
+    if (signal.aborted) return await cancelRuns(client, server.url, queued, groupId, log);
+
+    const summaries: string[] = [];
+    for (const report of reports) {
+      const markdown = await summarise(report, true);
+      log.closeFence();
+      reportFailures(log, report);
+      await checkRuns.complete(report.run.id, {
+        conclusion: runConclusion(report.run.status, false),
         title: checkRunTitle(report),
         summary: markdown,
         annotations: report.annotations,
       });
+      summaries.push(markdown);
     }
-    summaries.push(markdown);
+    const summary = groupId ? renderSweepMarkdown(groupId, reports, summaries) : (summaries[0] ?? '');
+    return actionResult(reports, groupId, summary);
+  } finally {
+    // Whatever stopped the step, no check run stays in progress: each gets its run's
+    // result as the control plane has it now.
+    await checkRuns.completeRest(async (runId) => {
+      const report = await latestReport(client, runId);
+      if (!report || !isFinalRunStatus(report.run.status)) {
+        return unfinishedRunResult(
+          runId,
+          signal.aborted,
+          `\`fluksio show ${runId} --url ${server.url}\` shows it.`,
+        );
+      }
+      return {
+        conclusion: runConclusion(report.run.status, signal.aborted),
+        title: checkRunTitle(report),
+        summary: await summarise(report, false).catch(() => ''),
+        annotations: report.annotations,
+      };
+    });
   }
-  const summary = groupId ? renderSweepMarkdown(groupId, reports, summaries) : (summaries[0] ?? '');
-  return actionResult(reports, groupId, summary);
+}
+
+/**
+ * The cancelled workflow's end: cancels the runs still active, then reads every submitted
+ * run again, so the outputs say what became of each (a running run is `running` until its
+ * runner stops it, at its next heartbeat).
+ */
+async function cancelRuns(
+  client: ApiClient,
+  serverUrl: string,
+  queued: readonly RemoteRunReport[],
+  groupId: string | null,
+  log: ModeContext['log'],
+): Promise<ActionResult> {
+  log.closeFence();
+  if (queued.length === 0) return actionResult([], groupId, '');
+  const runIds = queued.map((report) => report.run.id);
+  const cancelled = await cancelSubmittedRuns(client, runIds, 'The workflow run was cancelled');
+  const reports = await Promise.all(
+    queued.map(async (report) => (await latestReport(client, report.run.id)) ?? report),
+  );
+  return {
+    ...actionResult(reports, groupId, ''),
+    failure: `The workflow was cancelled; cancelled run${cancelled.length === 1 ? '' : 's'} ${cancelled.join(', ') || '(none were still active)'} on ${serverUrl}`,
+  };
+}
+
+/** The run as the control plane has it now; null when it does not answer. */
+async function latestReport(client: ApiClient, runId: string): Promise<RemoteRunReport | null> {
+  return client.request('GET', `/api/v1/runs/${runId}`, RemoteRunReport).catch(() => null);
 }
 
 /** The commit the workspace holds (a pull request's merge commit) and how runners fetch it. */
@@ -190,13 +254,16 @@ async function submit(client: ApiClient, request: SubmitRunRequest, key: string)
 /**
  * A name for this submission that is the same when the step's request is retried and
  * different for every other: the workflow run and attempt (a re-run of the workflow
- * queues new runs), the job and step (two steps never share runs), and what is submitted.
+ * queues new runs), the job and step, what is submitted, and `nonce`, random for each
+ * execution of the step: the legs of a matrix job share every GITHUB_* variable, so
+ * without it two legs submitting the same thing would get one run between them.
  */
-function submissionId(workflow: WorkflowContext, submitted: unknown): string {
+function submissionId(workflow: WorkflowContext, nonce: string, submitted: unknown): string {
   const digest = digestOf({
     repository: workflow.repository,
     job: workflow.job,
     step: workflow.step,
+    nonce,
     submitted,
   });
   return `gha-${workflow.runId || 'local'}-${workflow.runAttempt}-${digest.slice(0, 16)}`;

@@ -30,7 +30,10 @@ export interface WorkflowContext {
   /** `GITHUB_RUN_ID` and `GITHUB_RUN_ATTEMPT`: name this attempt of the workflow run. */
   runId: string;
   runAttempt: string;
-  /** `GITHUB_JOB` and `GITHUB_ACTION`: the job and the step, so two steps never share a submission. */
+  /**
+   * `GITHUB_JOB` and `GITHUB_ACTION`: the job and the step. The same in every leg of a
+   * matrix job, so a submission's Idempotency-Key adds a nonce of the step's execution.
+   */
   job: string;
   step: string;
   /** `GITHUB_API_URL`. @defaultValue https://api.github.com */

@@ -52669,6 +52669,21 @@ function findClosingQuote(text2, open4) {
   return -1;
 }
 
+// action/url-without-userinfo.ts
+function urlWithoutUserinfo(text2) {
+  try {
+    const url2 = new URL(text2);
+    if (url2.host !== "") {
+      if (url2.username === "" && url2.password === "") return text2;
+      url2.username = "";
+      url2.password = "";
+      return url2.href;
+    }
+  } catch {
+  }
+  return text2.replace(/^([a-z][a-z\d+.-]*:\/\/)?.*@/is, "$1");
+}
+
 // action/workflow-context.ts
 import { readFileSync } from "node:fs";
 var PullRequestEvent = external_exports.object({
@@ -52732,7 +52747,7 @@ var RawInputs = external_exports.object({
   pipeline: external_exports.string().min(1, { error: "empty; expected the pipeline file, e.g. fluksio.yml" }),
   "no-cache": BooleanInput,
   server: external_exports.string().refine((text2) => text2 === "" || isHttpUrl(text2), {
-    error: (issue3) => `"${String(issue3.input)}" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`
+    error: (issue3) => `"${urlWithoutUserinfo(String(issue3.input))}" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`
   }),
   "server-token": external_exports.string(),
   wait: BooleanInput,
@@ -52762,7 +52777,7 @@ function getInputs(env = process.env) {
     params: assignments.assignments,
     pipeline: inputs.pipeline,
     noCache: inputs["no-cache"],
-    server: inputs.server ? { url: inputs.server.replace(/\/+$/, ""), token: inputs["server-token"] } : null,
+    server: inputs.server ? { url: urlWithoutUserinfo(inputs.server).replace(/\/+$/, ""), token: inputs["server-token"] } : null,
     wait: inputs.wait,
     githubToken: inputs["github-token"],
     checkName: inputs["check-name"],
@@ -76460,24 +76475,6 @@ var Octokit2 = Octokit.plugin(requestLog, legacyRestEndpointMethods, paginateRes
   }
 );
 
-// schemas/check-run-conclusion.ts
-function checkRunConclusion(status) {
-  switch (status) {
-    case "queued":
-    case "running":
-      return null;
-    case "succeeded":
-      return "success";
-    case "cancelled":
-      return "cancelled";
-    case "timed_out":
-      return "timed_out";
-    case "failed":
-    case "abandoned":
-      return "failure";
-  }
-}
-
 // action/check-run-publisher.ts
 var SUMMARY_BYTES = 65535;
 var ANNOTATIONS_PER_REQUEST = 50;
@@ -76539,8 +76536,7 @@ var CheckRunPublisher = class {
         repo,
         check_run_id: checkRunId,
         status: "completed",
-        // The action reports a run that ended; `neutral` only if it somehow had not.
-        conclusion: checkRunConclusion(result.status) ?? "neutral",
+        conclusion: result.conclusion,
         completed_at: (/* @__PURE__ */ new Date()).toISOString(),
         output: { ...output, annotations: annotations2.slice(0, ANNOTATIONS_PER_REQUEST) }
       });
@@ -76575,6 +76571,72 @@ function cutToBytes(text2, limit) {
 }
 function messageOf2(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
+}
+
+// schemas/check-run-conclusion.ts
+function checkRunConclusion(status) {
+  switch (status) {
+    case "queued":
+    case "running":
+      return null;
+    case "succeeded":
+      return "success";
+    case "cancelled":
+      return "cancelled";
+    case "timed_out":
+      return "timed_out";
+    case "failed":
+    case "abandoned":
+      return "failure";
+  }
+}
+
+// action/open-check-runs.ts
+var OpenCheckRuns = class {
+  constructor(checks) {
+    this.checks = checks;
+  }
+  checks;
+  /** Each run's check run as it is being created: its id, or null when none could be. */
+  open = /* @__PURE__ */ new Map();
+  /** Creates run `runId`'s check run, in progress; `complete` waits for it. */
+  start(name2, runId) {
+    if (this.checks) this.open.set(runId, this.checks.start(name2, runId));
+  }
+  /** Completes run `runId`'s check run with the run's result. */
+  async complete(runId, result) {
+    await this.completeWith(runId, () => Promise.resolve(result));
+  }
+  /**
+   * Completes every check run still in progress with what `resultOf` says of its run.
+   * Called in a `finally`: `resultOf` must not throw, and a check run that cannot be
+   * completed is a warning (CheckRunPublisher), so this never hides the step's error.
+   */
+  async completeRest(resultOf) {
+    for (const runId of [...this.open.keys()]) await this.completeWith(runId, () => resultOf(runId));
+  }
+  async completeWith(runId, resultOf) {
+    const created = this.open.get(runId);
+    if (!created) return;
+    this.open.delete(runId);
+    const checkRunId = await created;
+    if (this.checks && checkRunId !== null) await this.checks.complete(checkRunId, await resultOf());
+  }
+};
+function runConclusion(status, workflowCancelled) {
+  return checkRunConclusion(status) ?? (workflowCancelled ? "cancelled" : "failure");
+}
+function unfinishedRunResult(runId, workflowCancelled, goesOn) {
+  const why = workflowCancelled ? `The workflow was cancelled before run \`${runId}\` ended.` : `The step failed before run \`${runId}\` ended; the workflow run's log says why.`;
+  return {
+    conclusion: workflowCancelled ? "cancelled" : "failure",
+    title: workflowCancelled ? "\u2298 cancelled with the workflow" : "\u274C the step failed before the run ended",
+    summary: `### fluksio
+
+${why}${goesOn ? ` ${goesOn}` : ""}
+`,
+    annotations: []
+  };
 }
 
 // action/read-pipeline-inputs.ts
@@ -77319,7 +77381,9 @@ async function runLocalMode(inputs, context) {
   });
   const state = await openLocalState(project.stateDir, { cacheDir: userCacheDir(context.env) });
   const target = checkRunTargetOf(inputs.workflow);
-  const checks = target ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log }) : null;
+  const checkRuns = new OpenCheckRuns(
+    target ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log }) : null
+  );
   const environment = stageEnvironmentSource(context.env, [inputs.githubToken, inputs.server?.token ?? ""]);
   try {
     const codeIndex = await indexing;
@@ -77331,7 +77395,6 @@ async function runLocalMode(inputs, context) {
       if (groupId) log.untrusted(colors.bold(`
 Sweep ${groupId}: run ${index2 + 1} of ${grid.length}
 `));
-      let checkRun = Promise.resolve(null);
       const { report, detail, outcome } = await executeLocalRun({
         project,
         pipeline: pipeline2,
@@ -77350,7 +77413,7 @@ Sweep ${groupId}: run ${index2 + 1} of ${grid.length}
             `${colors.bold("fluksio run")} ${id}  ${colors.dim(`${project.pipelinePath} \xB7 ${stamp.commit ?? "no commit"}${stamp.dirty ? " (dirty)" : ""}`)}
 `
           );
-          checkRun = checks?.start(checkRunName(inputs.checkName, params, swept), id) ?? checkRun;
+          checkRuns.start(checkRunName(inputs.checkName, params, swept), id);
         },
         baselineCommits: (stamp) => baselineCommits(project.workspace.repoRoot, inputs.workflow, stamp.commit)
       });
@@ -77371,26 +77434,27 @@ Sweep ${groupId}: run ${index2 + 1} of ${grid.length}
       });
       log.closeFence();
       reportFailures(log, report);
-      const checkRunId = await checkRun;
-      if (checks && checkRunId !== null) {
-        await checks.complete(checkRunId, {
-          status: report.run.status,
-          title: checkRunTitle(report),
-          summary: markdown,
-          annotations: report.annotations
-        });
-      }
+      await checkRuns.complete(report.run.id, {
+        conclusion: runConclusion(report.run.status, signal.aborted),
+        title: checkRunTitle(report),
+        summary: markdown,
+        annotations: report.annotations
+      });
       reports.push(report);
       summaries.push(markdown);
     }
     const summary2 = groupId ? renderSweepMarkdown(groupId, reports, summaries) : summaries[0] ?? "";
     return actionResult(reports, groupId, summary2);
   } finally {
+    await checkRuns.completeRest(
+      (runId) => Promise.resolve(unfinishedRunResult(runId, signal.aborted, null))
+    );
     await state.close();
   }
 }
 
 // action/submit-mode.ts
+import { randomBytes as randomBytes3 } from "node:crypto";
 import { Writable } from "node:stream";
 
 // schemas/protocol/remote-run-report.ts
@@ -77586,7 +77650,7 @@ async function cancelSubmittedRuns(client, runIds, reason) {
 var SUBMISSION_STATE = {
   /** JSON array of run ids. */
   runs: "submitted-runs",
-  /** `true` once the main step no longer needs the runs cancelled for it. */
+  /** `true` once the main step ended by itself, whatever its outcome. */
   settled: "submission-settled"
 };
 function saveSubmittedRuns(runIds) {
@@ -77606,6 +77670,17 @@ var SeriesReply2 = external_exports.object({
 var LogReply = external_exports.object({ lines: external_exports.array(external_exports.string()) });
 var TAIL_LINES3 = 25;
 async function runSubmitMode(inputs, context) {
+  let result;
+  try {
+    result = await submitRuns(inputs, context);
+  } catch (error47) {
+    if (!context.signal.aborted) markSubmissionSettled();
+    throw error47;
+  }
+  markSubmissionSettled();
+  return result;
+}
+async function submitRuns(inputs, context) {
   const { log, colors, signal } = context;
   const server = inputs.server;
   if (!server) throw new Error("Submit mode needs the server input");
@@ -77613,10 +77688,12 @@ async function runSubmitMode(inputs, context) {
   const { commit, origin } = await submissionSource(project.workspace.repoRoot);
   const client = new ApiClient(server.url, server.token);
   await checkServerAnswers(client, server.url);
-  const groupId = grid.length > 1 ? submissionId(inputs.workflow, { commit, grid }) : null;
+  const nonce = randomBytes3(8).toString("hex");
+  const groupId = grid.length > 1 ? submissionId(inputs.workflow, nonce, { commit, grid }) : null;
   const runIds = [];
   const queued = [];
   for (const [index2, params] of grid.entries()) {
+    if (signal.aborted) break;
     const request2 = {
       repository: origin.repository,
       cloneUrl: origin.cloneUrl,
@@ -77629,7 +77706,7 @@ async function runSubmitMode(inputs, context) {
       timeoutMs: pipeline2.timeout,
       ...groupId ? { group: { id: groupId, index: index2 } } : {}
     };
-    const report = await submit(client, request2, `${submissionId(inputs.workflow, request2)}-${index2}`);
+    const report = await submit(client, request2, `${submissionId(inputs.workflow, nonce, request2)}-${index2}`);
     runIds.push(report.run.id);
     queued.push(report);
     saveSubmittedRuns(runIds);
@@ -77638,69 +77715,93 @@ async function runSubmitMode(inputs, context) {
 `
     );
   }
+  if (signal.aborted) return cancelRuns(client, server.url, queued, groupId, log);
   if (!inputs.wait) {
-    markSubmissionSettled();
     log.closeFence();
-    const summary3 = `### fluksio: queued on ${server.url}
+    const summary2 = `### fluksio: queued on ${server.url}
 
 ${queued.map((report) => `- \`${report.run.id}\` ${report.run.reason ?? ""}`).join("\n")}
 `;
-    return actionResult(queued, groupId, summary3);
+    return actionResult(queued, groupId, summary2);
   }
   const target = checkRunTargetOf(inputs.workflow);
-  const checks = target ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log }) : null;
-  const checkRuns = await Promise.all(
-    queued.map(
-      (report) => checks?.start(checkRunName(inputs.checkName, report.run.params, swept), report.run.id) ?? null
-    )
+  const checkRuns = new OpenCheckRuns(
+    target ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log }) : null
   );
-  const io2 = {
-    stdout: logStream(log),
-    stderr: logStream(log),
-    cwd: project.workspace.repoRoot,
-    env: context.env
-  };
-  const reports = [];
-  for (const runId of runIds) {
-    if (signal.aborted) break;
-    reports.push(
-      await followRun(client, runId, { io: io2, colors, quiet: false, goals: pipeline2.metrics, signal })
-    );
-  }
-  if (signal.aborted) {
-    log.closeFence();
-    const cancelled = await cancelSubmittedRuns(client, runIds, "The workflow run was cancelled");
-    markSubmissionSettled();
-    return {
-      ...actionResult(reports, groupId, ""),
-      failure: `The workflow was cancelled; cancelled run${cancelled.length === 1 ? "" : "s"} ${cancelled.join(", ") || "(none were still active)"} on ${server.url}`
+  const summarise = async (report, withLogs) => renderRunMarkdown({
+    report,
+    series: withLogs ? await seriesOf(client, report.run.id) : {},
+    commitNote: commitNote(inputs.workflow, report.run.commit),
+    noBaselineNote: `runs submitted to a control plane are not compared with a baseline yet (the run is on ${server.url}).`,
+    failures: withLogs ? await failureTails(client, report) : []
+  });
+  try {
+    for (const report of queued) {
+      checkRuns.start(checkRunName(inputs.checkName, report.run.params, swept), report.run.id);
+    }
+    const io2 = {
+      stdout: logStream(log),
+      stderr: logStream(log),
+      cwd: project.workspace.repoRoot,
+      env: context.env
     };
-  }
-  markSubmissionSettled();
-  const summaries = [];
-  for (const [index2, report] of reports.entries()) {
-    const markdown = renderRunMarkdown({
-      report,
-      series: await seriesOf(client, report.run.id),
-      commitNote: commitNote(inputs.workflow, report.run.commit),
-      noBaselineNote: `runs submitted to a control plane are not compared with a baseline yet (the run is on ${server.url}).`,
-      failures: await failureTails(client, report)
-    });
-    log.closeFence();
-    reportFailures(log, report);
-    const checkRunId = checkRuns[index2];
-    if (checks && checkRunId) {
-      await checks.complete(checkRunId, {
-        status: report.run.status,
+    const reports = [];
+    for (const runId of runIds) {
+      if (signal.aborted) break;
+      reports.push(
+        await followRun(client, runId, { io: io2, colors, quiet: false, goals: pipeline2.metrics, signal })
+      );
+    }
+    if (signal.aborted) return await cancelRuns(client, server.url, queued, groupId, log);
+    const summaries = [];
+    for (const report of reports) {
+      const markdown = await summarise(report, true);
+      log.closeFence();
+      reportFailures(log, report);
+      await checkRuns.complete(report.run.id, {
+        conclusion: runConclusion(report.run.status, false),
         title: checkRunTitle(report),
         summary: markdown,
         annotations: report.annotations
       });
+      summaries.push(markdown);
     }
-    summaries.push(markdown);
+    const summary2 = groupId ? renderSweepMarkdown(groupId, reports, summaries) : summaries[0] ?? "";
+    return actionResult(reports, groupId, summary2);
+  } finally {
+    await checkRuns.completeRest(async (runId) => {
+      const report = await latestReport(client, runId);
+      if (!report || !isFinalRunStatus(report.run.status)) {
+        return unfinishedRunResult(
+          runId,
+          signal.aborted,
+          `\`fluksio show ${runId} --url ${server.url}\` shows it.`
+        );
+      }
+      return {
+        conclusion: runConclusion(report.run.status, signal.aborted),
+        title: checkRunTitle(report),
+        summary: await summarise(report, false).catch(() => ""),
+        annotations: report.annotations
+      };
+    });
   }
-  const summary2 = groupId ? renderSweepMarkdown(groupId, reports, summaries) : summaries[0] ?? "";
-  return actionResult(reports, groupId, summary2);
+}
+async function cancelRuns(client, serverUrl, queued, groupId, log) {
+  log.closeFence();
+  if (queued.length === 0) return actionResult([], groupId, "");
+  const runIds = queued.map((report) => report.run.id);
+  const cancelled = await cancelSubmittedRuns(client, runIds, "The workflow run was cancelled");
+  const reports = await Promise.all(
+    queued.map(async (report) => await latestReport(client, report.run.id) ?? report)
+  );
+  return {
+    ...actionResult(reports, groupId, ""),
+    failure: `The workflow was cancelled; cancelled run${cancelled.length === 1 ? "" : "s"} ${cancelled.join(", ") || "(none were still active)"} on ${serverUrl}`
+  };
+}
+async function latestReport(client, runId) {
+  return client.request("GET", `/api/v1/runs/${runId}`, RemoteRunReport).catch(() => null);
 }
 async function submissionSource(repoRoot) {
   const git = wo({ baseDir: repoRoot });
@@ -77743,11 +77844,12 @@ async function submit(client, request2, key) {
     throw error47;
   }
 }
-function submissionId(workflow, submitted) {
+function submissionId(workflow, nonce, submitted) {
   const digest = digestOf({
     repository: workflow.repository,
     job: workflow.job,
     step: workflow.step,
+    nonce,
     submitted
   });
   return `gha-${workflow.runId || "local"}-${workflow.runAttempt}-${digest.slice(0, 16)}`;

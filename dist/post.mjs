@@ -32474,6 +32474,21 @@ function findClosingQuote(text, open2) {
   return -1;
 }
 
+// action/url-without-userinfo.ts
+function urlWithoutUserinfo(text) {
+  try {
+    const url2 = new URL(text);
+    if (url2.host !== "") {
+      if (url2.username === "" && url2.password === "") return text;
+      url2.username = "";
+      url2.password = "";
+      return url2.href;
+    }
+  } catch {
+  }
+  return text.replace(/^([a-z][a-z\d+.-]*:\/\/)?.*@/is, "$1");
+}
+
 // action/workflow-context.ts
 import { readFileSync } from "node:fs";
 var PullRequestEvent = external_exports.object({
@@ -32537,7 +32552,7 @@ var RawInputs = external_exports.object({
   pipeline: external_exports.string().min(1, { error: "empty; expected the pipeline file, e.g. fluksio.yml" }),
   "no-cache": BooleanInput,
   server: external_exports.string().refine((text) => text === "" || isHttpUrl(text), {
-    error: (issue3) => `"${String(issue3.input)}" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`
+    error: (issue3) => `"${urlWithoutUserinfo(String(issue3.input))}" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`
   }),
   "server-token": external_exports.string(),
   wait: BooleanInput,
@@ -32567,7 +32582,7 @@ function getInputs(env = process.env) {
     params: assignments.assignments,
     pipeline: inputs.pipeline,
     noCache: inputs["no-cache"],
-    server: inputs.server ? { url: inputs.server.replace(/\/+$/, ""), token: inputs["server-token"] } : null,
+    server: inputs.server ? { url: urlWithoutUserinfo(inputs.server).replace(/\/+$/, ""), token: inputs["server-token"] } : null,
     wait: inputs.wait,
     githubToken: inputs["github-token"],
     checkName: inputs["check-name"],
@@ -32591,7 +32606,7 @@ function isHttpUrl(text) {
 var SUBMISSION_STATE = {
   /** JSON array of run ids. */
   runs: "submitted-runs",
-  /** `true` once the main step no longer needs the runs cancelled for it. */
+  /** `true` once the main step ended by itself, whatever its outcome. */
   settled: "submission-settled"
 };
 function unsettledSubmittedRuns() {

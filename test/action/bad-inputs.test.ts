@@ -77,4 +77,17 @@ describe.each(NODE_RUNTIMES)('bad input on $name', ({ path: node }) => {
       ),
     );
   });
+
+  test('a server URL’s user name and password are never printed', async () => {
+    const server = `http://127.0.0.1:${await closedPort()}`;
+    const run = await step(node, {
+      server: server.replace('http://', 'http://deploy:hunter2-in-the-url@'),
+      'server-token': 'fxt_token',
+    });
+    expectRefused(
+      run,
+      `Input 'server': ${server} is not a fluksio control plane that answers (The control plane at ${server} did not answer GET /healthz: fetch failed)`,
+    );
+    expect(run.stdout + run.stderr).not.toContain('hunter2-in-the-url');
+  });
 });

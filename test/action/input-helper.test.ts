@@ -49,6 +49,14 @@ describe('getInputs', () => {
       `Input 'server': "fluksio.example.com" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`,
     ],
     [
+      { INPUT_SERVER: 'ftp://deploy:hunter2@fluksio.example.com', 'INPUT_SERVER-TOKEN': 't' },
+      `Input 'server': "ftp://fluksio.example.com/" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`,
+    ],
+    [
+      { INPUT_SERVER: 'deploy:hunter2@fluksio.example.com', 'INPUT_SERVER-TOKEN': 't' },
+      `Input 'server': "fluksio.example.com" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`,
+    ],
+    [
       { INPUT_SERVER: 'https://fluksio.example.com' },
       `Input 'server-token': empty, but 'server' is set; expected an API token that may submit runs (fluksio token add --submit)`,
     ],
@@ -59,6 +67,15 @@ describe('getInputs', () => {
     [{ INPUT_PARAMS: 'note="open' }, `Input 'params': Unterminated " quote in "\\"open"`],
   ])('%o is refused: %s', (env, message) => {
     expect(() => getInputs({ ...WORKFLOW, ...env })).toThrow(message);
+  });
+
+  test('a server URL’s user name and password are dropped: the control plane authenticates server-token, and the URL is printed', () => {
+    const inputs = getInputs({
+      ...WORKFLOW,
+      INPUT_SERVER: 'https://deploy:hunter2@fluksio.example.com/api/',
+      'INPUT_SERVER-TOKEN': 'fxt_1',
+    });
+    expect(inputs.server).toEqual({ url: 'https://fluksio.example.com/api', token: 'fxt_1' });
   });
 
   test('every problem is reported at once, one line each', () => {

@@ -1,9 +1,11 @@
 import { count } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
 import { runs } from '../../schemas/tables/runs.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { startGitHubDouble, type GitHubDouble } from '../github/github-double.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { startControlPlaneRelay } from './helpers/control-plane-relay.js';
 import { EXPERIMENT_FILES, FAILING_LINE, HEAD_FILES, REPOSITORY } from './helpers/experiment.js';
 import { mintInstallationToken } from './helpers/installation-token.js';
 import { makePullRequestWorkspace, type PullRequestWorkspace } from './helpers/pull-request-workspace.js';
@@ -59,6 +61,28 @@ function submitting(node: string, inputs: Record<string, string>, workspace = pr
     sha: workspace.merge,
     apiUrl: double.url,
   };
+}
+
+/** The check runs of these runs, in their order. */
+function checkRunsOf(runIds: readonly string[]) {
+  const checks = double.checkRuns(REPOSITORY);
+  return runIds.flatMap((runId) => checks.filter((check) => check.externalId === runId));
+}
+
+/** Each of these runs has its check run, completed as cancelled: none is left in progress. */
+function expectCheckRunsCancelled(runIds: readonly string[]): void {
+  expect(checkRunsOf(runIds).map((check) => [check.externalId, check.status, check.conclusion])).toEqual(
+    runIds.map((runId) => [runId, 'completed', 'cancelled']),
+  );
+}
+
+/** Cancels a run the test left waiting for a runner, as `fluksio cancel` would. */
+async function cancelRun(runId: string): Promise<void> {
+  await fetch(`${world.app.url}/api/v1/runs/${runId}/cancel`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${world.apiToken}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
 }
 
 async function runCount(): Promise<number> {
@@ -137,28 +161,30 @@ describe.each(NODE_RUNTIMES)('submit mode on $name', ({ path: node }) => {
       status: 'queued',
       reason: 'Waiting for a runner labelled gpu',
     });
-    await fetch(`${world.app.url}/api/v1/runs/${runId}/cancel`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${world.apiToken}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
+    await cancelRun(runId);
   }, 120_000);
 
   test('cancelling the workflow cancels the run: the main step on SIGINT, the post step after a kill', async () => {
     const signalled = await runStep('main', {
       ...submitting(node, {}, waitingPr),
-      started: (child, output) => whenQueued(output, () => child.kill('SIGINT')),
+      started: (child) => whenLogged(child, FOLLOWING, () => child.kill('SIGINT')),
     });
     expect(signalled.code, logOf(signalled)).toBe(1);
-    const [cancelledId] = JSON.parse(signalled.state['submitted-runs'] ?? '[]') as string[];
+    const [cancelledId = ''] = JSON.parse(signalled.state['submitted-runs'] ?? '[]') as string[];
     expect(signalled.commands.at(-1)?.value).toBe(
       `The workflow was cancelled; cancelled run ${cancelledId} on ${world.app.url}`,
     );
-    expect((await world.report(cancelledId ?? '')).run.status).toBe('cancelled');
+    expect((await world.report(cancelledId)).run.status).toBe('cancelled');
+    // The outputs say how the run ended, and its check run (a required check, say) is not left pending.
+    expect(signalled.outputs.status).toBe('cancelled');
+    expect(JSON.parse(signalled.outputs.runs ?? '[]')).toEqual([
+      expect.objectContaining({ id: cancelledId, status: 'cancelled' }),
+    ]);
+    expectCheckRunsCancelled([cancelledId]);
 
     const killed = await runStep('main', {
       ...submitting(node, {}, waitingPr),
-      started: (child, output) => whenQueued(output, () => child.kill('SIGKILL')),
+      started: (child) => whenLogged(child, QUEUED, () => child.kill('SIGKILL')),
     });
     const [orphanId] = JSON.parse(killed.state['submitted-runs'] ?? '[]') as string[];
     expect((await world.report(orphanId ?? '')).run.status).toBe('queued');
@@ -169,6 +195,94 @@ describe.each(NODE_RUNTIMES)('submit mode on $name', ({ path: node }) => {
       status: 'cancelled',
       reason: 'The workflow job ended before the run did',
     });
+  }, 120_000);
+
+  test('cancelling a sweep while following it: runs lists every run as cancelled, and each check run is completed', async () => {
+    const step = await runStep('main', {
+      ...submitting(node, { params: 'lr=0.25,0.5', 'check-name': 'cancelled sweep' }, waitingPr),
+      started: (child) => whenLogged(child, FOLLOWING, () => child.kill('SIGINT')),
+    });
+    expect(step.code, logOf(step)).toBe(1);
+    const submitted = JSON.parse(step.state['submitted-runs'] ?? '[]') as string[];
+    expect(submitted).toHaveLength(2);
+    expect(step.outputs['run-id']).toMatch(/^gha-/);
+    expect(step.outputs.status).toBe('cancelled');
+    const all = JSON.parse(step.outputs.runs ?? '[]') as { id: string; status: string }[];
+    expect(all.map((run) => [run.id, run.status])).toEqual(submitted.map((id) => [id, 'cancelled']));
+    expectCheckRunsCancelled(submitted);
+  }, 120_000);
+
+  test('cancelling a sweep while it is being submitted submits no more of its grid', async () => {
+    const grid = Array.from({ length: 32 }, (_, index) => (index + 1) / 100);
+    const step = await runStep('main', {
+      ...submitting(node, { params: `lr=${grid.join(',')}` }, waitingPr),
+      started: (child) => whenLogged(child, QUEUED, () => child.kill('SIGINT')),
+    });
+    expect(step.code, logOf(step)).toBe(1);
+    const submitted = JSON.parse(step.state['submitted-runs'] ?? '[]') as string[];
+    expect(submitted.length).toBeGreaterThan(0);
+    expect(submitted.length).toBeLessThan(grid.length);
+    const all = JSON.parse(step.outputs.runs ?? '[]') as { id: string; status: string }[];
+    expect(all.map((run) => [run.id, run.status])).toEqual(submitted.map((id) => [id, 'cancelled']));
+    for (const runId of submitted) expect((await world.report(runId)).run.status).toBe('cancelled');
+  }, 120_000);
+
+  test('two legs of a matrix (the same job, step and workflow run) queue a run each', async () => {
+    // Every GITHUB_* variable is the same in each leg of a matrix job.
+    const runId = String(20_000_000_000 + Math.floor(Math.random() * 1e9));
+    const leg = { ...submitting(node, { wait: 'false' }, waitingPr), runId };
+    const first = await runStep('main', leg);
+    const second = await runStep('main', leg);
+    expect(first.code, logOf(first)).toBe(0);
+    expect(second.code, logOf(second)).toBe(0);
+    const ids = [first.outputs['run-id'] ?? '', second.outputs['run-id'] ?? ''];
+    expect(ids[0]).not.toBe(ids[1]);
+    const keys = await Promise.all(ids.map(async (runId) => (await world.row(runId)).triggerKey));
+    expect(keys[0]).not.toBe(keys[1]);
+    for (const runId of ids) await cancelRun(runId);
+  }, 120_000);
+
+  test('a main step that fails by itself (the control plane unreachable while following) leaves its run alone in the post step, and completes its check run', async () => {
+    const relay = await startControlPlaneRelay(world.app.url);
+    const options = submitting(node, {}, waitingPr);
+    options.inputs.server = relay.url;
+    let runId = '';
+    try {
+      const step = await runStep('main', {
+        ...options,
+        started: (child) => whenLogged(child, FOLLOWING, () => (relay.up = false)),
+      });
+      expect(step.code, logOf(step)).toBe(1);
+      expect(step.commands.at(-1)?.value).toBe('The control plane is unavailable');
+      [runId = ''] = JSON.parse(step.state['submitted-runs'] ?? '[]') as string[];
+
+      relay.up = true;
+      const post = await runStep('post', { ...options, state: step.state });
+      expect(post.code, logOf(post)).toBe(0);
+      expect(post.stdout).not.toContain('cancelled');
+      expect((await world.report(runId)).run.status).toBe('queued');
+      // The step could not learn how the run ends: its check run fails (neutral would pass a required check).
+      expect(checkRunsOf([runId]).map((check) => [check.status, check.conclusion])).toEqual([
+        ['completed', 'failure'],
+      ]);
+    } finally {
+      await relay.close();
+      if (runId) await cancelRun(runId);
+    }
+  }, 120_000);
+
+  test('a server URL with a user name and password: they are not sent, and never printed', async () => {
+    const server = new URL(world.app.url);
+    server.username = 'deploy';
+    server.password = 'hunter2-in-the-url';
+    const step = await runStep('main', submitting(node, { server: server.href, wait: 'false' }, waitingPr));
+    expect(step.code, logOf(step)).toBe(0);
+    for (const text of [step.stdout, step.stderr, step.summary, JSON.stringify(step.outputs)]) {
+      expect(text).not.toContain('hunter2-in-the-url');
+      expect(text).not.toContain('deploy@');
+    }
+    expect(step.summary).toContain(`### fluksio: queued on ${world.app.url}`);
+    await cancelRun(step.outputs['run-id'] ?? '');
   }, 120_000);
 });
 
@@ -194,12 +308,19 @@ test('bad input submits nothing: each problem is a sentence naming its input', a
   expect(await runCount()).toBe(before);
 }, 120_000);
 
-/** Calls `then` once the step printed that it queued a run (its state is saved by then). */
-function whenQueued(output: () => string, then: () => void): void {
-  const timer = setInterval(() => {
-    if (/^queued \w{26}/m.test(output())) {
-      clearInterval(timer);
-      then();
-    }
-  }, 50);
+/** The step printed that it queued a run (its state is saved by then). */
+const QUEUED = /^queued \w{26}/m;
+/** The step follows its runs: their check runs are created by then. */
+const FOLLOWING = /^\w{10} queued: Waiting for a runner/m;
+
+/** Calls `then` as soon as the step's log matches `pattern`. */
+function whenLogged(child: ChildProcess, pattern: RegExp, then: () => void): void {
+  let log = '';
+  const onData = (chunk: Buffer) => {
+    log += chunk.toString();
+    if (!pattern.test(log)) return;
+    child.stdout?.off('data', onData);
+    then();
+  };
+  child.stdout?.on('data', onData);
 }
