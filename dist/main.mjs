@@ -56494,7 +56494,7 @@ function notARepository(dir, reason) {
 var Annotation = external_exports.strictObject({
   stage: external_exports.string(),
   path: external_exports.string().nullable(),
-  line: external_exports.number().int().positive().nullable(),
+  line: external_exports.number().int().positive().max(2147483647).nullable(),
   level: external_exports.enum(["error", "warning", "notice"]),
   message: external_exports.string(),
   title: external_exports.string().nullable()
@@ -57806,7 +57806,7 @@ var StageOutput = class {
     this.options.onAnnotation({
       stage: this.options.stage,
       path: file2 === void 0 || file2 === "" ? null : repoRelativePath(file2, where),
-      line: line2 !== void 0 && /^\d+$/.test(line2.trim()) && Number(line2) > 0 ? Number(line2) : null,
+      line: lineNumber(line2),
       level,
       message: command.value,
       title: title ?? null
@@ -57826,11 +57826,19 @@ var StageOutput = class {
     };
   }
 };
+var MAX_METRIC_NAME = 200;
+var MAX_LINE = 2147483647;
+function lineNumber(text2) {
+  if (text2 === void 0 || !/^\d+$/.test(text2.trim())) return null;
+  const line2 = Number(text2);
+  return line2 > 0 && line2 <= MAX_LINE ? line2 : null;
+}
 function readMetric(command) {
   const name2 = command.properties.name?.trim() ?? "";
   const step = command.properties.step?.trim();
   const text2 = command.value.trim();
   if (name2 === "") return "it has no name= property";
+  if (name2.length > MAX_METRIC_NAME) return `its name is longer than ${MAX_METRIC_NAME} characters`;
   if (NON_FINITE.test(text2) || DECIMAL.test(text2) && !Number.isFinite(Number(text2))) {
     return `"${text2}" is not a finite number`;
   }
@@ -57866,7 +57874,7 @@ var LineSplitter = class {
   pendingBytes = 0;
   /** Feeds the next chunk of the stream. */
   push(chunk) {
-    const parts = this.decoder.write(chunk).split("\n");
+    const parts = withoutNul(this.decoder.write(chunk)).split("\n");
     const last = parts.pop() ?? "";
     for (const part of parts) {
       const line2 = stripCarriageReturn(this.pending + part);
@@ -57883,7 +57891,7 @@ var LineSplitter = class {
   }
   /** Ends the stream: delivers the last line when it had no line ending. */
   end() {
-    const line2 = this.pending + this.decoder.end();
+    const line2 = this.pending + withoutNul(this.decoder.end());
     this.pending = "";
     this.pendingBytes = 0;
     if (line2 === "") return;
@@ -57907,6 +57915,9 @@ var LineSplitter = class {
 };
 function stripCarriageReturn(line2) {
   return line2.endsWith("\r") ? line2.slice(0, -1) : line2;
+}
+function withoutNul(text2) {
+  return text2.includes("\0") ? text2.replaceAll("\0", "\uFFFD") : text2;
 }
 
 // runner/stage-process.ts
@@ -65414,7 +65425,8 @@ var metricPoints = pgTable(
     runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
     stage: text("stage").notNull(),
     name: text("name").notNull(),
-    step: integer2("step").notNull(),
+    /** Any step up to 2^53 (`::metric` accepts them): a count of tokens or samples seen is one. */
+    step: bigint4("step", { mode: "number" }).notNull(),
     value: doublePrecision("value").notNull()
   },
   (table) => [
@@ -71929,6 +71941,8 @@ var BatchingEventSink = class {
   delivering = Promise.resolve();
   maxBatch;
   maxDelayMs;
+  /** Why the last delivery failed, for the error that says events were not delivered. */
+  lastError = null;
   emit(event) {
     this.queue.push({ ...event, seq: this.nextSeq++ });
     if (event.type === "stage.finished" || this.queue.length >= this.maxBatch) void this.deliverQueued();
@@ -71937,7 +71951,12 @@ var BatchingEventSink = class {
   /** Resolves once everything emitted so far is delivered; rejects if a delivery fails. */
   async flush() {
     await this.deliverQueued();
-    if (this.queue.length > 0) throw new Error(`${this.queue.length} run event(s) could not be delivered`);
+    if (this.queue.length > 0) {
+      const why = this.lastError instanceof Error ? `: ${this.lastError.message}` : "";
+      throw new Error(`${this.queue.length} run event(s) could not be delivered${why}`, {
+        cause: this.lastError
+      });
+    }
   }
   deliverQueued() {
     if (this.timer) clearTimeout(this.timer);
@@ -71948,9 +71967,11 @@ var BatchingEventSink = class {
         try {
           await this.options.deliver(batch);
         } catch (error47) {
+          this.lastError = error47;
           this.options.onError?.(error47);
           return;
         }
+        this.lastError = null;
         this.queue.splice(0, batch.length);
       }
     });
@@ -72109,7 +72130,7 @@ async function writeCacheEntry(db, runId, repository, trustDomain, record2) {
 async function writeMetricPoints(db, runId, points) {
   const rows = sql`select ${runId}, p.stage, p.name, p.step, p.value
     from jsonb_to_recordset(${JSON.stringify(points)}::jsonb)
-    as p(stage text, name text, step integer, value double precision)`;
+    as p(stage text, name text, step bigint, value double precision)`;
   await db.insert(metricPoints).select(rows).onConflictDoUpdate({
     target: [metricPoints.runId, metricPoints.stage, metricPoints.name, metricPoints.step],
     set: { value: excluded(metricPoints.value) }

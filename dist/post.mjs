@@ -32224,7 +32224,7 @@ function errorMessage(status, text) {
 var Annotation = external_exports.strictObject({
   stage: external_exports.string(),
   path: external_exports.string().nullable(),
-  line: external_exports.number().int().positive().nullable(),
+  line: external_exports.number().int().positive().max(2147483647).nullable(),
   level: external_exports.enum(["error", "warning", "notice"]),
   message: external_exports.string(),
   title: external_exports.string().nullable()

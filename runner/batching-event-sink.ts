@@ -27,6 +27,8 @@ export class BatchingEventSink implements EventSink {
   private delivering: Promise<void> = Promise.resolve();
   private readonly maxBatch: number;
   private readonly maxDelayMs: number;
+  /** Why the last delivery failed, for the error that says events were not delivered. */
+  private lastError: unknown = null;
 
   constructor(private readonly options: BatchingEventSinkOptions) {
     this.nextSeq = options.firstSeq ?? 0;
@@ -43,7 +45,12 @@ export class BatchingEventSink implements EventSink {
   /** Resolves once everything emitted so far is delivered; rejects if a delivery fails. */
   async flush(): Promise<void> {
     await this.deliverQueued();
-    if (this.queue.length > 0) throw new Error(`${this.queue.length} run event(s) could not be delivered`);
+    if (this.queue.length > 0) {
+      const why = this.lastError instanceof Error ? `: ${this.lastError.message}` : '';
+      throw new Error(`${this.queue.length} run event(s) could not be delivered${why}`, {
+        cause: this.lastError,
+      });
+    }
   }
 
   private deliverQueued(): Promise<void> {
@@ -55,9 +62,11 @@ export class BatchingEventSink implements EventSink {
         try {
           await this.options.deliver(batch);
         } catch (error) {
+          this.lastError = error;
           this.options.onError?.(error);
           return;
         }
+        this.lastError = null;
         this.queue.splice(0, batch.length);
       }
     });

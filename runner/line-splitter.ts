@@ -18,7 +18,8 @@ export interface LineSplitterOptions {
  * of the line), and a last line without an ending is delivered by `end()`. A line
  * longer than `maxLineBytes` is delivered in pieces so that a stage printing megabytes
  * without a newline (a progress bar redrawn with `\r`, a binary blob) cannot exhaust
- * memory.
+ * memory. A NUL byte, which no PostgreSQL text can hold, arrives as U+FFFD (�), as
+ * undecodable bytes do, so a stage printing binary data cannot make its log unstorable.
  */
 export class LineSplitter {
   private readonly decoder = new StringDecoder('utf8');
@@ -39,7 +40,7 @@ export class LineSplitter {
 
   /** Feeds the next chunk of the stream. */
   push(chunk: Buffer): void {
-    const parts = this.decoder.write(chunk).split('\n');
+    const parts = withoutNul(this.decoder.write(chunk)).split('\n');
     const last = parts.pop() ?? '';
     for (const part of parts) {
       const line = stripCarriageReturn(this.pending + part);
@@ -58,7 +59,7 @@ export class LineSplitter {
 
   /** Ends the stream: delivers the last line when it had no line ending. */
   end(): void {
-    const line = this.pending + this.decoder.end();
+    const line = this.pending + withoutNul(this.decoder.end());
     this.pending = '';
     this.pendingBytes = 0;
     if (line === '') return;
@@ -85,4 +86,8 @@ export class LineSplitter {
 
 function stripCarriageReturn(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line;
+}
+
+function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }

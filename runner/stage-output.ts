@@ -140,7 +140,7 @@ export class StageOutput {
     this.options.onAnnotation({
       stage: this.options.stage,
       path: file === undefined || file === '' ? null : repoRelativePath(file, where),
-      line: line !== undefined && /^\d+$/.test(line.trim()) && Number(line) > 0 ? Number(line) : null,
+      line: lineNumber(line),
       level,
       message: command.value,
       title: title ?? null,
@@ -162,12 +162,25 @@ export class StageOutput {
   }
 }
 
+/** A metric's name is a key of the stored series: long enough for any real name. */
+const MAX_METRIC_NAME = 200;
+/** The largest line number stored (PostgreSQL's integer); a larger one pins no line. */
+const MAX_LINE = 2_147_483_647;
+
+/** An annotation's `line=` property as a line number, or null when it names none. */
+function lineNumber(text: string | undefined): number | null {
+  if (text === undefined || !/^\d+$/.test(text.trim())) return null;
+  const line = Number(text);
+  return line > 0 && line <= MAX_LINE ? line : null;
+}
+
 /** A `::metric` command's name, value and explicit step, or why it is no metric point. */
 function readMetric(command: WorkflowCommand): { name: string; value: number; step: number | null } | string {
   const name = command.properties.name?.trim() ?? '';
   const step = command.properties.step?.trim();
   const text = command.value.trim();
   if (name === '') return 'it has no name= property';
+  if (name.length > MAX_METRIC_NAME) return `its name is longer than ${MAX_METRIC_NAME} characters`;
   if (NON_FINITE.test(text) || (DECIMAL.test(text) && !Number.isFinite(Number(text)))) {
     return `"${text}" is not a finite number`;
   }

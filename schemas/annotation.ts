@@ -7,7 +7,7 @@ import { z } from 'zod';
 export const Annotation = z.strictObject({
   stage: z.string(),
   path: z.string().nullable(),
-  line: z.number().int().positive().nullable(),
+  line: z.number().int().positive().max(2_147_483_647).nullable(),
   level: z.enum(['error', 'warning', 'notice']),
   message: z.string(),
   title: z.string().nullable(),

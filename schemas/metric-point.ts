@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const MetricPoint = z.strictObject({
   stage: z.string(),
   name: z.string().min(1),
-  step: z.number().int().nonnegative(),
+  step: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   value: z.number().refine(Number.isFinite, { error: 'expected a finite number' }),
 });
 export type MetricPoint = z.infer<typeof MetricPoint>;

@@ -189,7 +189,7 @@ async function writeCacheEntry(
 async function writeMetricPoints(db: Database, runId: string, points: readonly MetricPoint[]): Promise<void> {
   const rows = sql`select ${runId}, p.stage, p.name, p.step, p.value
     from jsonb_to_recordset(${JSON.stringify(points)}::jsonb)
-    as p(stage text, name text, step integer, value double precision)`;
+    as p(stage text, name text, step bigint, value double precision)`;
   await db
     .insert(metricPoints)
     .select(rows)

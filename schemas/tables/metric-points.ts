@@ -1,4 +1,4 @@
-import { doublePrecision, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { bigint, doublePrecision, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { runs } from './runs.js';
 
 /**
@@ -13,7 +13,8 @@ export const metricPoints = pgTable(
       .references(() => runs.id, { onDelete: 'cascade' }),
     stage: text('stage').notNull(),
     name: text('name').notNull(),
-    step: integer('step').notNull(),
+    /** Any step up to 2^53 (`::metric` accepts them): a count of tokens or samples seen is one. */
+    step: bigint('step', { mode: 'number' }).notNull(),
     value: doublePrecision('value').notNull(),
   },
   (table) => [

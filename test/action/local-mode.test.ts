@@ -184,37 +184,6 @@ describe.each(NODE_RUNTIMES)('local mode on $name', ({ path: node }) => {
     );
   }, 240_000);
 
-  test('a run that throws once started (its events cannot be stored) leaves no check run in progress', async () => {
-    const token = await mintInstallationToken(double, installationId, { checks: 'write' });
-    // A metric step beyond the store's integer column: the store refuses the event, and the run throws.
-    const broken = await makePullRequestWorkspace({
-      files: {
-        'fluksio.yml': `version: 1\nstages:\n  emit:\n    cmd: echo '::metric name=loss,step=3000000000::1'\n`,
-      },
-      headFiles: { 'notes.md': 'a change\n' },
-    });
-    try {
-      const step = await runStep('main', {
-        ...onPullRequest(node, token),
-        workspace: broken.workspace,
-        event: broken.pullRequestEvent(REPOSITORY),
-        sha: broken.merge,
-      });
-      expect(step.code, logOf(step)).toBe(1);
-      const runId = /^fluksio run (\w{26})/m.exec(step.stdout)?.[1];
-      expect(double.checkRuns(REPOSITORY)).toEqual([
-        expect.objectContaining({
-          externalId: runId,
-          headSha: broken.head,
-          status: 'completed',
-          conclusion: 'failure',
-        }),
-      ]);
-    } finally {
-      await broken.cleanup();
-    }
-  }, 240_000);
-
   test('cancelling the workflow stops the running stage and fails the step with the run cancelled', async () => {
     const sleepy = await makePullRequestWorkspace({
       files: {

@@ -127,6 +127,27 @@ stages:
     expect(sweep.runs.map((run) => run.metrics.score)).toEqual([1, 1, 2, 2]);
   });
 
+  test('binary output, a metric at step 3,000,000,000, a 3,000-character metric name and line 3,000,000,000: the run is stored', async () => {
+    repo = await makeRepo({
+      files: {
+        'fluksio.yml': `version: 1
+stages:
+  s:
+    cmd: printf 'a\\000b\\n' && echo "::metric name=tokens,step=3000000000::0.5" && echo "::metric name=${'x'.repeat(3000)}::1" && echo "::warning file=fluksio.yml,line=3000000000::far"
+`,
+      },
+    });
+    const result = await runJson([], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('could not be delivered');
+    expect(result.report.metrics).toEqual({ tokens: 0.5 });
+    expect(result.report.annotations).toMatchObject([{ message: 'far', line: null }]);
+    const show = await runCli(['show', result.report.run.id, '--log', 's'], { cwd: repo.dir });
+    expect(show.stdout).toContain('a\uFFFDb');
+    const series = await runCli(['show', result.report.run.id, '--json'], { cwd: repo.dir });
+    expect(series.code).toBe(0);
+  });
+
   test('--json prints the documented object', async () => {
     repo = await makeRepo({
       files: {

@@ -29,6 +29,14 @@ describe('LineSplitter', () => {
     expect(split(chunks)).toEqual(lines);
   });
 
+  test('a NUL byte, which PostgreSQL text cannot hold, arrives as U+FFFD', () => {
+    const lines: string[] = [];
+    const splitter = new LineSplitter((line) => lines.push(line));
+    splitter.push(Buffer.from('a\u0000b\n\u0000'));
+    splitter.end();
+    expect(lines).toEqual(['a\uFFFDb', '\uFFFD']);
+  });
+
   test('a multi-byte character cut between two chunks is decoded whole', () => {
     for (const chunks of cutsOf('héllo € 𝔘 ✓\nnext\n')) {
       expect(split(chunks)).toEqual(['héllo € 𝔘 ✓', 'next']);

@@ -1,0 +1,1 @@
+ALTER TABLE "metric_points" ALTER COLUMN "step" SET DATA TYPE bigint;
