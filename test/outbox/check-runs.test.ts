@@ -74,11 +74,13 @@ describe('a run’s check run', () => {
   });
 
   test('a failed run with 120 annotations sends them in three requests of at most 50, all on the check run', async () => {
-    const outbox = await world.openOutbox();
     const run = await world.queueRun();
     await world.updateRun(run.id, { status: 'running', startedAt: new Date() });
     await world.addAnnotations(run.id, failureAnnotations(120));
     await world.updateRun(run.id, finished('failed', { statusReason: 'Stage train failed (exit code 1)' }));
+    // Opened once the run is over: its reconciler, which looks at start, would otherwise
+    // send an earlier state (with no annotations yet) first.
+    const outbox = await world.openOutbox();
     await outbox.notifyRun(run.id);
 
     const done = await waitFor('all annotations', () => {
