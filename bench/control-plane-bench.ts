@@ -15,10 +15,9 @@ import { createApiToken } from '../store/create-api-token.js';
 import { createRunner } from '../store/create-runner.js';
 import { openControlPlaneDatabase } from '../app/open-control-plane-database.js';
 import { median, ms, percentile } from './measure.js';
+import { openScratchEnvironment, REDIS_URL } from './scratch-environment.js';
 import { pino } from 'pino';
 
-const ADMIN_URL = process.env.FLUKSIO_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.FLUKSIO_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const COMMIT = 'b'.repeat(40);
 
@@ -28,17 +27,13 @@ const COMMIT = 'b'.repeat(40);
  * clients (runs/s, lost, claimed twice), and an idle runner process's memory.
  */
 export async function benchControlPlane(): Promise<void> {
-  const name = `fluksio_bench_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  const dataDir = await mkdtemp(join(tmpdir(), 'fluksio-bench-plane-'));
-  const prefix = `fluksio-bench-${randomBytes(4).toString('hex')}`;
-  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  const scratch = await openScratchEnvironment('plane');
+  const { databaseUrl, prefix } = scratch;
   const settings = readControlPlaneSettings({
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     FLUKSIO_QUEUE_PREFIX: prefix,
-    FLUKSIO_DATA_DIR: dataDir,
+    FLUKSIO_DATA_DIR: scratch.dataDir,
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'warn',
@@ -216,8 +211,6 @@ export async function benchControlPlane(): Promise<void> {
     await redis.quit();
     await database.close();
     await plane.close();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
-    await rm(dataDir, { recursive: true, force: true });
+    await scratch.close();
   }
 }

@@ -1,19 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import postgres from 'postgres';
 import { readControlPlaneSettings } from '../app/control-plane-settings.js';
 import { startControlPlane } from '../app/start-control-plane.js';
 import { startGitHubDouble } from '../test/github/github-double.js';
 import { sendWebhook } from '../test/github/send-webhook.js';
 import { pushPayload } from '../test/github/webhook-fixtures.js';
 import { median, ms, percentile } from './measure.js';
+import { openScratchEnvironment } from './scratch-environment.js';
 
-const ADMIN_URL = process.env.FLUKSIO_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.FLUKSIO_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PIPELINE = `version: 1
 on:
   push: { branches: [main] }
@@ -33,18 +27,14 @@ const END_TO_END = 40;
  * the run, create the check run).
  */
 export async function benchGitHub(): Promise<void> {
-  const name = `fluksio_bench_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  const dataDir = await mkdtemp(join(tmpdir(), 'fluksio-bench-github-'));
-  const prefix = `fluksio-bench-${randomBytes(4).toString('hex')}`;
+  const scratch = await openScratchEnvironment('github');
   const double = await startGitHubDouble();
   const repo = double.addRepository({ owner: 'acme', name: 'model' });
   const settings = readControlPlaneSettings({
-    DATABASE_URL: ADMIN_URL.replace(/\/[^/]*$/, `/${name}`),
-    REDIS_URL,
-    FLUKSIO_QUEUE_PREFIX: prefix,
-    FLUKSIO_DATA_DIR: dataDir,
+    DATABASE_URL: scratch.databaseUrl,
+    REDIS_URL: scratch.redisUrl,
+    FLUKSIO_QUEUE_PREFIX: scratch.prefix,
+    FLUKSIO_DATA_DIR: scratch.dataDir,
     HOST: '127.0.0.1',
     PORT: '0',
     APP_ID: String(double.credentials.appId),
@@ -116,17 +106,7 @@ export async function benchGitHub(): Promise<void> {
   } finally {
     await plane.close();
     await double.close();
-    const redis = new Redis(REDIS_URL);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-    await redis.quit();
-    await admin.unsafe(`drop database "${name}" with (force)`);
-    await admin.end();
-    await rm(dataDir, { recursive: true, force: true });
+    await scratch.close();
   }
 }
 
