@@ -1,6 +1,7 @@
 import { formatProblems } from '../../schemas/problem.js';
 import { resolveParams } from '../../schemas/resolve-params.js';
 import type { CommentCommand } from '../../schemas/comment-command.js';
+import { findDeliveryCommit } from '../../store/find-delivery-commit.js';
 import type { CommentThread } from './comment-thread.js';
 import type { GitHubApi, GitHubWork } from './github-work.js';
 import { isFork } from './is-fork.js';
@@ -38,17 +39,22 @@ export async function runFromComment(
 ): Promise<void> {
   const { repository } = thread;
   const pullRequest = await readPullRequest(api, repository, thread.prNumber);
-  const head = pullRequest.head.sha;
+  // The head is read once: a retry of this delivery (its worker died after queueing some
+  // runs) goes on at the commit those runs are pinned to, already approved and checked.
+  const pinned = await findDeliveryCommit({ db: work.db, deliveryId });
+  const head = pinned ?? pullRequest.head.sha;
   const fork = isFork(pullRequest);
-  // A fork's approval names the whole SHA: a short prefix is a few seconds of hashing for
-  // its author to match with a commit nobody reviewed.
-  if (fork && (command.sha === null || command.sha.length < head.length)) {
-    await thread.refuse(renderApprovalNeeded({ headSha: head, given: command.sha }));
-    return;
-  }
-  if (command.sha !== null && !head.startsWith(command.sha)) {
-    await thread.refuse(renderShaRefused({ given: command.sha, currentHead: head }));
-    return;
+  if (pinned === null) {
+    // A fork's approval names the whole SHA: a short prefix is a few seconds of hashing for
+    // its author to match with a commit nobody reviewed.
+    if (fork && (command.sha === null || command.sha.length < head.length)) {
+      await thread.refuse(renderApprovalNeeded({ headSha: head, given: command.sha }));
+      return;
+    }
+    if (command.sha !== null && !head.startsWith(command.sha)) {
+      await thread.refuse(renderShaRefused({ given: command.sha, currentHead: head }));
+      return;
+    }
   }
   const read = await readPipelineAt(api, repository, head);
   if (read.state === 'absent') {

@@ -6,6 +6,7 @@ import type { GitHubWork } from '../../app/github/github-work.js';
 import { processDelivery } from '../../app/github/process-delivery.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
+import { runs } from '../../schemas/tables/runs.js';
 import { recordDelivery } from '../../store/record-delivery.js';
 import { probotForDouble } from '../github/probot-for-double.js';
 import { checkSuitePayload, installationPayload, pushPayload } from '../github/webhook-fixtures.js';
@@ -147,6 +148,33 @@ test('a worker killed after creating the runs, before acknowledging the job: pro
   ]);
   expect(await world.checks()).toHaveLength(2);
   expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('skipped');
+});
+
+test('a sweep processed again after its worker died midway queues the rest at the head it was pinned to, though the pull request moved', async () => {
+  const comment = world.comment('/fluksio run lr=0.1,0.2');
+  await recordDelivery({
+    db: world.db,
+    delivery: {
+      id: comment.id,
+      event: 'issue_comment',
+      action: 'created',
+      installationId: null,
+      payload: comment.payload as never,
+    },
+  });
+  const row = (await storedDeliveries()).find((each) => each.id === comment.id);
+  if (!row) throw new Error('not stored');
+  const work = workOf();
+  await dispatchDelivery(work, row);
+  // As if the worker died after queueing the first run only; then the pull request moves.
+  const [, second] = await world.runs();
+  await world.db.delete(runs).where(eq(runs.id, second?.id ?? ''));
+  world.setHead(SHA.newHead);
+  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('processed');
+  expect((await world.runs()).map((run) => [run.triggerKey, run.commit])).toEqual([
+    [`delivery:${comment.id}:0`, SHA.head],
+    [`delivery:${comment.id}:1`, SHA.head],
+  ]);
 });
 
 test('“Re-run all checks” processed again after a worker died re-runs each check run once', async () => {
