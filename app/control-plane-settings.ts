@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { readGitHubAppSettings, type GitHubAppSettings } from './github-app-settings.js';
 import { InvalidSettingsError } from './invalid-settings-error.js';
 
 /**
@@ -9,6 +9,8 @@ import { InvalidSettingsError } from './invalid-settings-error.js';
  * readControlPlaneSettings and passed down; nothing else reads `process.env`. Durations
  * are written like `90s`, `30m`, `6h`; sizes like `512MiB`, `10GiB` or plain bytes.
  */
+export type { GitHubAppSettings } from './github-app-settings.js';
+
 export interface ControlPlaneSettings {
   /**
    * Address the HTTP server listens on (`HOST`).
@@ -108,39 +110,6 @@ export interface ControlPlaneSettings {
    * @defaultValue null
    */
   github: GitHubAppSettings | null;
-}
-
-/** How the control plane acts as a GitHub App. */
-export interface GitHubAppSettings {
-  /** The App's id (`APP_ID`). */
-  appId: number;
-  /** The App's private key, PEM (`PRIVATE_KEY`, or the file at `PRIVATE_KEY_PATH`). */
-  privateKey: string;
-  /** The secret webhook deliveries are signed with (`WEBHOOK_SECRET`). */
-  webhookSecret: string;
-  /**
-   * GitHub's REST API (`GITHUB_API_URL`): GitHub Enterprise, or a test double.
-   * @defaultValue 'https://api.github.com'
-   */
-  apiUrl: string;
-  /**
-   * The accounts (users, organisations) whose installations may run anything
-   * (`FLUKSIO_ALLOWED_OWNERS`, comma-separated; required with `APP_ID`), lower case: a
-   * public App can be installed by anyone, and nobody else's code runs on these runners.
-   */
-  allowedOwners: string[];
-  /**
-   * The check runs' name (`FLUKSIO_CHECK_NAME`), stable so it can be a required check; a
-   * sweep member's is `<name> (lr=0.1)`.
-   * @defaultValue 'fluksio'
-   */
-  checkName: string;
-  /**
-   * The control plane's address as people reach it (`FLUKSIO_PUBLIC_URL`), for the links
-   * in check runs.
-   * @defaultValue `http://<HOST>:<PORT>` (`localhost` for 0.0.0.0)
-   */
-  publicUrl: string;
 }
 
 const DURATION_UNITS_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -340,68 +309,6 @@ export function readControlPlaneSettings(
     maxBlobBytes: vars.FLUKSIO_MAX_BLOB_SIZE,
     logLevel: vars.LOG_LEVEL,
     github,
-  };
-}
-
-/**
- * The GitHub App's settings when `APP_ID` is set, else null (or, when GitHub variables
- * are given without it, a problem: a half-configured App should not start silently
- * without GitHub). Problems are pushed onto `problems`, each naming its variable.
- */
-function readGitHubAppSettings(
-  vars: z.output<typeof EnvSettings>,
-  problems: string[],
-): GitHubAppSettings | null {
-  if (vars.APP_ID === undefined) {
-    const stray = (
-      ['PRIVATE_KEY', 'PRIVATE_KEY_PATH', 'WEBHOOK_SECRET', 'FLUKSIO_ALLOWED_OWNERS'] as const
-    ).filter((name) => vars[name] !== undefined);
-    if (stray.length > 0) problems.push(`APP_ID: is required with ${stray.join(', ')} (the GitHub App's id)`);
-    return null;
-  }
-  const before = problems.length;
-  let privateKey = vars.PRIVATE_KEY;
-  if (privateKey !== undefined && vars.PRIVATE_KEY_PATH !== undefined) {
-    problems.push('PRIVATE_KEY_PATH: give either PRIVATE_KEY or PRIVATE_KEY_PATH, not both');
-  } else if (vars.PRIVATE_KEY_PATH !== undefined) {
-    try {
-      privateKey = readFileSync(vars.PRIVATE_KEY_PATH, 'utf8');
-    } catch (error) {
-      problems.push(
-        `PRIVATE_KEY_PATH: cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      );
-    }
-  } else if (privateKey === undefined) {
-    problems.push(
-      "PRIVATE_KEY: is required with APP_ID (the App's private key, or PRIVATE_KEY_PATH naming its .pem file)",
-    );
-  }
-  // A key passed through an environment that cannot hold newlines arrives with `\n`.
-  privateKey = privateKey?.replace(/\\n/g, '\n');
-  if (privateKey !== undefined && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(privateKey)) {
-    problems.push(`${vars.PRIVATE_KEY_PATH ? 'PRIVATE_KEY_PATH' : 'PRIVATE_KEY'}: is not a PEM private key`);
-  }
-  if (vars.WEBHOOK_SECRET === undefined) {
-    problems.push(
-      'WEBHOOK_SECRET: is required with APP_ID (the secret GitHub signs webhook deliveries with)',
-    );
-  }
-  if (vars.FLUKSIO_ALLOWED_OWNERS === undefined || vars.FLUKSIO_ALLOWED_OWNERS.length === 0) {
-    problems.push(
-      'FLUKSIO_ALLOWED_OWNERS: is required with APP_ID (the GitHub accounts whose installations may run, e.g. acme,octocat)',
-    );
-  }
-  if (problems.length > before || privateKey === undefined) return null;
-  return {
-    appId: vars.APP_ID,
-    privateKey,
-    webhookSecret: vars.WEBHOOK_SECRET ?? '',
-    apiUrl: vars.GITHUB_API_URL.replace(/\/+$/, ''),
-    allowedOwners: vars.FLUKSIO_ALLOWED_OWNERS ?? [],
-    checkName: vars.FLUKSIO_CHECK_NAME,
-    publicUrl: (
-      vars.FLUKSIO_PUBLIC_URL ?? `http://${vars.HOST === '0.0.0.0' ? 'localhost' : vars.HOST}:${vars.PORT}`
-    ).replace(/\/+$/, ''),
   };
 }
 

@@ -43,6 +43,14 @@ const NODE_MESSAGE_LOOKBACK = 20;
 const DEPENDENCY_DIR = /(?:^|\/)(?:node_modules|site-packages|dist-packages)\//;
 
 /**
+ * The text of each traceback in output lines read away from where they were printed (a
+ * stored log tail): no paths are resolved, so no working directory is needed.
+ */
+export function tracebackTexts(lines: readonly string[]): string[] {
+  return parseTracebacks(lines, { cwd: '/', repoRoot: '/' }).map((traceback) => traceback.text);
+}
+
+/**
  * Finds the Python and Node tracebacks in a stage's output lines, in order. Python:
  * `Traceback (most recent call last):`, its `File "…", line N, in f` frames and the
  * exception line; of a chain ("During handling of the above exception…", "The above

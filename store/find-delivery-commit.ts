@@ -1,6 +1,7 @@
 import { asc, like } from 'drizzle-orm';
 import { runs } from '../schemas/tables/runs.js';
 import type { Database } from './database.js';
+import { escapeLike } from './escape-like.js';
 
 /**
  * The commit the runs a delivery already made are pinned to, or null when it made none:
@@ -14,7 +15,7 @@ export async function findDeliveryCommit({
   db: Database;
   deliveryId: string;
 }): Promise<string | null> {
-  const pattern = `delivery:${deliveryId.replace(/[\\%_]/g, '\\$&')}:%`;
+  const pattern = `delivery:${escapeLike(deliveryId)}:%`;
   const [run] = await db
     .select({ commit: runs.commit })
     .from(runs)

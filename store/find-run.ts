@@ -2,6 +2,7 @@ import { asc, desc, eq, or, sql } from 'drizzle-orm';
 import { runs, type Run } from '../schemas/tables/runs.js';
 import { AmbiguousRunPrefixError } from './ambiguous-run-prefix-error.js';
 import type { Database } from './database.js';
+import { escapeLike } from './escape-like.js';
 
 /** How many candidates an ambiguous prefix lists. */
 const CANDIDATES_SHOWN = 10;
@@ -14,7 +15,7 @@ const CANDIDATES_SHOWN = 10;
  */
 export async function findRun({ db, idOrPrefix }: { db: Database; idOrPrefix: string }): Promise<Run | null> {
   if (idOrPrefix === '') return null;
-  const pattern = `${idOrPrefix.toUpperCase().replace(/[\\%_]/g, '\\$&')}%`;
+  const pattern = `${escapeLike(idOrPrefix.toUpperCase())}%`;
   const found = await db
     .select()
     .from(runs)

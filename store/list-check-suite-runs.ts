@@ -2,6 +2,7 @@ import { and, desc, eq, not, like } from 'drizzle-orm';
 import { githubChecks } from '../schemas/tables/github-checks.js';
 import { runs, type Run } from '../schemas/tables/runs.js';
 import type { Database } from './database.js';
+import { escapeLike } from './escape-like.js';
 
 /**
  * The latest run behind each check run name fluksio reported on a commit of a repository:
@@ -35,8 +36,4 @@ export async function listCheckSuiteRuns({
   const latest = new Map<string, Run>();
   for (const { run, name } of rows) if (!latest.has(name)) latest.set(name, run);
   return [...latest.values()].reverse();
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, '\\$&');
 }

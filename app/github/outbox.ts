@@ -275,7 +275,7 @@ export class GitHubOutbox {
     } catch (error) {
       const retryAt =
         error instanceof OutboxRateLimitError ? error.retryAt : rateLimitRetryAt(error, Date.now());
-      const refusal = retryAt === null ? permanentGitHubRefusal(error) : null;
+      const refusal = permanentGitHubRefusal(error);
       if (refusal) {
         // Asking again changes nothing (the App uninstalled, the repository gone): this
         // render is given up, loudly, rather than retried and reconciled for ever.

@@ -9,7 +9,7 @@ import { recordGroupComment } from '../../store/record-group-comment.js';
 import { recordWaitingReasons } from '../../store/record-waiting-reasons.js';
 import type { GitHubWork } from './github-work.js';
 import { PIPELINE_PATH } from './read-pipeline-at.js';
-import { checkRunName } from './render-check-run.js';
+import { checkRunName } from './check-run-name.js';
 import type { RepositoryRef } from './repository-ref.js';
 
 /** Runs to queue for one delivery: one commit, the grid of parameter sets, and how they came. */

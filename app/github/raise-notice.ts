@@ -1,7 +1,7 @@
 import type { NoticeKind } from '../../schemas/tables/github-notices.js';
 import { recordNotice } from '../../store/record-notice.js';
 import type { GitHubWork } from './github-work.js';
-import type { renderActionRequired } from './render-check-run.js';
+import type { renderActionRequired } from './render-action-required.js';
 
 /** What an `action_required` check run says: renderActionRequired's input. */
 export type NoticeBody = Parameters<typeof renderActionRequired>[0] & { kind: NoticeKind };

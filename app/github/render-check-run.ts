@@ -1,16 +1,7 @@
 import type { Annotation } from '../../schemas/annotation.js';
 import { checkRunConclusion } from '../../schemas/check-run-conclusion.js';
-import {
-  formatDuration,
-  formatNumber,
-  formatParams,
-  formatSigned,
-  formatValue,
-  short,
-} from '../../schemas/format.js';
-import type { ParamValue } from '../../schemas/key-inputs.js';
+import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../../schemas/format.js';
 import { diffMetrics, type MetricGoals } from '../../schemas/metric-diff.js';
-import { formatProblems, type Problem } from '../../schemas/problem.js';
 import { sparkline } from '../../schemas/sparkline.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { StageStatus } from '../../schemas/statuses.js';
@@ -326,98 +317,6 @@ function repositoryPath(path: string | null): string | null {
   if (normal === '' || normal.startsWith('/') || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split('/').some((part) => part === '..')) return null;
   return normal;
-}
-
-/**
- * A check run that asks a human to act, with no run behind it (DESIGN §6, §8): a fork's
- * pull request waiting for a maintainer's approval, printing the exact command to copy,
- * or a broken `fluksio.yml`, listing every problem as `fluksio.yml:LINE: path: message`
- * (and annotating the file where the line is known).
- */
-export function renderActionRequired(
-  request:
-    | { kind: 'approval'; headSha: string; prNumber: number }
-    | { kind: 'broken-pipeline'; problems: Problem[]; path: string; sha: string },
-  checkName: string,
-): RenderedCheckRun {
-  const base = { name: checkName, status: 'completed' as const, conclusion: 'action_required' as const };
-  if (request.kind === 'approval') {
-    const command = `/fluksio run --sha ${request.headSha}`;
-    return {
-      ...base,
-      title: 'Approval needed: this pull request comes from a fork',
-      summary: [
-        `Pull request #${request.prNumber} comes from a fork. Pull requests from forks never run automatically: their code would run on your runners, so a maintainer with write access must review it and approve exactly the commit they reviewed.`,
-        '',
-        `To run commit \`${request.headSha}\`, comment on the pull request:`,
-        '',
-        codeBlock(command),
-        '',
-        'Parameters may be added (`/fluksio run --sha … lr=0.1`). A later push to the fork needs a new approval naming its new head.',
-      ].join('\n'),
-      text: `Only a comment carrying \`--sha ${request.headSha}\` runs this commit; \`/fluksio run\` without it, or with another commit, is refused.`,
-      annotations: [],
-      actions: [],
-    };
-  }
-  const count = request.problems.length;
-  return {
-    ...base,
-    title: clip(`${request.path} has ${count} ${count === 1 ? 'problem' : 'problems'}`, GITHUB_LIMITS.title),
-    summary: fitMarkdown(
-      [
-        `Nothing ran: \`${request.path}\` at \`${request.sha}\` is not a valid pipeline. Fix these and push again:`,
-        '',
-        codeBlock(formatProblems(request.problems, request.path)),
-      ].join('\n'),
-      GITHUB_LIMITS.summaryBytes,
-      `the output of \`fluksio run\` at this commit, which validates the same file`,
-    ),
-    text: `Every problem is listed in the summary; those whose line is known are also annotated on \`${request.path}\`.`,
-    annotations: request.problems.flatMap((problem) =>
-      problem.line === undefined
-        ? []
-        : [
-            {
-              path: request.path,
-              start_line: problem.line,
-              end_line: problem.line,
-              annotation_level: 'failure' as const,
-              message: clipBytes(
-                problem.path ? `${problem.path}: ${problem.message}` : problem.message,
-                GITHUB_LIMITS.annotationBytes,
-              ),
-              title: 'Invalid pipeline',
-            },
-          ],
-    ),
-    actions: [],
-  };
-}
-
-/**
- * The stable check-run name of DESIGN §8, usable as a required check: the base name, or
- * for a sweep member the base name with its swept params, `fluksio (lr=0.1, seed=2)`.
- * Capped at 100 characters; a cut name ends with a hash of the full one, so two members
- * differing only past the cut still get different names.
- */
-export function checkRunName(baseName: string, swept: Record<string, ParamValue> | null): string {
-  const entries = Object.entries(swept ?? {});
-  if (entries.length === 0) return baseName;
-  const full = `${baseName} (${entries.map(([key, value]) => `${key}=${formatValue(value)}`).join(', ')})`;
-  if (full.length <= GITHUB_LIMITS.checkName) return full;
-  const hash = ` #${fnv1a(full)})`;
-  return `${clip(full, GITHUB_LIMITS.checkName - hash.length)}${hash}`;
-}
-
-/** FNV-1a, 32 bits, as 8 hex digits: a short stable tag, not a security measure. */
-function fnv1a(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < text.length; index += 1) {
-    hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0).toString(16).padStart(8, '0');
 }
 
 function isStarted(stage: StageRecord): boolean {

@@ -1,5 +1,5 @@
 import { isFinalRunStatus } from '../../schemas/statuses.js';
-import { parseTracebacks } from '../../schemas/traceback.js';
+import { tracebackTexts } from '../../schemas/traceback.js';
 import { findGitHubCheck } from '../../store/find-github-check.js';
 import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
 import { markOutboxSent } from '../../store/mark-outbox-sent.js';
@@ -85,17 +85,14 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
 }
 
 /**
- * The tracebacks in the log tails of the stages that failed, for the summary. Only their
- * text is shown (the annotations carry the lines), so paths need no resolving here.
+ * The tracebacks in the log tails of the stages that failed, for the summary (the
+ * annotations carry the lines).
  */
 function tracebacksOf({ stages }: RunDetail): { stage: string; text: string }[] {
   return stages
     .filter((stage) => stage.status === 'failed' || stage.status === 'timed_out')
     .flatMap((stage) =>
-      parseTracebacks(stage.logTail.split('\n'), { cwd: '/', repoRoot: '/' }).map((traceback) => ({
-        stage: stage.name,
-        text: traceback.text,
-      })),
+      tracebackTexts(stage.logTail.split('\n')).map((text) => ({ stage: stage.name, text })),
     );
 }
 

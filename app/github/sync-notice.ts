@@ -1,7 +1,7 @@
 import { findGitHubNotice } from '../../store/find-github-notice.js';
 import { markOutboxSent } from '../../store/mark-outbox-sent.js';
 import { recordNoticeCheckRun } from '../../store/record-notice-check-run.js';
-import { renderActionRequired } from './render-check-run.js';
+import { renderActionRequired } from './render-action-required.js';
 import type { SyncContext } from './sync-context.js';
 import { syncCheckRunOutput } from './sync-check-run-output.js';
 

@@ -24,13 +24,19 @@ export type WebhookRepository = z.infer<typeof WebhookRepository>;
 
 const Installation = z.object({ id: z.number().int().positive() });
 
-export const PushPayload = z.object({
-  ref: z.string(),
-  after: z.string(),
-  deleted: z.boolean().optional(),
+/** What every event about one repository carries: the repository, the installation, the sender. */
+const RepositoryEvent = z.object({
   repository: WebhookRepository,
   installation: Installation,
   sender: Account,
+});
+/** A repository event with an `action` (all but push). */
+const RepositoryAction = RepositoryEvent.extend({ action: z.string() });
+
+export const PushPayload = RepositoryEvent.extend({
+  ref: z.string(),
+  after: z.string(),
+  deleted: z.boolean().optional(),
 });
 export type PushPayload = z.infer<typeof PushPayload>;
 
@@ -46,49 +52,31 @@ export const PullRequest = z.object({
 });
 export type PullRequest = z.infer<typeof PullRequest>;
 
-export const PullRequestPayload = z.object({
-  action: z.string(),
-  pull_request: PullRequest,
-  repository: WebhookRepository,
-  installation: Installation,
-  sender: Account,
-});
+export const PullRequestPayload = RepositoryAction.extend({ pull_request: PullRequest });
 export type PullRequestPayload = z.infer<typeof PullRequestPayload>;
 
-export const IssueCommentPayload = z.object({
-  action: z.string(),
+export const IssueCommentPayload = RepositoryAction.extend({
   issue: z.object({
     number: z.number().int().positive(),
     /** Present when the issue is a pull request. */
     pull_request: z.object({}).optional().nullable(),
   }),
   comment: z.object({ id: z.number().int(), body: z.string().nullable(), user: Account }),
-  repository: WebhookRepository,
-  installation: Installation,
-  sender: Account,
 });
 export type IssueCommentPayload = z.infer<typeof IssueCommentPayload>;
 
-export const CheckRunPayload = z.object({
-  action: z.string(),
+export const CheckRunPayload = RepositoryAction.extend({
   check_run: z.object({
     id: z.number().int(),
     external_id: z.string().nullable().optional(),
     head_sha: z.string(),
   }),
   requested_action: z.object({ identifier: z.string() }).optional().nullable(),
-  repository: WebhookRepository,
-  installation: Installation,
-  sender: Account,
 });
 export type CheckRunPayload = z.infer<typeof CheckRunPayload>;
 
-export const CheckSuitePayload = z.object({
-  action: z.string(),
+export const CheckSuitePayload = RepositoryAction.extend({
   check_suite: z.object({ id: z.number().int(), head_sha: CommitSha }),
-  repository: WebhookRepository,
-  installation: Installation,
-  sender: Account,
 });
 export type CheckSuitePayload = z.infer<typeof CheckSuitePayload>;
 

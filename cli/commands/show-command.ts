@@ -1,6 +1,6 @@
 import pc from 'picocolors';
 import { buildRunReport } from '../../schemas/run-report.js';
-import { parseTracebacks } from '../../schemas/traceback.js';
+import { tracebackTexts } from '../../schemas/traceback.js';
 import { getRunDetail } from '../../store/get-run-detail.js';
 import type { CliIo } from '../cli-io.js';
 import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';
@@ -57,12 +57,8 @@ export async function showCommand(
       io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return 0;
     }
-    const { workspace } = store.project;
     const tracebacks = detail.stages.flatMap((stage) =>
-      parseTracebacks(stage.logTail.split('\n'), {
-        cwd: workspace.pipelineDir,
-        repoRoot: workspace.repoRoot,
-      }).map((traceback) => ({ stage: stage.name, text: traceback.text })),
+      tracebackTexts(stage.logTail.split('\n')).map((text) => ({ stage: stage.name, text })),
     );
     const colors = pc.createColors(Boolean(io.stdout.isTTY) && !io.env.NO_COLOR);
     io.stdout.write(

@@ -1,7 +1,7 @@
 import pc from 'picocolors';
 import { z } from 'zod';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import { parseTracebacks } from '../../schemas/traceback.js';
+import { tracebackTexts } from '../../schemas/traceback.js';
 import type { CliIo } from '../cli-io.js';
 import { renderRunSummary } from '../render/run-summary.js';
 import { UsageError } from '../usage-error.js';
@@ -56,12 +56,8 @@ export async function showRemoteRun(
         report,
         series,
         stages: logs.map(({ stage, lines }) => ({ ...stage, logTail: lines.slice(-TAIL_LINES).join('\n') })),
-        // Paths are the runner's; only the text is shown.
         tracebacks: logs.flatMap(({ stage, lines }) =>
-          parseTracebacks(lines, { cwd: '/', repoRoot: '/' }).map((traceback) => ({
-            stage: stage.name,
-            text: traceback.text,
-          })),
+          tracebackTexts(lines).map((text) => ({ stage: stage.name, text })),
         ),
       },
       colors,

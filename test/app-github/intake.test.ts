@@ -52,6 +52,30 @@ function workOf(): GitHubWork {
   };
 }
 
+/**
+ * Stores a delivery as the webhook would and has a worker dispatch it once without
+ * recording that it finished, as a worker that died before acknowledging its job; the
+ * worker context, to process the delivery again.
+ */
+async function dispatchedOnce(delivery: { id: string; name: string; payload: unknown }): Promise<GitHubWork> {
+  const payload = delivery.payload as { action?: string };
+  await recordDelivery({
+    db: world.db,
+    delivery: {
+      id: delivery.id,
+      event: delivery.name,
+      action: payload.action ?? null,
+      installationId: null,
+      payload: delivery.payload as never,
+    },
+  });
+  const row = (await storedDeliveries()).find((each) => each.id === delivery.id);
+  if (!row) throw new Error(`delivery ${delivery.id} was not stored`);
+  const work = workOf();
+  await dispatchDelivery(work, row);
+  return work;
+}
+
 test('a signed delivery is stored with its payload and answered at once', async () => {
   const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
   const response = await world.send(push);
@@ -124,21 +148,8 @@ test('a GitHub failure is recorded as the delivery’s last error and retried un
 
 test('a worker killed after creating the runs, before acknowledging the job: processed again, still one run', async () => {
   const comment = world.comment('/fluksio run lr=0.1,0.2');
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: comment.id,
-      event: 'issue_comment',
-      action: 'created',
-      installationId: null,
-      payload: comment.payload as never,
-    },
-  });
-  const [row] = await storedDeliveries();
-  if (!row) throw new Error('not stored');
-  const work = workOf();
   // The first attempt does everything but record that it finished…
-  await dispatchDelivery(work, row);
+  const work = await dispatchedOnce(comment);
   expect(await world.runs()).toHaveLength(2);
   // …and the job, found stalled, runs again.
   expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('processed');
@@ -152,20 +163,7 @@ test('a worker killed after creating the runs, before acknowledging the job: pro
 
 test('a sweep processed again after its worker died midway queues the rest at the head it was pinned to, though the pull request moved', async () => {
   const comment = world.comment('/fluksio run lr=0.1,0.2');
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: comment.id,
-      event: 'issue_comment',
-      action: 'created',
-      installationId: null,
-      payload: comment.payload as never,
-    },
-  });
-  const row = (await storedDeliveries()).find((each) => each.id === comment.id);
-  if (!row) throw new Error('not stored');
-  const work = workOf();
-  await dispatchDelivery(work, row);
+  const work = await dispatchedOnce(comment);
   // As if the worker died after queueing the first run only; then the pull request moves.
   const [, second] = await world.runs();
   await world.db.delete(runs).where(eq(runs.id, second?.id ?? ''));
@@ -186,20 +184,7 @@ test('“Re-run all checks” processed again after a worker died re-runs each c
     headSha: SHA.head,
     sender: MAINTAINER,
   });
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: press.id,
-      event: 'check_suite',
-      action: 'rerequested',
-      installationId: null,
-      payload: press.payload as never,
-    },
-  });
-  const row = (await storedDeliveries()).find((each) => each.id === press.id);
-  if (!row) throw new Error('not stored');
-  const work = workOf();
-  await dispatchDelivery(work, row);
+  const work = await dispatchedOnce(press);
   // The re-runs of the first attempt are now the newest runs of their check runs.
   expect(await processDelivery(work, { deliveryId: press.id, lastAttempt: false })).toBe('processed');
   const again = (await world.runs()).slice(sweep.length);
