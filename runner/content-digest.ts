@@ -4,7 +4,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { blobDigest } from '../schemas/blob-digest.js';
 import { sha256Hex } from '../schemas/canonical-json.js';
-import { isNeverCode } from './code-index.js';
+import { isNeverCode } from './never-code.js';
 
 /** A dep's content as it enters a cache key (DESIGN §5). */
 export interface ContentDigest {

@@ -61,11 +61,11 @@ describe('codeDigest', () => {
     expect(codeDigest(index, EVERYTHING).digest).toBe(before);
   });
 
-  test('is the sha256 of the sorted "path\\0blobid\\n" lines', async () => {
+  test('is the sha256 of the sorted "path\\0mode blobid\\n" lines', async () => {
     const made = await repo({ 'b.py': 'b\n', 'a/z.py': 'z\n' });
     const { digest, entries } = codeDigest(await readCodeIndex(made.dir), EVERYTHING);
     const ids = await Promise.all(
-      ['a/z.py', 'b.py'].map(async (file) => (await made.git('hash-object', file)).trim()),
+      ['a/z.py', 'b.py'].map(async (file) => `100644 ${(await made.git('hash-object', file)).trim()}`),
     );
     expect(entries).toEqual([
       ['a/z.py', ids[0]],

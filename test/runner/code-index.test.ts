@@ -16,15 +16,20 @@ afterEach(async () => {
   await Promise.all(repos.splice(0).map((made) => made.cleanup()));
 });
 
-/** What git itself records for every path once the whole work tree is staged. */
+/** What git itself records for every path once the whole work tree is staged, as `<mode> <id>`. */
 async function stagedIds(made: TestRepo): Promise<Map<string, string>> {
   await made.git('add', '--all');
   const ids = new Map<string, string>();
   for (const line of (await made.git('ls-files', '--stage', '-z')).split('\0')) {
-    const match = /^\d+ (\w+) \d+\t(.+)$/.exec(line);
-    if (match?.[1] && match[2]) ids.set(match[2], match[1]);
+    const match = /^(\d+) (\w+) \d+\t(.+)$/.exec(line);
+    if (match?.[1] && match[2] && match[3]) ids.set(match[3], `${match[1]} ${match[2]}`);
   }
   return ids;
+}
+
+/** `git hash-object` of a work-tree file, as a regular file's code index entry. */
+async function hashed(made: TestRepo, file: string): Promise<string> {
+  return `100644 ${(await made.git('hash-object', file)).trim()}`;
 }
 
 describe('readCodeIndex', () => {
@@ -39,7 +44,7 @@ describe('readCodeIndex', () => {
     const index = await readCodeIndex(made.dir);
 
     for (const file of ['train.py', 'lib/helpers.py', 'features.py']) {
-      expect(index.files.get(file), file).toBe((await made.git('hash-object', file)).trim());
+      expect(index.files.get(file), file).toBe(await hashed(made, file));
     }
     expect(index.files).toEqual(await stagedIds(made));
     expect(index.changed).toEqual(new Set(['train.py', 'features.py', 'lib-link']));
@@ -63,7 +68,7 @@ describe('readCodeIndex', () => {
     await made.write('a.py', 'a\n');
     const index = await readCodeIndex(made.dir);
     expect(index.changed.size).toBe(0);
-    expect(index.files.get('a.py')).toBe((await made.git('rev-parse', 'HEAD:a.py')).trim());
+    expect(index.files.get('a.py')).toBe(`100644 ${(await made.git('rev-parse', 'HEAD:a.py')).trim()}`);
   });
 
   test('bytecode and .fluksio never count, committed or not', async () => {
@@ -88,7 +93,7 @@ describe('readCodeIndex', () => {
     const made = await repo({ files: { 'a.py': 'a\n' }, commit: false });
     const index = await readCodeIndex(made.dir);
     expect(index.commit).toBeNull();
-    expect(index.files).toEqual(new Map([['a.py', (await made.git('hash-object', 'a.py')).trim()]]));
+    expect(index.files).toEqual(new Map([['a.py', await hashed(made, 'a.py')]]));
     expect(index.changed).toEqual(new Set(['a.py']));
   });
 
@@ -100,7 +105,7 @@ describe('readCodeIndex', () => {
     // What a clone without `submodule update` has: an empty directory at the gitlink.
     await mkdir(path.join(made.dir, 'vendor/lib'), { recursive: true });
     const index = await readCodeIndex(made.dir);
-    expect(index.files.get('vendor/lib')).toBe(head);
+    expect(index.files.get('vendor/lib')).toBe(`160000 ${head}`);
     expect(index.changed.size).toBe(0);
   });
 
@@ -109,7 +114,7 @@ describe('readCodeIndex', () => {
     const nested = await repo({ files: { 'n.py': 'n\n' } });
     await made.git('clone', '--quiet', nested.dir, 'nested');
     const index = await readCodeIndex(made.dir);
-    expect(index.files.get('nested')).toBe((await nested.git('rev-parse', 'HEAD')).trim());
+    expect(index.files.get('nested')).toBe(`160000 ${(await nested.git('rev-parse', 'HEAD')).trim()}`);
     expect(index.files.has('nested/n.py')).toBe(false);
     expect(index.changed).toEqual(new Set(['nested']));
   });
