@@ -90,7 +90,9 @@ export function describeCodeChanges(
   }
   const removed = [...old.keys()].filter((repoPath) => !now.has(repoPath));
   const all = [
-    ...changed.sort().map((repoPath) => describeChange(repoPath, old.get(repoPath) ?? '', now.get(repoPath) ?? '')),
+    ...changed
+      .sort()
+      .map((repoPath) => describeChange(repoPath, old.get(repoPath) ?? '', now.get(repoPath) ?? '')),
     ...added.sort().map((repoPath) => `${repoPath} added`),
     ...removed.sort().map((repoPath) => `${repoPath} removed`),
   ];

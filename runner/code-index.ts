@@ -121,7 +121,9 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
       if (id === null) toHash.push({ repoPath, stats });
       else files.set(repoPath, `${gitFileMode(stats)} ${id}`);
     } else {
-      throw new Error(`${path.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`);
+      throw new Error(
+        `${path.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`,
+      );
     }
   }
   for (let i = 0; i < toHash.length; i += HASH_BATCH) {
@@ -232,7 +234,9 @@ async function changedPaths(
   const git = simpleGit({ baseDir: root });
   for (let i = 0; i < filtered.length; i += CLEAN_BATCH) {
     const batch = filtered.slice(i, i + CLEAN_BATCH);
-    const cleaned = (await git.raw(['hash-object', '--', ...batch.map(({ repoPath }) => repoPath)])).split('\n');
+    const cleaned = (await git.raw(['hash-object', '--', ...batch.map(({ repoPath }) => repoPath)])).split(
+      '\n',
+    );
     batch.forEach(({ repoPath, head }, index) => {
       if (head.slice(7) !== cleaned[index]) changed.add(repoPath);
     });

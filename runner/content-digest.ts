@@ -43,7 +43,9 @@ export async function contentDigest(absPath: string): Promise<ContentDigest> {
   let size = 0;
   for (let i = 0; i < files.length; i += HASH_BATCH) {
     const hashed = await Promise.all(
-      files.slice(i, i + HASH_BATCH).map(async ({ rel, abs, mode }) => ({ rel, ...(await hashFile(abs, mode)) })),
+      files
+        .slice(i, i + HASH_BATCH)
+        .map(async ({ rel, abs, mode }) => ({ rel, ...(await hashFile(abs, mode)) })),
     );
     for (const file of hashed) {
       lines.push(`${file.rel}\0${file.digest}\n`);

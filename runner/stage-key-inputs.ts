@@ -76,5 +76,7 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
 
 /** An out of this run as a dep: a file as contentDigest would give it, mode included; a directory by its manifest. */
 function producedDigest(record: OutRecord): string {
-  return record.kind === 'file' ? fileDigestWithMode(record.digest, record.executable === true) : record.digest;
+  return record.kind === 'file'
+    ? fileDigestWithMode(record.digest, record.executable === true)
+    : record.digest;
 }

@@ -34,7 +34,12 @@ export async function storeOut(
   });
   if (stats.isFile()) {
     const stored = await blobs.putFile(absPath);
-    return { path: outPath, kind: 'file', ...stored, ...(isExecutable(stats.mode) ? { executable: true } : {}) };
+    return {
+      path: outPath,
+      kind: 'file',
+      ...stored,
+      ...(isExecutable(stats.mode) ? { executable: true } : {}),
+    };
   }
   if (!stats.isDirectory()) throw new Error(`"${outPath}" is neither a file nor a directory (${absPath})`);
 
@@ -52,7 +57,11 @@ export async function storeOut(
     );
     files.push(...stored);
   }
-  const manifest: DirManifest = { version: 1, files, ...(emptyDirs.length > 0 ? { dirs: emptyDirs.sort() } : {}) };
+  const manifest: DirManifest = {
+    version: 1,
+    files,
+    ...(emptyDirs.length > 0 ? { dirs: emptyDirs.sort() } : {}),
+  };
   const { digest } = await blobs.putBytes(Buffer.from(canonicalJson(manifest)));
   const size = files.reduce((sum, file) => sum + file.size, 0);
   return { path: outPath, kind: 'dir', digest, size };

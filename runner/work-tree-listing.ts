@@ -75,7 +75,8 @@ function parseLsFiles(output: string): Map<string, ListedPath> {
     if (record.length < 3 || record[1] !== ' ') continue;
     if (record[0] === '?') {
       const repoPath = record.slice(2).replace(/\/$/, '');
-      if (!isNeverCode(repoPath)) paths.set(repoPath, { indexed: null, unmerged: false, skipWorktree: false });
+      if (!isNeverCode(repoPath))
+        paths.set(repoPath, { indexed: null, unmerged: false, skipWorktree: false });
       continue;
     }
     const tab = record.indexOf('\t');
