@@ -69,16 +69,40 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
       ? path.join(repoRoot, '.fluksio', 'code-stat-cache')
       : options.statCacheFile;
   const scanStartedMs = Date.now();
-  const [listing, loaded] = await Promise.all([
-    listWorkTree(repoRoot).catch((error: unknown) => {
-      throw notARepository(repoRoot, error);
-    }),
-    statCacheFile === null ? null : loadStatCache(statCacheFile),
-  ]);
-  const cache = new StatCache(statCacheFile, listing.objectFormat, loaded, scanStartedMs);
-  const tree = await indexWorkTree({ root: repoRoot, top: repoRoot, prefix: '', listing, cache });
+  const listing = listWorkTree(repoRoot).catch((error: unknown) => {
+    throw notARepository(repoRoot, error);
+  });
+  // While git lists the tree, the files the cache knows are stat-ed: most of them are
+  // the files git is about to name.
+  const loaded = statCacheFile === null ? null : await loadStatCache(statCacheFile);
+  const statted = await lstatAll(repoRoot, loaded ? [...loaded.entries.keys()] : []);
+  const { commit, objectFormat } = await listing;
+  const cache = new StatCache(statCacheFile, objectFormat, loaded, scanStartedMs);
+  const tree = await indexWorkTree({
+    root: repoRoot,
+    top: repoRoot,
+    prefix: '',
+    listing: await listing,
+    cache,
+    statted,
+  });
   await cache.save();
-  return { repoRoot, commit: listing.commit, objectFormat: listing.objectFormat, ...tree };
+  return { repoRoot, commit, objectFormat, ...tree };
+}
+
+/** Files lstat-ed between two turns of the event loop, so git's output keeps flowing meanwhile. */
+const LSTAT_CHUNK = 256;
+
+/** `lstat` of each repository-relative path (null where nothing is), synchronously in chunks: far cheaper than a promise per file. */
+async function lstatAll(root: string, repoPaths: string[]): Promise<Map<string, Stats | null>> {
+  const statted = new Map<string, Stats | null>();
+  for (let i = 0; i < repoPaths.length; i += LSTAT_CHUNK) {
+    for (const repoPath of repoPaths.slice(i, i + LSTAT_CHUNK)) {
+      statted.set(repoPath, lstatOrNull(path.join(root, repoPath)));
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return statted;
 }
 
 /** One work tree being indexed: the repository's own, or a submodule's inside it. */
@@ -90,6 +114,8 @@ interface TreeScan {
   prefix: string;
   listing: WorkTreeListing;
   cache: StatCache;
+  /** lstat results already taken, by path relative to `top`. */
+  statted: Map<string, Stats | null>;
 }
 
 type IndexedTree = Pick<CodeIndex, 'files' | 'changed' | 'outsideLinks'>;
@@ -101,7 +127,10 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
   const toHash: { repoPath: string; stats: Stats }[] = [];
   const nested: { repoPath: string; indexed: string | null }[] = [];
   for (const [repoPath, listed] of listing.paths) {
-    const stats = lstatOrNull(path.join(root, repoPath));
+    const key = scan.prefix + repoPath;
+    const stats = scan.statted.has(key)
+      ? (scan.statted.get(key) ?? null)
+      : lstatOrNull(path.join(root, repoPath));
     const gitlink = listed.indexed?.startsWith('160000 ') ?? false;
     if (stats === null || (gitlink && !stats.isDirectory())) {
       // A sparse checkout's absent file, or a submodule never cloned, is what the
@@ -117,7 +146,7 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
       const outside = await outsideReason(scan, repoPath);
       if (outside !== null) outsideLinks.set(repoPath, outside);
     } else if (stats.isFile()) {
-      const id = scan.cache.lookup(scan.prefix + repoPath, stats);
+      const id = scan.cache.lookup(key, stats);
       if (id === null) toHash.push({ repoPath, stats });
       else files.set(repoPath, `${gitFileMode(stats)} ${id}`);
     } else {
@@ -174,7 +203,7 @@ async function submoduleId(
       ? scan.cache
       : new StatCache(null, listing.objectFormat, null, Date.now());
   const prefix = `${scan.prefix}${repoPath}/`;
-  const inner = await indexWorkTree({ root, top: scan.top, prefix, listing, cache });
+  const inner = await indexWorkTree({ ...scan, root, prefix, listing, cache });
   for (const [linkPath, reason] of inner.outsideLinks) outsideLinks.set(`${repoPath}/${linkPath}`, reason);
   const commit = listing.commit ?? 'unborn';
   if (inner.changed.size === 0 && listing.commit !== null) return `160000 ${commit}`;
