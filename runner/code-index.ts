@@ -65,9 +65,7 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   // else, ask git where the top is (one process more).
   const repoRoot = existsSync(path.join(dir, '.git')) ? dir : await topLevelOf(dir);
   const statCacheFile =
-    options.statCacheFile === undefined
-      ? path.join(repoRoot, '.fluksio', 'code-stat-cache')
-      : options.statCacheFile;
+    options.statCacheFile === undefined ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
   const scanStartedMs = Date.now();
   const listing = listWorkTree(repoRoot).catch((error: unknown) => {
     throw notARepository(repoRoot, error);
@@ -88,6 +86,21 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   });
   await cache.save();
   return { repoRoot, commit, objectFormat, ...tree };
+}
+
+/**
+ * `.fluksio/code-stat-cache` in the work tree, or null (no persisted cache) when
+ * `.fluksio` is a symlink leading elsewhere: a repository must not make fluksio write
+ * outside it by committing one.
+ */
+async function defaultStatCacheFile(repoRoot: string): Promise<string | null> {
+  const relPath = '.fluksio/code-stat-cache';
+  try {
+    return await resolveWorkspacePath(repoRoot, relPath);
+  } catch (error) {
+    if (error instanceof UnsafePathError) return null;
+    throw error;
+  }
 }
 
 /** Files lstat-ed between two turns of the event loop, so git's output keeps flowing meanwhile. */
@@ -221,6 +234,8 @@ async function outsideReason(scan: TreeScan, repoPath: string): Promise<string |
     await resolveWorkspacePath(scan.top, scan.prefix + repoPath);
     return null;
   } catch (error) {
+    // A link that loops leads nowhere: a stage reading it fails wherever it sits.
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') return null;
     if (!(error instanceof UnsafePathError)) throw error;
     return (
       `Code file ${error.message}: fluksio cannot see that target change, so it refuses such a ` +
