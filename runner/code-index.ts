@@ -8,6 +8,7 @@ import { gitBlobId, gitBlobIdOfFile, type GitObjectFormat } from './git-blob-id.
 import { NotAGitRepositoryError } from './not-a-git-repository-error.js';
 import { loadStatCache, StatCache } from './stat-cache.js';
 import { UnsafePathError } from './unsafe-path-error.js';
+import { changedPaths } from './changed-paths.js';
 import { listWorkTree, type WorkTreeListing } from './work-tree-listing.js';
 import { resolveWorkspacePath } from './workspace-path.js';
 
@@ -49,9 +50,6 @@ export interface ReadCodeIndexOptions {
 /** Files hashed at once: enough to overlap I/O, few enough to stay under fd limits. */
 const HASH_BATCH = 32;
 
-/** Paths given to one `git hash-object`, well under any command-line length limit. */
-const CLEAN_BATCH = 500;
-
 /**
  * Reads what every file of the repository containing `dir` holds now, as `git add`
  * would record it (mode and blob id) but over the bytes a stage reads: tracked files,
@@ -70,6 +68,8 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   const listing = listWorkTree(repoRoot).catch((error: unknown) => {
     throw notARepository(repoRoot, error);
   });
+  // Awaited below; this only keeps a failure meanwhile from leaving its rejection unhandled.
+  listing.catch(() => {});
   // While git lists the tree, the files the cache knows are stat-ed: most of them are
   // the files git is about to name.
   const loaded = statCacheFile === null ? null : await loadStatCache(statCacheFile);
@@ -243,49 +243,6 @@ async function outsideReason(scan: TreeScan, repoPath: string): Promise<string |
       `leave the link out of the code scope (narrower \`code:\` globs, or .gitignore for an untracked link)`
     );
   }
-}
-
-/**
- * The paths whose working-tree entry is not HEAD's. A regular file whose bytes hash
- * differently but whose mode is HEAD's may still be unchanged for git, when a clean
- * filter or line-ending conversion turns it into HEAD's blob: those few are hashed again
- * by `git hash-object`, which applies the repository's filters, as `git status` would.
- */
-async function changedPaths(
-  root: string,
-  listing: WorkTreeListing,
-  files: Map<string, string>,
-): Promise<Set<string>> {
-  const headOf = (repoPath: string): string | null => {
-    if (listing.commit === null) return null;
-    if (listing.headDiffers.has(repoPath)) return listing.headDiffers.get(repoPath) ?? null;
-    return listing.paths.get(repoPath)?.indexed ?? null;
-  };
-  const changed = new Set<string>();
-  const filtered: { repoPath: string; head: string }[] = [];
-  for (const repoPath of new Set([...files.keys(), ...listing.paths.keys(), ...listing.headDiffers.keys()])) {
-    const working = files.get(repoPath) ?? null;
-    const head = headOf(repoPath);
-    if (working === head && !listing.paths.get(repoPath)?.unmerged) continue;
-    const mode = working?.slice(0, 7);
-    const sameBlobMode = mode === head?.slice(0, 7) && (mode === '100644 ' || mode === '100755 ');
-    if (working !== null && head !== null && sameBlobMode) {
-      filtered.push({ repoPath, head });
-    } else {
-      changed.add(repoPath);
-    }
-  }
-  const git = simpleGit({ baseDir: root });
-  for (let i = 0; i < filtered.length; i += CLEAN_BATCH) {
-    const batch = filtered.slice(i, i + CLEAN_BATCH);
-    const cleaned = (await git.raw(['hash-object', '--', ...batch.map(({ repoPath }) => repoPath)])).split(
-      '\n',
-    );
-    batch.forEach(({ repoPath, head }, index) => {
-      if (head.slice(7) !== cleaned[index]) changed.add(repoPath);
-    });
-  }
-  return changed;
 }
 
 async function topLevelOf(dir: string): Promise<string> {

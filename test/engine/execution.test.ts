@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -77,19 +78,24 @@ stages:
         'fluksio.yml': `version: 1
 stages:
   long:
-    cmd: sleep 60
+    cmd: touch started && sleep 60
     outs: [a.txt]
   after:
     cmd: cat a.txt > b.txt
     deps: [a.txt]
     outs: [b.txt]
 `,
+        '.gitignore': 'started\n',
       },
     });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 3000);
+    // Cancel once the stage is running, however long a loaded machine takes to get there.
+    const cancelWhenStarted = setInterval(() => {
+      if (existsSync(join(repo.dir, 'started'))) controller.abort();
+    }, 50);
     const started = Date.now();
     const result = await runCli(['run', '--json'], { cwd: repo.dir, signal: controller.signal });
+    clearInterval(cancelWhenStarted);
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as RunJson;
