@@ -29,7 +29,12 @@ export const StartRequest = z.strictObject({
    * How the runner isolates the run's stages, in a sentence for the check run (`bubblewrap
    * 0.8.0: …`); null when they run unsandboxed, as the runner's own user.
    */
-  sandbox: z.string().max(500).nullable().default(null),
+  sandbox: z
+    .string()
+    .max(500)
+    .regex(/^[^\p{Cc}]*$/u, 'must hold no control characters')
+    .nullable()
+    .default(null),
 });
 export type StartRequest = z.infer<typeof StartRequest>;
 /** What a runner sends: `sandbox` may be left out by a runner that predates it. */
