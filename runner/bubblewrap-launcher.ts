@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { descendantPids } from './descendant-pids.js';
 import { signalGroup, type StageLaunch, type StageLauncher } from './stage-launcher.js';
@@ -23,8 +23,9 @@ export interface BubblewrapLauncherOptions {
  * of its own (`/proc` shows only the stage's processes, so no other process's
  * environment, the runner's token among them, can be read), a new session (no terminal
  * to inject keys into), the system read-only, a private `/tmp`, `/var/tmp` and
- * `/dev/shm`, a minimal `/dev` plus the NVIDIA devices when the machine has them, the
- * `hidden` paths masked, and only the run's checkout writable. Nested user namespaces
+ * `/dev/shm`, an empty `/run` (no daemon's socket), a minimal `/dev` plus the NVIDIA
+ * devices when the machine has them, the `hidden` paths masked, and only the run's
+ * checkout writable. The network is shared: stages download data sets. Nested user namespaces
  * are refused, so the stage cannot build a namespace in which it could unmount a mask.
  *
  * The sandbox ends with the stage's shell: bwrap's PID 1 exits with it and the kernel
@@ -62,6 +63,12 @@ export class BubblewrapLauncher implements StageLauncher {
       '/var/tmp',
       '--tmpfs',
       '/dev/shm',
+      // Daemons' sockets live here (Docker's, the database's, D-Bus): connecting needs no
+      // write access to the file system, and a root runner's stage would pass their
+      // permission checks. Only the DNS resolver's files are given back.
+      '--tmpfs',
+      '/run',
+      ...(existsSync(RESOLVER_DIR) ? ['--ro-bind', RESOLVER_DIR, RESOLVER_DIR] : []),
     ];
     for (const device of this.devices) args.push('--dev-bind', device, device);
     for (const hidden of outermost(options.hidden)) {
@@ -94,9 +101,22 @@ export class BubblewrapLauncher implements StageLauncher {
   }
 }
 
-/** The paths of the list not inside another one of it: masking those hides the rest too. */
+/** Where `/etc/resolv.conf` points on systemd-resolved machines. */
+const RESOLVER_DIR = '/run/systemd/resolve';
+
+/**
+ * The paths of the list, real (a mask goes where a symlink leads), not inside another one
+ * of it (masking that hides them too), and never `/` itself.
+ */
 function outermost(paths: readonly string[]): string[] {
-  const sorted = [...new Set(paths.map((each) => path.resolve(each)))].sort((a, b) => a.length - b.length);
+  const real = paths.map((each) => {
+    try {
+      return realpathSync(each);
+    } catch {
+      return path.resolve(each);
+    }
+  });
+  const sorted = [...new Set(real)].filter((each) => each !== '/').sort((a, b) => a.length - b.length);
   const kept: string[] = [];
   for (const candidate of sorted) {
     if (!kept.some((outer) => candidate === outer || candidate.startsWith(`${outer}/`))) kept.push(candidate);

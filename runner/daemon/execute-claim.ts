@@ -168,6 +168,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       fetchRef: claim.repo.fetchRef,
       commit: claim.commit,
       extraHeader: claim.git.extraHeader,
+      fork: claim.repo.fork,
       signal: engineAbort.signal,
     };
     const sandbox = runSandbox(options.sandbox, claim.repo.fork, options.git.pathsOf(checkoutRequest));

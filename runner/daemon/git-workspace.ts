@@ -24,6 +24,12 @@ export interface CheckoutRequest {
   fetchRef: string | null;
   /** The exact commit to run. */
   commit: string;
+  /**
+   * A fork's run: checked out apart from trusted runs. Its stages can write their
+   * checkout's `.git`, and a loose object planted there under a blob's id would be what a
+   * later trusted checkout of that blob reads. @defaultValue false
+   */
+  fork?: boolean;
   /** `http.extraHeader` for the fetch (an installation token), or null. */
   extraHeader: string | null;
   /** Kills the git command in progress. */
@@ -33,7 +39,7 @@ export interface CheckoutRequest {
 /**
  * Repositories on a runner's disk: a bare mirror per repository under `mirrors/`, into
  * which exactly the claimed commit is fetched, and a checkout per concurrency slot and
- * repository under `checkouts/<slot>/`, reused from run to run (switching a warm
+ * repository (and one more for fork runs) under `checkouts/<slot>/`, reused from run to run (switching a warm
  * checkout costs ~0.1 s, a fresh clone seconds: NOTES.md). A checkout borrows the
  * mirror's objects (`objects/info/alternates`) instead of copying them. Mirrors keep
  * full history, so each fetch is incremental; nothing prunes them while the runner runs.
@@ -62,7 +68,7 @@ export class GitWorkspace {
    * Where a request's mirror and checkout are (or will be) in the work directory, and
    * the mirror's object directory the checkout borrows from: a sandbox binds exactly those.
    */
-  pathsOf(request: Pick<CheckoutRequest, 'slot' | 'repository' | 'cloneUrl'>): {
+  pathsOf(request: Pick<CheckoutRequest, 'slot' | 'repository' | 'cloneUrl' | 'fork'>): {
     mirror: string;
     borrowedObjects: string;
     checkout: string;
@@ -72,7 +78,12 @@ export class GitWorkspace {
     return {
       mirror,
       borrowedObjects: path.join(mirror, 'objects'),
-      checkout: path.join(this.options.workDir, 'checkouts', String(request.slot), key),
+      checkout: path.join(
+        this.options.workDir,
+        'checkouts',
+        String(request.slot),
+        request.fork ? `${key}-fork` : key,
+      ),
     };
   }
 

@@ -10,9 +10,14 @@ export interface SandboxPolicy {
   always: boolean;
   /**
    * Masked in every sandbox: the runner's work directory (other slots' checkouts, the
-   * mirrors), its token file, its `--env-file`, its home.
+   * mirrors), its token file, its `--env-file`.
    */
   hidden: readonly string[];
+  /**
+   * Masked too for fork runs: the runner's home (SSH keys, cloud credentials). Trusted
+   * runs keep it, read-only, for the interpreters and packages installed there.
+   */
+  hiddenFromForks: readonly string[];
 }
 
 /** Where one run executes in the runner's work directory. */
@@ -49,11 +54,11 @@ export function runSandbox(policy: SandboxPolicy, fork: boolean, paths: RunPaths
       bwrap: detection.bubblewrap.path,
       writable: [paths.checkout],
       readOnly: [paths.borrowedObjects],
-      hidden: policy.hidden,
+      hidden: fork ? [...policy.hidden, ...policy.hiddenFromForks] : policy.hidden,
     }),
     sandbox:
       `${detection.bubblewrap.version}: own user and PID namespaces, read-only system, private /tmp, ` +
-      'only the checkout writable; the runner token, its secrets, mirrors and other runs hidden; ' +
+      `only the checkout writable; the runner token, its secrets, mirrors, other runs${fork ? ' and its home' : ''} hidden; ` +
       'every process ends with its stage',
   };
 }

@@ -31,8 +31,8 @@ export interface RunnerDaemonOptions {
    */
   sandbox?: boolean;
   /**
-   * Files and directories no sandboxed stage may see, besides the work directory and the
-   * home directory: the token file, the `--env-file`. @defaultValue []
+   * Files and directories no sandboxed stage may see, besides the work directory (and,
+   * for fork runs, the home directory): the token file, the `--env-file`. @defaultValue []
    */
   hiddenPaths?: readonly string[];
   /** The runner's secrets (`--env-file`): given to trusted runs' stages, masked in every log. @defaultValue {} */
@@ -93,11 +93,8 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const sandbox: SandboxPolicy = {
     detection: await detectBubblewrap(options.environment),
     always: options.sandbox ?? false,
-    hidden: [
-      workDir,
-      ...(options.hiddenPaths ?? []),
-      ...(options.environment.HOME ? [options.environment.HOME] : []),
-    ],
+    hidden: [workDir, ...(options.hiddenPaths ?? [])],
+    hiddenFromForks: options.environment.HOME ? [options.environment.HOME] : [],
   };
   if (sandbox.always && sandbox.detection.bubblewrap === null) {
     throw new Error(`--sandbox: ${sandbox.detection.reason}`);
