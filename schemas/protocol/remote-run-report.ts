@@ -11,7 +11,10 @@ export const RemoteRunReport = RunReport.extend({
   attempt: z.number().int().positive(),
   labels: z.array(z.string()),
   runner: z.string().nullable(),
-  /** How the runner isolated the stages (`bubblewrap 0.8.0: …`); null when unsandboxed or not started. */
-  sandbox: z.string().nullable(),
+  /**
+   * How the runner isolated the stages (`bubblewrap 0.8.0: …`); null when unsandboxed or
+   * not started. Defaulted: a control plane from before sandboxes does not send it.
+   */
+  sandbox: z.string().nullable().default(null),
 });
 export type RemoteRunReport = z.infer<typeof RemoteRunReport>;
