@@ -74,12 +74,12 @@ async function forgetFetchCredential(
  * moment; a cancel in a heartbeat's reply stops the engine and the run finishes as the
  * control plane said (`cancelled`, `timed_out`); a lease found gone stops everything and
  * nothing more is written. Fork runs are released unless the runner accepts forks and
- * has a sandbox to run them in (run-sandbox.ts). The
- * claimed commit is fetched, checked out and verified; the pipeline and params are
- * checked at that commit (a problem fails the run with the problem as reason); the run
- * is started with its stamp and executed by the engine against the remote cache, blob
- * store and event sink; after its events are acknowledged it is finished with its
- * outcome. When the runner stops, the stage is cancelled and the run released, so it
+ * has a sandbox to run them in (run-sandbox.ts), which also says whether a trusted run's
+ * stages are sandboxed. The claimed commit is fetched, checked out and verified; the
+ * pipeline and params are checked at that commit (a problem fails the run with the
+ * problem as reason); the run is started with its stamp and executed by the engine
+ * against the remote cache, blob store and event sink; after its events are acknowledged
+ * it is finished with its outcome. When the runner stops, the stage is cancelled and the run released, so it
  * goes back to the queue.
  */
 export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimEnd> {
