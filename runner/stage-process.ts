@@ -53,7 +53,8 @@ export interface StageProcessResult {
  * group is killed, so a background process holding the pipes open cannot hang the
  * run, and the promise resolves once the group is gone and the output has been read.
  * It rejects only when the command cannot be started at all, naming the directory and
- * the command.
+ * the command. A sandboxing `launcher` wraps the shell (its signals then reach the
+ * processes inside, and its end takes every one of them with it, `setsid` ones too).
  */
 export function runStageProcess(options: StageProcessOptions): Promise<StageProcessResult> {
   const killGraceMs = options.killGraceMs ?? 5000;
