@@ -53,7 +53,7 @@ export interface StageNotVerified {
 export interface VerifyReport {
   run: string;
   commit: string;
-  /** Stages verified, in the pipeline's order. */
+  /** Stages verified, in the order the run recorded them. */
   stages: StageVerification[];
   notVerified: StageNotVerified[];
   /** True when every verified stage is deterministic. */
