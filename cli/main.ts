@@ -103,7 +103,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .addHelpText(
       'after',
-      '\nEach stage runs on the inputs its cache entry was made from (upstream outs restored from the cache) and is\nreported deterministic (same key inputs, same bytes), nondeterministic (same key inputs, other bytes, other\nagain on a second execution) or stale (the key inputs differ from the entry\'s, or a fresh run reproducibly\nmakes other bytes). Exit 0: all deterministic; 1: not; 2: bad input.\n\nExamples:\n  fluksio verify 01JD4\n  fluksio verify 01JD4 --all --json\n  fluksio verify 01JD4 --stage train',
+      "\nEach stage runs on the inputs its cache entry was made from (upstream outs restored from the cache) and is\nreported deterministic (same key inputs, same bytes), nondeterministic (same key inputs, other bytes, other\nagain on a second execution) or stale (the key inputs differ from the entry's, or a fresh run reproducibly\nmakes other bytes). Exit 0: all deterministic; 1: not; 2: bad input.\n\nExamples:\n  fluksio verify 01JD4\n  fluksio verify 01JD4 --all --json\n  fluksio verify 01JD4 --stage train",
     )
     .action(async (run: string, options) =>
       setCode(await (await import('./commands/verify-command.js')).verifyCommand(run, options, io)),

@@ -51,7 +51,8 @@ export function compareWithEntry(
 }
 
 function keyDifferences(entry: CacheEntry, fresh: FreshResult, context: CompareContext): string[] {
-  if (fresh.keyInputs === null || fresh.cacheKey === null) return ['the fresh execution computed no cache key'];
+  if (fresh.keyInputs === null || fresh.cacheKey === null)
+    return ['the fresh execution computed no cache key'];
   const claimedKey = cacheKeyOf(entry.keyInputs);
   if (fresh.cacheKey === entry.key && claimedKey === entry.key) return [];
   if (claimedKey === fresh.cacheKey) {

@@ -183,7 +183,10 @@ async function prepareInputs(options: VerifyStageOptions): Promise<{ notes: stri
       } catch (error) {
         if (!(error instanceof BlobMissingError || error instanceof BlobCorruptError)) throw error;
         const what = error instanceof BlobMissingError ? 'is missing' : 'is corrupt';
-        return { notes, problem: `upstream out ${out.path} could not be restored: blob ${error.digest} ${what}` };
+        return {
+          notes,
+          problem: `upstream out ${out.path} could not be restored: blob ${error.digest} ${what}`,
+        };
       }
     }
     if (upstream.length > 0) continue;

@@ -40,7 +40,9 @@ export async function planVerification(
   selection: VerifySelection,
 ): Promise<VerificationPlan> {
   if (run.commit === null) {
-    throw new UsageError(`Run ${run.id} was made before the repository's first commit; verify re-executes a commit`);
+    throw new UsageError(
+      `Run ${run.id} was made before the repository's first commit; verify re-executes a commit`,
+    );
   }
   if (run.dirty) {
     throw new UsageError(
@@ -72,7 +74,8 @@ export async function planVerification(
     if (!isStageSuccess(stage.status)) why = `it ${stage.status.replace('_', ' ')} in this run`;
     else if (stage.cacheKey === null) why = 'it is not cached (cache: false)';
     const entry = why === null ? await store.state.cache.lookup(stage.cacheKey as string) : null;
-    if (why === null && entry === null) why = 'the cache no longer holds an entry under its key (fluksio gc?)';
+    if (why === null && entry === null)
+      why = 'the cache no longer holds an entry under its key (fluksio gc?)';
     if (entry) candidates.push({ stage: stage.name, entry });
     else notVerified.push({ stage: stage.name, why: why as string });
   }

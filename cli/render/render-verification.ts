@@ -32,7 +32,8 @@ export function renderStageVerification(
   for (const out of verification.outs) {
     const again = out.again === undefined ? '' : `  again ${short(out.again)}`;
     lines.push(`    ${out.path}  cached ${short(out.cached)}  fresh ${short(out.fresh)}${again}`);
-    if (out.files && out.files.length > 0) lines.push(`      ${colors.dim(`files: ${out.files.join(', ')}`)}`);
+    if (out.files && out.files.length > 0)
+      lines.push(`      ${colors.dim(`files: ${out.files.join(', ')}`)}`);
   }
   for (const metric of verification.metrics) lines.push(`    metric ${metric}`);
   for (const finding of verification.findings) lines.push(`    ${colors.dim(finding)}`);
@@ -54,7 +55,9 @@ export function renderVerifySummary(report: VerifyReport, colors: Colors): strin
     report.stages.length === 0
       ? 'nothing to verify'
       : report.ok
-        ? colors.green(`the cache can be trusted for ${report.stages.length === 1 ? 'this stage' : 'these stages'}`)
+        ? colors.green(
+            `the cache can be trusted for ${report.stages.length === 1 ? 'this stage' : 'these stages'}`,
+          )
         : colors.red('the cache cannot be trusted for every stage verified');
   lines.push(`${counts.length > 0 ? `${counts.join(', ')}: ` : ''}${verdict}`);
   return `\n${lines.join('\n')}\n`;

@@ -25,7 +25,9 @@ async function verify(args: string[], cwd = repo.dir) {
   try {
     report = JSON.parse(result.stdout) as VerifyReport;
   } catch {
-    throw new Error(`fluksio verify printed no JSON (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
+    throw new Error(
+      `fluksio verify printed no JSON (exit ${result.code}):\n${result.stdout}\n${result.stderr}`,
+    );
   }
   return { ...result, report };
 }
@@ -37,7 +39,8 @@ const verificationOf = (report: VerifyReport, stage: string) => {
   if (!found) throw new Error(`${stage} was not verified: ${JSON.stringify(report)}`);
   return found;
 };
-const fileDigest = (path: string) => `sha256:${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
+const fileDigest = (path: string) =>
+  `sha256:${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
 
 /** examples/logreg as this repository has it, bytecode left out. */
 function exampleFiles(): Record<string, string> {
@@ -52,7 +55,11 @@ function exampleFiles(): Record<string, string> {
 describe('fluksio verify on honest caches', () => {
   test('the example pipeline, in a subfolder of its repository: every stage deterministic', async () => {
     repo = await makeRepo({
-      files: { ...exampleFiles(), '.gitignore': '__pycache__/\n/examples/logreg/data/\n/examples/logreg/model.json\n/examples/logreg/metrics/\n' },
+      files: {
+        ...exampleFiles(),
+        '.gitignore':
+          '__pycache__/\n/examples/logreg/data/\n/examples/logreg/model.json\n/examples/logreg/metrics/\n',
+      },
     });
     const pipeline = ['--pipeline', 'examples/logreg/fluksio.yml'];
     const run = await runJson(pipeline, { cwd: repo.dir, env });
@@ -169,7 +176,10 @@ describe('a stale entry', () => {
     try {
       const [entry] = await state.db.select().from(cacheEntries).where(eq(cacheEntries.key, trainKey));
       if (!entry) throw new Error('train has no cache entry');
-      const keyInputs = { ...entry.keyInputs, deps: { ...entry.keyInputs.deps, 'train.py': `sha256:${'0'.repeat(64)}` } };
+      const keyInputs = {
+        ...entry.keyInputs,
+        deps: { ...entry.keyInputs.deps, 'train.py': `sha256:${'0'.repeat(64)}` },
+      };
       await state.db.update(cacheEntries).set({ keyInputs }).where(eq(cacheEntries.key, trainKey));
     } finally {
       await state.close();
@@ -188,7 +198,8 @@ describe('a stale entry', () => {
     repo = await makeRepo({
       files: {
         '.gitignore': '/loud.txt\n',
-        'fluksio.yml': 'version: 1\ncode: ["*.sh"]\nstages:\n  shout:\n    cmd: sh shout.sh\n    outs: [loud.txt]\n',
+        'fluksio.yml':
+          'version: 1\ncode: ["*.sh"]\nstages:\n  shout:\n    cmd: sh shout.sh\n    outs: [loud.txt]\n',
         'shout.sh': 'tr a-z A-Z < words.txt > loud.txt\n',
         'words.txt': 'quiet\n',
       },
@@ -276,7 +287,15 @@ describe('what verify takes', () => {
   test('--help says what each verdict means', async () => {
     const help = await runCli(['verify', '--help'], { cwd: process.cwd() });
     expect(help.code).toBe(0);
-    for (const word of ['deterministic', 'nondeterministic', 'stale', '--sample', '--all', '--stage', '--json']) {
+    for (const word of [
+      'deterministic',
+      'nondeterministic',
+      'stale',
+      '--sample',
+      '--all',
+      '--stage',
+      '--json',
+    ]) {
       expect(help.stdout).toContain(word);
     }
   });
