@@ -21,7 +21,9 @@ import { Masker } from './masker.js';
 import type { BlobStore, EventSink, StageCache } from './ports.js';
 import { stageEnvironment } from './stage-environment.js';
 import { restoreOut } from './stage-outputs.js';
-import type { Workspace } from './workspace.js';
+import { UnsafePathError } from './unsafe-path-error.js';
+import { repoPathIn, type Workspace } from './workspace.js';
+import { resolveWorkspacePath } from './workspace-path.js';
 
 export interface VerifyStageOptions {
   stage: string;
@@ -104,6 +106,22 @@ export async function verifyStage(options: VerifyStageOptions): Promise<StageVer
     codeChanges: await codeChanges(options, entry, first),
   });
   const outs = await withDirectoryFiles(options.blobs, entry.outs, comparison.outs);
+  // A dep the commit lacks was copied from the work tree; if it changed since, the entry
+  // is not wrong, it just cannot be checked here.
+  const changedCopies = prepared.copied.filter(
+    (dep) => first.keyInputs?.deps[dep] !== entry.keyInputs.deps[dep],
+  );
+  if (changedCopies.length > 0) {
+    return result('unverifiable', {
+      executions: 1,
+      findings: changedCopies.map(
+        (dep) =>
+          `${dep} is not in the commit, and the work tree's copy differs from the one the entry was made from`,
+      ),
+      outs,
+      metrics: comparison.metrics,
+    });
+  }
   if (comparison.keyDifferences.length > 0) {
     return result('stale', {
       executions: 1,
@@ -160,17 +178,29 @@ export async function verifyStage(options: VerifyStageOptions): Promise<StageVer
   });
 }
 
+interface PreparedInputs {
+  /** Sentences for the report (a dep copied from the work tree). */
+  notes: string[];
+  /** Deps copied from the work tree, by normalized pipeline path. */
+  copied: string[];
+  /** What makes the stage unverifiable, if anything. */
+  problem?: string;
+}
+
 /**
  * Puts the stage's deps in place in the scratch work tree: upstream outs restored from
  * the store by the digests the run used, and deps the commit does not hold (ignored
  * data) copied from the work tree the run was made in. Returns notes for the report, or
  * the problem that makes the stage unverifiable.
  */
-async function prepareInputs(options: VerifyStageOptions): Promise<{ notes: string[]; problem?: string }> {
+async function prepareInputs(options: VerifyStageOptions): Promise<PreparedInputs> {
   const stage = options.pipeline.stages[options.stage];
-  if (!stage) return { notes: [], problem: `the pipeline at this commit has no stage ${options.stage}` };
+  if (!stage) {
+    return { notes: [], copied: [], problem: `the pipeline at this commit has no stage ${options.stage}` };
+  }
   const { workspace, sourceWorkspace } = options;
   const notes: string[] = [];
+  const copied: string[] = [];
   for (const dep of stage.deps) {
     const depPath = normalizePipelinePath(dep);
     // A dep may be an out, lie inside a directory out, or hold outs: each is restored.
@@ -185,19 +215,30 @@ async function prepareInputs(options: VerifyStageOptions): Promise<{ notes: stri
         const what = error instanceof BlobMissingError ? 'is missing' : 'is corrupt';
         return {
           notes,
+          copied,
           problem: `upstream out ${out.path} could not be restored: blob ${error.digest} ${what}`,
         };
       }
     }
     if (upstream.length > 0) continue;
-    const inScratch = path.join(workspace.pipelineDir, depPath);
-    const inSource = path.join(sourceWorkspace.pipelineDir, depPath);
+    // Checked like any read or write of the workspace: no symlink may lead either copy outside.
+    let inScratch: string;
+    let inSource: string;
+    try {
+      const repoPath = repoPathIn(workspace, depPath);
+      inScratch = await resolveWorkspacePath(workspace.repoRoot, repoPath);
+      inSource = await resolveWorkspacePath(sourceWorkspace.repoRoot, repoPath);
+    } catch (error) {
+      if (!(error instanceof UnsafePathError)) throw error;
+      return { notes, copied, problem: `dep ${dep}: ${error.message}` };
+    }
     if (!existsSync(inScratch) && existsSync(inSource)) {
       await cp(inSource, inScratch, { recursive: true, dereference: true });
       notes.push(`${dep} is not in the commit: copied from the work tree`);
+      copied.push(depPath);
     }
   }
-  return { notes };
+  return { notes, copied };
 }
 
 /** One execution of the stage through the engine, its outputs stored in `options.blobs`. */

@@ -96,6 +96,32 @@ describe('fluksio verify on honest caches', () => {
   });
 });
 
+describe('a dep the commit does not hold (ignored data)', () => {
+  test('is copied from the work tree; once edited there, its stage is unverifiable, not stale', async () => {
+    repo = await makeMlProject({ '.gitignore': `${ML_FILES['.gitignore']}/raw.csv\n` });
+    expect(await repo.git('ls-files', 'raw.csv')).toBe('');
+    const run = await runJson([], { cwd: repo.dir, env });
+    expect(run.code, run.stderr).toBe(0);
+
+    const honest = await verify([run.report.run.id, '--stage', 'prepare']);
+    expect(verificationOf(honest.report, 'prepare')).toMatchObject({
+      verdict: 'deterministic',
+      findings: ['raw.csv is not in the commit: copied from the work tree'],
+    });
+    expect(honest.code).toBe(0);
+
+    await repo.write('raw.csv', '5\n6\n');
+    const edited = await verify([run.report.run.id, '--stage', 'prepare']);
+    expect(verificationOf(edited.report, 'prepare')).toMatchObject({
+      verdict: 'unverifiable',
+      findings: [
+        "raw.csv is not in the commit, and the work tree's copy differs from the one the entry was made from",
+      ],
+    });
+    expect(edited.code).toBe(1);
+  });
+});
+
 describe('a stage that does not make the same bytes twice', () => {
   const clockFiles = {
     ...ML_FILES,
