@@ -18,6 +18,8 @@ afterEach(async () => {
 });
 
 const env = { DEVICE: 'cpu' };
+/** Each test runs a pipeline and re-executes it, python3 starting ~0.6 s a time here: room for a loaded machine. */
+const SLOW = 180_000;
 
 async function verify(args: string[], cwd = repo.dir) {
   const result = await runCli(['verify', '--json', ...args], { cwd, env });
@@ -52,7 +54,7 @@ function exampleFiles(): Record<string, string> {
   );
 }
 
-describe('fluksio verify on honest caches', () => {
+describe('fluksio verify on honest caches', { timeout: SLOW }, () => {
   test('the example pipeline, in a subfolder of its repository: every stage deterministic', async () => {
     repo = await makeRepo({
       files: {
@@ -96,7 +98,7 @@ describe('fluksio verify on honest caches', () => {
   });
 });
 
-describe('a dep the commit does not hold (ignored data)', () => {
+describe('a dep the commit does not hold (ignored data)', { timeout: SLOW }, () => {
   test('is copied from the work tree; once edited there, its stage is unverifiable, not stale', async () => {
     repo = await makeMlProject({ '.gitignore': `${ML_FILES['.gitignore']}/raw.csv\n` });
     expect(await repo.git('ls-files', 'raw.csv')).toBe('');
@@ -122,7 +124,7 @@ describe('a dep the commit does not hold (ignored data)', () => {
   });
 });
 
-describe('a stage that does not make the same bytes twice', () => {
+describe('a stage that does not make the same bytes twice', { timeout: SLOW }, () => {
   const clockFiles = {
     ...ML_FILES,
     '.gitignore': `${ML_FILES['.gitignore']}/clock.txt\n/noise.bin\n`,
@@ -193,7 +195,7 @@ async function blobCount(): Promise<number> {
   return count;
 }
 
-describe('a stale entry', () => {
+describe('a stale entry', { timeout: SLOW }, () => {
   test('whose stored key inputs were altered is stale, naming the input, not nondeterministic', async () => {
     repo = await makeMlProject();
     const run = await runJson([], { cwd: repo.dir, env });
@@ -256,7 +258,7 @@ describe('a stale entry', () => {
   });
 });
 
-describe('what verify takes', () => {
+describe('what verify takes', { timeout: SLOW }, () => {
   test('--sample picks that many cached stages, --stage names them, and the rest are listed', async () => {
     repo = await makeMlProject();
     const run = await runJson([], { cwd: repo.dir, env });
@@ -289,7 +291,10 @@ describe('what verify takes', () => {
       expect(result.stderr, args.join(' ')).toMatch(message);
       expect(result.code, args.join(' ')).toBe(2);
     }
+  });
 
+  test('a run made on uncommitted changes is refused: verify re-executes committed trees', async () => {
+    repo = await makeMlProject();
     await repo.write('helpers.py', 'def scale(x):\n    return x / 3.0\n');
     const dirty = await runJson([], { cwd: repo.dir, env });
     expect(dirty.report.run.dirty).toBe(true);
