@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eq } from 'drizzle-orm';
@@ -221,40 +222,81 @@ describe('a stale entry', { timeout: SLOW }, () => {
     expect(code).toBe(1);
   });
 
-  test('whose stage reads a file its key does not cover is stale, not nondeterministic', async () => {
-    // `code` covers *.sh only: words.txt is read but neither a dep nor code.
-    repo = await makeRepo({
-      files: {
-        '.gitignore': '/loud.txt\n',
-        'fluksio.yml':
-          'version: 1\ncode: ["*.sh"]\nstages:\n  shout:\n    cmd: sh shout.sh\n    outs: [loud.txt]\n',
-        'shout.sh': 'tr a-z A-Z < words.txt > loud.txt\n',
-        'words.txt': 'quiet\n',
-      },
-    });
-    const first = await runJson([], { cwd: repo.dir, env });
-    expect(first.code, first.stderr).toBe(0);
-    await repo.write('words.txt', 'louder\n');
-    await repo.commitAll('other words');
-    const second = await runJson([], { cwd: repo.dir, env });
-    // The stale hit verify exists to catch: the new words, the old output.
-    expect(statuses(second.report)).toEqual({ shout: 'cached' });
-    expect(await readFile(join(repo.dir, 'loud.txt'), 'utf8')).toBe('QUIET\n');
+  test('whose stored outputs were swapped for other bytes is stale, not nondeterministic', async () => {
+    repo = await makeMlProject();
+    const run = await runJson([], { cwd: repo.dir, env });
+    const keyOf = (name: string) =>
+      run.report.stages.find((stage) => stage.name === name)?.cacheKey as string;
+    const state = await openLocalState(join(repo.dir, '.fluksio'));
+    let swapped: string;
+    try {
+      const [prepare] = await state.db
+        .select()
+        .from(cacheEntries)
+        .where(eq(cacheEntries.key, keyOf('prepare')));
+      const [train] = await state.db
+        .select()
+        .from(cacheEntries)
+        .where(eq(cacheEntries.key, keyOf('train')));
+      if (!prepare || !train) throw new Error('prepare or train has no cache entry');
+      // model.txt now names data/clean.csv's blob: real bytes, just not train's.
+      swapped = prepare.outs[0]?.digest as string;
+      const outs = train.outs.map((out) => (out.path === 'model.txt' ? { ...out, digest: swapped } : out));
+      await state.db
+        .update(cacheEntries)
+        .set({ outs })
+        .where(eq(cacheEntries.key, keyOf('train')));
+    } finally {
+      await state.close();
+    }
 
-    const { code, report } = await verify([second.report.run.id]);
-    const shout = verificationOf(report, 'shout');
-    expect(shout.verdict).toBe('stale');
-    expect(shout.executions).toBe(2);
-    expect(shout.outs).toEqual([
+    const { code, report } = await verify([run.report.run.id, '--stage', 'train']);
+    const train = verificationOf(report, 'train');
+    expect(train.verdict).toBe('stale');
+    expect(train.outs).toEqual([
       {
-        path: 'loud.txt',
-        cached: fileDigest(join(repo.dir, 'loud.txt')),
-        fresh: `sha256:${createHash('sha256').update('LOUDER\n').digest('hex')}`,
-        again: `sha256:${createHash('sha256').update('LOUDER\n').digest('hex')}`,
+        path: 'model.txt',
+        cached: swapped,
+        fresh: fileDigest(join(repo.dir, 'model.txt')),
+        again: fileDigest(join(repo.dir, 'model.txt')),
       },
     ]);
-    expect(shout.findings.join(' ')).toContain('an input its key does not cover');
     expect(code).toBe(1);
+  });
+
+  test('whose stage reads a file its key does not cover is stale, not nondeterministic', async () => {
+    // A file outside the repository: no dep, code digest or read set can key it.
+    const outside = await mkdtemp(join(tmpdir(), 'fluksio-words-'));
+    try {
+      await writeFile(join(outside, 'words.txt'), 'quiet\n');
+      repo = await makeRepo({
+        files: {
+          '.gitignore': '/loud.txt\n',
+          'fluksio.yml': 'version: 1\nstages:\n  shout:\n    cmd: sh shout.sh\n    outs: [loud.txt]\n',
+          'shout.sh': `tr a-z A-Z < '${join(outside, 'words.txt')}' > loud.txt\n`,
+        },
+      });
+      const first = await runJson([], { cwd: repo.dir, env });
+      expect(first.code, first.stderr).toBe(0);
+      await writeFile(join(outside, 'words.txt'), 'louder\n');
+      const second = await runJson([], { cwd: repo.dir, env });
+      // The stale hit verify exists to catch: the new words, the old output.
+      expect(statuses(second.report)).toEqual({ shout: 'cached' });
+      expect(await readFile(join(repo.dir, 'loud.txt'), 'utf8')).toBe('QUIET\n');
+
+      const { code, report } = await verify([second.report.run.id]);
+      const shout = verificationOf(report, 'shout');
+      expect(shout.verdict).toBe('stale');
+      expect(shout.executions).toBe(2);
+      const louder = `sha256:${createHash('sha256').update('LOUDER\n').digest('hex')}`;
+      expect(shout.outs).toEqual([
+        { path: 'loud.txt', cached: fileDigest(join(repo.dir, 'loud.txt')), fresh: louder, again: louder },
+      ]);
+      expect(shout.findings.join(' ')).toContain('an input its key does not cover');
+      expect(code).toBe(1);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
 
