@@ -7,6 +7,7 @@ import type { Database } from '../store/database.js';
 import type { BlobStorage } from './blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { HttpError } from './http/http-error.js';
+import { lingerBeforeClose } from './http/linger-before-close.js';
 import { loggableError } from './http/loggable-error.js';
 import type { GitCredentials, RouteContext } from './route-context.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
@@ -42,6 +43,9 @@ export interface GitHubServerParts {
   /** Called with a run's id whenever a route changed it, so its check run follows. */
   onRunChanged(runId: string): void;
 }
+
+/** How long a refused body's connection is drained after the answer, at most (linger-before-close.ts). */
+const LINGER_MS = 1000;
 
 /** The body limit of a route that sets none: a few kilobytes of JSON. */
 const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -102,7 +106,10 @@ export function buildServer({
   // closes the connection: otherwise Node reads and discards the rest of the body, however
   // large, to keep the connection alive for a next request.
   app.addHook('onSend', async (request, reply, payload) => {
-    if (!request.raw.complete) reply.header('connection', 'close');
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      lingerBeforeClose(request.raw.socket, LINGER_MS);
+    }
     return payload;
   });
   app.setErrorHandler(async (error: FastifyError | HttpError, request, reply) => {
