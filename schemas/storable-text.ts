@@ -3,6 +3,7 @@
  * UTF-16 surrogate (a high one not followed by a low one, or a low one not preceded by a
  * high one), which `jsonb` refuses. Matched code unit by code unit (no `u` flag).
  */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, 'g');
 
