@@ -8,17 +8,25 @@ import { HttpError } from './http-error.js';
  * (a webhook's signature is over its bytes), so each body's own limit alone would let ten
  * senders hold ten limits. A body that would take the total past the budget is refused with
  * 503 at once — before it is read when its Content-Length says so, else at the chunk that
- * crosses — and one that arrives slower than `deadlineMs` with 408, so a trickle cannot
+ * crosses; one without a Content-Length is refused (413) past a far smaller size; and one
+ * that arrives slower than `deadlineMs` with 408, so a trickle cannot
  * keep its share for ever. A body's bytes count until its answer is sent.
  */
 export class BodyBudget {
   private held = 0;
 
   constructor(
-    /** Bytes of bodies held at once, across every request using this budget. */
-    private readonly bytes: number,
-    /** How long one body may take to arrive. */
-    private readonly deadlineMs: number,
+    private readonly options: {
+      /** Bytes of bodies held at once, across every request using this budget. */
+      bytes: number;
+      /**
+       * The most one body may hold when it does not declare its length (chunked): it cannot
+       * reserve its share up front, so it is held to far less than the route's limit.
+       */
+      unlengthedBytes: number;
+      /** How long one body may take to arrive. */
+      deadlineMs: number;
+    },
   ) {}
 
   /** A route's `preParsing` hook: the body, counted against the budget as it streams. */
@@ -29,7 +37,7 @@ export class BodyBudget {
   ): Promise<Readable> => {
     let taken = 0;
     const take = (bytes: number): boolean => {
-      if (this.held + bytes > this.bytes) return false;
+      if (this.held + bytes > this.options.bytes) return false;
       this.held += bytes;
       taken += bytes;
       return true;
@@ -47,13 +55,25 @@ export class BodyBudget {
     const metered = new Transform({
       transform: (chunk: Buffer, _encoding, done) => {
         // A declared length was reserved whole; Node's parser never delivers more than it.
-        if (!reserved && !take(chunk.length)) done(this.busy());
-        else done(null, chunk);
+        if (!reserved && taken + chunk.length > this.options.unlengthedBytes) {
+          done(
+            new HttpError(
+              413,
+              `body: is larger than ${this.options.unlengthedBytes} bytes, the most a body without a Content-Length may hold here`,
+              'body',
+            ),
+          );
+        } else if (!reserved && !take(chunk.length)) done(this.busy());
+        // A copy of its own: a chunk is a view of the socket's whole read buffer, which
+        // would otherwise stay in memory with it, uncounted.
+        else done(null, Buffer.from(chunk));
       },
     });
     const deadline = setTimeout(() => {
-      metered.destroy(new HttpError(408, `body: did not arrive within ${this.deadlineMs / 1000} s`, 'body'));
-    }, this.deadlineMs);
+      metered.destroy(
+        new HttpError(408, `body: did not arrive within ${this.options.deadlineMs / 1000} s`, 'body'),
+      );
+    }, this.options.deadlineMs);
     metered.once('close', () => clearTimeout(deadline));
     payload.once('error', (error) => metered.destroy(error));
     return payload.pipe(metered);

@@ -13,7 +13,9 @@ export function lingerBeforeClose(socket: Socket, lingerMs: number): void {
   // response is written; nothing else calls it on a server socket.
   socket.destroySoon = function lingeringClose(this: Socket): void {
     this.end();
-    this.resume();
+    this.pause();
+    // Node resumes a request it discards; what still arrives stays in the kernel instead.
+    this.resume = () => this;
     const timer = setTimeout(() => this.destroy(), lingerMs);
     this.once('close', () => clearTimeout(timer));
   };

@@ -18,9 +18,15 @@ export const WEBHOOK_BODY_LIMIT = 25 * 2 ** 20;
 
 /**
  * Unverified webhook bytes held at once, across deliveries: one payload of GitHub's
- * largest, with room to spare. Real deliveries are kilobytes.
+ * largest. Real deliveries are kilobytes, so many fit beside each other.
  */
-const WEBHOOK_BUDGET_BYTES = 32 * 2 ** 20;
+const WEBHOOK_BUDGET_BYTES = WEBHOOK_BODY_LIMIT;
+
+/**
+ * The most a delivery without a Content-Length may hold. GitHub declares the length of
+ * every delivery; a proxy that streams one instead still passes any ordinary payload.
+ */
+const UNLENGTHED_WEBHOOK_BYTES = 2 ** 20;
 
 /** GitHub waits 10 s for an answer: a body still arriving after that is no delivery of its. */
 const WEBHOOK_BODY_DEADLINE_MS = 10_000;
@@ -38,7 +44,11 @@ const SIGNATURE = /^sha256=[0-9a-f]{64}$/;
  * (nothing stored), 200 once the delivery is stored and enqueued.
  */
 export function githubWebhookRoute(app: FastifyInstance, middleware: WebhookMiddleware): void {
-  const budget = new BodyBudget(WEBHOOK_BUDGET_BYTES, WEBHOOK_BODY_DEADLINE_MS);
+  const budget = new BodyBudget({
+    bytes: WEBHOOK_BUDGET_BYTES,
+    unlengthedBytes: UNLENGTHED_WEBHOOK_BYTES,
+    deadlineMs: WEBHOOK_BODY_DEADLINE_MS,
+  });
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) =>

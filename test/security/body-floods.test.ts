@@ -81,8 +81,8 @@ describe('anyone on the network sends bodies of 300 MB', () => {
       expect.any(Number),
       expect.any(Number),
     ]);
-    // Streamed without a length, a forged body is refused at GitHub's 25 MB cap, or sooner
-    // when other unverified bodies already hold the budget (503).
+    // Streamed without a length, a forged body is refused past 1 MiB (413), or sooner when
+    // other unverified bodies already hold the budget (503).
     for (const answer of answers.slice(3)) expect([413, 503]).toContain(answer.status);
     for (const answer of answers) answeredUnread(answer);
     expect(JSON.parse(answers[0]?.body ?? '')).toEqual({
@@ -92,7 +92,8 @@ describe('anyone on the network sends bodies of 300 MB', () => {
     expect(JSON.parse(answers[2]?.body ?? '').field).toBe('body');
     expect(await database.db.select().from(deliveries)).toEqual([]);
 
-    // Four bodies of 300 MB read would be over a gigabyte; the budget holds 32 MiB.
+    // Six bodies of 300 MB read would be nearly two gigabytes; unverified bodies hold at most
+    // GitHub's 25 MB between them.
     const after = await memoryOf(world.app.process.child.pid);
     expect(after.peak - before.rss).toBeLessThan(96);
 
