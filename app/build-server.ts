@@ -44,7 +44,7 @@ export interface GitHubServerParts {
   onRunChanged(runId: string): void;
 }
 
-/** How long a refused body's connection is drained after the answer, at most (linger-before-close.ts). */
+/** How long a refused body's connection stays open after the answer, at most (linger-before-close.ts). */
 const LINGER_MS = 1000;
 
 /** The body limit of a route that sets none: a few kilobytes of JSON. */

@@ -1,12 +1,13 @@
 import type { Socket } from 'node:net';
 
 /**
- * Has a connection whose request body is still arriving close the way nginx's lingering
- * close does. Closed outright, its unread bytes make the kernel send a reset, which can
- * reach the client before the answer it was sent and destroy it there: a refused upload
- * would see "connection reset" instead of its 401 or 413. Instead, once the answer is out
- * the write side is closed and whatever still arrives is read and dropped — never kept —
- * until the client hangs up or `lingerMs` has passed, then the connection is destroyed.
+ * Has a connection whose request body is still arriving close only after `lingerMs`.
+ * Closed outright, its unread bytes make the kernel send a reset, which can reach the
+ * client before the answer it was sent and destroy it there: a refused upload would see
+ * "connection reset" instead of its 401 or 413. Instead, once the answer is out the write
+ * side is closed and reading stops — what still arrives waits in the kernel's buffer,
+ * never in memory here — and the connection is destroyed when the client hangs up or
+ * `lingerMs` has passed, whichever comes first.
  */
 export function lingerBeforeClose(socket: Socket, lingerMs: number): void {
   // Node's HTTP server calls destroySoon() once the answer of a `Connection: close`
@@ -14,7 +15,7 @@ export function lingerBeforeClose(socket: Socket, lingerMs: number): void {
   socket.destroySoon = function lingeringClose(this: Socket): void {
     this.end();
     this.pause();
-    // Node resumes a request it discards; what still arrives stays in the kernel instead.
+    // Node resumes a request body it discards, which would read the rest of it: not here.
     this.resume = () => this;
     const timer = setTimeout(() => this.destroy(), lingerMs);
     this.once('close', () => clearTimeout(timer));
