@@ -36,17 +36,14 @@ export class BodyBudget {
     payload: Readable,
   ): Promise<Readable> => {
     let taken = 0;
+    let answered = false;
     const take = (bytes: number): boolean => {
-      if (this.held + bytes > this.options.bytes) return false;
+      // Bytes still passing once the answer is out are never counted: nothing would give them back.
+      if (answered || this.held + bytes > this.options.bytes) return false;
       this.held += bytes;
       taken += bytes;
       return true;
     };
-    // Released once the answer is sent or the connection is gone, whichever comes first.
-    reply.raw.once('close', () => {
-      this.held -= taken;
-      taken = 0;
-    });
     const declared = Number(request.headers['content-length']);
     // Fastify answers 413 to a declared length over the route's limit before reading a byte.
     if (declared > (request.routeOptions.bodyLimit ?? Infinity)) return payload;
@@ -69,6 +66,9 @@ export class BodyBudget {
         else done(null, Buffer.from(chunk));
       },
     });
+    // Fastify listens for the stream's errors only when it reads the body; one refused
+    // before (415) must not turn the deadline's error into an uncaught exception.
+    metered.on('error', () => undefined);
     const deadline = setTimeout(() => {
       metered.destroy(
         new HttpError(408, `body: did not arrive within ${this.options.deadlineMs / 1000} s`, 'body'),
@@ -76,6 +76,13 @@ export class BodyBudget {
     }, this.options.deadlineMs);
     metered.once('close', () => clearTimeout(deadline));
     payload.once('error', (error) => metered.destroy(error));
+    // Given back once the answer is sent or the connection is gone, whichever comes first.
+    reply.raw.once('close', () => {
+      answered = true;
+      clearTimeout(deadline);
+      this.held -= taken;
+      taken = 0;
+    });
     return payload.pipe(metered);
   };
 
