@@ -35,7 +35,9 @@ export async function closeWorkDir(options: CloseWorkDirOptions): Promise<void> 
     await mkdir(dir, { recursive: true });
     await chmod(dir, 0o700);
   }
-  const slots = Array.from({ length: options.slots }, (_, slot) => path.join(workDir, 'checkouts', String(slot)));
+  const slots = Array.from({ length: options.slots }, (_, slot) =>
+    path.join(workDir, 'checkouts', String(slot)),
+  );
   for (const dir of [path.join(workDir, 'checkouts'), ...slots]) {
     await mkdir(dir, { recursive: true });
     await chmod(dir, 0o711);

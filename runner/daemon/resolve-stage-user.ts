@@ -6,7 +6,8 @@ import { userProcesses } from '../user-processes.js';
 const run = promisify(execFile);
 
 /** How to make a user fit for `--stage-user`, for the refusals below. */
-const CREATE = 'create a dedicated one: useradd --system --no-create-home --shell /usr/sbin/nologin fluksio-stage';
+const CREATE =
+  'create a dedicated one: useradd --system --no-create-home --shell /usr/sbin/nologin fluksio-stage';
 
 /**
  * Looks up `--stage-user NAME` (through NSS, as `getent passwd` does) and refuses a
@@ -18,7 +19,9 @@ const CREATE = 'create a dedicated one: useradd --system --no-create-home --shel
  */
 export async function resolveStageUser(name: string, runnerUid: number): Promise<StageUser> {
   if (!/^[A-Za-z_][A-Za-z0-9_.-]*\$?$/.test(name)) {
-    throw new Error(`--stage-user: "${name}" is not a user name; expected a login name such as fluksio-stage`);
+    throw new Error(
+      `--stage-user: "${name}" is not a user name; expected a login name such as fluksio-stage`,
+    );
   }
   if (runnerUid !== 0) {
     throw new Error(

@@ -8,6 +8,8 @@ import { describeStageUser, type StageUser } from '../stage-user.js';
 export interface SandboxPolicy {
   /** What `detectBubblewrap` found at start. */
   detection: BubblewrapDetection;
+  /** The runner's work directory (real). */
+  workDir: string;
   /** `--sandbox`: trusted runs are sandboxed too (fork runs always are). */
   always: boolean;
   /**
@@ -61,19 +63,34 @@ export function runSandbox(policy: SandboxPolicy, fork: boolean, paths: RunPaths
   let launcher: StageLauncher | undefined;
   let sandbox: string | null = null;
   if (wantsBubblewrap && detection.bubblewrap !== null) {
-    launcher = new BubblewrapLauncher({
-      bwrap: detection.bubblewrap.path,
-      writable: [paths.checkout],
-      readOnly: [paths.borrowedObjects],
-      hidden: fork ? [...policy.hidden, ...policy.hiddenFromForks] : policy.hidden,
-    });
+    launcher = new BubblewrapLauncher(
+      stageUser
+        ? // bwrap runs as the stage user, who cannot reach what was closed to it (close-work-dir.ts): a
+          // bind or a mask there would fail, and the permissions already keep it out.
+          {
+            bwrap: detection.bubblewrap.path,
+            writable: [paths.checkout],
+            readOnly: [],
+            hidden: [policy.workDir],
+          }
+        : {
+            bwrap: detection.bubblewrap.path,
+            writable: [paths.checkout],
+            readOnly: [paths.borrowedObjects],
+            hidden: fork ? [...policy.hidden, ...policy.hiddenFromForks] : policy.hidden,
+          },
+    );
     sandbox =
       `${detection.bubblewrap.version}: own user and PID namespaces, read-only system, private /tmp, ` +
       `only the checkout writable; the runner token, its secrets, mirrors, other runs${fork ? ' and its home' : ''} hidden; ` +
       'every process ends with its stage';
   }
   if (stageUser) {
-    launcher = new StageUserLauncher({ user: stageUser, checkout: paths.checkout, inner: launcher ?? directLauncher });
+    launcher = new StageUserLauncher({
+      user: stageUser,
+      checkout: paths.checkout,
+      inner: launcher ?? directLauncher,
+    });
     sandbox = sandbox
       ? `${sandbox}; as stage user ${describeStageUser(stageUser)}`
       : `stage user ${describeStageUser(stageUser)}: the runner token, its secrets, mirrors and other runs ` +

@@ -97,7 +97,9 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`jobs must be a whole number ≥ 1, not ${jobs}`);
   const { logger } = options;
   const stageUser =
-    options.stageUser === undefined ? null : await resolveStageUser(options.stageUser, process.getuid?.() ?? 0);
+    options.stageUser === undefined
+      ? null
+      : await resolveStageUser(options.stageUser, process.getuid?.() ?? 0);
   if (stageUser && (concurrency > 1 || jobs > 1)) {
     // Every process of the user dies when a stage ends, and runs of one user could read each other's checkouts.
     throw new Error(
@@ -110,6 +112,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const workDir = await realpath(path.resolve(options.workDir));
   const sandbox: SandboxPolicy = {
     detection: await detectBubblewrap(options.environment, stageUser),
+    workDir,
     always: options.sandbox ?? false,
     hidden: [workDir, ...(options.hiddenPaths ?? [])],
     hiddenFromForks: options.environment.HOME ? [options.environment.HOME] : [],

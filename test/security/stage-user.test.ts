@@ -109,7 +109,9 @@ async function sleeperAlive(marker: number): Promise<boolean> {
 }
 
 /** A token file and an env-file only the runner may read, in a directory anyone may pass through. */
-async function runnerFiles(secret: string): Promise<{ dir: string; tokenFile: string; envFile: string; token: string }> {
+async function runnerFiles(
+  secret: string,
+): Promise<{ dir: string; tokenFile: string; envFile: string; token: string }> {
   const dir = await world.scratch();
   await chmod(dir, 0o755);
   const envFile = join(dir, 'runner.env');
@@ -256,7 +258,9 @@ stages:
   );
   expect(run.run.status, JSON.stringify(run)).toBe('succeeded');
   expect(run.sandbox).toMatch(
-    new RegExp(`^bubblewrap \\d.*own user and PID namespaces.*; as stage user ${STAGE_USER} \\(uid ${stageUid}\\)$`),
+    new RegExp(
+      `^bubblewrap \\d.*own user and PID namespaces.*; as stage user ${STAGE_USER} \\(uid ${stageUid}\\)$`,
+    ),
   );
   const [checkout] = await readdir(join(runner.workDir, 'checkouts', '0'));
   expect(await readFile(join(runner.workDir, 'checkouts', '0', checkout ?? '', 'out.txt'), 'utf8')).toBe(
