@@ -1,4 +1,3 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -10,26 +9,24 @@ import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import { spawnFluksio } from '../helpers/fluksio-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { stageTestUser, type StageTestUser } from '../helpers/stage-test-user.js';
 
 /** The dedicated user the stages run as; made here when the machine has none. */
 const STAGE_USER = 'fluksio-stage-test';
 
 let database: TestDatabase;
 let world: ControlPlaneWorld;
-let createdUser = false;
+let stageUser: StageTestUser;
 let stageUid = 0;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  if (spawnSync('id', ['-u', STAGE_USER]).status !== 0) {
-    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', STAGE_USER]);
-    createdUser = true;
-  }
-  stageUid = Number(execFileSync('id', ['-u', STAGE_USER], { encoding: 'utf8' }).trim());
+  stageUser = stageTestUser(STAGE_USER);
+  stageUid = stageUser.user.uid;
 });
 afterAll(async () => {
   await database.close();
-  if (createdUser) execFileSync('userdel', [STAGE_USER]);
+  stageUser.remove();
 });
 beforeEach(() => {
   world = new ControlPlaneWorld(database.db, database.url);
