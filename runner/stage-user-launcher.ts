@@ -27,6 +27,9 @@ export class StageUserLauncher implements StageLauncher {
 
   launch(cmd: string, cwd: string): StageLaunch {
     const { user, checkout, inner } = this.options;
+    // Nothing of the user may run while its checkout is walked: a daemon the fingerprint
+    // command left could swap a directory for a symlink and have /etc handed over.
+    killUserProcesses(user);
     chownTree(checkout, user.uid, user.gid);
     return { ...inner.launch(cmd, cwd), user: { uid: user.uid, gid: user.gid } };
   }

@@ -33,11 +33,10 @@ test('with a stage user, a fork’s run where bubblewrap is missing runs as that
 });
 
 test('a trusted run runs as the stage user, in bubblewrap too with --sandbox, and directly without either', () => {
+  // Only inspected, never launched: launching kills every process of the user.
   const alone = runSandbox(policy({ stageUser: USER }), false, PATHS);
-  expect('launcher' in alone && alone.launcher?.launch('true', PATHS.checkout)).toMatchObject({
-    file: '/bin/sh',
-    user: { uid: 999, gid: 998 },
-  });
+  expect('launcher' in alone && alone.launcher).toBeInstanceOf(StageUserLauncher);
+  expect(alone).toMatchObject({ sandbox: expect.stringMatching(/^stage user fluksio-stage \(uid 999\)/) });
   const both = runSandbox(policy({ stageUser: USER, detection: BWRAP, always: true }), false, PATHS);
   expect(both).toMatchObject({
     sandbox: expect.stringMatching(/^bubblewrap 0\.8\.0: .*; as stage user fluksio-stage \(uid 999\)$/),
