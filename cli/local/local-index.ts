@@ -58,7 +58,11 @@ export class LocalIndex {
    * at the first of `commits` (nearest first) that has one, preferring equal params, then
    * the newest.
    */
-  async baseline(query: { pipelinePath: string; commits: readonly string[]; paramsDigest: string }): Promise<Run | null> {
+  async baseline(query: {
+    pipelinePath: string;
+    commits: readonly string[];
+    paramsDigest: string;
+  }): Promise<Run | null> {
     const pipelineDir = this.baselineDir(query.pipelinePath);
     const recorded = new Set(await readdir(pipelineDir).catch((): string[] => []));
     const commit = query.commits.find((each) => recorded.has(each));

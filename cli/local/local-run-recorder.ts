@@ -45,7 +45,11 @@ export class LocalRunRecorder {
   }
 
   /** Journals a new run (`run.created` with its whole row) and returns its recorder. */
-  static async start(options: { journalDir: string; index: LocalIndex; run: Run }): Promise<LocalRunRecorder> {
+  static async start(options: {
+    journalDir: string;
+    index: LocalIndex;
+    run: Run;
+  }): Promise<LocalRunRecorder> {
     const journal = await RunJournal.create(options.journalDir, options.run.id, {
       type: 'run.created',
       run: JSON.parse(JSON.stringify(options.run)) as Record<string, unknown>,
@@ -109,7 +113,8 @@ export class LocalRunRecorder {
     for (const event of events) {
       switch (event.type) {
         case 'stage.started':
-          if (!this.stages.has(event.stage)) this.stages.set(event.stage, startedRecord(event.stage, event.at));
+          if (!this.stages.has(event.stage))
+            this.stages.set(event.stage, startedRecord(event.stage, event.at));
           break;
         case 'stage.finished':
           this.stages.set(event.stage.name, event.stage);

@@ -51,16 +51,17 @@ export async function openProjectStore(pipelineOption: string | undefined, io: C
     waitMs: 120_000,
     templateRoot: userCacheDir(io.env),
   }).catch((error: unknown) => {
-    throw error instanceof LocalDatabaseDamagedError ? new Error(damagedStoreMessage(error), { cause: error }) : error;
+    throw error instanceof LocalDatabaseDamagedError
+      ? new Error(damagedStoreMessage(error), { cause: error })
+      : error;
   });
   try {
     await syncLocalJournal(database.db, paths.journalDir);
   } catch (error) {
     await database.close();
-    throw new Error(
-      damagedStoreMessage(new LocalDatabaseDamagedError(paths.databaseDir, { cause: error })),
-      { cause: error },
-    );
+    throw new Error(damagedStoreMessage(new LocalDatabaseDamagedError(paths.databaseDir, { cause: error })), {
+      cause: error,
+    });
   }
   return {
     project,

@@ -35,7 +35,12 @@ export async function syncLocalJournal(db: Database, journalDir: string): Promis
       result.damaged.push(`${journalFileOf(journalDir, runId)}:1: not the run.created line of run ${runId}`);
       continue;
     }
-    const applied = await applyLocalJournal({ db, runId, records: journal.records, applied: known?.applied ?? 0 });
+    const applied = await applyLocalJournal({
+      db,
+      runId,
+      records: journal.records,
+      applied: known?.applied ?? 0,
+    });
     if (applied > 0) result.runsUpdated += 1;
   }
   return result;
