@@ -12,7 +12,7 @@ import { runFromJson } from './run-from-json.js';
  * The `applied_events` attempt under which a local journal's lines are counted as applied:
  * no run attempt is 0, so these rows never mix with a control plane's event sequence.
  */
-const JOURNAL_ATTEMPT = 0;
+export const JOURNAL_ATTEMPT = 0;
 
 /** How far the database has applied a run's journal. */
 export interface JournalProgress {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
@@ -43,11 +44,16 @@ export interface LocalStateOptions {
  * Opens `.fluksio/` beside the pipeline for recording runs: the journal, the index and
  * the blob store — not the embedded database, which the commands that read history bring
  * up to date from the journal. One process records at a time: a second waits up to
- * `waitMs` for the first, so two runs never interleave their index writes. The folder
+ * `waitMs` for the first, so two runs never interleave their index writes. A store
+ * recorded before fluksio kept journals is adopted first (adoptDatabaseRuns). The folder
  * ignores itself (`.fluksio/.gitignore` holding `*`), so it never shows up in `git status`.
  */
 export async function openLocalState(stateDir: string, options: LocalStateOptions = {}): Promise<LocalState> {
   const paths = localStorePaths(stateDir);
+  if (!existsSync(paths.journalDir) && existsSync(join(paths.databaseDir, 'PG_VERSION'))) {
+    // Loaded only here: a store with journals never brings the database up on this path.
+    await (await import('./adopt-database-runs.js')).adoptDatabaseRuns(stateDir);
+  }
   await mkdir(paths.journalDir, { recursive: true });
   await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
   const release = await lockStore(paths.journalDir, options.waitMs ?? 120_000);
