@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { CliIo } from '../cli-io.js';
 import { checkLocalStore, type LocalStoreCheck } from '../local/check-local-store.js';
-import { localStorePaths } from '../local/local-state.js';
+import { localStorePaths } from '../local/local-store-paths.js';
 import { locateProject } from '../local/locate-project.js';
 import { repairLocalStore, type LocalStoreRepair } from '../local/repair-local-store.js';
 import { userCacheDir } from '../local/user-cache-dir.js';

@@ -10,7 +10,8 @@ import { checkWorkspacePaths } from '../../runner/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/code-index.js';
 import type { CliIo } from '../cli-io.js';
 import { executeLocalRun } from '../local/execute-local-run.js';
-import { localStorePaths, openLocalState, type LocalState } from '../local/local-state.js';
+import { localStorePaths } from '../local/local-store-paths.js';
+import { openLocalState, type LocalState } from '../local/local-state.js';
 import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
 import { ProgressPrinter } from '../render/progress-printer.js';
 import { renderRunSummary } from '../render/run-summary.js';
@@ -57,10 +58,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
   const progressOut = options.json ? (io.stderr.isTTY ? io.stderr : null) : io.stdout;
   const write = (text: string) => progressOut?.write(text);
-  const [state, codeIndex] = await Promise.all([
-    opening ?? openLocalState(project.stateDir),
-    indexing,
-  ]);
+  const [state, codeIndex] = await Promise.all([opening ?? openLocalState(project.stateDir), indexing]);
   try {
     const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];

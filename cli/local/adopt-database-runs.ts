@@ -5,7 +5,7 @@ import { asc } from 'drizzle-orm';
 import { runs } from '../../schemas/tables/runs.js';
 import { journalOfRun } from '../../store/journal-of-run.js';
 import { openLocalDatabase } from '../../store/open-local-database.js';
-import { localStorePaths } from './local-state.js';
+import { localStorePaths } from './local-store-paths.js';
 import { indexFromJournals, rebuildLocalIndex } from './rebuild-local-index.js';
 import { journalFileOf } from './run-journal.js';
 

@@ -6,7 +6,7 @@ import { DiskBlobStore } from '../../runner/disk-blob-store.js';
 import { LocalDatabaseDamagedError } from '../../store/local-database-damaged-error.js';
 import { openLocalDatabase } from '../../store/open-local-database.js';
 import { LocalIndex } from './local-index.js';
-import { localStorePaths } from './local-state.js';
+import { localStorePaths } from './local-store-paths.js';
 import { indexFromJournals, type JournalIndex } from './rebuild-local-index.js';
 import { syncLocalJournal } from './sync-local-journal.js';
 

@@ -5,24 +5,10 @@ import { lock } from 'proper-lockfile';
 import { DiskBlobStore } from '../../runner/disk-blob-store.js';
 import type { StageCache } from '../../runner/ports.js';
 import { LocalIndex } from './local-index.js';
+import { localStorePaths } from './local-store-paths.js';
 
 /** Local runs are one repository and one trust domain (DESIGN §1: local runs are trusted). */
 export const LOCAL_REPOSITORY = 'local';
-
-/** Where the parts of a store live under a pipeline's `.fluksio/`. */
-export function localStorePaths(stateDir: string): {
-  journalDir: string;
-  indexDir: string;
-  blobDir: string;
-  databaseDir: string;
-} {
-  return {
-    journalDir: join(stateDir, 'journal'),
-    indexDir: join(stateDir, 'index'),
-    blobDir: join(stateDir, 'blobs'),
-    databaseDir: join(stateDir, 'db'),
-  };
-}
 
 /** What `fluksio run` records into under `.fluksio/`, held by this process until closed. */
 export interface LocalState {

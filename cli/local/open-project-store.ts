@@ -11,7 +11,8 @@ import { LocalDatabaseDamagedError } from '../../store/local-database-damaged-er
 import { openLocalDatabase } from '../../store/open-local-database.js';
 import type { CliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
-import { LOCAL_REPOSITORY, localStorePaths } from './local-state.js';
+import { LOCAL_REPOSITORY } from './local-state.js';
+import { localStorePaths } from './local-store-paths.js';
 import { locateProject, readProjectPipeline, type LocalProject } from './locate-project.js';
 import { syncLocalJournal } from './sync-local-journal.js';
 import { userCacheDir } from './user-cache-dir.js';

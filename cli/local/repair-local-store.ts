@@ -2,7 +2,8 @@ import { rename } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { openLocalDatabase } from '../../store/open-local-database.js';
 import { checkLocalDatabase } from './check-local-store.js';
-import { localStorePaths, lockStore } from './local-state.js';
+import { lockStore } from './local-state.js';
+import { localStorePaths } from './local-store-paths.js';
 import { indexFromJournals, rebuildLocalIndex } from './rebuild-local-index.js';
 import { syncLocalJournal } from './sync-local-journal.js';
 
