@@ -31,7 +31,8 @@ export interface LocalStateOptions {
  * the blob store — not the embedded database, which the commands that read history bring
  * up to date from the journal. One process records at a time: a second waits up to
  * `waitMs` for the first, so two runs never interleave their index writes. A store
- * recorded before fluksio kept journals is adopted first (adoptDatabaseRuns). The folder
+ * recorded before fluksio kept journals is adopted first (adoptDatabaseRuns), and a missing
+ * index is rebuilt from the journals. The folder
  * ignores itself (`.fluksio/.gitignore` holding `*`), so it never shows up in `git status`.
  */
 export async function openLocalState(stateDir: string, options: LocalStateOptions = {}): Promise<LocalState> {
@@ -43,6 +44,17 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
   await mkdir(paths.journalDir, { recursive: true });
   await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
   const release = await lockStore(paths.journalDir, options.waitMs ?? 120_000);
+  if (!existsSync(paths.indexDir)) {
+    // The index is derived from the journals: a store without one (deleted, or carried
+    // without it) gets it back before the run, instead of missing every cached stage.
+    const { indexFromJournals, rebuildLocalIndex } = await import('./rebuild-local-index.js');
+    await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir)).catch(
+      async (error: unknown) => {
+        await release();
+        throw error;
+      },
+    );
+  }
   const index = new LocalIndex(paths.indexDir);
   let closed = false;
   return {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import type { CacheEntry } from '../../schemas/cache-entry.js';
 import type { MetricPoint } from '../../schemas/metric-point.js';
 import { isCacheable } from '../../schemas/stage-record.js';
@@ -91,6 +91,7 @@ export async function rebuildLocalIndex(indexDir: string, built: JournalIndex): 
   const suffix = randomBytes(6).toString('hex');
   const fresh = new LocalIndex(`${indexDir}.rebuilding-${suffix}`);
   try {
+    await mkdir(fresh.root, { recursive: true });
     // In journal order, so the newest entry of a stage is written last and wins `latest`.
     const entries = [...built.cache.values()].sort((a, b) =>
       a.entry.createdAt.localeCompare(b.entry.createdAt),

@@ -14,6 +14,8 @@ export function journalFileOf(journalDir: string, runId: string): string {
  */
 export class RunJournal {
   private writing: Promise<void> = Promise.resolve();
+  /** Bytes of complete lines on disk: the next line is written here. */
+  private size = 0;
 
   private constructor(private readonly handle: FileHandle) {}
 
@@ -35,10 +37,18 @@ export class RunJournal {
 
   /** Appends one record and waits until it is on disk; appends happen in call order. */
   append(record: LocalJournalRecord): Promise<void> {
-    const line = `${JSON.stringify(record)}\n`;
+    const line = Buffer.from(`${JSON.stringify(record)}\n`);
     const appended = this.writing.then(async () => {
-      await this.handle.write(line);
-      await this.handle.datasync();
+      // Written at the end of the last complete line, and cut back there on failure: a
+      // line half written by a failed write (a full disk) must not prefix the next one.
+      try {
+        await this.handle.write(line, 0, line.length, this.size);
+        await this.handle.datasync();
+      } catch (error) {
+        await this.handle.truncate(this.size).catch(() => {});
+        throw error;
+      }
+      this.size += line.length;
     });
     this.writing = appended.catch(() => {});
     return appended;

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { sha256Hex } from '../../schemas/canonical-json.js';
@@ -59,6 +59,18 @@ describe('a cached run with a long history', () => {
       stages: cached.report.stages.map(({ name, status, cachedFrom }) => ({ name, status, cachedFrom })),
     });
   }, 240_000);
+});
+
+describe('a store without its index', () => {
+  test('gets it back from the journals before the next run, which hits', async () => {
+    repo = await makeMlProject();
+    const first = await run();
+    await rm(join(repo.dir, '.fluksio', 'index'), { recursive: true });
+    const again = await run();
+    expect(statuses(again.report)).toEqual({ prepare: 'cached', train: 'cached', evaluate: 'cached' });
+    for (const stage of again.report.stages) expect(stage.cachedFrom).toBe(first.report.run.id);
+    expect(again.report.baseline?.id).toBe(first.report.run.id);
+  });
 });
 
 describe('two runs at once in one project', () => {
