@@ -33,6 +33,7 @@ export function localRunRow(start: LocalRunStart): Run {
     params: stamp.params,
     paramsDigest: stamp.paramsDigest,
     envDigest: stamp.envDigest,
+    sandbox: null,
     noCache: start.noCache,
     status: 'running',
     statusReason: null,

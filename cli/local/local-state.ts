@@ -61,15 +61,20 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
     journalDir: paths.journalDir,
     index,
     blobs: new DiskBlobStore(paths.blobDir),
-    cache: {
-      lookup: async (key) => (await index.cacheEntry(key).catch(() => null))?.entry ?? null,
-      latest: (stage) => index.latestEntry(stage).catch(() => null),
-    },
+    cache: indexStageCache(index),
     close: async () => {
       if (closed) return;
       closed = true;
       await release();
     },
+  };
+}
+
+/** The index as the engine's stage cache; an index that cannot answer is a miss. */
+export function indexStageCache(index: LocalIndex): StageCache {
+  return {
+    lookup: async (key) => (await index.cacheEntry(key).catch(() => null))?.entry ?? null,
+    latest: (stage) => index.latestEntry(stage).catch(() => null),
   };
 }
 

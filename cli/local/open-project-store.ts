@@ -3,6 +3,7 @@ import type { MetricGoals } from '../../schemas/metric-diff.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { DiskBlobStore } from '../../runner/disk-blob-store.js';
 import { firstParentCommits } from '../../runner/first-parent-commits.js';
+import type { StageCache } from '../../runner/ports.js';
 import type { Database } from '../../store/database.js';
 import { findBaseline } from '../../store/find-baseline.js';
 import { AmbiguousRunPrefixError } from '../../store/ambiguous-run-prefix-error.js';
@@ -11,7 +12,8 @@ import { LocalDatabaseDamagedError } from '../../store/local-database-damaged-er
 import { openLocalDatabase } from '../../store/open-local-database.js';
 import type { CliIo } from '../cli-io.js';
 import { UsageError } from '../usage-error.js';
-import { LOCAL_REPOSITORY } from './local-state.js';
+import { LocalIndex } from './local-index.js';
+import { indexStageCache, LOCAL_REPOSITORY } from './local-state.js';
 import { localStorePaths } from './local-store-paths.js';
 import { locateProject, readProjectPipeline, type LocalProject } from './locate-project.js';
 import { syncLocalJournal } from './sync-local-journal.js';
@@ -21,6 +23,8 @@ import { userCacheDir } from './user-cache-dir.js';
 export interface ProjectState {
   db: Database;
   blobs: DiskBlobStore;
+  /** The stage cache as `fluksio run` reads it (the store's index). */
+  cache: StageCache;
   close(): Promise<void>;
 }
 
@@ -66,7 +70,12 @@ export async function openProjectStore(pipelineOption: string | undefined, io: C
   }
   return {
     project,
-    state: { db: database.db, blobs: new DiskBlobStore(paths.blobDir), close: database.close },
+    state: {
+      db: database.db,
+      blobs: new DiskBlobStore(paths.blobDir),
+      cache: indexStageCache(new LocalIndex(paths.indexDir)),
+      close: database.close,
+    },
     goals,
   };
 }
