@@ -19,7 +19,7 @@ export interface LocalRunEnd {
 
 /**
  * Records one local run without the embedded database: every record goes to the run's
- * journal first (fsync'd), then what later runs look up goes to the store's index — a
+ * journal first (made durable when the run ends), then what later runs look up goes to the store's index — a
  * stage's cache entry once the line holding its finish is on disk, the run as a baseline
  * once it succeeded. It also keeps the run's detail (stages, annotations, series) in
  * memory, which is what the summary is printed from.
@@ -68,6 +68,7 @@ export class LocalRunRecorder {
         metrics: end.metrics,
         finishedAt: finishedAt.toISOString(),
       });
+      await this.journal.sync();
     } finally {
       await this.journal.close();
     }
