@@ -3,7 +3,6 @@ import type { RunReport } from '../schemas/run-report.js';
 import { readCodeIndex } from '../runner/code-index.js';
 import { executeLocalRun } from '../cli/local/execute-local-run.js';
 import { openLocalState } from '../cli/local/local-state.js';
-import { userCacheDir } from '../cli/local/user-cache-dir.js';
 import { renderRunSummary } from '../cli/render/run-summary.js';
 import { actionResult, type ActionResult } from './action-result.js';
 import { baselineCommits, commitNote, noBaselineNote } from './baseline-commits.js';
@@ -30,9 +29,7 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
   // git reads the tree while the store opens; the store is closed whatever happens next.
   const indexing = readCodeIndex(project.workspace.repoRoot);
   indexing.catch(() => {});
-  // A template of the empty store in the user's cache makes a new store a copy instead of
-  // an initdb: it pays off on self-hosted runners, whose home outlives the job.
-  const state = await openLocalState(project.stateDir, { cacheDir: userCacheDir(context.env) });
+  const state = await openLocalState(project.stateDir);
   const target = checkRunTargetOf(inputs.workflow);
   const checkRuns = new OpenCheckRuns(
     target

@@ -121,6 +121,21 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     );
 
   program
+    .command('doctor')
+    .description(
+      'Check the local store (.fluksio/): run journals, database, index, blobs; --repair rebuilds it',
+    )
+    .option(
+      '--repair',
+      'rebuild the database and the index from the run journals (a damaged database is moved aside)',
+    )
+    .option('--json', 'print JSON')
+    .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .action(async (options) =>
+      setCode(await (await import('./commands/doctor-command.js')).doctorCommand(options, io)),
+    );
+
+  program
     .command('submit')
     .description("Queue this repository's pushed HEAD on the control plane (a sweep queues its grid)")
     .argument('[params...]', 'parameters as key=value; key=a,b makes a sweep')

@@ -1,6 +1,7 @@
 import { and, asc, eq, isNotNull } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Annotation } from '../schemas/annotation.js';
+import { groupSeries, type MetricSeries } from '../schemas/metric-series.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import { annotations } from '../schemas/tables/annotations.js';
 import { metricPoints } from '../schemas/tables/metric-points.js';
@@ -9,11 +10,7 @@ import { stages } from '../schemas/tables/stages.js';
 import type { Database } from './database.js';
 import { toStageRecord } from './to-stage-record.js';
 
-/** One streamed metric of a run: the stage (of this run) that reported it and its points by step. */
-export interface MetricSeries {
-  stage: string;
-  points: { step: number; value: number }[];
-}
+export type { MetricSeries };
 
 /** Everything `fluksio show` and `fluksio diff` print about a run. */
 export interface RunDetail {
@@ -83,26 +80,4 @@ export async function getRunDetail({
       [...ownPoints, ...restoredPoints],
     ),
   };
-}
-
-function groupSeries(
-  stageOrder: readonly string[],
-  points: readonly { stage: string; name: string; step: number; value: number }[],
-): Record<string, MetricSeries> {
-  const byStageAndName = new Map<string, MetricSeries & { name: string }>();
-  for (const { stage, name, step, value } of points) {
-    const id = JSON.stringify([stage, name]);
-    let series = byStageAndName.get(id);
-    if (!series) byStageAndName.set(id, (series = { name, stage, points: [] }));
-    series.points.push({ step, value });
-  }
-  const position = (stage: string): number => stageOrder.indexOf(stage);
-  const ordered = [...byStageAndName.values()].sort((a, b) => position(a.stage) - position(b.stage));
-  // fromEntries defines own properties, so a metric named "__proto__" stays a metric.
-  return Object.fromEntries(
-    ordered.map(({ name, stage, points: seriesPoints }) => [
-      name,
-      { stage, points: seriesPoints.sort((a, b) => a.step - b.step) },
-    ]),
-  );
 }

@@ -7,6 +7,7 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { lock } from 'proper-lockfile';
 import * as tables from '../schemas/tables/index.js';
 import type { Database } from './database.js';
+import { LocalDatabaseDamagedError } from './local-database-damaged-error.js';
 import { migrateDatabase } from './migrate-database.js';
 import { migrationsDigest } from './migrations-digest.js';
 
@@ -48,7 +49,8 @@ export function pgliteStartParams(): string[] {
  * Opens (creating it on first use) the embedded store under `dataDir` and migrates it.
  * A data directory is locked for the life of the handle: PGlite is a single-user
  * Postgres, and two processes writing one directory lose writes (observed), so a second
- * opener waits up to `waitMs` and then fails with a sentence saying why.
+ * opener waits up to `waitMs` and then fails with a sentence saying why. Files that do not
+ * start as a database, or do not migrate, raise LocalDatabaseDamagedError.
  */
 export async function openLocalDatabase(
   dataDir: string,
@@ -75,16 +77,27 @@ export async function openLocalDatabase(
       { cause: error },
     );
   }
+  let digest: string;
   try {
-    const digest = await migrationsDigest();
+    digest = await migrationsDigest();
     if (options.templateRoot && !existsSync(join(dataDir, 'PG_VERSION'))) {
       await cp(await ensureTemplate(options.templateRoot, digest), dataDir, { recursive: true });
     }
-    const client = await PGlite.create(dataDir, { startParams: pgliteStartParams() });
-    return await migrated(client, release, { dataDir, digest });
   } catch (error) {
     await release();
     throw error;
+  }
+  let client: PGlite;
+  try {
+    client = await PGlite.create(dataDir, { startParams: pgliteStartParams() });
+  } catch (error) {
+    await release();
+    throw new LocalDatabaseDamagedError(dataDir, { cause: error });
+  }
+  try {
+    return await migrated(client, release, { dataDir, digest });
+  } catch (error) {
+    throw new LocalDatabaseDamagedError(dataDir, { cause: error });
   }
 }
 

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import pc from 'picocolors';
 import { ulid } from 'ulid';
 import { formatProblems } from '../../schemas/problem.js';
@@ -12,9 +11,9 @@ import { readCodeIndex, type CodeIndex } from '../../runner/code-index.js';
 import { UnsafePathError } from '../../runner/unsafe-path-error.js';
 import type { CliIo } from '../cli-io.js';
 import { executeLocalRun } from '../local/execute-local-run.js';
+import { localStorePaths } from '../local/local-store-paths.js';
 import { openLocalState, type LocalState } from '../local/local-state.js';
 import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
-import { userCacheDir } from '../local/user-cache-dir.js';
 import { colorEnabled } from '../render/color-enabled.js';
 import { ProgressPrinter } from '../render/progress-printer.js';
 import { renderRunSummary } from '../render/run-summary.js';
@@ -39,11 +38,10 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
   const project = await locateProject(options.pipeline, io.cwd);
-  // Opening an existing store and reading git take most of a cached run; both start now,
-  // while the input is checked. Neither writes anything, so bad input still creates nothing.
-  const cacheDir = userCacheDir(io.env);
-  const opening = existsSync(join(project.stateDir, 'db', 'PG_VERSION'))
-    ? openLocalState(project.stateDir, { cacheDir })
+  // Waiting for another run's store and reading git both start now, while the input is
+  // checked. Neither creates anything, so bad input still leaves no `.fluksio/` behind.
+  const opening = existsSync(localStorePaths(project.stateDir).journalDir)
+    ? openLocalState(project.stateDir)
     : null;
   const indexing = readCodeIndex(project.workspace.repoRoot);
   let input: CheckedRunInput;
@@ -62,10 +60,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
   const progressOut = options.json ? (io.stderr.isTTY ? io.stderr : null) : io.stdout;
   const write = (text: string) => progressOut?.write(text);
-  const [state, codeIndex] = await Promise.all([
-    opening ?? openLocalState(project.stateDir, { cacheDir }),
-    indexing,
-  ]);
+  const [state, codeIndex] = await Promise.all([opening ?? openLocalState(project.stateDir), indexing]);
   try {
     const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];

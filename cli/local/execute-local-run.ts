@@ -8,14 +8,12 @@ import { computeStamp } from '../../runner/compute-stamp.js';
 import { firstParentCommits } from '../../runner/first-parent-commits.js';
 import type { EventSink } from '../../runner/ports.js';
 import { runPipeline, type RunOutcome } from '../../runner/run-pipeline.js';
-import { createRun } from '../../store/create-run.js';
-import { findBaseline } from '../../store/find-baseline.js';
-import { finishRun } from '../../store/finish-run.js';
-import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
+import type { RunDetail } from '../../store/get-run-detail.js';
 import { teeSinks } from '../render/progress-printer.js';
+import { localRunRow } from './local-run-row.js';
+import { LocalRunRecorder } from './local-run-recorder.js';
 import { LOCAL_REPOSITORY, type LocalState } from './local-state.js';
 import type { LocalProject } from './locate-project.js';
-import { storeEventSink } from './store-event-sink.js';
 
 export interface LocalRunOptions {
   project: LocalProject;
@@ -58,10 +56,11 @@ export interface LocalRunResult {
 }
 
 /**
- * One run of a pipeline in this working tree, recorded in the embedded store: stamps it,
- * records it `running`, executes the stage graph (the store and `progress` both get every
- * event), records how it ended, and finds its baseline. Shared by `fluksio run` and the
- * action's local mode, which differ only in how they show it.
+ * One run of a pipeline in this working tree, recorded in the local store: stamps it,
+ * journals it `running`, executes the stage graph (the journal and `progress` both get
+ * every event), journals how it ended, and finds its baseline — all without the embedded
+ * database, which the commands that read history bring up to date from the journal.
+ * Shared by `fluksio run` and the action's local mode, which differ only in how they show it.
  */
 export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRunResult> {
   const { project, pipeline, params, codeIndex, state } = options;
@@ -72,26 +71,21 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     codeIndex,
     environment: options.environment,
   });
-  const runId = ulid();
-  await createRun({
-    db: state.db,
-    run: {
-      id: runId,
+  const recorder = await LocalRunRecorder.start({
+    journalDir: state.journalDir,
+    index: state.index,
+    run: localRunRow({
+      id: ulid(),
       repository: LOCAL_REPOSITORY,
       pipelinePath: project.pipelinePath,
       groupId: options.groupId,
       groupIndex: options.groupIndex,
-      commit: stamp.commit,
-      dirty: stamp.dirty,
-      codeDigest: stamp.codeDigest,
-      params: stamp.params,
-      paramsDigest: stamp.paramsDigest,
-      envDigest: stamp.envDigest,
+      stamp,
       noCache: options.noCache,
-      status: 'running',
       startedAt: new Date(),
-    },
+    }),
   });
+  const { runId } = recorder;
   options.onStart?.({ id: runId, stamp });
 
   // The baseline's ancestry walk is git's work: it runs while the stages do.
@@ -102,37 +96,37 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
         ? firstParentCommits(project.workspace.repoRoot, stamp.commit)
         : Promise.resolve([])
   ).catch((): string[] => []);
-  const outcome = await runPipeline({
-    runId,
-    workspace: project.workspace,
-    pipeline,
-    params,
-    codeIndex,
-    environment: options.environment,
-    jobs: options.jobs,
-    noCache: options.noCache,
-    cache: state.cache,
-    blobs: state.blobs,
-    events: teeSinks(storeEventSink(state.db, runId), options.progress),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  await finishRun({
-    db: state.db,
-    runId,
-    status: outcome.status,
-    reason: outcome.reason,
-    metrics: outcome.metrics,
-  });
-
-  const baseline = await findBaseline({
-    db: state.db,
-    repository: LOCAL_REPOSITORY,
+  let outcome: RunOutcome;
+  try {
+    outcome = await runPipeline({
+      runId,
+      workspace: project.workspace,
+      pipeline,
+      params,
+      codeIndex,
+      environment: options.environment,
+      jobs: options.jobs,
+      noCache: options.noCache,
+      cache: state.cache,
+      blobs: state.blobs,
+      events: teeSinks(recorder.events, options.progress),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    await recorder.finish({ status: 'failed', reason: `fluksio failed: ${messageOf(error)}`, metrics: {} });
+    throw error;
+  }
+  // Looked up before this run is recorded as one, so it is never its own baseline.
+  const baseline = await state.index.baseline({
     pipelinePath: project.pipelinePath,
     commits: await ancestry,
-    excludeRunId: runId,
     paramsDigest: stamp.paramsDigest,
   });
-  const detail = await getRunDetail({ db: state.db, runId });
-  if (!detail) throw new Error(`Run ${runId} vanished from the local store`);
+  await recorder.finish({ status: outcome.status, reason: outcome.reason, metrics: outcome.metrics });
+  const detail = await recorder.detail();
   return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,52 +1,103 @@
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import { DiskBlobStore } from '../../runner/disk-blob-store.js';
 import type { StageCache } from '../../runner/ports.js';
-import type { Database } from '../../store/database.js';
-import { findCacheEntry } from '../../store/find-cache-entry.js';
-import { latestCacheEntry } from '../../store/latest-cache-entry.js';
-import { openLocalDatabase } from '../../store/open-local-database.js';
+import { LocalIndex } from './local-index.js';
+import { localStorePaths } from './local-store-paths.js';
 
 /** Local runs are one repository and one trust domain (DESIGN §1: local runs are trusted). */
 export const LOCAL_REPOSITORY = 'local';
-const LOCAL_DOMAINS = ['trusted'];
 
-/** The embedded store and blob store under a pipeline's `.fluksio/`. */
+/** What `fluksio run` records into under `.fluksio/`, held by this process until closed. */
 export interface LocalState {
-  db: Database;
+  /** One `<run>.jsonl` per run: the record every other part is derived from. */
+  journalDir: string;
+  index: LocalIndex;
   blobs: DiskBlobStore;
   cache: StageCache;
+  /** Releases the store for the next `fluksio run`. Idempotent. */
   close(): Promise<void>;
 }
 
 export interface LocalStateOptions {
-  /** How long to wait for another fluksio process using the same store. @defaultValue 120000 */
+  /** How long to wait for another `fluksio run` using the same store. @defaultValue 120000 */
   waitMs?: number;
-  /** The user's cache folder for fluksio, where the empty-store template is kept. */
-  cacheDir?: string;
 }
 
 /**
- * Opens `.fluksio/` beside the pipeline: the PGlite database (created on first use) and
- * the blob store. The folder ignores itself (`.fluksio/.gitignore` holding `*`), so it
- * never shows up in `git status` and never counts as code.
+ * Opens `.fluksio/` beside the pipeline for recording runs: the journal, the index and
+ * the blob store — not the embedded database, which the commands that read history bring
+ * up to date from the journal. One process records at a time: a second waits up to
+ * `waitMs` for the first, so two runs never interleave their index writes. A store
+ * recorded before fluksio kept journals is adopted first (adoptDatabaseRuns), and a missing
+ * index is rebuilt from the journals. The folder
+ * ignores itself (`.fluksio/.gitignore` holding `*`), so it never shows up in `git status`.
  */
 export async function openLocalState(stateDir: string, options: LocalStateOptions = {}): Promise<LocalState> {
-  await mkdir(stateDir, { recursive: true });
+  const paths = localStorePaths(stateDir);
+  if (!existsSync(paths.journalDir) && existsSync(join(paths.databaseDir, 'PG_VERSION'))) {
+    // Loaded only here: a store with journals never brings the database up on this path.
+    await (await import('./adopt-database-runs.js')).adoptDatabaseRuns(stateDir);
+  }
+  await mkdir(paths.journalDir, { recursive: true });
   await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
-  const { db, close } = await openLocalDatabase(join(stateDir, 'db'), {
-    waitMs: options.waitMs ?? 120_000,
-    ...(options.cacheDir ? { templateRoot: options.cacheDir } : {}),
-  });
-  const blobs = new DiskBlobStore(join(stateDir, 'blobs'));
-  return { db, blobs, cache: localStageCache(db), close };
+  const release = await lockStore(paths.journalDir, options.waitMs ?? 120_000);
+  if (!existsSync(paths.indexDir)) {
+    // The index is derived from the journals: a store without one (deleted, or carried
+    // without it) gets it back before the run, instead of missing every cached stage.
+    const { indexFromJournals, rebuildLocalIndex } = await import('./rebuild-local-index.js');
+    await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir)).catch(
+      async (error: unknown) => {
+        await release();
+        throw error;
+      },
+    );
+  }
+  const index = new LocalIndex(paths.indexDir);
+  let closed = false;
+  return {
+    journalDir: paths.journalDir,
+    index,
+    blobs: new DiskBlobStore(paths.blobDir),
+    cache: indexStageCache(index),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await release();
+    },
+  };
 }
 
-/** The embedded store as the engine's stage cache; a store that cannot answer is a miss. */
-function localStageCache(db: Database): StageCache {
-  const scope = { db, repository: LOCAL_REPOSITORY, trustDomains: LOCAL_DOMAINS };
+/** The index as the engine's stage cache; an index that cannot answer is a miss. */
+export function indexStageCache(index: LocalIndex): StageCache {
   return {
-    lookup: (key) => findCacheEntry({ ...scope, key }).catch(() => null),
-    latest: (stage) => latestCacheEntry({ ...scope, stage }).catch(() => null),
+    lookup: async (key) => (await index.cacheEntry(key).catch(() => null))?.entry ?? null,
+    latest: (stage) => index.latestEntry(stage).catch(() => null),
   };
+}
+
+/**
+ * Takes the store's recording lock, waiting up to `waitMs`; fails with a sentence saying
+ * why. Also what `fluksio doctor --repair` holds while it rebuilds.
+ */
+export async function lockStore(journalDir: string, waitMs: number): Promise<() => Promise<void>> {
+  try {
+    return await lock(journalDir, {
+      realpath: false,
+      // A stage may keep the event loop busy; a generous staleness keeps a live lock live.
+      stale: 30_000,
+      update: 5_000,
+      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
+      // Compromised means another process judged us dead and took the store; there is
+      // nothing sound left to do from a timer callback, and throwing there would crash.
+      onCompromised: () => {},
+    });
+  } catch (error) {
+    throw new Error(
+      `The local store ${journalDir} is in use by another fluksio process; wait for it to finish and try again`,
+      { cause: error },
+    );
+  }
 }

@@ -4,11 +4,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, test } from 'vitest';
 import { openLocalState } from '../../cli/local/local-state.js';
 import type { VerifyReport } from '../../schemas/stage-verification.js';
-import { cacheEntries } from '../../schemas/tables/cache-entries.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { makeMlProject, ML_FILES } from '../helpers/ml-project.js';
 import { runCli, runJson, statuses } from '../helpers/run-cli.js';
@@ -203,13 +201,14 @@ describe('a stale entry', { timeout: SLOW }, () => {
     const trainKey = run.report.stages.find((stage) => stage.name === 'train')?.cacheKey as string;
     const state = await openLocalState(join(repo.dir, '.fluksio'));
     try {
-      const [entry] = await state.db.select().from(cacheEntries).where(eq(cacheEntries.key, trainKey));
-      if (!entry) throw new Error('train has no cache entry');
+      const indexed = await state.index.cacheEntry(trainKey);
+      if (!indexed) throw new Error('train has no cache entry');
+      const { entry } = indexed;
       const keyInputs = {
         ...entry.keyInputs,
         deps: { ...entry.keyInputs.deps, 'train.py': `sha256:${'0'.repeat(64)}` },
       };
-      await state.db.update(cacheEntries).set({ keyInputs }).where(eq(cacheEntries.key, trainKey));
+      await state.index.recordCacheEntry({ ...indexed, entry: { ...entry, keyInputs } });
     } finally {
       await state.close();
     }
@@ -230,22 +229,15 @@ describe('a stale entry', { timeout: SLOW }, () => {
     const state = await openLocalState(join(repo.dir, '.fluksio'));
     let swapped: string;
     try {
-      const [prepare] = await state.db
-        .select()
-        .from(cacheEntries)
-        .where(eq(cacheEntries.key, keyOf('prepare')));
-      const [train] = await state.db
-        .select()
-        .from(cacheEntries)
-        .where(eq(cacheEntries.key, keyOf('train')));
+      const prepare = (await state.index.cacheEntry(keyOf('prepare')))?.entry;
+      const train = await state.index.cacheEntry(keyOf('train'));
       if (!prepare || !train) throw new Error('prepare or train has no cache entry');
       // model.txt now names data/clean.csv's blob: real bytes, just not train's.
       swapped = prepare.outs[0]?.digest as string;
-      const outs = train.outs.map((out) => (out.path === 'model.txt' ? { ...out, digest: swapped } : out));
-      await state.db
-        .update(cacheEntries)
-        .set({ outs })
-        .where(eq(cacheEntries.key, keyOf('train')));
+      const outs = train.entry.outs.map((out) =>
+        out.path === 'model.txt' ? { ...out, digest: swapped } : out,
+      );
+      await state.index.recordCacheEntry({ ...train, entry: { ...train.entry, outs } });
     } finally {
       await state.close();
     }

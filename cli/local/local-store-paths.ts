@@ -1,0 +1,16 @@
+import { join } from 'node:path';
+
+/** Where the parts of a store live under a pipeline's `.fluksio/`. */
+export function localStorePaths(stateDir: string): {
+  journalDir: string;
+  indexDir: string;
+  blobDir: string;
+  databaseDir: string;
+} {
+  return {
+    journalDir: join(stateDir, 'journal'),
+    indexDir: join(stateDir, 'index'),
+    blobDir: join(stateDir, 'blobs'),
+    databaseDir: join(stateDir, 'db'),
+  };
+}

@@ -1,0 +1,31 @@
+/** One streamed metric of a run: the stage (of this run) that reported it and its points by step. */
+export interface MetricSeries {
+  stage: string;
+  points: { step: number; value: number }[];
+}
+
+/**
+ * A run's points as metric name → series, stages in `stageOrder`, steps ascending. Should
+ * two stages stream one name, the later stage's series is kept.
+ */
+export function groupSeries(
+  stageOrder: readonly string[],
+  points: readonly { stage: string; name: string; step: number; value: number }[],
+): Record<string, MetricSeries> {
+  const byStageAndName = new Map<string, MetricSeries & { name: string }>();
+  for (const { stage, name, step, value } of points) {
+    const id = JSON.stringify([stage, name]);
+    let series = byStageAndName.get(id);
+    if (!series) byStageAndName.set(id, (series = { name, stage, points: [] }));
+    series.points.push({ step, value });
+  }
+  const position = (stage: string): number => stageOrder.indexOf(stage);
+  const ordered = [...byStageAndName.values()].sort((a, b) => position(a.stage) - position(b.stage));
+  // fromEntries defines own properties, so a metric named "__proto__" stays a metric.
+  return Object.fromEntries(
+    ordered.map(({ name, stage, points: seriesPoints }) => [
+      name,
+      { stage, points: seriesPoints.sort((a, b) => a.step - b.step) },
+    ]),
+  );
+}
