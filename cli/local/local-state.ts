@@ -4,7 +4,7 @@ import { DiskBlobStore } from '../../runner/disk-blob-store.js';
 import type { StageCache } from '../../runner/ports.js';
 import type { Database } from '../../store/database.js';
 import { findCacheEntry } from '../../store/find-cache-entry.js';
-import { latestCacheEntry } from '../../store/latest-cache-entry.js';
+import { previousStageInputs } from '../../store/previous-stage-inputs.js';
 import { openLocalDatabase } from '../../store/open-local-database.js';
 
 /** Local runs are one repository and one trust domain (DESIGN §1: local runs are trusted). */
@@ -15,7 +15,8 @@ const LOCAL_DOMAINS = ['trusted'];
 export interface LocalState {
   db: Database;
   blobs: DiskBlobStore;
-  cache: StageCache;
+  /** The stage cache as one run sees it: "why it re-ran" compares with the run before it. */
+  cacheFor(run: { id: string; pipelinePath: string }): StageCache;
   close(): Promise<void>;
 }
 
@@ -39,14 +40,17 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
     ...(options.cacheDir ? { templateRoot: options.cacheDir } : {}),
   });
   const blobs = new DiskBlobStore(join(stateDir, 'blobs'));
-  return { db, blobs, cache: localStageCache(db), close };
+  return { db, blobs, cacheFor: (run) => localStageCache(db, run), close };
 }
 
-/** The embedded store as the engine's stage cache; a store that cannot answer is a miss. */
-function localStageCache(db: Database): StageCache {
+/** The embedded store as one run's stage cache; a store that cannot answer is a miss. */
+function localStageCache(db: Database, run: { id: string; pipelinePath: string }): StageCache {
   const scope = { db, repository: LOCAL_REPOSITORY, trustDomains: LOCAL_DOMAINS };
   return {
     lookup: (key) => findCacheEntry({ ...scope, key }).catch(() => null),
-    latest: (stage) => latestCacheEntry({ ...scope, stage }).catch(() => null),
+    previous: (stage) =>
+      previousStageInputs({ ...scope, pipelinePath: run.pipelinePath, stage, beforeRunId: run.id }).catch(
+        () => null,
+      ),
   };
 }

@@ -7,6 +7,7 @@ import { ControlPlaneClient } from './control-plane-client.js';
 import { UnauthorizedError } from './control-plane-errors.js';
 import { executeClaim } from './execute-claim.js';
 import { GitWorkspace } from './git-workspace.js';
+import { InterpreterDigests } from '../interpreter-digests.js';
 import { LocalBlobCache } from './local-blob-cache.js';
 
 export interface RunnerDaemonOptions {
@@ -101,6 +102,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     maxBytes: options.blobCacheBytes ?? 10 * 1024 ** 3,
   });
   const git = new GitWorkspace({ workDir, environment: options.environment });
+  const interpreterDigests = new InterpreterDigests(path.join(workDir, 'interpreter-digests.json'));
   const stopping = new AbortController();
   let refusal: UnauthorizedError | null = null;
   const maxBackoffMs = options.maxBackoffMs ?? 30_000;
@@ -146,6 +148,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
           client,
           git,
           blobCache,
+          interpreterDigests,
           acceptForks: options.acceptForks ?? false,
           runnerEnvironment: options.environment,
           secrets: options.secrets ?? {},

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { ulid } from 'ulid';
 import { CacheEntry } from '../../schemas/cache-entry.js';
-import type { KeyInputs } from '../../schemas/key-inputs.js';
+import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import { createRun } from '../../store/create-run.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
@@ -70,7 +70,8 @@ async function startedRun(repository: string, trustDomain: string): Promise<Held
 /** `held` reports a successful, cacheable stage with this key: the control plane writes the entry. */
 async function cacheStage(held: HeldRun, key: string): Promise<void> {
   const keyInputs: KeyInputs = {
-    version: 1,
+    version: CACHE_KEY_VERSION,
+    template: 'python train.py',
     cmd: 'python train.py',
     deps: { 'train.py': DIGEST },
     params: {},
@@ -78,6 +79,7 @@ async function cacheStage(held: HeldRun, key: string): Promise<void> {
     metrics: [],
     code: null,
     env: {},
+    interpreters: {},
     fingerprint: null,
   };
   const now = new Date().toISOString();
