@@ -8,7 +8,7 @@ import type { InterpreterDigests } from './interpreter-digests.js';
 /** Operators after which the shell starts a new command. */
 const COMMAND_SEPARATORS = new Set(['&&', '||', ';', ';;', '|', '|&', '&', '(', ')']);
 /** Words that run the command after them (with their own options first): `env python3 x.py`. */
-const WRAPPERS = new Set(['env', 'exec', 'command', 'nice', 'nohup', 'time']);
+const WRAPPERS = new Set(['env', 'exec', 'command', 'nohup', 'time']);
 /**
  * What `/bin/sh` runs itself, not from PATH (some also exist as files, like `/bin/echo`,
  * but the shell never starts those), and its keywords.
@@ -63,7 +63,8 @@ export async function commandInterpreters(
     if (shebang !== null && !(shebang in found)) {
       const program = await locate(shebang, options);
       const target = program === null ? null : await realpath(program);
-      found[shebang] = target === null ? null : { path: target, digest: await options.digests.digestOf(target) };
+      found[shebang] =
+        target === null ? null : { path: target, digest: await options.digests.digestOf(target) };
     }
   }
   return found;

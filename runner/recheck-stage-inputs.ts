@@ -13,7 +13,7 @@ export interface StageRecheck {
   stageDirty: string[];
   /** Every change to the run's code while it ran, in its key or not: the run's stamp cannot claim one code digest. */
   runDirty: string[];
-  /** Untracked files that appeared while it ran and that neither an out nor `.gitignore` covers. */
+  /** Files that appeared or changed while it ran and that neither an out nor `.gitignore` covers. */
   warnings: string[];
 }
 
@@ -72,26 +72,40 @@ export async function recheckStageInputs(options: RecheckStageInputsOptions): Pr
   const runReason = `code changed while ${stage} ran: ${runChanges}`;
   if (runChanges && !runDirty.includes(runReason)) runDirty.push(runReason);
 
+  // Files it created, or rewrote while they already differed from HEAD (an untracked
+  // file from its last run): git sees them, so every later run would start dirty and with
+  // another code digest. A committed file edited meanwhile is the user's, and dirty only.
   const isOut = (repoPath: string) => outs.some((out) => repoPath === out || repoPath.startsWith(`${out}/`));
-  const appeared = [...after.changed]
-    .filter((repoPath) => after.files.has(repoPath) && !before.files.has(repoPath) && !isOut(repoPath))
+  const written = [...after.changed]
+    .filter((repoPath) => {
+      const id = after.files.get(repoPath);
+      const old = before.files.get(repoPath);
+      const isNew = old === undefined || before.changed.has(repoPath);
+      return id !== undefined && id !== old && isNew && !isOut(repoPath);
+    })
     .sort()
     .map((repoPath) => pipelinePathIn(workspace, repoPath));
   const warnings: string[] = [];
-  if (appeared.length > 0) {
-    const named = appeared.slice(0, NAMED_PATHS).join(', ');
-    const rest = appeared.length - NAMED_PATHS;
+  if (written.length > 0) {
+    const one = written.length === 1;
+    const rest = written.length - NAMED_PATHS;
     warnings.push(
-      `${stage} wrote ${named}${rest > 0 ? ` and ${rest} more` : ''} (or ${appeared.length === 1 ? 'it' : 'they'} appeared while it ran), ` +
-        `neither declared nor ignored: declare ${appeared.length === 1 ? 'it' : 'them'} in ${stage}'s outs, ` +
-        'or add to .gitignore — otherwise every later run is dirty and misses the cache',
+      `${stage} wrote ${written.slice(0, NAMED_PATHS).join(', ')}${rest > 0 ? ` and ${rest} more files` : ''} ` +
+        `(or ${one ? 'it' : 'they'} changed while it ran), which ${one ? 'is' : 'are'} neither an out nor ignored: ` +
+        `declare ${one ? 'it' : 'them'} in ${stage}'s outs, or add ${one ? 'it' : 'them'} to .gitignore — ` +
+        'otherwise every later run is dirty and misses the cache',
     );
   }
   return { stageDirty, runDirty, warnings };
 }
 
 /** What changed in a scope between two indexes, as one phrase; null when nothing did. */
-function changesIn(scope: CodeScope, before: CodeIndex, after: CodeIndex, workspace: Workspace): string | null {
+function changesIn(
+  scope: CodeScope,
+  before: CodeIndex,
+  after: CodeIndex,
+  workspace: Workspace,
+): string | null {
   const old = codeDigest(before, scope);
   const now = codeDigest(after, scope);
   if (old.digest === now.digest) return null;

@@ -92,7 +92,12 @@ test("a Python stage's output streams through the pipe line by line", async () =
   await runStageProcess({
     cmd: 'python3 -c \'import time; print("first"); time.sleep(1.5); print("second")\'',
     cwd: '/',
-    env: stageEnvironment({ source: { PATH: '/usr/local/bin:/usr/bin:/bin' }, pass: [], extra: {}, privateDir }),
+    env: stageEnvironment({
+      source: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+      pass: [],
+      extra: {},
+      privateDir,
+    }),
     timeoutMs: null,
     onLine: () => arrived.push(performance.now() - started),
   });

@@ -136,8 +136,12 @@ describe.each(databaseBackends)('the stage cache on $name', ({ open }) => {
     const laterRun = await finishStage(repository, 'trusted', makeStageRecord({ name: 'train' }));
     await finishStage(uniqueRepository(), 'trusted', makeStageRecord({ name: 'train' }));
 
-    const previous = (trustDomains: string[], beforeRunId: string, stage = 'train', pipelinePath = 'fluksio.yml') =>
-      previousStageInputs({ db, repository, pipelinePath, trustDomains, stage, beforeRunId });
+    const previous = (
+      trustDomains: string[],
+      beforeRunId: string,
+      stage = 'train',
+      pipelinePath = 'fluksio.yml',
+    ) => previousStageInputs({ db, repository, pipelinePath, trustDomains, stage, beforeRunId });
     expect(await previous(['trusted'], laterRun)).toEqual({ runId: newerRun, keyInputs: newer.keyInputs });
     expect((await previous(['trusted'], newerRun))?.runId).toBe(olderRun);
     expect((await previous(['trusted', 'pr:3'], laterRun))?.runId).toBe(forkRun);
