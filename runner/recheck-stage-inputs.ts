@@ -32,6 +32,11 @@ export interface RecheckStageInputsOptions {
 
 /** Paths named in one sentence before the rest are counted. */
 const NAMED_PATHS = 5;
+/**
+ * The longest sentence kept: paths are the repository's to choose, and these sentences
+ * travel in events and a run's finish, which the control plane bounds.
+ */
+const MAX_SENTENCE = 1000;
 
 /**
  * The after-check of a stage that ran (issue 8, defects 1 and 10): reads its deps again
@@ -96,7 +101,11 @@ export async function recheckStageInputs(options: RecheckStageInputsOptions): Pr
         'otherwise every later run is dirty and misses the cache',
     );
   }
-  return { stageDirty, runDirty, warnings };
+  return { stageDirty: stageDirty.map(clip), runDirty: runDirty.map(clip), warnings: warnings.map(clip) };
+}
+
+function clip(sentence: string): string {
+  return sentence.length <= MAX_SENTENCE ? sentence : `${sentence.slice(0, MAX_SENTENCE - 1)}…`;
 }
 
 /** What changed in a scope between two indexes, as one phrase; null when nothing did. */

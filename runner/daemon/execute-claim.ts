@@ -239,7 +239,8 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         status: outcome.status,
         reason: outcome.reason,
         metrics: outcome.metrics,
-        dirtyReasons: outcome.dirtyReasons,
+        // The control plane takes at most 100; each is already bounded.
+        dirtyReasons: outcome.dirtyReasons.slice(0, 100),
       }))
     );
   } finally {
