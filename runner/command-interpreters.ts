@@ -56,24 +56,38 @@ export async function commandInterpreters(
       continue;
     }
     const real = await realpath(file);
-    if (!isInside(real, options.repoRoot)) {
-      found[word] = { path: real, digest: await options.digests.digestOf(real) };
-    }
+    if (!isInside(real, options.repoRoot)) found[word] = await interpreterAt(real, options.digests);
     const shebang = await shebangProgram(real);
     if (shebang !== null && !(shebang in found)) {
       const program = await locate(shebang, options);
-      const target = program === null ? null : await realpath(program);
       found[shebang] =
-        target === null ? null : { path: target, digest: await options.digests.digestOf(target) };
+        program === null ? null : await interpreterAt(await realpath(program), options.digests);
     }
   }
   return found;
 }
 
+/**
+ * A program as keyed. One that can be run but not read (mode `--x`) is keyed by its path
+ * alone: the key then says so rather than failing the stage.
+ */
+async function interpreterAt(realPath: string, digests: InterpreterDigests): Promise<Interpreter> {
+  const digest = await digests
+    .digestOf(realPath)
+    .catch((error: NodeJS.ErrnoException) => `unreadable (${error.code ?? 'error'})`);
+  return { path: realPath, digest };
+}
+
 /** The word naming the program of each simple command in a shell command line. */
 export function commandWords(cmd: string): string[] {
   // Variables are left as written: a word made of one is not a program name anyone can key.
-  const tokens = parse(cmd, (name) => `$${name}`);
+  let tokens: ReturnType<typeof parse>;
+  try {
+    tokens = parse(cmd, (name) => `$${name}`);
+  } catch {
+    // The shell will say what is wrong with the line when it runs it.
+    return [];
+  }
   const words: string[] = [];
   let atStart = true;
   let afterRedirect = false;
