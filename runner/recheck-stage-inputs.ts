@@ -48,17 +48,17 @@ const MAX_SENTENCE = 1000;
  */
 export async function recheckStageInputs(options: RecheckStageInputsOptions): Promise<StageRecheck> {
   const { stage, material, workspace, before, after } = options;
-  const stageDirty: string[] = [];
-
+  const depsDirty: string[] = [];
   for (const [dep, digest] of Object.entries(material.inputs.deps)) {
     if (options.produced.get(dep)?.kind === 'dir') continue;
     const now = await contentDigest(join(workspace.pipelineDir, dep)).then(
       (content) => content.digest,
       () => null,
     );
-    if (now === null) stageDirty.push(`${dep} was deleted while ${stage} ran`);
-    else if (now !== digest) stageDirty.push(`${dep} changed while ${stage} ran`);
+    if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
+    else if (now !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
   }
+  const stageDirty = [...depsDirty];
   if (material.code && material.codeScope) {
     const changes = changesIn(material.codeScope, before, after, workspace);
     if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
@@ -72,10 +72,9 @@ export async function recheckStageInputs(options: RecheckStageInputsOptions): Pr
     include: options.pipeline.code ?? null,
     exclude: outs,
   };
+  // The run's code covers the stage's (and tracked deps); ignored deps are named apart.
   const runChanges = changesIn(runScope, before, after, workspace);
-  const runDirty = [...stageDirty];
-  const runReason = `code changed while ${stage} ran: ${runChanges}`;
-  if (runChanges && !runDirty.includes(runReason)) runDirty.push(runReason);
+  const runDirty = [...depsDirty, ...(runChanges ? [`code changed while ${stage} ran: ${runChanges}`] : [])];
 
   // Files it created, or rewrote while they already differed from HEAD (an untracked
   // file from its last run): git sees them, so every later run would start dirty and with
