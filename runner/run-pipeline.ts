@@ -71,6 +71,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
           pipeline.fingerprint,
           options.workspace.pipelineDir,
           environmentFor(privateDir),
+          options.launcher,
         );
       }
     } catch (error) {
