@@ -1,5 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { Annotation } from '../schemas/annotation.js';
@@ -42,8 +41,13 @@ export interface RunOutcome {
  */
 export async function runPipeline(options: RunPipelineOptions): Promise<RunOutcome> {
   const { pipeline } = options;
-  // Stages' homes, temporary folders and bytecode live here, and go with the run.
-  const privateRoot = await mkdtemp(join(tmpdir(), 'fluksio-run-'));
+  // Stages' homes, temporary folders and bytecode live here, and go with the run: inside
+  // the workspace, which a sandbox keeps writable (its /tmp is its own), under a
+  // `.fluksio/` that ignores itself, so git and the code digest never see them.
+  const stateDir = join(options.workspace.pipelineDir, '.fluksio');
+  await mkdir(stateDir, { recursive: true });
+  await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
+  const privateRoot = await mkdtemp(join(stateDir, 'run-'));
   const abort = new AbortController();
   const cancel = () => abort.abort('cancelled');
   if (options.signal?.aborted) cancel();
