@@ -26,9 +26,6 @@ import { stageEnvironmentSource } from './stage-environment-source.js';
 export async function runLocalMode(inputs: ActionInputs, context: ModeContext): Promise<ActionResult> {
   const { log, colors, signal } = context;
   const { project, pipeline, grid, swept } = await readPipelineInputs(inputs);
-  // git reads the tree while the store opens; the store is closed whatever happens next.
-  const indexing = readCodeIndex(project.workspace.repoRoot);
-  indexing.catch(() => {});
   const state = await openLocalState(project.stateDir);
   const target = checkRunTargetOf(inputs.workflow);
   const checkRuns = new OpenCheckRuns(
@@ -38,13 +35,16 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
   );
   const environment = stageEnvironmentSource(context.env, [inputs.githubToken, inputs.server?.token ?? '']);
   try {
-    const codeIndex = await indexing;
+    // The tree is read once the store is ours: no other run's stages change it after that.
+    let codeIndex = await readCodeIndex(project.workspace.repoRoot);
     const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];
     const summaries: string[] = [];
     for (const [index, params] of grid.entries()) {
       if (signal.aborted) break;
       if (groupId) log.untrusted(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
+      // The previous run of the sweep executed stages: the tree is read again for this one.
+      if (index > 0) codeIndex = await readCodeIndex(project.workspace.repoRoot);
       const { report, detail, outcome } = await executeLocalRun({
         project,
         pipeline,

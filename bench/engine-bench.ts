@@ -180,6 +180,7 @@ export async function benchCacheKeys(): Promise<void> {
           params,
           codeIndex,
           env: {},
+          interpreters: {},
           fingerprint: null,
           produced: new Map(),
         }),

@@ -58,11 +58,15 @@ function keyDifferences(entry: CacheEntry, fresh: FreshResult, context: CompareC
   if (claimedKey === fresh.cacheKey) {
     return [`the entry is stored under key ${entry.key}, which its own key inputs do not hash to`];
   }
-  return rerunReasons(fresh.keyInputs, entry.keyInputs, {
-    producerOf: context.producerOf,
-    ranUpstream: new Set(),
-    codeChanges: context.codeChanges,
-  });
+  return rerunReasons(
+    fresh.keyInputs,
+    { runId: entry.runId, keyInputs: entry.keyInputs },
+    {
+      producerOf: context.producerOf,
+      ranUpstream: new Set(),
+      codeChanges: context.codeChanges,
+    },
+  );
 }
 
 /**

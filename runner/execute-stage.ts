@@ -1,16 +1,23 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, posix } from 'node:path';
 import type { Annotation } from '../schemas/annotation.js';
 import type { CacheEntry } from '../schemas/cache-entry.js';
-import type { KeyInputs } from '../schemas/key-inputs.js';
+import { interpolateCommand } from '../schemas/interpolate-command.js';
 import type { OutRecord } from '../schemas/out-record.js';
+import type { PreviousStage } from '../schemas/previous-stage.js';
 import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
 import { producerOf } from '../schemas/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
 import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
 import { cacheKeyOf } from './cache-key.js';
+import type { CodeIndex } from './code-index.js';
 import { describeCodeChanges } from './code-digest.js';
+import type { CodeView } from './code-view.js';
+import { commandInterpreters } from './command-interpreters.js';
+import type { InterpreterDigests } from './interpreter-digests.js';
+import { makePrivateDir } from './private-dir.js';
+import { recheckStageInputs, type StageRecheck } from './recheck-stage-inputs.js';
 import { readMetricsFile } from './metrics-file.js';
 import { MissingOutError } from './missing-out-error.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
@@ -26,10 +33,15 @@ import type { ParsedTraceback } from '../schemas/traceback.js';
 export interface StageRunContext {
   options: RunPipelineOptions;
   fingerprint: string | null;
-  /** The pipeline's `env` values as stages see them. */
-  envValues: Readonly<Record<string, string | null>>;
-  /** The allow-listed environment every stage starts from. */
-  stageEnv: Readonly<Record<string, string>>;
+  /** The keyed variables of every stage's environment (`keyedEnvironment`). */
+  keyedEnv: Readonly<Record<string, string | null>>;
+  /** A stage's whole environment, given its private directory and its own variables. */
+  environmentFor(privateDir: string, extra: Record<string, string>): Record<string, string>;
+  /** Where each stage's private directory is made. */
+  privateRoot: string;
+  /** The code as stages see it (read again after stage processes ran). */
+  codeView: CodeView;
+  interpreterDigests: InterpreterDigests;
   masker: Masker;
   /** Aborted with reason 'cancelled' or 'timed_out' for the whole run. */
   signal: AbortSignal;
@@ -43,6 +55,8 @@ export interface StageResult {
   record: StageRecord;
   annotations: Annotation[];
   tracebacks: ParsedTraceback[];
+  /** Code that changed while the stage ran (see StageRecheck.runDirty). */
+  runDirty: string[];
 }
 
 /**
@@ -68,20 +82,30 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       durationMs: finishedAt.getTime() - startedAt.getTime(),
     };
     options.events.emit({ type: 'stage.finished', stage: record });
-    return { record, annotations, tracebacks };
+    return { record, annotations, tracebacks, runDirty: recheck?.runDirty ?? [] };
   };
   const annotations: Annotation[] = [];
   let tracebacks: ParsedTraceback[] = [];
+  let recheck: StageRecheck | null = null;
 
   let material: StageKeyMaterial;
+  let codeIndex: CodeIndex;
   try {
+    // The code as it is now, not as it was when the run started: an earlier stage ran since.
+    codeIndex = await context.codeView.fresh();
     material = await stageKeyInputs({
       workspace: options.workspace,
       pipeline: options.pipeline,
       stage: name,
       params: options.params,
-      codeIndex: options.codeIndex,
-      env: context.envValues,
+      codeIndex,
+      env: context.keyedEnv,
+      interpreters: await commandInterpreters(interpolateCommand(stage.cmd, options.params), {
+        path: context.keyedEnv.PATH ?? '',
+        cwd: options.workspace.pipelineDir,
+        repoRoot: options.workspace.repoRoot,
+        digests: context.interpreterDigests,
+      }),
       fingerprint: context.fingerprint,
       produced: context.produced,
     });
@@ -140,19 +164,23 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     },
   });
   let processResult;
+  const processEnded = context.codeView.processStarted();
   try {
+    const privateDir = await makePrivateDir(context.privateRoot, name);
     processResult = await runStageProcess({
       cmd: material.inputs.cmd,
       cwd: workspace.pipelineDir,
-      env: { ...context.stageEnv, FLUKSIO_STAGE: name },
+      env: context.environmentFor(privateDir, { FLUKSIO_STAGE: name }),
       timeoutMs: stage.timeout ?? null,
       signal: context.signal,
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
       onLine: (stream, line) => output.push(stream, line),
-    });
+    }).finally(() => rm(privateDir, { recursive: true, force: true }).catch(() => {}));
   } catch (error) {
     return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
+  } finally {
+    processEnded();
   }
   const finished = output.finish();
   tracebacks = finished.tracebacks;
@@ -208,9 +236,45 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       .catch(() => null);
     keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
   }
+  recheck = await afterCheck(name, context, material, codeIndex);
   for (const out of outs) context.produced.set(normalizePipelinePath(out.path), out);
   context.ranUpstream.add(name);
-  return finish({ status: 'ran', ...ran, keyInputs, outs, metrics });
+  return finish({
+    status: 'ran',
+    ...ran,
+    keyInputs,
+    outs,
+    metrics,
+    dirtyReasons: recheck.stageDirty,
+    warnings: recheck.warnings,
+  });
+}
+
+/**
+ * Checks a stage's key inputs again once it ran; a check that cannot be made counts as
+ * a change, since nothing then shows that the key says what the stage read.
+ */
+async function afterCheck(
+  name: string,
+  context: StageRunContext,
+  material: StageKeyMaterial,
+  before: CodeIndex,
+): Promise<StageRecheck> {
+  const { options } = context;
+  try {
+    return await recheckStageInputs({
+      stage: name,
+      pipeline: options.pipeline,
+      workspace: options.workspace,
+      material,
+      produced: context.produced,
+      before,
+      after: await context.codeView.read(),
+    });
+  } catch (error) {
+    const reason = `the inputs of ${name} could not be checked again after it ran: ${messageOf(error)}`;
+    return { stageDirty: [reason], runDirty: [reason], warnings: [] };
+  }
 }
 
 /** A record for a stage that never started: skipped after an upstream failure, or cancelled. */
@@ -236,6 +300,8 @@ function emptyRecord(name: string, status: StageStatus): StageRecord {
     logTail: '',
     logDigest: null,
     error: null,
+    dirtyReasons: [],
+    warnings: [],
   };
 }
 
@@ -266,15 +332,15 @@ async function restoreEntry(context: StageRunContext, entry: CacheEntry): Promis
   }
 }
 
-/** Why the stage misses: compared with the latest entry of the same stage. */
+/** Why the stage misses: compared with its inputs in the previous run (StageCache.previous). */
 async function missReasons(
   name: string,
   context: StageRunContext,
   material: StageKeyMaterial,
 ): Promise<string[]> {
   const { options } = context;
-  const latest = await options.cache.latest(name).catch((): CacheEntry | null => null);
-  const previous: KeyInputs | null = latest?.keyInputs ?? null;
+  const previousStage = await options.cache.previous(name).catch((): PreviousStage | null => null);
+  const previous = previousStage?.keyInputs ?? null;
   let codeChanges: string[] | null = null;
   const manifest = previous?.code?.manifest;
   if (manifest && material.code && previous?.code?.digest !== material.code.digest) {
@@ -290,7 +356,7 @@ async function missReasons(
       codeChanges = null;
     }
   }
-  return rerunReasons(material.inputs, previous, {
+  return rerunReasons(material.inputs, previousStage, {
     producerOf: (dep) => producerOf(options.pipeline, dep),
     ranUpstream: context.ranUpstream,
     codeChanges,

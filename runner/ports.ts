@@ -1,5 +1,6 @@
 import type { BlobDigest } from '../schemas/blob-digest.js';
 import type { CacheEntry } from '../schemas/cache-entry.js';
+import type { PreviousStage } from '../schemas/previous-stage.js';
 import type { RunEventBody } from '../schemas/run-event.js';
 
 /**
@@ -11,8 +12,12 @@ import type { RunEventBody } from '../schemas/run-event.js';
 export interface StageCache {
   /** The entry for this key, or null. */
   lookup(key: string): Promise<CacheEntry | null>;
-  /** The most recent entry of a stage with this name, to say why a stage re-ran. */
-  latest(stage: string): Promise<CacheEntry | null>;
+  /**
+   * The stage as the run this one is compared with executed or restored it — locally the
+   * previous run of the pipeline that reached this stage, on a runner the previous run of
+   * the pipeline the control plane holds — to say why the stage re-ran. Null when none.
+   */
+  previous(stage: string): Promise<PreviousStage | null>;
 }
 
 /** Size and digest of bytes stored in a blob store. */

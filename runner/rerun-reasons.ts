@@ -1,4 +1,5 @@
-import type { KeyInputs, ParamValue } from '../schemas/key-inputs.js';
+import type { Interpreter, KeyInputs, ParamValue } from '../schemas/key-inputs.js';
+import type { PreviousStage } from '../schemas/previous-stage.js';
 
 export interface RerunContext {
   /** For a dep produced by a stage of this pipeline: that stage's name. */
@@ -10,19 +11,25 @@ export interface RerunContext {
 }
 
 /**
- * Why a stage re-ran (DESIGN §5): what differs between the inputs it has now and those
- * of the most recent cache entry of the same stage, one short sentence each:
+ * Why a stage re-ran (DESIGN §5): what differs between the inputs it has now and those it
+ * had in the run the user compares with (the previous run of the pipeline, see
+ * StageCache.previous), one short sentence for each kind of change — `command changed`,
  * `lr 0.01 → 0.1`, `train.py changed`, `data/clean.csv changed (upstream prepare re-ran)`,
- * `env CUDA_VISIBLE_DEVICES changed`. Never empty for a miss.
+ * `helpers.py changed`, `env CUDA_VISIBLE_DEVICES changed`, `python3 is now /opt/py/bin/python3.12
+ * (was /usr/bin/python3.11)`, `fingerprint output changed`, `declared outs or metrics
+ * changed`. Never empty for a miss.
  */
 export function rerunReasons(
   current: KeyInputs,
-  previous: KeyInputs | null,
+  previousStage: PreviousStage | null,
   context: RerunContext,
 ): string[] {
-  if (previous === null) return ['no earlier run of this stage'];
+  if (previousStage === null) return ['no earlier run of this stage'];
+  const previous = previousStage.keyInputs;
   if (previous.version !== current.version) return ['the cache key recipe changed'];
   const reasons: string[] = [];
+  // A param change changes the interpolated command too; the template tells the two apart.
+  if (previous.template !== current.template) reasons.push('command changed');
 
   for (const name of union(Object.keys(previous.params), Object.keys(current.params))) {
     const before = previous.params[name];
@@ -57,13 +64,30 @@ export function rerunReasons(
   for (const name of union(Object.keys(previous.env), Object.keys(current.env))) {
     if (previous.env[name] !== current.env[name]) reasons.push(`env ${name} changed`);
   }
+  for (const word of union(Object.keys(previous.interpreters), Object.keys(current.interpreters))) {
+    const reason = interpreterChange(word, previous.interpreters[word], current.interpreters[word]);
+    if (reason) reasons.push(reason);
+  }
   if (previous.fingerprint !== current.fingerprint) reasons.push('fingerprint output changed');
   if (!sameList(previous.outs, current.outs) || !sameList(previous.metrics, current.metrics)) {
     reasons.push('declared outs or metrics changed');
   }
-  // Params enter the command too; name the command only when nothing else explains it.
-  if (previous.cmd !== current.cmd && reasons.length === 0) reasons.push('command changed');
-  return reasons.length > 0 ? reasons : ['cached outputs were not found'];
+  if (reasons.length > 0) return reasons;
+  return [`same inputs as in run ${previousStage.runId}, whose result is not in the cache`];
+}
+
+/** How the program a command word starts changed, or null when it did not. */
+function interpreterChange(
+  word: string,
+  before: Interpreter | null | undefined,
+  after: Interpreter | null | undefined,
+): string | null {
+  const where = (found: Interpreter | null | undefined) => found?.path ?? 'not found on PATH';
+  if (before === undefined) return `now starts ${word} (${where(after)})`;
+  if (after === undefined) return `no longer starts ${word}`;
+  if (before?.path !== after?.path) return `${word} is now ${where(after)} (was ${where(before)})`;
+  if (before?.digest !== after?.digest) return `${word} (${where(after)}) changed`;
+  return null;
 }
 
 function union(a: string[], b: string[]): string[] {

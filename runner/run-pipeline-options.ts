@@ -1,6 +1,7 @@
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../schemas/resolve-params.js';
 import type { CodeIndex } from './code-index.js';
+import type { InterpreterDigests } from './interpreter-digests.js';
 import type { StageLauncher } from './stage-launcher.js';
 import type { BlobStore, EventSink, StageCache } from './ports.js';
 import type { Workspace } from './workspace.js';
@@ -13,10 +14,19 @@ export interface RunPipelineOptions {
   pipeline: Pipeline;
   /** One complete, typed parameter set. */
   params: Params;
-  /** The working tree's code index, read when the run started. */
+  /**
+   * The working tree's code index, read when the run started — after the store's lock was
+   * taken, so that no other run's stages change the tree after it was read. Stages read it
+   * again when a stage process may have changed the tree since (see CodeView).
+   */
   codeIndex: CodeIndex;
   /**
-   * The environment stages' allow-listed variables and the pipeline's `env` values
+   * Digests of the programs stages start, remembered between runs.
+   * @defaultValue remembered in memory, for this run only
+   */
+  interpreterDigests?: InterpreterDigests;
+  /**
+   * The environment stages' inherited variables (`PATH`) and the pipeline's `env` values
    * are taken from (the CLI passes process.env; nothing else of it reaches a stage).
    */
   environment: Readonly<Record<string, string | undefined>>;

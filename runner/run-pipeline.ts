@@ -1,3 +1,5 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { Annotation } from '../schemas/annotation.js';
 import { buildStageGraph } from '../schemas/stage-graph.js';
@@ -7,7 +9,10 @@ import { executeStage, notStartedRecord, type StageResult, type StageRunContext 
 import { fingerprintOf } from './fingerprint.js';
 import { Masker } from './masker.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
-import { stageEnvironment } from './stage-environment.js';
+import { CodeView } from './code-view.js';
+import { InterpreterDigests } from './interpreter-digests.js';
+import { makePrivateDir } from './private-dir.js';
+import { keyedEnvironment, stageEnvironment } from './stage-environment.js';
 import type { ParsedTraceback } from '../schemas/traceback.js';
 
 export interface RunOutcome {
@@ -20,6 +25,11 @@ export interface RunOutcome {
   metrics: Record<string, number>;
   annotations: Annotation[];
   tracebacks: { stage: string; traceback: ParsedTraceback }[];
+  /**
+   * What changed in the code while stages ran: the run executed more than one version of
+   * it, so its stamp is dirty whatever it said when the run started.
+   */
+  dirtyReasons: string[];
 }
 
 /**
@@ -31,6 +41,13 @@ export interface RunOutcome {
  */
 export async function runPipeline(options: RunPipelineOptions): Promise<RunOutcome> {
   const { pipeline } = options;
+  // Stages' homes, temporary folders and bytecode live here, and go with the run: inside
+  // the workspace, which a sandbox keeps writable (its /tmp is its own), under a
+  // `.fluksio/` that ignores itself, so git and the code digest never see them.
+  const stateDir = join(options.workspace.pipelineDir, '.fluksio');
+  await mkdir(stateDir, { recursive: true });
+  await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
+  const privateRoot = await mkdtemp(join(stateDir, 'run-'));
   const abort = new AbortController();
   const cancel = () => abort.abort('cancelled');
   if (options.signal?.aborted) cancel();
@@ -39,36 +56,51 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
 
   const masker = new Masker();
   for (const secret of Object.values(options.secrets ?? {})) masker.add(secret);
-  const stageEnv = stageEnvironment({
-    source: options.environment,
-    pass: pipeline.env,
-    extra: { ...options.secrets, FLUKSIO_RUN_ID: options.runId },
-  });
-  const envValues = Object.fromEntries(pipeline.env.map((name) => [name, options.environment[name] ?? null]));
+  const environmentFor = (privateDir: string, extra: Record<string, string> = {}) =>
+    stageEnvironment({
+      source: options.environment,
+      pass: pipeline.env,
+      extra: { ...options.secrets, FLUKSIO_RUN_ID: options.runId, ...extra },
+      privateDir,
+    });
   const names = Object.keys(pipeline.stages);
+  const interpreterDigests = options.interpreterDigests ?? new InterpreterDigests(null);
 
   try {
     let fingerprint: string | null = null;
     try {
-      if (pipeline.fingerprint)
+      if (pipeline.fingerprint) {
+        const privateDir = await makePrivateDir(privateRoot, '.fingerprint');
         fingerprint = await fingerprintOf(
           pipeline.fingerprint,
           options.workspace.pipelineDir,
-          stageEnv,
+          environmentFor(privateDir),
           options.launcher,
         );
+      }
     } catch (error) {
       const reason = masker.mask((error as Error).message);
       const stages = names.map((name) => notStartedRecord(name, 'skipped', reason));
       for (const stage of stages) options.events.emit({ type: 'stage.finished', stage });
-      return { status: 'failed', reason, stages, metrics: {}, annotations: [], tracebacks: [] };
+      return {
+        status: 'failed',
+        reason,
+        stages,
+        metrics: {},
+        annotations: [],
+        tracebacks: [],
+        dirtyReasons: [],
+      };
     }
 
     const context: StageRunContext = {
       options,
       fingerprint,
-      envValues,
-      stageEnv,
+      keyedEnv: keyedEnvironment(options.environment, pipeline.env),
+      environmentFor,
+      privateRoot,
+      codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
+      interpreterDigests,
       masker,
       signal: abort.signal,
       produced: new Map(),
@@ -110,6 +142,9 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', cancel);
+    await interpreterDigests.save();
+    // A stage may leave read-only folders behind (some caches are): what cannot go stays in the temp dir.
+    await rm(privateRoot, { recursive: true, force: true }).catch(() => {});
     await options.events.flush();
   }
 }
@@ -122,7 +157,7 @@ function notRun(
 ): StageResult {
   const record = notStartedRecord(name, status, why);
   options.events.emit({ type: 'stage.finished', stage: record });
-  return { record, annotations: [], tracebacks: [] };
+  return { record, annotations: [], tracebacks: [], runDirty: [] };
 }
 
 function notStartedWhy(signal: AbortSignal): string {
@@ -143,7 +178,8 @@ function summarize(results: StageResult[], signal: AbortSignal, timeoutMs: numbe
   const tracebacks = results.flatMap((result) =>
     result.tracebacks.map((traceback) => ({ stage: result.record.name, traceback })),
   );
-  const base = { stages, metrics, annotations, tracebacks };
+  const dirtyReasons = [...new Set(results.flatMap((result) => result.runDirty))];
+  const base = { stages, metrics, annotations, tracebacks, dirtyReasons };
   if (signal.reason === 'cancelled') return { status: 'cancelled', reason: 'The run was cancelled', ...base };
   if (signal.reason === 'timed_out') {
     return {

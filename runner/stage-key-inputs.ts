@@ -5,7 +5,7 @@ import type { OutRecord } from '../schemas/out-record.js';
 import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../schemas/resolve-params.js';
-import { codeDigest, type CodeDigest } from './code-digest.js';
+import { codeDigest, type CodeDigest, type CodeScope } from './code-digest.js';
 import type { CodeIndex } from './code-index.js';
 import { contentDigest, fileDigestWithMode } from './content-digest.js';
 import { repoPathIn, type Workspace } from './workspace.js';
@@ -16,25 +16,29 @@ export interface StageKeyInputsOptions {
   stage: string;
   params: Params;
   codeIndex: CodeIndex;
-  /** Values of the pipeline's `env` variables, as the stages will see them. */
+  /** The keyed variables of the stage's environment (`keyedEnvironment`): `PATH` and the pipeline's `env`. */
   env: Readonly<Record<string, string | null>>;
+  /** The programs the command starts (`commandInterpreters`). */
+  interpreters: KeyInputs['interpreters'];
   fingerprint: string | null;
   /** Outs this run already produced or restored, by normalized pipeline path. */
   produced: ReadonlyMap<string, OutRecord>;
 }
 
-/** A stage's key inputs, and the code files behind its code digest. */
+/** A stage's key inputs, and the code files behind its code digest and the scope they came from. */
 export interface StageKeyMaterial {
   inputs: KeyInputs;
   code: CodeDigest | null;
+  codeScope: CodeScope | null;
 }
 
 /**
  * Gathers everything a stage's result depends on (DESIGN §5), after its upstream
  * stages have finished: the interpolated command, each dep's content digest (an out of
  * this run by the digest it was stored under, anything else read from disk, so a
- * touched mtime changes nothing; a file's executable bit counts), the listed params, the declared outs, the code digest
- * of the stage's scope, the `env` values and the fingerprint.
+ * touched mtime changes nothing; a file's executable bit counts), the listed params, the
+ * declared outs, the code digest of the stage's scope, the keyed environment, the
+ * programs the command starts and the fingerprint.
  */
 export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<StageKeyMaterial> {
   const { workspace, pipeline, stage: name, params } = options;
@@ -51,27 +55,31 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
   }
 
   let code: CodeDigest | null = null;
+  let codeScope: CodeScope | null = null;
   if (stage.code !== false) {
     const everyOut = Object.values(pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]);
-    code = codeDigest(options.codeIndex, {
+    codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline.code ?? null,
       exclude: [...stage.deps, ...everyOut].map((path) => repoPathIn(workspace, path)),
-    });
+    };
+    code = codeDigest(options.codeIndex, codeScope);
   }
 
   const inputs: KeyInputs = {
     version: CACHE_KEY_VERSION,
+    template: stage.cmd,
     cmd: interpolateCommand(stage.cmd, params),
     deps,
     params: Object.fromEntries(stage.params.map((param) => [param, params[param] as Params[string]])),
     outs: stage.outs.map(normalizePipelinePath),
     metrics: stage.metrics.map(normalizePipelinePath),
     code: code ? { digest: code.digest, manifest: null } : null,
-    env: Object.fromEntries(pipeline.env.map((variable) => [variable, options.env[variable] ?? null])),
+    env: { ...options.env },
+    interpreters: options.interpreters,
     fingerprint: options.fingerprint,
   };
-  return { inputs, code };
+  return { inputs, code, codeScope };
 }
 
 /** An out of this run as a dep: a file as contentDigest would give it, mode included; a directory by its manifest. */

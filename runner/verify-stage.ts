@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ulid } from 'ulid';
@@ -15,11 +16,13 @@ import type { OutDifference, StageVerification, VerifyVerdict } from '../schemas
 import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
 import { describeCodeChanges } from './code-digest.js';
 import type { CodeIndex } from './code-index.js';
+import { CodeView } from './code-view.js';
 import { compareWithEntry, differingFiles, metricDifferences, outDifferences } from './compare-with-entry.js';
 import { executeStage, type StageRunContext } from './execute-stage.js';
+import { InterpreterDigests } from './interpreter-digests.js';
 import { Masker } from './masker.js';
 import type { BlobStore, EventSink, StageCache } from './ports.js';
-import { stageEnvironment } from './stage-environment.js';
+import { keyedEnvironment, stageEnvironment } from './stage-environment.js';
 import { restoreOut } from './stage-outputs.js';
 import { UnsafePathError } from './unsafe-path-error.js';
 import { repoPathIn, type Workspace } from './workspace.js';
@@ -55,7 +58,7 @@ export interface VerifyStageOptions {
 }
 
 /** A cache that answers nothing: re-executions never restore, they always run. */
-const NO_CACHE: StageCache = { lookup: async () => null, latest: async () => null };
+const NO_CACHE: StageCache = { lookup: async () => null, previous: async () => null };
 
 /**
  * Re-executes one cached stage in a scratch work tree on the inputs its cache entry was
@@ -249,6 +252,7 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
   const source: Record<string, string | undefined> = { ...options.environment };
   for (const [name, value] of Object.entries(claimed)) source[name] = value ?? undefined;
   const runId = ulid();
+  const privateRoot = await mkdtemp(path.join(tmpdir(), 'fluksio-verify-run-'));
   const context: StageRunContext = {
     options: {
       runId,
@@ -265,14 +269,27 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
       signal: options.signal,
     },
     fingerprint: options.fingerprint,
-    envValues: claimed,
-    stageEnv: stageEnvironment({ source, pass: pipeline.env, extra: { FLUKSIO_RUN_ID: runId } }),
+    keyedEnv: keyedEnvironment(source, pipeline.env),
+    environmentFor: (privateDir, extra) =>
+      stageEnvironment({
+        source,
+        pass: pipeline.env,
+        extra: { FLUKSIO_RUN_ID: runId, ...extra },
+        privateDir,
+      }),
+    privateRoot,
+    codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
+    interpreterDigests: new InterpreterDigests(null),
     masker: new Masker(),
     signal: options.signal,
     produced: new Map(options.produced),
     ranUpstream: new Set(),
   };
-  return (await executeStage(options.stage, context)).record;
+  try {
+    return (await executeStage(options.stage, context)).record;
+  } finally {
+    await rm(privateRoot, { recursive: true, force: true }).catch(() => {});
+  }
 }
 
 /** The code files that differ between the entry's code manifest and the fresh one, when both can be read. */

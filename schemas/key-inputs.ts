@@ -2,10 +2,19 @@ import { z } from 'zod';
 import { BlobDigest } from './blob-digest.js';
 
 /** Version of the cache-key recipe. Bump it when what goes into a key changes. */
-export const CACHE_KEY_VERSION = 1;
+export const CACHE_KEY_VERSION = 2;
 
 export const ParamValue = z.union([z.number(), z.string(), z.boolean()]);
 export type ParamValue = z.infer<typeof ParamValue>;
+
+/** A program a stage's command starts, as it enters the key (see `commandInterpreters`). */
+export const Interpreter = z.strictObject({
+  /** The file PATH leads to, symlinks followed. */
+  path: z.string(),
+  /** `sha256:<hex>` of its bytes. */
+  digest: z.string(),
+});
+export type Interpreter = z.infer<typeof Interpreter>;
 
 /**
  * Everything a stage's result depends on (DESIGN §5). The cache key is the sha256 of
@@ -14,6 +23,8 @@ export type ParamValue = z.infer<typeof ParamValue>;
  */
 export const KeyInputs = z.strictObject({
   version: z.literal(CACHE_KEY_VERSION),
+  /** The command as the pipeline writes it, before interpolation: tells a command edit from a param change. */
+  template: z.string(),
   /** The command after interpolation. */
   cmd: z.string(),
   /** Each dep's path → content digest (a directory: a digest over its files). */
@@ -33,8 +44,16 @@ export const KeyInputs = z.strictObject({
       manifest: BlobDigest.nullable(),
     })
     .nullable(),
-  /** The pipeline's `env` variables' values; null for an unset variable. */
+  /**
+   * The values of the variables a stage inherits that are keyed rather than fixed: the
+   * pipeline's `env` variables and `PATH` (see stageEnvironment); null for an unset one.
+   */
   env: z.record(z.string(), z.string().nullable()),
+  /**
+   * Each program the command starts, by the word that names it (`python3`), as found on
+   * the stage's PATH: its real path and the sha256 of its bytes; null when not found.
+   */
+  interpreters: z.record(z.string(), Interpreter.nullable()),
   /** sha256 of the `fingerprint` command's output; null when the pipeline has none. */
   fingerprint: z.string().nullable(),
 });

@@ -22,6 +22,8 @@ const RunFinished = z.strictObject({
   status: RunStatus,
   reason: z.string().nullable(),
   metrics: z.record(z.string(), z.number()),
+  /** Key inputs that changed while stages ran (absent in journals written before). */
+  dirtyReasons: z.array(z.string()).default([]),
   finishedAt: z.iso.datetime(),
 });
 

@@ -18,6 +18,8 @@ export const RunReport = z.object({
     pipelinePath: z.string(),
     commit: z.string().nullable(),
     dirty: z.boolean(),
+    /** What changed in the code while the run's stages ran, making it dirty (issue 8, defect 1). */
+    dirtyReasons: z.array(z.string()),
     codeDigest: z.string().nullable(),
     paramsDigest: z.string(),
     envDigest: z.string().nullable(),
@@ -42,6 +44,10 @@ export const RunReport = z.object({
       error: z.string().nullable(),
       /** What the stage produced, as blobs (`fluksio pull` downloads them). */
       outs: z.array(OutRecord),
+      /** Key inputs that changed while it ran: why its result was not cached. */
+      dirtyReasons: z.array(z.string()),
+      /** What the user should fix, such as files it wrote that are neither outs nor ignored. */
+      warnings: z.array(z.string()),
     }),
   ),
   metrics: z.record(z.string(), z.number()),
@@ -73,6 +79,7 @@ export function buildRunReport(
       pipelinePath: run.pipelinePath,
       commit: run.commit,
       dirty: run.dirty,
+      dirtyReasons: run.dirtyReasons,
       codeDigest: run.codeDigest,
       paramsDigest: run.paramsDigest,
       envDigest: run.envDigest,
@@ -95,6 +102,8 @@ export function buildRunReport(
       exitCode: stage.exitCode,
       error: stage.error,
       outs: stage.outs,
+      dirtyReasons: stage.dirtyReasons,
+      warnings: stage.warnings,
     })),
     metrics: run.metrics,
     baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,

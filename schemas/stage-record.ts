@@ -41,10 +41,25 @@ export const StageRecord = z.strictObject({
   logDigest: BlobDigest.nullable(),
   /** A sentence saying why the stage failed, was skipped or cancelled. */
   error: z.string().nullable(),
+  /**
+   * Key inputs that changed while the stage ran (`helpers.py changed while train ran`):
+   * its key no longer says what it read, so its result is not cached and the run is dirty.
+   */
+  dirtyReasons: z.array(z.string()).default([]),
+  /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
+  warnings: z.array(z.string()).default([]),
 });
 export type StageRecord = z.infer<typeof StageRecord>;
 
-/** Whether a finished stage may become a cache entry: it ran, succeeded and has a key. */
+/**
+ * Whether a finished stage may become a cache entry: it ran, succeeded, has a key, and
+ * none of its key inputs changed while it ran.
+ */
 export function isCacheable(record: StageRecord): boolean {
-  return record.status === 'ran' && record.cacheKey !== null && record.keyInputs !== null;
+  return (
+    record.status === 'ran' &&
+    record.cacheKey !== null &&
+    record.keyInputs !== null &&
+    record.dirtyReasons.length === 0
+  );
 }

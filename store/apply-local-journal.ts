@@ -87,6 +87,7 @@ export async function applyLocalJournal({
             status: record.status,
             reason: record.reason,
             metrics: record.metrics,
+            dirtyReasons: record.dirtyReasons,
             finishedAt: new Date(record.finishedAt),
           });
           break;

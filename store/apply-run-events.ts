@@ -124,6 +124,8 @@ async function recordStageStarted(db: Database, runId: string, name: string, at:
     logTail: '',
     logDigest: null,
     error: null,
+    dirtyReasons: [],
+    warnings: [],
   };
   await db
     .insert(stages)
@@ -147,6 +149,8 @@ async function recordStageFinished(db: Database, runId: string, record: StageRec
     logTail: record.logTail,
     logDigest: record.logDigest,
     error: record.error,
+    dirtyReasons: record.dirtyReasons,
+    warnings: record.warnings,
   };
   await db
     .insert(stages)

@@ -6,6 +6,7 @@ import { finishedNow } from './finished-now.js';
 
 /**
  * Records the final state the runner holding `leaseId` reports: status, reason, metrics,
+ * what made it dirty,
  * `finished_at` and `duration_ms` by the database's clock. The lease stops being renewable
  * (the run is no longer running, so heartbeats, events and a release under it are stale),
  * but the lease id stays on the row: a finish sent again under the same lease — its
@@ -20,6 +21,7 @@ export async function finishLeasedRun({
   status,
   reason,
   metrics,
+  dirtyReasons = [],
 }: {
   db: Database;
   runId: string;
@@ -27,10 +29,13 @@ export async function finishLeasedRun({
   status: FinishRequest['status'];
   reason: string | null;
   metrics: Record<string, number>;
+  /** What changed in the code while stages ran: makes the run dirty. */
+  dirtyReasons?: string[];
 }): Promise<Run | null> {
+  const dirty = dirtyReasons.length > 0 ? { dirty: true, dirtyReasons } : {};
   const [finished] = await db
     .update(runs)
-    .set({ status, statusReason: reason, metrics, ...finishedNow() })
+    .set({ status, statusReason: reason, metrics, ...dirty, ...finishedNow() })
     .where(and(eq(runs.id, runId), eq(runs.leaseId, leaseId), eq(runs.status, 'running')))
     .returning();
   if (finished) return finished;

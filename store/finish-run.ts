@@ -14,6 +14,7 @@ export async function finishRun({
   status,
   reason,
   metrics,
+  dirtyReasons = [],
   finishedAt,
 }: {
   db: Database;
@@ -21,6 +22,8 @@ export async function finishRun({
   status: RunStatus;
   reason: string | null;
   metrics: Record<string, number>;
+  /** What changed in the code while stages ran: makes the run dirty (its start stamp said otherwise). */
+  dirtyReasons?: string[];
   finishedAt?: Date;
 }): Promise<Run | null> {
   const finished = finishedAt ? sql`${finishedAt.toISOString()}::timestamptz` : sql`now()`;
@@ -30,6 +33,7 @@ export async function finishRun({
       status,
       statusReason: reason,
       metrics,
+      ...(dirtyReasons.length > 0 ? { dirty: true, dirtyReasons } : {}),
       finishedAt: finished,
       durationMs: sql`extract(epoch from (${finished} - ${runs.startedAt})) * 1000`,
     })

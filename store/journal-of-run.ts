@@ -62,6 +62,7 @@ export async function journalOfRun({
         status: run.status,
         reason: run.statusReason,
         metrics: run.metrics,
+        dirtyReasons: run.dirtyReasons,
         finishedAt: (run.finishedAt ?? run.createdAt).toISOString(),
       });
     }

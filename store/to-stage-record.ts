@@ -19,5 +19,7 @@ export function toStageRecord(row: StageRow): StageRecord {
     logTail: row.logTail,
     logDigest: row.logDigest,
     error: row.error,
+    dirtyReasons: row.dirtyReasons,
+    warnings: row.warnings,
   };
 }

@@ -190,12 +190,19 @@ function summaryOf(input: CheckRunInput): string {
   return lines.join('\n');
 }
 
+/** Why a run's stamp is dirty: uncommitted changes, or code that changed while its stages ran. */
+function dirtyNote(run: CheckRunInput['run']): string {
+  if (!run.dirty) return '';
+  if (run.dirtyReasons.length === 0) return ' **dirty** (uncommitted changes)';
+  return ` **dirty**: ${run.dirtyReasons.map((reason) => codeSpan(reason)).join('; ')}`;
+}
+
 function stampLines({ run, runner }: CheckRunInput): string[] {
   const params = formatParams(run.params);
   const claimedBy = runner ?? run.runnerName;
   const lines = [
     `- **run** \`${run.id}\`${run.attempt > 1 ? ` (attempt ${run.attempt})` : ''} · pipeline ${codeSpan(run.pipelinePath)}`,
-    `- **commit** ${run.commit ? `\`${run.commit}\`` : '(none)'}${run.dirty ? ' **dirty** (uncommitted changes)' : ''}`,
+    `- **commit** ${run.commit ? `\`${run.commit}\`` : '(none)'}${dirtyNote(run)}`,
     `- **code digest** ${run.codeDigest ? `\`${short(run.codeDigest, 16)}\`` : 'computed when the run starts'}`,
     `- **params** ${params ? codeSpan(params) : '(none)'} · digest \`${short(run.paramsDigest, 12)}\``,
     `- **runner** ${claimedBy ? codeSpan(claimedBy) : 'not claimed yet'}`,

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { CacheEntry } from '../../schemas/cache-entry.js';
+import type { PreviousStage } from '../../schemas/previous-stage.js';
 import { LeaseId } from '../../schemas/protocol/lease-id.js';
 import { findCacheEntry } from '../../store/find-cache-entry.js';
-import { latestCacheEntry } from '../../store/latest-cache-entry.js';
+import { previousStageInputs } from '../../store/previous-stage-inputs.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease } from '../http/hold-lease.js';
 import { HttpError } from '../http/http-error.js';
@@ -48,23 +49,27 @@ export function cacheRoute(app: FastifyInstance, context: RouteContext): void {
   });
 
   /**
-   * `GET /api/v1/runs/:id/cache?stage=NAME` (lease header) → the most recent entry of that
-   * stage visible to the run | 404: what a miss is compared with to say why it re-ran.
+   * `GET /api/v1/runs/:id/cache?stage=NAME` (lease header) → that stage's key inputs in the
+   * previous run of the same pipeline in the run's repository, among the runs it may read
+   * the cache of | 404: what a miss is compared with to say why it re-ran — the run before,
+   * not whichever cache entry is newest, so a reason never names a change that did not happen.
    */
-  app.get('/api/v1/runs/:id/cache', { onRequest }, async (request): Promise<CacheEntry> => {
+  app.get('/api/v1/runs/:id/cache', { onRequest }, async (request): Promise<PreviousStage> => {
     const runner = runnerAuth.of(request);
     const { id: runId } = parseInput(RunParams, request.params, 'params');
     const { stage } = parseInput(LatestQuery, request.query, 'query');
     const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, 'the lease this run was claimed with');
     const run = await holdLease({ db: context.db, runner, runId, lease, running: true });
-    const entry = await latestCacheEntry({
+    const previous = await previousStageInputs({
       db: context.db,
       repository: run.repository,
+      pipelinePath: run.pipelinePath,
       trustDomains: trustDomainsOf(run.trustDomain),
       stage,
+      beforeRunId: run.id,
     });
-    if (!entry)
-      throw new HttpError(404, `No cache entry of stage ${stage} is visible to run ${runId}`, 'stage');
-    return entry;
+    if (!previous)
+      throw new HttpError(404, `No earlier run of stage ${stage} is visible to run ${runId}`, 'stage');
+    return previous;
   });
 }

@@ -110,6 +110,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       status: body.status,
       reason: body.reason,
       metrics: body.metrics,
+      dirtyReasons: body.dirtyReasons,
     });
     if (!run) throw staleLease(runId);
     request.log.info({ runId, status: run.status }, 'run finished');

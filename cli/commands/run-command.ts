@@ -38,35 +38,47 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
   const project = await locateProject(options.pipeline, io.cwd);
-  // Waiting for another run's store and reading git both start now, while the input is
-  // checked. Neither creates anything, so bad input still leaves no `.fluksio/` behind.
+  // Waiting for another run's store starts now, while the input is checked. It creates
+  // nothing, so bad input still leaves no `.fluksio/` behind.
   const opening = existsSync(localStorePaths(project.stateDir).journalDir)
     ? openLocalState(project.stateDir)
     : null;
-  const indexing = readCodeIndex(project.workspace.repoRoot);
-  let input: CheckedRunInput;
   try {
-    input = await checkRunInput(args, project);
+    await checkRunInput(args, project);
   } catch (error) {
-    indexing.catch(() => {});
     await opening?.then(
       (state) => state.close(),
       () => {},
     );
     throw error;
   }
-  const { pipeline, grid } = input;
 
   const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
   const progressOut = options.json ? (io.stderr.isTTY ? io.stderr : null) : io.stdout;
   const write = (text: string) => progressOut?.write(text);
-  const [state, codeIndex] = await Promise.all([opening ?? openLocalState(project.stateDir), indexing]);
+  const state = await (opening ?? openLocalState(project.stateDir));
+  // The pipeline and the code are what they are once no other run holds the store: one
+  // that ran while this one waited for the lock may have changed both (issue 8, defect 1).
+  let pipeline: Pipeline;
+  let grid: Params[];
+  let codeIndex: CodeIndex;
+  try {
+    [{ pipeline, grid }, codeIndex] = await Promise.all([
+      checkRunInput(args, project),
+      readCodeIndex(project.workspace.repoRoot),
+    ]);
+  } catch (error) {
+    await state.close();
+    throw error;
+  }
   try {
     const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];
     for (const [index, params] of grid.entries()) {
       if (io.signal?.aborted) break;
       if (groupId) write(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
+      // The previous run of the sweep executed stages: the tree is read again for this one.
+      if (index > 0) codeIndex = await readCodeIndex(project.workspace.repoRoot);
       const report = await runOnce({
         project,
         pipeline,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { ulid } from 'ulid';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import type { Params } from '../../schemas/resolve-params.js';
@@ -6,6 +7,7 @@ import type { Stamp } from '../../schemas/stamp.js';
 import type { CodeIndex } from '../../runner/code-index.js';
 import { computeStamp } from '../../runner/compute-stamp.js';
 import { firstParentCommits } from '../../runner/first-parent-commits.js';
+import { InterpreterDigests } from '../../runner/interpreter-digests.js';
 import type { EventSink } from '../../runner/ports.js';
 import { runPipeline, type RunOutcome } from '../../runner/run-pipeline.js';
 import type { RunDetail } from '../../store/get-run-detail.js';
@@ -21,7 +23,7 @@ export interface LocalRunOptions {
   pipeline: Pipeline;
   /** One complete, typed parameter set. */
   params: Params;
-  /** The working tree's code index, read once for all runs of a sweep. */
+  /** The working tree's code index, read after the store's lock was taken. */
   codeIndex: CodeIndex;
   state: LocalState;
   /**
@@ -104,16 +106,22 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       pipeline,
       params,
       codeIndex,
+      interpreterDigests: new InterpreterDigests(join(project.stateDir, 'interpreter-digests.json')),
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
-      cache: state.cache,
+      cache: state.cacheFor({ id: runId, pipelinePath: project.pipelinePath }),
       blobs: state.blobs,
       events: teeSinks(recorder.events, options.progress),
       ...(options.signal ? { signal: options.signal } : {}),
     });
   } catch (error) {
-    await recorder.finish({ status: 'failed', reason: `fluksio failed: ${messageOf(error)}`, metrics: {} });
+    await recorder.finish({
+      status: 'failed',
+      reason: `fluksio failed: ${messageOf(error)}`,
+      metrics: {},
+      dirtyReasons: [],
+    });
     throw error;
   }
   // Looked up before this run is recorded as one, so it is never its own baseline.
@@ -122,7 +130,12 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     commits: await ancestry,
     paramsDigest: stamp.paramsDigest,
   });
-  await recorder.finish({ status: outcome.status, reason: outcome.reason, metrics: outcome.metrics });
+  await recorder.finish({
+    status: outcome.status,
+    reason: outcome.reason,
+    metrics: outcome.metrics,
+    dirtyReasons: outcome.dirtyReasons,
+  });
   const detail = await recorder.detail();
   return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome };
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { CacheEntry } from '../../schemas/cache-entry.js';
 import { sha256Hex } from '../../schemas/canonical-json.js';
 import { MetricPoint } from '../../schemas/metric-point.js';
+import { PreviousStage } from '../../schemas/previous-stage.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { runFromJson } from '../../store/run-from-json.js';
 
@@ -16,7 +17,8 @@ export type IndexedCacheEntry = z.infer<typeof IndexedCacheEntry>;
  * The small file index of a local store (`.fluksio/index/`) that `fluksio run` reads and
  * writes instead of the embedded database, each answer one file whatever the history:
  * `cache/<key>.json` (the entry and its stage's points, for a cached stage's series),
- * `latest/<stage>.json` (the newest entry of a stage, to say why it re-ran), and
+ * `previous/<pipeline>/<stage>.json` (the stage's key inputs in the newest run of the
+ * pipeline that computed them, to say why it re-ran), and
  * `baseline/<pipeline>/<commit>/` (the newest succeeded run per params, and of all).
  * It is derived from the run journals and rebuilt from them by `fluksio doctor --repair`;
  * files are written whole and renamed into place, and one that does not read back is a
@@ -40,17 +42,21 @@ export class LocalIndex {
     return found;
   }
 
-  /** The newest entry written for a stage of this name, or null. */
-  async latestEntry(stage: string): Promise<CacheEntry | null> {
-    const parsed = CacheEntry.safeParse(await readJson(this.latestPath(stage)));
-    return parsed.success && parsed.data.stage === stage ? parsed.data : null;
+  /** The stage's key inputs in the newest run of the pipeline that recorded them, or null. */
+  async previousStage(pipelinePath: string, stage: string): Promise<PreviousStage | null> {
+    const parsed = PreviousStage.safeParse(await readJson(this.previousPath(pipelinePath, stage)));
+    return parsed.success ? parsed.data : null;
   }
 
-  /** Records a cache entry: the answer for its key, and its stage's newest entry. */
+  /** Records a stage's key inputs as the newest of its pipeline's runs. */
+  async recordPreviousStage(pipelinePath: string, stage: string, previous: PreviousStage): Promise<void> {
+    await writeJson(this.previousPath(pipelinePath, stage), previous);
+  }
+
+  /** Records a cache entry: the answer for its key. */
   async recordCacheEntry(indexed: IndexedCacheEntry): Promise<void> {
     this.read.delete(indexed.entry.key);
     await writeJson(this.cachePath(indexed.entry.key), indexed);
-    await writeJson(this.latestPath(indexed.entry.stage), indexed.entry);
   }
 
   /**
@@ -86,8 +92,8 @@ export class LocalIndex {
     return join(this.root, 'cache', `${nameOf(key)}.json`);
   }
 
-  private latestPath(stage: string): string {
-    return join(this.root, 'latest', `${nameOf(stage)}.json`);
+  private previousPath(pipelinePath: string, stage: string): string {
+    return join(this.root, 'previous', nameOf(pipelinePath), `${nameOf(stage)}.json`);
   }
 
   private baselineDir(pipelinePath: string): string {

@@ -15,6 +15,8 @@ export interface LocalRunEnd {
   status: RunStatus;
   reason: string | null;
   metrics: Record<string, number>;
+  /** What changed in the code while stages ran: the run is dirty whatever its start said. */
+  dirtyReasons: string[];
 }
 
 /**
@@ -66,6 +68,7 @@ export class LocalRunRecorder {
         status: end.status,
         reason: end.reason,
         metrics: end.metrics,
+        dirtyReasons: end.dirtyReasons,
         finishedAt: finishedAt.toISOString(),
       });
       await this.journal.sync();
@@ -77,6 +80,7 @@ export class LocalRunRecorder {
       status: end.status,
       statusReason: end.reason,
       metrics: end.metrics,
+      ...(end.dirtyReasons.length > 0 ? { dirty: true, dirtyReasons: end.dirtyReasons } : {}),
       finishedAt,
       durationMs: finishedAt.getTime() - (this.run.startedAt ?? this.run.createdAt).getTime(),
     };
@@ -120,6 +124,12 @@ export class LocalRunRecorder {
         case 'stage.finished':
           this.stages.set(event.stage.name, event.stage);
           if (isCacheable(event.stage)) await this.recordCacheEntry(event.stage);
+          if (event.stage.keyInputs !== null) {
+            await this.index.recordPreviousStage(this.run.pipelinePath, event.stage.name, {
+              runId: this.run.id,
+              keyInputs: event.stage.keyInputs,
+            });
+          }
           break;
         case 'metric.points':
           for (const point of event.points) {
@@ -169,5 +179,7 @@ function startedRecord(name: string, at: string): StageRecord {
     logTail: '',
     logDigest: null,
     error: null,
+    dirtyReasons: [],
+    warnings: [],
   };
 }

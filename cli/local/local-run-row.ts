@@ -29,6 +29,7 @@ export function localRunRow(start: LocalRunStart): Run {
     groupIndex: start.groupIndex,
     commit: stamp.commit,
     dirty: stamp.dirty,
+    dirtyReasons: [],
     codeDigest: stamp.codeDigest,
     params: stamp.params,
     paramsDigest: stamp.paramsDigest,

@@ -16,7 +16,8 @@ export interface LocalState {
   journalDir: string;
   index: LocalIndex;
   blobs: DiskBlobStore;
-  cache: StageCache;
+  /** The stage cache as one run sees it: "why it re-ran" compares with the run before it. */
+  cacheFor(run: { id: string; pipelinePath: string }): StageCache;
   /** Releases the store for the next `fluksio run`. Idempotent. */
   close(): Promise<void>;
 }
@@ -61,7 +62,7 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
     journalDir: paths.journalDir,
     index,
     blobs: new DiskBlobStore(paths.blobDir),
-    cache: indexStageCache(index),
+    cacheFor: (run) => indexStageCache(index, run.pipelinePath),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -70,11 +71,15 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
   };
 }
 
-/** The index as the engine's stage cache; an index that cannot answer is a miss. */
-export function indexStageCache(index: LocalIndex): StageCache {
+/**
+ * The index as the engine's stage cache for runs of one pipeline; an index that cannot
+ * answer is a miss. "Why it re-ran" compares with the stage's record in the previous run of
+ * the pipeline (recorded when it finished, so a run never compares with itself).
+ */
+export function indexStageCache(index: LocalIndex, pipelinePath: string): StageCache {
   return {
     lookup: async (key) => (await index.cacheEntry(key).catch(() => null))?.entry ?? null,
-    latest: (stage) => index.latestEntry(stage).catch(() => null),
+    previous: (stage) => index.previousStage(pipelinePath, stage).catch(() => null),
   };
 }
 

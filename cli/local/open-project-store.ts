@@ -23,8 +23,8 @@ import { userCacheDir } from './user-cache-dir.js';
 export interface ProjectState {
   db: Database;
   blobs: DiskBlobStore;
-  /** The stage cache as `fluksio run` reads it (the store's index). */
-  cache: StageCache;
+  /** The stage cache as `fluksio run` reads it (the store's index), for runs of one pipeline. */
+  cacheFor(run: { pipelinePath: string }): StageCache;
   close(): Promise<void>;
 }
 
@@ -73,7 +73,7 @@ export async function openProjectStore(pipelineOption: string | undefined, io: C
     state: {
       db: database.db,
       blobs: new DiskBlobStore(paths.blobDir),
-      cache: indexStageCache(new LocalIndex(paths.indexDir)),
+      cacheFor: (run) => indexStageCache(new LocalIndex(paths.indexDir), run.pipelinePath),
       close: database.close,
     },
     goals,

@@ -73,7 +73,7 @@ export async function planVerification(
     let why: string | null = null;
     if (!isStageSuccess(stage.status)) why = `it ${stage.status.replace('_', ' ')} in this run`;
     else if (stage.cacheKey === null) why = 'it is not cached (cache: false)';
-    const entry = why === null ? await store.state.cache.lookup(stage.cacheKey as string) : null;
+    const entry = why === null ? await store.state.cacheFor(run).lookup(stage.cacheKey as string) : null;
     if (why === null && entry === null)
       why = 'the cache no longer holds an entry under its key (fluksio gc?)';
     if (entry) candidates.push({ stage: stage.name, entry });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import type { CacheEntry } from '../../schemas/cache-entry.js';
 import type { MetricPoint } from '../../schemas/metric-point.js';
+import type { PreviousStage } from '../../schemas/previous-stage.js';
 import { isCacheable } from '../../schemas/stage-record.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { runFromJson } from '../../store/run-from-json.js';
@@ -15,6 +16,8 @@ export interface JournalIndex {
   cache: Map<string, IndexedCacheEntry>;
   /** Succeeded runs, oldest first. */
   succeeded: Run[];
+  /** By pipeline path, then stage: the key inputs of the stage's newest record, and its run. */
+  previous: Map<string, Map<string, PreviousStage>>;
   /** Runs whose journal was read. */
   runs: number;
   /** Runs whose journal has no final line: interrupted (or running now). */
@@ -32,7 +35,14 @@ export async function indexFromJournals(journalDir: string): Promise<JournalInde
   const names = (await readdir(journalDir).catch((): string[] => []))
     .filter((name) => name.endsWith('.jsonl'))
     .sort();
-  const built: JournalIndex = { cache: new Map(), succeeded: [], runs: 0, unfinished: [], damaged: [] };
+  const built: JournalIndex = {
+    cache: new Map(),
+    succeeded: [],
+    previous: new Map(),
+    runs: 0,
+    unfinished: [],
+    damaged: [],
+  };
   for (const name of names) {
     const runId = name.slice(0, -'.jsonl'.length);
     const journal = await readRunJournal(journalFileOf(journalDir, runId));
@@ -52,6 +62,7 @@ export async function indexFromJournals(journalDir: string): Promise<JournalInde
           status: record.status,
           statusReason: record.reason,
           metrics: record.metrics,
+          ...(record.dirtyReasons.length > 0 ? { dirty: true, dirtyReasons: record.dirtyReasons } : {}),
           finishedAt: new Date(record.finishedAt),
         });
         continue;
@@ -59,8 +70,15 @@ export async function indexFromJournals(journalDir: string): Promise<JournalInde
       if (record.type !== 'run.events') continue;
       for (const event of record.events) {
         if (event.type === 'metric.points') points.push(...event.points);
-        if (event.type !== 'stage.finished' || !isCacheable(event.stage)) continue;
+        if (event.type !== 'stage.finished') continue;
         const { stage } = event;
+        if (stage.keyInputs !== null) {
+          const pipelinePath = String(first.run.pipelinePath);
+          const ofPipeline = built.previous.get(pipelinePath) ?? new Map<string, PreviousStage>();
+          ofPipeline.set(stage.name, { runId, keyInputs: stage.keyInputs });
+          built.previous.set(pipelinePath, ofPipeline);
+        }
+        if (!isCacheable(stage)) continue;
         if (stage.cacheKey === null || stage.keyInputs === null) continue;
         const entry: CacheEntry = {
           key: stage.cacheKey,
@@ -92,12 +110,12 @@ export async function rebuildLocalIndex(indexDir: string, built: JournalIndex): 
   const fresh = new LocalIndex(`${indexDir}.rebuilding-${suffix}`);
   try {
     await mkdir(fresh.root, { recursive: true });
-    // In journal order, so the newest entry of a stage is written last and wins `latest`.
-    const entries = [...built.cache.values()].sort((a, b) =>
-      a.entry.createdAt.localeCompare(b.entry.createdAt),
-    );
-    for (const indexed of entries) await fresh.recordCacheEntry(indexed);
+    for (const indexed of built.cache.values()) await fresh.recordCacheEntry(indexed);
     for (const run of built.succeeded) await fresh.recordSucceededRun(run);
+    for (const [pipelinePath, ofPipeline] of built.previous) {
+      for (const [stage, previous] of ofPipeline)
+        await fresh.recordPreviousStage(pipelinePath, stage, previous);
+    }
     const old = `${indexDir}.old-${suffix}`;
     await rename(indexDir, old).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;

@@ -13,6 +13,7 @@ import { fingerprintOf } from '../../runner/fingerprint.js';
 import { OverlayBlobStore } from '../../runner/overlay-blob-store.js';
 import type { BlobStore } from '../../runner/ports.js';
 import { createScratchCheckout, type ScratchCheckout } from '../../runner/scratch-checkout.js';
+import { makePrivateDir } from '../../runner/private-dir.js';
 import { stageEnvironment } from '../../runner/stage-environment.js';
 import { verifyStage } from '../../runner/verify-stage.js';
 import type { Workspace } from '../../runner/workspace.js';
@@ -67,7 +68,12 @@ export async function verifyInScratch(
       ? await fingerprintOf(
           pipeline.fingerprint,
           source.pipelineDir,
-          stageEnvironment({ source: io.env, pass: pipeline.env, extra: {} }),
+          stageEnvironment({
+            source: io.env,
+            pass: pipeline.env,
+            extra: {},
+            privateDir: await makePrivateDir(scratchBlobs, '.fingerprint'),
+          }),
         )
       : null;
     const blobs = new OverlayBlobStore(new DiskBlobStore(scratchBlobs), options.blobs);

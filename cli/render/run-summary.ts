@@ -67,7 +67,7 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
   lines.push('', `${colors.bold('Run')} ${run.id} ${verdict} in ${formatDuration(run.durationMs)}`);
   if (run.reason && run.status !== 'succeeded') lines.push(`  ${colors.red(run.reason)}`);
   lines.push(
-    `  commit   ${run.commit ? short(run.commit, 12) : '(no commit yet)'}${run.dirty ? colors.yellow(' (dirty: uncommitted changes)') : ''}`,
+    `  commit   ${run.commit ? short(run.commit, 12) : '(no commit yet)'}${run.dirty ? colors.yellow(run.dirtyReasons.length > 0 ? ' (dirty: the code changed while stages ran)' : ' (dirty: uncommitted changes)') : ''}`,
     `  code     ${short(run.codeDigest, 16)}`,
     `  params   ${formatParams(run.params) || '(none)'}  ${colors.dim(`digest ${short(run.paramsDigest, 12)}`)}`,
     `  pipeline ${run.pipelinePath}`,
@@ -86,6 +86,18 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     ]);
   }
   lines.push('', colors.bold('Stages'), stages.toString());
+
+  const notes = [
+    ...run.dirtyReasons.map((reason) => `dirty: ${reason}`),
+    ...report.stages.flatMap((stage) =>
+      stage.dirtyReasons.length > 0 ? [`${stage.name} was not cached: its inputs changed while it ran`] : [],
+    ),
+    ...report.stages.flatMap((stage) => stage.warnings),
+  ];
+  if (notes.length > 0) {
+    lines.push('', colors.yellow(colors.bold('Warnings')));
+    for (const note of notes) lines.push(`  ${colors.yellow('!')} ${note}`);
+  }
 
   if (report.diff.length > 0) {
     const heading = report.baseline

@@ -1,8 +1,10 @@
+import type { z } from 'zod';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
 import { CacheEntry } from '../../schemas/cache-entry.js';
 import { Claim } from '../../schemas/protocol/claim.js';
+import { PreviousStage } from '../../schemas/previous-stage.js';
 import {
   EventBatchReply,
   HeartbeatReply,
@@ -83,7 +85,11 @@ export class ControlPlaneClient {
     return this.http.parse(response, EventBatchReply, `POST ${path}`);
   }
 
-  async finish(run: RunLease, result: Omit<FinishRequest, 'lease'>, call: CallOptions = {}): Promise<void> {
+  async finish(
+    run: RunLease,
+    result: Omit<z.input<typeof FinishRequest>, 'lease'>,
+    call: CallOptions = {},
+  ): Promise<void> {
     await this.http.send('POST', `${runPath(run)}/finish`, { call, json: { lease: run.lease, ...result } });
   }
 
@@ -110,11 +116,11 @@ export class ControlPlaneClient {
     return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path}`);
   }
 
-  /** The most recent cache entry of a stage visible to the run, or null. */
-  async latestCacheEntry(run: RunLease, stage: string, call: CallOptions = {}): Promise<CacheEntry | null> {
+  /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
+  async previousStage(run: RunLease, stage: string, call: CallOptions = {}): Promise<PreviousStage | null> {
     const path = `${runPath(run)}/cache?stage=${encodeURIComponent(stage)}`;
     const response = await this.http.send('GET', path, { call, lease: run, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path}`);
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path}`);
   }
 
   async hasBlob(run: RunLease, digest: BlobDigest, call: CallOptions = {}): Promise<boolean> {

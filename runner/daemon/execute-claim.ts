@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
+import type { z } from 'zod';
 import type { FinishRequest } from '../../schemas/protocol/lease-requests.js';
 import { runPipeline, type RunOutcome } from '../run-pipeline.js';
 import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
 import { ControlPlaneError, isLeaseLost } from './control-plane-errors.js';
 import type { GitWorkspace } from './git-workspace.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import type { InterpreterDigests } from '../interpreter-digests.js';
 import type { LocalBlobCache } from './local-blob-cache.js';
 import { prepareClaimedRun, type PreparedRun } from './prepare-claimed-run.js';
 import { RemoteBlobStore } from './remote-blob-store.js';
@@ -21,6 +23,8 @@ export interface ExecuteClaimOptions {
   client: ControlPlaneClient;
   git: GitWorkspace;
   blobCache: LocalBlobCache;
+  /** Digests of the programs stages start, shared by the runner's runs. */
+  interpreterDigests: InterpreterDigests;
   /** Run fork pull requests' code (`--accept-forks`); otherwise such runs are released. */
   acceptForks: boolean;
   /** Which runs' stages are sandboxed, and whether a sandbox works here. */
@@ -82,7 +86,7 @@ async function forgetFetchCredential(
 async function finishOrFail(
   client: ControlPlaneClient,
   run: RunLease,
-  result: Omit<FinishRequest, 'lease'>,
+  result: Omit<z.input<typeof FinishRequest>, 'lease'>,
   logger: Logger,
 ): Promise<void> {
   try {
@@ -142,7 +146,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
   if (options.stopSignal.aborted) onStop();
   keeper.start();
 
-  const end = async (result: FinishRequest | { release: string }): Promise<ClaimEnd> => {
+  const end = async (result: z.input<typeof FinishRequest> | { release: string }): Promise<ClaimEnd> => {
     // Heartbeats end first: one answered after the finish would only report a lease gone.
     await keeper.stop();
     if (leaseLost.signal.aborted) return { end: 'lease-lost' };
@@ -255,6 +259,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         pipeline: prepared.pipeline,
         params: prepared.params,
         codeIndex: prepared.codeIndex,
+        interpreterDigests: options.interpreterDigests,
         environment: prepared.environment,
         secrets: prepared.secrets,
         jobs: options.jobs,
@@ -304,6 +309,8 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         status: outcome.status,
         reason: outcome.reason,
         metrics: outcome.metrics,
+        // The control plane takes at most 100; each is already bounded.
+        dirtyReasons: outcome.dirtyReasons.slice(0, 100),
       }))
     );
   } finally {

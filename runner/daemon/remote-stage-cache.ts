@@ -1,4 +1,5 @@
 import type { CacheEntry } from '../../schemas/cache-entry.js';
+import type { PreviousStage } from '../../schemas/previous-stage.js';
 import type { StageCache } from '../ports.js';
 import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
 
@@ -13,7 +14,7 @@ export interface RemoteStageCacheOptions {
 
 /**
  * The stage cache over `GET /api/v1/runs/:id/cache/:key` and, to say why a stage re-ran,
- * `GET /api/v1/runs/:id/cache?stage=NAME` (DESIGN §5). A cache that cannot answer —
+ * `GET /api/v1/runs/:id/cache?stage=NAME` (the stage in the previous run of the pipeline, DESIGN §5). A cache that cannot answer —
  * unreachable, refusing, answering nonsense — is a miss, never a failed run.
  */
 export class RemoteStageCache implements StageCache {
@@ -30,10 +31,10 @@ export class RemoteStageCache implements StageCache {
     }
   }
 
-  async latest(stage: string): Promise<CacheEntry | null> {
+  async previous(stage: string): Promise<PreviousStage | null> {
     const { client, run, signal } = this.options;
     try {
-      return await client.latestCacheEntry(run, stage, { retries: 1, ...(signal ? { signal } : {}) });
+      return await client.previousStage(run, stage, { retries: 1, ...(signal ? { signal } : {}) });
     } catch (error) {
       this.options.onError?.(error);
       return null;

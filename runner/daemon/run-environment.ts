@@ -1,4 +1,4 @@
-import { stageEnvironment } from '../stage-environment.js';
+import { INHERITED } from '../stage-environment.js';
 
 /** What the engine is given for one claimed run: the environment its stages draw from, and the secrets. */
 export interface RunEnvironment {
@@ -12,8 +12,8 @@ export interface RunEnvironment {
  * Chooses what a claimed run's stages may see (DESIGN §6). A trusted run reads the
  * pipeline's `env` variables from the runner's environment and gets the runner's
  * secrets. A fork's run gets neither — its pipeline is the fork author's, and must not
- * name a runner variable to read it — only the basics every program needs (PATH, HOME,
- * the locale…). `FLUKSIO_*` variables, the runner's own (its token among them), are
+ * name a runner variable to read it — only `PATH`, which stages inherit (the rest of
+ * their environment is fixed). `FLUKSIO_*` variables, the runner's own (its token among them), are
  * never passed, whatever the run.
  */
 export function runEnvironment(options: {
@@ -23,8 +23,11 @@ export function runEnvironment(options: {
 }): RunEnvironment {
   const environment: Record<string, string> = {};
   if (options.fork) {
-    // The engine's allow-list of basics, with nothing passed and nothing added.
-    Object.assign(environment, stageEnvironment({ source: options.runnerEnvironment, pass: [], extra: {} }));
+    // Only what stages inherit from any engine; everything else they get is fixed.
+    for (const name of INHERITED) {
+      const value = options.runnerEnvironment[name];
+      if (value !== undefined) environment[name] = value;
+    }
   } else {
     for (const [name, value] of Object.entries(options.runnerEnvironment)) {
       if (value !== undefined && !name.startsWith('FLUKSIO_')) environment[name] = value;

@@ -10,6 +10,7 @@ import { ControlPlaneClient } from './control-plane-client.js';
 import { UnauthorizedError } from './control-plane-errors.js';
 import { executeClaim } from './execute-claim.js';
 import { GitWorkspace } from './git-workspace.js';
+import { InterpreterDigests } from '../interpreter-digests.js';
 import { LocalBlobCache } from './local-blob-cache.js';
 import { resolveStageUser } from './resolve-stage-user.js';
 import type { SandboxPolicy } from './run-sandbox.js';
@@ -159,6 +160,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     maxBytes: options.blobCacheBytes ?? 10 * 1024 ** 3,
   });
   const git = new GitWorkspace({ workDir, environment: options.environment });
+  const interpreterDigests = new InterpreterDigests(path.join(workDir, 'interpreter-digests.json'));
   const stopping = new AbortController();
   let refusal: UnauthorizedError | null = null;
   const maxBackoffMs = options.maxBackoffMs ?? 30_000;
@@ -204,6 +206,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
           client,
           git,
           blobCache,
+          interpreterDigests,
           acceptForks: options.acceptForks ?? false,
           sandbox,
           runnerEnvironment: options.environment,

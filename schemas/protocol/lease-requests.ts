@@ -72,6 +72,8 @@ export const FinishRequest = z.strictObject({
   status: z.enum(['succeeded', 'failed', 'cancelled', 'timed_out']),
   reason: z.string().max(4000).nullable(),
   metrics: z.record(z.string(), z.number()),
+  /** What changed in the code while stages ran (the run is then dirty); none when absent. */
+  dirtyReasons: z.array(z.string().max(2000)).max(100).default([]),
 });
 export type FinishRequest = z.infer<typeof FinishRequest>;
 

@@ -46,6 +46,11 @@ export const runs = pgTable(
     /** Whether the working tree differed from `commit` (local runs only). */
     dirty: boolean('dirty').notNull().default(false),
     /**
+     * What changed in the code while the run's stages ran (issue 8, defect 1): such a run
+     * executed more than one version of it, and is dirty whatever its start said.
+     */
+    dirtyReasons: jsonb('dirty_reasons').$type<string[]>().notNull().default([]),
+    /**
      * Null until the run starts: the code and env digests are computed where the run
      * executes, when it starts (DESIGN §5), so a queued server run has none yet.
      */

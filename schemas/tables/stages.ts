@@ -32,6 +32,8 @@ export const stages = pgTable(
     logTail: text('log_tail').notNull().default(''),
     logDigest: text('log_digest'),
     error: text('error'),
+    dirtyReasons: jsonb('dirty_reasons').$type<string[]>().notNull().default([]),
+    warnings: jsonb('warnings').$type<string[]>().notNull().default([]),
   },
   (table) => [primaryKey({ name: 'stages_pkey', columns: [table.runId, table.name] })],
 );

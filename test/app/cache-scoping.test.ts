@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { ulid } from 'ulid';
 import { CacheEntry } from '../../schemas/cache-entry.js';
-import type { KeyInputs } from '../../schemas/key-inputs.js';
+import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
+import { PreviousStage } from '../../schemas/previous-stage.js';
 import { createRun } from '../../store/create-run.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import {
@@ -68,16 +69,18 @@ async function startedRun(repository: string, trustDomain: string): Promise<Held
 }
 
 /** `held` reports a successful, cacheable stage with this key: the control plane writes the entry. */
-async function cacheStage(held: HeldRun, key: string): Promise<void> {
+async function cacheStage(held: HeldRun, key: string, params: KeyInputs['params'] = {}): Promise<void> {
   const keyInputs: KeyInputs = {
-    version: 1,
+    version: CACHE_KEY_VERSION,
+    template: 'python train.py',
     cmd: 'python train.py',
     deps: { 'train.py': DIGEST },
-    params: {},
+    params,
     outs: ['model.bin'],
     metrics: [],
     code: null,
     env: {},
+    interpreters: {},
     fingerprint: null,
   };
   const now = new Date().toISOString();
@@ -157,6 +160,27 @@ describe('cache lookups', () => {
     expect((await lookup(sibling, trustedKey)).status).toBe(404);
     const stranger = await startedRun('globex/model', 'trusted');
     expect((await lookup(stranger, trustedKey)).status).toBe(404);
+  });
+
+  test('why a stage re-ran compares with the previous run of the pipeline the run may read', async () => {
+    await cacheStage(await startedRun('acme/model', 'trusted'), '3'.repeat(64), { lr: 1 });
+    const second = await startedRun('acme/model', 'trusted');
+    await cacheStage(second, '4'.repeat(64), { lr: 0.5 });
+    await cacheStage(await startedRun('acme/model', 'pr:7'), '5'.repeat(64), { lr: 9 });
+
+    const trusted = await startedRun('acme/model', 'trusted');
+    const previous = (stage: string) =>
+      plane.call('GET', `/api/v1/runs/${trusted.claim.run.id}/cache?stage=${stage}`, {
+        token: trusted.token,
+        headers: { 'x-fluksio-lease': trusted.claim.lease },
+      });
+    const train = await previous('train');
+    expect(train.status).toBe(200);
+    expect(PreviousStage.parse(train.json)).toMatchObject({
+      runId: second.claim.run.id,
+      keyInputs: { params: { lr: 0.5 } },
+    });
+    expect(await previous('evaluate')).toMatchObject({ status: 404, json: { field: 'stage' } });
   });
 
   test('a lookup needs the lease header and a well-formed key', async () => {

@@ -55,6 +55,8 @@ function finishedStage(name: string, overrides: Partial<StageRecord> = {}): Stag
     logTail: 'done\n',
     logDigest: null,
     error: null,
+    dirtyReasons: [],
+    warnings: [],
     ...overrides,
   };
 }

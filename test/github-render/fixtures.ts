@@ -17,6 +17,7 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     groupIndex: null,
     commit: HEAD_SHA,
     dirty: false,
+    dirtyReasons: [],
     codeDigest: 'sha256:c0de0000111122223333444455556666777788889999aaaabbbbccccddddeeee',
     params: { lr: 0.1, epochs: 3 },
     paramsDigest: 'sha256:9a9a9a9a9a9a9a9a9a9a',
@@ -75,6 +76,8 @@ export function makeStage(overrides: Partial<StageRecord> & { name: string }): S
     logTail: '',
     logDigest: null,
     error: null,
+    dirtyReasons: [],
+    warnings: [],
     ...overrides,
   };
 }

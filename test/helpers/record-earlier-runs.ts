@@ -62,7 +62,7 @@ export async function recordEarlierRuns(
         );
       }
       await recorder.events.flush();
-      await recorder.finish({ status: 'succeeded', reason: null, metrics });
+      await recorder.finish({ status: 'succeeded', reason: null, dirtyReasons: [], metrics });
       ids.push(recorder.runId);
     }
     return ids;

@@ -57,6 +57,7 @@ export interface RunJson {
     id: string;
     commit: string | null;
     dirty: boolean;
+    dirtyReasons: string[];
     codeDigest: string;
     paramsDigest: string;
     params: Record<string, unknown>;
@@ -71,6 +72,8 @@ export interface RunJson {
     reasons: string[];
     durationMs: number;
     error: string | null;
+    dirtyReasons: string[];
+    warnings: string[];
   }[];
   metrics: Record<string, number>;
   baseline: { id: string; commit: string | null } | null;

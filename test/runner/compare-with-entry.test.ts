@@ -14,6 +14,7 @@ import {
 const digest = (char: string) => `sha256:${char.repeat(64)}`;
 const inputs: KeyInputs = {
   version: CACHE_KEY_VERSION,
+  template: 'python3 train.py ${lr}',
   cmd: "python3 train.py '0.1'",
   deps: { 'train.py': digest('a'), 'data/clean.csv': digest('b') },
   params: { lr: 0.1 },
@@ -21,6 +22,7 @@ const inputs: KeyInputs = {
   metrics: [],
   code: { digest: 'c0de', manifest: null },
   env: { DEVICE: 'cpu' },
+  interpreters: {},
   fingerprint: null,
 };
 const entry: CacheEntry = {

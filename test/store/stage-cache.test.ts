@@ -5,7 +5,7 @@ import { applyRunEvents } from '../../store/apply-run-events.js';
 import { createRun } from '../../store/create-run.js';
 import type { Database } from '../../store/database.js';
 import { findCacheEntry } from '../../store/find-cache-entry.js';
-import { latestCacheEntry } from '../../store/latest-cache-entry.js';
+import { previousStageInputs } from '../../store/previous-stage-inputs.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { makeKeyInputs, makeRun, makeStageRecord, uniqueRepository } from './store-fixtures.js';
 
@@ -62,14 +62,12 @@ describe.each(databaseBackends)('the stage cache on $name', ({ open }) => {
       }),
       makeStageRecord({ name: 'b', status: 'failed', exitCode: 1, keyInputs: makeKeyInputs({ cmd: 'b' }) }),
       makeStageRecord({ name: 'c', keyInputs: makeKeyInputs({ cmd: 'c' }), cacheKey: null }),
+      makeStageRecord({ name: 'd', dirtyReasons: ['code changed while d ran: helpers.py changed'] }),
     ];
     for (const stage of stages) await finishStage(repository, 'trusted', stage);
     for (const stage of stages) {
       const key = stage.cacheKey ?? sha256Hex('c');
       expect(await findCacheEntry({ db, repository, trustDomains: ['trusted'], key })).toBeNull();
-      expect(
-        await latestCacheEntry({ db, repository, trustDomains: ['trusted'], stage: stage.name }),
-      ).toBeNull();
     }
   });
 
@@ -123,20 +121,32 @@ describe.each(databaseBackends)('the stage cache on $name', ({ open }) => {
     expect(Date.parse(after?.createdAt ?? '')).toBeGreaterThanOrEqual(Date.parse(before?.createdAt ?? ''));
   });
 
-  test('the latest entry of a stage name is the most recent one its reader may see', async () => {
+  test("a stage's previous inputs are those of the run before, of the same pipeline, that its reader may see", async () => {
     const repository = uniqueRepository();
     const older = makeStageRecord({ name: 'train', keyInputs: makeKeyInputs({ params: { lr: 0.01 } }) });
-    const newer = makeStageRecord({ name: 'train', keyInputs: makeKeyInputs({ params: { lr: 0.1 } }) });
+    const newer = makeStageRecord({
+      name: 'train',
+      status: 'failed',
+      keyInputs: makeKeyInputs({ params: { lr: 0.1 } }),
+    });
     const fork = makeStageRecord({ name: 'train', keyInputs: makeKeyInputs({ params: { lr: 1 } }) });
-    await finishStage(repository, 'trusted', older);
+    const olderRun = await finishStage(repository, 'trusted', older);
     const newerRun = await finishStage(repository, 'trusted', newer);
     const forkRun = await finishStage(repository, 'pr:3', fork);
+    const laterRun = await finishStage(repository, 'trusted', makeStageRecord({ name: 'train' }));
     await finishStage(uniqueRepository(), 'trusted', makeStageRecord({ name: 'train' }));
 
-    const latest = (trustDomains: string[], stage = 'train') =>
-      latestCacheEntry({ db, repository, trustDomains, stage });
-    expect(await latest(['trusted'])).toMatchObject({ runId: newerRun, keyInputs: { params: { lr: 0.1 } } });
-    expect((await latest(['trusted', 'pr:3']))?.runId).toBe(forkRun);
-    expect(await latest(['trusted'], 'evaluate')).toBeNull();
+    const previous = (
+      trustDomains: string[],
+      beforeRunId: string,
+      stage = 'train',
+      pipelinePath = 'fluksio.yml',
+    ) => previousStageInputs({ db, repository, pipelinePath, trustDomains, stage, beforeRunId });
+    expect(await previous(['trusted'], laterRun)).toEqual({ runId: newerRun, keyInputs: newer.keyInputs });
+    expect((await previous(['trusted'], newerRun))?.runId).toBe(olderRun);
+    expect((await previous(['trusted', 'pr:3'], laterRun))?.runId).toBe(forkRun);
+    expect(await previous(['trusted'], olderRun)).toBeNull();
+    expect(await previous(['trusted'], laterRun, 'evaluate')).toBeNull();
+    expect(await previous(['trusted'], laterRun, 'train', 'other/fluksio.yml')).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 import { sha256Hex } from '../../schemas/canonical-json.js';
-import type { KeyInputs } from '../../schemas/key-inputs.js';
+import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { NewRun } from '../../schemas/tables/runs.js';
 
@@ -31,7 +31,8 @@ export function makeRun(overrides: Partial<NewRun> & { repository: string }): Ne
 
 export function makeKeyInputs(overrides: Partial<KeyInputs> = {}): KeyInputs {
   return {
-    version: 1,
+    version: CACHE_KEY_VERSION,
+    template: 'python train.py --lr ${lr}',
     cmd: 'python train.py --lr 0.1',
     deps: { 'train.py': sha256Hex('train.py') },
     params: { lr: 0.1 },
@@ -39,6 +40,7 @@ export function makeKeyInputs(overrides: Partial<KeyInputs> = {}): KeyInputs {
     metrics: ['metrics/train.json'],
     code: { digest: 'code', manifest: null },
     env: {},
+    interpreters: {},
     fingerprint: null,
     ...overrides,
   };
@@ -62,6 +64,8 @@ export function makeStageRecord(overrides: Partial<StageRecord> & { name: string
     logTail: 'done\n',
     logDigest: `sha256:${sha256Hex('log')}`,
     error: null,
+    dirtyReasons: [],
+    warnings: [],
     ...overrides,
   };
 }

@@ -1,0 +1,119 @@
+import {
+  chmod,
+  mkdir,
+  mkdtemp,
+  readFile,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { commandInterpreters, commandWords } from '../../runner/command-interpreters.js';
+import { InterpreterDigests } from '../../runner/interpreter-digests.js';
+import { sha256Hex } from '../../schemas/canonical-json.js';
+
+describe('the programs a command line starts', () => {
+  test.each([
+    ['python3 train.py --lr 0.1', ['python3']],
+    ['FOO=1 env -i A=b python3 train.py', ['python3']],
+    ['cd sub && python train.py | tee log.txt; ./run.sh > out.txt 2>&1', ['python', 'tee', './run.sh']],
+    ['echo hi > f && test -f f || exit 1', []],
+    ['(nohup Rscript fit.R) && time -p node x.js && nice -n 5 make', ['Rscript', 'node', 'nice']],
+    ['$PYTHON train.py', []],
+    ['python3 a.py && python3 b.py', ['python3', 'python3']],
+  ])('%s', (cmd, words) => {
+    expect(commandWords(cmd)).toEqual(words);
+  });
+});
+
+describe('interpreters as keyed', () => {
+  let dir: string;
+  let repoRoot: string;
+  let bin: string;
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), 'fluksio-interp-')));
+    repoRoot = join(dir, 'repo');
+    bin = join(dir, 'bin');
+    await mkdir(repoRoot);
+    await mkdir(bin);
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  async function program(path: string, text: string): Promise<void> {
+    await writeFile(path, text);
+    await chmod(path, 0o755);
+  }
+
+  test('a program is found on the given PATH, by its real path and the digest of its bytes', async () => {
+    await program(join(bin, 'tool-1.0'), '#!/bin/sh\necho 1\n');
+    await symlink(join(bin, 'tool-1.0'), join(bin, 'tool'));
+    const found = await commandInterpreters('tool x && missing-tool y', {
+      path: bin,
+      cwd: repoRoot,
+      repoRoot,
+      digests: new InterpreterDigests(null),
+    });
+    expect(found).toEqual({
+      tool: { path: join(bin, 'tool-1.0'), digest: `sha256:${sha256Hex('#!/bin/sh\necho 1\n')}` },
+      '/bin/sh': { path: await realpath('/bin/sh'), digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },
+      'missing-tool': null,
+    });
+  });
+
+  test("a script in the repository is code: only its #! interpreter is keyed, found on the stage's PATH", async () => {
+    await program(join(bin, 'python3'), 'not really python');
+    await program(join(repoRoot, 'train.py'), '#!/usr/bin/env -S python3 -u\nprint(1)\n');
+    const found = await commandInterpreters('./train.py', {
+      path: bin,
+      cwd: repoRoot,
+      repoRoot,
+      digests: new InterpreterDigests(null),
+    });
+    expect(found).toEqual({
+      python3: { path: join(bin, 'python3'), digest: `sha256:${sha256Hex('not really python')}` },
+    });
+  });
+});
+
+describe('remembered digests', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), 'fluksio-digests-')));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  test('a file is read again when its bytes may have changed, even with its mtime put back', async () => {
+    const file = join(dir, 'python3');
+    const memory = join(dir, 'digests.json');
+    await writeFile(file, 'version 1');
+    const first = new InterpreterDigests(memory);
+    expect(await first.digestOf(file)).toBe(`sha256:${sha256Hex('version 1')}`);
+    await first.save();
+    expect(JSON.parse(await readFile(memory, 'utf8'))).toHaveProperty([file]);
+
+    // Another run trusts what was remembered for an unchanged file, without reading it.
+    const remembered = JSON.parse(await readFile(memory, 'utf8')) as Record<string, { digest: string }>;
+    remembered[file] = { ...remembered[file]!, digest: 'sha256:remembered' };
+    await writeFile(memory, JSON.stringify(remembered));
+    expect(await new InterpreterDigests(memory).digestOf(file)).toBe('sha256:remembered');
+
+    const before = await stat(file);
+    await writeFile(file, 'version 2');
+    await utimes(file, before.atime, before.mtime);
+    expect(await new InterpreterDigests(memory).digestOf(file)).toBe(`sha256:${sha256Hex('version 2')}`);
+  });
+
+  test('a damaged file of remembered digests is ignored', async () => {
+    const memory = join(dir, 'digests.json');
+    await writeFile(memory, '{"cut sho');
+    await writeFile(join(dir, 'tool'), 'bytes');
+    expect(await new InterpreterDigests(memory).digestOf(join(dir, 'tool'))).toBe(
+      `sha256:${sha256Hex('bytes')}`,
+    );
+  });
+});

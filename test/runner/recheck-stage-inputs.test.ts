@@ -1,0 +1,132 @@
+import { afterEach, expect, test } from 'vitest';
+import { readCodeIndex } from '../../runner/code-index.js';
+import { CodeView } from '../../runner/code-view.js';
+import { recheckStageInputs } from '../../runner/recheck-stage-inputs.js';
+import { stageKeyInputs } from '../../runner/stage-key-inputs.js';
+import type { Workspace } from '../../runner/workspace.js';
+import { validatePipeline } from '../../schemas/validate-pipeline.js';
+import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+
+let repo: TestRepo;
+afterEach(() => repo?.cleanup());
+
+const PIPELINE = `version: 1
+stages:
+  train:
+    cmd: python3 train.py
+    deps: [train.py, data.csv]
+    outs: [model.txt]
+  report:
+    cmd: python3 report.py
+    deps: [report.py]
+    outs: [report.txt]
+    code: false
+`;
+
+async function project() {
+  repo = await makeRepo({
+    files: {
+      'fluksio.yml': PIPELINE,
+      'train.py': 'print(1)\n',
+      'report.py': 'print(2)\n',
+      'data.csv': '1\n',
+      'helpers.py': 'X = 1\n',
+      '.gitignore': '/model.txt\n/report.txt\n',
+    },
+  });
+  const { pipeline } = validatePipeline(PIPELINE, { pipelineDir: '', exists: () => true });
+  if (!pipeline) throw new Error('the test pipeline does not validate');
+  const workspace: Workspace = { repoRoot: repo.dir, pipelineDir: repo.dir, pipelineDirInRepo: '' };
+  const before = await readCodeIndex(repo.dir);
+  const keyOf = (stage: string) =>
+    stageKeyInputs({
+      workspace,
+      pipeline,
+      stage,
+      params: {},
+      codeIndex: before,
+      env: {},
+      interpreters: {},
+      fingerprint: null,
+      produced: new Map(),
+    });
+  // The keys are what the stages started with, before the test's edits.
+  const materials = { train: await keyOf('train'), report: await keyOf('report') };
+  const recheck = async (stage: 'train' | 'report') =>
+    recheckStageInputs({
+      stage,
+      pipeline,
+      workspace,
+      material: materials[stage],
+      produced: new Map(),
+      before,
+      after: await readCodeIndex(repo.dir),
+    });
+  return { recheck };
+}
+
+test('nothing changed while the stage ran: nothing to say', async () => {
+  const { recheck } = await project();
+  await repo.write('model.txt', 'an out is a product, not a change\n');
+  expect(await recheck('train')).toEqual({ stageDirty: [], runDirty: [], warnings: [] });
+});
+
+test('a dep and a code file edited while the stage ran are both named, for the stage and the run', async () => {
+  const { recheck } = await project();
+  await repo.write('data.csv', '2\n');
+  await repo.write('helpers.py', 'X = 2\n');
+  expect(await recheck('train')).toEqual({
+    stageDirty: ['data.csv changed while train ran', 'code changed while train ran: helpers.py changed'],
+    runDirty: [
+      'data.csv changed while train ran',
+      'code changed while train ran: data.csv changed, helpers.py changed',
+    ],
+    warnings: [],
+  });
+});
+
+test("a change outside the stage's key leaves its result alone but makes the run dirty", async () => {
+  const { recheck } = await project();
+  await repo.write('helpers.py', 'X = 2\n');
+  expect(await recheck('report')).toEqual({
+    stageDirty: [],
+    runDirty: ['code changed while report ran: helpers.py changed'],
+    warnings: [],
+  });
+});
+
+test('a deleted dep is named as deleted', async () => {
+  const { recheck } = await project();
+  await repo.git('rm', '-q', 'data.csv');
+  expect((await recheck('train')).stageDirty).toContain('data.csv was deleted while train ran');
+});
+
+test('files that appeared and are neither outs nor ignored are named once, with the fix', async () => {
+  const { recheck } = await project();
+  for (const name of ['a.log', 'b.log', 'c.log', 'd.log', 'e.log', 'f.log', 'g.log']) {
+    await repo.write(`logs/${name}`, name);
+  }
+  const { warnings, stageDirty } = await recheck('train');
+  expect(warnings).toEqual([
+    'train wrote logs/a.log, logs/b.log, logs/c.log, logs/d.log, logs/e.log and 2 more files (or they changed while it ran), ' +
+      "which are neither an out nor ignored: declare them in train's outs, or add them to .gitignore — " +
+      'otherwise every later run is dirty and misses the cache',
+  ]);
+  expect(stageDirty).toEqual([
+    'code changed while train ran: logs/a.log added, logs/b.log added, logs/c.log added, logs/d.log added, logs/e.log added, and 2 more files',
+  ]);
+});
+
+test('the code view asks git again only once a stage process may have changed the tree', async () => {
+  repo = await makeRepo({ files: { 'a.py': '1\n' } });
+  const view = new CodeView(repo.dir, await readCodeIndex(repo.dir));
+  const first = await view.fresh();
+  await repo.write('b.py', '2\n');
+  // No process ran since: the run's view stands (an edit now is as if made after the run).
+  expect(await view.fresh()).toBe(first);
+  const ended = view.processStarted();
+  ended();
+  const after = await view.fresh();
+  expect(after.files.has('b.py')).toBe(true);
+  expect(await view.fresh()).toBe(after);
+});
