@@ -5,6 +5,7 @@ import type { CacheEntry } from '../schemas/cache-entry.js';
 import type { KeyInputs } from '../schemas/key-inputs.js';
 import type { OutRecord } from '../schemas/out-record.js';
 import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
+import { paramVariables } from '../schemas/param-variables.js';
 import { producerOf } from '../schemas/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
@@ -144,7 +145,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     processResult = await runStageProcess({
       cmd: material.inputs.cmd,
       cwd: workspace.pipelineDir,
-      env: { ...context.stageEnv, FLUKSIO_STAGE: name },
+      env: { ...context.stageEnv, ...paramVariables(stage.params, options.params), FLUKSIO_STAGE: name },
       timeoutMs: stage.timeout ?? null,
       signal: context.signal,
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),

@@ -1,4 +1,6 @@
 import { interpolatedNames } from './interpolate-command.js';
+import { paramVariableName } from './param-variables.js';
+import { placeholderContexts } from './placeholder-contexts.js';
 import type { Pipeline, ParamSpec } from './pipeline.js';
 import { normalizePipelinePath, pathContains, repoPathOf } from './pipeline-paths.js';
 import type { Problem } from './problem.js';
@@ -28,8 +30,18 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
   const declared = Object.keys(pipeline.params);
   const declaredList = declared.length > 0 ? declared.join(', ') : 'none';
 
+  const variables = new Map<string, string>();
   for (const [name, spec] of Object.entries(pipeline.params)) {
     problems.push(...checkParamSpec(`params.${name}`, spec));
+    const variable = paramVariableName(name);
+    const clash = variables.get(variable);
+    if (clash !== undefined) {
+      problems.push({
+        path: `params.${name}`,
+        message: `"${name}" and "${clash}" would both reach stages as ${variable}; param names must differ beyond upper and lower case`,
+      });
+    }
+    variables.set(variable, name);
   }
   pipeline.env.forEach((name, index) => {
     // fluksio's own variables (a runner's token among them) never reach a stage or a key.
@@ -64,6 +76,13 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
           message: `\${${name}} is used but not listed in ${at}.params (a stage may only interpolate params it lists, so they enter its cache key)`,
         });
       }
+    }
+    for (const placeholder of placeholderContexts(stage.cmd)) {
+      if (typeof placeholder.context === 'string') continue;
+      problems.push({
+        path: `${at}.cmd`,
+        message: `\${${placeholder.name}} is inside ${placeholder.context.unsafe}, where its value could run as shell code; write it as a plain word or inside "…" or '…' at the top level of the command (fluksio quotes the value for you, e.g. echo "${placeholder.name}=\${${placeholder.name}}"), or read "$${paramVariableName(placeholder.name)}" there instead`,
+      });
     }
     for (const field of ['deps', 'outs', 'metrics'] as const) {
       stage[field].forEach((path, index) => {
