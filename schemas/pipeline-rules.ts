@@ -4,6 +4,7 @@ import { placeholderContexts } from './placeholder-contexts.js';
 import type { Pipeline, ParamSpec } from './pipeline.js';
 import { normalizePipelinePath, pathContains, repoPathOf } from './pipeline-paths.js';
 import type { Problem } from './problem.js';
+import { reservedComponentOf } from './reserved-path.js';
 import { buildStageGraph, findCycle } from './stage-graph.js';
 
 /** What the rules need to know about where the pipeline lives. */
@@ -17,9 +18,6 @@ export interface PipelineContext {
    */
   exists?: (repoPath: string) => boolean;
 }
-
-/** Reserved folders no out may write into. */
-const RESERVED = ['.git', '.fluksio'];
 
 /**
  * The rules of DESIGN §3 that the schema alone cannot express, over a pipeline that
@@ -95,10 +93,11 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
           return;
         }
         if (field === 'deps') return;
-        if (repoPath === '.' || RESERVED.some((reserved) => pathContains(reserved, repoPath))) {
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path);
+        if (repoPath === '.' || reserved !== null) {
           problems.push({
             path: `${at}.${field}[${index}]`,
-            message: `"${path}" cannot be an output: it is ${repoPath === '.' ? 'the repository itself' : `inside ${repoPath.split('/')[0]}/`}`,
+            message: `"${path}" cannot be an output: it is ${reserved === null ? 'the repository itself' : `inside ${reserved}/`}`,
           });
           return;
         }
