@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { runCli } from '../helpers/run-cli.js';
-import { HostileRunner } from './hostile-runner.js';
+import { ScriptedRunner } from './scripted-runner.js';
 
 /** What an attacker wants in the puller's git config: a command git runs on every status. */
 const FSMONITOR = '[core]\n\tfsmonitor = touch pwned\n';
@@ -81,7 +81,7 @@ test('a hostile runner cannot make pull write into .git, through a symlink, or a
   const project = await projectWithGitLink();
   const gitConfig = await readFile(join(project.repo.dir, '.git/config'), 'utf8');
   await world.allow([project.repository]);
-  const hostile = await HostileRunner.register(database.db, world.app.url);
+  const hostile = await ScriptedRunner.register(database.db, world.app.url);
   const runId = await world.submit({
     repository: project.repository,
     cloneUrl: project.cloneUrl,

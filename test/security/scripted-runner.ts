@@ -6,16 +6,17 @@ import { createRunner } from '../../store/create-runner.js';
 import type { Database } from '../../store/database.js';
 
 /**
- * A runner token in an attacker's hands: speaks the runner protocol over HTTP with
- * whatever it likes to report, instead of running anything.
+ * A runner driven by hand: speaks the runner protocol over HTTP one step at a time and
+ * reports whatever the test chooses — an attacker holding a runner token, or a runner
+ * paused at the exact moment a race needs.
  */
-export class HostileRunner {
+export class ScriptedRunner {
   private constructor(
     readonly url: string,
     readonly token: string,
   ) {}
 
-  static async register(db: Database, url: string, name = 'hostile'): Promise<HostileRunner> {
+  static async register(db: Database, url: string, name = 'scripted'): Promise<ScriptedRunner> {
     const token = `fxr_${randomBytes(32).toString('base64url')}`;
     await createRunner({
       db,
@@ -25,7 +26,7 @@ export class HostileRunner {
       repositories: [],
       tokenHash: hashToken(token),
     });
-    return new HostileRunner(url, token);
+    return new ScriptedRunner(url, token);
   }
 
   async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -64,6 +65,19 @@ export class HostileRunner {
     if (response.status >= 300)
       throw new Error(`PUT blob answered ${response.status}: ${await response.text()}`);
     return digest;
+  }
+
+  /** `HEAD` of a blob for the claimed run, as a runner asks before skipping an upload. */
+  async head(claim: Claim, digest: string): Promise<number> {
+    const response = await fetch(`${this.url}/api/v1/blobs/${digest}`, {
+      method: 'HEAD',
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        'x-fluksio-lease': claim.lease,
+        'x-fluksio-run': claim.run.id,
+      },
+    });
+    return response.status;
   }
 
   async start(claim: Claim): Promise<void> {
