@@ -149,7 +149,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       timeoutMs: stage.timeout ?? null,
       signal: context.signal,
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
-      onLine: (stream, line) => output.push(stream, line),
+      onLine: (stream, line, continues) => output.push(stream, line, continues),
     });
   } catch (error) {
     return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });

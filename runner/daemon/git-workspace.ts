@@ -65,24 +65,24 @@ export class GitWorkspace {
     if (!existsSync(path.join(mirror, 'HEAD'))) await this.createMirror(mirror, commit);
     const git = (args: string[], extra: Partial<GitCommandOptions> = {}) =>
       runGit(args, { ...this.gitOptions(mirror, url, request), ...extra });
-    // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
-    if (await hasCommit(git, commit)) return;
-    await removeStaleLocks(mirror, ['packed-refs.lock', `refs/fluksio/slot-${request.slot}.lock`]);
-    // The header is passed to the fetches and to nothing else.
-    const header = request.extraHeader ? { extraHeader: { url, value: request.extraHeader } } : {};
     const slotRef = `refs/fluksio/slot-${request.slot}`;
-    const fetch = (want: string) =>
-      git(
-        ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', url, `+${want}:${slotRef}`],
+    const reachable = () => isReachable(git, commit, request.fetchRef ? [BRANCHES, slotRef] : [BRANCHES]);
+    // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
+    if ((await hasCommit(git, commit)) && (await reachable())) return;
+    await removeStaleLocks(mirror, ['packed-refs.lock', `refs/fluksio/slot-${request.slot}.lock`]);
+    // The header is passed to the fetches and to nothing else. Branches (and the pull
+    // request's ref), never the bare SHA: only a commit a branch or pull request reaches
+    // runs (DESIGN §5), not a dangling one a server would still hand out by its id.
+    const header = request.extraHeader ? { extraHeader: { url, value: request.extraHeader } } : {};
+    const refspecs = [
+      `+refs/heads/*:${BRANCHES}*`,
+      ...(request.fetchRef ? [`+${request.fetchRef}:${slotRef}`] : []),
+    ];
+    try {
+      await git(
+        ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
         header,
       );
-    try {
-      if (request.fetchRef) {
-        await fetch(request.fetchRef);
-        if (!(await hasCommit(git, commit))) await fetch(commit);
-      } else {
-        await fetch(commit);
-      }
     } catch (error) {
       throw new Error(
         `Could not fetch commit ${commit} of ${request.repository} from ${redactUrl(url)}` +
@@ -90,10 +90,10 @@ export class GitWorkspace {
         { cause: error },
       );
     }
-    if (!(await hasCommit(git, commit))) {
+    if (!(await hasCommit(git, commit)) || !(await reachable())) {
       throw new Error(
-        `Commit ${commit} is not in ${request.repository}${request.fetchRef ? ` at ${request.fetchRef}` : ''}: ` +
-          'it was force-pushed away or never pushed; expected a commit the repository has',
+        `Commit ${commit} is on no branch of ${request.repository}${request.fetchRef ? ` and not at ${request.fetchRef}` : ''}: ` +
+          'it was force-pushed away or never pushed to a branch; only commits a branch or pull request reaches run',
       );
     }
   }
@@ -201,6 +201,25 @@ async function verifyCheckout(git: (args: string[]) => Promise<string>, commit: 
  */
 async function removeStaleLocks(gitDir: string, names: string[]): Promise<void> {
   await Promise.all(names.map((name) => rm(path.join(gitDir, name), { force: true })));
+}
+
+/** Where a mirror keeps the repository's branches, to tell which commits they reach. */
+const BRANCHES = 'refs/fluksio/heads/';
+
+/** Whether a ref under one of `refs` (a prefix or a full ref name) has `commit` in its history. */
+async function isReachable(
+  git: (args: string[]) => Promise<string>,
+  commit: string,
+  refs: string[],
+): Promise<boolean> {
+  const found = await git([
+    'for-each-ref',
+    '--count=1',
+    '--format=%(refname)',
+    `--contains=${commit}`,
+    ...refs,
+  ]).catch(() => '');
+  return found.trim() !== '';
 }
 
 async function hasCommit(git: (args: string[]) => Promise<string>, commit: string): Promise<boolean> {

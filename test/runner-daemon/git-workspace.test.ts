@@ -105,7 +105,7 @@ describe('mirrors and checkouts', () => {
     const workspace = new GitWorkspace({ workDir, environment: process.env });
     const missing = 'b'.repeat(40);
     await expect(workspace.checkout(request(repo, missing))).rejects.toThrow(
-      new RegExp(`Could not fetch commit ${missing} of local/project`),
+      new RegExp(`Commit ${missing} is on no branch of local/project`),
     );
   });
 
