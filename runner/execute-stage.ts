@@ -149,6 +149,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       timeoutMs: stage.timeout ?? null,
       signal: context.signal,
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+      ...(options.launcher ? { launcher: options.launcher } : {}),
       onLine: (stream, line, continues) => output.push(stream, line, continues),
     });
   } catch (error) {

@@ -60,6 +60,7 @@ export async function showRemoteRun(
         tracebacks: logs.flatMap(({ stage, lines }) =>
           tracebackTexts(lines).map((text) => ({ stage: stage.name, text })),
         ),
+        sandbox: report.sandbox,
       },
       colors,
     ),
