@@ -4,7 +4,11 @@ import { terminalText } from '../../cli/render/terminal-text.js';
 test.each([
   ['an OSC title ended by BEL', 'a\x1b]0;pwned\x07b', 'ab'],
   ['an OSC 52 clipboard write ended by ST', 'a\x1b]52;c;cm0gLXJmIH4=\x1b\\b', 'ab'],
-  ['an OSC 8 hyperlink that lies', '\x1b]8;;https://evil.example\x07safe.example\x1b]8;;\x07', 'safe.example'],
+  [
+    'an OSC 8 hyperlink that lies',
+    '\x1b]8;;https://evil.example\x07safe.example\x1b]8;;\x07',
+    'safe.example',
+  ],
   ['an unterminated OSC', 'a\x1b]0;title to the end', 'a'],
   ['8-bit CSI and OSC', 'a\x9b2Jb\x9d0;t\x9cc', 'abc'],
   ['a DCS string', 'a\x1bPq#0;2;0;0;0\x1b\\b', 'ab'],
