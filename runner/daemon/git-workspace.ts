@@ -93,24 +93,27 @@ export class GitWorkspace {
     await resetMirrorConfig(mirror, commit);
     const git = (args: string[], extra: Partial<GitCommandOptions> = {}) =>
       runGit(args, { ...this.gitOptions(mirror, url, request), ...extra });
-    const slotRef = `refs/fluksio/slot-${request.slot}`;
-    const reachable = () => isReachable(git, commit, request.fetchRef ? [BRANCHES, slotRef] : [BRANCHES]);
-    // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
-    if ((await hasCommit(git, commit)) && (await reachable())) return;
-    await removeStaleLocks(mirror, ['packed-refs.lock', `refs/fluksio/slot-${request.slot}.lock`]);
-    // The header is passed to the fetches and to nothing else. Branches (and the pull
-    // request's ref), never the bare SHA: only a commit a branch or pull request reaches
-    // runs (DESIGN §5), not a dangling one a server would still hand out by its id.
+    // The header is passed to the fetches and to nothing else.
     const header = request.extraHeader ? { extraHeader: { url, value: request.extraHeader } } : {};
-    const refspecs = [
-      `+refs/heads/*:${BRANCHES}*`,
-      ...(request.fetchRef ? [`+${request.fetchRef}:${slotRef}`] : []),
-    ];
-    try {
-      await git(
-        ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
+    const slotRef = `refs/fluksio/slot-${request.slot}`;
+    // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
+    if (await hasCommit(git, commit)) {
+      await this.checkReachable(git, url, request, header);
+      return;
+    }
+    await removeStaleLocks(mirror, ['packed-refs.lock', `refs/fluksio/slot-${request.slot}.lock`]);
+    const fetch = (want: string) =>
+      git(
+        ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', url, `+${want}:${slotRef}`],
         header,
       );
+    try {
+      if (request.fetchRef) {
+        await fetch(request.fetchRef);
+        if (!(await hasCommit(git, commit))) await fetch(commit);
+      } else {
+        await fetch(commit);
+      }
     } catch (error) {
       throw new Error(
         `Could not fetch commit ${commit} of ${request.repository} from ${redactUrl(url)}` +
@@ -118,9 +121,40 @@ export class GitWorkspace {
         { cause: error },
       );
     }
-    if (!(await hasCommit(git, commit)) || !(await reachable())) {
+    if (!(await hasCommit(git, commit))) {
       throw new Error(
-        `Commit ${commit} is on no branch of ${request.repository}${request.fetchRef ? ` and not at ${request.fetchRef}` : ''}: ` +
+        `Commit ${commit} is not in ${request.repository}${request.fetchRef ? ` at ${request.fetchRef}` : ''}: ` +
+          'it was force-pushed away or never pushed; expected a commit the repository has',
+      );
+    }
+    await this.checkReachable(git, url, request, header);
+  }
+
+  /**
+   * Only a commit a branch or the pull request's ref reaches runs (DESIGN §5): a server
+   * hands out a dangling commit by its id, but nobody pushed it anywhere to be run. A tip
+   * is recognised from `ls-remote` alone; for an older commit the branches are fetched
+   * and git says whether one of them has it in its history.
+   */
+  private async checkReachable(
+    git: (args: string[], extra?: Partial<GitCommandOptions>) => Promise<string>,
+    url: string,
+    request: CheckoutRequest,
+    header: Partial<GitCommandOptions>,
+  ): Promise<void> {
+    const { commit, fetchRef } = request;
+    const slotRef = `refs/fluksio/slot-${request.slot}`;
+    const wanted = ['refs/heads/*', ...(fetchRef ? [fetchRef] : [])];
+    const listed = await git(['ls-remote', '--', url, ...wanted], header);
+    if (listed.split('\n').some((line) => line.split('\t')[0] === commit)) return;
+    const refspecs = [`+refs/heads/*:${BRANCHES}*`, ...(fetchRef ? [`+${fetchRef}:${slotRef}`] : [])];
+    await git(
+      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
+      header,
+    );
+    if (!(await isReachable(git, commit, fetchRef ? [BRANCHES, slotRef] : [BRANCHES]))) {
+      throw new Error(
+        `Commit ${commit} is on no branch of ${request.repository}${fetchRef ? ` and not at ${fetchRef}` : ''}: ` +
           'it was force-pushed away or never pushed to a branch; only commits a branch or pull request reaches run',
       );
     }

@@ -99,7 +99,7 @@ describe('a runner executes what it claims', () => {
       `Parameter 'lr': "fast" is a string, but the pipeline declares it float`,
     );
     expect(badParams.finish?.reason).toContain(`Unknown parameter 'epochs'`);
-    expect(wrongCommit.finish?.reason).toContain(`Commit ${'0'.repeat(40)} is on no branch of local/project`);
+    expect(wrongCommit.finish?.reason).toContain(`Could not fetch commit ${'0'.repeat(40)} of local/project`);
   });
 });
 
