@@ -26,7 +26,8 @@ export interface PullCommandOptions {
 /** One file pull would write: where (relative to the target), what, and whether runnable. */
 interface PlannedFile {
   path: string;
-  digest: string;
+  /** The blob, or null for a directory to create (a directory out's empty ones, and its root). */
+  digest: string | null;
   executable: boolean;
 }
 
@@ -88,7 +89,8 @@ export async function pullCommand(
   for (const file of toWrite) {
     // Checked again right before the write: the tree may have changed since.
     const dest = await resolveWorkspacePath(root, file.path, { out: true });
-    await download(client, blobPath(file.digest), file, dest);
+    if (file.digest === null) await mkdir(dest, { recursive: true });
+    else await download(client, blobPath(file.digest), { ...file, digest: file.digest }, dest);
   }
   for (const record of wanted) {
     io.stdout.write(`${record.path}  ${record.digest.slice(0, 19)}  ${record.size} bytes\n`);
@@ -103,7 +105,8 @@ async function planOut(
   record: OutRecord,
 ): Promise<PlannedFile[]> {
   const path = normalizePipelinePath(record.path);
-  if (record.kind === 'file') return [{ path, digest: record.digest, executable: false }];
+  if (record.kind === 'file')
+    return [{ path, digest: record.digest, executable: record.executable === true }];
   const response = await client.download(blobPath(record.digest));
   const bytes = Buffer.from(await response.arrayBuffer());
   const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -117,11 +120,15 @@ async function planOut(
       `${record.path}: its manifest is not usable (${issue?.path.join('.')}: ${issue?.message}); nothing was written`,
     );
   }
-  return parsed.data.files.map((file) => ({
-    path: `${path}/${file.path}`,
-    digest: file.digest,
-    executable: file.executable,
-  }));
+  return [
+    { path, digest: null, executable: false },
+    ...(parsed.data.dirs ?? []).map((dir) => ({ path: `${path}/${dir}`, digest: null, executable: false })),
+    ...parsed.data.files.map((file) => ({
+      path: `${path}/${file.path}`,
+      digest: file.digest,
+      executable: file.executable,
+    })),
+  ];
 }
 
 /**
@@ -138,6 +145,9 @@ async function checkDestination(root: string, file: PlannedFile, force: boolean)
   }
   const existing = await lstat(dest).catch(() => null);
   if (existing === null) return 'write';
+  if (file.digest === null) {
+    return existing.isDirectory() ? 'same' : `Refused: "${file.path}" exists and is not a directory`;
+  }
   if (!existing.isFile()) return `Refused: "${file.path}" exists and is not a file`;
   if ((await digestOf(dest)) === file.digest) return 'same';
   return force
@@ -152,7 +162,12 @@ async function digestOf(path: string): Promise<string> {
 }
 
 /** Streams a blob into a temporary sibling, verifies it, and renames it into place. */
-async function download(client: ApiClient, url: string, file: PlannedFile, dest: string): Promise<void> {
+async function download(
+  client: ApiClient,
+  url: string,
+  file: PlannedFile & { digest: string },
+  dest: string,
+): Promise<void> {
   const response = await client.download(url);
   const temp = `${dest}.fluksio-${randomBytes(6).toString('hex')}`;
   const hash = createHash('sha256');
