@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -55,10 +55,15 @@ export class BlobStorage {
       await pipeline(body, counting, createWriteStream(temp, { flags: 'wx' }));
       const actual = blobDigest(hash.digest('hex'));
       if (actual !== digest) throw new BlobDigestMismatchError(digest, actual);
-      // Same digest, same bytes: a blob already here is as good as this copy.
+      // Same digest, same bytes: a blob already here is as good as this copy. It is touched
+      // instead, so that `fluksio gc` (which deletes unnamed files older than its cut-off)
+      // sees it as just uploaded.
       if ((await this.size(digest)) !== size) {
         await mkdir(path.dirname(dest), { recursive: true });
         await rename(temp, dest);
+      } else {
+        const now = new Date();
+        await utimes(dest, now, now);
       }
       return size;
     } finally {

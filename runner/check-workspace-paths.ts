@@ -16,7 +16,9 @@ export async function checkWorkspacePaths(pipeline: Pipeline, workspace: Workspa
     for (const field of ['deps', 'outs', 'metrics'] as const) {
       for (const [index, path] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path));
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path), {
+            out: field !== 'deps',
+          });
         } catch (error) {
           if (!(error instanceof UnsafePathError)) throw error;
           problems.push({ path: `stages.${name}.${field}[${index}]`, message: error.message });

@@ -6,6 +6,7 @@ import { interpolateCommand } from '../schemas/interpolate-command.js';
 import type { OutRecord } from '../schemas/out-record.js';
 import type { PreviousStage } from '../schemas/previous-stage.js';
 import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
+import { paramVariables } from '../schemas/param-variables.js';
 import { producerOf } from '../schemas/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
@@ -170,12 +171,15 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     processResult = await runStageProcess({
       cmd: material.inputs.cmd,
       cwd: workspace.pipelineDir,
-      env: context.environmentFor(privateDir, { FLUKSIO_STAGE: name }),
+      env: context.environmentFor(privateDir, {
+        ...paramVariables(stage.params, options.params),
+        FLUKSIO_STAGE: name,
+      }),
       timeoutMs: stage.timeout ?? null,
       signal: context.signal,
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
-      onLine: (stream, line) => output.push(stream, line),
+      onLine: (stream, line, continues) => output.push(stream, line, continues),
     }).finally(() => rm(privateDir, { recursive: true, force: true }).catch(() => {}));
   } catch (error) {
     return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });

@@ -28,7 +28,8 @@ export class LineSplitter {
   private pendingBytes = 0;
 
   constructor(
-    private readonly onLine: (line: string) => void,
+    /** Each line; `continues` is true for a piece of a longer line whose text goes on in the next. */
+    private readonly onLine: (line: string, continues: boolean) => void,
     options: LineSplitterOptions = {},
   ) {
     this.maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
@@ -44,7 +45,7 @@ export class LineSplitter {
     const last = parts.pop() ?? '';
     for (const part of parts) {
       const line = stripCarriageReturn(this.pending + part);
-      this.onLine(Buffer.byteLength(line) > this.maxLineBytes ? this.deliverPieces(line) : line);
+      this.onLine(Buffer.byteLength(line) > this.maxLineBytes ? this.deliverPieces(line) : line, false);
       this.pending = '';
       this.pendingBytes = 0;
     }
@@ -63,7 +64,7 @@ export class LineSplitter {
     this.pending = '';
     this.pendingBytes = 0;
     if (line === '') return;
-    this.onLine(Buffer.byteLength(line) > this.maxLineBytes ? this.deliverPieces(line) : line);
+    this.onLine(Buffer.byteLength(line) > this.maxLineBytes ? this.deliverPieces(line) : line, false);
   }
 
   /**
@@ -77,7 +78,7 @@ export class LineSplitter {
       let cut = start + this.maxLineBytes;
       // Back up to the first byte of a character.
       while ((bytes[cut]! & 0xc0) === 0x80) cut--;
-      this.onLine(bytes.toString('utf8', start, cut));
+      this.onLine(bytes.toString('utf8', start, cut), true);
       start = cut;
     }
     return bytes.toString('utf8', start);

@@ -4,7 +4,9 @@ export const MASK = '***';
 /**
  * Hides secrets in log lines: the runner's configured secrets and values a stage
  * registers with `::add-mask::` (DESIGN §7). It works on whole lines — callers pass
- * only complete lines, so a secret a process writes in two pieces is still caught.
+ * only complete lines, so a secret a process writes in two pieces is still caught; a
+ * line too long to hold whole comes in pieces, and `safePrefixLength` says how much of
+ * one can be shown before the next arrives.
  * A multi-line secret is registered line by line, as GitHub Actions does, because a
  * log is read one line at a time.
  */
@@ -17,6 +19,22 @@ export class Masker {
       // Masking whitespace would mangle every line without hiding anything.
       if (line.trim() !== '') this.secrets.add(line);
     }
+  }
+
+  /**
+   * For a piece of a line too long to hold whole (LineSplitter delivers those in pieces),
+   * how many characters from its start can be masked and shown now: all but a tail that
+   * could be the beginning of a secret the next piece completes, and never a cut through
+   * a secret already there. The caller holds the rest back and puts it in front of the
+   * next piece, so a secret straddling the cut is still masked whole.
+   */
+  safePrefixLength(piece: string): number {
+    const longest = Math.max(0, ...[...this.secrets].map((secret) => secret.length));
+    let cut = Math.max(0, piece.length - Math.max(0, longest - 1));
+    for (const [start, end] of this.coveredRanges(piece)) if (start < cut && end > cut) cut = start;
+    // Never between the two halves of a surrogate pair.
+    if (cut > 0 && cut < piece.length && /[\uD800-\uDBFF]/.test(piece.charAt(cut - 1))) cut -= 1;
+    return cut;
   }
 
   /**

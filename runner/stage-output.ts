@@ -55,12 +55,26 @@ export class StageOutput {
   /** While set, stdout is plain text until a `::<token>::` line. */
   private stopToken: string | null = null;
 
+  /** Per stream, the raw end of a long line's piece that waits for the next piece. */
+  private readonly heldBack = { stdout: '', stderr: '' };
+
   constructor(private readonly options: StageOutputOptions) {
     this.tail = new LogTail(options.tail);
   }
 
-  /** Takes one complete line of the stage's output. */
-  push(stream: 'stdout' | 'stderr', rawLine: string): void {
+  /**
+   * Takes one line of the stage's output, or with `continues` a piece of a longer one:
+   * the end of a piece that could begin a secret is held back and joined to the next, so
+   * that a secret straddling the cut is masked whole (Masker.safePrefixLength).
+   */
+  push(stream: 'stdout' | 'stderr', piece: string, continues = false): void {
+    const text = this.heldBack[stream] + piece;
+    const cut = continues ? this.options.masker.safePrefixLength(text) : text.length;
+    this.heldBack[stream] = text.slice(cut);
+    if (cut > 0 || !continues) this.pushLine(stream, text.slice(0, cut));
+  }
+
+  private pushLine(stream: 'stdout' | 'stderr', rawLine: string): void {
     const line = this.options.masker.mask(rawLine);
     const command = stream === 'stdout' ? parseWorkflowCommand(line) : null;
     if (this.stopToken !== null && stream === 'stdout') {

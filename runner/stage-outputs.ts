@@ -28,7 +28,7 @@ export async function storeOut(
   outPath: string,
 ): Promise<OutRecord> {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
-  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath);
+  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
   const stats = await stat(absPath).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new MissingOutError(outPath, absPath, { cause: error }) : error;
   });
@@ -83,7 +83,7 @@ export async function restoreOut(
   record: OutRecord,
 ): Promise<void> {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record.path);
-  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath);
+  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
   const parent = path.dirname(absPath);
   await mkdir(parent, { recursive: true });
   const temp = path.join(parent, `.${path.basename(absPath)}.${randomUUID()}.fluksio-restore`);
@@ -108,7 +108,7 @@ export async function restoreOut(
  */
 export async function removeOut(pipelineDir: string, workspaceRoot: string, outPath: string): Promise<void> {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
-  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { allowFinalSymlink: true });
+  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { allowFinalSymlink: true, out: true });
   // fs.rm lstat-s what it removes: a symlink is unlinked, never followed.
   await rm(absPath, { recursive: true, force: true });
 }

@@ -26,8 +26,11 @@ export interface StageProcessOptions {
    * @defaultValue directLauncher
    */
   launcher?: StageLauncher;
-  /** Each complete line of output, as it arrives. Must not throw. */
-  onLine(stream: 'stdout' | 'stderr', line: string): void;
+  /**
+   * Each complete line of output, as it arrives; a line past the LineSplitter's limit
+   * comes in pieces, all but the last with `continues` true. Must not throw.
+   */
+  onLine(stream: 'stdout' | 'stderr', line: string, continues: boolean): void;
 }
 
 export interface StageProcessResult {
@@ -81,8 +84,8 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       ...launch.user,
     });
     const pid = child.pid ?? null;
-    const stdout = new LineSplitter((line) => options.onLine('stdout', line));
-    const stderr = new LineSplitter((line) => options.onLine('stderr', line));
+    const stdout = new LineSplitter((line, continues) => options.onLine('stdout', line, continues));
+    const stderr = new LineSplitter((line, continues) => options.onLine('stderr', line, continues));
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
 

@@ -1,5 +1,6 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { reservedComponentOf } from '../schemas/reserved-path.js';
 import { UnsafePathError } from './unsafe-path-error.js';
 
 export interface ResolveWorkspacePathOptions {
@@ -9,6 +10,14 @@ export interface ResolveWorkspacePathOptions {
    * @defaultValue false
    */
   allowFinalSymlink?: boolean;
+  /**
+   * The path is an out's, which `fluksio pull` later writes on someone's machine: no
+   * component may be a symlink, even one that stays inside (a committed `g -> .git`
+   * would make `g/config` git's config), except a last one with `allowFinalSymlink`; and
+   * no component may name `.git` or `.fluksio` in any case.
+   * @defaultValue false
+   */
+  out?: boolean;
 }
 
 /** Symlinks followed while resolving one dangling link chain, as the kernel's own limit. */
@@ -29,6 +38,10 @@ export async function resolveWorkspacePath(
   options: ResolveWorkspacePathOptions = {},
 ): Promise<string> {
   const normalized = normalizeRelative(relPath);
+  const reserved = options.out ? reservedComponentOf(normalized) : null;
+  if (reserved !== null) {
+    throw new UnsafePathError(relPath, `"${relPath}" is inside ${reserved}/, where no output may be written`);
+  }
   const realRoot = await realpath(root);
   const components = normalized.split('/');
   for (let i = 0; i < components.length; i++) {
@@ -41,6 +54,14 @@ export async function resolveWorkspacePath(
     // Nothing below a missing component (or below a file) can be a symlink today.
     if (stats === null) break;
     const isLast = i === components.length - 1;
+    if (options.out && stats.isSymbolicLink() && !(isLast && options.allowFinalSymlink)) {
+      throw new UnsafePathError(
+        relPath,
+        isLast
+          ? `"${relPath}" is a symlink; an output must be a file or a directory`
+          : `"${relPath}" goes through the symlink "${prefix}"; an output's path may not pass through symlinks`,
+      );
+    }
     if (stats.isSymbolicLink() && !(isLast && options.allowFinalSymlink)) {
       const target = await resolveLinkTarget(absPrefix, 0);
       if (!isInside(realRoot, target)) {

@@ -1,7 +1,10 @@
 import { interpolatedNames } from './interpolate-command.js';
+import { paramVariableName } from './param-variables.js';
+import { placeholderContexts } from './placeholder-contexts.js';
 import type { Pipeline, ParamSpec } from './pipeline.js';
 import { normalizePipelinePath, pathContains, repoPathOf } from './pipeline-paths.js';
 import type { Problem } from './problem.js';
+import { reservedComponentOf } from './reserved-path.js';
 import { buildStageGraph, findCycle } from './stage-graph.js';
 
 /** What the rules need to know about where the pipeline lives. */
@@ -16,9 +19,6 @@ export interface PipelineContext {
   exists?: (repoPath: string) => boolean;
 }
 
-/** Reserved folders no out may write into. */
-const RESERVED = ['.git', '.fluksio'];
-
 /**
  * The rules of DESIGN §3 that the schema alone cannot express, over a pipeline that
  * already matches the schema. Returns every problem found.
@@ -28,8 +28,18 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
   const declared = Object.keys(pipeline.params);
   const declaredList = declared.length > 0 ? declared.join(', ') : 'none';
 
+  const variables = new Map<string, string>();
   for (const [name, spec] of Object.entries(pipeline.params)) {
     problems.push(...checkParamSpec(`params.${name}`, spec));
+    const variable = paramVariableName(name);
+    const clash = variables.get(variable);
+    if (clash !== undefined) {
+      problems.push({
+        path: `params.${name}`,
+        message: `"${name}" and "${clash}" would both reach stages as ${variable}; param names must differ beyond upper and lower case`,
+      });
+    }
+    variables.set(variable, name);
   }
   pipeline.env.forEach((name, index) => {
     // fluksio's own variables (a runner's token among them) never reach a stage or a key.
@@ -65,6 +75,13 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
         });
       }
     }
+    for (const placeholder of placeholderContexts(stage.cmd)) {
+      if (typeof placeholder.context === 'string') continue;
+      problems.push({
+        path: `${at}.cmd`,
+        message: `\${${placeholder.name}} is inside ${placeholder.context.unsafe}, where its value could run as shell code; write it as a plain word or inside "…" or '…' at the top level of the command (fluksio quotes the value for you, e.g. echo "${placeholder.name}=\${${placeholder.name}}"), or read "$${paramVariableName(placeholder.name)}" there instead`,
+      });
+    }
     for (const field of ['deps', 'outs', 'metrics'] as const) {
       stage[field].forEach((path, index) => {
         const repoPath = repoPathOf(context.pipelineDir, path);
@@ -76,10 +93,11 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
           return;
         }
         if (field === 'deps') return;
-        if (repoPath === '.' || RESERVED.some((reserved) => pathContains(reserved, repoPath))) {
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path);
+        if (repoPath === '.' || reserved !== null) {
           problems.push({
             path: `${at}.${field}[${index}]`,
-            message: `"${path}" cannot be an output: it is ${repoPath === '.' ? 'the repository itself' : `inside ${repoPath.split('/')[0]}/`}`,
+            message: `"${path}" cannot be an output: it is ${reserved === null ? 'the repository itself' : `inside ${reserved}/`}`,
           });
           return;
         }

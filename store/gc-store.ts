@@ -1,4 +1,4 @@
-import { and, eq, lt, notInArray, sql } from 'drizzle-orm';
+import { and, eq, lt, not, notInArray, sql } from 'drizzle-orm';
 import type { OutRecord } from '../schemas/out-record.js';
 import { blobRefs } from '../schemas/tables/blob-refs.js';
 import { cacheEntries } from '../schemas/tables/cache-entries.js';
@@ -15,7 +15,8 @@ export interface GcResult {
   cacheEntriesDeleted: number;
   blobRefsDeleted: number;
   /**
-   * Every blob digest a remaining stage (outs, log) or cache entry (outs) names — and,
+   * Every blob digest a remaining stage (outs, log) or cache entry (outs) names or a run
+   * confirmed (see gcStore) — and,
    * when `readManifest` was given, the files of the directory manifests among them. Blob
    * files outside this set may be deleted by the caller, once older than the same cut-off:
    * a running stage's uploads are named by nothing until its finish event arrives.
@@ -29,7 +30,8 @@ export interface GcResult {
  * succeeded run of each repository's pipeline, so a quiet repository keeps a baseline —;
  * cache entries whose run is gone; and blob refs that no remaining stage or cache entry
  * names within their repository. Only rows older than the cut-off go, so a run uploading
- * blobs now keeps its refs. The files of a directory out are named only inside its
+ * blobs now keeps its refs, and a ref a run confirmed since the cut-off or a queued or
+ * running run confirmed last stays (blobRefs.confirmedAt). The files of a directory out are named only inside its
  * manifest blob, which the database cannot read: `readManifest` (the caller's blob store)
  * lists them; without it, a repository with live directory outs keeps all its blob refs.
  */
@@ -69,10 +71,22 @@ export async function gcStore({
     .returning({ key: cacheEntries.key });
 
   const live = await liveBlobs(db, readManifest);
+  // A run that was told a blob is stored skipped its upload and names the blob only when
+  // its stage finishes: a ref confirmed since the cut-off, or by a run still unfinished,
+  // stays, and so does its file. Checked again by the DELETE itself, so a confirmation
+  // arriving while gc runs is never lost.
+  const confirmed = sql`(${blobRefs.confirmedAt} >= ${cutoff} or ${blobRefs.confirmedBy} in (select ${runs.id} from ${runs} where ${runs.status} in ('queued', 'running')))`;
+  const collectable = and(lt(blobRefs.createdAt, cutoff), not(confirmed));
+  for (const { digest } of await db
+    .selectDistinct({ digest: blobRefs.digest })
+    .from(blobRefs)
+    .where(confirmed)) {
+    live.digests.add(digest);
+  }
   const oldRefs = await db
     .select({ repository: blobRefs.repository, digest: blobRefs.digest })
     .from(blobRefs)
-    .where(lt(blobRefs.createdAt, cutoff));
+    .where(collectable);
   const unused = oldRefs.filter(
     (ref) => !live.unreadable.has(ref.repository) && !live.pairs.has(pairKey(ref.repository, ref.digest)),
   );
@@ -82,8 +96,11 @@ export async function gcStore({
     const deleted = await db
       .delete(blobRefs)
       .where(
-        sql`(${blobRefs.repository}, ${blobRefs.digest}) in (select r.repository, r.digest
-          from jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) as r(repository text, digest text))`,
+        and(
+          collectable,
+          sql`(${blobRefs.repository}, ${blobRefs.digest}) in (select r.repository, r.digest
+            from jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) as r(repository text, digest text))`,
+        ),
       )
       .returning({ digest: blobRefs.digest });
     blobRefsDeleted += deleted.length;

@@ -6,6 +6,7 @@ import { LeaseId } from '../../schemas/protocol/lease-id.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { addBlobRef } from '../../store/add-blob-ref.js';
+import { confirmBlobRef } from '../../store/confirm-blob-ref.js';
 import { hasBlobRef } from '../../store/has-blob-ref.js';
 import { BlobDigestMismatchError, BlobTooLargeError } from '../blob-upload-errors.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
@@ -82,31 +83,41 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
         if (error instanceof BlobTooLargeError) throw tooLarge(error);
         throw error;
       }
-      await addBlobRef({ db: context.db, repository: run.repository, digest, size });
+      await addBlobRef({ db: context.db, repository: run.repository, digest, size, runId });
       request.log.info({ runId, digest, size }, 'blob stored');
       return reply.code(201).send({ digest, size });
     });
   });
 
-  /** The digest and size of a blob the caller may read, or 404. */
+  /**
+   * The digest and size of a blob the caller may read, or 404. A runner asking for its
+   * run confirms the ref (confirmBlobRef): it is about to rely on the blob.
+   */
   async function readableBlob(request: FastifyRequest): Promise<{ digest: BlobDigest; size: number }> {
-    const repository = await readerRepository(request);
+    const reader = await readerOf(request);
     const digest = digestParam(request);
-    const size = (await hasBlobRef({ db: context.db, repository, digest }))
-      ? await context.blobs.size(digest)
-      : null;
+    const { repository } = reader;
+    const readable =
+      reader.runId === null
+        ? await hasBlobRef({ db: context.db, repository, digest })
+        : await confirmBlobRef({ db: context.db, repository, digest, runId: reader.runId });
+    const size = readable ? await context.blobs.size(digest) : null;
     if (size === null) throw new HttpError(404, `Blob ${digest} is not stored for ${repository}`, 'digest');
     return { digest, size };
   }
 
-  /** The repository whose blobs the caller may read: its run's, by lease or by API token. */
-  async function readerRepository(request: FastifyRequest): Promise<string> {
+  /**
+   * The repository whose blobs the caller may read: its run's, by lease (with the run id
+   * of that lease) or by API token (run id null: a reader, not a run relying on blobs).
+   */
+  async function readerOf(request: FastifyRequest): Promise<{ repository: string; runId: string | null }> {
     const caller = readerAuth.of(request);
     if ('runner' in caller) {
       const { runner } = caller;
       const runId = readHeader(request, 'X-Fluksio-Run', RunIdHeader, RUN_WHAT);
       const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, LEASE_WHAT);
-      return (await holdLease({ db: context.db, runner, runId, lease, running: true })).repository;
+      const run = await holdLease({ db: context.db, runner, runId, lease, running: true });
+      return { repository: run.repository, runId };
     }
     const { token } = caller;
     // `fluksio pull` names the run in the query (`?run=<id>`), the runner in a header.
@@ -119,7 +130,7 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
     if (!tokenReaches(token, run.repository)) {
       throw noSuchRun(runId);
     }
-    return run.repository;
+    return { repository: run.repository, runId: null };
   }
 }
 

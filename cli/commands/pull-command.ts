@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { chmod, mkdir, rename, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { chmod, lstat, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,21 +8,37 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { DirManifest, type OutRecord } from '../../schemas/out-record.js';
 import { normalizePipelinePath } from '../../schemas/pipeline-paths.js';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { UnsafePathError } from '../../runner/unsafe-path-error.js';
 import { resolveWorkspacePath } from '../../runner/workspace-path.js';
 import type { CliIo } from '../cli-io.js';
 import { ApiClient } from '../remote/api-client.js';
+import { declaredOutputs } from '../remote/declared-outputs.js';
 import { serverConnection } from '../remote/server-connection.js';
 import { UsageError } from '../usage-error.js';
 
 export interface PullCommandOptions {
   to?: string;
   url?: string;
+  /** Replace files that exist with other contents. */
+  force?: boolean;
+}
+
+/** One file pull would write: where (relative to the target), what, and whether runnable. */
+interface PlannedFile {
+  path: string;
+  /** The blob, or null for a directory to create (a directory out's empty ones, and its root). */
+  digest: string | null;
+  executable: boolean;
 }
 
 /**
  * `fluksio pull RUN [OUT]`: downloads a run's outputs (all of them, or the one named) into
  * the current directory (or --to DIR) at their pipeline paths, each verified against its
- * digest and written atomically; a path that would leave the directory is refused.
+ * digest and written atomically. What a run reports comes from a runner, so every path is
+ * checked before anything is written: it must be an out or metrics file that the
+ * pipeline at the run's commit declares, and it is written only inside the target,
+ * never through a symlink, never into `.git` or `.fluksio`, and never over a file with
+ * other contents unless `--force` is given. One refused path means nothing is written.
  */
 export async function pullCommand(
   runId: string,
@@ -46,53 +62,126 @@ export async function pullCommand(
         : `Run ${report.run.id} has no output "${out}" (it has: ${known})`,
     );
   }
+  if (report.run.commit === null)
+    throw new UsageError(`Run ${report.run.id} has no commit to check its outputs against`);
+  const declared = await declaredOutputs(io.cwd, report.run.commit, report.run.pipelinePath);
+  const undeclared = wanted.filter((record) => !declared.has(normalizePipelinePath(record.path)));
+  if (undeclared.length > 0) {
+    throw new Error(
+      `Run ${report.run.id} reports outputs its pipeline (${report.run.pipelinePath} at ${report.run.commit}) does not declare: ${undeclared.map((record) => `"${record.path}"`).join(', ')}; nothing was written`,
+    );
+  }
+
   const root = resolve(io.cwd, options.to ?? '.');
   await mkdir(root, { recursive: true });
-  const download = async (digest: string, dest: string, executable: boolean) => {
-    const response = await client.download(
-      `/api/v1/blobs/${digest}?run=${encodeURIComponent(report.run.id)}`,
-    );
-    const temp = `${dest}.fluksio-${randomBytes(6).toString('hex')}`;
-    const hash = createHash('sha256');
-    try {
-      await mkdir(dirname(dest), { recursive: true });
-      const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-      body.on('data', (chunk: Buffer) => hash.update(chunk));
-      await pipeline(body, createWriteStream(temp));
-      const actual = `sha256:${hash.digest('hex')}`;
-      if (actual !== digest) throw new Error(`${dest}: downloaded bytes hash to ${actual}, not ${digest}`);
-      if (executable) await chmod(temp, 0o755);
-      await rename(temp, dest);
-    } finally {
-      await rm(temp, { force: true });
-    }
-  };
+  const blobPath = (digest: string) => `/api/v1/blobs/${digest}?run=${encodeURIComponent(report.run.id)}`;
+  const planned: PlannedFile[] = [];
+  for (const record of wanted) planned.push(...(await planOut(client, blobPath, record)));
+  const toWrite: PlannedFile[] = [];
+  const refused: string[] = [];
+  for (const file of planned) {
+    const verdict = await checkDestination(root, file, options.force === true);
+    if (verdict === 'write') toWrite.push(file);
+    else if (verdict !== 'same') refused.push(verdict);
+  }
+  if (refused.length > 0) throw new UsageError(`${refused.join('\n')}\nNothing was written.`);
+
+  for (const file of toWrite) {
+    // Checked again right before the write: the tree may have changed since.
+    const dest = await resolveWorkspacePath(root, file.path, { out: true });
+    if (file.digest === null) await mkdir(dest, { recursive: true });
+    else await download(client, blobPath(file.digest), { ...file, digest: file.digest }, dest);
+  }
   for (const record of wanted) {
-    const dest = await resolveWorkspacePath(root, normalizePipelinePath(record.path));
-    if (record.kind === 'file') await download(record.digest, dest, record.executable === true);
-    else await pullDirectory(client, report.run.id, record, dest, download);
     io.stdout.write(`${record.path}  ${record.digest.slice(0, 19)}  ${record.size} bytes\n`);
   }
   return 0;
 }
 
-async function pullDirectory(
+/** The files of one out: itself, or each file of its verified directory manifest. */
+async function planOut(
   client: ApiClient,
-  runId: string,
+  blobPath: (digest: string) => string,
   record: OutRecord,
-  dest: string,
-  download: (digest: string, dest: string, executable: boolean) => Promise<void>,
-): Promise<void> {
-  const response = await client.download(`/api/v1/blobs/${record.digest}?run=${encodeURIComponent(runId)}`);
+): Promise<PlannedFile[]> {
+  const path = normalizePipelinePath(record.path);
+  if (record.kind === 'file')
+    return [{ path, digest: record.digest, executable: record.executable === true }];
+  const response = await client.download(blobPath(record.digest));
   const bytes = Buffer.from(await response.arrayBuffer());
   const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-  if (actual !== record.digest)
+  if (actual !== record.digest) {
     throw new Error(`${record.path}: its manifest hashes to ${actual}, not ${record.digest}`);
-  const manifest = DirManifest.parse(JSON.parse(bytes.toString('utf8')));
-  await mkdir(dest, { recursive: true });
-  for (const dir of manifest.dirs ?? [])
-    await mkdir(await resolveWorkspacePath(dest, dir), { recursive: true });
-  for (const file of manifest.files) {
-    await download(file.digest, await resolveWorkspacePath(dest, file.path), file.executable);
+  }
+  const parsed = DirManifest.safeParse(JSON.parse(bytes.toString('utf8')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(
+      `${record.path}: its manifest is not usable (${issue?.path.join('.')}: ${issue?.message}); nothing was written`,
+    );
+  }
+  return [
+    { path, digest: null, executable: false },
+    ...(parsed.data.dirs ?? []).map((dir) => ({ path: `${path}/${dir}`, digest: null, executable: false })),
+    ...parsed.data.files.map((file) => ({
+      path: `${path}/${file.path}`,
+      digest: file.digest,
+      executable: file.executable,
+    })),
+  ];
+}
+
+/**
+ * Whether a file may be written at its place under `root`: 'write', 'same' when the
+ * place already holds exactly these bytes, or else the sentence saying why not.
+ */
+async function checkDestination(root: string, file: PlannedFile, force: boolean): Promise<string> {
+  let dest: string;
+  try {
+    dest = await resolveWorkspacePath(root, file.path, { out: true });
+  } catch (error) {
+    if (error instanceof UnsafePathError) return `Refused: ${error.message}`;
+    throw error;
+  }
+  const existing = await lstat(dest).catch(() => null);
+  if (existing === null) return 'write';
+  if (file.digest === null) {
+    return existing.isDirectory() ? 'same' : `Refused: "${file.path}" exists and is not a directory`;
+  }
+  if (!existing.isFile()) return `Refused: "${file.path}" exists and is not a file`;
+  if ((await digestOf(dest)) === file.digest) return 'same';
+  return force
+    ? 'write'
+    : `Refused: "${file.path}" exists with other contents; pass --force to replace it with the run's output`;
+}
+
+async function digestOf(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/** Streams a blob into a temporary sibling, verifies it, and renames it into place. */
+async function download(
+  client: ApiClient,
+  url: string,
+  file: PlannedFile & { digest: string },
+  dest: string,
+): Promise<void> {
+  const response = await client.download(url);
+  const temp = `${dest}.fluksio-${randomBytes(6).toString('hex')}`;
+  const hash = createHash('sha256');
+  try {
+    await mkdir(dirname(dest), { recursive: true });
+    const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+    body.on('data', (chunk: Buffer) => hash.update(chunk));
+    await pipeline(body, createWriteStream(temp, { flags: 'wx' }));
+    const actual = `sha256:${hash.digest('hex')}`;
+    if (actual !== file.digest)
+      throw new Error(`${dest}: downloaded bytes hash to ${actual}, not ${file.digest}`);
+    if (file.executable) await chmod(temp, 0o755);
+    await rename(temp, dest);
+  } finally {
+    await rm(temp, { force: true });
   }
 }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { pino } from 'pino';
+import { redactUrl } from '../../runner/daemon/redact-url.js';
 import { startRunnerDaemon } from '../../runner/daemon/runner-daemon.js';
 import type { CliIo } from '../cli-io.js';
 import { userCacheDir } from '../local/user-cache-dir.js';
@@ -51,7 +52,7 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
   if (!url) throw new UsageError('No control plane URL: give --url URL or set FLUKSIO_URL');
   if (!/^https?:\/\/[^\s/@]+(\/[^\s@]*)?$/.test(url)) {
     throw new UsageError(
-      `--url: "${url}" is not an http(s) URL without credentials (e.g. https://fluksio.example.com)`,
+      `--url: "${redactUrl(url)}" is not an http(s) URL without credentials (e.g. https://fluksio.example.com)`,
     );
   }
   const token = await readToken(options.tokenFile, io);

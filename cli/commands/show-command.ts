@@ -9,6 +9,7 @@ import { ApiClient } from '../remote/api-client.js';
 import { serverConnection } from '../remote/server-connection.js';
 import { showRemoteRun } from '../remote/show-remote-run.js';
 import { UsageError } from '../usage-error.js';
+import { terminalText } from '../render/terminal-text.js';
 
 export interface ShowCommandOptions {
   json?: boolean;
@@ -49,7 +50,7 @@ export async function showCommand(
         throw new UsageError(
           `Stage ${stage.name} of run ${run.id} has no stored log (status: ${stage.status})`,
         );
-      io.stdout.write(await store.state.blobs.getBytes(stage.logDigest));
+      io.stdout.write(terminalText((await store.state.blobs.getBytes(stage.logDigest)).toString('utf8')));
       return 0;
     }
     const report = buildRunReport(detail, await baselineOf(store, run), store.goals);

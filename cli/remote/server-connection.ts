@@ -1,3 +1,4 @@
+import { redactUrl } from '../../runner/daemon/redact-url.js';
 import { UsageError } from '../usage-error.js';
 
 /** Where the control plane is and the API token to use with it. */
@@ -20,10 +21,10 @@ export function serverConnection(
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`--url: "${url}" is not a URL (e.g. https://fluksio.example.com)`);
+    throw new UsageError(`--url: "${redactUrl(url)}" is not a URL (e.g. https://fluksio.example.com)`);
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new UsageError(`--url: "${url}" must be http:// or https://`);
+    throw new UsageError(`--url: "${redactUrl(url)}" must be http:// or https://`);
   }
   const token = env.FLUKSIO_TOKEN;
   if (!token) throw new UsageError('No API token: set FLUKSIO_TOKEN (see `fluksio token add`)');

@@ -7,6 +7,7 @@ import { renderRunSummary } from '../render/run-summary.js';
 import { UsageError } from '../usage-error.js';
 import type { ApiClient } from './api-client.js';
 import { SeriesReply } from './follow-run.js';
+import { terminalText } from '../render/terminal-text.js';
 
 const LogReply = z.object({ stage: z.string(), lines: z.array(z.string()) });
 
@@ -39,7 +40,7 @@ export async function showRemoteRun(
       );
     }
     const { lines } = await logOf(options.log);
-    io.stdout.write(lines.map((line) => `${line}\n`).join(''));
+    io.stdout.write(lines.map((line) => `${terminalText(line)}\n`).join(''));
     return 0;
   }
   const failed = report.stages.filter((stage) => stage.status === 'failed' || stage.status === 'timed_out');

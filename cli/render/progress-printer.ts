@@ -3,6 +3,7 @@ import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { EventSink } from '../../runner/ports.js';
 import { formatDuration, short } from '../../schemas/format.js';
+import { terminalText } from './terminal-text.js';
 
 const BADGES: Record<StageRecord['status'], { text: string; color: keyof Colors }> = {
   ran: { text: '✓ ran', color: 'green' },
@@ -56,7 +57,7 @@ export class ProgressPrinter implements EventSink {
       case 'stage.log':
         if (this.showOutput) {
           for (const line of event.lines)
-            this.write(`  ${colors.dim(`${event.stage.padEnd(this.width)} │`)} ${line}\n`);
+            this.write(`  ${colors.dim(`${event.stage.padEnd(this.width)} │`)} ${terminalText(line)}\n`);
         }
         break;
       case 'stage.finished': {

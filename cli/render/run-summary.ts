@@ -5,6 +5,7 @@ import { sparkline } from '../../schemas/sparkline.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../../schemas/format.js';
 import { stageDetail, statusBadge } from './progress-printer.js';
+import { terminalText } from './terminal-text.js';
 
 /** A metric's series, as the store returns it. */
 export type SeriesByMetric = Record<string, { stage: string; points: { step: number; value: number }[] }>;
@@ -127,18 +128,18 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
       '',
       colors.red(
         colors.bold(
-          `Stage ${stage.name} ${stage.status === 'failed' ? 'failed' : 'timed out'}: ${stage.error ?? ''}`,
+          `Stage ${stage.name} ${stage.status === 'failed' ? 'failed' : 'timed out'}: ${terminalText(stage.error ?? '')}`,
         ),
       ),
     );
     const tail = stage.logTail.split('\n').filter((line, index, all) => line || index < all.length - 1);
     if (tail.length > 0) {
       lines.push(colors.dim(`  last ${Math.min(TAIL_LINES, tail.length)} lines of its output:`));
-      for (const line of tail.slice(-TAIL_LINES)) lines.push(`  ${colors.dim('│')} ${line}`);
+      for (const line of tail.slice(-TAIL_LINES)) lines.push(`  ${colors.dim('│')} ${terminalText(line)}`);
     }
     for (const traceback of input.tracebacks.filter((each) => each.stage === stage.name)) {
       lines.push(colors.dim('  traceback:'));
-      for (const line of traceback.text.split('\n')) lines.push(`  ${colors.red('│')} ${line}`);
+      for (const line of traceback.text.split('\n')) lines.push(`  ${colors.red('│')} ${terminalText(line)}`);
     }
   }
 

@@ -2,6 +2,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import pRetry from 'p-retry';
 import type { z } from 'zod';
 import { ApiError } from '../../schemas/protocol/api-error.js';
+import { redactUrl } from './redact-url.js';
 import {
   ControlPlaneError,
   ControlPlaneUnreachableError,
@@ -242,11 +243,13 @@ function parseBaseUrl(url: string): URL {
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`The control plane URL "${url}" is not a URL; expected e.g. https://fluksio.example.com`);
+    throw new Error(
+      `The control plane URL "${redactUrl(url)}" is not a URL; expected e.g. https://fluksio.example.com`,
+    );
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     throw new Error(
-      `The control plane URL "${url}" is not http(s); expected e.g. https://fluksio.example.com`,
+      `The control plane URL "${redactUrl(url)}" is not http(s); expected e.g. https://fluksio.example.com`,
     );
   }
   if (parsed.username || parsed.password) {

@@ -93,12 +93,15 @@ export class GitWorkspace {
     await resetMirrorConfig(mirror, commit);
     const git = (args: string[], extra: Partial<GitCommandOptions> = {}) =>
       runGit(args, { ...this.gitOptions(mirror, url, request), ...extra });
-    // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
-    if (await hasCommit(git, commit)) return;
-    await removeStaleLocks(mirror, ['packed-refs.lock', `refs/fluksio/slot-${request.slot}.lock`]);
     // The header is passed to the fetches and to nothing else.
     const header = request.extraHeader ? { extraHeader: { url, value: request.extraHeader } } : {};
     const slotRef = `refs/fluksio/slot-${request.slot}`;
+    // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
+    if (await hasCommit(git, commit)) {
+      await this.checkReachable(git, url, request, header);
+      return;
+    }
+    await removeStaleLocks(mirror, ['packed-refs.lock', `refs/fluksio/slot-${request.slot}.lock`]);
     const fetch = (want: string) =>
       git(
         ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', url, `+${want}:${slotRef}`],
@@ -122,6 +125,37 @@ export class GitWorkspace {
       throw new Error(
         `Commit ${commit} is not in ${request.repository}${request.fetchRef ? ` at ${request.fetchRef}` : ''}: ` +
           'it was force-pushed away or never pushed; expected a commit the repository has',
+      );
+    }
+    await this.checkReachable(git, url, request, header);
+  }
+
+  /**
+   * Only a commit a branch or the pull request's ref reaches runs (DESIGN §5): a server
+   * hands out a dangling commit by its id, but nobody pushed it anywhere to be run. A tip
+   * is recognised from `ls-remote` alone; for an older commit the branches are fetched
+   * and git says whether one of them has it in its history.
+   */
+  private async checkReachable(
+    git: (args: string[], extra?: Partial<GitCommandOptions>) => Promise<string>,
+    url: string,
+    request: CheckoutRequest,
+    header: Partial<GitCommandOptions>,
+  ): Promise<void> {
+    const { commit, fetchRef } = request;
+    const slotRef = `refs/fluksio/slot-${request.slot}`;
+    const wanted = ['refs/heads/*', ...(fetchRef ? [fetchRef] : [])];
+    const listed = await git(['ls-remote', '--', url, ...wanted], header);
+    if (listed.split('\n').some((line) => line.split('\t')[0] === commit)) return;
+    const refspecs = [`+refs/heads/*:${BRANCHES}*`, ...(fetchRef ? [`+${fetchRef}:${slotRef}`] : [])];
+    await git(
+      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
+      header,
+    );
+    if (!(await isReachable(git, commit, fetchRef ? [BRANCHES, slotRef] : [BRANCHES]))) {
+      throw new Error(
+        `Commit ${commit} is on no branch of ${request.repository}${fetchRef ? ` and not at ${fetchRef}` : ''}: ` +
+          'it was force-pushed away or never pushed to a branch; only commits a branch or pull request reaches run',
       );
     }
   }
@@ -284,6 +318,25 @@ async function isPlainGitDir(gitDir: string): Promise<boolean> {
  */
 async function removeStaleLocks(gitDir: string, names: string[]): Promise<void> {
   await Promise.all(names.map((name) => rm(path.join(gitDir, name), { force: true })));
+}
+
+/** Where a mirror keeps the repository's branches, to tell which commits they reach. */
+const BRANCHES = 'refs/fluksio/heads/';
+
+/** Whether a ref under one of `refs` (a prefix or a full ref name) has `commit` in its history. */
+async function isReachable(
+  git: (args: string[]) => Promise<string>,
+  commit: string,
+  refs: string[],
+): Promise<boolean> {
+  const found = await git([
+    'for-each-ref',
+    '--count=1',
+    '--format=%(refname)',
+    `--contains=${commit}`,
+    ...refs,
+  ]).catch(() => '');
+  return found.trim() !== '';
 }
 
 async function hasCommit(git: (args: string[]) => Promise<string>, commit: string): Promise<boolean> {

@@ -12,6 +12,14 @@ export const blobRefs = pgTable(
     digest: text('digest').notNull(),
     size: bigint('size', { mode: 'number' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * When a run last relied on the blob: uploaded it, or was told it is stored (HEAD) and
+     * skipped the upload, or read it back. `fluksio gc` keeps a ref confirmed within its
+     * cut-off, because such a run names the blob only once its stage's finish arrives.
+     */
+    confirmedAt: timestamp('confirmed_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The run that last confirmed it; while that run is queued or running, gc keeps the ref. */
+    confirmedBy: text('confirmed_by'),
   },
   (table) => [primaryKey({ name: 'blob_refs_pkey', columns: [table.repository, table.digest] })],
 );

@@ -255,10 +255,16 @@ describe('hardening', () => {
       expect(calls.length).toBeGreaterThan(2);
       expect(calls.filter(([argv]) => argv?.includes(secret))).toEqual([]);
       const withHeader = calls.filter((call) => call.some((line) => line.includes(secret)));
-      expect(withHeader).toHaveLength(1);
-      expect(withHeader[0]?.[0]).toMatch(/ fetch .* -- file:\/\//);
-      expect(withHeader[0]).toContain(`ENV GIT_CONFIG_VALUE_0=${secret}`);
-      expect(withHeader[0]).toContain(`ENV GIT_CONFIG_KEY_0=http.file://${repo.dir}.extraHeader`);
+      // The fetch, and the ls-remote that checks the commit is on a branch.
+      expect(withHeader.map((call) => / (fetch|ls-remote) /.exec(call[0] ?? '')?.[1]).sort()).toEqual([
+        'fetch',
+        'ls-remote',
+      ]);
+      for (const call of withHeader) {
+        expect(call[0]).toMatch(/ -- file:\/\//);
+        expect(call).toContain(`ENV GIT_CONFIG_VALUE_0=${secret}`);
+        expect(call).toContain(`ENV GIT_CONFIG_KEY_0=http.file://${repo.dir}.extraHeader`);
+      }
       expect(await filesContaining(workDir, secret)).toEqual([]);
     } finally {
       await rm(wrapperDir, { recursive: true, force: true });

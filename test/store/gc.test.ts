@@ -53,17 +53,18 @@ describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
   }
 
   async function refOf(repository: string, name: string, daysAgo: number): Promise<void> {
-    await addBlobRef({ db, repository, digest: digest(name), size: 1 });
+    await addBlobRef({ db, repository, digest: digest(name), size: 1, runId: 'uploader' });
+    const past = sql`now() - (${daysAgo * DAY}::double precision * interval '1 millisecond')`;
     await db
       .update(blobRefs)
-      .set({ createdAt: sql`now() - (${daysAgo * DAY}::double precision * interval '1 millisecond')` })
+      .set({ createdAt: past, confirmedAt: past })
       .where(and(eq(blobRefs.repository, repository), eq(blobRefs.digest, digest(name))));
   }
 
   test('a blob ref is added once and opens the blob to its repository only', async () => {
     const repository = uniqueRepository();
-    await addBlobRef({ db, repository, digest: digest('x'), size: 3 });
-    await addBlobRef({ db, repository, digest: digest('x'), size: 3 });
+    await addBlobRef({ db, repository, digest: digest('x'), size: 3, runId: 'uploader' });
+    await addBlobRef({ db, repository, digest: digest('x'), size: 3, runId: 'uploader' });
     expect(await hasBlobRef({ db, repository, digest: digest('x') })).toBe(true);
     expect(await hasBlobRef({ db, repository: uniqueRepository(), digest: digest('x') })).toBe(false);
     expect(await hasBlobRef({ db, repository, digest: digest('y') })).toBe(false);

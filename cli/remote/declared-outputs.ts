@@ -1,0 +1,43 @@
+import { posix } from 'node:path';
+import { simpleGit } from 'simple-git';
+import { normalizePipelinePath } from '../../schemas/pipeline-paths.js';
+import { formatProblems } from '../../schemas/problem.js';
+import { validatePipeline } from '../../schemas/validate-pipeline.js';
+import { UsageError } from '../usage-error.js';
+
+/**
+ * The outs and metrics files a run's pipeline declares, read from the repository in
+ * `cwd` at the run's commit (normalized pipeline paths). `fluksio pull` writes only
+ * these: the paths a run reports come from a runner, and a runner may be hostile.
+ */
+export async function declaredOutputs(
+  cwd: string,
+  commit: string,
+  pipelinePath: string,
+): Promise<Set<string>> {
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(commit)) {
+    throw new Error(
+      `The control plane reports "${commit}" as the run's commit; expected a full hexadecimal SHA`,
+    );
+  }
+  let text: string;
+  try {
+    text = await simpleGit({ baseDir: cwd }).show([`${commit}:${pipelinePath}`]);
+  } catch {
+    throw new UsageError(
+      `Cannot read ${pipelinePath} at commit ${commit} in ${cwd}: pull writes only the outputs the run's pipeline declares, so run it in a clone of the repository that has that commit (git fetch origin)`,
+    );
+  }
+  const pipelineDir = posix.dirname(pipelinePath) === '.' ? '' : posix.dirname(pipelinePath);
+  const { pipeline, problems } = validatePipeline(text, { pipelineDir });
+  if (!pipeline) {
+    throw new UsageError(
+      `${pipelinePath} at commit ${commit} is not a valid pipeline, so none of its outputs is pulled:\n${formatProblems(problems, pipelinePath)}`,
+    );
+  }
+  const declared = new Set<string>();
+  for (const stage of Object.values(pipeline.stages)) {
+    for (const path of [...stage.outs, ...stage.metrics]) declared.add(normalizePipelinePath(path));
+  }
+  return declared;
+}

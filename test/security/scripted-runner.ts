@@ -1,0 +1,130 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { hashToken } from '../../app/http/hash-token.js';
+import type { Claim } from '../../schemas/protocol/claim.js';
+import type { StageRecord } from '../../schemas/stage-record.js';
+import { createRunner } from '../../store/create-runner.js';
+import type { Database } from '../../store/database.js';
+
+/**
+ * A runner driven by hand: speaks the runner protocol over HTTP one step at a time and
+ * reports whatever the test chooses — an attacker holding a runner token, or a runner
+ * paused at the exact moment a race needs.
+ */
+export class ScriptedRunner {
+  private constructor(
+    readonly url: string,
+    readonly token: string,
+  ) {}
+
+  static async register(db: Database, url: string, name = 'scripted'): Promise<ScriptedRunner> {
+    const token = `fxr_${randomBytes(32).toString('base64url')}`;
+    await createRunner({
+      db,
+      name,
+      owner: 'local',
+      labels: [],
+      repositories: [],
+      tokenHash: hashToken(token),
+    });
+    return new ScriptedRunner(url, token);
+  }
+
+  async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const response = await fetch(`${this.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, text };
+  }
+
+  async claim(): Promise<Claim> {
+    const { status, text } = await this.call('POST', '/api/v1/runner/claim', { waitSeconds: 10 });
+    if (status !== 200) throw new Error(`claim answered ${status}: ${text}`);
+    return JSON.parse(text) as Claim;
+  }
+
+  /** Uploads bytes as a blob of the claimed run; resolves with the digest. */
+  async putBlob(claim: Claim, bytes: string): Promise<string> {
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const response = await fetch(`${this.url}/api/v1/blobs/${digest}`, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        'x-fluksio-lease': claim.lease,
+        'x-fluksio-run': claim.run.id,
+        'content-type': 'application/octet-stream',
+      },
+      body: bytes,
+    });
+    if (response.status >= 300)
+      throw new Error(`PUT blob answered ${response.status}: ${await response.text()}`);
+    return digest;
+  }
+
+  /** `HEAD` of a blob for the claimed run, as a runner asks before skipping an upload. */
+  async head(claim: Claim, digest: string): Promise<number> {
+    const response = await fetch(`${this.url}/api/v1/blobs/${digest}`, {
+      method: 'HEAD',
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        'x-fluksio-lease': claim.lease,
+        'x-fluksio-run': claim.run.id,
+      },
+    });
+    return response.status;
+  }
+
+  async start(claim: Claim): Promise<void> {
+    const digest = 'a'.repeat(64);
+    const { status, text } = await this.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
+      lease: claim.lease,
+      codeDigest: digest,
+      envDigest: digest,
+    });
+    if (status !== 200) throw new Error(`start answered ${status}: ${text}`);
+  }
+
+  /** Reports a stage that "ran" and stored `outs`; resolves with the control plane's answer. */
+  reportStage(claim: Claim, seq: number, name: string, outs: StageRecord['outs']) {
+    const now = new Date().toISOString();
+    const stage: StageRecord = {
+      name,
+      status: 'ran',
+      cacheKey: null,
+      keyInputs: null,
+      cachedFrom: null,
+      reasons: [],
+      startedAt: now,
+      finishedAt: now,
+      durationMs: 1,
+      exitCode: 0,
+      outs,
+      metrics: {},
+      logTail: '',
+      logDigest: null,
+      error: null,
+      dirtyReasons: [],
+      warnings: [],
+    };
+    return this.call('POST', `/api/v1/runs/${claim.run.id}/events`, {
+      lease: claim.lease,
+      attempt: claim.run.attempt,
+      events: [{ seq, type: 'stage.finished', stage }],
+    });
+  }
+
+  finish(claim: Claim, status: 'succeeded' | 'failed' = 'succeeded') {
+    return this.call('POST', `/api/v1/runs/${claim.run.id}/finish`, {
+      lease: claim.lease,
+      status,
+      reason: null,
+      metrics: {},
+    });
+  }
+}
