@@ -128,6 +128,7 @@ export async function benchCacheKeys(): Promise<void> {
           env: {},
           fingerprint: null,
           produced: new Map(),
+          commandPath: process.env.PATH,
         }),
       );
       console.log(`${stage.padEnd(10)} ${ms(median(times))}`);

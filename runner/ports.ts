@@ -11,6 +11,12 @@ import type { RunEventBody } from '../schemas/run-event.js';
 export interface StageCache {
   /** The entry for this key, or null. */
   lookup(key: string): Promise<CacheEntry | null>;
+  /**
+   * The entries of a traced stage's manifest key (schemas/manifest-key.ts), newest first
+   * and bounded: the engine restores the first whose read set still holds. Empty when
+   * there are none or the cache cannot answer.
+   */
+  candidates(manifestKey: string): Promise<CacheEntry[]>;
   /** The most recent entry of a stage with this name, to say why a stage re-ran. */
   latest(stage: string): Promise<CacheEntry | null>;
 }

@@ -7,6 +7,11 @@ export interface RerunContext {
   ranUpstream: ReadonlySet<string>;
   /** What changed in the code scope, when both manifests could be read ("helpers.py changed"). */
   codeChanges: string[] | null;
+  /**
+   * For a traced stage compared with a traced entry: what it read that differs now
+   * (`conf/x.json changed`, `modules added to or removed from lib/`); null otherwise.
+   */
+  readChanges: string[] | null;
 }
 
 /**
@@ -53,6 +58,8 @@ export function rerunReasons(
       ...(context.codeChanges && context.codeChanges.length > 0 ? context.codeChanges : ['code changed']),
     );
   }
+
+  if (context.readChanges !== null) reasons.push(...context.readChanges);
 
   for (const name of union(Object.keys(previous.env), Object.keys(current.env))) {
     if (previous.env[name] !== current.env[name]) reasons.push(`env ${name} changed`);

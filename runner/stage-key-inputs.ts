@@ -8,6 +8,7 @@ import type { Params } from '../schemas/resolve-params.js';
 import { codeDigest, type CodeDigest } from './code-digest.js';
 import type { CodeIndex } from './code-index.js';
 import { contentDigest } from './content-digest.js';
+import { whyNotPython } from './why-not-python.js';
 import { repoPathIn, type Workspace } from './workspace.js';
 
 export interface StageKeyInputsOptions {
@@ -21,12 +22,25 @@ export interface StageKeyInputsOptions {
   fingerprint: string | null;
   /** Outs this run already produced or restored, by normalized pipeline path. */
   produced: ReadonlyMap<string, OutRecord>;
+  /** The stage's `PATH`, to tell whether its command starts a Python interpreter. */
+  commandPath: string | undefined;
 }
 
 /** A stage's key inputs, and the code files behind its code digest. */
 export interface StageKeyMaterial {
+  /**
+   * The key inputs of the stage run untraced: the code digest of its scope (its `code`
+   * globs, else the whole repository's code). For a command that is not Python,
+   * `untraced` says why.
+   */
   inputs: KeyInputs;
   code: CodeDigest | null;
+  /**
+   * For a Python command (and a stage keyed on code): the same inputs with only its
+   * `code` globs' digest, if any, and no read set yet. Its manifest key finds the entries
+   * whose read sets a lookup checks; the read set is added once the stage ran traced.
+   */
+  traceable: KeyInputs | null;
 }
 
 /**
@@ -34,7 +48,9 @@ export interface StageKeyMaterial {
  * stages have finished: the interpolated command, each dep's content digest (an out of
  * this run by the digest it was stored under, anything else read from disk, so a
  * touched mtime changes nothing), the listed params, the declared outs, the code digest
- * of the stage's scope, the `env` values and the fingerprint.
+ * of the stage's scope, the `env` values and the fingerprint; and, for a Python command,
+ * the inputs a traced execution is keyed on instead of the whole code (issue 8,
+ * "Precision").
  */
 export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<StageKeyMaterial> {
   const { workspace, pipeline, stage: name, params } = options;
@@ -49,18 +65,24 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
   }
 
   let code: CodeDigest | null = null;
+  let globs: CodeDigest | null = null;
+  let untraced: string | null = null;
+  const cmd = interpolateCommand(stage.cmd, params);
   if (stage.code !== false) {
     const everyOut = Object.values(pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]);
-    code = codeDigest(options.codeIndex, {
+    const scope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline.code ?? null,
       exclude: [...stage.deps, ...everyOut].map((path) => repoPathIn(workspace, path)),
-    });
+    };
+    code = codeDigest(options.codeIndex, scope);
+    globs = scope.include === null ? null : code;
+    untraced = await whyNotPython(cmd, { cwd: workspace.pipelineDir, path: options.commandPath });
   }
 
   const inputs: KeyInputs = {
     version: CACHE_KEY_VERSION,
-    cmd: interpolateCommand(stage.cmd, params),
+    cmd,
     deps,
     params: Object.fromEntries(stage.params.map((param) => [param, params[param] as Params[string]])),
     outs: stage.outs.map(normalizePipelinePath),
@@ -68,6 +90,12 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
     code: code ? { digest: code.digest, manifest: null } : null,
     env: Object.fromEntries(pipeline.env.map((variable) => [variable, options.env[variable] ?? null])),
     fingerprint: options.fingerprint,
+    readSet: null,
+    untraced,
   };
-  return { inputs, code };
+  const traceable =
+    stage.code !== false && untraced === null
+      ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null }
+      : null;
+  return { inputs, code, traceable };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DiskBlobStore } from '../../runner/disk-blob-store.js';
 import type { StageCache } from '../../runner/ports.js';
 import type { Database } from '../../store/database.js';
+import { findCacheCandidates } from '../../store/find-cache-candidates.js';
 import { findCacheEntry } from '../../store/find-cache-entry.js';
 import { latestCacheEntry } from '../../store/latest-cache-entry.js';
 import { openLocalDatabase } from '../../store/open-local-database.js';
@@ -47,6 +48,7 @@ function localStageCache(db: Database): StageCache {
   const scope = { db, repository: LOCAL_REPOSITORY, trustDomains: LOCAL_DOMAINS };
   return {
     lookup: (key) => findCacheEntry({ ...scope, key }).catch(() => null),
+    candidates: (manifestKey) => findCacheCandidates({ ...scope, manifestKey }).catch(() => []),
     latest: (stage) => latestCacheEntry({ ...scope, stage }).catch(() => null),
   };
 }

@@ -78,6 +78,8 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     ]);
   }
   lines.push('', colors.bold('Stages'), stages.toString());
+  const notes = report.stages.flatMap((stage) => stage.notes);
+  if (notes.length > 0) lines.push(...notes.map((note) => `  ${colors.dim(note)}`));
 
   if (report.diff.length > 0) {
     const heading = report.baseline

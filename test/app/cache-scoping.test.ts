@@ -70,7 +70,7 @@ async function startedRun(repository: string, trustDomain: string): Promise<Held
 /** `held` reports a successful, cacheable stage with this key: the control plane writes the entry. */
 async function cacheStage(held: HeldRun, key: string): Promise<void> {
   const keyInputs: KeyInputs = {
-    version: 1,
+    version: 2,
     cmd: 'python train.py',
     deps: { 'train.py': DIGEST },
     params: {},
@@ -79,6 +79,8 @@ async function cacheStage(held: HeldRun, key: string): Promise<void> {
     code: null,
     env: {},
     fingerprint: null,
+    readSet: null,
+    untraced: null,
   };
   const now = new Date().toISOString();
   const answer = await plane.call('POST', `/api/v1/runs/${held.claim.run.id}/events`, {

@@ -31,7 +31,7 @@ export function makeRun(overrides: Partial<NewRun> & { repository: string }): Ne
 
 export function makeKeyInputs(overrides: Partial<KeyInputs> = {}): KeyInputs {
   return {
-    version: 1,
+    version: 2,
     cmd: 'python train.py --lr 0.1',
     deps: { 'train.py': sha256Hex('train.py') },
     params: { lr: 0.1 },
@@ -40,6 +40,8 @@ export function makeKeyInputs(overrides: Partial<KeyInputs> = {}): KeyInputs {
     code: { digest: 'code', manifest: null },
     env: {},
     fingerprint: null,
+    readSet: null,
+    untraced: null,
     ...overrides,
   };
 }
@@ -53,6 +55,7 @@ export function makeStageRecord(overrides: Partial<StageRecord> & { name: string
     keyInputs,
     cachedFrom: null,
     reasons: ['no cache entry'],
+    notes: [],
     startedAt: '2025-01-02T03:04:05.678Z',
     finishedAt: '2025-01-02T03:04:07.000Z',
     durationMs: 1322,

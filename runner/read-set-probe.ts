@@ -1,0 +1,148 @@
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { sha256Hex } from '../schemas/canonical-json.js';
+import type { ReadSet } from '../schemas/read-set.js';
+import type { CodeIndex } from './code-index.js';
+import { gitBlobIdOfFile } from './git-blob-id.js';
+import type { ReadTrace } from './read-trace.js';
+
+/** Names a module can be imported from: a package directory or a file with an import suffix. */
+const MODULE_FILE = /\.(?:py|pyw|pyc|so|pyd)$/;
+/** Entries never keyed: bytecode caches and fluksio's own state. */
+const NEVER_LISTED = new Set(['__pycache__', '.fluksio']);
+/**
+ * Kernel file times come from a clock that lags the wall clock by up to a tick: a file
+ * written just after the stage started can carry a time a little before it.
+ */
+const CLOCK_SLACK_MS = 20;
+
+export interface ReadSetProbeOptions {
+  codeIndex: CodeIndex;
+  /** Every stage's declared outs and metrics, repository-relative: made by the pipeline, not inputs. */
+  outs: readonly string[];
+  /** How a repository-relative path is shown to the user (relative to the pipeline's folder). */
+  show(repoPath: string): string;
+}
+
+/** A read set after a stage ran, and what it read that changed while it ran. */
+export interface RecordedReadSet {
+  readSet: ReadSet;
+  changedWhileRunning: string[];
+}
+
+/**
+ * Takes digests of what a traced stage read, cheaply: a file of the code index has its
+ * blob id already (tracked, or untracked and not ignored), so only ignored files are
+ * hashed; a directory is keyed on its entry names, leaving out bytecode caches and the
+ * pipeline's outputs (they come and go with runs, and never decide what a stage computes
+ * by being listed).
+ */
+export class ReadSetProbe {
+  private readonly outs: Set<string>;
+  private outFolders: Set<string> | null = null;
+
+  constructor(private readonly options: ReadSetProbeOptions) {
+    this.outs = new Set(options.outs);
+  }
+
+  /**
+   * The read set of a finished stage, without what its key holds already (`exclude`: its
+   * deps and its own outs, and everything under them). A file whose times are after
+   * `since` (the stage's start) changed while the stage ran: its digest would not be
+   * what the stage read.
+   */
+  async record(trace: ReadTrace, exclude: readonly string[], since: number): Promise<RecordedReadSet> {
+    const excluded = (repoPath: string) =>
+      exclude.some((each) => repoPath === each || repoPath.startsWith(`${each}/`));
+    const readSet: ReadSet = { files: {}, dirs: {}, moduleDirs: {} };
+    const changedWhileRunning: string[] = [];
+    for (const file of trace.files.filter((each) => !excluded(each))) {
+      readSet.files[file] = await this.fileDigest(file);
+      const stats = await lstat(this.absolute(file)).catch(() => null);
+      if (stats && Math.max(stats.mtimeMs, stats.ctimeMs) >= since - CLOCK_SLACK_MS) {
+        changedWhileRunning.push(file);
+      }
+    }
+    for (const dir of trace.dirs) readSet.dirs[dir] = await this.dirDigest(dir, false);
+    for (const dir of trace.moduleDirs) readSet.moduleDirs[dir] = await this.dirDigest(dir, true);
+    return { readSet, changedWhileRunning };
+  }
+
+  /**
+   * What differs between a read set and the repository now, one phrase per path
+   * (`conf/x.json changed`); empty when an entry with this read set is a hit. Stops at
+   * the first difference unless `all`.
+   */
+  async changes(readSet: ReadSet, all = false): Promise<string[]> {
+    const found: string[] = [];
+    for (const [file, digest] of Object.entries(readSet.files)) {
+      const now = await this.fileDigest(file);
+      if (now === digest) continue;
+      const what = digest === null ? 'appeared' : now === null ? 'was removed' : 'changed';
+      found.push(`${this.show(file)} ${what}`);
+      if (!all) return found;
+    }
+    for (const [kind, dirs] of [
+      ['entries', readSet.dirs],
+      ['modules', readSet.moduleDirs],
+    ] as const) {
+      for (const [dir, digest] of Object.entries(dirs)) {
+        if ((await this.dirDigest(dir, kind === 'modules')) === digest) continue;
+        const shown = this.show(dir);
+        found.push(`${kind} added to or removed from ${shown === '.' ? "the pipeline's folder" : `${shown}/`}`);
+        if (!all) return found;
+      }
+    }
+    return found;
+  }
+
+  /** A repository-relative path as the user sees it. */
+  show(repoPath: string): string {
+    return this.options.show(repoPath);
+  }
+
+  private absolute(repoPath: string): string {
+    return path.join(this.options.codeIndex.repoRoot, repoPath);
+  }
+
+  private async fileDigest(repoPath: string): Promise<string | null> {
+    const indexed = this.options.codeIndex.files.get(repoPath);
+    if (indexed !== undefined) return indexed;
+    const stats = await lstat(this.absolute(repoPath)).catch(() => null);
+    if (stats === null) return null;
+    if (stats.isDirectory()) return `directory ${await this.dirDigest(repoPath, false)}`;
+    return gitBlobIdOfFile(this.absolute(repoPath), this.options.codeIndex.objectFormat).catch(() => null);
+  }
+
+  /** Folders that only hold outputs (`data/`, `metrics/`): they appear once a stage ran. */
+  private folderOfOutsOnly(repoPath: string): boolean {
+    if (this.outFolders === null) {
+      const ancestors = new Set(this.options.outs.flatMap((out) => ancestorsOf(out)));
+      for (const file of this.options.codeIndex.files.keys()) {
+        for (const folder of ancestorsOf(file)) ancestors.delete(folder);
+      }
+      this.outFolders = ancestors;
+    }
+    return this.outFolders.has(repoPath);
+  }
+
+  private async dirDigest(repoPath: string, modulesOnly: boolean): Promise<string | null> {
+    const entries = await readdir(this.absolute(repoPath), { withFileTypes: true }).catch(() => null);
+    if (entries === null) return null;
+    const names = entries
+      .filter((entry) => !NEVER_LISTED.has(entry.name))
+      .filter((entry) => !modulesOnly || entry.isDirectory() || MODULE_FILE.test(entry.name))
+      .map((entry) => entry.name)
+      .filter((name) => {
+        const child = repoPath === '.' ? name : `${repoPath}/${name}`;
+        return !this.outs.has(child) && !this.folderOfOutsOnly(child);
+      })
+      .sort();
+    return sha256Hex(names.join('\0'));
+  }
+}
+
+function ancestorsOf(repoPath: string): string[] {
+  const parts = repoPath.split('/');
+  return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
+}
