@@ -288,7 +288,8 @@ async function keyOfExecution(options: {
   }
   const recorded = await options.probe.record(traced as ReadTrace, options.exclude, options.since);
   const keyInputs = { ...material.traceable, readSet: recorded.readSet };
-  if (recorded.changedWhileRunning.length === 0) return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
+  if (recorded.changedWhileRunning.length === 0)
+    return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
   const changed = recorded.changedWhileRunning.map((file) => options.probe.show(file)).join(', ');
   return {
     keyInputs,

@@ -89,7 +89,9 @@ export class ReadSetProbe {
       for (const [dir, digest] of Object.entries(dirs)) {
         if ((await this.dirDigest(dir, kind === 'modules')) === digest) continue;
         const shown = this.show(dir);
-        found.push(`${kind} added to or removed from ${shown === '.' ? "the pipeline's folder" : `${shown}/`}`);
+        found.push(
+          `${kind} added to or removed from ${shown === '.' ? "the pipeline's folder" : `${shown}/`}`,
+        );
         if (!all) return found;
       }
     }

@@ -51,7 +51,10 @@ export function rerunReasons(
     }
   }
 
-  if ((previous.code === null) !== (current.code === null)) {
+  if (context.readChanges !== null && (previous.code === null) !== (current.code === null)) {
+    // Both traced: only the `code` globs come and go.
+    reasons.push(current.code === null ? 'no longer keyed on code globs' : 'now keyed on code globs');
+  } else if ((previous.code === null) !== (current.code === null)) {
     reasons.push(current.code === null ? 'no longer keyed on code (code: false)' : 'now keyed on code');
   } else if (previous.code && current.code && previous.code.digest !== current.code.digest) {
     reasons.push(
