@@ -53,5 +53,3 @@ function cancelOnSignal(): AbortController {
   process.on('SIGTERM', onSignal);
   return controller;
 }
-
-await run();

@@ -10,7 +10,7 @@ import { unsettledSubmittedRuns } from './submission-state.js';
  * cancels its submitted runs still queued or running on the control plane. Otherwise —
  * the main step succeeded or failed on its own — it does nothing. A failure here is a warning: the job's outcome is decided.
  */
-export async function post(): Promise<void> {
+export async function run(): Promise<void> {
   try {
     const runIds = unsettledSubmittedRuns();
     if (runIds.length === 0) return;
@@ -28,5 +28,3 @@ export async function post(): Promise<void> {
     );
   }
 }
-
-await post();

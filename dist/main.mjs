@@ -77934,7 +77934,6 @@ function cancelOnSignal() {
   process.on("SIGTERM", onSignal);
   return controller;
 }
-await run3();
 export {
   run3 as run
 };

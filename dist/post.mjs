@@ -32620,7 +32620,7 @@ function unsettledSubmittedRuns() {
 }
 
 // action/post.ts
-async function post() {
+async function run() {
   try {
     const runIds = unsettledSubmittedRuns();
     if (runIds.length === 0) return;
@@ -32638,9 +32638,8 @@ async function post() {
     );
   }
 }
-await post();
 export {
-  post
+  run
 };
 /*! Bundled license information:
 

@@ -1,7 +1,10 @@
 // Builds the GitHub Action into dist/ (`npm run build:action`), which is committed:
-// GitHub runs `node dist/main.mjs` from a checkout of this repository, with no
-// node_modules. So dist/ holds everything the action loads at run time — the two
-// entry points, PGlite's WebAssembly and data files (PGlite reads them next to its own
+// GitHub runs `node dist/index.mjs` (and `dist/post-index.mjs`) from a checkout of this
+// repository, with no node_modules. So dist/ holds everything the action loads at run
+// time — the two steps' logic (main.mjs and post.mjs, each exporting `run()` and doing
+// nothing on import, as actions/typescript-action lays them out, so that GitHub's
+// @github/local-action can import and call them once), the two entry points that call
+// them, PGlite's WebAssembly and data files (PGlite reads them next to its own
 // module, which is now main.mjs), and the migrations the local store applies (found
 // by walking up from main.mjs to dist/package.json). The output depends only on the
 // sources and the locked dependencies, so CI can rebuild it and compare (.ci/run).
@@ -15,6 +18,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** The files PGlite loads beside its module at run time. */
 const PGLITE_FILES = ['pglite.wasm', 'pglite.data', 'initdb.wasm'];
+
+/** The entry points action.yml names, each calling the `run()` of one step's bundle. */
+const STEP_ENTRIES = { 'index.mjs': 'main.mjs', 'post-index.mjs': 'post.mjs' };
 
 /** Writes the action's bundle to `outdir` (default dist/), replacing what was there. */
 export async function bundleAction(outdir = join(root, 'dist')) {
@@ -37,6 +43,13 @@ export async function bundleAction(outdir = join(root, 'dist')) {
     legalComments: 'eof',
     logLevel: 'warning',
   });
+
+  for (const [entry, logic] of Object.entries(STEP_ENTRIES)) {
+    await writeFile(
+      join(outdir, entry),
+      `// The action's ${logic.replace('.mjs', '')} step, as action.yml runs it: ${logic} holds its logic.\nimport { run } from './${logic}';\n\nawait run();\n`,
+    );
+  }
 
   const pgliteDir = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
   for (const file of PGLITE_FILES) await copyFile(join(pgliteDir, file), join(outdir, file));

@@ -70,7 +70,7 @@ export interface StepOptions {
 }
 
 /**
- * Runs `node dist/main.mjs` (or `post.mjs`) as the GitHub Actions runner does: in the
+ * Runs `node dist/index.mjs` (or `post-index.mjs`) as the GitHub Actions runner does: in the
  * workspace, with the job's environment, `INPUT_<NAME>` for each input, the `GITHUB_*`
  * variables of the run and an event file, and fresh output, state and summary files.
  */
@@ -118,7 +118,7 @@ export async function runStep(entry: 'main' | 'post', options: StepOptions): Pro
       ),
     };
     const started = performance.now();
-    const child = spawn(options.node, [join(DIST, `${entry}.mjs`)], {
+    const child = spawn(options.node, [join(DIST, entry === 'main' ? 'index.mjs' : 'post-index.mjs')], {
       cwd: options.workspace,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
