@@ -42,6 +42,8 @@ export interface StageRunContext {
   produced: Map<string, OutRecord>;
   /** Stages of this run that executed rather than restored. */
   ranUpstream: Set<string>;
+  /** When the run started, just after its code index was read (epoch ms). */
+  runStartedAt: number;
 }
 
 export interface StageResult {
@@ -239,7 +241,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     traced: material.traceable && stage.cache ? (traced ?? false) : null,
     probe,
     exclude: [...stage.deps, ...declared].map((path) => repoPathIn(workspace, path)),
-    since,
+    since: { stage: since, run: context.runStartedAt },
     cacheKey: ran.cacheKey,
   });
   let keyInputs = stage.cache ? decided.keyInputs : null;
@@ -275,7 +277,7 @@ async function keyOfExecution(options: {
   traced: ReadTrace | false | null;
   probe: ReadSetProbe;
   exclude: string[];
-  since: number;
+  since: { stage: number; run: number };
   cacheKey: string | null;
 }): Promise<{ keyInputs: KeyInputs; cacheKey: string | null; notes: string[] }> {
   const { material, traced } = options;

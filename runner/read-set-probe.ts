@@ -47,11 +47,16 @@ export class ReadSetProbe {
 
   /**
    * The read set of a finished stage, without what its key holds already (`exclude`: its
-   * deps and its own outs, and everything under them). A file whose times are after
-   * `since` (the stage's start) changed while the stage ran: its digest would not be
-   * what the stage read.
+   * deps and its own outs, and everything under them). A file hashed now whose times are
+   * after the stage's start changed while the stage ran; a file of the code index whose
+   * times are after the run's start (when the index was read) changed since its id was
+   * taken. Either way its digest would not be what the stage read.
    */
-  async record(trace: ReadTrace, exclude: readonly string[], since: number): Promise<RecordedReadSet> {
+  async record(
+    trace: ReadTrace,
+    exclude: readonly string[],
+    since: { stage: number; run: number },
+  ): Promise<RecordedReadSet> {
     const excluded = (repoPath: string) =>
       exclude.some((each) => repoPath === each || repoPath.startsWith(`${each}/`));
     const readSet: ReadSet = { files: {}, dirs: {}, moduleDirs: {} };
@@ -59,7 +64,8 @@ export class ReadSetProbe {
     for (const file of trace.files.filter((each) => !excluded(each))) {
       readSet.files[file] = await this.fileDigest(file);
       const stats = await lstat(this.absolute(file)).catch(() => null);
-      if (stats && Math.max(stats.mtimeMs, stats.ctimeMs) >= since - CLOCK_SLACK_MS) {
+      const from = this.options.codeIndex.files.has(file) ? since.run : since.stage;
+      if (stats && Math.max(stats.mtimeMs, stats.ctimeMs) >= from - CLOCK_SLACK_MS) {
         changedWhileRunning.push(file);
       }
     }

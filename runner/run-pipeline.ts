@@ -30,6 +30,7 @@ export interface RunOutcome {
  * the event sink; the returned outcome is the same story, summed up.
  */
 export async function runPipeline(options: RunPipelineOptions): Promise<RunOutcome> {
+  const runStartedAt = Date.now();
   const { pipeline } = options;
   const abort = new AbortController();
   const cancel = () => abort.abort('cancelled');
@@ -68,6 +69,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       signal: abort.signal,
       produced: new Map(),
       ranUpstream: new Set(),
+      runStartedAt,
     };
     const graph = buildStageGraph(pipeline);
     const limit = pLimit(Math.max(1, options.jobs));

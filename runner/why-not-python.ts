@@ -28,11 +28,11 @@ export async function whyNotPython(cmd: string, context: CommandContext): Promis
   const words: string[] = [];
   for (const token of tokens) {
     if (typeof token === 'string') words.push(token);
-    else if (!('op' in token) || !HARMLESS_OPERATORS.has(token.op)) {
-      return 'op' in token && token.op === 'glob'
-        ? 'the shell expands a glob'
-        : `the shell runs it (${'op' in token ? token.op : 'a comment'})`;
-    }
+    else if (!('op' in token))
+      continue; // a comment: the shell ignores it
+    else if (token.op === 'glob') return 'the shell expands a glob';
+    else if (token.op === '(' || token.op === ')') return 'the shell runs a subshell or $(…)';
+    else if (!HARMLESS_OPERATORS.has(token.op)) return `the shell runs it (${token.op})`;
   }
   const program = words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
   if (program === undefined) return 'it starts no program';
