@@ -116,10 +116,11 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   if (!stage.cache) reasons = ['cache: false'];
   else if (options.noCache) reasons = ['--no-cache'];
   else {
-    // An exact key first: it finds what untraced executions stored, for every command.
+    // A Python command's entries are found by read set; its exact key still finds what an
+    // execution that could not be traced stored.
     const entry =
-      (await lookup(options, cacheKey as string)) ??
-      (material.traceable ? await lookupByReadSet(options, material.traceable, probe) : null);
+      (material.traceable ? await lookupByReadSet(options, material.traceable, probe) : null) ??
+      (await lookup(options, cacheKey as string));
     const failure = entry ? await restoreEntry(context, entry) : null;
     if (entry && failure === null) {
       for (const out of entry.outs) context.produced.set(normalizePipelinePath(out.path), out);

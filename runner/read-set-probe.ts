@@ -6,8 +6,11 @@ import type { CodeIndex } from './code-index.js';
 import { gitBlobIdOfFile } from './git-blob-id.js';
 import type { ReadTrace } from './read-trace.js';
 
-/** Names a module can be imported from: a package directory or a file with an import suffix. */
-const MODULE_FILE = /\.(?:py|pyw|pyc|so|pyd)$/;
+/**
+ * Names a module can be imported from: a package directory or a file with a source or
+ * extension suffix. Bytecode is left out: it never counts as code (DESIGN §5).
+ */
+const MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 /** Entries never keyed: bytecode caches and fluksio's own state. */
 const NEVER_LISTED = new Set(['__pycache__', '.fluksio']);
 /**
@@ -39,10 +42,13 @@ export interface RecordedReadSet {
  */
 export class ReadSetProbe {
   private readonly outs: Set<string>;
-  private outFolders: Set<string> | null = null;
+  /** Folders above an out: each is looked up in the code index the first time it is listed. */
+  private readonly outAncestors: Set<string>;
+  private readonly outsOnly = new Map<string, boolean>();
 
   constructor(private readonly options: ReadSetProbeOptions) {
     this.outs = new Set(options.outs);
+    this.outAncestors = new Set(options.outs.flatMap((out) => ancestorsOf(out)));
   }
 
   /**
@@ -124,14 +130,20 @@ export class ReadSetProbe {
 
   /** Folders that only hold outputs (`data/`, `metrics/`): they appear once a stage ran. */
   private folderOfOutsOnly(repoPath: string): boolean {
-    if (this.outFolders === null) {
-      const ancestors = new Set(this.options.outs.flatMap((out) => ancestorsOf(out)));
+    if (!this.outAncestors.has(repoPath)) return false;
+    let outsOnly = this.outsOnly.get(repoPath);
+    if (outsOnly === undefined) {
+      const prefix = `${repoPath}/`;
+      outsOnly = true;
       for (const file of this.options.codeIndex.files.keys()) {
-        for (const folder of ancestorsOf(file)) ancestors.delete(folder);
+        if (file.startsWith(prefix)) {
+          outsOnly = false;
+          break;
+        }
       }
-      this.outFolders = ancestors;
+      this.outsOnly.set(repoPath, outsOnly);
     }
-    return this.outFolders.has(repoPath);
+    return outsOnly;
   }
 
   private async dirDigest(repoPath: string, modulesOnly: boolean): Promise<string | null> {

@@ -12,8 +12,8 @@ export const ReadSet = z.strictObject({
   dirs: z.record(z.string(), z.string().nullable()),
   /**
    * A directory the import system listed → digest of the names a module could be
-   * imported from (directories, `.py`, `.pyc`, `.so`…), so a new module that would
-   * shadow an import is seen while a new README is not.
+   * imported from (directories, `.py`, `.so`…), so a new module that would
+   * shadow an import is seen while a new README is not. Bytecode never counts.
    */
   moduleDirs: z.record(z.string(), z.string().nullable()),
 });
