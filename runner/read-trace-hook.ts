@@ -41,8 +41,12 @@ def _fluksio_install():
 
     def emit(kind, value):
         value = str(value)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            kind, value = "X", "used a path that is not UTF-8"
         if "\n" in value or "\t" in value:
-            kind, value = "X", "a path that does not fit on one line"
+            kind, value = "X", "used a path that does not fit on one line"
         line = kind + "\t" + value
         pid = os.getpid()
         if state["pid"] != pid:
@@ -55,22 +59,25 @@ def _fluksio_install():
         if line in seen:
             return
         seen.add(line)
-        os.write(state["fd"], (line + "\n").encode("utf-8", "surrogateescape"))
+        os.write(state["fd"], (line + "\n").encode("utf-8"))
+
+    def within(path):
+        return path == root or path.startswith(prefix)
 
     def inside(path):
+        # The repository paths a path names: itself and, through symlinks, what it leads to.
         if isinstance(path, int) or path is None:
-            return None
+            return []
         try:
             path = os.fsdecode(os.fspath(path))
         except TypeError:
-            return None
+            return []
         absolute = os.path.abspath(path)
-        if absolute == root or absolute.startswith(prefix):
-            return absolute
         real = os.path.realpath(absolute)
-        if real == root or real.startswith(prefix):
-            return real
-        return None
+        if within(absolute) and not within(real):
+            emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
+            return []
+        return [each for each in dict.fromkeys((absolute, real)) if within(each)]
 
     def is_python(program, env):
         import shutil
@@ -96,32 +103,30 @@ def _fluksio_install():
     def hook(event, args):
         if event == "open":
             path, _mode, flags = args
-            where = inside(path)
-            if where is None:
-                return
-            if flags & os.O_ACCMODE == os.O_RDONLY or (flags & os.O_ACCMODE == os.O_RDWR and not flags & os.O_TRUNC):
-                if where not in written and not where.endswith(".pyc"):
+            reading = flags & os.O_ACCMODE == os.O_RDONLY or (
+                flags & os.O_ACCMODE == os.O_RDWR and not flags & os.O_TRUNC
+            )
+            for where in inside(path):
+                if not reading:
+                    written.add(where)
+                elif where not in written and not where.endswith(".pyc"):
                     emit("R", where)
-            else:
-                written.add(where)
         elif event == "exec":
             filename = getattr(args[0], "co_filename", None)
             if filename and not filename.startswith("<"):
-                where = inside(filename)
-                if where is not None and where not in written:
-                    emit("R", where)
+                for where in inside(filename):
+                    if where not in written:
+                        emit("R", where)
         elif event == "import":
-            where = inside(args[1]) if len(args) > 1 else None
-            if where is not None:
+            for where in inside(args[1] if len(args) > 1 else None):
                 emit("R", where)
         elif event in ("os.listdir", "os.scandir"):
             path = args[0]
             if isinstance(path, int):
-                emit("X", "a directory listed by descriptor")
+                emit("X", "listed a directory by descriptor")
                 return
-            where = inside("." if path is None else path)
-            if where is not None:
-                caller = sys._getframe(1).f_code.co_filename
+            caller = sys._getframe(1).f_code.co_filename
+            for where in inside("." if path is None else path):
                 emit("I" if caller.startswith("<frozen importlib") else "L", where)
         elif event == "subprocess.Popen":
             executable, argv, _cwd, env = args
@@ -133,9 +138,8 @@ def _fluksio_install():
         elif event == "os.system":
             emit("X", "started a shell (os.system)")
         elif event == "ctypes.dlopen":
-            where = inside(args[0])
-            if where is not None:
-                emit("X", "loaded " + where + " with ctypes")
+            for where in inside(args[0]):
+                emit("X", "loaded " + os.path.relpath(where, root) + " with ctypes")
 
     emit("S", os.getpid())
     sys.addaudithook(hook)

@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
@@ -189,6 +190,61 @@ open("model.txt", "w").write(out)
     const edited = await run();
     expect(stageOf(edited, 'train')).toMatchObject({ status: 'ran', reasons: ['conf/child.json changed'] });
     await expectEqualsUncached(['model.txt']);
+  });
+
+  test('what forked multiprocessing workers read is in the key, though they never run atexit', async () => {
+    repo = await makeRepo({
+      files: {
+        '.gitignore': 'model.txt\n',
+        'fluksio.yml': READER,
+        'conf/w.json': '{"w": 1}\n',
+        'train.py': `import multiprocessing
+
+def read(_):
+    return open("conf/w.json").read()
+
+if __name__ == "__main__":
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        out = pool.map(read, [0, 1])
+    open("model.txt", "w").write(out[0])
+`,
+      },
+    });
+    const first = await run();
+    expect(notesOf(first)).toEqual(['train read conf/w.json, which is not among its deps']);
+    await repo.write('conf/w.json', '{"w": 2}\n');
+    const edited = await run();
+    expect(stageOf(edited, 'train')).toMatchObject({ status: 'ran', reasons: ['conf/w.json changed'] });
+    await expectEqualsUncached(['model.txt']);
+  });
+
+  test('a file read through a link is keyed on what the link leads to; a link out of the repository falls back', async () => {
+    repo = await makeRepo({
+      files: {
+        '.gitignore': 'model.txt\n',
+        'fluksio.yml': READER,
+        'conf/real.json': '1\n',
+        'train.py': 'open("model.txt", "w").write(open("conf/link.json").read())\n',
+      },
+    });
+    await symlink('real.json', path.join(repo.dir, 'conf/link.json'));
+    await run();
+    await repo.write('conf/real.json', '2\n');
+    const edited = await run();
+    expect(stageOf(edited, 'train')).toMatchObject({ status: 'ran', reasons: ['conf/real.json changed'] });
+
+    const outside = await mkdtemp(path.join(tmpdir(), 'fluksio-outside-'));
+    try {
+      await writeFile(path.join(outside, 'x.json'), '3\n');
+      await rm(path.join(repo.dir, 'conf/link.json'));
+      await symlink(path.join(outside, 'x.json'), path.join(repo.dir, 'conf/link.json'));
+      const out = await run();
+      expect(notesOf(out)).toEqual([
+        "train: not traced (it used conf/link.json, a link that leads out of the repository): keyed on the repository's whole code",
+      ]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 
   test('a stage that starts a program that is not Python falls back to the whole code and says so', async () => {
