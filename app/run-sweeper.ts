@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../store/database.js';
 import { sweepRuns } from '../store/sweep-runs.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
+import { keepJobScheduled } from './keep-job-scheduled.js';
 import type { RunDoorbell } from './run-doorbell.js';
 
 const QUEUE = 'sweeps';
@@ -17,8 +18,8 @@ export interface RunSweeper {
  * Starts the sweeper (DESIGN §6): a BullMQ job scheduler runs `sweepRuns` every sweep
  * interval on one of the replicas' workers, abandoning (and requeuing, while retries
  * allow) runs whose lease ran out, timing out runs past their limit and expiring runs
- * queued too long. The schedule is upserted again every interval, so a Redis that was
- * flushed or failed over resumes sweeping by itself; a sweep that requeued runs rings the
+ * queued too long. The schedule is kept (keepJobScheduled), so a Redis that was flushed
+ * or failed over resumes sweeping by itself; a sweep that requeued runs rings the
  * doorbell so waiting runners claim them.
  */
 export async function startRunSweeper({
@@ -59,24 +60,17 @@ export async function startRunSweeper({
   worker.on('error', (error) => logger.warn({ err: error }, 'sweeper worker: Redis error'));
   worker.on('failed', (_job, error) => logger.error({ err: error }, 'sweep failed'));
 
-  const ensureSchedule = async (): Promise<void> => {
-    await queue.upsertJobScheduler(
-      SCHEDULER_ID,
-      { every: settings.sweepIntervalMs },
-      { name: SCHEDULER_ID, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
-  };
-  await ensureSchedule();
-  const timer = setInterval(() => {
-    ensureSchedule().catch((error: unknown) =>
-      logger.warn({ err: error }, 'could not re-ensure the sweep schedule'),
-    );
-  }, settings.sweepIntervalMs);
-  timer.unref();
+  const stopScheduling = await keepJobScheduled({
+    queue,
+    schedulerId: SCHEDULER_ID,
+    everyMs: settings.sweepIntervalMs,
+    what: 'the sweep schedule',
+    logger,
+  });
 
   return {
     close: async () => {
-      clearInterval(timer);
+      stopScheduling();
       await worker.close();
       await queue.close();
     },

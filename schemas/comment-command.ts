@@ -1,4 +1,9 @@
-import { parseAssignmentText, type ParamAssignment } from './param-assignments.js';
+import {
+  assignmentsOf,
+  tokenizeAssignmentText,
+  type AssignmentToken,
+  type ParamAssignment,
+} from './param-assignments.js';
 import type { Problem } from './problem.js';
 
 /**
@@ -74,25 +79,27 @@ function commandLine(body: string): string | null {
 
 function parseRun(args: string): CommentCommand {
   const problems: Problem[] = [];
-  const paramTokens: string[] = [];
+  const paramTokens: AssignmentToken[] = [];
   let noCache = false;
   let sha: string | null = null;
   let shaSeen = false;
-  const tokens = splitTokens(args);
+  const { tokens, problems: quoting } = tokenizeAssignmentText(args);
+  if (quoting.length > 0) return { kind: 'invalid', problems: quoting };
   for (let index = 0; index < tokens.length; index += 1) {
-    const token = tokens[index] as string;
-    if (!token.startsWith('--')) {
+    const token = tokens[index] as AssignmentToken;
+    // A `--flag` inside quotes stays part of a value.
+    if (!token.written.startsWith('--')) {
       paramTokens.push(token);
       continue;
     }
-    const [flag = '', inline] = splitFlag(token);
+    const [flag = '', inline] = splitFlag(token.written);
     if (flag === '--no-cache') {
-      if (inline !== undefined) problems.push(problem(`--no-cache takes no value (got "${token}")`));
+      if (inline !== undefined) problems.push(problem(`--no-cache takes no value (got "${token.written}")`));
       noCache = true;
     } else if (flag === '--sha') {
       let value = inline;
       if (value === undefined) {
-        const next = tokens[index + 1];
+        const next = tokens[index + 1]?.written;
         if (next !== undefined && !next.startsWith('--')) {
           value = next;
           index += 1;
@@ -117,7 +124,7 @@ function parseRun(args: string): CommentCommand {
       );
     }
   }
-  const parsed = parseAssignmentText(paramTokens.join(' '));
+  const parsed = assignmentsOf(paramTokens);
   problems.push(...parsed.problems);
   if (problems.length > 0) return { kind: 'invalid', problems };
   return { kind: 'run', assignments: parsed.assignments, noCache, sha };
@@ -135,46 +142,6 @@ function parseCancel(args: string[]): CommentCommand {
     );
   }
   return { kind: 'cancel', runId };
-}
-
-/**
- * Splits the arguments on blanks outside quotes, keeping each token's text as written
- * (quotes included) so that `parseAssignmentText` reads the parameter tokens exactly as
- * it would have read the whole line; a `--flag` inside quotes stays part of a value.
- */
-function splitTokens(text: string): string[] {
-  const tokens: string[] = [];
-  let current = '';
-  let index = 0;
-  while (index < text.length) {
-    const char = text[index] as string;
-    if (/\s/.test(char)) {
-      if (current) tokens.push(current);
-      current = '';
-      index += 1;
-    } else if (char === '"' || char === "'") {
-      const close = closingQuote(text, index);
-      // An unterminated quote runs to the end; parseAssignmentText names the problem.
-      const end = close < 0 ? text.length : close + 1;
-      current += text.slice(index, end);
-      index = end;
-    } else {
-      current += char;
-      index += 1;
-    }
-  }
-  if (current) tokens.push(current);
-  return tokens;
-}
-
-/** The same quote rules as parseAssignmentText: `\` escapes only inside "…". */
-function closingQuote(text: string, open: number): number {
-  const quote = text[open];
-  for (let index = open + 1; index < text.length; index += 1) {
-    if (quote === '"' && text[index] === '\\') index += 1;
-    else if (text[index] === quote) return index;
-  }
-  return -1;
 }
 
 /** `--sha=abc` → ['--sha', 'abc']; `--sha` → ['--sha', undefined]. */

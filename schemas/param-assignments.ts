@@ -17,6 +17,13 @@ interface Segment {
   quoted: boolean;
 }
 
+/** One blank-separated token of free text: as written (quotes included), and as read. */
+export interface AssignmentToken {
+  /** The token's characters as they stand in the text, e.g. `note="two words"`. */
+  written: string;
+  segments: Segment[];
+}
+
 /**
  * The parameter grammar of DESIGN §4 over free text (a PR comment, the action's
  * `params` input): `key=value` tokens separated by blanks; values may be quoted with
@@ -25,36 +32,52 @@ interface Segment {
  * would lose which commas were quoted, and what a sweep is depends on exactly that.
  */
 export function parseAssignmentText(text: string): ParsedAssignments {
-  const tokens: Segment[][] = [];
-  const problems: Problem[] = [];
-  let token: Segment[] | null = null;
+  const { tokens, problems } = tokenizeAssignmentText(text);
+  return assignmentsOf(tokens, problems);
+}
+
+/**
+ * Splits free text into tokens on blanks outside quotes — the one tokenizer of the grammar,
+ * which a `/fluksio run` comment also reads its `--flags` from. `\` escapes only inside
+ * "…". An unterminated quote is a problem, and then there are no tokens.
+ */
+export function tokenizeAssignmentText(text: string): { tokens: AssignmentToken[]; problems: Problem[] } {
+  const tokens: AssignmentToken[] = [];
+  let token: AssignmentToken | null = null;
+  let start = 0;
   let index = 0;
+  const open = (): AssignmentToken => {
+    if (token === null) {
+      token = { written: '', segments: [] };
+      start = index;
+    }
+    return token;
+  };
+  const close = () => {
+    if (token) tokens.push({ ...token, written: text.slice(start, index) });
+    token = null;
+  };
   const append = (char: string, quoted: boolean) => {
-    token ??= [];
-    const last = token.at(-1);
+    const { segments } = open();
+    const last = segments.at(-1);
     if (last && last.quoted === quoted) last.text += char;
-    else token.push({ text: char, quoted });
+    else segments.push({ text: char, quoted });
   };
   while (index < text.length) {
     const char = text[index] as string;
     if (/\s/.test(char)) {
-      if (token) tokens.push(token);
-      token = null;
+      close();
       index += 1;
     } else if (char === '"' || char === "'") {
-      const close = findClosingQuote(text, index);
-      if (close < 0) {
-        problems.push({
-          path: '',
-          message: `Unterminated ${char} quote in ${JSON.stringify(text.slice(index))}`,
-        });
-        return { assignments: [], problems };
+      const end = findClosingQuote(text, index);
+      if (end < 0) {
+        const message = `Unterminated ${char} quote in ${JSON.stringify(text.slice(index))}`;
+        return { tokens: [], problems: [{ path: '', message }] };
       }
-      const body = text.slice(index + 1, close);
-      token ??= [];
+      const body = text.slice(index + 1, end);
       // An empty quoted value (`note=""`) is still a value.
-      token.push({ text: char === '"' ? body.replace(/\\(["\\])/g, '$1') : body, quoted: true });
-      index = close + 1;
+      open().segments.push({ text: char === '"' ? body.replace(/\\(["\\])/g, '$1') : body, quoted: true });
+      index = end + 1;
     } else if (char === '\\' && text[index + 1] === ',') {
       append(',', true);
       index += 2;
@@ -63,8 +86,19 @@ export function parseAssignmentText(text: string): ParsedAssignments {
       index += 1;
     }
   }
-  if (token) tokens.push(token);
-  return finish(tokens.map(assignmentOf), problems);
+  close();
+  return { tokens, problems: [] };
+}
+
+/** The assignments the tokens make, each problem named (a key given twice, a bad token). */
+export function assignmentsOf(
+  tokens: readonly AssignmentToken[],
+  problems: Problem[] = [],
+): ParsedAssignments {
+  return finish(
+    tokens.map((token) => assignmentOf(token.segments)),
+    problems,
+  );
 }
 
 /**

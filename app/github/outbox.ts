@@ -13,6 +13,7 @@ import type { BaselineCommits } from './outbox-baseline.js';
 import type { OutboxOctokit } from './outbox-octokit.js';
 import { OutboxRateLimitError, rateLimitRetryAt } from './outbox-rate-limit-error.js';
 import { OutboxRateLimitGate } from './outbox-rate-limit-gate.js';
+import { keepJobScheduled } from '../keep-job-scheduled.js';
 import { permanentGitHubRefusal } from './permanent-github-refusal.js';
 import { syncCheckRun, type SyncLater } from './sync-check-run.js';
 import type { SyncContext } from './sync-context.js';
@@ -121,7 +122,7 @@ export class GitHubOutbox {
   private readonly gate: OutboxRateLimitGate;
   private readonly baselineCommits = new Map<string, BaselineCommits>();
   private worker: Worker<OutboxJobData, void, OutboxJobData['kind']> | null = null;
-  private scheduleTimer: NodeJS.Timeout | null = null;
+  private stopScheduling: (() => void) | null = null;
 
   constructor(private readonly options: GitHubOutboxOptions) {
     this.settings = { ...DEFAULT_SETTINGS, ...options.settings };
@@ -178,18 +179,19 @@ export class GitHubOutbox {
         logger.warn({ err: error, target: job.data }, 'could not re-check a GitHub update'),
       );
     });
-    await this.ensureReconciler();
-    this.scheduleTimer = setInterval(() => {
-      this.ensureReconciler().catch((error: unknown) =>
-        logger.warn({ err: error }, 'could not re-ensure the GitHub outbox reconciler'),
-      );
-    }, this.settings.reconcileIntervalMs);
-    this.scheduleTimer.unref();
+    this.stopScheduling = await keepJobScheduled({
+      queue: this.queue,
+      schedulerId: RECONCILER_ID,
+      everyMs: this.settings.reconcileIntervalMs,
+      data: { kind: 'reconcile' },
+      what: 'the GitHub outbox reconciler',
+      logger,
+    });
   }
 
   /** Stops the worker (letting syncs in progress finish), then disconnects from Redis. */
   async close(): Promise<void> {
-    if (this.scheduleTimer) clearInterval(this.scheduleTimer);
+    this.stopScheduling?.();
     await this.worker?.close();
     await this.queue.close();
     await this.redis.quit().catch(() => this.redis.disconnect());
@@ -337,14 +339,6 @@ export class GitHubOutbox {
     for (const target of targets) await this.enqueue(target, { urgent: false });
     if (targets.length > 0)
       this.options.logger.info({ targets: targets.length }, 'reconciler queued unsent GitHub updates');
-  }
-
-  private async ensureReconciler(): Promise<void> {
-    await this.queue.upsertJobScheduler(
-      RECONCILER_ID,
-      { every: this.settings.reconcileIntervalMs },
-      { name: 'reconcile', data: { kind: 'reconcile' }, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
   }
 
   private retryDelay(attemptsMade: number): number {

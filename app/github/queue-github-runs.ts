@@ -1,15 +1,12 @@
-import { ulid } from 'ulid';
-import { digestOf } from '../../schemas/canonical-json.js';
 import type { ParamValue } from '../../schemas/key-inputs.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import type { Params } from '../../schemas/resolve-params.js';
 import type { Run, RunTrigger } from '../../schemas/tables/runs.js';
-import { createCheckedRun } from '../../store/create-checked-run.js';
 import { recordGroupComment } from '../../store/record-group-comment.js';
-import { recordWaitingReasons } from '../../store/record-waiting-reasons.js';
 import type { GitHubWork } from './github-work.js';
 import { PIPELINE_PATH } from './read-pipeline-at.js';
 import { checkRunName } from './check-run-name.js';
+import { queueCheckedRuns } from './queue-checked-runs.js';
 import type { RepositoryRef } from './repository-ref.js';
 
 /** Runs to queue for one delivery: one commit, the grid of parameter sets, and how they came. */
@@ -37,10 +34,9 @@ export interface GitHubRunRequest {
 /**
  * Queues the runs of one delivery (DESIGN §8), each with its check run's row, under the
  * trigger key `delivery:<id>:<grid index>`: a redelivery, or a worker retried after dying
- * anywhere in here, finds the runs already made and makes none again. A sweep is one
- * group whose pull-request comment is recorded with it. Every run's check run (and the
- * group's comment) is handed to the outbox each time, so a retry completes what a crash
- * interrupted. Returns the runs in grid order.
+ * anywhere in here, finds the runs already made and makes none again (queueCheckedRuns).
+ * A sweep is one group whose pull-request comment is recorded with it and handed to the
+ * outbox each time. Returns the runs in grid order.
  */
 export async function queueGitHubRuns(work: GitHubWork, request: GitHubRunRequest): Promise<Run[]> {
   const { pipeline, pullRequest, repository } = request;
@@ -60,66 +56,41 @@ export async function queueGitHubRuns(work: GitHubWork, request: GitHubRunReques
   }
   const fork = pullRequest?.fork ?? false;
   const labels = [...new Set(pipeline['runs-on'])].sort();
-  const queued: Run[] = [];
-  const created: string[] = [];
-  for (const [index, params] of request.grid.entries()) {
-    const checkName = checkRunName(
-      work.github.checkName,
-      sweep
-        ? Object.fromEntries(
-            request.swept.filter((key) => key in params).map((key) => [key, params[key] as ParamValue]),
-          )
-        : null,
-    );
-    const { run, created: isNew } = await createCheckedRun({
-      db: work.db,
-      run: {
-        id: ulid(),
-        repository: repository.fullName,
-        pipelinePath: PIPELINE_PATH,
-        trustDomain: fork && pullRequest ? `pr:${pullRequest.number}` : 'trusted',
-        groupId,
-        groupIndex: sweep ? index : null,
-        commit: request.commit,
-        params,
-        paramsDigest: digestOf(params),
-        noCache: request.noCache,
-        status: 'queued',
-        labels,
-        triggerKey: `delivery:${request.deliveryId}:${index}`,
-        cloneUrl: repository.cloneUrl,
-        fetchRef: fork && pullRequest ? `refs/pull/${pullRequest.number}/head` : null,
-        fork,
-        retries: pipeline.retries,
-        timeoutMs: pipeline.timeout,
-        submittedBy: request.requestedBy,
-        installationId: request.installationId,
-        prNumber: pullRequest?.number ?? null,
-        trigger: request.trigger,
-        automatic: request.automatic,
-        metricGoals: pipeline.metrics,
-        checkName,
-        baseRef: pullRequest?.baseRef ?? null,
-      },
-      check: { installationId: request.installationId, name: checkName },
-    });
-    queued.push(run);
-    if (isNew) created.push(run.id);
-  }
-  if (created.length > 0) {
-    await recordWaitingReasons({ db: work.db, onlineWindowMs: work.onlineWindowMs, runIds: created });
-    await work.ringDoorbell();
-    work.logger.info(
-      {
-        deliveryId: request.deliveryId,
-        repository: repository.fullName,
-        commit: request.commit,
-        runIds: created,
-      },
-      'runs queued',
-    );
-  }
-  for (const run of queued) await work.notifications.notifyRun(run.id);
+  const queued = await queueCheckedRuns(work, {
+    installationId: request.installationId,
+    logContext: { deliveryId: request.deliveryId, repository: repository.fullName, commit: request.commit },
+    runs: request.grid.map((params, index) => ({
+      repository: repository.fullName,
+      pipelinePath: PIPELINE_PATH,
+      trustDomain: fork && pullRequest ? `pr:${pullRequest.number}` : 'trusted',
+      groupId,
+      groupIndex: sweep ? index : null,
+      commit: request.commit,
+      params,
+      noCache: request.noCache,
+      labels,
+      triggerKey: `delivery:${request.deliveryId}:${index}`,
+      cloneUrl: repository.cloneUrl,
+      fetchRef: fork && pullRequest ? `refs/pull/${pullRequest.number}/head` : null,
+      fork,
+      retries: pipeline.retries,
+      timeoutMs: pipeline.timeout,
+      submittedBy: request.requestedBy,
+      prNumber: pullRequest?.number ?? null,
+      trigger: request.trigger,
+      automatic: request.automatic,
+      metricGoals: pipeline.metrics,
+      checkName: checkRunName(
+        work.github.checkName,
+        sweep
+          ? Object.fromEntries(
+              request.swept.filter((key) => key in params).map((key) => [key, params[key] as ParamValue]),
+            )
+          : null,
+      ),
+      baseRef: pullRequest?.baseRef ?? null,
+    })),
+  });
   if (groupId !== null && pullRequest !== null) await work.notifications.notifyGroup(groupId);
   return queued;
 }

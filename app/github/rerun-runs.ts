@@ -1,9 +1,7 @@
-import { ulid } from 'ulid';
 import type { Run } from '../../schemas/tables/runs.js';
-import { createCheckedRun } from '../../store/create-checked-run.js';
-import { recordWaitingReasons } from '../../store/record-waiting-reasons.js';
 import type { GitHubWork } from './github-work.js';
 import { mayWrite } from './may-write.js';
+import { queueCheckedRuns } from './queue-checked-runs.js';
 import type { RepositoryRef } from './repository-ref.js';
 
 /**
@@ -37,53 +35,37 @@ export async function rerunRuns(
     );
     return [];
   }
-  const made: Run[] = [];
-  const created: string[] = [];
-  for (const original of request.runs) {
-    if (original.commit === null) continue;
-    const checkName = original.checkName ?? work.github.checkName;
-    const { run, created: isNew } = await createCheckedRun({
-      db: work.db,
-      run: {
-        id: ulid(),
-        repository: original.repository,
-        pipelinePath: original.pipelinePath,
-        trustDomain: original.trustDomain,
-        commit: original.commit,
-        params: original.params,
-        paramsDigest: original.paramsDigest,
-        noCache: request.noCache === 'as-before' ? original.noCache : request.noCache,
-        status: 'queued',
-        labels: original.labels,
-        // Keyed by the run re-run, not its place in a list: a retried delivery makes each once.
-        triggerKey: `delivery:${request.deliveryId}:${original.id}`,
-        cloneUrl: original.cloneUrl,
-        fetchRef: original.fetchRef,
-        fork: original.fork,
-        retries: original.retries,
-        timeoutMs: original.timeoutMs,
-        submittedBy: request.sender,
-        installationId: request.installationId,
-        prNumber: original.prNumber,
-        trigger: 'rerun',
-        automatic: false,
-        metricGoals: original.metricGoals,
-        checkName,
-        baseRef: original.baseRef,
-      },
-      check: { installationId: request.installationId, name: checkName },
-    });
-    made.push(run);
-    if (isNew) created.push(run.id);
-  }
-  if (created.length > 0) {
-    await recordWaitingReasons({ db: work.db, onlineWindowMs: work.onlineWindowMs, runIds: created });
-    await work.ringDoorbell();
-    work.logger.info(
-      { deliveryId: request.deliveryId, rerunOf: request.runs.map((run) => run.id), runIds: created },
-      'runs queued again',
-    );
-  }
-  for (const run of made) await work.notifications.notifyRun(run.id);
-  return made;
+  // Keyed by the run re-run, not its place in a list: a retried delivery makes each once.
+  return queueCheckedRuns(work, {
+    installationId: request.installationId,
+    logContext: { deliveryId: request.deliveryId, rerunOf: request.runs.map((run) => run.id) },
+    runs: request.runs.flatMap((original) =>
+      original.commit === null
+        ? []
+        : [
+            {
+              repository: original.repository,
+              pipelinePath: original.pipelinePath,
+              trustDomain: original.trustDomain,
+              commit: original.commit,
+              params: original.params,
+              noCache: request.noCache === 'as-before' ? original.noCache : request.noCache,
+              labels: original.labels,
+              triggerKey: `delivery:${request.deliveryId}:${original.id}`,
+              cloneUrl: original.cloneUrl,
+              fetchRef: original.fetchRef,
+              fork: original.fork,
+              retries: original.retries,
+              timeoutMs: original.timeoutMs,
+              submittedBy: request.sender,
+              prNumber: original.prNumber,
+              trigger: 'rerun' as const,
+              automatic: false,
+              metricGoals: original.metricGoals,
+              checkName: original.checkName ?? work.github.checkName,
+              baseRef: original.baseRef,
+            },
+          ],
+    ),
+  });
 }

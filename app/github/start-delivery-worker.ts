@@ -1,6 +1,7 @@
 import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { listUnprocessedDeliveries } from '../../store/list-unprocessed-deliveries.js';
+import { keepJobScheduled } from '../keep-job-scheduled.js';
 import { DELIVERY_QUEUE, enqueueDelivery, type DeliveryJob } from './delivery-queue.js';
 import type { GitHubWork } from './github-work.js';
 import { processDelivery } from './process-delivery.js';
@@ -73,24 +74,18 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     return ids.length;
   }
 
-  const ensureSchedule = async (): Promise<void> => {
-    await queue.upsertJobScheduler(
-      RECONCILE_JOB,
-      { every: options.reconcileEveryMs },
-      { name: RECONCILE_JOB, data: { deliveryId: '' }, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
-  };
-  await ensureSchedule();
-  const timer = setInterval(() => {
-    ensureSchedule().catch((error: unknown) =>
-      logger.warn({ err: error }, 'could not re-ensure the delivery reconciler schedule'),
-    );
-  }, options.reconcileEveryMs);
-  timer.unref();
+  const stopScheduling = await keepJobScheduled({
+    queue,
+    schedulerId: RECONCILE_JOB,
+    everyMs: options.reconcileEveryMs,
+    data: { deliveryId: '' },
+    what: 'the delivery reconciler schedule',
+    logger,
+  });
 
   return {
     close: async () => {
-      clearInterval(timer);
+      stopScheduling();
       await worker.close();
     },
   };

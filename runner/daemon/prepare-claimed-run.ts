@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { formatProblems } from '../../schemas/problem.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
-import type { Params } from '../../schemas/resolve-params.js';
+import { resolveTypedParams, type Params } from '../../schemas/resolve-params.js';
 import type { Stamp } from '../../schemas/stamp.js';
 import { validatePipeline } from '../../schemas/validate-pipeline.js';
 import { checkWorkspacePaths } from '../check-workspace-paths.js';
@@ -12,7 +12,6 @@ import { readCodeIndex, type CodeIndex } from '../code-index.js';
 import { computeStamp } from '../compute-stamp.js';
 import { resolveWorkspacePath } from '../workspace-path.js';
 import type { Workspace } from '../workspace.js';
-import { checkClaimedParams } from './check-claimed-params.js';
 import { runEnvironment, type RunEnvironment } from './run-environment.js';
 
 /** A claimed run ready for the engine: everything checked at the claimed commit. */
@@ -68,7 +67,7 @@ export async function prepareClaimedRun(options: {
       `${pipelinePath} ${at} is not valid:\n${formatProblems(validation.problems, pipelinePath)}`,
     );
   }
-  const checked = checkClaimedParams(validation.pipeline.params, claim.run.params);
+  const checked = resolveTypedParams(validation.pipeline.params, claim.run.params);
   const pathProblems = await checkWorkspacePaths(validation.pipeline, workspace);
   if (checked.params === null || pathProblems.length > 0) {
     throw new Error(

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { checkClaimedParams } from '../../runner/daemon/check-claimed-params.js';
+import { resolveTypedParams } from '../../schemas/resolve-params.js';
 import { runEnvironment } from '../../runner/daemon/run-environment.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
 
@@ -12,7 +12,7 @@ const specs: Record<string, ParamSpec> = {
 
 describe('claimed params are checked again against the pipeline at the commit', () => {
   test('typed values within the declarations are kept, missing ones defaulted', () => {
-    expect(checkClaimedParams(specs, { lr: 0.1, model: 'large', fast: true })).toEqual({
+    expect(resolveTypedParams(specs, { lr: 0.1, model: 'large', fast: true })).toEqual({
       params: { lr: 0.1, epochs: 3, model: 'large', fast: true },
       problems: [],
     });
@@ -27,17 +27,17 @@ describe('claimed params are checked again against the pipeline at the commit', 
     [{ fast: 'yes' }, `Parameter 'fast': "yes" is a string, but the pipeline declares it bool`],
     [{ batch: 32 }, `Unknown parameter 'batch'; the pipeline declares: lr, epochs, model, fast`],
   ])('%j is refused: %s', (claimed, message) => {
-    const result = checkClaimedParams(specs, claimed);
+    const result = resolveTypedParams(specs, claimed);
     expect(result.params).toBeNull();
     expect(result.problems.map((problem) => problem.message).join('\n')).toContain(message);
   });
 
   test('every problem is named at once', () => {
-    expect(checkClaimedParams(specs, { lr: -1, model: 'huge', extra: 1 }).problems).toHaveLength(3);
+    expect(resolveTypedParams(specs, { lr: -1, model: 'huge', extra: 1 }).problems).toHaveLength(3);
   });
 
   test('a param without a default must be claimed', () => {
-    const result = checkClaimedParams({ seed: { type: 'int' } }, {});
+    const result = resolveTypedParams({ seed: { type: 'int' } }, {});
     expect(result.problems[0]?.message).toMatch(/Parameter 'seed' has no default/);
   });
 });
