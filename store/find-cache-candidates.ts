@@ -5,7 +5,7 @@ import type { Database } from './database.js';
 import { toCacheEntry } from './to-cache-entry.js';
 
 /** Read sets a lookup checks at most: the recent states of the code a stage read. */
-export const CANDIDATE_LIMIT = 16;
+const CANDIDATE_LIMIT = 16;
 
 /**
  * The cache entries of a traced stage's manifest key that a run may read (same scope
