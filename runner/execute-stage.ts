@@ -8,8 +8,8 @@ import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
 import { producerOf } from '../schemas/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
-import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
 import { manifestKeyOf } from '../schemas/manifest-key.js';
+import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
 import { cacheKeyOf } from './cache-key.js';
 import { describeCodeChanges } from './code-digest.js';
 import { readMetricsFile } from './metrics-file.js';
@@ -285,11 +285,11 @@ async function keyOfExecution(options: {
   if (traced === null || material.traceable === null) {
     return { keyInputs: material.inputs, cacheKey: options.cacheKey, notes: [] };
   }
-  const untraced = traced === false ? 'its trace could not be read' : traced.untraced;
-  if (untraced !== null) {
+  if (traced === false || traced.untraced !== null) {
+    const untraced = traced === false ? 'its trace could not be read' : traced.untraced;
     return { keyInputs: { ...material.inputs, untraced }, cacheKey: options.cacheKey, notes: [] };
   }
-  const recorded = await options.probe.record(traced as ReadTrace, options.exclude, options.since);
+  const recorded = await options.probe.record(traced, options.exclude, options.since);
   const keyInputs = { ...material.traceable, readSet: recorded.readSet };
   if (recorded.changedWhileRunning.length === 0)
     return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
