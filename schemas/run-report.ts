@@ -37,8 +37,8 @@ export const RunReport = z.object({
       cacheKey: z.string().nullable(),
       cachedFrom: z.string().nullable(),
       reasons: z.array(z.string()),
-      /** How the stage is keyed, when the summary must say so (see StageRecord). */
-      notes: z.array(z.string()),
+      /** How the stage is keyed, when the summary must say so (see StageRecord); absent from older servers' reports. */
+      notes: z.array(z.string()).default([]),
       durationMs: z.number(),
       exitCode: z.number().nullable(),
       error: z.string().nullable(),
