@@ -16,5 +16,6 @@ export function toRemoteRunReport(detail: RunDetail): RemoteRunReport {
     attempt: run.attempt,
     labels: run.labels,
     runner: run.runnerName,
+    sandbox: run.sandbox,
   };
 }

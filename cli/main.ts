@@ -86,6 +86,30 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     );
 
   program
+    .command('verify')
+    .description(
+      "Re-execute a run's cached stages in a scratch checkout of its commit and compare their outputs byte for byte with the cache's",
+    )
+    .argument('<run>', 'a run id or a unique prefix of one (a run made from committed code)')
+    .option('--sample <n>', 'how many cached stages to pick at random (default: 3)')
+    .option('--all', 'every cached stage')
+    .option(
+      '--stage <name>',
+      'only this stage (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
+    .option('--json', 'print JSON')
+    .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .addHelpText(
+      'after',
+      "\nEach stage runs on the inputs its cache entry was made from (upstream outs restored from the cache) and is\nreported deterministic (same key inputs, same bytes), nondeterministic (same key inputs, other bytes, other\nagain on a second execution) or stale (the key inputs differ from the entry's, or a fresh run reproducibly\nmakes other bytes). Exit 0: all deterministic; 1: not; 2: bad input.\n\nExamples:\n  fluksio verify 01JD4\n  fluksio verify 01JD4 --all --json\n  fluksio verify 01JD4 --stage train",
+    )
+    .action(async (run: string, options) =>
+      setCode(await (await import('./commands/verify-command.js')).verifyCommand(run, options, io)),
+    );
+
+  program
     .command('diff')
     .description("Compare a run's metrics with another run's (default: its baseline)")
     .argument('<run>', 'a run id or a unique prefix')
@@ -151,7 +175,8 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     )
     .option('--work-dir <dir>', 'mirrors, checkouts and the blob cache')
     .option('--concurrency <n>', 'runs at once', '1')
-    .option('--accept-forks', "execute fork pull requests' runs (never with the secrets)")
+    .option('--accept-forks', "execute fork pull requests' runs (always sandboxed, never with the secrets)")
+    .option('--sandbox', "run every run's stages in a bubblewrap sandbox (fork runs always are)")
     .option('--env-file <file>', 'secrets for the stages, as NAME=value lines (masked in every log)')
     .option('--token-file <file>', 'a file holding the runner token')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')

@@ -182,6 +182,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       timeoutMs: stage.timeout ?? null,
       signal: context.signal,
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+      ...(options.launcher ? { launcher: options.launcher } : {}),
       onLine: (stream, line) => output.push(stream, line),
     });
   } catch (error) {

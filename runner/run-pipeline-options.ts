@@ -1,6 +1,7 @@
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../schemas/resolve-params.js';
 import type { CodeIndex } from './code-index.js';
+import type { StageLauncher } from './stage-launcher.js';
 import type { BlobStore, EventSink, StageCache } from './ports.js';
 import type { Workspace } from './workspace.js';
 
@@ -32,4 +33,9 @@ export interface RunPipelineOptions {
   signal?: AbortSignal;
   /** Grace between those signals. @defaultValue 5000 */
   killGraceMs?: number;
+  /**
+   * Starts stages' commands and the `fingerprint` command: directly, or in a sandbox.
+   * @defaultValue directLauncher
+   */
+  launcher?: StageLauncher;
 }

@@ -52,7 +52,12 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
     let fingerprint: string | null = null;
     try {
       if (pipeline.fingerprint)
-        fingerprint = await fingerprintOf(pipeline.fingerprint, options.workspace.pipelineDir, stageEnv);
+        fingerprint = await fingerprintOf(
+          pipeline.fingerprint,
+          options.workspace.pipelineDir,
+          stageEnv,
+          options.launcher,
+        );
     } catch (error) {
       const reason = masker.mask((error as Error).message);
       const stages = names.map((name) => notStartedRecord(name, 'skipped', reason));

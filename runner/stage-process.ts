@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { LineSplitter } from './line-splitter.js';
+import { directLauncher, type StageLauncher } from './stage-launcher.js';
 
 export interface StageProcessOptions {
   /** A shell command line, run by `/bin/sh -c`. */
@@ -20,6 +21,11 @@ export interface StageProcessOptions {
    * @defaultValue 5000
    */
   killGraceMs?: number;
+  /**
+   * Starts and stops the command: directly, or in a sandbox (bubblewrap-launcher.ts).
+   * @defaultValue directLauncher
+   */
+  launcher?: StageLauncher;
   /** Each complete line of output, as it arrives. Must not throw. */
   onLine(stream: 'stdout' | 'stderr', line: string): void;
 }
@@ -47,7 +53,8 @@ export interface StageProcessResult {
  * group is killed, so a background process holding the pipes open cannot hang the
  * run, and the promise resolves once the group is gone and the output has been read.
  * It rejects only when the command cannot be started at all, naming the directory and
- * the command.
+ * the command. A sandboxing `launcher` wraps the shell (its signals then reach the
+ * processes inside, and its end takes every one of them with it, `setsid` ones too).
  */
 export function runStageProcess(options: StageProcessOptions): Promise<StageProcessResult> {
   const killGraceMs = options.killGraceMs ?? 5000;
@@ -62,8 +69,10 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
     });
   }
   const started = performance.now();
+  const launcher = options.launcher ?? directLauncher;
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', options.cmd], {
+    const launch = launcher.launch(options.cmd, options.cwd);
+    const child = spawn(launch.file, launch.args, {
       cwd: options.cwd,
       env: options.env,
       // A group of its own: signals reach everything the command starts, and nothing of the engine.
@@ -82,9 +91,9 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
     const timers: NodeJS.Timeout[] = [];
     const stopGroup = () => {
       if (timedOut || cancelled || exit !== null || pid === null) return false;
-      signalGroup(pid, 'SIGINT');
-      timers.push(setTimeout(() => signalGroup(pid, 'SIGTERM'), killGraceMs));
-      timers.push(setTimeout(() => signalGroup(pid, 'SIGKILL'), 2 * killGraceMs));
+      launcher.signal(pid, 'SIGINT');
+      timers.push(setTimeout(() => launcher.signal(pid, 'SIGTERM'), killGraceMs));
+      timers.push(setTimeout(() => launcher.signal(pid, 'SIGKILL'), 2 * killGraceMs));
       return true;
     };
     const onAbort = () => {
@@ -111,7 +120,7 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
     });
     child.on('exit', (code, signal) => {
       exit = { code, signal };
-      if (pid !== null) signalGroup(pid, 'SIGKILL');
+      if (pid !== null) launcher.signal(pid, 'SIGKILL');
       // A process that left the group (setsid) can keep the pipes open forever.
       timers.push(
         setTimeout(() => {
@@ -139,17 +148,6 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       });
     });
   });
-}
-
-/** Signals every process of the group; one that is already gone is no error. */
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch (error) {
-    // ESRCH: nothing left. EPERM: the id now names someone else's group.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ESRCH' && code !== 'EPERM') throw error;
-  }
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Database } from './database.js';
 /**
  * Records that the runner holding `leaseId` verified its checkout and begins the run:
  * `started_at` by the database's clock, and the code and env digests computed where the
- * run executes (DESIGN §5). Until then a claimed run goes back to the queue without using
+ * run executes (DESIGN §5), and how the runner sandboxes its stages. Until then a claimed run goes back to the queue without using
  * a retry when its runner vanishes. A later attempt starts from a clean record: the stages,
  * metric points and annotations of the attempt before are dropped (its cache entries stay:
  * they are sound results), so nothing it reported is shown twice or mixed into this one.
@@ -23,18 +23,21 @@ export async function startLeasedRun({
   leaseId,
   codeDigest,
   envDigest,
+  sandbox = null,
 }: {
   db: Database;
   runId: string;
   leaseId: string;
   codeDigest: string;
   envDigest: string;
+  /** How the runner isolates the stages; null when it does not. */
+  sandbox?: string | null;
 }): Promise<Run | null> {
   const held = and(eq(runs.id, runId), eq(runs.leaseId, leaseId), eq(runs.status, 'running'));
   return db.transaction(async (tx) => {
     const [started] = await tx
       .update(runs)
-      .set({ startedAt: sql`now()`, codeDigest, envDigest, dirty: false })
+      .set({ startedAt: sql`now()`, codeDigest, envDigest, sandbox, dirty: false })
       .where(and(held, isNull(runs.startedAt)))
       .returning();
     if (!started) {

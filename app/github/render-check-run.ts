@@ -200,6 +200,12 @@ function stampLines({ run, runner }: CheckRunInput): string[] {
     `- **params** ${params ? codeSpan(params) : '(none)'} · digest \`${short(run.paramsDigest, 12)}\``,
     `- **runner** ${claimedBy ? codeSpan(claimedBy) : 'not claimed yet'}`,
   ];
+  // Whether a fork's code could reach the runner's secrets is part of what the check run vouches for.
+  if (run.startedAt) {
+    lines.push(
+      `- **sandbox** ${run.sandbox ? escapeMarkdown(run.sandbox) : "none: the stages ran as the runner's user, unsandboxed"}`,
+    );
+  }
   if (run.status === 'queued') lines.push(`- **queued since** ${run.queuedAt.toISOString()}`);
   else if (run.status === 'running' && run.startedAt)
     lines.push(`- **started** ${run.startedAt.toISOString()}`);

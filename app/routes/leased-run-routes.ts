@@ -62,6 +62,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       leaseId: body.lease,
       codeDigest: body.codeDigest,
       envDigest: body.envDigest,
+      sandbox: body.sandbox,
     });
     if (!run) throw staleLease(runId);
     request.log.info({ runId }, 'run started');

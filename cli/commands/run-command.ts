@@ -14,6 +14,7 @@ import { executeLocalRun } from '../local/execute-local-run.js';
 import { openLocalState, type LocalState } from '../local/local-state.js';
 import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
 import { userCacheDir } from '../local/user-cache-dir.js';
+import { colorEnabled } from '../render/color-enabled.js';
 import { ProgressPrinter } from '../render/progress-printer.js';
 import { renderRunSummary } from '../render/run-summary.js';
 import { UsageError } from '../usage-error.js';
@@ -163,10 +164,4 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     ),
   );
   return report;
-}
-
-function colorEnabled(io: CliIo, stream: { isTTY?: boolean }): boolean {
-  if ('NO_COLOR' in io.env && io.env.NO_COLOR !== '') return false;
-  if ('FORCE_COLOR' in io.env) return io.env.FORCE_COLOR !== '0';
-  return Boolean(stream.isTTY) && io.env.TERM !== 'dumb';
 }

@@ -12,8 +12,10 @@ export interface RunnerCommandOptions {
   workDir?: string;
   /** `--concurrency`: runs at once. */
   concurrency?: string;
-  /** `--accept-forks`: execute fork pull requests' runs (without the secrets). */
+  /** `--accept-forks`: execute fork pull requests' runs (sandboxed, without the secrets). */
   acceptForks?: boolean;
+  /** `--sandbox`: every run's stages in bubblewrap, not only fork runs'. */
+  sandbox?: boolean;
   /** `--env-file`: the runner's secrets, as dotenv `NAME=value` lines. */
   envFile?: string;
   /** `--token-file`: a file holding the runner token (else FLUKSIO_RUNNER_TOKEN). */
@@ -56,6 +58,9 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
     throw new UsageError(`--concurrency: "${options.concurrency}" is not a whole number from 1 to 64`);
   }
   const secrets = options.envFile ? await readSecrets(resolve(io.cwd, options.envFile)) : {};
+  const hiddenPaths = [options.tokenFile, options.envFile].flatMap((file) =>
+    file ? [resolve(io.cwd, file)] : [],
+  );
   // Children inherit the process environment; the token is kept in memory only.
   if (io.env === process.env) delete process.env.FLUKSIO_RUNNER_TOKEN;
 
@@ -66,6 +71,8 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
     workDir: options.workDir ? resolve(io.cwd, options.workDir) : join(userCacheDir(io.env), 'runner'),
     concurrency,
     acceptForks: options.acceptForks ?? false,
+    sandbox: options.sandbox ?? false,
+    hiddenPaths,
     secrets,
     environment: io.env,
     logger,

@@ -59,6 +59,7 @@ export async function showRemoteRun(
         tracebacks: logs.flatMap(({ stage, lines }) =>
           tracebackTexts(lines).map((text) => ({ stage: stage.name, text })),
         ),
+        sandbox: report.sandbox,
       },
       colors,
     ),

@@ -16,6 +16,11 @@ export interface RunSummaryInput {
   stages: Pick<StageRecord, 'name' | 'status' | 'error' | 'logTail'>[];
   /** Traceback text per failed stage, when one was found in its output. */
   tracebacks: { stage: string; text: string }[];
+  /**
+   * For a run executed by a runner: how it sandboxed the stages, null for not at all;
+   * absent for a local run (which runs as its user).
+   */
+  sandbox?: string | null;
 }
 
 /** Lines of a log tail shown under a failure; the whole log is in `fluksio show`. */
@@ -67,6 +72,9 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     `  params   ${formatParams(run.params) || '(none)'}  ${colors.dim(`digest ${short(run.paramsDigest, 12)}`)}`,
     `  pipeline ${run.pipelinePath}`,
   );
+  if (input.sandbox !== undefined && run.startedAt !== null) {
+    lines.push(`  sandbox  ${input.sandbox ?? colors.yellow("none: the stages ran as the runner's user")}`);
+  }
 
   const stages = plainTable(['stage', 'status', 'time', 'detail']);
   for (const stage of report.stages) {

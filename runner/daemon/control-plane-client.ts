@@ -10,7 +10,7 @@ import {
   type EventBatch,
   type FinishRequest,
   type ReleaseRequest,
-  type StartRequest,
+  type StartRequestInput,
 } from '../../schemas/protocol/lease-requests.js';
 import { ControlPlaneHttp, type CallOptions, type ControlPlaneHttpOptions } from './control-plane-http.js';
 
@@ -69,7 +69,7 @@ export class ControlPlaneClient {
   }
 
   /** The checkout is verified: the run starts, stamped with what is about to execute. */
-  async start(run: RunLease, stamp: Omit<StartRequest, 'lease'>, call: CallOptions = {}): Promise<void> {
+  async start(run: RunLease, stamp: Omit<StartRequestInput, 'lease'>, call: CallOptions = {}): Promise<void> {
     await this.http.send('POST', `${runPath(run)}/start`, { call, json: { lease: run.lease, ...stamp } });
   }
 

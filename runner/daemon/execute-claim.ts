@@ -11,6 +11,7 @@ import { prepareClaimedRun, type PreparedRun } from './prepare-claimed-run.js';
 import { RemoteBlobStore } from './remote-blob-store.js';
 import { RemoteEventSink } from './remote-event-sink.js';
 import { RemoteStageCache } from './remote-stage-cache.js';
+import { runSandbox, type SandboxPolicy } from './run-sandbox.js';
 
 export interface ExecuteClaimOptions {
   claim: Claim;
@@ -21,6 +22,8 @@ export interface ExecuteClaimOptions {
   blobCache: LocalBlobCache;
   /** Run fork pull requests' code (`--accept-forks`); otherwise such runs are released. */
   acceptForks: boolean;
+  /** Which runs' stages are sandboxed, and whether a sandbox works here. */
+  sandbox: SandboxPolicy;
   /** The runner's environment: a trusted run's pipeline `env` values come from it. */
   runnerEnvironment: Readonly<Record<string, string | undefined>>;
   /** The runner's secrets (`--env-file`): for trusted runs only, masked everywhere. */
@@ -41,7 +44,7 @@ export interface ExecuteClaimOptions {
 export type ClaimEnd =
   | { end: 'finished'; status: FinishRequest['status'] }
   | { end: 'released'; reason: string }
-  /** A fork's run this runner does not take, given back. */
+  /** A fork's run this runner does not take (or cannot sandbox), given back. */
   | { end: 'refused' }
   | { end: 'lease-lost' };
 
@@ -70,12 +73,13 @@ async function forgetFetchCredential(
  * Executes one claimed run (DESIGN §5, §6). The lease is heartbeated from the first
  * moment; a cancel in a heartbeat's reply stops the engine and the run finishes as the
  * control plane said (`cancelled`, `timed_out`); a lease found gone stops everything and
- * nothing more is written. Fork runs are released unless the runner accepts forks. The
- * claimed commit is fetched, checked out and verified; the pipeline and params are
- * checked at that commit (a problem fails the run with the problem as reason); the run
- * is started with its stamp and executed by the engine against the remote cache, blob
- * store and event sink; after its events are acknowledged it is finished with its
- * outcome. When the runner stops, the stage is cancelled and the run released, so it
+ * nothing more is written. Fork runs are released unless the runner accepts forks and
+ * has a sandbox to run them in (run-sandbox.ts), which also says whether a trusted run's
+ * stages are sandboxed. The claimed commit is fetched, checked out and verified; the
+ * pipeline and params are checked at that commit (a problem fails the run with the
+ * problem as reason); the run is started with its stamp and executed by the engine
+ * against the remote cache, blob store and event sink; after its events are acknowledged
+ * it is finished with its outcome. When the runner stops, the stage is cancelled and the run released, so it
  * goes back to the queue.
  */
 export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimEnd> {
@@ -157,18 +161,26 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       });
       return released.end === 'released' ? { end: 'refused' } : released;
     }
+    const checkoutRequest = {
+      slot: options.slot,
+      repository: claim.repo.repository,
+      cloneUrl: claim.repo.cloneUrl,
+      fetchRef: claim.repo.fetchRef,
+      commit: claim.commit,
+      extraHeader: claim.git.extraHeader,
+      fork: claim.repo.fork,
+      signal: engineAbort.signal,
+    };
+    const sandbox = runSandbox(options.sandbox, claim.repo.fork, options.git.pathsOf(checkoutRequest));
+    if ('refusal' in sandbox) {
+      await forgetFetchCredential(client, run, claim, logger);
+      const released = await end({ release: sandbox.refusal });
+      return released.end === 'released' ? { end: 'refused' } : released;
+    }
     let prepared: PreparedRun;
     try {
       const repoRoot = await options.git
-        .checkout({
-          slot: options.slot,
-          repository: claim.repo.repository,
-          cloneUrl: claim.repo.cloneUrl,
-          fetchRef: claim.repo.fetchRef,
-          commit: claim.commit,
-          extraHeader: claim.git.extraHeader,
-          signal: engineAbort.signal,
-        })
+        .checkout(checkoutRequest)
         .finally(() => forgetFetchCredential(client, run, claim, logger));
       prepared = await prepareClaimedRun({
         repoRoot,
@@ -183,13 +195,24 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     if (early) return await early;
 
     try {
-      await client.start(run, { codeDigest: prepared.stamp.codeDigest, envDigest: prepared.stamp.envDigest });
+      await client.start(run, {
+        codeDigest: prepared.stamp.codeDigest,
+        envDigest: prepared.stamp.envDigest,
+        sandbox: sandbox.sandbox,
+      });
     } catch (error) {
       if (isLeaseLost(error)) return { end: 'lease-lost' };
       logger.error({ err: error }, 'could not start the run: giving it back');
       return await end({ release: `The runner could not start the run: ${(error as Error).message}` });
     }
-    logger.info({ codeDigest: prepared.stamp.codeDigest, commit: claim.commit }, 'run started');
+    logger.info(
+      {
+        codeDigest: prepared.stamp.codeDigest,
+        commit: claim.commit,
+        sandboxed: sandbox.launcher !== undefined,
+      },
+      'run started',
+    );
 
     let outcome: RunOutcome;
     try {
@@ -219,6 +242,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         }),
         signal: engineAbort.signal,
         killGraceMs: options.killGraceMs,
+        ...(sandbox.launcher ? { launcher: sandbox.launcher } : {}),
       });
     } catch (error) {
       // The engine itself only fails when its events cannot be delivered.

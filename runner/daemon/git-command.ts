@@ -65,9 +65,13 @@ const PASSED = [
  * Runs git hardened as DESIGN §6 says, for code that fetches repositories someone else
  * controls. Every transport is refused but https (and file:// when allowed) —
  * `ext::sh -c …` URLs and `.gitmodules` entries never execute anything; neither system
- * nor global config is read; git never prompts; hooks and fsmonitor are off (a stage
- * can write the checkout's `.git/config`, and the next git call must not run what it
- * put there); automatic gc is off, since checkouts borrow the mirror's objects.
+ * nor global config is read; git never prompts. Every setting through which a
+ * repository's own config could make git run a program is pinned on the command line,
+ * which wins over any config file — a stage can write the checkout's `.git/config` (and,
+ * unsandboxed, the mirror's), and the next git call must not run what it put there:
+ * hooks, fsmonitor, `core.alternateRefsCommand`, credential helpers, askpass, pagers
+ * and editors. Automatic gc is off, since checkouts borrow the
+ * mirror's objects.
  *
  * child_process rather than simple-git: the environment must be exactly this one, with
  * GIT_CONFIG_* variables that simple-git drops unless told to allow them, and an abort
@@ -80,6 +84,16 @@ export async function runGit(args: readonly string[], options: GitCommandOptions
     ...(options.allowFile ? ['protocol.file.allow=always'] : []),
     'core.hooksPath=/dev/null',
     'core.fsmonitor=false',
+    // Empty: a command that prints nothing, whatever the repository's config says.
+    'core.alternateRefsCommand=',
+    'core.alternateRefsPrefixes=',
+    // An empty value resets the list of helpers read so far.
+    'credential.helper=',
+    'core.askPass=',
+    'core.pager=cat',
+    'core.editor=true',
+    'http.sslVerify=true',
+    'submodule.recurse=false',
     'gc.auto=0',
     'maintenance.auto=false',
     'advice.detachedHead=false',

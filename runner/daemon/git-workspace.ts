@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runGit, type GitCommandOptions } from './git-command.js';
 import { KeyedMutex } from './keyed-mutex.js';
@@ -24,6 +24,12 @@ export interface CheckoutRequest {
   fetchRef: string | null;
   /** The exact commit to run. */
   commit: string;
+  /**
+   * A fork's run: checked out apart from trusted runs. Its stages can write their
+   * checkout's `.git`, and a loose object planted there under a blob's id would be what a
+   * later trusted checkout of that blob reads. @defaultValue false
+   */
+  fork?: boolean;
   /** `http.extraHeader` for the fetch (an installation token), or null. */
   extraHeader: string | null;
   /** Kills the git command in progress. */
@@ -33,7 +39,7 @@ export interface CheckoutRequest {
 /**
  * Repositories on a runner's disk: a bare mirror per repository under `mirrors/`, into
  * which exactly the claimed commit is fetched, and a checkout per concurrency slot and
- * repository under `checkouts/<slot>/`, reused from run to run (switching a warm
+ * repository (and one more for fork runs) under `checkouts/<slot>/`, reused from run to run (switching a warm
  * checkout costs ~0.1 s, a fresh clone seconds: NOTES.md). A checkout borrows the
  * mirror's objects (`objects/info/alternates`) instead of copying them. Mirrors keep
  * full history, so each fetch is incremental; nothing prunes them while the runner runs.
@@ -52,17 +58,39 @@ export class GitWorkspace {
   async checkout(request: CheckoutRequest): Promise<string> {
     const url = checkCloneUrl(request.cloneUrl);
     if (request.fetchRef !== null) checkFetchRef(request.fetchRef);
-    const key = `${request.repository.replace(/[^A-Za-z0-9._-]+/g, '_')}-${sha256(url).slice(0, 12)}`;
-    const mirror = path.join(this.options.workDir, 'mirrors', `${key}.git`);
+    const { mirror, checkout } = this.pathsOf(request);
     await this.mirrorLocks.run(mirror, () => this.fetchIntoMirror(mirror, url, request));
-    const dir = path.join(this.options.workDir, 'checkouts', String(request.slot), key);
-    await this.checkoutInSlot(dir, mirror, url, request);
-    return realpath(dir);
+    await this.checkoutInSlot(checkout, mirror, url, request);
+    return realpath(checkout);
+  }
+
+  /**
+   * Where a request's mirror and checkout are (or will be) in the work directory, and
+   * the mirror's object directory the checkout borrows from: a sandbox binds exactly those.
+   */
+  pathsOf(request: Pick<CheckoutRequest, 'slot' | 'repository' | 'cloneUrl' | 'fork'>): {
+    mirror: string;
+    borrowedObjects: string;
+    checkout: string;
+  } {
+    const key = `${request.repository.replace(/[^A-Za-z0-9._-]+/g, '_')}-${sha256(request.cloneUrl).slice(0, 12)}`;
+    const mirror = path.join(this.options.workDir, 'mirrors', `${key}.git`);
+    return {
+      mirror,
+      borrowedObjects: path.join(mirror, 'objects'),
+      checkout: path.join(
+        this.options.workDir,
+        'checkouts',
+        String(request.slot),
+        request.fork ? `${key}-fork` : key,
+      ),
+    };
   }
 
   private async fetchIntoMirror(mirror: string, url: string, request: CheckoutRequest): Promise<void> {
     const { commit } = request;
     if (!existsSync(path.join(mirror, 'HEAD'))) await this.createMirror(mirror, commit);
+    await resetMirrorConfig(mirror, commit);
     const git = (args: string[], extra: Partial<GitCommandOptions> = {}) =>
       runGit(args, { ...this.gitOptions(mirror, url, request), ...extra });
     // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
@@ -125,15 +153,19 @@ export class GitWorkspace {
   ): Promise<void> {
     const git = (args: string[]) => runGit(args, this.gitOptions(dir, url, request));
     const { commit } = request;
+    // The last run's stages could write here: a symlink planted in `.git` would make the
+    // writes below land wherever it points, as the runner's user. Such a checkout is
+    // thrown away and made again.
+    if (!(await isPlainGitDir(path.join(dir, '.git')))) await rm(dir, { recursive: true, force: true });
     if (!existsSync(path.join(dir, '.git', 'HEAD'))) {
       await mkdir(dir, { recursive: true });
       await git(['init', '--quiet', '--template=', `--object-format=${formatOf(commit)}`]);
     }
     // Written anew each run: the previous run's stages could write into .git, and what
     // git reads from here must be ours. The origin URL resolves relative submodule URLs.
-    await writeFile(path.join(dir, '.git', 'config'), checkoutConfig(url, commit));
+    await replaceFile(path.join(dir, '.git', 'config'), checkoutConfig(url, commit));
     await mkdir(path.join(dir, '.git', 'objects', 'info'), { recursive: true });
-    await writeFile(
+    await replaceFile(
       path.join(dir, '.git', 'objects', 'info', 'alternates'),
       `${path.join(mirror, 'objects')}\n`,
     );
@@ -195,6 +227,57 @@ async function verifyCheckout(git: (args: string[]) => Promise<string>, commit: 
 }
 
 /**
+ * Makes what git reads from the mirror ours again before every use: its whole config,
+ * and no borrowed objects. Written only at creation, a config a stage had rewritten
+ * (`core.alternateRefsCommand`, `include.path`, `http.sslVerify`) or an
+ * `objects/info/alternates` it had added would act in every later run's fetch; the
+ * sandbox keeps stages away from the mirror, and this keeps an unsandboxed one's edit
+ * from outliving its run.
+ */
+async function resetMirrorConfig(mirror: string, commit: string): Promise<void> {
+  await replaceFile(path.join(mirror, 'config'), mirrorConfig(commit));
+  await Promise.all(
+    ['alternates', 'http-alternates'].map((name) =>
+      rm(path.join(mirror, 'objects', 'info', name), { force: true, recursive: true }),
+    ),
+  );
+}
+
+/**
+ * Writes a file by renaming a new one over it: a symlink in its place is replaced, never
+ * followed.
+ */
+async function replaceFile(file: string, text: string): Promise<void> {
+  const temp = `${file}.${randomUUID()}.tmp`;
+  try {
+    await writeFile(temp, text, { flag: 'wx' });
+    await rename(temp, file);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+/**
+ * Whether a checkout's `.git` is as git made it where the runner writes: real
+ * directories down to `objects/info`, no symlinked `HEAD` or `config`. Absent counts as
+ * plain (there is nothing to follow).
+ */
+async function isPlainGitDir(gitDir: string): Promise<boolean> {
+  const kind = async (file: string) =>
+    lstat(file).then(
+      (stats) => (stats.isSymbolicLink() ? 'symlink' : stats.isDirectory() ? 'directory' : 'file'),
+      () => 'absent',
+    );
+  for (const dir of [gitDir, path.join(gitDir, 'objects'), path.join(gitDir, 'objects', 'info')]) {
+    if (!['directory', 'absent'].includes(await kind(dir))) return false;
+  }
+  for (const file of ['HEAD', 'config'].map((name) => path.join(gitDir, name))) {
+    if ((await kind(file)) === 'symlink') return false;
+  }
+  return true;
+}
+
+/**
  * Lock files a runner killed in the middle of a git command left behind. Only this
  * runner uses the work directory (it is locked) and a mirror is fetched into by one slot
  * at a time, so a lock found here is stale, and it would fail every later run.
@@ -208,6 +291,19 @@ async function hasCommit(git: (args: string[]) => Promise<string>, commit: strin
     () => true,
     () => false,
   );
+}
+
+/** The mirror's whole `config`: a bare repository of the commit's object format. */
+function mirrorConfig(commit: string): string {
+  const sha256 = formatOf(commit) === 'sha256';
+  return [
+    '[core]',
+    `\trepositoryformatversion = ${sha256 ? 1 : 0}`,
+    '\tbare = true',
+    '\tlogallrefupdates = false',
+    ...(sha256 ? ['[extensions]', '\tobjectformat = sha256'] : []),
+    '',
+  ].join('\n');
 }
 
 /** The checkout's whole `.git/config`. */

@@ -1,13 +1,15 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import lockfile from 'proper-lockfile';
+import { detectBubblewrap } from '../detect-bubblewrap.js';
 import { ControlPlaneClient } from './control-plane-client.js';
 import { UnauthorizedError } from './control-plane-errors.js';
 import { executeClaim } from './execute-claim.js';
 import { GitWorkspace } from './git-workspace.js';
 import { LocalBlobCache } from './local-blob-cache.js';
+import type { SandboxPolicy } from './run-sandbox.js';
 
 export interface RunnerDaemonOptions {
   /** The control plane's base URL. */
@@ -18,8 +20,21 @@ export interface RunnerDaemonOptions {
   workDir: string;
   /** Runs executed at once, each in its own slot. @defaultValue 1 */
   concurrency?: number;
-  /** Execute fork pull requests' runs (their stages never get the secrets). @defaultValue false */
+  /**
+   * Execute fork pull requests' runs: always sandboxed, never with the secrets; refused
+   * with the reason when no sandbox works here. @defaultValue false
+   */
   acceptForks?: boolean;
+  /**
+   * `--sandbox`: every run's stages in bubblewrap (run-sandbox.ts); the runner does not
+   * start when bubblewrap cannot run here. @defaultValue false
+   */
+  sandbox?: boolean;
+  /**
+   * Files and directories no sandboxed stage may see, besides the work directory (and,
+   * for fork runs, the home directory): the token file, the `--env-file`. @defaultValue []
+   */
+  hiddenPaths?: readonly string[];
   /** The runner's secrets (`--env-file`): given to trusted runs' stages, masked in every log. @defaultValue {} */
   secrets?: Readonly<Record<string, string>>;
   /**
@@ -72,8 +87,18 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const jobs = options.jobs ?? 1;
   if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`jobs must be a whole number ≥ 1, not ${jobs}`);
   const { logger } = options;
-  const workDir = path.resolve(options.workDir);
-  await mkdir(workDir, { recursive: true });
+  await mkdir(path.resolve(options.workDir), { recursive: true });
+  // Real, because a sandbox binds the checkouts and masks the rest by these paths.
+  const workDir = await realpath(path.resolve(options.workDir));
+  const sandbox: SandboxPolicy = {
+    detection: await detectBubblewrap(options.environment),
+    always: options.sandbox ?? false,
+    hidden: [workDir, ...(options.hiddenPaths ?? [])],
+    hiddenFromForks: options.environment.HOME ? [options.environment.HOME] : [],
+  };
+  if (sandbox.always && sandbox.detection.bubblewrap === null) {
+    throw new Error(`--sandbox: ${sandbox.detection.reason}`);
+  }
   const unlock = await lockfile
     .lock(workDir, {
       lockfilePath: path.join(workDir, 'runner.lock'),
@@ -147,6 +172,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
           git,
           blobCache,
           acceptForks: options.acceptForks ?? false,
+          sandbox,
           runnerEnvironment: options.environment,
           secrets: options.secrets ?? {},
           jobs,
@@ -163,10 +189,24 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     }
   };
 
+  const { bubblewrap } = sandbox.detection;
   logger.info(
-    { url: client.origin, workDir, concurrency, acceptForks: options.acceptForks ?? false },
+    {
+      url: client.origin,
+      workDir,
+      concurrency,
+      acceptForks: options.acceptForks ?? false,
+      sandbox: bubblewrap ? (sandbox.always ? 'every run' : 'fork runs') : 'none',
+      bubblewrap: bubblewrap ? `${bubblewrap.version} (${bubblewrap.path})` : sandbox.detection.reason,
+    },
     'runner started',
   );
+  if (options.acceptForks && !bubblewrap) {
+    logger.warn(
+      { reason: sandbox.detection.reason },
+      'fork runs will be given back: they run only in a sandbox, and none works here',
+    );
+  }
   const slots = Promise.all(Array.from({ length: concurrency }, (_, index) => slot(index)));
   const done = slots.then(async () => {
     await unlock().catch(() => undefined);

@@ -25,8 +25,20 @@ export const StartRequest = z.strictObject({
   lease: LeaseId,
   codeDigest: z.string().regex(/^[0-9a-f]{64}$/),
   envDigest: z.string().regex(/^[0-9a-f]{64}$/),
+  /**
+   * How the runner isolates the run's stages, in a sentence for the check run (`bubblewrap
+   * 0.8.0: …`); null when they run unsandboxed, as the runner's own user.
+   */
+  sandbox: z
+    .string()
+    .max(500)
+    .regex(/^[^\p{Cc}]*$/u, 'must hold no control characters')
+    .nullable()
+    .default(null),
 });
 export type StartRequest = z.infer<typeof StartRequest>;
+/** What a runner sends: `sandbox` may be left out by a runner that predates it. */
+export type StartRequestInput = z.input<typeof StartRequest>;
 
 /** `POST /api/v1/runs/:id/events`: applied once per `(run, attempt, seq)`. */
 export const EventBatch = z.strictObject({

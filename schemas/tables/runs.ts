@@ -53,6 +53,11 @@ export const runs = pgTable(
     params: jsonb('params').$type<Record<string, ParamValue>>().notNull(),
     paramsDigest: text('params_digest').notNull(),
     envDigest: text('env_digest'),
+    /**
+     * How the runner isolated the stages, as it said when the run started (`bubblewrap
+     * 0.8.0: …`); null for stages run unsandboxed, or a run not started on a runner.
+     */
+    sandbox: text('sandbox'),
     noCache: boolean('no_cache').notNull().default(false),
     status: text('status').$type<RunStatus>().notNull(),
     /** Why the run is in its state: `Waiting for a runner labelled gpu`, a failure's sentence. */

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, test } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runCli, runJson, stageOf, statuses, type RunJson } from '../helpers/run-cli.js';
@@ -77,7 +79,7 @@ stages:
         'fluksio.yml': `version: 1
 stages:
   long:
-    cmd: sleep 60
+    cmd: touch started && sleep 600
     outs: [a.txt]
   after:
     cmd: cat a.txt > b.txt
@@ -87,10 +89,15 @@ stages:
       },
     });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 3000);
-    const started = Date.now();
+    // Cancel once the stage is running, however long the machine takes to get there.
+    let ended = false;
+    const running = (async () => {
+      while (!ended && !existsSync(join(repo.dir, 'started'))) await delay(50);
+      controller.abort();
+    })();
     const result = await runCli(['run', '--json'], { cwd: repo.dir, signal: controller.signal });
-    expect(Date.now() - started).toBeLessThan(30_000);
+    ended = true;
+    await running;
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as RunJson;
     expect(report.run.status).toBe('cancelled');

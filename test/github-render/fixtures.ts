@@ -21,6 +21,7 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     params: { lr: 0.1, epochs: 3 },
     paramsDigest: 'sha256:9a9a9a9a9a9a9a9a9a9a',
     envDigest: 'sha256:e0e0e0e0',
+    sandbox: null,
     noCache: false,
     status: 'succeeded',
     statusReason: null,

@@ -104,6 +104,18 @@ describe('the summary', () => {
     }
   });
 
+  test('says whether the runner sandboxed the stages, once the run has started', () => {
+    const sandbox = 'bubblewrap 0.8.0: own user and PID namespaces, read-only system';
+    expect(renderCheckRun(makeInput({ run: makeRun({ sandbox }) })).summary).toContain(
+      `- **sandbox** ${sandbox}`,
+    );
+    expect(renderCheckRun(makeInput({ run: makeRun({ sandbox: null }) })).summary).toContain(
+      "- **sandbox** none: the stages ran as the runner's user, unsandboxed",
+    );
+    const queued = makeRun({ status: 'queued', startedAt: null, runnerName: null });
+    expect(renderCheckRun(makeInput({ run: queued, runner: null })).summary).not.toContain('**sandbox**');
+  });
+
   test('a queued run leads with its waiting reason and has no digest yet', () => {
     const run = makeRun({
       status: 'queued',

@@ -1,0 +1,136 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { BubblewrapLauncher } from '../../runner/bubblewrap-launcher.js';
+import { detectBubblewrap, type Bubblewrap } from '../../runner/detect-bubblewrap.js';
+import { runStageProcess } from '../../runner/stage-process.js';
+
+const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+
+let dir: string;
+let workspace: string;
+let bubblewrap: Bubblewrap;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'fluksio-bwrap-'));
+  workspace = path.join(dir, 'workspace');
+  await mkdir(workspace);
+  const detection = await detectBubblewrap(process.env);
+  if (detection.bubblewrap === null) throw new Error(`these tests need bubblewrap: ${detection.reason}`);
+  bubblewrap = detection.bubblewrap;
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs `cmd` sandboxed in the workspace; cancelled once it prints `cancelOn`. */
+async function sandboxed(
+  cmd: string,
+  options: { hidden?: string[]; cancelOn?: string; killGraceMs?: number } = {},
+) {
+  const lines: string[] = [];
+  const controller = new AbortController();
+  const result = await runStageProcess({
+    cmd,
+    cwd: workspace,
+    env: ENV,
+    timeoutMs: null,
+    signal: controller.signal,
+    killGraceMs: options.killGraceMs ?? 5000,
+    launcher: new BubblewrapLauncher({
+      bwrap: bubblewrap.path,
+      writable: [workspace],
+      readOnly: [],
+      hidden: options.hidden ?? [],
+    }),
+    onLine: (stream, line) => {
+      lines.push(`${stream}: ${line}`);
+      if (line === options.cancelOn) controller.abort();
+    },
+  });
+  return { ...result, lines };
+}
+
+/** Whether some process on this machine runs `sleep <seconds>`. */
+async function sleeperAlive(seconds: number): Promise<boolean> {
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    if ((await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')) === `sleep\0${seconds}\0`)
+      return true;
+  }
+  return false;
+}
+
+test('bubblewrap is found on the PATH and runs a trial sandbox; without it on the PATH, the reason says so', async () => {
+  expect(bubblewrap.version).toMatch(/^bubblewrap \d+\.\d+/);
+  expect(await detectBubblewrap({ PATH: dir })).toEqual({
+    bubblewrap: null,
+    reason: 'bwrap is not on the PATH (install Debian\'s "bubblewrap" package)',
+  });
+});
+
+test('a daemon a sandboxed stage started with setsid is gone when the stage ends', async () => {
+  const seconds = 800_000_000 + Math.floor(Math.random() * 99_999_999);
+  const result = await sandboxed(
+    `setsid sleep ${seconds} >/dev/null 2>&1 </dev/null & kill -0 $! && echo alive`,
+  );
+  expect(result).toMatchObject({ exitCode: 0, cancelled: false });
+  expect(result.lines).toEqual(['stdout: alive']);
+  expect(await sleeperAlive(seconds)).toBe(false);
+});
+
+test('the workspace is writable, the system is not, /tmp is private, hidden files and directories are unreadable or empty', async () => {
+  const secretFile = path.join(dir, 'token');
+  await writeFile(secretFile, 'runner-token\n');
+  const secretDir = path.join(dir, 'mirrors');
+  await mkdir(secretDir);
+  await writeFile(path.join(secretDir, 'config'), '[core]\n');
+  const privateFile = path.join(tmpdir(), `fluksio-private-${process.pid}-${Date.now()}`);
+  const result = await sandboxed(
+    [
+      'echo made > made.txt && echo workspace-writable',
+      'touch /usr/pwned 2>/dev/null || echo system-read-only',
+      `echo private > ${privateFile}`,
+      `echo token="$(cat ${secretFile} 2>/dev/null)"`,
+      `echo mirrors="$(ls -A ${secretDir})"`,
+      'echo processes="$(ls /proc | grep -c "^[0-9]")"',
+    ].join('; '),
+    { hidden: [secretFile, secretDir] },
+  );
+  expect(result.lines).toEqual([
+    'stdout: workspace-writable',
+    'stdout: system-read-only',
+    'stdout: token=',
+    'stdout: mirrors=',
+    // bwrap's PID 1, the shell, and the command substitution's ls and grep.
+    expect.stringMatching(/^stdout: processes=[2-5]$/),
+  ]);
+  expect(await readFile(path.join(workspace, 'made.txt'), 'utf8')).toBe('made\n');
+  expect(existsSync(privateFile)).toBe(false);
+  expect(await readFile(secretFile, 'utf8')).toBe('runner-token\n');
+});
+
+test('a cancelled sandboxed Python stage gets SIGINT first and can save its work', async () => {
+  const script = [
+    'import time',
+    'try:',
+    '    print("ready", flush=True)',
+    '    time.sleep(300)',
+    'except KeyboardInterrupt:',
+    '    print("saved checkpoint", flush=True)',
+  ].join('\n');
+  const result = await sandboxed(`python3 -c '${script}'`, { cancelOn: 'ready' });
+  expect(result.lines).toEqual(['stdout: ready', 'stdout: saved checkpoint']);
+  expect(result.cancelled).toBe(true);
+});
+
+test('a sandboxed stage that ignores SIGINT and SIGTERM still ends, with everything it started', async () => {
+  const seconds = 800_000_000 + Math.floor(Math.random() * 99_999_999);
+  const result = await sandboxed(`trap '' INT TERM; setsid sleep ${seconds} & echo ready; sleep 300`, {
+    cancelOn: 'ready',
+    killGraceMs: 200,
+  });
+  expect(result).toMatchObject({ cancelled: true, signal: 'SIGKILL' });
+  expect(await sleeperAlive(seconds)).toBe(false);
+});
