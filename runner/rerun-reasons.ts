@@ -1,4 +1,5 @@
 import type { KeyInputs, ParamValue } from '../schemas/key-inputs.js';
+import type { ReadSet } from '../schemas/read-set.js';
 
 export interface RerunContext {
   /** For a dep produced by a stage of this pipeline: that stage's name. */
@@ -9,9 +10,10 @@ export interface RerunContext {
   codeChanges: string[] | null;
   /**
    * For a traced stage compared with a traced entry: what it read that differs now
-   * (`conf/x.json changed`, `modules added to or removed from lib/`); null otherwise.
+   * (`conf/x.json changed`, `modules added to or removed from lib/`), as the engine found
+   * it on disk. Absent, two read sets are compared with each other.
    */
-  readChanges: string[] | null;
+  readChanges?: string[] | null;
 }
 
 /**
@@ -51,7 +53,8 @@ export function rerunReasons(
     }
   }
 
-  if (context.readChanges !== null && (previous.code === null) !== (current.code === null)) {
+  const readChanges = context.readChanges ?? readSetDifferences(previous.readSet, current.readSet);
+  if (readChanges !== null && (previous.code === null) !== (current.code === null)) {
     // Both traced: only the `code` globs come and go.
     reasons.push(current.code === null ? 'no longer keyed on code globs' : 'now keyed on code globs');
   } else if ((previous.code === null) !== (current.code === null)) {
@@ -62,7 +65,7 @@ export function rerunReasons(
     );
   }
 
-  if (context.readChanges !== null) reasons.push(...context.readChanges);
+  if (readChanges !== null) reasons.push(...readChanges);
 
   for (const name of union(Object.keys(previous.env), Object.keys(current.env))) {
     if (previous.env[name] !== current.env[name]) reasons.push(`env ${name} changed`);
@@ -74,6 +77,24 @@ export function rerunReasons(
   // Params enter the command too; name the command only when nothing else explains it.
   if (previous.cmd !== current.cmd && reasons.length === 0) reasons.push('command changed');
   return reasons.length > 0 ? reasons : ['cached outputs were not found'];
+}
+
+/** What differs between two read sets, file by file and folder by folder; null unless both exist. */
+function readSetDifferences(before: ReadSet | null, after: ReadSet | null): string[] | null {
+  if (!before || !after) return null;
+  const differences: string[] = [];
+  for (const file of union(Object.keys(before.files), Object.keys(after.files))) {
+    if (before.files[file] !== after.files[file]) differences.push(`${file} changed`);
+  }
+  for (const [kind, a, b] of [
+    ['entries', before.dirs, after.dirs],
+    ['modules', before.moduleDirs, after.moduleDirs],
+  ] as const) {
+    for (const dir of union(Object.keys(a), Object.keys(b))) {
+      if (a[dir] !== b[dir]) differences.push(`${kind} added to or removed from ${dir}/`);
+    }
+  }
+  return differences;
 }
 
 function union(a: string[], b: string[]): string[] {

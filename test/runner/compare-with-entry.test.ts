@@ -22,6 +22,8 @@ const inputs: KeyInputs = {
   code: { digest: 'c0de', manifest: null },
   env: { DEVICE: 'cpu' },
   fingerprint: null,
+  readSet: null,
+  untraced: null,
 };
 const entry: CacheEntry = {
   key: cacheKeyOf(inputs),
