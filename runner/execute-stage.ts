@@ -183,6 +183,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       signal: context.signal,
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
+      ...(trace ? { writable: [trace.dir] } : {}),
       onLine: (stream, line) => output.push(stream, line),
     });
   } catch (error) {

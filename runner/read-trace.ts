@@ -19,6 +19,8 @@ export interface ReadTrace {
 export interface ReadTraceSession {
   /** Variables to give the stage: `PYTHONPATH` with the hook's directory first, and where to report. */
   env: Record<string, string>;
+  /** The session's private directory: a sandboxed stage must be able to write its reports there. */
+  dir: string;
   collect(): Promise<ReadTrace>;
   dispose(): Promise<void>;
 }
@@ -45,6 +47,7 @@ export async function startReadTrace(options: {
       FLUKSIO_TRACE_DIR: reports,
       FLUKSIO_TRACE_ROOT: root,
     },
+    dir,
     collect: () => collectReports(reports, root),
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
