@@ -7,10 +7,12 @@ import { gitBlobIdOfFile } from './git-blob-id.js';
 import type { ReadTrace } from './read-trace.js';
 
 /**
- * Names a module can be imported from: a package directory or a file with a source or
- * extension suffix. Bytecode is left out: it never counts as code (DESIGN §5).
+ * Names a module can be imported from: a file with a source or extension suffix, or a
+ * package directory, whose name is an identifier (so not `.git`, a directory in a clone
+ * and a file in a worktree). Bytecode is left out: it never counts as code (DESIGN §5).
  */
 const MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
+const PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Entries never keyed: bytecode caches and fluksio's own state. */
 const NEVER_LISTED = new Set(['__pycache__', '.fluksio']);
 /**
@@ -151,7 +153,12 @@ export class ReadSetProbe {
     if (entries === null) return null;
     const names = entries
       .filter((entry) => !NEVER_LISTED.has(entry.name))
-      .filter((entry) => !modulesOnly || entry.isDirectory() || MODULE_FILE.test(entry.name))
+      .filter(
+        (entry) =>
+          !modulesOnly ||
+          MODULE_FILE.test(entry.name) ||
+          ((entry.isDirectory() || entry.isSymbolicLink()) && PACKAGE_DIR.test(entry.name)),
+      )
       .map((entry) => entry.name)
       .filter((name) => {
         const child = repoPath === '.' ? name : `${repoPath}/${name}`;
