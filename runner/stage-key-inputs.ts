@@ -7,7 +7,7 @@ import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../schemas/resolve-params.js';
 import { codeDigest, type CodeDigest } from './code-digest.js';
 import type { CodeIndex } from './code-index.js';
-import { contentDigest } from './content-digest.js';
+import { contentDigest, fileDigestWithMode } from './content-digest.js';
 import { whyNotPython } from './why-not-python.js';
 import { repoPathIn, type Workspace } from './workspace.js';
 
@@ -47,10 +47,10 @@ export interface StageKeyMaterial {
  * Gathers everything a stage's result depends on (DESIGN §5), after its upstream
  * stages have finished: the interpolated command, each dep's content digest (an out of
  * this run by the digest it was stored under, anything else read from disk, so a
- * touched mtime changes nothing), the listed params, the declared outs, the code digest
- * of the stage's scope, the `env` values and the fingerprint; and, for a Python command,
- * the inputs a traced execution is keyed on instead of the whole code (issue 8,
- * "Precision").
+ * touched mtime changes nothing; a file's executable bit counts), the listed params, the
+ * declared outs, the code digest of the stage's scope, the `env` values and the
+ * fingerprint; and, for a Python command, the inputs a traced execution is keyed on
+ * instead of the whole code (issue 8, "Precision").
  */
 export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<StageKeyMaterial> {
   const { workspace, pipeline, stage: name, params } = options;
@@ -60,8 +60,10 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
   const deps: Record<string, string> = {};
   for (const dep of stage.deps) {
     const path = normalizePipelinePath(dep);
-    deps[path] =
-      options.produced.get(path)?.digest ?? (await contentDigest(join(workspace.pipelineDir, path))).digest;
+    const produced = options.produced.get(path);
+    deps[path] = produced
+      ? producedDigest(produced)
+      : (await contentDigest(join(workspace.pipelineDir, path))).digest;
   }
 
   let code: CodeDigest | null = null;
@@ -98,4 +100,11 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
       ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null }
       : null;
   return { inputs, code, traceable };
+}
+
+/** An out of this run as a dep: a file as contentDigest would give it, mode included; a directory by its manifest. */
+function producedDigest(record: OutRecord): string {
+  return record.kind === 'file'
+    ? fileDigestWithMode(record.digest, record.executable === true)
+    : record.digest;
 }
