@@ -75,6 +75,8 @@ export function renderRunMarkdown(input: RunMarkdownInput): string {
       `| ${stage.name} | ${STAGE_BADGES[stage.status]} | ${formatDuration(stage.durationMs)} | ${cell(stageDetail(stage))} |`,
     );
   }
+  const notes = report.stages.flatMap((stage) => stage.notes);
+  if (notes.length > 0) lines.push('', ...notes.map((note) => `- ${cell(note)}`));
 
   lines.push('');
   if (report.baseline) {

@@ -183,6 +183,7 @@ export async function benchCacheKeys(): Promise<void> {
           interpreters: {},
           fingerprint: null,
           produced: new Map(),
+          commandPath: process.env.PATH,
         }),
       );
       console.log(`${stage.padEnd(10)} ${ms(median(times))}`);

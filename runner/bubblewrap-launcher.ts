@@ -39,7 +39,7 @@ export class BubblewrapLauncher implements StageLauncher {
     this.devices = nvidiaDevices();
   }
 
-  launch(cmd: string, cwd: string): StageLaunch {
+  launch(cmd: string, cwd: string, writable: readonly string[] = []): StageLaunch {
     const { options } = this;
     const args = [
       '--unshare-user',
@@ -77,7 +77,7 @@ export class BubblewrapLauncher implements StageLauncher {
       else if (kind === 'file') args.push('--ro-bind', '/dev/null', hidden);
     }
     for (const dir of options.readOnly) args.push('--ro-bind', dir, dir);
-    for (const dir of options.writable) args.push('--bind', dir, dir);
+    for (const dir of [...options.writable, ...writable]) args.push('--bind', dir, dir);
     args.push('--chdir', cwd, '--', '/bin/sh', '-c', cmd);
     return { file: options.bwrap, args };
   }

@@ -3,6 +3,7 @@ import { dirname, posix } from 'node:path';
 import type { Annotation } from '../schemas/annotation.js';
 import type { CacheEntry } from '../schemas/cache-entry.js';
 import { interpolateCommand } from '../schemas/interpolate-command.js';
+import type { KeyInputs } from '../schemas/key-inputs.js';
 import type { OutRecord } from '../schemas/out-record.js';
 import type { PreviousStage } from '../schemas/previous-stage.js';
 import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
@@ -10,6 +11,7 @@ import { paramVariables } from '../schemas/param-variables.js';
 import { producerOf } from '../schemas/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
+import { manifestKeyOf } from '../schemas/manifest-key.js';
 import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
 import { cacheKeyOf } from './cache-key.js';
 import type { CodeIndex } from './code-index.js';
@@ -24,7 +26,11 @@ import { MissingOutError } from './missing-out-error.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { rerunReasons } from './rerun-reasons.js';
 import { restoreOut, removeOut, storeOut } from './stage-outputs.js';
+import { keyingNotes } from './keying-notes.js';
+import { ReadSetProbe } from './read-set-probe.js';
+import { startReadTrace, type ReadTrace } from './read-trace.js';
 import { stageKeyInputs, type StageKeyMaterial } from './stage-key-inputs.js';
+import { pipelinePathIn, repoPathIn } from './workspace.js';
 import { StageOutput } from './stage-output.js';
 import { runStageProcess } from './stage-process.js';
 import type { Masker } from './masker.js';
@@ -50,6 +56,8 @@ export interface StageRunContext {
   produced: Map<string, OutRecord>;
   /** Stages of this run that executed rather than restored. */
   ranUpstream: Set<string>;
+  /** When the run started, just after its code index was read (epoch ms). */
+  runStartedAt: number;
 }
 
 export interface StageResult {
@@ -109,35 +117,54 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       }),
       fingerprint: context.fingerprint,
       produced: context.produced,
+      commandPath: context.keyedEnv.PATH ?? undefined,
     });
   } catch (error) {
     return finish({ status: 'failed', error: `Could not read the stage's inputs: ${messageOf(error)}` });
   }
   const cacheKey = stage.cache ? cacheKeyOf(material.inputs) : null;
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
+  const { workspace } = options;
+  const probe = new ReadSetProbe({
+    codeIndex: options.codeIndex,
+    outs: Object.values(options.pipeline.stages).flatMap((each) =>
+      [...each.outs, ...each.metrics].map((path) => repoPathIn(workspace, path)),
+    ),
+    show: (repoPath) => pipelinePathIn(workspace, repoPath),
+  });
+  const notesOf = (inputs: KeyInputs | null) =>
+    keyingNotes(name, inputs, {
+      pipelineDirInRepo: workspace.pipelineDirInRepo,
+      codeGlobs: (stage.code ?? options.pipeline.code ?? null) !== null,
+    });
 
   let reasons: string[];
   if (!stage.cache) reasons = ['cache: false'];
   else if (options.noCache) reasons = ['--no-cache'];
   else {
-    const entry = await lookup(options, cacheKey as string);
+    // A Python command's entries are found by read set; its exact key still finds what an
+    // execution that could not be traced stored.
+    const entry =
+      (material.traceable ? await lookupByReadSet(options, material.traceable, probe) : null) ??
+      (await lookup(options, cacheKey as string));
     const failure = entry ? await restoreEntry(context, entry) : null;
     if (entry && failure === null) {
       for (const out of entry.outs) context.produced.set(normalizePipelinePath(out.path), out);
       return finish({
         status: 'cached',
         ...keyed,
+        cacheKey: entry.key,
         keyInputs: entry.keyInputs,
         cachedFrom: entry.runId,
         outs: entry.outs,
         metrics: entry.metrics,
+        notes: notesOf(entry.keyInputs),
       });
     }
-    reasons = failure ? [failure] : await missReasons(name, context, material);
+    reasons = failure ? [failure] : await missReasons(name, context, material, probe);
   }
   if (context.signal.aborted) return finish({ status: abortStatus(context.signal), ...keyed, reasons });
 
-  const { workspace } = options;
   const declared = [...stage.outs, ...stage.metrics];
   try {
     for (const path of declared) {
@@ -164,6 +191,15 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       options.events.emit({ type: 'annotation', annotation });
     },
   });
+  // Only a result that may be stored needs to know what it read.
+  const trace =
+    stage.cache && material.traceable
+      ? await startReadTrace({
+          repoRoot: workspace.repoRoot,
+          pythonPath: context.keyedEnv.PYTHONPATH ?? undefined,
+        }).catch(() => null)
+      : null;
+  const since = Date.now();
   let processResult;
   const processEnded = context.codeView.processStarted();
   try {
@@ -174,18 +210,23 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       env: context.environmentFor(privateDir, {
         ...paramVariables(stage.params, options.params),
         FLUKSIO_STAGE: name,
+        ...trace?.env,
       }),
       timeoutMs: stage.timeout ?? null,
       signal: context.signal,
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
+      ...(trace ? { writable: [trace.dir] } : {}),
       onLine: (stream, line, continues) => output.push(stream, line, continues),
     }).finally(() => rm(privateDir, { recursive: true, force: true }).catch(() => {}));
   } catch (error) {
+    await trace?.dispose();
     return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
   } finally {
     processEnded();
   }
+  const traced = trace ? await trace.collect().catch(() => null) : null;
+  await trace?.dispose();
   const finished = output.finish();
   tracebacks = finished.tracebacks;
   const logDigest = await options.blobs
@@ -232,7 +273,16 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         : `could not store its outputs: ${messageOf(error)}`;
     return finish({ status: 'failed', ...ran, error: message });
   }
-  let keyInputs = ran.keyInputs;
+  const decided = await keyOfExecution({
+    stage: name,
+    material,
+    traced: material.traceable && stage.cache ? (traced ?? false) : null,
+    probe,
+    exclude: [...stage.deps, ...declared].map((path) => repoPathIn(workspace, path)),
+    since: { stage: since, run: context.runStartedAt },
+    cacheKey: ran.cacheKey,
+  });
+  let keyInputs = stage.cache ? decided.keyInputs : null;
   if (keyInputs?.code && material.code) {
     const manifest = await options.blobs
       .putBytes(Buffer.from(JSON.stringify(material.code.entries)))
@@ -246,11 +296,13 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   return finish({
     status: 'ran',
     ...ran,
+    cacheKey: stage.cache ? decided.cacheKey : null,
     keyInputs,
     outs,
     metrics,
     dirtyReasons: recheck.stageDirty,
     warnings: recheck.warnings,
+    notes: [...notesOf(keyInputs), ...decided.notes],
   });
 }
 
@@ -281,6 +333,41 @@ async function afterCheck(
   }
 }
 
+/**
+ * The key a successful execution is stored under. Traced and complete, it is its traced
+ * inputs plus the read set; a file it read that changed while it ran leaves it unstored
+ * (its digest would not be what it read). Not traced (or its trace incomplete: `false`
+ * when no trace could be read), it is the untraced key, and its inputs say why.
+ */
+async function keyOfExecution(options: {
+  stage: string;
+  material: StageKeyMaterial;
+  traced: ReadTrace | false | null;
+  probe: ReadSetProbe;
+  exclude: string[];
+  since: { stage: number; run: number };
+  cacheKey: string | null;
+}): Promise<{ keyInputs: KeyInputs; cacheKey: string | null; notes: string[] }> {
+  const { material, traced } = options;
+  if (traced === null || material.traceable === null) {
+    return { keyInputs: material.inputs, cacheKey: options.cacheKey, notes: [] };
+  }
+  if (traced === false || traced.untraced !== null) {
+    const untraced = traced === false ? 'its trace could not be read' : traced.untraced;
+    return { keyInputs: { ...material.inputs, untraced }, cacheKey: options.cacheKey, notes: [] };
+  }
+  const recorded = await options.probe.record(traced, options.exclude, options.since);
+  const keyInputs = { ...material.traceable, readSet: recorded.readSet };
+  if (recorded.changedWhileRunning.length === 0)
+    return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
+  const changed = recorded.changedWhileRunning.map((file) => options.probe.show(file)).join(', ');
+  return {
+    keyInputs,
+    cacheKey: null,
+    notes: [`${options.stage}: not cached: ${changed} changed while it ran`],
+  };
+}
+
 /** A record for a stage that never started: skipped after an upstream failure, or cancelled. */
 export function notStartedRecord(name: string, status: StageStatus, error: string): StageRecord {
   const now = new Date().toISOString();
@@ -306,7 +393,25 @@ function emptyRecord(name: string, status: StageStatus): StageRecord {
     error: null,
     dirtyReasons: [],
     warnings: [],
+    notes: [],
   };
+}
+
+/**
+ * The newest entry of a traced stage's manifest key whose every read still has its
+ * digest (ccache's direct mode), or null.
+ */
+async function lookupByReadSet(
+  options: RunPipelineOptions,
+  traceable: KeyInputs,
+  probe: ReadSetProbe,
+): Promise<CacheEntry | null> {
+  const candidates = await options.cache.candidates(manifestKeyOf(traceable)).catch((): CacheEntry[] => []);
+  for (const candidate of candidates) {
+    const { readSet } = candidate.keyInputs;
+    if (readSet && (await probe.changes(readSet).catch(() => ['unreadable'])).length === 0) return candidate;
+  }
+  return null;
 }
 
 /** A cache that cannot answer is a miss, never a failed run (DESIGN §5). */
@@ -341,13 +446,18 @@ async function missReasons(
   name: string,
   context: StageRunContext,
   material: StageKeyMaterial,
+  probe: ReadSetProbe,
 ): Promise<string[]> {
   const { options } = context;
   const previousStage = await options.cache.previous(name).catch((): PreviousStage | null => null);
   const previous = previousStage?.keyInputs ?? null;
+  // Compared with a traced entry, a traced stage names what it read that changed.
+  const readSet = material.traceable ? previous?.readSet : null;
+  const current = readSet && material.traceable ? material.traceable : material.inputs;
+  const readChanges = readSet ? await probe.changes(readSet, true).catch(() => null) : null;
   let codeChanges: string[] | null = null;
   const manifest = previous?.code?.manifest;
-  if (manifest && material.code && previous?.code?.digest !== material.code.digest) {
+  if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString()) as [string, string][];
       const relative = (entries: [string, string][]) =>
@@ -360,10 +470,11 @@ async function missReasons(
       codeChanges = null;
     }
   }
-  return rerunReasons(material.inputs, previousStage, {
+  return rerunReasons(current, previousStage, {
     producerOf: (dep) => producerOf(options.pipeline, dep),
     ranUpstream: context.ranUpstream,
     codeChanges,
+    readChanges,
   });
 }
 

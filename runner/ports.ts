@@ -18,6 +18,12 @@ export interface StageCache {
    * the pipeline the control plane holds — to say why the stage re-ran. Null when none.
    */
   previous(stage: string): Promise<PreviousStage | null>;
+  /**
+   * The entries of a traced stage's manifest key (schemas/manifest-key.ts), newest first
+   * and bounded: the engine restores the first whose read set still holds. Empty when
+   * there are none or the cache cannot answer.
+   */
+  candidates(manifestKey: string): Promise<CacheEntry[]>;
 }
 
 /** Size and digest of bytes stored in a blob store. */

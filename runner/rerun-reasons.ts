@@ -1,5 +1,6 @@
 import type { Interpreter, KeyInputs, ParamValue } from '../schemas/key-inputs.js';
 import type { PreviousStage } from '../schemas/previous-stage.js';
+import type { ReadSet } from '../schemas/read-set.js';
 
 export interface RerunContext {
   /** For a dep produced by a stage of this pipeline: that stage's name. */
@@ -8,6 +9,12 @@ export interface RerunContext {
   ranUpstream: ReadonlySet<string>;
   /** What changed in the code scope, when both manifests could be read ("helpers.py changed"). */
   codeChanges: string[] | null;
+  /**
+   * For a traced stage compared with a traced entry: what it read that differs now
+   * (`conf/x.json changed`, `modules added to or removed from lib/`), as the engine found
+   * it on disk. Absent, two read sets are compared with each other.
+   */
+  readChanges?: string[] | null;
 }
 
 /**
@@ -53,13 +60,19 @@ export function rerunReasons(
     }
   }
 
-  if ((previous.code === null) !== (current.code === null)) {
+  const readChanges = context.readChanges ?? readSetDifferences(previous.readSet, current.readSet);
+  if (readChanges !== null && (previous.code === null) !== (current.code === null)) {
+    // Both traced: only the `code` globs come and go.
+    reasons.push(current.code === null ? 'no longer keyed on code globs' : 'now keyed on code globs');
+  } else if ((previous.code === null) !== (current.code === null)) {
     reasons.push(current.code === null ? 'no longer keyed on code (code: false)' : 'now keyed on code');
   } else if (previous.code && current.code && previous.code.digest !== current.code.digest) {
     reasons.push(
       ...(context.codeChanges && context.codeChanges.length > 0 ? context.codeChanges : ['code changed']),
     );
   }
+
+  if (readChanges !== null) reasons.push(...readChanges);
 
   for (const name of union(Object.keys(previous.env), Object.keys(current.env))) {
     if (previous.env[name] !== current.env[name]) reasons.push(`env ${name} changed`);
@@ -88,6 +101,24 @@ function interpreterChange(
   if (before?.path !== after?.path) return `${word} is now ${where(after)} (was ${where(before)})`;
   if (before?.digest !== after?.digest) return `${word} (${where(after)}) changed`;
   return null;
+}
+
+/** What differs between two read sets, file by file and folder by folder; null unless both exist. */
+function readSetDifferences(before: ReadSet | null, after: ReadSet | null): string[] | null {
+  if (!before || !after) return null;
+  const differences: string[] = [];
+  for (const file of union(Object.keys(before.files), Object.keys(after.files))) {
+    if (before.files[file] !== after.files[file]) differences.push(`${file} changed`);
+  }
+  for (const [kind, a, b] of [
+    ['entries', before.dirs, after.dirs],
+    ['modules', before.moduleDirs, after.moduleDirs],
+  ] as const) {
+    for (const dir of union(Object.keys(a), Object.keys(b))) {
+      if (a[dir] !== b[dir]) differences.push(`${kind} added to or removed from ${dir}/`);
+    }
+  }
+  return differences;
 }
 
 function union(a: string[], b: string[]): string[] {

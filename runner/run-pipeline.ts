@@ -40,6 +40,7 @@ export interface RunOutcome {
  * the event sink; the returned outcome is the same story, summed up.
  */
 export async function runPipeline(options: RunPipelineOptions): Promise<RunOutcome> {
+  const runStartedAt = Date.now();
   const { pipeline } = options;
   // Stages' homes, temporary folders and bytecode live here, and go with the run: inside
   // the workspace, which a sandbox keeps writable (its /tmp is its own), under a
@@ -105,6 +106,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       signal: abort.signal,
       produced: new Map(),
       ranUpstream: new Set(),
+      runStartedAt,
     };
     const graph = buildStageGraph(pipeline);
     const limit = pLimit(Math.max(1, options.jobs));

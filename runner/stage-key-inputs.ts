@@ -8,6 +8,7 @@ import type { Params } from '../schemas/resolve-params.js';
 import { codeDigest, type CodeDigest, type CodeScope } from './code-digest.js';
 import type { CodeIndex } from './code-index.js';
 import { contentDigest, fileDigestWithMode } from './content-digest.js';
+import { whyNotPython } from './why-not-python.js';
 import { repoPathIn, type Workspace } from './workspace.js';
 
 export interface StageKeyInputsOptions {
@@ -23,13 +24,26 @@ export interface StageKeyInputsOptions {
   fingerprint: string | null;
   /** Outs this run already produced or restored, by normalized pipeline path. */
   produced: ReadonlyMap<string, OutRecord>;
+  /** The stage's `PATH`, to tell whether its command starts a Python interpreter. */
+  commandPath: string | undefined;
 }
 
 /** A stage's key inputs, and the code files behind its code digest and the scope they came from. */
 export interface StageKeyMaterial {
+  /**
+   * The key inputs of the stage run untraced: the code digest of its scope (its `code`
+   * globs, else the whole repository's code). For a command that is not Python,
+   * `untraced` says why.
+   */
   inputs: KeyInputs;
   code: CodeDigest | null;
   codeScope: CodeScope | null;
+  /**
+   * For a Python command (and a stage keyed on code): the same inputs with only its
+   * `code` globs' digest, if any, and no read set yet. Its manifest key finds the entries
+   * whose read sets a lookup checks; the read set is added once the stage ran traced.
+   */
+  traceable: KeyInputs | null;
 }
 
 /**
@@ -38,7 +52,8 @@ export interface StageKeyMaterial {
  * this run by the digest it was stored under, anything else read from disk, so a
  * touched mtime changes nothing; a file's executable bit counts), the listed params, the
  * declared outs, the code digest of the stage's scope, the keyed environment, the
- * programs the command starts and the fingerprint.
+ * programs the command starts and the fingerprint; and, for a Python command, the inputs
+ * a traced execution is keyed on instead of the whole code (issue 8, "Precision").
  */
 export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<StageKeyMaterial> {
   const { workspace, pipeline, stage: name, params } = options;
@@ -56,6 +71,9 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
 
   let code: CodeDigest | null = null;
   let codeScope: CodeScope | null = null;
+  let globs: CodeDigest | null = null;
+  let untraced: string | null = null;
+  const cmd = interpolateCommand(stage.cmd, params);
   if (stage.code !== false) {
     const everyOut = Object.values(pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]);
     codeScope = {
@@ -64,12 +82,14 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
       exclude: [...stage.deps, ...everyOut].map((path) => repoPathIn(workspace, path)),
     };
     code = codeDigest(options.codeIndex, codeScope);
+    globs = codeScope.include === null ? null : code;
+    untraced = await whyNotPython(cmd, { cwd: workspace.pipelineDir, path: options.commandPath });
   }
 
   const inputs: KeyInputs = {
     version: CACHE_KEY_VERSION,
     template: stage.cmd,
-    cmd: interpolateCommand(stage.cmd, params),
+    cmd,
     deps,
     params: Object.fromEntries(stage.params.map((param) => [param, params[param] as Params[string]])),
     outs: stage.outs.map(normalizePipelinePath),
@@ -78,8 +98,14 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
     env: { ...options.env },
     interpreters: options.interpreters,
     fingerprint: options.fingerprint,
+    readSet: null,
+    untraced,
   };
-  return { inputs, code, codeScope };
+  const traceable =
+    stage.code !== false && untraced === null
+      ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null }
+      : null;
+  return { inputs, code, codeScope, traceable };
 }
 
 /** An out of this run as a dep: a file as contentDigest would give it, mode included; a directory by its manifest. */

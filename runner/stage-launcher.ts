@@ -13,8 +13,12 @@ export interface StageLaunch {
  * given one per run, so that the runner and the local CLI can each choose.
  */
 export interface StageLauncher {
-  /** What runs `/bin/sh -c cmd` with `cwd` as its working directory. */
-  launch(cmd: string, cwd: string): StageLaunch;
+  /**
+   * What runs `/bin/sh -c cmd` with `cwd` as its working directory. `writable` names
+   * directories of this one stage that a sandbox must let it write too (where its Python
+   * processes report what they read).
+   */
+  launch(cmd: string, cwd: string, writable?: readonly string[]): StageLaunch;
   /**
    * Sends `signal` to every process of the stage started as `pid` (the spawned
    * process, whose group is its own). A process already gone is no error.

@@ -26,6 +26,8 @@ export interface StageProcessOptions {
    * @defaultValue directLauncher
    */
   launcher?: StageLauncher;
+  /** Directories of this stage a sandboxing launcher must leave writable (see StageLauncher). */
+  writable?: readonly string[];
   /**
    * Each complete line of output, as it arrives; a line past the LineSplitter's limit
    * comes in pieces, all but the last with `continues` true. Must not throw.
@@ -74,7 +76,7 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
   const started = performance.now();
   const launcher = options.launcher ?? directLauncher;
   return new Promise((resolve, reject) => {
-    const launch = launcher.launch(options.cmd, options.cwd);
+    const launch = launcher.launch(options.cmd, options.cwd, options.writable ?? []);
     const child = spawn(launch.file, launch.args, {
       cwd: options.cwd,
       env: options.env,

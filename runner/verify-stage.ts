@@ -58,7 +58,11 @@ export interface VerifyStageOptions {
 }
 
 /** A cache that answers nothing: re-executions never restore, they always run. */
-const NO_CACHE: StageCache = { lookup: async () => null, previous: async () => null };
+const NO_CACHE: StageCache = {
+  lookup: async () => null,
+  candidates: async () => [],
+  previous: async () => null,
+};
 
 /**
  * Re-executes one cached stage in a scratch work tree on the inputs its cache entry was
@@ -284,6 +288,7 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
     signal: options.signal,
     produced: new Map(options.produced),
     ranUpstream: new Set(),
+    runStartedAt: Date.now(),
   };
   try {
     return (await executeStage(options.stage, context)).record;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BlobDigest } from './blob-digest.js';
+import { ReadSet } from './read-set.js';
 
 /** Version of the cache-key recipe. Bump it when what goes into a key changes. */
 export const CACHE_KEY_VERSION = 2;
@@ -33,7 +34,11 @@ export const KeyInputs = z.strictObject({
   params: z.record(z.string(), ParamValue),
   outs: z.array(z.string()),
   metrics: z.array(z.string()),
-  /** The code digest of the stage's scope; null when the stage says `code: false`. */
+  /**
+   * The code digest of the stage's scope: its `code` globs, or else the whole repository's
+   * code for a stage whose reads are not traced; null when the stage says `code: false`
+   * or is traced and has no globs.
+   */
   code: z
     .strictObject({
       digest: z.string(),
@@ -56,5 +61,13 @@ export const KeyInputs = z.strictObject({
   interpreters: z.record(z.string(), Interpreter.nullable()),
   /** sha256 of the `fingerprint` command's output; null when the pipeline has none. */
   fingerprint: z.string().nullable(),
+  /** For a traced Python stage: what it read in the repository (its key's "manifest" side). */
+  readSet: ReadSet.nullable(),
+  /**
+   * Why the stage's reads were not traced, so it is keyed on the whole code digest
+   * (`node is not Python`); null when traced or `code: false`. Not part of the key: a
+   * Python command only learns it cannot be traced once it ran.
+   */
+  untraced: z.string().nullable(),
 });
 export type KeyInputs = z.infer<typeof KeyInputs>;

@@ -39,6 +39,8 @@ export const RunReport = z.object({
       cacheKey: z.string().nullable(),
       cachedFrom: z.string().nullable(),
       reasons: z.array(z.string()),
+      /** How the stage is keyed, when the summary must say so (see StageRecord); absent from older servers' reports. */
+      notes: z.array(z.string()).default([]),
       durationMs: z.number(),
       exitCode: z.number().nullable(),
       error: z.string().nullable(),
@@ -98,6 +100,7 @@ export function buildRunReport(
       cacheKey: stage.cacheKey,
       cachedFrom: stage.cachedFrom,
       reasons: stage.reasons,
+      notes: stage.notes,
       durationMs: stage.durationMs,
       exitCode: stage.exitCode,
       error: stage.error,

@@ -20,6 +20,11 @@ export const StageRecord = z.strictObject({
   cachedFrom: z.string().nullable(),
   /** Why the stage ran instead of being restored; empty for a cached stage. */
   reasons: z.array(z.string()),
+  /**
+   * What the summary says about how the stage is keyed: the files it read that are not
+   * among its deps, or why its reads could not be traced. Absent from older runners' events.
+   */
+  notes: z.array(z.string()).default([]),
   startedAt: IsoTimestamp.nullable(),
   finishedAt: IsoTimestamp.nullable(),
   durationMs: z.number().nonnegative(),

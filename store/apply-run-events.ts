@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { manifestKeyOf } from '../schemas/manifest-key.js';
 import type { MetricPoint } from '../schemas/metric-point.js';
 import type { RunEvent, RunEventBody } from '../schemas/run-event.js';
 import { isCacheable, type StageRecord } from '../schemas/stage-record.js';
@@ -115,6 +116,7 @@ async function recordStageStarted(db: Database, runId: string, name: string, at:
     keyInputs: null,
     cachedFrom: null,
     reasons: [],
+    notes: [],
     startedAt: at,
     finishedAt: null,
     durationMs: 0,
@@ -140,6 +142,7 @@ async function recordStageFinished(db: Database, runId: string, record: StageRec
     keyInputs: record.keyInputs,
     cachedFrom: record.cachedFrom,
     reasons: record.reasons,
+    notes: record.notes,
     startedAt: record.startedAt === null ? null : new Date(record.startedAt),
     finishedAt: record.finishedAt === null ? null : new Date(record.finishedAt),
     durationMs: record.durationMs,
@@ -174,6 +177,7 @@ async function writeCacheEntry(
     outs: record.outs,
     metrics: record.metrics,
     keyInputs: record.keyInputs,
+    manifestKey: record.keyInputs.readSet ? manifestKeyOf(record.keyInputs) : null,
     createdAt: sql`now()`,
   };
   await db

@@ -10,6 +10,7 @@ export function toStageRecord(row: StageRow): StageRecord {
     keyInputs: row.keyInputs,
     cachedFrom: row.cachedFrom,
     reasons: row.reasons,
+    notes: row.notes,
     startedAt: row.startedAt?.toISOString() ?? null,
     finishedAt: row.finishedAt?.toISOString() ?? null,
     durationMs: row.durationMs,

@@ -284,6 +284,7 @@ function textOf({ run, stages, annotations, tracebacks }: CheckRunInput): string
       lines.push('- why it ran:');
       for (const reason of stage.reasons) lines.push(`  - ${escapeMarkdown(reason)}`);
     }
+    for (const note of stage.notes) lines.push(`- ${escapeMarkdown(note)}`);
     lines.push('');
   }
   lines.push(`## Annotations (${annotations.length})`, '');

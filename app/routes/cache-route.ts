@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { CacheEntry } from '../../schemas/cache-entry.js';
 import type { PreviousStage } from '../../schemas/previous-stage.js';
 import { LeaseId } from '../../schemas/protocol/lease-id.js';
+import type { CacheCandidates } from '../../schemas/protocol/cache-candidates.js';
+import { findCacheCandidates } from '../../store/find-cache-candidates.js';
 import { findCacheEntry } from '../../store/find-cache-entry.js';
 import { previousStageInputs } from '../../store/previous-stage-inputs.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
@@ -22,6 +24,13 @@ const LatestQuery = z.object({
 const CacheParams = z.object({
   id: z.string().min(1).max(64),
   key: z.string().regex(/^[0-9a-f]{64}$/, { error: 'expected a cache key (64 lowercase hex digits)' }),
+});
+
+const CandidatesParams = z.object({
+  id: z.string().min(1).max(64),
+  manifestKey: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, { error: 'expected a manifest key (64 lowercase hex digits)' }),
 });
 
 /**
@@ -46,6 +55,25 @@ export function cacheRoute(app: FastifyInstance, context: RouteContext): void {
     });
     if (!entry) throw new HttpError(404, `No cache entry with key ${key} is visible to run ${runId}`, 'key');
     return entry;
+  });
+
+  /**
+   * `GET /api/v1/runs/:id/cache-candidates/:manifestKey` (lease header) → `{entries}`: the
+   * entries of a traced stage's manifest key visible to the run (same scoping), newest
+   * first and bounded. The runner checks their read sets against its checkout.
+   */
+  app.get('/api/v1/runs/:id/cache-candidates/:manifestKey', async (request): Promise<CacheCandidates> => {
+    const runner = await authenticateRunner(context.db, request);
+    const { id: runId, manifestKey } = parseInput(CandidatesParams, request.params, 'params');
+    const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, 'the lease this run was claimed with');
+    const run = await holdLease({ db: context.db, runner, runId, lease, running: true });
+    const entries = await findCacheCandidates({
+      db: context.db,
+      repository: run.repository,
+      trustDomains: trustDomainsOf(run.trustDomain),
+      manifestKey,
+    });
+    return { entries };
   });
 
   /**

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { CacheEntry } from '../../schemas/cache-entry.js';
 import { sha256Hex } from '../../schemas/canonical-json.js';
+import { CANDIDATE_LIMIT, manifestKeyOf } from '../../schemas/manifest-key.js';
 import { MetricPoint } from '../../schemas/metric-point.js';
 import { PreviousStage } from '../../schemas/previous-stage.js';
 import type { Run } from '../../schemas/tables/runs.js';
@@ -17,7 +18,8 @@ export type IndexedCacheEntry = z.infer<typeof IndexedCacheEntry>;
  * The small file index of a local store (`.fluksio/index/`) that `fluksio run` reads and
  * writes instead of the embedded database, each answer one file whatever the history:
  * `cache/<key>.json` (the entry and its stage's points, for a cached stage's series),
- * `previous/<pipeline>/<stage>.json` (the stage's key inputs in the newest run of the
+ * `candidates/<manifest key>.json` (the keys of a traced stage's newest entries, whose read
+ * sets a lookup checks), `previous/<pipeline>/<stage>.json` (the stage's key inputs in the newest run of the
  * pipeline that computed them, to say why it re-ran), and
  * `baseline/<pipeline>/<commit>/` (the newest succeeded run per params, and of all).
  * It is derived from the run journals and rebuilt from them by `fluksio doctor --repair`;
@@ -53,10 +55,27 @@ export class LocalIndex {
     await writeJson(this.previousPath(pipelinePath, stage), previous);
   }
 
-  /** Records a cache entry: the answer for its key. */
+  /**
+   * The entries of a traced stage's manifest key, newest first and at most
+   * CANDIDATE_LIMIT: a lookup restores the first whose read set still holds.
+   */
+  async candidates(manifestKey: string): Promise<CacheEntry[]> {
+    const parsed = z.array(z.string()).safeParse(await readJson(this.candidatesPath(manifestKey)));
+    if (!parsed.success) return [];
+    const entries = await Promise.all(parsed.data.map((key) => this.cacheEntry(key)));
+    return entries.flatMap((indexed) => (indexed ? [indexed.entry] : []));
+  }
+
+  /** Records a cache entry: the answer for its key, and for a traced one its manifest key's newest. */
   async recordCacheEntry(indexed: IndexedCacheEntry): Promise<void> {
-    this.read.delete(indexed.entry.key);
-    await writeJson(this.cachePath(indexed.entry.key), indexed);
+    const { entry } = indexed;
+    this.read.delete(entry.key);
+    await writeJson(this.cachePath(entry.key), indexed);
+    if (entry.keyInputs.readSet === null) return;
+    const path = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+    const known = z.array(z.string()).safeParse(await readJson(path));
+    const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
+    await writeJson(path, keys.slice(0, CANDIDATE_LIMIT));
   }
 
   /**
@@ -86,6 +105,10 @@ export class LocalIndex {
     const commitDir = join(this.baselineDir(run.pipelinePath), run.commit);
     await writeJson(join(commitDir, `${nameOf(run.paramsDigest)}.json`), run);
     await writeJson(join(commitDir, 'newest.json'), run);
+  }
+
+  private candidatesPath(manifestKey: string): string {
+    return join(this.root, 'candidates', `${nameOf(manifestKey)}.json`);
   }
 
   private cachePath(key: string): string {

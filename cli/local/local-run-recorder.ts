@@ -181,5 +181,6 @@ function startedRecord(name: string, at: string): StageRecord {
     error: null,
     dirtyReasons: [],
     warnings: [],
+    notes: [],
   };
 }

@@ -79,6 +79,7 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
 export function indexStageCache(index: LocalIndex, pipelinePath: string): StageCache {
   return {
     lookup: async (key) => (await index.cacheEntry(key).catch(() => null))?.entry ?? null,
+    candidates: (manifestKey) => index.candidates(manifestKey).catch(() => []),
     previous: (stage) => index.previousStage(pipelinePath, stage).catch(() => null),
   };
 }

@@ -110,7 +110,11 @@ export async function rebuildLocalIndex(indexDir: string, built: JournalIndex): 
   const fresh = new LocalIndex(`${indexDir}.rebuilding-${suffix}`);
   try {
     await mkdir(fresh.root, { recursive: true });
-    for (const indexed of built.cache.values()) await fresh.recordCacheEntry(indexed);
+    // Oldest first, so a manifest key's newest entries end up first among its candidates.
+    const entries = [...built.cache.values()].sort((a, b) =>
+      a.entry.createdAt.localeCompare(b.entry.createdAt),
+    );
+    for (const indexed of entries) await fresh.recordCacheEntry(indexed);
     for (const run of built.succeeded) await fresh.recordSucceededRun(run);
     for (const [pipelinePath, ofPipeline] of built.previous) {
       for (const [stage, previous] of ofPipeline)

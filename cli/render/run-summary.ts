@@ -87,6 +87,8 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     ]);
   }
   lines.push('', colors.bold('Stages'), stages.toString());
+  const keying = report.stages.flatMap((stage) => stage.notes);
+  if (keying.length > 0) lines.push(...keying.map((note) => `  ${colors.dim(note)}`));
 
   const notes = [
     ...run.dirtyReasons.map((reason) => `dirty: ${reason}`),

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
 import { CacheEntry } from '../../schemas/cache-entry.js';
+import { CacheCandidates } from '../../schemas/protocol/cache-candidates.js';
 import { Claim } from '../../schemas/protocol/claim.js';
 import { PreviousStage } from '../../schemas/previous-stage.js';
 import {
@@ -114,6 +115,13 @@ export class ControlPlaneClient {
     const path = `${runPath(run)}/cache/${encodeURIComponent(key)}`;
     const response = await this.http.send('GET', path, { call, lease: run, allowNotFound: true });
     return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path}`);
+  }
+
+  /** The entries of a traced stage's manifest key visible to the run, newest first. */
+  async cacheCandidates(run: RunLease, manifestKey: string, call: CallOptions = {}): Promise<CacheEntry[]> {
+    const path = `${runPath(run)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send('GET', path, { call, lease: run });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path}`)).entries;
   }
 
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */

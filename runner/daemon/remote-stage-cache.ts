@@ -13,7 +13,8 @@ export interface RemoteStageCacheOptions {
 }
 
 /**
- * The stage cache over `GET /api/v1/runs/:id/cache/:key` and, to say why a stage re-ran,
+ * The stage cache over `GET /api/v1/runs/:id/cache/:key`, for traced stages
+ * `GET /api/v1/runs/:id/cache-candidates/:manifestKey` and, to say why a stage re-ran,
  * `GET /api/v1/runs/:id/cache?stage=NAME` (the stage in the previous run of the pipeline, DESIGN §5). A cache that cannot answer —
  * unreachable, refusing, answering nonsense — is a miss, never a failed run.
  */
@@ -28,6 +29,16 @@ export class RemoteStageCache implements StageCache {
     } catch (error) {
       this.options.onError?.(error);
       return null;
+    }
+  }
+
+  async candidates(manifestKey: string): Promise<CacheEntry[]> {
+    const { client, run, signal } = this.options;
+    try {
+      return await client.cacheCandidates(run, manifestKey, { retries: 1, ...(signal ? { signal } : {}) });
+    } catch (error) {
+      this.options.onError?.(error);
+      return [];
     }
   }
 

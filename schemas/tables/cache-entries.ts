@@ -18,12 +18,23 @@ export const cacheEntries = pgTable(
     outs: jsonb('outs').$type<OutRecord[]>().notNull(),
     metrics: jsonb('metrics').$type<Record<string, number>>().notNull(),
     keyInputs: jsonb('key_inputs').$type<KeyInputs>().notNull(),
+    /**
+     * For a traced stage, its manifest key (schemas/manifest-key.ts): the entries a lookup
+     * checks the read sets (in key_inputs) of. Null for an untraced stage, found by key alone.
+     */
+    manifestKey: text('manifest_key'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [
     primaryKey({ name: 'cache_entries_pkey', columns: [table.repository, table.trustDomain, table.key] }),
     // "Why it re-ran" asks for the most recent entry of a stage name.
     index('cache_entries_latest_idx').on(table.repository, table.trustDomain, table.stage, table.createdAt),
+    index('cache_entries_manifest_idx').on(
+      table.repository,
+      table.trustDomain,
+      table.manifestKey,
+      table.createdAt,
+    ),
   ],
 );
 export type CacheEntryRow = typeof cacheEntries.$inferSelect;

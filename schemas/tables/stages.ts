@@ -23,6 +23,7 @@ export const stages = pgTable(
      */
     cachedFrom: text('cached_from'),
     reasons: jsonb('reasons').$type<string[]>().notNull().default([]),
+    notes: jsonb('notes').$type<string[]>().notNull().default([]),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
     durationMs: doublePrecision('duration_ms').notNull().default(0),

@@ -44,6 +44,7 @@ test('stage text cannot break the tables or close the code block it is quoted in
           cacheKey: null,
           cachedFrom: null,
           reasons: ['lr 0.01 → 0.1'],
+          notes: [],
           durationMs: 10,
           exitCode: 1,
           error: 'exited with code 1: ValueError: a | b\n<script>',

@@ -3,6 +3,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { ulid } from 'ulid';
 import { CacheEntry } from '../../schemas/cache-entry.js';
 import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
+import { manifestKeyOf } from '../../schemas/manifest-key.js';
+import { CacheCandidates } from '../../schemas/protocol/cache-candidates.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import { PreviousStage } from '../../schemas/previous-stage.js';
 import { createRun } from '../../store/create-run.js';
@@ -68,20 +70,29 @@ async function startedRun(repository: string, trustDomain: string): Promise<Held
   return { token: runner.token, claim };
 }
 
-/** `held` reports a successful, cacheable stage with this key: the control plane writes the entry. */
-async function cacheStage(held: HeldRun, key: string, params: KeyInputs['params'] = {}): Promise<void> {
-  const keyInputs: KeyInputs = {
+function makeInputs(): KeyInputs {
+  return {
     version: CACHE_KEY_VERSION,
     template: 'python train.py',
     cmd: 'python train.py',
     deps: { 'train.py': DIGEST },
-    params,
+    params: {},
     outs: ['model.bin'],
     metrics: [],
     code: null,
     env: {},
     interpreters: {},
     fingerprint: null,
+    readSet: null,
+    untraced: null,
+  };
+}
+
+/** `held` reports a successful, cacheable stage with this key: the control plane writes the entry. */
+async function cacheStage(held: HeldRun, key: string, overrides: Partial<KeyInputs> = {}): Promise<void> {
+  const keyInputs: KeyInputs = {
+    ...makeInputs(),
+    ...overrides,
   };
   const now = new Date().toISOString();
   const answer = await plane.call('POST', `/api/v1/runs/${held.claim.run.id}/events`, {
@@ -163,10 +174,10 @@ describe('cache lookups', () => {
   });
 
   test('why a stage re-ran compares with the previous run of the pipeline the run may read', async () => {
-    await cacheStage(await startedRun('acme/model', 'trusted'), '3'.repeat(64), { lr: 1 });
+    await cacheStage(await startedRun('acme/model', 'trusted'), '3'.repeat(64), { params: { lr: 1 } });
     const second = await startedRun('acme/model', 'trusted');
-    await cacheStage(second, '4'.repeat(64), { lr: 0.5 });
-    await cacheStage(await startedRun('acme/model', 'pr:7'), '5'.repeat(64), { lr: 9 });
+    await cacheStage(second, '4'.repeat(64), { params: { lr: 0.5 } });
+    await cacheStage(await startedRun('acme/model', 'pr:7'), '5'.repeat(64), { params: { lr: 9 } });
 
     const trusted = await startedRun('acme/model', 'trusted');
     const previous = (stage: string) =>
@@ -190,5 +201,46 @@ describe('cache lookups', () => {
     });
     expect(noLease).toMatchObject({ status: 400, json: { field: 'X-Fluksio-Lease' } });
     expect(await lookup(held, 'not-a-key')).toMatchObject({ status: 400, json: { field: 'key' } });
+  });
+});
+
+describe('read-set candidates', () => {
+  // Two traced executions of one stage with the same manifest, having read different code.
+  const traced = (features: string): Partial<KeyInputs> => ({
+    readSet: { files: { 'features.py': features }, dirs: {}, moduleDirs: {} },
+  });
+  const manifestKey = manifestKeyOf({ ...makeInputs(), readSet: null });
+
+  async function candidates(held: HeldRun, key = manifestKey) {
+    return plane.call('GET', `/api/v1/runs/${held.claim.run.id}/cache-candidates/${key}`, {
+      token: held.token,
+      headers: { 'x-fluksio-lease': held.claim.lease },
+    });
+  }
+  const keysOf = (json: Record<string, unknown>) =>
+    CacheCandidates.parse(json).entries.map((entry) => entry.keyInputs.readSet?.files['features.py']);
+
+  test('a run reads the traced entries of its manifest key in its trust domains, newest first', async () => {
+    await cacheStage(await startedRun('acme/model', 'trusted'), '3'.repeat(64), traced('old'));
+    await cacheStage(await startedRun('acme/model', 'trusted'), '4'.repeat(64), traced('new'));
+    await cacheStage(await startedRun('acme/model', 'pr:7'), '5'.repeat(64), traced('fork'));
+    await cacheStage(await startedRun('acme/other', 'trusted'), '6'.repeat(64), traced('sibling'));
+    await cacheStage(await startedRun('acme/model', 'trusted'), '7'.repeat(64));
+
+    const trusted = await candidates(await startedRun('acme/model', 'trusted'));
+    expect(trusted.status).toBe(200);
+    expect(keysOf(trusted.json)).toEqual(['new', 'old']);
+    expect(keysOf((await candidates(await startedRun('acme/model', 'pr:7'))).json)).toEqual([
+      'fork',
+      'new',
+      'old',
+    ]);
+    expect(keysOf((await candidates(await startedRun('acme/model', 'pr:8'))).json)).toEqual(['new', 'old']);
+    expect(keysOf((await candidates(await startedRun('globex/model', 'trusted'))).json)).toEqual([]);
+  });
+
+  test('a malformed manifest key is refused, naming the field', async () => {
+    const held = await startedRun('acme/model', 'trusted');
+    expect(await candidates(held, 'nope')).toMatchObject({ status: 400, json: { field: 'manifestKey' } });
   });
 });

@@ -46,6 +46,7 @@ function finishedStage(name: string, overrides: Partial<StageRecord> = {}): Stag
     keyInputs: null,
     cachedFrom: null,
     reasons: ['first run'],
+    notes: [],
     startedAt: new Date().toISOString(),
     finishedAt: new Date().toISOString(),
     durationMs: 12,

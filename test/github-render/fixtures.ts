@@ -67,6 +67,7 @@ export function makeStage(overrides: Partial<StageRecord> & { name: string }): S
     keyInputs: null,
     cachedFrom: null,
     reasons: [],
+    notes: [],
     startedAt: null,
     finishedAt: null,
     durationMs: 1_500,

@@ -139,6 +139,22 @@ describe('the summary', () => {
     expect(summary).toContain('| train | ✅ ran | 4m 00s | train.py changed; lr 0.01 → 0.1 |');
   });
 
+  test('the details say how a stage is keyed: what it read beyond its deps, or why it is not traced', () => {
+    const notes = [
+      'train read conf/x.json, which is not among its deps',
+      "evaluate: not traced (node is not Python): keyed on the repository's whole code",
+    ];
+    const { text } = renderCheckRun(
+      makeInput({
+        stages: [
+          makeStage({ name: 'train', notes: notes.slice(0, 1) }),
+          makeStage({ name: 'evaluate', status: 'cached', notes: notes.slice(1) }),
+        ],
+      }),
+    );
+    for (const note of notes) expect(text).toContain(`- ${note}`);
+  });
+
   test('a stage with many reasons shows the first in the table and points at the details', () => {
     const reasons = Array.from({ length: 40 }, (_, index) => `data/part-${index}.csv changed`);
     const { summary, text } = renderCheckRun(makeInput({ stages: [makeStage({ name: 'train', reasons })] }));

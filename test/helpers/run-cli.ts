@@ -70,6 +70,7 @@ export interface RunJson {
     cacheKey: string | null;
     cachedFrom: string | null;
     reasons: string[];
+    notes: string[];
     durationMs: number;
     error: string | null;
     dirtyReasons: string[];

@@ -130,6 +130,28 @@ describe('a runner process against the control plane', () => {
     expect(cached.stages).toMatchObject([{ name: 'train', status: 'cached' }]);
   });
 
+  test('a Python stage is restored by its read set: an unrelated commit hits, an edit to what it read re-runs', async () => {
+    await repo.write(
+      'fluksio.yml',
+      'version: 1\nstages:\n  train:\n    cmd: python3 train.py\n    deps: [train.py]\n    outs: [model.txt]\n',
+    );
+    await repo.write('train.py', 'open("model.txt", "w").write(open("conf.json").read())\n');
+    await repo.write('conf.json', '{"a": 1}\n');
+    await repo.commitAll('a Python stage that reads conf.json');
+    const first = await waitForStatus(await submit({}), ['succeeded', 'failed']);
+    expect(first.stages).toMatchObject([{ name: 'train', status: 'ran' }]);
+
+    await repo.write('README.md', 'docs\n');
+    await repo.commitAll('docs');
+    const docs = await waitForStatus(await submit({}), ['succeeded', 'failed']);
+    expect(docs.stages).toMatchObject([{ name: 'train', status: 'cached', cachedFrom: first.run.id }]);
+
+    await repo.write('conf.json', '{"a": 2}\n');
+    await repo.commitAll('conf');
+    const edited = await waitForStatus(await submit({}), ['succeeded', 'failed']);
+    expect(edited.stages).toMatchObject([{ name: 'train', status: 'ran', reasons: ['conf.json changed'] }]);
+  });
+
   test('a cancel reaches the stage within a heartbeat: its process is gone and the run is cancelled', async () => {
     const runId = await submit({ pidfile: 'slow', seconds: 60 });
     const pid = await stagePid('slow');

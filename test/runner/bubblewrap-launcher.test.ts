@@ -27,7 +27,7 @@ afterEach(async () => {
 /** Runs `cmd` sandboxed in the workspace; cancelled once it prints `cancelOn`. */
 async function sandboxed(
   cmd: string,
-  options: { hidden?: string[]; cancelOn?: string; killGraceMs?: number } = {},
+  options: { hidden?: string[]; cancelOn?: string; killGraceMs?: number; writable?: string[] } = {},
 ) {
   const lines: string[] = [];
   const controller = new AbortController();
@@ -38,6 +38,7 @@ async function sandboxed(
     timeoutMs: null,
     signal: controller.signal,
     killGraceMs: options.killGraceMs ?? 5000,
+    ...(options.writable ? { writable: options.writable } : {}),
     launcher: new BubblewrapLauncher({
       bwrap: bubblewrap.path,
       writable: [workspace],
@@ -133,4 +134,20 @@ test('a sandboxed stage that ignores SIGINT and SIGTERM still ends, with everyth
   });
   expect(result).toMatchObject({ cancelled: true, signal: 'SIGKILL' });
   expect(await sleeperAlive(seconds)).toBe(false);
+});
+
+test('a directory given for one stage (its read-trace reports) is writable in its sandbox; the rest of /tmp stays private', async () => {
+  const reports = await mkdtemp(path.join(tmpdir(), 'fluksio-reports-'));
+  try {
+    await writeFile(path.join(dir, 'outside.txt'), 'host\n');
+    const result = await sandboxed(
+      `echo seen > ${reports}/r && (cat ${path.join(dir, 'outside.txt')} 2>/dev/null || echo private)`,
+      { writable: [reports] },
+    );
+    expect(result).toMatchObject({ exitCode: 0 });
+    expect(result.lines).toEqual(['stdout: private']);
+    expect(await readFile(path.join(reports, 'r'), 'utf8')).toBe('seen\n');
+  } finally {
+    await rm(reports, { recursive: true, force: true });
+  }
 });

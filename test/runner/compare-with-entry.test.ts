@@ -24,6 +24,8 @@ const inputs: KeyInputs = {
   env: { DEVICE: 'cpu' },
   interpreters: {},
   fingerprint: null,
+  readSet: null,
+  untraced: null,
 };
 const entry: CacheEntry = {
   key: cacheKeyOf(inputs),

@@ -47,6 +47,7 @@ async function project() {
       codeIndex: before,
       env: {},
       interpreters: {},
+      commandPath: undefined,
       fingerprint: null,
       produced: new Map(),
     });

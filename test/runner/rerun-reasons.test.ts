@@ -14,6 +14,8 @@ const inputs: KeyInputs = {
   env: { PATH: '/usr/bin', MYVAR: 'a' },
   interpreters: { python3: { path: '/usr/bin/python3.11', digest: 'sha256:p1' } },
   fingerprint: 'f1',
+  readSet: null,
+  untraced: null,
 };
 const context: RerunContext = {
   producerOf: (dep) => (dep === 'data/clean.csv' ? 'prepare' : null),

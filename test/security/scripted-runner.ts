@@ -111,6 +111,7 @@ export class ScriptedRunner {
       error: null,
       dirtyReasons: [],
       warnings: [],
+      notes: [],
     };
     return this.call('POST', `/api/v1/runs/${claim.run.id}/events`, {
       lease: claim.lease,

@@ -42,6 +42,8 @@ export function makeKeyInputs(overrides: Partial<KeyInputs> = {}): KeyInputs {
     env: {},
     interpreters: {},
     fingerprint: null,
+    readSet: null,
+    untraced: null,
     ...overrides,
   };
 }
@@ -55,6 +57,7 @@ export function makeStageRecord(overrides: Partial<StageRecord> & { name: string
     keyInputs,
     cachedFrom: null,
     reasons: ['no cache entry'],
+    notes: [],
     startedAt: '2025-01-02T03:04:05.678Z',
     finishedAt: '2025-01-02T03:04:07.000Z',
     durationMs: 1322,

@@ -1,0 +1,165 @@
+/**
+ * The `sitecustomize.py` that traces what a Python stage reads (PEP 578 audit hooks).
+ * Python imports `sitecustomize` at start-up from the first directory of `sys.path` that
+ * has one; fluksio puts a directory of its own first on `PYTHONPATH`, as coverage.py does
+ * to reach subprocesses, so the stage and every Python process it starts install the hook.
+ * It then loads the user's own `sitecustomize` further down the path, if there is one.
+ *
+ * Each process appends one line per new fact to `<FLUKSIO_TRACE_DIR>/<pid>` with a raw
+ * `os.write` (no buffer to flush): a forked multiprocessing worker leaves through
+ * `os._exit` and never runs atexit handlers, so nothing may wait for the end. Lines are
+ * `<kind>\t<value>`, paths absolute and only those under `FLUKSIO_TRACE_ROOT`:
+ *
+ * - `S` a process installed the hook (value: its pid);
+ * - `R` a file opened for reading, a module executed (its code object's file, so bytecode
+ *   loaded from a cache still names its source) or an extension module imported;
+ * - `L` a directory listed by the program, `I` one listed by the import system (which
+ *   lists the directories of `sys.path`, so a new module that would shadow an import shows);
+ * - `P` a Python program started (it must leave an `S` line of its own);
+ * - `X` something that cannot be traced: a non-Python program started, a library of the
+ *   repository loaded with ctypes, a path that cannot be written on one line.
+ *
+ * Files a process opened for writing before reading them are its own data, not inputs.
+ */
+export const READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
+import os as _fluksio_os
+import sys as _fluksio_sys
+
+
+def _fluksio_install():
+    os, sys = _fluksio_os, _fluksio_sys
+    report_dir = os.environ.get("FLUKSIO_TRACE_DIR")
+    root = os.environ.get("FLUKSIO_TRACE_ROOT")
+    if not report_dir or not root or not hasattr(sys, "addaudithook"):
+        return
+    root = os.path.realpath(root)
+    prefix = root + os.sep
+    state = {"pid": None, "fd": None}
+    seen = set()
+    written = set()
+    python_name = os.path.basename(os.path.realpath(sys.executable or "python"))
+
+    def emit(kind, value):
+        value = str(value)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            kind, value = "X", "used a path that is not UTF-8"
+        if "\n" in value or "\t" in value:
+            kind, value = "X", "used a path that does not fit on one line"
+        line = kind + "\t" + value
+        pid = os.getpid()
+        if state["pid"] != pid:
+            # A forked child writes its own file: the parent's lines stay the parent's.
+            state["pid"] = pid
+            seen.clear()
+            state["fd"] = os.open(
+                os.path.join(report_dir, str(pid)), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
+            )
+        if line in seen:
+            return
+        seen.add(line)
+        os.write(state["fd"], (line + "\n").encode("utf-8"))
+
+    def within(path):
+        return path == root or path.startswith(prefix)
+
+    def inside(path):
+        # The repository paths a path names: itself and, through symlinks, what it leads to.
+        if isinstance(path, int) or path is None:
+            return []
+        try:
+            path = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return []
+        absolute = os.path.abspath(path)
+        real = os.path.realpath(absolute)
+        if within(absolute) and not within(real):
+            emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
+            return []
+        return [each for each in dict.fromkeys((absolute, real)) if within(each)]
+
+    def is_python(program, env):
+        import shutil
+
+        if program is None:
+            return False
+        program = os.fsdecode(os.fspath(program))
+        search = env.get("PATH") if isinstance(env, dict) else os.environ.get("PATH")
+        found = program if os.sep in program else shutil.which(program, path=search)
+        if found is None:
+            return False
+        name = os.path.basename(os.path.realpath(found))
+        if name == python_name:
+            return True
+        return name.startswith("python") and all(c.isdigit() or c == "." for c in name[6:])
+
+    def started(program, env):
+        if is_python(program, env):
+            emit("P", program)
+        else:
+            emit("X", "started " + os.path.basename(os.fsdecode(os.fspath(program or "?"))))
+
+    def hook(event, args):
+        if event == "open":
+            path, _mode, flags = args
+            reading = flags & os.O_ACCMODE == os.O_RDONLY or (
+                flags & os.O_ACCMODE == os.O_RDWR and not flags & os.O_TRUNC
+            )
+            for where in inside(path):
+                if not reading:
+                    written.add(where)
+                elif where not in written and not where.endswith(".pyc"):
+                    emit("R", where)
+        elif event == "exec":
+            filename = getattr(args[0], "co_filename", None)
+            if filename and not filename.startswith("<"):
+                for where in inside(filename):
+                    if where not in written:
+                        emit("R", where)
+        elif event == "import":
+            for where in inside(args[1] if len(args) > 1 else None):
+                emit("R", where)
+        elif event in ("os.listdir", "os.scandir"):
+            path = args[0]
+            if isinstance(path, int):
+                emit("X", "listed a directory by descriptor")
+                return
+            caller = sys._getframe(1).f_code.co_filename
+            for where in inside("." if path is None else path):
+                emit("I" if caller.startswith("<frozen importlib") else "L", where)
+        elif event == "subprocess.Popen":
+            executable, argv, _cwd, env = args
+            if executable is None:
+                executable = argv if isinstance(argv, (str, bytes)) else (argv[0] if argv else None)
+            started(executable, env)
+        elif event in ("os.exec", "os.posix_spawn"):
+            started(args[0], args[2])
+        elif event == "os.system":
+            emit("X", "started a shell (os.system)")
+        elif event == "ctypes.dlopen":
+            for where in inside(args[0]):
+                emit("X", "loaded " + os.path.relpath(where, root) + " with ctypes")
+
+    emit("S", os.getpid())
+    sys.addaudithook(hook)
+
+
+def _fluksio_chain():
+    # The user's own sitecustomize, if one is further down the path, still runs.
+    import importlib.machinery
+    import importlib.util
+
+    here = _fluksio_os.path.dirname(_fluksio_os.path.abspath(__file__))
+    path = [entry for entry in _fluksio_sys.path if _fluksio_os.path.abspath(entry or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    _fluksio_sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+_fluksio_install()
+_fluksio_chain()
+`;

@@ -1,0 +1,95 @@
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { READ_TRACE_HOOK } from './read-trace-hook.js';
+
+/** What the Python processes of one stage execution reported, repository-relative. */
+export interface ReadTrace {
+  /** Files opened for reading, modules executed, extension modules imported. */
+  files: string[];
+  /** Directories the program listed. */
+  dirs: string[];
+  /** Directories the import system listed. */
+  moduleDirs: string[];
+  /** Why the reads are not all known (a non-Python program started…); null when they are. */
+  untraced: string | null;
+}
+
+/** A run-private place for one stage execution's trace; dispose() removes it. */
+export interface ReadTraceSession {
+  /** Variables to give the stage: `PYTHONPATH` with the hook's directory first, and where to report. */
+  env: Record<string, string>;
+  /** The session's private directory: a sandboxed stage must be able to write its reports there. */
+  dir: string;
+  collect(): Promise<ReadTrace>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Prepares tracing for one execution of a Python stage: a private directory holding the
+ * hook's `sitecustomize.py` and an empty report folder. `pythonPath` is the stage's own
+ * `PYTHONPATH`, kept after the hook's directory.
+ */
+export async function startReadTrace(options: {
+  repoRoot: string;
+  pythonPath: string | undefined;
+}): Promise<ReadTraceSession> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'fluksio-trace-'));
+  const site = path.join(dir, 'site');
+  const reports = path.join(dir, 'reports');
+  await mkdir(site);
+  await mkdir(reports);
+  await writeFile(path.join(site, 'sitecustomize.py'), READ_TRACE_HOOK);
+  const root = await realpath(options.repoRoot);
+  return {
+    env: {
+      PYTHONPATH: options.pythonPath ? `${site}:${options.pythonPath}` : site,
+      FLUKSIO_TRACE_DIR: reports,
+      FLUKSIO_TRACE_ROOT: root,
+    },
+    dir,
+    collect: () => collectReports(reports, root),
+    dispose: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+async function collectReports(reports: string, root: string): Promise<ReadTrace> {
+  const files = new Set<string>();
+  const dirs = new Set<string>();
+  const moduleDirs = new Set<string>();
+  let untraced: string | null = null;
+  let processes = 0;
+  let pythonStarts = 0;
+  for (const name of await readdir(reports)) {
+    const text = await readFile(path.join(reports, name), 'utf8');
+    for (const line of text.split('\n')) {
+      const tab = line.indexOf('\t');
+      if (tab < 0) continue;
+      const kind = line.slice(0, tab);
+      const value = line.slice(tab + 1);
+      if (kind === 'S') processes += 1;
+      else if (kind === 'P') pythonStarts += 1;
+      else if (kind === 'X') untraced ??= `it ${value}`;
+      else {
+        const repoPath = repoPathOf(root, value);
+        if (repoPath === null) continue;
+        if (kind === 'R') files.add(repoPath);
+        else if (kind === 'L') dirs.add(repoPath);
+        else if (kind === 'I') moduleDirs.add(repoPath);
+      }
+    }
+  }
+  if (processes === 0) untraced ??= 'the Python process left no report';
+  else if (processes < 1 + pythonStarts) untraced ??= 'a Python process it started left no report';
+  return { files: [...files].sort(), dirs: [...dirs].sort(), moduleDirs: [...moduleDirs].sort(), untraced };
+}
+
+/** Bytecode and fluksio's own state are never inputs (the module's source is). */
+const NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
+
+function repoPathOf(root: string, absolute: string): string | null {
+  const relative = path.relative(root, absolute);
+  if (relative.startsWith('..') || path.isAbsolute(relative)) return null;
+  const repoPath = relative.split(path.sep).join('/') || '.';
+  return NEVER_READ.test(repoPath) ? null : repoPath;
+}

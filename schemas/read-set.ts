@@ -1,0 +1,20 @@
+import { z } from 'zod';
+
+/**
+ * What a traced stage read inside the repository, with the digests those things had
+ * when it ran: a cache entry made from it is a hit only while every digest still holds
+ * (ccache's "direct mode"). Paths are repository-relative and `/`-separated.
+ */
+export const ReadSet = z.strictObject({
+  /** A file it opened for reading or imported → git blob id of its bytes; null: it did not exist. */
+  files: z.record(z.string(), z.string().nullable()),
+  /** A directory it listed → digest of its entry names; null: it did not exist. */
+  dirs: z.record(z.string(), z.string().nullable()),
+  /**
+   * A directory the import system listed → digest of the names a module could be
+   * imported from (directories, `.py`, `.so`…), so a new module that would
+   * shadow an import is seen while a new README is not. Bytecode never counts.
+   */
+  moduleDirs: z.record(z.string(), z.string().nullable()),
+});
+export type ReadSet = z.infer<typeof ReadSet>;
