@@ -180,7 +180,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     let prepared: PreparedRun;
     try {
       const repoRoot = await options.git
-        .checkout(checkoutRequest)
+        .checkout({ ...checkoutRequest, untrusted: sandbox.launcher !== undefined })
         .finally(() => forgetFetchCredential(client, run, claim, logger));
       prepared = await prepareClaimedRun({
         repoRoot,
