@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -6,6 +7,8 @@ import type { Database } from '../store/database.js';
 import type { BlobStorage } from './blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { HttpError } from './http/http-error.js';
+import { lingerBeforeClose } from './http/linger-before-close.js';
+import { loggableError } from './http/loggable-error.js';
 import type { GitCredentials, RouteContext } from './route-context.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
 import { blobRoutes } from './routes/blob-routes.js';
@@ -41,6 +44,12 @@ export interface GitHubServerParts {
   onRunChanged(runId: string): void;
 }
 
+/** How long a refused body's connection stays open after the answer, at most (linger-before-close.ts). */
+const LINGER_MS = 1000;
+
+/** The body limit of a route that sets none: a few kilobytes of JSON. */
+const DEFAULT_BODY_LIMIT = 64 * 1024;
+
 /**
  * The control plane's HTTP API (DESIGN §6), not yet listening: the runner protocol
  * (claim, heartbeat, start, events, finish, release, cache lookups, blobs), the
@@ -59,9 +68,12 @@ export function buildServer({
 }: ServerDependencies): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    // Blobs have their own limit; JSON bodies (an event batch of 2000 log chunks) stay below this.
-    bodyLimit: 32 * 2 ** 20,
+    // What a lease, a claim or a cancel reason needs. Routes that take more say how much
+    // (events, finish, submit, webhooks); blob uploads stream to disk under their own limit.
+    bodyLimit: DEFAULT_BODY_LIMIT,
     logController: new QuietRequestLogs(),
+    // Unique across replicas, so the id a 500 names finds its log line.
+    genReqId: () => randomUUID(),
   });
   const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
   const closing = new AbortController();
@@ -90,22 +102,40 @@ export function buildServer({
   app.addHook('onClose', async () => {
     await doorbell.close();
   });
+  // An answer given before the body was read (a refused token, a body over the limit)
+  // closes the connection: otherwise Node reads and discards the rest of the body, however
+  // large, to keep the connection alive for a next request.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      lingerBeforeClose(request.raw.socket, LINGER_MS);
+    }
+    return payload;
+  });
   app.setErrorHandler(async (error: FastifyError | HttpError, request, reply) => {
     if (error instanceof HttpError) {
       const body: ApiError =
         error.field === undefined ? { error: error.message } : { error: error.message, field: error.field };
       return reply.code(error.statusCode).send(body);
     }
-    // Fastify's own refusals (malformed JSON, a body over the limit) are the caller's fault too.
+    // Fastify's own refusals (malformed JSON, a body over the limit) are the caller's fault
+    // too; their messages are fixed sentences that never repeat the input.
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      const message =
+        error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? `is larger than ${request.routeOptions.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes, the most ${request.method} ${request.routeOptions.url ?? request.url} accepts`
+          : error.message;
       return reply
         .code(error.statusCode)
-        .send({ error: `body: ${error.message}`, field: 'body' } satisfies ApiError);
+        .send({ error: `body: ${message}`, field: 'body' } satisfies ApiError);
     }
-    request.log.error({ err: error }, 'request failed');
-    return reply
-      .code(500)
-      .send({ error: 'The control plane failed to answer; its log says why' } satisfies ApiError);
+    // The details (an SQL error, the input it choked on) go to the log under the request's
+    // id, never into the answer.
+    request.log.error(loggableError(error), 'request failed');
+    return reply.code(500).send({
+      error: `The control plane failed to answer this request; its log says why under request id ${request.id}`,
+      requestId: request.id,
+    } satisfies ApiError);
   });
   app.setNotFoundHandler(async (request, reply) =>
     reply

@@ -2,6 +2,7 @@
 import { benchControlPlane } from './control-plane-bench.js';
 import { benchCacheKeys, benchCodeDigest, benchExample } from './engine-bench.js';
 import { benchGitHub } from './github-bench.js';
+import { benchHostile } from './hostile-bench.js';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<void>> = {
@@ -10,6 +11,7 @@ const suites: Record<string, () => Promise<void>> = {
   keys: benchCacheKeys,
   'control-plane': benchControlPlane,
   github: benchGitHub,
+  hostile: benchHostile,
 };
 console.log(`fluksio benchmarks · node ${process.version} · ${new Date().toISOString()}`);
 for (const [name, suite] of Object.entries(suites)) {

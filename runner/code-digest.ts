@@ -2,6 +2,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { sha256Hex } from '../schemas/canonical-json.js';
 import type { CodeIndex } from './code-index.js';
+import { UnsafePathError } from './unsafe-path-error.js';
 
 /** Which files of the repository a code digest covers (DESIGN §3, §5). */
 export interface CodeScope {
@@ -20,23 +21,28 @@ export interface CodeScope {
 }
 
 export interface CodeDigest {
-  /** Hex sha256 over the lines `path\0blobid\n` of the files in scope, sorted by path. */
+  /** Hex sha256 over the lines `path\0mode id\n` of the files in scope, sorted by path. */
   digest: string;
-  /** The files in scope as sorted `[path, blob id]` pairs: what "why it re-ran" compares. */
+  /** The files in scope as sorted `[path, "mode id"]` pairs: what "why it re-ran" compares. */
   entries: [string, string][];
 }
 
 /**
- * The digest of the code a stage's result may depend on: the sorted (path, git blob id)
- * pairs of the files in `scope`, taken from a CodeIndex, so no file is read here. Blob ids
- * come from git, hence equal content gives an equal digest in every clone and checkout.
+ * The digest of the code a stage's result may depend on: the sorted (path, mode and
+ * blob id) pairs of the files in `scope`, taken from a CodeIndex, so no file is read
+ * here. Ids hash the bytes as git hashes a blob, hence equal files give an equal digest
+ * in every clone and checkout. A symlink in scope that leads outside the repository
+ * throws UnsafePathError: its target could change with no id changing.
  */
 export function codeDigest(index: CodeIndex, scope: CodeScope): CodeDigest {
   const included = includeMatcher(scope);
   const excluded = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, '')));
   const entries: [string, string][] = [];
   for (const [repoPath, id] of index.files) {
-    if (included(repoPath) && !isExcluded(repoPath, excluded)) entries.push([repoPath, id]);
+    if (!included(repoPath) || isExcluded(repoPath, excluded)) continue;
+    const outside = index.outsideLinks.get(repoPath);
+    if (outside !== undefined) throw new UnsafePathError(repoPath, outside);
+    entries.push([repoPath, id]);
   }
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const lines = entries.map(([repoPath, id]) => `${repoPath}\0${id}\n`).join('');
@@ -63,7 +69,8 @@ function isExcluded(repoPath: string, excluded: Set<string>): boolean {
 
 /**
  * What changed between two code digests' entries, as "why it re-ran" prints it:
- * `['helpers.py changed', 'features.py added', 'old.py removed', 'and 3 more files']`.
+ * `['helpers.py changed', 'gen.sh mode 100755 → 100644', 'features.py added',
+ * 'old.py removed', 'and 3 more files']`.
  * Paths are repository-relative; changed files come first, then added, then removed,
  * each sorted; at most `limit` files are named and the rest are counted.
  */
@@ -83,11 +90,23 @@ export function describeCodeChanges(
   }
   const removed = [...old.keys()].filter((repoPath) => !now.has(repoPath));
   const all = [
-    ...changed.sort().map((repoPath) => `${repoPath} changed`),
+    ...changed
+      .sort()
+      .map((repoPath) => describeChange(repoPath, old.get(repoPath) ?? '', now.get(repoPath) ?? '')),
     ...added.sort().map((repoPath) => `${repoPath} added`),
     ...removed.sort().map((repoPath) => `${repoPath} removed`),
   ];
   if (all.length <= limit) return all;
   const rest = all.length - limit;
   return [...all.slice(0, limit), `and ${rest} more ${rest === 1 ? 'file' : 'files'}`];
+}
+
+/** `gen.sh mode 100755 → 100644` when only the mode differs, else `gen.sh changed`. */
+function describeChange(repoPath: string, before: string, after: string): string {
+  const [modeBefore, idBefore] = before.split(' ');
+  const [modeAfter, idAfter] = after.split(' ');
+  if (idBefore !== undefined && idBefore === idAfter && modeBefore !== modeAfter) {
+    return `${repoPath} mode ${modeBefore} → ${modeAfter}`;
+  }
+  return `${repoPath} changed`;
 }

@@ -1,170 +1,264 @@
-import { existsSync } from 'node:fs';
-import { access, lstat } from 'node:fs/promises';
+import { existsSync, lstatSync, type Stats } from 'node:fs';
+import { readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { GitError, simpleGit, type SimpleGit } from 'simple-git';
-import { gitBlobIdOfFile, type GitObjectFormat } from './git-blob-id.js';
+import { GitError, simpleGit } from 'simple-git';
+import { sha256Hex } from '../schemas/canonical-json.js';
+import { gitFileMode } from './git-file-mode.js';
+import { gitBlobId, gitBlobIdOfFile, type GitObjectFormat } from './git-blob-id.js';
 import { NotAGitRepositoryError } from './not-a-git-repository-error.js';
+import { loadStatCache, StatCache } from './stat-cache.js';
+import { UnsafePathError } from './unsafe-path-error.js';
+import { changedPaths } from './changed-paths.js';
+import { listWorkTree, type WorkTreeListing } from './work-tree-listing.js';
+import { resolveWorkspacePath } from './workspace-path.js';
 
-/** The files of a work tree as git would commit them now: what code digests are made from. */
+export { isNeverCode } from './never-code.js';
+
+/** The files of a work tree as a stage would read them now: what code digests are made from. */
 export interface CodeIndex {
   /** The work tree's top-level directory, as git reports it (absolute). */
   repoRoot: string;
   /** HEAD's commit; null while HEAD is unborn (no commit yet). */
   commit: string | null;
   objectFormat: GitObjectFormat;
-  /** Repository-relative posix path → git blob id (a gitlink's commit id) in the working tree. */
+  /**
+   * Repository-relative posix path → `<mode> <id>`, with git's modes: `100644` or `100755`
+   * and the blob id of the file's bytes as they are on disk (no clean filter, no line-ending
+   * conversion); `120000` and the blob id of a symlink's target text; `160000` and a
+   * submodule's commit, followed by `+<sha256>` of its files when its work tree differs
+   * from that commit.
+   */
   files: Map<string, string>;
-  /** Paths whose working-tree id differs from HEAD's: modified, added, untracked or deleted. */
+  /** Paths that differ from HEAD as `git status` would see them: modified, added, untracked or deleted. */
   changed: Set<string>;
+  /**
+   * Symlinks that lead outside the repository, path → the sentence refusing them: a
+   * code digest covering one cannot see its target change (see codeDigest).
+   */
+  outsideLinks: Map<string, string>;
 }
 
-/** Python bytecode and fluksio's own directory are never code (DESIGN §5), wherever they sit. */
-const NEVER_CODE = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
-
-/** Whether a repository-relative posix path is Python bytecode or under `.fluksio/`. */
-export function isNeverCode(repoPath: string): boolean {
-  return NEVER_CODE.test(repoPath);
+export interface ReadCodeIndexOptions {
+  /**
+   * Where the stat cache lives between reads: the blob id of each file with the stat it
+   * was read under, so an unchanged file is not read again. Null keeps none.
+   * @defaultValue `<repository root>/.fluksio/code-stat-cache`
+   */
+  statCacheFile?: string | null;
 }
 
-/** Changed entries hashed at once: enough to overlap I/O, few enough to stay under fd limits. */
+/** Files hashed at once: enough to overlap I/O, few enough to stay under fd limits. */
 const HASH_BATCH = 32;
 
 /**
- * Reads which blob every file of the repository containing `dir` would have if the
- * working tree were committed now. Unchanged files' ids come from git's index; only the paths
- * `git status` reports as modified, added, untracked (not ignored) or deleted are then
- * read and hashed in-process, so an unchanged file is never opened. Bytecode and
- * `.fluksio/` are left out; submodules stay in, as their commit id. Throws
- * NotAGitRepositoryError outside a git work tree.
+ * Reads what every file of the repository containing `dir` holds now, as `git add`
+ * would record it (mode and blob id) but over the bytes a stage reads: tracked files,
+ * untracked files that are not ignored, and submodules with their own changes. Only
+ * files whose inode, size, mtime or ctime differ from the stat cache's are read;
+ * git's own index is not trusted for that. Bytecode and `.fluksio/` are left out.
+ * Throws NotAGitRepositoryError outside a git work tree.
  */
-export async function readCodeIndex(dir: string): Promise<CodeIndex> {
-  // status and ls-tree name paths from the top of the work tree, which holds `.git`; from
-  // anywhere else, ask git where the top is (one process more).
+export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions = {}): Promise<CodeIndex> {
+  // git names paths from the top of the work tree, which holds `.git`; from anywhere
+  // else, ask git where the top is (one process more).
   const repoRoot = existsSync(path.join(dir, '.git')) ? dir : await topLevelOf(dir);
-  const git = gitIn(repoRoot);
-  // Two processes at once: on small trees their start-up, not their work, dominates.
-  // The index holds the blob id of every tracked file; for a file status does not
-  // report, that id is the one in HEAD's tree (a staged difference would be reported),
-  // and reading it is cheaper than walking the tree. `--branch` puts HEAD's commit in
-  // status's header, and each changed entry carries its id in HEAD.
-  const [listed, status] = await Promise.allSettled([
-    git.raw(['ls-files', '--stage', '-z']),
-    git.raw(['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames']),
-  ]);
-  if (status.status === 'rejected') throw notARepository(repoRoot, status.reason);
-  if (listed.status === 'rejected') throw listed.reason;
-  const { commit, entries } = parseStatus(status.value);
-  const format: GitObjectFormat =
-    commit === null ? await objectFormatOf(git) : commit.length === 64 ? 'sha256' : 'sha1';
-
-  const files = parseLsFiles(listed.value);
-  const changed = new Set<string>();
-  for (let i = 0; i < entries.length; i += HASH_BATCH) {
-    await Promise.all(
-      entries.slice(i, i + HASH_BATCH).map(async ({ path: repoPath, headId }) => {
-        const id = await workingTreeId(path.join(repoRoot, repoPath), format);
-        if (id === null) files.delete(repoPath);
-        else files.set(repoPath, id);
-        // A path git lists can still equal HEAD (an edit staged, then undone in the tree).
-        if (id !== headId) changed.add(repoPath);
-      }),
-    );
-  }
-  return { repoRoot, commit, objectFormat: format, files, changed };
-}
-
-async function topLevelOf(dir: string): Promise<string> {
-  try {
-    return (await gitIn(dir).raw(['rev-parse', '--show-toplevel'])).trim();
-  } catch (error) {
-    throw notARepository(dir, error);
-  }
-}
-
-/** The object format of a repository without commits, where no id shows it. */
-async function objectFormatOf(git: SimpleGit): Promise<GitObjectFormat> {
-  const format = (await git.raw(['rev-parse', '--show-object-format'])).trim();
-  if (format !== 'sha1' && format !== 'sha256')
-    throw new Error(`git reported an unknown object format "${format}"`);
-  return format;
-}
-
-/** `ls-files --stage -z` records, "<mode> <id> <stage>\t<path>", as path → id. */
-function parseLsFiles(output: string): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const record of output.split('\0')) {
-    const tab = record.indexOf('\t');
-    if (tab < 0) continue;
-    const repoPath = record.slice(tab + 1);
-    if (isNeverCode(repoPath)) continue;
-    const [, id = '', stage = '0'] = record.slice(0, tab).split(' ');
-    // A conflicted path has stages 1–3 here; status reports it, and the tree's bytes decide.
-    if (stage === '0') files.set(repoPath, id);
-  }
-  return files;
-}
-
-/** A path status reports, with its blob id in HEAD (null when HEAD does not have it). */
-interface StatusEntry {
-  path: string;
-  headId: string | null;
+  const statCacheFile =
+    options.statCacheFile === undefined ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
+  const scanStartedMs = Date.now();
+  const listing = listWorkTree(repoRoot).catch((error: unknown) => {
+    throw notARepository(repoRoot, error);
+  });
+  // Awaited below; this only keeps a failure meanwhile from leaving its rejection unhandled.
+  listing.catch(() => {});
+  // While git lists the tree, the files the cache knows are stat-ed: most of them are
+  // the files git is about to name.
+  const loaded = statCacheFile === null ? null : await loadStatCache(statCacheFile);
+  const statted = await lstatAll(repoRoot, loaded ? [...loaded.entries.keys()] : []);
+  const { commit, objectFormat } = await listing;
+  const cache = new StatCache(statCacheFile, objectFormat, loaded, scanStartedMs);
+  const tree = await indexWorkTree({
+    root: repoRoot,
+    top: repoRoot,
+    prefix: '',
+    listing: await listing,
+    cache,
+    statted,
+  });
+  await cache.save();
+  return { repoRoot, commit, objectFormat, ...tree };
 }
 
 /**
- * HEAD's commit (null while unborn) and the paths of a
- * `status --porcelain=v2 -z --branch --no-renames` listing. Changed entries are
- * "1 XY sub mH mI mW hH hI path" (hH: the id in HEAD), unmerged ones
- * "u XY sub m1 m2 m3 mW h1 h2 h3 path", untracked ones "? path". The status letters are
- * not needed: what is on disk now decides the id.
+ * `.fluksio/code-stat-cache` in the work tree, or null (no persisted cache) when
+ * `.fluksio` is a symlink leading elsewhere: a repository must not make fluksio write
+ * outside it by committing one.
  */
-function parseStatus(output: string): { commit: string | null; entries: StatusEntry[] } {
-  let commit: string | null = null;
-  const entries = new Map<string, StatusEntry>();
-  for (const record of output.split('\0')) {
-    if (record.startsWith('# branch.oid ')) {
-      const oid = record.slice('# branch.oid '.length);
-      commit = oid === '(initial)' ? null : oid;
-      continue;
-    }
-    const fields = record[0] === '1' ? 8 : record[0] === 'u' ? 10 : record[0] === '?' ? 1 : -1;
-    if (fields < 0 || record[1] !== ' ') continue;
-    const parts = record.split(' ');
-    // An untracked nested repository is listed as "dir/"; `git add` would record a gitlink.
-    const repoPath = parts.slice(fields).join(' ').replace(/\/$/, '');
-    if (!repoPath || isNeverCode(repoPath)) continue;
-    const headId = record[0] === '1' ? (parts[6] ?? '') : '';
-    entries.set(repoPath, { path: repoPath, headId: /^0+$/.test(headId) || headId === '' ? null : headId });
-  }
-  return { commit, entries: [...entries.values()] };
-}
-
-/** The id `git add` would record for a path now, or null when there is nothing to record. */
-async function workingTreeId(absPath: string, format: GitObjectFormat): Promise<string | null> {
-  const stats = await lstat(absPath).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null;
-    throw error;
-  });
-  if (stats === null) return null;
-  if (!stats.isDirectory()) return gitBlobIdOfFile(absPath, format);
-  // A directory is only an entry of its own when it is a nested repository (a submodule):
-  // its id is the commit it has checked out. Any other directory's files are listed one by one.
-  const isRepository = await access(path.join(absPath, '.git')).then(
-    () => true,
-    () => false,
-  );
-  if (!isRepository) return null;
-  const nestedHead = await simpleGit({ baseDir: absPath }).raw(['rev-parse', '--verify', '-q', 'HEAD']);
-  return nestedHead.trim() || null;
-}
-
-function gitIn(dir: string): SimpleGit {
+async function defaultStatCacheFile(repoRoot: string): Promise<string | null> {
+  const relPath = '.fluksio/code-stat-cache';
   try {
-    return simpleGit({ baseDir: dir });
+    return await resolveWorkspacePath(repoRoot, relPath);
+  } catch (error) {
+    if (error instanceof UnsafePathError) return null;
+    throw error;
+  }
+}
+
+/** Files lstat-ed between two turns of the event loop, so git's output keeps flowing meanwhile. */
+const LSTAT_CHUNK = 256;
+
+/** `lstat` of each repository-relative path (null where nothing is), synchronously in chunks: far cheaper than a promise per file. */
+async function lstatAll(root: string, repoPaths: string[]): Promise<Map<string, Stats | null>> {
+  const statted = new Map<string, Stats | null>();
+  for (let i = 0; i < repoPaths.length; i += LSTAT_CHUNK) {
+    for (const repoPath of repoPaths.slice(i, i + LSTAT_CHUNK)) {
+      statted.set(repoPath, lstatOrNull(path.join(root, repoPath)));
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return statted;
+}
+
+/** One work tree being indexed: the repository's own, or a submodule's inside it. */
+interface TreeScan {
+  root: string;
+  /** The outermost repository's root: symlinks must stay inside it. */
+  top: string;
+  /** `root` relative to `top`, with a trailing `/`; '' for the outermost. */
+  prefix: string;
+  listing: WorkTreeListing;
+  cache: StatCache;
+  /** lstat results already taken, by path relative to `top`. */
+  statted: Map<string, Stats | null>;
+}
+
+type IndexedTree = Pick<CodeIndex, 'files' | 'changed' | 'outsideLinks'>;
+
+async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
+  const { root, listing } = scan;
+  const files = new Map<string, string>();
+  const outsideLinks = new Map<string, string>();
+  const toHash: { repoPath: string; stats: Stats }[] = [];
+  const nested: { repoPath: string; indexed: string | null }[] = [];
+  for (const [repoPath, listed] of listing.paths) {
+    const key = scan.prefix + repoPath;
+    const stats = scan.statted.has(key)
+      ? (scan.statted.get(key) ?? null)
+      : lstatOrNull(path.join(root, repoPath));
+    const gitlink = listed.indexed?.startsWith('160000 ') ?? false;
+    if (stats === null || (gitlink && !stats.isDirectory())) {
+      // A sparse checkout's absent file, or a submodule never cloned, is what the
+      // commit says it is; anything else absent is deleted.
+      if (listed.indexed !== null && (listed.skipWorktree || gitlink)) files.set(repoPath, listed.indexed);
+    } else if (stats.isDirectory()) {
+      // Only a repository is a directory entry of its own (a submodule, or an untracked
+      // clone `git add` would record as one); other directories' files are listed one by one.
+      if (gitlink || listed.indexed === null) nested.push({ repoPath, indexed: listed.indexed });
+    } else if (stats.isSymbolicLink()) {
+      const target = await readlink(path.join(root, repoPath), { encoding: 'buffer' });
+      files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
+      const outside = await outsideReason(scan, repoPath);
+      if (outside !== null) outsideLinks.set(repoPath, outside);
+    } else if (stats.isFile()) {
+      const id = scan.cache.lookup(key, stats);
+      if (id === null) toHash.push({ repoPath, stats });
+      else files.set(repoPath, `${gitFileMode(stats)} ${id}`);
+    } else {
+      throw new Error(
+        `${path.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`,
+      );
+    }
+  }
+  for (let i = 0; i < toHash.length; i += HASH_BATCH) {
+    await Promise.all(
+      toHash.slice(i, i + HASH_BATCH).map(async ({ repoPath, stats }) => {
+        // The stat taken before reading: a write during the read leaves a stat the next scan will not match.
+        const id = await gitBlobIdOfFile(path.join(root, repoPath), listing.objectFormat);
+        scan.cache.remember(scan.prefix + repoPath, stats, id);
+        files.set(repoPath, `${gitFileMode(stats)} ${id}`);
+      }),
+    );
+  }
+  await Promise.all(
+    nested.map(async ({ repoPath, indexed }) => {
+      const id = await submoduleId(scan, repoPath, outsideLinks);
+      if (id !== null) files.set(repoPath, id);
+      else if (indexed !== null) files.set(repoPath, indexed);
+    }),
+  );
+  return { files, changed: await changedPaths(root, listing, files), outsideLinks };
+}
+
+function lstatOrNull(absPath: string): Stats | null {
+  try {
+    return lstatSync(absPath, { throwIfNoEntry: false }) ?? null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+/**
+ * A checked-out submodule (or untracked clone) as one entry: `160000 <commit>` while its
+ * work tree equals its commit, else followed by `+<sha256>` over its own index's
+ * entries, so an uncommitted or untracked change inside it changes the id. Null when
+ * the directory is not a repository (a submodule that was never cloned).
+ */
+async function submoduleId(
+  scan: TreeScan,
+  repoPath: string,
+  outsideLinks: Map<string, string>,
+): Promise<string | null> {
+  const root = path.join(scan.root, repoPath);
+  if (!existsSync(path.join(root, '.git'))) return null;
+  const listing = await listWorkTree(root);
+  const cache =
+    listing.objectFormat === scan.listing.objectFormat
+      ? scan.cache
+      : new StatCache(null, listing.objectFormat, null, Date.now());
+  const prefix = `${scan.prefix}${repoPath}/`;
+  const inner = await indexWorkTree({ ...scan, root, prefix, listing, cache });
+  for (const [linkPath, reason] of inner.outsideLinks) outsideLinks.set(`${repoPath}/${linkPath}`, reason);
+  const commit = listing.commit ?? 'unborn';
+  if (inner.changed.size === 0 && listing.commit !== null) return `160000 ${commit}`;
+  const entries = [...inner.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `160000 ${commit}+${sha256Hex(entries.map(([file, id]) => `${file}\0${id}\n`).join(''))}`;
+}
+
+/**
+ * Why a symlink may not be code, or null when it stays inside the repository. Deps are
+ * refused the same way (DESIGN §5): what a link outside points to can change without
+ * anything in the repository changing, so no key could notice.
+ */
+async function outsideReason(scan: TreeScan, repoPath: string): Promise<string | null> {
+  try {
+    await resolveWorkspacePath(scan.top, scan.prefix + repoPath);
+    return null;
+  } catch (error) {
+    // A link that loops leads nowhere: a stage reading it fails wherever it sits.
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') return null;
+    if (!(error instanceof UnsafePathError)) throw error;
+    return (
+      `Code file ${error.message}: fluksio cannot see that target change, so it refuses such a ` +
+      `link as it refuses a dep outside the repository. Copy the target into the repository, or ` +
+      `leave the link out of the code scope (narrower \`code:\` globs, or .gitignore for an untracked link)`
+    );
+  }
+}
+
+async function topLevelOf(dir: string): Promise<string> {
+  let git;
+  try {
+    git = simpleGit({ baseDir: dir });
   } catch (error) {
     // simple-git refuses a missing directory with a message that does not name it.
     throw new Error(`${dir} does not exist or is not a directory; expected the repository to run in`, {
       cause: error,
     });
+  }
+  try {
+    return (await git.raw(['rev-parse', '--show-toplevel'])).trim();
+  } catch (error) {
+    throw notARepository(dir, error);
   }
 }
 

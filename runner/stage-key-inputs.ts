@@ -7,7 +7,7 @@ import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../schemas/resolve-params.js';
 import { codeDigest, type CodeDigest } from './code-digest.js';
 import type { CodeIndex } from './code-index.js';
-import { contentDigest } from './content-digest.js';
+import { contentDigest, fileDigestWithMode } from './content-digest.js';
 import { repoPathIn, type Workspace } from './workspace.js';
 
 export interface StageKeyInputsOptions {
@@ -33,7 +33,7 @@ export interface StageKeyMaterial {
  * Gathers everything a stage's result depends on (DESIGN §5), after its upstream
  * stages have finished: the interpolated command, each dep's content digest (an out of
  * this run by the digest it was stored under, anything else read from disk, so a
- * touched mtime changes nothing), the listed params, the declared outs, the code digest
+ * touched mtime changes nothing; a file's executable bit counts), the listed params, the declared outs, the code digest
  * of the stage's scope, the `env` values and the fingerprint.
  */
 export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<StageKeyMaterial> {
@@ -44,8 +44,10 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
   const deps: Record<string, string> = {};
   for (const dep of stage.deps) {
     const path = normalizePipelinePath(dep);
-    deps[path] =
-      options.produced.get(path)?.digest ?? (await contentDigest(join(workspace.pipelineDir, path))).digest;
+    const produced = options.produced.get(path);
+    deps[path] = produced
+      ? producedDigest(produced)
+      : (await contentDigest(join(workspace.pipelineDir, path))).digest;
   }
 
   let code: CodeDigest | null = null;
@@ -70,4 +72,11 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
     fingerprint: options.fingerprint,
   };
   return { inputs, code };
+}
+
+/** An out of this run as a dep: a file as contentDigest would give it, mode included; a directory by its manifest. */
+function producedDigest(record: OutRecord): string {
+  return record.kind === 'file'
+    ? fileDigestWithMode(record.digest, record.executable === true)
+    : record.digest;
 }

@@ -13,8 +13,9 @@ const BLOB_BATCH = 16;
 
 /**
  * Stores a stage's out in the blob store and returns its record. A file becomes one
- * blob; a directory becomes a blob per file plus a DirManifest blob (canonical JSON,
- * so equal trees give equal digests) whose digest is the record's. Symlinks are stored
+ * blob (its executable bit in the record); a directory becomes a blob per file plus a
+ * DirManifest blob (canonical JSON, so equal trees give equal digests) listing its files
+ * and its empty directories, whose digest is the record's. Symlinks are stored
  * as what they point to, and only when that stays inside the workspace, so an out can
  * never carry a file from elsewhere on the machine into the cache. Throws
  * MissingOutError when nothing exists at the out's path, UnsafePathError for a path
@@ -31,23 +32,36 @@ export async function storeOut(
   const stats = await stat(absPath).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new MissingOutError(outPath, absPath, { cause: error }) : error;
   });
-  if (stats.isFile()) return { path: outPath, kind: 'file', ...(await blobs.putFile(absPath)) };
+  if (stats.isFile()) {
+    const stored = await blobs.putFile(absPath);
+    return {
+      path: outPath,
+      kind: 'file',
+      ...stored,
+      ...(isExecutable(stats.mode) ? { executable: true } : {}),
+    };
+  }
   if (!stats.isDirectory()) throw new Error(`"${outPath}" is neither a file nor a directory (${absPath})`);
 
   const listed: { path: string; abs: string }[] = [];
-  await listOutFiles(workspaceRoot, repoPath, absPath, '', new Set(), listed);
+  const emptyDirs: string[] = [];
+  await listOutFiles(workspaceRoot, repoPath, absPath, '', new Set(), { files: listed, emptyDirs });
   listed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const files: DirManifest['files'] = [];
   for (let i = 0; i < listed.length; i += BLOB_BATCH) {
     const stored = await Promise.all(
       listed.slice(i, i + BLOB_BATCH).map(async (file) => {
         const { mode } = await stat(file.abs);
-        return { path: file.path, ...(await blobs.putFile(file.abs)), executable: (mode & 0o100) !== 0 };
+        return { path: file.path, ...(await blobs.putFile(file.abs)), executable: isExecutable(mode) };
       }),
     );
     files.push(...stored);
   }
-  const manifest: DirManifest = { version: 1, files };
+  const manifest: DirManifest = {
+    version: 1,
+    files,
+    ...(emptyDirs.length > 0 ? { dirs: emptyDirs.sort() } : {}),
+  };
   const { digest } = await blobs.putBytes(Buffer.from(canonicalJson(manifest)));
   const size = files.reduce((sum, file) => sum + file.size, 0);
   return { path: outPath, kind: 'dir', digest, size };
@@ -57,7 +71,8 @@ export async function storeOut(
  * Puts a stored out back at its path, every byte verified against its digest. The out
  * is assembled in a temporary sibling and swapped in only once complete, so a missing or
  * corrupt blob (BlobMissingError, BlobCorruptError) leaves the old path as it was and
- * nothing half-written. Directory files get their executable bits back. The path is
+ * nothing half-written. Files get their executable bits back, directories their empty
+ * subdirectories. The path is
  * checked first: one that leads outside the workspace throws UnsafePathError and
  * touches nothing.
  */
@@ -73,8 +88,12 @@ export async function restoreOut(
   await mkdir(parent, { recursive: true });
   const temp = path.join(parent, `.${path.basename(absPath)}.${randomUUID()}.fluksio-restore`);
   try {
-    if (record.kind === 'file') await blobs.getToFile(record.digest, temp);
-    else await restoreDir(blobs, record.digest, temp);
+    if (record.kind === 'file') {
+      await blobs.getToFile(record.digest, temp);
+      if (record.executable) await makeExecutable(temp);
+    } else {
+      await restoreDir(blobs, record.digest, temp);
+    }
     await swapIntoPlace(temp, absPath, record.kind === 'dir');
   } finally {
     await rm(temp, { recursive: true, force: true });
@@ -102,46 +121,68 @@ async function workspacePathOf(pipelineDir: string, workspaceRoot: string, outPa
   return path.posix.join(dirInRoot.split(path.sep).join('/'), outPath);
 }
 
-/** Appends every file under a directory out; symlinks are followed once checked to stay inside. */
+/** What a directory out holds: its files and its empty directories, relative to it. */
+interface OutTree {
+  files: { path: string; abs: string }[];
+  emptyDirs: string[];
+}
+
+/** Appends everything under a directory out; symlinks are followed once checked to stay inside. */
 async function listOutFiles(
   workspaceRoot: string,
   repoPath: string,
   absDir: string,
   relDir: string,
   ancestors: Set<string>,
-  files: { path: string; abs: string }[],
+  tree: OutTree,
 ): Promise<void> {
   const real = await realpath(absDir);
   if (ancestors.has(real)) throw new Error(`${absDir} leads back into ${real} through a symlink loop`);
   const inside = new Set(ancestors).add(real);
-  for (const entry of await readdir(absDir, { withFileTypes: true })) {
+  const entries = await readdir(absDir, { withFileTypes: true });
+  if (entries.length === 0 && relDir !== '') tree.emptyDirs.push(relDir);
+  for (const entry of entries) {
     const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
     const abs = path.join(absDir, entry.name);
     if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
     const stats = entry.isSymbolicLink() ? await stat(abs) : entry;
-    if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, files);
-    else if (stats.isFile()) files.push({ path: rel, abs });
+    if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
+    else if (stats.isFile()) tree.files.push({ path: rel, abs });
     else throw new Error(`${abs} is neither a file nor a directory; a directory out may hold only files`);
+  }
+}
+
+function isExecutable(mode: number): boolean {
+  return (mode & 0o100) !== 0;
+}
+
+/** As git checks out an executable: runnable by whoever may read it. */
+async function makeExecutable(absPath: string): Promise<void> {
+  const { mode } = await stat(absPath);
+  await chmod(absPath, mode | ((mode & 0o444) >> 2));
+}
+
+/** A manifest may come from a remote cache: its paths must stay inside the directory. */
+function checkManifestPath(digest: BlobDigest, relPath: string): void {
+  if (!relPath.split('/').every((part) => part !== '' && part !== '.' && part !== '..')) {
+    throw new Error(`Manifest ${digest} lists "${relPath}"; expected a plain relative path`);
   }
 }
 
 async function restoreDir(blobs: BlobStore, digest: BlobDigest, tempDir: string): Promise<void> {
   const manifest = DirManifest.parse(JSON.parse((await blobs.getBytes(digest)).toString('utf8')));
   await mkdir(tempDir);
+  for (const dir of manifest.dirs ?? []) {
+    checkManifestPath(digest, dir);
+    await mkdir(path.join(tempDir, dir), { recursive: true });
+  }
   for (let i = 0; i < manifest.files.length; i += BLOB_BATCH) {
     await Promise.all(
       manifest.files.slice(i, i + BLOB_BATCH).map(async (file) => {
-        // A manifest may come from a remote cache: its paths must stay inside the directory.
-        if (!file.path.split('/').every((part) => part !== '' && part !== '.' && part !== '..')) {
-          throw new Error(`Manifest ${digest} lists "${file.path}"; expected a plain relative path`);
-        }
+        checkManifestPath(digest, file.path);
         const target = path.join(tempDir, file.path);
         await blobs.getToFile(file.digest, target);
-        if (file.executable) {
-          // As git checks out an executable: runnable by whoever may read it.
-          const { mode } = await stat(target);
-          await chmod(target, mode | ((mode & 0o444) >> 2));
-        }
+        if (file.executable) await makeExecutable(target);
       }),
     );
   }

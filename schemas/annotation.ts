@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { INT32_MAX } from './int32.js';
 
 /**
  * A message pinned to a line of a repository file: from a traceback, or from a stage's
@@ -7,7 +8,7 @@ import { z } from 'zod';
 export const Annotation = z.strictObject({
   stage: z.string(),
   path: z.string().nullable(),
-  line: z.number().int().positive().max(2_147_483_647).nullable(),
+  line: z.number().int().positive().max(INT32_MAX).nullable(),
   level: z.enum(['error', 'warning', 'notice']),
   message: z.string(),
   title: z.string().nullable(),

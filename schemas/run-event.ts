@@ -1,9 +1,15 @@
 import { z } from 'zod';
 import { Annotation } from './annotation.js';
+import { NonNegativeInt32 } from './int32.js';
+import { IsoTimestamp } from './iso-timestamp.js';
 import { MetricPoint } from './metric-point.js';
 import { StageRecord } from './stage-record.js';
 
-const StageStarted = z.strictObject({ type: z.literal('stage.started'), stage: z.string(), at: z.string() });
+const StageStarted = z.strictObject({
+  type: z.literal('stage.started'),
+  stage: z.string(),
+  at: IsoTimestamp,
+});
 /** Output lines of a stage, already masked. */
 const StageLog = z.strictObject({
   type: z.literal('stage.log'),
@@ -31,7 +37,7 @@ export const RunEventBody = z.discriminatedUnion('type', [
 ]);
 export type RunEventBody = z.infer<typeof RunEventBody>;
 
-const seq = { seq: z.number().int().nonnegative() };
+const seq = { seq: NonNegativeInt32 };
 
 /** A run event with its place in the run's stream. */
 export const RunEvent = z.discriminatedUnion('type', [

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { BlobDigest } from './blob-digest.js';
+import { INT32_MAX } from './int32.js';
+import { IsoTimestamp } from './iso-timestamp.js';
 import { KeyInputs } from './key-inputs.js';
 import { OutRecord } from './out-record.js';
 import { StageStatus } from './statuses.js';
@@ -18,10 +20,15 @@ export const StageRecord = z.strictObject({
   cachedFrom: z.string().nullable(),
   /** Why the stage ran instead of being restored; empty for a cached stage. */
   reasons: z.array(z.string()),
-  startedAt: z.string().nullable(),
-  finishedAt: z.string().nullable(),
+  startedAt: IsoTimestamp.nullable(),
+  finishedAt: IsoTimestamp.nullable(),
   durationMs: z.number().nonnegative(),
-  exitCode: z.number().int().nullable(),
+  exitCode: z
+    .number()
+    .int()
+    .min(-INT32_MAX - 1)
+    .max(INT32_MAX)
+    .nullable(),
   outs: z.array(OutRecord),
   /**
    * The stage's metric values: the last point of each series it streamed, then the

@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Database } from '../../store/database.js';
+import { storableJson } from '../../schemas/storable-text.js';
 import { recordDelivery } from '../../store/record-delivery.js';
 import { enqueueDelivery, type DeliveryJob } from './delivery-queue.js';
 
@@ -42,7 +43,8 @@ export async function acceptDelivery({
       { status: 400 },
     );
   }
-  const { payload } = delivery;
+  // Stored as data, whatever text it holds: a NUL in a title must not make it unstorable.
+  const payload = storableJson(delivery.payload) as Record<string, unknown>;
   const installation = payload.installation as { id?: unknown } | undefined;
   const stored = await recordDelivery({
     db,

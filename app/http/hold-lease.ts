@@ -2,11 +2,13 @@ import type { RunnerRow } from '../../schemas/tables/runners.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../../store/database.js';
 import { HttpError } from './http-error.js';
-import { loadRun } from './load-run.js';
+import { loadRun, noSuchRun } from './load-run.js';
 
 /**
  * The run a runner's request is about, once the runner is shown to hold `lease`: 404 for
- * an unknown run, 403 when the run is another runner's, 409 when the lease is stale (the
+ * an unknown run and, in the very same words, for another runner's (a runner token learns
+ * nothing about runs that are not its own, not even that they exist), 409 when the lease
+ * is stale (the
  * run was released, requeued or abandoned since). With `running`, a run that finished
  * under this lease is stale too: reads (cache, blobs) and uploads are for a run in
  * progress. Writes are fenced again by the store in the statement that makes them — a
@@ -27,9 +29,7 @@ export async function holdLease({
   running?: boolean;
 }): Promise<Run> {
   const run = await loadRun(db, runId);
-  if (run.runnerName !== runner.name) {
-    throw new HttpError(403, `Run ${runId} is not held by runner "${runner.name}"`, 'id');
-  }
+  if (run.runnerName !== runner.name) throw noSuchRun(runId);
   if (run.leaseId !== lease || (running && run.status !== 'running')) throw staleLease(runId);
   return run;
 }

@@ -9,6 +9,14 @@ import { HttpError } from './http-error.js';
  */
 export async function loadRun(db: Database, runId: string): Promise<Run> {
   const [run] = await db.select().from(runs).where(eq(runs.id, runId));
-  if (!run) throw new HttpError(404, `There is no run ${runId}`, 'id');
+  if (!run) throw noSuchRun(runId);
   return run;
+}
+
+/**
+ * 404 for a run the caller may not see, in the same words as for one that does not exist:
+ * neither a runner nor an API token learns whether another's run id exists.
+ */
+export function noSuchRun(runId: string, field = 'id'): HttpError {
+  return new HttpError(404, `There is no run ${runId}`, field);
 }

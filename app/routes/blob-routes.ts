@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BlobDigest } from '../../schemas/blob-digest.js';
 import { LeaseId } from '../../schemas/protocol/lease-id.js';
+import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
+import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { addBlobRef } from '../../store/add-blob-ref.js';
 import { hasBlobRef } from '../../store/has-blob-ref.js';
 import { BlobDigestMismatchError, BlobTooLargeError } from '../blob-upload-errors.js';
@@ -10,9 +12,10 @@ import { authenticateRunner } from '../http/authenticate-runner.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
 import { holdLease } from '../http/hold-lease.js';
 import { HttpError } from '../http/http-error.js';
-import { loadRun } from '../http/load-run.js';
+import { loadRun, noSuchRun } from '../http/load-run.js';
 import { parseInput } from '../http/parse-input.js';
 import { readHeader } from '../http/read-header.js';
+import { requestAuth } from '../http/request-auth.js';
 import { RunIdHeader } from '../http/run-id-params.js';
 import type { RouteContext } from '../route-context.js';
 
@@ -28,17 +31,26 @@ const RUN_WHAT = 'the id of the run this blob belongs to';
  * its runs uploaded those very bytes: knowing a digest is not enough to read it.
  */
 export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
+  const uploaderAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  // A runner names its run's lease; `fluksio pull` shows an API token.
+  const readerAuth = requestAuth(async (request): Promise<{ runner: RunnerRow } | { token: ApiTokenRow }> =>
+    request.headers['x-fluksio-lease'] !== undefined
+      ? { runner: await authenticateRunner(context.db, request) }
+      : { token: await authenticateSubmitter(context.db, request, 'read') },
+  );
+  const reader = { onRequest: readerAuth.onRequest };
+
   void app.register(async (scope) => {
     // Uploads are streamed to disk as they arrive, whatever their declared type.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
-    scope.head('/api/v1/blobs/:digest', async (request, reply) => {
+    scope.head('/api/v1/blobs/:digest', reader, async (request, reply) => {
       const { size } = await readableBlob(request);
       return reply.header('content-length', size).type('application/octet-stream').send();
     });
 
-    scope.get('/api/v1/blobs/:digest', { exposeHeadRoute: false }, async (request, reply) => {
+    scope.get('/api/v1/blobs/:digest', { ...reader, exposeHeadRoute: false }, async (request, reply) => {
       const { digest, size } = await readableBlob(request);
       return reply
         .header('content-length', size)
@@ -46,8 +58,8 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
         .send(context.blobs.read(digest));
     });
 
-    scope.put('/api/v1/blobs/:digest', async (request, reply) => {
-      const runner = await authenticateRunner(context.db, request);
+    scope.put('/api/v1/blobs/:digest', { onRequest: uploaderAuth.onRequest }, async (request, reply) => {
+      const runner = uploaderAuth.of(request);
       const digest = digestParam(request);
       const runId = readHeader(request, 'X-Fluksio-Run', RunIdHeader, RUN_WHAT);
       const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, LEASE_WHAT);
@@ -89,13 +101,14 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
 
   /** The repository whose blobs the caller may read: its run's, by lease or by API token. */
   async function readerRepository(request: FastifyRequest): Promise<string> {
-    if (request.headers['x-fluksio-lease'] !== undefined) {
-      const runner = await authenticateRunner(context.db, request);
+    const caller = readerAuth.of(request);
+    if ('runner' in caller) {
+      const { runner } = caller;
       const runId = readHeader(request, 'X-Fluksio-Run', RunIdHeader, RUN_WHAT);
       const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, LEASE_WHAT);
       return (await holdLease({ db: context.db, runner, runId, lease, running: true })).repository;
     }
-    const token = await authenticateSubmitter(context.db, request, 'read');
+    const { token } = caller;
     // `fluksio pull` names the run in the query (`?run=<id>`), the runner in a header.
     const { run: fromQuery } = parseInput(BlobQuery, request.query, 'run');
     const runId =
@@ -104,7 +117,7 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
         : readHeader(request, 'X-Fluksio-Run', RunIdHeader, RUN_WHAT);
     const run = await loadRun(context.db, runId);
     if (!tokenReaches(token, run.repository)) {
-      throw new HttpError(404, `There is no run ${runId}`, 'X-Fluksio-Run');
+      throw noSuchRun(runId);
     }
     return run.repository;
   }

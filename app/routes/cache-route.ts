@@ -9,6 +9,7 @@ import { holdLease } from '../http/hold-lease.js';
 import { HttpError } from '../http/http-error.js';
 import { parseInput } from '../http/parse-input.js';
 import { readHeader } from '../http/read-header.js';
+import { requestAuth } from '../http/request-auth.js';
 import type { RouteContext } from '../route-context.js';
 import { trustDomainsOf } from '../trust-domains-of.js';
 
@@ -29,8 +30,10 @@ const CacheParams = z.object({
  * another's.
  */
 export function cacheRoute(app: FastifyInstance, context: RouteContext): void {
-  app.get('/api/v1/runs/:id/cache/:key', async (request): Promise<CacheEntry> => {
-    const runner = await authenticateRunner(context.db, request);
+  const runnerAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  const onRequest = runnerAuth.onRequest;
+  app.get('/api/v1/runs/:id/cache/:key', { onRequest }, async (request): Promise<CacheEntry> => {
+    const runner = runnerAuth.of(request);
     const { id: runId, key } = parseInput(CacheParams, request.params, 'params');
     const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, 'the lease this run was claimed with');
     const run = await holdLease({ db: context.db, runner, runId, lease, running: true });
@@ -48,8 +51,8 @@ export function cacheRoute(app: FastifyInstance, context: RouteContext): void {
    * `GET /api/v1/runs/:id/cache?stage=NAME` (lease header) → the most recent entry of that
    * stage visible to the run | 404: what a miss is compared with to say why it re-ran.
    */
-  app.get('/api/v1/runs/:id/cache', async (request): Promise<CacheEntry> => {
-    const runner = await authenticateRunner(context.db, request);
+  app.get('/api/v1/runs/:id/cache', { onRequest }, async (request): Promise<CacheEntry> => {
+    const runner = runnerAuth.of(request);
     const { id: runId } = parseInput(RunParams, request.params, 'params');
     const { stage } = parseInput(LatestQuery, request.query, 'query');
     const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, 'the lease this run was claimed with');

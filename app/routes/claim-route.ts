@@ -6,6 +6,7 @@ import { CredentialRefusedError } from '../credential-refused-error.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { HttpError } from '../http/http-error.js';
 import { parseInput } from '../http/parse-input.js';
+import { requestAuth } from '../http/request-auth.js';
 import type { RouteContext } from '../route-context.js';
 import { toClaim } from '../to-claim.js';
 import { waitForClaim } from '../wait-for-claim.js';
@@ -15,8 +16,9 @@ import { waitForClaim } from '../wait-for-claim.js';
  * waits up to `waitSeconds` for a run whose labels it carries.
  */
 export function claimRoute(app: FastifyInstance, context: RouteContext): void {
-  app.post('/api/v1/runner/claim', async (request, reply) => {
-    const runner = await authenticateRunner(context.db, request);
+  const runnerAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  app.post('/api/v1/runner/claim', { onRequest: runnerAuth.onRequest }, async (request, reply) => {
+    const runner = runnerAuth.of(request);
     const { waitSeconds, acceptForks } = parseInput(ClaimRequest, request.body ?? {}, 'body');
     const gone = new AbortController();
     const onClose = (): void => gone.abort();

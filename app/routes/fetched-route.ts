@@ -3,6 +3,7 @@ import { FetchedRequest, type FetchedReply } from '../../schemas/protocol/lease-
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease } from '../http/hold-lease.js';
 import { parseInput } from '../http/parse-input.js';
+import { requestAuth } from '../http/request-auth.js';
 import { RunIdParams } from '../http/run-id-params.js';
 import type { RouteContext } from '../route-context.js';
 
@@ -13,22 +14,27 @@ import type { RouteContext } from '../route-context.js';
  * within the hour regardless.
  */
 export function fetchedRoute(app: FastifyInstance, context: RouteContext): void {
-  app.post('/api/v1/runs/:id/fetched', async (request): Promise<FetchedReply> => {
-    const runner = await authenticateRunner(context.db, request);
-    const { id: runId } = parseInput(RunIdParams, request.params, 'id');
-    const body = parseInput(FetchedRequest, request.body, 'body');
-    await holdLease({ db: context.db, runner, runId, lease: body.lease, running: true });
-    if (!context.gitCredentials) return { revoked: false };
-    try {
-      const revoked = await context.gitCredentials.revoke(body.extraHeader);
-      request.log.info({ runId, revoked }, 'fetch credential revoked');
-      return { revoked };
-    } catch (error) {
-      request.log.warn(
-        { err: error, runId },
-        'could not revoke the fetch credential; it expires within the hour',
-      );
-      return { revoked: false };
-    }
-  });
+  const runnerAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  app.post(
+    '/api/v1/runs/:id/fetched',
+    { onRequest: runnerAuth.onRequest },
+    async (request): Promise<FetchedReply> => {
+      const runner = runnerAuth.of(request);
+      const { id: runId } = parseInput(RunIdParams, request.params, 'id');
+      const body = parseInput(FetchedRequest, request.body, 'body');
+      await holdLease({ db: context.db, runner, runId, lease: body.lease, running: true });
+      if (!context.gitCredentials) return { revoked: false };
+      try {
+        const revoked = await context.gitCredentials.revoke(body.extraHeader);
+        request.log.info({ runId, revoked }, 'fetch credential revoked');
+        return { revoked };
+      } catch (error) {
+        request.log.warn(
+          { err: error, runId },
+          'could not revoke the fetch credential; it expires within the hour',
+        );
+        return { revoked: false };
+      }
+    },
+  );
 }

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import {
+  EVENT_BATCH_MAX_BYTES,
   EventBatch,
+  FINISH_MAX_BYTES,
   FinishRequest,
   HeartbeatRequest,
   ReleaseRequest,
@@ -18,30 +20,34 @@ import { startLeasedRun } from '../../store/start-leased-run.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease, staleLease } from '../http/hold-lease.js';
 import { parseInput } from '../http/parse-input.js';
+import { requestAuth } from '../http/request-auth.js';
 import { RunIdParams } from '../http/run-id-params.js';
 import type { RouteContext } from '../route-context.js';
 
 /**
  * The writes a runner makes to the run it holds: heartbeat, start, events, finish and
- * release. Each carries the run's lease in its body: another runner's run is 403, a stale
- * lease 409 with nothing changed (DESIGN §6).
+ * release. Each carries the run's lease in its body: another runner's run is 404 (as if
+ * unknown), a stale lease 409 with nothing changed (DESIGN §6).
  */
 export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): void {
   const { db } = context;
+  const runnerAuth = requestAuth((request) => authenticateRunner(db, request));
+  // The other writes are a lease and a sentence: the server's default body limit holds them.
+  const { onRequest } = runnerAuth;
 
   /** The runner, the run id and the validated body of a leased write, once the lease is shown held. */
   async function leasedWrite<Schema extends z.ZodType<{ lease: string }>>(
     request: FastifyRequest,
     schema: Schema,
   ): Promise<{ runner: RunnerRow; runId: string; body: z.output<Schema> }> {
-    const runner = await authenticateRunner(db, request);
+    const runner = runnerAuth.of(request);
     const { id: runId } = parseInput(RunIdParams, request.params, 'id');
     const body = parseInput(schema, request.body, 'body');
     await holdLease({ db, runner, runId, lease: body.lease });
     return { runner, runId, body };
   }
 
-  app.post('/api/v1/runs/:id/heartbeat', async (request): Promise<HeartbeatReply> => {
+  app.post('/api/v1/runs/:id/heartbeat', { onRequest }, async (request): Promise<HeartbeatReply> => {
     const { runId, body } = await leasedWrite(request, HeartbeatRequest);
     const answer = await heartbeatRun({
       db,
@@ -54,7 +60,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     return answer;
   });
 
-  app.post('/api/v1/runs/:id/start', async (request) => {
+  app.post('/api/v1/runs/:id/start', { onRequest }, async (request) => {
     const { runId, body } = await leasedWrite(request, StartRequest);
     const run = await startLeasedRun({
       db,
@@ -70,28 +76,32 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     return { status: run.status };
   });
 
-  app.post('/api/v1/runs/:id/events', async (request): Promise<EventBatchReply> => {
-    const { runId, body } = await leasedWrite(request, EventBatch);
-    const result = await applyLeasedEvents({
-      db,
-      runId,
-      leaseId: body.lease,
-      attempt: body.attempt,
-      events: body.events,
-    });
-    if (!result) throw staleLease(runId);
-    request.log.debug({ runId, applied: result.applied, acked: result.acked }, 'run events applied');
-    // A stage starting or finishing changes the check run; log lines and points do not.
-    if (
-      result.applied > 0 &&
-      body.events.some((event) => event.type.startsWith('stage.') && event.type !== 'stage.log')
-    ) {
-      context.onRunChanged?.(runId);
-    }
-    return result;
-  });
+  app.post(
+    '/api/v1/runs/:id/events',
+    { onRequest, bodyLimit: EVENT_BATCH_MAX_BYTES },
+    async (request): Promise<EventBatchReply> => {
+      const { runId, body } = await leasedWrite(request, EventBatch);
+      const result = await applyLeasedEvents({
+        db,
+        runId,
+        leaseId: body.lease,
+        attempt: body.attempt,
+        events: body.events,
+      });
+      if (!result) throw staleLease(runId);
+      request.log.debug({ runId, applied: result.applied, acked: result.acked }, 'run events applied');
+      // A stage starting or finishing changes the check run; log lines and points do not.
+      if (
+        result.applied > 0 &&
+        body.events.some((event) => event.type.startsWith('stage.') && event.type !== 'stage.log')
+      ) {
+        context.onRunChanged?.(runId);
+      }
+      return result;
+    },
+  );
 
-  app.post('/api/v1/runs/:id/finish', async (request) => {
+  app.post('/api/v1/runs/:id/finish', { onRequest, bodyLimit: FINISH_MAX_BYTES }, async (request) => {
     const { runId, body } = await leasedWrite(request, FinishRequest);
     const run = await finishLeasedRun({
       db,
@@ -107,7 +117,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     return { status: run.status };
   });
 
-  app.post('/api/v1/runs/:id/release', async (request) => {
+  app.post('/api/v1/runs/:id/release', { onRequest }, async (request) => {
     const { runId, body } = await leasedWrite(request, ReleaseRequest);
     const run = await releaseLeasedRun({ db, runId, leaseId: body.lease, reason: body.reason });
     if (!run) throw staleLease(runId);

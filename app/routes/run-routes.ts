@@ -8,8 +8,9 @@ import { getStageLog } from '../../store/get-stage-log.js';
 import { requestCancel } from '../../store/request-cancel.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
 import { HttpError } from '../http/http-error.js';
-import { loadRun } from '../http/load-run.js';
+import { loadRun, noSuchRun } from '../http/load-run.js';
 import { parseInput } from '../http/parse-input.js';
+import { requestAuth } from '../http/request-auth.js';
 import { RunIdParams } from '../http/run-id-params.js';
 import type { RouteContext } from '../route-context.js';
 import { toRemoteRunReport } from '../to-remote-run-report.js';
@@ -25,51 +26,69 @@ const CancelRequest = z.strictObject({ reason: z.string().min(1).max(1000).optio
  */
 export function runRoutes(app: FastifyInstance, context: RouteContext): void {
   const { db } = context;
+  const readAuth = requestAuth((request) => authenticateSubmitter(db, request, 'read'));
+  const submitAuth = requestAuth((request) => authenticateSubmitter(db, request, 'submit'));
 
   async function visibleRun(
     request: FastifyRequest,
     scope: 'read' | 'submit',
   ): Promise<{ run: Run; token: ApiTokenRow }> {
-    const token = await authenticateSubmitter(db, request, scope);
+    const token = (scope === 'read' ? readAuth : submitAuth).of(request);
     const { id } = parseInput(RunIdParams, request.params, 'id');
     const run = await loadRun(db, id);
-    if (!tokenReaches(token, run.repository)) throw new HttpError(404, `There is no run ${id}`, 'id');
+    if (!tokenReaches(token, run.repository)) throw noSuchRun(id);
     return { run, token };
   }
 
   async function detailOf(run: Run): Promise<RunDetail> {
     const detail = await getRunDetail({ db, runId: run.id });
-    if (!detail) throw new HttpError(404, `There is no run ${run.id}`, 'id');
+    if (!detail) throw noSuchRun(run.id);
     return detail;
   }
 
-  app.get('/api/v1/runs/:id', async (request): Promise<RemoteRunReport> => {
-    return toRemoteRunReport(await detailOf((await visibleRun(request, 'read')).run));
-  });
+  app.get(
+    '/api/v1/runs/:id',
+    { onRequest: readAuth.onRequest },
+    async (request): Promise<RemoteRunReport> => {
+      return toRemoteRunReport(await detailOf((await visibleRun(request, 'read')).run));
+    },
+  );
 
-  app.get('/api/v1/runs/:id/metrics', async (request): Promise<{ series: Record<string, MetricSeries> }> => {
-    return { series: (await detailOf((await visibleRun(request, 'read')).run)).series };
-  });
+  app.get(
+    '/api/v1/runs/:id/metrics',
+    { onRequest: readAuth.onRequest },
+    async (request): Promise<{ series: Record<string, MetricSeries> }> => {
+      return { series: (await detailOf((await visibleRun(request, 'read')).run)).series };
+    },
+  );
 
-  app.get('/api/v1/runs/:id/logs/:stage', async (request): Promise<{ stage: string; lines: string[] }> => {
-    const { run } = await visibleRun(request, 'read');
-    const { stage } = parseInput(LogParams, request.params, 'stage');
-    const lines = await getStageLog({ db, runId: run.id, stage });
-    if (lines === null) throw new HttpError(404, `Run ${run.id} has no stage "${stage}"`, 'stage');
-    return { stage, lines };
-  });
+  app.get(
+    '/api/v1/runs/:id/logs/:stage',
+    { onRequest: readAuth.onRequest },
+    async (request): Promise<{ stage: string; lines: string[] }> => {
+      const { run } = await visibleRun(request, 'read');
+      const { stage } = parseInput(LogParams, request.params, 'stage');
+      const lines = await getStageLog({ db, runId: run.id, stage });
+      if (lines === null) throw new HttpError(404, `Run ${run.id} has no stage "${stage}"`, 'stage');
+      return { stage, lines };
+    },
+  );
 
-  app.post('/api/v1/runs/:id/cancel', async (request): Promise<RemoteRunReport> => {
-    const { run, token } = await visibleRun(request, 'submit');
-    const { reason } = parseInput(CancelRequest, request.body ?? {}, 'body');
-    const cancelled = await requestCancel({
-      db,
-      runId: run.id,
-      reason: reason ?? `Cancelled by ${token.name}`,
-    });
-    if (!cancelled) throw new HttpError(404, `There is no run ${run.id}`, 'id');
-    request.log.info({ runId: run.id, status: cancelled.status }, 'run cancel requested');
-    context.onRunChanged?.(run.id);
-    return toRemoteRunReport(await detailOf(cancelled));
-  });
+  app.post(
+    '/api/v1/runs/:id/cancel',
+    { onRequest: submitAuth.onRequest },
+    async (request): Promise<RemoteRunReport> => {
+      const { run, token } = await visibleRun(request, 'submit');
+      const { reason } = parseInput(CancelRequest, request.body ?? {}, 'body');
+      const cancelled = await requestCancel({
+        db,
+        runId: run.id,
+        reason: reason ?? `Cancelled by ${token.name}`,
+      });
+      if (!cancelled) throw noSuchRun(run.id);
+      request.log.info({ runId: run.id, status: cancelled.status }, 'run cancel requested');
+      context.onRunChanged?.(run.id);
+      return toRemoteRunReport(await detailOf(cancelled));
+    },
+  );
 }

@@ -12,6 +12,7 @@ import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submit
 import { HttpError } from '../http/http-error.js';
 import { parseInput } from '../http/parse-input.js';
 import { readHeader } from '../http/read-header.js';
+import { requestAuth } from '../http/request-auth.js';
 import type { RouteContext } from '../route-context.js';
 import { toRemoteRunReport } from '../to-remote-run-report.js';
 
@@ -20,6 +21,9 @@ const IdempotencyKey = z
   .max(200, { error: 'must be at most 200 characters' })
   .regex(/^[\x21-\x7e]+$/, { error: 'must be printable ASCII without spaces' });
 
+/** The largest submission read: a run's params are short values, a few hundred bytes as a rule. */
+const SUBMIT_MAX_BYTES = 2 ** 20;
+
 /**
  * `POST /api/v1/runs` with `Idempotency-Key`: queues one run of a pushed commit for a
  * submitter whose `submit` token reaches the repository. The key becomes the run's trigger
@@ -27,8 +31,10 @@ const IdempotencyKey = z
  * (201 when new). Answers the run's RemoteRunReport.
  */
 export function submitRoute(app: FastifyInstance, context: RouteContext): void {
-  app.post('/api/v1/runs', async (request, reply): Promise<RemoteRunReport> => {
-    const token = await authenticateSubmitter(context.db, request, 'submit');
+  const submitAuth = requestAuth((request) => authenticateSubmitter(context.db, request, 'submit'));
+  const options = { onRequest: submitAuth.onRequest, bodyLimit: SUBMIT_MAX_BYTES };
+  app.post('/api/v1/runs', options, async (request, reply): Promise<RemoteRunReport> => {
+    const token = submitAuth.of(request);
     const key = readHeader(
       request,
       'Idempotency-Key',

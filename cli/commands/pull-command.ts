@@ -69,7 +69,7 @@ export async function pullCommand(
   };
   for (const record of wanted) {
     const dest = await resolveWorkspacePath(root, normalizePipelinePath(record.path));
-    if (record.kind === 'file') await download(record.digest, dest, false);
+    if (record.kind === 'file') await download(record.digest, dest, record.executable === true);
     else await pullDirectory(client, report.run.id, record, dest, download);
     io.stdout.write(`${record.path}  ${record.digest.slice(0, 19)}  ${record.size} bytes\n`);
   }
@@ -90,6 +90,8 @@ async function pullDirectory(
     throw new Error(`${record.path}: its manifest hashes to ${actual}, not ${record.digest}`);
   const manifest = DirManifest.parse(JSON.parse(bytes.toString('utf8')));
   await mkdir(dest, { recursive: true });
+  for (const dir of manifest.dirs ?? [])
+    await mkdir(await resolveWorkspacePath(dest, dir), { recursive: true });
   for (const file of manifest.files) {
     await download(file.digest, await resolveWorkspacePath(dest, file.path), file.executable);
   }

@@ -9,6 +9,7 @@ import { resolveParams, type Params } from '../../schemas/resolve-params.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import { checkWorkspacePaths } from '../../runner/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/code-index.js';
+import { UnsafePathError } from '../../runner/unsafe-path-error.js';
 import type { CliIo } from '../cli-io.js';
 import { executeLocalRun } from '../local/execute-local-run.js';
 import { openLocalState, type LocalState } from '../local/local-state.js';
@@ -94,6 +95,11 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     return reports.length === grid.length && reports.every((report) => report.run.status === 'succeeded')
       ? 0
       : 1;
+  } catch (error) {
+    // The stamp's code digest refuses a code symlink leading outside the repository
+    // before the first run is recorded: bad input, like a dep that does the same.
+    if (error instanceof UnsafePathError) throw new UsageError(error.message, { cause: error });
+    throw error;
   } finally {
     await state.close();
   }

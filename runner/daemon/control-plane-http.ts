@@ -16,7 +16,7 @@ export interface ControlPlaneHttpOptions {
   url: string;
   /** The runner token. Sent only as `Authorization: Bearer`, never in a URL or a message. */
   token: string;
-  /** Retries of a request that failed transiently (refused, reset, timed out, 5xx, 429). @defaultValue 5 */
+  /** Retries of a request that failed transiently (refused, reset, timed out, 5xx, 408, 429). @defaultValue 5 */
   retries?: number;
   /** Delay before the first retry; it doubles with each one. @defaultValue 500 */
   minRetryDelayMs?: number;
@@ -179,7 +179,7 @@ export class ControlPlaneHttp {
   }
 }
 
-/** A 5xx or 429: worth another try. */
+/** A 5xx, 408 or 429: worth another try. */
 class TransientResponseError extends Error {}
 
 function isTransient(error: unknown): boolean {
@@ -221,7 +221,9 @@ async function errorFor(request: string, response: Response): Promise<Error> {
     // Not JSON (a proxy's error page): the text itself is the best sentence there is.
   }
   const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
-  if (response.status === 429 || response.status >= 500) return new TransientResponseError(message);
+  // 408: the control plane gave up waiting for the request's body, which a retry sends again.
+  if (response.status === 408 || response.status === 429 || response.status >= 500)
+    return new TransientResponseError(message);
   const ErrorClass =
     response.status === 401
       ? UnauthorizedError

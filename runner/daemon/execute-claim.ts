@@ -3,7 +3,7 @@ import type { Claim } from '../../schemas/protocol/claim.js';
 import type { FinishRequest } from '../../schemas/protocol/lease-requests.js';
 import { runPipeline, type RunOutcome } from '../run-pipeline.js';
 import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
-import { isLeaseLost } from './control-plane-errors.js';
+import { ControlPlaneError, isLeaseLost } from './control-plane-errors.js';
 import type { GitWorkspace } from './git-workspace.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { LocalBlobCache } from './local-blob-cache.js';
@@ -50,7 +50,10 @@ export type ClaimEnd =
 
 /** Why the runner stopped the run, when it was not the run's own ending. */
 type StopRequest =
-  { kind: 'cancel'; status: 'cancelled' | 'timed_out'; reason: string } | { kind: 'release'; reason: string };
+  | { kind: 'cancel'; status: 'cancelled' | 'timed_out'; reason: string }
+  | { kind: 'release'; reason: string }
+  /** The control plane refused the run's events for good (a 4xx): the run fails, saying why. */
+  | { kind: 'refused'; reason: string };
 
 /**
  * Has the control plane revoke the claim's fetch credential once the checkout is done
@@ -67,6 +70,28 @@ async function forgetFetchCredential(
   await client
     .fetched(run, claim.git.extraHeader, { retries: 1 })
     .catch((error: unknown) => logger.warn({ err: error }, 'could not have the fetch credential revoked'));
+}
+
+/**
+ * Finishes the run with its result; when the control plane refuses that result for good
+ * (a 4xx other than a lost lease: something in it it cannot store), finishes it `failed`
+ * with the refusal's sentence instead, so the run never stays `running` until its lease
+ * expires.
+ */
+async function finishOrFail(
+  client: ControlPlaneClient,
+  run: RunLease,
+  result: Omit<FinishRequest, 'lease'>,
+  logger: Logger,
+): Promise<void> {
+  try {
+    await client.finish(run, result);
+  } catch (error) {
+    if (!(error instanceof ControlPlaneError) || isLeaseLost(error)) throw error;
+    logger.warn({ err: error }, "the control plane refused the run's result: finishing it failed");
+    const reason = `The control plane refused the run's result: ${error.message}`;
+    await client.finish(run, { status: 'failed', reason: reason.slice(0, 4000), metrics: {} });
+  }
 }
 
 /**
@@ -126,7 +151,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         logger.info({ reason: result.release }, 'run released');
         return { end: 'released', reason: result.release };
       }
-      await client.finish(run, { ...result, reason: result.reason?.slice(0, 4000) ?? null });
+      await finishOrFail(client, run, { ...result, reason: result.reason?.slice(0, 4000) ?? null }, logger);
       logger.info({ status: result.status, reason: result.reason }, 'run finished');
       return { end: 'finished', status: result.status };
     } catch (error) {
@@ -142,6 +167,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     if (leaseLost.signal.aborted) return Promise.resolve({ end: 'lease-lost' });
     if (outcome && outcome.status !== 'cancelled') return null;
     if (stop?.kind === 'release') return end({ release: stop.reason });
+    if (stop?.kind === 'refused') return failed(stop.reason);
     if (stop?.kind === 'cancel')
       return end({
         lease: run.lease,
@@ -151,7 +177,9 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       });
     return null;
   };
-  const failed = (reason: string) => end({ lease: run.lease, status: 'failed', reason, metrics: {} });
+  function failed(reason: string): Promise<ClaimEnd> {
+    return end({ lease: run.lease, status: 'failed', reason, metrics: {} });
+  }
 
   try {
     if (claim.repo.fork && !options.acceptForks) {
@@ -238,7 +266,18 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
           run,
           attempt: claim.run.attempt,
           signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
-          onError: (error) => logger.warn({ err: error }, 'event upload stopped'),
+          onError: (error) => {
+            logger.warn({ err: error }, 'event upload stopped');
+            // Sending the same events again would be refused again: stop the run now
+            // rather than after its last stage, and fail it with the control plane's sentence.
+            if (error instanceof ControlPlaneError && !isLeaseLost(error)) {
+              stop ??= {
+                kind: 'refused',
+                reason: `The control plane refused the run's events: ${error.message}`,
+              };
+              engineAbort.abort();
+            }
+          },
         }),
         signal: engineAbort.signal,
         killGraceMs: options.killGraceMs,

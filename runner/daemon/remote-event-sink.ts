@@ -1,4 +1,5 @@
-import type { RunEventBody } from '../../schemas/run-event.js';
+import { EVENT_BATCH_MAX_BYTES } from '../../schemas/protocol/lease-requests.js';
+import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
 import { BatchingEventSink } from '../batching-event-sink.js';
 import type { EventSink } from '../ports.js';
 import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
@@ -52,11 +53,15 @@ export class RemoteEventSink implements EventSink {
     this.batching = new BatchingEventSink({
       maxBatch: options.maxBatch ?? 50,
       deliver: async (events) => {
-        await client.sendEvents(
-          run,
-          { attempt, events },
-          { retries: Infinity, ...(signal ? { signal } : {}) },
-        );
+        // In order, each part acknowledged before the next: a batch retried after a part
+        // went through is applied once all the same (the control plane dedupes by seq).
+        for (const part of byRequestSize(events)) {
+          await client.sendEvents(
+            run,
+            { attempt, events: part },
+            { retries: Infinity, ...(signal ? { signal } : {}) },
+          );
+        }
       },
       onError: (error) => {
         this.failure = error;
@@ -108,6 +113,28 @@ export class RemoteEventSink implements EventSink {
 function mergeable(pending: RunEventBody, event: RunEventBody): boolean {
   if (pending.type === 'stage.log') return event.type === 'stage.log' && event.stage === pending.stage;
   return pending.type === 'metric.points' && event.type === 'metric.points';
+}
+
+/**
+ * A batch in parts of at most half the control plane's limit of JSON each (an event
+ * larger than that, such as a 1 MiB line of control characters escaped, goes alone).
+ */
+function byRequestSize(events: RunEvent[]): RunEvent[][] {
+  const parts: RunEvent[][] = [];
+  let part: RunEvent[] = [];
+  let bytes = 0;
+  for (const event of events) {
+    const size = Buffer.byteLength(JSON.stringify(event)) + 1;
+    if (part.length > 0 && bytes + size > EVENT_BATCH_MAX_BYTES / 2) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(event);
+    bytes += size;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
 }
 
 function weight(event: RunEventBody): number {

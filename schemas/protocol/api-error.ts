@@ -7,5 +7,7 @@ import { z } from 'zod';
 export const ApiError = z.object({
   error: z.string(),
   field: z.string().optional(),
+  /** For a failure of the control plane itself (500): the id its log gives the details under. */
+  requestId: z.string().optional(),
 });
 export type ApiError = z.infer<typeof ApiError>;

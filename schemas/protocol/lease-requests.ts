@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { INT32_MAX } from '../int32.js';
 import { RunEvent } from '../run-event.js';
 import { LeaseId } from './lease-id.js';
 
@@ -40,10 +41,17 @@ export type StartRequest = z.infer<typeof StartRequest>;
 /** What a runner sends: `sandbox` may be left out by a runner that predates it. */
 export type StartRequestInput = z.input<typeof StartRequest>;
 
+/**
+ * The largest event batch the control plane reads, in bytes of JSON: a runner sends
+ * batches of at most half this (a single larger event goes alone, and a log line is at
+ * most 1 MiB of text, ~6 MiB as escaped JSON).
+ */
+export const EVENT_BATCH_MAX_BYTES = 8 * 2 ** 20;
+
 /** `POST /api/v1/runs/:id/events`: applied once per `(run, attempt, seq)`. */
 export const EventBatch = z.strictObject({
   lease: LeaseId,
-  attempt: z.number().int().positive(),
+  attempt: z.number().int().positive().max(INT32_MAX),
   events: z.array(RunEvent).min(1).max(2000),
 });
 export type EventBatch = z.infer<typeof EventBatch>;
@@ -54,6 +62,9 @@ export const EventBatchReply = z.strictObject({
   acked: z.number().int().nonnegative(),
 });
 export type EventBatchReply = z.infer<typeof EventBatchReply>;
+
+/** The largest finish request the control plane reads: a reason and the run's metric values. */
+export const FINISH_MAX_BYTES = 2 ** 20;
 
 /** `POST /api/v1/runs/:id/finish`. */
 export const FinishRequest = z.strictObject({

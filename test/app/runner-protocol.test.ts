@@ -297,7 +297,7 @@ describe('the run a runner holds', () => {
     });
   });
 
-  test("another runner's run is 403, whatever lease it sends", async () => {
+  test("another runner's run is 404 like a run that does not exist, whatever lease it sends", async () => {
     const owner = await plane.addRunner({ name: 'box' });
     const intruder = await plane.addRunner({ name: 'intruder' });
     const claim = await submitAndClaim(owner.token);
@@ -312,13 +312,14 @@ describe('the run a runner holds', () => {
         token: intruder.token,
         json,
       });
-      expect(answer.status, suffix).toBe(403);
+      expect(answer.status, suffix).toBe(404);
+      expect(answer.json, suffix).toEqual({ error: `There is no run ${claim.run.id}`, field: 'id' });
     }
     const cache = await plane.call('GET', `/api/v1/runs/${claim.run.id}/cache/${DIGEST}`, {
       token: intruder.token,
       headers: { 'x-fluksio-lease': claim.lease },
     });
-    expect(cache.status).toBe(403);
+    expect(cache.status).toBe(404);
     const [run] = await database.db.select().from(runs).where(eq(runs.id, claim.run.id));
     expect(run).toMatchObject({ status: 'running', runnerName: 'box', startedAt: null });
   });

@@ -242,6 +242,32 @@ stages:
   });
 });
 
+describe('the control plane refuses what the runner sends', () => {
+  test("events refused for good (a 4xx) stop the run at once and fail it with the control plane's sentence", async () => {
+    repo = await makeRepo({
+      files: { 'fluksio.yml': 'version: 1\nstages:\n  long:\n    cmd: echo started && sleep 600\n' },
+    });
+    const commit = (await repo.git('rev-parse', 'HEAD')).trim();
+    plane.refusal = {
+      request: /^POST \/api\/v1\/runs\/[^/]+\/events$/,
+      status: 400,
+      error: 'events[0].stage: is not storable',
+    };
+    start();
+    const queued = plane.enqueue(makeClaim({ repoDir: repo.dir, commit }));
+    // The stage would sleep ten minutes: the finish arriving at all means the run was stopped.
+    const run = await plane.waitFor(queued.claim.run.id, (candidate) => candidate.finish !== null, 45_000);
+    expect(run.finish).toMatchObject({ status: 'failed' });
+    expect(run.finish?.reason).toContain(
+      "The control plane refused the run's events: The control plane answered 400 to POST",
+    );
+    expect(run.finish?.reason).toContain('events[0].stage: is not storable');
+    // The refused batch was not sent again and again: the runner gave up on it.
+    const sent = plane.requests.filter((request) => request.line.endsWith('/events')).length;
+    expect(sent).toBeLessThanOrEqual(3);
+  });
+});
+
 function isAlive(pid: number): boolean {
   // kill(0) or kill(-1) would signal this process's group or everything: never a stage.
   if (!Number.isInteger(pid) || pid <= 1) throw new Error(`not a stage's pid: ${pid}`);

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { utimes } from 'node:fs/promises';
+import { mkdtemp, realpath, rm, symlink, utimes } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { codeDigest, describeCodeChanges, type CodeScope } from '../../runner/code-digest.js';
 import { readCodeIndex } from '../../runner/code-index.js';
+import { UnsafePathError } from '../../runner/unsafe-path-error.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 const repos: TestRepo[] = [];
@@ -61,11 +63,11 @@ describe('codeDigest', () => {
     expect(codeDigest(index, EVERYTHING).digest).toBe(before);
   });
 
-  test('is the sha256 of the sorted "path\\0blobid\\n" lines', async () => {
+  test('is the sha256 of the sorted "path\\0mode blobid\\n" lines', async () => {
     const made = await repo({ 'b.py': 'b\n', 'a/z.py': 'z\n' });
     const { digest, entries } = codeDigest(await readCodeIndex(made.dir), EVERYTHING);
     const ids = await Promise.all(
-      ['a/z.py', 'b.py'].map(async (file) => (await made.git('hash-object', file)).trim()),
+      ['a/z.py', 'b.py'].map(async (file) => `100644 ${(await made.git('hash-object', file)).trim()}`),
     );
     expect(entries).toEqual([
       ['a/z.py', ids[0]],
@@ -114,6 +116,21 @@ describe('codeDigest', () => {
     expect(await pathsIn(made, scope)).toEqual(['data/other.csv', 'models2/keep.py', 'train.py']);
     const globbed: CodeScope = { pipelineDir: '', include: ['**/*'], exclude: ['models'] };
     expect(await pathsIn(made, globbed)).not.toContain('models/b/c.bin');
+  });
+
+  test('a symlink leading outside the repository is refused when in scope, and only then', async () => {
+    const outside = await realpath(await mkdtemp(path.join(tmpdir(), 'fluksio-outside-')));
+    try {
+      const made = await repo({ 'train.py': 't\n' });
+      await symlink(path.join(outside, 'shared.py'), path.join(made.dir, 'shared.py'));
+      const index = await readCodeIndex(made.dir);
+      expect(() => codeDigest(index, EVERYTHING)).toThrow(UnsafePathError);
+      expect(() => codeDigest(index, EVERYTHING)).toThrow('Copy the target into the repository');
+      expect(codeDigest(index, { ...EVERYTHING, include: ['train.py'] }).entries).toHaveLength(1);
+      expect(codeDigest(index, { ...EVERYTHING, exclude: ['shared.py'] }).entries).toHaveLength(1);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 
   test('a change outside the scope leaves the digest alone', async () => {
@@ -169,5 +186,20 @@ describe('describeCodeChanges', () => {
     ],
   ])('%s', (_name, after, limit, expected) => {
     expect(describeCodeChanges(before, after, limit)).toEqual(expected);
+  });
+
+  test('a change of mode alone names both modes', () => {
+    expect(
+      describeCodeChanges(
+        [
+          ['gen.sh', '100755 a1'],
+          ['x.py', '100644 b1'],
+        ],
+        [
+          ['gen.sh', '100644 a1'],
+          ['x.py', '100755 b2'],
+        ],
+      ),
+    ).toEqual(['gen.sh mode 100755 → 100644', 'x.py changed']);
   });
 });

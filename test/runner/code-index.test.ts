@@ -1,9 +1,10 @@
-import { mkdir, mkdtemp, rm, symlink, unlink } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { readCodeIndex } from '../../runner/code-index.js';
 import { NotAGitRepositoryError } from '../../runner/not-a-git-repository-error.js';
+import { RACY_WINDOW_MS } from '../../runner/stat-cache.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 const repos: TestRepo[] = [];
@@ -16,15 +17,20 @@ afterEach(async () => {
   await Promise.all(repos.splice(0).map((made) => made.cleanup()));
 });
 
-/** What git itself records for every path once the whole work tree is staged. */
+/** What git itself records for every path once the whole work tree is staged, as `<mode> <id>`. */
 async function stagedIds(made: TestRepo): Promise<Map<string, string>> {
   await made.git('add', '--all');
   const ids = new Map<string, string>();
   for (const line of (await made.git('ls-files', '--stage', '-z')).split('\0')) {
-    const match = /^\d+ (\w+) \d+\t(.+)$/.exec(line);
-    if (match?.[1] && match[2]) ids.set(match[2], match[1]);
+    const match = /^(\d+) (\w+) \d+\t(.+)$/.exec(line);
+    if (match?.[1] && match[2] && match[3]) ids.set(match[3], `${match[1]} ${match[2]}`);
   }
   return ids;
+}
+
+/** `git hash-object` of a work-tree file, as a regular file's code index entry. */
+async function hashed(made: TestRepo, file: string): Promise<string> {
+  return `100644 ${(await made.git('hash-object', file)).trim()}`;
 }
 
 describe('readCodeIndex', () => {
@@ -39,7 +45,7 @@ describe('readCodeIndex', () => {
     const index = await readCodeIndex(made.dir);
 
     for (const file of ['train.py', 'lib/helpers.py', 'features.py']) {
-      expect(index.files.get(file), file).toBe((await made.git('hash-object', file)).trim());
+      expect(index.files.get(file), file).toBe(await hashed(made, file));
     }
     expect(index.files).toEqual(await stagedIds(made));
     expect(index.changed).toEqual(new Set(['train.py', 'features.py', 'lib-link']));
@@ -63,7 +69,7 @@ describe('readCodeIndex', () => {
     await made.write('a.py', 'a\n');
     const index = await readCodeIndex(made.dir);
     expect(index.changed.size).toBe(0);
-    expect(index.files.get('a.py')).toBe((await made.git('rev-parse', 'HEAD:a.py')).trim());
+    expect(index.files.get('a.py')).toBe(`100644 ${(await made.git('rev-parse', 'HEAD:a.py')).trim()}`);
   });
 
   test('bytecode and .fluksio never count, committed or not', async () => {
@@ -88,7 +94,7 @@ describe('readCodeIndex', () => {
     const made = await repo({ files: { 'a.py': 'a\n' }, commit: false });
     const index = await readCodeIndex(made.dir);
     expect(index.commit).toBeNull();
-    expect(index.files).toEqual(new Map([['a.py', (await made.git('hash-object', 'a.py')).trim()]]));
+    expect(index.files).toEqual(new Map([['a.py', await hashed(made, 'a.py')]]));
     expect(index.changed).toEqual(new Set(['a.py']));
   });
 
@@ -100,7 +106,7 @@ describe('readCodeIndex', () => {
     // What a clone without `submodule update` has: an empty directory at the gitlink.
     await mkdir(path.join(made.dir, 'vendor/lib'), { recursive: true });
     const index = await readCodeIndex(made.dir);
-    expect(index.files.get('vendor/lib')).toBe(head);
+    expect(index.files.get('vendor/lib')).toBe(`160000 ${head}`);
     expect(index.changed.size).toBe(0);
   });
 
@@ -109,7 +115,7 @@ describe('readCodeIndex', () => {
     const nested = await repo({ files: { 'n.py': 'n\n' } });
     await made.git('clone', '--quiet', nested.dir, 'nested');
     const index = await readCodeIndex(made.dir);
-    expect(index.files.get('nested')).toBe((await nested.git('rev-parse', 'HEAD')).trim());
+    expect(index.files.get('nested')).toBe(`160000 ${(await nested.git('rev-parse', 'HEAD')).trim()}`);
     expect(index.files.has('nested/n.py')).toBe(false);
     expect(index.changed).toEqual(new Set(['nested']));
   });
@@ -129,6 +135,93 @@ describe('readCodeIndex', () => {
     const index = await readCodeIndex(path.join(made.dir, 'ml'));
     expect(index.repoRoot).toBe(made.dir);
     expect([...index.files.keys()].sort()).toEqual(['ml/train.py', 'shared/util.py']);
+  });
+
+  test('modes count as git counts them: the exec bit and a symlink are in the id and in changed', async () => {
+    const made = await repo({ files: { 'gen.sh': 'echo hi\n', 'a.py': 'a\n' } });
+    await chmod(path.join(made.dir, 'gen.sh'), 0o755);
+    await rm(path.join(made.dir, 'a.py'));
+    await symlink('gen.sh', path.join(made.dir, 'a.py'));
+    const index = await readCodeIndex(made.dir);
+    expect(index.files).toEqual(await stagedIds(made));
+    expect(index.files.get('gen.sh')).toMatch(/^100755 /);
+    expect(index.files.get('a.py')).toMatch(/^120000 /);
+    expect(index.changed).toEqual(new Set(['gen.sh', 'a.py']));
+  });
+
+  test('ids are the working-tree bytes, whatever clean filter git applies; changed follows git', async () => {
+    const made = await repo({ files: { '.gitattributes': '*.txt filter=upper\n', 'a.txt': 'lower\n' } });
+    await made.git('config', 'filter.upper.clean', 'tr a-z A-Z');
+    await made.commitAll('filtered');
+    const index = await readCodeIndex(made.dir);
+    expect(index.files.get('a.txt')).toBe(
+      `100644 ${(await made.git('hash-object', '--no-filters', 'a.txt')).trim()}`,
+    );
+    expect(index.changed.size).toBe(0);
+    await made.write('a.txt', 'LOWER\n');
+    const edited = await readCodeIndex(made.dir);
+    expect(edited.files.get('a.txt')).not.toBe(index.files.get('a.txt'));
+    expect(edited.changed.size).toBe(0);
+    await made.write('a.txt', 'other\n');
+    expect((await readCodeIndex(made.dir)).changed).toEqual(new Set(['a.txt']));
+  });
+
+  test('a submodule with an uncommitted edit or an untracked file gets a digest of its files and counts as changed', async () => {
+    const lib = await repo({ files: { 'lib.py': 'v1\n' } });
+    const made = await repo({ files: { 'a.py': 'a\n' } });
+    await made.git('-c', 'protocol.file.allow=always', 'submodule', 'add', '--quiet', lib.dir, 'vendor');
+    await made.commitAll('add vendor');
+    const commit = (await lib.git('rev-parse', 'HEAD')).trim();
+    const clean = await readCodeIndex(made.dir);
+    expect(clean.files.get('vendor')).toBe(`160000 ${commit}`);
+    expect(clean.changed.size).toBe(0);
+
+    await writeFile(path.join(made.dir, 'vendor/lib.py'), 'v2\n');
+    const edited = await readCodeIndex(made.dir);
+    expect(edited.files.get('vendor')).toMatch(new RegExp(`^160000 ${commit}\\+[0-9a-f]{64}$`));
+    expect(edited.changed).toEqual(new Set(['vendor']));
+
+    await writeFile(path.join(made.dir, 'vendor/lib.py'), 'v1\n');
+    await writeFile(path.join(made.dir, 'vendor/new.py'), 'new\n');
+    const untracked = await readCodeIndex(made.dir);
+    expect(untracked.files.get('vendor')).not.toBe(edited.files.get('vendor'));
+    expect(untracked.changed).toEqual(new Set(['vendor']));
+
+    await rm(path.join(made.dir, 'vendor/new.py'));
+    expect((await readCodeIndex(made.dir)).files.get('vendor')).toBe(`160000 ${commit}`);
+  });
+
+  test('symlinks leading outside the repository are recorded with the sentence refusing them', async () => {
+    const outside = await realpath(await mkdtemp(path.join(tmpdir(), 'fluksio-outside-')));
+    try {
+      const made = await repo({ files: { 'a.py': 'a\n' } });
+      await symlink(path.join(outside, 'x.py'), path.join(made.dir, 'out.py'));
+      await symlink('a.py', path.join(made.dir, 'in.py'));
+      const index = await readCodeIndex(made.dir);
+      expect([...index.outsideLinks.keys()]).toEqual(['out.py']);
+      expect(index.outsideLinks.get('out.py')).toContain(
+        `"out.py" is a symlink that points outside the workspace (${outside}/x.py)`,
+      );
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  test('a damaged stat cache is not trusted: ids stay those of the bytes', async () => {
+    const made = await repo({ files: { 'a.py': 'a\n' } });
+    const cacheFile = path.join(made.dir, 'stat-cache');
+    const truth = (await readCodeIndex(made.dir, { statCacheFile: null })).files.get('a.py') ?? '';
+    // Only a file older than the racy window is saved at all.
+    await vi.waitFor(
+      async () => {
+        await readCodeIndex(made.dir, { statCacheFile: cacheFile });
+        expect(await readFile(cacheFile, 'utf8')).toContain(truth.slice(7));
+      },
+      { timeout: 5 * RACY_WINDOW_MS, interval: 200 },
+    );
+    const saved = await readFile(cacheFile, 'utf8');
+    await writeFile(cacheFile, saved.replace(truth.slice(7), '0'.repeat(40)));
+    expect((await readCodeIndex(made.dir, { statCacheFile: cacheFile })).files.get('a.py')).toBe(truth);
   });
 
   test('a directory that does not exist is named in the error', async () => {

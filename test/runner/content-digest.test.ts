@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -39,6 +39,30 @@ describe('contentDigest', () => {
       digest: `sha256:${sha256(lines)}`,
       size: 3,
     });
+  });
+
+  test("a file's executable bit is part of its digest, and of its directory's", async () => {
+    await write('data/gen.sh', 'echo hi\n');
+    const file = await contentDigest(path.join(dir, 'data/gen.sh'));
+    const folder = await contentDigest(path.join(dir, 'data'));
+    await chmod(path.join(dir, 'data/gen.sh'), 0o755);
+    expect((await contentDigest(path.join(dir, 'data/gen.sh'))).digest).toBe(`100755 ${file.digest}`);
+    expect((await contentDigest(path.join(dir, 'data'))).digest).not.toBe(folder.digest);
+    await chmod(path.join(dir, 'data/gen.sh'), 0o644);
+    expect(await contentDigest(path.join(dir, 'data'))).toEqual(folder);
+  });
+
+  test('an empty subdirectory is part of a directory\'s digest, as a "relpath/\\0\\n" line', async () => {
+    await write('data/b.csv', 'b');
+    const before = await contentDigest(path.join(dir, 'data'));
+    await mkdir(path.join(dir, 'data/a/empty'), { recursive: true });
+    const lines = `a/empty/\0\nb.csv\0sha256:${sha256('b')}\n`;
+    expect(await contentDigest(path.join(dir, 'data'))).toEqual({
+      kind: 'dir',
+      digest: `sha256:${sha256(lines)}`,
+      size: 1,
+    });
+    expect((await contentDigest(path.join(dir, 'data'))).digest).not.toBe(before.digest);
   });
 
   test('a directory ignores bytecode and .fluksio, and mtimes', async () => {

@@ -56,6 +56,44 @@ describe('storeOut and restoreOut', () => {
     expect(await read('model.bin')).toBe('weights');
   });
 
+  test('a file out comes back with its executable bit', async () => {
+    await write('tool', '#!/bin/sh\n', 0o755);
+    const record = await storeOut(blobs, root, root, 'tool');
+    expect(record.executable).toBe(true);
+    await removeOut(root, root, 'tool');
+    await restoreOut(blobs, root, root, record);
+    expect((await stat(path.join(root, 'tool'))).mode & 0o111).toBe(0o111);
+    await write('plain', 'x');
+    expect(await storeOut(blobs, root, root, 'plain')).not.toHaveProperty('executable');
+  });
+
+  test('a directory out keeps its empty directories; without any, its manifest is as before', async () => {
+    await write('dist/a.txt', 'a');
+    const plain = await storeOut(blobs, root, root, 'dist');
+    expect(DirManifest.parse(JSON.parse((await blobs.getBytes(plain.digest)).toString()))).not.toHaveProperty(
+      'dirs',
+    );
+    await mkdir(path.join(root, 'dist/logs'));
+    await mkdir(path.join(root, 'dist/cache/tmp'), { recursive: true });
+    const record = await storeOut(blobs, root, root, 'dist');
+    const manifest = DirManifest.parse(JSON.parse((await blobs.getBytes(record.digest)).toString()));
+    expect(manifest.dirs).toEqual(['cache/tmp', 'logs']);
+    await removeOut(root, root, 'dist');
+    await restoreOut(blobs, root, root, record);
+    expect((await readdir(path.join(root, 'dist'))).sort()).toEqual(['a.txt', 'cache', 'logs']);
+    expect(await readdir(path.join(root, 'dist/cache/tmp'))).toEqual([]);
+  });
+
+  test('a manifest whose empty directory climbs out is refused', async () => {
+    await mkdir(path.join(root, 'dist/empty'), { recursive: true });
+    const manifest: DirManifest = { version: 1, files: [], dirs: ['../../escaped'] };
+    const { digest } = await blobs.putBytes(Buffer.from(JSON.stringify(manifest)));
+    await expect(
+      restoreOut(blobs, root, root, { path: 'dist', kind: 'dir', digest, size: 0 }),
+    ).rejects.toThrow('expected a plain relative path');
+    expect(await lstat(path.join(base, 'escaped')).catch(() => null)).toBeNull();
+  });
+
   test('directory outs round-trip with their executable bits', async () => {
     await write('dist/run.sh', '#!/bin/sh\necho hi\n', 0o755);
     await write('dist/lib/data.txt', 'data');

@@ -44,6 +44,8 @@ export class FakeControlPlane {
   readonly requests: { line: string; headers: IncomingMessage['headers'] }[] = [];
   /** Answer this many next requests (of any kind) with this status before serving again. */
   failures: { count: number; status: number } = { count: 0, status: 503 };
+  /** Refuse every request whose `METHOD path` matches, with this status and sentence. */
+  refusal: { request: RegExp; status: number; error: string } | null = null;
   private queue: string[] = [];
   private waiters: (() => void)[] = [];
   private server: Server | null = null;
@@ -116,6 +118,9 @@ export class FakeControlPlane {
       response.end(body === undefined ? undefined : JSON.stringify(body));
     };
     const body = await readBody(request);
+    if (this.refusal?.request.test(line)) {
+      return send(this.refusal.status, { error: this.refusal.error, field: 'events' });
+    }
     if (this.failures.count > 0) {
       this.failures.count -= 1;
       return send(this.failures.status, { error: 'the fake is failing on purpose' });
