@@ -25,7 +25,7 @@ export interface BubblewrapLauncherOptions {
  * environment, the runner's token among them, can be read), a new session (no terminal
  * to inject keys into), the system read-only, a private `/tmp`, `/var/tmp` and
  * `/dev/shm` of bounded size, an empty read-only `/run` (no daemon's socket), a minimal `/dev` plus the NVIDIA
- * devices when the machine has them, the `hidden` paths masked (read-only), and only the run's
+ * devices when the machine has them, the `hidden` paths masked, and only the run's
  * checkout writable. The network is shared: stages download data sets. Nested user namespaces
  * are refused, so the stage cannot build a namespace in which it could unmount a mask.
  *
@@ -74,19 +74,16 @@ export class BubblewrapLauncher implements StageLauncher {
       ...(existsSync(RESOLVER_DIR) ? ['--ro-bind', RESOLVER_DIR, RESOLVER_DIR] : []),
     ];
     for (const device of this.devices) args.push('--dev-bind', device, device);
-    const masks = ['/run'];
+    // A masked home stays writable (tools write caches to ~/.cache), within a bound.
     for (const hidden of outermost(options.hidden)) {
       const kind = kindOf(hidden);
-      if (kind === 'directory') {
-        args.push('--tmpfs', hidden);
-        masks.push(hidden);
-      } else if (kind === 'file') args.push('--ro-bind', '/dev/null', hidden);
+      if (kind === 'directory') args.push('--size', String(MASK_BYTES), '--tmpfs', hidden);
+      else if (kind === 'file') args.push('--ro-bind', '/dev/null', hidden);
     }
     for (const dir of options.readOnly) args.push('--ro-bind', dir, dir);
     for (const dir of options.writable) args.push('--bind', dir, dir);
-    // Made read-only once the binds inside them have their mount points: a mask is no
-    // place to write (nor to fill memory in), and the mounts bound into it keep their own mode.
-    for (const mask of masks) args.push('--remount-ro', mask);
+    // Made read-only once the resolver's bind has its mount point: no place to write.
+    args.push('--remount-ro', '/run');
     args.push('--chdir', cwd, '--', '/bin/sh', '-c', cmd);
     return { file: options.bwrap, args };
   }
@@ -120,6 +117,9 @@ const SCRATCH_BYTES: Readonly<Record<string, number>> = {
   '/var/tmp': partOfMemory(8),
   '/dev/shm': partOfMemory(8),
 };
+
+/** The most a masked directory (the runner's home, its work directory) may hold in the sandbox. */
+const MASK_BYTES = partOfMemory(16);
 
 /** Where `/etc/resolv.conf` points on systemd-resolved machines. */
 const RESOLVER_DIR = '/run/systemd/resolve';

@@ -26,17 +26,17 @@ afterEach(async () => {
 /**
  * The fork author's stage, in its sandbox, looking for memory to fill: a tmpfs is RAM
  * the kernel charges to no process, so filling one makes the OOM killer pick someone
- * else (the runner, the database). It writes 2 MiB into the runner's masked work
- * directory and a file into the masked `/run`, and prints how large its scratch
- * directories are; it does not fill them, on a machine shared with other tests.
+ * else (the runner, the database). It writes into the masked `/run` and into the
+ * masked home (as tools write caches), and prints how large its scratch directories
+ * and the masks are; it does not fill them, on a machine shared with other tests.
  */
 const PROBE = String.raw`#!/bin/sh
 work_dir=$1
 try() { if sh -c "$2" 2>/dev/null; then echo "$1=yes"; else echo "$1=no"; fi; }
-try mask "head -c 2097152 /dev/zero > '$work_dir/fill'"
 try run "echo x > /run/planted"
 try tmp "head -c 1048576 /dev/zero > /tmp/scratch"
-for dir in /tmp /var/tmp /dev/shm; do echo "size $dir=$(df -B1 --output=size $dir | tail -n 1 | tr -d ' ')"; done
+try home "mkdir -p $HOME/.cache/tool && echo x > $HOME/.cache/tool/file"
+for dir in /tmp /var/tmp /dev/shm "$work_dir" "$HOME"; do echo "size $dir=$(df -B1 --output=size "$dir" | tail -n 1 | tr -d ' ')"; done
 echo done > out.txt
 `;
 
@@ -75,7 +75,7 @@ async function queueForkRun(
   return id;
 }
 
-test('a sandboxed stage cannot write into the masks, and its scratch directories hold at most half the memory', async () => {
+test('a sandboxed stage cannot write into /run, and its scratch directories and masks hold a bounded part of the memory', async () => {
   await world.start();
   const project = await world.repo({ 'fluksio.yml': PIPELINE, 'probe.sh': PROBE, '.gitignore': 'out.txt\n' });
   await world.allow([project.repository]);
@@ -91,8 +91,14 @@ test('a sandboxed stage cannot write into the masks, and its scratch directories
   });
   const { lines } = (await response.json()) as { lines: string[] };
   const said = Object.fromEntries(lines.map((line) => line.split('=') as [string, string]));
-  expect(said).toMatchObject({ mask: 'no', run: 'no', tmp: 'yes' });
+  expect(said).toMatchObject({ run: 'no', tmp: 'yes', home: 'yes' });
   const sizes = ['/tmp', '/var/tmp', '/dev/shm'].map((dir) => Number(said[`size ${dir}`]));
   for (const size of sizes) expect(size).toBeGreaterThan(0);
   expect(sizes.reduce((sum, size) => sum + size, 0)).toBeLessThanOrEqual(totalmem() / 2);
+  // The masks over the runner's work directory and home: writable, but bounded too.
+  for (const dir of [runner.workDir, process.env.HOME ?? '']) {
+    const size = Number(said[`size ${dir}`]);
+    expect(size, dir).toBeGreaterThan(0);
+    expect(size, dir).toBeLessThanOrEqual(totalmem() / 16);
+  }
 }, 180_000);
