@@ -177,6 +177,10 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--concurrency <n>', 'runs at once', '1')
     .option('--accept-forks', "execute fork pull requests' runs (always sandboxed, never with the secrets)")
     .option('--sandbox', "run every run's stages in a bubblewrap sandbox (fork runs always are)")
+    .option(
+      '--stage-user <user>',
+      'run every stage as this dedicated unprivileged user (the runner runs as root)',
+    )
     .option('--env-file <file>', 'secrets for the stages, as NAME=value lines (masked in every log)')
     .option('--token-file <file>', 'a file holding the runner token')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')

@@ -3,6 +3,7 @@ import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { BubblewrapLauncher } from './bubblewrap-launcher.js';
+import type { StageUser } from './stage-user.js';
 
 const run = promisify(execFile);
 
@@ -23,10 +24,12 @@ const TRIAL_TIMEOUT_MS = 30_000;
 /**
  * Looks for `bwrap` on the given PATH, asks its version, and runs `/bin/true` in the
  * sandbox the stages would get: a kernel without unprivileged user namespaces, or a
- * container that forbids them, fails here, once, rather than in every stage.
+ * container that forbids them, fails here, once, rather than in every stage. With a
+ * stage user the trial runs as that user, as the stages' sandboxes will.
  */
 export async function detectBubblewrap(
   environment: Readonly<Record<string, string | undefined>>,
+  user: StageUser | null = null,
 ): Promise<BubblewrapDetection> {
   const bwrap = findExecutable('bwrap', environment.PATH ?? '');
   if (!bwrap) {
@@ -39,13 +42,17 @@ export async function detectBubblewrap(
       'exit 0',
       '/',
     );
-    await run(trial.file, trial.args, { env, timeout: TRIAL_TIMEOUT_MS });
+    await run(trial.file, trial.args, {
+      env,
+      timeout: TRIAL_TIMEOUT_MS,
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    });
     return { bubblewrap: { path: bwrap, version: stdout.trim() || 'bubblewrap' } };
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
     return {
       bubblewrap: null,
-      reason: `${bwrap} cannot run a sandbox here: ${stderr || (error as Error).message}`,
+      reason: `${bwrap} cannot run a sandbox here${user ? ` as ${user.name}` : ''}: ${stderr || (error as Error).message}`,
     };
   }
 }

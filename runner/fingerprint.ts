@@ -29,6 +29,7 @@ export async function fingerprintOf(
       timeout: FINGERPRINT_TIMEOUT_MS,
       maxBuffer: 64 * 1024 * 1024,
       encoding: 'buffer',
+      ...launch.user,
     });
     return sha256Hex(stdout);
   } catch (error) {

@@ -2,11 +2,14 @@
 export interface StageLaunch {
   file: string;
   args: string[];
+  /** Started as this user and group instead of the engine's (stage-user-launcher.ts). */
+  user?: { uid: number; gid: number };
 }
 
 /**
  * How a stage's command is started and stopped: directly, as `/bin/sh -c cmd` in a
- * process group of its own, or inside a sandbox (bubblewrap-launcher.ts). The engine is
+ * process group of its own, inside a sandbox (bubblewrap-launcher.ts), as another user
+ * (stage-user-launcher.ts), or both. The engine is
  * given one per run, so that the runner and the local CLI can each choose.
  */
 export interface StageLauncher {

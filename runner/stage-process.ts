@@ -78,6 +78,7 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       // A group of its own: signals reach everything the command starts, and nothing of the engine.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...launch.user,
     });
     const pid = child.pid ?? null;
     const stdout = new LineSplitter((line) => options.onLine('stdout', line));

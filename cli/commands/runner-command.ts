@@ -16,6 +16,8 @@ export interface RunnerCommandOptions {
   acceptForks?: boolean;
   /** `--sandbox`: every run's stages in bubblewrap, not only fork runs'. */
   sandbox?: boolean;
+  /** `--stage-user`: every stage as this dedicated user, kept from the runner's files by permissions. */
+  stageUser?: string;
   /** `--env-file`: the runner's secrets, as dotenv `NAME=value` lines. */
   envFile?: string;
   /** `--token-file`: a file holding the runner token (else FLUKSIO_RUNNER_TOKEN). */
@@ -72,6 +74,7 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
     concurrency,
     acceptForks: options.acceptForks ?? false,
     sandbox: options.sandbox ?? false,
+    ...(options.stageUser !== undefined ? { stageUser: options.stageUser } : {}),
     hiddenPaths,
     secrets,
     environment: io.env,

@@ -11,6 +11,7 @@ import { prepareClaimedRun, type PreparedRun } from './prepare-claimed-run.js';
 import { RemoteBlobStore } from './remote-blob-store.js';
 import { RemoteEventSink } from './remote-event-sink.js';
 import { RemoteStageCache } from './remote-stage-cache.js';
+import { reclaimCheckout } from './reclaim-checkout.js';
 import { runSandbox, type SandboxPolicy } from './run-sandbox.js';
 
 export interface ExecuteClaimOptions {
@@ -199,7 +200,9 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       fork: claim.repo.fork,
       signal: engineAbort.signal,
     };
-    const sandbox = runSandbox(options.sandbox, claim.repo.fork, options.git.pathsOf(checkoutRequest));
+    const paths = options.git.pathsOf(checkoutRequest);
+    const sandbox = runSandbox(options.sandbox, claim.repo.fork, paths);
+    const { stageUser } = options.sandbox;
     if ('refusal' in sandbox) {
       await forgetFetchCredential(client, run, claim, logger);
       const released = await end({ release: sandbox.refusal });
@@ -207,6 +210,8 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     }
     let prepared: PreparedRun;
     try {
+      // A runner that died mid-run left the checkout (and maybe processes) to the stage user.
+      if (stageUser) await reclaimCheckout(paths.checkout, stageUser);
       const repoRoot = await options.git
         .checkout({ ...checkoutRequest, untrusted: sandbox.launcher !== undefined })
         .finally(() => forgetFetchCredential(client, run, claim, logger));
@@ -283,7 +288,9 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         killGraceMs: options.killGraceMs,
         ...(sandbox.launcher ? { launcher: sandbox.launcher } : {}),
       });
+      if (stageUser) await reclaimCheckout(paths.checkout, stageUser);
     } catch (error) {
+      if (stageUser) await reclaimCheckout(paths.checkout, stageUser);
       // The engine itself only fails when its events cannot be delivered.
       return (
         (await stopped(null)) ??

@@ -1,11 +1,15 @@
 import { BubblewrapLauncher } from '../bubblewrap-launcher.js';
 import type { BubblewrapDetection } from '../detect-bubblewrap.js';
-import type { StageLauncher } from '../stage-launcher.js';
+import { directLauncher, type StageLauncher } from '../stage-launcher.js';
+import { StageUserLauncher } from '../stage-user-launcher.js';
+import { describeStageUser, type StageUser } from '../stage-user.js';
 
 /** How a runner sandboxes stages, settled once at start. */
 export interface SandboxPolicy {
   /** What `detectBubblewrap` found at start. */
   detection: BubblewrapDetection;
+  /** The runner's work directory (real). */
+  workDir: string;
   /** `--sandbox`: trusted runs are sandboxed too (fork runs always are). */
   always: boolean;
   /**
@@ -18,6 +22,11 @@ export interface SandboxPolicy {
    * runs keep it, read-only, for the interpreters and packages installed there.
    */
   hiddenFromForks: readonly string[];
+  /**
+   * `--stage-user`: every run's stages (and bwrap, when sandboxed) run as this user; a
+   * fork's run counts as sandboxed by it when bubblewrap is missing.
+   */
+  stageUser: StageUser | null;
 }
 
 /** Where one run executes in the runner's work directory. */
@@ -39,26 +48,53 @@ export type RunSandbox =
  * sandbox, or not at all on a runner without one; a trusted run in the sandbox with
  * `--sandbox`, else directly. In the sandbox only the run's checkout is writable and the
  * mirror's objects it borrows readable; the rest of the work directory (other slots'
- * checkouts, the mirrors and their configs), the token and the secrets are masked.
+ * checkouts, the mirrors and their configs), the token and the secrets are masked. With
+ * `--stage-user`, whichever of those applies runs as the stage user, and that user alone
+ * is enough of a sandbox for a fork's run where bubblewrap is missing.
  */
 export function runSandbox(policy: SandboxPolicy, fork: boolean, paths: RunPaths): RunSandbox {
-  if (!fork && !policy.always) return { launcher: undefined, sandbox: null };
-  const { detection } = policy;
-  if (detection.bubblewrap === null) {
+  const { detection, stageUser } = policy;
+  const wantsBubblewrap = fork || policy.always;
+  if (wantsBubblewrap && detection.bubblewrap === null && !(fork && stageUser)) {
     return {
       refusal: `This runner executes fork pull requests only in a sandbox, and it has none: ${detection.reason}`,
     };
   }
-  return {
-    launcher: new BubblewrapLauncher({
-      bwrap: detection.bubblewrap.path,
-      writable: [paths.checkout],
-      readOnly: [paths.borrowedObjects],
-      hidden: fork ? [...policy.hidden, ...policy.hiddenFromForks] : policy.hidden,
-    }),
-    sandbox:
+  let launcher: StageLauncher | undefined;
+  let sandbox: string | null = null;
+  if (wantsBubblewrap && detection.bubblewrap !== null) {
+    launcher = new BubblewrapLauncher(
+      stageUser
+        ? // bwrap runs as the stage user, who cannot reach what was closed to it (close-work-dir.ts): a
+          // bind or a mask there would fail, and the permissions already keep it out.
+          {
+            bwrap: detection.bubblewrap.path,
+            writable: [paths.checkout],
+            readOnly: [],
+            hidden: [policy.workDir],
+          }
+        : {
+            bwrap: detection.bubblewrap.path,
+            writable: [paths.checkout],
+            readOnly: [paths.borrowedObjects],
+            hidden: fork ? [...policy.hidden, ...policy.hiddenFromForks] : policy.hidden,
+          },
+    );
+    sandbox =
       `${detection.bubblewrap.version}: own user and PID namespaces, read-only system, private /tmp, ` +
       `only the checkout writable; the runner token, its secrets, mirrors, other runs${fork ? ' and its home' : ''} hidden; ` +
-      'every process ends with its stage',
-  };
+      'every process ends with its stage';
+  }
+  if (stageUser) {
+    launcher = new StageUserLauncher({
+      user: stageUser,
+      checkout: paths.checkout,
+      inner: launcher ?? directLauncher,
+    });
+    sandbox = sandbox
+      ? `${sandbox}; as stage user ${describeStageUser(stageUser)}`
+      : `stage user ${describeStageUser(stageUser)}: the runner token, its secrets, mirrors and other runs ` +
+        'unreadable to it; every process of the user killed when a stage ends';
+  }
+  return { launcher, sandbox };
 }

@@ -4,11 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import lockfile from 'proper-lockfile';
 import { detectBubblewrap } from '../detect-bubblewrap.js';
+import { describeStageUser } from '../stage-user.js';
+import { closeWorkDir } from './close-work-dir.js';
 import { ControlPlaneClient } from './control-plane-client.js';
 import { UnauthorizedError } from './control-plane-errors.js';
 import { executeClaim } from './execute-claim.js';
 import { GitWorkspace } from './git-workspace.js';
 import { LocalBlobCache } from './local-blob-cache.js';
+import { resolveStageUser } from './resolve-stage-user.js';
 import type { SandboxPolicy } from './run-sandbox.js';
 
 export interface RunnerDaemonOptions {
@@ -30,6 +33,12 @@ export interface RunnerDaemonOptions {
    * start when bubblewrap cannot run here. @defaultValue false
    */
   sandbox?: boolean;
+  /**
+   * `--stage-user`: the name of a dedicated, unprivileged user every stage runs as, with
+   * the work directory closed to it (close-work-dir.ts); needs a root runner, one slot and
+   * one job. Combines with `sandbox`. @defaultValue none
+   */
+  stageUser?: string;
   /**
    * Files and directories no sandboxed stage may see, besides the work directory (and,
    * for fork runs, the home directory): the token file, the `--env-file`. @defaultValue []
@@ -87,18 +96,32 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const jobs = options.jobs ?? 1;
   if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`jobs must be a whole number ≥ 1, not ${jobs}`);
   const { logger } = options;
+  const stageUser =
+    options.stageUser === undefined
+      ? null
+      : await resolveStageUser(options.stageUser, process.getuid?.() ?? 0);
+  if (stageUser && (concurrency > 1 || jobs > 1)) {
+    // Every process of the user dies when a stage ends, and runs of one user could read each other's checkouts.
+    throw new Error(
+      `--stage-user ${stageUser.name}: one user runs one stage at a time; run it with --concurrency 1 ` +
+        '(start another runner, with its own user and --work-dir, for more)',
+    );
+  }
   await mkdir(path.resolve(options.workDir), { recursive: true, mode: 0o700 });
   // Real, because a sandbox binds the checkouts and masks the rest by these paths.
   const workDir = await realpath(path.resolve(options.workDir));
-  // The runner's alone, also when it was made by hand: it holds private repositories'
-  // mirrors and outputs, and what sandboxed stages left in their checkouts — a setuid
-  // copy of a program, owned by the runner's user, would run as it for anyone reaching it.
+  // The runner's alone, also when it was made by hand (closeWorkDir below lets a stage
+  // user pass through): it holds private repositories' mirrors and outputs, and what
+  // sandboxed stages left in their checkouts — a setuid copy of a program, owned by the
+  // runner's user, would run as it for anyone reaching it.
   await chmod(workDir, 0o700);
   const sandbox: SandboxPolicy = {
-    detection: await detectBubblewrap(options.environment),
+    detection: await detectBubblewrap(options.environment, stageUser),
+    workDir,
     always: options.sandbox ?? false,
     hidden: [workDir, ...(options.hiddenPaths ?? [])],
     hiddenFromForks: options.environment.HOME ? [options.environment.HOME] : [],
+    stageUser,
   };
   if (sandbox.always && sandbox.detection.bubblewrap === null) {
     throw new Error(`--sandbox: ${sandbox.detection.reason}`);
@@ -116,6 +139,17 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
           )
         : error;
     });
+  if (stageUser) {
+    await closeWorkDir({
+      workDir,
+      slots: concurrency,
+      user: stageUser,
+      secrets: [...(options.hiddenPaths ?? []), ...sandbox.hiddenFromForks],
+    }).catch(async (error: unknown) => {
+      await unlock();
+      throw error;
+    });
+  }
 
   const client = new ControlPlaneClient({
     url: options.url,
@@ -202,10 +236,11 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
       acceptForks: options.acceptForks ?? false,
       sandbox: bubblewrap ? (sandbox.always ? 'every run' : 'fork runs') : 'none',
       bubblewrap: bubblewrap ? `${bubblewrap.version} (${bubblewrap.path})` : sandbox.detection.reason,
+      stageUser: stageUser ? describeStageUser(stageUser) : 'none',
     },
     'runner started',
   );
-  if (options.acceptForks && !bubblewrap) {
+  if (options.acceptForks && !bubblewrap && !stageUser) {
     logger.warn(
       { reason: sandbox.detection.reason },
       'fork runs will be given back: they run only in a sandbox, and none works here',

@@ -27,7 +27,8 @@ async function snapshotOf(absPath: string): Promise<PathSnapshot> {
   if (stats.isSymbolicLink()) return { kind: 'symlink', target: await readlink(absPath) };
   if (stats.isDirectory()) {
     const entries: Record<string, PathSnapshot> = {};
-    for (const name of (await readdir(absPath)).sort()) entries[name] = await snapshotOf(path.join(absPath, name));
+    for (const name of (await readdir(absPath)).sort())
+      entries[name] = await snapshotOf(path.join(absPath, name));
     return { kind: 'dir', entries };
   }
   return { kind: 'file', mode: stats.mode & 0o777, bytes: (await readFile(absPath)).toString('base64') };
@@ -58,7 +59,8 @@ export async function runUncachedTwin(options: {
   try {
     await exec('cp', ['-a', options.dir, twin]);
     await rm(path.join(twin, '.fluksio'), { recursive: true, force: true });
-    for (const relPath of options.outputs) await rm(path.join(twin, relPath), { recursive: true, force: true });
+    for (const relPath of options.outputs)
+      await rm(path.join(twin, relPath), { recursive: true, force: true });
     const result = await runJson(['--no-cache', ...(options.args ?? [])], {
       cwd: twin,
       ...(options.env ? { env: options.env } : {}),

@@ -1,0 +1,41 @@
+import { chownTree } from './chown-tree.js';
+import { killUserProcesses } from './kill-user-processes.js';
+import type { StageLaunch, StageLauncher } from './stage-launcher.js';
+import type { StageUser } from './stage-user.js';
+
+export interface StageUserLauncherOptions {
+  /** The dedicated user the stages run as. */
+  user: StageUser;
+  /** The run's checkout: the stage user's for the run (the runner takes it back after). */
+  checkout: string;
+  /** How the command is started otherwise: directly, or in bubblewrap (then bwrap runs as the user). */
+  inner: StageLauncher;
+}
+
+/**
+ * Runs each stage (and the fingerprint command) as a dedicated unprivileged user
+ * (`fluksio runner --stage-user`): file permissions then keep the runner's token file,
+ * its `--env-file`, the mirrors, the blob cache and other runs' checkouts out of reach,
+ * and `/proc/<runner>/environ` is another user's. Before each start the whole checkout is
+ * handed to the user, what the engine wrote there since (restored outs, out directories)
+ * included, so the stage can write where it may. When a stage ends, every process of the
+ * user is killed, `setsid` daemons included: the user must be dedicated to this runner's
+ * stages, and one stage runs at a time.
+ */
+export class StageUserLauncher implements StageLauncher {
+  constructor(private readonly options: StageUserLauncherOptions) {}
+
+  launch(cmd: string, cwd: string): StageLaunch {
+    const { user, checkout, inner } = this.options;
+    // Nothing of the user may run while its checkout is walked: a daemon the fingerprint
+    // command left could swap a directory for a symlink and have /etc handed over.
+    killUserProcesses(user);
+    chownTree(checkout, user.uid, user.gid);
+    return { ...inner.launch(cmd, cwd), user: { uid: user.uid, gid: user.gid } };
+  }
+
+  signal(pid: number, signal: NodeJS.Signals): void {
+    this.options.inner.signal(pid, signal);
+    if (signal === 'SIGKILL') killUserProcesses(this.options.user);
+  }
+}
