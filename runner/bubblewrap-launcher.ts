@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import path from 'node:path';
 import { descendantPids } from './descendant-pids.js';
 import { signalGroup, type StageLaunch, type StageLauncher } from './stage-launcher.js';
@@ -23,7 +24,7 @@ export interface BubblewrapLauncherOptions {
  * of its own (`/proc` shows only the stage's processes, so no other process's
  * environment, the runner's token among them, can be read), a new session (no terminal
  * to inject keys into), the system read-only, a private `/tmp`, `/var/tmp` and
- * `/dev/shm`, an empty `/run` (no daemon's socket), a minimal `/dev` plus the NVIDIA
+ * `/dev/shm` of bounded size, an empty read-only `/run` (no daemon's socket), a minimal `/dev` plus the NVIDIA
  * devices when the machine has them, the `hidden` paths masked, and only the run's
  * checkout writable. The network is shared: stages download data sets. Nested user namespaces
  * are refused, so the stage cannot build a namespace in which it could unmount a mask.
@@ -57,12 +58,14 @@ export class BubblewrapLauncher implements StageLauncher {
       '/dev',
       '--proc',
       '/proc',
-      '--tmpfs',
-      '/tmp',
-      '--tmpfs',
-      '/var/tmp',
-      '--tmpfs',
-      '/dev/shm',
+      // A tmpfs is memory no process is charged for: unbounded, a stage filling it would
+      // have the kernel kill other processes (the runner among them), not the stage.
+      ...['/tmp', '/var/tmp', '/dev/shm'].flatMap((dir) => [
+        '--size',
+        String(SCRATCH_BYTES[dir]),
+        '--tmpfs',
+        dir,
+      ]),
       // Daemons' sockets live here (Docker's, the database's, D-Bus): connecting needs no
       // write access to the file system, and a root runner's stage would pass their
       // permission checks. Only the DNS resolver's files are given back.
@@ -71,13 +74,16 @@ export class BubblewrapLauncher implements StageLauncher {
       ...(existsSync(RESOLVER_DIR) ? ['--ro-bind', RESOLVER_DIR, RESOLVER_DIR] : []),
     ];
     for (const device of this.devices) args.push('--dev-bind', device, device);
+    // A masked home stays writable (tools write caches to ~/.cache), within a bound.
     for (const hidden of outermost(options.hidden)) {
       const kind = kindOf(hidden);
-      if (kind === 'directory') args.push('--tmpfs', hidden);
+      if (kind === 'directory') args.push('--size', String(MASK_BYTES), '--tmpfs', hidden);
       else if (kind === 'file') args.push('--ro-bind', '/dev/null', hidden);
     }
     for (const dir of options.readOnly) args.push('--ro-bind', dir, dir);
     for (const dir of [...options.writable, ...writable]) args.push('--bind', dir, dir);
+    // Made read-only once the resolver's bind has its mount point: no place to write.
+    args.push('--remount-ro', '/run');
     args.push('--chdir', cwd, '--', '/bin/sh', '-c', cmd);
     return { file: options.bwrap, args };
   }
@@ -101,6 +107,20 @@ export class BubblewrapLauncher implements StageLauncher {
   }
 }
 
+/**
+ * The most each private scratch directory may hold: a quarter of the machine's memory
+ * for `/tmp`, an eighth for `/var/tmp` and for `/dev/shm` (PyTorch's data loaders share
+ * tensors there), half of it in all.
+ */
+const SCRATCH_BYTES: Readonly<Record<string, number>> = {
+  '/tmp': partOfMemory(4),
+  '/var/tmp': partOfMemory(8),
+  '/dev/shm': partOfMemory(8),
+};
+
+/** The most a masked directory (the runner's home, its work directory) may hold in the sandbox. */
+const MASK_BYTES = partOfMemory(16);
+
 /** Where `/etc/resolv.conf` points on systemd-resolved machines. */
 const RESOLVER_DIR = '/run/systemd/resolve';
 
@@ -122,6 +142,12 @@ function outermost(paths: readonly string[]): string[] {
     if (!kept.some((outer) => candidate === outer || candidate.startsWith(`${outer}/`))) kept.push(candidate);
   }
   return kept;
+}
+
+/** A `divisor`th of the machine's memory, in whole MiB: the kernel rounds a tmpfs's size up to pages. */
+function partOfMemory(divisor: number): number {
+  const mib = 1024 * 1024;
+  return Math.floor(totalmem() / divisor / mib) * mib;
 }
 
 function kindOf(file: string): 'directory' | 'file' | null {

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +13,11 @@ export interface ScratchCheckout {
   reset(): Promise<void>;
   /** Removes the work tree and git's record of it. Idempotent. */
   remove(): Promise<void>;
+  /**
+   * The same, synchronously: for a process that is exiting at once (a second Ctrl-C),
+   * where nothing asynchronous runs any more. Never throws.
+   */
+  removeNow(): void;
 }
 
 /**
@@ -49,6 +56,19 @@ export async function createScratchCheckout(repoRoot: string, commit: string): P
       await rm(parent, { recursive: true, force: true });
       // The work tree is gone; prune drops git's record of it.
       await git.raw(['worktree', 'prune']).catch(() => {});
+    },
+    removeNow() {
+      if (removed) return;
+      removed = true;
+      try {
+        rmSync(parent, { recursive: true, force: true });
+        execFileSync('git', ['-c', 'core.hooksPath=/dev/null', 'worktree', 'prune'], {
+          cwd: repoRoot,
+          stdio: 'ignore',
+        });
+      } catch {
+        // Exiting: what is left is in the temporary directory, and `git worktree prune` drops it later.
+      }
     },
   };
 }

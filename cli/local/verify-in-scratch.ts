@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -37,7 +37,8 @@ export interface VerifyInScratchOptions {
 /**
  * Verifies the planned stages one after the other in one scratch checkout of the run's
  * commit, reset between stages, with a scratch blob store over the project's; both are
- * removed at the end, also on Ctrl-C (which stops after the stage in progress is killed).
+ * removed at the end, also on Ctrl-C (which stops after the stage in progress is killed)
+ * and on a second Ctrl-C (which exits at once).
  */
 export async function verifyInScratch(
   options: VerifyInScratchOptions,
@@ -51,6 +52,12 @@ export async function verifyInScratch(
   io.signal?.addEventListener('abort', cancel, { once: true });
   const scratchBlobs = await mkdtemp(path.join(tmpdir(), 'fluksio-verify-blobs-'));
   let scratch: ScratchCheckout | null = null;
+  // A second Ctrl-C exits at once (cli/main.ts), without reaching the `finally` below.
+  const removeOnExit = () => {
+    scratch?.removeNow();
+    rmSync(scratchBlobs, { recursive: true, force: true });
+  };
+  process.once('exit', removeOnExit);
   try {
     scratch = await createScratchCheckout(source.repoRoot, plan.run.commit);
     const checkout = scratch;
@@ -104,6 +111,7 @@ export async function verifyInScratch(
     }
   } finally {
     io.signal?.removeEventListener('abort', cancel);
+    process.removeListener('exit', removeOnExit);
     await scratch?.remove();
     await rm(scratchBlobs, { recursive: true, force: true });
   }

@@ -217,7 +217,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       // A runner that died mid-run left the checkout (and maybe processes) to the stage user.
       if (stageUser) await reclaimCheckout(paths.checkout, stageUser);
       const repoRoot = await options.git
-        .checkout(checkoutRequest)
+        .checkout({ ...checkoutRequest, untrusted: sandbox.launcher !== undefined })
         .finally(() => forgetFetchCredential(client, run, claim, logger));
       prepared = await prepareClaimedRun({
         repoRoot,

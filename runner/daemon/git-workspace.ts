@@ -30,6 +30,15 @@ export interface CheckoutRequest {
    * later trusted checkout of that blob reads. @defaultValue false
    */
   fork?: boolean;
+  /**
+   * The run's stages will be sandboxed, and so were the last ones in this checkout (a
+   * runner sandboxes the same runs throughout): code the runner does not trust wrote
+   * there. Its `.git` (a `commondir` or `gitdir:` file leading git to another config, a
+   * submodule's config under `modules/`, with filter drivers the committed
+   * `.gitattributes` names) would make the runner's own git run a program outside the
+   * sandbox, so the checkout is made anew. @defaultValue false
+   */
+  untrusted?: boolean;
   /** `http.extraHeader` for the fetch (an installation token), or null. */
   extraHeader: string | null;
   /** Kills the git command in progress. */
@@ -40,7 +49,7 @@ export interface CheckoutRequest {
  * Repositories on a runner's disk: a bare mirror per repository under `mirrors/`, into
  * which exactly the claimed commit is fetched, and a checkout per concurrency slot and
  * repository (and one more for fork runs) under `checkouts/<slot>/`, reused from run to run (switching a warm
- * checkout costs ~0.1 s, a fresh clone seconds: NOTES.md). A checkout borrows the
+ * checkout costs ~0.1 s, a fresh clone seconds: NOTES.md) unless its stages run sandboxed. A checkout borrows the
  * mirror's objects (`objects/info/alternates`) instead of copying them. Mirrors keep
  * full history, so each fetch is incremental; nothing prunes them while the runner runs.
  */
@@ -188,9 +197,11 @@ export class GitWorkspace {
     const git = (args: string[]) => runGit(args, this.gitOptions(dir, url, request));
     const { commit } = request;
     // The last run's stages could write here: a symlink planted in `.git` would make the
-    // writes below land wherever it points, as the runner's user. Such a checkout is
-    // thrown away and made again.
-    if (!(await isPlainGitDir(path.join(dir, '.git')))) await rm(dir, { recursive: true, force: true });
+    // writes below land wherever it points, as the runner's user. Such a checkout, and
+    // any a sandboxed stage could write, is thrown away and made again.
+    if (request.untrusted || !(await isPlainGitDir(path.join(dir, '.git')))) {
+      await rm(dir, { recursive: true, force: true });
+    }
     if (!existsSync(path.join(dir, '.git', 'HEAD'))) {
       await mkdir(dir, { recursive: true });
       await git(['init', '--quiet', '--template=', `--object-format=${formatOf(commit)}`]);

@@ -1,4 +1,4 @@
-import { mkdir, realpath } from 'node:fs/promises';
+import { chmod, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -108,9 +108,14 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         '(start another runner, with its own user and --work-dir, for more)',
     );
   }
-  await mkdir(path.resolve(options.workDir), { recursive: true });
+  await mkdir(path.resolve(options.workDir), { recursive: true, mode: 0o700 });
   // Real, because a sandbox binds the checkouts and masks the rest by these paths.
   const workDir = await realpath(path.resolve(options.workDir));
+  // The runner's alone, also when it was made by hand (closeWorkDir below lets a stage
+  // user pass through): it holds private repositories' mirrors and outputs, and what
+  // sandboxed stages left in their checkouts — a setuid copy of a program, owned by the
+  // runner's user, would run as it for anyone reaching it.
+  await chmod(workDir, 0o700);
   const sandbox: SandboxPolicy = {
     detection: await detectBubblewrap(options.environment, stageUser),
     workDir,

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ulid } from 'ulid';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { hashToken } from '../../app/http/hash-token.js';
+import { digestOf } from '../../schemas/canonical-json.js';
+import type { ParamValue } from '../../schemas/key-inputs.js';
+import { createRun } from '../../store/create-run.js';
+import { createRunner } from '../../store/create-runner.js';
+import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
+import { startRunnerProcess } from '../helpers/control-plane-processes.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+
+let database: TestDatabase;
+let world: ControlPlaneWorld;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database.close();
+});
+beforeEach(() => {
+  world = new ControlPlaneWorld(database.db, database.url);
+});
+afterEach(async () => {
+  await world.close();
+});
+
+/**
+ * The fork author's pipeline: its stages cannot read the runner's token file in the
+ * sandbox, but the runner reads each stage's metrics file itself, after the sandbox is
+ * gone (it stores it as an out first, which is where both attempts are stopped). `leak` points its metrics file at the token file (a parse error quotes the
+ * file's first bytes); `jam` makes it a FIFO no one will ever write, on which a read
+ * would wait for ever and hold the runner's slot.
+ */
+const PIPELINE = `version: 1
+params:
+  token_file: { type: string, default: "" }
+stages:
+  leak:
+    cmd: ln -s \${token_file} metrics.json
+    params: [token_file]
+    metrics: [metrics.json]
+  jam:
+    cmd: mkfifo jam.json
+    metrics: [jam.json]
+`;
+
+/** Queues a fork pull request's run as the GitHub app does: trust domain pr:<n>, `fork`. */
+async function queueForkRun(
+  project: { repository: string; cloneUrl: string; commit: string },
+  params: Record<string, ParamValue>,
+): Promise<string> {
+  const id = ulid();
+  await createRun({
+    db: world.db,
+    run: {
+      id,
+      repository: project.repository,
+      pipelinePath: 'fluksio.yml',
+      trustDomain: 'pr:7',
+      fork: true,
+      cloneUrl: project.cloneUrl,
+      commit: project.commit,
+      params,
+      paramsDigest: digestOf(params),
+      status: 'queued',
+      labels: [],
+    },
+  });
+  return id;
+}
+
+test('a fork’s metrics file that is a symlink out of the checkout or a FIFO fails its stage, and the runner reads neither', async () => {
+  await world.start();
+  const scratch = await world.scratch();
+  const project = await world.repo({
+    'fluksio.yml': PIPELINE,
+    '.gitignore': '*.json\n',
+  });
+  await world.allow([project.repository]);
+  const tokenFile = join(scratch, 'runner-token');
+  const token = `fxr_${randomBytes(32).toString('base64url')}`;
+  await writeFile(tokenFile, `${token}\n`);
+  await createRunner({
+    db: world.db,
+    name: 'forks',
+    owner: 'local',
+    labels: [],
+    repositories: [],
+    tokenHash: hashToken(token),
+  });
+  const runner = await startRunnerProcess({
+    url: world.app.url,
+    token,
+    args: ['--accept-forks', '--token-file', tokenFile],
+  });
+  world.runners.push(runner);
+  await runner.waitFor(/runner started/);
+
+  const report = await world.waitFor(await queueForkRun(project, { token_file: tokenFile }));
+  expect(report.run.status, JSON.stringify(report)).toBe('failed');
+  const stages = Object.fromEntries(report.stages.map((stage) => [stage.name, stage]));
+  expect(stages.leak?.status).toBe('failed');
+  expect(stages.leak?.error).toMatch(/metrics\.json.*symlink.*outside the workspace/);
+  expect(stages.jam?.status).toBe('failed');
+  expect(stages.jam?.error).toMatch(/"jam\.json" is neither a file nor a directory/);
+  // Not one token character beyond its public prefix, anywhere the run's author can read.
+  const secretPart = token.slice(4, 10);
+  expect(JSON.stringify(report)).not.toContain(secretPart);
+  expect(runner.output()).not.toContain(secretPart);
+}, 180_000);
