@@ -32143,7 +32143,9 @@ config(en_default());
 // schemas/protocol/api-error.ts
 var ApiError = external_exports.object({
   error: external_exports.string(),
-  field: external_exports.string().optional()
+  field: external_exports.string().optional(),
+  /** For a failure of the control plane itself (500): the id its log gives the details under. */
+  requestId: external_exports.string().optional()
 });
 
 // cli/remote/api-client.ts
@@ -32220,11 +32222,15 @@ function errorMessage(status, text) {
   return `HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ""}`;
 }
 
+// schemas/int32.ts
+var INT32_MAX = 2147483647;
+var NonNegativeInt32 = external_exports.number().int().nonnegative().max(INT32_MAX);
+
 // schemas/annotation.ts
 var Annotation = external_exports.strictObject({
   stage: external_exports.string(),
   path: external_exports.string().nullable(),
-  line: external_exports.number().int().positive().max(2147483647).nullable(),
+  line: external_exports.number().int().positive().max(INT32_MAX).nullable(),
   level: external_exports.enum(["error", "warning", "notice"]),
   message: external_exports.string(),
   title: external_exports.string().nullable()
@@ -32233,11 +32239,33 @@ var Annotation = external_exports.strictObject({
 // schemas/blob-digest.ts
 var BlobDigest = external_exports.string().regex(/^sha256:[0-9a-f]{64}$/, { error: 'expected a blob digest like "sha256:<64 hex digits>"' });
 
+// schemas/read-set.ts
+var ReadSet = external_exports.strictObject({
+  /** A file it opened for reading or imported → git blob id of its bytes; null: it did not exist. */
+  files: external_exports.record(external_exports.string(), external_exports.string().nullable()),
+  /** A directory it listed → digest of its entry names; null: it did not exist. */
+  dirs: external_exports.record(external_exports.string(), external_exports.string().nullable()),
+  /**
+   * A directory the import system listed → digest of the names a module could be
+   * imported from (directories, `.py`, `.so`…), so a new module that would
+   * shadow an import is seen while a new README is not. Bytecode never counts.
+   */
+  moduleDirs: external_exports.record(external_exports.string(), external_exports.string().nullable())
+});
+
 // schemas/key-inputs.ts
-var CACHE_KEY_VERSION = 1;
+var CACHE_KEY_VERSION = 2;
 var ParamValue = external_exports.union([external_exports.number(), external_exports.string(), external_exports.boolean()]);
+var Interpreter = external_exports.strictObject({
+  /** The file PATH leads to, symlinks followed. */
+  path: external_exports.string(),
+  /** `sha256:<hex>` of its bytes. */
+  digest: external_exports.string()
+});
 var KeyInputs = external_exports.strictObject({
   version: external_exports.literal(CACHE_KEY_VERSION),
+  /** The command as the pipeline writes it, before interpolation: tells a command edit from a param change. */
+  template: external_exports.string(),
   /** The command after interpolation. */
   cmd: external_exports.string(),
   /** Each dep's path → content digest (a directory: a digest over its files). */
@@ -32246,7 +32274,11 @@ var KeyInputs = external_exports.strictObject({
   params: external_exports.record(external_exports.string(), ParamValue),
   outs: external_exports.array(external_exports.string()),
   metrics: external_exports.array(external_exports.string()),
-  /** The code digest of the stage's scope; null when the stage says `code: false`. */
+  /**
+   * The code digest of the stage's scope: its `code` globs, or else the whole repository's
+   * code for a stage whose reads are not traced; null when the stage says `code: false`
+   * or is traced and has no globs.
+   */
   code: external_exports.strictObject({
     digest: external_exports.string(),
     /**
@@ -32255,32 +32287,79 @@ var KeyInputs = external_exports.strictObject({
      */
     manifest: BlobDigest.nullable()
   }).nullable(),
-  /** The pipeline's `env` variables' values; null for an unset variable. */
+  /**
+   * The values of the variables a stage inherits that are keyed rather than fixed: the
+   * pipeline's `env` variables and `PATH` (see stageEnvironment); null for an unset one.
+   */
   env: external_exports.record(external_exports.string(), external_exports.string().nullable()),
+  /**
+   * Each program the command starts, by the word that names it (`python3`), as found on
+   * the stage's PATH: its real path and the sha256 of its bytes; null when not found.
+   */
+  interpreters: external_exports.record(external_exports.string(), Interpreter.nullable()),
   /** sha256 of the `fingerprint` command's output; null when the pipeline has none. */
-  fingerprint: external_exports.string().nullable()
+  fingerprint: external_exports.string().nullable(),
+  /** For a traced Python stage: what it read in the repository (its key's "manifest" side). */
+  readSet: ReadSet.nullable(),
+  /**
+   * Why the stage's reads were not traced, so it is keyed on the whole code digest
+   * (`node is not Python`); null when traced or `code: false`. Not part of the key: a
+   * Python command only learns it cannot be traced once it ran.
+   */
+  untraced: external_exports.string().nullable()
 });
 
+// schemas/reserved-path.ts
+var RESERVED = [".git", ".fluksio"];
+function reservedComponentOf(path) {
+  for (const component of path.split(/[/\\]/)) {
+    const folded = component.toLowerCase().replace(/[. ]+$/, "");
+    if (RESERVED.includes(folded)) return component;
+  }
+  return null;
+}
+
 // schemas/out-record.ts
+var OutPath = external_exports.string().min(1).refine((path) => !path.startsWith("/") && !path.includes("\\") && !path.includes("\0"), {
+  error: "expected a relative path with / separators"
+}).refine((path) => reservedComponentOf(path) === null, {
+  error: "an output may not be inside .git or .fluksio"
+});
+var ManifestPath = OutPath.refine(
+  (path) => path.split("/").every((part) => !["", ".", ".."].includes(part)),
+  {
+    error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
+  }
+);
 var OutRecord = external_exports.strictObject({
   /** Relative to the pipeline file's directory, as the pipeline declares it. */
-  path: external_exports.string().min(1),
+  path: OutPath,
   kind: external_exports.enum(["file", "dir"]),
   digest: BlobDigest,
   /** Bytes of the file, or the sum over a directory's files. */
-  size: external_exports.number().int().nonnegative()
+  size: external_exports.number().int().nonnegative(),
+  /**
+   * A file its owner may execute, restored so (a directory's files carry theirs in the
+   * manifest). Absent rather than false, so records of other files stay as they were.
+   */
+  executable: external_exports.literal(true).optional()
 });
 var DirManifest = external_exports.strictObject({
   version: external_exports.literal(1),
   files: external_exports.array(
     external_exports.strictObject({
       /** Relative to the directory, `/`-separated. */
-      path: external_exports.string().min(1),
+      path: ManifestPath,
       digest: BlobDigest,
       size: external_exports.number().int().nonnegative(),
       executable: external_exports.boolean()
     })
-  )
+  ),
+  /**
+   * Directories with nothing in them, relative and `/`-separated, sorted. Absent when
+   * there are none, so a tree without any keeps the manifest (and digest) it always had.
+   */
+  dirs: external_exports.array(ManifestPath).optional()
 });
 
 // schemas/statuses.ts
@@ -32314,6 +32393,8 @@ var RunReport = external_exports.object({
     pipelinePath: external_exports.string(),
     commit: external_exports.string().nullable(),
     dirty: external_exports.boolean(),
+    /** What changed in the code while the run's stages ran, making it dirty (issue 8, defect 1). */
+    dirtyReasons: external_exports.array(external_exports.string()),
     codeDigest: external_exports.string().nullable(),
     paramsDigest: external_exports.string(),
     envDigest: external_exports.string().nullable(),
@@ -32333,11 +32414,17 @@ var RunReport = external_exports.object({
       cacheKey: external_exports.string().nullable(),
       cachedFrom: external_exports.string().nullable(),
       reasons: external_exports.array(external_exports.string()),
+      /** How the stage is keyed, when the summary must say so (see StageRecord); absent from older servers' reports. */
+      notes: external_exports.array(external_exports.string()).default([]),
       durationMs: external_exports.number(),
       exitCode: external_exports.number().nullable(),
       error: external_exports.string().nullable(),
       /** What the stage produced, as blobs (`fluksio pull` downloads them). */
-      outs: external_exports.array(OutRecord)
+      outs: external_exports.array(OutRecord),
+      /** Key inputs that changed while it ran: why its result was not cached. */
+      dirtyReasons: external_exports.array(external_exports.string()),
+      /** What the user should fix, such as files it wrote that are neither outs nor ignored. */
+      warnings: external_exports.array(external_exports.string())
     })
   ),
   metrics: external_exports.record(external_exports.string(), external_exports.number()),
@@ -32360,7 +32447,12 @@ var RemoteRunReport = RunReport.extend({
   repository: external_exports.string(),
   attempt: external_exports.number().int().positive(),
   labels: external_exports.array(external_exports.string()),
-  runner: external_exports.string().nullable()
+  runner: external_exports.string().nullable(),
+  /**
+   * How the runner isolated the stages (`bubblewrap 0.8.0: …`); null when unsandboxed or
+   * not started. Defaulted: a control plane from before sandboxes does not send it.
+   */
+  sandbox: external_exports.string().nullable().default(null)
 });
 
 // action/cancel-submitted-runs.ts
@@ -32377,35 +32469,45 @@ async function cancelSubmittedRuns(client, runIds, reason) {
 
 // schemas/param-assignments.ts
 function parseAssignmentText(text) {
+  const { tokens, problems } = tokenizeAssignmentText(text);
+  return assignmentsOf(tokens, problems);
+}
+function tokenizeAssignmentText(text) {
   const tokens = [];
-  const problems = [];
   let token = null;
+  let start = 0;
   let index = 0;
+  const open2 = () => {
+    if (token === null) {
+      token = { written: "", segments: [] };
+      start = index;
+    }
+    return token;
+  };
+  const close = () => {
+    if (token) tokens.push({ ...token, written: text.slice(start, index) });
+    token = null;
+  };
   const append = (char, quoted) => {
-    token ??= [];
-    const last = token.at(-1);
+    const { segments } = open2();
+    const last = segments.at(-1);
     if (last && last.quoted === quoted) last.text += char;
-    else token.push({ text: char, quoted });
+    else segments.push({ text: char, quoted });
   };
   while (index < text.length) {
     const char = text[index];
     if (/\s/.test(char)) {
-      if (token) tokens.push(token);
-      token = null;
+      close();
       index += 1;
     } else if (char === '"' || char === "'") {
-      const close = findClosingQuote(text, index);
-      if (close < 0) {
-        problems.push({
-          path: "",
-          message: `Unterminated ${char} quote in ${JSON.stringify(text.slice(index))}`
-        });
-        return { assignments: [], problems };
+      const end = findClosingQuote(text, index);
+      if (end < 0) {
+        const message = `Unterminated ${char} quote in ${JSON.stringify(text.slice(index))}`;
+        return { tokens: [], problems: [{ path: "", message }] };
       }
-      const body = text.slice(index + 1, close);
-      token ??= [];
-      token.push({ text: char === '"' ? body.replace(/\\(["\\])/g, "$1") : body, quoted: true });
-      index = close + 1;
+      const body = text.slice(index + 1, end);
+      open2().segments.push({ text: char === '"' ? body.replace(/\\(["\\])/g, "$1") : body, quoted: true });
+      index = end + 1;
     } else if (char === "\\" && text[index + 1] === ",") {
       append(",", true);
       index += 2;
@@ -32414,8 +32516,14 @@ function parseAssignmentText(text) {
       index += 1;
     }
   }
-  if (token) tokens.push(token);
-  return finish(tokens.map(assignmentOf), problems);
+  close();
+  return { tokens, problems: [] };
+}
+function assignmentsOf(tokens, problems = []) {
+  return finish(
+    tokens.map((token) => assignmentOf(token.segments)),
+    problems
+  );
 }
 function finish(results, problems) {
   const assignments = [];
