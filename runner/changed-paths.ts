@@ -15,17 +15,11 @@ export async function changedPaths(
   listing: WorkTreeListing,
   files: Map<string, string>,
 ): Promise<Set<string>> {
-  const headOf = (repoPath: string): string | null => {
-    if (listing.commit === null) return null;
-    if (listing.headDiffers.has(repoPath)) return listing.headDiffers.get(repoPath) ?? null;
-    return listing.paths.get(repoPath)?.indexed ?? null;
-  };
   const changed = new Set<string>();
   const filtered: { repoPath: string; head: string }[] = [];
-  for (const repoPath of new Set([...files.keys(), ...listing.paths.keys(), ...listing.headDiffers.keys()])) {
+  const compare = (repoPath: string, head: string | null) => {
     const working = files.get(repoPath) ?? null;
-    const head = headOf(repoPath);
-    if (working === head && !listing.paths.get(repoPath)?.unmerged) continue;
+    if (working === head && !listing.unmerged.has(repoPath)) return;
     const mode = working?.slice(0, 7);
     const sameBlobMode = mode === head?.slice(0, 7) && (mode === '100644 ' || mode === '100755 ');
     if (working !== null && head !== null && sameBlobMode) {
@@ -33,7 +27,14 @@ export async function changedPaths(
     } else {
       changed.add(repoPath);
     }
+  };
+  // Every path of `files` is listed; HEAD's entry is the index's unless diff-index said otherwise.
+  for (const [repoPath, indexed] of listing.paths) {
+    if (listing.commit === null) compare(repoPath, null);
+    else if (!listing.headDiffers.has(repoPath)) compare(repoPath, indexed);
   }
+  for (const [repoPath, head] of listing.headDiffers) compare(repoPath, head);
+  if (filtered.length === 0) return changed;
   const git = simpleGit({ baseDir: root });
   for (let i = 0; i < filtered.length; i += CLEAN_BATCH) {
     const batch = filtered.slice(i, i + CLEAN_BATCH);

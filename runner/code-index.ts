@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, type Stats } from 'node:fs';
 import { readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { GitError, simpleGit } from 'simple-git';
+import { simpleGit } from 'simple-git';
 import { sha256Hex } from '../schemas/canonical-json.js';
 import { gitFileMode } from './git-file-mode.js';
 import { gitBlobId, gitBlobIdOfFile, type GitObjectFormat } from './git-blob-id.js';
@@ -70,19 +70,22 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   });
   // Awaited below; this only keeps a failure meanwhile from leaving its rejection unhandled.
   listing.catch(() => {});
-  // While git lists the tree, the files the cache knows are stat-ed: most of them are
-  // the files git is about to name.
   const loaded = statCacheFile === null ? null : await loadStatCache(statCacheFile);
-  const statted = await lstatAll(repoRoot, loaded ? [...loaded.entries.keys()] : []);
+  // While git lists the tree, the files the cache knows are checked: most of them are
+  // the files git is about to name.
+  const known = new StatCache(statCacheFile, loaded?.objectFormat ?? 'sha1', loaded, scanStartedMs);
+  await checkKnownFiles(repoRoot, known);
   const { commit, objectFormat } = await listing;
-  const cache = new StatCache(statCacheFile, objectFormat, loaded, scanStartedMs);
+  const cache =
+    objectFormat === known.objectFormat
+      ? known
+      : new StatCache(statCacheFile, objectFormat, null, scanStartedMs);
   const tree = await indexWorkTree({
     root: repoRoot,
     top: repoRoot,
     prefix: '',
     listing: await listing,
     cache,
-    statted,
   });
   await cache.save();
   return { repoRoot, commit, objectFormat, ...tree };
@@ -106,16 +109,19 @@ async function defaultStatCacheFile(repoRoot: string): Promise<string | null> {
 /** Files lstat-ed between two turns of the event loop, so git's output keeps flowing meanwhile. */
 const LSTAT_CHUNK = 256;
 
-/** `lstat` of each repository-relative path (null where nothing is), synchronously in chunks: far cheaper than a promise per file. */
-async function lstatAll(root: string, repoPaths: string[]): Promise<Map<string, Stats | null>> {
-  const statted = new Map<string, Stats | null>();
-  for (let i = 0; i < repoPaths.length; i += LSTAT_CHUNK) {
-    for (const repoPath of repoPaths.slice(i, i + LSTAT_CHUNK)) {
-      statted.set(repoPath, lstatOrNull(path.join(root, repoPath)));
-    }
-    await new Promise((resolve) => setImmediate(resolve));
+/**
+ * Looks up every file the stat cache knows under its lstat now (`StatCache.hit` then
+ * answers for it), synchronously in chunks: far cheaper than a promise per file, and no
+ * Stats object outlives its comparison.
+ */
+async function checkKnownFiles(root: string, cache: StatCache): Promise<void> {
+  let checked = 0;
+  for (const repoPath of cache.knownPaths()) {
+    const stats = lstatOrNull(`${root}/${repoPath}`);
+    if (stats !== null) cache.lookup(repoPath, stats);
+    checked += 1;
+    if (checked % LSTAT_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
   }
-  return statted;
 }
 
 /** One work tree being indexed: the repository's own, or a submodule's inside it. */
@@ -127,8 +133,6 @@ interface TreeScan {
   prefix: string;
   listing: WorkTreeListing;
   cache: StatCache;
-  /** lstat results already taken, by path relative to `top`. */
-  statted: Map<string, Stats | null>;
 }
 
 type IndexedTree = Pick<CodeIndex, 'files' | 'changed' | 'outsideLinks'>;
@@ -139,29 +143,32 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
   const outsideLinks = new Map<string, string>();
   const toHash: { repoPath: string; stats: Stats }[] = [];
   const nested: { repoPath: string; indexed: string | null }[] = [];
-  for (const [repoPath, listed] of listing.paths) {
+  for (const [repoPath, indexed] of listing.paths) {
     const key = scan.prefix + repoPath;
-    const stats = scan.statted.has(key)
-      ? (scan.statted.get(key) ?? null)
-      : lstatOrNull(path.join(root, repoPath));
-    const gitlink = listed.indexed?.startsWith('160000 ') ?? false;
+    const gitlink = indexed?.startsWith('160000 ') ?? false;
+    const known = gitlink ? null : scan.cache.hit(key);
+    if (known !== null) {
+      files.set(repoPath, known);
+      continue;
+    }
+    const stats = lstatOrNull(`${root}/${repoPath}`);
     if (stats === null || (gitlink && !stats.isDirectory())) {
       // A sparse checkout's absent file, or a submodule never cloned, is what the
       // commit says it is; anything else absent is deleted.
-      if (listed.indexed !== null && (listed.skipWorktree || gitlink)) files.set(repoPath, listed.indexed);
+      if (indexed !== null && (listing.skipWorktree.has(repoPath) || gitlink)) files.set(repoPath, indexed);
     } else if (stats.isDirectory()) {
       // Only a repository is a directory entry of its own (a submodule, or an untracked
       // clone `git add` would record as one); other directories' files are listed one by one.
-      if (gitlink || listed.indexed === null) nested.push({ repoPath, indexed: listed.indexed });
+      if (gitlink || indexed === null) nested.push({ repoPath, indexed });
     } else if (stats.isSymbolicLink()) {
       const target = await readlink(path.join(root, repoPath), { encoding: 'buffer' });
       files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
       const outside = await outsideReason(scan, repoPath);
       if (outside !== null) outsideLinks.set(repoPath, outside);
     } else if (stats.isFile()) {
-      const id = scan.cache.lookup(key, stats);
-      if (id === null) toHash.push({ repoPath, stats });
-      else files.set(repoPath, `${gitFileMode(stats)} ${id}`);
+      const value = scan.cache.lookup(key, stats);
+      if (value === null) toHash.push({ repoPath, stats });
+      else files.set(repoPath, value);
     } else {
       throw new Error(
         `${path.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`,
@@ -172,9 +179,9 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
     await Promise.all(
       toHash.slice(i, i + HASH_BATCH).map(async ({ repoPath, stats }) => {
         // The stat taken before reading: a write during the read leaves a stat the next scan will not match.
-        const id = await gitBlobIdOfFile(path.join(root, repoPath), listing.objectFormat);
-        scan.cache.remember(scan.prefix + repoPath, stats, id);
-        files.set(repoPath, `${gitFileMode(stats)} ${id}`);
+        const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path.join(root, repoPath), listing.objectFormat)}`;
+        scan.cache.remember(scan.prefix + repoPath, stats, value);
+        files.set(repoPath, value);
       }),
     );
   }
@@ -263,7 +270,7 @@ async function topLevelOf(dir: string): Promise<string> {
 }
 
 function notARepository(dir: string, reason: unknown): unknown {
-  const message = reason instanceof GitError ? reason.message : '';
+  const message = reason instanceof Error ? reason.message : '';
   // "must be run in a work tree": a bare repository or the inside of .git.
   if (/not a git repository|must be run in a work tree/i.test(message)) {
     return new NotAGitRepositoryError(dir, { cause: reason });

@@ -15,7 +15,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const ID = 'ce013625030ba8dba906f756967f9e9ca394464a';
+const ID = '100644 ce013625030ba8dba906f756967f9e9ca394464a';
 /** A scan that starts long after the test's files were written: none is in the racy window. */
 const later = () => Date.now() + 10 * RACY_WINDOW_MS;
 
@@ -66,7 +66,7 @@ describe('StatCache', () => {
       saved.slice(0, -10),
       'not a cache\n',
       '',
-      saved.replace('fluksio-stat-cache 1', 'fluksio-stat-cache 9'),
+      saved.replace('fluksio-stat-cache 2', 'fluksio-stat-cache 9'),
     ];
     for (const text of damaged) {
       await writeFile(cacheFile, text);
