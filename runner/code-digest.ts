@@ -44,9 +44,17 @@ export function codeDigest(index: CodeIndex, scope: CodeScope): CodeDigest {
     if (outside !== undefined) throw new UnsafePathError(repoPath, outside);
     entries.push([repoPath, id]);
   }
-  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // git lists paths mostly in order already; checking costs less than sorting them again.
+  if (!isSorted(entries)) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const lines = entries.map(([repoPath, id]) => `${repoPath}\0${id}\n`).join('');
   return { digest: sha256Hex(lines), entries };
+}
+
+function isSorted(entries: [string, string][]): boolean {
+  for (let i = 1; i < entries.length; i += 1) {
+    if ((entries[i - 1] as [string, string])[0] > (entries[i] as [string, string])[0]) return false;
+  }
+  return true;
 }
 
 function includeMatcher(scope: CodeScope): (repoPath: string) => boolean {

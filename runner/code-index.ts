@@ -70,7 +70,7 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   });
   // Awaited below; this only keeps a failure meanwhile from leaving its rejection unhandled.
   listing.catch(() => {});
-  const loaded = statCacheFile === null ? null : await loadStatCache(statCacheFile);
+  const loaded = statCacheFile === null ? null : loadStatCache(statCacheFile);
   // While git lists the tree, the files the cache knows are checked: most of them are
   // the files git is about to name.
   const known = new StatCache(statCacheFile, loaded?.objectFormat ?? 'sha1', loaded, scanStartedMs);

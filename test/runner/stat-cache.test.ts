@@ -26,13 +26,13 @@ async function fileStats(name: string, content = 'hello\n'): Promise<Stats> {
 
 /** Saves one scan that hashed `entries`, as readCodeIndex does. */
 async function saveScan(entries: [string, Stats, string][], scanStartedMs = later()): Promise<void> {
-  const cache = new StatCache(cacheFile, 'sha1', await loadStatCache(cacheFile), scanStartedMs);
+  const cache = new StatCache(cacheFile, 'sha1', loadStatCache(cacheFile), scanStartedMs);
   for (const [name, stats, id] of entries) cache.remember(name, stats, id);
   await cache.save();
 }
 
 async function reopened(): Promise<StatCache> {
-  return new StatCache(cacheFile, 'sha1', await loadStatCache(cacheFile), later());
+  return new StatCache(cacheFile, 'sha1', loadStatCache(cacheFile), later());
 }
 
 describe('StatCache', () => {
@@ -52,7 +52,7 @@ describe('StatCache', () => {
   test('a file written or changed within the racy window of the read is not saved', async () => {
     const stats = await fileStats('a.py');
     await saveScan([['a.py', stats, ID]], Date.now());
-    expect(await loadStatCache(cacheFile)).toBeNull();
+    expect(loadStatCache(cacheFile)).toBeNull();
     await saveScan([['a.py', stats, ID]], Math.max(stats.mtimeMs, stats.ctimeMs) + RACY_WINDOW_MS + 1);
     expect((await reopened()).lookup('a.py', stats)).toBe(ID);
   });
@@ -70,14 +70,14 @@ describe('StatCache', () => {
     ];
     for (const text of damaged) {
       await writeFile(cacheFile, text);
-      expect(await loadStatCache(cacheFile), text.slice(0, 80)).toBeNull();
+      expect(loadStatCache(cacheFile), text.slice(0, 80)).toBeNull();
     }
   });
 
   test('ids of another object format are not used', async () => {
     const stats = await fileStats('a.py');
     await saveScan([['a.py', stats, ID]]);
-    const sha256 = new StatCache(cacheFile, 'sha256', await loadStatCache(cacheFile), later());
+    const sha256 = new StatCache(cacheFile, 'sha256', loadStatCache(cacheFile), later());
     expect(sha256.lookup('a.py', stats)).toBeNull();
   });
 
