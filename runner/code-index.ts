@@ -115,12 +115,12 @@ const LSTAT_CHUNK = 256;
  * Stats object outlives its comparison.
  */
 async function checkKnownFiles(root: string, cache: StatCache): Promise<void> {
-  let checked = 0;
-  for (const repoPath of cache.knownPaths()) {
+  const paths = cache.knownPaths;
+  for (let i = 0; i < paths.length; i += 1) {
+    const repoPath = paths[i] as string;
     const stats = lstatOrNull(`${root}/${repoPath}`);
     if (stats !== null) cache.lookup(repoPath, stats);
-    checked += 1;
-    if (checked % LSTAT_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (i % LSTAT_CHUNK === LSTAT_CHUNK - 1) await new Promise((resolve) => setImmediate(resolve));
   }
 }
 

@@ -222,7 +222,7 @@ stages:
     const warm = await run(made);
     expect(stageOf(warm.report, 'show').status).toBe('cached');
     expect(await readFile(path.join(made.dir, '.fluksio/code-stat-cache'), 'utf8')).toContain(
-      '"settings.txt"',
+      '\0settings.txt\0',
     );
 
     // git's index, written after the file settled, vouches for it; then a same-size edit

@@ -219,8 +219,8 @@ describe('readCodeIndex', () => {
       },
       { timeout: 5 * RACY_WINDOW_MS, interval: 200 },
     );
-    const saved = await readFile(cacheFile, 'utf8');
-    await writeFile(cacheFile, saved.replace(truth.slice(7), '0'.repeat(40)));
+    const saved = await readFile(cacheFile, 'latin1');
+    await writeFile(cacheFile, saved.replace(truth.slice(7), '0'.repeat(40)), 'latin1');
     expect((await readCodeIndex(made.dir, { statCacheFile: cacheFile })).files.get('a.py')).toBe(truth);
   });
 

@@ -60,16 +60,19 @@ describe('StatCache', () => {
   test('a damaged, truncated or foreign file is not trusted', async () => {
     const stats = await fileStats('a.py');
     await saveScan([['a.py', stats, ID]]);
-    const saved = await readFile(cacheFile, 'utf8');
+    // latin1 keeps every byte as one character, so only the named change is made.
+    const saved = await readFile(cacheFile, 'latin1');
+    await writeFile(cacheFile, saved, 'latin1');
+    expect(loadStatCache(cacheFile)).not.toBeNull();
     const damaged = [
       saved.replace(ID, ID.replace('c', 'd')),
       saved.slice(0, -10),
       'not a cache\n',
       '',
-      saved.replace('fluksio-stat-cache 2', 'fluksio-stat-cache 9'),
+      saved.replace('fluksio-stat-cache 3', 'fluksio-stat-cache 9'),
     ];
     for (const text of damaged) {
-      await writeFile(cacheFile, text);
+      await writeFile(cacheFile, text, 'latin1');
       expect(loadStatCache(cacheFile), text.slice(0, 80)).toBeNull();
     }
   });
