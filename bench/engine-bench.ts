@@ -22,12 +22,13 @@ function git(dir: string, ...args: string[]): void {
   timeCommand('git', args, { cwd: dir, env: gitEnv });
 }
 
-function makeExampleRepo(): string {
+function makeExampleRepo(edit: (pipeline: string) => string = (pipeline) => pipeline): string {
   const dir = mkdtempSync(join(tmpdir(), 'fluksio-bench-example-'));
   cpSync(join(root, 'examples', 'logreg'), dir, {
     recursive: true,
     filter: (source) => !/[\\/](\.fluksio|data|metrics|model\.json|__pycache__)$/.test(source),
   });
+  writeFileSync(join(dir, 'fluksio.yml'), edit(readFileSync(join(dir, 'fluksio.yml'), 'utf8')));
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, '-c', 'user.name=bench', '-c', 'user.email=bench@fluksio.invalid', 'add', '-A');
   git(dir, '-c', 'user.name=bench', '-c', 'user.email=bench@fluksio.invalid', 'commit', '-qm', 'example');
@@ -44,12 +45,18 @@ function makeExampleRepo(): string {
 export async function benchExample(history = 1000): Promise<void> {
   const fresh = makeExampleRepo();
   const long = makeExampleRepo();
+  // The same stages keyed on their deps alone (`code: false`): a cached run then looks each
+  // stage up by its exact key, with no read set to check, which is what tracing adds.
+  const exact = makeExampleRepo((pipeline) =>
+    pipeline.replace(/^ {4}code: false.*\n/gm, '').replace(/^( {4}cmd: .*)$/gm, '$1\n    code: false'),
+  );
   try {
     const run = (dir: string, ...args: string[]) =>
       timeCommand(process.execPath, [cli, 'run', ...args], { cwd: dir });
     const first = run(fresh);
     const uncached = median([run(fresh, '--no-cache'), run(fresh, '--no-cache'), run(fresh, '--no-cache')]);
     run(long);
+    run(exact);
     const seeded = performance.now();
     await recordEarlierRuns(join(long, '.fluksio'), history, (i, base) => ({
       params: { ...base.params, lr: (i + 1) / 1000 },
@@ -57,20 +64,24 @@ export async function benchExample(history = 1000): Promise<void> {
       commit: i % 2 === 0 ? base.commit : sha256Hex(`earlier commit ${i}`).slice(0, 40),
     }));
     const seedTime = performance.now() - seeded;
-    const times = { cached: [] as number[], long: [] as number[], node: [] as number[] };
+    const times = {
+      cached: [] as number[],
+      long: [] as number[],
+      exact: [] as number[],
+      node: [] as number[],
+    };
     for (let i = 0; i < 7; i += 1) {
       times.cached.push(run(fresh));
       times.long.push(run(long));
+      times.exact.push(run(exact));
       times.node.push(timeCommand(process.execPath, ['-e', '0']));
     }
     const gitStatus = median(
       [1, 2, 3, 4, 5].map(() => timeCommand('git', ['status', '--porcelain'], { cwd: fresh })),
     );
-    const [cached, withHistory, node] = [times.cached, times.long, times.node].map(median) as [
-      number,
-      number,
-      number,
-    ];
+    const [cached, withHistory, exactOnly, node] = [times.cached, times.long, times.exact, times.node].map(
+      median,
+    ) as [number, number, number, number];
     console.log('\n## The example pipeline (examples/logreg, 3 stages), `fluksio run` wall time');
     console.log(`first run (creates .fluksio/)   ${ms(first)}`);
     console.log(`uncached (--no-cache), median  ${ms(uncached)}`);
@@ -80,6 +91,9 @@ export async function benchExample(history = 1000): Promise<void> {
     console.log(
       `… ${history} earlier runs stored  ${ms(withHistory)}   ${(withHistory / node).toFixed(2)}× node -e 0, ${((withHistory / cached - 1) * 100).toFixed(1)}% vs a fresh store (target ≤ 10%)`,
     );
+    console.log(
+      `… exact keys only (code: false) ${ms(exactOnly)}   read-set lookups add ${((cached / exactOnly - 1) * 100).toFixed(1)}% (target ≤ 10%)`,
+    );
     console.log(`cached / uncached              ${(cached / uncached).toFixed(2)}×`);
     console.log(
       `for scale: git status          ${ms(gitStatus)}   node -e 0  ${ms(node)}   (${history} runs recorded in ${ms(seedTime)})`,
@@ -87,6 +101,7 @@ export async function benchExample(history = 1000): Promise<void> {
   } finally {
     rmSync(fresh, { recursive: true, force: true });
     rmSync(long, { recursive: true, force: true });
+    rmSync(exact, { recursive: true, force: true });
   }
 }
 

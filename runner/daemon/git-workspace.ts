@@ -140,10 +140,12 @@ export class GitWorkspace {
   }
 
   /**
-   * Only a commit a branch or the pull request's ref reaches runs (DESIGN §5): a server
-   * hands out a dangling commit by its id, but nobody pushed it anywhere to be run. A tip
-   * is recognised from `ls-remote` alone; for an older commit the branches are fetched
-   * and git says whether one of them has it in its history.
+   * Only a commit a branch or a pull request's ref reaches runs (DESIGN §5): a server
+   * hands out a dangling commit by its id, but nobody pushed it anywhere to be run. Pull
+   * requests' refs count (`refs/pull/<n>/head`, and `…/merge`, the commit a
+   * `pull_request` workflow runs and may submit). A tip is recognised from `ls-remote`
+   * alone; for an older commit the refs are fetched and git says whether one of them has
+   * it in its history.
    */
   private async checkReachable(
     git: (args: string[], extra?: Partial<GitCommandOptions>) => Promise<string>,
@@ -153,18 +155,22 @@ export class GitWorkspace {
   ): Promise<void> {
     const { commit, fetchRef } = request;
     const slotRef = `refs/fluksio/slot-${request.slot}`;
-    const wanted = ['refs/heads/*', ...(fetchRef ? [fetchRef] : [])];
+    const wanted = ['refs/heads/*', 'refs/pull/*', ...(fetchRef ? [fetchRef] : [])];
     const listed = await git(['ls-remote', '--', url, ...wanted], header);
     if (listed.split('\n').some((line) => line.split('\t')[0] === commit)) return;
-    const refspecs = [`+refs/heads/*:${BRANCHES}*`, ...(fetchRef ? [`+${fetchRef}:${slotRef}`] : [])];
+    const refspecs = [
+      `+refs/heads/*:${BRANCHES}*`,
+      `+refs/pull/*:${PULLS}*`,
+      ...(fetchRef ? [`+${fetchRef}:${slotRef}`] : []),
+    ];
     await git(
       ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
       header,
     );
-    if (!(await isReachable(git, commit, fetchRef ? [BRANCHES, slotRef] : [BRANCHES]))) {
+    if (!(await isReachable(git, commit, [BRANCHES, PULLS, ...(fetchRef ? [slotRef] : [])]))) {
       throw new Error(
-        `Commit ${commit} is on no branch of ${request.repository}${fetchRef ? ` and not at ${fetchRef}` : ''}: ` +
-          'it was force-pushed away or never pushed to a branch; only commits a branch or pull request reaches run',
+        `Commit ${commit} is on no branch or pull request of ${request.repository}${fetchRef ? ` and not at ${fetchRef}` : ''}: ` +
+          'it was force-pushed away or never pushed; only commits a branch or pull request reaches run',
       );
     }
   }
@@ -333,6 +339,8 @@ async function removeStaleLocks(gitDir: string, names: string[]): Promise<void> 
 
 /** Where a mirror keeps the repository's branches, to tell which commits they reach. */
 const BRANCHES = 'refs/fluksio/heads/';
+/** Where pull requests' refs are fetched to, for the same question. */
+const PULLS = 'refs/fluksio/pull/';
 
 /** Whether a ref under one of `refs` (a prefix or a full ref name) has `commit` in its history. */
 async function isReachable(

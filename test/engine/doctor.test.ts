@@ -104,7 +104,7 @@ describe('a damaged local database', () => {
 describe('a damaged index', () => {
   test('costs cache hits, never a stale one, and doctor --repair rebuilds it from the journals', async () => {
     const { second } = await projectWithHistory();
-    await rm(store('index', 'latest'), { recursive: true });
+    await rm(store('index', 'previous'), { recursive: true });
     const entries = await readdir(store('index', 'cache'));
     // One entry torn, the others gone.
     await writeFile(store('index', 'cache', entries[0] ?? 'none'), '{"entry": {"key"');
