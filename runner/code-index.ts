@@ -62,32 +62,28 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   // git names paths from the top of the work tree, which holds `.git`; from anywhere
   // else, ask git where the top is (one process more).
   const repoRoot = existsSync(path.join(dir, '.git')) ? dir : await topLevelOf(dir);
-  const statCacheFile =
-    options.statCacheFile === undefined ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
   const scanStartedMs = Date.now();
+  // git first: it has the most to do, and the rest overlaps it.
   const listing = listWorkTree(repoRoot).catch((error: unknown) => {
     throw notARepository(repoRoot, error);
   });
   // Awaited below; this only keeps a failure meanwhile from leaving its rejection unhandled.
   listing.catch(() => {});
+  const statCacheFile =
+    options.statCacheFile === undefined ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
   const loaded = statCacheFile === null ? null : loadStatCache(statCacheFile);
   // While git lists the tree, the files the cache knows are checked: most of them are
   // the files git is about to name.
   const known = new StatCache(statCacheFile, loaded?.objectFormat ?? 'sha1', loaded, scanStartedMs);
   await checkKnownFiles(repoRoot, known);
-  const { commit, objectFormat } = await listing;
+  const listed = await listing;
+  const { commit, objectFormat } = listed;
   const cache =
     objectFormat === known.objectFormat
       ? known
       : new StatCache(statCacheFile, objectFormat, null, scanStartedMs);
-  const tree = await indexWorkTree({
-    root: repoRoot,
-    top: repoRoot,
-    prefix: '',
-    listing: await listing,
-    cache,
-  });
-  await cache.save();
+  const tree = await indexWorkTree({ root: repoRoot, top: repoRoot, prefix: '', listing: listed, cache });
+  await cache.save([...listed.paths.keys()]);
   return { repoRoot, commit, objectFormat, ...tree };
 }
 
@@ -116,11 +112,10 @@ const LSTAT_CHUNK = 256;
  */
 async function checkKnownFiles(root: string, cache: StatCache): Promise<void> {
   const paths = cache.knownPaths;
-  for (let i = 0; i < paths.length; i += 1) {
-    const repoPath = paths[i] as string;
-    const stats = lstatOrNull(`${root}/${repoPath}`);
-    if (stats !== null) cache.lookup(repoPath, stats);
-    if (i % LSTAT_CHUNK === LSTAT_CHUNK - 1) await new Promise((resolve) => setImmediate(resolve));
+  for (let entry = 0; entry < paths.length; entry += 1) {
+    const stats = lstatOrNull(`${root}/${paths[entry] as string}`);
+    if (stats !== null) cache.lookupEntry(entry, stats);
+    if (entry % LSTAT_CHUNK === LSTAT_CHUNK - 1) await new Promise((resolve) => setImmediate(resolve));
   }
 }
 

@@ -108,8 +108,13 @@ function statCacheBytes(entries: LoadedStatCache): Buffer {
  */
 export class StatCache {
   private readonly known: LoadedStatCache;
-  /** Path → its entry's number in `known`. */
-  private readonly entries = new Map<string, number>();
+  /**
+   * Where the next path asked about is expected: a scan asks in git's order, which the
+   * file was saved in, so most paths are found here without hashing them into a map.
+   */
+  private cursor = 0;
+  /** Path → its entry's number in `known`, made on the first path not found in order. */
+  private byPath: Map<string, number> | null = null;
   /** Per known entry, 1 once this scan found its stat unchanged. */
   private readonly hits: Uint8Array;
   private hitCount = 0;
@@ -135,11 +140,10 @@ export class StatCache {
       loaded?.objectFormat === objectFormat
         ? loaded
         : { objectFormat, paths: [], values: [], stats: new Float64Array(0) };
-    this.known.paths.forEach((repoPath, entry) => this.entries.set(repoPath, entry));
     this.hits = new Uint8Array(this.known.paths.length);
   }
 
-  /** The paths the loaded file has entries for, in its order. */
+  /** The paths the loaded file has entries for, in its order: entry i is `knownPaths[i]`. */
   get knownPaths(): readonly string[] {
     return this.known.paths;
   }
@@ -149,8 +153,12 @@ export class StatCache {
    * the entry; null otherwise. A match is remembered for `hit` and kept by `save`.
    */
   lookup(repoPath: string, stats: Stats): string | null {
-    const entry = this.entries.get(repoPath);
-    if (entry === undefined) return null;
+    const entry = this.entryOf(repoPath);
+    return entry === undefined ? null : this.lookupEntry(entry, stats);
+  }
+
+  /** `lookup` of the known entry numbered `entry`. */
+  lookupEntry(entry: number, stats: Stats): string | null {
     const value = this.known.values[entry] as string;
     const at = entry * STAT_FIELDS;
     const known = this.known.stats;
@@ -172,10 +180,25 @@ export class StatCache {
     return value;
   }
 
-  /** What an earlier `lookup` of this scan found unchanged for `repoPath`, or null. */
+  /** What an earlier lookup of this scan found unchanged for `repoPath`, or null. */
   hit(repoPath: string): string | null {
-    const entry = this.entries.get(repoPath);
+    const entry = this.entryOf(repoPath);
     return entry !== undefined && this.hits[entry] === 1 ? (this.known.values[entry] as string) : null;
+  }
+
+  private entryOf(repoPath: string): number | undefined {
+    const paths = this.known.paths;
+    if (paths[this.cursor] === repoPath) return this.cursor++;
+    // `hit` then `lookup` of one path ask for the same entry twice in a row.
+    if (this.cursor > 0 && paths[this.cursor - 1] === repoPath) return this.cursor - 1;
+    if (this.byPath === null) {
+      const byPath = new Map<string, number>();
+      paths.forEach((knownPath, entry) => byPath.set(knownPath, entry));
+      this.byPath = byPath;
+    }
+    const entry = this.byPath.get(repoPath);
+    if (entry !== undefined) this.cursor = entry + 1;
+    return entry;
   }
 
   /**
@@ -193,26 +216,34 @@ export class StatCache {
    * Writes what this scan found, when it differs from what was loaded: atomically (a
    * temporary file renamed into place), so a concurrent reader sees the old or the new
    * file, never half of one. A cache that cannot be written (a read-only checkout) only
-   * makes the next scan hash again, so a failure here is not an error.
+   * makes the next scan hash again, so a failure here is not an error. Entries are
+   * written in `order` (the paths as git listed them), then any others: the next scan
+   * asks in that order.
    */
-  async save(): Promise<void> {
+  async save(order: readonly string[] = []): Promise<void> {
     if (this.file === null || (this.added.paths.length === 0 && this.hitCount === this.hits.length)) return;
-    const paths: string[] = [];
-    const values: string[] = [];
-    const stats: number[] = [];
+    const kept = new Map<string, { value: string; stats: ArrayLike<number> }>();
     this.hits.forEach((hit, entry) => {
       if (hit === 0) return;
-      paths.push(this.known.paths[entry] as string);
-      values.push(this.known.values[entry] as string);
-      for (let field = 0; field < STAT_FIELDS; field += 1) {
-        stats.push(this.known.stats[entry * STAT_FIELDS + field] as number);
-      }
+      kept.set(this.known.paths[entry] as string, {
+        value: this.known.values[entry] as string,
+        stats: this.known.stats.subarray(entry * STAT_FIELDS, (entry + 1) * STAT_FIELDS),
+      });
     });
+    this.added.paths.forEach((repoPath, i) =>
+      kept.set(repoPath, {
+        value: this.added.values[i] as string,
+        stats: this.added.stats.slice(i * STAT_FIELDS, (i + 1) * STAT_FIELDS),
+      }),
+    );
+    const paths = [...new Set([...order.filter((repoPath) => kept.has(repoPath)), ...kept.keys()])];
+    const stats = new Float64Array(paths.length * STAT_FIELDS);
+    paths.forEach((repoPath, i) => stats.set(kept.get(repoPath)?.stats ?? [], i * STAT_FIELDS));
     const bytes = statCacheBytes({
       objectFormat: this.objectFormat,
-      paths: paths.concat(this.added.paths),
-      values: values.concat(this.added.values),
-      stats: Float64Array.from(stats.concat(this.added.stats)),
+      paths,
+      values: paths.map((repoPath) => kept.get(repoPath)?.value ?? ''),
+      stats,
     });
     const temp = `${this.file}.${randomUUID()}.tmp`;
     try {

@@ -99,6 +99,23 @@ describe('StatCache', () => {
     expect(next.lookup('b.py', b)).toBeNull();
   });
 
+  test('entries are found whatever order a scan asks in, and each only under its own stat', async () => {
+    const names = ['a.py', 'b.py', 'c.py', 'd.py'];
+    const stats = await Promise.all(names.map((name) => fileStats(name, `${name}\n`)));
+    const values = names.map((name, i) => `100644 ${String(i).repeat(40)}`);
+    const cache = new StatCache(cacheFile, 'sha1', loadStatCache(cacheFile), later());
+    names.forEach((name, i) => cache.remember(name, stats[i] as Stats, values[i] as string));
+    await cache.save(['c.py', 'a.py']);
+    const scan = await reopened();
+    expect(scan.knownPaths).toEqual(['c.py', 'a.py', 'b.py', 'd.py']);
+    for (const i of [3, 0, 0, 2, 1]) {
+      expect(scan.lookup(names[i] as string, stats[i] as Stats), names[i]).toBe(values[i]);
+      expect(scan.hit(names[i] as string), names[i]).toBe(values[i]);
+    }
+    expect(scan.lookup('a.py', stats[1] as Stats)).toBeNull();
+    expect(scan.lookupEntry(0, stats[2] as Stats)).toBe(values[2]);
+  });
+
   test('a cache that cannot be written is only a slower next read', async () => {
     const stats = await fileStats('a.py');
     await writeFile(path.join(dir, '.fluksio'), 'a file where the directory should be');
