@@ -1,4 +1,4 @@
-import { simpleGit } from 'simple-git';
+import { gitOutput } from './git-output.js';
 import type { WorkTreeListing } from './work-tree-listing.js';
 
 /** Paths given to one `git hash-object`, well under any command-line length limit. */
@@ -34,13 +34,11 @@ export async function changedPaths(
     else if (!listing.headDiffers.has(repoPath)) compare(repoPath, indexed);
   }
   for (const [repoPath, head] of listing.headDiffers) compare(repoPath, head);
-  if (filtered.length === 0) return changed;
-  const git = simpleGit({ baseDir: root });
   for (let i = 0; i < filtered.length; i += CLEAN_BATCH) {
     const batch = filtered.slice(i, i + CLEAN_BATCH);
-    const cleaned = (await git.raw(['hash-object', '--', ...batch.map(({ repoPath }) => repoPath)])).split(
-      '\n',
-    );
+    const cleaned = (
+      await gitOutput(root, ['hash-object', '--', ...batch.map(({ repoPath }) => repoPath)])
+    ).split('\n');
     batch.forEach(({ repoPath, head }, index) => {
       if (head.slice(7) !== cleaned[index]) changed.add(repoPath);
     });

@@ -115,6 +115,8 @@ export class StatCache {
   private cursor = 0;
   /** Path → its entry's number in `known`, made on the first path not found in order. */
   private byPath: Map<string, number> | null = null;
+  /** A known path was asked for out of the file's order: `save` rewrites it in the scan's. */
+  private outOfOrder = false;
   /** Per known entry, 1 once this scan found its stat unchanged. */
   private readonly hits: Uint8Array;
   private hitCount = 0;
@@ -197,7 +199,10 @@ export class StatCache {
       this.byPath = byPath;
     }
     const entry = this.byPath.get(repoPath);
-    if (entry !== undefined) this.cursor = entry + 1;
+    if (entry !== undefined) {
+      this.cursor = entry + 1;
+      this.outOfOrder = true;
+    }
     return entry;
   }
 
@@ -221,7 +226,8 @@ export class StatCache {
    * asks in that order.
    */
   async save(order: readonly string[] = []): Promise<void> {
-    if (this.file === null || (this.added.paths.length === 0 && this.hitCount === this.hits.length)) return;
+    const unchanged = this.added.paths.length === 0 && this.hitCount === this.hits.length;
+    if (this.file === null || (unchanged && !this.outOfOrder)) return;
     const kept = new Map<string, { value: string; stats: ArrayLike<number> }>();
     this.hits.forEach((hit, entry) => {
       if (hit === 0) return;
