@@ -193,6 +193,15 @@ export class StatCache {
     if (paths[this.cursor] === repoPath) return this.cursor++;
     // `hit` then `lookup` of one path ask for the same entry twice in a row.
     if (this.cursor > 0 && paths[this.cursor - 1] === repoPath) return this.cursor - 1;
+    // Between the two entries around the cursor in order (git's runs are sorted): a file
+    // the cache does not hold, such as a new or changed one. Were the order to mislead
+    // (UTF-16 against git's bytes, for characters beyond U+FFFF), the file would only be
+    // hashed again.
+    const previous = this.cursor > 0 ? paths[this.cursor - 1] : undefined;
+    const next = paths[this.cursor];
+    if ((previous === undefined || previous < repoPath) && (next === undefined || repoPath < next)) {
+      return undefined;
+    }
     if (this.byPath === null) {
       const byPath = new Map<string, number>();
       paths.forEach((knownPath, entry) => byPath.set(knownPath, entry));
