@@ -103,8 +103,8 @@ function statCacheBytes(entries: LoadedStatCache): Buffer {
  * size, mtime and ctime are still those it was hashed under (and it is still a regular
  * file of the same mode); git's own index is not asked, so `core.trustctime`,
  * `core.checkStat` or an index refreshed by someone else change nothing. One scan's
- * lookups and new entries become the next file on `save`: entries of files no longer
- * seen are dropped.
+ * matches and new entries become the next file on `save`: entries of files gone or
+ * changed are dropped.
  */
 export class StatCache {
   private readonly known: LoadedStatCache;
