@@ -57,7 +57,16 @@ export async function recordEarlierRuns(
       for (const { seq: _seq, ...event } of events) {
         recorder.events.emit(
           event.type === 'stage.finished' && event.stage.cacheKey
-            ? { ...event, stage: { ...event.stage, cacheKey: sha256Hex(`${event.stage.cacheKey} ${i}`) } }
+            ? {
+                ...event,
+                stage: {
+                  ...event.stage,
+                  // A key of its own, and no read set: a replayed entry is history to look
+                  // through, never a candidate a traced stage could restore.
+                  cacheKey: sha256Hex(`${event.stage.cacheKey} ${i}`),
+                  keyInputs: event.stage.keyInputs && { ...event.stage.keyInputs, readSet: null },
+                },
+              }
             : event,
         );
       }

@@ -104,7 +104,7 @@ test('a fork’s metrics file that is a symlink out of the checkout or a FIFO fa
   expect(report.run.status, JSON.stringify(report)).toBe('failed');
   const stages = Object.fromEntries(report.stages.map((stage) => [stage.name, stage]));
   expect(stages.leak?.status).toBe('failed');
-  expect(stages.leak?.error).toMatch(/metrics\.json.*symlink.*outside the workspace/);
+  expect(stages.leak?.error).toMatch(/metrics\.json.*symlink/);
   expect(stages.jam?.status).toBe('failed');
   expect(stages.jam?.error).toMatch(/"jam\.json" is neither a file nor a directory/);
   // Not one token character beyond its public prefix, anywhere the run's author can read.

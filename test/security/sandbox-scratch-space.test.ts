@@ -32,21 +32,23 @@ afterEach(async () => {
  */
 const PROBE = String.raw`#!/bin/sh
 work_dir=$1
+runner_home=$2
 try() { if sh -c "$2" 2>/dev/null; then echo "$1=yes"; else echo "$1=no"; fi; }
 try run "echo x > /run/planted"
 try tmp "head -c 1048576 /dev/zero > /tmp/scratch"
 try home "mkdir -p $HOME/.cache/tool && echo x > $HOME/.cache/tool/file"
-for dir in /tmp /var/tmp /dev/shm "$work_dir" "$HOME"; do echo "size $dir=$(df -B1 --output=size "$dir" | tail -n 1 | tr -d ' ')"; done
+for dir in /tmp /var/tmp /dev/shm "$work_dir" "$runner_home"; do echo "size $dir=$(df -B1 --output=size "$dir" | tail -n 1 | tr -d ' ')"; done
 echo done > out.txt
 `;
 
 const PIPELINE = `version: 1
 params:
   work_dir: { type: string, default: "" }
+  runner_home: { type: string, default: "" }
 stages:
   probe:
-    cmd: sh probe.sh \${work_dir}
-    params: [work_dir]
+    cmd: sh probe.sh \${work_dir} \${runner_home}
+    params: [work_dir, runner_home]
     outs: [out.txt]
 `;
 
@@ -82,7 +84,11 @@ test('a sandboxed stage cannot write into /run, and its scratch directories and 
   const runner = await world.runner('forks', { args: ['--accept-forks'] });
   await runner.waitFor(/runner started/);
 
-  const runId = await queueForkRun(project, { work_dir: runner.workDir });
+  // The stage's own HOME is a private folder; the runner's home is masked where it stands.
+  const runId = await queueForkRun(project, {
+    work_dir: runner.workDir,
+    runner_home: process.env.HOME ?? '',
+  });
   const report = await world.waitFor(runId);
   expect(report.run.status, JSON.stringify(report)).toBe('succeeded');
   expect(report.sandbox).toMatch(/^bubblewrap \d/);
