@@ -5797,7 +5797,7 @@ var require_client_h1 = __commonJS({
       kResume,
       kHTTPContext
     } = require_symbols();
-    var constants4 = require_constants2();
+    var constants5 = require_constants2();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var addListener = util.addListener;
@@ -5872,7 +5872,7 @@ var require_client_h1 = __commonJS({
       constructor(client, socket, { exports: exports2 }) {
         assert2(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
-        this.ptr = this.llhttp.llhttp_alloc(constants4.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants5.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -5967,11 +5967,11 @@ var require_client_h1 = __commonJS({
             currentBufferRef = null;
           }
           const offset = llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr;
-          if (ret !== constants4.ERROR.OK) {
+          if (ret !== constants5.ERROR.OK) {
             const body2 = data.subarray(offset);
-            if (ret === constants4.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants5.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(body2);
-            } else if (ret === constants4.ERROR.PAUSED) {
+            } else if (ret === constants5.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(body2);
             } else {
@@ -5994,10 +5994,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants4.ERROR.OK) {
+        if (ret === constants5.ERROR.OK) {
           return null;
         }
-        if (ret === constants4.ERROR.PAUSED || ret === constants4.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants5.ERROR.PAUSED || ret === constants5.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -6014,7 +6014,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants4.ERROR[ret], data);
+        return new HTTPParserError(message, constants5.ERROR[ret], data);
       }
       destroy() {
         assert2(this.ptr != null);
@@ -6194,7 +6194,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants4.ERROR.PAUSED : 0;
+        return pause ? constants5.ERROR.PAUSED : 0;
       }
       onBody(buf) {
         const { client, socket, statusCode, maxResponseSize } = this;
@@ -6216,7 +6216,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request2.onData(buf) === false) {
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         }
       }
       onMessageComplete() {
@@ -6252,13 +6252,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert2(client[kRunning] === 0);
           util.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(() => client[kResume]());
         } else {
@@ -34011,7 +34011,7 @@ var require_scan = __commonJS({
 var require_parse2 = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module2) {
     "use strict";
-    var constants4 = require_constants6();
+    var constants5 = require_constants6();
     var utils = require_utils2();
     var {
       MAX_LENGTH,
@@ -34019,7 +34019,7 @@ var require_parse2 = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants4;
+    } = constants5;
     var expandRange = (args2, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args2, options);
@@ -34228,7 +34228,7 @@ var require_parse2 = __commonJS({
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants4.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants5.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches2 = splitTopLevel(body2).map((branch) => branch.trim());
       if (branches2.length > 1) {
         if (branches2.some((branch) => branch === "") || branches2.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches2)) {
@@ -34274,8 +34274,8 @@ var require_parse2 = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants4.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants4.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants5.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants5.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -34971,7 +34971,7 @@ var require_parse2 = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants4.globChars(opts.windows);
+      } = constants5.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -35029,7 +35029,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse7 = require_parse2();
     var utils = require_utils2();
-    var constants4 = require_constants6();
+    var constants5 = require_constants6();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -35157,7 +35157,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants4;
+    picomatch2.constants = constants5;
     module2.exports = picomatch2;
   }
 });
@@ -43346,7 +43346,7 @@ var init_run_journal = __esm({
 // node_modules/graceful-fs/polyfills.js
 var require_polyfills = __commonJS({
   "node_modules/graceful-fs/polyfills.js"(exports, module2) {
-    var constants4 = __require("constants");
+    var constants5 = __require("constants");
     var origCwd = process.cwd;
     var cwd = null;
     var platform2 = process.env.GRACEFUL_FS_PLATFORM || process.platform;
@@ -43370,7 +43370,7 @@ var require_polyfills = __commonJS({
     var chdir;
     module2.exports = patch;
     function patch(fs6) {
-      if (constants4.hasOwnProperty("O_SYMLINK") && process.version.match(/^v0\.6\.[0-2]|^v0\.5\./)) {
+      if (constants5.hasOwnProperty("O_SYMLINK") && process.version.match(/^v0\.6\.[0-2]|^v0\.5\./)) {
         patchLchmod(fs6);
       }
       if (!fs6.lutimes) {
@@ -43472,7 +43472,7 @@ var require_polyfills = __commonJS({
         fs7.lchmod = function(path17, mode, callback) {
           fs7.open(
             path17,
-            constants4.O_WRONLY | constants4.O_SYMLINK,
+            constants5.O_WRONLY | constants5.O_SYMLINK,
             mode,
             function(err2, fd) {
               if (err2) {
@@ -43488,7 +43488,7 @@ var require_polyfills = __commonJS({
           );
         };
         fs7.lchmodSync = function(path17, mode) {
-          var fd = fs7.openSync(path17, constants4.O_WRONLY | constants4.O_SYMLINK, mode);
+          var fd = fs7.openSync(path17, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -43508,9 +43508,9 @@ var require_polyfills = __commonJS({
         };
       }
       function patchLutimes(fs7) {
-        if (constants4.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
+        if (constants5.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
           fs7.lutimes = function(path17, at4, mt3, cb) {
-            fs7.open(path17, constants4.O_SYMLINK, function(er2, fd) {
+            fs7.open(path17, constants5.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -43523,7 +43523,7 @@ var require_polyfills = __commonJS({
             });
           };
           fs7.lutimesSync = function(path17, at4, mt3) {
-            var fd = fs7.openSync(path17, constants4.O_SYMLINK);
+            var fd = fs7.openSync(path17, constants5.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -43835,8 +43835,8 @@ var require_graceful_fs = __commonJS({
       fs7.createReadStream = createReadStream4;
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
-      fs7.readFile = readFile11;
-      function readFile11(path17, options, cb) {
+      fs7.readFile = readFile10;
+      function readFile10(path17, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
         return go$readFile(path17, options, cb);
@@ -53179,13 +53179,13 @@ var init_run_from_json = __esm({
 
 // cli/local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir10, readdir as readdir6, readFile as readFile6, rename as rename6, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
+import { mkdir as mkdir10, readdir as readdir6, readFile as readFile5, rename as rename6, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
 import { dirname as dirname5, join as join9 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
 async function readJson2(path17) {
-  const text2 = await readFile6(path17, "utf8").catch(() => null);
+  const text2 = await readFile5(path17, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -63454,15 +63454,15 @@ var init_migrate_database = __esm({
 });
 
 // store/migrations-digest.ts
-import { createHash as createHash6 } from "node:crypto";
-import { readdir as readdir7, readFile as readFile7 } from "node:fs/promises";
+import { createHash as createHash7 } from "node:crypto";
+import { readdir as readdir7, readFile as readFile6 } from "node:fs/promises";
 import { join as join13 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
   const files = (await readdir7(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join13(entry.parentPath, entry.name)).sort();
-  const hash2 = createHash6("sha256");
+  const hash2 = createHash7("sha256");
   for (const file2 of files)
-    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile7(file2));
+    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile6(file2));
   return hash2.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -63475,7 +63475,7 @@ var init_migrations_digest = __esm({
 // store/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir11, readFile as readFile8, rename as rename7, rm as rm9, writeFile as writeFile8 } from "node:fs/promises";
+import { cp, mkdir as mkdir11, readFile as readFile7, rename as rename7, rm as rm9, writeFile as writeFile8 } from "node:fs/promises";
 import { join as join14 } from "node:path";
 function pgliteStartParams() {
   return [...je3.defaultStartParams, "-c", "shared_buffers=2MB"];
@@ -63558,7 +63558,7 @@ async function migrated(client, release, onDisk) {
   const db = drizzle({ client, schema: tables_exports });
   try {
     const marker = onDisk ? join14(onDisk.dataDir, MIGRATED_MARKER) : null;
-    const current = marker ? await readFile8(marker, "utf8").catch(() => null) : null;
+    const current = marker ? await readFile7(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
       if (marker && onDisk) await writeFile8(marker, onDisk.digest);
@@ -63663,9 +63663,9 @@ var init_local_journal_record = __esm({
 });
 
 // cli/local/read-run-journal.ts
-import { readFile as readFile9 } from "node:fs/promises";
+import { readFile as readFile8 } from "node:fs/promises";
 async function readRunJournal(file2) {
-  const text2 = await readFile9(file2, "utf8");
+  const text2 = await readFile8(file2, "utf8");
   const lines = text2.split("\n");
   const torn = lines.pop() !== "";
   const records = [];
@@ -73209,91 +73209,199 @@ var NotAGitRepositoryError = class extends Error {
 };
 
 // runner/stat-cache.ts
-init_canonical_json();
-import { randomUUID as randomUUID2 } from "node:crypto";
-import { mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
+import { createHash as createHash3, randomUUID as randomUUID2 } from "node:crypto";
+import { constants as constants3, readFileSync as readFileSync2 } from "node:fs";
+import { mkdir as mkdir2, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
 import path6 from "node:path";
 var RACY_WINDOW_MS = 2e3;
-var HEADER = "fluksio-stat-cache 1";
-var STRIDE = 6;
-async function loadStatCache(file2) {
-  let text2;
+var HEADER = "fluksio-stat-cache 3";
+var STAT_FIELDS = 4;
+function loadStatCache(file2) {
+  let bytes;
   try {
-    text2 = await readFile(file2, "utf8");
+    bytes = readFileSync2(file2);
   } catch {
     return null;
   }
-  const newline = text2.indexOf("\n");
-  const body2 = text2.slice(newline + 1);
-  if (newline < 0 || text2.slice(0, newline) !== sha256Hex(body2)) return null;
-  let array2;
-  try {
-    array2 = JSON.parse(body2);
-  } catch {
-    return null;
+  const checksumEnd = bytes.indexOf(10);
+  const headerEnd = bytes.indexOf(10, checksumEnd + 1);
+  if (checksumEnd < 0 || headerEnd < 0) return null;
+  const checksum = createHash3("sha256").update(bytes.subarray(checksumEnd + 1)).digest("hex");
+  if (bytes.toString("latin1", 0, checksumEnd) !== checksum) return null;
+  const header = new RegExp(`^${HEADER} (sha1|sha256) (\\d+) (\\d+)$`).exec(
+    bytes.toString("latin1", checksumEnd + 1, headerEnd)
+  );
+  if (header === null) return null;
+  const objectFormat = header[1];
+  const count = Number(header[2]);
+  const textEnd = headerEnd + 1 + Number(header[3]);
+  if (bytes.length - textEnd !== count * STAT_FIELDS * 8) return null;
+  const strings = bytes.toString("utf8", headerEnd + 1, textEnd).split("\0");
+  if (strings.length !== 2 * count + 1) return null;
+  const valueLength = "100644 ".length + (objectFormat === "sha1" ? 40 : 64);
+  const paths = new Array(count);
+  const values = new Array(count);
+  for (let i2 = 0; i2 < count; i2 += 1) {
+    paths[i2] = strings[2 * i2];
+    const value = strings[2 * i2 + 1];
+    if (value.length !== valueLength) return null;
+    values[i2] = value;
   }
-  if (!Array.isArray(array2) || (array2.length - 1) % STRIDE !== 0) return null;
-  const objectFormat = array2[0] === `${HEADER} sha1` ? "sha1" : array2[0] === `${HEADER} sha256` ? "sha256" : null;
-  if (objectFormat === null) return null;
-  const idPattern = objectFormat === "sha1" ? /^[0-9a-f]{40}$/ : /^[0-9a-f]{64}$/;
-  const entries = /* @__PURE__ */ new Map();
-  for (let i2 = 1; i2 < array2.length; i2 += STRIDE) {
-    const [repoPath, ino, size, mtimeMs, ctimeMs, id] = array2.slice(i2, i2 + STRIDE);
-    const numbers = [ino, size, mtimeMs, ctimeMs];
-    if (typeof repoPath !== "string" || typeof id !== "string" || !idPattern.test(id)) return null;
-    if (!numbers.every((value) => typeof value === "number")) return null;
-    entries.set(repoPath, [...numbers, id]);
-  }
-  return { objectFormat, entries };
+  const stats = new Float64Array(count * STAT_FIELDS);
+  for (let i2 = 0; i2 < stats.length; i2 += 1) stats[i2] = bytes.readDoubleLE(textEnd + 8 * i2);
+  return { objectFormat, paths, values, stats };
+}
+function statCacheBytes(entries) {
+  const text2 = Buffer.from(
+    entries.paths.map((repoPath, i2) => `${repoPath}\0${entries.values[i2] ?? ""}\0`).join("")
+  );
+  const numbers = Buffer.alloc(entries.stats.length * 8);
+  entries.stats.forEach((value, i2) => numbers.writeDoubleLE(value, 8 * i2));
+  const body2 = Buffer.concat([
+    Buffer.from(`${HEADER} ${entries.objectFormat} ${entries.paths.length} ${text2.length}
+`),
+    text2,
+    numbers
+  ]);
+  return Buffer.concat([Buffer.from(`${createHash3("sha256").update(body2).digest("hex")}
+`), body2]);
 }
 var StatCache = class {
   /**
    * @param file where `save` writes; null keeps nothing between scans.
+   * @param loaded what the file held; ignored when its ids are of another object format.
    * @param scanStartedMs `Date.now()` before the first file of the scan was read.
    */
   constructor(file2, objectFormat, loaded, scanStartedMs) {
     this.file = file2;
     this.objectFormat = objectFormat;
     this.scanStartedMs = scanStartedMs;
-    this.known = loaded?.objectFormat === objectFormat ? loaded.entries : /* @__PURE__ */ new Map();
+    this.known = loaded?.objectFormat === objectFormat ? loaded : { objectFormat, paths: [], values: [], stats: new Float64Array(0) };
+    this.hits = new Uint8Array(this.known.paths.length);
   }
   file;
   objectFormat;
   scanStartedMs;
   known;
-  kept = /* @__PURE__ */ new Map();
-  added = false;
-  /** The id recorded for `repoPath` when its stat still matches; null otherwise. */
+  /**
+   * Where the next path asked about is expected: a scan asks in git's order, which the
+   * file was saved in, so most paths are found here without hashing them into a map.
+   */
+  cursor = 0;
+  /** Path → its entry's number in `known`, made on the first path not found in order. */
+  byPath = null;
+  /** A known path was asked for out of the file's order: `save` rewrites it in the scan's. */
+  outOfOrder = false;
+  /** Per known entry, 1 once this scan found its stat unchanged. */
+  hits;
+  hitCount = 0;
+  /** Entries of files hashed by this scan. */
+  added = {
+    paths: [],
+    values: [],
+    stats: []
+  };
+  /** The paths the loaded file has entries for, in its order: entry i is `knownPaths[i]`. */
+  get knownPaths() {
+    return this.known.paths;
+  }
+  /**
+   * The `<mode> <id>` recorded for `repoPath` when `stats` (its lstat now) still matches
+   * the entry; null otherwise. A match is remembered for `hit` and kept by `save`.
+   */
   lookup(repoPath, stats) {
-    const entry = this.known.get(repoPath);
-    if (entry === void 0 || entry[0] !== stats.ino || entry[1] !== stats.size || entry[2] !== stats.mtimeMs || entry[3] !== stats.ctimeMs) {
+    const entry = this.entryOf(repoPath);
+    return entry === void 0 ? null : this.lookupEntry(entry, stats);
+  }
+  /** `lookup` of the known entry numbered `entry`. */
+  lookupEntry(entry, stats) {
+    const value = this.known.values[entry];
+    const at4 = entry * STAT_FIELDS;
+    const known = this.known.stats;
+    if (known[at4] !== stats.ino || known[at4 + 1] !== stats.size || known[at4 + 2] !== stats.mtimeMs || known[at4 + 3] !== stats.ctimeMs || (stats.mode & constants3.S_IFMT) !== constants3.S_IFREG || // '100755'[3] is '7': the owner's exec bit, the only mode bit git records.
+    value.charCodeAt(3) === 55 !== ((stats.mode & 64) !== 0)) {
       return null;
     }
-    this.kept.set(repoPath, entry);
-    return entry[4];
+    if (this.hits[entry] === 0) {
+      this.hits[entry] = 1;
+      this.hitCount += 1;
+    }
+    return value;
   }
-  /** Records the id a file was just hashed to, unless it changed too recently to vouch for it. */
-  remember(repoPath, stats, id) {
+  /** What an earlier lookup of this scan found unchanged for `repoPath`, or null. */
+  hit(repoPath) {
+    const entry = this.entryOf(repoPath);
+    return entry !== void 0 && this.hits[entry] === 1 ? this.known.values[entry] : null;
+  }
+  entryOf(repoPath) {
+    const paths = this.known.paths;
+    if (paths[this.cursor] === repoPath) return this.cursor++;
+    if (this.cursor > 0 && paths[this.cursor - 1] === repoPath) return this.cursor - 1;
+    const previous = this.cursor > 0 ? paths[this.cursor - 1] : void 0;
+    const next = paths[this.cursor];
+    if ((previous === void 0 || previous < repoPath) && (next === void 0 || repoPath < next)) {
+      return void 0;
+    }
+    if (this.byPath === null) {
+      const byPath = /* @__PURE__ */ new Map();
+      paths.forEach((knownPath, entry2) => byPath.set(knownPath, entry2));
+      this.byPath = byPath;
+    }
+    const entry = this.byPath.get(repoPath);
+    if (entry !== void 0) {
+      this.cursor = entry + 1;
+      this.outOfOrder = true;
+    }
+    return entry;
+  }
+  /**
+   * Records the `<mode> <id>` a regular file was just hashed to under `stats`, unless it
+   * changed too recently to vouch for it.
+   */
+  remember(repoPath, stats, value) {
     if (Math.max(stats.mtimeMs, stats.ctimeMs) >= this.scanStartedMs - RACY_WINDOW_MS) return;
-    this.kept.set(repoPath, [stats.ino, stats.size, stats.mtimeMs, stats.ctimeMs, id]);
-    this.added = true;
+    this.added.paths.push(repoPath);
+    this.added.values.push(value);
+    this.added.stats.push(stats.ino, stats.size, stats.mtimeMs, stats.ctimeMs);
   }
   /**
    * Writes what this scan found, when it differs from what was loaded: atomically (a
    * temporary file renamed into place), so a concurrent reader sees the old or the new
    * file, never half of one. A cache that cannot be written (a read-only checkout) only
-   * makes the next scan hash again, so a failure here is not an error.
+   * makes the next scan hash again, so a failure here is not an error. Entries are
+   * written in `order` (the paths as git listed them), then any others: the next scan
+   * asks in that order.
    */
-  async save() {
-    if (this.file === null || !this.added && this.kept.size === this.known.size) return;
-    const array2 = [`${HEADER} ${this.objectFormat}`];
-    for (const [repoPath, entry] of this.kept) array2.push(repoPath, ...entry);
-    const body2 = JSON.stringify(array2);
+  async save(order = []) {
+    const unchanged = this.added.paths.length === 0 && this.hitCount === this.hits.length;
+    if (this.file === null || unchanged && !this.outOfOrder) return;
+    const kept = /* @__PURE__ */ new Map();
+    this.hits.forEach((hit, entry) => {
+      if (hit === 0) return;
+      kept.set(this.known.paths[entry], {
+        value: this.known.values[entry],
+        stats: this.known.stats.subarray(entry * STAT_FIELDS, (entry + 1) * STAT_FIELDS)
+      });
+    });
+    this.added.paths.forEach(
+      (repoPath, i2) => kept.set(repoPath, {
+        value: this.added.values[i2],
+        stats: this.added.stats.slice(i2 * STAT_FIELDS, (i2 + 1) * STAT_FIELDS)
+      })
+    );
+    const paths = [.../* @__PURE__ */ new Set([...order.filter((repoPath) => kept.has(repoPath)), ...kept.keys()])];
+    const stats = new Float64Array(paths.length * STAT_FIELDS);
+    paths.forEach((repoPath, i2) => stats.set(kept.get(repoPath)?.stats ?? [], i2 * STAT_FIELDS));
+    const bytes = statCacheBytes({
+      objectFormat: this.objectFormat,
+      paths,
+      values: paths.map((repoPath) => kept.get(repoPath)?.value ?? ""),
+      stats
+    });
     const temp = `${this.file}.${randomUUID2()}.tmp`;
     try {
       await mkdir2(path6.dirname(this.file), { recursive: true });
-      await writeFile2(temp, `${sha256Hex(body2)}
-${body2}`);
+      await writeFile2(temp, bytes);
       await rename2(temp, this.file);
     } catch {
       await rm2(temp, { force: true }).catch(() => {
@@ -73312,20 +73420,28 @@ var UnsafePathError = class extends Error {
   path;
 };
 
+// runner/git-output.ts
+import { execFile } from "node:child_process";
+function gitOutput(cwd, args2) {
+  return new Promise((resolve6, reject) => {
+    execFile("git", args2, { cwd, maxBuffer: Infinity, encoding: "utf8" }, (error47, stdout, stderr) => {
+      if (error47 === null) resolve6(stdout);
+      else
+        reject(
+          new Error(`git ${args2[0]} failed in ${cwd}: ${stderr.trim() || error47.message}`, { cause: error47 })
+        );
+    });
+  });
+}
+
 // runner/changed-paths.ts
 var CLEAN_BATCH = 500;
 async function changedPaths(root, listing, files) {
-  const headOf = (repoPath) => {
-    if (listing.commit === null) return null;
-    if (listing.headDiffers.has(repoPath)) return listing.headDiffers.get(repoPath) ?? null;
-    return listing.paths.get(repoPath)?.indexed ?? null;
-  };
   const changed = /* @__PURE__ */ new Set();
   const filtered = [];
-  for (const repoPath of /* @__PURE__ */ new Set([...files.keys(), ...listing.paths.keys(), ...listing.headDiffers.keys()])) {
+  const compare = (repoPath, head) => {
     const working = files.get(repoPath) ?? null;
-    const head = headOf(repoPath);
-    if (working === head && !listing.paths.get(repoPath)?.unmerged) continue;
+    if (working === head && !listing.unmerged.has(repoPath)) return;
     const mode = working?.slice(0, 7);
     const sameBlobMode = mode === head?.slice(0, 7) && (mode === "100644 " || mode === "100755 ");
     if (working !== null && head !== null && sameBlobMode) {
@@ -73333,19 +73449,24 @@ async function changedPaths(root, listing, files) {
     } else {
       changed.add(repoPath);
     }
+  };
+  for (const [repoPath, indexed] of listing.paths) {
+    if (listing.commit === null) compare(repoPath, null);
+    else if (!listing.headDiffers.has(repoPath)) compare(repoPath, indexed);
   }
-  const git = wo({ baseDir: root });
+  for (const [repoPath, head] of listing.headDiffers) compare(repoPath, head);
   for (let i2 = 0; i2 < filtered.length; i2 += CLEAN_BATCH) {
     const batch = filtered.slice(i2, i2 + CLEAN_BATCH);
-    const cleaned = (await git.raw(["hash-object", "--", ...batch.map(({ repoPath }) => repoPath)])).split(
-      "\n"
-    );
+    const cleaned = (await gitOutput(root, ["hash-object", "--", ...batch.map(({ repoPath }) => repoPath)])).split("\n");
     batch.forEach(({ repoPath, head }, index2) => {
       if (head.slice(7) !== cleaned[index2]) changed.add(repoPath);
     });
   }
   return changed;
 }
+
+// runner/work-tree-listing.ts
+import { spawn as spawn2 } from "node:child_process";
 
 // runner/never-code.ts
 var NEVER_CODE = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
@@ -73355,55 +73476,71 @@ function isNeverCode(repoPath) {
 
 // runner/work-tree-listing.ts
 async function listWorkTree(root) {
-  const git = wo({ baseDir: root });
-  const head = async () => {
-    const [format = "", commit = ""] = (await git.raw(["rev-parse", "--show-object-format", "--verify", "-q", "HEAD"])).split("\n");
-    if (format !== "sha1" && format !== "sha256") {
-      throw new Error(`git reported an unknown object format "${format}" in ${root}`);
-    }
-    const differs = commit ? parseDiffIndex(await git.raw(["diff-index", "--cached", "-z", "--no-renames", commit])) : /* @__PURE__ */ new Map();
-    return { commit: commit || null, objectFormat: format, headDiffers: differs };
+  const { listed, head } = await runListing(root);
+  const formatEnd = head.indexOf("\n");
+  const commitEnd = head.indexOf("\n", formatEnd + 1);
+  const format = head.slice(0, Math.max(formatEnd, 0));
+  const commit = commitEnd < 0 ? "" : head.slice(formatEnd + 1, commitEnd);
+  if (format !== "sha1" && format !== "sha256") {
+    throw new Error(`git reported an unknown object format "${format}" in ${root}`);
+  }
+  return {
+    commit: commit || null,
+    objectFormat: format,
+    headDiffers: commit ? parseDiffIndex(head.slice(commitEnd + 1)) : /* @__PURE__ */ new Map(),
+    ...parseLsFiles(listed)
   };
-  const [listed, fromHead] = await Promise.all([
-    git.raw([
-      "ls-files",
-      "-z",
-      "--stage",
-      "-t",
-      "--cached",
-      "--others",
-      "--exclude-standard",
-      "--exclude=.fluksio",
-      "--exclude=__pycache__",
-      "--exclude=*.pyc"
-    ]),
-    head()
-  ]);
-  return { ...fromHead, paths: parseLsFiles(listed) };
+}
+var LISTING_SCRIPT = `git ls-files -z --stage -t --cached --others --exclude-standard \\
+  --exclude=.fluksio --exclude=__pycache__ --exclude='*.pyc' &
+head=$(git rev-parse --show-object-format --verify -q HEAD)
+code=$?
+printf '%s\\n' "$head" >&3
+if [ $code -eq 0 ]; then git diff-index --cached -z --no-renames "\${head#*
+}" >&3 || code=$?; fi
+wait $! || exit $?
+exit $code`;
+function runListing(root) {
+  return new Promise((resolve6, reject) => {
+    const child2 = spawn2("sh", ["-c", LISTING_SCRIPT], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe", "pipe"]
+    });
+    const outputs = [child2.stdout, child2.stderr, child2.stdio[3]].map((stream) => {
+      const chunks = [];
+      stream.on("data", (chunk) => chunks.push(chunk));
+      return chunks;
+    });
+    child2.on("error", reject);
+    child2.on("close", (code) => {
+      const [listed, stderr, head] = outputs.map((chunks) => Buffer.concat(chunks).toString("utf8"));
+      if (code === 0 || code === 1 && stderr === "") resolve6({ listed, head });
+      else reject(new Error(`git failed in ${root}: ${stderr.trim() || `exit code ${code}`}`));
+    });
+  });
 }
 function parseLsFiles(output) {
-  const paths = /* @__PURE__ */ new Map();
-  for (const record2 of output.split("\0")) {
-    if (record2.length < 3 || record2[1] !== " ") continue;
-    if (record2[0] === "?") {
-      const repoPath2 = record2.slice(2).replace(/\/$/, "");
-      if (!isNeverCode(repoPath2))
-        paths.set(repoPath2, { indexed: null, unmerged: false, skipWorktree: false });
+  const listed = { paths: /* @__PURE__ */ new Map(), unmerged: /* @__PURE__ */ new Set(), skipWorktree: /* @__PURE__ */ new Set() };
+  for (let start2 = 0, end = output.indexOf("\0"); end >= 0; start2 = end + 1, end = output.indexOf("\0", start2)) {
+    if (end - start2 < 3 || output.charCodeAt(start2 + 1) !== 32) continue;
+    if (output.charCodeAt(start2) === 63) {
+      const repoPath2 = output.slice(start2 + 2, output.charCodeAt(end - 1) === 47 ? end - 1 : end);
+      if (!isNeverCode(repoPath2)) listed.paths.set(repoPath2, null);
       continue;
     }
-    const tab = record2.indexOf("	");
-    if (tab < 0) continue;
-    const repoPath = record2.slice(tab + 1);
+    const tab = output.indexOf("	", start2);
+    if (tab < 0 || tab > end) continue;
+    const repoPath = output.slice(tab + 1, end);
     if (isNeverCode(repoPath)) continue;
-    const [mode = "", id = "", stage = "0"] = record2.slice(2, tab).split(" ");
-    const previous = paths.get(repoPath);
-    if (stage !== "0") {
-      paths.set(repoPath, { indexed: null, unmerged: true, skipWorktree: false });
-    } else if (previous === void 0) {
-      paths.set(repoPath, { indexed: `${mode} ${id}`, unmerged: false, skipWorktree: record2[0] === "S" });
+    if (output.charCodeAt(tab - 1) !== 48) {
+      listed.paths.set(repoPath, null);
+      listed.unmerged.add(repoPath);
+    } else if (!listed.paths.has(repoPath)) {
+      listed.paths.set(repoPath, output.slice(start2 + 2, tab - 2));
+      if (output.charCodeAt(start2) === 83) listed.skipWorktree.add(repoPath);
     }
   }
-  return paths;
+  return listed;
 }
 function parseDiffIndex(output) {
   const differs = /* @__PURE__ */ new Map();
@@ -73499,26 +73636,21 @@ function isInside(root, target) {
 var HASH_BATCH = 32;
 async function readCodeIndex(dir, options = {}) {
   const repoRoot = existsSync2(path8.join(dir, ".git")) ? dir : await topLevelOf(dir);
-  const statCacheFile = options.statCacheFile === void 0 ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
   const scanStartedMs = Date.now();
   const listing = listWorkTree(repoRoot).catch((error47) => {
     throw notARepository(repoRoot, error47);
   });
   listing.catch(() => {
   });
-  const loaded = statCacheFile === null ? null : await loadStatCache(statCacheFile);
-  const statted = await lstatAll(repoRoot, loaded ? [...loaded.entries.keys()] : []);
-  const { commit, objectFormat } = await listing;
-  const cache = new StatCache(statCacheFile, objectFormat, loaded, scanStartedMs);
-  const tree = await indexWorkTree({
-    root: repoRoot,
-    top: repoRoot,
-    prefix: "",
-    listing: await listing,
-    cache,
-    statted
-  });
-  await cache.save();
+  const statCacheFile = options.statCacheFile === void 0 ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
+  const loaded = statCacheFile === null ? null : loadStatCache(statCacheFile);
+  const known = new StatCache(statCacheFile, loaded?.objectFormat ?? "sha1", loaded, scanStartedMs);
+  await checkKnownFiles(repoRoot, known);
+  const listed = await listing;
+  const { commit, objectFormat } = listed;
+  const cache = objectFormat === known.objectFormat ? known : new StatCache(statCacheFile, objectFormat, null, scanStartedMs);
+  const tree = await indexWorkTree({ root: repoRoot, top: repoRoot, prefix: "", listing: listed, cache });
+  await cache.save([...listed.paths.keys()]);
   return { repoRoot, commit, objectFormat, ...tree };
 }
 async function defaultStatCacheFile(repoRoot) {
@@ -73531,15 +73663,13 @@ async function defaultStatCacheFile(repoRoot) {
   }
 }
 var LSTAT_CHUNK = 256;
-async function lstatAll(root, repoPaths) {
-  const statted = /* @__PURE__ */ new Map();
-  for (let i2 = 0; i2 < repoPaths.length; i2 += LSTAT_CHUNK) {
-    for (const repoPath of repoPaths.slice(i2, i2 + LSTAT_CHUNK)) {
-      statted.set(repoPath, lstatOrNull(path8.join(root, repoPath)));
-    }
-    await new Promise((resolve6) => setImmediate(resolve6));
+async function checkKnownFiles(root, cache) {
+  const paths = cache.knownPaths;
+  for (let entry = 0; entry < paths.length; entry += 1) {
+    const stats = lstatOrNull(`${root}/${paths[entry]}`);
+    if (stats !== null) cache.lookupEntry(entry, stats);
+    if (entry % LSTAT_CHUNK === LSTAT_CHUNK - 1) await new Promise((resolve6) => setImmediate(resolve6));
   }
-  return statted;
 }
 async function indexWorkTree(scan) {
   const { root, listing } = scan;
@@ -73547,23 +73677,28 @@ async function indexWorkTree(scan) {
   const outsideLinks = /* @__PURE__ */ new Map();
   const toHash = [];
   const nested = [];
-  for (const [repoPath, listed] of listing.paths) {
+  for (const [repoPath, indexed] of listing.paths) {
     const key = scan.prefix + repoPath;
-    const stats = scan.statted.has(key) ? scan.statted.get(key) ?? null : lstatOrNull(path8.join(root, repoPath));
-    const gitlink = listed.indexed?.startsWith("160000 ") ?? false;
+    const gitlink = indexed?.startsWith("160000 ") ?? false;
+    const known = gitlink ? null : scan.cache.hit(key);
+    if (known !== null) {
+      files.set(repoPath, known);
+      continue;
+    }
+    const stats = lstatOrNull(`${root}/${repoPath}`);
     if (stats === null || gitlink && !stats.isDirectory()) {
-      if (listed.indexed !== null && (listed.skipWorktree || gitlink)) files.set(repoPath, listed.indexed);
+      if (indexed !== null && (listing.skipWorktree.has(repoPath) || gitlink)) files.set(repoPath, indexed);
     } else if (stats.isDirectory()) {
-      if (gitlink || listed.indexed === null) nested.push({ repoPath, indexed: listed.indexed });
+      if (gitlink || indexed === null) nested.push({ repoPath, indexed });
     } else if (stats.isSymbolicLink()) {
       const target = await readlink4(path8.join(root, repoPath), { encoding: "buffer" });
       files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
       const outside = await outsideReason(scan, repoPath);
       if (outside !== null) outsideLinks.set(repoPath, outside);
     } else if (stats.isFile()) {
-      const id = scan.cache.lookup(key, stats);
-      if (id === null) toHash.push({ repoPath, stats });
-      else files.set(repoPath, `${gitFileMode(stats)} ${id}`);
+      const value = scan.cache.lookup(key, stats);
+      if (value === null) toHash.push({ repoPath, stats });
+      else files.set(repoPath, value);
     } else {
       throw new Error(
         `${path8.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`
@@ -73573,9 +73708,9 @@ async function indexWorkTree(scan) {
   for (let i2 = 0; i2 < toHash.length; i2 += HASH_BATCH) {
     await Promise.all(
       toHash.slice(i2, i2 + HASH_BATCH).map(async ({ repoPath, stats }) => {
-        const id = await gitBlobIdOfFile(path8.join(root, repoPath), listing.objectFormat);
-        scan.cache.remember(scan.prefix + repoPath, stats, id);
-        files.set(repoPath, `${gitFileMode(stats)} ${id}`);
+        const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path8.join(root, repoPath), listing.objectFormat)}`;
+        scan.cache.remember(scan.prefix + repoPath, stats, value);
+        files.set(repoPath, value);
       })
     );
   }
@@ -73636,7 +73771,7 @@ async function topLevelOf(dir) {
   }
 }
 function notARepository(dir, reason) {
-  const message = reason instanceof O2 ? reason.message : "";
+  const message = reason instanceof Error ? reason.message : "";
   if (/not a git repository|must be run in a work tree/i.test(message)) {
     return new NotAGitRepositoryError(dir, { cause: reason });
   }
@@ -73787,10 +73922,16 @@ function codeDigest(index2, scope) {
     if (outside !== void 0) throw new UnsafePathError(repoPath, outside);
     entries.push([repoPath, id]);
   }
-  entries.sort(([a3], [b6]) => a3 < b6 ? -1 : a3 > b6 ? 1 : 0);
+  if (!isSorted(entries)) entries.sort(([a3], [b6]) => a3 < b6 ? -1 : a3 > b6 ? 1 : 0);
   const lines = entries.map(([repoPath, id]) => `${repoPath}\0${id}
 `).join("");
   return { digest: sha256Hex(lines), entries };
+}
+function isSorted(entries) {
+  for (let i2 = 1; i2 < entries.length; i2 += 1) {
+    if (entries[i2 - 1][0] > entries[i2][0]) return false;
+  }
+  return true;
 }
 function includeMatcher(scope) {
   if (scope.include === null) return () => true;
@@ -73902,9 +74043,9 @@ async function firstParentCommits(repoRoot, commit, limit = 200) {
 
 // runner/interpreter-digests.ts
 init_zod();
-import { createHash as createHash3, randomBytes } from "node:crypto";
+import { createHash as createHash4, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir as mkdir3, readFile as readFile2, rename as rename3, stat as stat2, writeFile as writeFile3 } from "node:fs/promises";
+import { mkdir as mkdir3, readFile, rename as rename3, stat as stat2, writeFile as writeFile3 } from "node:fs/promises";
 import { dirname as dirname3 } from "node:path";
 var Remembered = external_exports.strictObject({ stat: external_exports.string(), digest: external_exports.string() });
 var RememberedFile = external_exports.record(external_exports.string(), Remembered);
@@ -73923,7 +74064,7 @@ var InterpreterDigests = class {
     const key = [stats.dev, stats.ino, stats.size, stats.mtimeNs, stats.ctimeNs].join(":");
     const remembered = known.get(realPath);
     if (remembered?.stat === key) return remembered.digest;
-    const hash2 = createHash3("sha256");
+    const hash2 = createHash4("sha256");
     for await (const chunk of createReadStream(realPath)) hash2.update(chunk);
     const digest = `sha256:${hash2.digest("hex")}`;
     known.set(realPath, { stat: key, digest });
@@ -73948,7 +74089,7 @@ var InterpreterDigests = class {
     if (this.file) {
       let raw = null;
       try {
-        raw = JSON.parse(await readFile2(this.file, "utf8"));
+        raw = JSON.parse(await readFile(this.file, "utf8"));
       } catch {
       }
       const parsed = RememberedFile.safeParse(raw);
@@ -74519,7 +74660,7 @@ import { join as join4 } from "node:path";
 // runner/content-digest.ts
 init_blob_digest();
 init_canonical_json();
-import { createHash as createHash4 } from "node:crypto";
+import { createHash as createHash5 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
 import { readdir as readdir2, realpath as realpath3, stat as stat3 } from "node:fs/promises";
 import path11 from "node:path";
@@ -74570,7 +74711,7 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
 `);
 }
 async function hashFile(absPath, mode) {
-  const hash2 = createHash4("sha256");
+  const hash2 = createHash5("sha256");
   let size = 0;
   for await (const chunk of createReadStream2(absPath)) {
     hash2.update(chunk);
@@ -74637,11 +74778,11 @@ function changesIn(scope, before, after, workspace) {
 
 // runner/metrics-file.ts
 var import_yaml = __toESM(require_dist3(), 1);
-import { readFile as readFile3 } from "node:fs/promises";
+import { readFile as readFile2 } from "node:fs/promises";
 async function readMetricsFile(absPath, displayPath) {
   let text2;
   try {
-    text2 = await readFile3(absPath, "utf8");
+    text2 = await readFile2(absPath, "utf8");
   } catch (error47) {
     const why = error47.code === "ENOENT" ? "does not exist" : "cannot be read";
     throw new Error(`Metrics file ${displayPath} ${why}: ${error47.message}`, { cause: error47 });
@@ -75077,7 +75218,7 @@ function ancestorsOf(repoPath) {
 }
 
 // runner/read-trace.ts
-import { mkdir as mkdir6, mkdtemp, readdir as readdir5, readFile as readFile4, realpath as realpath5, rm as rm4, writeFile as writeFile4 } from "node:fs/promises";
+import { mkdir as mkdir6, mkdtemp, readdir as readdir5, readFile as readFile3, realpath as realpath5, rm as rm4, writeFile as writeFile4 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path14 from "node:path";
 
@@ -75253,7 +75394,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir5(reports)) {
-    const text2 = await readFile4(path14.join(reports, name2), "utf8");
+    const text2 = await readFile3(path14.join(reports, name2), "utf8");
     for (const line2 of text2.split("\n")) {
       const tab = line2.indexOf("	");
       if (tab < 0) continue;
@@ -75289,7 +75430,7 @@ import { join as join5 } from "node:path";
 
 // runner/why-not-python.ts
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
-import { constants as constants3 } from "node:fs";
+import { constants as constants4 } from "node:fs";
 import { access as access2, realpath as realpath6 } from "node:fs/promises";
 import path15 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
@@ -75316,7 +75457,7 @@ async function whyNotPython(cmd, context) {
 async function resolveProgram(program, context) {
   const candidates = program.includes("/") ? [path15.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path15.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path15.resolve(context.cwd, candidate), constants3.X_OK).then(
+    const executable = await access2(path15.resolve(context.cwd, candidate), constants4.X_OK).then(
       () => true,
       () => false
     );
@@ -75747,7 +75888,7 @@ function isAnnotationLevel(name2) {
 }
 
 // runner/stage-process.ts
-import { spawn as spawn2 } from "node:child_process";
+import { spawn as spawn3 } from "node:child_process";
 import { stat as stat5 } from "node:fs/promises";
 
 // runner/line-splitter.ts
@@ -75845,7 +75986,7 @@ function runStageProcess(options) {
   const launcher = options.launcher ?? directLauncher;
   return new Promise((resolve6, reject) => {
     const launch = launcher.launch(options.cmd, options.cwd, options.writable ?? []);
-    const child2 = spawn2(launch.file, launch.args, {
+    const child2 = spawn3(launch.file, launch.args, {
       cwd: options.cwd,
       env: options.env,
       // A group of its own: signals reach everything the command starts, and nothing of the engine.
@@ -76275,9 +76416,9 @@ function formatMs(ms2) {
 
 // runner/fingerprint.ts
 init_canonical_json();
-import { execFile } from "node:child_process";
+import { execFile as execFile2 } from "node:child_process";
 import { promisify } from "node:util";
-var run2 = promisify(execFile);
+var run2 = promisify(execFile2);
 var FINGERPRINT_TIMEOUT_MS = 12e4;
 async function fingerprintOf(command, cwd, env, launcher = directLauncher) {
   const launch = launcher.launch(command, cwd);
@@ -76930,9 +77071,9 @@ import { join as join15 } from "node:path";
 // runner/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
-import { createHash as createHash5, randomUUID as randomUUID4 } from "node:crypto";
+import { createHash as createHash6, randomUUID as randomUUID4 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir9, open as open5, readFile as readFile5, rename as rename5, rm as rm7, stat as stat6, writeFile as writeFile6 } from "node:fs/promises";
+import { mkdir as mkdir9, open as open5, readFile as readFile4, rename as rename5, rm as rm7, stat as stat6, writeFile as writeFile6 } from "node:fs/promises";
 import path16 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -76985,7 +77126,7 @@ var DiskBlobStore = class {
     }
   }
   async getBytes(digest) {
-    const bytes = await readFile5(this.blobPath(digest)).catch((error47) => {
+    const bytes = await readFile4(this.blobPath(digest)).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     await this.verify(digest, sha256Hex(bytes));
@@ -77023,7 +77164,7 @@ var DiskBlobStore = class {
   }
 };
 function hashingStream() {
-  const hash2 = createHash5("sha256");
+  const hash2 = createHash6("sha256");
   let size = 0;
   const stream = new Transform({
     transform(chunk, _encoding, callback) {
@@ -81767,7 +81908,7 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // cli/local/locate-project.ts
 import { existsSync as existsSync8 } from "node:fs";
-import { readFile as readFile10, realpath as realpath8 } from "node:fs/promises";
+import { readFile as readFile9, realpath as realpath8 } from "node:fs/promises";
 import { dirname as dirname7, join as join17, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
 
 // schemas/validate-pipeline.ts
@@ -82094,7 +82235,7 @@ async function locateProject(pipelineOption, cwd) {
 }
 async function readProjectPipeline(project) {
   const { workspace } = project;
-  const text2 = await readFile10(project.pipelineFile, "utf8");
+  const text2 = await readFile9(project.pipelineFile, "utf8");
   const { pipeline: pipeline2, problems } = validatePipeline(text2, {
     pipelineDir: workspace.pipelineDirInRepo,
     exists: (repoPath) => existsSync8(join17(workspace.repoRoot, repoPath))
