@@ -145,7 +145,9 @@ test('a dangling commit submitted by its SHA never runs', async () => {
   });
   const report = await world.waitFor(runId);
   expect(report.run.status).toBe('failed');
-  expect(report.run.reason).toContain(`Commit ${dangling} is on no branch or pull request of ${project.repository}`);
+  expect(report.run.reason).toContain(
+    `Commit ${dangling} is on no branch or pull request of ${project.repository}`,
+  );
   const entries = await readdir(runner.workDir, { recursive: true });
   expect(entries.filter((entry) => entry.endsWith('pwned'))).toEqual([]);
 
