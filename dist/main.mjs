@@ -73502,7 +73502,7 @@ wait $! || exit $?
 exit $code`;
 function runListing(root) {
   return new Promise((resolve6, reject) => {
-    const child2 = spawn2("sh", ["-c", LISTING_SCRIPT], {
+    const child2 = spawn2("/bin/sh", ["-c", LISTING_SCRIPT], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe", "pipe"]
     });

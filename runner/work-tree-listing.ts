@@ -67,7 +67,8 @@ exit $code`;
 /** Runs LISTING_SCRIPT in `root`: the listing's output and fd 3's. */
 function runListing(root: string): Promise<{ listed: string; head: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', LISTING_SCRIPT], {
+    // By its POSIX path: a runner's PATH may name git alone (git itself is found on PATH).
+    const child = spawn('/bin/sh', ['-c', LISTING_SCRIPT], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
