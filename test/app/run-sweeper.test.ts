@@ -30,7 +30,8 @@ beforeEach(async () => {
   plane = await startTestControlPlane({
     db: database.db,
     env: {
-      FLUKSIO_LEASE_TTL: '1s',
+      // Room for a loaded machine: a heartbeat's round trip there can take most of a second.
+      FLUKSIO_LEASE_TTL: '3s',
       FLUKSIO_HEARTBEAT_INTERVAL: '300ms',
       FLUKSIO_SWEEP_INTERVAL: '400ms',
       FLUKSIO_CLAIM_RECHECK: '1m',
@@ -105,7 +106,8 @@ describe('the sweeper', () => {
     await plane.submit(submitter, {});
     const claim = await plane.claim(token);
     if (!claim) throw new Error('nothing claimed');
-    for (let beat = 0; beat < 8; beat += 1) {
+    // Beats spanning more than the lease's time to live, over many sweeps.
+    for (let beat = 0; beat < 16; beat += 1) {
       const answer = await plane.call('POST', `/api/v1/runs/${claim.run.id}/heartbeat`, {
         token,
         json: { lease: claim.lease },
