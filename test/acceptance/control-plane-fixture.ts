@@ -4,10 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
+import { ulid } from 'ulid';
 import { hashToken } from '../../app/http/hash-token.js';
+import { digestOf } from '../../schemas/canonical-json.js';
+import type { ParamValue } from '../../schemas/key-inputs.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import { createApiToken } from '../../store/create-api-token.js';
+import { createRun } from '../../store/create-run.js';
 import { createRunner } from '../../store/create-runner.js';
 import type { Database } from '../../store/database.js';
 import { removeKeys, resetTables } from '../app/control-plane-harness.js';
@@ -111,6 +115,34 @@ export class ControlPlaneWorld {
     const json = (await response.json()) as RemoteRunReport & { error?: string };
     if (response.status >= 300) throw new Error(`submit answered ${response.status}: ${json.error}`);
     return json.run.id;
+  }
+
+  /**
+   * Queues a fork pull request's run as the GitHub app does (trust domain `pr:7`, `fork`):
+   * the API cannot, since it submits trusted runs only. Resolves with the run id.
+   */
+  async queueForkRun(
+    project: { repository: string; cloneUrl: string; commit: string },
+    params: Record<string, ParamValue>,
+  ): Promise<string> {
+    const id = ulid();
+    await createRun({
+      db: this.db,
+      run: {
+        id,
+        repository: project.repository,
+        pipelinePath: 'fluksio.yml',
+        trustDomain: 'pr:7',
+        fork: true,
+        cloneUrl: project.cloneUrl,
+        commit: project.commit,
+        params,
+        paramsDigest: digestOf(params),
+        status: 'queued',
+        labels: [],
+      },
+    });
+    return id;
   }
 
   /** `GET /api/v1/runs/:id` with the API token. */

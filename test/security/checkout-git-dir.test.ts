@@ -1,11 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ulid } from 'ulid';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { digestOf } from '../../schemas/canonical-json.js';
-import type { ParamValue } from '../../schemas/key-inputs.js';
-import { createRun } from '../../store/create-run.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 
@@ -54,31 +50,6 @@ stages:
     outs: [out.txt]
 `;
 
-/** Queues a fork pull request's run as the GitHub app does: trust domain pr:<n>, `fork`. */
-async function queueForkRun(
-  project: { repository: string; cloneUrl: string; commit: string },
-  params: Record<string, ParamValue>,
-): Promise<string> {
-  const id = ulid();
-  await createRun({
-    db: world.db,
-    run: {
-      id,
-      repository: project.repository,
-      pipelinePath: 'fluksio.yml',
-      trustDomain: 'pr:7',
-      fork: true,
-      cloneUrl: project.cloneUrl,
-      commit: project.commit,
-      params,
-      paramsDigest: digestOf(params),
-      status: 'queued',
-      labels: [],
-    },
-  });
-  return id;
-}
-
 test('what a sandboxed stage plants in its checkout’s .git runs nothing in the runner’s next checkout', async () => {
   await world.start();
   const project = await world.repo({
@@ -92,7 +63,9 @@ test('what a sandboxed stage plants in its checkout’s .git runs nothing in the
   const runner = await world.runner('forks', { args: ['--accept-forks'] });
   await runner.waitFor(/runner started/);
 
-  const first = await world.waitFor(await queueForkRun(project, { work_dir: runner.workDir, attempt: 1 }));
+  const first = await world.waitFor(
+    await world.queueForkRun(project, { work_dir: runner.workDir, attempt: 1 }),
+  );
   expect(first.run.status, JSON.stringify(first)).toBe('succeeded');
   expect(first.sandbox).toMatch(/^bubblewrap \d/);
   // The plant held in the sandbox: it is in the checkout the runner keeps.
@@ -101,7 +74,9 @@ test('what a sandboxed stage plants in its checkout’s .git runs nothing in the
   expect(await readFile(join(checkouts, checkout, '.git', 'commondir'), 'utf8')).toBe('evil\n');
   expect(existsSync(join(runner.workDir, 'pwned-by-filter'))).toBe(false);
 
-  const second = await world.waitFor(await queueForkRun(project, { work_dir: runner.workDir, attempt: 2 }));
+  const second = await world.waitFor(
+    await world.queueForkRun(project, { work_dir: runner.workDir, attempt: 2 }),
+  );
   expect(second.run.status, JSON.stringify(second)).toBe('succeeded');
   expect(existsSync(join(runner.workDir, 'pwned-by-filter'))).toBe(false);
 }, 180_000);

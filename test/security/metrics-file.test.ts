@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ulid } from 'ulid';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { hashToken } from '../../app/http/hash-token.js';
-import { digestOf } from '../../schemas/canonical-json.js';
-import type { ParamValue } from '../../schemas/key-inputs.js';
-import { createRun } from '../../store/create-run.js';
 import { createRunner } from '../../store/create-runner.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
@@ -48,31 +44,6 @@ stages:
     metrics: [jam.json]
 `;
 
-/** Queues a fork pull request's run as the GitHub app does: trust domain pr:<n>, `fork`. */
-async function queueForkRun(
-  project: { repository: string; cloneUrl: string; commit: string },
-  params: Record<string, ParamValue>,
-): Promise<string> {
-  const id = ulid();
-  await createRun({
-    db: world.db,
-    run: {
-      id,
-      repository: project.repository,
-      pipelinePath: 'fluksio.yml',
-      trustDomain: 'pr:7',
-      fork: true,
-      cloneUrl: project.cloneUrl,
-      commit: project.commit,
-      params,
-      paramsDigest: digestOf(params),
-      status: 'queued',
-      labels: [],
-    },
-  });
-  return id;
-}
-
 test('a fork’s metrics file that is a symlink out of the checkout or a FIFO fails its stage, and the runner reads neither', async () => {
   await world.start();
   const scratch = await world.scratch();
@@ -100,7 +71,7 @@ test('a fork’s metrics file that is a symlink out of the checkout or a FIFO fa
   world.runners.push(runner);
   await runner.waitFor(/runner started/);
 
-  const report = await world.waitFor(await queueForkRun(project, { token_file: tokenFile }));
+  const report = await world.waitFor(await world.queueForkRun(project, { token_file: tokenFile }));
   expect(report.run.status, JSON.stringify(report)).toBe('failed');
   const stages = Object.fromEntries(report.stages.map((stage) => [stage.name, stage]));
   expect(stages.leak?.status).toBe('failed');

@@ -1,9 +1,5 @@
 import { totalmem } from 'node:os';
-import { ulid } from 'ulid';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { digestOf } from '../../schemas/canonical-json.js';
-import type { ParamValue } from '../../schemas/key-inputs.js';
-import { createRun } from '../../store/create-run.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 
@@ -52,31 +48,6 @@ stages:
     outs: [out.txt]
 `;
 
-/** Queues a fork pull request's run as the GitHub app does: trust domain pr:<n>, `fork`. */
-async function queueForkRun(
-  project: { repository: string; cloneUrl: string; commit: string },
-  params: Record<string, ParamValue>,
-): Promise<string> {
-  const id = ulid();
-  await createRun({
-    db: world.db,
-    run: {
-      id,
-      repository: project.repository,
-      pipelinePath: 'fluksio.yml',
-      trustDomain: 'pr:7',
-      fork: true,
-      cloneUrl: project.cloneUrl,
-      commit: project.commit,
-      params,
-      paramsDigest: digestOf(params),
-      status: 'queued',
-      labels: [],
-    },
-  });
-  return id;
-}
-
 test('a sandboxed stage cannot write into /run, and its scratch directories and masks hold a bounded part of the memory', async () => {
   await world.start();
   const project = await world.repo({ 'fluksio.yml': PIPELINE, 'probe.sh': PROBE, '.gitignore': 'out.txt\n' });
@@ -85,7 +56,7 @@ test('a sandboxed stage cannot write into /run, and its scratch directories and 
   await runner.waitFor(/runner started/);
 
   // The stage's own HOME is a private folder; the runner's home is masked where it stands.
-  const runId = await queueForkRun(project, {
+  const runId = await world.queueForkRun(project, {
     work_dir: runner.workDir,
     runner_home: process.env.HOME ?? '',
   });

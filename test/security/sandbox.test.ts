@@ -2,11 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ulid } from 'ulid';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { digestOf } from '../../schemas/canonical-json.js';
-import type { ParamValue } from '../../schemas/key-inputs.js';
-import { createRun } from '../../store/create-run.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { hashToken } from '../../app/http/hash-token.js';
 import { createRunner } from '../../store/create-runner.js';
@@ -72,31 +68,6 @@ stages:
     cmd: echo "$VICTIM_SECRET" > victim.txt
     outs: [victim.txt]
 `;
-
-/** Queues a fork pull request's run as the GitHub app does: trust domain pr:<n>, `fork`. */
-async function queueForkRun(
-  project: { repository: string; cloneUrl: string; commit: string },
-  params: Record<string, ParamValue>,
-): Promise<string> {
-  const id = ulid();
-  await createRun({
-    db: world.db,
-    run: {
-      id,
-      repository: project.repository,
-      pipelinePath: 'fluksio.yml',
-      trustDomain: 'pr:7',
-      fork: true,
-      cloneUrl: project.cloneUrl,
-      commit: project.commit,
-      params,
-      paramsDigest: digestOf(params),
-      status: 'queued',
-      labels: [],
-    },
-  });
-  return id;
-}
 
 /** The attempts the stage printed, by name, decoded. */
 async function attempts(runId: string, stage: string): Promise<Record<string, string>> {
@@ -169,7 +140,7 @@ test('a sandboxed stage cannot read the runner token, the env-file, the runnerâ€
   const mirrorsBefore = await mirrorConfigs(runner.workDir);
 
   const marker = 900_000_000 + Math.floor(Math.random() * 99_999_999);
-  const runId = await queueForkRun(attacker, {
+  const runId = await world.queueForkRun(attacker, {
     token_file: tokenFile,
     env_file: envFile,
     runner_pid: runner.child.pid ?? 0,
@@ -229,7 +200,7 @@ stages:
   expect(runner.output()).toMatch(/"sandbox":"fork runs"/);
 
   const marker = 900_000_000 + Math.floor(Math.random() * 99_999_999);
-  const fork = await world.waitFor(await queueForkRun(project, { marker }));
+  const fork = await world.waitFor(await world.queueForkRun(project, { marker }));
   expect(fork.run.status).toBe('succeeded');
   expect(fork.sandbox).toMatch(/^bubblewrap \d/);
   expect(await sleeperAlive(marker)).toBe(false);
@@ -281,7 +252,7 @@ test('a runner accepting forks where bubblewrap cannot run gives fork runs back 
   expect(trusted.run.status).toBe('succeeded');
   expect(trusted.sandbox).toBeNull();
 
-  const fork = await world.waitFor(await queueForkRun(project, {}), (report) =>
+  const fork = await world.waitFor(await world.queueForkRun(project, {}), (report) =>
     (report.run.reason ?? '').startsWith('This runner'),
   );
   expect(fork.run.status).toBe('queued');
