@@ -35179,6 +35179,101 @@ var require_picomatch2 = __commonJS({
   }
 });
 
+// schemas/iso-timestamp.ts
+var IsoTimestamp;
+var init_iso_timestamp = __esm({
+  "schemas/iso-timestamp.ts"() {
+    "use strict";
+    init_zod();
+    IsoTimestamp = external_exports.iso.datetime({ offset: true, error: "expected an ISO 8601 date and time, e.g. 2026-12-01T14:55:00.000Z" }).refine(
+      (text2) => {
+        const year = new Date(text2).getUTCFullYear();
+        return year >= 1 && year <= 9999;
+      },
+      { error: "expected a year from 0001 to 9999" }
+    );
+  }
+});
+
+// schemas/stage-record.ts
+function isCacheable(record2) {
+  return record2.status === "ran" && record2.cacheKey !== null && record2.keyInputs !== null && record2.dirtyReasons.length === 0;
+}
+function emptyStageRecord(name2, status) {
+  return {
+    name: name2,
+    status,
+    cacheKey: null,
+    keyInputs: null,
+    cachedFrom: null,
+    reasons: [],
+    startedAt: null,
+    finishedAt: null,
+    durationMs: 0,
+    exitCode: null,
+    outs: [],
+    metrics: {},
+    logTail: "",
+    logDigest: null,
+    error: null,
+    dirtyReasons: [],
+    warnings: [],
+    notes: []
+  };
+}
+var StageRecord;
+var init_stage_record = __esm({
+  "schemas/stage-record.ts"() {
+    "use strict";
+    init_zod();
+    init_blob_digest();
+    init_int32();
+    init_iso_timestamp();
+    init_key_inputs();
+    init_out_record();
+    init_statuses();
+    StageRecord = external_exports.strictObject({
+      name: external_exports.string(),
+      status: StageStatus,
+      /** Null for `cache: false` stages and for stages that never got as far as a key. */
+      cacheKey: external_exports.string().nullable(),
+      keyInputs: KeyInputs.nullable(),
+      /** For a cached stage: the run whose execution produced these outputs. */
+      cachedFrom: external_exports.string().nullable(),
+      /** Why the stage ran instead of being restored; empty for a cached stage. */
+      reasons: external_exports.array(external_exports.string()),
+      /**
+       * What the summary says about how the stage is keyed: the files it read that are not
+       * among its deps, or why its reads could not be traced. Absent from older runners' events.
+       */
+      notes: external_exports.array(external_exports.string()).default([]),
+      startedAt: IsoTimestamp.nullable(),
+      finishedAt: IsoTimestamp.nullable(),
+      durationMs: external_exports.number().nonnegative(),
+      exitCode: external_exports.number().int().min(-INT32_MAX - 1).max(INT32_MAX).nullable(),
+      outs: external_exports.array(OutRecord),
+      /**
+       * The stage's metric values: the last point of each series it streamed, then the
+       * values of its metrics files (flattened to dotted names), which win on a clash.
+       */
+      metrics: external_exports.record(external_exports.string(), external_exports.number()),
+      /** The end of the stage's (masked) output, bounded. */
+      logTail: external_exports.string(),
+      /** The stage's whole (masked) output, as a blob. */
+      logDigest: BlobDigest.nullable(),
+      /** A sentence saying why the stage failed, was skipped or cancelled. */
+      error: external_exports.string().nullable(),
+      /**
+       * Key inputs that changed while the stage ran (`helpers.py changed while train ran`):
+       * its key no longer says what it read, so its result is not cached and the run is dirty.
+       */
+      dirtyReasons: external_exports.array(external_exports.string()).default([]),
+      /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
+      warnings: external_exports.array(external_exports.string()).default([])
+    });
+  }
+});
+
 // schemas/manifest-key.ts
 function manifestKeyOf(inputs) {
   const { untraced: _untraced, readSet: _readSet, ...rest } = inputs;
@@ -43202,79 +43297,6 @@ var require_dist3 = __commonJS({
     exports.stringify = publicApi.stringify;
     exports.visit = visit.visit;
     exports.visitAsync = visit.visitAsync;
-  }
-});
-
-// schemas/iso-timestamp.ts
-var IsoTimestamp;
-var init_iso_timestamp = __esm({
-  "schemas/iso-timestamp.ts"() {
-    "use strict";
-    init_zod();
-    IsoTimestamp = external_exports.iso.datetime({ offset: true, error: "expected an ISO 8601 date and time, e.g. 2026-12-01T14:55:00.000Z" }).refine(
-      (text2) => {
-        const year = new Date(text2).getUTCFullYear();
-        return year >= 1 && year <= 9999;
-      },
-      { error: "expected a year from 0001 to 9999" }
-    );
-  }
-});
-
-// schemas/stage-record.ts
-function isCacheable(record2) {
-  return record2.status === "ran" && record2.cacheKey !== null && record2.keyInputs !== null && record2.dirtyReasons.length === 0;
-}
-var StageRecord;
-var init_stage_record = __esm({
-  "schemas/stage-record.ts"() {
-    "use strict";
-    init_zod();
-    init_blob_digest();
-    init_int32();
-    init_iso_timestamp();
-    init_key_inputs();
-    init_out_record();
-    init_statuses();
-    StageRecord = external_exports.strictObject({
-      name: external_exports.string(),
-      status: StageStatus,
-      /** Null for `cache: false` stages and for stages that never got as far as a key. */
-      cacheKey: external_exports.string().nullable(),
-      keyInputs: KeyInputs.nullable(),
-      /** For a cached stage: the run whose execution produced these outputs. */
-      cachedFrom: external_exports.string().nullable(),
-      /** Why the stage ran instead of being restored; empty for a cached stage. */
-      reasons: external_exports.array(external_exports.string()),
-      /**
-       * What the summary says about how the stage is keyed: the files it read that are not
-       * among its deps, or why its reads could not be traced. Absent from older runners' events.
-       */
-      notes: external_exports.array(external_exports.string()).default([]),
-      startedAt: IsoTimestamp.nullable(),
-      finishedAt: IsoTimestamp.nullable(),
-      durationMs: external_exports.number().nonnegative(),
-      exitCode: external_exports.number().int().min(-INT32_MAX - 1).max(INT32_MAX).nullable(),
-      outs: external_exports.array(OutRecord),
-      /**
-       * The stage's metric values: the last point of each series it streamed, then the
-       * values of its metrics files (flattened to dotted names), which win on a clash.
-       */
-      metrics: external_exports.record(external_exports.string(), external_exports.number()),
-      /** The end of the stage's (masked) output, bounded. */
-      logTail: external_exports.string(),
-      /** The stage's whole (masked) output, as a blob. */
-      logDigest: BlobDigest.nullable(),
-      /** A sentence saying why the stage failed, was skipped or cancelled. */
-      error: external_exports.string().nullable(),
-      /**
-       * Key inputs that changed while the stage ran (`helpers.py changed while train ran`):
-       * its key no longer says what it read, so its result is not cached and the run is dirty.
-       */
-      dirtyReasons: external_exports.array(external_exports.string()).default([]),
-      /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
-      warnings: external_exports.array(external_exports.string()).default([])
-    });
   }
 });
 
@@ -74515,6 +74537,7 @@ function paramVariables(listed, values) {
 }
 
 // runner/execute-stage.ts
+init_stage_record();
 init_manifest_key();
 
 // runner/blob-errors.ts
@@ -76096,7 +76119,7 @@ async function executeStage(name2, context) {
   const finish2 = (fields) => {
     const finishedAt = /* @__PURE__ */ new Date();
     const record2 = {
-      ...emptyRecord(name2, fields.status),
+      ...emptyStageRecord(name2, fields.status),
       startedAt: startedAt.toISOString(),
       ...fields,
       finishedAt: finishedAt.toISOString(),
@@ -76324,29 +76347,7 @@ async function keyOfExecution(options) {
 }
 function notStartedRecord(name2, status, error47) {
   const now = (/* @__PURE__ */ new Date()).toISOString();
-  return { ...emptyRecord(name2, status), startedAt: null, finishedAt: now, error: error47 };
-}
-function emptyRecord(name2, status) {
-  return {
-    name: name2,
-    status,
-    cacheKey: null,
-    keyInputs: null,
-    cachedFrom: null,
-    reasons: [],
-    startedAt: null,
-    finishedAt: null,
-    durationMs: 0,
-    exitCode: null,
-    outs: [],
-    metrics: {},
-    logTail: "",
-    logDigest: null,
-    error: null,
-    dirtyReasons: [],
-    warnings: [],
-    notes: []
-  };
+  return { ...emptyStageRecord(name2, status), startedAt: null, finishedAt: now, error: error47 };
 }
 async function lookupByReadSet(options, traceable, probe) {
   const candidates = await options.cache.candidates(manifestKeyOf(traceable)).catch(() => []);
@@ -77040,26 +77041,7 @@ var LocalRunRecorder = class _LocalRunRecorder {
   }
 };
 function startedRecord(name2, at4) {
-  return {
-    name: name2,
-    status: "running",
-    cacheKey: null,
-    keyInputs: null,
-    cachedFrom: null,
-    reasons: [],
-    startedAt: at4,
-    finishedAt: null,
-    durationMs: 0,
-    exitCode: null,
-    outs: [],
-    metrics: {},
-    logTail: "",
-    logDigest: null,
-    error: null,
-    dirtyReasons: [],
-    warnings: [],
-    notes: []
-  };
+  return { ...emptyStageRecord(name2, "running"), startedAt: at4 };
 }
 
 // cli/local/local-state.ts

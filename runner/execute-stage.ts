@@ -9,7 +9,7 @@ import type { PreviousStage } from '../schemas/previous-stage.js';
 import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
 import { paramVariables } from '../schemas/param-variables.js';
 import { producerOf } from '../schemas/stage-graph.js';
-import type { StageRecord } from '../schemas/stage-record.js';
+import { emptyStageRecord, type StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
 import { manifestKeyOf } from '../schemas/manifest-key.js';
 import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
@@ -84,7 +84,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   const finish = (fields: Partial<StageRecord> & { status: StageStatus }): StageResult => {
     const finishedAt = new Date();
     const record: StageRecord = {
-      ...emptyRecord(name, fields.status),
+      ...emptyStageRecord(name, fields.status),
       startedAt: startedAt.toISOString(),
       ...fields,
       finishedAt: finishedAt.toISOString(),
@@ -371,30 +371,7 @@ async function keyOfExecution(options: {
 /** A record for a stage that never started: skipped after an upstream failure, or cancelled. */
 export function notStartedRecord(name: string, status: StageStatus, error: string): StageRecord {
   const now = new Date().toISOString();
-  return { ...emptyRecord(name, status), startedAt: null, finishedAt: now, error };
-}
-
-function emptyRecord(name: string, status: StageStatus): StageRecord {
-  return {
-    name,
-    status,
-    cacheKey: null,
-    keyInputs: null,
-    cachedFrom: null,
-    reasons: [],
-    startedAt: null,
-    finishedAt: null,
-    durationMs: 0,
-    exitCode: null,
-    outs: [],
-    metrics: {},
-    logTail: '',
-    logDigest: null,
-    error: null,
-    dirtyReasons: [],
-    warnings: [],
-    notes: [],
-  };
+  return { ...emptyStageRecord(name, status), startedAt: null, finishedAt: now, error };
 }
 
 /**

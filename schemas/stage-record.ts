@@ -68,3 +68,30 @@ export function isCacheable(record: StageRecord): boolean {
     record.dirtyReasons.length === 0
   );
 }
+
+/**
+ * A stage's record before anything about it is known but its status: no key, no outputs,
+ * no times. The engine, the local recorder and the store each fill in what they learn.
+ */
+export function emptyStageRecord(name: string, status: StageStatus): StageRecord {
+  return {
+    name,
+    status,
+    cacheKey: null,
+    keyInputs: null,
+    cachedFrom: null,
+    reasons: [],
+    startedAt: null,
+    finishedAt: null,
+    durationMs: 0,
+    exitCode: null,
+    outs: [],
+    metrics: {},
+    logTail: '',
+    logDigest: null,
+    error: null,
+    dirtyReasons: [],
+    warnings: [],
+    notes: [],
+  };
+}

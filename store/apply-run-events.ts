@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { manifestKeyOf } from '../schemas/manifest-key.js';
 import type { MetricPoint } from '../schemas/metric-point.js';
 import type { RunEvent, RunEventBody } from '../schemas/run-event.js';
-import { isCacheable, type StageRecord } from '../schemas/stage-record.js';
+import { emptyStageRecord, isCacheable, type StageRecord } from '../schemas/stage-record.js';
 import { annotations, type NewAnnotationRow } from '../schemas/tables/annotations.js';
 import { cacheEntries } from '../schemas/tables/cache-entries.js';
 import { logLines, type NewLogLinesRow } from '../schemas/tables/log-lines.js';
@@ -110,25 +110,13 @@ function nextPosition(runId: string): SQL<number> {
 
 /** Marks a stage running; a stage already recorded (an earlier attempt) is reset. */
 async function recordStageStarted(db: Database, runId: string, name: string, at: Date): Promise<void> {
-  const running = {
+  const { name: _name, ...running } = {
+    ...emptyStageRecord(name, 'running'),
     status: 'running' as const,
-    cacheKey: null,
-    keyInputs: null,
-    cachedFrom: null,
-    reasons: [],
-    notes: [],
     startedAt: at,
     finishedAt: null,
-    durationMs: 0,
-    exitCode: null,
-    outs: [],
-    metrics: {},
-    logTail: '',
-    logDigest: null,
-    error: null,
-    dirtyReasons: [],
-    warnings: [],
   };
+
   await db
     .insert(stages)
     .values({ runId, name, position: nextPosition(runId), ...running })

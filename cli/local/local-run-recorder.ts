@@ -2,7 +2,7 @@ import type { Annotation } from '../../schemas/annotation.js';
 import type { MetricPoint } from '../../schemas/metric-point.js';
 import { groupSeries } from '../../schemas/metric-series.js';
 import type { RunEvent } from '../../schemas/run-event.js';
-import { isCacheable, type StageRecord } from '../../schemas/stage-record.js';
+import { emptyStageRecord, isCacheable, type StageRecord } from '../../schemas/stage-record.js';
 import type { RunStatus } from '../../schemas/statuses.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { BatchingEventSink } from '../../runner/batching-event-sink.js';
@@ -163,24 +163,5 @@ export class LocalRunRecorder {
 
 /** A stage that started and has not finished, as the database records it meanwhile. */
 function startedRecord(name: string, at: string): StageRecord {
-  return {
-    name,
-    status: 'running',
-    cacheKey: null,
-    keyInputs: null,
-    cachedFrom: null,
-    reasons: [],
-    startedAt: at,
-    finishedAt: null,
-    durationMs: 0,
-    exitCode: null,
-    outs: [],
-    metrics: {},
-    logTail: '',
-    logDigest: null,
-    error: null,
-    dirtyReasons: [],
-    warnings: [],
-    notes: [],
-  };
+  return { ...emptyStageRecord(name, 'running'), startedAt: at };
 }
