@@ -2,7 +2,6 @@ import { chmod, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import lockfile from 'proper-lockfile';
 import { detectBubblewrap } from '../detect-bubblewrap.js';
 import { describeStageUser } from '../stage-user.js';
 import { closeWorkDir } from './close-work-dir.js';
@@ -13,6 +12,7 @@ import { GitWorkspace } from './git-workspace.js';
 import { InterpreterDigests } from '../interpreter-digests.js';
 import { LocalBlobCache } from './local-blob-cache.js';
 import { resolveStageUser } from './resolve-stage-user.js';
+import { lockWorkDir } from './work-dir-lock.js';
 import type { SandboxPolicy } from './run-sandbox.js';
 
 export interface RunnerDaemonOptions {
@@ -127,19 +127,8 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   if (sandbox.always && sandbox.detection.bubblewrap === null) {
     throw new Error(`--sandbox: ${sandbox.detection.reason}`);
   }
-  const unlock = await lockfile
-    .lock(workDir, {
-      lockfilePath: path.join(workDir, 'runner.lock'),
-      stale: 30_000,
-      onCompromised: (error) => logger.error({ err: error }, 'the work directory lock was lost'),
-    })
-    .catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'ELOCKED'
-        ? new Error(
-            `Another runner is using the work directory ${workDir}; give this one its own with --work-dir`,
-          )
-        : error;
-    });
+  const lock = await lockWorkDir(workDir);
+  const unlock = () => lock.release();
   if (stageUser) {
     await closeWorkDir({
       workDir,
