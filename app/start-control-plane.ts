@@ -71,6 +71,7 @@ export async function startControlPlane({
     const github = settings.github
       ? await startGitHubApp({
           db: database.db,
+          lock: database.lock,
           settings,
           github: settings.github,
           ringDoorbell: () => doorbell.ring(),

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createNodeMiddleware } from 'probot';
 import type { Database } from '../../store/database.js';
+import type { KeyedLock } from '../keyed-lock.js';
 import type { GitHubServerParts } from '../build-server.js';
 import type { ControlPlaneSettings, GitHubAppSettings } from '../control-plane-settings.js';
 import { WEBHOOK_PATH } from '../routes/github-webhook-route.js';
@@ -31,12 +32,15 @@ export interface GitHubApp {
  */
 export async function startGitHubApp({
   db,
+  lock,
   settings,
   github,
   ringDoorbell,
   logger,
 }: {
   db: Database;
+  /** Shared by every control plane process on the database: deliveries of one pull request take turns. */
+  lock: KeyedLock;
   settings: Pick<ControlPlaneSettings, 'redisUrl' | 'queuePrefix' | 'sweepIntervalMs' | 'onlineWindowMs'>;
   github: GitHubAppSettings;
   /** Rung once runs are queued, so waiting runners claim them at once. */
@@ -73,6 +77,7 @@ export async function startGitHubApp({
     closers.push(() => queue.close());
     const work: GitHubWork = {
       db,
+      lock,
       github,
       installationApi: (installationId) => probot.auth(installationId),
       notifications: outbox,
