@@ -1,4 +1,4 @@
-import { chmod, mkdir, realpath } from 'node:fs/promises';
+import { chmod, mkdir, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -60,6 +60,11 @@ export interface RunnerDaemonOptions {
   claimWaitSeconds?: number;
   /** The local blob cache's size cap, in bytes. @defaultValue 10 GiB */
   blobCacheBytes?: number;
+  /**
+   * Bytes of one run's unsent events held in memory while the control plane does not take
+   * them; the rest wait on disk under `<workDir>/event-spool/`, in order. @defaultValue 16 MiB
+   */
+  eventMemoryBytes?: number;
   /** Grace between SIGINT, SIGTERM and SIGKILL for a stopped stage. @defaultValue 5000 */
   killGraceMs?: number;
   /** Once stopping, how long a run's last events may take to upload before it is released. @defaultValue 10000 */
@@ -129,6 +134,10 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   }
   const lock = await lockWorkDir(workDir);
   const unlock = () => lock.release();
+  // What a runner that died left spooled belongs to leases gone with it.
+  const eventSpoolDir = path.join(workDir, 'event-spool');
+  await rm(eventSpoolDir, { recursive: true, force: true });
+  await mkdir(eventSpoolDir, { mode: 0o700 });
   if (stageUser) {
     await closeWorkDir({
       workDir,
@@ -207,6 +216,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
           secrets: options.secrets ?? {},
           jobs,
           killGraceMs: options.killGraceMs ?? 5000,
+          eventSpool: { dir: eventSpoolDir, maxMemoryBytes: options.eventMemoryBytes ?? 16 * 1024 ** 2 },
           stopSignal: stopping.signal,
           releaseGraceMs: options.releaseGraceMs ?? 10_000,
           logger: runLogger,
