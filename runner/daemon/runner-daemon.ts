@@ -60,6 +60,8 @@ export interface RunnerDaemonOptions {
   claimWaitSeconds?: number;
   /** The local blob cache's size cap, in bytes. @defaultValue 10 GiB */
   blobCacheBytes?: number;
+  /** The git mirrors' size cap, in bytes: past it the least recently used go. @defaultValue 20 GiB */
+  mirrorCacheBytes?: number;
   /**
    * Bytes of one run's unsent events held in memory while the control plane does not take
    * them; the rest wait on disk under `<workDir>/event-spool/`, in order. @defaultValue 16 MiB
@@ -162,7 +164,12 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     root: path.join(workDir, 'blobs'),
     maxBytes: options.blobCacheBytes ?? 10 * 1024 ** 3,
   });
-  const git = new GitWorkspace({ workDir, environment: options.environment });
+  const git = new GitWorkspace({
+    workDir,
+    environment: options.environment,
+    ...(options.mirrorCacheBytes !== undefined ? { maxMirrorBytes: options.mirrorCacheBytes } : {}),
+    onPruned: (mirrors) => logger.info({ mirrors }, 'least recently used mirrors removed (size cap)'),
+  });
   const interpreterDigests = new InterpreterDigests(path.join(workDir, 'interpreter-digests.json'));
   const stopping = new AbortController();
   let refusal: UnauthorizedError | null = null;
