@@ -33,6 +33,7 @@ export interface GitHubApp {
 export async function startGitHubApp({
   db,
   lock,
+  workers = true,
   settings,
   github,
   ringDoorbell,
@@ -41,6 +42,11 @@ export async function startGitHubApp({
   db: Database;
   /** Shared by every control plane process on the database: deliveries of one pull request take turns. */
   lock: KeyedLock;
+  /**
+   * Whether this process runs the delivery worker and the outbox's worker; without them it
+   * only stores and enqueues deliveries and enqueues outbox jobs (`--role web`). @defaultValue true
+   */
+  workers?: boolean;
   settings: Pick<ControlPlaneSettings, 'redisUrl' | 'queuePrefix' | 'sweepIntervalMs' | 'onlineWindowMs'>;
   github: GitHubAppSettings;
   /** Rung once runs are queued, so waiting runners claim them at once. */
@@ -67,7 +73,7 @@ export async function startGitHubApp({
       logger: log,
     });
     closers.push(() => outbox.close());
-    await outbox.start();
+    if (workers) await outbox.start();
 
     const queue = openDeliveryQueue({
       redisUrl: settings.redisUrl,
@@ -85,15 +91,17 @@ export async function startGitHubApp({
       onlineWindowMs: settings.onlineWindowMs,
       logger: log,
     };
-    const worker = await startDeliveryWorker({
-      work,
-      queue,
-      redisUrl: settings.redisUrl,
-      prefix: settings.queuePrefix,
-      reconcileEveryMs: settings.sweepIntervalMs,
-      logger: log,
-    });
-    closers.push(() => worker.close());
+    if (workers) {
+      const worker = await startDeliveryWorker({
+        work,
+        queue,
+        redisUrl: settings.redisUrl,
+        prefix: settings.queuePrefix,
+        reconcileEveryMs: settings.sweepIntervalMs,
+        logger: log,
+      });
+      closers.push(() => worker.close());
+    }
 
     const webhooks = await createNodeMiddleware(webhookIntake({ db, queue, logger: log }), {
       probot,
