@@ -202,3 +202,105 @@ async function expectEventsOnce({ db }: TestDatabase, run: Run): Promise<void> {
     .orderBy(asc(metricPoints.step));
   expect(points.map((point) => point.step)).toEqual(Array.from({ length: LINES / 10 }, (_, i) => i));
 }
+
+/**
+ * `--role web` and `--role worker` as processes of their own: the web process stores and
+ * enqueues the delivery and answers the runner; the worker, which serves no API, turns the
+ * delivery into a run and sends its check run.
+ */
+test('fluksio app --role web and --role worker: the web process takes the webhook and the runner, the worker makes the run and its check run', async () => {
+  const repo = await makeRepo({ files: { 'fluksio.yml': PIPELINE, 'train.py': TRAIN, 'seed.txt': '0\n' } });
+  const commit = (await repo.git('rev-parse', 'HEAD')).trim();
+  const double = await startGitHubDouble({ https: true });
+  const doubleRepo = double.addRepository({ owner: 'acme', name: `model-${randomBytes(3).toString('hex')}` });
+  double.serveRepository(doubleRepo.fullName, repo.dir);
+  double.setFile(doubleRepo.fullName, commit, 'fluksio.yml', PIPELINE);
+  double.setCommits(doubleRepo.fullName, [commit], { branch: 'main' });
+  const { db } = database;
+  const token = randomBytes(32).toString('hex');
+  await createRunner({
+    db,
+    name: `box-${randomBytes(3).toString('hex')}`,
+    owner: 'acme',
+    labels: [],
+    repositories: [doubleRepo.fullName],
+    tokenHash: hashToken(token),
+  });
+  const prefix = `fluksio-test-${randomBytes(4).toString('hex')}`;
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'fluksio-roles-'));
+  const env = {
+    APP_ID: String(double.credentials.appId),
+    PRIVATE_KEY: double.credentials.privateKey,
+    WEBHOOK_SECRET: double.credentials.webhookSecret,
+    GITHUB_API_URL: double.url,
+    FLUKSIO_ALLOWED_OWNERS: 'acme',
+  };
+  const apps: AppProcess[] = [];
+  let runner: (FluksioProcess & { workDir: string }) | undefined;
+  try {
+    const debug = { ...env, LOG_LEVEL: 'debug' };
+    const web = await startApp({
+      databaseUrl: database.url,
+      prefix,
+      dataDir,
+      env: debug,
+      args: ['--role', 'web'],
+    });
+    apps.push(web);
+    const worker = await startApp({
+      databaseUrl: database.url,
+      prefix,
+      dataDir,
+      env: debug,
+      args: ['--role', 'worker'],
+    });
+    apps.push(worker);
+    const claimOnWorker = await fetch(`${worker.url}/api/v1/runner/claim`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"waitSeconds":0}',
+    });
+    expect(claimOnWorker.status).toBe(404);
+    expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
+
+    const answer = await sendWebhook(
+      `${web.url}/api/github/webhooks`,
+      pushPayload({ repo: doubleRepo, ref: 'main', after: commit }),
+      double.credentials.webhookSecret,
+    );
+    expect(answer.status, answer.body).toBe(200);
+    runner = await startRunnerProcess({ url: web.url, token, env: { GIT_SSL_CAINFO: double.caFile ?? '' } });
+    const started = runner;
+    const run = await waitFor(
+      'the run to succeed',
+      async () => {
+        const [found] = await db.select().from(runs).where(eq(runs.commit, commit));
+        return found?.status === 'succeeded' && found;
+      },
+      60_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n${started.output()}\n${worker.process.output()}`);
+    });
+    await expectEventsOnce(database, run);
+    const checkRun = await waitFor('the completed check run', () => {
+      const found = double
+        .checkRuns(doubleRepo.fullName)
+        .find((candidate) => candidate.externalId === run.id);
+      return found?.status === 'completed' && found;
+    });
+    expect(checkRun.conclusion).toBe('success');
+    expect(worker.process.output()).toContain('delivery processed');
+    expect(web.process.output()).not.toContain('delivery processed');
+  } finally {
+    await runner?.stop('SIGKILL');
+    if (runner) await removeDir(runner.workDir);
+    for (const app of apps) await app.stop('SIGKILL');
+    await double.close();
+    await repo.cleanup();
+    await removeDir(dataDir);
+    const redis = new Redis(TEST_REDIS_URL);
+    await removeKeys(redis, prefix);
+    await redis.quit();
+  }
+  expect(double.violations).toEqual([]);
+}, 180_000);
