@@ -1,7 +1,7 @@
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { ApiClient } from '../remote/api-client.js';
-import { serverConnection } from '../remote/server-connection.js';
+import { serverConnection } from '../../client/server-connection.js';
 
 /** `fluksio cancel RUN`: a queued run ends at once; a running one is stopped at its next heartbeat. */
 export async function cancelCommand(

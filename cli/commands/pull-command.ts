@@ -10,11 +10,11 @@ import { normalizePipelinePath } from '../../schemas/pipeline-paths.js';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { UnsafePathError } from '../../runner/unsafe-path-error.js';
 import { resolveWorkspacePath } from '../../runner/workspace-path.js';
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { ApiClient } from '../remote/api-client.js';
 import { declaredOutputs } from '../remote/declared-outputs.js';
-import { serverConnection } from '../remote/server-connection.js';
-import { UsageError } from '../usage-error.js';
+import { serverConnection } from '../../client/server-connection.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface PullCommandOptions {
   to?: string;

@@ -6,13 +6,13 @@ import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import type { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
 import { resolveParams } from '../../schemas/resolve-params.js';
-import type { CliIo } from '../cli-io.js';
-import { locateProject, readProjectPipeline } from '../local/locate-project.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { locateProject, readProjectPipeline } from '../../local/locate-project.js';
 import { ApiClient } from '../remote/api-client.js';
-import { originRepository, pushedHead } from '../remote/origin-repository.js';
-import { serverConnection } from '../remote/server-connection.js';
-import { followRun } from '../remote/follow-run.js';
-import { UsageError } from '../usage-error.js';
+import { originRepository, pushedHead } from '../../client/origin-repository.js';
+import { serverConnection } from '../../client/server-connection.js';
+import { followRun } from '../../client/follow-run.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface SubmitCommandOptions {
   cache: boolean;

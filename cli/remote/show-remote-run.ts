@@ -2,12 +2,12 @@ import pc from 'picocolors';
 import { z } from 'zod';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { tracebackTexts } from '../../schemas/traceback.js';
-import type { CliIo } from '../cli-io.js';
-import { renderRunSummary } from '../render/run-summary.js';
-import { UsageError } from '../usage-error.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { renderRunSummary } from '../../present/terminal/run-summary.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 import type { ApiClient } from './api-client.js';
-import { SeriesReply } from './follow-run.js';
-import { terminalText } from '../render/terminal-text.js';
+import { SeriesReply } from '../../client/follow-run.js';
+import { terminalText } from '../../present/terminal/terminal-text.js';
 
 const LogReply = z.object({ stage: z.string(), lines: z.array(z.string()) });
 

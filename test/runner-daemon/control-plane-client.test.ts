@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { ControlPlaneClient } from '../../runner/daemon/control-plane-client.js';
+import { ControlPlaneClient } from '../../client/control-plane-client.js';
 import {
   ControlPlaneError,
   ControlPlaneUnreachableError,
   StaleLeaseError,
   UnauthorizedError,
-} from '../../runner/daemon/control-plane-errors.js';
+} from '../../client/control-plane-errors.js';
 import { FakeControlPlane } from './helpers/fake-control-plane.js';
 import { makeClaim } from './helpers/make-claim.js';
 

@@ -1,7 +1,6 @@
 import type { Colors } from 'picocolors/types.js';
 import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import type { EventSink } from '../../runner/ports.js';
 import { formatDuration, short } from '../../schemas/format.js';
 import { terminalText } from './terminal-text.js';
 
@@ -34,9 +33,10 @@ export function stageDetail(stage: Pick<StageRecord, 'status' | 'cachedFrom' | '
 /**
  * Shows a run on a terminal as it happens (DESIGN §9): each stage as it starts and ends
  * (ran/cached, duration, and on a miss why), and the stages' own output, prefixed by
- * their name, as it streams.
+ * their name, as it streams. It is an `EventSink` (runner/ports.ts) by its shape, so
+ * present/ needs nothing of the runner.
  */
-export class ProgressPrinter implements EventSink {
+export class ProgressPrinter {
   private readonly width: number;
 
   constructor(
@@ -74,14 +74,4 @@ export class ProgressPrinter implements EventSink {
   }
 
   async flush(): Promise<void> {}
-}
-
-/** Sends every event to each sink; flushes them all. */
-export function teeSinks(...sinks: EventSink[]): EventSink {
-  return {
-    emit: (event) => sinks.forEach((sink) => sink.emit(event)),
-    flush: async () => {
-      await Promise.all(sinks.map((sink) => sink.flush()));
-    },
-  };
 }

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { getTableName, is, sql, Table } from 'drizzle-orm';
-import * as tables from '../../schemas/tables/index.js';
-import { DiskBlobStore } from '../../runner/disk-blob-store.js';
-import { LocalDatabaseDamagedError } from '../../store/local-database-damaged-error.js';
-import { openLocalDatabase } from '../../store/open-local-database.js';
+import * as tables from '../schemas/tables/index.js';
+import { DiskBlobStore } from '../runner/disk-blob-store.js';
+import { LocalDatabaseDamagedError } from '../store/local-database-damaged-error.js';
+import { openLocalDatabase } from '../store/open-local-database.js';
 import { LocalIndex } from './local-index.js';
 import { localStorePaths } from './local-store-paths.js';
 import { indexFromJournals, type JournalIndex } from './rebuild-local-index.js';

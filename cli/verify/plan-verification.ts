@@ -6,8 +6,8 @@ import { isStageSuccess } from '../../schemas/statuses.js';
 import type { StageNotVerified } from '../../schemas/stage-verification.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { getRunDetail } from '../../store/get-run-detail.js';
-import { UsageError } from '../usage-error.js';
-import type { ProjectStore } from './open-project-store.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
+import type { ProjectStore } from '../../local/open-project-store.js';
 
 /** Which stages to verify: every cached one, a random sample of them, or those named. */
 export interface VerifySelection {

@@ -1,5 +1,5 @@
-import type { Stamp } from '../../schemas/stamp.js';
-import type { Run } from '../../schemas/tables/runs.js';
+import type { Stamp } from '../schemas/stamp.js';
+import type { Run } from '../schemas/tables/runs.js';
 
 /** What a local run is when it starts. */
 export interface LocalRunStart {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { LocalJournalRecord } from '../../schemas/local-journal-record.js';
+import { LocalJournalRecord } from '../schemas/local-journal-record.js';
 
 /** A run's journal as read back: its readable records, and what is wrong past them. */
 export interface ReadRunJournal {

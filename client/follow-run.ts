@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { Colors } from 'picocolors/types.js';
-import type { MetricGoals } from '../../schemas/metric-diff.js';
-import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import { isFinalRunStatus } from '../../schemas/statuses.js';
-import type { CliIo } from '../cli-io.js';
-import { formatDuration } from '../../schemas/format.js';
-import { stageDetail, statusBadge } from '../render/progress-printer.js';
-import { renderRunSummary } from '../render/run-summary.js';
-import type { ApiClient } from './api-client.js';
+import type { MetricGoals } from '../schemas/metric-diff.js';
+import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
+import { isFinalRunStatus } from '../schemas/statuses.js';
+import type { CliIo } from '../present/terminal/cli-io.js';
+import { formatDuration } from '../schemas/format.js';
+import { stageDetail, statusBadge } from '../present/terminal/progress-printer.js';
+import { renderRunSummary } from '../present/terminal/run-summary.js';
+import type { ApiClient } from '../cli/remote/api-client.js';
 
 /** How often a followed run is read again. */
 const POLL_MS = 1000;

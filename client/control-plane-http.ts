@@ -1,7 +1,7 @@
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import pRetry from 'p-retry';
 import type { z } from 'zod';
-import { ApiError } from '../../schemas/protocol/api-error.js';
+import { ApiError } from '../schemas/protocol/api-error.js';
 import { redactUrl } from './redact-url.js';
 import {
   ControlPlaneError,

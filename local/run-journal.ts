@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LocalJournalRecord } from '../../schemas/local-journal-record.js';
+import type { LocalJournalRecord } from '../schemas/local-journal-record.js';
 
 /** The journal file of a local run under a store's `journal/` folder. */
 export function journalFileOf(journalDir: string, runId: string): string {

@@ -17,7 +17,7 @@ import { makePrivateDir } from '../../runner/private-dir.js';
 import { stageEnvironment } from '../../runner/stage-environment.js';
 import { verifyStage } from '../../runner/verify-stage.js';
 import type { Workspace } from '../../runner/workspace.js';
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { renderStageVerification } from '../render/render-verification.js';
 import { verifyProgress } from '../render/verify-progress.js';
 import type { VerificationPlan } from './plan-verification.js';

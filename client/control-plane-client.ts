@@ -1,11 +1,11 @@
 import type { z } from 'zod';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { BlobDigest } from '../../schemas/blob-digest.js';
-import { CacheEntry } from '../../schemas/cache-entry.js';
-import { CacheCandidates } from '../../schemas/protocol/cache-candidates.js';
-import { Claim } from '../../schemas/protocol/claim.js';
-import { PreviousStage } from '../../schemas/previous-stage.js';
+import type { BlobDigest } from '../schemas/blob-digest.js';
+import { CacheEntry } from '../schemas/cache-entry.js';
+import { CacheCandidates } from '../schemas/protocol/cache-candidates.js';
+import { Claim } from '../schemas/protocol/claim.js';
+import { PreviousStage } from '../schemas/previous-stage.js';
 import {
   EventBatchReply,
   HeartbeatReply,
@@ -13,7 +13,7 @@ import {
   type FinishRequest,
   type ReleaseRequest,
   type StartRequestInput,
-} from '../../schemas/protocol/lease-requests.js';
+} from '../schemas/protocol/lease-requests.js';
 import { ControlPlaneHttp, type CallOptions, type ControlPlaneHttpOptions } from './control-plane-http.js';
 
 export type { CallOptions } from './control-plane-http.js';

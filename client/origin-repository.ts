@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { simpleGit } from 'simple-git';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../present/terminal/usage-error.js';
 
 /** How the control plane names and fetches the repository a submit comes from. */
 export interface OriginRepository {

@@ -1,5 +1,5 @@
-import { redactUrl } from '../../runner/daemon/redact-url.js';
-import { UsageError } from '../usage-error.js';
+import { redactUrl } from './redact-url.js';
+import { UsageError } from '../present/terminal/usage-error.js';
 
 /** Where the control plane is and the API token to use with it. */
 export interface ServerConnection {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import type { CacheEntry } from '../../schemas/cache-entry.js';
-import type { MetricPoint } from '../../schemas/metric-point.js';
-import type { PreviousStage } from '../../schemas/previous-stage.js';
-import { isCacheable } from '../../schemas/stage-record.js';
-import type { Run } from '../../schemas/tables/runs.js';
-import { runFromJson } from '../../store/run-from-json.js';
+import type { CacheEntry } from '../schemas/cache-entry.js';
+import type { MetricPoint } from '../schemas/metric-point.js';
+import type { PreviousStage } from '../schemas/previous-stage.js';
+import { isCacheable } from '../schemas/stage-record.js';
+import type { Run } from '../schemas/tables/runs.js';
+import { runFromJson } from '../store/run-from-json.js';
 import { LocalIndex, type IndexedCacheEntry } from './local-index.js';
 import { readRunJournal } from './read-run-journal.js';
 import { journalFileOf } from './run-journal.js';
