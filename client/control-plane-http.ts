@@ -15,7 +15,7 @@ import {
 export interface ControlPlaneHttpOptions {
   /** The control plane's base URL, e.g. `https://fluksio.example.com`. */
   url: string;
-  /** The runner token. Sent only as `Authorization: Bearer`, never in a URL or a message. */
+  /** The runner token or the API token. Sent only as `Authorization: Bearer`, never in a URL or a message. */
   token: string;
   /** Retries of a request that failed transiently (refused, reset, timed out, 5xx, 408, 429). @defaultValue 5 */
   retries?: number;
@@ -43,6 +43,8 @@ export interface SendOptions {
   lease?: { runId: string; lease: string };
   /** A 404 is an answer (absent), not an error. */
   allowNotFound?: boolean;
+  /** More headers (`Idempotency-Key`). */
+  headers?: Record<string, string>;
   timeoutMs?: number;
 }
 
@@ -51,7 +53,8 @@ export interface SendOptions {
  * in the Authorization header and nowhere else, no redirects (one could carry the
  * header elsewhere), transient failures (connection refused or reset, timeouts, 5xx,
  * 429) retried with exponential backoff by p-retry, and every other status turned into
- * the error class the daemon branches on (control-plane-errors.ts).
+ * the error class callers branch on (control-plane-errors.ts). Paths are appended to the
+ * URL's own path, so a control plane may be served under one (`https://host/fluksio`).
  */
 export class ControlPlaneHttp {
   readonly base: URL;
@@ -64,7 +67,7 @@ export class ControlPlaneHttp {
     this.base = parseBaseUrl(options.url);
     if (!/^[\x21-\x7e]+$/.test(options.token)) {
       throw new Error(
-        'The runner token is empty or holds spaces or control characters; expected one line of text',
+        'The control-plane token is empty or holds spaces or control characters; expected one line of text',
       );
     }
     this.retries = options.retries ?? 5;
@@ -117,6 +120,7 @@ export class ControlPlaneHttp {
     request: SendOptions & { signal: AbortSignal | undefined },
   ): Promise<Response> {
     const headers: Record<string, string> = {
+      ...request.headers,
       authorization: `Bearer ${this.options.token}`,
       accept: 'application/json',
     };
@@ -134,20 +138,26 @@ export class ControlPlaneHttp {
       headers['x-fluksio-run'] = request.lease.runId;
     }
     const timeout = AbortSignal.timeout(request.timeoutMs ?? this.requestTimeoutMs);
-    const response = await fetch(new URL(path, this.base), {
+    const response = await fetch(this.urlOf(path), {
       method,
       headers,
       body,
       signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
-      // A redirect could carry the Authorization header somewhere else.
-      redirect: 'error',
+      // A redirect could carry the Authorization header somewhere else: it is refused below.
+      redirect: 'manual',
       // A streamed upload: Node's fetch requires saying so.
       ...(body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)
         ? { duplex: 'half' }
         : {}),
     } as RequestInit);
     if (response.ok || (response.status === 404 && request.allowNotFound)) return response;
+    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path}`, response);
     throw await errorFor(`${method} ${path}`, response);
+  }
+
+  /** `path` (absolute, with its query) under the base URL's own path. */
+  private urlOf(path: string): URL {
+    return new URL(`${this.base.pathname.replace(/\/+$/, '')}${path}`, this.base);
   }
 
   /** The response's JSON, validated with a protocol schema. */
@@ -238,6 +248,18 @@ async function errorFor(request: string, response: Response): Promise<Error> {
   return new ErrorClass(response.status, request, message, field);
 }
 
+/** A 3xx: not followed, since the token would go along; the message names where it pointed. */
+function redirectError(request: string, response: Response): ControlPlaneError {
+  void response.body?.cancel();
+  const location = response.headers.get('location');
+  const where = location ? ` to ${redactUrl(location)}` : '';
+  return new ControlPlaneError(
+    response.status,
+    request,
+    `The control plane answered ${request} with a redirect${where} (${response.status}); fluksio follows none, as the token would go along: give the URL it redirects to`,
+  );
+}
+
 function parseBaseUrl(url: string): URL {
   let parsed: URL;
   try {
@@ -254,7 +276,7 @@ function parseBaseUrl(url: string): URL {
   }
   if (parsed.username || parsed.password) {
     throw new Error(
-      'The control plane URL carries credentials; give only the address (the runner token is read from FLUKSIO_RUNNER_TOKEN or --token-file)',
+      'The control plane URL carries credentials; give only the address (the token travels in the Authorization header alone)',
     );
   }
   return parsed;

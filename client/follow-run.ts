@@ -1,23 +1,15 @@
-import { z } from 'zod';
 import type { Colors } from 'picocolors/types.js';
 import type { MetricGoals } from '../schemas/metric-diff.js';
-import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
+import type { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { isFinalRunStatus } from '../schemas/statuses.js';
 import type { CliIo } from '../present/terminal/cli-io.js';
 import { formatDuration } from '../schemas/format.js';
 import { stageDetail, statusBadge } from '../present/terminal/progress-printer.js';
 import { renderRunSummary } from '../present/terminal/run-summary.js';
-import type { ApiClient } from '../cli/remote/api-client.js';
+import type { ControlPlaneClient } from './control-plane-client.js';
 
 /** How often a followed run is read again. */
 const POLL_MS = 1000;
-
-export const SeriesReply = z.object({
-  series: z.record(
-    z.string(),
-    z.object({ stage: z.string(), points: z.array(z.object({ step: z.number(), value: z.number() })) }),
-  ),
-});
 
 /**
  * Follows a queued run on the control plane to its end, printing what changes (its
@@ -26,7 +18,7 @@ export const SeriesReply = z.object({
  * latest one at once (the run itself goes on: cancelling it is the caller's to do).
  */
 export async function followRun(
-  client: ApiClient,
+  client: ControlPlaneClient,
   runId: string,
   context: { io: CliIo; colors: Colors; quiet: boolean; goals: MetricGoals; signal?: AbortSignal },
 ): Promise<RemoteRunReport> {
@@ -35,7 +27,7 @@ export async function followRun(
   let lastLine = '';
   const seen = new Map<string, string>();
   for (;;) {
-    const report = await client.request('GET', `/api/v1/runs/${runId}`, RemoteRunReport);
+    const report = await client.run(runId);
     const line = `${report.run.status}${report.runner ? ` on ${report.runner}` : ''}${report.run.reason ? `: ${report.run.reason}` : ''}`;
     if (line !== lastLine) say(`${colors.dim(runId.slice(0, 10))} ${line}\n`);
     lastLine = line;
@@ -52,9 +44,7 @@ export async function followRun(
     }
     if (isFinalRunStatus(report.run.status)) {
       if (!context.quiet) {
-        const { series } = await client
-          .request('GET', `/api/v1/runs/${runId}/metrics`, SeriesReply)
-          .catch(() => ({ series: {} }));
+        const series = await client.runMetrics(runId).catch(() => ({}));
         say(renderRunSummary({ report, series, stages: [], tracebacks: [] }, colors));
       }
       return report;

@@ -1,5 +1,6 @@
 import { redactUrl } from './redact-url.js';
 import { UsageError } from '../present/terminal/usage-error.js';
+import { ControlPlaneClient } from './control-plane-client.js';
 
 /** Where the control plane is and the API token to use with it. */
 export interface ServerConnection {
@@ -29,4 +30,15 @@ export function serverConnection(
   const token = env.FLUKSIO_TOKEN;
   if (!token) throw new UsageError('No API token: set FLUKSIO_TOKEN (see `fluksio token add`)');
   return { url: parsed.origin + parsed.pathname.replace(/\/$/, ''), token };
+}
+
+/**
+ * Retries of a submitter's request that failed transiently: a person (or a workflow
+ * step) waits on it, so it gives up after a few seconds where a runner keeps trying.
+ */
+const SUBMITTER_RETRIES = 3;
+
+/** The client `fluksio submit`/`show`/`cancel`/`pull` and the action's submit mode talk to the control plane with. */
+export function submitterClient(connection: ServerConnection): ControlPlaneClient {
+  return new ControlPlaneClient({ ...connection, retries: SUBMITTER_RETRIES });
 }
