@@ -190,7 +190,7 @@ export class ControlPlaneHttp {
   }
 }
 
-/** A 5xx, 408 or 429: worth another try. */
+/** A 5xx, 408 or 429 (`it answered 503: <the sentence>`): worth another try. */
 class TransientResponseError extends Error {}
 
 function isTransient(error: unknown): boolean {
@@ -231,10 +231,10 @@ async function errorFor(request: string, response: Response): Promise<Error> {
   } catch {
     // Not JSON (a proxy's error page): the text itself is the best sentence there is.
   }
-  const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
   // 408: the control plane gave up waiting for the request's body, which a retry sends again.
   if (response.status === 408 || response.status === 429 || response.status >= 500)
-    return new TransientResponseError(message);
+    return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
+  const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
   const ErrorClass =
     response.status === 401
       ? UnauthorizedError
