@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import type { Colors } from 'picocolors/types.js';
+import type { MetricSeries } from '../../schemas/metric-series.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import { sparkline } from '../../schemas/sparkline.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
@@ -7,8 +8,8 @@ import { formatDuration, formatNumber, formatParams, formatSigned, short } from 
 import { stageDetail, statusBadge } from './progress-printer.js';
 import { terminalText } from './terminal-text.js';
 
-/** A metric's series, as the store returns it. */
-export type SeriesByMetric = Record<string, { stage: string; points: { step: number; value: number }[] }>;
+/** Metric name → its series, as the store returns them and `GET /api/v1/runs/:id/metrics` answers them. */
+export type SeriesByMetric = Record<string, MetricSeries>;
 
 export interface RunSummaryInput {
   report: RunReport;

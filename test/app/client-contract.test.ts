@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { ControlPlaneClient } from '../../client/control-plane-client.js';
-import { ForbiddenError, NotFoundError, UnauthorizedError } from '../../client/control-plane-errors.js';
+import {
+  ForbiddenError,
+  NotFoundError,
+  StaleLeaseError,
+  UnauthorizedError,
+} from '../../client/control-plane-errors.js';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
 import { emptyStageRecord } from '../../schemas/stage-record.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
@@ -33,6 +39,36 @@ afterEach(async () => {
 });
 
 const clientOf = (token: string) => new ControlPlaneClient({ url: plane.url, token, retries: 0 });
+
+test("the runner daemon's client and the control plane speak the same protocol", async () => {
+  const submitter = await plane.addApiToken({ repositories: ['acme/model'] });
+  const { token } = await plane.addRunner({ name: 'box', labels: ['gpu'] });
+  await plane.submit(submitter, { labels: ['gpu'] });
+  const client = clientOf(token);
+
+  const claim = await client.claim(0, false);
+  if (!claim) throw new Error('nothing claimed');
+  const run = { runId: claim.run.id, lease: claim.lease };
+  expect(await client.heartbeat(run)).toEqual({ cancel: false, reason: null, finishAs: null });
+  await client.start(run, { codeDigest: DIGEST, envDigest: DIGEST });
+
+  const bytes = 'weights '.repeat(10_000);
+  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}` as BlobDigest;
+  expect(await client.hasBlob(run, digest)).toBe(false);
+  await client.putBlob(run, digest, { open: () => Readable.from([Buffer.from(bytes)]), size: bytes.length });
+  expect(await client.hasBlob(run, digest)).toBe(true);
+  expect(await client.getBlob(run, digest, (body) => text(body))).toBe(bytes);
+  expect(await client.cacheEntry(run, '3'.repeat(64))).toBeNull();
+
+  const events = [{ seq: 0, type: 'stage.log' as const, stage: 'train', lines: ['hello'] }];
+  expect(await client.sendEvents(run, { attempt: claim.run.attempt, events })).toEqual({
+    applied: 1,
+    acked: 1,
+  });
+  await client.finish(run, { status: 'succeeded', reason: null, metrics: {} });
+  await expect(client.heartbeat(run)).rejects.toBeInstanceOf(StaleLeaseError);
+  expect(await client.claim(0, false)).toBeNull();
+});
 
 test("a submitter's client and the control plane speak the same protocol: submit, read, log, metrics, pull, cancel", async () => {
   const submitter = clientOf(await plane.addApiToken({ repositories: ['acme/model'] }));
