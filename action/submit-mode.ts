@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { simpleGit } from 'simple-git';
 import { digestOf } from '../schemas/canonical-json.js';
 import type { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { isFinalRunStatus } from '../schemas/statuses.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
+import { submitRunRequest } from '../client/submit-run-request.js';
 import type { CliIo } from '../present/terminal/cli-io.js';
 import type { ControlPlaneClient } from '../client/control-plane-client.js';
 import { ForbiddenError, UnauthorizedError } from '../client/control-plane-errors.js';
 import { followRun } from '../client/follow-run.js';
 import { submitterClient } from '../client/server-connection.js';
-import { originRepository, type OriginRepository } from '../client/origin-repository.js';
+import { headAndOrigin, originRepository, type OriginRepository } from '../client/origin-repository.js';
 import type { SeriesByMetric } from '../present/terminal/run-summary.js';
 import { UsageError } from '../present/terminal/usage-error.js';
 import { actionResult, type ActionResult } from './action-result.js';
@@ -70,18 +70,15 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
   for (const [index, params] of grid.entries()) {
     // A cancelled sweep submits no more of its grid.
     if (signal.aborted) break;
-    const request: SubmitRunRequest = {
-      repository: origin.repository,
-      cloneUrl: origin.cloneUrl,
+    const request = submitRunRequest({
+      origin,
       commit,
       pipelinePath: project.pipelinePath,
+      pipeline,
       params,
-      labels: pipeline['runs-on'],
       noCache: inputs.noCache,
-      retries: pipeline.retries,
-      timeoutMs: pipeline.timeout,
-      ...(groupId ? { group: { id: groupId, index } } : {}),
-    };
+      group: groupId ? { id: groupId, index } : null,
+    });
     const report = await submit(client, request, `${submissionId(inputs.workflow, nonce, request)}-${index}`);
     // Saved once the control plane answered: a step killed while a submission is in
     // flight leaves that run unknown to the post step, which cannot cancel it (it runs).
@@ -201,16 +198,14 @@ async function latestReport(client: ControlPlaneClient, runId: string): Promise<
 
 /** The commit the workspace holds (a pull request's merge commit) and how runners fetch it. */
 async function submissionSource(repoRoot: string): Promise<{ commit: string; origin: OriginRepository }> {
-  const git = simpleGit({ baseDir: repoRoot });
-  const commit = (await git.revparse(['HEAD'])).trim();
-  const remoteUrl = (await git.remote(['get-url', 'origin']).catch(() => '')) || '';
-  if (!remoteUrl.trim()) {
+  const { commit, remoteUrl } = await headAndOrigin(repoRoot);
+  if (!remoteUrl) {
     throw new Error(
       'Input \'server\': the workspace has no remote "origin" for runners to fetch from; check the repository out with actions/checkout first',
     );
   }
   try {
-    return { commit, origin: originRepository(remoteUrl.trim(), repoRoot) };
+    return { commit, origin: originRepository(remoteUrl, repoRoot) };
   } catch (error) {
     if (error instanceof UsageError) throw new Error(`Input 'server': ${error.message}`, { cause: error });
     throw error;

@@ -47,6 +47,14 @@ export function originRepository(remoteUrl: string, cwd: string): OriginReposito
   );
 }
 
+/** HEAD's commit and the URL of the remote "origin" (null when there is none). */
+export async function headAndOrigin(repoRoot: string): Promise<{ commit: string; remoteUrl: string | null }> {
+  const git = simpleGit({ baseDir: repoRoot });
+  const commit = (await git.revparse(['HEAD'])).trim();
+  const remoteUrl = ((await git.remote(['get-url', 'origin']).catch(() => '')) || '').trim();
+  return { commit, remoteUrl: remoteUrl || null };
+}
+
 /**
  * HEAD's commit, after checking it is on origin (a remote-tracking branch contains it):
  * a runner can only fetch what was pushed (DESIGN §5).
@@ -54,10 +62,9 @@ export function originRepository(remoteUrl: string, cwd: string): OriginReposito
 export async function pushedHead(
   repoRoot: string,
 ): Promise<{ commit: string; remoteUrl: string; dirty: boolean }> {
+  const { commit, remoteUrl } = await headAndOrigin(repoRoot);
+  if (!remoteUrl) throw new UsageError('This repository has no remote "origin" to submit from');
   const git = simpleGit({ baseDir: repoRoot });
-  const commit = (await git.revparse(['HEAD'])).trim();
-  const remoteUrl = (await git.remote(['get-url', 'origin']).catch(() => '')) || '';
-  if (!remoteUrl.trim()) throw new UsageError('This repository has no remote "origin" to submit from');
   const containing = await git.raw(['branch', '-r', '--contains', commit]);
   if (!containing.split('\n').some((line) => line.trim().startsWith('origin/'))) {
     throw new UsageError(
@@ -65,5 +72,5 @@ export async function pushedHead(
     );
   }
   const status = await git.raw(['status', '--porcelain', '--untracked-files=no']);
-  return { commit, remoteUrl: remoteUrl.trim(), dirty: status.trim() !== '' };
+  return { commit, remoteUrl, dirty: status.trim() !== '' };
 }

@@ -3,13 +3,13 @@ import { ulid } from 'ulid';
 import { digestOf } from '../../schemas/canonical-json.js';
 import { formatProblems } from '../../schemas/problem.js';
 import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
-import type { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
 import { resolveParams } from '../../schemas/resolve-params.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { locateProject, readProjectPipeline } from '../../local/locate-project.js';
 import { originRepository, pushedHead } from '../../client/origin-repository.js';
 import { serverConnection, submitterClient } from '../../client/server-connection.js';
 import { followRun } from '../../client/follow-run.js';
+import { submitRunRequest } from '../../client/submit-run-request.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface SubmitCommandOptions {
@@ -50,18 +50,15 @@ export async function submitCommand(
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
   for (const [index, params] of resolved.grid.entries()) {
-    const request: SubmitRunRequest = {
-      repository: origin.repository,
-      cloneUrl: origin.cloneUrl,
+    const request = submitRunRequest({
+      origin,
       commit: head.commit,
       pipelinePath: project.pipelinePath,
+      pipeline,
       params,
-      labels: pipeline['runs-on'],
       noCache: !options.cache,
-      retries: pipeline.retries,
-      timeoutMs: pipeline.timeout,
-      ...(group ? { group: { id: group, index } } : {}),
-    };
+      group: group ? { id: group, index } : null,
+    });
     const report = await client.submitRun(
       request,
       `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}`,
