@@ -4,8 +4,8 @@ import { lstat, mkdir, realpath, rename, rm, utimes, writeFile } from 'node:fs/p
 import path from 'node:path';
 import { runGit, type GitCommandOptions } from './git-command.js';
 import { KeyedMutex } from './keyed-mutex.js';
+import { redactUrl } from '../../client/redact-url.js';
 import { pruneMirrors } from './prune-mirrors.js';
-import { redactUrl } from './redact-url.js';
 
 export interface GitWorkspaceOptions {
   /** The runner's work directory: mirrors go under `mirrors/`, checkouts under `checkouts/`. */
