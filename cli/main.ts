@@ -54,6 +54,11 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--json', 'print one JSON object (a sweep: {group, runs}) instead of the summary')
     .addOption(new Option('--jobs <n>', 'how many stages may run at once').default('1'))
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .addOption(
+      new Option('--backend <backend>', 'where stages execute: here, or each as a Slurm job')
+        .choices(['local', 'slurm'])
+        .default('local'),
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  fluksio run\n  fluksio run lr=0.1 epochs=5\n  fluksio run lr=0.1,0.01 seed=1,2 --json\n  fluksio run --pipeline examples/logreg/fluksio.yml',

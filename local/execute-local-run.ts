@@ -1,3 +1,4 @@
+import type { StageLauncher } from '../runner/stage-launcher.js';
 import { join } from 'node:path';
 import { ulid } from 'ulid';
 import type { Pipeline } from '../schemas/pipeline.js';
@@ -34,6 +35,8 @@ export interface LocalRunOptions {
   /** Stages executing at once. */
   jobs: number;
   noCache: boolean;
+  /** Starts stages' commands (runner/slurm-launcher.ts: as Slurm jobs). @defaultValue here */
+  launcher?: StageLauncher;
   /** The sweep this run belongs to, and its place in the grid; null for a single run. */
   groupId: string | null;
   groupIndex: number | null;
@@ -114,6 +117,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       blobs: state.blobs,
       events: teeSinks(recorder.events, options.progress),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.launcher ? { launcher: options.launcher } : {}),
     });
   } catch (error) {
     await recorder.finish({

@@ -33,6 +33,7 @@ import { stageKeyInputs, type StageKeyMaterial } from './stage-key-inputs.js';
 import { pipelinePathIn, repoPathIn } from './workspace.js';
 import { StageOutput } from './stage-output.js';
 import { runStageProcess } from './stage-process.js';
+import { stageResources } from '../schemas/resources.js';
 import type { Masker } from './masker.js';
 import type { ParsedTraceback } from '../schemas/traceback.js';
 
@@ -217,6 +218,11 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
       ...(trace ? { writable: [trace.dir] } : {}),
+      stage: {
+        name,
+        jobKey: cacheKey ?? `${options.runId}.${name}`,
+        resources: stageResources(options.pipeline.resources, stage.resources),
+      },
       onLine: (stream, line, continues) => output.push(stream, line, continues),
     }).finally(() => rm(privateDir, { recursive: true, force: true }).catch(() => {}));
   } catch (error) {
@@ -249,7 +255,8 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     const how =
       processResult.exitCode === null
         ? `was killed by ${processResult.signal}`
-        : `exited with code ${processResult.exitCode}`;
+        : (options.launcher?.explainExit?.(processResult.exitCode) ??
+          `exited with code ${processResult.exitCode}`);
     const last = tracebacks.at(-1)?.message;
     return finish({ status: 'failed', ...ran, error: last ? `${how}: ${last}` : how });
   }

@@ -1,9 +1,23 @@
+import type { Resources } from '../schemas/resources.js';
+
 /** The program a stage's command is started with, and its arguments. */
 export interface StageLaunch {
   file: string;
   args: string[];
   /** Started as this user and group instead of the engine's (stage-user-launcher.ts). */
   user?: { uid: number; gid: number };
+}
+
+/** Which stage a launch is for: a launcher that submits jobs keys and sizes them by it. */
+export interface LaunchedStage {
+  name: string;
+  /**
+   * The stage's cache key (the run's id and the stage's name for an uncached stage): a
+   * restarted runner finds the job it submitted by it.
+   */
+  jobKey: string;
+  /** Its resources, the pipeline's defaults applied. */
+  resources: Resources;
 }
 
 /**
@@ -18,7 +32,13 @@ export interface StageLauncher {
    * directories of this one stage that a sandbox must let it write too (where its Python
    * processes report what they read).
    */
-  launch(cmd: string, cwd: string, writable?: readonly string[]): StageLaunch;
+  launch(cmd: string, cwd: string, writable?: readonly string[], stage?: LaunchedStage): StageLaunch;
+  /**
+   * Why the launched program exited with `exitCode`, when the launcher knows better than
+   * "exited with code N" (the Slurm launcher: the job's end state, TIMEOUT or
+   * OUT_OF_MEMORY); null otherwise.
+   */
+  explainExit?(exitCode: number): string | null;
   /**
    * Sends `signal` to every process of the stage started as `pid` (the spawned
    * process, whose group is its own). A process already gone is no error.

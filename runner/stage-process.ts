@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { LineSplitter } from './line-splitter.js';
-import { directLauncher, type StageLauncher } from './stage-launcher.js';
+import { directLauncher, type LaunchedStage, type StageLauncher } from './stage-launcher.js';
 
 export interface StageProcessOptions {
   /** A shell command line, run by `/bin/sh -c`. */
@@ -28,6 +28,8 @@ export interface StageProcessOptions {
   launcher?: StageLauncher;
   /** Directories of this stage a sandboxing launcher must leave writable (see StageLauncher). */
   writable?: readonly string[];
+  /** The stage being launched, for a launcher that submits it as a job (slurm-launcher.ts). */
+  stage?: LaunchedStage;
   /**
    * Each complete line of output, as it arrives; a line past the LineSplitter's limit
    * comes in pieces, all but the last with `continues` true. Must not throw.
@@ -76,7 +78,7 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
   const started = performance.now();
   const launcher = options.launcher ?? directLauncher;
   return new Promise((resolve, reject) => {
-    const launch = launcher.launch(options.cmd, options.cwd, options.writable ?? []);
+    const launch = launcher.launch(options.cmd, options.cwd, options.writable ?? [], options.stage);
     const child = spawn(launch.file, launch.args, {
       cwd: options.cwd,
       env: options.env,

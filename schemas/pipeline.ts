@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Duration } from './duration.js';
+import { Resources } from './resources.js';
 
 /** Names that `${name}` can interpolate and that stages and params are called by. */
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
@@ -68,6 +69,8 @@ export const Stage = z.strictObject({
   timeout: Duration.optional(),
   /** false: never read from nor written to the stage cache. */
   cache: z.boolean().default(true),
+  /** What it asks of a cluster, over the pipeline's `resources` (schemas/resources.ts). */
+  resources: Resources.optional(),
 });
 export type Stage = z.infer<typeof Stage>;
 
@@ -91,6 +94,8 @@ export const Pipeline = z.strictObject({
   fingerprint: z.string().min(1).optional(),
   timeout: Duration.default(24 * 3_600_000),
   retries: z.number().int().min(0).max(10).default(0),
+  /** Every stage's resources unless it says otherwise. */
+  resources: Resources.optional(),
   metrics: z.record(z.string().min(1), z.strictObject({ goal: z.enum(['min', 'max']) })).default({}),
   stages: z
     .record(identifier, Stage)

@@ -18,6 +18,8 @@ import { colorEnabled } from '../render/color-enabled.js';
 import { ProgressPrinter } from '../../present/terminal/progress-printer.js';
 import { renderRunSummary } from '../../present/terminal/run-summary.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+import { SlurmLauncher } from '../../runner/slurm-launcher.js';
+import type { StageLauncher } from '../../runner/stage-launcher.js';
 
 export interface RunCommandOptions {
   /** false with --no-cache. */
@@ -25,6 +27,8 @@ export interface RunCommandOptions {
   json: boolean;
   jobs: string;
   pipeline?: string;
+  /** Where stages execute: `local` (here) or `slurm` (each a Slurm job). */
+  backend: string;
 }
 
 /**
@@ -37,6 +41,9 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   const jobs = Number(options.jobs);
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
+  if (options.backend !== 'local' && options.backend !== 'slurm')
+    throw new UsageError(`--backend: "${options.backend}" is not local or slurm`);
+  const launcher = options.backend === 'slurm' ? new SlurmLauncher() : undefined;
   const project = await locateProject(options.pipeline, io.cwd);
   // Waiting for another run's store starts now, while the input is checked. It creates
   // nothing, so bad input still leaves no `.fluksio/` behind.
@@ -88,6 +95,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         io,
         jobs,
         noCache: !options.cache,
+        ...(launcher ? { launcher } : {}),
         groupId,
         groupIndex: groupId ? index : null,
         write,
@@ -139,6 +147,7 @@ interface RunOnceOptions {
   io: CliIo;
   jobs: number;
   noCache: boolean;
+  launcher?: StageLauncher;
   groupId: string | null;
   groupIndex: number | null;
   write: (text: string) => void;
@@ -156,6 +165,7 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     environment: io.env,
     jobs: options.jobs,
     noCache: options.noCache,
+    ...(options.launcher ? { launcher: options.launcher } : {}),
     groupId: options.groupId,
     groupIndex: options.groupIndex,
     progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages)),
