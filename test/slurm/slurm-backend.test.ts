@@ -1,31 +1,12 @@
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runJson, stageOf, statuses } from '../helpers/run-cli.js';
-
-const run = promisify(execFile);
-
-/** `scontrol show job -o ID` as a field → value map (finished jobs stay known for MinJobAge). */
-async function jobFields(id: string): Promise<Record<string, string>> {
-  const { stdout } = await run('scontrol', ['show', 'job', '-o', id]);
-  return Object.fromEntries(
-    stdout
-      .trim()
-      .split(/\s+/)
-      .map((pair) => {
-        const at = pair.indexOf('=');
-        return [pair.slice(0, at), pair.slice(at + 1)];
-      }),
-  );
-}
+import { jobFields, startSlurm } from './slurm-job.js';
 
 let repo: TestRepo;
-beforeAll(async () => {
-  await run('bash', ['scripts/start-slurm.sh']);
-}, 120_000);
+beforeAll(startSlurm, 120_000);
 afterEach(async () => {
   await repo?.cleanup();
 });
