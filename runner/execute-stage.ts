@@ -34,6 +34,7 @@ import { pipelinePathIn, repoPathIn } from './workspace.js';
 import { StageOutput } from './stage-output.js';
 import { runStageProcess } from './stage-process.js';
 import { stageResources } from '../schemas/resources.js';
+import { localResourceSupport } from './resource-support.js';
 import type { Masker } from './masker.js';
 import type { ParsedTraceback } from '../schemas/traceback.js';
 
@@ -88,12 +89,14 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       ...emptyStageRecord(name, fields.status),
       startedAt: startedAt.toISOString(),
       ...fields,
+      warnings: [...resourceWarnings, ...(fields.warnings ?? [])],
       finishedAt: finishedAt.toISOString(),
       durationMs: finishedAt.getTime() - startedAt.getTime(),
     };
     options.events.emit({ type: 'stage.finished', stage: record });
     return { record, annotations, tracebacks, runDirty: recheck?.runDirty ?? [] };
   };
+  const resourceWarnings: string[] = [];
   const annotations: Annotation[] = [];
   let tracebacks: ParsedTraceback[] = [];
   let recheck: StageRecheck | null = null;
@@ -200,6 +203,15 @@ export async function executeStage(name: string, context: StageRunContext): Prom
           pythonPath: context.keyedEnv.PYTHONPATH ?? undefined,
         }).catch(() => null)
       : null;
+  const resources = stageResources(options.pipeline.resources, stage.resources);
+  if (!options.launcher?.honoursResources) {
+    const support = localResourceSupport(name, resources);
+    if (support.refusal) {
+      await trace?.dispose();
+      return finish({ status: 'failed', ...keyed, reasons, error: support.refusal });
+    }
+    if (support.warning) resourceWarnings.push(support.warning);
+  }
   const since = Date.now();
   let processResult;
   const processEnded = context.codeView.processStarted();
@@ -221,7 +233,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       stage: {
         name,
         jobKey: cacheKey ?? `${options.runId}.${name}`,
-        resources: stageResources(options.pipeline.resources, stage.resources),
+        resources,
       },
       onLine: (stream, line, continues) => output.push(stream, line, continues),
     }).finally(() => rm(privateDir, { recursive: true, force: true }).catch(() => {}));

@@ -24,6 +24,8 @@ import {
  * `fingerprint` command) runs on this node.
  */
 export class SlurmLauncher implements StageLauncher {
+  readonly honoursResources = true;
+
   launch(cmd: string, cwd: string, writable: readonly string[] = [], stage?: LaunchedStage): StageLaunch {
     if (!stage) return directLauncher.launch(cmd, cwd, writable);
     const dir = path.join(cwd, '.fluksio', 'slurm');

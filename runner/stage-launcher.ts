@@ -28,6 +28,11 @@ export interface LaunchedStage {
  */
 export interface StageLauncher {
   /**
+   * Whether it applies stages' `resources` (the Slurm launcher); a launcher that runs
+   * stages on this machine does not, and the engine refuses or ignores them, saying which.
+   */
+  readonly honoursResources?: boolean;
+  /**
    * What runs `/bin/sh -c cmd` with `cwd` as its working directory. `writable` names
    * directories of this one stage that a sandbox must let it write too (where its Python
    * processes report what they read).
