@@ -205,6 +205,15 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     )
     .option('--work-dir <dir>', 'mirrors, checkouts and the blob cache')
     .option('--concurrency <n>', 'runs at once', '1')
+    .addOption(
+      new Option(
+        '--backend <backend>',
+        'where stages execute: here, or each as a Slurm job from this login node',
+      )
+        .choices(['plain', 'slurm'])
+        .default('plain'),
+    )
+    .option('--jobs <n>', 'stages of one run at once (default: 1; with --backend slurm, 8)')
     .option('--accept-forks', "execute fork pull requests' runs (always sandboxed, never with the secrets)")
     .option('--sandbox', "run every run's stages in a bubblewrap sandbox (fork runs always are)")
     .option(

@@ -19,6 +19,10 @@ export interface RunnerCommandOptions {
   sandbox?: boolean;
   /** `--stage-user`: every stage as this dedicated user, kept from the runner's files by permissions. */
   stageUser?: string;
+  /** `--backend`: plain (stages here, the default) or slurm (each a Slurm job). */
+  backend?: string;
+  /** `--jobs`: stages of one run at once. */
+  jobs?: string;
   /** `--env-file`: the runner's secrets, as dotenv `NAME=value` lines. */
   envFile?: string;
   /** `--token-file`: a file holding the runner token (else FLUKSIO_RUNNER_TOKEN). */
@@ -60,6 +64,15 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new UsageError(`--concurrency: "${options.concurrency}" is not a whole number from 1 to 64`);
   }
+  const backend = options.backend ?? 'plain';
+  if (backend !== 'plain' && backend !== 'slurm') {
+    throw new UsageError(`--backend: "${options.backend}" is not plain or slurm`);
+  }
+  // Jobs wait in Slurm's queue, not here: a run's independent stages are submitted at once.
+  const jobs = Number(options.jobs ?? (backend === 'slurm' ? '8' : '1'));
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > 256) {
+    throw new UsageError(`--jobs: "${options.jobs}" is not a whole number from 1 to 256`);
+  }
   const secrets = options.envFile ? await readSecrets(resolve(io.cwd, options.envFile)) : {};
   const hiddenPaths = [options.tokenFile, options.envFile].flatMap((file) =>
     file ? [resolve(io.cwd, file)] : [],
@@ -73,6 +86,8 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
     token,
     workDir: options.workDir ? resolve(io.cwd, options.workDir) : join(userCacheDir(io.env), 'runner'),
     concurrency,
+    jobs,
+    backend,
     acceptForks: options.acceptForks ?? false,
     sandbox: options.sandbox ?? false,
     ...(options.stageUser !== undefined ? { stageUser: options.stageUser } : {}),

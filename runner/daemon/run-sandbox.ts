@@ -1,6 +1,7 @@
 import { BubblewrapLauncher } from '../bubblewrap-launcher.js';
 import type { BubblewrapDetection } from '../detect-bubblewrap.js';
 import { directLauncher, type StageLauncher } from '../stage-launcher.js';
+import { SlurmLauncher } from '../slurm-launcher.js';
 import { StageUserLauncher } from '../stage-user-launcher.js';
 import { describeStageUser, type StageUser } from '../stage-user.js';
 
@@ -27,6 +28,11 @@ export interface SandboxPolicy {
    * fork's run counts as sandboxed by it when bubblewrap is missing.
    */
   stageUser: StageUser | null;
+  /**
+   * `--backend slurm`: every trusted run's stages are Slurm jobs (slurm-launcher.ts),
+   * which this runner does not sandbox, so a fork's run is refused.
+   */
+  slurm?: boolean;
 }
 
 /** Where one run executes in the runner's work directory. */
@@ -53,6 +59,14 @@ export type RunSandbox =
  * is enough of a sandbox for a fork's run where bubblewrap is missing.
  */
 export function runSandbox(policy: SandboxPolicy, fork: boolean, paths: RunPaths): RunSandbox {
+  if (policy.slurm) {
+    return fork
+      ? {
+          refusal:
+            'This runner executes stages as Slurm jobs, which it does not sandbox: it takes no fork pull request runs',
+        }
+      : { launcher: new SlurmLauncher(), sandbox: null };
+  }
   const { detection, stageUser } = policy;
   const wantsBubblewrap = fork || policy.always;
   if (wantsBubblewrap && detection.bubblewrap === null && !(fork && stageUser)) {

@@ -56,6 +56,12 @@ export interface RunnerDaemonOptions {
   logger: Logger;
   /** Stages of one run executing at once. @defaultValue 1 */
   jobs?: number;
+  /**
+   * Where stages execute: on this machine (`plain`), or each as a Slurm job submitted
+   * from it (`slurm`: a login node, the work directory on the cluster's shared file
+   * system). @defaultValue 'plain'
+   */
+  backend?: 'plain' | 'slurm';
   /** How long one claim request waits for a run (long poll). @defaultValue 30 */
   claimWaitSeconds?: number;
   /** The local blob cache's size cap, in bytes. @defaultValue 10 GiB */
@@ -104,6 +110,12 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const jobs = options.jobs ?? 1;
   if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`jobs must be a whole number ≥ 1, not ${jobs}`);
   const { logger } = options;
+  const slurm = options.backend === 'slurm';
+  if (slurm && (options.sandbox || options.stageUser !== undefined || options.acceptForks)) {
+    throw new Error(
+      '--backend slurm: stages run as Slurm jobs, which this runner neither sandboxes nor runs as a stage user; drop --sandbox, --stage-user and --accept-forks',
+    );
+  }
   const stageUser =
     options.stageUser === undefined
       ? null
@@ -130,6 +142,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     hidden: [workDir, ...(options.hiddenPaths ?? [])],
     hiddenFromForks: options.environment.HOME ? [options.environment.HOME] : [],
     stageUser,
+    slurm,
   };
   if (sandbox.always && sandbox.detection.bubblewrap === null) {
     throw new Error(`--sandbox: ${sandbox.detection.reason}`);
