@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { checkPipelineRules, type PipelineContext } from './pipeline-rules.js';
 import { Pipeline } from './pipeline.js';
 import { formatPath, type Problem } from './problem.js';
+import { ONE_SHOT_PARSE } from './one-shot-parse.js';
 
 export interface PipelineValidation {
   /** The pipeline with defaults filled in, or null when anything is wrong. */
@@ -29,7 +30,7 @@ export function validatePipeline(text: string, context: PipelineContext): Pipeli
       })),
     };
   }
-  const parsed = Pipeline.safeParse(document.toJS() ?? {});
+  const parsed = Pipeline.safeParse(document.toJS() ?? {}, ONE_SHOT_PARSE);
   const lineOf = (path: readonly PropertyKey[]) => lineOfPath(document, lineCounter, path);
   if (!parsed.success) {
     return {
