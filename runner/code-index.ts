@@ -94,6 +94,12 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
  */
 async function defaultStatCacheFile(repoRoot: string): Promise<string | null> {
   const relPath = '.fluksio/code-stat-cache';
+  // Neither component a symlink, as in any store fluksio made: the path is safe as it is,
+  // known from two lstats here rather than the round trips of resolving it while git runs.
+  const components = [`${repoRoot}/.fluksio`, `${repoRoot}/${relPath}`];
+  if (components.every((component) => lstatOrNull(component)?.isSymbolicLink() === false)) {
+    return path.join(path.resolve(repoRoot), relPath);
+  }
   try {
     return await resolveWorkspacePath(repoRoot, relPath);
   } catch (error) {
