@@ -6,7 +6,13 @@ import { gitOutput } from './git-output.js';
  */
 export async function firstParentCommits(repoRoot: string, commit: string, limit = 200): Promise<string[]> {
   try {
-    const out = await gitOutput(repoRoot, ['rev-list', '--first-parent', `--max-count=${limit}`, commit, '--']);
+    const out = await gitOutput(repoRoot, [
+      'rev-list',
+      '--first-parent',
+      `--max-count=${limit}`,
+      commit,
+      '--',
+    ]);
     return out.split('\n').filter((line) => line);
   } catch {
     return [];
