@@ -36,7 +36,11 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
       if (refreshAt > Date.now()) return { refreshAt };
     }
     const octokit = await context.github(check.installationId);
-    const runUrl = `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/api/v1/runs/${encodeURIComponent(run.id)}`;
+    const base = context.apiBaseUrlForLinks.replace(/\/+$/, '');
+    // The run's page, openable by whoever GitHub shows the check run to until the link expires.
+    const runUrl = context.pageLinks
+      ? `${base}/runs/${encodeURIComponent(run.id)}?${context.pageLinks.sign(run.repository)}`
+      : `${base}/api/v1/runs/${encodeURIComponent(run.id)}`;
     const rendered = renderCheckRun({
       run,
       stages: detail.stages,

@@ -71,7 +71,9 @@ test('a live run: three curves grow, a tqdm bar stays one line that updates, and
   expect(await log.locator('li', { hasText: '10%' }).count()).toBe(0);
   // Colours are kept as a terminal shows them, never as escape codes.
   const green = log.locator('li .lt span', { hasText: 'loading data' });
-  expect(await green.evaluate((span) => getComputedStyle(span).color)).toBe('rgb(0, 187, 0)');
+  expect(await green.evaluate(
+      (span) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(span).color,
+    )).toBe('rgb(0, 187, 0)');
   expect(await log.textContent()).not.toContain('\u001b');
   await browser.screenshot(page, 'run-page-live');
 
