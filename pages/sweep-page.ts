@@ -70,7 +70,9 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
           {
             type: 'button',
             onclick: () => {
-              descending = sortKey === key ? !descending : false;
+              // A new metric column sorts best first, by its goal; a second click reverses.
+              descending =
+                sortKey === key ? !descending : key.startsWith('metric:') && data.goals[key.slice(7)]?.goal === 'max';
               sortKey = key;
               keep();
               render();

@@ -26,9 +26,19 @@ export class DrivenRun {
 
   static async start(
     plane: TestControlPlane,
-    { submitter, runnerToken, params = {} }: { submitter: string; runnerToken: string; params?: Record<string, string> },
+    {
+      submitter,
+      runnerToken,
+      params = {},
+      group,
+    }: {
+      submitter: string;
+      runnerToken: string;
+      params?: Record<string, string | number>;
+      group?: { id: string; index: number };
+    },
   ): Promise<DrivenRun> {
-    const submitted = await plane.submit(submitter, { params });
+    const submitted = await plane.submit(submitter, { params, ...(group ? { group } : {}) });
     expect(submitted.status).toBe(201);
     const claim = await plane.claim(runnerToken);
     if (!claim) throw new Error('nothing to claim');
