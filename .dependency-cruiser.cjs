@@ -1,6 +1,7 @@
 /**
  * The import rules of DESIGN §2: schemas/ is the leaf, store/ sees only schemas/,
- * runner/ and app/ never import each other, cli/ and action/ wire everything.
+ * runner/ and app/ never import each other, cli/ and action/ wire everything; pages/ is
+ * browser code that nothing imports.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -46,6 +47,34 @@ module.exports = {
       severity: 'error',
       from: { path: '^app/' },
       to: { path: '^(runner|cli|action)/' },
+    },
+    {
+      name: 'pages-is-browser-code',
+      severity: 'error',
+      comment:
+        'pages/ is the browser bundle: it may take types from schemas/ (erased) and browser libraries, nothing that runs on a server.',
+      from: { path: '^pages/' },
+      to: { path: '^(store|runner|app|cli|action|bench)/' },
+    },
+    {
+      name: 'pages-no-node-builtins',
+      severity: 'error',
+      from: { path: '^pages/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'nothing-imports-pages',
+      severity: 'error',
+      comment: 'The bundle is built by scripts/bundle-pages.mjs and served as a file, never imported.',
+      from: { pathNot: '^pages/' },
+      to: { path: '^pages/' },
+    },
+    {
+      name: 'app-pages-stay-out-of-github',
+      severity: 'error',
+      comment: 'The pages serve fluksio ui too: app/pages/ needs neither Probot nor the outbox.',
+      from: { path: '^app/pages/' },
+      to: { path: '^app/(github|routes)/' },
     },
   ],
   options: {

@@ -16,10 +16,19 @@ export async function comparePage(main: HTMLElement, runIds: string): Promise<vo
   const charts: MetricChart[] = [];
   const controls = chartControls((settings) => charts.forEach((chart) => chart.configure(settings)));
   const columns = data.runs.map((run, i) =>
-    h('th', { scope: 'col', style: `border-top: 4px solid ${PALETTE[i % PALETTE.length]}` }, h('a', { href: pageUrl(`/runs/${encodeURIComponent(run.id)}`) }, short(run.id))),
+    h(
+      'th',
+      { scope: 'col', style: `border-top: 4px solid ${PALETTE[i % PALETTE.length]}` },
+      h('a', { href: pageUrl(`/runs/${encodeURIComponent(run.id)}`) }, short(run.id)),
+    ),
   );
   const row = (label: string, cells: string[], differs: boolean): HTMLElement =>
-    h('tr', { class: differs ? 'differs' : 'same' }, h('th', { scope: 'row' }, label), ...cells.map((cell) => h('td', { class: 'num' }, cell)));
+    h(
+      'tr',
+      { class: differs ? 'differs' : 'same' },
+      h('th', { scope: 'row' }, label),
+      ...cells.map((cell) => h('td', { class: 'num' }, cell)),
+    );
   const metricRows = metrics.map((name) => {
     const cells = data.runs.map((run) => formatNumber(run.metrics[name]));
     return { name, cells, differs: new Set(cells).size > 1 };
@@ -35,14 +44,34 @@ export async function comparePage(main: HTMLElement, runIds: string): Promise<vo
         'tbody',
         {},
         h('tr', {}, h('th', { scope: 'rowgroup', colspan: data.runs.length + 1 }, 'Params that differ')),
-        ...varying.map((name) => row(name, data.runs.map((run) => String(run.params[name] ?? '—')), true)),
+        ...varying.map((name) =>
+          row(
+            name,
+            data.runs.map((run) => String(run.params[name] ?? '—')),
+            true,
+          ),
+        ),
         h('tr', {}, h('th', { scope: 'rowgroup', colspan: data.runs.length + 1 }, 'Metrics')),
-        ...[...metricRows.filter((m) => m.differs), ...metricRows.filter((m) => !m.differs)].map((m) => row(m.name, m.cells, m.differs)),
+        ...[...metricRows.filter((m) => m.differs), ...metricRows.filter((m) => !m.differs)].map((m) =>
+          row(m.name, m.cells, m.differs),
+        ),
         h('tr', {}, h('th', { scope: 'rowgroup', colspan: data.runs.length + 1 }, 'Params all runs share')),
-        ...same.map((name) => row(name, data.runs.map((run) => String(run.params[name] ?? '—')), false)),
+        ...same.map((name) =>
+          row(
+            name,
+            data.runs.map((run) => String(run.params[name] ?? '—')),
+            false,
+          ),
+        ),
       ),
     ),
-    h('section', { 'aria-labelledby': 'curves-title' }, h('h2', { id: 'curves-title' }, 'Metric curves'), controls.element, chartBox),
+    h(
+      'section',
+      { 'aria-labelledby': 'curves-title' },
+      h('h2', { id: 'curves-title' }, 'Metric curves'),
+      controls.element,
+      chartBox,
+    ),
   );
   const seriesNames = [...new Set(data.runs.flatMap((run) => Object.keys(run.series)))];
   for (const name of seriesNames) {
@@ -52,7 +81,9 @@ export async function comparePage(main: HTMLElement, runIds: string): Promise<vo
     chart.update(
       data.runs.flatMap((run, i) => {
         const series = run.series[name];
-        return series ? [{ label: short(run.id), points: series.points, color: PALETTE[i % PALETTE.length]! }] : [];
+        return series
+          ? [{ label: short(run.id), points: series.points, color: PALETTE[i % PALETTE.length]! }]
+          : [];
       }),
     );
   }

@@ -42,7 +42,9 @@ export class LogView {
   /** Starts streaming; `onEnd` runs once every line of a finished run arrived. */
   start(onEnd?: () => void): void {
     this.onEnd = onEnd ?? null;
-    const url = pageUrl(`/pages/api/runs/${encodeURIComponent(this.runId)}/logs/${encodeURIComponent(this.stage)}`);
+    const url = pageUrl(
+      `/pages/api/runs/${encodeURIComponent(this.runId)}/logs/${encodeURIComponent(this.stage)}`,
+    );
     const source = new EventSource(url);
     this.source = source;
     source.addEventListener('open', () => {
@@ -95,7 +97,11 @@ export class LogView {
 
   private fill(item: HTMLLIElement, index: number): void {
     const number = index + 1;
-    const anchor = h('a', { class: 'ln', href: `#log-${this.stage}-L${number}`, 'aria-label': `line ${number}` }, String(number));
+    const anchor = h(
+      'a',
+      { class: 'ln', href: `#log-${this.stage}-L${number}`, 'aria-label': `line ${number}` },
+      String(number),
+    );
     item.replaceChildren(anchor, h('span', { class: 'lt' }, ...renderTerminalLine(this.raw[index]!)));
   }
 
@@ -108,7 +114,9 @@ export class LogView {
       (items[i] as HTMLElement).hidden = !hit;
       if (hit) shown++;
     }
-    this.status.textContent = query ? `${shown} of ${this.raw.length} lines match` : `${this.raw.length} lines`;
+    this.status.textContent = query
+      ? `${shown} of ${this.raw.length} lines match`
+      : `${this.raw.length} lines`;
   }
 
   private revealLinkedLine(): void {

@@ -13,7 +13,9 @@ async function main(): Promise<void> {
     else if (root.dataset.page === 'sweep') await sweepPage(root, subject);
     else if (root.dataset.page === 'compare') await comparePage(root, subject);
   } catch (error) {
-    root.append(h('p', { class: 'error', role: 'alert' }, error instanceof Error ? error.message : String(error)));
+    root.append(
+      h('p', { class: 'error', role: 'alert' }, error instanceof Error ? error.message : String(error)),
+    );
     root.dataset.failed = 'true';
   }
 }

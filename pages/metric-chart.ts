@@ -21,7 +21,16 @@ export interface ChartSettings {
 const CHART_WIDTH = 560;
 
 /** Colours told apart by most readers, colour-blind ones included (Okabe–Ito). */
-export const PALETTE = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000', '#f0e442'];
+export const PALETTE = [
+  '#0072b2',
+  '#d55e00',
+  '#009e73',
+  '#cc79a7',
+  '#e69f00',
+  '#56b4e9',
+  '#000000',
+  '#f0e442',
+];
 
 /**
  * One metric's curves on a step axis (uPlot): every series given, the baseline's dashed,
@@ -40,7 +49,12 @@ export class MetricChart {
     private settings: ChartSettings,
   ) {
     this.body = h('div', { class: 'chart-body' });
-    this.element = h('figure', { class: 'chart', 'data-metric': metric }, h('figcaption', {}, metric), this.body);
+    this.element = h(
+      'figure',
+      { class: 'chart', 'data-metric': metric },
+      h('figcaption', {}, metric),
+      this.body,
+    );
   }
 
   update(curves: Curve[]): void {
@@ -75,7 +89,10 @@ export class MetricChart {
       return smooth(column, this.settings.smoothing);
     });
     const data = [steps, ...columns] as uPlot.AlignedData;
-    const shape = JSON.stringify([this.curves.map((curve) => [curve.label, curve.color, curve.dashed]), this.settings]);
+    const shape = JSON.stringify([
+      this.curves.map((curve) => [curve.label, curve.color, curve.dashed]),
+      this.settings,
+    ]);
     if (this.plot && shape === this.shape) {
       this.plot.setData(data);
       return;

@@ -28,7 +28,8 @@ export function drawParallelCoordinates(
   const bottom = height - 16;
   const left = 48;
   const right = width - 48;
-  const xOf = (axis: number): number => (axes.length === 1 ? (left + right) / 2 : left + ((right - left) * axis) / (axes.length - 1));
+  const xOf = (axis: number): number =>
+    axes.length === 1 ? (left + right) / 2 : left + ((right - left) * axis) / (axes.length - 1);
   const scales = axes.map((axis) => scaleOf(axis.values));
   const runs = axes[0]!.values.length;
   const metric = scales[scales.length - 1]!;
@@ -64,7 +65,9 @@ export function drawParallelCoordinates(
 
 /** Maps a value to 0…1 on its axis, or null for a missing one. */
 function scaleOf(values: Axis['values']): (value: Axis['values'][number]) => number | null {
-  const numbers = values.filter((value): value is number => typeof value === 'number' && Number.isFinite(value));
+  const numbers = values.filter(
+    (value): value is number => typeof value === 'number' && Number.isFinite(value),
+  );
   if (numbers.length === values.filter((value) => value !== null).length && numbers.length > 0) {
     const min = Math.min(...numbers);
     const max = Math.max(...numbers);
@@ -72,7 +75,11 @@ function scaleOf(values: Axis['values']): (value: Axis['values'][number]) => num
   }
   const distinct = [...new Set(values.filter((value) => value !== null).map(String))].sort();
   return (value) =>
-    value === null ? null : distinct.length === 1 ? 0.5 : distinct.indexOf(String(value)) / (distinct.length - 1);
+    value === null
+      ? null
+      : distinct.length === 1
+        ? 0.5
+        : distinct.indexOf(String(value)) / (distinct.length - 1);
 }
 
 /** Blue (0) to orange (1). */

@@ -24,7 +24,13 @@ export async function runPage(main: HTMLElement, runId: string): Promise<void> {
   const logBox = h('div', { class: 'logs' });
   main.replaceChildren(
     summary,
-    h('section', { 'aria-labelledby': 'curves-title' }, h('h2', { id: 'curves-title' }, 'Metric curves'), controls.element, chartBox),
+    h(
+      'section',
+      { 'aria-labelledby': 'curves-title' },
+      h('h2', { id: 'curves-title' }, 'Metric curves'),
+      controls.element,
+      chartBox,
+    ),
     h('section', { 'aria-labelledby': 'logs-title' }, h('h2', { id: 'logs-title' }, 'Logs'), logBox),
   );
 
@@ -72,7 +78,12 @@ function updateCharts(
     if (own) curves.push({ label: 'this run', points: own.points, color });
     const base = data.baselineSeries[name];
     if (base && data.report.baseline)
-      curves.push({ label: `baseline ${short(data.report.baseline.id)}`, points: base.points, color: '#777777', dashed: true });
+      curves.push({
+        label: `baseline ${short(data.report.baseline.id)}`,
+        points: base.points,
+        color: '#777777',
+        dashed: true,
+      });
     chart.update(curves);
   });
 }
@@ -90,12 +101,27 @@ function renderSummary(data: RunPageData): Node[] {
     ...[
       ['commit', commit],
       ['code digest', h('code', {}, short(run.codeDigest))],
-      ['dirty', run.dirty ? `yes${run.dirtyReasons.length ? ` (${run.dirtyReasons.join('; ')})` : ''}` : 'no'],
+      [
+        'dirty',
+        run.dirty ? `yes${run.dirtyReasons.length ? ` (${run.dirtyReasons.join('; ')})` : ''}` : 'no',
+      ],
       ['params', formatParams(run.params) || '(defaults)'],
       ['runner', data.runner ?? '—'],
-      ['trigger', data.trigger ? `${data.trigger}${data.prNumber ? ` (#${data.prNumber})` : ''}` : data.repository === 'local' ? 'local' : '—'],
+      [
+        'trigger',
+        data.trigger
+          ? `${data.trigger}${data.prNumber ? ` (#${data.prNumber})` : ''}`
+          : data.repository === 'local'
+            ? 'local'
+            : '—',
+      ],
       ['duration', formatDuration(run.durationMs)],
-      ['baseline', baseline ? h('a', { href: pageUrl(`/runs/${encodeURIComponent(baseline.id)}`) }, short(baseline.id)) : 'none'],
+      [
+        'baseline',
+        baseline
+          ? h('a', { href: pageUrl(`/runs/${encodeURIComponent(baseline.id)}`) }, short(baseline.id))
+          : 'none',
+      ],
     ].flatMap(([term, value]) => [h('dt', {}, term as string), h('dd', {}, value as Node | string)]),
   );
   const stageRows = stages.map((stage) =>
@@ -109,7 +135,14 @@ function renderSummary(data: RunPageData): Node[] {
         'td',
         {},
         stage.cachedFrom
-          ? ['cached from ', h('a', { href: pageUrl(`/runs/${encodeURIComponent(stage.cachedFrom)}`) }, short(stage.cachedFrom))]
+          ? [
+              'cached from ',
+              h(
+                'a',
+                { href: pageUrl(`/runs/${encodeURIComponent(stage.cachedFrom)}`) },
+                short(stage.cachedFrom),
+              ),
+            ]
           : null,
         stage.reasons.length > 0 ? h('span', { class: 'why' }, `re-ran: ${stage.reasons.join('; ')}`) : null,
         stage.error ? h('span', { class: 'error' }, stage.error) : null,
@@ -136,9 +169,15 @@ function renderSummary(data: RunPageData): Node[] {
       h(
         'section',
         { class: 'traceback', 'aria-label': `Failure of ${traceback.stage}` },
-        h('h2', {}, `${traceback.stage} failed`, traceback.location ? ' at ' : '', traceback.url
-          ? h('a', { href: traceback.url, class: 'raised' }, traceback.location)
-          : traceback.location ?? ''),
+        h(
+          'h2',
+          {},
+          `${traceback.stage} failed`,
+          traceback.location ? ' at ' : '',
+          traceback.url
+            ? h('a', { href: traceback.url, class: 'raised' }, traceback.location)
+            : (traceback.location ?? ''),
+        ),
         h('pre', {}, traceback.text),
       ),
     ),
@@ -146,7 +185,15 @@ function renderSummary(data: RunPageData): Node[] {
     h(
       'table',
       { class: 'stages' },
-      h('thead', {}, h('tr', {}, ...['stage', 'status', 'duration', 'details'].map((name) => h('th', { scope: 'col' }, name)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['stage', 'status', 'duration', 'details'].map((name) => h('th', { scope: 'col' }, name)),
+        ),
+      ),
       h('tbody', {}, stageRows),
     ),
     h('h2', {}, 'Metrics'),
@@ -158,7 +205,13 @@ function renderSummary(data: RunPageData): Node[] {
           h(
             'thead',
             {},
-            h('tr', {}, ...['metric', 'baseline', 'this run', 'Δ', 'Δ%', ''].map((name) => h('th', { scope: 'col' }, name))),
+            h(
+              'tr',
+              {},
+              ...['metric', 'baseline', 'this run', 'Δ', 'Δ%', ''].map((name) =>
+                h('th', { scope: 'col' }, name),
+              ),
+            ),
           ),
           h('tbody', {}, diffRows),
         ),

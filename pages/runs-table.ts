@@ -3,7 +3,9 @@ import type { PageRunSummary, RunsPageData } from '../schemas/page-data.js';
 /** Params whose value differs between runs, then those all runs share. */
 export function paramsByVariation(runs: readonly PageRunSummary[]): { varying: string[]; same: string[] } {
   const names = [...new Set(runs.flatMap((run) => Object.keys(run.params)))].sort();
-  const varying = names.filter((name) => new Set(runs.map((run) => JSON.stringify(run.params[name] ?? null))).size > 1);
+  const varying = names.filter(
+    (name) => new Set(runs.map((run) => JSON.stringify(run.params[name] ?? null))).size > 1,
+  );
   return { varying, same: names.filter((name) => !varying.includes(name)) };
 }
 

@@ -18,14 +18,24 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
   const query = new URLSearchParams(location.search);
   const firstGoal = metrics.find((name) => data.goals[name]) ?? metrics[0] ?? null;
   let sortKey = query.get('sort') ?? (firstGoal ? `metric:${firstGoal}` : 'index');
-  let descending = query.has('desc') ? query.get('desc') === '1' : firstGoal ? data.goals[firstGoal]?.goal === 'max' : false;
+  let descending = query.has('desc')
+    ? query.get('desc') === '1'
+    : firstGoal
+      ? data.goals[firstGoal]?.goal === 'max'
+      : false;
   let plotted = query.get('metric') ?? firstGoal;
   const chosen = new Set<string>();
   const best = new Map(metrics.map((metric) => [metric, bestRun(data, metric)]));
 
   const table = h('table', { class: 'runs', id: 'sweep-table' });
   const compare = h('a', { class: 'button', id: 'compare-link', href: '#' }, 'Compare chosen runs');
-  const canvas = h('canvas', { id: 'parallel', width: 720, height: 300, role: 'img', 'aria-label': 'Parallel coordinates of the params that vary against the metric' });
+  const canvas = h('canvas', {
+    id: 'parallel',
+    width: 720,
+    height: 300,
+    role: 'img',
+    'aria-label': 'Parallel coordinates of the params that vary against the metric',
+  });
   const metricSelect = h(
     'select',
     {
@@ -36,7 +46,9 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
         plot();
       },
     },
-    ...metrics.map((name) => h('option', { value: name, ...(name === plotted ? { selected: true } : {}) }, name)),
+    ...metrics.map((name) =>
+      h('option', { value: name, ...(name === plotted ? { selected: true } : {}) }, name),
+    ),
   );
 
   const keep = (): void => {
@@ -58,7 +70,8 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
       const x = valueOf(a, sortKey);
       const y = valueOf(b, sortKey);
       if (x === null || y === null) return x === null ? (y === null ? 0 : 1) : -1;
-      const compared = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+      const compared =
+        typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
       return descending ? -compared : compared;
     });
     const header = (key: string, label: string): HTMLElement =>
@@ -72,7 +85,9 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
             onclick: () => {
               // A new metric column sorts best first, by its goal; a second click reverses.
               descending =
-                sortKey === key ? !descending : key.startsWith('metric:') && data.goals[key.slice(7)]?.goal === 'max';
+                sortKey === key
+                  ? !descending
+                  : key.startsWith('metric:') && data.goals[key.slice(7)]?.goal === 'max';
               sortKey = key;
               keep();
               render();
@@ -94,7 +109,9 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
           h('th', { scope: 'col' }, 'run'),
           header('status', 'status'),
           ...varying.map((name) => header(`param:${name}`, name)),
-          ...metrics.map((name) => header(`metric:${name}`, `${name}${data.goals[name] ? ` (${data.goals[name]!.goal})` : ''}`)),
+          ...metrics.map((name) =>
+            header(`metric:${name}`, `${name}${data.goals[name] ? ` (${data.goals[name]!.goal})` : ''}`),
+          ),
         ),
       ),
       h(
@@ -105,7 +122,10 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
           const bestOf = metrics.filter((metric) => best.get(metric) === i);
           return h(
             'tr',
-            { 'data-run': run.id, ...(bestOf.length > 0 ? { 'data-best': bestOf.join(' '), class: 'best' } : {}) },
+            {
+              'data-run': run.id,
+              ...(bestOf.length > 0 ? { 'data-best': bestOf.join(' '), class: 'best' } : {}),
+            },
             h(
               'td',
               {},
@@ -153,7 +173,11 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
 
   main.replaceChildren(
     h('h1', {}, `Sweep ${groupId}`),
-    h('p', {}, `${data.runs.length} runs of ${data.repository}; params that vary: ${varying.join(', ') || 'none'}.`),
+    h(
+      'p',
+      {},
+      `${data.runs.length} runs of ${data.repository}; params that vary: ${varying.join(', ') || 'none'}.`,
+    ),
     table,
     h('p', {}, compare),
     h(

@@ -1,6 +1,7 @@
 import Anser from 'anser';
 
 /** SGR sequences (colours, bold): the only escapes a log keeps (the runner drops the rest). */
+// eslint-disable-next-line no-control-regex -- the escape character is exactly what this looks for.
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 /**
@@ -31,7 +32,8 @@ export function renderTerminalLine(line: string): Node[] {
   const collapsed = collapseCarriageReturns(line);
   if (!collapsed.includes('\u001b')) return [document.createTextNode(collapsed)];
   return Anser.ansiToJson(collapsed, { remove_empty: true }).map((entry) => {
-    if (!entry.fg && !entry.bg && entry.decorations.length === 0) return document.createTextNode(entry.content);
+    if (!entry.fg && !entry.bg && entry.decorations.length === 0)
+      return document.createTextNode(entry.content);
     const span = document.createElement('span');
     span.textContent = entry.content;
     if (entry.fg) span.style.color = `rgb(${entry.fg})`;

@@ -44,7 +44,13 @@ export function findGroupMarker(body: string): string | null {
  * its status, each goal metric) with the best value of each metric among succeeded runs
  * marked, bounded to GitHub's comment limit.
  */
-export function renderGroupComment({ groupId, runs, goals, swept, sweepUrl = null }: GroupCommentInput): string {
+export function renderGroupComment({
+  groupId,
+  runs,
+  goals,
+  swept,
+  sweepUrl = null,
+}: GroupCommentInput): string {
   const metrics = Object.keys(goals);
   const rows = [...runs].sort(
     (a, b) =>

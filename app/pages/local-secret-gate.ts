@@ -19,4 +19,3 @@ export function localSecretGate(secret: string): PageGate {
     },
   };
 }
-

@@ -84,22 +84,35 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       break;
     }
     if (refusal === null) return true;
-    if (html) await reply.code(refusal.code).type('text/html; charset=utf-8').send(messagePage(refusal.title, refusal.message));
+    if (html)
+      await reply
+        .code(refusal.code)
+        .type('text/html; charset=utf-8')
+        .send(messagePage(refusal.title, refusal.message));
     else await reply.code(refusal.code).send({ error: `${refusal.title}: ${refusal.message}` });
     return false;
   }
 
   app.get('/pages/assets/pages.js', async (_request, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send((await loadAssets()).js),
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send((await loadAssets()).js),
   );
   app.get('/pages/assets/pages.css', async (_request, reply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send((await loadAssets()).css),
+    reply
+      .type('text/css; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send((await loadAssets()).css),
   );
 
   app.get('/runs/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
-    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, true))) return reply;
-    return reply.type('text/html; charset=utf-8').send(pageShell({ kind: 'run', subject: id, title: `Run ${id}` }));
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, true)))
+      return reply;
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(pageShell({ kind: 'run', subject: id, title: `Run ${id}` }));
   });
   app.get('/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
@@ -120,7 +133,8 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
 
   app.get('/pages/api/runs/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
-    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false))) return reply;
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
+      return reply;
     return reply.header('cache-control', 'no-store').send(await source.runPage(id));
   });
   app.get('/pages/api/groups/:id', async (request, reply) => {
@@ -140,7 +154,8 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
   // reconnect), then its new lines as they arrive, until the run is over.
   app.get('/pages/api/runs/:id/logs/:stage', async (request, reply) => {
     const { id, stage } = parseInput(LogParams, request.params, 'stage');
-    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false))) return reply;
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
+      return reply;
     const { from } = parseInput(LogQuery, request.query, 'from');
     const lastEventId = Number(request.headers['last-event-id']);
     const start = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (from ?? 0);

@@ -1,7 +1,13 @@
 /** Which page the browser bundle draws into a shell (pages/main.ts reads it). */
 export type PageKind = 'run' | 'sweep' | 'compare';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 /** Text made safe for HTML content and attribute values. */
 export function escapeHtml(text: string): string {
@@ -13,7 +19,15 @@ export function escapeHtml(text: string): string {
  * for the bundle to fetch and draw. Everything else is drawn by the browser from the
  * page's JSON, so a running run's page keeps up without a reload.
  */
-export function pageShell({ kind, subject, title }: { kind: PageKind; subject: string; title: string }): string {
+export function pageShell({
+  kind,
+  subject,
+  title,
+}: {
+  kind: PageKind;
+  subject: string;
+  title: string;
+}): string {
   return `<!doctype html>
 <html lang="en">
 <head>

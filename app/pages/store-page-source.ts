@@ -93,7 +93,10 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
       return found.length === 0 ? null : runsPage(found, groupId);
     },
     async comparePage(runIds) {
-      const found = await db.select().from(runs).where(inArray(runs.id, [...runIds]));
+      const found = await db
+        .select()
+        .from(runs)
+        .where(inArray(runs.id, [...runIds]));
       if (found.length !== new Set(runIds).size) return null;
       const byId = new Map(found.map((run) => [run.id, run]));
       return runsPage(

@@ -52,7 +52,9 @@ export async function streamStageLog({
     while (!closed && !signal.aborted && read !== null) {
       if (read.lines.length > 0) {
         offset += read.lines.length;
-        response.write(`id: ${offset}\nevent: lines\ndata: ${JSON.stringify({ from: read.from, lines: read.lines })}\n\n`);
+        response.write(
+          `id: ${offset}\nevent: lines\ndata: ${JSON.stringify({ from: read.from, lines: read.lines })}\n\n`,
+        );
         quietSince = Date.now();
       }
       if (read.final) {

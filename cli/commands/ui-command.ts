@@ -20,15 +20,22 @@ export interface UiCommandOptions {
  * a sweep member's sweep page too) with its one-time secret, opens it, and runs until
  * interrupted. `--json` prints `{ url, sweepUrl }` on one line.
  */
-export async function uiCommand(idOrPrefix: string | undefined, options: UiCommandOptions, io: CliIo): Promise<number> {
+export async function uiCommand(
+  idOrPrefix: string | undefined,
+  options: UiCommandOptions,
+  io: CliIo,
+): Promise<number> {
   const port = options.port === undefined ? 0 : Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port: "${options.port}" is not a port number (0 picks a free one)`);
   const store = await openProjectStore(options.pipeline, io);
   try {
     const run =
-      idOrPrefix === undefined ? (await listRuns({ db: store.state.db, limit: 1 }))[0] : await requireRun(store, idOrPrefix);
-    if (!run) throw new UsageError(`No runs yet for ${store.project.displayPath}: start one with "fluksio run"`);
+      idOrPrefix === undefined
+        ? (await listRuns({ db: store.state.db, limit: 1 }))[0]
+        : await requireRun(store, idOrPrefix);
+    if (!run)
+      throw new UsageError(`No runs yet for ${store.project.displayPath}: start one with "fluksio run"`);
     const pages = await serveLocalPages({ source: localPageSource(store), port });
     try {
       const url = pages.pageUrl(`/runs/${run.id}`);

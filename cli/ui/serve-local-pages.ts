@@ -20,7 +20,13 @@ export interface LocalPages {
  * Serves the run pages of `source` on 127.0.0.1 only, behind a secret made for this
  * process (as Jupyter does): other users of the machine reach the port too.
  */
-export async function serveLocalPages({ source, port = 0 }: { source: PageSource; port?: number }): Promise<LocalPages> {
+export async function serveLocalPages({
+  source,
+  port = 0,
+}: {
+  source: PageSource;
+  port?: number;
+}): Promise<LocalPages> {
   const secret = randomBytes(24).toString('hex');
   const app: FastifyInstance = Fastify({ logger: false });
   pageRoutes(app, { source, gate: localSecretGate(secret), assets: () => readPageAssets() });

@@ -50,9 +50,15 @@ test('fluksio ui serves the newest run on 127.0.0.1 behind a one-time secret: wi
     expect(await page.locator('#run-status').textContent()).toBe('succeeded');
     await page.locator('figure[data-metric="loss"][data-points="4"]').waitFor();
     const prepare = page.locator('#log-prepare');
-    await prepare.locator('[data-complete="true"]').or(page.locator('#log-prepare[data-complete="true"]')).waitFor();
+    await prepare
+      .locator('[data-complete="true"]')
+      .or(page.locator('#log-prepare[data-complete="true"]'))
+      .waitFor();
     // The progress bar's ten states are one line, showing the last; colours are kept.
-    expect(await prepare.locator('li .lt').allTextContents()).toEqual(['rows: 100%|##########|', 'prepared 4 rows']);
+    expect(await prepare.locator('li .lt').allTextContents()).toEqual([
+      'rows: 100%|##########|',
+      'prepared 4 rows',
+    ]);
     expect(await prepare.locator('li .lt span', { hasText: 'prepared' }).count()).toBe(1);
     await browser.screenshot(page, 'local-run-page');
 

@@ -59,7 +59,11 @@ export class DrivenRun {
     });
   }
 
-  async finish(status: 'succeeded' | 'failed', metrics: Record<string, number>, reason: string | null = null) {
+  async finish(
+    status: 'succeeded' | 'failed',
+    metrics: Record<string, number>,
+    reason: string | null = null,
+  ) {
     await this.post('finish', { lease: this.claim.lease, status, reason, metrics });
   }
 

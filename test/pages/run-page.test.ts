@@ -47,7 +47,11 @@ test('a live run: three curves grow, a tqdm bar stays one line that updates, and
   const run = await DrivenRun.start(plane, { submitter, runnerToken, params: {} });
   await run.events(
     { type: 'stage.started', stage: 'train', at: new Date().toISOString() },
-    { type: 'stage.log', stage: 'train', lines: ['\u001b[32mloading data\u001b[0m', 'epochs:  10%|█         | 1/10\r'] },
+    {
+      type: 'stage.log',
+      stage: 'train',
+      lines: ['\u001b[32mloading data\u001b[0m', 'epochs:  10%|█         | 1/10\r'],
+    },
     { type: 'metric.points', points: points(0, 5) },
   );
   await page.goto(signedRunUrl(run.id));
@@ -71,9 +75,13 @@ test('a live run: three curves grow, a tqdm bar stays one line that updates, and
   expect(await log.locator('li', { hasText: '10%' }).count()).toBe(0);
   // Colours are kept as a terminal shows them, never as escape codes.
   const green = log.locator('li .lt span', { hasText: 'loading data' });
-  expect(await green.evaluate(
-      (span) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(span).color,
-    )).toBe('rgb(0, 187, 0)');
+  expect(
+    await green.evaluate(
+      (span) =>
+        (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(span)
+          .color,
+    ),
+  ).toBe('rgb(0, 187, 0)');
   expect(await log.textContent()).not.toContain('\u001b');
   await browser.screenshot(page, 'run-page-live');
 
@@ -125,11 +133,23 @@ test('a failed run shows its traceback with a link to the raising line on GitHub
     { type: 'stage.log', stage: 'train', lines: traceback },
     {
       type: 'annotation',
-      annotation: { stage: 'train', path: 'train.py', line: 17, level: 'error', message: 'ZeroDivisionError: division by zero', title: null },
+      annotation: {
+        stage: 'train',
+        path: 'train.py',
+        line: 17,
+        level: 'error',
+        message: 'ZeroDivisionError: division by zero',
+        title: null,
+      },
     },
     {
       type: 'stage.finished',
-      stage: finishedStage('train', { status: 'failed', exitCode: 1, logTail: traceback.join('\n'), error: 'exited with 1' }),
+      stage: finishedStage('train', {
+        status: 'failed',
+        exitCode: 1,
+        logTail: traceback.join('\n'),
+        error: 'exited with 1',
+      }),
     },
   );
   await run.finish('failed', {}, 'Stage train failed');
@@ -139,7 +159,9 @@ test('a failed run shows its traceback with a link to the raising line on GitHub
   expect(await section.locator('pre').textContent()).toContain('ZeroDivisionError: division by zero');
   const link = section.locator('a.raised');
   expect(await link.textContent()).toBe('train.py:17');
-  expect(await link.getAttribute('href')).toBe(`https://github.com/acme/model/blob/${'a'.repeat(40)}/train.py#L17`);
+  expect(await link.getAttribute('href')).toBe(
+    `https://github.com/acme/model/blob/${'a'.repeat(40)}/train.py#L17`,
+  );
   await browser.screenshot(page, 'run-page-failed');
 });
 

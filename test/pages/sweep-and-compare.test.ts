@@ -60,7 +60,10 @@ async function sweep(grid: { lr: number; seed: number; accuracy: number; loss: n
           value: point.loss + 1 / (step + 1 + index),
         })),
       },
-      { type: 'stage.finished', stage: finishedStage('train', { metrics: { accuracy: point.accuracy, loss: point.loss } }) },
+      {
+        type: 'stage.finished',
+        stage: finishedStage('train', { metrics: { accuracy: point.accuracy, loss: point.loss } }),
+      },
     );
     await run.finish('succeeded', { accuracy: point.accuracy, loss: point.loss });
     made.push(run);
@@ -99,7 +102,9 @@ test('a sweep of 8: sorted by the first goal, the best run by each goal marked, 
     const canvas = element as unknown as {
       width: number;
       height: number;
-      getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+      getContext(kind: '2d'): {
+        getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+      };
     };
     const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
     let drawn = 0;
@@ -131,7 +136,9 @@ test('a sweep of 8: sorted by the first goal, the best run by each goal marked, 
 test('compare 3 runs: the params that differ first, the metrics, and their curves overlaid', async () => {
   const { runs: made } = await sweep(GRID.slice(0, 4));
   const chosen = [made[0]!, made[1]!, made[3]!];
-  await page.goto(`${plane.url}/compare?runs=${chosen.map((run) => run.id).join(',')}&${pageLinks.sign('acme/model')}`);
+  await page.goto(
+    `${plane.url}/compare?runs=${chosen.map((run) => run.id).join(',')}&${pageLinks.sign('acme/model')}`,
+  );
   await page.locator('main[data-final="true"]').waitFor();
   const table = page.locator('#compare-table');
   expect(await table.locator('thead th').count()).toBe(4);
