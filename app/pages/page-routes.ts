@@ -5,6 +5,7 @@ import type { PageAssets } from './page-assets.js';
 import type { PageGate } from './page-gate.js';
 import { messagePage, pageShell } from './page-shell.js';
 import type { PageSource } from './page-source.js';
+import { renderCurvesSvg, type SvgCurve } from './render-curves-svg.js';
 import { streamStageLog } from './stream-stage-log.js';
 
 /** What the pages are served from, who may see them, and the bundle to serve. */
@@ -23,6 +24,7 @@ const LogParams = z.object({ id: Id, stage: z.string().min(1).max(200) });
 const LogQuery = z.object({ from: z.coerce.number().int().min(0).optional() }).loose();
 /** At most this many runs side by side: more curves than anyone can tell apart. */
 const MAX_COMPARED = 32;
+const ChartQuery = z.object({ metric: z.string().min(1).max(200), baseline: Id.optional() }).loose();
 const CompareQuery = z
   .object({
     runs: z
@@ -148,6 +150,36 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     const repositories = await Promise.all(runs.map((id) => source.repositoryOfRun(id)));
     if (!(await admitted(request, reply, repositories, 'such run', false))) return reply;
     return reply.header('cache-control', 'no-store').send(await source.comparePage(runs));
+  });
+
+  // The image a check run's summary embeds: one metric of a run against its baseline's.
+  app.get('/pages/charts/runs/:id/curves.svg', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    const { metric, baseline } = parseInput(ChartQuery, request.query, 'metric');
+    const repository = await source.repositoryOfRun(id);
+    const baselineRepository = baseline === undefined ? repository : await source.repositoryOfRun(baseline);
+    // A baseline of another repository is as unknown as a missing one.
+    const sameRepository = baselineRepository === repository ? repository : null;
+    if (!(await admitted(request, reply, [repository, sameRepository], `run ${id}`, false))) return reply;
+    const [data, baseData] = await Promise.all([
+      source.runPage(id),
+      baseline === undefined ? null : source.runPage(baseline),
+    ]);
+    const curves: SvgCurve[] = [];
+    const own = data?.series[metric];
+    if (own) curves.push({ label: 'this run', points: own.points, color: '#0072b2' });
+    const base = baseData?.series[metric];
+    if (base)
+      curves.push({
+        label: `baseline ${baseline!.slice(0, 12)}`,
+        points: base.points,
+        color: '#777777',
+        dashed: true,
+      });
+    return reply
+      .type('image/svg+xml')
+      .header('cache-control', 'no-cache')
+      .send(renderCurvesSvg({ title: metric, curves }));
   });
 
   // A stage's log from line `from` (or the Last-Event-ID an EventSource resends after a
