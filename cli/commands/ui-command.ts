@@ -1,10 +1,10 @@
 import { listRuns } from '../../store/list-runs.js';
-import type { CliIo } from '../cli-io.js';
-import { openProjectStore, requireRun } from '../local/open-project-store.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { openProjectStore, requireRun } from '../../local/open-project-store.js';
 import { localPageSource } from '../ui/local-page-source.js';
 import { openBrowser } from '../ui/open-browser.js';
 import { serveLocalPages } from '../ui/serve-local-pages.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface UiCommandOptions {
   pipeline?: string;

@@ -1,7 +1,7 @@
 import type { PageSource } from '../../app/pages/page-source.js';
 import { storePageSource } from '../../app/pages/store-page-source.js';
 import { getRunDetail } from '../../store/get-run-detail.js';
-import { baselineOf, type ProjectStore } from '../local/open-project-store.js';
+import { baselineOf, type ProjectStore } from '../../local/open-project-store.js';
 
 /**
  * The pages' reads on a project's embedded store (`fluksio ui`): a stage's log is the blob
