@@ -81,8 +81,29 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--url <url>', 'a run of the control plane at this URL (API token from FLUKSIO_TOKEN)')
     .option('--remote', 'a run of the control plane at FLUKSIO_URL')
-    .action(async (run: string, options) =>
-      setCode(await (await import('./commands/show-command.js')).showCommand(run, options, io)),
+    .option('--web', "open the run's page in a browser instead (as fluksio ui RUN)")
+    .action(async (run: string, options: { web?: boolean; pipeline?: string; json?: boolean }) =>
+      setCode(
+        options.web
+          ? await (await import('./commands/ui-command.js')).uiCommand(run, options, io)
+          : await (await import('./commands/show-command.js')).showCommand(run, options, io),
+      ),
+    );
+
+  program
+    .command('ui')
+    .description("Serve this project's run pages on 127.0.0.1 and open a run's page (the newest by default)")
+    .argument('[run]', 'a run id or a unique prefix of one')
+    .option('--port <n>', 'the port to listen on (default: a free one)')
+    .option('--no-open', 'print the address without opening a browser')
+    .option('--json', 'print {url, sweepUrl} as JSON')
+    .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .addHelpText(
+      'after',
+      '\nThe address carries a secret made for this process (as Jupyter does): without it the pages answer 403.',
+    )
+    .action(async (run: string | undefined, options) =>
+      setCode(await (await import('./commands/ui-command.js')).uiCommand(run, options, io)),
     );
 
   program

@@ -102,9 +102,12 @@ export class StageOutput {
     }
   }
 
-  /** The whole log so far, each line ending in a newline. */
+  /**
+   * The whole log so far, each line ending in a newline but those ended by a lone `\r`
+   * (line-splitter.ts): a progress bar's states stay one terminal line, as printed.
+   */
   fullLog(): string {
-    return this.logged.map(({ line }) => `${line}\n`).join('');
+    return this.logged.map(({ line }) => (line.endsWith('\r') ? line : `${line}\n`)).join('');
   }
 
   /**
