@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import packageJson from '../package.json' with { type: 'json' };
 import { processIo, type CliIo } from './cli-io.js';
 import { UsageError } from './usage-error.js';
 
@@ -39,6 +40,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .description(
       'Continuous integration for machine-learning experiments: cached stage graphs, metrics, diffs.',
     )
+    .version(packageJson.version, '-V, --version', 'print the version of fluksio')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -261,9 +263,16 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('gc')
-    .description('Drop old runs, cache entries and blobs nothing references')
+    .description(
+      "Drop old runs, cache entries and blobs nothing references: this project's .fluksio/, or the control plane's store",
+    )
     .option('--keep-days <n>', 'keep what is younger than this', '30')
     .option('--json', 'print JSON')
+    .option('--pipeline <path>', 'the pipeline file whose store to collect (default: fluksio.yml here)')
+    .option(
+      '--server',
+      "the control plane's store on its host (the default when DATABASE_URL or FLUKSIO_DATA_DIR is set)",
+    )
     .action(async (options) =>
       setCode(await (await import('./commands/gc-command.js')).gcCommand(options, io)),
     );

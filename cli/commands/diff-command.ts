@@ -1,7 +1,7 @@
-import Table from 'cli-table3';
 import { diffMetrics } from '../../schemas/metric-diff.js';
 import type { CliIo } from '../cli-io.js';
 import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';
+import { fitTable, outputWidth } from '../render/fit-table.js';
 import { formatNumber, formatSigned, short } from '../../schemas/format.js';
 
 export interface DiffCommandOptions {
@@ -32,9 +32,7 @@ export async function diffCommand(
         ? `${short(run.id, 10)} against ${short(other.id, 10)}${otherIdOrPrefix ? '' : ' (its baseline)'}\n`
         : `${short(run.id, 10)} has no baseline: no earlier successful run on its commit or their ancestors\n`,
     );
-    const table = new Table({ head: ['metric', 'against', 'this run', 'Δ', 'Δ%', ''], style: { head: [] } });
-    for (const row of diff) {
-      table.push([
+    const rows = diff.map((row) => [
         row.name,
         formatNumber(row.baseline),
         formatNumber(row.value),
@@ -42,8 +40,13 @@ export async function diffCommand(
         row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%'),
         row.better === null ? '' : row.better ? '✅ better' : '❌ worse',
       ]);
-    }
-    io.stdout.write(`${table.toString()}\n`);
+    const table = fitTable({
+      head: ['metric', 'against', 'this run', 'Δ', 'Δ%', ''],
+      rows,
+      width: outputWidth(io.stdout, io.env),
+      droppable: ['Δ%'],
+    });
+    io.stdout.write(`${table}\n`);
     return 0;
   } finally {
     await store.state.close();

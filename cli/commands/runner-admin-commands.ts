@@ -1,4 +1,4 @@
-import Table from 'cli-table3';
+import { fitTable, outputWidth } from '../render/fit-table.js';
 import { ownerOf, RepositoryName } from '../../schemas/protocol/repository-name.js';
 import { hashToken } from '../../app/http/hash-token.js';
 import { createRunner } from '../../store/create-runner.js';
@@ -96,20 +96,20 @@ export async function runnersCommand(options: { json?: boolean }, io: CliIo): Pr
       io.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
       return 0;
     }
-    const table = new Table({
-      head: ['name', 'owner', 'repositories', 'labels', 'last seen'],
-      style: { head: [] },
-    });
-    for (const runner of shown) {
-      table.push([
+    const rows = shown.map((runner) => [
         runner.name,
         runner.owner,
         runner.repositories.join(', ') || '(all)',
         runner.labels.join(', '),
-        runner.lastSeenAt?.toISOString() ?? 'never',
+        runner.lastSeenAt?.toISOString().replace('T', ' ').slice(0, 16) ?? 'never',
       ]);
-    }
-    io.stdout.write(`${table.toString()}\n`);
+    const table = fitTable({
+      head: ['name', 'owner', 'repositories', 'labels', 'last seen'],
+      rows,
+      width: outputWidth(io.stdout, io.env),
+      droppable: ['last seen', 'owner'],
+    });
+    io.stdout.write(`${table}\n`);
     return 0;
   } finally {
     await database.close();

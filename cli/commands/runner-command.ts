@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { redactUrl } from '../../runner/daemon/redact-url.js';
 import { startRunnerDaemon } from '../../runner/daemon/runner-daemon.js';
 import type { CliIo } from '../cli-io.js';
+import { logDestination } from '../render/log-destination.js';
 import { userCacheDir } from '../local/user-cache-dir.js';
 import { UsageError } from '../usage-error.js';
 
@@ -67,7 +68,10 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
   // Children inherit the process environment; the token is kept in memory only.
   if (io.env === process.env) delete process.env.FLUKSIO_RUNNER_TOKEN;
 
-  const logger = pino({ name: 'fluksio-runner', redact: { paths: REDACTED, censor: '***' } }, io.stdout);
+  const logger = pino(
+    { name: 'fluksio-runner', redact: { paths: REDACTED, censor: '***' } },
+    logDestination(io),
+  );
   const daemon = await startRunnerDaemon({
     url,
     token,

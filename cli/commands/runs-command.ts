@@ -1,7 +1,7 @@
-import Table from 'cli-table3';
 import { listRuns } from '../../store/list-runs.js';
 import type { CliIo } from '../cli-io.js';
 import { openProjectStore } from '../local/open-project-store.js';
+import { fitTable, outputWidth } from '../render/fit-table.js';
 import { formatDuration, formatParams, short } from '../../schemas/format.js';
 import { UsageError } from '../usage-error.js';
 
@@ -23,22 +23,22 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
       io.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
       return 0;
     }
-    const table = new Table({
-      head: ['run', 'status', 'commit', 'params', 'started', 'time'],
-      style: { head: [] },
-    });
-    for (const run of runs) {
-      table.push([
+    const rows = runs.map((run) => [
         run.id,
         run.status,
         `${short(run.commit, 10)}${run.dirty ? '*' : ''}`,
         formatParams(run.params),
-        run.createdAt.toISOString().replace('T', ' ').slice(0, 19),
+        run.createdAt.toISOString().replace('T', ' ').slice(0, 16),
         formatDuration(run.durationMs),
       ]);
-    }
+    const table = fitTable({
+      head: ['run', 'status', 'commit', 'params', 'started', 'time'],
+      rows,
+      width: outputWidth(io.stdout, io.env),
+      droppable: ['started', 'time', 'commit'],
+    });
     io.stdout.write(
-      `${table.toString()}\n${runs.some((run) => run.dirty) ? '* dirty: uncommitted changes\n' : ''}`,
+      `${table}\n${runs.some((run) => run.dirty) ? '* dirty: uncommitted changes\n' : ''}`,
     );
     return 0;
   } finally {
