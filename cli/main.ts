@@ -152,9 +152,10 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('cancel')
-    .description('Cancel a run on the control plane')
+    .description('Cancel a run on the control plane and wait for it to end')
     .argument('<run>', 'the run id')
     .option('--json', 'print JSON')
+    .option('--wait <seconds>', 'how long to wait for the run to end (0: do not wait)', '60')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
     .action(async (run: string, options) =>
       setCode(await (await import('./commands/cancel-command.js')).cancelCommand(run, options, io)),

@@ -91,6 +91,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         groupId,
         groupIndex: groupId ? index : null,
         write,
+        live: Boolean(progressOut?.isTTY),
         colors,
       });
       reports.push(report);
@@ -142,6 +143,8 @@ interface RunOnceOptions {
   groupId: string | null;
   groupIndex: number | null;
   write: (text: string) => void;
+  /** The progress goes to a terminal: the running stages' elapsed time is shown. */
+  live: boolean;
   colors: ReturnType<typeof pc.createColors>;
 }
 
@@ -158,7 +161,13 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     noCache: options.noCache,
     groupId: options.groupId,
     groupIndex: options.groupIndex,
-    progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages)),
+    progress: new ProgressPrinter(
+      write,
+      colors,
+      Object.keys(pipeline.stages),
+      true,
+      options.live,
+    ),
     ...(io.signal ? { signal: io.signal } : {}),
     onStart: ({ id, stamp }) =>
       write(
@@ -172,6 +181,7 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
         series: detail.series,
         stages: detail.stages,
         tracebacks: outcome.tracebacks.map(({ stage, traceback }) => ({ stage, text: traceback.text })),
+        outputShown: true,
       },
       colors,
     ),

@@ -80,11 +80,27 @@ export async function submitCommand(
     }
     return 0;
   }
+  const follow = { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics };
   const reports = [];
-  for (const runId of runIds)
-    reports.push(
-      await followRun(client, runId, { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics }),
+  for (const runId of runIds) {
+    const report = await followRun(client, runId, { ...follow, ...(io.signal ? { signal: io.signal } : {}) });
+    if (io.signal?.aborted) break;
+    reports.push(report);
+  }
+  if (io.signal?.aborted) {
+    // Ctrl-C: the runs are cancelled on the control plane, then followed to their end; a
+    // second Ctrl-C leaves at once (main's handler), and the runs still stop.
+    const left = runIds.slice(reports.length);
+    say(
+      `Cancelling ${left.length === 1 ? 'the run' : `${left.length} runs`} on the control plane (Ctrl-C again to stop waiting; ${left.length === 1 ? 'it is' : 'they are'} cancelled all the same)\n`,
     );
+    for (const runId of left) {
+      await client.request('POST', `/api/v1/runs/${encodeURIComponent(runId)}/cancel`, RemoteRunReport, {
+        body: { reason: 'Cancelled with Ctrl-C on fluksio submit --wait' },
+      });
+    }
+    for (const runId of left) reports.push(await followRun(client, runId, follow));
+  }
   if (options.json)
     io.stdout.write(`${JSON.stringify(group ? { group, runs: reports } : reports[0], null, 2)}\n`);
   return reports.every((report) => report.run.status === 'succeeded') ? 0 : 1;

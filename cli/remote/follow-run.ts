@@ -7,6 +7,7 @@ import type { CliIo } from '../cli-io.js';
 import { formatDuration } from '../../schemas/format.js';
 import { stageDetail, statusBadge } from '../render/progress-printer.js';
 import { renderRunSummary } from '../render/run-summary.js';
+import { terminalText } from '../render/terminal-text.js';
 import type { ApiClient } from './api-client.js';
 
 /** How often a followed run is read again. */
@@ -19,11 +20,14 @@ export const SeriesReply = z.object({
   ),
 });
 
+const LogReply = z.object({ stage: z.string(), lines: z.array(z.string()) });
+
 /**
  * Follows a queued run on the control plane to its end, printing what changes (its
- * waiting reason, the runner that took it, each stage as it finishes), then the same
- * summary `fluksio run` prints. Returns the final report; once `signal` is aborted, the
- * latest one at once (the run itself goes on: cancelling it is the caller's to do).
+ * waiting reason, the runner that took it, each stage as it starts, its output lines as
+ * the runner sends them, and its end), then the same summary `fluksio run` prints.
+ * Returns the final report; once `signal` is aborted, the latest one at once (the run
+ * itself goes on: cancelling it is the caller's to do).
  */
 export async function followRun(
   client: ApiClient,
@@ -34,6 +38,7 @@ export async function followRun(
   const say = (text: string) => (context.quiet ? io.stderr : io.stdout).write(text);
   let lastLine = '';
   const seen = new Map<string, string>();
+  const printed = new Map<string, number>();
   for (;;) {
     const report = await client.request('GET', `/api/v1/runs/${runId}`, RemoteRunReport);
     const line = `${report.run.status}${report.runner ? ` on ${report.runner}` : ''}${report.run.reason ? `: ${report.run.reason}` : ''}`;
@@ -42,13 +47,26 @@ export async function followRun(
     const width = Math.max(0, ...report.stages.map((stage) => stage.name.length));
     for (const stage of report.stages) {
       if (seen.get(stage.name) === stage.status || stage.status === 'pending') continue;
-      seen.set(stage.name, stage.status);
-      if (stage.status === 'running') say(`${colors.bold('▸')} ${stage.name}\n`);
-      else {
-        say(
-          `${statusBadge(stage.status, colors)} ${colors.bold(stage.name.padEnd(width))}  ${formatDuration(stage.durationMs).padStart(7)}  ${colors.dim(stageDetail(stage))}\n`,
-        );
+      if (stage.status === 'running' && !seen.has(stage.name)) say(`${colors.bold('▸')} ${stage.name}\n`);
+      // A finished stage's last lines arrived with its end: read them before saying it ended.
+      if (stage.status !== 'cached' && stage.status !== 'skipped') {
+        const { lines } = await client
+          .request('GET', `/api/v1/runs/${runId}/logs/${encodeURIComponent(stage.name)}`, LogReply)
+          .catch(() => ({ lines: [] as string[] }));
+        // Fewer lines than printed: the run was queued again and its stage started anew.
+        const from = (printed.get(stage.name) ?? 0) > lines.length ? 0 : (printed.get(stage.name) ?? 0);
+        for (const text of lines.slice(from))
+          say(`  ${colors.dim(`${stage.name.padEnd(width)} │`)} ${terminalText(text)}\n`);
+        printed.set(stage.name, lines.length);
       }
+      if (stage.status === 'running') {
+        seen.set(stage.name, 'running-shown');
+        continue;
+      }
+      seen.set(stage.name, stage.status);
+      say(
+        `${statusBadge(stage.status, colors)} ${colors.bold(stage.name.padEnd(width))}  ${formatDuration(stage.durationMs).padStart(7)}  ${colors.dim(stageDetail(stage))}\n`,
+      );
     }
     if (isFinalRunStatus(report.run.status)) {
       if (!context.quiet) {
