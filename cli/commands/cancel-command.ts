@@ -21,7 +21,11 @@ const POLL_MS = 500;
  * ended, or that it is still stopping. Exit 0 once the run has ended (or was already
  * over), 1 when it is still stopping after the wait.
  */
-export async function cancelCommand(runId: string, options: CancelCommandOptions, io: CliIo): Promise<number> {
+export async function cancelCommand(
+  runId: string,
+  options: CancelCommandOptions,
+  io: CliIo,
+): Promise<number> {
   const waitSeconds = Number(options.wait);
   if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
     throw new UsageError(`--wait: "${options.wait}" is not a number of seconds ≥ 0 (e.g. --wait 60)`);
@@ -31,7 +35,9 @@ export async function cancelCommand(runId: string, options: CancelCommandOptions
   let report = await client.request('POST', `${path}/cancel`, RemoteRunReport, { body: {} });
   const deadline = Date.now() + waitSeconds * 1000;
   while (!isFinalRunStatus(report.run.status) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))),
+    );
     report = await client.request('GET', path, RemoteRunReport);
   }
   const ended = isFinalRunStatus(report.run.status);

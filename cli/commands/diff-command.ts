@@ -33,13 +33,13 @@ export async function diffCommand(
         : `${short(run.id, 10)} has no baseline: no earlier successful run on its commit or their ancestors\n`,
     );
     const rows = diff.map((row) => [
-        row.name,
-        formatNumber(row.baseline),
-        formatNumber(row.value),
-        formatSigned(row.delta),
-        row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%'),
-        row.better === null ? '' : row.better ? '✅ better' : '❌ worse',
-      ]);
+      row.name,
+      formatNumber(row.baseline),
+      formatNumber(row.value),
+      formatSigned(row.delta),
+      row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%'),
+      row.better === null ? '' : row.better ? '✅ better' : '❌ worse',
+    ]);
     const table = fitTable({
       head: ['metric', 'against', 'this run', 'Δ', 'Δ%', ''],
       rows,

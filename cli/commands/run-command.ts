@@ -161,13 +161,7 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     noCache: options.noCache,
     groupId: options.groupId,
     groupIndex: options.groupIndex,
-    progress: new ProgressPrinter(
-      write,
-      colors,
-      Object.keys(pipeline.stages),
-      true,
-      options.live,
-    ),
+    progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages), true, options.live),
     ...(io.signal ? { signal: io.signal } : {}),
     onStart: ({ id, stamp }) =>
       write(

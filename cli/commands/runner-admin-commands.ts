@@ -97,12 +97,12 @@ export async function runnersCommand(options: { json?: boolean }, io: CliIo): Pr
       return 0;
     }
     const rows = shown.map((runner) => [
-        runner.name,
-        runner.owner,
-        runner.repositories.join(', ') || '(all)',
-        runner.labels.join(', '),
-        runner.lastSeenAt?.toISOString().replace('T', ' ').slice(0, 16) ?? 'never',
-      ]);
+      runner.name,
+      runner.owner,
+      runner.repositories.join(', ') || '(all)',
+      runner.labels.join(', '),
+      runner.lastSeenAt?.toISOString().replace('T', ' ').slice(0, 16) ?? 'never',
+    ]);
     const table = fitTable({
       head: ['name', 'owner', 'repositories', 'labels', 'last seen'],
       rows,

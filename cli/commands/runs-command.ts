@@ -23,23 +23,24 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
       io.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
       return 0;
     }
+    const width = outputWidth(io.stdout, io.env);
+    // On a terminal the short id (a unique prefix, which every command takes) leaves room
+    // for the params; a pipe gets whole ids.
     const rows = runs.map((run) => [
-        run.id,
-        run.status,
-        `${short(run.commit, 10)}${run.dirty ? '*' : ''}`,
-        formatParams(run.params),
-        run.createdAt.toISOString().replace('T', ' ').slice(0, 16),
-        formatDuration(run.durationMs),
-      ]);
+      Number.isFinite(width) ? short(run.id, 12) : run.id,
+      run.status,
+      `${short(run.commit, 10)}${run.dirty ? '*' : ''}`,
+      formatParams(run.params),
+      run.createdAt.toISOString().replace('T', ' ').slice(0, 16),
+      formatDuration(run.durationMs),
+    ]);
     const table = fitTable({
       head: ['run', 'status', 'commit', 'params', 'started', 'time'],
       rows,
-      width: outputWidth(io.stdout, io.env),
+      width,
       droppable: ['started', 'time', 'commit'],
     });
-    io.stdout.write(
-      `${table}\n${runs.some((run) => run.dirty) ? '* dirty: uncommitted changes\n' : ''}`,
-    );
+    io.stdout.write(`${table}\n${runs.some((run) => run.dirty) ? '* dirty: uncommitted changes\n' : ''}`);
     return 0;
   } finally {
     await store.state.close();

@@ -29,7 +29,8 @@ export function fitTable({ head, rows, width, droppable = [] }: FitTableInput): 
   const floors = longestWords(head, rows);
   const total = (shown: number[], each: number[]) =>
     shown.reduce((sum, column) => sum + (each[column] ?? 0), 0) + GAP * Math.max(0, shown.length - 1);
-  const wrapped = (shown: number[]) => shrink(shown, widths, floors, width - GAP * Math.max(0, shown.length - 1));
+  const wrapped = (shown: number[]) =>
+    shrink(shown, widths, floors, width - GAP * Math.max(0, shown.length - 1));
   for (const name of droppable) {
     if (total(columns, wrapped(columns)) <= width) break;
     const index = head.indexOf(name);
@@ -115,7 +116,10 @@ function shrink(shown: number[], natural: number[], floors: number[], room: numb
  * How wide a command's tables may be: the terminal's columns on a terminal, else
  * `COLUMNS` when set, else unlimited (a pipe or a file keeps every column whole).
  */
-export function outputWidth(stream: { isTTY?: boolean; columns?: number }, env: Readonly<Record<string, string | undefined>>): number {
+export function outputWidth(
+  stream: { isTTY?: boolean; columns?: number },
+  env: Readonly<Record<string, string | undefined>>,
+): number {
   if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns;
   const fromEnv = Number(env.COLUMNS);
   return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : Infinity;

@@ -15,6 +15,7 @@ export function logDestination(io: CliIo): Writable {
     colorize: colorEnabled(io, io.stdout),
     translateTime: 'SYS:HH:MM:ss',
     ignore: 'pid,hostname,name',
+    singleLine: true,
     sync: true,
   });
 }

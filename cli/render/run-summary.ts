@@ -141,7 +141,9 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     );
     if (input.outputShown) {
       lines.push(
-        colors.dim(`  its output is above; the whole log: fluksio show ${short(report.run.id, 10)} --log ${stage.name}`),
+        colors.dim(
+          `  its output is above; the whole log: fluksio show ${short(report.run.id, 10)} --log ${stage.name}`,
+        ),
       );
       continue;
     }
@@ -151,7 +153,11 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
       tracebacks[0]?.text.split('\n')[0],
     ).slice(-TAIL_LINES);
     if (tail.length > 0) {
-      lines.push(colors.dim(`  last ${tail.length} lines of its output${tracebacks.length > 0 ? ' before the traceback' : ''}:`));
+      lines.push(
+        colors.dim(
+          `  last ${tail.length} lines of its output${tracebacks.length > 0 ? ' before the traceback' : ''}:`,
+        ),
+      );
       for (const line of tail) lines.push(`  ${colors.dim('│')} ${terminalText(line)}`);
     }
     for (const traceback of tracebacks) {
