@@ -11,7 +11,7 @@ import { locateProject, readProjectPipeline } from '../local/locate-project.js';
 import { ApiClient } from '../remote/api-client.js';
 import { originRepository, pushedHead } from '../remote/origin-repository.js';
 import { serverConnection } from '../remote/server-connection.js';
-import { followRun } from '../remote/follow-run.js';
+import { followRun, newFollowState } from '../remote/follow-run.js';
 import { UsageError } from '../usage-error.js';
 
 export interface SubmitCommandOptions {
@@ -81,9 +81,14 @@ export async function submitCommand(
     return 0;
   }
   const follow = { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics };
+  const shown = runIds.map(() => newFollowState());
   const reports = [];
-  for (const runId of runIds) {
-    const report = await followRun(client, runId, { ...follow, ...(io.signal ? { signal: io.signal } : {}) });
+  for (const [index, runId] of runIds.entries()) {
+    const report = await followRun(client, runId, {
+      ...follow,
+      shown: shown[index],
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
     if (io.signal?.aborted) break;
     reports.push(report);
   }
@@ -99,7 +104,8 @@ export async function submitCommand(
         body: { reason: 'Cancelled with Ctrl-C on fluksio submit --wait' },
       });
     }
-    for (const runId of left) reports.push(await followRun(client, runId, follow));
+    for (const runId of left)
+      reports.push(await followRun(client, runId, { ...follow, shown: shown[runIds.indexOf(runId)] }));
   }
   if (options.json)
     io.stdout.write(`${JSON.stringify(group ? { group, runs: reports } : reports[0], null, 2)}\n`);

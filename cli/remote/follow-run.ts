@@ -20,6 +20,17 @@ export const SeriesReply = z.object({
   ),
 });
 
+/** What followRun printed of a run: its status line, each stage's state and log lines. */
+export interface FollowState {
+  lastLine: string;
+  seen: Map<string, string>;
+  printed: Map<string, number>;
+}
+
+export function newFollowState(): FollowState {
+  return { lastLine: '', seen: new Map(), printed: new Map() };
+}
+
 const LogReply = z.object({ stage: z.string(), lines: z.array(z.string()) });
 
 /**
@@ -32,18 +43,24 @@ const LogReply = z.object({ stage: z.string(), lines: z.array(z.string()) });
 export async function followRun(
   client: ApiClient,
   runId: string,
-  context: { io: CliIo; colors: Colors; quiet: boolean; goals: MetricGoals; signal?: AbortSignal },
+  context: {
+    io: CliIo;
+    colors: Colors;
+    quiet: boolean;
+    goals: MetricGoals;
+    signal?: AbortSignal;
+    /** What was printed of this run already, when following it again after an abort. */
+    shown?: FollowState;
+  },
 ): Promise<RemoteRunReport> {
   const { io, colors } = context;
   const say = (text: string) => (context.quiet ? io.stderr : io.stdout).write(text);
-  let lastLine = '';
-  const seen = new Map<string, string>();
-  const printed = new Map<string, number>();
+  const { seen, printed } = (context.shown ??= newFollowState());
   for (;;) {
     const report = await client.request('GET', `/api/v1/runs/${runId}`, RemoteRunReport);
     const line = `${report.run.status}${report.runner ? ` on ${report.runner}` : ''}${report.run.reason ? `: ${report.run.reason}` : ''}`;
-    if (line !== lastLine) say(`${colors.dim(runId.slice(0, 10))} ${line}\n`);
-    lastLine = line;
+    if (line !== context.shown.lastLine) say(`${colors.dim(runId.slice(0, 10))} ${line}\n`);
+    context.shown.lastLine = line;
     const width = Math.max(0, ...report.stages.map((stage) => stage.name.length));
     for (const stage of report.stages) {
       if (seen.get(stage.name) === stage.status || stage.status === 'pending') continue;
