@@ -66,10 +66,12 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('runs')
-    .description('List the runs of this pipeline, newest first')
+    .description("List the runs of this pipeline, newest first (--remote: the control plane's)")
     .option('--limit <n>', 'how many', '20')
     .option('--json', 'print JSON')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .option('--remote', "this repository's runs on the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)")
+    .option('--url <url>', 'the runs on the control plane at this URL')
     .action(async (options) =>
       setCode(await (await import('./commands/runs-command.js')).runsCommand(options, io)),
     );
@@ -118,6 +120,8 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .argument('[other]', 'the run to compare against')
     .option('--json', 'print JSON')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .option('--remote', 'runs of the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)')
+    .option('--url <url>', 'runs of the control plane at this URL')
     .action(async (run: string, other: string | undefined, options) =>
       setCode(await (await import('./commands/diff-command.js')).diffCommand(run, other, options, io)),
     );
@@ -153,7 +157,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
   program
     .command('cancel')
     .description('Cancel a run on the control plane and wait for it to end')
-    .argument('<run>', 'the run id')
+    .argument('<run>', 'a run id or a unique prefix of one')
     .option('--json', 'print JSON')
     .option('--wait <seconds>', 'how long to wait for the run to end (0: do not wait)', '60')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
@@ -164,7 +168,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
   program
     .command('pull')
     .description("Download a run's outputs from the control plane, verified")
-    .argument('<run>', 'the run id')
+    .argument('<run>', 'a run id or a unique prefix of one')
     .argument('[out]', 'one output path (default: all)')
     .option('--to <dir>', 'where to write them (default: here)')
     .option('--force', 'replace files that exist with other contents')

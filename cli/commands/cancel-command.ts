@@ -2,6 +2,7 @@ import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
 import type { CliIo } from '../cli-io.js';
 import { ApiClient } from '../remote/api-client.js';
+import { resolveRemoteRun } from '../remote/resolve-remote-run.js';
 import { serverConnection } from '../remote/server-connection.js';
 import { UsageError } from '../usage-error.js';
 
@@ -31,7 +32,7 @@ export async function cancelCommand(
     throw new UsageError(`--wait: "${options.wait}" is not a number of seconds ≥ 0 (e.g. --wait 60)`);
   const connection = serverConnection(options.url, io.env);
   const client = new ApiClient(connection.url, connection.token);
-  const path = `/api/v1/runs/${encodeURIComponent(runId)}`;
+  const path = `/api/v1/runs/${encodeURIComponent(await resolveRemoteRun(client, runId))}`;
   let report = await client.request('POST', `${path}/cancel`, RemoteRunReport, { body: {} });
   const deadline = Date.now() + waitSeconds * 1000;
   while (!isFinalRunStatus(report.run.status) && Date.now() < deadline) {

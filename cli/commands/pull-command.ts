@@ -13,6 +13,7 @@ import { resolveWorkspacePath } from '../../runner/workspace-path.js';
 import type { CliIo } from '../cli-io.js';
 import { ApiClient } from '../remote/api-client.js';
 import { declaredOutputs } from '../remote/declared-outputs.js';
+import { resolveRemoteRun } from '../remote/resolve-remote-run.js';
 import { serverConnection } from '../remote/server-connection.js';
 import { UsageError } from '../usage-error.js';
 
@@ -48,7 +49,11 @@ export async function pullCommand(
 ): Promise<number> {
   const connection = serverConnection(options.url, io.env);
   const client = new ApiClient(connection.url, connection.token);
-  const report = await client.request('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, RemoteRunReport);
+  const report = await client.request(
+    'GET',
+    `/api/v1/runs/${encodeURIComponent(await resolveRemoteRun(client, runId))}`,
+    RemoteRunReport,
+  );
   const outs = report.stages.flatMap((stage) => stage.outs);
   const wanted =
     out === undefined

@@ -1,46 +1,34 @@
 import { listRuns } from '../../store/list-runs.js';
 import type { CliIo } from '../cli-io.js';
 import { openProjectStore } from '../local/open-project-store.js';
-import { fitTable, outputWidth } from '../render/fit-table.js';
-import { formatDuration, formatParams, short } from '../../schemas/format.js';
+import { outputWidth } from '../render/fit-table.js';
+import { renderRunsTable } from '../render/runs-table.js';
 import { UsageError } from '../usage-error.js';
 
 export interface RunsCommandOptions {
   limit: string;
   json?: boolean;
   pipeline?: string;
+  /** `--remote`: the control plane's runs of this repository (FLUKSIO_URL). */
+  remote?: boolean;
+  /** `--url`: the control plane's runs at this URL. */
+  url?: string;
 }
 
-/** `fluksio runs`: this pipeline's runs, newest first. */
+/** `fluksio runs`: this pipeline's runs, newest first; with --remote, the control plane's. */
 export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promise<number> {
   const limit = Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1)
     throw new UsageError(`--limit: "${options.limit}" is not a whole number ≥ 1`);
+  if (options.remote || options.url !== undefined) {
+    const { listRemoteRuns } = await import('../remote/list-remote-runs.js');
+    return listRemoteRuns({ limit, json: Boolean(options.json), url: options.url }, io);
+  }
   const store = await openProjectStore(options.pipeline, io);
   try {
     const runs = await listRuns({ db: store.state.db, pipelinePath: store.project.pipelinePath, limit });
-    if (options.json) {
-      io.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
-      return 0;
-    }
-    const width = outputWidth(io.stdout, io.env);
-    // On a terminal the short id (a unique prefix, which every command takes) leaves room
-    // for the params; a pipe gets whole ids.
-    const rows = runs.map((run) => [
-      Number.isFinite(width) ? short(run.id, 12) : run.id,
-      run.status,
-      `${short(run.commit, 10)}${run.dirty ? '*' : ''}`,
-      formatParams(run.params),
-      run.createdAt.toISOString().replace('T', ' ').slice(0, 16),
-      formatDuration(run.durationMs),
-    ]);
-    const table = fitTable({
-      head: ['run', 'status', 'commit', 'params', 'started', 'time'],
-      rows,
-      width,
-      droppable: ['started', 'time', 'commit'],
-    });
-    io.stdout.write(`${table}\n${runs.some((run) => run.dirty) ? '* dirty: uncommitted changes\n' : ''}`);
+    if (options.json) io.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+    else io.stdout.write(renderRunsTable(runs, outputWidth(io.stdout, io.env)));
     return 0;
   } finally {
     await store.state.close();

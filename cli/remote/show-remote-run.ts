@@ -6,6 +6,7 @@ import type { CliIo } from '../cli-io.js';
 import { renderRunSummary } from '../render/run-summary.js';
 import { UsageError } from '../usage-error.js';
 import type { ApiClient } from './api-client.js';
+import { resolveRemoteRun } from './resolve-remote-run.js';
 import { SeriesReply } from './follow-run.js';
 import { terminalText } from '../render/terminal-text.js';
 
@@ -25,7 +26,7 @@ export async function showRemoteRun(
   options: { json?: boolean; log?: string },
   io: CliIo,
 ): Promise<number> {
-  const id = encodeURIComponent(runId);
+  const id = encodeURIComponent(await resolveRemoteRun(client, runId));
   const report = await client.request('GET', `/api/v1/runs/${id}`, RemoteRunReport);
   if (options.json) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { spawnFluksio } from '../helpers/fluksio-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
-import { hasColor, runInTerminal } from '../helpers/terminal-process.js';
+import { hasColor, runInTerminal, widestLine } from '../helpers/terminal-process.js';
 import { ControlPlaneWorld } from './control-plane-fixture.js';
 
 // A control plane, a runner and a laptop's terminal, each a real process.
@@ -81,8 +81,70 @@ test('fluksio cancel waits for a running run to end, or says it is still stoppin
   expect(await noWait.exited, noWait.output()).toBe(1);
   expect(noWait.output()).toContain(`${runId}: still stopping after 0s`);
 
-  const waited = spawnFluksio(['cancel', runId], { cwd: project.repo.dir, env });
+  // A short id, typed in lower case, names the run as its whole id does.
+  const waited = spawnFluksio(['cancel', runId.slice(0, 25).toLowerCase()], { cwd: project.repo.dir, env });
   expect(await waited.exited, waited.output()).toBe(0);
   expect(waited.output()).toMatch(new RegExp(`^${runId}: cancelled`));
   expect((await world.row(runId)).status).toBe('cancelled');
+});
+
+const MEASURED = `version: 1
+params:
+  lr: { type: float, default: 0.1 }
+metrics:
+  loss: { goal: min }
+stages:
+  train:
+    cmd: echo "::metric name=loss::\${lr}"
+    params: [lr]
+`;
+
+test('runs --remote and diff --remote on a 70-column terminal take the short ids fluksio prints; an ambiguous one is refused with its candidates', async () => {
+  await world.start();
+  const project = await world.repo({ 'fluksio.yml': MEASURED });
+  await project.repo.git('remote', 'add', 'origin', project.repo.dir);
+  await world.allow([project.repository]);
+  await world.runner('cpu-box');
+  const submitted = async (lr: number) =>
+    world.submit({
+      repository: project.repository,
+      cloneUrl: project.cloneUrl,
+      commit: project.commit,
+      params: { lr },
+    });
+  const first = await submitted(0.5);
+  const second = await submitted(0.1);
+  for (const id of [first, second]) expect((await world.waitFor(id)).run.status).toBe('succeeded');
+  const env = { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken, NO_COLOR: '1' };
+
+  const listed = runInTerminal(['runs', '--remote'], { cwd: project.repo.dir, env, columns: 70 });
+  expect(await listed.exited, listed.output()).toBe(0);
+  expect(listed.output()).toContain(`Runs of ${project.repository}`);
+  for (const id of [first, second]) expect(listed.output()).toContain(id.slice(0, 12));
+  expect(widestLine(listed.output()), listed.output()).toBeLessThanOrEqual(70);
+  expect(hasColor(listed.output())).toBe(false);
+
+  const diffed = runInTerminal(['diff', second.slice(0, 25).toLowerCase(), first.slice(0, 25), '--remote'], {
+    cwd: project.repo.dir,
+    env,
+    columns: 70,
+  });
+  expect(await diffed.exited, diffed.output()).toBe(0);
+  expect(diffed.output()).toMatch(/loss\s+0\.5\s+0\.1\s+−0\.4/);
+  expect(diffed.output()).toContain('✅');
+  expect(widestLine(diffed.output())).toBeLessThanOrEqual(70);
+
+  let common = 0;
+  while (first[common] === second[common]) common += 1;
+  const ambiguous = spawnFluksio(['show', first.slice(0, common), '--remote'], {
+    cwd: project.repo.dir,
+    env,
+  });
+  expect(await ambiguous.exited).toBe(2);
+  expect(ambiguous.output()).toContain('matches more than one run of the control plane');
+  for (const id of [first, second]) expect(ambiguous.output()).toContain(id);
+
+  const unknown = spawnFluksio(['pull', 'ZZZZ'], { cwd: project.repo.dir, env });
+  expect(await unknown.exited).toBe(2);
+  expect(unknown.output()).toContain('No run of the control plane matches "ZZZZ"');
 });

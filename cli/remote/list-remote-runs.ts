@@ -1,0 +1,50 @@
+import { simpleGit } from 'simple-git';
+import { RUN_LIST_MAX, RunListReply } from '../../schemas/protocol/run-list.js';
+import type { CliIo } from '../cli-io.js';
+import { outputWidth } from '../render/fit-table.js';
+import { renderRunsTable } from '../render/runs-table.js';
+import { UsageError } from '../usage-error.js';
+import { ApiClient } from './api-client.js';
+import { originRepository } from './origin-repository.js';
+import { serverConnection } from './server-connection.js';
+
+/**
+ * `fluksio runs --remote`: the control plane's newest runs of this repository (named by
+ * its `origin`, as submit names it), or of every repository the token reaches when run
+ * outside a repository with an origin.
+ */
+export async function listRemoteRuns(
+  options: { limit: number; json: boolean; url: string | undefined },
+  io: CliIo,
+): Promise<number> {
+  if (options.limit > RUN_LIST_MAX)
+    throw new UsageError(`--limit: at most ${RUN_LIST_MAX} runs of the control plane at once`);
+  const connection = serverConnection(options.url, io.env);
+  const client = new ApiClient(connection.url, connection.token);
+  const repository = await originRepositoryName(io.cwd);
+  const query = new URLSearchParams({ limit: String(options.limit) });
+  if (repository !== null) query.set('repository', repository);
+  const { runs } = await client.request('GET', `/api/v1/runs?${query.toString()}`, RunListReply);
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+    return 0;
+  }
+  if (repository !== null) io.stdout.write(`Runs of ${repository} on ${connection.url}\n`);
+  io.stdout.write(
+    renderRunsTable(
+      runs.map((run) => ({ ...run, createdAt: new Date(run.createdAt) })),
+      outputWidth(io.stdout, io.env),
+    ),
+  );
+  return 0;
+}
+
+/** The control plane's name of the repository here, from its `origin`; null without one. */
+async function originRepositoryName(cwd: string): Promise<string | null> {
+  const git = simpleGit({ baseDir: cwd });
+  const root = await git.revparse(['--show-toplevel']).catch(() => null);
+  if (root === null) return null;
+  const url = (await git.remote(['get-url', 'origin']).catch(() => '')) || '';
+  if (!url.trim()) return null;
+  return originRepository(url.trim(), root.trim()).repository;
+}
