@@ -165,9 +165,17 @@ describe('validatePipeline', () => {
 
   test.each([
     ['version: 1\n', 'stages', 'is missing: write a mapping (name: value, one per line) here'],
-    ['version: 1\nstages: [a, b]\n', 'stages', 'is a list ([a, b] or "- a" lines), but must be a mapping (name: value, one per line)'],
+    [
+      'version: 1\nstages: [a, b]\n',
+      'stages',
+      'is a list ([a, b] or "- a" lines), but must be a mapping (name: value, one per line)',
+    ],
     ['version: 1\nstages:\n  a:\n    cmd: 3\n', 'stages.a.cmd', 'is a number, but must be a string'],
-    ['version: 1\nstages:\n  a:\n    cmd: "true"\n    deps: x.py\n', 'stages.a.deps', 'is a string, but must be a list ([a, b] or "- a" lines)'],
+    [
+      'version: 1\nstages:\n  a:\n    cmd: "true"\n    deps: x.py\n',
+      'stages.a.deps',
+      'is a string, but must be a list ([a, b] or "- a" lines)',
+    ],
   ])('a wrong or missing value reads as a sentence: %j', (text, path, message) => {
     const problems = problemsOf(text);
     expect(problems.find((p) => p.path === path)?.message, formatProblems(problems)).toBe(message);
