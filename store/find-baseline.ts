@@ -5,7 +5,7 @@ import type { Database } from './database.js';
 /**
  * The run a new run's metrics are compared against (DESIGN §7): a `succeeded` run of the
  * same pipeline at the first of `commits` (nearest first, e.g. a first-parent walk from
- * the merge-base) that has one, other than the run itself. Among that commit's runs, one
+ * the merge-base) that has one, other than the run itself and never a dirty run. Among that commit's runs, one
  * with equal params wins, then the newest. Null when no listed commit has one.
  */
 export async function findBaseline({
@@ -37,6 +37,8 @@ export async function findBaseline({
         eq(runs.pipelinePath, pipelinePath),
         inArray(runs.commit, [...commits]),
         eq(runs.status, 'succeeded'),
+        // Uncommitted code is never another run's baseline.
+        eq(runs.dirty, false),
         ne(runs.id, excludeRunId),
       ),
     )

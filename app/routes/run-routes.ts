@@ -5,6 +5,7 @@ import { RunListQuery, type RunListReply } from '../../schemas/protocol/run-list
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { getRunDetail, type MetricSeries, type RunDetail } from '../../store/get-run-detail.js';
+import { getBaselineRun } from '../../store/get-baseline-run.js';
 import { getStageLog } from '../../store/get-stage-log.js';
 import { listVisibleRuns } from '../../store/list-visible-runs.js';
 import { requestCancel } from '../../store/request-cancel.js';
@@ -49,6 +50,11 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     return detail;
   }
 
+  async function reportOf(run: Run): Promise<RemoteRunReport> {
+    const detail = await detailOf(run);
+    return toRemoteRunReport(detail, await getBaselineRun({ db, run: detail.run }));
+  }
+
   app.get('/api/v1/runs', { onRequest: readAuth.onRequest }, async (request): Promise<RunListReply> => {
     const token = readAuth.of(request);
     const query = parseInput(RunListQuery, request.query ?? {}, 'query');
@@ -83,7 +89,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     '/api/v1/runs/:id',
     { onRequest: readAuth.onRequest },
     async (request): Promise<RemoteRunReport> => {
-      return toRemoteRunReport(await detailOf((await visibleRun(request, 'read')).run));
+      return reportOf((await visibleRun(request, 'read')).run);
     },
   );
 
@@ -121,7 +127,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
       if (!cancelled) throw noSuchRun(run.id);
       request.log.info({ runId: run.id, status: cancelled.status }, 'run cancel requested');
       context.onRunChanged?.(run.id);
-      return toRemoteRunReport(await detailOf(cancelled));
+      return reportOf(cancelled);
     },
   );
 }

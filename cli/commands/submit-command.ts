@@ -4,7 +4,8 @@ import { digestOf } from '../../schemas/canonical-json.js';
 import { formatProblems } from '../../schemas/problem.js';
 import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import type { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
+import { BASELINE_COMMITS_MAX, type SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
+import { firstParentCommits } from '../../runner/first-parent-commits.js';
 import { resolveParams } from '../../schemas/resolve-params.js';
 import type { CliIo } from '../cli-io.js';
 import { locateProject, readProjectPipeline } from '../local/locate-project.js';
@@ -48,6 +49,12 @@ export async function submitCommand(
     say(colors.yellow(`Uncommitted changes are not submitted: runs use ${head.commit.slice(0, 12)}\n`));
 
   const client = new ApiClient(connection.url, connection.token);
+  // Where the runs' baselines may be: this clone's history, which the control plane lacks.
+  const baselineCommits = await firstParentCommits(
+    project.workspace.repoRoot,
+    head.commit,
+    BASELINE_COMMITS_MAX,
+  ).catch(() => [head.commit]);
   const submission = ulid();
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
@@ -63,6 +70,7 @@ export async function submitCommand(
       retries: pipeline.retries,
       timeoutMs: pipeline.timeout,
       ...(group ? { group: { id: group, index } } : {}),
+      baselineCommits,
     };
     const report = await client.request('POST', '/api/v1/runs', RemoteRunReport, {
       body: request,

@@ -121,6 +121,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       reason: `fluksio failed: ${messageOf(error)}`,
       metrics: {},
       dirtyReasons: [],
+      baselineRunId: null,
     });
     throw error;
   }
@@ -135,6 +136,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     reason: outcome.reason,
     metrics: outcome.metrics,
     dirtyReasons: outcome.dirtyReasons,
+    baselineRunId: baseline?.id ?? null,
   });
   const detail = await recorder.detail();
   return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome };

@@ -68,5 +68,8 @@ export function localRunRow(start: LocalRunStart): Run {
     metricGoals: {},
     checkName: null,
     baseRef: null,
+    baselineCommits: null,
+    baselineRunId: null,
+    baselineFixed: false,
   };
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { MetricGoals } from '../../schemas/metric-diff.js';
-import type { Run } from '../../schemas/tables/runs.js';
+import { eq } from 'drizzle-orm';
+import { runs, type Run } from '../../schemas/tables/runs.js';
 import { DiskBlobStore } from '../../runner/disk-blob-store.js';
 import { firstParentCommits } from '../../runner/first-parent-commits.js';
 import type { StageCache } from '../../runner/ports.js';
@@ -100,8 +101,17 @@ export async function requireRun(store: ProjectStore, idOrPrefix: string): Promi
   }
 }
 
-/** The baseline of a recorded run (DESIGN §7): nearest first-parent ancestor with a success. */
+/**
+ * The baseline of a recorded run (DESIGN §7): the one fixed when it finished, so a run is
+ * never shown against one made later; for a run from before baselines were fixed, the
+ * nearest first-parent ancestor with a clean success.
+ */
 export async function baselineOf(store: ProjectStore, run: Run): Promise<Run | null> {
+  if (run.baselineFixed) {
+    if (run.baselineRunId === null) return null;
+    const [fixed] = await store.state.db.select().from(runs).where(eq(runs.id, run.baselineRunId));
+    return fixed ?? null;
+  }
   const commits = run.commit ? await firstParentCommits(store.project.workspace.repoRoot, run.commit) : [];
   return findBaseline({
     db: store.state.db,

@@ -134,6 +134,20 @@ test('runs --remote and diff --remote on a 70-column terminal take the short ids
   expect(diffed.output()).toContain('✅');
   expect(widestLine(diffed.output())).toBeLessThanOrEqual(70);
 
+  // The control plane fixed each run's baseline when it finished: the second is compared
+  // with the first, and the first, which had none, is never compared with the later one.
+  expect((await world.report(second)).baseline?.id).toBe(first);
+  expect((await world.report(first)).baseline).toBeNull();
+  const againstBaseline = runInTerminal(['diff', second.slice(0, 25), '--remote'], {
+    cwd: project.repo.dir,
+    env,
+    columns: 70,
+  });
+  expect(await againstBaseline.exited, againstBaseline.output()).toBe(0);
+  expect(againstBaseline.output()).toContain(
+    `${second.slice(0, 10)} against ${first.slice(0, 10)} (its baseline)`,
+  );
+
   let common = 0;
   while (first[common] === second[common]) common += 1;
   const ambiguous = spawnFluksio(['show', first.slice(0, common), '--remote'], {
