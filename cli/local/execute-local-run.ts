@@ -3,6 +3,7 @@ import { ulid } from 'ulid';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import type { Params } from '../../schemas/resolve-params.js';
 import { buildRunReport, type RunReport } from '../../schemas/run-report.js';
+import type { Run } from '../../schemas/tables/runs.js';
 import type { Stamp } from '../../schemas/stamp.js';
 import type { CodeIndex } from '../../runner/code-index.js';
 import { computeStamp } from '../../runner/compute-stamp.js';
@@ -48,6 +49,12 @@ export interface LocalRunOptions {
    * @defaultValue the first-parent ancestry of the run's commit
    */
   baselineCommits?(stamp: Stamp): Promise<string[]>;
+  /**
+   * A sweep member's baseline: the sweep's, found for its first member, so that every
+   * member is compared with the same run and never with another member.
+   * @defaultValue looked up for this run
+   */
+  sweepBaseline?: { run: Run | null };
 }
 
 /** A finished local run: its report, its rows, and what the engine said about it. */
@@ -55,6 +62,8 @@ export interface LocalRunResult {
   report: RunReport;
   detail: RunDetail;
   outcome: RunOutcome;
+  /** The run it was compared with (fixed in its journal); null for none. */
+  baseline: Run | null;
 }
 
 /**
@@ -126,11 +135,13 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     throw error;
   }
   // Looked up before this run is recorded as one, so it is never its own baseline.
-  const baseline = await state.index.baseline({
-    pipelinePath: project.pipelinePath,
-    commits: await ancestry,
-    paramsDigest: stamp.paramsDigest,
-  });
+  const baseline = options.sweepBaseline
+    ? options.sweepBaseline.run
+    : await state.index.baseline({
+        pipelinePath: project.pipelinePath,
+        commits: await ancestry,
+        paramsDigest: stamp.paramsDigest,
+      });
   await recorder.finish({
     status: outcome.status,
     reason: outcome.reason,
@@ -139,7 +150,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     baselineRunId: baseline?.id ?? null,
   });
   const detail = await recorder.detail();
-  return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome };
+  return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome, baseline };
 }
 
 function messageOf(error: unknown): string {

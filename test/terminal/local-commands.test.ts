@@ -215,3 +215,34 @@ test('the runner logs readable lines on a terminal and JSON into a pipe', async 
   expect(JSON.parse(line)).toMatchObject({ level: 30, msg: 'runner started', concurrency: 1 });
   expect(await piped.stop('SIGINT')).toBe(0);
 });
+
+test('a sweep ends with one table of its members, each against the baseline it had before, and the best by each goal', async () => {
+  repo = await project();
+  const before = await runJson(['lr=0.5'], { cwd: repo.dir, env: env() });
+  expect(before.code, before.stderr).toBe(0);
+  const swept = runInTerminal(['run', 'lr=0.3,0.1,0.2'], { cwd: repo.dir, env: { ...env(), NO_COLOR: '1' } });
+  expect(await swept.exited, swept.output()).toBe(0);
+  const output = swept.output();
+  const tables = output.split('\n').filter((line) => /^Sweep \w+: 3 runs/.test(line));
+  expect(tables, output).toEqual([
+    expect.stringContaining(`each against run ${before.report.run.id.slice(0, 10)}`),
+  ]);
+  const table = output.slice(output.indexOf(tables[0] ?? ''));
+  expect(widestLine(table), table).toBeLessThanOrEqual(70);
+  // At 70 columns the long metric name leaves no room for the status: it is left out, said so.
+  expect(table).toMatch(/^run\s+lr\s+loss\s+accuracy_on_the_held_out_validation_split$/m);
+  expect(table).toMatch(/★ 0\.1\s+0\.5 \(\+0\.0%\)/);
+  expect(table).toContain('(−80.0%)');
+
+  const listed = await runCli(['runs', '--json'], { cwd: repo.dir, env: env() });
+  const members = (
+    JSON.parse(listed.stdout) as { id: string; groupId: string | null; params: { lr: number } }[]
+  ).filter((run) => run.groupId !== null);
+  expect(members).toHaveLength(3);
+  const best = members.find((run) => run.params.lr === 0.1);
+  expect(table).toMatch(new RegExp(`^loss \\(min\\)\\s+${best?.id.slice(0, 12)}\\s+0\\.1$`, 'm'));
+  for (const member of members) {
+    const diffed = await runCli(['diff', member.id, '--json'], { cwd: repo.dir, env: env() });
+    expect((JSON.parse(diffed.stdout) as { against: { id: string } }).against.id).toBe(before.report.run.id);
+  }
+});
