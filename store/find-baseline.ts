@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import { runs, type Run } from '../schemas/tables/runs.js';
 import type { Database } from './database.js';
 
@@ -14,6 +14,7 @@ export async function findBaseline({
   pipelinePath,
   commits,
   excludeRunId,
+  excludeGroupId = null,
   paramsDigest,
 }: {
   db: Database;
@@ -21,6 +22,8 @@ export async function findBaseline({
   pipelinePath: string;
   commits: readonly string[];
   excludeRunId: string;
+  /** A sweep's members are never each other's baseline: they share the sweep's. */
+  excludeGroupId?: string | null;
   paramsDigest: string;
 }): Promise<Run | null> {
   if (commits.length === 0) return null;
@@ -40,6 +43,7 @@ export async function findBaseline({
         // Uncommitted code is never another run's baseline.
         eq(runs.dirty, false),
         ne(runs.id, excludeRunId),
+        excludeGroupId === null ? undefined : or(isNull(runs.groupId), ne(runs.groupId, excludeGroupId)),
       ),
     )
     .orderBy(

@@ -6,7 +6,7 @@ import { findBaseline } from './find-baseline.js';
 /**
  * Fixes a finished run's baseline (DESIGN §7) once and for all: the clean success of its
  * pipeline at the nearest of the commits its submitter listed (else its own commit),
- * preferring equal params. From then on the run is shown against that run, never one
+ * preferring equal params, never a member of its own sweep. From then on the run is shown against that run, never one
  * made later. A run whose baseline is fixed already keeps it. Returns the run as stored.
  */
 export async function fixRunBaseline({ db, run }: { db: Database; run: Run }): Promise<Run> {
@@ -17,6 +17,7 @@ export async function fixRunBaseline({ db, run }: { db: Database; run: Run }): P
     pipelinePath: run.pipelinePath,
     commits: run.baselineCommits ?? (run.commit === null ? [] : [run.commit]),
     excludeRunId: run.id,
+    excludeGroupId: run.groupId,
     paramsDigest: run.paramsDigest,
   });
   const [fixed] = await db

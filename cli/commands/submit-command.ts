@@ -13,6 +13,8 @@ import { ApiClient } from '../remote/api-client.js';
 import { originRepository, pushedHead } from '../remote/origin-repository.js';
 import { serverConnection } from '../remote/server-connection.js';
 import { followRun, newFollowState } from '../remote/follow-run.js';
+import { outputWidth } from '../render/fit-table.js';
+import { renderSweepTable } from '../render/sweep-table.js';
 import { UsageError } from '../usage-error.js';
 
 export interface SubmitCommandOptions {
@@ -115,6 +117,10 @@ export async function submitCommand(
     for (const runId of left)
       reports.push(await followRun(client, runId, { ...follow, shown: shown[runIds.indexOf(runId)] }));
   }
+  if (group && reports.length > 1)
+    say(
+      `\n${renderSweepTable({ groupId: group, reports, goals: pipeline.metrics, width: outputWidth(options.json ? io.stderr : io.stdout, io.env), colors })}`,
+    );
   if (options.json)
     io.stdout.write(`${JSON.stringify(group ? { group, runs: reports } : reports[0], null, 2)}\n`);
   return reports.every((report) => report.run.status === 'succeeded') ? 0 : 1;

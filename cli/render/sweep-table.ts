@@ -53,11 +53,15 @@ export function renderSweepTable(input: {
       return `${best.get(name) === report.run.id ? '★ ' : ''}${value}${delta}`;
     }),
   ]);
-  const baseline = reports.find((report) => report.baseline)?.baseline ?? null;
+  const baselines = new Set(reports.map((report) => report.baseline?.id ?? null));
+  const baseline = baselines.size === 1 ? (reports[0]?.baseline ?? null) : null;
+  const against = baseline
+    ? `, each against run ${short(baseline.id, 10)} at ${short(baseline.commit, 10)}`
+    : baselines.size > 1
+      ? ', each against its baseline'
+      : ' (no baseline: no earlier successful run on this commit or its ancestors)';
   const lines = [
-    colors.bold(
-      `Sweep ${short(input.groupId, 12)}: ${reports.length} runs${baseline ? `, each against run ${short(baseline.id, 10)} at ${short(baseline.commit, 10)}` : ' (no baseline: no earlier successful run on this commit or its ancestors)'}`,
-    ),
+    colors.bold(`Sweep ${short(input.groupId, 12)}: ${reports.length} runs${against}`),
     // Too narrow a terminal loses the last metrics first; the pipeline's first goal stays.
     fitTable({
       head: ['run', 'status', ...varying, ...metrics],

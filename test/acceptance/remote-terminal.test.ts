@@ -148,6 +148,17 @@ test('runs --remote and diff --remote on a 70-column terminal take the short ids
     `${second.slice(0, 10)} against ${first.slice(0, 10)} (its baseline)`,
   );
 
+  // A sweep's members are compared with runs from before it, never with each other, and
+  // it ends with one table of them.
+  await project.repo.git('fetch', '-q', 'origin');
+  const sweep = spawnFluksio(['submit', 'lr=0.3,0.2', '--wait', '--json'], { cwd: project.repo.dir, env });
+  expect(await sweep.exited, sweep.output()).toBe(0);
+  expect(sweep.output()).toMatch(/^Sweep \w+: 2 runs/m);
+  const swept = JSON.parse(sweep.output().slice(sweep.output().indexOf('{\n  "group"'))) as {
+    runs: { run: { id: string }; baseline: { id: string } | null }[];
+  };
+  for (const member of swept.runs) expect([first, second]).toContain(member.baseline?.id);
+
   let common = 0;
   while (first[common] === second[common]) common += 1;
   const ambiguous = spawnFluksio(['show', first.slice(0, common), '--remote'], {
