@@ -16,7 +16,7 @@ import { localStorePaths } from '../local/local-store-paths.js';
 import { openLocalState, type LocalState } from '../local/local-state.js';
 import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
 import { colorEnabled } from '../render/color-enabled.js';
-import { outputWidth } from '../render/fit-table.js';
+import { outputWidth } from '../render/output-width.js';
 import { ProgressPrinter } from '../render/progress-printer.js';
 import { renderRunSummary } from '../render/run-summary.js';
 import { renderSweepTable } from '../render/sweep-table.js';

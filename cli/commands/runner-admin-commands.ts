@@ -1,4 +1,5 @@
-import { fitTable, outputWidth } from '../render/fit-table.js';
+import { fitTable } from '../render/fit-table.js';
+import { outputWidth } from '../render/output-width.js';
 import { ownerOf, RepositoryName } from '../../schemas/protocol/repository-name.js';
 import { hashToken } from '../../app/http/hash-token.js';
 import { createRunner } from '../../store/create-runner.js';

@@ -1,7 +1,7 @@
 import { listRuns } from '../../store/list-runs.js';
 import type { CliIo } from '../cli-io.js';
 import { openProjectStore } from '../local/open-project-store.js';
-import { outputWidth } from '../render/fit-table.js';
+import { outputWidth } from '../render/output-width.js';
 import { renderRunsTable } from '../render/runs-table.js';
 import { UsageError } from '../usage-error.js';
 

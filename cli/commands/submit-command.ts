@@ -13,7 +13,7 @@ import { ApiClient } from '../remote/api-client.js';
 import { originRepository, pushedHead } from '../remote/origin-repository.js';
 import { serverConnection } from '../remote/server-connection.js';
 import { followRun, newFollowState } from '../remote/follow-run.js';
-import { outputWidth } from '../render/fit-table.js';
+import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
 import { UsageError } from '../usage-error.js';
 

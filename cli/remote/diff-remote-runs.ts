@@ -3,7 +3,7 @@ import { short } from '../../schemas/format.js';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import type { CliIo } from '../cli-io.js';
 import { locateProject, readProjectPipeline } from '../local/locate-project.js';
-import { outputWidth } from '../render/fit-table.js';
+import { outputWidth } from '../render/output-width.js';
 import { renderMetricDiffTable } from '../render/metric-diff-table.js';
 import { ApiClient } from './api-client.js';
 import { resolveRemoteRun } from './resolve-remote-run.js';

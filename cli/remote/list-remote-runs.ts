@@ -1,7 +1,7 @@
 import { simpleGit } from 'simple-git';
 import { RUN_LIST_MAX, RunListReply } from '../../schemas/protocol/run-list.js';
 import type { CliIo } from '../cli-io.js';
-import { outputWidth } from '../render/fit-table.js';
+import { outputWidth } from '../render/output-width.js';
 import { renderRunsTable } from '../render/runs-table.js';
 import { UsageError } from '../usage-error.js';
 import { ApiClient } from './api-client.js';
