@@ -3,6 +3,8 @@ import stringWidth from 'string-width';
 
 /** Room between two columns. */
 const GAP = 2;
+/** The narrowest a column is cut to when even its longest word cannot fit. */
+const LAST_RESORT_COLUMN = 4;
 
 export interface FitTableInput {
   head: string[];
@@ -39,6 +41,16 @@ export function fitTable({ head, rows, width, droppable = [] }: FitTableInput): 
     dropped.push(name);
   }
   widths = wrapped(columns);
+  // Words too long for any arrangement: cut them (cli-table3 ends a cut cell with "…")
+  // rather than let the lines run past the terminal's edge.
+  const room = width - GAP * Math.max(0, columns.length - 1);
+  if (total(columns, widths) > width)
+    widths = shrink(
+      columns,
+      widths,
+      widths.map(() => LAST_RESORT_COLUMN),
+      room,
+    );
   const table = new Table({
     head: columns.map((column) => head[column] ?? ''),
     colWidths: columns.map((column) => widths[column] ?? 1),
@@ -69,7 +81,7 @@ export function fitTable({ head, rows, width, droppable = [] }: FitTableInput): 
     .split('\n')
     .map((line) => line.trimEnd())
     .join('\n');
-  return dropped.length > 0 ? `${text}\n(${dropped.join(', ')} left out: the terminal is too narrow)` : text;
+  return dropped.length > 0 ? `${text}\n(too narrow for: ${dropped.join(', ')})` : text;
 }
 
 /** Each column's width with no wrapping: its widest cell or heading. */

@@ -173,3 +173,30 @@ test('runs --remote and diff --remote on a 70-column terminal take the short ids
   expect(await unknown.exited).toBe(2);
   expect(unknown.output()).toContain('No run of the control plane matches "ZZZZ"');
 });
+
+test('runners holds within 70 columns on a terminal and prints no colour there with NO_COLOR, nor into a pipe', async () => {
+  await world.start();
+  const { createRunner } = await import('../../store/create-runner.js');
+  await createRunner({
+    db: world.db,
+    name: 'gpu-box-01',
+    owner: 'acme-machine-learning',
+    labels: ['gpu', 'a100', 'cuda12', 'eighty-gigabytes'],
+    repositories: ['acme-machine-learning/model-training', 'acme-machine-learning/feature-store'],
+    tokenHash: 'a'.repeat(64),
+  });
+  const dir = await world.scratch();
+  const env = { DATABASE_URL: database.url, FLUKSIO_DATA_DIR: dir };
+  const onTerminal = runInTerminal(['runners'], { cwd: dir, env: { ...env, NO_COLOR: '1' }, columns: 70 });
+  expect(await onTerminal.exited, onTerminal.output()).toBe(0);
+  expect(onTerminal.output()).toContain('gpu-box-01');
+  expect(onTerminal.output()).toContain('acme-machine-learning/feature-store');
+  expect(widestLine(onTerminal.output()), onTerminal.output()).toBeLessThanOrEqual(70);
+  expect(hasColor(onTerminal.output())).toBe(false);
+  const piped = spawnFluksio(['runners'], { cwd: dir, env: { ...env, NO_COLOR: undefined } });
+  expect(await piped.exited, piped.output()).toBe(0);
+  expect(piped.output()).toContain(
+    'acme-machine-learning/model-training, acme-machine-learning/feature-store',
+  );
+  expect(hasColor(piped.output())).toBe(false);
+});
