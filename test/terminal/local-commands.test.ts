@@ -39,7 +39,13 @@ stages:
 `;
 
 const project = () => makeRepo({ files: { 'fluksio.yml': PIPELINE, '.gitignore': 'model/\n' } });
-const env = () => ({ HOME: home, XDG_CACHE_HOME: join(home, '.cache') });
+// No control plane's store in this environment: gc collects the project's.
+const env = () => ({
+  HOME: home,
+  XDG_CACHE_HOME: join(home, '.cache'),
+  DATABASE_URL: undefined,
+  FLUKSIO_DATA_DIR: undefined,
+});
 
 test('--version prints the version of the package', async () => {
   repo = await makeRepo({ files: {} });
