@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
+import { processIo, type CliIo } from '../present/terminal/cli-io.js';
+import { UsageError } from '../present/terminal/usage-error.js';
 import packageJson from '../package.json' with { type: 'json' };
-import { processIo, type CliIo } from './cli-io.js';
-import { UsageError } from './usage-error.js';
 
 /** Exit codes of DESIGN §9. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;

@@ -1,10 +1,8 @@
-import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { serverConnection, submitterClient } from '../../client/server-connection.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
-import type { CliIo } from '../cli-io.js';
-import { ApiClient } from '../remote/api-client.js';
 import { resolveRemoteRun } from '../remote/resolve-remote-run.js';
-import { serverConnection } from '../remote/server-connection.js';
-import { UsageError } from '../usage-error.js';
 
 export interface CancelCommandOptions {
   url?: string;
@@ -30,16 +28,15 @@ export async function cancelCommand(
   const waitSeconds = Number(options.wait);
   if (!Number.isFinite(waitSeconds) || waitSeconds < 0)
     throw new UsageError(`--wait: "${options.wait}" is not a number of seconds ≥ 0 (e.g. --wait 60)`);
-  const connection = serverConnection(options.url, io.env);
-  const client = new ApiClient(connection.url, connection.token);
-  const path = `/api/v1/runs/${encodeURIComponent(await resolveRemoteRun(client, runId))}`;
-  let report = await client.request('POST', `${path}/cancel`, RemoteRunReport, { body: {} });
+  const client = submitterClient(serverConnection(options.url, io.env));
+  const id = await resolveRemoteRun(client, runId);
+  let report = await client.cancelRun(id);
   const deadline = Date.now() + waitSeconds * 1000;
   while (!isFinalRunStatus(report.run.status) && Date.now() < deadline) {
     await new Promise((resolve) =>
       setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))),
     );
-    report = await client.request('GET', path, RemoteRunReport);
+    report = await client.run(id);
   }
   const ended = isFinalRunStatus(report.run.status);
   if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

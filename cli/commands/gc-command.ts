@@ -5,14 +5,14 @@ import { readDatabaseSettings } from '../../app/control-plane-settings.js';
 import { formatBytes } from '../../schemas/format.js';
 import { DirManifest } from '../../schemas/out-record.js';
 import { gcStore } from '../../store/gc-store.js';
-import type { CliIo } from '../cli-io.js';
-import { collectLocalStore } from '../local/collect-local-store.js';
-import { deleteUnreferencedBlobs } from '../local/delete-unreferenced-blobs.js';
-import { localStorePaths } from '../local/local-store-paths.js';
-import { locateProject } from '../local/locate-project.js';
-import { userCacheDir } from '../local/user-cache-dir.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { collectLocalStore } from '../../local/collect-local-store.js';
+import { deleteUnreferencedBlobs } from '../../local/delete-unreferenced-blobs.js';
+import { localStorePaths } from '../../local/local-store-paths.js';
+import { locateProject } from '../../local/locate-project.js';
+import { userCacheDir } from '../../local/user-cache-dir.js';
 import { openServerDatabase } from '../server/server-database.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface GcCommandOptions {
   keepDays: string;

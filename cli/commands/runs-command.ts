@@ -1,9 +1,9 @@
 import { listRuns } from '../../store/list-runs.js';
-import type { CliIo } from '../cli-io.js';
-import { openProjectStore } from '../local/open-project-store.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { openProjectStore } from '../../local/open-project-store.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderRunsTable } from '../render/runs-table.js';
-import { UsageError } from '../usage-error.js';
 
 export interface RunsCommandOptions {
   limit: string;

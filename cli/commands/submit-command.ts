@@ -3,19 +3,18 @@ import { ulid } from 'ulid';
 import { digestOf } from '../../schemas/canonical-json.js';
 import { formatProblems } from '../../schemas/problem.js';
 import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
-import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import { BASELINE_COMMITS_MAX, type SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
-import { firstParentCommits } from '../../runner/first-parent-commits.js';
 import { resolveParams } from '../../schemas/resolve-params.js';
-import type { CliIo } from '../cli-io.js';
-import { locateProject, readProjectPipeline } from '../local/locate-project.js';
-import { ApiClient } from '../remote/api-client.js';
-import { originRepository, pushedHead } from '../remote/origin-repository.js';
-import { serverConnection } from '../remote/server-connection.js';
-import { followRun, newFollowState } from '../remote/follow-run.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { locateProject, readProjectPipeline } from '../../local/locate-project.js';
+import { originRepository, pushedHead } from '../../client/origin-repository.js';
+import { serverConnection, submitterClient } from '../../client/server-connection.js';
+import { followRun, newFollowState } from '../../client/follow-run.js';
+import { BASELINE_COMMITS_MAX } from '../../schemas/protocol/submit-run.js';
+import { firstParentCommits } from '../../runner/first-parent-commits.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
-import { UsageError } from '../usage-error.js';
+import { submitRunRequest } from '../../client/submit-run-request.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface SubmitCommandOptions {
   cache: boolean;
@@ -50,7 +49,7 @@ export async function submitCommand(
   if (head.dirty)
     say(colors.yellow(`Uncommitted changes are not submitted: runs use ${head.commit.slice(0, 12)}\n`));
 
-  const client = new ApiClient(connection.url, connection.token);
+  const client = submitterClient(connection);
   // Where the runs' baselines may be: this clone's history, which the control plane lacks.
   const baselineCommits = await firstParentCommits(
     project.workspace.repoRoot,
@@ -61,23 +60,19 @@ export async function submitCommand(
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
   for (const [index, params] of resolved.grid.entries()) {
-    const request: SubmitRunRequest = {
-      repository: origin.repository,
-      cloneUrl: origin.cloneUrl,
+    const request = submitRunRequest({
+      origin,
       commit: head.commit,
       pipelinePath: project.pipelinePath,
+      pipeline,
       params,
-      labels: pipeline['runs-on'],
       noCache: !options.cache,
-      retries: pipeline.retries,
-      timeoutMs: pipeline.timeout,
-      ...(group ? { group: { id: group, index } } : {}),
-      baselineCommits,
-    };
-    const report = await client.request('POST', '/api/v1/runs', RemoteRunReport, {
-      body: request,
-      headers: { 'idempotency-key': `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}` },
+      group: group ? { id: group, index } : null,
     });
+    const report = await client.submitRun(
+      { ...request, baselineCommits },
+      `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}`,
+    );
     runIds.push(report.run.id);
     say(
       `${colors.bold('queued')} ${report.run.id}  ${report.repository}@${head.commit.slice(0, 10)}  ${report.run.reason ?? ''}\n`,
@@ -109,11 +104,8 @@ export async function submitCommand(
     say(
       `Cancelling ${left.length === 1 ? 'the run' : `${left.length} runs`} on the control plane (Ctrl-C again to stop waiting; ${left.length === 1 ? 'it is' : 'they are'} cancelled all the same)\n`,
     );
-    for (const runId of left) {
-      await client.request('POST', `/api/v1/runs/${encodeURIComponent(runId)}/cancel`, RemoteRunReport, {
-        body: { reason: 'Cancelled with Ctrl-C on fluksio submit --wait' },
-      });
-    }
+    for (const runId of left)
+      await client.cancelRun(runId, { reason: 'Cancelled with Ctrl-C on fluksio submit --wait' });
     for (const runId of left)
       reports.push(await followRun(client, runId, { ...follow, shown: shown[runIds.indexOf(runId)] }));
   }

@@ -1,13 +1,12 @@
 import { diffMetrics, type MetricGoals } from '../../schemas/metric-diff.js';
 import { short } from '../../schemas/format.js';
-import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import type { CliIo } from '../cli-io.js';
-import { locateProject, readProjectPipeline } from '../local/locate-project.js';
+import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { locateProject, readProjectPipeline } from '../../local/locate-project.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderMetricDiffTable } from '../render/metric-diff-table.js';
-import { ApiClient } from './api-client.js';
 import { resolveRemoteRun } from './resolve-remote-run.js';
-import { serverConnection } from './server-connection.js';
+import { serverConnection, submitterClient } from '../../client/server-connection.js';
 
 /**
  * `fluksio diff RUN [OTHER] --remote`: two runs of the control plane compared as
@@ -21,10 +20,8 @@ export async function diffRemoteRuns(
   options: { json?: boolean; pipeline?: string; url?: string },
   io: CliIo,
 ): Promise<number> {
-  const connection = serverConnection(options.url, io.env);
-  const client = new ApiClient(connection.url, connection.token);
-  const reportOf = async (id: string) =>
-    client.request('GET', `/api/v1/runs/${encodeURIComponent(id)}`, RemoteRunReport);
+  const client = submitterClient(serverConnection(options.url, io.env));
+  const reportOf = async (id: string) => client.run(id);
   const run = await reportOf(await resolveRemoteRun(client, idOrPrefix));
   const otherId = otherIdOrPrefix ? await resolveRemoteRun(client, otherIdOrPrefix) : run.baseline?.id;
   const other = otherId === undefined ? null : await reportOf(otherId);

@@ -1,12 +1,11 @@
 import { simpleGit } from 'simple-git';
-import { RUN_LIST_MAX, RunListReply } from '../../schemas/protocol/run-list.js';
-import type { CliIo } from '../cli-io.js';
+import { RUN_LIST_MAX } from '../../schemas/protocol/run-list.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderRunsTable } from '../render/runs-table.js';
-import { UsageError } from '../usage-error.js';
-import { ApiClient } from './api-client.js';
-import { originRepository } from './origin-repository.js';
-import { serverConnection } from './server-connection.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
+import { originRepository } from '../../client/origin-repository.js';
+import { serverConnection, submitterClient } from '../../client/server-connection.js';
 
 /**
  * `fluksio runs --remote`: the control plane's newest runs of this repository (named by
@@ -20,11 +19,12 @@ export async function listRemoteRuns(
   if (options.limit > RUN_LIST_MAX)
     throw new UsageError(`--limit: at most ${RUN_LIST_MAX} runs of the control plane at once`);
   const connection = serverConnection(options.url, io.env);
-  const client = new ApiClient(connection.url, connection.token);
+  const client = submitterClient(connection);
   const repository = await originRepositoryName(io.cwd);
-  const query = new URLSearchParams({ limit: String(options.limit) });
-  if (repository !== null) query.set('repository', repository);
-  const { runs } = await client.request('GET', `/api/v1/runs?${query.toString()}`, RunListReply);
+  const runs = await client.listRuns({
+    limit: options.limit,
+    ...(repository === null ? {} : { repository }),
+  });
   if (options.json) {
     io.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
     return 0;

@@ -1,6 +1,5 @@
-import { RunListReply } from '../../schemas/protocol/run-list.js';
-import { UsageError } from '../usage-error.js';
-import type { ApiClient } from './api-client.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 /** How many candidates an ambiguous prefix lists, as the local store's findRun does. */
 const CANDIDATES_SHOWN = 10;
@@ -12,15 +11,14 @@ const WHOLE_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/i;
  * one run of the token's repositories whose id starts with it (the short ids fluksio
  * prints). UsageError when none does, or when several do (listing them).
  */
-export async function resolveRemoteRun(client: ApiClient, idOrPrefix: string): Promise<string> {
+export async function resolveRemoteRun(client: ControlPlaneClient, idOrPrefix: string): Promise<string> {
   if (WHOLE_ID.test(idOrPrefix)) return idOrPrefix.toUpperCase();
   if (!/^[0-9A-Za-z]{1,26}$/.test(idOrPrefix)) {
     throw new UsageError(
       `"${idOrPrefix}" is not a run id or the start of one (letters and digits, e.g. 01JD4X)`,
     );
   }
-  const query = new URLSearchParams({ prefix: idOrPrefix, limit: String(CANDIDATES_SHOWN + 1) });
-  const { runs } = await client.request('GET', `/api/v1/runs?${query.toString()}`, RunListReply);
+  const runs = await client.listRuns({ prefix: idOrPrefix, limit: CANDIDATES_SHOWN + 1 });
   const [only] = runs;
   if (only === undefined) {
     throw new UsageError(`No run of the control plane matches "${idOrPrefix}" (see fluksio runs --remote)`);

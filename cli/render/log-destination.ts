@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { PinoPretty } from 'pino-pretty';
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { colorEnabled } from './color-enabled.js';
 
 /**

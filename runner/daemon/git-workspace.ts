@@ -4,7 +4,7 @@ import { lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import { runGit, type GitCommandOptions } from './git-command.js';
 import { KeyedMutex } from './keyed-mutex.js';
-import { redactUrl } from './redact-url.js';
+import { redactUrl } from '../../client/redact-url.js';
 
 export interface GitWorkspaceOptions {
   /** The runner's work directory: mirrors go under `mirrors/`, checkouts under `checkouts/`. */
