@@ -92,6 +92,7 @@ export function renderGroupComment({
     metrics.length > 0
       ? '🏆 marks the best value of each metric among the runs that succeeded. Each run has its own check run.'
       : 'The pipeline declares no metric goals, so no metric is compared. Each run has its own check run.',
+    'Cancel with `/fluksio cancel` (all of them) or `/fluksio cancel <run-id>`.',
   );
   return fitMarkdown(lines.join('\n'), MAX_COMMENT_BODY, "each run's check run and `fluksio show <run>`");
 }
