@@ -1,11 +1,12 @@
+import { renderCheckRun } from '../../present/github/render-check-run.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
-import { tracebackTexts } from '../../schemas/traceback.js';
 import { findGitHubCheck } from '../../store/find-github-check.js';
-import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
+import { getRunDetail } from '../../store/get-run-detail.js';
 import { markOutboxSent } from '../../store/mark-outbox-sent.js';
 import { recordCheckRunProgress } from '../../store/record-check-run-progress.js';
+import { runViewFromDetail } from '../run-view-from-detail.js';
 import { outboxBaseline } from './outbox-baseline.js';
-import { renderCheckRun } from './render-check-run.js';
+import { RERUN_BUTTONS } from './rerun-buttons.js';
 import type { SyncContext } from './sync-context.js';
 import { syncCheckRunOutput } from './sync-check-run-output.js';
 
@@ -36,12 +37,7 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
       if (refreshAt > Date.now()) return { refreshAt };
     }
     const octokit = await context.github(check.installationId);
-    const runUrl = `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/api/v1/runs/${encodeURIComponent(run.id)}`;
-    const rendered = renderCheckRun({
-      run,
-      stages: detail.stages,
-      annotations: detail.annotations,
-      metrics: metricsSoFar(detail),
+    const view = runViewFromDetail(detail, {
       baseline: await outboxBaseline({
         db,
         octokit,
@@ -49,13 +45,9 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
         cache: context.baselineCommits,
         logger: context.logger,
       }),
-      series: detail.series,
-      goals: run.metricGoals,
-      runner: run.runnerName,
-      serverUrl: context.apiBaseUrlForLinks.replace(/\/+$/, ''),
-      tracebacks: tracebacksOf(detail),
-      checkName: check.name,
+      serverUrl: context.apiBaseUrlForLinks,
     });
+    const rendered = renderCheckRun(view, { name: check.name, actions: RERUN_BUTTONS });
     await syncCheckRunOutput({
       octokit,
       place: {
@@ -64,7 +56,7 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
         externalId: run.id,
         checkRunId: check.checkRunId,
         annotationsSent: context.uncertain ? null : check.annotationsSent,
-        detailsUrl: runUrl,
+        detailsUrl: view.links.detailsUrl,
         startedAt: run.startedAt,
         completedAt: isFinalRunStatus(run.status) ? run.finishedAt : null,
       },
@@ -82,21 +74,4 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
     });
     if (latest === null || latest <= check.renderVersion) return null;
   }
-}
-
-/**
- * The tracebacks in the log tails of the stages that failed, for the summary (the
- * annotations carry the lines).
- */
-function tracebacksOf({ stages }: RunDetail): { stage: string; text: string }[] {
-  return stages
-    .filter((stage) => stage.status === 'failed' || stage.status === 'timed_out')
-    .flatMap((stage) =>
-      tracebackTexts(stage.logTail.split('\n')).map((text) => ({ stage: stage.name, text })),
-    );
-}
-
-/** The final metrics once the run finished; until then those its stages reported so far. */
-function metricsSoFar({ run, stages }: RunDetail): Record<string, number> {
-  return Object.assign({}, ...stages.map((stage) => stage.metrics), run.metrics) as Record<string, number>;
 }
