@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { RunReportQuery } from '../../schemas/protocol/run-report-query.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { Run } from '../../schemas/tables/runs.js';
+import { findBaseline } from '../../store/find-baseline.js';
 import { getRunDetail, type MetricSeries, type RunDetail } from '../../store/get-run-detail.js';
 import { getStageLog } from '../../store/get-stage-log.js';
 import { requestCancel } from '../../store/request-cancel.js';
@@ -19,7 +21,8 @@ const LogParams = RunIdParams.extend({ stage: z.string().min(1).max(200) });
 const CancelRequest = z.strictObject({ reason: z.string().min(1).max(1000).optional() });
 
 /**
- * What a submitter reads about a run, and cancel: `GET /api/v1/runs/:id` (RemoteRunReport),
+ * What a submitter reads about a run, and cancel: `GET /api/v1/runs/:id` (RemoteRunReport,
+ * compared with a baseline among the `baseline-commits` the caller lists),
  * `/metrics` (the streamed series), `/logs/:stage` (a stage's whole log) and `POST
  * /api/v1/runs/:id/cancel`. A run of a repository the token does not reach is answered as
  * unknown (404), so a token learns nothing about other repositories' runs.
@@ -50,7 +53,20 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     '/api/v1/runs/:id',
     { onRequest: readAuth.onRequest },
     async (request): Promise<RemoteRunReport> => {
-      return toRemoteRunReport(await detailOf((await visibleRun(request, 'read')).run));
+      const { run } = await visibleRun(request, 'read');
+      const query = parseInput(RunReportQuery, request.query, 'query');
+      const commits = query['baseline-commits'];
+      const baseline = commits
+        ? await findBaseline({
+            db,
+            repository: run.repository,
+            pipelinePath: run.pipelinePath,
+            commits,
+            excludeRunId: run.id,
+            paramsDigest: run.paramsDigest,
+          })
+        : null;
+      return toRemoteRunReport(await detailOf(run), baseline);
     },
   );
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { renderActionRequired } from '../../app/github/render-action-required.js';
-import { checkRunName } from '../../present/github/check-run-name.js';
+import { checkRunName, sweptParams } from '../../present/github/check-run-name.js';
 import { fitMarkdown } from '../../present/github/markdown.js';
 import type { RenderedCheckRun } from '../../present/github/render-check-run.js';
 import type { RunStatus } from '../../schemas/statuses.js';
@@ -459,5 +459,13 @@ describe('check run names', () => {
     expect(b.length).toBeLessThanOrEqual(100);
     expect(a).not.toBe(b);
     expect(a).toMatch(/^fluksio \(note=x+… #[0-9a-f]{8}\)$/);
+  });
+
+  test('a member is named by the params its sweep varies, in the order they were swept', () => {
+    const params = { lr: 0.1, seed: 1, note: 'two words' };
+    expect(checkRunName('fluksio', sweptParams(params, ['note', 'lr']))).toBe(
+      'fluksio (note="two words", lr=0.1)',
+    );
+    expect(sweptParams(params, ['absent'])).toEqual({});
   });
 });
