@@ -1,4 +1,4 @@
-import type { MetricGoals } from '../schemas/metric-diff.js';
+import { diffMetrics, type MetricGoals } from '../schemas/metric-diff.js';
 import type { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import type { RunReport } from '../schemas/run-report.js';
 import { hasStarted } from './has-started.js';
@@ -16,6 +16,7 @@ export interface ReportViewExtras {
   baselineLabel: string;
   /** Why there is no baseline, when there is none. */
   noBaseline: string;
+  /** Which way each metric is better: the diff is judged by these, whatever goals the report had. */
   goals: MetricGoals;
   links: RunLinks;
 }
@@ -67,11 +68,21 @@ export function runViewFromReport(report: RunReport | RemoteRunReport, extras: R
     metricDiff: {
       baseline: report.baseline ? { runId: report.baseline.id, label: extras.baselineLabel } : null,
       noBaseline: extras.noBaseline,
-      rows: report.diff,
+      rows: diffMetrics(report.metrics, report.baseline ? baselineMetrics(report) : null, extras.goals),
       goals: extras.goals,
     },
     series: extras.series,
     annotations: report.annotations,
     links: extras.links,
   };
+}
+
+/**
+ * The baseline's metrics, as the report's diff carries them: a control plane judges a
+ * submitted run by no goals (it was not given the pipeline's), the step by the pipeline's.
+ */
+function baselineMetrics(report: RunReport): Record<string, number> {
+  return Object.fromEntries(
+    report.diff.flatMap((row) => (row.baseline === null ? [] : [[row.name, row.baseline]])),
+  );
 }
