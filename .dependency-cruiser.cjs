@@ -21,9 +21,9 @@ module.exports = {
       to: { path: '^(store|runner|app|cli|action|present)/' },
     },
     {
-      name: 'schemas-has-no-io',
+      name: 'schemas-and-present-have-no-io',
       severity: 'error',
-      from: { path: '^schemas/' },
+      from: { path: '^(schemas|present)/' },
       to: {
         dependencyTypes: ['core'],
         path: '^(fs|fs/promises|child_process|net|http|https|dgram|tls|worker_threads|os)$',
@@ -35,15 +35,6 @@ module.exports = {
       comment: 'present/ is pure presentation of runs: the app, the CLI and the action read it.',
       from: { path: '^present/' },
       to: { path: '^(store|runner|app|cli|action)/' },
-    },
-    {
-      name: 'present-has-no-io',
-      severity: 'error',
-      from: { path: '^present/' },
-      to: {
-        dependencyTypes: ['core'],
-        path: '^(fs|fs/promises|child_process|net|http|https|dgram|tls|worker_threads|os)$',
-      },
     },
     {
       name: 'store-sees-only-schemas',
