@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import type { GitHubWork } from '../../app/github/github-work.js';
 import { queueGitHubRuns } from '../../app/github/queue-github-runs.js';
+import { inProcessLock } from '../../app/keyed-lock.js';
 import type { Annotation } from '../../schemas/annotation.js';
 import { validatePipeline } from '../../schemas/validate-pipeline.js';
 import { mintInstallationToken } from '../action/helpers/installation-token.js';
@@ -122,6 +123,7 @@ test('the app and the action name, cap and page the same sweep member’s check 
     ringDoorbell: async () => {},
     onlineWindowMs: 60_000,
     logger: pino({ level: 'silent' }),
+    lock: inProcessLock(),
   };
   const appRuns = await queueGitHubRuns(work, {
     deliveryId: 'parity-1',
