@@ -2,7 +2,7 @@ import type { Colors } from 'picocolors/types.js';
 import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { formatDuration, short } from '../../schemas/format.js';
-import { STAGE_BADGES, type BadgeTone, type StatusBadge } from '../../present/status-badges.js';
+import { STAGE_BADGES, type BadgeTone, type StatusBadge } from '../status-badges.js';
 import { terminalText } from './terminal-text.js';
 
 /** The colour of each badge tone on a terminal. */
