@@ -240,8 +240,14 @@ export class ControlPlaneClient {
   }
 
   /** A run as the control plane has it now: its state, stages, metrics and annotations. */
-  async run(runId: string, call: CallOptions = {}): Promise<RemoteRunReport> {
-    return this.get(runPath(runId), RemoteRunReport, call);
+  async run(
+    runId: string,
+    call: CallOptions = {},
+    { baselineCommits = [] }: { baselineCommits?: readonly string[] } = {},
+  ): Promise<RemoteRunReport> {
+    // Where to look for the baseline, nearest first (RunReportQuery): the caller has the history.
+    const query = baselineCommits.length > 0 ? `?baseline-commits=${baselineCommits.join(',')}` : '';
+    return this.get(`${runPath(runId)}${query}`, RemoteRunReport, call);
   }
 
   /** A run's streamed metric series, by metric name. */

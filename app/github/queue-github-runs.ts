@@ -1,11 +1,10 @@
-import type { ParamValue } from '../../schemas/key-inputs.js';
+import { checkRunName, sweptParams } from '../../present/github/check-run-name.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import type { Params } from '../../schemas/resolve-params.js';
 import type { Run, RunTrigger } from '../../schemas/tables/runs.js';
 import { recordGroupComment } from '../../store/record-group-comment.js';
 import type { GitHubWork } from './github-work.js';
 import { PIPELINE_PATH } from './read-pipeline-at.js';
-import { checkRunName } from './check-run-name.js';
 import { queueCheckedRuns } from './queue-checked-runs.js';
 import type { RepositoryRef } from './repository-ref.js';
 
@@ -80,14 +79,7 @@ export async function queueGitHubRuns(work: GitHubWork, request: GitHubRunReques
       trigger: request.trigger,
       automatic: request.automatic,
       metricGoals: pipeline.metrics,
-      checkName: checkRunName(
-        work.github.checkName,
-        sweep
-          ? Object.fromEntries(
-              request.swept.filter((key) => key in params).map((key) => [key, params[key] as ParamValue]),
-            )
-          : null,
-      ),
+      checkName: checkRunName(work.github.checkName, sweep ? sweptParams(params, request.swept) : null),
       baseRef: pullRequest?.baseRef ?? null,
     })),
   });
