@@ -9,6 +9,7 @@ import { PreviousStage } from '../../schemas/previous-stage.js';
 import {
   EventBatchReply,
   HeartbeatReply,
+  StartReply,
   type EventBatch,
   type FinishRequest,
   type ReleaseRequest,
@@ -70,9 +71,19 @@ export class ControlPlaneClient {
     return this.http.parse(response, HeartbeatReply, `POST ${path}`);
   }
 
-  /** The checkout is verified: the run starts, stamped with what is about to execute. */
-  async start(run: RunLease, stamp: Omit<StartRequestInput, 'lease'>, call: CallOptions = {}): Promise<void> {
-    await this.http.send('POST', `${runPath(run)}/start`, { call, json: { lease: run.lease, ...stamp } });
+  /**
+   * The checkout is verified: the run starts, stamped with what is about to execute. The
+   * reply says whether it did: a run the control plane failed instead (its params are not
+   * those it was queued with) must not run.
+   */
+  async start(
+    run: RunLease,
+    stamp: Omit<StartRequestInput, 'lease'>,
+    call: CallOptions = {},
+  ): Promise<StartReply> {
+    const path = `${runPath(run)}/start`;
+    const response = await this.http.send('POST', path, { call, json: { lease: run.lease, ...stamp } });
+    return this.http.parse(response, StartReply, `POST ${path}`);
   }
 
   /** Uploads events; resolves once the control plane acknowledged them. */

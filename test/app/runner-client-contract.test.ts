@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest
 import { ControlPlaneClient } from '../../runner/daemon/control-plane-client.js';
 import { StaleLeaseError } from '../../runner/daemon/control-plane-errors.js';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
+import { digestOf } from '../../schemas/canonical-json.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { resetTables, startTestControlPlane, type TestControlPlane } from './control-plane-harness.js';
 
@@ -37,7 +38,18 @@ test("the runner daemon's client and the control plane speak the same protocol",
   if (!claim) throw new Error('nothing claimed');
   const run = { runId: claim.run.id, lease: claim.lease };
   expect(await client.heartbeat(run)).toEqual({ cancel: false, reason: null, finishAs: null });
-  await client.start(run, { codeDigest: DIGEST, envDigest: DIGEST });
+  const params = claim.run.params;
+  expect(
+    await client.start(run, {
+      codeDigest: DIGEST,
+      envDigest: DIGEST,
+      params,
+      paramsDigest: digestOf(params),
+    }),
+  ).toEqual({
+    status: 'running',
+    reason: null,
+  });
 
   const bytes = 'weights '.repeat(10_000);
   const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}` as BlobDigest;

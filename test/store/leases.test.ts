@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { digestOf } from '../../schemas/canonical-json.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { applyLeasedEvents } from '../../store/apply-leased-events.js';
 import type { Database } from '../../store/database.js';
@@ -96,10 +97,26 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const queued = await queueRun(db, { repository });
     const claimed = await claim(db, runner);
     const leaseId = claimed?.leaseId ?? '';
-    const started = await startLeasedRun({ db, runId: queued.id, leaseId, codeDigest, envDigest });
+    const started = await startLeasedRun({
+      db,
+      runId: queued.id,
+      leaseId,
+      codeDigest,
+      envDigest,
+      params: claimed?.params ?? {},
+      paramsDigest: claimed?.paramsDigest ?? '',
+    });
     expect(started).toMatchObject({ status: 'running', codeDigest, envDigest, dirty: false });
     expect(started?.startedAt).toBeInstanceOf(Date);
-    const again = await startLeasedRun({ db, runId: queued.id, leaseId, codeDigest, envDigest });
+    const again = await startLeasedRun({
+      db,
+      runId: queued.id,
+      leaseId,
+      codeDigest,
+      envDigest,
+      params: claimed?.params ?? {},
+      paramsDigest: claimed?.paramsDigest ?? '',
+    });
     expect(again).toEqual(started);
   });
 
@@ -134,6 +151,60 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     expect(await heartbeatRun({ db, runId: run.id, leaseId: run.leaseId, leaseTtlMs: 90_000 })).toBeNull();
   });
 
+  test('a start records the params the runner resolved: the defaults it added are what ran', async () => {
+    const { runner, repository } = await ownRunner();
+    const queued = await queueRun(db, {
+      repository,
+      params: { lr: 0.1 },
+      paramsDigest: digestOf({ lr: 0.1 }),
+    });
+    const leaseId = (await claim(db, runner))?.leaseId ?? '';
+    const resolved = { lr: 0.1, epochs: 3 };
+    const started = await startLeasedRun({
+      db,
+      runId: queued.id,
+      leaseId,
+      codeDigest,
+      envDigest,
+      params: resolved,
+      paramsDigest: digestOf(resolved),
+    });
+    expect(started).toMatchObject({ status: 'running', params: resolved, paramsDigest: digestOf(resolved) });
+  });
+
+  test('a start with params resolved otherwise than queued fails the run, naming each difference; retried, it answers the failed run', async () => {
+    const { runner, repository } = await ownRunner();
+    const asked = { lr: 0.1, seed: 2 };
+    const queued = await queueRun(db, { repository, params: asked, paramsDigest: digestOf(asked) });
+    const leaseId = (await claim(db, runner))?.leaseId ?? '';
+    const resolved = { lr: '0.1' };
+    const start = () =>
+      startLeasedRun({
+        db,
+        runId: queued.id,
+        leaseId,
+        codeDigest,
+        envDigest,
+        params: resolved,
+        paramsDigest: digestOf(resolved),
+      });
+    const failed = await start();
+    expect(failed).toMatchObject({
+      status: 'failed',
+      params: asked,
+      paramsDigest: digestOf(asked),
+      durationMs: 0,
+    });
+    expect(failed?.statusReason).toBe(
+      'The runner resolved the params differently from how the run was queued, so nothing ran: ' +
+        `'lr' was queued as 0.1 (a number) and resolved as "0.1" (a string); 'seed' was queued as 2 (a number) but not resolved`,
+    );
+    expect(failed?.finishedAt).toBeInstanceOf(Date);
+    expect(failed?.leaseExpiresAt).toBeNull();
+    expect(await start()).toEqual(failed);
+    expect(await heartbeatRun({ db, runId: queued.id, leaseId, leaseTtlMs: 90_000 })).toBeNull();
+  });
+
   test('a stale lease changes nothing: heartbeat, start, events, finish and release all answer null', async () => {
     const { runner, repository } = await ownRunner();
     const run = await startedRun(db, runner, { repository });
@@ -141,7 +212,17 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const before = await readRun(db, run.id);
     const runId = run.id;
     expect(await heartbeatRun({ db, runId, leaseId: stale, leaseTtlMs: 90_000 })).toBeNull();
-    expect(await startLeasedRun({ db, runId, leaseId: stale, codeDigest, envDigest })).toBeNull();
+    expect(
+      await startLeasedRun({
+        db,
+        runId,
+        leaseId: stale,
+        codeDigest,
+        envDigest,
+        params: run.params,
+        paramsDigest: run.paramsDigest,
+      }),
+    ).toBeNull();
     expect(
       await applyLeasedEvents({
         db,
@@ -196,7 +277,15 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     expect(next).toMatchObject({ id: run.id, attempt: 2, status: 'running' });
     expect(next?.leaseId).not.toBe(run.leaseId);
     expect(
-      await startLeasedRun({ db, runId: run.id, leaseId: run.leaseId, codeDigest, envDigest }),
+      await startLeasedRun({
+        db,
+        runId: run.id,
+        leaseId: run.leaseId,
+        codeDigest,
+        envDigest,
+        params: run.params,
+        paramsDigest: run.paramsDigest,
+      }),
     ).toBeNull();
   });
 
