@@ -11,6 +11,7 @@ import {
   waitFor,
   type GitHubAppWorld,
 } from './github-app-fixture.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 let world: GitHubAppWorld;
 let runnerToken: string;
@@ -148,6 +149,7 @@ test('the runner’s state changes reach the check run: claimed → in progress,
     lease: claim.lease,
     codeDigest: 'c'.repeat(64),
     envDigest: 'e'.repeat(64),
+    ...ranAsClaimed(claim),
   });
   // A running run's check run is refreshed at most every ~10 s (DESIGN §8), its first update too.
   await waitFor('in progress', () => checkRun()?.status === 'in_progress', 20_000);
