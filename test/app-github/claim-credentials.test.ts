@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { hashToken } from '../../app/http/hash-token.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
-import { createRunner } from '../../store/create-runner.js';
 import {
   closeGitHubAppDatabase,
   openGitHubAppDatabase,
   openGitHubAppWorld,
+  completedCheckRun,
+  registerAcmeRunner,
   SHA,
   waitFor,
   type GitHubAppWorld,
@@ -20,15 +19,7 @@ beforeAll(openGitHubAppDatabase);
 afterAll(closeGitHubAppDatabase);
 beforeEach(async () => {
   world = await openGitHubAppWorld();
-  runnerToken = randomBytes(32).toString('hex');
-  await createRunner({
-    db: world.db,
-    name: 'gpu-box',
-    owner: 'acme',
-    labels: ['gpu'],
-    repositories: [],
-    tokenHash: hashToken(runnerToken),
-  });
+  runnerToken = await registerAcmeRunner(world, ['gpu']);
 });
 afterEach(async () => {
   await world.close();
@@ -178,11 +169,6 @@ test('/fluksio cancel reaches the runner and the check run', async () => {
     reason: 'Cancelled',
     metrics: {},
   });
-  const done = await waitFor('the cancelled check run', () => {
-    const found = world.double
-      .checkRuns(world.repo.fullName)
-      .find((candidate) => candidate.externalId === claim.run.id);
-    return found?.status === 'completed' && found;
-  });
+  const done = await completedCheckRun(world, claim.run.id);
   expect(done.conclusion).toBe('cancelled');
 });

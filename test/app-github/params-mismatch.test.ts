@@ -1,16 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { hashToken } from '../../app/http/hash-token.js';
 import { ControlPlaneClient } from '../../runner/daemon/control-plane-client.js';
 import { digestOf } from '../../schemas/canonical-json.js';
-import { createRunner } from '../../store/create-runner.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
 import {
   closeGitHubAppDatabase,
   openGitHubAppDatabase,
   openGitHubAppWorld,
+  completedCheckRun,
+  registerAcmeRunner,
   SHA,
-  waitFor,
 } from './github-app-fixture.js';
 
 beforeAll(openGitHubAppDatabase);
@@ -27,15 +25,7 @@ test('a runner that resolves the params otherwise than queued: the run fails at 
   const world = await openGitHubAppWorld();
   try {
     world.double.setCommits(world.repo.fullName, [SHA.main], { branch: 'main' });
-    const token = randomBytes(32).toString('hex');
-    await createRunner({
-      db: world.db,
-      name: 'gpu-box',
-      owner: 'acme',
-      labels: ['gpu'],
-      repositories: [],
-      tokenHash: hashToken(token),
-    });
+    const token = await registerAcmeRunner(world, ['gpu']);
     await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: SHA.main }));
     const client = new ControlPlaneClient({ url: world.plane.url, token, retries: 0 });
     const claim = await client.claim(5, false);
@@ -57,12 +47,7 @@ test('a runner that resolves the params otherwise than queued: the run fails at 
     const [row] = await world.runs();
     expect(row).toMatchObject({ status: 'failed', statusReason: reason, params: { lr: 0.01, seed: 0 } });
 
-    const checkRun = await waitFor('the completed check run', () => {
-      const found = world.double
-        .checkRuns(world.repo.fullName)
-        .find((candidate) => candidate.externalId === claim.run.id);
-      return found?.status === 'completed' && found;
-    });
+    const checkRun = await completedCheckRun(world, claim.run.id);
     expect(checkRun.conclusion).toBe('failure');
     expect(checkRun.output.title).toContain(`'lr' was queued as 0.01 (a number) and resolved as "0.01"`);
     // Nothing may be written under the lease of a run that never started.

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { digestOf } from '../../schemas/canonical-json.js';
+import type { Params } from '../../schemas/resolve-params.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
+import type { Run } from '../../schemas/tables/runs.js';
 import { applyLeasedEvents } from '../../store/apply-leased-events.js';
 import type { Database } from '../../store/database.js';
 import { finishLeasedRun } from '../../store/finish-leased-run.js';
@@ -30,6 +32,19 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     ({ db, close } = await open());
   });
   afterAll(() => close());
+
+  /** Starts a run under `leaseId` as a runner that resolved `params` (the queued ones, unless a test says). */
+  function start(runId: string, leaseId: string, params: Params): Promise<Run | null> {
+    return startLeasedRun({
+      db,
+      runId,
+      leaseId,
+      codeDigest,
+      envDigest,
+      params,
+      paramsDigest: digestOf(params),
+    });
+  }
 
   async function ownRunner(): Promise<{ runner: RunnerRow; repository: string }> {
     const owner = uniqueOwner();
@@ -97,26 +112,10 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const queued = await queueRun(db, { repository });
     const claimed = await claim(db, runner);
     const leaseId = claimed?.leaseId ?? '';
-    const started = await startLeasedRun({
-      db,
-      runId: queued.id,
-      leaseId,
-      codeDigest,
-      envDigest,
-      params: claimed?.params ?? {},
-      paramsDigest: claimed?.paramsDigest ?? '',
-    });
+    const started = await start(queued.id, leaseId, claimed?.params ?? {});
     expect(started).toMatchObject({ status: 'running', codeDigest, envDigest, dirty: false });
     expect(started?.startedAt).toBeInstanceOf(Date);
-    const again = await startLeasedRun({
-      db,
-      runId: queued.id,
-      leaseId,
-      codeDigest,
-      envDigest,
-      params: claimed?.params ?? {},
-      paramsDigest: claimed?.paramsDigest ?? '',
-    });
+    const again = await start(queued.id, leaseId, claimed?.params ?? {});
     expect(again).toEqual(started);
   });
 
@@ -160,15 +159,7 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     });
     const leaseId = (await claim(db, runner))?.leaseId ?? '';
     const resolved = { lr: 0.1, epochs: 3 };
-    const started = await startLeasedRun({
-      db,
-      runId: queued.id,
-      leaseId,
-      codeDigest,
-      envDigest,
-      params: resolved,
-      paramsDigest: digestOf(resolved),
-    });
+    const started = await start(queued.id, leaseId, resolved);
     expect(started).toMatchObject({ status: 'running', params: resolved, paramsDigest: digestOf(resolved) });
   });
 
@@ -178,17 +169,7 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const queued = await queueRun(db, { repository, params: asked, paramsDigest: digestOf(asked) });
     const leaseId = (await claim(db, runner))?.leaseId ?? '';
     const resolved = { lr: '0.1' };
-    const start = () =>
-      startLeasedRun({
-        db,
-        runId: queued.id,
-        leaseId,
-        codeDigest,
-        envDigest,
-        params: resolved,
-        paramsDigest: digestOf(resolved),
-      });
-    const failed = await start();
+    const failed = await start(queued.id, leaseId, resolved);
     expect(failed).toMatchObject({
       status: 'failed',
       params: asked,
@@ -201,7 +182,7 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     );
     expect(failed?.finishedAt).toBeInstanceOf(Date);
     expect(failed?.leaseExpiresAt).toBeNull();
-    expect(await start()).toEqual(failed);
+    expect(await start(queued.id, leaseId, resolved)).toEqual(failed);
     expect(await heartbeatRun({ db, runId: queued.id, leaseId, leaseTtlMs: 90_000 })).toBeNull();
   });
 
@@ -212,17 +193,7 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const before = await readRun(db, run.id);
     const runId = run.id;
     expect(await heartbeatRun({ db, runId, leaseId: stale, leaseTtlMs: 90_000 })).toBeNull();
-    expect(
-      await startLeasedRun({
-        db,
-        runId,
-        leaseId: stale,
-        codeDigest,
-        envDigest,
-        params: run.params,
-        paramsDigest: run.paramsDigest,
-      }),
-    ).toBeNull();
+    expect(await start(runId, stale, run.params)).toBeNull();
     expect(
       await applyLeasedEvents({
         db,
@@ -276,17 +247,7 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const next = await claim(db, runner);
     expect(next).toMatchObject({ id: run.id, attempt: 2, status: 'running' });
     expect(next?.leaseId).not.toBe(run.leaseId);
-    expect(
-      await startLeasedRun({
-        db,
-        runId: run.id,
-        leaseId: run.leaseId,
-        codeDigest,
-        envDigest,
-        params: run.params,
-        paramsDigest: run.paramsDigest,
-      }),
-    ).toBeNull();
+    expect(await start(run.id, run.leaseId, run.params)).toBeNull();
   });
 
   test('a run released before it started keeps its attempt; one whose cancel was asked finishes instead', async () => {
