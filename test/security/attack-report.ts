@@ -1,4 +1,3 @@
-import { readdir, readFile } from 'node:fs/promises';
 import type { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 
 /**
@@ -20,14 +19,4 @@ export async function attempts(
     if (match?.[1]) found[match[1]] = Buffer.from(match[2] ?? '', 'base64').toString();
   }
   return { ...found, log: lines.join('\n') };
-}
-
-/** Whether some process on this machine runs `sleep <marker>`: a daemon a stage left behind. */
-export async function sleeperAlive(marker: number): Promise<boolean> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline === `sleep\0${marker}\0`) return true;
-  }
-  return false;
 }

@@ -9,7 +9,8 @@ import { createRunner } from '../../store/create-runner.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import { spawnFluksio } from '../helpers/fluksio-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
-import { attempts, sleeperAlive } from './attack-report.js';
+import { sleeperAlive } from '../helpers/sleeper-alive.js';
+import { attempts } from './attack-report.js';
 
 let database: TestDatabase;
 let world: ControlPlaneWorld;

@@ -9,7 +9,8 @@ import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import { spawnFluksio } from '../helpers/fluksio-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
-import { attempts, sleeperAlive } from './attack-report.js';
+import { sleeperAlive } from '../helpers/sleeper-alive.js';
+import { attempts } from './attack-report.js';
 import { stageTestUser, type StageTestUser } from '../helpers/stage-test-user.js';
 
 /** The dedicated user the stages run as; made here when the machine has none. */
