@@ -1,6 +1,8 @@
 /**
- * The import rules of DESIGN §2: schemas/ is the leaf, store/ sees only schemas/,
- * runner/ and app/ never import each other, cli/ and action/ wire everything.
+ * The import rules of DESIGN §2 and the README's code map: schemas/ is the leaf,
+ * present/ renders from schemas alone, client/ talks to the control plane, store/ sees
+ * only schemas/, runner/ and app/ never import each other, local/ is the local run over
+ * runner/ and store/, and cli/ and action/ wire everything without importing each other.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -17,7 +19,7 @@ module.exports = {
       severity: 'error',
       comment: 'schemas/ imports nothing of ours but schemas/, and does no I/O.',
       from: { path: '^schemas/' },
-      to: { path: '^(store|runner|app|cli|action)/' },
+      to: { path: '^(present|client|store|runner|local|app|cli|action)/' },
     },
     {
       name: 'schemas-has-no-io',
@@ -29,23 +31,74 @@ module.exports = {
       },
     },
     {
+      name: 'present-terminal-renders-from-schemas',
+      severity: 'error',
+      comment:
+        'The terminal renderers both composition roots use turn data into text: they import schemas/ and present/, nothing that runs or stores.',
+      from: { path: '^present/terminal/' },
+      to: { path: '^(client|store|runner|local|app|cli|action)/' },
+    },
+    {
+      name: 'present-terminal-has-no-io',
+      severity: 'error',
+      from: { path: '^present/terminal/' },
+      to: {
+        dependencyTypes: ['core'],
+        path: '^(fs|fs/promises|child_process|net|http|https|dgram|tls|worker_threads|os)$',
+      },
+    },
+    {
+      name: 'client-sees-schemas-and-present',
+      severity: 'error',
+      comment:
+        'The one control-plane client (runner, cli and action use it) speaks the protocol of schemas/protocol/ and prints with present/; it knows no store, engine or server.',
+      from: { path: '^client/' },
+      to: { path: '^(store|runner|local|app|cli|action)/' },
+    },
+    {
       name: 'store-sees-only-schemas',
       severity: 'error',
       from: { path: '^store/' },
-      to: { path: '^(runner|app|cli|action)/' },
+      to: { path: '^(present|client|runner|local|app|cli|action)/' },
     },
     {
       name: 'runner-never-imports-store-or-app',
       severity: 'error',
-      comment: 'The engine talks to ports passed in (DESIGN §2).',
+      comment:
+        'The engine talks to ports passed in (DESIGN §2); the daemon reaches the control plane through client/.',
       from: { path: '^runner/' },
-      to: { path: '^(store|app|cli|action)/' },
+      to: { path: '^(present|store|local|app|cli|action)/' },
+    },
+    {
+      name: 'local-is-no-composition-root',
+      severity: 'error',
+      comment:
+        "The local run and its store (fluksio run, the action's local mode) use runner/ and store/; the roots that wire it in stay out, and it never talks to a control plane.",
+      from: { path: '^local/' },
+      to: { path: '^(client|app|cli|action)/' },
     },
     {
       name: 'app-never-imports-runner',
       severity: 'error',
+      comment:
+        'The control plane is the server: the local run and the client of its own API are not its business.',
       from: { path: '^app/' },
-      to: { path: '^(runner|cli|action)/' },
+      to: { path: '^(runner|local|client|cli|action)/' },
+    },
+    {
+      name: 'action-never-imports-cli',
+      severity: 'error',
+      comment:
+        'Composition roots are leaves (STYLE habit 15): what both use lives in client/, local/ or present/.',
+      from: { path: '^action/' },
+      to: { path: '^cli/' },
+    },
+    {
+      name: 'cli-never-imports-action',
+      severity: 'error',
+      comment: 'Composition roots are leaves (STYLE habit 15).',
+      from: { path: '^cli/' },
+      to: { path: '^action/' },
     },
   ],
   options: {

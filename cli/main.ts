@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { processIo, type CliIo } from './cli-io.js';
-import { UsageError } from './usage-error.js';
+import { processIo, type CliIo } from '../present/terminal/cli-io.js';
+import { UsageError } from '../present/terminal/usage-error.js';
 
 /** Exit codes of DESIGN §9. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;

@@ -12,6 +12,7 @@ import {
   type StartReply,
   type HeartbeatReply,
 } from '../../schemas/protocol/lease-requests.js';
+import type { LeasedWriteReply } from '../../schemas/protocol/leased-write-reply.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { applyLeasedEvents } from '../../store/apply-leased-events.js';
 import { finishLeasedRun } from '../../store/finish-leased-run.js';
@@ -119,7 +120,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     if (!run) throw staleLease(runId);
     request.log.info({ runId, status: run.status }, 'run finished');
     context.onRunChanged?.(runId);
-    return { status: run.status };
+    return { status: run.status } satisfies LeasedWriteReply;
   });
 
   app.post('/api/v1/runs/:id/release', { onRequest }, async (request) => {
@@ -129,6 +130,6 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     request.log.info({ runId, status: run.status, reason: body.reason }, 'run released');
     context.onRunChanged?.(runId);
     await context.doorbell.ring();
-    return { status: run.status };
+    return { status: run.status } satisfies LeasedWriteReply;
   });
 }

@@ -1,8 +1,8 @@
 import { readControlPlaneSettings } from '../../app/control-plane-settings.js';
 import { InvalidSettingsError } from '../../app/invalid-settings-error.js';
 import { startControlPlane } from '../../app/start-control-plane.js';
-import type { CliIo } from '../cli-io.js';
-import { UsageError } from '../usage-error.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 /**
  * `fluksio app`: the control plane (the runner API, the submit API, the sweeper). Settings

@@ -3,9 +3,9 @@ import { hashToken } from '../../app/http/hash-token.js';
 import { ApiTokenExistsError } from '../../store/api-token-exists-error.js';
 import { createApiToken } from '../../store/create-api-token.js';
 import { revokeApiToken } from '../../store/revoke-api-token.js';
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { newToken, openServerDatabase } from '../server/server-database.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface TokenAddOptions {
   name: string;

@@ -1,4 +1,4 @@
-import { redactUrl } from './redact-url.js';
+import { redactUrl } from '../../client/redact-url.js';
 
 /**
  * Only `https://` (and `file://`, which the control plane allows for local

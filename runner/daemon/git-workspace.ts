@@ -13,7 +13,7 @@ import {
 } from './git-dir-files.js';
 import { runGit, type GitCommandOptions } from './git-command.js';
 import { KeyedMutex } from './keyed-mutex.js';
-import { redactUrl } from './redact-url.js';
+import { redactUrl } from '../../client/redact-url.js';
 
 export interface GitWorkspaceOptions {
   /** The runner's work directory: mirrors go under `mirrors/`, checkouts under `checkouts/`. */

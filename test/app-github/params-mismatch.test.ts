@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ControlPlaneClient } from '../../runner/daemon/control-plane-client.js';
+import { ControlPlaneClient } from '../../client/control-plane-client.js';
 import { digestOf } from '../../schemas/canonical-json.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
 import {

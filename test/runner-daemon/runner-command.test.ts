@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { CliIo } from '../../cli/cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { runnerCommand, type RunnerCommandOptions } from '../../cli/commands/runner-command.js';
-import { UsageError } from '../../cli/usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 import { FakeControlPlane } from './helpers/fake-control-plane.js';
 import { startRunner, type RunnerProcess } from './helpers/runner-process.js';
 
