@@ -90,14 +90,10 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
   const { runId } = recorder;
   options.onStart?.({ id: runId, stamp });
 
-  // The baseline's ancestry walk is git's work: it runs while the stages do.
-  const ancestry = (
-    options.baselineCommits
-      ? options.baselineCommits(stamp)
-      : stamp.commit
-        ? firstParentCommits(project.workspace.repoRoot, stamp.commit)
-        : Promise.resolve([])
-  ).catch((): string[] => []);
+  // A given ancestry is looked up while the stages run. The default one, the commit's
+  // first parents, is asked of git only when the commit itself has no run to compare
+  // with: a rerun at a commit already run here starts no git process for it.
+  const givenAncestry = options.baselineCommits?.(stamp).catch((): string[] => []) ?? null;
   let outcome: RunOutcome;
   try {
     outcome = await runPipeline({
@@ -125,11 +121,14 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     throw error;
   }
   // Looked up before this run is recorded as one, so it is never its own baseline.
-  const baseline = await state.index.baseline({
-    pipelinePath: project.pipelinePath,
-    commits: await ancestry,
-    paramsDigest: stamp.paramsDigest,
-  });
+  const baselineAt = (commits: readonly string[]) =>
+    state.index.baseline({ pipelinePath: project.pipelinePath, commits, paramsDigest: stamp.paramsDigest });
+  const baseline = givenAncestry
+    ? await baselineAt(await givenAncestry)
+    : stamp.commit === null
+      ? null
+      : ((await baselineAt([stamp.commit])) ??
+        (await baselineAt(await firstParentCommits(project.workspace.repoRoot, stamp.commit))));
   await recorder.finish({
     status: outcome.status,
     reason: outcome.reason,

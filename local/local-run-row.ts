@@ -51,6 +51,7 @@ export function localRunRow(start: LocalRunStart): Run {
     fork: false,
     retries: 0,
     leaseExpirations: 0,
+    releases: 0,
     timeoutMs: 86_400_000,
     queuedAt: start.startedAt,
     leaseId: null,

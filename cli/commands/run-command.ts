@@ -6,6 +6,7 @@ import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { resolveParams, type Params } from '../../schemas/resolve-params.js';
 import type { RunReport } from '../../schemas/run-report.js';
+import type { ParsedPipelineText } from '../../schemas/validate-pipeline.js';
 import { checkWorkspacePaths } from '../../runner/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/code-index.js';
 import { UnsafePathError } from '../../runner/unsafe-path-error.js';
@@ -38,13 +39,16 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
   const project = await locateProject(options.pipeline, io.cwd);
+  // The input is checked twice, before and after the store's lock is taken: the second
+  // time, an unchanged pipeline file is not parsed again.
+  const parses = new Map<string, ParsedPipelineText>();
   // Waiting for another run's store starts now, while the input is checked. It creates
   // nothing, so bad input still leaves no `.fluksio/` behind.
   const opening = existsSync(localStorePaths(project.stateDir).journalDir)
     ? openLocalState(project.stateDir)
     : null;
   try {
-    await checkRunInput(args, project);
+    await checkRunInput(args, project, parses);
   } catch (error) {
     await opening?.then(
       (state) => state.close(),
@@ -64,7 +68,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   let codeIndex: CodeIndex;
   try {
     [{ pipeline, grid }, codeIndex] = await Promise.all([
-      checkRunInput(args, project),
+      checkRunInput(args, project, parses),
       readCodeIndex(project.workspace.repoRoot),
     ]);
   } catch (error) {
@@ -119,8 +123,12 @@ interface CheckedRunInput {
 }
 
 /** Everything wrong with the input at once, as a UsageError: pipeline, params, paths. */
-async function checkRunInput(args: string[], project: LocalProject): Promise<CheckedRunInput> {
-  const pipeline = await readProjectPipeline(project);
+async function checkRunInput(
+  args: string[],
+  project: LocalProject,
+  parses: Map<string, ParsedPipelineText>,
+): Promise<CheckedRunInput> {
+  const pipeline = await readProjectPipeline(project, parses);
   const parsed = parseAssignmentArgs(args);
   const resolved = resolveParams(pipeline.params, parsed.assignments);
   const problems = [...parsed.problems, ...resolved.problems];

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import type { z } from 'zod';
@@ -41,6 +42,11 @@ export interface ExecuteClaimOptions {
   stopSignal: AbortSignal;
   /** Once stopping, how long the run's last events may take to upload before the release. */
   releaseGraceMs: number;
+  /**
+   * Where a run's events wait on disk while the control plane does not take them, past
+   * `eventMemoryBytes` of them in memory (spooled-event-queue.ts).
+   */
+  eventSpool: { dir: string; maxMemoryBytes: number };
   /** Logs with the run id bound. */
   logger: Logger;
 }
@@ -287,6 +293,10 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
           client,
           run,
           attempt: claim.run.attempt,
+          spool: {
+            file: path.join(options.eventSpool.dir, `${claim.run.id}-${claim.run.attempt}.jsonl`),
+            maxMemoryBytes: options.eventSpool.maxMemoryBytes,
+          },
           signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
           onError: (error) => {
             logger.warn({ err: error }, 'event upload stopped');
