@@ -103,9 +103,13 @@ export class LocalIndex {
     return null;
   }
 
-  /** Records a succeeded run as its commit's newest, for its params and of all. */
+  /**
+   * Records a succeeded run as its commit's newest, for its params and of all. A dirty run
+   * is not recorded: uncommitted code is never another run's baseline (`fluksio diff RUN
+   * DIRTY` still compares with one when asked).
+   */
   async recordSucceededRun(run: Run): Promise<void> {
-    if (run.commit === null || !/^[0-9a-f]+$/.test(run.commit)) return;
+    if (run.dirty || run.commit === null || !/^[0-9a-f]+$/.test(run.commit)) return;
     const commitDir = join(this.baselineDir(run.pipelinePath), run.commit);
     await writeJson(join(commitDir, `${nameOf(run.paramsDigest)}.json`), run);
     await writeJson(join(commitDir, 'newest.json'), run);

@@ -75,12 +75,33 @@ function toProblem(
     message = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   } else if (issue.code === 'invalid_key') {
     message = `"${String(path.at(-1))}" is not a valid name: ${issue.issues.map((inner) => inner.message).join('; ')}`;
-  } else if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) {
-    message = `is required (${issue.message.replace(/^Invalid input: /, '').replace(/, received undefined$/, '')})`;
+  } else if (issue.code === 'invalid_type') {
+    const expected = describeType(issue.expected);
+    const received = /received (\w+)/.exec(issue.message)?.[1];
+    message =
+      received === undefined || received === 'undefined'
+        ? `is missing: write ${expected} here`
+        : `is ${describeType(received)}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, '');
   }
   return { path: formatPath(path), message, line: lineOf(path) };
+}
+
+/** Zod's name of a type as a YAML author reads it. */
+const TYPE_WORDS: Record<string, string> = {
+  record: 'a mapping (name: value, one per line)',
+  object: 'a mapping (key: value, one per line)',
+  array: 'a list ([a, b] or "- a" lines)',
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  null: 'empty (null)',
+};
+
+function describeType(name: string): string {
+  return TYPE_WORDS[name] ?? name;
 }
 
 /** The 1-based line of the node at `path`, or of its nearest existing parent. */

@@ -6,6 +6,7 @@ import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { resolveParams, type Params } from '../../schemas/resolve-params.js';
 import type { RunReport } from '../../schemas/run-report.js';
+import type { Run } from '../../schemas/tables/runs.js';
 import type { ParsedPipelineText } from '../../schemas/validate-pipeline.js';
 import { checkWorkspacePaths } from '../../runner/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/code-index.js';
@@ -19,6 +20,8 @@ import { colorEnabled } from '../render/color-enabled.js';
 import { ProgressPrinter } from '../../present/terminal/progress-printer.js';
 import { renderRunSummary } from '../../present/terminal/run-summary.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+import { outputWidth } from '../render/output-width.js';
+import { renderSweepTable } from '../render/sweep-table.js';
 
 export interface RunCommandOptions {
   /** false with --no-cache. */
@@ -78,12 +81,15 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   try {
     const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];
+    // Every member of a sweep is compared with the run its first member was: never with
+    // another member (DESIGN §7).
+    let sweepBaseline: { run: Run | null } | undefined;
     for (const [index, params] of grid.entries()) {
       if (io.signal?.aborted) break;
       if (groupId) write(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
       // The previous run of the sweep executed stages: the tree is read again for this one.
       if (index > 0) codeIndex = await readCodeIndex(project.workspace.repoRoot);
-      const report = await runOnce({
+      const { report, baseline } = await runOnce({
         project,
         pipeline,
         params,
@@ -95,9 +101,17 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         groupId,
         groupIndex: groupId ? index : null,
         write,
+        live: Boolean(progressOut?.isTTY),
         colors,
+        sweepBaseline,
       });
+      if (groupId) sweepBaseline ??= { run: baseline };
       reports.push(report);
+    }
+    if (groupId && reports.length > 1) {
+      write(
+        `\n${renderSweepTable({ groupId, reports, goals: pipeline.metrics, width: outputWidth(progressOut ?? {}, io.env), colors })}`,
+      );
     }
     if (options.json) {
       const output = groupId ? { group: groupId, runs: reports } : reports[0];
@@ -150,12 +164,16 @@ interface RunOnceOptions {
   groupId: string | null;
   groupIndex: number | null;
   write: (text: string) => void;
+  /** The progress goes to a terminal: the running stages' elapsed time is shown. */
+  live: boolean;
+  /** A sweep member after the first: the sweep's baseline. */
+  sweepBaseline: { run: Run | null } | undefined;
   colors: ReturnType<typeof pc.createColors>;
 }
 
-async function runOnce(options: RunOnceOptions): Promise<RunReport> {
+async function runOnce(options: RunOnceOptions): Promise<{ report: RunReport; baseline: Run | null }> {
   const { project, pipeline, io, write, colors } = options;
-  const { report, detail, outcome } = await executeLocalRun({
+  const { report, detail, outcome, baseline } = await executeLocalRun({
     project,
     pipeline,
     params: options.params,
@@ -166,8 +184,9 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     noCache: options.noCache,
     groupId: options.groupId,
     groupIndex: options.groupIndex,
-    progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages)),
+    progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages), true, options.live),
     ...(io.signal ? { signal: io.signal } : {}),
+    ...(options.sweepBaseline ? { sweepBaseline: options.sweepBaseline } : {}),
     onStart: ({ id, stamp }) =>
       write(
         `${colors.bold('fluksio run')} ${id}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
@@ -180,9 +199,10 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
         series: detail.series,
         stages: detail.stages,
         tracebacks: outcome.tracebacks.map(({ stage, traceback }) => ({ stage, text: traceback.text })),
+        outputShown: true,
       },
       colors,
     ),
   );
-  return report;
+  return { report, baseline };
 }

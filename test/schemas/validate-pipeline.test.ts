@@ -163,6 +163,25 @@ describe('validatePipeline', () => {
     expect(problems[0]).toMatchObject({ path: 'stages.a.outs[0]', line: 6 });
   });
 
+  test.each([
+    ['version: 1\n', 'stages', 'is missing: write a mapping (name: value, one per line) here'],
+    [
+      'version: 1\nstages: [a, b]\n',
+      'stages',
+      'is a list ([a, b] or "- a" lines), but must be a mapping (name: value, one per line)',
+    ],
+    ['version: 1\nstages:\n  a:\n    cmd: 3\n', 'stages.a.cmd', 'is a number, but must be a string'],
+    [
+      'version: 1\nstages:\n  a:\n    cmd: "true"\n    deps: x.py\n',
+      'stages.a.deps',
+      'is a string, but must be a list ([a, b] or "- a" lines)',
+    ],
+  ])('a wrong or missing value reads as a sentence: %j', (text, path, message) => {
+    const problems = problemsOf(text);
+    expect(problems.find((p) => p.path === path)?.message, formatProblems(problems)).toBe(message);
+    for (const problem of problems) expect(problem.message).not.toMatch(/\(expected \w+\)|Invalid input/);
+  });
+
   test('formatted problems read file:line: path: message', () => {
     const problems = problemsOf(VALID.replace('outs: [model.json]', 'outs: [../x]'));
     expect(formatProblems(problems, 'fluksio.yml')).toMatch(/^fluksio\.yml:\d+: stages\.train\.outs\[0\]: /);
