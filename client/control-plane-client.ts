@@ -19,6 +19,7 @@ import {
   EventBatchReply,
   FetchedReply,
   HeartbeatReply,
+  StartReply,
   type EventBatch,
   type FetchedRequest,
   type FinishRequest,
@@ -86,14 +87,18 @@ export class ControlPlaneClient {
     return this.postLeased(run, 'heartbeat', json, HeartbeatReply, call);
   }
 
-  /** The checkout is verified: the run starts, stamped with what is about to execute. */
+  /**
+   * The checkout is verified: the run starts, stamped with what is about to execute. The
+   * reply says whether it did: a run the control plane failed instead (its params are not
+   * those it was queued with) must not run.
+   */
   async start(
     run: RunLease,
     stamp: Omit<StartRequestInput, 'lease'>,
     call: CallOptions = {},
-  ): Promise<LeasedWriteReply> {
+  ): Promise<StartReply> {
     const json: StartRequestInput = { lease: run.lease, ...stamp };
-    return this.postLeased(run, 'start', json, LeasedWriteReply, call);
+    return this.postLeased(run, 'start', json, StartReply, call);
   }
 
   /** Uploads events; resolves once the control plane acknowledged them. */
