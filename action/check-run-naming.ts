@@ -1,5 +1,5 @@
-import type { Params } from '../schemas/resolve-params.js';
-import { formatParams } from '../schemas/format.js';
+import type { Params } from '../core/params/resolve-params.js';
+import { formatParams } from '../core/text/format.js';
 import type { CheckRunTarget } from './check-run-publisher.js';
 import type { WorkflowContext } from './workflow-context.js';
 

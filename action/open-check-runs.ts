@@ -1,4 +1,4 @@
-import { checkRunConclusion, type RunConclusion } from '../schemas/check-run-conclusion.js';
+import { checkRunConclusion, type RunConclusion } from '../core/check-run-conclusion.js';
 import type { RunStatus } from '../schemas/statuses.js';
 import type { CheckRunPublisher, CheckRunResult } from './check-run-publisher.js';
 

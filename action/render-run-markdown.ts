@@ -1,7 +1,7 @@
 import type { RunReport } from '../schemas/run-report.js';
-import { sparkline } from '../schemas/sparkline.js';
+import { sparkline } from '../core/text/sparkline.js';
 import type { RunStatus, StageStatus } from '../schemas/statuses.js';
-import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../schemas/format.js';
+import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../core/text/format.js';
 import { stageDetail } from '../cli/render/progress-printer.js';
 import type { SeriesByMetric } from '../cli/render/run-summary.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { simpleGit } from 'simple-git';
 import { z } from 'zod';
-import { digestOf } from '../schemas/canonical-json.js';
+import { digestOf } from '../core/canonical-json.js';
 import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { isFinalRunStatus } from '../schemas/statuses.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';

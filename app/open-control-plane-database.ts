@@ -3,9 +3,9 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import type { Logger } from 'pino';
 import postgres from 'postgres';
 import * as tables from '../schemas/tables/index.js';
-import type { Database } from '../store/database.js';
-import { migrateDatabase } from '../store/migrate-database.js';
-import { openLocalDatabase } from '../store/open-local-database.js';
+import type { Database } from '../store/db/database.js';
+import { migrateDatabase } from '../store/db/migrate-database.js';
+import { openLocalDatabase } from '../store/db/open-local-database.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 
 /** The settings that say where the control plane's database is. */

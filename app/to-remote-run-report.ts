@@ -1,6 +1,6 @@
 import type { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { buildRunReport } from '../schemas/run-report.js';
-import type { RunDetail } from '../store/get-run-detail.js';
+import type { RunDetail } from '../store/runs/get-run-detail.js';
 
 /**
  * `GET /api/v1/runs/:id`: the run as `fluksio run --json` prints it, plus its repository,

@@ -8,6 +8,9 @@
 // points at nothing (a merged file importing `store/find-run.js`, which now lives in
 // `store/runs/`) is sent where the rules put its target, when that file exists there.
 //
+// A dangling import that no rule explains is sent to the one product file of its name, if
+// there is exactly one (so a file moved by hand needs no import fixed by hand).
+//
 //   node scripts/regroup.mjs            move and rewrite, then format the changed files
 //   node scripts/regroup.mjs --check    change nothing; exit 1 when anything would change
 //   node scripts/regroup.mjs --root DIR work on another checkout (the tests use a scratch tree)
@@ -41,14 +44,17 @@ export const RULES = [
       'store/*-leased-run.ts',
     ],
   },
-  { to: 'store/runners', globs: ['store/*-runner.ts', 'store/*-runners.ts', 'store/runner-*.ts', 'store/*-runner-*.ts'] },
+  {
+    to: 'store/runners',
+    globs: ['store/*-runner.ts', 'store/*-runners.ts', 'store/runner-*.ts', 'store/*-runner-*.ts'],
+  },
   { to: 'store/deliveries', globs: ['store/*deliver*.ts'] },
   { to: 'store/installations', globs: ['store/*installation*.ts'] },
   { to: 'store/cache', globs: ['store/*cache*.ts', 'store/previous-stage-inputs.ts'] },
   { to: 'store/blobs', globs: ['store/*blob*.ts', 'store/gc-store.ts'] },
   {
     to: 'store/events',
-    globs: ['store/apply-*.ts', 'store/journal-of-run.ts', 'store/to-stage-record.ts'],
+    globs: ['store/apply-*.ts', 'store/journal-of-run.ts'],
   },
   {
     to: 'store/outbox',
@@ -64,7 +70,7 @@ export const RULES = [
     to: 'store/runs',
     globs: [
       'store/*run*.ts',
-      'store/{find-baseline,get-stage-log,finished-now,control-plane-gauges,request-cancel}.ts',
+      'store/{find-baseline,get-stage-log,finished-now,control-plane-gauges,request-cancel,to-stage-record}.ts',
     ],
   },
 
@@ -91,8 +97,7 @@ export const RULES = [
     to: 'app/github/intake',
     globs: [
       'app/github/*deliver*.ts',
-      'app/github/webhook-*.ts',
-      'app/github/{accept-delivery,unreadable-payload-error}.ts',
+      'app/github/{webhook-intake,accept-delivery,unreadable-payload-error}.ts',
     ],
   },
   { to: 'app/github/outbox', globs: ['app/github/outbox*.ts', 'app/github/sync-*.ts'] },
@@ -114,7 +119,7 @@ export const RULES = [
     to: 'runner/workspace',
     globs: [
       'runner/git-*.ts',
-      'runner/{changed-paths,first-parent-commits,find-repo-root,not-a-git-repository-error}.ts',
+      'runner/{changed-paths,first-parent-commits,find-repo-root,not-a-git-repository-error,never-code}.ts',
       'runner/{scratch-checkout,work-tree-listing,workspace,workspace-path,check-workspace-paths}.ts',
       'runner/unsafe-path-error.ts',
     ],
@@ -124,7 +129,7 @@ export const RULES = [
     globs: [
       'runner/{cache-key,compute-stamp,content-digest,code-digest,code-index,code-view,stat-cache}.ts',
       'runner/{fingerprint,interpreter-digests,command-interpreters,stage-key-inputs,keying-notes}.ts',
-      'runner/{rerun-reasons,never-code,why-not-python,recheck-stage-inputs,compare-with-entry}.ts',
+      'runner/{rerun-reasons,why-not-python,recheck-stage-inputs,compare-with-entry}.ts',
       'runner/read-set-probe.ts',
       'runner/read-trace*.ts',
     ],
@@ -149,8 +154,10 @@ export const RULES = [
   },
 ];
 
+/** The folders of the product (what rules move and dangling imports are matched against). */
+const PRODUCT = ['schemas', 'core', 'store', 'runner', 'app', 'cli', 'action'];
 /** The folders whose source files may import a moved file. */
-const SCANNED = ['schemas', 'core', 'store', 'runner', 'app', 'cli', 'action', 'bench', 'scripts', 'bin', 'test'];
+const SCANNED = [...PRODUCT, 'bench', 'scripts', 'bin', 'test'];
 const SCANNED_FILES = ['vitest.config.ts', 'drizzle.config.ts', 'eslint.config.js'];
 const SOURCE = /\.(?:[cm]?[jt]s)$/;
 /** A quoted relative path: an import, an export, `import()`, or `new URL(…, import.meta.url)`. */
@@ -221,12 +228,19 @@ export async function planRegroup(root, rules = RULES) {
   for (const file of files) {
     const to = destinationOf(file, rules);
     if (to && to !== file) {
-      if (before.has(to) || [...moves.values()].includes(to)) throw new Error(`${file}: ${to} exists already`);
+      if (before.has(to) || [...moves.values()].includes(to))
+        throw new Error(`${file}: ${to} exists already`);
       moves.set(file, to);
     }
   }
   const after = new Set(files.map((file) => moves.get(file) ?? file));
   const newPath = (path) => moves.get(path) ?? path;
+  const uniqueByName = new Map();
+  for (const path of after) {
+    if (!PRODUCT.some((dir) => path.startsWith(`${dir}/`))) continue;
+    const name = posix.basename(path);
+    uniqueByName.set(name, uniqueByName.has(name) ? null : path);
+  }
 
   const rewrites = new Map();
   for (const file of files) {
@@ -241,9 +255,10 @@ export async function planRegroup(root, rules = RULES) {
       if (form !== 'missing') {
         target = newPath(resolved.path);
       } else {
-        // A dangling import: where the rules put what it names, if that file exists.
+        // A dangling import: where the rules put what it names, if that file exists; else
+        // the one product file of that name (files are named after their one export).
         for (const [candidate, candidateForm] of resolveCandidates(file, specifier)) {
-          const moved = destinationOf(candidate, rules);
+          const moved = destinationOf(candidate, rules) ?? uniqueByName.get(posix.basename(candidate));
           if (moved && after.has(moved)) {
             target = moved;
             form = candidateForm;
@@ -327,8 +342,10 @@ async function main() {
   const root = values.root ?? fileURLToPath(new URL('..', import.meta.url));
   const plan = await planRegroup(root);
   for (const [from, to] of plan.moves) console.log(`move ${from} -> ${to}`);
-  for (const path of plan.rewrites.keys()) if (![...plan.moves.values()].includes(path)) console.log(`imports ${path}`);
-  for (const path of plan.unplaced) console.warn(`no rule places ${path}: add one to RULES in scripts/regroup.mjs`);
+  for (const path of plan.rewrites.keys())
+    if (![...plan.moves.values()].includes(path)) console.log(`imports ${path}`);
+  for (const path of plan.unplaced)
+    console.warn(`no rule places ${path}: add one to RULES in scripts/regroup.mjs`);
   if (values.check) {
     if (plan.moves.size > 0 || plan.rewrites.size > 0) {
       console.error(

@@ -12,11 +12,11 @@ import {
   type HeartbeatReply,
 } from '../../schemas/protocol/lease-requests.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
-import { applyLeasedEvents } from '../../store/apply-leased-events.js';
-import { finishLeasedRun } from '../../store/finish-leased-run.js';
-import { heartbeatRun } from '../../store/heartbeat-run.js';
-import { releaseLeasedRun } from '../../store/release-leased-run.js';
-import { startLeasedRun } from '../../store/start-leased-run.js';
+import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
+import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
+import { heartbeatRun } from '../../store/leases/heartbeat-run.js';
+import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
+import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease, staleLease } from '../http/hold-lease.js';
 import { parseInput } from '../http/parse-input.js';

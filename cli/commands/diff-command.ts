@@ -2,7 +2,7 @@ import Table from 'cli-table3';
 import { diffMetrics } from '../../schemas/metric-diff.js';
 import type { CliIo } from '../cli-io.js';
 import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';
-import { formatNumber, formatSigned, short } from '../../schemas/format.js';
+import { formatNumber, formatSigned, short } from '../../core/text/format.js';
 
 export interface DiffCommandOptions {
   json?: boolean;

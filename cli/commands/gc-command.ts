@@ -2,7 +2,7 @@ import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readDatabaseSettings } from '../../app/control-plane-settings.js';
 import { DirManifest } from '../../schemas/out-record.js';
-import { gcStore } from '../../store/gc-store.js';
+import { gcStore } from '../../store/blobs/gc-store.js';
 import type { CliIo } from '../cli-io.js';
 import { openServerDatabase } from '../server/server-database.js';
 import { UsageError } from '../usage-error.js';

@@ -1,10 +1,10 @@
 import Table from 'cli-table3';
 import { ownerOf, RepositoryName } from '../../schemas/protocol/repository-name.js';
 import { hashToken } from '../../app/http/hash-token.js';
-import { createRunner } from '../../store/create-runner.js';
-import { listRunners } from '../../store/list-runners.js';
-import { removeRunner } from '../../store/remove-runner.js';
-import { RunnerExistsError } from '../../store/runner-exists-error.js';
+import { createRunner } from '../../store/runners/create-runner.js';
+import { listRunners } from '../../store/runners/list-runners.js';
+import { removeRunner } from '../../store/runners/remove-runner.js';
+import { RunnerExistsError } from '../../store/runners/runner-exists-error.js';
 import type { CliIo } from '../cli-io.js';
 import { newToken, openServerDatabase } from '../server/server-database.js';
 import { UsageError } from '../usage-error.js';

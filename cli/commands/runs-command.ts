@@ -1,8 +1,8 @@
 import Table from 'cli-table3';
-import { listRuns } from '../../store/list-runs.js';
+import { listRuns } from '../../store/runs/list-runs.js';
 import type { CliIo } from '../cli-io.js';
 import { openProjectStore } from '../local/open-project-store.js';
-import { formatDuration, formatParams, short } from '../../schemas/format.js';
+import { formatDuration, formatParams, short } from '../../core/text/format.js';
 import { UsageError } from '../usage-error.js';
 
 export interface RunsCommandOptions {

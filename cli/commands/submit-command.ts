@@ -1,11 +1,11 @@
 import pc from 'picocolors';
 import { ulid } from 'ulid';
-import { digestOf } from '../../schemas/canonical-json.js';
-import { formatProblems } from '../../schemas/problem.js';
-import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
+import { digestOf } from '../../core/canonical-json.js';
+import { formatProblems } from '../../core/problem.js';
+import { parseAssignmentArgs } from '../../core/params/param-assignments.js';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import type { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
-import { resolveParams } from '../../schemas/resolve-params.js';
+import { resolveParams } from '../../core/params/resolve-params.js';
 import type { CliIo } from '../cli-io.js';
 import { locateProject, readProjectPipeline } from '../local/locate-project.js';
 import { ApiClient } from '../remote/api-client.js';

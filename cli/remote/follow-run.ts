@@ -4,7 +4,7 @@ import type { MetricGoals } from '../../schemas/metric-diff.js';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
 import type { CliIo } from '../cli-io.js';
-import { formatDuration } from '../../schemas/format.js';
+import { formatDuration } from '../../core/text/format.js';
 import { stageDetail, statusBadge } from '../render/progress-printer.js';
 import { renderRunSummary } from '../render/run-summary.js';
 import type { ApiClient } from './api-client.js';

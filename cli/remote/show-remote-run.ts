@@ -1,7 +1,7 @@
 import pc from 'picocolors';
 import { z } from 'zod';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import { tracebackTexts } from '../../schemas/traceback.js';
+import { tracebackTexts } from '../../core/traceback.js';
 import type { CliIo } from '../cli-io.js';
 import { renderRunSummary } from '../render/run-summary.js';
 import { UsageError } from '../usage-error.js';

@@ -2,7 +2,7 @@ import type { Colors } from 'picocolors/types.js';
 import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { EventSink } from '../../runner/ports.js';
-import { formatDuration, short } from '../../schemas/format.js';
+import { formatDuration, short } from '../../core/text/format.js';
 import { terminalText } from './terminal-text.js';
 
 const BADGES: Record<StageRecord['status'], { text: string; color: keyof Colors }> = {

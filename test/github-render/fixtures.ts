@@ -1,7 +1,7 @@
 import type { Annotation } from '../../schemas/annotation.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import type { CheckRunInput } from '../../app/github/render-check-run.js';
+import type { CheckRunInput } from '../../app/github/render/render-check-run.js';
 
 export const HEAD_SHA = '1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d';
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { fitMarkdown } from '../../app/github/markdown.js';
-import { checkRunName } from '../../app/github/check-run-name.js';
-import { renderActionRequired } from '../../app/github/render-action-required.js';
-import { renderCheckRun, type RenderedCheckRun } from '../../app/github/render-check-run.js';
+import { fitMarkdown } from '../../app/github/render/markdown.js';
+import { checkRunName } from '../../app/github/render/check-run-name.js';
+import { renderActionRequired } from '../../app/github/render/render-action-required.js';
+import { renderCheckRun, type RenderedCheckRun } from '../../app/github/render/render-check-run.js';
 import type { RunStatus } from '../../schemas/statuses.js';
 import {
   expectWithinGitHubLimits,

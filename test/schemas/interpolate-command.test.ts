@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { expect, test } from 'vitest';
-import { interpolateCommand, shellQuote } from '../../schemas/interpolate-command.js';
+import { interpolateCommand, shellQuote } from '../../core/pipeline/interpolate-command.js';
 
 const HOSTILE = [
   '$(touch /tmp/pwned)',

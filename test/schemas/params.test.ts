@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { parseAssignmentArgs, parseAssignmentText } from '../../schemas/param-assignments.js';
+import { parseAssignmentArgs, parseAssignmentText } from '../../core/params/param-assignments.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
-import { resolveParams } from '../../schemas/resolve-params.js';
+import { resolveParams } from '../../core/params/resolve-params.js';
 
 const specs: Record<string, ParamSpec> = {
   lr: { type: 'float', default: 0.01, min: 0 },

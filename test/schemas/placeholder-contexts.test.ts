@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { placeholderContexts } from '../../schemas/placeholder-contexts.js';
+import { placeholderContexts } from '../../core/pipeline/placeholder-contexts.js';
 
 const contextOf = (cmd: string) => placeholderContexts(cmd).map((placeholder) => placeholder.context);
 

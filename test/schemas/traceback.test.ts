@@ -5,7 +5,7 @@ import {
   parseTracebacks,
   repoRelativePath,
   type ParsedTraceback,
-} from '../../schemas/traceback.js';
+} from '../../core/traceback.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 const WHERE = { cwd: '/repo/ml', repoRoot: '/repo' };

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { formatProblems } from '../../schemas/problem.js';
-import { validatePipeline } from '../../schemas/validate-pipeline.js';
+import { formatProblems } from '../../core/problem.js';
+import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
 
 const VALID = `version: 1
 params:

@@ -1,0 +1,102 @@
+import { isFinalRunStatus } from '../../../schemas/statuses.js';
+import { tracebackTexts } from '../../../core/traceback.js';
+import { findGitHubCheck } from '../../../store/outbox/find-github-check.js';
+import { getRunDetail, type RunDetail } from '../../../store/runs/get-run-detail.js';
+import { markOutboxSent } from '../../../store/outbox/mark-outbox-sent.js';
+import { recordCheckRunProgress } from '../../../store/outbox/record-check-run-progress.js';
+import { outboxBaseline } from './outbox-baseline.js';
+import { renderCheckRun } from '../render/render-check-run.js';
+import type { SyncContext } from './sync-context.js';
+import { syncCheckRunOutput } from './sync-check-run-output.js';
+
+/** A sync that must wait: an in-progress refresh comes at most every `inProgressRefreshMs`. */
+export interface SyncLater {
+  refreshAt: number;
+}
+
+/**
+ * Brings a run's check run up to date with the database (DESIGN §8): reads the run as it
+ * is now, renders it with its baseline, creates (or adopts) or updates the check run, and
+ * records the render version it sent — compare-and-set, and again while the run changed
+ * during the sync, so no state is lost. A running run whose check run GitHub already shows
+ * in progress, written less than `inProgressRefreshMs` ago, is not sent now: the result
+ * says when it may be.
+ */
+export async function syncCheckRun(context: SyncContext, runId: string): Promise<SyncLater | null> {
+  const { db } = context;
+  for (;;) {
+    const check = await findGitHubCheck({ db, runId });
+    if (!check || check.sentVersion >= check.renderVersion) return null;
+    const detail = await getRunDetail({ db, runId });
+    if (!detail) return null;
+    const { run } = detail;
+    // The change into in progress goes at once; refreshes of a running one are spaced.
+    if (run.status === 'running' && check.checkRunId !== null && check.sentStatus === 'in_progress') {
+      const refreshAt = check.updatedAt.getTime() + context.inProgressRefreshMs;
+      if (refreshAt > Date.now()) return { refreshAt };
+    }
+    const octokit = await context.github(check.installationId);
+    const runUrl = `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/api/v1/runs/${encodeURIComponent(run.id)}`;
+    const rendered = renderCheckRun({
+      run,
+      stages: detail.stages,
+      annotations: detail.annotations,
+      metrics: metricsSoFar(detail),
+      baseline: await outboxBaseline({
+        db,
+        octokit,
+        run,
+        cache: context.baselineCommits,
+        logger: context.logger,
+      }),
+      series: detail.series,
+      goals: run.metricGoals,
+      runner: run.runnerName,
+      serverUrl: context.apiBaseUrlForLinks.replace(/\/+$/, ''),
+      tracebacks: tracebacksOf(detail),
+      checkName: check.name,
+    });
+    await syncCheckRunOutput({
+      octokit,
+      place: {
+        repository: check.repository,
+        headSha: check.headSha,
+        externalId: run.id,
+        checkRunId: check.checkRunId,
+        annotationsSent: context.uncertain ? null : check.annotationsSent,
+        detailsUrl: runUrl,
+        startedAt: run.startedAt,
+        completedAt: isFinalRunStatus(run.status) ? run.finishedAt : null,
+      },
+      rendered,
+      record: (progress) => recordCheckRunProgress({ db, runId, status: rendered.status, ...progress }),
+    });
+    context.logger.info(
+      { runId, status: rendered.status, renderVersion: check.renderVersion },
+      'check run sent',
+    );
+    const latest = await markOutboxSent({
+      db,
+      target: { kind: 'check', id: runId },
+      renderedVersion: check.renderVersion,
+    });
+    if (latest === null || latest <= check.renderVersion) return null;
+  }
+}
+
+/**
+ * The tracebacks in the log tails of the stages that failed, for the summary (the
+ * annotations carry the lines).
+ */
+function tracebacksOf({ stages }: RunDetail): { stage: string; text: string }[] {
+  return stages
+    .filter((stage) => stage.status === 'failed' || stage.status === 'timed_out')
+    .flatMap((stage) =>
+      tracebackTexts(stage.logTail.split('\n')).map((text) => ({ stage: stage.name, text })),
+    );
+}
+
+/** The final metrics once the run finished; until then those its stages reported so far. */
+function metricsSoFar({ run, stages }: RunDetail): Record<string, number> {
+  return Object.assign({}, ...stages.map((stage) => stage.metrics), run.metrics) as Record<string, number>;
+}
