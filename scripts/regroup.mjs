@@ -159,6 +159,8 @@ const PRODUCT = ['schemas', 'core', 'store', 'runner', 'app', 'cli', 'action'];
 /** The folders whose source files may import a moved file. */
 const SCANNED = [...PRODUCT, 'bench', 'scripts', 'bin', 'test'];
 const SCANNED_FILES = ['vitest.config.ts', 'drizzle.config.ts', 'eslint.config.js'];
+/** A file starting with this comment keeps its relative strings (they are not its imports). */
+const IGNORE_MARK = '// regroup-ignore-file';
 const SOURCE = /\.(?:[cm]?[jt]s)$/;
 /** A quoted relative path: an import, an export, `import()`, or `new URL(…, import.meta.url)`. */
 const RELATIVE = /(['"])(\.\.?\/[^'"\n]*)\1/g;
@@ -245,6 +247,7 @@ export async function planRegroup(root, rules = RULES) {
   const rewrites = new Map();
   for (const file of files) {
     const text = await readFile(join(root, file), 'utf8');
+    if (text.startsWith(IGNORE_MARK)) continue;
     const at = newPath(file);
     const rewritten = text.replace(RELATIVE, (whole, quote, specifier) => {
       // Sources by the listing (they may be moving); anything else (JSON, fixtures) on disk.
