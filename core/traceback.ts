@@ -241,7 +241,7 @@ function locate(file: string, context: PathContext): { path: string | null; absP
   const absPath = posix.resolve(context.cwd, file.startsWith('file://') ? fileUrlPath(file) : file);
   const relative = posix.relative(posix.resolve(context.repoRoot), absPath);
   const outside =
-    relative === '' || relative === '..' || relative.startsWith('..') || posix.isAbsolute(relative);
+    relative === '' || relative === '..' || relative.startsWith('../') || posix.isAbsolute(relative);
   return { path: outside ? null : relative, absPath };
 }
 

@@ -14,7 +14,7 @@
 //   node scripts/regroup.mjs            move and rewrite, then format the changed files
 //   node scripts/regroup.mjs --check    change nothing; exit 1 when anything would change
 //   node scripts/regroup.mjs --root DIR work on another checkout (the tests use a scratch tree)
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, extname, join, posix, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,6 +166,7 @@ const SOURCE = /\.(?:[cm]?[jt]s)$/;
 const RELATIVE = /(['"])(\.\.?\/[^'"\n]*)\1/g;
 
 const toPosix = (path) => path.split(sep).join('/');
+const isFile = (path) => statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
 
 /** Every source file under the scanned folders, as root-relative `/` paths. */
 async function listSources(root) {
@@ -251,7 +252,8 @@ export async function planRegroup(root, rules = RULES) {
     const at = newPath(file);
     const rewritten = text.replace(RELATIVE, (whole, quote, specifier) => {
       // Sources by the listing (they may be moving); anything else (JSON, fixtures) on disk.
-      const exists = (path) => before.has(path) || (!SOURCE.test(path) && existsSync(join(root, path)));
+      // Only files count: a string like '../' names a folder, and stays as it is.
+      const exists = (path) => before.has(path) || (!SOURCE.test(path) && isFile(join(root, path)));
       const resolved = resolveSpecifier(file, specifier, exists);
       let target;
       let form = resolved.form;

@@ -7,7 +7,7 @@ import { posix } from 'node:path';
  */
 export function repoPathOf(pipelineDir: string, path: string): string | null {
   const joined = posix.normalize(posix.join(pipelineDir || '.', path)).replace(/\/+$/, '');
-  if (joined === '..' || joined.startsWith('../..') || posix.isAbsolute(joined)) return null;
+  if (joined === '..' || joined.startsWith('../') || posix.isAbsolute(joined)) return null;
   return joined === '' ? '.' : joined;
 }
 

@@ -88,7 +88,7 @@ function normalizeRelative(relPath: string): string {
     throw new UnsafePathError(relPath, `"${relPath}" is absolute; expected a path relative to the workspace`);
   }
   const normalized = path.posix.normalize(relPath).replace(/\/+$/, '');
-  if (normalized === '..' || normalized.startsWith('../..')) {
+  if (normalized === '..' || normalized.startsWith('../')) {
     throw new UnsafePathError(relPath, `"${relPath}" leads outside the workspace; expected a path inside it`);
   }
   if (normalized === '.' || normalized === '') {

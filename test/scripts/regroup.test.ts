@@ -13,7 +13,7 @@ const SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'regroup.mjs');
 /** A rule table of the real shape over a tree small enough to read in a test. */
 const TEST_RULES = [
   { to: 'store/runs', globs: ['store/*run*.ts'] },
-  { to: 'core', globs: ['schemas/format.ts'] },
+  { to: 'core', globs: ['schemas/{format,paths}.ts'] },
 ];
 
 let root: string;
@@ -54,11 +54,12 @@ describe('scripts/regroup.mjs', () => {
       'test/store/find-run.test.ts':
         "import { f } from '../../store/find-run.js';\nimport '../../store/database.js';\n",
       'drizzle/0000.sql': 'select 1;\n',
+      'schemas/paths.ts': "export const outside = (path: string) => path.startsWith('../');\n",
       'test/fixture-text.ts':
         '// regroup-ignore-file\nexport const text = "from \'../store/find-run.js\'";\n',
     });
 
-    expect(await regroup()).toEqual({ moved: 2, rewritten: 4 });
+    expect(await regroup()).toEqual({ moved: 3, rewritten: 4 });
 
     expect(existsSync(join(root, 'store/find-run.ts'))).toBe(false);
     expect(await read('core/format.ts')).toContain("from '../schemas/pipeline.js'");
@@ -72,6 +73,8 @@ describe('scripts/regroup.mjs', () => {
       "import { f } from '../../store/runs/find-run.js';\nimport '../../store/database.js';\n",
     );
     expect(await read('store/database.ts')).toBe('export const db = 1;\n');
+    // A string naming a folder is no import.
+    expect(await read('core/paths.ts')).toContain("path.startsWith('../')");
     expect(await read('test/fixture-text.ts')).toContain("from '../store/find-run.js'");
 
     // A second run finds nothing to do.
