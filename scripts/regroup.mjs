@@ -201,17 +201,19 @@ export function destinationOf(path, rules = RULES) {
   return null;
 }
 
-/** The file a relative specifier of `fromFile` names, among `files`; also how it was written. */
-function resolveSpecifier(fromFile, specifier, exists) {
+/**
+ * The paths a relative specifier of `fromFile` may name, each with how it was written:
+ * `exact`, `js-for-ts` (`./x.js` for x.ts, as NodeNext wants), `bare` (`./x`), `index`.
+ */
+function candidatesOf(fromFile, specifier) {
   const base = posix.normalize(posix.join(posix.dirname(fromFile), specifier));
   const candidates = [[base, 'exact']];
   if (/\.[cm]?js$/.test(base)) candidates.push([base.replace(/\.([cm]?)js$/, '.$1ts'), 'js-for-ts']);
   if (!extname(base)) candidates.push([`${base}.ts`, 'bare'], [`${base}/index.ts`, 'index']);
-  for (const [path, form] of candidates) if (exists(path)) return { path, form };
-  return { path: null, form: 'missing' };
+  return candidates;
 }
 
-/** The specifier that names `target` from `fromFile`, written in `form` (see resolveSpecifier). */
+/** The specifier that names `target` from `fromFile`, written in `form` (see candidatesOf). */
 function specifierFor(fromFile, target, form) {
   let path = posix.relative(posix.dirname(fromFile), target);
   if (form === 'js-for-ts') path = path.replace(/\.([cm]?)ts$/, '.$1js');
@@ -254,16 +256,22 @@ export async function planRegroup(root, rules = RULES) {
       // Sources by the listing (they may be moving); anything else (JSON, fixtures) on disk.
       // Only files count: a string like '../' names a folder, and stays as it is.
       const exists = (path) => before.has(path) || (!SOURCE.test(path) && isFile(join(root, path)));
-      const resolved = resolveSpecifier(file, specifier, exists);
+      const candidates = candidatesOf(file, specifier);
+      const resolved = candidates.find(([path]) => exists(path));
       let target;
-      let form = resolved.form;
-      if (form !== 'missing') {
-        target = newPath(resolved.path);
+      let form;
+      if (resolved) {
+        target = newPath(resolved[0]);
+        form = resolved[1];
       } else {
         // A dangling import: where the rules put what it names, if that file exists; else
         // the one product file of that name (files are named after their one export).
-        for (const [candidate, candidateForm] of resolveCandidates(file, specifier)) {
-          const moved = destinationOf(candidate, rules) ?? uniqueByName.get(posix.basename(candidate));
+        // Only a specifier naming a source file counts (`./x.js`, `./x`): text such as
+        // '../x' in a test's data, or a folder, names no module.
+        for (const [candidate, candidateForm] of candidates) {
+          if (candidateForm === 'index' || !SOURCE.test(candidate)) continue;
+          const byName = candidateForm === 'bare' ? null : uniqueByName.get(posix.basename(candidate));
+          const moved = destinationOf(candidate, rules) ?? byName;
           if (moved && after.has(moved)) {
             target = moved;
             form = candidateForm;
@@ -272,22 +280,13 @@ export async function planRegroup(root, rules = RULES) {
         }
         if (!target) return whole;
       }
-      if (form === 'exact' && target === resolved.path && at === file) return whole;
+      if (form === 'exact' && target === resolved?.[0] && at === file) return whole;
       const next = specifierFor(at, target, form);
       return next === specifier ? whole : `${quote}${next}${quote}`;
     });
     if (rewritten !== text) rewrites.set(at, rewritten);
   }
   return { moves, rewrites, unplaced: unplacedFiles(files, moves) };
-}
-
-/** The paths a relative specifier could name, with how each was written. */
-function resolveCandidates(fromFile, specifier) {
-  const base = posix.normalize(posix.join(posix.dirname(fromFile), specifier));
-  const candidates = [[base, 'exact']];
-  if (/\.[cm]?js$/.test(base)) candidates.push([base.replace(/\.([cm]?)js$/, '.$1ts'), 'js-for-ts']);
-  if (!extname(base)) candidates.push([`${base}.ts`, 'bare']);
-  return candidates;
 }
 
 /** Folders that keep no file of their own once grouped: a file left there needs a rule. */

@@ -108,6 +108,8 @@ describe('scripts/regroup.mjs', () => {
         "import { x } from '../../../schemas/x.js';\nexport const p = x;\n",
       'schemas/x.ts': 'export const x = 1;\n',
       'app/github/triggers/is-fork.ts': "import { p } from '../intake/webhook-payloads.js';\n",
+      'test/paths.test.ts': "export const refused = ['../x', '../', '../../etc/passwd', './index'];\n",
+      'schemas/index.ts': 'export {};\n',
     });
     // The hand move: the file goes where no rule would have put it.
     await write({ 'app/github/webhook-payloads.ts': await read('app/github/intake/webhook-payloads.ts') });
@@ -116,6 +118,10 @@ describe('scripts/regroup.mjs', () => {
     expect(await regroup()).toEqual({ moved: 0, rewritten: 2 });
     expect(await read('app/github/triggers/is-fork.ts')).toContain("from '../webhook-payloads.js'");
     expect(await read('app/github/webhook-payloads.ts')).toContain("from '../../schemas/x.js'");
+    // Strings that name no source file are data, even when a product file has that name.
+    expect(await read('test/paths.test.ts')).toBe(
+      "export const refused = ['../x', '../', '../../etc/passwd', './index'];\n",
+    );
   });
 
   test('--check changes nothing and fails while something would move', async () => {
