@@ -152,6 +152,14 @@ export const RULES = [
       'runner/{batching-event-sink,line-splitter,log-tail,masker,metrics-file,workflow-command,stage-output}.ts',
     ],
   },
+
+  // test/: tests mirror the product where a folder moved whole; the rest stay by behaviour.
+  {
+    to: 'test/core',
+    globs: [
+      'test/schemas/{interpolate-command,params,placeholder-contexts,traceback,validate-pipeline}.test.ts',
+    ],
+  },
 ];
 
 /** The folders of the product (what rules move and dangling imports are matched against). */
