@@ -12,7 +12,8 @@
 // there is exactly one (so a file moved by hand needs no import fixed by hand).
 //
 //   node scripts/regroup.mjs            move and rewrite, then format the changed files
-//   node scripts/regroup.mjs --check    change nothing; exit 1 when anything would change
+//   node scripts/regroup.mjs --check    change nothing; exit 1 when anything would change, or
+//                                       a file sits at store/'s top where no rule places it
 //   node scripts/regroup.mjs --root DIR work on another checkout (the tests use a scratch tree)
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rmdir, writeFile } from 'node:fs/promises';
@@ -346,7 +347,8 @@ async function main() {
     console.log(
       'Usage: node scripts/regroup.mjs [--check] [--root DIR]\n\n' +
         'Moves files into the folders of the README code map and rewrites their imports.\n' +
-        '  --check     change nothing; exit 1 when a file would move or an import change\n' +
+        '  --check     change nothing; exit 1 when a file would move or an import change,\n' +
+        '              or a file sits at the top of store/ where no rule places it\n' +
         '  --root DIR  the checkout to work on (default: this repository)',
     );
     return;
@@ -366,6 +368,8 @@ async function main() {
       );
       process.exitCode = 1;
     }
+    // A file no rule places would stay in a folder that keeps none: the layout needs a rule.
+    if (plan.unplaced.length > 0) process.exitCode = 1;
     return;
   }
   await applyRegroup(root, plan);

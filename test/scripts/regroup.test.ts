@@ -134,6 +134,15 @@ describe('scripts/regroup.mjs', () => {
     expect(existsSync(join(root, 'store/find-run.ts'))).toBe(true);
   });
 
+  test('--check fails on a file at the top of store/ that no rule places', async () => {
+    await write({ 'store/odd-thing.ts': 'export const odd = 1;\n' });
+    const check = promisify(execFile)(process.execPath, [SCRIPT, '--check', '--root', root]);
+    await expect(check).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no rule places store/odd-thing.ts'),
+    });
+  });
+
   test('the real table places files by aggregate, and a placed file matches no rule again', () => {
     const moved: [string, string][] = [
       ['store/find-run.ts', 'store/runs/find-run.ts'],
