@@ -1,7 +1,9 @@
 /**
- * The import rules of the README's code map (DESIGN §2): schemas/ is the leaf, core/ sees
- * only schemas/, store/ sees schemas/ and core/, runner/ and app/ never import each other,
- * cli/ and action/ are composition roots that wire the others and never import each other.
+ * The import rules of DESIGN §2 and the README's code map: schemas/ is the leaf, core/
+ * (pure shared logic) sees only schemas/, present/ renders from schemas/ and core/,
+ * client/ talks to the control plane, store/ sees schemas/ and core/, runner/ and app/
+ * never import each other, local/ is the local run over runner/ and store/, and cli/ and
+ * action/ wire everything without importing each other.
  */
 
 /** Node's modules that reach outside the process: what "no I/O" forbids. */
@@ -23,14 +25,14 @@ module.exports = {
       severity: 'error',
       comment: 'schemas/ imports nothing of ours but schemas/, and does no I/O.',
       from: { path: '^schemas/' },
-      to: { path: '^(core|store|runner|app|cli|action)/' },
+      to: { path: '^(core|present|client|store|runner|local|app|cli|action)/' },
     },
     {
       name: 'core-sees-only-schemas',
       severity: 'error',
       comment: 'core/ is the pure logic every side shares: it imports schemas/ and itself only.',
       from: { path: '^core/' },
-      to: { path: '^(store|runner|app|cli|action)/' },
+      to: { path: '^(present|client|store|runner|local|app|cli|action)/' },
     },
     {
       name: 'schemas-and-core-do-no-io',
@@ -39,10 +41,32 @@ module.exports = {
       to: { dependencyTypes: ['core'], path: IO_MODULES },
     },
     {
+      name: 'present-terminal-renders-from-schemas',
+      severity: 'error',
+      comment:
+        'The terminal renderers both composition roots use turn data into text: they import schemas/, core/ and present/, nothing that runs or stores.',
+      from: { path: '^present/terminal/' },
+      to: { path: '^(client|store|runner|local|app|cli|action)/' },
+    },
+    {
+      name: 'present-terminal-has-no-io',
+      severity: 'error',
+      from: { path: '^present/terminal/' },
+      to: { dependencyTypes: ['core'], path: IO_MODULES },
+    },
+    {
+      name: 'client-sees-schemas-and-present',
+      severity: 'error',
+      comment:
+        'The one control-plane client (runner, cli and action use it) speaks the protocol of schemas/protocol/ and prints with present/; it knows no store, engine or server.',
+      from: { path: '^client/' },
+      to: { path: '^(store|runner|local|app|cli|action)/' },
+    },
+    {
       name: 'store-sees-only-schemas-and-core',
       severity: 'error',
       from: { path: '^store/' },
-      to: { path: '^(runner|app|cli|action)/' },
+      to: { path: '^(present|client|runner|local|app|cli|action)/' },
     },
     {
       name: 'store-db-is-plumbing',
@@ -54,9 +78,10 @@ module.exports = {
     {
       name: 'runner-never-imports-store-or-app',
       severity: 'error',
-      comment: 'The engine talks to ports passed in (DESIGN §2).',
+      comment:
+        'The engine talks to ports passed in (DESIGN §2); the daemon reaches the control plane through client/.',
       from: { path: '^runner/' },
-      to: { path: '^(store|app|cli|action)/' },
+      to: { path: '^(present|store|local|app|cli|action)/' },
     },
     {
       name: 'runner-engine-never-imports-the-daemon',
@@ -66,10 +91,20 @@ module.exports = {
       to: { path: '^runner/daemon/' },
     },
     {
+      name: 'local-is-no-composition-root',
+      severity: 'error',
+      comment:
+        "The local run and its store (fluksio run, the action's local mode) use runner/ and store/; the roots that wire it in stay out, and it never talks to a control plane.",
+      from: { path: '^local/' },
+      to: { path: '^(client|app|cli|action)/' },
+    },
+    {
       name: 'app-never-imports-runner',
       severity: 'error',
+      comment:
+        'The control plane is the server: the local run and the client of its own API are not its business.',
       from: { path: '^app/' },
-      to: { path: '^(runner|cli|action)/' },
+      to: { path: '^(runner|local|client|cli|action)/' },
     },
     {
       name: 'github-render-is-pure',
@@ -100,14 +135,14 @@ module.exports = {
       from: { path: '^app/github/(triggers|outbox)/' },
       to: { path: '^app/github/(outbox|triggers)/', pathNot: '^app/github/$1/' },
     },
-    // STYLE habit 15: composition roots are leaves. action/ still imports cli/ (issue 10,
-    // item 1); TODO(issue 10, branch client): enable once it moves what both use.
-    // {
-    //   name: 'action-never-imports-cli',
-    //   severity: 'error',
-    //   from: { path: '^action/' },
-    //   to: { path: '^cli/' },
-    // },
+    {
+      name: 'action-never-imports-cli',
+      severity: 'error',
+      comment:
+        'Composition roots are leaves (STYLE habit 15): what both use lives in client/, local/ or present/.',
+      from: { path: '^action/' },
+      to: { path: '^cli/' },
+    },
     {
       name: 'cli-never-imports-action',
       severity: 'error',

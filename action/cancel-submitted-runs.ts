@@ -1,6 +1,5 @@
-import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { isFinalRunStatus } from '../schemas/statuses.js';
-import type { ApiClient } from '../cli/remote/api-client.js';
+import type { ControlPlaneClient } from '../client/control-plane-client.js';
 
 /**
  * Cancels those of `runIds` that are still queued or running on the control plane
@@ -8,15 +7,15 @@ import type { ApiClient } from '../cli/remote/api-client.js';
  * heartbeat). Returns the ids it asked to cancel; the others had already ended.
  */
 export async function cancelSubmittedRuns(
-  client: ApiClient,
+  client: ControlPlaneClient,
   runIds: readonly string[],
   reason: string,
 ): Promise<string[]> {
   const cancelled: string[] = [];
   for (const runId of runIds) {
-    const report = await client.request('GET', `/api/v1/runs/${runId}`, RemoteRunReport);
+    const report = await client.run(runId);
     if (isFinalRunStatus(report.run.status)) continue;
-    await client.request('POST', `/api/v1/runs/${runId}/cancel`, RemoteRunReport, { body: { reason } });
+    await client.cancelRun(runId, { reason });
     cancelled.push(runId);
   }
   return cancelled;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseAssignmentText, type ParamAssignment } from '../core/params/param-assignments.js';
-import type { ServerConnection } from '../cli/remote/server-connection.js';
+import type { ServerConnection } from '../client/server-connection.js';
 import { urlWithoutUserinfo } from './url-without-userinfo.js';
 import { readWorkflowContext, type WorkflowContext } from './workflow-context.js';
 

@@ -1,9 +1,9 @@
 import { ulid } from 'ulid';
 import type { RunReport } from '../schemas/run-report.js';
 import { readCodeIndex } from '../runner/keys/code-index.js';
-import { executeLocalRun } from '../cli/local/execute-local-run.js';
-import { openLocalState } from '../cli/local/local-state.js';
-import { renderRunSummary } from '../cli/render/run-summary.js';
+import { executeLocalRun } from '../local/execute-local-run.js';
+import { openLocalState } from '../local/local-state.js';
+import { renderRunSummary } from '../present/terminal/run-summary.js';
 import { actionResult, type ActionResult } from './action-result.js';
 import { baselineCommits, commitNote, noBaselineNote } from './baseline-commits.js';
 import { checkRunName, checkRunTargetOf } from './check-run-naming.js';

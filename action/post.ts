@@ -1,5 +1,5 @@
 import * as core from '@actions/core';
-import { ApiClient } from '../cli/remote/api-client.js';
+import { submitterClient } from '../client/server-connection.js';
 import { cancelSubmittedRuns } from './cancel-submitted-runs.js';
 import { getInputs } from './input-helper.js';
 import { unsettledSubmittedRuns } from './submission-state.js';
@@ -17,7 +17,7 @@ export async function run(): Promise<void> {
     const { server } = getInputs();
     if (!server) return;
     const cancelled = await cancelSubmittedRuns(
-      new ApiClient(server.url, server.token),
+      submitterClient(server),
       runIds,
       'The workflow job ended before the run did',
     );

@@ -4,8 +4,8 @@ import { formatProblems } from '../core/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
 import { resolveParams, type Params } from '../core/params/resolve-params.js';
 import { checkWorkspacePaths } from '../runner/workspace/check-workspace-paths.js';
-import { locateProject, readProjectPipeline, type LocalProject } from '../cli/local/locate-project.js';
-import { UsageError } from '../cli/usage-error.js';
+import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
+import { UsageError } from '../present/terminal/usage-error.js';
 import type { ActionInputs } from './input-helper.js';
 
 /** The pipeline the inputs name, read and validated, and the runs its params make. */

@@ -2,8 +2,8 @@ import type { RunReport } from '../schemas/run-report.js';
 import { sparkline } from '../core/text/sparkline.js';
 import type { RunStatus, StageStatus } from '../schemas/statuses.js';
 import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../core/text/format.js';
-import { stageDetail } from '../cli/render/progress-printer.js';
-import type { SeriesByMetric } from '../cli/render/run-summary.js';
+import { stageDetail } from '../present/terminal/progress-printer.js';
+import type { SeriesByMetric } from '../present/terminal/run-summary.js';
 
 /** What a run's summary shows beyond its report. */
 export interface RunMarkdownInput {

@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { simpleGit } from 'simple-git';
-import { z } from 'zod';
 import { digestOf } from '../core/canonical-json.js';
-import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
+import type { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { isFinalRunStatus } from '../schemas/statuses.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
-import type { CliIo } from '../cli/cli-io.js';
-import { ApiClient, ApiRequestError } from '../cli/remote/api-client.js';
-import { followRun } from '../cli/remote/follow-run.js';
-import { originRepository, type OriginRepository } from '../cli/remote/origin-repository.js';
-import type { SeriesByMetric } from '../cli/render/run-summary.js';
-import { UsageError } from '../cli/usage-error.js';
+import { submitRunRequest } from '../client/submit-run-request.js';
+import type { CliIo } from '../present/terminal/cli-io.js';
+import type { ControlPlaneClient } from '../client/control-plane-client.js';
+import { ForbiddenError, UnauthorizedError } from '../client/control-plane-errors.js';
+import { followRun } from '../client/follow-run.js';
+import { submitterClient } from '../client/server-connection.js';
+import { headAndOrigin, originRepository, type OriginRepository } from '../client/origin-repository.js';
+import type { SeriesByMetric } from '../present/terminal/run-summary.js';
+import { UsageError } from '../present/terminal/usage-error.js';
 import { actionResult, type ActionResult } from './action-result.js';
 import { commitNote } from './baseline-commits.js';
 import { cancelSubmittedRuns } from './cancel-submitted-runs.js';
@@ -26,13 +27,6 @@ import { reportFailures } from './report-failures.js';
 import { markSubmissionSettled, saveSubmittedRuns } from './submission-state.js';
 import type { WorkflowContext } from './workflow-context.js';
 
-const SeriesReply = z.object({
-  series: z.record(
-    z.string(),
-    z.object({ stage: z.string(), points: z.array(z.object({ step: z.number(), value: z.number() })) }),
-  ),
-});
-const LogReply = z.object({ lines: z.array(z.string()) });
 /** Lines of a failed stage's log fetched for the summary. */
 const TAIL_LINES = 25;
 
@@ -66,7 +60,7 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
   if (!server) throw new Error('Submit mode needs the server input');
   const { project, pipeline, grid, swept } = await readPipelineInputs(inputs);
   const { commit, origin } = await submissionSource(project.workspace.repoRoot);
-  const client = new ApiClient(server.url, server.token);
+  const client = submitterClient(server);
   await checkServerAnswers(client, server.url);
 
   const nonce = randomBytes(8).toString('hex');
@@ -76,18 +70,15 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
   for (const [index, params] of grid.entries()) {
     // A cancelled sweep submits no more of its grid.
     if (signal.aborted) break;
-    const request: SubmitRunRequest = {
-      repository: origin.repository,
-      cloneUrl: origin.cloneUrl,
+    const request = submitRunRequest({
+      origin,
       commit,
       pipelinePath: project.pipelinePath,
+      pipeline,
       params,
-      labels: pipeline['runs-on'],
       noCache: inputs.noCache,
-      retries: pipeline.retries,
-      timeoutMs: pipeline.timeout,
-      ...(groupId ? { group: { id: groupId, index } } : {}),
-    };
+      group: groupId ? { id: groupId, index } : null,
+    });
     const report = await submit(client, request, `${submissionId(inputs.workflow, nonce, request)}-${index}`);
     // Saved once the control plane answered: a step killed while a submission is in
     // flight leaves that run unknown to the post step, which cannot cancel it (it runs).
@@ -181,7 +172,7 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
  * runner stops it, at its next heartbeat).
  */
 async function cancelRuns(
-  client: ApiClient,
+  client: ControlPlaneClient,
   serverUrl: string,
   queued: readonly RemoteRunReport[],
   groupId: string | null,
@@ -201,22 +192,20 @@ async function cancelRuns(
 }
 
 /** The run as the control plane has it now; null when it does not answer. */
-async function latestReport(client: ApiClient, runId: string): Promise<RemoteRunReport | null> {
-  return client.request('GET', `/api/v1/runs/${runId}`, RemoteRunReport).catch(() => null);
+async function latestReport(client: ControlPlaneClient, runId: string): Promise<RemoteRunReport | null> {
+  return client.run(runId).catch(() => null);
 }
 
 /** The commit the workspace holds (a pull request's merge commit) and how runners fetch it. */
 async function submissionSource(repoRoot: string): Promise<{ commit: string; origin: OriginRepository }> {
-  const git = simpleGit({ baseDir: repoRoot });
-  const commit = (await git.revparse(['HEAD'])).trim();
-  const remoteUrl = (await git.remote(['get-url', 'origin']).catch(() => '')) || '';
-  if (!remoteUrl.trim()) {
+  const { commit, remoteUrl } = await headAndOrigin(repoRoot);
+  if (!remoteUrl) {
     throw new Error(
       'Input \'server\': the workspace has no remote "origin" for runners to fetch from; check the repository out with actions/checkout first',
     );
   }
   try {
-    return { commit, origin: originRepository(remoteUrl.trim(), repoRoot) };
+    return { commit, origin: originRepository(remoteUrl, repoRoot) };
   } catch (error) {
     if (error instanceof UsageError) throw new Error(`Input 'server': ${error.message}`, { cause: error });
     throw error;
@@ -224,25 +213,26 @@ async function submissionSource(repoRoot: string): Promise<{ commit: string; ori
 }
 
 /** Refuses a server that does not answer before anything is submitted to it. */
-async function checkServerAnswers(client: ApiClient, url: string): Promise<void> {
+async function checkServerAnswers(client: ControlPlaneClient, url: string): Promise<void> {
   try {
-    await client.request('GET', '/healthz', z.unknown());
+    await client.health();
   } catch (error) {
-    const why = error instanceof ApiRequestError ? `it answered ${error.message}` : (error as Error).message;
+    const why = error instanceof Error ? error.message : String(error);
     throw new Error(`Input 'server': ${url} is not a fluksio control plane that answers (${why})`, {
       cause: error,
     });
   }
 }
 
-async function submit(client: ApiClient, request: SubmitRunRequest, key: string): Promise<RemoteRunReport> {
+async function submit(
+  client: ControlPlaneClient,
+  request: SubmitRunRequest,
+  key: string,
+): Promise<RemoteRunReport> {
   try {
-    return await client.request('POST', '/api/v1/runs', RemoteRunReport, {
-      body: request,
-      headers: { 'idempotency-key': key },
-    });
+    return await client.submitRun(request, key);
   } catch (error) {
-    if (error instanceof ApiRequestError && (error.status === 401 || error.status === 403)) {
+    if (error instanceof UnauthorizedError || error instanceof ForbiddenError) {
       throw new Error(`Input 'server-token': the control plane refused it: ${error.message}`, {
         cause: error,
       });
@@ -269,25 +259,19 @@ function submissionId(workflow: WorkflowContext, nonce: string, submitted: unkno
   return `gha-${workflow.runId || 'local'}-${workflow.runAttempt}-${digest.slice(0, 16)}`;
 }
 
-async function seriesOf(client: ApiClient, runId: string): Promise<SeriesByMetric> {
-  return client
-    .request('GET', `/api/v1/runs/${runId}/metrics`, SeriesReply)
-    .then((reply) => reply.series)
-    .catch(() => ({}));
+async function seriesOf(client: ControlPlaneClient, runId: string): Promise<SeriesByMetric> {
+  return client.runMetrics(runId).catch(() => ({}));
 }
 
 /** The end of each failed stage's log, read from the control plane. */
 async function failureTails(
-  client: ApiClient,
+  client: ControlPlaneClient,
   report: RemoteRunReport,
 ): Promise<{ stage: string; tail: string; traceback: null }[]> {
   const failed = report.stages.filter((stage) => stage.status === 'failed' || stage.status === 'timed_out');
   return Promise.all(
     failed.map(async (stage) => {
-      const lines = await client
-        .request('GET', `/api/v1/runs/${report.run.id}/logs/${encodeURIComponent(stage.name)}`, LogReply)
-        .then((reply) => reply.lines)
-        .catch((): string[] => []);
+      const lines = await client.stageLog(report.run.id, stage.name).catch((): string[] => []);
       return { stage: stage.name, tail: lines.slice(-TAIL_LINES).join('\n'), traceback: null };
     }),
   );

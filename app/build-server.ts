@@ -32,6 +32,11 @@ export interface ServerDependencies {
   logger: Logger;
   /** The GitHub App's parts, when it is configured (startGitHubApp makes them). */
   github?: GitHubServerParts;
+  /**
+   * Whether the runner, submit and webhook routes are served; without them only health,
+   * readiness and metrics are (a `--role worker` process). @defaultValue true
+   */
+  api?: boolean;
 }
 
 /** What the HTTP API needs of the GitHub App. */
@@ -65,6 +70,7 @@ export function buildServer({
   blobs,
   logger,
   github,
+  api = true,
 }: ServerDependencies): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -143,6 +149,9 @@ export function buildServer({
       .send({ error: `No such endpoint: ${request.method} ${request.url.split('?')[0]}` } satisfies ApiError),
   );
 
+  healthRoutes(app, context);
+  prometheusRoute(app, context);
+  if (!api) return app;
   claimRoute(app, context);
   leasedRunRoutes(app, context);
   fetchedRoute(app, context);
@@ -150,8 +159,6 @@ export function buildServer({
   blobRoutes(app, context);
   submitRoute(app, context);
   runRoutes(app, context);
-  healthRoutes(app, context);
-  prometheusRoute(app, context);
   if (github) githubWebhookRoute(app, github.webhooks);
   return app;
 }

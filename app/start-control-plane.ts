@@ -3,7 +3,9 @@ import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { BlobStorage } from './blob-storage.js';
 import { buildServer } from './build-server.js';
+import { runsWorkers, servesApi, type ControlPlaneRole } from './control-plane-role.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
+import { InvalidSettingsError } from './invalid-settings-error.js';
 import { startGitHubApp } from './github/start-github-app.js';
 import { openControlPlaneDatabase } from './open-control-plane-database.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
@@ -40,11 +42,19 @@ export function createControlPlaneLogger(settings: Pick<ControlPlaneSettings, 'l
  */
 export async function startControlPlane({
   settings,
+  role = 'all',
   logger = createControlPlaneLogger(settings),
 }: {
   settings: ControlPlaneSettings;
+  /** What this process does (control-plane-role.ts). @defaultValue 'all' */
+  role?: ControlPlaneRole;
   logger?: Logger;
 }): Promise<ControlPlane> {
+  if (role !== 'all' && settings.databaseUrl === null) {
+    throw new InvalidSettingsError([
+      `--role ${role}: the embedded PGlite database is one process's alone; set DATABASE_URL to run the web and worker roles as processes of their own`,
+    ]);
+  }
   const closers: (() => Promise<unknown>)[] = [];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.splice(0).reverse()) {
@@ -71,6 +81,8 @@ export async function startControlPlane({
     const github = settings.github
       ? await startGitHubApp({
           db: database.db,
+          lock: database.lock,
+          workers: runsWorkers(role),
           settings,
           github: settings.github,
           ringDoorbell: () => doorbell.ring(),
@@ -79,14 +91,16 @@ export async function startControlPlane({
       : null;
     if (github) closers.push(() => github.close());
 
-    const sweeper = await startRunSweeper({
-      db: database.db,
-      settings,
-      doorbell,
-      logger,
-      ...(github ? { onRunChanged: github.onRunChanged } : {}),
-    });
-    closers.push(() => sweeper.close());
+    if (runsWorkers(role)) {
+      const sweeper = await startRunSweeper({
+        db: database.db,
+        settings,
+        doorbell,
+        logger,
+        ...(github ? { onRunChanged: github.onRunChanged } : {}),
+      });
+      closers.push(() => sweeper.close());
+    }
 
     const server = buildServer({
       db: database.db,
@@ -94,12 +108,13 @@ export async function startControlPlane({
       settings,
       blobs: new BlobStorage(join(settings.dataDir, 'blobs')),
       logger,
+      api: servesApi(role),
       ...(github ? { github: github.server } : {}),
     });
     closers.push(() => server.close());
     const url = await server.listen({ host: settings.host, port: settings.port });
     logger.info(
-      { url, dataDir: settings.dataDir, github: settings.github !== null },
+      { url, role, dataDir: settings.dataDir, github: settings.github !== null },
       'control plane listening',
     );
     return { url, close: closeAll };

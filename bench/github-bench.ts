@@ -1,4 +1,7 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path';
 import { pino } from 'pino';
 import { readControlPlaneSettings } from '../app/control-plane-settings.js';
 import { startControlPlane } from '../app/start-control-plane.js';
@@ -16,6 +19,7 @@ stages:
     cmd: python3 train.py
 `;
 const ACCEPTED = 300;
+const FLUKSIO_BIN = path.join(import.meta.dirname, '..', 'bin', 'fluksio.js');
 const END_TO_END = 40;
 
 /**
@@ -27,10 +31,19 @@ const END_TO_END = 40;
  * the run, create the check run).
  */
 export async function benchGitHub(): Promise<void> {
+  await benchIntake({ split: false });
+  await benchIntake({ split: true });
+}
+
+/**
+ * One measurement of the intake: `split` runs the control plane as `--role web` here and
+ * `--role worker` in a process of its own (the built `fluksio`), else as one `all` process.
+ */
+async function benchIntake({ split }: { split: boolean }): Promise<void> {
   const scratch = await openScratchEnvironment('github');
   const double = await startGitHubDouble();
   const repo = double.addRepository({ owner: 'acme', name: 'model' });
-  const settings = readControlPlaneSettings({
+  const env = {
     DATABASE_URL: scratch.databaseUrl,
     REDIS_URL: scratch.redisUrl,
     FLUKSIO_QUEUE_PREFIX: scratch.prefix,
@@ -42,8 +55,13 @@ export async function benchGitHub(): Promise<void> {
     WEBHOOK_SECRET: double.credentials.webhookSecret,
     GITHUB_API_URL: double.url,
     FLUKSIO_ALLOWED_OWNERS: 'acme',
+  };
+  const plane = await startControlPlane({
+    settings: readControlPlaneSettings(env),
+    role: split ? 'web' : 'all',
+    logger: pino({ level: 'warn' }),
   });
-  const plane = await startControlPlane({ settings, logger: pino({ level: 'warn' }) });
+  const worker = split ? await startWorkerProcess(env) : null;
   const webhookUrl = `${plane.url}/api/github/webhooks`;
   const secret = double.credentials.webhookSecret;
   // main's history, newest first: each push adds a commit, whose run looks for its baseline there.
@@ -87,7 +105,9 @@ export async function benchGitHub(): Promise<void> {
     }
     const violations = double.violations.length;
 
-    console.log('\n## GitHub App: webhook intake against the GitHub double');
+    console.log(
+      `\n## GitHub App: webhook intake against the GitHub double, ${split ? 'with the worker in its own process (--role web + --role worker)' : 'one process (--role all)'}`,
+    );
     console.log(
       `GET /healthz of the same server            p50 ${ms(median(health))}   p99 ${ms(percentile(health, 99))}   (reference)`,
     );
@@ -105,6 +125,10 @@ export async function benchGitHub(): Promise<void> {
     console.log(`requests the double refused as invalid against the OpenAPI description: ${violations}`);
   } finally {
     await plane.close();
+    if (worker && worker.exitCode === null) {
+      worker.kill('SIGTERM');
+      await once(worker, 'exit');
+    }
     await double.close();
     await scratch.close();
   }
@@ -126,4 +150,21 @@ async function waitForCheckRuns(
       throw new Error(`only ${checkRuns.length} of ${count} check runs reached the GitHub double`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
+}
+
+/** `fluksio app --role worker` as a process of its own (the build `npm run bench` made), once it listens. */
+async function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [FLUKSIO_BIN, 'app', '--role', 'worker'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('listening on')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the worker process exited with ${code}: ${output}`)));
+  });
+  return child;
 }

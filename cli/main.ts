@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { processIo, type CliIo } from './cli-io.js';
-import { UsageError } from './usage-error.js';
+import { processIo, type CliIo } from '../present/terminal/cli-io.js';
+import { UsageError } from '../present/terminal/usage-error.js';
 
 /** Exit codes of DESIGN §9. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -172,12 +172,21 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('app')
-    .description('Run the control plane: runner API, submit API, sweeper (settings from the environment)')
+    .description(
+      'Run the control plane: runner API, submit API, webhook intake, delivery worker, outbox, sweeper (settings from the environment)',
+    )
     .addHelpText(
       'after',
       '\nEnvironment: REDIS_URL (required), DATABASE_URL (else embedded PGlite under FLUKSIO_DATA_DIR), HOST, PORT,\nFLUKSIO_LEASE_TTL, FLUKSIO_HEARTBEAT_INTERVAL, FLUKSIO_SWEEP_INTERVAL, FLUKSIO_QUEUE_TIMEOUT, FLUKSIO_CLONE_HOSTS,\nFLUKSIO_ALLOW_FILE_URLS, FLUKSIO_METRICS_TOKEN.',
     )
-    .action(async () => setCode(await (await import('./commands/app-command.js')).appCommand(io)));
+    .option(
+      '--role <role>',
+      'web: the HTTP APIs and the webhook intake; worker: deliveries, the GitHub outbox and the sweeper; all: both',
+      'all',
+    )
+    .action(async (options: { role: string }) =>
+      setCode(await (await import('./commands/app-command.js')).appCommand(options, io)),
+    );
 
   program
     .command('migrate')

@@ -1,8 +1,6 @@
-/** One streamed metric of a run: the stage (of this run) that reported it and its points by step. */
-export interface MetricSeries {
-  stage: string;
-  points: { step: number; value: number }[];
-}
+import type { MetricSeries } from '../schemas/protocol/run-metrics-reply.js';
+
+export type { MetricSeries };
 
 /**
  * A run's points as metric name → series, stages in `stageOrder`, steps ascending. Should

@@ -41,7 +41,7 @@ export const RULES = [
   {
     to: 'store/leases',
     globs: [
-      'store/{claim-next-run,heartbeat-run,sweep-runs,runner-may-take,record-waiting-reasons,requeued-now}.ts',
+      'store/{claim-next-run,heartbeat-run,sweep-runs,runner-may-take,record-waiting-reasons,requeued-now,release-limit}.ts',
       'store/*-leased-run.ts',
     ],
   },
@@ -164,7 +164,7 @@ export const RULES = [
 ];
 
 /** The folders of the product (what rules move and dangling imports are matched against). */
-const PRODUCT = ['schemas', 'core', 'store', 'runner', 'app', 'cli', 'action'];
+const PRODUCT = ['schemas', 'core', 'present', 'client', 'store', 'runner', 'local', 'app', 'cli', 'action'];
 /** The folders whose source files may import a moved file. */
 const SCANNED = [...PRODUCT, 'bench', 'scripts', 'bin', 'test'];
 const SCANNED_FILES = ['vitest.config.ts', 'drizzle.config.ts', 'eslint.config.js'];

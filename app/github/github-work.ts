@@ -1,6 +1,7 @@
 import type { Octokit } from '@octokit/rest';
 import type { Logger } from 'pino';
 import type { Database } from '../../store/db/database.js';
+import type { KeyedLock } from '../keyed-lock.js';
 import type { GitHubAppSettings } from '../control-plane-settings.js';
 
 /** The part of an Octokit client fluksio's GitHub work calls: `request` with a route. */
@@ -23,6 +24,11 @@ export interface GitHubNotifications {
  */
 export interface GitHubWork {
   db: Database;
+  /**
+   * Shared by every control plane process on the database: the events of one pull request
+   * are handled one at a time (run-pull-request-head.ts).
+   */
+  lock: KeyedLock;
   github: GitHubAppSettings;
   /** A client authenticated as an installation (its token minted and cached by Probot). */
   installationApi(installationId: number): Promise<GitHubApi>;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createNodeMiddleware } from 'probot';
 import type { Database } from '../../store/db/database.js';
+import type { KeyedLock } from '../keyed-lock.js';
 import type { GitHubServerParts } from '../build-server.js';
 import type { ControlPlaneSettings, GitHubAppSettings } from '../control-plane-settings.js';
 import { WEBHOOK_PATH } from '../routes/github-webhook-route.js';
@@ -31,12 +32,21 @@ export interface GitHubApp {
  */
 export async function startGitHubApp({
   db,
+  lock,
+  workers = true,
   settings,
   github,
   ringDoorbell,
   logger,
 }: {
   db: Database;
+  /** Shared by every control plane process on the database: deliveries of one pull request take turns. */
+  lock: KeyedLock;
+  /**
+   * Whether this process runs the delivery worker and the outbox's worker; without them it
+   * only stores and enqueues deliveries and enqueues outbox jobs (`--role web`). @defaultValue true
+   */
+  workers?: boolean;
   settings: Pick<ControlPlaneSettings, 'redisUrl' | 'queuePrefix' | 'sweepIntervalMs' | 'onlineWindowMs'>;
   github: GitHubAppSettings;
   /** Rung once runs are queued, so waiting runners claim them at once. */
@@ -63,7 +73,7 @@ export async function startGitHubApp({
       logger: log,
     });
     closers.push(() => outbox.close());
-    await outbox.start();
+    if (workers) await outbox.start();
 
     const queue = openDeliveryQueue({
       redisUrl: settings.redisUrl,
@@ -73,6 +83,7 @@ export async function startGitHubApp({
     closers.push(() => queue.close());
     const work: GitHubWork = {
       db,
+      lock,
       github,
       installationApi: (installationId) => probot.auth(installationId),
       notifications: outbox,
@@ -80,15 +91,17 @@ export async function startGitHubApp({
       onlineWindowMs: settings.onlineWindowMs,
       logger: log,
     };
-    const worker = await startDeliveryWorker({
-      work,
-      queue,
-      redisUrl: settings.redisUrl,
-      prefix: settings.queuePrefix,
-      reconcileEveryMs: settings.sweepIntervalMs,
-      logger: log,
-    });
-    closers.push(() => worker.close());
+    if (workers) {
+      const worker = await startDeliveryWorker({
+        work,
+        queue,
+        redisUrl: settings.redisUrl,
+        prefix: settings.queuePrefix,
+        reconcileEveryMs: settings.sweepIntervalMs,
+        logger: log,
+      });
+      closers.push(() => worker.close());
+    }
 
     const webhooks = await createNodeMiddleware(webhookIntake({ db, queue, logger: log }), {
       probot,

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BlobDigest } from '../../schemas/blob-digest.js';
+import type { BlobUploadReply } from '../../schemas/protocol/blob-upload-reply.js';
 import { LeaseId } from '../../schemas/protocol/lease-id.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
@@ -85,7 +86,7 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
       }
       await addBlobRef({ db: context.db, repository: run.repository, digest, size, runId });
       request.log.info({ runId, digest, size }, 'blob stored');
-      return reply.code(201).send({ digest, size });
+      return reply.code(201).send({ digest, size } satisfies BlobUploadReply);
     });
   });
 

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
+import type { HealthReply } from '../../schemas/protocol/health-reply.js';
 import type { RouteContext } from '../route-context.js';
 
 /** How long readiness waits for each dependency before calling it unreachable. */
@@ -10,7 +11,7 @@ const PROBE_TIMEOUT_MS = 2_000;
  * 200, or 503 naming what is unreachable). Neither needs a credential.
  */
 export function healthRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/healthz', async (): Promise<HealthReply> => ({ ok: true }));
 
   app.get('/readyz', async (request, reply) => {
     const [postgres, redis] = await Promise.all([

@@ -11,6 +11,7 @@ import {
   type EventBatchReply,
   type HeartbeatReply,
 } from '../../schemas/protocol/lease-requests.js';
+import type { LeasedWriteReply } from '../../schemas/protocol/leased-write-reply.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
 import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
@@ -73,7 +74,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     if (!run) throw staleLease(runId);
     request.log.info({ runId }, 'run started');
     context.onRunChanged?.(runId);
-    return { status: run.status };
+    return { status: run.status } satisfies LeasedWriteReply;
   });
 
   app.post(
@@ -115,7 +116,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     if (!run) throw staleLease(runId);
     request.log.info({ runId, status: run.status }, 'run finished');
     context.onRunChanged?.(runId);
-    return { status: run.status };
+    return { status: run.status } satisfies LeasedWriteReply;
   });
 
   app.post('/api/v1/runs/:id/release', { onRequest }, async (request) => {
@@ -125,6 +126,6 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     request.log.info({ runId, status: run.status, reason: body.reason }, 'run released');
     context.onRunChanged?.(runId);
     await context.doorbell.ring();
-    return { status: run.status };
+    return { status: run.status } satisfies LeasedWriteReply;
   });
 }

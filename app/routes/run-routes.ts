@@ -1,9 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { CancelRunRequest } from '../../schemas/protocol/cancel-run.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import type { RunMetricsReply } from '../../schemas/protocol/run-metrics-reply.js';
+import type { StageLogReply } from '../../schemas/protocol/stage-log-reply.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import { getRunDetail, type MetricSeries, type RunDetail } from '../../store/runs/get-run-detail.js';
+import { getRunDetail, type RunDetail } from '../../store/runs/get-run-detail.js';
 import { getStageLog } from '../../store/runs/get-stage-log.js';
 import { requestCancel } from '../../store/runs/request-cancel.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
@@ -16,7 +19,6 @@ import type { RouteContext } from '../route-context.js';
 import { toRemoteRunReport } from '../to-remote-run-report.js';
 
 const LogParams = RunIdParams.extend({ stage: z.string().min(1).max(200) });
-const CancelRequest = z.strictObject({ reason: z.string().min(1).max(1000).optional() });
 
 /**
  * What a submitter reads about a run, and cancel: `GET /api/v1/runs/:id` (RemoteRunReport),
@@ -57,7 +59,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
   app.get(
     '/api/v1/runs/:id/metrics',
     { onRequest: readAuth.onRequest },
-    async (request): Promise<{ series: Record<string, MetricSeries> }> => {
+    async (request): Promise<RunMetricsReply> => {
       return { series: (await detailOf((await visibleRun(request, 'read')).run)).series };
     },
   );
@@ -65,7 +67,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
   app.get(
     '/api/v1/runs/:id/logs/:stage',
     { onRequest: readAuth.onRequest },
-    async (request): Promise<{ stage: string; lines: string[] }> => {
+    async (request): Promise<StageLogReply> => {
       const { run } = await visibleRun(request, 'read');
       const { stage } = parseInput(LogParams, request.params, 'stage');
       const lines = await getStageLog({ db, runId: run.id, stage });
@@ -79,7 +81,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     { onRequest: submitAuth.onRequest },
     async (request): Promise<RemoteRunReport> => {
       const { run, token } = await visibleRun(request, 'submit');
-      const { reason } = parseInput(CancelRequest, request.body ?? {}, 'body');
+      const { reason } = parseInput(CancelRunRequest, request.body ?? {}, 'body');
       const cancelled = await requestCancel({
         db,
         runId: run.id,

@@ -1,7 +1,5 @@
-import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import type { CliIo } from '../cli-io.js';
-import { ApiClient } from '../remote/api-client.js';
-import { serverConnection } from '../remote/server-connection.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { serverConnection, submitterClient } from '../../client/server-connection.js';
 
 /** `fluksio cancel RUN`: a queued run ends at once; a running one is stopped at its next heartbeat. */
 export async function cancelCommand(
@@ -10,15 +8,7 @@ export async function cancelCommand(
   io: CliIo,
 ): Promise<number> {
   const connection = serverConnection(options.url, io.env);
-  const client = new ApiClient(connection.url, connection.token);
-  const report = await client.request(
-    'POST',
-    `/api/v1/runs/${encodeURIComponent(runId)}/cancel`,
-    RemoteRunReport,
-    {
-      body: {},
-    },
-  );
+  const report = await submitterClient(connection).cancelRun(runId);
   if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else
     io.stdout.write(

@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import { diffMetrics } from '../../schemas/metric-diff.js';
-import type { CliIo } from '../cli-io.js';
-import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { baselineOf, openProjectStore, requireRun } from '../../local/open-project-store.js';
 import { formatNumber, formatSigned, short } from '../../core/text/format.js';
 
 export interface DiffCommandOptions {

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import type { CliIo } from '../cli-io.js';
-import { checkLocalStore, type LocalStoreCheck } from '../local/check-local-store.js';
-import { localStorePaths } from '../local/local-store-paths.js';
-import { locateProject } from '../local/locate-project.js';
-import { repairLocalStore, type LocalStoreRepair } from '../local/repair-local-store.js';
-import { userCacheDir } from '../local/user-cache-dir.js';
-import { UsageError } from '../usage-error.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { checkLocalStore, type LocalStoreCheck } from '../../local/check-local-store.js';
+import { localStorePaths } from '../../local/local-store-paths.js';
+import { locateProject } from '../../local/locate-project.js';
+import { repairLocalStore, type LocalStoreRepair } from '../../local/repair-local-store.js';
+import { userCacheDir } from '../../local/user-cache-dir.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface DoctorCommandOptions {
   repair?: boolean;

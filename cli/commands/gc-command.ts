@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { readDatabaseSettings } from '../../app/control-plane-settings.js';
 import { DirManifest } from '../../schemas/out-record.js';
 import { gcStore } from '../../store/blobs/gc-store.js';
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { openServerDatabase } from '../server/server-database.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 /**
  * `fluksio gc [--keep-days N]`: forgets finished runs, cache entries and blob references

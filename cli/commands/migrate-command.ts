@@ -1,4 +1,4 @@
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { openServerDatabase } from '../server/server-database.js';
 
 /** `fluksio migrate`: applies the pending migrations to the control plane's database. */

@@ -2,19 +2,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, lstat, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { DirManifest, type OutRecord } from '../../schemas/out-record.js';
 import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
-import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 import { resolveWorkspacePath } from '../../runner/workspace/workspace-path.js';
-import type { CliIo } from '../cli-io.js';
-import { ApiClient } from '../remote/api-client.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
 import { declaredOutputs } from '../remote/declared-outputs.js';
-import { serverConnection } from '../remote/server-connection.js';
-import { UsageError } from '../usage-error.js';
+import { serverConnection, submitterClient } from '../../client/server-connection.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface PullCommandOptions {
   to?: string;
@@ -47,8 +46,8 @@ export async function pullCommand(
   io: CliIo,
 ): Promise<number> {
   const connection = serverConnection(options.url, io.env);
-  const client = new ApiClient(connection.url, connection.token);
-  const report = await client.request('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, RemoteRunReport);
+  const client = submitterClient(connection);
+  const report = await client.run(runId);
   const outs = report.stages.flatMap((stage) => stage.outs);
   const wanted =
     out === undefined
@@ -74,9 +73,9 @@ export async function pullCommand(
 
   const root = resolve(io.cwd, options.to ?? '.');
   await mkdir(root, { recursive: true });
-  const blobPath = (digest: string) => `/api/v1/blobs/${digest}?run=${encodeURIComponent(report.run.id)}`;
+  const blobs: RunBlobs = { client, runId: report.run.id };
   const planned: PlannedFile[] = [];
-  for (const record of wanted) planned.push(...(await planOut(client, blobPath, record)));
+  for (const record of wanted) planned.push(...(await planOut(blobs, record)));
   const toWrite: PlannedFile[] = [];
   const refused: string[] = [];
   for (const file of planned) {
@@ -90,7 +89,7 @@ export async function pullCommand(
     // Checked again right before the write: the tree may have changed since.
     const dest = await resolveWorkspacePath(root, file.path, { out: true });
     if (file.digest === null) await mkdir(dest, { recursive: true });
-    else await download(client, blobPath(file.digest), { ...file, digest: file.digest }, dest);
+    else await download(blobs, { ...file, digest: file.digest }, dest);
   }
   for (const record of wanted) {
     io.stdout.write(`${record.path}  ${record.digest.slice(0, 19)}  ${record.size} bytes\n`);
@@ -98,17 +97,18 @@ export async function pullCommand(
   return 0;
 }
 
+/** Where a run's blobs are read from: the control plane, as a reader of that run. */
+interface RunBlobs {
+  client: ControlPlaneClient;
+  runId: string;
+}
+
 /** The files of one out: itself, or each file of its verified directory manifest. */
-async function planOut(
-  client: ApiClient,
-  blobPath: (digest: string) => string,
-  record: OutRecord,
-): Promise<PlannedFile[]> {
+async function planOut(blobs: RunBlobs, record: OutRecord): Promise<PlannedFile[]> {
   const path = normalizePipelinePath(record.path);
   if (record.kind === 'file')
     return [{ path, digest: record.digest, executable: record.executable === true }];
-  const response = await client.download(blobPath(record.digest));
-  const bytes = Buffer.from(await response.arrayBuffer());
+  const bytes = await blobs.client.pullBlob(blobs.runId, record.digest, (body) => buffer(body));
   const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
   if (actual !== record.digest) {
     throw new Error(`${record.path}: its manifest hashes to ${actual}, not ${record.digest}`);
@@ -161,27 +161,29 @@ async function digestOf(path: string): Promise<string> {
   return `sha256:${hash.digest('hex')}`;
 }
 
-/** Streams a blob into a temporary sibling, verifies it, and renames it into place. */
+/**
+ * Streams a blob into a temporary sibling, verifies it, and renames it into place; a
+ * download cut short is tried again into a temporary file of its own.
+ */
 async function download(
-  client: ApiClient,
-  url: string,
+  blobs: RunBlobs,
   file: PlannedFile & { digest: string },
   dest: string,
 ): Promise<void> {
-  const response = await client.download(url);
-  const temp = `${dest}.fluksio-${randomBytes(6).toString('hex')}`;
-  const hash = createHash('sha256');
-  try {
-    await mkdir(dirname(dest), { recursive: true });
-    const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-    body.on('data', (chunk: Buffer) => hash.update(chunk));
-    await pipeline(body, createWriteStream(temp, { flags: 'wx' }));
-    const actual = `sha256:${hash.digest('hex')}`;
-    if (actual !== file.digest)
-      throw new Error(`${dest}: downloaded bytes hash to ${actual}, not ${file.digest}`);
-    if (file.executable) await chmod(temp, 0o755);
-    await rename(temp, dest);
-  } finally {
-    await rm(temp, { force: true });
-  }
+  await mkdir(dirname(dest), { recursive: true });
+  await blobs.client.pullBlob(blobs.runId, file.digest, async (body: Readable) => {
+    const temp = `${dest}.fluksio-${randomBytes(6).toString('hex')}`;
+    const hash = createHash('sha256');
+    try {
+      body.on('data', (chunk: Buffer) => hash.update(chunk));
+      await pipeline(body, createWriteStream(temp, { flags: 'wx' }));
+      const actual = `sha256:${hash.digest('hex')}`;
+      if (actual !== file.digest)
+        throw new Error(`${dest}: downloaded bytes hash to ${actual}, not ${file.digest}`);
+      if (file.executable) await chmod(temp, 0o755);
+      await rename(temp, dest);
+    } finally {
+      await rm(temp, { force: true });
+    }
+  });
 }

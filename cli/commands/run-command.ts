@@ -9,15 +9,15 @@ import type { RunReport } from '../../schemas/run-report.js';
 import { checkWorkspacePaths } from '../../runner/workspace/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/keys/code-index.js';
 import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
-import type { CliIo } from '../cli-io.js';
-import { executeLocalRun } from '../local/execute-local-run.js';
-import { localStorePaths } from '../local/local-store-paths.js';
-import { openLocalState, type LocalState } from '../local/local-state.js';
-import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { executeLocalRun } from '../../local/execute-local-run.js';
+import { localStorePaths } from '../../local/local-store-paths.js';
+import { openLocalState, type LocalState } from '../../local/local-state.js';
+import { locateProject, readProjectPipeline, type LocalProject } from '../../local/locate-project.js';
 import { colorEnabled } from '../render/color-enabled.js';
-import { ProgressPrinter } from '../render/progress-printer.js';
-import { renderRunSummary } from '../render/run-summary.js';
-import { UsageError } from '../usage-error.js';
+import { ProgressPrinter } from '../../present/terminal/progress-printer.js';
+import { renderRunSummary } from '../../present/terminal/run-summary.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface RunCommandOptions {
   /** false with --no-cache. */

@@ -5,9 +5,9 @@ import { createRunner } from '../../store/runners/create-runner.js';
 import { listRunners } from '../../store/runners/list-runners.js';
 import { removeRunner } from '../../store/runners/remove-runner.js';
 import { RunnerExistsError } from '../../store/runners/runner-exists-error.js';
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { newToken, openServerDatabase } from '../server/server-database.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface RunnerAddOptions {
   name: string;

@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { pino } from 'pino';
-import { redactUrl } from '../../runner/daemon/redact-url.js';
+import { redactUrl } from '../../client/redact-url.js';
 import { startRunnerDaemon } from '../../runner/daemon/runner-daemon.js';
-import type { CliIo } from '../cli-io.js';
-import { userCacheDir } from '../local/user-cache-dir.js';
-import { UsageError } from '../usage-error.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { userCacheDir } from '../../local/user-cache-dir.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface RunnerCommandOptions {
   /** `--work-dir`: mirrors, checkouts and blob cache (default: the user cache's `runner/`). */

@@ -1,9 +1,9 @@
 import Table from 'cli-table3';
 import { listRuns } from '../../store/runs/list-runs.js';
-import type { CliIo } from '../cli-io.js';
-import { openProjectStore } from '../local/open-project-store.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { openProjectStore } from '../../local/open-project-store.js';
 import { formatDuration, formatParams, short } from '../../core/text/format.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface RunsCommandOptions {
   limit: string;

@@ -2,14 +2,13 @@ import pc from 'picocolors';
 import { buildRunReport } from '../../schemas/run-report.js';
 import { tracebackTexts } from '../../core/traceback.js';
 import { getRunDetail } from '../../store/runs/get-run-detail.js';
-import type { CliIo } from '../cli-io.js';
-import { baselineOf, openProjectStore, requireRun } from '../local/open-project-store.js';
-import { renderRunSummary } from '../render/run-summary.js';
-import { ApiClient } from '../remote/api-client.js';
-import { serverConnection } from '../remote/server-connection.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { baselineOf, openProjectStore, requireRun } from '../../local/open-project-store.js';
+import { renderRunSummary } from '../../present/terminal/run-summary.js';
+import { serverConnection, submitterClient } from '../../client/server-connection.js';
 import { showRemoteRun } from '../remote/show-remote-run.js';
-import { UsageError } from '../usage-error.js';
-import { terminalText } from '../render/terminal-text.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
+import { terminalText } from '../../present/terminal/terminal-text.js';
 
 export interface ShowCommandOptions {
   json?: boolean;
@@ -32,7 +31,7 @@ export async function showCommand(
 ): Promise<number> {
   if (options.url !== undefined || options.remote) {
     const connection = serverConnection(options.url, io.env);
-    return showRemoteRun(new ApiClient(connection.url, connection.token), idOrPrefix, options, io);
+    return showRemoteRun(submitterClient(connection), idOrPrefix, options, io);
   }
   const store = await openProjectStore(options.pipeline, io);
   try {

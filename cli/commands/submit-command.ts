@@ -3,16 +3,14 @@ import { ulid } from 'ulid';
 import { digestOf } from '../../core/canonical-json.js';
 import { formatProblems } from '../../core/problem.js';
 import { parseAssignmentArgs } from '../../core/params/param-assignments.js';
-import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import type { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
 import { resolveParams } from '../../core/params/resolve-params.js';
-import type { CliIo } from '../cli-io.js';
-import { locateProject, readProjectPipeline } from '../local/locate-project.js';
-import { ApiClient } from '../remote/api-client.js';
-import { originRepository, pushedHead } from '../remote/origin-repository.js';
-import { serverConnection } from '../remote/server-connection.js';
-import { followRun } from '../remote/follow-run.js';
-import { UsageError } from '../usage-error.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { locateProject, readProjectPipeline } from '../../local/locate-project.js';
+import { originRepository, pushedHead } from '../../client/origin-repository.js';
+import { serverConnection, submitterClient } from '../../client/server-connection.js';
+import { followRun } from '../../client/follow-run.js';
+import { submitRunRequest } from '../../client/submit-run-request.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface SubmitCommandOptions {
   cache: boolean;
@@ -47,27 +45,24 @@ export async function submitCommand(
   if (head.dirty)
     say(colors.yellow(`Uncommitted changes are not submitted: runs use ${head.commit.slice(0, 12)}\n`));
 
-  const client = new ApiClient(connection.url, connection.token);
+  const client = submitterClient(connection);
   const submission = ulid();
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
   for (const [index, params] of resolved.grid.entries()) {
-    const request: SubmitRunRequest = {
-      repository: origin.repository,
-      cloneUrl: origin.cloneUrl,
+    const request = submitRunRequest({
+      origin,
       commit: head.commit,
       pipelinePath: project.pipelinePath,
+      pipeline,
       params,
-      labels: pipeline['runs-on'],
       noCache: !options.cache,
-      retries: pipeline.retries,
-      timeoutMs: pipeline.timeout,
-      ...(group ? { group: { id: group, index } } : {}),
-    };
-    const report = await client.request('POST', '/api/v1/runs', RemoteRunReport, {
-      body: request,
-      headers: { 'idempotency-key': `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}` },
+      group: group ? { id: group, index } : null,
     });
+    const report = await client.submitRun(
+      request,
+      `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}`,
+    );
     runIds.push(report.run.id);
     say(
       `${colors.bold('queued')} ${report.run.id}  ${report.repository}@${head.commit.slice(0, 10)}  ${report.run.reason ?? ''}\n`,

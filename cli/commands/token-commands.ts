@@ -3,9 +3,9 @@ import { hashToken } from '../../app/http/hash-token.js';
 import { ApiTokenExistsError } from '../../store/tokens/api-token-exists-error.js';
 import { createApiToken } from '../../store/tokens/create-api-token.js';
 import { revokeApiToken } from '../../store/tokens/revoke-api-token.js';
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { newToken, openServerDatabase } from '../server/server-database.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface TokenAddOptions {
   name: string;

@@ -1,12 +1,16 @@
 import pc from 'picocolors';
 import type { VerifyReport } from '../../schemas/stage-verification.js';
-import type { CliIo } from '../cli-io.js';
-import { openProjectStore, requireRun } from '../local/open-project-store.js';
-import { planVerification, type VerificationPlan, type VerifySelection } from '../local/plan-verification.js';
-import { verifyInScratch } from '../local/verify-in-scratch.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { openProjectStore, requireRun } from '../../local/open-project-store.js';
+import {
+  planVerification,
+  type VerificationPlan,
+  type VerifySelection,
+} from '../verify/plan-verification.js';
+import { verifyInScratch } from '../verify/verify-in-scratch.js';
 import { colorEnabled } from '../render/color-enabled.js';
 import { renderVerifySummary } from '../render/render-verification.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface VerifyCommandOptions {
   json?: boolean;

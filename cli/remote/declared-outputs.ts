@@ -3,7 +3,7 @@ import { simpleGit } from 'simple-git';
 import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
 import { formatProblems } from '../../core/problem.js';
 import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 /**
  * The outs and metrics files a run's pipeline declares, read from the repository in

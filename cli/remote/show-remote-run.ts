@@ -1,15 +1,10 @@
 import pc from 'picocolors';
-import { z } from 'zod';
-import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { tracebackTexts } from '../../core/traceback.js';
-import type { CliIo } from '../cli-io.js';
-import { renderRunSummary } from '../render/run-summary.js';
-import { UsageError } from '../usage-error.js';
-import type { ApiClient } from './api-client.js';
-import { SeriesReply } from './follow-run.js';
-import { terminalText } from '../render/terminal-text.js';
-
-const LogReply = z.object({ stage: z.string(), lines: z.array(z.string()) });
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { renderRunSummary } from '../../present/terminal/run-summary.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import { terminalText } from '../../present/terminal/terminal-text.js';
 
 /** How much of a failed stage's log the summary shows, as `fluksio run` keeps it. */
 const TAIL_LINES = 40;
@@ -20,36 +15,31 @@ const TAIL_LINES = 40;
  * tails and tracebacks, `--json` its report, `--log STAGE` that stage's whole log.
  */
 export async function showRemoteRun(
-  client: ApiClient,
+  client: ControlPlaneClient,
   runId: string,
   options: { json?: boolean; log?: string },
   io: CliIo,
 ): Promise<number> {
-  const id = encodeURIComponent(runId);
-  const report = await client.request('GET', `/api/v1/runs/${id}`, RemoteRunReport);
+  const report = await client.run(runId);
   if (options.json) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
   }
-  const logOf = (stage: string) =>
-    client.request('GET', `/api/v1/runs/${id}/logs/${encodeURIComponent(stage)}`, LogReply);
   if (options.log !== undefined) {
     if (!report.stages.some((stage) => stage.name === options.log)) {
       throw new UsageError(
         `--log: run ${report.run.id} has no stage "${options.log}" (it has: ${report.stages.map((stage) => stage.name).join(', ')})`,
       );
     }
-    const { lines } = await logOf(options.log);
+    const lines = await client.stageLog(report.run.id, options.log);
     io.stdout.write(lines.map((line) => `${terminalText(line)}\n`).join(''));
     return 0;
   }
   const failed = report.stages.filter((stage) => stage.status === 'failed' || stage.status === 'timed_out');
   const logs = await Promise.all(
-    failed.map(async (stage) => ({ stage, lines: (await logOf(stage.name)).lines })),
+    failed.map(async (stage) => ({ stage, lines: await client.stageLog(report.run.id, stage.name) })),
   );
-  const { series } = await client
-    .request('GET', `/api/v1/runs/${id}/metrics`, SeriesReply)
-    .catch(() => ({ series: {} }));
+  const series = await client.runMetrics(report.run.id).catch(() => ({}));
   const colors = pc.createColors(Boolean(io.stdout.isTTY) && !io.env.NO_COLOR);
   io.stdout.write(
     renderRunSummary(

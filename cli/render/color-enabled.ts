@@ -1,4 +1,4 @@
-import type { CliIo } from '../cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 
 /**
  * Whether a command colours what it writes to `stream`: never with `NO_COLOR` set

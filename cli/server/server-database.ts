@@ -5,8 +5,8 @@ import {
   openControlPlaneDatabase,
   type ControlPlaneDatabase,
 } from '../../app/open-control-plane-database.js';
-import type { CliIo } from '../cli-io.js';
-import { UsageError } from '../usage-error.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 /**
  * The control plane's database, for the administrative commands run on its host

@@ -1,10 +1,11 @@
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import type { z } from 'zod';
 import type { FinishRequest } from '../../schemas/protocol/lease-requests.js';
 import { runPipeline, type RunOutcome } from '../run-pipeline.js';
-import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
-import { ControlPlaneError, isLeaseLost } from './control-plane-errors.js';
+import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import { ControlPlaneError, isLeaseLost } from '../../client/control-plane-errors.js';
 import type { GitWorkspace } from './git-workspace.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { InterpreterDigests } from '../keys/interpreter-digests.js';
@@ -41,6 +42,11 @@ export interface ExecuteClaimOptions {
   stopSignal: AbortSignal;
   /** Once stopping, how long the run's last events may take to upload before the release. */
   releaseGraceMs: number;
+  /**
+   * Where a run's events wait on disk while the control plane does not take them, past
+   * `eventMemoryBytes` of them in memory (spooled-event-queue.ts).
+   */
+  eventSpool: { dir: string; maxMemoryBytes: number };
   /** Logs with the run id bound. */
   logger: Logger;
 }
@@ -275,6 +281,10 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
           client,
           run,
           attempt: claim.run.attempt,
+          spool: {
+            file: path.join(options.eventSpool.dir, `${claim.run.id}-${claim.run.attempt}.jsonl`),
+            maxMemoryBytes: options.eventSpool.maxMemoryBytes,
+          },
           signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
           onError: (error) => {
             logger.warn({ err: error }, 'event upload stopped');

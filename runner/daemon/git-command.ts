@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { redactUrl } from './redact-url.js';
+import { redactUrl } from '../../client/redact-url.js';
 
 export interface GitCommandOptions {
   /** Where git runs (`-C`). */

@@ -1,16 +1,24 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runGit, type GitCommandOptions } from './git-command.js';
 import { KeyedMutex } from './keyed-mutex.js';
-import { redactUrl } from './redact-url.js';
+import { redactUrl } from '../../client/redact-url.js';
+import { pruneMirrors } from './prune-mirrors.js';
 
 export interface GitWorkspaceOptions {
   /** The runner's work directory: mirrors go under `mirrors/`, checkouts under `checkouts/`. */
   workDir: string;
   /** The runner's environment, of which git gets only PATH, HOME, proxies and CAs (git-command.ts). */
   environment: Readonly<Record<string, string | undefined>>;
+  /**
+   * The most bytes the mirrors may hold together; past it, after a checkout, the least
+   * recently used mirrors not in use go (prune-mirrors.ts). @defaultValue 20 GiB
+   */
+  maxMirrorBytes?: number;
+  /** Told which mirrors a prune removed. */
+  onPruned?(mirrors: string[]): void;
 }
 
 /** What to check out: a claim's repository and commit, for one concurrency slot. */
@@ -51,10 +59,14 @@ export interface CheckoutRequest {
  * repository (and one more for fork runs) under `checkouts/<slot>/`, reused from run to run (switching a warm
  * checkout costs ~0.1 s, a fresh clone seconds: NOTES.md) unless its stages run sandboxed. A checkout borrows the
  * mirror's objects (`objects/info/alternates`) instead of copying them. Mirrors keep
- * full history, so each fetch is incremental; nothing prunes them while the runner runs.
+ * full history, so each fetch is incremental; past a size cap the least recently used
+ * go, with their checkouts, unless a slot's run uses them.
  */
 export class GitWorkspace {
   private readonly mirrorLocks = new KeyedMutex();
+  /** The mirror of each slot's current (or last) run: what a prune leaves alone. */
+  private readonly slotMirrors = new Map<number, string>();
+  private pruning: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: GitWorkspaceOptions) {}
 
@@ -68,9 +80,31 @@ export class GitWorkspace {
     const url = checkCloneUrl(request.cloneUrl);
     if (request.fetchRef !== null) checkFetchRef(request.fetchRef);
     const { mirror, checkout } = this.pathsOf(request);
-    await this.mirrorLocks.run(mirror, () => this.fetchIntoMirror(mirror, url, request));
+    // Marked before the lock is asked for: a prune waiting for the same lock sees it.
+    this.slotMirrors.set(request.slot, mirror);
+    await this.mirrorLocks.run(mirror, async () => {
+      await this.fetchIntoMirror(mirror, url, request);
+      const now = new Date();
+      await utimes(mirror, now, now);
+    });
     await this.checkoutInSlot(checkout, mirror, url, request);
+    await this.prune();
     return realpath(checkout);
+  }
+
+  /** Removes least recently used mirrors past the size cap; one prune at a time. */
+  private prune(): Promise<void> {
+    const next = this.pruning.then(async () => {
+      const removed = await pruneMirrors({
+        workDir: this.options.workDir,
+        maxBytes: this.options.maxMirrorBytes ?? 20 * 1024 ** 3,
+        inUse: (mirror) => [...this.slotMirrors.values()].includes(mirror),
+        withMirror: (mirror, task) => this.mirrorLocks.run(mirror, task),
+      });
+      if (removed.length > 0) this.options.onPruned?.(removed);
+    });
+    this.pruning = next.catch(() => undefined);
+    return next;
   }
 
   /**

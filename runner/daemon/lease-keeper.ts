@@ -1,6 +1,6 @@
 import type { HeartbeatReply } from '../../schemas/protocol/lease-requests.js';
-import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
-import { isLeaseLost } from './control-plane-errors.js';
+import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import { isLeaseLost } from '../../client/control-plane-errors.js';
 
 export interface LeaseKeeperOptions {
   client: ControlPlaneClient;

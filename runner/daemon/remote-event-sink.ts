@@ -2,7 +2,8 @@ import { EVENT_BATCH_MAX_BYTES } from '../../schemas/protocol/lease-requests.js'
 import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
 import { BatchingEventSink } from '../output/batching-event-sink.js';
 import type { EventSink } from '../ports.js';
-import type { ControlPlaneClient, RunLease } from './control-plane-client.js';
+import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import { SpooledEventQueue } from './spooled-event-queue.js';
 
 export interface RemoteEventSinkOptions {
   client: ControlPlaneClient;
@@ -20,6 +21,12 @@ export interface RemoteEventSinkOptions {
   mergeDelayMs?: number;
   /** Events in one request. @defaultValue 50 */
   maxBatch?: number;
+  /**
+   * Where events wait while the control plane does not take them: past `maxMemoryBytes`
+   * they go to `file` (spooled-event-queue.ts). Without it they all wait in memory.
+   * @defaultValue none
+   */
+  spool?: { file: string; maxMemoryBytes: number };
 }
 
 /**
@@ -37,7 +44,8 @@ const POINT_BYTES = 80;
  * a training loop costs a request per batch, not per step, and a retried batch always
  * carries exactly the events it carried before (the control plane dedupes by seq).
  * Deliveries go one at a time, in order, and are retried with backoff until
- * acknowledged: while the control plane is unreachable, events wait in memory.
+ * acknowledged: while the control plane is unreachable, events wait, in memory up to a
+ * bound and past it on disk (`spool`).
  */
 export class RemoteEventSink implements EventSink {
   private readonly batching: BatchingEventSink;
@@ -52,6 +60,7 @@ export class RemoteEventSink implements EventSink {
     const { client, run, attempt, signal } = options;
     this.batching = new BatchingEventSink({
       maxBatch: options.maxBatch ?? 50,
+      ...(options.spool ? { queue: new SpooledEventQueue(options.spool) } : {}),
       deliver: async (events) => {
         // In order, each part acknowledged before the next: a batch retried after a part
         // went through is applied once all the same (the control plane dedupes by seq).

@@ -1,18 +1,18 @@
-import { chmod, mkdir, realpath } from 'node:fs/promises';
+import { chmod, mkdir, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import lockfile from 'proper-lockfile';
 import { detectBubblewrap } from '../sandbox/detect-bubblewrap.js';
 import { describeStageUser } from '../sandbox/stage-user.js';
 import { closeWorkDir } from './close-work-dir.js';
-import { ControlPlaneClient } from './control-plane-client.js';
-import { UnauthorizedError } from './control-plane-errors.js';
+import { ControlPlaneClient } from '../../client/control-plane-client.js';
+import { UnauthorizedError } from '../../client/control-plane-errors.js';
 import { executeClaim } from './execute-claim.js';
 import { GitWorkspace } from './git-workspace.js';
 import { InterpreterDigests } from '../keys/interpreter-digests.js';
 import { LocalBlobCache } from './local-blob-cache.js';
 import { resolveStageUser } from './resolve-stage-user.js';
+import { lockWorkDir } from './work-dir-lock.js';
 import type { SandboxPolicy } from './run-sandbox.js';
 
 export interface RunnerDaemonOptions {
@@ -60,6 +60,13 @@ export interface RunnerDaemonOptions {
   claimWaitSeconds?: number;
   /** The local blob cache's size cap, in bytes. @defaultValue 10 GiB */
   blobCacheBytes?: number;
+  /** The git mirrors' size cap, in bytes: past it the least recently used go. @defaultValue 20 GiB */
+  mirrorCacheBytes?: number;
+  /**
+   * Bytes of one run's unsent events held in memory while the control plane does not take
+   * them; the rest wait on disk under `<workDir>/event-spool/`, in order. @defaultValue 16 MiB
+   */
+  eventMemoryBytes?: number;
   /** Grace between SIGINT, SIGTERM and SIGKILL for a stopped stage. @defaultValue 5000 */
   killGraceMs?: number;
   /** Once stopping, how long a run's last events may take to upload before it is released. @defaultValue 10000 */
@@ -127,19 +134,12 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   if (sandbox.always && sandbox.detection.bubblewrap === null) {
     throw new Error(`--sandbox: ${sandbox.detection.reason}`);
   }
-  const unlock = await lockfile
-    .lock(workDir, {
-      lockfilePath: path.join(workDir, 'runner.lock'),
-      stale: 30_000,
-      onCompromised: (error) => logger.error({ err: error }, 'the work directory lock was lost'),
-    })
-    .catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'ELOCKED'
-        ? new Error(
-            `Another runner is using the work directory ${workDir}; give this one its own with --work-dir`,
-          )
-        : error;
-    });
+  const lock = await lockWorkDir(workDir);
+  const unlock = () => lock.release();
+  // What a runner that died left spooled belongs to leases gone with it.
+  const eventSpoolDir = path.join(workDir, 'event-spool');
+  await rm(eventSpoolDir, { recursive: true, force: true });
+  await mkdir(eventSpoolDir, { mode: 0o700 });
   if (stageUser) {
     await closeWorkDir({
       workDir,
@@ -164,7 +164,12 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     root: path.join(workDir, 'blobs'),
     maxBytes: options.blobCacheBytes ?? 10 * 1024 ** 3,
   });
-  const git = new GitWorkspace({ workDir, environment: options.environment });
+  const git = new GitWorkspace({
+    workDir,
+    environment: options.environment,
+    ...(options.mirrorCacheBytes !== undefined ? { maxMirrorBytes: options.mirrorCacheBytes } : {}),
+    onPruned: (mirrors) => logger.info({ mirrors }, 'least recently used mirrors removed (size cap)'),
+  });
   const interpreterDigests = new InterpreterDigests(path.join(workDir, 'interpreter-digests.json'));
   const stopping = new AbortController();
   let refusal: UnauthorizedError | null = null;
@@ -218,6 +223,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
           secrets: options.secrets ?? {},
           jobs,
           killGraceMs: options.killGraceMs ?? 5000,
+          eventSpool: { dir: eventSpoolDir, maxMemoryBytes: options.eventMemoryBytes ?? 16 * 1024 ** 2 },
           stopSignal: stopping.signal,
           releaseGraceMs: options.releaseGraceMs ?? 10_000,
           logger: runLogger,

@@ -1,4 +1,5 @@
 import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
+import { memoryEventQueue, type EventQueue } from '../event-queue.js';
 import type { EventSink } from '../ports.js';
 
 export interface BatchingEventSinkOptions {
@@ -12,6 +13,8 @@ export interface BatchingEventSinkOptions {
   firstSeq?: number;
   /** Told when a delivery fails; the batch stays queued. */
   onError?(error: unknown): void;
+  /** Where numbered events wait for their delivery. @defaultValue memoryEventQueue() */
+  queue?: EventQueue;
 }
 
 /**
@@ -21,16 +24,18 @@ export interface BatchingEventSinkOptions {
  * what it records (a cache entry) should be visible to what runs next.
  */
 export class BatchingEventSink implements EventSink {
-  private readonly queue: RunEvent[] = [];
+  private readonly queue: EventQueue;
   private nextSeq: number;
   private timer: NodeJS.Timeout | null = null;
   private delivering: Promise<void> = Promise.resolve();
+  private deliveryActive = false;
   private readonly maxBatch: number;
   private readonly maxDelayMs: number;
   /** Why the last delivery failed, for the error that says events were not delivered. */
   private lastError: unknown = null;
 
   constructor(private readonly options: BatchingEventSinkOptions) {
+    this.queue = options.queue ?? memoryEventQueue();
     this.nextSeq = options.firstSeq ?? 0;
     this.maxBatch = options.maxBatch ?? 500;
     this.maxDelayMs = options.maxDelayMs ?? 250;
@@ -56,20 +61,28 @@ export class BatchingEventSink implements EventSink {
   private deliverQueued(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.delivering = this.delivering.then(async () => {
-      while (this.queue.length > 0) {
-        const batch = this.queue.slice(0, this.maxBatch);
-        try {
-          await this.options.deliver(batch);
-        } catch (error) {
-          this.lastError = error;
-          this.options.onError?.(error);
-          return;
+    // One delivery loop at a time, which takes what is emitted meanwhile: while the control
+    // plane is down, an emit per event must not chain a waiting delivery per event.
+    if (this.deliveryActive) return this.delivering;
+    this.deliveryActive = true;
+    this.delivering = (async () => {
+      try {
+        while (this.queue.length > 0) {
+          const batch = this.queue.peek(this.maxBatch);
+          try {
+            await this.options.deliver(batch);
+          } catch (error) {
+            this.lastError = error;
+            this.options.onError?.(error);
+            return;
+          }
+          this.lastError = null;
+          this.queue.drop(batch.length);
         }
-        this.lastError = null;
-        this.queue.splice(0, batch.length);
+      } finally {
+        this.deliveryActive = false;
       }
-    });
+    })();
     return this.delivering;
   }
 }

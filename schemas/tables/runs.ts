@@ -91,6 +91,12 @@ export const runs = pgTable(
     retries: integer('retries').notNull().default(0),
     /** How many times a started attempt's lease expired: compared with `retries` by the sweeper. */
     leaseExpirations: integer('lease_expirations').notNull().default(0),
+    /**
+     * How many times the run went back to the queue without using a retry: released by its
+     * runner (SIGTERM), or taken and never started. Capped (store/release-limit.ts), so a
+     * runner restarting in a loop cannot give one run back forever.
+     */
+    releases: integer('releases').notNull().default(0),
     /** The run's whole time limit, counted from `started_at`. */
     timeoutMs: integer('timeout_ms').notNull().default(86_400_000),
     /**

@@ -6,6 +6,7 @@ import { finishedNow } from '../runs/finished-now.js';
 import { formatTimeLimit } from '../../core/text/format-time-limit.js';
 import { milliseconds } from '../db/milliseconds.js';
 import { recordWaitingReasons } from './record-waiting-reasons.js';
+import { mayBeReleasedAgain, releaseLimitReason } from './release-limit.js';
 import { requeuedNow } from './requeued-now.js';
 
 export interface SweepSettings {
@@ -34,9 +35,9 @@ export interface SweepResult {
 /**
  * What the control plane's periodic sweep does (DESIGN §6), by the database's clock:
  * (1) a running run whose lease expired goes back to the queue when it never started
- * (without using a retry) or has retries left (attempt + 1), is finished as asked when a
- * cancel was pending, and is otherwise `abandoned`, naming its runner and when the lease
- * expired; (2) a run queued longer than the queue timeout becomes `timed_out`, saying the
+ * (without using a retry, but counted against RELEASE_LIMIT) or has retries left
+ * (attempt + 1), is finished as asked when a cancel was pending, and is otherwise
+ * `abandoned`, naming its runner and when the lease expired; (2) a run queued longer than the queue timeout becomes `timed_out`, saying the
  * labels nobody carried; (3) a running run past `started_at + timeout_ms` is flagged to
  * stop as `timed_out`; (4) queued runs say what they wait for. Every change is one
  * statement over the rows it locks `FOR UPDATE SKIP LOCKED`, its conditions checked under
@@ -60,13 +61,18 @@ export async function sweepRuns({
     ...finishedNow(),
   });
   const live = and(expired, eq(runs.cancelRequested, false));
-  const neverStarted = await sweep(
-    db,
-    and(live, isNull(runs.startedAt)),
-    requeuedNow(
-      sql`'Runner ' || ${runs.runnerName} || ' took the run but stopped reporting before starting it; queued again'`,
-    ),
-  );
+  const tookButNeverStarted = sql`'Runner ' || ${runs.runnerName} || ' took the run but stopped reporting before starting it'`;
+  const neverStarted = await sweep(db, and(live, isNull(runs.startedAt), mayBeReleasedAgain), {
+    ...requeuedNow(sql`${tookButNeverStarted} || '; queued again'`),
+    releases: sql`${runs.releases} + 1`,
+  });
+  const neverStartedTooOften = await sweep(db, and(live, isNull(runs.startedAt), not(mayBeReleasedAgain)), {
+    status: 'abandoned',
+    statusReason: releaseLimitReason(tookButNeverStarted),
+    leaseId: null,
+    releases: sql`${runs.releases} + 1`,
+    ...finishedNow(),
+  });
   const retried = await sweep(
     db,
     and(live, isNotNull(runs.startedAt), lt(runs.leaseExpirations, runs.retries)),
@@ -123,7 +129,7 @@ export async function sweepRuns({
   const waiting = await recordWaitingReasons({ db, onlineWindowMs: settings.onlineWindowMs });
   return {
     requeued: [...neverStarted, ...retried],
-    abandoned,
+    abandoned: [...neverStartedTooOften, ...abandoned],
     expired: expiredInQueue,
     timedOut,
     cancelled,

@@ -73,7 +73,7 @@ describe.each(NODE_RUNTIMES)('bad input on $name', ({ path: node }) => {
     expectRefused(
       await step(node, { server, 'server-token': 'fxt_token' }),
       new RegExp(
-        `^Input 'server': ${server} is not a fluksio control plane that answers \\(The control plane at ${server} did not answer GET /healthz: fetch failed\\)$`,
+        `^Input 'server': ${server} is not a fluksio control plane that answers \\(Could not reach the control plane at ${server} \\(GET /healthz\\): ECONNREFUSED \\(connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+\\)\\)$`,
       ),
     );
   });
@@ -86,7 +86,7 @@ describe.each(NODE_RUNTIMES)('bad input on $name', ({ path: node }) => {
     });
     expectRefused(
       run,
-      `Input 'server': ${server} is not a fluksio control plane that answers (The control plane at ${server} did not answer GET /healthz: fetch failed)`,
+      `Input 'server': ${server} is not a fluksio control plane that answers (Could not reach the control plane at ${server} (GET /healthz): ECONNREFUSED (connect ${server.replace('http://', 'ECONNREFUSED ')}))`,
     );
     expect(run.stdout + run.stderr).not.toContain('hunter2-in-the-url');
   });

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import type { GitHubWork } from '../../app/github/github-work.js';
+import { inProcessLock } from '../../app/keyed-lock.js';
 import { processDelivery } from '../../app/github/intake/process-delivery.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
@@ -43,6 +44,7 @@ function workOf(): GitHubWork {
   if (!github) throw new Error('the world has no GitHub App');
   return {
     db: world.db,
+    lock: inProcessLock(),
     github,
     installationApi: (id) => probot.auth(id),
     notifications: { notifyRun: async () => {}, notifyNotice: async () => {}, notifyGroup: async () => {} },

@@ -138,6 +138,32 @@ describe('pull requests', () => {
     expect(world.logs()).toContain('pull request event for a head it has moved on from');
   });
 
+  test('two synchronize deliveries of one head sent at the same moment make one run', async () => {
+    const first = pullRequest('synchronize', SHA.head);
+    const second = pullRequest('synchronize', SHA.head);
+    const answers = await Promise.all([world.send(first), world.send(second)]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    await Promise.all([world.settled(first.id), world.settled(second.id)]);
+    const runs = await world.runs();
+    expect(runs.map((run) => [run.commit, run.status])).toEqual([[SHA.head, 'queued']]);
+    expect(await world.checks()).toHaveLength(1);
+    expect(world.logs()).toContain('an automatic run of this head is queued or running already');
+  });
+
+  test('a head pushed again after another (a force-push back) runs again', async () => {
+    await world.deliver(pullRequest('synchronize', SHA.head));
+    world.setHead(SHA.newHead);
+    await world.deliver(pullRequest('synchronize', SHA.newHead));
+    world.setHead(SHA.head);
+    await world.deliver(pullRequest('synchronize', SHA.head));
+    const runs = await world.runs();
+    expect(runs.map((run) => [run.commit, run.status])).toEqual([
+      [SHA.head, 'cancelled'],
+      [SHA.newHead, 'cancelled'],
+      [SHA.head, 'queued'],
+    ]);
+  });
+
   test('closed runs nothing', async () => {
     await world.deliver(pullRequest('closed', SHA.head));
     expect(await world.runs()).toEqual([]);

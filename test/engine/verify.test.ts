@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, test } from 'vitest';
-import { openLocalState } from '../../cli/local/local-state.js';
+import { openLocalState } from '../../local/local-state.js';
 import type { VerifyReport } from '../../schemas/stage-verification.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { makeMlProject, ML_FILES } from '../helpers/ml-project.js';

@@ -39,6 +39,7 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     fork: false,
     retries: 0,
     leaseExpirations: 0,
+    releases: 0,
     timeoutMs: 86_400_000,
     queuedAt: at,
     leaseId: null,

@@ -37,6 +37,8 @@ export async function startApp(options: {
   port?: number;
   prefix?: string;
   dataDir?: string;
+  /** Arguments after `app`, e.g. `['--role', 'worker']`. */
+  args?: string[];
 }): Promise<AppProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'fluksio-app-data-')));
   const env: Record<string, string> = {
@@ -51,7 +53,7 @@ export async function startApp(options: {
     ...options.env,
     ...(options.port === undefined ? {} : { PORT: String(options.port) }),
   };
-  const process = spawnFluksio(['app'], { cwd: dataDir, env });
+  const process = spawnFluksio(['app', ...(options.args ?? [])], { cwd: dataDir, env });
   const line = await process.waitFor(/listening on http/, 60_000);
   const url = /listening on (http\S+)/.exec(line)?.[1] ?? '';
   return { url, process, env, dataDir, stop: (signal = 'SIGTERM') => process.stop(signal) };

@@ -172,6 +172,64 @@ describe('mirrors and checkouts', () => {
     expect(existsSync(marker)).toBe(false);
     expect(await readFile(path.join(dir, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
   });
+  test('past the size cap the least recently used mirrors go, with their checkouts; a mirror in use stays', async () => {
+    const repos = await Promise.all(
+      ['a', 'b', 'c'].map((name) => repoWith({ 'train.py': `print("${name}")\n` })),
+    );
+    const requests = await Promise.all(
+      repos.map(async (repo, index) =>
+        request(repo, await head(repo), { repository: `local/project-${index}` }),
+      ),
+    );
+    const mirrorBytes = async () => {
+      const sizes = execFileSync(
+        'du',
+        ['-s', '--block-size=1', ...(await readdir(path.join(workDir, 'mirrors')))],
+        {
+          cwd: path.join(workDir, 'mirrors'),
+        },
+      ).toString();
+      return Math.max(
+        ...sizes
+          .trim()
+          .split('\n')
+          .map((line) => Number(line.split('\t')[0])),
+      );
+    };
+    const pruned: string[][] = [];
+    const probe = new GitWorkspace({ workDir, environment: process.env });
+    await probe.checkout(requests[0] as CheckoutRequest);
+    // Room for two mirrors of this size, not three.
+    const workspace = new GitWorkspace({
+      workDir,
+      environment: process.env,
+      maxMirrorBytes: Math.floor((await mirrorBytes()) * 2.5),
+      onPruned: (mirrors) => pruned.push(mirrors.map((mirror) => path.basename(mirror))),
+    });
+    const [a, b, c] = requests as [CheckoutRequest, CheckoutRequest, CheckoutRequest];
+    const mirrorOf = (req: CheckoutRequest) => path.basename(workspace.pathsOf(req).mirror);
+    await workspace.checkout(b);
+    expect(pruned).toEqual([]);
+    await workspace.checkout(c);
+    expect(pruned).toEqual([[mirrorOf(a)]]);
+    expect(existsSync(workspace.pathsOf(a).checkout)).toBe(false);
+    // a is used again: now b is the least recently used.
+    const again = await workspace.checkout(a);
+    expect(gitIn(again, 'rev-parse', 'HEAD')).toBe(a.commit);
+    expect(pruned).toEqual([[mirrorOf(a)], [mirrorOf(b)]]);
+    expect((await readdir(path.join(workDir, 'mirrors'))).sort()).toEqual([mirrorOf(a), mirrorOf(c)].sort());
+
+    // With no room at all, the mirrors slots use stay: slot 0 is on a, slot 1 on c.
+    const tight = new GitWorkspace({ workDir, environment: process.env, maxMirrorBytes: 1 });
+    await tight.checkout(a);
+    await tight.checkout({ ...c, slot: 1 });
+    expect((await readdir(path.join(workDir, 'mirrors'))).sort()).toEqual([mirrorOf(a), mirrorOf(c)].sort());
+    await tight.checkout(b);
+    expect(await readdir(path.join(workDir, 'mirrors'))).toEqual(
+      expect.arrayContaining([mirrorOf(b), mirrorOf(c)]),
+    );
+    expect(await readdir(path.join(workDir, 'mirrors'))).not.toContain(mirrorOf(a));
+  });
 });
 
 describe('hardening', () => {

@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { ControlPlaneClient, type RunLease } from '../../runner/daemon/control-plane-client.js';
-import { StaleLeaseError } from '../../runner/daemon/control-plane-errors.js';
+import { ControlPlaneClient, type RunLease } from '../../client/control-plane-client.js';
+import { StaleLeaseError } from '../../client/control-plane-errors.js';
 import { LocalBlobCache } from '../../runner/daemon/local-blob-cache.js';
 import { RemoteBlobStore } from '../../runner/daemon/remote-blob-store.js';
 import { RemoteEventSink } from '../../runner/daemon/remote-event-sink.js';
@@ -82,6 +82,31 @@ describe('events go up merged, in order, each once', () => {
     expect(events.flatMap((event) => (event.type === 'stage.log' ? event.lines : []))).toEqual(
       Array.from({ length: 20 }, (_, line) => `line ${line}`),
     );
+  });
+
+  test('while the control plane is down events past the memory bound wait on disk, and arrive once each, in order', async () => {
+    const spool = path.join(dir, 'events.jsonl');
+    const sink = new RemoteEventSink({
+      client,
+      run,
+      attempt: 1,
+      mergeDelayMs: 5,
+      spool: { file: spool, maxMemoryBytes: 4 * 1024 },
+    });
+    await plane.stop();
+    const stages = Array.from({ length: 3000 }, (_, index) => `stage-${index}`);
+    for (const stage of stages) sink.emit({ type: 'stage.started', stage, at: new Date().toISOString() });
+    const flushed = sink.flush();
+    // ~100 bytes an event: all but the first few dozen are on disk, not in memory.
+    const spooled = (await readFile(spool, 'utf8')).trim().split('\n');
+    expect(spooled.length).toBeGreaterThan(2900);
+    expect(JSON.parse(spooled.at(-1) ?? '{}')).toMatchObject({ seq: 2999, stage: 'stage-2999' });
+    await plane.start();
+    await flushed;
+    const events = plane.eventsOf(run.runId);
+    expect(events.map((event) => event.seq)).toEqual(stages.map((_, index) => index));
+    expect(events.map((event) => (event.type === 'stage.started' ? event.stage : null))).toEqual(stages);
+    await expect(readFile(spool)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   test('a lost lease ends the deliveries with a StaleLeaseError', async () => {

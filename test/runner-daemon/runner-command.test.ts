@@ -1,11 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { CliIo } from '../../cli/cli-io.js';
+import type { CliIo } from '../../present/terminal/cli-io.js';
 import { runnerCommand, type RunnerCommandOptions } from '../../cli/commands/runner-command.js';
-import { UsageError } from '../../cli/usage-error.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 import { FakeControlPlane } from './helpers/fake-control-plane.js';
 import { startRunner, type RunnerProcess } from './helpers/runner-process.js';
 
@@ -103,8 +103,40 @@ describe('fluksio runner: configuration', () => {
       runners.push(second);
       expect(await second.exited).toBe(1);
       expect(second.output()).toMatch(
-        /Another runner is using the work directory .*work; give this one its own with --work-dir/,
+        new RegExp(
+          `Another runner \\(pid ${first.child.pid}\\) is using the work directory .*work; give this one its own with --work-dir`,
+        ),
       );
+    } finally {
+      await plane.stop();
+    }
+  });
+
+  test('a runner killed with SIGKILL leaves no lock behind: the next starts at once, a third is refused naming it', async () => {
+    const plane = new FakeControlPlane();
+    await plane.start();
+    try {
+      const env = { FLUKSIO_URL: plane.url, FLUKSIO_RUNNER_TOKEN: plane.token };
+      const workDir = path.join(dir, 'work');
+      const killed = startRunner({ workDir }, env);
+      runners.push(killed);
+      await waitFor(() => killed.output().includes('runner started'));
+      expect((await readFile(path.join(workDir, 'runner.pid'), 'utf8')).trim()).toBe(
+        String(killed.child.pid),
+      );
+      await killed.stop('SIGKILL');
+
+      const next = startRunner({ workDir }, env);
+      runners.push(next);
+      await waitFor(() => next.output().includes('runner started') || next.child.exitCode !== null);
+      expect(next.output()).not.toMatch(/Another runner/);
+      expect(next.child.exitCode).toBeNull();
+      expect((await readFile(path.join(workDir, 'runner.pid'), 'utf8')).trim()).toBe(String(next.child.pid));
+
+      const third = startRunner({ workDir }, env);
+      runners.push(third);
+      expect(await third.exited).toBe(1);
+      expect(third.output()).toContain(`Another runner (pid ${next.child.pid}) is using the work directory`);
     } finally {
       await plane.stop();
     }

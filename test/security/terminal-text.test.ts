@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { terminalText } from '../../cli/render/terminal-text.js';
+import { terminalText } from '../../present/terminal/terminal-text.js';
 
 test.each([
   ['an OSC title ended by BEL', 'a\x1b]0;pwned\x07b', 'ab'],

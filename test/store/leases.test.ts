@@ -5,6 +5,7 @@ import type { Database } from '../../store/db/database.js';
 import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
 import { heartbeatRun } from '../../store/leases/heartbeat-run.js';
 import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
+import { RELEASE_LIMIT } from '../../store/leases/release-limit.js';
 import { requestCancel } from '../../store/runs/request-cancel.js';
 import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import { databaseBackends } from '../helpers/test-databases.js';
@@ -223,5 +224,35 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     });
     expect(stopped).toMatchObject({ status: 'cancelled', statusReason: 'Cancelled by alice', leaseId: null });
     expect(stopped?.finishedAt).toBeInstanceOf(Date);
+  });
+  test('a run a runner restarting in a loop keeps giving back is abandoned past the release limit, saying why', async () => {
+    const { runner, repository } = await ownRunner();
+    const queued = await queueRun(db, { repository, retries: 2 });
+    const stopped = `Runner ${runner.name} stopped (SIGTERM); queued again`;
+    for (let release = 1; release <= RELEASE_LIMIT; release += 1) {
+      const claimed = await claim(db, runner);
+      expect(claimed?.id).toBe(queued.id);
+      await startLeasedRun({ db, runId: queued.id, leaseId: claimed?.leaseId ?? '', codeDigest, envDigest });
+      const released = await releaseLeasedRun({
+        db,
+        runId: queued.id,
+        leaseId: claimed?.leaseId ?? '',
+        reason: stopped,
+      });
+      expect(released).toMatchObject({ status: 'queued', releases: release, leaseExpirations: 0 });
+    }
+    const last = await claim(db, runner);
+    const abandoned = await releaseLeasedRun({
+      db,
+      runId: queued.id,
+      leaseId: last?.leaseId ?? '',
+      reason: stopped,
+    });
+    expect(abandoned).toMatchObject({ status: 'abandoned', releases: RELEASE_LIMIT + 1, leaseId: null });
+    expect(abandoned?.statusReason).toBe(
+      `${stopped}; it went back to the queue ${RELEASE_LIMIT} times already without finishing (a runner restarting in a loop?), so it is abandoned`,
+    );
+    expect(abandoned?.finishedAt).toBeInstanceOf(Date);
+    expect(await claim(db, runner)).toBeNull();
   });
 });

@@ -7,6 +7,7 @@ import { heartbeatRun } from '../../store/leases/heartbeat-run.js';
 import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import { recordWaitingReasons } from '../../store/leases/record-waiting-reasons.js';
 import { sweepRuns } from '../../store/leases/sweep-runs.js';
+import { RELEASE_LIMIT } from '../../store/leases/release-limit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import {
@@ -118,6 +119,23 @@ describe.each(databaseBackends)('the sweeper on $name', ({ open }) => {
       statusReason: expect.stringContaining(
         `Runner ${runner.name} took the run but stopped reporting before starting it`,
       ),
+    });
+  });
+
+  test('a run taken and never started by a runner crashing in a loop is abandoned past the release limit', async () => {
+    const { runner, repository } = await ownRunner();
+    const queued = await queueRun(db, { repository });
+    for (let release = 1; release <= RELEASE_LIMIT + 1; release += 1) {
+      expect((await claim(db, runner))?.id).toBe(queued.id);
+      await loseLease(queued.id);
+      await sweepRuns({ db, settings });
+    }
+    expect(await readRun(db, queued.id)).toMatchObject({
+      status: 'abandoned',
+      releases: RELEASE_LIMIT + 1,
+      statusReason:
+        `Runner ${runner.name} took the run but stopped reporting before starting it; it went back to the queue ` +
+        `${RELEASE_LIMIT} times already without finishing (a runner restarting in a loop?), so it is abandoned`,
     });
   });
 

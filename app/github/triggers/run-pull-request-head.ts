@@ -3,6 +3,7 @@ import { cancelSupersededRuns } from './cancel-superseded-runs.js';
 import { defaultGrid } from './default-grid.js';
 import type { GitHubWork } from '../github-work.js';
 import { isFork } from './is-fork.js';
+import { listPullRequestRuns } from '../../../store/runs/list-pull-request-runs.js';
 import { queueGitHubRuns } from './queue-github-runs.js';
 import { raiseNotice } from './raise-notice.js';
 import { readPullRequest } from './read-pull-request.js';
@@ -17,7 +18,9 @@ import type { PullRequest } from '../webhook-payloads.js';
  * `on.pull_request`, the head runs with the params' defaults — unless the pull request
  * comes from a fork: that never runs automatically and gets an `action_required` check
  * run printing the exact `/fluksio run --sha <head>` a maintainer must comment. A broken
- * `fluksio.yml` gets an `action_required` check run naming every problem.
+ * `fluksio.yml` gets an `action_required` check run naming every problem. The events of
+ * one pull request are handled one at a time across every control plane process, and a
+ * head with an automatic run queued or running already gets no second one.
  */
 export async function runPullRequestHead(
   work: GitHubWork,
@@ -28,6 +31,20 @@ export async function runPullRequestHead(
     pullRequest: PullRequest;
     sender: string;
   },
+): Promise<void> {
+  const { pullRequest, repository } = event;
+  // Two events of one pull request handled at once (GitHub sends a push's synchronize
+  // twice, or two replicas' workers take an opened and a synchronize) would each see no
+  // run of the head and queue one, or cancel each other's: on every process of the
+  // control plane, they take turns, and each reads the head while it holds the turn.
+  await work.lock.hold(`pull-request:${repository.fullName}#${pullRequest.number}`, () =>
+    actOnCurrentHead(work, event),
+  );
+}
+
+async function actOnCurrentHead(
+  work: GitHubWork,
+  event: Parameters<typeof runPullRequestHead>[1],
 ): Promise<void> {
   const { pullRequest, repository, installationId } = event;
   const head = pullRequest.head.sha;
@@ -43,6 +60,28 @@ export async function runPullRequestHead(
     return;
   }
   await cancelSupersededRuns(work, { repository: repository.fullName, prNumber: pullRequest.number, head });
+  const running = await listPullRequestRuns({
+    db: work.db,
+    repository: repository.fullName,
+    prNumber: pullRequest.number,
+    automaticOnly: true,
+    commit: head,
+  });
+  // A retried delivery goes on to complete its own runs (queueGitHubRuns is idempotent).
+  const ownKey = `delivery:${event.deliveryId}:`;
+  const others = running.filter((run) => !run.triggerKey?.startsWith(ownKey));
+  if (others.length > 0) {
+    work.logger.info(
+      {
+        deliveryId: event.deliveryId,
+        prNumber: pullRequest.number,
+        head,
+        runIds: others.map((run) => run.id),
+      },
+      'an automatic run of this head is queued or running already: nothing to do',
+    );
+    return;
+  }
 
   const read = await readPipelineAt(api, repository, head);
   if (read.state === 'absent') return;

@@ -232,7 +232,7 @@ export class FakeControlPlane {
     const actual = `sha256:${createHash('sha256').update(body).digest('hex')}`;
     if (actual !== digest) return send(400, { error: `the bytes hash to ${actual}`, field: 'body' });
     this.blobs.set(digest, body);
-    return send(201);
+    return send(201, { digest, size: body.length });
   }
 
   private nextQueued(waitMs: number): Promise<string | null> {

@@ -2,9 +2,9 @@
  * `fluksio runner` as its own process, for tests, until cli/main.ts wires the command:
  * argv[2] is the command's options as JSON; SIGTERM and SIGINT stop it as main's do.
  */
-import { processIo } from '../../../cli/cli-io.js';
+import { processIo } from '../../../present/terminal/cli-io.js';
 import { runnerCommand } from '../../../cli/commands/runner-command.js';
-import { UsageError } from '../../../cli/usage-error.js';
+import { UsageError } from '../../../present/terminal/usage-error.js';
 
 const controller = new AbortController();
 process.on('SIGTERM', () => controller.abort());

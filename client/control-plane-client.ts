@@ -1,0 +1,310 @@
+import type { z } from 'zod';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { BlobDigest } from '../schemas/blob-digest.js';
+import { CacheEntry } from '../schemas/cache-entry.js';
+import { CacheCandidates } from '../schemas/protocol/cache-candidates.js';
+import { BlobUploadReply } from '../schemas/protocol/blob-upload-reply.js';
+import type { CancelRunRequest } from '../schemas/protocol/cancel-run.js';
+import { Claim, type ClaimRequest } from '../schemas/protocol/claim.js';
+import { HealthReply } from '../schemas/protocol/health-reply.js';
+import { LeasedWriteReply } from '../schemas/protocol/leased-write-reply.js';
+import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
+import { RunMetricsReply } from '../schemas/protocol/run-metrics-reply.js';
+import { StageLogReply } from '../schemas/protocol/stage-log-reply.js';
+import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
+import { PreviousStage } from '../schemas/previous-stage.js';
+import {
+  EventBatchReply,
+  FetchedReply,
+  HeartbeatReply,
+  type EventBatch,
+  type FetchedRequest,
+  type FinishRequest,
+  type HeartbeatRequest,
+  type ReleaseRequest,
+  type StartRequestInput,
+} from '../schemas/protocol/lease-requests.js';
+import { ControlPlaneHttp, type CallOptions, type ControlPlaneHttpOptions } from './control-plane-http.js';
+
+export type { CallOptions } from './control-plane-http.js';
+
+export interface ControlPlaneClientOptions extends ControlPlaneHttpOptions {
+  /** One blob download's or upload's time limit (a model can be gigabytes). @defaultValue 3600000 */
+  transferTimeoutMs?: number;
+}
+
+/** The run a request is about and the lease it is written under. */
+export interface RunLease {
+  runId: string;
+  lease: string;
+}
+
+/** A blob upload's bytes, opened anew for each attempt. */
+export type BlobBody = { bytes: Uint8Array } | { open(): Readable; size: number };
+
+/**
+ * The control plane's API (schemas/protocol, DESIGN §6), for the runner daemon (a runner
+ * token) and for submitters, `fluksio submit`/`show`/`cancel`/`pull` and the action's
+ * submit mode (an API token): one typed method per endpoint, every request and reply
+ * shaped by the protocol's zod schemas, every reply validated. Retries and errors are
+ * control-plane-http.ts's: transient failures are retried with backoff; 401, 403, 404
+ * and 409 surface as the error classes callers branch on (control-plane-errors.ts).
+ */
+export class ControlPlaneClient {
+  private readonly http: ControlPlaneHttp;
+  private readonly transferTimeoutMs: number;
+
+  constructor(options: ControlPlaneClientOptions) {
+    this.http = new ControlPlaneHttp(options);
+    this.transferTimeoutMs = options.transferTimeoutMs ?? 3_600_000;
+  }
+
+  /** The control plane's origin, for log lines and messages. */
+  get origin(): string {
+    return this.http.base.origin;
+  }
+
+  // The runner's side: claims, and the writes and reads of the run it holds.
+
+  /** Waits up to `waitSeconds` for a run this runner may take (a fork's only with `acceptForks`); null when none came. */
+  async claim(waitSeconds: number, acceptForks: boolean, call: CallOptions = {}): Promise<Claim | null> {
+    const json: ClaimRequest = { waitSeconds, acceptForks };
+    const response = await this.http.send('POST', '/api/v1/runner/claim', {
+      call,
+      json,
+      timeoutMs: this.http.requestTimeoutMs + waitSeconds * 1000,
+    });
+    if (response.status === 204) return null;
+    return this.http.parse(response, Claim, 'POST /api/v1/runner/claim');
+  }
+
+  /** Renews the lease; the reply says whether to stop the run. */
+  async heartbeat(run: RunLease, call: CallOptions = {}): Promise<HeartbeatReply> {
+    const json: HeartbeatRequest = { lease: run.lease };
+    return this.postLeased(run, 'heartbeat', json, HeartbeatReply, call);
+  }
+
+  /** The checkout is verified: the run starts, stamped with what is about to execute. */
+  async start(
+    run: RunLease,
+    stamp: Omit<StartRequestInput, 'lease'>,
+    call: CallOptions = {},
+  ): Promise<LeasedWriteReply> {
+    const json: StartRequestInput = { lease: run.lease, ...stamp };
+    return this.postLeased(run, 'start', json, LeasedWriteReply, call);
+  }
+
+  /** Uploads events; resolves once the control plane acknowledged them. */
+  async sendEvents(
+    run: RunLease,
+    batch: Omit<EventBatch, 'lease'>,
+    call: CallOptions = {},
+  ): Promise<EventBatchReply> {
+    const json: EventBatch = { lease: run.lease, ...batch };
+    return this.postLeased(run, 'events', json, EventBatchReply, call);
+  }
+
+  async finish(
+    run: RunLease,
+    result: Omit<z.input<typeof FinishRequest>, 'lease'>,
+    call: CallOptions = {},
+  ): Promise<LeasedWriteReply> {
+    const json: z.input<typeof FinishRequest> = { lease: run.lease, ...result };
+    return this.postLeased(run, 'finish', json, LeasedWriteReply, call);
+  }
+
+  /**
+   * Says the run's commit is fetched, passing back the claim's `git.extraHeader`, so the
+   * control plane revokes that credential now instead of leaving it valid for the hour.
+   */
+  async fetched(run: RunLease, extraHeader: string, call: CallOptions = {}): Promise<FetchedReply> {
+    const json: FetchedRequest = { lease: run.lease, extraHeader };
+    return this.postLeased(run, 'fetched', json, FetchedReply, call);
+  }
+
+  /** Gives the run back to the queue (the runner is stopping). */
+  async release(
+    run: RunLease,
+    reason: ReleaseRequest['reason'],
+    call: CallOptions = {},
+  ): Promise<LeasedWriteReply> {
+    const json: ReleaseRequest = { lease: run.lease, reason };
+    return this.postLeased(run, 'release', json, LeasedWriteReply, call);
+  }
+
+  /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
+  async cacheEntry(run: RunLease, key: string, call: CallOptions = {}): Promise<CacheEntry | null> {
+    const path = `${runPath(run.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send('GET', path, { call, lease: run, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path}`);
+  }
+
+  /** The entries of a traced stage's manifest key visible to the run, newest first. */
+  async cacheCandidates(run: RunLease, manifestKey: string, call: CallOptions = {}): Promise<CacheEntry[]> {
+    const path = `${runPath(run.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send('GET', path, { call, lease: run });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path}`)).entries;
+  }
+
+  /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
+  async previousStage(run: RunLease, stage: string, call: CallOptions = {}): Promise<PreviousStage | null> {
+    const path = `${runPath(run.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send('GET', path, { call, lease: run, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path}`);
+  }
+
+  async hasBlob(run: RunLease, digest: BlobDigest, call: CallOptions = {}): Promise<boolean> {
+    const response = await this.http.send('HEAD', blobPath(digest), {
+      call,
+      lease: run,
+      allowNotFound: true,
+    });
+    return response.status !== 404;
+  }
+
+  /**
+   * Downloads a blob of the run's repository into `consume`, which gets the body as a
+   * stream; a failure inside it (a connection dropped mid-body) retries the whole
+   * download. Null when absent.
+   */
+  async getBlob<T>(
+    run: RunLease,
+    digest: BlobDigest,
+    consume: (body: Readable) => Promise<T>,
+    call: CallOptions = {},
+  ): Promise<T | null> {
+    return this.download(blobPath(digest), { lease: run, allowNotFound: true }, consume, call);
+  }
+
+  /** Uploads a blob, streaming a file's bytes; the control plane verifies the digest. */
+  async putBlob(
+    run: RunLease,
+    digest: BlobDigest,
+    body: BlobBody,
+    call: CallOptions = {},
+  ): Promise<BlobUploadReply> {
+    const request = `PUT ${blobPath(digest)}`;
+    const response = await this.http.withRetries(request, call, (signal) =>
+      this.http.attempt('PUT', blobPath(digest), {
+        lease: run,
+        signal,
+        timeoutMs: this.transferTimeoutMs,
+        body:
+          'bytes' in body
+            ? { data: body.bytes, size: body.bytes.byteLength }
+            : { data: Readable.toWeb(body.open()), size: body.size },
+      }),
+    );
+    return this.http.parse(response, BlobUploadReply, request);
+  }
+
+  // The submitter's side: queue, read and cancel runs, and pull their outputs.
+
+  /** `GET /healthz`: whether a fluksio control plane answers at the URL at all. */
+  async health(call: CallOptions = {}): Promise<HealthReply> {
+    return this.http.parse(await this.http.send('GET', '/healthz', { call }), HealthReply, 'GET /healthz');
+  }
+
+  /**
+   * Queues one run. `idempotencyKey` names this submission: the same key again (a
+   * retried request) answers the run the first made instead of queuing a second.
+   */
+  async submitRun(
+    request: z.input<typeof SubmitRunRequest>,
+    idempotencyKey: string,
+    call: CallOptions = {},
+  ): Promise<RemoteRunReport> {
+    const path = '/api/v1/runs';
+    const response = await this.http.send('POST', path, {
+      call,
+      json: request,
+      headers: { 'idempotency-key': idempotencyKey },
+    });
+    return this.http.parse(response, RemoteRunReport, `POST ${path}`);
+  }
+
+  /** A run as the control plane has it now: its state, stages, metrics and annotations. */
+  async run(runId: string, call: CallOptions = {}): Promise<RemoteRunReport> {
+    return this.get(runPath(runId), RemoteRunReport, call);
+  }
+
+  /** A run's streamed metric series, by metric name. */
+  async runMetrics(runId: string, call: CallOptions = {}): Promise<RunMetricsReply['series']> {
+    return (await this.get(`${runPath(runId)}/metrics`, RunMetricsReply, call)).series;
+  }
+
+  /** A stage's whole log, line by line. */
+  async stageLog(runId: string, stage: string, call: CallOptions = {}): Promise<string[]> {
+    return (await this.get(`${runPath(runId)}/logs/${encodeURIComponent(stage)}`, StageLogReply, call)).lines;
+  }
+
+  /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
+  async cancelRun(
+    runId: string,
+    request: CancelRunRequest = {},
+    call: CallOptions = {},
+  ): Promise<RemoteRunReport> {
+    const path = `${runPath(runId)}/cancel`;
+    const response = await this.http.send('POST', path, { call, json: request });
+    return this.http.parse(response, RemoteRunReport, `POST ${path}`);
+  }
+
+  /**
+   * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
+   * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
+   */
+  async pullBlob<T>(
+    runId: string,
+    digest: string,
+    consume: (body: Readable) => Promise<T>,
+    call: CallOptions = {},
+  ): Promise<T> {
+    const path = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.download(path, {}, consume, call);
+    if (result === null) throw new Error(`The control plane answered GET ${path} without a body`);
+    return result;
+  }
+
+  private async get<S extends z.ZodType>(path: string, schema: S, call: CallOptions): Promise<z.infer<S>> {
+    return this.http.parse(await this.http.send('GET', path, { call }), schema, `GET ${path}`);
+  }
+
+  /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
+  private async postLeased<S extends z.ZodType>(
+    run: RunLease,
+    what: string,
+    json: { lease: string },
+    schema: S,
+    call: CallOptions,
+  ): Promise<z.infer<S>> {
+    const path = `${runPath(run.runId)}/${what}`;
+    return this.http.parse(await this.http.send('POST', path, { call, json }), schema, `POST ${path}`);
+  }
+
+  /** A GET of bytes under the transfer time limit, retried whole when `consume` fails transiently. */
+  private download<T>(
+    path: string,
+    options: { lease?: RunLease; allowNotFound?: boolean },
+    consume: (body: Readable) => Promise<T>,
+    call: CallOptions,
+  ): Promise<T | null> {
+    return this.http.withRetries(`GET ${path}`, call, async (signal) => {
+      const response = await this.http.attempt('GET', path, {
+        ...options,
+        signal,
+        timeoutMs: this.transferTimeoutMs,
+      });
+      if (response.status === 404 || !response.body) return null;
+      return consume(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>));
+    });
+  }
+}
+
+function runPath(runId: string): string {
+  return `/api/v1/runs/${encodeURIComponent(runId)}`;
+}
+
+function blobPath(digest: string): string {
+  return `/api/v1/blobs/${encodeURIComponent(digest).replace('%3A', ':')}`;
+}

@@ -1,0 +1,283 @@
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import pRetry from 'p-retry';
+import type { z } from 'zod';
+import { ApiError } from '../schemas/protocol/api-error.js';
+import { redactUrl } from './redact-url.js';
+import {
+  ControlPlaneError,
+  ControlPlaneUnreachableError,
+  ForbiddenError,
+  NotFoundError,
+  StaleLeaseError,
+  UnauthorizedError,
+} from './control-plane-errors.js';
+
+export interface ControlPlaneHttpOptions {
+  /** The control plane's base URL, e.g. `https://fluksio.example.com`. */
+  url: string;
+  /** The runner token or the API token. Sent only as `Authorization: Bearer`, never in a URL or a message. */
+  token: string;
+  /** Retries of a request that failed transiently (refused, reset, timed out, 5xx, 408, 429). @defaultValue 5 */
+  retries?: number;
+  /** Delay before the first retry; it doubles with each one. @defaultValue 500 */
+  minRetryDelayMs?: number;
+  /** The longest delay between two retries. @defaultValue 15000 */
+  maxRetryDelayMs?: number;
+  /** One attempt's time limit, unless a request sets its own. @defaultValue 30000 */
+  requestTimeoutMs?: number;
+  /** Told about each transient failure before it is retried (for a log line). */
+  onRetry?(info: { request: string; attempt: number; error: Error }): void;
+}
+
+/** Per call: cancel it, or give it its own retry budget (`Infinity`: until it succeeds). */
+export interface CallOptions {
+  signal?: AbortSignal;
+  retries?: number;
+}
+
+/** One request: its JSON or bytes, the run headers, and what counts as an answer. */
+export interface SendOptions {
+  json?: unknown;
+  body?: { data: Uint8Array | WebReadableStream<Uint8Array>; size: number };
+  /** Sent as `X-Fluksio-Lease` and `X-Fluksio-Run` (cache and blob requests). */
+  lease?: { runId: string; lease: string };
+  /** A 404 is an answer (absent), not an error. */
+  allowNotFound?: boolean;
+  /** More headers (`Idempotency-Key`). */
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+/**
+ * HTTP to the control plane, as the protocol's errors and retries need it: the token
+ * in the Authorization header and nowhere else, no redirects (one could carry the
+ * header elsewhere), transient failures (connection refused or reset, timeouts, 5xx,
+ * 429) retried with exponential backoff by p-retry, and every other status turned into
+ * the error class callers branch on (control-plane-errors.ts). Paths are appended to the
+ * URL's own path, so a control plane may be served under one (`https://host/fluksio`).
+ */
+export class ControlPlaneHttp {
+  readonly base: URL;
+  readonly requestTimeoutMs: number;
+  private readonly retries: number;
+  private readonly minRetryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+
+  constructor(private readonly options: ControlPlaneHttpOptions) {
+    this.base = parseBaseUrl(options.url);
+    if (!/^[\x21-\x7e]+$/.test(options.token)) {
+      throw new Error(
+        'The control-plane token is empty or holds spaces or control characters; expected one line of text',
+      );
+    }
+    this.retries = options.retries ?? 5;
+    this.minRetryDelayMs = options.minRetryDelayMs ?? 500;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 15_000;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
+  send(method: string, path: string, request: SendOptions & { call: CallOptions }): Promise<Response> {
+    return this.withRetries(`${method} ${path}`, request.call, (signal) =>
+      this.attempt(method, path, { ...request, signal }),
+    );
+  }
+
+  /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
+  async withRetries<T>(
+    request: string,
+    call: CallOptions,
+    attempt: (signal: AbortSignal | undefined) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await pRetry(() => attempt(call.signal), {
+        retries: call.retries ?? this.retries,
+        minTimeout: this.minRetryDelayMs,
+        maxTimeout: this.maxRetryDelayMs,
+        randomize: true,
+        ...(call.signal ? { signal: call.signal } : {}),
+        shouldRetry: ({ error }) => isTransient(error) && !call.signal?.aborted,
+        onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+          if (retriesLeft > 0 && isTransient(error))
+            this.options.onRetry?.({ request, attempt: attemptNumber, error });
+        },
+      });
+    } catch (error) {
+      if (call.signal?.aborted || !isTransient(error)) throw error;
+      const why = error instanceof TransientResponseError ? error.message : describeNetworkError(error);
+      throw new ControlPlaneUnreachableError(
+        request,
+        `Could not reach the control plane at ${this.base.origin} (${request}): ${why}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** One HTTP exchange: the status decides what is thrown. */
+  async attempt(
+    method: string,
+    path: string,
+    request: SendOptions & { signal: AbortSignal | undefined },
+  ): Promise<Response> {
+    const headers: Record<string, string> = {
+      ...request.headers,
+      authorization: `Bearer ${this.options.token}`,
+      accept: 'application/json',
+    };
+    let body: string | Uint8Array | WebReadableStream<Uint8Array> | undefined;
+    if (request.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(request.json);
+    } else if (request.body) {
+      headers['content-type'] = 'application/octet-stream';
+      headers['content-length'] = String(request.body.size);
+      body = request.body.data;
+    }
+    if (request.lease) {
+      headers['x-fluksio-lease'] = request.lease.lease;
+      headers['x-fluksio-run'] = request.lease.runId;
+    }
+    const timeout = AbortSignal.timeout(request.timeoutMs ?? this.requestTimeoutMs);
+    const response = await fetch(this.urlOf(path), {
+      method,
+      headers,
+      body,
+      signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
+      // A redirect could carry the Authorization header somewhere else: it is refused below.
+      redirect: 'manual',
+      // A streamed upload: Node's fetch requires saying so.
+      ...(body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)
+        ? { duplex: 'half' }
+        : {}),
+    } as RequestInit);
+    if (response.ok || (response.status === 404 && request.allowNotFound)) return response;
+    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path}`, response);
+    throw await errorFor(`${method} ${path}`, response);
+  }
+
+  /** `path` (absolute, with its query) under the base URL's own path. */
+  private urlOf(path: string): URL {
+    return new URL(`${this.base.pathname.replace(/\/+$/, '')}${path}`, this.base);
+  }
+
+  /** The response's JSON, validated with a protocol schema. */
+  async parse<S extends z.ZodType>(response: Response, schema: S, request: string): Promise<z.infer<S>> {
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new ControlPlaneError(
+        0,
+        request,
+        `The control plane answered ${request} with a body that is not JSON`,
+        undefined,
+        {
+          cause: error,
+        },
+      );
+    }
+    const parsed = schema.safeParse(json);
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`,
+    );
+    throw new ControlPlaneError(
+      0,
+      request,
+      `The control plane's answer to ${request} does not match the protocol: ${issues.slice(0, 5).join('; ')}`,
+    );
+  }
+}
+
+/** A 5xx, 408 or 429 (`it answered 503: <the sentence>`): worth another try. */
+class TransientResponseError extends Error {}
+
+function isTransient(error: unknown): boolean {
+  if (error instanceof TransientResponseError) return true;
+  // fetch's connection failures are TypeErrors ("fetch failed") with the system error as cause.
+  if (error instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error.message))
+    return true;
+  return error instanceof Error && (error.name === 'TimeoutError' || isConnectionError(error.cause ?? error));
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    typeof code === 'string' &&
+    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_\w+)$/.test(
+      code,
+    )
+  );
+}
+
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.name === 'TimeoutError') return 'the request timed out';
+  const cause = error.cause as { code?: string; message?: string } | undefined;
+  return cause?.code ? `${cause.code}${cause.message ? ` (${cause.message})` : ''}` : error.message;
+}
+
+async function errorFor(request: string, response: Response): Promise<Error> {
+  const text = await response.text().catch(() => '');
+  let sentence = text.slice(0, 500) || response.statusText;
+  let field: string | undefined;
+  try {
+    const parsed = ApiError.safeParse(JSON.parse(text));
+    if (parsed.success) {
+      sentence = parsed.data.error;
+      field = parsed.data.field;
+    }
+  } catch {
+    // Not JSON (a proxy's error page): the text itself is the best sentence there is.
+  }
+  // 408: the control plane gave up waiting for the request's body, which a retry sends again.
+  if (response.status === 408 || response.status === 429 || response.status >= 500)
+    return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
+  const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
+  const ErrorClass =
+    response.status === 401
+      ? UnauthorizedError
+      : response.status === 403
+        ? ForbiddenError
+        : response.status === 404
+          ? NotFoundError
+          : response.status === 409
+            ? StaleLeaseError
+            : ControlPlaneError;
+  return new ErrorClass(response.status, request, message, field);
+}
+
+/** A 3xx: not followed, since the token would go along; the message names where it pointed. */
+function redirectError(request: string, response: Response): ControlPlaneError {
+  void response.body?.cancel();
+  const location = response.headers.get('location');
+  const where = location ? ` to ${redactUrl(location)}` : '';
+  return new ControlPlaneError(
+    response.status,
+    request,
+    `The control plane answered ${request} with a redirect${where} (${response.status}); fluksio follows none, as the token would go along: give the URL it redirects to`,
+  );
+}
+
+function parseBaseUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(
+      `The control plane URL "${redactUrl(url)}" is not a URL; expected e.g. https://fluksio.example.com`,
+    );
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new Error(
+      `The control plane URL "${redactUrl(url)}" is not http(s); expected e.g. https://fluksio.example.com`,
+    );
+  }
+  if (parsed.username || parsed.password) {
+    throw new Error(
+      'The control plane URL carries credentials; give only the address (the token travels in the Authorization header alone)',
+    );
+  }
+  return parsed;
+}

@@ -1,0 +1,145 @@
+import { join } from 'node:path';
+import { ulid } from 'ulid';
+import type { Pipeline } from '../schemas/pipeline.js';
+import type { Params } from '../core/params/resolve-params.js';
+import { buildRunReport, type RunReport } from '../schemas/run-report.js';
+import type { Stamp } from '../schemas/stamp.js';
+import type { CodeIndex } from '../runner/keys/code-index.js';
+import { computeStamp } from '../runner/keys/compute-stamp.js';
+import { firstParentCommits } from '../runner/workspace/first-parent-commits.js';
+import { InterpreterDigests } from '../runner/keys/interpreter-digests.js';
+import type { EventSink } from '../runner/ports.js';
+import { runPipeline, type RunOutcome } from '../runner/run-pipeline.js';
+import type { RunDetail } from '../store/runs/get-run-detail.js';
+import { teeSinks } from '../runner/tee-sinks.js';
+import { localRunRow } from './local-run-row.js';
+import { LocalRunRecorder } from './local-run-recorder.js';
+import { LOCAL_REPOSITORY, type LocalState } from './local-state.js';
+import type { LocalProject } from './locate-project.js';
+
+export interface LocalRunOptions {
+  project: LocalProject;
+  /** The validated pipeline. */
+  pipeline: Pipeline;
+  /** One complete, typed parameter set. */
+  params: Params;
+  /** The working tree's code index, read after the store's lock was taken. */
+  codeIndex: CodeIndex;
+  state: LocalState;
+  /**
+   * What stages' basics and the pipeline's `env` values are taken from (the CLI passes
+   * process.env; the action a copy without its inputs and tokens).
+   */
+  environment: Readonly<Record<string, string | undefined>>;
+  /** Stages executing at once. */
+  jobs: number;
+  noCache: boolean;
+  /** The sweep this run belongs to, and its place in the grid; null for a single run. */
+  groupId: string | null;
+  groupIndex: number | null;
+  /** Where the engine's events go besides the store: a terminal's progress, a workflow log's groups. */
+  progress: EventSink;
+  /** Cancels the run. */
+  signal?: AbortSignal;
+  /** Called once the run is recorded, before any stage starts (to print its header). */
+  onStart?(run: { id: string; stamp: Stamp }): void;
+  /**
+   * The commits a baseline is looked for at, nearest first (DESIGN §7).
+   * @defaultValue the first-parent ancestry of the run's commit
+   */
+  baselineCommits?(stamp: Stamp): Promise<string[]>;
+}
+
+/** A finished local run: its report, its rows, and what the engine said about it. */
+export interface LocalRunResult {
+  report: RunReport;
+  detail: RunDetail;
+  outcome: RunOutcome;
+}
+
+/**
+ * One run of a pipeline in this working tree, recorded in the local store: stamps it,
+ * journals it `running`, executes the stage graph (the journal and `progress` both get
+ * every event), journals how it ended, and finds its baseline — all without the embedded
+ * database, which the commands that read history bring up to date from the journal.
+ * Shared by `fluksio run` and the action's local mode, which differ only in how they show it.
+ */
+export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRunResult> {
+  const { project, pipeline, params, codeIndex, state } = options;
+  const stamp = computeStamp({
+    workspace: project.workspace,
+    pipeline,
+    params,
+    codeIndex,
+    environment: options.environment,
+  });
+  const recorder = await LocalRunRecorder.start({
+    journalDir: state.journalDir,
+    index: state.index,
+    run: localRunRow({
+      id: ulid(),
+      repository: LOCAL_REPOSITORY,
+      pipelinePath: project.pipelinePath,
+      groupId: options.groupId,
+      groupIndex: options.groupIndex,
+      stamp,
+      noCache: options.noCache,
+      startedAt: new Date(),
+    }),
+  });
+  const { runId } = recorder;
+  options.onStart?.({ id: runId, stamp });
+
+  // The baseline's ancestry walk is git's work: it runs while the stages do.
+  const ancestry = (
+    options.baselineCommits
+      ? options.baselineCommits(stamp)
+      : stamp.commit
+        ? firstParentCommits(project.workspace.repoRoot, stamp.commit)
+        : Promise.resolve([])
+  ).catch((): string[] => []);
+  let outcome: RunOutcome;
+  try {
+    outcome = await runPipeline({
+      runId,
+      workspace: project.workspace,
+      pipeline,
+      params,
+      codeIndex,
+      interpreterDigests: new InterpreterDigests(join(project.stateDir, 'interpreter-digests.json')),
+      environment: options.environment,
+      jobs: options.jobs,
+      noCache: options.noCache,
+      cache: state.cacheFor({ id: runId, pipelinePath: project.pipelinePath }),
+      blobs: state.blobs,
+      events: teeSinks(recorder.events, options.progress),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    await recorder.finish({
+      status: 'failed',
+      reason: `fluksio failed: ${messageOf(error)}`,
+      metrics: {},
+      dirtyReasons: [],
+    });
+    throw error;
+  }
+  // Looked up before this run is recorded as one, so it is never its own baseline.
+  const baseline = await state.index.baseline({
+    pipelinePath: project.pipelinePath,
+    commits: await ancestry,
+    paramsDigest: stamp.paramsDigest,
+  });
+  await recorder.finish({
+    status: outcome.status,
+    reason: outcome.reason,
+    metrics: outcome.metrics,
+    dirtyReasons: outcome.dirtyReasons,
+  });
+  const detail = await recorder.detail();
+  return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

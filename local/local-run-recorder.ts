@@ -1,0 +1,167 @@
+import type { Annotation } from '../schemas/annotation.js';
+import type { MetricPoint } from '../schemas/metric-point.js';
+import { groupSeries } from '../core/metric-series.js';
+import type { RunEvent } from '../schemas/run-event.js';
+import { emptyStageRecord, isCacheable, type StageRecord } from '../schemas/stage-record.js';
+import type { RunStatus } from '../schemas/statuses.js';
+import type { Run } from '../schemas/tables/runs.js';
+import { BatchingEventSink } from '../runner/output/batching-event-sink.js';
+import type { RunDetail } from '../store/runs/get-run-detail.js';
+import type { LocalIndex } from './local-index.js';
+import { RunJournal } from './run-journal.js';
+
+/** How a local run ended. */
+export interface LocalRunEnd {
+  status: RunStatus;
+  reason: string | null;
+  metrics: Record<string, number>;
+  /** What changed in the code while stages ran: the run is dirty whatever its start said. */
+  dirtyReasons: string[];
+}
+
+/**
+ * Records one local run without the embedded database: every record goes to the run's
+ * journal first (made durable when the run ends), then what later runs look up goes to the store's index — a
+ * stage's cache entry once the line holding its finish is on disk, the run as a baseline
+ * once it succeeded. It also keeps the run's detail (stages, annotations, series) in
+ * memory, which is what the summary is printed from.
+ */
+export class LocalRunRecorder {
+  /** The engine's events, journaled in batches (a stage's log is a blob, not journaled). */
+  readonly events: BatchingEventSink;
+  readonly runId: string;
+  private run: Run;
+  private readonly stages = new Map<string, StageRecord>();
+  private readonly annotations: Annotation[] = [];
+  /** By stage, name and step: a point reported twice keeps its last value, as the database does. */
+  private readonly points = new Map<string, MetricPoint>();
+
+  private constructor(
+    private readonly journal: RunJournal,
+    private readonly index: LocalIndex,
+    run: Run,
+  ) {
+    this.run = run;
+    this.runId = run.id;
+    this.events = new BatchingEventSink({ deliver: (events) => this.deliver(events) });
+  }
+
+  /** Journals a new run (`run.created` with its whole row) and returns its recorder. */
+  static async start(options: {
+    journalDir: string;
+    index: LocalIndex;
+    run: Run;
+  }): Promise<LocalRunRecorder> {
+    const journal = await RunJournal.create(options.journalDir, options.run.id, {
+      type: 'run.created',
+      run: JSON.parse(JSON.stringify(options.run)) as Record<string, unknown>,
+    });
+    return new LocalRunRecorder(journal, options.index, options.run);
+  }
+
+  /** Journals how the run ended and, for a success, records it as a baseline. Closes the journal. */
+  async finish(end: LocalRunEnd): Promise<Run> {
+    const finishedAt = new Date();
+    try {
+      await this.journal.append({
+        type: 'run.finished',
+        status: end.status,
+        reason: end.reason,
+        metrics: end.metrics,
+        dirtyReasons: end.dirtyReasons,
+        finishedAt: finishedAt.toISOString(),
+      });
+      await this.journal.sync();
+    } finally {
+      await this.journal.close();
+    }
+    this.run = {
+      ...this.run,
+      status: end.status,
+      statusReason: end.reason,
+      metrics: end.metrics,
+      ...(end.dirtyReasons.length > 0 ? { dirty: true, dirtyReasons: end.dirtyReasons } : {}),
+      finishedAt,
+      durationMs: finishedAt.getTime() - (this.run.startedAt ?? this.run.createdAt).getTime(),
+    };
+    if (end.status === 'succeeded') await this.index.recordSucceededRun(this.run);
+    return this.run;
+  }
+
+  /**
+   * The run as `fluksio show` would read it from the database: a cached stage's series are
+   * those its cache entry's run streamed, under this run's stage name.
+   */
+  async detail(): Promise<RunDetail> {
+    const stages = [...this.stages.values()];
+    const restored: MetricPoint[] = [];
+    for (const stage of stages) {
+      if (stage.status !== 'cached' || stage.cacheKey === null) continue;
+      const indexed = await this.index.cacheEntry(stage.cacheKey);
+      if (indexed?.entry.runId !== stage.cachedFrom) continue;
+      for (const point of indexed.points) restored.push({ ...point, stage: stage.name });
+    }
+    return {
+      run: this.run,
+      stages,
+      annotations: [...this.annotations],
+      series: groupSeries(
+        stages.map((stage) => stage.name),
+        [...this.points.values(), ...restored],
+      ),
+    };
+  }
+
+  private async deliver(batch: RunEvent[]): Promise<void> {
+    const events = batch.filter((event) => event.type !== 'stage.log');
+    if (events.length > 0) await this.journal.append({ type: 'run.events', events });
+    for (const event of events) {
+      switch (event.type) {
+        case 'stage.started':
+          if (!this.stages.has(event.stage))
+            this.stages.set(event.stage, startedRecord(event.stage, event.at));
+          break;
+        case 'stage.finished':
+          this.stages.set(event.stage.name, event.stage);
+          if (isCacheable(event.stage)) await this.recordCacheEntry(event.stage);
+          if (event.stage.keyInputs !== null) {
+            await this.index.recordPreviousStage(this.run.pipelinePath, event.stage.name, {
+              runId: this.run.id,
+              keyInputs: event.stage.keyInputs,
+            });
+          }
+          break;
+        case 'metric.points':
+          for (const point of event.points) {
+            this.points.set(JSON.stringify([point.stage, point.name, point.step]), point);
+          }
+          break;
+        case 'annotation':
+          this.annotations.push(event.annotation);
+          break;
+      }
+    }
+  }
+
+  private async recordCacheEntry(stage: StageRecord): Promise<void> {
+    // isCacheable has checked these; it is not a type guard.
+    if (stage.cacheKey === null || stage.keyInputs === null) return;
+    await this.index.recordCacheEntry({
+      entry: {
+        key: stage.cacheKey,
+        stage: stage.name,
+        runId: this.run.id,
+        outs: stage.outs,
+        metrics: stage.metrics,
+        keyInputs: stage.keyInputs,
+        createdAt: new Date().toISOString(),
+      },
+      points: [...this.points.values()].filter((point) => point.stage === stage.name),
+    });
+  }
+}
+
+/** A stage that started and has not finished, as the database records it meanwhile. */
+function startedRecord(name: string, at: string): StageRecord {
+  return { ...emptyStageRecord(name, 'running'), startedAt: at };
+}

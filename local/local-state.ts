@@ -1,0 +1,109 @@
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
+import { DiskBlobStore } from '../runner/blobs/disk-blob-store.js';
+import type { StageCache } from '../runner/ports.js';
+import { LocalIndex } from './local-index.js';
+import { localStorePaths } from './local-store-paths.js';
+
+/** Local runs are one repository and one trust domain (DESIGN §1: local runs are trusted). */
+export const LOCAL_REPOSITORY = 'local';
+
+/** What `fluksio run` records into under `.fluksio/`, held by this process until closed. */
+export interface LocalState {
+  /** One `<run>.jsonl` per run: the record every other part is derived from. */
+  journalDir: string;
+  index: LocalIndex;
+  blobs: DiskBlobStore;
+  /** The stage cache as one run sees it: "why it re-ran" compares with the run before it. */
+  cacheFor(run: { id: string; pipelinePath: string }): StageCache;
+  /** Releases the store for the next `fluksio run`. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface LocalStateOptions {
+  /** How long to wait for another `fluksio run` using the same store. @defaultValue 120000 */
+  waitMs?: number;
+}
+
+/**
+ * Opens `.fluksio/` beside the pipeline for recording runs: the journal, the index and
+ * the blob store — not the embedded database, which the commands that read history bring
+ * up to date from the journal. One process records at a time: a second waits up to
+ * `waitMs` for the first, so two runs never interleave their index writes. A store
+ * recorded before fluksio kept journals is adopted first (adoptDatabaseRuns), and a missing
+ * index is rebuilt from the journals. The folder
+ * ignores itself (`.fluksio/.gitignore` holding `*`), so it never shows up in `git status`.
+ */
+export async function openLocalState(stateDir: string, options: LocalStateOptions = {}): Promise<LocalState> {
+  const paths = localStorePaths(stateDir);
+  if (!existsSync(paths.journalDir) && existsSync(join(paths.databaseDir, 'PG_VERSION'))) {
+    // Loaded only here: a store with journals never brings the database up on this path.
+    await (await import('./adopt-database-runs.js')).adoptDatabaseRuns(stateDir);
+  }
+  await mkdir(paths.journalDir, { recursive: true });
+  await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
+  const release = await lockStore(paths.journalDir, options.waitMs ?? 120_000);
+  if (!existsSync(paths.indexDir)) {
+    // The index is derived from the journals: a store without one (deleted, or carried
+    // without it) gets it back before the run, instead of missing every cached stage.
+    const { indexFromJournals, rebuildLocalIndex } = await import('./rebuild-local-index.js');
+    await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir)).catch(
+      async (error: unknown) => {
+        await release();
+        throw error;
+      },
+    );
+  }
+  const index = new LocalIndex(paths.indexDir);
+  let closed = false;
+  return {
+    journalDir: paths.journalDir,
+    index,
+    blobs: new DiskBlobStore(paths.blobDir),
+    cacheFor: (run) => indexStageCache(index, run.pipelinePath),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await release();
+    },
+  };
+}
+
+/**
+ * The index as the engine's stage cache for runs of one pipeline; an index that cannot
+ * answer is a miss. "Why it re-ran" compares with the stage's record in the previous run of
+ * the pipeline (recorded when it finished, so a run never compares with itself).
+ */
+export function indexStageCache(index: LocalIndex, pipelinePath: string): StageCache {
+  return {
+    lookup: async (key) => (await index.cacheEntry(key).catch(() => null))?.entry ?? null,
+    candidates: (manifestKey) => index.candidates(manifestKey).catch(() => []),
+    previous: (stage) => index.previousStage(pipelinePath, stage).catch(() => null),
+  };
+}
+
+/**
+ * Takes the store's recording lock, waiting up to `waitMs`; fails with a sentence saying
+ * why. Also what `fluksio doctor --repair` holds while it rebuilds.
+ */
+export async function lockStore(journalDir: string, waitMs: number): Promise<() => Promise<void>> {
+  try {
+    return await lock(journalDir, {
+      realpath: false,
+      // A stage may keep the event loop busy; a generous staleness keeps a live lock live.
+      stale: 30_000,
+      update: 5_000,
+      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
+      // Compromised means another process judged us dead and took the store; there is
+      // nothing sound left to do from a timer callback, and throwing there would crash.
+      onCompromised: () => {},
+    });
+  } catch (error) {
+    throw new Error(
+      `The local store ${journalDir} is in use by another fluksio process; wait for it to finish and try again`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import { readFile, realpath } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { formatProblems } from '../core/problem.js';
+import type { Pipeline } from '../schemas/pipeline.js';
+import { validatePipeline } from '../core/pipeline/validate-pipeline.js';
+import { findRepoRoot } from '../runner/workspace/find-repo-root.js';
+import { NotAGitRepositoryError } from '../runner/workspace/not-a-git-repository-error.js';
+import type { Workspace } from '../runner/workspace/workspace.js';
+import { UsageError } from '../present/terminal/usage-error.js';
+
+/** A pipeline file on this machine, where its state lives, and what it says. */
+export interface LocalProject {
+  workspace: Workspace;
+  /** Absolute path of the pipeline file. */
+  pipelineFile: string;
+  /** The pipeline file's path relative to the repository root: how runs name it. */
+  pipelinePath: string;
+  /** The pipeline file as the user named it, for messages. */
+  displayPath: string;
+  /** `.fluksio/` beside the pipeline file. */
+  stateDir: string;
+}
+
+/**
+ * Finds the pipeline (`--pipeline PATH`, default `fluksio.yml` in the current
+ * directory) and the git repository around it. Throws UsageError when either is missing.
+ */
+export async function locateProject(pipelineOption: string | undefined, cwd: string): Promise<LocalProject> {
+  const displayPath = pipelineOption ?? 'fluksio.yml';
+  const file = resolve(cwd, displayPath);
+  if (!existsSync(file)) {
+    throw new UsageError(
+      pipelineOption
+        ? `--pipeline: ${displayPath} does not exist`
+        : `No fluksio.yml in ${cwd}: run from the pipeline's folder or give --pipeline PATH`,
+    );
+  }
+  const pipelineDir = await realpath(dirname(file));
+  let repoRoot: string;
+  try {
+    repoRoot = await findRepoRoot(pipelineDir);
+  } catch (error) {
+    if (error instanceof NotAGitRepositoryError) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
+  const pipelineDirInRepo = relative(repoRoot, pipelineDir).split(sep).join('/');
+  const fileName = file.slice(dirname(file).length + 1);
+  return {
+    workspace: { repoRoot, pipelineDir, pipelineDirInRepo },
+    pipelineFile: join(pipelineDir, fileName),
+    pipelinePath: pipelineDirInRepo ? `${pipelineDirInRepo}/${fileName}` : fileName,
+    displayPath,
+    stateDir: join(pipelineDir, '.fluksio'),
+  };
+}
+
+/**
+ * Reads and validates the project's pipeline; every problem at once in a UsageError
+ * (`fluksio.yml:14: stages.train.params[2]: …`).
+ */
+export async function readProjectPipeline(project: LocalProject): Promise<Pipeline> {
+  const { workspace } = project;
+  const text = await readFile(project.pipelineFile, 'utf8');
+  const { pipeline, problems } = validatePipeline(text, {
+    pipelineDir: workspace.pipelineDirInRepo,
+    exists: (repoPath) => existsSync(join(workspace.repoRoot, repoPath)),
+  });
+  if (!pipeline) throw new UsageError(formatProblems(problems, project.displayPath));
+  return pipeline;
+}
