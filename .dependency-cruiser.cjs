@@ -3,7 +3,8 @@
  * (pure shared logic) sees only schemas/, present/ renders from schemas/ and core/,
  * client/ talks to the control plane, store/ sees schemas/ and core/, runner/ and app/
  * never import each other, local/ is the local run over runner/ and store/, and cli/ and
- * action/ wire everything without importing each other.
+ * action/ wire everything without importing each other; pages/ is browser code that
+ * nothing imports.
  */
 
 /** Node's modules that reach outside the process: what "no I/O" forbids. */
@@ -149,6 +150,34 @@ module.exports = {
       comment: 'Composition roots are leaves (STYLE habit 15).',
       from: { path: '^cli/' },
       to: { path: '^action/' },
+    },
+    {
+      name: 'pages-is-browser-code',
+      severity: 'error',
+      comment:
+        'pages/ is the browser bundle: it may take types from schemas/ (erased) and browser libraries, nothing that runs on a server.',
+      from: { path: '^pages/' },
+      to: { path: '^(store|runner|app|cli|action|bench)/' },
+    },
+    {
+      name: 'pages-no-node-builtins',
+      severity: 'error',
+      from: { path: '^pages/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'nothing-imports-pages',
+      severity: 'error',
+      comment: 'The bundle is built by scripts/bundle-pages.mjs and served as a file, never imported.',
+      from: { pathNot: '^pages/' },
+      to: { path: '^pages/' },
+    },
+    {
+      name: 'app-pages-stay-out-of-github',
+      severity: 'error',
+      comment: 'The pages serve fluksio ui too: app/pages/ needs neither Probot nor the outbox.',
+      from: { path: '^app/pages/' },
+      to: { path: '^app/(github|routes)/' },
     },
   ],
   options: {

@@ -1,7 +1,7 @@
 import { and, asc, eq, isNotNull } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Annotation } from '../../schemas/annotation.js';
-import { groupSeries, type MetricSeries } from '../../core/metric-series.js';
+import { groupSeries, type MetricSeries } from '../../schemas/metric-series.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { annotations } from '../../schemas/tables/annotations.js';
 import { metricPoints } from '../../schemas/tables/metric-points.js';

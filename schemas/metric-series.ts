@@ -1,4 +1,4 @@
-import type { MetricSeries } from '../schemas/protocol/run-metrics-reply.js';
+import type { MetricSeries } from './protocol/run-metrics-reply.js';
 
 export type { MetricSeries };
 
