@@ -1,5 +1,5 @@
 import { simpleGit } from 'simple-git';
-import { firstParentCommits } from '../runner/first-parent-commits.js';
+import { firstParentCommits } from '../runner/workspace/first-parent-commits.js';
 import type { WorkflowContext } from './workflow-context.js';
 
 /**

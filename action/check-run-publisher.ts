@@ -1,6 +1,6 @@
 import { Octokit } from '@octokit/rest';
 import { annotationPages, type GitHubAnnotation } from '../present/github/github-annotation.js';
-import type { RunConclusion } from '../schemas/check-run-conclusion.js';
+import type { RunConclusion } from '../core/check-run-conclusion.js';
 import type { WorkflowLog } from './workflow-log.js';
 
 /** Where the action's check runs go. */

@@ -1,6 +1,6 @@
 import { ulid } from 'ulid';
 import type { RunReport } from '../schemas/run-report.js';
-import { readCodeIndex } from '../runner/code-index.js';
+import { readCodeIndex } from '../runner/keys/code-index.js';
 import { executeLocalRun } from '../local/execute-local-run.js';
 import { openLocalState } from '../local/local-state.js';
 import { renderRunSummary } from '../present/terminal/run-summary.js';

@@ -1,5 +1,5 @@
 import type { RenderedCheckRun } from '../present/github/render-check-run.js';
-import { checkRunConclusion, type RunConclusion } from '../schemas/check-run-conclusion.js';
+import { checkRunConclusion, type RunConclusion } from '../core/check-run-conclusion.js';
 import type { RunStatus } from '../schemas/statuses.js';
 import type { CheckRunPublisher, CheckRunResult } from './check-run-publisher.js';
 

@@ -2,7 +2,7 @@ import type { RunView } from '../present/run-view.js';
 import { escapeMarkdown } from '../present/github/markdown.js';
 import type { RenderedCheckRun } from '../present/github/render-check-run.js';
 import { runBadge } from '../present/github/status-badge.js';
-import { formatNumber, formatParams, short } from '../schemas/format.js';
+import { formatNumber, formatParams, short } from '../core/text/format.js';
 
 /**
  * A run in the step summary: what its check run says (title, summary), then its text

@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ApiError } from '../schemas/protocol/api-error.js';
-import type { Database } from '../store/database.js';
+import type { Database } from '../store/db/database.js';
 import type { BlobStorage } from './blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { HttpError } from './http/http-error.js';

@@ -1,8 +1,8 @@
 import type { RunLinks, RunView } from '../present/run-view.js';
 import { runViewFromReport } from '../present/run-view-from-report.js';
 import type { Run } from '../schemas/tables/runs.js';
-import { tracebackTexts } from '../schemas/traceback.js';
-import type { RunDetail } from '../store/get-run-detail.js';
+import { tracebackTexts } from '../core/traceback.js';
+import type { RunDetail } from '../store/runs/get-run-detail.js';
 import { toRemoteRunReport } from './to-remote-run-report.js';
 
 /** Said when the control plane found no run to compare with. */

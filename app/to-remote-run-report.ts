@@ -1,7 +1,7 @@
 import type { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { buildRunReport } from '../schemas/run-report.js';
 import type { Run } from '../schemas/tables/runs.js';
-import type { RunDetail } from '../store/get-run-detail.js';
+import type { RunDetail } from '../store/runs/get-run-detail.js';
 
 /**
  * `GET /api/v1/runs/:id`: the run as `fluksio run --json` prints it, plus its repository,

@@ -6,8 +6,8 @@ import { hashToken } from '../app/http/hash-token.js';
 import { openControlPlaneDatabase } from '../app/open-control-plane-database.js';
 import { PageLinkSigner } from '../app/pages/page-link-signer.js';
 import { startControlPlane } from '../app/start-control-plane.js';
-import { createApiToken } from '../store/create-api-token.js';
-import { createRunner } from '../store/create-runner.js';
+import { createApiToken } from '../store/tokens/create-api-token.js';
+import { createRunner } from '../store/runners/create-runner.js';
 import { ms, percentile } from './measure.js';
 import { openScratchEnvironment, REDIS_URL } from './scratch-environment.js';
 

@@ -3,7 +3,7 @@ import type { MetricGoals } from '../schemas/metric-diff.js';
 import type { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { isFinalRunStatus } from '../schemas/statuses.js';
 import type { CliIo } from '../present/terminal/cli-io.js';
-import { formatDuration } from '../schemas/format.js';
+import { formatDuration } from '../core/text/format.js';
 import { stageDetail, statusBadge } from '../present/terminal/progress-printer.js';
 import { renderRunSummary } from '../present/terminal/run-summary.js';
 import { terminalText } from '../present/terminal/terminal-text.js';

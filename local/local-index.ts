@@ -3,12 +3,12 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { CacheEntry } from '../schemas/cache-entry.js';
-import { sha256Hex } from '../schemas/canonical-json.js';
-import { CANDIDATE_LIMIT, manifestKeyOf } from '../schemas/manifest-key.js';
+import { sha256Hex } from '../core/canonical-json.js';
+import { CANDIDATE_LIMIT, manifestKeyOf } from '../core/manifest-key.js';
 import { MetricPoint } from '../schemas/metric-point.js';
 import { PreviousStage } from '../schemas/previous-stage.js';
 import type { Run } from '../schemas/tables/runs.js';
-import { runFromJson } from '../store/run-from-json.js';
+import { runFromJson } from '../store/runs/run-from-json.js';
 import { ONE_SHOT_PARSE } from '../schemas/one-shot-parse.js';
 
 /** A cache entry as the index keeps it: with the points its stage streamed in the run that made it. */

@@ -5,8 +5,8 @@ import type { RunEvent } from '../schemas/run-event.js';
 import { emptyStageRecord, isCacheable, type StageRecord } from '../schemas/stage-record.js';
 import type { RunStatus } from '../schemas/statuses.js';
 import type { Run } from '../schemas/tables/runs.js';
-import { BatchingEventSink } from '../runner/batching-event-sink.js';
-import type { RunDetail } from '../store/get-run-detail.js';
+import { BatchingEventSink } from '../runner/output/batching-event-sink.js';
+import type { RunDetail } from '../store/runs/get-run-detail.js';
 import type { LocalIndex } from './local-index.js';
 import { RunJournal } from './run-journal.js';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
-import { DiskBlobStore } from '../runner/disk-blob-store.js';
+import { DiskBlobStore } from '../runner/blobs/disk-blob-store.js';
 import { ignoreStateDir } from '../runner/ignore-state-dir.js';
 import type { StageCache } from '../runner/ports.js';
 import { LocalIndex } from './local-index.js';

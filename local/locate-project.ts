@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { formatProblems } from '../schemas/problem.js';
+import { formatProblems } from '../core/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
-import { validatePipeline, type ParsedPipelineText } from '../schemas/validate-pipeline.js';
-import { findRepoRoot } from '../runner/find-repo-root.js';
-import { NotAGitRepositoryError } from '../runner/not-a-git-repository-error.js';
-import type { Workspace } from '../runner/workspace.js';
+import { validatePipeline, type ParsedPipelineText } from '../core/pipeline/validate-pipeline.js';
+import { findRepoRoot } from '../runner/workspace/find-repo-root.js';
+import { NotAGitRepositoryError } from '../runner/workspace/not-a-git-repository-error.js';
+import type { Workspace } from '../runner/workspace/workspace.js';
 import { UsageError } from '../present/terminal/usage-error.js';
 
 /** A pipeline file on this machine, where its state lives, and what it says. */

@@ -1,10 +1,10 @@
 import type { CacheEntry } from '../schemas/cache-entry.js';
 import type { KeyInputs } from '../schemas/key-inputs.js';
-import { manifestKeyOf } from '../schemas/manifest-key.js';
-import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
-import type { ReadSetProbe } from './read-set-probe.js';
+import { manifestKeyOf } from '../core/manifest-key.js';
+import { BlobCorruptError, BlobMissingError } from './blobs/blob-errors.js';
+import type { ReadSetProbe } from './keys/read-set-probe.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
-import { restoreOut } from './stage-outputs.js';
+import { restoreOut } from './blobs/stage-outputs.js';
 
 /**
  * A stage's cache hit, or null (DESIGN §5): for a traced stage, the newest entry of its

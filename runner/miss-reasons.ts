@@ -1,11 +1,11 @@
 import { posix } from 'node:path';
 import type { PreviousStage } from '../schemas/previous-stage.js';
-import { producerOf } from '../schemas/stage-graph.js';
-import { describeCodeChanges } from './code-digest.js';
-import type { ReadSetProbe } from './read-set-probe.js';
-import { rerunReasons } from './rerun-reasons.js';
+import { producerOf } from '../core/pipeline/stage-graph.js';
+import { describeCodeChanges } from './keys/code-digest.js';
+import type { ReadSetProbe } from './keys/read-set-probe.js';
+import { rerunReasons } from './keys/rerun-reasons.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
-import type { StageKeyMaterial } from './stage-key-inputs.js';
+import type { StageKeyMaterial } from './keys/stage-key-inputs.js';
 
 /**
  * Why a stage misses, compared with its inputs in the previous run (StageCache.previous):

@@ -2,20 +2,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { Annotation } from '../schemas/annotation.js';
-import { buildStageGraph } from '../schemas/stage-graph.js';
+import { buildStageGraph } from '../core/pipeline/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import { isStageSuccess, type RunStatus } from '../schemas/statuses.js';
 import { executeStage, type StageResult, type StageRunContext } from './execute-stage.js';
 import { notStartedRecord } from './not-started-record.js';
-import { fingerprintOf } from './fingerprint.js';
-import { Masker } from './masker.js';
+import { fingerprintOf } from './keys/fingerprint.js';
+import { Masker } from './output/masker.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
-import { CodeView } from './code-view.js';
-import { InterpreterDigests } from './interpreter-digests.js';
+import { CodeView } from './keys/code-view.js';
+import { InterpreterDigests } from './keys/interpreter-digests.js';
 import { ignoreStateDir } from './ignore-state-dir.js';
-import { makePrivateDir } from './private-dir.js';
-import { keyedEnvironment, stageEnvironment } from './stage-environment.js';
-import type { ParsedTraceback } from '../schemas/traceback.js';
+import { makePrivateDir } from './sandbox/private-dir.js';
+import { keyedEnvironment, stageEnvironment } from './sandbox/stage-environment.js';
+import type { ParsedTraceback } from '../core/traceback.js';
 
 export interface RunOutcome {
   status: Extract<RunStatus, 'succeeded' | 'failed' | 'cancelled' | 'timed_out'>;

@@ -1,7 +1,7 @@
 import type { Pipeline } from '../../schemas/pipeline.js';
-import type { Params } from '../../schemas/resolve-params.js';
+import type { Params } from '../../core/params/resolve-params.js';
 import type { NewRun, Run } from '../../schemas/tables/runs.js';
-import { PIPELINE_PATH } from './read-pipeline-at.js';
+import { PIPELINE_PATH } from './triggers/read-pipeline-at.js';
 import type { RepositoryRef } from './repository-ref.js';
 
 /**

@@ -1,17 +1,17 @@
 import type { Logger } from 'pino';
 import { createNodeMiddleware } from 'probot';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/db/database.js';
 import type { KeyedLock } from '../keyed-lock.js';
 import type { GitHubServerParts } from '../build-server.js';
 import type { ControlPlaneSettings, GitHubAppSettings } from '../control-plane-settings.js';
 import { WEBHOOK_PATH } from '../routes/github-webhook-route.js';
 import { createGitHubProbot } from './create-github-probot.js';
-import { openDeliveryQueue } from './delivery-queue.js';
+import { openDeliveryQueue } from './intake/delivery-queue.js';
 import type { GitHubWork } from './github-work.js';
 import { InstallationGitCredentials } from './installation-git-credentials.js';
-import { GitHubOutbox } from './outbox.js';
-import { startDeliveryWorker } from './start-delivery-worker.js';
-import { webhookIntake } from './webhook-intake.js';
+import { GitHubOutbox } from './outbox/outbox.js';
+import { startDeliveryWorker } from './intake/start-delivery-worker.js';
+import { webhookIntake } from './intake/webhook-intake.js';
 import { pageLinkSecret } from '../pages/page-link-secret.js';
 import { PageLinkSigner } from '../pages/page-link-signer.js';
 

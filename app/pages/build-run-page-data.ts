@@ -3,8 +3,8 @@ import type { PageTraceback, RunPageData } from '../../schemas/page-data.js';
 import { buildRunReport } from '../../schemas/run-report.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import { tracebackTexts } from '../../schemas/traceback.js';
-import type { RunDetail } from '../../store/get-run-detail.js';
+import { tracebackTexts } from '../../core/traceback.js';
+import type { RunDetail } from '../../store/runs/get-run-detail.js';
 import { githubBlobUrl, githubCommitUrl } from './github-links.js';
 
 /**

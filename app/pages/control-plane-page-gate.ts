@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { Database } from '../../store/database.js';
-import { findApiTokenByHash } from '../../store/find-api-token-by-hash.js';
+import type { Database } from '../../store/db/database.js';
+import { findApiTokenByHash } from '../../store/tokens/find-api-token-by-hash.js';
 import { hashToken } from '../http/hash-token.js';
 import { tokenReaches } from '../http/authenticate-submitter.js';
 import type { PageGate, PageVerdict } from './page-gate.js';

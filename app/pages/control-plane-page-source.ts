@@ -1,5 +1,5 @@
-import type { Database } from '../../store/database.js';
-import { getStageLog } from '../../store/get-stage-log.js';
+import type { Database } from '../../store/db/database.js';
+import { getStageLog } from '../../store/runs/get-stage-log.js';
 import type { PageSource } from './page-source.js';
 import { storePageSource } from './store-page-source.js';
 

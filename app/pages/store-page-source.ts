@@ -3,9 +3,9 @@ import type { MetricGoals } from '../../schemas/metric-diff.js';
 import type { PageRunSummary, RunsPageData } from '../../schemas/page-data.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
-import type { Database } from '../../store/database.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
-import { listGroupRuns } from '../../store/list-group-runs.js';
+import type { Database } from '../../store/db/database.js';
+import { getRunDetail } from '../../store/runs/get-run-detail.js';
+import { listGroupRuns } from '../../store/runs/list-group-runs.js';
 import { buildRunPageData } from './build-run-page-data.js';
 import type { PageSource } from './page-source.js';
 

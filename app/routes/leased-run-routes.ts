@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { digestOf } from '../../core/canonical-json.js';
 import {
   EVENT_BATCH_MAX_BYTES,
   EventBatch,
@@ -14,14 +15,15 @@ import {
 } from '../../schemas/protocol/lease-requests.js';
 import type { LeasedWriteReply } from '../../schemas/protocol/leased-write-reply.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
-import { applyLeasedEvents } from '../../store/apply-leased-events.js';
-import { finishLeasedRun } from '../../store/finish-leased-run.js';
-import { fixRunBaseline } from '../../store/fix-run-baseline.js';
-import { heartbeatRun } from '../../store/heartbeat-run.js';
-import { releaseLeasedRun } from '../../store/release-leased-run.js';
-import { startLeasedRun } from '../../store/start-leased-run.js';
+import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
+import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
+import { fixRunBaseline } from '../../store/runs/fix-run-baseline.js';
+import { heartbeatRun } from '../../store/leases/heartbeat-run.js';
+import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
+import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease, staleLease } from '../http/hold-lease.js';
+import { HttpError } from '../http/http-error.js';
 import { parseInput } from '../http/parse-input.js';
 import { requestAuth } from '../http/request-auth.js';
 import { RunIdParams } from '../http/run-id-params.js';
@@ -65,6 +67,12 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
 
   app.post('/api/v1/runs/:id/start', { onRequest }, async (request): Promise<StartReply> => {
     const { runId, body } = await leasedWrite(request, StartRequest);
+    if (digestOf(body.params) !== body.paramsDigest)
+      throw new HttpError(
+        400,
+        'body.paramsDigest: must be the sha256 of the canonical JSON of params',
+        'body.paramsDigest',
+      );
     const run = await startLeasedRun({
       db,
       runId,

@@ -1,7 +1,7 @@
 import { diffMetrics } from '../../schemas/metric-diff.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { baselineOf, openProjectStore, requireRun } from '../../local/open-project-store.js';
-import { short } from '../../schemas/format.js';
+import { short } from '../../core/text/format.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderMetricDiffTable } from '../render/metric-diff-table.js';
 

@@ -1,4 +1,4 @@
-import { listRuns } from '../../store/list-runs.js';
+import { listRuns } from '../../store/runs/list-runs.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { openProjectStore } from '../../local/open-project-store.js';
 import { UsageError } from '../../present/terminal/usage-error.js';

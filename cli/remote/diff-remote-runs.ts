@@ -1,5 +1,5 @@
 import { diffMetrics, type MetricGoals } from '../../schemas/metric-diff.js';
-import { short } from '../../schemas/format.js';
+import { short } from '../../core/text/format.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { locateProject, readProjectPipeline } from '../../local/locate-project.js';

@@ -1,5 +1,5 @@
 import pc from 'picocolors';
-import { tracebackTexts } from '../../schemas/traceback.js';
+import { tracebackTexts } from '../../core/traceback.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { renderRunSummary } from '../../present/terminal/run-summary.js';
 import { UsageError } from '../../present/terminal/usage-error.js';

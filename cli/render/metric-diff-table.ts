@@ -1,5 +1,5 @@
 import type { MetricDiffRow } from '../../schemas/metric-diff.js';
-import { formatNumber, formatSigned } from '../../schemas/format.js';
+import { formatNumber, formatSigned } from '../../core/text/format.js';
 import { fitTable } from './fit-table.js';
 
 /** A run's metrics against another's, as `fluksio diff` prints them, within `width`. */

@@ -1,5 +1,5 @@
 import type { ParamValue } from '../../schemas/key-inputs.js';
-import { formatDuration, formatParams, short } from '../../schemas/format.js';
+import { formatDuration, formatParams, short } from '../../core/text/format.js';
 import { fitTable } from './fit-table.js';
 
 /** What a line of `fluksio runs` shows of a run, local or remote. */

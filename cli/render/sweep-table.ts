@@ -1,5 +1,5 @@
 import type { Colors } from 'picocolors/types.js';
-import { formatNumber, formatValue, short } from '../../schemas/format.js';
+import { formatNumber, formatValue, short } from '../../core/text/format.js';
 import type { MetricGoals } from '../../schemas/metric-diff.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import { fitTable } from './fit-table.js';

@@ -1,6 +1,6 @@
 import type { PageSource } from '../../app/pages/page-source.js';
 import { storePageSource } from '../../app/pages/store-page-source.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
+import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { baselineOf, type ProjectStore } from '../../local/open-project-store.js';
 
 /**

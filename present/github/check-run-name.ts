@@ -1,4 +1,4 @@
-import { formatValue } from '../../schemas/format.js';
+import { formatValue } from '../../core/text/format.js';
 import type { ParamValue } from '../../schemas/key-inputs.js';
 import { GITHUB_LIMITS } from './github-limits.js';
 import { clip } from './markdown.js';

@@ -1,4 +1,4 @@
-import { formatDuration, formatParams, short } from '../../schemas/format.js';
+import { formatDuration, formatParams, short } from '../../core/text/format.js';
 import type { Annotation } from '../../schemas/annotation.js';
 import type { RunView, StageView } from '../run-view.js';
 import { logTail } from './log-tail.js';

@@ -1,5 +1,5 @@
-import { formatNumber, formatSigned } from '../../schemas/format.js';
-import { sparkline } from '../../schemas/sparkline.js';
+import { formatNumber, formatSigned } from '../../core/text/format.js';
+import { sparkline } from '../../core/text/sparkline.js';
 import type { RunView } from '../run-view.js';
 import { escapeMarkdown } from './markdown.js';
 

@@ -1,5 +1,5 @@
-import { checkRunConclusion } from '../../schemas/check-run-conclusion.js';
-import { formatDuration, formatNumber, formatSigned } from '../../schemas/format.js';
+import { checkRunConclusion } from '../../core/check-run-conclusion.js';
+import { formatDuration, formatNumber, formatSigned } from '../../core/text/format.js';
 import type { RunView } from '../run-view.js';
 import { checkRunSummary, checkRunText, wholeRunPointer } from './check-run-output.js';
 import { githubAnnotations, type GitHubAnnotation } from './github-annotation.js';

@@ -1,7 +1,7 @@
 import type { Colors } from 'picocolors/types.js';
 import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import { formatDuration, short } from '../../schemas/format.js';
+import { formatDuration, short } from '../../core/text/format.js';
 import { STAGE_BADGES, type BadgeTone, type StatusBadge } from '../status-badges.js';
 import { terminalText } from './terminal-text.js';
 

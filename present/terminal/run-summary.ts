@@ -2,9 +2,9 @@ import Table from 'cli-table3';
 import type { Colors } from 'picocolors/types.js';
 import type { MetricSeries } from '../../schemas/metric-series.js';
 import type { RunReport } from '../../schemas/run-report.js';
-import { sparkline } from '../../schemas/sparkline.js';
+import { sparkline } from '../../core/text/sparkline.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../../schemas/format.js';
+import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../../core/text/format.js';
 import { stageDetail, statusBadge } from './progress-printer.js';
 import { terminalText } from './terminal-text.js';
 

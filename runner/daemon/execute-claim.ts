@@ -8,7 +8,7 @@ import type { ControlPlaneClient, RunLease } from '../../client/control-plane-cl
 import { ControlPlaneError, isLeaseLost } from '../../client/control-plane-errors.js';
 import type { GitWorkspace } from './git-workspace.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import type { InterpreterDigests } from '../interpreter-digests.js';
+import type { InterpreterDigests } from '../keys/interpreter-digests.js';
 import type { LocalBlobCache } from './local-blob-cache.js';
 import { prepareClaimedRun, type PreparedRun } from './prepare-claimed-run.js';
 import { RemoteBlobStore } from './remote-blob-store.js';

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import type { GitHubWork } from '../../app/github/github-work.js';
-import { queueGitHubRuns } from '../../app/github/queue-github-runs.js';
+import { queueGitHubRuns } from '../../app/github/triggers/queue-github-runs.js';
 import { inProcessLock } from '../../app/keyed-lock.js';
 import type { Annotation } from '../../schemas/annotation.js';
-import { validatePipeline } from '../../schemas/validate-pipeline.js';
+import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
 import { mintInstallationToken } from '../action/helpers/installation-token.js';
 import {
   makePullRequestWorkspace,

@@ -176,7 +176,7 @@ test('runs --remote and diff --remote on a 70-column terminal take the short ids
 
 test('runners holds within 70 columns on a terminal and prints no colour there with NO_COLOR, nor into a pipe', async () => {
   await world.start();
-  const { createRunner } = await import('../../store/create-runner.js');
+  const { createRunner } = await import('../../store/runners/create-runner.js');
   await createRunner({
     db: world.db,
     name: 'gpu-box-01',

@@ -13,8 +13,8 @@ import { deliveries, type DeliveryRow } from '../../schemas/tables/deliveries.js
 import { githubChecks, type GitHubCheckRow } from '../../schemas/tables/github-checks.js';
 import { githubNotices, type GitHubNoticeRow } from '../../schemas/tables/github-notices.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
-import { createRunner } from '../../store/create-runner.js';
-import type { Database } from '../../store/database.js';
+import { createRunner } from '../../store/runners/create-runner.js';
+import type { Database } from '../../store/db/database.js';
 import { removeKeys, resetTables, TEST_REDIS_URL, testPrefix } from '../app/control-plane-harness.js';
 import { startGitHubDouble, type DoubleRepository, type GitHubDouble } from '../github/github-double.js';
 import { sendWebhook, type SendWebhookOptions, type WebhookResponse } from '../github/send-webhook.js';

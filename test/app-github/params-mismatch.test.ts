@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ControlPlaneClient } from '../../client/control-plane-client.js';
-import { digestOf } from '../../schemas/canonical-json.js';
+import { digestOf } from '../../core/canonical-json.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
 import {
   closeGitHubAppDatabase,

@@ -3,11 +3,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { ulid } from 'ulid';
 import { CacheEntry } from '../../schemas/cache-entry.js';
 import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
-import { manifestKeyOf } from '../../schemas/manifest-key.js';
+import { manifestKeyOf } from '../../core/manifest-key.js';
 import { CacheCandidates } from '../../schemas/protocol/cache-candidates.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import { PreviousStage } from '../../schemas/previous-stage.js';
-import { createRun } from '../../store/create-run.js';
+import { createRun } from '../../store/runs/create-run.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import {
   COMMIT,

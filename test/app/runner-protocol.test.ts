@@ -7,8 +7,8 @@ import type { RunEvent } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { runs } from '../../schemas/tables/runs.js';
 import { stages } from '../../schemas/tables/stages.js';
-import { createRun } from '../../store/create-run.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
+import { createRun } from '../../store/runs/create-run.js';
+import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import {
   COMMIT,

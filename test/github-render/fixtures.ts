@@ -1,7 +1,7 @@
 import type { Annotation } from '../../schemas/annotation.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import { RERUN_BUTTONS } from '../../app/github/rerun-buttons.js';
+import { RERUN_BUTTONS } from '../../app/github/render/rerun-buttons.js';
 import { runViewFromDetail } from '../../app/run-view-from-detail.js';
 import { renderCheckRun, type RenderedCheckRun } from '../../present/github/render-check-run.js';
 

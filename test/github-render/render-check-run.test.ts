@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { renderActionRequired } from '../../app/github/render-action-required.js';
+import { renderActionRequired } from '../../app/github/render/render-action-required.js';
 import { checkRunName, sweptParams } from '../../present/github/check-run-name.js';
 import { fitMarkdown } from '../../present/github/markdown.js';
 import type { RenderedCheckRun } from '../../present/github/render-check-run.js';

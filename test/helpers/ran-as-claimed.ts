@@ -1,5 +1,5 @@
-import { digestOf } from '../../schemas/canonical-json.js';
-import type { Params } from '../../schemas/resolve-params.js';
+import { digestOf } from '../../core/canonical-json.js';
+import type { Params } from '../../core/params/resolve-params.js';
 
 /**
  * The params of a start request from a runner that resolved a claim's params as they were

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Annotation } from '../../schemas/annotation.js';
-import { startLeasedRun } from '../../store/start-leased-run.js';
+import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import {
   closeOutboxDatabase,
   finished,

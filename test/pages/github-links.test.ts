@@ -9,7 +9,7 @@ import {
   type GitHubAppWorld,
 } from '../app-github/github-app-fixture.js';
 import { hashToken } from '../../app/http/hash-token.js';
-import { createRunner } from '../../store/create-runner.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 import { launchChromium, type TestBrowser } from '../helpers/chromium.js';
 import { finishedStage } from './page-world.js';
 import { ranAsClaimed } from '../helpers/ran-as-claimed.js';

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { digestOf } from '../../schemas/canonical-json.js';
+import { digestOf } from '../../core/canonical-json.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { resetTables, startTestControlPlane, type TestControlPlane } from '../app/control-plane-harness.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';

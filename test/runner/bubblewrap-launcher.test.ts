@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { BubblewrapLauncher } from '../../runner/bubblewrap-launcher.js';
-import { detectBubblewrap, type Bubblewrap } from '../../runner/detect-bubblewrap.js';
-import { runStageProcess } from '../../runner/stage-process.js';
+import { BubblewrapLauncher } from '../../runner/sandbox/bubblewrap-launcher.js';
+import { detectBubblewrap, type Bubblewrap } from '../../runner/sandbox/detect-bubblewrap.js';
+import { runStageProcess } from '../../runner/sandbox/stage-process.js';
 import { sleeperAlive } from '../helpers/sleeper-alive.js';
 
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { findRepoRoot } from '../../runner/find-repo-root.js';
-import { NotAGitRepositoryError } from '../../runner/not-a-git-repository-error.js';
+import { findRepoRoot } from '../../runner/workspace/find-repo-root.js';
+import { NotAGitRepositoryError } from '../../runner/workspace/not-a-git-repository-error.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 let repo: TestRepo | null = null;

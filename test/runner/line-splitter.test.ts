@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { LineSplitter, MAX_LINE_BYTES } from '../../runner/line-splitter.js';
+import { LineSplitter, MAX_LINE_BYTES } from '../../runner/output/line-splitter.js';
 
 function split(chunks: (string | Buffer)[], maxLineBytes?: number): string[] {
   const lines: string[] = [];

@@ -2,11 +2,11 @@ import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { sha256Hex } from '../../schemas/canonical-json.js';
-import { fingerprintOf } from '../../runner/fingerprint.js';
-import { directLauncher } from '../../runner/stage-launcher.js';
-import { StageUserLauncher } from '../../runner/stage-user-launcher.js';
-import { runStageProcess } from '../../runner/stage-process.js';
+import { sha256Hex } from '../../core/canonical-json.js';
+import { fingerprintOf } from '../../runner/keys/fingerprint.js';
+import { directLauncher } from '../../runner/sandbox/stage-launcher.js';
+import { StageUserLauncher } from '../../runner/sandbox/stage-user-launcher.js';
+import { runStageProcess } from '../../runner/sandbox/stage-process.js';
 import { stageTestUser, type StageTestUser } from '../helpers/stage-test-user.js';
 import { sleeperAlive } from '../helpers/sleeper-alive.js';
 

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { loadStatCache, RACY_WINDOW_MS, StatCache } from '../../runner/stat-cache.js';
+import { loadStatCache, RACY_WINDOW_MS, StatCache } from '../../runner/keys/stat-cache.js';
 
 let dir: string;
 let cacheFile: string;

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { hashToken } from '../../app/http/hash-token.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
-import { createRunner } from '../../store/create-runner.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { sendWebhook } from '../github/send-webhook.js';
 import { sharedTestAppCredentials } from '../github/test-app-credentials.js';

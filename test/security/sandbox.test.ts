@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { hashToken } from '../../app/http/hash-token.js';
-import { createRunner } from '../../store/create-runner.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import { spawnFluksio } from '../helpers/fluksio-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';

@@ -2,8 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hashToken } from '../../app/http/hash-token.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import { createRunner } from '../../store/create-runner.js';
-import type { Database } from '../../store/database.js';
+import { createRunner } from '../../store/runners/create-runner.js';
+import type { Database } from '../../store/db/database.js';
 import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 /**

@@ -4,7 +4,7 @@ import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { hashToken } from '../../app/http/hash-token.js';
-import { createRunner } from '../../store/create-runner.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import { spawnFluksio } from '../helpers/fluksio-process.js';

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { digestOf } from '../../schemas/canonical-json.js';
-import type { Params } from '../../schemas/resolve-params.js';
+import { digestOf } from '../../core/canonical-json.js';
+import type { Params } from '../../core/params/resolve-params.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import { applyLeasedEvents } from '../../store/apply-leased-events.js';
-import type { Database } from '../../store/database.js';
-import { finishLeasedRun } from '../../store/finish-leased-run.js';
-import { heartbeatRun } from '../../store/heartbeat-run.js';
-import { releaseLeasedRun } from '../../store/release-leased-run.js';
-import { RELEASE_LIMIT } from '../../store/release-limit.js';
-import { requestCancel } from '../../store/request-cancel.js';
-import { startLeasedRun } from '../../store/start-leased-run.js';
+import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
+import type { Database } from '../../store/db/database.js';
+import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
+import { heartbeatRun } from '../../store/leases/heartbeat-run.js';
+import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
+import { RELEASE_LIMIT } from '../../store/leases/release-limit.js';
+import { requestCancel } from '../../store/runs/request-cancel.js';
+import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import {
   backdate,

@@ -1,7 +1,7 @@
 import { getTableColumns } from 'drizzle-orm';
 import { expect, test } from 'vitest';
 import { runs } from '../../schemas/tables/runs.js';
-import { RUN_TIMESTAMP_COLUMNS, runFromJson } from '../../store/run-from-json.js';
+import { RUN_TIMESTAMP_COLUMNS, runFromJson } from '../../store/runs/run-from-json.js';
 
 test('the timestamp columns runFromJson revives are exactly the runs table’s', () => {
   const fromTable = Object.entries(getTableColumns(runs))
