@@ -1,9 +1,16 @@
 /**
- * The import rules of DESIGN §2 and the README's code map: schemas/ is the leaf,
- * present/ renders from schemas alone, client/ talks to the control plane, store/ sees
- * only schemas/, runner/ and app/ never import each other, local/ is the local run over
- * runner/ and store/, and cli/ and action/ wire everything without importing each other.
+ * The import rules of DESIGN §2 and the README's code map: schemas/ is the leaf, core/
+ * (pure shared logic) sees only schemas/, present/ renders from schemas/ and core/,
+ * client/ talks to the control plane, store/ sees schemas/ and core/, runner/ and app/
+ * never import each other, local/ is the local run over runner/ and store/, and cli/ and
+ * action/ wire everything without importing each other; pages/ is browser code that
+ * nothing imports.
  */
+
+/** Node's modules that reach outside the process: what "no I/O" forbids. */
+const IO_MODULES =
+  '^(node:)?(fs|fs/promises|child_process|net|http|https|http2|dgram|tls|worker_threads|os|dns)$';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -19,33 +26,34 @@ module.exports = {
       severity: 'error',
       comment: 'schemas/ imports nothing of ours but schemas/, and does no I/O.',
       from: { path: '^schemas/' },
+      to: { path: '^(core|present|client|store|runner|local|app|cli|action)/' },
+    },
+    {
+      name: 'core-sees-only-schemas',
+      severity: 'error',
+      comment: 'core/ is the pure logic every side shares: it imports schemas/ and itself only.',
+      from: { path: '^core/' },
       to: { path: '^(present|client|store|runner|local|app|cli|action)/' },
     },
     {
-      name: 'schemas-has-no-io',
+      name: 'schemas-and-core-do-no-io',
       severity: 'error',
-      from: { path: '^schemas/' },
-      to: {
-        dependencyTypes: ['core'],
-        path: '^(fs|fs/promises|child_process|net|http|https|dgram|tls|worker_threads|os)$',
-      },
+      from: { path: '^(schemas|core)/' },
+      to: { dependencyTypes: ['core'], path: IO_MODULES },
     },
     {
-      name: 'present-terminal-renders-from-schemas',
+      name: 'present-renders-from-schemas',
       severity: 'error',
       comment:
-        'The terminal renderers both composition roots use turn data into text: they import schemas/ and present/, nothing that runs or stores.',
-      from: { path: '^present/terminal/' },
+        'present/ turns data into what people read (RunView, the GitHub presentation, the terminal renderers): it imports schemas/, core/ and present/, nothing that runs or stores.',
+      from: { path: '^present/' },
       to: { path: '^(client|store|runner|local|app|cli|action)/' },
     },
     {
-      name: 'present-terminal-has-no-io',
+      name: 'present-has-no-io',
       severity: 'error',
-      from: { path: '^present/terminal/' },
-      to: {
-        dependencyTypes: ['core'],
-        path: '^(fs|fs/promises|child_process|net|http|https|dgram|tls|worker_threads|os)$',
-      },
+      from: { path: '^present/' },
+      to: { dependencyTypes: ['core'], path: IO_MODULES },
     },
     {
       name: 'client-sees-schemas-and-present',
@@ -56,10 +64,17 @@ module.exports = {
       to: { path: '^(store|runner|local|app|cli|action)/' },
     },
     {
-      name: 'store-sees-only-schemas',
+      name: 'store-sees-only-schemas-and-core',
       severity: 'error',
       from: { path: '^store/' },
       to: { path: '^(present|client|runner|local|app|cli|action)/' },
+    },
+    {
+      name: 'store-db-is-plumbing',
+      severity: 'error',
+      comment: 'store/db/ opens, migrates and helps query the database; the aggregates build on it.',
+      from: { path: '^store/db/' },
+      to: { path: '^store/(?!db/)' },
     },
     {
       name: 'runner-never-imports-store-or-app',
@@ -68,6 +83,13 @@ module.exports = {
         'The engine talks to ports passed in (DESIGN §2); the daemon reaches the control plane through client/.',
       from: { path: '^runner/' },
       to: { path: '^(present|store|local|app|cli|action)/' },
+    },
+    {
+      name: 'runner-engine-never-imports-the-daemon',
+      severity: 'error',
+      comment: 'The daemon drives the engine; the engine runs without it (fluksio run, the action).',
+      from: { path: '^runner/(?!daemon/)' },
+      to: { path: '^runner/daemon/' },
     },
     {
       name: 'local-is-no-composition-root',
@@ -86,6 +108,35 @@ module.exports = {
       to: { path: '^(runner|local|client|cli|action)/' },
     },
     {
+      name: 'github-render-is-pure',
+      severity: 'error',
+      comment: 'Rendering a check run or a comment is a pure function (STYLE habit 8): no store, no I/O.',
+      from: { path: '^app/github/render/' },
+      to: { path: '^(store|app/(?!github/render/))' },
+    },
+    {
+      name: 'github-render-does-no-io',
+      severity: 'error',
+      from: { path: '^app/github/render/' },
+      to: { dependencyTypes: ['core'], path: IO_MODULES },
+    },
+    {
+      name: 'github-intake-is-not-imported-by-the-rest',
+      severity: 'error',
+      comment:
+        'Intake receives deliveries and dispatches them to triggers; nothing it starts calls back into it.',
+      from: { path: '^app/github/(triggers|outbox|render)/' },
+      to: { path: '^app/github/intake/' },
+    },
+    {
+      name: 'github-outbox-and-triggers-stay-apart',
+      severity: 'error',
+      comment:
+        'Triggers change runs; the outbox mirrors them to GitHub later. They meet in the database only.',
+      from: { path: '^app/github/(triggers|outbox)/' },
+      to: { path: '^app/github/(outbox|triggers)/', pathNot: '^app/github/$1/' },
+    },
+    {
       name: 'action-never-imports-cli',
       severity: 'error',
       comment:
@@ -99,6 +150,34 @@ module.exports = {
       comment: 'Composition roots are leaves (STYLE habit 15).',
       from: { path: '^cli/' },
       to: { path: '^action/' },
+    },
+    {
+      name: 'pages-is-browser-code',
+      severity: 'error',
+      comment:
+        'pages/ is the browser bundle: it may take types from schemas/ (erased) and browser libraries, nothing that runs on a server.',
+      from: { path: '^pages/' },
+      to: { path: '^(store|runner|app|cli|action|bench)/' },
+    },
+    {
+      name: 'pages-no-node-builtins',
+      severity: 'error',
+      from: { path: '^pages/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'nothing-imports-pages',
+      severity: 'error',
+      comment: 'The bundle is built by scripts/bundle-pages.mjs and served as a file, never imported.',
+      from: { pathNot: '^pages/' },
+      to: { path: '^pages/' },
+    },
+    {
+      name: 'app-pages-stay-out-of-github',
+      severity: 'error',
+      comment: 'The pages serve fluksio ui too: app/pages/ needs neither Probot nor the outbox.',
+      from: { path: '^app/pages/' },
+      to: { path: '^app/(github|routes)/' },
     },
   ],
   options: {

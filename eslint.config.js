@@ -14,7 +14,7 @@ export default tseslint.config(
   },
   {
     files: ['bin/**', 'scripts/**/*.mjs', 'test/**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly', console: 'readonly' } },
   },
   {
     files: ['cli/**', 'bench/**', 'scripts/**', 'bin/**', 'test/**'],

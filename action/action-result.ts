@@ -1,5 +1,5 @@
 import type { RunReport } from '../schemas/run-report.js';
-import { formatParams } from '../schemas/format.js';
+import { formatParams } from '../core/text/format.js';
 
 /** The step's outputs, as action.yml declares them (all strings: JSON where structured). */
 export interface ActionOutputs {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseAssignmentText, type ParamAssignment } from '../schemas/param-assignments.js';
+import { parseAssignmentText, type ParamAssignment } from '../core/params/param-assignments.js';
 import type { ServerConnection } from '../client/server-connection.js';
 import { urlWithoutUserinfo } from './url-without-userinfo.js';
 import { readWorkflowContext, type WorkflowContext } from './workflow-context.js';

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { formatProblems } from '../schemas/problem.js';
+import { formatProblems } from '../core/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
-import { resolveParams, type Params } from '../schemas/resolve-params.js';
-import { checkWorkspacePaths } from '../runner/check-workspace-paths.js';
+import { resolveParams, type Params } from '../core/params/resolve-params.js';
+import { checkWorkspacePaths } from '../runner/workspace/check-workspace-paths.js';
 import { locateProject, readProjectPipeline, type LocalProject } from '../local/locate-project.js';
 import { UsageError } from '../present/terminal/usage-error.js';
 import type { ActionInputs } from './input-helper.js';

@@ -1,7 +1,7 @@
 import type { Colors } from 'picocolors/types.js';
 import type { RunEventBody } from '../schemas/run-event.js';
 import type { EventSink } from '../runner/ports.js';
-import { formatDuration } from '../schemas/format.js';
+import { formatDuration } from '../core/text/format.js';
 import { stageDetail, statusBadge } from '../present/terminal/progress-printer.js';
 import { oneLine, type WorkflowLog } from './workflow-log.js';
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Database } from '../store/database.js';
+import type { Database } from '../store/db/database.js';
 import type { BlobStorage } from './blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import type { Run } from '../schemas/tables/runs.js';

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
-import type { Database } from '../store/database.js';
-import { sweepRuns } from '../store/sweep-runs.js';
+import type { Database } from '../store/db/database.js';
+import { sweepRuns } from '../store/leases/sweep-runs.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { keepJobScheduled } from './keep-job-scheduled.js';
 import type { RunDoorbell } from './run-doorbell.js';

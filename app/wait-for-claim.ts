@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { RunnerRow } from '../schemas/tables/runners.js';
 import type { Run } from '../schemas/tables/runs.js';
-import type { Database } from '../store/database.js';
-import { claimNextRun } from '../store/claim-next-run.js';
+import type { Database } from '../store/db/database.js';
+import { claimNextRun } from '../store/leases/claim-next-run.js';
 import type { RunDoorbell } from './run-doorbell.js';
 
 /**

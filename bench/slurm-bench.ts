@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SlurmLauncher } from '../runner/slurm-launcher.js';
-import { runStageProcess } from '../runner/stage-process.js';
+import { SlurmLauncher } from '../runner/sandbox/slurm-launcher.js';
+import { runStageProcess } from '../runner/sandbox/stage-process.js';
 import { median, ms } from './measure.js';
 
 const ROUNDS = 5;

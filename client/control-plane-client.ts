@@ -1,3 +1,4 @@
+import { RunListReply } from '../schemas/protocol/run-list.js';
 import type { z } from 'zod';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -18,6 +19,7 @@ import {
   EventBatchReply,
   FetchedReply,
   HeartbeatReply,
+  StartReply,
   type EventBatch,
   type FetchedRequest,
   type FinishRequest,
@@ -85,14 +87,18 @@ export class ControlPlaneClient {
     return this.postLeased(run, 'heartbeat', json, HeartbeatReply, call);
   }
 
-  /** The checkout is verified: the run starts, stamped with what is about to execute. */
+  /**
+   * The checkout is verified: the run starts, stamped with what is about to execute. The
+   * reply says whether it did: a run the control plane failed instead (its params are not
+   * those it was queued with) must not run.
+   */
   async start(
     run: RunLease,
     stamp: Omit<StartRequestInput, 'lease'>,
     call: CallOptions = {},
-  ): Promise<LeasedWriteReply> {
+  ): Promise<StartReply> {
     const json: StartRequestInput = { lease: run.lease, ...stamp };
-    return this.postLeased(run, 'start', json, LeasedWriteReply, call);
+    return this.postLeased(run, 'start', json, StartReply, call);
   }
 
   /** Uploads events; resolves once the control plane acknowledged them. */
@@ -224,9 +230,29 @@ export class ControlPlaneClient {
     return this.http.parse(response, RemoteRunReport, `POST ${path}`);
   }
 
+  /**
+   * The newest runs of the repositories the token reaches (or of one of them), optionally
+   * those whose id starts with `prefix`: `fluksio runs --remote`, and short ids resolved.
+   */
+  async listRuns(
+    query: { repository?: string; prefix?: string; limit: number },
+    call: CallOptions = {},
+  ): Promise<RunListReply['runs']> {
+    const params = new URLSearchParams({ limit: String(query.limit) });
+    if (query.repository !== undefined) params.set('repository', query.repository);
+    if (query.prefix !== undefined) params.set('prefix', query.prefix);
+    return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
+  }
+
   /** A run as the control plane has it now: its state, stages, metrics and annotations. */
-  async run(runId: string, call: CallOptions = {}): Promise<RemoteRunReport> {
-    return this.get(runPath(runId), RemoteRunReport, call);
+  async run(
+    runId: string,
+    call: CallOptions = {},
+    { baselineCommits = [] }: { baselineCommits?: readonly string[] } = {},
+  ): Promise<RemoteRunReport> {
+    // Where to look for the baseline, nearest first (RunReportQuery): the caller has the history.
+    const query = baselineCommits.length > 0 ? `?baseline-commits=${baselineCommits.join(',')}` : '';
+    return this.get(`${runPath(runId)}${query}`, RemoteRunReport, call);
   }
 
   /** A run's streamed metric series, by metric name. */

@@ -1,6 +1,6 @@
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
-import type { Params } from '../schemas/resolve-params.js';
+import type { Params } from '../core/params/resolve-params.js';
 import type { OriginRepository } from './origin-repository.js';
 
 /** What one submitted run is: a grid point of a pipeline at a pushed commit. */

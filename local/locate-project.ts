@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { formatProblems } from '../schemas/problem.js';
+import { formatProblems } from '../core/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
-import { validatePipeline } from '../schemas/validate-pipeline.js';
-import { findRepoRoot } from '../runner/find-repo-root.js';
-import { NotAGitRepositoryError } from '../runner/not-a-git-repository-error.js';
-import type { Workspace } from '../runner/workspace.js';
+import { validatePipeline, type ParsedPipelineText } from '../core/pipeline/validate-pipeline.js';
+import { findRepoRoot } from '../runner/workspace/find-repo-root.js';
+import { NotAGitRepositoryError } from '../runner/workspace/not-a-git-repository-error.js';
+import type { Workspace } from '../runner/workspace/workspace.js';
 import { UsageError } from '../present/terminal/usage-error.js';
 
 /** A pipeline file on this machine, where its state lives, and what it says. */
@@ -57,15 +57,23 @@ export async function locateProject(pipelineOption: string | undefined, cwd: str
 
 /**
  * Reads and validates the project's pipeline; every problem at once in a UsageError
- * (`fluksio.yml:14: stages.train.params[2]: …`).
+ * (`fluksio.yml:14: stages.train.params[2]: …`). With `parses`, a text read before is not
+ * parsed again (see validatePipeline).
  */
-export async function readProjectPipeline(project: LocalProject): Promise<Pipeline> {
+export async function readProjectPipeline(
+  project: LocalProject,
+  parses?: Map<string, ParsedPipelineText>,
+): Promise<Pipeline> {
   const { workspace } = project;
   const text = await readFile(project.pipelineFile, 'utf8');
-  const { pipeline, problems } = validatePipeline(text, {
-    pipelineDir: workspace.pipelineDirInRepo,
-    exists: (repoPath) => existsSync(join(workspace.repoRoot, repoPath)),
-  });
+  const { pipeline, problems } = validatePipeline(
+    text,
+    {
+      pipelineDir: workspace.pipelineDirInRepo,
+      exists: (repoPath) => existsSync(join(workspace.repoRoot, repoPath)),
+    },
+    parses,
+  );
   if (!pipeline) throw new UsageError(formatProblems(problems, project.displayPath));
   return pipeline;
 }

@@ -5,7 +5,7 @@ import type { MetricPoint } from '../schemas/metric-point.js';
 import type { PreviousStage } from '../schemas/previous-stage.js';
 import { isCacheable } from '../schemas/stage-record.js';
 import type { Run } from '../schemas/tables/runs.js';
-import { runFromJson } from '../store/run-from-json.js';
+import { runFromJson } from '../store/runs/run-from-json.js';
 import { LocalIndex, type IndexedCacheEntry } from './local-index.js';
 import { readRunJournal } from './read-run-journal.js';
 import { journalFileOf } from './run-journal.js';

@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { relative } from 'node:path';
-import { openLocalDatabase } from '../store/open-local-database.js';
+import { openLocalDatabase } from '../store/db/open-local-database.js';
 import { checkLocalDatabase } from './check-local-store.js';
 import { lockStore } from './local-state.js';
 import { localStorePaths } from './local-store-paths.js';

@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
-import type { Database } from '../store/database.js';
-import { applyLocalJournal, localJournalProgress } from '../store/apply-local-journal.js';
+import type { Database } from '../store/db/database.js';
+import { applyLocalJournal, localJournalProgress } from '../store/events/apply-local-journal.js';
 import { journalFileOf } from './run-journal.js';
 import { readRunJournal } from './read-run-journal.js';
 

@@ -19,7 +19,7 @@ export interface StageCache {
    */
   previous(stage: string): Promise<PreviousStage | null>;
   /**
-   * The entries of a traced stage's manifest key (schemas/manifest-key.ts), newest first
+   * The entries of a traced stage's manifest key (core/manifest-key.ts), newest first
    * and bounded: the engine restores the first whose read set still holds. Empty when
    * there are none or the cache cannot answer.
    */

@@ -1,10 +1,10 @@
 import type { Pipeline } from '../schemas/pipeline.js';
-import type { Params } from '../schemas/resolve-params.js';
-import type { CodeIndex } from './code-index.js';
-import type { InterpreterDigests } from './interpreter-digests.js';
-import type { StageLauncher } from './stage-launcher.js';
+import type { Params } from '../core/params/resolve-params.js';
+import type { CodeIndex } from './keys/code-index.js';
+import type { InterpreterDigests } from './keys/interpreter-digests.js';
+import type { StageLauncher } from './sandbox/stage-launcher.js';
 import type { BlobStore, EventSink, StageCache } from './ports.js';
-import type { Workspace } from './workspace.js';
+import type { Workspace } from './workspace/workspace.js';
 
 /** Everything one execution of a pipeline needs; the engine reads nothing else. */
 export interface RunPipelineOptions {

@@ -1,19 +1,21 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { Annotation } from '../schemas/annotation.js';
-import { buildStageGraph } from '../schemas/stage-graph.js';
+import { buildStageGraph } from '../core/pipeline/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import { isStageSuccess, type RunStatus } from '../schemas/statuses.js';
-import { executeStage, notStartedRecord, type StageResult, type StageRunContext } from './execute-stage.js';
-import { fingerprintOf } from './fingerprint.js';
-import { Masker } from './masker.js';
+import { executeStage, type StageResult, type StageRunContext } from './execute-stage.js';
+import { notStartedRecord } from './not-started-record.js';
+import { fingerprintOf } from './keys/fingerprint.js';
+import { Masker } from './output/masker.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
-import { CodeView } from './code-view.js';
-import { InterpreterDigests } from './interpreter-digests.js';
-import { makePrivateDir } from './private-dir.js';
-import { keyedEnvironment, stageEnvironment } from './stage-environment.js';
-import type { ParsedTraceback } from '../schemas/traceback.js';
+import { CodeView } from './keys/code-view.js';
+import { InterpreterDigests } from './keys/interpreter-digests.js';
+import { ignoreStateDir } from './ignore-state-dir.js';
+import { makePrivateDir } from './sandbox/private-dir.js';
+import { keyedEnvironment, stageEnvironment } from './sandbox/stage-environment.js';
+import type { ParsedTraceback } from '../core/traceback.js';
 
 export interface RunOutcome {
   status: Extract<RunStatus, 'succeeded' | 'failed' | 'cancelled' | 'timed_out'>;
@@ -46,8 +48,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
   // the workspace, which a sandbox keeps writable (its /tmp is its own), under a
   // `.fluksio/` that ignores itself, so git and the code digest never see them.
   const stateDir = join(options.workspace.pipelineDir, '.fluksio');
-  await mkdir(stateDir, { recursive: true });
-  await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
+  await ignoreStateDir(stateDir);
   const privateRoot = await mkdtemp(join(stateDir, 'run-'));
   const abort = new AbortController();
   const cancel = () => abort.abort('cancelled');

@@ -7,26 +7,31 @@ import { ulid } from 'ulid';
 import type { BlobDigest } from '../schemas/blob-digest.js';
 import type { CacheEntry } from '../schemas/cache-entry.js';
 import { DirManifest, type OutRecord } from '../schemas/out-record.js';
-import { normalizePipelinePath, pathContains } from '../schemas/pipeline-paths.js';
+import { normalizePipelinePath, pathContains } from '../core/pipeline/pipeline-paths.js';
 import type { Pipeline } from '../schemas/pipeline.js';
-import type { Params } from '../schemas/resolve-params.js';
-import { producerOf } from '../schemas/stage-graph.js';
+import type { Params } from '../core/params/resolve-params.js';
+import { producerOf } from '../core/pipeline/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import type { OutDifference, StageVerification, VerifyVerdict } from '../schemas/stage-verification.js';
-import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
-import { describeCodeChanges } from './code-digest.js';
-import type { CodeIndex } from './code-index.js';
-import { CodeView } from './code-view.js';
-import { compareWithEntry, differingFiles, metricDifferences, outDifferences } from './compare-with-entry.js';
+import { BlobCorruptError, BlobMissingError } from './blobs/blob-errors.js';
+import { describeCodeChanges } from './keys/code-digest.js';
+import type { CodeIndex } from './keys/code-index.js';
+import { CodeView } from './keys/code-view.js';
+import {
+  compareWithEntry,
+  differingFiles,
+  metricDifferences,
+  outDifferences,
+} from './keys/compare-with-entry.js';
 import { executeStage, type StageRunContext } from './execute-stage.js';
-import { InterpreterDigests } from './interpreter-digests.js';
-import { Masker } from './masker.js';
+import { InterpreterDigests } from './keys/interpreter-digests.js';
+import { Masker } from './output/masker.js';
 import type { BlobStore, EventSink, StageCache } from './ports.js';
-import { keyedEnvironment, stageEnvironment } from './stage-environment.js';
-import { restoreOut } from './stage-outputs.js';
-import { UnsafePathError } from './unsafe-path-error.js';
-import { repoPathIn, type Workspace } from './workspace.js';
-import { resolveWorkspacePath } from './workspace-path.js';
+import { keyedEnvironment, stageEnvironment } from './sandbox/stage-environment.js';
+import { restoreOut } from './blobs/stage-outputs.js';
+import { UnsafePathError } from './workspace/unsafe-path-error.js';
+import { repoPathIn, type Workspace } from './workspace/workspace.js';
+import { resolveWorkspacePath } from './workspace/workspace-path.js';
 
 export interface VerifyStageOptions {
   stage: string;

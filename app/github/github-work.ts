@@ -1,6 +1,6 @@
 import type { Octokit } from '@octokit/rest';
 import type { Logger } from 'pino';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/db/database.js';
 import type { KeyedLock } from '../keyed-lock.js';
 import type { GitHubAppSettings } from '../control-plane-settings.js';
 

@@ -1,4 +1,4 @@
-import { rateLimitRetryAt } from './outbox-rate-limit-error.js';
+import { rateLimitRetryAt } from './outbox/outbox-rate-limit-error.js';
 
 /**
  * Whether GitHub's refusal will not change by asking again: what was asked for is gone or

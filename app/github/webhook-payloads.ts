@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { formatPath } from '../../schemas/problem.js';
+import { formatPath } from '../../core/problem.js';
 import { CommitSha } from '../../schemas/protocol/commit-sha.js';
 import { RepositoryName } from '../../schemas/protocol/repository-name.js';
-import { UnreadablePayloadError } from './unreadable-payload-error.js';
+import { UnreadablePayloadError } from './intake/unreadable-payload-error.js';
 
 /*
  * The fields of GitHub's webhook payloads that fluksio reads, and only those: objects are

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
-import type { Database } from '../../store/database.js';
-import { findRunnerByTokenHash } from '../../store/find-runner-by-token-hash.js';
+import type { Database } from '../../store/db/database.js';
+import { findRunnerByTokenHash } from '../../store/runners/find-runner-by-token-hash.js';
 import { bearerToken } from './bearer-token.js';
 import { hashToken } from './hash-token.js';
 import { HttpError } from './http-error.js';

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
-import type { Database } from '../../store/database.js';
-import { findApiTokenByHash } from '../../store/find-api-token-by-hash.js';
+import type { Database } from '../../store/db/database.js';
+import { findApiTokenByHash } from '../../store/tokens/find-api-token-by-hash.js';
 import { bearerToken } from './bearer-token.js';
 import { hashToken } from './hash-token.js';
 import { HttpError } from './http-error.js';

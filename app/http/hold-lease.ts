@@ -1,6 +1,6 @@
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/db/database.js';
 import { HttpError } from './http-error.js';
 import { loadRun, noSuchRun } from './load-run.js';
 

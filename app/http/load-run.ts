@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { runs, type Run } from '../../schemas/tables/runs.js';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/db/database.js';
 import { HttpError } from './http-error.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { formatPath } from '../../schemas/problem.js';
-import { storableJson } from '../../schemas/storable-text.js';
+import { formatPath } from '../../core/problem.js';
+import { storableJson } from '../../core/text/storable-text.js';
 import { HttpError } from './http-error.js';
 
 /** How many of a request's problems its 400 names. */

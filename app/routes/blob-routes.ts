@@ -6,9 +6,9 @@ import type { BlobUploadReply } from '../../schemas/protocol/blob-upload-reply.j
 import { LeaseId } from '../../schemas/protocol/lease-id.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
-import { addBlobRef } from '../../store/add-blob-ref.js';
-import { confirmBlobRef } from '../../store/confirm-blob-ref.js';
-import { hasBlobRef } from '../../store/has-blob-ref.js';
+import { addBlobRef } from '../../store/blobs/add-blob-ref.js';
+import { confirmBlobRef } from '../../store/blobs/confirm-blob-ref.js';
+import { hasBlobRef } from '../../store/blobs/has-blob-ref.js';
 import { BlobDigestMismatchError, BlobTooLargeError } from '../blob-upload-errors.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';

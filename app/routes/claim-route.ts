@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ClaimRequest } from '../../schemas/protocol/claim.js';
-import { finishLeasedRun } from '../../store/finish-leased-run.js';
-import { releaseLeasedRun } from '../../store/release-leased-run.js';
+import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
+import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
 import { CredentialRefusedError } from '../credential-refused-error.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { HttpError } from '../http/http-error.js';

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { digestOf } from '../../core/canonical-json.js';
 import {
   EVENT_BATCH_MAX_BYTES,
   EventBatch,
@@ -9,17 +10,20 @@ import {
   ReleaseRequest,
   StartRequest,
   type EventBatchReply,
+  type StartReply,
   type HeartbeatReply,
 } from '../../schemas/protocol/lease-requests.js';
 import type { LeasedWriteReply } from '../../schemas/protocol/leased-write-reply.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
-import { applyLeasedEvents } from '../../store/apply-leased-events.js';
-import { finishLeasedRun } from '../../store/finish-leased-run.js';
-import { heartbeatRun } from '../../store/heartbeat-run.js';
-import { releaseLeasedRun } from '../../store/release-leased-run.js';
-import { startLeasedRun } from '../../store/start-leased-run.js';
+import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
+import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
+import { fixRunBaseline } from '../../store/runs/fix-run-baseline.js';
+import { heartbeatRun } from '../../store/leases/heartbeat-run.js';
+import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
+import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease, staleLease } from '../http/hold-lease.js';
+import { HttpError } from '../http/http-error.js';
 import { parseInput } from '../http/parse-input.js';
 import { requestAuth } from '../http/request-auth.js';
 import { RunIdParams } from '../http/run-id-params.js';
@@ -61,20 +65,29 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     return answer;
   });
 
-  app.post('/api/v1/runs/:id/start', { onRequest }, async (request) => {
+  app.post('/api/v1/runs/:id/start', { onRequest }, async (request): Promise<StartReply> => {
     const { runId, body } = await leasedWrite(request, StartRequest);
+    if (digestOf(body.params) !== body.paramsDigest)
+      throw new HttpError(
+        400,
+        'body.paramsDigest: must be the sha256 of the canonical JSON of params',
+        'body.paramsDigest',
+      );
     const run = await startLeasedRun({
       db,
       runId,
       leaseId: body.lease,
       codeDigest: body.codeDigest,
       envDigest: body.envDigest,
+      params: body.params,
+      paramsDigest: body.paramsDigest,
       sandbox: body.sandbox,
     });
     if (!run) throw staleLease(runId);
-    request.log.info({ runId }, 'run started');
+    if (run.status === 'running') request.log.info({ runId }, 'run started');
+    else request.log.error({ runId, status: run.status, reason: run.statusReason }, 'run not started');
     context.onRunChanged?.(runId);
-    return { status: run.status } satisfies LeasedWriteReply;
+    return { status: run.status, reason: run.statusReason };
   });
 
   app.post(
@@ -114,6 +127,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       dirtyReasons: body.dirtyReasons,
     });
     if (!run) throw staleLease(runId);
+    await fixRunBaseline({ db, run });
     request.log.info({ runId, status: run.status }, 'run finished');
     context.onRunChanged?.(runId);
     return { status: run.status } satisfies LeasedWriteReply;

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Gauge, Registry } from 'prom-client';
-import { controlPlaneGauges } from '../../store/control-plane-gauges.js';
+import { controlPlaneGauges } from '../../store/runs/control-plane-gauges.js';
 import { HttpError } from '../http/http-error.js';
 import type { RouteContext } from '../route-context.js';
 

@@ -2,13 +2,18 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { CancelRunRequest } from '../../schemas/protocol/cancel-run.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { RunReportQuery } from '../../schemas/protocol/run-report-query.js';
 import type { RunMetricsReply } from '../../schemas/protocol/run-metrics-reply.js';
 import type { StageLogReply } from '../../schemas/protocol/stage-log-reply.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
-import { getStageLog } from '../../store/get-stage-log.js';
-import { requestCancel } from '../../store/request-cancel.js';
+import { findBaseline } from '../../store/runs/find-baseline.js';
+import { getRunDetail, type RunDetail } from '../../store/runs/get-run-detail.js';
+import { RunListQuery, type RunListReply } from '../../schemas/protocol/run-list.js';
+import { getBaselineRun } from '../../store/runs/get-baseline-run.js';
+import { getStageLog } from '../../store/runs/get-stage-log.js';
+import { listVisibleRuns } from '../../store/runs/list-visible-runs.js';
+import { requestCancel } from '../../store/runs/request-cancel.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
 import { HttpError } from '../http/http-error.js';
 import { loadRun, noSuchRun } from '../http/load-run.js';
@@ -21,7 +26,10 @@ import { toRemoteRunReport } from '../to-remote-run-report.js';
 const LogParams = RunIdParams.extend({ stage: z.string().min(1).max(200) });
 
 /**
- * What a submitter reads about a run, and cancel: `GET /api/v1/runs/:id` (RemoteRunReport),
+ * What a submitter reads about a run, and cancel: `GET /api/v1/runs` (the newest runs of
+ * the token's repositories, optionally by id prefix), `GET /api/v1/runs/:id` (RemoteRunReport,
+ * compared with the baseline fixed when the run finished or, before that, with one among the
+ * `baseline-commits` the caller lists),
  * `/metrics` (the streamed series), `/logs/:stage` (a stage's whole log) and `POST
  * /api/v1/runs/:id/cancel`. A run of a repository the token does not reach is answered as
  * unknown (404), so a token learns nothing about other repositories' runs.
@@ -48,11 +56,65 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     return detail;
   }
 
+  /**
+   * The run's report against the baseline fixed when it finished; before that (or when the
+   * run has none fixed), against the newest fitting run among `commits` the caller lists.
+   */
+  async function reportOf(run: Run, commits?: readonly string[]): Promise<RemoteRunReport> {
+    const detail = await detailOf(run);
+    const fixed = await getBaselineRun({ db, run: detail.run });
+    const baseline =
+      fixed ??
+      (commits && !detail.run.baselineFixed
+        ? await findBaseline({
+            db,
+            repository: run.repository,
+            pipelinePath: run.pipelinePath,
+            commits: [...commits],
+            excludeRunId: run.id,
+            paramsDigest: run.paramsDigest,
+          })
+        : null);
+    return toRemoteRunReport(detail, baseline);
+  }
+
+  app.get('/api/v1/runs', { onRequest: readAuth.onRequest }, async (request): Promise<RunListReply> => {
+    const token = readAuth.of(request);
+    const query = parseInput(RunListQuery, request.query ?? {}, 'query');
+    // A repository the token does not reach lists nothing, as one without runs would.
+    const repositories =
+      query.repository === undefined
+        ? token.repositories
+        : token.repositories.filter((each) => each === query.repository);
+    const found = await listVisibleRuns({
+      db,
+      repositories,
+      ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
+      limit: query.limit,
+    });
+    return {
+      runs: found.map((run) => ({
+        id: run.id,
+        repository: run.repository,
+        pipelinePath: run.pipelinePath,
+        commit: run.commit,
+        params: run.params,
+        status: run.status,
+        groupId: run.groupId,
+        createdAt: run.createdAt.toISOString(),
+        durationMs: run.durationMs,
+        metrics: run.metrics,
+      })),
+    };
+  });
+
   app.get(
     '/api/v1/runs/:id',
     { onRequest: readAuth.onRequest },
     async (request): Promise<RemoteRunReport> => {
-      return toRemoteRunReport(await detailOf((await visibleRun(request, 'read')).run));
+      const { run } = await visibleRun(request, 'read');
+      const query = parseInput(RunReportQuery, request.query ?? {}, 'query');
+      return reportOf(run, query['baseline-commits']);
     },
   );
 
@@ -90,7 +152,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
       if (!cancelled) throw noSuchRun(run.id);
       request.log.info({ runId: run.id, status: cancelled.status }, 'run cancel requested');
       context.onRunChanged?.(run.id);
-      return toRemoteRunReport(await detailOf(cancelled));
+      return reportOf(cancelled);
     },
   );
 }

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ulid } from 'ulid';
 import { z } from 'zod';
-import { digestOf } from '../../schemas/canonical-json.js';
+import { digestOf } from '../../core/canonical-json.js';
 import { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import { createRun } from '../../store/create-run.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
-import { recordWaitingReasons } from '../../store/record-waiting-reasons.js';
+import { createRun } from '../../store/runs/create-run.js';
+import { getRunDetail } from '../../store/runs/get-run-detail.js';
+import { recordWaitingReasons } from '../../store/leases/record-waiting-reasons.js';
 import { checkCloneUrl, githubCloneUrl } from '../clone-url-policy.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
 import { HttpError } from '../http/http-error.js';
@@ -84,6 +84,7 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         retries: body.retries,
         timeoutMs: body.timeoutMs,
         submittedBy: token.name,
+        baselineCommits: body.baselineCommits ?? null,
       },
     });
     if (created) {
@@ -100,6 +101,6 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
     const detail = await getRunDetail({ db: context.db, runId: run.id });
     if (!detail) throw new Error(`Run ${run.id} vanished right after it was queued`);
     reply.code(created ? 201 : 200);
-    return toRemoteRunReport(detail);
+    return toRemoteRunReport(detail, null);
   });
 }

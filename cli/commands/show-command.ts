@@ -1,7 +1,7 @@
 import pc from 'picocolors';
 import { buildRunReport } from '../../schemas/run-report.js';
-import { tracebackTexts } from '../../schemas/traceback.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
+import { tracebackTexts } from '../../core/traceback.js';
+import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { baselineOf, openProjectStore, requireRun } from '../../local/open-project-store.js';
 import { renderRunSummary } from '../../present/terminal/run-summary.js';

@@ -1,8 +1,8 @@
 import { RepositoryName } from '../../schemas/protocol/repository-name.js';
 import { hashToken } from '../../app/http/hash-token.js';
-import { ApiTokenExistsError } from '../../store/api-token-exists-error.js';
-import { createApiToken } from '../../store/create-api-token.js';
-import { revokeApiToken } from '../../store/revoke-api-token.js';
+import { ApiTokenExistsError } from '../../store/tokens/api-token-exists-error.js';
+import { createApiToken } from '../../store/tokens/create-api-token.js';
+import { revokeApiToken } from '../../store/tokens/revoke-api-token.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { newToken, openServerDatabase } from '../server/server-database.js';
 import { UsageError } from '../../present/terminal/usage-error.js';

@@ -1,8 +1,8 @@
 import { posix } from 'node:path';
 import { simpleGit } from 'simple-git';
-import { normalizePipelinePath } from '../../schemas/pipeline-paths.js';
-import { formatProblems } from '../../schemas/problem.js';
-import { validatePipeline } from '../../schemas/validate-pipeline.js';
+import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
+import { formatProblems } from '../../core/problem.js';
+import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 
 /**

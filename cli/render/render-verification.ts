@@ -1,5 +1,5 @@
 import type { Colors } from 'picocolors/types.js';
-import { formatDuration, short } from '../../schemas/format.js';
+import { formatDuration, short } from '../../core/text/format.js';
 import type {
   StageNotVerified,
   StageVerification,

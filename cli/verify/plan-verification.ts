@@ -1,11 +1,11 @@
 import { randomInt } from 'node:crypto';
 import type { CacheEntry } from '../../schemas/cache-entry.js';
 import type { OutRecord } from '../../schemas/out-record.js';
-import { normalizePipelinePath } from '../../schemas/pipeline-paths.js';
+import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
 import { isStageSuccess } from '../../schemas/statuses.js';
 import type { StageNotVerified } from '../../schemas/stage-verification.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
+import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 import type { ProjectStore } from '../../local/open-project-store.js';
 

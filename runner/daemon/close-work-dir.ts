@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { chmod, lchown, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { StageUser } from '../stage-user.js';
+import type { StageUser } from '../sandbox/stage-user.js';
 
 const run = promisify(execFile);
 

@@ -1,8 +1,8 @@
 import { readdir, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
-import { BlobCorruptError, BlobMissingError } from '../blob-errors.js';
-import { DiskBlobStore } from '../disk-blob-store.js';
+import { BlobCorruptError, BlobMissingError } from '../blobs/blob-errors.js';
+import { DiskBlobStore } from '../blobs/disk-blob-store.js';
 import type { StoredBlob } from '../ports.js';
 
 export interface LocalBlobCacheOptions {

@@ -2,16 +2,16 @@ import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pipeline } from '../../schemas/pipeline.js';
-import { formatProblems } from '../../schemas/problem.js';
+import { formatProblems } from '../../core/problem.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
-import { resolveTypedParams, type Params } from '../../schemas/resolve-params.js';
+import { resolveTypedParams, type Params } from '../../core/params/resolve-params.js';
 import type { Stamp } from '../../schemas/stamp.js';
-import { validatePipeline } from '../../schemas/validate-pipeline.js';
-import { checkWorkspacePaths } from '../check-workspace-paths.js';
-import { readCodeIndex, type CodeIndex } from '../code-index.js';
-import { computeStamp } from '../compute-stamp.js';
-import { resolveWorkspacePath } from '../workspace-path.js';
-import type { Workspace } from '../workspace.js';
+import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
+import { checkWorkspacePaths } from '../workspace/check-workspace-paths.js';
+import { readCodeIndex, type CodeIndex } from '../keys/code-index.js';
+import { computeStamp } from '../keys/compute-stamp.js';
+import { resolveWorkspacePath } from '../workspace/workspace-path.js';
+import type { Workspace } from '../workspace/workspace.js';
 import { runEnvironment, type RunEnvironment } from './run-environment.js';
 
 /** A claimed run ready for the engine: everything checked at the claimed commit. */

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { chmod, lstat, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { chownTree } from '../chown-tree.js';
-import { killUserProcesses } from '../kill-user-processes.js';
-import type { StageUser } from '../stage-user.js';
+import { chownTree } from '../sandbox/chown-tree.js';
+import { killUserProcesses } from '../sandbox/kill-user-processes.js';
+import type { StageUser } from '../sandbox/stage-user.js';
 
 /** The world-writable directories where a stage user's files would outlive its run. */
 const SHARED_TEMP_DIRS = ['/tmp', '/var/tmp', '/dev/shm'];

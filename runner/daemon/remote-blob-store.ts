@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
-import { BlobCorruptError, BlobMissingError } from '../blob-errors.js';
+import { BlobCorruptError, BlobMissingError } from '../blobs/blob-errors.js';
 import type { BlobStore, StoredBlob } from '../ports.js';
 import type { BlobBody, ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
 import type { LocalBlobCache } from './local-blob-cache.js';

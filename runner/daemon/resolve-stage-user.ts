@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { StageUser } from '../stage-user.js';
-import { userProcesses } from '../user-processes.js';
+import type { StageUser } from '../sandbox/stage-user.js';
+import { userProcesses } from '../sandbox/user-processes.js';
 
 const run = promisify(execFile);
 

@@ -1,4 +1,4 @@
-import { INHERITED } from '../stage-environment.js';
+import { INHERITED } from '../sandbox/stage-environment.js';
 
 /** What the engine is given for one claimed run: the environment its stages draw from, and the secrets. */
 export interface RunEnvironment {

@@ -1,9 +1,9 @@
-import { BubblewrapLauncher } from '../bubblewrap-launcher.js';
-import type { BubblewrapDetection } from '../detect-bubblewrap.js';
-import { directLauncher, type StageLauncher } from '../stage-launcher.js';
-import { SlurmLauncher } from '../slurm-launcher.js';
-import { StageUserLauncher } from '../stage-user-launcher.js';
-import { describeStageUser, type StageUser } from '../stage-user.js';
+import { BubblewrapLauncher } from '../sandbox/bubblewrap-launcher.js';
+import type { BubblewrapDetection } from '../sandbox/detect-bubblewrap.js';
+import { directLauncher, type StageLauncher } from '../sandbox/stage-launcher.js';
+import { StageUserLauncher } from '../sandbox/stage-user-launcher.js';
+import { describeStageUser, type StageUser } from '../sandbox/stage-user.js';
+import { SlurmLauncher } from '../sandbox/slurm-launcher.js';
 
 /** How a runner sandboxes stages, settled once at start. */
 export interface SandboxPolicy {

@@ -19,7 +19,7 @@ export const cacheEntries = pgTable(
     metrics: jsonb('metrics').$type<Record<string, number>>().notNull(),
     keyInputs: jsonb('key_inputs').$type<KeyInputs>().notNull(),
     /**
-     * For a traced stage, its manifest key (schemas/manifest-key.ts): the entries a lookup
+     * For a traced stage, its manifest key (core/manifest-key.ts): the entries a lookup
      * checks the read sets (in key_inputs) of. Null for an untraced stage, found by key alone.
      */
     manifestKey: text('manifest_key'),

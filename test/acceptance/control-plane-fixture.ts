@@ -6,14 +6,14 @@ import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { hashToken } from '../../app/http/hash-token.js';
-import { digestOf } from '../../schemas/canonical-json.js';
+import { digestOf } from '../../core/canonical-json.js';
 import type { ParamValue } from '../../schemas/key-inputs.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
-import { createApiToken } from '../../store/create-api-token.js';
-import { createRun } from '../../store/create-run.js';
-import { createRunner } from '../../store/create-runner.js';
-import type { Database } from '../../store/database.js';
+import { createApiToken } from '../../store/tokens/create-api-token.js';
+import { createRun } from '../../store/runs/create-run.js';
+import { createRunner } from '../../store/runners/create-runner.js';
+import type { Database } from '../../store/db/database.js';
 import { removeKeys, resetTables } from '../app/control-plane-harness.js';
 import {
   startApp,

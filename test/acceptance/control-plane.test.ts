@@ -278,8 +278,8 @@ describe('the stage cache across runners', () => {
     expect(elsewhere.stages[0]?.status).toBe('ran');
 
     // A fork's pull request (as the GitHub app queues it): trust domain pr:7.
-    const { createRun } = await import('../../store/create-run.js');
-    const { digestOf } = await import('../../schemas/canonical-json.js');
+    const { createRun } = await import('../../store/runs/create-run.js');
+    const { digestOf } = await import('../../core/canonical-json.js');
     const params = { note: 'from-fork', seconds: 0, marker: '/dev/null' };
     const { ulid } = await import('ulid');
     const forkRunId = ulid();

@@ -9,7 +9,7 @@ import { hashToken } from '../../app/http/hash-token.js';
 import { logLines } from '../../schemas/tables/log-lines.js';
 import { metricPoints } from '../../schemas/tables/metric-points.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
-import { createRunner } from '../../store/create-runner.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 import { removeKeys } from '../app/control-plane-harness.js';
 import { waitFor } from '../app-github/github-app-fixture.js';
 import { startGitHubDouble } from '../github/github-double.js';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { branchSelected } from '../../app/github/branch-selected.js';
+import { branchSelected } from '../../app/github/triggers/branch-selected.js';
 
 describe('on.push.branches, read as GitHub Actions reads it', () => {
   test.each<[string, string[], boolean]>([

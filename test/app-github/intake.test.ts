@@ -1,14 +1,14 @@
 import { eq, sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { dispatchDelivery } from '../../app/github/dispatch-delivery.js';
+import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import type { GitHubWork } from '../../app/github/github-work.js';
 import { inProcessLock } from '../../app/keyed-lock.js';
-import { processDelivery } from '../../app/github/process-delivery.js';
+import { processDelivery } from '../../app/github/intake/process-delivery.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
 import { runs } from '../../schemas/tables/runs.js';
-import { recordDelivery } from '../../store/record-delivery.js';
+import { recordDelivery } from '../../store/deliveries/record-delivery.js';
 import { probotForDouble } from '../github/probot-for-double.js';
 import { checkSuitePayload, installationPayload, pushPayload } from '../github/webhook-fixtures.js';
 import {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { hashToken } from '../../app/http/hash-token.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import { createRunner } from '../../store/create-runner.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
 import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';

@@ -3,11 +3,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { ulid } from 'ulid';
 import { CacheEntry } from '../../schemas/cache-entry.js';
 import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
-import { manifestKeyOf } from '../../schemas/manifest-key.js';
+import { manifestKeyOf } from '../../core/manifest-key.js';
 import { CacheCandidates } from '../../schemas/protocol/cache-candidates.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import { PreviousStage } from '../../schemas/previous-stage.js';
-import { createRun } from '../../store/create-run.js';
+import { createRun } from '../../store/runs/create-run.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import {
   COMMIT,
@@ -15,6 +15,7 @@ import {
   startTestControlPlane,
   type TestControlPlane,
 } from './control-plane-harness.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 const DIGEST = 'd'.repeat(64);
 
@@ -64,7 +65,7 @@ async function startedRun(repository: string, trustDomain: string): Promise<Held
   if (!claim) throw new Error('nothing claimed');
   const start = await plane.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
     token: runner.token,
-    json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST },
+    json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
   });
   expect(start.status).toBe(200);
   return { token: runner.token, claim };

@@ -13,9 +13,9 @@ import { hashToken } from '../../app/http/hash-token.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import type { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
-import type { Database } from '../../store/database.js';
-import { createApiToken } from '../../store/create-api-token.js';
-import { createRunner } from '../../store/create-runner.js';
+import type { Database } from '../../store/db/database.js';
+import { createApiToken } from '../../store/tokens/create-api-token.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 
 /** The Redis tests use; each test gets its own key prefix in it. */
 export const TEST_REDIS_URL = process.env.FLUKSIO_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { RACY_WINDOW_MS } from '../../runner/stat-cache.js';
+import { RACY_WINDOW_MS } from '../../runner/keys/stat-cache.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runCli, runJson, stageOf, statuses } from '../helpers/run-cli.js';
 import { runUncachedTwin, snapshotPaths } from '../helpers/uncached-twin.js';

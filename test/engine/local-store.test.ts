@@ -1,7 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { sha256Hex } from '../../schemas/canonical-json.js';
+import { sha256Hex } from '../../core/canonical-json.js';
 import type { TestRepo } from '../helpers/make-repo.js';
 import { makeMlProject } from '../helpers/ml-project.js';
 import { recordEarlierRuns } from '../helpers/record-earlier-runs.js';

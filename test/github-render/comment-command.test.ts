@@ -3,7 +3,7 @@ import {
   MAX_COMMENT_LENGTH,
   parseCommentCommand,
   type CommentCommand,
-} from '../../schemas/comment-command.js';
+} from '../../core/params/comment-command.js';
 
 const SHA40 = '1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d';
 const SHA64 = 'a'.repeat(64);

@@ -1,5 +1,9 @@
 import { describe, expect, test } from 'vitest';
-import { findGroupMarker, groupMarker, renderGroupComment } from '../../app/github/render-group-comment.js';
+import {
+  findGroupMarker,
+  groupMarker,
+  renderGroupComment,
+} from '../../app/github/render/render-group-comment.js';
 import type { RunStatus } from '../../schemas/statuses.js';
 import { makeRun } from './fixtures.js';
 

@@ -5,7 +5,7 @@ import {
   renderQueued,
   renderRejection,
   renderShaRefused,
-} from '../../app/github/render-replies.js';
+} from '../../app/github/render/render-replies.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
 import { HEAD_SHA } from './fixtures.js';
 

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Database } from '../../store/database.js';
-import { openMemoryDatabase } from '../../store/open-local-database.js';
-import { migrationsDigest } from '../../store/migrations-digest.js';
+import type { Database } from '../../store/db/database.js';
+import { openMemoryDatabase } from '../../store/db/open-local-database.js';
+import { migrationsDigest } from '../../store/db/migrations-digest.js';
 
 export interface TestPglite {
   db: Database;

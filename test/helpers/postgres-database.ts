@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as tables from '../../schemas/tables/index.js';
-import type { Database } from '../../store/database.js';
-import { migrateDatabase } from '../../store/migrate-database.js';
-import { migrationsDigest } from '../../store/migrations-digest.js';
+import type { Database } from '../../store/db/database.js';
+import { migrateDatabase } from '../../store/db/migrate-database.js';
+import { migrationsDigest } from '../../store/db/migrations-digest.js';
 
 /** The cluster tests use; its `postgres` database is where databases are created from. */
 const ADMIN_URL = process.env.FLUKSIO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

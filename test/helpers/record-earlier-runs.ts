@@ -2,11 +2,11 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ulid } from 'ulid';
 import type { ParamValue } from '../../schemas/key-inputs.js';
-import { digestOf, sha256Hex } from '../../schemas/canonical-json.js';
+import { digestOf, sha256Hex } from '../../core/canonical-json.js';
 import { LocalRunRecorder } from '../../local/local-run-recorder.js';
 import { openLocalState } from '../../local/local-state.js';
 import { readRunJournal } from '../../local/read-run-journal.js';
-import { runFromJson } from '../../store/run-from-json.js';
+import { runFromJson } from '../../store/runs/run-from-json.js';
 
 /** What one earlier run differs in from the store's first run. */
 export interface EarlierRun {
@@ -71,7 +71,13 @@ export async function recordEarlierRuns(
         );
       }
       await recorder.events.flush();
-      await recorder.finish({ status: 'succeeded', reason: null, dirtyReasons: [], metrics });
+      await recorder.finish({
+        status: 'succeeded',
+        reason: null,
+        dirtyReasons: [],
+        metrics,
+        baselineRunId: null,
+      });
       ids.push(recorder.runId);
     }
     return ids;

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import type { StageUser } from '../../runner/stage-user.js';
+import type { StageUser } from '../../runner/sandbox/stage-user.js';
 
 /** A system user for stages, and whether this test made it (then it removes it after). */
 export interface StageTestUser {

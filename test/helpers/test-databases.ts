@@ -1,4 +1,4 @@
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/db/database.js';
 import { createTestPglite } from './pglite-database.js';
 import { createTestDatabase } from './postgres-database.js';
 

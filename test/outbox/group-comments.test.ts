@@ -1,9 +1,9 @@
 import { monotonicFactory } from 'ulid';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { groupMarker } from '../../app/github/render-group-comment.js';
+import { groupMarker } from '../../app/github/render/render-group-comment.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import { recordGroupComment } from '../../store/record-group-comment.js';
-import { findGroupComment } from '../../store/find-group-comment.js';
+import { recordGroupComment } from '../../store/outbox/record-group-comment.js';
+import { findGroupComment } from '../../store/outbox/find-group-comment.js';
 import {
   closeOutboxDatabase,
   finished,

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import type { Problem } from '../../schemas/problem.js';
-import { findGitHubNotice } from '../../store/find-github-notice.js';
-import { recordNotice } from '../../store/record-notice.js';
+import type { Problem } from '../../core/problem.js';
+import { findGitHubNotice } from '../../store/outbox/find-github-notice.js';
+import { recordNotice } from '../../store/outbox/record-notice.js';
 import {
   closeOutboxDatabase,
   openOutboxDatabase,

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { githubChecks } from '../../schemas/tables/github-checks.js';
-import { bumpRenderVersion } from '../../store/bump-render-version.js';
-import { createRun } from '../../store/create-run.js';
-import type { Database } from '../../store/database.js';
-import { findOutboxVersions } from '../../store/find-outbox-versions.js';
-import { listUnsentOutboxTargets } from '../../store/list-unsent-outbox-targets.js';
-import { markOutboxSent } from '../../store/mark-outbox-sent.js';
-import { recordGroupComment } from '../../store/record-group-comment.js';
+import { bumpRenderVersion } from '../../store/outbox/bump-render-version.js';
+import { createRun } from '../../store/runs/create-run.js';
+import type { Database } from '../../store/db/database.js';
+import { findOutboxVersions } from '../../store/outbox/find-outbox-versions.js';
+import { listUnsentOutboxTargets } from '../../store/outbox/list-unsent-outbox-targets.js';
+import { markOutboxSent } from '../../store/outbox/mark-outbox-sent.js';
+import { recordGroupComment } from '../../store/outbox/record-group-comment.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { makeRun, uniqueRepository } from '../store/store-fixtures.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { GitHubOutbox } from '../../app/github/outbox.js';
-import { bumpRenderVersion } from '../../store/bump-render-version.js';
+import { GitHubOutbox } from '../../app/github/outbox/outbox.js';
+import { bumpRenderVersion } from '../../store/outbox/bump-render-version.js';
 import { removeKeys } from '../app/control-plane-harness.js';
 import {
   closeOutboxDatabase,

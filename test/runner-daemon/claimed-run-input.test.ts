@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { resolveTypedParams } from '../../schemas/resolve-params.js';
+import { resolveTypedParams } from '../../core/params/resolve-params.js';
 import { runEnvironment } from '../../runner/daemon/run-environment.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { blobFile, LocalBlobCache } from '../../runner/daemon/local-blob-cache.js';
-import { DiskBlobStore } from '../../runner/disk-blob-store.js';
+import { DiskBlobStore } from '../../runner/blobs/disk-blob-store.js';
 
 let root: string;
 beforeEach(async () => {

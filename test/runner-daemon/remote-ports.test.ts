@@ -9,7 +9,7 @@ import { LocalBlobCache } from '../../runner/daemon/local-blob-cache.js';
 import { RemoteBlobStore } from '../../runner/daemon/remote-blob-store.js';
 import { RemoteEventSink } from '../../runner/daemon/remote-event-sink.js';
 import { RemoteStageCache } from '../../runner/daemon/remote-stage-cache.js';
-import { BlobCorruptError, BlobMissingError } from '../../runner/blob-errors.js';
+import { BlobCorruptError, BlobMissingError } from '../../runner/blobs/blob-errors.js';
 import { FakeControlPlane } from './helpers/fake-control-plane.js';
 import { makeClaim } from './helpers/make-claim.js';
 

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
-import { BubblewrapLauncher } from '../../runner/bubblewrap-launcher.js';
+import { BubblewrapLauncher } from '../../runner/sandbox/bubblewrap-launcher.js';
 import { runSandbox, type SandboxPolicy } from '../../runner/daemon/run-sandbox.js';
-import { StageUserLauncher } from '../../runner/stage-user-launcher.js';
+import { StageUserLauncher } from '../../runner/sandbox/stage-user-launcher.js';
 
 const PATHS = { checkout: '/work/checkouts/0/repo', borrowedObjects: '/work/mirrors/repo.git/objects' };
 const USER = { name: 'fluksio-stage', uid: 999, gid: 998 };

@@ -3,9 +3,9 @@ import { mkdtemp, realpath, rm, symlink, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { codeDigest, describeCodeChanges, type CodeScope } from '../../runner/code-digest.js';
-import { readCodeIndex } from '../../runner/code-index.js';
-import { UnsafePathError } from '../../runner/unsafe-path-error.js';
+import { codeDigest, describeCodeChanges, type CodeScope } from '../../runner/keys/code-digest.js';
+import { readCodeIndex } from '../../runner/keys/code-index.js';
+import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 const repos: TestRepo[] = [];

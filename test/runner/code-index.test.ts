@@ -2,9 +2,9 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink, unlink, writeFi
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { readCodeIndex } from '../../runner/code-index.js';
-import { NotAGitRepositoryError } from '../../runner/not-a-git-repository-error.js';
-import { RACY_WINDOW_MS } from '../../runner/stat-cache.js';
+import { readCodeIndex } from '../../runner/keys/code-index.js';
+import { NotAGitRepositoryError } from '../../runner/workspace/not-a-git-repository-error.js';
+import { RACY_WINDOW_MS } from '../../runner/keys/stat-cache.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 const repos: TestRepo[] = [];

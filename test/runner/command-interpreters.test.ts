@@ -13,9 +13,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { commandInterpreters, commandWords } from '../../runner/command-interpreters.js';
-import { InterpreterDigests } from '../../runner/interpreter-digests.js';
-import { sha256Hex } from '../../schemas/canonical-json.js';
+import { commandInterpreters, commandWords } from '../../runner/keys/command-interpreters.js';
+import { InterpreterDigests } from '../../runner/keys/interpreter-digests.js';
+import { sha256Hex } from '../../core/canonical-json.js';
 
 describe('the programs a command line starts', () => {
   test.each([

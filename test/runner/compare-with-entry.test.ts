@@ -2,14 +2,14 @@ import { describe, expect, test } from 'vitest';
 import type { CacheEntry } from '../../schemas/cache-entry.js';
 import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
 import type { DirManifest } from '../../schemas/out-record.js';
-import { cacheKeyOf } from '../../runner/cache-key.js';
+import { cacheKeyOf } from '../../runner/keys/cache-key.js';
 import {
   compareWithEntry,
   differingFiles,
   metricDifferences,
   outDifferences,
   type FreshResult,
-} from '../../runner/compare-with-entry.js';
+} from '../../runner/keys/compare-with-entry.js';
 
 const digest = (char: string) => `sha256:${char.repeat(64)}`;
 const inputs: KeyInputs = {

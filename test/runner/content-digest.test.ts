@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { contentDigest } from '../../runner/content-digest.js';
+import { contentDigest } from '../../runner/keys/content-digest.js';
 
 let dir: string;
 beforeEach(async () => {

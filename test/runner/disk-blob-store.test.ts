@@ -3,8 +3,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { BlobCorruptError, BlobMissingError } from '../../runner/blob-errors.js';
-import { DiskBlobStore } from '../../runner/disk-blob-store.js';
+import { BlobCorruptError, BlobMissingError } from '../../runner/blobs/blob-errors.js';
+import { DiskBlobStore } from '../../runner/blobs/disk-blob-store.js';
 
 let dir: string;
 let store: DiskBlobStore;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { gitBlobId, gitBlobIdOfFile } from '../../runner/git-blob-id.js';
+import { gitBlobId, gitBlobIdOfFile } from '../../runner/workspace/git-blob-id.js';
 
 const run = promisify(execFile);
 let dir: string;

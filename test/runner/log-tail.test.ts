@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { LogTail } from '../../runner/log-tail.js';
+import { LogTail } from '../../runner/output/log-tail.js';
 
 function tailOf(lines: string[], options: ConstructorParameters<typeof LogTail>[0] = {}): string {
   const tail = new LogTail(options);

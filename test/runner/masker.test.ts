@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { Masker } from '../../runner/masker.js';
+import { Masker } from '../../runner/output/masker.js';
 
 test.each([
   { secrets: ['hunter2'], line: 'password is hunter2!', masked: 'password is ***!' },

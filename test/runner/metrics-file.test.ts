@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { readMetricsFile } from '../../runner/metrics-file.js';
+import { readMetricsFile } from '../../runner/output/metrics-file.js';
 
 let dir: string;
 beforeEach(async () => {

@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { BlobMissingError } from '../../runner/blob-errors.js';
-import { DiskBlobStore } from '../../runner/disk-blob-store.js';
-import { OverlayBlobStore } from '../../runner/overlay-blob-store.js';
+import { BlobMissingError } from '../../runner/blobs/blob-errors.js';
+import { DiskBlobStore } from '../../runner/blobs/disk-blob-store.js';
+import { OverlayBlobStore } from '../../runner/blobs/overlay-blob-store.js';
 
 let dir: string;
 let upper: DiskBlobStore;

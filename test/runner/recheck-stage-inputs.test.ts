@@ -1,10 +1,10 @@
 import { afterEach, expect, test } from 'vitest';
-import { readCodeIndex } from '../../runner/code-index.js';
-import { CodeView } from '../../runner/code-view.js';
-import { recheckStageInputs } from '../../runner/recheck-stage-inputs.js';
-import { stageKeyInputs } from '../../runner/stage-key-inputs.js';
-import type { Workspace } from '../../runner/workspace.js';
-import { validatePipeline } from '../../schemas/validate-pipeline.js';
+import { readCodeIndex } from '../../runner/keys/code-index.js';
+import { CodeView } from '../../runner/keys/code-view.js';
+import { recheckStageInputs } from '../../runner/keys/recheck-stage-inputs.js';
+import { stageKeyInputs } from '../../runner/keys/stage-key-inputs.js';
+import type { Workspace } from '../../runner/workspace/workspace.js';
+import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 let repo: TestRepo;

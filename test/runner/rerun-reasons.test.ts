@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { rerunReasons, type RerunContext } from '../../runner/rerun-reasons.js';
+import { rerunReasons, type RerunContext } from '../../runner/keys/rerun-reasons.js';
 import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
 
 const inputs: KeyInputs = {

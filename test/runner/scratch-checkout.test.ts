@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { createScratchCheckout } from '../../runner/scratch-checkout.js';
+import { createScratchCheckout } from '../../runner/workspace/scratch-checkout.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 let repo: TestRepo;

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
-import { keyedEnvironment, stageEnvironment } from '../../runner/stage-environment.js';
-import { runStageProcess } from '../../runner/stage-process.js';
+import { keyedEnvironment, stageEnvironment } from '../../runner/sandbox/stage-environment.js';
+import { runStageProcess } from '../../runner/sandbox/stage-process.js';
 
 const SOURCE = {
   PATH: '/usr/bin:/bin',

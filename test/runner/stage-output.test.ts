@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import type { Annotation } from '../../schemas/annotation.js';
 import type { MetricPoint } from '../../schemas/metric-point.js';
-import { Masker } from '../../runner/masker.js';
-import { StageOutput } from '../../runner/stage-output.js';
-import { runStageProcess } from '../../runner/stage-process.js';
+import { Masker } from '../../runner/output/masker.js';
+import { StageOutput } from '../../runner/output/stage-output.js';
+import { runStageProcess } from '../../runner/sandbox/stage-process.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 /** A StageOutput for stage `train` running in `/repo/ml`, recording what it reports. */

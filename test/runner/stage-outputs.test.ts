@@ -16,11 +16,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { DirManifest } from '../../schemas/out-record.js';
-import { BlobCorruptError } from '../../runner/blob-errors.js';
-import { DiskBlobStore } from '../../runner/disk-blob-store.js';
-import { MissingOutError } from '../../runner/missing-out-error.js';
-import { removeOut, restoreOut, storeOut } from '../../runner/stage-outputs.js';
-import { UnsafePathError } from '../../runner/unsafe-path-error.js';
+import { BlobCorruptError } from '../../runner/blobs/blob-errors.js';
+import { DiskBlobStore } from '../../runner/blobs/disk-blob-store.js';
+import { MissingOutError } from '../../runner/blobs/missing-out-error.js';
+import { removeOut, restoreOut, storeOut } from '../../runner/blobs/stage-outputs.js';
+import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 
 let base: string;
 let root: string;

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { runStageProcess, type StageProcessOptions } from '../../runner/stage-process.js';
+import { runStageProcess, type StageProcessOptions } from '../../runner/sandbox/stage-process.js';
 
 let dir: string;
 beforeEach(async () => {

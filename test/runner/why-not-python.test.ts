@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { whyNotPython } from '../../runner/why-not-python.js';
+import { whyNotPython } from '../../runner/keys/why-not-python.js';
 
 let bin: string;
 beforeAll(async () => {

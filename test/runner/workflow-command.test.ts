@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { parseWorkflowCommand } from '../../runner/workflow-command.js';
+import { parseWorkflowCommand } from '../../runner/output/workflow-command.js';
 
 test.each([
   { line: '::metric name=loss::0.25', name: 'metric', properties: { name: 'loss' }, value: '0.25' },

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { UnsafePathError } from '../../runner/unsafe-path-error.js';
-import { resolveWorkspacePath } from '../../runner/workspace-path.js';
+import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
+import { resolveWorkspacePath } from '../../runner/workspace/workspace-path.js';
 
 let base: string;
 let root: string;

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { hashToken } from '../../app/http/hash-token.js';
-import { createRunner } from '../../store/create-runner.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';

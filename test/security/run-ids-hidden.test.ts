@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { hashToken } from '../../app/http/hash-token.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
-import { createApiToken } from '../../store/create-api-token.js';
-import { createRunner } from '../../store/create-runner.js';
+import { createApiToken } from '../../store/tokens/create-api-token.js';
+import { createRunner } from '../../store/runners/create-runner.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 

@@ -3,8 +3,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { SlurmLauncher } from '../../runner/slurm-launcher.js';
-import { runStageProcess } from '../../runner/stage-process.js';
+import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
+import { runStageProcess } from '../../runner/sandbox/stage-process.js';
 import { firstLine, jobFields, startSlurm, waitFor } from './slurm-job.js';
 
 let dir: string;

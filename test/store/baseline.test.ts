@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { NewRun } from '../../schemas/tables/runs.js';
-import { createRun } from '../../store/create-run.js';
-import type { Database } from '../../store/database.js';
-import { findBaseline } from '../../store/find-baseline.js';
+import { createRun } from '../../store/runs/create-run.js';
+import type { Database } from '../../store/db/database.js';
+import { findBaseline } from '../../store/runs/find-baseline.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { makeRun, uniqueRepository } from './store-fixtures.js';
 

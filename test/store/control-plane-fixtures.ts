@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { runs, type NewRun, type Run } from '../../schemas/tables/runs.js';
-import { claimNextRun } from '../../store/claim-next-run.js';
-import { createRun } from '../../store/create-run.js';
-import { createRunner } from '../../store/create-runner.js';
-import type { Database } from '../../store/database.js';
-import { findRunnerByTokenHash } from '../../store/find-runner-by-token-hash.js';
-import { startLeasedRun } from '../../store/start-leased-run.js';
+import { claimNextRun } from '../../store/leases/claim-next-run.js';
+import { createRun } from '../../store/runs/create-run.js';
+import { createRunner } from '../../store/runners/create-runner.js';
+import type { Database } from '../../store/db/database.js';
+import { findRunnerByTokenHash } from '../../store/runners/find-runner-by-token-hash.js';
+import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import { makeRun } from './store-fixtures.js';
 
 /** An owner no other test uses: a runner of it can only ever claim this test's runs. */
@@ -79,6 +79,8 @@ export async function startedRun(
     leaseId: claimed.leaseId,
     codeDigest: 'a'.repeat(64),
     envDigest: 'b'.repeat(64),
+    params: claimed.params,
+    paramsDigest: claimed.paramsDigest,
   });
   if (!started) throw new Error('the run did not start');
   return { ...started, leaseId: claimed.leaseId };

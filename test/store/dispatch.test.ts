@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { claimNextRun } from '../../store/claim-next-run.js';
-import type { Database } from '../../store/database.js';
-import { removeRunner } from '../../store/remove-runner.js';
-import { requestCancel } from '../../store/request-cancel.js';
+import { claimNextRun } from '../../store/leases/claim-next-run.js';
+import type { Database } from '../../store/db/database.js';
+import { removeRunner } from '../../store/runners/remove-runner.js';
+import { requestCancel } from '../../store/runs/request-cancel.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import {

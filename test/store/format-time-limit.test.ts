@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { formatTimeLimit } from '../../store/format-time-limit.js';
+import { formatTimeLimit } from '../../core/text/format-time-limit.js';
 
 describe('time limits in reasons read as fluksio.yml writes them', () => {
   test.each([

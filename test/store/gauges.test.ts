@@ -1,8 +1,8 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runners } from '../../schemas/tables/runners.js';
-import { controlPlaneGauges } from '../../store/control-plane-gauges.js';
-import type { Database } from '../../store/database.js';
+import { controlPlaneGauges } from '../../store/runs/control-plane-gauges.js';
+import type { Database } from '../../store/db/database.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { claim, queueRun, registerRunner, uniqueOwner } from './control-plane-fixtures.js';
 

@@ -1,16 +1,16 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sha256Hex } from '../../schemas/canonical-json.js';
+import { sha256Hex } from '../../core/canonical-json.js';
 import type { OutRecord } from '../../schemas/out-record.js';
 import { blobRefs } from '../../schemas/tables/blob-refs.js';
 import { cacheEntries } from '../../schemas/tables/cache-entries.js';
 import { runs, type NewRun } from '../../schemas/tables/runs.js';
-import { addBlobRef } from '../../store/add-blob-ref.js';
-import { applyRunEvents } from '../../store/apply-run-events.js';
-import { createRun } from '../../store/create-run.js';
-import type { Database } from '../../store/database.js';
-import { gcStore } from '../../store/gc-store.js';
-import { hasBlobRef } from '../../store/has-blob-ref.js';
+import { addBlobRef } from '../../store/blobs/add-blob-ref.js';
+import { applyRunEvents } from '../../store/events/apply-run-events.js';
+import { createRun } from '../../store/runs/create-run.js';
+import type { Database } from '../../store/db/database.js';
+import { gcStore } from '../../store/blobs/gc-store.js';
+import { hasBlobRef } from '../../store/blobs/has-blob-ref.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { makeKeyInputs, makeRun, makeStageRecord, uniqueRepository } from './store-fixtures.js';
 

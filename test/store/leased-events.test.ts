@@ -3,14 +3,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunEvent } from '../../schemas/run-event.js';
 import { logLines } from '../../schemas/tables/log-lines.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
-import { applyLeasedEvents } from '../../store/apply-leased-events.js';
-import { applyRunEvents } from '../../store/apply-run-events.js';
-import type { Database } from '../../store/database.js';
-import { findCacheEntry } from '../../store/find-cache-entry.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
-import { getStageLog } from '../../store/get-stage-log.js';
-import { releaseLeasedRun } from '../../store/release-leased-run.js';
-import { startLeasedRun } from '../../store/start-leased-run.js';
+import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
+import { applyRunEvents } from '../../store/events/apply-run-events.js';
+import type { Database } from '../../store/db/database.js';
+import { findCacheEntry } from '../../store/cache/find-cache-entry.js';
+import { getRunDetail } from '../../store/runs/get-run-detail.js';
+import { getStageLog } from '../../store/runs/get-stage-log.js';
+import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
+import { startLeasedRun } from '../../store/leases/start-leased-run.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { claim, queueRun, registerRunner, startedRun, uniqueOwner } from './control-plane-fixtures.js';
 import { makeStageRecord } from './store-fixtures.js';
@@ -129,6 +129,8 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
       leaseId,
       codeDigest: 'a'.repeat(64),
       envDigest: 'b'.repeat(64),
+      params: claimed?.params ?? {},
+      paramsDigest: claimed?.paramsDigest ?? '',
     });
     expect(await applyLeasedEvents({ ...batch, attempt: 2 })).toBeNull();
     expect(await getRunDetail({ db, runId: queued.id })).toMatchObject({ stages: [], annotations: [] });
@@ -153,6 +155,8 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
       leaseId,
       codeDigest: 'a'.repeat(64),
       envDigest: 'b'.repeat(64),
+      params: again?.params ?? {},
+      paramsDigest: again?.paramsDigest ?? '',
     });
     expect(await getRunDetail({ db, runId: run.id })).toMatchObject({
       stages: [],

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunEventBody } from '../../schemas/run-event.js';
-import { applyRunEvents } from '../../store/apply-run-events.js';
-import { createRun } from '../../store/create-run.js';
-import type { Database } from '../../store/database.js';
-import { findCacheEntry } from '../../store/find-cache-entry.js';
-import { getRunDetail } from '../../store/get-run-detail.js';
+import { applyRunEvents } from '../../store/events/apply-run-events.js';
+import { createRun } from '../../store/runs/create-run.js';
+import type { Database } from '../../store/db/database.js';
+import { findCacheEntry } from '../../store/cache/find-cache-entry.js';
+import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { makeKeyInputs, makeRun, makeStageRecord, uniqueRepository } from './store-fixtures.js';
 

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { AmbiguousRunPrefixError } from '../../store/ambiguous-run-prefix-error.js';
-import { createRun } from '../../store/create-run.js';
-import type { Database } from '../../store/database.js';
-import { findRun } from '../../store/find-run.js';
-import { finishRun } from '../../store/finish-run.js';
-import { listRuns } from '../../store/list-runs.js';
-import { startRun } from '../../store/start-run.js';
+import { AmbiguousRunPrefixError } from '../../store/runs/ambiguous-run-prefix-error.js';
+import { createRun } from '../../store/runs/create-run.js';
+import type { Database } from '../../store/db/database.js';
+import { findRun } from '../../store/runs/find-run.js';
+import { finishRun } from '../../store/runs/finish-run.js';
+import { listRuns } from '../../store/runs/list-runs.js';
+import { startRun } from '../../store/runs/start-run.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { makeRun, uniqueRepository } from './store-fixtures.js';
 

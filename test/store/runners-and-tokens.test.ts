@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ApiTokenExistsError } from '../../store/api-token-exists-error.js';
-import { createApiToken } from '../../store/create-api-token.js';
-import { createRunner } from '../../store/create-runner.js';
-import type { Database } from '../../store/database.js';
-import { findApiTokenByHash } from '../../store/find-api-token-by-hash.js';
-import { findRunnerByTokenHash } from '../../store/find-runner-by-token-hash.js';
-import { listRunners } from '../../store/list-runners.js';
-import { removeRunner } from '../../store/remove-runner.js';
-import { revokeApiToken } from '../../store/revoke-api-token.js';
-import { RunnerExistsError } from '../../store/runner-exists-error.js';
+import { ApiTokenExistsError } from '../../store/tokens/api-token-exists-error.js';
+import { createApiToken } from '../../store/tokens/create-api-token.js';
+import { createRunner } from '../../store/runners/create-runner.js';
+import type { Database } from '../../store/db/database.js';
+import { findApiTokenByHash } from '../../store/tokens/find-api-token-by-hash.js';
+import { findRunnerByTokenHash } from '../../store/runners/find-runner-by-token-hash.js';
+import { listRunners } from '../../store/runners/list-runners.js';
+import { removeRunner } from '../../store/runners/remove-runner.js';
+import { revokeApiToken } from '../../store/tokens/revoke-api-token.js';
+import { RunnerExistsError } from '../../store/runners/runner-exists-error.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 
 const unique = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sha256Hex } from '../../schemas/canonical-json.js';
+import { sha256Hex } from '../../core/canonical-json.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import { applyRunEvents } from '../../store/apply-run-events.js';
-import { createRun } from '../../store/create-run.js';
-import type { Database } from '../../store/database.js';
-import { findCacheEntry } from '../../store/find-cache-entry.js';
-import { previousStageInputs } from '../../store/previous-stage-inputs.js';
+import { applyRunEvents } from '../../store/events/apply-run-events.js';
+import { createRun } from '../../store/runs/create-run.js';
+import type { Database } from '../../store/db/database.js';
+import { findCacheEntry } from '../../store/cache/find-cache-entry.js';
+import { previousStageInputs } from '../../store/cache/previous-stage-inputs.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { makeKeyInputs, makeRun, makeStageRecord, uniqueRepository } from './store-fixtures.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
-import { sha256Hex } from '../../schemas/canonical-json.js';
+import { sha256Hex } from '../../core/canonical-json.js';
 import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { NewRun } from '../../schemas/tables/runs.js';

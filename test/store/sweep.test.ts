@@ -2,12 +2,12 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runners, type RunnerRow } from '../../schemas/tables/runners.js';
 import { runs } from '../../schemas/tables/runs.js';
-import type { Database } from '../../store/database.js';
-import { heartbeatRun } from '../../store/heartbeat-run.js';
-import { startLeasedRun } from '../../store/start-leased-run.js';
-import { recordWaitingReasons } from '../../store/record-waiting-reasons.js';
-import { sweepRuns } from '../../store/sweep-runs.js';
-import { RELEASE_LIMIT } from '../../store/release-limit.js';
+import type { Database } from '../../store/db/database.js';
+import { heartbeatRun } from '../../store/leases/heartbeat-run.js';
+import { startLeasedRun } from '../../store/leases/start-leased-run.js';
+import { recordWaitingReasons } from '../../store/leases/record-waiting-reasons.js';
+import { sweepRuns } from '../../store/leases/sweep-runs.js';
+import { RELEASE_LIMIT } from '../../store/leases/release-limit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import {
@@ -99,6 +99,8 @@ describe.each(databaseBackends)('the sweeper on $name', ({ open }) => {
       leaseId: second?.leaseId ?? '',
       codeDigest: 'a'.repeat(64),
       envDigest: 'b'.repeat(64),
+      params: second?.params ?? {},
+      paramsDigest: second?.paramsDigest ?? '',
     });
     await loseLease(run.id);
     expect((await sweepRuns({ db, settings })).abandoned).toContain(run.id);

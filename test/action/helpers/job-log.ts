@@ -1,4 +1,4 @@
-import { parseWorkflowCommand, type WorkflowCommand } from '../../../runner/workflow-command.js';
+import { parseWorkflowCommand, type WorkflowCommand } from '../../../runner/output/workflow-command.js';
 
 /**
  * The workflow commands the GitHub Actions runner would act on in a step's stdout. As the

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowCommand } from '../../../runner/workflow-command.js';
+import type { WorkflowCommand } from '../../../runner/output/workflow-command.js';
 import { parseOutputFile, workflowCommands } from './job-log.js';
 
 /** The committed bundle, as GitHub runs it from a checkout of this repository. */

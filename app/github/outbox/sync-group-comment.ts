@@ -1,0 +1,106 @@
+import type { Run } from '../../../schemas/tables/runs.js';
+import { findGroupComment } from '../../../store/outbox/find-group-comment.js';
+import { listGroupRuns } from '../../../store/runs/list-group-runs.js';
+import { markOutboxSent } from '../../../store/outbox/mark-outbox-sent.js';
+import { recordGroupCommentId } from '../../../store/outbox/record-group-comment-id.js';
+import { repositoryParams, type OutboxOctokit } from './outbox-octokit.js';
+import { findGroupMarker, renderGroupComment } from '../render/render-group-comment.js';
+import type { SyncContext } from './sync-context.js';
+
+/** Comments per page when looking for the marked one (GitHub's maximum). */
+const PAGE = 100;
+
+/**
+ * Brings a sweep's comparison comment up to date (DESIGN §8): rendered from the group's
+ * runs as they are now; created on the pull request when no id is recorded — after
+ * looking for a comment that carries the group's hidden marker, so a lost response or a
+ * crash after the create never makes a second comment — and otherwise edited in place. A
+ * comment someone deleted is made again. Records the render version sent, compare-and-set,
+ * and syncs again while the group changed meanwhile.
+ */
+export async function syncGroupComment(context: SyncContext, groupId: string): Promise<void> {
+  const { db } = context;
+  for (;;) {
+    const comment = await findGroupComment({ db, groupId });
+    if (!comment || comment.sentVersion >= comment.renderVersion) return;
+    const runs = await listGroupRuns({ db, groupId });
+    const body = renderGroupComment({
+      groupId,
+      runs: runs.map((run) => ({ run, metrics: run.metrics, checkName: run.checkName ?? context.checkName })),
+      goals: runs[0]?.metricGoals ?? {},
+      swept: sweptKeys(runs),
+      sweepUrl:
+        context.pageLinks && runs[0]
+          ? `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/groups/${encodeURIComponent(groupId)}?${context.pageLinks.sign(runs[0].repository)}`
+          : null,
+    });
+    const octokit = await context.github(comment.installationId);
+    const { owner, repo } = repositoryParams(comment.repository);
+    let commentId = comment.commentId ?? (await findMarkedComment(octokit, comment, groupId));
+    if (commentId === null) {
+      const { data } = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        owner,
+        repo,
+        issue_number: comment.prNumber,
+        body,
+      });
+      commentId = Number(data.id);
+      await recordGroupCommentId({ db, groupId, commentId });
+    } else {
+      if (commentId !== comment.commentId) await recordGroupCommentId({ db, groupId, commentId });
+      try {
+        await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+          owner,
+          repo,
+          comment_id: commentId,
+          body,
+        });
+      } catch (error) {
+        if ((error as { status?: unknown }).status !== 404) throw error;
+        context.logger.warn({ groupId, commentId }, 'the sweep comment was deleted; making it again');
+        await recordGroupCommentId({ db, groupId, commentId: null });
+        continue;
+      }
+    }
+    context.logger.info({ groupId, commentId, renderVersion: comment.renderVersion }, 'sweep comment sent');
+    const latest = await markOutboxSent({
+      db,
+      target: { kind: 'group', id: groupId },
+      renderedVersion: comment.renderVersion,
+    });
+    if (latest === null || latest <= comment.renderVersion) return;
+  }
+}
+
+/** The id of the pull request's comment that starts with the group's marker, else null. */
+async function findMarkedComment(
+  octokit: OutboxOctokit,
+  comment: { repository: string; prNumber: number },
+  groupId: string,
+): Promise<number | null> {
+  const { owner, repo } = repositoryParams(comment.repository);
+  for (let page = 1; ; page += 1) {
+    const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      owner,
+      repo,
+      issue_number: comment.prNumber,
+      per_page: PAGE,
+      page,
+    });
+    const marked = data.find((each) => findGroupMarker(each.body ?? '') === groupId);
+    if (marked) return Number(marked.id);
+    if (data.length < PAGE) return null;
+  }
+}
+
+/**
+ * The params a sweep varies: those whose values differ between its runs, in the order of
+ * the first run's params (a key given one value, `seed=1`, is the same in every row).
+ */
+function sweptKeys(runs: readonly Run[]): string[] {
+  const [first] = runs;
+  if (!first) return [];
+  return Object.keys(first.params).filter((key) =>
+    runs.some((run) => JSON.stringify(run.params[key]) !== JSON.stringify(first.params[key])),
+  );
+}

@@ -1,0 +1,118 @@
+import { formatProblems } from '../../../core/problem.js';
+import { resolveParams } from '../../../core/params/resolve-params.js';
+import type { CommentCommand } from '../../../core/params/comment-command.js';
+import { findDeliveryCommit } from '../../../store/deliveries/find-delivery-commit.js';
+import type { CommentThread } from './comment-thread.js';
+import type { GitHubApi, GitHubWork } from '../github-work.js';
+import { isFork } from './is-fork.js';
+import { queueGitHubRuns } from './queue-github-runs.js';
+import { raiseNotice } from './raise-notice.js';
+import { PIPELINE_PATH, readPipelineAt } from './read-pipeline-at.js';
+import { readPullRequest } from './read-pull-request.js';
+import {
+  renderApprovalNeeded,
+  renderQueued,
+  renderRejection,
+  renderShaRefused,
+} from '../render/render-replies.js';
+
+/**
+ * `/fluksio run [k=v …] [--no-cache] [--sha <prefix>]` from someone allowed to run
+ * (DESIGN §4, §5, §8). The commit is the pull request's head read now — recorded at once,
+ * so later pushes change nothing for these runs. `--sha` must name that head, or the
+ * command is refused naming the current one; a fork's pull request runs only with `--sha`,
+ * the commit a maintainer reviewed, and in the fork's own trust domain. The pipeline at
+ * that commit is read and validated, the params resolved against it (a sweep is a group
+ * of at most 32 runs); anything wrong is a reply saying exactly what and 😕, with no run.
+ * Queued runs get 🚀 and a reply listing them; a sweep's listing is its comparison comment.
+ */
+export async function runFromComment(
+  work: GitHubWork,
+  api: GitHubApi,
+  thread: CommentThread,
+  {
+    deliveryId,
+    installationId,
+    commenter,
+    command,
+  }: {
+    deliveryId: string;
+    installationId: number;
+    commenter: string;
+    command: Extract<CommentCommand, { kind: 'run' }>;
+  },
+): Promise<void> {
+  const { repository } = thread;
+  const pullRequest = await readPullRequest(api, repository, thread.prNumber);
+  // The head is read once: a retry of this delivery (its worker died after queueing some
+  // runs) goes on at the commit those runs are pinned to, already approved and checked.
+  const pinned = await findDeliveryCommit({ db: work.db, deliveryId });
+  const head = pinned ?? pullRequest.head.sha;
+  const fork = isFork(pullRequest);
+  if (pinned === null) {
+    // A fork's approval names the whole SHA: a short prefix is a few seconds of hashing for
+    // its author to match with a commit nobody reviewed.
+    if (fork && (command.sha === null || command.sha.length < head.length)) {
+      await thread.refuse(renderApprovalNeeded({ headSha: head, given: command.sha }));
+      return;
+    }
+    if (command.sha !== null && !head.startsWith(command.sha)) {
+      await thread.refuse(renderShaRefused({ given: command.sha, currentHead: head }));
+      return;
+    }
+  }
+  const read = await readPipelineAt(api, repository, head);
+  if (read.state === 'absent') {
+    await thread.refuse(
+      renderRejection([`There is no ${PIPELINE_PATH} at ${head}, so there is nothing to run`], null),
+    );
+    return;
+  }
+  if (read.state === 'broken') {
+    await raiseNotice(work, {
+      installationId,
+      repository: repository.fullName,
+      headSha: head,
+      body: { kind: 'broken-pipeline', problems: read.problems, path: PIPELINE_PATH, sha: head },
+    });
+    await thread.refuse(renderRejection(formatProblems(read.problems, PIPELINE_PATH).split('\n'), null));
+    return;
+  }
+  const resolved = resolveParams(read.pipeline.params, command.assignments);
+  if (resolved.problems.length > 0) {
+    await thread.refuse(
+      renderRejection(
+        resolved.problems.map((problem) => problem.message),
+        read.pipeline.params,
+      ),
+    );
+    return;
+  }
+  const runs = await queueGitHubRuns(work, {
+    deliveryId,
+    installationId,
+    repository,
+    commit: head,
+    pipeline: read.pipeline,
+    grid: resolved.grid,
+    swept: resolved.swept,
+    noCache: command.noCache,
+    trigger: 'comment',
+    automatic: false,
+    pullRequest: { number: pullRequest.number, baseRef: pullRequest.base.ref, fork },
+    requestedBy: commenter,
+  });
+  await thread.react('rocket');
+  // A sweep's one answer is its comparison comment, edited in place as its runs go from
+  // queued to finished (sync-group-comment.ts): a reply here would be a second comment.
+  if (runs.length > 1) return;
+  await thread.reply(
+    renderQueued({
+      runs: runs.map((run) => ({
+        id: run.id,
+        params: run.params,
+        checkName: run.checkName ?? work.github.checkName,
+      })),
+    }),
+  );
+}

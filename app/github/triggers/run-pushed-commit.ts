@@ -1,0 +1,62 @@
+import type { Problem } from '../../../core/problem.js';
+import type { GitHubWork } from '../github-work.js';
+import { defaultGrid } from './default-grid.js';
+import { queueGitHubRuns } from './queue-github-runs.js';
+import { raiseNotice } from './raise-notice.js';
+import { PIPELINE_PATH, readPipelineAt } from './read-pipeline-at.js';
+import type { RepositoryRef } from '../repository-ref.js';
+import { branchSelected } from './branch-selected.js';
+
+/**
+ * A push to a branch (DESIGN §8): runs the pushed commit (`after`) with the params'
+ * defaults when the pipeline at that commit lists the branch under `on.push.branches`
+ * (globs as in GitHub Actions: `release/*`). A repository without `fluksio.yml` gets
+ * nothing; a broken one gets an `action_required` check run naming every problem.
+ */
+export async function runPushedCommit(
+  work: GitHubWork,
+  push: {
+    deliveryId: string;
+    installationId: number;
+    repository: RepositoryRef;
+    branch: string;
+    commit: string;
+    pusher: string;
+  },
+): Promise<void> {
+  const api = await work.installationApi(push.installationId);
+  const read = await readPipelineAt(api, push.repository, push.commit);
+  if (read.state === 'absent') return;
+  const brokenPipeline = (problems: Problem[]) =>
+    raiseNotice(work, {
+      installationId: push.installationId,
+      repository: push.repository.fullName,
+      headSha: push.commit,
+      body: { kind: 'broken-pipeline', problems, path: PIPELINE_PATH, sha: push.commit },
+    });
+  if (read.state === 'broken') {
+    await brokenPipeline(read.problems);
+    return;
+  }
+  const branches = read.pipeline.on.push?.branches ?? [];
+  if (!branchSelected(push.branch, branches)) return;
+  const { grid, problems } = defaultGrid(read.pipeline);
+  if (problems.length > 0) {
+    await brokenPipeline(problems);
+    return;
+  }
+  await queueGitHubRuns(work, {
+    deliveryId: push.deliveryId,
+    installationId: push.installationId,
+    repository: push.repository,
+    commit: push.commit,
+    pipeline: read.pipeline,
+    grid,
+    swept: [],
+    noCache: false,
+    trigger: 'push',
+    automatic: true,
+    pullRequest: null,
+    requestedBy: push.pusher,
+  });
+}

@@ -1,0 +1,20 @@
+import type { BlobDigest } from '../../schemas/blob-digest.js';
+
+/** A blob the store does not have. Restoring from the cache treats this as a miss. */
+export class BlobMissingError extends Error {
+  constructor(readonly digest: BlobDigest) {
+    super(`Blob ${digest} is not in the store`);
+    this.name = 'BlobMissingError';
+  }
+}
+
+/** A blob whose bytes do not hash to its name. Restoring treats this as a miss, too. */
+export class BlobCorruptError extends Error {
+  constructor(
+    readonly digest: BlobDigest,
+    readonly actual: string,
+  ) {
+    super(`Blob ${digest} is corrupt: its bytes hash to sha256:${actual}`);
+    this.name = 'BlobCorruptError';
+  }
+}

@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { blobDigest } from '../../schemas/blob-digest.js';
+import { sha256Hex } from '../../core/canonical-json.js';
+import { isNeverCode } from '../workspace/never-code.js';
+
+/** A dep's content as it enters a cache key (DESIGN §5). */
+export interface ContentDigest {
+  kind: 'file' | 'dir';
+  /**
+   * A file: `sha256:<hex>` of its bytes, prefixed with `100755 ` when its owner may
+   * execute it (see fileDigestWithMode). A directory: `sha256:<hex>` of its sorted lines,
+   * `relpath\0filedigest\n` for each file and `relpath/\0\n` for each empty directory.
+   */
+  digest: string;
+  /** Bytes of the file, or the sum over the directory's files. */
+  size: number;
+}
+
+/** Files hashed at once inside a directory: overlaps I/O without exhausting descriptors. */
+const HASH_BATCH = 16;
+
+/**
+ * The digest of a dep's content. A file is the sha256 of its bytes, streamed, with its
+ * executable bit; a directory is the sha256 over its files' `relpath\0digest\n` lines
+ * and its empty directories' `relpath/\0\n` lines sorted by path, recursively, skipping
+ * `__pycache__`, `*.pyc` and `.fluksio`. Symlinks are followed, because a stage reading
+ * the dep sees what they point to. A missing path throws an error naming it.
+ */
+export async function contentDigest(absPath: string): Promise<ContentDigest> {
+  const stats = await stat(absPath).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') throw new Error(`${absPath} does not exist`, { cause: error });
+    throw error;
+  });
+  if (stats.isFile()) return { kind: 'file', ...(await hashFile(absPath, stats.mode)) };
+  if (!stats.isDirectory()) throw new Error(`${absPath} is neither a file nor a directory`);
+
+  const files: ListedFile[] = [];
+  const lines: string[] = [];
+  await listFiles(absPath, '', new Set(), files, lines);
+  let size = 0;
+  for (let i = 0; i < files.length; i += HASH_BATCH) {
+    const hashed = await Promise.all(
+      files
+        .slice(i, i + HASH_BATCH)
+        .map(async ({ rel, abs, mode }) => ({ rel, ...(await hashFile(abs, mode)) })),
+    );
+    for (const file of hashed) {
+      lines.push(`${file.rel}\0${file.digest}\n`);
+      size += file.size;
+    }
+  }
+  // Sorted as whole lines: "a/" and "a/b" order the same wherever the tree was read.
+  lines.sort();
+  return { kind: 'dir', digest: blobDigest(sha256Hex(lines.join(''))), size };
+}
+
+/**
+ * A file's digest as a dep: its blob digest, prefixed with `100755 ` (git's mode) when
+ * its owner may execute it, since a stage that runs the file behaves differently
+ * without the bit. Non-executable files keep the bare blob digest, which is also what
+ * their stored out records say.
+ */
+export function fileDigestWithMode(blob: string, executable: boolean): string {
+  return executable ? `100755 ${blob}` : blob;
+}
+
+interface ListedFile {
+  rel: string;
+  abs: string;
+  mode: number;
+}
+
+/**
+ * Appends every file under `absDir` to `files` and a `relpath/\0\n` line for every
+ * directory with nothing counted in it to `emptyDirs`; `ancestors` stops symlink loops.
+ */
+async function listFiles(
+  absDir: string,
+  relDir: string,
+  ancestors: Set<string>,
+  files: ListedFile[],
+  emptyDirs: string[],
+): Promise<void> {
+  const real = await realpath(absDir);
+  if (ancestors.has(real)) throw new Error(`${absDir} leads back into ${real} through a symlink loop`);
+  const inside = new Set(ancestors).add(real);
+  let counted = 0;
+  for (const entry of await readdir(absDir, { withFileTypes: true })) {
+    const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
+    // The same things the code digest never counts: bytecode and fluksio's own store.
+    if (isNeverCode(rel)) continue;
+    counted += 1;
+    const abs = path.join(absDir, entry.name);
+    const stats = await stat(abs);
+    if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
+    else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
+    else throw new Error(`${abs} is neither a file nor a directory`);
+  }
+  if (counted === 0 && relDir !== '') emptyDirs.push(`${relDir}/\0\n`);
+}
+
+/** Digest and size of what was actually read, so a file written meanwhile stays consistent. */
+async function hashFile(absPath: string, mode: number): Promise<{ digest: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(absPath)) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { digest: fileDigestWithMode(blobDigest(hash.digest('hex')), (mode & 0o100) !== 0), size };
+}

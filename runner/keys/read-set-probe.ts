@@ -1,0 +1,175 @@
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { sha256Hex } from '../../core/canonical-json.js';
+import type { ReadSet } from '../../schemas/read-set.js';
+import type { CodeIndex } from './code-index.js';
+import { gitBlobIdOfFile } from '../workspace/git-blob-id.js';
+import type { ReadTrace } from './read-trace.js';
+
+/**
+ * Names a module can be imported from: a file with a source or extension suffix, or a
+ * package directory, whose name is an identifier (so not `.git`, a directory in a clone
+ * and a file in a worktree). Bytecode is left out: it never counts as code (DESIGN §5).
+ */
+const MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
+const PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Entries never keyed: bytecode caches and fluksio's own state. */
+const NEVER_LISTED = new Set(['__pycache__', '.fluksio']);
+/**
+ * Kernel file times come from a clock that lags the wall clock by up to a tick: a file
+ * written just after the stage started can carry a time a little before it.
+ */
+const CLOCK_SLACK_MS = 20;
+
+export interface ReadSetProbeOptions {
+  codeIndex: CodeIndex;
+  /** Every stage's declared outs and metrics, repository-relative: made by the pipeline, not inputs. */
+  outs: readonly string[];
+  /** How a repository-relative path is shown to the user (relative to the pipeline's folder). */
+  show(repoPath: string): string;
+}
+
+/** A read set after a stage ran, and what it read that changed while it ran. */
+export interface RecordedReadSet {
+  readSet: ReadSet;
+  changedWhileRunning: string[];
+}
+
+/**
+ * Takes digests of what a traced stage read, cheaply: a file of the code index has its
+ * blob id already (tracked, or untracked and not ignored), so only ignored files are
+ * hashed; a directory is keyed on its entry names, leaving out bytecode caches and the
+ * pipeline's outputs (they come and go with runs, and never decide what a stage computes
+ * by being listed).
+ */
+export class ReadSetProbe {
+  private readonly outs: Set<string>;
+  /** Folders above an out: each is looked up in the code index the first time it is listed. */
+  private readonly outAncestors: Set<string>;
+  private readonly outsOnly = new Map<string, boolean>();
+
+  constructor(private readonly options: ReadSetProbeOptions) {
+    this.outs = new Set(options.outs);
+    this.outAncestors = new Set(options.outs.flatMap((out) => ancestorsOf(out)));
+  }
+
+  /**
+   * The read set of a finished stage, without what its key holds already (`exclude`: its
+   * deps and its own outs, and everything under them). A file hashed now whose times are
+   * after the stage's start changed while the stage ran; a file of the code index whose
+   * times are after the run's start (when the index was read) changed since its id was
+   * taken. Either way its digest would not be what the stage read.
+   */
+  async record(
+    trace: ReadTrace,
+    exclude: readonly string[],
+    since: { stage: number; run: number },
+  ): Promise<RecordedReadSet> {
+    const excluded = (repoPath: string) =>
+      exclude.some((each) => repoPath === each || repoPath.startsWith(`${each}/`));
+    const readSet: ReadSet = { files: {}, dirs: {}, moduleDirs: {} };
+    const changedWhileRunning: string[] = [];
+    for (const file of trace.files.filter((each) => !excluded(each))) {
+      readSet.files[file] = await this.fileDigest(file);
+      const stats = await lstat(this.absolute(file)).catch(() => null);
+      const from = this.options.codeIndex.files.has(file) ? since.run : since.stage;
+      if (stats && Math.max(stats.mtimeMs, stats.ctimeMs) >= from - CLOCK_SLACK_MS) {
+        changedWhileRunning.push(file);
+      }
+    }
+    for (const dir of trace.dirs) readSet.dirs[dir] = await this.dirDigest(dir, false);
+    for (const dir of trace.moduleDirs) readSet.moduleDirs[dir] = await this.dirDigest(dir, true);
+    return { readSet, changedWhileRunning };
+  }
+
+  /**
+   * What differs between a read set and the repository now, one phrase per path
+   * (`conf/x.json changed`); empty when an entry with this read set is a hit. Stops at
+   * the first difference unless `all`.
+   */
+  async changes(readSet: ReadSet, all = false): Promise<string[]> {
+    const found: string[] = [];
+    for (const [file, digest] of Object.entries(readSet.files)) {
+      const now = await this.fileDigest(file);
+      if (now === digest) continue;
+      const what = digest === null ? 'appeared' : now === null ? 'was removed' : 'changed';
+      found.push(`${this.show(file)} ${what}`);
+      if (!all) return found;
+    }
+    for (const [kind, dirs] of [
+      ['entries', readSet.dirs],
+      ['modules', readSet.moduleDirs],
+    ] as const) {
+      for (const [dir, digest] of Object.entries(dirs)) {
+        if ((await this.dirDigest(dir, kind === 'modules')) === digest) continue;
+        const shown = this.show(dir);
+        found.push(
+          `${kind} added to or removed from ${shown === '.' ? "the pipeline's folder" : `${shown}/`}`,
+        );
+        if (!all) return found;
+      }
+    }
+    return found;
+  }
+
+  /** A repository-relative path as the user sees it. */
+  show(repoPath: string): string {
+    return this.options.show(repoPath);
+  }
+
+  private absolute(repoPath: string): string {
+    return path.join(this.options.codeIndex.repoRoot, repoPath);
+  }
+
+  private async fileDigest(repoPath: string): Promise<string | null> {
+    const indexed = this.options.codeIndex.files.get(repoPath);
+    if (indexed !== undefined) return indexed;
+    const stats = await lstat(this.absolute(repoPath)).catch(() => null);
+    if (stats === null) return null;
+    if (stats.isDirectory()) return `directory ${await this.dirDigest(repoPath, false)}`;
+    return gitBlobIdOfFile(this.absolute(repoPath), this.options.codeIndex.objectFormat).catch(() => null);
+  }
+
+  /** Folders that only hold outputs (`data/`, `metrics/`): they appear once a stage ran. */
+  private folderOfOutsOnly(repoPath: string): boolean {
+    if (!this.outAncestors.has(repoPath)) return false;
+    let outsOnly = this.outsOnly.get(repoPath);
+    if (outsOnly === undefined) {
+      const prefix = `${repoPath}/`;
+      outsOnly = true;
+      for (const file of this.options.codeIndex.files.keys()) {
+        if (file.startsWith(prefix)) {
+          outsOnly = false;
+          break;
+        }
+      }
+      this.outsOnly.set(repoPath, outsOnly);
+    }
+    return outsOnly;
+  }
+
+  private async dirDigest(repoPath: string, modulesOnly: boolean): Promise<string | null> {
+    const entries = await readdir(this.absolute(repoPath), { withFileTypes: true }).catch(() => null);
+    if (entries === null) return null;
+    const names = entries
+      .filter((entry) => !NEVER_LISTED.has(entry.name))
+      .filter(
+        (entry) =>
+          !modulesOnly ||
+          MODULE_FILE.test(entry.name) ||
+          ((entry.isDirectory() || entry.isSymbolicLink()) && PACKAGE_DIR.test(entry.name)),
+      )
+      .map((entry) => entry.name)
+      .filter((name) => {
+        const child = repoPath === '.' ? name : `${repoPath}/${name}`;
+        return !this.outs.has(child) && !this.folderOfOutsOnly(child);
+      })
+      .sort();
+    return sha256Hex(names.join('\0'));
+  }
+}
+
+function ancestorsOf(repoPath: string): string[] {
+  const parts = repoPath.split('/');
+  return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
+}

@@ -1,0 +1,123 @@
+import { join } from 'node:path';
+import type { OutRecord } from '../../schemas/out-record.js';
+import type { Pipeline } from '../../schemas/pipeline.js';
+import { codeDigest, describeCodeChanges, type CodeScope } from './code-digest.js';
+import type { CodeIndex } from './code-index.js';
+import { contentDigest } from './content-digest.js';
+import type { StageKeyMaterial } from './stage-key-inputs.js';
+import { pipelinePathIn, repoPathIn, type Workspace } from '../workspace/workspace.js';
+
+/** What changed while a stage ran, and what to tell the user about it. */
+export interface StageRecheck {
+  /** Key inputs that changed while it ran: its key no longer says what it read, so its result is not cached. */
+  stageDirty: string[];
+  /** Every change to the run's code while it ran, in its key or not: the run's stamp cannot claim one code digest. */
+  runDirty: string[];
+  /** Files that appeared or changed while it ran and that neither an out nor `.gitignore` covers. */
+  warnings: string[];
+}
+
+export interface RecheckStageInputsOptions {
+  stage: string;
+  pipeline: Pipeline;
+  workspace: Workspace;
+  /** What the stage's key was computed from. */
+  material: StageKeyMaterial;
+  /** Outs of this run so far: a directory out's digest is its manifest's, not comparable with the disk's. */
+  produced: ReadonlyMap<string, OutRecord>;
+  /** The code index the key was computed from, and one read after the stage ended. */
+  before: CodeIndex;
+  after: CodeIndex;
+}
+
+/** Paths named in one sentence before the rest are counted. */
+const NAMED_PATHS = 5;
+/**
+ * The longest sentence kept: paths are the repository's to choose, and these sentences
+ * travel in events and a run's finish, which the control plane bounds.
+ */
+const MAX_SENTENCE = 1000;
+
+/**
+ * The after-check of a stage that ran (issue 8, defects 1 and 10): reads its deps again
+ * and compares the code of its scope (and of the whole run's) before and after, so that a
+ * file edited while the stage ran — by the user, or by the stage itself — never leaves a
+ * result keyed on what the stage did not read. Also names the untracked files that
+ * appeared: a stage writing an undeclared file would otherwise make every later run dirty
+ * and uncached without a word.
+ */
+export async function recheckStageInputs(options: RecheckStageInputsOptions): Promise<StageRecheck> {
+  const { stage, material, workspace, before, after } = options;
+  const depsDirty: string[] = [];
+  for (const [dep, digest] of Object.entries(material.inputs.deps)) {
+    if (options.produced.get(dep)?.kind === 'dir') continue;
+    const now = await contentDigest(join(workspace.pipelineDir, dep)).then(
+      (content) => content.digest,
+      () => null,
+    );
+    if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
+    else if (now !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
+  }
+  const stageDirty = [...depsDirty];
+  if (material.code && material.codeScope) {
+    const changes = changesIn(material.codeScope, before, after, workspace);
+    if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
+  }
+
+  const outs = Object.values(options.pipeline.stages)
+    .flatMap((each) => [...each.outs, ...each.metrics])
+    .map((path) => repoPathIn(workspace, path));
+  const runScope: CodeScope = {
+    pipelineDir: workspace.pipelineDirInRepo,
+    include: options.pipeline.code ?? null,
+    exclude: outs,
+  };
+  // The run's code covers the stage's (and tracked deps); ignored deps are named apart.
+  const runChanges = changesIn(runScope, before, after, workspace);
+  const runDirty = [...depsDirty, ...(runChanges ? [`code changed while ${stage} ran: ${runChanges}`] : [])];
+
+  // Files it created, or rewrote while they already differed from HEAD (an untracked
+  // file from its last run): git sees them, so every later run would start dirty and with
+  // another code digest. A committed file edited meanwhile is the user's, and dirty only.
+  const isOut = (repoPath: string) => outs.some((out) => repoPath === out || repoPath.startsWith(`${out}/`));
+  const written = [...after.changed]
+    .filter((repoPath) => {
+      const id = after.files.get(repoPath);
+      const old = before.files.get(repoPath);
+      const isNew = old === undefined || before.changed.has(repoPath);
+      return id !== undefined && id !== old && isNew && !isOut(repoPath);
+    })
+    .sort()
+    .map((repoPath) => pipelinePathIn(workspace, repoPath));
+  const warnings: string[] = [];
+  if (written.length > 0) {
+    const one = written.length === 1;
+    const rest = written.length - NAMED_PATHS;
+    warnings.push(
+      `${stage} wrote ${written.slice(0, NAMED_PATHS).join(', ')}${rest > 0 ? ` and ${rest} more files` : ''} ` +
+        `(or ${one ? 'it' : 'they'} changed while it ran), which ${one ? 'is' : 'are'} neither an out nor ignored: ` +
+        `declare ${one ? 'it' : 'them'} in ${stage}'s outs, or add ${one ? 'it' : 'them'} to .gitignore — ` +
+        'otherwise every later run is dirty and misses the cache',
+    );
+  }
+  return { stageDirty: stageDirty.map(clip), runDirty: runDirty.map(clip), warnings: warnings.map(clip) };
+}
+
+function clip(sentence: string): string {
+  return sentence.length <= MAX_SENTENCE ? sentence : `${sentence.slice(0, MAX_SENTENCE - 1)}…`;
+}
+
+/** What changed in a scope between two indexes, as one phrase; null when nothing did. */
+function changesIn(
+  scope: CodeScope,
+  before: CodeIndex,
+  after: CodeIndex,
+  workspace: Workspace,
+): string | null {
+  const old = codeDigest(before, scope);
+  const now = codeDigest(after, scope);
+  if (old.digest === now.digest) return null;
+  const relative = (entries: [string, string][]) =>
+    entries.map(([path, id]): [string, string] => [pipelinePathIn(workspace, path), id]);
+  return describeCodeChanges(relative(old.entries), relative(now.entries)).join(', ');
+}

@@ -1,0 +1,88 @@
+import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
+import { memoryEventQueue, type EventQueue } from '../event-queue.js';
+import type { EventSink } from '../ports.js';
+
+export interface BatchingEventSinkOptions {
+  /** Delivers one batch; rejects to have the same batch offered again later. */
+  deliver(events: RunEvent[]): Promise<void>;
+  /** Deliver once this many events wait. @defaultValue 500 */
+  maxBatch?: number;
+  /** Deliver at the latest this long after an event arrives. @defaultValue 250 */
+  maxDelayMs?: number;
+  /** The first sequence number (a resumed run continues its stream). @defaultValue 0 */
+  firstSeq?: number;
+  /** Told when a delivery fails; the batch stays queued. */
+  onError?(error: unknown): void;
+  /** Where numbered events wait for their delivery. @defaultValue memoryEventQueue() */
+  queue?: EventQueue;
+}
+
+/**
+ * An EventSink that numbers events and hands them on in batches, in order, one
+ * delivery at a time: a training loop emitting a metric point per step must not cost
+ * a write per step (DESIGN §7). A `stage.finished` event is delivered promptly, since
+ * what it records (a cache entry) should be visible to what runs next.
+ */
+export class BatchingEventSink implements EventSink {
+  private readonly queue: EventQueue;
+  private nextSeq: number;
+  private timer: NodeJS.Timeout | null = null;
+  private delivering: Promise<void> = Promise.resolve();
+  private deliveryActive = false;
+  private readonly maxBatch: number;
+  private readonly maxDelayMs: number;
+  /** Why the last delivery failed, for the error that says events were not delivered. */
+  private lastError: unknown = null;
+
+  constructor(private readonly options: BatchingEventSinkOptions) {
+    this.queue = options.queue ?? memoryEventQueue();
+    this.nextSeq = options.firstSeq ?? 0;
+    this.maxBatch = options.maxBatch ?? 500;
+    this.maxDelayMs = options.maxDelayMs ?? 250;
+  }
+
+  emit(event: RunEventBody): void {
+    this.queue.push({ ...event, seq: this.nextSeq++ } as RunEvent);
+    if (event.type === 'stage.finished' || this.queue.length >= this.maxBatch) void this.deliverQueued();
+    else this.timer ??= setTimeout(() => void this.deliverQueued(), this.maxDelayMs);
+  }
+
+  /** Resolves once everything emitted so far is delivered; rejects if a delivery fails. */
+  async flush(): Promise<void> {
+    await this.deliverQueued();
+    if (this.queue.length > 0) {
+      const why = this.lastError instanceof Error ? `: ${this.lastError.message}` : '';
+      throw new Error(`${this.queue.length} run event(s) could not be delivered${why}`, {
+        cause: this.lastError,
+      });
+    }
+  }
+
+  private deliverQueued(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    // One delivery loop at a time, which takes what is emitted meanwhile: while the control
+    // plane is down, an emit per event must not chain a waiting delivery per event.
+    if (this.deliveryActive) return this.delivering;
+    this.deliveryActive = true;
+    this.delivering = (async () => {
+      try {
+        while (this.queue.length > 0) {
+          const batch = this.queue.peek(this.maxBatch);
+          try {
+            await this.options.deliver(batch);
+          } catch (error) {
+            this.lastError = error;
+            this.options.onError?.(error);
+            return;
+          }
+          this.lastError = null;
+          this.queue.drop(batch.length);
+        }
+      } finally {
+        this.deliveryActive = false;
+      }
+    })();
+    return this.delivering;
+  }
+}

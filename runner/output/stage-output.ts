@@ -1,0 +1,220 @@
+import type { Annotation } from '../../schemas/annotation.js';
+import type { MetricPoint } from '../../schemas/metric-point.js';
+import { LogTail, type LogTailOptions } from './log-tail.js';
+import type { Masker } from './masker.js';
+import {
+  innermostRepoFrame,
+  parseTracebacks,
+  repoRelativePath,
+  type ParsedTraceback,
+} from '../../core/traceback.js';
+import { parseWorkflowCommand, type WorkflowCommand } from './workflow-command.js';
+
+export interface StageOutputOptions {
+  stage: string;
+  /** Shared by the run's stages: a mask one stage adds hides the value in later ones too. */
+  masker: Masker;
+  /** The directory the command runs in: relative `file=` paths start there. Absolute. */
+  cwd: string;
+  /** Annotation paths are made relative to it. Absolute. */
+  repoRoot: string;
+  /** Each line that goes into the log, masked. */
+  onLog(line: string): void;
+  onMetric(point: MetricPoint): void;
+  onAnnotation(annotation: Annotation): void;
+  /** Bounds of the tail `finish()` returns. */
+  tail?: LogTailOptions;
+}
+
+/** What a stage's output came to, once it is complete. */
+export interface StageOutputSummary {
+  /** The end of the log (see LogTail). */
+  tail: string;
+  /** Tracebacks found in the log, stdout's before stderr's. */
+  tracebacks: ParsedTraceback[];
+}
+
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
+const NON_FINITE = /^[+-]?(?:nan|inf|infinity)$/i;
+
+/**
+ * Turns a stage's output lines into its log, metric points and annotations (DESIGN §7).
+ * Every line is masked first, so no command can reveal a secret. On stdout, workflow
+ * commands are understood: `::metric` becomes a point, `::error`/`::warning`/`::notice`
+ * an annotation (and stay in the log), `::add-mask` a new secret, and
+ * `::stop-commands::TOKEN` turns parsing off until `::TOKEN::`; stderr is only logged.
+ * `finish()` reads the whole log for Python and Node tracebacks and annotates each at
+ * its innermost frame in the repository.
+ */
+export class StageOutput {
+  private readonly tail: LogTail;
+  /** Every logged line, for `fullLog()` and the tracebacks. */
+  private readonly logged: { stream: 'stdout' | 'stderr'; line: string }[] = [];
+  /** How many points of each metric this stage emitted: the default next step. */
+  private readonly emitted = new Map<string, number>();
+  /** While set, stdout is plain text until a `::<token>::` line. */
+  private stopToken: string | null = null;
+
+  /** Per stream, the raw end of a long line's piece that waits for the next piece. */
+  private readonly heldBack = { stdout: '', stderr: '' };
+
+  constructor(private readonly options: StageOutputOptions) {
+    this.tail = new LogTail(options.tail);
+  }
+
+  /**
+   * Takes one line of the stage's output, or with `continues` a piece of a longer one:
+   * the end of a piece that could begin a secret is held back and joined to the next, so
+   * that a secret straddling the cut is masked whole (Masker.safePrefixLength).
+   */
+  push(stream: 'stdout' | 'stderr', piece: string, continues = false): void {
+    const text = this.heldBack[stream] + piece;
+    const cut = continues ? this.options.masker.safePrefixLength(text) : text.length;
+    this.heldBack[stream] = text.slice(cut);
+    if (cut > 0 || !continues) this.pushLine(stream, text.slice(0, cut));
+  }
+
+  private pushLine(stream: 'stdout' | 'stderr', rawLine: string): void {
+    const line = this.options.masker.mask(rawLine);
+    const command = stream === 'stdout' ? parseWorkflowCommand(line) : null;
+    if (this.stopToken !== null && stream === 'stdout') {
+      if (command?.name === this.stopToken) this.stopToken = null;
+      else this.log(stream, line);
+      return;
+    }
+    if (command === null) {
+      this.log(stream, line);
+      return;
+    }
+    // Command names are case-insensitive, as in GitHub Actions.
+    const name = command.name.toLowerCase();
+    if (name === 'metric') {
+      this.metric(command, line);
+    } else if (name === 'add-mask') {
+      // From the unmasked line: a new secret that contains a known one must be added
+      // whole. This line is never logged.
+      this.options.masker.add(parseWorkflowCommand(rawLine)?.value ?? command.value);
+    } else if (name === 'stop-commands' && command.value !== '') {
+      this.stopToken = command.value;
+    } else {
+      if (isAnnotationLevel(name)) this.annotate(command, name);
+      this.log(stream, line);
+    }
+  }
+
+  /**
+   * The whole log so far, each line ending in a newline but those ended by a lone `\r`
+   * (line-splitter.ts): a progress bar's states stay one terminal line, as printed.
+   */
+  fullLog(): string {
+    return this.logged.map(({ line }) => (line.endsWith('\r') ? line : `${line}\n`)).join('');
+  }
+
+  /**
+   * Ends the output: finds the tracebacks in the log (each stream on its own, so that
+   * interleaved output cannot split one), reports an `error` annotation for each, and
+   * returns them with the log's tail. Call it once, after the last line.
+   */
+  finish(): StageOutputSummary {
+    const lines = (stream: 'stdout' | 'stderr') =>
+      this.logged.filter((entry) => entry.stream === stream).map((entry) => entry.line);
+    const where = { cwd: this.options.cwd, repoRoot: this.options.repoRoot };
+    const tracebacks = [
+      ...parseTracebacks(lines('stdout'), where),
+      ...parseTracebacks(lines('stderr'), where),
+    ];
+    // A traceback printed twice (logged, then raised again) is one problem in the code.
+    // KeyboardInterrupt is the SIGINT fluksio sends to stop a stage (Ctrl-C, a timeout, a
+    // cancel), not a problem in the code: it gets no annotation.
+    const seen = new Set<string>();
+    for (const traceback of tracebacks.filter((each) => !isInterrupt(each))) {
+      const annotation = this.tracebackAnnotation(traceback);
+      const key = JSON.stringify([annotation.path, annotation.line, annotation.message]);
+      if (!seen.has(key)) this.options.onAnnotation(annotation);
+      seen.add(key);
+    }
+    return { tail: this.tail.text(), tracebacks };
+  }
+
+  private log(stream: 'stdout' | 'stderr', line: string): void {
+    this.logged.push({ stream, line });
+    this.tail.push(line);
+    this.options.onLog(line);
+  }
+
+  private metric(command: WorkflowCommand, line: string): void {
+    const metric = readMetric(command);
+    if (typeof metric === 'string') {
+      this.log('stdout', `fluksio: ignored ${line}: ${metric}`);
+      return;
+    }
+    const count = this.emitted.get(metric.name) ?? 0;
+    this.emitted.set(metric.name, count + 1);
+    this.options.onMetric({ stage: this.options.stage, ...metric, step: metric.step ?? count });
+  }
+
+  private annotate(command: WorkflowCommand, level: Annotation['level']): void {
+    const { file, line, title } = command.properties;
+    const where = { cwd: this.options.cwd, repoRoot: this.options.repoRoot };
+    this.options.onAnnotation({
+      stage: this.options.stage,
+      path: file === undefined || file === '' ? null : repoRelativePath(file, where),
+      line: lineNumber(line),
+      level,
+      message: command.value,
+      title: title ?? null,
+    });
+  }
+
+  /** `ZeroDivisionError: division by zero` → titled `ZeroDivisionError in train.py`. */
+  private tracebackAnnotation(traceback: ParsedTraceback): Annotation {
+    const frame = innermostRepoFrame(traceback);
+    const type = /^[^\s:]+/.exec(traceback.message)?.[0] ?? traceback.message;
+    return {
+      stage: this.options.stage,
+      path: frame?.path ?? null,
+      line: frame?.line ?? null,
+      level: 'error',
+      message: traceback.message,
+      title: frame?.path ? `${type} in ${frame.path}` : type,
+    };
+  }
+}
+
+/** Whether a traceback ends in the KeyboardInterrupt that SIGINT raises in Python. */
+function isInterrupt(traceback: ParsedTraceback): boolean {
+  return /^KeyboardInterrupt\b/.test(traceback.message);
+}
+
+/** A metric's name is a key of the stored series: long enough for any real name. */
+const MAX_METRIC_NAME = 200;
+/** The largest line number stored (PostgreSQL's integer); a larger one pins no line. */
+const MAX_LINE = 2_147_483_647;
+
+/** An annotation's `line=` property as a line number, or null when it names none. */
+function lineNumber(text: string | undefined): number | null {
+  if (text === undefined || !/^\d+$/.test(text.trim())) return null;
+  const line = Number(text);
+  return line > 0 && line <= MAX_LINE ? line : null;
+}
+
+/** A `::metric` command's name, value and explicit step, or why it is no metric point. */
+function readMetric(command: WorkflowCommand): { name: string; value: number; step: number | null } | string {
+  const name = command.properties.name?.trim() ?? '';
+  const step = command.properties.step?.trim();
+  const text = command.value.trim();
+  if (name === '') return 'it has no name= property';
+  if (name.length > MAX_METRIC_NAME) return `its name is longer than ${MAX_METRIC_NAME} characters`;
+  if (NON_FINITE.test(text) || (DECIMAL.test(text) && !Number.isFinite(Number(text)))) {
+    return `"${text}" is not a finite number`;
+  }
+  if (!DECIMAL.test(text)) return `"${text}" is not a number`;
+  if (step !== undefined && !(/^\d+$/.test(step) && Number(step) <= Number.MAX_SAFE_INTEGER)) {
+    return `step "${step}" is not a non-negative integer`;
+  }
+  return { name, value: Number(text), step: step === undefined ? null : Number(step) };
+}
+
+function isAnnotationLevel(name: string): name is Annotation['level'] {
+  return name === 'error' || name === 'warning' || name === 'notice';
+}

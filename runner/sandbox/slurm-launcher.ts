@@ -1,0 +1,68 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Resources } from '../../schemas/resources.js';
+import { ATTACH_SCRIPT, SLURM_EXIT_CODES } from './slurm-attach-script.js';
+import {
+  directLauncher,
+  signalGroup,
+  type LaunchedStage,
+  type StageLaunch,
+  type StageLauncher,
+} from './stage-launcher.js';
+
+/**
+ * Runs each stage as a Slurm job (issue 12): the spawned program is a small attach
+ * process (slurm-attach-script.ts) that submits `sbatch --parsable --wrap CMD` with the
+ * stage's resources as flags, in the stage's directory (on the cluster's shared file
+ * system), and follows the job: its output arrives as the engine's live lines, its exit
+ * code is the stage's, and stopping the attach process cancels the job. So the whole
+ * engine is reused: the cache is checked before anything is submitted, independent
+ * stages run at once (up to the runner's `--jobs`), timeouts and cancel work as for a
+ * local process. The job id, its output files, are kept under the pipeline directory's
+ * `.fluksio/slurm/`, keyed by the stage's cache key, so a runner restarted mid-run
+ * re-attaches instead of submitting again. A launch without a stage (the pipeline's
+ * `fingerprint` command) runs on this node.
+ */
+export class SlurmLauncher implements StageLauncher {
+  readonly honoursResources = true;
+
+  launch(cmd: string, cwd: string, writable: readonly string[] = [], stage?: LaunchedStage): StageLaunch {
+    if (!stage) return directLauncher.launch(cmd, cwd, writable);
+    const dir = path.join(cwd, '.fluksio', 'slurm');
+    mkdirSync(dir, { recursive: true });
+    const base = path.join(dir, `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
+    return {
+      file: '/bin/bash',
+      args: [
+        '-c',
+        ATTACH_SCRIPT,
+        'fluksio-slurm-attach',
+        `${base}.job`,
+        `${base}.out`,
+        `${base}.err`,
+        ...sbatchFlags(stage.name, cwd, stage.resources),
+        `--wrap=${cmd}`,
+      ],
+    };
+  }
+
+  signal(pid: number, signal: NodeJS.Signals): void {
+    signalGroup(pid, signal);
+  }
+
+  explainExit(exitCode: number): string | null {
+    return SLURM_EXIT_CODES[exitCode] ?? null;
+  }
+}
+
+/** The `sbatch` flags of a stage: its name, directory and resources. */
+export function sbatchFlags(name: string, cwd: string, resources: Resources): string[] {
+  const flags = [`--job-name=fluksio-${name}`, `--chdir=${cwd}`];
+  if (resources.gpus !== undefined && resources.gpus > 0) flags.push(`--gpus=${resources.gpus}`);
+  if (resources.cpus !== undefined) flags.push(`--cpus-per-task=${resources.cpus}`);
+  if (resources.memory !== undefined) flags.push(`--mem=${resources.memory}M`);
+  // Slurm counts time limits in whole minutes.
+  if (resources.time !== undefined) flags.push(`--time=${Math.ceil(resources.time / 60_000)}`);
+  if (resources.partition !== undefined) flags.push(`--partition=${resources.partition}`);
+  return flags;
+}

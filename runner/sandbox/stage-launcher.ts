@@ -1,0 +1,69 @@
+import type { Resources } from '../../schemas/resources.js';
+
+/** The program a stage's command is started with, and its arguments. */
+export interface StageLaunch {
+  file: string;
+  args: string[];
+  /** Started as this user and group instead of the engine's (stage-user-launcher.ts). */
+  user?: { uid: number; gid: number };
+}
+
+/** Which stage a launch is for: a launcher that submits jobs keys and sizes them by it. */
+export interface LaunchedStage {
+  name: string;
+  /**
+   * The stage's cache key (the run's id and the stage's name for an uncached stage): a
+   * restarted runner finds the job it submitted by it.
+   */
+  jobKey: string;
+  /** Its resources, the pipeline's defaults applied. */
+  resources: Resources;
+}
+
+/**
+ * How a stage's command is started and stopped: directly, as `/bin/sh -c cmd` in a
+ * process group of its own, inside a sandbox (bubblewrap-launcher.ts), as another user
+ * (stage-user-launcher.ts), or both. The engine is
+ * given one per run, so that the runner and the local CLI can each choose.
+ */
+export interface StageLauncher {
+  /**
+   * Whether it applies stages' `resources` (the Slurm launcher); a launcher that runs
+   * stages on this machine does not, and the engine refuses or ignores them, saying which.
+   */
+  readonly honoursResources?: boolean;
+  /**
+   * What runs `/bin/sh -c cmd` with `cwd` as its working directory. `writable` names
+   * directories of this one stage that a sandbox must let it write too (where its Python
+   * processes report what they read).
+   */
+  launch(cmd: string, cwd: string, writable?: readonly string[], stage?: LaunchedStage): StageLaunch;
+  /**
+   * Why the launched program exited with `exitCode`, when the launcher knows better than
+   * "exited with code N" (the Slurm launcher: the job's end state, TIMEOUT or
+   * OUT_OF_MEMORY); null otherwise.
+   */
+  explainExit?(exitCode: number): string | null;
+  /**
+   * Sends `signal` to every process of the stage started as `pid` (the spawned
+   * process, whose group is its own). A process already gone is no error.
+   */
+  signal(pid: number, signal: NodeJS.Signals): void;
+}
+
+/** Runs stages as the engine's own user, stopped through their process group. */
+export const directLauncher: StageLauncher = {
+  launch: (cmd) => ({ file: '/bin/sh', args: ['-c', cmd] }),
+  signal: (pid, signal) => signalGroup(pid, signal),
+};
+
+/** Signals every process of the group; one that is already gone is no error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch (error) {
+    // ESRCH: nothing left. EPERM: the id now names someone else's group.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ESRCH' && code !== 'EPERM') throw error;
+  }
+}

@@ -1,0 +1,166 @@
+import { and, eq, lt, not, notInArray, sql } from 'drizzle-orm';
+import type { OutRecord } from '../../schemas/out-record.js';
+import { blobRefs } from '../../schemas/tables/blob-refs.js';
+import { cacheEntries } from '../../schemas/tables/cache-entries.js';
+import { runs } from '../../schemas/tables/runs.js';
+import { stages } from '../../schemas/tables/stages.js';
+import type { Database } from '../db/database.js';
+
+/** Blob refs per DELETE: they travel as one JSON parameter. */
+const REFS_PER_DELETE = 5000;
+
+/** What gcStore removed, and the blobs still in use. */
+export interface GcResult {
+  runsDeleted: number;
+  cacheEntriesDeleted: number;
+  blobRefsDeleted: number;
+  /**
+   * Every blob digest a remaining stage (outs, log) or cache entry (outs) names or a run
+   * confirmed (see gcStore) — and,
+   * when `readManifest` was given, the files of the directory manifests among them. Blob
+   * files outside this set may be deleted by the caller, once older than the same cut-off:
+   * a running stage's uploads are named by nothing until its finish event arrives.
+   */
+  liveDigests: Set<string>;
+}
+
+/**
+ * Forgets what is older than `keepDays` and no longer needed (`fluksio gc`): finished runs
+ * (their stages, points, annotations, events and logs go with them) — except the newest
+ * succeeded run of each repository's pipeline, so a quiet repository keeps a baseline —;
+ * cache entries whose run is gone; and blob refs that no remaining stage or cache entry
+ * names within their repository. Only rows older than the cut-off go, so a run uploading
+ * blobs now keeps its refs, and a ref a run confirmed since the cut-off or a queued or
+ * running run confirmed last stays (blobRefs.confirmedAt). The files of a directory out are named only inside its
+ * manifest blob, which the database cannot read: `readManifest` (the caller's blob store)
+ * lists them; without it, a repository with live directory outs keeps all its blob refs.
+ */
+export async function gcStore({
+  db,
+  keepDays,
+  readManifest,
+}: {
+  db: Database;
+  keepDays: number;
+  readManifest?: (digest: string) => Promise<readonly string[] | null>;
+}): Promise<GcResult> {
+  const cutoff = sql`now() - (${keepDays}::double precision * interval '1 day')`;
+  const baselines = db
+    .selectDistinctOn([runs.repository, runs.pipelinePath], { id: runs.id })
+    .from(runs)
+    .where(eq(runs.status, 'succeeded'))
+    .orderBy(runs.repository, runs.pipelinePath, sql`${runs.createdAt} desc`, sql`${runs.id} desc`);
+  const deletedRuns = await db
+    .delete(runs)
+    .where(
+      and(
+        notInArray(runs.status, ['queued', 'running']),
+        lt(sql`coalesce(${runs.finishedAt}, ${runs.createdAt})`, cutoff),
+        notInArray(runs.id, baselines),
+      ),
+    )
+    .returning({ id: runs.id });
+  const deletedEntries = await db
+    .delete(cacheEntries)
+    .where(
+      and(
+        lt(cacheEntries.createdAt, cutoff),
+        sql`not exists (select from ${runs} where ${runs.id} = ${cacheEntries.runId})`,
+      ),
+    )
+    .returning({ key: cacheEntries.key });
+
+  const live = await liveBlobs(db, readManifest);
+  // A run that was told a blob is stored skipped its upload and names the blob only when
+  // its stage finishes: a ref confirmed since the cut-off, or by a run still unfinished,
+  // stays, and so does its file. Checked again by the DELETE itself, so a confirmation
+  // arriving while gc runs is never lost.
+  const confirmed = sql`(${blobRefs.confirmedAt} >= ${cutoff} or ${blobRefs.confirmedBy} in (select ${runs.id} from ${runs} where ${runs.status} in ('queued', 'running')))`;
+  const collectable = and(lt(blobRefs.createdAt, cutoff), not(confirmed));
+  for (const { digest } of await db
+    .selectDistinct({ digest: blobRefs.digest })
+    .from(blobRefs)
+    .where(confirmed)) {
+    live.digests.add(digest);
+  }
+  const oldRefs = await db
+    .select({ repository: blobRefs.repository, digest: blobRefs.digest })
+    .from(blobRefs)
+    .where(collectable);
+  const unused = oldRefs.filter(
+    (ref) => !live.unreadable.has(ref.repository) && !live.pairs.has(pairKey(ref.repository, ref.digest)),
+  );
+  let blobRefsDeleted = 0;
+  for (let start = 0; start < unused.length; start += REFS_PER_DELETE) {
+    const chunk = unused.slice(start, start + REFS_PER_DELETE);
+    const deleted = await db
+      .delete(blobRefs)
+      .where(
+        and(
+          collectable,
+          sql`(${blobRefs.repository}, ${blobRefs.digest}) in (select r.repository, r.digest
+            from jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) as r(repository text, digest text))`,
+        ),
+      )
+      .returning({ digest: blobRefs.digest });
+    blobRefsDeleted += deleted.length;
+  }
+  return {
+    runsDeleted: deletedRuns.length,
+    cacheEntriesDeleted: deletedEntries.length,
+    blobRefsDeleted,
+    liveDigests: live.digests,
+  };
+}
+
+interface LiveBlobs {
+  /** `repository\0digest` of every blob a remaining stage or cache entry of that repository names. */
+  pairs: Set<string>;
+  digests: Set<string>;
+  /** Repositories with directory outs whose files could not be listed. */
+  unreadable: Set<string>;
+}
+
+async function liveBlobs(
+  db: Database,
+  readManifest: ((digest: string) => Promise<readonly string[] | null>) | undefined,
+): Promise<LiveBlobs> {
+  const [stageRows, entryRows] = await Promise.all([
+    db
+      .select({ repository: runs.repository, outs: stages.outs, logDigest: stages.logDigest })
+      .from(stages)
+      .innerJoin(runs, eq(runs.id, stages.runId)),
+    db.select({ repository: cacheEntries.repository, outs: cacheEntries.outs }).from(cacheEntries),
+  ]);
+  const named: { repository: string; digest: string; kind: OutRecord['kind'] }[] = [];
+  for (const { repository, outs, logDigest } of stageRows) {
+    for (const { digest, kind } of outs) named.push({ repository, digest, kind });
+    if (logDigest) named.push({ repository, digest: logDigest, kind: 'file' });
+  }
+  for (const { repository, outs } of entryRows) {
+    for (const { digest, kind } of outs) named.push({ repository, digest, kind });
+  }
+  const live: LiveBlobs = { pairs: new Set(), digests: new Set(), unreadable: new Set() };
+  const manifests = new Map<string, Promise<readonly string[] | null>>();
+  for (const { repository, digest, kind } of named) {
+    live.pairs.add(pairKey(repository, digest));
+    live.digests.add(digest);
+    if (kind !== 'dir') continue;
+    if (!readManifest) {
+      live.unreadable.add(repository);
+      continue;
+    }
+    let files = manifests.get(digest);
+    if (!files) manifests.set(digest, (files = readManifest(digest)));
+    // A manifest whose blob is gone names nothing: its directory cannot be restored anyway.
+    for (const file of (await files) ?? []) {
+      live.pairs.add(pairKey(repository, file));
+      live.digests.add(file);
+    }
+  }
+  return live;
+}
+
+function pairKey(repository: string, digest: string): string {
+  return `${repository}\0${digest}`;
+}

@@ -1,0 +1,200 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { manifestKeyOf } from '../../core/manifest-key.js';
+import type { MetricPoint } from '../../schemas/metric-point.js';
+import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
+import { emptyStageRecord, isCacheable, type StageRecord } from '../../schemas/stage-record.js';
+import { annotations, type NewAnnotationRow } from '../../schemas/tables/annotations.js';
+import { cacheEntries } from '../../schemas/tables/cache-entries.js';
+import { logLines, type NewLogLinesRow } from '../../schemas/tables/log-lines.js';
+import { metricPoints } from '../../schemas/tables/metric-points.js';
+import { stages } from '../../schemas/tables/stages.js';
+import type { Database } from '../db/database.js';
+import { excluded } from '../db/excluded.js';
+
+/** Points per INSERT: they travel as one JSON parameter, so this only bounds its size (~0.5 MB). */
+const POINTS_PER_INSERT = 10_000;
+/** Annotations per INSERT: 7 bind parameters each, far below Postgres's 65,535 per statement. */
+const ANNOTATIONS_PER_INSERT = 1000;
+/** Log rows per INSERT: 5 bind parameters each. */
+const LOG_ROWS_PER_INSERT = 1000;
+
+/** Whose events these are, and the scope their cache entries are written in. */
+interface RunEventsTarget {
+  db: Database;
+  runId: string;
+  repository: string;
+  trustDomain: string;
+}
+
+/**
+ * Without `keepLogs`, `stage.log` events are not stored (locally a stage's whole log is a
+ * blob). With it, they must carry their seq, and their lines are kept as the log of that
+ * attempt (log_lines), as a control plane serves them.
+ */
+export type ApplyRunEventsInput = RunEventsTarget &
+  (
+    | { events: readonly RunEventBody[]; keepLogs?: undefined }
+    | { events: readonly RunEvent[]; keepLogs: { attempt: number } }
+  );
+
+/**
+ * Applies a batch of a run's events in one transaction, so a batch that fails applies
+ * nothing and can be retried whole. `stage.started` records the stage as running;
+ * `stage.finished` records its StageRecord and, for a cacheable stage, writes the cache
+ * entry of (repository, trustDomain, key) — replacing an older entry of that key, which is
+ * how an entry whose blobs went bad is repaired; metric points are upserted in batches;
+ * annotations are appended; `stage.log` lines are kept only when asked (`keepLogs`).
+ */
+export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> {
+  const { db, runId, repository, trustDomain, events } = input;
+  if (events.length === 0) return;
+  const logs: NewLogLinesRow[] = input.keepLogs
+    ? input.events.flatMap((event) =>
+        event.type === 'stage.log'
+          ? [
+              {
+                runId,
+                attempt: input.keepLogs.attempt,
+                stage: event.stage,
+                seq: event.seq,
+                lines: event.lines,
+              },
+            ]
+          : [],
+      )
+    : [];
+  await db.transaction(async (tx) => {
+    // A point reported twice in one batch keeps its last value: one INSERT may not update a row twice.
+    const points = new Map<string, MetricPoint>();
+    const notes: NewAnnotationRow[] = [];
+    for (const event of events) {
+      switch (event.type) {
+        case 'stage.started':
+          await recordStageStarted(tx, runId, event.stage, new Date(event.at));
+          break;
+        case 'stage.finished':
+          await recordStageFinished(tx, runId, event.stage);
+          if (isCacheable(event.stage)) {
+            await writeCacheEntry(tx, runId, repository, trustDomain, event.stage);
+          }
+          break;
+        case 'metric.points':
+          for (const point of event.points) {
+            points.set(JSON.stringify([point.stage, point.name, point.step]), point);
+          }
+          break;
+        case 'annotation':
+          notes.push({ runId, ...event.annotation });
+          break;
+        case 'stage.log':
+          break;
+      }
+    }
+    for (const chunk of chunks([...points.values()], POINTS_PER_INSERT)) {
+      await writeMetricPoints(tx, runId, chunk);
+    }
+    for (const chunk of chunks(notes, ANNOTATIONS_PER_INSERT)) {
+      await tx.insert(annotations).values(chunk);
+    }
+    for (const chunk of chunks(logs, LOG_ROWS_PER_INSERT)) {
+      // A seq is applied once (applied_events), so a conflict here is a resent event.
+      await tx.insert(logLines).values(chunk).onConflictDoNothing();
+    }
+  });
+}
+
+/** The next position in a run's stage order, for a stage seen for the first time. */
+function nextPosition(runId: string): SQL<number> {
+  return sql<number>`(select coalesce(max(${stages.position}) + 1, 0) from ${stages} where ${stages.runId} = ${runId})`;
+}
+
+/** Marks a stage running; a stage already recorded (an earlier attempt) is reset. */
+async function recordStageStarted(db: Database, runId: string, name: string, at: Date): Promise<void> {
+  const { name: _name, ...running } = {
+    ...emptyStageRecord(name, 'running'),
+    status: 'running' as const,
+    startedAt: at,
+    finishedAt: null,
+  };
+
+  await db
+    .insert(stages)
+    .values({ runId, name, position: nextPosition(runId), ...running })
+    .onConflictDoUpdate({ target: [stages.runId, stages.name], set: running });
+}
+
+async function recordStageFinished(db: Database, runId: string, record: StageRecord): Promise<void> {
+  const finished = {
+    status: record.status,
+    cacheKey: record.cacheKey,
+    keyInputs: record.keyInputs,
+    cachedFrom: record.cachedFrom,
+    reasons: record.reasons,
+    notes: record.notes,
+    startedAt: record.startedAt === null ? null : new Date(record.startedAt),
+    finishedAt: record.finishedAt === null ? null : new Date(record.finishedAt),
+    durationMs: record.durationMs,
+    exitCode: record.exitCode,
+    outs: record.outs,
+    metrics: record.metrics,
+    logTail: record.logTail,
+    logDigest: record.logDigest,
+    error: record.error,
+    dirtyReasons: record.dirtyReasons,
+    warnings: record.warnings,
+  };
+  await db
+    .insert(stages)
+    .values({ runId, name: record.name, position: nextPosition(runId), ...finished })
+    .onConflictDoUpdate({ target: [stages.runId, stages.name], set: finished });
+}
+
+/** The stage cache entry a successful stage's own finish event writes (DESIGN §5). */
+async function writeCacheEntry(
+  db: Database,
+  runId: string,
+  repository: string,
+  trustDomain: string,
+  record: StageRecord,
+): Promise<void> {
+  // isCacheable has checked these; it is not a type guard.
+  if (record.cacheKey === null || record.keyInputs === null) return;
+  const entry = {
+    stage: record.name,
+    runId,
+    outs: record.outs,
+    metrics: record.metrics,
+    keyInputs: record.keyInputs,
+    manifestKey: record.keyInputs.readSet ? manifestKeyOf(record.keyInputs) : null,
+    createdAt: sql`now()`,
+  };
+  await db
+    .insert(cacheEntries)
+    .values({ repository, trustDomain, key: record.cacheKey, ...entry })
+    .onConflictDoUpdate({
+      target: [cacheEntries.repository, cacheEntries.trustDomain, cacheEntries.key],
+      set: entry,
+    });
+}
+
+/**
+ * Upserts a run's points. They go as one JSON parameter unpacked by jsonb_to_recordset:
+ * measured 3-4x faster than a VALUES list of five parameters per point, on both PGlite
+ * and Postgres. JSON numbers round-trip doubles exactly, and points are finite.
+ */
+async function writeMetricPoints(db: Database, runId: string, points: readonly MetricPoint[]): Promise<void> {
+  const rows = sql`select ${runId}, p.stage, p.name, p.step, p.value
+    from jsonb_to_recordset(${JSON.stringify(points)}::jsonb)
+    as p(stage text, name text, step bigint, value double precision)`;
+  await db
+    .insert(metricPoints)
+    .select(rows)
+    .onConflictDoUpdate({
+      target: [metricPoints.runId, metricPoints.stage, metricPoints.name, metricPoints.step],
+      set: { value: excluded(metricPoints.value) },
+    });
+}
+
+function* chunks<T>(rows: readonly T[], size: number): Generator<T[]> {
+  for (let start = 0; start < rows.length; start += size) yield rows.slice(start, start + size);
+}

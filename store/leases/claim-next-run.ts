@@ -1,0 +1,57 @@
+import { and, asc, eq, not, sql } from 'drizzle-orm';
+import type { RunnerRow } from '../../schemas/tables/runners.js';
+import { runners } from '../../schemas/tables/runners.js';
+import { runs, type Run } from '../../schemas/tables/runs.js';
+import type { Database } from '../db/database.js';
+import { milliseconds } from '../db/milliseconds.js';
+import { runnerMayTake } from './runner-may-take.js';
+
+/**
+ * Gives `runner` the oldest queued run it may take (DESIGN §6), leased to it under
+ * `leaseId` for `leaseTtlMs`, or null when there is none. One statement: the inner select
+ * locks the chosen row `FOR UPDATE SKIP LOCKED`, so concurrent claimers — on any number of
+ * app replicas — pass over a run another claim is taking instead of waiting for it or
+ * taking it too, and never get the same run. Oldest first (by creation, then id) means
+ * FIFO among the runs a runner can take: a run is never starved by newer ones. The
+ * runner's registration is read from its row, so a runner removed meanwhile takes nothing.
+ * Whether it accepts forks is recorded on its row, for the reason a queued run gives.
+ */
+export async function claimNextRun({
+  db,
+  runner,
+  acceptForks,
+  leaseId,
+  leaseTtlMs,
+}: {
+  db: Database;
+  runner: RunnerRow;
+  acceptForks: boolean;
+  leaseId: string;
+  leaseTtlMs: number;
+}): Promise<Run | null> {
+  if (runner.acceptsForks !== acceptForks) {
+    await db.update(runners).set({ acceptsForks: acceptForks }).where(eq(runners.id, runner.id));
+  }
+  const next = db
+    .select({ id: runs.id })
+    .from(runs)
+    .innerJoin(runners, eq(runners.id, runner.id))
+    .where(and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, acceptForks)))
+    .orderBy(asc(runs.createdAt), asc(runs.id))
+    .limit(1)
+    .for('update', { of: runs, skipLocked: true });
+  const [claimed] = await db
+    .update(runs)
+    .set({
+      status: 'running',
+      statusReason: null,
+      leaseId,
+      leaseExpiresAt: sql`now() + ${milliseconds(leaseTtlMs)}`,
+      claimedAt: sql`now()`,
+      runnerName: runner.name,
+      startedAt: null,
+    })
+    .where(and(eq(runs.id, sql`(${next})`), eq(runs.status, 'queued')))
+    .returning();
+  return claimed ?? null;
+}

@@ -1,0 +1,29 @@
+import { eq } from 'drizzle-orm';
+import { runs, type NewRun, type Run } from '../../schemas/tables/runs.js';
+import type { Database } from '../db/database.js';
+
+/**
+ * Inserts a run unless one with the same trigger key exists, and returns the run that
+ * holds the key either way: a redelivered webhook or a retried worker makes no second
+ * run (DESIGN §8). `created` says whether this call made it.
+ */
+export async function createRun({
+  db,
+  run,
+}: {
+  db: Database;
+  run: NewRun;
+}): Promise<{ run: Run; created: boolean }> {
+  const [inserted] = await db
+    .insert(runs)
+    .values(run)
+    .onConflictDoNothing({ target: runs.triggerKey })
+    .returning();
+  if (inserted) return { run: inserted, created: true };
+  // Only a conflict on the trigger key is skipped (a duplicate id raises), so the key is set.
+  const triggerKey = String(run.triggerKey);
+  const [existing] = await db.select().from(runs).where(eq(runs.triggerKey, triggerKey));
+  if (!existing)
+    throw new Error(`The run holding trigger key "${triggerKey}" vanished while run ${run.id} was created`);
+  return { run: existing, created: false };
+}
