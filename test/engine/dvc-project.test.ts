@@ -1,0 +1,61 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+import { runCli, runJson, statuses } from '../helpers/run-cli.js';
+
+const EXAMPLE = join(import.meta.dirname, '../../examples/dvc-get-started');
+
+/** examples/dvc-get-started as committed: dvc.yaml, params.yaml, data, scripts; nothing it makes. */
+function exampleFiles(): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      const rel = relative(EXAMPLE, path);
+      if (
+        ['.fluksio', 'eval', 'model.json', 'data/prepared', 'data/features', 'src/__pycache__'].includes(rel)
+      )
+        continue;
+      if (statSync(path).isDirectory()) walk(path);
+      else files[rel] = readFileSync(path, 'utf8');
+    }
+  };
+  walk(EXAMPLE);
+  return files;
+}
+
+let repo: TestRepo;
+beforeAll(async () => {
+  repo = await makeRepo({ files: exampleFiles() });
+});
+afterAll(async () => {
+  await repo.cleanup();
+});
+
+test('a DVC project of the get-started shape runs unchanged, and a DVC-named param re-runs only what reads it', async () => {
+  const first = await runJson([], { cwd: repo.dir });
+  expect(first.code, first.stderr).toBe(0);
+  expect(statuses(first.report)).toEqual({ prepare: 'ran', featurize: 'ran', train: 'ran', evaluate: 'ran' });
+  expect(first.report.run.params).toMatchObject({ 'featurize.max_features': 100, 'prepare.split': 0.2 });
+  expect(Object.keys(first.report.metrics).sort()).toEqual(['avg_prec', 'roc_auc']);
+  expect(existsSync(join(repo.dir, 'eval/plots/roc.json'))).toBe(true);
+
+  const changed = await runJson(['featurize.max_features=400'], { cwd: repo.dir });
+  expect(changed.code, changed.stderr).toBe(0);
+  expect(statuses(changed.report)).toEqual({
+    prepare: 'cached',
+    featurize: 'ran',
+    train: 'ran',
+    evaluate: 'ran',
+  });
+  expect(changed.report.run.params).toMatchObject({ 'featurize.max_features': 400 });
+
+  const typed = await runCli(['run', 'featurize.max_features=many'], { cwd: repo.dir });
+  expect(typed.code).toBe(2);
+  expect(typed.stderr).toMatch(/Parameter 'featurize.max_features': "many" is not an int/);
+
+  // DVC's own state is neither needed nor touched.
+  expect(existsSync(join(repo.dir, '.dvc'))).toBe(false);
+  expect(await repo.git('status', '--porcelain', '--', 'dvc.yaml', 'params.yaml')).toBe('');
+});
