@@ -59,3 +59,41 @@ test('a DVC project of the get-started shape runs unchanged, and a DVC-named par
   expect(existsSync(join(repo.dir, '.dvc'))).toBe(false);
   expect(await repo.git('status', '--porcelain', '--', 'dvc.yaml', 'params.yaml')).toBe('');
 });
+
+test('foreach and matrix stages run under the names DVC gives them', async () => {
+  const grid = await makeRepo({
+    files: {
+      'dvc.yaml': [
+        'stages:',
+        '  train:',
+        '    foreach: [small, large]',
+        '    do:',
+        '      cmd: mkdir -p models && echo ${item} > models/${item}.txt',
+        '      outs:',
+        '        - models/${item}.txt',
+        '  stage:',
+        '    matrix:',
+        '      a: [0, 1]',
+        '      b: [1]',
+        '    cmd: echo ${item.a}${item.b} > grid-${item.a}-${item.b}.txt',
+        '    outs:',
+        '      - grid-${item.a}-${item.b}.txt',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const result = await runJson([], { cwd: grid.dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(statuses(result.report)).toEqual({
+      'train@small': 'ran',
+      'train@large': 'ran',
+      'stage@0-1': 'ran',
+      'stage@1-1': 'ran',
+    });
+    expect(readFileSync(join(grid.dir, 'models/large.txt'), 'utf8')).toBe('large\n');
+    expect(readFileSync(join(grid.dir, 'grid-1-1.txt'), 'utf8')).toBe('11\n');
+  } finally {
+    await grid.cleanup();
+  }
+});
