@@ -2,7 +2,8 @@
  * The import rules of DESIGN §2 and the README's code map: schemas/ is the leaf,
  * present/ renders from schemas alone, client/ talks to the control plane, store/ sees
  * only schemas/, runner/ and app/ never import each other, local/ is the local run over
- * runner/ and store/, and cli/ and action/ wire everything without importing each other.
+ * runner/ and store/, and cli/ and action/ wire everything without importing each other;
+ * pages/ is browser code that nothing imports.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -99,6 +100,34 @@ module.exports = {
       comment: 'Composition roots are leaves (STYLE habit 15).',
       from: { path: '^cli/' },
       to: { path: '^action/' },
+    },
+    {
+      name: 'pages-is-browser-code',
+      severity: 'error',
+      comment:
+        'pages/ is the browser bundle: it may take types from schemas/ (erased) and browser libraries, nothing that runs on a server.',
+      from: { path: '^pages/' },
+      to: { path: '^(store|runner|app|cli|action|bench)/' },
+    },
+    {
+      name: 'pages-no-node-builtins',
+      severity: 'error',
+      from: { path: '^pages/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'nothing-imports-pages',
+      severity: 'error',
+      comment: 'The bundle is built by scripts/bundle-pages.mjs and served as a file, never imported.',
+      from: { pathNot: '^pages/' },
+      to: { path: '^pages/' },
+    },
+    {
+      name: 'app-pages-stay-out-of-github',
+      severity: 'error',
+      comment: 'The pages serve fluksio ui too: app/pages/ needs neither Probot nor the outbox.',
+      from: { path: '^app/pages/' },
+      to: { path: '^app/(github|routes)/' },
     },
   ],
   options: {

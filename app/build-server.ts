@@ -22,6 +22,12 @@ import { prometheusRoute } from './routes/prometheus-route.js';
 import { runRoutes } from './routes/run-routes.js';
 import { submitRoute } from './routes/submit-route.js';
 import { QuietRequestLogs } from './quiet-request-logs.js';
+import { controlPlanePageGate } from './pages/control-plane-page-gate.js';
+import { readPageAssets } from './pages/page-assets.js';
+import { pageLinkSecret } from './pages/page-link-secret.js';
+import { PageLinkSigner } from './pages/page-link-signer.js';
+import { pageRoutes } from './pages/page-routes.js';
+import { controlPlanePageSource } from './pages/control-plane-page-source.js';
 
 export interface ServerDependencies {
   db: Database;
@@ -37,6 +43,8 @@ export interface ServerDependencies {
    * readiness and metrics are (a `--role worker` process). @defaultValue true
    */
   api?: boolean;
+  /** Signs the run pages' links; by default one keyed by pageLinkSecret(settings). */
+  pageLinks?: PageLinkSigner;
 }
 
 /** What the HTTP API needs of the GitHub App. */
@@ -59,7 +67,8 @@ const DEFAULT_BODY_LIMIT = 64 * 1024;
  * The control plane's HTTP API (DESIGN §6), not yet listening: the runner protocol
  * (claim, heartbeat, start, events, finish, release, cache lookups, blobs), the
  * submitter API (queue, read, cancel runs), health, readiness and Prometheus metrics,
- * and with `github` the GitHub App's webhooks and claim-time git credentials. Every error
+ * the run pages (app/pages/), and with `github` the GitHub App's webhooks and claim-time
+ * git credentials. Every API error
  * is `{ error, field }` JSON. Closing the server ends waiting claims at once and
  * unsubscribes from Redis; the caller closes `db` and `redis`.
  */
@@ -71,6 +80,7 @@ export function buildServer({
   logger,
   github,
   api = true,
+  pageLinks = defaultPageLinks(settings, logger),
 }: ServerDependencies): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -160,5 +170,19 @@ export function buildServer({
   submitRoute(app, context);
   runRoutes(app, context);
   if (github) githubWebhookRoute(app, github.webhooks);
+  pageRoutes(app, {
+    source: controlPlanePageSource(db),
+    gate: controlPlanePageGate({ db, signer: pageLinks }),
+    assets: () => readPageAssets(),
+  });
   return app;
+}
+
+function defaultPageLinks(settings: ControlPlaneSettings, logger: Logger): PageLinkSigner {
+  const { secret, shared } = pageLinkSecret(settings);
+  if (!shared)
+    logger.warn(
+      'FLUKSIO_PAGES_SECRET is not set and no GitHub App is configured: signed page links last until this process stops',
+    );
+  return new PageLinkSigner(secret, settings.pageLinkTtlMs);
 }

@@ -100,6 +100,19 @@ export interface ControlPlaneSettings {
    */
   maxBlobBytes: number;
   /**
+   * The key that signs the run pages' links in check runs and comments
+   * (`FLUKSIO_PAGES_SECRET`, at least 32 characters); unset, it is derived from the GitHub
+   * App's private key, and without an App made anew at each start (links then die with
+   * the process, and replicas do not share them).
+   * @defaultValue null
+   */
+  pagesSecret: string | null;
+  /**
+   * How long a signed page link stays valid (`FLUKSIO_PAGE_LINK_TTL`).
+   * @defaultValue 30 days
+   */
+  pageLinkTtlMs: number;
+  /**
    * pino log level (`LOG_LEVEL`).
    * @defaultValue 'info'
    */
@@ -223,6 +236,8 @@ const EnvSettings = z.object({
   FLUKSIO_CLONE_HOSTS: hostList.default(['github.com']),
   FLUKSIO_METRICS_TOKEN: z.string().optional(),
   FLUKSIO_MAX_BLOB_SIZE: size.default(10 * 2 ** 30),
+  FLUKSIO_PAGES_SECRET: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
+  FLUKSIO_PAGE_LINK_TTL: duration.default(30 * 86_400_000),
   APP_ID: z
     .string()
     .regex(/^\d{1,15}$/, { error: (issue) => `"${String(issue.input)}" is not a GitHub App id (a number)` })
@@ -307,6 +322,8 @@ export function readControlPlaneSettings(
     cloneHosts: vars.FLUKSIO_CLONE_HOSTS,
     metricsToken: vars.FLUKSIO_METRICS_TOKEN ?? null,
     maxBlobBytes: vars.FLUKSIO_MAX_BLOB_SIZE,
+    pagesSecret: vars.FLUKSIO_PAGES_SECRET ?? null,
+    pageLinkTtlMs: vars.FLUKSIO_PAGE_LINK_TTL,
     logLevel: vars.LOG_LEVEL,
     github,
   };

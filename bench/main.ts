@@ -3,6 +3,7 @@ import { benchControlPlane } from './control-plane-bench.js';
 import { benchCacheKeys, benchCodeDigest, benchExample } from './engine-bench.js';
 import { benchGitHub } from './github-bench.js';
 import { benchHostile } from './hostile-bench.js';
+import { benchPages } from './pages-bench.js';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<void>> = {
@@ -12,6 +13,7 @@ const suites: Record<string, () => Promise<void>> = {
   'control-plane': benchControlPlane,
   github: benchGitHub,
   hostile: benchHostile,
+  pages: benchPages,
 };
 console.log(`fluksio benchmarks · node ${process.version} · ${new Date().toISOString()}`);
 for (const [name, suite] of Object.entries(suites)) {

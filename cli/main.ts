@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { processIo, type CliIo } from '../present/terminal/cli-io.js';
 import { UsageError } from '../present/terminal/usage-error.js';
+import packageJson from '../package.json' with { type: 'json' };
 
 /** Exit codes of DESIGN §9. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -39,6 +40,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .description(
       'Continuous integration for machine-learning experiments: cached stage graphs, metrics, diffs.',
     )
+    .version(packageJson.version, '-V, --version', 'print the version of fluksio')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -64,10 +66,12 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('runs')
-    .description('List the runs of this pipeline, newest first')
+    .description("List the runs of this pipeline, newest first (--remote: the control plane's)")
     .option('--limit <n>', 'how many', '20')
     .option('--json', 'print JSON')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .option('--remote', "this repository's runs on the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)")
+    .option('--url <url>', 'the runs on the control plane at this URL')
     .action(async (options) =>
       setCode(await (await import('./commands/runs-command.js')).runsCommand(options, io)),
     );
@@ -81,8 +85,29 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--url <url>', 'a run of the control plane at this URL (API token from FLUKSIO_TOKEN)')
     .option('--remote', 'a run of the control plane at FLUKSIO_URL')
-    .action(async (run: string, options) =>
-      setCode(await (await import('./commands/show-command.js')).showCommand(run, options, io)),
+    .option('--web', "open the run's page in a browser instead (as fluksio ui RUN)")
+    .action(async (run: string, options: { web?: boolean; pipeline?: string; json?: boolean }) =>
+      setCode(
+        options.web
+          ? await (await import('./commands/ui-command.js')).uiCommand(run, options, io)
+          : await (await import('./commands/show-command.js')).showCommand(run, options, io),
+      ),
+    );
+
+  program
+    .command('ui')
+    .description("Serve this project's run pages on 127.0.0.1 and open a run's page (the newest by default)")
+    .argument('[run]', 'a run id or a unique prefix of one')
+    .option('--port <n>', 'the port to listen on (default: a free one)')
+    .option('--no-open', 'print the address without opening a browser')
+    .option('--json', 'print {url, sweepUrl} as JSON')
+    .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .addHelpText(
+      'after',
+      '\nThe address carries a secret made for this process (as Jupyter does): without it the pages answer 403.',
+    )
+    .action(async (run: string | undefined, options) =>
+      setCode(await (await import('./commands/ui-command.js')).uiCommand(run, options, io)),
     );
 
   program
@@ -116,6 +141,8 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .argument('[other]', 'the run to compare against')
     .option('--json', 'print JSON')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .option('--remote', 'runs of the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)')
+    .option('--url <url>', 'runs of the control plane at this URL')
     .action(async (run: string, other: string | undefined, options) =>
       setCode(await (await import('./commands/diff-command.js')).diffCommand(run, other, options, io)),
     );
@@ -150,9 +177,10 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('cancel')
-    .description('Cancel a run on the control plane')
-    .argument('<run>', 'the run id')
+    .description('Cancel a run on the control plane and wait for it to end')
+    .argument('<run>', 'a run id or a unique prefix of one')
     .option('--json', 'print JSON')
+    .option('--wait <seconds>', 'how long to wait for the run to end (0: do not wait)', '60')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
     .action(async (run: string, options) =>
       setCode(await (await import('./commands/cancel-command.js')).cancelCommand(run, options, io)),
@@ -161,7 +189,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
   program
     .command('pull')
     .description("Download a run's outputs from the control plane, verified")
-    .argument('<run>', 'the run id')
+    .argument('<run>', 'a run id or a unique prefix of one')
     .argument('[out]', 'one output path (default: all)')
     .option('--to <dir>', 'where to write them (default: here)')
     .option('--force', 'replace files that exist with other contents')
@@ -270,9 +298,16 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('gc')
-    .description('Drop old runs, cache entries and blobs nothing references')
+    .description(
+      "Drop old runs, cache entries and blobs nothing references: this project's .fluksio/, or the control plane's store",
+    )
     .option('--keep-days <n>', 'keep what is younger than this', '30')
     .option('--json', 'print JSON')
+    .option('--pipeline <path>', 'the pipeline file whose store to collect (default: fluksio.yml here)')
+    .option(
+      '--server',
+      "the control plane's store on its host (the default when DATABASE_URL or FLUKSIO_DATA_DIR is set)",
+    )
     .action(async (options) =>
       setCode(await (await import('./commands/gc-command.js')).gcCommand(options, io)),
     );

@@ -1,3 +1,4 @@
+import { RunListReply } from '../schemas/protocol/run-list.js';
 import type { z } from 'zod';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -222,6 +223,20 @@ export class ControlPlaneClient {
       headers: { 'idempotency-key': idempotencyKey },
     });
     return this.http.parse(response, RemoteRunReport, `POST ${path}`);
+  }
+
+  /**
+   * The newest runs of the repositories the token reaches (or of one of them), optionally
+   * those whose id starts with `prefix`: `fluksio runs --remote`, and short ids resolved.
+   */
+  async listRuns(
+    query: { repository?: string; prefix?: string; limit: number },
+    call: CallOptions = {},
+  ): Promise<RunListReply['runs']> {
+    const params = new URLSearchParams({ limit: String(query.limit) });
+    if (query.repository !== undefined) params.set('repository', query.repository);
+    if (query.prefix !== undefined) params.set('prefix', query.prefix);
+    return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
   }
 
   /** A run as the control plane has it now: its state, stages, metrics and annotations. */

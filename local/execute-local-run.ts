@@ -12,6 +12,7 @@ import type { EventSink } from '../runner/ports.js';
 import { runPipeline, type RunOutcome } from '../runner/run-pipeline.js';
 import type { RunDetail } from '../store/get-run-detail.js';
 import { teeSinks } from '../runner/tee-sinks.js';
+import type { Run } from '../schemas/tables/runs.js';
 import { localRunRow } from './local-run-row.js';
 import { LocalRunRecorder } from './local-run-recorder.js';
 import { LOCAL_REPOSITORY, type LocalState } from './local-state.js';
@@ -48,6 +49,12 @@ export interface LocalRunOptions {
    * @defaultValue the first-parent ancestry of the run's commit
    */
   baselineCommits?(stamp: Stamp): Promise<string[]>;
+  /**
+   * A sweep member's baseline: the sweep's, found for its first member, so that every
+   * member is compared with the same run and never with another member.
+   * @defaultValue looked up for this run
+   */
+  sweepBaseline?: { run: Run | null };
 }
 
 /** A finished local run: its report, its rows, and what the engine said about it. */
@@ -55,6 +62,8 @@ export interface LocalRunResult {
   report: RunReport;
   detail: RunDetail;
   outcome: RunOutcome;
+  /** The run it was compared with (fixed in its journal); null for none. */
+  baseline: Run | null;
 }
 
 /**
@@ -90,14 +99,10 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
   const { runId } = recorder;
   options.onStart?.({ id: runId, stamp });
 
-  // The baseline's ancestry walk is git's work: it runs while the stages do.
-  const ancestry = (
-    options.baselineCommits
-      ? options.baselineCommits(stamp)
-      : stamp.commit
-        ? firstParentCommits(project.workspace.repoRoot, stamp.commit)
-        : Promise.resolve([])
-  ).catch((): string[] => []);
+  // A given ancestry is looked up while the stages run. The default one, the commit's
+  // first parents, is asked of git only when the commit itself has no run to compare
+  // with: a rerun at a commit already run here starts no git process for it.
+  const givenAncestry = options.baselineCommits?.(stamp).catch((): string[] => []) ?? null;
   let outcome: RunOutcome;
   try {
     outcome = await runPipeline({
@@ -121,23 +126,30 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       reason: `fluksio failed: ${messageOf(error)}`,
       metrics: {},
       dirtyReasons: [],
+      baselineRunId: null,
     });
     throw error;
   }
   // Looked up before this run is recorded as one, so it is never its own baseline.
-  const baseline = await state.index.baseline({
-    pipelinePath: project.pipelinePath,
-    commits: await ancestry,
-    paramsDigest: stamp.paramsDigest,
-  });
+  const baselineAt = (commits: readonly string[]) =>
+    state.index.baseline({ pipelinePath: project.pipelinePath, commits, paramsDigest: stamp.paramsDigest });
+  const baseline = options.sweepBaseline
+    ? options.sweepBaseline.run
+    : givenAncestry
+      ? await baselineAt(await givenAncestry)
+      : stamp.commit === null
+        ? null
+        : ((await baselineAt([stamp.commit])) ??
+          (await baselineAt(await firstParentCommits(project.workspace.repoRoot, stamp.commit))));
   await recorder.finish({
     status: outcome.status,
     reason: outcome.reason,
     metrics: outcome.metrics,
     dirtyReasons: outcome.dirtyReasons,
+    baselineRunId: baseline?.id ?? null,
   });
   const detail = await recorder.detail();
-  return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome };
+  return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome, baseline };
 }
 
 function messageOf(error: unknown): string {

@@ -9,6 +9,7 @@ import { MetricPoint } from '../schemas/metric-point.js';
 import { PreviousStage } from '../schemas/previous-stage.js';
 import type { Run } from '../schemas/tables/runs.js';
 import { runFromJson } from '../store/run-from-json.js';
+import { ONE_SHOT_PARSE } from '../schemas/one-shot-parse.js';
 
 /** A cache entry as the index keeps it: with the points its stage streamed in the run that made it. */
 export const IndexedCacheEntry = z.strictObject({ entry: CacheEntry, points: z.array(MetricPoint) });
@@ -36,7 +37,7 @@ export class LocalIndex {
     let found = this.read.get(key);
     if (!found) {
       found = readJson(this.cachePath(key)).then((json) => {
-        const parsed = IndexedCacheEntry.safeParse(json);
+        const parsed = IndexedCacheEntry.safeParse(json, ONE_SHOT_PARSE);
         return parsed.success && parsed.data.entry.key === key ? parsed.data : null;
       });
       this.read.set(key, found);
@@ -46,7 +47,10 @@ export class LocalIndex {
 
   /** The stage's key inputs in the newest run of the pipeline that recorded them, or null. */
   async previousStage(pipelinePath: string, stage: string): Promise<PreviousStage | null> {
-    const parsed = PreviousStage.safeParse(await readJson(this.previousPath(pipelinePath, stage)));
+    const parsed = PreviousStage.safeParse(
+      await readJson(this.previousPath(pipelinePath, stage)),
+      ONE_SHOT_PARSE,
+    );
     return parsed.success ? parsed.data : null;
   }
 
@@ -99,9 +103,13 @@ export class LocalIndex {
     return null;
   }
 
-  /** Records a succeeded run as its commit's newest, for its params and of all. */
+  /**
+   * Records a succeeded run as its commit's newest, for its params and of all. A dirty run
+   * is not recorded: uncommitted code is never another run's baseline (`fluksio diff RUN
+   * DIRTY` still compares with one when asked).
+   */
   async recordSucceededRun(run: Run): Promise<void> {
-    if (run.commit === null || !/^[0-9a-f]+$/.test(run.commit)) return;
+    if (run.dirty || run.commit === null || !/^[0-9a-f]+$/.test(run.commit)) return;
     const commitDir = join(this.baselineDir(run.pipelinePath), run.commit);
     await writeJson(join(commitDir, `${nameOf(run.paramsDigest)}.json`), run);
     await writeJson(join(commitDir, 'newest.json'), run);

@@ -17,6 +17,8 @@ export interface LocalRunEnd {
   metrics: Record<string, number>;
   /** What changed in the code while stages ran: the run is dirty whatever its start said. */
   dirtyReasons: string[];
+  /** The run it is compared with, fixed now; null for none. */
+  baselineRunId: string | null;
 }
 
 /**
@@ -70,6 +72,7 @@ export class LocalRunRecorder {
         metrics: end.metrics,
         dirtyReasons: end.dirtyReasons,
         finishedAt: finishedAt.toISOString(),
+        baselineRunId: end.baselineRunId,
       });
       await this.journal.sync();
     } finally {
@@ -83,6 +86,8 @@ export class LocalRunRecorder {
       ...(end.dirtyReasons.length > 0 ? { dirty: true, dirtyReasons: end.dirtyReasons } : {}),
       finishedAt,
       durationMs: finishedAt.getTime() - (this.run.startedAt ?? this.run.createdAt).getTime(),
+      baselineRunId: end.baselineRunId,
+      baselineFixed: true,
     };
     if (end.status === 'succeeded') await this.index.recordSucceededRun(this.run);
     return this.run;

@@ -69,5 +69,8 @@ export function localRunRow(start: LocalRunStart): Run {
     metricGoals: {},
     checkName: null,
     baseRef: null,
+    baselineCommits: null,
+    baselineRunId: null,
+    baselineFixed: false,
   };
 }

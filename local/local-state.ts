@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import { DiskBlobStore } from '../runner/disk-blob-store.js';
+import { ignoreStateDir } from '../runner/ignore-state-dir.js';
 import type { StageCache } from '../runner/ports.js';
 import { LocalIndex } from './local-index.js';
 import { localStorePaths } from './local-store-paths.js';
@@ -43,7 +44,7 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
     await (await import('./adopt-database-runs.js')).adoptDatabaseRuns(stateDir);
   }
   await mkdir(paths.journalDir, { recursive: true });
-  await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
+  await ignoreStateDir(stateDir);
   const release = await lockStore(paths.journalDir, options.waitMs ?? 120_000);
   if (!existsSync(paths.indexDir)) {
     // The index is derived from the journals: a store without one (deleted, or carried

@@ -3,7 +3,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { formatProblems } from '../schemas/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
-import { validatePipeline } from '../schemas/validate-pipeline.js';
+import { validatePipeline, type ParsedPipelineText } from '../schemas/validate-pipeline.js';
 import { translateDvc } from '../schemas/dvc/translate-dvc.js';
 import { findRepoRoot } from '../runner/find-repo-root.js';
 import { NotAGitRepositoryError } from '../runner/not-a-git-repository-error.js';
@@ -65,10 +65,14 @@ export async function locateProject(pipelineOption: string | undefined, cwd: str
 
 /**
  * Reads and validates the project's pipeline; every problem at once in a UsageError
- * (`fluksio.yml:14: stages.train.params[2]: …`).
+ * (`fluksio.yml:14: stages.train.params[2]: …`). With `parses`, a text read before is not
+ * parsed again (see validatePipeline).
  */
-export async function readProjectPipeline(project: LocalProject): Promise<Pipeline> {
-  return (await readProjectSource(project)).pipeline;
+export async function readProjectPipeline(
+  project: LocalProject,
+  parses?: Map<string, ParsedPipelineText>,
+): Promise<Pipeline> {
+  return (await readProjectSource(project, parses)).pipeline;
 }
 
 /**
@@ -77,6 +81,7 @@ export async function readProjectPipeline(project: LocalProject): Promise<Pipeli
  */
 export async function readProjectSource(
   project: LocalProject,
+  parses?: Map<string, ParsedPipelineText>,
 ): Promise<{ pipeline: Pipeline; notes: string[] }> {
   const { workspace } = project;
   const text = await readFile(project.pipelineFile, 'utf8');
@@ -95,7 +100,7 @@ export async function readProjectSource(
             return existsSync(absolute) ? readFileSync(absolute, 'utf8') : undefined;
           },
         })
-      : { ...validatePipeline(text, context), notes: [] };
+      : { ...validatePipeline(text, context, parses), notes: [] };
   if (!pipeline) throw new UsageError(formatProblems(problems, project.displayPath));
   return { pipeline, notes };
 }

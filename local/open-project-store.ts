@@ -12,6 +12,8 @@ import { LocalDatabaseDamagedError } from '../store/local-database-damaged-error
 import { openLocalDatabase } from '../store/open-local-database.js';
 import type { CliIo } from '../present/terminal/cli-io.js';
 import { UsageError } from '../present/terminal/usage-error.js';
+import { eq } from 'drizzle-orm';
+import { runs } from '../schemas/tables/runs.js';
 import { LocalIndex } from './local-index.js';
 import { indexStageCache, LOCAL_REPOSITORY } from './local-state.js';
 import { localStorePaths } from './local-store-paths.js';
@@ -100,8 +102,17 @@ export async function requireRun(store: ProjectStore, idOrPrefix: string): Promi
   }
 }
 
-/** The baseline of a recorded run (DESIGN §7): nearest first-parent ancestor with a success. */
+/**
+ * The baseline of a recorded run (DESIGN §7): the one fixed when it finished, so a run is
+ * never shown against one made later; for a run from before baselines were fixed, the
+ * nearest first-parent ancestor with a clean success.
+ */
 export async function baselineOf(store: ProjectStore, run: Run): Promise<Run | null> {
+  if (run.baselineFixed) {
+    if (run.baselineRunId === null) return null;
+    const [fixed] = await store.state.db.select().from(runs).where(eq(runs.id, run.baselineRunId));
+    return fixed ?? null;
+  }
   const commits = run.commit ? await firstParentCommits(store.project.workspace.repoRoot, run.commit) : [];
   return findBaseline({
     db: store.state.db,

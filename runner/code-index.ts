@@ -1,7 +1,6 @@
 import { existsSync, lstatSync, type Stats } from 'node:fs';
 import { readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { simpleGit } from 'simple-git';
 import { sha256Hex } from '../schemas/canonical-json.js';
 import { gitFileMode } from './git-file-mode.js';
 import { gitBlobId, gitBlobIdOfFile, type GitObjectFormat } from './git-blob-id.js';
@@ -9,6 +8,7 @@ import { NotAGitRepositoryError } from './not-a-git-repository-error.js';
 import { loadStatCache, StatCache } from './stat-cache.js';
 import { UnsafePathError } from './unsafe-path-error.js';
 import { changedPaths } from './changed-paths.js';
+import { findRepoRoot } from './find-repo-root.js';
 import { listWorkTree, type WorkTreeListing } from './work-tree-listing.js';
 import { resolveWorkspacePath } from './workspace-path.js';
 
@@ -60,7 +60,7 @@ const HASH_BATCH = 32;
  */
 export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions = {}): Promise<CodeIndex> {
   // git names paths from the top of the work tree, which holds `.git`; from anywhere
-  // else, ask git where the top is (one process more).
+  // else, the top is looked for.
   const repoRoot = existsSync(path.join(dir, '.git')) ? dir : await topLevelOf(dir);
   const scanStartedMs = Date.now();
   // git first: it has the most to do, and the rest overlaps it.
@@ -94,6 +94,12 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
  */
 async function defaultStatCacheFile(repoRoot: string): Promise<string | null> {
   const relPath = '.fluksio/code-stat-cache';
+  // Neither component a symlink, as in any store fluksio made: the path is safe as it is,
+  // known from two lstats here rather than the round trips of resolving it while git runs.
+  const components = [`${repoRoot}/.fluksio`, `${repoRoot}/${relPath}`];
+  if (components.every((component) => lstatOrNull(component)?.isSymbolicLink() === false)) {
+    return path.join(path.resolve(repoRoot), relPath);
+  }
   try {
     return await resolveWorkspacePath(repoRoot, relPath);
   } catch (error) {
@@ -248,19 +254,16 @@ async function outsideReason(scan: TreeScan, repoPath: string): Promise<string |
 }
 
 async function topLevelOf(dir: string): Promise<string> {
-  let git;
   try {
-    git = simpleGit({ baseDir: dir });
+    return await findRepoRoot(dir);
   } catch (error) {
-    // simple-git refuses a missing directory with a message that does not name it.
-    throw new Error(`${dir} does not exist or is not a directory; expected the repository to run in`, {
-      cause: error,
-    });
-  }
-  try {
-    return (await git.raw(['rev-parse', '--show-toplevel'])).trim();
-  } catch (error) {
-    throw notARepository(dir, error);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new Error(`${dir} does not exist or is not a directory; expected the repository to run in`, {
+        cause: error,
+      });
+    }
+    throw error;
   }
 }
 

@@ -1,4 +1,4 @@
-import { simpleGit } from 'simple-git';
+import { gitOutput } from './git-output.js';
 
 /**
  * `commit` and its first-parent ancestors, nearest first, at most `limit`: where a
@@ -6,7 +6,7 @@ import { simpleGit } from 'simple-git';
  */
 export async function firstParentCommits(repoRoot: string, commit: string, limit = 200): Promise<string[]> {
   try {
-    const out = await simpleGit({ baseDir: repoRoot }).raw([
+    const out = await gitOutput(repoRoot, [
       'rev-list',
       '--first-parent',
       `--max-count=${limit}`,

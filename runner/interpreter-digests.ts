@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { ONE_SHOT_PARSE } from '../schemas/one-shot-parse.js';
 
 /** What a digest was computed from: a file with other values here has other bytes, or may have. */
 const Remembered = z.strictObject({ stat: z.string(), digest: z.string() });
@@ -63,7 +64,7 @@ export class InterpreterDigests {
       } catch {
         // Absent or damaged: everything is hashed again and the file rewritten.
       }
-      const parsed = RememberedFile.safeParse(raw);
+      const parsed = RememberedFile.safeParse(raw, ONE_SHOT_PARSE);
       if (parsed.success) entries = parsed.data;
     }
     this.known ??= new Map(Object.entries(entries));

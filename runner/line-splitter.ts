@@ -15,7 +15,10 @@ export interface LineSplitterOptions {
 /**
  * Turns the chunks of a byte stream into complete lines. Chunks may split a line or a
  * multi-byte character anywhere; lines end in `\n` or `\r\n` (the ending is not part
- * of the line), and a last line without an ending is delivered by `end()`. A line
+ * of the line), and a last line without an ending is delivered by `end()`. A lone `\r`
+ * (a tqdm bar's redraw) ends a line too, kept at its end: the text before it is delivered
+ * as soon as the next segment begins, so a progress bar is seen while it runs, and
+ * joining such lines without a newline gives back the bytes printed. A line
  * longer than `maxLineBytes` is delivered in pieces so that a stage printing megabytes
  * without a newline (a progress bar redrawn with `\r`, a binary blob) cannot exhaust
  * memory. A NUL byte, which no PostgreSQL text can hold, arrives as U+FFFD (�), as
@@ -44,13 +47,24 @@ export class LineSplitter {
     const parts = withoutNul(this.decoder.write(chunk)).split('\n');
     const last = parts.pop() ?? '';
     for (const part of parts) {
-      const line = stripCarriageReturn(this.pending + part);
-      this.onLine(Buffer.byteLength(line) > this.maxLineBytes ? this.deliverPieces(line) : line, false);
+      const segments = carriageReturnSegments(stripCarriageReturn(this.pending + part));
       this.pending = '';
       this.pendingBytes = 0;
+      for (const line of segments)
+        this.onLine(Buffer.byteLength(line) > this.maxLineBytes ? this.deliverPieces(line) : line, false);
     }
     this.pending += last;
     this.pendingBytes += Buffer.byteLength(last);
+    if (this.pending.indexOf('\r') >= 0 && this.pending.indexOf('\r') < this.pending.length - 1) {
+      // A progress bar redrawn with `\r` reaches the log as it is drawn, each state one
+      // line ending in `\r`; the last segment waits (a `\r` at the very end may be a `\r\n`).
+      const trailing = this.pending.endsWith('\r');
+      const segments = carriageReturnSegments(trailing ? this.pending.slice(0, -1) : this.pending);
+      this.pending = (segments.pop() ?? '') + (trailing ? '\r' : '');
+      this.pendingBytes = Buffer.byteLength(this.pending);
+      for (const line of segments)
+        this.onLine(Buffer.byteLength(line) > this.maxLineBytes ? this.deliverPieces(line) : line, false);
+    }
     if (this.pendingBytes > this.maxLineBytes) {
       // The rest keeps the last character, so a `\r` of a `\r\n` split by the cut stays pending.
       this.pending = this.deliverPieces(this.pending);
@@ -83,6 +97,17 @@ export class LineSplitter {
     }
     return bytes.toString('utf8', start);
   }
+}
+
+/**
+ * A line cut after each lone `\r`, every segment but the last keeping its `\r` (the next
+ * one overwrites it, as on a terminal); a bare `\r` segment is dropped.
+ */
+function carriageReturnSegments(line: string): string[] {
+  if (!line.includes('\r')) return [line];
+  const parts = line.split('\r');
+  const last = parts.pop()!;
+  return [...parts.filter((part) => part !== '').map((part) => `${part}\r`), last];
 }
 
 function stripCarriageReturn(line: string): string {

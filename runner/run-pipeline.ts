@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { Annotation } from '../schemas/annotation.js';
@@ -11,6 +11,7 @@ import { Masker } from './masker.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { CodeView } from './code-view.js';
 import { InterpreterDigests } from './interpreter-digests.js';
+import { ignoreStateDir } from './ignore-state-dir.js';
 import { makePrivateDir } from './private-dir.js';
 import { keyedEnvironment, stageEnvironment } from './stage-environment.js';
 import type { ParsedTraceback } from '../schemas/traceback.js';
@@ -46,8 +47,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
   // the workspace, which a sandbox keeps writable (its /tmp is its own), under a
   // `.fluksio/` that ignores itself, so git and the code digest never see them.
   const stateDir = join(options.workspace.pipelineDir, '.fluksio');
-  await mkdir(stateDir, { recursive: true });
-  await writeFile(join(stateDir, '.gitignore'), '# fluksio local state: runs, cache and blobs\n*\n');
+  await ignoreStateDir(stateDir);
   const privateRoot = await mkdtemp(join(stateDir, 'run-'));
   const abort = new AbortController();
   const cancel = () => abort.abort('cancelled');

@@ -102,9 +102,12 @@ export class StageOutput {
     }
   }
 
-  /** The whole log so far, each line ending in a newline. */
+  /**
+   * The whole log so far, each line ending in a newline but those ended by a lone `\r`
+   * (line-splitter.ts): a progress bar's states stay one terminal line, as printed.
+   */
   fullLog(): string {
-    return this.logged.map(({ line }) => `${line}\n`).join('');
+    return this.logged.map(({ line }) => (line.endsWith('\r') ? line : `${line}\n`)).join('');
   }
 
   /**
@@ -121,8 +124,10 @@ export class StageOutput {
       ...parseTracebacks(lines('stderr'), where),
     ];
     // A traceback printed twice (logged, then raised again) is one problem in the code.
+    // KeyboardInterrupt is the SIGINT fluksio sends to stop a stage (Ctrl-C, a timeout, a
+    // cancel), not a problem in the code: it gets no annotation.
     const seen = new Set<string>();
-    for (const traceback of tracebacks) {
+    for (const traceback of tracebacks.filter((each) => !isInterrupt(each))) {
       const annotation = this.tracebackAnnotation(traceback);
       const key = JSON.stringify([annotation.path, annotation.line, annotation.message]);
       if (!seen.has(key)) this.options.onAnnotation(annotation);
@@ -174,6 +179,11 @@ export class StageOutput {
       title: frame?.path ? `${type} in ${frame.path}` : type,
     };
   }
+}
+
+/** Whether a traceback ends in the KeyboardInterrupt that SIGINT raises in Python. */
+function isInterrupt(traceback: ParsedTraceback): boolean {
+  return /^KeyboardInterrupt\b/.test(traceback.message);
 }
 
 /** A metric's name is a key of the stored series: long enough for any real name. */

@@ -29,6 +29,9 @@ export interface LoadedStatCache {
 /** The start of the file's second line: its layout, then the object format its ids are in. */
 const HEADER = 'fluksio-stat-cache 3';
 
+/** A save drops stale entries once they are more than 1/STALE_SHARE of the fresh ones. */
+const STALE_SHARE = 4;
+
 /** Numbers kept per file: inode, size, mtimeMs, ctimeMs. */
 const STAT_FIELDS = 4;
 
@@ -104,7 +107,8 @@ function statCacheBytes(entries: LoadedStatCache): Buffer {
  * file of the same mode); git's own index is not asked, so `core.trustctime`,
  * `core.checkStat` or an index refreshed by someone else change nothing. One scan's
  * matches and new entries become the next file on `save`: entries of files gone or
- * changed are dropped.
+ * changed are dropped then, or kept (they cannot match) while they are few and nothing
+ * else is new.
  */
 export class StatCache {
   private readonly known: LoadedStatCache;
@@ -235,8 +239,14 @@ export class StatCache {
    * asks in that order.
    */
   async save(order: readonly string[] = []): Promise<void> {
-    const unchanged = this.added.paths.length === 0 && this.hitCount === this.hits.length;
-    if (this.file === null || (unchanged && !this.outOfOrder)) return;
+    // An entry this scan did not find unchanged can only miss again (its file is gone or
+    // has another stat now): left in place it costs the next scans an lstat each, while
+    // rewriting the whole file costs a scan of a tree with one edited file more than its
+    // edit. So the file is rewritten when the scan learnt something, and else only
+    // once such stale entries pass a quarter of the rest.
+    const stale = this.hits.length - this.hitCount;
+    const learnt = this.added.paths.length > 0 || this.outOfOrder;
+    if (this.file === null || (!learnt && stale * STALE_SHARE <= this.hitCount)) return;
     const kept = new Map<string, { value: string; stats: ArrayLike<number> }>();
     this.hits.forEach((hit, entry) => {
       if (hit === 0) return;

@@ -45,3 +45,16 @@ export function formatParams(params: Readonly<Record<string, ParamValue>>): stri
 export function short(text: string | null | undefined, length = 12): string {
   return text ? text.replace(/^sha256:/, '').slice(0, length) : '–';
 }
+
+/** A size for people: `512 B`, `3.2 MiB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -25,6 +25,11 @@ const RunFinished = z.strictObject({
   /** Key inputs that changed while stages ran (absent in journals written before). */
   dirtyReasons: z.array(z.string()).default([]),
   finishedAt: z.iso.datetime(),
+  /**
+   * The run it was compared with when it ended, fixed from then on; null for none. Absent
+   * in journals written before baselines were fixed (then looked up when shown).
+   */
+  baselineRunId: z.string().nullable().optional(),
 });
 
 /**

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { checkPipelineRules, type PipelineContext } from './pipeline-rules.js';
 import { Pipeline } from './pipeline.js';
 import { formatPath, type Problem } from './problem.js';
+import { ONE_SHOT_PARSE } from './one-shot-parse.js';
 
 export interface PipelineValidation {
   /** The pipeline with defaults filled in, or null when anything is wrong. */
@@ -12,16 +13,45 @@ export interface PipelineValidation {
 }
 
 /**
+ * A pipeline text read as YAML and by the schema: everything validatePipeline checks
+ * that depends on the text alone. Problems found here end the check; a valid one still
+ * has the rules that look at the repository to pass.
+ */
+export type ParsedPipelineText =
+  | { problems: Problem[] }
+  | { problems: null; pipeline: Pipeline; lineOf(path: readonly PropertyKey[]): number | undefined };
+
+/**
  * Reads a `fluksio.yml` text and checks it completely: YAML syntax, the schema, then
  * the rules that need the whole file (DESIGN §3: interpolation, unknown params,
  * paths, duplicate outs, cycles, deps that exist). Returns all problems at once.
+ * `parses` keeps each text's parse: a text checked again (as `fluksio run` does once it
+ * holds the store) only has its rules checked again, against the repository as it is now.
  */
-export function validatePipeline(text: string, context: PipelineContext): PipelineValidation {
+export function validatePipeline(
+  text: string,
+  context: PipelineContext,
+  parses?: Map<string, ParsedPipelineText>,
+): PipelineValidation {
+  let parsed = parses?.get(text);
+  if (parsed === undefined) {
+    parsed = parsePipelineText(text);
+    parses?.set(text, parsed);
+  }
+  if (parsed.problems !== null) return { pipeline: null, problems: parsed.problems };
+  const { pipeline, lineOf } = parsed;
+  const problems = checkPipelineRules(pipeline, context).map((problem) => ({
+    ...problem,
+    line: lineOf(problem.path.split(/\.|\[(\d+)\]/).filter((part) => part)),
+  }));
+  return problems.length > 0 ? { pipeline: null, problems } : { pipeline, problems: [] };
+}
+
+function parsePipelineText(text: string): ParsedPipelineText {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document.errors.length > 0) {
     return {
-      pipeline: null,
       problems: document.errors.map((error) => ({
         path: '',
         message: `YAML syntax error: ${error.message.split('\n')[0]}`,
@@ -29,19 +59,10 @@ export function validatePipeline(text: string, context: PipelineContext): Pipeli
       })),
     };
   }
-  const parsed = Pipeline.safeParse(document.toJS() ?? {});
+  const parsed = Pipeline.safeParse(document.toJS() ?? {}, ONE_SHOT_PARSE);
   const lineOf = (path: readonly PropertyKey[]) => lineOfPath(document, lineCounter, path);
-  if (!parsed.success) {
-    return {
-      pipeline: null,
-      problems: parsed.error.issues.map((issue) => toProblem(issue, lineOf)),
-    };
-  }
-  const problems = checkPipelineRules(parsed.data, context).map((problem) => ({
-    ...problem,
-    line: lineOf(problem.path.split(/\.|\[(\d+)\]/).filter((part) => part)),
-  }));
-  return problems.length > 0 ? { pipeline: null, problems } : { pipeline: parsed.data, problems: [] };
+  if (!parsed.success) return { problems: parsed.error.issues.map((issue) => toProblem(issue, lineOf)) };
+  return { problems: null, pipeline: parsed.data, lineOf };
 }
 
 function toProblem(
@@ -54,12 +75,33 @@ function toProblem(
     message = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   } else if (issue.code === 'invalid_key') {
     message = `"${String(path.at(-1))}" is not a valid name: ${issue.issues.map((inner) => inner.message).join('; ')}`;
-  } else if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) {
-    message = `is required (${issue.message.replace(/^Invalid input: /, '').replace(/, received undefined$/, '')})`;
+  } else if (issue.code === 'invalid_type') {
+    const expected = describeType(issue.expected);
+    const received = /received (\w+)/.exec(issue.message)?.[1];
+    message =
+      received === undefined || received === 'undefined'
+        ? `is missing: write ${expected} here`
+        : `is ${describeType(received)}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, '');
   }
   return { path: formatPath(path), message, line: lineOf(path) };
+}
+
+/** Zod's name of a type as a YAML author reads it. */
+const TYPE_WORDS: Record<string, string> = {
+  record: 'a mapping (name: value, one per line)',
+  object: 'a mapping (key: value, one per line)',
+  array: 'a list ([a, b] or "- a" lines)',
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  null: 'empty (null)',
+};
+
+function describeType(name: string): string {
+  return TYPE_WORDS[name] ?? name;
 }
 
 /** The 1-based line of the node at `path`, or of its nearest existing parent. */

@@ -89,6 +89,7 @@ export async function applyLocalJournal({
             metrics: record.metrics,
             dirtyReasons: record.dirtyReasons,
             finishedAt: new Date(record.finishedAt),
+            ...(record.baselineRunId === undefined ? {} : { baselineRunId: record.baselineRunId }),
           });
           break;
       }

@@ -1,11 +1,11 @@
-import { and, asc, desc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import { runs, type Run } from '../schemas/tables/runs.js';
 import type { Database } from './database.js';
 
 /**
  * The run a new run's metrics are compared against (DESIGN §7): a `succeeded` run of the
  * same pipeline at the first of `commits` (nearest first, e.g. a first-parent walk from
- * the merge-base) that has one, other than the run itself. Among that commit's runs, one
+ * the merge-base) that has one, other than the run itself and never a dirty run. Among that commit's runs, one
  * with equal params wins, then the newest. Null when no listed commit has one.
  */
 export async function findBaseline({
@@ -14,6 +14,7 @@ export async function findBaseline({
   pipelinePath,
   commits,
   excludeRunId,
+  excludeGroupId = null,
   paramsDigest,
 }: {
   db: Database;
@@ -21,6 +22,8 @@ export async function findBaseline({
   pipelinePath: string;
   commits: readonly string[];
   excludeRunId: string;
+  /** A sweep's members are never each other's baseline: they share the sweep's. */
+  excludeGroupId?: string | null;
   paramsDigest: string;
 }): Promise<Run | null> {
   if (commits.length === 0) return null;
@@ -37,7 +40,10 @@ export async function findBaseline({
         eq(runs.pipelinePath, pipelinePath),
         inArray(runs.commit, [...commits]),
         eq(runs.status, 'succeeded'),
+        // Uncommitted code is never another run's baseline.
+        eq(runs.dirty, false),
         ne(runs.id, excludeRunId),
+        excludeGroupId === null ? undefined : or(isNull(runs.groupId), ne(runs.groupId, excludeGroupId)),
       ),
     )
     .orderBy(

@@ -16,6 +16,7 @@ export async function finishRun({
   metrics,
   dirtyReasons = [],
   finishedAt,
+  baselineRunId,
 }: {
   db: Database;
   runId: string;
@@ -25,6 +26,8 @@ export async function finishRun({
   /** What changed in the code while stages ran: makes the run dirty (its start stamp said otherwise). */
   dirtyReasons?: string[];
   finishedAt?: Date;
+  /** The baseline fixed at the end (null: none); undefined leaves it unfixed. */
+  baselineRunId?: string | null;
 }): Promise<Run | null> {
   const finished = finishedAt ? sql`${finishedAt.toISOString()}::timestamptz` : sql`now()`;
   const [run] = await db
@@ -34,6 +37,7 @@ export async function finishRun({
       statusReason: reason,
       metrics,
       ...(dirtyReasons.length > 0 ? { dirty: true, dirtyReasons } : {}),
+      ...(baselineRunId === undefined ? {} : { baselineRunId, baselineFixed: true }),
       finishedAt: finished,
       durationMs: sql`extract(epoch from (${finished} - ${runs.startedAt})) * 1000`,
     })

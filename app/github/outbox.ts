@@ -16,6 +16,7 @@ import { OutboxRateLimitGate } from './outbox-rate-limit-gate.js';
 import { keepJobScheduled } from '../keep-job-scheduled.js';
 import { permanentGitHubRefusal } from './permanent-github-refusal.js';
 import { syncCheckRun, type SyncLater } from './sync-check-run.js';
+import type { PageLinkSigner } from '../pages/page-link-signer.js';
 import type { SyncContext } from './sync-context.js';
 import { syncGroupComment } from './sync-group-comment.js';
 import { syncNotice } from './sync-notice.js';
@@ -40,6 +41,11 @@ export interface GitHubOutboxSettings {
   checkName: string;
   /** The control plane's public URL: check runs link to `<it>/api/v1/runs/<id>`. */
   apiBaseUrlForLinks: string;
+  /**
+   * Signs links to the run pages, for the check run's details and the sweep comment.
+   * @defaultValue null (check runs link to the JSON API)
+   */
+  pageLinks: PageLinkSigner | null;
   /**
    * A running run's check run is refreshed at most this often (DESIGN §8); queued and
    * completed states go out at once.
@@ -104,6 +110,7 @@ const DEFAULT_SETTINGS = {
   maxRetryDelayMs: 300_000,
   enqueueTimeoutMs: 2_000,
   concurrency: 8,
+  pageLinks: null,
 } satisfies Omit<GitHubOutboxSettings, 'apiBaseUrlForLinks'>;
 
 /**
@@ -265,6 +272,7 @@ export class GitHubOutbox {
       uncertain: job.attemptsMade > 0 || job.attemptsStarted > 1,
       checkName: this.settings.checkName,
       apiBaseUrlForLinks: this.settings.apiBaseUrlForLinks,
+      pageLinks: this.settings.pageLinks,
       inProgressRefreshMs: this.settings.inProgressRefreshMs,
       baselineCommits: this.baselineCommits,
       logger: this.options.logger,

@@ -73,6 +73,8 @@ export interface CheckRunInput {
   serverUrl: string;
   tracebacks: { stage: string; text: string }[];
   checkName: string;
+  /** An image of the main metric's curves against the baseline's (a signed link), shown under the metrics. */
+  chart?: { metric: string; url: string } | null;
 }
 
 /** Lines of a failing stage's output and of a traceback shown in the summary. */
@@ -172,6 +174,7 @@ function summaryOf(input: CheckRunInput): string {
   lines.push(...stampLines(input), '');
   lines.push(...failureLines(input));
   lines.push(...metricLines(input), '');
+  if (input.chart) lines.push(`![${escapeMarkdown(input.chart.metric)} curves](${input.chart.url})`, '');
   lines.push('### Stages', '');
   if (input.stages.length === 0) {
     lines.push(run.status === 'queued' ? 'No stage has started yet.' : 'No stage has reported yet.');

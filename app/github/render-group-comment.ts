@@ -19,6 +19,8 @@ export interface GroupCommentInput {
   goals: MetricGoals;
   /** The swept keys, in the order given. */
   swept: string[];
+  /** The sweep's page (a signed link), linked under the heading; null without one. */
+  sweepUrl?: string | null;
 }
 
 /**
@@ -42,7 +44,13 @@ export function findGroupMarker(body: string): string | null {
  * its status, each goal metric) with the best value of each metric among succeeded runs
  * marked, bounded to GitHub's comment limit.
  */
-export function renderGroupComment({ groupId, runs, goals, swept }: GroupCommentInput): string {
+export function renderGroupComment({
+  groupId,
+  runs,
+  goals,
+  swept,
+  sweepUrl = null,
+}: GroupCommentInput): string {
   const metrics = Object.keys(goals);
   const rows = [...runs].sort(
     (a, b) =>
@@ -61,6 +69,7 @@ export function renderGroupComment({ groupId, runs, goals, swept }: GroupComment
     groupMarker(groupId),
     `### fluksio sweep: ${finished} of ${rows.length} runs finished`,
     '',
+    ...(sweepUrl ? [`[Compare the runs on the sweep's page](${sweepUrl})`, ''] : []),
     `| ${header.join(' | ')} |`,
     `|${align.join('|')}|`,
   ];
@@ -83,6 +92,7 @@ export function renderGroupComment({ groupId, runs, goals, swept }: GroupComment
     metrics.length > 0
       ? '🏆 marks the best value of each metric among the runs that succeeded. Each run has its own check run.'
       : 'The pipeline declares no metric goals, so no metric is compared. Each run has its own check run.',
+    'Cancel with `/fluksio cancel` (all of them) or `/fluksio cancel <run-id>`.',
   );
   return fitMarkdown(lines.join('\n'), MAX_COMMENT_BODY, "each run's check run and `fluksio show <run>`");
 }

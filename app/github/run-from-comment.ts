@@ -19,7 +19,7 @@ import { renderApprovalNeeded, renderQueued, renderRejection, renderShaRefused }
  * the commit a maintainer reviewed, and in the fork's own trust domain. The pipeline at
  * that commit is read and validated, the params resolved against it (a sweep is a group
  * of at most 32 runs); anything wrong is a reply saying exactly what and 😕, with no run.
- * Queued runs get 🚀 and a reply listing them.
+ * Queued runs get 🚀 and a reply listing them; a sweep's listing is its comparison comment.
  */
 export async function runFromComment(
   work: GitHubWork,
@@ -98,6 +98,9 @@ export async function runFromComment(
     requestedBy: commenter,
   });
   await thread.react('rocket');
+  // A sweep's one answer is its comparison comment, edited in place as its runs go from
+  // queued to finished (sync-group-comment.ts): a reply here would be a second comment.
+  if (runs.length > 1) return;
   await thread.reply(
     renderQueued({
       runs: runs.map((run) => ({

@@ -12,6 +12,8 @@ import { InstallationGitCredentials } from './installation-git-credentials.js';
 import { GitHubOutbox } from './outbox.js';
 import { startDeliveryWorker } from './start-delivery-worker.js';
 import { webhookIntake } from './webhook-intake.js';
+import { pageLinkSecret } from '../pages/page-link-secret.js';
+import { PageLinkSigner } from '../pages/page-link-signer.js';
 
 /** The GitHub App of a running control plane. */
 export interface GitHubApp {
@@ -47,7 +49,10 @@ export async function startGitHubApp({
    * only stores and enqueues deliveries and enqueues outbox jobs (`--role web`). @defaultValue true
    */
   workers?: boolean;
-  settings: Pick<ControlPlaneSettings, 'redisUrl' | 'queuePrefix' | 'sweepIntervalMs' | 'onlineWindowMs'>;
+  settings: Pick<
+    ControlPlaneSettings,
+    'redisUrl' | 'queuePrefix' | 'sweepIntervalMs' | 'onlineWindowMs' | 'pagesSecret' | 'pageLinkTtlMs'
+  >;
   github: GitHubAppSettings;
   /** Rung once runs are queued, so waiting runners claim them at once. */
   ringDoorbell(): Promise<void>;
@@ -69,7 +74,15 @@ export async function startGitHubApp({
       redisUrl: settings.redisUrl,
       queuePrefix: settings.queuePrefix,
       github: (installationId) => probot.auth(installationId),
-      settings: { checkName: github.checkName, apiBaseUrlForLinks: github.publicUrl },
+      settings: {
+        checkName: github.checkName,
+        apiBaseUrlForLinks: github.publicUrl,
+        // Keyed as buildServer keys the pages' gate (page-link-secret.ts), so the links open.
+        pageLinks: new PageLinkSigner(
+          pageLinkSecret({ pagesSecret: settings.pagesSecret, github }).secret,
+          settings.pageLinkTtlMs,
+        ),
+      },
       logger: log,
     });
     closers.push(() => outbox.close());

@@ -4,6 +4,7 @@ import { findGitHubCheck } from '../../store/find-github-check.js';
 import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
 import { markOutboxSent } from '../../store/mark-outbox-sent.js';
 import { recordCheckRunProgress } from '../../store/record-check-run-progress.js';
+import { mainMetric } from '../pages/main-metric.js';
 import { outboxBaseline } from './outbox-baseline.js';
 import { renderCheckRun } from './render-check-run.js';
 import type { SyncContext } from './sync-context.js';
@@ -36,25 +37,41 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
       if (refreshAt > Date.now()) return { refreshAt };
     }
     const octokit = await context.github(check.installationId);
-    const runUrl = `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/api/v1/runs/${encodeURIComponent(run.id)}`;
+    const base = context.apiBaseUrlForLinks.replace(/\/+$/, '');
+    // The run's page, openable by whoever GitHub shows the check run to until the link expires.
+    const runUrl = context.pageLinks
+      ? `${base}/runs/${encodeURIComponent(run.id)}?${context.pageLinks.sign(run.repository)}`
+      : `${base}/api/v1/runs/${encodeURIComponent(run.id)}`;
+    const baseline = await outboxBaseline({
+      db,
+      octokit,
+      run,
+      cache: context.baselineCommits,
+      logger: context.logger,
+    });
+    const metric = mainMetric(detail.series, run.metricGoals);
     const rendered = renderCheckRun({
       run,
       stages: detail.stages,
       annotations: detail.annotations,
       metrics: metricsSoFar(detail),
-      baseline: await outboxBaseline({
-        db,
-        octokit,
-        run,
-        cache: context.baselineCommits,
-        logger: context.logger,
-      }),
+      baseline,
       series: detail.series,
       goals: run.metricGoals,
       runner: run.runnerName,
       serverUrl: context.apiBaseUrlForLinks.replace(/\/+$/, ''),
       tracebacks: tracebacksOf(detail),
       checkName: check.name,
+      chart:
+        context.pageLinks && metric !== null
+          ? {
+              metric,
+              url: `${base}/pages/charts/runs/${encodeURIComponent(run.id)}/curves.svg?${new URLSearchParams({
+                metric,
+                ...(baseline ? { baseline: baseline.run.id } : {}),
+              }).toString()}&${context.pageLinks.sign(run.repository)}`,
+            }
+          : null,
     });
     await syncCheckRunOutput({
       octokit,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Database } from '../../store/database.js';
+import type { PageLinkSigner } from '../pages/page-link-signer.js';
 import type { BaselineCommits } from './outbox-baseline.js';
 import type { OutboxOctokit } from './outbox-octokit.js';
 
@@ -17,6 +18,8 @@ export interface SyncContext {
   checkName: string;
   /** The control plane's URL that check runs link to (`<it>/api/v1/runs/<id>`). */
   apiBaseUrlForLinks: string;
+  /** Signs the run pages' links (`<apiBaseUrlForLinks>/runs/<id>?exp=…&sig=…`); null links to the API. */
+  pageLinks: PageLinkSigner | null;
   inProgressRefreshMs: number;
   /** Baseline commits per run id, kept across syncs by the outbox. */
   baselineCommits: Map<string, BaselineCommits>;

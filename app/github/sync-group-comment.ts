@@ -29,6 +29,10 @@ export async function syncGroupComment(context: SyncContext, groupId: string): P
       runs: runs.map((run) => ({ run, metrics: run.metrics, checkName: run.checkName ?? context.checkName })),
       goals: runs[0]?.metricGoals ?? {},
       swept: sweptKeys(runs),
+      sweepUrl:
+        context.pageLinks && runs[0]
+          ? `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/groups/${encodeURIComponent(groupId)}?${context.pageLinks.sign(runs[0].repository)}`
+          : null,
     });
     const octokit = await context.github(comment.installationId);
     const { owner, repo } = repositoryParams(comment.repository);

@@ -15,6 +15,7 @@ import type { LeasedWriteReply } from '../../schemas/protocol/leased-write-reply
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { applyLeasedEvents } from '../../store/apply-leased-events.js';
 import { finishLeasedRun } from '../../store/finish-leased-run.js';
+import { fixRunBaseline } from '../../store/fix-run-baseline.js';
 import { heartbeatRun } from '../../store/heartbeat-run.js';
 import { releaseLeasedRun } from '../../store/release-leased-run.js';
 import { startLeasedRun } from '../../store/start-leased-run.js';
@@ -114,6 +115,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       dirtyReasons: body.dirtyReasons,
     });
     if (!run) throw staleLease(runId);
+    await fixRunBaseline({ db, run });
     request.log.info({ runId, status: run.status }, 'run finished');
     context.onRunChanged?.(runId);
     return { status: run.status } satisfies LeasedWriteReply;

@@ -7,7 +7,10 @@ import type { StageLogReply } from '../../schemas/protocol/stage-log-reply.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
+import { RunListQuery, type RunListReply } from '../../schemas/protocol/run-list.js';
+import { getBaselineRun } from '../../store/get-baseline-run.js';
 import { getStageLog } from '../../store/get-stage-log.js';
+import { listVisibleRuns } from '../../store/list-visible-runs.js';
 import { requestCancel } from '../../store/request-cancel.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
 import { HttpError } from '../http/http-error.js';
@@ -21,7 +24,8 @@ import { toRemoteRunReport } from '../to-remote-run-report.js';
 const LogParams = RunIdParams.extend({ stage: z.string().min(1).max(200) });
 
 /**
- * What a submitter reads about a run, and cancel: `GET /api/v1/runs/:id` (RemoteRunReport),
+ * What a submitter reads about a run, and cancel: `GET /api/v1/runs` (the newest runs of
+ * the token's repositories, optionally by id prefix), `GET /api/v1/runs/:id` (RemoteRunReport),
  * `/metrics` (the streamed series), `/logs/:stage` (a stage's whole log) and `POST
  * /api/v1/runs/:id/cancel`. A run of a repository the token does not reach is answered as
  * unknown (404), so a token learns nothing about other repositories' runs.
@@ -48,11 +52,46 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     return detail;
   }
 
+  async function reportOf(run: Run): Promise<RemoteRunReport> {
+    const detail = await detailOf(run);
+    return toRemoteRunReport(detail, await getBaselineRun({ db, run: detail.run }));
+  }
+
+  app.get('/api/v1/runs', { onRequest: readAuth.onRequest }, async (request): Promise<RunListReply> => {
+    const token = readAuth.of(request);
+    const query = parseInput(RunListQuery, request.query ?? {}, 'query');
+    // A repository the token does not reach lists nothing, as one without runs would.
+    const repositories =
+      query.repository === undefined
+        ? token.repositories
+        : token.repositories.filter((each) => each === query.repository);
+    const found = await listVisibleRuns({
+      db,
+      repositories,
+      ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
+      limit: query.limit,
+    });
+    return {
+      runs: found.map((run) => ({
+        id: run.id,
+        repository: run.repository,
+        pipelinePath: run.pipelinePath,
+        commit: run.commit,
+        params: run.params,
+        status: run.status,
+        groupId: run.groupId,
+        createdAt: run.createdAt.toISOString(),
+        durationMs: run.durationMs,
+        metrics: run.metrics,
+      })),
+    };
+  });
+
   app.get(
     '/api/v1/runs/:id',
     { onRequest: readAuth.onRequest },
     async (request): Promise<RemoteRunReport> => {
-      return toRemoteRunReport(await detailOf((await visibleRun(request, 'read')).run));
+      return reportOf((await visibleRun(request, 'read')).run);
     },
   );
 
@@ -90,7 +129,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
       if (!cancelled) throw noSuchRun(run.id);
       request.log.info({ runId: run.id, status: cancelled.status }, 'run cancel requested');
       context.onRunChanged?.(run.id);
-      return toRemoteRunReport(await detailOf(cancelled));
+      return reportOf(cancelled);
     },
   );
 }

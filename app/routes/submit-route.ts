@@ -84,6 +84,7 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         retries: body.retries,
         timeoutMs: body.timeoutMs,
         submittedBy: token.name,
+        baselineCommits: body.baselineCommits ?? null,
       },
     });
     if (created) {
@@ -100,6 +101,6 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
     const detail = await getRunDetail({ db: context.db, runId: run.id });
     if (!detail) throw new Error(`Run ${run.id} vanished right after it was queued`);
     reply.code(created ? 201 : 200);
-    return toRemoteRunReport(detail);
+    return toRemoteRunReport(detail, null);
   });
 }

@@ -1,12 +1,17 @@
-import Table from 'cli-table3';
 import { diffMetrics } from '../../schemas/metric-diff.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { baselineOf, openProjectStore, requireRun } from '../../local/open-project-store.js';
-import { formatNumber, formatSigned, short } from '../../schemas/format.js';
+import { short } from '../../schemas/format.js';
+import { outputWidth } from '../render/output-width.js';
+import { renderMetricDiffTable } from '../render/metric-diff-table.js';
 
 export interface DiffCommandOptions {
   json?: boolean;
   pipeline?: string;
+  /** `--remote`: runs of the control plane at FLUKSIO_URL. */
+  remote?: boolean;
+  /** `--url`: runs of the control plane at this URL. */
+  url?: string;
 }
 
 /** `fluksio diff RUN [OTHER]`: a run's metrics against another run's, or its baseline's. */
@@ -16,6 +21,10 @@ export async function diffCommand(
   options: DiffCommandOptions,
   io: CliIo,
 ): Promise<number> {
+  if (options.remote || options.url !== undefined) {
+    const { diffRemoteRuns } = await import('../remote/diff-remote-runs.js');
+    return diffRemoteRuns(idOrPrefix, otherIdOrPrefix, options, io);
+  }
   const store = await openProjectStore(options.pipeline, io);
   try {
     const run = await requireRun(store, idOrPrefix);
@@ -32,18 +41,7 @@ export async function diffCommand(
         ? `${short(run.id, 10)} against ${short(other.id, 10)}${otherIdOrPrefix ? '' : ' (its baseline)'}\n`
         : `${short(run.id, 10)} has no baseline: no earlier successful run on its commit or their ancestors\n`,
     );
-    const table = new Table({ head: ['metric', 'against', 'this run', 'Δ', 'Δ%', ''], style: { head: [] } });
-    for (const row of diff) {
-      table.push([
-        row.name,
-        formatNumber(row.baseline),
-        formatNumber(row.value),
-        formatSigned(row.delta),
-        row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%'),
-        row.better === null ? '' : row.better ? '✅ better' : '❌ worse',
-      ]);
-    }
-    io.stdout.write(`${table.toString()}\n`);
+    io.stdout.write(`${renderMetricDiffTable(diff, outputWidth(io.stdout, io.env))}\n`);
     return 0;
   } finally {
     await store.state.close();

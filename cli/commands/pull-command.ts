@@ -13,6 +13,7 @@ import type { CliIo } from '../../present/terminal/cli-io.js';
 import type { ControlPlaneClient } from '../../client/control-plane-client.js';
 import { declaredOutputs } from '../remote/declared-outputs.js';
 import { serverConnection, submitterClient } from '../../client/server-connection.js';
+import { resolveRemoteRun } from '../remote/resolve-remote-run.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface PullCommandOptions {
@@ -47,7 +48,7 @@ export async function pullCommand(
 ): Promise<number> {
   const connection = serverConnection(options.url, io.env);
   const client = submitterClient(connection);
-  const report = await client.run(runId);
+  const report = await client.run(await resolveRemoteRun(client, runId));
   const outs = report.stages.flatMap((stage) => stage.outs);
   const wanted =
     out === undefined

@@ -6,6 +6,8 @@ import { parseAssignmentArgs } from '../../schemas/param-assignments.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { resolveParams, type Params } from '../../schemas/resolve-params.js';
 import type { RunReport } from '../../schemas/run-report.js';
+import type { Run } from '../../schemas/tables/runs.js';
+import type { ParsedPipelineText } from '../../schemas/validate-pipeline.js';
 import { checkWorkspacePaths } from '../../runner/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/code-index.js';
 import { UnsafePathError } from '../../runner/unsafe-path-error.js';
@@ -18,6 +20,8 @@ import { colorEnabled } from '../render/color-enabled.js';
 import { ProgressPrinter } from '../../present/terminal/progress-printer.js';
 import { renderRunSummary } from '../../present/terminal/run-summary.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+import { outputWidth } from '../render/output-width.js';
+import { renderSweepTable } from '../render/sweep-table.js';
 
 export interface RunCommandOptions {
   /** false with --no-cache. */
@@ -38,13 +42,16 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
   const project = await locateProject(options.pipeline, io.cwd);
+  // The input is checked twice, before and after the store's lock is taken: the second
+  // time, an unchanged pipeline file is not parsed again.
+  const parses = new Map<string, ParsedPipelineText>();
   // Waiting for another run's store starts now, while the input is checked. It creates
   // nothing, so bad input still leaves no `.fluksio/` behind.
   const opening = existsSync(localStorePaths(project.stateDir).journalDir)
     ? openLocalState(project.stateDir)
     : null;
   try {
-    await checkRunInput(args, project);
+    await checkRunInput(args, project, parses);
   } catch (error) {
     await opening?.then(
       (state) => state.close(),
@@ -65,7 +72,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   let codeIndex: CodeIndex;
   try {
     [{ pipeline, grid, notes }, codeIndex] = await Promise.all([
-      checkRunInput(args, project),
+      checkRunInput(args, project, parses),
       readCodeIndex(project.workspace.repoRoot),
     ]);
   } catch (error) {
@@ -77,12 +84,15 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   try {
     const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];
+    // Every member of a sweep is compared with the run its first member was: never with
+    // another member (DESIGN §7).
+    let sweepBaseline: { run: Run | null } | undefined;
     for (const [index, params] of grid.entries()) {
       if (io.signal?.aborted) break;
       if (groupId) write(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
       // The previous run of the sweep executed stages: the tree is read again for this one.
       if (index > 0) codeIndex = await readCodeIndex(project.workspace.repoRoot);
-      const report = await runOnce({
+      const { report, baseline } = await runOnce({
         project,
         pipeline,
         params,
@@ -94,9 +104,17 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         groupId,
         groupIndex: groupId ? index : null,
         write,
+        live: Boolean(progressOut?.isTTY),
         colors,
+        sweepBaseline,
       });
+      if (groupId) sweepBaseline ??= { run: baseline };
       reports.push(report);
+    }
+    if (groupId && reports.length > 1) {
+      write(
+        `\n${renderSweepTable({ groupId, reports, goals: pipeline.metrics, width: outputWidth(progressOut ?? {}, io.env), colors })}`,
+      );
     }
     if (options.json) {
       const output = groupId ? { group: groupId, runs: reports } : reports[0];
@@ -124,8 +142,12 @@ interface CheckedRunInput {
 }
 
 /** Everything wrong with the input at once, as a UsageError: pipeline, params, paths. */
-async function checkRunInput(args: string[], project: LocalProject): Promise<CheckedRunInput> {
-  const { pipeline, notes } = await readProjectSource(project);
+async function checkRunInput(
+  args: string[],
+  project: LocalProject,
+  parses: Map<string, ParsedPipelineText>,
+): Promise<CheckedRunInput> {
+  const { pipeline, notes } = await readProjectSource(project, parses);
   const parsed = parseAssignmentArgs(args);
   const resolved = resolveParams(pipeline.params, parsed.assignments);
   const problems = [...parsed.problems, ...resolved.problems];
@@ -147,12 +169,16 @@ interface RunOnceOptions {
   groupId: string | null;
   groupIndex: number | null;
   write: (text: string) => void;
+  /** The progress goes to a terminal: the running stages' elapsed time is shown. */
+  live: boolean;
+  /** A sweep member after the first: the sweep's baseline. */
+  sweepBaseline: { run: Run | null } | undefined;
   colors: ReturnType<typeof pc.createColors>;
 }
 
-async function runOnce(options: RunOnceOptions): Promise<RunReport> {
+async function runOnce(options: RunOnceOptions): Promise<{ report: RunReport; baseline: Run | null }> {
   const { project, pipeline, io, write, colors } = options;
-  const { report, detail, outcome } = await executeLocalRun({
+  const { report, detail, outcome, baseline } = await executeLocalRun({
     project,
     pipeline,
     params: options.params,
@@ -163,8 +189,9 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
     noCache: options.noCache,
     groupId: options.groupId,
     groupIndex: options.groupIndex,
-    progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages)),
+    progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages), true, options.live),
     ...(io.signal ? { signal: io.signal } : {}),
+    ...(options.sweepBaseline ? { sweepBaseline: options.sweepBaseline } : {}),
     onStart: ({ id, stamp }) =>
       write(
         `${colors.bold('fluksio run')} ${id}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
@@ -177,9 +204,10 @@ async function runOnce(options: RunOnceOptions): Promise<RunReport> {
         series: detail.series,
         stages: detail.stages,
         tracebacks: outcome.tracebacks.map(({ stage, traceback }) => ({ stage, text: traceback.text })),
+        outputShown: true,
       },
       colors,
     ),
   );
-  return report;
+  return { report, baseline };
 }

@@ -1,4 +1,5 @@
-import Table from 'cli-table3';
+import { fitTable } from '../render/fit-table.js';
+import { outputWidth } from '../render/output-width.js';
 import { ownerOf, RepositoryName } from '../../schemas/protocol/repository-name.js';
 import { hashToken } from '../../app/http/hash-token.js';
 import { createRunner } from '../../store/create-runner.js';
@@ -96,20 +97,20 @@ export async function runnersCommand(options: { json?: boolean }, io: CliIo): Pr
       io.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
       return 0;
     }
-    const table = new Table({
+    const rows = shown.map((runner) => [
+      runner.name,
+      runner.owner,
+      runner.repositories.join(', ') || '(all)',
+      runner.labels.join(', '),
+      runner.lastSeenAt?.toISOString().replace('T', ' ').slice(0, 16) ?? 'never',
+    ]);
+    const table = fitTable({
       head: ['name', 'owner', 'repositories', 'labels', 'last seen'],
-      style: { head: [] },
+      rows,
+      width: outputWidth(io.stdout, io.env),
+      droppable: ['last seen', 'owner'],
     });
-    for (const runner of shown) {
-      table.push([
-        runner.name,
-        runner.owner,
-        runner.repositories.join(', ') || '(all)',
-        runner.labels.join(', '),
-        runner.lastSeenAt?.toISOString() ?? 'never',
-      ]);
-    }
-    io.stdout.write(`${table.toString()}\n`);
+    io.stdout.write(`${table}\n`);
     return 0;
   } finally {
     await database.close();

@@ -7,6 +7,7 @@ import { startRunnerDaemon } from '../../runner/daemon/runner-daemon.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { userCacheDir } from '../../local/user-cache-dir.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+import { logDestination } from '../render/log-destination.js';
 
 export interface RunnerCommandOptions {
   /** `--work-dir`: mirrors, checkouts and blob cache (default: the user cache's `runner/`). */
@@ -67,7 +68,10 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
   // Children inherit the process environment; the token is kept in memory only.
   if (io.env === process.env) delete process.env.FLUKSIO_RUNNER_TOKEN;
 
-  const logger = pino({ name: 'fluksio-runner', redact: { paths: REDACTED, censor: '***' } }, io.stdout);
+  const logger = pino(
+    { name: 'fluksio-runner', redact: { paths: REDACTED, censor: '***' } },
+    logDestination(io),
+  );
   const daemon = await startRunnerDaemon({
     url,
     token,

@@ -8,7 +8,11 @@ import type { CliIo } from '../../present/terminal/cli-io.js';
 import { locateProject, readProjectPipeline } from '../../local/locate-project.js';
 import { originRepository, pushedHead } from '../../client/origin-repository.js';
 import { serverConnection, submitterClient } from '../../client/server-connection.js';
-import { followRun } from '../../client/follow-run.js';
+import { followRun, newFollowState } from '../../client/follow-run.js';
+import { BASELINE_COMMITS_MAX } from '../../schemas/protocol/submit-run.js';
+import { firstParentCommits } from '../../runner/first-parent-commits.js';
+import { outputWidth } from '../render/output-width.js';
+import { renderSweepTable } from '../render/sweep-table.js';
 import { submitRunRequest } from '../../client/submit-run-request.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 
@@ -46,6 +50,12 @@ export async function submitCommand(
     say(colors.yellow(`Uncommitted changes are not submitted: runs use ${head.commit.slice(0, 12)}\n`));
 
   const client = submitterClient(connection);
+  // Where the runs' baselines may be: this clone's history, which the control plane lacks.
+  const baselineCommits = await firstParentCommits(
+    project.workspace.repoRoot,
+    head.commit,
+    BASELINE_COMMITS_MAX,
+  ).catch(() => [head.commit]);
   const submission = ulid();
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
@@ -60,7 +70,7 @@ export async function submitCommand(
       group: group ? { id: group, index } : null,
     });
     const report = await client.submitRun(
-      request,
+      { ...request, baselineCommits },
       `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}`,
     );
     runIds.push(report.run.id);
@@ -75,10 +85,33 @@ export async function submitCommand(
     }
     return 0;
   }
+  const follow = { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics };
+  const shown = runIds.map(() => newFollowState());
   const reports = [];
-  for (const runId of runIds)
-    reports.push(
-      await followRun(client, runId, { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics }),
+  for (const [index, runId] of runIds.entries()) {
+    const report = await followRun(client, runId, {
+      ...follow,
+      shown: shown[index],
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
+    if (io.signal?.aborted) break;
+    reports.push(report);
+  }
+  if (io.signal?.aborted) {
+    // Ctrl-C: the runs are cancelled on the control plane, then followed to their end; a
+    // second Ctrl-C leaves at once (main's handler), and the runs still stop.
+    const left = runIds.slice(reports.length);
+    say(
+      `Cancelling ${left.length === 1 ? 'the run' : `${left.length} runs`} on the control plane (Ctrl-C again to stop waiting; ${left.length === 1 ? 'it is' : 'they are'} cancelled all the same)\n`,
+    );
+    for (const runId of left)
+      await client.cancelRun(runId, { reason: 'Cancelled with Ctrl-C on fluksio submit --wait' });
+    for (const runId of left)
+      reports.push(await followRun(client, runId, { ...follow, shown: shown[runIds.indexOf(runId)] }));
+  }
+  if (group && reports.length > 1)
+    say(
+      `\n${renderSweepTable({ groupId: group, reports, goals: pipeline.metrics, width: outputWidth(options.json ? io.stderr : io.stdout, io.env), colors })}`,
     );
   if (options.json)
     io.stdout.write(`${JSON.stringify(group ? { group, runs: reports } : reports[0], null, 2)}\n`);

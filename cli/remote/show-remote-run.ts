@@ -5,6 +5,7 @@ import { renderRunSummary } from '../../present/terminal/run-summary.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 import type { ControlPlaneClient } from '../../client/control-plane-client.js';
 import { terminalText } from '../../present/terminal/terminal-text.js';
+import { resolveRemoteRun } from './resolve-remote-run.js';
 
 /** How much of a failed stage's log the summary shows, as `fluksio run` keeps it. */
 const TAIL_LINES = 40;
@@ -20,7 +21,7 @@ export async function showRemoteRun(
   options: { json?: boolean; log?: string },
   io: CliIo,
 ): Promise<number> {
-  const report = await client.run(runId);
+  const report = await client.run(await resolveRemoteRun(client, runId));
   if (options.json) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return 0;

@@ -5,7 +5,7 @@ import type { Writable } from 'node:stream';
  * with their own directory, environment and captured output.
  */
 export interface CliIo {
-  stdout: Writable & { isTTY?: boolean };
+  stdout: Writable & { isTTY?: boolean; columns?: number };
   stderr: Writable & { isTTY?: boolean };
   cwd: string;
   env: Readonly<Record<string, string | undefined>>;

@@ -23,6 +23,11 @@ export interface RunSummaryInput {
    * absent for a local run (which runs as its user).
    */
   sandbox?: string | null;
+  /**
+   * The stages' output was printed live above this summary (`fluksio run` on a terminal or
+   * a pipe): a failed stage's log tail and traceback are not printed again.
+   */
+  outputShown?: boolean;
 }
 
 /** Lines of a log tail shown under a failure; the whole log is in `fluksio show`. */
@@ -135,12 +140,28 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
         ),
       ),
     );
-    const tail = stage.logTail.split('\n').filter((line, index, all) => line || index < all.length - 1);
-    if (tail.length > 0) {
-      lines.push(colors.dim(`  last ${Math.min(TAIL_LINES, tail.length)} lines of its output:`));
-      for (const line of tail.slice(-TAIL_LINES)) lines.push(`  ${colors.dim('│')} ${terminalText(line)}`);
+    if (input.outputShown) {
+      lines.push(
+        colors.dim(
+          `  its output is above; the whole log: fluksio show ${short(report.run.id, 10)} --log ${stage.name}`,
+        ),
+      );
+      continue;
     }
-    for (const traceback of input.tracebacks.filter((each) => each.stage === stage.name)) {
+    const tracebacks = input.tracebacks.filter((each) => each.stage === stage.name);
+    const tail = tailBefore(
+      stage.logTail.split('\n').filter((line, index, all) => line || index < all.length - 1),
+      tracebacks[0]?.text.split('\n')[0],
+    ).slice(-TAIL_LINES);
+    if (tail.length > 0) {
+      lines.push(
+        colors.dim(
+          `  last ${tail.length} lines of its output${tracebacks.length > 0 ? ' before the traceback' : ''}:`,
+        ),
+      );
+      for (const line of tail) lines.push(`  ${colors.dim('│')} ${terminalText(line)}`);
+    }
+    for (const traceback of tracebacks) {
       lines.push(colors.dim('  traceback:'));
       for (const line of traceback.text.split('\n')) lines.push(`  ${colors.red('│')} ${terminalText(line)}`);
     }
@@ -160,4 +181,15 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The log tail's lines before a traceback that starts with `firstLine` (the traceback is
+ * shown on its own, so it is not shown twice); the whole tail when there is no traceback,
+ * none when the traceback began before the tail did.
+ */
+function tailBefore(tail: string[], firstLine: string | undefined): string[] {
+  if (firstLine === undefined) return tail;
+  const start = tail.indexOf(firstLine);
+  return start < 0 ? [] : tail.slice(0, start);
 }

@@ -3,6 +3,9 @@ import { ParamValue } from '../key-inputs.js';
 import { CommitSha } from './commit-sha.js';
 import { RepositoryName } from './repository-name.js';
 
+/** The most commits a submit lists for its baseline: a long first-parent walk. */
+export const BASELINE_COMMITS_MAX = 200;
+
 /**
  * `POST /api/v1/runs` with an `Idempotency-Key` header: queue one run of a pushed commit.
  * A sweep is one request per grid point, sharing a group. Params are typed values; the
@@ -37,5 +40,10 @@ export const SubmitRunRequest = z.strictObject({
     .max(7 * 24 * 3_600_000)
     .default(24 * 3_600_000),
   group: z.strictObject({ id: z.string().min(1).max(64), index: z.number().int().min(0).max(31) }).optional(),
+  /**
+   * Where the run's baseline may be, nearest first: `commit` and its first-parent
+   * ancestors as the submitter's clone knows them. Absent: the run's commit alone.
+   */
+  baselineCommits: z.array(CommitSha).max(BASELINE_COMMITS_MAX).optional(),
 });
 export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;

@@ -134,6 +134,18 @@ export const runs = pgTable(
     checkName: text('check_name'),
     /** A pull request's base branch, for the baseline (DESIGN §7); null for pushes. */
     baseRef: text('base_ref'),
+    /**
+     * Where the baseline may be, nearest first, as the submitter's repository knew it (a
+     * first-parent walk from the run's commit); null when not sent (then: the run's commit).
+     */
+    baselineCommits: jsonb('baseline_commits').$type<string[]>(),
+    /**
+     * The baseline fixed when the run finished (baselineFixed), so a run is always shown
+     * against the run it was first compared with, never one made later; null for none.
+     */
+    baselineRunId: text('baseline_run_id'),
+    /** Whether baselineRunId was fixed at the run's end (false: a run from before, or unfinished). */
+    baselineFixed: boolean('baseline_fixed').notNull().default(false),
   },
   (table) => [
     index('runs_repository_pipeline_path_commit_idx').on(table.repository, table.pipelinePath, table.commit),

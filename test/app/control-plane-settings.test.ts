@@ -33,6 +33,8 @@ describe('readControlPlaneSettings', () => {
       cloneHosts: ['github.com'],
       metricsToken: null,
       maxBlobBytes: 10 * 2 ** 30,
+      pagesSecret: null,
+      pageLinkTtlMs: 30 * 86_400_000,
       logLevel: 'info',
       github: null,
     });
@@ -56,6 +58,8 @@ describe('readControlPlaneSettings', () => {
       FLUKSIO_CLONE_HOSTS: 'github.com, Git.Example.com:8443',
       FLUKSIO_METRICS_TOKEN: 'scrape',
       FLUKSIO_MAX_BLOB_SIZE: '512MiB',
+      FLUKSIO_PAGES_SECRET: 's'.repeat(40),
+      FLUKSIO_PAGE_LINK_TTL: '7d',
       LOG_LEVEL: '',
     });
     expect(settings).toMatchObject({
@@ -74,6 +78,8 @@ describe('readControlPlaneSettings', () => {
       cloneHosts: ['github.com', 'git.example.com:8443'],
       metricsToken: 'scrape',
       maxBlobBytes: 512 * 2 ** 20,
+      pagesSecret: 's'.repeat(40),
+      pageLinkTtlMs: 7 * 86_400_000,
       logLevel: 'info',
     });
   });

@@ -57,6 +57,9 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     metricGoals: { accuracy: { goal: 'max' }, loss: { goal: 'min' } },
     checkName: 'fluksio',
     baseRef: 'main',
+    baselineCommits: null,
+    baselineRunId: null,
+    baselineFixed: false,
     ...overrides,
   };
 }

@@ -71,7 +71,13 @@ export async function recordEarlierRuns(
         );
       }
       await recorder.events.flush();
-      await recorder.finish({ status: 'succeeded', reason: null, dirtyReasons: [], metrics });
+      await recorder.finish({
+        status: 'succeeded',
+        reason: null,
+        dirtyReasons: [],
+        metrics,
+        baselineRunId: null,
+      });
       ids.push(recorder.runId);
     }
     return ids;

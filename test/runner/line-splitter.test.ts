@@ -23,7 +23,9 @@ describe('LineSplitter', () => {
     { chunks: ['a\r', '\nb\r', '\n'], lines: ['a', 'b'] },
     { chunks: ['\n\n'], lines: ['', ''] },
     { chunks: ['no newline at the end'], lines: ['no newline at the end'] },
-    { chunks: ['a\rb\n'], lines: ['a\rb'] },
+    { chunks: ['a\rb\n'], lines: ['a\r', 'b'] },
+    { chunks: ['\r 10%', '\r 20%', '\r100%\n'], lines: [' 10%\r', ' 20%\r', '100%'] },
+    { chunks: ['\r 10%\r 20%\r', '\n'], lines: [' 10%\r', ' 20%'] },
     { chunks: [], lines: [] },
   ])('$chunks → $lines', ({ chunks, lines }) => {
     expect(split(chunks)).toEqual(lines);

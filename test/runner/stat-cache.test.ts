@@ -99,6 +99,23 @@ describe('StatCache', () => {
     expect(next.lookup('b.py', b)).toBeNull();
   });
 
+  test('a scan that learnt nothing rewrites the file only once stale entries pass a quarter of the rest', async () => {
+    const names = ['a.py', 'b.py', 'c.py', 'd.py', 'e.py'];
+    const stats = await Promise.all(names.map((name) => fileStats(name, `${name}\n`)));
+    await saveScan(names.map((name, i) => [name, stats[i] as Stats, ID]));
+    const saved = await readFile(cacheFile);
+    // e.py changed since: one stale entry of five is kept, and the file is not written again.
+    const oneStale = await reopened();
+    names.slice(0, 4).forEach((name, i) => expect(oneStale.lookup(name, stats[i] as Stats)).toBe(ID));
+    await oneStale.save();
+    expect(await readFile(cacheFile)).toEqual(saved);
+    // d.py changed too: two stale entries against three fresh ones, and both are dropped.
+    const twoStale = await reopened();
+    names.slice(0, 3).forEach((name, i) => expect(twoStale.lookup(name, stats[i] as Stats)).toBe(ID));
+    await twoStale.save();
+    expect((await reopened()).knownPaths).toEqual(['a.py', 'b.py', 'c.py']);
+  });
+
   test('entries are found whatever order a scan asks in, and each only under its own stat', async () => {
     const names = ['a.py', 'b.py', 'c.py', 'd.py'];
     const stats = await Promise.all(names.map((name) => fileStats(name, `${name}\n`)));

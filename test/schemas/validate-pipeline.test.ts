@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { formatProblems } from '../../schemas/problem.js';
-import { validatePipeline } from '../../schemas/validate-pipeline.js';
+import { validatePipeline, type ParsedPipelineText } from '../../schemas/validate-pipeline.js';
 
 const VALID = `version: 1
 params:
@@ -163,8 +163,52 @@ describe('validatePipeline', () => {
     expect(problems[0]).toMatchObject({ path: 'stages.a.outs[0]', line: 6 });
   });
 
+  test.each([
+    ['version: 1\n', 'stages', 'is missing: write a mapping (name: value, one per line) here'],
+    [
+      'version: 1\nstages: [a, b]\n',
+      'stages',
+      'is a list ([a, b] or "- a" lines), but must be a mapping (name: value, one per line)',
+    ],
+    ['version: 1\nstages:\n  a:\n    cmd: 3\n', 'stages.a.cmd', 'is a number, but must be a string'],
+    [
+      'version: 1\nstages:\n  a:\n    cmd: "true"\n    deps: x.py\n',
+      'stages.a.deps',
+      'is a string, but must be a list ([a, b] or "- a" lines)',
+    ],
+  ])('a wrong or missing value reads as a sentence: %j', (text, path, message) => {
+    const problems = problemsOf(text);
+    expect(problems.find((p) => p.path === path)?.message, formatProblems(problems)).toBe(message);
+    for (const problem of problems) expect(problem.message).not.toMatch(/\(expected \w+\)|Invalid input/);
+  });
+
   test('formatted problems read file:line: path: message', () => {
     const problems = problemsOf(VALID.replace('outs: [model.json]', 'outs: [../x]'));
     expect(formatProblems(problems, 'fluksio.yml')).toMatch(/^fluksio\.yml:\d+: stages\.train\.outs\[0\]: /);
+  });
+});
+
+describe('a text checked again with the parses of the first check', () => {
+  test('is not parsed again, and its rules see the repository as it is now', () => {
+    const parses = new Map<string, ParsedPipelineText>();
+    expect(validatePipeline(VALID, context, parses).problems).toEqual([]);
+    expect([...parses.keys()]).toEqual([VALID]);
+    const withoutTrain = {
+      pipelineDir: '',
+      exists: (path: string) => path !== 'train.py' && files.has(path),
+    };
+    const again = validatePipeline(VALID, withoutTrain, parses);
+    expect(again.pipeline).toBeNull();
+    expect(formatProblems(again.problems)).toMatch(/train\.py/);
+    expect(parses.size).toBe(1);
+  });
+
+  test('an edited text is parsed anew, and its problems are its own', () => {
+    const parses = new Map<string, ParsedPipelineText>();
+    validatePipeline(VALID, context, parses);
+    const broken = validatePipeline(VALID.replace('version: 1', 'version: 2'), context, parses);
+    expect(broken.pipeline).toBeNull();
+    expect(formatProblems(broken.problems)).toMatch(/version/);
+    expect(parses.size).toBe(2);
   });
 });

@@ -1,0 +1,207 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { parseInput } from '../http/parse-input.js';
+import type { PageAssets } from './page-assets.js';
+import type { PageGate } from './page-gate.js';
+import { messagePage, pageShell } from './page-shell.js';
+import type { PageSource } from './page-source.js';
+import { renderCurvesSvg, type SvgCurve } from './render-curves-svg.js';
+import { streamStageLog } from './stream-stage-log.js';
+
+/** What the pages are served from, who may see them, and the bundle to serve. */
+export interface PageRoutesOptions {
+  source: PageSource;
+  gate: PageGate;
+  /** Read once, on the first request for an asset. */
+  assets: () => Promise<PageAssets>;
+  /** How often a live log looks for new lines. @defaultValue 150 */
+  livePollMs?: number;
+}
+
+const Id = z.string().min(1).max(64);
+const IdParams = z.object({ id: Id });
+const LogParams = z.object({ id: Id, stage: z.string().min(1).max(200) });
+const LogQuery = z.object({ from: z.coerce.number().int().min(0).optional() }).loose();
+/** At most this many runs side by side: more curves than anyone can tell apart. */
+const MAX_COMPARED = 32;
+const ChartQuery = z.object({ metric: z.string().min(1).max(200), baseline: Id.optional() }).loose();
+const CompareQuery = z
+  .object({
+    runs: z
+      .string()
+      .transform((text) => [...new Set(text.split(',').filter(Boolean))])
+      .pipe(z.array(Id).min(1).max(MAX_COMPARED)),
+  })
+  .loose();
+
+/**
+ * The run pages (issue 11), served alike by `fluksio app` and `fluksio ui`: the run page
+ * (`/runs/:id`), a sweep's page (`/groups/:id`) and a comparison (`/compare?runs=a,b`),
+ * each an HTML shell the bundle draws from `/pages/api/…` JSON, and a stage's log as
+ * server-sent events. Every page and every answer first asks `gate` about the run's
+ * repository; a run the caller may not see answers as one that does not exist.
+ */
+export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): void {
+  const { source, gate } = options;
+  // Live logs end when the server closes, or close() would wait for every open page.
+  const closing = new AbortController();
+  app.addHook('preClose', async () => closing.abort());
+  let assets: Promise<PageAssets> | null = null;
+  const loadAssets = (): Promise<PageAssets> => {
+    assets ??= options.assets().catch((error: unknown) => {
+      assets = null;
+      throw error;
+    });
+    return assets;
+  };
+
+  /** Answers the refusal itself and returns false when the request may not see `repositories`. */
+  async function admitted(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    repositories: readonly (string | null)[],
+    what: string,
+    html: boolean,
+  ): Promise<boolean> {
+    let refusal: { code: number; title: string; message: string } | null = null;
+    for (const repository of repositories) {
+      const verdict = repository === null ? 'hidden' : await gate.admit(request, repository);
+      if (verdict === 'allowed') continue;
+      refusal =
+        verdict === 'expired'
+          ? {
+              code: 403,
+              title: 'This link has expired',
+              message:
+                'Links in check runs and comments expire. Open the run again from its check run on GitHub for a fresh link, or use an API token.',
+            }
+          : verdict === 'forbidden'
+            ? {
+                code: 403,
+                title: 'Forbidden',
+                message:
+                  'Open the address "fluksio ui" printed: it carries the secret that opens these pages.',
+              }
+            : { code: 404, title: 'Not found', message: `There is no ${what}.` };
+      break;
+    }
+    if (refusal === null) return true;
+    if (html)
+      await reply
+        .code(refusal.code)
+        .type('text/html; charset=utf-8')
+        .send(messagePage(refusal.title, refusal.message));
+    else await reply.code(refusal.code).send({ error: `${refusal.title}: ${refusal.message}` });
+    return false;
+  }
+
+  app.get('/pages/assets/pages.js', async (_request, reply) =>
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send((await loadAssets()).js),
+  );
+  app.get('/pages/assets/pages.css', async (_request, reply) =>
+    reply
+      .type('text/css; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send((await loadAssets()).css),
+  );
+
+  app.get('/runs/:id', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, true)))
+      return reply;
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(pageShell({ kind: 'run', subject: id, title: `Run ${id}` }));
+  });
+  app.get('/groups/:id', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    if (!(await admitted(request, reply, [await source.repositoryOfGroup(id)], `sweep ${id}`, true)))
+      return reply;
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(pageShell({ kind: 'sweep', subject: id, title: `Sweep ${id}` }));
+  });
+  app.get('/compare', async (request, reply) => {
+    const { runs } = parseInput(CompareQuery, request.query, 'runs');
+    const repositories = await Promise.all(runs.map((id) => source.repositoryOfRun(id)));
+    if (!(await admitted(request, reply, repositories, 'such run', true))) return reply;
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(pageShell({ kind: 'compare', subject: runs.join(','), title: `Compare ${runs.length} runs` }));
+  });
+
+  app.get('/pages/api/runs/:id', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
+      return reply;
+    return reply.header('cache-control', 'no-store').send(await source.runPage(id));
+  });
+  app.get('/pages/api/groups/:id', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    if (!(await admitted(request, reply, [await source.repositoryOfGroup(id)], `sweep ${id}`, false)))
+      return reply;
+    return reply.header('cache-control', 'no-store').send(await source.groupPage(id));
+  });
+  app.get('/pages/api/compare', async (request, reply) => {
+    const { runs } = parseInput(CompareQuery, request.query, 'runs');
+    const repositories = await Promise.all(runs.map((id) => source.repositoryOfRun(id)));
+    if (!(await admitted(request, reply, repositories, 'such run', false))) return reply;
+    return reply.header('cache-control', 'no-store').send(await source.comparePage(runs));
+  });
+
+  // The image a check run's summary embeds: one metric of a run against its baseline's.
+  app.get('/pages/charts/runs/:id/curves.svg', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    const { metric, baseline } = parseInput(ChartQuery, request.query, 'metric');
+    const repository = await source.repositoryOfRun(id);
+    const baselineRepository = baseline === undefined ? repository : await source.repositoryOfRun(baseline);
+    // A baseline of another repository is as unknown as a missing one.
+    const sameRepository = baselineRepository === repository ? repository : null;
+    if (!(await admitted(request, reply, [repository, sameRepository], `run ${id}`, false))) return reply;
+    const [data, baseData] = await Promise.all([
+      source.runPage(id),
+      baseline === undefined ? null : source.runPage(baseline),
+    ]);
+    const curves: SvgCurve[] = [];
+    const own = data?.series[metric];
+    if (own) curves.push({ label: 'this run', points: own.points, color: '#0072b2' });
+    const base = baseData?.series[metric];
+    if (base)
+      curves.push({
+        label: `baseline ${baseline!.slice(0, 12)}`,
+        points: base.points,
+        color: '#777777',
+        dashed: true,
+      });
+    return reply
+      .type('image/svg+xml')
+      .header('cache-control', 'no-cache')
+      .send(renderCurvesSvg({ title: metric, curves }));
+  });
+
+  // A stage's log from line `from` (or the Last-Event-ID an EventSource resends after a
+  // reconnect), then its new lines as they arrive, until the run is over.
+  app.get('/pages/api/runs/:id/logs/:stage', async (request, reply) => {
+    const { id, stage } = parseInput(LogParams, request.params, 'stage');
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
+      return reply;
+    const { from } = parseInput(LogQuery, request.query, 'from');
+    const lastEventId = Number(request.headers['last-event-id']);
+    const start = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (from ?? 0);
+    const first = await source.stageLog(id, stage, start);
+    if (first === null) return reply.code(404).send({ error: `Run ${id} has no stage "${stage}"` });
+    reply.hijack();
+    await streamStageLog({
+      response: reply.raw,
+      first,
+      next: (offset) => source.stageLog(id, stage, offset),
+      pollMs: options.livePollMs ?? 150,
+      signal: closing.signal,
+      onError: (error) => request.log.error({ err: error, runId: id, stage }, 'log stream failed'),
+    });
+    return reply;
+  });
+}

@@ -1,0 +1,19 @@
+import type { LogChunk, RunPageData, RunsPageData } from '../../schemas/page-data.js';
+
+/**
+ * Where the pages read runs from: a control plane's database (storePageSource) or a
+ * project's embedded store (`fluksio ui`). Every answer is null for a run or group that
+ * does not exist, and `repositoryOf` lets the routes check access before reading more.
+ */
+export interface PageSource {
+  /** The repository a run belongs to, or null for an unknown run. */
+  repositoryOfRun(runId: string): Promise<string | null>;
+  /** The repository of a sweep's runs, or null for an unknown group. */
+  repositoryOfGroup(groupId: string): Promise<string | null>;
+  runPage(runId: string): Promise<RunPageData | null>;
+  /** A stage's log lines from line `from` (0-based); null when the run has no such stage. */
+  stageLog(runId: string, stage: string, from: number): Promise<(LogChunk & { final: boolean }) | null>;
+  groupPage(groupId: string): Promise<RunsPageData | null>;
+  /** The named runs, in the order given; null when one of them does not exist. */
+  comparePage(runIds: readonly string[]): Promise<RunsPageData | null>;
+}

@@ -1,0 +1,108 @@
+import { eq, inArray } from 'drizzle-orm';
+import type { MetricGoals } from '../../schemas/metric-diff.js';
+import type { PageRunSummary, RunsPageData } from '../../schemas/page-data.js';
+import { isFinalRunStatus } from '../../schemas/statuses.js';
+import { runs, type Run } from '../../schemas/tables/runs.js';
+import type { Database } from '../../store/database.js';
+import { getRunDetail } from '../../store/get-run-detail.js';
+import { listGroupRuns } from '../../store/list-group-runs.js';
+import { buildRunPageData } from './build-run-page-data.js';
+import type { PageSource } from './page-source.js';
+
+/** How a store-backed source finds what a control plane and a project store keep apart. */
+export interface StorePageSourceOptions {
+  db: Database;
+  /** A stage's whole log as lines, or null when the run has no such stage. */
+  readStageLog(run: Run, stage: string): Promise<string[] | null>;
+  /** The run a run's metrics are compared against, or null. */
+  baselineOf(run: Run): Promise<Run | null>;
+  /** The metric goals a run is judged by (a project's pipeline locally, the run's own on a server). */
+  goalsOf(run: Run): MetricGoals;
+}
+
+/**
+ * The pages' reads over a fluksio database: the same queries `fluksio show` uses, with
+ * the log and the baseline supplied by the caller (log_lines rows on a control plane,
+ * blobs in a project's store).
+ */
+export function storePageSource(options: StorePageSourceOptions): PageSource {
+  const { db } = options;
+  const findRun = async (runId: string): Promise<Run | null> =>
+    (await db.select().from(runs).where(eq(runs.id, runId)))[0] ?? null;
+
+  async function summaries(found: Run[]): Promise<PageRunSummary[]> {
+    return Promise.all(
+      found.map(async (run) => {
+        const detail = await getRunDetail({ db, runId: run.id });
+        return {
+          id: run.id,
+          status: run.status,
+          params: run.params,
+          metrics: run.metrics,
+          series: detail?.series ?? {},
+          groupIndex: run.groupIndex,
+        };
+      }),
+    );
+  }
+
+  function runsPage(found: Run[], groupId: string | null): Promise<RunsPageData> {
+    const goals = Object.assign({}, ...found.map((run) => options.goalsOf(run))) as MetricGoals;
+    return summaries(found).then((summarised) => ({
+      repository: found[0]?.repository ?? '',
+      groupId,
+      goals,
+      runs: summarised,
+    }));
+  }
+
+  return {
+    async repositoryOfRun(runId) {
+      return (await findRun(runId))?.repository ?? null;
+    },
+    async repositoryOfGroup(groupId) {
+      const [run] = await db
+        .select({ repository: runs.repository })
+        .from(runs)
+        .where(eq(runs.groupId, groupId))
+        .limit(1);
+      return run?.repository ?? null;
+    },
+    async runPage(runId) {
+      const detail = await getRunDetail({ db, runId });
+      if (!detail) return null;
+      const baselineRun = await options.baselineOf(detail.run);
+      const baselineDetail = baselineRun ? await getRunDetail({ db, runId: baselineRun.id }) : null;
+      return buildRunPageData({
+        detail,
+        baseline: baselineDetail ? { run: baselineDetail.run, series: baselineDetail.series } : null,
+        goals: options.goalsOf(detail.run),
+      });
+    },
+    async stageLog(runId, stage, from) {
+      const run = await findRun(runId);
+      if (!run) return null;
+      // Read the status before the lines: a run final at that moment has all its lines stored.
+      const final = isFinalRunStatus(run.status);
+      const lines = await options.readStageLog(run, stage);
+      if (lines === null) return null;
+      return { from, lines: lines.slice(from), final };
+    },
+    async groupPage(groupId) {
+      const found = await listGroupRuns({ db, groupId });
+      return found.length === 0 ? null : runsPage(found, groupId);
+    },
+    async comparePage(runIds) {
+      const found = await db
+        .select()
+        .from(runs)
+        .where(inArray(runs.id, [...runIds]));
+      if (found.length !== new Set(runIds).size) return null;
+      const byId = new Map(found.map((run) => [run.id, run]));
+      return runsPage(
+        runIds.map((id) => byId.get(id)!),
+        null,
+      );
+    },
+  };
+}

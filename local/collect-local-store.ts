@@ -1,0 +1,82 @@
+import { rm } from 'node:fs/promises';
+import { runs } from '../schemas/tables/runs.js';
+import type { BlobDigest } from '../schemas/blob-digest.js';
+import { DirManifest } from '../schemas/out-record.js';
+import { DiskBlobStore } from '../runner/disk-blob-store.js';
+import { gcStore } from '../store/gc-store.js';
+import { openLocalDatabase } from '../store/open-local-database.js';
+import { deleteUnreferencedBlobs } from './delete-unreferenced-blobs.js';
+import { lockStore } from './local-state.js';
+import { localStorePaths } from './local-store-paths.js';
+import { indexFromJournals, rebuildLocalIndex } from './rebuild-local-index.js';
+import { journalFileOf } from './run-journal.js';
+import { syncLocalJournal } from './sync-local-journal.js';
+
+/** What collecting a local store removed. */
+export interface LocalCollection {
+  runsDeleted: number;
+  cacheEntriesDeleted: number;
+  blobsDeleted: number;
+  bytesFreed: number;
+  /** Runs left in the store. */
+  runsKept: number;
+}
+
+/**
+ * `fluksio gc` on a project's `.fluksio/`, holding the store's lock (no run records
+ * meanwhile): forgets the finished runs older than `keepDays` — except the newest
+ * succeeded run of each pipeline, so there is still a baseline — with their journals and
+ * the cache entries they made, then deletes the blob files no remaining run names (as
+ * outs or logs), once older than the same cut-off. The journals stay the store's truth:
+ * the database drops the same runs and the index is rebuilt from what is left.
+ */
+export async function collectLocalStore(
+  stateDir: string,
+  options: { keepDays: number; templateRoot: string },
+): Promise<LocalCollection> {
+  const paths = localStorePaths(stateDir);
+  const release = await lockStore(paths.journalDir, 120_000);
+  try {
+    const cacheBefore = (await indexFromJournals(paths.journalDir)).cache.size;
+    const database = await openLocalDatabase(paths.databaseDir, {
+      waitMs: 120_000,
+      templateRoot: options.templateRoot,
+    });
+    let result;
+    let kept: Set<string>;
+    const blobs = new DiskBlobStore(paths.blobDir);
+    try {
+      await syncLocalJournal(database.db, paths.journalDir);
+      const before = await database.db.select({ id: runs.id }).from(runs);
+      result = await gcStore({
+        db: database.db,
+        keepDays: options.keepDays,
+        readManifest: async (digest) => {
+          const bytes = await blobs.getBytes(digest as BlobDigest).catch(() => null);
+          const parsed = bytes === null ? null : DirManifest.safeParse(JSON.parse(bytes.toString('utf8')));
+          return parsed?.success ? parsed.data.files.map((file) => file.digest) : null;
+        },
+      });
+      kept = new Set((await database.db.select({ id: runs.id }).from(runs)).map((row) => row.id));
+      for (const { id } of before)
+        if (!kept.has(id)) await rm(journalFileOf(paths.journalDir, id), { force: true });
+    } finally {
+      await database.close();
+    }
+    const built = await indexFromJournals(paths.journalDir);
+    await rebuildLocalIndex(paths.indexDir, built);
+    const sweep = await deleteUnreferencedBlobs(
+      paths.blobDir,
+      result.liveDigests,
+      Date.now() - options.keepDays * 86_400_000,
+    );
+    return {
+      runsDeleted: result.runsDeleted,
+      cacheEntriesDeleted: cacheBefore - built.cache.size,
+      ...sweep,
+      runsKept: kept.size,
+    };
+  } finally {
+    await release();
+  }
+}

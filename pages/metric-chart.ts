@@ -1,0 +1,172 @@
+import uPlot from 'uplot';
+import { h } from './dom.js';
+import { smooth } from './smooth.js';
+
+/** One line of a chart: a run's series (or its baseline's, dashed). */
+export interface Curve {
+  label: string;
+  points: readonly { step: number; value: number }[];
+  color: string;
+  dashed?: boolean;
+}
+
+/** How every chart of a page is drawn; the page's controls change it. */
+export interface ChartSettings {
+  logScale: boolean;
+  /** 0 (none) … 0.99 */
+  smoothing: number;
+}
+
+/** Two charts side by side on a laptop's screen. */
+const CHART_WIDTH = 560;
+
+/** Colours told apart by most readers, colour-blind ones included (Okabe–Ito). */
+export const PALETTE = [
+  '#0072b2',
+  '#d55e00',
+  '#009e73',
+  '#cc79a7',
+  '#e69f00',
+  '#56b4e9',
+  '#000000',
+  '#f0e442',
+];
+
+/**
+ * One metric's curves on a step axis (uPlot): every series given, the baseline's dashed,
+ * log scale and smoothing from the page's settings. `update` redraws with new points (a
+ * live run's curves grow) without rebuilding the chart unless the set of curves changed.
+ */
+export class MetricChart {
+  readonly element: HTMLElement;
+  private plot: uPlot | null = null;
+  private shape = '';
+  private curves: Curve[] = [];
+  private readonly body: HTMLElement;
+
+  constructor(
+    readonly metric: string,
+    private settings: ChartSettings,
+  ) {
+    this.body = h('div', { class: 'chart-body' });
+    this.element = h(
+      'figure',
+      { class: 'chart', 'data-metric': metric },
+      h('figcaption', {}, metric),
+      this.body,
+    );
+  }
+
+  update(curves: Curve[]): void {
+    this.curves = curves;
+    // What is drawn, readable by tests and assistive tools without reading the canvas.
+    this.element.dataset.points = String(this.pointCount);
+    this.element.dataset.curves = String(curves.length);
+    this.draw();
+  }
+
+  configure(settings: ChartSettings): void {
+    this.settings = settings;
+    this.shape = '';
+    this.draw();
+  }
+
+  /** Points drawn in total, for tests and the bench. */
+  get pointCount(): number {
+    return this.curves.reduce((sum, curve) => sum + curve.points.length, 0);
+  }
+
+  private draw(): void {
+    const steps = [...new Set(this.curves.flatMap((curve) => curve.points.map((point) => point.step)))].sort(
+      (a, b) => a - b,
+    );
+    const index = new Map(steps.map((step, i) => [step, i]));
+    const columns = this.curves.map((curve) => {
+      const column: (number | null)[] = new Array(steps.length).fill(null);
+      for (const { step, value } of curve.points) {
+        column[index.get(step)!] = this.settings.logScale && value <= 0 ? null : value;
+      }
+      return smooth(column, this.settings.smoothing);
+    });
+    const data = [steps, ...columns] as uPlot.AlignedData;
+    const shape = JSON.stringify([
+      this.curves.map((curve) => [curve.label, curve.color, curve.dashed]),
+      this.settings,
+    ]);
+    if (this.plot && shape === this.shape) {
+      this.plot.setData(data);
+      return;
+    }
+    this.plot?.destroy();
+    this.shape = shape;
+    this.plot = new uPlot(
+      {
+        width: CHART_WIDTH,
+        height: 260,
+        scales: { x: { time: false }, y: this.settings.logScale ? { distr: 3 } : {} },
+        axes: [{ label: 'step' }, {}],
+        series: [
+          { label: 'step' },
+          ...this.curves.map((curve) => ({
+            label: curve.label,
+            stroke: curve.color,
+            width: 1.5,
+            spanGaps: true,
+            ...(curve.dashed ? { dash: [6, 4] } : {}),
+          })),
+        ],
+      },
+      data,
+      this.body,
+    );
+  }
+}
+
+/** The controls every page with charts has: log scale and smoothing, kept in the URL. */
+export function chartControls(onChange: (settings: ChartSettings) => void): {
+  element: HTMLElement;
+  settings: ChartSettings;
+} {
+  const query = new URLSearchParams(location.search);
+  const settings: ChartSettings = {
+    logScale: query.get('log') === '1',
+    smoothing: Math.min(0.99, Math.max(0, Number(query.get('smooth') ?? 0) || 0)),
+  };
+  const changed = (): void => {
+    const next = new URLSearchParams(location.search);
+    if (settings.logScale) next.set('log', '1');
+    else next.delete('log');
+    if (settings.smoothing > 0) next.set('smooth', String(settings.smoothing));
+    else next.delete('smooth');
+    history.replaceState(null, '', `${location.pathname}?${next.toString()}${location.hash}`);
+    onChange(settings);
+  };
+  const log = h('input', {
+    type: 'checkbox',
+    id: 'log-scale',
+    ...(settings.logScale ? { checked: true } : {}),
+    onchange: (event: Event) => {
+      settings.logScale = (event.target as HTMLInputElement).checked;
+      changed();
+    },
+  });
+  const smoothing = h('input', {
+    type: 'range',
+    id: 'smoothing',
+    min: 0,
+    max: 0.99,
+    step: 0.01,
+    value: settings.smoothing,
+    onchange: (event: Event) => {
+      settings.smoothing = Number((event.target as HTMLInputElement).value);
+      changed();
+    },
+  });
+  const element = h(
+    'div',
+    { class: 'chart-controls' },
+    h('label', { for: 'log-scale' }, log, ' log scale'),
+    h('label', { for: 'smoothing' }, 'smoothing ', smoothing),
+  );
+  return { element, settings };
+}

@@ -1,0 +1,222 @@
+import type { RunPageData } from '../schemas/page-data.js';
+import { h } from './dom.js';
+import { formatDuration, formatNumber, formatParams, short } from './format.js';
+import { LogView } from './log-view.js';
+import { chartControls, MetricChart, PALETTE, type Curve } from './metric-chart.js';
+import { fetchJson, pageUrl } from './page-link.js';
+
+/** How often a running run's page asks for its state again. */
+const REFRESH_MS = 1000;
+
+/**
+ * The run page: stamp, stages, failure tracebacks, the metric diff against the baseline,
+ * metric curves and every stage's log. While the run runs, its state is fetched every
+ * second and the logs stream; when it ends, the page shows the final state without a reload.
+ */
+export async function runPage(main: HTMLElement, runId: string): Promise<void> {
+  const summary = h('div', { class: 'run-summary' });
+  const charts = new Map<string, MetricChart>();
+  const chartBox = h('div', { class: 'charts' });
+  const controls = chartControls((settings) => {
+    for (const chart of charts.values()) chart.configure(settings);
+  });
+  const logs = new Map<string, LogView>();
+  const logBox = h('div', { class: 'logs' });
+  main.replaceChildren(
+    summary,
+    h(
+      'section',
+      { 'aria-labelledby': 'curves-title' },
+      h('h2', { id: 'curves-title' }, 'Metric curves'),
+      controls.element,
+      chartBox,
+    ),
+    h('section', { 'aria-labelledby': 'logs-title' }, h('h2', { id: 'logs-title' }, 'Logs'), logBox),
+  );
+
+  let data = await fetchJson<RunPageData>(`/pages/api/runs/${encodeURIComponent(runId)}`);
+  // For `npm run bench`: from the data's arrival to the charts drawn.
+  performance.mark('fluksio:data');
+  for (;;) {
+    summary.replaceChildren(...renderSummary(data));
+    updateCharts(data, charts, chartBox, controls.settings);
+    if (performance.getEntriesByName('fluksio:charts').length === 0) performance.mark('fluksio:charts');
+    for (const stage of data.report.stages) {
+      if (logs.has(stage.name) || stage.status === 'pending') continue;
+      const view = new LogView(runId, stage.name);
+      logs.set(stage.name, view);
+      logBox.append(view.element);
+      view.start();
+    }
+    main.dataset.status = data.report.run.status;
+    if (data.final) break;
+    await new Promise((resolve) => setTimeout(resolve, REFRESH_MS));
+    data = await fetchJson<RunPageData>(`/pages/api/runs/${encodeURIComponent(runId)}`);
+  }
+  main.dataset.final = 'true';
+}
+
+function updateCharts(
+  data: RunPageData,
+  charts: Map<string, MetricChart>,
+  box: HTMLElement,
+  settings: ReturnType<typeof chartControls>['settings'],
+): void {
+  const names = [...new Set([...Object.keys(data.series), ...Object.keys(data.baselineSeries)])];
+  if (names.length === 0 && charts.size === 0) {
+    box.replaceChildren(h('p', { class: 'empty' }, 'No metric was streamed (yet).'));
+    return;
+  }
+  if (charts.size === 0) box.replaceChildren();
+  names.forEach((name, i) => {
+    let chart = charts.get(name);
+    if (!chart) {
+      chart = new MetricChart(name, settings);
+      charts.set(name, chart);
+      box.append(chart.element);
+    }
+    const color = PALETTE[i % PALETTE.length]!;
+    const curves: Curve[] = [];
+    const own = data.series[name];
+    if (own) curves.push({ label: 'this run', points: own.points, color });
+    const base = data.baselineSeries[name];
+    if (base && data.report.baseline)
+      curves.push({
+        label: `baseline ${short(data.report.baseline.id)}`,
+        points: base.points,
+        color: '#777777',
+        dashed: true,
+      });
+    chart.update(curves);
+  });
+}
+
+function renderSummary(data: RunPageData): Node[] {
+  const { run, stages, diff, baseline } = data.report;
+  const commit = run.commit
+    ? data.commitUrl
+      ? h('a', { href: data.commitUrl }, short(run.commit))
+      : h('code', {}, short(run.commit))
+    : '—';
+  const stamp = h(
+    'dl',
+    { class: 'stamp' },
+    ...[
+      ['commit', commit],
+      ['code digest', h('code', {}, short(run.codeDigest))],
+      [
+        'dirty',
+        run.dirty ? `yes${run.dirtyReasons.length ? ` (${run.dirtyReasons.join('; ')})` : ''}` : 'no',
+      ],
+      ['params', formatParams(run.params) || '(defaults)'],
+      ['runner', data.runner ?? '—'],
+      [
+        'trigger',
+        data.trigger
+          ? `${data.trigger}${data.prNumber ? ` (#${data.prNumber})` : ''}`
+          : data.repository === 'local'
+            ? 'local'
+            : '—',
+      ],
+      ['duration', formatDuration(run.durationMs)],
+      [
+        'baseline',
+        baseline
+          ? h('a', { href: pageUrl(`/runs/${encodeURIComponent(baseline.id)}`) }, short(baseline.id))
+          : 'none',
+      ],
+    ].flatMap(([term, value]) => [h('dt', {}, term as string), h('dd', {}, value as Node | string)]),
+  );
+  const stageRows = stages.map((stage) =>
+    h(
+      'tr',
+      { 'data-stage': stage.name, 'data-status': stage.status },
+      h('th', { scope: 'row' }, stage.name),
+      h('td', {}, h('span', { class: `badge ${stage.status}` }, stage.status)),
+      h('td', { class: 'num' }, formatDuration(stage.durationMs)),
+      h(
+        'td',
+        {},
+        stage.cachedFrom
+          ? [
+              'cached from ',
+              h(
+                'a',
+                { href: pageUrl(`/runs/${encodeURIComponent(stage.cachedFrom)}`) },
+                short(stage.cachedFrom),
+              ),
+            ]
+          : null,
+        stage.reasons.length > 0 ? h('span', { class: 'why' }, `re-ran: ${stage.reasons.join('; ')}`) : null,
+        stage.error ? h('span', { class: 'error' }, stage.error) : null,
+      ),
+    ),
+  );
+  const diffRows = diff.map((row) =>
+    h(
+      'tr',
+      {},
+      h('th', { scope: 'row' }, row.name),
+      h('td', { class: 'num' }, formatNumber(row.baseline)),
+      h('td', { class: 'num' }, formatNumber(row.value)),
+      h('td', { class: 'num' }, formatNumber(row.delta)),
+      h('td', { class: 'num' }, row.deltaPct === null ? '—' : `${row.deltaPct.toFixed(1)}%`),
+      h('td', {}, row.better === null ? '' : row.better ? '✅ better' : '❌ worse'),
+    ),
+  );
+  return [
+    h('h1', {}, `Run ${run.id} `, h('span', { class: `badge ${run.status}`, id: 'run-status' }, run.status)),
+    run.reason ? h('p', { class: 'reason' }, run.reason) : null,
+    stamp,
+    ...data.tracebacks.map((traceback) =>
+      h(
+        'section',
+        { class: 'traceback', 'aria-label': `Failure of ${traceback.stage}` },
+        h(
+          'h2',
+          {},
+          `${traceback.stage} failed`,
+          traceback.location ? ' at ' : '',
+          traceback.url
+            ? h('a', { href: traceback.url, class: 'raised' }, traceback.location)
+            : (traceback.location ?? ''),
+        ),
+        h('pre', {}, traceback.text),
+      ),
+    ),
+    h('h2', {}, 'Stages'),
+    h(
+      'table',
+      { class: 'stages' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['stage', 'status', 'duration', 'details'].map((name) => h('th', { scope: 'col' }, name)),
+        ),
+      ),
+      h('tbody', {}, stageRows),
+    ),
+    h('h2', {}, 'Metrics'),
+    diff.length === 0
+      ? h('p', { class: 'empty' }, 'No metrics yet.')
+      : h(
+          'table',
+          { class: 'diff' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ...['metric', 'baseline', 'this run', 'Δ', 'Δ%', ''].map((name) =>
+                h('th', { scope: 'col' }, name),
+              ),
+            ),
+          ),
+          h('tbody', {}, diffRows),
+        ),
+  ].filter((node): node is HTMLElement => node !== null);
+}

@@ -1,0 +1,61 @@
+import type { MetricGoals } from './metric-diff.js';
+import type { MetricSeries } from './metric-series.js';
+import type { RunReport } from './run-report.js';
+
+/**
+ * What the run page draws (pages/run-page.ts), as `GET /pages/api/runs/:id` answers it:
+ * the run's report (stamp, stages, diff against its baseline), every metric series of
+ * the run and of its baseline, and each failure's traceback with a link to the raising
+ * line. Types only: the browser bundle imports them, never code.
+ */
+export interface RunPageData {
+  report: RunReport;
+  /** `owner/name` on a control plane, `local` for the embedded store. */
+  repository: string;
+  runner: string | null;
+  trigger: string | null;
+  prNumber: number | null;
+  /** Where the stages' stamp commit is browsable, `https://github.com/OWNER/REPO/commit/SHA`; null locally. */
+  commitUrl: string | null;
+  series: Record<string, MetricSeries>;
+  baselineSeries: Record<string, MetricSeries>;
+  goals: MetricGoals;
+  tracebacks: PageTraceback[];
+  /** True once the run is in a final state: nothing more will be drawn. */
+  final: boolean;
+}
+
+/** A failure's traceback, with where its innermost repository frame raised. */
+export interface PageTraceback {
+  stage: string;
+  text: string;
+  /** `train.py:42`, from the stage's annotation; null when the traceback names no repository file. */
+  location: string | null;
+  /** `https://github.com/OWNER/REPO/blob/SHA/train.py#L42`; null off GitHub. */
+  url: string | null;
+}
+
+/** One run of a sweep or a comparison: its params, final metrics and series. */
+export interface PageRunSummary {
+  id: string;
+  status: string;
+  params: Record<string, string | number | boolean>;
+  metrics: Record<string, number>;
+  series: Record<string, MetricSeries>;
+  groupIndex: number | null;
+}
+
+/** What the sweep and compare pages draw. */
+export interface RunsPageData {
+  repository: string;
+  /** The sweep's id; null for a comparison of chosen runs. */
+  groupId: string | null;
+  goals: MetricGoals;
+  runs: PageRunSummary[];
+}
+
+/** A piece of a stage's log for the live stream: lines `from` … `from + lines.length - 1`. */
+export interface LogChunk {
+  from: number;
+  lines: string[];
+}

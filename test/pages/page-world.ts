@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
+import type { Claim } from '../../schemas/protocol/claim.js';
+import type { RunEventBody } from '../../schemas/run-event.js';
+import type { StageRecord } from '../../schemas/stage-record.js';
+import { PageLinkSigner } from '../../app/pages/page-link-signer.js';
+import type { TestControlPlane } from '../app/control-plane-harness.js';
+
+/** The pages secret the test control planes are started with, so tests can sign links. */
+export const PAGES_SECRET = 'p'.repeat(48);
+export const pageLinks = new PageLinkSigner(Buffer.from(PAGES_SECRET), 3_600_000);
+
+const DIGEST = 'd'.repeat(64);
+
+/**
+ * A run on a test control plane driven as a runner drives it, over the runner protocol:
+ * submitted, claimed, started, then fed events and finished by the test.
+ */
+export class DrivenRun {
+  private seq = 0;
+  private constructor(
+    private readonly plane: TestControlPlane,
+    private readonly runnerToken: string,
+    readonly claim: Claim,
+  ) {}
+
+  static async start(
+    plane: TestControlPlane,
+    {
+      submitter,
+      runnerToken,
+      params = {},
+      group,
+    }: {
+      submitter: string;
+      runnerToken: string;
+      params?: Record<string, string | number>;
+      group?: { id: string; index: number };
+    },
+  ): Promise<DrivenRun> {
+    const submitted = await plane.submit(submitter, { params, ...(group ? { group } : {}) });
+    expect(submitted.status).toBe(201);
+    const claim = await plane.claim(runnerToken);
+    if (!claim) throw new Error('nothing to claim');
+    const run = new DrivenRun(plane, runnerToken, claim);
+    await run.post('start', { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST });
+    return run;
+  }
+
+  get id(): string {
+    return this.claim.run.id;
+  }
+
+  async events(...events: RunEventBody[]): Promise<void> {
+    await this.post('events', {
+      lease: this.claim.lease,
+      attempt: 1,
+      events: events.map((event) => ({ ...event, seq: this.seq++ })),
+    });
+  }
+
+  async finish(
+    status: 'succeeded' | 'failed',
+    metrics: Record<string, number>,
+    reason: string | null = null,
+  ) {
+    await this.post('finish', { lease: this.claim.lease, status, reason, metrics });
+  }
+
+  private async post(suffix: string, json: unknown): Promise<void> {
+    const answer = await this.plane.call('POST', `/api/v1/runs/${this.id}/${suffix}`, {
+      token: this.runnerToken,
+      json,
+    });
+    if (answer.status >= 300) throw new Error(`${suffix} answered ${answer.status}: ${answer.text}`);
+  }
+}
+
+/** A finished stage record as a runner reports it. */
+export function finishedStage(name: string, overrides: Partial<StageRecord> = {}): StageRecord {
+  return {
+    name,
+    status: 'ran',
+    cacheKey: randomBytes(32).toString('hex'),
+    keyInputs: null,
+    cachedFrom: null,
+    reasons: ['first run'],
+    notes: [],
+    startedAt: new Date().toISOString(),
+    finishedAt: new Date().toISOString(),
+    durationMs: 1234,
+    exitCode: 0,
+    outs: [],
+    metrics: {},
+    logTail: '',
+    logDigest: null,
+    error: null,
+    dirtyReasons: [],
+    warnings: [],
+    ...overrides,
+  };
+}
