@@ -60,7 +60,7 @@ test('a DVC project of the get-started shape runs unchanged, and a DVC-named par
   expect(await repo.git('status', '--porcelain', '--', 'dvc.yaml', 'params.yaml')).toBe('');
 });
 
-test('foreach and matrix stages run under the names DVC gives them', async () => {
+test('foreach and matrix stages run under the names DVC gives them; a remote out is named and the rest runs', async () => {
   const grid = await makeRepo({
     files: {
       'dvc.yaml': [
@@ -78,6 +78,12 @@ test('foreach and matrix stages run under the names DVC gives them', async () =>
         '    cmd: echo ${item.a}${item.b} > grid-${item.a}-${item.b}.txt',
         '    outs:',
         '      - grid-${item.a}-${item.b}.txt',
+        '  upload:',
+        '    cmd: aws s3 cp models s3://bucket/models --recursive',
+        '    deps:',
+        '      - models/small.txt',
+        '    outs:',
+        '      - s3://bucket/models',
         '',
       ].join('\n'),
     },
@@ -91,6 +97,7 @@ test('foreach and matrix stages run under the names DVC gives them', async () =>
       'stage@0-1': 'ran',
       'stage@1-1': 'ran',
     });
+    expect(result.stderr).toMatch(/not honoured: stage upload: cannot be honoured \(s3:\/\/bucket\/models/);
     expect(readFileSync(join(grid.dir, 'models/large.txt'), 'utf8')).toBe('large\n');
     expect(readFileSync(join(grid.dir, 'grid-1-1.txt'), 'utf8')).toBe('11\n');
   } finally {
