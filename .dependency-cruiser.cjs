@@ -32,17 +32,17 @@ module.exports = {
       },
     },
     {
-      name: 'present-terminal-renders-from-schemas',
+      name: 'present-renders-from-schemas',
       severity: 'error',
       comment:
-        'The terminal renderers both composition roots use turn data into text: they import schemas/ and present/, nothing that runs or stores.',
-      from: { path: '^present/terminal/' },
+        'present/ turns data into what people read (RunView, the GitHub presentation, the terminal renderers): it imports schemas/ and present/, nothing that runs or stores.',
+      from: { path: '^present/' },
       to: { path: '^(client|store|runner|local|app|cli|action)/' },
     },
     {
-      name: 'present-terminal-has-no-io',
+      name: 'present-has-no-io',
       severity: 'error',
-      from: { path: '^present/terminal/' },
+      from: { path: '^present/' },
       to: {
         dependencyTypes: ['core'],
         path: '^(fs|fs/promises|child_process|net|http|https|dgram|tls|worker_threads|os)$',

@@ -40,3 +40,19 @@ export function commitNote(workflow: WorkflowContext, commit: string | null): st
   if (commit === pr.headSha) return `the head of #${pr.number}`;
   return `GitHub's merge of #${pr.number} (head ${pr.headSha.slice(0, 10)}) into ${pr.baseRef} (${pr.baseSha.slice(0, 10)})`;
 }
+
+/**
+ * How a summary names the run it compared with, as the app's check run does: on a pull
+ * request `main @ 1a2b3c4`, else the commit, `(this commit)` when it is the run's own.
+ */
+export function baselineLabel(
+  workflow: WorkflowContext,
+  baselineCommit: string | null,
+  runCommit: string | null,
+): string {
+  if (baselineCommit === null) return 'a run with no commit';
+  const at = baselineCommit.slice(0, 7);
+  const pr = workflow.pullRequest;
+  if (pr) return `${pr.baseRef} @ ${at}`;
+  return `${at}${baselineCommit === runCommit ? ' (this commit)' : ''}`;
+}

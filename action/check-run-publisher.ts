@@ -1,5 +1,5 @@
 import { Octokit } from '@octokit/rest';
-import type { Annotation } from '../schemas/annotation.js';
+import { annotationPages, type GitHubAnnotation } from '../present/github/github-annotation.js';
 import type { RunConclusion } from '../schemas/check-run-conclusion.js';
 import type { WorkflowLog } from './workflow-log.js';
 
@@ -13,21 +13,16 @@ export interface CheckRunTarget {
   detailsUrl: string;
 }
 
-/** A check run's final state. */
+/** A check run's final state, within GitHub's limits (renderCheckRun makes it so). */
 export interface CheckRunResult {
   /** The run's (runConclusion); never `neutral`, which would pass a required check. */
   conclusion: RunConclusion;
   title: string;
-  /** Markdown; cut to GitHub's limit here. */
   summary: string;
-  annotations: readonly Annotation[];
+  text: string;
+  /** All of them: they go 50 per request. */
+  annotations: readonly GitHubAnnotation[];
 }
-
-/** GitHub's limits on check runs: a summary of 65,535 bytes, 50 annotations per request. */
-const SUMMARY_BYTES = 65_535;
-const ANNOTATIONS_PER_REQUEST = 50;
-const TRUNCATED =
-  '\n\n… (cut at GitHub’s limit for a check run: the whole summary is in the workflow run’s step summary)\n';
 
 /**
  * Publishes runs as check runs through the REST API with the workflow's token. A token
@@ -74,21 +69,16 @@ export class CheckRunPublisher {
     }
   }
 
-  /** Completes a check run with its conclusion, summary and annotations (50 per request). */
+  /** Completes a check run with its conclusion, output and annotations (50 per request). */
   async complete(checkRunId: number, result: CheckRunResult): Promise<void> {
     if (!this.octokit) return;
     const { owner, repo } = this.options.target;
-    const annotations = result.annotations
-      .filter((note): note is Annotation & { path: string } => note.path !== null)
-      .map((note) => ({
-        path: note.path,
-        start_line: note.line ?? 1,
-        end_line: note.line ?? 1,
-        annotation_level: note.level === 'error' ? ('failure' as const) : note.level,
-        message: note.message,
-        ...(note.title ? { title: note.title } : {}),
-      }));
-    const output = { title: result.title, summary: cutToBytes(result.summary, SUMMARY_BYTES) };
+    const output = {
+      title: result.title,
+      summary: result.summary,
+      ...(result.text ? { text: result.text } : {}),
+    };
+    const [first = [], ...rest] = annotationPages(result.annotations);
     try {
       await this.octokit.rest.checks.update({
         owner,
@@ -97,15 +87,15 @@ export class CheckRunPublisher {
         status: 'completed',
         conclusion: result.conclusion,
         completed_at: new Date().toISOString(),
-        output: { ...output, annotations: annotations.slice(0, ANNOTATIONS_PER_REQUEST) },
+        output: { ...output, annotations: first },
       });
       // Annotations sent in later updates are added to the earlier ones.
-      for (let from = ANNOTATIONS_PER_REQUEST; from < annotations.length; from += ANNOTATIONS_PER_REQUEST) {
+      for (const page of rest) {
         await this.octokit.rest.checks.update({
           owner,
           repo,
           check_run_id: checkRunId,
-          output: { ...output, annotations: annotations.slice(from, from + ANNOTATIONS_PER_REQUEST) },
+          output: { ...output, annotations: page },
         });
       }
     } catch (error) {
@@ -124,15 +114,6 @@ export class CheckRunPublisher {
         : `Could not create a check run (${messageOf(error)}); the results are in the step summary.`,
     );
   }
-}
-
-function cutToBytes(text: string, limit: number): string {
-  if (Buffer.byteLength(text) <= limit) return text;
-  const room = limit - Buffer.byteLength(TRUNCATED);
-  let cut = Buffer.from(text).subarray(0, room).toString();
-  // A multi-byte character cut in half decodes to U+FFFD, which is 3 bytes of its own.
-  while (Buffer.byteLength(cut) > room) cut = cut.slice(0, -1);
-  return cut + TRUNCATED;
 }
 
 function messageOf(error: unknown): string {

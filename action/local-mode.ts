@@ -4,16 +4,20 @@ import { readCodeIndex } from '../runner/code-index.js';
 import { executeLocalRun } from '../local/execute-local-run.js';
 import { openLocalState } from '../local/local-state.js';
 import { renderRunSummary } from '../present/terminal/run-summary.js';
+import { checkRunName, sweptParams } from '../present/github/check-run-name.js';
+import { renderCheckRun } from '../present/github/render-check-run.js';
+import type { RunView } from '../present/run-view.js';
 import { actionResult, type ActionResult } from './action-result.js';
-import { baselineCommits, commitNote, noBaselineNote } from './baseline-commits.js';
-import { checkRunName, checkRunTargetOf } from './check-run-naming.js';
+import { baselineCommits, noBaselineNote } from './baseline-commits.js';
 import { CheckRunPublisher } from './check-run-publisher.js';
+import { checkRunTargetOf } from './check-run-target.js';
 import type { ActionInputs } from './input-helper.js';
 import type { ModeContext } from './mode-context.js';
-import { OpenCheckRuns, runConclusion, unfinishedRunResult } from './open-check-runs.js';
+import { checkRunResult, OpenCheckRuns, unfinishedRunResult } from './open-check-runs.js';
 import { readPipelineInputs } from './read-pipeline-inputs.js';
-import { checkRunTitle, renderRunMarkdown, renderSweepMarkdown } from './render-run-markdown.js';
 import { reportFailures } from './report-failures.js';
+import { reportView } from './report-view.js';
+import { runStepSummary, sweepStepSummary } from './step-summary.js';
 import { StageGroupPrinter } from './stage-group-printer.js';
 import { stageEnvironmentSource } from './stage-environment-source.js';
 
@@ -39,12 +43,14 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
     let codeIndex = await readCodeIndex(project.workspace.repoRoot);
     const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];
+    const views: RunView[] = [];
     const summaries: string[] = [];
     for (const [index, params] of grid.entries()) {
       if (signal.aborted) break;
       if (groupId) log.untrusted(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
       // The previous run of the sweep executed stages: the tree is read again for this one.
       if (index > 0) codeIndex = await readCodeIndex(project.workspace.repoRoot);
+      const name = checkRunName(inputs.checkName, groupId ? sweptParams(params, swept) : null);
       const { report, detail, outcome } = await executeLocalRun({
         project,
         pipeline,
@@ -62,7 +68,7 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
           log.untrusted(
             `${colors.bold('fluksio run')} ${id}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ?? 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,
           );
-          checkRuns.start(checkRunName(inputs.checkName, params, swept), id);
+          checkRuns.start(name, id);
         },
         baselineCommits: (stamp) =>
           baselineCommits(project.workspace.repoRoot, inputs.workflow, stamp.commit),
@@ -71,29 +77,25 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
       log.untrusted(
         renderRunSummary({ report, series: detail.series, stages: detail.stages, tracebacks }, colors),
       );
-      const markdown = renderRunMarkdown({
+      const view = reportView({
         report,
+        workflow: inputs.workflow,
+        goals: pipeline.metrics,
         series: detail.series,
-        commitNote: commitNote(inputs.workflow, report.run.commit),
-        noBaselineNote: noBaselineNote(inputs.workflow),
-        failures: detail.stages.map((stage) => ({
-          stage: stage.name,
-          tail: stage.logTail,
-          traceback: tracebacks.filter((each) => each.stage === stage.name).at(-1)?.text ?? null,
-        })),
+        logTails: Object.fromEntries(detail.stages.map((stage) => [stage.name, stage.logTail])),
+        tracebacks,
+        noBaseline: noBaselineNote(inputs.workflow),
+        serverUrl: null,
       });
+      const rendered = renderCheckRun(view, { name });
       log.closeFence();
       reportFailures(log, report);
-      await checkRuns.complete(report.run.id, {
-        conclusion: runConclusion(report.run.status, signal.aborted),
-        title: checkRunTitle(report),
-        summary: markdown,
-        annotations: report.annotations,
-      });
+      await checkRuns.complete(report.run.id, checkRunResult(rendered, report.run.status, signal.aborted));
       reports.push(report);
-      summaries.push(markdown);
+      views.push(view);
+      summaries.push(runStepSummary(rendered, view));
     }
-    const summary = groupId ? renderSweepMarkdown(groupId, reports, summaries) : (summaries[0] ?? '');
+    const summary = groupId ? sweepStepSummary(groupId, views, summaries) : (summaries[0] ?? '');
     return actionResult(reports, groupId, summary);
   } finally {
     // A run that threw after it started (its store failing, say) leaves no check run in progress.

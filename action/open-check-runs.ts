@@ -1,3 +1,4 @@
+import type { RenderedCheckRun } from '../present/github/render-check-run.js';
 import { checkRunConclusion, type RunConclusion } from '../schemas/check-run-conclusion.js';
 import type { RunStatus } from '../schemas/statuses.js';
 import type { CheckRunPublisher, CheckRunResult } from './check-run-publisher.js';
@@ -51,6 +52,16 @@ export function runConclusion(status: RunStatus, workflowCancelled: boolean): Ru
   return checkRunConclusion(status) ?? (workflowCancelled ? 'cancelled' : 'failure');
 }
 
+/** The result of a run's check run as renderCheckRun drew it, concluded as runConclusion says. */
+export function checkRunResult(
+  rendered: RenderedCheckRun,
+  status: RunStatus,
+  workflowCancelled: boolean,
+): CheckRunResult {
+  const { title, summary, text, annotations } = rendered;
+  return { conclusion: runConclusion(status, workflowCancelled), title, summary, text, annotations };
+}
+
 /**
  * The result of a check run whose run had not ended when the step stopped: cancelled with
  * the workflow, or failed with the step. `goesOn` says where the run can still be seen.
@@ -65,8 +76,9 @@ export function unfinishedRunResult(
     : `The step failed before run \`${runId}\` ended; the workflow run's log says why.`;
   return {
     conclusion: workflowCancelled ? 'cancelled' : 'failure',
-    title: workflowCancelled ? '⊘ cancelled with the workflow' : '❌ the step failed before the run ended',
+    title: workflowCancelled ? '🚫 cancelled with the workflow' : '❌ the step failed before the run ended',
     summary: `### fluksio\n\n${why}${goesOn ? ` ${goesOn}` : ''}\n`,
+    text: '',
     annotations: [],
   };
 }

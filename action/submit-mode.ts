@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { checkRunName, sweptParams } from '../present/github/check-run-name.js';
+import { renderCheckRun } from '../present/github/render-check-run.js';
+import type { RunView } from '../present/run-view.js';
 import { digestOf } from '../schemas/canonical-json.js';
 import type { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
+import { MAX_BASELINE_COMMITS } from '../schemas/protocol/run-report-query.js';
 import { isFinalRunStatus } from '../schemas/statuses.js';
+import { tracebackTexts } from '../schemas/traceback.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
 import { submitRunRequest } from '../client/submit-run-request.js';
 import type { CliIo } from '../present/terminal/cli-io.js';
@@ -14,21 +19,19 @@ import { headAndOrigin, originRepository, type OriginRepository } from '../clien
 import type { SeriesByMetric } from '../present/terminal/run-summary.js';
 import { UsageError } from '../present/terminal/usage-error.js';
 import { actionResult, type ActionResult } from './action-result.js';
-import { commitNote } from './baseline-commits.js';
+import { baselineCommits } from './baseline-commits.js';
 import { cancelSubmittedRuns } from './cancel-submitted-runs.js';
-import { checkRunName, checkRunTargetOf } from './check-run-naming.js';
 import { CheckRunPublisher } from './check-run-publisher.js';
+import { checkRunTargetOf } from './check-run-target.js';
 import type { ActionInputs } from './input-helper.js';
 import type { ModeContext } from './mode-context.js';
-import { OpenCheckRuns, runConclusion, unfinishedRunResult } from './open-check-runs.js';
+import { checkRunResult, OpenCheckRuns, unfinishedRunResult } from './open-check-runs.js';
 import { readPipelineInputs } from './read-pipeline-inputs.js';
-import { checkRunTitle, renderRunMarkdown, renderSweepMarkdown } from './render-run-markdown.js';
 import { reportFailures } from './report-failures.js';
+import { reportView } from './report-view.js';
+import { runStepSummary, sweepStepSummary } from './step-summary.js';
 import { markSubmissionSettled, saveSubmittedRuns } from './submission-state.js';
 import type { WorkflowContext } from './workflow-context.js';
-
-/** Lines of a failed stage's log fetched for the summary. */
-const TAIL_LINES = 25;
 
 /**
  * Submit mode: queues the runs (one, or a sweep's grid) of the commit the workspace holds
@@ -102,18 +105,31 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
       ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log })
       : null,
   );
-  const summarise = async (report: RemoteRunReport, withLogs: boolean) =>
-    renderRunMarkdown({
+  const nameOf = (report: RemoteRunReport) =>
+    checkRunName(inputs.checkName, groupId ? sweptParams(report.run.params, swept) : null);
+  // Where the baseline is, from this checkout's history; the control plane looks it up among them.
+  const commits = (await baselineCommits(project.workspace.repoRoot, inputs.workflow, commit)).slice(
+    0,
+    MAX_BASELINE_COMMITS,
+  );
+  const present = async (report: RemoteRunReport, withLogs: boolean) => {
+    const logs = withLogs ? await failedStageLogs(client, report) : {};
+    const view = reportView({
       report,
+      workflow: inputs.workflow,
+      goals: pipeline.metrics,
       series: withLogs ? await seriesOf(client, report.run.id) : {},
-      commitNote: commitNote(inputs.workflow, report.run.commit),
-      noBaselineNote: `runs submitted to a control plane are not compared with a baseline yet (the run is on ${server.url}).`,
-      failures: withLogs ? await failureTails(client, report) : [],
+      logTails: logs,
+      tracebacks: Object.entries(logs).flatMap(([stage, log]) =>
+        tracebackTexts(log.split('\n')).map((text) => ({ stage, text })),
+      ),
+      noBaseline: `the control plane at ${server.url} has no successful run of this pipeline ${commits.length > 0 ? 'at the commits where it was looked for (the base of this change and its first-parent ancestors)' : 'to compare with: this checkout has no history to look for one in'}.`,
+      serverUrl: server.url,
     });
+    return { view, rendered: renderCheckRun(view, { name: nameOf(report) }) };
+  };
   try {
-    for (const report of queued) {
-      checkRuns.start(checkRunName(inputs.checkName, report.run.params, swept), report.run.id);
-    }
+    for (const report of queued) checkRuns.start(nameOf(report), report.run.id);
     const io: CliIo = {
       stdout: logStream(log),
       stderr: logStream(log),
@@ -129,26 +145,27 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
     }
     if (signal.aborted) return await cancelRuns(client, server.url, queued, groupId, log);
 
+    const finals: RemoteRunReport[] = [];
+    const views: RunView[] = [];
     const summaries: string[] = [];
-    for (const report of reports) {
-      const markdown = await summarise(report, true);
+    for (const followed of reports) {
+      // Read again with where to look for the baseline: the diff the check run shows.
+      const report = (await latestReport(client, followed.run.id, commits)) ?? followed;
+      const { view, rendered } = await present(report, true);
       log.closeFence();
       reportFailures(log, report);
-      await checkRuns.complete(report.run.id, {
-        conclusion: runConclusion(report.run.status, false),
-        title: checkRunTitle(report),
-        summary: markdown,
-        annotations: report.annotations,
-      });
-      summaries.push(markdown);
+      await checkRuns.complete(report.run.id, checkRunResult(rendered, report.run.status, false));
+      finals.push(report);
+      views.push(view);
+      summaries.push(runStepSummary(rendered, view));
     }
-    const summary = groupId ? renderSweepMarkdown(groupId, reports, summaries) : (summaries[0] ?? '');
-    return actionResult(reports, groupId, summary);
+    const summary = groupId ? sweepStepSummary(groupId, views, summaries) : (summaries[0] ?? '');
+    return actionResult(finals, groupId, summary);
   } finally {
     // Whatever stopped the step, no check run stays in progress: each gets its run's
     // result as the control plane has it now.
     await checkRuns.completeRest(async (runId) => {
-      const report = await latestReport(client, runId);
+      const report = await latestReport(client, runId, commits);
       if (!report || !isFinalRunStatus(report.run.status)) {
         return unfinishedRunResult(
           runId,
@@ -156,12 +173,8 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
           `\`fluksio show ${runId} --url ${server.url}\` shows it.`,
         );
       }
-      return {
-        conclusion: runConclusion(report.run.status, signal.aborted),
-        title: checkRunTitle(report),
-        summary: await summarise(report, false).catch(() => ''),
-        annotations: report.annotations,
-      };
+      const { rendered } = await present(report, false);
+      return checkRunResult(rendered, report.run.status, signal.aborted);
     });
   }
 }
@@ -191,9 +204,16 @@ async function cancelRuns(
   };
 }
 
-/** The run as the control plane has it now; null when it does not answer. */
-async function latestReport(client: ControlPlaneClient, runId: string): Promise<RemoteRunReport | null> {
-  return client.run(runId).catch(() => null);
+/**
+ * The run as the control plane has it now, compared with a baseline among `commits` when
+ * given; null when it does not answer.
+ */
+async function latestReport(
+  client: ControlPlaneClient,
+  runId: string,
+  commits: readonly string[] = [],
+): Promise<RemoteRunReport | null> {
+  return client.run(runId, {}, { baselineCommits: commits }).catch(() => null);
 }
 
 /** The commit the workspace holds (a pull request's merge commit) and how runners fetch it. */
@@ -263,18 +283,19 @@ async function seriesOf(client: ControlPlaneClient, runId: string): Promise<Seri
   return client.runMetrics(runId).catch(() => ({}));
 }
 
-/** The end of each failed stage's log, read from the control plane. */
-async function failureTails(
+/** Each failed stage's log, read from the control plane, by stage name (the summary shows its end). */
+async function failedStageLogs(
   client: ControlPlaneClient,
   report: RemoteRunReport,
-): Promise<{ stage: string; tail: string; traceback: null }[]> {
+): Promise<Record<string, string>> {
   const failed = report.stages.filter((stage) => stage.status === 'failed' || stage.status === 'timed_out');
-  return Promise.all(
+  const logs = await Promise.all(
     failed.map(async (stage) => {
       const lines = await client.stageLog(report.run.id, stage.name).catch((): string[] => []);
-      return { stage: stage.name, tail: lines.slice(-TAIL_LINES).join('\n'), traceback: null };
+      return [stage.name, lines.join('\n')] as const;
     }),
   );
+  return Object.fromEntries(logs);
 }
 
 /** A stream into the job log, fenced: what the control plane reports quotes stages. */

@@ -19,6 +19,7 @@ import {
   EventBatchReply,
   FetchedReply,
   HeartbeatReply,
+  StartReply,
   type EventBatch,
   type FetchedRequest,
   type FinishRequest,
@@ -86,14 +87,18 @@ export class ControlPlaneClient {
     return this.postLeased(run, 'heartbeat', json, HeartbeatReply, call);
   }
 
-  /** The checkout is verified: the run starts, stamped with what is about to execute. */
+  /**
+   * The checkout is verified: the run starts, stamped with what is about to execute. The
+   * reply says whether it did: a run the control plane failed instead (its params are not
+   * those it was queued with) must not run.
+   */
   async start(
     run: RunLease,
     stamp: Omit<StartRequestInput, 'lease'>,
     call: CallOptions = {},
-  ): Promise<LeasedWriteReply> {
+  ): Promise<StartReply> {
     const json: StartRequestInput = { lease: run.lease, ...stamp };
-    return this.postLeased(run, 'start', json, LeasedWriteReply, call);
+    return this.postLeased(run, 'start', json, StartReply, call);
   }
 
   /** Uploads events; resolves once the control plane acknowledged them. */
@@ -240,8 +245,14 @@ export class ControlPlaneClient {
   }
 
   /** A run as the control plane has it now: its state, stages, metrics and annotations. */
-  async run(runId: string, call: CallOptions = {}): Promise<RemoteRunReport> {
-    return this.get(runPath(runId), RemoteRunReport, call);
+  async run(
+    runId: string,
+    call: CallOptions = {},
+    { baselineCommits = [] }: { baselineCommits?: readonly string[] } = {},
+  ): Promise<RemoteRunReport> {
+    // Where to look for the baseline, nearest first (RunReportQuery): the caller has the history.
+    const query = baselineCommits.length > 0 ? `?baseline-commits=${baselineCommits.join(',')}` : '';
+    return this.get(`${runPath(runId)}${query}`, RemoteRunReport, call);
   }
 
   /** A run's streamed metric series, by metric name. */

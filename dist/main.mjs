@@ -469,7 +469,7 @@ var require_errors = __commonJS({
       [kInvalidReturnValueError] = true;
     };
     var kAbortError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_ABORT");
-    var AbortError = class extends UndiciError {
+    var AbortError2 = class extends UndiciError {
       constructor(message) {
         super(message);
         this.name = "AbortError";
@@ -482,7 +482,7 @@ var require_errors = __commonJS({
       [kAbortError] = true;
     };
     var kRequestAbortedError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_ABORTED");
-    var RequestAbortedError = class extends AbortError {
+    var RequestAbortedError = class extends AbortError2 {
       constructor(message) {
         super(message);
         this.name = "AbortError";
@@ -687,7 +687,7 @@ var require_errors = __commonJS({
       }
     };
     module2.exports = {
-      AbortError,
+      AbortError: AbortError2,
       HTTPParserError,
       UndiciError,
       HeadersTimeoutError,
@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path17 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path18 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path17 && path17[0] !== "/") {
-          path17 = `/${path17}`;
+        if (path18 && path18[0] !== "/") {
+          path18 = `/${path18}`;
         }
-        return new URL(`${origin}${path17}`);
+        return new URL(`${origin}${path18}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path17, origin }
+          request: { method, path: path18, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path17);
+        debuglog("sending request to %s %s/%s", method, origin, path18);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path17, origin },
+          request: { method, path: path18, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path17,
+          path18,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path17, origin }
+          request: { method, path: path18, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path17);
+        debuglog("trailers received from %s %s/%s", method, origin, path18);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path17, origin },
+          request: { method, path: path18, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path17,
+          path18,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path17, origin }
+            request: { method, path: path18, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path17);
+          debuglog("sending request to %s %s/%s", method, origin, path18);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path17,
+        path: path18,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path17 !== "string") {
+        if (typeof path18 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path17[0] !== "/" && !(path17.startsWith("http://") || path17.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path18[0] !== "/" && !(path18.startsWith("http://") || path18.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path17)) {
+        } else if (invalidPathRegex.test(path18)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path17, query) : path17;
+        this.path = query ? buildURL(path18, query) : path18;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -4670,17 +4670,17 @@ var require_util2 = __commonJS({
     }
     async function readAllBytes(reader) {
       const bytes = [];
-      let byteLength = 0;
+      let byteLength2 = 0;
       while (true) {
         const { done, value: chunk } = await reader.read();
         if (done) {
-          return Buffer.concat(bytes, byteLength);
+          return Buffer.concat(bytes, byteLength2);
         }
         if (!isUint8Array(chunk)) {
           throw new TypeError("Received non-Uint8Array chunk");
         }
         bytes.push(chunk);
-        byteLength += chunk.length;
+        byteLength2 += chunk.length;
       }
     }
     function urlIsLocal(url2) {
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path17, host, upgrade, blocking, reset } = request2;
+      const { method, path: path18, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path17} HTTP/1.1\r
+      let header = `${method} ${path18} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path17, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path18, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path17;
+      headers[HTTP2_HEADER_PATH] = path18;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path17 = search ? `${pathname}${search}` : pathname;
+        const path18 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path17;
+        this.opts.path = path18;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path17 = "/",
+          path: path18 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path17;
+        opts.path = origin + path18;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -9457,8 +9457,8 @@ var require_readable = __commonJS({
   "node_modules/undici/lib/api/readable.js"(exports, module2) {
     "use strict";
     var assert2 = __require("node:assert");
-    var { Readable } = __require("node:stream");
-    var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError } = require_errors();
+    var { Readable: Readable2 } = __require("node:stream");
+    var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError: AbortError2 } = require_errors();
     var util = require_util();
     var { ReadableStreamFrom } = require_util();
     var kConsume = /* @__PURE__ */ Symbol("kConsume");
@@ -9469,7 +9469,7 @@ var require_readable = __commonJS({
     var kContentLength = /* @__PURE__ */ Symbol("kContentLength");
     var noop3 = () => {
     };
-    var BodyReadable = class extends Readable {
+    var BodyReadable = class extends Readable2 {
       constructor({
         resume,
         abort: abort2,
@@ -9586,16 +9586,16 @@ var require_readable = __commonJS({
         }
         return await new Promise((resolve6, reject) => {
           if (this[kContentLength] > limit) {
-            this.destroy(new AbortError());
+            this.destroy(new AbortError2());
           }
           const onAbort = () => {
-            this.destroy(signal.reason ?? new AbortError());
+            this.destroy(signal.reason ?? new AbortError2());
           };
           signal?.addEventListener("abort", onAbort);
           this.on("close", function() {
             signal?.removeEventListener("abort", onAbort);
             if (signal?.aborted) {
-              reject(signal.reason ?? new AbortError());
+              reject(signal.reason ?? new AbortError2());
             } else {
               resolve6(null);
             }
@@ -9811,7 +9811,7 @@ var require_api_request = __commonJS({
   "node_modules/undici/lib/api/api-request.js"(exports, module2) {
     "use strict";
     var assert2 = __require("node:assert");
-    var { Readable } = require_readable();
+    var { Readable: Readable2 } = require_readable();
     var { InvalidArgumentError, RequestAbortedError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -9906,7 +9906,7 @@ var require_api_request = __commonJS({
         const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
         const contentType = parsedHeaders["content-type"];
         const contentLength = parsedHeaders["content-length"];
-        const res = new Readable({
+        const res = new Readable2({
           resume,
           abort: abort2,
           contentType,
@@ -10221,7 +10221,7 @@ var require_api_pipeline = __commonJS({
   "node_modules/undici/lib/api/api-pipeline.js"(exports, module2) {
     "use strict";
     var {
-      Readable,
+      Readable: Readable2,
       Duplex,
       PassThrough
     } = __require("node:stream");
@@ -10235,7 +10235,7 @@ var require_api_pipeline = __commonJS({
     var { addSignal, removeSignal } = require_abort_signal();
     var assert2 = __require("node:assert");
     var kResume = /* @__PURE__ */ Symbol("resume");
-    var PipelineRequest = class extends Readable {
+    var PipelineRequest = class extends Readable2 {
       constructor() {
         super({ autoDestroy: true });
         this[kResume] = null;
@@ -10252,7 +10252,7 @@ var require_api_pipeline = __commonJS({
         callback(err2);
       }
     };
-    var PipelineResponse = class extends Readable {
+    var PipelineResponse = class extends Readable2 {
       constructor(resume) {
         super({ autoDestroy: true });
         this[kResume] = resume;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path17) {
-      if (typeof path17 !== "string") {
-        return path17;
+    function safeUrl(path18) {
+      if (typeof path18 !== "string") {
+        return path18;
       }
-      const pathSegments = path17.split("?");
+      const pathSegments = path18.split("?");
       if (pathSegments.length !== 2) {
-        return path17;
+        return path18;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path17, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path17);
+    function matchKey(mockDispatch2, { path: path18, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path18);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path17 }) => matchValue(safeUrl(path17), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path18 }) => matchValue(safeUrl(path18), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path17, method, body: body2, headers, query } = opts;
+      const { path: path18, method, body: body2, headers, query } = opts;
       return {
-        path: path17,
+        path: path18,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path17, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path18, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path17,
+            Path: path18,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -12607,15 +12607,15 @@ var require_response = __commonJS({
       };
     }
     function makeNetworkError(reason) {
-      const isError = isErrorLike(reason);
+      const isError2 = isErrorLike(reason);
       return makeResponse({
         type: "error",
         status: 0,
-        error: isError ? reason : new Error(reason ? String(reason) : reason),
+        error: isError2 ? reason : new Error(reason ? String(reason) : reason),
         aborted: reason && reason.name === "AbortError"
       });
     }
-    function isNetworkError(response) {
+    function isNetworkError2(response) {
       return (
         // A network error is a response whose type is "error",
         response.type === "error" && // status is 0
@@ -12768,7 +12768,7 @@ var require_response = __commonJS({
       }
     ]);
     module2.exports = {
-      isNetworkError,
+      isNetworkError: isNetworkError2,
       makeNetworkError,
       makeResponse,
       makeAppropriateNetworkError,
@@ -13577,7 +13577,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable, pipeline: pipeline2, finished } = __require("node:stream");
+    var { Readable: Readable2, pipeline: pipeline2, finished } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -14516,7 +14516,7 @@ var require_fetch = __commonJS({
                   }
                 }
               }
-              this.body = new Readable({ read: resume });
+              this.body = new Readable2({ read: resume });
               const onError = this.onError.bind(this);
               resolve6({
                 status,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path17) {
-      for (let i2 = 0; i2 < path17.length; ++i2) {
-        const code = path17.charCodeAt(i2);
+    function validateCookiePath(path18) {
+      for (let i2 = 0; i2 < path18.length; ++i2) {
+        const code = path18.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -18730,7 +18730,7 @@ var require_eventsource = __commonJS({
     var { EventSourceStream } = require_eventsource_stream();
     var { parseMIMEType } = require_data_url();
     var { createFastMessageEvent } = require_events();
-    var { isNetworkError } = require_response();
+    var { isNetworkError: isNetworkError2 } = require_response();
     var { delay } = require_util8();
     var { kEnumerableProperty } = require_util();
     var { environmentSettingsObject } = require_util2();
@@ -18844,7 +18844,7 @@ var require_eventsource = __commonJS({
           dispatcher: this.#dispatcher
         };
         const processEventSourceEndOfBody = (response) => {
-          if (isNetworkError(response)) {
+          if (isNetworkError2(response)) {
             this.dispatchEvent(new Event("error"));
             this.close();
           }
@@ -18852,7 +18852,7 @@ var require_eventsource = __commonJS({
         };
         fetchParams.processResponseEndOfBody = processEventSourceEndOfBody;
         fetchParams.processResponse = (response) => {
-          if (isNetworkError(response)) {
+          if (isNetworkError2(response)) {
             if (response.aborted) {
               this.close();
               this.dispatchEvent(new Event("error"));
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path17 = opts.path;
+          let path18 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path17 = `/${path17}`;
+            path18 = `/${path18}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path17);
+          url2 = new URL(util.parseOrigin(url2).origin + path18);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path17) {
-  if (!path17)
+function getElementAtPath(obj, path18) {
+  if (!path18)
     return obj;
-  return path17.reduce((acc, key) => acc?.[key], obj);
+  return path18.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path17, issues) {
+function prefixIssues(path18, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path17);
+    iss.path.unshift(path18);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path17 = []) => {
+  const processError = (error48, path18 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path17, ...issue3.path];
+        const fullpath = [...path18, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path17 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path17) {
+  const path18 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path18) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32283,867 +32283,6 @@ var init_zod = __esm({
   }
 });
 
-// node_modules/ms/index.js
-var require_ms = __commonJS({
-  "node_modules/ms/index.js"(exports, module2) {
-    var s4 = 1e3;
-    var m8 = s4 * 60;
-    var h5 = m8 * 60;
-    var d6 = h5 * 24;
-    var w7 = d6 * 7;
-    var y7 = d6 * 365.25;
-    module2.exports = function(val, options) {
-      options = options || {};
-      var type = typeof val;
-      if (type === "string" && val.length > 0) {
-        return parse7(val);
-      } else if (type === "number" && isFinite(val)) {
-        return options.long ? fmtLong(val) : fmtShort(val);
-      }
-      throw new Error(
-        "val is not a non-empty string or a valid number. val=" + JSON.stringify(val)
-      );
-    };
-    function parse7(str) {
-      str = String(str);
-      if (str.length > 100) {
-        return;
-      }
-      var match = /^(-?(?:\d+)?\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i.exec(
-        str
-      );
-      if (!match) {
-        return;
-      }
-      var n3 = parseFloat(match[1]);
-      var type = (match[2] || "ms").toLowerCase();
-      switch (type) {
-        case "years":
-        case "year":
-        case "yrs":
-        case "yr":
-        case "y":
-          return n3 * y7;
-        case "weeks":
-        case "week":
-        case "w":
-          return n3 * w7;
-        case "days":
-        case "day":
-        case "d":
-          return n3 * d6;
-        case "hours":
-        case "hour":
-        case "hrs":
-        case "hr":
-        case "h":
-          return n3 * h5;
-        case "minutes":
-        case "minute":
-        case "mins":
-        case "min":
-        case "m":
-          return n3 * m8;
-        case "seconds":
-        case "second":
-        case "secs":
-        case "sec":
-        case "s":
-          return n3 * s4;
-        case "milliseconds":
-        case "millisecond":
-        case "msecs":
-        case "msec":
-        case "ms":
-          return n3;
-        default:
-          return void 0;
-      }
-    }
-    function fmtShort(ms2) {
-      var msAbs = Math.abs(ms2);
-      if (msAbs >= d6) {
-        return Math.round(ms2 / d6) + "d";
-      }
-      if (msAbs >= h5) {
-        return Math.round(ms2 / h5) + "h";
-      }
-      if (msAbs >= m8) {
-        return Math.round(ms2 / m8) + "m";
-      }
-      if (msAbs >= s4) {
-        return Math.round(ms2 / s4) + "s";
-      }
-      return ms2 + "ms";
-    }
-    function fmtLong(ms2) {
-      var msAbs = Math.abs(ms2);
-      if (msAbs >= d6) {
-        return plural(ms2, msAbs, d6, "day");
-      }
-      if (msAbs >= h5) {
-        return plural(ms2, msAbs, h5, "hour");
-      }
-      if (msAbs >= m8) {
-        return plural(ms2, msAbs, m8, "minute");
-      }
-      if (msAbs >= s4) {
-        return plural(ms2, msAbs, s4, "second");
-      }
-      return ms2 + " ms";
-    }
-    function plural(ms2, msAbs, n3, name2) {
-      var isPlural = msAbs >= n3 * 1.5;
-      return Math.round(ms2 / n3) + " " + name2 + (isPlural ? "s" : "");
-    }
-  }
-});
-
-// node_modules/debug/src/common.js
-var require_common = __commonJS({
-  "node_modules/debug/src/common.js"(exports, module2) {
-    function setup(env) {
-      createDebug.debug = createDebug;
-      createDebug.default = createDebug;
-      createDebug.coerce = coerce;
-      createDebug.disable = disable;
-      createDebug.enable = enable;
-      createDebug.enabled = enabled;
-      createDebug.humanize = require_ms();
-      createDebug.destroy = destroy;
-      Object.keys(env).forEach((key) => {
-        createDebug[key] = env[key];
-      });
-      createDebug.names = [];
-      createDebug.skips = [];
-      createDebug.formatters = {};
-      function selectColor(namespace) {
-        let hash2 = 0;
-        for (let i2 = 0; i2 < namespace.length; i2++) {
-          hash2 = (hash2 << 5) - hash2 + namespace.charCodeAt(i2);
-          hash2 |= 0;
-        }
-        return createDebug.colors[Math.abs(hash2) % createDebug.colors.length];
-      }
-      createDebug.selectColor = selectColor;
-      function createDebug(namespace) {
-        let prevTime;
-        let enableOverride = null;
-        let namespacesCache;
-        let enabledCache;
-        function debug2(...args2) {
-          if (!debug2.enabled) {
-            return;
-          }
-          const self2 = debug2;
-          const curr = Number(/* @__PURE__ */ new Date());
-          const ms2 = curr - (prevTime || curr);
-          self2.diff = ms2;
-          self2.prev = prevTime;
-          self2.curr = curr;
-          prevTime = curr;
-          args2[0] = createDebug.coerce(args2[0]);
-          if (typeof args2[0] !== "string") {
-            args2.unshift("%O");
-          }
-          let index2 = 0;
-          args2[0] = args2[0].replace(/%([a-zA-Z%])/g, (match, format) => {
-            if (match === "%%") {
-              return "%";
-            }
-            index2++;
-            const formatter = createDebug.formatters[format];
-            if (typeof formatter === "function") {
-              const val = args2[index2];
-              match = formatter.call(self2, val);
-              args2.splice(index2, 1);
-              index2--;
-            }
-            return match;
-          });
-          createDebug.formatArgs.call(self2, args2);
-          const logFn = self2.log || createDebug.log;
-          logFn.apply(self2, args2);
-        }
-        debug2.namespace = namespace;
-        debug2.useColors = createDebug.useColors();
-        debug2.color = createDebug.selectColor(namespace);
-        debug2.extend = extend2;
-        debug2.destroy = createDebug.destroy;
-        Object.defineProperty(debug2, "enabled", {
-          enumerable: true,
-          configurable: false,
-          get: () => {
-            if (enableOverride !== null) {
-              return enableOverride;
-            }
-            if (namespacesCache !== createDebug.namespaces) {
-              namespacesCache = createDebug.namespaces;
-              enabledCache = createDebug.enabled(namespace);
-            }
-            return enabledCache;
-          },
-          set: (v6) => {
-            enableOverride = v6;
-          }
-        });
-        if (typeof createDebug.init === "function") {
-          createDebug.init(debug2);
-        }
-        return debug2;
-      }
-      function extend2(namespace, delimiter3) {
-        const newDebug = createDebug(this.namespace + (typeof delimiter3 === "undefined" ? ":" : delimiter3) + namespace);
-        newDebug.log = this.log;
-        return newDebug;
-      }
-      function enable(namespaces) {
-        createDebug.save(namespaces);
-        createDebug.namespaces = namespaces;
-        createDebug.names = [];
-        createDebug.skips = [];
-        const split = (typeof namespaces === "string" ? namespaces : "").trim().replace(/\s+/g, ",").split(",").filter(Boolean);
-        for (const ns2 of split) {
-          if (ns2[0] === "-") {
-            createDebug.skips.push(ns2.slice(1));
-          } else {
-            createDebug.names.push(ns2);
-          }
-        }
-      }
-      function matchesTemplate(search, template) {
-        let searchIndex = 0;
-        let templateIndex = 0;
-        let starIndex = -1;
-        let matchIndex = 0;
-        while (searchIndex < search.length) {
-          if (templateIndex < template.length && (template[templateIndex] === search[searchIndex] || template[templateIndex] === "*")) {
-            if (template[templateIndex] === "*") {
-              starIndex = templateIndex;
-              matchIndex = searchIndex;
-              templateIndex++;
-            } else {
-              searchIndex++;
-              templateIndex++;
-            }
-          } else if (starIndex !== -1) {
-            templateIndex = starIndex + 1;
-            matchIndex++;
-            searchIndex = matchIndex;
-          } else {
-            return false;
-          }
-        }
-        while (templateIndex < template.length && template[templateIndex] === "*") {
-          templateIndex++;
-        }
-        return templateIndex === template.length;
-      }
-      function disable() {
-        const namespaces = [
-          ...createDebug.names,
-          ...createDebug.skips.map((namespace) => "-" + namespace)
-        ].join(",");
-        createDebug.enable("");
-        return namespaces;
-      }
-      function enabled(name2) {
-        for (const skip of createDebug.skips) {
-          if (matchesTemplate(name2, skip)) {
-            return false;
-          }
-        }
-        for (const ns2 of createDebug.names) {
-          if (matchesTemplate(name2, ns2)) {
-            return true;
-          }
-        }
-        return false;
-      }
-      function coerce(val) {
-        if (val instanceof Error) {
-          return val.stack || val.message;
-        }
-        return val;
-      }
-      function destroy() {
-        console.warn("Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`.");
-      }
-      createDebug.enable(createDebug.load());
-      return createDebug;
-    }
-    module2.exports = setup;
-  }
-});
-
-// node_modules/debug/src/browser.js
-var require_browser = __commonJS({
-  "node_modules/debug/src/browser.js"(exports, module2) {
-    exports.formatArgs = formatArgs;
-    exports.save = save;
-    exports.load = load;
-    exports.useColors = useColors;
-    exports.storage = localstorage();
-    exports.destroy = /* @__PURE__ */ (() => {
-      let warned = false;
-      return () => {
-        if (!warned) {
-          warned = true;
-          console.warn("Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`.");
-        }
-      };
-    })();
-    exports.colors = [
-      "#0000CC",
-      "#0000FF",
-      "#0033CC",
-      "#0033FF",
-      "#0066CC",
-      "#0066FF",
-      "#0099CC",
-      "#0099FF",
-      "#00CC00",
-      "#00CC33",
-      "#00CC66",
-      "#00CC99",
-      "#00CCCC",
-      "#00CCFF",
-      "#3300CC",
-      "#3300FF",
-      "#3333CC",
-      "#3333FF",
-      "#3366CC",
-      "#3366FF",
-      "#3399CC",
-      "#3399FF",
-      "#33CC00",
-      "#33CC33",
-      "#33CC66",
-      "#33CC99",
-      "#33CCCC",
-      "#33CCFF",
-      "#6600CC",
-      "#6600FF",
-      "#6633CC",
-      "#6633FF",
-      "#66CC00",
-      "#66CC33",
-      "#9900CC",
-      "#9900FF",
-      "#9933CC",
-      "#9933FF",
-      "#99CC00",
-      "#99CC33",
-      "#CC0000",
-      "#CC0033",
-      "#CC0066",
-      "#CC0099",
-      "#CC00CC",
-      "#CC00FF",
-      "#CC3300",
-      "#CC3333",
-      "#CC3366",
-      "#CC3399",
-      "#CC33CC",
-      "#CC33FF",
-      "#CC6600",
-      "#CC6633",
-      "#CC9900",
-      "#CC9933",
-      "#CCCC00",
-      "#CCCC33",
-      "#FF0000",
-      "#FF0033",
-      "#FF0066",
-      "#FF0099",
-      "#FF00CC",
-      "#FF00FF",
-      "#FF3300",
-      "#FF3333",
-      "#FF3366",
-      "#FF3399",
-      "#FF33CC",
-      "#FF33FF",
-      "#FF6600",
-      "#FF6633",
-      "#FF9900",
-      "#FF9933",
-      "#FFCC00",
-      "#FFCC33"
-    ];
-    function useColors() {
-      if (typeof window !== "undefined" && window.process && (window.process.type === "renderer" || window.process.__nwjs)) {
-        return true;
-      }
-      if (typeof navigator !== "undefined" && navigator.userAgent && navigator.userAgent.toLowerCase().match(/(edge|trident)\/(\d+)/)) {
-        return false;
-      }
-      let m8;
-      return typeof document !== "undefined" && document.documentElement && document.documentElement.style && document.documentElement.style.WebkitAppearance || // Is firebug? http://stackoverflow.com/a/398120/376773
-      typeof window !== "undefined" && window.console && (window.console.firebug || window.console.exception && window.console.table) || // Is firefox >= v31?
-      // https://developer.mozilla.org/en-US/docs/Tools/Web_Console#Styling_messages
-      typeof navigator !== "undefined" && navigator.userAgent && (m8 = navigator.userAgent.toLowerCase().match(/firefox\/(\d+)/)) && parseInt(m8[1], 10) >= 31 || // Double check webkit in userAgent just in case we are in a worker
-      typeof navigator !== "undefined" && navigator.userAgent && navigator.userAgent.toLowerCase().match(/applewebkit\/(\d+)/);
-    }
-    function formatArgs(args2) {
-      args2[0] = (this.useColors ? "%c" : "") + this.namespace + (this.useColors ? " %c" : " ") + args2[0] + (this.useColors ? "%c " : " ") + "+" + module2.exports.humanize(this.diff);
-      if (!this.useColors) {
-        return;
-      }
-      const c6 = "color: " + this.color;
-      args2.splice(1, 0, c6, "color: inherit");
-      let index2 = 0;
-      let lastC = 0;
-      args2[0].replace(/%[a-zA-Z%]/g, (match) => {
-        if (match === "%%") {
-          return;
-        }
-        index2++;
-        if (match === "%c") {
-          lastC = index2;
-        }
-      });
-      args2.splice(lastC, 0, c6);
-    }
-    exports.log = console.debug || console.log || (() => {
-    });
-    function save(namespaces) {
-      try {
-        if (namespaces) {
-          exports.storage.setItem("debug", namespaces);
-        } else {
-          exports.storage.removeItem("debug");
-        }
-      } catch (error47) {
-      }
-    }
-    function load() {
-      let r4;
-      try {
-        r4 = exports.storage.getItem("debug") || exports.storage.getItem("DEBUG");
-      } catch (error47) {
-      }
-      if (!r4 && typeof process !== "undefined" && "env" in process) {
-        r4 = process.env.DEBUG;
-      }
-      return r4;
-    }
-    function localstorage() {
-      try {
-        return localStorage;
-      } catch (error47) {
-      }
-    }
-    module2.exports = require_common()(exports);
-    var { formatters } = module2.exports;
-    formatters.j = function(v6) {
-      try {
-        return JSON.stringify(v6);
-      } catch (error47) {
-        return "[UnexpectedJSONParseError]: " + error47.message;
-      }
-    };
-  }
-});
-
-// node_modules/has-flag/index.js
-var require_has_flag = __commonJS({
-  "node_modules/has-flag/index.js"(exports, module2) {
-    "use strict";
-    module2.exports = (flag, argv = process.argv) => {
-      const prefix = flag.startsWith("-") ? "" : flag.length === 1 ? "-" : "--";
-      const position = argv.indexOf(prefix + flag);
-      const terminatorPosition = argv.indexOf("--");
-      return position !== -1 && (terminatorPosition === -1 || position < terminatorPosition);
-    };
-  }
-});
-
-// node_modules/supports-color/index.js
-var require_supports_color = __commonJS({
-  "node_modules/supports-color/index.js"(exports, module2) {
-    "use strict";
-    var os7 = __require("os");
-    var tty = __require("tty");
-    var hasFlag = require_has_flag();
-    var { env } = process;
-    var forceColor;
-    if (hasFlag("no-color") || hasFlag("no-colors") || hasFlag("color=false") || hasFlag("color=never")) {
-      forceColor = 0;
-    } else if (hasFlag("color") || hasFlag("colors") || hasFlag("color=true") || hasFlag("color=always")) {
-      forceColor = 1;
-    }
-    if ("FORCE_COLOR" in env) {
-      if (env.FORCE_COLOR === "true") {
-        forceColor = 1;
-      } else if (env.FORCE_COLOR === "false") {
-        forceColor = 0;
-      } else {
-        forceColor = env.FORCE_COLOR.length === 0 ? 1 : Math.min(parseInt(env.FORCE_COLOR, 10), 3);
-      }
-    }
-    function translateLevel(level) {
-      if (level === 0) {
-        return false;
-      }
-      return {
-        level,
-        hasBasic: true,
-        has256: level >= 2,
-        has16m: level >= 3
-      };
-    }
-    function supportsColor(haveStream, streamIsTTY) {
-      if (forceColor === 0) {
-        return 0;
-      }
-      if (hasFlag("color=16m") || hasFlag("color=full") || hasFlag("color=truecolor")) {
-        return 3;
-      }
-      if (hasFlag("color=256")) {
-        return 2;
-      }
-      if (haveStream && !streamIsTTY && forceColor === void 0) {
-        return 0;
-      }
-      const min = forceColor || 0;
-      if (env.TERM === "dumb") {
-        return min;
-      }
-      if (process.platform === "win32") {
-        const osRelease = os7.release().split(".");
-        if (Number(osRelease[0]) >= 10 && Number(osRelease[2]) >= 10586) {
-          return Number(osRelease[2]) >= 14931 ? 3 : 2;
-        }
-        return 1;
-      }
-      if ("CI" in env) {
-        if (["TRAVIS", "CIRCLECI", "APPVEYOR", "GITLAB_CI", "GITHUB_ACTIONS", "BUILDKITE"].some((sign) => sign in env) || env.CI_NAME === "codeship") {
-          return 1;
-        }
-        return min;
-      }
-      if ("TEAMCITY_VERSION" in env) {
-        return /^(9\.(0*[1-9]\d*)\.|\d{2,}\.)/.test(env.TEAMCITY_VERSION) ? 1 : 0;
-      }
-      if (env.COLORTERM === "truecolor") {
-        return 3;
-      }
-      if ("TERM_PROGRAM" in env) {
-        const version3 = parseInt((env.TERM_PROGRAM_VERSION || "").split(".")[0], 10);
-        switch (env.TERM_PROGRAM) {
-          case "iTerm.app":
-            return version3 >= 3 ? 3 : 2;
-          case "Apple_Terminal":
-            return 2;
-        }
-      }
-      if (/-256(color)?$/i.test(env.TERM)) {
-        return 2;
-      }
-      if (/^screen|^xterm|^vt100|^vt220|^rxvt|color|ansi|cygwin|linux/i.test(env.TERM)) {
-        return 1;
-      }
-      if ("COLORTERM" in env) {
-        return 1;
-      }
-      return min;
-    }
-    function getSupportLevel(stream) {
-      const level = supportsColor(stream, stream && stream.isTTY);
-      return translateLevel(level);
-    }
-    module2.exports = {
-      supportsColor: getSupportLevel,
-      stdout: translateLevel(supportsColor(true, tty.isatty(1))),
-      stderr: translateLevel(supportsColor(true, tty.isatty(2)))
-    };
-  }
-});
-
-// node_modules/debug/src/node.js
-var require_node = __commonJS({
-  "node_modules/debug/src/node.js"(exports, module2) {
-    var tty = __require("tty");
-    var util = __require("util");
-    exports.init = init2;
-    exports.log = log;
-    exports.formatArgs = formatArgs;
-    exports.save = save;
-    exports.load = load;
-    exports.useColors = useColors;
-    exports.destroy = util.deprecate(
-      () => {
-      },
-      "Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`."
-    );
-    exports.colors = [6, 2, 3, 4, 5, 1];
-    try {
-      const supportsColor = require_supports_color();
-      if (supportsColor && (supportsColor.stderr || supportsColor).level >= 2) {
-        exports.colors = [
-          20,
-          21,
-          26,
-          27,
-          32,
-          33,
-          38,
-          39,
-          40,
-          41,
-          42,
-          43,
-          44,
-          45,
-          56,
-          57,
-          62,
-          63,
-          68,
-          69,
-          74,
-          75,
-          76,
-          77,
-          78,
-          79,
-          80,
-          81,
-          92,
-          93,
-          98,
-          99,
-          112,
-          113,
-          128,
-          129,
-          134,
-          135,
-          148,
-          149,
-          160,
-          161,
-          162,
-          163,
-          164,
-          165,
-          166,
-          167,
-          168,
-          169,
-          170,
-          171,
-          172,
-          173,
-          178,
-          179,
-          184,
-          185,
-          196,
-          197,
-          198,
-          199,
-          200,
-          201,
-          202,
-          203,
-          204,
-          205,
-          206,
-          207,
-          208,
-          209,
-          214,
-          215,
-          220,
-          221
-        ];
-      }
-    } catch (error47) {
-    }
-    exports.inspectOpts = Object.keys(process.env).filter((key) => {
-      return /^debug_/i.test(key);
-    }).reduce((obj, key) => {
-      const prop = key.substring(6).toLowerCase().replace(/_([a-z])/g, (_5, k5) => {
-        return k5.toUpperCase();
-      });
-      let val = process.env[key];
-      if (/^(yes|on|true|enabled)$/i.test(val)) {
-        val = true;
-      } else if (/^(no|off|false|disabled)$/i.test(val)) {
-        val = false;
-      } else if (val === "null") {
-        val = null;
-      } else {
-        val = Number(val);
-      }
-      obj[prop] = val;
-      return obj;
-    }, {});
-    function useColors() {
-      return "colors" in exports.inspectOpts ? Boolean(exports.inspectOpts.colors) : tty.isatty(process.stderr.fd);
-    }
-    function formatArgs(args2) {
-      const { namespace: name2, useColors: useColors2 } = this;
-      if (useColors2) {
-        const c6 = this.color;
-        const colorCode = "\x1B[3" + (c6 < 8 ? c6 : "8;5;" + c6);
-        const prefix = `  ${colorCode};1m${name2} \x1B[0m`;
-        args2[0] = prefix + args2[0].split("\n").join("\n" + prefix);
-        args2.push(colorCode + "m+" + module2.exports.humanize(this.diff) + "\x1B[0m");
-      } else {
-        args2[0] = getDate() + name2 + " " + args2[0];
-      }
-    }
-    function getDate() {
-      if (exports.inspectOpts.hideDate) {
-        return "";
-      }
-      return (/* @__PURE__ */ new Date()).toISOString() + " ";
-    }
-    function log(...args2) {
-      return process.stderr.write(util.formatWithOptions(exports.inspectOpts, ...args2) + "\n");
-    }
-    function save(namespaces) {
-      if (namespaces) {
-        process.env.DEBUG = namespaces;
-      } else {
-        delete process.env.DEBUG;
-      }
-    }
-    function load() {
-      return process.env.DEBUG;
-    }
-    function init2(debug2) {
-      debug2.inspectOpts = {};
-      const keys = Object.keys(exports.inspectOpts);
-      for (let i2 = 0; i2 < keys.length; i2++) {
-        debug2.inspectOpts[keys[i2]] = exports.inspectOpts[keys[i2]];
-      }
-    }
-    module2.exports = require_common()(exports);
-    var { formatters } = module2.exports;
-    formatters.o = function(v6) {
-      this.inspectOpts.colors = this.useColors;
-      return util.inspect(v6, this.inspectOpts).split("\n").map((str) => str.trim()).join(" ");
-    };
-    formatters.O = function(v6) {
-      this.inspectOpts.colors = this.useColors;
-      return util.inspect(v6, this.inspectOpts);
-    };
-  }
-});
-
-// node_modules/debug/src/index.js
-var require_src = __commonJS({
-  "node_modules/debug/src/index.js"(exports, module2) {
-    if (typeof process === "undefined" || process.type === "renderer" || process.browser === true || process.__nwjs) {
-      module2.exports = require_browser();
-    } else {
-      module2.exports = require_node();
-    }
-  }
-});
-
-// node_modules/@kwsites/file-exists/dist/src/index.js
-var require_src2 = __commonJS({
-  "node_modules/@kwsites/file-exists/dist/src/index.js"(exports) {
-    "use strict";
-    var __importDefault = exports && exports.__importDefault || function(mod) {
-      return mod && mod.__esModule ? mod : { "default": mod };
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    var fs_1 = __require("fs");
-    var debug_1 = __importDefault(require_src());
-    var log = debug_1.default("@kwsites/file-exists");
-    function check2(path17, isFile, isDirectory3) {
-      log(`checking %s`, path17);
-      try {
-        const stat7 = fs_1.statSync(path17);
-        if (stat7.isFile() && isFile) {
-          log(`[OK] path represents a file`);
-          return true;
-        }
-        if (stat7.isDirectory() && isDirectory3) {
-          log(`[OK] path represents a directory`);
-          return true;
-        }
-        log(`[FAIL] path represents something other than a file or directory`);
-        return false;
-      } catch (e) {
-        if (e.code === "ENOENT") {
-          log(`[FAIL] path is not accessible: %o`, e);
-          return false;
-        }
-        log(`[FATAL] %o`, e);
-        throw e;
-      }
-    }
-    function exists3(path17, type = exports.READABLE) {
-      return check2(path17, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
-    }
-    exports.exists = exists3;
-    exports.FILE = 1;
-    exports.FOLDER = 2;
-    exports.READABLE = exports.FILE + exports.FOLDER;
-  }
-});
-
-// node_modules/@kwsites/file-exists/dist/index.js
-var require_dist = __commonJS({
-  "node_modules/@kwsites/file-exists/dist/index.js"(exports) {
-    "use strict";
-    function __export2(m8) {
-      for (var p6 in m8) if (!exports.hasOwnProperty(p6)) exports[p6] = m8[p6];
-    }
-    Object.defineProperty(exports, "__esModule", { value: true });
-    __export2(require_src2());
-  }
-});
-
-// node_modules/@kwsites/promise-deferred/dist/index.js
-var require_dist2 = __commonJS({
-  "node_modules/@kwsites/promise-deferred/dist/index.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.createDeferred = exports.deferred = void 0;
-    function deferred() {
-      let done;
-      let fail;
-      let status = "pending";
-      const promise2 = new Promise((_done, _fail) => {
-        done = _done;
-        fail = _fail;
-      });
-      return {
-        promise: promise2,
-        done(result) {
-          if (status === "pending") {
-            status = "resolved";
-            done(result);
-          }
-        },
-        fail(error47) {
-          if (status === "pending") {
-            status = "rejected";
-            fail(error47);
-          }
-        },
-        get fulfilled() {
-          return status !== "pending";
-        },
-        get status() {
-          return status;
-        }
-      };
-    }
-    exports.deferred = deferred;
-    exports.createDeferred = deferred;
-    exports.default = deferred;
-  }
-});
-
 // schemas/canonical-json.ts
 import { createHash } from "node:crypto";
 function canonicalJson(value) {
@@ -33174,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path17) {
-  for (const component of path17.split(/[/\\]/)) {
+function reservedComponentOf(path18) {
+  for (const component of path18.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -33325,13 +32464,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path17) => !path17.startsWith("/") && !path17.includes("\\") && !path17.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path18) => !path18.startsWith("/") && !path18.includes("\\") && !path18.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path17) => reservedComponentOf(path17) === null, {
+    }).refine((path18) => reservedComponentOf(path18) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path17) => path17.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path18) => path18.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -33658,8 +32797,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path17, { windows } = {}) => {
-      const segs = path17.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path18, { windows } = {}) => {
+      const segs = path18.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -35179,6 +34318,15 @@ var require_picomatch2 = __commonJS({
   }
 });
 
+// schemas/one-shot-parse.ts
+var ONE_SHOT_PARSE;
+var init_one_shot_parse = __esm({
+  "schemas/one-shot-parse.ts"() {
+    "use strict";
+    ONE_SHOT_PARSE = { jitless: true };
+  }
+});
+
 // schemas/iso-timestamp.ts
 var IsoTimestamp;
 var init_iso_timestamp = __esm({
@@ -35886,7 +35034,7 @@ var require_index_min = __commonJS({
 var require_lib = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join18, delimiter: delimiter3, sep: sep5, posix: posix6 } = __require("path");
+    var { join: join19, delimiter: delimiter3, sep: sep5, posix: posix6 } = __require("path");
     var isWindows2 = process.platform === "win32";
     var rSlash = new RegExp(`[${posix6.sep}${sep5 === posix6.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
     var rRel = new RegExp(`^\\.${rSlash.source}`);
@@ -35915,7 +35063,7 @@ var require_lib = __commonJS({
     var getPathPart = (raw, cmd) => {
       const pathPart = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
       const prefix = !pathPart && rRel.test(cmd) ? cmd.slice(0, 2) : "";
-      return prefix + join18(pathPart, cmd);
+      return prefix + join19(pathPart, cmd);
     };
     var which3 = async (cmd, opt = {}) => {
       const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
@@ -36047,17 +35195,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path17) {
-      const ctrl = callVisitor(key, node, visitor, path17);
+    function visit_(key, node, visitor, path18) {
+      const ctrl = callVisitor(key, node, visitor, path18);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path17, ctrl);
-        return visit_(key, ctrl, visitor, path17);
+        replaceNode(key, path18, ctrl);
+        return visit_(key, ctrl, visitor, path18);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path17 = Object.freeze(path17.concat(node));
+          path18 = Object.freeze(path18.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path17);
+            const ci = visit_(i2, node.items[i2], visitor, path18);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -36068,13 +35216,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path17 = Object.freeze(path17.concat(node));
-          const ck = visit_("key", node.key, visitor, path17);
+          path18 = Object.freeze(path18.concat(node));
+          const ck = visit_("key", node.key, visitor, path18);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path17);
+          const cv = visit_("value", node.value, visitor, path18);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -36095,17 +35243,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path17) {
-      const ctrl = await callVisitor(key, node, visitor, path17);
+    async function visitAsync_(key, node, visitor, path18) {
+      const ctrl = await callVisitor(key, node, visitor, path18);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path17, ctrl);
-        return visitAsync_(key, ctrl, visitor, path17);
+        replaceNode(key, path18, ctrl);
+        return visitAsync_(key, ctrl, visitor, path18);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path17 = Object.freeze(path17.concat(node));
+          path18 = Object.freeze(path18.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path17);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path18);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -36116,13 +35264,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path17 = Object.freeze(path17.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path17);
+          path18 = Object.freeze(path18.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path18);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path17);
+          const cv = await visitAsync_("value", node.value, visitor, path18);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -36149,23 +35297,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path17) {
+    function callVisitor(key, node, visitor, path18) {
       if (typeof visitor === "function")
-        return visitor(key, node, path17);
+        return visitor(key, node, path18);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path17);
+        return visitor.Map?.(key, node, path18);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path17);
+        return visitor.Seq?.(key, node, path18);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path17);
+        return visitor.Pair?.(key, node, path18);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path17);
+        return visitor.Scalar?.(key, node, path18);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path17);
+        return visitor.Alias?.(key, node, path18);
       return void 0;
     }
-    function replaceNode(key, path17, node) {
-      const parent = path17[path17.length - 1];
+    function replaceNode(key, path18, node) {
+      const parent = path18[path18.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -36777,10 +35925,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path17, value) {
+    function collectionFromPath(schema, path18, value) {
       let v6 = value;
-      for (let i2 = path17.length - 1; i2 >= 0; --i2) {
-        const k5 = path17[i2];
+      for (let i2 = path18.length - 1; i2 >= 0; --i2) {
+        const k5 = path18[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -36799,7 +35947,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path17) => path17 == null || typeof path17 === "object" && !!path17[Symbol.iterator]().next().done;
+    var isEmptyPath = (path18) => path18 == null || typeof path18 === "object" && !!path18[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -36829,11 +35977,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path17, value) {
-        if (isEmptyPath(path17))
+      addIn(path18, value) {
+        if (isEmptyPath(path18))
           this.add(value);
         else {
-          const [key, ...rest] = path17;
+          const [key, ...rest] = path18;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -36847,8 +35995,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path17) {
-        const [key, ...rest] = path17;
+      deleteIn(path18) {
+        const [key, ...rest] = path18;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -36862,8 +36010,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path17, keepScalar) {
-        const [key, ...rest] = path17;
+      getIn(path18, keepScalar) {
+        const [key, ...rest] = path18;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -36881,8 +36029,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path17) {
-        const [key, ...rest] = path17;
+      hasIn(path18) {
+        const [key, ...rest] = path18;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -36892,8 +36040,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path17, value) {
-        const [key, ...rest] = path17;
+      setIn(path18, value) {
+        const [key, ...rest] = path18;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -39408,9 +38556,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path17, value) {
+      addIn(path18, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path17, value);
+          this.contents.addIn(path18, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -39485,14 +38633,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path17) {
-        if (Collection2.isEmptyPath(path17)) {
+      deleteIn(path18) {
+        if (Collection2.isEmptyPath(path18)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path17) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path18) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -39507,10 +38655,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path17, keepScalar) {
-        if (Collection2.isEmptyPath(path17))
+      getIn(path18, keepScalar) {
+        if (Collection2.isEmptyPath(path18))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path17, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path18, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -39521,10 +38669,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path17) {
-        if (Collection2.isEmptyPath(path17))
+      hasIn(path18) {
+        if (Collection2.isEmptyPath(path18))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path17) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path18) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -39541,13 +38689,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path17, value) {
-        if (Collection2.isEmptyPath(path17)) {
+      setIn(path18, value) {
+        if (Collection2.isEmptyPath(path18)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path17), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path18), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path17, value);
+          this.contents.setIn(path18, value);
         }
       }
       /**
@@ -41508,9 +40656,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path17) => {
+    visit.itemAtPath = (cst, path18) => {
       let item = cst;
-      for (const [field, index2] of path17) {
+      for (const [field, index2] of path18) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -41519,23 +40667,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path17) => {
-      const parent = visit.itemAtPath(cst, path17.slice(0, -1));
-      const field = path17[path17.length - 1][0];
+    visit.parentCollection = (cst, path18) => {
+      const parent = visit.itemAtPath(cst, path18.slice(0, -1));
+      const field = path18[path18.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path17, item, visitor) {
-      let ctrl = visitor(item, path17);
+    function _visit(path18, item, visitor) {
+      let ctrl = visitor(item, path18);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path17.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path18.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -41546,10 +40694,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path17);
+            ctrl = ctrl(item, path18);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path17) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path18) : ctrl;
     }
     exports.visit = visit;
   }
@@ -43249,7 +42397,7 @@ var require_public_api = __commonJS({
 });
 
 // node_modules/yaml/dist/index.js
-var require_dist3 = __commonJS({
+var require_dist = __commonJS({
   "node_modules/yaml/dist/index.js"(exports) {
     "use strict";
     var composer = require_composer();
@@ -43300,15 +42448,15 @@ var require_dist3 = __commonJS({
   }
 });
 
-// cli/local/run-journal.ts
+// local/run-journal.ts
 import { open as open4 } from "node:fs/promises";
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 function journalFileOf(journalDir, runId) {
-  return join8(journalDir, `${runId}.jsonl`);
+  return join9(journalDir, `${runId}.jsonl`);
 }
 var RunJournal;
 var init_run_journal = __esm({
-  "cli/local/run-journal.ts"() {
+  "local/run-journal.ts"() {
     "use strict";
     RunJournal = class _RunJournal {
       constructor(handle2, journalDir) {
@@ -43417,14 +42565,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path17, mode, cb) {
+        fs6.lchmod = function(path18, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path17, uid, gid, cb) {
+        fs6.lchown = function(path18, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -43491,9 +42639,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path17, mode, callback) {
+        fs7.lchmod = function(path18, mode, callback) {
           fs7.open(
-            path17,
+            path18,
             constants5.O_WRONLY | constants5.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -43509,8 +42657,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path17, mode) {
-          var fd = fs7.openSync(path17, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path18, mode) {
+          var fd = fs7.openSync(path18, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -43531,8 +42679,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants5.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path17, at4, mt3, cb) {
-            fs7.open(path17, constants5.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path18, at4, mt3, cb) {
+            fs7.open(path18, constants5.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -43544,8 +42692,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path17, at4, mt3) {
-            var fd = fs7.openSync(path17, constants5.O_SYMLINK);
+          fs7.lutimesSync = function(path18, at4, mt3) {
+            var fd = fs7.openSync(path18, constants5.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -43663,11 +42811,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path17, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path17, options);
+      function ReadStream(path18, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path18, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path17;
+        this.path = path18;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -43712,10 +42860,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path17, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path17, options);
+      function WriteStream(path18, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path18, options);
         Stream.call(this);
-        this.path = path17;
+        this.path = path18;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -43857,15 +43005,15 @@ var require_graceful_fs = __commonJS({
       fs7.createReadStream = createReadStream4;
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
-      fs7.readFile = readFile10;
-      function readFile10(path17, options, cb) {
+      fs7.readFile = readFile11;
+      function readFile11(path18, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path17, options, cb);
-        function go$readFile(path18, options2, cb2, startTime) {
-          return fs$readFile(path18, options2, function(err2) {
+        return go$readFile(path18, options, cb);
+        function go$readFile(path19, options2, cb2, startTime) {
+          return fs$readFile(path19, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path18, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path19, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43874,15 +43022,15 @@ var require_graceful_fs = __commonJS({
         }
       }
       var fs$writeFile = fs7.writeFile;
-      fs7.writeFile = writeFile11;
-      function writeFile11(path17, data, options, cb) {
+      fs7.writeFile = writeFile10;
+      function writeFile10(path18, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path17, data, options, cb);
-        function go$writeFile(path18, data2, options2, cb2, startTime) {
-          return fs$writeFile(path18, data2, options2, function(err2) {
+        return go$writeFile(path18, data, options, cb);
+        function go$writeFile(path19, data2, options2, cb2, startTime) {
+          return fs$writeFile(path19, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path18, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path19, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43893,14 +43041,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile2;
-      function appendFile2(path17, data, options, cb) {
+      function appendFile2(path18, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path17, data, options, cb);
-        function go$appendFile(path18, data2, options2, cb2, startTime) {
-          return fs$appendFile(path18, data2, options2, function(err2) {
+        return go$appendFile(path18, data, options, cb);
+        function go$appendFile(path19, data2, options2, cb2, startTime) {
+          return fs$appendFile(path19, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path18, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path19, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43931,31 +43079,31 @@ var require_graceful_fs = __commonJS({
       var fs$readdir = fs7.readdir;
       fs7.readdir = readdir9;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir9(path17, options, cb) {
+      function readdir9(path18, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path18, options2, cb2, startTime) {
-          return fs$readdir(path18, fs$readdirCallback(
-            path18,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path19, options2, cb2, startTime) {
+          return fs$readdir(path19, fs$readdirCallback(
+            path19,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path18, options2, cb2, startTime) {
-          return fs$readdir(path18, options2, fs$readdirCallback(
-            path18,
+        } : function go$readdir2(path19, options2, cb2, startTime) {
+          return fs$readdir(path19, options2, fs$readdirCallback(
+            path19,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path17, options, cb);
-        function fs$readdirCallback(path18, options2, cb2, startTime) {
+        return go$readdir(path18, options, cb);
+        function fs$readdirCallback(path19, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path18, options2, cb2],
+                [path19, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -44026,7 +43174,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path17, options) {
+      function ReadStream(path18, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -44046,7 +43194,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path17, options) {
+      function WriteStream(path18, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -44064,22 +43212,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path17, options) {
-        return new fs7.ReadStream(path17, options);
+      function createReadStream4(path18, options) {
+        return new fs7.ReadStream(path18, options);
       }
-      function createWriteStream2(path17, options) {
-        return new fs7.WriteStream(path17, options);
+      function createWriteStream2(path18, options) {
+        return new fs7.WriteStream(path18, options);
       }
       var fs$open = fs7.open;
       fs7.open = open6;
-      function open6(path17, flags2, mode, cb) {
+      function open6(path18, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path17, flags2, mode, cb);
-        function go$open(path18, flags3, mode2, cb2, startTime) {
-          return fs$open(path18, flags3, mode2, function(err2, fd) {
+        return go$open(path18, flags2, mode, cb);
+        function go$open(path19, flags3, mode2, cb2, startTime) {
+          return fs$open(path19, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path18, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path19, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44608,7 +43756,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path17 = __require("path");
+    var path18 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -44619,7 +43767,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path17.resolve(file2));
+        return callback(null, path18.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -44995,8 +44143,181 @@ var init_previous_stage = __esm({
   }
 });
 
+// store/run-from-json.ts
+function runFromJson(json3) {
+  const row = { ...json3 };
+  for (const name2 of RUN_TIMESTAMP_COLUMNS) {
+    const value = row[name2];
+    if (typeof value === "string") row[name2] = new Date(value);
+  }
+  return row;
+}
+var RUN_TIMESTAMP_COLUMNS;
+var init_run_from_json = __esm({
+  "store/run-from-json.ts"() {
+    "use strict";
+    RUN_TIMESTAMP_COLUMNS = [
+      "createdAt",
+      "startedAt",
+      "finishedAt",
+      "queuedAt",
+      "leaseExpiresAt",
+      "claimedAt"
+    ];
+  }
+});
+
+// local/local-index.ts
+import { randomBytes as randomBytes2 } from "node:crypto";
+import { mkdir as mkdir10, readdir as readdir6, readFile as readFile6, rename as rename6, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
+import { dirname as dirname5, join as join10 } from "node:path";
+function nameOf(text2) {
+  return sha256Hex(text2).slice(0, 40);
+}
+async function readJson2(path18) {
+  const text2 = await readFile6(path18, "utf8").catch(() => null);
+  if (text2 === null) return null;
+  try {
+    return JSON.parse(text2);
+  } catch {
+    return null;
+  }
+}
+async function writeJson(path18, value) {
+  await mkdir10(dirname5(path18), { recursive: true });
+  const temp = `${path18}.tmp-${randomBytes2(6).toString("hex")}`;
+  try {
+    await writeFile7(temp, JSON.stringify(value));
+    await rename6(temp, path18);
+  } finally {
+    await rm8(temp, { force: true });
+  }
+}
+var IndexedCacheEntry, LocalIndex;
+var init_local_index = __esm({
+  "local/local-index.ts"() {
+    "use strict";
+    init_zod();
+    init_cache_entry();
+    init_canonical_json();
+    init_manifest_key();
+    init_metric_point();
+    init_previous_stage();
+    init_run_from_json();
+    init_one_shot_parse();
+    IndexedCacheEntry = external_exports.strictObject({ entry: CacheEntry, points: external_exports.array(MetricPoint) });
+    LocalIndex = class {
+      constructor(root) {
+        this.root = root;
+      }
+      root;
+      read = /* @__PURE__ */ new Map();
+      /** The entry of `key` with its points, or null. */
+      cacheEntry(key) {
+        let found = this.read.get(key);
+        if (!found) {
+          found = readJson2(this.cachePath(key)).then((json3) => {
+            const parsed = IndexedCacheEntry.safeParse(json3, ONE_SHOT_PARSE);
+            return parsed.success && parsed.data.entry.key === key ? parsed.data : null;
+          });
+          this.read.set(key, found);
+        }
+        return found;
+      }
+      /** The stage's key inputs in the newest run of the pipeline that recorded them, or null. */
+      async previousStage(pipelinePath, stage) {
+        const parsed = PreviousStage.safeParse(
+          await readJson2(this.previousPath(pipelinePath, stage)),
+          ONE_SHOT_PARSE
+        );
+        return parsed.success ? parsed.data : null;
+      }
+      /** Records a stage's key inputs as the newest of its pipeline's runs. */
+      async recordPreviousStage(pipelinePath, stage, previous) {
+        await writeJson(this.previousPath(pipelinePath, stage), previous);
+      }
+      /**
+       * The entries of a traced stage's manifest key, newest first and at most
+       * CANDIDATE_LIMIT: a lookup restores the first whose read set still holds.
+       */
+      async candidates(manifestKey) {
+        const parsed = external_exports.array(external_exports.string()).safeParse(await readJson2(this.candidatesPath(manifestKey)));
+        if (!parsed.success) return [];
+        const entries = await Promise.all(parsed.data.map((key) => this.cacheEntry(key)));
+        return entries.flatMap((indexed) => indexed ? [indexed.entry] : []);
+      }
+      /** Records a cache entry: the answer for its key, and for a traced one its manifest key's newest. */
+      async recordCacheEntry(indexed) {
+        const { entry } = indexed;
+        this.read.delete(entry.key);
+        await writeJson(this.cachePath(entry.key), indexed);
+        if (entry.keyInputs.readSet === null) return;
+        const path18 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const known = external_exports.array(external_exports.string()).safeParse(await readJson2(path18));
+        const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
+        await writeJson(path18, keys.slice(0, CANDIDATE_LIMIT));
+      }
+      /**
+       * The baseline of DESIGN §7 among the runs recorded here: a succeeded run of the pipeline
+       * at the first of `commits` (nearest first) that has one, preferring equal params, then
+       * the newest.
+       */
+      async baseline(query) {
+        const pipelineDir = this.baselineDir(query.pipelinePath);
+        const recorded = new Set(await readdir6(pipelineDir).catch(() => []));
+        const commit = query.commits.find((each) => recorded.has(each));
+        if (commit === void 0) return null;
+        for (const name2 of [nameOf(query.paramsDigest), "newest"]) {
+          const json3 = await readJson2(join10(pipelineDir, commit, `${name2}.json`));
+          if (json3 !== null && typeof json3 === "object") return runFromJson(json3);
+        }
+        return null;
+      }
+      /**
+       * Records a succeeded run as its commit's newest, for its params and of all. A dirty run
+       * is not recorded: uncommitted code is never another run's baseline (`fluksio diff RUN
+       * DIRTY` still compares with one when asked).
+       */
+      async recordSucceededRun(run4) {
+        if (run4.dirty || run4.commit === null || !/^[0-9a-f]+$/.test(run4.commit)) return;
+        const commitDir = join10(this.baselineDir(run4.pipelinePath), run4.commit);
+        await writeJson(join10(commitDir, `${nameOf(run4.paramsDigest)}.json`), run4);
+        await writeJson(join10(commitDir, "newest.json"), run4);
+      }
+      candidatesPath(manifestKey) {
+        return join10(this.root, "candidates", `${nameOf(manifestKey)}.json`);
+      }
+      cachePath(key) {
+        return join10(this.root, "cache", `${nameOf(key)}.json`);
+      }
+      previousPath(pipelinePath, stage) {
+        return join10(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
+      }
+      baselineDir(pipelinePath) {
+        return join10(this.root, "baseline", nameOf(pipelinePath));
+      }
+    };
+  }
+});
+
+// local/local-store-paths.ts
+import { join as join11 } from "node:path";
+function localStorePaths(stateDir) {
+  return {
+    journalDir: join11(stateDir, "journal"),
+    indexDir: join11(stateDir, "index"),
+    blobDir: join11(stateDir, "blobs"),
+    databaseDir: join11(stateDir, "db")
+  };
+}
+var init_local_store_paths = __esm({
+  "local/local-store-paths.ts"() {
+    "use strict";
+  }
+});
+
 // node_modules/drizzle-orm/entity.js
-function is2(value, type) {
+function is(value, type) {
   if (!value || typeof value !== "object") {
     return false;
   }
@@ -45597,7 +44918,7 @@ var init_common = __esm({
       }
       mapToDriverValue(value, isNestedArray = false) {
         const a3 = value.map(
-          (v6) => v6 === null ? null : is2(this.baseColumn, _PgArray) ? this.baseColumn.mapToDriverValue(v6, true) : this.baseColumn.mapToDriverValue(v6)
+          (v6) => v6 === null ? null : is(this.baseColumn, _PgArray) ? this.baseColumn.mapToDriverValue(v6, true) : this.baseColumn.mapToDriverValue(v6)
         );
         if (isNestedArray) return a3;
         return makePgArray(a3);
@@ -45880,13 +45201,13 @@ function sql(strings, ...params) {
 }
 function fillPlaceholders(params, values) {
   return params.map((p6) => {
-    if (is2(p6, Placeholder)) {
+    if (is(p6, Placeholder)) {
       if (!(p6.name in values)) {
         throw new Error(`No value for placeholder "${p6.name}" was provided`);
       }
       return values[p6.name];
     }
-    if (is2(p6, Param) && is2(p6.value, Placeholder)) {
+    if (is(p6, Param) && is(p6.value, Placeholder)) {
       if (!(p6.value.name in values)) {
         throw new Error(`No value for placeholder "${p6.value.name}" was provided`);
       }
@@ -45922,7 +45243,7 @@ var init_sql = __esm({
       constructor(queryChunks) {
         this.queryChunks = queryChunks;
         for (const chunk of queryChunks) {
-          if (is2(chunk, Table)) {
+          if (is(chunk, Table)) {
             const schemaName = chunk[Table.Symbol.Schema];
             this.usedTables.push(
               schemaName === void 0 ? chunk[Table.Symbol.Name] : schemaName + "." + chunk[Table.Symbol.Name]
@@ -45964,10 +45285,10 @@ var init_sql = __esm({
           paramStartIndex
         } = config2;
         return mergeQueries(chunks.map((chunk) => {
-          if (is2(chunk, StringChunk)) {
+          if (is(chunk, StringChunk)) {
             return { sql: chunk.value.join(""), params: [] };
           }
-          if (is2(chunk, Name)) {
+          if (is(chunk, Name)) {
             return { sql: escapeName(chunk.value), params: [] };
           }
           if (chunk === void 0) {
@@ -45984,13 +45305,13 @@ var init_sql = __esm({
             result.push(new StringChunk(")"));
             return this.buildQueryFromSourceParams(result, config2);
           }
-          if (is2(chunk, _SQL)) {
+          if (is(chunk, _SQL)) {
             return this.buildQueryFromSourceParams(chunk.queryChunks, {
               ...config2,
               inlineParams: inlineParams || chunk.shouldInlineParams
             });
           }
-          if (is2(chunk, Table)) {
+          if (is(chunk, Table)) {
             const schemaName = chunk[Table.Symbol.Schema];
             const tableName = chunk[Table.Symbol.Name];
             return {
@@ -45998,7 +45319,7 @@ var init_sql = __esm({
               params: []
             };
           }
-          if (is2(chunk, Column)) {
+          if (is(chunk, Column)) {
             const columnName = casing.getColumnCasing(chunk);
             if (_config.invokeSource === "indexes") {
               return { sql: escapeName(columnName), params: [] };
@@ -46009,7 +45330,7 @@ var init_sql = __esm({
               params: []
             };
           }
-          if (is2(chunk, View)) {
+          if (is(chunk, View)) {
             const schemaName = chunk[ViewBaseConfig].schema;
             const viewName = chunk[ViewBaseConfig].name;
             return {
@@ -46017,12 +45338,12 @@ var init_sql = __esm({
               params: []
             };
           }
-          if (is2(chunk, Param)) {
-            if (is2(chunk.value, Placeholder)) {
+          if (is(chunk, Param)) {
+            if (is(chunk.value, Placeholder)) {
               return { sql: escapeParam(paramStartIndex.value++, chunk), params: [chunk], typings: ["none"] };
             }
             const mappedValue = chunk.value === null ? null : chunk.encoder.mapToDriverValue(chunk.value);
-            if (is2(mappedValue, _SQL)) {
+            if (is(mappedValue, _SQL)) {
               return this.buildQueryFromSourceParams([mappedValue], config2);
             }
             if (inlineParams) {
@@ -46034,13 +45355,13 @@ var init_sql = __esm({
             }
             return { sql: escapeParam(paramStartIndex.value++, mappedValue), params: [mappedValue], typings };
           }
-          if (is2(chunk, Placeholder)) {
+          if (is(chunk, Placeholder)) {
             return { sql: escapeParam(paramStartIndex.value++, chunk), params: [chunk], typings: ["none"] };
           }
-          if (is2(chunk, _SQL.Aliased) && chunk.fieldAlias !== void 0) {
+          if (is(chunk, _SQL.Aliased) && chunk.fieldAlias !== void 0) {
             return { sql: escapeName(chunk.fieldAlias), params: [] };
           }
-          if (is2(chunk, Subquery)) {
+          if (is(chunk, Subquery)) {
             if (chunk._.isWith) {
               return { sql: escapeName(chunk._.alias), params: [] };
             }
@@ -46167,7 +45488,7 @@ var init_sql = __esm({
         return new SQL([new StringChunk(str)]);
       }
       sql2.raw = raw;
-      function join18(chunks, separator) {
+      function join19(chunks, separator) {
         const result = [];
         for (const [i2, chunk] of chunks.entries()) {
           if (i2 > 0 && separator !== void 0) {
@@ -46177,7 +45498,7 @@ var init_sql = __esm({
         }
         return new SQL(result);
       }
-      sql2.join = join18;
+      sql2.join = join19;
       function identifier2(value) {
         return new Name(value);
       }
@@ -46268,13 +45589,13 @@ function mapColumnsInAliasedSQLToAlias(query, alias) {
 }
 function mapColumnsInSQLToAlias(query, alias) {
   return sql.join(query.queryChunks.map((c6) => {
-    if (is2(c6, Column)) {
+    if (is(c6, Column)) {
       return aliasedTableColumn(c6, alias);
     }
-    if (is2(c6, SQL)) {
+    if (is(c6, SQL)) {
       return mapColumnsInSQLToAlias(c6, alias);
     }
-    if (is2(c6, SQL.Aliased)) {
+    if (is(c6, SQL.Aliased)) {
       return mapColumnsInAliasedSQLToAlias(c6, alias);
     }
     return c6;
@@ -46338,7 +45659,7 @@ var init_alias = __esm({
           return proxiedColumns;
         }
         const value = target[prop];
-        if (is2(value, Column)) {
+        if (is(value, Column)) {
           return new Proxy(value, new ColumnAliasProxyHandler(new Proxy(target, this)));
         }
         return value;
@@ -46469,20 +45790,20 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path17, field }, columnIndex) => {
+    (result2, { path: path18, field }, columnIndex) => {
       let decoder;
-      if (is2(field, Column)) {
+      if (is(field, Column)) {
         decoder = field;
-      } else if (is2(field, SQL)) {
+      } else if (is(field, SQL)) {
         decoder = field.decoder;
-      } else if (is2(field, Subquery)) {
+      } else if (is(field, Subquery)) {
         decoder = field._.sql.decoder;
       } else {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path17.entries()) {
-        if (pathChunkIndex < path17.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path18.entries()) {
+        if (pathChunkIndex < path18.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -46490,8 +45811,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is2(field, Column) && path17.length === 2) {
-            const objectName = path17[0];
+          if (joinsNotNullableMap && is(field, Column) && path18.length === 2) {
+            const objectName = path18[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -46519,9 +45840,9 @@ function orderSelectedFields(fields, pathPrefix) {
       return result;
     }
     const newPath = pathPrefix ? [...pathPrefix, name2] : [name2];
-    if (is2(field, Column) || is2(field, SQL) || is2(field, SQL.Aliased) || is2(field, Subquery)) {
+    if (is(field, Column) || is(field, SQL) || is(field, SQL.Aliased) || is(field, Subquery)) {
       result.push({ path: newPath, field });
-    } else if (is2(field, Table)) {
+    } else if (is(field, Table)) {
       result.push(...orderSelectedFields(field[Table.Symbol.Columns], newPath));
     } else {
       result.push(...orderSelectedFields(field, newPath));
@@ -46544,7 +45865,7 @@ function haveSameKeys(left, right) {
 }
 function mapUpdateSet(table, values) {
   const entries = Object.entries(values).filter(([, value]) => value !== void 0).map(([key, value]) => {
-    if (is2(value, SQL) || is2(value, Column)) {
+    if (is(value, SQL) || is(value, Column)) {
       return [key, value];
     } else {
       return [key, new Param(value, table[Table.Symbol.Columns][key])];
@@ -46571,7 +45892,7 @@ function getTableColumns(table) {
   return table[Table.Symbol.Columns];
 }
 function getTableLikeName(table) {
-  return is2(table, Subquery) ? table._.alias : is2(table, View) ? table[ViewBaseConfig].name : is2(table, SQL) ? void 0 : table[Table.Symbol.IsAlias] ? table[Table.Symbol.Name] : table[Table.Symbol.BaseName];
+  return is(table, Subquery) ? table._.alias : is(table, View) ? table[ViewBaseConfig].name : is(table, SQL) ? void 0 : table[Table.Symbol.IsAlias] ? table[Table.Symbol.Name] : table[Table.Symbol.BaseName];
 }
 function getColumnNameAndConfig(a3, b6) {
   return {
@@ -48397,7 +47718,7 @@ var init_primary_keys = __esm({
 
 // node_modules/drizzle-orm/sql/expressions/conditions.js
 function bindIfParam(value, column) {
-  if (isDriverValueEncoder(column) && !isSQLWrapper(value) && !is2(value, Param) && !is2(value, Placeholder) && !is2(value, Column) && !is2(value, Table) && !is2(value, View)) {
+  if (isDriverValueEncoder(column) && !isSQLWrapper(value) && !is(value, Param) && !is(value, Placeholder) && !is(value, Column) && !is(value, Table) && !is(value, View)) {
     return new Param(value, column);
   }
   return value;
@@ -48418,7 +47739,7 @@ function and(...unfilteredConditions) {
     new StringChunk(")")
   ]);
 }
-function or2(...unfilteredConditions) {
+function or(...unfilteredConditions) {
   const conditions = unfilteredConditions.filter(
     (c6) => c6 !== void 0
   );
@@ -48491,7 +47812,7 @@ function ilike(column, value) {
 function notIlike(column, value) {
   return sql`${column} not ilike ${value}`;
 }
-var eq, ne3, gt2, gte, lt2, lte;
+var eq, ne, gt, gte, lt, lte;
 var init_conditions = __esm({
   "node_modules/drizzle-orm/sql/expressions/conditions.js"() {
     init_column();
@@ -48501,16 +47822,16 @@ var init_conditions = __esm({
     eq = (left, right) => {
       return sql`${left} = ${bindIfParam(right, left)}`;
     };
-    ne3 = (left, right) => {
+    ne = (left, right) => {
       return sql`${left} <> ${bindIfParam(right, left)}`;
     };
-    gt2 = (left, right) => {
+    gt = (left, right) => {
       return sql`${left} > ${bindIfParam(right, left)}`;
     };
     gte = (left, right) => {
       return sql`${left} >= ${bindIfParam(right, left)}`;
     };
-    lt2 = (left, right) => {
+    lt = (left, right) => {
       return sql`${left} < ${bindIfParam(right, left)}`;
     };
     lte = (left, right) => {
@@ -48547,23 +47868,23 @@ function getOperators() {
     between,
     eq,
     exists: exists2,
-    gt: gt2,
+    gt,
     gte,
     ilike,
     inArray,
     isNull,
     isNotNull,
     like,
-    lt: lt2,
+    lt,
     lte,
-    ne: ne3,
+    ne,
     not,
     notBetween,
     notExists,
     notLike,
     notIlike,
     notInArray,
-    or: or2,
+    or,
     sql
   };
 }
@@ -48575,14 +47896,14 @@ function getOrderByOperators() {
   };
 }
 function extractTablesRelationalConfig(schema, configHelpers) {
-  if (Object.keys(schema).length === 1 && "default" in schema && !is2(schema["default"], Table)) {
+  if (Object.keys(schema).length === 1 && "default" in schema && !is(schema["default"], Table)) {
     schema = schema["default"];
   }
   const tableNamesMap = {};
   const relationsBuffer = {};
   const tablesConfig = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (is2(value, Table)) {
+    if (is(value, Table)) {
       const dbName = getTableUniqueName(value);
       const bufferedRelations = relationsBuffer[dbName];
       tableNamesMap[dbName] = key;
@@ -48604,12 +47925,12 @@ function extractTablesRelationalConfig(schema, configHelpers) {
       const extraConfig = value[Table.Symbol.ExtraConfigBuilder]?.(value[Table.Symbol.ExtraConfigColumns]);
       if (extraConfig) {
         for (const configEntry of Object.values(extraConfig)) {
-          if (is2(configEntry, PrimaryKeyBuilder)) {
+          if (is(configEntry, PrimaryKeyBuilder)) {
             tablesConfig[key].primaryKey.push(...configEntry.columns);
           }
         }
       }
-    } else if (is2(value, Relations)) {
+    } else if (is(value, Relations)) {
       const dbName = getTableUniqueName(value.table);
       const tableName = tableNamesMap[dbName];
       const relations2 = value.config(
@@ -48653,7 +47974,7 @@ function createMany(sourceTable) {
   };
 }
 function normalizeRelation(schema, tableNamesMap, relation) {
-  if (is2(relation, One) && relation.config) {
+  if (is(relation, One) && relation.config) {
     return {
       fields: relation.config.fields,
       references: relation.config.references
@@ -48691,7 +48012,7 @@ function normalizeRelation(schema, tableNamesMap, relation) {
       `There are multiple relations between "${referencedTableTsName}" and "${relation.sourceTable[Table.Symbol.Name]}". Please specify relation name`
     );
   }
-  if (reverseRelations[0] && is2(reverseRelations[0], One) && reverseRelations[0].config) {
+  if (reverseRelations[0] && is(reverseRelations[0], One) && reverseRelations[0].config) {
     return {
       fields: reverseRelations[0].config.references,
       references: reverseRelations[0].config.fields
@@ -48717,7 +48038,7 @@ function mapRelationalRow(tablesConfig, tableConfig, row, buildQueryResultSelect
       const relation = tableConfig.relations[selectionItem.tsKey];
       const rawSubRows = row[selectionItemIndex];
       const subRows = typeof rawSubRows === "string" ? JSON.parse(rawSubRows) : rawSubRows;
-      result[selectionItem.tsKey] = is2(relation, One) ? subRows && mapRelationalRow(
+      result[selectionItem.tsKey] = is(relation, One) ? subRows && mapRelationalRow(
         tablesConfig,
         tablesConfig[selectionItem.relationTableTsKey],
         subRows,
@@ -48736,9 +48057,9 @@ function mapRelationalRow(tablesConfig, tableConfig, row, buildQueryResultSelect
       const value = mapColumnValue(row[selectionItemIndex]);
       const field = selectionItem.field;
       let decoder;
-      if (is2(field, Column)) {
+      if (is(field, Column)) {
         decoder = field;
-      } else if (is2(field, SQL)) {
+      } else if (is(field, SQL)) {
         decoder = field.decoder;
       } else {
         decoder = field.sql.decoder;
@@ -48976,9 +48297,9 @@ var init_selection_proxy = __esm({
         if (typeof prop === "symbol") {
           return subquery[prop];
         }
-        const columns = is2(subquery, Subquery) ? subquery._.selectedFields : is2(subquery, View) ? subquery[ViewBaseConfig].selectedFields : subquery;
+        const columns = is(subquery, Subquery) ? subquery._.selectedFields : is(subquery, View) ? subquery[ViewBaseConfig].selectedFields : subquery;
         const value = columns[prop];
-        if (is2(value, SQL.Aliased)) {
+        if (is(value, SQL.Aliased)) {
           if (this.config.sqlAliasedBehavior === "sql" && !value.isSelectionField) {
             return value.sql;
           }
@@ -48986,7 +48307,7 @@ var init_selection_proxy = __esm({
           newValue.isSelectionField = true;
           return newValue;
         }
-        if (is2(value, SQL)) {
+        if (is(value, SQL)) {
           if (this.config.sqlBehavior === "sql") {
             return value;
           }
@@ -48994,7 +48315,7 @@ var init_selection_proxy = __esm({
             `You tried to reference "${prop}" field from a subquery, which is a raw SQL field, but it doesn't have an alias declared. Please add an alias to the field using ".as('alias')" method.`
           );
         }
-        if (is2(value, Column)) {
+        if (is(value, Column)) {
           if (this.config.alias) {
             return new Proxy(
               value,
@@ -49039,7 +48360,7 @@ var init_indexes = __esm({
       on(...columns) {
         return new IndexBuilder(
           columns.map((it4) => {
-            if (is2(it4, SQL)) {
+            if (is(it4, SQL)) {
               return it4;
             }
             it4 = it4;
@@ -49055,7 +48376,7 @@ var init_indexes = __esm({
       onOnly(...columns) {
         return new IndexBuilder(
           columns.map((it4) => {
-            if (is2(it4, SQL)) {
+            if (is(it4, SQL)) {
               return it4;
             }
             it4 = it4;
@@ -49082,7 +48403,7 @@ var init_indexes = __esm({
       using(method, ...columns) {
         return new IndexBuilder(
           columns.map((it4) => {
-            if (is2(it4, SQL)) {
+            if (is(it4, SQL)) {
               return it4;
             }
             it4 = it4;
@@ -49339,7 +48660,7 @@ var init_dialect = __esm({
         return sql.join(columnNames.flatMap((colName, i2) => {
           const col = tableColumns[colName];
           const onUpdateFnResult = col.onUpdateFn?.();
-          const value = set2[colName] ?? (is2(onUpdateFnResult, SQL) ? onUpdateFnResult : sql.param(onUpdateFnResult, col));
+          const value = set2[colName] ?? (is(onUpdateFnResult, SQL) ? onUpdateFnResult : sql.param(onUpdateFnResult, col));
           const res = sql`${sql.identifier(this.casing.getColumnCasing(col))} = ${value}`;
           if (i2 < setSize - 1) {
             return [res, sql.raw(", ")];
@@ -49376,15 +48697,15 @@ var init_dialect = __esm({
         const columnsLen = fields.length;
         const chunks = fields.flatMap(({ field }, i2) => {
           const chunk = [];
-          if (is2(field, SQL.Aliased) && field.isSelectionField) {
+          if (is(field, SQL.Aliased) && field.isSelectionField) {
             chunk.push(sql.identifier(field.fieldAlias));
-          } else if (is2(field, SQL.Aliased) || is2(field, SQL)) {
-            const query = is2(field, SQL.Aliased) ? field.sql : field;
+          } else if (is(field, SQL.Aliased) || is(field, SQL)) {
+            const query = is(field, SQL.Aliased) ? field.sql : field;
             if (isSingleTable) {
               chunk.push(
                 new SQL(
                   query.queryChunks.map((c6) => {
-                    if (is2(c6, PgColumn)) {
+                    if (is(c6, PgColumn)) {
                       return sql.identifier(this.casing.getColumnCasing(c6));
                     }
                     return c6;
@@ -49394,20 +48715,20 @@ var init_dialect = __esm({
             } else {
               chunk.push(query);
             }
-            if (is2(field, SQL.Aliased)) {
+            if (is(field, SQL.Aliased)) {
               chunk.push(sql` as ${sql.identifier(field.fieldAlias)}`);
             }
-          } else if (is2(field, Column)) {
+          } else if (is(field, Column)) {
             if (isSingleTable) {
               chunk.push(sql.identifier(this.casing.getColumnCasing(field)));
             } else {
               chunk.push(field);
             }
-          } else if (is2(field, Subquery)) {
+          } else if (is(field, Subquery)) {
             const entries = Object.entries(field._.selectedFields);
             if (entries.length === 1) {
               const entry = entries[0][1];
-              const fieldDecoder = is2(entry, SQL) ? entry.decoder : is2(entry, Column) ? { mapFromDriverValue: (v6) => entry.mapFromDriverValue(v6) } : entry.sql.decoder;
+              const fieldDecoder = is(entry, SQL) ? entry.decoder : is(entry, Column) ? { mapFromDriverValue: (v6) => entry.mapFromDriverValue(v6) } : entry.sql.decoder;
               if (fieldDecoder) {
                 field._.sql.decoder = fieldDecoder;
               }
@@ -49433,7 +48754,7 @@ var init_dialect = __esm({
           const table = joinMeta.table;
           const lateralSql = joinMeta.lateral ? sql` lateral` : void 0;
           const onSql = joinMeta.on ? sql` on ${joinMeta.on}` : void 0;
-          if (is2(table, PgTable)) {
+          if (is(table, PgTable)) {
             const tableName = table[PgTable.Symbol.Name];
             const tableSchema = table[PgTable.Symbol.Schema];
             const origTableName = table[PgTable.Symbol.OriginalName];
@@ -49441,7 +48762,7 @@ var init_dialect = __esm({
             joinsArray.push(
               sql`${sql.raw(joinMeta.joinType)} join${lateralSql} ${tableSchema ? sql`${sql.identifier(tableSchema)}.` : void 0}${sql.identifier(origTableName)}${alias && sql` ${sql.identifier(alias)}`}${onSql}`
             );
-          } else if (is2(table, View)) {
+          } else if (is(table, View)) {
             const viewName = table[ViewBaseConfig].name;
             const viewSchema = table[ViewBaseConfig].schema;
             const origViewName = table[ViewBaseConfig].originalName;
@@ -49461,7 +48782,7 @@ var init_dialect = __esm({
         return sql.join(joinsArray);
       }
       buildFromTable(table) {
-        if (is2(table, Table) && table[Table.Symbol.IsAlias]) {
+        if (is(table, Table) && table[Table.Symbol.IsAlias]) {
           let fullName = sql`${sql.identifier(table[Table.Symbol.OriginalName])}`;
           if (table[Table.Symbol.Schema]) {
             fullName = sql`${sql.identifier(table[Table.Symbol.Schema])}.${fullName}`;
@@ -49488,7 +48809,7 @@ var init_dialect = __esm({
       }) {
         const fieldsList = fieldsFlat ?? orderSelectedFields(fields);
         for (const f7 of fieldsList) {
-          if (is2(f7.field, Column) && getTableName(f7.field.table) !== (is2(table, Subquery) ? table._.alias : is2(table, PgViewBase) ? table[ViewBaseConfig].name : is2(table, SQL) ? void 0 : getTableName(table)) && !((table2) => joins?.some(
+          if (is(f7.field, Column) && getTableName(f7.field.table) !== (is(table, Subquery) ? table._.alias : is(table, PgViewBase) ? table[ViewBaseConfig].name : is(table, SQL) ? void 0 : getTableName(table)) && !((table2) => joins?.some(
             ({ alias }) => alias === (table2[Table.Symbol.IsAlias] ? getTableName(table2) : table2[Table.Symbol.BaseName])
           ))(f7.field.table)) {
             const tableName = getTableName(f7.field.table);
@@ -49565,12 +48886,12 @@ var init_dialect = __esm({
         if (orderBy && orderBy.length > 0) {
           const orderByValues = [];
           for (const singleOrderBy of orderBy) {
-            if (is2(singleOrderBy, PgColumn)) {
+            if (is(singleOrderBy, PgColumn)) {
               orderByValues.push(sql.identifier(singleOrderBy.name));
-            } else if (is2(singleOrderBy, SQL)) {
+            } else if (is(singleOrderBy, SQL)) {
               for (let i2 = 0; i2 < singleOrderBy.queryChunks.length; i2++) {
                 const chunk = singleOrderBy.queryChunks[i2];
-                if (is2(chunk, PgColumn)) {
+                if (is(chunk, PgColumn)) {
                   singleOrderBy.queryChunks[i2] = sql.identifier(chunk.name);
                 }
               }
@@ -49595,7 +48916,7 @@ var init_dialect = __esm({
         );
         if (select) {
           const select2 = valuesOrSelect;
-          if (is2(select2, SQL)) {
+          if (is(select2, SQL)) {
             valuesSqlList.push(select2);
           } else {
             valuesSqlList.push(select2.getSQL());
@@ -49607,14 +48928,14 @@ var init_dialect = __esm({
             const valueList = [];
             for (const [fieldName, col] of colEntries) {
               const colValue = value[fieldName];
-              if (colValue === void 0 || is2(colValue, Param) && colValue.value === void 0) {
+              if (colValue === void 0 || is(colValue, Param) && colValue.value === void 0) {
                 if (col.defaultFn !== void 0) {
                   const defaultFnResult = col.defaultFn();
-                  const defaultValue = is2(defaultFnResult, SQL) ? defaultFnResult : sql.param(defaultFnResult, col);
+                  const defaultValue = is(defaultFnResult, SQL) ? defaultFnResult : sql.param(defaultFnResult, col);
                   valueList.push(defaultValue);
                 } else if (!col.default && col.onUpdateFn !== void 0) {
                   const onUpdateFnResult = col.onUpdateFn();
-                  const newValue = is2(onUpdateFnResult, SQL) ? onUpdateFnResult : sql.param(onUpdateFnResult, col);
+                  const newValue = is(onUpdateFnResult, SQL) ? onUpdateFnResult : sql.param(onUpdateFnResult, col);
                   valueList.push(newValue);
                 } else {
                   valueList.push(sql`default`);
@@ -49642,17 +48963,17 @@ var init_dialect = __esm({
         return sql`refresh materialized view${concurrentlySql} ${view}${withNoDataSql}`;
       }
       prepareTyping(encoder) {
-        if (is2(encoder, PgJsonb) || is2(encoder, PgJson)) {
+        if (is(encoder, PgJsonb) || is(encoder, PgJson)) {
           return "json";
-        } else if (is2(encoder, PgNumeric)) {
+        } else if (is(encoder, PgNumeric)) {
           return "decimal";
-        } else if (is2(encoder, PgTime)) {
+        } else if (is(encoder, PgTime)) {
           return "time";
-        } else if (is2(encoder, PgTimestamp) || is2(encoder, PgTimestampString)) {
+        } else if (is(encoder, PgTimestamp) || is(encoder, PgTimestampString)) {
           return "timestamp";
-        } else if (is2(encoder, PgDate) || is2(encoder, PgDateString)) {
+        } else if (is(encoder, PgDate) || is(encoder, PgDateString)) {
           return "date";
-        } else if (is2(encoder, PgUUID)) {
+        } else if (is(encoder, PgUUID)) {
           return "uuid";
         } else {
           return "none";
@@ -50222,9 +49543,9 @@ var init_dialect = __esm({
           }
           for (const { tsKey, value } of fieldsSelection) {
             selection.push({
-              dbKey: is2(value, SQL.Aliased) ? value.fieldAlias : tableConfig.columns[tsKey].name,
+              dbKey: is(value, SQL.Aliased) ? value.fieldAlias : tableConfig.columns[tsKey].name,
               tsKey,
-              field: is2(value, Column) ? aliasedTableColumn(value, tableAlias) : value,
+              field: is(value, Column) ? aliasedTableColumn(value, tableAlias) : value,
               relationTableTsKey: void 0,
               isJson: false,
               selection: []
@@ -50235,7 +49556,7 @@ var init_dialect = __esm({
             orderByOrig = [orderByOrig];
           }
           orderBy = orderByOrig.map((orderByValue) => {
-            if (is2(orderByValue, Column)) {
+            if (is(orderByValue, Column)) {
               return aliasedTableColumn(orderByValue, tableAlias);
             }
             return mapColumnsInSQLToAlias(orderByValue, tableAlias);
@@ -50265,7 +49586,7 @@ var init_dialect = __esm({
               tableNamesMap,
               table: fullSchema[relationTableTsName],
               tableConfig: schema[relationTableTsName],
-              queryConfig: is2(relation, One) ? selectedRelationConfigValue === true ? { limit: 1 } : { ...selectedRelationConfigValue, limit: 1 } : selectedRelationConfigValue,
+              queryConfig: is(relation, One) ? selectedRelationConfigValue === true ? { limit: 1 } : { ...selectedRelationConfigValue, limit: 1 } : selectedRelationConfigValue,
               tableAlias: relationTableAlias,
               joinOn: joinOn2,
               nestedQueryRelation: relation
@@ -50296,11 +49617,11 @@ var init_dialect = __esm({
         if (nestedQueryRelation) {
           let field = sql`json_build_array(${sql.join(
             selection.map(
-              ({ field: field2, tsKey, isJson }) => isJson ? sql`${sql.identifier(`${tableAlias}_${tsKey}`)}.${sql.identifier("data")}` : is2(field2, SQL.Aliased) ? field2.sql : field2
+              ({ field: field2, tsKey, isJson }) => isJson ? sql`${sql.identifier(`${tableAlias}_${tsKey}`)}.${sql.identifier("data")}` : is(field2, SQL.Aliased) ? field2.sql : field2
             ),
             sql`, `
           )})`;
-          if (is2(nestedQueryRelation, Many)) {
+          if (is(nestedQueryRelation, Many)) {
             field = sql`coalesce(json_agg(${field}${orderBy.length > 0 ? sql` order by ${sql.join(orderBy, sql`, `)}` : void 0}), '[]'::json)`;
           }
           const nestedSelection = [{
@@ -50334,11 +49655,11 @@ var init_dialect = __esm({
             result = aliasedTable(table, tableAlias);
           }
           result = this.buildSelectQuery({
-            table: is2(result, PgTable) ? result : new Subquery(result, {}, tableAlias),
+            table: is(result, PgTable) ? result : new Subquery(result, {}, tableAlias),
             fields: {},
             fieldsFlat: nestedSelection.map(({ field: field2 }) => ({
               path: [],
-              field: is2(field2, Column) ? aliasedTableColumn(field2, tableAlias) : field2
+              field: is(field2, Column) ? aliasedTableColumn(field2, tableAlias) : field2
             })),
             joins,
             where,
@@ -50353,7 +49674,7 @@ var init_dialect = __esm({
             fields: {},
             fieldsFlat: selection.map(({ field }) => ({
               path: [],
-              field: is2(field, Column) ? aliasedTableColumn(field, tableAlias) : field
+              field: is(field, Column) ? aliasedTableColumn(field, tableAlias) : field
             })),
             joins,
             where,
@@ -50456,13 +49777,13 @@ var init_select2 = __esm({
         let fields;
         if (this.fields) {
           fields = this.fields;
-        } else if (is2(src, Subquery)) {
+        } else if (is(src, Subquery)) {
           fields = Object.fromEntries(
             Object.keys(src._.selectedFields).map((key) => [key, src[key]])
           );
-        } else if (is2(src, PgViewBase)) {
+        } else if (is(src, PgViewBase)) {
           fields = src[ViewBaseConfig].selectedFields;
-        } else if (is2(src, SQL)) {
+        } else if (is(src, SQL)) {
           fields = {};
         } else {
           fields = getTableColumns(src);
@@ -50518,7 +49839,7 @@ var init_select2 = __esm({
           const baseTableName = this.tableName;
           const tableName = getTableLikeName(table);
           for (const item of extractUsedTable(table)) this.usedTables.add(item);
-          if (typeof tableName === "string" && this.config.joins?.some((join18) => join18.alias === tableName)) {
+          if (typeof tableName === "string" && this.config.joins?.some((join19) => join19.alias === tableName)) {
             throw new Error(`Alias "${tableName}" is already used in this query`);
           }
           if (!this.isPartialSelect) {
@@ -50527,8 +49848,8 @@ var init_select2 = __esm({
                 [baseTableName]: this.config.fields
               };
             }
-            if (typeof tableName === "string" && !is2(table, SQL)) {
-              const selection = is2(table, Subquery) ? table._.selectedFields : is2(table, View) ? table[ViewBaseConfig].selectedFields : table[Table.Symbol.Columns];
+            if (typeof tableName === "string" && !is(table, SQL)) {
+              const selection = is(table, Subquery) ? table._.selectedFields : is(table, View) ? table[ViewBaseConfig].selectedFields : table[Table.Symbol.Columns];
               this.config.fields[tableName] = selection;
             }
           }
@@ -51236,8 +50557,8 @@ var init_query_builder2 = __esm({
       dialect;
       dialectConfig;
       constructor(dialect) {
-        this.dialect = is2(dialect, PgDialect) ? dialect : void 0;
-        this.dialectConfig = is2(dialect, PgDialect) ? void 0 : dialect;
+        this.dialect = is(dialect, PgDialect) ? dialect : void 0;
+        this.dialectConfig = is(dialect, PgDialect) ? void 0 : dialect;
       }
       $with = (alias, selection) => {
         const queryBuilder = this;
@@ -51570,13 +50891,13 @@ var init_view = __esm({
 
 // node_modules/drizzle-orm/pg-core/utils.js
 function extractUsedTable(table) {
-  if (is2(table, PgTable)) {
+  if (is(table, PgTable)) {
     return [table[Schema] ? `${table[Schema]}.${table[Table.Symbol.BaseName]}` : table[Table.Symbol.BaseName]];
   }
-  if (is2(table, Subquery)) {
+  if (is(table, Subquery)) {
     return table._.usedTables ?? [];
   }
-  if (is2(table, SQL)) {
+  if (is(table, SQL)) {
     return table.usedTables ?? [];
   }
   return [];
@@ -51741,7 +51062,7 @@ var init_insert = __esm({
           const cols = this.table[Table.Symbol.Columns];
           for (const colKey of Object.keys(entry)) {
             const colValue = entry[colKey];
-            result[colKey] = is2(colValue, SQL) ? colValue : new Param(colValue, cols[colKey]);
+            result[colKey] = is(colValue, SQL) ? colValue : new Param(colValue, cols[colKey]);
           }
           return result;
         });
@@ -51757,7 +51078,7 @@ var init_insert = __esm({
       }
       select(selectQuery) {
         const select = typeof selectQuery === "function" ? selectQuery(new QueryBuilder()) : selectQuery;
-        if (!is2(select, SQL) && !haveSameKeys(this.table[Columns], select._.selectedFields)) {
+        if (!is(select, SQL) && !haveSameKeys(this.table[Columns], select._.selectedFields)) {
           throw new Error(
             "Insert select error: selected fields are not the same or are in a different order compared to the table definition"
           );
@@ -52035,9 +51356,9 @@ var init_update = __esm({
         return this;
       }
       getTableLikeFields(table) {
-        if (is2(table, PgTable)) {
+        if (is(table, PgTable)) {
           return table[Table.Symbol.Columns];
-        } else if (is2(table, Subquery)) {
+        } else if (is(table, Subquery)) {
           return table._.selectedFields;
         }
         return table[ViewBaseConfig].selectedFields;
@@ -52045,11 +51366,11 @@ var init_update = __esm({
       createJoin(joinType) {
         return (table, on3) => {
           const tableName = getTableLikeName(table);
-          if (typeof tableName === "string" && this.config.joins.some((join18) => join18.alias === tableName)) {
+          if (typeof tableName === "string" && this.config.joins.some((join19) => join19.alias === tableName)) {
             throw new Error(`Alias "${tableName}" is already used in this query`);
           }
           if (typeof on3 === "function") {
-            const from = this.config.from && !is2(this.config.from, SQL) ? this.getTableLikeFields(this.config.from) : void 0;
+            const from = this.config.from && !is(this.config.from, SQL) ? this.getTableLikeFields(this.config.from) : void 0;
             on3 = on3(
               new Proxy(
                 this.config.table[Table.Symbol.Columns],
@@ -52137,14 +51458,14 @@ var init_update = __esm({
           fields = Object.assign({}, this.config.table[Table.Symbol.Columns]);
           if (this.config.from) {
             const tableName = getTableLikeName(this.config.from);
-            if (typeof tableName === "string" && this.config.from && !is2(this.config.from, SQL)) {
+            if (typeof tableName === "string" && this.config.from && !is(this.config.from, SQL)) {
               const fromFields = this.getTableLikeFields(this.config.from);
               fields[tableName] = fromFields;
             }
-            for (const join18 of this.config.joins) {
-              const tableName2 = getTableLikeName(join18.table);
-              if (typeof tableName2 === "string" && !is2(join18.table, SQL)) {
-                const fromFields = this.getTableLikeFields(join18.table);
+            for (const join19 of this.config.joins) {
+              const tableName2 = getTableLikeName(join19.table);
+              if (typeof tableName2 === "string" && !is(join19.table, SQL)) {
+                const fromFields = this.getTableLikeFields(join19.table);
                 fields[tableName2] = fromFields;
               }
             }
@@ -52890,7 +52211,7 @@ var init_session = __esm({
       joinsNotNullableMap;
       /** @internal */
       async queryWithCache(queryString, params, query) {
-        if (this.cache === void 0 || is2(this.cache, NoopCache) || this.queryMetadata === void 0) {
+        if (this.cache === void 0 || is(this.cache, NoopCache) || this.queryMetadata === void 0) {
           try {
             return await query();
           } catch (e) {
@@ -53129,6 +52450,12 @@ var init_runs = __esm({
         retries: integer2("retries").notNull().default(0),
         /** How many times a started attempt's lease expired: compared with `retries` by the sweeper. */
         leaseExpirations: integer2("lease_expirations").notNull().default(0),
+        /**
+         * How many times the run went back to the queue without using a retry: released by its
+         * runner (SIGTERM), or taken and never started. Capped (store/release-limit.ts), so a
+         * runner restarting in a loop cannot give one run back forever.
+         */
+        releases: integer2("releases").notNull().default(0),
         /** The run's whole time limit, counted from `started_at`. */
         timeoutMs: integer2("timeout_ms").notNull().default(864e5),
         /**
@@ -53165,7 +52492,19 @@ var init_runs = __esm({
         /** The check run's name (`fluksio`, `fluksio (lr=0.1)`); null off GitHub. */
         checkName: text("check_name"),
         /** A pull request's base branch, for the baseline (DESIGN §7); null for pushes. */
-        baseRef: text("base_ref")
+        baseRef: text("base_ref"),
+        /**
+         * Where the baseline may be, nearest first, as the submitter's repository knew it (a
+         * first-parent walk from the run's commit); null when not sent (then: the run's commit).
+         */
+        baselineCommits: jsonb("baseline_commits").$type(),
+        /**
+         * The baseline fixed when the run finished (baselineFixed), so a run is always shown
+         * against the run it was first compared with, never one made later; null for none.
+         */
+        baselineRunId: text("baseline_run_id"),
+        /** Whether baselineRunId was fixed at the run's end (false: a run from before, or unfinished). */
+        baselineFixed: boolean4("baseline_fixed").notNull().default(false)
       },
       (table) => [
         index("runs_repository_pipeline_path_commit_idx").on(table.repository, table.pipelinePath, table.commit),
@@ -53176,167 +52515,6 @@ var init_runs = __esm({
         index("runs_repository_pr_number_idx").on(table.repository, table.prNumber)
       ]
     );
-  }
-});
-
-// store/run-from-json.ts
-function runFromJson(json3) {
-  timestampColumns ??= Object.entries(getTableColumns(runs)).filter(([, column]) => column.columnType === "PgTimestamp").map(([name2]) => name2);
-  const row = { ...json3 };
-  for (const name2 of timestampColumns) {
-    const value = row[name2];
-    if (typeof value === "string") row[name2] = new Date(value);
-  }
-  return row;
-}
-var timestampColumns;
-var init_run_from_json = __esm({
-  "store/run-from-json.ts"() {
-    "use strict";
-    init_drizzle_orm();
-    init_runs();
-    timestampColumns = null;
-  }
-});
-
-// cli/local/local-index.ts
-import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir10, readdir as readdir6, readFile as readFile5, rename as rename6, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
-import { dirname as dirname5, join as join9 } from "node:path";
-function nameOf(text2) {
-  return sha256Hex(text2).slice(0, 40);
-}
-async function readJson2(path17) {
-  const text2 = await readFile5(path17, "utf8").catch(() => null);
-  if (text2 === null) return null;
-  try {
-    return JSON.parse(text2);
-  } catch {
-    return null;
-  }
-}
-async function writeJson(path17, value) {
-  await mkdir10(dirname5(path17), { recursive: true });
-  const temp = `${path17}.tmp-${randomBytes2(6).toString("hex")}`;
-  try {
-    await writeFile7(temp, JSON.stringify(value));
-    await rename6(temp, path17);
-  } finally {
-    await rm8(temp, { force: true });
-  }
-}
-var IndexedCacheEntry, LocalIndex;
-var init_local_index = __esm({
-  "cli/local/local-index.ts"() {
-    "use strict";
-    init_zod();
-    init_cache_entry();
-    init_canonical_json();
-    init_manifest_key();
-    init_metric_point();
-    init_previous_stage();
-    init_run_from_json();
-    IndexedCacheEntry = external_exports.strictObject({ entry: CacheEntry, points: external_exports.array(MetricPoint) });
-    LocalIndex = class {
-      constructor(root) {
-        this.root = root;
-      }
-      root;
-      read = /* @__PURE__ */ new Map();
-      /** The entry of `key` with its points, or null. */
-      cacheEntry(key) {
-        let found = this.read.get(key);
-        if (!found) {
-          found = readJson2(this.cachePath(key)).then((json3) => {
-            const parsed = IndexedCacheEntry.safeParse(json3);
-            return parsed.success && parsed.data.entry.key === key ? parsed.data : null;
-          });
-          this.read.set(key, found);
-        }
-        return found;
-      }
-      /** The stage's key inputs in the newest run of the pipeline that recorded them, or null. */
-      async previousStage(pipelinePath, stage) {
-        const parsed = PreviousStage.safeParse(await readJson2(this.previousPath(pipelinePath, stage)));
-        return parsed.success ? parsed.data : null;
-      }
-      /** Records a stage's key inputs as the newest of its pipeline's runs. */
-      async recordPreviousStage(pipelinePath, stage, previous) {
-        await writeJson(this.previousPath(pipelinePath, stage), previous);
-      }
-      /**
-       * The entries of a traced stage's manifest key, newest first and at most
-       * CANDIDATE_LIMIT: a lookup restores the first whose read set still holds.
-       */
-      async candidates(manifestKey) {
-        const parsed = external_exports.array(external_exports.string()).safeParse(await readJson2(this.candidatesPath(manifestKey)));
-        if (!parsed.success) return [];
-        const entries = await Promise.all(parsed.data.map((key) => this.cacheEntry(key)));
-        return entries.flatMap((indexed) => indexed ? [indexed.entry] : []);
-      }
-      /** Records a cache entry: the answer for its key, and for a traced one its manifest key's newest. */
-      async recordCacheEntry(indexed) {
-        const { entry } = indexed;
-        this.read.delete(entry.key);
-        await writeJson(this.cachePath(entry.key), indexed);
-        if (entry.keyInputs.readSet === null) return;
-        const path17 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
-        const known = external_exports.array(external_exports.string()).safeParse(await readJson2(path17));
-        const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-        await writeJson(path17, keys.slice(0, CANDIDATE_LIMIT));
-      }
-      /**
-       * The baseline of DESIGN §7 among the runs recorded here: a succeeded run of the pipeline
-       * at the first of `commits` (nearest first) that has one, preferring equal params, then
-       * the newest.
-       */
-      async baseline(query) {
-        const pipelineDir = this.baselineDir(query.pipelinePath);
-        const recorded = new Set(await readdir6(pipelineDir).catch(() => []));
-        const commit = query.commits.find((each) => recorded.has(each));
-        if (commit === void 0) return null;
-        for (const name2 of [nameOf(query.paramsDigest), "newest"]) {
-          const json3 = await readJson2(join9(pipelineDir, commit, `${name2}.json`));
-          if (json3 !== null && typeof json3 === "object") return runFromJson(json3);
-        }
-        return null;
-      }
-      /** Records a succeeded run as its commit's newest, for its params and of all. */
-      async recordSucceededRun(run4) {
-        if (run4.commit === null || !/^[0-9a-f]+$/.test(run4.commit)) return;
-        const commitDir = join9(this.baselineDir(run4.pipelinePath), run4.commit);
-        await writeJson(join9(commitDir, `${nameOf(run4.paramsDigest)}.json`), run4);
-        await writeJson(join9(commitDir, "newest.json"), run4);
-      }
-      candidatesPath(manifestKey) {
-        return join9(this.root, "candidates", `${nameOf(manifestKey)}.json`);
-      }
-      cachePath(key) {
-        return join9(this.root, "cache", `${nameOf(key)}.json`);
-      }
-      previousPath(pipelinePath, stage) {
-        return join9(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
-      }
-      baselineDir(pipelinePath) {
-        return join9(this.root, "baseline", nameOf(pipelinePath));
-      }
-    };
-  }
-});
-
-// cli/local/local-store-paths.ts
-import { join as join10 } from "node:path";
-function localStorePaths(stateDir) {
-  return {
-    journalDir: join10(stateDir, "journal"),
-    indexDir: join10(stateDir, "index"),
-    blobDir: join10(stateDir, "blobs"),
-    databaseDir: join10(stateDir, "db")
-  };
-}
-var init_local_store_paths = __esm({
-  "cli/local/local-store-paths.ts"() {
-    "use strict";
   }
 });
 
@@ -53609,10 +52787,10 @@ async function journalOfRun({
     const events2 = [];
     const next = () => events2.length;
     if (pointRows.length > 0) events2.push({ type: "metric.points", points: pointRows, seq: next() });
-    for (const { stage, path: path17, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path18, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path17, line: line2, level, message, title },
+        annotation: { stage, path: path18, line: line2, level, message, title },
         seq: next()
       });
     }
@@ -53652,53 +52830,53 @@ var init_journal_of_run = __esm({
 });
 
 // node_modules/@electric-sql/pglite/dist/chunk-ZSOCVAT7.js
-var p2, i, c3, f3, l3, s, a, _3, d2, D2, F3, g2, L3, P3, n, h3, R3, x3, T2, U2, u2;
+var p, i, c, f, l, s, a, _, d, D, F, g, L, P, n, h, R, x, T, U, u;
 var init_chunk_ZSOCVAT7 = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-ZSOCVAT7.js"() {
-    p2 = Object.create;
+    p = Object.create;
     i = Object.defineProperty;
-    c3 = Object.getOwnPropertyDescriptor;
-    f3 = Object.getOwnPropertyNames;
-    l3 = Object.getPrototypeOf;
+    c = Object.getOwnPropertyDescriptor;
+    f = Object.getOwnPropertyNames;
+    l = Object.getPrototypeOf;
     s = Object.prototype.hasOwnProperty;
     a = (t3) => {
       throw TypeError(t3);
     };
-    _3 = (t3, e, o6) => e in t3 ? i(t3, e, { enumerable: true, configurable: true, writable: true, value: o6 }) : t3[e] = o6;
-    d2 = (t3, e) => () => (t3 && (e = t3(t3 = 0)), e);
-    D2 = (t3, e) => () => (e || t3((e = { exports: {} }).exports, e), e.exports);
-    F3 = (t3, e) => {
+    _ = (t3, e, o6) => e in t3 ? i(t3, e, { enumerable: true, configurable: true, writable: true, value: o6 }) : t3[e] = o6;
+    d = (t3, e) => () => (t3 && (e = t3(t3 = 0)), e);
+    D = (t3, e) => () => (e || t3((e = { exports: {} }).exports, e), e.exports);
+    F = (t3, e) => {
       for (var o6 in e) i(t3, o6, { get: e[o6], enumerable: true });
     };
-    g2 = (t3, e, o6, m8) => {
-      if (e && typeof e == "object" || typeof e == "function") for (let r4 of f3(e)) !s.call(t3, r4) && r4 !== o6 && i(t3, r4, { get: () => e[r4], enumerable: !(m8 = c3(e, r4)) || m8.enumerable });
+    g = (t3, e, o6, m8) => {
+      if (e && typeof e == "object" || typeof e == "function") for (let r4 of f(e)) !s.call(t3, r4) && r4 !== o6 && i(t3, r4, { get: () => e[r4], enumerable: !(m8 = c(e, r4)) || m8.enumerable });
       return t3;
     };
-    L3 = (t3, e, o6) => (o6 = t3 != null ? p2(l3(t3)) : {}, g2(e || !t3 || !t3.__esModule ? i(o6, "default", { value: t3, enumerable: true }) : o6, t3));
-    P3 = (t3, e, o6) => _3(t3, typeof e != "symbol" ? e + "" : e, o6);
+    L = (t3, e, o6) => (o6 = t3 != null ? p(l(t3)) : {}, g(e || !t3 || !t3.__esModule ? i(o6, "default", { value: t3, enumerable: true }) : o6, t3));
+    P = (t3, e, o6) => _(t3, typeof e != "symbol" ? e + "" : e, o6);
     n = (t3, e, o6) => e.has(t3) || a("Cannot " + o6);
-    h3 = (t3, e, o6) => (n(t3, e, "read from private field"), o6 ? o6.call(t3) : e.get(t3));
-    R3 = (t3, e, o6) => e.has(t3) ? a("Cannot add the same private member more than once") : e instanceof WeakSet ? e.add(t3) : e.set(t3, o6);
-    x3 = (t3, e, o6, m8) => (n(t3, e, "write to private field"), m8 ? m8.call(t3, o6) : e.set(t3, o6), o6);
-    T2 = (t3, e, o6) => (n(t3, e, "access private method"), o6);
-    U2 = (t3, e, o6, m8) => ({ set _(r4) {
-      x3(t3, e, r4, o6);
+    h = (t3, e, o6) => (n(t3, e, "read from private field"), o6 ? o6.call(t3) : e.get(t3));
+    R = (t3, e, o6) => e.has(t3) ? a("Cannot add the same private member more than once") : e instanceof WeakSet ? e.add(t3) : e.set(t3, o6);
+    x = (t3, e, o6, m8) => (n(t3, e, "write to private field"), m8 ? m8.call(t3, o6) : e.set(t3, o6), o6);
+    T = (t3, e, o6) => (n(t3, e, "access private method"), o6);
+    U = (t3, e, o6, m8) => ({ set _(r4) {
+      x(t3, e, r4, o6);
     }, get _() {
-      return h3(t3, e, m8);
+      return h(t3, e, m8);
     } });
-    u2 = d2(() => {
+    u = d(() => {
       "use strict";
     });
   }
 });
 
 // node_modules/@electric-sql/pglite/dist/chunk-Y6PULSM7.js
-function se2(e, t3, n3) {
+function se(e, t3, n3) {
   if (e === null) return null;
-  let s4 = n3?.[t3] ?? Se2.parsers[t3];
+  let s4 = n3?.[t3] ?? Se.parsers[t3];
   return s4 ? s4(e, t3) : e;
 }
-function ln2(e) {
+function ln(e) {
   return Object.keys(e).reduce(({ parsers: t3, serializers: n3 }, s4) => {
     let { to: i2, from: a3, serialize: u4, parse: m8 } = e[s4];
     return n3[i2] = u4, n3[s4] = u4, t3[s4] = m8, Array.isArray(a3) ? a3.forEach((p6) => {
@@ -53706,24 +52884,24 @@ function ln2(e) {
     }) : (t3[a3] = m8, n3[a3] = u4), { parsers: t3, serializers: n3 };
   }, { parsers: {}, serializers: {} });
 }
-function fn2(e) {
-  return e.replace(pn2, "\\\\").replace(dn2, '\\"');
+function fn(e) {
+  return e.replace(pn, "\\\\").replace(dn, '\\"');
 }
-function We2(e, t3, n3) {
+function We(e, t3, n3) {
   if (Array.isArray(e) === false) return e;
   if (!e.length) return "{}";
   let s4 = e[0], i2 = n3 === 1020 ? ";" : ",";
-  return Array.isArray(s4) ? `{${e.map((a3) => We2(a3, t3, n3)).join(i2)}}` : `{${e.map((a3) => (a3 === void 0 && (a3 = null), a3 === null ? "null" : '"' + fn2(t3 ? t3(a3) : a3.toString()) + '"')).join(i2)}}`;
+  return Array.isArray(s4) ? `{${e.map((a3) => We(a3, t3, n3)).join(i2)}}` : `{${e.map((a3) => (a3 === void 0 && (a3 = null), a3 === null ? "null" : '"' + fn(t3 ? t3(a3) : a3.toString()) + '"')).join(i2)}}`;
 }
-function mn2(e, t3, n3) {
-  return me2.i = me2.last = 0, Ke2(me2, e, t3, n3)[0];
+function mn(e, t3, n3) {
+  return me.i = me.last = 0, Ke(me, e, t3, n3)[0];
 }
-function Ke2(e, t3, n3, s4) {
+function Ke(e, t3, n3, s4) {
   let i2 = [], a3 = s4 === 1020 ? ";" : ",";
   for (; e.i < t3.length; e.i++) {
     if (e.char = t3[e.i], e.quoted) e.char === "\\" ? e.str += t3[++e.i] : e.char === '"' ? (i2.push(n3 ? n3(e.str) : e.str), e.str = "", e.quoted = t3[e.i + 1] === '"', e.last = e.i + 2) : e.str += e.char;
     else if (e.char === '"') e.quoted = true;
-    else if (e.char === "{") e.last = ++e.i, i2.push(Ke2(e, t3, n3, s4));
+    else if (e.char === "{") e.last = ++e.i, i2.push(Ke(e, t3, n3, s4));
     else if (e.char === "}") {
       if (e.last < e.i) {
         let u4 = t3.slice(e.last, e.i);
@@ -53739,7 +52917,7 @@ function Ke2(e, t3, n3, s4) {
   }
   return e.last < e.i && i2.push(n3 ? n3(t3.slice(e.last, e.i + 1)) : t3.slice(e.last, e.i + 1)), i2;
 }
-function hn2(e, t3, n3, s4) {
+function hn(e, t3, n3, s4) {
   let i2 = [], a3 = { rows: [], fields: [] }, u4 = 0, m8 = n3?.parsers ? { ...t3, ...n3.parsers } : t3;
   return e.forEach((p6) => {
     switch (p6.name) {
@@ -53751,7 +52929,7 @@ function hn2(e, t3, n3, s4) {
       case "dataRow": {
         if (!a3) break;
         let E7 = p6;
-        n3?.rowMode === "array" ? a3.rows.push(E7.fields.map((I6, C6) => se2(I6, a3.fields[C6].dataTypeID, m8))) : a3.rows.push(Object.fromEntries(E7.fields.map((I6, C6) => [a3.fields[C6].name, se2(I6, a3.fields[C6].dataTypeID, m8)])));
+        n3?.rowMode === "array" ? a3.rows.push(E7.fields.map((I6, C6) => se(I6, a3.fields[C6].dataTypeID, m8))) : a3.rows.push(Object.fromEntries(E7.fields.map((I6, C6) => [a3.fields[C6].name, se(I6, a3.fields[C6].dataTypeID, m8)])));
         break;
       }
       case "commandComplete": {
@@ -53772,11 +52950,11 @@ function hn2(e, t3, n3, s4) {
     }
   }), i2.length === 0 && i2.push({ affectedRows: 0, rows: [], fields: [] }), i2;
 }
-function bn2(e) {
+function bn(e) {
   let t3 = e.find((n3) => n3.name === "parameterDescription");
   return t3 ? t3.dataTypeIDs : [];
 }
-function U3(e) {
+function U2(e) {
   let t3 = e.length;
   for (let n3 = e.length - 1; n3 >= 0; n3--) {
     let s4 = e.charCodeAt(n3);
@@ -53784,79 +52962,79 @@ function U3(e) {
   }
   return t3;
 }
-var yn2, yt, ht2, ye2, he2, bt2, be2, Ve2, Fe2, gt3, ge2, Ge2, wt2, At2, St2, we2, Bt2, Dt2, It2, xt2, Mt2, Rt2, Qe2, _e2, Et2, Ct2, Tt2, Nt2, Pt2, Ut2, Lt2, kt2, Ot2, ve2, He2, ze2, Vt2, qe, Ae2, Ft2, Gt2, Qt2, _t2, vt2, Ht2, zt2, qt2, Yt2, jt2, Wt2, Kt2, Jt2, $t2, Xt2, Zt2, en2, tn2, nn2, rn2, sn2, Ye2, an2, on2, je2, Se2, un2, cn2, pn2, dn2, me2, gn2, g3, b3, N3, ae2, L4, A3, ie2, T3, Je2, P4, f4, wn2, An2, Sn2, Bn2, Dn2, In2, xn2, Mn2, k2, Rn2, En2, Cn2, Tn2, Nn2, Be2, Pn2, Un2, Ln2, kn2, On2, Vn2, oe3, Fn2, Gn2, Qn2, _n2, $e2, Ne2, De2, Ie2, xe2, Me2, Re, Ee2, Ce2, Te, F4, G3, Q3, _4, v2, H3, O3, z3, q3, Y3, j3, W3, K3, J3, $3, X3, Z3, ee3, te2, zn2, Pe2, vn2, x4, w2, ce2, le2, V3, ue2, Ue2, Hn2, Xe2, Ze2, S3, B3, D3, o2, c4, Le2, et2, tt2, nt2, rt, st2, it2, at2, ke2, ot2, ut2, ct2, lt3, pt2, dt2, ft2, mt2, Oe, pe2;
+var yn, yt, ht, ye, he, bt, be, Ve, Fe, gt2, ge, Ge, wt, At, St, we, Bt, Dt, It, xt, Mt, Rt, Qe, _e, Et, Ct, Tt, Nt, Pt, Ut, Lt, kt, Ot, ve, He, ze, Vt, qe, Ae, Ft, Gt, Qt, _t, vt, Ht, zt, qt, Yt, jt, Wt, Kt, Jt, $t, Xt, Zt, en, tn, nn, rn, sn, Ye, an, on, je, Se, un, cn, pn, dn, me, gn, g2, b, N, ae, L2, A, ie, T2, Je, P2, f2, wn, An, Sn, Bn, Dn, In, xn, Mn, k, Rn, En, Cn, Tn, Nn, Be, Pn, Un, Ln, kn, On, Vn, oe, Fn, Gn, Qn, _n, $e, Ne, De, Ie, xe, Me, Re, Ee, Ce, Te, F2, G, Q, _2, v, H, O, z, q, Y, j, W, K, J, $, X, Z, ee, te, zn, Pe, vn, x2, w, ce, le, V, ue, Ue, Hn, Xe, Ze, S, B, D2, o, c2, Le, et, tt, nt, rt, st, it, at, ke, ot, ut, ct, lt2, pt, dt, ft, mt, Oe, pe;
 var init_chunk_Y6PULSM7 = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-Y6PULSM7.js"() {
     init_chunk_ZSOCVAT7();
-    yn2 = {};
-    F3(yn2, { ABSTIME: () => Et2, ACLITEM: () => Ot2, BIT: () => Qt2, BOOL: () => ye2, BPCHAR: () => ve2, BYTEA: () => he2, CHAR: () => bt2, CID: () => St2, CIDR: () => Rt2, CIRCLE: () => Nt2, DATE: () => ze2, FLOAT4: () => Qe2, FLOAT8: () => _e2, GTSVECTOR: () => nn2, INET: () => kt2, INT2: () => Ve2, INT4: () => Fe2, INT8: () => be2, INTERVAL: () => Ft2, JSON: () => we2, JSONB: () => Ye2, MACADDR: () => Lt2, MACADDR8: () => Pt2, MONEY: () => Ut2, NUMERIC: () => vt2, OID: () => Ge2, PATH: () => xt2, PG_DEPENDENCIES: () => Zt2, PG_LSN: () => $t2, PG_NDISTINCT: () => Xt2, PG_NODE_TREE: () => Dt2, POLYGON: () => Mt2, REFCURSOR: () => Ht2, REGCLASS: () => jt2, REGCONFIG: () => rn2, REGDICTIONARY: () => sn2, REGNAMESPACE: () => an2, REGOPER: () => qt2, REGOPERATOR: () => Yt2, REGPROC: () => gt3, REGPROCEDURE: () => zt2, REGROLE: () => on2, REGTYPE: () => Wt2, RELTIME: () => Ct2, SMGR: () => It2, TEXT: () => ge2, TID: () => wt2, TIME: () => Vt2, TIMESTAMP: () => qe, TIMESTAMPTZ: () => Ae2, TIMETZ: () => Gt2, TINTERVAL: () => Tt2, TSQUERY: () => tn2, TSVECTOR: () => en2, TXID_SNAPSHOT: () => Jt2, UUID: () => Kt2, VARBIT: () => _t2, VARCHAR: () => He2, XID: () => At2, XML: () => Bt2, arrayParser: () => mn2, arraySerializer: () => We2, parseType: () => se2, parsers: () => un2, serializers: () => cn2, types: () => je2 });
-    u2();
+    yn = {};
+    F(yn, { ABSTIME: () => Et, ACLITEM: () => Ot, BIT: () => Qt, BOOL: () => ye, BPCHAR: () => ve, BYTEA: () => he, CHAR: () => bt, CID: () => St, CIDR: () => Rt, CIRCLE: () => Nt, DATE: () => ze, FLOAT4: () => Qe, FLOAT8: () => _e, GTSVECTOR: () => nn, INET: () => kt, INT2: () => Ve, INT4: () => Fe, INT8: () => be, INTERVAL: () => Ft, JSON: () => we, JSONB: () => Ye, MACADDR: () => Lt, MACADDR8: () => Pt, MONEY: () => Ut, NUMERIC: () => vt, OID: () => Ge, PATH: () => xt, PG_DEPENDENCIES: () => Zt, PG_LSN: () => $t, PG_NDISTINCT: () => Xt, PG_NODE_TREE: () => Dt, POLYGON: () => Mt, REFCURSOR: () => Ht, REGCLASS: () => jt, REGCONFIG: () => rn, REGDICTIONARY: () => sn, REGNAMESPACE: () => an, REGOPER: () => qt, REGOPERATOR: () => Yt, REGPROC: () => gt2, REGPROCEDURE: () => zt, REGROLE: () => on, REGTYPE: () => Wt, RELTIME: () => Ct, SMGR: () => It, TEXT: () => ge, TID: () => wt, TIME: () => Vt, TIMESTAMP: () => qe, TIMESTAMPTZ: () => Ae, TIMETZ: () => Gt, TINTERVAL: () => Tt, TSQUERY: () => tn, TSVECTOR: () => en, TXID_SNAPSHOT: () => Jt, UUID: () => Kt, VARBIT: () => _t, VARCHAR: () => He, XID: () => At, XML: () => Bt, arrayParser: () => mn, arraySerializer: () => We, parseType: () => se, parsers: () => un, serializers: () => cn, types: () => je });
+    u();
     yt = globalThis.JSON.parse;
-    ht2 = globalThis.JSON.stringify;
-    ye2 = 16;
-    he2 = 17;
-    bt2 = 18;
-    be2 = 20;
-    Ve2 = 21;
-    Fe2 = 23;
-    gt3 = 24;
-    ge2 = 25;
-    Ge2 = 26;
-    wt2 = 27;
-    At2 = 28;
-    St2 = 29;
-    we2 = 114;
-    Bt2 = 142;
-    Dt2 = 194;
-    It2 = 210;
-    xt2 = 602;
-    Mt2 = 604;
-    Rt2 = 650;
-    Qe2 = 700;
-    _e2 = 701;
-    Et2 = 702;
-    Ct2 = 703;
-    Tt2 = 704;
-    Nt2 = 718;
-    Pt2 = 774;
-    Ut2 = 790;
-    Lt2 = 829;
-    kt2 = 869;
-    Ot2 = 1033;
-    ve2 = 1042;
-    He2 = 1043;
-    ze2 = 1082;
-    Vt2 = 1083;
+    ht = globalThis.JSON.stringify;
+    ye = 16;
+    he = 17;
+    bt = 18;
+    be = 20;
+    Ve = 21;
+    Fe = 23;
+    gt2 = 24;
+    ge = 25;
+    Ge = 26;
+    wt = 27;
+    At = 28;
+    St = 29;
+    we = 114;
+    Bt = 142;
+    Dt = 194;
+    It = 210;
+    xt = 602;
+    Mt = 604;
+    Rt = 650;
+    Qe = 700;
+    _e = 701;
+    Et = 702;
+    Ct = 703;
+    Tt = 704;
+    Nt = 718;
+    Pt = 774;
+    Ut = 790;
+    Lt = 829;
+    kt = 869;
+    Ot = 1033;
+    ve = 1042;
+    He = 1043;
+    ze = 1082;
+    Vt = 1083;
     qe = 1114;
-    Ae2 = 1184;
-    Ft2 = 1186;
-    Gt2 = 1266;
-    Qt2 = 1560;
-    _t2 = 1562;
-    vt2 = 1700;
-    Ht2 = 1790;
-    zt2 = 2202;
-    qt2 = 2203;
-    Yt2 = 2204;
-    jt2 = 2205;
-    Wt2 = 2206;
-    Kt2 = 2950;
-    Jt2 = 2970;
-    $t2 = 3220;
-    Xt2 = 3361;
-    Zt2 = 3402;
-    en2 = 3614;
-    tn2 = 3615;
-    nn2 = 3642;
-    rn2 = 3734;
-    sn2 = 3769;
-    Ye2 = 3802;
-    an2 = 4089;
-    on2 = 4096;
-    je2 = { string: { to: ge2, from: [ge2, He2, ve2], serialize: (e) => e instanceof Date ? e.toISOString() : e.toString(), parse: (e) => e }, number: { to: 0, from: [Ve2, Fe2, Ge2, Qe2, _e2], serialize: (e) => e.toString(), parse: (e) => +e }, bigint: { to: be2, from: [be2], serialize: (e) => e.toString(), parse: (e) => {
+    Ae = 1184;
+    Ft = 1186;
+    Gt = 1266;
+    Qt = 1560;
+    _t = 1562;
+    vt = 1700;
+    Ht = 1790;
+    zt = 2202;
+    qt = 2203;
+    Yt = 2204;
+    jt = 2205;
+    Wt = 2206;
+    Kt = 2950;
+    Jt = 2970;
+    $t = 3220;
+    Xt = 3361;
+    Zt = 3402;
+    en = 3614;
+    tn = 3615;
+    nn = 3642;
+    rn = 3734;
+    sn = 3769;
+    Ye = 3802;
+    an = 4089;
+    on = 4096;
+    je = { string: { to: ge, from: [ge, He, ve], serialize: (e) => e instanceof Date ? e.toISOString() : e.toString(), parse: (e) => e }, number: { to: 0, from: [Ve, Fe, Ge, Qe, _e], serialize: (e) => e.toString(), parse: (e) => +e }, bigint: { to: be, from: [be], serialize: (e) => e.toString(), parse: (e) => {
       let t3 = BigInt(e);
       return t3 < Number.MIN_SAFE_INTEGER || t3 > Number.MAX_SAFE_INTEGER ? t3 : Number(t3);
-    } }, json: { to: we2, from: [we2, Ye2], serialize: (e) => typeof e == "string" ? e : ht2(e, (t3, n3) => typeof n3 == "bigint" ? n3.toString() : n3), parse: (e) => yt(e) }, boolean: { to: ye2, from: [ye2], serialize: (e) => {
+    } }, json: { to: we, from: [we, Ye], serialize: (e) => typeof e == "string" ? e : ht(e, (t3, n3) => typeof n3 == "bigint" ? n3.toString() : n3), parse: (e) => yt(e) }, boolean: { to: ye, from: [ye], serialize: (e) => {
       if (typeof e == "boolean") return e ? "t" : "f";
       if (typeof e == "number") {
         if (e === 1) return "t";
@@ -53867,215 +53045,215 @@ var init_chunk_Y6PULSM7 = __esm({
         if (["false", "f", "no", "n", "off", "0"].includes(t3)) return "f";
       }
       throw new Error("Invalid input for boolean type");
-    }, parse: (e) => e === "t" }, date: { to: Ae2, from: [ze2, qe, Ae2], serialize: (e) => {
+    }, parse: (e) => e === "t" }, date: { to: Ae, from: [ze, qe, Ae], serialize: (e) => {
       if (typeof e == "string") return e;
       if (e === 1 / 0) return "infinity";
       if (e === -1 / 0) return "-infinity";
       if (typeof e == "number") return new Date(e).toISOString();
       if (e instanceof Date) return e.toISOString();
       throw new Error("Invalid input for date type");
-    }, parse: (e) => e === "infinity" ? 1 / 0 : e === "-infinity" ? -1 / 0 : new Date(e) }, bytea: { to: he2, from: [he2], serialize: (e) => {
+    }, parse: (e) => e === "infinity" ? 1 / 0 : e === "-infinity" ? -1 / 0 : new Date(e) }, bytea: { to: he, from: [he], serialize: (e) => {
       if (!(e instanceof Uint8Array)) throw new Error("Invalid input for bytea type");
       return "\\x" + Array.from(e).map((t3) => t3.toString(16).padStart(2, "0")).join("");
     }, parse: (e) => {
       let t3 = e.slice(2);
       return Uint8Array.from({ length: t3.length / 2 }, (n3, s4) => parseInt(t3.substring(s4 * 2, (s4 + 1) * 2), 16));
     } } };
-    Se2 = ln2(je2);
-    un2 = Se2.parsers;
-    cn2 = Se2.serializers;
-    pn2 = /\\/g;
-    dn2 = /"/g;
-    me2 = { i: 0, char: null, str: "", quoted: false, last: 0, p: null };
-    gn2 = {};
-    F3(gn2, { parseDescribeStatementResults: () => bn2, parseResults: () => hn2 });
-    u2();
-    u2();
-    u2();
-    u2();
-    P4 = class {
+    Se = ln(je);
+    un = Se.parsers;
+    cn = Se.serializers;
+    pn = /\\/g;
+    dn = /"/g;
+    me = { i: 0, char: null, str: "", quoted: false, last: 0, p: null };
+    gn = {};
+    F(gn, { parseDescribeStatementResults: () => bn, parseResults: () => hn });
+    u();
+    u();
+    u();
+    u();
+    P2 = class {
       constructor(t3 = 256) {
         this.size = t3;
-        R3(this, A3);
-        R3(this, g3);
-        R3(this, b3, 5);
-        R3(this, N3, false);
-        R3(this, ae2, new TextEncoder());
-        R3(this, L4, 0);
-        x3(this, g3, T2(this, A3, ie2).call(this, t3));
+        R(this, A);
+        R(this, g2);
+        R(this, b, 5);
+        R(this, N, false);
+        R(this, ae, new TextEncoder());
+        R(this, L2, 0);
+        x(this, g2, T(this, A, ie).call(this, t3));
       }
       addInt32(t3) {
-        return T2(this, A3, T3).call(this, 4), h3(this, g3).setInt32(h3(this, b3), t3, h3(this, N3)), x3(this, b3, h3(this, b3) + 4), this;
+        return T(this, A, T2).call(this, 4), h(this, g2).setInt32(h(this, b), t3, h(this, N)), x(this, b, h(this, b) + 4), this;
       }
       addInt16(t3) {
-        return T2(this, A3, T3).call(this, 2), h3(this, g3).setInt16(h3(this, b3), t3, h3(this, N3)), x3(this, b3, h3(this, b3) + 2), this;
+        return T(this, A, T2).call(this, 2), h(this, g2).setInt16(h(this, b), t3, h(this, N)), x(this, b, h(this, b) + 2), this;
       }
       addUint16(t3) {
-        return T2(this, A3, T3).call(this, 2), h3(this, g3).setUint16(h3(this, b3), t3, h3(this, N3)), x3(this, b3, h3(this, b3) + 2), this;
+        return T(this, A, T2).call(this, 2), h(this, g2).setUint16(h(this, b), t3, h(this, N)), x(this, b, h(this, b) + 2), this;
       }
       addCString(t3) {
-        return t3 && this.addString(t3), T2(this, A3, T3).call(this, 1), h3(this, g3).setUint8(h3(this, b3), 0), U2(this, b3)._++, this;
+        return t3 && this.addString(t3), T(this, A, T2).call(this, 1), h(this, g2).setUint8(h(this, b), 0), U(this, b)._++, this;
       }
       addString(t3 = "") {
-        let n3 = U3(t3);
-        return T2(this, A3, T3).call(this, n3), h3(this, ae2).encodeInto(t3, new Uint8Array(h3(this, g3).buffer, h3(this, b3))), x3(this, b3, h3(this, b3) + n3), this;
+        let n3 = U2(t3);
+        return T(this, A, T2).call(this, n3), h(this, ae).encodeInto(t3, new Uint8Array(h(this, g2).buffer, h(this, b))), x(this, b, h(this, b) + n3), this;
       }
       add(t3) {
-        return T2(this, A3, T3).call(this, t3.byteLength), new Uint8Array(h3(this, g3).buffer).set(new Uint8Array(t3), h3(this, b3)), x3(this, b3, h3(this, b3) + t3.byteLength), this;
+        return T(this, A, T2).call(this, t3.byteLength), new Uint8Array(h(this, g2).buffer).set(new Uint8Array(t3), h(this, b)), x(this, b, h(this, b) + t3.byteLength), this;
       }
       flush(t3) {
-        let n3 = T2(this, A3, Je2).call(this, t3);
-        return x3(this, b3, 5), x3(this, g3, T2(this, A3, ie2).call(this, this.size)), new Uint8Array(n3);
+        let n3 = T(this, A, Je).call(this, t3);
+        return x(this, b, 5), x(this, g2, T(this, A, ie).call(this, this.size)), new Uint8Array(n3);
       }
     };
-    g3 = /* @__PURE__ */ new WeakMap(), b3 = /* @__PURE__ */ new WeakMap(), N3 = /* @__PURE__ */ new WeakMap(), ae2 = /* @__PURE__ */ new WeakMap(), L4 = /* @__PURE__ */ new WeakMap(), A3 = /* @__PURE__ */ new WeakSet(), ie2 = function(t3) {
+    g2 = /* @__PURE__ */ new WeakMap(), b = /* @__PURE__ */ new WeakMap(), N = /* @__PURE__ */ new WeakMap(), ae = /* @__PURE__ */ new WeakMap(), L2 = /* @__PURE__ */ new WeakMap(), A = /* @__PURE__ */ new WeakSet(), ie = function(t3) {
       return new DataView(new ArrayBuffer(t3));
-    }, T3 = function(t3) {
-      if (h3(this, g3).byteLength - h3(this, b3) < t3) {
-        let s4 = h3(this, g3).buffer, i2 = s4.byteLength + (s4.byteLength >> 1) + t3;
-        x3(this, g3, T2(this, A3, ie2).call(this, i2)), new Uint8Array(h3(this, g3).buffer).set(new Uint8Array(s4));
+    }, T2 = function(t3) {
+      if (h(this, g2).byteLength - h(this, b) < t3) {
+        let s4 = h(this, g2).buffer, i2 = s4.byteLength + (s4.byteLength >> 1) + t3;
+        x(this, g2, T(this, A, ie).call(this, i2)), new Uint8Array(h(this, g2).buffer).set(new Uint8Array(s4));
       }
-    }, Je2 = function(t3) {
+    }, Je = function(t3) {
       if (t3) {
-        h3(this, g3).setUint8(h3(this, L4), t3);
-        let n3 = h3(this, b3) - (h3(this, L4) + 1);
-        h3(this, g3).setInt32(h3(this, L4) + 1, n3, h3(this, N3));
+        h(this, g2).setUint8(h(this, L2), t3);
+        let n3 = h(this, b) - (h(this, L2) + 1);
+        h(this, g2).setInt32(h(this, L2) + 1, n3, h(this, N));
       }
-      return h3(this, g3).buffer.slice(t3 ? 0 : 5, h3(this, b3));
+      return h(this, g2).buffer.slice(t3 ? 0 : 5, h(this, b));
     };
-    f4 = new P4();
-    wn2 = (e) => {
-      f4.addInt16(3).addInt16(0);
-      for (let s4 of Object.keys(e)) f4.addCString(s4).addCString(e[s4]);
-      f4.addCString("client_encoding").addCString("UTF8");
-      let t3 = f4.addCString("").flush(), n3 = t3.byteLength + 4;
-      return new P4().addInt32(n3).add(t3).flush();
+    f2 = new P2();
+    wn = (e) => {
+      f2.addInt16(3).addInt16(0);
+      for (let s4 of Object.keys(e)) f2.addCString(s4).addCString(e[s4]);
+      f2.addCString("client_encoding").addCString("UTF8");
+      let t3 = f2.addCString("").flush(), n3 = t3.byteLength + 4;
+      return new P2().addInt32(n3).add(t3).flush();
     };
-    An2 = () => {
+    An = () => {
       let e = new DataView(new ArrayBuffer(8));
       return e.setInt32(0, 8, false), e.setInt32(4, 80877103, false), new Uint8Array(e.buffer);
     };
-    Sn2 = (e) => f4.addCString(e).flush(112);
-    Bn2 = (e, t3) => (f4.addCString(e).addInt32(U3(t3)).addString(t3), f4.flush(112));
-    Dn2 = (e) => f4.addString(e).flush(112);
-    In2 = (e) => f4.addCString(e).flush(81);
-    xn2 = [];
-    Mn2 = (e) => {
+    Sn = (e) => f2.addCString(e).flush(112);
+    Bn = (e, t3) => (f2.addCString(e).addInt32(U2(t3)).addString(t3), f2.flush(112));
+    Dn = (e) => f2.addString(e).flush(112);
+    In = (e) => f2.addCString(e).flush(81);
+    xn = [];
+    Mn = (e) => {
       let t3 = e.name ?? "";
       t3.length > 63 && (console.error("Warning! Postgres only supports 63 characters for query names."), console.error("You supplied %s (%s)", t3, t3.length), console.error("This can cause conflicts and silent errors executing queries"));
-      let n3 = f4.addCString(t3).addCString(e.text).addInt16(e.types?.length ?? 0);
-      return e.types?.forEach((s4) => n3.addInt32(s4)), f4.flush(80);
+      let n3 = f2.addCString(t3).addCString(e.text).addInt16(e.types?.length ?? 0);
+      return e.types?.forEach((s4) => n3.addInt32(s4)), f2.flush(80);
     };
-    k2 = new P4();
-    Rn2 = (e, t3) => {
+    k = new P2();
+    Rn = (e, t3) => {
       for (let n3 = 0; n3 < e.length; n3++) {
         let s4 = t3 ? t3(e[n3], n3) : e[n3];
-        if (s4 === null) f4.addInt16(0), k2.addInt32(-1);
+        if (s4 === null) f2.addInt16(0), k.addInt32(-1);
         else if (s4 instanceof ArrayBuffer || ArrayBuffer.isView(s4)) {
           let i2 = ArrayBuffer.isView(s4) ? s4.buffer.slice(s4.byteOffset, s4.byteOffset + s4.byteLength) : s4;
-          f4.addInt16(1), k2.addInt32(i2.byteLength), k2.add(i2);
-        } else f4.addInt16(0), k2.addInt32(U3(s4)), k2.addString(s4);
+          f2.addInt16(1), k.addInt32(i2.byteLength), k.add(i2);
+        } else f2.addInt16(0), k.addInt32(U2(s4)), k.addString(s4);
       }
     };
-    En2 = (e = {}) => {
-      let t3 = e.portal ?? "", n3 = e.statement ?? "", s4 = e.binary ?? false, i2 = e.values ?? xn2, a3 = i2.length;
-      return f4.addCString(t3).addCString(n3), f4.addUint16(a3), Rn2(i2, e.valueMapper), f4.addUint16(a3), f4.add(k2.flush()), f4.addInt16(s4 ? 1 : 0), f4.flush(66);
+    En = (e = {}) => {
+      let t3 = e.portal ?? "", n3 = e.statement ?? "", s4 = e.binary ?? false, i2 = e.values ?? xn, a3 = i2.length;
+      return f2.addCString(t3).addCString(n3), f2.addUint16(a3), Rn(i2, e.valueMapper), f2.addUint16(a3), f2.add(k.flush()), f2.addInt16(s4 ? 1 : 0), f2.flush(66);
     };
-    Cn2 = new Uint8Array([69, 0, 0, 0, 9, 0, 0, 0, 0, 0]);
-    Tn2 = (e) => {
-      if (!e || !e.portal && !e.rows) return Cn2;
-      let t3 = e.portal ?? "", n3 = e.rows ?? 0, s4 = U3(t3), i2 = 4 + s4 + 1 + 4, a3 = new DataView(new ArrayBuffer(1 + i2));
+    Cn = new Uint8Array([69, 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+    Tn = (e) => {
+      if (!e || !e.portal && !e.rows) return Cn;
+      let t3 = e.portal ?? "", n3 = e.rows ?? 0, s4 = U2(t3), i2 = 4 + s4 + 1 + 4, a3 = new DataView(new ArrayBuffer(1 + i2));
       return a3.setUint8(0, 69), a3.setInt32(1, i2, false), new TextEncoder().encodeInto(t3, new Uint8Array(a3.buffer, 5)), a3.setUint8(s4 + 5, 0), a3.setUint32(a3.byteLength - 4, n3, false), new Uint8Array(a3.buffer);
     };
-    Nn2 = (e, t3) => {
+    Nn = (e, t3) => {
       let n3 = new DataView(new ArrayBuffer(16));
       return n3.setInt32(0, 16, false), n3.setInt16(4, 1234, false), n3.setInt16(6, 5678, false), n3.setInt32(8, e, false), n3.setInt32(12, t3, false), new Uint8Array(n3.buffer);
     };
-    Be2 = (e, t3) => {
-      let n3 = new P4();
+    Be = (e, t3) => {
+      let n3 = new P2();
       return n3.addCString(t3), n3.flush(e);
     };
-    Pn2 = f4.addCString("P").flush(68);
-    Un2 = f4.addCString("S").flush(68);
-    Ln2 = (e) => e.name ? Be2(68, `${e.type}${e.name ?? ""}`) : e.type === "P" ? Pn2 : Un2;
-    kn2 = (e) => {
+    Pn = f2.addCString("P").flush(68);
+    Un = f2.addCString("S").flush(68);
+    Ln = (e) => e.name ? Be(68, `${e.type}${e.name ?? ""}`) : e.type === "P" ? Pn : Un;
+    kn = (e) => {
       let t3 = `${e.type}${e.name ?? ""}`;
-      return Be2(67, t3);
+      return Be(67, t3);
     };
-    On2 = (e) => f4.add(e).flush(100);
-    Vn2 = (e) => Be2(102, e);
-    oe3 = (e) => new Uint8Array([e, 0, 0, 0, 4]);
-    Fn2 = oe3(72);
-    Gn2 = oe3(83);
-    Qn2 = oe3(88);
-    _n2 = oe3(99);
-    $e2 = { startup: wn2, password: Sn2, requestSsl: An2, sendSASLInitialResponseMessage: Bn2, sendSCRAMClientFinalMessage: Dn2, query: In2, parse: Mn2, bind: En2, execute: Tn2, describe: Ln2, close: kn2, flush: () => Fn2, sync: () => Gn2, end: () => Qn2, copyData: On2, copyDone: () => _n2, copyFail: Vn2, cancel: Nn2 };
-    Ne2 = {};
-    F3(Ne2, { AuthenticationCleartextPassword: () => G3, AuthenticationMD5Password: () => Q3, AuthenticationOk: () => F4, AuthenticationSASL: () => _4, AuthenticationSASLContinue: () => v2, AuthenticationSASLFinal: () => H3, BackendKeyDataMessage: () => J3, CommandCompleteMessage: () => Z3, CopyDataMessage: () => z3, CopyResponse: () => q3, DataRowMessage: () => ee3, DatabaseError: () => O3, Field: () => Y3, NoticeMessage: () => te2, NotificationResponseMessage: () => $3, ParameterDescriptionMessage: () => W3, ParameterStatusMessage: () => K3, ReadyForQueryMessage: () => X3, RowDescriptionMessage: () => j3, bindComplete: () => Ie2, closeComplete: () => xe2, copyDone: () => Te, emptyQuery: () => Ce2, noData: () => Me2, parseComplete: () => De2, portalSuspended: () => Re, replicationStart: () => Ee2 });
-    u2();
-    De2 = { name: "parseComplete", length: 5 };
-    Ie2 = { name: "bindComplete", length: 5 };
-    xe2 = { name: "closeComplete", length: 5 };
-    Me2 = { name: "noData", length: 5 };
+    On = (e) => f2.add(e).flush(100);
+    Vn = (e) => Be(102, e);
+    oe = (e) => new Uint8Array([e, 0, 0, 0, 4]);
+    Fn = oe(72);
+    Gn = oe(83);
+    Qn = oe(88);
+    _n = oe(99);
+    $e = { startup: wn, password: Sn, requestSsl: An, sendSASLInitialResponseMessage: Bn, sendSCRAMClientFinalMessage: Dn, query: In, parse: Mn, bind: En, execute: Tn, describe: Ln, close: kn, flush: () => Fn, sync: () => Gn, end: () => Qn, copyData: On, copyDone: () => _n, copyFail: Vn, cancel: Nn };
+    Ne = {};
+    F(Ne, { AuthenticationCleartextPassword: () => G, AuthenticationMD5Password: () => Q, AuthenticationOk: () => F2, AuthenticationSASL: () => _2, AuthenticationSASLContinue: () => v, AuthenticationSASLFinal: () => H, BackendKeyDataMessage: () => J, CommandCompleteMessage: () => Z, CopyDataMessage: () => z, CopyResponse: () => q, DataRowMessage: () => ee, DatabaseError: () => O, Field: () => Y, NoticeMessage: () => te, NotificationResponseMessage: () => $, ParameterDescriptionMessage: () => W, ParameterStatusMessage: () => K, ReadyForQueryMessage: () => X, RowDescriptionMessage: () => j, bindComplete: () => Ie, closeComplete: () => xe, copyDone: () => Te, emptyQuery: () => Ce, noData: () => Me, parseComplete: () => De, portalSuspended: () => Re, replicationStart: () => Ee });
+    u();
+    De = { name: "parseComplete", length: 5 };
+    Ie = { name: "bindComplete", length: 5 };
+    xe = { name: "closeComplete", length: 5 };
+    Me = { name: "noData", length: 5 };
     Re = { name: "portalSuspended", length: 5 };
-    Ee2 = { name: "replicationStart", length: 4 };
-    Ce2 = { name: "emptyQuery", length: 4 };
+    Ee = { name: "replicationStart", length: 4 };
+    Ce = { name: "emptyQuery", length: 4 };
     Te = { name: "copyDone", length: 4 };
-    F4 = class {
+    F2 = class {
       constructor(t3) {
         this.length = t3;
         this.name = "authenticationOk";
       }
     };
-    G3 = class {
+    G = class {
       constructor(t3) {
         this.length = t3;
         this.name = "authenticationCleartextPassword";
       }
     };
-    Q3 = class {
+    Q = class {
       constructor(t3, n3) {
         this.length = t3;
         this.salt = n3;
         this.name = "authenticationMD5Password";
       }
     };
-    _4 = class {
+    _2 = class {
       constructor(t3, n3) {
         this.length = t3;
         this.mechanisms = n3;
         this.name = "authenticationSASL";
       }
     };
-    v2 = class {
+    v = class {
       constructor(t3, n3) {
         this.length = t3;
         this.data = n3;
         this.name = "authenticationSASLContinue";
       }
     };
-    H3 = class {
+    H = class {
       constructor(t3, n3) {
         this.length = t3;
         this.data = n3;
         this.name = "authenticationSASLFinal";
       }
     };
-    O3 = class extends Error {
+    O = class extends Error {
       constructor(n3, s4, i2) {
         super(n3);
         this.length = s4;
         this.name = i2;
       }
     };
-    z3 = class {
+    z = class {
       constructor(t3, n3) {
         this.length = t3;
         this.chunk = n3;
         this.name = "copyData";
       }
     };
-    q3 = class {
+    q = class {
       constructor(t3, n3, s4, i2) {
         this.length = t3;
         this.name = n3;
@@ -54083,7 +53261,7 @@ var init_chunk_Y6PULSM7 = __esm({
         this.columnTypes = new Array(i2);
       }
     };
-    Y3 = class {
+    Y = class {
       constructor(t3, n3, s4, i2, a3, u4, m8) {
         this.name = t3;
         this.tableID = n3;
@@ -54094,7 +53272,7 @@ var init_chunk_Y6PULSM7 = __esm({
         this.format = m8;
       }
     };
-    j3 = class {
+    j = class {
       constructor(t3, n3) {
         this.length = t3;
         this.fieldCount = n3;
@@ -54102,7 +53280,7 @@ var init_chunk_Y6PULSM7 = __esm({
         this.fields = new Array(this.fieldCount);
       }
     };
-    W3 = class {
+    W = class {
       constructor(t3, n3) {
         this.length = t3;
         this.parameterCount = n3;
@@ -54110,7 +53288,7 @@ var init_chunk_Y6PULSM7 = __esm({
         this.dataTypeIDs = new Array(this.parameterCount);
       }
     };
-    K3 = class {
+    K = class {
       constructor(t3, n3, s4) {
         this.length = t3;
         this.parameterName = n3;
@@ -54118,7 +53296,7 @@ var init_chunk_Y6PULSM7 = __esm({
         this.name = "parameterStatus";
       }
     };
-    J3 = class {
+    J = class {
       constructor(t3, n3, s4) {
         this.length = t3;
         this.processID = n3;
@@ -54126,7 +53304,7 @@ var init_chunk_Y6PULSM7 = __esm({
         this.name = "backendKeyData";
       }
     };
-    $3 = class {
+    $ = class {
       constructor(t3, n3, s4, i2) {
         this.length = t3;
         this.processId = n3;
@@ -54135,21 +53313,21 @@ var init_chunk_Y6PULSM7 = __esm({
         this.name = "notification";
       }
     };
-    X3 = class {
+    X = class {
       constructor(t3, n3) {
         this.length = t3;
         this.status = n3;
         this.name = "readyForQuery";
       }
     };
-    Z3 = class {
+    Z = class {
       constructor(t3, n3) {
         this.length = t3;
         this.text = n3;
         this.name = "commandComplete";
       }
     };
-    ee3 = class {
+    ee = class {
       constructor(t3, n3) {
         this.length = t3;
         this.fields = n3;
@@ -54157,243 +53335,243 @@ var init_chunk_Y6PULSM7 = __esm({
         this.fieldCount = n3.length;
       }
     };
-    te2 = class {
+    te = class {
       constructor(t3, n3) {
         this.length = t3;
         this.message = n3;
         this.name = "notice";
       }
     };
-    zn2 = {};
-    F3(zn2, { Parser: () => pe2, messages: () => Ne2, serialize: () => $e2 });
-    u2();
-    u2();
-    u2();
-    Pe2 = { text: 0, binary: 1 };
-    u2();
-    vn2 = new ArrayBuffer(0);
-    ue2 = class {
+    zn = {};
+    F(zn, { Parser: () => pe, messages: () => Ne, serialize: () => $e });
+    u();
+    u();
+    u();
+    Pe = { text: 0, binary: 1 };
+    u();
+    vn = new ArrayBuffer(0);
+    ue = class {
       constructor(t3 = 0) {
-        R3(this, x4, new DataView(vn2));
-        R3(this, w2);
-        R3(this, ce2, "utf-8");
-        R3(this, le2, new TextDecoder(h3(this, ce2)));
-        R3(this, V3, false);
-        x3(this, w2, t3);
+        R(this, x2, new DataView(vn));
+        R(this, w);
+        R(this, ce, "utf-8");
+        R(this, le, new TextDecoder(h(this, ce)));
+        R(this, V, false);
+        x(this, w, t3);
       }
       setBuffer(t3, n3) {
-        x3(this, w2, t3), x3(this, x4, new DataView(n3));
+        x(this, w, t3), x(this, x2, new DataView(n3));
       }
       int16() {
-        let t3 = h3(this, x4).getInt16(h3(this, w2), h3(this, V3));
-        return x3(this, w2, h3(this, w2) + 2), t3;
+        let t3 = h(this, x2).getInt16(h(this, w), h(this, V));
+        return x(this, w, h(this, w) + 2), t3;
       }
       uint16() {
-        let t3 = h3(this, x4).getUint16(h3(this, w2), h3(this, V3));
-        return x3(this, w2, h3(this, w2) + 2), t3;
+        let t3 = h(this, x2).getUint16(h(this, w), h(this, V));
+        return x(this, w, h(this, w) + 2), t3;
       }
       byte() {
-        let t3 = h3(this, x4).getUint8(h3(this, w2));
-        return U2(this, w2)._++, t3;
+        let t3 = h(this, x2).getUint8(h(this, w));
+        return U(this, w)._++, t3;
       }
       int32() {
-        let t3 = h3(this, x4).getInt32(h3(this, w2), h3(this, V3));
-        return x3(this, w2, h3(this, w2) + 4), t3;
+        let t3 = h(this, x2).getInt32(h(this, w), h(this, V));
+        return x(this, w, h(this, w) + 4), t3;
       }
       string(t3) {
-        return h3(this, le2).decode(this.bytes(t3));
+        return h(this, le).decode(this.bytes(t3));
       }
       cstring() {
-        let t3 = h3(this, w2), n3 = t3;
-        for (; h3(this, x4).getUint8(n3++) !== 0; ) ;
+        let t3 = h(this, w), n3 = t3;
+        for (; h(this, x2).getUint8(n3++) !== 0; ) ;
         let s4 = this.string(n3 - t3 - 1);
-        return x3(this, w2, n3), s4;
+        return x(this, w, n3), s4;
       }
       bytes(t3) {
-        let n3 = h3(this, x4).buffer.slice(h3(this, w2), h3(this, w2) + t3);
-        return x3(this, w2, h3(this, w2) + t3), new Uint8Array(n3);
+        let n3 = h(this, x2).buffer.slice(h(this, w), h(this, w) + t3);
+        return x(this, w, h(this, w) + t3), new Uint8Array(n3);
       }
     };
-    x4 = /* @__PURE__ */ new WeakMap(), w2 = /* @__PURE__ */ new WeakMap(), ce2 = /* @__PURE__ */ new WeakMap(), le2 = /* @__PURE__ */ new WeakMap(), V3 = /* @__PURE__ */ new WeakMap();
-    Ue2 = 1;
-    Hn2 = 4;
-    Xe2 = Ue2 + Hn2;
-    Ze2 = new ArrayBuffer(0);
-    pe2 = class {
+    x2 = /* @__PURE__ */ new WeakMap(), w = /* @__PURE__ */ new WeakMap(), ce = /* @__PURE__ */ new WeakMap(), le = /* @__PURE__ */ new WeakMap(), V = /* @__PURE__ */ new WeakMap();
+    Ue = 1;
+    Hn = 4;
+    Xe = Ue + Hn;
+    Ze = new ArrayBuffer(0);
+    pe = class {
       constructor() {
-        R3(this, c4);
-        R3(this, S3, new DataView(Ze2));
-        R3(this, B3, 0);
-        R3(this, D3, 0);
-        R3(this, o2, new ue2());
+        R(this, c2);
+        R(this, S, new DataView(Ze));
+        R(this, B, 0);
+        R(this, D2, 0);
+        R(this, o, new ue());
       }
       parse(t3, n3) {
-        T2(this, c4, et2).call(this, ArrayBuffer.isView(t3) ? t3.buffer.slice(t3.byteOffset, t3.byteOffset + t3.byteLength) : t3);
-        let s4 = h3(this, D3) + h3(this, B3), i2 = h3(this, D3);
-        for (; i2 + Xe2 <= s4; ) {
-          let a3 = h3(this, S3).getUint8(i2), u4 = h3(this, S3).getUint32(i2 + Ue2, false), m8 = Ue2 + u4;
+        T(this, c2, et).call(this, ArrayBuffer.isView(t3) ? t3.buffer.slice(t3.byteOffset, t3.byteOffset + t3.byteLength) : t3);
+        let s4 = h(this, D2) + h(this, B), i2 = h(this, D2);
+        for (; i2 + Xe <= s4; ) {
+          let a3 = h(this, S).getUint8(i2), u4 = h(this, S).getUint32(i2 + Ue, false), m8 = Ue + u4;
           if (m8 + i2 <= s4 && u4 > 0) {
             let p6;
             try {
-              p6 = T2(this, c4, tt2).call(this, i2 + Xe2, a3, u4, h3(this, S3).buffer);
+              p6 = T(this, c2, tt).call(this, i2 + Xe, a3, u4, h(this, S).buffer);
             } catch (E7) {
-              throw T2(this, c4, Le2).call(this), E7;
+              throw T(this, c2, Le).call(this), E7;
             }
             n3(p6), i2 += m8;
           } else break;
         }
-        i2 === s4 ? T2(this, c4, Le2).call(this) : (x3(this, B3, s4 - i2), x3(this, D3, i2));
+        i2 === s4 ? T(this, c2, Le).call(this) : (x(this, B, s4 - i2), x(this, D2, i2));
       }
     };
-    S3 = /* @__PURE__ */ new WeakMap(), B3 = /* @__PURE__ */ new WeakMap(), D3 = /* @__PURE__ */ new WeakMap(), o2 = /* @__PURE__ */ new WeakMap(), c4 = /* @__PURE__ */ new WeakSet(), Le2 = function() {
-      x3(this, S3, new DataView(Ze2)), x3(this, B3, 0), x3(this, D3, 0);
-    }, et2 = function(t3) {
-      if (h3(this, B3) > 0) {
-        let n3 = h3(this, B3) + t3.byteLength;
-        if (n3 + h3(this, D3) > h3(this, S3).byteLength) {
+    S = /* @__PURE__ */ new WeakMap(), B = /* @__PURE__ */ new WeakMap(), D2 = /* @__PURE__ */ new WeakMap(), o = /* @__PURE__ */ new WeakMap(), c2 = /* @__PURE__ */ new WeakSet(), Le = function() {
+      x(this, S, new DataView(Ze)), x(this, B, 0), x(this, D2, 0);
+    }, et = function(t3) {
+      if (h(this, B) > 0) {
+        let n3 = h(this, B) + t3.byteLength;
+        if (n3 + h(this, D2) > h(this, S).byteLength) {
           let i2;
-          if (n3 <= h3(this, S3).byteLength && h3(this, D3) >= h3(this, B3)) i2 = h3(this, S3).buffer;
+          if (n3 <= h(this, S).byteLength && h(this, D2) >= h(this, B)) i2 = h(this, S).buffer;
           else {
-            let a3 = h3(this, S3).byteLength * 2;
+            let a3 = h(this, S).byteLength * 2;
             for (; n3 >= a3; ) a3 *= 2;
             i2 = new ArrayBuffer(a3);
           }
-          new Uint8Array(i2).set(new Uint8Array(h3(this, S3).buffer, h3(this, D3), h3(this, B3))), x3(this, S3, new DataView(i2)), x3(this, D3, 0);
+          new Uint8Array(i2).set(new Uint8Array(h(this, S).buffer, h(this, D2), h(this, B))), x(this, S, new DataView(i2)), x(this, D2, 0);
         }
-        new Uint8Array(h3(this, S3).buffer).set(new Uint8Array(t3), h3(this, D3) + h3(this, B3)), x3(this, B3, n3);
-      } else x3(this, S3, new DataView(t3)), x3(this, D3, 0), x3(this, B3, t3.byteLength);
-    }, tt2 = function(t3, n3, s4, i2) {
+        new Uint8Array(h(this, S).buffer).set(new Uint8Array(t3), h(this, D2) + h(this, B)), x(this, B, n3);
+      } else x(this, S, new DataView(t3)), x(this, D2, 0), x(this, B, t3.byteLength);
+    }, tt = function(t3, n3, s4, i2) {
       switch (n3) {
         case 50:
-          return Ie2;
+          return Ie;
         case 49:
-          return De2;
+          return De;
         case 51:
-          return xe2;
+          return xe;
         case 110:
-          return Me2;
+          return Me;
         case 115:
           return Re;
         case 99:
           return Te;
         case 87:
-          return Ee2;
+          return Ee;
         case 73:
-          return Ce2;
+          return Ce;
         case 68:
-          return T2(this, c4, pt2).call(this, t3, s4, i2);
+          return T(this, c2, pt).call(this, t3, s4, i2);
         case 67:
-          return T2(this, c4, rt).call(this, t3, s4, i2);
+          return T(this, c2, rt).call(this, t3, s4, i2);
         case 90:
-          return T2(this, c4, nt2).call(this, t3, s4, i2);
+          return T(this, c2, nt).call(this, t3, s4, i2);
         case 65:
-          return T2(this, c4, ot2).call(this, t3, s4, i2);
+          return T(this, c2, ot).call(this, t3, s4, i2);
         case 82:
-          return T2(this, c4, mt2).call(this, t3, s4, i2);
+          return T(this, c2, mt).call(this, t3, s4, i2);
         case 83:
-          return T2(this, c4, dt2).call(this, t3, s4, i2);
+          return T(this, c2, dt).call(this, t3, s4, i2);
         case 75:
-          return T2(this, c4, ft2).call(this, t3, s4, i2);
+          return T(this, c2, ft).call(this, t3, s4, i2);
         case 69:
-          return T2(this, c4, Oe).call(this, t3, s4, i2, "error");
+          return T(this, c2, Oe).call(this, t3, s4, i2, "error");
         case 78:
-          return T2(this, c4, Oe).call(this, t3, s4, i2, "notice");
+          return T(this, c2, Oe).call(this, t3, s4, i2, "notice");
         case 84:
-          return T2(this, c4, ut2).call(this, t3, s4, i2);
+          return T(this, c2, ut).call(this, t3, s4, i2);
         case 116:
-          return T2(this, c4, lt3).call(this, t3, s4, i2);
+          return T(this, c2, lt2).call(this, t3, s4, i2);
         case 71:
-          return T2(this, c4, it2).call(this, t3, s4, i2);
+          return T(this, c2, it).call(this, t3, s4, i2);
         case 72:
-          return T2(this, c4, at2).call(this, t3, s4, i2);
+          return T(this, c2, at).call(this, t3, s4, i2);
         case 100:
-          return T2(this, c4, st2).call(this, t3, s4, i2);
+          return T(this, c2, st).call(this, t3, s4, i2);
         default:
-          return new O3("received invalid response: " + n3.toString(16), s4, "error");
+          return new O("received invalid response: " + n3.toString(16), s4, "error");
       }
-    }, nt2 = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).string(1);
-      return new X3(n3, i2);
+    }, nt = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).string(1);
+      return new X(n3, i2);
     }, rt = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).cstring();
-      return new Z3(n3, i2);
-    }, st2 = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).cstring();
+      return new Z(n3, i2);
+    }, st = function(t3, n3, s4) {
       let i2 = s4.slice(t3, t3 + (n3 - 4));
-      return new z3(n3, new Uint8Array(i2));
-    }, it2 = function(t3, n3, s4) {
-      return T2(this, c4, ke2).call(this, t3, n3, s4, "copyInResponse");
-    }, at2 = function(t3, n3, s4) {
-      return T2(this, c4, ke2).call(this, t3, n3, s4, "copyOutResponse");
-    }, ke2 = function(t3, n3, s4, i2) {
-      h3(this, o2).setBuffer(t3, s4);
-      let a3 = h3(this, o2).byte() !== 0, u4 = h3(this, o2).int16(), m8 = new q3(n3, i2, a3, u4);
-      for (let p6 = 0; p6 < u4; p6++) m8.columnTypes[p6] = h3(this, o2).int16();
+      return new z(n3, new Uint8Array(i2));
+    }, it = function(t3, n3, s4) {
+      return T(this, c2, ke).call(this, t3, n3, s4, "copyInResponse");
+    }, at = function(t3, n3, s4) {
+      return T(this, c2, ke).call(this, t3, n3, s4, "copyOutResponse");
+    }, ke = function(t3, n3, s4, i2) {
+      h(this, o).setBuffer(t3, s4);
+      let a3 = h(this, o).byte() !== 0, u4 = h(this, o).int16(), m8 = new q(n3, i2, a3, u4);
+      for (let p6 = 0; p6 < u4; p6++) m8.columnTypes[p6] = h(this, o).int16();
       return m8;
-    }, ot2 = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).int32(), a3 = h3(this, o2).cstring(), u4 = h3(this, o2).cstring();
-      return new $3(n3, i2, a3, u4);
-    }, ut2 = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).int16(), a3 = new j3(n3, i2);
-      for (let u4 = 0; u4 < i2; u4++) a3.fields[u4] = T2(this, c4, ct2).call(this);
+    }, ot = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).int32(), a3 = h(this, o).cstring(), u4 = h(this, o).cstring();
+      return new $(n3, i2, a3, u4);
+    }, ut = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).int16(), a3 = new j(n3, i2);
+      for (let u4 = 0; u4 < i2; u4++) a3.fields[u4] = T(this, c2, ct).call(this);
       return a3;
-    }, ct2 = function() {
-      let t3 = h3(this, o2).cstring(), n3 = h3(this, o2).int32(), s4 = h3(this, o2).int16(), i2 = h3(this, o2).int32(), a3 = h3(this, o2).int16(), u4 = h3(this, o2).int32(), m8 = h3(this, o2).int16() === 0 ? Pe2.text : Pe2.binary;
-      return new Y3(t3, n3, s4, i2, a3, u4, m8);
-    }, lt3 = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).uint16(), a3 = new W3(n3, i2);
-      for (let u4 = 0; u4 < i2; u4++) a3.dataTypeIDs[u4] = h3(this, o2).int32();
+    }, ct = function() {
+      let t3 = h(this, o).cstring(), n3 = h(this, o).int32(), s4 = h(this, o).int16(), i2 = h(this, o).int32(), a3 = h(this, o).int16(), u4 = h(this, o).int32(), m8 = h(this, o).int16() === 0 ? Pe.text : Pe.binary;
+      return new Y(t3, n3, s4, i2, a3, u4, m8);
+    }, lt2 = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).uint16(), a3 = new W(n3, i2);
+      for (let u4 = 0; u4 < i2; u4++) a3.dataTypeIDs[u4] = h(this, o).int32();
       return a3;
-    }, pt2 = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).int16(), a3 = new Array(i2);
+    }, pt = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).int16(), a3 = new Array(i2);
       for (let u4 = 0; u4 < i2; u4++) {
-        let m8 = h3(this, o2).int32();
-        a3[u4] = m8 === -1 ? null : h3(this, o2).string(m8);
+        let m8 = h(this, o).int32();
+        a3[u4] = m8 === -1 ? null : h(this, o).string(m8);
       }
-      return new ee3(n3, a3);
-    }, dt2 = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).cstring(), a3 = h3(this, o2).cstring();
-      return new K3(n3, i2, a3);
-    }, ft2 = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).int32(), a3 = h3(this, o2).int32();
-      return new J3(n3, i2, a3);
-    }, mt2 = function(t3, n3, s4) {
-      h3(this, o2).setBuffer(t3, s4);
-      let i2 = h3(this, o2).int32();
+      return new ee(n3, a3);
+    }, dt = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).cstring(), a3 = h(this, o).cstring();
+      return new K(n3, i2, a3);
+    }, ft = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).int32(), a3 = h(this, o).int32();
+      return new J(n3, i2, a3);
+    }, mt = function(t3, n3, s4) {
+      h(this, o).setBuffer(t3, s4);
+      let i2 = h(this, o).int32();
       switch (i2) {
         case 0:
-          return new F4(n3);
+          return new F2(n3);
         case 3:
-          return new G3(n3);
+          return new G(n3);
         case 5:
-          return new Q3(n3, h3(this, o2).bytes(4));
+          return new Q(n3, h(this, o).bytes(4));
         case 10: {
           let a3 = [];
           for (; ; ) {
-            let u4 = h3(this, o2).cstring();
-            if (u4.length === 0) return new _4(n3, a3);
+            let u4 = h(this, o).cstring();
+            if (u4.length === 0) return new _2(n3, a3);
             a3.push(u4);
           }
         }
         case 11:
-          return new v2(n3, h3(this, o2).string(n3 - 8));
+          return new v(n3, h(this, o).string(n3 - 8));
         case 12:
-          return new H3(n3, h3(this, o2).string(n3 - 8));
+          return new H(n3, h(this, o).string(n3 - 8));
         default:
           throw new Error("Unknown authenticationOk message type " + i2);
       }
     }, Oe = function(t3, n3, s4, i2) {
-      h3(this, o2).setBuffer(t3, s4);
-      let a3 = {}, u4 = h3(this, o2).string(1);
-      for (; u4 !== "\0"; ) a3[u4] = h3(this, o2).cstring(), u4 = h3(this, o2).string(1);
-      let m8 = a3.M, p6 = i2 === "notice" ? new te2(n3, m8) : new O3(m8, n3, i2);
+      h(this, o).setBuffer(t3, s4);
+      let a3 = {}, u4 = h(this, o).string(1);
+      for (; u4 !== "\0"; ) a3[u4] = h(this, o).cstring(), u4 = h(this, o).string(1);
+      let m8 = a3.M, p6 = i2 === "notice" ? new te(n3, m8) : new O(m8, n3, i2);
       return p6.severity = a3.S, p6.code = a3.C, p6.detail = a3.D, p6.hint = a3.H, p6.position = a3.P, p6.internalPosition = a3.p, p6.internalQuery = a3.q, p6.where = a3.W, p6.schema = a3.s, p6.table = a3.t, p6.column = a3.c, p6.dataType = a3.d, p6.constraint = a3.n, p6.file = a3.F, p6.line = a3.L, p6.routine = a3.R, p6;
     };
   }
@@ -54410,17 +53588,17 @@ function s2(t3, r4, ...e) {
     t3[a3] = t3[a3] + e[0], t3.push(...e.slice(1, p6)), t3.push(e[p6] + r4);
   }
 }
-function y2(t3, ...r4) {
+function y(t3, ...r4) {
   let e = [t3[0]];
   e.raw = [t3.raw[0]];
   let a3 = [];
   for (let p6 = 0; p6 < r4.length; p6++) {
     let n3 = r4[p6], i2 = p6 + 1;
-    if (n3?._templateType === o3.part) {
+    if (n3?._templateType === o2.part) {
       s2(e, t3[i2], n3.str), s2(e.raw, t3.raw[i2], n3.str);
       continue;
     }
-    if (n3?._templateType === o3.container) {
+    if (n3?._templateType === o2.container) {
       s2(e, t3[i2], ...n3.strings), s2(e.raw, t3.raw[i2], ...n3.strings.raw), a3.push(...n3.values);
       continue;
     }
@@ -54428,48 +53606,48 @@ function y2(t3, ...r4) {
   }
   return { _templateType: "container", strings: e, values: a3 };
 }
-function g4(t3, ...r4) {
-  let { strings: e, values: a3 } = y2(t3, ...r4);
+function g3(t3, ...r4) {
+  let { strings: e, values: a3 } = y(t3, ...r4);
   return { query: [e[0], ...a3.flatMap((p6, n3) => [`$${n3 + 1}`, e[n3 + 1]])].join(""), params: a3 };
 }
-var o3;
+var o2;
 var init_chunk_KLBW4PNS = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-KLBW4PNS.js"() {
     init_chunk_ZSOCVAT7();
-    u2();
-    o3 = { part: "part", container: "container" };
+    u();
+    o2 = { part: "part", container: "container" };
   }
 });
 
 // node_modules/@electric-sql/pglite/dist/chunk-UYHX356B.js
-function P5(h5) {
+function P3(h5) {
   let s4 = h5.e;
   return s4.query = h5.query, s4.params = h5.params, s4.queryOptions = h5.options, s4;
 }
-var x5, T4, p3, t2, u3, R4, m2, F5, D4, z4;
+var x3, T3, p2, t, u2, R2, m, F3, D3, z2;
 var init_chunk_UYHX356B = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-UYHX356B.js"() {
     init_chunk_Y6PULSM7();
     init_chunk_KLBW4PNS();
     init_chunk_ZSOCVAT7();
-    u2();
-    x5 = class extends O3 {
+    u();
+    x3 = class extends O {
       constructor() {
         super("Transaction was rolled back instead of committed", 0, "error"), this.severity = "ERROR", this.code = "25P02";
       }
     };
-    u2();
-    z4 = class {
+    u();
+    z2 = class {
       constructor() {
-        R3(this, t2);
-        this.serializers = { ...cn2 };
-        this.parsers = { ...un2 };
-        R3(this, T4, false);
-        R3(this, p3, false);
+        R(this, t);
+        this.serializers = { ...cn };
+        this.parsers = { ...un };
+        R(this, T3, false);
+        R(this, p2, false);
       }
       async _initArrayTypes({ force: s4 = false } = {}) {
-        if (h3(this, T4) && !s4) return;
-        x3(this, T4, true);
+        if (h(this, T3) && !s4) return;
+        x(this, T3, true);
         let e = await this.query(`
       SELECT b.oid, b.typarray
       FROM pg_catalog.pg_type a
@@ -54478,35 +53656,35 @@ var init_chunk_UYHX356B = __esm({
       GROUP BY b.oid, b.typarray
       ORDER BY b.oid
     `);
-        for (let r4 of e.rows) this.serializers[r4.typarray] = (c6) => We2(c6, this.serializers[r4.oid], r4.typarray), this.parsers[r4.typarray] = (c6) => mn2(c6, this.parsers[r4.oid], r4.typarray);
+        for (let r4 of e.rows) this.serializers[r4.typarray] = (c6) => We(c6, this.serializers[r4.oid], r4.typarray), this.parsers[r4.typarray] = (c6) => mn(c6, this.parsers[r4.oid], r4.typarray);
       }
       async refreshArrayTypes() {
         await this._initArrayTypes({ force: true });
       }
       async query(s4, e, r4) {
-        return await this._checkReady(), await this._runExclusiveTransaction(async () => await T2(this, t2, R4).call(this, s4, e, r4));
+        return await this._checkReady(), await this._runExclusiveTransaction(async () => await T(this, t, R2).call(this, s4, e, r4));
       }
       async sql(s4, ...e) {
-        let { query: r4, params: c6 } = g4(s4, ...e);
+        let { query: r4, params: c6 } = g3(s4, ...e);
         return await this.query(r4, c6);
       }
       async exec(s4, e) {
-        return await this._checkReady(), await this._runExclusiveTransaction(async () => await T2(this, t2, m2).call(this, s4, e));
+        return await this._checkReady(), await this._runExclusiveTransaction(async () => await T(this, t, m).call(this, s4, e));
       }
       async describeQuery(s4, e) {
-        return await this._checkReady(), await this._runExclusiveTransaction(() => this._runExclusiveQuery(() => T2(this, t2, F5).call(this, s4, e)));
+        return await this._checkReady(), await this._runExclusiveTransaction(() => this._runExclusiveQuery(() => T(this, t, F3).call(this, s4, e)));
       }
       async transaction(s4) {
         return await this._checkReady(), await this._runExclusiveTransaction(async () => {
-          await T2(this, t2, m2).call(this, "BEGIN"), x3(this, p3, true);
+          await T(this, t, m).call(this, "BEGIN"), x(this, p2, true);
           let e = false, r4 = () => {
             if (e) throw new Error("Transaction is closed");
-          }, c6 = { query: async (i2, n3, y7) => (r4(), await T2(this, t2, R4).call(this, i2, n3, y7)), sql: async (i2, ...n3) => {
+          }, c6 = { query: async (i2, n3, y7) => (r4(), await T(this, t, R2).call(this, i2, n3, y7)), sql: async (i2, ...n3) => {
             r4();
-            let { query: y7, params: o6 } = g4(i2, ...n3);
-            return await T2(this, t2, R4).call(this, y7, o6);
-          }, exec: async (i2, n3) => (r4(), await T2(this, t2, m2).call(this, i2, n3)), rollback: async () => {
-            r4(), await T2(this, t2, m2).call(this, "ROLLBACK"), e = true;
+            let { query: y7, params: o6 } = g3(i2, ...n3);
+            return await T(this, t, R2).call(this, y7, o6);
+          }, exec: async (i2, n3) => (r4(), await T(this, t, m).call(this, i2, n3)), rollback: async () => {
+            r4(), await T(this, t, m).call(this, "ROLLBACK"), e = true;
           }, listen: async (i2, n3) => (r4(), await this.listen(i2, n3, c6)), get closed() {
             return e;
           } };
@@ -54514,12 +53692,12 @@ var init_chunk_UYHX356B = __esm({
             let i2 = await s4(c6);
             if (!e) {
               e = true;
-              let [n3] = await T2(this, t2, m2).call(this, "COMMIT");
-              if (n3.command === "ROLLBACK") throw P5({ e: new x5(), query: "COMMIT", params: void 0, options: void 0 });
+              let [n3] = await T(this, t, m).call(this, "COMMIT");
+              if (n3.command === "ROLLBACK") throw P3({ e: new x3(), query: "COMMIT", params: void 0, options: void 0 });
             }
-            return x3(this, p3, false), i2;
+            return x(this, p2, false), i2;
           } catch (i2) {
-            throw e || (e = true, await T2(this, t2, m2).call(this, "ROLLBACK")), x3(this, p3, false), i2;
+            throw e || (e = true, await T(this, t, m).call(this, "ROLLBACK")), x(this, p2, false), i2;
           }
         });
       }
@@ -54527,99 +53705,99 @@ var init_chunk_UYHX356B = __esm({
         return await this._runExclusiveQuery(s4);
       }
     };
-    T4 = /* @__PURE__ */ new WeakMap(), p3 = /* @__PURE__ */ new WeakMap(), t2 = /* @__PURE__ */ new WeakSet(), u3 = async function(s4, e = {}) {
+    T3 = /* @__PURE__ */ new WeakMap(), p2 = /* @__PURE__ */ new WeakMap(), t = /* @__PURE__ */ new WeakSet(), u2 = async function(s4, e = {}) {
       return await this.execProtocolStream(s4, { ...e, syncToFs: false });
-    }, R4 = async function(s4, e = [], r4) {
+    }, R2 = async function(s4, e = [], r4) {
       return await this._runExclusiveQuery(async () => {
-        T2(this, t2, D4).call(this, "runQuery", s4, e, r4), await this._handleBlob(r4?.blob);
+        T(this, t, D3).call(this, "runQuery", s4, e, r4), await this._handleBlob(r4?.blob);
         let c6 = [];
         try {
-          let n3 = await T2(this, t2, u3).call(this, $e2.parse({ text: s4, types: r4?.paramTypes }), r4), y7 = bn2(await T2(this, t2, u3).call(this, $e2.describe({ type: "S" }), r4)), o6 = e.map((b6, M5) => {
+          let n3 = await T(this, t, u2).call(this, $e.parse({ text: s4, types: r4?.paramTypes }), r4), y7 = bn(await T(this, t, u2).call(this, $e.describe({ type: "S" }), r4)), o6 = e.map((b6, M5) => {
             let Q6 = y7[M5];
             if (b6 == null) return null;
             let v6 = r4?.serializers?.[Q6] ?? this.serializers[Q6];
             return v6 ? v6(b6) : b6.toString();
           });
-          c6 = [...n3, ...await T2(this, t2, u3).call(this, $e2.bind({ values: o6 }), r4), ...await T2(this, t2, u3).call(this, $e2.describe({ type: "P" }), r4), ...await T2(this, t2, u3).call(this, $e2.execute({}), r4)];
+          c6 = [...n3, ...await T(this, t, u2).call(this, $e.bind({ values: o6 }), r4), ...await T(this, t, u2).call(this, $e.describe({ type: "P" }), r4), ...await T(this, t, u2).call(this, $e.execute({}), r4)];
         } catch (n3) {
-          throw n3 instanceof O3 ? P5({ e: n3, options: r4, params: e, query: s4 }) : n3;
+          throw n3 instanceof O ? P3({ e: n3, options: r4, params: e, query: s4 }) : n3;
         } finally {
-          c6.push(...await T2(this, t2, u3).call(this, $e2.sync(), r4));
+          c6.push(...await T(this, t, u2).call(this, $e.sync(), r4));
         }
-        await this._cleanupBlob(), h3(this, p3) || await this.syncToFs();
+        await this._cleanupBlob(), h(this, p2) || await this.syncToFs();
         let i2 = await this._getWrittenBlob();
-        return hn2(c6, this.parsers, r4, i2)[0];
+        return hn(c6, this.parsers, r4, i2)[0];
       });
-    }, m2 = async function(s4, e) {
+    }, m = async function(s4, e) {
       return await this._runExclusiveQuery(async () => {
-        T2(this, t2, D4).call(this, "runExec", s4, e), await this._handleBlob(e?.blob);
+        T(this, t, D3).call(this, "runExec", s4, e), await this._handleBlob(e?.blob);
         let r4 = [];
         try {
-          r4 = await T2(this, t2, u3).call(this, $e2.query(s4), e);
+          r4 = await T(this, t, u2).call(this, $e.query(s4), e);
         } catch (i2) {
-          throw i2 instanceof O3 ? P5({ e: i2, options: e, params: void 0, query: s4 }) : i2;
+          throw i2 instanceof O ? P3({ e: i2, options: e, params: void 0, query: s4 }) : i2;
         } finally {
-          r4.push(...await T2(this, t2, u3).call(this, $e2.sync(), e));
+          r4.push(...await T(this, t, u2).call(this, $e.sync(), e));
         }
-        this._cleanupBlob(), h3(this, p3) || await this.syncToFs();
+        this._cleanupBlob(), h(this, p2) || await this.syncToFs();
         let c6 = await this._getWrittenBlob();
-        return hn2(r4, this.parsers, e, c6);
+        return hn(r4, this.parsers, e, c6);
       });
-    }, F5 = async function(s4, e) {
+    }, F3 = async function(s4, e) {
       let r4 = [];
       try {
-        await T2(this, t2, u3).call(this, $e2.parse({ text: s4, types: e?.paramTypes }), e), r4 = await T2(this, t2, u3).call(this, $e2.describe({ type: "S" }), e);
+        await T(this, t, u2).call(this, $e.parse({ text: s4, types: e?.paramTypes }), e), r4 = await T(this, t, u2).call(this, $e.describe({ type: "S" }), e);
       } catch (o6) {
-        throw o6 instanceof O3 ? P5({ e: o6, options: e, params: void 0, query: s4 }) : o6;
+        throw o6 instanceof O ? P3({ e: o6, options: e, params: void 0, query: s4 }) : o6;
       } finally {
-        r4.push(...await T2(this, t2, u3).call(this, $e2.sync(), e));
+        r4.push(...await T(this, t, u2).call(this, $e.sync(), e));
       }
       let c6 = r4.find((o6) => o6.name === "parameterDescription"), i2 = r4.find((o6) => o6.name === "rowDescription"), n3 = c6?.dataTypeIDs.map((o6) => ({ dataTypeID: o6, serializer: this.serializers[o6] })) ?? [], y7 = i2?.fields.map((o6) => ({ name: o6.name, dataTypeID: o6.dataTypeID, parser: this.parsers[o6.dataTypeID] })) ?? [];
       return { queryParams: n3, resultFields: y7 };
-    }, D4 = function(...s4) {
+    }, D3 = function(...s4) {
       this.debug > 0 && console.log(...s4);
     };
   }
 });
 
 // node_modules/@electric-sql/pglite/dist/chunk-BD5WXLQO.js
-function m3() {
+function m2() {
   let t3 = process.type;
   return t3 === "renderer" || t3 === "worker" || t3 === "service-worker";
 }
-async function c5(t3) {
+async function c3(t3) {
   s3 || a2.has(t3.toString()) || a2.set(t3.toString(), fetch(t3));
 }
-async function b4(t3, e) {
+async function b2(t3, e) {
   if (typeof e != "function") return { instance: await WebAssembly.instantiate(e, t3), module: e };
   let r4 = e();
-  if (o4.has(r4.toString())) {
-    let i2 = o4.get(r4.toString());
+  if (o3.has(r4.toString())) {
+    let i2 = o3.get(r4.toString());
     return { instance: await WebAssembly.instantiate(i2, t3), module: i2 };
   }
   if (s3) {
     let i2 = await (await import("fs/promises")).readFile(r4), { module: n3, instance: l4 } = await WebAssembly.instantiate(i2, t3);
-    return o4.set(r4.toString(), n3), { instance: l4, module: n3 };
+    return o3.set(r4.toString(), n3), { instance: l4, module: n3 };
   } else {
-    a2.has(r4.toString()) || c5(r4);
+    a2.has(r4.toString()) || c3(r4);
     let i2 = await a2.get(r4.toString()), { module: n3, instance: l4 } = await WebAssembly.instantiateStreaming(i2.clone(), t3);
-    return o4.set(r4.toString(), n3), { instance: l4, module: n3 };
+    return o3.set(r4.toString(), n3), { instance: l4, module: n3 };
   }
 }
-async function w3(t3) {
-  return s3 ? (await (await import("fs/promises")).readFile(t3)).buffer : (c5(t3), (await a2.get(t3.toString())).clone().arrayBuffer());
+async function w2(t3) {
+  return s3 ? (await (await import("fs/promises")).readFile(t3)).buffer : (c3(t3), (await a2.get(t3.toString())).clone().arrayBuffer());
 }
-function v3(t3) {
+function v2(t3) {
   let e;
   return t3.startsWith('"') && t3.endsWith('"') ? e = t3.substring(1, t3.length - 1) : e = t3.toLowerCase(), e;
 }
-function g5(t3, e) {
+function g4(t3, e) {
   try {
     let r4 = t3.readdir(e).filter((i2) => i2 !== "." && i2 !== "..");
     for (let i2 of r4) {
       let n3 = e + "/" + i2;
       try {
-        t3.readdir(n3), g5(t3, n3);
+        t3.readdir(n3), g4(t3, n3);
       } catch {
         t3.unlink(n3);
       }
@@ -54632,23 +53810,23 @@ function g5(t3, e) {
     }
   }
 }
-var f5, d3, p4, s3, y3, h4, a2, o4, S4;
+var f3, d2, p3, s3, y2, h2, a2, o3, S2;
 var init_chunk_BD5WXLQO = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-BD5WXLQO.js"() {
     init_chunk_ZSOCVAT7();
-    u2();
-    f5 = Object.defineProperty;
-    d3 = (t3, e) => {
-      for (var r4 in e) f5(t3, r4, { get: e[r4], enumerable: true });
+    u();
+    f3 = Object.defineProperty;
+    d2 = (t3, e) => {
+      for (var r4 in e) f3(t3, r4, { get: e[r4], enumerable: true });
     };
-    p4 = {};
-    d3(p4, { IN_NODE: () => s3, WASM_PREFIX: () => y3, getFsBundle: () => w3, instantiateWasm: () => b4, pgliteProc: () => h4, rmdirRecursive: () => g5, startArtifactDownload: () => c5, toPostgresName: () => v3, uuid: () => S4 });
-    s3 = typeof process == "object" && typeof process.versions == "object" && typeof process.versions.node == "string" && !m3();
-    y3 = "/pglite";
-    h4 = globalThis && typeof globalThis.process < "u" ? globalThis.process : { exitCode: void 0 };
+    p3 = {};
+    d2(p3, { IN_NODE: () => s3, WASM_PREFIX: () => y2, getFsBundle: () => w2, instantiateWasm: () => b2, pgliteProc: () => h2, rmdirRecursive: () => g4, startArtifactDownload: () => c3, toPostgresName: () => v2, uuid: () => S2 });
+    s3 = typeof process == "object" && typeof process.versions == "object" && typeof process.versions.node == "string" && !m2();
+    y2 = "/pglite";
+    h2 = globalThis && typeof globalThis.process < "u" ? globalThis.process : { exitCode: void 0 };
     a2 = /* @__PURE__ */ new Map();
-    o4 = /* @__PURE__ */ new Map();
-    S4 = () => {
+    o3 = /* @__PURE__ */ new Map();
+    S2 = () => {
       if (globalThis.crypto?.randomUUID) return globalThis.crypto.randomUUID();
       let t3 = new Uint8Array(16);
       if (globalThis.crypto?.getRandomValues) globalThis.crypto.getRandomValues(t3);
@@ -54663,18 +53841,18 @@ var init_chunk_BD5WXLQO = __esm({
 });
 
 // node_modules/@electric-sql/pglite/dist/chunk-N66TTF7B.js
-async function ie3(e, r4, t3 = "pgdata", n3 = "auto") {
-  let i2 = vr2(e, r4), [o6, a3] = await Er2(i2, n3), s4 = t3 + (a3 ? ".tar.gz" : ".tar"), l4 = a3 ? "application/x-gzip" : "application/x-tar";
+async function ie2(e, r4, t3 = "pgdata", n3 = "auto") {
+  let i2 = vr(e, r4), [o6, a3] = await Er(i2, n3), s4 = t3 + (a3 ? ".tar.gz" : ".tar"), l4 = a3 ? "application/x-gzip" : "application/x-tar";
   return typeof File < "u" ? new File([o6], s4, { type: l4 }) : new Blob([o6], { type: l4 });
 }
-async function Jr2(e, r4, t3) {
+async function Jr(e, r4, t3) {
   let n3 = new Uint8Array(await r4.arrayBuffer()), i2 = typeof File < "u" && r4 instanceof File ? r4.name : void 0;
-  (Sr2.includes(r4.type) || i2?.endsWith(".tgz") || i2?.endsWith(".tar.gz")) && (n3 = await Te2(n3));
+  (Sr.includes(r4.type) || i2?.endsWith(".tgz") || i2?.endsWith(".tar.gz")) && (n3 = await Te2(n3));
   let a3;
   try {
-    a3 = (0, O4.untar)(n3);
+    a3 = (0, O2.untar)(n3);
   } catch (s4) {
-    if (s4 instanceof Error && s4.message.includes("File is corrupted")) n3 = await Te2(n3), a3 = (0, O4.untar)(n3);
+    if (s4 instanceof Error && s4.message.includes("File is corrupted")) n3 = await Te2(n3), a3 = (0, O2.untar)(n3);
     else throw s4;
   }
   for (let s4 of a3) {
@@ -54683,35 +53861,35 @@ async function Jr2(e, r4, t3) {
       let _5 = u4.slice(0, c6).join("/");
       _5.length && !e.analyzePath(_5).exists && e.mkdirTree(_5);
     }
-    if (s4.type === O4.REGTYPE) {
+    if (s4.type === O2.REGTYPE) {
       e.writeFile(l4, s4.data);
-      let c6 = Ar2(s4.modifyTime);
+      let c6 = Ar(s4.modifyTime);
       e.utime(l4, c6, c6);
-    } else s4.type === O4.DIRTYPE && (e.analyzePath(l4).exists || e.mkdir(l4));
+    } else s4.type === O2.DIRTYPE && (e.analyzePath(l4).exists || e.mkdir(l4));
   }
 }
-function gr2(e, r4) {
+function gr(e, r4) {
   let t3 = [], n3 = (i2) => {
     e.readdir(i2).forEach((a3) => {
       if (a3 === "." || a3 === "..") return;
       let s4 = i2 + "/" + a3, l4 = e.stat(s4), u4 = e.isFile(l4.mode) ? e.readFile(s4, { encoding: "binary" }) : new Uint8Array(0);
-      t3.push({ name: s4.substring(r4.length), mode: l4.mode, size: l4.size, type: e.isFile(l4.mode) ? O4.REGTYPE : O4.DIRTYPE, modifyTime: l4.mtime, data: u4 }), e.isDir(l4.mode) && n3(s4);
+      t3.push({ name: s4.substring(r4.length), mode: l4.mode, size: l4.size, type: e.isFile(l4.mode) ? O2.REGTYPE : O2.DIRTYPE, modifyTime: l4.mtime, data: u4 }), e.isDir(l4.mode) && n3(s4);
     });
   };
   return n3(r4), t3;
 }
-function vr2(e, r4) {
-  let t3 = gr2(e, r4);
-  return (0, O4.tar)(t3);
+function vr(e, r4) {
+  let t3 = gr(e, r4);
+  return (0, O2.tar)(t3);
 }
-async function Er2(e, r4 = "auto") {
+async function Er(e, r4 = "auto") {
   if (r4 === "none") return [e, false];
-  if (typeof CompressionStream < "u") return [await Fr2(e), true];
-  if (typeof process < "u" && process.versions && process.versions.node) return [await yr2(e), true];
+  if (typeof CompressionStream < "u") return [await Fr(e), true];
+  if (typeof process < "u" && process.versions && process.versions.node) return [await yr(e), true];
   if (r4 === "auto") return [e, false];
   throw new Error("Compression not supported in this environment");
 }
-async function Fr2(e) {
+async function Fr(e) {
   let r4 = new CompressionStream("gzip"), t3 = r4.writable.getWriter(), n3 = r4.readable.getReader();
   t3.write(e), t3.close();
   let i2 = [];
@@ -54725,16 +53903,16 @@ async function Fr2(e) {
     o6.set(s4, a3), a3 += s4.length;
   }), o6;
 }
-async function yr2(e) {
+async function yr(e) {
   let { promisify: r4 } = await import("util"), { gzip: t3 } = await import("zlib");
   return await r4(t3)(e);
 }
 async function Te2(e) {
-  if (typeof CompressionStream < "u") return await hr2(e);
-  if (typeof process < "u" && process.versions && process.versions.node) return await wr2(e);
+  if (typeof CompressionStream < "u") return await hr(e);
+  if (typeof process < "u" && process.versions && process.versions.node) return await wr(e);
   throw new Error("Unsupported environment for decompression");
 }
-async function hr2(e) {
+async function hr(e) {
   let r4 = new DecompressionStream("gzip"), t3 = r4.writable.getWriter(), n3 = r4.readable.getReader();
   t3.write(e), t3.close();
   let i2 = [];
@@ -54748,14 +53926,14 @@ async function hr2(e) {
     o6.set(s4, a3), a3 += s4.length;
   }), o6;
 }
-async function wr2(e) {
+async function wr(e) {
   let { promisify: r4 } = await import("util"), { gunzip: t3 } = await import("zlib");
   return await r4(t3)(e);
 }
-function Ar2(e) {
+function Ar(e) {
   return e ? typeof e == "number" ? e * 1e3 : e.getTime() : Date.now();
 }
-async function br2(moduleArg = {}) {
+async function br(moduleArg = {}) {
   var Module = moduleArg, ENVIRONMENT_IS_WEB = !!globalThis.window, ENVIRONMENT_IS_WORKER = !!globalThis.WorkerGlobalScope, ENVIRONMENT_IS_NODE = globalThis.process?.versions?.node && globalThis.process?.type != "renderer";
   if (ENVIRONMENT_IS_NODE) {
     let { createRequire: e } = await import("node:module");
@@ -54885,7 +54063,7 @@ async function br2(moduleArg = {}) {
   }
   class ExitStatus {
     constructor(r4) {
-      P3(this, "name", "ExitStatus");
+      P(this, "name", "ExitStatus");
       this.message = `Program terminated with exit(${r4})`, this.status = r4;
     }
   }
@@ -55534,12 +54712,12 @@ async function br2(moduleArg = {}) {
     FS_preloadFile(e, r4, t3, n3, i2, s4, l4, u4).then(o6).catch(a3);
   }, FS = { root: null, mounts: [], devices: {}, streams: [], nextInode: 1, nameTable: [], currentPath: "/", initialized: false, ignorePermissions: true, syncFSRequests: 0, ErrnoError: class {
     constructor(e) {
-      P3(this, "name", "ErrnoError");
+      P(this, "name", "ErrnoError");
       this.errno = e;
     }
   }, FSStream: class {
     constructor() {
-      P3(this, "shared", {});
+      P(this, "shared", {});
     }
     get object() {
       return this.node;
@@ -55570,11 +54748,11 @@ async function br2(moduleArg = {}) {
     }
   }, FSNode: class {
     constructor(e, r4, t3, n3) {
-      P3(this, "node_ops", {});
-      P3(this, "stream_ops", {});
-      P3(this, "readMode", 365);
-      P3(this, "writeMode", 146);
-      P3(this, "mounted", null);
+      P(this, "node_ops", {});
+      P(this, "stream_ops", {});
+      P(this, "readMode", 365);
+      P(this, "writeMode", 146);
+      P(this, "mounted", null);
       e || (e = this), this.parent = e, this.mount = e.mount, this.id = FS.nextInode++, this.name = r4, this.mode = t3, this.rdev = n3, this.atime = this.mtime = this.ctime = Date.now();
     }
     get read() {
@@ -56158,8 +55336,8 @@ async function br2(moduleArg = {}) {
   }, createLazyFile(e, r4, t3, n3, i2) {
     class o6 {
       constructor() {
-        P3(this, "lengthKnown", false);
-        P3(this, "chunks", []);
+        P(this, "lengthKnown", false);
+        P(this, "chunks", []);
       }
       get(m8) {
         if (!(m8 > this.length - 1 || m8 < 0)) {
@@ -57000,25 +56178,25 @@ async function br2(moduleArg = {}) {
     throw r4;
   }, Module;
 }
-function Dr2(e, r4) {
+function Dr(e, r4) {
   let t3 = r4.lastIndex, n3 = [], i2;
   for (; i2 = r4.exec(e); ) n3.push(i2), r4.lastIndex === i2.index && (r4.lastIndex += 1);
   return r4.lastIndex = t3, n3;
 }
-function Nr2(e, r4, t3) {
+function Nr(e, r4, t3) {
   let n3 = typeof e == "function" ? e(t3) : e[t3];
-  return typeof n3 > "u" && t3 !== "" ? n3 = "" : typeof n3 > "u" && (n3 = "$"), typeof n3 == "object" ? r4 + C2 + JSON.stringify(n3) + C2 : r4 + n3;
+  return typeof n3 > "u" && t3 !== "" ? n3 = "" : typeof n3 > "u" && (n3 = "$"), typeof n3 == "object" ? r4 + C + JSON.stringify(n3) + C : r4 + n3;
 }
-function Rr2(e, r4, t3) {
+function Rr(e, r4, t3) {
   t3 || (t3 = {});
-  let n3 = t3.escape || "\\", i2 = "(\\" + n3 + `['"` + Oe2 + `]|[^\\s'"` + Oe2 + "])+", o6 = new RegExp(["(" + Re2 + ")", "(" + i2 + "|" + Tr2 + "|" + Pr2 + ")+"].join("|"), "g"), a3 = Dr2(e, o6);
+  let n3 = t3.escape || "\\", i2 = "(\\" + n3 + `['"` + Oe2 + `]|[^\\s'"` + Oe2 + "])+", o6 = new RegExp(["(" + Re2 + ")", "(" + i2 + "|" + Tr + "|" + Pr + ")+"].join("|"), "g"), a3 = Dr(e, o6);
   if (a3.length === 0) return [];
   r4 || (r4 = {});
   let s4 = false;
   return a3.map(function(l4) {
     let u4 = l4[0];
     if (!u4 || s4) return;
-    if (Me3.test(u4)) return { op: u4 };
+    if (Me2.test(u4)) return { op: u4 };
     let c6 = false, _5 = false, m8 = "", f7 = false, p6;
     function F8() {
       p6 += 1;
@@ -57032,20 +56210,20 @@ function Rr2(e, r4, t3) {
         let A7 = u4.slice(p6), d6 = A7.match(/[^\w\d_]/);
         d6 ? (E7 = A7.slice(0, d6.index), p6 += d6.index - 1) : (E7 = A7, p6 = u4.length);
       }
-      return Nr2(r4, "", E7);
+      return Nr(r4, "", E7);
     }
     for (p6 = 0; p6 < u4.length; p6++) {
       let S7 = u4.charAt(p6);
       if (f7 = f7 || !c6 && (S7 === "*" || S7 === "?"), _5) m8 += S7, _5 = false;
-      else if (c6) S7 === c6 ? c6 = false : c6 === De3 ? m8 += S7 : S7 === n3 ? (p6 += 1, S7 = u4.charAt(p6), S7 === Ne3 || S7 === n3 || S7 === oe4 ? m8 += S7 : m8 += n3 + S7) : S7 === oe4 ? m8 += F8() : m8 += S7;
-      else if (S7 === Ne3 || S7 === De3) c6 = S7;
+      else if (c6) S7 === c6 ? c6 = false : c6 === De2 ? m8 += S7 : S7 === n3 ? (p6 += 1, S7 = u4.charAt(p6), S7 === Ne2 || S7 === n3 || S7 === oe2 ? m8 += S7 : m8 += n3 + S7) : S7 === oe2 ? m8 += F8() : m8 += S7;
+      else if (S7 === Ne2 || S7 === De2) c6 = S7;
       else {
-        if (Me3.test(S7)) return { op: u4 };
-        if (kr2.test(S7)) {
+        if (Me2.test(S7)) return { op: u4 };
+        if (kr.test(S7)) {
           s4 = true;
           let E7 = { comment: e.slice(l4.index + p6 + 1) };
           return m8.length ? [m8, E7] : [E7];
-        } else S7 === n3 ? _5 = true : S7 === oe4 ? m8 += F8() : m8 += S7;
+        } else S7 === n3 ? _5 = true : S7 === oe2 ? m8 += F8() : m8 += S7;
       }
     }
     return f7 ? { op: "glob", pattern: m8 } : m8;
@@ -57053,64 +56231,64 @@ function Rr2(e, r4, t3) {
     return typeof u4 > "u" ? l4 : l4.concat(u4);
   }, []);
 }
-function ae3(e, r4, t3) {
-  let n3 = Rr2(e, r4, t3);
+function ae2(e, r4, t3) {
+  let n3 = Rr(e, r4, t3);
   return typeof r4 != "function" ? n3 : n3.reduce(function(i2, o6) {
     if (typeof o6 == "object") return i2.concat(o6);
-    let a3 = o6.split(RegExp("(" + C2 + ".*?" + C2 + ")", "g"));
+    let a3 = o6.split(RegExp("(" + C + ".*?" + C + ")", "g"));
     return a3.length === 1 ? i2.concat(a3[0]) : i2.concat(a3.filter(Boolean).map(function(s4) {
-      return Or2.test(s4) ? JSON.parse(s4.split(C2)[1]) : s4;
+      return Or.test(s4) ? JSON.parse(s4.split(C)[1]) : s4;
     }));
   }, []);
 }
-function Ur2(e, r4) {
+function Ur(e, r4) {
   if (!e) throw new Error(r4 ?? "Assertion failed");
 }
-function B4(e, ...r4) {
+function B2(e, ...r4) {
   e && e > 0 && console.log("initdb: ", ...r4);
 }
-async function Cr2({ pg: e, debug: r4, args: t3, wasmModule: n3 }) {
+async function Cr({ pg: e, debug: r4, args: t3, wasmModule: n3 }) {
   let i2, o6, a3, s4 = false, l4 = [], u4 = 0, c6 = -1, _5 = -1, m8 = "", f7 = "", p6 = (d6) => {
     let g8 = d6.shift();
-    B4(r4, "initdb: firstArg", g8), Ur2(g8 === "/pglite/bin/postgres", `trying to execute ${g8}`), e.Module.HEAPU8.set(F8), B4(r4, "executing pg main with", d6);
+    B2(r4, "initdb: firstArg", g8), Ur(g8 === "/pglite/bin/postgres", `trying to execute ${g8}`), e.Module.HEAPU8.set(F8), B2(r4, "executing pg main with", d6);
     let v6 = e.callMain(d6);
-    return B4(r4, v6), l4 = [], v6;
-  }, F8 = e.Module.HEAPU8.slice(), S7 = new WebAssembly.Memory({ initial: 8, maximum: 100 }), y7 = await ke3({ arguments: t3, noExitRuntime: false, wasmMemory: S7, thisProgram: Lr2, stdin: () => null, print: (d6) => {
-    f7 += d6, B4(r4, "initdbout", d6);
+    return B2(r4, v6), l4 = [], v6;
+  }, F8 = e.Module.HEAPU8.slice(), S7 = new WebAssembly.Memory({ initial: 8, maximum: 100 }), y7 = await ke2({ arguments: t3, noExitRuntime: false, wasmMemory: S7, thisProgram: Lr, stdin: () => null, print: (d6) => {
+    f7 += d6, B2(r4, "initdbout", d6);
   }, printErr: (d6) => {
-    m8 += d6, B4(r4, "initdberr", d6);
-  }, instantiateWasm: (d6, g8) => (p4.instantiateWasm(d6, n3 ?? (() => new URL("./initdb.wasm", import.meta.url))).then(({ instance: v6, module: N7 }) => {
+    m8 += d6, B2(r4, "initdberr", d6);
+  }, instantiateWasm: (d6, g8) => (p3.instantiateWasm(d6, n3 ?? (() => new URL("./initdb.wasm", import.meta.url))).then(({ instance: v6, module: N7 }) => {
     g8(v6, N7);
   }), {}), locateFile: (d6, g8) => d6.endsWith(".so") ? "/pglite/lib/" + d6 : g8 + d6, preRun: [(d6) => {
-    d6.ENV.PGDATA = I3, d6.ENV.HOME = "/home/postgres", d6.ENV.USER = "postgres", d6.ENV.LOGNAME = "postgres", d6.ENV.ICU_DATA = Hr2, d6.ENV.TZ = "UTC";
+    d6.ENV.PGDATA = I, d6.ENV.HOME = "/home/postgres", d6.ENV.USER = "postgres", d6.ENV.LOGNAME = "postgres", d6.ENV.ICU_DATA = Hr, d6.ENV.TZ = "UTC";
   }, (d6) => {
-    d6.FS.mkdirTree(U4), d6.FS.mount(d6.PROXYFS, { root: U4, fs: e.Module.FS }, U4);
+    d6.FS.mkdirTree(U3), d6.FS.mount(d6.PROXYFS, { root: U3, fs: e.Module.FS }, U3);
   }, (d6) => {
     d6.onRuntimeInitialized = () => {
-      i2 = d6.addFunction((g8) => (l4 = Le3(d6.UTF8ToString(g8)), p6(l4)), "pi"), d6._pgl_set_system_fn(i2), o6 = d6.addFunction((g8, v6) => {
+      i2 = d6.addFunction((g8) => (l4 = Le2(d6.UTF8ToString(g8)), p6(l4)), "pi"), d6._pgl_set_system_fn(i2), o6 = d6.addFunction((g8, v6) => {
         let N7 = d6.UTF8ToString(v6);
-        if (l4 = Le3(d6.UTF8ToString(g8)), N7 === "r") return u4 = p6(l4), c6;
+        if (l4 = Le2(d6.UTF8ToString(g8)), N7 === "r") return u4 = p6(l4), c6;
         if (N7 === "w") return s4 = true, _5;
         throw `Unexpected popen mode value ${N7}`;
       }, "ppi"), d6._pgl_set_popen_fn(o6), a3 = d6.addFunction((g8) => g8 === c6 || g8 === _5 ? (s4 && (s4 = false, u4 = p6(l4)), u4) : d6._pclose(g8), "pi"), d6._pgl_set_pclose_fn(a3);
       {
-        let g8 = e.Module.stringToUTF8OnStack(He3), v6 = e.Module.stringToUTF8OnStack("r");
+        let g8 = e.Module.stringToUTF8OnStack(He2), v6 = e.Module.stringToUTF8OnStack("r");
         e.Module._pgl_freopen(g8, v6, 0);
-        let N7 = e.Module.stringToUTF8OnStack(Ue3), K5 = e.Module.stringToUTF8OnStack("w");
+        let N7 = e.Module.stringToUTF8OnStack(Ue2), K5 = e.Module.stringToUTF8OnStack("w");
         e.Module._pgl_freopen(N7, K5, 1);
       }
       {
-        let g8 = d6.stringToUTF8OnStack(Ue3), v6 = d6.stringToUTF8OnStack("r");
+        let g8 = d6.stringToUTF8OnStack(Ue2), v6 = d6.stringToUTF8OnStack("r");
         c6 = d6._fopen(g8, v6);
-        let N7 = d6.stringToUTF8OnStack(He3), K5 = d6.stringToUTF8OnStack("w");
+        let N7 = d6.stringToUTF8OnStack(He2), K5 = d6.stringToUTF8OnStack("w");
         _5 = d6._fopen(N7, K5);
       }
     };
   }] });
-  return B4(r4, "calling initdb.main with", t3), { exitCode: y7.callMain(t3), stderr: m8, stdout: f7, dataFolder: I3 };
+  return B2(r4, "calling initdb.main with", t3), { exitCode: y7.callMain(t3), stderr: m8, stdout: f7, dataFolder: I };
 }
-function Le3(e) {
-  let r4 = [], t3 = ae3(e);
+function Le2(e) {
+  let r4 = [], t3 = ae2(e);
   for (let n3 = 0; n3 < t3.length; n3++) {
     let i2 = t3[n3];
     if (typeof i2 == "object" && "op" in i2) break;
@@ -57118,17 +56296,17 @@ function Le3(e) {
   }
   return r4;
 }
-async function St3({ pg: e, debug: r4, args: t3, wasmModule: n3 }) {
-  return await Cr2({ pg: e, debug: r4, args: ["--allow-group-access", "--encoding", "UTF8", "--locale=C.UTF-8", "--locale-provider=libc", "--auth=trust", ...t3 ?? []], wasmModule: n3 });
+async function St2({ pg: e, debug: r4, args: t3, wasmModule: n3 }) {
+  return await Cr({ pg: e, debug: r4, args: ["--allow-group-access", "--encoding", "UTF8", "--locale=C.UTF-8", "--locale-provider=libc", "--auth=trust", ...t3 ?? []], wasmModule: n3 });
 }
-var j4, Y4, re2, ye3, we3, be3, O4, Sr2, Pe3, ke3, Re2, Me3, Oe2, Tr2, Pr2, kr2, De3, Ne3, oe4, C2, Mr2, Or2, U4, I3, Hr2, Lr2, pt3, Ue3, He3, Ce3, Ie3, xe3, Ir2;
+var j2, Y2, re, ye2, we2, be2, O2, Sr, Pe2, ke2, Re2, Me2, Oe2, Tr, Pr, kr, De2, Ne2, oe2, C, Mr, Or, U3, I, Hr, Lr, pt2, Ue2, He2, Ce2, Ie2, xe2, Ir;
 var init_chunk_N66TTF7B = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-N66TTF7B.js"() {
     init_chunk_BD5WXLQO();
     init_chunk_ZSOCVAT7();
-    j4 = D2((xr2, b6) => {
+    j2 = D((xr2, b6) => {
       "use strict";
-      u2();
+      u();
       var le4 = 9007199254740991, ue4 = /* @__PURE__ */ (function(e) {
         return e;
       })();
@@ -57194,16 +56372,16 @@ var init_chunk_N66TTF7B = __esm({
       b6.exports.extend = Ve4;
       b6.exports.toUint8Array = fe2;
     });
-    Y4 = D2((Br2, _e4) => {
+    Y2 = D((Br2, _e4) => {
       "use strict";
-      u2();
+      u();
       var Q6 = "\0";
       _e4.exports = { NULL_CHAR: Q6, TMAGIC: "ustar" + Q6 + "00", OLDGNU_MAGIC: "ustar  " + Q6, REGTYPE: 0, LNKTYPE: 1, SYMTYPE: 2, CHRTYPE: 3, BLKTYPE: 4, DIRTYPE: 5, FIFOTYPE: 6, CONTTYPE: 7, TSUID: parseInt("4000", 8), TSGID: parseInt("2000", 8), TSVTX: parseInt("1000", 8), TUREAD: parseInt("0400", 8), TUWRITE: parseInt("0200", 8), TUEXEC: parseInt("0100", 8), TGREAD: parseInt("0040", 8), TGWRITE: parseInt("0020", 8), TGEXEC: parseInt("0010", 8), TOREAD: parseInt("0004", 8), TOWRITE: parseInt("0002", 8), TOEXEC: parseInt("0001", 8), TPERMALL: parseInt("0777", 8), TPERMMASK: parseInt("0777", 8) };
     });
-    re2 = D2((Yr2, T7) => {
+    re = D((Yr2, T7) => {
       "use strict";
-      u2();
-      var me3 = j4(), w7 = Y4(), $e4 = 512, Z5 = w7.TPERMALL, pe4 = 0, Se3 = 0, ee5 = [["name", 100, 0, function(e, r4) {
+      u();
+      var me3 = j2(), w7 = Y2(), $e4 = 512, Z5 = w7.TPERMALL, pe4 = 0, Se3 = 0, ee5 = [["name", 100, 0, function(e, r4) {
         return G5(e[r4[0]], r4[1]);
       }, function(e, r4, t3) {
         return L7(e.slice(r4, r4 + t3[1]));
@@ -57339,10 +56517,10 @@ var init_chunk_N66TTF7B = __esm({
       T7.exports.parseTarNumber = R6;
       T7.exports.parseTarDateTime = $7;
     });
-    ye3 = D2((Wr2, Fe4) => {
+    ye2 = D((Wr2, Fe4) => {
       "use strict";
-      u2();
-      var Je4 = Y4(), q7 = j4(), H6 = re2();
+      u();
+      var Je4 = Y2(), q7 = j2(), H6 = re();
       function ve4(e) {
         return H6.recordSize;
       }
@@ -57386,10 +56564,10 @@ var init_chunk_N66TTF7B = __esm({
       }
       Fe4.exports.tar = rr2;
     });
-    we3 = D2((Vr2, he3) => {
+    we2 = D((Vr2, he3) => {
       "use strict";
-      u2();
-      var tr2 = Y4(), ne5 = j4(), D9 = re2(), nr2 = { extractData: true, checkHeader: true, checkChecksum: true, checkFileSize: true }, ir2 = { size: true, checksum: true, ustar: true }, te4 = { unexpectedEndOfFile: "Unexpected end of file.", fileCorrupted: "File is corrupted.", checksumCheckFailed: "Checksum check failed." };
+      u();
+      var tr2 = Y2(), ne5 = j2(), D9 = re(), nr2 = { extractData: true, checkHeader: true, checkChecksum: true, checkFileSize: true }, ir2 = { size: true, checksum: true, ustar: true }, te4 = { unexpectedEndOfFile: "Unexpected end of file.", fileCorrupted: "File is corrupted.", checksumCheckFailed: "Checksum check failed." };
       function or3(e) {
         return D9.recordSize;
       }
@@ -57447,43 +56625,43 @@ var init_chunk_N66TTF7B = __esm({
       }
       he3.exports.untar = dr2;
     });
-    be3 = D2((qr2, Ae3) => {
+    be2 = D((qr2, Ae3) => {
       "use strict";
-      u2();
-      var fr2 = j4(), _r2 = Y4(), mr2 = ye3(), pr2 = we3();
+      u();
+      var fr2 = j2(), _r2 = Y2(), mr2 = ye2(), pr2 = we2();
       fr2.extend(Ae3.exports, mr2, pr2, _r2);
     });
-    u2();
-    u2();
-    O4 = L3(be3(), 1);
-    Sr2 = ["application/x-gtar", "application/x-tar+gzip", "application/x-gzip", "application/gzip"];
-    u2();
-    u2();
-    u2();
-    Pe3 = br2;
-    ke3 = Pe3;
-    u2();
+    u();
+    u();
+    O2 = L(be2(), 1);
+    Sr = ["application/x-gtar", "application/x-tar+gzip", "application/x-gzip", "application/gzip"];
+    u();
+    u();
+    u();
+    Pe2 = br;
+    ke2 = Pe2;
+    u();
     Re2 = "(?:" + ["\\|\\|", "\\&\\&", ";;", "\\|\\&", "\\<\\(", "\\<\\<\\<", ">>", ">\\&", "<\\&", "[&;()|<>]"].join("|") + ")";
-    Me3 = new RegExp("^" + Re2 + "$");
+    Me2 = new RegExp("^" + Re2 + "$");
     Oe2 = "|&;()<> \\t";
-    Tr2 = '"((\\\\"|[^"])*?)"';
-    Pr2 = "'((\\\\'|[^'])*?)'";
-    kr2 = /^#$/;
-    De3 = "'";
-    Ne3 = '"';
-    oe4 = "$";
-    C2 = "";
-    Mr2 = 4294967296;
-    for (let e = 0; e < 4; e++) C2 += (Mr2 * Math.random()).toString(16);
-    Or2 = new RegExp("^" + C2);
-    U4 = "/pglite";
-    I3 = U4 + "/data";
-    Hr2 = U4 + "/icu";
-    Lr2 = U4 + "/bin/initdb";
-    pt3 = U4 + "/bin/postgres";
-    Ue3 = U4 + "/pgstdout";
-    He3 = U4 + "/pgstdin";
-    Ce3 = class {
+    Tr = '"((\\\\"|[^"])*?)"';
+    Pr = "'((\\\\'|[^'])*?)'";
+    kr = /^#$/;
+    De2 = "'";
+    Ne2 = '"';
+    oe2 = "$";
+    C = "";
+    Mr = 4294967296;
+    for (let e = 0; e < 4; e++) C += (Mr * Math.random()).toString(16);
+    Or = new RegExp("^" + C);
+    U3 = "/pglite";
+    I = U3 + "/data";
+    Hr = U3 + "/icu";
+    Lr = U3 + "/bin/initdb";
+    pt2 = U3 + "/bin/postgres";
+    Ue2 = U3 + "/pgstdout";
+    He2 = U3 + "/pgstdin";
+    Ce2 = class {
       constructor(r4) {
         this.dataDir = r4;
       }
@@ -57497,10 +56675,10 @@ var init_chunk_N66TTF7B = __esm({
       async closeFs() {
       }
       async dumpTar(r4, t3) {
-        return ie3(this.pg.Module.FS, I3, r4, t3);
+        return ie2(this.pg.Module.FS, I, r4, t3);
       }
     };
-    Ie3 = class {
+    Ie2 = class {
       constructor(r4, { debug: t3 = false } = {}) {
         this.dataDir = r4, this.debug = t3;
       }
@@ -57511,22 +56689,22 @@ var init_chunk_N66TTF7B = __esm({
       async closeFs() {
       }
       async dumpTar(r4, t3) {
-        return ie3(this.pg.Module.FS, I3, r4, t3);
+        return ie2(this.pg.Module.FS, I, r4, t3);
       }
       async init(r4, t3) {
         return this.pg = r4, { emscriptenOpts: { ...t3, preRun: [...t3.preRun || [], (i2) => {
-          let o6 = Ir2(i2, this);
-          i2.FS.mkdirTree(I3), i2.FS.mount(o6, {}, I3);
+          let o6 = Ir(i2, this);
+          i2.FS.mkdirTree(I), i2.FS.mount(o6, {}, I);
         }] } };
       }
     };
-    xe3 = { EBADF: 8, EBADFD: 127, EEXIST: 20, EINVAL: 28, EISDIR: 31, ENODEV: 43, ENOENT: 44, ENOTDIR: 54, ENOTEMPTY: 55 };
-    Ir2 = (e, r4) => {
+    xe2 = { EBADF: 8, EBADFD: 127, EEXIST: 20, EINVAL: 28, EISDIR: 31, ENODEV: 43, ENOENT: 44, ENOTDIR: 54, ENOTEMPTY: 55 };
+    Ir = (e, r4) => {
       let t3 = e.FS, n3 = r4.debug ? console.log : null, i2 = { tryFSOperation(o6) {
         try {
           return o6();
         } catch (a3) {
-          throw a3.code ? a3.code === "UNKNOWN" ? new t3.ErrnoError(xe3.EINVAL) : new t3.ErrnoError(a3.code) : a3;
+          throw a3.code ? a3.code === "UNKNOWN" ? new t3.ErrnoError(xe2.EINVAL) : new t3.ErrnoError(a3.code) : a3;
         }
       }, mount(o6) {
         return i2.createNode(null, "/", 16895, 0);
@@ -57618,7 +56796,7 @@ var init_chunk_N66TTF7B = __esm({
         }), l4 < 0) throw new t3.ErrnoError(28);
         return l4;
       }, mmap(o6, a3, s4, l4, u4) {
-        if (n3?.("mmap stream", i2.realPath(o6.node), a3, s4, l4, u4), !t3.isFile(o6.node.mode)) throw new t3.ErrnoError(xe3.ENODEV);
+        if (n3?.("mmap stream", i2.realPath(o6.node), a3, s4, l4, u4), !t3.isFile(o6.node.mode)) throw new t3.ErrnoError(xe2.ENODEV);
         let c6 = e.mmapAlloc(a3);
         return i2.stream_ops.read(o6, e.HEAPU8, c6, a3, s4), { ptr: c6, allocated: true };
       }, msync(o6, a3, s4, l4, u4) {
@@ -57632,25 +56810,25 @@ var init_chunk_N66TTF7B = __esm({
 // node_modules/@electric-sql/pglite/dist/fs/nodefs.js
 var nodefs_exports = {};
 __export(nodefs_exports, {
-  NodeFS: () => m4
+  NodeFS: () => m3
 });
-import * as o5 from "fs";
-import * as r2 from "path";
-var m4;
+import * as o4 from "fs";
+import * as r from "path";
+var m3;
 var init_nodefs = __esm({
   "node_modules/@electric-sql/pglite/dist/fs/nodefs.js"() {
     init_chunk_N66TTF7B();
     init_chunk_BD5WXLQO();
     init_chunk_ZSOCVAT7();
-    u2();
-    m4 = class extends Ce3 {
+    u();
+    m3 = class extends Ce2 {
       constructor(t3) {
-        super(t3), this.rootDir = r2.resolve(t3), o5.existsSync(r2.join(this.rootDir)) || o5.mkdirSync(this.rootDir);
+        super(t3), this.rootDir = r.resolve(t3), o4.existsSync(r.join(this.rootDir)) || o4.mkdirSync(this.rootDir);
       }
       async init(t3, e) {
         return this.pg = t3, { emscriptenOpts: { ...e, preRun: [...e.preRun || [], (s4) => {
           let c6 = s4.NODEFS;
-          s4.FS.mkdirTree(I3), s4.FS.mount(c6, { root: this.rootDir }, I3);
+          s4.FS.mkdirTree(I), s4.FS.mount(c6, { root: this.rootDir }, I);
         }] } };
       }
       async closeFs() {
@@ -57663,60 +56841,60 @@ var init_nodefs = __esm({
 // node_modules/@electric-sql/pglite/dist/fs/opfs-ahp.js
 var opfs_ahp_exports = {};
 __export(opfs_ahp_exports, {
-  OpfsAhpFS: () => z5
+  OpfsAhpFS: () => z3
 });
-var U5, $4, M4, I4, k3, N4, H4, y4, f6, x6, F6, P6, S5, r3, L5, D5, E3, w4, m5, A4, C3, T5, z5, d4;
+var U4, $2, M, I2, k2, N2, H2, y3, f4, x4, F4, P4, S3, r2, L3, D4, E, w3, m4, A2, C2, T4, z3, d3;
 var init_opfs_ahp = __esm({
   "node_modules/@electric-sql/pglite/dist/fs/opfs-ahp.js"() {
     init_chunk_N66TTF7B();
     init_chunk_BD5WXLQO();
     init_chunk_ZSOCVAT7();
-    u2();
-    U5 = "state.txt";
-    $4 = "data";
-    M4 = { DIR: 16384, FILE: 32768 };
-    z5 = class extends Ie3 {
+    u();
+    U4 = "state.txt";
+    $2 = "data";
+    M = { DIR: 16384, FILE: 32768 };
+    z3 = class extends Ie2 {
       constructor(e, { initialPoolSize: t3 = 1e3, maintainedPoolSize: s4 = 100, debug: i2 = false } = {}) {
         super(e, { debug: i2 });
-        R3(this, r3);
-        R3(this, I4);
-        R3(this, k3);
-        R3(this, N4);
-        R3(this, H4);
-        R3(this, y4);
-        R3(this, f6, /* @__PURE__ */ new Map());
-        R3(this, x6, 0);
-        R3(this, F6, /* @__PURE__ */ new Map());
-        R3(this, P6, /* @__PURE__ */ new Map());
+        R(this, r2);
+        R(this, I2);
+        R(this, k2);
+        R(this, N2);
+        R(this, H2);
+        R(this, y3);
+        R(this, f4, /* @__PURE__ */ new Map());
+        R(this, x4, 0);
+        R(this, F4, /* @__PURE__ */ new Map());
+        R(this, P4, /* @__PURE__ */ new Map());
         this.lastCheckpoint = 0;
         this.checkpointInterval = 1e3 * 60;
         this.poolCounter = 0;
-        R3(this, S5, /* @__PURE__ */ new Set());
+        R(this, S3, /* @__PURE__ */ new Set());
         this.initialPoolSize = t3, this.maintainedPoolSize = s4;
       }
       async init(e, t3) {
-        return await T2(this, r3, L5).call(this), super.init(e, t3);
+        return await T(this, r2, L3).call(this), super.init(e, t3);
       }
       async syncToFs(e = false) {
         await this.maybeCheckpointState(), await this.maintainPool(), e || this.flush();
       }
       async closeFs() {
-        for (let e of h3(this, f6).values()) e.sh.close();
-        h3(this, y4).flush(), h3(this, y4).close(), this.pg.Module.FS.quit();
+        for (let e of h(this, f4).values()) e.sh.close();
+        h(this, y3).flush(), h(this, y3).close(), this.pg.Module.FS.quit();
       }
       async maintainPool(e) {
         e = e || this.maintainedPoolSize;
         let t3 = e - this.state.pool.length, s4 = [];
         for (let i2 = 0; i2 < t3; i2++) s4.push(new Promise(async (a3) => {
           ++this.poolCounter;
-          let c6 = `${(Date.now() - 1704063600).toString(16).padStart(8, "0")}-${this.poolCounter.toString(16).padStart(8, "0")}`, h5 = await h3(this, N4).getFileHandle(c6, { create: true }), p6 = await h5.createSyncAccessHandle();
-          h3(this, f6).set(c6, { fh: h5, sh: p6 }), T2(this, r3, E3).call(this, { opp: "createPoolFile", args: [c6] }), this.state.pool.push(c6), a3();
+          let c6 = `${(Date.now() - 1704063600).toString(16).padStart(8, "0")}-${this.poolCounter.toString(16).padStart(8, "0")}`, h5 = await h(this, N2).getFileHandle(c6, { create: true }), p6 = await h5.createSyncAccessHandle();
+          h(this, f4).set(c6, { fh: h5, sh: p6 }), T(this, r2, E).call(this, { opp: "createPoolFile", args: [c6] }), this.state.pool.push(c6), a3();
         }));
         for (let i2 = 0; i2 > t3; i2--) s4.push(new Promise(async (a3) => {
           let c6 = this.state.pool.pop();
-          T2(this, r3, E3).call(this, { opp: "deletePoolFile", args: [c6] });
-          let h5 = h3(this, f6).get(c6);
-          h5?.sh?.close(), await h3(this, N4).removeEntry(h5.fh.name), h3(this, f6).delete(c6), a3();
+          T(this, r2, E).call(this, { opp: "deletePoolFile", args: [c6] });
+          let h5 = h(this, f4).get(c6);
+          h5?.sh?.close(), await h(this, N2).removeEntry(h5.fh.name), h(this, f4).delete(c6), a3();
         }));
         await Promise.all(s4);
       }
@@ -57732,170 +56910,170 @@ var init_opfs_ahp = __esm({
       }
       async checkpointState() {
         let e = new TextEncoder().encode(JSON.stringify(this.state));
-        h3(this, y4).truncate(0), h3(this, y4).write(e, { at: 0 }), h3(this, y4).flush(), this.lastCheckpoint = Date.now();
+        h(this, y3).truncate(0), h(this, y3).write(e, { at: 0 }), h(this, y3).flush(), this.lastCheckpoint = Date.now();
       }
       flush() {
-        for (let e of h3(this, S5)) try {
+        for (let e of h(this, S3)) try {
           e.flush();
         } catch {
         }
-        h3(this, S5).clear();
+        h(this, S3).clear();
       }
       chmod(e, t3) {
-        T2(this, r3, D5).call(this, { opp: "chmod", args: [e, t3] }, () => {
+        T(this, r2, D4).call(this, { opp: "chmod", args: [e, t3] }, () => {
           this._chmodState(e, t3);
         });
       }
       _chmodState(e, t3) {
-        let s4 = T2(this, r3, m5).call(this, e);
+        let s4 = T(this, r2, m4).call(this, e);
         s4.mode = t3;
       }
       close(e) {
-        let t3 = T2(this, r3, A4).call(this, e);
-        h3(this, F6).delete(e), h3(this, P6).delete(t3);
+        let t3 = T(this, r2, A2).call(this, e);
+        h(this, F4).delete(e), h(this, P4).delete(t3);
       }
       fstat(e) {
-        let t3 = T2(this, r3, A4).call(this, e);
+        let t3 = T(this, r2, A2).call(this, e);
         return this.lstat(t3);
       }
       lstat(e) {
-        let t3 = T2(this, r3, m5).call(this, e), s4 = t3.type === "file" ? h3(this, f6).get(t3.backingFilename).sh.getSize() : 0, i2 = 4096;
+        let t3 = T(this, r2, m4).call(this, e), s4 = t3.type === "file" ? h(this, f4).get(t3.backingFilename).sh.getSize() : 0, i2 = 4096;
         return { dev: 0, ino: 0, mode: t3.mode, nlink: 1, uid: 0, gid: 0, rdev: 0, size: s4, blksize: i2, blocks: Math.ceil(s4 / i2), atime: t3.lastModified, mtime: t3.lastModified, ctime: t3.lastModified };
       }
       mkdir(e, t3) {
-        T2(this, r3, D5).call(this, { opp: "mkdir", args: [e, t3] }, () => {
+        T(this, r2, D4).call(this, { opp: "mkdir", args: [e, t3] }, () => {
           this._mkdirState(e, t3);
         });
       }
       _mkdirState(e, t3) {
-        let s4 = T2(this, r3, w4).call(this, e), i2 = s4.pop(), a3 = [], c6 = this.state.root;
+        let s4 = T(this, r2, w3).call(this, e), i2 = s4.pop(), a3 = [], c6 = this.state.root;
         for (let p6 of s4) {
           if (a3.push(e), !Object.prototype.hasOwnProperty.call(c6.children, p6)) if (t3?.recursive) this.mkdir(a3.join("/"));
-          else throw new d4("ENOENT", "No such file or directory");
-          if (c6.children[p6].type !== "directory") throw new d4("ENOTDIR", "Not a directory");
+          else throw new d3("ENOENT", "No such file or directory");
+          if (c6.children[p6].type !== "directory") throw new d3("ENOTDIR", "Not a directory");
           c6 = c6.children[p6];
         }
-        if (Object.prototype.hasOwnProperty.call(c6.children, i2)) throw new d4("EEXIST", "File exists");
-        let h5 = { type: "directory", lastModified: Date.now(), mode: t3?.mode || M4.DIR, children: {} };
+        if (Object.prototype.hasOwnProperty.call(c6.children, i2)) throw new d3("EEXIST", "File exists");
+        let h5 = { type: "directory", lastModified: Date.now(), mode: t3?.mode || M.DIR, children: {} };
         c6.children[i2] = h5;
       }
       open(e, t3, s4) {
-        if (T2(this, r3, m5).call(this, e).type !== "file") throw new d4("EISDIR", "Is a directory");
-        let a3 = T2(this, r3, C3).call(this);
-        return h3(this, F6).set(a3, e), h3(this, P6).set(e, a3), a3;
+        if (T(this, r2, m4).call(this, e).type !== "file") throw new d3("EISDIR", "Is a directory");
+        let a3 = T(this, r2, C2).call(this);
+        return h(this, F4).set(a3, e), h(this, P4).set(e, a3), a3;
       }
       readdir(e) {
-        let t3 = T2(this, r3, m5).call(this, e);
-        if (t3.type !== "directory") throw new d4("ENOTDIR", "Not a directory");
+        let t3 = T(this, r2, m4).call(this, e);
+        if (t3.type !== "directory") throw new d3("ENOTDIR", "Not a directory");
         return Object.keys(t3.children);
       }
       read(e, t3, s4, i2, a3) {
-        let c6 = T2(this, r3, A4).call(this, e), h5 = T2(this, r3, m5).call(this, c6);
-        if (h5.type !== "file") throw new d4("EISDIR", "Is a directory");
-        return h3(this, f6).get(h5.backingFilename).sh.read(new Uint8Array(t3.buffer, s4, i2), { at: a3 });
+        let c6 = T(this, r2, A2).call(this, e), h5 = T(this, r2, m4).call(this, c6);
+        if (h5.type !== "file") throw new d3("EISDIR", "Is a directory");
+        return h(this, f4).get(h5.backingFilename).sh.read(new Uint8Array(t3.buffer, s4, i2), { at: a3 });
       }
       rename(e, t3) {
-        T2(this, r3, D5).call(this, { opp: "rename", args: [e, t3] }, () => {
+        T(this, r2, D4).call(this, { opp: "rename", args: [e, t3] }, () => {
           this._renameState(e, t3, true);
         });
       }
       _renameState(e, t3, s4 = false) {
-        let i2 = T2(this, r3, w4).call(this, e), a3 = i2.pop(), c6 = T2(this, r3, m5).call(this, i2.join("/"));
-        if (!Object.prototype.hasOwnProperty.call(c6.children, a3)) throw new d4("ENOENT", "No such file or directory");
-        let h5 = T2(this, r3, w4).call(this, t3), p6 = h5.pop(), l4 = T2(this, r3, m5).call(this, h5.join("/"));
+        let i2 = T(this, r2, w3).call(this, e), a3 = i2.pop(), c6 = T(this, r2, m4).call(this, i2.join("/"));
+        if (!Object.prototype.hasOwnProperty.call(c6.children, a3)) throw new d3("ENOENT", "No such file or directory");
+        let h5 = T(this, r2, w3).call(this, t3), p6 = h5.pop(), l4 = T(this, r2, m4).call(this, h5.join("/"));
         if (s4 && Object.prototype.hasOwnProperty.call(l4.children, p6)) {
           let u4 = l4.children[p6];
-          h3(this, f6).get(u4.backingFilename).sh.truncate(0), this.state.pool.push(u4.backingFilename);
+          h(this, f4).get(u4.backingFilename).sh.truncate(0), this.state.pool.push(u4.backingFilename);
         }
         l4.children[p6] = c6.children[a3], delete c6.children[a3];
       }
       rmdir(e) {
-        T2(this, r3, D5).call(this, { opp: "rmdir", args: [e] }, () => {
+        T(this, r2, D4).call(this, { opp: "rmdir", args: [e] }, () => {
           this._rmdirState(e);
         });
       }
       _rmdirState(e) {
-        let t3 = T2(this, r3, w4).call(this, e), s4 = t3.pop(), i2 = T2(this, r3, m5).call(this, t3.join("/"));
-        if (!Object.prototype.hasOwnProperty.call(i2.children, s4)) throw new d4("ENOENT", "No such file or directory");
+        let t3 = T(this, r2, w3).call(this, e), s4 = t3.pop(), i2 = T(this, r2, m4).call(this, t3.join("/"));
+        if (!Object.prototype.hasOwnProperty.call(i2.children, s4)) throw new d3("ENOENT", "No such file or directory");
         let a3 = i2.children[s4];
-        if (a3.type !== "directory") throw new d4("ENOTDIR", "Not a directory");
-        if (Object.keys(a3.children).length > 0) throw new d4("ENOTEMPTY", "Directory not empty");
+        if (a3.type !== "directory") throw new d3("ENOTDIR", "Not a directory");
+        if (Object.keys(a3.children).length > 0) throw new d3("ENOTEMPTY", "Directory not empty");
         delete i2.children[s4];
       }
       truncate(e, t3 = 0) {
-        let s4 = T2(this, r3, m5).call(this, e);
-        if (s4.type !== "file") throw new d4("EISDIR", "Is a directory");
-        let i2 = h3(this, f6).get(s4.backingFilename)?.sh;
-        if (!i2) throw new d4("ENOENT", "No such file or directory");
-        i2.truncate(t3), h3(this, S5).add(i2);
+        let s4 = T(this, r2, m4).call(this, e);
+        if (s4.type !== "file") throw new d3("EISDIR", "Is a directory");
+        let i2 = h(this, f4).get(s4.backingFilename)?.sh;
+        if (!i2) throw new d3("ENOENT", "No such file or directory");
+        i2.truncate(t3), h(this, S3).add(i2);
       }
       unlink(e) {
-        T2(this, r3, D5).call(this, { opp: "unlink", args: [e] }, () => {
+        T(this, r2, D4).call(this, { opp: "unlink", args: [e] }, () => {
           this._unlinkState(e, true);
         });
       }
       _unlinkState(e, t3 = false) {
-        let s4 = T2(this, r3, w4).call(this, e), i2 = s4.pop(), a3 = T2(this, r3, m5).call(this, s4.join("/"));
-        if (!Object.prototype.hasOwnProperty.call(a3.children, i2)) throw new d4("ENOENT", "No such file or directory");
+        let s4 = T(this, r2, w3).call(this, e), i2 = s4.pop(), a3 = T(this, r2, m4).call(this, s4.join("/"));
+        if (!Object.prototype.hasOwnProperty.call(a3.children, i2)) throw new d3("ENOENT", "No such file or directory");
         let c6 = a3.children[i2];
-        if (c6.type !== "file") throw new d4("EISDIR", "Is a directory");
+        if (c6.type !== "file") throw new d3("EISDIR", "Is a directory");
         if (delete a3.children[i2], t3) {
-          let h5 = h3(this, f6).get(c6.backingFilename).sh;
-          h5?.truncate(0), h3(this, S5).add(h5), h3(this, P6).has(e) && (h3(this, F6).delete(h3(this, P6).get(e)), h3(this, P6).delete(e));
+          let h5 = h(this, f4).get(c6.backingFilename).sh;
+          h5?.truncate(0), h(this, S3).add(h5), h(this, P4).has(e) && (h(this, F4).delete(h(this, P4).get(e)), h(this, P4).delete(e));
         }
         this.state.pool.push(c6.backingFilename);
       }
       utimes(e, t3, s4) {
-        T2(this, r3, D5).call(this, { opp: "utimes", args: [e, t3, s4] }, () => {
+        T(this, r2, D4).call(this, { opp: "utimes", args: [e, t3, s4] }, () => {
           this._utimesState(e, t3, s4);
         });
       }
       _utimesState(e, t3, s4) {
-        let i2 = T2(this, r3, m5).call(this, e);
+        let i2 = T(this, r2, m4).call(this, e);
         i2.lastModified = s4;
       }
       writeFile(e, t3, s4) {
-        let i2 = T2(this, r3, w4).call(this, e), a3 = i2.pop(), c6 = T2(this, r3, m5).call(this, i2.join("/"));
+        let i2 = T(this, r2, w3).call(this, e), a3 = i2.pop(), c6 = T(this, r2, m4).call(this, i2.join("/"));
         if (Object.prototype.hasOwnProperty.call(c6.children, a3)) {
           let l4 = c6.children[a3];
-          l4.lastModified = Date.now(), T2(this, r3, E3).call(this, { opp: "setLastModified", args: [e, l4.lastModified] });
+          l4.lastModified = Date.now(), T(this, r2, E).call(this, { opp: "setLastModified", args: [e, l4.lastModified] });
         } else {
           if (this.state.pool.length === 0) throw new Error("No more file handles available in the pool");
-          let l4 = { type: "file", lastModified: Date.now(), mode: s4?.mode || M4.FILE, backingFilename: this.state.pool.pop() };
-          c6.children[a3] = l4, T2(this, r3, E3).call(this, { opp: "createFileNode", args: [e, l4] });
+          let l4 = { type: "file", lastModified: Date.now(), mode: s4?.mode || M.FILE, backingFilename: this.state.pool.pop() };
+          c6.children[a3] = l4, T(this, r2, E).call(this, { opp: "createFileNode", args: [e, l4] });
         }
-        let h5 = c6.children[a3], p6 = h3(this, f6).get(h5.backingFilename).sh;
-        t3.length > 0 && (p6.write(typeof t3 == "string" ? new TextEncoder().encode(t3) : new Uint8Array(t3), { at: 0 }), e.startsWith("/pg_wal") && h3(this, S5).add(p6));
+        let h5 = c6.children[a3], p6 = h(this, f4).get(h5.backingFilename).sh;
+        t3.length > 0 && (p6.write(typeof t3 == "string" ? new TextEncoder().encode(t3) : new Uint8Array(t3), { at: 0 }), e.startsWith("/pg_wal") && h(this, S3).add(p6));
       }
       _createFileNodeState(e, t3) {
-        let s4 = T2(this, r3, w4).call(this, e), i2 = s4.pop(), a3 = T2(this, r3, m5).call(this, s4.join("/"));
+        let s4 = T(this, r2, w3).call(this, e), i2 = s4.pop(), a3 = T(this, r2, m4).call(this, s4.join("/"));
         a3.children[i2] = t3;
         let c6 = this.state.pool.indexOf(t3.backingFilename);
         return c6 > -1 && this.state.pool.splice(c6, 1), t3;
       }
       _setLastModifiedState(e, t3) {
-        let s4 = T2(this, r3, m5).call(this, e);
+        let s4 = T(this, r2, m4).call(this, e);
         s4.lastModified = t3;
       }
       write(e, t3, s4, i2, a3) {
-        let c6 = T2(this, r3, A4).call(this, e), h5 = T2(this, r3, m5).call(this, c6);
-        if (h5.type !== "file") throw new d4("EISDIR", "Is a directory");
-        let p6 = h3(this, f6).get(h5.backingFilename)?.sh;
-        if (!p6) throw new d4("EBADF", "Bad file descriptor");
+        let c6 = T(this, r2, A2).call(this, e), h5 = T(this, r2, m4).call(this, c6);
+        if (h5.type !== "file") throw new d3("EISDIR", "Is a directory");
+        let p6 = h(this, f4).get(h5.backingFilename)?.sh;
+        if (!p6) throw new d3("EBADF", "Bad file descriptor");
         let l4 = p6.write(new Uint8Array(t3, s4, i2), { at: a3 });
-        return c6.startsWith("/pg_wal") && h3(this, S5).add(p6), l4;
+        return c6.startsWith("/pg_wal") && h(this, S3).add(p6), l4;
       }
     };
-    I4 = /* @__PURE__ */ new WeakMap(), k3 = /* @__PURE__ */ new WeakMap(), N4 = /* @__PURE__ */ new WeakMap(), H4 = /* @__PURE__ */ new WeakMap(), y4 = /* @__PURE__ */ new WeakMap(), f6 = /* @__PURE__ */ new WeakMap(), x6 = /* @__PURE__ */ new WeakMap(), F6 = /* @__PURE__ */ new WeakMap(), P6 = /* @__PURE__ */ new WeakMap(), S5 = /* @__PURE__ */ new WeakMap(), r3 = /* @__PURE__ */ new WeakSet(), L5 = async function() {
-      x3(this, I4, await navigator.storage.getDirectory()), x3(this, k3, await T2(this, r3, T5).call(this, this.dataDir, { create: true })), x3(this, N4, await T2(this, r3, T5).call(this, $4, { from: h3(this, k3), create: true })), x3(this, H4, await h3(this, k3).getFileHandle(U5, { create: true })), x3(this, y4, await h3(this, H4).createSyncAccessHandle());
-      let e = new ArrayBuffer(h3(this, y4).getSize());
-      h3(this, y4).read(e, { at: 0 });
+    I2 = /* @__PURE__ */ new WeakMap(), k2 = /* @__PURE__ */ new WeakMap(), N2 = /* @__PURE__ */ new WeakMap(), H2 = /* @__PURE__ */ new WeakMap(), y3 = /* @__PURE__ */ new WeakMap(), f4 = /* @__PURE__ */ new WeakMap(), x4 = /* @__PURE__ */ new WeakMap(), F4 = /* @__PURE__ */ new WeakMap(), P4 = /* @__PURE__ */ new WeakMap(), S3 = /* @__PURE__ */ new WeakMap(), r2 = /* @__PURE__ */ new WeakSet(), L3 = async function() {
+      x(this, I2, await navigator.storage.getDirectory()), x(this, k2, await T(this, r2, T4).call(this, this.dataDir, { create: true })), x(this, N2, await T(this, r2, T4).call(this, $2, { from: h(this, k2), create: true })), x(this, H2, await h(this, k2).getFileHandle(U4, { create: true })), x(this, y3, await h(this, H2).createSyncAccessHandle());
+      let e = new ArrayBuffer(h(this, y3).getSize());
+      h(this, y3).read(e, { at: 0 });
       let t3, s4 = new TextDecoder().decode(e).split(`
 `), i2 = false;
       try {
         t3 = JSON.parse(s4[0]);
       } catch {
-        t3 = { root: { type: "directory", lastModified: Date.now(), mode: M4.DIR, children: {} }, pool: [] }, h3(this, y4).truncate(0), h3(this, y4).write(new TextEncoder().encode(JSON.stringify(t3)), { at: 0 }), i2 = true;
+        t3 = { root: { type: "directory", lastModified: Date.now(), mode: M.DIR, children: {} }, pool: [] }, h(this, y3).truncate(0), h(this, y3).write(new TextEncoder().encode(JSON.stringify(t3)), { at: 0 }), i2 = true;
       }
       this.state = t3;
       let a3 = s4.slice(1).filter(Boolean).map((l4) => JSON.parse(l4));
@@ -57909,8 +57087,8 @@ var init_opfs_ahp = __esm({
       }
       let c6 = [], h5 = async (l4) => {
         if (l4.type === "file") try {
-          let u4 = await h3(this, N4).getFileHandle(l4.backingFilename), b6 = await u4.createSyncAccessHandle();
-          h3(this, f6).set(l4.backingFilename, { sh: b6, fh: u4 });
+          let u4 = await h(this, N2).getFileHandle(l4.backingFilename), b6 = await u4.createSyncAccessHandle();
+          h(this, f4).set(l4.backingFilename, { sh: b6, fh: u4 });
         } catch (u4) {
           console.error("Error opening file handle for node", l4, u4);
         }
@@ -57919,55 +57097,55 @@ var init_opfs_ahp = __esm({
       await h5(this.state.root);
       let p6 = [];
       for (let l4 of this.state.pool) p6.push(new Promise(async (u4) => {
-        h3(this, f6).has(l4) && console.warn("File handle already exists for pool file", l4);
-        let b6 = await h3(this, N4).getFileHandle(l4), J6 = await b6.createSyncAccessHandle();
-        h3(this, f6).set(l4, { fh: b6, sh: J6 }), u4();
+        h(this, f4).has(l4) && console.warn("File handle already exists for pool file", l4);
+        let b6 = await h(this, N2).getFileHandle(l4), J6 = await b6.createSyncAccessHandle();
+        h(this, f4).set(l4, { fh: b6, sh: J6 }), u4();
       }));
       await Promise.all([...c6, ...p6]), await this.maintainPool(i2 ? this.initialPoolSize : this.maintainedPoolSize);
-    }, D5 = function(e, t3) {
-      let s4 = T2(this, r3, E3).call(this, e);
+    }, D4 = function(e, t3) {
+      let s4 = T(this, r2, E).call(this, e);
       try {
         t3();
       } catch (i2) {
-        throw h3(this, y4).truncate(s4), i2;
+        throw h(this, y3).truncate(s4), i2;
       }
-    }, E3 = function(e) {
+    }, E = function(e) {
       let t3 = JSON.stringify(e), s4 = new TextEncoder().encode(`
-${t3}`), i2 = h3(this, y4).getSize();
-      return h3(this, y4).write(s4, { at: i2 }), h3(this, S5).add(h3(this, y4)), i2;
-    }, w4 = function(e) {
+${t3}`), i2 = h(this, y3).getSize();
+      return h(this, y3).write(s4, { at: i2 }), h(this, S3).add(h(this, y3)), i2;
+    }, w3 = function(e) {
       return e.split("/").filter(Boolean);
-    }, m5 = function(e, t3) {
-      let s4 = T2(this, r3, w4).call(this, e), i2 = t3 || this.state.root;
+    }, m4 = function(e, t3) {
+      let s4 = T(this, r2, w3).call(this, e), i2 = t3 || this.state.root;
       for (let a3 of s4) {
-        if (i2.type !== "directory") throw new d4("ENOTDIR", "Not a directory");
-        if (!Object.prototype.hasOwnProperty.call(i2.children, a3)) throw new d4("ENOENT", "No such file or directory");
+        if (i2.type !== "directory") throw new d3("ENOTDIR", "Not a directory");
+        if (!Object.prototype.hasOwnProperty.call(i2.children, a3)) throw new d3("ENOENT", "No such file or directory");
         i2 = i2.children[a3];
       }
       return i2;
-    }, A4 = function(e) {
-      let t3 = h3(this, F6).get(e);
-      if (!t3) throw new d4("EBADF", "Bad file descriptor");
+    }, A2 = function(e) {
+      let t3 = h(this, F4).get(e);
+      if (!t3) throw new d3("EBADF", "Bad file descriptor");
       return t3;
-    }, C3 = function() {
-      let e = ++U2(this, x6)._;
-      for (; h3(this, F6).has(e); ) U2(this, x6)._++;
+    }, C2 = function() {
+      let e = ++U(this, x4)._;
+      for (; h(this, F4).has(e); ) U(this, x4)._++;
       return e;
-    }, T5 = async function(e, t3) {
-      let s4 = T2(this, r3, w4).call(this, e), i2 = t3?.from || h3(this, I4);
+    }, T4 = async function(e, t3) {
+      let s4 = T(this, r2, w3).call(this, e), i2 = t3?.from || h(this, I2);
       for (let a3 of s4) i2 = await i2.getDirectoryHandle(a3, { create: t3?.create });
       return i2;
     };
-    d4 = class extends Error {
+    d3 = class extends Error {
       constructor(v6, e) {
-        super(e), typeof v6 == "number" ? this.code = v6 : typeof v6 == "string" && (this.code = xe3[v6]);
+        super(e), typeof v6 == "number" ? this.code = v6 : typeof v6 == "string" && (this.code = xe2[v6]);
       }
     };
   }
 });
 
 // node_modules/@electric-sql/pglite/dist/chunk-UCFNZJLR.js
-function R5(S7) {
+function R3(S7) {
   let N7 = [...S7].sort((t3, r4) => t3[0] - r4[0]), e = [];
   for (let [t3, r4] of N7) {
     let s4 = e[e.length - 1];
@@ -57975,155 +57153,155 @@ function R5(S7) {
   }
   return e;
 }
-function Q4(S7, N7, e) {
+function Q2(S7, N7, e) {
   return S7 ? new Uint8Array(S7.subarray ? S7.subarray(N7, e) : S7.slice(N7, e)) : new Uint8Array(e - N7);
 }
-var K4, A5, F7, g6, m6, y5, E4, v4, n2, J4, H5, j5, z6, B5, U6, x7, D6, q4, I5, L6, C4, w5, T6, $5;
+var K2, A3, F5, g5, m5, y4, E2, v3, n2, J2, H3, j3, z4, B3, U5, x5, D5, q2, I3, L4, C3, w4, T5, $3;
 var init_chunk_UCFNZJLR = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-UCFNZJLR.js"() {
     init_chunk_N66TTF7B();
     init_chunk_ZSOCVAT7();
-    u2();
-    K4 = 1024;
-    $5 = class extends Ce3 {
+    u();
+    K2 = 1024;
+    $3 = class extends Ce2 {
       constructor(e, { debug: t3 = false } = {}) {
         super();
-        R3(this, n2);
-        R3(this, A5);
-        R3(this, F7);
-        R3(this, g6, true);
-        R3(this, m6, []);
-        R3(this, y5, /* @__PURE__ */ new Map());
-        R3(this, E4, Promise.resolve());
-        R3(this, v4, false);
+        R(this, n2);
+        R(this, A3);
+        R(this, F5);
+        R(this, g5, true);
+        R(this, m5, []);
+        R(this, y4, /* @__PURE__ */ new Map());
+        R(this, E2, Promise.resolve());
+        R(this, v3, false);
         this.backend = e, this.debug = t3;
       }
       async init(e, t3) {
         return this.pg = e, await this.backend.init(), { emscriptenOpts: { ...t3, preRun: [...t3.preRun || [], (s4) => {
-          s4.FS.mkdirTree(I3), s4.FS.mount(T2(this, n2, J4).call(this, s4), {}, I3);
+          s4.FS.mkdirTree(I), s4.FS.mount(T(this, n2, J2).call(this, s4), {}, I);
         }] } };
       }
       async initialSyncFs() {
         let e = this.pg.Module.FS;
-        x3(this, g6, false);
+        x(this, g5, false);
         try {
           for await (let t3 of this.backend.load()) {
-            let r4 = I3 + t3.path;
+            let r4 = I + t3.path;
             t3.kind === "dir" ? e.mkdir(r4, 448) : (e.writeFile(r4, t3.data, { mode: 384, canOwn: true }), t3.mtime !== void 0 && e.utime(r4, t3.mtime, t3.mtime));
           }
         } finally {
-          x3(this, g6, true);
+          x(this, g5, true);
         }
       }
       async syncToFs(e = false) {
-        let t3 = h3(this, E4).then(() => T2(this, n2, q4).call(this, e));
-        x3(this, E4, t3.catch(() => {
+        let t3 = h(this, E2).then(() => T(this, n2, q2).call(this, e));
+        x(this, E2, t3.catch(() => {
         })), await t3;
       }
       async closeFs() {
         await this.syncToFs(), await this.backend.close(), this.pg.Module.FS.quit();
       }
     };
-    A5 = /* @__PURE__ */ new WeakMap(), F7 = /* @__PURE__ */ new WeakMap(), g6 = /* @__PURE__ */ new WeakMap(), m6 = /* @__PURE__ */ new WeakMap(), y5 = /* @__PURE__ */ new WeakMap(), E4 = /* @__PURE__ */ new WeakMap(), v4 = /* @__PURE__ */ new WeakMap(), n2 = /* @__PURE__ */ new WeakSet(), J4 = function(e) {
+    A3 = /* @__PURE__ */ new WeakMap(), F5 = /* @__PURE__ */ new WeakMap(), g5 = /* @__PURE__ */ new WeakMap(), m5 = /* @__PURE__ */ new WeakMap(), y4 = /* @__PURE__ */ new WeakMap(), E2 = /* @__PURE__ */ new WeakMap(), v3 = /* @__PURE__ */ new WeakMap(), n2 = /* @__PURE__ */ new WeakSet(), J2 = function(e) {
       let t3 = e.MEMFS;
       return { mount: (r4) => {
         let s4 = t3.mount(r4);
-        return h3(this, F7) ?? x3(this, F7, T2(this, n2, H5).call(this, e, t3.ops_table)), T2(this, n2, j5).call(this, e, s4), x3(this, A5, s4), s4;
+        return h(this, F5) ?? x(this, F5, T(this, n2, H3).call(this, e, t3.ops_table)), T(this, n2, j3).call(this, e, s4), x(this, A3, s4), s4;
       }, syncfs: (r4, s4, u4) => {
         u4(null);
       } };
-    }, H5 = function(e, t3) {
+    }, H3 = function(e, t3) {
       let r4 = e.FS, s4 = t3.dir.node, u4 = t3.file.node, l4 = t3.file.stream, M5 = (i2, h5) => {
-        u4.setattr(i2, h5), h5.size !== void 0 && r4.isFile(i2.mode) && T2(this, n2, U6).call(this, i2);
+        u4.setattr(i2, h5), h5.size !== void 0 && r4.isFile(i2.mode) && T(this, n2, U5).call(this, i2);
       };
       return { dir: { node: { ...s4, setattr: M5, mknod: (i2, h5, d6, c6) => {
         let f7 = s4.mknod(i2, h5, d6, c6);
-        return T2(this, n2, j5).call(this, e, f7), T2(this, n2, D6).call(this, e, f7), f7;
+        return T(this, n2, j3).call(this, e, f7), T(this, n2, D5).call(this, e, f7), f7;
       }, rename: (i2, h5, d6) => {
-        let c6 = T2(this, n2, w5).call(this, e, i2);
-        s4.rename(i2, h5, d6), T2(this, n2, x7).call(this, c6), T2(this, n2, D6).call(this, e, i2);
+        let c6 = T(this, n2, w4).call(this, e, i2);
+        s4.rename(i2, h5, d6), T(this, n2, x5).call(this, c6), T(this, n2, D5).call(this, e, i2);
       }, unlink: (i2, h5) => {
-        s4.unlink(i2, h5), T2(this, n2, x7).call(this, T2(this, n2, T6).call(this, T2(this, n2, w5).call(this, e, i2), h5));
+        s4.unlink(i2, h5), T(this, n2, x5).call(this, T(this, n2, T5).call(this, T(this, n2, w4).call(this, e, i2), h5));
       }, rmdir: (i2, h5) => {
-        s4.rmdir(i2, h5), T2(this, n2, x7).call(this, T2(this, n2, T6).call(this, T2(this, n2, w5).call(this, e, i2), h5));
-      }, symlink: (i2, h5, d6) => (h3(this, g6) && !h3(this, v4) && (x3(this, v4, true), console.warn("MEMFS frontend: symlinks are not persisted")), s4.symlink(i2, h5, d6)) }, stream: t3.dir.stream }, file: { node: { ...u4, setattr: M5 }, stream: { ...l4, write: (i2, h5, d6, c6, f7, k5) => {
+        s4.rmdir(i2, h5), T(this, n2, x5).call(this, T(this, n2, T5).call(this, T(this, n2, w4).call(this, e, i2), h5));
+      }, symlink: (i2, h5, d6) => (h(this, g5) && !h(this, v3) && (x(this, v3, true), console.warn("MEMFS frontend: symlinks are not persisted")), s4.symlink(i2, h5, d6)) }, stream: t3.dir.stream }, file: { node: { ...u4, setattr: M5 }, stream: { ...l4, write: (i2, h5, d6, c6, f7, k5) => {
         let _5 = l4.write(i2, h5, d6, c6, f7, k5);
-        return T2(this, n2, B5).call(this, i2.node, f7, f7 + _5), _5;
+        return T(this, n2, B3).call(this, i2.node, f7, f7 + _5), _5;
       }, msync: (i2, h5, d6, c6, f7) => {
         let k5 = l4.msync(i2, h5, d6, c6, f7);
-        return T2(this, n2, B5).call(this, i2.node, d6, d6 + c6), k5;
+        return T(this, n2, B3).call(this, i2.node, d6, d6 + c6), k5;
       }, allocate: (i2, h5, d6) => {
-        l4.allocate(i2, h5, d6), T2(this, n2, U6).call(this, i2.node);
+        l4.allocate(i2, h5, d6), T(this, n2, U5).call(this, i2.node);
       } } } };
-    }, j5 = function(e, t3) {
+    }, j3 = function(e, t3) {
       let r4 = e.FS;
-      r4.isDir(t3.mode) ? (t3.node_ops = h3(this, F7).dir.node, t3.stream_ops = h3(this, F7).dir.stream) : r4.isFile(t3.mode) && (t3.node_ops = h3(this, F7).file.node, t3.stream_ops = h3(this, F7).file.stream);
-    }, z6 = function(e) {
-      let t3 = h3(this, y5).get(e);
-      return t3 || (t3 = { full: false, resized: false, ranges: [] }, h3(this, y5).set(e, t3)), t3;
-    }, B5 = function(e, t3, r4) {
-      if (!h3(this, g6) || r4 <= t3) return;
-      let s4 = T2(this, n2, z6).call(this, e);
+      r4.isDir(t3.mode) ? (t3.node_ops = h(this, F5).dir.node, t3.stream_ops = h(this, F5).dir.stream) : r4.isFile(t3.mode) && (t3.node_ops = h(this, F5).file.node, t3.stream_ops = h(this, F5).file.stream);
+    }, z4 = function(e) {
+      let t3 = h(this, y4).get(e);
+      return t3 || (t3 = { full: false, resized: false, ranges: [] }, h(this, y4).set(e, t3)), t3;
+    }, B3 = function(e, t3, r4) {
+      if (!h(this, g5) || r4 <= t3) return;
+      let s4 = T(this, n2, z4).call(this, e);
       if (s4.full) return;
       let u4 = s4.ranges, l4 = u4[u4.length - 1];
-      l4 && t3 <= l4[1] && r4 >= l4[0] ? (l4[0] = Math.min(l4[0], t3), l4[1] = Math.max(l4[1], r4)) : (u4.push([t3, r4]), u4.length > K4 && (s4.ranges = R5(u4)));
-    }, U6 = function(e) {
-      h3(this, g6) && (T2(this, n2, z6).call(this, e).resized = true);
-    }, x7 = function(e) {
-      h3(this, g6) && h3(this, m6).push({ op: "remove", path: e });
-    }, D6 = function(e, t3) {
-      if (!h3(this, g6)) return;
+      l4 && t3 <= l4[1] && r4 >= l4[0] ? (l4[0] = Math.min(l4[0], t3), l4[1] = Math.max(l4[1], r4)) : (u4.push([t3, r4]), u4.length > K2 && (s4.ranges = R3(u4)));
+    }, U5 = function(e) {
+      h(this, g5) && (T(this, n2, z4).call(this, e).resized = true);
+    }, x5 = function(e) {
+      h(this, g5) && h(this, m5).push({ op: "remove", path: e });
+    }, D5 = function(e, t3) {
+      if (!h(this, g5)) return;
       let r4 = e.FS;
       if (r4.isDir(t3.mode)) {
-        h3(this, m6).push({ op: "mkdir", node: t3 });
-        for (let s4 of Object.values(t3.contents)) T2(this, n2, D6).call(this, e, s4);
+        h(this, m5).push({ op: "mkdir", node: t3 });
+        for (let s4 of Object.values(t3.contents)) T(this, n2, D5).call(this, e, s4);
       } else if (r4.isFile(t3.mode)) {
-        let s4 = T2(this, n2, z6).call(this, t3);
+        let s4 = T(this, n2, z4).call(this, t3);
         s4.full = true, s4.ranges = [];
       }
-    }, q4 = async function(e) {
-      if (h3(this, m6).length === 0 && h3(this, y5).size === 0) return;
-      let t3 = T2(this, n2, I5).call(this);
+    }, q2 = async function(e) {
+      if (h(this, m5).length === 0 && h(this, y4).size === 0) return;
+      let t3 = T(this, n2, I3).call(this);
       try {
         await this.backend.apply(t3.changes, { relaxedDurability: e });
       } catch (r4) {
-        throw T2(this, n2, L6).call(this, t3), r4;
+        throw T(this, n2, L4).call(this, t3), r4;
       }
       if (this.debug) {
         let { ops: r4, files: s4 } = t3.changes, u4 = s4.wal.length + s4.data.length + s4.control.length;
         console.log(`MEMFS frontend: flushed ${r4.length} ops, ${u4} files`);
       }
-    }, I5 = function() {
+    }, I3 = function() {
       let e = this.pg.Module, t3 = e.FS, r4 = [];
-      for (let l4 of h3(this, m6)) l4.op === "remove" ? r4.push(l4) : t3.isDir(l4.node.mode) && T2(this, n2, C4).call(this, l4.node) && r4.push({ op: "mkdir", path: T2(this, n2, w5).call(this, e, l4.node) });
+      for (let l4 of h(this, m5)) l4.op === "remove" ? r4.push(l4) : t3.isDir(l4.node.mode) && T(this, n2, C3).call(this, l4.node) && r4.push({ op: "mkdir", path: T(this, n2, w4).call(this, e, l4.node) });
       let s4 = { wal: [], data: [], control: [] };
-      for (let [l4, M5] of h3(this, y5)) {
-        if (!t3.isFile(l4.mode) || !T2(this, n2, C4).call(this, l4)) continue;
-        let i2 = l4.usedBytes, h5 = M5.full ? [[0, i2]] : R5(M5.ranges), d6 = [];
+      for (let [l4, M5] of h(this, y4)) {
+        if (!t3.isFile(l4.mode) || !T(this, n2, C3).call(this, l4)) continue;
+        let i2 = l4.usedBytes, h5 = M5.full ? [[0, i2]] : R3(M5.ranges), d6 = [];
         for (let [k5, _5] of h5) {
           let W5 = Math.min(_5, i2);
-          k5 >= W5 || d6.push({ at: k5, data: Q4(l4.contents, k5, W5) });
+          k5 >= W5 || d6.push({ at: k5, data: Q2(l4.contents, k5, W5) });
         }
-        let c6 = T2(this, n2, w5).call(this, e, l4);
+        let c6 = T(this, n2, w4).call(this, e, l4);
         (c6.startsWith("/pg_wal/") ? s4.wal : c6 === "/global/pg_control" ? s4.control : s4.data).push({ path: c6, size: i2, full: M5.full, truncate: M5.full || M5.resized, chunks: d6 });
       }
-      let u4 = { changes: { ops: r4, files: s4 }, journal: h3(this, m6), dirty: h3(this, y5) };
-      return x3(this, m6, []), x3(this, y5, /* @__PURE__ */ new Map()), u4;
-    }, L6 = function(e) {
-      x3(this, m6, [...e.journal, ...h3(this, m6)]);
+      let u4 = { changes: { ops: r4, files: s4 }, journal: h(this, m5), dirty: h(this, y4) };
+      return x(this, m5, []), x(this, y4, /* @__PURE__ */ new Map()), u4;
+    }, L4 = function(e) {
+      x(this, m5, [...e.journal, ...h(this, m5)]);
       for (let [t3, r4] of e.dirty) {
-        let s4 = h3(this, y5).get(t3);
-        s4 ? (s4.full || (s4.full = r4.full), s4.resized || (s4.resized = r4.resized), s4.ranges = s4.full ? [] : R5([...r4.ranges, ...s4.ranges])) : h3(this, y5).set(t3, r4);
+        let s4 = h(this, y4).get(t3);
+        s4 ? (s4.full || (s4.full = r4.full), s4.resized || (s4.resized = r4.resized), s4.ranges = s4.full ? [] : R3([...r4.ranges, ...s4.ranges])) : h(this, y4).set(t3, r4);
       }
-    }, C4 = function(e) {
+    }, C3 = function(e) {
       for (; e.parent !== e; ) {
         if (e.parent.contents?.[e.name] !== e) return false;
         e = e.parent;
       }
-      return e === h3(this, A5);
-    }, w5 = function(e, t3) {
-      return e.FS.getPath(t3).slice(I3.length);
-    }, T6 = function(e, t3) {
+      return e === h(this, A3);
+    }, w4 = function(e, t3) {
+      return e.FS.getPath(t3).slice(I.length);
+    }, T5 = function(e, t3) {
       return `${e}/${t3}`;
     };
   }
@@ -58132,27 +57310,27 @@ var init_chunk_UCFNZJLR = __esm({
 // node_modules/@electric-sql/pglite/dist/fs/memfs2opfs.js
 var memfs2opfs_exports = {};
 __export(memfs2opfs_exports, {
-  Memfs2OpfsFS: () => D7,
-  OpfsBackend: () => p5
+  Memfs2OpfsFS: () => D6,
+  OpfsBackend: () => p4
 });
-async function* E5(n3, t3) {
+async function* E3(n3, t3) {
   for await (let [r4, e] of n3.entries()) {
     let s4 = `${t3}/${r4}`;
-    if (e.kind === "directory") yield { kind: "dir", path: s4 }, yield* E5(e, s4);
+    if (e.kind === "directory") yield { kind: "dir", path: s4 }, yield* E3(e, s4);
     else {
       let u4 = await e.getFile();
       yield { kind: "file", path: s4, data: new Uint8Array(await u4.arrayBuffer()), mtime: u4.lastModified };
     }
   }
 }
-function g7(n3) {
+function g6(n3) {
   return n3.split("/").filter(Boolean);
 }
-async function b5(n3, t3, r4) {
+async function b3(n3, t3, r4) {
   if ("createSyncAccessHandle" in n3) {
     let e = await n3.createSyncAccessHandle();
     try {
-      C5(e, t3, r4);
+      C4(e, t3, r4);
     } finally {
       e.close();
     }
@@ -58168,62 +57346,62 @@ async function b5(n3, t3, r4) {
     }
   }
 }
-function C5(n3, t3, r4) {
+function C4(n3, t3, r4) {
   t3.truncate && n3.truncate(t3.size);
   for (let e of t3.chunks) n3.write(e.data, { at: e.at });
   r4 || n3.flush();
 }
-function W4(n3) {
+function W2(n3) {
   try {
     n3.close();
   } catch {
   }
 }
-async function k4(n3, t3, r4) {
+async function k3(n3, t3, r4) {
   let e = 0, s4 = async () => {
     for (; e < n3.length; ) await r4(n3[e++]);
   };
   await Promise.all(Array.from({ length: Math.min(t3, n3.length) }, s4));
 }
-var B6, N5, m7, y6, d5, P7, w6, x8, p5, D7;
+var B4, N3, m6, y5, d4, P5, w5, x6, p4, D6;
 var init_memfs2opfs = __esm({
   "node_modules/@electric-sql/pglite/dist/fs/memfs2opfs.js"() {
     init_chunk_UCFNZJLR();
     init_chunk_N66TTF7B();
     init_chunk_BD5WXLQO();
     init_chunk_ZSOCVAT7();
-    u2();
-    B6 = 2;
-    N5 = /^\/pg_wal\/[0-9A-F]{24}$/;
-    p5 = class {
+    u();
+    B4 = 2;
+    N3 = /^\/pg_wal\/[0-9A-F]{24}$/;
+    p4 = class {
       constructor(t3, { maxConcurrentWrites: r4 = 16 } = {}) {
-        R3(this, d5);
-        R3(this, m7);
-        R3(this, y6, /* @__PURE__ */ new Map());
+        R(this, d4);
+        R(this, m6);
+        R(this, y5, /* @__PURE__ */ new Map());
         this.dataDir = t3, this.maxConcurrentWrites = r4;
       }
       async init() {
-        x3(this, m7, await T2(this, d5, x8).call(this, this.dataDir, { from: await navigator.storage.getDirectory(), create: true }));
+        x(this, m6, await T(this, d4, x6).call(this, this.dataDir, { from: await navigator.storage.getDirectory(), create: true }));
       }
       load() {
-        return E5(h3(this, m7), "");
+        return E3(h(this, m6), "");
       }
       async apply(t3, { relaxedDurability: r4 }) {
         let e = /* @__PURE__ */ new Map(), s4 = (a3) => {
           let i2 = a3.join("/"), c6 = e.get(i2);
           if (!c6) {
-            let o6 = a3.length ? s4(a3.slice(0, -1)).then((z8) => z8.getDirectoryHandle(a3[a3.length - 1], { create: true })) : Promise.resolve(h3(this, m7));
+            let o6 = a3.length ? s4(a3.slice(0, -1)).then((z8) => z8.getDirectoryHandle(a3[a3.length - 1], { create: true })) : Promise.resolve(h(this, m6));
             e.set(i2, o6), o6.catch(() => e.delete(i2)), c6 = o6;
           }
           return c6;
         };
         for (let a3 of t3.ops) {
-          let i2 = g7(a3.path);
+          let i2 = g6(a3.path);
           if (a3.op === "mkdir") {
             await s4(i2);
             continue;
           }
-          T2(this, d5, w6).call(this, a3.path);
+          T(this, d4, w5).call(this, a3.path);
           let c6 = i2.join("/");
           for (let o6 of [...e.keys()]) (o6 === c6 || o6.startsWith(c6 + "/")) && e.delete(o6);
           try {
@@ -58233,55 +57411,55 @@ var init_memfs2opfs = __esm({
           }
         }
         let u4 = async (a3) => {
-          let i2 = g7(a3);
+          let i2 = g6(a3);
           return (await s4(i2.slice(0, -1))).getFileHandle(i2[i2.length - 1], { create: true });
         }, S7 = async (a3) => {
-          await b5(await u4(a3.path), a3, r4);
+          await b3(await u4(a3.path), a3, r4);
         }, v6 = async (a3) => {
-          if (!N5.test(a3.path)) return S7(a3);
-          let i2 = h3(this, y6).get(a3.path);
+          if (!N3.test(a3.path)) return S7(a3);
+          let i2 = h(this, y5).get(a3.path);
           if (!i2) {
             let c6 = await u4(a3.path);
-            if (!("createSyncAccessHandle" in c6)) return b5(c6, a3, r4);
+            if (!("createSyncAccessHandle" in c6)) return b3(c6, a3, r4);
             i2 = await c6.createSyncAccessHandle();
           }
-          h3(this, y6).delete(a3.path), h3(this, y6).set(a3.path, i2);
+          h(this, y5).delete(a3.path), h(this, y5).set(a3.path, i2);
           try {
-            C5(i2, a3, r4);
+            C4(i2, a3, r4);
           } catch (c6) {
-            throw T2(this, d5, w6).call(this, a3.path), c6;
+            throw T(this, d4, w5).call(this, a3.path), c6;
           }
         }, { wal: M5, data: O6, control: _5 } = t3.files;
-        await k4(M5, this.maxConcurrentWrites, v6), T2(this, d5, P7).call(this);
-        for (let a3 of [O6, _5]) await k4(a3, this.maxConcurrentWrites, S7);
+        await k3(M5, this.maxConcurrentWrites, v6), T(this, d4, P5).call(this);
+        for (let a3 of [O6, _5]) await k3(a3, this.maxConcurrentWrites, S7);
       }
       async close() {
-        T2(this, d5, w6).call(this);
+        T(this, d4, w5).call(this);
       }
     };
-    m7 = /* @__PURE__ */ new WeakMap(), y6 = /* @__PURE__ */ new WeakMap(), d5 = /* @__PURE__ */ new WeakSet(), P7 = function() {
-      for (let [t3, r4] of h3(this, y6)) {
-        if (h3(this, y6).size <= B6) break;
-        h3(this, y6).delete(t3), W4(r4);
+    m6 = /* @__PURE__ */ new WeakMap(), y5 = /* @__PURE__ */ new WeakMap(), d4 = /* @__PURE__ */ new WeakSet(), P5 = function() {
+      for (let [t3, r4] of h(this, y5)) {
+        if (h(this, y5).size <= B4) break;
+        h(this, y5).delete(t3), W2(r4);
       }
-    }, w6 = function(t3) {
-      for (let [r4, e] of h3(this, y6)) t3 && r4 !== t3 && !r4.startsWith(t3 + "/") || (h3(this, y6).delete(r4), W4(e));
-    }, x8 = async function(t3, r4) {
+    }, w5 = function(t3) {
+      for (let [r4, e] of h(this, y5)) t3 && r4 !== t3 && !r4.startsWith(t3 + "/") || (h(this, y5).delete(r4), W2(e));
+    }, x6 = async function(t3, r4) {
       let e = r4.from;
-      for (let s4 of g7(t3)) e = await e.getDirectoryHandle(s4, { create: r4.create });
+      for (let s4 of g6(t3)) e = await e.getDirectoryHandle(s4, { create: r4.create });
       return e;
     };
-    D7 = class extends $5 {
+    D6 = class extends $3 {
       constructor(t3, r4 = {}) {
-        super(new p5(t3, r4), { debug: r4.debug }), this.dataDir = t3;
+        super(new p4(t3, r4), { debug: r4.debug }), this.dataDir = t3;
       }
     };
   }
 });
 
 // node_modules/@electric-sql/pglite/dist/chunk-CTPU3OXM.js
-async function Fe3(e) {
-  if (p4.IN_NODE) {
+async function Fe2(e) {
+  if (p3.IN_NODE) {
     let t3 = await import("fs"), r4 = await import("zlib"), { Writable: _5 } = await import("stream"), { pipeline: n3 } = await import("stream/promises");
     if (!t3.existsSync(e)) throw new Error(`Extension bundle not found: ${e}`);
     let a3 = r4.createGunzip(), i2 = [];
@@ -58298,7 +57476,7 @@ async function Fe3(e) {
     }
   }
 }
-async function Le4(e, t3) {
+async function Le3(e, t3) {
   let r4 = new Array();
   for (let _5 in e.pg_extensions) {
     let n3;
@@ -58310,14 +57488,14 @@ async function Le4(e, t3) {
     }
     if (n3) {
       let a3 = new Uint8Array(await n3.arrayBuffer());
-      r4.push(...nt3(e, _5, a3, t3));
+      r4.push(...nt2(e, _5, a3, t3));
     } else console.error("Could not get binary data for extension:", _5);
   }
   return Promise.all(r4);
 }
-function nt3(e, t3, r4, _5) {
+function nt2(e, t3, r4, _5) {
   let n3 = [];
-  return Ne4.default.untar(r4).sort((i2, l4) => i2.name > l4.name ? 1 : i2.name < l4.name ? -1 : 0).forEach((i2) => {
+  return Ne3.default.untar(r4).sort((i2, l4) => i2.name > l4.name ? 1 : i2.name < l4.name ? -1 : 0).forEach((i2) => {
     if (i2.name.endsWith("/")) {
       let l4 = `${e.WASM_PREFIX}/${i2.name}`;
       e.FS.analyzePath(l4).exists === false && e.FS.mkdirTree(l4);
@@ -58325,20 +57503,20 @@ function nt3(e, t3, r4, _5) {
       let l4 = e.WASM_PREFIX + "/" + i2.name;
       if (i2.name.endsWith(".so")) {
         _5(`pgfs:ext preloading ${l4}`);
-        let o6 = i2.name.split("/").pop(), s4 = at3(l4), c6 = new Promise((p6, d6) => {
+        let o6 = i2.name.split("/").pop(), s4 = at2(l4), c6 = new Promise((p6, d6) => {
           let u4 = (...m8) => {
             _5("pgfs:ext OK", l4, m8), p6();
           }, f7 = (...m8) => {
-            _5("pgfs:ext FAIL", l4, m8), se3(e.FS, l4, i2.data), p6();
+            _5("pgfs:ext FAIL", l4, m8), se2(e.FS, l4, i2.data), p6();
           };
           e.FS.createPreloadedFile(s4, o6, i2.data, true, true, u4, f7, false);
         });
         n3.push(c6);
-      } else se3(e.FS, l4, i2.data);
+      } else se2(e.FS, l4, i2.data);
     }
   }), n3;
 }
-function se3(e, t3, r4, _5) {
+function se2(e, t3, r4, _5) {
   try {
     let n3 = t3.substring(0, t3.lastIndexOf("/"));
     e.analyzePath(n3).exists === false && e.mkdirTree(n3), e.writeFile(t3, r4), _5 && e.chmod(t3, _5);
@@ -58346,11 +57524,11 @@ function se3(e, t3, r4, _5) {
     throw console.error(`Error writing file ${t3}`, n3), n3;
   }
 }
-function at3(e) {
+function at2(e) {
   let t3 = e.lastIndexOf("/");
   return t3 > 0 ? e.slice(0, t3) : e;
 }
-function Be3(e) {
+function Be2(e) {
   let t3;
   if (e?.startsWith("file://")) {
     if (e = e.slice(7), !e) throw new Error("Invalid dataDir, must be a valid path");
@@ -58358,22 +57536,22 @@ function Be3(e) {
   } else e?.startsWith("idb://") ? (e = e.slice(6), t3 = "idbfs") : e?.startsWith("opfs-ahp://") ? (e = e.slice(11), t3 = "opfs-ahp") : e?.startsWith("memfs2opfs://") ? (e = e.slice(13), t3 = "memfs2opfs") : !e || e?.startsWith("memory://") ? t3 = "memoryfs" : t3 = "nodefs";
   return { dataDir: e, fsType: t3 };
 }
-async function Ge3(e, t3) {
+async function Ge2(e, t3) {
   let r4;
   if (e && t3 === "nodefs") {
     let { NodeFS: _5 } = await Promise.resolve().then(() => (init_nodefs(), nodefs_exports));
     r4 = new _5(e);
-  } else if (e && t3 === "idbfs") r4 = new ye4(e);
+  } else if (e && t3 === "idbfs") r4 = new ye3(e);
   else if (e && t3 === "opfs-ahp") {
     let { OpfsAhpFS: _5 } = await Promise.resolve().then(() => (init_opfs_ahp(), opfs_ahp_exports));
     r4 = new _5(e);
   } else if (e && t3 === "memfs2opfs") {
     let { Memfs2OpfsFS: _5 } = await Promise.resolve().then(() => (init_memfs2opfs(), memfs2opfs_exports));
     r4 = new _5(e);
-  } else r4 = new ee4();
+  } else r4 = new ee2();
   return r4;
 }
-async function it3(moduleArg = {}) {
+async function it2(moduleArg = {}) {
   var Module = moduleArg, ENVIRONMENT_IS_WEB = !!globalThis.window, ENVIRONMENT_IS_WORKER = !!globalThis.WorkerGlobalScope, ENVIRONMENT_IS_NODE = globalThis.process?.versions?.node && globalThis.process?.type != "renderer";
   if (ENVIRONMENT_IS_NODE) {
     let { createRequire: e } = await import("node:module");
@@ -58563,7 +57741,7 @@ async function it3(moduleArg = {}) {
   }
   class ExitStatus {
     constructor(t3) {
-      P3(this, "name", "ExitStatus");
+      P(this, "name", "ExitStatus");
       this.message = `Program terminated with exit(${t3})`, this.status = t3;
     }
   }
@@ -59519,12 +58697,12 @@ async function it3(moduleArg = {}) {
     FS_preloadFile(e, t3, r4, _5, n3, l4, o6, s4).then(a3).catch(i2);
   }, FS = { root: null, mounts: [], devices: {}, streams: [], nextInode: 1, nameTable: [], currentPath: "/", initialized: false, ignorePermissions: true, syncFSRequests: 0, ErrnoError: class {
     constructor(e) {
-      P3(this, "name", "ErrnoError");
+      P(this, "name", "ErrnoError");
       this.errno = e;
     }
   }, FSStream: class {
     constructor() {
-      P3(this, "shared", {});
+      P(this, "shared", {});
     }
     get object() {
       return this.node;
@@ -59555,11 +58733,11 @@ async function it3(moduleArg = {}) {
     }
   }, FSNode: class {
     constructor(e, t3, r4, _5) {
-      P3(this, "node_ops", {});
-      P3(this, "stream_ops", {});
-      P3(this, "readMode", 365);
-      P3(this, "writeMode", 146);
-      P3(this, "mounted", null);
+      P(this, "node_ops", {});
+      P(this, "stream_ops", {});
+      P(this, "readMode", 365);
+      P(this, "writeMode", 146);
+      P(this, "mounted", null);
       e || (e = this), this.parent = e, this.mount = e.mount, this.id = FS.nextInode++, this.name = t3, this.mode = r4, this.rdev = _5, this.atime = this.mtime = this.ctime = Date.now();
     }
     get read() {
@@ -60143,8 +59321,8 @@ async function it3(moduleArg = {}) {
   }, createLazyFile(e, t3, r4, _5, n3) {
     class a3 {
       constructor() {
-        P3(this, "lengthKnown", false);
-        P3(this, "chunks", []);
+        P(this, "lengthKnown", false);
+        P(this, "chunks", []);
       }
       get(d6) {
         if (!(d6 > this.length - 1 || d6 < 0)) {
@@ -62251,7 +61429,7 @@ ${l4}`), 0;
     throw t3;
   }, Module;
 }
-var lt4, ot3, tt3, rt2, ke4, _t3, V4, ye4, ee4, Ne4, Ue4, He4, Y5, G4, $6, Q5, J5, te3, re3, de2, Me4, ve3, _e3, ne4, ce3, ae4, Z4, E6, D8, x9, ie4, A6, le3, j6, U7, z7, O5, ue3, pe3, ge3, oe5, S6, Te3, Pe4, Ee3, We3, Ve3, Xe3, Ke3, Ce4, Ye3, N6, $e3, Qe3, Je3, Ze3, xe4, q5, je3;
+var lt3, ot2, tt2, rt2, ke3, _t2, V2, ye3, ee2, Ne3, Ue3, He3, Y3, G2, $4, Q3, J3, te2, re2, de, Me3, ve2, _e2, ne2, ce2, ae3, Z2, E4, D7, x7, ie3, A4, le2, j4, U6, z5, O3, ue2, pe2, ge2, oe3, S4, Te3, Pe3, Ee2, We2, Ve2, Xe2, Ke2, Ce3, Ye2, N4, $e2, Qe2, Je2, Ze2, xe3, q3, je2;
 var init_chunk_CTPU3OXM = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-CTPU3OXM.js"() {
     init_chunk_UYHX356B();
@@ -62259,10 +61437,10 @@ var init_chunk_CTPU3OXM = __esm({
     init_chunk_N66TTF7B();
     init_chunk_BD5WXLQO();
     init_chunk_ZSOCVAT7();
-    u2();
-    lt4 = new Error("timeout while waiting for mutex to become available");
-    ot3 = new Error("mutex already locked");
-    tt3 = new Error("request for lock canceled");
+    u();
+    lt3 = new Error("timeout while waiting for mutex to become available");
+    ot2 = new Error("mutex already locked");
+    tt2 = new Error("request for lock canceled");
     rt2 = function(e, t3, r4, _5) {
       function n3(a3) {
         return a3 instanceof r4 ? a3 : new r4(function(i2) {
@@ -62290,8 +61468,8 @@ var init_chunk_CTPU3OXM = __esm({
         s4((_5 = _5.apply(e, t3 || [])).next());
       });
     };
-    ke4 = class {
-      constructor(t3, r4 = tt3) {
+    ke3 = class {
+      constructor(t3, r4 = tt2) {
         this._value = t3, this._cancelError = r4, this._weightedQueues = [], this._weightedWaiters = [];
       }
       acquire(t3 = 1) {
@@ -62352,7 +61530,7 @@ var init_chunk_CTPU3OXM = __esm({
         for (let t3 = this._value; t3 > 0; t3--) this._weightedWaiters[t3 - 1] && (this._weightedWaiters[t3 - 1].forEach((r4) => r4()), this._weightedWaiters[t3 - 1] = []);
       }
     };
-    _t3 = function(e, t3, r4, _5) {
+    _t2 = function(e, t3, r4, _5) {
       function n3(a3) {
         return a3 instanceof r4 ? a3 : new r4(function(i2) {
           i2(a3);
@@ -62379,12 +61557,12 @@ var init_chunk_CTPU3OXM = __esm({
         s4((_5 = _5.apply(e, t3 || [])).next());
       });
     };
-    V4 = class {
+    V2 = class {
       constructor(t3) {
-        this._semaphore = new ke4(1, t3);
+        this._semaphore = new ke3(1, t3);
       }
       acquire() {
-        return _t3(this, void 0, void 0, function* () {
+        return _t2(this, void 0, void 0, function* () {
           let [, t3] = yield this._semaphore.acquire();
           return t3;
         });
@@ -62405,12 +61583,12 @@ var init_chunk_CTPU3OXM = __esm({
         return this._semaphore.cancel();
       }
     };
-    u2();
-    ye4 = class extends Ce3 {
+    u();
+    ye3 = class extends Ce2 {
       async init(t3, r4) {
         return this.pg = t3, { emscriptenOpts: { ...r4, preRun: [...r4.preRun || [], (n3) => {
           let a3 = n3.IDBFS;
-          n3.FS.mkdirTree(`${U4}/${this.dataDir}`), n3.FS.mount(a3, {}, `${U4}/${this.dataDir}`), n3.FS.symlink(`${U4}/${this.dataDir}`, I3);
+          n3.FS.mkdirTree(`${U3}/${this.dataDir}`), n3.FS.mount(a3, {}, `${U3}/${this.dataDir}`), n3.FS.symlink(`${U3}/${this.dataDir}`, I);
         }] } };
       }
       initialSyncFs() {
@@ -62432,21 +61610,21 @@ var init_chunk_CTPU3OXM = __esm({
         t3 && t3.close(), this.pg.Module.FS.quit();
       }
     };
-    u2();
-    ee4 = class extends Ce3 {
+    u();
+    ee2 = class extends Ce2 {
       async closeFs() {
         this.pg.Module.FS.quit();
       }
     };
-    u2();
-    u2();
-    Ne4 = L3(be3(), 1);
-    u2();
-    u2();
-    u2();
-    Ue4 = it3;
-    He4 = Ue4;
-    Y5 = class {
+    u();
+    u();
+    Ne3 = L(be2(), 1);
+    u();
+    u();
+    u();
+    Ue3 = it2;
+    He3 = Ue3;
+    Y3 = class {
       constructor(t3 = { results: [], throwOnError: false, onNotice: void 0, databaseError: null }) {
         this.results = [];
         this.throwOnError = false;
@@ -62454,49 +61632,49 @@ var init_chunk_CTPU3OXM = __esm({
         this.results = t3.results || [], this.throwOnError = t3.throwOnError || false, this.onNotice = t3.onNotice, this.databaseError = t3.databaseError === void 0 ? null : t3.databaseError;
       }
     };
-    q5 = class q6 extends z4 {
+    q3 = class q4 extends z2 {
       constructor(r4 = {}, _5 = {}) {
         super();
-        R3(this, S6);
+        R(this, S4);
         this.POSTGRES_MAIN_LONGJMP = 100;
         this.PGLITE_EXIT_ALIVE = 99;
-        R3(this, G4);
-        R3(this, $6, false);
-        R3(this, Q5, false);
-        R3(this, J5, false);
-        R3(this, te3, false);
-        R3(this, re3, new V4());
-        R3(this, de2, new V4());
-        R3(this, Me4, new V4());
-        R3(this, ve3, new V4());
-        R3(this, _e3, false);
+        R(this, G2);
+        R(this, $4, false);
+        R(this, Q3, false);
+        R(this, J3, false);
+        R(this, te2, false);
+        R(this, re2, new V2());
+        R(this, de, new V2());
+        R(this, Me3, new V2());
+        R(this, ve2, new V2());
+        R(this, _e2, false);
         this.debug = 0;
-        R3(this, ne4);
-        R3(this, ce3, []);
-        R3(this, ae4, new pe2());
-        R3(this, Z4);
-        R3(this, E6);
-        R3(this, D8, /* @__PURE__ */ new Map());
-        R3(this, x9, /* @__PURE__ */ new Set());
-        R3(this, ie4, -1);
-        R3(this, A6, new Y5());
-        R3(this, le3, -1);
-        R3(this, j6, []);
-        R3(this, U7, 0);
-        R3(this, z7, new Uint8Array(0));
-        R3(this, O5, 0);
-        R3(this, ue3, -1);
-        R3(this, pe3, -1);
-        R3(this, ge3, -1);
+        R(this, ne2);
+        R(this, ce2, []);
+        R(this, ae3, new pe());
+        R(this, Z2);
+        R(this, E4);
+        R(this, D7, /* @__PURE__ */ new Map());
+        R(this, x7, /* @__PURE__ */ new Set());
+        R(this, ie3, -1);
+        R(this, A4, new Y3());
+        R(this, le2, -1);
+        R(this, j4, []);
+        R(this, U6, 0);
+        R(this, z5, new Uint8Array(0));
+        R(this, O3, 0);
+        R(this, ue2, -1);
+        R(this, pe2, -1);
+        R(this, ge2, -1);
         this.externalCommandStreamFd = null;
-        R3(this, oe5, false);
-        typeof r4 == "string" ? _5 = { dataDir: r4, ..._5 } : _5 = r4, this.dataDir = _5.dataDir, _5.parsers !== void 0 && (this.parsers = { ...this.parsers, ..._5.parsers }), _5.serializers !== void 0 && (this.serializers = { ...this.serializers, ..._5.serializers }), _5?.debug !== void 0 && (this.debug = _5.debug), _5?.relaxedDurability !== void 0 && x3(this, te3, _5.relaxedDurability), x3(this, ne4, _5.extensions ?? {}), this.waitReady = T2(this, S6, Ee3).call(this, _5 ?? {});
+        R(this, oe3, false);
+        typeof r4 == "string" ? _5 = { dataDir: r4, ..._5 } : _5 = r4, this.dataDir = _5.dataDir, _5.parsers !== void 0 && (this.parsers = { ...this.parsers, ..._5.parsers }), _5.serializers !== void 0 && (this.serializers = { ...this.serializers, ..._5.serializers }), _5?.debug !== void 0 && (this.debug = _5.debug), _5?.relaxedDurability !== void 0 && x(this, te2, _5.relaxedDurability), x(this, ne2, _5.extensions ?? {}), this.waitReady = T(this, S4, Ee2).call(this, _5 ?? {});
       }
       get ENV() {
         return this.mod?.ENV;
       }
       static async create(r4, _5) {
-        let n3 = typeof r4 == "string" ? { dataDir: r4, ..._5 ?? {} } : r4 ?? _5 ?? {}, a3 = new q6(n3);
+        let n3 = typeof r4 == "string" ? { dataDir: r4, ..._5 ?? {} } : r4 ?? _5 ?? {}, a3 = new q4(n3);
         return await a3.waitReady, a3;
       }
       handleExternalCmd(r4, _5) {
@@ -62510,31 +61688,31 @@ var init_chunk_CTPU3OXM = __esm({
         return this.mod;
       }
       get ready() {
-        return h3(this, $6) && !h3(this, Q5) && !h3(this, J5);
+        return h(this, $4) && !h(this, Q3) && !h(this, J3);
       }
       get closed() {
-        return h3(this, J5);
+        return h(this, J3);
       }
       async close() {
-        await this._checkReady(), await h3(this, de2).runExclusive(async () => {
-          await h3(this, re3).runExclusive(async () => {
-            await this._checkReady(), x3(this, Q5, true);
+        await this._checkReady(), await h(this, de).runExclusive(async () => {
+          await h(this, re2).runExclusive(async () => {
+            await this._checkReady(), x(this, Q3, true);
           });
         });
-        for (let r4 of h3(this, ce3)) await r4();
+        for (let r4 of h(this, ce2)) await r4();
         try {
-          this.mod._pgl_setPGliteActive(0), await this.execProtocol($e2.end()), this.mod._pgl_run_atexit_funcs();
+          this.mod._pgl_setPGliteActive(0), await this.execProtocol($e.end()), this.mod._pgl_run_atexit_funcs();
         } catch (r4) {
           let _5 = r4;
-          _5.name === "ExitStatus" && _5.status === 0 || T2(this, S6, N6).call(this, "An error occured while closing the db", r4.toString());
+          _5.name === "ExitStatus" && _5.status === 0 || T(this, S4, N4).call(this, "An error occured while closing the db", r4.toString());
         } finally {
-          this.mod.removeFunction(h3(this, le3)), this.mod.removeFunction(h3(this, ie4));
+          this.mod.removeFunction(h(this, le2)), this.mod.removeFunction(h(this, ie3));
         }
-        await this.fs.closeFs(), x3(this, J5, true), x3(this, Q5, false), x3(this, $6, false), x3(this, oe5, false);
+        await this.fs.closeFs(), x(this, J3, true), x(this, Q3, false), x(this, $4, false), x(this, oe3, false);
         try {
           this.mod._emscripten_force_exit(0);
         } catch (r4) {
-          T2(this, S6, N6).call(this, r4), r4.status !== 0 && T2(this, S6, N6).call(this, "Error when exiting", r4.toString());
+          T(this, S4, N4).call(this, r4), r4.status !== 0 && T(this, S4, N4).call(this, "Error when exiting", r4.toString());
         } finally {
           this.mod = void 0;
         }
@@ -62543,27 +61721,27 @@ var init_chunk_CTPU3OXM = __esm({
         await this.close();
       }
       async _handleBlob(r4) {
-        x3(this, Z4, r4 ? await r4.arrayBuffer() : void 0);
+        x(this, Z2, r4 ? await r4.arrayBuffer() : void 0);
       }
       async _cleanupBlob() {
-        x3(this, Z4, void 0);
+        x(this, Z2, void 0);
       }
       async _getWrittenBlob() {
-        if (!h3(this, E6)) return;
-        let r4 = new Blob(h3(this, E6));
-        return x3(this, E6, void 0), r4;
+        if (!h(this, E4)) return;
+        let r4 = new Blob(h(this, E4));
+        return x(this, E4, void 0), r4;
       }
       async _checkReady() {
-        if (h3(this, Q5)) throw new Error("PGlite is closing");
-        if (h3(this, J5)) throw new Error("PGlite is closed");
-        h3(this, $6) || await this.waitReady;
+        if (h(this, Q3)) throw new Error("PGlite is closing");
+        if (h(this, J3)) throw new Error("PGlite is closed");
+        h(this, $4) || await this.waitReady;
       }
       execProtocolRawSync(r4) {
         let _5 = this.mod;
-        if (x3(this, U7, 0), x3(this, O5, 0), x3(this, j6, r4), h3(this, G4) || x3(this, G4, T2(this, S6, Ke3)), h3(this, z7).length !== q6.DEFAULT_RECV_BUF_SIZE && x3(this, z7, new Uint8Array(q6.DEFAULT_RECV_BUF_SIZE)), r4[0] === 88) return new Uint8Array(0);
-        if (r4[0] === 0) return T2(this, S6, xe4).call(this, r4);
+        if (x(this, U6, 0), x(this, O3, 0), x(this, j4, r4), h(this, G2) || x(this, G2, T(this, S4, Ke2)), h(this, z5).length !== q4.DEFAULT_RECV_BUF_SIZE && x(this, z5, new Uint8Array(q4.DEFAULT_RECV_BUF_SIZE)), r4[0] === 88) return new Uint8Array(0);
+        if (r4[0] === 0) return T(this, S4, xe3).call(this, r4);
         try {
-          for (; h3(this, U7) < r4.length || _5._pq_buffer_remaining_data() > 0; ) {
+          for (; h(this, U6) < r4.length || _5._pq_buffer_remaining_data() > 0; ) {
             let n3;
             try {
               n3 = _5.stackSave(), _5._PostgresMainLoopOnce();
@@ -62574,110 +61752,110 @@ var init_chunk_CTPU3OXM = __esm({
         } finally {
           _5._PostgresSendReadyForQueryIfNecessary(), _5._pgl_pq_flush();
         }
-        return x3(this, j6, []), h3(this, O5) ? new Uint8Array(h3(this, z7).subarray(0, h3(this, O5))) : new Uint8Array(0);
+        return x(this, j4, []), h(this, O3) ? new Uint8Array(h(this, z5).subarray(0, h(this, O3))) : new Uint8Array(0);
       }
       async execProtocolRaw(r4, { syncToFs: _5 = true } = {}) {
         let n3 = this.execProtocolRawSync(r4);
         return _5 && await this.syncToFs(), n3;
       }
       async execProtocolRawStream(r4, { syncToFs: _5 = true, onRawData: n3 }) {
-        x3(this, G4, (a3) => (n3(a3), a3.length));
+        x(this, G2, (a3) => (n3(a3), a3.length));
         try {
           this.execProtocolRawSync(r4);
         } finally {
-          x3(this, G4, void 0);
+          x(this, G2, void 0);
         }
         _5 && await this.syncToFs();
       }
       async execProtocol(r4, { syncToFs: _5 = true, throwOnError: n3 = true, onNotice: a3 } = {}) {
-        x3(this, A6, new Y5({ throwOnError: n3, onNotice: a3 }));
-        let i2 = await this.execProtocolRaw(r4, { syncToFs: _5 }), l4 = h3(this, A6).databaseError, o6 = { messages: h3(this, A6).results, data: i2 };
-        if (x3(this, A6, new Y5()), x3(this, G4, void 0), n3 && l4) throw x3(this, ae4, new pe2()), l4;
+        x(this, A4, new Y3({ throwOnError: n3, onNotice: a3 }));
+        let i2 = await this.execProtocolRaw(r4, { syncToFs: _5 }), l4 = h(this, A4).databaseError, o6 = { messages: h(this, A4).results, data: i2 };
+        if (x(this, A4, new Y3()), x(this, G2, void 0), n3 && l4) throw x(this, ae3, new pe()), l4;
         return o6;
       }
       async execProtocolStream(r4, { syncToFs: _5, throwOnError: n3 = true, onNotice: a3 } = {}) {
-        x3(this, A6, new Y5({ throwOnError: n3, onNotice: a3 })), x3(this, G4, T2(this, S6, Ce4)), await this.execProtocolRaw(r4, { syncToFs: _5 });
-        let i2 = h3(this, A6).databaseError, l4 = h3(this, A6).results;
-        if (x3(this, A6, new Y5()), x3(this, G4, void 0), n3 && i2) throw x3(this, ae4, new pe2()), i2;
+        x(this, A4, new Y3({ throwOnError: n3, onNotice: a3 })), x(this, G2, T(this, S4, Ce3)), await this.execProtocolRaw(r4, { syncToFs: _5 });
+        let i2 = h(this, A4).databaseError, l4 = h(this, A4).results;
+        if (x(this, A4, new Y3()), x(this, G2, void 0), n3 && i2) throw x(this, ae3, new pe()), i2;
         return l4;
       }
       isInTransaction() {
         return this.mod._IsTransactionBlock() !== 0;
       }
       async syncToFs() {
-        if (h3(this, _e3)) return;
-        x3(this, _e3, true);
+        if (h(this, _e2)) return;
+        x(this, _e2, true);
         let r4 = async () => {
-          await h3(this, ve3).runExclusive(async () => {
-            x3(this, _e3, false), await this.fs.syncToFs(h3(this, te3));
+          await h(this, ve2).runExclusive(async () => {
+            x(this, _e2, false), await this.fs.syncToFs(h(this, te2));
           });
         };
-        h3(this, te3) ? r4() : await r4();
+        h(this, te2) ? r4() : await r4();
       }
       async listen(r4, _5, n3) {
-        return this._runExclusiveListen(() => T2(this, S6, $e3).call(this, r4, _5, n3));
+        return this._runExclusiveListen(() => T(this, S4, $e2).call(this, r4, _5, n3));
       }
       async unlisten(r4, _5, n3) {
-        return this._runExclusiveListen(() => T2(this, S6, Qe3).call(this, r4, _5, n3));
+        return this._runExclusiveListen(() => T(this, S4, Qe2).call(this, r4, _5, n3));
       }
       onNotification(r4) {
-        return h3(this, x9).add(r4), () => {
-          h3(this, x9).delete(r4);
+        return h(this, x7).add(r4), () => {
+          h(this, x7).delete(r4);
         };
       }
       offNotification(r4) {
-        h3(this, x9).delete(r4);
+        h(this, x7).delete(r4);
       }
       async dumpDataDir(r4) {
-        return await h3(this, re3).runExclusive(async () => {
+        return await h(this, re2).runExclusive(async () => {
           await this._checkReady();
           let n3 = this.dataDir?.split("/").pop() ?? "pgdata";
           return this.fs.dumpTar(n3, r4);
         });
       }
       _runExclusiveQuery(r4) {
-        return h3(this, re3).runExclusive(r4);
+        return h(this, re2).runExclusive(r4);
       }
       _runExclusiveTransaction(r4) {
-        return h3(this, de2).runExclusive(r4);
+        return h(this, de).runExclusive(r4);
       }
       async clone() {
         let r4 = await this.dumpDataDir("none");
-        return q6.create({ loadDataDir: r4, extensions: h3(this, ne4) });
+        return q4.create({ loadDataDir: r4, extensions: h(this, ne2) });
       }
       _runExclusiveListen(r4) {
-        return h3(this, Me4).runExclusive(r4);
+        return h(this, Me3).runExclusive(r4);
       }
       callMain(r4) {
         return this.mod.callMain(r4);
       }
       copyToFS(r4, _5, n3) {
-        se3(this.mod.FS, r4, _5, n3);
+        se2(this.mod.FS, r4, _5, n3);
       }
     };
-    G4 = /* @__PURE__ */ new WeakMap(), $6 = /* @__PURE__ */ new WeakMap(), Q5 = /* @__PURE__ */ new WeakMap(), J5 = /* @__PURE__ */ new WeakMap(), te3 = /* @__PURE__ */ new WeakMap(), re3 = /* @__PURE__ */ new WeakMap(), de2 = /* @__PURE__ */ new WeakMap(), Me4 = /* @__PURE__ */ new WeakMap(), ve3 = /* @__PURE__ */ new WeakMap(), _e3 = /* @__PURE__ */ new WeakMap(), ne4 = /* @__PURE__ */ new WeakMap(), ce3 = /* @__PURE__ */ new WeakMap(), ae4 = /* @__PURE__ */ new WeakMap(), Z4 = /* @__PURE__ */ new WeakMap(), E6 = /* @__PURE__ */ new WeakMap(), D8 = /* @__PURE__ */ new WeakMap(), x9 = /* @__PURE__ */ new WeakMap(), ie4 = /* @__PURE__ */ new WeakMap(), A6 = /* @__PURE__ */ new WeakMap(), le3 = /* @__PURE__ */ new WeakMap(), j6 = /* @__PURE__ */ new WeakMap(), U7 = /* @__PURE__ */ new WeakMap(), z7 = /* @__PURE__ */ new WeakMap(), O5 = /* @__PURE__ */ new WeakMap(), ue3 = /* @__PURE__ */ new WeakMap(), pe3 = /* @__PURE__ */ new WeakMap(), ge3 = /* @__PURE__ */ new WeakMap(), oe5 = /* @__PURE__ */ new WeakMap(), S6 = /* @__PURE__ */ new WeakSet(), Te3 = function(r4) {
+    G2 = /* @__PURE__ */ new WeakMap(), $4 = /* @__PURE__ */ new WeakMap(), Q3 = /* @__PURE__ */ new WeakMap(), J3 = /* @__PURE__ */ new WeakMap(), te2 = /* @__PURE__ */ new WeakMap(), re2 = /* @__PURE__ */ new WeakMap(), de = /* @__PURE__ */ new WeakMap(), Me3 = /* @__PURE__ */ new WeakMap(), ve2 = /* @__PURE__ */ new WeakMap(), _e2 = /* @__PURE__ */ new WeakMap(), ne2 = /* @__PURE__ */ new WeakMap(), ce2 = /* @__PURE__ */ new WeakMap(), ae3 = /* @__PURE__ */ new WeakMap(), Z2 = /* @__PURE__ */ new WeakMap(), E4 = /* @__PURE__ */ new WeakMap(), D7 = /* @__PURE__ */ new WeakMap(), x7 = /* @__PURE__ */ new WeakMap(), ie3 = /* @__PURE__ */ new WeakMap(), A4 = /* @__PURE__ */ new WeakMap(), le2 = /* @__PURE__ */ new WeakMap(), j4 = /* @__PURE__ */ new WeakMap(), U6 = /* @__PURE__ */ new WeakMap(), z5 = /* @__PURE__ */ new WeakMap(), O3 = /* @__PURE__ */ new WeakMap(), ue2 = /* @__PURE__ */ new WeakMap(), pe2 = /* @__PURE__ */ new WeakMap(), ge2 = /* @__PURE__ */ new WeakMap(), oe3 = /* @__PURE__ */ new WeakMap(), S4 = /* @__PURE__ */ new WeakSet(), Te3 = function(r4) {
       this.debug && console.debug(r4);
-    }, Pe4 = function(r4) {
+    }, Pe3 = function(r4) {
       this.debug && console.error(r4);
-    }, Ee3 = async function(r4) {
+    }, Ee2 = async function(r4) {
       if (r4.fs) this.fs = r4.fs;
       else {
-        let { dataDir: d6, fsType: u4 } = Be3(r4.dataDir);
-        this.fs = await Ge3(d6, u4);
+        let { dataDir: d6, fsType: u4 } = Be2(r4.dataDir);
+        this.fs = await Ge2(d6, u4);
       }
       let _5 = {}, n3 = [], a3 = [...this.debug ? ["-d", this.debug.toString()] : []];
-      r4.pgliteWasmModule || p4.startArtifactDownload(new URL("./pglite.wasm", import.meta.url)), r4.initdbWasmModule || p4.startArtifactDownload(new URL("./initdb.wasm", import.meta.url));
-      let i2 = r4.fsBundle ? r4.fsBundle.arrayBuffer() : p4.getFsBundle(new URL("./pglite.data", import.meta.url)), l4;
+      r4.pgliteWasmModule || p3.startArtifactDownload(new URL("./pglite.wasm", import.meta.url)), r4.initdbWasmModule || p3.startArtifactDownload(new URL("./initdb.wasm", import.meta.url));
+      let i2 = r4.fsBundle ? r4.fsBundle.arrayBuffer() : p3.getFsBundle(new URL("./pglite.data", import.meta.url)), l4;
       i2.then((d6) => {
         l4 = d6;
       });
-      let o6 = new WebAssembly.Memory({ initial: r4.initialMemory ? r4.initialMemory / (64 * 1024) : 2048, maximum: 32768 }), s4 = { thisProgram: pt3, PGLITE_ENV: {}, WASM_PREFIX: p4.WASM_PREFIX, arguments: a3, noExitRuntime: true, wasmMemory: o6, stdin: () => null, print: (d6) => {
-        if (r4.onStdout && r4.onStdout(d6)) return T2(this, S6, Te3).call(this, d6);
-        T2(this, S6, Te3).call(this, d6);
+      let o6 = new WebAssembly.Memory({ initial: r4.initialMemory ? r4.initialMemory / (64 * 1024) : 2048, maximum: 32768 }), s4 = { thisProgram: pt2, PGLITE_ENV: {}, WASM_PREFIX: p3.WASM_PREFIX, arguments: a3, noExitRuntime: true, wasmMemory: o6, stdin: () => null, print: (d6) => {
+        if (r4.onStdout && r4.onStdout(d6)) return T(this, S4, Te3).call(this, d6);
+        T(this, S4, Te3).call(this, d6);
       }, printErr: (d6) => {
-        if (r4.onStderr && r4.onStderr(d6)) return T2(this, S6, Pe4).call(this, d6);
-        T2(this, S6, Pe4).call(this, d6);
-      }, instantiateWasm: (d6, u4) => (p4.instantiateWasm(d6, r4.pgliteWasmModule ?? (() => new URL("./pglite.wasm", import.meta.url))).then(({ instance: f7, module: m8 }) => {
+        if (r4.onStderr && r4.onStderr(d6)) return T(this, S4, Pe3).call(this, d6);
+        T(this, S4, Pe3).call(this, d6);
+      }, instantiateWasm: (d6, u4) => (p3.instantiateWasm(d6, r4.pgliteWasmModule ?? (() => new URL("./pglite.wasm", import.meta.url))).then(({ instance: f7, module: m8 }) => {
         u4(f7, m8);
       }), {}), getPreloadedPackage: (d6, u4) => {
         if (d6 === "pglite.data") {
@@ -62687,21 +61865,21 @@ var init_chunk_CTPU3OXM = __esm({
         throw new Error(`Unknown package: ${d6}`);
       }, preRun: [(d6) => {
         d6.onRuntimeInitialized = () => {
-          T2(this, S6, Xe3).call(this, d6);
+          T(this, S4, Xe2).call(this, d6);
         };
       }, (d6) => {
         let u4 = d6.FS.makedev(64, 0), f7 = { open: (m8) => {
         }, close: (m8) => {
         }, read: (m8, y7, v6, k5, P8) => {
-          let M5 = h3(this, Z4);
+          let M5 = h(this, Z2);
           if (!M5) throw new Error("No /dev/blob File or Blob provided to read from");
           let C6 = new Uint8Array(M5);
           if (P8 >= C6.length) return 0;
           let b6 = Math.min(C6.length - P8, k5);
           for (let H6 = 0; H6 < b6; H6++) y7[v6 + H6] = C6[P8 + H6];
           return b6;
-        }, write: (m8, y7, v6, k5, P8) => (h3(this, E6) ?? x3(this, E6, []), h3(this, E6).push(y7.slice(v6, v6 + k5)), k5), llseek: (m8, y7, v6) => {
-          let k5 = h3(this, Z4);
+        }, write: (m8, y7, v6, k5, P8) => (h(this, E4) ?? x(this, E4, []), h(this, E4).push(y7.slice(v6, v6 + k5)), k5), llseek: (m8, y7, v6) => {
+          let k5 = h(this, Z2);
           if (!k5) throw new Error("No /dev/blob File or Blob provided to llseek");
           let P8 = y7;
           if (v6 === 1 ? P8 += m8.position : v6 === 2 && (P8 = new Uint8Array(k5).length), P8 < 0) throw new d6.FS.ErrnoError(28);
@@ -62709,49 +61887,49 @@ var init_chunk_CTPU3OXM = __esm({
         } };
         d6.FS.registerDevice(u4, f7), d6.FS.mkdev("/dev/blob", u4);
       }, (d6) => {
-        d6.ENV.HOME = "/home/postgres", d6.ENV.USER = "postgres", d6.ENV.LOGNAME = "postgres", d6.ENV.PGDATA = I3, d6.ENV.PGUSER = r4.username ?? "postgres", d6.ENV.PGDATABASE = r4.database ?? "postgres", d6.ENV.LANG = d6.ENV.LC_COLLATE = d6.ENV.LC_CTYPE = "en_US.UTF-8", d6.ENV.TZ = "UTC", d6.ENV.PGTZ = "UTC", d6.ENV.PGCLIENTENCODING = "UTF8", d6.ENV.ICU_DATA = Hr2, d6.PGLITE_ENV && Object.assign(d6.ENV, d6.PGLITE_ENV);
+        d6.ENV.HOME = "/home/postgres", d6.ENV.USER = "postgres", d6.ENV.LOGNAME = "postgres", d6.ENV.PGDATA = I, d6.ENV.PGUSER = r4.username ?? "postgres", d6.ENV.PGDATABASE = r4.database ?? "postgres", d6.ENV.LANG = d6.ENV.LC_COLLATE = d6.ENV.LC_CTYPE = "en_US.UTF-8", d6.ENV.TZ = "UTC", d6.ENV.PGTZ = "UTC", d6.ENV.PGCLIENTENCODING = "UTF8", d6.ENV.ICU_DATA = Hr, d6.PGLITE_ENV && Object.assign(d6.ENV, d6.PGLITE_ENV);
       }, (d6) => {
-        r4.pgDataProxyFs && (d6.FS.mkdirTree(I3), d6.FS.mount(d6.PROXYFS, { root: I3, fs: r4.pgDataProxyFs }, I3));
+        r4.pgDataProxyFs && (d6.FS.mkdirTree(I), d6.FS.mount(d6.PROXYFS, { root: I, fs: r4.pgDataProxyFs }, I));
       }] }, { emscriptenOpts: c6 } = await this.fs.init(this, s4);
       s4 = c6;
       let p6 = [];
-      for (let [d6, u4] of Object.entries(h3(this, ne4))) if (u4 instanceof URL) _5[d6] = Fe3(u4);
+      for (let [d6, u4] of Object.entries(h(this, ne2))) if (u4 instanceof URL) _5[d6] = Fe2(u4);
       else {
         let f7 = await u4.setup(this, s4);
         if (f7.emscriptenOpts && (s4 = f7.emscriptenOpts), f7.namespaceObj) {
           let m8 = this;
           m8[d6] = f7.namespaceObj;
         }
-        f7.bundlePath && (_5[d6] = Fe3(f7.bundlePath)), f7.init && n3.push(f7.init), f7.close && h3(this, ce3).push(f7.close), p6.push(...f7.sharedPreloadLibraries ?? []);
+        f7.bundlePath && (_5[d6] = Fe2(f7.bundlePath)), f7.init && n3.push(f7.init), f7.close && h(this, ce2).push(f7.close), p6.push(...f7.sharedPreloadLibraries ?? []);
       }
-      if (s4.pg_extensions = _5, await i2, this.mod = await He4(s4), this.mod.FS.chmod("/home/postgres/.pgpass", 384), this.mod.FS.chmod(Lr2, 365), this.mod.FS.chmod(pt3, 365), await this.fs.initialSyncFs(), r4.icuDataDir && await T2(this, S6, Ve3).call(this, r4.icuDataDir), !r4.noInitDb) {
+      if (s4.pg_extensions = _5, await i2, this.mod = await He3(s4), this.mod.FS.chmod("/home/postgres/.pgpass", 384), this.mod.FS.chmod(Lr, 365), this.mod.FS.chmod(pt2, 365), await this.fs.initialSyncFs(), r4.icuDataDir && await T(this, S4, Ve2).call(this, r4.icuDataDir), !r4.noInitDb) {
         if (r4.loadDataDir) {
-          if (this.mod.FS.analyzePath(I3 + "/PG_VERSION").exists) throw new Error("Database already exists, cannot load from tarball");
-          T2(this, S6, N6).call(this, "pglite: loading data from tarball"), await Jr2(this.mod.FS, r4.loadDataDir, I3);
-        } else if (this.mod.FS.analyzePath(I3 + "/PG_VERSION").exists) T2(this, S6, N6).call(this, "pglite: found DB, resuming");
+          if (this.mod.FS.analyzePath(I + "/PG_VERSION").exists) throw new Error("Database already exists, cannot load from tarball");
+          T(this, S4, N4).call(this, "pglite: loading data from tarball"), await Jr(this.mod.FS, r4.loadDataDir, I);
+        } else if (this.mod.FS.analyzePath(I + "/PG_VERSION").exists) T(this, S4, N4).call(this, "pglite: found DB, resuming");
         else {
-          T2(this, S6, N6).call(this, "pglite: no db in filesystem, running initdb");
+          T(this, S4, N4).call(this, "pglite: no db in filesystem, running initdb");
           let d6 = { ...r4 };
           d6.noInitDb = true, d6.dataDir = void 0, d6.extensions = void 0, d6.loadDataDir = void 0, d6.fs = void 0;
-          let u4 = this.fs instanceof ee4;
-          u4 && (this.mod.FS.mkdirTree(I3, 448), d6.pgDataProxyFs = this.mod.FS);
-          let f7 = await q5.create(d6);
+          let u4 = this.fs instanceof ee2;
+          u4 && (this.mod.FS.mkdirTree(I, 448), d6.pgDataProxyFs = this.mod.FS);
+          let f7 = await q3.create(d6);
           try {
-            let m8 = await St3({ pg: f7, debug: r4.debug, wasmModule: r4.initdbWasmModule, args: r4.initDbStartParams });
+            let m8 = await St2({ pg: f7, debug: r4.debug, wasmModule: r4.initdbWasmModule, args: r4.initDbStartParams });
             if (m8.exitCode !== 0 && !m8.stderr.includes("exists but is not empty")) throw new Error("INITDB failed to initialize: " + m8.stderr);
             if (!u4) {
               let y7 = await f7.dumpDataDir("none");
-              await Jr2(this.mod.FS, y7, I3);
+              await Jr(this.mod.FS, y7, I);
             }
           } finally {
             await f7.close();
           }
           await this.syncToFs();
         }
-        await Le4(this.mod, (...d6) => T2(this, S6, N6).call(this, ...d6)), T2(this, S6, We3).call(this, p6, r4), this.mod._pgl_setPGliteActive(1), T2(this, S6, Ze3).call(this, { pgDataFolder: I3, startParams: [...r4.startParams || q5.defaultStartParams, ...this.debug ? ["-d", this.debug.toString()] : []] }), T2(this, S6, Je3).call(this), x3(this, $6, true), r4.username && await this.exec(`SET ROLE ${r4.username};`), await this._initArrayTypes();
+        await Le3(this.mod, (...d6) => T(this, S4, N4).call(this, ...d6)), T(this, S4, We2).call(this, p6, r4), this.mod._pgl_setPGliteActive(1), T(this, S4, Ze2).call(this, { pgDataFolder: I, startParams: [...r4.startParams || q3.defaultStartParams, ...this.debug ? ["-d", this.debug.toString()] : []] }), T(this, S4, Je2).call(this), x(this, $4, true), r4.username && await this.exec(`SET ROLE ${r4.username};`), await this._initArrayTypes();
         for (let d6 of n3) await d6();
       }
-    }, We3 = function(r4, _5) {
+    }, We2 = function(r4, _5) {
       if (r4.length && !_5.postgresqlconf && (_5.postgresqlconf = new Array()), _5.postgresqlconf) {
         let n3 = typeof _5.postgresqlconf == "string" ? _5.postgresqlconf : _5.postgresqlconf.join(`
 `);
@@ -62763,90 +61941,90 @@ var init_chunk_CTPU3OXM = __esm({
           } else n3 += `
 shared_preload_libraries=${r4.join(",")}`;
         }
-        se3(this.mod.FS, `${I3}/postgresql.conf`, new TextEncoder().encode(n3));
+        se2(this.mod.FS, `${I}/postgresql.conf`, new TextEncoder().encode(n3));
       }
-    }, Ve3 = async function(r4) {
-      T2(this, S6, N6).call(this, `pglite: icuDataDir specified, removing default icu data dir at ${Hr2}`), p4.rmdirRecursive(this.mod.FS, Hr2), T2(this, S6, N6).call(this, `pglite: loading icu data from tarball ${r4}`), this.mod.FS.mkdirTree(Hr2), await Jr2(this.mod.FS, r4, Hr2);
-    }, Xe3 = function(r4) {
-      x3(this, ue3, r4.addFunction((_5) => (T2(this, S6, N6).call(this, `Postgres tried to execute ${r4.UTF8ToString(_5)}, returning 1.`), 1), "pi")), r4._pgl_set_system_fn(h3(this, ue3)), x3(this, pe3, r4.addFunction((_5, n3) => {
+    }, Ve2 = async function(r4) {
+      T(this, S4, N4).call(this, `pglite: icuDataDir specified, removing default icu data dir at ${Hr}`), p3.rmdirRecursive(this.mod.FS, Hr), T(this, S4, N4).call(this, `pglite: loading icu data from tarball ${r4}`), this.mod.FS.mkdirTree(Hr), await Jr(this.mod.FS, r4, Hr);
+    }, Xe2 = function(r4) {
+      x(this, ue2, r4.addFunction((_5) => (T(this, S4, N4).call(this, `Postgres tried to execute ${r4.UTF8ToString(_5)}, returning 1.`), 1), "pi")), r4._pgl_set_system_fn(h(this, ue2)), x(this, pe2, r4.addFunction((_5, n3) => {
         let a3 = r4.UTF8ToString(n3), i2 = r4.UTF8ToString(_5);
         return this.externalCommandStreamFd = this.handleExternalCmd(i2, a3), this.externalCommandStreamFd;
-      }, "ppp")), r4._pgl_set_popen_fn(h3(this, pe3)), x3(this, ge3, r4.addFunction((_5) => {
+      }, "ppp")), r4._pgl_set_popen_fn(h(this, pe2)), x(this, ge2, r4.addFunction((_5) => {
         if (_5 === this.externalCommandStreamFd) this.mod._fclose(this.externalCommandStreamFd), this.externalCommandStreamFd = null;
         else throw `Unhandled pclose ${_5}`;
-        T2(this, S6, N6).call(this, "pclose_fn", _5);
-      }, "pi")), r4._pgl_set_pclose_fn(h3(this, ge3)), x3(this, ie4, r4.addFunction((_5, n3) => {
+        T(this, S4, N4).call(this, "pclose_fn", _5);
+      }, "pi")), r4._pgl_set_pclose_fn(h(this, ge2)), x(this, ie3, r4.addFunction((_5, n3) => {
         let a3;
         try {
           a3 = this.mod.HEAPU8.subarray(_5, _5 + n3);
         } catch (i2) {
           throw console.error("error", i2), i2;
         }
-        return h3(this, G4).call(this, a3);
-      }, "ipi")), x3(this, le3, r4.addFunction((_5, n3) => {
-        let a3 = h3(this, j6).length - h3(this, U7);
-        return a3 > n3 && (a3 = n3), this.mod.HEAPU8.set(h3(this, j6).subarray(h3(this, U7), h3(this, U7) + a3), _5), x3(this, U7, h3(this, U7) + a3), a3;
-      }, "ipi")), r4._pgl_set_rw_cbs(h3(this, le3), h3(this, ie4));
-    }, Ke3 = function(r4) {
-      let _5 = r4.slice(), n3 = h3(this, O5) + _5.length;
-      if (n3 > h3(this, z7).length) {
-        let a3 = h3(this, z7).length + (h3(this, z7).length >> 1) + n3;
-        n3 > q5.MAX_BUFFER_SIZE && (n3 = q5.MAX_BUFFER_SIZE);
+        return h(this, G2).call(this, a3);
+      }, "ipi")), x(this, le2, r4.addFunction((_5, n3) => {
+        let a3 = h(this, j4).length - h(this, U6);
+        return a3 > n3 && (a3 = n3), this.mod.HEAPU8.set(h(this, j4).subarray(h(this, U6), h(this, U6) + a3), _5), x(this, U6, h(this, U6) + a3), a3;
+      }, "ipi")), r4._pgl_set_rw_cbs(h(this, le2), h(this, ie3));
+    }, Ke2 = function(r4) {
+      let _5 = r4.slice(), n3 = h(this, O3) + _5.length;
+      if (n3 > h(this, z5).length) {
+        let a3 = h(this, z5).length + (h(this, z5).length >> 1) + n3;
+        n3 > q3.MAX_BUFFER_SIZE && (n3 = q3.MAX_BUFFER_SIZE);
         let i2 = new Uint8Array(a3);
-        i2.set(h3(this, z7).subarray(0, h3(this, O5))), x3(this, z7, i2);
+        i2.set(h(this, z5).subarray(0, h(this, O3))), x(this, z5, i2);
       }
-      return h3(this, z7).set(_5, h3(this, O5)), x3(this, O5, h3(this, O5) + _5.length), T2(this, S6, Ce4).call(this, _5);
-    }, Ce4 = function(r4) {
-      return h3(this, ae4).parse(r4, (_5) => {
-        let n3 = T2(this, S6, Ye3).call(this, _5);
-        n3 && h3(this, A6).results.push(n3);
+      return h(this, z5).set(_5, h(this, O3)), x(this, O3, h(this, O3) + _5.length), T(this, S4, Ce3).call(this, _5);
+    }, Ce3 = function(r4) {
+      return h(this, ae3).parse(r4, (_5) => {
+        let n3 = T(this, S4, Ye2).call(this, _5);
+        n3 && h(this, A4).results.push(n3);
       }), r4.length;
-    }, Ye3 = function(r4) {
-      if (!h3(this, A6).databaseError) {
-        if (r4 instanceof O3) h3(this, A6).throwOnError && (h3(this, A6).databaseError = r4);
-        else if (r4 instanceof te2) this.debug > 0 && console.warn(r4), h3(this, A6).onNotice && h3(this, A6).onNotice(r4);
-        else if (r4 instanceof $3) {
-          let _5 = h3(this, D8).get(r4.channel);
+    }, Ye2 = function(r4) {
+      if (!h(this, A4).databaseError) {
+        if (r4 instanceof O) h(this, A4).throwOnError && (h(this, A4).databaseError = r4);
+        else if (r4 instanceof te) this.debug > 0 && console.warn(r4), h(this, A4).onNotice && h(this, A4).onNotice(r4);
+        else if (r4 instanceof $) {
+          let _5 = h(this, D7).get(r4.channel);
           _5 && _5.forEach((n3) => {
             queueMicrotask(() => n3(r4.payload));
-          }), h3(this, x9).forEach((n3) => {
+          }), h(this, x7).forEach((n3) => {
             queueMicrotask(() => n3(r4.channel, r4.payload));
           });
         }
         return r4;
       }
       return null;
-    }, N6 = function(...r4) {
+    }, N4 = function(...r4) {
       this.debug > 0 && console.log(...r4);
-    }, $e3 = async function(r4, _5, n3) {
-      let a3 = p4.toPostgresName(r4), i2 = n3 ?? this;
-      h3(this, D8).has(a3) || h3(this, D8).set(a3, /* @__PURE__ */ new Set()), h3(this, D8).get(a3).add(_5);
+    }, $e2 = async function(r4, _5, n3) {
+      let a3 = p3.toPostgresName(r4), i2 = n3 ?? this;
+      h(this, D7).has(a3) || h(this, D7).set(a3, /* @__PURE__ */ new Set()), h(this, D7).get(a3).add(_5);
       try {
         await i2.exec(`LISTEN ${r4}`);
       } catch (l4) {
-        throw h3(this, D8).get(a3).delete(_5), h3(this, D8).get(a3)?.size === 0 && h3(this, D8).delete(a3), l4;
+        throw h(this, D7).get(a3).delete(_5), h(this, D7).get(a3)?.size === 0 && h(this, D7).delete(a3), l4;
       }
       return async (l4) => {
         await this.unlisten(a3, _5, l4);
       };
-    }, Qe3 = async function(r4, _5, n3) {
-      let a3 = p4.toPostgresName(r4), i2 = n3 ?? this, l4 = async () => {
-        await i2.exec(`UNLISTEN ${r4}`), h3(this, D8).get(a3)?.size === 0 && h3(this, D8).delete(a3);
+    }, Qe2 = async function(r4, _5, n3) {
+      let a3 = p3.toPostgresName(r4), i2 = n3 ?? this, l4 = async () => {
+        await i2.exec(`UNLISTEN ${r4}`), h(this, D7).get(a3)?.size === 0 && h(this, D7).delete(a3);
       };
-      _5 ? (h3(this, D8).get(a3)?.delete(_5), h3(this, D8).get(a3)?.size === 0 && await l4()) : await l4();
-    }, Je3 = function() {
-      if (h3(this, oe5)) throw new Error("PGlite single mode already running");
-      this.mod._pgl_startPGlite(), x3(this, oe5, true);
-    }, Ze3 = function(r4) {
+      _5 ? (h(this, D7).get(a3)?.delete(_5), h(this, D7).get(a3)?.size === 0 && await l4()) : await l4();
+    }, Je2 = function() {
+      if (h(this, oe3)) throw new Error("PGlite single mode already running");
+      this.mod._pgl_startPGlite(), x(this, oe3, true);
+    }, Ze2 = function(r4) {
       let _5 = [...r4.startParams, "-D", r4.pgDataFolder, this.mod.ENV.PGDATABASE], n3 = -1;
       if (n3 = this.mod.callMain(_5), n3 !== this.PGLITE_EXIT_ALIVE) throw new Error("PGlite failed to initialize properly");
-    }, xe4 = function(r4) {
-      x3(this, U7, 0), x3(this, O5, 0), x3(this, j6, r4);
+    }, xe3 = function(r4) {
+      x(this, U6, 0), x(this, O3, 0), x(this, j4, r4);
       let _5 = this.mod._pgl_getMyProcPort();
       if (this.mod._ProcessStartupPacket(_5, true, true) !== 0) throw new Error(`Cannot process startup packet + ${r4.toString()}`);
-      return this.mod._pgl_sendConnData(), this.mod._pgl_pq_flush(), x3(this, j6, []), h3(this, O5) ? h3(this, z7).subarray(0, h3(this, O5)) : new Uint8Array(0);
-    }, q5.paths = { PG_ROOT: U4, PGDATA: I3, ICU_DATA_PATH: Hr2, INITDB_EXE_PATH: Lr2, POSTGRES_EXE_PATH: pt3 }, q5.DEFAULT_RECV_BUF_SIZE = 1 * 1024 * 1024, q5.MAX_BUFFER_SIZE = Math.pow(2, 30), q5.defaultStartParams = ["--single", "-F", "-O", "-j", "-c", "search_path=public", "-c", "exit_on_error=false", "-c", "log_checkpoints=false", "-c", "max_worker_processes=0", "-c", "max_parallel_workers=0", "-c", "max_parallel_workers_per_gather=0", "-c", "io_method=sync", "-c", "max_parallel_maintenance_workers=0"];
-    je3 = q5;
+      return this.mod._pgl_sendConnData(), this.mod._pgl_pq_flush(), x(this, j4, []), h(this, O3) ? h(this, z5).subarray(0, h(this, O3)) : new Uint8Array(0);
+    }, q3.paths = { PG_ROOT: U3, PGDATA: I, ICU_DATA_PATH: Hr, INITDB_EXE_PATH: Lr, POSTGRES_EXE_PATH: pt2 }, q3.DEFAULT_RECV_BUF_SIZE = 1 * 1024 * 1024, q3.MAX_BUFFER_SIZE = Math.pow(2, 30), q3.defaultStartParams = ["--single", "-F", "-O", "-j", "-c", "search_path=public", "-c", "exit_on_error=false", "-c", "log_checkpoints=false", "-c", "max_worker_processes=0", "-c", "max_parallel_workers=0", "-c", "max_parallel_workers_per_gather=0", "-c", "io_method=sync", "-c", "max_parallel_maintenance_workers=0"];
+    je2 = q3;
   }
 });
 
@@ -62855,7 +62033,7 @@ var init_chunk_VQDTEBLE = __esm({
   "node_modules/@electric-sql/pglite/dist/chunk-VQDTEBLE.js"() {
     init_chunk_Y6PULSM7();
     init_chunk_ZSOCVAT7();
-    u2();
+    u();
   }
 });
 
@@ -62870,8 +62048,8 @@ var init_dist = __esm({
     init_chunk_BD5WXLQO();
     init_chunk_KLBW4PNS();
     init_chunk_ZSOCVAT7();
-    u2();
-    u2();
+    u();
+    u();
   }
 });
 
@@ -62900,10 +62078,10 @@ var init_session2 = __esm({
         this.rawQueryConfig = {
           rowMode: "object",
           parsers: {
-            [yn2.TIMESTAMP]: (value) => value,
-            [yn2.TIMESTAMPTZ]: (value) => value,
-            [yn2.INTERVAL]: (value) => value,
-            [yn2.DATE]: (value) => value,
+            [yn.TIMESTAMP]: (value) => value,
+            [yn.TIMESTAMPTZ]: (value) => value,
+            [yn.INTERVAL]: (value) => value,
+            [yn.DATE]: (value) => value,
             // numeric[]
             [1231]: (value) => value,
             // timestamp[]
@@ -62919,10 +62097,10 @@ var init_session2 = __esm({
         this.queryConfig = {
           rowMode: "array",
           parsers: {
-            [yn2.TIMESTAMP]: (value) => value,
-            [yn2.TIMESTAMPTZ]: (value) => value,
-            [yn2.INTERVAL]: (value) => value,
-            [yn2.DATE]: (value) => value,
+            [yn.TIMESTAMP]: (value) => value,
+            [yn.TIMESTAMPTZ]: (value) => value,
+            [yn.INTERVAL]: (value) => value,
+            [yn.DATE]: (value) => value,
             // numeric[]
             [1231]: (value) => value,
             // timestamp[]
@@ -63071,7 +62249,7 @@ function construct(client, config2 = {}) {
 }
 function drizzle(...params) {
   if (params[0] === void 0 || typeof params[0] === "string") {
-    const instance2 = new je3(params[0]);
+    const instance2 = new je2(params[0]);
     return construct(instance2, params[1]);
   }
   if (isConfig(params[0])) {
@@ -63079,10 +62257,10 @@ function drizzle(...params) {
     if (client) return construct(client, drizzleConfig);
     if (typeof connection === "object") {
       const { dataDir, ...options } = connection;
-      const instance22 = new je3(dataDir, options);
+      const instance22 = new je2(dataDir, options);
       return construct(instance22, drizzleConfig);
     }
-    const instance2 = new je3(connection);
+    const instance2 = new je2(connection);
     return construct(instance2, drizzleConfig);
   }
   return construct(params[0], params[1]);
@@ -63408,20 +62586,20 @@ var init_local_database_damaged_error = __esm({
 
 // node_modules/drizzle-orm/migrator.js
 import crypto4 from "node:crypto";
-import fs5 from "node:fs";
+import fs4 from "node:fs";
 function readMigrationFiles(config2) {
   const migrationFolderTo = config2.migrationsFolder;
   const migrationQueries = [];
   const journalPath = `${migrationFolderTo}/meta/_journal.json`;
-  if (!fs5.existsSync(journalPath)) {
+  if (!fs4.existsSync(journalPath)) {
     throw new Error(`Can't find meta/_journal.json file`);
   }
-  const journalAsString = fs5.readFileSync(`${migrationFolderTo}/meta/_journal.json`).toString();
+  const journalAsString = fs4.readFileSync(`${migrationFolderTo}/meta/_journal.json`).toString();
   const journal = JSON.parse(journalAsString);
   for (const journalEntry of journal.entries) {
     const migrationPath = `${migrationFolderTo}/${journalEntry.tag}.sql`;
     try {
-      const query = fs5.readFileSync(`${migrationFolderTo}/${journalEntry.tag}.sql`).toString();
+      const query = fs4.readFileSync(`${migrationFolderTo}/${journalEntry.tag}.sql`).toString();
       const result = query.split("--> statement-breakpoint").map((it4) => {
         return it4;
       });
@@ -63455,12 +62633,12 @@ var init_migrator2 = __esm({
 
 // store/migrate-database.ts
 import { existsSync as existsSync4 } from "node:fs";
-import { dirname as dirname6, join as join12 } from "node:path";
+import { dirname as dirname6, join as join13 } from "node:path";
 import { fileURLToPath } from "node:url";
 function migrationsFolder() {
   const start2 = dirname6(fileURLToPath(import.meta.url));
   for (let dir = start2; ; dir = dirname6(dir)) {
-    if (existsSync4(join12(dir, "package.json"))) return join12(dir, "drizzle");
+    if (existsSync4(join13(dir, "package.json"))) return join13(dir, "drizzle");
     if (dirname6(dir) === dir)
       throw new Error(`No package.json above ${start2}: cannot find fluksio's migrations`);
   }
@@ -63477,14 +62655,14 @@ var init_migrate_database = __esm({
 
 // store/migrations-digest.ts
 import { createHash as createHash7 } from "node:crypto";
-import { readdir as readdir7, readFile as readFile6 } from "node:fs/promises";
-import { join as join13 } from "node:path";
+import { readdir as readdir7, readFile as readFile7 } from "node:fs/promises";
+import { join as join14 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
-  const files = (await readdir7(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join13(entry.parentPath, entry.name)).sort();
+  const files = (await readdir7(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join14(entry.parentPath, entry.name)).sort();
   const hash2 = createHash7("sha256");
   for (const file2 of files)
-    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile6(file2));
+    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile7(file2));
   return hash2.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -63497,10 +62675,10 @@ var init_migrations_digest = __esm({
 // store/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir11, readFile as readFile7, rename as rename7, rm as rm9, writeFile as writeFile8 } from "node:fs/promises";
-import { join as join14 } from "node:path";
+import { cp, mkdir as mkdir11, readFile as readFile8, rename as rename7, rm as rm9, writeFile as writeFile8 } from "node:fs/promises";
+import { join as join15 } from "node:path";
 function pgliteStartParams() {
-  return [...je3.defaultStartParams, "-c", "shared_buffers=2MB"];
+  return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
 }
 async function openLocalDatabase(dataDir, options = {}) {
   const waitMs = options.waitMs ?? 2e3;
@@ -63528,7 +62706,7 @@ async function openLocalDatabase(dataDir, options = {}) {
   let digest;
   try {
     digest = await migrationsDigest();
-    if (options.templateRoot && !existsSync5(join14(dataDir, "PG_VERSION"))) {
+    if (options.templateRoot && !existsSync5(join15(dataDir, "PG_VERSION"))) {
       await cp(await ensureTemplate(options.templateRoot, digest), dataDir, { recursive: true });
     }
   } catch (error47) {
@@ -63537,7 +62715,7 @@ async function openLocalDatabase(dataDir, options = {}) {
   }
   let client;
   try {
-    client = await je3.create(dataDir, { startParams: pgliteStartParams() });
+    client = await je2.create(dataDir, { startParams: pgliteStartParams() });
   } catch (error47) {
     await release();
     throw new LocalDatabaseDamagedError(dataDir, { cause: error47 });
@@ -63549,17 +62727,17 @@ async function openLocalDatabase(dataDir, options = {}) {
   }
 }
 async function ensureTemplate(root, digest) {
-  const template = join14(root, `pglite-${digest}`);
-  if (existsSync5(join14(template, MIGRATED_MARKER))) return template;
+  const template = join15(root, `pglite-${digest}`);
+  if (existsSync5(join15(template, MIGRATED_MARKER))) return template;
   const building = `${template}.tmp-${randomBytes3(6).toString("hex")}`;
   await mkdir11(building, { recursive: true });
   try {
-    const client = await je3.create(building, { startParams: pgliteStartParams() });
+    const client = await je2.create(building, { startParams: pgliteStartParams() });
     const store = await migrated(client, async () => {
     }, { dataDir: building, digest });
     await store.close();
     await rename7(building, template).catch((error47) => {
-      if (!existsSync5(join14(template, MIGRATED_MARKER))) throw error47;
+      if (!existsSync5(join15(template, MIGRATED_MARKER))) throw error47;
     });
   } finally {
     await rm9(building, { recursive: true, force: true });
@@ -63579,8 +62757,8 @@ async function migrated(client, release, onDisk) {
   };
   const db = drizzle({ client, schema: tables_exports });
   try {
-    const marker = onDisk ? join14(onDisk.dataDir, MIGRATED_MARKER) : null;
-    const current = marker ? await readFile7(marker, "utf8").catch(() => null) : null;
+    const marker = onDisk ? join15(onDisk.dataDir, MIGRATED_MARKER) : null;
+    const current = marker ? await readFile8(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
       if (marker && onDisk) await writeFile8(marker, onDisk.digest);
@@ -63678,16 +62856,21 @@ var init_local_journal_record = __esm({
       metrics: external_exports.record(external_exports.string(), external_exports.number()),
       /** Key inputs that changed while stages ran (absent in journals written before). */
       dirtyReasons: external_exports.array(external_exports.string()).default([]),
-      finishedAt: external_exports.iso.datetime()
+      finishedAt: external_exports.iso.datetime(),
+      /**
+       * The run it was compared with when it ended, fixed from then on; null for none. Absent
+       * in journals written before baselines were fixed (then looked up when shown).
+       */
+      baselineRunId: external_exports.string().nullable().optional()
     });
     LocalJournalRecord = external_exports.discriminatedUnion("type", [RunCreated, RunEvents, RunFinished]);
   }
 });
 
-// cli/local/read-run-journal.ts
-import { readFile as readFile8 } from "node:fs/promises";
+// local/read-run-journal.ts
+import { readFile as readFile9 } from "node:fs/promises";
 async function readRunJournal(file2) {
-  const text2 = await readFile8(file2, "utf8");
+  const text2 = await readFile9(file2, "utf8");
   const lines = text2.split("\n");
   const torn = lines.pop() !== "";
   const records = [];
@@ -63711,13 +62894,13 @@ async function readRunJournal(file2) {
   return { records, torn, damage: null };
 }
 var init_read_run_journal = __esm({
-  "cli/local/read-run-journal.ts"() {
+  "local/read-run-journal.ts"() {
     "use strict";
     init_local_journal_record();
   }
 });
 
-// cli/local/rebuild-local-index.ts
+// local/rebuild-local-index.ts
 var rebuild_local_index_exports = {};
 __export(rebuild_local_index_exports, {
   indexFromJournals: () => indexFromJournals,
@@ -63816,7 +62999,7 @@ async function rebuildLocalIndex(indexDir, built) {
   }
 }
 var init_rebuild_local_index = __esm({
-  "cli/local/rebuild-local-index.ts"() {
+  "local/rebuild-local-index.ts"() {
     "use strict";
     init_stage_record();
     init_run_from_json();
@@ -63826,7 +63009,7 @@ var init_rebuild_local_index = __esm({
   }
 });
 
-// cli/local/adopt-database-runs.ts
+// local/adopt-database-runs.ts
 var adopt_database_runs_exports = {};
 __export(adopt_database_runs_exports, {
   adoptDatabaseRuns: () => adoptDatabaseRuns
@@ -63863,7 +63046,7 @@ async function adoptDatabaseRuns(stateDir) {
   await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir));
 }
 var init_adopt_database_runs = __esm({
-  "cli/local/adopt-database-runs.ts"() {
+  "local/adopt-database-runs.ts"() {
     "use strict";
     init_drizzle_orm();
     init_runs();
@@ -63968,9 +63151,9 @@ var require_emoji_regex = __commonJS({
   }
 });
 
-// node_modules/string-width/index.js
+// node_modules/cli-table3/node_modules/string-width/index.js
 var require_string_width = __commonJS({
-  "node_modules/string-width/index.js"(exports, module2) {
+  "node_modules/cli-table3/node_modules/string-width/index.js"(exports, module2) {
     "use strict";
     var stripAnsi = require_strip_ansi();
     var isFullwidthCodePoint = require_is_fullwidth_code_point();
@@ -64375,7 +63558,7 @@ var require_styles = __commonJS({
 });
 
 // node_modules/@colors/colors/lib/system/has-flag.js
-var require_has_flag2 = __commonJS({
+var require_has_flag = __commonJS({
   "node_modules/@colors/colors/lib/system/has-flag.js"(exports, module2) {
     "use strict";
     module2.exports = function(flag, argv) {
@@ -64393,7 +63576,7 @@ var require_supports_colors = __commonJS({
   "node_modules/@colors/colors/lib/system/supports-colors.js"(exports, module2) {
     "use strict";
     var os7 = __require("os");
-    var hasFlag = require_has_flag2();
+    var hasFlag = require_has_flag();
     var env = process.env;
     var forceColor = void 0;
     if (hasFlag("no-color") || hasFlag("no-colors") || hasFlag("color=false")) {
@@ -65359,17 +64542,17 @@ var require_layout_manager = __commonJS({
         let alloc = {};
         table.forEach(function(row, rowIndex) {
           let col = 0;
-          row.forEach(function(cell2) {
-            cell2.y = rowIndex;
-            cell2.x = rowIndex ? next(alloc, col) : col;
-            const rowSpan = cell2.rowSpan || 1;
-            const colSpan = cell2.colSpan || 1;
+          row.forEach(function(cell) {
+            cell.y = rowIndex;
+            cell.x = rowIndex ? next(alloc, col) : col;
+            const rowSpan = cell.rowSpan || 1;
+            const colSpan = cell.colSpan || 1;
             if (rowSpan > 1) {
               for (let cs2 = 0; cs2 < colSpan; cs2++) {
-                alloc[cell2.x + cs2] = rowSpan;
+                alloc[cell.x + cs2] = rowSpan;
               }
             }
-            col = cell2.x + colSpan;
+            col = cell.x + colSpan;
           });
           Object.keys(alloc).forEach((idx) => {
             alloc[idx]--;
@@ -65380,8 +64563,8 @@ var require_layout_manager = __commonJS({
       function maxWidth(table) {
         let mw = 0;
         table.forEach(function(row) {
-          row.forEach(function(cell2) {
-            mw = Math.max(mw, cell2.x + (cell2.colSpan || 1));
+          row.forEach(function(cell) {
+            mw = Math.max(mw, cell.x + (cell.colSpan || 1));
           });
         });
         return mw;
@@ -65404,11 +64587,11 @@ var require_layout_manager = __commonJS({
       }
       function conflictExists(rows, x10, y7) {
         let i_max = Math.min(rows.length - 1, y7);
-        let cell2 = { x: x10, y: y7 };
+        let cell = { x: x10, y: y7 };
         for (let i2 = 0; i2 <= i_max; i2++) {
           let row = rows[i2];
           for (let j7 = 0; j7 < row.length; j7++) {
-            if (cellsConflict(cell2, row[j7])) {
+            if (cellsConflict(cell, row[j7])) {
               return true;
             }
           }
@@ -65425,12 +64608,12 @@ var require_layout_manager = __commonJS({
       }
       function addRowSpanCells(table) {
         table.forEach(function(row, rowIndex) {
-          row.forEach(function(cell2) {
-            for (let i2 = 1; i2 < cell2.rowSpan; i2++) {
-              let rowSpanCell = new RowSpanCell(cell2);
-              rowSpanCell.x = cell2.x;
-              rowSpanCell.y = cell2.y + i2;
-              rowSpanCell.colSpan = cell2.colSpan;
+          row.forEach(function(cell) {
+            for (let i2 = 1; i2 < cell.rowSpan; i2++) {
+              let rowSpanCell = new RowSpanCell(cell);
+              rowSpanCell.x = cell.x;
+              rowSpanCell.y = cell.y + i2;
+              rowSpanCell.colSpan = cell.colSpan;
               insertCell(rowSpanCell, table[rowIndex + i2]);
             }
           });
@@ -65440,22 +64623,22 @@ var require_layout_manager = __commonJS({
         for (let rowIndex = cellRows.length - 1; rowIndex >= 0; rowIndex--) {
           let cellColumns = cellRows[rowIndex];
           for (let columnIndex = 0; columnIndex < cellColumns.length; columnIndex++) {
-            let cell2 = cellColumns[columnIndex];
-            for (let k5 = 1; k5 < cell2.colSpan; k5++) {
+            let cell = cellColumns[columnIndex];
+            for (let k5 = 1; k5 < cell.colSpan; k5++) {
               let colSpanCell = new ColSpanCell();
-              colSpanCell.x = cell2.x + k5;
-              colSpanCell.y = cell2.y;
+              colSpanCell.x = cell.x + k5;
+              colSpanCell.y = cell.y;
               cellColumns.splice(columnIndex + 1, 0, colSpanCell);
             }
           }
         }
       }
-      function insertCell(cell2, row) {
+      function insertCell(cell, row) {
         let x10 = 0;
-        while (x10 < row.length && row[x10].x < cell2.x) {
+        while (x10 < row.length && row[x10].x < cell.x) {
           x10++;
         }
-        row.splice(x10, 0, cell2);
+        row.splice(x10, 0, cell);
       }
       function fillInTable(table) {
         let h_max = maxHeight(table);
@@ -65475,11 +64658,11 @@ var require_layout_manager = __commonJS({
                 opts.rowSpan++;
                 y22++;
               }
-              let cell2 = new Cell(opts);
-              cell2.x = opts.x;
-              cell2.y = opts.y;
-              warn(`Missing cell at ${cell2.y}-${cell2.x}.`);
-              insertCell(cell2, table[y7]);
+              let cell = new Cell(opts);
+              cell.x = opts.x;
+              cell.y = opts.y;
+              warn(`Missing cell at ${cell.y}-${cell.x}.`);
+              insertCell(cell, table[y7]);
             }
           }
         }
@@ -65496,8 +64679,8 @@ var require_layout_manager = __commonJS({
               row = [key, row];
             }
           }
-          return row.map(function(cell2) {
-            return new Cell(cell2);
+          return row.map(function(cell) {
+            return new Cell(cell);
           });
         });
       }
@@ -65525,11 +64708,11 @@ var require_layout_manager = __commonJS({
         let spanners = [];
         let auto = {};
         table.forEach(function(row) {
-          row.forEach(function(cell2) {
-            if ((cell2[colSpan] || 1) > 1) {
-              spanners.push(cell2);
+          row.forEach(function(cell) {
+            if ((cell[colSpan] || 1) > 1) {
+              spanners.push(cell);
             } else {
-              result[cell2[x10]] = Math.max(result[cell2[x10]] || 0, cell2[desiredWidth] || 0, forcedMin);
+              result[cell[x10]] = Math.max(result[cell[x10]] || 0, cell[desiredWidth] || 0, forcedMin);
             }
           });
         });
@@ -65539,9 +64722,9 @@ var require_layout_manager = __commonJS({
           }
         });
         for (let k5 = spanners.length - 1; k5 >= 0; k5--) {
-          let cell2 = spanners[k5];
-          let span = cell2[colSpan];
-          let col = cell2[x10];
+          let cell = spanners[k5];
+          let span = cell[colSpan];
+          let col = cell[x10];
           let existingWidth = result[col];
           let editableCols = typeof vals[col] === "number" ? 0 : 1;
           if (typeof existingWidth === "number") {
@@ -65552,16 +64735,16 @@ var require_layout_manager = __commonJS({
               }
             }
           } else {
-            existingWidth = desiredWidth === "desiredWidth" ? cell2.desiredWidth - 1 : 1;
+            existingWidth = desiredWidth === "desiredWidth" ? cell.desiredWidth - 1 : 1;
             if (!auto[col] || auto[col] < existingWidth) {
               auto[col] = existingWidth;
             }
           }
-          if (cell2[desiredWidth] > existingWidth) {
+          if (cell[desiredWidth] > existingWidth) {
             let i2 = 0;
-            while (editableCols > 0 && cell2[desiredWidth] > existingWidth) {
+            while (editableCols > 0 && cell[desiredWidth] > existingWidth) {
               if (typeof vals[col + i2] !== "number") {
-                let dif = Math.round((cell2[desiredWidth] - existingWidth) / editableCols);
+                let dif = Math.round((cell[desiredWidth] - existingWidth) / editableCols);
                 existingWidth += dif;
                 result[col + i2] += dif;
                 editableCols--;
@@ -65628,15 +64811,15 @@ var require_table = __commonJS({
         }
         let cells = tableLayout.makeTableLayout(array2);
         cells.forEach(function(row) {
-          row.forEach(function(cell2) {
-            cell2.mergeTableOptions(this.options, cells);
+          row.forEach(function(cell) {
+            cell.mergeTableOptions(this.options, cells);
           }, this);
         }, this);
         tableLayout.computeWidths(this.options.colWidths, cells);
         tableLayout.computeHeights(this.options.rowHeights, cells);
         cells.forEach(function(row) {
-          row.forEach(function(cell2) {
-            cell2.init(this.options);
+          row.forEach(function(cell) {
+            cell.init(this.options);
           }, this);
         }, this);
         let result = [];
@@ -65663,8 +64846,8 @@ var require_table = __commonJS({
     Table3.reset = () => debug2.reset();
     function doDraw(row, lineNum, result) {
       let line2 = [];
-      row.forEach(function(cell2) {
-        line2.push(cell2.draw(lineNum));
+      row.forEach(function(cell) {
+        line2.push(cell.draw(lineNum));
       });
       let str = line2.join("");
       if (str.length) result.push(str);
@@ -66550,15 +65733,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path17 = [graph[toModel].parent, toModel];
+      const path18 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path17.unshift(graph[cur].parent);
+        path18.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path17;
+      fn3.conversion = path18;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -66778,6 +65961,121 @@ var require_ansi_styles = __commonJS({
       enumerable: true,
       get: assembleStyles
     });
+  }
+});
+
+// node_modules/has-flag/index.js
+var require_has_flag2 = __commonJS({
+  "node_modules/has-flag/index.js"(exports, module2) {
+    "use strict";
+    module2.exports = (flag, argv = process.argv) => {
+      const prefix = flag.startsWith("-") ? "" : flag.length === 1 ? "-" : "--";
+      const position = argv.indexOf(prefix + flag);
+      const terminatorPosition = argv.indexOf("--");
+      return position !== -1 && (terminatorPosition === -1 || position < terminatorPosition);
+    };
+  }
+});
+
+// node_modules/supports-color/index.js
+var require_supports_color = __commonJS({
+  "node_modules/supports-color/index.js"(exports, module2) {
+    "use strict";
+    var os7 = __require("os");
+    var tty = __require("tty");
+    var hasFlag = require_has_flag2();
+    var { env } = process;
+    var forceColor;
+    if (hasFlag("no-color") || hasFlag("no-colors") || hasFlag("color=false") || hasFlag("color=never")) {
+      forceColor = 0;
+    } else if (hasFlag("color") || hasFlag("colors") || hasFlag("color=true") || hasFlag("color=always")) {
+      forceColor = 1;
+    }
+    if ("FORCE_COLOR" in env) {
+      if (env.FORCE_COLOR === "true") {
+        forceColor = 1;
+      } else if (env.FORCE_COLOR === "false") {
+        forceColor = 0;
+      } else {
+        forceColor = env.FORCE_COLOR.length === 0 ? 1 : Math.min(parseInt(env.FORCE_COLOR, 10), 3);
+      }
+    }
+    function translateLevel(level) {
+      if (level === 0) {
+        return false;
+      }
+      return {
+        level,
+        hasBasic: true,
+        has256: level >= 2,
+        has16m: level >= 3
+      };
+    }
+    function supportsColor(haveStream, streamIsTTY) {
+      if (forceColor === 0) {
+        return 0;
+      }
+      if (hasFlag("color=16m") || hasFlag("color=full") || hasFlag("color=truecolor")) {
+        return 3;
+      }
+      if (hasFlag("color=256")) {
+        return 2;
+      }
+      if (haveStream && !streamIsTTY && forceColor === void 0) {
+        return 0;
+      }
+      const min = forceColor || 0;
+      if (env.TERM === "dumb") {
+        return min;
+      }
+      if (process.platform === "win32") {
+        const osRelease = os7.release().split(".");
+        if (Number(osRelease[0]) >= 10 && Number(osRelease[2]) >= 10586) {
+          return Number(osRelease[2]) >= 14931 ? 3 : 2;
+        }
+        return 1;
+      }
+      if ("CI" in env) {
+        if (["TRAVIS", "CIRCLECI", "APPVEYOR", "GITLAB_CI", "GITHUB_ACTIONS", "BUILDKITE"].some((sign) => sign in env) || env.CI_NAME === "codeship") {
+          return 1;
+        }
+        return min;
+      }
+      if ("TEAMCITY_VERSION" in env) {
+        return /^(9\.(0*[1-9]\d*)\.|\d{2,}\.)/.test(env.TEAMCITY_VERSION) ? 1 : 0;
+      }
+      if (env.COLORTERM === "truecolor") {
+        return 3;
+      }
+      if ("TERM_PROGRAM" in env) {
+        const version3 = parseInt((env.TERM_PROGRAM_VERSION || "").split(".")[0], 10);
+        switch (env.TERM_PROGRAM) {
+          case "iTerm.app":
+            return version3 >= 3 ? 3 : 2;
+          case "Apple_Terminal":
+            return 2;
+        }
+      }
+      if (/-256(color)?$/i.test(env.TERM)) {
+        return 2;
+      }
+      if (/^screen|^xterm|^vt100|^vt220|^rxvt|color|ansi|cygwin|linux/i.test(env.TERM)) {
+        return 1;
+      }
+      if ("COLORTERM" in env) {
+        return 1;
+      }
+      return min;
+    }
+    function getSupportLevel(stream) {
+      const level = supportsColor(stream, stream && stream.isTTY);
+      return translateLevel(level);
+    }
+    module2.exports = {
+      supportsColor: getSupportLevel,
+      stdout: translateLevel(supportsColor(true, tty.isatty(1))),
+      stderr: translateLevel(supportsColor(true, tty.isatty(2)))
+    };
   }
 });
 
@@ -67109,6 +66407,752 @@ var require_source = __commonJS({
     chalk2.stderr = Chalk({ level: stderrColor ? stderrColor.level : 0 });
     chalk2.stderr.supportsColor = stderrColor;
     module2.exports = chalk2;
+  }
+});
+
+// node_modules/ms/index.js
+var require_ms = __commonJS({
+  "node_modules/ms/index.js"(exports, module2) {
+    var s4 = 1e3;
+    var m8 = s4 * 60;
+    var h5 = m8 * 60;
+    var d6 = h5 * 24;
+    var w7 = d6 * 7;
+    var y7 = d6 * 365.25;
+    module2.exports = function(val, options) {
+      options = options || {};
+      var type = typeof val;
+      if (type === "string" && val.length > 0) {
+        return parse7(val);
+      } else if (type === "number" && isFinite(val)) {
+        return options.long ? fmtLong(val) : fmtShort(val);
+      }
+      throw new Error(
+        "val is not a non-empty string or a valid number. val=" + JSON.stringify(val)
+      );
+    };
+    function parse7(str) {
+      str = String(str);
+      if (str.length > 100) {
+        return;
+      }
+      var match = /^(-?(?:\d+)?\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i.exec(
+        str
+      );
+      if (!match) {
+        return;
+      }
+      var n3 = parseFloat(match[1]);
+      var type = (match[2] || "ms").toLowerCase();
+      switch (type) {
+        case "years":
+        case "year":
+        case "yrs":
+        case "yr":
+        case "y":
+          return n3 * y7;
+        case "weeks":
+        case "week":
+        case "w":
+          return n3 * w7;
+        case "days":
+        case "day":
+        case "d":
+          return n3 * d6;
+        case "hours":
+        case "hour":
+        case "hrs":
+        case "hr":
+        case "h":
+          return n3 * h5;
+        case "minutes":
+        case "minute":
+        case "mins":
+        case "min":
+        case "m":
+          return n3 * m8;
+        case "seconds":
+        case "second":
+        case "secs":
+        case "sec":
+        case "s":
+          return n3 * s4;
+        case "milliseconds":
+        case "millisecond":
+        case "msecs":
+        case "msec":
+        case "ms":
+          return n3;
+        default:
+          return void 0;
+      }
+    }
+    function fmtShort(ms2) {
+      var msAbs = Math.abs(ms2);
+      if (msAbs >= d6) {
+        return Math.round(ms2 / d6) + "d";
+      }
+      if (msAbs >= h5) {
+        return Math.round(ms2 / h5) + "h";
+      }
+      if (msAbs >= m8) {
+        return Math.round(ms2 / m8) + "m";
+      }
+      if (msAbs >= s4) {
+        return Math.round(ms2 / s4) + "s";
+      }
+      return ms2 + "ms";
+    }
+    function fmtLong(ms2) {
+      var msAbs = Math.abs(ms2);
+      if (msAbs >= d6) {
+        return plural(ms2, msAbs, d6, "day");
+      }
+      if (msAbs >= h5) {
+        return plural(ms2, msAbs, h5, "hour");
+      }
+      if (msAbs >= m8) {
+        return plural(ms2, msAbs, m8, "minute");
+      }
+      if (msAbs >= s4) {
+        return plural(ms2, msAbs, s4, "second");
+      }
+      return ms2 + " ms";
+    }
+    function plural(ms2, msAbs, n3, name2) {
+      var isPlural = msAbs >= n3 * 1.5;
+      return Math.round(ms2 / n3) + " " + name2 + (isPlural ? "s" : "");
+    }
+  }
+});
+
+// node_modules/debug/src/common.js
+var require_common = __commonJS({
+  "node_modules/debug/src/common.js"(exports, module2) {
+    function setup(env) {
+      createDebug.debug = createDebug;
+      createDebug.default = createDebug;
+      createDebug.coerce = coerce;
+      createDebug.disable = disable;
+      createDebug.enable = enable;
+      createDebug.enabled = enabled;
+      createDebug.humanize = require_ms();
+      createDebug.destroy = destroy;
+      Object.keys(env).forEach((key) => {
+        createDebug[key] = env[key];
+      });
+      createDebug.names = [];
+      createDebug.skips = [];
+      createDebug.formatters = {};
+      function selectColor(namespace) {
+        let hash2 = 0;
+        for (let i2 = 0; i2 < namespace.length; i2++) {
+          hash2 = (hash2 << 5) - hash2 + namespace.charCodeAt(i2);
+          hash2 |= 0;
+        }
+        return createDebug.colors[Math.abs(hash2) % createDebug.colors.length];
+      }
+      createDebug.selectColor = selectColor;
+      function createDebug(namespace) {
+        let prevTime;
+        let enableOverride = null;
+        let namespacesCache;
+        let enabledCache;
+        function debug2(...args2) {
+          if (!debug2.enabled) {
+            return;
+          }
+          const self2 = debug2;
+          const curr = Number(/* @__PURE__ */ new Date());
+          const ms2 = curr - (prevTime || curr);
+          self2.diff = ms2;
+          self2.prev = prevTime;
+          self2.curr = curr;
+          prevTime = curr;
+          args2[0] = createDebug.coerce(args2[0]);
+          if (typeof args2[0] !== "string") {
+            args2.unshift("%O");
+          }
+          let index2 = 0;
+          args2[0] = args2[0].replace(/%([a-zA-Z%])/g, (match, format) => {
+            if (match === "%%") {
+              return "%";
+            }
+            index2++;
+            const formatter = createDebug.formatters[format];
+            if (typeof formatter === "function") {
+              const val = args2[index2];
+              match = formatter.call(self2, val);
+              args2.splice(index2, 1);
+              index2--;
+            }
+            return match;
+          });
+          createDebug.formatArgs.call(self2, args2);
+          const logFn = self2.log || createDebug.log;
+          logFn.apply(self2, args2);
+        }
+        debug2.namespace = namespace;
+        debug2.useColors = createDebug.useColors();
+        debug2.color = createDebug.selectColor(namespace);
+        debug2.extend = extend2;
+        debug2.destroy = createDebug.destroy;
+        Object.defineProperty(debug2, "enabled", {
+          enumerable: true,
+          configurable: false,
+          get: () => {
+            if (enableOverride !== null) {
+              return enableOverride;
+            }
+            if (namespacesCache !== createDebug.namespaces) {
+              namespacesCache = createDebug.namespaces;
+              enabledCache = createDebug.enabled(namespace);
+            }
+            return enabledCache;
+          },
+          set: (v6) => {
+            enableOverride = v6;
+          }
+        });
+        if (typeof createDebug.init === "function") {
+          createDebug.init(debug2);
+        }
+        return debug2;
+      }
+      function extend2(namespace, delimiter3) {
+        const newDebug = createDebug(this.namespace + (typeof delimiter3 === "undefined" ? ":" : delimiter3) + namespace);
+        newDebug.log = this.log;
+        return newDebug;
+      }
+      function enable(namespaces) {
+        createDebug.save(namespaces);
+        createDebug.namespaces = namespaces;
+        createDebug.names = [];
+        createDebug.skips = [];
+        const split = (typeof namespaces === "string" ? namespaces : "").trim().replace(/\s+/g, ",").split(",").filter(Boolean);
+        for (const ns2 of split) {
+          if (ns2[0] === "-") {
+            createDebug.skips.push(ns2.slice(1));
+          } else {
+            createDebug.names.push(ns2);
+          }
+        }
+      }
+      function matchesTemplate(search, template) {
+        let searchIndex = 0;
+        let templateIndex = 0;
+        let starIndex = -1;
+        let matchIndex = 0;
+        while (searchIndex < search.length) {
+          if (templateIndex < template.length && (template[templateIndex] === search[searchIndex] || template[templateIndex] === "*")) {
+            if (template[templateIndex] === "*") {
+              starIndex = templateIndex;
+              matchIndex = searchIndex;
+              templateIndex++;
+            } else {
+              searchIndex++;
+              templateIndex++;
+            }
+          } else if (starIndex !== -1) {
+            templateIndex = starIndex + 1;
+            matchIndex++;
+            searchIndex = matchIndex;
+          } else {
+            return false;
+          }
+        }
+        while (templateIndex < template.length && template[templateIndex] === "*") {
+          templateIndex++;
+        }
+        return templateIndex === template.length;
+      }
+      function disable() {
+        const namespaces = [
+          ...createDebug.names,
+          ...createDebug.skips.map((namespace) => "-" + namespace)
+        ].join(",");
+        createDebug.enable("");
+        return namespaces;
+      }
+      function enabled(name2) {
+        for (const skip of createDebug.skips) {
+          if (matchesTemplate(name2, skip)) {
+            return false;
+          }
+        }
+        for (const ns2 of createDebug.names) {
+          if (matchesTemplate(name2, ns2)) {
+            return true;
+          }
+        }
+        return false;
+      }
+      function coerce(val) {
+        if (val instanceof Error) {
+          return val.stack || val.message;
+        }
+        return val;
+      }
+      function destroy() {
+        console.warn("Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`.");
+      }
+      createDebug.enable(createDebug.load());
+      return createDebug;
+    }
+    module2.exports = setup;
+  }
+});
+
+// node_modules/debug/src/browser.js
+var require_browser = __commonJS({
+  "node_modules/debug/src/browser.js"(exports, module2) {
+    exports.formatArgs = formatArgs;
+    exports.save = save;
+    exports.load = load;
+    exports.useColors = useColors;
+    exports.storage = localstorage();
+    exports.destroy = /* @__PURE__ */ (() => {
+      let warned = false;
+      return () => {
+        if (!warned) {
+          warned = true;
+          console.warn("Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`.");
+        }
+      };
+    })();
+    exports.colors = [
+      "#0000CC",
+      "#0000FF",
+      "#0033CC",
+      "#0033FF",
+      "#0066CC",
+      "#0066FF",
+      "#0099CC",
+      "#0099FF",
+      "#00CC00",
+      "#00CC33",
+      "#00CC66",
+      "#00CC99",
+      "#00CCCC",
+      "#00CCFF",
+      "#3300CC",
+      "#3300FF",
+      "#3333CC",
+      "#3333FF",
+      "#3366CC",
+      "#3366FF",
+      "#3399CC",
+      "#3399FF",
+      "#33CC00",
+      "#33CC33",
+      "#33CC66",
+      "#33CC99",
+      "#33CCCC",
+      "#33CCFF",
+      "#6600CC",
+      "#6600FF",
+      "#6633CC",
+      "#6633FF",
+      "#66CC00",
+      "#66CC33",
+      "#9900CC",
+      "#9900FF",
+      "#9933CC",
+      "#9933FF",
+      "#99CC00",
+      "#99CC33",
+      "#CC0000",
+      "#CC0033",
+      "#CC0066",
+      "#CC0099",
+      "#CC00CC",
+      "#CC00FF",
+      "#CC3300",
+      "#CC3333",
+      "#CC3366",
+      "#CC3399",
+      "#CC33CC",
+      "#CC33FF",
+      "#CC6600",
+      "#CC6633",
+      "#CC9900",
+      "#CC9933",
+      "#CCCC00",
+      "#CCCC33",
+      "#FF0000",
+      "#FF0033",
+      "#FF0066",
+      "#FF0099",
+      "#FF00CC",
+      "#FF00FF",
+      "#FF3300",
+      "#FF3333",
+      "#FF3366",
+      "#FF3399",
+      "#FF33CC",
+      "#FF33FF",
+      "#FF6600",
+      "#FF6633",
+      "#FF9900",
+      "#FF9933",
+      "#FFCC00",
+      "#FFCC33"
+    ];
+    function useColors() {
+      if (typeof window !== "undefined" && window.process && (window.process.type === "renderer" || window.process.__nwjs)) {
+        return true;
+      }
+      if (typeof navigator !== "undefined" && navigator.userAgent && navigator.userAgent.toLowerCase().match(/(edge|trident)\/(\d+)/)) {
+        return false;
+      }
+      let m8;
+      return typeof document !== "undefined" && document.documentElement && document.documentElement.style && document.documentElement.style.WebkitAppearance || // Is firebug? http://stackoverflow.com/a/398120/376773
+      typeof window !== "undefined" && window.console && (window.console.firebug || window.console.exception && window.console.table) || // Is firefox >= v31?
+      // https://developer.mozilla.org/en-US/docs/Tools/Web_Console#Styling_messages
+      typeof navigator !== "undefined" && navigator.userAgent && (m8 = navigator.userAgent.toLowerCase().match(/firefox\/(\d+)/)) && parseInt(m8[1], 10) >= 31 || // Double check webkit in userAgent just in case we are in a worker
+      typeof navigator !== "undefined" && navigator.userAgent && navigator.userAgent.toLowerCase().match(/applewebkit\/(\d+)/);
+    }
+    function formatArgs(args2) {
+      args2[0] = (this.useColors ? "%c" : "") + this.namespace + (this.useColors ? " %c" : " ") + args2[0] + (this.useColors ? "%c " : " ") + "+" + module2.exports.humanize(this.diff);
+      if (!this.useColors) {
+        return;
+      }
+      const c6 = "color: " + this.color;
+      args2.splice(1, 0, c6, "color: inherit");
+      let index2 = 0;
+      let lastC = 0;
+      args2[0].replace(/%[a-zA-Z%]/g, (match) => {
+        if (match === "%%") {
+          return;
+        }
+        index2++;
+        if (match === "%c") {
+          lastC = index2;
+        }
+      });
+      args2.splice(lastC, 0, c6);
+    }
+    exports.log = console.debug || console.log || (() => {
+    });
+    function save(namespaces) {
+      try {
+        if (namespaces) {
+          exports.storage.setItem("debug", namespaces);
+        } else {
+          exports.storage.removeItem("debug");
+        }
+      } catch (error47) {
+      }
+    }
+    function load() {
+      let r4;
+      try {
+        r4 = exports.storage.getItem("debug") || exports.storage.getItem("DEBUG");
+      } catch (error47) {
+      }
+      if (!r4 && typeof process !== "undefined" && "env" in process) {
+        r4 = process.env.DEBUG;
+      }
+      return r4;
+    }
+    function localstorage() {
+      try {
+        return localStorage;
+      } catch (error47) {
+      }
+    }
+    module2.exports = require_common()(exports);
+    var { formatters } = module2.exports;
+    formatters.j = function(v6) {
+      try {
+        return JSON.stringify(v6);
+      } catch (error47) {
+        return "[UnexpectedJSONParseError]: " + error47.message;
+      }
+    };
+  }
+});
+
+// node_modules/debug/src/node.js
+var require_node = __commonJS({
+  "node_modules/debug/src/node.js"(exports, module2) {
+    var tty = __require("tty");
+    var util = __require("util");
+    exports.init = init2;
+    exports.log = log;
+    exports.formatArgs = formatArgs;
+    exports.save = save;
+    exports.load = load;
+    exports.useColors = useColors;
+    exports.destroy = util.deprecate(
+      () => {
+      },
+      "Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`."
+    );
+    exports.colors = [6, 2, 3, 4, 5, 1];
+    try {
+      const supportsColor = require_supports_color();
+      if (supportsColor && (supportsColor.stderr || supportsColor).level >= 2) {
+        exports.colors = [
+          20,
+          21,
+          26,
+          27,
+          32,
+          33,
+          38,
+          39,
+          40,
+          41,
+          42,
+          43,
+          44,
+          45,
+          56,
+          57,
+          62,
+          63,
+          68,
+          69,
+          74,
+          75,
+          76,
+          77,
+          78,
+          79,
+          80,
+          81,
+          92,
+          93,
+          98,
+          99,
+          112,
+          113,
+          128,
+          129,
+          134,
+          135,
+          148,
+          149,
+          160,
+          161,
+          162,
+          163,
+          164,
+          165,
+          166,
+          167,
+          168,
+          169,
+          170,
+          171,
+          172,
+          173,
+          178,
+          179,
+          184,
+          185,
+          196,
+          197,
+          198,
+          199,
+          200,
+          201,
+          202,
+          203,
+          204,
+          205,
+          206,
+          207,
+          208,
+          209,
+          214,
+          215,
+          220,
+          221
+        ];
+      }
+    } catch (error47) {
+    }
+    exports.inspectOpts = Object.keys(process.env).filter((key) => {
+      return /^debug_/i.test(key);
+    }).reduce((obj, key) => {
+      const prop = key.substring(6).toLowerCase().replace(/_([a-z])/g, (_5, k5) => {
+        return k5.toUpperCase();
+      });
+      let val = process.env[key];
+      if (/^(yes|on|true|enabled)$/i.test(val)) {
+        val = true;
+      } else if (/^(no|off|false|disabled)$/i.test(val)) {
+        val = false;
+      } else if (val === "null") {
+        val = null;
+      } else {
+        val = Number(val);
+      }
+      obj[prop] = val;
+      return obj;
+    }, {});
+    function useColors() {
+      return "colors" in exports.inspectOpts ? Boolean(exports.inspectOpts.colors) : tty.isatty(process.stderr.fd);
+    }
+    function formatArgs(args2) {
+      const { namespace: name2, useColors: useColors2 } = this;
+      if (useColors2) {
+        const c6 = this.color;
+        const colorCode = "\x1B[3" + (c6 < 8 ? c6 : "8;5;" + c6);
+        const prefix = `  ${colorCode};1m${name2} \x1B[0m`;
+        args2[0] = prefix + args2[0].split("\n").join("\n" + prefix);
+        args2.push(colorCode + "m+" + module2.exports.humanize(this.diff) + "\x1B[0m");
+      } else {
+        args2[0] = getDate() + name2 + " " + args2[0];
+      }
+    }
+    function getDate() {
+      if (exports.inspectOpts.hideDate) {
+        return "";
+      }
+      return (/* @__PURE__ */ new Date()).toISOString() + " ";
+    }
+    function log(...args2) {
+      return process.stderr.write(util.formatWithOptions(exports.inspectOpts, ...args2) + "\n");
+    }
+    function save(namespaces) {
+      if (namespaces) {
+        process.env.DEBUG = namespaces;
+      } else {
+        delete process.env.DEBUG;
+      }
+    }
+    function load() {
+      return process.env.DEBUG;
+    }
+    function init2(debug2) {
+      debug2.inspectOpts = {};
+      const keys = Object.keys(exports.inspectOpts);
+      for (let i2 = 0; i2 < keys.length; i2++) {
+        debug2.inspectOpts[keys[i2]] = exports.inspectOpts[keys[i2]];
+      }
+    }
+    module2.exports = require_common()(exports);
+    var { formatters } = module2.exports;
+    formatters.o = function(v6) {
+      this.inspectOpts.colors = this.useColors;
+      return util.inspect(v6, this.inspectOpts).split("\n").map((str) => str.trim()).join(" ");
+    };
+    formatters.O = function(v6) {
+      this.inspectOpts.colors = this.useColors;
+      return util.inspect(v6, this.inspectOpts);
+    };
+  }
+});
+
+// node_modules/debug/src/index.js
+var require_src = __commonJS({
+  "node_modules/debug/src/index.js"(exports, module2) {
+    if (typeof process === "undefined" || process.type === "renderer" || process.browser === true || process.__nwjs) {
+      module2.exports = require_browser();
+    } else {
+      module2.exports = require_node();
+    }
+  }
+});
+
+// node_modules/@kwsites/file-exists/dist/src/index.js
+var require_src2 = __commonJS({
+  "node_modules/@kwsites/file-exists/dist/src/index.js"(exports) {
+    "use strict";
+    var __importDefault = exports && exports.__importDefault || function(mod) {
+      return mod && mod.__esModule ? mod : { "default": mod };
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var fs_1 = __require("fs");
+    var debug_1 = __importDefault(require_src());
+    var log = debug_1.default("@kwsites/file-exists");
+    function check2(path18, isFile, isDirectory3) {
+      log(`checking %s`, path18);
+      try {
+        const stat7 = fs_1.statSync(path18);
+        if (stat7.isFile() && isFile) {
+          log(`[OK] path represents a file`);
+          return true;
+        }
+        if (stat7.isDirectory() && isDirectory3) {
+          log(`[OK] path represents a directory`);
+          return true;
+        }
+        log(`[FAIL] path represents something other than a file or directory`);
+        return false;
+      } catch (e) {
+        if (e.code === "ENOENT") {
+          log(`[FAIL] path is not accessible: %o`, e);
+          return false;
+        }
+        log(`[FATAL] %o`, e);
+        throw e;
+      }
+    }
+    function exists3(path18, type = exports.READABLE) {
+      return check2(path18, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    }
+    exports.exists = exists3;
+    exports.FILE = 1;
+    exports.FOLDER = 2;
+    exports.READABLE = exports.FILE + exports.FOLDER;
+  }
+});
+
+// node_modules/@kwsites/file-exists/dist/index.js
+var require_dist2 = __commonJS({
+  "node_modules/@kwsites/file-exists/dist/index.js"(exports) {
+    "use strict";
+    function __export2(m8) {
+      for (var p6 in m8) if (!exports.hasOwnProperty(p6)) exports[p6] = m8[p6];
+    }
+    Object.defineProperty(exports, "__esModule", { value: true });
+    __export2(require_src2());
+  }
+});
+
+// node_modules/@kwsites/promise-deferred/dist/index.js
+var require_dist3 = __commonJS({
+  "node_modules/@kwsites/promise-deferred/dist/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.createDeferred = exports.deferred = void 0;
+    function deferred() {
+      let done;
+      let fail;
+      let status = "pending";
+      const promise2 = new Promise((_done, _fail) => {
+        done = _done;
+        fail = _fail;
+      });
+      return {
+        promise: promise2,
+        done(result) {
+          if (status === "pending") {
+            status = "resolved";
+            done(result);
+          }
+        },
+        fail(error47) {
+          if (status === "pending") {
+            status = "rejected";
+            fail(error47);
+          }
+        },
+        get fulfilled() {
+          return status !== "pending";
+        },
+        get status() {
+          return status;
+        }
+      };
+    }
+    exports.deferred = deferred;
+    exports.createDeferred = deferred;
+    exports.default = deferred;
   }
 });
 
@@ -68280,11 +68324,11 @@ var Summary = class {
    */
   addTable(rows) {
     const tableBody = rows.map((row) => {
-      const cells = row.map((cell2) => {
-        if (typeof cell2 === "string") {
-          return this.wrap("td", cell2);
+      const cells = row.map((cell) => {
+        if (typeof cell === "string") {
+          return this.wrap("td", cell);
         }
-        const { header, data, colspan, rowspan } = cell2;
+        const { header, data, colspan, rowspan } = cell;
         const tag = header ? "th" : "td";
         const attrs = Object.assign(Object.assign({}, colspan && { colspan }), rowspan && { rowspan });
         return this.wrap(tag, data, attrs);
@@ -69555,9 +69599,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path17) {
+function readJson(path18) {
   try {
-    return JSON.parse(readFileSync(path17, "utf8"));
+    return JSON.parse(readFileSync(path18, "utf8"));
   } catch {
     return null;
   }
@@ -69731,3450 +69775,10 @@ function ulid3(seedTime, prng) {
 }
 
 // runner/code-index.ts
-import { existsSync as existsSync2, lstatSync } from "node:fs";
-import { readlink as readlink4 } from "node:fs/promises";
-import path8 from "node:path";
-
-// node_modules/@simple-git/args-pathspec/dist/index.mjs
-var t = /* @__PURE__ */ new WeakMap();
-function c(...n3) {
-  const e = new String(n3);
-  return t.set(e, n3), e;
-}
-function r(n3) {
-  return n3 instanceof String && t.has(n3);
-}
-function o(n3) {
-  return t.get(n3) ?? [];
-}
-
-// node_modules/simple-git/dist/index.mjs
-var import_file_exists = __toESM(require_dist(), 1);
-var import_debug = __toESM(require_src(), 1);
-var import_promise_deferred = __toESM(require_dist2(), 1);
-import { spawn as ve } from "node:child_process";
-import { normalize as Se } from "node:path";
-
-// node_modules/@simple-git/argv-parser/dist/index.mjs
-function* x(e, n3) {
-  const t3 = n3 === "global";
-  for (const o6 of e)
-    o6.isGlobal === t3 && (yield o6);
-}
-var P = /* @__PURE__ */ new Set([
-  "--add",
-  "--edit",
-  "--remove-section",
-  "--rename-section",
-  "--replace-all",
-  "--unset",
-  "--unset-all",
-  "-e"
-]);
-var S = /* @__PURE__ */ new Set([
-  "--get",
-  "--get-all",
-  "--get-color",
-  "--get-colorbool",
-  "--get-regexp",
-  "--get-urlmatch",
-  "--list",
-  "-l"
-]);
-var E = /* @__PURE__ */ new Set([
-  "edit",
-  "remove-section",
-  "rename-section",
-  "set",
-  "unset"
-]);
-var F = /* @__PURE__ */ new Set(["get", "get-color", "get-colorbool", "list"]);
-function A(e, n3) {
-  for (const { name: o6 } of x(e, "task")) {
-    if (P.has(o6))
-      return w(true, n3);
-    if (S.has(o6))
-      return w(false, n3);
-  }
-  const t3 = n3.at(0)?.toLowerCase();
-  return t3 === void 0 ? null : E.has(t3) ? w(true, n3.slice(1)) : F.has(t3) ? w(false, n3.slice(1)) : n3.length === 1 ? w(false, n3) : w(true, n3);
-}
-function w(e = false, n3 = []) {
-  const t3 = n3.at(0)?.toLowerCase();
-  return t3 === void 0 ? null : {
-    isWrite: e,
-    isRead: !e,
-    key: t3,
-    value: n3.at(1)
-  };
-}
-function O(e, n3) {
-  return n3.isWrite && n3.value !== void 0 ? { key: n3.key, value: n3.value, scope: e } : { key: n3.key, scope: e };
-}
-function G(e) {
-  const n3 = e?.indexOf("=") || -1;
-  return !e || n3 < 0 ? null : {
-    key: e.slice(0, n3).trim().toLowerCase(),
-    value: e.slice(n3 + 1)
-  };
-}
-function M(e) {
-  for (const { name: n3 } of x(e, "task"))
-    switch (n3) {
-      case "--global":
-        return "global";
-      case "--system":
-        return "system";
-      case "--worktree":
-        return "worktree";
-      case "--local":
-        return "local";
-      case "--file":
-      case "-f":
-        return "file";
-    }
-  return "local";
-}
-function N({ name: e }) {
-  if (e === "-c" || e === "--config")
-    return "inline";
-  if (e === "--config-env")
-    return "env";
-}
-function* $(e) {
-  for (const n3 of e) {
-    const t3 = N(n3), o6 = t3 && G(n3.value);
-    o6 && (yield {
-      ...o6,
-      scope: t3
-    });
-  }
-}
-function D(e, n3, t3) {
-  const o6 = {
-    read: [],
-    write: [...$(n3)]
-  };
-  return e === "config" && L(
-    o6,
-    M(n3),
-    A(n3, t3)
-  ), o6;
-}
-function L(e, n3, t3) {
-  if (t3 === null)
-    return;
-  const o6 = O(n3, t3);
-  t3.isWrite ? e.write.push(o6) : e.read.push(o6);
-}
-var C = {
-  short: /* @__PURE__ */ new Map([
-    ["c", true]
-    //  -c <k=v>    set config key for this invocation
-  ])
-};
-var I = {
-  short: new Map([
-    ["C", true],
-    //  -C <path>   change working directory
-    ["P", false],
-    // -P          no pager (alias for --no-pager)
-    ["h", false],
-    // -h          help
-    ["p", false],
-    // -p          paginate
-    ["v", false],
-    // -v          version
-    ...C.short.entries()
-  ]),
-  long: /* @__PURE__ */ new Set([
-    "attr-source",
-    "config-env",
-    "exec-path",
-    "git-dir",
-    "list-cmds",
-    "namespace",
-    "super-prefix",
-    "work-tree"
-  ])
-};
-var R = {
-  clone: {
-    short: /* @__PURE__ */ new Map([
-      ["b", true],
-      // -b <branch>
-      ["j", true],
-      // -j <n>          parallel jobs
-      ["l", false],
-      // -l local
-      ["n", false],
-      // -n no-checkout
-      ["o", true],
-      // -o <name>       remote name
-      ["q", false],
-      // -q quiet
-      ["s", false],
-      // -s shared
-      ["u", true]
-      // -u <upload-pack>
-    ]),
-    long: /* @__PURE__ */ new Set(["branch", "config", "jobs", "origin", "upload-pack", "u", "template"])
-  },
-  commit: {
-    short: /* @__PURE__ */ new Map([
-      ["C", true],
-      // -C <commit>  reuse message
-      ["F", true],
-      // -F <file>    read message from file
-      ["c", true],
-      // -c <commit>  reedit message
-      ["m", true],
-      // -m <msg>
-      ["t", true]
-      // -t <template>
-    ]),
-    long: /* @__PURE__ */ new Set(["file", "message", "reedit-message", "reuse-message", "template"])
-  },
-  config: {
-    short: /* @__PURE__ */ new Map([
-      ["e", false],
-      // -e  open editor
-      ["f", true],
-      //  -f <file>
-      ["l", false]
-      // -l  list
-    ]),
-    long: /* @__PURE__ */ new Set(["blob", "comment", "default", "file", "type", "value"])
-  },
-  fetch: {
-    short: /* @__PURE__ */ new Map(),
-    long: /* @__PURE__ */ new Set(["upload-pack"])
-  },
-  init: {
-    short: /* @__PURE__ */ new Map(),
-    long: /* @__PURE__ */ new Set(["template"])
-  },
-  pull: {
-    short: /* @__PURE__ */ new Map(),
-    long: /* @__PURE__ */ new Set(["upload-pack"])
-  },
-  push: {
-    short: /* @__PURE__ */ new Map(),
-    long: /* @__PURE__ */ new Set(["exec", "receive-pack"])
-  },
-  rebase: {
-    short: /* @__PURE__ */ new Map([
-      ["X", true],
-      // -X <option>   strategy option
-      ["f", false],
-      // -f force-rebase
-      ["i", false],
-      // -i interactive
-      ["k", false],
-      // -k keep-base
-      ["m", false],
-      // -m merge
-      ["n", false],
-      // -n no-stat
-      ["q", false],
-      // -q quiet
-      ["r", false],
-      // -r rebase-merges
-      ["s", true],
-      // -s <strategy>
-      ["v", false],
-      // -v verbose
-      ["x", true]
-      // -x <cmd>      exec
-    ]),
-    long: /* @__PURE__ */ new Set(["exec", "onto", "strategy", "strategy-option"])
-  }
-};
-var T = { short: /* @__PURE__ */ new Map(), long: /* @__PURE__ */ new Set() };
-function B(e) {
-  const n3 = R[e ?? ""] ?? T;
-  return {
-    short: new Map([...C.short.entries(), ...n3.short.entries()]),
-    long: n3.long
-  };
-}
-function b(e, n3 = I) {
-  if (e.startsWith("--")) {
-    const t3 = e.indexOf("=");
-    if (t3 > 2)
-      return [{ name: e.slice(0, t3), value: e.slice(t3 + 1), needsNext: false }];
-    const o6 = e.slice(2);
-    return [{ name: e, needsNext: n3.long.has(o6) }];
-  }
-  if (e.length === 2) {
-    const t3 = e.charAt(1), o6 = n3.short.get(t3);
-    return [{ name: e, needsNext: o6 === true }];
-  }
-  return j(e, n3.short);
-}
-function j(e, n3) {
-  const t3 = e.slice(1).split(""), o6 = [];
-  for (let a3 = 0; a3 < t3.length; a3++) {
-    const s4 = t3[a3], r4 = n3.get(s4);
-    if (r4 === void 0)
-      return [{ name: e, needsNext: false }];
-    if (r4) {
-      const i2 = t3.slice(a3 + 1).join("");
-      if (i2 && ![...i2].every((m8) => n3.has(m8)))
-        return o6.push({ name: `-${s4}`, value: i2, needsNext: false }), o6;
-    }
-    o6.push({ name: `-${s4}`, needsNext: r4 });
-  }
-  return o6;
-}
-function W(e, n3 = []) {
-  let t3 = 0;
-  for (; t3 < e.length; ) {
-    const o6 = String(e[t3]);
-    if (!o6.startsWith("-") || o6.length < 2) break;
-    const a3 = b(o6);
-    let s4 = t3 + 1;
-    for (const r4 of a3) {
-      const i2 = {
-        name: r4.name,
-        value: r4.value,
-        absorbedNext: false,
-        isGlobal: true
-      };
-      r4.needsNext && i2.value === void 0 && s4 < e.length && (i2.value = String(e[s4]), i2.absorbedNext = true, s4++), n3.push(i2);
-    }
-    t3 = s4;
-  }
-  return { flags: n3, taskIndex: t3 };
-}
-function V(e, n3, t3 = []) {
-  const o6 = B(n3), a3 = [], s4 = [];
-  let r4 = 0;
-  for (; r4 < e.length; ) {
-    const i2 = e[r4];
-    if (r(i2)) {
-      s4.push(...o(i2)), r4++;
-      continue;
-    }
-    const p6 = String(i2);
-    if (p6 === "--") {
-      for (let d6 = r4 + 1; d6 < e.length; d6++) {
-        const g8 = e[d6];
-        r(g8) ? s4.push(...o(g8)) : s4.push(String(g8));
-      }
-      break;
-    }
-    if (!p6.startsWith("-") || p6.length < 2) {
-      a3.push(p6), r4++;
-      continue;
-    }
-    const m8 = b(p6, o6);
-    let u4 = r4 + 1;
-    for (const d6 of m8) {
-      const g8 = {
-        name: d6.name,
-        value: d6.value,
-        absorbedNext: false,
-        isGlobal: false
-      };
-      d6.needsNext && g8.value === void 0 && u4 < e.length && !r(e[u4]) && (g8.value = String(e[u4]), g8.absorbedNext = true, u4++), t3.push(g8);
-    }
-    r4 = u4;
-  }
-  return { flags: t3, positionals: a3, pathspecs: s4 };
-}
-function* q({
-  write: e
-}) {
-  for (const n3 of e)
-    for (const t3 of K) {
-      const o6 = t3(n3.key);
-      o6 && (yield o6);
-    }
-}
-function f(e, n3, t3 = String(e)) {
-  const o6 = typeof e == "string" ? new RegExp(`\\s*${e.toLowerCase()}`) : e;
-  return function(s4) {
-    if (o6.test(s4))
-      return {
-        category: n3,
-        message: `Configuring ${t3} is not permitted without enabling ${n3}`
-      };
-  };
-}
-function l(e, n3) {
-  const t3 = new RegExp(`\\s*${e.toLowerCase().replace(/\./g, "(..+)?.")}`);
-  return f(t3, n3, e);
-}
-var K = [
-  f("alias", "allowUnsafeAlias"),
-  f("core.askPass", "allowUnsafeAskPass"),
-  f("core.editor", "allowUnsafeEditor"),
-  f("core.fsmonitor", "allowUnsafeFsMonitor"),
-  f("core.gitProxy", "allowUnsafeGitProxy"),
-  f("core.hooksPath", "allowUnsafeHooksPath"),
-  f("core.pager", "allowUnsafePager"),
-  f("core.sshCommand", "allowUnsafeSshCommand"),
-  l("credential.helper", "allowUnsafeCredentialHelper"),
-  l("diff.command", "allowUnsafeDiffExternal"),
-  f("diff.external", "allowUnsafeDiffExternal"),
-  l("difftool.cmd", "allowUnsafeDiffExternal"),
-  l("diff.textconv", "allowUnsafeDiffTextConv"),
-  l("filter.clean", "allowUnsafeFilter"),
-  l("filter.process", "allowUnsafeFilter"),
-  l("filter.smudge", "allowUnsafeFilter"),
-  l("gpg.program", "allowUnsafeGpgProgram"),
-  f("include.path", "allowUnsafeInclude"),
-  l("includeIf", "allowUnsafeInclude"),
-  f("init.templateDir", "allowUnsafeTemplateDir"),
-  l("pager.", "allowUnsafePager"),
-  l("merge.driver", "allowUnsafeMergeDriver"),
-  l("mergetool.path", "allowUnsafeMergeDriver"),
-  l("mergetool.cmd", "allowUnsafeMergeDriver"),
-  l("protocol.allow", "allowUnsafeProtocolOverride"),
-  l("remote.receivepack", "allowUnsafePack"),
-  l("remote.uploadpack", "allowUnsafePack"),
-  f("uploadpack.packObjectsHook", "allowUnsafePack"),
-  f("sequence.editor", "allowUnsafeEditor"),
-  l("submodule.update", "allowUnsafeSubmodule"),
-  l("tar.command", "allowUnsafeCommandBinaries"),
-  l("trailer.cmd", "allowUnsafeCommandBinaries"),
-  l("trailer.command", "allowUnsafeCommandBinaries"),
-  l("url.insteadOf", "allowUnsafeUrlRewrite")
-];
-function* H(e, n3) {
-  for (const t3 of n3)
-    for (const o6 of X) {
-      const a3 = o6(e, t3);
-      a3 && (yield a3);
-    }
-}
-function c2(e, n3, t3, { name: o6 = String(n3), globalOnly: a3 = false, withValue: s4 = false } = {}) {
-  const r4 = typeof n3 == "string" ? new RegExp(`\\s*${n3.toLowerCase()}`) : n3, i2 = `Use of ${e ? `${e} with option ` : ""}${o6} is not permitted without enabling ${t3}`;
-  return function(m8, u4) {
-    if (!(e && m8 !== e) && !(a3 && !u4.isGlobal) && !(s4 && u4.value === void 0) && r4.test(u4.name))
-      return {
-        category: t3,
-        message: i2
-      };
-  };
-}
-var h = { globalOnly: true, withValue: true };
-var X = [
-  c2(null, /--(upload|receive)-pack/, "allowUnsafePack", {
-    name: "--upload-pack or --receive-pack"
-  }),
-  c2("clone", /^-\w*u/, "allowUnsafePack"),
-  c2("clone", "--u", "allowUnsafePack"),
-  c2("push", /^--exec$/, "allowUnsafePack", { name: "--exec" }),
-  // `git` accepts unambiguous abbreviations of long options, so `--ex` and `--exe` are `--exec`
-  c2("rebase", /^(-x|--ex(ec?)?)$/, "allowUnsafeExec", { name: "-x or --exec" }),
-  c2(null, "--template", "allowUnsafeTemplateDir"),
-  c2(null, "--exec-path", "allowUnsafeExec", h),
-  // `git` reads the configuration of whichever repository these name, so the
-  // directory alone is enough to deliver config the argv guards never see
-  c2(null, "--git-dir", "allowUnsafeConfigPaths", h),
-  c2(null, "--work-tree", "allowUnsafeConfigPaths", h),
-  c2(null, /^-C$/, "allowUnsafeConfigPaths", { ...h, name: "-C" })
-];
-function k(e, n3, t3) {
-  return [...H(e, n3), ...q(t3)];
-}
-function Y(...e) {
-  const { flags: n3, taskIndex: t3 } = W(e), o6 = t3 < e.length ? String(e[t3]).toLowerCase() : null, a3 = o6 !== null ? e.slice(t3 + 1) : [], { positionals: s4, pathspecs: r4 } = V(a3, o6, n3), i2 = D(o6, n3, s4);
-  return {
-    task: o6,
-    flags: n3.map(J),
-    paths: r4,
-    config: i2,
-    vulnerabilities: z(k(o6, n3, i2))
-  };
-}
-function z(e) {
-  return Object.defineProperty(e, "vulnerabilities", {
-    value: e
-  });
-}
-function J({ value: e, name: n3 }) {
-  return e !== void 0 ? { name: n3, value: e } : { name: n3 };
-}
-var y = {
-  editor: "allowUnsafeEditor",
-  git_askpass: "allowUnsafeAskPass",
-  git_config_global: "allowUnsafeConfigPaths",
-  git_config_system: "allowUnsafeConfigPaths",
-  git_config_count: "allowUnsafeConfigEnvCount",
-  git_config_parameters: "allowUnsafeConfigEnvCount",
-  git_config: "allowUnsafeConfigPaths",
-  git_editor: "allowUnsafeEditor",
-  git_exec_path: "allowUnsafeExec",
-  git_external_diff: "allowUnsafeDiffExternal",
-  git_pager: "allowUnsafePager",
-  git_proxy_command: "allowUnsafeGitProxy",
-  git_template_dir: "allowUnsafeTemplateDir",
-  git_sequence_editor: "allowUnsafeEditor",
-  git_ssh: "allowUnsafeSshCommand",
-  git_ssh_command: "allowUnsafeSshCommand",
-  pager: "allowUnsafePager",
-  prefix: "allowUnsafeConfigPaths",
-  ssh_askpass: "allowUnsafeAskPass",
-  visual: "allowUnsafeEditor"
-};
-function* Q(e) {
-  const n3 = parseInt(e.git_config_count ?? "0", 10);
-  for (let t3 = 0; t3 < n3; t3++) {
-    const o6 = e[`git_config_key_${t3}`], a3 = e[`git_config_value_${t3}`];
-    o6 !== void 0 && (yield { key: o6.toLowerCase().trim(), value: a3, scope: "env" });
-  }
-}
-function* Z(e) {
-  for (const n3 of Object.keys(e))
-    if (_(n3)) {
-      const t3 = y[n3];
-      yield {
-        category: t3,
-        message: `Use of "${n3.toUpperCase()}" is not permitted without enabling ${t3}`
-      };
-    }
-}
-function _(e) {
-  return Object.hasOwn(y, e);
-}
-function ee(e) {
-  const n3 = {};
-  for (const [t3, o6] of Object.entries(e)) {
-    const a3 = t3.toLowerCase().trim();
-    (_(a3) || a3.startsWith("git")) && (n3[a3] = String(o6));
-  }
-  return n3;
-}
-function ne(e) {
-  const n3 = ee(e), t3 = {
-    read: [],
-    write: [...Q(n3)]
-  }, o6 = [
-    ...Z(n3),
-    ...k(null, [], t3)
-  ];
-  return {
-    config: t3,
-    vulnerabilities: o6
-  };
-}
-function oe(e, n3) {
-  return [...Y(...e).vulnerabilities, ...ne(n3).vulnerabilities];
-}
-
-// node_modules/simple-git/dist/index.mjs
-import { EventEmitter as Ce } from "node:events";
-var O2 = class extends Error {
-  constructor(e, n3) {
-    super(n3), this.task = e, Object.setPrototypeOf(this, new.target.prototype);
-  }
-};
-var Ae = class extends O2 {
-  constructor(e, n3) {
-    super(void 0, n3), this.config = e;
-  }
-};
-var A2 = class extends O2 {
-  constructor(e, n3, r4) {
-    super(e, r4), this.task = e, this.plugin = n3, Object.setPrototypeOf(this, new.target.prototype);
-  }
-};
-var at = class extends O2 {
-  constructor(e, n3) {
-    super(void 0, n3 || String(e)), this.git = e;
-  }
-};
-var xe = class extends O2 {
-  constructor(e) {
-    super(void 0, e);
-  }
-};
-var I2 = "\0";
-var W2 = () => {
-};
-function Ne(t3) {
-  return typeof t3 != "function" ? W2 : t3;
-}
-function $e(t3) {
-  return typeof t3 == "function" && t3 !== W2;
-}
-function Pe(t3, e) {
-  const n3 = t3.indexOf(e);
-  return n3 <= 0 ? [t3, ""] : [t3.substr(0, n3), t3.substr(n3 + 1)];
-}
-function Me(t3, e = 0) {
-  return Dt(t3) && t3.length > e ? t3[e] : void 0;
-}
-function N2(t3, e = 0) {
-  if (Dt(t3) && t3.length > e)
-    return t3[t3.length - 1 - e];
-}
-function Dt(t3) {
-  return Bt(t3);
-}
-function H2(t3 = "", e = true, n3 = `
-`) {
-  return t3.split(n3).reduce((r4, s4) => {
-    const o6 = e ? s4.trim() : s4;
-    return o6 && r4.push(o6), r4;
-  }, []);
-}
-function ut(t3, e) {
-  return H2(t3, true).map((n3) => e(n3));
-}
-function Lt(t3) {
-  return (0, import_file_exists.exists)(t3, import_file_exists.FOLDER);
-}
-function S2(t3, e) {
-  return Array.isArray(t3) ? t3.includes(e) || t3.push(e) : t3.add(e), e;
-}
-function De(t3, e) {
-  return Array.isArray(t3) && !t3.includes(e) && t3.push(e), t3;
-}
-function ct(t3, e) {
-  if (Array.isArray(t3)) {
-    const n3 = t3.indexOf(e);
-    n3 >= 0 && t3.splice(n3, 1);
-  } else
-    t3.delete(e);
-  return e;
-}
-var ft = Object.prototype.toString.call.bind(Object.prototype.toString);
-function v(t3) {
-  return Array.isArray(t3) ? t3 : [t3];
-}
-function jt(t3) {
-  return t3.replace(/[\s-]+(.)/g, (e, n3) => n3.toUpperCase());
-}
-function L2(t3) {
-  return v(t3).map((e) => e instanceof String ? e : String(e));
-}
-function p(t3, e = 0) {
-  if (t3 == null)
-    return e;
-  const n3 = parseInt(t3, 10);
-  return Number.isNaN(n3) ? e : n3;
-}
-function U(t3, e) {
-  const n3 = [];
-  for (let r4 = 0, s4 = t3.length; r4 < s4; r4++)
-    n3.push(e, t3[r4]);
-  return n3;
-}
-function F2(t3) {
-  return (Array.isArray(t3) ? Buffer.concat(t3) : t3).toString("utf-8");
-}
-function Le(t3) {
-  return t3 ? Buffer.isBuffer(t3) ? t3.length : Buffer.byteLength(t3) : 0;
-}
-function je(t3, e) {
-  const n3 = {};
-  return e.forEach((r4) => {
-    t3[r4] !== void 0 && (n3[r4] = t3[r4]);
-  }), n3;
-}
-function wt(t3 = 0) {
-  return new Promise((e) => setTimeout(e, t3));
-}
-function bt(t3) {
-  if (t3 !== false)
-    return t3;
-}
-function d(t3, e, n3) {
-  return e(t3) ? t3 : arguments.length > 2 ? n3 : void 0;
-}
-var K2 = (t3) => Array.isArray(t3);
-function st(t3, e) {
-  const n3 = r(t3) ? "string" : typeof t3;
-  return /number|string|boolean/.test(n3) && (!e || !e.includes(n3));
-}
-var m = (t3) => typeof t3 == "string" || r(t3);
-var Be = (t3) => m(t3) || Buffer.isBuffer(t3);
-var G2 = (t3) => m(t3) || Array.isArray(t3) && t3.every(m);
-function lt(t3) {
-  return !!t3 && ft(t3) === "[object Object]";
-}
-function Ie(t3) {
-  return typeof t3 == "function";
-}
-var Bt = (t3) => t3 == null || "number|boolean|function".includes(typeof t3) ? false : typeof t3.length == "number";
-var V2 = /* @__PURE__ */ ((t3) => (t3[t3.SUCCESS = 0] = "SUCCESS", t3[t3.ERROR = 1] = "ERROR", t3[t3.NOT_FOUND = -2] = "NOT_FOUND", t3[t3.UNCLEAN = 128] = "UNCLEAN", t3))(V2 || {});
-var z2 = class _z {
-  constructor(e, n3) {
-    this.stdOut = e, this.stdErr = n3;
-  }
-  asStrings() {
-    return new _z(this.stdOut.toString("utf8"), this.stdErr.toString("utf8"));
-  }
-};
-function Ue() {
-  throw new Error("LineParser:useMatches not implemented");
-}
-var l2 = class {
-  constructor(e, n3) {
-    this.matches = [], this.useMatches = Ue, this.parse = (r4, s4) => (this.resetMatches(), this._regExp.every((o6, i2) => this.addMatch(o6, i2, r4(i2))) ? this.useMatches(s4, this.prepareMatches()) !== false : false), this._regExp = Array.isArray(e) ? e : [e], n3 && (this.useMatches = n3);
-  }
-  resetMatches() {
-    this.matches.length = 0;
-  }
-  prepareMatches() {
-    return this.matches;
-  }
-  addMatch(e, n3, r4) {
-    const s4 = r4 && e.exec(r4);
-    return s4 && this.pushMatch(n3, s4), !!s4;
-  }
-  pushMatch(e, n3) {
-    this.matches.push(...n3.slice(1));
-  }
-};
-var x2 = class extends l2 {
-  addMatch(e, n3, r4) {
-    return /^remote:\s/.test(String(r4)) && super.addMatch(e, n3, r4);
-  }
-  pushMatch(e, n3) {
-    (e > 0 || n3.length > 1) && super.pushMatch(e, n3);
-  }
-};
-var Fe = {
-  binary: "git",
-  maxConcurrentProcesses: 5,
-  config: [],
-  trimmed: false
-};
-function Ge(...t3) {
-  const e = process.cwd(), n3 = Object.assign(
-    { baseDir: e, ...Fe },
-    ...t3.filter((r4) => typeof r4 == "object" && r4)
-  );
-  return n3.baseDir = n3.baseDir || e, n3.trimmed = n3.trimmed === true, n3;
-}
-function It(t3, e = []) {
-  return lt(t3) ? Object.keys(t3).reduce((n3, r4) => {
-    const s4 = t3[r4];
-    if (r(s4))
-      n3.push(s4);
-    else if (st(s4, ["boolean"]))
-      n3.push(r4 + "=" + s4);
-    else if (Array.isArray(s4))
-      for (const o6 of s4)
-        st(o6, ["string", "number"]) || n3.push(r4 + "=" + o6);
-    else
-      n3.push(r4);
-    return n3;
-  }, e) : e;
-}
-function h2(t3, e = 0, n3 = false) {
-  const r4 = [];
-  for (let s4 = 0, o6 = e < 0 ? t3.length : e; s4 < o6; s4++)
-    "string|number".includes(typeof t3[s4]) && r4.push(String(t3[s4]));
-  return It(ht(t3), r4), n3 || r4.push(...ze(t3)), r4;
-}
-function ze(t3) {
-  const e = typeof N2(t3) == "function";
-  return L2(d(N2(t3, e ? 1 : 0), K2, []));
-}
-function ht(t3) {
-  const e = Ie(N2(t3));
-  return d(N2(t3, e ? 1 : 0), lt);
-}
-function u(t3, e = true) {
-  const n3 = Ne(N2(t3));
-  return e || $e(n3) ? n3 : void 0;
-}
-function Tt(t3, e) {
-  return t3(e.stdOut, e.stdErr);
-}
-function E2(t3, e, n3, r4 = true) {
-  return v(n3).forEach((s4) => {
-    for (let o6 = H2(s4, r4), i2 = 0, a3 = o6.length; i2 < a3; i2++) {
-      const c6 = (y7 = 0) => {
-        if (!(i2 + y7 >= a3))
-          return o6[i2 + y7];
-      };
-      e.some(({ parse: y7 }) => y7(c6, t3));
-    }
-  }), t3;
-}
-var mt = ({ exitCode: t3 }, e, n3, r4) => {
-  if (t3 === V2.UNCLEAN && Ve(e))
-    return n3(Buffer.from("false"));
-  r4(e);
-};
-var Ut = (t3) => t3.trim() === "true";
-function We(t3) {
-  switch (t3) {
-    case "bare":
-      return Ke();
-    case "root":
-      return He();
-  }
-  return {
-    commands: ["rev-parse", "--is-inside-work-tree"],
-    format: "utf-8",
-    onError: mt,
-    parser: Ut
-  };
-}
-function He() {
-  return {
-    commands: ["rev-parse", "--git-dir"],
-    format: "utf-8",
-    onError: mt,
-    parser(e) {
-      return /^\.(git)?$/.test(e.trim());
-    }
-  };
-}
-function Ke() {
-  return {
-    commands: ["rev-parse", "--is-bare-repository"],
-    format: "utf-8",
-    onError: mt,
-    parser: Ut
-  };
-}
-function Ve(t3) {
-  return /(Not a git repository|Kein Git-Repository)/i.test(String(t3));
-}
-var Xe = class {
-  constructor(e) {
-    this.paths = [], this.files = [], this.folders = [], this.dryRun = e;
-  }
-};
-var Ye = /^[a-z]+\s*/i;
-var Qe = /^[a-z]+\s+[a-z]+\s*/i;
-var Je = /\/$/;
-function Ze(t3, e) {
-  const n3 = new Xe(t3), r4 = t3 ? Qe : Ye;
-  return H2(e).forEach((s4) => {
-    const o6 = s4.replace(r4, "");
-    n3.paths.push(o6), (Je.test(o6) ? n3.folders : n3.files).push(o6);
-  }), n3;
-}
-var Ft = [];
-function tn(t3) {
-  return {
-    commands: Ft,
-    format: "empty",
-    parser: t3
-  };
-}
-function b2(t3) {
-  return {
-    commands: Ft,
-    format: "empty",
-    parser() {
-      throw typeof t3 == "string" ? new xe(t3) : t3;
-    }
-  };
-}
-function g(t3, e = false) {
-  return {
-    commands: t3,
-    format: "utf-8",
-    parser(n3) {
-      return e ? String(n3).trim() : n3;
-    }
-  };
-}
-function Gt(t3) {
-  return {
-    commands: t3,
-    format: "buffer",
-    parser(e) {
-      return e;
-    }
-  };
-}
-function en(t3) {
-  return t3.format === "buffer";
-}
-function kt(t3) {
-  return t3.format === "empty" || !t3.commands.length;
-}
-var nn = "Git clean interactive mode is not supported";
-var rn = 'Git clean mode parameter ("n" or "f") is required';
-var sn = "Git clean unknown option found in: ";
-var zt = /* @__PURE__ */ ((t3) => (t3.DRY_RUN = "n", t3.FORCE = "f", t3.IGNORED_INCLUDED = "x", t3.IGNORED_ONLY = "X", t3.EXCLUDING = "e", t3.QUIET = "q", t3.RECURSIVE = "d", t3))(zt || {});
-var qt = /* @__PURE__ */ new Set([
-  "i",
-  ...L2(Object.values(zt))
-]);
-function on(t3, e) {
-  const { cleanMode: n3, options: r4, valid: s4 } = cn(t3);
-  return n3 ? s4.options ? (r4.push(...e), r4.some(hn) ? b2(nn) : an(n3, r4)) : b2(sn + JSON.stringify(t3)) : b2(rn);
-}
-function an(t3, e) {
-  return {
-    commands: ["clean", `-${t3}`, ...e],
-    format: "utf-8",
-    parser(r4) {
-      return Ze(t3 === "n", r4);
-    }
-  };
-}
-function un(t3) {
-  return Array.isArray(t3) && t3.every((e) => qt.has(e));
-}
-function cn(t3) {
-  let e, n3 = [], r4 = { cleanMode: false, options: true };
-  return t3.replace(/[^a-z]i/g, "").split("").forEach((s4) => {
-    fn(s4) ? (e = s4, r4.cleanMode = true) : r4.options = r4.options && ln(n3[n3.length] = `-${s4}`);
-  }), {
-    cleanMode: e,
-    options: n3,
-    valid: r4
-  };
-}
-function fn(t3) {
-  return t3 === "f" || t3 === "n";
-}
-function ln(t3) {
-  return /^-[a-z]$/i.test(t3) && qt.has(t3.charAt(1));
-}
-function hn(t3) {
-  return /^-[^\-]/.test(t3) ? t3.indexOf("i") > 0 : t3 === "--interactive";
-}
-var mn = class {
-  constructor() {
-    this.files = [], this.values = /* @__PURE__ */ Object.create(null);
-  }
-  get all() {
-    return this._all || (this._all = this.files.reduce((e, n3) => Object.assign(e, this.values[n3]), {})), this._all;
-  }
-  addFile(e) {
-    if (!(e in this.values)) {
-      const n3 = N2(this.files);
-      this.values[e] = n3 ? Object.create(this.values[n3]) : {}, this.files.push(e);
-    }
-    return this.values[e];
-  }
-  addValue(e, n3, r4) {
-    const s4 = this.addFile(e);
-    Object.hasOwn(s4, n3) ? Array.isArray(s4[n3]) ? s4[n3].push(r4) : s4[n3] = [s4[n3], r4] : s4[n3] = r4, this._all = void 0;
-  }
-};
-function pn(t3) {
-  const e = new mn();
-  for (const n3 of Wt(t3))
-    e.addValue(n3.file, String(n3.key), n3.value);
-  return e;
-}
-function dn(t3, e) {
-  let n3 = null;
-  const r4 = [], s4 = /* @__PURE__ */ new Map();
-  for (const o6 of Wt(t3, e))
-    o6.key === e && (r4.push(n3 = o6.value), s4.has(o6.file) || s4.set(o6.file, []), s4.get(o6.file).push(n3));
-  return {
-    key: e,
-    paths: Array.from(s4.keys()),
-    scopes: s4,
-    value: n3,
-    values: r4
-  };
-}
-function gn(t3) {
-  return t3.replace(/^(file):/, "");
-}
-function* Wt(t3, e = null) {
-  const n3 = t3.split("\0");
-  for (let r4 = 0, s4 = n3.length - 1; r4 < s4; ) {
-    const o6 = gn(n3[r4++]);
-    let i2 = n3[r4++], a3 = e;
-    if (i2.includes(`
-`)) {
-      const c6 = Pe(i2, `
-`);
-      a3 = c6[0], i2 = c6[1];
-    }
-    yield { file: o6, key: a3, value: i2 };
-  }
-}
-var Ht = /* @__PURE__ */ ((t3) => (t3.system = "system", t3.global = "global", t3.local = "local", t3.worktree = "worktree", t3))(Ht || {});
-function Y2(t3, e) {
-  return typeof t3 == "string" && Object.hasOwn(Ht, t3) ? t3 : e;
-}
-function yn(t3, e, n3, r4) {
-  const s4 = ["config", `--${r4}`];
-  return n3 && s4.push("--add"), s4.push(t3, e), {
-    commands: s4,
-    format: "utf-8",
-    parser(o6) {
-      return o6;
-    }
-  };
-}
-function wn(t3, e) {
-  const n3 = ["config", "--null", "--show-origin", "--get-all", t3];
-  return e && n3.splice(1, 0, `--${e}`), {
-    commands: n3,
-    format: "utf-8",
-    parser(r4) {
-      return dn(r4, t3);
-    }
-  };
-}
-function bn(t3) {
-  const e = ["config", "--list", "--show-origin", "--null"];
-  return t3 && e.push(`--${t3}`), {
-    commands: e,
-    format: "utf-8",
-    parser(n3) {
-      return pn(n3);
-    }
-  };
-}
-function Tn() {
-  return {
-    addConfig(t3, e, ...n3) {
-      return this._runTask(
-        yn(
-          t3,
-          e,
-          n3[0] === true,
-          Y2(
-            n3[1],
-            "local"
-            /* local */
-          )
-        ),
-        u(arguments)
-      );
-    },
-    getConfig(t3, e) {
-      return this._runTask(
-        wn(t3, Y2(e, void 0)),
-        u(arguments)
-      );
-    },
-    listConfig(...t3) {
-      return this._runTask(
-        bn(Y2(t3[0], void 0)),
-        u(arguments)
-      );
-    }
-  };
-}
-var Kt = /* @__PURE__ */ ((t3) => (t3.ADDED = "A", t3.COPIED = "C", t3.DELETED = "D", t3.MODIFIED = "M", t3.RENAMED = "R", t3.CHANGED = "T", t3.UNMERGED = "U", t3.UNKNOWN = "X", t3.BROKEN = "B", t3))(Kt || {});
-var kn = new Set(Object.values(Kt));
-function _n(t3) {
-  return kn.has(t3);
-}
-var _t;
-var vn = ["-h"];
-var j2 = /* @__PURE__ */ Symbol("grepQuery");
-var En = class {
-  constructor() {
-    this[_t] = [];
-  }
-  *[(_t = j2, Symbol.iterator)]() {
-    for (const e of this[j2])
-      yield e;
-  }
-  and(...e) {
-    return e.length && this[j2].push("--and", "(", ...U(e, "-e"), ")"), this;
-  }
-  param(...e) {
-    return this[j2].push(...U(e, "-e")), this;
-  }
-};
-function Sn(...t3) {
-  return new En().param(...t3);
-}
-function Rn(t3) {
-  const e = /* @__PURE__ */ new Set(), n3 = {};
-  return ut(t3, (r4) => {
-    const [s4, o6, i2] = r4.split(I2);
-    e.add(s4), (n3[s4] = n3[s4] || []).push({
-      line: p(o6),
-      path: s4,
-      preview: i2
-    });
-  }), {
-    paths: e,
-    results: n3
-  };
-}
-function On() {
-  return {
-    grep(t3) {
-      const e = u(arguments), n3 = h2(arguments);
-      for (const s4 of vn)
-        if (n3.includes(s4))
-          return this._runTask(
-            b2(`git.grep: use of "${s4}" is not supported.`),
-            e
-          );
-      typeof t3 == "string" && (t3 = Sn().param(t3));
-      const r4 = ["grep", "--null", "-n", "--full-name", ...n3, ...t3];
-      return this._runTask(
-        {
-          commands: r4,
-          format: "utf-8",
-          parser(s4) {
-            return Rn(s4);
-          }
-        },
-        e
-      );
-    }
-  };
-}
-var Vt = /* @__PURE__ */ ((t3) => (t3.MIXED = "mixed", t3.SOFT = "soft", t3.HARD = "hard", t3.MERGE = "merge", t3.KEEP = "keep", t3))(Vt || {});
-var Cn = L2(Object.values(Vt));
-function An(t3, e) {
-  const n3 = ["reset"];
-  return Xt(t3) && n3.push(`--${t3}`), n3.push(...e), g(n3);
-}
-function xn(t3) {
-  if (Xt(t3))
-    return t3;
-  switch (typeof t3) {
-    case "string":
-    case "undefined":
-      return "soft";
-  }
-}
-function Xt(t3) {
-  return typeof t3 == "string" && Cn.includes(t3);
-}
-import_debug.default.formatters.L = (t3) => String(Bt(t3) ? t3.length : "-");
-import_debug.default.formatters.B = (t3) => Buffer.isBuffer(t3) ? t3.toString("utf8") : ft(t3);
-function Nn() {
-  return (0, import_debug.default)("simple-git");
-}
-function vt(t3, e, n3) {
-  return !e || !String(e).replace(/\s*/, "") ? n3 ? (r4, ...s4) => {
-    t3(r4, ...s4), n3(r4, ...s4);
-  } : t3 : (r4, ...s4) => {
-    t3(`%s ${r4}`, e, ...s4), n3 && n3(r4, ...s4);
-  };
-}
-function $n(t3, e, { namespace: n3 }) {
-  if (typeof t3 == "string")
-    return t3;
-  const r4 = e && e.namespace || "";
-  return r4.startsWith(n3) ? r4.substr(n3.length + 1) : r4 || n3;
-}
-function $2(t3, e, n3, r4 = Nn()) {
-  const s4 = t3 && `[${t3}]` || "", o6 = [], i2 = typeof e == "string" ? r4.extend(e) : e, a3 = $n(d(e, m), i2, r4);
-  return y7(n3);
-  function c6(w7, T7) {
-    return S2(
-      o6,
-      $2(t3, a3.replace(/^[^:]+/, w7), T7, r4)
-    );
-  }
-  function y7(w7) {
-    const T7 = w7 && `[${w7}]` || "", k5 = i2 && vt(i2, T7) || W2, C6 = vt(r4, `${s4} ${T7}`, k5);
-    return Object.assign(i2 ? k5 : C6, {
-      label: t3,
-      sibling: c6,
-      info: C6,
-      step: y7
-    });
-  }
-}
-var M2 = class M3 {
-  constructor(e = "GitExecutor") {
-    this.logLabel = e, this._queue = /* @__PURE__ */ new Map();
-  }
-  withProgress(e) {
-    return this._queue.get(e);
-  }
-  createProgress(e) {
-    const n3 = M3.getName(e.commands[0]), r4 = $2(this.logLabel, n3);
-    return {
-      task: e,
-      logger: r4,
-      name: n3
-    };
-  }
-  push(e) {
-    const n3 = this.createProgress(e);
-    return n3.logger("Adding task to the queue, commands = %o", e.commands), this._queue.set(e, n3), n3;
-  }
-  fatal(e) {
-    for (const [n3, { logger: r4 }] of Array.from(this._queue.entries()))
-      n3 === e.task ? (r4.info("Failed %o", e), r4(
-        "Fatal exception, any as-yet un-started tasks run through this executor will not be attempted"
-      )) : r4.info(
-        "A fatal exception occurred in a previous task, the queue has been purged: %o",
-        e.message
-      ), this.complete(n3);
-    if (this._queue.size !== 0)
-      throw new Error(`Queue size should be zero after fatal: ${this._queue.size}`);
-  }
-  complete(e) {
-    this.withProgress(e) && this._queue.delete(e);
-  }
-  attempt(e) {
-    const n3 = this.withProgress(e);
-    if (!n3)
-      throw new O2(void 0, "TasksPendingQueue: attempt called for an unknown task");
-    return n3.logger("Starting task"), n3;
-  }
-  static getName(e = "empty") {
-    return `task:${e}:${++M3.counter}`;
-  }
-};
-M2.counter = 0;
-var ot = M2;
-var Pn = class {
-  constructor(e, n3, r4) {
-    this._executor = e, this._scheduler = n3, this._plugins = r4, this._chain = Promise.resolve(), this._queue = new ot();
-  }
-  get cwd() {
-    return this._cwd || this._executor.cwd;
-  }
-  set cwd(e) {
-    this._cwd = e;
-  }
-  get env() {
-    return this._executor.env;
-  }
-  get outputHandler() {
-    return this._executor.outputHandler;
-  }
-  chain() {
-    return this;
-  }
-  push(e) {
-    return this._queue.push(e), this._chain = this._chain.then(() => this.attemptTask(e));
-  }
-  async attemptTask(e) {
-    const n3 = await this._scheduler.next(), r4 = () => this._queue.complete(e);
-    try {
-      const { logger: s4 } = this._queue.attempt(e);
-      return await (kt(e) ? this.attemptEmptyTask(e, s4) : this.attemptRemoteTask(e, s4));
-    } catch (s4) {
-      throw this.onFatalException(e, s4);
-    } finally {
-      r4(), n3();
-    }
-  }
-  onFatalException(e, n3) {
-    const r4 = n3 instanceof O2 ? Object.assign(n3, { task: e }) : new O2(e, n3 && String(n3));
-    return this._chain = Promise.resolve(), this._queue.fatal(r4), r4;
-  }
-  async attemptRemoteTask(e, n3) {
-    const r4 = this._plugins.exec("spawn.binary", "", this.taskContext(e, e.commands)), s4 = this._plugins.exec(
-      "spawn.args",
-      [...e.commands],
-      this.taskContext(e, e.commands)
-    ), o6 = await this.gitResponse(
-      e,
-      r4,
-      s4,
-      this.outputHandler,
-      n3.step("SPAWN")
-    ), i2 = await this.handleTaskData(e, s4, o6, n3.step("HANDLE"));
-    return n3("passing response to task's parser as a %s", e.format), en(e) ? Tt(e.parser, i2) : Tt(e.parser, i2.asStrings());
-  }
-  async attemptEmptyTask(e, n3) {
-    return n3("empty task bypassing child process to call to task's parser"), e.parser(this);
-  }
-  handleTaskData(e, n3, r4, s4) {
-    const { exitCode: o6, rejection: i2, stdOut: a3, stdErr: c6 } = r4;
-    return new Promise((y7, w7) => {
-      s4("Preparing to handle process response exitCode=%d stdOut=", o6);
-      const { error: T7 } = this._plugins.exec(
-        "task.error",
-        { error: i2 },
-        {
-          ...this.taskContext(e, n3),
-          ...r4
-        }
-      );
-      if (T7 && e.onError)
-        return s4.info("exitCode=%s handling with custom error handler"), e.onError(
-          r4,
-          T7,
-          (k5) => {
-            s4.info("custom error handler treated as success"), s4("custom error returned a %s", ft(k5)), y7(
-              new z2(
-                Array.isArray(k5) ? Buffer.concat(k5) : k5,
-                Buffer.concat(c6)
-              )
-            );
-          },
-          w7
-        );
-      if (T7)
-        return s4.info(
-          "handling as error: exitCode=%s stdErr=%s rejection=%o",
-          o6,
-          c6.length,
-          i2
-        ), w7(T7);
-      s4.info("retrieving task output complete"), y7(new z2(Buffer.concat(a3), Buffer.concat(c6)));
-    });
-  }
-  async gitResponse(e, n3, r4, s4, o6) {
-    const i2 = o6.sibling("output"), a3 = this._plugins.exec(
-      "spawn.options",
-      {
-        cwd: this.cwd,
-        env: this.env,
-        windowsHide: true
-      },
-      this.taskContext(e, e.commands)
-    );
-    return new Promise((c6) => {
-      const y7 = [], w7 = [];
-      o6.info("%s %o", n3, r4), o6("%O", a3);
-      let T7 = this._beforeSpawn(e, r4);
-      if (T7)
-        return c6({
-          stdOut: y7,
-          stdErr: w7,
-          exitCode: 9901,
-          rejection: T7
-        });
-      this._plugins.exec("spawn.before", void 0, {
-        ...this.taskContext(e, r4),
-        kill(C6) {
-          T7 = C6 || T7;
-        }
-      });
-      const k5 = ve(n3, r4, a3);
-      k5.stdout.on(
-        "data",
-        Et(y7, "stdOut", o6, i2.step("stdOut"))
-      ), k5.stderr.on(
-        "data",
-        Et(w7, "stdErr", o6, i2.step("stdErr"))
-      ), k5.on("error", Mn(w7, o6)), s4 && (o6("Passing child process stdOut/stdErr to custom outputHandler"), s4(n3, k5.stdout, k5.stderr, [...r4])), this._plugins.exec("spawn.after", void 0, {
-        ...this.taskContext(e, r4),
-        spawned: k5,
-        close(C6, Te4) {
-          c6({
-            stdOut: y7,
-            stdErr: w7,
-            exitCode: C6,
-            rejection: T7 || Te4
-          });
-        },
-        kill(C6) {
-          k5.killed || (T7 = C6, k5.kill("SIGINT"));
-        }
-      });
-    });
-  }
-  _beforeSpawn(e, n3) {
-    let r4;
-    return this._plugins.exec("spawn.before", void 0, {
-      ...this.taskContext(e, n3),
-      kill(s4) {
-        r4 = s4 || r4;
-      }
-    }), r4;
-  }
-  taskContext(e, n3) {
-    return {
-      method: String(Me(e.commands) || ""),
-      commands: n3,
-      env: { ...this.env },
-      input: kt(e) ? void 0 : e.input
-    };
-  }
-};
-function Mn(t3, e) {
-  return (n3) => {
-    e("[ERROR] child process exception %o", n3), t3.push(Buffer.from(String(n3.stack), "ascii"));
-  };
-}
-function Et(t3, e, n3, r4) {
-  return (s4) => {
-    n3("%s received %L bytes", e, s4), r4("%B", s4), t3.push(s4);
-  };
-}
-var Dn = class {
-  constructor(e, n3, r4) {
-    this.cwd = e, this._scheduler = n3, this._plugins = r4, this._chain = this.chain();
-  }
-  chain() {
-    return new Pn(this, this._scheduler, this._plugins);
-  }
-  push(e) {
-    return this._chain.push(e);
-  }
-};
-function Ln(t3, e, n3 = W2) {
-  const r4 = (o6) => {
-    n3(null, o6);
-  }, s4 = (o6) => {
-    o6?.task === t3 && n3(o6, void 0);
-  };
-  e.then(r4, s4);
-}
-function St(t3, e) {
-  return tn((n3) => {
-    if (!Lt(t3))
-      throw new Error(`Git.cwd: cannot change to non-directory "${t3}"`);
-    return (e || n3).cwd = t3;
-  });
-}
-function Q2(t3) {
-  const e = ["checkout", ...t3];
-  return e[1] === "-b" && e.includes("-B") && (e[1] = ct(e, "-B")), g(e);
-}
-function jn() {
-  return {
-    checkout() {
-      return this._runTask(
-        Q2(h2(arguments, 1)),
-        u(arguments)
-      );
-    },
-    checkoutBranch(t3, e) {
-      return this._runTask(
-        Q2(["-b", t3, e, ...h2(arguments)]),
-        u(arguments)
-      );
-    },
-    checkoutLocalBranch(t3) {
-      return this._runTask(
-        Q2(["-b", t3, ...h2(arguments)]),
-        u(arguments)
-      );
-    }
-  };
-}
-var Yt = (t3, e, n3) => {
-  const r4 = ["clone", ...n3];
-  return m(t3) && r4.push(c(t3)), m(e) && r4.push(c(e)), g(r4);
-};
-var Bn = (t3, e, n3) => (S2(n3, "--mirror"), Yt(t3, e, n3));
-function Rt(t3, e, n3, ...r4) {
-  return m(n3) ? e(n3, d(r4[0], m), h2(arguments)) : b2(`git.${t3}() requires a string 'repoPath'`);
-}
-function In() {
-  return {
-    clone(t3, ...e) {
-      return this._runTask(
-        Rt("clone", Yt, d(t3, m), ...e),
-        u(arguments)
-      );
-    },
-    mirror(t3, ...e) {
-      return this._runTask(
-        Rt("mirror", Bn, d(t3, m), ...e),
-        u(arguments)
-      );
-    }
-  };
-}
-var Un = [
-  new l2(/^\[([^\s]+)( \([^)]+\))? ([^\]]+)/, (t3, [e, n3, r4]) => {
-    t3.branch = e, t3.commit = r4, t3.root = !!n3;
-  }),
-  new l2(/\s*Author:\s(.+)/i, (t3, [e]) => {
-    const n3 = e.split("<"), r4 = n3.pop();
-    !r4 || !r4.includes("@") || (t3.author = {
-      email: r4.substr(0, r4.length - 1),
-      name: n3.join("<").trim()
-    });
-  }),
-  new l2(
-    /(\d+)[^,]*(?:,\s*(\d+)[^,]*)(?:,\s*(\d+))/g,
-    (t3, [e, n3, r4]) => {
-      t3.summary.changes = parseInt(e, 10) || 0, t3.summary.insertions = parseInt(n3, 10) || 0, t3.summary.deletions = parseInt(r4, 10) || 0;
-    }
-  ),
-  new l2(
-    /^(\d+)[^,]*(?:,\s*(\d+)[^(]+\(([+-]))?/,
-    (t3, [e, n3, r4]) => {
-      t3.summary.changes = parseInt(e, 10) || 0;
-      const s4 = parseInt(n3, 10) || 0;
-      r4 === "-" ? t3.summary.deletions = s4 : r4 === "+" && (t3.summary.insertions = s4);
-    }
-  )
-];
-function Fn(t3) {
-  return E2({
-    author: null,
-    branch: "",
-    commit: "",
-    root: false,
-    summary: {
-      changes: 0,
-      insertions: 0,
-      deletions: 0
-    }
-  }, Un, t3);
-}
-function Gn(t3, e, n3) {
-  return {
-    commands: [
-      "-c",
-      "core.abbrev=40",
-      "commit",
-      ...U(t3, "-m"),
-      ...e,
-      ...n3
-    ],
-    format: "utf-8",
-    parser: Fn
-  };
-}
-function zn() {
-  return {
-    commit(e, ...n3) {
-      const r4 = u(arguments), s4 = t3(e) || Gn(
-        v(e),
-        v(d(n3[0], G2, [])),
-        [
-          ...L2(d(n3[1], K2, [])),
-          ...h2(arguments, 0, true)
-        ]
-      );
-      return this._runTask(s4, r4);
-    }
-  };
-  function t3(e) {
-    return !G2(e) && b2(
-      "git.commit: requires the commit message to be supplied as a string/string[]"
-    );
-  }
-}
-function qn() {
-  return {
-    count: 0,
-    garbage: 0,
-    inPack: 0,
-    packs: 0,
-    prunePackable: 0,
-    size: 0,
-    sizeGarbage: 0,
-    sizePack: 0
-  };
-}
-var Wn = new l2(
-  /([a-z-]+): (\d+)$/,
-  (t3, [e, n3]) => {
-    const r4 = jt(e);
-    Object.hasOwn(t3, r4) && (t3[r4] = p(n3));
-  }
-);
-function Hn() {
-  return {
-    countObjects() {
-      return this._runTask({
-        commands: ["count-objects", "--verbose"],
-        format: "utf-8",
-        parser(t3) {
-          return E2(qn(), [Wn], t3);
-        }
-      });
-    }
-  };
-}
-function Kn() {
-  return {
-    firstCommit() {
-      return this._runTask(
-        g(["rev-list", "--max-parents=0", "HEAD"], true),
-        u(arguments)
-      );
-    }
-  };
-}
-function Vn(t3, e) {
-  const n3 = ["hash-object", t3];
-  return e && n3.push("-w"), g(n3, true);
-}
-var J2 = class {
-  constructor(e, n3, r4, s4) {
-    this.bare = e, this.path = n3, this.existing = r4, this.gitDir = s4;
-  }
-};
-var Xn = /^Init.+ repository in (.+)$/;
-var Yn = /^Rein.+ in (.+)$/;
-function Qn(t3, e, n3) {
-  const r4 = String(n3).trim();
-  let s4;
-  if (s4 = Xn.exec(r4))
-    return new J2(t3, e, false, s4[1]);
-  if (s4 = Yn.exec(r4))
-    return new J2(t3, e, true, s4[1]);
-  let o6 = "";
-  const i2 = r4.split(" ");
-  for (; i2.length; )
-    if (i2.shift() === "in") {
-      o6 = i2.join(" ");
-      break;
-    }
-  return new J2(t3, e, /^re/i.test(r4), o6);
-}
-var Qt = "--bare";
-function Jn(t3) {
-  return t3.includes(Qt);
-}
-function Zn(t3 = false, e, n3) {
-  const r4 = ["init", ...n3];
-  return t3 && !Jn(r4) && r4.splice(1, 0, Qt), {
-    commands: r4,
-    format: "utf-8",
-    parser(s4) {
-      return Qn(r4.includes("--bare"), e, s4);
-    }
-  };
-}
-function tr(t3) {
-  return t3 === void 0 ? b2("interpretTrailers called without input content") : {
-    format: "utf-8",
-    parser(e) {
-      return Object.fromEntries(
-        ut(e, (n3) => {
-          const r4 = n3.indexOf(":");
-          return [
-            jt(n3.substring(0, r4).toLowerCase()),
-            n3.substring(r4 + 2).trim()
-          ];
-        })
-      );
-    },
-    commands: ["interpret-trailers", "--parse"],
-    input: t3
-  };
-}
-function er() {
-  return {
-    interpretTrailers(t3) {
-      return this._runTask(
-        tr(d(t3, Be)),
-        u(arguments)
-      );
-    }
-  };
-}
-var R2 = /* @__PURE__ */ ((t3) => (t3.NONE = "", t3.STAT = "--stat", t3.NUM_STAT = "--numstat", t3.NAME_ONLY = "--name-only", t3.NAME_STATUS = "--name-status", t3))(R2 || {});
-var Jt = /^--(stat|numstat|name-only|name-status)(=|$)/;
-function pt(t3) {
-  for (let e = 0; e < t3.length; e++) {
-    const n3 = Jt.exec(t3[e]);
-    if (n3)
-      return `--${n3[1]}`;
-  }
-  return "";
-}
-function nr(t3) {
-  return Jt.test(t3);
-}
-var rr = class {
-  constructor() {
-    this.changed = 0, this.deletions = 0, this.insertions = 0, this.files = [];
-  }
-};
-var Ot = [
-  new l2(
-    /^(.+)\s+\|\s+(\d+)(\s+[+\-]+)?$/,
-    (t3, [e, n3, r4 = ""]) => {
-      t3.files.push({
-        file: e.trim(),
-        changes: p(n3),
-        insertions: r4.replace(/[^+]/g, "").length,
-        deletions: r4.replace(/[^-]/g, "").length,
-        binary: false
-      });
-    }
-  ),
-  new l2(
-    /^(.+) \|\s+Bin ([0-9.]+) -> ([0-9.]+) ([a-z]+)/,
-    (t3, [e, n3, r4]) => {
-      t3.files.push({
-        file: e.trim(),
-        before: p(n3),
-        after: p(r4),
-        binary: true
-      });
-    }
-  ),
-  new l2(/^(.+)\s+\|\s+Bin\s*$/, (t3, [e]) => {
-    t3.files.push({
-      file: e.trim(),
-      before: 0,
-      after: 0,
-      binary: true
-    });
-  }),
-  new l2(
-    /(\d+) files? changed\s*((?:, \d+ [^,]+){0,2})/,
-    (t3, [e, n3]) => {
-      const r4 = /(\d+) i/.exec(n3), s4 = /(\d+) d/.exec(n3);
-      t3.changed = p(e), t3.insertions = p(r4?.[1]), t3.deletions = p(s4?.[1]);
-    }
-  )
-];
-var sr = [
-  new l2(
-    /(\d+)\t(\d+)\t(.+)$/,
-    (t3, [e, n3, r4]) => {
-      const s4 = p(e), o6 = p(n3);
-      t3.changed++, t3.insertions += s4, t3.deletions += o6, t3.files.push({
-        file: r4,
-        changes: s4 + o6,
-        insertions: s4,
-        deletions: o6,
-        binary: false
-      });
-    }
-  ),
-  new l2(/-\t-\t(.+)$/, (t3, [e]) => {
-    t3.changed++, t3.files.push({
-      file: e,
-      after: 0,
-      before: 0,
-      binary: true
-    });
-  })
-];
-var or = [
-  new l2(/(.+)$/, (t3, [e]) => {
-    t3.changed++, t3.files.push({
-      file: e,
-      changes: 0,
-      insertions: 0,
-      deletions: 0,
-      binary: false
-    });
-  })
-];
-var ir = [
-  new l2(
-    /([ACDMRTUXB])([0-9]{0,3})\t(.[^\t]*)(\t(.[^\t]*))?$/,
-    (t3, [e, n3, r4, s4, o6]) => {
-      t3.changed++, t3.files.push({
-        file: o6 ?? r4,
-        changes: 0,
-        insertions: 0,
-        deletions: 0,
-        binary: false,
-        status: bt(_n(e) && e),
-        from: bt(!!o6 && r4 !== o6 && r4),
-        similarity: p(n3)
-      });
-    }
-  )
-];
-var ar = {
-  [R2.NONE]: Ot,
-  [R2.STAT]: Ot,
-  [R2.NUM_STAT]: sr,
-  [R2.NAME_STATUS]: ir,
-  [R2.NAME_ONLY]: or
-};
-function Zt(t3 = R2.NONE) {
-  const e = ar[t3];
-  return (n3) => E2(new rr(), e, n3, false);
-}
-var te = "\xF2\xF2\xF2\xF2\xF2\xF2 ";
-var ee2 = " \xF2\xF2";
-var ne2 = " \xF2 ";
-var ur = ["hash", "date", "message", "refs", "author_name", "author_email"];
-function cr(t3, e) {
-  return e.reduce(
-    (n3, r4, s4) => (n3[r4] = t3[s4] || "", n3),
-    /* @__PURE__ */ Object.create({ diff: null })
-  );
-}
-function re(t3 = ne2, e = ur, n3 = R2.NONE) {
-  const r4 = Zt(n3);
-  return function(s4) {
-    const o6 = H2(
-      s4.trim(),
-      false,
-      te
-    ).map(function(i2) {
-      const a3 = i2.split(ee2), c6 = cr(a3[0].split(t3), e);
-      return a3.length > 1 && a3[1].trim() && (c6.diff = r4(a3[1])), c6;
-    });
-    return {
-      all: o6,
-      latest: o6.length && o6[0] || null,
-      total: o6.length
-    };
-  };
-}
-function fr(t3) {
-  let e = pt(t3);
-  const n3 = ["diff"];
-  return e === R2.NONE && (e = R2.STAT, n3.push("--stat=4096")), n3.push(...t3), dt(n3) || {
-    commands: n3,
-    format: "utf-8",
-    parser: Zt(e)
-  };
-}
-function dt(t3) {
-  const e = t3.filter(nr);
-  if (e.length > 1)
-    return b2(
-      `Summary flags are mutually exclusive - pick one of ${e.join(",")}`
-    );
-  if (e.length && t3.includes("-z"))
-    return b2(
-      `Summary flag ${e} parsing is not compatible with null termination option '-z'`
-    );
-}
-var se = /* @__PURE__ */ ((t3) => (t3[t3["--pretty"] = 0] = "--pretty", t3[t3["max-count"] = 1] = "max-count", t3[t3.maxCount = 2] = "maxCount", t3[t3.n = 3] = "n", t3[t3.file = 4] = "file", t3[t3.format = 5] = "format", t3[t3.from = 6] = "from", t3[t3.to = 7] = "to", t3[t3.splitter = 8] = "splitter", t3[t3.symmetric = 9] = "symmetric", t3[t3.mailMap = 10] = "mailMap", t3[t3.multiLine = 11] = "multiLine", t3[t3.strictDate = 12] = "strictDate", t3))(se || {});
-function lr(t3, e) {
-  const n3 = [], r4 = [];
-  return Object.keys(t3).forEach((s4) => {
-    n3.push(s4), r4.push(String(t3[s4]));
-  }), [n3, r4.join(e)];
-}
-function hr(t3) {
-  return Object.keys(t3).reduce((e, n3) => (n3 in se || (e[n3] = t3[n3]), e), {});
-}
-function oe2(t3 = {}, e = []) {
-  const n3 = d(t3.splitter, m, ne2), r4 = lt(t3.format) ? t3.format : {
-    hash: "%H",
-    date: t3.strictDate === false ? "%ai" : "%aI",
-    message: "%s",
-    refs: "%D",
-    body: t3.multiLine ? "%B" : "%b",
-    author_name: t3.mailMap !== false ? "%aN" : "%an",
-    author_email: t3.mailMap !== false ? "%aE" : "%ae"
-  }, [s4, o6] = lr(r4, n3), i2 = [], a3 = [
-    `--pretty=format:${te}${o6}${ee2}`,
-    ...e
-  ], c6 = t3.n || t3["max-count"] || t3.maxCount;
-  if (c6 && a3.push(`--max-count=${c6}`), t3.from || t3.to) {
-    const y7 = t3.symmetric !== false ? "..." : "..";
-    i2.push(`${t3.from || ""}${y7}${t3.to || ""}`);
-  }
-  return m(t3.file) && a3.push("--follow", c(t3.file)), It(hr(t3), a3), {
-    fields: s4,
-    splitter: n3,
-    commands: [...a3, ...i2]
-  };
-}
-function mr(t3, e, n3) {
-  const r4 = re(t3, e, pt(n3));
-  return {
-    commands: ["log", ...n3],
-    format: "utf-8",
-    parser: r4
-  };
-}
-function pr() {
-  return {
-    log(...n3) {
-      const r4 = u(arguments), s4 = oe2(
-        ht(arguments),
-        L2(d(arguments[0], K2, []))
-      ), o6 = e(...n3) || dt(s4.commands) || t3(s4);
-      return this._runTask(o6, r4);
-    }
-  };
-  function t3(n3) {
-    return mr(n3.splitter, n3.fields, n3.commands);
-  }
-  function e(n3, r4) {
-    return m(n3) && m(r4) && b2(
-      "git.log(string, string) should be replaced with git.log({ from: string, to: string })"
-    );
-  }
-}
-var Z2 = class {
-  constructor(e, n3 = null, r4) {
-    this.reason = e, this.file = n3, this.meta = r4;
-  }
-  toString() {
-    return `${this.file}:${this.reason}`;
-  }
-};
-var dr = class {
-  constructor() {
-    this.conflicts = [], this.merges = [], this.result = "success";
-  }
-  get failed() {
-    return this.conflicts.length > 0;
-  }
-  get reason() {
-    return this.result;
-  }
-  toString() {
-    return this.conflicts.length ? `CONFLICTS: ${this.conflicts.join(", ")}` : "OK";
-  }
-};
-var ie = class {
-  constructor() {
-    this.remoteMessages = {
-      all: []
-    }, this.created = [], this.deleted = [], this.files = [], this.deletions = {}, this.insertions = {}, this.summary = {
-      changes: 0,
-      deletions: 0,
-      insertions: 0
-    };
-  }
-};
-var gr = class {
-  constructor() {
-    this.remote = "", this.hash = {
-      local: "",
-      remote: ""
-    }, this.branch = {
-      local: "",
-      remote: ""
-    }, this.message = "";
-  }
-  toString() {
-    return this.message;
-  }
-};
-function tt(t3) {
-  return t3.objects = t3.objects || {
-    compressing: 0,
-    counting: 0,
-    enumerating: 0,
-    packReused: 0,
-    reused: { count: 0, delta: 0 },
-    total: { count: 0, delta: 0 }
-  };
-}
-function Ct(t3) {
-  const e = /^\s*(\d+)/.exec(t3), n3 = /delta (\d+)/i.exec(t3);
-  return {
-    count: p(e && e[1] || "0"),
-    delta: p(n3 && n3[1] || "0")
-  };
-}
-var yr = [
-  new x2(
-    /^remote:\s*(enumerating|counting|compressing) objects: (\d+),/i,
-    (t3, [e, n3]) => {
-      const r4 = e.toLowerCase(), s4 = tt(t3.remoteMessages);
-      Object.assign(s4, { [r4]: p(n3) });
-    }
-  ),
-  new x2(
-    /^remote:\s*(enumerating|counting|compressing) objects: \d+% \(\d+\/(\d+)\),/i,
-    (t3, [e, n3]) => {
-      const r4 = e.toLowerCase(), s4 = tt(t3.remoteMessages);
-      Object.assign(s4, { [r4]: p(n3) });
-    }
-  ),
-  new x2(
-    /total ([^,]+), reused ([^,]+), pack-reused (\d+)/i,
-    (t3, [e, n3, r4]) => {
-      const s4 = tt(t3.remoteMessages);
-      s4.total = Ct(e), s4.reused = Ct(n3), s4.packReused = p(r4);
-    }
-  )
-];
-var wr = [
-  new x2(/^remote:\s*(.+)$/, (t3, [e]) => (t3.remoteMessages.all.push(e.trim()), false)),
-  ...yr,
-  new x2(
-    [/create a (?:pull|merge) request/i, /\s(https?:\/\/\S+)$/],
-    (t3, [e]) => {
-      t3.remoteMessages.pullRequestUrl = e;
-    }
-  ),
-  new x2(
-    [/found (\d+) vulnerabilities.+\(([^)]+)\)/i, /\s(https?:\/\/\S+)$/],
-    (t3, [e, n3, r4]) => {
-      t3.remoteMessages.vulnerabilities = {
-        count: p(e),
-        summary: n3,
-        url: r4
-      };
-    }
-  )
-];
-function ae(t3, e) {
-  return E2({ remoteMessages: new br() }, wr, e);
-}
-var br = class {
-  constructor() {
-    this.all = [];
-  }
-};
-var Tr = /^\s*(.+?)\s+\|\s+\d+\s*(\+*)(-*)/;
-var kr = /(\d+)\D+((\d+)\D+\(\+\))?(\D+(\d+)\D+\(-\))?/;
-var _r = /^(create|delete) mode \d+ (.+)/;
-var vr = [
-  new l2(Tr, (t3, [e, n3, r4]) => {
-    t3.files.push(e), n3 && (t3.insertions[e] = n3.length), r4 && (t3.deletions[e] = r4.length);
-  }),
-  new l2(kr, (t3, [e, , n3, , r4]) => n3 !== void 0 || r4 !== void 0 ? (t3.summary.changes = +e || 0, t3.summary.insertions = +n3 || 0, t3.summary.deletions = +r4 || 0, true) : false),
-  new l2(_r, (t3, [e, n3]) => {
-    S2(t3.files, n3), S2(e === "create" ? t3.created : t3.deleted, n3);
-  })
-];
-var Er = [
-  new l2(/^from\s(.+)$/i, (t3, [e]) => {
-    t3.remote = e;
-  }),
-  new l2(/^fatal:\s(.+)$/, (t3, [e]) => {
-    t3.message = e;
-  }),
-  new l2(
-    /([a-z0-9]+)\.\.([a-z0-9]+)\s+(\S+)\s+->\s+(\S+)$/,
-    (t3, [e, n3, r4, s4]) => {
-      t3.branch.local = r4, t3.hash.local = e, t3.branch.remote = s4, t3.hash.remote = n3;
-    }
-  )
-];
-var Sr = (t3, e) => E2(new ie(), vr, [t3, e]);
-var ue = (t3, e) => Object.assign(
-  new ie(),
-  Sr(t3, e),
-  ae(t3, e)
-);
-function Rr(t3, e) {
-  const n3 = E2(new gr(), Er, [t3, e]);
-  return n3.message && n3;
-}
-var Or = [
-  new l2(/^Auto-merging\s+(.+)$/, (t3, [e]) => {
-    t3.merges.push(e);
-  }),
-  new l2(/^CONFLICT\s+\((.+)\): Merge conflict in (.+)$/, (t3, [e, n3]) => {
-    t3.conflicts.push(new Z2(e, n3));
-  }),
-  new l2(
-    /^CONFLICT\s+\((.+\/delete)\): (.+) deleted in (.+) and/,
-    (t3, [e, n3, r4]) => {
-      t3.conflicts.push(new Z2(e, n3, { deleteRef: r4 }));
-    }
-  ),
-  new l2(/^CONFLICT\s+\((.+)\):/, (t3, [e]) => {
-    t3.conflicts.push(new Z2(e, null));
-  }),
-  new l2(/^Automatic merge failed;\s+(.+)$/, (t3, [e]) => {
-    t3.result = e;
-  })
-];
-var Cr = (t3, e) => Object.assign(Ar(t3), ue(t3, e));
-var Ar = (t3) => E2(new dr(), Or, t3);
-function At(t3) {
-  return t3.length ? {
-    commands: ["merge", ...t3],
-    format: "utf-8",
-    parser(e, n3) {
-      const r4 = Cr(e, n3);
-      if (r4.failed)
-        throw new at(r4);
-      return r4;
-    }
-  } : b2("Git.merge requires at least one option");
-}
-function xr(t3, e, n3) {
-  const r4 = n3.includes("deleted"), s4 = n3.includes("tag") || /^refs\/tags/.test(t3), o6 = !n3.includes("new");
-  return {
-    deleted: r4,
-    tag: s4,
-    branch: !s4,
-    new: !o6,
-    alreadyUpdated: o6,
-    local: t3,
-    remote: e
-  };
-}
-var Nr = [
-  new l2(/^Pushing to (.+)$/, (t3, [e]) => {
-    t3.repo = e;
-  }),
-  new l2(/^updating local tracking ref '(.+)'/, (t3, [e]) => {
-    t3.ref = {
-      ...t3.ref || {},
-      local: e
-    };
-  }),
-  new l2(/^[=*-]\s+([^:]+):(\S+)\s+\[(.+)]$/, (t3, [e, n3, r4]) => {
-    t3.pushed.push(xr(e, n3, r4));
-  }),
-  new l2(
-    /^Branch '([^']+)' set up to track remote branch '([^']+)' from '([^']+)'/,
-    (t3, [e, n3, r4]) => {
-      t3.branch = {
-        ...t3.branch || {},
-        local: e,
-        remote: n3,
-        remoteName: r4
-      };
-    }
-  ),
-  new l2(
-    /^([^:]+):(\S+)\s+([a-z0-9]+)\.\.([a-z0-9]+)$/,
-    (t3, [e, n3, r4, s4]) => {
-      t3.update = {
-        head: {
-          local: e,
-          remote: n3
-        },
-        hash: {
-          from: r4,
-          to: s4
-        }
-      };
-    }
-  )
-];
-var $r = (t3, e) => {
-  const n3 = Pr(t3, e), r4 = ae(t3, e);
-  return {
-    ...n3,
-    ...r4
-  };
-};
-var Pr = (t3, e) => E2({ pushed: [] }, Nr, [t3, e]);
-function Mr(t3 = {}, e) {
-  return S2(e, "--tags"), ce(t3, e);
-}
-function ce(t3 = {}, e) {
-  const n3 = ["push", ...e];
-  return t3.branch && n3.splice(1, 0, t3.branch), t3.remote && n3.splice(1, 0, t3.remote), ct(n3, "-v"), S2(n3, "--verbose"), S2(n3, "--porcelain"), {
-    commands: n3,
-    format: "utf-8",
-    parser: $r
-  };
-}
-function Dr() {
-  return {
-    showBuffer() {
-      const t3 = ["show", ...h2(arguments, 1)];
-      return t3.includes("--binary") || t3.splice(1, 0, "--binary"), this._runTask(
-        Gt(t3),
-        u(arguments)
-      );
-    },
-    show() {
-      const t3 = ["show", ...h2(arguments, 1)];
-      return this._runTask(
-        g(t3),
-        u(arguments)
-      );
-    }
-  };
-}
-var Lr = /^(.+)\0(.+)$/;
-var jr = class {
-  constructor(e, n3, r4) {
-    if (this.path = e, this.index = n3, this.working_dir = r4, n3 === "R" || r4 === "R") {
-      const s4 = Lr.exec(e) || [null, e, e];
-      this.from = s4[2] || "", this.path = s4[1] || "";
-    }
-  }
-};
-var Br = class {
-  constructor() {
-    this.not_added = [], this.conflicted = [], this.created = [], this.deleted = [], this.ignored = void 0, this.modified = [], this.renamed = [], this.files = [], this.staged = [], this.ahead = 0, this.behind = 0, this.current = null, this.tracking = null, this.detached = false, this.isClean = () => !this.files.length;
-  }
-};
-function xt(t3) {
-  const [e, n3] = t3.split(I2);
-  return {
-    from: n3 || e,
-    to: e
-  };
-}
-function _2(t3, e, n3) {
-  return [`${t3}${e}`, n3];
-}
-function et(t3, ...e) {
-  return e.map((n3) => _2(t3, n3, (r4, s4) => r4.conflicted.push(s4)));
-}
-var Ir = new Map([
-  _2(
-    " ",
-    "A",
-    (t3, e) => t3.created.push(e)
-  ),
-  _2(
-    " ",
-    "D",
-    (t3, e) => t3.deleted.push(e)
-  ),
-  _2(
-    " ",
-    "M",
-    (t3, e) => t3.modified.push(e)
-  ),
-  _2("A", " ", (t3, e) => {
-    t3.created.push(e), t3.staged.push(e);
-  }),
-  _2("A", "M", (t3, e) => {
-    t3.created.push(e), t3.staged.push(e), t3.modified.push(e);
-  }),
-  _2("D", " ", (t3, e) => {
-    t3.deleted.push(e), t3.staged.push(e);
-  }),
-  _2("M", " ", (t3, e) => {
-    t3.modified.push(e), t3.staged.push(e);
-  }),
-  _2("M", "M", (t3, e) => {
-    t3.modified.push(e), t3.staged.push(e);
-  }),
-  _2("R", " ", (t3, e) => {
-    t3.renamed.push(xt(e));
-  }),
-  _2("R", "M", (t3, e) => {
-    const n3 = xt(e);
-    t3.renamed.push(n3), t3.modified.push(n3.to);
-  }),
-  _2("!", "!", (t3, e) => {
-    (t3.ignored = t3.ignored || []).push(e);
-  }),
-  _2(
-    "?",
-    "?",
-    (t3, e) => t3.not_added.push(e)
-  ),
-  ...et(
-    "A",
-    "A",
-    "U"
-    /* UNMERGED */
-  ),
-  ...et(
-    "D",
-    "D",
-    "U"
-    /* UNMERGED */
-  ),
-  ...et(
-    "U",
-    "A",
-    "D",
-    "U"
-    /* UNMERGED */
-  ),
-  [
-    "##",
-    (t3, e) => {
-      const n3 = /ahead (\d+)/, r4 = /behind (\d+)/, s4 = /^(.+?(?=(?:\.{3}|\s|$)))/, o6 = /\.{3}(\S*)/, i2 = /\son\s(\S+?)(?=\.{3}|$)/;
-      let a3 = n3.exec(e);
-      t3.ahead = a3 && +a3[1] || 0, a3 = r4.exec(e), t3.behind = a3 && +a3[1] || 0, a3 = s4.exec(e), t3.current = d(a3?.[1], m, null), a3 = o6.exec(e), t3.tracking = d(a3?.[1], m, null), a3 = i2.exec(e), a3 && (t3.current = d(a3?.[1], m, t3.current)), t3.detached = /\(no branch\)/.test(e);
-    }
-  ]
-]);
-var Ur = function(t3) {
-  const e = t3.split(I2), n3 = new Br();
-  for (let r4 = 0, s4 = e.length; r4 < s4; ) {
-    let o6 = e[r4++].trim();
-    o6 && (o6.charAt(0) === "R" && (o6 += I2 + (e[r4++] || "")), Fr(n3, o6));
-  }
-  return n3;
-};
-function Fr(t3, e) {
-  const n3 = e.trim();
-  switch (" ") {
-    case n3.charAt(2):
-      return r4(n3.charAt(0), n3.charAt(1), n3.slice(3));
-    case n3.charAt(1):
-      return r4(" ", n3.charAt(0), n3.slice(2));
-    default:
-      return;
-  }
-  function r4(s4, o6, i2) {
-    const a3 = `${s4}${o6}`, c6 = Ir.get(a3);
-    c6 && c6(t3, i2), a3 !== "##" && a3 !== "!!" && t3.files.push(new jr(i2, s4, o6));
-  }
-}
-var Gr = ["--null", "-z"];
-function zr(t3) {
-  return {
-    format: "utf-8",
-    commands: [
-      "status",
-      "--porcelain",
-      "-b",
-      "-u",
-      "--null",
-      ...t3.filter((n3) => !Gr.includes(n3))
-    ],
-    parser(n3) {
-      return Ur(n3);
-    }
-  };
-}
-var fe = "installed=false";
-function q2(t3 = 0, e = 0, n3 = 0, r4 = "", s4 = true) {
-  return Object.defineProperty(
-    {
-      major: t3,
-      minor: e,
-      patch: n3,
-      agent: r4,
-      installed: s4
-    },
-    "toString",
-    {
-      value() {
-        return `${this.major}.${this.minor}.${this.patch}`;
-      },
-      configurable: false,
-      enumerable: false
-    }
-  );
-}
-function qr() {
-  return q2(0, 0, 0, "", false);
-}
-function Wr() {
-  return {
-    version() {
-      return this._runTask({
-        commands: ["--version"],
-        format: "utf-8",
-        parser: Kr,
-        onError(t3, e, n3, r4) {
-          if (t3.exitCode === V2.NOT_FOUND)
-            return n3(Buffer.from(fe));
-          r4(e);
-        }
-      });
-    }
-  };
-}
-var Hr = [
-  new l2(
-    /version (\d+)\.(\d+)\.(\d+)(?:\s*\((.+)\))?/,
-    (t3, [e, n3, r4, s4 = ""]) => {
-      Object.assign(
-        t3,
-        q2(p(e), p(n3), p(r4), s4)
-      );
-    }
-  ),
-  new l2(
-    /version (\d+)\.(\d+)\.(\D+)(.+)?$/,
-    (t3, [e, n3, r4, s4 = ""]) => {
-      Object.assign(t3, q2(p(e), p(n3), r4, s4));
-    }
-  )
-];
-function Kr(t3) {
-  return t3 === fe ? qr() : E2(q2(0, 0, 0, t3), Hr, t3);
-}
-var le = class {
-  constructor(e) {
-    this._executor = e;
-  }
-  _runTask(e, n3) {
-    const r4 = this._executor.chain(), s4 = r4.push(e);
-    return n3 && Ln(e, s4, n3), Object.create(this, {
-      then: { value: s4.then.bind(s4) },
-      catch: { value: s4.catch.bind(s4) },
-      _executor: { value: r4 }
-    });
-  }
-  add(e) {
-    return this._runTask(
-      g(["add", ...v(e)]),
-      u(arguments)
-    );
-  }
-  cwd(e) {
-    const n3 = u(arguments);
-    return typeof e == "string" ? this._runTask(St(e, this._executor), n3) : typeof e?.path == "string" ? this._runTask(
-      St(
-        e.path,
-        e.root && this._executor || void 0
-      ),
-      n3
-    ) : this._runTask(
-      b2("Git.cwd: workingDirectory must be supplied as a string"),
-      n3
-    );
-  }
-  hashObject(e, n3) {
-    return this._runTask(
-      Vn(e, n3 === true),
-      u(arguments)
-    );
-  }
-  init(e) {
-    return this._runTask(
-      Zn(e === true, this._executor.cwd, h2(arguments)),
-      u(arguments)
-    );
-  }
-  merge() {
-    return this._runTask(
-      At(h2(arguments)),
-      u(arguments)
-    );
-  }
-  mergeFromTo(e, n3) {
-    return m(e) && m(n3) ? this._runTask(
-      At([e, n3, ...h2(arguments)]),
-      u(arguments, false)
-    ) : this._runTask(
-      b2(
-        "Git.mergeFromTo requires that the 'remote' and 'branch' arguments are supplied as strings"
-      )
-    );
-  }
-  outputHandler(e) {
-    return this._executor.outputHandler = e, this;
-  }
-  push() {
-    const e = ce(
-      {
-        remote: d(arguments[0], m),
-        branch: d(arguments[1], m)
-      },
-      h2(arguments)
-    );
-    return this._runTask(e, u(arguments));
-  }
-  stash() {
-    return this._runTask(
-      g(["stash", ...h2(arguments)]),
-      u(arguments)
-    );
-  }
-  status() {
-    return this._runTask(
-      zr(h2(arguments)),
-      u(arguments)
-    );
-  }
-};
-Object.assign(
-  le.prototype,
-  jn(),
-  In(),
-  zn(),
-  Tn(),
-  Hn(),
-  Kn(),
-  On(),
-  er(),
-  pr(),
-  Dr(),
-  Wr()
-);
-var Vr = /* @__PURE__ */ (() => {
-  let t3 = 0;
-  return () => {
-    t3++;
-    const { promise: e, done: n3 } = (0, import_promise_deferred.createDeferred)();
-    return {
-      promise: e,
-      done: n3,
-      id: t3
-    };
-  };
-})();
-var Xr = class {
-  constructor(e = 2) {
-    this.concurrency = e, this.logger = $2("", "scheduler"), this.pending = [], this.running = [], this.logger("Constructed, concurrency=%s", e);
-  }
-  schedule() {
-    if (!this.pending.length || this.running.length >= this.concurrency) {
-      this.logger(
-        "Schedule attempt ignored, pending=%s running=%s concurrency=%s",
-        this.pending.length,
-        this.running.length,
-        this.concurrency
-      );
-      return;
-    }
-    const e = S2(this.running, this.pending.shift());
-    this.logger("Attempting id=%s", e.id), e.done(() => {
-      this.logger("Completing id=", e.id), ct(this.running, e), this.schedule();
-    });
-  }
-  next() {
-    const { promise: e, id: n3 } = S2(this.pending, Vr());
-    return this.logger("Scheduling id=%s", n3), this.schedule(), e;
-  }
-};
-function Yr(t3, e) {
-  return g(["apply", ...e, ...t3]);
-}
-var he = /* @__PURE__ */ ((t3) => (t3.CURRENT = "*", t3.LINKED = "+", t3))(he || {});
-var Qr = class {
-  constructor() {
-    this.all = [], this.branches = {}, this.current = "", this.detached = false;
-  }
-  push(e, n3, r4, s4, o6) {
-    e === "*" && (this.detached = n3, this.current = r4), this.all.push(r4), this.branches[r4] = {
-      current: e === "*",
-      linkedWorkTree: e === "+",
-      name: r4,
-      commit: s4,
-      label: o6
-    };
-  }
-};
-var Jr = [
-  new l2(
-    /^([*+]\s)?\((?:HEAD )?detached (?:from|at) (\S+)\)\s+([a-z0-9]+)\s(.*)$/,
-    (t3, [e, n3, r4, s4]) => {
-      t3.push(Nt(e), true, n3, r4, s4);
-    }
-  ),
-  new l2(
-    /^([*+]\s)?(\S+)\s+([a-z0-9]+)\s?(.*)$/s,
-    (t3, [e, n3, r4, s4]) => {
-      t3.push(Nt(e), false, n3, r4, s4);
-    }
-  )
-];
-var Zr = new l2(/^(\S+)$/s, (t3, [e]) => {
-  t3.push(he.CURRENT, false, e, "", "");
-});
-function Nt(t3) {
-  return t3 ? t3.charAt(0) : "";
-}
-function me(t3, e = false) {
-  return E2(
-    new Qr(),
-    e ? [Zr] : Jr,
-    t3
-  );
-}
-var ts = class {
-  constructor() {
-    this.all = [], this.branches = {}, this.errors = [];
-  }
-  get success() {
-    return !this.errors.length;
-  }
-};
-function es(t3, e) {
-  return {
-    branch: t3,
-    hash: e,
-    success: true
-  };
-}
-function ns(t3) {
-  return {
-    branch: t3,
-    hash: null,
-    success: false
-  };
-}
-var rs = /(\S+)\s+\(\S+\s([^)]+)\)/;
-var pe = /^error[^']+'([^']+)'/m;
-var ss = [
-  new l2(rs, (t3, [e, n3]) => {
-    const r4 = es(e, n3);
-    t3.all.push(r4), t3.branches[e] = r4;
-  }),
-  new l2(pe, (t3, [e]) => {
-    const n3 = ns(e);
-    t3.errors.push(n3), t3.all.push(n3), t3.branches[e] = n3;
-  })
-];
-var gt = (t3, e) => E2(new ts(), ss, [t3, e]);
-function de(t3, e) {
-  return e === V2.ERROR && pe.test(t3);
-}
-function os6(t3) {
-  const e = ["-d", "-D", "--delete"];
-  return t3.some((n3) => e.includes(n3));
-}
-function is(t3) {
-  const e = os6(t3), n3 = t3.includes("--show-current"), r4 = ["branch", ...t3];
-  return r4.length === 1 && r4.push("-a"), r4.includes("-v") || r4.splice(1, 0, "-v"), {
-    format: "utf-8",
-    commands: r4,
-    parser(s4, o6) {
-      return e ? gt(s4, o6).all[0] : me(s4, n3);
-    }
-  };
-}
-function as() {
-  return {
-    format: "utf-8",
-    commands: ["branch", "-v"],
-    parser(t3) {
-      return me(t3);
-    }
-  };
-}
-function us(t3, e = false) {
-  return {
-    format: "utf-8",
-    commands: ["branch", "-v", e ? "-D" : "-d", ...t3],
-    parser(n3, r4) {
-      return gt(n3, r4);
-    },
-    onError({ exitCode: n3, stdOut: r4 }, s4, o6, i2) {
-      if (!de(String(s4), n3))
-        return i2(s4);
-      o6(r4);
-    }
-  };
-}
-function cs(t3, e = false) {
-  const n3 = {
-    format: "utf-8",
-    commands: ["branch", "-v", e ? "-D" : "-d", t3],
-    parser(r4, s4) {
-      return gt(r4, s4).branches[t3];
-    },
-    onError({ exitCode: r4, stdErr: s4, stdOut: o6 }, i2, a3, c6) {
-      if (!de(String(i2), r4))
-        return c6(i2);
-      throw new at(
-        n3.parser(F2(o6), F2(s4)),
-        String(i2)
-      );
-    }
-  };
-  return n3;
-}
-function fs4(t3) {
-  return {
-    commands: ["check-ignore", ...t3],
-    format: "utf-8",
-    parser: ls
-  };
-}
-function ls(t3) {
-  return t3.split(/\n/g).map(hs).filter(Boolean);
-}
-function hs(t3) {
-  const e = t3.trim().replace(/^["']|["']$/g, "");
-  return e && Se(e);
-}
-var ms = [
-  new l2(/From (.+)$/, (t3, [e]) => {
-    t3.remote = e;
-  }),
-  new l2(/\* \[new branch]\s+(\S+)\s*-> (.+)$/, (t3, [e, n3]) => {
-    t3.branches.push({
-      name: e,
-      tracking: n3
-    });
-  }),
-  new l2(/\* \[new tag]\s+(\S+)\s*-> (.+)$/, (t3, [e, n3]) => {
-    t3.tags.push({
-      name: e,
-      tracking: n3
-    });
-  }),
-  new l2(/- \[deleted]\s+\S+\s*-> (.+)$/, (t3, [e]) => {
-    t3.deleted.push({
-      tracking: e
-    });
-  }),
-  new l2(
-    /\s*([^.]+)\.\.(\S+)\s+(\S+)\s*-> (.+)$/,
-    (t3, [e, n3, r4, s4]) => {
-      t3.updated.push({
-        name: r4,
-        tracking: s4,
-        to: n3,
-        from: e
-      });
-    }
-  )
-];
-function ps(t3, e) {
-  return E2({
-    raw: t3,
-    remote: null,
-    branches: [],
-    tags: [],
-    updated: [],
-    deleted: []
-  }, ms, [t3, e]);
-}
-function ds(t3) {
-  return /^--upload-pack(=|$)/.test(t3);
-}
-function gs(t3, e, n3) {
-  const r4 = ["fetch", ...n3];
-  return t3 && e && r4.push(t3, e), r4.find(ds) ? b2("git.fetch: potential exploit argument blocked.") : {
-    commands: r4,
-    format: "utf-8",
-    parser: ps
-  };
-}
-var ys = [
-  new l2(/^Renaming (.+) to (.+)$/, (t3, [e, n3]) => {
-    t3.moves.push({ from: e, to: n3 });
-  })
-];
-function ws(t3) {
-  return E2({ moves: [] }, ys, t3);
-}
-function bs(t3, e) {
-  return {
-    commands: ["mv", "-v", ...v(t3), e],
-    format: "utf-8",
-    parser: ws
-  };
-}
-function Ts(t3, e, n3) {
-  const r4 = ["pull", ...n3];
-  return t3 && e && r4.splice(1, 0, t3, e), {
-    commands: r4,
-    format: "utf-8",
-    parser(s4, o6) {
-      return ue(s4, o6);
-    },
-    onError(s4, o6, i2, a3) {
-      const c6 = Rr(
-        F2(s4.stdOut),
-        F2(s4.stdErr)
-      );
-      if (c6)
-        return a3(new at(c6));
-      a3(o6);
-    }
-  };
-}
-function ks(t3) {
-  const e = {};
-  return ge(t3, ([n3]) => e[n3] = { name: n3 }), Object.values(e);
-}
-function _s(t3) {
-  const e = {};
-  return ge(t3, ([n3, r4, s4]) => {
-    Object.hasOwn(e, n3) || (e[n3] = {
-      name: n3,
-      refs: { fetch: "", push: "" }
-    }), s4 && r4 && (e[n3].refs[s4.replace(/[^a-z]/g, "")] = r4);
-  }), Object.values(e);
-}
-function ge(t3, e) {
-  ut(t3, (n3) => e(n3.split(/\s+/)));
-}
-function vs(t3, e, n3) {
-  return g(["remote", "add", ...n3, t3, e]);
-}
-function Es(t3) {
-  const e = ["remote"];
-  return t3 && e.push("-v"), {
-    commands: e,
-    format: "utf-8",
-    parser: t3 ? _s : ks
-  };
-}
-function Ss(t3) {
-  const e = [...t3];
-  return e[0] !== "ls-remote" && e.unshift("ls-remote"), g(e);
-}
-function Rs(t3) {
-  const e = [...t3];
-  return e[0] !== "remote" && e.unshift("remote"), g(e);
-}
-function Os(t3) {
-  return g(["remote", "remove", t3]);
-}
-function Cs(t3 = {}, e) {
-  const n3 = oe2(t3), r4 = ["stash", "list", ...n3.commands, ...e], s4 = re(
-    n3.splitter,
-    n3.fields,
-    pt(r4)
-  );
-  return dt(r4) || {
-    commands: r4,
-    format: "utf-8",
-    parser: s4
-  };
-}
-function As(t3, e) {
-  return X2(["add", t3, e]);
-}
-function xs(t3) {
-  return X2(["init", ...t3]);
-}
-function X2(t3) {
-  const e = [...t3];
-  return e[0] !== "submodule" && e.unshift("submodule"), g(e);
-}
-function Ns(t3) {
-  return X2(["update", ...t3]);
-}
-var $s = class {
-  constructor(e, n3) {
-    this.all = e, this.latest = n3;
-  }
-};
-var Ps = function(t3, e = false) {
-  const n3 = t3.split(`
-`).map(Ds).filter(Boolean);
-  e || n3.sort(function(s4, o6) {
-    const i2 = s4.split("."), a3 = o6.split(".");
-    if (i2.length === 1 || a3.length === 1)
-      return Ms(B2(i2[0]), B2(a3[0]));
-    for (let c6 = 0, y7 = Math.max(i2.length, a3.length); c6 < y7; c6++) {
-      const w7 = ye(B2(i2[c6]), B2(a3[c6]));
-      if (w7)
-        return w7;
-    }
-    return 0;
-  });
-  const r4 = e ? n3[0] : [...n3].reverse().find((s4) => s4.indexOf(".") >= 0);
-  return new $s(n3, r4);
-};
-function Ms(t3, e) {
-  const n3 = Number.isNaN(t3), r4 = Number.isNaN(e);
-  return n3 !== r4 ? n3 ? 1 : -1 : n3 ? ye(t3, e) : 0;
-}
-function ye(t3, e) {
-  return t3 === e ? 0 : t3 > e ? 1 : -1;
-}
-function Ds(t3) {
-  return t3.trim();
-}
-function B2(t3) {
-  return typeof t3 == "string" && parseInt(t3.replace(/^\D+/g, ""), 10) || 0;
-}
-function Ls(t3 = []) {
-  const e = t3.some((n3) => /^--sort=/.test(n3));
-  return {
-    format: "utf-8",
-    commands: ["tag", "-l", ...t3],
-    parser(n3) {
-      return Ps(n3, e);
-    }
-  };
-}
-function js(t3) {
-  return {
-    format: "utf-8",
-    commands: ["tag", t3],
-    parser() {
-      return { name: t3 };
-    }
-  };
-}
-function Bs(t3, e) {
-  return {
-    format: "utf-8",
-    commands: ["tag", "-a", "-m", e, t3],
-    parser() {
-      return { name: t3 };
-    }
-  };
-}
-function f2(t3, e) {
-  this._plugins = e, this._executor = new Dn(
-    t3.baseDir,
-    new Xr(t3.maxConcurrentProcesses),
-    e
-  ), this._trimmed = t3.trimmed;
-}
-(f2.prototype = Object.create(le.prototype)).constructor = f2;
-f2.prototype.customBinary = function(t3) {
-  return this._plugins.reconfigure("binary", t3), this;
-};
-f2.prototype.env = function(t3, e) {
-  return arguments.length === 1 && typeof t3 == "object" ? this._executor.env = t3 : (this._executor.env = this._executor.env || {})[t3] = e, this;
-};
-f2.prototype.stashList = function(t3) {
-  return this._runTask(
-    Cs(
-      ht(arguments) || {},
-      K2(t3) && t3 || []
-    ),
-    u(arguments)
-  );
-};
-f2.prototype.mv = function(t3, e) {
-  return this._runTask(bs(t3, e), u(arguments));
-};
-f2.prototype.checkoutLatestTag = function(t3) {
-  var e = this;
-  return this.pull(function() {
-    e.tags(function(n3, r4) {
-      e.checkout(r4.latest, t3);
-    });
-  });
-};
-f2.prototype.pull = function(t3, e, n3, r4) {
-  return this._runTask(
-    Ts(
-      d(t3, m),
-      d(e, m),
-      h2(arguments)
-    ),
-    u(arguments)
-  );
-};
-f2.prototype.fetch = function(t3, e) {
-  return this._runTask(
-    gs(
-      d(t3, m),
-      d(e, m),
-      h2(arguments)
-    ),
-    u(arguments)
-  );
-};
-f2.prototype.tags = function(t3, e) {
-  return this._runTask(
-    Ls(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.rebase = function() {
-  return this._runTask(
-    g(["rebase", ...h2(arguments)]),
-    u(arguments)
-  );
-};
-f2.prototype.reset = function(t3) {
-  return this._runTask(
-    An(xn(t3), h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.revert = function(t3) {
-  const e = u(arguments);
-  return typeof t3 != "string" ? this._runTask(b2("Commit must be a string"), e) : this._runTask(
-    g(["revert", ...h2(arguments, 0, true), t3]),
-    e
-  );
-};
-f2.prototype.addTag = function(t3) {
-  const e = typeof t3 == "string" ? js(t3) : b2("Git.addTag requires a tag name");
-  return this._runTask(e, u(arguments));
-};
-f2.prototype.addAnnotatedTag = function(t3, e) {
-  return this._runTask(
-    Bs(t3, e),
-    u(arguments)
-  );
-};
-f2.prototype.deleteLocalBranch = function(t3, e, n3) {
-  return this._runTask(
-    cs(t3, typeof e == "boolean" ? e : false),
-    u(arguments)
-  );
-};
-f2.prototype.deleteLocalBranches = function(t3, e, n3) {
-  return this._runTask(
-    us(t3, typeof e == "boolean" ? e : false),
-    u(arguments)
-  );
-};
-f2.prototype.branch = function(t3, e) {
-  return this._runTask(
-    is(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.branchLocal = function(t3) {
-  return this._runTask(as(), u(arguments));
-};
-f2.prototype.raw = function(t3) {
-  const e = !Array.isArray(t3), n3 = [].slice.call(e ? arguments : t3, 0);
-  for (let s4 = 0; s4 < n3.length && e; s4++)
-    if (!st(n3[s4])) {
-      n3.splice(s4, n3.length - s4);
-      break;
-    }
-  n3.push(...h2(arguments, 0, true));
-  var r4 = u(arguments);
-  return n3.length ? this._runTask(g(n3, this._trimmed), r4) : this._runTask(
-    b2("Raw: must supply one or more command to execute"),
-    r4
-  );
-};
-f2.prototype.submoduleAdd = function(t3, e, n3) {
-  return this._runTask(As(t3, e), u(arguments));
-};
-f2.prototype.submoduleUpdate = function(t3, e) {
-  return this._runTask(
-    Ns(h2(arguments, true)),
-    u(arguments)
-  );
-};
-f2.prototype.submoduleInit = function(t3, e) {
-  return this._runTask(
-    xs(h2(arguments, true)),
-    u(arguments)
-  );
-};
-f2.prototype.subModule = function(t3, e) {
-  return this._runTask(
-    X2(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.listRemote = function() {
-  return this._runTask(
-    Ss(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.addRemote = function(t3, e, n3) {
-  return this._runTask(
-    vs(t3, e, h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.removeRemote = function(t3, e) {
-  return this._runTask(Os(t3), u(arguments));
-};
-f2.prototype.getRemotes = function(t3, e) {
-  return this._runTask(Es(t3 === true), u(arguments));
-};
-f2.prototype.remote = function(t3, e) {
-  return this._runTask(
-    Rs(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.tag = function(t3, e) {
-  const n3 = h2(arguments);
-  return n3[0] !== "tag" && n3.unshift("tag"), this._runTask(g(n3), u(arguments));
-};
-f2.prototype.updateServerInfo = function(t3) {
-  return this._runTask(
-    g(["update-server-info"]),
-    u(arguments)
-  );
-};
-f2.prototype.pushTags = function(t3, e) {
-  const n3 = Mr(
-    { remote: d(t3, m) },
-    h2(arguments)
-  );
-  return this._runTask(n3, u(arguments));
-};
-f2.prototype.rm = function(t3) {
-  return this._runTask(
-    g(["rm", "-f", ...v(t3)]),
-    u(arguments)
-  );
-};
-f2.prototype.rmKeepLocal = function(t3) {
-  return this._runTask(
-    g(["rm", "--cached", ...v(t3)]),
-    u(arguments)
-  );
-};
-f2.prototype.catFile = function(t3, e) {
-  return this._catFile("utf-8", arguments);
-};
-f2.prototype.binaryCatFile = function() {
-  return this._catFile("buffer", arguments);
-};
-f2.prototype._catFile = function(t3, e) {
-  var n3 = u(e), r4 = ["cat-file"], s4 = e[0];
-  if (typeof s4 == "string")
-    return this._runTask(
-      b2("Git.catFile: options must be supplied as an array of strings"),
-      n3
-    );
-  Array.isArray(s4) && r4.push.apply(r4, s4);
-  const o6 = t3 === "buffer" ? Gt(r4) : g(r4);
-  return this._runTask(o6, n3);
-};
-f2.prototype.diff = function(t3, e) {
-  const n3 = m(t3) ? b2(
-    "git.diff: supplying options as a single string is no longer supported, switch to an array of strings"
-  ) : g(["diff", ...h2(arguments)]);
-  return this._runTask(n3, u(arguments));
-};
-f2.prototype.diffSummary = function() {
-  return this._runTask(
-    fr(h2(arguments, 1)),
-    u(arguments)
-  );
-};
-f2.prototype.applyPatch = function(t3) {
-  const e = G2(t3) ? Yr(v(t3), h2([].slice.call(arguments, 1))) : b2(
-    "git.applyPatch requires one or more string patches as the first argument"
-  );
-  return this._runTask(e, u(arguments));
-};
-f2.prototype.revparse = function() {
-  const t3 = ["rev-parse", ...h2(arguments, true)];
-  return this._runTask(
-    g(t3, true),
-    u(arguments)
-  );
-};
-f2.prototype.clean = function(t3, e, n3) {
-  const r4 = un(t3), s4 = r4 && t3.join("") || d(t3, m) || "", o6 = h2([].slice.call(arguments, r4 ? 1 : 0));
-  return this._runTask(
-    on(s4, o6),
-    u(arguments)
-  );
-};
-f2.prototype.exec = function(t3) {
-  const e = {
-    commands: [],
-    format: "utf-8",
-    parser() {
-      typeof t3 == "function" && t3();
-    }
-  };
-  return this._runTask(e);
-};
-f2.prototype.checkIgnore = function(t3, e) {
-  return this._runTask(
-    fs4(v(d(t3, G2, []))),
-    u(arguments)
-  );
-};
-f2.prototype.checkIsRepo = function(t3, e) {
-  return this._runTask(
-    We(d(t3, m)),
-    u(arguments)
-  );
-};
-function Is(t3) {
-  return t3 ? [{
-    type: "spawn.before",
-    action(r4, s4) {
-      t3.aborted && s4.kill(new A2(void 0, "abort", "Abort already signaled"));
-    }
-  }, {
-    type: "spawn.after",
-    action(r4, s4) {
-      function o6() {
-        s4.kill(new A2(void 0, "abort", "Abort signal received"));
-      }
-      t3.addEventListener("abort", o6), s4.spawned.on("close", () => t3.removeEventListener("abort", o6));
-    }
-  }] : void 0;
-}
-var Us = $2("", "plugin:allowEnvironment");
-function Fs(t3, e = false) {
-  const n3 = new Set(t3.map((r4) => r4.toLowerCase().trim()));
-  return {
-    type: "spawn.options",
-    action(r4, s4) {
-      const o6 = { ...r4.env ?? process.env }, i2 = new Set(
-        Object.keys(s4.env).map((a3) => a3.toLowerCase().trim())
-      );
-      for (const a3 of Object.keys(o6)) {
-        const c6 = a3.toLowerCase().trim();
-        if (!(!Gs(c6) || n3.has(c6))) {
-          if (i2.has(c6))
-            throw new A2(
-              void 0,
-              "allowEnvironment",
-              `Use of "${a3}" is blocked by the environment guard - add it to the allowEnvironment option to permit it`
-            );
-          Us("removing ambient guarded environment variable %s", a3), delete o6[a3];
-        }
-      }
-      return {
-        ...r4,
-        env: {
-          ...o6,
-          GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS: String(!e)
-        }
-      };
-    }
-  };
-}
-function Gs(t3) {
-  const e = t3.toLowerCase().trim();
-  return e.startsWith("git_") || _(e);
-}
-function zs(t3 = {}) {
-  return {
-    type: "spawn.args",
-    action(e, { env: n3 }) {
-      for (const r4 of oe(e, n3))
-        if (t3[r4.category] !== true)
-          throw new A2(void 0, "unsafe", r4.message);
-      return e;
-    }
-  };
-}
-function qs(t3) {
-  const e = U(t3, "-c");
-  return {
-    type: "spawn.args",
-    action(n3) {
-      return [...e, ...n3];
-    }
-  };
-}
-var $t = (0, import_promise_deferred.deferred)().promise;
-function Ws({
-  onClose: t3 = true,
-  onExit: e = 50
-} = {}) {
-  function n3() {
-    let s4 = -1;
-    const o6 = {
-      close: (0, import_promise_deferred.deferred)(),
-      closeTimeout: (0, import_promise_deferred.deferred)(),
-      exit: (0, import_promise_deferred.deferred)(),
-      exitTimeout: (0, import_promise_deferred.deferred)()
-    }, i2 = Promise.race([
-      t3 === false ? $t : o6.closeTimeout.promise,
-      e === false ? $t : o6.exitTimeout.promise
-    ]);
-    return r4(t3, o6.close, o6.closeTimeout), r4(e, o6.exit, o6.exitTimeout), {
-      close(a3) {
-        s4 = a3, o6.close.done();
-      },
-      exit(a3) {
-        s4 = a3, o6.exit.done();
-      },
-      get exitCode() {
-        return s4;
-      },
-      result: i2
-    };
-  }
-  function r4(s4, o6, i2) {
-    s4 !== false && (s4 === true ? o6.promise : o6.promise.then(() => wt(s4))).then(i2.done);
-  }
-  return {
-    type: "spawn.after",
-    async action(s4, { spawned: o6, close: i2 }) {
-      const a3 = n3();
-      let c6 = true, y7 = () => {
-        c6 = false;
-      };
-      o6.stdout?.on("data", y7), o6.stderr?.on("data", y7), o6.on("error", y7), o6.on("close", (w7) => a3.close(w7)), o6.on("exit", (w7) => a3.exit(w7));
-      try {
-        await a3.result, c6 && await wt(50), i2(a3.exitCode);
-      } catch (w7) {
-        i2(a3.exitCode, w7);
-      }
-    }
-  };
-}
-var we = $2("", "plugin:binary");
-var Hs = "Invalid value supplied for custom binary, requires a single string or an array containing either one or two strings";
-var Ks = "Invalid value supplied for custom binary, restricted characters must be removed or supply the unsafe.allowUnsafeCustomBinary option";
-function Vs(t3) {
-  return !t3 || !/^([a-z]:)?([a-z0-9/.\\_~-]+)$/i.test(t3);
-}
-function Pt(t3, e) {
-  if (t3.length < 1 || t3.length > 2)
-    throw new A2(void 0, "binary", Hs);
-  if (t3.some(Vs))
-    if (e)
-      we("permitted unsafe binary %o", t3);
-    else
-      throw new A2(void 0, "binary", Ks);
-  const [r4, s4] = t3;
-  return {
-    binary: r4,
-    prefix: s4
-  };
-}
-function Xs(t3, e = ["git"], n3 = false) {
-  let r4 = Pt(v(e), n3);
-  t3.on("binary", (s4) => {
-    r4 = Pt(v(s4), n3), we.info("reconfiguring %o", r4);
-  }), t3.append("spawn.binary", () => r4.binary), t3.append("spawn.args", (s4) => r4.prefix ? [r4.prefix, ...s4] : s4);
-}
-var be = {
-  DISALLOWED_ABBREVIATED: {
-    text: "disallowed abbreviated or ambiguous option",
-    solution: "Unambiguous abbreviated options blocked with unsafe.allowAbbreviatedOptions setting: {message}"
-  },
-  UNKNOWN: {
-    text: "~ unknown ~",
-    solution: void 0
-  }
-};
-function Ys(t3) {
-  if (!t3)
-    return "UNKNOWN";
-  for (const [e, { text: n3 }] of Object.entries(be))
-    if (t3.startsWith(`fatal: ${n3}`))
-      return e;
-  return "UNKNOWN";
-}
-var Qs = class extends O2 {
-  constructor(e = "") {
-    const n3 = Ys(e);
-    super(void 0, be[n3].solution?.replace("{message}", e) ?? e), this.reason = n3;
-  }
-};
-function Js(t3) {
-  return !!(t3.exitCode && t3.stdErr.length);
-}
-function Zs(t3) {
-  return Buffer.concat([...t3.stdOut, ...t3.stdErr]);
-}
-function to(t3 = false, e = Js, n3 = Zs) {
-  return (r4, s4) => !t3 && r4 || !e(s4) ? r4 : n3(s4);
-}
-function eo(t3, e) {
-  return t3 === 128 && e.startsWith("fatal:") ? new Qs(e) : new O2(void 0, e);
-}
-function Mt(t3) {
-  return {
-    type: "task.error",
-    action(e, n3) {
-      const r4 = t3(e.error, {
-        stdErr: n3.stdErr,
-        stdOut: n3.stdOut,
-        exitCode: n3.exitCode
-      });
-      return Buffer.isBuffer(r4) ? {
-        error: eo(n3.exitCode, r4.toString("utf-8"))
-      } : {
-        error: r4
-      };
-    }
-  };
-}
-var nt = $2("", "plugin:input");
-function no(t3) {
-  return {
-    type: "spawn.after",
-    action(e, { commands: n3, input: r4, spawned: { stdin: s4 } }) {
-      if (!s4)
-        return;
-      const o6 = t3?.([...n3]) ?? r4;
-      if (!o6)
-        return nt("generated zero length content, not writing to stdin");
-      nt("writing %s bytes to stdin", Le(o6)), s4.on("error", (i2) => {
-        i2.code !== "EPIPE" && nt("[ERROR] stdin error %o", i2);
-      }), s4.end(o6);
-    }
-  };
-}
-var ro = class {
-  constructor() {
-    this.plugins = /* @__PURE__ */ new Set(), this.events = new Ce();
-  }
-  on(e, n3) {
-    this.events.on(e, n3);
-  }
-  reconfigure(e, n3) {
-    this.events.emit(e, n3);
-  }
-  append(e, n3) {
-    const r4 = S2(this.plugins, { type: e, action: n3 });
-    return () => this.plugins.delete(r4);
-  }
-  add(e) {
-    const n3 = [];
-    return v(e).forEach(
-      (r4) => {
-        r4 && this.plugins.add(S2(n3, r4));
-      }
-    ), () => {
-      n3.forEach((r4) => {
-        this.plugins.delete(r4);
-      });
-    };
-  }
-  exec(e, n3, r4) {
-    let s4 = n3;
-    const o6 = Object.freeze(Object.create(r4));
-    for (const i2 of this.plugins)
-      i2.type === e && (s4 = i2.action(s4, o6));
-    return s4;
-  }
-};
-function so(t3) {
-  const e = "--progress", n3 = ["checkout", "clone", "fetch", "pull", "push"];
-  return [{
-    type: "spawn.args",
-    action(o6, i2) {
-      return n3.includes(i2.method) ? De(o6, e) : o6;
-    }
-  }, {
-    type: "spawn.after",
-    action(o6, i2) {
-      i2.commands.includes(e) && i2.spawned.stderr?.on("data", (a3) => {
-        const c6 = /^([\s\S]+?):\s*(\d+)% \((\d+)\/(\d+)\)/.exec(a3.toString("utf8"));
-        c6 && t3({
-          method: i2.method,
-          stage: oo(c6[1]),
-          progress: p(c6[2]),
-          processed: p(c6[3]),
-          total: p(c6[4])
-        });
-      });
-    }
-  }];
-}
-function oo(t3) {
-  return String(t3.toLowerCase().split(" ", 1)) || "unknown";
-}
-function io(t3) {
-  const e = je(t3, ["uid", "gid"]);
-  return {
-    type: "spawn.options",
-    action(n3) {
-      return { ...e, ...n3 };
-    }
-  };
-}
-function ao() {
-  return {
-    type: "spawn.args",
-    action(t3) {
-      const e = [];
-      let n3;
-      function r4(s4) {
-        (n3 = n3 || []).push(...s4);
-      }
-      for (let s4 = 0; s4 < t3.length; s4++) {
-        const o6 = t3[s4];
-        if (r(o6)) {
-          r4(o(o6));
-          continue;
-        }
-        if (o6 === "--") {
-          r4(
-            t3.slice(s4 + 1).flatMap((i2) => r(i2) && o(i2) || i2)
-          );
-          break;
-        }
-        e.push(o6);
-      }
-      return n3 ? [...e, "--", ...n3.map(String)] : e;
-    }
-  };
-}
-function uo({
-  block: t3,
-  stdErr: e = true,
-  stdOut: n3 = true
-}) {
-  if (t3 > 0)
-    return {
-      type: "spawn.after",
-      action(r4, s4) {
-        let o6;
-        function i2() {
-          o6 && clearTimeout(o6), o6 = setTimeout(c6, t3);
-        }
-        function a3() {
-          s4.spawned.stdout?.off("data", i2), s4.spawned.stderr?.off("data", i2), s4.spawned.off("exit", a3), s4.spawned.off("close", a3), o6 && clearTimeout(o6);
-        }
-        function c6() {
-          a3(), s4.kill(new A2(void 0, "timeout", "block timeout reached"));
-        }
-        n3 && s4.spawned.stdout?.on("data", i2), e && s4.spawned.stderr?.on("data", i2), s4.spawned.on("exit", a3), s4.spawned.on("close", a3), i2();
-      }
-    };
-}
-var wo = (t3, e) => {
-  const n3 = new ro(), r4 = Ge(
-    t3 && (typeof t3 == "string" ? { baseDir: t3 } : t3) || {},
-    e
-  );
-  if (!Lt(r4.baseDir))
-    throw new Ae(
-      r4,
-      "Cannot use simple-git on a directory that does not exist"
-    );
-  return Array.isArray(r4.config) && n3.add(qs(r4.config)), n3.add(zs(r4.unsafe)), n3.add(Ws(r4.completion)), r4.abort && n3.add(Is(r4.abort)), r4.progress && n3.add(so(r4.progress)), r4.timeout && n3.add(uo(r4.timeout)), r4.spawnOptions && n3.add(io(r4.spawnOptions)), n3.add(ao()), n3.add(no(r4.input)), n3.add(Mt(to(true))), r4.errors && n3.add(Mt(r4.errors)), Xs(n3, r4.binary, r4.unsafe?.allowUnsafeCustomBinary), n3.add(
-    Fs(r4.allowEnvironment ?? [], r4.unsafe?.allowAbbreviatedOptions)
-  ), new f2(r4, n3);
-};
-
-// runner/code-index.ts
 init_canonical_json();
+import { existsSync as existsSync2, lstatSync as lstatSync2 } from "node:fs";
+import { readlink as readlink4 } from "node:fs/promises";
+import path9 from "node:path";
 
 // runner/git-file-mode.ts
 function gitFileMode(stats) {
@@ -73237,6 +69841,7 @@ import { mkdir as mkdir2, rename as rename2, rm as rm2, writeFile as writeFile2 
 import path6 from "node:path";
 var RACY_WINDOW_MS = 2e3;
 var HEADER = "fluksio-stat-cache 3";
+var STALE_SHARE = 4;
 var STAT_FIELDS = 4;
 function loadStatCache(file2) {
   let bytes;
@@ -73395,8 +70000,9 @@ var StatCache = class {
    * asks in that order.
    */
   async save(order = []) {
-    const unchanged = this.added.paths.length === 0 && this.hitCount === this.hits.length;
-    if (this.file === null || unchanged && !this.outOfOrder) return;
+    const stale = this.hits.length - this.hitCount;
+    const learnt = this.added.paths.length > 0 || this.outOfOrder;
+    if (this.file === null || !learnt && stale * STALE_SHARE <= this.hitCount) return;
     const kept = /* @__PURE__ */ new Map();
     this.hits.forEach((hit, entry) => {
       if (hit === 0) return;
@@ -73434,9 +70040,9 @@ var StatCache = class {
 
 // runner/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path17, message) {
+  constructor(path18, message) {
     super(message);
-    this.path = path17;
+    this.path = path18;
     this.name = "UnsafePathError";
   }
   path;
@@ -73485,6 +70091,40 @@ async function changedPaths(root, listing, files) {
     });
   }
   return changed;
+}
+
+// runner/find-repo-root.ts
+import { lstatSync, readFileSync as readFileSync3, statSync } from "node:fs";
+import { realpath } from "node:fs/promises";
+import path7 from "node:path";
+async function findRepoRoot(dir) {
+  const real2 = await realpath(dir);
+  return nearestWorkTree(real2) ?? await askGit(real2, dir);
+}
+function nearestWorkTree(dir) {
+  const device = statSync(dir).dev;
+  for (let current = dir; ; current = path7.dirname(current)) {
+    if (statSync(current).dev !== device) return null;
+    const dotGit = path7.join(current, ".git");
+    const stats = lstatSync(dotGit, { throwIfNoEntry: false });
+    if (stats?.isDirectory() && lstatSync(path7.join(dotGit, "HEAD"), { throwIfNoEntry: false })?.isFile()) {
+      return current;
+    }
+    if (stats?.isFile() && readFileSync3(dotGit, "latin1").startsWith("gitdir: ")) return current;
+    if (path7.dirname(current) === current) return null;
+  }
+}
+async function askGit(real2, dir) {
+  let top;
+  try {
+    top = await gitOutput(real2, ["rev-parse", "--show-toplevel"]);
+  } catch (error47) {
+    if (typeof error47.cause?.code === "number") {
+      throw new NotAGitRepositoryError(dir, { cause: error47 });
+    }
+    throw error47;
+  }
+  return await realpath(top.trim());
 }
 
 // runner/work-tree-listing.ts
@@ -73578,8 +70218,8 @@ function parseDiffIndex(output) {
 
 // runner/workspace-path.ts
 init_reserved_path();
-import { lstat as lstat3, readlink as readlink3, realpath } from "node:fs/promises";
-import path7 from "node:path";
+import { lstat as lstat3, readlink as readlink3, realpath as realpath2 } from "node:fs/promises";
+import path8 from "node:path";
 var MAX_LINK_HOPS = 40;
 async function resolveWorkspacePath(root, relPath, options = {}) {
   const normalized = normalizeRelative(relPath);
@@ -73587,11 +70227,11 @@ async function resolveWorkspacePath(root, relPath, options = {}) {
   if (reserved !== null) {
     throw new UnsafePathError(relPath, `"${relPath}" is inside ${reserved}/, where no output may be written`);
   }
-  const realRoot = await realpath(root);
+  const realRoot = await realpath2(root);
   const components = normalized.split("/");
   for (let i2 = 0; i2 < components.length; i2++) {
     const prefix = components.slice(0, i2 + 1).join("/");
-    const absPrefix = path7.join(realRoot, prefix);
+    const absPrefix = path8.join(realRoot, prefix);
     const stats = await lstat3(absPrefix).catch((error47) => {
       if (error47.code === "ENOENT" || error47.code === "ENOTDIR") return null;
       throw error47;
@@ -73614,7 +70254,7 @@ async function resolveWorkspacePath(root, relPath, options = {}) {
       }
     }
   }
-  return path7.join(path7.resolve(root), normalized);
+  return path8.join(path8.resolve(root), normalized);
 }
 function normalizeRelative(relPath) {
   if (relPath === "" || relPath.includes("\0")) {
@@ -73623,10 +70263,10 @@ function normalizeRelative(relPath) {
       `"${relPath}" is not a usable path; expected a relative path like "data/x"`
     );
   }
-  if (path7.posix.isAbsolute(relPath) || path7.isAbsolute(relPath)) {
+  if (path8.posix.isAbsolute(relPath) || path8.isAbsolute(relPath)) {
     throw new UnsafePathError(relPath, `"${relPath}" is absolute; expected a path relative to the workspace`);
   }
-  const normalized = path7.posix.normalize(relPath).replace(/\/+$/, "");
+  const normalized = path8.posix.normalize(relPath).replace(/\/+$/, "");
   if (normalized === ".." || normalized.startsWith("../")) {
     throw new UnsafePathError(relPath, `"${relPath}" leads outside the workspace; expected a path inside it`);
   }
@@ -73637,27 +70277,27 @@ function normalizeRelative(relPath) {
 }
 async function resolveLinkTarget(absPath, hops) {
   try {
-    return await realpath(absPath);
+    return await realpath2(absPath);
   } catch (error47) {
     if (error47.code !== "ENOENT") throw error47;
   }
-  const parent = await resolveLinkTarget(path7.dirname(absPath), hops);
-  const here = path7.join(parent, path7.basename(absPath));
+  const parent = await resolveLinkTarget(path8.dirname(absPath), hops);
+  const here = path8.join(parent, path8.basename(absPath));
   const stats = await lstat3(here).catch(() => null);
   if (!stats?.isSymbolicLink()) return here;
   if (hops >= MAX_LINK_HOPS) throw new Error(`${absPath}: too many levels of symbolic links`);
-  return resolveLinkTarget(path7.resolve(parent, await readlink3(here)), hops + 1);
+  return resolveLinkTarget(path8.resolve(parent, await readlink3(here)), hops + 1);
 }
 function isInside(root, target) {
-  const relative3 = path7.relative(root, target);
-  const climbsOut = relative3 === ".." || relative3.startsWith(`..${path7.sep}`);
-  return !climbsOut && !path7.isAbsolute(relative3);
+  const relative3 = path8.relative(root, target);
+  const climbsOut = relative3 === ".." || relative3.startsWith(`..${path8.sep}`);
+  return !climbsOut && !path8.isAbsolute(relative3);
 }
 
 // runner/code-index.ts
 var HASH_BATCH = 32;
 async function readCodeIndex(dir, options = {}) {
-  const repoRoot = existsSync2(path8.join(dir, ".git")) ? dir : await topLevelOf(dir);
+  const repoRoot = existsSync2(path9.join(dir, ".git")) ? dir : await topLevelOf(dir);
   const scanStartedMs = Date.now();
   const listing = listWorkTree(repoRoot).catch((error47) => {
     throw notARepository(repoRoot, error47);
@@ -73677,6 +70317,10 @@ async function readCodeIndex(dir, options = {}) {
 }
 async function defaultStatCacheFile(repoRoot) {
   const relPath = ".fluksio/code-stat-cache";
+  const components = [`${repoRoot}/.fluksio`, `${repoRoot}/${relPath}`];
+  if (components.every((component) => lstatOrNull(component)?.isSymbolicLink() === false)) {
+    return path9.join(path9.resolve(repoRoot), relPath);
+  }
   try {
     return await resolveWorkspacePath(repoRoot, relPath);
   } catch (error47) {
@@ -73713,7 +70357,7 @@ async function indexWorkTree(scan) {
     } else if (stats.isDirectory()) {
       if (gitlink || indexed === null) nested.push({ repoPath, indexed });
     } else if (stats.isSymbolicLink()) {
-      const target = await readlink4(path8.join(root, repoPath), { encoding: "buffer" });
+      const target = await readlink4(path9.join(root, repoPath), { encoding: "buffer" });
       files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
       const outside = await outsideReason(scan, repoPath);
       if (outside !== null) outsideLinks.set(repoPath, outside);
@@ -73723,14 +70367,14 @@ async function indexWorkTree(scan) {
       else files.set(repoPath, value);
     } else {
       throw new Error(
-        `${path8.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`
+        `${path9.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`
       );
     }
   }
   for (let i2 = 0; i2 < toHash.length; i2 += HASH_BATCH) {
     await Promise.all(
       toHash.slice(i2, i2 + HASH_BATCH).map(async ({ repoPath, stats }) => {
-        const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path8.join(root, repoPath), listing.objectFormat)}`;
+        const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path9.join(root, repoPath), listing.objectFormat)}`;
         scan.cache.remember(scan.prefix + repoPath, stats, value);
         files.set(repoPath, value);
       })
@@ -73747,15 +70391,15 @@ async function indexWorkTree(scan) {
 }
 function lstatOrNull(absPath) {
   try {
-    return lstatSync(absPath, { throwIfNoEntry: false }) ?? null;
+    return lstatSync2(absPath, { throwIfNoEntry: false }) ?? null;
   } catch (error47) {
     if (error47.code === "ENOTDIR") return null;
     throw error47;
   }
 }
 async function submoduleId(scan, repoPath, outsideLinks) {
-  const root = path8.join(scan.root, repoPath);
-  if (!existsSync2(path8.join(root, ".git"))) return null;
+  const root = path9.join(scan.root, repoPath);
+  if (!existsSync2(path9.join(root, ".git"))) return null;
   const listing = await listWorkTree(root);
   const cache = listing.objectFormat === scan.listing.objectFormat ? scan.cache : new StatCache(null, listing.objectFormat, null, Date.now());
   const prefix = `${scan.prefix}${repoPath}/`;
@@ -73778,18 +70422,16 @@ async function outsideReason(scan, repoPath) {
   }
 }
 async function topLevelOf(dir) {
-  let git;
   try {
-    git = wo({ baseDir: dir });
+    return await findRepoRoot(dir);
   } catch (error47) {
-    throw new Error(`${dir} does not exist or is not a directory; expected the repository to run in`, {
-      cause: error47
-    });
-  }
-  try {
-    return (await git.raw(["rev-parse", "--show-toplevel"])).trim();
-  } catch (error47) {
-    throw notARepository(dir, error47);
+    const code = error47.code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new Error(`${dir} does not exist or is not a directory; expected the repository to run in`, {
+        cause: error47
+      });
+    }
+    throw error47;
   }
 }
 function notARepository(dir, reason) {
@@ -73800,8 +70442,8 @@ function notARepository(dir, reason) {
   return reason;
 }
 
-// cli/local/execute-local-run.ts
-import { join as join16 } from "node:path";
+// local/execute-local-run.ts
+import { join as join17 } from "node:path";
 
 // schemas/run-report.ts
 init_zod();
@@ -73933,7 +70575,7 @@ init_canonical_json();
 // runner/code-digest.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
 init_canonical_json();
-import path9 from "node:path";
+import path10 from "node:path";
 function codeDigest(index2, scope) {
   const included = includeMatcher(scope);
   const excluded2 = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, "")));
@@ -73958,7 +70600,7 @@ function isSorted(entries) {
 function includeMatcher(scope) {
   if (scope.include === null) return () => true;
   const patterns = scope.include.map(
-    (glob) => glob.startsWith("/") ? glob.slice(1) : path9.posix.join(scope.pipelineDir, glob)
+    (glob) => glob.startsWith("/") ? glob.slice(1) : path10.posix.join(scope.pipelineDir, glob)
   );
   if (patterns.length === 0) return () => false;
   return (0, import_picomatch.default)(patterns, { dot: true });
@@ -74004,22 +70646,22 @@ import { posix as posix2 } from "node:path";
 
 // schemas/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path17) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path17)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path18) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path18)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path17) {
-  return posix.normalize(path17).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path18) {
+  return posix.normalize(path18).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace.ts
-function repoPathIn(workspace, path17) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path17);
-  if (repoPath === null) throw new Error(`"${path17}" is outside the repository`);
+function repoPathIn(workspace, path18) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path18);
+  if (repoPath === null) throw new Error(`"${path18}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -74029,11 +70671,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path17) => repoPathIn(workspace, path17));
-  const isOut = (path17) => outs.some((out2) => path17 === out2 || path17.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path18) => repoPathIn(workspace, path18));
+  const isOut = (path18) => outs.some((out2) => path18 === out2 || path18.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path17) => !isOut(path17)),
+    dirty: [...codeIndex.changed].some((path18) => !isOut(path18)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -74050,7 +70692,7 @@ function computeStamp(options) {
 // runner/first-parent-commits.ts
 async function firstParentCommits(repoRoot, commit, limit = 200) {
   try {
-    const out2 = await wo({ baseDir: repoRoot }).raw([
+    const out2 = await gitOutput(repoRoot, [
       "rev-list",
       "--first-parent",
       `--max-count=${limit}`,
@@ -74065,6 +70707,7 @@ async function firstParentCommits(repoRoot, commit, limit = 200) {
 
 // runner/interpreter-digests.ts
 init_zod();
+init_one_shot_parse();
 import { createHash as createHash4, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir as mkdir3, readFile, rename as rename3, stat as stat2, writeFile as writeFile3 } from "node:fs/promises";
@@ -74114,7 +70757,7 @@ var InterpreterDigests = class {
         raw = JSON.parse(await readFile(this.file, "utf8"));
       } catch {
       }
-      const parsed = RememberedFile.safeParse(raw);
+      const parsed = RememberedFile.safeParse(raw, ONE_SHOT_PARSE);
       if (parsed.success) entries = parsed.data;
     }
     this.known ??= new Map(Object.entries(entries));
@@ -74123,8 +70766,8 @@ var InterpreterDigests = class {
 };
 
 // runner/run-pipeline.ts
-import { mkdir as mkdir8, mkdtemp as mkdtemp2, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
-import { join as join7 } from "node:path";
+import { mkdtemp as mkdtemp2, rm as rm6 } from "node:fs/promises";
+import { join as join8 } from "node:path";
 
 // node_modules/yocto-queue/index.js
 var Node = class {
@@ -74298,7 +70941,7 @@ function validateConcurrency(concurrency) {
 // schemas/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path17) => ({ name: name2, path: normalizePipelinePath(path17) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path18) => ({ name: name2, path: normalizePipelinePath(path18) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -74313,10 +70956,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path17 = normalizePipelinePath(dep);
+  const path18 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path17) || pathContains(path17, out2)) return name2;
+      if (pathContains(out2, path18) || pathContains(path18, out2)) return name2;
     }
   }
   return null;
@@ -74570,8 +71213,8 @@ function cacheKeyOf(inputs) {
 // runner/command-interpreters.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib(), 1);
-import { open as open3, realpath as realpath2 } from "node:fs/promises";
-import path10 from "node:path";
+import { open as open3, realpath as realpath3 } from "node:fs/promises";
+import path11 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
 var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
 var SHELL_OWN = new Set(
@@ -74586,12 +71229,12 @@ async function commandInterpreters(cmd, options) {
       found[word] = null;
       continue;
     }
-    const real2 = await realpath2(file2);
+    const real2 = await realpath3(file2);
     if (!isInside2(real2, options.repoRoot)) found[word] = await interpreterAt(real2, options.digests);
     const shebang = await shebangProgram(real2);
     if (shebang !== null && !(shebang in found)) {
       const program = await locate(shebang, options);
-      found[shebang] = program === null ? null : await interpreterAt(await realpath2(program), options.digests);
+      found[shebang] = program === null ? null : await interpreterAt(await realpath3(program), options.digests);
     }
   }
   return found;
@@ -74641,7 +71284,7 @@ function commandWords(cmd) {
 }
 async function locate(word, options) {
   if (word.includes("/")) {
-    const file2 = path10.resolve(options.cwd, word);
+    const file2 = path11.resolve(options.cwd, word);
     return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
   }
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
@@ -74657,15 +71300,15 @@ async function shebangProgram(file2) {
     const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
     const program = words[0];
     if (!program) return null;
-    if (path10.basename(program) !== "env") return program;
+    if (path11.basename(program) !== "env") return program;
     return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
   } finally {
     await handle2.close();
   }
 }
 function isInside2(file2, dir) {
-  const relative3 = path10.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path10.isAbsolute(relative3);
+  const relative3 = path11.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path11.isAbsolute(relative3);
 }
 
 // runner/private-dir.ts
@@ -74685,8 +71328,8 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash5 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
-import { readdir as readdir2, realpath as realpath3, stat as stat3 } from "node:fs/promises";
-import path11 from "node:path";
+import { readdir as readdir2, realpath as realpath4, stat as stat3 } from "node:fs/promises";
+import path12 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
   const stats = await stat3(absPath).catch((error47) => {
@@ -74716,7 +71359,7 @@ function fileDigestWithMode(blob, executable) {
   return executable ? `100755 ${blob}` : blob;
 }
 async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
-  const real2 = await realpath3(absDir);
+  const real2 = await realpath4(absDir);
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
   let counted = 0;
@@ -74724,7 +71367,7 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
     if (isNeverCode(rel)) continue;
     counted += 1;
-    const abs = path11.join(absDir, entry.name);
+    const abs = path12.join(absDir, entry.name);
     const stats = await stat3(abs);
     if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
     else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
@@ -74763,7 +71406,7 @@ async function recheckStageInputs(options) {
     const changes = changesIn(material.codeScope, before, after, workspace);
     if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
   }
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path17) => repoPathIn(workspace, path17));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path18) => repoPathIn(workspace, path18));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -74795,12 +71438,12 @@ function changesIn(scope, before, after, workspace) {
   const old = codeDigest(before, scope);
   const now = codeDigest(after, scope);
   if (old.digest === now.digest) return null;
-  const relative3 = (entries) => entries.map(([path17, id]) => [pipelinePathIn(workspace, path17), id]);
+  const relative3 = (entries) => entries.map(([path18, id]) => [pipelinePathIn(workspace, path18), id]);
   return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
 }
 
 // runner/metrics-file.ts
-var import_yaml = __toESM(require_dist3(), 1);
+var import_yaml = __toESM(require_dist(), 1);
 import { readFile as readFile2 } from "node:fs/promises";
 async function readMetricsFile(absPath, displayPath) {
   let text2;
@@ -74865,12 +71508,12 @@ function describe(value) {
 
 // runner/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path17, absPath, options) {
+  constructor(path18, absPath, options) {
     super(
-      `"${path17}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path18}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path17;
+    this.path = path18;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -74968,8 +71611,8 @@ function show(value) {
 init_canonical_json();
 init_out_record();
 import { randomUUID as randomUUID3 } from "node:crypto";
-import { chmod as chmod2, lstat as lstat4, mkdir as mkdir5, readdir as readdir3, realpath as realpath4, rename as rename4, rm as rm3, stat as stat4 } from "node:fs/promises";
-import path12 from "node:path";
+import { chmod as chmod2, lstat as lstat4, mkdir as mkdir5, readdir as readdir3, realpath as realpath5, rename as rename4, rm as rm3, stat as stat4 } from "node:fs/promises";
+import path13 from "node:path";
 var BLOB_BATCH = 16;
 async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
@@ -75013,9 +71656,9 @@ async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
 async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const parent = path12.dirname(absPath);
+  const parent = path13.dirname(absPath);
   await mkdir5(parent, { recursive: true });
-  const temp = path12.join(parent, `.${path12.basename(absPath)}.${randomUUID3()}.fluksio-restore`);
+  const temp = path13.join(parent, `.${path13.basename(absPath)}.${randomUUID3()}.fluksio-restore`);
   try {
     if (record2.kind === "file") {
       await blobs.getToFile(record2.digest, temp);
@@ -75034,19 +71677,19 @@ async function removeOut(pipelineDir, workspaceRoot, outPath) {
   await rm3(absPath, { recursive: true, force: true });
 }
 async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
-  if (path12.posix.isAbsolute(outPath)) return outPath;
-  const dirInRoot = path12.relative(await realpath4(workspaceRoot), await realpath4(pipelineDir));
-  return path12.posix.join(dirInRoot.split(path12.sep).join("/"), outPath);
+  if (path13.posix.isAbsolute(outPath)) return outPath;
+  const dirInRoot = path13.relative(await realpath5(workspaceRoot), await realpath5(pipelineDir));
+  return path13.posix.join(dirInRoot.split(path13.sep).join("/"), outPath);
 }
 async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
-  const real2 = await realpath4(absDir);
+  const real2 = await realpath5(absDir);
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
   const entries = await readdir3(absDir, { withFileTypes: true });
   if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
   for (const entry of entries) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    const abs = path12.join(absDir, entry.name);
+    const abs = path13.join(absDir, entry.name);
     if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
     const stats = entry.isSymbolicLink() ? await stat4(abs) : entry;
     if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
@@ -75071,13 +71714,13 @@ async function restoreDir(blobs, digest, tempDir) {
   await mkdir5(tempDir);
   for (const dir of manifest.dirs ?? []) {
     checkManifestPath(digest, dir);
-    await mkdir5(path12.join(tempDir, dir), { recursive: true });
+    await mkdir5(path13.join(tempDir, dir), { recursive: true });
   }
   for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
     await Promise.all(
       manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
         checkManifestPath(digest, file2.path);
-        const target = path12.join(tempDir, file2.path);
+        const target = path13.join(tempDir, file2.path);
         await blobs.getToFile(file2.digest, target);
         if (file2.executable) await makeExecutable(target);
       })
@@ -75090,7 +71733,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename4(temp, dest);
     return;
   }
-  const aside = path12.join(path12.dirname(dest), `.${path12.basename(dest)}.${randomUUID3()}.fluksio-old`);
+  const aside = path13.join(path13.dirname(dest), `.${path13.basename(dest)}.${randomUUID3()}.fluksio-old`);
   await rename4(dest, aside);
   try {
     await rename4(temp, dest);
@@ -75123,7 +71766,7 @@ function keyingNotes(stage, inputs, where) {
 // runner/read-set-probe.ts
 init_canonical_json();
 import { lstat as lstat5, readdir as readdir4 } from "node:fs/promises";
-import path13 from "node:path";
+import path14 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -75196,7 +71839,7 @@ var ReadSetProbe = class {
     return this.options.show(repoPath);
   }
   absolute(repoPath) {
-    return path13.join(this.options.codeIndex.repoRoot, repoPath);
+    return path14.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -75241,9 +71884,9 @@ function ancestorsOf(repoPath) {
 }
 
 // runner/read-trace.ts
-import { mkdir as mkdir6, mkdtemp, readdir as readdir5, readFile as readFile3, realpath as realpath5, rm as rm4, writeFile as writeFile4 } from "node:fs/promises";
+import { mkdir as mkdir6, mkdtemp, readdir as readdir5, readFile as readFile3, realpath as realpath6, rm as rm4, writeFile as writeFile4 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import path14 from "node:path";
+import path15 from "node:path";
 
 // runner/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -75391,13 +72034,13 @@ _fluksio_chain()
 
 // runner/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp(path14.join(tmpdir(), "fluksio-trace-"));
-  const site = path14.join(dir, "site");
-  const reports = path14.join(dir, "reports");
+  const dir = await mkdtemp(path15.join(tmpdir(), "fluksio-trace-"));
+  const site = path15.join(dir, "site");
+  const reports = path15.join(dir, "reports");
   await mkdir6(site);
   await mkdir6(reports);
-  await writeFile4(path14.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
-  const root = await realpath5(options.repoRoot);
+  await writeFile4(path15.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  const root = await realpath6(options.repoRoot);
   return {
     env: {
       PYTHONPATH: options.pythonPath ? `${site}:${options.pythonPath}` : site,
@@ -75417,7 +72060,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir5(reports)) {
-    const text2 = await readFile3(path14.join(reports, name2), "utf8");
+    const text2 = await readFile3(path15.join(reports, name2), "utf8");
     for (const line2 of text2.split("\n")) {
       const tab = line2.indexOf("	");
       if (tab < 0) continue;
@@ -75441,9 +72084,9 @@ async function collectReports(reports, root) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path14.relative(root, absolute);
-  if (relative3.startsWith("..") || path14.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path14.sep).join("/") || ".";
+  const relative3 = path15.relative(root, absolute);
+  if (relative3.startsWith("..") || path15.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path15.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
@@ -75454,8 +72097,8 @@ import { join as join5 } from "node:path";
 // runner/why-not-python.ts
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
-import { access as access2, realpath as realpath6 } from "node:fs/promises";
-import path15 from "node:path";
+import { access as access2, realpath as realpath7 } from "node:fs/promises";
+import path16 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var PYTHON_NAME = /^python[0-9.]*$/;
 async function whyNotPython(cmd, context) {
@@ -75474,17 +72117,17 @@ async function whyNotPython(cmd, context) {
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
   const found = await resolveProgram(program, context);
   if (found === null) return `${program} was not found`;
-  const name2 = path15.basename(await realpath6(found).catch(() => found));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path15.basename(program)) ? null : `${path15.basename(program)} is not Python`;
+  const name2 = path16.basename(await realpath7(found).catch(() => found));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path16.basename(program)) ? null : `${path16.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path15.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path15.join(dir || ".", program));
+  const candidates = program.includes("/") ? [path16.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path16.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path15.resolve(context.cwd, candidate), constants4.X_OK).then(
+    const executable = await access2(path16.resolve(context.cwd, candidate), constants4.X_OK).then(
       () => true,
       () => false
     );
-    if (executable) return path15.resolve(context.cwd, candidate);
+    if (executable) return path16.resolve(context.cwd, candidate);
   }
   return null;
 }
@@ -75496,9 +72139,9 @@ async function stageKeyInputs(options) {
   if (!stage) throw new Error(`No stage named ${name2}`);
   const deps = {};
   for (const dep of stage.deps) {
-    const path17 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path17);
-    deps[path17] = produced ? producedDigest(produced) : (await contentDigest(join5(workspace.pipelineDir, path17))).digest;
+    const path18 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path18);
+    deps[path18] = produced ? producedDigest(produced) : (await contentDigest(join5(workspace.pipelineDir, path18))).digest;
   }
   let code = null;
   let codeScope = null;
@@ -75510,7 +72153,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path17) => repoPathIn(workspace, path17))
+      exclude: [...stage.deps, ...everyOut].map((path18) => repoPathIn(workspace, path18))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -75594,6 +72237,9 @@ var NODE_HEADER = /^(?:Uncaught )?[A-Z][\w$.]*(?: \[[^\]]+\])?: /;
 var NODE_ERROR_HEADER = /^(?:Uncaught )?(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[[^\]]+\])?(?::|$)/;
 var NODE_MESSAGE_LOOKBACK = 20;
 var DEPENDENCY_DIR = /(?:^|\/)(?:node_modules|site-packages|dist-packages)\//;
+function tracebackTexts(lines) {
+  return parseTracebacks(lines, { cwd: "/", repoRoot: "/" }).map((traceback) => traceback.text);
+}
 function parseTracebacks(lines, context) {
   const found = [];
   let chain = null;
@@ -75729,11 +72375,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path17 = url2.slice("file://".length);
+  const path18 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path17);
+    return decodeURIComponent(path18);
   } catch {
-    return path17;
+    return path18;
   }
 }
 
@@ -75817,9 +72463,12 @@ var StageOutput = class {
       this.log(stream, line2);
     }
   }
-  /** The whole log so far, each line ending in a newline. */
+  /**
+   * The whole log so far, each line ending in a newline but those ended by a lone `\r`
+   * (line-splitter.ts): a progress bar's states stay one terminal line, as printed.
+   */
   fullLog() {
-    return this.logged.map(({ line: line2 }) => `${line2}
+    return this.logged.map(({ line: line2 }) => line2.endsWith("\r") ? line2 : `${line2}
 `).join("");
   }
   /**
@@ -75835,7 +72484,7 @@ var StageOutput = class {
       ...parseTracebacks(lines("stderr"), where)
     ];
     const seen = /* @__PURE__ */ new Set();
-    for (const traceback of tracebacks) {
+    for (const traceback of tracebacks.filter((each) => !isInterrupt(each))) {
       const annotation = this.tracebackAnnotation(traceback);
       const key = JSON.stringify([annotation.path, annotation.line, annotation.message]);
       if (!seen.has(key)) this.options.onAnnotation(annotation);
@@ -75884,6 +72533,9 @@ var StageOutput = class {
     };
   }
 };
+function isInterrupt(traceback) {
+  return /^KeyboardInterrupt\b/.test(traceback.message);
+}
 var MAX_METRIC_NAME = 200;
 var MAX_LINE = 2147483647;
 function lineNumber(text2) {
@@ -75935,13 +72587,22 @@ var LineSplitter = class {
     const parts = withoutNul(this.decoder.write(chunk)).split("\n");
     const last = parts.pop() ?? "";
     for (const part of parts) {
-      const line2 = stripCarriageReturn(this.pending + part);
-      this.onLine(Buffer.byteLength(line2) > this.maxLineBytes ? this.deliverPieces(line2) : line2, false);
+      const segments = carriageReturnSegments(stripCarriageReturn(this.pending + part));
       this.pending = "";
       this.pendingBytes = 0;
+      for (const line2 of segments)
+        this.onLine(Buffer.byteLength(line2) > this.maxLineBytes ? this.deliverPieces(line2) : line2, false);
     }
     this.pending += last;
     this.pendingBytes += Buffer.byteLength(last);
+    if (this.pending.indexOf("\r") >= 0 && this.pending.indexOf("\r") < this.pending.length - 1) {
+      const trailing = this.pending.endsWith("\r");
+      const segments = carriageReturnSegments(trailing ? this.pending.slice(0, -1) : this.pending);
+      this.pending = (segments.pop() ?? "") + (trailing ? "\r" : "");
+      this.pendingBytes = Buffer.byteLength(this.pending);
+      for (const line2 of segments)
+        this.onLine(Buffer.byteLength(line2) > this.maxLineBytes ? this.deliverPieces(line2) : line2, false);
+    }
     if (this.pendingBytes > this.maxLineBytes) {
       this.pending = this.deliverPieces(this.pending);
       this.pendingBytes = Buffer.byteLength(this.pending);
@@ -75971,6 +72632,12 @@ var LineSplitter = class {
     return bytes.toString("utf8", start2);
   }
 };
+function carriageReturnSegments(line2) {
+  if (!line2.includes("\r")) return [line2];
+  const parts = line2.split("\r");
+  const last = parts.pop();
+  return [...parts.filter((part) => part !== "").map((part) => `${part}\r`), last];
+}
 function stripCarriageReturn(line2) {
   return line2.endsWith("\r") ? line2.slice(0, -1) : line2;
 }
@@ -76101,9 +72768,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path17) {
+async function isDirectory2(path18) {
   try {
-    return (await stat5(path17)).isDirectory();
+    return (await stat5(path18)).isDirectory();
   } catch {
     return false;
   }
@@ -76161,7 +72828,7 @@ async function executeStage(name2, context) {
   const probe = new ReadSetProbe({
     codeIndex: options.codeIndex,
     outs: Object.values(options.pipeline.stages).flatMap(
-      (each) => [...each.outs, ...each.metrics].map((path17) => repoPathIn(workspace, path17))
+      (each) => [...each.outs, ...each.metrics].map((path18) => repoPathIn(workspace, path18))
     ),
     show: (repoPath) => pipelinePathIn(workspace, repoPath)
   });
@@ -76193,9 +72860,9 @@ async function executeStage(name2, context) {
   if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
   const declared = [...stage.outs, ...stage.metrics];
   try {
-    for (const path17 of declared) {
-      await removeOut(workspace.pipelineDir, workspace.repoRoot, path17);
-      await mkdir7(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path17)}`), { recursive: true });
+    for (const path18 of declared) {
+      await removeOut(workspace.pipelineDir, workspace.repoRoot, path18);
+      await mkdir7(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path18)}`), { recursive: true });
     }
   } catch (error47) {
     return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -76266,13 +72933,13 @@ async function executeStage(name2, context) {
   const outs = [];
   const metrics = { ...metricFinals };
   try {
-    for (const path17 of declared) {
-      outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path17));
+    for (const path18 of declared) {
+      outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path18));
     }
-    for (const path17 of stage.metrics) {
+    for (const path18 of stage.metrics) {
       Object.assign(
         metrics,
-        await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path17)}`, path17)
+        await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path18)}`, path18)
       );
     }
   } catch (error47) {
@@ -76284,7 +72951,7 @@ async function executeStage(name2, context) {
     material,
     traced: material.traceable && stage.cache ? traced ?? false : null,
     probe,
-    exclude: [...stage.deps, ...declared].map((path17) => repoPathIn(workspace, path17)),
+    exclude: [...stage.deps, ...declared].map((path18) => repoPathIn(workspace, path18)),
     since: { stage: since, run: context.runStartedAt },
     cacheKey: ran.cacheKey
   });
@@ -76389,8 +73056,8 @@ async function missReasons(name2, context, material, probe) {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path17, id]) => [
-        posix5.relative(options.workspace.pipelineDirInRepo || ".", path17) || path17,
+      const relative3 = (entries) => entries.map(([path18, id]) => [
+        posix5.relative(options.workspace.pipelineDirInRepo || ".", path18) || path18,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -76543,8 +73210,19 @@ var CodeView = class {
   }
 };
 
-// runner/stage-environment.ts
+// runner/ignore-state-dir.ts
+import { mkdir as mkdir8, readFile as readFile4, writeFile as writeFile5 } from "node:fs/promises";
 import { join as join6 } from "node:path";
+var STATE_DIR_IGNORE = "# fluksio local state: runs, cache and blobs\n*\n";
+async function ignoreStateDir(stateDir) {
+  const file2 = join6(stateDir, ".gitignore");
+  if (await readFile4(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
+  await mkdir8(stateDir, { recursive: true });
+  await writeFile5(file2, STATE_DIR_IGNORE);
+}
+
+// runner/stage-environment.ts
+import { join as join7 } from "node:path";
 var INHERITED = ["PATH"];
 var FIXED = {
   LANG: "C.UTF-8",
@@ -76556,14 +73234,14 @@ var FIXED = {
 function stageEnvironment(options) {
   const env = {
     ...FIXED,
-    HOME: join6(options.privateDir, "home"),
-    TMPDIR: join6(options.privateDir, "tmp")
+    HOME: join7(options.privateDir, "home"),
+    TMPDIR: join7(options.privateDir, "tmp")
   };
   for (const [name2, value] of Object.entries(keyedEnvironment(options.source, options.pass))) {
     if (value !== null) env[name2] = value;
   }
   Object.assign(env, options.extra);
-  env.PYTHONPYCACHEPREFIX = join6(options.privateDir, "pycache");
+  env.PYTHONPYCACHEPREFIX = join7(options.privateDir, "pycache");
   env.PYTHONUNBUFFERED = "1";
   return env;
 }
@@ -76579,10 +73257,9 @@ function keyedEnvironment(source, pass) {
 async function runPipeline(options) {
   const runStartedAt = Date.now();
   const { pipeline: pipeline2 } = options;
-  const stateDir = join7(options.workspace.pipelineDir, ".fluksio");
-  await mkdir8(stateDir, { recursive: true });
-  await writeFile5(join7(stateDir, ".gitignore"), "# fluksio local state: runs, cache and blobs\n*\n");
-  const privateRoot = await mkdtemp2(join7(stateDir, "run-"));
+  const stateDir = join8(options.workspace.pipelineDir, ".fluksio");
+  await ignoreStateDir(stateDir);
+  const privateRoot = await mkdtemp2(join8(stateDir, "run-"));
   const abort2 = new AbortController();
   const cancel = () => abort2.abort("cancelled");
   if (options.signal?.aborted) cancel();
@@ -76720,63 +73397,7 @@ function summarize(results, signal, timeoutMs) {
   return { status: "succeeded", reason: null, ...base };
 }
 
-// schemas/format.ts
-function formatDuration(ms2) {
-  if (ms2 === null || ms2 === void 0) return "\u2013";
-  if (ms2 < 1e4) return `${(ms2 / 1e3).toFixed(2)}s`;
-  if (ms2 < 6e4) return `${(ms2 / 1e3).toFixed(1)}s`;
-  const seconds = Math.round(ms2 / 1e3);
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`;
-  return `${Math.floor(seconds / 3600)}h ${String(Math.floor(seconds % 3600 / 60)).padStart(2, "0")}m`;
-}
-function formatNumber(value) {
-  if (value === null || value === void 0) return "\u2013";
-  if (Number.isInteger(value)) return String(value);
-  return String(Number(value.toPrecision(6)));
-}
-function formatSigned(value, suffix = "") {
-  if (value === null) return "\u2013";
-  return `${value > 0 ? "+" : value < 0 ? "\u2212" : "\xB1"}${formatNumber(Math.abs(value))}${suffix}`;
-}
-function formatValue(value) {
-  return typeof value === "string" && !/^[\w.:/+-]+$/.test(value) ? JSON.stringify(value) : String(value);
-}
-function formatParams(params) {
-  return Object.entries(params).map(([key, value]) => `${key}=${formatValue(value)}`).join(" ");
-}
-function short(text2, length = 12) {
-  return text2 ? text2.replace(/^sha256:/, "").slice(0, length) : "\u2013";
-}
-
-// cli/render/terminal-text.ts
-var ESCAPES = /(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-var SGR = /^\x1b\[[0-9;:]*m$/;
-function terminalText(text2) {
-  return text2.replace(ESCAPES, (sequence) => SGR.test(sequence) ? sequence : "");
-}
-
-// cli/render/progress-printer.ts
-var BADGES = {
-  ran: { text: "\u2713 ran", color: "green" },
-  cached: { text: "\u25CF cached", color: "cyan" },
-  failed: { text: "\u2717 failed", color: "red" },
-  timed_out: { text: "\u23F1 timed out", color: "red" },
-  cancelled: { text: "\u2298 cancelled", color: "yellow" },
-  skipped: { text: "\u2013 skipped", color: "dim" },
-  running: { text: "\u25B8 running", color: "bold" },
-  pending: { text: "\xB7 pending", color: "dim" }
-};
-var BADGE_WIDTH = Math.max(...Object.values(BADGES).map((badge) => badge.text.length));
-function statusBadge(status, colors) {
-  const badge = BADGES[status];
-  const paint = colors[badge.color];
-  return paint(badge.text) + " ".repeat(BADGE_WIDTH - badge.text.length);
-}
-function stageDetail(stage) {
-  if (stage.status === "cached") return `from run ${short(stage.cachedFrom, 10)}`;
-  if (stage.error && stage.status !== "ran") return stage.error;
-  return stage.reasons.join("; ");
-}
+// runner/tee-sinks.ts
 function teeSinks(...sinks) {
   return {
     emit: (event) => sinks.forEach((sink) => sink.emit(event)),
@@ -76786,7 +73407,7 @@ function teeSinks(...sinks) {
   };
 }
 
-// cli/local/local-run-row.ts
+// local/local-run-row.ts
 function localRunRow(start2) {
   const { stamp } = start2;
   return {
@@ -76820,6 +73441,7 @@ function localRunRow(start2) {
     fork: false,
     retries: 0,
     leaseExpirations: 0,
+    releases: 0,
     timeoutMs: 864e5,
     queuedAt: start2.startedAt,
     leaseId: null,
@@ -76836,7 +73458,10 @@ function localRunRow(start2) {
     automatic: false,
     metricGoals: {},
     checkName: null,
-    baseRef: null
+    baseRef: null,
+    baselineCommits: null,
+    baselineRunId: null,
+    baselineFixed: false
   };
 }
 
@@ -76859,22 +73484,37 @@ function groupSeries(stageOrder, points) {
   );
 }
 
-// cli/local/local-run-recorder.ts
+// local/local-run-recorder.ts
 init_stage_record();
+
+// runner/event-queue.ts
+function memoryEventQueue() {
+  const events2 = [];
+  return {
+    get length() {
+      return events2.length;
+    },
+    push: (event) => void events2.push(event),
+    peek: (count) => events2.slice(0, count),
+    drop: (count) => void events2.splice(0, count)
+  };
+}
 
 // runner/batching-event-sink.ts
 var BatchingEventSink = class {
   constructor(options) {
     this.options = options;
+    this.queue = options.queue ?? memoryEventQueue();
     this.nextSeq = options.firstSeq ?? 0;
     this.maxBatch = options.maxBatch ?? 500;
     this.maxDelayMs = options.maxDelayMs ?? 250;
   }
   options;
-  queue = [];
+  queue;
   nextSeq;
   timer = null;
   delivering = Promise.resolve();
+  deliveryActive = false;
   maxBatch;
   maxDelayMs;
   /** Why the last delivery failed, for the error that says events were not delivered. */
@@ -76897,25 +73537,31 @@ var BatchingEventSink = class {
   deliverQueued() {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.delivering = this.delivering.then(async () => {
-      while (this.queue.length > 0) {
-        const batch = this.queue.slice(0, this.maxBatch);
-        try {
-          await this.options.deliver(batch);
-        } catch (error47) {
-          this.lastError = error47;
-          this.options.onError?.(error47);
-          return;
+    if (this.deliveryActive) return this.delivering;
+    this.deliveryActive = true;
+    this.delivering = (async () => {
+      try {
+        while (this.queue.length > 0) {
+          const batch = this.queue.peek(this.maxBatch);
+          try {
+            await this.options.deliver(batch);
+          } catch (error47) {
+            this.lastError = error47;
+            this.options.onError?.(error47);
+            return;
+          }
+          this.lastError = null;
+          this.queue.drop(batch.length);
         }
-        this.lastError = null;
-        this.queue.splice(0, batch.length);
+      } finally {
+        this.deliveryActive = false;
       }
-    });
+    })();
     return this.delivering;
   }
 };
 
-// cli/local/local-run-recorder.ts
+// local/local-run-recorder.ts
 init_run_journal();
 var LocalRunRecorder = class _LocalRunRecorder {
   constructor(journal, index2, run4) {
@@ -76953,7 +73599,8 @@ var LocalRunRecorder = class _LocalRunRecorder {
         reason: end.reason,
         metrics: end.metrics,
         dirtyReasons: end.dirtyReasons,
-        finishedAt: finishedAt.toISOString()
+        finishedAt: finishedAt.toISOString(),
+        baselineRunId: end.baselineRunId
       });
       await this.journal.sync();
     } finally {
@@ -76966,7 +73613,9 @@ var LocalRunRecorder = class _LocalRunRecorder {
       metrics: end.metrics,
       ...end.dirtyReasons.length > 0 ? { dirty: true, dirtyReasons: end.dirtyReasons } : {},
       finishedAt,
-      durationMs: finishedAt.getTime() - (this.run.startedAt ?? this.run.createdAt).getTime()
+      durationMs: finishedAt.getTime() - (this.run.startedAt ?? this.run.createdAt).getTime(),
+      baselineRunId: end.baselineRunId,
+      baselineFixed: true
     };
     if (end.status === "succeeded") await this.index.recordSucceededRun(this.run);
     return this.run;
@@ -77044,19 +73693,19 @@ function startedRecord(name2, at4) {
   return { ...emptyStageRecord(name2, "running"), startedAt: at4 };
 }
 
-// cli/local/local-state.ts
+// local/local-state.ts
 var import_proper_lockfile2 = __toESM(require_proper_lockfile(), 1);
 import { existsSync as existsSync7 } from "node:fs";
-import { mkdir as mkdir14, writeFile as writeFile10 } from "node:fs/promises";
-import { join as join15 } from "node:path";
+import { mkdir as mkdir14 } from "node:fs/promises";
+import { join as join16 } from "node:path";
 
 // runner/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
 import { createHash as createHash6, randomUUID as randomUUID4 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir9, open as open5, readFile as readFile4, rename as rename5, rm as rm7, stat as stat6, writeFile as writeFile6 } from "node:fs/promises";
-import path16 from "node:path";
+import { mkdir as mkdir9, open as open5, readFile as readFile5, rename as rename5, rm as rm7, stat as stat6, writeFile as writeFile6 } from "node:fs/promises";
+import path17 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -77095,10 +73744,10 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path16.join(path16.dirname(dest), `.${path16.basename(dest)}.${randomUUID4()}.fluksio-tmp`);
+    const temp = path17.join(path17.dirname(dest), `.${path17.basename(dest)}.${randomUUID4()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir9(path16.dirname(dest), { recursive: true });
+      await mkdir9(path17.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
       await rename5(temp, dest);
@@ -77108,7 +73757,7 @@ var DiskBlobStore = class {
     }
   }
   async getBytes(digest) {
-    const bytes = await readFile4(this.blobPath(digest)).catch((error47) => {
+    const bytes = await readFile5(this.blobPath(digest)).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     await this.verify(digest, sha256Hex(bytes));
@@ -77119,12 +73768,12 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path16.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path17.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path16.join(this.root, "tmp");
+    const dir = path17.join(this.root, "tmp");
     await mkdir9(dir, { recursive: true });
-    return path16.join(dir, randomUUID4());
+    return path17.join(dir, randomUUID4());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
@@ -77135,7 +73784,7 @@ var DiskBlobStore = class {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir9(path16.dirname(dest), { recursive: true });
+    await mkdir9(path17.dirname(dest), { recursive: true });
     await rename5(temp, dest);
     return stored;
   }
@@ -77158,17 +73807,17 @@ function hashingStream() {
   return { stream, hash: hash2, size: () => size };
 }
 
-// cli/local/local-state.ts
+// local/local-state.ts
 init_local_index();
 init_local_store_paths();
 var LOCAL_REPOSITORY = "local";
 async function openLocalState(stateDir, options = {}) {
   const paths = localStorePaths(stateDir);
-  if (!existsSync7(paths.journalDir) && existsSync7(join15(paths.databaseDir, "PG_VERSION"))) {
+  if (!existsSync7(paths.journalDir) && existsSync7(join16(paths.databaseDir, "PG_VERSION"))) {
     await (await Promise.resolve().then(() => (init_adopt_database_runs(), adopt_database_runs_exports))).adoptDatabaseRuns(stateDir);
   }
   await mkdir14(paths.journalDir, { recursive: true });
-  await writeFile10(join15(stateDir, ".gitignore"), "# fluksio local state: runs, cache and blobs\n*\n");
+  await ignoreStateDir(stateDir);
   const release = await lockStore(paths.journalDir, options.waitMs ?? 12e4);
   if (!existsSync7(paths.indexDir)) {
     const { indexFromJournals: indexFromJournals2, rebuildLocalIndex: rebuildLocalIndex2 } = await Promise.resolve().then(() => (init_rebuild_local_index(), rebuild_local_index_exports));
@@ -77221,7 +73870,7 @@ async function lockStore(journalDir, waitMs) {
   }
 }
 
-// cli/local/execute-local-run.ts
+// local/execute-local-run.ts
 async function executeLocalRun(options) {
   const { project, pipeline: pipeline2, params, codeIndex, state } = options;
   const stamp = computeStamp({
@@ -77247,7 +73896,7 @@ async function executeLocalRun(options) {
   });
   const { runId } = recorder;
   options.onStart?.({ id: runId, stamp });
-  const ancestry = (options.baselineCommits ? options.baselineCommits(stamp) : stamp.commit ? firstParentCommits(project.workspace.repoRoot, stamp.commit) : Promise.resolve([])).catch(() => []);
+  const givenAncestry = options.baselineCommits?.(stamp).catch(() => []) ?? null;
   let outcome;
   try {
     outcome = await runPipeline({
@@ -77256,7 +73905,7 @@ async function executeLocalRun(options) {
       pipeline: pipeline2,
       params,
       codeIndex,
-      interpreterDigests: new InterpreterDigests(join16(project.stateDir, "interpreter-digests.json")),
+      interpreterDigests: new InterpreterDigests(join17(project.stateDir, "interpreter-digests.json")),
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
@@ -77270,29 +73919,28 @@ async function executeLocalRun(options) {
       status: "failed",
       reason: `fluksio failed: ${messageOf2(error47)}`,
       metrics: {},
-      dirtyReasons: []
+      dirtyReasons: [],
+      baselineRunId: null
     });
     throw error47;
   }
-  const baseline = await state.index.baseline({
-    pipelinePath: project.pipelinePath,
-    commits: await ancestry,
-    paramsDigest: stamp.paramsDigest
-  });
+  const baselineAt = (commits) => state.index.baseline({ pipelinePath: project.pipelinePath, commits, paramsDigest: stamp.paramsDigest });
+  const baseline = options.sweepBaseline ? options.sweepBaseline.run : givenAncestry ? await baselineAt(await givenAncestry) : stamp.commit === null ? null : await baselineAt([stamp.commit]) ?? await baselineAt(await firstParentCommits(project.workspace.repoRoot, stamp.commit));
   await recorder.finish({
     status: outcome.status,
     reason: outcome.reason,
     metrics: outcome.metrics,
-    dirtyReasons: outcome.dirtyReasons
+    dirtyReasons: outcome.dirtyReasons,
+    baselineRunId: baseline?.id ?? null
   });
   const detail = await recorder.detail();
-  return { report: buildRunReport(detail, baseline, pipeline2.metrics), detail, outcome };
+  return { report: buildRunReport(detail, baseline, pipeline2.metrics), detail, outcome, baseline };
 }
 function messageOf2(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
 }
 
-// cli/render/run-summary.ts
+// present/terminal/run-summary.ts
 var import_cli_table3 = __toESM(require_cli_table3(), 1);
 
 // node_modules/sparkly/index.js
@@ -77338,7 +73986,88 @@ function sparkline(values) {
   return sparkly(thinned);
 }
 
-// cli/render/run-summary.ts
+// schemas/format.ts
+function formatDuration(ms2) {
+  if (ms2 === null || ms2 === void 0) return "\u2013";
+  if (ms2 < 1e4) return `${(ms2 / 1e3).toFixed(2)}s`;
+  if (ms2 < 6e4) return `${(ms2 / 1e3).toFixed(1)}s`;
+  const seconds = Math.round(ms2 / 1e3);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`;
+  return `${Math.floor(seconds / 3600)}h ${String(Math.floor(seconds % 3600 / 60)).padStart(2, "0")}m`;
+}
+function formatNumber(value) {
+  if (value === null || value === void 0) return "\u2013";
+  if (Number.isInteger(value)) return String(value);
+  return String(Number(value.toPrecision(6)));
+}
+function formatSigned(value, suffix = "") {
+  if (value === null) return "\u2013";
+  return `${value > 0 ? "+" : value < 0 ? "\u2212" : "\xB1"}${formatNumber(Math.abs(value))}${suffix}`;
+}
+function formatValue(value) {
+  return typeof value === "string" && !/^[\w.:/+-]+$/.test(value) ? JSON.stringify(value) : String(value);
+}
+function formatParams(params) {
+  return Object.entries(params).map(([key, value]) => `${key}=${formatValue(value)}`).join(" ");
+}
+function short(text2, length = 12) {
+  return text2 ? text2.replace(/^sha256:/, "").slice(0, length) : "\u2013";
+}
+
+// present/status-badges.ts
+var STAGE_BADGES = {
+  pending: { label: "pending", emoji: "\u23F3", symbol: "\xB7", tone: "quiet" },
+  running: { label: "running", emoji: "\u25B6\uFE0F", symbol: "\u25B8", tone: "active" },
+  ran: { label: "ran", emoji: "\u2705", symbol: "\u2713", tone: "good" },
+  cached: { label: "cached", emoji: "\u267B\uFE0F", symbol: "\u25CF", tone: "info" },
+  failed: { label: "failed", emoji: "\u274C", symbol: "\u2717", tone: "bad" },
+  timed_out: { label: "timed out", emoji: "\u23F1\uFE0F", symbol: "\u23F1", tone: "bad" },
+  skipped: { label: "skipped", emoji: "\u23ED\uFE0F", symbol: "\u2013", tone: "quiet" },
+  cancelled: { label: "cancelled", emoji: "\u{1F6AB}", symbol: "\u2298", tone: "warn" }
+};
+var RUN_BADGES = {
+  queued: { label: "queued", emoji: "\u23F3", symbol: "\xB7", tone: "quiet" },
+  running: { label: "running", emoji: "\u25B6\uFE0F", symbol: "\u25B8", tone: "active" },
+  succeeded: { label: "succeeded", emoji: "\u2705", symbol: "\u2713", tone: "good" },
+  failed: { label: "failed", emoji: "\u274C", symbol: "\u2717", tone: "bad" },
+  cancelled: { label: "cancelled", emoji: "\u{1F6AB}", symbol: "\u2298", tone: "warn" },
+  timed_out: { label: "timed out", emoji: "\u23F1\uFE0F", symbol: "\u23F1", tone: "bad" },
+  abandoned: { label: "abandoned", emoji: "\u26A0\uFE0F", symbol: "\u2717", tone: "bad" }
+};
+
+// present/terminal/terminal-text.ts
+var ESCAPES = /(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+var SGR = /^\x1b\[[0-9;:]*m$/;
+function terminalText(text2) {
+  return text2.replace(ESCAPES, (sequence) => SGR.test(sequence) ? sequence : "");
+}
+
+// present/terminal/progress-printer.ts
+var TONE_COLORS = {
+  good: "green",
+  info: "cyan",
+  bad: "red",
+  warn: "yellow",
+  active: "bold",
+  quiet: "dim"
+};
+var BADGE_WIDTH = Math.max(...Object.values(STAGE_BADGES).map((badge) => terminalBadge(badge).length));
+function statusBadge(status, colors) {
+  const badge = STAGE_BADGES[status];
+  const text2 = terminalBadge(badge);
+  const paint = colors[TONE_COLORS[badge.tone]];
+  return paint(text2) + " ".repeat(BADGE_WIDTH - text2.length);
+}
+function terminalBadge(badge) {
+  return `${badge.symbol} ${badge.label}`;
+}
+function stageDetail(stage) {
+  if (stage.status === "cached") return `from run ${short(stage.cachedFrom, 10)}`;
+  if (stage.error && stage.status !== "ran") return stage.error;
+  return stage.reasons.join("; ");
+}
+
+// present/terminal/run-summary.ts
 var TAIL_LINES = 25;
 function plainTable(head) {
   return new import_cli_table3.default({
@@ -77431,12 +74160,28 @@ function renderRunSummary(input, colors) {
         )
       )
     );
-    const tail = stage.logTail.split("\n").filter((line2, index2, all) => line2 || index2 < all.length - 1);
-    if (tail.length > 0) {
-      lines.push(colors.dim(`  last ${Math.min(TAIL_LINES, tail.length)} lines of its output:`));
-      for (const line2 of tail.slice(-TAIL_LINES)) lines.push(`  ${colors.dim("\u2502")} ${terminalText(line2)}`);
+    if (input.outputShown) {
+      lines.push(
+        colors.dim(
+          `  its output is above; the whole log: fluksio show ${short(report.run.id, 10)} --log ${stage.name}`
+        )
+      );
+      continue;
     }
-    for (const traceback of input.tracebacks.filter((each) => each.stage === stage.name)) {
+    const tracebacks = input.tracebacks.filter((each) => each.stage === stage.name);
+    const tail = tailBefore(
+      stage.logTail.split("\n").filter((line2, index2, all) => line2 || index2 < all.length - 1),
+      tracebacks[0]?.text.split("\n")[0]
+    ).slice(-TAIL_LINES);
+    if (tail.length > 0) {
+      lines.push(
+        colors.dim(
+          `  last ${tail.length} lines of its output${tracebacks.length > 0 ? " before the traceback" : ""}:`
+        )
+      );
+      for (const line2 of tail) lines.push(`  ${colors.dim("\u2502")} ${terminalText(line2)}`);
+    }
+    for (const traceback of tracebacks) {
       lines.push(colors.dim("  traceback:"));
       for (const line2 of traceback.text.split("\n")) lines.push(`  ${colors.red("\u2502")} ${terminalText(line2)}`);
     }
@@ -77451,6 +74196,434 @@ function renderRunSummary(input, colors) {
   }
   return `${lines.join("\n")}
 `;
+}
+function tailBefore(tail, firstLine) {
+  if (firstLine === void 0) return tail;
+  const start2 = tail.indexOf(firstLine);
+  return start2 < 0 ? [] : tail.slice(0, start2);
+}
+
+// present/github/github-limits.ts
+var GITHUB_LIMITS = {
+  title: 255,
+  summaryBytes: 65535,
+  textBytes: 65535,
+  annotationBytes: 64e3,
+  annotationTitle: 255,
+  annotationsPerRequest: 50,
+  actions: 3,
+  actionLabel: 20,
+  actionDescription: 40,
+  actionIdentifier: 20,
+  checkName: 100
+};
+
+// present/github/markdown.ts
+function byteLength(text2) {
+  return Buffer.byteLength(text2, "utf8");
+}
+function clip2(text2, max) {
+  if (text2.length <= max) return text2;
+  let end = max - 1;
+  if (/[\uD800-\uDBFF]/.test(text2.charAt(end - 1))) end -= 1;
+  return `${text2.slice(0, end)}\u2026`;
+}
+function clipBytes(text2, max) {
+  if (byteLength(text2) <= max) return text2;
+  const notice2 = ` \u2026 (cut to GitHub's ${max.toLocaleString("en-US")}-byte limit)`;
+  const room = max - byteLength(notice2);
+  let low = 0;
+  let high = Math.min(text2.length, room);
+  while (low < high) {
+    const middle = low + high + 1 >> 1;
+    if (byteLength(text2.slice(0, middle)) <= room) low = middle;
+    else high = middle - 1;
+  }
+  if (/[\uD800-\uDBFF]/.test(text2.charAt(low - 1))) low -= 1;
+  return `${text2.slice(0, low)}${notice2}`;
+}
+function fitMarkdown(markdown, maxBytes, pointer) {
+  if (byteLength(markdown) <= maxBytes) return markdown;
+  const lines = markdown.split("\n");
+  const noticeFor = (cutLines) => `
+
+---
+\u2702\uFE0F **Truncated**: ${cutLines.toLocaleString("en-US")} more lines did not fit GitHub's limit of ${maxBytes.toLocaleString("en-US")} bytes; everything is in ${pointer}.`;
+  const budget = maxBytes - byteLength(noticeFor(lines.length));
+  let fence = null;
+  let kept = 0;
+  let used = 0;
+  for (const line2 of lines) {
+    const nextFence = fenceAfter(fence, line2);
+    const closing = nextFence ? nextFence.length + 1 : 0;
+    const size = byteLength(line2) + 1;
+    if (used + size + closing > budget) break;
+    used += size;
+    kept += 1;
+    fence = nextFence;
+  }
+  if (kept === 0) return noticeFor(lines.length).trimStart();
+  const head = lines.slice(0, kept).join("\n");
+  return `${head}${fence ? `
+${fence}` : ""}${noticeFor(lines.length - kept)}`;
+}
+function fenceAfter(open6, line2) {
+  const match = /^ {0,3}(`{3,})(.*)$/.exec(line2);
+  if (!match) return open6;
+  const [, ticks = "", rest = ""] = match;
+  if (open6 === null) return ticks;
+  return ticks.length >= open6.length && rest.trim() === "" ? null : open6;
+}
+function codeBlock(text2, info3 = "") {
+  const fence = "`".repeat(Math.max(3, longestBacktickRun(text2) + 1));
+  return `${fence}${info3}
+${text2}
+${fence}`;
+}
+function codeSpan(text2) {
+  const body2 = text2.replace(/\r?\n/g, " ").replace(/\|/g, "\\|");
+  const fence = "`".repeat(longestBacktickRun(body2) + 1);
+  const pad = body2.startsWith("`") || body2.endsWith("`") ? " " : "";
+  return `${fence}${pad}${body2}${pad}${fence}`;
+}
+function escapeMarkdown(text2) {
+  return oneLine(text2).replace(/[\\`*_[\]<>|~&]/g, "\\$&").replace(/^([#+=-])/, "\\$1").replace(/^(\d+)([.)])/, "$1\\$2");
+}
+function longestBacktickRun(text2) {
+  return Math.max(0, ...[...text2.matchAll(/`+/g)].map((match) => match[0].length));
+}
+function oneLine(text2) {
+  return text2.replace(/\s*\r?\n\s*/g, " ").trim();
+}
+
+// present/github/check-run-name.ts
+function checkRunName(baseName, swept) {
+  const entries = Object.entries(swept ?? {});
+  if (entries.length === 0) return baseName;
+  const full = `${baseName} (${entries.map(([key, value]) => `${key}=${formatValue(value)}`).join(", ")})`;
+  if (full.length <= GITHUB_LIMITS.checkName) return full;
+  const hash2 = ` #${fnv1a(full)})`;
+  return `${clip2(full, GITHUB_LIMITS.checkName - hash2.length)}${hash2}`;
+}
+function sweptParams(params, swept) {
+  return Object.fromEntries(
+    swept.flatMap((key) => {
+      const value = params[key];
+      return value === void 0 ? [] : [[key, value]];
+    })
+  );
+}
+function fnv1a(text2) {
+  let hash2 = 2166136261;
+  for (let index2 = 0; index2 < text2.length; index2 += 1) {
+    hash2 ^= text2.charCodeAt(index2);
+    hash2 = Math.imul(hash2, 16777619);
+  }
+  return (hash2 >>> 0).toString(16).padStart(8, "0");
+}
+
+// schemas/check-run-conclusion.ts
+function checkRunConclusion(status) {
+  switch (status) {
+    case "queued":
+    case "running":
+      return null;
+    case "succeeded":
+      return "success";
+    case "cancelled":
+      return "cancelled";
+    case "timed_out":
+      return "timed_out";
+    case "failed":
+    case "abandoned":
+      return "failure";
+  }
+}
+
+// present/github/log-tail.ts
+var LINE_CHARS = 1e3;
+function logTail(log, maxLines) {
+  const all = log.replace(/\r\n/g, "\n").replace(/\n+$/, "").split("\n");
+  const kept = all.slice(-maxLines);
+  let cutLong = 0;
+  const lines = kept.map((line2) => {
+    if (line2.length <= LINE_CHARS) return line2;
+    cutLong += 1;
+    return `${line2.slice(0, LINE_CHARS)} \u2026 (${(line2.length - LINE_CHARS).toLocaleString("en-US")} characters cut)`;
+  });
+  const cuts = [
+    all.length > kept.length ? `${(all.length - kept.length).toLocaleString("en-US")} earlier lines cut` : "",
+    cutLong ? `${cutLong} long ${cutLong === 1 ? "line" : "lines"} shortened` : ""
+  ].filter(Boolean);
+  return { text: lines.join("\n").trim() === "" ? "" : lines.join("\n"), cut: cuts.join(", ") };
+}
+
+// present/github/metric-table.ts
+function metricLines({ status, metrics, metricDiff, series }) {
+  const lines = ["### Metrics", ""];
+  lines.push(
+    metricDiff.baseline ? `Against ${escapeMarkdown(metricDiff.baseline.label)}, run \`${metricDiff.baseline.runId}\`.` : `No baseline: ${escapeMarkdown(metricDiff.noBaseline)}`,
+    ""
+  );
+  const active = status === "queued" || status === "running";
+  if (active && Object.keys(metrics).length === 0) return [...lines, "No metrics yet."];
+  if (metricDiff.rows.length === 0) return [...lines, "No metrics reported."];
+  lines.push("| metric | baseline | this run | \u0394 | \u0394% | | series |", "|---|--:|--:|--:|--:|---|---|");
+  for (const row of metricDiff.rows) {
+    const points = series[row.name]?.points.map((point2) => point2.value) ?? [];
+    const pct = row.deltaPct === null ? "\u2013" : formatSigned(Number(row.deltaPct.toFixed(2)), "%");
+    lines.push(
+      `| ${escapeMarkdown(row.name)} | ${formatNumber(row.baseline)} | **${formatNumber(row.value)}** | ${formatSigned(row.delta)} | ${pct} | ${betterMark(row.better).trim()} | ${sparkline(points)} |`
+    );
+  }
+  return lines;
+}
+function betterMark(better) {
+  return better === null ? "" : better ? " \u2705" : " \u274C";
+}
+
+// present/github/status-badge.ts
+function stageBadge(status) {
+  return emojiBadge(STAGE_BADGES[status]);
+}
+function runBadge(status) {
+  return emojiBadge(RUN_BADGES[status]);
+}
+function emojiBadge(badge) {
+  return `${badge.emoji} ${badge.label}`;
+}
+
+// present/github/check-run-output.ts
+var TAIL_LINES2 = 25;
+var TRACEBACK_LINES = 40;
+var CELL_CHARS = 300;
+function checkRunSummary(view) {
+  const lines = [];
+  const hasFailedStage = view.stages.some(isFailed);
+  if (view.status === "queued") {
+    lines.push(`\u23F3 **${escapeMarkdown(view.reason ?? "Waiting for a runner")}**`, "");
+  } else if (view.reason && view.status !== "succeeded" && view.status !== "running" && !hasFailedStage) {
+    lines.push(`**${escapeMarkdown(view.reason)}**`, "");
+  }
+  lines.push(...stampLines(view), "");
+  lines.push(...failureLines(view));
+  lines.push(...metricLines(view), "");
+  const chart = view.links.chart;
+  if (chart) lines.push(`![${escapeMarkdown(chart.metric)} curves](${chart.url})`, "");
+  lines.push("### Stages", "");
+  if (view.stages.length === 0) {
+    lines.push(view.status === "queued" ? "No stage has started yet." : "No stage has reported yet.");
+  } else {
+    lines.push("| stage | status | time | detail |", "|---|---|---|---|");
+    for (const stage of view.stages) {
+      lines.push(
+        `| ${stage.name} | ${stageBadge(stage.status)} | ${stage.durationMs === null ? "\u2013" : formatDuration(stage.durationMs)} | ${stageCell(stage)} |`
+      );
+    }
+  }
+  const whole = wholeRunLine(view);
+  if (whole) lines.push("", whole);
+  return lines.join("\n");
+}
+function checkRunText({ id, stamp, stages: stages2, annotations: annotations2 }) {
+  const lines = ["## Stages", ""];
+  if (stages2.length === 0) lines.push("No stage has reported yet.", "");
+  for (const stage of stages2) {
+    lines.push(`### ${stage.name}: ${stageBadge(stage.status)}`, "");
+    if (stage.durationMs !== null) lines.push(`- time ${formatDuration(stage.durationMs)}`);
+    if (stage.cachedFrom) lines.push(`- restored from run \`${stage.cachedFrom}\``);
+    if (stage.cacheKey) lines.push(`- cache key \`${stage.cacheKey}\``);
+    if (stage.exitCode !== null) lines.push(`- exit code ${stage.exitCode}`);
+    if (stage.error) lines.push(`- ${escapeMarkdown(stage.error)}`);
+    if (stage.reasons.length > 0) {
+      lines.push("- why it ran:");
+      for (const reason of stage.reasons) lines.push(`  - ${escapeMarkdown(reason)}`);
+    }
+    for (const note of stage.notes) lines.push(`- ${escapeMarkdown(note)}`);
+    lines.push("");
+  }
+  lines.push(`## Annotations (${annotations2.length})`, "");
+  if (annotations2.length === 0) lines.push("None.");
+  else lines.push(codeBlock(annotations2.map(describeAnnotation).join("\n")));
+  for (const stage of stages2) {
+    for (const traceback of stage.tracebacks) {
+      lines.push("", `## Traceback of ${stage.name}`, "", codeBlock(traceback));
+    }
+  }
+  lines.push(
+    "",
+    `Run \`${id}\` \xB7 params digest \`${stamp.paramsDigest}\` \xB7 env digest \`${stamp.envDigest ?? "\u2013"}\``
+  );
+  return lines.join("\n");
+}
+function wholeRunPointer({ links }) {
+  if (links.showCommand) return codeSpan(links.showCommand);
+  if (links.detailsUrl) return `[${escapeMarkdown(links.detailsLabel)}](${links.detailsUrl})`;
+  return escapeMarkdown(links.detailsLabel);
+}
+function wholeRunLine(view) {
+  if (view.links.showCommand) {
+    return `The whole run and its logs: ${codeSpan(view.links.showCommand)} (an API token in \`FLUKSIO_TOKEN\`)`;
+  }
+  if (view.links.detailsUrl) return `The whole run and its logs: ${wholeRunPointer(view)}`;
+  return null;
+}
+function dirtyNote({ dirty, dirtyReasons }) {
+  if (!dirty) return "";
+  if (dirtyReasons.length === 0) return " **dirty** (uncommitted changes)";
+  return ` **dirty**: ${dirtyReasons.map((reason) => codeSpan(reason)).join("; ")}`;
+}
+function stampLines(view) {
+  const { stamp, placement, times } = view;
+  const params = formatParams(stamp.params);
+  const lines = [
+    `- **run** \`${view.id}\`${view.attempt > 1 ? ` (attempt ${view.attempt})` : ""} \xB7 pipeline ${codeSpan(view.pipelinePath)}`,
+    `- **commit** ${stamp.commit ? `\`${stamp.commit}\`` : "(none)"}${dirtyNote(stamp)}${stamp.commitNote ? ` \u2014 ${escapeMarkdown(stamp.commitNote)}` : ""}`,
+    `- **code digest** ${stamp.codeDigest ? `\`${short(stamp.codeDigest, 16)}\`` : "computed when the run starts"}`,
+    `- **params** ${params ? codeSpan(params) : "(none)"} \xB7 digest \`${short(stamp.paramsDigest, 12)}\``
+  ];
+  if (placement) {
+    lines.push(`- **runner** ${placement.runner ? codeSpan(placement.runner) : "not claimed yet"}`);
+    if (times.startedAt) {
+      lines.push(
+        `- **sandbox** ${placement.sandbox ? escapeMarkdown(placement.sandbox) : "none: the stages ran as the runner's user, unsandboxed"}`
+      );
+    }
+  }
+  if (view.status === "queued") {
+    if (times.queuedAt) lines.push(`- **queued since** ${times.queuedAt}`);
+  } else if (view.status === "running" && times.startedAt) lines.push(`- **started** ${times.startedAt}`);
+  else lines.push(`- **duration** ${formatDuration(times.durationMs)}`);
+  return lines;
+}
+function failureLines(view) {
+  const lines = [];
+  for (const stage of view.stages.filter(isFailed)) {
+    const verb = stage.status === "failed" ? "failed" : "timed out";
+    lines.push(
+      `### \u274C Stage ${stage.name} ${verb}${stage.error ? `: ${escapeMarkdown(stage.error)}` : ""}`,
+      ""
+    );
+    for (const traceback of stage.tracebacks) {
+      const tail2 = logTail(traceback, TRACEBACK_LINES);
+      lines.push(`Traceback${tail2.cut ? ` (last ${TRACEBACK_LINES} lines; ${tail2.cut})` : ""}:`, "");
+      lines.push(codeBlock(tail2.text), "");
+    }
+    const tail = logTail(stage.logTail, TAIL_LINES2);
+    if (tail.text) {
+      lines.push(
+        `Last lines of its output${tail.cut ? ` (${tail.cut})` : ""}${wholeLogPointer(view, stage.name)}`,
+        "",
+        codeBlock(tail.text),
+        ""
+      );
+    }
+  }
+  return lines;
+}
+function wholeLogPointer(view, stage) {
+  if (view.links.showCommand)
+    return `; the whole log: ${codeSpan(`${view.links.showCommand} --log ${stage}`)}`;
+  if (view.links.detailsUrl) return `; the whole log: ${wholeRunPointer(view)}`;
+  return "";
+}
+function isFailed(stage) {
+  return stage.status === "failed" || stage.status === "timed_out";
+}
+function describeAnnotation(note) {
+  const where = note.path ? `${note.path}:${note.line ?? 1}` : "(no file)";
+  const title = note.title ? ` ${note.title}:` : "";
+  return `${where} ${note.level} [stage ${note.stage}]${title} ${note.message.replace(/\r?\n/g, "\n    ")}`;
+}
+function stageCell(stage) {
+  if (stage.status === "cached")
+    return stage.cachedFrom ? `from run \`${stage.cachedFrom}\`` : "from the cache";
+  if (stage.error && stage.status !== "ran") return escapeMarkdown(clip2(oneLine(stage.error), CELL_CHARS));
+  const reasons = stage.reasons.join("; ");
+  if (reasons.length <= CELL_CHARS) return escapeMarkdown(reasons);
+  return `${escapeMarkdown(clip2(reasons, CELL_CHARS))} (all ${stage.reasons.length} reasons in the details)`;
+}
+
+// present/github/github-annotation.ts
+function githubAnnotations(annotations2) {
+  return annotations2.flatMap((note) => {
+    const converted = toGitHubAnnotation(note);
+    return converted ? [converted] : [];
+  });
+}
+function annotationPages(annotations2, sent = 0) {
+  const pages = [];
+  let from = sent;
+  do {
+    pages.push(annotations2.slice(from, from + GITHUB_LIMITS.annotationsPerRequest));
+    from += GITHUB_LIMITS.annotationsPerRequest;
+  } while (from < annotations2.length);
+  return pages;
+}
+function toGitHubAnnotation(note) {
+  const path18 = repositoryPath(note.path);
+  if (path18 === null) return null;
+  const line2 = note.line ?? 1;
+  return {
+    path: path18,
+    start_line: line2,
+    end_line: line2,
+    annotation_level: note.level === "error" ? "failure" : note.level,
+    message: clipBytes(note.message || `${note.level} in stage ${note.stage}`, GITHUB_LIMITS.annotationBytes),
+    title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
+  };
+}
+function repositoryPath(path18) {
+  if (!path18) return null;
+  const normal = path18.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+  if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
+  if (normal.split("/").some((part) => part === "..")) return null;
+  return normal;
+}
+
+// present/github/render-check-run.ts
+function renderCheckRun(view, { name: name2, actions = [] }) {
+  const pointer = wholeRunPointer(view);
+  const completed = view.status !== "queued" && view.status !== "running";
+  return {
+    name: name2,
+    status: view.status === "queued" ? "queued" : view.status === "running" ? "in_progress" : "completed",
+    conclusion: checkRunConclusion(view.status),
+    title: clip2(checkRunTitle(view), GITHUB_LIMITS.title),
+    summary: fitMarkdown(checkRunSummary(view), GITHUB_LIMITS.summaryBytes, pointer),
+    text: fitMarkdown(checkRunText(view), GITHUB_LIMITS.textBytes, pointer),
+    annotations: githubAnnotations(view.annotations),
+    actions: completed ? [...actions] : []
+  };
+}
+function checkRunTitle({ status, reason, stages: stages2, metricDiff, times }) {
+  const because = reason ? `: ${oneLine(reason)}` : "";
+  switch (status) {
+    case "queued":
+      return `Queued: ${oneLine(reason ?? "waiting for a runner")}`;
+    case "running": {
+      const done = stages2.filter((stage) => stage.status === "ran" || stage.status === "cached").length;
+      const active = stages2.filter((stage) => stage.status === "running").map((stage) => stage.name);
+      return `Running${active.length ? ` ${active.join(", ")}` : ""} (${done} of ${stages2.length} stages done)`;
+    }
+    case "succeeded": {
+      const headline = metricDiff.rows.filter((row) => metricDiff.goals[row.name] && row.value !== null).map(
+        (row) => `${row.name} ${formatNumber(row.value)}${row.delta === null ? "" : ` (${formatSigned(row.delta)}${betterMark(row.better)})`}`
+      );
+      return `Succeeded in ${formatDuration(times.durationMs)}${headline.length ? ` \xB7 ${headline.join(", ")}` : ""}`;
+    }
+    case "failed": {
+      const failed = stages2.find((stage) => stage.status === "failed" || stage.status === "timed_out");
+      const why = reason ?? (failed ? `stage ${failed.name}: ${failed.error ?? "failed"}` : "");
+      return `Failed${why ? `: ${oneLine(why)}` : ""}`;
+    }
+    case "cancelled":
+      return `Cancelled${because}`;
+    case "timed_out":
+      return `Timed out${because}`;
+    case "abandoned":
+      return `Abandoned${because || ": its runner stopped responding and no retries are left"}`;
+  }
 }
 
 // action/action-result.ts
@@ -77487,6 +74660,3444 @@ function failureSentence(report) {
   return `Run ${run4.id}${params} ${run4.status.replace("_", " ")}${run4.reason ? `: ${run4.reason}` : ""}`;
 }
 
+// node_modules/@simple-git/args-pathspec/dist/index.mjs
+var t2 = /* @__PURE__ */ new WeakMap();
+function c4(...n3) {
+  const e = new String(n3);
+  return t2.set(e, n3), e;
+}
+function r3(n3) {
+  return n3 instanceof String && t2.has(n3);
+}
+function o5(n3) {
+  return t2.get(n3) ?? [];
+}
+
+// node_modules/simple-git/dist/index.mjs
+var import_file_exists = __toESM(require_dist2(), 1);
+var import_debug = __toESM(require_src(), 1);
+var import_promise_deferred = __toESM(require_dist3(), 1);
+import { spawn as ve3 } from "node:child_process";
+import { normalize as Se2 } from "node:path";
+
+// node_modules/@simple-git/argv-parser/dist/index.mjs
+function* x8(e, n3) {
+  const t3 = n3 === "global";
+  for (const o6 of e)
+    o6.isGlobal === t3 && (yield o6);
+}
+var P6 = /* @__PURE__ */ new Set([
+  "--add",
+  "--edit",
+  "--remove-section",
+  "--rename-section",
+  "--replace-all",
+  "--unset",
+  "--unset-all",
+  "-e"
+]);
+var S5 = /* @__PURE__ */ new Set([
+  "--get",
+  "--get-all",
+  "--get-color",
+  "--get-colorbool",
+  "--get-regexp",
+  "--get-urlmatch",
+  "--list",
+  "-l"
+]);
+var E5 = /* @__PURE__ */ new Set([
+  "edit",
+  "remove-section",
+  "rename-section",
+  "set",
+  "unset"
+]);
+var F6 = /* @__PURE__ */ new Set(["get", "get-color", "get-colorbool", "list"]);
+function A5(e, n3) {
+  for (const { name: o6 } of x8(e, "task")) {
+    if (P6.has(o6))
+      return w6(true, n3);
+    if (S5.has(o6))
+      return w6(false, n3);
+  }
+  const t3 = n3.at(0)?.toLowerCase();
+  return t3 === void 0 ? null : E5.has(t3) ? w6(true, n3.slice(1)) : F6.has(t3) ? w6(false, n3.slice(1)) : n3.length === 1 ? w6(false, n3) : w6(true, n3);
+}
+function w6(e = false, n3 = []) {
+  const t3 = n3.at(0)?.toLowerCase();
+  return t3 === void 0 ? null : {
+    isWrite: e,
+    isRead: !e,
+    key: t3,
+    value: n3.at(1)
+  };
+}
+function O4(e, n3) {
+  return n3.isWrite && n3.value !== void 0 ? { key: n3.key, value: n3.value, scope: e } : { key: n3.key, scope: e };
+}
+function G3(e) {
+  const n3 = e?.indexOf("=") || -1;
+  return !e || n3 < 0 ? null : {
+    key: e.slice(0, n3).trim().toLowerCase(),
+    value: e.slice(n3 + 1)
+  };
+}
+function M2(e) {
+  for (const { name: n3 } of x8(e, "task"))
+    switch (n3) {
+      case "--global":
+        return "global";
+      case "--system":
+        return "system";
+      case "--worktree":
+        return "worktree";
+      case "--local":
+        return "local";
+      case "--file":
+      case "-f":
+        return "file";
+    }
+  return "local";
+}
+function N5({ name: e }) {
+  if (e === "-c" || e === "--config")
+    return "inline";
+  if (e === "--config-env")
+    return "env";
+}
+function* $5(e) {
+  for (const n3 of e) {
+    const t3 = N5(n3), o6 = t3 && G3(n3.value);
+    o6 && (yield {
+      ...o6,
+      scope: t3
+    });
+  }
+}
+function D8(e, n3, t3) {
+  const o6 = {
+    read: [],
+    write: [...$5(n3)]
+  };
+  return e === "config" && L5(
+    o6,
+    M2(n3),
+    A5(n3, t3)
+  ), o6;
+}
+function L5(e, n3, t3) {
+  if (t3 === null)
+    return;
+  const o6 = O4(n3, t3);
+  t3.isWrite ? e.write.push(o6) : e.read.push(o6);
+}
+var C5 = {
+  short: /* @__PURE__ */ new Map([
+    ["c", true]
+    //  -c <k=v>    set config key for this invocation
+  ])
+};
+var I4 = {
+  short: new Map([
+    ["C", true],
+    //  -C <path>   change working directory
+    ["P", false],
+    // -P          no pager (alias for --no-pager)
+    ["h", false],
+    // -h          help
+    ["p", false],
+    // -p          paginate
+    ["v", false],
+    // -v          version
+    ...C5.short.entries()
+  ]),
+  long: /* @__PURE__ */ new Set([
+    "attr-source",
+    "config-env",
+    "exec-path",
+    "git-dir",
+    "list-cmds",
+    "namespace",
+    "super-prefix",
+    "work-tree"
+  ])
+};
+var R4 = {
+  clone: {
+    short: /* @__PURE__ */ new Map([
+      ["b", true],
+      // -b <branch>
+      ["j", true],
+      // -j <n>          parallel jobs
+      ["l", false],
+      // -l local
+      ["n", false],
+      // -n no-checkout
+      ["o", true],
+      // -o <name>       remote name
+      ["q", false],
+      // -q quiet
+      ["s", false],
+      // -s shared
+      ["u", true]
+      // -u <upload-pack>
+    ]),
+    long: /* @__PURE__ */ new Set(["branch", "config", "jobs", "origin", "upload-pack", "u", "template"])
+  },
+  commit: {
+    short: /* @__PURE__ */ new Map([
+      ["C", true],
+      // -C <commit>  reuse message
+      ["F", true],
+      // -F <file>    read message from file
+      ["c", true],
+      // -c <commit>  reedit message
+      ["m", true],
+      // -m <msg>
+      ["t", true]
+      // -t <template>
+    ]),
+    long: /* @__PURE__ */ new Set(["file", "message", "reedit-message", "reuse-message", "template"])
+  },
+  config: {
+    short: /* @__PURE__ */ new Map([
+      ["e", false],
+      // -e  open editor
+      ["f", true],
+      //  -f <file>
+      ["l", false]
+      // -l  list
+    ]),
+    long: /* @__PURE__ */ new Set(["blob", "comment", "default", "file", "type", "value"])
+  },
+  fetch: {
+    short: /* @__PURE__ */ new Map(),
+    long: /* @__PURE__ */ new Set(["upload-pack"])
+  },
+  init: {
+    short: /* @__PURE__ */ new Map(),
+    long: /* @__PURE__ */ new Set(["template"])
+  },
+  pull: {
+    short: /* @__PURE__ */ new Map(),
+    long: /* @__PURE__ */ new Set(["upload-pack"])
+  },
+  push: {
+    short: /* @__PURE__ */ new Map(),
+    long: /* @__PURE__ */ new Set(["exec", "receive-pack"])
+  },
+  rebase: {
+    short: /* @__PURE__ */ new Map([
+      ["X", true],
+      // -X <option>   strategy option
+      ["f", false],
+      // -f force-rebase
+      ["i", false],
+      // -i interactive
+      ["k", false],
+      // -k keep-base
+      ["m", false],
+      // -m merge
+      ["n", false],
+      // -n no-stat
+      ["q", false],
+      // -q quiet
+      ["r", false],
+      // -r rebase-merges
+      ["s", true],
+      // -s <strategy>
+      ["v", false],
+      // -v verbose
+      ["x", true]
+      // -x <cmd>      exec
+    ]),
+    long: /* @__PURE__ */ new Set(["exec", "onto", "strategy", "strategy-option"])
+  }
+};
+var T6 = { short: /* @__PURE__ */ new Map(), long: /* @__PURE__ */ new Set() };
+function B5(e) {
+  const n3 = R4[e ?? ""] ?? T6;
+  return {
+    short: new Map([...C5.short.entries(), ...n3.short.entries()]),
+    long: n3.long
+  };
+}
+function b4(e, n3 = I4) {
+  if (e.startsWith("--")) {
+    const t3 = e.indexOf("=");
+    if (t3 > 2)
+      return [{ name: e.slice(0, t3), value: e.slice(t3 + 1), needsNext: false }];
+    const o6 = e.slice(2);
+    return [{ name: e, needsNext: n3.long.has(o6) }];
+  }
+  if (e.length === 2) {
+    const t3 = e.charAt(1), o6 = n3.short.get(t3);
+    return [{ name: e, needsNext: o6 === true }];
+  }
+  return j5(e, n3.short);
+}
+function j5(e, n3) {
+  const t3 = e.slice(1).split(""), o6 = [];
+  for (let a3 = 0; a3 < t3.length; a3++) {
+    const s4 = t3[a3], r4 = n3.get(s4);
+    if (r4 === void 0)
+      return [{ name: e, needsNext: false }];
+    if (r4) {
+      const i2 = t3.slice(a3 + 1).join("");
+      if (i2 && ![...i2].every((m8) => n3.has(m8)))
+        return o6.push({ name: `-${s4}`, value: i2, needsNext: false }), o6;
+    }
+    o6.push({ name: `-${s4}`, needsNext: r4 });
+  }
+  return o6;
+}
+function W3(e, n3 = []) {
+  let t3 = 0;
+  for (; t3 < e.length; ) {
+    const o6 = String(e[t3]);
+    if (!o6.startsWith("-") || o6.length < 2) break;
+    const a3 = b4(o6);
+    let s4 = t3 + 1;
+    for (const r4 of a3) {
+      const i2 = {
+        name: r4.name,
+        value: r4.value,
+        absorbedNext: false,
+        isGlobal: true
+      };
+      r4.needsNext && i2.value === void 0 && s4 < e.length && (i2.value = String(e[s4]), i2.absorbedNext = true, s4++), n3.push(i2);
+    }
+    t3 = s4;
+  }
+  return { flags: n3, taskIndex: t3 };
+}
+function V3(e, n3, t3 = []) {
+  const o6 = B5(n3), a3 = [], s4 = [];
+  let r4 = 0;
+  for (; r4 < e.length; ) {
+    const i2 = e[r4];
+    if (r3(i2)) {
+      s4.push(...o5(i2)), r4++;
+      continue;
+    }
+    const p6 = String(i2);
+    if (p6 === "--") {
+      for (let d6 = r4 + 1; d6 < e.length; d6++) {
+        const g8 = e[d6];
+        r3(g8) ? s4.push(...o5(g8)) : s4.push(String(g8));
+      }
+      break;
+    }
+    if (!p6.startsWith("-") || p6.length < 2) {
+      a3.push(p6), r4++;
+      continue;
+    }
+    const m8 = b4(p6, o6);
+    let u4 = r4 + 1;
+    for (const d6 of m8) {
+      const g8 = {
+        name: d6.name,
+        value: d6.value,
+        absorbedNext: false,
+        isGlobal: false
+      };
+      d6.needsNext && g8.value === void 0 && u4 < e.length && !r3(e[u4]) && (g8.value = String(e[u4]), g8.absorbedNext = true, u4++), t3.push(g8);
+    }
+    r4 = u4;
+  }
+  return { flags: t3, positionals: a3, pathspecs: s4 };
+}
+function* q5({
+  write: e
+}) {
+  for (const n3 of e)
+    for (const t3 of K3) {
+      const o6 = t3(n3.key);
+      o6 && (yield o6);
+    }
+}
+function f5(e, n3, t3 = String(e)) {
+  const o6 = typeof e == "string" ? new RegExp(`\\s*${e.toLowerCase()}`) : e;
+  return function(s4) {
+    if (o6.test(s4))
+      return {
+        category: n3,
+        message: `Configuring ${t3} is not permitted without enabling ${n3}`
+      };
+  };
+}
+function l2(e, n3) {
+  const t3 = new RegExp(`\\s*${e.toLowerCase().replace(/\./g, "(..+)?.")}`);
+  return f5(t3, n3, e);
+}
+var K3 = [
+  f5("alias", "allowUnsafeAlias"),
+  f5("core.askPass", "allowUnsafeAskPass"),
+  f5("core.editor", "allowUnsafeEditor"),
+  f5("core.fsmonitor", "allowUnsafeFsMonitor"),
+  f5("core.gitProxy", "allowUnsafeGitProxy"),
+  f5("core.hooksPath", "allowUnsafeHooksPath"),
+  f5("core.pager", "allowUnsafePager"),
+  f5("core.sshCommand", "allowUnsafeSshCommand"),
+  l2("credential.helper", "allowUnsafeCredentialHelper"),
+  l2("diff.command", "allowUnsafeDiffExternal"),
+  f5("diff.external", "allowUnsafeDiffExternal"),
+  l2("difftool.cmd", "allowUnsafeDiffExternal"),
+  l2("diff.textconv", "allowUnsafeDiffTextConv"),
+  l2("filter.clean", "allowUnsafeFilter"),
+  l2("filter.process", "allowUnsafeFilter"),
+  l2("filter.smudge", "allowUnsafeFilter"),
+  l2("gpg.program", "allowUnsafeGpgProgram"),
+  f5("include.path", "allowUnsafeInclude"),
+  l2("includeIf", "allowUnsafeInclude"),
+  f5("init.templateDir", "allowUnsafeTemplateDir"),
+  l2("pager.", "allowUnsafePager"),
+  l2("merge.driver", "allowUnsafeMergeDriver"),
+  l2("mergetool.path", "allowUnsafeMergeDriver"),
+  l2("mergetool.cmd", "allowUnsafeMergeDriver"),
+  l2("protocol.allow", "allowUnsafeProtocolOverride"),
+  l2("remote.receivepack", "allowUnsafePack"),
+  l2("remote.uploadpack", "allowUnsafePack"),
+  f5("uploadpack.packObjectsHook", "allowUnsafePack"),
+  f5("sequence.editor", "allowUnsafeEditor"),
+  l2("submodule.update", "allowUnsafeSubmodule"),
+  l2("tar.command", "allowUnsafeCommandBinaries"),
+  l2("trailer.cmd", "allowUnsafeCommandBinaries"),
+  l2("trailer.command", "allowUnsafeCommandBinaries"),
+  l2("url.insteadOf", "allowUnsafeUrlRewrite")
+];
+function* H4(e, n3) {
+  for (const t3 of n3)
+    for (const o6 of X2) {
+      const a3 = o6(e, t3);
+      a3 && (yield a3);
+    }
+}
+function c5(e, n3, t3, { name: o6 = String(n3), globalOnly: a3 = false, withValue: s4 = false } = {}) {
+  const r4 = typeof n3 == "string" ? new RegExp(`\\s*${n3.toLowerCase()}`) : n3, i2 = `Use of ${e ? `${e} with option ` : ""}${o6} is not permitted without enabling ${t3}`;
+  return function(m8, u4) {
+    if (!(e && m8 !== e) && !(a3 && !u4.isGlobal) && !(s4 && u4.value === void 0) && r4.test(u4.name))
+      return {
+        category: t3,
+        message: i2
+      };
+  };
+}
+var h3 = { globalOnly: true, withValue: true };
+var X2 = [
+  c5(null, /--(upload|receive)-pack/, "allowUnsafePack", {
+    name: "--upload-pack or --receive-pack"
+  }),
+  c5("clone", /^-\w*u/, "allowUnsafePack"),
+  c5("clone", "--u", "allowUnsafePack"),
+  c5("push", /^--exec$/, "allowUnsafePack", { name: "--exec" }),
+  // `git` accepts unambiguous abbreviations of long options, so `--ex` and `--exe` are `--exec`
+  c5("rebase", /^(-x|--ex(ec?)?)$/, "allowUnsafeExec", { name: "-x or --exec" }),
+  c5(null, "--template", "allowUnsafeTemplateDir"),
+  c5(null, "--exec-path", "allowUnsafeExec", h3),
+  // `git` reads the configuration of whichever repository these name, so the
+  // directory alone is enough to deliver config the argv guards never see
+  c5(null, "--git-dir", "allowUnsafeConfigPaths", h3),
+  c5(null, "--work-tree", "allowUnsafeConfigPaths", h3),
+  c5(null, /^-C$/, "allowUnsafeConfigPaths", { ...h3, name: "-C" })
+];
+function k4(e, n3, t3) {
+  return [...H4(e, n3), ...q5(t3)];
+}
+function Y4(...e) {
+  const { flags: n3, taskIndex: t3 } = W3(e), o6 = t3 < e.length ? String(e[t3]).toLowerCase() : null, a3 = o6 !== null ? e.slice(t3 + 1) : [], { positionals: s4, pathspecs: r4 } = V3(a3, o6, n3), i2 = D8(o6, n3, s4);
+  return {
+    task: o6,
+    flags: n3.map(J4),
+    paths: r4,
+    config: i2,
+    vulnerabilities: z6(k4(o6, n3, i2))
+  };
+}
+function z6(e) {
+  return Object.defineProperty(e, "vulnerabilities", {
+    value: e
+  });
+}
+function J4({ value: e, name: n3 }) {
+  return e !== void 0 ? { name: n3, value: e } : { name: n3 };
+}
+var y6 = {
+  editor: "allowUnsafeEditor",
+  git_askpass: "allowUnsafeAskPass",
+  git_config_global: "allowUnsafeConfigPaths",
+  git_config_system: "allowUnsafeConfigPaths",
+  git_config_count: "allowUnsafeConfigEnvCount",
+  git_config_parameters: "allowUnsafeConfigEnvCount",
+  git_config: "allowUnsafeConfigPaths",
+  git_editor: "allowUnsafeEditor",
+  git_exec_path: "allowUnsafeExec",
+  git_external_diff: "allowUnsafeDiffExternal",
+  git_pager: "allowUnsafePager",
+  git_proxy_command: "allowUnsafeGitProxy",
+  git_template_dir: "allowUnsafeTemplateDir",
+  git_sequence_editor: "allowUnsafeEditor",
+  git_ssh: "allowUnsafeSshCommand",
+  git_ssh_command: "allowUnsafeSshCommand",
+  pager: "allowUnsafePager",
+  prefix: "allowUnsafeConfigPaths",
+  ssh_askpass: "allowUnsafeAskPass",
+  visual: "allowUnsafeEditor"
+};
+function* Q4(e) {
+  const n3 = parseInt(e.git_config_count ?? "0", 10);
+  for (let t3 = 0; t3 < n3; t3++) {
+    const o6 = e[`git_config_key_${t3}`], a3 = e[`git_config_value_${t3}`];
+    o6 !== void 0 && (yield { key: o6.toLowerCase().trim(), value: a3, scope: "env" });
+  }
+}
+function* Z3(e) {
+  for (const n3 of Object.keys(e))
+    if (_3(n3)) {
+      const t3 = y6[n3];
+      yield {
+        category: t3,
+        message: `Use of "${n3.toUpperCase()}" is not permitted without enabling ${t3}`
+      };
+    }
+}
+function _3(e) {
+  return Object.hasOwn(y6, e);
+}
+function ee3(e) {
+  const n3 = {};
+  for (const [t3, o6] of Object.entries(e)) {
+    const a3 = t3.toLowerCase().trim();
+    (_3(a3) || a3.startsWith("git")) && (n3[a3] = String(o6));
+  }
+  return n3;
+}
+function ne3(e) {
+  const n3 = ee3(e), t3 = {
+    read: [],
+    write: [...Q4(n3)]
+  }, o6 = [
+    ...Z3(n3),
+    ...k4(null, [], t3)
+  ];
+  return {
+    config: t3,
+    vulnerabilities: o6
+  };
+}
+function oe4(e, n3) {
+  return [...Y4(...e).vulnerabilities, ...ne3(n3).vulnerabilities];
+}
+
+// node_modules/simple-git/dist/index.mjs
+import { EventEmitter as Ce4 } from "node:events";
+var O5 = class extends Error {
+  constructor(e, n3) {
+    super(n3), this.task = e, Object.setPrototypeOf(this, new.target.prototype);
+  }
+};
+var Ae2 = class extends O5 {
+  constructor(e, n3) {
+    super(void 0, n3), this.config = e;
+  }
+};
+var A6 = class extends O5 {
+  constructor(e, n3, r4) {
+    super(e, r4), this.task = e, this.plugin = n3, Object.setPrototypeOf(this, new.target.prototype);
+  }
+};
+var at3 = class extends O5 {
+  constructor(e, n3) {
+    super(void 0, n3 || String(e)), this.git = e;
+  }
+};
+var xe4 = class extends O5 {
+  constructor(e) {
+    super(void 0, e);
+  }
+};
+var I5 = "\0";
+var W4 = () => {
+};
+function Ne4(t3) {
+  return typeof t3 != "function" ? W4 : t3;
+}
+function $e3(t3) {
+  return typeof t3 == "function" && t3 !== W4;
+}
+function Pe4(t3, e) {
+  const n3 = t3.indexOf(e);
+  return n3 <= 0 ? [t3, ""] : [t3.substr(0, n3), t3.substr(n3 + 1)];
+}
+function Me4(t3, e = 0) {
+  return Dt2(t3) && t3.length > e ? t3[e] : void 0;
+}
+function N6(t3, e = 0) {
+  if (Dt2(t3) && t3.length > e)
+    return t3[t3.length - 1 - e];
+}
+function Dt2(t3) {
+  return Bt2(t3);
+}
+function H5(t3 = "", e = true, n3 = `
+`) {
+  return t3.split(n3).reduce((r4, s4) => {
+    const o6 = e ? s4.trim() : s4;
+    return o6 && r4.push(o6), r4;
+  }, []);
+}
+function ut2(t3, e) {
+  return H5(t3, true).map((n3) => e(n3));
+}
+function Lt2(t3) {
+  return (0, import_file_exists.exists)(t3, import_file_exists.FOLDER);
+}
+function S6(t3, e) {
+  return Array.isArray(t3) ? t3.includes(e) || t3.push(e) : t3.add(e), e;
+}
+function De3(t3, e) {
+  return Array.isArray(t3) && !t3.includes(e) && t3.push(e), t3;
+}
+function ct2(t3, e) {
+  if (Array.isArray(t3)) {
+    const n3 = t3.indexOf(e);
+    n3 >= 0 && t3.splice(n3, 1);
+  } else
+    t3.delete(e);
+  return e;
+}
+var ft2 = Object.prototype.toString.call.bind(Object.prototype.toString);
+function v5(t3) {
+  return Array.isArray(t3) ? t3 : [t3];
+}
+function jt2(t3) {
+  return t3.replace(/[\s-]+(.)/g, (e, n3) => n3.toUpperCase());
+}
+function L6(t3) {
+  return v5(t3).map((e) => e instanceof String ? e : String(e));
+}
+function p5(t3, e = 0) {
+  if (t3 == null)
+    return e;
+  const n3 = parseInt(t3, 10);
+  return Number.isNaN(n3) ? e : n3;
+}
+function U7(t3, e) {
+  const n3 = [];
+  for (let r4 = 0, s4 = t3.length; r4 < s4; r4++)
+    n3.push(e, t3[r4]);
+  return n3;
+}
+function F7(t3) {
+  return (Array.isArray(t3) ? Buffer.concat(t3) : t3).toString("utf-8");
+}
+function Le4(t3) {
+  return t3 ? Buffer.isBuffer(t3) ? t3.length : Buffer.byteLength(t3) : 0;
+}
+function je3(t3, e) {
+  const n3 = {};
+  return e.forEach((r4) => {
+    t3[r4] !== void 0 && (n3[r4] = t3[r4]);
+  }), n3;
+}
+function wt2(t3 = 0) {
+  return new Promise((e) => setTimeout(e, t3));
+}
+function bt2(t3) {
+  if (t3 !== false)
+    return t3;
+}
+function d5(t3, e, n3) {
+  return e(t3) ? t3 : arguments.length > 2 ? n3 : void 0;
+}
+var K4 = (t3) => Array.isArray(t3);
+function st2(t3, e) {
+  const n3 = r3(t3) ? "string" : typeof t3;
+  return /number|string|boolean/.test(n3) && (!e || !e.includes(n3));
+}
+var m7 = (t3) => typeof t3 == "string" || r3(t3);
+var Be3 = (t3) => m7(t3) || Buffer.isBuffer(t3);
+var G4 = (t3) => m7(t3) || Array.isArray(t3) && t3.every(m7);
+function lt4(t3) {
+  return !!t3 && ft2(t3) === "[object Object]";
+}
+function Ie3(t3) {
+  return typeof t3 == "function";
+}
+var Bt2 = (t3) => t3 == null || "number|boolean|function".includes(typeof t3) ? false : typeof t3.length == "number";
+var V4 = /* @__PURE__ */ ((t3) => (t3[t3.SUCCESS = 0] = "SUCCESS", t3[t3.ERROR = 1] = "ERROR", t3[t3.NOT_FOUND = -2] = "NOT_FOUND", t3[t3.UNCLEAN = 128] = "UNCLEAN", t3))(V4 || {});
+var z7 = class _z {
+  constructor(e, n3) {
+    this.stdOut = e, this.stdErr = n3;
+  }
+  asStrings() {
+    return new _z(this.stdOut.toString("utf8"), this.stdErr.toString("utf8"));
+  }
+};
+function Ue4() {
+  throw new Error("LineParser:useMatches not implemented");
+}
+var l3 = class {
+  constructor(e, n3) {
+    this.matches = [], this.useMatches = Ue4, this.parse = (r4, s4) => (this.resetMatches(), this._regExp.every((o6, i2) => this.addMatch(o6, i2, r4(i2))) ? this.useMatches(s4, this.prepareMatches()) !== false : false), this._regExp = Array.isArray(e) ? e : [e], n3 && (this.useMatches = n3);
+  }
+  resetMatches() {
+    this.matches.length = 0;
+  }
+  prepareMatches() {
+    return this.matches;
+  }
+  addMatch(e, n3, r4) {
+    const s4 = r4 && e.exec(r4);
+    return s4 && this.pushMatch(n3, s4), !!s4;
+  }
+  pushMatch(e, n3) {
+    this.matches.push(...n3.slice(1));
+  }
+};
+var x9 = class extends l3 {
+  addMatch(e, n3, r4) {
+    return /^remote:\s/.test(String(r4)) && super.addMatch(e, n3, r4);
+  }
+  pushMatch(e, n3) {
+    (e > 0 || n3.length > 1) && super.pushMatch(e, n3);
+  }
+};
+var Fe3 = {
+  binary: "git",
+  maxConcurrentProcesses: 5,
+  config: [],
+  trimmed: false
+};
+function Ge3(...t3) {
+  const e = process.cwd(), n3 = Object.assign(
+    { baseDir: e, ...Fe3 },
+    ...t3.filter((r4) => typeof r4 == "object" && r4)
+  );
+  return n3.baseDir = n3.baseDir || e, n3.trimmed = n3.trimmed === true, n3;
+}
+function It2(t3, e = []) {
+  return lt4(t3) ? Object.keys(t3).reduce((n3, r4) => {
+    const s4 = t3[r4];
+    if (r3(s4))
+      n3.push(s4);
+    else if (st2(s4, ["boolean"]))
+      n3.push(r4 + "=" + s4);
+    else if (Array.isArray(s4))
+      for (const o6 of s4)
+        st2(o6, ["string", "number"]) || n3.push(r4 + "=" + o6);
+    else
+      n3.push(r4);
+    return n3;
+  }, e) : e;
+}
+function h4(t3, e = 0, n3 = false) {
+  const r4 = [];
+  for (let s4 = 0, o6 = e < 0 ? t3.length : e; s4 < o6; s4++)
+    "string|number".includes(typeof t3[s4]) && r4.push(String(t3[s4]));
+  return It2(ht2(t3), r4), n3 || r4.push(...ze2(t3)), r4;
+}
+function ze2(t3) {
+  const e = typeof N6(t3) == "function";
+  return L6(d5(N6(t3, e ? 1 : 0), K4, []));
+}
+function ht2(t3) {
+  const e = Ie3(N6(t3));
+  return d5(N6(t3, e ? 1 : 0), lt4);
+}
+function u3(t3, e = true) {
+  const n3 = Ne4(N6(t3));
+  return e || $e3(n3) ? n3 : void 0;
+}
+function Tt2(t3, e) {
+  return t3(e.stdOut, e.stdErr);
+}
+function E6(t3, e, n3, r4 = true) {
+  return v5(n3).forEach((s4) => {
+    for (let o6 = H5(s4, r4), i2 = 0, a3 = o6.length; i2 < a3; i2++) {
+      const c6 = (y7 = 0) => {
+        if (!(i2 + y7 >= a3))
+          return o6[i2 + y7];
+      };
+      e.some(({ parse: y7 }) => y7(c6, t3));
+    }
+  }), t3;
+}
+var mt2 = ({ exitCode: t3 }, e, n3, r4) => {
+  if (t3 === V4.UNCLEAN && Ve3(e))
+    return n3(Buffer.from("false"));
+  r4(e);
+};
+var Ut2 = (t3) => t3.trim() === "true";
+function We3(t3) {
+  switch (t3) {
+    case "bare":
+      return Ke3();
+    case "root":
+      return He4();
+  }
+  return {
+    commands: ["rev-parse", "--is-inside-work-tree"],
+    format: "utf-8",
+    onError: mt2,
+    parser: Ut2
+  };
+}
+function He4() {
+  return {
+    commands: ["rev-parse", "--git-dir"],
+    format: "utf-8",
+    onError: mt2,
+    parser(e) {
+      return /^\.(git)?$/.test(e.trim());
+    }
+  };
+}
+function Ke3() {
+  return {
+    commands: ["rev-parse", "--is-bare-repository"],
+    format: "utf-8",
+    onError: mt2,
+    parser: Ut2
+  };
+}
+function Ve3(t3) {
+  return /(Not a git repository|Kein Git-Repository)/i.test(String(t3));
+}
+var Xe3 = class {
+  constructor(e) {
+    this.paths = [], this.files = [], this.folders = [], this.dryRun = e;
+  }
+};
+var Ye3 = /^[a-z]+\s*/i;
+var Qe3 = /^[a-z]+\s+[a-z]+\s*/i;
+var Je3 = /\/$/;
+function Ze3(t3, e) {
+  const n3 = new Xe3(t3), r4 = t3 ? Qe3 : Ye3;
+  return H5(e).forEach((s4) => {
+    const o6 = s4.replace(r4, "");
+    n3.paths.push(o6), (Je3.test(o6) ? n3.folders : n3.files).push(o6);
+  }), n3;
+}
+var Ft2 = [];
+function tn2(t3) {
+  return {
+    commands: Ft2,
+    format: "empty",
+    parser: t3
+  };
+}
+function b5(t3) {
+  return {
+    commands: Ft2,
+    format: "empty",
+    parser() {
+      throw typeof t3 == "string" ? new xe4(t3) : t3;
+    }
+  };
+}
+function g7(t3, e = false) {
+  return {
+    commands: t3,
+    format: "utf-8",
+    parser(n3) {
+      return e ? String(n3).trim() : n3;
+    }
+  };
+}
+function Gt2(t3) {
+  return {
+    commands: t3,
+    format: "buffer",
+    parser(e) {
+      return e;
+    }
+  };
+}
+function en2(t3) {
+  return t3.format === "buffer";
+}
+function kt2(t3) {
+  return t3.format === "empty" || !t3.commands.length;
+}
+var nn2 = "Git clean interactive mode is not supported";
+var rn2 = 'Git clean mode parameter ("n" or "f") is required';
+var sn2 = "Git clean unknown option found in: ";
+var zt2 = /* @__PURE__ */ ((t3) => (t3.DRY_RUN = "n", t3.FORCE = "f", t3.IGNORED_INCLUDED = "x", t3.IGNORED_ONLY = "X", t3.EXCLUDING = "e", t3.QUIET = "q", t3.RECURSIVE = "d", t3))(zt2 || {});
+var qt2 = /* @__PURE__ */ new Set([
+  "i",
+  ...L6(Object.values(zt2))
+]);
+function on2(t3, e) {
+  const { cleanMode: n3, options: r4, valid: s4 } = cn2(t3);
+  return n3 ? s4.options ? (r4.push(...e), r4.some(hn2) ? b5(nn2) : an2(n3, r4)) : b5(sn2 + JSON.stringify(t3)) : b5(rn2);
+}
+function an2(t3, e) {
+  return {
+    commands: ["clean", `-${t3}`, ...e],
+    format: "utf-8",
+    parser(r4) {
+      return Ze3(t3 === "n", r4);
+    }
+  };
+}
+function un2(t3) {
+  return Array.isArray(t3) && t3.every((e) => qt2.has(e));
+}
+function cn2(t3) {
+  let e, n3 = [], r4 = { cleanMode: false, options: true };
+  return t3.replace(/[^a-z]i/g, "").split("").forEach((s4) => {
+    fn2(s4) ? (e = s4, r4.cleanMode = true) : r4.options = r4.options && ln2(n3[n3.length] = `-${s4}`);
+  }), {
+    cleanMode: e,
+    options: n3,
+    valid: r4
+  };
+}
+function fn2(t3) {
+  return t3 === "f" || t3 === "n";
+}
+function ln2(t3) {
+  return /^-[a-z]$/i.test(t3) && qt2.has(t3.charAt(1));
+}
+function hn2(t3) {
+  return /^-[^\-]/.test(t3) ? t3.indexOf("i") > 0 : t3 === "--interactive";
+}
+var mn2 = class {
+  constructor() {
+    this.files = [], this.values = /* @__PURE__ */ Object.create(null);
+  }
+  get all() {
+    return this._all || (this._all = this.files.reduce((e, n3) => Object.assign(e, this.values[n3]), {})), this._all;
+  }
+  addFile(e) {
+    if (!(e in this.values)) {
+      const n3 = N6(this.files);
+      this.values[e] = n3 ? Object.create(this.values[n3]) : {}, this.files.push(e);
+    }
+    return this.values[e];
+  }
+  addValue(e, n3, r4) {
+    const s4 = this.addFile(e);
+    Object.hasOwn(s4, n3) ? Array.isArray(s4[n3]) ? s4[n3].push(r4) : s4[n3] = [s4[n3], r4] : s4[n3] = r4, this._all = void 0;
+  }
+};
+function pn2(t3) {
+  const e = new mn2();
+  for (const n3 of Wt2(t3))
+    e.addValue(n3.file, String(n3.key), n3.value);
+  return e;
+}
+function dn2(t3, e) {
+  let n3 = null;
+  const r4 = [], s4 = /* @__PURE__ */ new Map();
+  for (const o6 of Wt2(t3, e))
+    o6.key === e && (r4.push(n3 = o6.value), s4.has(o6.file) || s4.set(o6.file, []), s4.get(o6.file).push(n3));
+  return {
+    key: e,
+    paths: Array.from(s4.keys()),
+    scopes: s4,
+    value: n3,
+    values: r4
+  };
+}
+function gn2(t3) {
+  return t3.replace(/^(file):/, "");
+}
+function* Wt2(t3, e = null) {
+  const n3 = t3.split("\0");
+  for (let r4 = 0, s4 = n3.length - 1; r4 < s4; ) {
+    const o6 = gn2(n3[r4++]);
+    let i2 = n3[r4++], a3 = e;
+    if (i2.includes(`
+`)) {
+      const c6 = Pe4(i2, `
+`);
+      a3 = c6[0], i2 = c6[1];
+    }
+    yield { file: o6, key: a3, value: i2 };
+  }
+}
+var Ht2 = /* @__PURE__ */ ((t3) => (t3.system = "system", t3.global = "global", t3.local = "local", t3.worktree = "worktree", t3))(Ht2 || {});
+function Y5(t3, e) {
+  return typeof t3 == "string" && Object.hasOwn(Ht2, t3) ? t3 : e;
+}
+function yn2(t3, e, n3, r4) {
+  const s4 = ["config", `--${r4}`];
+  return n3 && s4.push("--add"), s4.push(t3, e), {
+    commands: s4,
+    format: "utf-8",
+    parser(o6) {
+      return o6;
+    }
+  };
+}
+function wn2(t3, e) {
+  const n3 = ["config", "--null", "--show-origin", "--get-all", t3];
+  return e && n3.splice(1, 0, `--${e}`), {
+    commands: n3,
+    format: "utf-8",
+    parser(r4) {
+      return dn2(r4, t3);
+    }
+  };
+}
+function bn2(t3) {
+  const e = ["config", "--list", "--show-origin", "--null"];
+  return t3 && e.push(`--${t3}`), {
+    commands: e,
+    format: "utf-8",
+    parser(n3) {
+      return pn2(n3);
+    }
+  };
+}
+function Tn2() {
+  return {
+    addConfig(t3, e, ...n3) {
+      return this._runTask(
+        yn2(
+          t3,
+          e,
+          n3[0] === true,
+          Y5(
+            n3[1],
+            "local"
+            /* local */
+          )
+        ),
+        u3(arguments)
+      );
+    },
+    getConfig(t3, e) {
+      return this._runTask(
+        wn2(t3, Y5(e, void 0)),
+        u3(arguments)
+      );
+    },
+    listConfig(...t3) {
+      return this._runTask(
+        bn2(Y5(t3[0], void 0)),
+        u3(arguments)
+      );
+    }
+  };
+}
+var Kt2 = /* @__PURE__ */ ((t3) => (t3.ADDED = "A", t3.COPIED = "C", t3.DELETED = "D", t3.MODIFIED = "M", t3.RENAMED = "R", t3.CHANGED = "T", t3.UNMERGED = "U", t3.UNKNOWN = "X", t3.BROKEN = "B", t3))(Kt2 || {});
+var kn2 = new Set(Object.values(Kt2));
+function _n2(t3) {
+  return kn2.has(t3);
+}
+var _t3;
+var vn2 = ["-h"];
+var j6 = /* @__PURE__ */ Symbol("grepQuery");
+var En2 = class {
+  constructor() {
+    this[_t3] = [];
+  }
+  *[(_t3 = j6, Symbol.iterator)]() {
+    for (const e of this[j6])
+      yield e;
+  }
+  and(...e) {
+    return e.length && this[j6].push("--and", "(", ...U7(e, "-e"), ")"), this;
+  }
+  param(...e) {
+    return this[j6].push(...U7(e, "-e")), this;
+  }
+};
+function Sn2(...t3) {
+  return new En2().param(...t3);
+}
+function Rn2(t3) {
+  const e = /* @__PURE__ */ new Set(), n3 = {};
+  return ut2(t3, (r4) => {
+    const [s4, o6, i2] = r4.split(I5);
+    e.add(s4), (n3[s4] = n3[s4] || []).push({
+      line: p5(o6),
+      path: s4,
+      preview: i2
+    });
+  }), {
+    paths: e,
+    results: n3
+  };
+}
+function On2() {
+  return {
+    grep(t3) {
+      const e = u3(arguments), n3 = h4(arguments);
+      for (const s4 of vn2)
+        if (n3.includes(s4))
+          return this._runTask(
+            b5(`git.grep: use of "${s4}" is not supported.`),
+            e
+          );
+      typeof t3 == "string" && (t3 = Sn2().param(t3));
+      const r4 = ["grep", "--null", "-n", "--full-name", ...n3, ...t3];
+      return this._runTask(
+        {
+          commands: r4,
+          format: "utf-8",
+          parser(s4) {
+            return Rn2(s4);
+          }
+        },
+        e
+      );
+    }
+  };
+}
+var Vt2 = /* @__PURE__ */ ((t3) => (t3.MIXED = "mixed", t3.SOFT = "soft", t3.HARD = "hard", t3.MERGE = "merge", t3.KEEP = "keep", t3))(Vt2 || {});
+var Cn2 = L6(Object.values(Vt2));
+function An2(t3, e) {
+  const n3 = ["reset"];
+  return Xt2(t3) && n3.push(`--${t3}`), n3.push(...e), g7(n3);
+}
+function xn2(t3) {
+  if (Xt2(t3))
+    return t3;
+  switch (typeof t3) {
+    case "string":
+    case "undefined":
+      return "soft";
+  }
+}
+function Xt2(t3) {
+  return typeof t3 == "string" && Cn2.includes(t3);
+}
+import_debug.default.formatters.L = (t3) => String(Bt2(t3) ? t3.length : "-");
+import_debug.default.formatters.B = (t3) => Buffer.isBuffer(t3) ? t3.toString("utf8") : ft2(t3);
+function Nn2() {
+  return (0, import_debug.default)("simple-git");
+}
+function vt2(t3, e, n3) {
+  return !e || !String(e).replace(/\s*/, "") ? n3 ? (r4, ...s4) => {
+    t3(r4, ...s4), n3(r4, ...s4);
+  } : t3 : (r4, ...s4) => {
+    t3(`%s ${r4}`, e, ...s4), n3 && n3(r4, ...s4);
+  };
+}
+function $n(t3, e, { namespace: n3 }) {
+  if (typeof t3 == "string")
+    return t3;
+  const r4 = e && e.namespace || "";
+  return r4.startsWith(n3) ? r4.substr(n3.length + 1) : r4 || n3;
+}
+function $6(t3, e, n3, r4 = Nn2()) {
+  const s4 = t3 && `[${t3}]` || "", o6 = [], i2 = typeof e == "string" ? r4.extend(e) : e, a3 = $n(d5(e, m7), i2, r4);
+  return y7(n3);
+  function c6(w7, T7) {
+    return S6(
+      o6,
+      $6(t3, a3.replace(/^[^:]+/, w7), T7, r4)
+    );
+  }
+  function y7(w7) {
+    const T7 = w7 && `[${w7}]` || "", k5 = i2 && vt2(i2, T7) || W4, C6 = vt2(r4, `${s4} ${T7}`, k5);
+    return Object.assign(i2 ? k5 : C6, {
+      label: t3,
+      sibling: c6,
+      info: C6,
+      step: y7
+    });
+  }
+}
+var M3 = class M4 {
+  constructor(e = "GitExecutor") {
+    this.logLabel = e, this._queue = /* @__PURE__ */ new Map();
+  }
+  withProgress(e) {
+    return this._queue.get(e);
+  }
+  createProgress(e) {
+    const n3 = M4.getName(e.commands[0]), r4 = $6(this.logLabel, n3);
+    return {
+      task: e,
+      logger: r4,
+      name: n3
+    };
+  }
+  push(e) {
+    const n3 = this.createProgress(e);
+    return n3.logger("Adding task to the queue, commands = %o", e.commands), this._queue.set(e, n3), n3;
+  }
+  fatal(e) {
+    for (const [n3, { logger: r4 }] of Array.from(this._queue.entries()))
+      n3 === e.task ? (r4.info("Failed %o", e), r4(
+        "Fatal exception, any as-yet un-started tasks run through this executor will not be attempted"
+      )) : r4.info(
+        "A fatal exception occurred in a previous task, the queue has been purged: %o",
+        e.message
+      ), this.complete(n3);
+    if (this._queue.size !== 0)
+      throw new Error(`Queue size should be zero after fatal: ${this._queue.size}`);
+  }
+  complete(e) {
+    this.withProgress(e) && this._queue.delete(e);
+  }
+  attempt(e) {
+    const n3 = this.withProgress(e);
+    if (!n3)
+      throw new O5(void 0, "TasksPendingQueue: attempt called for an unknown task");
+    return n3.logger("Starting task"), n3;
+  }
+  static getName(e = "empty") {
+    return `task:${e}:${++M4.counter}`;
+  }
+};
+M3.counter = 0;
+var ot3 = M3;
+var Pn2 = class {
+  constructor(e, n3, r4) {
+    this._executor = e, this._scheduler = n3, this._plugins = r4, this._chain = Promise.resolve(), this._queue = new ot3();
+  }
+  get cwd() {
+    return this._cwd || this._executor.cwd;
+  }
+  set cwd(e) {
+    this._cwd = e;
+  }
+  get env() {
+    return this._executor.env;
+  }
+  get outputHandler() {
+    return this._executor.outputHandler;
+  }
+  chain() {
+    return this;
+  }
+  push(e) {
+    return this._queue.push(e), this._chain = this._chain.then(() => this.attemptTask(e));
+  }
+  async attemptTask(e) {
+    const n3 = await this._scheduler.next(), r4 = () => this._queue.complete(e);
+    try {
+      const { logger: s4 } = this._queue.attempt(e);
+      return await (kt2(e) ? this.attemptEmptyTask(e, s4) : this.attemptRemoteTask(e, s4));
+    } catch (s4) {
+      throw this.onFatalException(e, s4);
+    } finally {
+      r4(), n3();
+    }
+  }
+  onFatalException(e, n3) {
+    const r4 = n3 instanceof O5 ? Object.assign(n3, { task: e }) : new O5(e, n3 && String(n3));
+    return this._chain = Promise.resolve(), this._queue.fatal(r4), r4;
+  }
+  async attemptRemoteTask(e, n3) {
+    const r4 = this._plugins.exec("spawn.binary", "", this.taskContext(e, e.commands)), s4 = this._plugins.exec(
+      "spawn.args",
+      [...e.commands],
+      this.taskContext(e, e.commands)
+    ), o6 = await this.gitResponse(
+      e,
+      r4,
+      s4,
+      this.outputHandler,
+      n3.step("SPAWN")
+    ), i2 = await this.handleTaskData(e, s4, o6, n3.step("HANDLE"));
+    return n3("passing response to task's parser as a %s", e.format), en2(e) ? Tt2(e.parser, i2) : Tt2(e.parser, i2.asStrings());
+  }
+  async attemptEmptyTask(e, n3) {
+    return n3("empty task bypassing child process to call to task's parser"), e.parser(this);
+  }
+  handleTaskData(e, n3, r4, s4) {
+    const { exitCode: o6, rejection: i2, stdOut: a3, stdErr: c6 } = r4;
+    return new Promise((y7, w7) => {
+      s4("Preparing to handle process response exitCode=%d stdOut=", o6);
+      const { error: T7 } = this._plugins.exec(
+        "task.error",
+        { error: i2 },
+        {
+          ...this.taskContext(e, n3),
+          ...r4
+        }
+      );
+      if (T7 && e.onError)
+        return s4.info("exitCode=%s handling with custom error handler"), e.onError(
+          r4,
+          T7,
+          (k5) => {
+            s4.info("custom error handler treated as success"), s4("custom error returned a %s", ft2(k5)), y7(
+              new z7(
+                Array.isArray(k5) ? Buffer.concat(k5) : k5,
+                Buffer.concat(c6)
+              )
+            );
+          },
+          w7
+        );
+      if (T7)
+        return s4.info(
+          "handling as error: exitCode=%s stdErr=%s rejection=%o",
+          o6,
+          c6.length,
+          i2
+        ), w7(T7);
+      s4.info("retrieving task output complete"), y7(new z7(Buffer.concat(a3), Buffer.concat(c6)));
+    });
+  }
+  async gitResponse(e, n3, r4, s4, o6) {
+    const i2 = o6.sibling("output"), a3 = this._plugins.exec(
+      "spawn.options",
+      {
+        cwd: this.cwd,
+        env: this.env,
+        windowsHide: true
+      },
+      this.taskContext(e, e.commands)
+    );
+    return new Promise((c6) => {
+      const y7 = [], w7 = [];
+      o6.info("%s %o", n3, r4), o6("%O", a3);
+      let T7 = this._beforeSpawn(e, r4);
+      if (T7)
+        return c6({
+          stdOut: y7,
+          stdErr: w7,
+          exitCode: 9901,
+          rejection: T7
+        });
+      this._plugins.exec("spawn.before", void 0, {
+        ...this.taskContext(e, r4),
+        kill(C6) {
+          T7 = C6 || T7;
+        }
+      });
+      const k5 = ve3(n3, r4, a3);
+      k5.stdout.on(
+        "data",
+        Et2(y7, "stdOut", o6, i2.step("stdOut"))
+      ), k5.stderr.on(
+        "data",
+        Et2(w7, "stdErr", o6, i2.step("stdErr"))
+      ), k5.on("error", Mn2(w7, o6)), s4 && (o6("Passing child process stdOut/stdErr to custom outputHandler"), s4(n3, k5.stdout, k5.stderr, [...r4])), this._plugins.exec("spawn.after", void 0, {
+        ...this.taskContext(e, r4),
+        spawned: k5,
+        close(C6, Te4) {
+          c6({
+            stdOut: y7,
+            stdErr: w7,
+            exitCode: C6,
+            rejection: T7 || Te4
+          });
+        },
+        kill(C6) {
+          k5.killed || (T7 = C6, k5.kill("SIGINT"));
+        }
+      });
+    });
+  }
+  _beforeSpawn(e, n3) {
+    let r4;
+    return this._plugins.exec("spawn.before", void 0, {
+      ...this.taskContext(e, n3),
+      kill(s4) {
+        r4 = s4 || r4;
+      }
+    }), r4;
+  }
+  taskContext(e, n3) {
+    return {
+      method: String(Me4(e.commands) || ""),
+      commands: n3,
+      env: { ...this.env },
+      input: kt2(e) ? void 0 : e.input
+    };
+  }
+};
+function Mn2(t3, e) {
+  return (n3) => {
+    e("[ERROR] child process exception %o", n3), t3.push(Buffer.from(String(n3.stack), "ascii"));
+  };
+}
+function Et2(t3, e, n3, r4) {
+  return (s4) => {
+    n3("%s received %L bytes", e, s4), r4("%B", s4), t3.push(s4);
+  };
+}
+var Dn2 = class {
+  constructor(e, n3, r4) {
+    this.cwd = e, this._scheduler = n3, this._plugins = r4, this._chain = this.chain();
+  }
+  chain() {
+    return new Pn2(this, this._scheduler, this._plugins);
+  }
+  push(e) {
+    return this._chain.push(e);
+  }
+};
+function Ln2(t3, e, n3 = W4) {
+  const r4 = (o6) => {
+    n3(null, o6);
+  }, s4 = (o6) => {
+    o6?.task === t3 && n3(o6, void 0);
+  };
+  e.then(r4, s4);
+}
+function St3(t3, e) {
+  return tn2((n3) => {
+    if (!Lt2(t3))
+      throw new Error(`Git.cwd: cannot change to non-directory "${t3}"`);
+    return (e || n3).cwd = t3;
+  });
+}
+function Q5(t3) {
+  const e = ["checkout", ...t3];
+  return e[1] === "-b" && e.includes("-B") && (e[1] = ct2(e, "-B")), g7(e);
+}
+function jn() {
+  return {
+    checkout() {
+      return this._runTask(
+        Q5(h4(arguments, 1)),
+        u3(arguments)
+      );
+    },
+    checkoutBranch(t3, e) {
+      return this._runTask(
+        Q5(["-b", t3, e, ...h4(arguments)]),
+        u3(arguments)
+      );
+    },
+    checkoutLocalBranch(t3) {
+      return this._runTask(
+        Q5(["-b", t3, ...h4(arguments)]),
+        u3(arguments)
+      );
+    }
+  };
+}
+var Yt2 = (t3, e, n3) => {
+  const r4 = ["clone", ...n3];
+  return m7(t3) && r4.push(c4(t3)), m7(e) && r4.push(c4(e)), g7(r4);
+};
+var Bn2 = (t3, e, n3) => (S6(n3, "--mirror"), Yt2(t3, e, n3));
+function Rt2(t3, e, n3, ...r4) {
+  return m7(n3) ? e(n3, d5(r4[0], m7), h4(arguments)) : b5(`git.${t3}() requires a string 'repoPath'`);
+}
+function In2() {
+  return {
+    clone(t3, ...e) {
+      return this._runTask(
+        Rt2("clone", Yt2, d5(t3, m7), ...e),
+        u3(arguments)
+      );
+    },
+    mirror(t3, ...e) {
+      return this._runTask(
+        Rt2("mirror", Bn2, d5(t3, m7), ...e),
+        u3(arguments)
+      );
+    }
+  };
+}
+var Un2 = [
+  new l3(/^\[([^\s]+)( \([^)]+\))? ([^\]]+)/, (t3, [e, n3, r4]) => {
+    t3.branch = e, t3.commit = r4, t3.root = !!n3;
+  }),
+  new l3(/\s*Author:\s(.+)/i, (t3, [e]) => {
+    const n3 = e.split("<"), r4 = n3.pop();
+    !r4 || !r4.includes("@") || (t3.author = {
+      email: r4.substr(0, r4.length - 1),
+      name: n3.join("<").trim()
+    });
+  }),
+  new l3(
+    /(\d+)[^,]*(?:,\s*(\d+)[^,]*)(?:,\s*(\d+))/g,
+    (t3, [e, n3, r4]) => {
+      t3.summary.changes = parseInt(e, 10) || 0, t3.summary.insertions = parseInt(n3, 10) || 0, t3.summary.deletions = parseInt(r4, 10) || 0;
+    }
+  ),
+  new l3(
+    /^(\d+)[^,]*(?:,\s*(\d+)[^(]+\(([+-]))?/,
+    (t3, [e, n3, r4]) => {
+      t3.summary.changes = parseInt(e, 10) || 0;
+      const s4 = parseInt(n3, 10) || 0;
+      r4 === "-" ? t3.summary.deletions = s4 : r4 === "+" && (t3.summary.insertions = s4);
+    }
+  )
+];
+function Fn2(t3) {
+  return E6({
+    author: null,
+    branch: "",
+    commit: "",
+    root: false,
+    summary: {
+      changes: 0,
+      insertions: 0,
+      deletions: 0
+    }
+  }, Un2, t3);
+}
+function Gn2(t3, e, n3) {
+  return {
+    commands: [
+      "-c",
+      "core.abbrev=40",
+      "commit",
+      ...U7(t3, "-m"),
+      ...e,
+      ...n3
+    ],
+    format: "utf-8",
+    parser: Fn2
+  };
+}
+function zn2() {
+  return {
+    commit(e, ...n3) {
+      const r4 = u3(arguments), s4 = t3(e) || Gn2(
+        v5(e),
+        v5(d5(n3[0], G4, [])),
+        [
+          ...L6(d5(n3[1], K4, [])),
+          ...h4(arguments, 0, true)
+        ]
+      );
+      return this._runTask(s4, r4);
+    }
+  };
+  function t3(e) {
+    return !G4(e) && b5(
+      "git.commit: requires the commit message to be supplied as a string/string[]"
+    );
+  }
+}
+function qn() {
+  return {
+    count: 0,
+    garbage: 0,
+    inPack: 0,
+    packs: 0,
+    prunePackable: 0,
+    size: 0,
+    sizeGarbage: 0,
+    sizePack: 0
+  };
+}
+var Wn = new l3(
+  /([a-z-]+): (\d+)$/,
+  (t3, [e, n3]) => {
+    const r4 = jt2(e);
+    Object.hasOwn(t3, r4) && (t3[r4] = p5(n3));
+  }
+);
+function Hn2() {
+  return {
+    countObjects() {
+      return this._runTask({
+        commands: ["count-objects", "--verbose"],
+        format: "utf-8",
+        parser(t3) {
+          return E6(qn(), [Wn], t3);
+        }
+      });
+    }
+  };
+}
+function Kn() {
+  return {
+    firstCommit() {
+      return this._runTask(
+        g7(["rev-list", "--max-parents=0", "HEAD"], true),
+        u3(arguments)
+      );
+    }
+  };
+}
+function Vn2(t3, e) {
+  const n3 = ["hash-object", t3];
+  return e && n3.push("-w"), g7(n3, true);
+}
+var J5 = class {
+  constructor(e, n3, r4, s4) {
+    this.bare = e, this.path = n3, this.existing = r4, this.gitDir = s4;
+  }
+};
+var Xn = /^Init.+ repository in (.+)$/;
+var Yn = /^Rein.+ in (.+)$/;
+function Qn2(t3, e, n3) {
+  const r4 = String(n3).trim();
+  let s4;
+  if (s4 = Xn.exec(r4))
+    return new J5(t3, e, false, s4[1]);
+  if (s4 = Yn.exec(r4))
+    return new J5(t3, e, true, s4[1]);
+  let o6 = "";
+  const i2 = r4.split(" ");
+  for (; i2.length; )
+    if (i2.shift() === "in") {
+      o6 = i2.join(" ");
+      break;
+    }
+  return new J5(t3, e, /^re/i.test(r4), o6);
+}
+var Qt2 = "--bare";
+function Jn(t3) {
+  return t3.includes(Qt2);
+}
+function Zn(t3 = false, e, n3) {
+  const r4 = ["init", ...n3];
+  return t3 && !Jn(r4) && r4.splice(1, 0, Qt2), {
+    commands: r4,
+    format: "utf-8",
+    parser(s4) {
+      return Qn2(r4.includes("--bare"), e, s4);
+    }
+  };
+}
+function tr(t3) {
+  return t3 === void 0 ? b5("interpretTrailers called without input content") : {
+    format: "utf-8",
+    parser(e) {
+      return Object.fromEntries(
+        ut2(e, (n3) => {
+          const r4 = n3.indexOf(":");
+          return [
+            jt2(n3.substring(0, r4).toLowerCase()),
+            n3.substring(r4 + 2).trim()
+          ];
+        })
+      );
+    },
+    commands: ["interpret-trailers", "--parse"],
+    input: t3
+  };
+}
+function er() {
+  return {
+    interpretTrailers(t3) {
+      return this._runTask(
+        tr(d5(t3, Be3)),
+        u3(arguments)
+      );
+    }
+  };
+}
+var R5 = /* @__PURE__ */ ((t3) => (t3.NONE = "", t3.STAT = "--stat", t3.NUM_STAT = "--numstat", t3.NAME_ONLY = "--name-only", t3.NAME_STATUS = "--name-status", t3))(R5 || {});
+var Jt2 = /^--(stat|numstat|name-only|name-status)(=|$)/;
+function pt3(t3) {
+  for (let e = 0; e < t3.length; e++) {
+    const n3 = Jt2.exec(t3[e]);
+    if (n3)
+      return `--${n3[1]}`;
+  }
+  return "";
+}
+function nr(t3) {
+  return Jt2.test(t3);
+}
+var rr = class {
+  constructor() {
+    this.changed = 0, this.deletions = 0, this.insertions = 0, this.files = [];
+  }
+};
+var Ot2 = [
+  new l3(
+    /^(.+)\s+\|\s+(\d+)(\s+[+\-]+)?$/,
+    (t3, [e, n3, r4 = ""]) => {
+      t3.files.push({
+        file: e.trim(),
+        changes: p5(n3),
+        insertions: r4.replace(/[^+]/g, "").length,
+        deletions: r4.replace(/[^-]/g, "").length,
+        binary: false
+      });
+    }
+  ),
+  new l3(
+    /^(.+) \|\s+Bin ([0-9.]+) -> ([0-9.]+) ([a-z]+)/,
+    (t3, [e, n3, r4]) => {
+      t3.files.push({
+        file: e.trim(),
+        before: p5(n3),
+        after: p5(r4),
+        binary: true
+      });
+    }
+  ),
+  new l3(/^(.+)\s+\|\s+Bin\s*$/, (t3, [e]) => {
+    t3.files.push({
+      file: e.trim(),
+      before: 0,
+      after: 0,
+      binary: true
+    });
+  }),
+  new l3(
+    /(\d+) files? changed\s*((?:, \d+ [^,]+){0,2})/,
+    (t3, [e, n3]) => {
+      const r4 = /(\d+) i/.exec(n3), s4 = /(\d+) d/.exec(n3);
+      t3.changed = p5(e), t3.insertions = p5(r4?.[1]), t3.deletions = p5(s4?.[1]);
+    }
+  )
+];
+var sr = [
+  new l3(
+    /(\d+)\t(\d+)\t(.+)$/,
+    (t3, [e, n3, r4]) => {
+      const s4 = p5(e), o6 = p5(n3);
+      t3.changed++, t3.insertions += s4, t3.deletions += o6, t3.files.push({
+        file: r4,
+        changes: s4 + o6,
+        insertions: s4,
+        deletions: o6,
+        binary: false
+      });
+    }
+  ),
+  new l3(/-\t-\t(.+)$/, (t3, [e]) => {
+    t3.changed++, t3.files.push({
+      file: e,
+      after: 0,
+      before: 0,
+      binary: true
+    });
+  })
+];
+var or2 = [
+  new l3(/(.+)$/, (t3, [e]) => {
+    t3.changed++, t3.files.push({
+      file: e,
+      changes: 0,
+      insertions: 0,
+      deletions: 0,
+      binary: false
+    });
+  })
+];
+var ir = [
+  new l3(
+    /([ACDMRTUXB])([0-9]{0,3})\t(.[^\t]*)(\t(.[^\t]*))?$/,
+    (t3, [e, n3, r4, s4, o6]) => {
+      t3.changed++, t3.files.push({
+        file: o6 ?? r4,
+        changes: 0,
+        insertions: 0,
+        deletions: 0,
+        binary: false,
+        status: bt2(_n2(e) && e),
+        from: bt2(!!o6 && r4 !== o6 && r4),
+        similarity: p5(n3)
+      });
+    }
+  )
+];
+var ar = {
+  [R5.NONE]: Ot2,
+  [R5.STAT]: Ot2,
+  [R5.NUM_STAT]: sr,
+  [R5.NAME_STATUS]: ir,
+  [R5.NAME_ONLY]: or2
+};
+function Zt2(t3 = R5.NONE) {
+  const e = ar[t3];
+  return (n3) => E6(new rr(), e, n3, false);
+}
+var te3 = "\xF2\xF2\xF2\xF2\xF2\xF2 ";
+var ee4 = " \xF2\xF2";
+var ne4 = " \xF2 ";
+var ur = ["hash", "date", "message", "refs", "author_name", "author_email"];
+function cr(t3, e) {
+  return e.reduce(
+    (n3, r4, s4) => (n3[r4] = t3[s4] || "", n3),
+    /* @__PURE__ */ Object.create({ diff: null })
+  );
+}
+function re3(t3 = ne4, e = ur, n3 = R5.NONE) {
+  const r4 = Zt2(n3);
+  return function(s4) {
+    const o6 = H5(
+      s4.trim(),
+      false,
+      te3
+    ).map(function(i2) {
+      const a3 = i2.split(ee4), c6 = cr(a3[0].split(t3), e);
+      return a3.length > 1 && a3[1].trim() && (c6.diff = r4(a3[1])), c6;
+    });
+    return {
+      all: o6,
+      latest: o6.length && o6[0] || null,
+      total: o6.length
+    };
+  };
+}
+function fr(t3) {
+  let e = pt3(t3);
+  const n3 = ["diff"];
+  return e === R5.NONE && (e = R5.STAT, n3.push("--stat=4096")), n3.push(...t3), dt2(n3) || {
+    commands: n3,
+    format: "utf-8",
+    parser: Zt2(e)
+  };
+}
+function dt2(t3) {
+  const e = t3.filter(nr);
+  if (e.length > 1)
+    return b5(
+      `Summary flags are mutually exclusive - pick one of ${e.join(",")}`
+    );
+  if (e.length && t3.includes("-z"))
+    return b5(
+      `Summary flag ${e} parsing is not compatible with null termination option '-z'`
+    );
+}
+var se3 = /* @__PURE__ */ ((t3) => (t3[t3["--pretty"] = 0] = "--pretty", t3[t3["max-count"] = 1] = "max-count", t3[t3.maxCount = 2] = "maxCount", t3[t3.n = 3] = "n", t3[t3.file = 4] = "file", t3[t3.format = 5] = "format", t3[t3.from = 6] = "from", t3[t3.to = 7] = "to", t3[t3.splitter = 8] = "splitter", t3[t3.symmetric = 9] = "symmetric", t3[t3.mailMap = 10] = "mailMap", t3[t3.multiLine = 11] = "multiLine", t3[t3.strictDate = 12] = "strictDate", t3))(se3 || {});
+function lr(t3, e) {
+  const n3 = [], r4 = [];
+  return Object.keys(t3).forEach((s4) => {
+    n3.push(s4), r4.push(String(t3[s4]));
+  }), [n3, r4.join(e)];
+}
+function hr2(t3) {
+  return Object.keys(t3).reduce((e, n3) => (n3 in se3 || (e[n3] = t3[n3]), e), {});
+}
+function oe5(t3 = {}, e = []) {
+  const n3 = d5(t3.splitter, m7, ne4), r4 = lt4(t3.format) ? t3.format : {
+    hash: "%H",
+    date: t3.strictDate === false ? "%ai" : "%aI",
+    message: "%s",
+    refs: "%D",
+    body: t3.multiLine ? "%B" : "%b",
+    author_name: t3.mailMap !== false ? "%aN" : "%an",
+    author_email: t3.mailMap !== false ? "%aE" : "%ae"
+  }, [s4, o6] = lr(r4, n3), i2 = [], a3 = [
+    `--pretty=format:${te3}${o6}${ee4}`,
+    ...e
+  ], c6 = t3.n || t3["max-count"] || t3.maxCount;
+  if (c6 && a3.push(`--max-count=${c6}`), t3.from || t3.to) {
+    const y7 = t3.symmetric !== false ? "..." : "..";
+    i2.push(`${t3.from || ""}${y7}${t3.to || ""}`);
+  }
+  return m7(t3.file) && a3.push("--follow", c4(t3.file)), It2(hr2(t3), a3), {
+    fields: s4,
+    splitter: n3,
+    commands: [...a3, ...i2]
+  };
+}
+function mr(t3, e, n3) {
+  const r4 = re3(t3, e, pt3(n3));
+  return {
+    commands: ["log", ...n3],
+    format: "utf-8",
+    parser: r4
+  };
+}
+function pr() {
+  return {
+    log(...n3) {
+      const r4 = u3(arguments), s4 = oe5(
+        ht2(arguments),
+        L6(d5(arguments[0], K4, []))
+      ), o6 = e(...n3) || dt2(s4.commands) || t3(s4);
+      return this._runTask(o6, r4);
+    }
+  };
+  function t3(n3) {
+    return mr(n3.splitter, n3.fields, n3.commands);
+  }
+  function e(n3, r4) {
+    return m7(n3) && m7(r4) && b5(
+      "git.log(string, string) should be replaced with git.log({ from: string, to: string })"
+    );
+  }
+}
+var Z4 = class {
+  constructor(e, n3 = null, r4) {
+    this.reason = e, this.file = n3, this.meta = r4;
+  }
+  toString() {
+    return `${this.file}:${this.reason}`;
+  }
+};
+var dr = class {
+  constructor() {
+    this.conflicts = [], this.merges = [], this.result = "success";
+  }
+  get failed() {
+    return this.conflicts.length > 0;
+  }
+  get reason() {
+    return this.result;
+  }
+  toString() {
+    return this.conflicts.length ? `CONFLICTS: ${this.conflicts.join(", ")}` : "OK";
+  }
+};
+var ie4 = class {
+  constructor() {
+    this.remoteMessages = {
+      all: []
+    }, this.created = [], this.deleted = [], this.files = [], this.deletions = {}, this.insertions = {}, this.summary = {
+      changes: 0,
+      deletions: 0,
+      insertions: 0
+    };
+  }
+};
+var gr2 = class {
+  constructor() {
+    this.remote = "", this.hash = {
+      local: "",
+      remote: ""
+    }, this.branch = {
+      local: "",
+      remote: ""
+    }, this.message = "";
+  }
+  toString() {
+    return this.message;
+  }
+};
+function tt3(t3) {
+  return t3.objects = t3.objects || {
+    compressing: 0,
+    counting: 0,
+    enumerating: 0,
+    packReused: 0,
+    reused: { count: 0, delta: 0 },
+    total: { count: 0, delta: 0 }
+  };
+}
+function Ct2(t3) {
+  const e = /^\s*(\d+)/.exec(t3), n3 = /delta (\d+)/i.exec(t3);
+  return {
+    count: p5(e && e[1] || "0"),
+    delta: p5(n3 && n3[1] || "0")
+  };
+}
+var yr2 = [
+  new x9(
+    /^remote:\s*(enumerating|counting|compressing) objects: (\d+),/i,
+    (t3, [e, n3]) => {
+      const r4 = e.toLowerCase(), s4 = tt3(t3.remoteMessages);
+      Object.assign(s4, { [r4]: p5(n3) });
+    }
+  ),
+  new x9(
+    /^remote:\s*(enumerating|counting|compressing) objects: \d+% \(\d+\/(\d+)\),/i,
+    (t3, [e, n3]) => {
+      const r4 = e.toLowerCase(), s4 = tt3(t3.remoteMessages);
+      Object.assign(s4, { [r4]: p5(n3) });
+    }
+  ),
+  new x9(
+    /total ([^,]+), reused ([^,]+), pack-reused (\d+)/i,
+    (t3, [e, n3, r4]) => {
+      const s4 = tt3(t3.remoteMessages);
+      s4.total = Ct2(e), s4.reused = Ct2(n3), s4.packReused = p5(r4);
+    }
+  )
+];
+var wr2 = [
+  new x9(/^remote:\s*(.+)$/, (t3, [e]) => (t3.remoteMessages.all.push(e.trim()), false)),
+  ...yr2,
+  new x9(
+    [/create a (?:pull|merge) request/i, /\s(https?:\/\/\S+)$/],
+    (t3, [e]) => {
+      t3.remoteMessages.pullRequestUrl = e;
+    }
+  ),
+  new x9(
+    [/found (\d+) vulnerabilities.+\(([^)]+)\)/i, /\s(https?:\/\/\S+)$/],
+    (t3, [e, n3, r4]) => {
+      t3.remoteMessages.vulnerabilities = {
+        count: p5(e),
+        summary: n3,
+        url: r4
+      };
+    }
+  )
+];
+function ae4(t3, e) {
+  return E6({ remoteMessages: new br2() }, wr2, e);
+}
+var br2 = class {
+  constructor() {
+    this.all = [];
+  }
+};
+var Tr2 = /^\s*(.+?)\s+\|\s+\d+\s*(\+*)(-*)/;
+var kr2 = /(\d+)\D+((\d+)\D+\(\+\))?(\D+(\d+)\D+\(-\))?/;
+var _r = /^(create|delete) mode \d+ (.+)/;
+var vr2 = [
+  new l3(Tr2, (t3, [e, n3, r4]) => {
+    t3.files.push(e), n3 && (t3.insertions[e] = n3.length), r4 && (t3.deletions[e] = r4.length);
+  }),
+  new l3(kr2, (t3, [e, , n3, , r4]) => n3 !== void 0 || r4 !== void 0 ? (t3.summary.changes = +e || 0, t3.summary.insertions = +n3 || 0, t3.summary.deletions = +r4 || 0, true) : false),
+  new l3(_r, (t3, [e, n3]) => {
+    S6(t3.files, n3), S6(e === "create" ? t3.created : t3.deleted, n3);
+  })
+];
+var Er2 = [
+  new l3(/^from\s(.+)$/i, (t3, [e]) => {
+    t3.remote = e;
+  }),
+  new l3(/^fatal:\s(.+)$/, (t3, [e]) => {
+    t3.message = e;
+  }),
+  new l3(
+    /([a-z0-9]+)\.\.([a-z0-9]+)\s+(\S+)\s+->\s+(\S+)$/,
+    (t3, [e, n3, r4, s4]) => {
+      t3.branch.local = r4, t3.hash.local = e, t3.branch.remote = s4, t3.hash.remote = n3;
+    }
+  )
+];
+var Sr2 = (t3, e) => E6(new ie4(), vr2, [t3, e]);
+var ue3 = (t3, e) => Object.assign(
+  new ie4(),
+  Sr2(t3, e),
+  ae4(t3, e)
+);
+function Rr2(t3, e) {
+  const n3 = E6(new gr2(), Er2, [t3, e]);
+  return n3.message && n3;
+}
+var Or2 = [
+  new l3(/^Auto-merging\s+(.+)$/, (t3, [e]) => {
+    t3.merges.push(e);
+  }),
+  new l3(/^CONFLICT\s+\((.+)\): Merge conflict in (.+)$/, (t3, [e, n3]) => {
+    t3.conflicts.push(new Z4(e, n3));
+  }),
+  new l3(
+    /^CONFLICT\s+\((.+\/delete)\): (.+) deleted in (.+) and/,
+    (t3, [e, n3, r4]) => {
+      t3.conflicts.push(new Z4(e, n3, { deleteRef: r4 }));
+    }
+  ),
+  new l3(/^CONFLICT\s+\((.+)\):/, (t3, [e]) => {
+    t3.conflicts.push(new Z4(e, null));
+  }),
+  new l3(/^Automatic merge failed;\s+(.+)$/, (t3, [e]) => {
+    t3.result = e;
+  })
+];
+var Cr2 = (t3, e) => Object.assign(Ar2(t3), ue3(t3, e));
+var Ar2 = (t3) => E6(new dr(), Or2, t3);
+function At2(t3) {
+  return t3.length ? {
+    commands: ["merge", ...t3],
+    format: "utf-8",
+    parser(e, n3) {
+      const r4 = Cr2(e, n3);
+      if (r4.failed)
+        throw new at3(r4);
+      return r4;
+    }
+  } : b5("Git.merge requires at least one option");
+}
+function xr(t3, e, n3) {
+  const r4 = n3.includes("deleted"), s4 = n3.includes("tag") || /^refs\/tags/.test(t3), o6 = !n3.includes("new");
+  return {
+    deleted: r4,
+    tag: s4,
+    branch: !s4,
+    new: !o6,
+    alreadyUpdated: o6,
+    local: t3,
+    remote: e
+  };
+}
+var Nr2 = [
+  new l3(/^Pushing to (.+)$/, (t3, [e]) => {
+    t3.repo = e;
+  }),
+  new l3(/^updating local tracking ref '(.+)'/, (t3, [e]) => {
+    t3.ref = {
+      ...t3.ref || {},
+      local: e
+    };
+  }),
+  new l3(/^[=*-]\s+([^:]+):(\S+)\s+\[(.+)]$/, (t3, [e, n3, r4]) => {
+    t3.pushed.push(xr(e, n3, r4));
+  }),
+  new l3(
+    /^Branch '([^']+)' set up to track remote branch '([^']+)' from '([^']+)'/,
+    (t3, [e, n3, r4]) => {
+      t3.branch = {
+        ...t3.branch || {},
+        local: e,
+        remote: n3,
+        remoteName: r4
+      };
+    }
+  ),
+  new l3(
+    /^([^:]+):(\S+)\s+([a-z0-9]+)\.\.([a-z0-9]+)$/,
+    (t3, [e, n3, r4, s4]) => {
+      t3.update = {
+        head: {
+          local: e,
+          remote: n3
+        },
+        hash: {
+          from: r4,
+          to: s4
+        }
+      };
+    }
+  )
+];
+var $r = (t3, e) => {
+  const n3 = Pr2(t3, e), r4 = ae4(t3, e);
+  return {
+    ...n3,
+    ...r4
+  };
+};
+var Pr2 = (t3, e) => E6({ pushed: [] }, Nr2, [t3, e]);
+function Mr2(t3 = {}, e) {
+  return S6(e, "--tags"), ce3(t3, e);
+}
+function ce3(t3 = {}, e) {
+  const n3 = ["push", ...e];
+  return t3.branch && n3.splice(1, 0, t3.branch), t3.remote && n3.splice(1, 0, t3.remote), ct2(n3, "-v"), S6(n3, "--verbose"), S6(n3, "--porcelain"), {
+    commands: n3,
+    format: "utf-8",
+    parser: $r
+  };
+}
+function Dr2() {
+  return {
+    showBuffer() {
+      const t3 = ["show", ...h4(arguments, 1)];
+      return t3.includes("--binary") || t3.splice(1, 0, "--binary"), this._runTask(
+        Gt2(t3),
+        u3(arguments)
+      );
+    },
+    show() {
+      const t3 = ["show", ...h4(arguments, 1)];
+      return this._runTask(
+        g7(t3),
+        u3(arguments)
+      );
+    }
+  };
+}
+var Lr2 = /^(.+)\0(.+)$/;
+var jr = class {
+  constructor(e, n3, r4) {
+    if (this.path = e, this.index = n3, this.working_dir = r4, n3 === "R" || r4 === "R") {
+      const s4 = Lr2.exec(e) || [null, e, e];
+      this.from = s4[2] || "", this.path = s4[1] || "";
+    }
+  }
+};
+var Br = class {
+  constructor() {
+    this.not_added = [], this.conflicted = [], this.created = [], this.deleted = [], this.ignored = void 0, this.modified = [], this.renamed = [], this.files = [], this.staged = [], this.ahead = 0, this.behind = 0, this.current = null, this.tracking = null, this.detached = false, this.isClean = () => !this.files.length;
+  }
+};
+function xt2(t3) {
+  const [e, n3] = t3.split(I5);
+  return {
+    from: n3 || e,
+    to: e
+  };
+}
+function _4(t3, e, n3) {
+  return [`${t3}${e}`, n3];
+}
+function et2(t3, ...e) {
+  return e.map((n3) => _4(t3, n3, (r4, s4) => r4.conflicted.push(s4)));
+}
+var Ir2 = new Map([
+  _4(
+    " ",
+    "A",
+    (t3, e) => t3.created.push(e)
+  ),
+  _4(
+    " ",
+    "D",
+    (t3, e) => t3.deleted.push(e)
+  ),
+  _4(
+    " ",
+    "M",
+    (t3, e) => t3.modified.push(e)
+  ),
+  _4("A", " ", (t3, e) => {
+    t3.created.push(e), t3.staged.push(e);
+  }),
+  _4("A", "M", (t3, e) => {
+    t3.created.push(e), t3.staged.push(e), t3.modified.push(e);
+  }),
+  _4("D", " ", (t3, e) => {
+    t3.deleted.push(e), t3.staged.push(e);
+  }),
+  _4("M", " ", (t3, e) => {
+    t3.modified.push(e), t3.staged.push(e);
+  }),
+  _4("M", "M", (t3, e) => {
+    t3.modified.push(e), t3.staged.push(e);
+  }),
+  _4("R", " ", (t3, e) => {
+    t3.renamed.push(xt2(e));
+  }),
+  _4("R", "M", (t3, e) => {
+    const n3 = xt2(e);
+    t3.renamed.push(n3), t3.modified.push(n3.to);
+  }),
+  _4("!", "!", (t3, e) => {
+    (t3.ignored = t3.ignored || []).push(e);
+  }),
+  _4(
+    "?",
+    "?",
+    (t3, e) => t3.not_added.push(e)
+  ),
+  ...et2(
+    "A",
+    "A",
+    "U"
+    /* UNMERGED */
+  ),
+  ...et2(
+    "D",
+    "D",
+    "U"
+    /* UNMERGED */
+  ),
+  ...et2(
+    "U",
+    "A",
+    "D",
+    "U"
+    /* UNMERGED */
+  ),
+  [
+    "##",
+    (t3, e) => {
+      const n3 = /ahead (\d+)/, r4 = /behind (\d+)/, s4 = /^(.+?(?=(?:\.{3}|\s|$)))/, o6 = /\.{3}(\S*)/, i2 = /\son\s(\S+?)(?=\.{3}|$)/;
+      let a3 = n3.exec(e);
+      t3.ahead = a3 && +a3[1] || 0, a3 = r4.exec(e), t3.behind = a3 && +a3[1] || 0, a3 = s4.exec(e), t3.current = d5(a3?.[1], m7, null), a3 = o6.exec(e), t3.tracking = d5(a3?.[1], m7, null), a3 = i2.exec(e), a3 && (t3.current = d5(a3?.[1], m7, t3.current)), t3.detached = /\(no branch\)/.test(e);
+    }
+  ]
+]);
+var Ur2 = function(t3) {
+  const e = t3.split(I5), n3 = new Br();
+  for (let r4 = 0, s4 = e.length; r4 < s4; ) {
+    let o6 = e[r4++].trim();
+    o6 && (o6.charAt(0) === "R" && (o6 += I5 + (e[r4++] || "")), Fr2(n3, o6));
+  }
+  return n3;
+};
+function Fr2(t3, e) {
+  const n3 = e.trim();
+  switch (" ") {
+    case n3.charAt(2):
+      return r4(n3.charAt(0), n3.charAt(1), n3.slice(3));
+    case n3.charAt(1):
+      return r4(" ", n3.charAt(0), n3.slice(2));
+    default:
+      return;
+  }
+  function r4(s4, o6, i2) {
+    const a3 = `${s4}${o6}`, c6 = Ir2.get(a3);
+    c6 && c6(t3, i2), a3 !== "##" && a3 !== "!!" && t3.files.push(new jr(i2, s4, o6));
+  }
+}
+var Gr = ["--null", "-z"];
+function zr(t3) {
+  return {
+    format: "utf-8",
+    commands: [
+      "status",
+      "--porcelain",
+      "-b",
+      "-u",
+      "--null",
+      ...t3.filter((n3) => !Gr.includes(n3))
+    ],
+    parser(n3) {
+      return Ur2(n3);
+    }
+  };
+}
+var fe = "installed=false";
+function q6(t3 = 0, e = 0, n3 = 0, r4 = "", s4 = true) {
+  return Object.defineProperty(
+    {
+      major: t3,
+      minor: e,
+      patch: n3,
+      agent: r4,
+      installed: s4
+    },
+    "toString",
+    {
+      value() {
+        return `${this.major}.${this.minor}.${this.patch}`;
+      },
+      configurable: false,
+      enumerable: false
+    }
+  );
+}
+function qr() {
+  return q6(0, 0, 0, "", false);
+}
+function Wr() {
+  return {
+    version() {
+      return this._runTask({
+        commands: ["--version"],
+        format: "utf-8",
+        parser: Kr,
+        onError(t3, e, n3, r4) {
+          if (t3.exitCode === V4.NOT_FOUND)
+            return n3(Buffer.from(fe));
+          r4(e);
+        }
+      });
+    }
+  };
+}
+var Hr2 = [
+  new l3(
+    /version (\d+)\.(\d+)\.(\d+)(?:\s*\((.+)\))?/,
+    (t3, [e, n3, r4, s4 = ""]) => {
+      Object.assign(
+        t3,
+        q6(p5(e), p5(n3), p5(r4), s4)
+      );
+    }
+  ),
+  new l3(
+    /version (\d+)\.(\d+)\.(\D+)(.+)?$/,
+    (t3, [e, n3, r4, s4 = ""]) => {
+      Object.assign(t3, q6(p5(e), p5(n3), r4, s4));
+    }
+  )
+];
+function Kr(t3) {
+  return t3 === fe ? qr() : E6(q6(0, 0, 0, t3), Hr2, t3);
+}
+var le3 = class {
+  constructor(e) {
+    this._executor = e;
+  }
+  _runTask(e, n3) {
+    const r4 = this._executor.chain(), s4 = r4.push(e);
+    return n3 && Ln2(e, s4, n3), Object.create(this, {
+      then: { value: s4.then.bind(s4) },
+      catch: { value: s4.catch.bind(s4) },
+      _executor: { value: r4 }
+    });
+  }
+  add(e) {
+    return this._runTask(
+      g7(["add", ...v5(e)]),
+      u3(arguments)
+    );
+  }
+  cwd(e) {
+    const n3 = u3(arguments);
+    return typeof e == "string" ? this._runTask(St3(e, this._executor), n3) : typeof e?.path == "string" ? this._runTask(
+      St3(
+        e.path,
+        e.root && this._executor || void 0
+      ),
+      n3
+    ) : this._runTask(
+      b5("Git.cwd: workingDirectory must be supplied as a string"),
+      n3
+    );
+  }
+  hashObject(e, n3) {
+    return this._runTask(
+      Vn2(e, n3 === true),
+      u3(arguments)
+    );
+  }
+  init(e) {
+    return this._runTask(
+      Zn(e === true, this._executor.cwd, h4(arguments)),
+      u3(arguments)
+    );
+  }
+  merge() {
+    return this._runTask(
+      At2(h4(arguments)),
+      u3(arguments)
+    );
+  }
+  mergeFromTo(e, n3) {
+    return m7(e) && m7(n3) ? this._runTask(
+      At2([e, n3, ...h4(arguments)]),
+      u3(arguments, false)
+    ) : this._runTask(
+      b5(
+        "Git.mergeFromTo requires that the 'remote' and 'branch' arguments are supplied as strings"
+      )
+    );
+  }
+  outputHandler(e) {
+    return this._executor.outputHandler = e, this;
+  }
+  push() {
+    const e = ce3(
+      {
+        remote: d5(arguments[0], m7),
+        branch: d5(arguments[1], m7)
+      },
+      h4(arguments)
+    );
+    return this._runTask(e, u3(arguments));
+  }
+  stash() {
+    return this._runTask(
+      g7(["stash", ...h4(arguments)]),
+      u3(arguments)
+    );
+  }
+  status() {
+    return this._runTask(
+      zr(h4(arguments)),
+      u3(arguments)
+    );
+  }
+};
+Object.assign(
+  le3.prototype,
+  jn(),
+  In2(),
+  zn2(),
+  Tn2(),
+  Hn2(),
+  Kn(),
+  On2(),
+  er(),
+  pr(),
+  Dr2(),
+  Wr()
+);
+var Vr = /* @__PURE__ */ (() => {
+  let t3 = 0;
+  return () => {
+    t3++;
+    const { promise: e, done: n3 } = (0, import_promise_deferred.createDeferred)();
+    return {
+      promise: e,
+      done: n3,
+      id: t3
+    };
+  };
+})();
+var Xr = class {
+  constructor(e = 2) {
+    this.concurrency = e, this.logger = $6("", "scheduler"), this.pending = [], this.running = [], this.logger("Constructed, concurrency=%s", e);
+  }
+  schedule() {
+    if (!this.pending.length || this.running.length >= this.concurrency) {
+      this.logger(
+        "Schedule attempt ignored, pending=%s running=%s concurrency=%s",
+        this.pending.length,
+        this.running.length,
+        this.concurrency
+      );
+      return;
+    }
+    const e = S6(this.running, this.pending.shift());
+    this.logger("Attempting id=%s", e.id), e.done(() => {
+      this.logger("Completing id=", e.id), ct2(this.running, e), this.schedule();
+    });
+  }
+  next() {
+    const { promise: e, id: n3 } = S6(this.pending, Vr());
+    return this.logger("Scheduling id=%s", n3), this.schedule(), e;
+  }
+};
+function Yr(t3, e) {
+  return g7(["apply", ...e, ...t3]);
+}
+var he2 = /* @__PURE__ */ ((t3) => (t3.CURRENT = "*", t3.LINKED = "+", t3))(he2 || {});
+var Qr = class {
+  constructor() {
+    this.all = [], this.branches = {}, this.current = "", this.detached = false;
+  }
+  push(e, n3, r4, s4, o6) {
+    e === "*" && (this.detached = n3, this.current = r4), this.all.push(r4), this.branches[r4] = {
+      current: e === "*",
+      linkedWorkTree: e === "+",
+      name: r4,
+      commit: s4,
+      label: o6
+    };
+  }
+};
+var Jr2 = [
+  new l3(
+    /^([*+]\s)?\((?:HEAD )?detached (?:from|at) (\S+)\)\s+([a-z0-9]+)\s(.*)$/,
+    (t3, [e, n3, r4, s4]) => {
+      t3.push(Nt2(e), true, n3, r4, s4);
+    }
+  ),
+  new l3(
+    /^([*+]\s)?(\S+)\s+([a-z0-9]+)\s?(.*)$/s,
+    (t3, [e, n3, r4, s4]) => {
+      t3.push(Nt2(e), false, n3, r4, s4);
+    }
+  )
+];
+var Zr = new l3(/^(\S+)$/s, (t3, [e]) => {
+  t3.push(he2.CURRENT, false, e, "", "");
+});
+function Nt2(t3) {
+  return t3 ? t3.charAt(0) : "";
+}
+function me2(t3, e = false) {
+  return E6(
+    new Qr(),
+    e ? [Zr] : Jr2,
+    t3
+  );
+}
+var ts = class {
+  constructor() {
+    this.all = [], this.branches = {}, this.errors = [];
+  }
+  get success() {
+    return !this.errors.length;
+  }
+};
+function es(t3, e) {
+  return {
+    branch: t3,
+    hash: e,
+    success: true
+  };
+}
+function ns(t3) {
+  return {
+    branch: t3,
+    hash: null,
+    success: false
+  };
+}
+var rs = /(\S+)\s+\(\S+\s([^)]+)\)/;
+var pe3 = /^error[^']+'([^']+)'/m;
+var ss = [
+  new l3(rs, (t3, [e, n3]) => {
+    const r4 = es(e, n3);
+    t3.all.push(r4), t3.branches[e] = r4;
+  }),
+  new l3(pe3, (t3, [e]) => {
+    const n3 = ns(e);
+    t3.errors.push(n3), t3.all.push(n3), t3.branches[e] = n3;
+  })
+];
+var gt3 = (t3, e) => E6(new ts(), ss, [t3, e]);
+function de2(t3, e) {
+  return e === V4.ERROR && pe3.test(t3);
+}
+function os6(t3) {
+  const e = ["-d", "-D", "--delete"];
+  return t3.some((n3) => e.includes(n3));
+}
+function is2(t3) {
+  const e = os6(t3), n3 = t3.includes("--show-current"), r4 = ["branch", ...t3];
+  return r4.length === 1 && r4.push("-a"), r4.includes("-v") || r4.splice(1, 0, "-v"), {
+    format: "utf-8",
+    commands: r4,
+    parser(s4, o6) {
+      return e ? gt3(s4, o6).all[0] : me2(s4, n3);
+    }
+  };
+}
+function as() {
+  return {
+    format: "utf-8",
+    commands: ["branch", "-v"],
+    parser(t3) {
+      return me2(t3);
+    }
+  };
+}
+function us(t3, e = false) {
+  return {
+    format: "utf-8",
+    commands: ["branch", "-v", e ? "-D" : "-d", ...t3],
+    parser(n3, r4) {
+      return gt3(n3, r4);
+    },
+    onError({ exitCode: n3, stdOut: r4 }, s4, o6, i2) {
+      if (!de2(String(s4), n3))
+        return i2(s4);
+      o6(r4);
+    }
+  };
+}
+function cs(t3, e = false) {
+  const n3 = {
+    format: "utf-8",
+    commands: ["branch", "-v", e ? "-D" : "-d", t3],
+    parser(r4, s4) {
+      return gt3(r4, s4).branches[t3];
+    },
+    onError({ exitCode: r4, stdErr: s4, stdOut: o6 }, i2, a3, c6) {
+      if (!de2(String(i2), r4))
+        return c6(i2);
+      throw new at3(
+        n3.parser(F7(o6), F7(s4)),
+        String(i2)
+      );
+    }
+  };
+  return n3;
+}
+function fs5(t3) {
+  return {
+    commands: ["check-ignore", ...t3],
+    format: "utf-8",
+    parser: ls
+  };
+}
+function ls(t3) {
+  return t3.split(/\n/g).map(hs).filter(Boolean);
+}
+function hs(t3) {
+  const e = t3.trim().replace(/^["']|["']$/g, "");
+  return e && Se2(e);
+}
+var ms = [
+  new l3(/From (.+)$/, (t3, [e]) => {
+    t3.remote = e;
+  }),
+  new l3(/\* \[new branch]\s+(\S+)\s*-> (.+)$/, (t3, [e, n3]) => {
+    t3.branches.push({
+      name: e,
+      tracking: n3
+    });
+  }),
+  new l3(/\* \[new tag]\s+(\S+)\s*-> (.+)$/, (t3, [e, n3]) => {
+    t3.tags.push({
+      name: e,
+      tracking: n3
+    });
+  }),
+  new l3(/- \[deleted]\s+\S+\s*-> (.+)$/, (t3, [e]) => {
+    t3.deleted.push({
+      tracking: e
+    });
+  }),
+  new l3(
+    /\s*([^.]+)\.\.(\S+)\s+(\S+)\s*-> (.+)$/,
+    (t3, [e, n3, r4, s4]) => {
+      t3.updated.push({
+        name: r4,
+        tracking: s4,
+        to: n3,
+        from: e
+      });
+    }
+  )
+];
+function ps(t3, e) {
+  return E6({
+    raw: t3,
+    remote: null,
+    branches: [],
+    tags: [],
+    updated: [],
+    deleted: []
+  }, ms, [t3, e]);
+}
+function ds(t3) {
+  return /^--upload-pack(=|$)/.test(t3);
+}
+function gs(t3, e, n3) {
+  const r4 = ["fetch", ...n3];
+  return t3 && e && r4.push(t3, e), r4.find(ds) ? b5("git.fetch: potential exploit argument blocked.") : {
+    commands: r4,
+    format: "utf-8",
+    parser: ps
+  };
+}
+var ys = [
+  new l3(/^Renaming (.+) to (.+)$/, (t3, [e, n3]) => {
+    t3.moves.push({ from: e, to: n3 });
+  })
+];
+function ws(t3) {
+  return E6({ moves: [] }, ys, t3);
+}
+function bs(t3, e) {
+  return {
+    commands: ["mv", "-v", ...v5(t3), e],
+    format: "utf-8",
+    parser: ws
+  };
+}
+function Ts(t3, e, n3) {
+  const r4 = ["pull", ...n3];
+  return t3 && e && r4.splice(1, 0, t3, e), {
+    commands: r4,
+    format: "utf-8",
+    parser(s4, o6) {
+      return ue3(s4, o6);
+    },
+    onError(s4, o6, i2, a3) {
+      const c6 = Rr2(
+        F7(s4.stdOut),
+        F7(s4.stdErr)
+      );
+      if (c6)
+        return a3(new at3(c6));
+      a3(o6);
+    }
+  };
+}
+function ks(t3) {
+  const e = {};
+  return ge3(t3, ([n3]) => e[n3] = { name: n3 }), Object.values(e);
+}
+function _s(t3) {
+  const e = {};
+  return ge3(t3, ([n3, r4, s4]) => {
+    Object.hasOwn(e, n3) || (e[n3] = {
+      name: n3,
+      refs: { fetch: "", push: "" }
+    }), s4 && r4 && (e[n3].refs[s4.replace(/[^a-z]/g, "")] = r4);
+  }), Object.values(e);
+}
+function ge3(t3, e) {
+  ut2(t3, (n3) => e(n3.split(/\s+/)));
+}
+function vs(t3, e, n3) {
+  return g7(["remote", "add", ...n3, t3, e]);
+}
+function Es(t3) {
+  const e = ["remote"];
+  return t3 && e.push("-v"), {
+    commands: e,
+    format: "utf-8",
+    parser: t3 ? _s : ks
+  };
+}
+function Ss(t3) {
+  const e = [...t3];
+  return e[0] !== "ls-remote" && e.unshift("ls-remote"), g7(e);
+}
+function Rs(t3) {
+  const e = [...t3];
+  return e[0] !== "remote" && e.unshift("remote"), g7(e);
+}
+function Os(t3) {
+  return g7(["remote", "remove", t3]);
+}
+function Cs(t3 = {}, e) {
+  const n3 = oe5(t3), r4 = ["stash", "list", ...n3.commands, ...e], s4 = re3(
+    n3.splitter,
+    n3.fields,
+    pt3(r4)
+  );
+  return dt2(r4) || {
+    commands: r4,
+    format: "utf-8",
+    parser: s4
+  };
+}
+function As(t3, e) {
+  return X3(["add", t3, e]);
+}
+function xs(t3) {
+  return X3(["init", ...t3]);
+}
+function X3(t3) {
+  const e = [...t3];
+  return e[0] !== "submodule" && e.unshift("submodule"), g7(e);
+}
+function Ns(t3) {
+  return X3(["update", ...t3]);
+}
+var $s = class {
+  constructor(e, n3) {
+    this.all = e, this.latest = n3;
+  }
+};
+var Ps = function(t3, e = false) {
+  const n3 = t3.split(`
+`).map(Ds).filter(Boolean);
+  e || n3.sort(function(s4, o6) {
+    const i2 = s4.split("."), a3 = o6.split(".");
+    if (i2.length === 1 || a3.length === 1)
+      return Ms(B6(i2[0]), B6(a3[0]));
+    for (let c6 = 0, y7 = Math.max(i2.length, a3.length); c6 < y7; c6++) {
+      const w7 = ye4(B6(i2[c6]), B6(a3[c6]));
+      if (w7)
+        return w7;
+    }
+    return 0;
+  });
+  const r4 = e ? n3[0] : [...n3].reverse().find((s4) => s4.indexOf(".") >= 0);
+  return new $s(n3, r4);
+};
+function Ms(t3, e) {
+  const n3 = Number.isNaN(t3), r4 = Number.isNaN(e);
+  return n3 !== r4 ? n3 ? 1 : -1 : n3 ? ye4(t3, e) : 0;
+}
+function ye4(t3, e) {
+  return t3 === e ? 0 : t3 > e ? 1 : -1;
+}
+function Ds(t3) {
+  return t3.trim();
+}
+function B6(t3) {
+  return typeof t3 == "string" && parseInt(t3.replace(/^\D+/g, ""), 10) || 0;
+}
+function Ls(t3 = []) {
+  const e = t3.some((n3) => /^--sort=/.test(n3));
+  return {
+    format: "utf-8",
+    commands: ["tag", "-l", ...t3],
+    parser(n3) {
+      return Ps(n3, e);
+    }
+  };
+}
+function js(t3) {
+  return {
+    format: "utf-8",
+    commands: ["tag", t3],
+    parser() {
+      return { name: t3 };
+    }
+  };
+}
+function Bs(t3, e) {
+  return {
+    format: "utf-8",
+    commands: ["tag", "-a", "-m", e, t3],
+    parser() {
+      return { name: t3 };
+    }
+  };
+}
+function f6(t3, e) {
+  this._plugins = e, this._executor = new Dn2(
+    t3.baseDir,
+    new Xr(t3.maxConcurrentProcesses),
+    e
+  ), this._trimmed = t3.trimmed;
+}
+(f6.prototype = Object.create(le3.prototype)).constructor = f6;
+f6.prototype.customBinary = function(t3) {
+  return this._plugins.reconfigure("binary", t3), this;
+};
+f6.prototype.env = function(t3, e) {
+  return arguments.length === 1 && typeof t3 == "object" ? this._executor.env = t3 : (this._executor.env = this._executor.env || {})[t3] = e, this;
+};
+f6.prototype.stashList = function(t3) {
+  return this._runTask(
+    Cs(
+      ht2(arguments) || {},
+      K4(t3) && t3 || []
+    ),
+    u3(arguments)
+  );
+};
+f6.prototype.mv = function(t3, e) {
+  return this._runTask(bs(t3, e), u3(arguments));
+};
+f6.prototype.checkoutLatestTag = function(t3) {
+  var e = this;
+  return this.pull(function() {
+    e.tags(function(n3, r4) {
+      e.checkout(r4.latest, t3);
+    });
+  });
+};
+f6.prototype.pull = function(t3, e, n3, r4) {
+  return this._runTask(
+    Ts(
+      d5(t3, m7),
+      d5(e, m7),
+      h4(arguments)
+    ),
+    u3(arguments)
+  );
+};
+f6.prototype.fetch = function(t3, e) {
+  return this._runTask(
+    gs(
+      d5(t3, m7),
+      d5(e, m7),
+      h4(arguments)
+    ),
+    u3(arguments)
+  );
+};
+f6.prototype.tags = function(t3, e) {
+  return this._runTask(
+    Ls(h4(arguments)),
+    u3(arguments)
+  );
+};
+f6.prototype.rebase = function() {
+  return this._runTask(
+    g7(["rebase", ...h4(arguments)]),
+    u3(arguments)
+  );
+};
+f6.prototype.reset = function(t3) {
+  return this._runTask(
+    An2(xn2(t3), h4(arguments)),
+    u3(arguments)
+  );
+};
+f6.prototype.revert = function(t3) {
+  const e = u3(arguments);
+  return typeof t3 != "string" ? this._runTask(b5("Commit must be a string"), e) : this._runTask(
+    g7(["revert", ...h4(arguments, 0, true), t3]),
+    e
+  );
+};
+f6.prototype.addTag = function(t3) {
+  const e = typeof t3 == "string" ? js(t3) : b5("Git.addTag requires a tag name");
+  return this._runTask(e, u3(arguments));
+};
+f6.prototype.addAnnotatedTag = function(t3, e) {
+  return this._runTask(
+    Bs(t3, e),
+    u3(arguments)
+  );
+};
+f6.prototype.deleteLocalBranch = function(t3, e, n3) {
+  return this._runTask(
+    cs(t3, typeof e == "boolean" ? e : false),
+    u3(arguments)
+  );
+};
+f6.prototype.deleteLocalBranches = function(t3, e, n3) {
+  return this._runTask(
+    us(t3, typeof e == "boolean" ? e : false),
+    u3(arguments)
+  );
+};
+f6.prototype.branch = function(t3, e) {
+  return this._runTask(
+    is2(h4(arguments)),
+    u3(arguments)
+  );
+};
+f6.prototype.branchLocal = function(t3) {
+  return this._runTask(as(), u3(arguments));
+};
+f6.prototype.raw = function(t3) {
+  const e = !Array.isArray(t3), n3 = [].slice.call(e ? arguments : t3, 0);
+  for (let s4 = 0; s4 < n3.length && e; s4++)
+    if (!st2(n3[s4])) {
+      n3.splice(s4, n3.length - s4);
+      break;
+    }
+  n3.push(...h4(arguments, 0, true));
+  var r4 = u3(arguments);
+  return n3.length ? this._runTask(g7(n3, this._trimmed), r4) : this._runTask(
+    b5("Raw: must supply one or more command to execute"),
+    r4
+  );
+};
+f6.prototype.submoduleAdd = function(t3, e, n3) {
+  return this._runTask(As(t3, e), u3(arguments));
+};
+f6.prototype.submoduleUpdate = function(t3, e) {
+  return this._runTask(
+    Ns(h4(arguments, true)),
+    u3(arguments)
+  );
+};
+f6.prototype.submoduleInit = function(t3, e) {
+  return this._runTask(
+    xs(h4(arguments, true)),
+    u3(arguments)
+  );
+};
+f6.prototype.subModule = function(t3, e) {
+  return this._runTask(
+    X3(h4(arguments)),
+    u3(arguments)
+  );
+};
+f6.prototype.listRemote = function() {
+  return this._runTask(
+    Ss(h4(arguments)),
+    u3(arguments)
+  );
+};
+f6.prototype.addRemote = function(t3, e, n3) {
+  return this._runTask(
+    vs(t3, e, h4(arguments)),
+    u3(arguments)
+  );
+};
+f6.prototype.removeRemote = function(t3, e) {
+  return this._runTask(Os(t3), u3(arguments));
+};
+f6.prototype.getRemotes = function(t3, e) {
+  return this._runTask(Es(t3 === true), u3(arguments));
+};
+f6.prototype.remote = function(t3, e) {
+  return this._runTask(
+    Rs(h4(arguments)),
+    u3(arguments)
+  );
+};
+f6.prototype.tag = function(t3, e) {
+  const n3 = h4(arguments);
+  return n3[0] !== "tag" && n3.unshift("tag"), this._runTask(g7(n3), u3(arguments));
+};
+f6.prototype.updateServerInfo = function(t3) {
+  return this._runTask(
+    g7(["update-server-info"]),
+    u3(arguments)
+  );
+};
+f6.prototype.pushTags = function(t3, e) {
+  const n3 = Mr2(
+    { remote: d5(t3, m7) },
+    h4(arguments)
+  );
+  return this._runTask(n3, u3(arguments));
+};
+f6.prototype.rm = function(t3) {
+  return this._runTask(
+    g7(["rm", "-f", ...v5(t3)]),
+    u3(arguments)
+  );
+};
+f6.prototype.rmKeepLocal = function(t3) {
+  return this._runTask(
+    g7(["rm", "--cached", ...v5(t3)]),
+    u3(arguments)
+  );
+};
+f6.prototype.catFile = function(t3, e) {
+  return this._catFile("utf-8", arguments);
+};
+f6.prototype.binaryCatFile = function() {
+  return this._catFile("buffer", arguments);
+};
+f6.prototype._catFile = function(t3, e) {
+  var n3 = u3(e), r4 = ["cat-file"], s4 = e[0];
+  if (typeof s4 == "string")
+    return this._runTask(
+      b5("Git.catFile: options must be supplied as an array of strings"),
+      n3
+    );
+  Array.isArray(s4) && r4.push.apply(r4, s4);
+  const o6 = t3 === "buffer" ? Gt2(r4) : g7(r4);
+  return this._runTask(o6, n3);
+};
+f6.prototype.diff = function(t3, e) {
+  const n3 = m7(t3) ? b5(
+    "git.diff: supplying options as a single string is no longer supported, switch to an array of strings"
+  ) : g7(["diff", ...h4(arguments)]);
+  return this._runTask(n3, u3(arguments));
+};
+f6.prototype.diffSummary = function() {
+  return this._runTask(
+    fr(h4(arguments, 1)),
+    u3(arguments)
+  );
+};
+f6.prototype.applyPatch = function(t3) {
+  const e = G4(t3) ? Yr(v5(t3), h4([].slice.call(arguments, 1))) : b5(
+    "git.applyPatch requires one or more string patches as the first argument"
+  );
+  return this._runTask(e, u3(arguments));
+};
+f6.prototype.revparse = function() {
+  const t3 = ["rev-parse", ...h4(arguments, true)];
+  return this._runTask(
+    g7(t3, true),
+    u3(arguments)
+  );
+};
+f6.prototype.clean = function(t3, e, n3) {
+  const r4 = un2(t3), s4 = r4 && t3.join("") || d5(t3, m7) || "", o6 = h4([].slice.call(arguments, r4 ? 1 : 0));
+  return this._runTask(
+    on2(s4, o6),
+    u3(arguments)
+  );
+};
+f6.prototype.exec = function(t3) {
+  const e = {
+    commands: [],
+    format: "utf-8",
+    parser() {
+      typeof t3 == "function" && t3();
+    }
+  };
+  return this._runTask(e);
+};
+f6.prototype.checkIgnore = function(t3, e) {
+  return this._runTask(
+    fs5(v5(d5(t3, G4, []))),
+    u3(arguments)
+  );
+};
+f6.prototype.checkIsRepo = function(t3, e) {
+  return this._runTask(
+    We3(d5(t3, m7)),
+    u3(arguments)
+  );
+};
+function Is(t3) {
+  return t3 ? [{
+    type: "spawn.before",
+    action(r4, s4) {
+      t3.aborted && s4.kill(new A6(void 0, "abort", "Abort already signaled"));
+    }
+  }, {
+    type: "spawn.after",
+    action(r4, s4) {
+      function o6() {
+        s4.kill(new A6(void 0, "abort", "Abort signal received"));
+      }
+      t3.addEventListener("abort", o6), s4.spawned.on("close", () => t3.removeEventListener("abort", o6));
+    }
+  }] : void 0;
+}
+var Us = $6("", "plugin:allowEnvironment");
+function Fs(t3, e = false) {
+  const n3 = new Set(t3.map((r4) => r4.toLowerCase().trim()));
+  return {
+    type: "spawn.options",
+    action(r4, s4) {
+      const o6 = { ...r4.env ?? process.env }, i2 = new Set(
+        Object.keys(s4.env).map((a3) => a3.toLowerCase().trim())
+      );
+      for (const a3 of Object.keys(o6)) {
+        const c6 = a3.toLowerCase().trim();
+        if (!(!Gs(c6) || n3.has(c6))) {
+          if (i2.has(c6))
+            throw new A6(
+              void 0,
+              "allowEnvironment",
+              `Use of "${a3}" is blocked by the environment guard - add it to the allowEnvironment option to permit it`
+            );
+          Us("removing ambient guarded environment variable %s", a3), delete o6[a3];
+        }
+      }
+      return {
+        ...r4,
+        env: {
+          ...o6,
+          GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS: String(!e)
+        }
+      };
+    }
+  };
+}
+function Gs(t3) {
+  const e = t3.toLowerCase().trim();
+  return e.startsWith("git_") || _3(e);
+}
+function zs(t3 = {}) {
+  return {
+    type: "spawn.args",
+    action(e, { env: n3 }) {
+      for (const r4 of oe4(e, n3))
+        if (t3[r4.category] !== true)
+          throw new A6(void 0, "unsafe", r4.message);
+      return e;
+    }
+  };
+}
+function qs(t3) {
+  const e = U7(t3, "-c");
+  return {
+    type: "spawn.args",
+    action(n3) {
+      return [...e, ...n3];
+    }
+  };
+}
+var $t2 = (0, import_promise_deferred.deferred)().promise;
+function Ws({
+  onClose: t3 = true,
+  onExit: e = 50
+} = {}) {
+  function n3() {
+    let s4 = -1;
+    const o6 = {
+      close: (0, import_promise_deferred.deferred)(),
+      closeTimeout: (0, import_promise_deferred.deferred)(),
+      exit: (0, import_promise_deferred.deferred)(),
+      exitTimeout: (0, import_promise_deferred.deferred)()
+    }, i2 = Promise.race([
+      t3 === false ? $t2 : o6.closeTimeout.promise,
+      e === false ? $t2 : o6.exitTimeout.promise
+    ]);
+    return r4(t3, o6.close, o6.closeTimeout), r4(e, o6.exit, o6.exitTimeout), {
+      close(a3) {
+        s4 = a3, o6.close.done();
+      },
+      exit(a3) {
+        s4 = a3, o6.exit.done();
+      },
+      get exitCode() {
+        return s4;
+      },
+      result: i2
+    };
+  }
+  function r4(s4, o6, i2) {
+    s4 !== false && (s4 === true ? o6.promise : o6.promise.then(() => wt2(s4))).then(i2.done);
+  }
+  return {
+    type: "spawn.after",
+    async action(s4, { spawned: o6, close: i2 }) {
+      const a3 = n3();
+      let c6 = true, y7 = () => {
+        c6 = false;
+      };
+      o6.stdout?.on("data", y7), o6.stderr?.on("data", y7), o6.on("error", y7), o6.on("close", (w7) => a3.close(w7)), o6.on("exit", (w7) => a3.exit(w7));
+      try {
+        await a3.result, c6 && await wt2(50), i2(a3.exitCode);
+      } catch (w7) {
+        i2(a3.exitCode, w7);
+      }
+    }
+  };
+}
+var we3 = $6("", "plugin:binary");
+var Hs = "Invalid value supplied for custom binary, requires a single string or an array containing either one or two strings";
+var Ks = "Invalid value supplied for custom binary, restricted characters must be removed or supply the unsafe.allowUnsafeCustomBinary option";
+function Vs(t3) {
+  return !t3 || !/^([a-z]:)?([a-z0-9/.\\_~-]+)$/i.test(t3);
+}
+function Pt2(t3, e) {
+  if (t3.length < 1 || t3.length > 2)
+    throw new A6(void 0, "binary", Hs);
+  if (t3.some(Vs))
+    if (e)
+      we3("permitted unsafe binary %o", t3);
+    else
+      throw new A6(void 0, "binary", Ks);
+  const [r4, s4] = t3;
+  return {
+    binary: r4,
+    prefix: s4
+  };
+}
+function Xs(t3, e = ["git"], n3 = false) {
+  let r4 = Pt2(v5(e), n3);
+  t3.on("binary", (s4) => {
+    r4 = Pt2(v5(s4), n3), we3.info("reconfiguring %o", r4);
+  }), t3.append("spawn.binary", () => r4.binary), t3.append("spawn.args", (s4) => r4.prefix ? [r4.prefix, ...s4] : s4);
+}
+var be3 = {
+  DISALLOWED_ABBREVIATED: {
+    text: "disallowed abbreviated or ambiguous option",
+    solution: "Unambiguous abbreviated options blocked with unsafe.allowAbbreviatedOptions setting: {message}"
+  },
+  UNKNOWN: {
+    text: "~ unknown ~",
+    solution: void 0
+  }
+};
+function Ys(t3) {
+  if (!t3)
+    return "UNKNOWN";
+  for (const [e, { text: n3 }] of Object.entries(be3))
+    if (t3.startsWith(`fatal: ${n3}`))
+      return e;
+  return "UNKNOWN";
+}
+var Qs = class extends O5 {
+  constructor(e = "") {
+    const n3 = Ys(e);
+    super(void 0, be3[n3].solution?.replace("{message}", e) ?? e), this.reason = n3;
+  }
+};
+function Js(t3) {
+  return !!(t3.exitCode && t3.stdErr.length);
+}
+function Zs(t3) {
+  return Buffer.concat([...t3.stdOut, ...t3.stdErr]);
+}
+function to(t3 = false, e = Js, n3 = Zs) {
+  return (r4, s4) => !t3 && r4 || !e(s4) ? r4 : n3(s4);
+}
+function eo(t3, e) {
+  return t3 === 128 && e.startsWith("fatal:") ? new Qs(e) : new O5(void 0, e);
+}
+function Mt2(t3) {
+  return {
+    type: "task.error",
+    action(e, n3) {
+      const r4 = t3(e.error, {
+        stdErr: n3.stdErr,
+        stdOut: n3.stdOut,
+        exitCode: n3.exitCode
+      });
+      return Buffer.isBuffer(r4) ? {
+        error: eo(n3.exitCode, r4.toString("utf-8"))
+      } : {
+        error: r4
+      };
+    }
+  };
+}
+var nt3 = $6("", "plugin:input");
+function no(t3) {
+  return {
+    type: "spawn.after",
+    action(e, { commands: n3, input: r4, spawned: { stdin: s4 } }) {
+      if (!s4)
+        return;
+      const o6 = t3?.([...n3]) ?? r4;
+      if (!o6)
+        return nt3("generated zero length content, not writing to stdin");
+      nt3("writing %s bytes to stdin", Le4(o6)), s4.on("error", (i2) => {
+        i2.code !== "EPIPE" && nt3("[ERROR] stdin error %o", i2);
+      }), s4.end(o6);
+    }
+  };
+}
+var ro = class {
+  constructor() {
+    this.plugins = /* @__PURE__ */ new Set(), this.events = new Ce4();
+  }
+  on(e, n3) {
+    this.events.on(e, n3);
+  }
+  reconfigure(e, n3) {
+    this.events.emit(e, n3);
+  }
+  append(e, n3) {
+    const r4 = S6(this.plugins, { type: e, action: n3 });
+    return () => this.plugins.delete(r4);
+  }
+  add(e) {
+    const n3 = [];
+    return v5(e).forEach(
+      (r4) => {
+        r4 && this.plugins.add(S6(n3, r4));
+      }
+    ), () => {
+      n3.forEach((r4) => {
+        this.plugins.delete(r4);
+      });
+    };
+  }
+  exec(e, n3, r4) {
+    let s4 = n3;
+    const o6 = Object.freeze(Object.create(r4));
+    for (const i2 of this.plugins)
+      i2.type === e && (s4 = i2.action(s4, o6));
+    return s4;
+  }
+};
+function so(t3) {
+  const e = "--progress", n3 = ["checkout", "clone", "fetch", "pull", "push"];
+  return [{
+    type: "spawn.args",
+    action(o6, i2) {
+      return n3.includes(i2.method) ? De3(o6, e) : o6;
+    }
+  }, {
+    type: "spawn.after",
+    action(o6, i2) {
+      i2.commands.includes(e) && i2.spawned.stderr?.on("data", (a3) => {
+        const c6 = /^([\s\S]+?):\s*(\d+)% \((\d+)\/(\d+)\)/.exec(a3.toString("utf8"));
+        c6 && t3({
+          method: i2.method,
+          stage: oo(c6[1]),
+          progress: p5(c6[2]),
+          processed: p5(c6[3]),
+          total: p5(c6[4])
+        });
+      });
+    }
+  }];
+}
+function oo(t3) {
+  return String(t3.toLowerCase().split(" ", 1)) || "unknown";
+}
+function io(t3) {
+  const e = je3(t3, ["uid", "gid"]);
+  return {
+    type: "spawn.options",
+    action(n3) {
+      return { ...e, ...n3 };
+    }
+  };
+}
+function ao() {
+  return {
+    type: "spawn.args",
+    action(t3) {
+      const e = [];
+      let n3;
+      function r4(s4) {
+        (n3 = n3 || []).push(...s4);
+      }
+      for (let s4 = 0; s4 < t3.length; s4++) {
+        const o6 = t3[s4];
+        if (r3(o6)) {
+          r4(o5(o6));
+          continue;
+        }
+        if (o6 === "--") {
+          r4(
+            t3.slice(s4 + 1).flatMap((i2) => r3(i2) && o5(i2) || i2)
+          );
+          break;
+        }
+        e.push(o6);
+      }
+      return n3 ? [...e, "--", ...n3.map(String)] : e;
+    }
+  };
+}
+function uo({
+  block: t3,
+  stdErr: e = true,
+  stdOut: n3 = true
+}) {
+  if (t3 > 0)
+    return {
+      type: "spawn.after",
+      action(r4, s4) {
+        let o6;
+        function i2() {
+          o6 && clearTimeout(o6), o6 = setTimeout(c6, t3);
+        }
+        function a3() {
+          s4.spawned.stdout?.off("data", i2), s4.spawned.stderr?.off("data", i2), s4.spawned.off("exit", a3), s4.spawned.off("close", a3), o6 && clearTimeout(o6);
+        }
+        function c6() {
+          a3(), s4.kill(new A6(void 0, "timeout", "block timeout reached"));
+        }
+        n3 && s4.spawned.stdout?.on("data", i2), e && s4.spawned.stderr?.on("data", i2), s4.spawned.on("exit", a3), s4.spawned.on("close", a3), i2();
+      }
+    };
+}
+var wo = (t3, e) => {
+  const n3 = new ro(), r4 = Ge3(
+    t3 && (typeof t3 == "string" ? { baseDir: t3 } : t3) || {},
+    e
+  );
+  if (!Lt2(r4.baseDir))
+    throw new Ae2(
+      r4,
+      "Cannot use simple-git on a directory that does not exist"
+    );
+  return Array.isArray(r4.config) && n3.add(qs(r4.config)), n3.add(zs(r4.unsafe)), n3.add(Ws(r4.completion)), r4.abort && n3.add(Is(r4.abort)), r4.progress && n3.add(so(r4.progress)), r4.timeout && n3.add(uo(r4.timeout)), r4.spawnOptions && n3.add(io(r4.spawnOptions)), n3.add(ao()), n3.add(no(r4.input)), n3.add(Mt2(to(true))), r4.errors && n3.add(Mt2(r4.errors)), Xs(n3, r4.binary, r4.unsafe?.allowUnsafeCustomBinary), n3.add(
+    Fs(r4.allowEnvironment ?? [], r4.unsafe?.allowAbbreviatedOptions)
+  ), new f6(r4, n3);
+};
+
 // action/baseline-commits.ts
 async function baselineCommits(repoRoot, workflow, commit) {
   const pr2 = workflow.pullRequest;
@@ -77506,23 +78117,12 @@ function commitNote(workflow, commit) {
   if (commit === pr2.headSha) return `the head of #${pr2.number}`;
   return `GitHub's merge of #${pr2.number} (head ${pr2.headSha.slice(0, 10)}) into ${pr2.baseRef} (${pr2.baseSha.slice(0, 10)})`;
 }
-
-// action/check-run-naming.ts
-function checkRunName(checkName, params, swept) {
-  if (swept.length === 0) return checkName;
-  const varied = Object.fromEntries(swept.map((key) => [key, params[key] ?? ""]));
-  return `${checkName} (${formatParams(varied)})`;
-}
-function checkRunTargetOf(workflow) {
-  const [owner, repo] = workflow.repository.split("/");
-  const headSha = workflow.pullRequest?.headSha ?? workflow.sha;
-  if (!owner || !repo || !headSha) return null;
-  return {
-    owner,
-    repo,
-    headSha,
-    detailsUrl: `${workflow.serverUrl}/${workflow.repository}/actions/runs/${workflow.runId}`
-  };
+function baselineLabel(workflow, baselineCommit, runCommit) {
+  if (baselineCommit === null) return "a run with no commit";
+  const at4 = baselineCommit.slice(0, 7);
+  const pr2 = workflow.pullRequest;
+  if (pr2) return `${pr2.baseRef} @ ${at4}`;
+  return `${at4}${baselineCommit === runCommit ? " (this commit)" : ""}`;
 }
 
 // node_modules/universal-user-agent/index.js
@@ -78996,17 +79596,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path17 = requestOptions.url.replace(options.baseUrl, "");
+    const path18 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path17} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path18} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path17} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path18} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -81576,9 +82176,6 @@ var Octokit2 = Octokit.plugin(requestLog, legacyRestEndpointMethods, paginateRes
 );
 
 // action/check-run-publisher.ts
-var SUMMARY_BYTES = 65535;
-var ANNOTATIONS_PER_REQUEST = 50;
-var TRUNCATED = "\n\n\u2026 (cut at GitHub\u2019s limit for a check run: the whole summary is in the workflow run\u2019s step summary)\n";
 var CheckRunPublisher = class {
   constructor(options) {
     this.options = options;
@@ -81617,19 +82214,16 @@ var CheckRunPublisher = class {
       return null;
     }
   }
-  /** Completes a check run with its conclusion, summary and annotations (50 per request). */
+  /** Completes a check run with its conclusion, output and annotations (50 per request). */
   async complete(checkRunId, result) {
     if (!this.octokit) return;
     const { owner, repo } = this.options.target;
-    const annotations2 = result.annotations.filter((note) => note.path !== null).map((note) => ({
-      path: note.path,
-      start_line: note.line ?? 1,
-      end_line: note.line ?? 1,
-      annotation_level: note.level === "error" ? "failure" : note.level,
-      message: note.message,
-      ...note.title ? { title: note.title } : {}
-    }));
-    const output = { title: result.title, summary: cutToBytes(result.summary, SUMMARY_BYTES) };
+    const output = {
+      title: result.title,
+      summary: result.summary,
+      ...result.text ? { text: result.text } : {}
+    };
+    const [first = [], ...rest] = annotationPages(result.annotations);
     try {
       await this.octokit.rest.checks.update({
         owner,
@@ -81638,14 +82232,14 @@ var CheckRunPublisher = class {
         status: "completed",
         conclusion: result.conclusion,
         completed_at: (/* @__PURE__ */ new Date()).toISOString(),
-        output: { ...output, annotations: annotations2.slice(0, ANNOTATIONS_PER_REQUEST) }
+        output: { ...output, annotations: first }
       });
-      for (let from = ANNOTATIONS_PER_REQUEST; from < annotations2.length; from += ANNOTATIONS_PER_REQUEST) {
+      for (const page of rest) {
         await this.octokit.rest.checks.update({
           owner,
           repo,
           check_run_id: checkRunId,
-          output: { ...output, annotations: annotations2.slice(from, from + ANNOTATIONS_PER_REQUEST) }
+          output: { ...output, annotations: page }
         });
       }
     } catch (error47) {
@@ -81662,33 +82256,24 @@ var CheckRunPublisher = class {
     );
   }
 };
-function cutToBytes(text2, limit) {
-  if (Buffer.byteLength(text2) <= limit) return text2;
-  const room = limit - Buffer.byteLength(TRUNCATED);
-  let cut = Buffer.from(text2).subarray(0, room).toString();
-  while (Buffer.byteLength(cut) > room) cut = cut.slice(0, -1);
-  return cut + TRUNCATED;
-}
 function messageOf3(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
 }
 
-// schemas/check-run-conclusion.ts
-function checkRunConclusion(status) {
-  switch (status) {
-    case "queued":
-    case "running":
-      return null;
-    case "succeeded":
-      return "success";
-    case "cancelled":
-      return "cancelled";
-    case "timed_out":
-      return "timed_out";
-    case "failed":
-    case "abandoned":
-      return "failure";
-  }
+// action/check-run-target.ts
+function checkRunTargetOf(workflow) {
+  const [owner, repo] = workflow.repository.split("/");
+  const headSha = workflow.pullRequest?.headSha ?? workflow.sha;
+  if (!owner || !repo || !headSha) return null;
+  return {
+    owner,
+    repo,
+    headSha,
+    detailsUrl: workflowRunUrl(workflow)
+  };
+}
+function workflowRunUrl(workflow) {
+  return `${workflow.serverUrl}/${workflow.repository}/actions/runs/${workflow.runId}`;
 }
 
 // action/open-check-runs.ts
@@ -81726,15 +82311,20 @@ var OpenCheckRuns = class {
 function runConclusion(status, workflowCancelled) {
   return checkRunConclusion(status) ?? (workflowCancelled ? "cancelled" : "failure");
 }
+function checkRunResult(rendered, status, workflowCancelled) {
+  const { title, summary: summary2, text: text2, annotations: annotations2 } = rendered;
+  return { conclusion: runConclusion(status, workflowCancelled), title, summary: summary2, text: text2, annotations: annotations2 };
+}
 function unfinishedRunResult(runId, workflowCancelled, goesOn) {
   const why = workflowCancelled ? `The workflow was cancelled before run \`${runId}\` ended.` : `The step failed before run \`${runId}\` ended; the workflow run's log says why.`;
   return {
     conclusion: workflowCancelled ? "cancelled" : "failure",
-    title: workflowCancelled ? "\u2298 cancelled with the workflow" : "\u274C the step failed before the run ended",
+    title: workflowCancelled ? "\u{1F6AB} cancelled with the workflow" : "\u274C the step failed before the run ended",
     summary: `### fluksio
 
 ${why}${goesOn ? ` ${goesOn}` : ""}
 `,
+    text: "",
     annotations: []
   };
 }
@@ -81750,9 +82340,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path17) {
+function formatPath(path18) {
   let text2 = "";
-  for (const part of path17) {
+  for (const part of path18) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -81873,9 +82463,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path17] of stage[field].entries()) {
+      for (const [index2, path18] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path17), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path18), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -81888,13 +82478,13 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   return problems;
 }
 
-// cli/local/locate-project.ts
+// local/locate-project.ts
 import { existsSync as existsSync8 } from "node:fs";
-import { readFile as readFile9, realpath as realpath8 } from "node:fs/promises";
-import { dirname as dirname7, join as join17, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
+import { readFile as readFile10, realpath as realpath8 } from "node:fs/promises";
+import { dirname as dirname7, join as join18, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
 
 // schemas/validate-pipeline.ts
-var import_yaml2 = __toESM(require_dist3(), 1);
+var import_yaml2 = __toESM(require_dist(), 1);
 
 // schemas/pipeline-rules.ts
 init_reserved_path();
@@ -81955,30 +82545,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path17, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path17);
+      stage[field].forEach((path18, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path18);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path17}" is outside the repository; paths stay inside it`
+            message: `"${path18}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path17);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path18);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path17}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path18}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path17);
+        const normalized = normalizePipelinePath(path18);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path17}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path17}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path18}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path18}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -82052,7 +82642,7 @@ var Duration = external_exports.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, { er
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier (letters, digits and _, not first a digit)"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path17) => !path17.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path18) => !path18.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -82118,12 +82708,26 @@ var Pipeline = external_exports.strictObject({
 });
 
 // schemas/validate-pipeline.ts
-function validatePipeline(text2, context) {
+init_one_shot_parse();
+function validatePipeline(text2, context, parses) {
+  let parsed = parses?.get(text2);
+  if (parsed === void 0) {
+    parsed = parsePipelineText(text2);
+    parses?.set(text2, parsed);
+  }
+  if (parsed.problems !== null) return { pipeline: null, problems: parsed.problems };
+  const { pipeline: pipeline2, lineOf } = parsed;
+  const problems = checkPipelineRules(pipeline2, context).map((problem) => ({
+    ...problem,
+    line: lineOf(problem.path.split(/\.|\[(\d+)\]/).filter((part) => part))
+  }));
+  return problems.length > 0 ? { pipeline: null, problems } : { pipeline: pipeline2, problems: [] };
+}
+function parsePipelineText(text2) {
   const lineCounter = new import_yaml2.LineCounter();
   const document2 = (0, import_yaml2.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     return {
-      pipeline: null,
       problems: document2.errors.map((error47) => ({
         path: "",
         message: `YAML syntax error: ${error47.message.split("\n")[0]}`,
@@ -82131,56 +82735,50 @@ function validatePipeline(text2, context) {
       }))
     };
   }
-  const parsed = Pipeline.safeParse(document2.toJS() ?? {});
-  const lineOf = (path17) => lineOfPath(document2, lineCounter, path17);
-  if (!parsed.success) {
-    return {
-      pipeline: null,
-      problems: parsed.error.issues.map((issue3) => toProblem(issue3, lineOf))
-    };
-  }
-  const problems = checkPipelineRules(parsed.data, context).map((problem) => ({
-    ...problem,
-    line: lineOf(problem.path.split(/\.|\[(\d+)\]/).filter((part) => part))
-  }));
-  return problems.length > 0 ? { pipeline: null, problems } : { pipeline: parsed.data, problems: [] };
+  const parsed = Pipeline.safeParse(document2.toJS() ?? {}, ONE_SHOT_PARSE);
+  const lineOf = (path18) => lineOfPath(document2, lineCounter, path18);
+  if (!parsed.success) return { problems: parsed.error.issues.map((issue3) => toProblem(issue3, lineOf)) };
+  return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, lineOf) {
-  const path17 = issue3.path;
+  const path18 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path17.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
-  } else if (issue3.code === "invalid_type" && /received undefined/.test(issue3.message)) {
-    message = `is required (${issue3.message.replace(/^Invalid input: /, "").replace(/, received undefined$/, "")})`;
+    message = `"${String(path18.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+  } else if (issue3.code === "invalid_type") {
+    const expected = describeType(issue3.expected);
+    const received = /received (\w+)/.exec(issue3.message)?.[1];
+    message = received === void 0 || received === "undefined" ? `is missing: write ${expected} here` : `is ${describeType(received)}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path17), message, line: lineOf(path17) };
+  return { path: formatPath(path18), message, line: lineOf(path18) };
 }
-function lineOfPath(document2, lineCounter, path17) {
-  for (let length = path17.length; length >= 0; length -= 1) {
-    const keys = path17.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+var TYPE_WORDS = {
+  record: "a mapping (name: value, one per line)",
+  object: "a mapping (key: value, one per line)",
+  array: 'a list ([a, b] or "- a" lines)',
+  string: "a string",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  null: "empty (null)"
+};
+function describeType(name2) {
+  return TYPE_WORDS[name2] ?? name2;
+}
+function lineOfPath(document2, lineCounter, path18) {
+  for (let length = path18.length; length >= 0; length -= 1) {
+    const keys = path18.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
     if ((0, import_yaml2.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
   return void 0;
 }
 
-// runner/find-repo-root.ts
-import { realpath as realpath7 } from "node:fs/promises";
-async function findRepoRoot(dir) {
-  try {
-    const top = await wo({ baseDir: dir }).revparse(["--show-toplevel"]);
-    return await realpath7(top.trim());
-  } catch (error47) {
-    if (error47 instanceof O2) throw new NotAGitRepositoryError(dir);
-    throw error47;
-  }
-}
-
-// cli/usage-error.ts
+// present/terminal/usage-error.ts
 var UsageError = class extends Error {
   constructor(message, options) {
     super(message, options);
@@ -82188,7 +82786,7 @@ var UsageError = class extends Error {
   }
 };
 
-// cli/local/locate-project.ts
+// local/locate-project.ts
 async function locateProject(pipelineOption, cwd) {
   const displayPath = pipelineOption ?? "fluksio.yml";
   const file2 = resolve3(cwd, displayPath);
@@ -82209,19 +82807,23 @@ async function locateProject(pipelineOption, cwd) {
   const fileName = file2.slice(dirname7(file2).length + 1);
   return {
     workspace: { repoRoot, pipelineDir, pipelineDirInRepo },
-    pipelineFile: join17(pipelineDir, fileName),
+    pipelineFile: join18(pipelineDir, fileName),
     pipelinePath: pipelineDirInRepo ? `${pipelineDirInRepo}/${fileName}` : fileName,
     displayPath,
-    stateDir: join17(pipelineDir, ".fluksio")
+    stateDir: join18(pipelineDir, ".fluksio")
   };
 }
-async function readProjectPipeline(project) {
+async function readProjectPipeline(project, parses) {
   const { workspace } = project;
-  const text2 = await readFile9(project.pipelineFile, "utf8");
-  const { pipeline: pipeline2, problems } = validatePipeline(text2, {
-    pipelineDir: workspace.pipelineDirInRepo,
-    exists: (repoPath) => existsSync8(join17(workspace.repoRoot, repoPath))
-  });
+  const text2 = await readFile10(project.pipelineFile, "utf8");
+  const { pipeline: pipeline2, problems } = validatePipeline(
+    text2,
+    {
+      pipelineDir: workspace.pipelineDirInRepo,
+      exists: (repoPath) => existsSync8(join18(workspace.repoRoot, repoPath))
+    },
+    parses
+  );
   if (!pipeline2) throw new UsageError(formatProblems(problems, project.displayPath));
   return pipeline2;
 }
@@ -82257,130 +82859,6 @@ async function asInputError(input, work) {
   }
 }
 
-// action/render-run-markdown.ts
-var RUN_BADGES = {
-  queued: "\u23F3 queued",
-  running: "\u25B6\uFE0F running",
-  succeeded: "\u2705 succeeded",
-  failed: "\u274C failed",
-  cancelled: "\u2298 cancelled",
-  timed_out: "\u23F1\uFE0F timed out",
-  abandoned: "\u274C abandoned"
-};
-var STAGE_BADGES = {
-  ran: "\u2713 ran",
-  cached: "\u25CF cached",
-  failed: "\u2717 failed",
-  timed_out: "\u23F1 timed out",
-  cancelled: "\u2298 cancelled",
-  skipped: "\u2013 skipped",
-  running: "\u25B8 running",
-  pending: "\xB7 pending"
-};
-var TAIL_LINES2 = 25;
-function runBadge(status) {
-  return RUN_BADGES[status];
-}
-function renderRunMarkdown(input) {
-  const { report } = input;
-  const { run: run4 } = report;
-  const lines = [];
-  lines.push(
-    `### fluksio ${runBadge(run4.status)}${run4.groupId ? ` \xB7 ${cell(formatParams(run4.params))}` : ""}`,
-    "",
-    `Run \`${run4.id}\` ${run4.status.replace("_", " ")} in ${formatDuration(run4.durationMs)}.${run4.reason && run4.status !== "succeeded" ? ` ${cell(run4.reason)}` : ""}`,
-    "",
-    "| | |",
-    "|---|---|",
-    `| commit | ${run4.commit ? `\`${run4.commit}\`` : "(no commit)"}${run4.dirty ? " (uncommitted changes)" : ""}${input.commitNote ? ` \u2014 ${cell(input.commitNote)}` : ""} |`,
-    `| code | \`${short(run4.codeDigest, 16)}\` |`,
-    `| params | ${formatParams(run4.params) ? `\`${cell(formatParams(run4.params)).replace(/`/g, "'")}\`` : "(none)"} |`,
-    `| pipeline | \`${cell(run4.pipelinePath)}\` |`
-  );
-  lines.push("", "#### Stages", "", "| stage | status | time | detail |", "|---|---|---|---|");
-  for (const stage of report.stages) {
-    lines.push(
-      `| ${stage.name} | ${STAGE_BADGES[stage.status]} | ${formatDuration(stage.durationMs)} | ${cell(stageDetail(stage))} |`
-    );
-  }
-  const notes = report.stages.flatMap((stage) => stage.notes);
-  if (notes.length > 0) lines.push("", ...notes.map((note) => `- ${cell(note)}`));
-  lines.push("");
-  if (report.baseline) {
-    lines.push(
-      `#### Metrics against run \`${short(report.baseline.id, 10)}\` at \`${short(report.baseline.commit, 10)}\``
-    );
-  } else {
-    lines.push("#### Metrics", "", `No baseline: ${cell(input.noBaselineNote)}`);
-  }
-  if (report.diff.length > 0) {
-    lines.push(
-      "",
-      "| metric | baseline | this run | \u0394 | \u0394% | | series |",
-      "|---|---:|---:|---:|---:|---|---|"
-    );
-    for (const row of report.diff) {
-      const mark = row.better === null ? "" : row.better ? "\u2705 better" : "\u274C worse";
-      const series = input.series[row.name]?.points.map((point2) => point2.value) ?? [];
-      lines.push(
-        `| ${cell(row.name)} | ${formatNumber(row.baseline)} | **${formatNumber(row.value)}** | ${formatSigned(row.delta)} | ${row.deltaPct === null ? "\u2013" : formatSigned(Number(row.deltaPct.toFixed(2)), "%")} | ${mark} | ${sparkline(series)} |`
-      );
-    }
-  } else {
-    lines.push("", "The run reported no metrics.");
-  }
-  for (const stage of report.stages.filter(
-    (each) => each.status === "failed" || each.status === "timed_out"
-  )) {
-    lines.push("", `#### Stage ${stage.name} ${stage.status === "failed" ? "failed" : "timed out"}`, "");
-    if (stage.error) lines.push(cell(stage.error), "");
-    const failure = input.failures.find((each) => each.stage === stage.name);
-    const tail = failure?.tail.split("\n").filter((line2) => line2 !== "") ?? [];
-    if (tail.length > 0) lines.push(codeBlock(tail.slice(-TAIL_LINES2).join("\n")));
-    if (failure?.traceback) lines.push("", "Traceback:", "", codeBlock(failure.traceback));
-  }
-  const annotations2 = report.annotations.filter((note) => note.level !== "notice");
-  if (annotations2.length > 0) {
-    lines.push("", "#### Annotations", "");
-    for (const note of annotations2) {
-      const where = note.path ? `\`${cell(note.path)}${note.line ? `:${note.line}` : ""}\`` : `stage ${note.stage}`;
-      lines.push(`- ${note.level} in ${where}: ${cell(note.message)}`);
-    }
-  }
-  return `${lines.join("\n")}
-`;
-}
-function checkRunTitle(report) {
-  const metrics = Object.entries(report.metrics).slice(0, 3).map(([name2, value]) => `${name2} ${formatNumber(value)}`).join(", ");
-  return `${runBadge(report.run.status)}${metrics ? ` \xB7 ${metrics}` : ""}`.slice(0, 255);
-}
-function renderSweepMarkdown(groupId, reports, runSummaries) {
-  const succeeded = reports.filter((report) => report.run.status === "succeeded").length;
-  const metricNames = [...new Set(reports.flatMap((report) => Object.keys(report.metrics)))].slice(0, 6);
-  const lines = [
-    `## fluksio sweep \`${groupId}\`: ${succeeded} of ${reports.length} succeeded`,
-    "",
-    `| run | params | status |${metricNames.map((name2) => ` ${cell(name2)} |`).join("")}`,
-    `|---|---|---|${metricNames.map(() => "---:|").join("")}`,
-    ...reports.map(
-      (report) => `| \`${short(report.run.id, 10)}\` | ${cell(formatParams(report.run.params))} | ${runBadge(report.run.status)} |${metricNames.map((name2) => ` ${formatNumber(report.metrics[name2])} |`).join("")}`
-    )
-  ];
-  return `${lines.join("\n")}
-
-${runSummaries.join("\n")}`;
-}
-function cell(text2) {
-  return text2.replace(/[\r\n]+/g, " ").replace(/\|/g, "\\|").replace(/</g, "&lt;");
-}
-function codeBlock(text2) {
-  const longest = Math.max(0, ...(text2.match(/`+/g) ?? []).map((run4) => run4.length));
-  const fence = "`".repeat(Math.max(3, longest + 1));
-  return `${fence}text
-${text2}
-${fence}`;
-}
-
 // action/workflow-log.ts
 import { randomBytes as randomBytes6 } from "node:crypto";
 var WorkflowLog = class {
@@ -82392,7 +82870,7 @@ var WorkflowLog = class {
   /** Starts a collapsible group (`::group::`); the title must be our own text. */
   group(title) {
     this.closeFence();
-    this.write(`::group::${oneLine(title)}
+    this.write(`::group::${oneLine2(title)}
 `);
   }
   endGroup() {
@@ -82430,7 +82908,7 @@ var WorkflowLog = class {
     this.fence = null;
   }
 };
-function oneLine(text2) {
+function oneLine2(text2) {
   return text2.replace(/[\r\n]+/g, " ");
 }
 
@@ -82444,7 +82922,7 @@ function reportFailures(log, report) {
     );
     log.annotate(
       "error",
-      oneLine(`Stage ${stage.name} ${stage.status === "failed" ? "failed" : "timed out"}: ${error47}`),
+      oneLine2(`Stage ${stage.name} ${stage.status === "failed" ? "failed" : "timed out"}: ${error47}`),
       {
         title: `fluksio: ${stage.name}`,
         ...where?.path ? { file: where.path } : {},
@@ -82452,6 +82930,122 @@ function reportFailures(log, report) {
       }
     );
   }
+}
+
+// present/has-started.ts
+function hasStarted(status) {
+  return status !== "pending" && status !== "skipped";
+}
+
+// present/run-view-from-report.ts
+function runViewFromReport(report, extras) {
+  const { run: run4 } = report;
+  return {
+    id: run4.id,
+    attempt: "attempt" in report ? report.attempt : 1,
+    pipelinePath: run4.pipelinePath,
+    status: run4.status,
+    reason: run4.reason,
+    stamp: {
+      commit: run4.commit,
+      commitNote: extras.commitNote,
+      dirty: run4.dirty,
+      dirtyReasons: run4.dirtyReasons,
+      codeDigest: run4.codeDigest,
+      params: run4.params,
+      paramsDigest: run4.paramsDigest,
+      envDigest: run4.envDigest
+    },
+    placement: "runner" in report ? { runner: report.runner, sandbox: report.sandbox } : null,
+    times: {
+      queuedAt: run4.createdAt,
+      startedAt: run4.startedAt,
+      finishedAt: run4.finishedAt,
+      durationMs: run4.durationMs
+    },
+    stages: report.stages.map((stage) => ({
+      name: stage.name,
+      status: stage.status,
+      durationMs: hasStarted(stage.status) ? stage.durationMs : null,
+      cacheKey: stage.cacheKey,
+      cachedFrom: stage.cachedFrom,
+      exitCode: stage.exitCode,
+      error: stage.error,
+      reasons: stage.reasons,
+      notes: stage.notes,
+      logTail: extras.logTails[stage.name] ?? "",
+      tracebacks: extras.tracebacks.filter((each) => each.stage === stage.name).map((each) => each.text)
+    })),
+    metrics: report.metrics,
+    metricDiff: {
+      baseline: report.baseline ? { runId: report.baseline.id, label: extras.baselineLabel } : null,
+      noBaseline: extras.noBaseline,
+      rows: diffMetrics(report.metrics, report.baseline ? baselineMetrics(report) : null, extras.goals),
+      goals: extras.goals
+    },
+    series: extras.series,
+    annotations: report.annotations,
+    links: extras.links
+  };
+}
+function baselineMetrics(report) {
+  return Object.fromEntries(
+    report.diff.flatMap((row) => row.baseline === null ? [] : [[row.name, row.baseline]])
+  );
+}
+
+// action/report-view.ts
+function reportView(input) {
+  const { report, workflow } = input;
+  return runViewFromReport(report, {
+    series: input.series,
+    logTails: input.logTails,
+    tracebacks: input.tracebacks,
+    commitNote: commitNote(workflow, report.run.commit),
+    baselineLabel: baselineLabel(workflow, report.baseline?.commit ?? null, report.run.commit),
+    noBaseline: input.noBaseline,
+    goals: input.goals,
+    links: {
+      showCommand: input.serverUrl ? `fluksio show ${report.run.id} --url ${input.serverUrl}` : null,
+      detailsUrl: workflowRunUrl(workflow),
+      detailsLabel: "the workflow run's log"
+    }
+  });
+}
+
+// action/step-summary.ts
+function runStepSummary(rendered, view) {
+  const params = formatParams(view.stamp.params);
+  return [
+    `### ${escapeMarkdown(rendered.name)}: ${runBadge(view.status)}${params ? ` \xB7 ${escapeMarkdown(params)}` : ""}`,
+    "",
+    `**${escapeMarkdown(rendered.title)}**`,
+    "",
+    rendered.summary,
+    "",
+    "<details><summary>Every stage, annotation and traceback</summary>",
+    "",
+    rendered.text,
+    "",
+    "</details>",
+    ""
+  ].join("\n");
+}
+function sweepStepSummary(groupId, views, runSummaries) {
+  const succeeded = views.filter((view) => view.status === "succeeded").length;
+  const metricNames = [...new Set(views.flatMap((view) => Object.keys(view.metrics)))].slice(0, 6);
+  const lines = [
+    `## fluksio sweep \`${groupId}\`: ${succeeded} of ${views.length} succeeded`,
+    "",
+    `| run | params | status |${metricNames.map((name2) => ` ${escapeMarkdown(name2)} |`).join("")}`,
+    `|---|---|---|${metricNames.map(() => "---:|").join("")}`,
+    ...views.map(
+      (view) => `| \`${short(view.id, 10)}\` | ${escapeMarkdown(formatParams(view.stamp.params))} | ${runBadge(view.status)} |${metricNames.map((name2) => ` ${formatNumber(view.metrics[name2])} |`).join("")}`
+    )
+  ];
+  return `${lines.join("\n")}
+
+${runSummaries.join("\n")}`;
 }
 
 // action/stage-group-printer.ts
@@ -82479,7 +83073,7 @@ var StageGroupPrinter = class {
       case "stage.finished": {
         if (this.openStage === event.stage.name) this.close();
         const stage = event.stage;
-        const detail = oneLine(stageDetail(stage));
+        const detail = oneLine2(stageDetail(stage));
         this.log.untrusted(
           `${statusBadge(stage.status, this.colors)} ${this.colors.bold(stage.name.padEnd(this.width))}  ${formatDuration(stage.durationMs).padStart(7)}${detail ? `  ${this.colors.dim(detail)}` : ""}
 `
@@ -82526,6 +83120,7 @@ async function runLocalMode(inputs, context) {
     let codeIndex = await readCodeIndex(project.workspace.repoRoot);
     const groupId = grid.length > 1 ? ulid3() : null;
     const reports = [];
+    const views = [];
     const summaries = [];
     for (const [index2, params] of grid.entries()) {
       if (signal.aborted) break;
@@ -82533,6 +83128,7 @@ async function runLocalMode(inputs, context) {
 Sweep ${groupId}: run ${index2 + 1} of ${grid.length}
 `));
       if (index2 > 0) codeIndex = await readCodeIndex(project.workspace.repoRoot);
+      const name2 = checkRunName(inputs.checkName, groupId ? sweptParams(params, swept) : null);
       const { report, detail, outcome } = await executeLocalRun({
         project,
         pipeline: pipeline2,
@@ -82551,7 +83147,7 @@ Sweep ${groupId}: run ${index2 + 1} of ${grid.length}
             `${colors.bold("fluksio run")} ${id}  ${colors.dim(`${project.pipelinePath} \xB7 ${stamp.commit ?? "no commit"}${stamp.dirty ? " (dirty)" : ""}`)}
 `
           );
-          checkRuns.start(checkRunName(inputs.checkName, params, swept), id);
+          checkRuns.start(name2, id);
         },
         baselineCommits: (stamp) => baselineCommits(project.workspace.repoRoot, inputs.workflow, stamp.commit)
       });
@@ -82559,29 +83155,25 @@ Sweep ${groupId}: run ${index2 + 1} of ${grid.length}
       log.untrusted(
         renderRunSummary({ report, series: detail.series, stages: detail.stages, tracebacks }, colors)
       );
-      const markdown = renderRunMarkdown({
+      const view = reportView({
         report,
+        workflow: inputs.workflow,
+        goals: pipeline2.metrics,
         series: detail.series,
-        commitNote: commitNote(inputs.workflow, report.run.commit),
-        noBaselineNote: noBaselineNote(inputs.workflow),
-        failures: detail.stages.map((stage) => ({
-          stage: stage.name,
-          tail: stage.logTail,
-          traceback: tracebacks.filter((each) => each.stage === stage.name).at(-1)?.text ?? null
-        }))
+        logTails: Object.fromEntries(detail.stages.map((stage) => [stage.name, stage.logTail])),
+        tracebacks,
+        noBaseline: noBaselineNote(inputs.workflow),
+        serverUrl: null
       });
+      const rendered = renderCheckRun(view, { name: name2 });
       log.closeFence();
       reportFailures(log, report);
-      await checkRuns.complete(report.run.id, {
-        conclusion: runConclusion(report.run.status, signal.aborted),
-        title: checkRunTitle(report),
-        summary: markdown,
-        annotations: report.annotations
-      });
+      await checkRuns.complete(report.run.id, checkRunResult(rendered, report.run.status, signal.aborted));
       reports.push(report);
-      summaries.push(markdown);
+      views.push(view);
+      summaries.push(runStepSummary(rendered, view));
     }
-    const summary2 = groupId ? renderSweepMarkdown(groupId, reports, summaries) : summaries[0] ?? "";
+    const summary2 = groupId ? sweepStepSummary(groupId, views, summaries) : summaries[0] ?? "";
     return actionResult(reports, groupId, summary2);
   } finally {
     await checkRuns.completeRest(
@@ -82594,146 +83186,119 @@ Sweep ${groupId}: run ${index2 + 1} of ${grid.length}
 // action/submit-mode.ts
 import { randomBytes as randomBytes7 } from "node:crypto";
 import { Writable } from "node:stream";
-init_zod();
 init_canonical_json();
 
-// schemas/protocol/remote-run-report.ts
+// schemas/protocol/run-report-query.ts
 init_zod();
-var RemoteRunReport = RunReport.extend({
-  repository: external_exports.string(),
-  attempt: external_exports.number().int().positive(),
-  labels: external_exports.array(external_exports.string()),
-  runner: external_exports.string().nullable(),
-  /**
-   * How the runner isolated the stages (`bubblewrap 0.8.0: …`); null when unsandboxed or
-   * not started. Defaulted: a control plane from before sandboxes does not send it.
-   */
-  sandbox: external_exports.string().nullable().default(null)
+
+// schemas/protocol/commit-sha.ts
+init_zod();
+var CommitSha = external_exports.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, {
+  error: "expected a full commit SHA (40 or 64 lowercase hex digits)"
+});
+
+// schemas/protocol/run-report-query.ts
+var MAX_BASELINE_COMMITS = 100;
+var RunReportQuery = external_exports.object({
+  "baseline-commits": external_exports.string().transform((list) => list.split(",")).pipe(external_exports.array(CommitSha).min(1).max(MAX_BASELINE_COMMITS)).optional()
 });
 
 // action/submit-mode.ts
 init_statuses();
 
-// schemas/protocol/api-error.ts
-init_zod();
-var ApiError = external_exports.object({
-  error: external_exports.string(),
-  field: external_exports.string().optional(),
-  /** For a failure of the control plane itself (500): the id its log gives the details under. */
-  requestId: external_exports.string().optional()
-});
-
-// cli/remote/api-client.ts
-var ApiRequestError = class extends Error {
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-    this.name = "ApiRequestError";
-  }
-  status;
-};
-var ATTEMPTS = 4;
-var ApiClient = class {
-  constructor(url2, token) {
-    this.url = url2;
-    this.token = token;
-  }
-  url;
-  token;
-  async request(method, path17, schema, options = {}) {
-    const response = await this.send(method, path17, options);
-    const text2 = await response.text();
-    if (!response.ok) throw new ApiRequestError(response.status, errorMessage(response.status, text2));
-    const parsed = schema.safeParse(text2 ? JSON.parse(text2) : null);
-    if (!parsed.success) {
-      throw new Error(
-        `The control plane answered ${method} ${path17} with something unexpected: ${parsed.error.message}`
-      );
-    }
-    return parsed.data;
-  }
-  /** The raw response of a GET, for downloads; errors as ApiRequestError. */
-  async download(path17) {
-    const response = await this.send("GET", path17, {});
-    if (!response.ok)
-      throw new ApiRequestError(response.status, errorMessage(response.status, await response.text()));
-    return response;
-  }
-  async send(method, path17, options) {
-    let lastError;
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-      try {
-        const response = await fetch(`${this.url}${path17}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${this.token}`,
-            ...options.body === void 0 ? {} : { "content-type": "application/json" },
-            ...options.headers
-          },
-          ...options.body === void 0 ? {} : { body: JSON.stringify(options.body) }
-        });
-        if (response.status < 500 || attempt === ATTEMPTS) return response;
-        lastError = new ApiRequestError(
-          response.status,
-          errorMessage(response.status, await response.text())
-        );
-      } catch (error47) {
-        lastError = error47;
-      }
-      await new Promise((resolve6) => setTimeout(resolve6, 250 * 2 ** attempt));
-    }
-    const why = lastError instanceof Error ? lastError.message : String(lastError);
-    throw new Error(`The control plane at ${this.url} did not answer ${method} ${path17}: ${why}`, {
-      cause: lastError
-    });
-  }
-};
-function errorMessage(status, text2) {
-  try {
-    const parsed = ApiError.safeParse(JSON.parse(text2));
-    if (parsed.success) return parsed.data.error;
-  } catch {
-  }
-  return `HTTP ${status}${text2 ? `: ${text2.slice(0, 200)}` : ""}`;
+// client/submit-run-request.ts
+function submitRunRequest(run4) {
+  return {
+    repository: run4.origin.repository,
+    cloneUrl: run4.origin.cloneUrl,
+    commit: run4.commit,
+    pipelinePath: run4.pipelinePath,
+    params: run4.params,
+    labels: run4.pipeline["runs-on"],
+    noCache: run4.noCache,
+    retries: run4.pipeline.retries,
+    timeoutMs: run4.pipeline.timeout,
+    ...run4.group ? { group: run4.group } : {}
+  };
 }
 
-// cli/remote/follow-run.ts
-init_zod();
+// client/control-plane-errors.ts
+var ControlPlaneError = class extends Error {
+  constructor(status, request2, message, field, options) {
+    super(message, options);
+    this.status = status;
+    this.request = request2;
+    this.field = field;
+    this.name = "ControlPlaneError";
+  }
+  status;
+  request;
+  field;
+};
+var UnauthorizedError = class extends ControlPlaneError {
+  name = "UnauthorizedError";
+};
+var ForbiddenError = class extends ControlPlaneError {
+  name = "ForbiddenError";
+};
+var NotFoundError = class extends ControlPlaneError {
+  name = "NotFoundError";
+};
+var StaleLeaseError = class extends ControlPlaneError {
+  name = "StaleLeaseError";
+};
+var ControlPlaneUnreachableError = class extends Error {
+  constructor(request2, message, options) {
+    super(message, options);
+    this.request = request2;
+    this.name = "ControlPlaneUnreachableError";
+  }
+  request;
+};
+
+// client/follow-run.ts
 init_statuses();
 var POLL_MS = 1e3;
-var SeriesReply = external_exports.object({
-  series: external_exports.record(
-    external_exports.string(),
-    external_exports.object({ stage: external_exports.string(), points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number() })) })
-  )
-});
+function newFollowState() {
+  return { lastLine: "", seen: /* @__PURE__ */ new Map(), printed: /* @__PURE__ */ new Map() };
+}
 async function followRun(client, runId, context) {
   const { io: io2, colors } = context;
   const say = (text2) => (context.quiet ? io2.stderr : io2.stdout).write(text2);
-  let lastLine = "";
-  const seen = /* @__PURE__ */ new Map();
+  const shown = context.shown ??= newFollowState();
+  const { seen, printed } = shown;
   for (; ; ) {
-    const report = await client.request("GET", `/api/v1/runs/${runId}`, RemoteRunReport);
+    const report = await client.run(runId);
     const line2 = `${report.run.status}${report.runner ? ` on ${report.runner}` : ""}${report.run.reason ? `: ${report.run.reason}` : ""}`;
-    if (line2 !== lastLine) say(`${colors.dim(runId.slice(0, 10))} ${line2}
+    if (line2 !== shown.lastLine) say(`${colors.dim(runId.slice(0, 10))} ${line2}
 `);
-    lastLine = line2;
+    shown.lastLine = line2;
     const width = Math.max(0, ...report.stages.map((stage) => stage.name.length));
     for (const stage of report.stages) {
       if (seen.get(stage.name) === stage.status || stage.status === "pending") continue;
-      seen.set(stage.name, stage.status);
-      if (stage.status === "running") say(`${colors.bold("\u25B8")} ${stage.name}
+      if (stage.status === "running" && !seen.has(stage.name)) say(`${colors.bold("\u25B8")} ${stage.name}
 `);
-      else {
-        say(
-          `${statusBadge(stage.status, colors)} ${colors.bold(stage.name.padEnd(width))}  ${formatDuration(stage.durationMs).padStart(7)}  ${colors.dim(stageDetail(stage))}
-`
-        );
+      if (stage.status !== "cached" && stage.status !== "skipped") {
+        const lines = await client.stageLog(runId, stage.name).catch(() => []);
+        const from = (printed.get(stage.name) ?? 0) > lines.length ? 0 : printed.get(stage.name) ?? 0;
+        for (const text2 of lines.slice(from))
+          say(`  ${colors.dim(`${stage.name.padEnd(width)} \u2502`)} ${terminalText(text2)}
+`);
+        printed.set(stage.name, lines.length);
       }
+      if (stage.status === "running") {
+        seen.set(stage.name, "running-shown");
+        continue;
+      }
+      seen.set(stage.name, stage.status);
+      say(
+        `${statusBadge(stage.status, colors)} ${colors.bold(stage.name.padEnd(width))}  ${formatDuration(stage.durationMs).padStart(7)}  ${colors.dim(stageDetail(stage))}
+`
+      );
     }
     if (isFinalRunStatus(report.run.status)) {
       if (!context.quiet) {
-        const { series } = await client.request("GET", `/api/v1/runs/${runId}/metrics`, SeriesReply).catch(() => ({ series: {} }));
+        const series = await client.runMetrics(runId).catch(() => ({}));
         say(renderRunSummary({ report, series, stages: [], tracebacks: [] }, colors));
       }
       return report;
@@ -82756,7 +83321,789 @@ function aborted2(signal, ms2) {
   });
 }
 
-// cli/remote/origin-repository.ts
+// client/redact-url.ts
+function redactUrl(text2) {
+  return text2.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s"'<>]*@/gi, "$1***@");
+}
+
+// schemas/protocol/run-list.ts
+init_zod();
+init_key_inputs();
+init_statuses();
+var RUN_LIST_MAX = 200;
+var RunListQuery = external_exports.strictObject({
+  /** Only this repository's runs (one the token reaches); default: every one it reaches. */
+  repository: external_exports.string().min(1).max(300).optional(),
+  /** Only runs whose id starts with this (any case): a short id as fluksio prints it. */
+  prefix: external_exports.string().regex(/^[0-9A-Za-z]{1,26}$/, "a run id or the start of one (letters and digits)").optional(),
+  limit: external_exports.coerce.number().int().min(1).max(RUN_LIST_MAX).default(20)
+});
+var RunListItem = external_exports.object({
+  id: external_exports.string(),
+  repository: external_exports.string(),
+  pipelinePath: external_exports.string(),
+  commit: external_exports.string().nullable(),
+  params: external_exports.record(external_exports.string(), ParamValue),
+  status: RunStatus,
+  groupId: external_exports.string().nullable(),
+  createdAt: external_exports.string(),
+  durationMs: external_exports.number().nullable(),
+  metrics: external_exports.record(external_exports.string(), external_exports.number())
+});
+var RunListReply = external_exports.object({ runs: external_exports.array(RunListItem) });
+
+// client/control-plane-client.ts
+init_cache_entry();
+import { Readable } from "node:stream";
+
+// schemas/protocol/cache-candidates.ts
+init_zod();
+init_cache_entry();
+var CacheCandidates = external_exports.strictObject({ entries: external_exports.array(CacheEntry) });
+
+// schemas/protocol/blob-upload-reply.ts
+init_zod();
+init_blob_digest();
+var BlobUploadReply = external_exports.object({ digest: BlobDigest, size: external_exports.number().int().nonnegative() });
+
+// schemas/protocol/claim.ts
+init_zod();
+
+// schemas/protocol/lease-id.ts
+init_zod();
+var LeaseId = external_exports.string().regex(/^[0-9a-f]{64}$/, { error: "expected the lease id this run was claimed with" });
+
+// schemas/protocol/repository-name.ts
+init_zod();
+var RepositoryName = external_exports.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.\-/]+$/, { error: 'expected a repository as "owner/name"' }).refine((name2) => !name2.split("/").some((part) => part === ".." || part === "."), {
+  error: 'a repository name may not contain "." or ".." segments'
+});
+
+// schemas/protocol/claim.ts
+init_key_inputs();
+init_cache_entry();
+var ClaimRequest = external_exports.strictObject({
+  waitSeconds: external_exports.number().int().min(0).max(60).default(30),
+  /** Started with --accept-forks: offer it fork pull requests' runs too. */
+  acceptForks: external_exports.boolean().default(false)
+});
+var Claim = external_exports.strictObject({
+  run: external_exports.strictObject({
+    id: external_exports.string(),
+    attempt: external_exports.number().int().positive(),
+    params: external_exports.record(external_exports.string(), ParamValue),
+    pipelinePath: external_exports.string(),
+    noCache: external_exports.boolean(),
+    trustDomain: TrustDomain,
+    labels: external_exports.array(external_exports.string()),
+    /** The run's whole time limit, counted from its start. */
+    timeoutMs: external_exports.number().int().positive()
+  }),
+  repo: external_exports.strictObject({
+    repository: RepositoryName,
+    cloneUrl: external_exports.string(),
+    /** A ref to fetch when the commit is not on a branch (a fork's `refs/pull/<n>/head`). */
+    fetchRef: external_exports.string().nullable(),
+    /** True for a fork's pull request: runners refuse these unless started with --accept-forks. */
+    fork: external_exports.boolean()
+  }),
+  commit: CommitSha,
+  lease: LeaseId,
+  git: external_exports.strictObject({
+    /** `http.extraHeader` value for the fetch (an installation token), or null. */
+    extraHeader: external_exports.string().nullable()
+  }),
+  /** How often the runner must heartbeat to keep its lease. */
+  heartbeatIntervalMs: external_exports.number().int().positive()
+});
+
+// schemas/protocol/health-reply.ts
+init_zod();
+var HealthReply = external_exports.object({ ok: external_exports.literal(true) });
+
+// schemas/protocol/leased-write-reply.ts
+init_zod();
+init_statuses();
+var LeasedWriteReply = external_exports.object({ status: RunStatus });
+
+// schemas/protocol/remote-run-report.ts
+init_zod();
+var RemoteRunReport = RunReport.extend({
+  repository: external_exports.string(),
+  attempt: external_exports.number().int().positive(),
+  labels: external_exports.array(external_exports.string()),
+  runner: external_exports.string().nullable(),
+  /**
+   * How the runner isolated the stages (`bubblewrap 0.8.0: …`); null when unsandboxed or
+   * not started. Defaulted: a control plane from before sandboxes does not send it.
+   */
+  sandbox: external_exports.string().nullable().default(null)
+});
+
+// schemas/protocol/run-metrics-reply.ts
+init_zod();
+var MetricSeries = external_exports.object({
+  stage: external_exports.string(),
+  points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number() }))
+});
+var RunMetricsReply = external_exports.object({ series: external_exports.record(external_exports.string(), MetricSeries) });
+
+// schemas/protocol/stage-log-reply.ts
+init_zod();
+var StageLogReply = external_exports.object({ stage: external_exports.string(), lines: external_exports.array(external_exports.string()) });
+
+// client/control-plane-client.ts
+init_previous_stage();
+
+// schemas/protocol/lease-requests.ts
+init_zod();
+init_int32();
+init_run_event();
+var HeartbeatRequest = external_exports.strictObject({ lease: LeaseId });
+var HeartbeatReply = external_exports.strictObject({
+  cancel: external_exports.boolean(),
+  reason: external_exports.string().nullable(),
+  finishAs: external_exports.enum(["cancelled", "timed_out"]).nullable()
+});
+var StartRequest = external_exports.strictObject({
+  lease: LeaseId,
+  codeDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
+  envDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
+  /**
+   * How the runner isolates the run's stages, in a sentence for the check run (`bubblewrap
+   * 0.8.0: …`); null when they run unsandboxed, as the runner's own user.
+   */
+  sandbox: external_exports.string().max(500).regex(/^[^\p{Cc}]*$/u, "must hold no control characters").nullable().default(null)
+});
+var EVENT_BATCH_MAX_BYTES = 8 * 2 ** 20;
+var EventBatch = external_exports.strictObject({
+  lease: LeaseId,
+  attempt: external_exports.number().int().positive().max(INT32_MAX),
+  events: external_exports.array(RunEvent).min(1).max(2e3)
+});
+var EventBatchReply = external_exports.strictObject({
+  /** How many events of the batch were new (the rest had been applied before). */
+  applied: external_exports.number().int().nonnegative(),
+  acked: external_exports.number().int().nonnegative()
+});
+var FINISH_MAX_BYTES = 2 ** 20;
+var FinishRequest = external_exports.strictObject({
+  lease: LeaseId,
+  status: external_exports.enum(["succeeded", "failed", "cancelled", "timed_out"]),
+  reason: external_exports.string().max(4e3).nullable(),
+  metrics: external_exports.record(external_exports.string(), external_exports.number()),
+  /** What changed in the code while stages ran (the run is then dirty); none when absent. */
+  dirtyReasons: external_exports.array(external_exports.string().max(2e3)).max(100).default([])
+});
+var ReleaseRequest = external_exports.strictObject({ lease: LeaseId, reason: external_exports.string().max(1e3) });
+var FetchedRequest = external_exports.strictObject({
+  lease: LeaseId,
+  extraHeader: external_exports.string().max(4e3)
+});
+var FetchedReply = external_exports.strictObject({
+  /** Whether a credential was revoked (false when there was none to revoke). */
+  revoked: external_exports.boolean()
+});
+
+// node_modules/is-network-error/index.js
+var objectToString = Object.prototype.toString;
+var isError = (value) => objectToString.call(value) === "[object Error]";
+var errorMessages = /* @__PURE__ */ new Set([
+  "network error",
+  // Chrome
+  "NetworkError when attempting to fetch resource.",
+  // Firefox
+  "The Internet connection appears to be offline.",
+  // Safari 16
+  "Network request failed",
+  // `cross-fetch`
+  "fetch failed",
+  // Undici (Node.js)
+  "terminated",
+  // Undici (Node.js)
+  " A network error occurred.",
+  // Bun (WebKit)
+  "Network connection lost"
+  // Cloudflare Workers (fetch)
+]);
+function isNetworkError(error47) {
+  const isValid = error47 && isError(error47) && error47.name === "TypeError" && typeof error47.message === "string";
+  if (!isValid) {
+    return false;
+  }
+  const { message, stack } = error47;
+  if (message === "Load failed" || message.startsWith("Load failed (") && message.endsWith(")")) {
+    return stack === void 0 || "__sentry_captured__" in error47;
+  }
+  if (message.startsWith("error sending request for url")) {
+    return true;
+  }
+  if (message === "Failed to fetch" || message.startsWith("Failed to fetch (") && message.endsWith(")")) {
+    return true;
+  }
+  return errorMessages.has(message);
+}
+
+// node_modules/p-retry/index.js
+function validateRetries(retries) {
+  if (typeof retries === "number") {
+    if (retries < 0) {
+      throw new TypeError("Expected `retries` to be a non-negative number.");
+    }
+    if (Number.isNaN(retries)) {
+      throw new TypeError("Expected `retries` to be a valid number or Infinity, got NaN.");
+    }
+  } else if (retries !== void 0) {
+    throw new TypeError("Expected `retries` to be a number or Infinity.");
+  }
+}
+function validateNumberOption(name2, value, { min = 0, allowInfinity = false } = {}) {
+  if (value === void 0) {
+    return;
+  }
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw new TypeError(`Expected \`${name2}\` to be a number${allowInfinity ? " or Infinity" : ""}.`);
+  }
+  if (!allowInfinity && !Number.isFinite(value)) {
+    throw new TypeError(`Expected \`${name2}\` to be a finite number.`);
+  }
+  if (value < min) {
+    throw new TypeError(`Expected \`${name2}\` to be \u2265 ${min}.`);
+  }
+}
+var AbortError = class extends Error {
+  constructor(message) {
+    super();
+    if (message instanceof Error) {
+      this.originalError = message;
+      ({ message } = message);
+    } else {
+      this.originalError = new Error(message);
+      this.originalError.stack = this.stack;
+    }
+    this.name = "AbortError";
+    this.message = message;
+  }
+};
+function calculateDelay(retriesConsumed, options) {
+  const attempt = Math.max(1, retriesConsumed + 1);
+  const random = options.randomize ? Math.random() + 1 : 1;
+  let timeout = Math.round(random * options.minTimeout * options.factor ** (attempt - 1));
+  timeout = Math.min(timeout, options.maxTimeout);
+  return timeout;
+}
+function calculateRemainingTime(start2, max) {
+  if (!Number.isFinite(max)) {
+    return max;
+  }
+  return max - (performance.now() - start2);
+}
+async function onAttemptFailure({ error: error47, attemptNumber, retriesConsumed, startTime, options }) {
+  const normalizedError = error47 instanceof Error ? error47 : new TypeError(`Non-error was thrown: "${error47}". You should only throw errors.`);
+  if (normalizedError instanceof AbortError) {
+    throw normalizedError.originalError;
+  }
+  const retriesLeft = Number.isFinite(options.retries) ? Math.max(0, options.retries - retriesConsumed) : options.retries;
+  const maxRetryTime = options.maxRetryTime ?? Number.POSITIVE_INFINITY;
+  const context = Object.freeze({
+    error: normalizedError,
+    attemptNumber,
+    retriesLeft,
+    retriesConsumed
+  });
+  await options.onFailedAttempt(context);
+  if (calculateRemainingTime(startTime, maxRetryTime) <= 0) {
+    throw normalizedError;
+  }
+  const consumeRetry = await options.shouldConsumeRetry(context);
+  const remainingTime = calculateRemainingTime(startTime, maxRetryTime);
+  if (remainingTime <= 0 || retriesLeft <= 0) {
+    throw normalizedError;
+  }
+  if (normalizedError instanceof TypeError && !isNetworkError(normalizedError)) {
+    if (consumeRetry) {
+      throw normalizedError;
+    }
+    options.signal?.throwIfAborted();
+    return false;
+  }
+  if (!await options.shouldRetry(context)) {
+    throw normalizedError;
+  }
+  if (!consumeRetry) {
+    options.signal?.throwIfAborted();
+    return false;
+  }
+  const delayTime = calculateDelay(retriesConsumed, options);
+  const finalDelay = Math.min(delayTime, remainingTime);
+  options.signal?.throwIfAborted();
+  if (finalDelay > 0) {
+    await new Promise((resolve6, reject) => {
+      const onAbort = () => {
+        clearTimeout(timeoutToken);
+        options.signal?.removeEventListener("abort", onAbort);
+        reject(options.signal.reason);
+      };
+      const timeoutToken = setTimeout(() => {
+        options.signal?.removeEventListener("abort", onAbort);
+        resolve6();
+      }, finalDelay);
+      if (options.unref) {
+        timeoutToken.unref?.();
+      }
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+  options.signal?.throwIfAborted();
+  return true;
+}
+async function pRetry(input, options = {}) {
+  options = { ...options };
+  validateRetries(options.retries);
+  if (Object.hasOwn(options, "forever")) {
+    throw new Error("The `forever` option is no longer supported. For many use-cases, you can set `retries: Infinity` instead.");
+  }
+  options.retries ??= 10;
+  options.factor ??= 2;
+  options.minTimeout ??= 1e3;
+  options.maxTimeout ??= Number.POSITIVE_INFINITY;
+  options.maxRetryTime ??= Number.POSITIVE_INFINITY;
+  options.randomize ??= false;
+  options.onFailedAttempt ??= () => {
+  };
+  options.shouldRetry ??= () => true;
+  options.shouldConsumeRetry ??= () => true;
+  validateNumberOption("factor", options.factor, { min: 0, allowInfinity: false });
+  validateNumberOption("minTimeout", options.minTimeout, { min: 0, allowInfinity: false });
+  validateNumberOption("maxTimeout", options.maxTimeout, { min: 0, allowInfinity: true });
+  validateNumberOption("maxRetryTime", options.maxRetryTime, { min: 0, allowInfinity: true });
+  if (!(options.factor > 0)) {
+    options.factor = 1;
+  }
+  options.signal?.throwIfAborted();
+  let attemptNumber = 0;
+  let retriesConsumed = 0;
+  const startTime = performance.now();
+  while (Number.isFinite(options.retries) ? retriesConsumed <= options.retries : true) {
+    attemptNumber++;
+    try {
+      options.signal?.throwIfAborted();
+      const result = await input(attemptNumber);
+      options.signal?.throwIfAborted();
+      return result;
+    } catch (error47) {
+      if (await onAttemptFailure({
+        error: error47,
+        attemptNumber,
+        retriesConsumed,
+        startTime,
+        options
+      })) {
+        retriesConsumed++;
+      }
+    }
+  }
+  throw new Error("Retry attempts exhausted without throwing an error.");
+}
+
+// schemas/protocol/api-error.ts
+init_zod();
+var ApiError = external_exports.object({
+  error: external_exports.string(),
+  field: external_exports.string().optional(),
+  /** For a failure of the control plane itself (500): the id its log gives the details under. */
+  requestId: external_exports.string().optional()
+});
+
+// client/control-plane-http.ts
+var ControlPlaneHttp = class {
+  constructor(options) {
+    this.options = options;
+    this.base = parseBaseUrl(options.url);
+    if (!/^[\x21-\x7e]+$/.test(options.token)) {
+      throw new Error(
+        "The control-plane token is empty or holds spaces or control characters; expected one line of text"
+      );
+    }
+    this.retries = options.retries ?? 5;
+    this.minRetryDelayMs = options.minRetryDelayMs ?? 500;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 15e3;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 3e4;
+  }
+  options;
+  base;
+  requestTimeoutMs;
+  retries;
+  minRetryDelayMs;
+  maxRetryDelayMs;
+  /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
+  send(method, path18, request2) {
+    return this.withRetries(
+      `${method} ${path18}`,
+      request2.call,
+      (signal) => this.attempt(method, path18, { ...request2, signal })
+    );
+  }
+  /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
+  async withRetries(request2, call, attempt) {
+    try {
+      return await pRetry(() => attempt(call.signal), {
+        retries: call.retries ?? this.retries,
+        minTimeout: this.minRetryDelayMs,
+        maxTimeout: this.maxRetryDelayMs,
+        randomize: true,
+        ...call.signal ? { signal: call.signal } : {},
+        shouldRetry: ({ error: error47 }) => isTransient(error47) && !call.signal?.aborted,
+        onFailedAttempt: ({ error: error47, attemptNumber, retriesLeft }) => {
+          if (retriesLeft > 0 && isTransient(error47))
+            this.options.onRetry?.({ request: request2, attempt: attemptNumber, error: error47 });
+        }
+      });
+    } catch (error47) {
+      if (call.signal?.aborted || !isTransient(error47)) throw error47;
+      const why = error47 instanceof TransientResponseError ? error47.message : describeNetworkError(error47);
+      throw new ControlPlaneUnreachableError(
+        request2,
+        `Could not reach the control plane at ${this.base.origin} (${request2}): ${why}`,
+        { cause: error47 }
+      );
+    }
+  }
+  /** One HTTP exchange: the status decides what is thrown. */
+  async attempt(method, path18, request2) {
+    const headers = {
+      ...request2.headers,
+      authorization: `Bearer ${this.options.token}`,
+      accept: "application/json"
+    };
+    let body2;
+    if (request2.json !== void 0) {
+      headers["content-type"] = "application/json";
+      body2 = JSON.stringify(request2.json);
+    } else if (request2.body) {
+      headers["content-type"] = "application/octet-stream";
+      headers["content-length"] = String(request2.body.size);
+      body2 = request2.body.data;
+    }
+    if (request2.lease) {
+      headers["x-fluksio-lease"] = request2.lease.lease;
+      headers["x-fluksio-run"] = request2.lease.runId;
+    }
+    const timeout = AbortSignal.timeout(request2.timeoutMs ?? this.requestTimeoutMs);
+    const response = await fetch(this.urlOf(path18), {
+      method,
+      headers,
+      body: body2,
+      signal: request2.signal ? AbortSignal.any([request2.signal, timeout]) : timeout,
+      // A redirect could carry the Authorization header somewhere else: it is refused below.
+      redirect: "manual",
+      // A streamed upload: Node's fetch requires saying so.
+      ...body2 !== void 0 && typeof body2 !== "string" && !(body2 instanceof Uint8Array) ? { duplex: "half" } : {}
+    });
+    if (response.ok || response.status === 404 && request2.allowNotFound) return response;
+    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path18}`, response);
+    throw await errorFor(`${method} ${path18}`, response);
+  }
+  /** `path` (absolute, with its query) under the base URL's own path. */
+  urlOf(path18) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path18}`, this.base);
+  }
+  /** The response's JSON, validated with a protocol schema. */
+  async parse(response, schema, request2) {
+    const text2 = await response.text();
+    let json3;
+    try {
+      json3 = JSON.parse(text2);
+    } catch (error47) {
+      throw new ControlPlaneError(
+        0,
+        request2,
+        `The control plane answered ${request2} with a body that is not JSON`,
+        void 0,
+        {
+          cause: error47
+        }
+      );
+    }
+    const parsed = schema.safeParse(json3);
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues.map(
+      (issue3) => `${issue3.path.join(".") || "(body)"}: ${issue3.message}`
+    );
+    throw new ControlPlaneError(
+      0,
+      request2,
+      `The control plane's answer to ${request2} does not match the protocol: ${issues.slice(0, 5).join("; ")}`
+    );
+  }
+};
+var TransientResponseError = class extends Error {
+};
+function isTransient(error47) {
+  if (error47 instanceof TransientResponseError) return true;
+  if (error47 instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error47.message))
+    return true;
+  return error47 instanceof Error && (error47.name === "TimeoutError" || isConnectionError(error47.cause ?? error47));
+}
+function isConnectionError(error47) {
+  const code = error47?.code;
+  return typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_\w+)$/.test(
+    code
+  );
+}
+function describeNetworkError(error47) {
+  if (!(error47 instanceof Error)) return String(error47);
+  if (error47.name === "TimeoutError") return "the request timed out";
+  const cause = error47.cause;
+  return cause?.code ? `${cause.code}${cause.message ? ` (${cause.message})` : ""}` : error47.message;
+}
+async function errorFor(request2, response) {
+  const text2 = await response.text().catch(() => "");
+  let sentence = text2.slice(0, 500) || response.statusText;
+  let field;
+  try {
+    const parsed = ApiError.safeParse(JSON.parse(text2));
+    if (parsed.success) {
+      sentence = parsed.data.error;
+      field = parsed.data.field;
+    }
+  } catch {
+  }
+  if (response.status === 408 || response.status === 429 || response.status >= 500)
+    return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
+  const message = `The control plane answered ${response.status} to ${request2}: ${sentence}`;
+  const ErrorClass = response.status === 401 ? UnauthorizedError : response.status === 403 ? ForbiddenError : response.status === 404 ? NotFoundError : response.status === 409 ? StaleLeaseError : ControlPlaneError;
+  return new ErrorClass(response.status, request2, message, field);
+}
+function redirectError(request2, response) {
+  void response.body?.cancel();
+  const location2 = response.headers.get("location");
+  const where = location2 ? ` to ${redactUrl(location2)}` : "";
+  return new ControlPlaneError(
+    response.status,
+    request2,
+    `The control plane answered ${request2} with a redirect${where} (${response.status}); fluksio follows none, as the token would go along: give the URL it redirects to`
+  );
+}
+function parseBaseUrl(url2) {
+  let parsed;
+  try {
+    parsed = new URL(url2);
+  } catch {
+    throw new Error(
+      `The control plane URL "${redactUrl(url2)}" is not a URL; expected e.g. https://fluksio.example.com`
+    );
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    throw new Error(
+      `The control plane URL "${redactUrl(url2)}" is not http(s); expected e.g. https://fluksio.example.com`
+    );
+  }
+  if (parsed.username || parsed.password) {
+    throw new Error(
+      "The control plane URL carries credentials; give only the address (the token travels in the Authorization header alone)"
+    );
+  }
+  return parsed;
+}
+
+// client/control-plane-client.ts
+var ControlPlaneClient = class {
+  http;
+  transferTimeoutMs;
+  constructor(options) {
+    this.http = new ControlPlaneHttp(options);
+    this.transferTimeoutMs = options.transferTimeoutMs ?? 36e5;
+  }
+  /** The control plane's origin, for log lines and messages. */
+  get origin() {
+    return this.http.base.origin;
+  }
+  // The runner's side: claims, and the writes and reads of the run it holds.
+  /** Waits up to `waitSeconds` for a run this runner may take (a fork's only with `acceptForks`); null when none came. */
+  async claim(waitSeconds, acceptForks, call = {}) {
+    const json3 = { waitSeconds, acceptForks };
+    const response = await this.http.send("POST", "/api/v1/runner/claim", {
+      call,
+      json: json3,
+      timeoutMs: this.http.requestTimeoutMs + waitSeconds * 1e3
+    });
+    if (response.status === 204) return null;
+    return this.http.parse(response, Claim, "POST /api/v1/runner/claim");
+  }
+  /** Renews the lease; the reply says whether to stop the run. */
+  async heartbeat(run4, call = {}) {
+    const json3 = { lease: run4.lease };
+    return this.postLeased(run4, "heartbeat", json3, HeartbeatReply, call);
+  }
+  /** The checkout is verified: the run starts, stamped with what is about to execute. */
+  async start(run4, stamp, call = {}) {
+    const json3 = { lease: run4.lease, ...stamp };
+    return this.postLeased(run4, "start", json3, LeasedWriteReply, call);
+  }
+  /** Uploads events; resolves once the control plane acknowledged them. */
+  async sendEvents(run4, batch, call = {}) {
+    const json3 = { lease: run4.lease, ...batch };
+    return this.postLeased(run4, "events", json3, EventBatchReply, call);
+  }
+  async finish(run4, result, call = {}) {
+    const json3 = { lease: run4.lease, ...result };
+    return this.postLeased(run4, "finish", json3, LeasedWriteReply, call);
+  }
+  /**
+   * Says the run's commit is fetched, passing back the claim's `git.extraHeader`, so the
+   * control plane revokes that credential now instead of leaving it valid for the hour.
+   */
+  async fetched(run4, extraHeader, call = {}) {
+    const json3 = { lease: run4.lease, extraHeader };
+    return this.postLeased(run4, "fetched", json3, FetchedReply, call);
+  }
+  /** Gives the run back to the queue (the runner is stopping). */
+  async release(run4, reason, call = {}) {
+    const json3 = { lease: run4.lease, reason };
+    return this.postLeased(run4, "release", json3, LeasedWriteReply, call);
+  }
+  /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
+  async cacheEntry(run4, key, call = {}) {
+    const path18 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path18, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path18}`);
+  }
+  /** The entries of a traced stage's manifest key visible to the run, newest first. */
+  async cacheCandidates(run4, manifestKey, call = {}) {
+    const path18 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path18, { call, lease: run4 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path18}`)).entries;
+  }
+  /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
+  async previousStage(run4, stage, call = {}) {
+    const path18 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path18, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path18}`);
+  }
+  async hasBlob(run4, digest, call = {}) {
+    const response = await this.http.send("HEAD", blobPath(digest), {
+      call,
+      lease: run4,
+      allowNotFound: true
+    });
+    return response.status !== 404;
+  }
+  /**
+   * Downloads a blob of the run's repository into `consume`, which gets the body as a
+   * stream; a failure inside it (a connection dropped mid-body) retries the whole
+   * download. Null when absent.
+   */
+  async getBlob(run4, digest, consume, call = {}) {
+    return this.download(blobPath(digest), { lease: run4, allowNotFound: true }, consume, call);
+  }
+  /** Uploads a blob, streaming a file's bytes; the control plane verifies the digest. */
+  async putBlob(run4, digest, body2, call = {}) {
+    const request2 = `PUT ${blobPath(digest)}`;
+    const response = await this.http.withRetries(
+      request2,
+      call,
+      (signal) => this.http.attempt("PUT", blobPath(digest), {
+        lease: run4,
+        signal,
+        timeoutMs: this.transferTimeoutMs,
+        body: "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable.toWeb(body2.open()), size: body2.size }
+      })
+    );
+    return this.http.parse(response, BlobUploadReply, request2);
+  }
+  // The submitter's side: queue, read and cancel runs, and pull their outputs.
+  /** `GET /healthz`: whether a fluksio control plane answers at the URL at all. */
+  async health(call = {}) {
+    return this.http.parse(await this.http.send("GET", "/healthz", { call }), HealthReply, "GET /healthz");
+  }
+  /**
+   * Queues one run. `idempotencyKey` names this submission: the same key again (a
+   * retried request) answers the run the first made instead of queuing a second.
+   */
+  async submitRun(request2, idempotencyKey, call = {}) {
+    const path18 = "/api/v1/runs";
+    const response = await this.http.send("POST", path18, {
+      call,
+      json: request2,
+      headers: { "idempotency-key": idempotencyKey }
+    });
+    return this.http.parse(response, RemoteRunReport, `POST ${path18}`);
+  }
+  /**
+   * The newest runs of the repositories the token reaches (or of one of them), optionally
+   * those whose id starts with `prefix`: `fluksio runs --remote`, and short ids resolved.
+   */
+  async listRuns(query, call = {}) {
+    const params = new URLSearchParams({ limit: String(query.limit) });
+    if (query.repository !== void 0) params.set("repository", query.repository);
+    if (query.prefix !== void 0) params.set("prefix", query.prefix);
+    return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
+  }
+  /** A run as the control plane has it now: its state, stages, metrics and annotations. */
+  async run(runId, call = {}, { baselineCommits: baselineCommits2 = [] } = {}) {
+    const query = baselineCommits2.length > 0 ? `?baseline-commits=${baselineCommits2.join(",")}` : "";
+    return this.get(`${runPath(runId)}${query}`, RemoteRunReport, call);
+  }
+  /** A run's streamed metric series, by metric name. */
+  async runMetrics(runId, call = {}) {
+    return (await this.get(`${runPath(runId)}/metrics`, RunMetricsReply, call)).series;
+  }
+  /** A stage's whole log, line by line. */
+  async stageLog(runId, stage, call = {}) {
+    return (await this.get(`${runPath(runId)}/logs/${encodeURIComponent(stage)}`, StageLogReply, call)).lines;
+  }
+  /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
+  async cancelRun(runId, request2 = {}, call = {}) {
+    const path18 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path18, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path18}`);
+  }
+  /**
+   * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
+   * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
+   */
+  async pullBlob(runId, digest, consume, call = {}) {
+    const path18 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.download(path18, {}, consume, call);
+    if (result === null) throw new Error(`The control plane answered GET ${path18} without a body`);
+    return result;
+  }
+  async get(path18, schema, call) {
+    return this.http.parse(await this.http.send("GET", path18, { call }), schema, `GET ${path18}`);
+  }
+  /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
+  async postLeased(run4, what, json3, schema, call) {
+    const path18 = `${runPath(run4.runId)}/${what}`;
+    return this.http.parse(await this.http.send("POST", path18, { call, json: json3 }), schema, `POST ${path18}`);
+  }
+  /** A GET of bytes under the transfer time limit, retried whole when `consume` fails transiently. */
+  download(path18, options, consume, call) {
+    return this.http.withRetries(`GET ${path18}`, call, async (signal) => {
+      const response = await this.http.attempt("GET", path18, {
+        ...options,
+        signal,
+        timeoutMs: this.transferTimeoutMs
+      });
+      if (response.status === 404 || !response.body) return null;
+      return consume(Readable.fromWeb(response.body));
+    });
+  }
+};
+function runPath(runId) {
+  return `/api/v1/runs/${encodeURIComponent(runId)}`;
+}
+function blobPath(digest) {
+  return `/api/v1/blobs/${encodeURIComponent(digest).replace("%3A", ":")}`;
+}
+
+// client/server-connection.ts
+var SUBMITTER_RETRIES = 3;
+function submitterClient(connection) {
+  return new ControlPlaneClient({ ...connection, retries: SUBMITTER_RETRIES });
+}
+
+// client/origin-repository.ts
 import { resolve as resolve5 } from "node:path";
 function originRepository(remoteUrl, cwd) {
   const github = /^(?:https:\/\/github\.com\/|git@github\.com:|ssh:\/\/git@github\.com\/)([^/]+)\/([^/]+?)(?:\.git)?\/?$/.exec(
@@ -82773,19 +84120,25 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path17 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path18 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path17}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path18}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path17 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
-    return { repository: `local/${path17.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path17}` };
+    const path18 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
+    return { repository: `local/${path18.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path18}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`
   );
+}
+async function headAndOrigin(repoRoot) {
+  const git = wo({ baseDir: repoRoot });
+  const commit = (await git.revparse(["HEAD"])).trim();
+  const remoteUrl = (await git.remote(["get-url", "origin"]).catch(() => "") || "").trim();
+  return { commit, remoteUrl: remoteUrl || null };
 }
 
 // action/cancel-submitted-runs.ts
@@ -82793,9 +84146,9 @@ init_statuses();
 async function cancelSubmittedRuns(client, runIds, reason) {
   const cancelled = [];
   for (const runId of runIds) {
-    const report = await client.request("GET", `/api/v1/runs/${runId}`, RemoteRunReport);
+    const report = await client.run(runId);
     if (isFinalRunStatus(report.run.status)) continue;
-    await client.request("POST", `/api/v1/runs/${runId}/cancel`, RemoteRunReport, { body: { reason } });
+    await client.cancelRun(runId, { reason });
     cancelled.push(runId);
   }
   return cancelled;
@@ -82816,14 +84169,6 @@ function markSubmissionSettled() {
 }
 
 // action/submit-mode.ts
-var SeriesReply2 = external_exports.object({
-  series: external_exports.record(
-    external_exports.string(),
-    external_exports.object({ stage: external_exports.string(), points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number() })) })
-  )
-});
-var LogReply = external_exports.object({ lines: external_exports.array(external_exports.string()) });
-var TAIL_LINES3 = 25;
 async function runSubmitMode(inputs, context) {
   let result;
   try {
@@ -82841,7 +84186,7 @@ async function submitRuns(inputs, context) {
   if (!server) throw new Error("Submit mode needs the server input");
   const { project, pipeline: pipeline2, grid, swept } = await readPipelineInputs(inputs);
   const { commit, origin } = await submissionSource(project.workspace.repoRoot);
-  const client = new ApiClient(server.url, server.token);
+  const client = submitterClient(server);
   await checkServerAnswers(client, server.url);
   const nonce = randomBytes7(8).toString("hex");
   const groupId = grid.length > 1 ? submissionId(inputs.workflow, nonce, { commit, grid }) : null;
@@ -82849,18 +84194,15 @@ async function submitRuns(inputs, context) {
   const queued = [];
   for (const [index2, params] of grid.entries()) {
     if (signal.aborted) break;
-    const request2 = {
-      repository: origin.repository,
-      cloneUrl: origin.cloneUrl,
+    const request2 = submitRunRequest({
+      origin,
       commit,
       pipelinePath: project.pipelinePath,
+      pipeline: pipeline2,
       params,
-      labels: pipeline2["runs-on"],
       noCache: inputs.noCache,
-      retries: pipeline2.retries,
-      timeoutMs: pipeline2.timeout,
-      ...groupId ? { group: { id: groupId, index: index2 } } : {}
-    };
+      group: groupId ? { id: groupId, index: index2 } : null
+    });
     const report = await submit(client, request2, `${submissionId(inputs.workflow, nonce, request2)}-${index2}`);
     runIds.push(report.run.id);
     queued.push(report);
@@ -82883,17 +84225,29 @@ ${queued.map((report) => `- \`${report.run.id}\` ${report.run.reason ?? ""}`).jo
   const checkRuns = new OpenCheckRuns(
     target ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log }) : null
   );
-  const summarise = async (report, withLogs) => renderRunMarkdown({
-    report,
-    series: withLogs ? await seriesOf(client, report.run.id) : {},
-    commitNote: commitNote(inputs.workflow, report.run.commit),
-    noBaselineNote: `runs submitted to a control plane are not compared with a baseline yet (the run is on ${server.url}).`,
-    failures: withLogs ? await failureTails(client, report) : []
-  });
+  const nameOf2 = (report) => checkRunName(inputs.checkName, groupId ? sweptParams(report.run.params, swept) : null);
+  const commits = (await baselineCommits(project.workspace.repoRoot, inputs.workflow, commit)).slice(
+    0,
+    MAX_BASELINE_COMMITS
+  );
+  const present = async (report, withLogs) => {
+    const logs = withLogs ? await failedStageLogs(client, report) : {};
+    const view = reportView({
+      report,
+      workflow: inputs.workflow,
+      goals: pipeline2.metrics,
+      series: withLogs ? await seriesOf(client, report.run.id) : {},
+      logTails: logs,
+      tracebacks: Object.entries(logs).flatMap(
+        ([stage, log2]) => tracebackTexts(log2.split("\n")).map((text2) => ({ stage, text: text2 }))
+      ),
+      noBaseline: `the control plane at ${server.url} has no successful run of this pipeline ${commits.length > 0 ? "at the commits where it was looked for (the base of this change and its first-parent ancestors)" : "to compare with: this checkout has no history to look for one in"}.`,
+      serverUrl: server.url
+    });
+    return { view, rendered: renderCheckRun(view, { name: nameOf2(report) }) };
+  };
   try {
-    for (const report of queued) {
-      checkRuns.start(checkRunName(inputs.checkName, report.run.params, swept), report.run.id);
-    }
+    for (const report of queued) checkRuns.start(nameOf2(report), report.run.id);
     const io2 = {
       stdout: logStream(log),
       stderr: logStream(log),
@@ -82908,24 +84262,24 @@ ${queued.map((report) => `- \`${report.run.id}\` ${report.run.reason ?? ""}`).jo
       );
     }
     if (signal.aborted) return await cancelRuns(client, server.url, queued, groupId, log);
+    const finals = [];
+    const views = [];
     const summaries = [];
-    for (const report of reports) {
-      const markdown = await summarise(report, true);
+    for (const followed of reports) {
+      const report = await latestReport(client, followed.run.id, commits) ?? followed;
+      const { view, rendered } = await present(report, true);
       log.closeFence();
       reportFailures(log, report);
-      await checkRuns.complete(report.run.id, {
-        conclusion: runConclusion(report.run.status, false),
-        title: checkRunTitle(report),
-        summary: markdown,
-        annotations: report.annotations
-      });
-      summaries.push(markdown);
+      await checkRuns.complete(report.run.id, checkRunResult(rendered, report.run.status, false));
+      finals.push(report);
+      views.push(view);
+      summaries.push(runStepSummary(rendered, view));
     }
-    const summary2 = groupId ? renderSweepMarkdown(groupId, reports, summaries) : summaries[0] ?? "";
-    return actionResult(reports, groupId, summary2);
+    const summary2 = groupId ? sweepStepSummary(groupId, views, summaries) : summaries[0] ?? "";
+    return actionResult(finals, groupId, summary2);
   } finally {
     await checkRuns.completeRest(async (runId) => {
-      const report = await latestReport(client, runId);
+      const report = await latestReport(client, runId, commits);
       if (!report || !isFinalRunStatus(report.run.status)) {
         return unfinishedRunResult(
           runId,
@@ -82933,12 +84287,8 @@ ${queued.map((report) => `- \`${report.run.id}\` ${report.run.reason ?? ""}`).jo
           `\`fluksio show ${runId} --url ${server.url}\` shows it.`
         );
       }
-      return {
-        conclusion: runConclusion(report.run.status, signal.aborted),
-        title: checkRunTitle(report),
-        summary: await summarise(report, false).catch(() => ""),
-        annotations: report.annotations
-      };
+      const { rendered } = await present(report, false);
+      return checkRunResult(rendered, report.run.status, signal.aborted);
     });
   }
 }
@@ -82955,20 +84305,18 @@ async function cancelRuns(client, serverUrl, queued, groupId, log) {
     failure: `The workflow was cancelled; cancelled run${cancelled.length === 1 ? "" : "s"} ${cancelled.join(", ") || "(none were still active)"} on ${serverUrl}`
   };
 }
-async function latestReport(client, runId) {
-  return client.request("GET", `/api/v1/runs/${runId}`, RemoteRunReport).catch(() => null);
+async function latestReport(client, runId, commits = []) {
+  return client.run(runId, {}, { baselineCommits: commits }).catch(() => null);
 }
 async function submissionSource(repoRoot) {
-  const git = wo({ baseDir: repoRoot });
-  const commit = (await git.revparse(["HEAD"])).trim();
-  const remoteUrl = await git.remote(["get-url", "origin"]).catch(() => "") || "";
-  if (!remoteUrl.trim()) {
+  const { commit, remoteUrl } = await headAndOrigin(repoRoot);
+  if (!remoteUrl) {
     throw new Error(
       `Input 'server': the workspace has no remote "origin" for runners to fetch from; check the repository out with actions/checkout first`
     );
   }
   try {
-    return { commit, origin: originRepository(remoteUrl.trim(), repoRoot) };
+    return { commit, origin: originRepository(remoteUrl, repoRoot) };
   } catch (error47) {
     if (error47 instanceof UsageError) throw new Error(`Input 'server': ${error47.message}`, { cause: error47 });
     throw error47;
@@ -82976,9 +84324,9 @@ async function submissionSource(repoRoot) {
 }
 async function checkServerAnswers(client, url2) {
   try {
-    await client.request("GET", "/healthz", external_exports.unknown());
+    await client.health();
   } catch (error47) {
-    const why = error47 instanceof ApiRequestError ? `it answered ${error47.message}` : error47.message;
+    const why = error47 instanceof Error ? error47.message : String(error47);
     throw new Error(`Input 'server': ${url2} is not a fluksio control plane that answers (${why})`, {
       cause: error47
     });
@@ -82986,12 +84334,9 @@ async function checkServerAnswers(client, url2) {
 }
 async function submit(client, request2, key) {
   try {
-    return await client.request("POST", "/api/v1/runs", RemoteRunReport, {
-      body: request2,
-      headers: { "idempotency-key": key }
-    });
+    return await client.submitRun(request2, key);
   } catch (error47) {
-    if (error47 instanceof ApiRequestError && (error47.status === 401 || error47.status === 403)) {
+    if (error47 instanceof UnauthorizedError || error47 instanceof ForbiddenError) {
       throw new Error(`Input 'server-token': the control plane refused it: ${error47.message}`, {
         cause: error47
       });
@@ -83010,16 +84355,17 @@ function submissionId(workflow, nonce, submitted) {
   return `gha-${workflow.runId || "local"}-${workflow.runAttempt}-${digest.slice(0, 16)}`;
 }
 async function seriesOf(client, runId) {
-  return client.request("GET", `/api/v1/runs/${runId}/metrics`, SeriesReply2).then((reply) => reply.series).catch(() => ({}));
+  return client.runMetrics(runId).catch(() => ({}));
 }
-async function failureTails(client, report) {
+async function failedStageLogs(client, report) {
   const failed = report.stages.filter((stage) => stage.status === "failed" || stage.status === "timed_out");
-  return Promise.all(
+  const logs = await Promise.all(
     failed.map(async (stage) => {
-      const lines = await client.request("GET", `/api/v1/runs/${report.run.id}/logs/${encodeURIComponent(stage.name)}`, LogReply).then((reply) => reply.lines).catch(() => []);
-      return { stage: stage.name, tail: lines.slice(-TAIL_LINES3).join("\n"), traceback: null };
+      const lines = await client.stageLog(report.run.id, stage.name).catch(() => []);
+      return [stage.name, lines.join("\n")];
     })
   );
+  return Object.fromEntries(logs);
 }
 function logStream(log) {
   return new Writable({

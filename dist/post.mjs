@@ -461,7 +461,7 @@ var require_errors = __commonJS({
       [kInvalidReturnValueError] = true;
     };
     var kAbortError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_ABORT");
-    var AbortError = class extends UndiciError {
+    var AbortError2 = class extends UndiciError {
       constructor(message) {
         super(message);
         this.name = "AbortError";
@@ -474,7 +474,7 @@ var require_errors = __commonJS({
       [kAbortError] = true;
     };
     var kRequestAbortedError = /* @__PURE__ */ Symbol.for("undici.error.UND_ERR_ABORTED");
-    var RequestAbortedError = class extends AbortError {
+    var RequestAbortedError = class extends AbortError2 {
       constructor(message) {
         super(message);
         this.name = "AbortError";
@@ -679,7 +679,7 @@ var require_errors = __commonJS({
       }
     };
     module.exports = {
-      AbortError,
+      AbortError: AbortError2,
       HTTPParserError,
       UndiciError,
       HeadersTimeoutError,
@@ -3824,7 +3824,7 @@ var require_webidl = __commonJS({
           });
         }
         const method = typeof Iterable === "function" ? Iterable() : V?.[Symbol.iterator]?.();
-        const seq = [];
+        const seq2 = [];
         let index = 0;
         if (method === void 0 || typeof method.next !== "function") {
           throw webidl.errors.exception({
@@ -3837,9 +3837,9 @@ var require_webidl = __commonJS({
           if (done) {
             break;
           }
-          seq.push(converter(value, prefix, `${argument}[${index++}]`));
+          seq2.push(converter(value, prefix, `${argument}[${index++}]`));
         }
-        return seq;
+        return seq2;
       };
     };
     webidl.recordConverter = function(keyConverter, valueConverter) {
@@ -9449,8 +9449,8 @@ var require_readable = __commonJS({
   "node_modules/undici/lib/api/readable.js"(exports, module) {
     "use strict";
     var assert2 = __require("node:assert");
-    var { Readable } = __require("node:stream");
-    var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError } = require_errors();
+    var { Readable: Readable2 } = __require("node:stream");
+    var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError: AbortError2 } = require_errors();
     var util = require_util();
     var { ReadableStreamFrom } = require_util();
     var kConsume = /* @__PURE__ */ Symbol("kConsume");
@@ -9461,7 +9461,7 @@ var require_readable = __commonJS({
     var kContentLength = /* @__PURE__ */ Symbol("kContentLength");
     var noop = () => {
     };
-    var BodyReadable = class extends Readable {
+    var BodyReadable = class extends Readable2 {
       constructor({
         resume,
         abort,
@@ -9578,16 +9578,16 @@ var require_readable = __commonJS({
         }
         return await new Promise((resolve, reject) => {
           if (this[kContentLength] > limit) {
-            this.destroy(new AbortError());
+            this.destroy(new AbortError2());
           }
           const onAbort = () => {
-            this.destroy(signal.reason ?? new AbortError());
+            this.destroy(signal.reason ?? new AbortError2());
           };
           signal?.addEventListener("abort", onAbort);
           this.on("close", function() {
             signal?.removeEventListener("abort", onAbort);
             if (signal?.aborted) {
-              reject(signal.reason ?? new AbortError());
+              reject(signal.reason ?? new AbortError2());
             } else {
               resolve(null);
             }
@@ -9803,7 +9803,7 @@ var require_api_request = __commonJS({
   "node_modules/undici/lib/api/api-request.js"(exports, module) {
     "use strict";
     var assert2 = __require("node:assert");
-    var { Readable } = require_readable();
+    var { Readable: Readable2 } = require_readable();
     var { InvalidArgumentError, RequestAbortedError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -9898,7 +9898,7 @@ var require_api_request = __commonJS({
         const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
         const contentType = parsedHeaders["content-type"];
         const contentLength = parsedHeaders["content-length"];
-        const res = new Readable({
+        const res = new Readable2({
           resume,
           abort,
           contentType,
@@ -10213,7 +10213,7 @@ var require_api_pipeline = __commonJS({
   "node_modules/undici/lib/api/api-pipeline.js"(exports, module) {
     "use strict";
     var {
-      Readable,
+      Readable: Readable2,
       Duplex,
       PassThrough
     } = __require("node:stream");
@@ -10227,7 +10227,7 @@ var require_api_pipeline = __commonJS({
     var { addSignal, removeSignal } = require_abort_signal();
     var assert2 = __require("node:assert");
     var kResume = /* @__PURE__ */ Symbol("resume");
-    var PipelineRequest = class extends Readable {
+    var PipelineRequest = class extends Readable2 {
       constructor() {
         super({ autoDestroy: true });
         this[kResume] = null;
@@ -10244,7 +10244,7 @@ var require_api_pipeline = __commonJS({
         callback(err);
       }
     };
-    var PipelineResponse = class extends Readable {
+    var PipelineResponse = class extends Readable2 {
       constructor(resume) {
         super({ autoDestroy: true });
         this[kResume] = resume;
@@ -12599,15 +12599,15 @@ var require_response = __commonJS({
       };
     }
     function makeNetworkError(reason) {
-      const isError = isErrorLike(reason);
+      const isError2 = isErrorLike(reason);
       return makeResponse({
         type: "error",
         status: 0,
-        error: isError ? reason : new Error(reason ? String(reason) : reason),
+        error: isError2 ? reason : new Error(reason ? String(reason) : reason),
         aborted: reason && reason.name === "AbortError"
       });
     }
-    function isNetworkError(response) {
+    function isNetworkError2(response) {
       return (
         // A network error is a response whose type is "error",
         response.type === "error" && // status is 0
@@ -12760,7 +12760,7 @@ var require_response = __commonJS({
       }
     ]);
     module.exports = {
-      isNetworkError,
+      isNetworkError: isNetworkError2,
       makeNetworkError,
       makeResponse,
       makeAppropriateNetworkError,
@@ -13569,7 +13569,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable, pipeline, finished } = __require("node:stream");
+    var { Readable: Readable2, pipeline, finished } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -14508,7 +14508,7 @@ var require_fetch = __commonJS({
                   }
                 }
               }
-              this.body = new Readable({ read: resume });
+              this.body = new Readable2({ read: resume });
               const onError = this.onError.bind(this);
               resolve({
                 status,
@@ -18722,7 +18722,7 @@ var require_eventsource = __commonJS({
     var { EventSourceStream } = require_eventsource_stream();
     var { parseMIMEType } = require_data_url();
     var { createFastMessageEvent } = require_events();
-    var { isNetworkError } = require_response();
+    var { isNetworkError: isNetworkError2 } = require_response();
     var { delay } = require_util8();
     var { kEnumerableProperty } = require_util();
     var { environmentSettingsObject } = require_util2();
@@ -18836,7 +18836,7 @@ var require_eventsource = __commonJS({
           dispatcher: this.#dispatcher
         };
         const processEventSourceEndOfBody = (response) => {
-          if (isNetworkError(response)) {
+          if (isNetworkError2(response)) {
             this.dispatchEvent(new Event("error"));
             this.close();
           }
@@ -18844,7 +18844,7 @@ var require_eventsource = __commonJS({
         };
         fetchParams.processResponseEndOfBody = processEventSourceEndOfBody;
         fetchParams.processResponse = (response) => {
-          if (isNetworkError(response)) {
+          if (isNetworkError2(response)) {
             if (response.aborted) {
               this.close();
               this.dispatchEvent(new Event("error"));
@@ -19596,6 +19596,11 @@ function info(message) {
 }
 function getState(name) {
   return process.env[`STATE_${name}`] || "";
+}
+
+// client/redact-url.ts
+function redactUrl(text) {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s"'<>]*@/gi, "$1***@");
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -32140,102 +32145,6 @@ function date4(params) {
 // node_modules/zod/v4/classic/external.js
 config(en_default());
 
-// schemas/protocol/api-error.ts
-var ApiError = external_exports.object({
-  error: external_exports.string(),
-  field: external_exports.string().optional(),
-  /** For a failure of the control plane itself (500): the id its log gives the details under. */
-  requestId: external_exports.string().optional()
-});
-
-// cli/remote/api-client.ts
-var ApiRequestError = class extends Error {
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-    this.name = "ApiRequestError";
-  }
-  status;
-};
-var ATTEMPTS = 4;
-var ApiClient = class {
-  constructor(url2, token) {
-    this.url = url2;
-    this.token = token;
-  }
-  url;
-  token;
-  async request(method, path, schema, options = {}) {
-    const response = await this.send(method, path, options);
-    const text = await response.text();
-    if (!response.ok) throw new ApiRequestError(response.status, errorMessage(response.status, text));
-    const parsed = schema.safeParse(text ? JSON.parse(text) : null);
-    if (!parsed.success) {
-      throw new Error(
-        `The control plane answered ${method} ${path} with something unexpected: ${parsed.error.message}`
-      );
-    }
-    return parsed.data;
-  }
-  /** The raw response of a GET, for downloads; errors as ApiRequestError. */
-  async download(path) {
-    const response = await this.send("GET", path, {});
-    if (!response.ok)
-      throw new ApiRequestError(response.status, errorMessage(response.status, await response.text()));
-    return response;
-  }
-  async send(method, path, options) {
-    let lastError;
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-      try {
-        const response = await fetch(`${this.url}${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${this.token}`,
-            ...options.body === void 0 ? {} : { "content-type": "application/json" },
-            ...options.headers
-          },
-          ...options.body === void 0 ? {} : { body: JSON.stringify(options.body) }
-        });
-        if (response.status < 500 || attempt === ATTEMPTS) return response;
-        lastError = new ApiRequestError(
-          response.status,
-          errorMessage(response.status, await response.text())
-        );
-      } catch (error46) {
-        lastError = error46;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
-    }
-    const why = lastError instanceof Error ? lastError.message : String(lastError);
-    throw new Error(`The control plane at ${this.url} did not answer ${method} ${path}: ${why}`, {
-      cause: lastError
-    });
-  }
-};
-function errorMessage(status, text) {
-  try {
-    const parsed = ApiError.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data.error;
-  } catch {
-  }
-  return `HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ""}`;
-}
-
-// schemas/int32.ts
-var INT32_MAX = 2147483647;
-var NonNegativeInt32 = external_exports.number().int().nonnegative().max(INT32_MAX);
-
-// schemas/annotation.ts
-var Annotation = external_exports.strictObject({
-  stage: external_exports.string(),
-  path: external_exports.string().nullable(),
-  line: external_exports.number().int().positive().max(INT32_MAX).nullable(),
-  level: external_exports.enum(["error", "warning", "notice"]),
-  message: external_exports.string(),
-  title: external_exports.string().nullable()
-});
-
 // schemas/blob-digest.ts
 var BlobDigest = external_exports.string().regex(/^sha256:[0-9a-f]{64}$/, { error: 'expected a blob digest like "sha256:<64 hex digits>"' });
 
@@ -32309,6 +32218,56 @@ var KeyInputs = external_exports.strictObject({
   untraced: external_exports.string().nullable()
 });
 
+// schemas/statuses.ts
+var RunStatus = external_exports.enum([
+  "queued",
+  "running",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "abandoned"
+]);
+var StageStatus = external_exports.enum([
+  "pending",
+  "running",
+  "ran",
+  "cached",
+  "failed",
+  "timed_out",
+  "skipped",
+  "cancelled"
+]);
+function isFinalRunStatus(status) {
+  return status !== "queued" && status !== "running";
+}
+
+// schemas/protocol/run-list.ts
+var RUN_LIST_MAX = 200;
+var RunListQuery = external_exports.strictObject({
+  /** Only this repository's runs (one the token reaches); default: every one it reaches. */
+  repository: external_exports.string().min(1).max(300).optional(),
+  /** Only runs whose id starts with this (any case): a short id as fluksio prints it. */
+  prefix: external_exports.string().regex(/^[0-9A-Za-z]{1,26}$/, "a run id or the start of one (letters and digits)").optional(),
+  limit: external_exports.coerce.number().int().min(1).max(RUN_LIST_MAX).default(20)
+});
+var RunListItem = external_exports.object({
+  id: external_exports.string(),
+  repository: external_exports.string(),
+  pipelinePath: external_exports.string(),
+  commit: external_exports.string().nullable(),
+  params: external_exports.record(external_exports.string(), ParamValue),
+  status: RunStatus,
+  groupId: external_exports.string().nullable(),
+  createdAt: external_exports.string(),
+  durationMs: external_exports.number().nullable(),
+  metrics: external_exports.record(external_exports.string(), external_exports.number())
+});
+var RunListReply = external_exports.object({ runs: external_exports.array(RunListItem) });
+
+// client/control-plane-client.ts
+import { Readable } from "node:stream";
+
 // schemas/reserved-path.ts
 var RESERVED = [".git", ".fluksio"];
 function reservedComponentOf(path) {
@@ -32362,29 +32321,95 @@ var DirManifest = external_exports.strictObject({
   dirs: external_exports.array(ManifestPath).optional()
 });
 
-// schemas/statuses.ts
-var RunStatus = external_exports.enum([
-  "queued",
-  "running",
-  "succeeded",
-  "failed",
-  "cancelled",
-  "timed_out",
-  "abandoned"
-]);
-var StageStatus = external_exports.enum([
-  "pending",
-  "running",
-  "ran",
-  "cached",
-  "failed",
-  "timed_out",
-  "skipped",
-  "cancelled"
-]);
-function isFinalRunStatus(status) {
-  return status !== "queued" && status !== "running";
-}
+// schemas/cache-entry.ts
+var TrustDomain = external_exports.string().regex(/^(trusted|pr:[1-9][0-9]*)$/, {
+  error: 'expected "trusted" or "pr:<number>"'
+});
+var CacheEntry = external_exports.strictObject({
+  key: external_exports.string().regex(/^[0-9a-f]{64}$/),
+  stage: external_exports.string(),
+  /** The run whose execution produced the outputs. */
+  runId: external_exports.string(),
+  outs: external_exports.array(OutRecord),
+  metrics: external_exports.record(external_exports.string(), external_exports.number()),
+  keyInputs: KeyInputs,
+  createdAt: external_exports.string()
+});
+
+// schemas/protocol/cache-candidates.ts
+var CacheCandidates = external_exports.strictObject({ entries: external_exports.array(CacheEntry) });
+
+// schemas/protocol/blob-upload-reply.ts
+var BlobUploadReply = external_exports.object({ digest: BlobDigest, size: external_exports.number().int().nonnegative() });
+
+// schemas/protocol/commit-sha.ts
+var CommitSha = external_exports.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, {
+  error: "expected a full commit SHA (40 or 64 lowercase hex digits)"
+});
+
+// schemas/protocol/lease-id.ts
+var LeaseId = external_exports.string().regex(/^[0-9a-f]{64}$/, { error: "expected the lease id this run was claimed with" });
+
+// schemas/protocol/repository-name.ts
+var RepositoryName = external_exports.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.\-/]+$/, { error: 'expected a repository as "owner/name"' }).refine((name) => !name.split("/").some((part) => part === ".." || part === "."), {
+  error: 'a repository name may not contain "." or ".." segments'
+});
+
+// schemas/protocol/claim.ts
+var ClaimRequest = external_exports.strictObject({
+  waitSeconds: external_exports.number().int().min(0).max(60).default(30),
+  /** Started with --accept-forks: offer it fork pull requests' runs too. */
+  acceptForks: external_exports.boolean().default(false)
+});
+var Claim = external_exports.strictObject({
+  run: external_exports.strictObject({
+    id: external_exports.string(),
+    attempt: external_exports.number().int().positive(),
+    params: external_exports.record(external_exports.string(), ParamValue),
+    pipelinePath: external_exports.string(),
+    noCache: external_exports.boolean(),
+    trustDomain: TrustDomain,
+    labels: external_exports.array(external_exports.string()),
+    /** The run's whole time limit, counted from its start. */
+    timeoutMs: external_exports.number().int().positive()
+  }),
+  repo: external_exports.strictObject({
+    repository: RepositoryName,
+    cloneUrl: external_exports.string(),
+    /** A ref to fetch when the commit is not on a branch (a fork's `refs/pull/<n>/head`). */
+    fetchRef: external_exports.string().nullable(),
+    /** True for a fork's pull request: runners refuse these unless started with --accept-forks. */
+    fork: external_exports.boolean()
+  }),
+  commit: CommitSha,
+  lease: LeaseId,
+  git: external_exports.strictObject({
+    /** `http.extraHeader` value for the fetch (an installation token), or null. */
+    extraHeader: external_exports.string().nullable()
+  }),
+  /** How often the runner must heartbeat to keep its lease. */
+  heartbeatIntervalMs: external_exports.number().int().positive()
+});
+
+// schemas/protocol/health-reply.ts
+var HealthReply = external_exports.object({ ok: external_exports.literal(true) });
+
+// schemas/protocol/leased-write-reply.ts
+var LeasedWriteReply = external_exports.object({ status: RunStatus });
+
+// schemas/int32.ts
+var INT32_MAX = 2147483647;
+var NonNegativeInt32 = external_exports.number().int().nonnegative().max(INT32_MAX);
+
+// schemas/annotation.ts
+var Annotation = external_exports.strictObject({
+  stage: external_exports.string(),
+  path: external_exports.string().nullable(),
+  line: external_exports.number().int().positive().max(INT32_MAX).nullable(),
+  level: external_exports.enum(["error", "warning", "notice"]),
+  message: external_exports.string(),
+  title: external_exports.string().nullable()
+});
 
 // schemas/run-report.ts
 var RunReport = external_exports.object({
@@ -32455,13 +32480,798 @@ var RemoteRunReport = RunReport.extend({
   sandbox: external_exports.string().nullable().default(null)
 });
 
+// schemas/protocol/run-metrics-reply.ts
+var MetricSeries = external_exports.object({
+  stage: external_exports.string(),
+  points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number() }))
+});
+var RunMetricsReply = external_exports.object({ series: external_exports.record(external_exports.string(), MetricSeries) });
+
+// schemas/protocol/stage-log-reply.ts
+var StageLogReply = external_exports.object({ stage: external_exports.string(), lines: external_exports.array(external_exports.string()) });
+
+// schemas/previous-stage.ts
+var PreviousStage = external_exports.strictObject({
+  runId: external_exports.string(),
+  keyInputs: KeyInputs
+});
+
+// schemas/iso-timestamp.ts
+var IsoTimestamp = external_exports.iso.datetime({ offset: true, error: "expected an ISO 8601 date and time, e.g. 2026-12-01T14:55:00.000Z" }).refine(
+  (text) => {
+    const year = new Date(text).getUTCFullYear();
+    return year >= 1 && year <= 9999;
+  },
+  { error: "expected a year from 0001 to 9999" }
+);
+
+// schemas/metric-point.ts
+var MetricPoint = external_exports.strictObject({
+  stage: external_exports.string(),
+  name: external_exports.string().min(1),
+  step: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  value: external_exports.number().refine(Number.isFinite, { error: "expected a finite number" })
+});
+
+// schemas/stage-record.ts
+var StageRecord = external_exports.strictObject({
+  name: external_exports.string(),
+  status: StageStatus,
+  /** Null for `cache: false` stages and for stages that never got as far as a key. */
+  cacheKey: external_exports.string().nullable(),
+  keyInputs: KeyInputs.nullable(),
+  /** For a cached stage: the run whose execution produced these outputs. */
+  cachedFrom: external_exports.string().nullable(),
+  /** Why the stage ran instead of being restored; empty for a cached stage. */
+  reasons: external_exports.array(external_exports.string()),
+  /**
+   * What the summary says about how the stage is keyed: the files it read that are not
+   * among its deps, or why its reads could not be traced. Absent from older runners' events.
+   */
+  notes: external_exports.array(external_exports.string()).default([]),
+  startedAt: IsoTimestamp.nullable(),
+  finishedAt: IsoTimestamp.nullable(),
+  durationMs: external_exports.number().nonnegative(),
+  exitCode: external_exports.number().int().min(-INT32_MAX - 1).max(INT32_MAX).nullable(),
+  outs: external_exports.array(OutRecord),
+  /**
+   * The stage's metric values: the last point of each series it streamed, then the
+   * values of its metrics files (flattened to dotted names), which win on a clash.
+   */
+  metrics: external_exports.record(external_exports.string(), external_exports.number()),
+  /** The end of the stage's (masked) output, bounded. */
+  logTail: external_exports.string(),
+  /** The stage's whole (masked) output, as a blob. */
+  logDigest: BlobDigest.nullable(),
+  /** A sentence saying why the stage failed, was skipped or cancelled. */
+  error: external_exports.string().nullable(),
+  /**
+   * Key inputs that changed while the stage ran (`helpers.py changed while train ran`):
+   * its key no longer says what it read, so its result is not cached and the run is dirty.
+   */
+  dirtyReasons: external_exports.array(external_exports.string()).default([]),
+  /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
+  warnings: external_exports.array(external_exports.string()).default([])
+});
+
+// schemas/run-event.ts
+var StageStarted = external_exports.strictObject({
+  type: external_exports.literal("stage.started"),
+  stage: external_exports.string(),
+  at: IsoTimestamp
+});
+var StageLog = external_exports.strictObject({
+  type: external_exports.literal("stage.log"),
+  stage: external_exports.string(),
+  lines: external_exports.array(external_exports.string())
+});
+var MetricPoints = external_exports.strictObject({
+  type: external_exports.literal("metric.points"),
+  points: external_exports.array(MetricPoint).min(1)
+});
+var AnnotationAdded = external_exports.strictObject({ type: external_exports.literal("annotation"), annotation: Annotation });
+var StageFinished = external_exports.strictObject({ type: external_exports.literal("stage.finished"), stage: StageRecord });
+var RunEventBody = external_exports.discriminatedUnion("type", [
+  StageStarted,
+  StageLog,
+  MetricPoints,
+  AnnotationAdded,
+  StageFinished
+]);
+var seq = { seq: NonNegativeInt32 };
+var RunEvent = external_exports.discriminatedUnion("type", [
+  StageStarted.extend(seq),
+  StageLog.extend(seq),
+  MetricPoints.extend(seq),
+  AnnotationAdded.extend(seq),
+  StageFinished.extend(seq)
+]);
+
+// schemas/protocol/lease-requests.ts
+var HeartbeatRequest = external_exports.strictObject({ lease: LeaseId });
+var HeartbeatReply = external_exports.strictObject({
+  cancel: external_exports.boolean(),
+  reason: external_exports.string().nullable(),
+  finishAs: external_exports.enum(["cancelled", "timed_out"]).nullable()
+});
+var StartRequest = external_exports.strictObject({
+  lease: LeaseId,
+  codeDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
+  envDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
+  /**
+   * How the runner isolates the run's stages, in a sentence for the check run (`bubblewrap
+   * 0.8.0: …`); null when they run unsandboxed, as the runner's own user.
+   */
+  sandbox: external_exports.string().max(500).regex(/^[^\p{Cc}]*$/u, "must hold no control characters").nullable().default(null)
+});
+var EVENT_BATCH_MAX_BYTES = 8 * 2 ** 20;
+var EventBatch = external_exports.strictObject({
+  lease: LeaseId,
+  attempt: external_exports.number().int().positive().max(INT32_MAX),
+  events: external_exports.array(RunEvent).min(1).max(2e3)
+});
+var EventBatchReply = external_exports.strictObject({
+  /** How many events of the batch were new (the rest had been applied before). */
+  applied: external_exports.number().int().nonnegative(),
+  acked: external_exports.number().int().nonnegative()
+});
+var FINISH_MAX_BYTES = 2 ** 20;
+var FinishRequest = external_exports.strictObject({
+  lease: LeaseId,
+  status: external_exports.enum(["succeeded", "failed", "cancelled", "timed_out"]),
+  reason: external_exports.string().max(4e3).nullable(),
+  metrics: external_exports.record(external_exports.string(), external_exports.number()),
+  /** What changed in the code while stages ran (the run is then dirty); none when absent. */
+  dirtyReasons: external_exports.array(external_exports.string().max(2e3)).max(100).default([])
+});
+var ReleaseRequest = external_exports.strictObject({ lease: LeaseId, reason: external_exports.string().max(1e3) });
+var FetchedRequest = external_exports.strictObject({
+  lease: LeaseId,
+  extraHeader: external_exports.string().max(4e3)
+});
+var FetchedReply = external_exports.strictObject({
+  /** Whether a credential was revoked (false when there was none to revoke). */
+  revoked: external_exports.boolean()
+});
+
+// node_modules/is-network-error/index.js
+var objectToString = Object.prototype.toString;
+var isError = (value) => objectToString.call(value) === "[object Error]";
+var errorMessages = /* @__PURE__ */ new Set([
+  "network error",
+  // Chrome
+  "NetworkError when attempting to fetch resource.",
+  // Firefox
+  "The Internet connection appears to be offline.",
+  // Safari 16
+  "Network request failed",
+  // `cross-fetch`
+  "fetch failed",
+  // Undici (Node.js)
+  "terminated",
+  // Undici (Node.js)
+  " A network error occurred.",
+  // Bun (WebKit)
+  "Network connection lost"
+  // Cloudflare Workers (fetch)
+]);
+function isNetworkError(error46) {
+  const isValid = error46 && isError(error46) && error46.name === "TypeError" && typeof error46.message === "string";
+  if (!isValid) {
+    return false;
+  }
+  const { message, stack } = error46;
+  if (message === "Load failed" || message.startsWith("Load failed (") && message.endsWith(")")) {
+    return stack === void 0 || "__sentry_captured__" in error46;
+  }
+  if (message.startsWith("error sending request for url")) {
+    return true;
+  }
+  if (message === "Failed to fetch" || message.startsWith("Failed to fetch (") && message.endsWith(")")) {
+    return true;
+  }
+  return errorMessages.has(message);
+}
+
+// node_modules/p-retry/index.js
+function validateRetries(retries) {
+  if (typeof retries === "number") {
+    if (retries < 0) {
+      throw new TypeError("Expected `retries` to be a non-negative number.");
+    }
+    if (Number.isNaN(retries)) {
+      throw new TypeError("Expected `retries` to be a valid number or Infinity, got NaN.");
+    }
+  } else if (retries !== void 0) {
+    throw new TypeError("Expected `retries` to be a number or Infinity.");
+  }
+}
+function validateNumberOption(name, value, { min = 0, allowInfinity = false } = {}) {
+  if (value === void 0) {
+    return;
+  }
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw new TypeError(`Expected \`${name}\` to be a number${allowInfinity ? " or Infinity" : ""}.`);
+  }
+  if (!allowInfinity && !Number.isFinite(value)) {
+    throw new TypeError(`Expected \`${name}\` to be a finite number.`);
+  }
+  if (value < min) {
+    throw new TypeError(`Expected \`${name}\` to be \u2265 ${min}.`);
+  }
+}
+var AbortError = class extends Error {
+  constructor(message) {
+    super();
+    if (message instanceof Error) {
+      this.originalError = message;
+      ({ message } = message);
+    } else {
+      this.originalError = new Error(message);
+      this.originalError.stack = this.stack;
+    }
+    this.name = "AbortError";
+    this.message = message;
+  }
+};
+function calculateDelay(retriesConsumed, options) {
+  const attempt = Math.max(1, retriesConsumed + 1);
+  const random = options.randomize ? Math.random() + 1 : 1;
+  let timeout = Math.round(random * options.minTimeout * options.factor ** (attempt - 1));
+  timeout = Math.min(timeout, options.maxTimeout);
+  return timeout;
+}
+function calculateRemainingTime(start, max) {
+  if (!Number.isFinite(max)) {
+    return max;
+  }
+  return max - (performance.now() - start);
+}
+async function onAttemptFailure({ error: error46, attemptNumber, retriesConsumed, startTime, options }) {
+  const normalizedError = error46 instanceof Error ? error46 : new TypeError(`Non-error was thrown: "${error46}". You should only throw errors.`);
+  if (normalizedError instanceof AbortError) {
+    throw normalizedError.originalError;
+  }
+  const retriesLeft = Number.isFinite(options.retries) ? Math.max(0, options.retries - retriesConsumed) : options.retries;
+  const maxRetryTime = options.maxRetryTime ?? Number.POSITIVE_INFINITY;
+  const context = Object.freeze({
+    error: normalizedError,
+    attemptNumber,
+    retriesLeft,
+    retriesConsumed
+  });
+  await options.onFailedAttempt(context);
+  if (calculateRemainingTime(startTime, maxRetryTime) <= 0) {
+    throw normalizedError;
+  }
+  const consumeRetry = await options.shouldConsumeRetry(context);
+  const remainingTime = calculateRemainingTime(startTime, maxRetryTime);
+  if (remainingTime <= 0 || retriesLeft <= 0) {
+    throw normalizedError;
+  }
+  if (normalizedError instanceof TypeError && !isNetworkError(normalizedError)) {
+    if (consumeRetry) {
+      throw normalizedError;
+    }
+    options.signal?.throwIfAborted();
+    return false;
+  }
+  if (!await options.shouldRetry(context)) {
+    throw normalizedError;
+  }
+  if (!consumeRetry) {
+    options.signal?.throwIfAborted();
+    return false;
+  }
+  const delayTime = calculateDelay(retriesConsumed, options);
+  const finalDelay = Math.min(delayTime, remainingTime);
+  options.signal?.throwIfAborted();
+  if (finalDelay > 0) {
+    await new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timeoutToken);
+        options.signal?.removeEventListener("abort", onAbort);
+        reject(options.signal.reason);
+      };
+      const timeoutToken = setTimeout(() => {
+        options.signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, finalDelay);
+      if (options.unref) {
+        timeoutToken.unref?.();
+      }
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+  options.signal?.throwIfAborted();
+  return true;
+}
+async function pRetry(input, options = {}) {
+  options = { ...options };
+  validateRetries(options.retries);
+  if (Object.hasOwn(options, "forever")) {
+    throw new Error("The `forever` option is no longer supported. For many use-cases, you can set `retries: Infinity` instead.");
+  }
+  options.retries ??= 10;
+  options.factor ??= 2;
+  options.minTimeout ??= 1e3;
+  options.maxTimeout ??= Number.POSITIVE_INFINITY;
+  options.maxRetryTime ??= Number.POSITIVE_INFINITY;
+  options.randomize ??= false;
+  options.onFailedAttempt ??= () => {
+  };
+  options.shouldRetry ??= () => true;
+  options.shouldConsumeRetry ??= () => true;
+  validateNumberOption("factor", options.factor, { min: 0, allowInfinity: false });
+  validateNumberOption("minTimeout", options.minTimeout, { min: 0, allowInfinity: false });
+  validateNumberOption("maxTimeout", options.maxTimeout, { min: 0, allowInfinity: true });
+  validateNumberOption("maxRetryTime", options.maxRetryTime, { min: 0, allowInfinity: true });
+  if (!(options.factor > 0)) {
+    options.factor = 1;
+  }
+  options.signal?.throwIfAborted();
+  let attemptNumber = 0;
+  let retriesConsumed = 0;
+  const startTime = performance.now();
+  while (Number.isFinite(options.retries) ? retriesConsumed <= options.retries : true) {
+    attemptNumber++;
+    try {
+      options.signal?.throwIfAborted();
+      const result = await input(attemptNumber);
+      options.signal?.throwIfAborted();
+      return result;
+    } catch (error46) {
+      if (await onAttemptFailure({
+        error: error46,
+        attemptNumber,
+        retriesConsumed,
+        startTime,
+        options
+      })) {
+        retriesConsumed++;
+      }
+    }
+  }
+  throw new Error("Retry attempts exhausted without throwing an error.");
+}
+
+// schemas/protocol/api-error.ts
+var ApiError = external_exports.object({
+  error: external_exports.string(),
+  field: external_exports.string().optional(),
+  /** For a failure of the control plane itself (500): the id its log gives the details under. */
+  requestId: external_exports.string().optional()
+});
+
+// client/control-plane-errors.ts
+var ControlPlaneError = class extends Error {
+  constructor(status, request, message, field, options) {
+    super(message, options);
+    this.status = status;
+    this.request = request;
+    this.field = field;
+    this.name = "ControlPlaneError";
+  }
+  status;
+  request;
+  field;
+};
+var UnauthorizedError = class extends ControlPlaneError {
+  name = "UnauthorizedError";
+};
+var ForbiddenError = class extends ControlPlaneError {
+  name = "ForbiddenError";
+};
+var NotFoundError = class extends ControlPlaneError {
+  name = "NotFoundError";
+};
+var StaleLeaseError = class extends ControlPlaneError {
+  name = "StaleLeaseError";
+};
+var ControlPlaneUnreachableError = class extends Error {
+  constructor(request, message, options) {
+    super(message, options);
+    this.request = request;
+    this.name = "ControlPlaneUnreachableError";
+  }
+  request;
+};
+
+// client/control-plane-http.ts
+var ControlPlaneHttp = class {
+  constructor(options) {
+    this.options = options;
+    this.base = parseBaseUrl(options.url);
+    if (!/^[\x21-\x7e]+$/.test(options.token)) {
+      throw new Error(
+        "The control-plane token is empty or holds spaces or control characters; expected one line of text"
+      );
+    }
+    this.retries = options.retries ?? 5;
+    this.minRetryDelayMs = options.minRetryDelayMs ?? 500;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 15e3;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 3e4;
+  }
+  options;
+  base;
+  requestTimeoutMs;
+  retries;
+  minRetryDelayMs;
+  maxRetryDelayMs;
+  /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
+  send(method, path, request) {
+    return this.withRetries(
+      `${method} ${path}`,
+      request.call,
+      (signal) => this.attempt(method, path, { ...request, signal })
+    );
+  }
+  /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
+  async withRetries(request, call, attempt) {
+    try {
+      return await pRetry(() => attempt(call.signal), {
+        retries: call.retries ?? this.retries,
+        minTimeout: this.minRetryDelayMs,
+        maxTimeout: this.maxRetryDelayMs,
+        randomize: true,
+        ...call.signal ? { signal: call.signal } : {},
+        shouldRetry: ({ error: error46 }) => isTransient(error46) && !call.signal?.aborted,
+        onFailedAttempt: ({ error: error46, attemptNumber, retriesLeft }) => {
+          if (retriesLeft > 0 && isTransient(error46))
+            this.options.onRetry?.({ request, attempt: attemptNumber, error: error46 });
+        }
+      });
+    } catch (error46) {
+      if (call.signal?.aborted || !isTransient(error46)) throw error46;
+      const why = error46 instanceof TransientResponseError ? error46.message : describeNetworkError(error46);
+      throw new ControlPlaneUnreachableError(
+        request,
+        `Could not reach the control plane at ${this.base.origin} (${request}): ${why}`,
+        { cause: error46 }
+      );
+    }
+  }
+  /** One HTTP exchange: the status decides what is thrown. */
+  async attempt(method, path, request) {
+    const headers = {
+      ...request.headers,
+      authorization: `Bearer ${this.options.token}`,
+      accept: "application/json"
+    };
+    let body;
+    if (request.json !== void 0) {
+      headers["content-type"] = "application/json";
+      body = JSON.stringify(request.json);
+    } else if (request.body) {
+      headers["content-type"] = "application/octet-stream";
+      headers["content-length"] = String(request.body.size);
+      body = request.body.data;
+    }
+    if (request.lease) {
+      headers["x-fluksio-lease"] = request.lease.lease;
+      headers["x-fluksio-run"] = request.lease.runId;
+    }
+    const timeout = AbortSignal.timeout(request.timeoutMs ?? this.requestTimeoutMs);
+    const response = await fetch(this.urlOf(path), {
+      method,
+      headers,
+      body,
+      signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
+      // A redirect could carry the Authorization header somewhere else: it is refused below.
+      redirect: "manual",
+      // A streamed upload: Node's fetch requires saying so.
+      ...body !== void 0 && typeof body !== "string" && !(body instanceof Uint8Array) ? { duplex: "half" } : {}
+    });
+    if (response.ok || response.status === 404 && request.allowNotFound) return response;
+    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path}`, response);
+    throw await errorFor(`${method} ${path}`, response);
+  }
+  /** `path` (absolute, with its query) under the base URL's own path. */
+  urlOf(path) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path}`, this.base);
+  }
+  /** The response's JSON, validated with a protocol schema. */
+  async parse(response, schema, request) {
+    const text = await response.text();
+    let json2;
+    try {
+      json2 = JSON.parse(text);
+    } catch (error46) {
+      throw new ControlPlaneError(
+        0,
+        request,
+        `The control plane answered ${request} with a body that is not JSON`,
+        void 0,
+        {
+          cause: error46
+        }
+      );
+    }
+    const parsed = schema.safeParse(json2);
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues.map(
+      (issue3) => `${issue3.path.join(".") || "(body)"}: ${issue3.message}`
+    );
+    throw new ControlPlaneError(
+      0,
+      request,
+      `The control plane's answer to ${request} does not match the protocol: ${issues.slice(0, 5).join("; ")}`
+    );
+  }
+};
+var TransientResponseError = class extends Error {
+};
+function isTransient(error46) {
+  if (error46 instanceof TransientResponseError) return true;
+  if (error46 instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error46.message))
+    return true;
+  return error46 instanceof Error && (error46.name === "TimeoutError" || isConnectionError(error46.cause ?? error46));
+}
+function isConnectionError(error46) {
+  const code = error46?.code;
+  return typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_\w+)$/.test(
+    code
+  );
+}
+function describeNetworkError(error46) {
+  if (!(error46 instanceof Error)) return String(error46);
+  if (error46.name === "TimeoutError") return "the request timed out";
+  const cause = error46.cause;
+  return cause?.code ? `${cause.code}${cause.message ? ` (${cause.message})` : ""}` : error46.message;
+}
+async function errorFor(request, response) {
+  const text = await response.text().catch(() => "");
+  let sentence = text.slice(0, 500) || response.statusText;
+  let field;
+  try {
+    const parsed = ApiError.safeParse(JSON.parse(text));
+    if (parsed.success) {
+      sentence = parsed.data.error;
+      field = parsed.data.field;
+    }
+  } catch {
+  }
+  if (response.status === 408 || response.status === 429 || response.status >= 500)
+    return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
+  const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
+  const ErrorClass = response.status === 401 ? UnauthorizedError : response.status === 403 ? ForbiddenError : response.status === 404 ? NotFoundError : response.status === 409 ? StaleLeaseError : ControlPlaneError;
+  return new ErrorClass(response.status, request, message, field);
+}
+function redirectError(request, response) {
+  void response.body?.cancel();
+  const location = response.headers.get("location");
+  const where = location ? ` to ${redactUrl(location)}` : "";
+  return new ControlPlaneError(
+    response.status,
+    request,
+    `The control plane answered ${request} with a redirect${where} (${response.status}); fluksio follows none, as the token would go along: give the URL it redirects to`
+  );
+}
+function parseBaseUrl(url2) {
+  let parsed;
+  try {
+    parsed = new URL(url2);
+  } catch {
+    throw new Error(
+      `The control plane URL "${redactUrl(url2)}" is not a URL; expected e.g. https://fluksio.example.com`
+    );
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    throw new Error(
+      `The control plane URL "${redactUrl(url2)}" is not http(s); expected e.g. https://fluksio.example.com`
+    );
+  }
+  if (parsed.username || parsed.password) {
+    throw new Error(
+      "The control plane URL carries credentials; give only the address (the token travels in the Authorization header alone)"
+    );
+  }
+  return parsed;
+}
+
+// client/control-plane-client.ts
+var ControlPlaneClient = class {
+  http;
+  transferTimeoutMs;
+  constructor(options) {
+    this.http = new ControlPlaneHttp(options);
+    this.transferTimeoutMs = options.transferTimeoutMs ?? 36e5;
+  }
+  /** The control plane's origin, for log lines and messages. */
+  get origin() {
+    return this.http.base.origin;
+  }
+  // The runner's side: claims, and the writes and reads of the run it holds.
+  /** Waits up to `waitSeconds` for a run this runner may take (a fork's only with `acceptForks`); null when none came. */
+  async claim(waitSeconds, acceptForks, call = {}) {
+    const json2 = { waitSeconds, acceptForks };
+    const response = await this.http.send("POST", "/api/v1/runner/claim", {
+      call,
+      json: json2,
+      timeoutMs: this.http.requestTimeoutMs + waitSeconds * 1e3
+    });
+    if (response.status === 204) return null;
+    return this.http.parse(response, Claim, "POST /api/v1/runner/claim");
+  }
+  /** Renews the lease; the reply says whether to stop the run. */
+  async heartbeat(run2, call = {}) {
+    const json2 = { lease: run2.lease };
+    return this.postLeased(run2, "heartbeat", json2, HeartbeatReply, call);
+  }
+  /** The checkout is verified: the run starts, stamped with what is about to execute. */
+  async start(run2, stamp, call = {}) {
+    const json2 = { lease: run2.lease, ...stamp };
+    return this.postLeased(run2, "start", json2, LeasedWriteReply, call);
+  }
+  /** Uploads events; resolves once the control plane acknowledged them. */
+  async sendEvents(run2, batch, call = {}) {
+    const json2 = { lease: run2.lease, ...batch };
+    return this.postLeased(run2, "events", json2, EventBatchReply, call);
+  }
+  async finish(run2, result, call = {}) {
+    const json2 = { lease: run2.lease, ...result };
+    return this.postLeased(run2, "finish", json2, LeasedWriteReply, call);
+  }
+  /**
+   * Says the run's commit is fetched, passing back the claim's `git.extraHeader`, so the
+   * control plane revokes that credential now instead of leaving it valid for the hour.
+   */
+  async fetched(run2, extraHeader, call = {}) {
+    const json2 = { lease: run2.lease, extraHeader };
+    return this.postLeased(run2, "fetched", json2, FetchedReply, call);
+  }
+  /** Gives the run back to the queue (the runner is stopping). */
+  async release(run2, reason, call = {}) {
+    const json2 = { lease: run2.lease, reason };
+    return this.postLeased(run2, "release", json2, LeasedWriteReply, call);
+  }
+  /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
+  async cacheEntry(run2, key, call = {}) {
+    const path = `${runPath(run2.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path, { call, lease: run2, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path}`);
+  }
+  /** The entries of a traced stage's manifest key visible to the run, newest first. */
+  async cacheCandidates(run2, manifestKey, call = {}) {
+    const path = `${runPath(run2.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path, { call, lease: run2 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path}`)).entries;
+  }
+  /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
+  async previousStage(run2, stage, call = {}) {
+    const path = `${runPath(run2.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path, { call, lease: run2, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path}`);
+  }
+  async hasBlob(run2, digest, call = {}) {
+    const response = await this.http.send("HEAD", blobPath(digest), {
+      call,
+      lease: run2,
+      allowNotFound: true
+    });
+    return response.status !== 404;
+  }
+  /**
+   * Downloads a blob of the run's repository into `consume`, which gets the body as a
+   * stream; a failure inside it (a connection dropped mid-body) retries the whole
+   * download. Null when absent.
+   */
+  async getBlob(run2, digest, consume, call = {}) {
+    return this.download(blobPath(digest), { lease: run2, allowNotFound: true }, consume, call);
+  }
+  /** Uploads a blob, streaming a file's bytes; the control plane verifies the digest. */
+  async putBlob(run2, digest, body, call = {}) {
+    const request = `PUT ${blobPath(digest)}`;
+    const response = await this.http.withRetries(
+      request,
+      call,
+      (signal) => this.http.attempt("PUT", blobPath(digest), {
+        lease: run2,
+        signal,
+        timeoutMs: this.transferTimeoutMs,
+        body: "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable.toWeb(body.open()), size: body.size }
+      })
+    );
+    return this.http.parse(response, BlobUploadReply, request);
+  }
+  // The submitter's side: queue, read and cancel runs, and pull their outputs.
+  /** `GET /healthz`: whether a fluksio control plane answers at the URL at all. */
+  async health(call = {}) {
+    return this.http.parse(await this.http.send("GET", "/healthz", { call }), HealthReply, "GET /healthz");
+  }
+  /**
+   * Queues one run. `idempotencyKey` names this submission: the same key again (a
+   * retried request) answers the run the first made instead of queuing a second.
+   */
+  async submitRun(request, idempotencyKey, call = {}) {
+    const path = "/api/v1/runs";
+    const response = await this.http.send("POST", path, {
+      call,
+      json: request,
+      headers: { "idempotency-key": idempotencyKey }
+    });
+    return this.http.parse(response, RemoteRunReport, `POST ${path}`);
+  }
+  /**
+   * The newest runs of the repositories the token reaches (or of one of them), optionally
+   * those whose id starts with `prefix`: `fluksio runs --remote`, and short ids resolved.
+   */
+  async listRuns(query, call = {}) {
+    const params = new URLSearchParams({ limit: String(query.limit) });
+    if (query.repository !== void 0) params.set("repository", query.repository);
+    if (query.prefix !== void 0) params.set("prefix", query.prefix);
+    return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
+  }
+  /** A run as the control plane has it now: its state, stages, metrics and annotations. */
+  async run(runId, call = {}, { baselineCommits = [] } = {}) {
+    const query = baselineCommits.length > 0 ? `?baseline-commits=${baselineCommits.join(",")}` : "";
+    return this.get(`${runPath(runId)}${query}`, RemoteRunReport, call);
+  }
+  /** A run's streamed metric series, by metric name. */
+  async runMetrics(runId, call = {}) {
+    return (await this.get(`${runPath(runId)}/metrics`, RunMetricsReply, call)).series;
+  }
+  /** A stage's whole log, line by line. */
+  async stageLog(runId, stage, call = {}) {
+    return (await this.get(`${runPath(runId)}/logs/${encodeURIComponent(stage)}`, StageLogReply, call)).lines;
+  }
+  /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
+  async cancelRun(runId, request = {}, call = {}) {
+    const path = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path, { call, json: request });
+    return this.http.parse(response, RemoteRunReport, `POST ${path}`);
+  }
+  /**
+   * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
+   * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
+   */
+  async pullBlob(runId, digest, consume, call = {}) {
+    const path = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.download(path, {}, consume, call);
+    if (result === null) throw new Error(`The control plane answered GET ${path} without a body`);
+    return result;
+  }
+  async get(path, schema, call) {
+    return this.http.parse(await this.http.send("GET", path, { call }), schema, `GET ${path}`);
+  }
+  /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
+  async postLeased(run2, what, json2, schema, call) {
+    const path = `${runPath(run2.runId)}/${what}`;
+    return this.http.parse(await this.http.send("POST", path, { call, json: json2 }), schema, `POST ${path}`);
+  }
+  /** A GET of bytes under the transfer time limit, retried whole when `consume` fails transiently. */
+  download(path, options, consume, call) {
+    return this.http.withRetries(`GET ${path}`, call, async (signal) => {
+      const response = await this.http.attempt("GET", path, {
+        ...options,
+        signal,
+        timeoutMs: this.transferTimeoutMs
+      });
+      if (response.status === 404 || !response.body) return null;
+      return consume(Readable.fromWeb(response.body));
+    });
+  }
+};
+function runPath(runId) {
+  return `/api/v1/runs/${encodeURIComponent(runId)}`;
+}
+function blobPath(digest) {
+  return `/api/v1/blobs/${encodeURIComponent(digest).replace("%3A", ":")}`;
+}
+
+// client/server-connection.ts
+var SUBMITTER_RETRIES = 3;
+function submitterClient(connection) {
+  return new ControlPlaneClient({ ...connection, retries: SUBMITTER_RETRIES });
+}
+
 // action/cancel-submitted-runs.ts
 async function cancelSubmittedRuns(client, runIds, reason) {
   const cancelled = [];
   for (const runId of runIds) {
-    const report = await client.request("GET", `/api/v1/runs/${runId}`, RemoteRunReport);
+    const report = await client.run(runId);
     if (isFinalRunStatus(report.run.status)) continue;
-    await client.request("POST", `/api/v1/runs/${runId}/cancel`, RemoteRunReport, { body: { reason } });
+    await client.cancelRun(runId, { reason });
     cancelled.push(runId);
   }
   return cancelled;
@@ -32735,7 +33545,7 @@ async function run() {
     const { server } = getInputs();
     if (!server) return;
     const cancelled = await cancelSubmittedRuns(
-      new ApiClient(server.url, server.token),
+      submitterClient(server),
       runIds,
       "The workflow job ended before the run did"
     );

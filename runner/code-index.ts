@@ -12,8 +12,6 @@ import { findRepoRoot } from './find-repo-root.js';
 import { listWorkTree, type WorkTreeListing } from './work-tree-listing.js';
 import { resolveWorkspacePath } from './workspace-path.js';
 
-export { isNeverCode } from './never-code.js';
-
 /** The files of a work tree as a stage would read them now: what code digests are made from. */
 export interface CodeIndex {
   /** The work tree's top-level directory, as git reports it (absolute). */

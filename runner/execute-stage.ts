@@ -1,31 +1,26 @@
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, posix } from 'node:path';
+import { dirname } from 'node:path';
 import type { Annotation } from '../schemas/annotation.js';
-import type { CacheEntry } from '../schemas/cache-entry.js';
 import { interpolateCommand } from '../schemas/interpolate-command.js';
 import type { KeyInputs } from '../schemas/key-inputs.js';
 import type { OutRecord } from '../schemas/out-record.js';
-import type { PreviousStage } from '../schemas/previous-stage.js';
 import { normalizePipelinePath } from '../schemas/pipeline-paths.js';
 import { paramVariables } from '../schemas/param-variables.js';
-import { producerOf } from '../schemas/stage-graph.js';
 import { emptyStageRecord, type StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
-import { manifestKeyOf } from '../schemas/manifest-key.js';
-import { BlobCorruptError, BlobMissingError } from './blob-errors.js';
 import { cacheKeyOf } from './cache-key.js';
 import type { CodeIndex } from './code-index.js';
-import { describeCodeChanges } from './code-digest.js';
 import type { CodeView } from './code-view.js';
 import { commandInterpreters } from './command-interpreters.js';
 import type { InterpreterDigests } from './interpreter-digests.js';
 import { makePrivateDir } from './private-dir.js';
+import { findStageHit, restoreHit } from './find-stage-hit.js';
+import { missReasons } from './miss-reasons.js';
 import { recheckStageInputs, type StageRecheck } from './recheck-stage-inputs.js';
 import { readMetricsFile } from './metrics-file.js';
 import { MissingOutError } from './missing-out-error.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
-import { rerunReasons } from './rerun-reasons.js';
-import { restoreOut, removeOut, storeOut } from './stage-outputs.js';
+import { removeOut, storeOut } from './stage-outputs.js';
 import { keyingNotes } from './keying-notes.js';
 import { ReadSetProbe } from './read-set-probe.js';
 import { startReadTrace, type ReadTrace } from './read-trace.js';
@@ -144,10 +139,12 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   else {
     // A Python command's entries are found by read set; its exact key still finds what an
     // execution that could not be traced stored.
-    const entry =
-      (material.traceable ? await lookupByReadSet(options, material.traceable, probe) : null) ??
-      (await lookup(options, cacheKey as string));
-    const failure = entry ? await restoreEntry(context, entry) : null;
+    const entry = await findStageHit(options, {
+      traceable: material.traceable,
+      cacheKey: cacheKey as string,
+      probe,
+    });
+    const failure = entry ? await restoreHit(options, entry) : null;
     if (entry && failure === null) {
       for (const out of entry.outs) context.produced.set(normalizePipelinePath(out.path), out);
       return finish({
@@ -161,7 +158,14 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         notes: notesOf(entry.keyInputs),
       });
     }
-    reasons = failure ? [failure] : await missReasons(name, context, material, probe);
+    reasons = failure
+      ? [failure]
+      : await missReasons(name, {
+          options,
+          ranUpstream: context.ranUpstream,
+          material,
+          probe,
+        });
   }
   if (context.signal.aborted) return finish({ status: abortStatus(context.signal), ...keyed, reasons });
 
@@ -366,93 +370,6 @@ async function keyOfExecution(options: {
     cacheKey: null,
     notes: [`${options.stage}: not cached: ${changed} changed while it ran`],
   };
-}
-
-/** A record for a stage that never started: skipped after an upstream failure, or cancelled. */
-export function notStartedRecord(name: string, status: StageStatus, error: string): StageRecord {
-  const now = new Date().toISOString();
-  return { ...emptyStageRecord(name, status), startedAt: null, finishedAt: now, error };
-}
-
-/**
- * The newest entry of a traced stage's manifest key whose every read still has its
- * digest (ccache's direct mode), or null.
- */
-async function lookupByReadSet(
-  options: RunPipelineOptions,
-  traceable: KeyInputs,
-  probe: ReadSetProbe,
-): Promise<CacheEntry | null> {
-  const candidates = await options.cache.candidates(manifestKeyOf(traceable)).catch((): CacheEntry[] => []);
-  for (const candidate of candidates) {
-    const { readSet } = candidate.keyInputs;
-    if (readSet && (await probe.changes(readSet).catch(() => ['unreadable'])).length === 0) return candidate;
-  }
-  return null;
-}
-
-/** A cache that cannot answer is a miss, never a failed run (DESIGN §5). */
-async function lookup(options: RunPipelineOptions, key: string): Promise<CacheEntry | null> {
-  try {
-    return await options.cache.lookup(key);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Restores a hit's outs, each verified by digest. Returns null when all came back, or
- * the reason the stage must run instead (a blob gone or corrupt is a miss).
- */
-async function restoreEntry(context: StageRunContext, entry: CacheEntry): Promise<string | null> {
-  const { workspace, blobs } = context.options;
-  try {
-    for (const out of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out);
-    return null;
-  } catch (error) {
-    if (error instanceof BlobMissingError || error instanceof BlobCorruptError) {
-      const what = error instanceof BlobMissingError ? 'is missing' : 'was corrupt';
-      return `cached outputs of run ${entry.runId} could not be restored (blob ${error.digest} ${what})`;
-    }
-    return `cached outputs of run ${entry.runId} could not be restored: ${messageOf(error)}`;
-  }
-}
-
-/** Why the stage misses: compared with its inputs in the previous run (StageCache.previous). */
-async function missReasons(
-  name: string,
-  context: StageRunContext,
-  material: StageKeyMaterial,
-  probe: ReadSetProbe,
-): Promise<string[]> {
-  const { options } = context;
-  const previousStage = await options.cache.previous(name).catch((): PreviousStage | null => null);
-  const previous = previousStage?.keyInputs ?? null;
-  // Compared with a traced entry, a traced stage names what it read that changed.
-  const readSet = material.traceable ? previous?.readSet : null;
-  const current = readSet && material.traceable ? material.traceable : material.inputs;
-  const readChanges = readSet ? await probe.changes(readSet, true).catch(() => null) : null;
-  let codeChanges: string[] | null = null;
-  const manifest = previous?.code?.manifest;
-  if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
-    try {
-      const before = JSON.parse((await options.blobs.getBytes(manifest)).toString()) as [string, string][];
-      const relative = (entries: [string, string][]) =>
-        entries.map(([path, id]): [string, string] => [
-          posix.relative(options.workspace.pipelineDirInRepo || '.', path) || path,
-          id,
-        ]);
-      codeChanges = describeCodeChanges(relative(before), relative(material.code.entries));
-    } catch {
-      codeChanges = null;
-    }
-  }
-  return rerunReasons(current, previousStage, {
-    producerOf: (dep) => producerOf(options.pipeline, dep),
-    ranUpstream: context.ranUpstream,
-    codeChanges,
-    readChanges,
-  });
 }
 
 function abortStatus(signal: AbortSignal): StageStatus {

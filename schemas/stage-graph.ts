@@ -64,19 +64,3 @@ export function findCycle(graph: StageGraph): string[] | null {
   }
   return null;
 }
-
-/** Every stage that depends on `name`, directly or through others. */
-export function downstreamOf(graph: StageGraph, name: string): Set<string> {
-  const found = new Set<string>();
-  const queue = [name];
-  while (queue.length > 0) {
-    const current = queue.shift() as string;
-    for (const [stage, upstream] of graph) {
-      if (upstream.has(current) && !found.has(stage)) {
-        found.add(stage);
-        queue.push(stage);
-      }
-    }
-  }
-  return found;
-}

@@ -1,13 +1,14 @@
-import { and, desc, eq, inArray } from 'drizzle-orm';
+import { desc, eq } from 'drizzle-orm';
 import type { CacheEntry } from '../schemas/cache-entry.js';
 import { CANDIDATE_LIMIT } from '../schemas/manifest-key.js';
 import { cacheEntries } from '../schemas/tables/cache-entries.js';
 import type { Database } from './database.js';
+import { readableCacheEntries } from './readable-cache-entries.js';
 import { toCacheEntry } from './to-cache-entry.js';
 
 /**
- * The cache entries of a traced stage's manifest key that a run may read (same scope
- * rules as findCacheEntry), newest first and at most `limit`: a lookup restores the
+ * The cache entries of a traced stage's manifest key that a run may read (readableCacheEntries,
+ * as findCacheEntry), newest first and at most `limit`: a lookup restores the
  * first whose read set still holds.
  */
 export async function findCacheCandidates({
@@ -23,17 +24,16 @@ export async function findCacheCandidates({
   manifestKey: string;
   limit?: number;
 }): Promise<CacheEntry[]> {
-  if (trustDomains.length === 0) return [];
+  const readable = readableCacheEntries({
+    repository,
+    trustDomains,
+    key: eq(cacheEntries.manifestKey, manifestKey),
+  });
+  if (!readable) return [];
   const rows = await db
     .select()
     .from(cacheEntries)
-    .where(
-      and(
-        eq(cacheEntries.repository, repository),
-        inArray(cacheEntries.trustDomain, [...trustDomains]),
-        eq(cacheEntries.manifestKey, manifestKey),
-      ),
-    )
+    .where(readable)
     .orderBy(desc(cacheEntries.createdAt), desc(cacheEntries.runId))
     .limit(limit);
   return rows.map(toCacheEntry);

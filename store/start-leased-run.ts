@@ -1,4 +1,6 @@
 import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import type { Params } from '../schemas/resolve-params.js';
+import { paramsMismatch } from '../schemas/params-mismatch.js';
 import { annotations } from '../schemas/tables/annotations.js';
 import { appliedEvents } from '../schemas/tables/applied-events.js';
 import { githubChecks } from '../schemas/tables/github-checks.js';
@@ -6,16 +8,25 @@ import { metricPoints } from '../schemas/tables/metric-points.js';
 import { runs, type Run } from '../schemas/tables/runs.js';
 import { stages } from '../schemas/tables/stages.js';
 import type { Database } from './database.js';
+import { finishedNow } from './finished-now.js';
 
 /**
  * Records that the runner holding `leaseId` verified its checkout and begins the run:
- * `started_at` by the database's clock, and the code and env digests computed where the
- * run executes (DESIGN §5), and how the runner sandboxes its stages. Until then a claimed run goes back to the queue without using
- * a retry when its runner vanishes. A later attempt starts from a clean record: the stages,
- * metric points and annotations of the attempt before are dropped (its cache entries stay:
- * they are sound results), so nothing it reported is shown twice or mixed into this one.
- * Starting again under the same lease (a retried request whose answer was lost) returns the
- * run as the first start left it. Null for a stale lease or a run that is not running.
+ * `started_at` by the database's clock, the code and env digests computed where the run
+ * executes (DESIGN §5), and how the runner sandboxes its stages. Until then a claimed run
+ * goes back to the queue without using a retry when its runner vanishes.
+ *
+ * The params are those the runner resolved at the commit. When they are not the params
+ * the run was queued with (params-mismatch.ts), the run fails here with the reason naming
+ * each difference, and nothing may run: what ran must be what was asked for. Otherwise
+ * they replace the queued ones (they add the defaults a submitter left out), so the run
+ * shows and is compared by what ran.
+ *
+ * A later attempt starts from a clean record: the stages, metric points and annotations of
+ * the attempt before are dropped (its cache entries stay: they are sound results), so
+ * nothing it reported is shown twice or mixed into this one. Starting again under the same
+ * lease (a retried request whose answer was lost) returns the run as the first start left
+ * it. Null for a stale lease or a run that is not running.
  */
 export async function startLeasedRun({
   db,
@@ -23,6 +34,8 @@ export async function startLeasedRun({
   leaseId,
   codeDigest,
   envDigest,
+  params,
+  paramsDigest,
   sandbox = null,
 }: {
   db: Database;
@@ -30,23 +43,44 @@ export async function startLeasedRun({
   leaseId: string;
   codeDigest: string;
   envDigest: string;
+  /** The params the runner resolved, and their digest (canonical JSON). */
+  params: Params;
+  paramsDigest: string;
   /** How the runner isolates the stages; null when it does not. */
   sandbox?: string | null;
 }): Promise<Run | null> {
-  const held = and(eq(runs.id, runId), eq(runs.leaseId, leaseId), eq(runs.status, 'running'));
+  const leased = and(eq(runs.id, runId), eq(runs.leaseId, leaseId));
   return db.transaction(async (tx) => {
-    const [started] = await tx
-      .update(runs)
-      .set({ startedAt: sql`now()`, codeDigest, envDigest, sandbox, dirty: false })
-      .where(and(held, isNull(runs.startedAt)))
-      .returning();
-    if (!started) {
+    const [queued] = await tx
+      .select({ params: runs.params, paramsDigest: runs.paramsDigest })
+      .from(runs)
+      .where(and(leased, eq(runs.status, 'running'), isNull(runs.startedAt)))
+      .for('update');
+    if (!queued) {
+      // A start retried under its lease: the run as that start left it (failed, when it
+      // failed there), still held by this lease.
       const [already] = await tx
         .select()
         .from(runs)
-        .where(and(held, isNotNull(runs.startedAt)));
+        .where(and(leased, isNotNull(runs.startedAt)));
       return already ?? null;
     }
+    const mismatch = queued.paramsDigest === paramsDigest ? null : paramsMismatch(queued.params, params);
+    const [started] = await tx
+      .update(runs)
+      .set({
+        startedAt: sql`now()`,
+        codeDigest,
+        envDigest,
+        sandbox,
+        dirty: false,
+        ...(mismatch === null
+          ? { params, paramsDigest }
+          : { status: 'failed', statusReason: mismatch.slice(0, 4000), ...finishedNow(), durationMs: 0 }),
+      })
+      .where(leased)
+      .returning();
+    if (!started) throw new Error(`Run ${runId} vanished while it was being started`);
     if (started.attempt > 1) {
       await tx.delete(stages).where(eq(stages.runId, runId));
       await tx.delete(metricPoints).where(eq(metricPoints.runId, runId));

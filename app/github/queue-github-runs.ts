@@ -1,11 +1,10 @@
-import type { ParamValue } from '../../schemas/key-inputs.js';
+import { checkRunName, sweptParams } from '../../present/github/check-run-name.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import type { Params } from '../../schemas/resolve-params.js';
 import type { Run, RunTrigger } from '../../schemas/tables/runs.js';
 import { recordGroupComment } from '../../store/record-group-comment.js';
 import type { GitHubWork } from './github-work.js';
-import { PIPELINE_PATH } from './read-pipeline-at.js';
-import { checkRunName } from './check-run-name.js';
+import { githubRunDefinition } from './github-run-definition.js';
 import { queueCheckedRuns } from './queue-checked-runs.js';
 import type { RepositoryRef } from './repository-ref.js';
 
@@ -54,41 +53,19 @@ export async function queueGitHubRuns(work: GitHubWork, request: GitHubRunReques
       },
     });
   }
-  const fork = pullRequest?.fork ?? false;
-  const labels = [...new Set(pipeline['runs-on'])].sort();
   const queued = await queueCheckedRuns(work, {
     installationId: request.installationId,
     logContext: { deliveryId: request.deliveryId, repository: repository.fullName, commit: request.commit },
     runs: request.grid.map((params, index) => ({
-      repository: repository.fullName,
-      pipelinePath: PIPELINE_PATH,
-      trustDomain: fork && pullRequest ? `pr:${pullRequest.number}` : 'trusted',
+      ...githubRunDefinition({ repository, pipeline, commit: request.commit, params, pullRequest }),
       groupId,
       groupIndex: sweep ? index : null,
-      commit: request.commit,
-      params,
       noCache: request.noCache,
-      labels,
       triggerKey: `delivery:${request.deliveryId}:${index}`,
-      cloneUrl: repository.cloneUrl,
-      fetchRef: fork && pullRequest ? `refs/pull/${pullRequest.number}/head` : null,
-      fork,
-      retries: pipeline.retries,
-      timeoutMs: pipeline.timeout,
       submittedBy: request.requestedBy,
-      prNumber: pullRequest?.number ?? null,
       trigger: request.trigger,
       automatic: request.automatic,
-      metricGoals: pipeline.metrics,
-      checkName: checkRunName(
-        work.github.checkName,
-        sweep
-          ? Object.fromEntries(
-              request.swept.filter((key) => key in params).map((key) => [key, params[key] as ParamValue]),
-            )
-          : null,
-      ),
-      baseRef: pullRequest?.baseRef ?? null,
+      checkName: checkRunName(work.github.checkName, sweep ? sweptParams(params, request.swept) : null),
     })),
   });
   if (groupId !== null && pullRequest !== null) await work.notifications.notifyGroup(groupId);

@@ -1,6 +1,7 @@
 import { formatProblems, type Problem } from '../../schemas/problem.js';
-import { clip, clipBytes, codeBlock, fitMarkdown } from './markdown.js';
-import { GITHUB_LIMITS, type RenderedCheckRun } from './render-check-run.js';
+import { GITHUB_LIMITS } from '../../present/github/github-limits.js';
+import { clip, clipBytes, codeBlock, fitMarkdown } from '../../present/github/markdown.js';
+import type { RenderedCheckRun } from '../../present/github/render-check-run.js';
 
 /**
  * A check run that asks a human to act, with no run behind it (DESIGN §6, §8): a fork's

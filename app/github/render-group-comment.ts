@@ -1,8 +1,8 @@
 import type { MetricGoals } from '../../schemas/metric-diff.js';
-import type { RunStatus } from '../../schemas/statuses.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { formatNumber, formatValue } from '../../schemas/format.js';
-import { clip, codeSpan, escapeMarkdown, fitMarkdown } from './markdown.js';
+import { clip, codeSpan, escapeMarkdown, fitMarkdown } from '../../present/github/markdown.js';
+import { runBadge } from '../../present/github/status-badge.js';
 
 /** GitHub's limit on an issue comment's body. */
 export const MAX_COMMENT_BODY = 65_536;
@@ -78,7 +78,7 @@ export function renderGroupComment({
       const value = run.params[key];
       return value === undefined ? '–' : codeSpan(clip(formatValue(value), VALUE_CHARS));
     });
-    cells.push(statusBadge(run.status));
+    cells.push(runBadge(run.status));
     for (const name of metrics) {
       const value = values[name];
       const isBest = run.status === 'succeeded' && value !== undefined && value === best.get(name);
@@ -108,17 +108,4 @@ function bestValue(name: string, goal: 'min' | 'max', rows: GroupCommentInput['r
 
 function arrow(goals: MetricGoals, name: string): string {
   return goals[name]?.goal === 'min' ? '(min)' : '(max)';
-}
-
-function statusBadge(status: RunStatus): string {
-  const badges: Record<RunStatus, string> = {
-    queued: '⏳ queued',
-    running: '▶️ running',
-    succeeded: '✅ succeeded',
-    failed: '❌ failed',
-    cancelled: '🚫 cancelled',
-    timed_out: '⏱️ timed out',
-    abandoned: '⚠️ abandoned',
-  };
-  return badges[status];
 }

@@ -3,7 +3,7 @@ import type { ParamValue } from '../../schemas/key-inputs.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
 import { MAX_GRID } from '../../schemas/resolve-params.js';
 import { formatParams } from '../../schemas/format.js';
-import { codeBlock, codeSpan } from './markdown.js';
+import { codeBlock, codeSpan } from '../../present/github/markdown.js';
 
 type PipelineParams = Readonly<Record<string, ParamSpec>> | null;
 

@@ -1,4 +1,5 @@
 import type { Run } from '../../schemas/tables/runs.js';
+import { definitionOf } from './github-run-definition.js';
 import type { GitHubWork } from './github-work.js';
 import { mayWrite } from './may-write.js';
 import { queueCheckedRuns } from './queue-checked-runs.js';
@@ -44,26 +45,13 @@ export async function rerunRuns(
         ? []
         : [
             {
-              repository: original.repository,
-              pipelinePath: original.pipelinePath,
-              trustDomain: original.trustDomain,
-              commit: original.commit,
-              params: original.params,
+              ...definitionOf({ ...original, commit: original.commit }),
               noCache: request.noCache === 'as-before' ? original.noCache : request.noCache,
-              labels: original.labels,
               triggerKey: `delivery:${request.deliveryId}:${original.id}`,
-              cloneUrl: original.cloneUrl,
-              fetchRef: original.fetchRef,
-              fork: original.fork,
-              retries: original.retries,
-              timeoutMs: original.timeoutMs,
               submittedBy: request.sender,
-              prNumber: original.prNumber,
               trigger: 'rerun' as const,
               automatic: false,
-              metricGoals: original.metricGoals,
               checkName: original.checkName ?? work.github.checkName,
-              baseRef: original.baseRef,
             },
           ],
     ),

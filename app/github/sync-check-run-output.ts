@@ -1,9 +1,7 @@
+import { annotationPages } from '../../present/github/github-annotation.js';
+import type { RenderedCheckRun } from '../../present/github/render-check-run.js';
 import type { OutboxOctokit } from './outbox-octokit.js';
 import { repositoryParams } from './outbox-octokit.js';
-import type { RenderedCheckRun } from './render-check-run.js';
-
-/** The Checks API takes at most 50 annotations per request; more go in further updates. */
-export const ANNOTATIONS_PER_REQUEST = 50;
 
 /** Where a check run is, as far as the outbox knows, before a sync. */
 export interface CheckRunPlace {
@@ -64,7 +62,7 @@ export async function syncCheckRunOutput({
     annotationsSent = data.output.annotations_count;
   }
   let sent = annotationsSent ?? 0;
-  const nextPage = () => rendered.annotations.slice(sent, sent + ANNOTATIONS_PER_REQUEST);
+  const [first = [], ...rest] = annotationPages(rendered.annotations, sent);
   // Every request carries the whole output, so none of them leaves the text or summary behind.
   const output = {
     title: rendered.title,
@@ -72,7 +70,6 @@ export async function syncCheckRunOutput({
     ...(rendered.text ? { text: rendered.text } : {}),
   };
 
-  const first = nextPage();
   const fields = {
     name: rendered.name,
     external_id: place.externalId,
@@ -103,7 +100,7 @@ export async function syncCheckRunOutput({
   sent += first.length;
   await record({ checkRunId: id, annotationsSent: sent });
 
-  for (let page = nextPage(); page.length > 0; page = nextPage()) {
+  for (const page of rest) {
     await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
       owner,
       repo,

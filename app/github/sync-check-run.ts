@@ -1,12 +1,13 @@
+import { renderCheckRun } from '../../present/github/render-check-run.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
-import { tracebackTexts } from '../../schemas/traceback.js';
 import { findGitHubCheck } from '../../store/find-github-check.js';
-import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
+import { getRunDetail } from '../../store/get-run-detail.js';
 import { markOutboxSent } from '../../store/mark-outbox-sent.js';
 import { recordCheckRunProgress } from '../../store/record-check-run-progress.js';
 import { mainMetric } from '../pages/main-metric.js';
+import { runViewFromDetail } from '../run-view-from-detail.js';
 import { outboxBaseline } from './outbox-baseline.js';
-import { renderCheckRun } from './render-check-run.js';
+import { RERUN_BUTTONS } from './rerun-buttons.js';
 import type { SyncContext } from './sync-context.js';
 import { syncCheckRunOutput } from './sync-check-run-output.js';
 
@@ -38,10 +39,6 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
     }
     const octokit = await context.github(check.installationId);
     const base = context.apiBaseUrlForLinks.replace(/\/+$/, '');
-    // The run's page, openable by whoever GitHub shows the check run to until the link expires.
-    const runUrl = context.pageLinks
-      ? `${base}/runs/${encodeURIComponent(run.id)}?${context.pageLinks.sign(run.repository)}`
-      : `${base}/api/v1/runs/${encodeURIComponent(run.id)}`;
     const baseline = await outboxBaseline({
       db,
       octokit,
@@ -50,18 +47,13 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
       logger: context.logger,
     });
     const metric = mainMetric(detail.series, run.metricGoals);
-    const rendered = renderCheckRun({
-      run,
-      stages: detail.stages,
-      annotations: detail.annotations,
-      metrics: metricsSoFar(detail),
+    const view = runViewFromDetail(detail, {
       baseline,
-      series: detail.series,
-      goals: run.metricGoals,
-      runner: run.runnerName,
-      serverUrl: context.apiBaseUrlForLinks.replace(/\/+$/, ''),
-      tracebacks: tracebacksOf(detail),
-      checkName: check.name,
+      serverUrl: context.apiBaseUrlForLinks,
+      // The run's page, openable by whoever GitHub shows the check run to until the link expires.
+      detailsUrl: context.pageLinks
+        ? `${base}/runs/${encodeURIComponent(run.id)}?${context.pageLinks.sign(run.repository)}`
+        : undefined,
       chart:
         context.pageLinks && metric !== null
           ? {
@@ -73,6 +65,7 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
             }
           : null,
     });
+    const rendered = renderCheckRun(view, { name: check.name, actions: RERUN_BUTTONS });
     await syncCheckRunOutput({
       octokit,
       place: {
@@ -81,7 +74,7 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
         externalId: run.id,
         checkRunId: check.checkRunId,
         annotationsSent: context.uncertain ? null : check.annotationsSent,
-        detailsUrl: runUrl,
+        detailsUrl: view.links.detailsUrl,
         startedAt: run.startedAt,
         completedAt: isFinalRunStatus(run.status) ? run.finishedAt : null,
       },
@@ -99,21 +92,4 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
     });
     if (latest === null || latest <= check.renderVersion) return null;
   }
-}
-
-/**
- * The tracebacks in the log tails of the stages that failed, for the summary (the
- * annotations carry the lines).
- */
-function tracebacksOf({ stages }: RunDetail): { stage: string; text: string }[] {
-  return stages
-    .filter((stage) => stage.status === 'failed' || stage.status === 'timed_out')
-    .flatMap((stage) =>
-      tracebackTexts(stage.logTail.split('\n')).map((text) => ({ stage: stage.name, text })),
-    );
-}
-
-/** The final metrics once the run finished; until then those its stages reported so far. */
-function metricsSoFar({ run, stages }: RunDetail): Record<string, number> {
-  return Object.assign({}, ...stages.map((stage) => stage.metrics), run.metrics) as Record<string, number>;
 }

@@ -9,6 +9,7 @@ import {
   ReleaseRequest,
   StartRequest,
   type EventBatchReply,
+  type StartReply,
   type HeartbeatReply,
 } from '../../schemas/protocol/lease-requests.js';
 import type { LeasedWriteReply } from '../../schemas/protocol/leased-write-reply.js';
@@ -62,7 +63,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     return answer;
   });
 
-  app.post('/api/v1/runs/:id/start', { onRequest }, async (request) => {
+  app.post('/api/v1/runs/:id/start', { onRequest }, async (request): Promise<StartReply> => {
     const { runId, body } = await leasedWrite(request, StartRequest);
     const run = await startLeasedRun({
       db,
@@ -70,12 +71,15 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       leaseId: body.lease,
       codeDigest: body.codeDigest,
       envDigest: body.envDigest,
+      params: body.params,
+      paramsDigest: body.paramsDigest,
       sandbox: body.sandbox,
     });
     if (!run) throw staleLease(runId);
-    request.log.info({ runId }, 'run started');
+    if (run.status === 'running') request.log.info({ runId }, 'run started');
+    else request.log.error({ runId, status: run.status, reason: run.statusReason }, 'run not started');
     context.onRunChanged?.(runId);
-    return { status: run.status } satisfies LeasedWriteReply;
+    return { status: run.status, reason: run.statusReason };
   });
 
   app.post(

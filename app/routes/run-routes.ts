@@ -2,10 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { CancelRunRequest } from '../../schemas/protocol/cancel-run.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { RunReportQuery } from '../../schemas/protocol/run-report-query.js';
 import type { RunMetricsReply } from '../../schemas/protocol/run-metrics-reply.js';
 import type { StageLogReply } from '../../schemas/protocol/stage-log-reply.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
 import type { Run } from '../../schemas/tables/runs.js';
+import { findBaseline } from '../../store/find-baseline.js';
 import { getRunDetail, type RunDetail } from '../../store/get-run-detail.js';
 import { RunListQuery, type RunListReply } from '../../schemas/protocol/run-list.js';
 import { getBaselineRun } from '../../store/get-baseline-run.js';
@@ -25,7 +27,9 @@ const LogParams = RunIdParams.extend({ stage: z.string().min(1).max(200) });
 
 /**
  * What a submitter reads about a run, and cancel: `GET /api/v1/runs` (the newest runs of
- * the token's repositories, optionally by id prefix), `GET /api/v1/runs/:id` (RemoteRunReport),
+ * the token's repositories, optionally by id prefix), `GET /api/v1/runs/:id` (RemoteRunReport,
+ * compared with the baseline fixed when the run finished or, before that, with one among the
+ * `baseline-commits` the caller lists),
  * `/metrics` (the streamed series), `/logs/:stage` (a stage's whole log) and `POST
  * /api/v1/runs/:id/cancel`. A run of a repository the token does not reach is answered as
  * unknown (404), so a token learns nothing about other repositories' runs.
@@ -52,9 +56,26 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     return detail;
   }
 
-  async function reportOf(run: Run): Promise<RemoteRunReport> {
+  /**
+   * The run's report against the baseline fixed when it finished; before that (or when the
+   * run has none fixed), against the newest fitting run among `commits` the caller lists.
+   */
+  async function reportOf(run: Run, commits?: readonly string[]): Promise<RemoteRunReport> {
     const detail = await detailOf(run);
-    return toRemoteRunReport(detail, await getBaselineRun({ db, run: detail.run }));
+    const fixed = await getBaselineRun({ db, run: detail.run });
+    const baseline =
+      fixed ??
+      (commits && !detail.run.baselineFixed
+        ? await findBaseline({
+            db,
+            repository: run.repository,
+            pipelinePath: run.pipelinePath,
+            commits: [...commits],
+            excludeRunId: run.id,
+            paramsDigest: run.paramsDigest,
+          })
+        : null);
+    return toRemoteRunReport(detail, baseline);
   }
 
   app.get('/api/v1/runs', { onRequest: readAuth.onRequest }, async (request): Promise<RunListReply> => {
@@ -91,7 +112,9 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     '/api/v1/runs/:id',
     { onRequest: readAuth.onRequest },
     async (request): Promise<RemoteRunReport> => {
-      return reportOf((await visibleRun(request, 'read')).run);
+      const { run } = await visibleRun(request, 'read');
+      const query = parseInput(RunReportQuery, request.query ?? {}, 'query');
+      return reportOf(run, query['baseline-commits']);
     },
   );
 

@@ -2,25 +2,31 @@ import type { Colors } from 'picocolors/types.js';
 import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { formatDuration, short } from '../../schemas/format.js';
+import { STAGE_BADGES, type BadgeTone, type StatusBadge } from '../status-badges.js';
 import { terminalText } from './terminal-text.js';
 
-const BADGES: Record<StageRecord['status'], { text: string; color: keyof Colors }> = {
-  ran: { text: '✓ ran', color: 'green' },
-  cached: { text: '● cached', color: 'cyan' },
-  failed: { text: '✗ failed', color: 'red' },
-  timed_out: { text: '⏱ timed out', color: 'red' },
-  cancelled: { text: '⊘ cancelled', color: 'yellow' },
-  skipped: { text: '– skipped', color: 'dim' },
-  running: { text: '▸ running', color: 'bold' },
-  pending: { text: '· pending', color: 'dim' },
+/** The colour of each badge tone on a terminal. */
+const TONE_COLORS: Record<BadgeTone, keyof Colors> = {
+  good: 'green',
+  info: 'cyan',
+  bad: 'red',
+  warn: 'yellow',
+  active: 'bold',
+  quiet: 'dim',
 };
-const BADGE_WIDTH = Math.max(...Object.values(BADGES).map((badge) => badge.text.length));
+const BADGE_WIDTH = Math.max(...Object.values(STAGE_BADGES).map((badge) => terminalBadge(badge).length));
 
 /** How each stage status reads in a terminal, padded so the columns after it line up. */
 export function statusBadge(status: StageRecord['status'], colors: Colors): string {
-  const badge = BADGES[status];
-  const paint = colors[badge.color] as (text: string) => string;
-  return paint(badge.text) + ' '.repeat(BADGE_WIDTH - badge.text.length);
+  const badge = STAGE_BADGES[status];
+  const text = terminalBadge(badge);
+  const paint = colors[TONE_COLORS[badge.tone]] as (text: string) => string;
+  return paint(text) + ' '.repeat(BADGE_WIDTH - text.length);
+}
+
+/** `✓ ran`: a symbol, not an emoji, whose width every terminal agrees on. */
+function terminalBadge(badge: StatusBadge): string {
+  return `${badge.symbol} ${badge.label}`;
 }
 
 /** What a stage's line says after its status: where a hit came from, why a miss ran. */

@@ -238,11 +238,23 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     if (early) return await early;
 
     try {
-      await client.start(run, {
+      const started = await client.start(run, {
         codeDigest: prepared.stamp.codeDigest,
         envDigest: prepared.stamp.envDigest,
+        params: prepared.stamp.params,
+        paramsDigest: prepared.stamp.paramsDigest,
         sandbox: sandbox.sandbox,
       });
+      if (started.status !== 'running') {
+        // The control plane ended the run at its start (the params resolved here are not
+        // those it was queued with): nothing runs, and there is nothing left to finish.
+        await keeper.stop();
+        logger.error(
+          { status: started.status, reason: started.reason },
+          'the control plane did not start the run',
+        );
+        return started.status === 'failed' ? { end: 'finished', status: 'failed' } : { end: 'lease-lost' };
+      }
     } catch (error) {
       if (isLeaseLost(error)) return { end: 'lease-lost' };
       logger.error({ err: error }, 'could not start the run: giving it back');

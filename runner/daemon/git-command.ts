@@ -22,22 +22,16 @@ export interface GitCommandOptions {
   signal?: AbortSignal;
 }
 
-/** A git command that failed; the message holds git's own last lines. */
-export class GitCommandError extends Error {
-  constructor(
-    /** The subcommand (`fetch`, `checkout`, …). */
-    readonly command: string,
-    readonly exitCode: number | string | null,
-    readonly stderr: string,
-    options?: ErrorOptions,
-  ) {
-    const last = stderr.trim().split('\n').slice(-3).join(' ').trim();
-    super(
-      `git ${command} failed${exitCode === null ? '' : ` (exit ${exitCode})`}${last ? `: ${last}` : ''}`,
-      options,
-    );
-    this.name = 'GitCommandError';
-  }
+/**
+ * A git command that failed, in a sentence with git's own last lines (URLs redacted). A
+ * plain Error: no caller branches on how git failed, each says what it was doing.
+ */
+function gitFailure(command: string, exitCode: number | string | null, stderr: string, cause: Error): Error {
+  const last = stderr.trim().split('\n').slice(-3).join(' ').trim();
+  return new Error(
+    `git ${command} failed${exitCode === null ? '' : ` (exit ${exitCode})`}${last ? `: ${last}` : ''}`,
+    { cause },
+  );
 }
 
 /** What every program needs, plus how to reach the network through a proxy with the machine's CAs. */
@@ -131,7 +125,7 @@ export async function runGit(args: readonly string[], options: GitCommandOptions
         if (!error) return resolve(stdout);
         if (error.name === 'AbortError') return reject(options.signal?.reason ?? error);
         const code = (error as { code?: number | string | null }).code ?? null;
-        reject(new GitCommandError(command, code, redactUrl(stderr), { cause: error }));
+        reject(gitFailure(command, code, redactUrl(stderr), error));
       },
     );
   });

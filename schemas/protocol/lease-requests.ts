@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { digestOf } from '../canonical-json.js';
 import { INT32_MAX } from '../int32.js';
+import { ParamValue } from '../key-inputs.js';
+import { RunStatus } from '../statuses.js';
 import { RunEvent } from '../run-event.js';
 import { LeaseId } from './lease-id.js';
 
@@ -21,25 +24,48 @@ export type HeartbeatReply = z.infer<typeof HeartbeatReply>;
 /**
  * `POST /api/v1/runs/:id/start`: the checkout is verified and the run begins, stamped
  * where it executes (DESIGN §5). A run claimed but never started goes back to the queue.
+ * The params are those the runner resolved against the pipeline at the commit, the ones
+ * its stages get: the control plane fails the run when they are not the params it was
+ * queued with (params-mismatch.ts), and otherwise records them, so the run shows what ran.
  */
-export const StartRequest = z.strictObject({
-  lease: LeaseId,
-  codeDigest: z.string().regex(/^[0-9a-f]{64}$/),
-  envDigest: z.string().regex(/^[0-9a-f]{64}$/),
-  /**
-   * How the runner isolates the run's stages, in a sentence for the check run (`bubblewrap
-   * 0.8.0: …`); null when they run unsandboxed, as the runner's own user.
-   */
-  sandbox: z
-    .string()
-    .max(500)
-    .regex(/^[^\p{Cc}]*$/u, 'must hold no control characters')
-    .nullable()
-    .default(null),
-});
+export const StartRequest = z
+  .strictObject({
+    lease: LeaseId,
+    codeDigest: z.string().regex(/^[0-9a-f]{64}$/),
+    envDigest: z.string().regex(/^[0-9a-f]{64}$/),
+    params: z.record(z.string().max(200), ParamValue).refine((params) => Object.keys(params).length <= 500, {
+      error: 'must hold at most 500 params',
+    }),
+    /** The digest of `params` (canonical JSON), as the runner's stamp holds it. */
+    paramsDigest: z.string().regex(/^[0-9a-f]{64}$/),
+    /**
+     * How the runner isolates the run's stages, in a sentence for the check run (`bubblewrap
+     * 0.8.0: …`); null when they run unsandboxed, as the runner's own user.
+     */
+    sandbox: z
+      .string()
+      .max(500)
+      .regex(/^[^\p{Cc}]*$/u, 'must hold no control characters')
+      .nullable()
+      .default(null),
+  })
+  .refine((start) => digestOf(start.params) === start.paramsDigest, {
+    error: 'must be the sha256 of the canonical JSON of params',
+    path: ['paramsDigest'],
+  });
 export type StartRequest = z.infer<typeof StartRequest>;
 /** What a runner sends: `sandbox` may be left out by a runner that predates it. */
 export type StartRequestInput = z.input<typeof StartRequest>;
+
+/**
+ * The run as the start left it: `running`, or `failed` with the reason when the params the
+ * runner resolved are not those the run was queued with (then nothing may run).
+ */
+export const StartReply = z.strictObject({
+  status: RunStatus,
+  reason: z.string().nullable(),
+});
+export type StartReply = z.infer<typeof StartReply>;
 
 /**
  * The largest event batch the control plane reads, in bytes of JSON: a runner sends

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { getInputs } from '../../action/input-helper.js';
 import { stageEnvironmentSource } from '../../action/stage-environment-source.js';
-import { checkRunName } from '../../action/check-run-naming.js';
 
 const WORKFLOW = { GITHUB_WORKSPACE: '/work', GITHUB_REPOSITORY: 'octo/ml', GITHUB_RUN_ID: '42' };
 
@@ -116,12 +115,4 @@ test('stages never get the inputs, the runner’s credentials, its file commands
     CUDA_VISIBLE_DEVICES: '0',
     GITHUB_SHA: 'abc',
   });
-});
-
-test.each([
-  [{ lr: 0.1, seed: 1 }, [], 'fluksio'],
-  [{ lr: 0.1, seed: 1 }, ['lr'], 'fluksio (lr=0.1)'],
-  [{ lr: 0.1, seed: 1, note: 'two words' }, ['lr', 'note'], 'fluksio (lr=0.1 note="two words")'],
-])('the check run of %o sweeping %o is named %s', (params, swept, name) => {
-  expect(checkRunName('fluksio', params, swept)).toBe(name);
 });

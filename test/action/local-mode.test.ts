@@ -79,12 +79,8 @@ describe.each(NODE_RUNTIMES)('local mode on $name', ({ path: node }) => {
     // It stamps the merge commit, says so, and compares with the base branch's run.
     expect(first.summary).toContain(`\`${pr.merge}\``);
     expect(first.summary).toContain(`GitHub's merge of #7 (head ${pr.head.slice(0, 10)}) into main`);
-    expect(first.summary).toContain(
-      `Metrics against run \`${baseRunId.slice(0, 10)}\` at \`${pr.base.slice(0, 10)}\``,
-    );
-    expect(first.summary).toMatch(
-      /\| loss \| 0\.125 \| \*\*0\.015625\*\* \| −0\.109375 \| −87\.5% \| ✅ better \|/,
-    );
+    expect(first.summary).toContain(`Against main @ ${pr.base.slice(0, 7)}, run \`${baseRunId}\`.`);
+    expect(first.summary).toMatch(/\| loss \| 0\.125 \| \*\*0\.015625\*\* \| −0\.109375 \| −87\.5% \| ✅ \|/);
 
     // Each stage's output is a group of its own; nothing a stage printed is a command.
     const groups = first.commands
@@ -130,10 +126,10 @@ describe.each(NODE_RUNTIMES)('local mode on $name', ({ path: node }) => {
     expect(second.outputs.metrics).toBe(first.outputs.metrics);
     expect(second.outputs['run-id']).not.toBe(runId);
     // prepare's inputs did not change on the pull request: it was restored from main's run already.
-    expect(second.summary).toContain(`| prepare | ● cached |`);
+    expect(second.summary).toContain(`| prepare | ♻️ cached |`);
     for (const stage of ['train', 'probe']) {
       expect(second.summary).toMatch(
-        new RegExp(`\\| ${stage} \\| ● cached \\| [^|]+ \\| from run ${runId.slice(0, 10)} \\|`),
+        new RegExp(`\\| ${stage} \\| ♻️ cached \\| [^|]+ \\| from run \`${runId}\` \\|`),
       );
     }
     expect(second.stdout).not.toContain('::metric');
@@ -156,7 +152,7 @@ describe.each(NODE_RUNTIMES)('local mode on $name', ({ path: node }) => {
     expect(errors[1]?.value).toMatch(
       /^Run \w+ failed: Stage train failed: exited with code 1: ZeroDivisionError: division by zero$/,
     );
-    expect(step.summary).toContain('#### Stage train failed');
+    expect(step.summary).toContain('### ❌ Stage train failed');
     expect(step.summary).toContain('ZeroDivisionError: division by zero');
     const [check] = double.checkRuns(REPOSITORY);
     expect(check).toMatchObject({ headSha: pr.head, conclusion: 'failure' });

@@ -92,6 +92,18 @@ async function runCount(): Promise<number> {
 
 describe.each(NODE_RUNTIMES)('submit mode on $name', ({ path: node }) => {
   test('a run submitted and followed: outputs carry its id, status and metrics; it ran the merge commit; the check run is on the head', async () => {
+    // The push to main that the base branch's workflow submitted: the baseline, on the control plane.
+    await pr.git('checkout', '-q', '--detach', pr.base);
+    const onMain = await runStep('main', {
+      ...submitting(node, {}),
+      eventName: 'push',
+      event: pr.pushEvent(REPOSITORY),
+      sha: pr.base,
+    });
+    await pr.git('checkout', '-q', '--detach', pr.merge);
+    expect(onMain.code, logOf(onMain)).toBe(0);
+    const baseRunId = onMain.outputs['run-id'] ?? '';
+
     const step = await runStep('main', submitting(node, {}));
     expect(step.code, logOf(step)).toBe(0);
     const runId = step.outputs['run-id'] ?? '';
@@ -106,6 +118,9 @@ describe.each(NODE_RUNTIMES)('submit mode on $name', ({ path: node }) => {
     // The Idempotency-Key names the workflow run and its attempt.
     expect((await world.row(runId)).triggerKey).toMatch(/^submit:local\/.+:gha-\d+-1-[0-9a-f]{16}-0$/);
     expect(step.summary).toContain(`GitHub's merge of #7`);
+    // The metric diff against the base branch's run, as the check run shows it.
+    expect(step.summary).toContain(`Against main @ ${pr.base.slice(0, 7)}, run \`${baseRunId}\`.`);
+    expect(step.summary).toMatch(/\| loss \| 0\.125 \| \*\*0\.015625\*\* \| −0\.109375 \| −87\.5% \| ✅ \|/);
     expect(step.stdout).toMatch(/succeeded on cpu-box/);
     expect(double.checkRuns(REPOSITORY).find((check) => check.externalId === runId)).toMatchObject({
       headSha: pr.head,

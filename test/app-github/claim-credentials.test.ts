@@ -1,16 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { hashToken } from '../../app/http/hash-token.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
-import { createRunner } from '../../store/create-runner.js';
 import {
   closeGitHubAppDatabase,
   openGitHubAppDatabase,
   openGitHubAppWorld,
+  completedCheckRun,
+  registerAcmeRunner,
   SHA,
   waitFor,
   type GitHubAppWorld,
 } from './github-app-fixture.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 let world: GitHubAppWorld;
 let runnerToken: string;
@@ -19,15 +19,7 @@ beforeAll(openGitHubAppDatabase);
 afterAll(closeGitHubAppDatabase);
 beforeEach(async () => {
   world = await openGitHubAppWorld();
-  runnerToken = randomBytes(32).toString('hex');
-  await createRunner({
-    db: world.db,
-    name: 'gpu-box',
-    owner: 'acme',
-    labels: ['gpu'],
-    repositories: [],
-    tokenHash: hashToken(runnerToken),
-  });
+  runnerToken = await registerAcmeRunner(world, ['gpu']);
 });
 afterEach(async () => {
   await world.close();
@@ -148,6 +140,7 @@ test('the runner’s state changes reach the check run: claimed → in progress,
     lease: claim.lease,
     codeDigest: 'c'.repeat(64),
     envDigest: 'e'.repeat(64),
+    ...ranAsClaimed(claim),
   });
   // A running run's check run is refreshed at most every ~10 s (DESIGN §8), its first update too.
   await waitFor('in progress', () => checkRun()?.status === 'in_progress', 20_000);
@@ -176,11 +169,6 @@ test('/fluksio cancel reaches the runner and the check run', async () => {
     reason: 'Cancelled',
     metrics: {},
   });
-  const done = await waitFor('the cancelled check run', () => {
-    const found = world.double
-      .checkRuns(world.repo.fullName)
-      .find((candidate) => candidate.externalId === claim.run.id);
-    return found?.status === 'completed' && found;
-  });
+  const done = await completedCheckRun(world, claim.run.id);
   expect(done.conclusion).toBe('cancelled');
 });

@@ -7,11 +7,13 @@ import { asc, eq, sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { readControlPlaneSettings, type ControlPlaneSettings } from '../../app/control-plane-settings.js';
+import { hashToken } from '../../app/http/hash-token.js';
 import { startControlPlane, type ControlPlane } from '../../app/start-control-plane.js';
 import { deliveries, type DeliveryRow } from '../../schemas/tables/deliveries.js';
 import { githubChecks, type GitHubCheckRow } from '../../schemas/tables/github-checks.js';
 import { githubNotices, type GitHubNoticeRow } from '../../schemas/tables/github-notices.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
+import { createRunner } from '../../store/create-runner.js';
 import type { Database } from '../../store/database.js';
 import { removeKeys, resetTables, TEST_REDIS_URL, testPrefix } from '../app/control-plane-harness.js';
 import { startGitHubDouble, type DoubleRepository, type GitHubDouble } from '../github/github-double.js';
@@ -226,4 +228,28 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** Registers a runner named gpu-box for any of acme's repositories, with `labels`; its token. */
+export async function registerAcmeRunner(world: GitHubAppWorld, labels: string[]): Promise<string> {
+  const token = randomBytes(32).toString('hex');
+  await createRunner({
+    db: world.db,
+    name: 'gpu-box',
+    owner: 'acme',
+    labels,
+    repositories: [],
+    tokenHash: hashToken(token),
+  });
+  return token;
+}
+
+/** The check run the double holds for `runId`, once it is completed. */
+export function completedCheckRun(world: GitHubAppWorld, runId: string) {
+  return waitFor(`the completed check run of ${runId}`, () => {
+    const found = world.double
+      .checkRuns(world.repo.fullName)
+      .find((candidate) => candidate.externalId === runId);
+    return found?.status === 'completed' && found;
+  });
 }

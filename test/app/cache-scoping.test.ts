@@ -15,6 +15,7 @@ import {
   startTestControlPlane,
   type TestControlPlane,
 } from './control-plane-harness.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 const DIGEST = 'd'.repeat(64);
 
@@ -64,7 +65,7 @@ async function startedRun(repository: string, trustDomain: string): Promise<Held
   if (!claim) throw new Error('nothing claimed');
   const start = await plane.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
     token: runner.token,
-    json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST },
+    json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
   });
   expect(start.status).toBe(200);
   return { token: runner.token, claim };

@@ -18,6 +18,7 @@ import {
   startTestControlPlane,
   type TestControlPlane,
 } from './control-plane-harness.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 const DIGEST = 'd'.repeat(64);
 
@@ -50,7 +51,10 @@ test("the runner daemon's client and the control plane speak the same protocol",
   if (!claim) throw new Error('nothing claimed');
   const run = { runId: claim.run.id, lease: claim.lease };
   expect(await client.heartbeat(run)).toEqual({ cancel: false, reason: null, finishAs: null });
-  await client.start(run, { codeDigest: DIGEST, envDigest: DIGEST });
+  expect(await client.start(run, { codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) })).toEqual({
+    status: 'running',
+    reason: null,
+  });
 
   const bytes = 'weights '.repeat(10_000);
   const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}` as BlobDigest;
@@ -83,7 +87,10 @@ test("a submitter's client and the control plane speak the same protocol: submit
   const claim = await runner.claim(0, false);
   if (!claim) throw new Error('nothing claimed');
   const run = { runId: claim.run.id, lease: claim.lease };
-  expect(await runner.start(run, { codeDigest: DIGEST, envDigest: DIGEST })).toEqual({ status: 'running' });
+  expect(await runner.start(run, { codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) })).toEqual({
+    status: 'running',
+    reason: null,
+  });
   const bytes = 'weights '.repeat(1000);
   const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}` as BlobDigest;
   expect(await runner.putBlob(run, digest, { bytes: Buffer.from(bytes) })).toEqual({

@@ -11,6 +11,7 @@ import {
   startTestControlPlane,
   type TestControlPlane,
 } from './control-plane-harness.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 const DIGEST = 'd'.repeat(64);
 
@@ -90,7 +91,7 @@ describe('the sweeper', () => {
     if (!claim) throw new Error('nothing claimed');
     await plane.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
       token,
-      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST },
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
     });
     const run = await waitForRun(claim.run.id, (row) => row.status === 'abandoned');
     expect(run.statusReason).toMatch(/gpu-box-1 stopped reporting/);
@@ -126,7 +127,7 @@ describe('the sweeper', () => {
     if (!claim) throw new Error('nothing claimed');
     await plane.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
       token,
-      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST },
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
     });
     await waitForRun(claim.run.id, (row) => row.status === 'abandoned', 15_000);
   });

@@ -16,6 +16,7 @@ import {
   startTestControlPlane,
   type TestControlPlane,
 } from './control-plane-harness.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 const DIGEST = 'd'.repeat(64);
 
@@ -256,7 +257,7 @@ describe('the run a runner holds', () => {
 
     const start = await plane.call('POST', `${runPath}/start`, {
       token,
-      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST },
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
     });
     expect(start.status).toBe(200);
 
@@ -306,7 +307,11 @@ describe('the run a runner holds', () => {
     const claim = await submitAndClaim(owner.token);
     for (const [method, suffix, json] of [
       ['POST', 'heartbeat', { lease: claim.lease }],
-      ['POST', 'start', { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST }],
+      [
+        'POST',
+        'start',
+        { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
+      ],
       ['POST', 'events', { lease: claim.lease, attempt: 1, events: trainEvents() }],
       ['POST', 'finish', { lease: claim.lease, status: 'failed', reason: 'no', metrics: {} }],
       ['POST', 'release', { lease: claim.lease, reason: 'mine now' }],
@@ -333,7 +338,7 @@ describe('the run a runner holds', () => {
     const runPath = `/api/v1/runs/${first.run.id}`;
     await plane.call('POST', `${runPath}/start`, {
       token,
-      json: { lease: first.lease, codeDigest: DIGEST, envDigest: DIGEST },
+      json: { lease: first.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(first) },
     });
     const released = await plane.call('POST', `${runPath}/release`, {
       token,
@@ -346,7 +351,7 @@ describe('the run a runner holds', () => {
 
     for (const [suffix, json] of [
       ['heartbeat', { lease: first.lease }],
-      ['start', { lease: first.lease, codeDigest: DIGEST, envDigest: DIGEST }],
+      ['start', { lease: first.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(first) }],
       ['events', { lease: first.lease, attempt: 1, events: trainEvents() }],
       ['finish', { lease: first.lease, status: 'succeeded', reason: null, metrics: { loss: 1 } }],
       ['release', { lease: first.lease, reason: 'again' }],
@@ -372,7 +377,7 @@ describe('the run a runner holds', () => {
     const runPath = `/api/v1/runs/${claim.run.id}`;
     await plane.call('POST', `${runPath}/start`, {
       token,
-      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST },
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
     });
 
     const badSeq = await plane.call('POST', `${runPath}/events`, {

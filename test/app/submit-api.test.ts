@@ -183,6 +183,23 @@ describe('reading and cancelling runs', () => {
     ).toBe(404);
   });
 
+  test('where to look for the baseline is a list of full SHAs; anything else is 400 naming it', async () => {
+    const id = ((await plane.submit(submitter, {})).json.run as { id: string }).id;
+    const read = (query: string) => plane.call('GET', `/api/v1/runs/${id}${query}`, { token: submitter });
+    const none = await read(`?baseline-commits=${'0'.repeat(40)},${'1'.repeat(40)}`);
+    expect(none).toMatchObject({ status: 200, json: { baseline: null } });
+    for (const query of [
+      '?baseline-commits=main',
+      `?baseline-commits=${'0'.repeat(40)},`,
+      '?baseline-commits=',
+    ]) {
+      expect(await read(query), query).toMatchObject({
+        status: 400,
+        json: { field: expect.stringMatching(/^baseline-commits/) as unknown },
+      });
+    }
+  });
+
   test('a read token reads but cannot cancel', async () => {
     const reader = await plane.addApiToken({ repositories: ['acme/model'], scope: 'read' });
     const id = ((await plane.submit(submitter, {})).json.run as { id: string }).id;

@@ -1,7 +1,9 @@
 import type { Annotation } from '../../schemas/annotation.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { Run } from '../../schemas/tables/runs.js';
-import type { CheckRunInput } from '../../app/github/render-check-run.js';
+import { RERUN_BUTTONS } from '../../app/github/rerun-buttons.js';
+import { runViewFromDetail } from '../../app/run-view-from-detail.js';
+import { renderCheckRun, type RenderedCheckRun } from '../../present/github/render-check-run.js';
 
 export const HEAD_SHA = '1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d';
 
@@ -101,17 +103,27 @@ export function makeAnnotation(overrides: Partial<Annotation> = {}): Annotation 
 
 export const SERVER_URL = 'https://fluksio.example';
 
-/** A check-run input for a successful two-stage run compared with a baseline. */
-export function makeInput(overrides: Partial<CheckRunInput> = {}): CheckRunInput {
-  const run = overrides.run ?? makeRun();
+/** What the app renders a check run from: the run's rows, its baseline, and its check's name. */
+export interface CheckRunFixture {
+  run: Run;
+  stages: StageRecord[];
+  annotations: Annotation[];
+  baseline: { run: Run; label: string } | null;
+  series: Record<string, { stage: string; points: { step: number; value: number }[] }>;
+  /** Tracebacks to show instead of those found in the failed stages' log tails. */
+  tracebacks?: { stage: string; text: string }[];
+  checkName: string;
+}
+
+/** The rows of a successful two-stage run compared with a baseline. */
+export function makeInput(overrides: Partial<CheckRunFixture> = {}): CheckRunFixture {
   return {
-    run,
+    run: makeRun(),
     stages: [
       makeStage({ name: 'prepare', status: 'cached', cachedFrom: '01JNBASE000000000000000001', reasons: [] }),
       makeStage({ name: 'train', reasons: ['train.py changed', 'lr 0.01 → 0.1'], durationMs: 240_000 }),
     ],
     annotations: [],
-    metrics: run.metrics,
     baseline: {
       run: makeRun({ id: '01JNBASE000000000000000001', metrics: { accuracy: 0.85, loss: 0.25 } }),
       label: 'main @ 9f8e7d6 (merge-base)',
@@ -122,13 +134,22 @@ export function makeInput(overrides: Partial<CheckRunInput> = {}): CheckRunInput
         points: [0.9, 0.7, 0.5, 0.4, 0.3].map((value, step) => ({ step, value })),
       },
     },
-    goals: { accuracy: { goal: 'max' }, loss: { goal: 'min' } },
-    runner: 'gpu-box',
-    serverUrl: SERVER_URL,
-    tracebacks: [],
     checkName: 'fluksio',
     ...overrides,
   };
+}
+
+/** The check run the app sends for these rows: the app's view of them, rendered. */
+export function renderFixture(input: CheckRunFixture): RenderedCheckRun {
+  const view = runViewFromDetail(input, { baseline: input.baseline, serverUrl: SERVER_URL });
+  const { tracebacks } = input;
+  const stages = tracebacks
+    ? view.stages.map((stage) => ({
+        ...stage,
+        tracebacks: tracebacks.filter((each) => each.stage === stage.name).map((each) => each.text),
+      }))
+    : view.stages;
+  return renderCheckRun({ ...view, stages }, { name: input.checkName, actions: RERUN_BUTTONS });
 }
 
 /** Every limit GitHub puts on a check-run create or update body. */

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { fitMarkdown } from '../../app/github/markdown.js';
-import { checkRunName } from '../../app/github/check-run-name.js';
 import { renderActionRequired } from '../../app/github/render-action-required.js';
-import { renderCheckRun, type RenderedCheckRun } from '../../app/github/render-check-run.js';
+import { checkRunName, sweptParams } from '../../present/github/check-run-name.js';
+import { fitMarkdown } from '../../present/github/markdown.js';
+import type { RenderedCheckRun } from '../../present/github/render-check-run.js';
 import type { RunStatus } from '../../schemas/statuses.js';
 import {
   expectWithinGitHubLimits,
@@ -13,6 +13,7 @@ import {
   makeInput,
   makeRun,
   makeStage,
+  renderFixture,
 } from './fixtures.js';
 
 const RUN_ID = '01JNRUN0000000000000000001';
@@ -74,7 +75,7 @@ describe('status and conclusion follow the run state (DESIGN §6)', () => {
             makeStage({ name: 'evaluate', status: 'pending' }),
           ]
         : makeInput().stages;
-    const rendered = renderCheckRun(makeInput({ run: makeRun({ status, statusReason }), stages }));
+    const rendered = renderFixture(makeInput({ run: makeRun({ status, statusReason }), stages }));
     expect(rendered).toMatchObject({ name: 'fluksio', status: checkStatus, conclusion, title });
     expect(rendered.actions).toHaveLength(actions);
     expect(expectWithinGitHubLimits(rendered)).toEqual([]);
@@ -82,7 +83,7 @@ describe('status and conclusion follow the run state (DESIGN §6)', () => {
 
   test('an abandoned run says why in its summary too', () => {
     const reason = 'Runner gpu-box stopped responding; no retries left (1 of 1 used)';
-    const rendered = renderCheckRun(
+    const rendered = renderFixture(
       makeInput({ run: makeRun({ status: 'abandoned', statusReason: reason }) }),
     );
     expect(rendered.summary).toContain(`**${reason}**`);
@@ -91,7 +92,7 @@ describe('status and conclusion follow the run state (DESIGN §6)', () => {
 
 describe('the summary', () => {
   test('holds the stamp: commit, code digest, params, runner, duration', () => {
-    const { summary } = renderCheckRun(makeInput({ run: makeRun({ dirty: true, attempt: 2 }) }));
+    const { summary } = renderFixture(makeInput({ run: makeRun({ dirty: true, attempt: 2 }) }));
     for (const expected of [
       `- **run** \`${RUN_ID}\` (attempt 2) · pipeline \`fluksio.yml\``,
       `- **commit** \`${HEAD_SHA}\` **dirty** (uncommitted changes)`,
@@ -106,14 +107,14 @@ describe('the summary', () => {
 
   test('says whether the runner sandboxed the stages, once the run has started', () => {
     const sandbox = 'bubblewrap 0.8.0: own user and PID namespaces, read-only system';
-    expect(renderCheckRun(makeInput({ run: makeRun({ sandbox }) })).summary).toContain(
+    expect(renderFixture(makeInput({ run: makeRun({ sandbox }) })).summary).toContain(
       `- **sandbox** ${sandbox}`,
     );
-    expect(renderCheckRun(makeInput({ run: makeRun({ sandbox: null }) })).summary).toContain(
+    expect(renderFixture(makeInput({ run: makeRun({ sandbox: null }) })).summary).toContain(
       "- **sandbox** none: the stages ran as the runner's user, unsandboxed",
     );
     const queued = makeRun({ status: 'queued', startedAt: null, runnerName: null });
-    expect(renderCheckRun(makeInput({ run: queued, runner: null })).summary).not.toContain('**sandbox**');
+    expect(renderFixture(makeInput({ run: queued })).summary).not.toContain('**sandbox**');
   });
 
   test('a queued run leads with its waiting reason and has no digest yet', () => {
@@ -124,7 +125,7 @@ describe('the summary', () => {
       runnerName: null,
       metrics: {},
     });
-    const { summary } = renderCheckRun(makeInput({ run, runner: null, stages: [], metrics: {} }));
+    const { summary } = renderFixture(makeInput({ run, stages: [] }));
     expect(summary.split('\n')[0]).toBe('⏳ **Waiting for a runner labelled gpu**');
     expect(summary).toContain('- **code digest** computed when the run starts');
     expect(summary).toContain('- **runner** not claimed yet');
@@ -134,7 +135,7 @@ describe('the summary', () => {
   });
 
   test('lists each stage: ran or cached, its time, the run it came from, why it re-ran', () => {
-    const { summary } = renderCheckRun(makeInput());
+    const { summary } = renderFixture(makeInput());
     expect(summary).toContain('| prepare | ♻️ cached | 1.50s | from run `01JNBASE000000000000000001` |');
     expect(summary).toContain('| train | ✅ ran | 4m 00s | train.py changed; lr 0.01 → 0.1 |');
   });
@@ -144,7 +145,7 @@ describe('the summary', () => {
       'train read conf/x.json, which is not among its deps',
       "evaluate: not traced (node is not Python): keyed on the repository's whole code",
     ];
-    const { text } = renderCheckRun(
+    const { text } = renderFixture(
       makeInput({
         stages: [
           makeStage({ name: 'train', notes: notes.slice(0, 1) }),
@@ -157,13 +158,13 @@ describe('the summary', () => {
 
   test('a stage with many reasons shows the first in the table and points at the details', () => {
     const reasons = Array.from({ length: 40 }, (_, index) => `data/part-${index}.csv changed`);
-    const { summary, text } = renderCheckRun(makeInput({ stages: [makeStage({ name: 'train', reasons })] }));
+    const { summary, text } = renderFixture(makeInput({ stages: [makeStage({ name: 'train', reasons })] }));
     expect(summary).toContain('(all 40 reasons in the details)');
     for (const reason of reasons) expect(text).toContain(`  - ${reason}`);
   });
 
   test('shows the metric diff against the named baseline, with ✅/❌ by goal and a sparkline', () => {
-    const { summary } = renderCheckRun(makeInput());
+    const { summary } = renderFixture(makeInput());
     expect(summary).toContain('Against main @ 9f8e7d6 (merge-base), run `01JNBASE000000000000000001`.');
     expect(summary).toContain('| metric | baseline | this run | Δ | Δ% | | series |');
     expect(summary).toContain('| accuracy | 0.85 | **0.9** | +0.05 | +5.88% | ✅ |  |');
@@ -171,7 +172,7 @@ describe('the summary', () => {
   });
 
   test('says so when there is no baseline', () => {
-    const { summary } = renderCheckRun(makeInput({ baseline: null }));
+    const { summary } = renderFixture(makeInput({ baseline: null }));
     expect(summary).toContain('No baseline: no earlier successful run of this pipeline was found');
     expect(summary).toContain('| accuracy | – | **0.9** | – | – |  |  |');
   });
@@ -182,7 +183,7 @@ describe('the summary', () => {
       '  File "train.py", line 42, in <module>',
       'ZeroDivisionError: division by zero',
     ].join('\n');
-    const { summary, title } = renderCheckRun(
+    const { summary, title } = renderFixture(
       makeInput({
         run: makeRun({ status: 'failed', statusReason: null }),
         stages: [
@@ -206,7 +207,7 @@ describe('the summary', () => {
   });
 
   test('text in a log that looks like a fence cannot close the block early', () => {
-    const { summary } = renderCheckRun(
+    const { summary } = renderFixture(
       makeInput({
         run: makeRun({ status: 'failed' }),
         stages: [
@@ -237,7 +238,7 @@ describe('GitHub limits, with visible truncation', () => {
     ['100,000 characters of emoji', '🔥'.repeat(50_000), '1 long line shortened'],
   ])('a 100,000-character log tail (%s) stays within 65,535 and says what was cut', (_name, logTail, cut) => {
     expect(logTail.length).toBeGreaterThanOrEqual(98_000);
-    const rendered = renderCheckRun(failedWith(logTail));
+    const rendered = renderFixture(failedWith(logTail));
     expect(expectWithinGitHubLimits(rendered)).toEqual([]);
     expect(rendered.summary).toContain(
       `Last lines of its output (${cut}); the whole log: \`${SHOW} --log train\``,
@@ -251,7 +252,7 @@ describe('GitHub limits, with visible truncation', () => {
   ])(
     'a text over the limit (%s) is cut at a line, the fence closed, with a pointer',
     (_name, tracebackText) => {
-      const rendered = renderCheckRun(failedWith('boom', tracebackText));
+      const rendered = renderFixture(failedWith('boom', tracebackText));
       expect(bytes(rendered.text)).toBeGreaterThan(60_000);
       expect(expectWithinGitHubLimits(rendered)).toEqual([]);
       expect(fenceLines(rendered.text) % 2).toBe(0);
@@ -269,7 +270,7 @@ describe('GitHub limits, with visible truncation', () => {
         reasons: [`data/shard-${index}.parquet changed (upstream split re-ran)`],
       }),
     );
-    const rendered = renderCheckRun(makeInput({ stages }));
+    const rendered = renderFixture(makeInput({ stages }));
     expect(expectWithinGitHubLimits(rendered)).toEqual([]);
     expect(rendered.summary).toContain(`- **commit** \`${HEAD_SHA}\``);
     expect(rendered.summary).toContain('| stage_0 |');
@@ -278,7 +279,7 @@ describe('GitHub limits, with visible truncation', () => {
   });
 
   test('a long title is cut to 255 characters', () => {
-    const rendered = renderCheckRun(
+    const rendered = renderFixture(
       makeInput({ run: makeRun({ status: 'failed', statusReason: 'why '.repeat(200) }) }),
     );
     expect(rendered.title).toHaveLength(255);
@@ -312,7 +313,7 @@ describe('annotations', () => {
     const annotations = Array.from({ length: 120 }, (_, index) =>
       makeAnnotation({ line: index + 1, message: `problem ${index}` }),
     );
-    const rendered = renderCheckRun(makeInput({ run: makeRun({ status: 'failed' }), annotations }));
+    const rendered = renderFixture(makeInput({ run: makeRun({ status: 'failed' }), annotations }));
     expect(rendered.annotations).toHaveLength(120);
     expect(rendered.annotations.map((note) => note.message)).toEqual(annotations.map((note) => note.message));
     expect(rendered.text).toContain('## Annotations (120)');
@@ -343,7 +344,7 @@ describe('annotations', () => {
     ['backslashes become slashes', makeAnnotation({ path: 'src\\model.py' }), { path: 'src/model.py' }],
     ['an empty message gets one', makeAnnotation({ message: '' }), { message: 'error in stage train' }],
   ])('%s', (_name, note, expected) => {
-    const [converted] = renderCheckRun(makeInput({ annotations: [note] })).annotations;
+    const [converted] = renderFixture(makeInput({ annotations: [note] })).annotations;
     expect(converted).toMatchObject(expected);
   });
 
@@ -356,14 +357,14 @@ describe('annotations', () => {
       makeAnnotation({ path: '../other/x.py', message: 'CUDA out of memory' }),
     ],
   ])('an annotation with %s goes in the text only', (_name, note) => {
-    const rendered = renderCheckRun(makeInput({ annotations: [note] }));
+    const rendered = renderFixture(makeInput({ annotations: [note] }));
     expect(rendered.annotations).toEqual([]);
     expect(rendered.text).toContain('CUDA out of memory');
   });
 
   test('message and title are cut to GitHub sizes', () => {
     const note = makeAnnotation({ message: 'é'.repeat(70_000), title: 't'.repeat(300) });
-    const [converted] = renderCheckRun(makeInput({ annotations: [note] })).annotations;
+    const [converted] = renderFixture(makeInput({ annotations: [note] })).annotations;
     expect(Buffer.byteLength(converted?.message ?? '', 'utf8')).toBeLessThanOrEqual(64_000);
     expect(converted?.message).toMatch(/… \(cut to GitHub's 64,000-byte limit\)$/);
     expect(converted?.title).toHaveLength(255);
@@ -372,7 +373,7 @@ describe('annotations', () => {
 
 describe('actions', () => {
   test('a completed run offers Re-run and Re-run without cache within GitHub limits', () => {
-    const { actions } = renderCheckRun(makeInput());
+    const { actions } = renderFixture(makeInput());
     expect(actions.map((action) => action.identifier)).toEqual(['rerun', 'rerun-no-cache']);
     expect(actions.map((action) => action.label)).toEqual(['Re-run', 'Re-run without cache']);
     expect(actions.length).toBeLessThanOrEqual(3);
@@ -458,5 +459,13 @@ describe('check run names', () => {
     expect(b.length).toBeLessThanOrEqual(100);
     expect(a).not.toBe(b);
     expect(a).toMatch(/^fluksio \(note=x+… #[0-9a-f]{8}\)$/);
+  });
+
+  test('a member is named by the params its sweep varies, in the order they were swept', () => {
+    const params = { lr: 0.1, seed: 1, note: 'two words' };
+    expect(checkRunName('fluksio', sweptParams(params, ['note', 'lr']))).toBe(
+      'fluksio (note="two words", lr=0.1)',
+    );
+    expect(sweptParams(params, ['absent'])).toEqual({});
   });
 });

@@ -138,6 +138,8 @@ describe('a run’s check run', () => {
       leaseId: 'lease-2',
       codeDigest: 'c'.repeat(64),
       envDigest: 'e'.repeat(64),
+      params: run.params,
+      paramsDigest: run.paramsDigest,
     });
     const second = failureAnnotations(5).map((note) => ({ ...note, message: `attempt 2: ${note.message}` }));
     await world.addAnnotations(run.id, second);

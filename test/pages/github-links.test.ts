@@ -12,6 +12,7 @@ import { hashToken } from '../../app/http/hash-token.js';
 import { createRunner } from '../../store/create-runner.js';
 import { launchChromium, type TestBrowser } from '../helpers/chromium.js';
 import { finishedStage } from './page-world.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 let world: GitHubAppWorld;
 let browser: TestBrowser;
@@ -99,13 +100,14 @@ test("a finished run's check run summary embeds its main metric's curves, an SVG
   };
   const claim = (await call('/api/v1/runner/claim', { waitSeconds: 0 })) as {
     lease: string;
-    run: { id: string };
+    run: { id: string; params: Record<string, string | number | boolean> };
   };
   expect(claim.run.id).toBe(run!.id);
   await call(`/api/v1/runs/${run!.id}/start`, {
     lease: claim.lease,
     codeDigest: 'd'.repeat(64),
     envDigest: 'd'.repeat(64),
+    ...ranAsClaimed(claim),
   });
   await call(`/api/v1/runs/${run!.id}/events`, {
     lease: claim.lease,

@@ -5,6 +5,7 @@ import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { PageLinkSigner } from '../../app/pages/page-link-signer.js';
 import type { TestControlPlane } from '../app/control-plane-harness.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 /** The pages secret the test control planes are started with, so tests can sign links. */
 export const PAGES_SECRET = 'p'.repeat(48);
@@ -43,7 +44,12 @@ export class DrivenRun {
     const claim = await plane.claim(runnerToken);
     if (!claim) throw new Error('nothing to claim');
     const run = new DrivenRun(plane, runnerToken, claim);
-    await run.post('start', { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST });
+    await run.post('start', {
+      lease: claim.lease,
+      codeDigest: DIGEST,
+      envDigest: DIGEST,
+      ...ranAsClaimed(claim),
+    });
     return run;
   }
 

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { digestOf } from '../../schemas/canonical-json.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { resetTables, startTestControlPlane, type TestControlPlane } from '../app/control-plane-harness.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
@@ -117,10 +118,13 @@ function isAlive(pid: number): boolean {
 }
 
 describe('a runner process against the control plane', () => {
-  test('a submitted run is executed and finished with its metrics; the same run again is a cache hit', async () => {
+  test('a submitted run is executed and finished with its metrics, showing the params that ran; the same run again is a cache hit', async () => {
     const first = await submit({ lr: 0.5, pidfile: 'a' });
     const done = await waitForStatus(first, ['succeeded', 'failed']);
     expect(done.run.status, done.run.reason ?? '').toBe('succeeded');
+    // The default the submission left out ran too: the run says so, and its digest is of what ran.
+    const ran = { lr: 0.5, pidfile: 'a', seconds: 0 };
+    expect(done.run).toMatchObject({ params: ran, paramsDigest: digestOf(ran) });
     expect(done.metrics).toMatchObject({ loss: 0.25 });
     expect(done.stages).toMatchObject([{ name: 'train', status: 'ran' }]);
     expect(done.runner).toBe('box');

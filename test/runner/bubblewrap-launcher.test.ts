@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { BubblewrapLauncher } from '../../runner/bubblewrap-launcher.js';
 import { detectBubblewrap, type Bubblewrap } from '../../runner/detect-bubblewrap.js';
 import { runStageProcess } from '../../runner/stage-process.js';
+import { sleeperAlive } from '../helpers/sleeper-alive.js';
 
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
@@ -51,16 +52,6 @@ async function sandboxed(
     },
   });
   return { ...result, lines };
-}
-
-/** Whether some process on this machine runs `sleep <seconds>`. */
-async function sleeperAlive(seconds: number): Promise<boolean> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    if ((await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')) === `sleep\0${seconds}\0`)
-      return true;
-  }
-  return false;
 }
 
 test('bubblewrap is found on the PATH and runs a trial sandbox; without it on the PATH, the reason says so', async () => {

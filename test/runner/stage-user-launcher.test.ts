@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
@@ -8,6 +8,7 @@ import { directLauncher } from '../../runner/stage-launcher.js';
 import { StageUserLauncher } from '../../runner/stage-user-launcher.js';
 import { runStageProcess } from '../../runner/stage-process.js';
 import { stageTestUser, type StageTestUser } from '../helpers/stage-test-user.js';
+import { sleeperAlive } from '../helpers/sleeper-alive.js';
 
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
@@ -53,16 +54,6 @@ async function asStageUser(cmd: string, options: { cancelOn?: string } = {}) {
     },
   });
   return { ...result, lines };
-}
-
-/** Whether some process on this machine runs `sleep <seconds>`. */
-async function sleeperAlive(seconds: number): Promise<boolean> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    if ((await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')) === `sleep\0${seconds}\0`)
-      return true;
-  }
-  return false;
 }
 
 test('a stage runs as the stage user and may write what the engine made in its checkout, and nothing of the engine’s elsewhere', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import { startTestControlPlane, type TestControlPlane } from '../app/control-plane-harness.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 // Acceptance 3 of issue 9: generated bodies, headers and paths for every route,
 // hostile and near-valid, against the HTTP API over real HTTP. The control plane never
@@ -182,7 +183,14 @@ const ROUTES: Route[] = [
     method: 'POST',
     path: (id) => `/api/v1/runs/${id}/start`,
     credential: 'runner',
-    body: () => body({ lease: lease(), codeDigest: field(digest), envDigest: field(digest) }),
+    body: () =>
+      body({
+        lease: lease(),
+        codeDigest: field(digest),
+        envDigest: field(digest),
+        params: field(ranAsClaimed(claim).params),
+        paramsDigest: field(ranAsClaimed(claim).paramsDigest),
+      }),
   },
   {
     method: 'POST',

@@ -9,6 +9,7 @@ import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { sendWebhook } from '../github/send-webhook.js';
 import { sharedTestAppCredentials } from '../github/test-app-credentials.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 // Issue 9, item 5: one NUL byte — in a metrics file, a log line, a param, a cancel reason,
 // a signed webhook payload — or a date that is no date used to answer 500 with SQL and the
@@ -124,7 +125,12 @@ with open("metrics.json", "w") as f:
     const runPath = `/api/v1/runs/${runId}`;
     const { lease } = claim;
     const digest = 'c'.repeat(64);
-    await call('POST', `${runPath}/start`, runnerToken, { lease, codeDigest: digest, envDigest: digest });
+    await call('POST', `${runPath}/start`, runnerToken, {
+      lease,
+      codeDigest: digest,
+      envDigest: digest,
+      ...ranAsClaimed(claim),
+    });
 
     const refusals: [unknown, string][] = [
       [{ type: 'stage.started', stage: 'train', at: 'yesterday', seq: 0 }, 'events[0].at'],

@@ -9,6 +9,8 @@ import { createRunner } from '../../store/create-runner.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import { spawnFluksio } from '../helpers/fluksio-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { sleeperAlive } from '../helpers/sleeper-alive.js';
+import { attempts } from './attack-report.js';
 
 let database: TestDatabase;
 let world: ControlPlaneWorld;
@@ -69,30 +71,6 @@ stages:
     outs: [victim.txt]
 `;
 
-/** The attempts the stage printed, by name, decoded. */
-async function attempts(runId: string, stage: string): Promise<Record<string, string>> {
-  const response = await fetch(`${world.app.url}/api/v1/runs/${runId}/logs/${stage}`, {
-    headers: { authorization: `Bearer ${world.apiToken}` },
-  });
-  const { lines } = (await response.json()) as { lines: string[] };
-  const found: Record<string, string> = {};
-  for (const line of lines) {
-    const match = /^(\w+)=(.*)$/.exec(line);
-    if (match?.[1]) found[match[1]] = Buffer.from(match[2] ?? '', 'base64').toString();
-  }
-  return { ...found, log: lines.join('\n') };
-}
-
-/** Whether some process on this machine runs `sleep <marker>`. */
-async function sleeperAlive(marker: number): Promise<boolean> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline === `sleep\0${marker}\0`) return true;
-  }
-  return false;
-}
-
 test('a sandboxed stage cannot read the runner token, the env-file, the runner’s environment or another run’s checkout, cannot write the mirror, and leaves no daemon', async () => {
   await world.start();
   const scratch = await world.scratch();
@@ -149,7 +127,7 @@ test('a sandboxed stage cannot read the runner token, the env-file, the runner�
   });
   const attack = await world.waitFor(runId);
   expect(attack.run.status, JSON.stringify(attack)).toBe('succeeded');
-  const got = await attempts(runId, 'attack');
+  const got = await attempts(world, runId, 'attack');
   expect(got.own).toBe('readable\n');
   expect(got.log).toContain('daemon=alive');
   expect(got.token).toBe('');

@@ -4,6 +4,7 @@ import type { Claim } from '../../schemas/protocol/claim.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { createRunner } from '../../store/create-runner.js';
 import type { Database } from '../../store/database.js';
+import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 /**
  * A runner driven by hand: speaks the runner protocol over HTTP one step at a time and
@@ -86,6 +87,7 @@ export class ScriptedRunner {
       lease: claim.lease,
       codeDigest: digest,
       envDigest: digest,
+      ...ranAsClaimed(claim),
     });
     if (status !== 200) throw new Error(`start answered ${status}: ${text}`);
   }

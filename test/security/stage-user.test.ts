@@ -9,6 +9,8 @@ import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import { spawnFluksio } from '../helpers/fluksio-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { sleeperAlive } from '../helpers/sleeper-alive.js';
+import { attempts } from './attack-report.js';
 import { stageTestUser, type StageTestUser } from '../helpers/stage-test-user.js';
 
 /** The dedicated user the stages run as; made here when the machine has none. */
@@ -80,30 +82,6 @@ stages:
     cmd: echo "$VICTIM_SECRET" > results/victim.txt && cp results/victim.txt victim.txt
     outs: [results/victim.txt]
 `;
-
-/** The attempts the stage printed, by name, decoded. */
-async function attempts(runId: string, stage: string): Promise<Record<string, string>> {
-  const response = await fetch(`${world.app.url}/api/v1/runs/${runId}/logs/${stage}`, {
-    headers: { authorization: `Bearer ${world.apiToken}` },
-  });
-  const { lines } = (await response.json()) as { lines: string[] };
-  const found: Record<string, string> = {};
-  for (const line of lines) {
-    const match = /^(\w+)=(.*)$/.exec(line);
-    if (match?.[1]) found[match[1]] = Buffer.from(match[2] ?? '', 'base64').toString();
-  }
-  return { ...found, log: lines.join('\n') };
-}
-
-/** Whether some process on this machine runs `sleep <marker>`. */
-async function sleeperAlive(marker: number): Promise<boolean> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline === `sleep\0${marker}\0`) return true;
-  }
-  return false;
-}
 
 /** A token file and an env-file only the runner may read, in a directory anyone may pass through. */
 async function runnerFiles(
@@ -189,7 +167,7 @@ test('a stage run as --stage-user cannot read the runner token, the env-file, th
     }),
   );
   expect(attack.run.status, JSON.stringify(attack)).toBe('succeeded');
-  const got = await attempts(attack.run.id, 'attack');
+  const got = await attempts(world, attack.run.id, 'attack');
   expect(got.uid).toBe(`${stageUid}\n`);
   expect(got.own).toBe('readable\n');
   expect(got.log).toContain('daemon=alive');

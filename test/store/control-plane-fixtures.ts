@@ -79,6 +79,8 @@ export async function startedRun(
     leaseId: claimed.leaseId,
     codeDigest: 'a'.repeat(64),
     envDigest: 'b'.repeat(64),
+    params: claimed.params,
+    paramsDigest: claimed.paramsDigest,
   });
   if (!started) throw new Error('the run did not start');
   return { ...started, leaseId: claimed.leaseId };

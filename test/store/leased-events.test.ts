@@ -129,6 +129,8 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
       leaseId,
       codeDigest: 'a'.repeat(64),
       envDigest: 'b'.repeat(64),
+      params: claimed?.params ?? {},
+      paramsDigest: claimed?.paramsDigest ?? '',
     });
     expect(await applyLeasedEvents({ ...batch, attempt: 2 })).toBeNull();
     expect(await getRunDetail({ db, runId: queued.id })).toMatchObject({ stages: [], annotations: [] });
@@ -153,6 +155,8 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
       leaseId,
       codeDigest: 'a'.repeat(64),
       envDigest: 'b'.repeat(64),
+      params: again?.params ?? {},
+      paramsDigest: again?.paramsDigest ?? '',
     });
     expect(await getRunDetail({ db, runId: run.id })).toMatchObject({
       stages: [],

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { digestOf } from '../../schemas/canonical-json.js';
+import type { Params } from '../../schemas/resolve-params.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
+import type { Run } from '../../schemas/tables/runs.js';
 import { applyLeasedEvents } from '../../store/apply-leased-events.js';
 import type { Database } from '../../store/database.js';
 import { finishLeasedRun } from '../../store/finish-leased-run.js';
@@ -30,6 +33,19 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     ({ db, close } = await open());
   });
   afterAll(() => close());
+
+  /** Starts a run under `leaseId` as a runner that resolved `params` (the queued ones, unless a test says). */
+  function start(runId: string, leaseId: string, params: Params): Promise<Run | null> {
+    return startLeasedRun({
+      db,
+      runId,
+      leaseId,
+      codeDigest,
+      envDigest,
+      params,
+      paramsDigest: digestOf(params),
+    });
+  }
 
   async function ownRunner(): Promise<{ runner: RunnerRow; repository: string }> {
     const owner = uniqueOwner();
@@ -97,10 +113,10 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const queued = await queueRun(db, { repository });
     const claimed = await claim(db, runner);
     const leaseId = claimed?.leaseId ?? '';
-    const started = await startLeasedRun({ db, runId: queued.id, leaseId, codeDigest, envDigest });
+    const started = await start(queued.id, leaseId, claimed?.params ?? {});
     expect(started).toMatchObject({ status: 'running', codeDigest, envDigest, dirty: false });
     expect(started?.startedAt).toBeInstanceOf(Date);
-    const again = await startLeasedRun({ db, runId: queued.id, leaseId, codeDigest, envDigest });
+    const again = await start(queued.id, leaseId, claimed?.params ?? {});
     expect(again).toEqual(started);
   });
 
@@ -135,6 +151,42 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     expect(await heartbeatRun({ db, runId: run.id, leaseId: run.leaseId, leaseTtlMs: 90_000 })).toBeNull();
   });
 
+  test('a start records the params the runner resolved: the defaults it added are what ran', async () => {
+    const { runner, repository } = await ownRunner();
+    const queued = await queueRun(db, {
+      repository,
+      params: { lr: 0.1 },
+      paramsDigest: digestOf({ lr: 0.1 }),
+    });
+    const leaseId = (await claim(db, runner))?.leaseId ?? '';
+    const resolved = { lr: 0.1, epochs: 3 };
+    const started = await start(queued.id, leaseId, resolved);
+    expect(started).toMatchObject({ status: 'running', params: resolved, paramsDigest: digestOf(resolved) });
+  });
+
+  test('a start with params resolved otherwise than queued fails the run, naming each difference; retried, it answers the failed run', async () => {
+    const { runner, repository } = await ownRunner();
+    const asked = { lr: 0.1, seed: 2 };
+    const queued = await queueRun(db, { repository, params: asked, paramsDigest: digestOf(asked) });
+    const leaseId = (await claim(db, runner))?.leaseId ?? '';
+    const resolved = { lr: '0.1' };
+    const failed = await start(queued.id, leaseId, resolved);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      params: asked,
+      paramsDigest: digestOf(asked),
+      durationMs: 0,
+    });
+    expect(failed?.statusReason).toBe(
+      'The runner resolved the params differently from how the run was queued, so nothing ran: ' +
+        `'lr' was queued as 0.1 (a number) and resolved as "0.1" (a string); 'seed' was queued as 2 (a number) but not resolved`,
+    );
+    expect(failed?.finishedAt).toBeInstanceOf(Date);
+    expect(failed?.leaseExpiresAt).toBeNull();
+    expect(await start(queued.id, leaseId, resolved)).toEqual(failed);
+    expect(await heartbeatRun({ db, runId: queued.id, leaseId, leaseTtlMs: 90_000 })).toBeNull();
+  });
+
   test('a stale lease changes nothing: heartbeat, start, events, finish and release all answer null', async () => {
     const { runner, repository } = await ownRunner();
     const run = await startedRun(db, runner, { repository });
@@ -142,7 +194,7 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const before = await readRun(db, run.id);
     const runId = run.id;
     expect(await heartbeatRun({ db, runId, leaseId: stale, leaseTtlMs: 90_000 })).toBeNull();
-    expect(await startLeasedRun({ db, runId, leaseId: stale, codeDigest, envDigest })).toBeNull();
+    expect(await start(runId, stale, run.params)).toBeNull();
     expect(
       await applyLeasedEvents({
         db,
@@ -196,9 +248,7 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     const next = await claim(db, runner);
     expect(next).toMatchObject({ id: run.id, attempt: 2, status: 'running' });
     expect(next?.leaseId).not.toBe(run.leaseId);
-    expect(
-      await startLeasedRun({ db, runId: run.id, leaseId: run.leaseId, codeDigest, envDigest }),
-    ).toBeNull();
+    expect(await start(run.id, run.leaseId, run.params)).toBeNull();
   });
 
   test('a run released before it started keeps its attempt; one whose cancel was asked finishes instead', async () => {
@@ -232,7 +282,7 @@ describe.each(databaseBackends)('leases on $name', ({ open }) => {
     for (let release = 1; release <= RELEASE_LIMIT; release += 1) {
       const claimed = await claim(db, runner);
       expect(claimed?.id).toBe(queued.id);
-      await startLeasedRun({ db, runId: queued.id, leaseId: claimed?.leaseId ?? '', codeDigest, envDigest });
+      await start(queued.id, claimed?.leaseId ?? '', queued.params);
       const released = await releaseLeasedRun({
         db,
         runId: queued.id,

@@ -99,6 +99,8 @@ describe.each(databaseBackends)('the sweeper on $name', ({ open }) => {
       leaseId: second?.leaseId ?? '',
       codeDigest: 'a'.repeat(64),
       envDigest: 'b'.repeat(64),
+      params: second?.params ?? {},
+      paramsDigest: second?.paramsDigest ?? '',
     });
     await loseLease(run.id);
     expect((await sweepRuns({ db, settings })).abandoned).toContain(run.id);

@@ -171,7 +171,7 @@ export class FakeControlPlane {
       }
       case 'start':
         run.started = input as FakeRun['started'];
-        return send(200, { status: 'running' });
+        return send(200, { status: 'running', reason: null });
       case 'events': {
         const batch = input as z.infer<typeof EventBatch>;
         let applied = 0;

@@ -1,4 +1,4 @@
-// Markdown for GitHub, within its limits: shared by the check run, reply and comment renderers.
+// Markdown for GitHub, within its limits: shared by every check run, reply, comment and step summary.
 
 /** UTF-8 size: what GitHub's "bytesize" limits count. */
 export function byteLength(text: string): number {

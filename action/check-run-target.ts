@@ -1,17 +1,5 @@
-import type { Params } from '../schemas/resolve-params.js';
-import { formatParams } from '../schemas/format.js';
 import type { CheckRunTarget } from './check-run-publisher.js';
 import type { WorkflowContext } from './workflow-context.js';
-
-/**
- * A run's check-run name: the `check-name` input, stable so it can be a required check;
- * a sweep's runs add the params they vary (`fluksio (lr=0.1)`, DESIGN §8).
- */
-export function checkRunName(checkName: string, params: Params, swept: readonly string[]): string {
-  if (swept.length === 0) return checkName;
-  const varied = Object.fromEntries(swept.map((key) => [key, params[key] ?? '']));
-  return `${checkName} (${formatParams(varied)})`;
-}
 
 /**
  * Where check runs go: the pull request's head when the workflow runs for one (the run
@@ -26,6 +14,11 @@ export function checkRunTargetOf(workflow: WorkflowContext): CheckRunTarget | nu
     owner,
     repo,
     headSha,
-    detailsUrl: `${workflow.serverUrl}/${workflow.repository}/actions/runs/${workflow.runId}`,
+    detailsUrl: workflowRunUrl(workflow),
   };
+}
+
+/** The workflow run's page, where its log is. */
+export function workflowRunUrl(workflow: WorkflowContext): string {
+  return `${workflow.serverUrl}/${workflow.repository}/actions/runs/${workflow.runId}`;
 }

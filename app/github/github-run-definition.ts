@@ -1,0 +1,88 @@
+import type { Pipeline } from '../../schemas/pipeline.js';
+import type { Params } from '../../schemas/resolve-params.js';
+import type { NewRun, Run } from '../../schemas/tables/runs.js';
+import { PIPELINE_PATH } from './read-pipeline-at.js';
+import type { RepositoryRef } from './repository-ref.js';
+
+/**
+ * What a run reporting to GitHub executes, and where and how it may: the commit and params,
+ * the pipeline's settings taken when it was queued (labels, retries, time limit, metric
+ * goals), and the pull request it belongs to, which decides its trust domain and the ref a
+ * fork's runner fetches. A re-run executes the same definition again; who asked and why
+ * (trigger key, trigger, sender, check name, cache use) belong to each run.
+ */
+export type GitHubRunDefinition = { commit: string } & Required<
+  Pick<
+    NewRun,
+    | 'repository'
+    | 'pipelinePath'
+    | 'params'
+    | 'labels'
+    | 'cloneUrl'
+    | 'retries'
+    | 'timeoutMs'
+    | 'metricGoals'
+    | 'trustDomain'
+    | 'fork'
+    | 'fetchRef'
+    | 'prNumber'
+    | 'baseRef'
+  >
+>;
+
+/**
+ * The definition of a new run of `commit` with `params`, as the pipeline read at that
+ * commit says (DESIGN §8). A fork's pull request runs in the trust domain `pr:<n>` and
+ * fetches `refs/pull/<n>/head`; anything else is trusted and fetches the branches.
+ */
+export function githubRunDefinition({
+  repository,
+  pipeline,
+  commit,
+  params,
+  pullRequest,
+}: {
+  repository: RepositoryRef;
+  pipeline: Pipeline;
+  commit: string;
+  params: Params;
+  pullRequest: { number: number; baseRef: string; fork: boolean } | null;
+}): GitHubRunDefinition {
+  const fork = pullRequest?.fork ?? false;
+  return {
+    repository: repository.fullName,
+    pipelinePath: PIPELINE_PATH,
+    commit,
+    params,
+    labels: [...new Set(pipeline['runs-on'])].sort(),
+    cloneUrl: repository.cloneUrl,
+    retries: pipeline.retries,
+    timeoutMs: pipeline.timeout,
+    metricGoals: pipeline.metrics,
+    trustDomain: fork && pullRequest ? `pr:${pullRequest.number}` : 'trusted',
+    fork,
+    fetchRef: fork && pullRequest ? `refs/pull/${pullRequest.number}/head` : null,
+    prNumber: pullRequest?.number ?? null,
+    baseRef: pullRequest?.baseRef ?? null,
+  };
+}
+
+/** The definition an existing run was made with: what its re-run executes again. */
+export function definitionOf(run: Run & { commit: string }): GitHubRunDefinition {
+  return {
+    repository: run.repository,
+    pipelinePath: run.pipelinePath,
+    commit: run.commit,
+    params: run.params,
+    labels: run.labels,
+    cloneUrl: run.cloneUrl,
+    retries: run.retries,
+    timeoutMs: run.timeoutMs,
+    metricGoals: run.metricGoals,
+    trustDomain: run.trustDomain,
+    fork: run.fork,
+    fetchRef: run.fetchRef,
+    prNumber: run.prNumber,
+    baseRef: run.baseRef,
+  };
+}
