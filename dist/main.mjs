@@ -8714,7 +8714,7 @@ var require_proxy_agent = __commonJS({
   "node_modules/undici/lib/dispatcher/proxy-agent.js"(exports, module2) {
     "use strict";
     var { kProxy, kClose, kDestroy, kDispatch, kInterceptors } = require_symbols();
-    var { URL: URL2 } = __require("node:url");
+    var { URL: URL3 } = __require("node:url");
     var Agent3 = require_agent();
     var Pool = require_pool();
     var DispatcherBase = require_dispatcher_base();
@@ -8774,7 +8774,7 @@ var require_proxy_agent = __commonJS({
         } = opts;
         opts.path = origin + path18;
         if (!("host" in headers) && !("Host" in headers)) {
-          const { host } = new URL2(origin);
+          const { host } = new URL3(origin);
           headers.host = host;
         }
         opts.headers = { ...this[kProxyHeaders], ...headers };
@@ -8790,7 +8790,7 @@ var require_proxy_agent = __commonJS({
     var ProxyAgent2 = class extends DispatcherBase {
       constructor(opts) {
         super();
-        if (!opts || typeof opts === "object" && !(opts instanceof URL2) && !opts.uri) {
+        if (!opts || typeof opts === "object" && !(opts instanceof URL3) && !opts.uri) {
           throw new InvalidArgumentError("Proxy uri is mandatory");
         }
         const { clientFactory = defaultFactory } = opts;
@@ -8819,7 +8819,7 @@ var require_proxy_agent = __commonJS({
         this[kConnectEndpoint] = buildConnector({ ...opts.requestTls });
         const agentFactory = opts.factory || defaultAgentFactory;
         const factory = (origin2, options) => {
-          const { protocol: protocol2 } = new URL2(origin2);
+          const { protocol: protocol2 } = new URL3(origin2);
           if (!this[kTunnelProxy] && protocol2 === "http:" && this[kProxy].protocol === "http:") {
             return new Http1ProxyWrapper(this[kProxy].uri, {
               headers: this[kProxyHeaders],
@@ -8879,7 +8879,7 @@ var require_proxy_agent = __commonJS({
         const headers = buildHeaders(opts.headers);
         throwIfProxyAuthIsSent(headers);
         if (headers && !("host" in headers) && !("Host" in headers)) {
-          const { host } = new URL2(opts.origin);
+          const { host } = new URL3(opts.origin);
           headers.host = host;
         }
         return this[kAgent].dispatch(
@@ -8896,11 +8896,11 @@ var require_proxy_agent = __commonJS({
        */
       #getUrl(opts) {
         if (typeof opts === "string") {
-          return new URL2(opts);
-        } else if (opts instanceof URL2) {
+          return new URL3(opts);
+        } else if (opts instanceof URL3) {
           return opts;
         } else {
-          return new URL2(opts.uri);
+          return new URL3(opts.uri);
         }
       }
       async [kClose]() {
@@ -11653,7 +11653,7 @@ var require_dns = __commonJS({
   "node_modules/undici/lib/interceptor/dns.js"(exports, module2) {
     "use strict";
     var { isIP } = __require("node:net");
-    var { lookup } = __require("node:dns");
+    var { lookup: lookup2 } = __require("node:dns");
     var DecoratorHandler = require_decorator_handler();
     var { InvalidArgumentError, InformationalError } = require_errors();
     var maxInt = Math.pow(2, 31) - 1;
@@ -11743,7 +11743,7 @@ var require_dns = __commonJS({
         }
       }
       #defaultLookup(origin, opts, cb) {
-        lookup(
+        lookup2(
           origin.hostname,
           {
             all: true,
@@ -33668,9 +33668,9 @@ var require_parse2 = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix6 = POSIX_REGEX_SOURCE[rest2];
-                if (posix6) {
-                  prev.value = pre + posix6;
+                const posix7 = POSIX_REGEX_SOURCE[rest2];
+                if (posix7) {
+                  prev.value = pre + posix7;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -34187,7 +34187,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix6 = opts.windows;
+      const posix7 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -34197,8 +34197,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix6 });
-        const result = { glob, state, regex, posix: posix6, input, output, match, isMatch };
+        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix7 });
+        const result = { glob, state, regex, posix: posix7, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -34223,7 +34223,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input, regex, options, { glob, posix: posix6 } = {}) => {
+    picomatch2.test = (input, regex, options, { glob, posix: posix7 } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -34231,7 +34231,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix6 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix7 ? utils.toPosixSlashes : null);
       let match = input === glob;
       let output = match && format ? format(input) : input;
       if (match === false) {
@@ -34240,16 +34240,16 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix6);
+          match = picomatch2.matchBase(input, regex, options, posix7);
         } else {
           match = regex.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch2.matchBase = (input, glob, options, posix6 = options && options.windows) => {
+    picomatch2.matchBase = (input, glob, options, posix7 = options && options.windows) => {
       const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex.test(utils.basename(input, { windows: posix6 }));
+      return regex.test(utils.basename(input, { windows: posix7 }));
     };
     picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
     picomatch2.parse = (pattern, options) => {
@@ -35020,9 +35020,9 @@ var require_index_min = __commonJS({
 var require_lib = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join19, delimiter: delimiter3, sep: sep5, posix: posix6 } = __require("path");
+    var { join: join19, delimiter: delimiter3, sep: sep5, posix: posix7 } = __require("path");
     var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix6.sep}${sep5 === posix6.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
+    var rSlash = new RegExp(`[${posix7.sep}${sep5 === posix7.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
     var rRel = new RegExp(`^\\.${rSlash.source}`);
     var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
     var getPathInfo = (cmd, {
@@ -35131,10 +35131,10 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === ALIAS;
     var isDocument = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === DOC;
-    var isMap = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
+    var isMap2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
     var isPair = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === PAIR;
-    var isScalar = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
-    var isSeq = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
+    var isScalar2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
+    var isSeq2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
     function isCollection(node) {
       if (node && typeof node === "object")
         switch (node[NODE_TYPE]) {
@@ -35155,7 +35155,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node) => (isScalar(node) || isCollection(node)) && !!node.anchor;
+    var hasAnchor = (node) => (isScalar2(node) || isCollection(node)) && !!node.anchor;
     exports.ALIAS = ALIAS;
     exports.DOC = DOC;
     exports.MAP = MAP;
@@ -35167,11 +35167,11 @@ var require_identity = __commonJS({
     exports.isAlias = isAlias;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
-    exports.isMap = isMap;
+    exports.isMap = isMap2;
     exports.isNode = isNode2;
     exports.isPair = isPair;
-    exports.isScalar = isScalar;
-    exports.isSeq = isSeq;
+    exports.isScalar = isScalar2;
+    exports.isSeq = isSeq2;
   }
 });
 
@@ -39279,9 +39279,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap = fc.start.source === "{";
-      const fcName = isMap ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap2 = fc.start.source === "{";
+      const fcName = isMap2 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -39317,7 +39317,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap2 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -39357,7 +39357,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap && !sep5 && !props.found) {
+        if (!isMap2 && !sep5 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep5, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -39380,7 +39380,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap && !props.found && ctx.options.strict) {
+            if (!isMap2 && !props.found && ctx.options.strict) {
               if (sep5)
                 for (const st3 of sep5) {
                   if (st3 === valueProps.found)
@@ -39412,7 +39412,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap) {
+          if (isMap2) {
             const map2 = coll;
             if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -39428,7 +39428,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap ? "}" : "]";
+      const expectedEnd = isMap2 ? "}" : "]";
       const [ce4, ...ee5] = fc.end;
       let cePos = offset;
       if (ce4?.source === expectedEnd)
@@ -40715,7 +40715,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar2 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -40799,7 +40799,7 @@ var require_cst = __commonJS({
     exports.FLOW_END = FLOW_END;
     exports.SCALAR = SCALAR;
     exports.isCollection = isCollection;
-    exports.isScalar = isScalar;
+    exports.isScalar = isScalar2;
     exports.prettyToken = prettyToken;
     exports.tokenType = tokenType;
   }
@@ -42329,7 +42329,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument3(source, options = {}) {
+    function parseDocument5(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -42355,7 +42355,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument3(src, options);
+      const doc = parseDocument5(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning2) => log.warn(doc.options.logLevel, warning2));
@@ -42391,7 +42391,7 @@ var require_public_api = __commonJS({
     }
     exports.parse = parse7;
     exports.parseAllDocuments = parseAllDocuments;
-    exports.parseDocument = parseDocument3;
+    exports.parseDocument = parseDocument5;
     exports.stringify = stringify;
   }
 });
@@ -69522,7 +69522,7 @@ function assignmentOf(segments) {
     return { problem: { path: "", message: `"${raw}" is not key=value (e.g. lr=0.1)` } };
   }
   const key = first.text.slice(0, equals);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+  if (!/^(?:[\w./-]+:)?[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(key)) {
     return { problem: { path: "", message: `"${raw}": "${key}" is not a parameter name (e.g. lr=0.1)` } };
   }
   const valueSegments = [{ text: first.text.slice(equals + 1), quoted: false }, ...segments.slice(1)];
@@ -71168,7 +71168,7 @@ function quoteIn(context, value) {
 
 // core/pipeline/param-variables.ts
 function paramVariableName(param) {
-  return `FLUKSIO_PARAM_${param.toUpperCase()}`;
+  return `FLUKSIO_PARAM_${param.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`;
 }
 function paramVariables(listed, values) {
   const variables = {};
@@ -82503,9 +82503,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 }
 
 // local/locate-project.ts
-import { existsSync as existsSync8 } from "node:fs";
+import { existsSync as existsSync8, readFileSync as readFileSync4 } from "node:fs";
 import { readFile as readFile10, realpath as realpath8 } from "node:fs/promises";
-import { dirname as dirname7, join as join18, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
+import { basename as basename3, dirname as dirname7, join as join18, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
@@ -82802,6 +82802,548 @@ function lineOfPath(document2, lineCounter, path18) {
   return void 0;
 }
 
+// core/dvc/translate-dvc.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+import { posix as posix6 } from "node:path";
+
+// schemas/dvc/dvc-file.ts
+init_zod();
+var OutEntry = external_exports.union([
+  external_exports.string().min(1, { error: "expected a path" }),
+  external_exports.record(
+    external_exports.string().min(1),
+    external_exports.union([
+      external_exports.null(),
+      external_exports.looseObject({
+        cache: external_exports.boolean().optional(),
+        persist: external_exports.boolean().optional(),
+        remote: external_exports.string().optional(),
+        push: external_exports.boolean().optional(),
+        desc: external_exports.string().optional()
+      })
+    ])
+  ).refine((entry) => Object.keys(entry).length === 1, { error: "expected one path with its flags" })
+]);
+var ParamsEntry = external_exports.union([
+  external_exports.string().min(1, { error: "expected a params key" }),
+  external_exports.record(external_exports.string().min(1), external_exports.union([external_exports.null(), external_exports.array(external_exports.string().min(1))]))
+]);
+var VarsList = external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.record(external_exports.string(), external_exports.unknown())]));
+var DvcStage = external_exports.strictObject({
+  cmd: external_exports.union([external_exports.string().min(1), external_exports.array(external_exports.string().min(1)).min(1)], {
+    error: "expected a command or a list of commands"
+  }),
+  wdir: external_exports.string().optional(),
+  deps: external_exports.array(external_exports.string().min(1, { error: "expected a path" })).default([]),
+  params: external_exports.array(ParamsEntry).default([]),
+  outs: external_exports.array(OutEntry).default([]),
+  metrics: external_exports.array(OutEntry).default([]),
+  plots: external_exports.array(external_exports.union([OutEntry, external_exports.record(external_exports.string(), external_exports.unknown())])).default([]),
+  frozen: external_exports.boolean().default(false),
+  always_changed: external_exports.boolean().default(false),
+  desc: external_exports.string().optional(),
+  meta: external_exports.unknown().optional(),
+  vars: VarsList.optional()
+});
+var DvcStageDefinition = external_exports.record(external_exports.string(), external_exports.unknown());
+var DvcFile = external_exports.looseObject({
+  vars: VarsList.default([]),
+  stages: external_exports.record(
+    external_exports.string().regex(/^[^@:/\\]+$/, { error: "expected a stage name without @ : / or \\" }),
+    DvcStageDefinition
+  ).refine((stages2) => Object.keys(stages2).length > 0, { error: "expected at least one stage" }),
+  params: external_exports.array(external_exports.string()).optional(),
+  metrics: external_exports.array(external_exports.string()).optional(),
+  plots: external_exports.unknown().optional(),
+  artifacts: external_exports.unknown().optional(),
+  datasets: external_exports.unknown().optional()
+});
+
+// core/dvc/dvc-params.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+
+// core/dvc/dvc-template.ts
+var DvcTemplateError = class extends Error {
+};
+var EXPRESSION = /\\?\$\{([^}]*)\}/g;
+function resolveTemplate(value, context, cmd = false) {
+  const params = [];
+  const walk = (node) => {
+    if (typeof node === "string") return resolveString(node, context, cmd, params);
+    if (Array.isArray(node)) return node.map(walk);
+    if (node !== null && typeof node === "object") {
+      return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, walk(inner)]));
+    }
+    return node;
+  };
+  return { value: walk(value), params: [...new Set(params)] };
+}
+function resolveString(text2, context, cmd, params) {
+  const matches = [...text2.matchAll(EXPRESSION)];
+  const lone = matches.length === 1 && matches[0]?.[0] === text2 && !text2.startsWith("\\");
+  if (lone && !cmd) return lookup(context.data, parseReference(matches[0]?.[1] ?? ""));
+  let result = "";
+  let at4 = 0;
+  for (const match of matches) {
+    result += text2.slice(at4, match.index);
+    at4 = match.index + match[0].length;
+    if (match[0].startsWith("\\")) {
+      result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
+      continue;
+    }
+    const path18 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path18);
+    result += cmd ? inCommand(path18, value, context, params) : inText(match[1] ?? "", value);
+  }
+  return result + text2.slice(at4);
+}
+function parseReference(expression) {
+  const trimmed = expression.trim();
+  if (!/^[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(trimmed)) {
+    throw new DvcTemplateError(`\${${expression}} is not a reference such as \${a.b[0]}`);
+  }
+  return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+}
+function lookup(data, path18) {
+  let node = data;
+  for (const [index2, part] of path18.entries()) {
+    const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
+    const key = String(part);
+    if (container === null || !Object.hasOwn(container, key)) {
+      throw new DvcTemplateError(
+        `\${${formatReference(path18)}}: "${formatReference(path18.slice(0, index2 + 1))}" is not defined`
+      );
+    }
+    node = container[key];
+  }
+  return node;
+}
+function formatReference(path18) {
+  return path18.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+}
+function scalarText(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (value === null) return "None";
+  return String(value);
+}
+function inText(expression, value) {
+  if (value !== null && typeof value === "object") {
+    throw new DvcTemplateError(
+      `\${${expression}} is a ${Array.isArray(value) ? "list" : "dictionary"}; only cmd can interpolate one inside other text`
+    );
+  }
+  return scalarText(value);
+}
+function inCommand(path18, value, context, params) {
+  const param = paramOf(path18, context.params);
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    return flagsOf(value, param === null ? null : path18, context, params);
+  }
+  if (param !== null) params.push(param.name);
+  if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
+  if (Array.isArray(value)) return value.map((item) => shellQuote(scalarText(item))).join(" ");
+  return shellQuote(scalarText(value));
+}
+function flagsOf(dict, paramPath, context, params) {
+  const words = [];
+  const visit = (node, prefix) => {
+    for (const [key, value] of Object.entries(node)) {
+      const flag = [...prefix, key].join(".");
+      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+        visit(value, [...prefix, key]);
+      } else if (typeof value === "boolean") {
+        if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
+        if (value) words.push(`--${flag}`);
+      } else if (Array.isArray(value)) {
+        if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
+        words.push(`--${flag}`, ...value.map((item) => shellQuote(scalarText(item))));
+      } else if (paramPath) {
+        const name2 = formatReference([...paramPath, ...prefix, key]);
+        params.push(name2);
+        words.push(`--${flag}`, `\${${name2}}`);
+      } else {
+        words.push(`--${flag}`, shellQuote(scalarText(value)));
+      }
+    }
+  };
+  visit(dict, []);
+  return words.join(" ");
+}
+function paramOf(path18, params) {
+  let node = params;
+  for (const [index2, part] of path18.entries()) {
+    if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
+      return index2 === 0 ? null : { name: formatReference(path18.slice(0, index2)), exact: false };
+    }
+    node = node[String(part)];
+  }
+  return { name: formatReference(path18), exact: true };
+}
+function literalShellExpansion(inner, next) {
+  if (!/^[A-Za-z_]\w*$/.test(inner)) {
+    throw new DvcTemplateError(
+      `\\\${${inner}} cannot be carried into a fluksio command; write it as $NAME or in a script`
+    );
+  }
+  return next !== void 0 && /\w/.test(next) ? `$${inner}""` : `$${inner}`;
+}
+
+// core/dvc/dvc-params.ts
+function parseDvcParamsFile(text2) {
+  const document2 = (0, import_yaml3.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const first = document2.errors[0];
+  if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
+  const floats = /* @__PURE__ */ new Set();
+  const toValue = (node, path18) => {
+    if ((0, import_yaml3.isMap)(node)) {
+      const entries = [];
+      for (const pair of node.items) {
+        const key = String((0, import_yaml3.isScalar)(pair.key) ? pair.key.value : pair.key);
+        entries.push([key, toValue(pair.value, [...path18, key])]);
+      }
+      return Object.fromEntries(entries);
+    }
+    if ((0, import_yaml3.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path18, index2]));
+    if ((0, import_yaml3.isScalar)(node)) {
+      const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
+      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path18));
+      return node.value;
+    }
+    return node?.toJSON() ?? null;
+  };
+  const data = toValue(document2.contents, []);
+  if (data === null || data === void 0) return { data: {}, floats };
+  if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
+  return { data, floats };
+}
+function paramLeaves(data, path18) {
+  if (data !== null && typeof data === "object" && !Array.isArray(data)) {
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path18, key]));
+  }
+  return [[formatReference(path18), data]];
+}
+function paramSpecOf(value, isFloat) {
+  if (typeof value === "boolean") return { type: "bool", default: value };
+  if (typeof value === "number") {
+    return Number.isSafeInteger(value) && !isFloat ? { type: "int", default: value } : { type: "float", default: value };
+  }
+  if (typeof value === "string") return { type: "string", default: value };
+  return { type: "string", default: JSON.stringify(value) };
+}
+
+// core/dvc/expand-dvc-stages.ts
+var isComposite = (value) => value !== null && typeof value === "object";
+function expandDvcStage(name2, definition, context) {
+  if ("foreach" in definition) {
+    const { foreach, do: body2, ...rest } = definition;
+    if (Object.keys(rest).length > 0) {
+      throw new DvcTemplateError(
+        `foreach takes only "do" beside it, found ${Object.keys(rest).map((key) => `"${key}"`).join(", ")}`
+      );
+    }
+    if (body2 === null || typeof body2 !== "object" || Array.isArray(body2)) {
+      throw new DvcTemplateError('foreach needs "do" with the stage to repeat');
+    }
+    const iterable = resolveTemplate(foreach, context).value;
+    return foreachEntries(iterable).map(([key, item, isDictionary]) => ({
+      name: `${name2}@${key}`,
+      body: body2,
+      loop: isDictionary ? { key, item } : { item }
+    }));
+  }
+  if ("matrix" in definition) {
+    const { matrix, ...body2 } = definition;
+    const resolved = resolveTemplate(matrix, context).value;
+    if (resolved === null || typeof resolved !== "object" || Array.isArray(resolved)) {
+      throw new DvcTemplateError("matrix expects a dictionary of lists");
+    }
+    let combos = [{ parts: [], item: {} }];
+    for (const [key, values] of Object.entries(resolved)) {
+      if (!Array.isArray(values)) throw new DvcTemplateError(`matrix.${key}: expected a list`);
+      combos = combos.flatMap(
+        (combo) => values.map((value, index2) => ({
+          parts: [...combo.parts, isComposite(value) ? `${key}${index2}` : scalarText(value)],
+          item: { ...combo.item, [key]: value }
+        }))
+      );
+    }
+    return combos.map(({ parts, item }) => ({ name: `${name2}@${parts.join("-")}`, body: body2, loop: { item } }));
+  }
+  return [{ name: name2, body: definition, loop: {} }];
+}
+function foreachEntries(iterable) {
+  if (Array.isArray(iterable)) {
+    const byIndex = iterable.some(isComposite);
+    return iterable.map((item, index2) => [byIndex ? String(index2) : scalarText(item), item, false]);
+  }
+  if (iterable !== null && typeof iterable === "object") {
+    return Object.entries(iterable).map(([key, item]) => [key, item, true]);
+  }
+  throw new DvcTemplateError("foreach expects a list or a dictionary");
+}
+
+// core/dvc/load-dvc-vars.ts
+function loadDvcVars(vars, context, at4, readFile11, problems) {
+  const data = { ...context.data };
+  const define = (values, where) => {
+    for (const [key, value] of Object.entries(values)) {
+      if (Object.hasOwn(data, key)) {
+        problems.push({ path: where, message: `cannot redefine "${key}": it is already defined` });
+        continue;
+      }
+      data[key] = value;
+    }
+  };
+  vars.forEach((entry, index2) => {
+    const where = `${at4}[${index2}]`;
+    if (entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
+      define(entry, where);
+      return;
+    }
+    if (typeof entry !== "string") {
+      problems.push({ path: where, message: "expected a file name or a dictionary" });
+      return;
+    }
+    const [fileName = "", keyList] = entry.split(":");
+    if (fileName === "params.yaml" && keyList === void 0) return;
+    const text2 = readFile11(fileName);
+    if (text2 === void 0) {
+      problems.push({ path: where, message: `${fileName} does not exist` });
+      return;
+    }
+    let values;
+    try {
+      values = parseDvcParamsFile(text2).data;
+    } catch (error47) {
+      problems.push({ path: where, message: `${fileName}: ${error47.message}` });
+      return;
+    }
+    if (keyList !== void 0) {
+      const keys = keyList.split(",").map((key) => key.trim());
+      const missing = keys.filter((key) => !Object.hasOwn(values, key));
+      if (missing.length > 0)
+        problems.push({ path: where, message: `${fileName} has no ${missing.join(", ")}` });
+      values = Object.fromEntries(
+        keys.filter((key) => Object.hasOwn(values, key)).map((key) => [key, values[key]])
+      );
+    }
+    if (fileName === "params.yaml") return;
+    define(values, where);
+  });
+  return { data, params: context.params };
+}
+
+// core/dvc/translate-dvc.ts
+var DEFAULT_PARAMS = "params.yaml";
+var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+function translateDvc(sources) {
+  const problems = [];
+  const notes = [];
+  const document2 = (0, import_yaml4.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  if (document2.errors.length > 0) {
+    const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
+    return { pipeline: null, problems: [{ path: "", message }], notes };
+  }
+  const file2 = DvcFile.safeParse(document2.toJS() ?? {});
+  if (!file2.success) {
+    const fileProblems = file2.error.issues.map((issue3) => ({
+      path: formatPath(issue3.path),
+      message: issue3.message.replace(/^Invalid input: /, "")
+    }));
+    return { pipeline: null, problems: fileProblems, notes };
+  }
+  const paramFiles = /* @__PURE__ */ new Map();
+  const paramsFile = (name2, at4) => {
+    if (!paramFiles.has(name2)) {
+      const text2 = sources.readFile(name2);
+      let parsed = null;
+      if (text2 === void 0) {
+        if (name2 !== DEFAULT_PARAMS) problems.push({ path: at4, message: `${name2} does not exist` });
+      } else if (!/\.(ya?ml|json)$/i.test(name2)) {
+        problems.push({
+          path: at4,
+          message: `${name2}: only YAML and JSON params files are read (not TOML or Python)`
+        });
+      } else {
+        try {
+          parsed = parseDvcParamsFile(text2);
+        } catch (error47) {
+          problems.push({ path: at4, message: `${name2}: ${error47.message}` });
+        }
+      }
+      paramFiles.set(name2, parsed);
+    }
+    return paramFiles.get(name2) ?? null;
+  };
+  const defaults = paramsFile(DEFAULT_PARAMS, DEFAULT_PARAMS);
+  const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
+  const global2 = loadDvcVars(file2.data.vars, base, "vars", sources.readFile, problems);
+  const stages2 = {};
+  const used = /* @__PURE__ */ new Map();
+  for (const [name2, definition] of Object.entries(file2.data.stages)) {
+    let expanded;
+    try {
+      expanded = expandDvcStage(name2, definition, global2);
+    } catch (error47) {
+      if (!(error47 instanceof DvcTemplateError)) throw error47;
+      problems.push({ path: `stages.${name2}`, message: error47.message });
+      continue;
+    }
+    for (const { name: stageName, body: body2, loop } of expanded) {
+      const at4 = `stages.${stageName}`;
+      const { vars, ...fields } = body2;
+      if (vars !== void 0 && !Array.isArray(vars)) {
+        problems.push({ path: `${at4}.vars`, message: "expected a list of files and dictionaries" });
+      }
+      const withVars = loadDvcVars(
+        Array.isArray(vars) ? vars : [],
+        global2,
+        `${at4}.vars`,
+        sources.readFile,
+        problems
+      );
+      const context = { data: { ...withVars.data, ...loop }, params: withVars.params };
+      const resolved = {};
+      const cmdParams = [];
+      for (const [field, value] of Object.entries(fields)) {
+        try {
+          const result = resolveTemplate(value, context, field === "cmd");
+          resolved[field] = result.value;
+          cmdParams.push(...result.params);
+        } catch (error47) {
+          if (!(error47 instanceof DvcTemplateError)) throw error47;
+          problems.push({ path: `${at4}.${field}`, message: error47.message });
+        }
+      }
+      const stage = DvcStage.safeParse(resolved);
+      if (!stage.success) {
+        for (const issue3 of stage.error.issues) {
+          const message = issue3.code === "unrecognized_keys" ? `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}` : issue3.message.replace(/^Invalid input: /, "");
+          problems.push({ path: formatPath(["stages", stageName, ...issue3.path]), message });
+        }
+        continue;
+      }
+      const dvc = stage.data;
+      if (dvc.frozen) {
+        notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
+        continue;
+      }
+      const wdir = posix6.normalize(dvc.wdir ?? ".");
+      const inWdir = (path18) => posix6.normalize(posix6.join(wdir, path18));
+      const outs = dvc.outs.map(outOf);
+      const metrics = dvc.metrics.map(outOf);
+      const plots = dvc.plots.map((entry) => outOf(entry));
+      const remote = [
+        ...dvc.deps.filter((dep) => URL2.test(dep)),
+        ...[...outs, ...metrics, ...plots].filter((out2) => URL2.test(out2.path)).map((out2) => out2.path)
+      ];
+      if (remote.length > 0) {
+        notes.push(
+          `stage ${stageName}: cannot be honoured (${remote.join(", ")} is not a path in this repository: remote outs and imports are not supported); it does not run`
+        );
+        continue;
+      }
+      for (const out2 of [...outs, ...metrics, ...plots]) {
+        if (out2.remote)
+          notes.push(
+            `stage ${stageName}: ${out2.path} names remote "${out2.remote}"; fluksio keeps outs in its own store`
+          );
+      }
+      const persisted = [...outs, ...metrics, ...plots].filter((out2) => out2.persist).map((out2) => out2.path);
+      if (persisted.length > 0) {
+        notes.push(
+          `stage ${stageName}: ${persisted.join(", ")} persist between runs, so the stage is never taken from the cache`
+        );
+      }
+      const params = new Set(cmdParams);
+      dvc.params.forEach((entry, index2) => {
+        const entries = typeof entry === "string" ? [[DEFAULT_PARAMS, [entry]]] : Object.entries(entry);
+        for (const [fileName, keys] of entries) {
+          const source = paramsFile(fileName, `${at4}.params[${index2}]`);
+          if (!source) {
+            if (fileName === DEFAULT_PARAMS)
+              problems.push({ path: `${at4}.params[${index2}]`, message: `${DEFAULT_PARAMS} does not exist` });
+            continue;
+          }
+          const prefix = fileName === DEFAULT_PARAMS ? "" : `${fileName}:`;
+          const selected = keys === null || keys.length === 0 ? [null] : keys;
+          for (const key of selected) {
+            let leaves;
+            try {
+              leaves = key === null ? paramLeaves(source.data, []) : leavesAt(source.data, key);
+            } catch {
+              problems.push({ path: `${at4}.params[${index2}]`, message: `"${key}" is not in ${fileName}` });
+              continue;
+            }
+            for (const [leaf, value] of leaves) {
+              params.add(prefix + leaf);
+              used.set(prefix + leaf, { value, isFloat: source.floats.has(leaf) });
+            }
+          }
+        }
+      });
+      for (const name3 of cmdParams) {
+        if (!used.has(name3))
+          used.set(name3, {
+            value: leafValue(base.params, name3),
+            isFloat: defaults?.floats.has(name3) ?? false
+          });
+      }
+      const commands = Array.isArray(dvc.cmd) ? dvc.cmd : [dvc.cmd];
+      const cmd = commands.join(" && ");
+      stages2[stageName] = {
+        cmd: wdir === "." ? cmd : `cd ${shellQuote(wdir)} && ${commands.length > 1 ? `{ ${cmd}; }` : cmd}`,
+        deps: dvc.deps.map(inWdir),
+        params: [...params],
+        outs: [...outs, ...plots].map((out2) => inWdir(out2.path)),
+        metrics: metrics.map((out2) => inWdir(out2.path)),
+        cache: !dvc.always_changed && persisted.length === 0
+      };
+    }
+  }
+  if (problems.length > 0) return { pipeline: null, problems, notes };
+  if (Object.keys(stages2).length === 0) {
+    return { pipeline: null, problems: [{ path: "stages", message: "no stage can run here" }], notes };
+  }
+  const paramSpecs = {};
+  for (const [name2, { value, isFloat }] of [...used].sort(([a3], [b6]) => a3.localeCompare(b6))) {
+    paramSpecs[name2] = paramSpecOf(value, isFloat);
+  }
+  const pipeline2 = {
+    version: 1,
+    params: paramSpecs,
+    "runs-on": [],
+    on: {},
+    env: [],
+    timeout: 24 * 36e5,
+    retries: 0,
+    metrics: {},
+    stages: stages2
+  };
+  const ruleProblems = checkPipelineRules(pipeline2, sources);
+  return ruleProblems.length > 0 ? { pipeline: null, problems: ruleProblems, notes } : { pipeline: pipeline2, problems: [], notes };
+}
+function outOf(entry) {
+  if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
+  const [path18, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path18, persist: flags2?.persist ?? false, remote: flags2?.remote };
+}
+function leavesAt(data, key) {
+  const path18 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path18);
+}
+function leafValue(data, name2, strict = false) {
+  let node = data;
+  for (const part of name2.replace(/\[(\d+)\]/g, ".$1").split(".")) {
+    if (node === null || typeof node !== "object" || !Object.hasOwn(node, part)) {
+      if (strict) throw new Error(`${name2} is not defined`);
+      return void 0;
+    }
+    node = node[part];
+  }
+  return node;
+}
+
 // present/terminal/usage-error.ts
 var UsageError = class extends Error {
   constructor(message, options) {
@@ -82811,12 +83353,13 @@ var UsageError = class extends Error {
 };
 
 // local/locate-project.ts
+var DVC_FILE = "dvc.yaml";
 async function locateProject(pipelineOption, cwd) {
-  const displayPath = pipelineOption ?? "fluksio.yml";
+  const displayPath = pipelineOption ?? (!existsSync8(resolve3(cwd, "fluksio.yml")) && existsSync8(resolve3(cwd, DVC_FILE)) ? DVC_FILE : "fluksio.yml");
   const file2 = resolve3(cwd, displayPath);
   if (!existsSync8(file2)) {
     throw new UsageError(
-      pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
+      pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
     );
   }
   const pipelineDir = await realpath8(dirname7(file2));
@@ -82838,18 +83381,26 @@ async function locateProject(pipelineOption, cwd) {
   };
 }
 async function readProjectPipeline(project, parses) {
+  return (await readProjectSource(project, parses)).pipeline;
+}
+async function readProjectSource(project, parses) {
   const { workspace } = project;
   const text2 = await readFile10(project.pipelineFile, "utf8");
-  const { pipeline: pipeline2, problems } = validatePipeline(
-    text2,
-    {
-      pipelineDir: workspace.pipelineDirInRepo,
-      exists: (repoPath) => existsSync8(join18(workspace.repoRoot, repoPath))
-    },
-    parses
-  );
+  const context = {
+    pipelineDir: workspace.pipelineDirInRepo,
+    exists: (repoPath) => existsSync8(join18(workspace.repoRoot, repoPath))
+  };
+  const pipelineDir = dirname7(project.pipelineFile);
+  const { pipeline: pipeline2, problems, notes } = basename3(project.pipelineFile) === DVC_FILE ? translateDvc({
+    ...context,
+    dvcYaml: text2,
+    readFile: (path18) => {
+      const absolute = resolve3(pipelineDir, path18);
+      return existsSync8(absolute) ? readFileSync4(absolute, "utf8") : void 0;
+    }
+  }) : { ...validatePipeline(text2, context, parses), notes: [] };
   if (!pipeline2) throw new UsageError(formatProblems(problems, project.displayPath));
-  return pipeline2;
+  return { pipeline: pipeline2, notes };
 }
 
 // action/read-pipeline-inputs.ts

@@ -33380,7 +33380,7 @@ function assignmentOf(segments) {
     return { problem: { path: "", message: `"${raw}" is not key=value (e.g. lr=0.1)` } };
   }
   const key = first.text.slice(0, equals);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+  if (!/^(?:[\w./-]+:)?[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(key)) {
     return { problem: { path: "", message: `"${raw}": "${key}" is not a parameter name (e.g. lr=0.1)` } };
   }
   const valueSegments = [{ text: first.text.slice(equals + 1), quoted: false }, ...segments.slice(1)];
