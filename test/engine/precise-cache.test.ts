@@ -1,4 +1,5 @@
-import { readdir, readFile, symlink } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
@@ -13,11 +14,14 @@ afterEach(async () => {
 const EXAMPLE_DIR = path.join(import.meta.dirname, '../../examples/logreg');
 const EXAMPLE_OUTPUTS = ['data', 'model.json', 'metrics'];
 
-/** examples/logreg as a repository of its own, with a README beside it (bytecode left out). */
+/**
+ * examples/logreg as a repository of its own, with a README beside it: its committed files
+ * only, so what `npm start` left there (outputs, `.fluksio/`, bytecode) is not taken along.
+ */
 async function exampleRepo(): Promise<TestRepo> {
   const files: Record<string, string> = { 'README.md': '# Logistic regression\n' };
-  for (const name of await readdir(EXAMPLE_DIR)) {
-    if (name === '__pycache__') continue;
+  const listed = execFileSync('git', ['ls-files', '-z', '--', '.'], { cwd: EXAMPLE_DIR, encoding: 'utf8' });
+  for (const name of listed.split('\0').filter(Boolean)) {
     files[name] = await readFile(path.join(EXAMPLE_DIR, name), 'utf8');
   }
   return makeRepo({ files });
