@@ -1,6 +1,7 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { committedFiles } from '../helpers/committed-files.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runCli, runJson, statuses } from '../helpers/run-cli.js';
 
@@ -8,21 +9,7 @@ const EXAMPLE = join(import.meta.dirname, '../../examples/dvc-get-started');
 
 /** examples/dvc-get-started as committed: dvc.yaml, params.yaml, data, scripts; nothing it makes. */
 function exampleFiles(): Record<string, string> {
-  const files: Record<string, string> = {};
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      const rel = relative(EXAMPLE, path);
-      if (
-        ['.fluksio', 'eval', 'model.json', 'data/prepared', 'data/features', 'src/__pycache__'].includes(rel)
-      )
-        continue;
-      if (statSync(path).isDirectory()) walk(path);
-      else files[rel] = readFileSync(path, 'utf8');
-    }
-  };
-  walk(EXAMPLE);
-  return files;
+  return committedFiles(EXAMPLE);
 }
 
 let repo: TestRepo;

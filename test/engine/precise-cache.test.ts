@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { committedFiles } from '../helpers/committed-files.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runCli, runJson, stageOf, statuses, type RunJson } from '../helpers/run-cli.js';
 import { runUncachedTwin, snapshotPaths } from '../helpers/uncached-twin.js';
@@ -19,12 +19,7 @@ const EXAMPLE_OUTPUTS = ['data', 'model.json', 'metrics'];
  * only, so what `npm start` left there (outputs, `.fluksio/`, bytecode) is not taken along.
  */
 async function exampleRepo(): Promise<TestRepo> {
-  const files: Record<string, string> = { 'README.md': '# Logistic regression\n' };
-  const listed = execFileSync('git', ['ls-files', '-z', '--', '.'], { cwd: EXAMPLE_DIR, encoding: 'utf8' });
-  for (const name of listed.split('\0').filter(Boolean)) {
-    files[name] = await readFile(path.join(EXAMPLE_DIR, name), 'utf8');
-  }
-  return makeRepo({ files });
+  return makeRepo({ files: { 'README.md': '# Logistic regression\n', ...committedFiles(EXAMPLE_DIR) } });
 }
 
 const run = async (args: string[] = []) => {
