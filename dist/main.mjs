@@ -8714,7 +8714,7 @@ var require_proxy_agent = __commonJS({
   "node_modules/undici/lib/dispatcher/proxy-agent.js"(exports, module2) {
     "use strict";
     var { kProxy, kClose, kDestroy, kDispatch, kInterceptors } = require_symbols();
-    var { URL: URL2 } = __require("node:url");
+    var { URL: URL3 } = __require("node:url");
     var Agent3 = require_agent();
     var Pool = require_pool();
     var DispatcherBase = require_dispatcher_base();
@@ -8774,7 +8774,7 @@ var require_proxy_agent = __commonJS({
         } = opts;
         opts.path = origin + path18;
         if (!("host" in headers) && !("Host" in headers)) {
-          const { host } = new URL2(origin);
+          const { host } = new URL3(origin);
           headers.host = host;
         }
         opts.headers = { ...this[kProxyHeaders], ...headers };
@@ -8790,7 +8790,7 @@ var require_proxy_agent = __commonJS({
     var ProxyAgent2 = class extends DispatcherBase {
       constructor(opts) {
         super();
-        if (!opts || typeof opts === "object" && !(opts instanceof URL2) && !opts.uri) {
+        if (!opts || typeof opts === "object" && !(opts instanceof URL3) && !opts.uri) {
           throw new InvalidArgumentError("Proxy uri is mandatory");
         }
         const { clientFactory = defaultFactory } = opts;
@@ -8819,7 +8819,7 @@ var require_proxy_agent = __commonJS({
         this[kConnectEndpoint] = buildConnector({ ...opts.requestTls });
         const agentFactory = opts.factory || defaultAgentFactory;
         const factory = (origin2, options) => {
-          const { protocol: protocol2 } = new URL2(origin2);
+          const { protocol: protocol2 } = new URL3(origin2);
           if (!this[kTunnelProxy] && protocol2 === "http:" && this[kProxy].protocol === "http:") {
             return new Http1ProxyWrapper(this[kProxy].uri, {
               headers: this[kProxyHeaders],
@@ -8879,7 +8879,7 @@ var require_proxy_agent = __commonJS({
         const headers = buildHeaders(opts.headers);
         throwIfProxyAuthIsSent(headers);
         if (headers && !("host" in headers) && !("Host" in headers)) {
-          const { host } = new URL2(opts.origin);
+          const { host } = new URL3(opts.origin);
           headers.host = host;
         }
         return this[kAgent].dispatch(
@@ -8896,11 +8896,11 @@ var require_proxy_agent = __commonJS({
        */
       #getUrl(opts) {
         if (typeof opts === "string") {
-          return new URL2(opts);
-        } else if (opts instanceof URL2) {
+          return new URL3(opts);
+        } else if (opts instanceof URL3) {
           return opts;
         } else {
-          return new URL2(opts.uri);
+          return new URL3(opts.uri);
         }
       }
       async [kClose]() {
@@ -32283,7 +32283,7 @@ var init_zod = __esm({
   }
 });
 
-// schemas/canonical-json.ts
+// core/canonical-json.ts
 import { createHash } from "node:crypto";
 function canonicalJson(value) {
   return JSON.stringify(sortKeys(value));
@@ -32307,7 +32307,7 @@ function digestOf(value) {
   return sha256Hex(canonicalJson(value));
 }
 var init_canonical_json = __esm({
-  "schemas/canonical-json.ts"() {
+  "core/canonical-json.ts"() {
     "use strict";
   }
 });
@@ -33668,9 +33668,9 @@ var require_parse2 = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix6 = POSIX_REGEX_SOURCE[rest2];
-                if (posix6) {
-                  prev.value = pre + posix6;
+                const posix7 = POSIX_REGEX_SOURCE[rest2];
+                if (posix7) {
+                  prev.value = pre + posix7;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -34187,7 +34187,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix6 = opts.windows;
+      const posix7 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -34197,8 +34197,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix6 });
-        const result = { glob, state, regex, posix: posix6, input, output, match, isMatch };
+        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix7 });
+        const result = { glob, state, regex, posix: posix7, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -34223,7 +34223,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input, regex, options, { glob, posix: posix6 } = {}) => {
+    picomatch2.test = (input, regex, options, { glob, posix: posix7 } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -34231,7 +34231,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix6 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix7 ? utils.toPosixSlashes : null);
       let match = input === glob;
       let output = match && format ? format(input) : input;
       if (match === false) {
@@ -34240,16 +34240,16 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix6);
+          match = picomatch2.matchBase(input, regex, options, posix7);
         } else {
           match = regex.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch2.matchBase = (input, glob, options, posix6 = options && options.windows) => {
+    picomatch2.matchBase = (input, glob, options, posix7 = options && options.windows) => {
       const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex.test(utils.basename(input, { windows: posix6 }));
+      return regex.test(utils.basename(input, { windows: posix7 }));
     };
     picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
     picomatch2.parse = (pattern, options) => {
@@ -34419,20 +34419,6 @@ var init_stage_record = __esm({
       /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
       warnings: external_exports.array(external_exports.string()).default([])
     });
-  }
-});
-
-// schemas/manifest-key.ts
-function manifestKeyOf(inputs) {
-  const { untraced: _untraced, readSet: _readSet, ...rest } = inputs;
-  return digestOf({ ...rest, code: rest.code ? { digest: rest.code.digest } : null, manifest: true });
-}
-var CANDIDATE_LIMIT;
-var init_manifest_key = __esm({
-  "schemas/manifest-key.ts"() {
-    "use strict";
-    init_canonical_json();
-    CANDIDATE_LIMIT = 16;
   }
 });
 
@@ -35034,9 +35020,9 @@ var require_index_min = __commonJS({
 var require_lib = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join19, delimiter: delimiter3, sep: sep5, posix: posix6 } = __require("path");
+    var { join: join19, delimiter: delimiter3, sep: sep5, posix: posix7 } = __require("path");
     var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix6.sep}${sep5 === posix6.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
+    var rSlash = new RegExp(`[${posix7.sep}${sep5 === posix7.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
     var rRel = new RegExp(`^\\.${rSlash.source}`);
     var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
     var getPathInfo = (cmd, {
@@ -35118,6 +35104,20 @@ var require_lib = __commonJS({
   }
 });
 
+// core/manifest-key.ts
+function manifestKeyOf(inputs) {
+  const { untraced: _untraced, readSet: _readSet, ...rest } = inputs;
+  return digestOf({ ...rest, code: rest.code ? { digest: rest.code.digest } : null, manifest: true });
+}
+var CANDIDATE_LIMIT;
+var init_manifest_key = __esm({
+  "core/manifest-key.ts"() {
+    "use strict";
+    init_canonical_json();
+    CANDIDATE_LIMIT = 16;
+  }
+});
+
 // node_modules/yaml/dist/nodes/identity.js
 var require_identity = __commonJS({
   "node_modules/yaml/dist/nodes/identity.js"(exports) {
@@ -35131,10 +35131,10 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === ALIAS;
     var isDocument = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === DOC;
-    var isMap = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
+    var isMap2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
     var isPair = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === PAIR;
-    var isScalar = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
-    var isSeq = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
+    var isScalar2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
+    var isSeq2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
     function isCollection(node) {
       if (node && typeof node === "object")
         switch (node[NODE_TYPE]) {
@@ -35155,7 +35155,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node) => (isScalar(node) || isCollection(node)) && !!node.anchor;
+    var hasAnchor = (node) => (isScalar2(node) || isCollection(node)) && !!node.anchor;
     exports.ALIAS = ALIAS;
     exports.DOC = DOC;
     exports.MAP = MAP;
@@ -35167,11 +35167,11 @@ var require_identity = __commonJS({
     exports.isAlias = isAlias;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
-    exports.isMap = isMap;
+    exports.isMap = isMap2;
     exports.isNode = isNode2;
     exports.isPair = isPair;
-    exports.isScalar = isScalar;
-    exports.isSeq = isSeq;
+    exports.isScalar = isScalar2;
+    exports.isSeq = isSeq2;
   }
 });
 
@@ -39279,9 +39279,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap = fc.start.source === "{";
-      const fcName = isMap ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap2 = fc.start.source === "{";
+      const fcName = isMap2 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -39317,7 +39317,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap2 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -39357,7 +39357,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap && !sep5 && !props.found) {
+        if (!isMap2 && !sep5 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep5, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -39380,7 +39380,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap && !props.found && ctx.options.strict) {
+            if (!isMap2 && !props.found && ctx.options.strict) {
               if (sep5)
                 for (const st3 of sep5) {
                   if (st3 === valueProps.found)
@@ -39412,7 +39412,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap) {
+          if (isMap2) {
             const map2 = coll;
             if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -39428,7 +39428,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap ? "}" : "]";
+      const expectedEnd = isMap2 ? "}" : "]";
       const [ce4, ...ee5] = fc.end;
       let cePos = offset;
       if (ce4?.source === expectedEnd)
@@ -40715,7 +40715,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar2 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -40799,7 +40799,7 @@ var require_cst = __commonJS({
     exports.FLOW_END = FLOW_END;
     exports.SCALAR = SCALAR;
     exports.isCollection = isCollection;
-    exports.isScalar = isScalar;
+    exports.isScalar = isScalar2;
     exports.prettyToken = prettyToken;
     exports.tokenType = tokenType;
   }
@@ -42329,7 +42329,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument3(source, options = {}) {
+    function parseDocument5(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -42355,7 +42355,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument3(src, options);
+      const doc = parseDocument5(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning2) => log.warn(doc.options.logLevel, warning2));
@@ -42391,7 +42391,7 @@ var require_public_api = __commonJS({
     }
     exports.parse = parse7;
     exports.parseAllDocuments = parseAllDocuments;
-    exports.parseDocument = parseDocument3;
+    exports.parseDocument = parseDocument5;
     exports.stringify = stringify;
   }
 });
@@ -44143,7 +44143,7 @@ var init_previous_stage = __esm({
   }
 });
 
-// store/run-from-json.ts
+// store/runs/run-from-json.ts
 function runFromJson(json3) {
   const row = { ...json3 };
   for (const name2 of RUN_TIMESTAMP_COLUMNS) {
@@ -44154,7 +44154,7 @@ function runFromJson(json3) {
 }
 var RUN_TIMESTAMP_COLUMNS;
 var init_run_from_json = __esm({
-  "store/run-from-json.ts"() {
+  "store/runs/run-from-json.ts"() {
     "use strict";
     RUN_TIMESTAMP_COLUMNS = [
       "createdAt",
@@ -52646,7 +52646,7 @@ var init_cache_entries = __esm({
         metrics: jsonb("metrics").$type().notNull(),
         keyInputs: jsonb("key_inputs").$type().notNull(),
         /**
-         * For a traced stage, its manifest key (schemas/manifest-key.ts): the entries a lookup
+         * For a traced stage, its manifest key (core/manifest-key.ts): the entries a lookup
          * checks the read sets (in key_inputs) of. Null for an untraced stage, found by key alone.
          */
         manifestKey: text("manifest_key"),
@@ -52692,16 +52692,16 @@ var init_log_lines = __esm({
   }
 });
 
-// store/excluded.ts
+// store/db/excluded.ts
 var init_excluded = __esm({
-  "store/excluded.ts"() {
+  "store/db/excluded.ts"() {
     "use strict";
   }
 });
 
-// store/apply-run-events.ts
+// store/events/apply-run-events.ts
 var init_apply_run_events = __esm({
-  "store/apply-run-events.ts"() {
+  "store/events/apply-run-events.ts"() {
     "use strict";
     init_manifest_key();
     init_stage_record();
@@ -52714,18 +52714,18 @@ var init_apply_run_events = __esm({
   }
 });
 
-// store/finish-run.ts
+// store/runs/finish-run.ts
 var init_finish_run = __esm({
-  "store/finish-run.ts"() {
+  "store/runs/finish-run.ts"() {
     "use strict";
     init_runs();
   }
 });
 
-// store/apply-local-journal.ts
+// store/events/apply-local-journal.ts
 var JOURNAL_ATTEMPT;
 var init_apply_local_journal = __esm({
-  "store/apply-local-journal.ts"() {
+  "store/events/apply-local-journal.ts"() {
     "use strict";
     init_statuses();
     init_applied_events();
@@ -52737,7 +52737,7 @@ var init_apply_local_journal = __esm({
   }
 });
 
-// store/to-stage-record.ts
+// store/runs/to-stage-record.ts
 function toStageRecord(row) {
   return {
     name: row.name,
@@ -52761,12 +52761,12 @@ function toStageRecord(row) {
   };
 }
 var init_to_stage_record = __esm({
-  "store/to-stage-record.ts"() {
+  "store/runs/to-stage-record.ts"() {
     "use strict";
   }
 });
 
-// store/journal-of-run.ts
+// store/events/journal-of-run.ts
 async function journalOfRun({
   db,
   runId
@@ -52815,7 +52815,7 @@ async function journalOfRun({
   });
 }
 var init_journal_of_run = __esm({
-  "store/journal-of-run.ts"() {
+  "store/events/journal-of-run.ts"() {
     "use strict";
     init_drizzle_orm();
     init_statuses();
@@ -62567,10 +62567,10 @@ var init_tables = __esm({
   }
 });
 
-// store/local-database-damaged-error.ts
+// store/db/local-database-damaged-error.ts
 var LocalDatabaseDamagedError;
 var init_local_database_damaged_error = __esm({
-  "store/local-database-damaged-error.ts"() {
+  "store/db/local-database-damaged-error.ts"() {
     "use strict";
     LocalDatabaseDamagedError = class extends Error {
       constructor(dataDir, options) {
@@ -62631,7 +62631,7 @@ var init_migrator2 = __esm({
   }
 });
 
-// store/migrate-database.ts
+// store/db/migrate-database.ts
 import { existsSync as existsSync4 } from "node:fs";
 import { dirname as dirname6, join as join13 } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62647,13 +62647,13 @@ async function migrateDatabase(db) {
   await migrate(db, { migrationsFolder: migrationsFolder() });
 }
 var init_migrate_database = __esm({
-  "store/migrate-database.ts"() {
+  "store/db/migrate-database.ts"() {
     "use strict";
     init_migrator2();
   }
 });
 
-// store/migrations-digest.ts
+// store/db/migrations-digest.ts
 import { createHash as createHash7 } from "node:crypto";
 import { readdir as readdir7, readFile as readFile7 } from "node:fs/promises";
 import { join as join14 } from "node:path";
@@ -62666,13 +62666,13 @@ async function migrationsDigest() {
   return hash2.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
-  "store/migrations-digest.ts"() {
+  "store/db/migrations-digest.ts"() {
     "use strict";
     init_migrate_database();
   }
 });
 
-// store/open-local-database.ts
+// store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
 import { cp, mkdir as mkdir11, readFile as readFile8, rename as rename7, rm as rm9, writeFile as writeFile8 } from "node:fs/promises";
@@ -62771,7 +62771,7 @@ async function migrated(client, release, onDisk) {
 }
 var import_proper_lockfile, MIGRATED_MARKER;
 var init_open_local_database = __esm({
-  "store/open-local-database.ts"() {
+  "store/db/open-local-database.ts"() {
     "use strict";
     init_dist();
     init_pglite();
@@ -69435,7 +69435,7 @@ var import_picocolors = __toESM(require_picocolors(), 1);
 // action/input-helper.ts
 init_zod();
 
-// schemas/param-assignments.ts
+// core/params/param-assignments.ts
 function parseAssignmentText(text2) {
   const { tokens, problems } = tokenizeAssignmentText(text2);
   return assignmentsOf(tokens, problems);
@@ -69522,7 +69522,7 @@ function assignmentOf(segments) {
     return { problem: { path: "", message: `"${raw}" is not key=value (e.g. lr=0.1)` } };
   }
   const key = first.text.slice(0, equals);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+  if (!/^(?:[\w./-]+:)?[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(key)) {
     return { problem: { path: "", message: `"${raw}": "${key}" is not a parameter name (e.g. lr=0.1)` } };
   }
   const valueSegments = [{ text: first.text.slice(equals + 1), quoted: false }, ...segments.slice(1)];
@@ -69774,19 +69774,19 @@ function ulid3(seedTime, prng) {
   return encodeTime(seed, TIME_LEN) + encodeRandom(RANDOM_LEN, currentPRNG);
 }
 
-// runner/code-index.ts
+// runner/keys/code-index.ts
 init_canonical_json();
 import { existsSync as existsSync2, lstatSync as lstatSync2 } from "node:fs";
 import { readlink as readlink4 } from "node:fs/promises";
 import path9 from "node:path";
 
-// runner/git-file-mode.ts
+// runner/workspace/git-file-mode.ts
 function gitFileMode(stats) {
   if (stats.isSymbolicLink()) return "120000";
   return (stats.mode & 64) !== 0 ? "100755" : "100644";
 }
 
-// runner/git-blob-id.ts
+// runner/workspace/git-blob-id.ts
 import { createHash as createHash2 } from "node:crypto";
 import { lstat as lstat2, open as open2, readlink as readlink2 } from "node:fs/promises";
 var READ_WHOLE_LIMIT = 4 * 1024 * 1024;
@@ -69821,7 +69821,7 @@ async function gitBlobIdOfFile(absPath, format) {
   }
 }
 
-// runner/not-a-git-repository-error.ts
+// runner/workspace/not-a-git-repository-error.ts
 var NotAGitRepositoryError = class extends Error {
   constructor(dir, options) {
     super(
@@ -69834,7 +69834,7 @@ var NotAGitRepositoryError = class extends Error {
   dir;
 };
 
-// runner/stat-cache.ts
+// runner/keys/stat-cache.ts
 import { createHash as createHash3, randomUUID as randomUUID2 } from "node:crypto";
 import { constants as constants3, readFileSync as readFileSync2 } from "node:fs";
 import { mkdir as mkdir2, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
@@ -70038,7 +70038,7 @@ var StatCache = class {
   }
 };
 
-// runner/unsafe-path-error.ts
+// runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
   constructor(path18, message) {
     super(message);
@@ -70048,7 +70048,7 @@ var UnsafePathError = class extends Error {
   path;
 };
 
-// runner/git-output.ts
+// runner/workspace/git-output.ts
 import { execFile } from "node:child_process";
 function gitOutput(cwd, args2) {
   return new Promise((resolve6, reject) => {
@@ -70062,7 +70062,7 @@ function gitOutput(cwd, args2) {
   });
 }
 
-// runner/changed-paths.ts
+// runner/workspace/changed-paths.ts
 var CLEAN_BATCH = 500;
 async function changedPaths(root, listing, files) {
   const changed = /* @__PURE__ */ new Set();
@@ -70093,7 +70093,7 @@ async function changedPaths(root, listing, files) {
   return changed;
 }
 
-// runner/find-repo-root.ts
+// runner/workspace/find-repo-root.ts
 import { lstatSync, readFileSync as readFileSync3, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import path7 from "node:path";
@@ -70127,16 +70127,16 @@ async function askGit(real2, dir) {
   return await realpath(top.trim());
 }
 
-// runner/work-tree-listing.ts
+// runner/workspace/work-tree-listing.ts
 import { spawn as spawn2 } from "node:child_process";
 
-// runner/never-code.ts
+// runner/workspace/never-code.ts
 var NEVER_CODE = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function isNeverCode(repoPath) {
   return NEVER_CODE.test(repoPath);
 }
 
-// runner/work-tree-listing.ts
+// runner/workspace/work-tree-listing.ts
 async function listWorkTree(root) {
   const { listed, head } = await runListing(root);
   const formatEnd = head.indexOf("\n");
@@ -70216,7 +70216,7 @@ function parseDiffIndex(output) {
   return differs;
 }
 
-// runner/workspace-path.ts
+// runner/workspace/workspace-path.ts
 init_reserved_path();
 import { lstat as lstat3, readlink as readlink3, realpath as realpath2 } from "node:fs/promises";
 import path8 from "node:path";
@@ -70294,7 +70294,7 @@ function isInside(root, target) {
   return !climbsOut && !path8.isAbsolute(relative3);
 }
 
-// runner/code-index.ts
+// runner/keys/code-index.ts
 var HASH_BATCH = 32;
 async function readCodeIndex(dir, options = {}) {
   const repoRoot = existsSync2(path9.join(dir, ".git")) ? dir : await topLevelOf(dir);
@@ -70569,10 +70569,10 @@ function buildRunReport(detail, baseline, goals) {
   };
 }
 
-// runner/compute-stamp.ts
+// runner/keys/compute-stamp.ts
 init_canonical_json();
 
-// runner/code-digest.ts
+// runner/keys/code-digest.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
 init_canonical_json();
 import path10 from "node:path";
@@ -70641,10 +70641,10 @@ function describeChange(repoPath, before, after) {
   return `${repoPath} changed`;
 }
 
-// runner/workspace.ts
+// runner/workspace/workspace.ts
 import { posix as posix2 } from "node:path";
 
-// schemas/pipeline-paths.ts
+// core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
 function repoPathOf(pipelineDir, path18) {
   const joined = posix.normalize(posix.join(pipelineDir || ".", path18)).replace(/\/+$/, "");
@@ -70658,7 +70658,7 @@ function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
-// runner/workspace.ts
+// runner/workspace/workspace.ts
 function repoPathIn(workspace, path18) {
   const repoPath = repoPathOf(workspace.pipelineDirInRepo, path18);
   if (repoPath === null) throw new Error(`"${path18}" is outside the repository`);
@@ -70668,7 +70668,7 @@ function pipelinePathIn(workspace, repoPath) {
   return posix2.relative(workspace.pipelineDirInRepo || ".", repoPath) || ".";
 }
 
-// runner/compute-stamp.ts
+// runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
   const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path18) => repoPathIn(workspace, path18));
@@ -70689,7 +70689,7 @@ function computeStamp(options) {
   };
 }
 
-// runner/first-parent-commits.ts
+// runner/workspace/first-parent-commits.ts
 async function firstParentCommits(repoRoot, commit, limit = 200) {
   try {
     const out2 = await gitOutput(repoRoot, [
@@ -70705,7 +70705,7 @@ async function firstParentCommits(repoRoot, commit, limit = 200) {
   }
 }
 
-// runner/interpreter-digests.ts
+// runner/keys/interpreter-digests.ts
 init_zod();
 init_one_shot_parse();
 import { createHash as createHash4, randomBytes } from "node:crypto";
@@ -70938,7 +70938,7 @@ function validateConcurrency(concurrency) {
   }
 }
 
-// schemas/stage-graph.ts
+// core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
     ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path18) => ({ name: name2, path: normalizePipelinePath(path18) }))
@@ -70992,9 +70992,9 @@ init_statuses();
 
 // runner/execute-stage.ts
 import { mkdir as mkdir7, rm as rm5 } from "node:fs/promises";
-import { dirname as dirname4, posix as posix5 } from "node:path";
+import { dirname as dirname4 } from "node:path";
 
-// schemas/placeholder-contexts.ts
+// core/pipeline/placeholder-contexts.ts
 var PLACEHOLDER = /\$\{([^}]*)\}/g;
 var WHERE = {
   top: "plain",
@@ -71132,7 +71132,7 @@ function placeholderContexts(cmd) {
   return found.sort((a3, b6) => a3.start - b6.start);
 }
 
-// schemas/interpolate-command.ts
+// core/pipeline/interpolate-command.ts
 function interpolatedNames(cmd) {
   return placeholderContexts(cmd).map((placeholder) => placeholder.name);
 }
@@ -71166,9 +71166,9 @@ function quoteIn(context, value) {
   return `${quote}${shellQuote(value)}${quote}`;
 }
 
-// schemas/param-variables.ts
+// core/pipeline/param-variables.ts
 function paramVariableName(param) {
-  return `FLUKSIO_PARAM_${param.toUpperCase()}`;
+  return `FLUKSIO_PARAM_${param.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`;
 }
 function paramVariables(listed, values) {
   const variables = {};
@@ -71181,36 +71181,15 @@ function paramVariables(listed, values) {
 
 // runner/execute-stage.ts
 init_stage_record();
-init_manifest_key();
 
-// runner/blob-errors.ts
-var BlobMissingError = class extends Error {
-  constructor(digest) {
-    super(`Blob ${digest} is not in the store`);
-    this.digest = digest;
-    this.name = "BlobMissingError";
-  }
-  digest;
-};
-var BlobCorruptError = class extends Error {
-  constructor(digest, actual) {
-    super(`Blob ${digest} is corrupt: its bytes hash to sha256:${actual}`);
-    this.digest = digest;
-    this.actual = actual;
-    this.name = "BlobCorruptError";
-  }
-  digest;
-  actual;
-};
-
-// runner/cache-key.ts
+// runner/keys/cache-key.ts
 init_canonical_json();
 function cacheKeyOf(inputs) {
   const { untraced: _untraced, ...rest } = inputs;
   return digestOf({ ...rest, code: rest.code ? { digest: rest.code.digest } : null });
 }
 
-// runner/command-interpreters.ts
+// runner/keys/command-interpreters.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib(), 1);
 import { open as open3, realpath as realpath3 } from "node:fs/promises";
@@ -71311,7 +71290,7 @@ function isInside2(file2, dir) {
   return relative3 === "" || !relative3.startsWith("..") && !path11.isAbsolute(relative3);
 }
 
-// runner/private-dir.ts
+// runner/sandbox/private-dir.ts
 import { mkdir as mkdir4 } from "node:fs/promises";
 import { join as join3 } from "node:path";
 async function makePrivateDir(root, name2) {
@@ -71320,193 +71299,37 @@ async function makePrivateDir(root, name2) {
   return dir;
 }
 
-// runner/recheck-stage-inputs.ts
-import { join as join4 } from "node:path";
+// runner/find-stage-hit.ts
+init_manifest_key();
 
-// runner/content-digest.ts
-init_blob_digest();
+// runner/blobs/blob-errors.ts
+var BlobMissingError = class extends Error {
+  constructor(digest) {
+    super(`Blob ${digest} is not in the store`);
+    this.digest = digest;
+    this.name = "BlobMissingError";
+  }
+  digest;
+};
+var BlobCorruptError = class extends Error {
+  constructor(digest, actual) {
+    super(`Blob ${digest} is corrupt: its bytes hash to sha256:${actual}`);
+    this.digest = digest;
+    this.actual = actual;
+    this.name = "BlobCorruptError";
+  }
+  digest;
+  actual;
+};
+
+// runner/blobs/stage-outputs.ts
 init_canonical_json();
-import { createHash as createHash5 } from "node:crypto";
-import { createReadStream as createReadStream2 } from "node:fs";
-import { readdir as readdir2, realpath as realpath4, stat as stat3 } from "node:fs/promises";
+init_out_record();
+import { randomUUID as randomUUID3 } from "node:crypto";
+import { chmod as chmod2, lstat as lstat4, mkdir as mkdir5, readdir as readdir2, realpath as realpath4, rename as rename4, rm as rm3, stat as stat3 } from "node:fs/promises";
 import path12 from "node:path";
-var HASH_BATCH2 = 16;
-async function contentDigest(absPath) {
-  const stats = await stat3(absPath).catch((error47) => {
-    if (error47.code === "ENOENT") throw new Error(`${absPath} does not exist`, { cause: error47 });
-    throw error47;
-  });
-  if (stats.isFile()) return { kind: "file", ...await hashFile(absPath, stats.mode) };
-  if (!stats.isDirectory()) throw new Error(`${absPath} is neither a file nor a directory`);
-  const files = [];
-  const lines = [];
-  await listFiles(absPath, "", /* @__PURE__ */ new Set(), files, lines);
-  let size = 0;
-  for (let i2 = 0; i2 < files.length; i2 += HASH_BATCH2) {
-    const hashed = await Promise.all(
-      files.slice(i2, i2 + HASH_BATCH2).map(async ({ rel, abs, mode }) => ({ rel, ...await hashFile(abs, mode) }))
-    );
-    for (const file2 of hashed) {
-      lines.push(`${file2.rel}\0${file2.digest}
-`);
-      size += file2.size;
-    }
-  }
-  lines.sort();
-  return { kind: "dir", digest: blobDigest(sha256Hex(lines.join(""))), size };
-}
-function fileDigestWithMode(blob, executable) {
-  return executable ? `100755 ${blob}` : blob;
-}
-async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
-  const real2 = await realpath4(absDir);
-  if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
-  const inside = new Set(ancestors).add(real2);
-  let counted = 0;
-  for (const entry of await readdir2(absDir, { withFileTypes: true })) {
-    const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    if (isNeverCode(rel)) continue;
-    counted += 1;
-    const abs = path12.join(absDir, entry.name);
-    const stats = await stat3(abs);
-    if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
-    else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
-    else throw new Error(`${abs} is neither a file nor a directory`);
-  }
-  if (counted === 0 && relDir !== "") emptyDirs.push(`${relDir}/\0
-`);
-}
-async function hashFile(absPath, mode) {
-  const hash2 = createHash5("sha256");
-  let size = 0;
-  for await (const chunk of createReadStream2(absPath)) {
-    hash2.update(chunk);
-    size += chunk.length;
-  }
-  return { digest: fileDigestWithMode(blobDigest(hash2.digest("hex")), (mode & 64) !== 0), size };
-}
 
-// runner/recheck-stage-inputs.ts
-var NAMED_PATHS = 5;
-var MAX_SENTENCE = 1e3;
-async function recheckStageInputs(options) {
-  const { stage, material, workspace, before, after } = options;
-  const depsDirty = [];
-  for (const [dep, digest] of Object.entries(material.inputs.deps)) {
-    if (options.produced.get(dep)?.kind === "dir") continue;
-    const now = await contentDigest(join4(workspace.pipelineDir, dep)).then(
-      (content) => content.digest,
-      () => null
-    );
-    if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
-    else if (now !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
-  }
-  const stageDirty = [...depsDirty];
-  if (material.code && material.codeScope) {
-    const changes = changesIn(material.codeScope, before, after, workspace);
-    if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
-  }
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path18) => repoPathIn(workspace, path18));
-  const runScope = {
-    pipelineDir: workspace.pipelineDirInRepo,
-    include: options.pipeline.code ?? null,
-    exclude: outs
-  };
-  const runChanges = changesIn(runScope, before, after, workspace);
-  const runDirty = [...depsDirty, ...runChanges ? [`code changed while ${stage} ran: ${runChanges}`] : []];
-  const isOut = (repoPath) => outs.some((out2) => repoPath === out2 || repoPath.startsWith(`${out2}/`));
-  const written = [...after.changed].filter((repoPath) => {
-    const id = after.files.get(repoPath);
-    const old = before.files.get(repoPath);
-    const isNew = old === void 0 || before.changed.has(repoPath);
-    return id !== void 0 && id !== old && isNew && !isOut(repoPath);
-  }).sort().map((repoPath) => pipelinePathIn(workspace, repoPath));
-  const warnings = [];
-  if (written.length > 0) {
-    const one = written.length === 1;
-    const rest = written.length - NAMED_PATHS;
-    warnings.push(
-      `${stage} wrote ${written.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""} (or ${one ? "it" : "they"} changed while it ran), which ${one ? "is" : "are"} neither an out nor ignored: declare ${one ? "it" : "them"} in ${stage}'s outs, or add ${one ? "it" : "them"} to .gitignore \u2014 otherwise every later run is dirty and misses the cache`
-    );
-  }
-  return { stageDirty: stageDirty.map(clip), runDirty: runDirty.map(clip), warnings: warnings.map(clip) };
-}
-function clip(sentence) {
-  return sentence.length <= MAX_SENTENCE ? sentence : `${sentence.slice(0, MAX_SENTENCE - 1)}\u2026`;
-}
-function changesIn(scope, before, after, workspace) {
-  const old = codeDigest(before, scope);
-  const now = codeDigest(after, scope);
-  if (old.digest === now.digest) return null;
-  const relative3 = (entries) => entries.map(([path18, id]) => [pipelinePathIn(workspace, path18), id]);
-  return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
-}
-
-// runner/metrics-file.ts
-var import_yaml = __toESM(require_dist(), 1);
-import { readFile as readFile2 } from "node:fs/promises";
-async function readMetricsFile(absPath, displayPath) {
-  let text2;
-  try {
-    text2 = await readFile2(absPath, "utf8");
-  } catch (error47) {
-    const why = error47.code === "ENOENT" ? "does not exist" : "cannot be read";
-    throw new Error(`Metrics file ${displayPath} ${why}: ${error47.message}`, { cause: error47 });
-  }
-  const parsed = parseMetricsText(text2, /\.(json|ya?ml)$/i.exec(absPath)?.[1]?.toLowerCase() ?? null);
-  if ("problem" in parsed) throw new Error(`Metrics file ${displayPath} ${parsed.problem}`);
-  const { value } = parsed;
-  if (typeof value !== "object" || value === null) {
-    throw new Error(
-      `Metrics file ${displayPath} must hold an object of metric names, found ${describe(value)}`
-    );
-  }
-  const metrics = {};
-  flatten(value, "", metrics);
-  return metrics;
-}
-function parseMetricsText(text2, extension) {
-  if (extension === "json") return parseJson(text2);
-  if (extension !== null) return parseYaml(text2);
-  const json3 = parseJson(text2);
-  if ("value" in json3) return json3;
-  const yaml = parseYaml(text2);
-  return "value" in yaml ? yaml : { problem: `is neither JSON nor YAML: ${yaml.problem.replace(/^is not valid YAML: /, "")}` };
-}
-function parseJson(text2) {
-  try {
-    return { value: JSON.parse(text2) };
-  } catch (error47) {
-    const message = error47.message;
-    const position = /at position (\d+)/.exec(message);
-    return {
-      problem: `is not valid JSON: ${message}${position ? ` (${lineAndColumn(text2, Number(position[1]))})` : ""}`
-    };
-  }
-}
-function parseYaml(text2) {
-  const document2 = (0, import_yaml.parseDocument)(text2);
-  const [error47] = document2.errors;
-  if (error47 !== void 0)
-    return { problem: `is not valid YAML: ${error47.message.split("\n")[0].replace(/:$/, "")}` };
-  return { value: document2.toJS() };
-}
-function lineAndColumn(text2, offset) {
-  const before = text2.slice(0, offset).split("\n");
-  return `line ${before.length}, column ${before.at(-1).length + 1}`;
-}
-function flatten(value, prefix, into) {
-  for (const [key, item] of Object.entries(value)) {
-    const name2 = prefix + key;
-    if (typeof item === "number" && Number.isFinite(item)) into[name2] = item;
-    else if (typeof item === "object" && item !== null) flatten(item, `${name2}.`, into);
-  }
-}
-function describe(value) {
-  return value === null || value === void 0 ? "nothing (it is empty or null)" : `a ${typeof value}`;
-}
-
-// runner/missing-out-error.ts
+// runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
   constructor(path18, absPath, options) {
     super(
@@ -71521,7 +71344,169 @@ var MissingOutError = class extends Error {
   absPath;
 };
 
-// runner/rerun-reasons.ts
+// runner/blobs/stage-outputs.ts
+var BLOB_BATCH = 16;
+async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
+  const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
+  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
+  const stats = await stat3(absPath).catch((error47) => {
+    throw error47.code === "ENOENT" ? new MissingOutError(outPath, absPath, { cause: error47 }) : error47;
+  });
+  if (stats.isFile()) {
+    const stored = await blobs.putFile(absPath);
+    return {
+      path: outPath,
+      kind: "file",
+      ...stored,
+      ...isExecutable(stats.mode) ? { executable: true } : {}
+    };
+  }
+  if (!stats.isDirectory()) throw new Error(`"${outPath}" is neither a file nor a directory (${absPath})`);
+  const listed = [];
+  const emptyDirs = [];
+  await listOutFiles(workspaceRoot, repoPath, absPath, "", /* @__PURE__ */ new Set(), { files: listed, emptyDirs });
+  listed.sort((a3, b6) => a3.path < b6.path ? -1 : a3.path > b6.path ? 1 : 0);
+  const files = [];
+  for (let i2 = 0; i2 < listed.length; i2 += BLOB_BATCH) {
+    const stored = await Promise.all(
+      listed.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
+        const { mode } = await stat3(file2.abs);
+        return { path: file2.path, ...await blobs.putFile(file2.abs), executable: isExecutable(mode) };
+      })
+    );
+    files.push(...stored);
+  }
+  const manifest = {
+    version: 1,
+    files,
+    ...emptyDirs.length > 0 ? { dirs: emptyDirs.sort() } : {}
+  };
+  const { digest } = await blobs.putBytes(Buffer.from(canonicalJson(manifest)));
+  const size = files.reduce((sum, file2) => sum + file2.size, 0);
+  return { path: outPath, kind: "dir", digest, size };
+}
+async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
+  const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
+  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
+  const parent = path12.dirname(absPath);
+  await mkdir5(parent, { recursive: true });
+  const temp = path12.join(parent, `.${path12.basename(absPath)}.${randomUUID3()}.fluksio-restore`);
+  try {
+    if (record2.kind === "file") {
+      await blobs.getToFile(record2.digest, temp);
+      if (record2.executable) await makeExecutable(temp);
+    } else {
+      await restoreDir(blobs, record2.digest, temp);
+    }
+    await swapIntoPlace(temp, absPath, record2.kind === "dir");
+  } finally {
+    await rm3(temp, { recursive: true, force: true });
+  }
+}
+async function removeOut(pipelineDir, workspaceRoot, outPath) {
+  const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
+  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { allowFinalSymlink: true, out: true });
+  await rm3(absPath, { recursive: true, force: true });
+}
+async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
+  if (path12.posix.isAbsolute(outPath)) return outPath;
+  const dirInRoot = path12.relative(await realpath4(workspaceRoot), await realpath4(pipelineDir));
+  return path12.posix.join(dirInRoot.split(path12.sep).join("/"), outPath);
+}
+async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
+  const real2 = await realpath4(absDir);
+  if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
+  const inside = new Set(ancestors).add(real2);
+  const entries = await readdir2(absDir, { withFileTypes: true });
+  if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
+  for (const entry of entries) {
+    const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
+    const abs = path12.join(absDir, entry.name);
+    if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
+    const stats = entry.isSymbolicLink() ? await stat3(abs) : entry;
+    if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
+    else if (stats.isFile()) tree.files.push({ path: rel, abs });
+    else throw new Error(`${abs} is neither a file nor a directory; a directory out may hold only files`);
+  }
+}
+function isExecutable(mode) {
+  return (mode & 64) !== 0;
+}
+async function makeExecutable(absPath) {
+  const { mode } = await stat3(absPath);
+  await chmod2(absPath, mode | (mode & 292) >> 2);
+}
+function checkManifestPath(digest, relPath) {
+  if (!relPath.split("/").every((part) => part !== "" && part !== "." && part !== "..")) {
+    throw new Error(`Manifest ${digest} lists "${relPath}"; expected a plain relative path`);
+  }
+}
+async function restoreDir(blobs, digest, tempDir) {
+  const manifest = DirManifest.parse(JSON.parse((await blobs.getBytes(digest)).toString("utf8")));
+  await mkdir5(tempDir);
+  for (const dir of manifest.dirs ?? []) {
+    checkManifestPath(digest, dir);
+    await mkdir5(path12.join(tempDir, dir), { recursive: true });
+  }
+  for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
+    await Promise.all(
+      manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
+        checkManifestPath(digest, file2.path);
+        const target = path12.join(tempDir, file2.path);
+        await blobs.getToFile(file2.digest, target);
+        if (file2.executable) await makeExecutable(target);
+      })
+    );
+  }
+}
+async function swapIntoPlace(temp, dest, tempIsDir) {
+  const existing = await lstat4(dest).catch(() => null);
+  if (existing === null || !existing.isDirectory() && !tempIsDir) {
+    await rename4(temp, dest);
+    return;
+  }
+  const aside = path12.join(path12.dirname(dest), `.${path12.basename(dest)}.${randomUUID3()}.fluksio-old`);
+  await rename4(dest, aside);
+  try {
+    await rename4(temp, dest);
+  } catch (error47) {
+    await rename4(aside, dest);
+    throw error47;
+  }
+  await rm3(aside, { recursive: true, force: true });
+}
+
+// runner/find-stage-hit.ts
+async function findStageHit(options, { traceable, cacheKey, probe }) {
+  if (traceable) {
+    const candidates = await options.cache.candidates(manifestKeyOf(traceable)).catch(() => []);
+    for (const candidate of candidates) {
+      const { readSet } = candidate.keyInputs;
+      if (readSet && (await probe.changes(readSet).catch(() => ["unreadable"])).length === 0)
+        return candidate;
+    }
+  }
+  return options.cache.lookup(cacheKey).catch(() => null);
+}
+async function restoreHit(options, entry) {
+  const { workspace, blobs } = options;
+  try {
+    for (const out2 of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out2);
+    return null;
+  } catch (error47) {
+    if (error47 instanceof BlobMissingError || error47 instanceof BlobCorruptError) {
+      const what = error47 instanceof BlobMissingError ? "is missing" : "was corrupt";
+      return `cached outputs of run ${entry.runId} could not be restored (blob ${error47.digest} ${what})`;
+    }
+    const message = error47 instanceof Error ? error47.message : String(error47);
+    return `cached outputs of run ${entry.runId} could not be restored: ${message}`;
+  }
+}
+
+// runner/miss-reasons.ts
+import { posix as posix3 } from "node:path";
+
+// runner/keys/rerun-reasons.ts
 function rerunReasons(current, previousStage, context) {
   if (previousStage === null) return ["no earlier run of this stage"];
   const previous = previousStage.keyInputs;
@@ -71607,145 +71592,228 @@ function show(value) {
   return typeof value === "string" ? JSON.stringify(value) : String(value);
 }
 
-// runner/stage-outputs.ts
-init_canonical_json();
-init_out_record();
-import { randomUUID as randomUUID3 } from "node:crypto";
-import { chmod as chmod2, lstat as lstat4, mkdir as mkdir5, readdir as readdir3, realpath as realpath5, rename as rename4, rm as rm3, stat as stat4 } from "node:fs/promises";
-import path13 from "node:path";
-var BLOB_BATCH = 16;
-async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
-  const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
-  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const stats = await stat4(absPath).catch((error47) => {
-    throw error47.code === "ENOENT" ? new MissingOutError(outPath, absPath, { cause: error47 }) : error47;
-  });
-  if (stats.isFile()) {
-    const stored = await blobs.putFile(absPath);
-    return {
-      path: outPath,
-      kind: "file",
-      ...stored,
-      ...isExecutable(stats.mode) ? { executable: true } : {}
-    };
-  }
-  if (!stats.isDirectory()) throw new Error(`"${outPath}" is neither a file nor a directory (${absPath})`);
-  const listed = [];
-  const emptyDirs = [];
-  await listOutFiles(workspaceRoot, repoPath, absPath, "", /* @__PURE__ */ new Set(), { files: listed, emptyDirs });
-  listed.sort((a3, b6) => a3.path < b6.path ? -1 : a3.path > b6.path ? 1 : 0);
-  const files = [];
-  for (let i2 = 0; i2 < listed.length; i2 += BLOB_BATCH) {
-    const stored = await Promise.all(
-      listed.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
-        const { mode } = await stat4(file2.abs);
-        return { path: file2.path, ...await blobs.putFile(file2.abs), executable: isExecutable(mode) };
-      })
-    );
-    files.push(...stored);
-  }
-  const manifest = {
-    version: 1,
-    files,
-    ...emptyDirs.length > 0 ? { dirs: emptyDirs.sort() } : {}
-  };
-  const { digest } = await blobs.putBytes(Buffer.from(canonicalJson(manifest)));
-  const size = files.reduce((sum, file2) => sum + file2.size, 0);
-  return { path: outPath, kind: "dir", digest, size };
-}
-async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
-  const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
-  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const parent = path13.dirname(absPath);
-  await mkdir5(parent, { recursive: true });
-  const temp = path13.join(parent, `.${path13.basename(absPath)}.${randomUUID3()}.fluksio-restore`);
-  try {
-    if (record2.kind === "file") {
-      await blobs.getToFile(record2.digest, temp);
-      if (record2.executable) await makeExecutable(temp);
-    } else {
-      await restoreDir(blobs, record2.digest, temp);
+// runner/miss-reasons.ts
+async function missReasons(name2, {
+  options,
+  ranUpstream,
+  material,
+  probe
+}) {
+  const previousStage = await options.cache.previous(name2).catch(() => null);
+  const previous = previousStage?.keyInputs ?? null;
+  const readSet = material.traceable ? previous?.readSet : null;
+  const current = readSet && material.traceable ? material.traceable : material.inputs;
+  const readChanges = readSet ? await probe.changes(readSet, true).catch(() => null) : null;
+  let codeChanges = null;
+  const manifest = previous?.code?.manifest;
+  if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
+    try {
+      const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
+      const relative3 = (entries) => entries.map(([path18, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path18) || path18,
+        id
+      ]);
+      codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
+    } catch {
+      codeChanges = null;
     }
-    await swapIntoPlace(temp, absPath, record2.kind === "dir");
-  } finally {
-    await rm3(temp, { recursive: true, force: true });
   }
+  return rerunReasons(current, previousStage, {
+    producerOf: (dep) => producerOf(options.pipeline, dep),
+    ranUpstream,
+    codeChanges,
+    readChanges
+  });
 }
-async function removeOut(pipelineDir, workspaceRoot, outPath) {
-  const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
-  const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { allowFinalSymlink: true, out: true });
-  await rm3(absPath, { recursive: true, force: true });
+
+// runner/keys/recheck-stage-inputs.ts
+import { join as join4 } from "node:path";
+
+// runner/keys/content-digest.ts
+init_blob_digest();
+init_canonical_json();
+import { createHash as createHash5 } from "node:crypto";
+import { createReadStream as createReadStream2 } from "node:fs";
+import { readdir as readdir3, realpath as realpath5, stat as stat4 } from "node:fs/promises";
+import path13 from "node:path";
+var HASH_BATCH2 = 16;
+async function contentDigest(absPath) {
+  const stats = await stat4(absPath).catch((error47) => {
+    if (error47.code === "ENOENT") throw new Error(`${absPath} does not exist`, { cause: error47 });
+    throw error47;
+  });
+  if (stats.isFile()) return { kind: "file", ...await hashFile(absPath, stats.mode) };
+  if (!stats.isDirectory()) throw new Error(`${absPath} is neither a file nor a directory`);
+  const files = [];
+  const lines = [];
+  await listFiles(absPath, "", /* @__PURE__ */ new Set(), files, lines);
+  let size = 0;
+  for (let i2 = 0; i2 < files.length; i2 += HASH_BATCH2) {
+    const hashed = await Promise.all(
+      files.slice(i2, i2 + HASH_BATCH2).map(async ({ rel, abs, mode }) => ({ rel, ...await hashFile(abs, mode) }))
+    );
+    for (const file2 of hashed) {
+      lines.push(`${file2.rel}\0${file2.digest}
+`);
+      size += file2.size;
+    }
+  }
+  lines.sort();
+  return { kind: "dir", digest: blobDigest(sha256Hex(lines.join(""))), size };
 }
-async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
-  if (path13.posix.isAbsolute(outPath)) return outPath;
-  const dirInRoot = path13.relative(await realpath5(workspaceRoot), await realpath5(pipelineDir));
-  return path13.posix.join(dirInRoot.split(path13.sep).join("/"), outPath);
+function fileDigestWithMode(blob, executable) {
+  return executable ? `100755 ${blob}` : blob;
 }
-async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
+async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
   const real2 = await realpath5(absDir);
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
-  const entries = await readdir3(absDir, { withFileTypes: true });
-  if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
-  for (const entry of entries) {
+  let counted = 0;
+  for (const entry of await readdir3(absDir, { withFileTypes: true })) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
+    if (isNeverCode(rel)) continue;
+    counted += 1;
     const abs = path13.join(absDir, entry.name);
-    if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
-    const stats = entry.isSymbolicLink() ? await stat4(abs) : entry;
-    if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
-    else if (stats.isFile()) tree.files.push({ path: rel, abs });
-    else throw new Error(`${abs} is neither a file nor a directory; a directory out may hold only files`);
+    const stats = await stat4(abs);
+    if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
+    else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
+    else throw new Error(`${abs} is neither a file nor a directory`);
   }
+  if (counted === 0 && relDir !== "") emptyDirs.push(`${relDir}/\0
+`);
 }
-function isExecutable(mode) {
-  return (mode & 64) !== 0;
-}
-async function makeExecutable(absPath) {
-  const { mode } = await stat4(absPath);
-  await chmod2(absPath, mode | (mode & 292) >> 2);
-}
-function checkManifestPath(digest, relPath) {
-  if (!relPath.split("/").every((part) => part !== "" && part !== "." && part !== "..")) {
-    throw new Error(`Manifest ${digest} lists "${relPath}"; expected a plain relative path`);
+async function hashFile(absPath, mode) {
+  const hash2 = createHash5("sha256");
+  let size = 0;
+  for await (const chunk of createReadStream2(absPath)) {
+    hash2.update(chunk);
+    size += chunk.length;
   }
-}
-async function restoreDir(blobs, digest, tempDir) {
-  const manifest = DirManifest.parse(JSON.parse((await blobs.getBytes(digest)).toString("utf8")));
-  await mkdir5(tempDir);
-  for (const dir of manifest.dirs ?? []) {
-    checkManifestPath(digest, dir);
-    await mkdir5(path13.join(tempDir, dir), { recursive: true });
-  }
-  for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
-    await Promise.all(
-      manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
-        checkManifestPath(digest, file2.path);
-        const target = path13.join(tempDir, file2.path);
-        await blobs.getToFile(file2.digest, target);
-        if (file2.executable) await makeExecutable(target);
-      })
-    );
-  }
-}
-async function swapIntoPlace(temp, dest, tempIsDir) {
-  const existing = await lstat4(dest).catch(() => null);
-  if (existing === null || !existing.isDirectory() && !tempIsDir) {
-    await rename4(temp, dest);
-    return;
-  }
-  const aside = path13.join(path13.dirname(dest), `.${path13.basename(dest)}.${randomUUID3()}.fluksio-old`);
-  await rename4(dest, aside);
-  try {
-    await rename4(temp, dest);
-  } catch (error47) {
-    await rename4(aside, dest);
-    throw error47;
-  }
-  await rm3(aside, { recursive: true, force: true });
+  return { digest: fileDigestWithMode(blobDigest(hash2.digest("hex")), (mode & 64) !== 0), size };
 }
 
-// runner/keying-notes.ts
-import { posix as posix3 } from "node:path";
+// runner/keys/recheck-stage-inputs.ts
+var NAMED_PATHS = 5;
+var MAX_SENTENCE = 1e3;
+async function recheckStageInputs(options) {
+  const { stage, material, workspace, before, after } = options;
+  const depsDirty = [];
+  for (const [dep, digest] of Object.entries(material.inputs.deps)) {
+    if (options.produced.get(dep)?.kind === "dir") continue;
+    const now = await contentDigest(join4(workspace.pipelineDir, dep)).then(
+      (content) => content.digest,
+      () => null
+    );
+    if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
+    else if (now !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
+  }
+  const stageDirty = [...depsDirty];
+  if (material.code && material.codeScope) {
+    const changes = changesIn(material.codeScope, before, after, workspace);
+    if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
+  }
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path18) => repoPathIn(workspace, path18));
+  const runScope = {
+    pipelineDir: workspace.pipelineDirInRepo,
+    include: options.pipeline.code ?? null,
+    exclude: outs
+  };
+  const runChanges = changesIn(runScope, before, after, workspace);
+  const runDirty = [...depsDirty, ...runChanges ? [`code changed while ${stage} ran: ${runChanges}`] : []];
+  const isOut = (repoPath) => outs.some((out2) => repoPath === out2 || repoPath.startsWith(`${out2}/`));
+  const written = [...after.changed].filter((repoPath) => {
+    const id = after.files.get(repoPath);
+    const old = before.files.get(repoPath);
+    const isNew = old === void 0 || before.changed.has(repoPath);
+    return id !== void 0 && id !== old && isNew && !isOut(repoPath);
+  }).sort().map((repoPath) => pipelinePathIn(workspace, repoPath));
+  const warnings = [];
+  if (written.length > 0) {
+    const one = written.length === 1;
+    const rest = written.length - NAMED_PATHS;
+    warnings.push(
+      `${stage} wrote ${written.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""} (or ${one ? "it" : "they"} changed while it ran), which ${one ? "is" : "are"} neither an out nor ignored: declare ${one ? "it" : "them"} in ${stage}'s outs, or add ${one ? "it" : "them"} to .gitignore \u2014 otherwise every later run is dirty and misses the cache`
+    );
+  }
+  return { stageDirty: stageDirty.map(clip), runDirty: runDirty.map(clip), warnings: warnings.map(clip) };
+}
+function clip(sentence) {
+  return sentence.length <= MAX_SENTENCE ? sentence : `${sentence.slice(0, MAX_SENTENCE - 1)}\u2026`;
+}
+function changesIn(scope, before, after, workspace) {
+  const old = codeDigest(before, scope);
+  const now = codeDigest(after, scope);
+  if (old.digest === now.digest) return null;
+  const relative3 = (entries) => entries.map(([path18, id]) => [pipelinePathIn(workspace, path18), id]);
+  return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
+}
+
+// runner/output/metrics-file.ts
+var import_yaml = __toESM(require_dist(), 1);
+import { readFile as readFile2 } from "node:fs/promises";
+async function readMetricsFile(absPath, displayPath) {
+  let text2;
+  try {
+    text2 = await readFile2(absPath, "utf8");
+  } catch (error47) {
+    const why = error47.code === "ENOENT" ? "does not exist" : "cannot be read";
+    throw new Error(`Metrics file ${displayPath} ${why}: ${error47.message}`, { cause: error47 });
+  }
+  const parsed = parseMetricsText(text2, /\.(json|ya?ml)$/i.exec(absPath)?.[1]?.toLowerCase() ?? null);
+  if ("problem" in parsed) throw new Error(`Metrics file ${displayPath} ${parsed.problem}`);
+  const { value } = parsed;
+  if (typeof value !== "object" || value === null) {
+    throw new Error(
+      `Metrics file ${displayPath} must hold an object of metric names, found ${describe(value)}`
+    );
+  }
+  const metrics = {};
+  flatten(value, "", metrics);
+  return metrics;
+}
+function parseMetricsText(text2, extension) {
+  if (extension === "json") return parseJson(text2);
+  if (extension !== null) return parseYaml(text2);
+  const json3 = parseJson(text2);
+  if ("value" in json3) return json3;
+  const yaml = parseYaml(text2);
+  return "value" in yaml ? yaml : { problem: `is neither JSON nor YAML: ${yaml.problem.replace(/^is not valid YAML: /, "")}` };
+}
+function parseJson(text2) {
+  try {
+    return { value: JSON.parse(text2) };
+  } catch (error47) {
+    const message = error47.message;
+    const position = /at position (\d+)/.exec(message);
+    return {
+      problem: `is not valid JSON: ${message}${position ? ` (${lineAndColumn(text2, Number(position[1]))})` : ""}`
+    };
+  }
+}
+function parseYaml(text2) {
+  const document2 = (0, import_yaml.parseDocument)(text2);
+  const [error47] = document2.errors;
+  if (error47 !== void 0)
+    return { problem: `is not valid YAML: ${error47.message.split("\n")[0].replace(/:$/, "")}` };
+  return { value: document2.toJS() };
+}
+function lineAndColumn(text2, offset) {
+  const before = text2.slice(0, offset).split("\n");
+  return `line ${before.length}, column ${before.at(-1).length + 1}`;
+}
+function flatten(value, prefix, into) {
+  for (const [key, item] of Object.entries(value)) {
+    const name2 = prefix + key;
+    if (typeof item === "number" && Number.isFinite(item)) into[name2] = item;
+    else if (typeof item === "object" && item !== null) flatten(item, `${name2}.`, into);
+  }
+}
+function describe(value) {
+  return value === null || value === void 0 ? "nothing (it is empty or null)" : `a ${typeof value}`;
+}
+
+// runner/keys/keying-notes.ts
+import { posix as posix4 } from "node:path";
 var NAMED_FILES = 3;
 var MODULE = /\.(?:py|pyw|so|pyd)$/;
 function keyingNotes(stage, inputs, where) {
@@ -71755,7 +71823,7 @@ function keyingNotes(stage, inputs, where) {
     return [`${stage}: not traced (${inputs.untraced}): keyed on ${scope}`];
   }
   if (inputs.readSet === null) return [];
-  const undeclared = Object.keys(inputs.readSet.files).filter((file2) => !MODULE.test(file2)).map((file2) => posix3.relative(where.pipelineDirInRepo || ".", file2) || file2).sort();
+  const undeclared = Object.keys(inputs.readSet.files).filter((file2) => !MODULE.test(file2)).map((file2) => posix4.relative(where.pipelineDirInRepo || ".", file2) || file2).sort();
   if (undeclared.length === 0) return [];
   const named = undeclared.slice(0, NAMED_FILES);
   const rest = undeclared.length - named.length;
@@ -71763,7 +71831,7 @@ function keyingNotes(stage, inputs, where) {
   return [`${stage} read ${list}, which ${undeclared.length === 1 ? "is" : "are"} not among its deps`];
 }
 
-// runner/read-set-probe.ts
+// runner/keys/read-set-probe.ts
 init_canonical_json();
 import { lstat as lstat5, readdir as readdir4 } from "node:fs/promises";
 import path14 from "node:path";
@@ -71883,12 +71951,12 @@ function ancestorsOf(repoPath) {
   return parts.slice(0, -1).map((_5, index2) => parts.slice(0, index2 + 1).join("/"));
 }
 
-// runner/read-trace.ts
+// runner/keys/read-trace.ts
 import { mkdir as mkdir6, mkdtemp, readdir as readdir5, readFile as readFile3, realpath as realpath6, rm as rm4, writeFile as writeFile4 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path15 from "node:path";
 
-// runner/read-trace-hook.ts
+// runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
 import os as _fluksio_os
 import sys as _fluksio_sys
@@ -72032,7 +72100,7 @@ _fluksio_install()
 _fluksio_chain()
 `;
 
-// runner/read-trace.ts
+// runner/keys/read-trace.ts
 async function startReadTrace(options) {
   const dir = await mkdtemp(path15.join(tmpdir(), "fluksio-trace-"));
   const site = path15.join(dir, "site");
@@ -72090,11 +72158,11 @@ function repoPathOf2(root, absolute) {
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
-// runner/stage-key-inputs.ts
+// runner/keys/stage-key-inputs.ts
 init_key_inputs();
 import { join as join5 } from "node:path";
 
-// runner/why-not-python.ts
+// runner/keys/why-not-python.ts
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
 import { access as access2, realpath as realpath7 } from "node:fs/promises";
@@ -72132,7 +72200,7 @@ async function resolveProgram(program, context) {
   return null;
 }
 
-// runner/stage-key-inputs.ts
+// runner/keys/stage-key-inputs.ts
 async function stageKeyInputs(options) {
   const { workspace, pipeline: pipeline2, stage: name2, params } = options;
   const stage = pipeline2.stages[name2];
@@ -72181,7 +72249,7 @@ function producedDigest(record2) {
   return record2.kind === "file" ? fileDigestWithMode(record2.digest, record2.executable === true) : record2.digest;
 }
 
-// runner/log-tail.ts
+// runner/output/log-tail.ts
 var LogTail = class {
   maxLines;
   maxBytes;
@@ -72225,8 +72293,8 @@ function lastBytes(line2, room) {
   return bytes.toString("utf8", start2);
 }
 
-// schemas/traceback.ts
-import { posix as posix4 } from "node:path";
+// core/traceback.ts
+import { posix as posix5 } from "node:path";
 var PYTHON_HEADER = /^Traceback \(most recent call last\):$/;
 var PYTHON_GROUP_HEADER = /^(\s*)\+ Exception Group Traceback \(most recent call last\):$/;
 var PYTHON_FRAME = /^\s+File "(.+)", line (\d+)(?:, in (.+))?$/;
@@ -72369,9 +72437,9 @@ function locate2(file2, context) {
   if (!file2.startsWith("file://") && /^[a-z][\w+.-]*:|^[<[]|[<>()]/i.test(file2)) {
     return { path: null, absPath: file2 };
   }
-  const absPath = posix4.resolve(context.cwd, file2.startsWith("file://") ? fileUrlPath(file2) : file2);
-  const relative3 = posix4.relative(posix4.resolve(context.repoRoot), absPath);
-  const outside = relative3 === "" || relative3 === ".." || relative3.startsWith("../") || posix4.isAbsolute(relative3);
+  const absPath = posix5.resolve(context.cwd, file2.startsWith("file://") ? fileUrlPath(file2) : file2);
+  const relative3 = posix5.relative(posix5.resolve(context.repoRoot), absPath);
+  const outside = relative3 === "" || relative3 === ".." || relative3.startsWith("../") || posix5.isAbsolute(relative3);
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
@@ -72383,7 +72451,7 @@ function fileUrlPath(url2) {
   }
 }
 
-// runner/workflow-command.ts
+// runner/output/workflow-command.ts
 var MESSAGE_ESCAPES = { "%25": "%", "%0D": "\r", "%0A": "\n" };
 var PROPERTY_ESCAPES = { ...MESSAGE_ESCAPES, "%3A": ":", "%2C": "," };
 function parseWorkflowCommand(line2) {
@@ -72410,7 +72478,7 @@ function unescape(text2, escapes) {
   return text2.replace(/%(?:25|0D|0A|3A|2C)/g, (escape) => escapes[escape] ?? escape);
 }
 
-// runner/stage-output.ts
+// runner/output/stage-output.ts
 var DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
 var NON_FINITE = /^[+-]?(?:nan|inf|infinity)$/i;
 var StageOutput = class {
@@ -72562,11 +72630,11 @@ function isAnnotationLevel(name2) {
   return name2 === "error" || name2 === "warning" || name2 === "notice";
 }
 
-// runner/stage-process.ts
+// runner/sandbox/stage-process.ts
 import { spawn as spawn3 } from "node:child_process";
 import { stat as stat5 } from "node:fs/promises";
 
-// runner/line-splitter.ts
+// runner/output/line-splitter.ts
 import { StringDecoder as StringDecoder2 } from "node:string_decoder";
 var MAX_LINE_BYTES = 1024 * 1024;
 var LineSplitter = class {
@@ -72645,7 +72713,7 @@ function withoutNul(text2) {
   return text2.includes("\0") ? text2.replaceAll("\0", "\uFFFD") : text2;
 }
 
-// runner/stage-launcher.ts
+// runner/sandbox/stage-launcher.ts
 var directLauncher = {
   launch: (cmd) => ({ file: "/bin/sh", args: ["-c", cmd] }),
   signal: (pid, signal) => signalGroup(pid, signal)
@@ -72659,7 +72727,7 @@ function signalGroup(pgid, signal) {
   }
 }
 
-// runner/stage-process.ts
+// runner/sandbox/stage-process.ts
 function runStageProcess(options) {
   const killGraceMs = options.killGraceMs ?? 5e3;
   if (options.signal?.aborted) {
@@ -72840,8 +72908,12 @@ async function executeStage(name2, context) {
   if (!stage.cache) reasons = ["cache: false"];
   else if (options.noCache) reasons = ["--no-cache"];
   else {
-    const entry = (material.traceable ? await lookupByReadSet(options, material.traceable, probe) : null) ?? await lookup(options, cacheKey);
-    const failure = entry ? await restoreEntry(context, entry) : null;
+    const entry = await findStageHit(options, {
+      traceable: material.traceable,
+      cacheKey,
+      probe
+    });
+    const failure = entry ? await restoreHit(options, entry) : null;
     if (entry && failure === null) {
       for (const out2 of entry.outs) context.produced.set(normalizePipelinePath(out2.path), out2);
       return finish2({
@@ -72855,7 +72927,12 @@ async function executeStage(name2, context) {
         notes: notesOf(entry.keyInputs)
       });
     }
-    reasons = failure ? [failure] : await missReasons(name2, context, material, probe);
+    reasons = failure ? [failure] : await missReasons(name2, {
+      options,
+      ranUpstream: context.ranUpstream,
+      material,
+      probe
+    });
   }
   if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
   const declared = [...stage.outs, ...stage.metrics];
@@ -73012,66 +73089,6 @@ async function keyOfExecution(options) {
     notes: [`${options.stage}: not cached: ${changed} changed while it ran`]
   };
 }
-function notStartedRecord(name2, status, error47) {
-  const now = (/* @__PURE__ */ new Date()).toISOString();
-  return { ...emptyStageRecord(name2, status), startedAt: null, finishedAt: now, error: error47 };
-}
-async function lookupByReadSet(options, traceable, probe) {
-  const candidates = await options.cache.candidates(manifestKeyOf(traceable)).catch(() => []);
-  for (const candidate of candidates) {
-    const { readSet } = candidate.keyInputs;
-    if (readSet && (await probe.changes(readSet).catch(() => ["unreadable"])).length === 0) return candidate;
-  }
-  return null;
-}
-async function lookup(options, key) {
-  try {
-    return await options.cache.lookup(key);
-  } catch {
-    return null;
-  }
-}
-async function restoreEntry(context, entry) {
-  const { workspace, blobs } = context.options;
-  try {
-    for (const out2 of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out2);
-    return null;
-  } catch (error47) {
-    if (error47 instanceof BlobMissingError || error47 instanceof BlobCorruptError) {
-      const what = error47 instanceof BlobMissingError ? "is missing" : "was corrupt";
-      return `cached outputs of run ${entry.runId} could not be restored (blob ${error47.digest} ${what})`;
-    }
-    return `cached outputs of run ${entry.runId} could not be restored: ${messageOf(error47)}`;
-  }
-}
-async function missReasons(name2, context, material, probe) {
-  const { options } = context;
-  const previousStage = await options.cache.previous(name2).catch(() => null);
-  const previous = previousStage?.keyInputs ?? null;
-  const readSet = material.traceable ? previous?.readSet : null;
-  const current = readSet && material.traceable ? material.traceable : material.inputs;
-  const readChanges = readSet ? await probe.changes(readSet, true).catch(() => null) : null;
-  let codeChanges = null;
-  const manifest = previous?.code?.manifest;
-  if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
-    try {
-      const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path18, id]) => [
-        posix5.relative(options.workspace.pipelineDirInRepo || ".", path18) || path18,
-        id
-      ]);
-      codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
-    } catch {
-      codeChanges = null;
-    }
-  }
-  return rerunReasons(current, previousStage, {
-    producerOf: (dep) => producerOf(options.pipeline, dep),
-    ranUpstream: context.ranUpstream,
-    codeChanges,
-    readChanges
-  });
-}
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
 }
@@ -73082,7 +73099,14 @@ function formatMs(ms2) {
   return ms2 >= 36e5 ? `${ms2 / 36e5}h` : ms2 >= 6e4 ? `${ms2 / 6e4}m` : `${ms2 / 1e3}s`;
 }
 
-// runner/fingerprint.ts
+// runner/not-started-record.ts
+init_stage_record();
+function notStartedRecord(name2, status, error47) {
+  const now = (/* @__PURE__ */ new Date()).toISOString();
+  return { ...emptyStageRecord(name2, status), startedAt: null, finishedAt: now, error: error47 };
+}
+
+// runner/keys/fingerprint.ts
 init_canonical_json();
 import { execFile as execFile2 } from "node:child_process";
 import { promisify } from "node:util";
@@ -73108,7 +73132,7 @@ async function fingerprintOf(command, cwd, env, launcher = directLauncher) {
   }
 }
 
-// runner/masker.ts
+// runner/output/masker.ts
 var MASK = "***";
 var Masker = class {
   secrets = /* @__PURE__ */ new Set();
@@ -73168,7 +73192,7 @@ var Masker = class {
   }
 };
 
-// runner/code-view.ts
+// runner/keys/code-view.ts
 var CodeView = class {
   /**
    * @param repoRoot the work tree to read
@@ -73221,7 +73245,7 @@ async function ignoreStateDir(stateDir) {
   await writeFile5(file2, STATE_DIR_IGNORE);
 }
 
-// runner/stage-environment.ts
+// runner/sandbox/stage-environment.ts
 import { join as join7 } from "node:path";
 var INHERITED = ["PATH"];
 var FIXED = {
@@ -73500,7 +73524,7 @@ function memoryEventQueue() {
   };
 }
 
-// runner/batching-event-sink.ts
+// runner/output/batching-event-sink.ts
 var BatchingEventSink = class {
   constructor(options) {
     this.options = options;
@@ -73699,7 +73723,7 @@ import { existsSync as existsSync7 } from "node:fs";
 import { mkdir as mkdir14 } from "node:fs/promises";
 import { join as join16 } from "node:path";
 
-// runner/disk-blob-store.ts
+// runner/blobs/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
 import { createHash as createHash6, randomUUID as randomUUID4 } from "node:crypto";
@@ -73977,7 +74001,7 @@ function sparkly(numbers, options = {}) {
   }).join("");
 }
 
-// schemas/sparkline.ts
+// core/text/sparkline.ts
 var MAX_POINTS = 40;
 function sparkline(values) {
   if (values.length < 2) return "";
@@ -73986,7 +74010,7 @@ function sparkline(values) {
   return sparkly(thinned);
 }
 
-// schemas/format.ts
+// core/text/format.ts
 function formatDuration(ms2) {
   if (ms2 === null || ms2 === void 0) return "\u2013";
   if (ms2 < 1e4) return `${(ms2 / 1e3).toFixed(2)}s`;
@@ -74322,7 +74346,7 @@ function fnv1a(text2) {
   return (hash2 >>> 0).toString(16).padStart(8, "0");
 }
 
-// schemas/check-run-conclusion.ts
+// core/check-run-conclusion.ts
 function checkRunConclusion(status) {
   switch (status) {
     case "queued":
@@ -82333,7 +82357,7 @@ ${why}${goesOn ? ` ${goesOn}` : ""}
 import { existsSync as existsSync9 } from "node:fs";
 import { resolve as resolve4 } from "node:path";
 
-// schemas/problem.ts
+// core/problem.ts
 function formatProblems(problems, source) {
   return problems.map((problem) => {
     const where = source && problem.line ? `${source}:${problem.line}` : source;
@@ -82349,7 +82373,7 @@ function formatPath(path18) {
   return text2;
 }
 
-// schemas/resolve-params.ts
+// core/params/resolve-params.ts
 var MAX_GRID = 32;
 function resolveParams(specs, assignments) {
   const problems = [];
@@ -82458,7 +82482,7 @@ function example(spec) {
   return spec.type === "bool" ? "true" : "value";
 }
 
-// runner/check-workspace-paths.ts
+// runner/workspace/check-workspace-paths.ts
 async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -82479,14 +82503,14 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 }
 
 // local/locate-project.ts
-import { existsSync as existsSync8 } from "node:fs";
+import { existsSync as existsSync8, readFileSync as readFileSync4 } from "node:fs";
 import { readFile as readFile10, realpath as realpath8 } from "node:fs/promises";
-import { dirname as dirname7, join as join18, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
+import { basename as basename3, dirname as dirname7, join as join18, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
 
-// schemas/validate-pipeline.ts
+// core/pipeline/validate-pipeline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 
-// schemas/pipeline-rules.ts
+// core/pipeline/pipeline-rules.ts
 init_reserved_path();
 function checkPipelineRules(pipeline2, context) {
   const problems = [];
@@ -82707,7 +82731,7 @@ var Pipeline = external_exports.strictObject({
   stages: external_exports.record(identifier, Stage).refine((stages2) => Object.keys(stages2).length > 0, { error: "expected at least one stage" })
 });
 
-// schemas/validate-pipeline.ts
+// core/pipeline/validate-pipeline.ts
 init_one_shot_parse();
 function validatePipeline(text2, context, parses) {
   let parsed = parses?.get(text2);
@@ -82778,6 +82802,548 @@ function lineOfPath(document2, lineCounter, path18) {
   return void 0;
 }
 
+// core/dvc/translate-dvc.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+import { posix as posix6 } from "node:path";
+
+// schemas/dvc/dvc-file.ts
+init_zod();
+var OutEntry = external_exports.union([
+  external_exports.string().min(1, { error: "expected a path" }),
+  external_exports.record(
+    external_exports.string().min(1),
+    external_exports.union([
+      external_exports.null(),
+      external_exports.looseObject({
+        cache: external_exports.boolean().optional(),
+        persist: external_exports.boolean().optional(),
+        remote: external_exports.string().optional(),
+        push: external_exports.boolean().optional(),
+        desc: external_exports.string().optional()
+      })
+    ])
+  ).refine((entry) => Object.keys(entry).length === 1, { error: "expected one path with its flags" })
+]);
+var ParamsEntry = external_exports.union([
+  external_exports.string().min(1, { error: "expected a params key" }),
+  external_exports.record(external_exports.string().min(1), external_exports.union([external_exports.null(), external_exports.array(external_exports.string().min(1))]))
+]);
+var VarsList = external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.record(external_exports.string(), external_exports.unknown())]));
+var DvcStage = external_exports.strictObject({
+  cmd: external_exports.union([external_exports.string().min(1), external_exports.array(external_exports.string().min(1)).min(1)], {
+    error: "expected a command or a list of commands"
+  }),
+  wdir: external_exports.string().optional(),
+  deps: external_exports.array(external_exports.string().min(1, { error: "expected a path" })).default([]),
+  params: external_exports.array(ParamsEntry).default([]),
+  outs: external_exports.array(OutEntry).default([]),
+  metrics: external_exports.array(OutEntry).default([]),
+  plots: external_exports.array(external_exports.union([OutEntry, external_exports.record(external_exports.string(), external_exports.unknown())])).default([]),
+  frozen: external_exports.boolean().default(false),
+  always_changed: external_exports.boolean().default(false),
+  desc: external_exports.string().optional(),
+  meta: external_exports.unknown().optional(),
+  vars: VarsList.optional()
+});
+var DvcStageDefinition = external_exports.record(external_exports.string(), external_exports.unknown());
+var DvcFile = external_exports.looseObject({
+  vars: VarsList.default([]),
+  stages: external_exports.record(
+    external_exports.string().regex(/^[^@:/\\]+$/, { error: "expected a stage name without @ : / or \\" }),
+    DvcStageDefinition
+  ).refine((stages2) => Object.keys(stages2).length > 0, { error: "expected at least one stage" }),
+  params: external_exports.array(external_exports.string()).optional(),
+  metrics: external_exports.array(external_exports.string()).optional(),
+  plots: external_exports.unknown().optional(),
+  artifacts: external_exports.unknown().optional(),
+  datasets: external_exports.unknown().optional()
+});
+
+// core/dvc/dvc-params.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+
+// core/dvc/dvc-template.ts
+var DvcTemplateError = class extends Error {
+};
+var EXPRESSION = /\\?\$\{([^}]*)\}/g;
+function resolveTemplate(value, context, cmd = false) {
+  const params = [];
+  const walk = (node) => {
+    if (typeof node === "string") return resolveString(node, context, cmd, params);
+    if (Array.isArray(node)) return node.map(walk);
+    if (node !== null && typeof node === "object") {
+      return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, walk(inner)]));
+    }
+    return node;
+  };
+  return { value: walk(value), params: [...new Set(params)] };
+}
+function resolveString(text2, context, cmd, params) {
+  const matches = [...text2.matchAll(EXPRESSION)];
+  const lone = matches.length === 1 && matches[0]?.[0] === text2 && !text2.startsWith("\\");
+  if (lone && !cmd) return lookup(context.data, parseReference(matches[0]?.[1] ?? ""));
+  let result = "";
+  let at4 = 0;
+  for (const match of matches) {
+    result += text2.slice(at4, match.index);
+    at4 = match.index + match[0].length;
+    if (match[0].startsWith("\\")) {
+      result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
+      continue;
+    }
+    const path18 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path18);
+    result += cmd ? inCommand(path18, value, context, params) : inText(match[1] ?? "", value);
+  }
+  return result + text2.slice(at4);
+}
+function parseReference(expression) {
+  const trimmed = expression.trim();
+  if (!/^[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(trimmed)) {
+    throw new DvcTemplateError(`\${${expression}} is not a reference such as \${a.b[0]}`);
+  }
+  return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+}
+function lookup(data, path18) {
+  let node = data;
+  for (const [index2, part] of path18.entries()) {
+    const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
+    const key = String(part);
+    if (container === null || !Object.hasOwn(container, key)) {
+      throw new DvcTemplateError(
+        `\${${formatReference(path18)}}: "${formatReference(path18.slice(0, index2 + 1))}" is not defined`
+      );
+    }
+    node = container[key];
+  }
+  return node;
+}
+function formatReference(path18) {
+  return path18.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+}
+function scalarText(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (value === null) return "None";
+  return String(value);
+}
+function inText(expression, value) {
+  if (value !== null && typeof value === "object") {
+    throw new DvcTemplateError(
+      `\${${expression}} is a ${Array.isArray(value) ? "list" : "dictionary"}; only cmd can interpolate one inside other text`
+    );
+  }
+  return scalarText(value);
+}
+function inCommand(path18, value, context, params) {
+  const param = paramOf(path18, context.params);
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    return flagsOf(value, param === null ? null : path18, context, params);
+  }
+  if (param !== null) params.push(param.name);
+  if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
+  if (Array.isArray(value)) return value.map((item) => shellQuote(scalarText(item))).join(" ");
+  return shellQuote(scalarText(value));
+}
+function flagsOf(dict, paramPath, context, params) {
+  const words = [];
+  const visit = (node, prefix) => {
+    for (const [key, value] of Object.entries(node)) {
+      const flag = [...prefix, key].join(".");
+      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+        visit(value, [...prefix, key]);
+      } else if (typeof value === "boolean") {
+        if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
+        if (value) words.push(`--${flag}`);
+      } else if (Array.isArray(value)) {
+        if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
+        words.push(`--${flag}`, ...value.map((item) => shellQuote(scalarText(item))));
+      } else if (paramPath) {
+        const name2 = formatReference([...paramPath, ...prefix, key]);
+        params.push(name2);
+        words.push(`--${flag}`, `\${${name2}}`);
+      } else {
+        words.push(`--${flag}`, shellQuote(scalarText(value)));
+      }
+    }
+  };
+  visit(dict, []);
+  return words.join(" ");
+}
+function paramOf(path18, params) {
+  let node = params;
+  for (const [index2, part] of path18.entries()) {
+    if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
+      return index2 === 0 ? null : { name: formatReference(path18.slice(0, index2)), exact: false };
+    }
+    node = node[String(part)];
+  }
+  return { name: formatReference(path18), exact: true };
+}
+function literalShellExpansion(inner, next) {
+  if (!/^[A-Za-z_]\w*$/.test(inner)) {
+    throw new DvcTemplateError(
+      `\\\${${inner}} cannot be carried into a fluksio command; write it as $NAME or in a script`
+    );
+  }
+  return next !== void 0 && /\w/.test(next) ? `$${inner}""` : `$${inner}`;
+}
+
+// core/dvc/dvc-params.ts
+function parseDvcParamsFile(text2) {
+  const document2 = (0, import_yaml3.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const first = document2.errors[0];
+  if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
+  const floats = /* @__PURE__ */ new Set();
+  const toValue = (node, path18) => {
+    if ((0, import_yaml3.isMap)(node)) {
+      const entries = [];
+      for (const pair of node.items) {
+        const key = String((0, import_yaml3.isScalar)(pair.key) ? pair.key.value : pair.key);
+        entries.push([key, toValue(pair.value, [...path18, key])]);
+      }
+      return Object.fromEntries(entries);
+    }
+    if ((0, import_yaml3.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path18, index2]));
+    if ((0, import_yaml3.isScalar)(node)) {
+      const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
+      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path18));
+      return node.value;
+    }
+    return node?.toJSON() ?? null;
+  };
+  const data = toValue(document2.contents, []);
+  if (data === null || data === void 0) return { data: {}, floats };
+  if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
+  return { data, floats };
+}
+function paramLeaves(data, path18) {
+  if (data !== null && typeof data === "object" && !Array.isArray(data)) {
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path18, key]));
+  }
+  return [[formatReference(path18), data]];
+}
+function paramSpecOf(value, isFloat) {
+  if (typeof value === "boolean") return { type: "bool", default: value };
+  if (typeof value === "number") {
+    return Number.isSafeInteger(value) && !isFloat ? { type: "int", default: value } : { type: "float", default: value };
+  }
+  if (typeof value === "string") return { type: "string", default: value };
+  return { type: "string", default: JSON.stringify(value) };
+}
+
+// core/dvc/expand-dvc-stages.ts
+var isComposite = (value) => value !== null && typeof value === "object";
+function expandDvcStage(name2, definition, context) {
+  if ("foreach" in definition) {
+    const { foreach, do: body2, ...rest } = definition;
+    if (Object.keys(rest).length > 0) {
+      throw new DvcTemplateError(
+        `foreach takes only "do" beside it, found ${Object.keys(rest).map((key) => `"${key}"`).join(", ")}`
+      );
+    }
+    if (body2 === null || typeof body2 !== "object" || Array.isArray(body2)) {
+      throw new DvcTemplateError('foreach needs "do" with the stage to repeat');
+    }
+    const iterable = resolveTemplate(foreach, context).value;
+    return foreachEntries(iterable).map(([key, item, isDictionary]) => ({
+      name: `${name2}@${key}`,
+      body: body2,
+      loop: isDictionary ? { key, item } : { item }
+    }));
+  }
+  if ("matrix" in definition) {
+    const { matrix, ...body2 } = definition;
+    const resolved = resolveTemplate(matrix, context).value;
+    if (resolved === null || typeof resolved !== "object" || Array.isArray(resolved)) {
+      throw new DvcTemplateError("matrix expects a dictionary of lists");
+    }
+    let combos = [{ parts: [], item: {} }];
+    for (const [key, values] of Object.entries(resolved)) {
+      if (!Array.isArray(values)) throw new DvcTemplateError(`matrix.${key}: expected a list`);
+      combos = combos.flatMap(
+        (combo) => values.map((value, index2) => ({
+          parts: [...combo.parts, isComposite(value) ? `${key}${index2}` : scalarText(value)],
+          item: { ...combo.item, [key]: value }
+        }))
+      );
+    }
+    return combos.map(({ parts, item }) => ({ name: `${name2}@${parts.join("-")}`, body: body2, loop: { item } }));
+  }
+  return [{ name: name2, body: definition, loop: {} }];
+}
+function foreachEntries(iterable) {
+  if (Array.isArray(iterable)) {
+    const byIndex = iterable.some(isComposite);
+    return iterable.map((item, index2) => [byIndex ? String(index2) : scalarText(item), item, false]);
+  }
+  if (iterable !== null && typeof iterable === "object") {
+    return Object.entries(iterable).map(([key, item]) => [key, item, true]);
+  }
+  throw new DvcTemplateError("foreach expects a list or a dictionary");
+}
+
+// core/dvc/load-dvc-vars.ts
+function loadDvcVars(vars, context, at4, readFile11, problems) {
+  const data = { ...context.data };
+  const define = (values, where) => {
+    for (const [key, value] of Object.entries(values)) {
+      if (Object.hasOwn(data, key)) {
+        problems.push({ path: where, message: `cannot redefine "${key}": it is already defined` });
+        continue;
+      }
+      data[key] = value;
+    }
+  };
+  vars.forEach((entry, index2) => {
+    const where = `${at4}[${index2}]`;
+    if (entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
+      define(entry, where);
+      return;
+    }
+    if (typeof entry !== "string") {
+      problems.push({ path: where, message: "expected a file name or a dictionary" });
+      return;
+    }
+    const [fileName = "", keyList] = entry.split(":");
+    if (fileName === "params.yaml" && keyList === void 0) return;
+    const text2 = readFile11(fileName);
+    if (text2 === void 0) {
+      problems.push({ path: where, message: `${fileName} does not exist` });
+      return;
+    }
+    let values;
+    try {
+      values = parseDvcParamsFile(text2).data;
+    } catch (error47) {
+      problems.push({ path: where, message: `${fileName}: ${error47.message}` });
+      return;
+    }
+    if (keyList !== void 0) {
+      const keys = keyList.split(",").map((key) => key.trim());
+      const missing = keys.filter((key) => !Object.hasOwn(values, key));
+      if (missing.length > 0)
+        problems.push({ path: where, message: `${fileName} has no ${missing.join(", ")}` });
+      values = Object.fromEntries(
+        keys.filter((key) => Object.hasOwn(values, key)).map((key) => [key, values[key]])
+      );
+    }
+    if (fileName === "params.yaml") return;
+    define(values, where);
+  });
+  return { data, params: context.params };
+}
+
+// core/dvc/translate-dvc.ts
+var DEFAULT_PARAMS = "params.yaml";
+var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+function translateDvc(sources) {
+  const problems = [];
+  const notes = [];
+  const document2 = (0, import_yaml4.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  if (document2.errors.length > 0) {
+    const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
+    return { pipeline: null, problems: [{ path: "", message }], notes };
+  }
+  const file2 = DvcFile.safeParse(document2.toJS() ?? {});
+  if (!file2.success) {
+    const fileProblems = file2.error.issues.map((issue3) => ({
+      path: formatPath(issue3.path),
+      message: issue3.message.replace(/^Invalid input: /, "")
+    }));
+    return { pipeline: null, problems: fileProblems, notes };
+  }
+  const paramFiles = /* @__PURE__ */ new Map();
+  const paramsFile = (name2, at4) => {
+    if (!paramFiles.has(name2)) {
+      const text2 = sources.readFile(name2);
+      let parsed = null;
+      if (text2 === void 0) {
+        if (name2 !== DEFAULT_PARAMS) problems.push({ path: at4, message: `${name2} does not exist` });
+      } else if (!/\.(ya?ml|json)$/i.test(name2)) {
+        problems.push({
+          path: at4,
+          message: `${name2}: only YAML and JSON params files are read (not TOML or Python)`
+        });
+      } else {
+        try {
+          parsed = parseDvcParamsFile(text2);
+        } catch (error47) {
+          problems.push({ path: at4, message: `${name2}: ${error47.message}` });
+        }
+      }
+      paramFiles.set(name2, parsed);
+    }
+    return paramFiles.get(name2) ?? null;
+  };
+  const defaults = paramsFile(DEFAULT_PARAMS, DEFAULT_PARAMS);
+  const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
+  const global2 = loadDvcVars(file2.data.vars, base, "vars", sources.readFile, problems);
+  const stages2 = {};
+  const used = /* @__PURE__ */ new Map();
+  for (const [name2, definition] of Object.entries(file2.data.stages)) {
+    let expanded;
+    try {
+      expanded = expandDvcStage(name2, definition, global2);
+    } catch (error47) {
+      if (!(error47 instanceof DvcTemplateError)) throw error47;
+      problems.push({ path: `stages.${name2}`, message: error47.message });
+      continue;
+    }
+    for (const { name: stageName, body: body2, loop } of expanded) {
+      const at4 = `stages.${stageName}`;
+      const { vars, ...fields } = body2;
+      if (vars !== void 0 && !Array.isArray(vars)) {
+        problems.push({ path: `${at4}.vars`, message: "expected a list of files and dictionaries" });
+      }
+      const withVars = loadDvcVars(
+        Array.isArray(vars) ? vars : [],
+        global2,
+        `${at4}.vars`,
+        sources.readFile,
+        problems
+      );
+      const context = { data: { ...withVars.data, ...loop }, params: withVars.params };
+      const resolved = {};
+      const cmdParams = [];
+      for (const [field, value] of Object.entries(fields)) {
+        try {
+          const result = resolveTemplate(value, context, field === "cmd");
+          resolved[field] = result.value;
+          cmdParams.push(...result.params);
+        } catch (error47) {
+          if (!(error47 instanceof DvcTemplateError)) throw error47;
+          problems.push({ path: `${at4}.${field}`, message: error47.message });
+        }
+      }
+      const stage = DvcStage.safeParse(resolved);
+      if (!stage.success) {
+        for (const issue3 of stage.error.issues) {
+          const message = issue3.code === "unrecognized_keys" ? `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}` : issue3.message.replace(/^Invalid input: /, "");
+          problems.push({ path: formatPath(["stages", stageName, ...issue3.path]), message });
+        }
+        continue;
+      }
+      const dvc = stage.data;
+      if (dvc.frozen) {
+        notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
+        continue;
+      }
+      const wdir = posix6.normalize(dvc.wdir ?? ".");
+      const inWdir = (path18) => posix6.normalize(posix6.join(wdir, path18));
+      const outs = dvc.outs.map(outOf);
+      const metrics = dvc.metrics.map(outOf);
+      const plots = dvc.plots.map((entry) => outOf(entry));
+      const remote = [
+        ...dvc.deps.filter((dep) => URL2.test(dep)),
+        ...[...outs, ...metrics, ...plots].filter((out2) => URL2.test(out2.path)).map((out2) => out2.path)
+      ];
+      if (remote.length > 0) {
+        notes.push(
+          `stage ${stageName}: cannot be honoured (${remote.join(", ")} is not a path in this repository: remote outs and imports are not supported); it does not run`
+        );
+        continue;
+      }
+      for (const out2 of [...outs, ...metrics, ...plots]) {
+        if (out2.remote)
+          notes.push(
+            `stage ${stageName}: ${out2.path} names remote "${out2.remote}"; fluksio keeps outs in its own store`
+          );
+      }
+      const persisted = [...outs, ...metrics, ...plots].filter((out2) => out2.persist).map((out2) => out2.path);
+      if (persisted.length > 0) {
+        notes.push(
+          `stage ${stageName}: ${persisted.join(", ")} persist between runs, so the stage is never taken from the cache`
+        );
+      }
+      const params = new Set(cmdParams);
+      dvc.params.forEach((entry, index2) => {
+        const entries = typeof entry === "string" ? [[DEFAULT_PARAMS, [entry]]] : Object.entries(entry);
+        for (const [fileName, keys] of entries) {
+          const source = paramsFile(fileName, `${at4}.params[${index2}]`);
+          if (!source) {
+            if (fileName === DEFAULT_PARAMS)
+              problems.push({ path: `${at4}.params[${index2}]`, message: `${DEFAULT_PARAMS} does not exist` });
+            continue;
+          }
+          const prefix = fileName === DEFAULT_PARAMS ? "" : `${fileName}:`;
+          const selected = keys === null || keys.length === 0 ? [null] : keys;
+          for (const key of selected) {
+            let leaves;
+            try {
+              leaves = key === null ? paramLeaves(source.data, []) : leavesAt(source.data, key);
+            } catch {
+              problems.push({ path: `${at4}.params[${index2}]`, message: `"${key}" is not in ${fileName}` });
+              continue;
+            }
+            for (const [leaf, value] of leaves) {
+              params.add(prefix + leaf);
+              used.set(prefix + leaf, { value, isFloat: source.floats.has(leaf) });
+            }
+          }
+        }
+      });
+      for (const name3 of cmdParams) {
+        if (!used.has(name3))
+          used.set(name3, {
+            value: leafValue(base.params, name3),
+            isFloat: defaults?.floats.has(name3) ?? false
+          });
+      }
+      const commands = Array.isArray(dvc.cmd) ? dvc.cmd : [dvc.cmd];
+      const cmd = commands.join(" && ");
+      stages2[stageName] = {
+        cmd: wdir === "." ? cmd : `cd ${shellQuote(wdir)} && ${commands.length > 1 ? `{ ${cmd}; }` : cmd}`,
+        deps: dvc.deps.map(inWdir),
+        params: [...params],
+        outs: [...outs, ...plots].map((out2) => inWdir(out2.path)),
+        metrics: metrics.map((out2) => inWdir(out2.path)),
+        cache: !dvc.always_changed && persisted.length === 0
+      };
+    }
+  }
+  if (problems.length > 0) return { pipeline: null, problems, notes };
+  if (Object.keys(stages2).length === 0) {
+    return { pipeline: null, problems: [{ path: "stages", message: "no stage can run here" }], notes };
+  }
+  const paramSpecs = {};
+  for (const [name2, { value, isFloat }] of [...used].sort(([a3], [b6]) => a3.localeCompare(b6))) {
+    paramSpecs[name2] = paramSpecOf(value, isFloat);
+  }
+  const pipeline2 = {
+    version: 1,
+    params: paramSpecs,
+    "runs-on": [],
+    on: {},
+    env: [],
+    timeout: 24 * 36e5,
+    retries: 0,
+    metrics: {},
+    stages: stages2
+  };
+  const ruleProblems = checkPipelineRules(pipeline2, sources);
+  return ruleProblems.length > 0 ? { pipeline: null, problems: ruleProblems, notes } : { pipeline: pipeline2, problems: [], notes };
+}
+function outOf(entry) {
+  if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
+  const [path18, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path18, persist: flags2?.persist ?? false, remote: flags2?.remote };
+}
+function leavesAt(data, key) {
+  const path18 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path18);
+}
+function leafValue(data, name2, strict = false) {
+  let node = data;
+  for (const part of name2.replace(/\[(\d+)\]/g, ".$1").split(".")) {
+    if (node === null || typeof node !== "object" || !Object.hasOwn(node, part)) {
+      if (strict) throw new Error(`${name2} is not defined`);
+      return void 0;
+    }
+    node = node[part];
+  }
+  return node;
+}
+
 // present/terminal/usage-error.ts
 var UsageError = class extends Error {
   constructor(message, options) {
@@ -82787,12 +83353,13 @@ var UsageError = class extends Error {
 };
 
 // local/locate-project.ts
+var DVC_FILE = "dvc.yaml";
 async function locateProject(pipelineOption, cwd) {
-  const displayPath = pipelineOption ?? "fluksio.yml";
+  const displayPath = pipelineOption ?? (!existsSync8(resolve3(cwd, "fluksio.yml")) && existsSync8(resolve3(cwd, DVC_FILE)) ? DVC_FILE : "fluksio.yml");
   const file2 = resolve3(cwd, displayPath);
   if (!existsSync8(file2)) {
     throw new UsageError(
-      pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
+      pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
     );
   }
   const pipelineDir = await realpath8(dirname7(file2));
@@ -82814,18 +83381,26 @@ async function locateProject(pipelineOption, cwd) {
   };
 }
 async function readProjectPipeline(project, parses) {
+  return (await readProjectSource(project, parses)).pipeline;
+}
+async function readProjectSource(project, parses) {
   const { workspace } = project;
   const text2 = await readFile10(project.pipelineFile, "utf8");
-  const { pipeline: pipeline2, problems } = validatePipeline(
-    text2,
-    {
-      pipelineDir: workspace.pipelineDirInRepo,
-      exists: (repoPath) => existsSync8(join18(workspace.repoRoot, repoPath))
-    },
-    parses
-  );
+  const context = {
+    pipelineDir: workspace.pipelineDirInRepo,
+    exists: (repoPath) => existsSync8(join18(workspace.repoRoot, repoPath))
+  };
+  const pipelineDir = dirname7(project.pipelineFile);
+  const { pipeline: pipeline2, problems, notes } = basename3(project.pipelineFile) === DVC_FILE ? translateDvc({
+    ...context,
+    dvcYaml: text2,
+    readFile: (path18) => {
+      const absolute = resolve3(pipelineDir, path18);
+      return existsSync8(absolute) ? readFileSync4(absolute, "utf8") : void 0;
+    }
+  }) : { ...validatePipeline(text2, context, parses), notes: [] };
   if (!pipeline2) throw new UsageError(formatProblems(problems, project.displayPath));
-  return pipeline2;
+  return { pipeline: pipeline2, notes };
 }
 
 // action/read-pipeline-inputs.ts
@@ -83458,6 +84033,8 @@ init_previous_stage();
 // schemas/protocol/lease-requests.ts
 init_zod();
 init_int32();
+init_key_inputs();
+init_statuses();
 init_run_event();
 var HeartbeatRequest = external_exports.strictObject({ lease: LeaseId });
 var HeartbeatReply = external_exports.strictObject({
@@ -83469,11 +84046,23 @@ var StartRequest = external_exports.strictObject({
   lease: LeaseId,
   codeDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
   envDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
+  params: external_exports.record(external_exports.string().max(200), ParamValue).refine((params) => Object.keys(params).length <= 500, {
+    error: "must hold at most 500 params"
+  }),
+  /**
+   * The digest of `params` (canonical JSON), as the runner's stamp holds it; the route
+   * refuses one that is not (a schema cannot compute it: canonical JSON is in core/).
+   */
+  paramsDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
   /**
    * How the runner isolates the run's stages, in a sentence for the check run (`bubblewrap
    * 0.8.0: …`); null when they run unsandboxed, as the runner's own user.
    */
   sandbox: external_exports.string().max(500).regex(/^[^\p{Cc}]*$/u, "must hold no control characters").nullable().default(null)
+});
+var StartReply = external_exports.strictObject({
+  status: RunStatus,
+  reason: external_exports.string().nullable()
 });
 var EVENT_BATCH_MAX_BYTES = 8 * 2 ** 20;
 var EventBatch = external_exports.strictObject({
@@ -83936,10 +84525,14 @@ var ControlPlaneClient = class {
     const json3 = { lease: run4.lease };
     return this.postLeased(run4, "heartbeat", json3, HeartbeatReply, call);
   }
-  /** The checkout is verified: the run starts, stamped with what is about to execute. */
+  /**
+   * The checkout is verified: the run starts, stamped with what is about to execute. The
+   * reply says whether it did: a run the control plane failed instead (its params are not
+   * those it was queued with) must not run.
+   */
   async start(run4, stamp, call = {}) {
     const json3 = { lease: run4.lease, ...stamp };
-    return this.postLeased(run4, "start", json3, LeasedWriteReply, call);
+    return this.postLeased(run4, "start", json3, StartReply, call);
   }
   /** Uploads events; resolves once the control plane acknowledged them. */
   async sendEvents(run4, batch, call = {}) {

@@ -32598,11 +32598,23 @@ var StartRequest = external_exports.strictObject({
   lease: LeaseId,
   codeDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
   envDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
+  params: external_exports.record(external_exports.string().max(200), ParamValue).refine((params) => Object.keys(params).length <= 500, {
+    error: "must hold at most 500 params"
+  }),
+  /**
+   * The digest of `params` (canonical JSON), as the runner's stamp holds it; the route
+   * refuses one that is not (a schema cannot compute it: canonical JSON is in core/).
+   */
+  paramsDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
   /**
    * How the runner isolates the run's stages, in a sentence for the check run (`bubblewrap
    * 0.8.0: …`); null when they run unsandboxed, as the runner's own user.
    */
   sandbox: external_exports.string().max(500).regex(/^[^\p{Cc}]*$/u, "must hold no control characters").nullable().default(null)
+});
+var StartReply = external_exports.strictObject({
+  status: RunStatus,
+  reason: external_exports.string().nullable()
 });
 var EVENT_BATCH_MAX_BYTES = 8 * 2 ** 20;
 var EventBatch = external_exports.strictObject({
@@ -33098,10 +33110,14 @@ var ControlPlaneClient = class {
     const json2 = { lease: run2.lease };
     return this.postLeased(run2, "heartbeat", json2, HeartbeatReply, call);
   }
-  /** The checkout is verified: the run starts, stamped with what is about to execute. */
+  /**
+   * The checkout is verified: the run starts, stamped with what is about to execute. The
+   * reply says whether it did: a run the control plane failed instead (its params are not
+   * those it was queued with) must not run.
+   */
   async start(run2, stamp, call = {}) {
     const json2 = { lease: run2.lease, ...stamp };
-    return this.postLeased(run2, "start", json2, LeasedWriteReply, call);
+    return this.postLeased(run2, "start", json2, StartReply, call);
   }
   /** Uploads events; resolves once the control plane acknowledged them. */
   async sendEvents(run2, batch, call = {}) {
@@ -33277,7 +33293,7 @@ async function cancelSubmittedRuns(client, runIds, reason) {
   return cancelled;
 }
 
-// schemas/param-assignments.ts
+// core/params/param-assignments.ts
 function parseAssignmentText(text) {
   const { tokens, problems } = tokenizeAssignmentText(text);
   return assignmentsOf(tokens, problems);
@@ -33364,7 +33380,7 @@ function assignmentOf(segments) {
     return { problem: { path: "", message: `"${raw}" is not key=value (e.g. lr=0.1)` } };
   }
   const key = first.text.slice(0, equals);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+  if (!/^(?:[\w./-]+:)?[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(key)) {
     return { problem: { path: "", message: `"${raw}": "${key}" is not a parameter name (e.g. lr=0.1)` } };
   }
   const valueSegments = [{ text: first.text.slice(equals + 1), quoted: false }, ...segments.slice(1)];

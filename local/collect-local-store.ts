@@ -6,7 +6,7 @@ import { DiskBlobStore } from '../runner/blobs/disk-blob-store.js';
 import { gcStore } from '../store/blobs/gc-store.js';
 import { openLocalDatabase } from '../store/db/open-local-database.js';
 import { deleteUnreferencedBlobs } from './delete-unreferenced-blobs.js';
-import { lockStore } from './local-state.js';
+import { lockDirectory } from '../store/db/lock-directory.js';
 import { localStorePaths } from './local-store-paths.js';
 import { indexFromJournals, rebuildLocalIndex } from './rebuild-local-index.js';
 import { journalFileOf } from './run-journal.js';
@@ -35,7 +35,7 @@ export async function collectLocalStore(
   options: { keepDays: number; templateRoot: string },
 ): Promise<LocalCollection> {
   const paths = localStorePaths(stateDir);
-  const release = await lockStore(paths.journalDir, 120_000);
+  const release = await lockDirectory(paths.journalDir, 120_000);
   try {
     const cacheBefore = (await indexFromJournals(paths.journalDir)).cache.size;
     const database = await openLocalDatabase(paths.databaseDir, {

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { lock } from 'proper-lockfile';
 import { DiskBlobStore } from '../runner/blobs/disk-blob-store.js';
 import { ignoreStateDir } from '../runner/ignore-state-dir.js';
 import type { StageCache } from '../runner/ports.js';
+import { lockDirectory } from '../store/db/lock-directory.js';
 import { LocalIndex } from './local-index.js';
 import { localStorePaths } from './local-store-paths.js';
 
@@ -45,7 +45,7 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
   }
   await mkdir(paths.journalDir, { recursive: true });
   await ignoreStateDir(stateDir);
-  const release = await lockStore(paths.journalDir, options.waitMs ?? 120_000);
+  const release = await lockDirectory(paths.journalDir, options.waitMs ?? 120_000);
   if (!existsSync(paths.indexDir)) {
     // The index is derived from the journals: a store without one (deleted, or carried
     // without it) gets it back before the run, instead of missing every cached stage.
@@ -83,28 +83,4 @@ export function indexStageCache(index: LocalIndex, pipelinePath: string): StageC
     candidates: (manifestKey) => index.candidates(manifestKey).catch(() => []),
     previous: (stage) => index.previousStage(pipelinePath, stage).catch(() => null),
   };
-}
-
-/**
- * Takes the store's recording lock, waiting up to `waitMs`; fails with a sentence saying
- * why. Also what `fluksio doctor --repair` holds while it rebuilds.
- */
-export async function lockStore(journalDir: string, waitMs: number): Promise<() => Promise<void>> {
-  try {
-    return await lock(journalDir, {
-      realpath: false,
-      // A stage may keep the event loop busy; a generous staleness keeps a live lock live.
-      stale: 30_000,
-      update: 5_000,
-      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
-      // Compromised means another process judged us dead and took the store; there is
-      // nothing sound left to do from a timer callback, and throwing there would crash.
-      onCompromised: () => {},
-    });
-  } catch (error) {
-    throw new Error(
-      `The local store ${journalDir} is in use by another fluksio process; wait for it to finish and try again`,
-      { cause: error },
-    );
-  }
 }

@@ -1,13 +1,16 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { formatProblems } from '../core/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
 import { validatePipeline, type ParsedPipelineText } from '../core/pipeline/validate-pipeline.js';
 import { findRepoRoot } from '../runner/workspace/find-repo-root.js';
 import { NotAGitRepositoryError } from '../runner/workspace/not-a-git-repository-error.js';
 import type { Workspace } from '../runner/workspace/workspace.js';
+import { translateDvc } from '../core/dvc/translate-dvc.js';
 import { UsageError } from '../present/terminal/usage-error.js';
+
+const DVC_FILE = 'dvc.yaml';
 
 /** A pipeline file on this machine, where its state lives, and what it says. */
 export interface LocalProject {
@@ -27,13 +30,18 @@ export interface LocalProject {
  * directory) and the git repository around it. Throws UsageError when either is missing.
  */
 export async function locateProject(pipelineOption: string | undefined, cwd: string): Promise<LocalProject> {
-  const displayPath = pipelineOption ?? 'fluksio.yml';
+  // A DVC project is adopted unchanged: its dvc.yaml stands in where there is no fluksio.yml.
+  const displayPath =
+    pipelineOption ??
+    (!existsSync(resolve(cwd, 'fluksio.yml')) && existsSync(resolve(cwd, DVC_FILE))
+      ? DVC_FILE
+      : 'fluksio.yml');
   const file = resolve(cwd, displayPath);
   if (!existsSync(file)) {
     throw new UsageError(
       pipelineOption
         ? `--pipeline: ${displayPath} does not exist`
-        : `No fluksio.yml in ${cwd}: run from the pipeline's folder or give --pipeline PATH`,
+        : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`,
     );
   }
   const pipelineDir = await realpath(dirname(file));
@@ -64,16 +72,35 @@ export async function readProjectPipeline(
   project: LocalProject,
   parses?: Map<string, ParsedPipelineText>,
 ): Promise<Pipeline> {
+  return (await readProjectSource(project, parses)).pipeline;
+}
+
+/**
+ * The project's pipeline and what of it cannot be honoured: a `dvc.yaml` is translated
+ * (with its params.yaml and vars files) and may leave stages out, each named in `notes`.
+ */
+export async function readProjectSource(
+  project: LocalProject,
+  parses?: Map<string, ParsedPipelineText>,
+): Promise<{ pipeline: Pipeline; notes: string[] }> {
   const { workspace } = project;
   const text = await readFile(project.pipelineFile, 'utf8');
-  const { pipeline, problems } = validatePipeline(
-    text,
-    {
-      pipelineDir: workspace.pipelineDirInRepo,
-      exists: (repoPath) => existsSync(join(workspace.repoRoot, repoPath)),
-    },
-    parses,
-  );
+  const context = {
+    pipelineDir: workspace.pipelineDirInRepo,
+    exists: (repoPath: string) => existsSync(join(workspace.repoRoot, repoPath)),
+  };
+  const pipelineDir = dirname(project.pipelineFile);
+  const { pipeline, problems, notes } =
+    basename(project.pipelineFile) === DVC_FILE
+      ? translateDvc({
+          ...context,
+          dvcYaml: text,
+          readFile: (path) => {
+            const absolute = resolve(pipelineDir, path);
+            return existsSync(absolute) ? readFileSync(absolute, 'utf8') : undefined;
+          },
+        })
+      : { ...validatePipeline(text, context, parses), notes: [] };
   if (!pipeline) throw new UsageError(formatProblems(problems, project.displayPath));
-  return pipeline;
+  return { pipeline, notes };
 }

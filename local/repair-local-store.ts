@@ -2,7 +2,7 @@ import { rename } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { openLocalDatabase } from '../store/db/open-local-database.js';
 import { checkLocalDatabase } from './check-local-store.js';
-import { lockStore } from './local-state.js';
+import { lockDirectory } from '../store/db/lock-directory.js';
 import { localStorePaths } from './local-store-paths.js';
 import { indexFromJournals, rebuildLocalIndex } from './rebuild-local-index.js';
 import { syncLocalJournal } from './sync-local-journal.js';
@@ -27,7 +27,7 @@ export async function repairLocalStore(
   options: { templateRoot: string },
 ): Promise<LocalStoreRepair> {
   const paths = localStorePaths(stateDir);
-  const release = await lockStore(paths.journalDir, 120_000);
+  const release = await lockDirectory(paths.journalDir, 120_000);
   try {
     let movedDatabaseTo: string | null = null;
     if ((await checkLocalDatabase(stateDir, options)).state === 'damaged') {

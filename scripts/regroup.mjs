@@ -88,6 +88,11 @@ export const RULES = [
     globs: ['schemas/{param-assignments,resolve-params,describe-params,comment-command}.ts'],
   },
   { to: 'core/text', globs: ['schemas/{format,sparkline,storable-text}.ts'] },
+  // dvc.yaml read as a pipeline: the zod shapes stay in schemas/dvc/, the translation is logic.
+  {
+    to: 'core/dvc',
+    globs: ['schemas/dvc/{dvc-params,dvc-template,expand-dvc-stages,load-dvc-vars,translate-dvc}.ts'],
+  },
   {
     to: 'core',
     globs: ['schemas/{canonical-json,manifest-key,check-run-conclusion,traceback,problem}.ts'],

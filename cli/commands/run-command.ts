@@ -15,7 +15,7 @@ import type { CliIo } from '../../present/terminal/cli-io.js';
 import { executeLocalRun } from '../../local/execute-local-run.js';
 import { localStorePaths } from '../../local/local-store-paths.js';
 import { openLocalState, type LocalState } from '../../local/local-state.js';
-import { locateProject, readProjectPipeline, type LocalProject } from '../../local/locate-project.js';
+import { locateProject, readProjectSource, type LocalProject } from '../../local/locate-project.js';
 import { colorEnabled } from '../render/color-enabled.js';
 import { ProgressPrinter } from '../../present/terminal/progress-printer.js';
 import { renderRunSummary } from '../../present/terminal/run-summary.js';
@@ -75,9 +75,10 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   // that ran while this one waited for the lock may have changed both (issue 8, defect 1).
   let pipeline: Pipeline;
   let grid: Params[];
+  let notes: string[];
   let codeIndex: CodeIndex;
   try {
-    [{ pipeline, grid }, codeIndex] = await Promise.all([
+    [{ pipeline, grid, notes }, codeIndex] = await Promise.all([
       checkRunInput(args, project, parses),
       readCodeIndex(project.workspace.repoRoot),
     ]);
@@ -85,6 +86,8 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     await state.close();
     throw error;
   }
+  // What a dvc.yaml asks that fluksio cannot honour, named before anything runs.
+  for (const note of notes) io.stderr.write(`${colors.yellow('not honoured:')} ${note}\n`);
   try {
     const groupId = grid.length > 1 ? ulid() : null;
     const reports: RunReport[] = [];
@@ -142,6 +145,8 @@ interface CheckedRunInput {
   pipeline: Pipeline;
   /** One parameter set per run: one for a plain run, the grid for a sweep. */
   grid: Params[];
+  /** What a translated dvc.yaml could not honour, each naming its stage. */
+  notes: string[];
 }
 
 /** Everything wrong with the input at once, as a UsageError: pipeline, params, paths. */
@@ -150,14 +155,14 @@ async function checkRunInput(
   project: LocalProject,
   parses: Map<string, ParsedPipelineText>,
 ): Promise<CheckedRunInput> {
-  const pipeline = await readProjectPipeline(project, parses);
+  const { pipeline, notes } = await readProjectSource(project, parses);
   const parsed = parseAssignmentArgs(args);
   const resolved = resolveParams(pipeline.params, parsed.assignments);
   const problems = [...parsed.problems, ...resolved.problems];
   if (problems.length > 0) throw new UsageError(formatProblems(problems));
   const pathProblems = await checkWorkspacePaths(pipeline, project.workspace);
   if (pathProblems.length > 0) throw new UsageError(formatProblems(pathProblems, project.displayPath));
-  return { pipeline, grid: resolved.grid };
+  return { pipeline, grid: resolved.grid, notes };
 }
 
 interface RunOnceOptions {

@@ -149,7 +149,9 @@ function assignmentOf(segments: Segment[]): { assignment: ParamAssignment } | { 
     return { problem: { path: '', message: `"${raw}" is not key=value (e.g. lr=0.1)` } };
   }
   const key = first.text.slice(0, equals);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+  // Besides identifiers, the names DVC gives params: `featurize.max_features`, `layers[0]`,
+  // and `file.yaml:key` for a params file other than params.yaml.
+  if (!/^(?:[\w./-]+:)?[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(key)) {
     return { problem: { path: '', message: `"${raw}": "${key}" is not a parameter name (e.g. lr=0.1)` } };
   }
   const valueSegments = [{ text: first.text.slice(equals + 1), quoted: false }, ...segments.slice(1)];

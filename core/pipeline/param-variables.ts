@@ -1,8 +1,11 @@
 import type { ParamValue } from '../../schemas/key-inputs.js';
 
-/** The environment variable a param reaches stages as: `lr` → `FLUKSIO_PARAM_LR`. */
+/**
+ * The environment variable a param reaches stages as: `lr` → `FLUKSIO_PARAM_LR`; a DVC
+ * name's other characters become `_` (`featurize.max_features` → `FLUKSIO_PARAM_FEATURIZE_MAX_FEATURES`).
+ */
 export function paramVariableName(param: string): string {
-  return `FLUKSIO_PARAM_${param.toUpperCase()}`;
+  return `FLUKSIO_PARAM_${param.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`;
 }
 
 /**

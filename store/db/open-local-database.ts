@@ -4,9 +4,9 @@ import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
-import { lock } from 'proper-lockfile';
 import * as tables from '../../schemas/tables/index.js';
 import type { Database } from './database.js';
+import { lockDirectory } from './lock-directory.js';
 import { LocalDatabaseDamagedError } from './local-database-damaged-error.js';
 import { migrateDatabase } from './migrate-database.js';
 import { migrationsDigest } from './migrations-digest.js';
@@ -58,25 +58,7 @@ export async function openLocalDatabase(
 ): Promise<LocalDatabase> {
   const waitMs = options.waitMs ?? 2000;
   await mkdir(dataDir, { recursive: true });
-  let release: () => Promise<void>;
-  try {
-    release = await lock(dataDir, {
-      realpath: false,
-      // PGlite runs queries synchronously on this thread; a generous staleness keeps a long
-      // query from making a live lock look abandoned.
-      stale: 30_000,
-      update: 5_000,
-      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
-      // Compromised means another process judged us dead and took the directory; there is
-      // nothing sound left to do from a timer callback, and throwing there would crash.
-      onCompromised: () => {},
-    });
-  } catch (error) {
-    throw new Error(
-      `The local store ${dataDir} is in use by another fluksio process; wait for it to finish and try again`,
-      { cause: error },
-    );
-  }
+  const release = await lockDirectory(dataDir, waitMs);
   let digest: string;
   try {
     digest = await migrationsDigest();

@@ -1,6 +1,7 @@
-import { readdir, readFile, symlink } from 'node:fs/promises';
+import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { committedFiles } from '../helpers/committed-files.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runCli, runJson, stageOf, statuses, type RunJson } from '../helpers/run-cli.js';
 import { runUncachedTwin, snapshotPaths } from '../helpers/uncached-twin.js';
@@ -13,14 +14,12 @@ afterEach(async () => {
 const EXAMPLE_DIR = path.join(import.meta.dirname, '../../examples/logreg');
 const EXAMPLE_OUTPUTS = ['data', 'model.json', 'metrics'];
 
-/** examples/logreg as a repository of its own, with a README beside it (bytecode left out). */
+/**
+ * examples/logreg as a repository of its own, with a README beside it: its committed files
+ * only, so what `npm start` left there (outputs, `.fluksio/`, bytecode) is not taken along.
+ */
 async function exampleRepo(): Promise<TestRepo> {
-  const files: Record<string, string> = { 'README.md': '# Logistic regression\n' };
-  for (const name of await readdir(EXAMPLE_DIR)) {
-    if (name === '__pycache__') continue;
-    files[name] = await readFile(path.join(EXAMPLE_DIR, name), 'utf8');
-  }
-  return makeRepo({ files });
+  return makeRepo({ files: { 'README.md': '# Logistic regression\n', ...committedFiles(EXAMPLE_DIR) } });
 }
 
 const run = async (args: string[] = []) => {

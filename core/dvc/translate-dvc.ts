@@ -1,0 +1,266 @@
+import { posix } from 'node:path';
+import { parseDocument } from 'yaml';
+import { shellQuote } from '../pipeline/interpolate-command.js';
+import { checkPipelineRules, type PipelineContext } from '../pipeline/pipeline-rules.js';
+import type { ParamSpec, Pipeline, Stage } from '../../schemas/pipeline.js';
+import { formatPath, type Problem } from '../problem.js';
+import { DvcFile, DvcStage, type DvcOutEntry } from '../../schemas/dvc/dvc-file.js';
+import { paramLeaves, paramSpecOf, parseDvcParamsFile, type DvcParamsFile } from './dvc-params.js';
+import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
+import { expandDvcStage } from './expand-dvc-stages.js';
+import { loadDvcVars } from './load-dvc-vars.js';
+
+/** The files a `dvc.yaml` reads, handed in by the caller that can look (no I/O here). */
+export interface DvcSources extends PipelineContext {
+  /** The text of `dvc.yaml`. */
+  dvcYaml: string;
+  /** A file beside `dvc.yaml` (params.yaml, a vars file), or undefined when there is none. */
+  readFile(path: string): string | undefined;
+}
+
+export interface DvcTranslation {
+  /** fluksio's pipeline for the project, or null when anything is wrong. */
+  pipeline: Pipeline | null;
+  /** Every problem at once, each with its field (`stages.train@small.cmd`) and, when known, its file. */
+  problems: Problem[];
+  /** What fluksio cannot honour, each naming its stage; the other stages still run. */
+  notes: string[];
+}
+
+const DEFAULT_PARAMS = 'params.yaml';
+const URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+/**
+ * Translates a DVC project's `dvc.yaml` (and its `params.yaml`) into fluksio's pipeline
+ * model: templating and `foreach`/`matrix` resolved as DVC resolves them, params named as
+ * DVC names them (`featurize.max_features`) and typed from the params file, `wdir` folded
+ * into commands and paths. Stages fluksio cannot honour (remote outs, imports by URL,
+ * frozen stages) are left out and named in `notes`; then the result passes the same rules
+ * as a `fluksio.yml`.
+ */
+export function translateDvc(sources: DvcSources): DvcTranslation {
+  const problems: Problem[] = [];
+  const notes: string[] = [];
+  const document = parseDocument(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    const message = `YAML syntax error: ${document.errors[0]?.message.split('\n')[0] ?? ''}`;
+    return { pipeline: null, problems: [{ path: '', message }], notes };
+  }
+  const file = DvcFile.safeParse(document.toJS() ?? {});
+  if (!file.success) {
+    const fileProblems = file.error.issues.map((issue) => ({
+      path: formatPath(issue.path),
+      message: issue.message.replace(/^Invalid input: /, ''),
+    }));
+    return { pipeline: null, problems: fileProblems, notes };
+  }
+
+  const paramFiles = new Map<string, DvcParamsFile | null>();
+  const paramsFile = (name: string, at: string): DvcParamsFile | null => {
+    if (!paramFiles.has(name)) {
+      const text = sources.readFile(name);
+      let parsed: DvcParamsFile | null = null;
+      if (text === undefined) {
+        if (name !== DEFAULT_PARAMS) problems.push({ path: at, message: `${name} does not exist` });
+      } else if (!/\.(ya?ml|json)$/i.test(name)) {
+        problems.push({
+          path: at,
+          message: `${name}: only YAML and JSON params files are read (not TOML or Python)`,
+        });
+      } else {
+        try {
+          parsed = parseDvcParamsFile(text);
+        } catch (error) {
+          problems.push({ path: at, message: `${name}: ${(error as Error).message}` });
+        }
+      }
+      paramFiles.set(name, parsed);
+    }
+    return paramFiles.get(name) ?? null;
+  };
+  const defaults = paramsFile(DEFAULT_PARAMS, DEFAULT_PARAMS);
+  const base: TemplateContext = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
+  const global = loadDvcVars(file.data.vars, base, 'vars', sources.readFile, problems);
+
+  const stages: Record<string, Stage> = {};
+  const used = new Map<string, { value: unknown; isFloat: boolean }>();
+  for (const [name, definition] of Object.entries(file.data.stages)) {
+    let expanded;
+    try {
+      expanded = expandDvcStage(name, definition, global);
+    } catch (error) {
+      if (!(error instanceof DvcTemplateError)) throw error;
+      problems.push({ path: `stages.${name}`, message: error.message });
+      continue;
+    }
+    for (const { name: stageName, body, loop } of expanded) {
+      const at = `stages.${stageName}`;
+      const { vars, ...fields } = body;
+      if (vars !== undefined && !Array.isArray(vars)) {
+        problems.push({ path: `${at}.vars`, message: 'expected a list of files and dictionaries' });
+      }
+      const withVars = loadDvcVars(
+        Array.isArray(vars) ? vars : [],
+        global,
+        `${at}.vars`,
+        sources.readFile,
+        problems,
+      );
+      const context: TemplateContext = { data: { ...withVars.data, ...loop }, params: withVars.params };
+      const resolved: Record<string, unknown> = {};
+      const cmdParams: string[] = [];
+      for (const [field, value] of Object.entries(fields)) {
+        try {
+          const result = resolveTemplate(value, context, field === 'cmd');
+          resolved[field] = result.value;
+          cmdParams.push(...result.params);
+        } catch (error) {
+          if (!(error instanceof DvcTemplateError)) throw error;
+          problems.push({ path: `${at}.${field}`, message: error.message });
+        }
+      }
+      const stage = DvcStage.safeParse(resolved);
+      if (!stage.success) {
+        for (const issue of stage.error.issues) {
+          const message =
+            issue.code === 'unrecognized_keys'
+              ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`
+              : issue.message.replace(/^Invalid input: /, '');
+          problems.push({ path: formatPath(['stages', stageName, ...issue.path]), message });
+        }
+        continue;
+      }
+      const dvc = stage.data;
+      if (dvc.frozen) {
+        notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
+        continue;
+      }
+      const wdir = posix.normalize(dvc.wdir ?? '.');
+      const inWdir = (path: string) => posix.normalize(posix.join(wdir, path));
+      const outs = dvc.outs.map(outOf);
+      const metrics = dvc.metrics.map(outOf);
+      const plots = dvc.plots.map((entry) => outOf(entry as DvcOutEntry));
+      const remote = [
+        ...dvc.deps.filter((dep) => URL.test(dep)),
+        ...[...outs, ...metrics, ...plots].filter((out) => URL.test(out.path)).map((out) => out.path),
+      ];
+      if (remote.length > 0) {
+        notes.push(
+          `stage ${stageName}: cannot be honoured (${remote.join(', ')} is not a path in this repository: remote outs and imports are not supported); it does not run`,
+        );
+        continue;
+      }
+      for (const out of [...outs, ...metrics, ...plots]) {
+        if (out.remote)
+          notes.push(
+            `stage ${stageName}: ${out.path} names remote "${out.remote}"; fluksio keeps outs in its own store`,
+          );
+      }
+      const persisted = [...outs, ...metrics, ...plots].filter((out) => out.persist).map((out) => out.path);
+      if (persisted.length > 0) {
+        notes.push(
+          `stage ${stageName}: ${persisted.join(', ')} persist between runs, so the stage is never taken from the cache`,
+        );
+      }
+
+      const params = new Set(cmdParams);
+      dvc.params.forEach((entry, index) => {
+        const entries =
+          typeof entry === 'string' ? [[DEFAULT_PARAMS, [entry]] as const] : Object.entries(entry);
+        for (const [fileName, keys] of entries) {
+          const source = paramsFile(fileName, `${at}.params[${index}]`);
+          if (!source) {
+            if (fileName === DEFAULT_PARAMS)
+              problems.push({ path: `${at}.params[${index}]`, message: `${DEFAULT_PARAMS} does not exist` });
+            continue;
+          }
+          const prefix = fileName === DEFAULT_PARAMS ? '' : `${fileName}:`;
+          const selected = keys === null || keys.length === 0 ? [null] : keys;
+          for (const key of selected) {
+            let leaves: [string, unknown][];
+            try {
+              leaves = key === null ? paramLeaves(source.data, []) : leavesAt(source.data, key);
+            } catch {
+              problems.push({ path: `${at}.params[${index}]`, message: `"${key}" is not in ${fileName}` });
+              continue;
+            }
+            for (const [leaf, value] of leaves) {
+              params.add(prefix + leaf);
+              used.set(prefix + leaf, { value, isFloat: source.floats.has(leaf) });
+            }
+          }
+        }
+      });
+      for (const name of cmdParams) {
+        if (!used.has(name))
+          used.set(name, {
+            value: leafValue(base.params, name),
+            isFloat: defaults?.floats.has(name) ?? false,
+          });
+      }
+
+      const commands = Array.isArray(dvc.cmd) ? dvc.cmd : [dvc.cmd];
+      const cmd = commands.join(' && ');
+      stages[stageName] = {
+        cmd: wdir === '.' ? cmd : `cd ${shellQuote(wdir)} && ${commands.length > 1 ? `{ ${cmd}; }` : cmd}`,
+        deps: dvc.deps.map(inWdir),
+        params: [...params],
+        outs: [...outs, ...plots].map((out) => inWdir(out.path)),
+        metrics: metrics.map((out) => inWdir(out.path)),
+        cache: !dvc.always_changed && persisted.length === 0,
+      };
+    }
+  }
+  if (problems.length > 0) return { pipeline: null, problems, notes };
+  if (Object.keys(stages).length === 0) {
+    return { pipeline: null, problems: [{ path: 'stages', message: 'no stage can run here' }], notes };
+  }
+  const paramSpecs: Record<string, ParamSpec> = {};
+  for (const [name, { value, isFloat }] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
+    paramSpecs[name] = paramSpecOf(value, isFloat);
+  }
+  const pipeline: Pipeline = {
+    version: 1,
+    params: paramSpecs,
+    'runs-on': [],
+    on: {},
+    env: [],
+    timeout: 24 * 3_600_000,
+    retries: 0,
+    metrics: {},
+    stages,
+  };
+  const ruleProblems = checkPipelineRules(pipeline, sources);
+  return ruleProblems.length > 0
+    ? { pipeline: null, problems: ruleProblems, notes }
+    : { pipeline, problems: [], notes };
+}
+
+interface OutPath {
+  path: string;
+  persist: boolean;
+  remote: string | undefined;
+}
+
+function outOf(entry: DvcOutEntry): OutPath {
+  if (typeof entry === 'string') return { path: entry, persist: false, remote: undefined };
+  const [path, flags] = Object.entries(entry)[0] ?? ['', null];
+  return { path, persist: flags?.persist ?? false, remote: flags?.remote };
+}
+
+function leavesAt(data: Record<string, unknown>, key: string): [string, unknown][] {
+  const path = key.split('.');
+  return paramLeaves(leafValue(data, key, true), path);
+}
+
+function leafValue(data: Record<string, unknown>, name: string, strict = false): unknown {
+  let node: unknown = data;
+  for (const part of name.replace(/\[(\d+)\]/g, '.$1').split('.')) {
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, part)) {
+      if (strict) throw new Error(`${name} is not defined`);
+      return undefined;
+    }
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}

@@ -1,0 +1,93 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { committedFiles } from '../helpers/committed-files.js';
+import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+import { runCli, runJson, statuses } from '../helpers/run-cli.js';
+
+const EXAMPLE = join(import.meta.dirname, '../../examples/dvc-get-started');
+
+/** examples/dvc-get-started as committed: dvc.yaml, params.yaml, data, scripts; nothing it makes. */
+function exampleFiles(): Record<string, string> {
+  return committedFiles(EXAMPLE);
+}
+
+let repo: TestRepo;
+beforeAll(async () => {
+  repo = await makeRepo({ files: exampleFiles() });
+});
+afterAll(async () => {
+  await repo.cleanup();
+});
+
+test('a DVC project of the get-started shape runs unchanged, and a DVC-named param re-runs only what reads it', async () => {
+  const first = await runJson([], { cwd: repo.dir });
+  expect(first.code, first.stderr).toBe(0);
+  expect(statuses(first.report)).toEqual({ prepare: 'ran', featurize: 'ran', train: 'ran', evaluate: 'ran' });
+  expect(first.report.run.params).toMatchObject({ 'featurize.max_features': 100, 'prepare.split': 0.2 });
+  expect(Object.keys(first.report.metrics).sort()).toEqual(['avg_prec', 'roc_auc']);
+  expect(existsSync(join(repo.dir, 'eval/plots/roc.json'))).toBe(true);
+
+  const changed = await runJson(['featurize.max_features=400'], { cwd: repo.dir });
+  expect(changed.code, changed.stderr).toBe(0);
+  expect(statuses(changed.report)).toEqual({
+    prepare: 'cached',
+    featurize: 'ran',
+    train: 'ran',
+    evaluate: 'ran',
+  });
+  expect(changed.report.run.params).toMatchObject({ 'featurize.max_features': 400 });
+
+  const typed = await runCli(['run', 'featurize.max_features=many'], { cwd: repo.dir });
+  expect(typed.code).toBe(2);
+  expect(typed.stderr).toMatch(/Parameter 'featurize.max_features': "many" is not an int/);
+
+  // DVC's own state is neither needed nor touched.
+  expect(existsSync(join(repo.dir, '.dvc'))).toBe(false);
+  expect(await repo.git('status', '--porcelain', '--', 'dvc.yaml', 'params.yaml')).toBe('');
+});
+
+test('foreach and matrix stages run under the names DVC gives them; a remote out is named and the rest runs', async () => {
+  const grid = await makeRepo({
+    files: {
+      'dvc.yaml': [
+        'stages:',
+        '  train:',
+        '    foreach: [small, large]',
+        '    do:',
+        '      cmd: mkdir -p models && echo ${item} > models/${item}.txt',
+        '      outs:',
+        '        - models/${item}.txt',
+        '  stage:',
+        '    matrix:',
+        '      a: [0, 1]',
+        '      b: [1]',
+        '    cmd: echo ${item.a}${item.b} > grid-${item.a}-${item.b}.txt',
+        '    outs:',
+        '      - grid-${item.a}-${item.b}.txt',
+        '  upload:',
+        '    cmd: aws s3 cp models s3://bucket/models --recursive',
+        '    deps:',
+        '      - models/small.txt',
+        '    outs:',
+        '      - s3://bucket/models',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const result = await runJson([], { cwd: grid.dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(statuses(result.report)).toEqual({
+      'train@small': 'ran',
+      'train@large': 'ran',
+      'stage@0-1': 'ran',
+      'stage@1-1': 'ran',
+    });
+    expect(result.stderr).toMatch(/not honoured: stage upload: cannot be honoured \(s3:\/\/bucket\/models/);
+    expect(readFileSync(join(grid.dir, 'models/large.txt'), 'utf8')).toBe('large\n');
+    expect(readFileSync(join(grid.dir, 'grid-1-1.txt'), 'utf8')).toBe('11\n');
+  } finally {
+    await grid.cleanup();
+  }
+});
