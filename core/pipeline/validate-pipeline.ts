@@ -59,14 +59,17 @@ function parsePipelineText(text: string): ParsedPipelineText {
       })),
     };
   }
-  const parsed = Pipeline.safeParse(document.toJS() ?? {}, ONE_SHOT_PARSE);
+  const input: unknown = document.toJS() ?? {};
+  const parsed = Pipeline.safeParse(input, ONE_SHOT_PARSE);
   const lineOf = (path: readonly PropertyKey[]) => lineOfPath(document, lineCounter, path);
-  if (!parsed.success) return { problems: parsed.error.issues.map((issue) => toProblem(issue, lineOf)) };
+  if (!parsed.success)
+    return { problems: parsed.error.issues.map((issue) => toProblem(issue, input, lineOf)) };
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 
 function toProblem(
   issue: z.core.$ZodIssue,
+  input: unknown,
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
 ): Problem {
   const path = issue.path;
@@ -77,15 +80,33 @@ function toProblem(
     message = `"${String(path.at(-1))}" is not a valid name: ${issue.issues.map((inner) => inner.message).join('; ')}`;
   } else if (issue.code === 'invalid_type') {
     const expected = describeType(issue.expected);
-    const received = /received (\w+)/.exec(issue.message)?.[1];
+    // What the file holds there, not what the message says: a schema's own message names no type.
+    const value = valueAt(input, path);
     message =
-      received === undefined || received === 'undefined'
+      value === undefined
         ? `is missing: write ${expected} here`
-        : `is ${describeType(received)}, but must be ${expected}`;
+        : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, '');
   }
   return { path: formatPath(path), message, line: lineOf(path) };
+}
+
+/** The value at `path` in what the YAML parsed to; undefined when there is none. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** A parsed YAML value's type, in zod's words. */
+function typeOfValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
 }
 
 /** Zod's name of a type as a YAML author reads it. */

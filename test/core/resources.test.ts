@@ -51,7 +51,8 @@ describe('resources', () => {
     expect(text).toMatch(/resources\.cpus.*(≥|>=|at least|too small|1)/i);
     expect(text).toMatch(/resources\.memory.*expected an amount of memory like "512MiB" or "32GiB"/);
     expect(text).toMatch(/resources\.partition.*expected a partition name/);
-    expect(text).toMatch(/stages\.train\.resources\.gpus.*whole number/);
+    // 1.5 is there, of the wrong kind: never "missing".
+    expect(text).toMatch(/stages\.train\.resources\.gpus: is a number, but must be a whole number/);
     expect(text).toMatch(/stages\.train\.resources\.time.*expected a duration/);
     expect(text).toMatch(/stages\.train\.resources.*nodes/);
   });
