@@ -6,16 +6,17 @@ import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import type { Database, Tables } from './database.js';
 
 /**
- * The `drizzle/` folder of the fluksio package. Found by walking up to the package root,
- * so it is the same folder whether this module runs from the source tree (vitest, tsx)
- * or compiled under `build/store/`.
+ * The `drizzle/` folder of the fluksio package: the nearest one above this module that
+ * holds drizzle-kit's journal, so it is the same folder whether this module runs from the
+ * source tree (vitest, tsx) or compiled under `build/store/db/` (where tsc also writes a
+ * copy of package.json, so the package root cannot be told by that file).
  */
 export function migrationsFolder(): string {
   const start = dirname(fileURLToPath(import.meta.url));
   for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'drizzle');
+    if (existsSync(join(dir, 'drizzle', 'meta', '_journal.json'))) return join(dir, 'drizzle');
     if (dirname(dir) === dir)
-      throw new Error(`No package.json above ${start}: cannot find fluksio's migrations`);
+      throw new Error(`No drizzle/meta/_journal.json above ${start}: cannot find fluksio's migrations`);
   }
 }
 
