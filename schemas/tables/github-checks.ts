@@ -25,6 +25,13 @@ export const githubChecks = pgTable(
     /** How many of the run's annotations GitHub has (they go 50 per request). */
     annotationsSent: integer('annotations_sent').notNull().default(0),
     /**
+     * How many annotations GitHub held before the current attempt's (a retried run's
+     * attempts share one check run, and GitHub keeps what it was sent): 0 for the first
+     * attempt, null — unknown — once a later attempt starts, until the outbox reads
+     * GitHub's count before it sends anything of that attempt.
+     */
+    annotationsOffset: integer('annotations_offset').default(0),
+    /**
      * The status GitHub last accepted (`queued`, `in_progress`, `completed`): only refreshes
      * of a check run already shown in progress are spaced; the change into it goes at once.
      */

@@ -86,8 +86,12 @@ export async function startLeasedRun({
       await tx.delete(metricPoints).where(eq(metricPoints.runId, runId));
       await tx.delete(annotations).where(eq(annotations.runId, runId));
       // GitHub keeps the annotations it was sent (they cannot be taken back); this
-      // attempt's are counted from zero, so they are sent too, after those.
-      await tx.update(githubChecks).set({ annotationsSent: 0 }).where(eq(githubChecks.runId, runId));
+      // attempt's are counted from zero, so they are sent too, after those. How many
+      // GitHub holds before them is unknown until the outbox reads it (null).
+      await tx
+        .update(githubChecks)
+        .set({ annotationsSent: 0, annotationsOffset: null })
+        .where(eq(githubChecks.runId, runId));
       await tx
         .delete(appliedEvents)
         .where(and(eq(appliedEvents.runId, runId), lt(appliedEvents.attempt, started.attempt)));

@@ -155,6 +155,55 @@ describe('a run’s check run', () => {
     expect(world.checkRunsOf(run.id)).toHaveLength(1);
   });
 
+  test.each([
+    { fault: 'a 502', injected: { status: 502 } },
+    { fault: 'a lost response', injected: { dropAfterApplying: true } },
+  ])(
+    'a retried run’s annotations reach GitHub once each when its first update fails with $fault (the retry asks GitHub)',
+    async ({ injected }) => {
+      const outbox = await world.openOutbox({ settings: { inProgressRefreshMs: 1 } });
+      const run = await world.queueRun();
+      await world.updateRun(run.id, { status: 'running', startedAt: new Date() });
+      await world.addAnnotations(run.id, failureAnnotations(12));
+      await outbox.notifyRun(run.id);
+      await waitFor('12 annotations', () => world.checkRunsOf(run.id)[0]?.annotations.length === 12);
+      await waitFor('attempt 1 recorded', async () => (await world.checkRow(run.id)).annotationsSent === 12);
+
+      await world.updateRun(run.id, { attempt: 2, leaseId: 'lease-2', startedAt: null });
+      await startLeasedRun({
+        db: world.db,
+        runId: run.id,
+        leaseId: 'lease-2',
+        codeDigest: 'c'.repeat(64),
+        envDigest: 'e'.repeat(64),
+        params: run.params,
+        paramsDigest: run.paramsDigest,
+      });
+      // Attempt 2's first update fails: the outbox job is retried, uncertain of what GitHub holds.
+      world.double.failNext('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', injected);
+      const second = failureAnnotations(5).map((note) => ({
+        ...note,
+        message: `attempt 2: ${note.message}`,
+      }));
+      await world.addAnnotations(run.id, second);
+      await world.updateRun(run.id, finished('failed'));
+      await outbox.notifyRun(run.id);
+      await waitFor('the final state', async () => {
+        const row = await world.checkRow(run.id);
+        return row.sentVersion === row.renderVersion;
+      });
+
+      const checkRuns = world.checkRunsOf(run.id);
+      expect(checkRuns).toHaveLength(1);
+      expect(checkRuns[0]?.conclusion).toBe('failure');
+      expect(checkRuns[0]?.annotations.map((note) => note.message)).toEqual([
+        ...failureAnnotations(12).map((note) => note.message),
+        ...second.map((note) => note.message),
+      ]);
+      expect(world.double.requests.filter((request) => request.fault !== undefined)).toHaveLength(1);
+    },
+  );
+
   test('an in-progress run is refreshed at most once per interval, and its completion goes out at once', async () => {
     const outbox = await world.openOutbox({ settings: { inProgressRefreshMs: 1_500 } });
     const run = await world.queueRun({ status: 'running', startedAt: new Date(), statusReason: null });

@@ -13,6 +13,11 @@ export interface CheckRunPlace {
   checkRunId: number | null;
   /** How many of the rendered annotations GitHub holds; null when unknown (GitHub is asked). */
   annotationsSent: number | null;
+  /**
+   * How many annotations GitHub held before the rendered ones (an earlier attempt's); null
+   * when unknown: GitHub's count is read, and recorded, before any of them is sent.
+   */
+  annotationsOffset: number | null;
   detailsUrl: string | null;
   startedAt: Date | null;
   completedAt: Date | null;
@@ -30,36 +35,58 @@ export interface CheckRunProgress {
  * lost response or a crash left unrecorded — and creates one only if there is none. The
  * create or update carries the first 50 annotations not yet sent; further updates carry
  * the rest, 50 each (GitHub appends them). `record` runs after every accepted request, so
- * a retry neither creates a second check run nor appends an annotation twice.
+ * a retry neither creates a second check run nor appends an annotation twice. When GitHub
+ * must be asked how many it holds, the annotations an earlier attempt left there (the
+ * offset, learnt and recorded through `recordOffset` before any rendered one is sent) are
+ * not counted as sent.
  */
 export async function syncCheckRunOutput({
   octokit,
   place,
   rendered,
   record,
+  recordOffset,
 }: {
   octokit: OutboxOctokit;
   place: CheckRunPlace;
   rendered: RenderedCheckRun;
   record: (progress: CheckRunProgress) => Promise<void>;
+  /** Records a learnt offset; needed only where `place.annotationsOffset` may be null. */
+  recordOffset?: (annotationsOffset: number) => Promise<void>;
 }): Promise<void> {
   const { owner, repo } = repositoryParams(place.repository);
-  let { checkRunId, annotationsSent } = place;
+  let { checkRunId, annotationsSent, annotationsOffset } = place;
+  // GitHub's count holds the earlier annotations (`offset`) and then the rendered ones sent.
+  // An unknown offset means none of the rendered ones was sent: it is recorded first.
+  const learn = async (count: number): Promise<void> => {
+    if (annotationsOffset === null) {
+      annotationsOffset = Math.max(0, count - (annotationsSent ?? 0));
+      await recordOffset?.(annotationsOffset);
+    }
+    annotationsSent = Math.max(0, count - annotationsOffset);
+  };
   if (checkRunId === null) {
     const adopted = await findByExternalId(octokit, place, rendered.name);
     if (adopted) {
       checkRunId = adopted.id;
-      annotationsSent = adopted.annotationsCount;
-      await record({ checkRunId, annotationsSent });
+      await learn(adopted.annotationsCount);
+      await record({ checkRunId, annotationsSent: annotationsSent ?? 0 });
+    } else if (annotationsOffset === null) {
+      // The check run is created below: GitHub holds nothing before the rendered ones.
+      await learn(0);
     }
   }
-  if (checkRunId !== null && annotationsSent === null && rendered.annotations.length > 0) {
+  if (
+    checkRunId !== null &&
+    (annotationsSent === null || annotationsOffset === null) &&
+    rendered.annotations.length > 0
+  ) {
     const { data } = await octokit.request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}', {
       owner,
       repo,
       check_run_id: checkRunId,
     });
-    annotationsSent = data.output.annotations_count;
+    await learn(data.output.annotations_count);
   }
   let sent = annotationsSent ?? 0;
   const [first = [], ...rest] = annotationPages(rendered.annotations, sent);

@@ -3,6 +3,7 @@ import { isFinalRunStatus } from '../../../schemas/statuses.js';
 import { findGitHubCheck } from '../../../store/outbox/find-github-check.js';
 import { getRunDetail } from '../../../store/runs/get-run-detail.js';
 import { markOutboxSent } from '../../../store/outbox/mark-outbox-sent.js';
+import { recordAnnotationsOffset } from '../../../store/outbox/record-annotations-offset.js';
 import { recordCheckRunProgress } from '../../../store/outbox/record-check-run-progress.js';
 import { mainMetric } from '../../pages/main-metric.js';
 import { runViewFromDetail } from '../../run-view-from-detail.js';
@@ -74,12 +75,14 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
         externalId: run.id,
         checkRunId: check.checkRunId,
         annotationsSent: context.uncertain ? null : check.annotationsSent,
+        annotationsOffset: check.annotationsOffset,
         detailsUrl: view.links.detailsUrl,
         startedAt: run.startedAt,
         completedAt: isFinalRunStatus(run.status) ? run.finishedAt : null,
       },
       rendered,
       record: (progress) => recordCheckRunProgress({ db, runId, status: rendered.status, ...progress }),
+      recordOffset: (annotationsOffset) => recordAnnotationsOffset({ db, runId, annotationsOffset }),
     });
     context.logger.info(
       { runId, status: rendered.status, renderVersion: check.renderVersion },

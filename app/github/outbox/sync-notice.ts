@@ -31,6 +31,8 @@ export async function syncNotice(context: SyncContext, id: string): Promise<void
         externalId: notice.id,
         checkRunId: notice.checkRunId,
         annotationsSent: notice.checkRunId === null ? 0 : null,
+        // A notice has one attempt: its check run holds its annotations only.
+        annotationsOffset: 0,
         detailsUrl: null,
         startedAt: null,
         completedAt: null,
