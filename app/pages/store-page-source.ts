@@ -5,6 +5,7 @@ import { isFinalRunStatus } from '../../schemas/statuses.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../../store/db/database.js';
 import { getRunDetail } from '../../store/runs/get-run-detail.js';
+import { groupRepositories } from '../../store/runs/group-repositories.js';
 import { listGroupRuns } from '../../store/runs/list-group-runs.js';
 import { buildRunPageData } from './build-run-page-data.js';
 import type { PageSource } from './page-source.js';
@@ -61,12 +62,9 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
       return (await findRun(runId))?.repository ?? null;
     },
     async repositoryOfGroup(groupId) {
-      const [run] = await db
-        .select({ repository: runs.repository })
-        .from(runs)
-        .where(eq(runs.groupId, groupId))
-        .limit(1);
-      return run?.repository ?? null;
+      // A group whose runs span repositories (the submit route refuses to make one) is nobody's.
+      const repositories = await groupRepositories({ db, groupId });
+      return repositories.length === 1 ? (repositories[0] ?? null) : null;
     },
     async runPage(runId) {
       const detail = await getRunDetail({ db, runId });
@@ -89,7 +87,9 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
       return { from, lines: lines.slice(from), final };
     },
     async groupPage(groupId) {
-      const found = await listGroupRuns({ db, groupId });
+      const [repository, ...others] = await groupRepositories({ db, groupId });
+      if (repository === undefined || others.length > 0) return null;
+      const found = await listGroupRuns({ db, groupId, repository });
       return found.length === 0 ? null : runsPage(found, groupId);
     },
     async comparePage(runIds) {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { digestOf } from '../../core/canonical-json.js';
 import { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { groupRepositories } from '../../store/runs/group-repositories.js';
 import { createRun } from '../../store/runs/create-run.js';
 import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { recordWaitingReasons } from '../../store/leases/record-waiting-reasons.js';
@@ -61,6 +62,18 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         `repository: API token "${token.name}" may not queue runs of ${body.repository}`,
         'repository',
       );
+    }
+    // A group id is the submitter's word: one that already holds another repository's runs
+    // would put this run in that repository's sweep comment and page.
+    if (body.group) {
+      const repositories = await groupRepositories({ db: context.db, groupId: body.group.id });
+      if (repositories.some((repository) => repository !== body.repository)) {
+        throw new HttpError(
+          409,
+          `group.id: "${body.group.id}" is taken by runs of another repository; choose another id`,
+          'group.id',
+        );
+      }
     }
     const { run, created } = await createRun({
       db: context.db,

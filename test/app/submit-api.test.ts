@@ -145,6 +145,17 @@ describe('POST /api/v1/runs', () => {
     expect(await runCount()).toBe(0);
   });
 
+  test("a group id that holds another repository's runs is 409, and makes no run", async () => {
+    const other = await plane.addApiToken({ name: 'other', repositories: ['acme/other'] });
+    const group = { id: 'group-sweep-1', index: 0 };
+    expect((await plane.submit(submitter, { group })).status).toBe(201);
+    const answer = await plane.submit(other, { repository: 'acme/other', group: { ...group, index: 1 } });
+    expect(answer).toMatchObject({ status: 409, json: { field: 'group.id' } });
+    expect(await runCount()).toBe(1);
+    // The group's own repository may go on adding to it.
+    expect((await plane.submit(submitter, { group: { ...group, index: 1 } })).status).toBe(201);
+  });
+
   test('a read token cannot submit (403); an unknown token is 401', async () => {
     const reader = await plane.addApiToken({ repositories: ['acme/model'], scope: 'read' });
     expect((await plane.submit(reader, {})).status).toBe(403);

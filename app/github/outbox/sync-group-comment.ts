@@ -23,7 +23,7 @@ export async function syncGroupComment(context: SyncContext, groupId: string): P
   for (;;) {
     const comment = await findGroupComment({ db, groupId });
     if (!comment || comment.sentVersion >= comment.renderVersion) return;
-    const runs = await listGroupRuns({ db, groupId });
+    const runs = await listGroupRuns({ db, groupId, repository: comment.repository });
     const body = renderGroupComment({
       groupId,
       runs: runs.map((run) => ({ run, metrics: run.metrics, checkName: run.checkName ?? context.checkName })),
@@ -31,7 +31,7 @@ export async function syncGroupComment(context: SyncContext, groupId: string): P
       swept: sweptKeys(runs),
       sweepUrl:
         context.pageLinks && runs[0]
-          ? `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/groups/${encodeURIComponent(groupId)}?${context.pageLinks.sign(runs[0].repository)}`
+          ? `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/groups/${encodeURIComponent(groupId)}?${context.pageLinks.sign(comment.repository)}`
           : null,
     });
     const octokit = await context.github(comment.installationId);
