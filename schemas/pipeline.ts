@@ -48,6 +48,7 @@ export const StringParam = z.strictObject({
 export const BoolParam = z.strictObject({
   type: z.literal('bool'),
   default: z.boolean().optional(),
+  enum: z.array(z.boolean()).min(1).optional(),
   description: z.string().optional(),
 });
 

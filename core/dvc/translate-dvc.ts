@@ -202,7 +202,8 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
       const commands = Array.isArray(dvc.cmd) ? dvc.cmd : [dvc.cmd];
       const cmd = commands.join(' && ');
       stages[stageName] = {
-        cmd: wdir === '.' ? cmd : `cd ${shellQuote(wdir)} && ${commands.length > 1 ? `{ ${cmd}; }` : cmd}`,
+        // Grouped, so every command of it runs in wdir or none does (`a; b` included).
+        cmd: wdir === '.' ? cmd : `cd ${shellQuote(wdir)} && { ${cmd}; }`,
         deps: dvc.deps.map(inWdir),
         params: [...params],
         outs: [...outs, ...plots].map((out) => inWdir(out.path)),
@@ -215,9 +216,25 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   if (Object.keys(stages).length === 0) {
     return { pipeline: null, problems: [{ path: 'stages', message: 'no stage can run here' }], notes };
   }
+  // Params some command holds as a placeholder (`${name}`, filled in at run time): the only
+  // ones another value can reach. Lists and a dict's flags are written into the command as
+  // the file has them.
+  const commands = Object.values(stages).map((stage) => stage.cmd);
+  const reachesCommand = (name: string) => commands.some((cmd) => cmd.includes(`\${${name}}`));
   const paramSpecs: Record<string, ParamSpec> = {};
   for (const [name, { value, isFloat }] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
-    paramSpecs[name] = paramSpecOf(value, isFloat);
+    const spec = paramSpecOf(value, isFloat);
+    // A param no command interpolates reaches its stage only through the params file, which
+    // fluksio never rewrites: another value on the command line would be recorded but not
+    // used, so only the file's value is accepted.
+    paramSpecs[name] =
+      reachesCommand(name) || spec.default === undefined
+        ? spec
+        : ({
+            ...spec,
+            enum: [spec.default],
+            description: `its stage reads it from the params file, which fluksio does not rewrite: change it there, or pass it in cmd as \${${name}}`,
+          } as ParamSpec);
   }
   const pipeline: Pipeline = {
     version: 1,

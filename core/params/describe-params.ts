@@ -13,8 +13,7 @@ export function describeParams(specs: Readonly<Record<string, ParamSpec>>): stri
       if (spec.min !== undefined) facts.push(`min ${spec.min}`);
       if (spec.max !== undefined) facts.push(`max ${spec.max}`);
     }
-    if (spec.type !== 'bool' && spec.enum)
-      facts.push(`one of ${spec.enum.map((v) => JSON.stringify(v)).join(', ')}`);
+    if (spec.enum) facts.push(`one of ${spec.enum.map((v) => JSON.stringify(v)).join(', ')}`);
     return `${name} (${facts.join(', ')})${spec.description ? `: ${spec.description}` : ''}`;
   });
 }

@@ -166,9 +166,10 @@ export function checkParamValue(
     if ((spec.type === 'int' || spec.type === 'float') && spec.max !== undefined && value > spec.max)
       return fail(`is above the maximum ${spec.max}`);
   }
-  if ((spec.type === 'int' || spec.type === 'float' || spec.type === 'string') && spec.enum) {
+  if (spec.enum) {
     if (!(spec.enum as readonly ParamValue[]).includes(value)) {
-      return fail(`is not one of ${spec.enum.map((allowed) => String(allowed)).join(', ')}`);
+      const why = spec.description ? ` (${spec.description})` : '';
+      return fail(`is not one of ${spec.enum.map((allowed) => String(allowed)).join(', ')}${why}`);
     }
   }
   return { value };
@@ -185,7 +186,7 @@ function inSafeRange(value: bigint): boolean {
 /** A value to show in "e.g. key=…": the default, else the first allowed, else a plain one. */
 function example(spec: ParamSpec): string {
   if (spec.default !== undefined) return String(spec.default);
-  if (spec.type !== 'bool' && spec.enum?.[0] !== undefined) return String(spec.enum[0]);
+  if (spec.enum?.[0] !== undefined) return String(spec.enum[0]);
   if (spec.type === 'int' || spec.type === 'float')
     return String(spec.min ?? (spec.type === 'int' ? 1 : 0.1));
   return spec.type === 'bool' ? 'true' : 'value';
