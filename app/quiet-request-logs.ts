@@ -1,5 +1,17 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
+/** Query parameters that open pages (a signed link's signature, the local UI's secret). */
+const SECRET_PARAMS = ['sig', 'token'];
+
+/** `url` with the value of every secret query parameter replaced, so a log line opens nothing. */
+export function loggableUrl(url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const query = new URLSearchParams(url.slice(at + 1));
+  for (const name of SECRET_PARAMS) if (query.has(name)) query.set(name, '[redacted]');
+  return `${url.slice(0, at)}?${query.toString()}`;
+}
+
 /**
  * Fastify's per-request lines at `debug` instead of `info`: runners heartbeat every 20 s
  * and long-poll claims, so a line per request would drown what matters. Errors are still
@@ -7,7 +19,7 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
  */
 export class QuietRequestLogs extends LogController {
   override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ method: request.method, url: request.url }, 'incoming request');
+    request.log.debug({ method: request.method, url: loggableUrl(request.url) }, 'incoming request');
   }
 
   override requestCompleted(
@@ -16,7 +28,10 @@ export class QuietRequestLogs extends LogController {
     reply: FastifyReply,
   ): void {
     if (error) {
-      reply.log.error({ err: error, statusCode: reply.statusCode, url: request.url }, 'request errored');
+      reply.log.error(
+        { err: error, statusCode: reply.statusCode, url: loggableUrl(request.url) },
+        'request errored',
+      );
     } else {
       reply.log.debug({ statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request completed');
     }

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { runs } from '../schemas/tables/runs.js';
 import type { BlobDigest } from '../schemas/blob-digest.js';
 import { DirManifest } from '../schemas/out-record.js';
+import { BlobCorruptError, BlobMissingError } from '../runner/blobs/blob-errors.js';
 import { DiskBlobStore } from '../runner/blobs/disk-blob-store.js';
 import { gcStore } from '../store/blobs/gc-store.js';
 import { openLocalDatabase } from '../store/db/open-local-database.js';
@@ -52,9 +53,21 @@ export async function collectLocalStore(
         db: database.db,
         keepDays: options.keepDays,
         readManifest: async (digest) => {
-          const bytes = await blobs.getBytes(digest as BlobDigest).catch(() => null);
-          const parsed = bytes === null ? null : DirManifest.safeParse(JSON.parse(bytes.toString('utf8')));
-          return parsed?.success ? parsed.data.files.map((file) => file.digest) : null;
+          // Only a manifest that is gone or damaged lists nothing; any other failure to read
+          // it (EMFILE, EACCES) stops gc, which would otherwise delete the files it keeps.
+          const bytes = await blobs.getBytes(digest as BlobDigest).catch((error: unknown) => {
+            if (error instanceof BlobMissingError || error instanceof BlobCorruptError) return null;
+            throw error;
+          });
+          if (bytes === null) return null;
+          let json: unknown;
+          try {
+            json = JSON.parse(bytes.toString('utf8'));
+          } catch {
+            return null;
+          }
+          const parsed = DirManifest.safeParse(json);
+          return parsed.success ? parsed.data.files.map((file) => file.digest) : null;
         },
       });
       kept = new Set((await database.db.select({ id: runs.id }).from(runs)).map((row) => row.id));

@@ -10,9 +10,10 @@ export interface PageAssets {
 }
 
 /**
- * Reads the bundle from `dir`, by default `build/pages` of the fluksio package this
- * module belongs to (found by walking up to its package.json, so the sources, the test
- * bundle and `npm run build`'s bundle all find it). Throws a sentence naming the fix.
+ * Reads the bundle from `dir`, by default the nearest `build/pages/` above this module
+ * that holds it (so the sources, the test bundle and `npm run build`'s bundle all find
+ * it; a package.json cannot mark the package root, as tsc writes a copy into `build/`).
+ * Throws a sentence naming the fix.
  */
 export async function readPageAssets(dir = defaultPageAssetDir()): Promise<PageAssets> {
   try {
@@ -29,7 +30,12 @@ export async function readPageAssets(dir = defaultPageAssetDir()): Promise<PageA
 }
 
 function defaultPageAssetDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return join(dir, 'build', 'pages');
+  const start = dirname(fileURLToPath(import.meta.url));
+  for (let dir = start; dirname(dir) !== dir; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'build', 'pages', 'pages.js'))) return join(dir, 'build', 'pages');
+  }
+  // Not built: the error names where the package's build would put it.
+  let root = start;
+  while (!existsSync(join(root, 'drizzle')) && dirname(root) !== root) root = dirname(root);
+  return join(root, 'build', 'pages');
 }

@@ -166,9 +166,9 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       baseline === undefined ? null : source.runPage(baseline),
     ]);
     const curves: SvgCurve[] = [];
-    const own = data?.series[metric];
+    const own = data && Object.hasOwn(data.series, metric) ? data.series[metric] : undefined;
     if (own) curves.push({ label: 'this run', points: own.points, color: '#0072b2' });
-    const base = baseData?.series[metric];
+    const base = baseData && Object.hasOwn(baseData.series, metric) ? baseData.series[metric] : undefined;
     if (base)
       curves.push({
         label: `baseline ${baseline!.slice(0, 12)}`,
