@@ -66,6 +66,12 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
   const client = submitterClient(server);
   await checkServerAnswers(client, server.url);
 
+  // Where the baseline is, from this checkout's history; the control plane fixes each run's
+  // baseline among them when the run finishes (a pull request's: its base branch).
+  const commits = (await baselineCommits(project.workspace.repoRoot, inputs.workflow, commit)).slice(
+    0,
+    MAX_BASELINE_COMMITS,
+  );
   const nonce = randomBytes(8).toString('hex');
   const groupId = grid.length > 1 ? submissionId(inputs.workflow, nonce, { commit, grid }) : null;
   const runIds: string[] = [];
@@ -73,15 +79,18 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
   for (const [index, params] of grid.entries()) {
     // A cancelled sweep submits no more of its grid.
     if (signal.aborted) break;
-    const request = submitRunRequest({
-      origin,
-      commit,
-      pipelinePath: project.pipelinePath,
-      pipeline,
-      params,
-      noCache: inputs.noCache,
-      group: groupId ? { id: groupId, index } : null,
-    });
+    const request = {
+      ...submitRunRequest({
+        origin,
+        commit,
+        pipelinePath: project.pipelinePath,
+        pipeline,
+        params,
+        noCache: inputs.noCache,
+        group: groupId ? { id: groupId, index } : null,
+      }),
+      baselineCommits: commits,
+    };
     const report = await submit(client, request, `${submissionId(inputs.workflow, nonce, request)}-${index}`);
     // Saved once the control plane answered: a step killed while a submission is in
     // flight leaves that run unknown to the post step, which cannot cancel it (it runs).
@@ -107,11 +116,6 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
   );
   const nameOf = (report: RemoteRunReport) =>
     checkRunName(inputs.checkName, groupId ? sweptParams(report.run.params, swept) : null);
-  // Where the baseline is, from this checkout's history; the control plane looks it up among them.
-  const commits = (await baselineCommits(project.workspace.repoRoot, inputs.workflow, commit)).slice(
-    0,
-    MAX_BASELINE_COMMITS,
-  );
   const present = async (report: RemoteRunReport, withLogs: boolean) => {
     const logs = withLogs ? await failedStageLogs(client, report) : {};
     const view = reportView({

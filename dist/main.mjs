@@ -43821,68 +43821,68 @@ var require_lockfile = __commonJS({
       });
     }
     function updateLock(file2, options) {
-      const lock4 = locks[file2];
-      if (lock4.updateTimeout) {
+      const lock3 = locks[file2];
+      if (lock3.updateTimeout) {
         return;
       }
-      lock4.updateDelay = lock4.updateDelay || options.update;
-      lock4.updateTimeout = setTimeout(() => {
-        lock4.updateTimeout = null;
-        options.fs.stat(lock4.lockfilePath, (err2, stat7) => {
-          const isOverThreshold = lock4.lastUpdate + options.stale < Date.now();
+      lock3.updateDelay = lock3.updateDelay || options.update;
+      lock3.updateTimeout = setTimeout(() => {
+        lock3.updateTimeout = null;
+        options.fs.stat(lock3.lockfilePath, (err2, stat7) => {
+          const isOverThreshold = lock3.lastUpdate + options.stale < Date.now();
           if (err2) {
             if (err2.code === "ENOENT" || isOverThreshold) {
-              return setLockAsCompromised(file2, lock4, Object.assign(err2, { code: "ECOMPROMISED" }));
+              return setLockAsCompromised(file2, lock3, Object.assign(err2, { code: "ECOMPROMISED" }));
             }
-            lock4.updateDelay = 1e3;
+            lock3.updateDelay = 1e3;
             return updateLock(file2, options);
           }
-          const isMtimeOurs = lock4.mtime.getTime() === stat7.mtime.getTime();
+          const isMtimeOurs = lock3.mtime.getTime() === stat7.mtime.getTime();
           if (!isMtimeOurs) {
             return setLockAsCompromised(
               file2,
-              lock4,
+              lock3,
               Object.assign(
                 new Error("Unable to update lock within the stale threshold"),
                 { code: "ECOMPROMISED" }
               )
             );
           }
-          const mtime = mtimePrecision.getMtime(lock4.mtimePrecision);
-          options.fs.utimes(lock4.lockfilePath, mtime, mtime, (err3) => {
-            const isOverThreshold2 = lock4.lastUpdate + options.stale < Date.now();
-            if (lock4.released) {
+          const mtime = mtimePrecision.getMtime(lock3.mtimePrecision);
+          options.fs.utimes(lock3.lockfilePath, mtime, mtime, (err3) => {
+            const isOverThreshold2 = lock3.lastUpdate + options.stale < Date.now();
+            if (lock3.released) {
               return;
             }
             if (err3) {
               if (err3.code === "ENOENT" || isOverThreshold2) {
-                return setLockAsCompromised(file2, lock4, Object.assign(err3, { code: "ECOMPROMISED" }));
+                return setLockAsCompromised(file2, lock3, Object.assign(err3, { code: "ECOMPROMISED" }));
               }
-              lock4.updateDelay = 1e3;
+              lock3.updateDelay = 1e3;
               return updateLock(file2, options);
             }
-            lock4.mtime = mtime;
-            lock4.lastUpdate = Date.now();
-            lock4.updateDelay = null;
+            lock3.mtime = mtime;
+            lock3.lastUpdate = Date.now();
+            lock3.updateDelay = null;
             updateLock(file2, options);
           });
         });
-      }, lock4.updateDelay);
-      if (lock4.updateTimeout.unref) {
-        lock4.updateTimeout.unref();
+      }, lock3.updateDelay);
+      if (lock3.updateTimeout.unref) {
+        lock3.updateTimeout.unref();
       }
     }
-    function setLockAsCompromised(file2, lock4, err2) {
-      lock4.released = true;
-      if (lock4.updateTimeout) {
-        clearTimeout(lock4.updateTimeout);
+    function setLockAsCompromised(file2, lock3, err2) {
+      lock3.released = true;
+      if (lock3.updateTimeout) {
+        clearTimeout(lock3.updateTimeout);
       }
-      if (locks[file2] === lock4) {
+      if (locks[file2] === lock3) {
         delete locks[file2];
       }
-      lock4.options.onCompromised(err2);
+      lock3.options.onCompromised(err2);
     }
-    function lock3(file2, options, callback) {
+    function lock2(file2, options, callback) {
       options = {
         stale: 1e4,
         update: null,
@@ -43912,7 +43912,7 @@ var require_lockfile = __commonJS({
             if (err3) {
               return callback(operation.mainError());
             }
-            const lock4 = locks[file3] = {
+            const lock3 = locks[file3] = {
               lockfilePath: getLockFile(file3, options),
               mtime,
               mtimePrecision: mtimePrecision2,
@@ -43921,7 +43921,7 @@ var require_lockfile = __commonJS({
             };
             updateLock(file3, options);
             callback(null, (releasedCallback) => {
-              if (lock4.released) {
+              if (lock3.released) {
                 return releasedCallback && releasedCallback(Object.assign(new Error("Lock is already released"), { code: "ERELEASED" }));
               }
               unlock(file3, { ...options, realpath: false }, releasedCallback);
@@ -43940,12 +43940,12 @@ var require_lockfile = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        const lock4 = locks[file3];
-        if (!lock4) {
+        const lock3 = locks[file3];
+        if (!lock3) {
           return callback(Object.assign(new Error("Lock is not acquired/owned by you"), { code: "ENOTACQUIRED" }));
         }
-        lock4.updateTimeout && clearTimeout(lock4.updateTimeout);
-        lock4.released = true;
+        lock3.updateTimeout && clearTimeout(lock3.updateTimeout);
+        lock3.released = true;
         delete locks[file3];
         removeLock(file3, options, callback);
       });
@@ -43982,7 +43982,7 @@ var require_lockfile = __commonJS({
         }
       }
     });
-    module2.exports.lock = lock3;
+    module2.exports.lock = lock2;
     module2.exports.unlock = unlock;
     module2.exports.check = check2;
     module2.exports.getLocks = getLocks;
@@ -44060,7 +44060,7 @@ var require_proper_lockfile = __commonJS({
     "use strict";
     var lockfile = require_lockfile();
     var { toPromise, toSync, toSyncOptions } = require_adapter();
-    async function lock3(file2, options) {
+    async function lock2(file2, options) {
       const release = await toPromise(lockfile.lock)(file2, options);
       return toPromise(release);
     }
@@ -44080,13 +44080,41 @@ var require_proper_lockfile = __commonJS({
     function checkSync(file2, options) {
       return toSync(lockfile.check)(file2, toSyncOptions(options));
     }
-    module2.exports = lock3;
-    module2.exports.lock = lock3;
+    module2.exports = lock2;
+    module2.exports.lock = lock2;
     module2.exports.unlock = unlock;
     module2.exports.lockSync = lockSync;
     module2.exports.unlockSync = unlockSync;
     module2.exports.check = check2;
     module2.exports.checkSync = checkSync;
+  }
+});
+
+// store/db/lock-directory.ts
+async function lockDirectory(dir, waitMs) {
+  try {
+    return await (0, import_proper_lockfile.lock)(dir, {
+      realpath: false,
+      stale: 3e4,
+      update: 5e3,
+      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
+      // Compromised means another process judged us dead and took the directory; there is
+      // nothing sound left to do from a timer callback, and throwing there would crash.
+      onCompromised: () => {
+      }
+    });
+  } catch (error47) {
+    throw new Error(
+      `The local store ${dir} is in use by another fluksio process; wait for it to finish and try again`,
+      { cause: error47 }
+    );
+  }
+}
+var import_proper_lockfile;
+var init_lock_directory = __esm({
+  "store/db/lock-directory.ts"() {
+    "use strict";
+    import_proper_lockfile = __toESM(require_proper_lockfile(), 1);
   }
 });
 
@@ -62427,6 +62455,13 @@ var init_github_checks = __esm({
         /** How many of the run's annotations GitHub has (they go 50 per request). */
         annotationsSent: integer2("annotations_sent").notNull().default(0),
         /**
+         * How many annotations GitHub held before the current attempt's (a retried run's
+         * attempts share one check run, and GitHub keeps what it was sent): 0 for the first
+         * attempt, null — unknown — once a later attempt starts, until the outbox reads
+         * GitHub's count before it sends anything of that attempt.
+         */
+        annotationsOffset: integer2("annotations_offset").default(0),
+        /**
          * The status GitHub last accepted (`queued`, `in_progress`, `completed`): only refreshes
          * of a check run already shown in progress are spaced; the change into it goes at once.
          */
@@ -62638,9 +62673,9 @@ import { fileURLToPath } from "node:url";
 function migrationsFolder() {
   const start2 = dirname6(fileURLToPath(import.meta.url));
   for (let dir = start2; ; dir = dirname6(dir)) {
-    if (existsSync4(join13(dir, "package.json"))) return join13(dir, "drizzle");
+    if (existsSync4(join13(dir, "drizzle", "meta", "_journal.json"))) return join13(dir, "drizzle");
     if (dirname6(dir) === dir)
-      throw new Error(`No package.json above ${start2}: cannot find fluksio's migrations`);
+      throw new Error(`No drizzle/meta/_journal.json above ${start2}: cannot find fluksio's migrations`);
   }
 }
 async function migrateDatabase(db) {
@@ -62683,26 +62718,7 @@ function pgliteStartParams() {
 async function openLocalDatabase(dataDir, options = {}) {
   const waitMs = options.waitMs ?? 2e3;
   await mkdir11(dataDir, { recursive: true });
-  let release;
-  try {
-    release = await (0, import_proper_lockfile.lock)(dataDir, {
-      realpath: false,
-      // PGlite runs queries synchronously on this thread; a generous staleness keeps a long
-      // query from making a live lock look abandoned.
-      stale: 3e4,
-      update: 5e3,
-      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
-      // Compromised means another process judged us dead and took the directory; there is
-      // nothing sound left to do from a timer callback, and throwing there would crash.
-      onCompromised: () => {
-      }
-    });
-  } catch (error47) {
-    throw new Error(
-      `The local store ${dataDir} is in use by another fluksio process; wait for it to finish and try again`,
-      { cause: error47 }
-    );
-  }
+  const release = await lockDirectory(dataDir, waitMs);
   let digest;
   try {
     digest = await migrationsDigest();
@@ -62769,14 +62785,14 @@ async function migrated(client, release, onDisk) {
   }
   return { db, client, close };
 }
-var import_proper_lockfile, MIGRATED_MARKER;
+var MIGRATED_MARKER;
 var init_open_local_database = __esm({
   "store/db/open-local-database.ts"() {
     "use strict";
     init_dist();
     init_pglite();
-    import_proper_lockfile = __toESM(require_proper_lockfile(), 1);
     init_tables();
+    init_lock_directory();
     init_local_database_damaged_error();
     init_migrate_database();
     init_migrations_digest();
@@ -72743,7 +72759,7 @@ function runStageProcess(options) {
   const started = performance.now();
   const launcher = options.launcher ?? directLauncher;
   return new Promise((resolve6, reject) => {
-    const launch = launcher.launch(options.cmd, options.cwd, options.writable ?? []);
+    const launch = launcher.launch(options.cmd, options.cwd, options.writable ?? [], options.stage);
     const child2 = spawn3(launch.file, launch.args, {
       cwd: options.cwd,
       env: options.env,
@@ -72844,6 +72860,63 @@ async function isDirectory2(path18) {
   }
 }
 
+// schemas/resources.ts
+init_zod();
+
+// schemas/duration.ts
+init_zod();
+var UNIT_MS = { ms: 1, s: 1e3, m: 6e4, h: 36e5, d: 864e5 };
+var Duration = external_exports.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, { error: 'expected a duration like "90s", "30m" or "6h"' }).transform((text2) => {
+  const [, amount = "0", unit = "ms"] = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text2) ?? [];
+  return Math.round(Number(amount) * UNIT_MS[unit]);
+}).refine((ms2) => ms2 > 0, { error: "a duration must be longer than zero" });
+
+// schemas/resources.ts
+var UNIT_MIB = { MiB: 1, GiB: 1024, TiB: 1024 * 1024, M: 1, G: 1024, T: 1024 * 1024 };
+var Memory = external_exports.string().regex(/^\d+(\.\d+)?(MiB|GiB|TiB|M|G|T)$/, {
+  error: 'expected an amount of memory like "512MiB" or "32GiB"'
+}).transform((text2) => {
+  const [, amount = "0", unit = "MiB"] = /^(\d+(?:\.\d+)?)(MiB|GiB|TiB|M|G|T)$/.exec(text2) ?? [];
+  return Math.ceil(Number(amount) * UNIT_MIB[unit]);
+}).refine((mib) => mib > 0, { error: "an amount of memory must be more than zero" });
+var Resources = external_exports.strictObject({
+  gpus: external_exports.number().int({ error: "expected a whole number of GPUs" }).min(0).max(1024).optional(),
+  cpus: external_exports.number().int({ error: "expected a whole number of CPUs" }).min(1).max(1e5).optional(),
+  /** In MiB. */
+  memory: Memory.optional(),
+  /** In milliseconds. */
+  time: Duration.optional(),
+  partition: external_exports.string().regex(/^[A-Za-z0-9_.-]+$/, { error: "expected a partition name (letters, digits, _ . -)" }).optional()
+});
+function stageResources(defaults, own) {
+  return { ...defaults, ...own };
+}
+
+// runner/sandbox/resource-support.ts
+import { readdirSync } from "node:fs";
+function localResourceSupport(stage, resources, gpusHere = nvidiaGpuCount()) {
+  const asked = FIELDS.filter((field) => resources[field] !== void 0);
+  if (resources.gpus !== void 0 && resources.gpus > gpusHere) {
+    return {
+      refusal: `resources.gpus: stage ${stage} asks for ${resources.gpus} GPU(s) and this machine has ${gpusHere}; run it on a cluster (--backend slurm)`,
+      warning: null
+    };
+  }
+  const ignored = asked.filter((field) => field !== "gpus");
+  return {
+    refusal: null,
+    warning: ignored.length === 0 ? null : `stage ${stage}: ${ignored.map((field) => `resources.${field}`).join(", ")} ignored: this backend runs stages on this machine without limits (they apply with --backend slurm)`
+  };
+}
+var FIELDS = ["gpus", "cpus", "memory", "time", "partition"];
+function nvidiaGpuCount() {
+  try {
+    return readdirSync("/dev").filter((name2) => /^nvidia\d+$/.test(name2)).length;
+  } catch {
+    return 0;
+  }
+}
+
 // runner/execute-stage.ts
 async function executeStage(name2, context) {
   const { options } = context;
@@ -72857,12 +72930,14 @@ async function executeStage(name2, context) {
       ...emptyStageRecord(name2, fields.status),
       startedAt: startedAt.toISOString(),
       ...fields,
+      warnings: [...resourceWarnings, ...fields.warnings ?? []],
       finishedAt: finishedAt.toISOString(),
       durationMs: finishedAt.getTime() - startedAt.getTime()
     };
     options.events.emit({ type: "stage.finished", stage: record2 });
     return { record: record2, annotations: annotations2, tracebacks, runDirty: recheck?.runDirty ?? [] };
   };
+  const resourceWarnings = [];
   const annotations2 = [];
   let tracebacks = [];
   let recheck = null;
@@ -72964,6 +73039,15 @@ async function executeStage(name2, context) {
     repoRoot: workspace.repoRoot,
     pythonPath: context.keyedEnv.PYTHONPATH ?? void 0
   }).catch(() => null) : null;
+  const resources = stageResources(options.pipeline.resources, stage.resources);
+  if (!options.launcher?.honoursResources) {
+    const support = localResourceSupport(name2, resources);
+    if (support.refusal) {
+      await trace?.dispose();
+      return finish2({ status: "failed", ...keyed, reasons, error: support.refusal });
+    }
+    if (support.warning) resourceWarnings.push(support.warning);
+  }
   const since = Date.now();
   let processResult;
   const processEnded = context.codeView.processStarted();
@@ -72982,6 +73066,11 @@ async function executeStage(name2, context) {
       ...options.killGraceMs !== void 0 ? { killGraceMs: options.killGraceMs } : {},
       ...options.launcher ? { launcher: options.launcher } : {},
       ...trace ? { writable: [trace.dir] } : {},
+      stage: {
+        name: name2,
+        jobKey: cacheKey ?? `${options.runId}.${name2}`,
+        resources
+      },
       onLine: (stream, line2, continues) => output.push(stream, line2, continues)
     }).finally(() => rm5(privateDir, { recursive: true, force: true }).catch(() => {
     }));
@@ -73003,7 +73092,7 @@ async function executeStage(name2, context) {
     return finish2({ status, ...ran, error: error47 });
   }
   if (processResult.exitCode !== 0) {
-    const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : `exited with code ${processResult.exitCode}`;
+    const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : options.launcher?.explainExit?.(processResult.exitCode) ?? `exited with code ${processResult.exitCode}`;
     const last = tracebacks.at(-1)?.message;
     return finish2({ status: "failed", ...ran, error: last ? `${how}: ${last}` : how });
   }
@@ -73718,7 +73807,6 @@ function startedRecord(name2, at4) {
 }
 
 // local/local-state.ts
-var import_proper_lockfile2 = __toESM(require_proper_lockfile(), 1);
 import { existsSync as existsSync7 } from "node:fs";
 import { mkdir as mkdir14 } from "node:fs/promises";
 import { join as join16 } from "node:path";
@@ -73832,6 +73920,7 @@ function hashingStream() {
 }
 
 // local/local-state.ts
+init_lock_directory();
 init_local_index();
 init_local_store_paths();
 var LOCAL_REPOSITORY = "local";
@@ -73842,7 +73931,7 @@ async function openLocalState(stateDir, options = {}) {
   }
   await mkdir14(paths.journalDir, { recursive: true });
   await ignoreStateDir(stateDir);
-  const release = await lockStore(paths.journalDir, options.waitMs ?? 12e4);
+  const release = await lockDirectory(paths.journalDir, options.waitMs ?? 12e4);
   if (!existsSync7(paths.indexDir)) {
     const { indexFromJournals: indexFromJournals2, rebuildLocalIndex: rebuildLocalIndex2 } = await Promise.resolve().then(() => (init_rebuild_local_index(), rebuild_local_index_exports));
     await rebuildLocalIndex2(paths.indexDir, await indexFromJournals2(paths.journalDir)).catch(
@@ -73872,26 +73961,6 @@ function indexStageCache(index2, pipelinePath) {
     candidates: (manifestKey) => index2.candidates(manifestKey).catch(() => []),
     previous: (stage) => index2.previousStage(pipelinePath, stage).catch(() => null)
   };
-}
-async function lockStore(journalDir, waitMs) {
-  try {
-    return await (0, import_proper_lockfile2.lock)(journalDir, {
-      realpath: false,
-      // A stage may keep the event loop busy; a generous staleness keeps a live lock live.
-      stale: 3e4,
-      update: 5e3,
-      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
-      // Compromised means another process judged us dead and took the store; there is
-      // nothing sound left to do from a timer callback, and throwing there would crash.
-      onCompromised: () => {
-      }
-    });
-  } catch (error47) {
-    throw new Error(
-      `The local store ${journalDir} is in use by another fluksio process; wait for it to finish and try again`,
-      { cause: error47 }
-    );
-  }
 }
 
 // local/execute-local-run.ts
@@ -73936,7 +74005,8 @@ async function executeLocalRun(options) {
       cache: state.cacheFor({ id: runId, pipelinePath: project.pipelinePath }),
       blobs: state.blobs,
       events: teeSinks(recorder.events, options.progress),
-      ...options.signal ? { signal: options.signal } : {}
+      ...options.signal ? { signal: options.signal } : {},
+      ...options.launcher ? { launcher: options.launcher } : {}
     });
   } catch (error47) {
     await recorder.finish({
@@ -82462,9 +82532,10 @@ function checkParamValue(key, spec, value, shown = JSON.stringify(String(value))
     if ((spec.type === "int" || spec.type === "float") && spec.max !== void 0 && value > spec.max)
       return fail(`is above the maximum ${spec.max}`);
   }
-  if ((spec.type === "int" || spec.type === "float" || spec.type === "string") && spec.enum) {
+  if (spec.enum) {
     if (!spec.enum.includes(value)) {
-      return fail(`is not one of ${spec.enum.map((allowed) => String(allowed)).join(", ")}`);
+      const why = spec.description ? ` (${spec.description})` : "";
+      return fail(`is not one of ${spec.enum.map((allowed) => String(allowed)).join(", ")}${why}`);
     }
   }
   return { value };
@@ -82476,7 +82547,7 @@ function inSafeRange(value) {
 }
 function example(spec) {
   if (spec.default !== void 0) return String(spec.default);
-  if (spec.type !== "bool" && spec.enum?.[0] !== void 0) return String(spec.enum[0]);
+  if (spec.enum?.[0] !== void 0) return String(spec.enum[0]);
   if (spec.type === "int" || spec.type === "float")
     return String(spec.min ?? (spec.type === "int" ? 1 : 0.1));
   return spec.type === "bool" ? "true" : "value";
@@ -82653,16 +82724,6 @@ function checkParamSpec(at4, spec) {
 
 // schemas/pipeline.ts
 init_zod();
-
-// schemas/duration.ts
-init_zod();
-var UNIT_MS = { ms: 1, s: 1e3, m: 6e4, h: 36e5, d: 864e5 };
-var Duration = external_exports.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, { error: 'expected a duration like "90s", "30m" or "6h"' }).transform((text2) => {
-  const [, amount = "0", unit = "ms"] = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text2) ?? [];
-  return Math.round(Number(amount) * UNIT_MS[unit]);
-}).refine((ms2) => ms2 > 0, { error: "a duration must be longer than zero" });
-
-// schemas/pipeline.ts
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier (letters, digits and _, not first a digit)"
 });
@@ -82696,6 +82757,7 @@ var StringParam = external_exports.strictObject({
 var BoolParam = external_exports.strictObject({
   type: external_exports.literal("bool"),
   default: external_exports.boolean().optional(),
+  enum: external_exports.array(external_exports.boolean()).min(1).optional(),
   description: external_exports.string().optional()
 });
 var ParamSpec = external_exports.discriminatedUnion("type", [FloatParam, IntParam, StringParam, BoolParam], {
@@ -82711,7 +82773,9 @@ var Stage = external_exports.strictObject({
   code: external_exports.union([external_exports.literal(false), external_exports.array(external_exports.string().min(1))]).optional(),
   timeout: Duration.optional(),
   /** false: never read from nor written to the stage cache. */
-  cache: external_exports.boolean().default(true)
+  cache: external_exports.boolean().default(true),
+  /** What it asks of a cluster, over the pipeline's `resources` (schemas/resources.ts). */
+  resources: Resources.optional()
 });
 var branches = external_exports.strictObject({ branches: external_exports.array(external_exports.string().min(1)).min(1) });
 var Pipeline = external_exports.strictObject({
@@ -82727,6 +82791,8 @@ var Pipeline = external_exports.strictObject({
   fingerprint: external_exports.string().min(1).optional(),
   timeout: Duration.default(24 * 36e5),
   retries: external_exports.number().int().min(0).max(10).default(0),
+  /** Every stage's resources unless it says otherwise. */
+  resources: Resources.optional(),
   metrics: external_exports.record(external_exports.string().min(1), external_exports.strictObject({ goal: external_exports.enum(["min", "max"]) })).default({}),
   stages: external_exports.record(identifier, Stage).refine((stages2) => Object.keys(stages2).length > 0, { error: "expected at least one stage" })
 });
@@ -82759,12 +82825,14 @@ function parsePipelineText(text2) {
       }))
     };
   }
-  const parsed = Pipeline.safeParse(document2.toJS() ?? {}, ONE_SHOT_PARSE);
+  const input = document2.toJS() ?? {};
+  const parsed = Pipeline.safeParse(input, ONE_SHOT_PARSE);
   const lineOf = (path18) => lineOfPath(document2, lineCounter, path18);
-  if (!parsed.success) return { problems: parsed.error.issues.map((issue3) => toProblem(issue3, lineOf)) };
+  if (!parsed.success)
+    return { problems: parsed.error.issues.map((issue3) => toProblem(issue3, input, lineOf)) };
   return { problems: null, pipeline: parsed.data, lineOf };
 }
-function toProblem(issue3, lineOf) {
+function toProblem(issue3, input, lineOf) {
   const path18 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
@@ -82773,12 +82841,25 @@ function toProblem(issue3, lineOf) {
     message = `"${String(path18.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const received = /received (\w+)/.exec(issue3.message)?.[1];
-    message = received === void 0 || received === "undefined" ? `is missing: write ${expected} here` : `is ${describeType(received)}, but must be ${expected}`;
+    const value = valueAt(input, path18);
+    message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
   return { path: formatPath(path18), message, line: lineOf(path18) };
+}
+function valueAt(input, path18) {
+  let value = input;
+  for (const key of path18) {
+    if (value === null || typeof value !== "object") return void 0;
+    value = value[key];
+  }
+  return value;
+}
+function typeOfValue(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
 }
 var TYPE_WORDS = {
   record: "a mapping (name: value, one per line)",
@@ -83289,10 +83370,11 @@ function translateDvc(sources) {
             isFloat: defaults?.floats.has(name3) ?? false
           });
       }
-      const commands = Array.isArray(dvc.cmd) ? dvc.cmd : [dvc.cmd];
-      const cmd = commands.join(" && ");
+      const commands2 = Array.isArray(dvc.cmd) ? dvc.cmd : [dvc.cmd];
+      const cmd = commands2.join(" && ");
       stages2[stageName] = {
-        cmd: wdir === "." ? cmd : `cd ${shellQuote(wdir)} && ${commands.length > 1 ? `{ ${cmd}; }` : cmd}`,
+        // Grouped, so every command of it runs in wdir or none does (`a; b` included).
+        cmd: wdir === "." ? cmd : `cd ${shellQuote(wdir)} && { ${cmd}; }`,
         deps: dvc.deps.map(inWdir),
         params: [...params],
         outs: [...outs, ...plots].map((out2) => inWdir(out2.path)),
@@ -83305,9 +83387,16 @@ function translateDvc(sources) {
   if (Object.keys(stages2).length === 0) {
     return { pipeline: null, problems: [{ path: "stages", message: "no stage can run here" }], notes };
   }
+  const commands = Object.values(stages2).map((stage) => stage.cmd);
+  const reachesCommand = (name2) => commands.some((cmd) => cmd.includes(`\${${name2}}`));
   const paramSpecs = {};
   for (const [name2, { value, isFloat }] of [...used].sort(([a3], [b6]) => a3.localeCompare(b6))) {
-    paramSpecs[name2] = paramSpecOf(value, isFloat);
+    const spec = paramSpecOf(value, isFloat);
+    paramSpecs[name2] = reachesCommand(name2) || spec.default === void 0 ? spec : {
+      ...spec,
+      enum: [spec.default],
+      description: `its stage reads it from the params file, which fluksio does not rewrite: change it there, or pass it in cmd as \${${name2}}`
+    };
   }
   const pipeline2 = {
     version: 1,
@@ -84781,21 +84870,28 @@ async function submitRuns(inputs, context) {
   const { commit, origin } = await submissionSource(project.workspace.repoRoot);
   const client = submitterClient(server);
   await checkServerAnswers(client, server.url);
+  const commits = (await baselineCommits(project.workspace.repoRoot, inputs.workflow, commit)).slice(
+    0,
+    MAX_BASELINE_COMMITS
+  );
   const nonce = randomBytes7(8).toString("hex");
   const groupId = grid.length > 1 ? submissionId(inputs.workflow, nonce, { commit, grid }) : null;
   const runIds = [];
   const queued = [];
   for (const [index2, params] of grid.entries()) {
     if (signal.aborted) break;
-    const request2 = submitRunRequest({
-      origin,
-      commit,
-      pipelinePath: project.pipelinePath,
-      pipeline: pipeline2,
-      params,
-      noCache: inputs.noCache,
-      group: groupId ? { id: groupId, index: index2 } : null
-    });
+    const request2 = {
+      ...submitRunRequest({
+        origin,
+        commit,
+        pipelinePath: project.pipelinePath,
+        pipeline: pipeline2,
+        params,
+        noCache: inputs.noCache,
+        group: groupId ? { id: groupId, index: index2 } : null
+      }),
+      baselineCommits: commits
+    };
     const report = await submit(client, request2, `${submissionId(inputs.workflow, nonce, request2)}-${index2}`);
     runIds.push(report.run.id);
     queued.push(report);
@@ -84819,10 +84915,6 @@ ${queued.map((report) => `- \`${report.run.id}\` ${report.run.reason ?? ""}`).jo
     target ? new CheckRunPublisher({ token: inputs.githubToken, apiUrl: inputs.workflow.apiUrl, target, log }) : null
   );
   const nameOf2 = (report) => checkRunName(inputs.checkName, groupId ? sweptParams(report.run.params, swept) : null);
-  const commits = (await baselineCommits(project.workspace.repoRoot, inputs.workflow, commit)).slice(
-    0,
-    MAX_BASELINE_COMMITS
-  );
   const present = async (report, withLogs) => {
     const logs = withLogs ? await failedStageLogs(client, report) : {};
     const view = reportView({

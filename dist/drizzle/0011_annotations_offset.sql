@@ -1,0 +1,1 @@
+ALTER TABLE "github_checks" ADD COLUMN "annotations_offset" integer DEFAULT 0;
