@@ -74161,28 +74161,33 @@ function stageDetail(stage) {
   return stage.reasons.join("; ");
 }
 
+// present/terminal/borderless-chars.ts
+function borderlessChars(left, middle) {
+  return {
+    top: "",
+    "top-mid": "",
+    "top-left": "",
+    "top-right": "",
+    bottom: "",
+    "bottom-mid": "",
+    "bottom-left": "",
+    "bottom-right": "",
+    left,
+    "left-mid": "",
+    mid: "",
+    "mid-mid": "",
+    right: "",
+    "right-mid": "",
+    middle
+  };
+}
+
 // present/terminal/run-summary.ts
 var TAIL_LINES = 25;
 function plainTable(head) {
   return new import_cli_table3.default({
     head,
-    chars: {
-      top: "",
-      "top-mid": "",
-      "top-left": "",
-      "top-right": "",
-      bottom: "",
-      "bottom-mid": "",
-      "bottom-left": "",
-      "bottom-right": "",
-      left: "  ",
-      "left-mid": "",
-      mid: "",
-      "mid-mid": "",
-      right: "",
-      "right-mid": "",
-      middle: "  "
-    },
+    chars: borderlessChars("  ", "  "),
     style: { head: [], border: [], "padding-left": 0, "padding-right": 0 }
   });
 }

@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import stringWidth from 'string-width';
+import { borderlessChars } from '../../present/terminal/borderless-chars.js';
 
 /** Room between two columns. */
 const GAP = 2;
@@ -56,23 +57,7 @@ export function fitTable({ head, rows, width, droppable = [] }: FitTableInput): 
     colWidths: columns.map((column) => widths[column] ?? 1),
     wordWrap: true,
     wrapOnWordBoundary: true,
-    chars: {
-      top: '',
-      'top-mid': '',
-      'top-left': '',
-      'top-right': '',
-      bottom: '',
-      'bottom-mid': '',
-      'bottom-left': '',
-      'bottom-right': '',
-      left: '',
-      'left-mid': '',
-      mid: '',
-      'mid-mid': '',
-      right: '',
-      'right-mid': '',
-      middle: ' '.repeat(GAP),
-    },
+    chars: borderlessChars('', ' '.repeat(GAP)),
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
   });
   for (const row of rows) table.push(columns.map((column) => row[column] ?? ''));

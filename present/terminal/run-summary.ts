@@ -7,6 +7,7 @@ import type { StageRecord } from '../../schemas/stage-record.js';
 import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../../core/text/format.js';
 import { stageDetail, statusBadge } from './progress-printer.js';
 import { terminalText } from './terminal-text.js';
+import { borderlessChars } from './borderless-chars.js';
 
 /** Metric name → its series, as the store returns them and `GET /api/v1/runs/:id/metrics` answers them. */
 export type SeriesByMetric = Record<string, MetricSeries>;
@@ -37,23 +38,7 @@ const TAIL_LINES = 25;
 function plainTable(head: string[]): Table.Table {
   return new Table({
     head,
-    chars: {
-      top: '',
-      'top-mid': '',
-      'top-left': '',
-      'top-right': '',
-      bottom: '',
-      'bottom-mid': '',
-      'bottom-left': '',
-      'bottom-right': '',
-      left: '  ',
-      'left-mid': '',
-      mid: '',
-      'mid-mid': '',
-      right: '',
-      'right-mid': '',
-      middle: '  ',
-    },
+    chars: borderlessChars('  ', '  '),
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
   });
 }
