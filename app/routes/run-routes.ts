@@ -58,7 +58,8 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
 
   /**
    * The run's report against the baseline fixed when it finished; before that (or when the
-   * run has none fixed), against the newest fitting run among `commits` the caller lists.
+   * run has none fixed), against the run fixRunBaseline would choose among `commits` the
+   * caller lists.
    */
   async function reportOf(run: Run, commits?: readonly string[]): Promise<RemoteRunReport> {
     const detail = await detailOf(run);
@@ -72,6 +73,8 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
             pipelinePath: run.pipelinePath,
             commits: [...commits],
             excludeRunId: run.id,
+            // As fixRunBaseline will choose at the end: never a member of its own sweep.
+            excludeGroupId: run.groupId,
             paramsDigest: run.paramsDigest,
           })
         : null);
