@@ -71847,6 +71847,50 @@ function keyingNotes(stage, inputs, where) {
   return [`${stage} read ${list}, which ${undeclared.length === 1 ? "is" : "are"} not among its deps`];
 }
 
+// runner/keys/key-of-execution.ts
+async function keyOfExecution(options) {
+  const { material, traced } = options;
+  if (traced === null || material.traceable === null) {
+    return { keyInputs: material.inputs, cacheKey: options.cacheKey, notes: [] };
+  }
+  if (traced === false || traced.untraced !== null) {
+    const untraced = traced === false ? "its trace could not be read" : traced.untraced;
+    return { keyInputs: { ...material.inputs, untraced }, cacheKey: options.cacheKey, notes: [] };
+  }
+  const recorded = await options.probe.record(traced, options.exclude, options.since);
+  const keyInputs = { ...material.traceable, readSet: recorded.readSet };
+  if (recorded.changedWhileRunning.length === 0)
+    return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
+  const changed = recorded.changedWhileRunning.map((file2) => options.probe.show(file2)).join(", ");
+  return {
+    keyInputs,
+    cacheKey: null,
+    notes: [`${options.stage}: not cached: ${changed} changed while it ran`]
+  };
+}
+
+// core/text/format-time-limit.ts
+var UNITS = [
+  ["h", 36e5],
+  ["m", 6e4],
+  ["s", 1e3]
+];
+function formatTimeLimit(ms2) {
+  if (ms2 >= 2 * 864e5 && ms2 % 864e5 === 0) return `${ms2 / 864e5}d`;
+  if (ms2 < 1e3) return `${ms2}ms`;
+  let rest = Math.round(ms2);
+  let text2 = "";
+  for (const [suffix, size] of UNITS) {
+    if (suffix === "s") {
+      if (rest > 0) text2 += `${Number((rest / size).toFixed(3))}s`;
+    } else if (rest >= size) {
+      text2 += `${Math.floor(rest / size)}${suffix}`;
+      rest %= size;
+    }
+  }
+  return text2;
+}
+
 // runner/keys/read-set-probe.ts
 init_canonical_json();
 import { lstat as lstat5, readdir as readdir4 } from "node:fs/promises";
@@ -73088,7 +73132,7 @@ async function executeStage(name2, context) {
   const ran = { ...keyed, reasons, exitCode: processResult.exitCode, logTail: finished.tail, logDigest };
   if (processResult.cancelled || processResult.timedOut) {
     const status = processResult.timedOut ? "timed_out" : abortStatus(context.signal);
-    const error47 = status === "timed_out" ? processResult.timedOut ? `timed out after ${formatMs(stage.timeout ?? 0)}` : "the run timed out" : "cancelled";
+    const error47 = status === "timed_out" ? processResult.timedOut ? `timed out after ${formatTimeLimit(stage.timeout ?? 0)}` : "the run timed out" : "cancelled";
     return finish2({ status, ...ran, error: error47 });
   }
   if (processResult.exitCode !== 0) {
@@ -73158,34 +73202,11 @@ async function afterCheck(name2, context, material, before) {
     return { stageDirty: [reason], runDirty: [reason], warnings: [] };
   }
 }
-async function keyOfExecution(options) {
-  const { material, traced } = options;
-  if (traced === null || material.traceable === null) {
-    return { keyInputs: material.inputs, cacheKey: options.cacheKey, notes: [] };
-  }
-  if (traced === false || traced.untraced !== null) {
-    const untraced = traced === false ? "its trace could not be read" : traced.untraced;
-    return { keyInputs: { ...material.inputs, untraced }, cacheKey: options.cacheKey, notes: [] };
-  }
-  const recorded = await options.probe.record(traced, options.exclude, options.since);
-  const keyInputs = { ...material.traceable, readSet: recorded.readSet };
-  if (recorded.changedWhileRunning.length === 0)
-    return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
-  const changed = recorded.changedWhileRunning.map((file2) => options.probe.show(file2)).join(", ");
-  return {
-    keyInputs,
-    cacheKey: null,
-    notes: [`${options.stage}: not cached: ${changed} changed while it ran`]
-  };
-}
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
 }
 function messageOf(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
-}
-function formatMs(ms2) {
-  return ms2 >= 36e5 ? `${ms2 / 36e5}h` : ms2 >= 6e4 ? `${ms2 / 6e4}m` : `${ms2 / 1e3}s`;
 }
 
 // runner/not-started-record.ts

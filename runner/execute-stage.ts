@@ -22,8 +22,10 @@ import { MissingOutError } from './blobs/missing-out-error.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { removeOut, storeOut } from './blobs/stage-outputs.js';
 import { keyingNotes } from './keys/keying-notes.js';
+import { keyOfExecution } from './keys/key-of-execution.js';
+import { formatTimeLimit } from '../core/text/format-time-limit.js';
 import { ReadSetProbe } from './keys/read-set-probe.js';
-import { startReadTrace, type ReadTrace } from './keys/read-trace.js';
+import { startReadTrace } from './keys/read-trace.js';
 import { stageKeyInputs, type StageKeyMaterial } from './keys/stage-key-inputs.js';
 import { pipelinePathIn, repoPathIn } from './workspace/workspace.js';
 import { StageOutput } from './output/stage-output.js';
@@ -262,7 +264,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     const error =
       status === 'timed_out'
         ? processResult.timedOut
-          ? `timed out after ${formatMs(stage.timeout ?? 0)}`
+          ? `timed out after ${formatTimeLimit(stage.timeout ?? 0)}`
           : 'the run timed out'
         : 'cancelled';
     return finish({ status, ...ran, error });
@@ -356,49 +358,10 @@ async function afterCheck(
   }
 }
 
-/**
- * The key a successful execution is stored under. Traced and complete, it is its traced
- * inputs plus the read set; a file it read that changed while it ran leaves it unstored
- * (its digest would not be what it read). Not traced (or its trace incomplete: `false`
- * when no trace could be read), it is the untraced key, and its inputs say why.
- */
-async function keyOfExecution(options: {
-  stage: string;
-  material: StageKeyMaterial;
-  traced: ReadTrace | false | null;
-  probe: ReadSetProbe;
-  exclude: string[];
-  since: { stage: number; run: number };
-  cacheKey: string | null;
-}): Promise<{ keyInputs: KeyInputs; cacheKey: string | null; notes: string[] }> {
-  const { material, traced } = options;
-  if (traced === null || material.traceable === null) {
-    return { keyInputs: material.inputs, cacheKey: options.cacheKey, notes: [] };
-  }
-  if (traced === false || traced.untraced !== null) {
-    const untraced = traced === false ? 'its trace could not be read' : traced.untraced;
-    return { keyInputs: { ...material.inputs, untraced }, cacheKey: options.cacheKey, notes: [] };
-  }
-  const recorded = await options.probe.record(traced, options.exclude, options.since);
-  const keyInputs = { ...material.traceable, readSet: recorded.readSet };
-  if (recorded.changedWhileRunning.length === 0)
-    return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
-  const changed = recorded.changedWhileRunning.map((file) => options.probe.show(file)).join(', ');
-  return {
-    keyInputs,
-    cacheKey: null,
-    notes: [`${options.stage}: not cached: ${changed} changed while it ran`],
-  };
-}
-
 function abortStatus(signal: AbortSignal): StageStatus {
   return signal.reason === 'timed_out' ? 'timed_out' : 'cancelled';
 }
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function formatMs(ms: number): string {
-  return ms >= 3_600_000 ? `${ms / 3_600_000}h` : ms >= 60_000 ? `${ms / 60_000}m` : `${ms / 1000}s`;
 }

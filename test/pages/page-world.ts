@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { expect } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { PageLinkSigner } from '../../app/pages/page-link-signer.js';
-import type { TestControlPlane } from '../app/control-plane-harness.js';
+import { resetTables, startTestControlPlane, type TestControlPlane } from '../app/control-plane-harness.js';
+import { launchChromium, type TestBrowser } from '../helpers/chromium.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 /** The pages secret the test control planes are started with, so tests can sign links. */
@@ -12,6 +15,48 @@ export const PAGES_SECRET = 'p'.repeat(48);
 export const pageLinks = new PageLinkSigner(Buffer.from(PAGES_SECRET), 3_600_000);
 
 const DIGEST = 'd'.repeat(64);
+
+/** What a page test works with: a control plane with the pages secret, its tokens, and a browser tab. */
+export interface PageTestWorld {
+  database: TestDatabase;
+  browser: TestBrowser;
+  plane: TestControlPlane;
+  /** An API token for acme/model. */
+  submitter: string;
+  runnerToken: string;
+  page: Page;
+}
+
+/**
+ * Registers the hooks a page test file needs and returns its world, filled before each
+ * test: one database and one Chromium per file; per test, fresh tables, a control plane
+ * started with PAGES_SECRET, a submitter and a runner of acme, and a new tab.
+ */
+export function usePageWorld(): PageTestWorld {
+  const world = {} as PageTestWorld;
+  beforeAll(async () => {
+    [world.database, world.browser] = await Promise.all([createTestDatabase(), launchChromium()]);
+  });
+  afterAll(async () => {
+    await world.browser?.close();
+    await world.database?.close();
+  });
+  beforeEach(async () => {
+    await resetTables(world.database.db);
+    world.plane = await startTestControlPlane({
+      db: world.database.db,
+      env: { FLUKSIO_PAGES_SECRET: PAGES_SECRET },
+    });
+    world.submitter = await world.plane.addApiToken({ repositories: ['acme/model'] });
+    world.runnerToken = (await world.plane.addRunner({ name: `r-${Date.now()}`, owner: 'acme' })).token;
+    world.page = await world.browser.newPage();
+  });
+  afterEach(async () => {
+    await world.page.context().close();
+    await world.plane.close();
+  });
+  return world;
+}
 
 /**
  * A run on a test control plane driven as a runner drives it, over the runner protocol:

@@ -1,38 +1,10 @@
 import { eq } from 'drizzle-orm';
-import type { Page } from 'playwright-core';
 import { ulid } from 'ulid';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { runs } from '../../schemas/tables/runs.js';
-import { resetTables, startTestControlPlane, type TestControlPlane } from '../app/control-plane-harness.js';
-import { launchChromium, type TestBrowser } from '../helpers/chromium.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
-import { DrivenRun, finishedStage, pageLinks, PAGES_SECRET } from './page-world.js';
+import { DrivenRun, finishedStage, pageLinks, usePageWorld } from './page-world.js';
 
-let database: TestDatabase;
-let browser: TestBrowser;
-let plane: TestControlPlane;
-let submitter: string;
-let runnerToken: string;
-let page: Page;
-
-beforeAll(async () => {
-  [database, browser] = await Promise.all([createTestDatabase(), launchChromium()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await database?.close();
-});
-beforeEach(async () => {
-  await resetTables(database.db);
-  plane = await startTestControlPlane({ db: database.db, env: { FLUKSIO_PAGES_SECRET: PAGES_SECRET } });
-  submitter = await plane.addApiToken({ repositories: ['acme/model'] });
-  runnerToken = (await plane.addRunner({ name: `r-${Date.now()}`, owner: 'acme' })).token;
-  page = await browser.newPage();
-});
-afterEach(async () => {
-  await page.context().close();
-  await plane.close();
-});
+const world = usePageWorld();
 
 const GOALS = { accuracy: { goal: 'max' as const }, loss: { goal: 'min' as const } };
 
@@ -41,14 +13,14 @@ async function sweep(grid: { lr: number; seed: number; accuracy: number; loss: n
   const groupId = ulid();
   const made: DrivenRun[] = [];
   for (const [index, point] of grid.entries()) {
-    const run = await DrivenRun.start(plane, {
-      submitter,
-      runnerToken,
+    const run = await DrivenRun.start(world.plane, {
+      ...world,
+
       params: { lr: point.lr, seed: point.seed },
       group: { id: groupId, index },
     });
     // What the pipeline's `metrics:` says; a GitHub-made run records it from fluksio.yml.
-    await database.db.update(runs).set({ metricGoals: GOALS }).where(eq(runs.id, run.id));
+    await world.database.db.update(runs).set({ metricGoals: GOALS }).where(eq(runs.id, run.id));
     await run.events(
       { type: 'stage.started', stage: 'train', at: new Date().toISOString() },
       {
@@ -84,21 +56,23 @@ const GRID = [
 
 test('a sweep of 8: sorted by the first goal, the best run by each goal marked, the parallel coordinates drawn on the canvas', async () => {
   const { groupId, runs: made } = await sweep(GRID);
-  await page.goto(`${plane.url}/groups/${groupId}?${pageLinks.sign('acme/model')}`);
-  await page.locator('main[data-final="true"]').waitFor();
-  const rows = page.locator('#sweep-table tbody tr');
+  await world.page.goto(`${world.plane.url}/groups/${groupId}?${pageLinks.sign('acme/model')}`);
+  await world.page.locator('main[data-final="true"]').waitFor();
+  const rows = world.page.locator('#sweep-table tbody tr');
   expect(await rows.count()).toBe(8);
   // The goals as the run recorded them (PostgreSQL's jsonb keeps `loss` before `accuracy`):
   // the first one orders the table, best first.
   const order = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run')));
   const lossOf = new Map(made.map((run, i) => [run.id, GRID[i]!.loss]));
   expect(order.map((id) => lossOf.get(id!))).toEqual(GRID.map((point) => point.loss).sort((a, b) => a - b));
-  expect(await page.locator(`tr[data-run="${made[4]!.id}"]`).getAttribute('data-best')).toBe('accuracy');
-  expect(await page.locator(`tr[data-run="${made[3]!.id}"]`).getAttribute('data-best')).toBe('loss');
-  expect(await page.locator('th[aria-sort="ascending"]').textContent()).toContain('loss');
+  expect(await world.page.locator(`tr[data-run="${made[4]!.id}"]`).getAttribute('data-best')).toBe(
+    'accuracy',
+  );
+  expect(await world.page.locator(`tr[data-run="${made[3]!.id}"]`).getAttribute('data-best')).toBe('loss');
+  expect(await world.page.locator('th[aria-sort="ascending"]').textContent()).toContain('loss');
 
   // Pixels, not DOM: the canvas holds the axes, coloured run lines and the best run in red.
-  const pixels = await page.locator('#parallel').evaluate((element) => {
+  const pixels = await world.page.locator('#parallel').evaluate((element) => {
     const canvas = element as unknown as {
       width: number;
       height: number;
@@ -121,30 +95,30 @@ test('a sweep of 8: sorted by the first goal, the best run by each goal marked, 
   expect(pixels.drawn).toBeGreaterThan(pixels.total * 0.01);
   expect(pixels.red).toBeGreaterThan(100);
   expect(pixels.blueish).toBeGreaterThan(100);
-  await browser.screenshot(page, 'sweep-page');
+  await world.browser.screenshot(world.page, 'sweep-page');
 
   // Another goal's column sorts best first too, and the URL keeps the choice.
-  await page.getByRole('button', { name: /^accuracy/ }).click();
+  await world.page.getByRole('button', { name: /^accuracy/ }).click();
   const byAccuracy = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run')));
   const accuracyOf = new Map(made.map((run, i) => [run.id, GRID[i]!.accuracy]));
   expect(byAccuracy.map((id) => accuracyOf.get(id!))).toEqual(
     GRID.map((point) => point.accuracy).sort((a, b) => b - a),
   );
-  expect(new URL(page.url()).searchParams.get('sort')).toBe('metric:accuracy');
+  expect(new URL(world.page.url()).searchParams.get('sort')).toBe('metric:accuracy');
 });
 
 test('compare 3 runs: the params that differ first, the metrics, and their curves overlaid', async () => {
   const { runs: made } = await sweep(GRID.slice(0, 4));
   const chosen = [made[0]!, made[1]!, made[3]!];
-  await page.goto(
-    `${plane.url}/compare?runs=${chosen.map((run) => run.id).join(',')}&${pageLinks.sign('acme/model')}`,
+  await world.page.goto(
+    `${world.plane.url}/compare?runs=${chosen.map((run) => run.id).join(',')}&${pageLinks.sign('acme/model')}`,
   );
-  await page.locator('main[data-final="true"]').waitFor();
-  const table = page.locator('#compare-table');
+  await world.page.locator('main[data-final="true"]').waitFor();
+  const table = world.page.locator('#compare-table');
   expect(await table.locator('thead th').count()).toBe(4);
   const rowLabels = await table.locator('tbody tr th').allTextContents();
   expect(rowLabels.slice(0, 2)).toEqual(['Params that differ', 'seed']);
   expect(await table.locator('tr.differs', { hasText: 'accuracy' }).textContent()).toContain('0.84');
-  await page.locator('figure[data-metric="loss"][data-curves="3"][data-points="60"]').waitFor();
-  await browser.screenshot(page, 'compare-page');
+  await world.page.locator('figure[data-metric="loss"][data-curves="3"][data-points="60"]').waitFor();
+  await world.browser.screenshot(world.page, 'compare-page');
 });

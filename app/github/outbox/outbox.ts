@@ -16,6 +16,7 @@ import { OutboxRateLimitGate } from './outbox-rate-limit-gate.js';
 import { keepJobScheduled } from '../../keep-job-scheduled.js';
 import { permanentGitHubRefusal } from '../permanent-github-refusal.js';
 import { syncCheckRun, type SyncLater } from './sync-check-run.js';
+import { withTimeout } from './with-timeout.js';
 import type { PageLinkSigner } from '../../pages/page-link-signer.js';
 import type { SyncContext } from './sync-context.js';
 import { syncGroupComment } from './sync-group-comment.js';
@@ -372,20 +373,6 @@ const JOB_OPTIONS = {
 /** One job id per target, so its changes collapse into one job (BullMQ ids may not hold `:`). */
 export function outboxJobId(target: OutboxTarget): string {
   return `${target.kind}-${encodeURIComponent(target.id)}`;
-}
-
-/** `work`, or a rejection with `message` once `ms` passed (`work` itself is left to finish). */
-async function withTimeout(work: Promise<void>, ms: number, message: string): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  work.catch(() => undefined);
-  try {
-    await Promise.race([work, timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 async function syncTarget(context: SyncContext, target: OutboxTarget): Promise<SyncLater | null> {
