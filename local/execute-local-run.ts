@@ -5,6 +5,7 @@ import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../core/params/resolve-params.js';
 import { buildRunReport, type RunReport } from '../schemas/run-report.js';
 import type { Stamp } from '../schemas/stamp.js';
+import type { StageSelection } from '../schemas/stage-selection.js';
 import type { CodeIndex } from '../runner/keys/code-index.js';
 import { computeStamp } from '../runner/keys/compute-stamp.js';
 import { firstParentCommits } from '../runner/workspace/first-parent-commits.js';
@@ -36,6 +37,13 @@ export interface LocalRunOptions {
   /** Stages executing at once. */
   jobs: number;
   noCache: boolean;
+  /**
+   * The stages asked for, when fewer than all (core/pipeline/select-stages.ts): only they
+   * run, and the run is recorded as partial. @defaultValue every stage
+   */
+  selection?: StageSelection | null;
+  /** Stages re-run even when cached (`--force`). @defaultValue none */
+  force?: ReadonlySet<string>;
   /** Starts stages' commands (runner/slurm-launcher.ts: as Slurm jobs). @defaultValue here */
   launcher?: StageLauncher;
   /** The sweep this run belongs to, and its place in the grid; null for a single run. */
@@ -96,6 +104,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       groupIndex: options.groupIndex,
       stamp,
       noCache: options.noCache,
+      selection: options.selection ?? null,
       startedAt: new Date(),
     }),
   });
@@ -118,6 +127,8 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
+      ...(options.selection ? { stages: options.selection.stages } : {}),
+      ...(options.force ? { force: options.force } : {}),
       cache: state.cacheFor({ id: runId, pipelinePath: project.pipelinePath }),
       blobs: state.blobs,
       events: teeSinks(recorder.events, options.progress),

@@ -106,10 +106,11 @@ export class LocalIndex {
   /**
    * Records a succeeded run as its commit's newest, for its params and of all. A dirty run
    * is not recorded: uncommitted code is never another run's baseline (`fluksio diff RUN
-   * DIRTY` still compares with one when asked).
+   * DIRTY` still compares with one when asked); nor is a run of some stages only (`fluksio
+   * run train`), whose metrics are not the whole pipeline's.
    */
   async recordSucceededRun(run: Run): Promise<void> {
-    if (run.dirty || run.commit === null || !/^[0-9a-f]+$/.test(run.commit)) return;
+    if (run.dirty || run.selection || run.commit === null || !/^[0-9a-f]+$/.test(run.commit)) return;
     const commitDir = join(this.baselineDir(run.pipelinePath), run.commit);
     await writeJson(join(commitDir, `${nameOf(run.paramsDigest)}.json`), run);
     await writeJson(join(commitDir, 'newest.json'), run);

@@ -1,4 +1,5 @@
 import type { Stamp } from '../schemas/stamp.js';
+import type { StageSelection } from '../schemas/stage-selection.js';
 import type { Run } from '../schemas/tables/runs.js';
 
 /** What a local run is when it starts. */
@@ -10,6 +11,8 @@ export interface LocalRunStart {
   groupIndex: number | null;
   stamp: Stamp;
   noCache: boolean;
+  /** The stages asked for, when fewer than all (`fluksio run train`); null for all. */
+  selection: StageSelection | null;
   startedAt: Date;
 }
 
@@ -36,6 +39,7 @@ export function localRunRow(start: LocalRunStart): Run {
     envDigest: stamp.envDigest,
     sandbox: null,
     noCache: start.noCache,
+    selection: start.selection,
     status: 'running',
     statusReason: null,
     labels: [],

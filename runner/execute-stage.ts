@@ -142,6 +142,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   let reasons: string[];
   if (!stage.cache) reasons = ['cache: false'];
   else if (options.noCache) reasons = ['--no-cache'];
+  else if (options.force?.has(name)) reasons = ['--force'];
   else {
     // A Python command's entries are found by read set; its exact key still finds what an
     // execution that could not be traced stored.

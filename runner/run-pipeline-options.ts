@@ -36,6 +36,13 @@ export interface RunPipelineOptions {
   jobs: number;
   /** Skip cache lookups (entries are still written). */
   noCache: boolean;
+  /**
+   * The stages to execute or restore, closed under "needs" (core/pipeline/select-stages.ts);
+   * the others are not part of the run. @defaultValue every stage
+   */
+  stages?: readonly string[];
+  /** Stages whose cache lookup is skipped (`--force`); the others still hit. @defaultValue none */
+  force?: ReadonlySet<string>;
   cache: StageCache;
   blobs: BlobStore;
   events: EventSink;

@@ -65,7 +65,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       extra: { ...options.secrets, FLUKSIO_RUN_ID: options.runId, ...extra },
       privateDir,
     });
-  const names = Object.keys(pipeline.stages);
+  const names = options.stages ?? Object.keys(pipeline.stages);
   const interpreterDigests = options.interpreterDigests ?? new InterpreterDigests(null);
 
   try {

@@ -5,6 +5,7 @@ import { OutRecord } from './out-record.js';
 import { diffMetrics, type MetricGoals } from './metric-diff.js';
 import type { StageRecord } from './stage-record.js';
 import { RunStatus, StageStatus } from './statuses.js';
+import { StageSelection } from './stage-selection.js';
 import type { Run } from './tables/runs.js';
 
 /**
@@ -27,6 +28,8 @@ export const RunReport = z.object({
     status: RunStatus,
     reason: z.string().nullable(),
     groupId: z.string().nullable(),
+    /** The stages asked for, when the run ran fewer than all (absent from older servers' reports). */
+    selection: StageSelection.nullable().default(null),
     createdAt: z.string(),
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),
@@ -89,6 +92,8 @@ export function buildRunReport(
       status: run.status,
       reason: run.statusReason,
       groupId: run.groupId,
+      // Rows journaled before the column existed lack it.
+      selection: run.selection ?? null,
       createdAt: run.createdAt.toISOString(),
       startedAt: run.startedAt?.toISOString() ?? null,
       finishedAt: run.finishedAt?.toISOString() ?? null,

@@ -64,6 +64,12 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     `  params   ${formatParams(run.params) || '(none)'}  ${colors.dim(`digest ${short(run.paramsDigest, 12)}`)}`,
     `  pipeline ${run.pipelinePath}`,
   );
+  if (run.selection) {
+    const asked = `${run.selection.named.join(' ')}${run.selection.downstream ? ' --downstream' : ''}`;
+    lines.push(
+      `  stages   ${run.selection.stages.join(', ')} ${colors.dim(`(asked for ${asked}: a partial run, never a baseline)`)}`,
+    );
+  }
   if (input.sandbox !== undefined && run.startedAt !== null) {
     lines.push(`  sandbox  ${input.sandbox ?? colors.yellow("none: the stages ran as the runner's user")}`);
   }

@@ -13,6 +13,7 @@ import {
 import type { ParamValue } from '../key-inputs.js';
 import type { MetricGoals } from '../metric-diff.js';
 import type { RunStatus } from '../statuses.js';
+import type { StageSelection } from '../stage-selection.js';
 
 /**
  * What made a run: a push or a pull request's event (automatic), a `/fluksio run`
@@ -64,6 +65,11 @@ export const runs = pgTable(
      */
     sandbox: text('sandbox'),
     noCache: boolean('no_cache').notNull().default(false),
+    /**
+     * The stages a local run was asked for when it ran fewer than all of them (`fluksio run
+     * train`); null for a run of every stage. A partial run is never another run's baseline.
+     */
+    selection: jsonb('selection').$type<StageSelection>(),
     status: text('status').$type<RunStatus>().notNull(),
     /** Why the run is in its state: `Waiting for a runner labelled gpu`, a failure's sentence. */
     statusReason: text('status_reason'),

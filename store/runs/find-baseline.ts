@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js';
 /**
  * The run a new run's metrics are compared against (DESIGN §7): a `succeeded` run of the
  * same pipeline at the first of `commits` (nearest first, e.g. a first-parent walk from
- * the merge-base) that has one, other than the run itself and never a dirty run. Among that commit's runs, one
+ * the merge-base) that has one, other than the run itself and never a dirty run or a run of some stages only. Among that commit's runs, one
  * with equal params wins, then the newest. Null when no listed commit has one.
  */
 export async function findBaseline({
@@ -40,8 +40,9 @@ export async function findBaseline({
         eq(runs.pipelinePath, pipelinePath),
         inArray(runs.commit, [...commits]),
         eq(runs.status, 'succeeded'),
-        // Uncommitted code is never another run's baseline.
+        // Uncommitted code is never another run's baseline, nor a run of some stages only.
         eq(runs.dirty, false),
+        isNull(runs.selection),
         ne(runs.id, excludeRunId),
         excludeGroupId === null ? undefined : or(isNull(runs.groupId), ne(runs.groupId, excludeGroupId)),
       ),

@@ -51,6 +51,7 @@ function report(overrides: Partial<RunReport['run']> = {}, rest: Partial<RunRepo
       status: 'succeeded',
       reason: null,
       groupId: null,
+      selection: null,
       createdAt: '2026-01-01T00:00:00.000Z',
       startedAt: '2026-01-01T00:00:00.000Z',
       finishedAt: '2026-01-01T00:00:02.000Z',

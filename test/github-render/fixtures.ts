@@ -26,6 +26,7 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     envDigest: 'sha256:e0e0e0e0',
     sandbox: null,
     noCache: false,
+    selection: null,
     status: 'succeeded',
     statusReason: null,
     labels: ['gpu'],

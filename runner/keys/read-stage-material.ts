@@ -1,0 +1,26 @@
+import { interpolateCommand } from '../../core/pipeline/interpolate-command.js';
+import { commandInterpreters } from './command-interpreters.js';
+import type { InterpreterDigests } from './interpreter-digests.js';
+import { stageKeyInputs, type StageKeyInputsOptions, type StageKeyMaterial } from './stage-key-inputs.js';
+
+/**
+ * A stage's key material as its execution computes it: the programs its interpolated
+ * command starts, found on the stage's keyed `PATH`, and everything stageKeyInputs gathers.
+ * Shared by a run (executeStage) and a plan (planPipeline), so both key a stage alike.
+ */
+export async function readStageMaterial(
+  options: Omit<StageKeyInputsOptions, 'interpreters' | 'commandPath'> & {
+    interpreterDigests: InterpreterDigests;
+  },
+): Promise<StageKeyMaterial> {
+  const stage = options.pipeline.stages[options.stage];
+  if (!stage) throw new Error(`No stage named ${options.stage}`);
+  const { workspace } = options;
+  const interpreters = await commandInterpreters(interpolateCommand(stage.cmd, options.params), {
+    path: options.env.PATH ?? '',
+    cwd: workspace.pipelineDir,
+    repoRoot: workspace.repoRoot,
+    digests: options.interpreterDigests,
+  });
+  return stageKeyInputs({ ...options, interpreters, commandPath: options.env.PATH ?? undefined });
+}
