@@ -51,7 +51,16 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
   program
     .command('run')
     .description('Run the pipeline here, skipping every stage whose inputs did not change')
-    .argument('[params...]', 'parameters as key=value; key=a,b makes a sweep (at most 32 runs)')
+    .argument(
+      '[stages-and-params...]',
+      'stages to run, with what they need (default: all); parameters as key=value, key=a,b making a sweep (at most 32 runs)',
+    )
+    .option('--downstream', 'also run every stage that depends on the named ones')
+    .option(
+      '--force',
+      'run the named stages (default: all) even when cached; the rest still come from the cache',
+    )
+    .option('--dry-run', 'say what would run or be restored, and why, running nothing (as fluksio status)')
     .option('--no-cache', 'run every stage (results are still cached for next time)')
     .option('--json', 'print one JSON object (a sweep: {group, runs}) instead of the summary')
     .addOption(new Option('--jobs <n>', 'how many stages may run at once').default('1'))
@@ -63,10 +72,43 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  fluksio run\n  fluksio run lr=0.1 epochs=5\n  fluksio run lr=0.1,0.01 seed=1,2 --json\n  fluksio run --pipeline examples/logreg/fluksio.yml',
+      "\nA run of some stages only is recorded as such, and is never another run's baseline.\n\nExamples:\n  fluksio run\n  fluksio run lr=0.1 epochs=5\n  fluksio run train\n  fluksio run featurize --downstream\n  fluksio run train --force --dry-run\n  fluksio run lr=0.1,0.01 seed=1,2 --json\n  fluksio run --pipeline examples/logreg/fluksio.yml",
     )
     .action(async (params: string[], options) =>
       setCode(await (await import('./commands/run-command.js')).runCommand(params, options, io)),
+    );
+
+  program
+    .command('status')
+    .description(
+      'Say for each stage whether fluksio run would run it or restore it from the cache, and why; runs nothing',
+    )
+    .argument('[stages-and-params...]', 'as for fluksio run: stages (default: all) and key=value parameters')
+    .option('--downstream', 'also the stages that depend on the named ones')
+    .option('--force', 'as fluksio run --force: the named stages (default: all) would run')
+    .option('--no-cache', 'as fluksio run --no-cache: every stage would run')
+    .option('--json', 'print JSON')
+    .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
+    .addHelpText(
+      'after',
+      "\nThe reasons are the run summary's (train.py changed, lr 0.5 → 0.1). A stage after one that runs\n'depends': it is restored if that stage makes its outputs as before. Only the pipeline's fingerprint\ncommand is executed (its output is in every cache key). Exit 0.\n\nExamples:\n  fluksio status\n  fluksio status train lr=0.1\n  fluksio status --json",
+    )
+    .action(async (params: string[], options) =>
+      setCode(await (await import('./commands/status-command.js')).statusCommand(params, options, io)),
+    );
+
+  program
+    .command('dag')
+    .description(
+      "Draw the pipeline's stage graph: a layered listing, or Mermaid for READMEs and pull requests",
+    )
+    .option('--mermaid', 'a Mermaid flowchart')
+    .option('--md', 'the Mermaid flowchart in a ```mermaid fence (implies --mermaid)')
+    .option('--json', 'print {nodes, edges} as JSON')
+    .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here, else dvc.yaml)')
+    .addHelpText('after', '\nExamples:\n  fluksio dag\n  fluksio dag --md >> README.md\n  fluksio dag --json')
+    .action(async (options) =>
+      setCode(await (await import('./commands/dag-command.js')).dagCommand(options, io)),
     );
 
   program

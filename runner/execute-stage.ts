@@ -1,7 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Annotation } from '../schemas/annotation.js';
-import { interpolateCommand } from '../core/pipeline/interpolate-command.js';
 import type { KeyInputs } from '../schemas/key-inputs.js';
 import type { OutRecord } from '../schemas/out-record.js';
 import { normalizePipelinePath } from '../core/pipeline/pipeline-paths.js';
@@ -11,7 +10,6 @@ import type { StageStatus } from '../schemas/statuses.js';
 import { cacheKeyOf } from './keys/cache-key.js';
 import type { CodeIndex } from './keys/code-index.js';
 import type { CodeView } from './keys/code-view.js';
-import { commandInterpreters } from './keys/command-interpreters.js';
 import type { InterpreterDigests } from './keys/interpreter-digests.js';
 import { makePrivateDir } from './sandbox/private-dir.js';
 import { findStageHit, restoreHit } from './find-stage-hit.js';
@@ -24,10 +22,11 @@ import { removeOut, storeOut } from './blobs/stage-outputs.js';
 import { keyingNotes } from './keys/keying-notes.js';
 import { keyOfExecution } from './keys/key-of-execution.js';
 import { formatTimeLimit } from '../core/text/format-time-limit.js';
-import { ReadSetProbe } from './keys/read-set-probe.js';
+import { pipelineReadSetProbe } from './keys/read-set-probe.js';
 import { startReadTrace } from './keys/read-trace.js';
-import { stageKeyInputs, type StageKeyMaterial } from './keys/stage-key-inputs.js';
-import { pipelinePathIn, repoPathIn } from './workspace/workspace.js';
+import type { StageKeyMaterial } from './keys/stage-key-inputs.js';
+import { readStageMaterial } from './keys/read-stage-material.js';
+import { repoPathIn } from './workspace/workspace.js';
 import { StageOutput } from './output/stage-output.js';
 import { runStageProcess } from './sandbox/stage-process.js';
 import type { Masker } from './output/masker.js';
@@ -103,22 +102,16 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   try {
     // The code as it is now, not as it was when the run started: an earlier stage ran since.
     codeIndex = await context.codeView.fresh();
-    material = await stageKeyInputs({
+    material = await readStageMaterial({
       workspace: options.workspace,
       pipeline: options.pipeline,
       stage: name,
       params: options.params,
       codeIndex,
       env: context.keyedEnv,
-      interpreters: await commandInterpreters(interpolateCommand(stage.cmd, options.params), {
-        path: context.keyedEnv.PATH ?? '',
-        cwd: options.workspace.pipelineDir,
-        repoRoot: options.workspace.repoRoot,
-        digests: context.interpreterDigests,
-      }),
+      interpreterDigests: context.interpreterDigests,
       fingerprint: context.fingerprint,
       produced: context.produced,
-      commandPath: context.keyedEnv.PATH ?? undefined,
     });
   } catch (error) {
     return finish({ status: 'failed', error: `Could not read the stage's inputs: ${messageOf(error)}` });
@@ -126,13 +119,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   const cacheKey = stage.cache ? cacheKeyOf(material.inputs) : null;
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
   const { workspace } = options;
-  const probe = new ReadSetProbe({
-    codeIndex: options.codeIndex,
-    outs: Object.values(options.pipeline.stages).flatMap((each) =>
-      [...each.outs, ...each.metrics].map((path) => repoPathIn(workspace, path)),
-    ),
-    show: (repoPath) => pipelinePathIn(workspace, repoPath),
-  });
+  const probe = pipelineReadSetProbe(workspace, options.pipeline, options.codeIndex);
   const notesOf = (inputs: KeyInputs | null) =>
     keyingNotes(name, inputs, {
       pipelineDirInRepo: workspace.pipelineDirInRepo,

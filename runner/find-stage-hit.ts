@@ -12,7 +12,7 @@ import { restoreOut } from './blobs/stage-outputs.js';
  * entry of its exact key. A cache that cannot answer is a miss, never a failed run.
  */
 export async function findStageHit(
-  options: RunPipelineOptions,
+  options: Pick<RunPipelineOptions, 'cache'>,
   { traceable, cacheKey, probe }: { traceable: KeyInputs | null; cacheKey: string; probe: ReadSetProbe },
 ): Promise<CacheEntry | null> {
   if (traceable) {

@@ -20,7 +20,7 @@ export async function missReasons(
     material,
     probe,
   }: {
-    options: RunPipelineOptions;
+    options: Pick<RunPipelineOptions, 'cache' | 'blobs' | 'workspace' | 'pipeline'>;
     /** Stages of this run that executed rather than restored. */
     ranUpstream: ReadonlySet<string>;
     material: StageKeyMaterial;

@@ -1,21 +1,18 @@
 import { existsSync } from 'node:fs';
 import pc from 'picocolors';
 import { ulid } from 'ulid';
-import { formatProblems } from '../../core/problem.js';
-import { parseAssignmentArgs } from '../../core/params/param-assignments.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
-import { resolveParams, type Params } from '../../core/params/resolve-params.js';
+import type { Params } from '../../core/params/resolve-params.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import type { ParsedPipelineText } from '../../core/pipeline/validate-pipeline.js';
-import { checkWorkspacePaths } from '../../runner/workspace/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/keys/code-index.js';
 import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { executeLocalRun } from '../../local/execute-local-run.js';
 import { localStorePaths } from '../../local/local-store-paths.js';
 import { openLocalState, type LocalState } from '../../local/local-state.js';
-import { locateProject, readProjectSource, type LocalProject } from '../../local/locate-project.js';
+import { locateProject, type LocalProject } from '../../local/locate-project.js';
 import { colorEnabled } from '../render/color-enabled.js';
 import { ProgressPrinter } from '../../present/terminal/progress-printer.js';
 import { renderRunSummary } from '../../present/terminal/run-summary.js';
@@ -24,8 +21,10 @@ import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
 import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
 import type { StageLauncher } from '../../runner/sandbox/stage-launcher.js';
+import type { StageRequest, StageRequestOptions } from './stage-request.js';
+import { checkRunInput } from './check-run-input.js';
 
-export interface RunCommandOptions {
+export interface RunCommandOptions extends StageRequestOptions {
   /** false with --no-cache. */
   cache: boolean;
   json: boolean;
@@ -33,6 +32,8 @@ export interface RunCommandOptions {
   pipeline?: string;
   /** Where stages execute: `local` (here) or `slurm` (each a Slurm job). */
   backend: string;
+  /** Say what would run and why, running nothing (`fluksio status`). */
+  dryRun?: boolean;
 }
 
 /**
@@ -42,6 +43,7 @@ export interface RunCommandOptions {
  * every run succeeded, 1 otherwise.
  */
 export async function runCommand(args: string[], options: RunCommandOptions, io: CliIo): Promise<number> {
+  if (options.dryRun) return (await import('./status-command.js')).statusCommand(args, options, io);
   const jobs = Number(options.jobs);
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
@@ -58,7 +60,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     ? openLocalState(project.stateDir)
     : null;
   try {
-    await checkRunInput(args, project, parses);
+    await checkRunInput(args, project, parses, options);
   } catch (error) {
     await opening?.then(
       (state) => state.close(),
@@ -76,10 +78,11 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   let pipeline: Pipeline;
   let grid: Params[];
   let notes: string[];
+  let request: StageRequest;
   let codeIndex: CodeIndex;
   try {
-    [{ pipeline, grid, notes }, codeIndex] = await Promise.all([
-      checkRunInput(args, project, parses),
+    [{ pipeline, grid, notes, request }, codeIndex] = await Promise.all([
+      checkRunInput(args, project, parses, options),
       readCodeIndex(project.workspace.repoRoot),
     ]);
   } catch (error) {
@@ -108,6 +111,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         io,
         jobs,
         noCache: !options.cache,
+        request,
         ...(launcher ? { launcher } : {}),
         groupId,
         groupIndex: groupId ? index : null,
@@ -141,30 +145,6 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   }
 }
 
-interface CheckedRunInput {
-  pipeline: Pipeline;
-  /** One parameter set per run: one for a plain run, the grid for a sweep. */
-  grid: Params[];
-  /** What a translated dvc.yaml could not honour, each naming its stage. */
-  notes: string[];
-}
-
-/** Everything wrong with the input at once, as a UsageError: pipeline, params, paths. */
-async function checkRunInput(
-  args: string[],
-  project: LocalProject,
-  parses: Map<string, ParsedPipelineText>,
-): Promise<CheckedRunInput> {
-  const { pipeline, notes } = await readProjectSource(project, parses);
-  const parsed = parseAssignmentArgs(args);
-  const resolved = resolveParams(pipeline.params, parsed.assignments);
-  const problems = [...parsed.problems, ...resolved.problems];
-  if (problems.length > 0) throw new UsageError(formatProblems(problems));
-  const pathProblems = await checkWorkspacePaths(pipeline, project.workspace);
-  if (pathProblems.length > 0) throw new UsageError(formatProblems(pathProblems, project.displayPath));
-  return { pipeline, grid: resolved.grid, notes };
-}
-
 interface RunOnceOptions {
   project: LocalProject;
   pipeline: Pipeline;
@@ -174,6 +154,7 @@ interface RunOnceOptions {
   io: CliIo;
   jobs: number;
   noCache: boolean;
+  request: StageRequest;
   launcher?: StageLauncher;
   groupId: string | null;
   groupIndex: number | null;
@@ -196,10 +177,18 @@ async function runOnce(options: RunOnceOptions): Promise<{ report: RunReport; ba
     environment: io.env,
     jobs: options.jobs,
     noCache: options.noCache,
+    selection: options.request.selection,
+    ...(options.request.force ? { force: options.request.force } : {}),
     ...(options.launcher ? { launcher: options.launcher } : {}),
     groupId: options.groupId,
     groupIndex: options.groupIndex,
-    progress: new ProgressPrinter(write, colors, Object.keys(pipeline.stages), true, options.live),
+    progress: new ProgressPrinter(
+      write,
+      colors,
+      options.request.selection?.stages ?? Object.keys(pipeline.stages),
+      true,
+      options.live,
+    ),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(options.sweepBaseline ? { sweepBaseline: options.sweepBaseline } : {}),
     onStart: ({ id, stamp }) =>

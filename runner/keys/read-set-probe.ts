@@ -5,6 +5,8 @@ import type { ReadSet } from '../../schemas/read-set.js';
 import type { CodeIndex } from './code-index.js';
 import { gitBlobIdOfFile } from '../workspace/git-blob-id.js';
 import type { ReadTrace } from './read-trace.js';
+import type { Pipeline } from '../../schemas/pipeline.js';
+import { pipelinePathIn, repoPathIn, type Workspace } from '../workspace/workspace.js';
 
 /**
  * Names a module can be imported from: a file with a source or extension suffix, or a
@@ -172,4 +174,19 @@ export class ReadSetProbe {
 function ancestorsOf(repoPath: string): string[] {
   const parts = repoPath.split('/');
   return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
+}
+
+/** The probe of a pipeline's stages: every stage's outs and metrics are made, not read. */
+export function pipelineReadSetProbe(
+  workspace: Workspace,
+  pipeline: Pick<Pipeline, 'stages'>,
+  codeIndex: CodeIndex,
+): ReadSetProbe {
+  return new ReadSetProbe({
+    codeIndex,
+    outs: Object.values(pipeline.stages).flatMap((each) =>
+      [...each.outs, ...each.metrics].map((path) => repoPathIn(workspace, path)),
+    ),
+    show: (repoPath) => pipelinePathIn(workspace, repoPath),
+  });
 }

@@ -24,6 +24,11 @@ export interface StageKeyInputsOptions {
   fingerprint: string | null;
   /** Outs this run already produced or restored, by normalized pipeline path. */
   produced: ReadonlyMap<string, OutRecord>;
+  /**
+   * Dep digests taken as given, by normalized pipeline path: a plan's guess at what an
+   * upstream stage that has not run yet will make (planPipeline). @defaultValue none
+   */
+  assumed?: ReadonlyMap<string, string>;
   /** The stage's `PATH`, to tell whether its command starts a Python interpreter. */
   commandPath: string | undefined;
 }
@@ -64,9 +69,9 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
   for (const dep of stage.deps) {
     const path = normalizePipelinePath(dep);
     const produced = options.produced.get(path);
-    deps[path] = produced
-      ? producedDigest(produced)
-      : (await contentDigest(join(workspace.pipelineDir, path))).digest;
+    deps[path] =
+      options.assumed?.get(path) ??
+      (produced ? producedDigest(produced) : (await contentDigest(join(workspace.pipelineDir, path))).digest);
   }
 
   let code: CodeDigest | null = null;
