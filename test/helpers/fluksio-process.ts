@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { TEST_BUNDLE } from '../global-setup.js';
 
 /** A running `fluksio` process and what it printed so far. */
@@ -70,4 +70,38 @@ export function spawnFluksio(
       return exited;
     },
   };
+}
+
+/** What a finished `fluksio` process printed, apart, and its exit code. */
+export interface FluksioResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the `fluksio` command (the bundle under test) as a real process to its end, with
+ * exactly the environment given (plus PATH, HOME and NO_COLOR), its stdout a pipe kept
+ * apart from its stderr (for `--json`).
+ */
+export function runFluksio(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined> },
+): Promise<FluksioResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [TEST_BUNDLE, ...args],
+      {
+        cwd: options.cwd,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...options.env },
+        maxBuffer: 64 << 20,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        if (code === null) reject(error ?? new Error('fluksio ended without an exit code'));
+        else resolve({ code, stdout, stderr });
+      },
+    );
+  });
 }
