@@ -10,6 +10,7 @@ import { locateProject } from '../../local/locate-project.js';
 import { readCodeIndex } from '../../runner/keys/code-index.js';
 import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 import { colorEnabled } from '../render/color-enabled.js';
+import { fitTable } from '../render/fit-table.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderStagePlanTable } from '../render/stage-plan-table.js';
 import { checkRunInput } from './check-run-input.js';
@@ -72,10 +73,14 @@ export async function statusCommand(
   }
   const width = outputWidth(io.stdout, io.env);
   for (const [index, result] of results.entries()) {
-    const which = results.length > 1 ? `run ${index + 1} of ${results.length}: ` : '';
-    const params = formatParams(result.params) || 'default params';
+    const which = results.length > 1 ? ` (run ${index + 1} of ${results.length})` : '';
+    const stamp = fitTable({
+      head: ['pipeline', 'params'],
+      rows: [[project.displayPath, formatParams(result.params) || '(none)']],
+      width,
+    });
     io.stdout.write(
-      `${index > 0 ? '\n' : ''}${colors.bold(`fluksio status`)} ${colors.dim(`${which}${project.displayPath} · ${params}`)}\n`,
+      `${index > 0 ? '\n' : ''}${colors.bold(`fluksio status${which}`)}\n${colors.dim(stamp)}\n`,
     );
     if (result.selection) {
       const asked = `${result.selection.named.join(' ')}${result.selection.downstream ? ' --downstream' : ''}`;

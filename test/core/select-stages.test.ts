@@ -6,7 +6,14 @@ import type { Pipeline } from '../../schemas/pipeline.js';
 
 /** A stage as the graph sees it: what it reads and makes. */
 function stage(deps: string[], outs: string[]): Pipeline['stages'][string] {
-  return { cmd: 'true', deps, outs, metrics: [], params: [], cache: true } as unknown as Pipeline['stages'][string];
+  return {
+    cmd: 'true',
+    deps,
+    outs,
+    metrics: [],
+    params: [],
+    cache: true,
+  } as unknown as Pipeline['stages'][string];
 }
 
 /** a → b → c, and a → x; d stands alone. */
