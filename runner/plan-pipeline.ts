@@ -63,9 +63,17 @@ export async function planPipeline(options: PlanPipelineOptions): Promise<StageP
     if (!stage) throw new Error(`No stage named ${name}`);
     const upstream = [...(graph.get(name) ?? [])].filter((each) => each !== name && selected.has(each));
     const upstreamPlans = await Promise.all(upstream.map(plan));
-    const pending = new Set(upstreamPlans.filter((each) => each.action !== 'restore').map((each) => each.name));
+    const pending = new Set(
+      upstreamPlans.filter((each) => each.action !== 'restore').map((each) => each.name),
+    );
     const after = names.filter((each) => pending.has(each));
-    const runs = (reasons: string[]): StagePlan => ({ name, action: 'run', reasons, cachedFrom: null, after });
+    const runs = (reasons: string[]): StagePlan => ({
+      name,
+      action: 'run',
+      reasons,
+      cachedFrom: null,
+      after,
+    });
     if (!stage.cache) return runs(['cache: false']);
     if (options.noCache) return runs(['--no-cache']);
     if (options.force?.has(name)) return runs(['--force']);
@@ -74,7 +82,8 @@ export async function planPipeline(options: PlanPipelineOptions): Promise<StageP
     const assumed = new Map<string, string>();
     for (const dep of stage.deps.map(normalizePipelinePath)) {
       const producer = producerOf(pipeline, dep);
-      if (producer && pending.has(producer)) assumed.set(dep, previous?.keyInputs.deps[dep] ?? UNKNOWN_DIGEST);
+      if (producer && pending.has(producer))
+        assumed.set(dep, previous?.keyInputs.deps[dep] ?? UNKNOWN_DIGEST);
     }
     const material = await readStageMaterial({
       workspace,
@@ -106,7 +115,9 @@ export async function planPipeline(options: PlanPipelineOptions): Promise<StageP
       return {
         name,
         action: 'depends',
-        reasons: [`restored if ${after.join(', ')} ${after.length === 1 ? 'makes' : 'make'} ${paths} as before, else it runs`],
+        reasons: [
+          `restored if ${after.join(', ')} ${after.length === 1 ? 'makes' : 'make'} ${paths} as before, else it runs`,
+        ],
         cachedFrom: entry.runId,
         after,
       };

@@ -25,7 +25,8 @@ export async function dagCommand(options: DagCommandOptions, io: CliIo): Promise
   const { pipeline } = await readProjectSource(project);
   const dag = stageDag(pipeline);
   if (options.json) io.stdout.write(`${JSON.stringify(dag, null, 2)}\n`);
-  else if (options.mermaid || options.md) io.stdout.write(stageDagMermaid(dag, { fenced: Boolean(options.md) }));
+  else if (options.mermaid || options.md)
+    io.stdout.write(stageDagMermaid(dag, { fenced: Boolean(options.md) }));
   else {
     const colors = pc.createColors(colorEnabled(io, io.stdout));
     io.stdout.write(

@@ -61,7 +61,9 @@ export function stageDag(pipeline: Pick<Pipeline, 'stages'>): StageDag {
         const made = [...(pipeline.stages[from]?.outs ?? []), ...(pipeline.stages[from]?.metrics ?? [])].map(
           normalizePipelinePath,
         );
-        const paths = deps.filter((dep) => made.some((out) => pathContains(out, dep) || pathContains(dep, out)));
+        const paths = deps.filter((dep) =>
+          made.some((out) => pathContains(out, dep) || pathContains(dep, out)),
+        );
         return { from, to, paths };
       });
   });
