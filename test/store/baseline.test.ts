@@ -53,6 +53,27 @@ describe.each(databaseBackends)('finding the baseline on $name', ({ open }) => {
     expect((await baseline('r'))?.id).toBe(newest);
   });
 
+  test('a dirty run or a run of some stages only is never a baseline', async () => {
+    const repository = uniqueRepository();
+    const self = await run({ repository, commit: c4 });
+    const whole = await run({ repository, commit: c2 });
+    await run({ repository, commit: c3, dirty: true });
+    await run({
+      repository,
+      commit: c3,
+      selection: { named: ['train'], downstream: false, stages: ['prepare', 'train'] },
+    });
+    const found = await findBaseline({
+      db,
+      repository,
+      pipelinePath: 'fluksio.yml',
+      commits,
+      excludeRunId: self,
+      paramsDigest: 'p',
+    });
+    expect(found?.id).toBe(whole);
+  });
+
   test('the run itself is never its own baseline, but a sibling at its commit may be', async () => {
     const repository = uniqueRepository();
     const self = await run({ repository, commit: c4 });
