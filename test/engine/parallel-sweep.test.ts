@@ -5,6 +5,8 @@ import { afterEach, expect, test } from 'vitest';
 import type { TestRepo } from '../helpers/make-repo.js';
 import { ML_FILES, makeMlProject } from '../helpers/ml-project.js';
 import { runCli, statuses, type RunJson } from '../helpers/run-cli.js';
+import { spawnFluksio } from '../helpers/fluksio-process.js';
+import { hasColor, runInTerminal } from '../helpers/terminal-process.js';
 
 const repos: TestRepo[] = [];
 afterEach(async () => {
@@ -127,3 +129,27 @@ test('-j 2 in a repository with no commit yet is refused before anything runs', 
   expect(result.code).toBe(2);
   expect(result.stderr).toContain('no commit yet: commit once, or run with -j 1');
 });
+
+test("a terminal shows every member's state as the sweep runs; a pipe gets each member's lines, tagged, and no board", async () => {
+  const { makeRepo } = await import('../helpers/make-repo.js');
+  const repo = await makeRepo({
+    files: {
+      'fluksio.yml':
+        'version: 1\nparams:\n  n: { type: int, default: 1 }\nstages:\n  quiet:\n    cmd: sleep 2.5\n    params: [n]\n    cache: false\n',
+    },
+  });
+  repos.push(repo);
+  const onTerminal = runInTerminal(['run', 'n=1,2', '-j', '2'], { cwd: repo.dir, env: { NO_COLOR: '1' } });
+  // Both members at once, each with its running stage and elapsed time.
+  await onTerminal.waitFor(/^ {2}\[1\/2 n=1\] \w{10} {2}▸ quiet \d/);
+  await onTerminal.waitFor(/^ {2}\[2\/2 n=2\] \w{10} {2}▸ quiet \d/);
+  expect(await onTerminal.exited, onTerminal.output()).toBe(0);
+  expect(hasColor(onTerminal.output())).toBe(false);
+
+  const piped = spawnFluksio(['run', 'n=1,2', '-j', '2'], { cwd: repo.dir, env: {} });
+  expect(await piped.exited, piped.output()).toBe(0);
+  expect(piped.output()).toMatch(/ran\s+\[1\/2 n=1\] quiet/);
+  expect(piped.output()).toMatch(/ran\s+\[2\/2 n=2\] quiet/);
+  expect(piped.output()).toMatch(/\[2\/2 n=2\] succeeded/);
+  expect(piped.output()).not.toContain('\u001b');
+}, 120_000);
