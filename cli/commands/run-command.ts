@@ -22,7 +22,7 @@ import { renderRunSummary } from '../../present/terminal/run-summary.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
-import { runSweepInParallel } from '../sweep/run-sweep-in-parallel.js';
+import { checkSweepInParallel, runSweepInParallel } from '../sweep/run-sweep-in-parallel.js';
 import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
 import type { StageLauncher } from '../../runner/sandbox/stage-launcher.js';
 
@@ -63,7 +63,8 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     ? openLocalState(project.stateDir)
     : null;
   try {
-    await checkRunInput(args, project, parses);
+    const { grid } = await checkRunInput(args, project, parses);
+    if (grid.length > 1 && jobs > 1) await checkSweepInParallel(project, jobs);
   } catch (error) {
     await opening?.then(
       (state) => state.close(),

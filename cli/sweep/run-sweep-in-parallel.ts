@@ -5,6 +5,7 @@ import type { Pipeline } from '../../schemas/pipeline.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import type { CodeIndex } from '../../runner/keys/code-index.js';
 import type { StageLauncher } from '../../runner/sandbox/stage-launcher.js';
+import { gitOutput } from '../../runner/workspace/git-output.js';
 import { runParallelSweep } from '../../local/run-parallel-sweep.js';
 import type { LocalState } from '../../local/local-state.js';
 import type { LocalProject } from '../../local/locate-project.js';
@@ -41,11 +42,6 @@ export interface SweepInParallelOptions {
  */
 export async function runSweepInParallel(options: SweepInParallelOptions): Promise<RunReport[]> {
   const { grid, pipeline, colors, write, codeIndex } = options;
-  if (codeIndex.commit === null) {
-    throw new UsageError(
-      `-j ${options.jobs}: a sweep's members run in scratch checkouts of HEAD, and this repository has no commit yet: commit once, or run with -j 1`,
-    );
-  }
   const members = Math.min(options.jobs, grid.length);
   const stagesEach = Math.max(1, Math.floor(options.jobs / members));
   const progress = new SweepProgress(
@@ -95,6 +91,21 @@ export async function runSweepInParallel(options: SweepInParallelOptions): Promi
     return results.map((result) => result.report);
   } finally {
     progress.finish();
+  }
+}
+
+/**
+ * Refuses, as bad input, a sweep `-j N` cannot run in parallel here: members run in
+ * scratch checkouts of HEAD, which an unborn HEAD (no commit yet) does not allow.
+ */
+export async function checkSweepInParallel(project: LocalProject, jobs: number): Promise<void> {
+  const head = await gitOutput(project.workspace.repoRoot, ['rev-parse', '--verify', '-q', 'HEAD']).catch(
+    () => null,
+  );
+  if (head === null) {
+    throw new UsageError(
+      `-j ${jobs}: a sweep's members run in scratch checkouts of HEAD, and this repository has no commit yet: commit once, or run with -j 1`,
+    );
   }
 }
 

@@ -128,6 +128,7 @@ test('-j 2 in a repository with no commit yet is refused before anything runs', 
   const result = await runCli(['run', 'lr=0.1,0.2', '-j', '2'], { cwd: repo.dir, env: { DEVICE: 'cpu' } });
   expect(result.code).toBe(2);
   expect(result.stderr).toContain('no commit yet: commit once, or run with -j 1');
+  expect(existsSync(join(repo.dir, '.fluksio'))).toBe(false);
 });
 
 test("a terminal shows every member's state as the sweep runs; a pipe gets each member's lines, tagged, and no board", async () => {
