@@ -71,12 +71,30 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('runs')
-    .description("List the runs of this pipeline, newest first (--remote: the control plane's)")
+    .description(
+      "The runs of this pipeline as an experiment table, newest first: params and metrics as columns (--remote: the control plane's)",
+    )
     .option('--limit <n>', 'how many', '20')
-    .option('--json', 'print JSON')
+    .option('--sort <name>', 'sort by a metric, param, status, commit or when (-NAME: descending)')
+    .option('--desc', 'sort descending')
+    .option('--asc', 'sort ascending')
+    .option(
+      '--filter <expr>',
+      'only runs where NAME OP VALUE holds, OP one of = != < <= > >= (repeatable: all must hold)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
+    .option('--all', 'a column for every param and metric, not only those that differ between the runs')
+    .option('--json', 'print the selected runs as JSON')
+    .option('--md', 'print a GitHub-flavoured markdown table')
+    .option('--csv', 'print CSV (RFC 4180)')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--remote', "this repository's runs on the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)")
     .option('--url <url>', 'the runs on the control plane at this URL')
+    .addHelpText(
+      'after',
+      "\nA metric with a goal sorts best first unless --asc or --desc says otherwise; when sorts newest first;\nanything else ascending. Runs without the value come last. A table on a terminal fits its width;\nNO_COLOR or a pipe gives plain text. --remote sorts and filters the newest 200 runs.\n\nExamples:\n  fluksio runs\n  fluksio runs --sort accuracy --limit 5\n  fluksio runs --filter lr=0.1 --filter 'accuracy>0.9' --md\n  fluksio runs --filter status=failed --all --csv > runs.csv",
+    )
     .action(async (options) =>
       setCode(await (await import('./commands/runs-command.js')).runsCommand(options, io)),
     );

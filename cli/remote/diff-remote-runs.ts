@@ -1,8 +1,8 @@
-import { diffMetrics, type MetricGoals } from '../../schemas/metric-diff.js';
+import { diffMetrics } from '../../schemas/metric-diff.js';
 import { short } from '../../core/text/format.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
-import { locateProject, readProjectPipeline } from '../../local/locate-project.js';
+import { localGoals } from './local-goals.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderMetricDiffTable } from '../render/metric-diff-table.js';
 import { resolveRemoteRun } from './resolve-remote-run.js';
@@ -39,13 +39,4 @@ export async function diffRemoteRuns(
   );
   io.stdout.write(`${renderMetricDiffTable(diff, outputWidth(io.stdout, io.env))}\n`);
   return 0;
-}
-
-/** The metric goals of the pipeline file here; none when there is none or it is broken. */
-async function localGoals(pipeline: string | undefined, cwd: string): Promise<MetricGoals> {
-  try {
-    return (await readProjectPipeline(await locateProject(pipeline, cwd))).metrics;
-  } catch {
-    return {};
-  }
 }
