@@ -7,7 +7,8 @@ export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 /** `NAME OP VALUE`: a name holds no blank and none of the operators' characters. */
 const EXPRESSION = /^\s*([^\s<>=!]+)\s*(<=|>=|!=|==|=|<|>)\s*(.*?)\s*$/;
 
-const EXPECTED = 'expected NAME OP VALUE with OP one of =, !=, <, <=, >, >= (e.g. lr=0.1, accuracy>0.9, status=failed)';
+const EXPECTED =
+  'expected NAME OP VALUE with OP one of =, !=, <, <=, >, >= (e.g. lr=0.1, accuracy>0.9, status=failed)';
 
 /**
  * One `fluksio runs --filter` expression, e.g. `lr=0.1`, `accuracy>0.9`, `status=failed`.

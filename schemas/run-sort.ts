@@ -6,7 +6,10 @@ import { z } from 'zod';
  */
 export const RunSort = z
   .string()
-  .regex(/^-?[^\s<>=!-][^\s<>=!]*$/, 'expected a param or metric name, - before it for descending (e.g. -accuracy)')
+  .regex(
+    /^-?[^\s<>=!-][^\s<>=!]*$/,
+    'expected a param or metric name, - before it for descending (e.g. -accuracy)',
+  )
   .transform((text) => ({
     name: text.replace(/^-/, ''),
     descending: text.startsWith('-') ? true : null,

@@ -57,7 +57,12 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
     );
     if (listed.repository !== null && !options.json && !options.md && !options.csv)
       io.stdout.write(`Runs of ${listed.repository} on ${listed.url}\n`);
-    return printRuns(listed.runs, { ...selection, goals: await localGoals(options.pipeline, io.cwd) }, options, io);
+    return printRuns(
+      listed.runs,
+      { ...selection, goals: await localGoals(options.pipeline, io.cwd) },
+      options,
+      io,
+    );
   }
   const store = await openProjectStore(options.pipeline, io);
   try {
@@ -76,7 +81,8 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
 function readSelection(options: RunsCommandOptions) {
   const problems: string[] = [];
   const limit = Number(options.limit);
-  if (!Number.isInteger(limit) || limit < 1) problems.push(`--limit: "${options.limit}" is not a whole number ≥ 1`);
+  if (!Number.isInteger(limit) || limit < 1)
+    problems.push(`--limit: "${options.limit}" is not a whole number ≥ 1`);
   const formats = (['json', 'md', 'csv'] as const).filter((name) => options[name]);
   if (formats.length > 1) problems.push(`--${formats.join(', --')}: choose one output format`);
   if (options.desc && options.asc) problems.push('--desc and --asc: choose one direction');
@@ -90,9 +96,13 @@ function readSelection(options: RunsCommandOptions) {
   if (options.sort !== undefined) {
     const parsed = RunSort.safeParse(options.sort);
     if (parsed.success) sort = parsed.data;
-    else problems.push(`--sort "${options.sort}": ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+    else
+      problems.push(
+        `--sort "${options.sort}": ${parsed.error.issues.map((issue) => issue.message).join('; ')}`,
+      );
   }
-  if (sort === null && (options.desc || options.asc)) problems.push(`--${options.desc ? 'desc' : 'asc'}: give --sort NAME too`);
+  if (sort === null && (options.desc || options.asc))
+    problems.push(`--${options.desc ? 'desc' : 'asc'}: give --sort NAME too`);
   if (sort?.descending && options.asc) problems.push(`--sort -${sort.name} with --asc: choose one direction`);
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return { filters, sort, limit, descending: options.desc ? true : options.asc ? false : null };

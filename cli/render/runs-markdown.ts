@@ -15,5 +15,8 @@ export function renderRunsMarkdown(runs: readonly ExperimentRun[], columns: Expe
   const align = head.map((_, index) =>
     index >= lead + columns.params.length && index < head.length - 1 ? 'r' : 'l',
   );
-  return `${markdownTable([head, ...rows].map((row) => row.map(escapeTableCell)), { align, stringLength: stringWidth })}\n`;
+  return `${markdownTable(
+    [head, ...rows].map((row) => row.map(escapeTableCell)),
+    { align, stringLength: stringWidth },
+  )}\n`;
 }

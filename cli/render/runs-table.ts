@@ -3,7 +3,7 @@ import type { ExperimentRun } from '../../core/experiments/experiment-run.js';
 import { formatNumber, formatParams } from '../../core/text/format.js';
 import { experimentCells } from './experiment-cells.js';
 import { fitTable } from './fit-table.js';
-import wrapAnsi from 'wrap-ansi';
+import { wrapToWidth } from './wrap-to-width.js';
 
 /**
  * The runs as `fluksio runs` prints them, within `width`: a row per run, a column per
@@ -35,13 +35,8 @@ export function renderRunsTable(
     .join(' ');
   return [
     table,
-    ...(same ? [wrapped(`same in every run: ${same}`, width)] : []),
+    ...(same ? [wrapToWidth(`same in every run: ${same}`, width)] : []),
     ...(runs.some((run) => run.dirty) ? ['* dirty: uncommitted changes'] : []),
     '',
   ].join('\n');
-}
-
-/** A line broken at blanks to fit `width` (a pipe's infinite width keeps it whole). */
-function wrapped(line: string, width: number): string {
-  return Number.isFinite(width) ? wrapAnsi(line, width, { hard: true }) : line;
 }

@@ -46,7 +46,8 @@ export function selectRuns<T extends ExperimentRun>(
 
   const kept = runs.filter((run) => resolved.every(({ filter, field }) => holds(run, filter, field)));
   if (sortField) {
-    const descending = selection.descending ?? selection.sort?.descending ?? defaultDescending(sortField, selection.goals);
+    const descending =
+      selection.descending ?? selection.sort?.descending ?? defaultDescending(sortField, selection.goals);
     kept.sort((a, b) => compareValues(fieldValue(a, sortField), fieldValue(b, sortField), descending));
   }
   return { runs: kept.slice(0, selection.limit), problems };
