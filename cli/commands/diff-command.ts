@@ -13,7 +13,7 @@ import { runAtRevision, type RevisionRun } from '../../local/run-at-revision.js'
 import { outputWidth } from '../render/output-width.js';
 import { renderRunDiffMarkdown } from '../render/run-diff-markdown.js';
 import { renderRunDiffText } from '../render/run-diff-text.js';
-import type { RunDiffView } from '../render/run-diff-view.js';
+import { describeSide, type RunDiffView } from '../render/run-diff-view.js';
 
 export interface DiffCommandOptions {
   json?: boolean;
@@ -91,8 +91,8 @@ export async function diffCommand(
 
     const view: RunDiffView = {
       title: against
-        ? `Run ${describe(current, b === null && a.kind === 'revision' ? 'the newest here' : null)} against run ${describe(against, b === null && a.kind === 'run' ? 'its baseline' : null)}`
-        : `Run ${describe(current, null)} has no baseline: no earlier clean successful run on its commit or its ancestors`,
+        ? `Run ${describeSide(current.run, current.at?.revision ?? (b === null && a.kind === 'revision' ? 'the newest here' : null))} against run ${describeSide(against.run, against.at?.revision ?? (b === null && a.kind === 'run' ? 'its baseline' : null))}`
+        : `Run ${describeSide(current.run, null)} has no baseline: no earlier clean successful run on its commit or its ancestors`,
       notes,
       compared: against !== null,
       params: diffParams(current.run.params, against?.run.params ?? null),
@@ -172,15 +172,6 @@ async function sideOf(store: ProjectStore, named: Named, other: Run | null): Pro
       `${named.revision} (${short(named.commit, 10)}) and its first-parent ancestors have no clean successful run of ${store.project.displayPath}`,
     );
   return { run: at.run, at };
-}
-
-/** `01JD4XABCD (main, at 9f8e7d6c5b)`, `01JD4XABCD (at 1a2b3c4d5e, dirty)`. */
-function describe(side: Side, role: string | null): string {
-  const where = [
-    side.at?.revision ?? role,
-    `at ${short(side.run.commit, 10)}${side.run.dirty ? ', dirty' : ''}`,
-  ].filter((part) => part);
-  return `${short(side.run.id, 10)} (${where.join(', ')})`;
 }
 
 function behindNote(at: RevisionRun): string {

@@ -1,5 +1,6 @@
 import type { ParamDiffRow } from '../../core/experiments/diff-params.js';
 import type { MetricDiffRow } from '../../schemas/metric-diff.js';
+import { short } from '../../core/text/format.js';
 
 /** What `fluksio diff` shows, for the terminal and for markdown. */
 export interface RunDiffView {
@@ -36,4 +37,16 @@ export function shownRows(view: RunDiffView): {
 
 function plural(count: number, noun: string): string {
   return count === 0 ? '' : `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/**
+ * A side of a comparison in a title: `01JD4XABCD (main, at 9f8e7d6c5b)`,
+ * `01JD4XABCD (at 1a2b3c4d5e, dirty)`; `label` says how it was named or found.
+ */
+export function describeSide(
+  run: { id: string; commit: string | null; dirty: boolean },
+  label: string | null,
+): string {
+  const where = [label, `at ${short(run.commit, 10)}${run.dirty ? ', dirty' : ''}`].filter((part) => part);
+  return `${short(run.id, 10)} (${where.join(', ')})`;
 }
