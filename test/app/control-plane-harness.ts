@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { BlobStorage } from '../../app/blob-storage.js';
+import { DirectoryBlobStorage } from '../../app/blobs/directory-blob-storage.js';
 import { buildServer } from '../../app/build-server.js';
 import { readControlPlaneSettings, type ControlPlaneSettings } from '../../app/control-plane-settings.js';
 import { hashToken } from '../../app/http/hash-token.js';
@@ -114,7 +114,7 @@ export async function startTestControlPlane({
     db,
     redis,
     settings,
-    blobs: new BlobStorage(blobsRoot),
+    blobs: new DirectoryBlobStorage(blobsRoot),
     logger: pino({ level: process.env.FLUKSIO_TEST_LOG ?? 'silent' }),
   });
   const url = await server.listen({ host: '127.0.0.1', port: 0 });
