@@ -21,7 +21,11 @@ export class BlobTooLargeError extends Error {
 
 /** A presigned upload that is not what was promised (absent, another size, another checksum); nothing was kept. */
 export class BlobUploadRejectedError extends Error {
-  constructor(message: string) {
+  constructor(
+    /** `absent`: nothing is at the upload's place (never uploaded, expired, or already finished). */
+    readonly reason: 'absent' | 'size' | 'checksum',
+    message: string,
+  ) {
     super(message);
     this.name = 'BlobUploadRejectedError';
   }

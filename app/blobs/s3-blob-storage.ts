@@ -177,16 +177,19 @@ export class S3BlobStorage implements BlobStorage {
     const head = await this.head(key);
     if (head === null)
       throw new BlobUploadRejectedError(
+        'absent',
         `upload ${uploadId}: nothing was uploaded to its URL (or it expired)`,
       );
     try {
       if (head.ContentLength !== size) {
         throw new BlobUploadRejectedError(
+          'size',
           `upload ${uploadId}: ${head.ContentLength} bytes arrived, not the ${size} announced; nothing was stored`,
         );
       }
       if (this.settings.verifyChecksums && head.ChecksumSHA256 !== checksumOf(digest)) {
         throw new BlobUploadRejectedError(
+          'checksum',
           head.ChecksumSHA256 === undefined
             ? `upload ${uploadId}: the store kept no SHA-256 checksum to verify ${digest} with; nothing was stored (a store that keeps none needs FLUKSIO_S3_VERIFY_CHECKSUMS=false)`
             : `upload ${uploadId}: the store's SHA-256 checksum is not that of ${digest}; nothing was stored`,

@@ -9,6 +9,7 @@ import type { BlobUploadReply } from '../../schemas/protocol/blob-upload-reply.j
 import { LeaseId } from '../../schemas/protocol/lease-id.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { addBlobRef } from '../../store/blobs/add-blob-ref.js';
+import { hasBlobRef } from '../../store/blobs/has-blob-ref.js';
 import { BlobTooLargeError, BlobUploadRejectedError } from '../blobs/blob-upload-errors.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { blobDigestParam } from '../http/blob-digest-param.js';
