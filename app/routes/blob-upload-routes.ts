@@ -78,8 +78,14 @@ export function blobUploadRoutes(app: FastifyInstance, context: RouteContext): v
       try {
         await transfers.finishUpload({ digest, size, runId: run.id, uploadId });
       } catch (error) {
-        if (error instanceof BlobUploadRejectedError) throw new HttpError(400, error.message, 'uploadId');
-        throw error;
+        if (!(error instanceof BlobUploadRejectedError)) throw error;
+        // A finish retried after its answer was lost finds its upload moved already: the
+        // repository holds the blob, so it is answered as the first one was.
+        const retried =
+          error.reason === 'absent' &&
+          (await hasBlobRef({ db: context.db, repository: run.repository, digest })) &&
+          (await context.blobs.size(digest)) === size;
+        if (!retried) throw new HttpError(400, error.message, 'uploadId');
       }
       await addBlobRef({ db: context.db, repository: run.repository, digest, size, runId: run.id });
       request.log.info({ runId: run.id, digest, size, uploadId }, 'blob stored');
