@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { openBlobStorage } from './blobs/open-blob-storage.js';
+import { S3BlobStorage } from './blobs/s3-blob-storage.js';
 import { buildServer } from './build-server.js';
 import { runsWorkers, servesApi, type ControlPlaneRole } from './control-plane-role.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
@@ -102,6 +103,7 @@ export async function startControlPlane({
     }
 
     const blobs = openBlobStorage(settings);
+    if (blobs instanceof S3BlobStorage) closers.push(async () => blobs.close());
     const server = buildServer({
       db: database.db,
       redis,
