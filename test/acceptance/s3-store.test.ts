@@ -104,4 +104,4 @@ test('with S3, runners and fluksio pull move bytes with presigned URLs, a corrup
   expect(left).not.toContain(orphan);
   for (const out of kept) expect(left).toContain(`sha256/${out.digest.slice(7)}`);
   for (const file of ['alpha\n', 'beta\n']) expect(left).toContain(`sha256/${sha256(file)}`);
-});
+}, 300_000);
