@@ -16,6 +16,7 @@ import { RemoteEventSink } from './remote-event-sink.js';
 import { RemoteStageCache } from './remote-stage-cache.js';
 import { reclaimCheckout } from './reclaim-checkout.js';
 import { runSandbox, type SandboxPolicy } from './run-sandbox.js';
+import { slurmJobDir } from './slurm-job-dir.js';
 
 export interface ExecuteClaimOptions {
   claim: Claim;
@@ -210,7 +211,10 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       fork: claim.repo.fork,
       signal: engineAbort.signal,
     };
-    const paths = options.git.pathsOf(checkoutRequest);
+    const paths = {
+      ...options.git.pathsOf(checkoutRequest),
+      slurmJobs: slurmJobDir(options.sandbox.workDir, claim.run.id, claim.run.attempt),
+    };
     const sandbox = runSandbox(options.sandbox, claim.repo.fork, paths);
     const { stageUser } = options.sandbox;
     if ('refusal' in sandbox) {
@@ -323,6 +327,10 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         (await stopped(null)) ??
         (await failed(`The runner could not deliver the run's events: ${(error as Error).message}`))
       );
+    }
+    if (outcome.giveBack !== null && stop === null && !leaseLost.signal.aborted) {
+      // Not the run's fault (a requeued or preempted job): another attempt restores what finished.
+      return await end({ release: `${outcome.giveBack}; queued again for another attempt` });
     }
     return (
       (await stopped(outcome)) ??
