@@ -1,3 +1,4 @@
+import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
@@ -17,6 +18,7 @@ import { RemoteStageCache } from './remote-stage-cache.js';
 import { reclaimCheckout } from './reclaim-checkout.js';
 import { runSandbox, type SandboxPolicy } from './run-sandbox.js';
 import { slurmJobDir } from './slurm-job-dir.js';
+import { cancelSupersededJobs } from './cancel-superseded-jobs.js';
 
 export interface ExecuteClaimOptions {
   claim: Claim;
@@ -127,6 +129,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
   const drainDeadline = new AbortController();
   let drainTimer: NodeJS.Timeout | null = null;
   let stop: StopRequest | null = null;
+  let slurmJobs: string | null = null;
 
   const keeper = new LeaseKeeper({
     client,
@@ -216,6 +219,13 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       slurmJobs: slurmJobDir(options.sandbox.workDir, claim.run.id, claim.run.attempt),
     };
     const sandbox = runSandbox(options.sandbox, claim.repo.fork, paths);
+    if (options.sandbox.slurm && !('refusal' in sandbox)) {
+      slurmJobs = paths.slurmJobs;
+      const superseded = await cancelSupersededJobs(options.sandbox.workDir, claim.run.id, claim.run.attempt);
+      if (superseded.length > 0) {
+        logger.info({ jobs: superseded }, "cancelled the Slurm jobs of the run's superseded attempts");
+      }
+    }
     const { stageUser } = options.sandbox;
     if ('refusal' in sandbox) {
       await forgetFetchCredential(client, run, claim, logger);
@@ -347,5 +357,11 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     options.stopSignal.removeEventListener('abort', onStop);
     if (drainTimer) clearTimeout(drainTimer);
     await keeper.stop();
+    // The attempt is over here, its jobs ended with its stages; a runner killed before this
+    // line leaves them for the next runner, which resumes or cancels them.
+    if (slurmJobs) {
+      await rm(slurmJobs, { recursive: true, force: true });
+      await rmdir(path.dirname(slurmJobs)).catch(() => undefined);
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -44,10 +44,10 @@ afterEach(async () => {
 });
 
 /** A repository whose commits the double serves over HTTPS, with its pipeline at each commit. */
-async function serveRepo(pipeline: string, files: Record<string, string> = {}): Promise<string> {
-  repo = await makeRepo({ files: { 'fluksio.yml': pipeline, '.gitignore': '*.txt\n', ...files } });
+async function serveRepo(pipeline: string, env: Record<string, string> = {}): Promise<string> {
+  repo = await makeRepo({ files: { 'fluksio.yml': pipeline, '.gitignore': '*.txt\n' } });
   const main = (await repo.git('rev-parse', 'HEAD')).trim();
-  world = await openGitHubAppWorld({ serve: repo.dir });
+  world = await openGitHubAppWorld({ serve: repo.dir, env });
   world.double.setFile(world.repo.fullName, main, 'fluksio.yml', pipeline);
   world.double.setCommits(world.repo.fullName, [main], { branch: 'main' });
   return main;
@@ -130,24 +130,32 @@ stages:
   expect(current.double.violations).toEqual([]);
 }, 150_000);
 
-test('a Slurm job requeued mid-run gives the run back (released, not failed, the cause named); the next attempt restores the finished stage from the cache', async () => {
-  scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-requeue-'));
-  // train's first job waits until another job of it has started: only the next attempt's does.
-  const pipeline = `version: 1
+/**
+ * A pipeline whose `train` stage appends its job id to `jobs` and then waits until a job
+ * other than its own is listed there: its first job runs until something ends it, and the
+ * next attempt's job finds the first one's id and finishes.
+ */
+function waitingPipeline(jobs: string, extra = ''): string {
+  return `version: 1
 on:
   push: { branches: [main] }
-stages:
+${extra}stages:
   prepare:
     cmd: echo data > data.txt
     outs: [data.txt]
   train:
     cmd: >-
-      echo $SLURM_JOB_ID >> ${scratch}/jobs &&
-      until grep -qvx "$SLURM_JOB_ID" ${scratch}/jobs; do sleep 0.2; done &&
+      echo $SLURM_JOB_ID >> ${jobs} &&
+      until grep -qvx "$SLURM_JOB_ID" ${jobs}; do sleep 0.2; done &&
       cat data.txt > model.txt
     deps: [data.txt]
     outs: [model.txt]
 `;
+}
+
+test('a Slurm job requeued mid-run gives the run back (released, not failed, the cause named); the next attempt restores the finished stage from the cache', async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-requeue-'));
+  const pipeline = waitingPipeline(`${scratch}/jobs`);
   const main = await serveRepo(pipeline);
   const current = world as GitHubAppWorld;
   runner = await startSlurmRunner(current, await registerAcmeRunner(current, []));
@@ -184,4 +192,42 @@ stages:
   const checkRun = await completedCheckRun(current, run.id);
   expect(checkRun.conclusion).toBe('success');
   expect(checkRun.output.summary).toContain('(attempt 2)');
+}, 180_000);
+
+test('a Slurm runner killed with -9 mid-job and started again: the attempt it left is superseded, its job cancelled, and the run finishes', async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-kill-'));
+  const jobs = `${scratch}/jobs`;
+  const main = await serveRepo(waitingPipeline(jobs, 'retries: 1\n'), {
+    FLUKSIO_LEASE_TTL: '3s',
+    FLUKSIO_HEARTBEAT_INTERVAL: '500ms',
+  });
+  const current = world as GitHubAppWorld;
+  const token = await registerAcmeRunner(current, []);
+  const first = await startSlurmRunner(current, token);
+  runner = first;
+  await current.deliver(pushPayload({ repo: current.repo, ref: 'main', after: main }));
+  let job = '';
+  await waitFor('train’s first job to run', async () => (job = await firstLine(jobs)) !== '', 60_000);
+  await first.stop('SIGKILL');
+  // Killed hard, the runner left its job running, and its id in the work directory.
+  expect((await jobFields(job)).JobState).toBe('RUNNING');
+
+  runner = await startSlurmRunner(current, token, first.workDir);
+  const run = await finishedRun(current, (candidate) => candidate.commit === main);
+  expect(run, runner.output()).toMatchObject({ status: 'succeeded', attempt: 2, leaseExpirations: 1 });
+  expect(runner.output()).toMatch(
+    new RegExp(
+      `"jobs":\\["${job}"\\][^\\n]*"msg":"cancelled the Slurm jobs of the run's superseded attempts"`,
+    ),
+  );
+  await waitFor(
+    'the superseded job to be cancelled',
+    async () => (await jobFields(job)).JobState === 'CANCELLED',
+  );
+  const rows = await current.db.select().from(stageRows).where(eq(stageRows.runId, run.id));
+  const byName = Object.fromEntries(rows.map((row) => [row.name, row]));
+  expect(byName.prepare).toMatchObject({ status: 'cached', cachedFrom: run.id });
+  expect(byName.train).toMatchObject({ status: 'ran' });
+  // Over, the attempt's job files are gone from the work directory.
+  await expect(readdir(join(first.workDir, 'slurm'))).resolves.toEqual([]);
 }, 180_000);
