@@ -260,7 +260,14 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     .then((blob) => blob.digest)
     .catch(() => null);
   const usage = (await options.launcher?.usage?.(launched).catch(() => null)) ?? null;
-  const ran = { ...keyed, reasons, exitCode: processResult.exitCode, logTail: finished.tail, logDigest, usage };
+  const ran = {
+    ...keyed,
+    reasons,
+    exitCode: processResult.exitCode,
+    logTail: finished.tail,
+    logDigest,
+    usage,
+  };
 
   if (processResult.cancelled || processResult.timedOut) {
     const status: StageStatus = processResult.timedOut ? 'timed_out' : abortStatus(context.signal);

@@ -177,7 +177,8 @@ function notRun(
 
 function notStartedWhy(signal: AbortSignal): string {
   if (signal.reason === 'timed_out') return 'the run timed out before this stage started';
-  if (signal.reason === 'given_back') return 'the run was given back for another attempt before this stage started';
+  if (signal.reason === 'given_back')
+    return 'the run was given back for another attempt before this stage started';
   return 'cancelled before it started';
 }
 
