@@ -34,6 +34,10 @@ export interface CodeIndex {
    * code digest covering one cannot see its target change (see codeDigest).
    */
   outsideLinks: Map<string, string>;
+  /** Where the stat cache this read used lives (null: none): a read again uses the same. */
+  statCacheFile: string | null;
+  /** The files this read hashed; the stat cache vouched for the others. */
+  filesRead: number;
 }
 
 export interface ReadCodeIndexOptions {
@@ -80,9 +84,17 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
     objectFormat === known.objectFormat
       ? known
       : new StatCache(statCacheFile, objectFormat, null, scanStartedMs);
-  const tree = await indexWorkTree({ root: repoRoot, top: repoRoot, prefix: '', listing: listed, cache });
+  const reads = { files: 0 };
+  const tree = await indexWorkTree({
+    root: repoRoot,
+    top: repoRoot,
+    prefix: '',
+    listing: listed,
+    cache,
+    reads,
+  });
   await cache.save([...listed.paths.keys()]);
-  return { repoRoot, commit, objectFormat, ...tree };
+  return { repoRoot, commit, objectFormat, ...tree, statCacheFile, filesRead: reads.files };
 }
 
 /**
@@ -132,6 +144,8 @@ interface TreeScan {
   prefix: string;
   listing: WorkTreeListing;
   cache: StatCache;
+  /** Counts the files hashed, submodules' included. */
+  reads: { files: number };
 }
 
 type IndexedTree = Pick<CodeIndex, 'files' | 'changed' | 'outsideLinks'>;
@@ -174,6 +188,7 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
       );
     }
   }
+  scan.reads.files += toHash.length;
   for (let i = 0; i < toHash.length; i += HASH_BATCH) {
     await Promise.all(
       toHash.slice(i, i + HASH_BATCH).map(async ({ repoPath, stats }) => {
