@@ -12,7 +12,7 @@ import {
   resetMirrorConfig,
 } from './git-dir-files.js';
 import { runGit, type GitCommandOptions } from './git-command.js';
-import { checkoutStatCache } from './checkout-stat-cache.js';
+import { checkoutStatCache, removeCheckoutStatCache } from './checkout-stat-cache.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { redactUrl } from '../../client/redact-url.js';
 import { pruneMirrors } from './prune-mirrors.js';
@@ -254,7 +254,7 @@ export class GitWorkspace {
     // any a sandboxed stage could write, is thrown away and made again.
     if (request.untrusted || !(await isPlainGitDir(path.join(dir, '.git')))) {
       await rm(dir, { recursive: true, force: true });
-      await rm(checkoutStatCache(dir), { force: true });
+      await removeCheckoutStatCache(dir);
     }
     if (!existsSync(path.join(dir, '.git', 'HEAD'))) {
       await mkdir(dir, { recursive: true });

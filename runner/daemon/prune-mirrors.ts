@@ -1,6 +1,6 @@
 import { lstat, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { checkoutStatCache } from './checkout-stat-cache.js';
+import { removeCheckoutStatCache } from './checkout-stat-cache.js';
 
 export interface PruneMirrorsOptions {
   /** The runner's work directory: mirrors under `mirrors/<key>.git`, checkouts under `checkouts/<slot>/<key>[-fork]`. */
@@ -44,7 +44,7 @@ export async function pruneMirrors(options: PruneMirrorsOptions): Promise<string
         for (const checkout of [mirror.key, `${mirror.key}-fork`]) {
           const dir = path.join(options.workDir, 'checkouts', slot, checkout);
           await rm(dir, { recursive: true, force: true });
-          await rm(checkoutStatCache(dir), { force: true });
+          await removeCheckoutStatCache(dir);
         }
       }
       await rm(mirror.dir, { recursive: true, force: true });
