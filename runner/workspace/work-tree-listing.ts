@@ -83,15 +83,17 @@ export async function listWorkTree(root: string): Promise<WorkTreeListing> {
  * the index and `info/exclude` paths and HEAD's commit on a line each (no commit while
  * HEAD is unborn: `--verify -q` then prints nothing and exits 1, quietly), a blank line,
  * and then `diff-index` of that very commit against the index; fd 4 gets the ignored
- * directories git does not walk, fd 5 the config with the file each entry came from.
+ * directories git does not walk (`--directory` also names a directory holding only
+ * ignored files, which git does walk: `check-ignore` keeps those a rule excludes
+ * themselves), fd 5 the config with the file each entry came from.
  * The shell exits with the listing's failure, else with rev-parse's; the last two only
  * feed listing-snapshot.ts, which does without them.
  */
 const LISTING_SCRIPT = `git ls-files -z --stage -t --cached --others --exclude-standard \\
   --exclude=.fluksio --exclude=__pycache__ --exclude='*.pyc' &
 listed=$!
-git ls-files -z --others --ignored --directory --exclude-standard \\
-  --exclude=.fluksio --exclude=__pycache__ --exclude='*.pyc' >&4 2>/dev/null &
+git ls-files -z --others --ignored --directory --exclude-standard 2>/dev/null |
+  git check-ignore --stdin -z >&4 2>/dev/null &
 git config --list --show-origin -z >&5 2>/dev/null &
 head=$(git rev-parse --show-object-format --absolute-git-dir --git-common-dir \\
   --git-path index --git-path info/exclude --verify -q HEAD)
