@@ -244,6 +244,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         claim,
         runnerEnvironment: options.runnerEnvironment,
         secrets: options.secrets,
+        statCacheFile: paths.statCache,
       });
     } catch (error) {
       return (await stopped(null)) ?? (await failed((error as Error).message));
