@@ -54,6 +54,17 @@ export interface RunsPageData {
   runs: PageRunSummary[];
 }
 
+/**
+ * Where a stage's log continues: `line` is the number of lines before it, `position` where
+ * its source resumes reading (the next event seq on a control plane, a byte offset in a
+ * project's store). Sent as the SSE event id `line.position`, so a reconnecting
+ * EventSource resumes there.
+ */
+export interface LogCursor {
+  line: number;
+  position: number;
+}
+
 /** A piece of a stage's log for the live stream: lines `from` … `from + lines.length - 1`. */
 export interface LogChunk {
   from: number;
