@@ -98,6 +98,9 @@ export class MetricChart {
       return smooth(column, this.settings.smoothing);
     });
     const data = [xs, ...columns] as uPlot.AlignedData;
+    // The axis drawn and how far it reaches, for tests (uPlot draws its ticks on the canvas).
+    this.element.dataset.axis = this.settings.axis;
+    this.element.dataset.xMax = String(xs.at(-1) ?? '');
     const shape = JSON.stringify([
       this.curves.map((curve) => [curve.label, curve.color, curve.dashed]),
       this.settings,
