@@ -134,6 +134,8 @@ export class LogView {
   }
 
   private append(chunk: LogChunk): void {
+    // For `npm run bench`: when the first piece of a log reached the page.
+    if (performance.getEntriesByName('fluksio:log').length === 0) performance.mark('fluksio:log');
     const changed = this.store.append(chunk.from, chunk.lines);
     this.version++;
     this.layout(changed);
