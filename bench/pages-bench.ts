@@ -11,7 +11,9 @@ import { PageLinkSigner } from '../app/pages/page-link-signer.js';
 import { startControlPlane } from '../app/start-control-plane.js';
 import { createApiToken } from '../store/tokens/create-api-token.js';
 import { createRunner } from '../store/runners/create-runner.js';
+import type { Params } from '../core/params/resolve-params.js';
 import { makeRepo } from '../test/helpers/make-repo.js';
+import { ranAsClaimed } from '../test/helpers/ran-as-claimed.js';
 import { exited, fluksio, lineOf } from './fluksio-command.js';
 import { ms, percentile } from './measure.js';
 import { openScratchEnvironment, REDIS_URL } from './scratch-environment.js';
@@ -107,13 +109,14 @@ async function benchControlPlanePages(browser: Browser): Promise<void> {
       );
       const claim = (await post('/api/v1/runner/claim', runnerToken, { waitSeconds: 0 })) as {
         lease: string;
-        run: { id: string };
+        run: { id: string; params: Params };
       };
       const runId = claim.run.id;
       await post(`/api/v1/runs/${runId}/start`, runnerToken, {
         lease: claim.lease,
         codeDigest: 'd'.repeat(64),
         envDigest: 'd'.repeat(64),
+        ...ranAsClaimed(claim),
       });
       let seq = 0;
       const events = (batch: unknown[]) =>
@@ -165,7 +168,9 @@ async function benchControlPlanePages(browser: Browser): Promise<void> {
     console.log(`  page usable (data fetched)        ${ms(timing.data)}   (target < 1 s)`);
     console.log(`  charts drawn after the data       ${ms(timing.charts - timing.data)}   (target < 100 ms)`);
     console.log(`  first log lines on the page       ${ms(timing.log)}`);
-    console.log(`  whole log in the page             ${ms(timing.now)}   (windowed: the DOM holds the lines on screen)`);
+    console.log(
+      `  whole log in the page             ${ms(timing.now)}   (windowed: the DOM holds the lines on screen)`,
+    );
 
     const latencies: number[] = [];
     for (let i = 0; i < LIVE_SAMPLES; i += 1) {
@@ -173,7 +178,9 @@ async function benchControlPlanePages(browser: Browser): Promise<void> {
       const started = performance.now();
       await live.events([{ type: 'stage.log', stage: 'train', lines: [marker] }]);
       // The view follows the end of a live log, as a terminal does: the new line is drawn.
-      await page.locator('#log-train li', { hasText: marker }).waitFor({ state: 'attached', timeout: 20_000 });
+      await page
+        .locator('#log-train li', { hasText: marker })
+        .waitFor({ state: 'attached', timeout: 20_000 });
       latencies.push(performance.now() - started);
     }
     console.log(
@@ -204,7 +211,9 @@ async function benchControlPlanePages(browser: Browser): Promise<void> {
       `  ${SEARCH_LINES.toLocaleString('en')} log lines reached the page in ${ms(loaded.now)}; search over them (the page's store, case-insensitive):`,
     );
     console.log(`    a line near the end (${rare.matches} match)       ${ms(rare.ms)}   (target < 200 ms)`);
-    console.log(`    a term on a tenth of the lines (${common.matches} matches)  ${ms(common.ms)}   (target < 200 ms)`);
+    console.log(
+      `    a term on a tenth of the lines (${common.matches} matches)  ${ms(common.ms)}   (target < 200 ms)`,
+    );
     await searchPage.context().close();
   } finally {
     await database.close();

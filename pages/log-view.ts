@@ -213,7 +213,8 @@ export class LogView {
     const bottom = top + this.viewport.clientHeight / ROW_PX;
     const first = Math.max(0, this.lineAtRow(top) - OVERSCAN);
     const last = Math.min(count - 1, this.lineAtRow(bottom) + OVERSCAN);
-    const same = this.drawn.first === first && this.drawn.last === last && this.drawn.version === this.version;
+    const same =
+      this.drawn.first === first && this.drawn.last === last && this.drawn.version === this.version;
     if (!same) {
       const items: HTMLElement[] = [];
       for (let i = first; i <= last; i++) items.push(this.item(i));
@@ -240,7 +241,11 @@ export class LogView {
         style: `height:${rows * ROW_PX}px`,
         ...(classes.length > 0 ? { class: classes.join(' ') } : {}),
       },
-      h('a', { class: 'ln', href: `#log-${this.stage}-L${number}`, 'aria-label': `line ${number}` }, String(number)),
+      h(
+        'a',
+        { class: 'ln', href: `#log-${this.stage}-L${number}`, 'aria-label': `line ${number}` },
+        String(number),
+      ),
       h('span', { class: 'lt' }, ...renderTerminalLine(this.store.raw[index]!)),
     );
   }

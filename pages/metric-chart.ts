@@ -88,15 +88,28 @@ export class MetricChart {
       const start = Math.min(...timed.map((point) => point.at!));
       return timed.map((point) => ({ x: (point.at! - start) / 1000, value: point.value }));
     });
-    const xs = [...new Set(placed.flatMap((points) => points.map((point) => point.x)))].sort((a, b) => a - b);
-    const index = new Map(xs.map((x, i) => [x, i]));
-    const columns = placed.map((points) => {
-      const column: (number | null)[] = new Array(xs.length).fill(null);
-      for (const { x, value } of points) {
-        column[index.get(x)!] = this.settings.logScale && value <= 0 ? null : value;
-      }
-      return smooth(column, this.settings.smoothing);
-    });
+    const shown = (value: number): number | null => (this.settings.logScale && value <= 0 ? null : value);
+    let xs: number[];
+    let columns: (number | null)[][];
+    const only = placed.length === 1 ? placed[0]! : null;
+    if (only && only.every((point, i) => i === 0 || point.x > only[i - 1]!.x)) {
+      // One curve with its x ascending (a run's series is sorted by step): no merging.
+      xs = only.map((point) => point.x);
+      columns = [
+        smooth(
+          only.map((point) => shown(point.value)),
+          this.settings.smoothing,
+        ),
+      ];
+    } else {
+      xs = [...new Set(placed.flatMap((points) => points.map((point) => point.x)))].sort((a, b) => a - b);
+      const index = new Map(xs.map((x, i) => [x, i]));
+      columns = placed.map((points) => {
+        const column: (number | null)[] = new Array(xs.length).fill(null);
+        for (const { x, value } of points) column[index.get(x)!] = shown(value);
+        return smooth(column, this.settings.smoothing);
+      });
+    }
     const data = [xs, ...columns] as uPlot.AlignedData;
     // The axis drawn and how far it reaches, for tests (uPlot draws its ticks on the canvas).
     this.element.dataset.axis = this.settings.axis;

@@ -17,7 +17,11 @@ export function readParallelSettings(query: URLSearchParams): ParallelSettings {
   for (const part of (query.get('brush') ?? '').split(',').filter(Boolean)) {
     const [name, low, high] = part.split(':');
     const range = [Number(low), Number(high)] as const;
-    if (name && range.every((value) => Number.isFinite(value) && value >= 0 && value <= 1) && range[0] <= range[1])
+    if (
+      name &&
+      range.every((value) => Number.isFinite(value) && value >= 0 && value <= 1) &&
+      range[0] <= range[1]
+    )
       brushes.set(decodeURIComponent(name), range);
   }
   const log = query.get('pclog');

@@ -135,7 +135,11 @@ export function drawParallelCoordinates(
 
 function canLog(values: Axis['values']): boolean {
   const numbers = values.filter((value): value is number => typeof value === 'number');
-  return numbers.length > 0 && numbers.length === values.filter((value) => value !== null).length && Math.min(...numbers) > 0;
+  return (
+    numbers.length > 0 &&
+    numbers.length === values.filter((value) => value !== null).length &&
+    Math.min(...numbers) > 0
+  );
 }
 
 /** Maps a value to 0…1 on its axis, or null for a missing one. */

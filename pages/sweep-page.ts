@@ -42,7 +42,12 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
         ]
       : [];
   const logAxes = (): Set<string> =>
-    parallel.logAxes ?? new Set(axes().filter((axis) => spansDecades(axis.values)).map((axis) => axis.name));
+    parallel.logAxes ??
+    new Set(
+      axes()
+        .filter((axis) => spansDecades(axis.values))
+        .map((axis) => axis.name),
+    );
   const within = (): boolean[] => {
     const shown = axes();
     if (shown.length === 0) return data.runs.map(() => true);

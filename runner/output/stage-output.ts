@@ -148,7 +148,12 @@ export class StageOutput {
     }
     const count = this.emitted.get(metric.name) ?? 0;
     this.emitted.set(metric.name, count + 1);
-    this.options.onMetric({ stage: this.options.stage, ...metric, step: metric.step ?? count, at: Date.now() });
+    this.options.onMetric({
+      stage: this.options.stage,
+      ...metric,
+      step: metric.step ?? count,
+      at: Date.now(),
+    });
   }
 
   private annotate(command: WorkflowCommand, level: Annotation['level']): void {

@@ -107,7 +107,9 @@ json.dump({"loss": 0.25}, open("metrics/train.json", "w"))
     await vi.waitFor(
       () => {
         const [runDir] = existsSync(liveDir) ? readdirSync(liveDir) : [];
-        expect(runDir && readFileSync(join(liveDir, runDir, 'train.log'), 'utf8')).toContain('training started');
+        expect(runDir && readFileSync(join(liveDir, runDir, 'train.log'), 'utf8')).toContain(
+          'training started',
+        );
       },
       { timeout: 120_000, interval: 100 },
     );
