@@ -243,7 +243,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
     }
     const text = await readBody(request);
     const findings: RequestFindings = {};
-    let answered: { result: HandlerResult; drop: boolean };
+    let answered: { result: HandlerResult; drop: boolean; holdUntil?: Promise<unknown> };
     try {
       answered = answerGitHubRequest(
         { method: record.method, url, authorization, accept: request.headers.accept ?? '', text },
@@ -254,7 +254,8 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
       const message = `The double failed: ${(error as Error).stack ?? String(error)}`;
       answered = { result: refusal(500, message, 'double-error'), drop: false };
     }
-    const { result, drop } = answered;
+    const { result, drop, holdUntil } = answered;
+    await holdUntil;
     Object.assign(record, {
       route: findings.route?.template ?? null,
       operationId: findings.route?.operationId ?? null,
