@@ -23,6 +23,11 @@ export interface RunPageData {
   tracebacks: PageTraceback[];
   /** True once the run is in a final state: nothing more will be drawn. */
   final: boolean;
+  /**
+   * Set when the request named the steps it held (`?after=`): `series` hold only newer
+   * points, to append, and `baselineSeries` is empty (it does not change).
+   */
+  partial?: boolean;
 }
 
 /** A failure's traceback, with where its innermost repository frame raised. */

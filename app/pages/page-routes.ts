@@ -6,6 +6,7 @@ import type { PageGate } from './page-gate.js';
 import { messagePage, pageShell } from './page-shell.js';
 import type { PageSource } from './page-source.js';
 import { renderCurvesSvg, type SvgCurve } from './render-curves-svg.js';
+import { parseStepsHeld, pointsAfter } from './points-after.js';
 import { parseLogCursor, streamStageLog } from './stream-stage-log.js';
 
 /** What the pages are served from, who may see them, and the bundle to serve. */
@@ -31,6 +32,23 @@ const LogQuery = z
   .loose();
 /** At most this many runs side by side: more curves than anyone can tell apart. */
 const MAX_COMPARED = 32;
+const RunQuery = z
+  .object({
+    after: z
+      .string()
+      .max(20_000)
+      .transform((text, context) => {
+        const held = parseStepsHeld(text);
+        if (held === null)
+          context.addIssue({
+            code: 'custom',
+            message: 'expected name:step pairs separated by commas (loss:120,acc:120)',
+          });
+        return held ?? new Map<string, number>();
+      })
+      .optional(),
+  })
+  .loose();
 const ChartQuery = z.object({ metric: z.string().min(1).max(200), baseline: Id.optional() }).loose();
 const CompareQuery = z
   .object({
@@ -144,7 +162,9 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     const { id } = parseInput(IdParams, request.params, 'id');
     if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
       return reply;
-    return reply.header('cache-control', 'no-store').send(await source.runPage(id));
+    const { after } = parseInput(RunQuery, request.query, 'after');
+    const data = await source.runPage(id);
+    return reply.header('cache-control', 'no-store').send(data && after ? pointsAfter(data, after) : data);
   });
   app.get('/pages/api/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
