@@ -54,16 +54,26 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .argument('[params...]', 'parameters as key=value; key=a,b makes a sweep (at most 32 runs)')
     .option('--no-cache', 'run every stage (results are still cached for next time)')
     .option('--json', 'print one JSON object (a sweep: {group, runs}) instead of the summary')
-    .addOption(new Option('--jobs <n>', 'how many stages may run at once').default('1'))
+    .addOption(
+      new Option(
+        '-j, --jobs <n>',
+        "how many things run at once: a sweep's members (each in a scratch checkout of this work tree), or a single run's stages",
+      ).default('1'),
+    )
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .addOption(
       new Option('--backend <backend>', 'where stages execute: here, or each as a Slurm job')
         .choices(['local', 'slurm'])
         .default('local'),
     )
+    .option('--queue', 'queue the run (or sweep) on the control plane instead, as fluksio submit does')
+    .option(
+      '--url <url>',
+      'with --queue: the control plane (default: FLUKSIO_URL); the token is FLUKSIO_TOKEN',
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  fluksio run\n  fluksio run lr=0.1 epochs=5\n  fluksio run lr=0.1,0.01 seed=1,2 --json\n  fluksio run --pipeline examples/logreg/fluksio.yml',
+      '\n-j N with a sweep runs up to N members at once, each in a scratch checkout of this work tree (uncommitted\nchanges and the ignored deps the pipeline declares included); a stage they compute alike runs once; the last\nmember runs here, so its outputs are the ones left in the work tree. -j N with one run runs N stages at once.\n\nExamples:\n  fluksio run\n  fluksio run lr=0.1 epochs=5\n  fluksio run lr=0.1,0.01 seed=1,2 -j 2\n  fluksio run lr=0.1,0.01 seed=1,2 --json\n  fluksio run lr=0.1,0.01 --queue\n  fluksio run --pipeline examples/logreg/fluksio.yml',
     )
     .action(async (params: string[], options) =>
       setCode(await (await import('./commands/run-command.js')).runCommand(params, options, io)),
