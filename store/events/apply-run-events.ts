@@ -196,15 +196,15 @@ async function writeCacheEntry(
  * and Postgres. JSON numbers round-trip doubles exactly, and points are finite.
  */
 async function writeMetricPoints(db: Database, runId: string, points: readonly MetricPoint[]): Promise<void> {
-  const rows = sql`select ${runId}, p.stage, p.name, p.step, p.value
+  const rows = sql`select ${runId}, p.stage, p.name, p.step, p.value, p.at
     from jsonb_to_recordset(${JSON.stringify(points)}::jsonb)
-    as p(stage text, name text, step bigint, value double precision)`;
+    as p(stage text, name text, step bigint, value double precision, at bigint)`;
   await db
     .insert(metricPoints)
     .select(rows)
     .onConflictDoUpdate({
       target: [metricPoints.runId, metricPoints.stage, metricPoints.name, metricPoints.step],
-      set: { value: excluded(metricPoints.value) },
+      set: { value: excluded(metricPoints.value), at: excluded(metricPoints.at) },
     });
 }
 
