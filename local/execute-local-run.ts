@@ -8,13 +8,13 @@ import type { Stamp } from '../schemas/stamp.js';
 import type { StageSelection } from '../schemas/stage-selection.js';
 import type { CodeIndex } from '../runner/keys/code-index.js';
 import { computeStamp } from '../runner/keys/compute-stamp.js';
-import { firstParentCommits } from '../runner/workspace/first-parent-commits.js';
 import { InterpreterDigests } from '../runner/keys/interpreter-digests.js';
-import type { EventSink } from '../runner/ports.js';
+import type { EventSink, StageGate } from '../runner/ports.js';
 import { runPipeline, type RunOutcome } from '../runner/run-pipeline.js';
 import type { RunDetail } from '../store/runs/get-run-detail.js';
 import { teeSinks } from '../runner/tee-sinks.js';
 import type { Run } from '../schemas/tables/runs.js';
+import { findLocalBaseline } from './find-local-baseline.js';
 import { localRunRow } from './local-run-row.js';
 import { LocalRunRecorder } from './local-run-recorder.js';
 import { LOCAL_REPOSITORY, type LocalState } from './local-state.js';
@@ -66,6 +66,12 @@ export interface LocalRunOptions {
    * @defaultValue looked up for this run
    */
   sweepBaseline?: { run: Run | null };
+  /** Shared by the runs of a parallel sweep. @defaultValue kept in `.fluksio/interpreter-digests.json` for this run */
+  interpreterDigests?: InterpreterDigests;
+  /** Shared by the runs of a parallel sweep, so that a stage they compute alike runs once. */
+  gate?: StageGate;
+  /** Where the `fingerprint` command runs. @defaultValue the pipeline's directory */
+  fingerprintDir?: string;
 }
 
 /** A finished local run: its report, its rows, and what the engine said about it. */
@@ -95,6 +101,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
   });
   const recorder = await LocalRunRecorder.start({
     journalDir: state.journalDir,
+    liveDir: state.liveDir,
     index: state.index,
     run: localRunRow({
       id: ulid(),
@@ -123,7 +130,9 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       pipeline,
       params,
       codeIndex,
-      interpreterDigests: new InterpreterDigests(join(project.stateDir, 'interpreter-digests.json')),
+      interpreterDigests:
+        options.interpreterDigests ??
+        new InterpreterDigests(join(project.stateDir, 'interpreter-digests.json')),
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
@@ -134,6 +143,8 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       events: teeSinks(recorder.events, options.progress),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
+      ...(options.gate ? { gate: options.gate } : {}),
+      ...(options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {}),
     });
   } catch (error) {
     await recorder.finish({
@@ -146,16 +157,9 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     throw error;
   }
   // Looked up before this run is recorded as one, so it is never its own baseline.
-  const baselineAt = (commits: readonly string[]) =>
-    state.index.baseline({ pipelinePath: project.pipelinePath, commits, paramsDigest: stamp.paramsDigest });
   const baseline = options.sweepBaseline
     ? options.sweepBaseline.run
-    : givenAncestry
-      ? await baselineAt(await givenAncestry)
-      : stamp.commit === null
-        ? null
-        : ((await baselineAt([stamp.commit])) ??
-          (await baselineAt(await firstParentCommits(project.workspace.repoRoot, stamp.commit))));
+    : await findLocalBaseline({ state, project, stamp, givenAncestry });
   await recorder.finish({
     status: outcome.status,
     reason: outcome.reason,

@@ -76,5 +76,7 @@ export function localRunRow(start: LocalRunStart): Run {
     baselineCommits: null,
     baselineRunId: null,
     baselineFixed: false,
+    cpuSeconds: null,
+    gpuSeconds: null,
   };
 }

@@ -23,6 +23,11 @@ export interface RunPageData {
   tracebacks: PageTraceback[];
   /** True once the run is in a final state: nothing more will be drawn. */
   final: boolean;
+  /**
+   * Set when the request named the steps it held (`?after=`): `series` hold only newer
+   * points, to append, and `baselineSeries` is empty (it does not change).
+   */
+  partial?: boolean;
 }
 
 /** A failure's traceback, with where its innermost repository frame raised. */
@@ -52,6 +57,17 @@ export interface RunsPageData {
   groupId: string | null;
   goals: MetricGoals;
   runs: PageRunSummary[];
+}
+
+/**
+ * Where a stage's log continues: `line` is the number of lines before it, `position` where
+ * its source resumes reading (the next event seq on a control plane, a byte offset in a
+ * project's store). Sent as the SSE event id `line.position`, so a reconnecting
+ * EventSource resumes there.
+ */
+export interface LogCursor {
+  line: number;
+  position: number;
 }
 
 /** A piece of a stage's log for the live stream: lines `from` … `from + lines.length - 1`. */

@@ -1,5 +1,5 @@
 import type { Database } from '../../store/db/database.js';
-import { getStageLog } from '../../store/runs/get-stage-log.js';
+import { readStageLogChunk } from '../../store/runs/read-stage-log-chunk.js';
 import type { PageSource } from './page-source.js';
 import { storePageSource } from './store-page-source.js';
 
@@ -11,7 +11,10 @@ import { storePageSource } from './store-page-source.js';
 export function controlPlanePageSource(db: Database): PageSource {
   return storePageSource({
     db,
-    readStageLog: (run, stage) => getStageLog({ db, runId: run.id, stage }),
+    readStageLog: async (run, stage, fromSeq, maxLines) => {
+      const read = await readStageLogChunk({ db, runId: run.id, stage, fromSeq, maxLines });
+      return read && { lines: read.lines, next: read.nextSeq, atEnd: read.atEnd };
+    },
     baselineOf: async () => null,
     goalsOf: (run) => run.metricGoals,
   });

@@ -4,7 +4,15 @@ import type { MetricSeries } from '../../schemas/metric-series.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import { sparkline } from '../../core/text/sparkline.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../../core/text/format.js';
+import {
+  formatDuration,
+  formatNumber,
+  formatParams,
+  formatSigned,
+  short,
+  formatDeltaPct,
+} from '../../core/text/format.js';
+import { describeStageUsage, formatCompute } from '../../core/text/format-compute.js';
 import { stageDetail, statusBadge } from './progress-printer.js';
 import { terminalText } from './terminal-text.js';
 import { borderlessChars } from './borderless-chars.js';
@@ -73,6 +81,10 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
   if (input.sandbox !== undefined && run.startedAt !== null) {
     lines.push(`  sandbox  ${input.sandbox ?? colors.yellow("none: the stages ran as the runner's user")}`);
   }
+  if (run.cpuSeconds !== null || run.gpuSeconds !== null) {
+    const compute = formatCompute({ cpuSeconds: run.cpuSeconds ?? 0, gpuSeconds: run.gpuSeconds ?? 0 });
+    lines.push(`  compute  ${compute} ${colors.dim('(Slurm jobs, every attempt)')}`);
+  }
 
   const stages = plainTable(['stage', 'status', 'time', 'detail']);
   for (const stage of report.stages) {
@@ -84,7 +96,10 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     ]);
   }
   lines.push('', colors.bold('Stages'), stages.toString());
-  const keying = report.stages.flatMap((stage) => stage.notes);
+  const keying = report.stages.flatMap((stage) => [
+    ...(stage.usage ? [`${stage.name}: ${describeStageUsage(stage.usage)}`] : []),
+    ...stage.notes,
+  ]);
   if (keying.length > 0) lines.push(...keying.map((note) => `  ${colors.dim(note)}`));
 
   const notes = [
@@ -112,7 +127,7 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
         formatNumber(row.baseline),
         colors.bold(formatNumber(row.value)),
         formatSigned(row.delta),
-        row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%'),
+        formatDeltaPct(row.deltaPct),
         mark,
         colors.cyan(sparkline(series)),
       ]);

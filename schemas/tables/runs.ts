@@ -150,6 +150,12 @@ export const runs = pgTable(
      * against the run it was first compared with, never one made later; null for none.
      */
     baselineRunId: text('baseline_run_id'),
+    /**
+     * CPU- and GPU-seconds the run's Slurm jobs used, summed over its stages and attempts as
+     * their finish events arrive (stage-usage.ts); null while no stage ran as a job.
+     */
+    cpuSeconds: doublePrecision('cpu_seconds'),
+    gpuSeconds: doublePrecision('gpu_seconds'),
     /** Whether baselineRunId was fixed at the run's end (false: a run from before, or unfinished). */
     baselineFixed: boolean('baseline_fixed').notNull().default(false),
   },

@@ -63,6 +63,8 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     baselineCommits: null,
     baselineRunId: null,
     baselineFixed: false,
+    cpuSeconds: null,
+    gpuSeconds: null,
     ...overrides,
   };
 }
@@ -86,6 +88,7 @@ export function makeStage(overrides: Partial<StageRecord> & { name: string }): S
     error: null,
     dirtyReasons: [],
     warnings: [],
+    usage: null,
     ...overrides,
   };
 }

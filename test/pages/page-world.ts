@@ -148,6 +148,7 @@ export function finishedStage(name: string, overrides: Partial<StageRecord> = {}
     error: null,
     dirtyReasons: [],
     warnings: [],
+    usage: null,
     ...overrides,
   };
 }
