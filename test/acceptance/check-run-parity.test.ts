@@ -117,6 +117,7 @@ test('the app and the action name, cap and page the same sweep member’s check 
       allowedOwners: [],
       checkName: 'fluksio',
       publicUrl: 'https://fluksio.example.com',
+      signIn: null,
     },
     installationApi: (id) => world.github(id),
     notifications: { notifyRun: async () => {}, notifyNotice: async () => {}, notifyGroup: async () => {} },

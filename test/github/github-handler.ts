@@ -2,6 +2,7 @@ import type { ErrorObject } from 'ajv';
 import type { DoubleRepository, IssuedToken } from './github-double-records.js';
 import type { GitHubDoubleState } from './github-double-state.js';
 import type { GitHubRoute } from './github-routes.js';
+import type { UserToken } from './oauth-handlers.js';
 
 /** The app the double plays GitHub for. */
 export interface DoubleApp {
@@ -21,6 +22,8 @@ export interface HandlerContext {
   repository: DoubleRepository | undefined;
   /** The installation token that authenticated the request, if one did. */
   token: IssuedToken | undefined;
+  /** The user's token that authenticated the request (the pages' sign-in), if one did. */
+  user: UserToken | undefined;
   /** The `accept` header (`application/vnd.github.raw` asks for a file's raw content). */
   accept: string;
   state: GitHubDoubleState;
