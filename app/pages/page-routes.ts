@@ -65,8 +65,19 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
   ): Promise<boolean> {
     let refusal: { code: number; title: string; message: string } | null = null;
     for (const repository of repositories) {
-      const verdict = repository === null ? 'hidden' : await gate.admit(request, repository);
+      const verdict = await gate.admit(request, repository);
       if (verdict === 'allowed') continue;
+      if (verdict === 'sign-in') {
+        // Asked before anything about the run is known: a run that does not exist is sent
+        // to sign in exactly as one that does.
+        const login = `/auth/github/login?next=${encodeURIComponent(request.url)}`;
+        if (html) await reply.header('cache-control', 'no-store').redirect(login, 302);
+        else
+          await reply
+            .code(401)
+            .send({ error: `Sign in with GitHub to see this: open ${login} in a browser, or use an API token` });
+        return false;
+      }
       refusal =
         verdict === 'expired'
           ? {
@@ -114,7 +125,7 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'run', subject: id, title: `Run ${id}` }));
+      .send(pageShell({ viewer: await gate.viewer?.(request), kind: 'run', subject: id, title: `Run ${id}` }));
   });
   app.get('/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
@@ -122,7 +133,7 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'sweep', subject: id, title: `Sweep ${id}` }));
+      .send(pageShell({ viewer: await gate.viewer?.(request), kind: 'sweep', subject: id, title: `Sweep ${id}` }));
   });
   app.get('/compare', async (request, reply) => {
     const { runs } = parseInput(CompareQuery, request.query, 'runs');
@@ -130,7 +141,7 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     if (!(await admitted(request, reply, repositories, 'such run', true))) return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'compare', subject: runs.join(','), title: `Compare ${runs.length} runs` }));
+      .send(pageShell({ viewer: await gate.viewer?.(request), kind: 'compare', subject: runs.join(','), title: `Compare ${runs.length} runs` }));
   });
 
   app.get('/pages/api/runs/:id', async (request, reply) => {
