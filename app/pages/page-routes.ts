@@ -75,7 +75,9 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
         else
           await reply
             .code(401)
-            .send({ error: `Sign in with GitHub to see this: open ${login} in a browser, or use an API token` });
+            .send({
+              error: `Sign in with GitHub to see this: open ${login} in a browser, or use an API token`,
+            });
         return false;
       }
       refusal =
@@ -125,7 +127,9 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ viewer: await gate.viewer?.(request), kind: 'run', subject: id, title: `Run ${id}` }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'run', subject: id, title: `Run ${id}` }),
+      );
   });
   app.get('/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
@@ -133,7 +137,9 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ viewer: await gate.viewer?.(request), kind: 'sweep', subject: id, title: `Sweep ${id}` }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'sweep', subject: id, title: `Sweep ${id}` }),
+      );
   });
   app.get('/compare', async (request, reply) => {
     const { runs } = parseInput(CompareQuery, request.query, 'runs');
@@ -141,7 +147,14 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     if (!(await admitted(request, reply, repositories, 'such run', true))) return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ viewer: await gate.viewer?.(request), kind: 'compare', subject: runs.join(','), title: `Compare ${runs.length} runs` }));
+      .send(
+        pageShell({
+          viewer: await gate.viewer?.(request),
+          kind: 'compare',
+          subject: runs.join(','),
+          title: `Compare ${runs.length} runs`,
+        }),
+      );
   });
 
   app.get('/pages/api/runs/:id', async (request, reply) => {

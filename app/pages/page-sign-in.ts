@@ -24,6 +24,14 @@ export interface PageSignIn {
   cookieSecret: Buffer;
 }
 
+/** What a key derived from the pages' secret is for: one key per use. */
+export type SignInKeyUse = 'page sessions' | 'sign-in state' | 'page cookies';
+
+/** The key for `use`, derived from the pages' secret. */
+export function signInKey(secret: Buffer, use: SignInKeyUse): Buffer {
+  return createHmac('sha256', secret).update(`fluksio ${use} v1`).digest();
+}
+
 /**
  * Sign-in with GitHub for an App with an OAuth client; null without one. Every key is
  * derived from `secret` (the pages' secret, which every replica shares), one per use.
@@ -40,7 +48,7 @@ export function createPageSignIn({
   secret: Buffer;
 }): PageSignIn | null {
   if (!github?.signIn) return null;
-  const derive = (use: string) => createHmac('sha256', secret).update(`fluksio ${use} v1`).digest();
+  const derive = (use: SignInKeyUse) => signInKey(secret, use);
   return {
     github: new GitHubSignIn({
       ...github.signIn,

@@ -23,17 +23,35 @@ const CallbackQuery = z
  * stays on the server; logs show neither the code nor the state (quiet-request-logs.ts).
  */
 export function signInRoutes(app: FastifyInstance, signIn: PageSignIn): void {
-  const cookieOptions = { httpOnly: true, secure: signIn.secureCookies, sameSite: 'lax' as const, signed: true };
+  const cookieOptions = {
+    httpOnly: true,
+    secure: signIn.secureCookies,
+    sameSite: 'lax' as const,
+    signed: true,
+  };
   const refuse = (reply: FastifyReply, status: number, title: string, message: string) =>
-    reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(messagePage(title, message));
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(messagePage(title, message));
 
   app.get('/auth/github/login', async (request, reply) => {
     const parsed = LoginQuery.safeParse(request.query);
     if (!parsed.success)
-      return refuse(reply, 400, 'Bad sign-in link', `next: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+      return refuse(
+        reply,
+        400,
+        'Bad sign-in link',
+        `next: ${parsed.error.issues[0]?.message ?? 'is not valid'}`,
+      );
     const { state, nonce } = signIn.state.issue(parsed.data.next);
     return reply
-      .setCookie(STATE_COOKIE, nonce, { ...cookieOptions, path: '/auth/github', maxAge: SIGN_IN_TTL_MS / 1000 })
+      .setCookie(STATE_COOKIE, nonce, {
+        ...cookieOptions,
+        path: '/auth/github',
+        maxAge: SIGN_IN_TTL_MS / 1000,
+      })
       .header('cache-control', 'no-store')
       .redirect(signIn.github.authorizeUrl(state), 302);
   });
@@ -52,13 +70,18 @@ export function signInRoutes(app: FastifyInstance, signIn: PageSignIn): void {
         reply,
         403,
         'Sign-in refused',
-        checked === 'expired' ? `This sign-in took too long. ${again}` : `This sign-in's state is not valid here. ${again}`,
+        checked === 'expired'
+          ? `This sign-in took too long. ${again}`
+          : `This sign-in's state is not valid here. ${again}`,
       );
     let session: { id: string; ttlS: number; login: string };
     try {
       const { token, expiresAt } = await signIn.github.exchange(query.data.code);
       const user = await signIn.github.user(token);
-      const ttlS = Math.min(SESSION_TTL_S, expiresAt ? (expiresAt.getTime() - Date.now()) / 1000 : SESSION_TTL_S);
+      const ttlS = Math.min(
+        SESSION_TTL_S,
+        expiresAt ? (expiresAt.getTime() - Date.now()) / 1000 : SESSION_TTL_S,
+      );
       session = { id: await signIn.sessions.create({ user, token }, ttlS), ttlS, login: user.login };
     } catch (error) {
       // The message names the OAuth error (bad_verification_code…), never the code or a token.
@@ -68,14 +91,20 @@ export function signInRoutes(app: FastifyInstance, signIn: PageSignIn): void {
     request.log.info({ user: session.login }, 'signed in with GitHub');
     return reply
       .clearCookie(STATE_COOKIE, { path: '/auth/github' })
-      .setCookie(SESSION_COOKIE, session.id, { ...cookieOptions, path: '/', maxAge: Math.floor(session.ttlS) })
+      .setCookie(SESSION_COOKIE, session.id, {
+        ...cookieOptions,
+        path: '/',
+        maxAge: Math.floor(session.ttlS),
+      })
       .header('cache-control', 'no-store')
       .redirect(checked.next, 302);
   });
 
   // A form posts here; SameSite=Lax keeps other sites' forms from signing anyone out.
   app.register(async (scope) => {
-    scope.addContentTypeParser('application/x-www-form-urlencoded', (_request, _body, done) => done(null, {}));
+    scope.addContentTypeParser('application/x-www-form-urlencoded', (_request, _body, done) =>
+      done(null, {}),
+    );
     scope.post('/auth/signout', async (request, reply) => {
       const found = await sessionOf(request, signIn);
       if (found) await signIn.sessions.destroy(found.id);
@@ -83,7 +112,12 @@ export function signInRoutes(app: FastifyInstance, signIn: PageSignIn): void {
         .clearCookie(SESSION_COOKIE, { path: '/' })
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-store')
-        .send(messagePage('Signed out', 'You are signed out of the fluksio pages. Open a run page to sign in again.'));
+        .send(
+          messagePage(
+            'Signed out',
+            'You are signed out of the fluksio pages. Open a run page to sign in again.',
+          ),
+        );
     });
   });
 }

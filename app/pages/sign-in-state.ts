@@ -22,7 +22,11 @@ export const ReturnPath = z
     return `${url.pathname}${url.search}`;
   });
 
-const StateBody = z.strictObject({ nonce: z.string().regex(/^[0-9a-f]{32}$/), next: ReturnPath, exp: z.number() });
+const StateBody = z.strictObject({
+  nonce: z.string().regex(/^[0-9a-f]{32}$/),
+  next: ReturnPath,
+  exp: z.number(),
+});
 
 /** What a callback's `state` says: where to return and the nonce its cookie must hold, or why not. */
 export type StateCheck = { nonce: string; next: string } | 'invalid' | 'expired';
@@ -37,9 +41,14 @@ export class SignInState {
   constructor(private readonly key: Buffer) {}
 
   /** A new state for returning to `next`, and the nonce to put in the browser's cookie. */
-  issue(next: string, now = Date.now()): { state: string; nonce: string } {
-    const nonce = randomBytes(16).toString('hex');
-    const body = Buffer.from(JSON.stringify({ nonce, next, exp: now + SIGN_IN_TTL_MS })).toString('base64url');
+  issue(
+    next: string,
+    now = Date.now(),
+    nonce = randomBytes(16).toString('hex'),
+  ): { state: string; nonce: string } {
+    const body = Buffer.from(JSON.stringify({ nonce, next, exp: now + SIGN_IN_TTL_MS })).toString(
+      'base64url',
+    );
     return { state: `${body}.${this.sign(body)}`, nonce };
   }
 
@@ -47,7 +56,8 @@ export class SignInState {
   check(state: string, now = Date.now()): StateCheck {
     const [body = '', signature = '', ...rest] = state.split('.');
     if (rest.length > 0 || !/^[0-9a-f]{64}$/.test(signature)) return 'invalid';
-    if (!timingSafeEqual(Buffer.from(this.sign(body), 'hex'), Buffer.from(signature, 'hex'))) return 'invalid';
+    if (!timingSafeEqual(Buffer.from(this.sign(body), 'hex'), Buffer.from(signature, 'hex')))
+      return 'invalid';
     let parsed: z.infer<typeof StateBody>;
     try {
       parsed = StateBody.parse(JSON.parse(Buffer.from(body, 'base64url').toString('utf8')));
