@@ -45,5 +45,14 @@ export const SubmitRunRequest = z.strictObject({
    * ancestors as the submitter's clone knows them. Absent: the run's commit alone.
    */
   baselineCommits: z.array(CommitSha).max(BASELINE_COMMITS_MAX).optional(),
+  /** The branch the commit is of (`main`), for the run lists' branch filter; a git ref name. */
+  branch: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^(?!\/|.*\/\/|.*\.\.|.*\/$)[^\s~^:?*[\\\x00-\x1f]+$/, {
+      error: 'expected a branch name as git allows it (e.g. main or feature/lr)',
+    })
+    .optional(),
 });
 export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;

@@ -137,6 +137,7 @@ test('the app and the action name, cap and page the same sweep member’s check 
     },
     commit: workspace.base,
     pipeline,
+    branch: 'main',
     grid: NOTES.map((note) => ({ note })),
     swept: ['note'],
     noCache: false,
