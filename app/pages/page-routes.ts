@@ -6,6 +6,7 @@ import type { PageGate } from './page-gate.js';
 import { messagePage, pageShell } from './page-shell.js';
 import type { PageSource } from './page-source.js';
 import { renderCurvesSvg, type SvgCurve } from './render-curves-svg.js';
+import { RUN_LIST_PAGE_SIZE, RunListQuery, runListFilter } from './run-list-query.js';
 import { streamStageLog } from './stream-stage-log.js';
 
 /** What the pages are served from, who may see them, and the bundle to serve. */
@@ -155,6 +156,24 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
           title: `Compare ${runs.length} runs`,
         }),
       );
+  });
+
+  // A repository's runs, or a pull request's (`?pr=`), newest first, filtered, a page at a time.
+  app.get('/runs', async (request, reply) => {
+    const query = parseInput(RunListQuery, request.query, 'query');
+    const repository = query.repo ?? source.defaultRepository;
+    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, true))) return reply;
+    const title = `Runs of ${repository}${query.pr === undefined ? '' : ` #${query.pr}`}`;
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(pageShell({ viewer: await gate.viewer?.(request), kind: 'runs', subject: repository ?? '', title }));
+  });
+  app.get('/pages/api/runs', async (request, reply) => {
+    const query = parseInput(RunListQuery, request.query, 'query');
+    const repository = query.repo ?? source.defaultRepository;
+    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, false))) return reply;
+    const { filter, before } = runListFilter(query, repository!);
+    return reply.header('cache-control', 'no-store').send(await source.runList(filter, before, RUN_LIST_PAGE_SIZE));
   });
 
   app.get('/pages/api/runs/:id', async (request, reply) => {

@@ -25,5 +25,6 @@ export function localPageSource(store: ProjectStore): PageSource {
     },
     baselineOf: (run) => baselineOf(store, run),
     goalsOf: () => store.goals,
+    defaultRepository: 'local',
   });
 }
