@@ -15,7 +15,8 @@ const FILTERS = ['repo', 'pr', 'branch', 'status', 'before'];
 export async function runsListPage(main: HTMLElement): Promise<void> {
   const current = new URLSearchParams(location.search);
   const apiQuery = new URLSearchParams();
-  for (const [key, value] of current) if (FILTERS.includes(key) || key.startsWith('param.')) apiQuery.set(key, value);
+  for (const [key, value] of current)
+    if (FILTERS.includes(key) || key.startsWith('param.')) apiQuery.set(key, value);
   const data = await fetchJson<RunListPageData>(`/pages/api/runs?${apiQuery.toString()}`);
   const paramText = [...current]
     .filter(([key]) => key.startsWith('param.'))
@@ -38,7 +39,9 @@ export async function runsListPage(main: HTMLElement): Promise<void> {
         if (branch) next.branch = branch;
         const status = String(fields.get('status') ?? '');
         if (status) next.status = status;
-        for (const pair of String(fields.get('params') ?? '').split(/\s+/).filter(Boolean)) {
+        for (const pair of String(fields.get('params') ?? '')
+          .split(/\s+/)
+          .filter(Boolean)) {
           const at = pair.indexOf('=');
           if (at > 0) next[`param.${pair.slice(0, at)}`] = pair.slice(at + 1);
         }
@@ -72,7 +75,11 @@ export async function runsListPage(main: HTMLElement): Promise<void> {
     h(
       'tr',
       { 'data-run': run.id, 'data-status': run.status },
-      h('th', { scope: 'row' }, h('a', { href: pageUrl(`/runs/${encodeURIComponent(run.id)}`) }, short(run.id))),
+      h(
+        'th',
+        { scope: 'row' },
+        h('a', { href: pageUrl(`/runs/${encodeURIComponent(run.id)}`) }, short(run.id)),
+      ),
       h('td', {}, h('span', { class: `badge ${run.status}` }, run.status)),
       h('td', {}, run.branch ?? '—'),
       h('td', {}, run.prNumber === null ? '—' : `#${run.prNumber}`),
@@ -105,7 +112,12 @@ export async function runsListPage(main: HTMLElement): Promise<void> {
           'Older runs →',
         );
   main.replaceChildren(
-    h('h1', {}, `Runs of ${data.repository}`, data.prNumber === null ? '' : ` · pull request #${data.prNumber}`),
+    h(
+      'h1',
+      {},
+      `Runs of ${data.repository}`,
+      data.prNumber === null ? '' : ` · pull request #${data.prNumber}`,
+    ),
     form,
     data.runs.length === 0
       ? h('p', { class: 'empty' }, 'No runs match.')
@@ -118,9 +130,17 @@ export async function runsListPage(main: HTMLElement): Promise<void> {
             h(
               'tr',
               {},
-              ...['run', 'status', 'branch', 'PR', 'commit', 'params', 'metrics', 'created (UTC)', 'duration'].map(
-                (name) => h('th', { scope: 'col' }, name),
-              ),
+              ...[
+                'run',
+                'status',
+                'branch',
+                'PR',
+                'commit',
+                'params',
+                'metrics',
+                'created (UTC)',
+                'duration',
+              ].map((name) => h('th', { scope: 'col' }, name)),
             ),
           ),
           h('tbody', {}, rows),

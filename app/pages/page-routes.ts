@@ -74,11 +74,9 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
         const login = `/auth/github/login?next=${encodeURIComponent(request.url)}`;
         if (html) await reply.header('cache-control', 'no-store').redirect(login, 302);
         else
-          await reply
-            .code(401)
-            .send({
-              error: `Sign in with GitHub to see this: open ${login} in a browser, or use an API token`,
-            });
+          await reply.code(401).send({
+            error: `Sign in with GitHub to see this: open ${login} in a browser, or use an API token`,
+          });
         return false;
       }
       refusal =
@@ -146,16 +144,14 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     const { runs } = parseInput(CompareQuery, request.query, 'runs');
     const repositories = await Promise.all(runs.map((id) => source.repositoryOfRun(id)));
     if (!(await admitted(request, reply, repositories, 'such run', true))) return reply;
-    return reply
-      .type('text/html; charset=utf-8')
-      .send(
-        pageShell({
-          viewer: await gate.viewer?.(request),
-          kind: 'compare',
-          subject: runs.join(','),
-          title: `Compare ${runs.length} runs`,
-        }),
-      );
+    return reply.type('text/html; charset=utf-8').send(
+      pageShell({
+        viewer: await gate.viewer?.(request),
+        kind: 'compare',
+        subject: runs.join(','),
+        title: `Compare ${runs.length} runs`,
+      }),
+    );
   });
 
   // A repository's runs, or a pull request's (`?pr=`), newest first, filtered, a page at a time.
@@ -166,14 +162,19 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     const title = `Runs of ${repository}${query.pr === undefined ? '' : ` #${query.pr}`}`;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ viewer: await gate.viewer?.(request), kind: 'runs', subject: repository ?? '', title }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'runs', subject: repository ?? '', title }),
+      );
   });
   app.get('/pages/api/runs', async (request, reply) => {
     const query = parseInput(RunListQuery, request.query, 'query');
     const repository = query.repo ?? source.defaultRepository;
-    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, false))) return reply;
+    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, false)))
+      return reply;
     const { filter, before } = runListFilter(query, repository!);
-    return reply.header('cache-control', 'no-store').send(await source.runList(filter, before, RUN_LIST_PAGE_SIZE));
+    return reply
+      .header('cache-control', 'no-store')
+      .send(await source.runList(filter, before, RUN_LIST_PAGE_SIZE));
   });
 
   app.get('/pages/api/runs/:id', async (request, reply) => {

@@ -39,7 +39,11 @@ export const RunListQuery = Fields.catchall(z.string().max(200)).superRefine((qu
   const params = Object.keys(query).filter((key) => key.startsWith('param.'));
   for (const key of params)
     if (!/^param\.[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(key))
-      context.addIssue({ code: 'custom', path: [key], message: 'expected param.NAME=value with a param name' });
+      context.addIssue({
+        code: 'custom',
+        path: [key],
+        message: 'expected param.NAME=value with a param name',
+      });
   if (params.length > MAX_PARAM_FILTERS)
     context.addIssue({ code: 'custom', path: [], message: `at most ${MAX_PARAM_FILTERS} param filters` });
   // The credential a page carries (signed link, local secret) passes through; any other
