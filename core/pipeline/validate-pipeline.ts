@@ -4,6 +4,7 @@ import { checkPipelineRules, type PipelineContext } from './pipeline-rules.js';
 import { Pipeline } from '../../schemas/pipeline.js';
 import { formatPath, type Problem } from '../problem.js';
 import { ONE_SHOT_PARSE } from '../../schemas/one-shot-parse.js';
+import { unstorablePaths } from '../text/storable-text.js';
 
 export interface PipelineValidation {
   /** The pipeline with defaults filled in, or null when anything is wrong. */
@@ -60,8 +61,19 @@ function parsePipelineText(text: string): ParsedPipelineText {
     };
   }
   const input: unknown = document.toJS() ?? {};
-  const parsed = Pipeline.safeParse(input, ONE_SHOT_PARSE);
   const lineOf = (path: readonly PropertyKey[]) => lineOfPath(document, lineCounter, path);
+  const unstorable = unstorablePaths(input);
+  if (unstorable.length > 0) {
+    return {
+      problems: unstorable.map((path) => ({
+        path: formatPath(path),
+        message:
+          'holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it',
+        line: lineOf(path),
+      })),
+    };
+  }
+  const parsed = Pipeline.safeParse(input, ONE_SHOT_PARSE);
   if (!parsed.success)
     return { problems: parsed.error.issues.map((issue) => toProblem(issue, input, lineOf)) };
   return { problems: null, pipeline: parsed.data, lineOf };

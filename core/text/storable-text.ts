@@ -29,3 +29,19 @@ export function storableJson(value: unknown): unknown {
     Object.entries(value).map(([key, entry]) => [storableText(key), storableJson(entry)]),
   );
 }
+
+/**
+ * Where a parsed value holds a string PostgreSQL cannot store (as keys: the path of each
+ * such string, or of the object whose key it is). A file that holds one is refused with
+ * these paths rather than stored altered: a changed byte would change the run's digests.
+ */
+export function unstorablePaths(value: unknown, path: PropertyKey[] = []): PropertyKey[][] {
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? [path] : [];
+  if (value === null || typeof value !== 'object') return [];
+  const entries: [PropertyKey, unknown][] = Array.isArray(value)
+    ? value.map((entry, index) => [index, entry])
+    : Object.entries(value);
+  return entries.flatMap(([key, entry]) =>
+    typeof key === 'string' && UNSTORABLE.test(key) ? [path] : unstorablePaths(entry, [...path, key]),
+  );
+}

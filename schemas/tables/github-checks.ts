@@ -32,6 +32,12 @@ export const githubChecks = pgTable(
      */
     annotationsOffset: integer('annotations_offset').default(0),
     /**
+     * The run's attempt that `annotations_sent` and `annotations_offset` count for: a later
+     * attempt's start resets them and sets it, and a sync of an earlier attempt still in
+     * flight may no longer record its progress over the reset (record-check-run-progress.ts).
+     */
+    annotationsAttempt: integer('annotations_attempt').notNull().default(1),
+    /**
      * The status GitHub last accepted (`queued`, `in_progress`, `completed`): only refreshes
      * of a check run already shown in progress are spaced; the change into it goes at once.
      */

@@ -90,7 +90,7 @@ export async function startLeasedRun({
       // GitHub holds before them is unknown until the outbox reads it (null).
       await tx
         .update(githubChecks)
-        .set({ annotationsSent: 0, annotationsOffset: null })
+        .set({ annotationsSent: 0, annotationsOffset: null, annotationsAttempt: started.attempt })
         .where(eq(githubChecks.runId, runId));
       await tx
         .delete(appliedEvents)

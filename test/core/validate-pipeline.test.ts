@@ -54,6 +54,21 @@ describe('validatePipeline', () => {
     expect(pipeline?.stages.evaluate?.params).toEqual([]);
   });
 
+  test('a NUL or an unpaired surrogate anywhere is refused with its path, not stored altered', () => {
+    // PostgreSQL stores neither: altered to U+FFFD on the way in, the run's digests would
+    // differ between the runner and the control plane, and its start would be refused forever.
+    const text = VALID.replace('default: 0 }', 'default: 0, description: "a\\0b" }').replace(
+      'python3 evaluate.py',
+      '"python3 evaluate.py \\uD800"',
+    );
+    const problems = problemsOf(text);
+    expect(problems.map(({ path, line }) => ({ path, line }))).toEqual([
+      { path: 'params.seed.description', line: 5 },
+      { path: 'stages.evaluate.cmd', line: 26 },
+    ]);
+    expect(problems[0]?.message).toMatch(/NUL character .* cannot store: remove it/);
+  });
+
   test('a YAML syntax error is named with its line', () => {
     const problems = problemsOf('version: 1\nstages:\n  train: { cmd: "x"\n');
     expect(problems[0]?.message).toMatch(/^YAML syntax error/);

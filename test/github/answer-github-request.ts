@@ -61,14 +61,14 @@ function decodeParameters(raw: Record<string, string>): Record<string, string> |
  * Answers one request as GitHub would, in GitHub's order: route, authentication, JSON,
  * schema validation, repository and token scope, then (unless a fault is armed for it) the
  * operation's handler, whose answer is itself checked against the success response's schema.
- * Returns the answer and whether to drop it (`dropAfterApplying`); `findings` is filled in
- * along the way.
+ * Returns the answer, whether to drop it (`dropAfterApplying`) and what to hold it for
+ * (`answerAfter`); `findings` is filled in along the way.
  */
 export function answerGitHubRequest(
   request: IncomingGitHubRequest,
   services: DoubleServices,
   findings: RequestFindings,
-): { result: HandlerResult; drop: boolean } {
+): { result: HandlerResult; drop: boolean; holdUntil?: Promise<unknown> } {
   const refused = (result: HandlerResult) => ({ result, drop: false });
   const { method, url } = request;
   const candidates = services.routes.filter((route) => route.match(url.pathname));
@@ -141,9 +141,9 @@ export function answerGitHubRequest(
     operationId: route.operationId,
     body: findings.body,
   });
-  if (fault && !fault.dropAfterApplying) {
+  if (fault?.status !== undefined && !fault.dropAfterApplying) {
     findings.fault = 'injected';
-    const status = fault.status ?? 502;
+    const status = fault.status;
     return {
       result: { status, headers: fault.headers, body: fault.body ?? defaultFaultBody(fault) },
       drop: false,
@@ -176,6 +176,6 @@ export function answerGitHubRequest(
       };
     }
   }
-  if (fault) findings.fault = 'dropped';
-  return { result, drop: fault !== undefined };
+  if (fault?.dropAfterApplying) findings.fault = 'dropped';
+  return { result, drop: fault?.dropAfterApplying === true, holdUntil: fault?.answerAfter };
 }

@@ -262,7 +262,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
       return;
     }
     const findings: RequestFindings = {};
-    let answered: { result: HandlerResult; drop: boolean };
+    let answered: { result: HandlerResult; drop: boolean; holdUntil?: Promise<unknown> };
     try {
       answered = answerGitHubRequest(
         { method: record.method, url, authorization, accept: request.headers.accept ?? '', text },
@@ -273,7 +273,8 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
       const message = `The double failed: ${(error as Error).stack ?? String(error)}`;
       answered = { result: refusal(500, message, 'double-error'), drop: false };
     }
-    const { result, drop } = answered;
+    const { result, drop, holdUntil } = answered;
+    await holdUntil;
     Object.assign(record, {
       route: findings.route?.template ?? null,
       operationId: findings.route?.operationId ?? null,

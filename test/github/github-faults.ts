@@ -29,6 +29,11 @@ export interface InjectedFault {
    * is lost, and a retry must find what the first attempt made.
    */
   dropAfterApplying?: boolean;
+  /**
+   * Apply the request, then hold its answer until this settles: a request in flight while
+   * the test changes something else (a slow network, a sync racing a reset).
+   */
+  answerAfter?: Promise<unknown>;
   /** How many matching requests fail. @defaultValue 1 */
   times?: number;
 }
@@ -93,8 +98,8 @@ export class FaultQueue {
   private readonly armed: Array<{ matcher: RequestMatcher; fault: InjectedFault; remaining: number }> = [];
 
   arm(matcher: RequestMatcher, fault: InjectedFault): void {
-    if (fault.status === undefined && !fault.dropAfterApplying) {
-      throw new Error('failNext needs a status to answer with or dropAfterApplying: true');
+    if (fault.status === undefined && !fault.dropAfterApplying && fault.answerAfter === undefined) {
+      throw new Error('failNext needs a status to answer with, dropAfterApplying: true or answerAfter');
     }
     const times = fault.times ?? 1;
     if (!Number.isInteger(times) || times < 1) {

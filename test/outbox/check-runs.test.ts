@@ -155,6 +155,58 @@ describe('a run’s check run', () => {
     expect(world.checkRunsOf(run.id)).toHaveLength(1);
   });
 
+  test('a sync of attempt 1 still in flight when attempt 2 starts leaves attempt 2’s annotations to be sent', async () => {
+    const outbox = await world.openOutbox({ settings: { inProgressRefreshMs: 1 } });
+    const run = await world.queueRun();
+    await world.updateRun(run.id, { status: 'running', startedAt: new Date() });
+    await world.addAnnotations(run.id, failureAnnotations(60));
+    // Attempt 1's second page (annotations 51–60) is applied, and its answer held while
+    // attempt 2 starts; only then does the sync hear back and record what it sent.
+    let arrived!: () => void;
+    const inFlight = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    world.double.failNext(
+      (request) => {
+        const isSecondPage = request.route === '/repos/{owner}/{repo}/check-runs/{check_run_id}';
+        if (isSecondPage && request.method === 'PATCH') arrived();
+        return isSecondPage && request.method === 'PATCH';
+      },
+      { answerAfter: released },
+    );
+    await outbox.notifyRun(run.id);
+    await inFlight;
+
+    await world.updateRun(run.id, { attempt: 2, leaseId: 'lease-2', startedAt: null });
+    await startLeasedRun({
+      db: world.db,
+      runId: run.id,
+      leaseId: 'lease-2',
+      codeDigest: 'c'.repeat(64),
+      envDigest: 'e'.repeat(64),
+      params: run.params,
+      paramsDigest: run.paramsDigest,
+    });
+    release();
+    const second = failureAnnotations(5).map((note) => ({ ...note, message: `attempt 2: ${note.message}` }));
+    await world.addAnnotations(run.id, second);
+    await world.updateRun(run.id, finished('failed'));
+    await outbox.notifyRun(run.id);
+    const done = await waitFor('completed', () => {
+      const checkRun = world.checkRunsOf(run.id)[0];
+      return checkRun?.conclusion === 'failure' && checkRun;
+    });
+    await waitFor('the final state recorded', async () => {
+      const row = await world.checkRow(run.id);
+      return row.sentVersion === row.renderVersion;
+    });
+    expect(world.checkRunsOf(run.id)[0]?.annotations.map((note) => note.message)).toEqual([
+      ...failureAnnotations(60).map((note) => note.message),
+      ...second.map((note) => note.message),
+    ]);
+    expect(done.id).toBe((await world.checkRow(run.id)).checkRunId);
+  });
+
   test.each([
     { fault: 'a 502', injected: { status: 502 } },
     { fault: 'a lost response', injected: { dropAfterApplying: true } },

@@ -32,6 +32,9 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
     if (!check || check.sentVersion >= check.renderVersion) return null;
     const detail = await getRunDetail({ db, runId });
     if (!detail) return null;
+    // A later attempt that started between the two reads reset the annotations' count: read
+    // both again, so the count and the annotations rendered are of one attempt.
+    if ((await findGitHubCheck({ db, runId }))?.annotationsAttempt !== check.annotationsAttempt) continue;
     const { run } = detail;
     // The change into in progress goes at once; refreshes of a running one are spaced.
     if (run.status === 'running' && check.checkRunId !== null && check.sentStatus === 'in_progress') {
@@ -67,23 +70,38 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
           : null,
     });
     const rendered = renderCheckRun(view, { name: check.name, actions: RERUN_BUTTONS });
-    await syncCheckRunOutput({
-      octokit,
-      place: {
-        repository: check.repository,
-        headSha: check.headSha,
-        externalId: run.id,
-        checkRunId: check.checkRunId,
-        annotationsSent: context.uncertain ? null : check.annotationsSent,
-        annotationsOffset: check.annotationsOffset,
-        detailsUrl: view.links.detailsUrl,
-        startedAt: run.startedAt,
-        completedAt: isFinalRunStatus(run.status) ? run.finishedAt : null,
-      },
-      rendered,
-      record: (progress) => recordCheckRunProgress({ db, runId, status: rendered.status, ...progress }),
-      recordOffset: (annotationsOffset) => recordAnnotationsOffset({ db, runId, annotationsOffset }),
-    });
+    const attempt = check.annotationsAttempt;
+    const recorded = (accepted: boolean) => {
+      if (!accepted) throw new AttemptStartedDuringSync();
+    };
+    try {
+      await syncCheckRunOutput({
+        octokit,
+        place: {
+          repository: check.repository,
+          headSha: check.headSha,
+          externalId: run.id,
+          checkRunId: check.checkRunId,
+          annotationsSent: context.uncertain ? null : check.annotationsSent,
+          annotationsOffset: check.annotationsOffset,
+          detailsUrl: view.links.detailsUrl,
+          startedAt: run.startedAt,
+          completedAt: isFinalRunStatus(run.status) ? run.finishedAt : null,
+        },
+        rendered,
+        record: async (progress) =>
+          recorded(
+            await recordCheckRunProgress({ db, runId, attempt, status: rendered.status, ...progress }),
+          ),
+        recordOffset: async (annotationsOffset) =>
+          recorded(await recordAnnotationsOffset({ db, runId, attempt, annotationsOffset })),
+      });
+    } catch (error) {
+      // What GitHub accepted counts for the earlier attempt, whose count was reset: the new
+      // attempt's sync learns GitHub's count afresh (its offset is unknown) and goes on.
+      if (error instanceof AttemptStartedDuringSync) continue;
+      throw error;
+    }
     context.logger.info(
       { runId, status: rendered.status, renderVersion: check.renderVersion },
       'check run sent',
@@ -94,5 +112,13 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
       renderedVersion: check.renderVersion,
     });
     if (latest === null || latest <= check.renderVersion) return null;
+  }
+}
+
+/** A later attempt of the run started while a sync of an earlier one was in flight. */
+class AttemptStartedDuringSync extends Error {
+  constructor() {
+    super('A later attempt of the run started during the sync');
+    this.name = 'AttemptStartedDuringSync';
   }
 }
