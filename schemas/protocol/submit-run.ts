@@ -50,9 +50,10 @@ export const SubmitRunRequest = z.strictObject({
     .string()
     .min(1)
     .max(255)
-    .regex(/^(?!\/|.*\/\/|.*\.\.|.*\/$)[^\s~^:?*[\\\x00-\x1f]+$/, {
-      error: 'expected a branch name as git allows it (e.g. main or feature/lr)',
-    })
+    .refine(
+      (name) => !/[\s~^:?*[\\]|\/\/|\.\.|^\/|\/$/.test(name) && [...name].every((char) => char >= ' '),
+      { error: 'expected a branch name as git allows it (e.g. main or feature/lr)' },
+    )
     .optional(),
 });
 export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;

@@ -2,7 +2,8 @@ import type { DoubleRepository, IssuedToken } from './github-double-records.js';
 import type { GitHubDoubleState } from './github-double-state.js';
 import { refusal, type HandlerResult } from './github-handler.js';
 import type { GitHubRoute } from './github-routes.js';
-import type { DoubleOAuth, UserToken } from './oauth-handlers.js';
+import type { UserToken } from './github-double-records.js';
+import type { DoubleOAuth } from './oauth-handlers.js';
 import type { TestAppCredentials } from './test-app-credentials.js';
 import { appJwtProblem } from './verify-app-jwt.js';
 

@@ -17,6 +17,7 @@ import type {
   IssuedToken,
   PermissionLevel,
   RepositoryInit,
+  UserToken,
 } from './github-double-records.js';
 import { GitHubDoubleState } from './github-double-state.js';
 import { FaultQueue, type InjectedFault, type RequestMatcher } from './github-faults.js';
@@ -30,7 +31,7 @@ import {
 import { refusal, type DoubleApp, type HandlerResult, type Violation } from './github-handler.js';
 import { loadGitHubRoutes } from './github-routes.js';
 import { localhostCertificate } from './localhost-certificate.js';
-import { DoubleOAuth, type DoubleOAuthClient, type UserToken } from './oauth-handlers.js';
+import { DoubleOAuth, type DoubleOAuthClient } from './oauth-handlers.js';
 import { DEFAULT_ACTOR, type Actor, type PullRequestInit } from './github-shapes.js';
 import { sharedTestAppCredentials, type TestAppCredentials } from './test-app-credentials.js';
 
@@ -44,7 +45,7 @@ export {
 export type * from './github-double-records.js';
 export type { Actor, FixtureRepository, PullRequestInit, PullRequestSide } from './github-shapes.js';
 export type { Violation, ViolationKind } from './github-handler.js';
-export type { DoubleOAuthClient, UserToken } from './oauth-handlers.js';
+export type { DoubleOAuthClient } from './oauth-handlers.js';
 
 /** How to start a double. */
 export interface GitHubDoubleOptions {

@@ -1,8 +1,7 @@
 import type { ErrorObject } from 'ajv';
-import type { DoubleRepository, IssuedToken } from './github-double-records.js';
+import type { DoubleRepository, IssuedToken, UserToken } from './github-double-records.js';
 import type { GitHubDoubleState } from './github-double-state.js';
 import type { GitHubRoute } from './github-routes.js';
-import type { UserToken } from './oauth-handlers.js';
 
 /** The app the double plays GitHub for. */
 export interface DoubleApp {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UserToken } from './github-double-records.js';
 import type { Violation } from './github-handler.js';
 import { accountId } from './github-shapes.js';
 
@@ -7,15 +8,6 @@ import { accountId } from './github-shapes.js';
 export interface DoubleOAuthClient {
   clientId: string;
   clientSecret: string;
-}
-
-/** A user access token the double issued through the web flow (`ghu_…`). */
-export interface UserToken {
-  token: string;
-  login: string;
-  userId: number;
-  expiresAt: Date;
-  revokedAt: Date | null;
 }
 
 /** A code the authorize page handed to the App's callback, until it is exchanged (once). */
