@@ -1,6 +1,7 @@
 // `npm run bench [suite]`: each figure is printed beside a reference measured in the same run.
+import { benchBlobTransfer } from './blob-transfer-bench.js';
 import { benchControlPlane } from './control-plane-bench.js';
-import { benchCacheKeys, benchCodeDigest, benchExample } from './engine-bench.js';
+import { benchCacheKeys, benchCodeDigest, benchExample, benchSweep } from './engine-bench.js';
 import { benchGitHub } from './github-bench.js';
 import { benchHostile } from './hostile-bench.js';
 import { benchPages } from './pages-bench.js';
@@ -16,6 +17,8 @@ const suites: Record<string, () => Promise<void>> = {
   hostile: benchHostile,
   pages: benchPages,
   slurm: benchSlurm,
+  sweep: benchSweep,
+  blobs: benchBlobTransfer,
 };
 console.log(`fluksio benchmarks · node ${process.version} · ${new Date().toISOString()}`);
 for (const [name, suite] of Object.entries(suites)) {

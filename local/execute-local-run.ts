@@ -7,13 +7,13 @@ import { buildRunReport, type RunReport } from '../schemas/run-report.js';
 import type { Stamp } from '../schemas/stamp.js';
 import type { CodeIndex } from '../runner/keys/code-index.js';
 import { computeStamp } from '../runner/keys/compute-stamp.js';
-import { firstParentCommits } from '../runner/workspace/first-parent-commits.js';
 import { InterpreterDigests } from '../runner/keys/interpreter-digests.js';
-import type { EventSink } from '../runner/ports.js';
+import type { EventSink, StageGate } from '../runner/ports.js';
 import { runPipeline, type RunOutcome } from '../runner/run-pipeline.js';
 import type { RunDetail } from '../store/runs/get-run-detail.js';
 import { teeSinks } from '../runner/tee-sinks.js';
 import type { Run } from '../schemas/tables/runs.js';
+import { findLocalBaseline } from './find-local-baseline.js';
 import { localRunRow } from './local-run-row.js';
 import { LocalRunRecorder } from './local-run-recorder.js';
 import { LOCAL_REPOSITORY, type LocalState } from './local-state.js';
@@ -58,6 +58,12 @@ export interface LocalRunOptions {
    * @defaultValue looked up for this run
    */
   sweepBaseline?: { run: Run | null };
+  /** Shared by the runs of a parallel sweep. @defaultValue kept in `.fluksio/interpreter-digests.json` for this run */
+  interpreterDigests?: InterpreterDigests;
+  /** Shared by the runs of a parallel sweep, so that a stage they compute alike runs once. */
+  gate?: StageGate;
+  /** Where the `fingerprint` command runs. @defaultValue the pipeline's directory */
+  fingerprintDir?: string;
 }
 
 /** A finished local run: its report, its rows, and what the engine said about it. */
@@ -114,7 +120,9 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       pipeline,
       params,
       codeIndex,
-      interpreterDigests: new InterpreterDigests(join(project.stateDir, 'interpreter-digests.json')),
+      interpreterDigests:
+        options.interpreterDigests ??
+        new InterpreterDigests(join(project.stateDir, 'interpreter-digests.json')),
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
@@ -123,6 +131,8 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       events: teeSinks(recorder.events, options.progress),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
+      ...(options.gate ? { gate: options.gate } : {}),
+      ...(options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {}),
     });
   } catch (error) {
     await recorder.finish({
@@ -135,16 +145,9 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     throw error;
   }
   // Looked up before this run is recorded as one, so it is never its own baseline.
-  const baselineAt = (commits: readonly string[]) =>
-    state.index.baseline({ pipelinePath: project.pipelinePath, commits, paramsDigest: stamp.paramsDigest });
   const baseline = options.sweepBaseline
     ? options.sweepBaseline.run
-    : givenAncestry
-      ? await baselineAt(await givenAncestry)
-      : stamp.commit === null
-        ? null
-        : ((await baselineAt([stamp.commit])) ??
-          (await baselineAt(await firstParentCommits(project.workspace.repoRoot, stamp.commit))));
+    : await findLocalBaseline({ state, project, stamp, givenAncestry });
   await recorder.finish({
     status: outcome.status,
     reason: outcome.reason,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import pLimit from 'p-limit';
 import { z } from 'zod';
 import { CacheEntry } from '../schemas/cache-entry.js';
 import { sha256Hex } from '../core/canonical-json.js';
@@ -29,6 +30,11 @@ export type IndexedCacheEntry = z.infer<typeof IndexedCacheEntry>;
  */
 export class LocalIndex {
   private readonly read = new Map<string, Promise<IndexedCacheEntry | null>>();
+  /**
+   * The runs of a parallel sweep record into one index at once: a manifest key's list is
+   * read, changed and written one update at a time, so no entry is lost between two.
+   */
+  private readonly candidateUpdates = pLimit(1);
 
   constructor(readonly root: string) {}
 
@@ -77,9 +83,11 @@ export class LocalIndex {
     await writeJson(this.cachePath(entry.key), indexed);
     if (entry.keyInputs.readSet === null) return;
     const path = this.candidatesPath(manifestKeyOf(entry.keyInputs));
-    const known = z.array(z.string()).safeParse(await readJson(path));
-    const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-    await writeJson(path, keys.slice(0, CANDIDATE_LIMIT));
+    await this.candidateUpdates(async () => {
+      const known = z.array(z.string()).safeParse(await readJson(path));
+      const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
+      await writeJson(path, keys.slice(0, CANDIDATE_LIMIT));
+    });
   }
 
   /**

@@ -1,11 +1,12 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Annotation } from '../schemas/annotation.js';
 import { interpolateCommand } from '../core/pipeline/interpolate-command.js';
 import type { KeyInputs } from '../schemas/key-inputs.js';
 import type { OutRecord } from '../schemas/out-record.js';
 import { normalizePipelinePath } from '../core/pipeline/pipeline-paths.js';
 import { paramVariables } from '../core/pipeline/param-variables.js';
+import { paramsFileText } from '../core/pipeline/params-file-text.js';
 import { emptyStageRecord, type StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
 import { cacheKeyOf } from './keys/cache-key.js';
@@ -125,209 +126,227 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   }
   const cacheKey = stage.cache ? cacheKeyOf(material.inputs) : null;
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
-  const { workspace } = options;
-  const probe = new ReadSetProbe({
-    codeIndex: options.codeIndex,
-    outs: Object.values(options.pipeline.stages).flatMap((each) =>
-      [...each.outs, ...each.metrics].map((path) => repoPathIn(workspace, path)),
-    ),
-    show: (repoPath) => pipelinePathIn(workspace, repoPath),
-  });
-  const notesOf = (inputs: KeyInputs | null) =>
-    keyingNotes(name, inputs, {
-      pipelineDirInRepo: workspace.pipelineDirInRepo,
-      codeGlobs: (stage.code ?? options.pipeline.code ?? null) !== null,
+  const settle = async (): Promise<StageResult> => {
+    const { workspace } = options;
+    const probe = new ReadSetProbe({
+      codeIndex: options.codeIndex,
+      outs: Object.values(options.pipeline.stages).flatMap((each) =>
+        [...each.outs, ...each.metrics].map((path) => repoPathIn(workspace, path)),
+      ),
+      show: (repoPath) => pipelinePathIn(workspace, repoPath),
     });
-
-  let reasons: string[];
-  if (!stage.cache) reasons = ['cache: false'];
-  else if (options.noCache) reasons = ['--no-cache'];
-  else {
-    // A Python command's entries are found by read set; its exact key still finds what an
-    // execution that could not be traced stored.
-    const entry = await findStageHit(options, {
-      traceable: material.traceable,
-      cacheKey: cacheKey as string,
-      probe,
-    });
-    const failure = entry ? await restoreHit(options, entry) : null;
-    if (entry && failure === null) {
-      for (const out of entry.outs) context.produced.set(normalizePipelinePath(out.path), out);
-      return finish({
-        status: 'cached',
-        ...keyed,
-        cacheKey: entry.key,
-        keyInputs: entry.keyInputs,
-        cachedFrom: entry.runId,
-        outs: entry.outs,
-        metrics: entry.metrics,
-        notes: notesOf(entry.keyInputs),
+    const notesOf = (inputs: KeyInputs | null) =>
+      keyingNotes(name, inputs, {
+        pipelineDirInRepo: workspace.pipelineDirInRepo,
+        codeGlobs: (stage.code ?? options.pipeline.code ?? null) !== null,
       });
-    }
-    reasons = failure
-      ? [failure]
-      : await missReasons(name, {
-          options,
-          ranUpstream: context.ranUpstream,
-          material,
-          probe,
+
+    let reasons: string[];
+    if (!stage.cache) reasons = ['cache: false'];
+    else if (options.noCache) reasons = ['--no-cache'];
+    else {
+      // A Python command's entries are found by read set; its exact key still finds what an
+      // execution that could not be traced stored.
+      const entry = await findStageHit(options, {
+        traceable: material.traceable,
+        cacheKey: cacheKey as string,
+        probe,
+      });
+      const failure = entry ? await restoreHit(options, entry) : null;
+      if (entry && failure === null) {
+        for (const out of entry.outs) context.produced.set(normalizePipelinePath(out.path), out);
+        return finish({
+          status: 'cached',
+          ...keyed,
+          cacheKey: entry.key,
+          keyInputs: entry.keyInputs,
+          cachedFrom: entry.runId,
+          outs: entry.outs,
+          metrics: entry.metrics,
+          notes: notesOf(entry.keyInputs),
         });
-  }
-  if (context.signal.aborted) return finish({ status: abortStatus(context.signal), ...keyed, reasons });
-
-  const declared = [...stage.outs, ...stage.metrics];
-  try {
-    for (const path of declared) {
-      await removeOut(workspace.pipelineDir, workspace.repoRoot, path);
-      await mkdir(dirname(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`), { recursive: true });
+      }
+      reasons = failure
+        ? [failure]
+        : await missReasons(name, {
+            options,
+            ranUpstream: context.ranUpstream,
+            material,
+            probe,
+          });
     }
-  } catch (error) {
-    return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
-  }
+    if (context.signal.aborted) return finish({ status: abortStatus(context.signal), ...keyed, reasons });
 
-  const metricFinals: Record<string, number> = {};
-  const output = new StageOutput({
-    stage: name,
-    masker: context.masker,
-    cwd: workspace.pipelineDir,
-    repoRoot: workspace.repoRoot,
-    onLog: (line) => options.events.emit({ type: 'stage.log', stage: name, lines: [line] }),
-    onMetric: (point) => {
-      metricFinals[point.name] = point.value;
-      options.events.emit({ type: 'metric.points', points: [point] });
-    },
-    onAnnotation: (annotation) => {
-      annotations.push(annotation);
-      options.events.emit({ type: 'annotation', annotation });
-    },
-  });
-  // Only a result that may be stored needs to know what it read.
-  const trace =
-    stage.cache && material.traceable
-      ? await startReadTrace({
-          repoRoot: workspace.repoRoot,
-          pythonPath: context.keyedEnv.PYTHONPATH ?? undefined,
-        }).catch(() => null)
-      : null;
-  const resources = stageResources(options.pipeline.resources, stage.resources);
-  if (!options.launcher?.honoursResources) {
-    const support = localResourceSupport(name, resources);
-    if (support.refusal) {
-      await trace?.dispose();
-      return finish({ status: 'failed', ...keyed, reasons, error: support.refusal });
+    const declared = [...stage.outs, ...stage.metrics];
+    try {
+      for (const path of declared) {
+        await removeOut(workspace.pipelineDir, workspace.repoRoot, path);
+        await mkdir(dirname(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`), { recursive: true });
+      }
+    } catch (error) {
+      return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
     }
-    if (support.warning) resourceWarnings.push(support.warning);
-  }
-  const since = Date.now();
-  let processResult;
-  const processEnded = context.codeView.processStarted();
-  try {
-    const privateDir = await makePrivateDir(context.privateRoot, name);
-    processResult = await runStageProcess({
-      cmd: material.inputs.cmd,
+
+    const metricFinals: Record<string, number> = {};
+    const output = new StageOutput({
+      stage: name,
+      masker: context.masker,
       cwd: workspace.pipelineDir,
-      env: context.environmentFor(privateDir, {
-        ...paramVariables(stage.params, options.params),
-        FLUKSIO_STAGE: name,
-        ...trace?.env,
-      }),
-      timeoutMs: stage.timeout ?? null,
-      signal: context.signal,
-      ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
-      ...(options.launcher ? { launcher: options.launcher } : {}),
-      ...(trace ? { writable: [trace.dir] } : {}),
-      stage: {
-        name,
-        jobKey: cacheKey ?? `${options.runId}.${name}`,
-        resources,
+      repoRoot: workspace.repoRoot,
+      onLog: (line) => options.events.emit({ type: 'stage.log', stage: name, lines: [line] }),
+      onMetric: (point) => {
+        metricFinals[point.name] = point.value;
+        options.events.emit({ type: 'metric.points', points: [point] });
       },
-      onLine: (stream, line, continues) => output.push(stream, line, continues),
-    }).finally(() => rm(privateDir, { recursive: true, force: true }).catch(() => {}));
-  } catch (error) {
-    await trace?.dispose();
-    return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
-  } finally {
-    processEnded();
-  }
-  const traced = trace ? await trace.collect().catch(() => null) : null;
-  await trace?.dispose();
-  const finished = output.finish();
-  tracebacks = finished.tracebacks;
-  const logDigest = await options.blobs
-    .putBytes(Buffer.from(output.fullLog()))
-    .then((blob) => blob.digest)
-    .catch(() => null);
-  const ran = { ...keyed, reasons, exitCode: processResult.exitCode, logTail: finished.tail, logDigest };
-
-  if (processResult.cancelled || processResult.timedOut) {
-    const status: StageStatus = processResult.timedOut ? 'timed_out' : abortStatus(context.signal);
-    const error =
-      status === 'timed_out'
-        ? processResult.timedOut
-          ? `timed out after ${formatTimeLimit(stage.timeout ?? 0)}`
-          : 'the run timed out'
-        : 'cancelled';
-    return finish({ status, ...ran, error });
-  }
-  if (processResult.exitCode !== 0) {
-    const how =
-      processResult.exitCode === null
-        ? `was killed by ${processResult.signal}`
-        : (options.launcher?.explainExit?.(processResult.exitCode) ??
-          `exited with code ${processResult.exitCode}`);
-    const last = tracebacks.at(-1)?.message;
-    return finish({ status: 'failed', ...ran, error: last ? `${how}: ${last}` : how });
-  }
-
-  const outs: OutRecord[] = [];
-  const metrics: Record<string, number> = { ...metricFinals };
-  try {
-    for (const path of declared) {
-      outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path));
+      onAnnotation: (annotation) => {
+        annotations.push(annotation);
+        options.events.emit({ type: 'annotation', annotation });
+      },
+    });
+    // Only a result that may be stored needs to know what it read.
+    const trace =
+      stage.cache && material.traceable
+        ? await startReadTrace({
+            repoRoot: workspace.repoRoot,
+            pythonPath: context.keyedEnv.PYTHONPATH ?? undefined,
+          }).catch(() => null)
+        : null;
+    const resources = stageResources(options.pipeline.resources, stage.resources);
+    if (!options.launcher?.honoursResources) {
+      const support = localResourceSupport(name, resources);
+      if (support.refusal) {
+        await trace?.dispose();
+        return finish({ status: 'failed', ...keyed, reasons, error: support.refusal });
+      }
+      if (support.warning) resourceWarnings.push(support.warning);
     }
-    for (const path of stage.metrics) {
-      Object.assign(
-        metrics,
-        await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`, path),
+    const since = Date.now();
+    let processResult;
+    const processEnded = context.codeView.processStarted();
+    try {
+      const privateDir = await makePrivateDir(context.privateRoot, name);
+      const paramsFile = await writeParamsFile(
+        options.pipeline.params_file,
+        privateDir,
+        stage.params,
+        options.params,
       );
+      processResult = await runStageProcess({
+        cmd: material.inputs.cmd,
+        cwd: workspace.pipelineDir,
+        env: context.environmentFor(privateDir, {
+          ...paramVariables(stage.params, options.params),
+          ...(paramsFile ? { FLUKSIO_PARAMS_FILE: paramsFile } : {}),
+          FLUKSIO_STAGE: name,
+          ...trace?.env,
+        }),
+        timeoutMs: stage.timeout ?? null,
+        signal: context.signal,
+        ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+        ...(options.launcher ? { launcher: options.launcher } : {}),
+        ...(trace ? { writable: [trace.dir] } : {}),
+        stage: {
+          name,
+          jobKey: cacheKey ?? `${options.runId}.${name}`,
+          resources,
+        },
+        onLine: (stream, line, continues) => output.push(stream, line, continues),
+      }).finally(() => rm(privateDir, { recursive: true, force: true }).catch(() => {}));
+    } catch (error) {
+      await trace?.dispose();
+      return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
+    } finally {
+      processEnded();
     }
-  } catch (error) {
-    const message =
-      error instanceof MissingOutError
-        ? `exited 0 but did not write its out "${error.path}"`
-        : `could not store its outputs: ${messageOf(error)}`;
-    return finish({ status: 'failed', ...ran, error: message });
-  }
-  const decided = await keyOfExecution({
-    stage: name,
-    material,
-    traced: material.traceable && stage.cache ? (traced ?? false) : null,
-    probe,
-    exclude: [...stage.deps, ...declared].map((path) => repoPathIn(workspace, path)),
-    since: { stage: since, run: context.runStartedAt },
-    cacheKey: ran.cacheKey,
-  });
-  let keyInputs = stage.cache ? decided.keyInputs : null;
-  if (keyInputs?.code && material.code) {
-    const manifest = await options.blobs
-      .putBytes(Buffer.from(JSON.stringify(material.code.entries)))
+    const traced = trace ? await trace.collect().catch(() => null) : null;
+    await trace?.dispose();
+    const finished = output.finish();
+    tracebacks = finished.tracebacks;
+    const logDigest = await options.blobs
+      .putBytes(Buffer.from(output.fullLog()))
       .then((blob) => blob.digest)
       .catch(() => null);
-    keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
-  }
-  recheck = await afterCheck(name, context, material, codeIndex);
-  for (const out of outs) context.produced.set(normalizePipelinePath(out.path), out);
-  context.ranUpstream.add(name);
-  return finish({
-    status: 'ran',
-    ...ran,
-    cacheKey: stage.cache ? decided.cacheKey : null,
-    keyInputs,
-    outs,
-    metrics,
-    dirtyReasons: recheck.stageDirty,
-    warnings: recheck.warnings,
-    notes: [...notesOf(keyInputs), ...decided.notes],
+    const ran = { ...keyed, reasons, exitCode: processResult.exitCode, logTail: finished.tail, logDigest };
+
+    if (processResult.cancelled || processResult.timedOut) {
+      const status: StageStatus = processResult.timedOut ? 'timed_out' : abortStatus(context.signal);
+      const error =
+        status === 'timed_out'
+          ? processResult.timedOut
+            ? `timed out after ${formatTimeLimit(stage.timeout ?? 0)}`
+            : 'the run timed out'
+          : 'cancelled';
+      return finish({ status, ...ran, error });
+    }
+    if (processResult.exitCode !== 0) {
+      const how =
+        processResult.exitCode === null
+          ? `was killed by ${processResult.signal}`
+          : (options.launcher?.explainExit?.(processResult.exitCode) ??
+            `exited with code ${processResult.exitCode}`);
+      const last = tracebacks.at(-1)?.message;
+      return finish({ status: 'failed', ...ran, error: last ? `${how}: ${last}` : how });
+    }
+
+    const outs: OutRecord[] = [];
+    const metrics: Record<string, number> = { ...metricFinals };
+    try {
+      for (const path of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path));
+      }
+      for (const path of stage.metrics) {
+        Object.assign(
+          metrics,
+          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`, path),
+        );
+      }
+    } catch (error) {
+      const message =
+        error instanceof MissingOutError
+          ? `exited 0 but did not write its out "${error.path}"`
+          : `could not store its outputs: ${messageOf(error)}`;
+      return finish({ status: 'failed', ...ran, error: message });
+    }
+    const decided = await keyOfExecution({
+      stage: name,
+      material,
+      traced: material.traceable && stage.cache ? (traced ?? false) : null,
+      probe,
+      exclude: [...stage.deps, ...declared].map((path) => repoPathIn(workspace, path)),
+      since: { stage: since, run: context.runStartedAt },
+      cacheKey: ran.cacheKey,
+    });
+    let keyInputs = stage.cache ? decided.keyInputs : null;
+    if (keyInputs?.code && material.code) {
+      const manifest = await options.blobs
+        .putBytes(Buffer.from(JSON.stringify(material.code.entries)))
+        .then((blob) => blob.digest)
+        .catch(() => null);
+      keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
+    }
+    recheck = await afterCheck(name, context, material, codeIndex);
+    for (const out of outs) context.produced.set(normalizePipelinePath(out.path), out);
+    context.ranUpstream.add(name);
+    return finish({
+      status: 'ran',
+      ...ran,
+      cacheKey: stage.cache ? decided.cacheKey : null,
+      keyInputs,
+      outs,
+      metrics,
+      dirtyReasons: recheck.stageDirty,
+      warnings: recheck.warnings,
+      notes: [...notesOf(keyInputs), ...decided.notes],
+    });
+  };
+  // Members of a local sweep running at once share a stage of the same key: one executes
+  // it, the others wait until its cache entry is recorded and restore it.
+  const gate = stage.cache && !options.noCache && cacheKey !== null ? options.gate : undefined;
+  if (!gate) return settle();
+  return gate.exclusive(cacheKey as string, async () => {
+    const result = await settle();
+    await options.events.flush().catch(() => {});
+    return result;
   });
 }
 
@@ -356,6 +375,22 @@ async function afterCheck(
     const reason = `the inputs of ${name} could not be checked again after it ran: ${messageOf(error)}`;
     return { stageDirty: [reason], runDirty: [reason], warnings: [] };
   }
+}
+
+/**
+ * The pipeline's `params_file` for one stage, in its private folder (never in the work
+ * tree: nothing to commit or ignore, gone with the stage); its path, or null without one.
+ */
+async function writeParamsFile(
+  fileName: string | undefined,
+  privateDir: string,
+  listed: readonly string[],
+  values: RunPipelineOptions['params'],
+): Promise<string | null> {
+  if (fileName === undefined) return null;
+  const path = join(privateDir, fileName);
+  await writeFile(path, paramsFileText(fileName, listed, values));
+  return path;
 }
 
 function abortStatus(signal: AbortSignal): StageStatus {

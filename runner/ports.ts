@@ -55,3 +55,14 @@ export interface EventSink {
   emit(event: RunEventBody): void;
   flush(): Promise<void>;
 }
+
+/**
+ * Lets the runs one process executes at once (a local sweep's members) share a stage
+ * whose cache key they compute alike: work under one key is done one at a time, so the
+ * first executes the stage and records its entry while the others wait, then hit the
+ * cache instead of executing it again.
+ */
+export interface StageGate {
+  /** Runs `work` once no other work under `key` is running; resolves with its result. */
+  exclusive<T>(key: string, work: () => Promise<T>): Promise<T>;
+}

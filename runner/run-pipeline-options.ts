@@ -3,7 +3,7 @@ import type { Params } from '../core/params/resolve-params.js';
 import type { CodeIndex } from './keys/code-index.js';
 import type { InterpreterDigests } from './keys/interpreter-digests.js';
 import type { StageLauncher } from './sandbox/stage-launcher.js';
-import type { BlobStore, EventSink, StageCache } from './ports.js';
+import type { BlobStore, EventSink, StageCache, StageGate } from './ports.js';
 import type { Workspace } from './workspace/workspace.js';
 
 /** Everything one execution of a pipeline needs; the engine reads nothing else. */
@@ -34,9 +34,20 @@ export interface RunPipelineOptions {
   secrets?: Readonly<Record<string, string>>;
   /** How many stages may execute at once. @defaultValue 1 */
   jobs: number;
+  /**
+   * Where the pipeline's `fingerprint` command runs: it describes this machine's tools and
+   * may read ignored files (a toolchain file) that a scratch checkout lacks.
+   * @defaultValue the pipeline's directory in `workspace`
+   */
+  fingerprintDir?: string;
   /** Skip cache lookups (entries are still written). */
   noCache: boolean;
   cache: StageCache;
+  /**
+   * Shared with the other runs this process executes at once: a stage they all compute
+   * alike executes once (see StageGate). @defaultValue none
+   */
+  gate?: StageGate;
   blobs: BlobStore;
   events: EventSink;
   /** Cancels the run: running stages get SIGINT, SIGTERM, then SIGKILL. */

@@ -75,7 +75,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
         const privateDir = await makePrivateDir(privateRoot, '.fingerprint');
         fingerprint = await fingerprintOf(
           pipeline.fingerprint,
-          options.workspace.pipelineDir,
+          options.fingerprintDir ?? options.workspace.pipelineDir,
           environmentFor(privateDir),
           options.launcher,
         );

@@ -93,6 +93,18 @@ export const Pipeline = z.strictObject({
     .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' }))
     .default([]),
   fingerprint: z.string().min(1).optional(),
+  /**
+   * A file each stage finds its listed params in, written by fluksio for the run: a name
+   * ending in .yaml, .yml or .json, made in the stage's private folder, its path in
+   * FLUKSIO_PARAMS_FILE.
+   */
+  params_file: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+\.(?:ya?ml|json)$/, {
+      error:
+        "expected a file name ending in .yaml, .yml or .json, with no folder (fluksio writes it in the stage's private folder and gives its path in FLUKSIO_PARAMS_FILE)",
+    })
+    .optional(),
   timeout: Duration.default(24 * 3_600_000),
   retries: z.number().int().min(0).max(10).default(0),
   /** Every stage's resources unless it says otherwise. */

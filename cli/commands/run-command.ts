@@ -22,6 +22,7 @@ import { renderRunSummary } from '../../present/terminal/run-summary.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
+import { checkSweepInParallel, runSweepInParallel } from '../sweep/run-sweep-in-parallel.js';
 import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
 import type { StageLauncher } from '../../runner/sandbox/stage-launcher.js';
 
@@ -33,6 +34,9 @@ export interface RunCommandOptions {
   pipeline?: string;
   /** Where stages execute: `local` (here) or `slurm` (each a Slurm job). */
   backend: string;
+  /** Hand the run (or sweep) to the control plane instead, as `fluksio submit` does. */
+  queue?: boolean;
+  url?: string;
 }
 
 /**
@@ -45,6 +49,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   const jobs = Number(options.jobs);
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
+  if (options.queue) return queueOnControlPlane(args, options, io);
   if (options.backend !== 'local' && options.backend !== 'slurm')
     throw new UsageError(`--backend: "${options.backend}" is not local or slurm`);
   const launcher = options.backend === 'slurm' ? new SlurmLauncher() : undefined;
@@ -58,7 +63,8 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     ? openLocalState(project.stateDir)
     : null;
   try {
-    await checkRunInput(args, project, parses);
+    const { grid } = await checkRunInput(args, project, parses);
+    if (grid.length > 1 && jobs > 1) await checkSweepInParallel(project, jobs);
   } catch (error) {
     await opening?.then(
       (state) => state.close(),
@@ -94,7 +100,28 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     // Every member of a sweep is compared with the run its first member was: never with
     // another member (DESIGN §7).
     let sweepBaseline: { run: Run | null } | undefined;
-    for (const [index, params] of grid.entries()) {
+    // `-j N` is N things at once: a sweep's members, or a single run's stages.
+    const parallelSweep = groupId !== null && jobs > 1;
+    if (parallelSweep) {
+      reports.push(
+        ...(await runSweepInParallel({
+          project,
+          pipeline,
+          grid,
+          groupId,
+          codeIndex,
+          state,
+          io,
+          jobs,
+          noCache: !options.cache,
+          ...(launcher ? { launcher } : {}),
+          write,
+          live: Boolean(progressOut?.isTTY),
+          colors,
+        })),
+      );
+    }
+    for (const [index, params] of (parallelSweep ? [] : grid).entries()) {
       if (io.signal?.aborted) break;
       if (groupId) write(colors.bold(`\nSweep ${groupId}: run ${index + 1} of ${grid.length}\n`));
       // The previous run of the sweep executed stages: the tree is read again for this one.
@@ -139,6 +166,26 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   } finally {
     await state.close();
   }
+}
+
+/**
+ * `fluksio run --queue`: the same as `fluksio submit` with the same params (the control
+ * plane at FLUKSIO_URL or --url runs this repository's pushed HEAD); nothing runs here.
+ */
+async function queueOnControlPlane(args: string[], options: RunCommandOptions, io: CliIo): Promise<number> {
+  if (options.backend !== 'local')
+    throw new UsageError(`--queue: the control plane's runners choose where stages run; leave out --backend`);
+  const { submitCommand } = await import('./submit-command.js');
+  return submitCommand(
+    args,
+    {
+      cache: options.cache,
+      json: options.json,
+      ...(options.pipeline ? { pipeline: options.pipeline } : {}),
+      ...(options.url ? { url: options.url } : {}),
+    },
+    io,
+  );
 }
 
 interface CheckedRunInput {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
@@ -20,6 +20,13 @@ export interface ScratchCheckout {
   removeNow(): void;
 }
 
+export interface ScratchCheckoutOptions {
+  /** The folder the scratch work tree's temporary folder is made in. @defaultValue the system's temp dir */
+  under?: string;
+  /** How that temporary folder's name starts. @defaultValue `fluksio-verify-` */
+  prefix?: string;
+}
+
 /**
  * Checks `commit` out into a new temporary work tree of the repository at `repoRoot`
  * (`git worktree add --detach`), so a stage can run there on exactly the committed
@@ -28,8 +35,14 @@ export interface ScratchCheckout {
  * of the commit holds here; hooks are off, so checking out runs no code of the
  * repository's. Throws an error naming the commit when it cannot be checked out.
  */
-export async function createScratchCheckout(repoRoot: string, commit: string): Promise<ScratchCheckout> {
-  const parent = await realpath(await mkdtemp(path.join(tmpdir(), 'fluksio-verify-')));
+export async function createScratchCheckout(
+  repoRoot: string,
+  commit: string,
+  options: ScratchCheckoutOptions = {},
+): Promise<ScratchCheckout> {
+  const under = options.under ?? tmpdir();
+  await mkdir(under, { recursive: true });
+  const parent = await realpath(await mkdtemp(path.join(under, options.prefix ?? 'fluksio-verify-')));
   const root = path.join(parent, 'checkout');
   const git = gitIn(repoRoot);
   try {

@@ -183,3 +183,40 @@ step()
   // Nothing local was made: the run was read from the control plane.
   expect(existsSync(join(project.repo.dir, '.fluksio'))).toBe(false);
 });
+
+test('fluksio run --queue hands the sweep to the control plane as submit does: nothing runs here, the runners run each member', async () => {
+  await world.start();
+  const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model/\n' });
+  await project.repo.git('remote', 'add', 'origin', project.repo.dir);
+  await project.repo.git('fetch', '-q', 'origin');
+  await world.allow([project.repository]);
+  await world.runner('queue-box');
+
+  const queued = spawnFluksio(['run', 'lr=0.1,0.2', '--queue', '--json'], {
+    cwd: project.repo.dir,
+    env: { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken },
+  });
+  expect(await queued.exited, queued.output()).toBe(0);
+  const sweep = JSON.parse(queued.output().slice(queued.output().indexOf('{'))) as {
+    group: string;
+    runs: { id: string }[];
+  };
+  expect(sweep.runs).toHaveLength(2);
+  const reports = await Promise.all(sweep.runs.map(({ id }) => world.waitFor(id)));
+  expect(
+    reports.map((report) => [report.run.status, report.run.params, report.metrics, report.runner]),
+  ).toEqual([
+    ['succeeded', { lr: 0.1 }, { loss: 0.1 }, 'queue-box'],
+    ['succeeded', { lr: 0.2 }, { loss: 0.2 }, 'queue-box'],
+  ]);
+  // Nothing ran here: no local store, no outputs.
+  expect(existsSync(join(project.repo.dir, '.fluksio'))).toBe(false);
+  expect(existsSync(join(project.repo.dir, 'model'))).toBe(false);
+
+  const withBackend = spawnFluksio(['run', '--queue', '--backend', 'slurm'], {
+    cwd: project.repo.dir,
+    env: { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken },
+  });
+  expect(await withBackend.exited).toBe(2);
+  expect(withBackend.output()).toContain('--queue: the control plane');
+});
