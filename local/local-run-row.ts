@@ -73,6 +73,7 @@ export function localRunRow(start: LocalRunStart): Run {
     metricGoals: {},
     checkName: null,
     baseRef: null,
+    branch: null,
     baselineCommits: null,
     baselineRunId: null,
     baselineFixed: false,

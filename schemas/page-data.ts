@@ -75,3 +75,28 @@ export interface LogChunk {
   from: number;
   lines: string[];
 }
+
+/** One run in a list: enough to pick it out and open its page. */
+export interface PageRunListItem {
+  id: string;
+  status: string;
+  params: Record<string, string | number | boolean>;
+  metrics: Record<string, number>;
+  branch: string | null;
+  commit: string | null;
+  prNumber: number | null;
+  trigger: string | null;
+  groupId: string | null;
+  createdAt: string;
+  durationMs: number | null;
+}
+
+/** What the run list draws (`GET /pages/api/runs?repo=…`): a page of runs, newest first. */
+export interface RunListPageData {
+  repository: string;
+  /** The pull request listed, or null for the whole repository. */
+  prNumber: number | null;
+  runs: PageRunListItem[];
+  /** The `before` of the next (older) page; null on the last. */
+  next: string | null;
+}

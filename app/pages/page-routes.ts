@@ -7,6 +7,7 @@ import { messagePage, pageShell } from './page-shell.js';
 import type { PageSource } from './page-source.js';
 import { renderCurvesSvg, type SvgCurve } from './render-curves-svg.js';
 import { parseStepsHeld, pointsAfter } from './points-after.js';
+import { RUN_LIST_PAGE_SIZE, RunListQuery, runListFilter } from './run-list-query.js';
 import { parseLogCursor, streamStageLog } from './stream-stage-log.js';
 
 /** What the pages are served from, who may see them, and the bundle to serve. */
@@ -90,8 +91,19 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
   ): Promise<boolean> {
     let refusal: { code: number; title: string; message: string } | null = null;
     for (const repository of repositories) {
-      const verdict = repository === null ? 'hidden' : await gate.admit(request, repository);
+      const verdict = await gate.admit(request, repository);
       if (verdict === 'allowed') continue;
+      if (verdict === 'sign-in') {
+        // Asked before anything about the run is known: a run that does not exist is sent
+        // to sign in exactly as one that does.
+        const login = `/auth/github/login?next=${encodeURIComponent(request.url)}`;
+        if (html) await reply.header('cache-control', 'no-store').redirect(login, 302);
+        else
+          await reply.code(401).send({
+            error: `Sign in with GitHub to see this: open ${login} in a browser, or use an API token`,
+          });
+        return false;
+      }
       refusal =
         verdict === 'expired'
           ? {
@@ -139,7 +151,9 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'run', subject: id, title: `Run ${id}` }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'run', subject: id, title: `Run ${id}` }),
+      );
   });
   app.get('/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
@@ -147,15 +161,45 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'sweep', subject: id, title: `Sweep ${id}` }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'sweep', subject: id, title: `Sweep ${id}` }),
+      );
   });
   app.get('/compare', async (request, reply) => {
     const { runs } = parseInput(CompareQuery, request.query, 'runs');
     const repositories = await Promise.all(runs.map((id) => source.repositoryOfRun(id)));
     if (!(await admitted(request, reply, repositories, 'such run', true))) return reply;
+    return reply.type('text/html; charset=utf-8').send(
+      pageShell({
+        viewer: await gate.viewer?.(request),
+        kind: 'compare',
+        subject: runs.join(','),
+        title: `Compare ${runs.length} runs`,
+      }),
+    );
+  });
+
+  // A repository's runs, or a pull request's (`?pr=`), newest first, filtered, a page at a time.
+  app.get('/runs', async (request, reply) => {
+    const query = parseInput(RunListQuery, request.query, 'query');
+    const repository = query.repo ?? source.defaultRepository;
+    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, true))) return reply;
+    const title = `Runs of ${repository}${query.pr === undefined ? '' : ` #${query.pr}`}`;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'compare', subject: runs.join(','), title: `Compare ${runs.length} runs` }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'runs', subject: repository ?? '', title }),
+      );
+  });
+  app.get('/pages/api/runs', async (request, reply) => {
+    const query = parseInput(RunListQuery, request.query, 'query');
+    const repository = query.repo ?? source.defaultRepository;
+    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, false)))
+      return reply;
+    const { filter, before } = runListFilter(query, repository!);
+    return reply
+      .header('cache-control', 'no-store')
+      .send(await source.runList(filter, before, RUN_LIST_PAGE_SIZE));
   });
 
   app.get('/pages/api/runs/:id', async (request, reply) => {

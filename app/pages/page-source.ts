@@ -1,4 +1,5 @@
-import type { LogChunk, LogCursor, RunPageData, RunsPageData } from '../../schemas/page-data.js';
+import type { LogChunk, LogCursor, RunListPageData, RunPageData, RunsPageData } from '../../schemas/page-data.js';
+import type { RunListFilter } from '../../store/runs/list-repository-runs.js';
 
 /** A read of a stage's log: its lines from a cursor, where the next read starts, and whether this is all there will be. */
 export type StageLogRead = LogChunk & { next: LogCursor; final: boolean };
@@ -23,4 +24,8 @@ export interface PageSource {
   groupPage(groupId: string): Promise<RunsPageData | null>;
   /** The named runs, in the order given; null when one of them does not exist. */
   comparePage(runIds: readonly string[]): Promise<RunsPageData | null>;
+  /** A page of a repository's runs, newest first, before the run `before`. */
+  runList(filter: RunListFilter, before: string | undefined, limit: number): Promise<RunListPageData>;
+  /** The repository a list shows when none is named: the project's own locally; null on a server. */
+  defaultRepository: string | null;
 }

@@ -7,6 +7,7 @@ import type { Database } from '../../store/db/database.js';
 import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { groupRepositories } from '../../store/runs/group-repositories.js';
 import { listGroupRuns } from '../../store/runs/list-group-runs.js';
+import { listRepositoryRuns } from '../../store/runs/list-repository-runs.js';
 import { buildRunPageData } from './build-run-page-data.js';
 import type { PageSource } from './page-source.js';
 
@@ -34,6 +35,8 @@ export interface StorePageSourceOptions {
   baselineOf(run: Run): Promise<Run | null>;
   /** The metric goals a run is judged by (a project's pipeline locally, the run's own on a server). */
   goalsOf(run: Run): MetricGoals;
+  /** The repository a list shows when none is named (`local` for a project's store). @defaultValue null */
+  defaultRepository?: string | null;
 }
 
 /**
@@ -73,6 +76,28 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
   }
 
   return {
+    defaultRepository: options.defaultRepository ?? null,
+    async runList(filter, before, limit) {
+      const page = await listRepositoryRuns({ db, filter, before, limit });
+      return {
+        repository: filter.repository,
+        prNumber: filter.prNumber ?? null,
+        next: page.next,
+        runs: page.runs.map((run) => ({
+          id: run.id,
+          status: run.status,
+          params: run.params,
+          metrics: run.metrics,
+          branch: run.branch,
+          commit: run.commit,
+          prNumber: run.prNumber,
+          trigger: run.trigger,
+          groupId: run.groupId,
+          createdAt: run.createdAt.toISOString(),
+          durationMs: run.durationMs,
+        })),
+      };
+    },
     async repositoryOfRun(runId) {
       return (await findRun(runId))?.repository ?? null;
     },

@@ -59,6 +59,7 @@ export function localPageSource(store: ProjectStore): PageSource {
     },
     baselineOf: (run) => baselineOf(store, run),
     goalsOf: () => store.goals,
+    defaultRepository: 'local',
   });
   return {
     ...source,

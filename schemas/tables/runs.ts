@@ -138,6 +138,11 @@ export const runs = pgTable(
     metricGoals: jsonb('metric_goals').$type<MetricGoals>().notNull().default({}),
     /** The check run's name (`fluksio`, `fluksio (lr=0.1)`); null off GitHub. */
     checkName: text('check_name'),
+    /**
+     * The branch the run is of: a push's branch, a pull request's head branch; null when
+     * unknown (a submitted run that named none, a local run). The run lists filter by it.
+     */
+    branch: text('branch'),
     /** A pull request's base branch, for the baseline (DESIGN §7); null for pushes. */
     baseRef: text('base_ref'),
     /**
@@ -166,6 +171,8 @@ export const runs = pgTable(
     index('runs_group_id_idx').on(table.groupId),
     // `/fluksio cancel` and a new push look up a pull request's active runs.
     index('runs_repository_pr_number_idx').on(table.repository, table.prNumber),
+    // The run lists: a repository's runs newest first, a page at a time (keyset).
+    index('runs_repository_created_at_id_idx').on(table.repository, table.createdAt.desc(), table.id.desc()),
   ],
 );
 export type Run = typeof runs.$inferSelect;

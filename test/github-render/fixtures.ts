@@ -60,6 +60,7 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     metricGoals: { accuracy: { goal: 'max' }, loss: { goal: 'min' } },
     checkName: 'fluksio',
     baseRef: 'main',
+    branch: 'feature',
     baselineCommits: null,
     baselineRunId: null,
     baselineFixed: false,
