@@ -4,7 +4,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ApiError } from '../schemas/protocol/api-error.js';
 import type { Database } from '../store/db/database.js';
-import type { BlobStorage } from './blob-storage.js';
+import { Registry } from 'prom-client';
+import { BlobByteCounters } from './blobs/blob-byte-counters.js';
+import type { BlobStorage } from './blobs/blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { HttpError } from './http/http-error.js';
 import { lingerBeforeClose } from './http/linger-before-close.js';
@@ -12,6 +14,7 @@ import { loggableError } from './http/loggable-error.js';
 import type { GitCredentials, RouteContext } from './route-context.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
 import { blobRoutes } from './routes/blob-routes.js';
+import { blobUploadRoutes } from './routes/blob-upload-routes.js';
 import { cacheRoute } from './routes/cache-route.js';
 import { claimRoute } from './routes/claim-route.js';
 import { fetchedRoute } from './routes/fetched-route.js';
@@ -93,11 +96,14 @@ export function buildServer({
   });
   const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
   const closing = new AbortController();
+  const metrics = new Registry();
   const context: RouteContext = {
     db,
     redis,
     settings,
     blobs,
+    blobBytes: new BlobByteCounters(metrics),
+    metrics,
     doorbell,
     closing: closing.signal,
     ...(github ? { gitCredentials: github.gitCredentials, onRunChanged: github.onRunChanged } : {}),
@@ -167,6 +173,7 @@ export function buildServer({
   fetchedRoute(app, context);
   cacheRoute(app, context);
   blobRoutes(app, context);
+  blobUploadRoutes(app, context);
   submitRoute(app, context);
   runRoutes(app, context);
   if (github) githubWebhookRoute(app, github.webhooks);

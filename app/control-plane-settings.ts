@@ -1,6 +1,11 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import {
+  readBlobStorageSettings,
+  S3_MAX_SINGLE_UPLOAD,
+  type BlobStorageSettings,
+} from './blobs/blob-storage-settings.js';
 import { readGitHubAppSettings, type GitHubAppSettings } from './github-app-settings.js';
 import { InvalidSettingsError } from './invalid-settings-error.js';
 
@@ -95,10 +100,16 @@ export interface ControlPlaneSettings {
    */
   metricsToken: string | null;
   /**
-   * The largest blob a runner may upload (`FLUKSIO_MAX_BLOB_SIZE`).
-   * @defaultValue 10 GiB
+   * The largest blob a runner may upload (`FLUKSIO_MAX_BLOB_SIZE`); with S3, at most 5 GiB
+   * (one presigned PUT).
+   * @defaultValue 10 GiB, or 5 GiB with S3
    */
   maxBlobBytes: number;
+  /**
+   * Where blobs are kept (`FLUKSIO_BLOB_STORE`, `FLUKSIO_S3_*`): the data directory, or S3.
+   * @defaultValue { kind: 'directory' }
+   */
+  blobStorage: BlobStorageSettings;
   /**
    * The key that signs the run pages' links in check runs and comments
    * (`FLUKSIO_PAGES_SECRET`, at least 32 characters); unset, it is derived from the GitHub
@@ -235,7 +246,35 @@ const EnvSettings = z.object({
   FLUKSIO_ALLOW_FILE_URLS: flag.default(false),
   FLUKSIO_CLONE_HOSTS: hostList.default(['github.com']),
   FLUKSIO_METRICS_TOKEN: z.string().optional(),
-  FLUKSIO_MAX_BLOB_SIZE: size.default(10 * 2 ** 30),
+  FLUKSIO_MAX_BLOB_SIZE: size.optional(),
+  FLUKSIO_BLOB_STORE: z
+    .enum(['directory', 's3'], {
+      error: (issue) => `"${String(issue.input)}" is not a blob store (one of directory, s3)`,
+    })
+    .default('directory'),
+  FLUKSIO_S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
+      error: (issue) =>
+        `"${String(issue.input)}" is not a bucket name (3 to 63 lower-case letters, digits, "." and "-")`,
+    })
+    .optional(),
+  FLUKSIO_S3_REGION: z
+    .string()
+    .regex(/^[a-z0-9-]+$/, { error: (issue) => `"${String(issue.input)}" is not a region (e.g. eu-west-1)` })
+    .optional(),
+  AWS_REGION: z.string().optional(),
+  FLUKSIO_S3_ENDPOINT: serviceUrl(['https:', 'http:']).optional(),
+  FLUKSIO_S3_FORCE_PATH_STYLE: flag.default(false),
+  FLUKSIO_S3_URL_TTL: duration
+    .refine((ms) => ms >= 1000 && ms <= 7 * 86_400_000, {
+      error: 'must be between 1s and 7d (the longest a presigned URL lasts)',
+    })
+    .default(900_000),
+  FLUKSIO_S3_VERIFY_CHECKSUMS: flag.default(true),
+  AWS_ACCESS_KEY_ID: z.string().optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().optional(),
+  AWS_SESSION_TOKEN: z.string().optional(),
   FLUKSIO_PAGES_SECRET: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
   FLUKSIO_PAGE_LINK_TTL: duration.default(30 * 86_400_000),
   APP_ID: z
@@ -303,7 +342,8 @@ export function readControlPlaneSettings(
     );
   }
   const github = parsed.success ? readGitHubAppSettings(parsed.data, problems) : null;
-  if (!parsed.success || problems.length > 0) throw new InvalidSettingsError(problems);
+  const storage = parsed.success ? readStorage(parsed.data, problems) : null;
+  if (!parsed.success || !storage || problems.length > 0) throw new InvalidSettingsError(problems);
   const vars = parsed.data;
   return {
     host: vars.HOST,
@@ -321,7 +361,8 @@ export function readControlPlaneSettings(
     allowFileUrls: vars.FLUKSIO_ALLOW_FILE_URLS,
     cloneHosts: vars.FLUKSIO_CLONE_HOSTS,
     metricsToken: vars.FLUKSIO_METRICS_TOKEN ?? null,
-    maxBlobBytes: vars.FLUKSIO_MAX_BLOB_SIZE,
+    maxBlobBytes: storage.maxBlobBytes,
+    blobStorage: storage.blobStorage,
     pagesSecret: vars.FLUKSIO_PAGES_SECRET ?? null,
     pageLinkTtlMs: vars.FLUKSIO_PAGE_LINK_TTL,
     logLevel: vars.LOG_LEVEL,
@@ -350,6 +391,56 @@ export function readDatabaseSettings(
     databaseUrl: parsed.data.DATABASE_URL ?? null,
     dataDir: parsed.data.FLUKSIO_DATA_DIR ?? defaultDataDir(env),
   };
+}
+
+/** The variables of the blob storage (readBlobStoreSettings), a part of EnvSettings. */
+const StorageVariables = EnvSettings.pick({
+  FLUKSIO_MAX_BLOB_SIZE: true,
+  FLUKSIO_BLOB_STORE: true,
+  FLUKSIO_S3_BUCKET: true,
+  FLUKSIO_S3_REGION: true,
+  AWS_REGION: true,
+  FLUKSIO_S3_ENDPOINT: true,
+  FLUKSIO_S3_FORCE_PATH_STYLE: true,
+  FLUKSIO_S3_URL_TTL: true,
+  FLUKSIO_S3_VERIFY_CHECKSUMS: true,
+  AWS_ACCESS_KEY_ID: true,
+  AWS_SECRET_ACCESS_KEY: true,
+  AWS_SESSION_TOKEN: true,
+});
+
+/**
+ * Reads where blobs are kept (`FLUKSIO_DATA_DIR`, `FLUKSIO_BLOB_STORE`, `FLUKSIO_S3_*`),
+ * for `fluksio gc --server`; problems are thrown as by readControlPlaneSettings.
+ */
+export function readBlobStoreSettings(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Pick<ControlPlaneSettings, 'dataDir' | 'blobStorage' | 'maxBlobBytes'> {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = StorageVariables.safeParse(present);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`);
+  const storage = parsed.success ? readStorage(parsed.data, problems) : null;
+  if (!storage || problems.length > 0) throw new InvalidSettingsError(problems);
+  return { ...storage, dataDir: readDatabaseSettings(env).dataDir };
+}
+
+/** The blob storage and its upload limit: S3 takes at most 5 GiB in one presigned PUT. */
+function readStorage(
+  vars: z.infer<typeof StorageVariables>,
+  problems: string[],
+): Pick<ControlPlaneSettings, 'blobStorage' | 'maxBlobBytes'> {
+  const blobStorage = readBlobStorageSettings(vars, problems);
+  const limit = blobStorage.kind === 's3' ? S3_MAX_SINGLE_UPLOAD : Number.MAX_SAFE_INTEGER;
+  const maxBlobBytes = vars.FLUKSIO_MAX_BLOB_SIZE ?? Math.min(10 * 2 ** 30, limit);
+  if (maxBlobBytes > limit)
+    problems.push(
+      `FLUKSIO_MAX_BLOB_SIZE: ${maxBlobBytes} bytes is more than one presigned S3 upload takes (5GiB); write at most 5GiB`,
+    );
+  return { blobStorage, maxBlobBytes };
 }
 
 function defaultDataDir(env: Readonly<Record<string, string | undefined>>): string {

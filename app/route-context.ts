@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
 import type { Database } from '../store/db/database.js';
-import type { BlobStorage } from './blob-storage.js';
+import type { BlobByteCounters } from './blobs/blob-byte-counters.js';
+import type { BlobStorage } from './blobs/blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import type { Run } from '../schemas/tables/runs.js';
 import type { RunDoorbell } from './run-doorbell.js';
@@ -22,6 +24,10 @@ export interface RouteContext {
   redis: Redis;
   settings: ControlPlaneSettings;
   blobs: BlobStorage;
+  /** The blob bytes that pass through this process. */
+  blobBytes: BlobByteCounters;
+  /** The process's Prometheus metrics, scraped at `GET /metrics`. */
+  metrics: Registry;
   doorbell: RunDoorbell;
   /** Aborted when the server begins to close, so waiting claims answer at once. */
   closing: AbortSignal;

@@ -1,7 +1,7 @@
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { BlobStorage } from './blob-storage.js';
+import { openBlobStorage } from './blobs/open-blob-storage.js';
+import { S3BlobStorage } from './blobs/s3-blob-storage.js';
 import { buildServer } from './build-server.js';
 import { runsWorkers, servesApi, type ControlPlaneRole } from './control-plane-role.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
@@ -102,11 +102,13 @@ export async function startControlPlane({
       closers.push(() => sweeper.close());
     }
 
+    const blobs = openBlobStorage(settings);
+    if (blobs instanceof S3BlobStorage) closers.push(async () => blobs.close());
     const server = buildServer({
       db: database.db,
       redis,
       settings,
-      blobs: new BlobStorage(join(settings.dataDir, 'blobs')),
+      blobs,
       logger,
       api: servesApi(role),
       ...(github ? { github: github.server } : {}),
@@ -114,7 +116,7 @@ export async function startControlPlane({
     closers.push(() => server.close());
     const url = await server.listen({ host: settings.host, port: settings.port });
     logger.info(
-      { url, role, dataDir: settings.dataDir, github: settings.github !== null },
+      { url, role, dataDir: settings.dataDir, blobs: blobs.location, github: settings.github !== null },
       'control plane listening',
     );
     return { url, close: closeAll };

@@ -1,4 +1,5 @@
 // `npm run bench [suite]`: each figure is printed beside a reference measured in the same run.
+import { benchBlobTransfer } from './blob-transfer-bench.js';
 import { benchControlPlane } from './control-plane-bench.js';
 import { benchCacheKeys, benchCodeDigest, benchExample, benchSweep } from './engine-bench.js';
 import { benchGitHub } from './github-bench.js';
@@ -17,6 +18,7 @@ const suites: Record<string, () => Promise<void>> = {
   pages: benchPages,
   slurm: benchSlurm,
   sweep: benchSweep,
+  blobs: benchBlobTransfer,
 };
 console.log(`fluksio benchmarks · node ${process.version} · ${new Date().toISOString()}`);
 for (const [name, suite] of Object.entries(suites)) {

@@ -81,12 +81,30 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('runs')
-    .description("List the runs of this pipeline, newest first (--remote: the control plane's)")
+    .description(
+      "The runs of this pipeline as an experiment table, newest first: params and metrics as columns (--remote: the control plane's)",
+    )
     .option('--limit <n>', 'how many', '20')
-    .option('--json', 'print JSON')
+    .option('--sort <name>', 'sort by a metric, param, status, commit or when (-NAME: descending)')
+    .option('--desc', 'sort descending')
+    .option('--asc', 'sort ascending')
+    .option(
+      '--filter <expr>',
+      'only runs where NAME OP VALUE holds, OP one of = != < <= > >= (repeatable: all must hold)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
+    .option('--all', 'a column for every param and metric, not only those that differ between the runs')
+    .option('--json', 'print the selected runs as JSON')
+    .option('--md', 'print a GitHub-flavoured markdown table')
+    .option('--csv', 'print CSV (RFC 4180)')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--remote', "this repository's runs on the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)")
     .option('--url <url>', 'the runs on the control plane at this URL')
+    .addHelpText(
+      'after',
+      "\nA metric with a goal sorts best first unless --asc or --desc says otherwise; when sorts newest first;\nanything else ascending. Runs without the value come last. A table on a terminal fits its width;\nNO_COLOR or a pipe gives plain text. --remote sorts and filters the newest 200 runs.\n\nExamples:\n  fluksio runs\n  fluksio runs --sort accuracy --limit 5\n  fluksio runs --filter lr=0.1 --filter 'accuracy>0.9' --md\n  fluksio runs --filter status=failed --all --csv > runs.csv",
+    )
     .action(async (options) =>
       setCode(await (await import('./commands/runs-command.js')).runsCommand(options, io)),
     );
@@ -151,13 +169,21 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
 
   program
     .command('diff')
-    .description("Compare a run's metrics with another run's (default: its baseline)")
-    .argument('<run>', 'a run id or a unique prefix')
-    .argument('[other]', 'the run to compare against')
-    .option('--json', 'print JSON')
+    .description(
+      "Compare two runs' params and metrics, only what changed: runs named by id or by git revision (default: against the first's baseline)",
+    )
+    .argument('<run>', 'a run id or a unique prefix, or a git revision (branch, tag, commit)')
+    .argument('[other]', 'the run or revision to compare against')
+    .option('--all', 'every param and metric, not only those that changed')
+    .option('--md', 'print GitHub-flavoured markdown (for a pull request)')
+    .option('--json', 'print JSON (every param and metric)')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--remote', 'runs of the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)')
     .option('--url <url>', 'runs of the control plane at this URL')
+    .addHelpText(
+      'after',
+      "\nA revision stands for its newest clean, successful run (one with the other side's params first), or for its\nnearest first-parent ancestor's, which is said. One revision alone compares this workspace's newest run\nwith it. A name that is both a run id prefix and a revision is the run: rev:NAME forces the revision,\nrun:NAME the run.\n\nExamples:\n  fluksio diff 01JD4X                 a run against its baseline\n  fluksio diff main                   the newest run here against main's\n  fluksio diff my-branch main --md    a branch's run against main's, for a pull request\n  fluksio diff rev:01ab23 01JD4X      commit 01ab23's run against run 01JD4X",
+    )
     .action(async (run: string, other: string | undefined, options) =>
       setCode(await (await import('./commands/diff-command.js')).diffCommand(run, other, options, io)),
     );

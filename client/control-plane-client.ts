@@ -6,6 +6,11 @@ import type { BlobDigest } from '../schemas/blob-digest.js';
 import { CacheEntry } from '../schemas/cache-entry.js';
 import { CacheCandidates } from '../schemas/protocol/cache-candidates.js';
 import { BlobUploadReply } from '../schemas/protocol/blob-upload-reply.js';
+import {
+  BlobUploadTicket,
+  type BlobUploadFinish,
+  type BlobUploadStart,
+} from '../schemas/protocol/blob-upload-ticket.js';
 import type { CancelRunRequest } from '../schemas/protocol/cancel-run.js';
 import { Claim, type ClaimRequest } from '../schemas/protocol/claim.js';
 import { HealthReply } from '../schemas/protocol/health-reply.js';
@@ -183,12 +188,49 @@ export class ControlPlaneClient {
     return this.download(blobPath(digest), { lease: run, allowNotFound: true }, consume, call);
   }
 
-  /** Uploads a blob, streaming a file's bytes; the control plane verifies the digest. */
+  /**
+   * Uploads a blob, streaming a file's bytes. The control plane says where to
+   * (BlobUploadTicket): to itself, which verifies the digest as the bytes arrive, or to its
+   * store's presigned URL (S3), after which it checks the stored object before recording
+   * it. The bytes were hashed here first: `digest` is theirs.
+   */
   async putBlob(
     run: RunLease,
     digest: BlobDigest,
     body: BlobBody,
     call: CallOptions = {},
+  ): Promise<BlobUploadReply> {
+    const size = 'bytes' in body ? body.bytes.byteLength : body.size;
+    const uploads = `${blobPath(digest)}/uploads`;
+    const start: BlobUploadStart = { size };
+    const ticket = await this.http.parse(
+      await this.http.send('POST', uploads, { call, json: start, lease: run }),
+      BlobUploadTicket,
+      `POST ${uploads}`,
+    );
+    if (ticket.via === 'control-plane') return this.putThroughControlPlane(run, digest, body, call);
+    await this.http.withRetries(`PUT ${uploads}/${ticket.uploadId}`, call, (signal) =>
+      this.http.storeAttempt('PUT', ticket.url, {
+        headers: ticket.headers,
+        body: bodyOf(body),
+        signal,
+        timeoutMs: this.transferTimeoutMs,
+      }),
+    );
+    const finish: BlobUploadFinish = { size };
+    const path = `${uploads}/${ticket.uploadId}`;
+    return this.http.parse(
+      await this.http.send('POST', path, { call, json: finish, lease: run }),
+      BlobUploadReply,
+      `POST ${path}`,
+    );
+  }
+
+  private async putThroughControlPlane(
+    run: RunLease,
+    digest: BlobDigest,
+    body: BlobBody,
+    call: CallOptions,
   ): Promise<BlobUploadReply> {
     const request = `PUT ${blobPath(digest)}`;
     const response = await this.http.withRetries(request, call, (signal) =>
@@ -196,10 +238,7 @@ export class ControlPlaneClient {
         lease: run,
         signal,
         timeoutMs: this.transferTimeoutMs,
-        body:
-          'bytes' in body
-            ? { data: body.bytes, size: body.bytes.byteLength }
-            : { data: Readable.toWeb(body.open()), size: body.size },
+        body: bodyOf(body),
       }),
     );
     return this.http.parse(response, BlobUploadReply, request);
@@ -308,7 +347,11 @@ export class ControlPlaneClient {
     return this.http.parse(await this.http.send('POST', path, { call, json }), schema, `POST ${path}`);
   }
 
-  /** A GET of bytes under the transfer time limit, retried whole when `consume` fails transiently. */
+  /**
+   * A GET of bytes under the transfer time limit, retried whole when `consume` fails
+   * transiently. A control plane whose store hands out presigned URLs answers 307: the
+   * bytes then come from the store, fetched without the token.
+   */
   private download<T>(
     path: string,
     options: { lease?: RunLease; allowNotFound?: boolean },
@@ -316,15 +359,30 @@ export class ControlPlaneClient {
     call: CallOptions,
   ): Promise<T | null> {
     return this.http.withRetries(`GET ${path}`, call, async (signal) => {
-      const response = await this.http.attempt('GET', path, {
+      let response = await this.http.attempt('GET', path, {
         ...options,
         signal,
         timeoutMs: this.transferTimeoutMs,
+        allowStoreRedirect: true,
       });
+      const location = response.status === 307 ? response.headers.get('location') : null;
+      if (location !== null) {
+        response = await this.http.storeAttempt('GET', new URL(location, this.http.base).href, {
+          allowNotFound: true,
+          signal,
+          timeoutMs: this.transferTimeoutMs,
+        });
+      }
       if (response.status === 404 || !response.body) return null;
       return consume(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>));
     });
   }
+}
+
+function bodyOf(body: BlobBody): { data: Uint8Array | WebReadableStream<Uint8Array>; size: number } {
+  return 'bytes' in body
+    ? { data: body.bytes, size: body.bytes.byteLength }
+    : { data: Readable.toWeb(body.open()) as WebReadableStream<Uint8Array>, size: body.size };
 }
 
 function runPath(runId: string): string {

@@ -46,6 +46,20 @@ export interface SendOptions {
   /** More headers (`Idempotency-Key`). */
   headers?: Record<string, string>;
   timeoutMs?: number;
+  /**
+   * A `307` is an answer: the control plane sends a blob's reader to the store's presigned
+   * URL, which storeAttempt then fetches without the token.
+   */
+  allowStoreRedirect?: boolean;
+}
+
+/** One request straight to a blob store's presigned URL: no token goes along. */
+export interface StoreRequest {
+  headers?: Record<string, string>;
+  body?: { data: Uint8Array | WebReadableStream<Uint8Array>; size: number };
+  allowNotFound?: boolean;
+  signal: AbortSignal | undefined;
+  timeoutMs: number;
 }
 
 /**
@@ -151,8 +165,53 @@ export class ControlPlaneHttp {
         : {}),
     } as RequestInit);
     if (response.ok || (response.status === 404 && request.allowNotFound)) return response;
+    if (response.status === 307 && request.allowStoreRedirect && response.headers.has('location')) {
+      void response.body?.cancel();
+      return response;
+    }
     if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path}`, response);
     throw await errorFor(`${method} ${path}`, response);
+  }
+
+  /**
+   * One exchange with a blob store at a presigned URL the control plane handed out: only
+   * `request.headers` go along (never the token), no redirect is followed, and the URL
+   * (its signature) appears in no message. 5xx, 408, 429 and 403 (a URL that expired
+   * while a retry waited: the next attempt asks for a fresh one) are transient.
+   */
+  async storeAttempt(method: 'GET' | 'PUT', url: string, request: StoreRequest): Promise<Response> {
+    const timeout = AbortSignal.timeout(request.timeoutMs);
+    const response = await fetch(url, {
+      method,
+      headers: request.body
+        ? { ...request.headers, 'content-length': String(request.body.size) }
+        : { ...request.headers },
+      body: request.body?.data,
+      signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
+      redirect: 'error',
+      ...(request.body && !(request.body.data instanceof Uint8Array) ? { duplex: 'half' } : {}),
+    } as RequestInit);
+    if (response.ok || (response.status === 404 && request.allowNotFound)) return response;
+    const where = `${method} ${new URL(url).host}`;
+    const text = await response.text().catch(() => '');
+    // S3's error document: <Code>…</Code><Message>…</Message>.
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+    const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+    const sentence = [code, message].filter(Boolean).join(': ') || response.statusText;
+    if (
+      response.status === 403 ||
+      response.status === 408 ||
+      response.status === 429 ||
+      response.status >= 500
+    )
+      throw new TransientResponseError(`the blob store answered ${response.status}: ${sentence}`);
+    return Promise.reject(
+      new ControlPlaneError(
+        response.status,
+        where,
+        `The blob store answered ${response.status} to ${where}: ${sentence}`,
+      ),
+    );
   }
 
   /** `path` (absolute, with its query) under the base URL's own path. */

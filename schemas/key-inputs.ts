@@ -64,6 +64,11 @@ export const KeyInputs = z.strictObject({
   /** For a traced Python stage: what it read in the repository (its key's "manifest" side). */
   readSet: ReadSet.nullable(),
   /**
+   * The name of the params file the stage is given (the pipeline's `params_file`, whose
+   * extension picks YAML or JSON); absent without one, so keys made before it existed hold.
+   */
+  paramsFile: z.string().optional(),
+  /**
    * Why the stage's reads were not traced, so it is keyed on the whole code digest
    * (`node is not Python`); null when traced or `code: false`. Not part of the key: a
    * Python command only learns it cannot be traced once it ran.

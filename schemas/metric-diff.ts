@@ -23,13 +23,7 @@ export function diffMetrics(
   baseline: Readonly<Record<string, number>> | null,
   goals: MetricGoals,
 ): MetricDiffRow[] {
-  const declared = Object.keys(goals);
-  const names = [...new Set([...Object.keys(current), ...Object.keys(baseline ?? {})])].sort((a, b) => {
-    const ia = declared.indexOf(a);
-    const ib = declared.indexOf(b);
-    if (ia >= 0 || ib >= 0) return (ia < 0 ? Infinity : ia) - (ib < 0 ? Infinity : ib);
-    return a < b ? -1 : a > b ? 1 : 0;
-  });
+  const names = inGoalOrder([...Object.keys(current), ...Object.keys(baseline ?? {})], goals);
   return names.map((name) => {
     const value = current[name] ?? null;
     const before = baseline?.[name] ?? null;
@@ -39,5 +33,19 @@ export function diffMetrics(
     const goal = goals[name]?.goal;
     const better = delta === null || delta === 0 || !goal ? null : goal === 'max' ? delta > 0 : delta < 0;
     return { name, baseline: before, value, delta, deltaPct, better };
+  });
+}
+
+/**
+ * Metric names, each once, in the order every table shows them: those with a goal as the
+ * pipeline declares them, then the rest by name.
+ */
+export function inGoalOrder(names: Iterable<string>, goals: MetricGoals): string[] {
+  const declared = Object.keys(goals);
+  return [...new Set(names)].sort((a, b) => {
+    const ia = declared.indexOf(a);
+    const ib = declared.indexOf(b);
+    if (ia >= 0 || ib >= 0) return (ia < 0 ? Infinity : ia) - (ib < 0 ? Infinity : ib);
+    return a < b ? -1 : a > b ? 1 : 0;
   });
 }

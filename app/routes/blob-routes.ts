@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { BlobDigest } from '../../schemas/blob-digest.js';
+import type { BlobDigest } from '../../schemas/blob-digest.js';
 import type { BlobUploadReply } from '../../schemas/protocol/blob-upload-reply.js';
 import { LeaseId } from '../../schemas/protocol/lease-id.js';
 import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
@@ -9,7 +9,8 @@ import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { addBlobRef } from '../../store/blobs/add-blob-ref.js';
 import { confirmBlobRef } from '../../store/blobs/confirm-blob-ref.js';
 import { hasBlobRef } from '../../store/blobs/has-blob-ref.js';
-import { BlobDigestMismatchError, BlobTooLargeError } from '../blob-upload-errors.js';
+import { BlobDigestMismatchError, BlobTooLargeError } from '../blobs/blob-upload-errors.js';
+import { blobDigestParam } from '../http/blob-digest-param.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
 import { holdLease } from '../http/hold-lease.js';
@@ -22,15 +23,19 @@ import { RunIdHeader } from '../http/run-id-params.js';
 import type { RouteContext } from '../route-context.js';
 
 const BlobQuery = z.object({ run: RunIdHeader.optional() });
-const LEASE_WHAT = 'the lease this run was claimed with';
-const RUN_WHAT = 'the id of the run this blob belongs to';
+/** What `X-Fluksio-Lease` and `X-Fluksio-Run` hold, for the 400 that misses them. */
+export const LEASE_WHAT = 'the lease this run was claimed with';
+export const RUN_WHAT = 'the id of the run this blob belongs to';
 
 /**
  * `HEAD|GET|PUT /api/v1/blobs/sha256:<hex>`, with `X-Fluksio-Run` (or `?run=`) naming the run. A
  * runner (its token and the run's lease in `X-Fluksio-Lease`) uploads the run's blobs
  * and reads its repository's; a submitter's API token reads the blobs of its
  * repositories' runs (`fluksio pull`). A blob is visible to a repository only once one of
- * its runs uploaded those very bytes: knowing a digest is not enough to read it.
+ * its runs uploaded those very bytes: knowing a digest is not enough to read it. With a
+ * store that hands out presigned URLs (S3), a GET that passes those checks is answered
+ * `307` to the blob's short-lived URL, and uploads go through blobUploadRoutes: bytes
+ * never pass through this process. Those that do are counted (BlobByteCounters).
  */
 export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
   const uploaderAuth = requestAuth((request) => authenticateRunner(context.db, request));
@@ -54,15 +59,15 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
 
     scope.get('/api/v1/blobs/:digest', { ...reader, exposeHeadRoute: false }, async (request, reply) => {
       const { digest, size } = await readableBlob(request);
-      return reply
-        .header('content-length', size)
-        .type('application/octet-stream')
-        .send(context.blobs.read(digest));
+      const { transfers } = context.blobs;
+      if (transfers.via === 'url') return reply.redirect(await transfers.downloadUrl(digest), 307);
+      const body = context.blobBytes.count(transfers.read(digest), 'out');
+      return reply.header('content-length', size).type('application/octet-stream').send(body);
     });
 
     scope.put('/api/v1/blobs/:digest', { onRequest: uploaderAuth.onRequest }, async (request, reply) => {
       const runner = uploaderAuth.of(request);
-      const digest = digestParam(request);
+      const digest = blobDigestParam(request);
       const runId = readHeader(request, 'X-Fluksio-Run', RunIdHeader, RUN_WHAT);
       const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, LEASE_WHAT);
       const run = await holdLease({ db: context.db, runner, runId, lease, running: true });
@@ -70,11 +75,20 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
       if (declared > context.settings.maxBlobBytes) {
         throw tooLarge(new BlobTooLargeError(context.settings.maxBlobBytes));
       }
+      const { transfers } = context.blobs;
+      if (transfers.via === 'url') {
+        throw new HttpError(
+          409,
+          `body: this control plane keeps blobs in ${context.blobs.location}; upload with POST /api/v1/blobs/${digest}/uploads (a presigned URL), not through it`,
+          'body',
+        );
+      }
       let size: number;
       try {
-        size = await context.blobs.write(
+        const body = (request.body as Readable | undefined) ?? Readable.from([]);
+        size = await transfers.write(
           digest,
-          (request.body as Readable | undefined) ?? Readable.from([]),
+          context.blobBytes.count(body, 'in'),
           context.settings.maxBlobBytes,
         );
       } catch (error) {
@@ -96,7 +110,7 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
    */
   async function readableBlob(request: FastifyRequest): Promise<{ digest: BlobDigest; size: number }> {
     const reader = await readerOf(request);
-    const digest = digestParam(request);
+    const digest = blobDigestParam(request);
     const { repository } = reader;
     const readable =
       reader.runId === null
@@ -135,17 +149,7 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
   }
 }
 
-function digestParam(request: FastifyRequest): BlobDigest {
-  const { digest } = request.params as { digest: string };
-  const parsed = BlobDigest.safeParse(digest);
-  if (parsed.success) return parsed.data;
-  throw new HttpError(
-    400,
-    `digest: "${digest}" is not a blob digest; expected sha256:<64 hex digits>`,
-    'digest',
-  );
-}
-
-function tooLarge(error: BlobTooLargeError): HttpError {
+/** 413 for an upload past FLUKSIO_MAX_BLOB_SIZE. */
+export function tooLarge(error: BlobTooLargeError): HttpError {
   return new HttpError(413, error.message, 'body');
 }

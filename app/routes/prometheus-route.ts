@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Gauge, Registry } from 'prom-client';
+import { Gauge } from 'prom-client';
 import { controlPlaneGauges } from '../../store/runs/control-plane-gauges.js';
 import { HttpError } from '../http/http-error.js';
 import type { RouteContext } from '../route-context.js';
@@ -8,10 +8,11 @@ import type { RouteContext } from '../route-context.js';
 /**
  * `GET /metrics` in Prometheus's text format: queued runs per label set, runs per state
  * and runners online, read from Postgres at each scrape (so every replica reports the
- * same numbers). When FLUKSIO_METRICS_TOKEN is set, a scrape must bear it.
+ * same numbers), and what the routes count in this process (the blob bytes that passed
+ * through it). When FLUKSIO_METRICS_TOKEN is set, a scrape must bear it.
  */
 export function prometheusRoute(app: FastifyInstance, context: RouteContext): void {
-  const registry = new Registry();
+  const registry = context.metrics;
   const queueDepth = new Gauge({
     name: 'fluksio_queue_depth',
     help: 'Queued runs, per set of runner labels they need (comma-separated, sorted)',

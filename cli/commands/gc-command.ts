@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { readDatabaseSettings } from '../../app/control-plane-settings.js';
+import { openBlobStorage } from '../../app/blobs/open-blob-storage.js';
+import { S3BlobStorage } from '../../app/blobs/s3-blob-storage.js';
+import { readBlobStoreSettings } from '../../app/control-plane-settings.js';
 import { formatBytes } from '../../core/text/format.js';
+import type { BlobDigest } from '../../schemas/blob-digest.js';
 import { DirManifest } from '../../schemas/out-record.js';
 import { gcStore } from '../../store/blobs/gc-store.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
@@ -13,6 +14,9 @@ import { locateProject } from '../../local/locate-project.js';
 import { userCacheDir } from '../../local/user-cache-dir.js';
 import { openServerDatabase } from '../server/server-database.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+
+/** The largest directory manifest gc reads (one names each file of an out: JSON, ~100 bytes a file). */
+const MAX_MANIFEST_BYTES = 256 * 2 ** 20;
 
 export interface GcCommandOptions {
   keepDays: string;
@@ -27,7 +31,8 @@ export interface GcCommandOptions {
  * older than N days that nothing needs, then deletes the blob files no remaining record
  * names (and leftovers of interrupted uploads), all older than the same cut-off. It
  * collects the control plane's store on its host (DATABASE_URL or FLUKSIO_DATA_DIR set,
- * or --server), else this project's `.fluksio/` — never creating either.
+ * or --server) — its blob directory or its S3 bucket, as `fluksio app`'s settings say —
+ * else this project's `.fluksio/`, never creating either.
  */
 export async function gcCommand(options: GcCommandOptions, io: CliIo): Promise<number> {
   const keepDays = Number(options.keepDays);
@@ -55,8 +60,7 @@ async function collectLocal(keepDays: number, options: GcCommandOptions, io: Cli
 }
 
 async function collectServer(keepDays: number, options: GcCommandOptions, io: CliIo): Promise<number> {
-  const blobRoot = join(readDatabaseSettings(io.env).dataDir, 'blobs');
-  const blobPath = (digest: string) => join(blobRoot, 'sha256', digest.slice(7, 9), digest.slice(7));
+  const storage = openBlobStorage(readBlobStoreSettings(io.env));
   const database = await openServerDatabase(io);
   let result;
   try {
@@ -64,24 +68,24 @@ async function collectServer(keepDays: number, options: GcCommandOptions, io: Cl
       db: database.db,
       keepDays,
       readManifest: async (digest) => {
-        const text = await readFile(blobPath(digest), 'utf8').catch(() => null);
-        const parsed = text === null ? null : DirManifest.safeParse(JSON.parse(text));
+        const bytes = await storage.readSmall(digest as BlobDigest, MAX_MANIFEST_BYTES);
+        const parsed = bytes === null ? null : DirManifest.safeParse(JSON.parse(bytes.toString('utf8')));
         return parsed?.success ? parsed.data.files.map((file) => file.digest) : null;
       },
     });
   } finally {
     await database.close();
   }
-  const { blobsDeleted } = await deleteUnreferencedBlobs(
-    blobRoot,
-    result.liveDigests,
-    Date.now() - keepDays * 86_400_000,
-  );
-  const summary = { ...result, liveDigests: result.liveDigests.size, blobsDeleted };
+  const cutoffMs = Date.now() - keepDays * 86_400_000;
+  const { blobsDeleted } =
+    storage instanceof S3BlobStorage
+      ? await storage.deleteUnreferenced(result.liveDigests, cutoffMs).finally(() => storage.close())
+      : await deleteUnreferencedBlobs(storage.root, result.liveDigests, cutoffMs);
+  const summary = { ...result, liveDigests: result.liveDigests.size, blobsDeleted, store: storage.location };
   if (options.json) io.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else {
     io.stdout.write(
-      `Removed ${result.runsDeleted} runs, ${result.cacheEntriesDeleted} cache entries, ${result.blobRefsDeleted} blob references and ${blobsDeleted} blob files; ${result.liveDigests.size} blobs remain in use.\n`,
+      `Removed ${result.runsDeleted} runs, ${result.cacheEntriesDeleted} cache entries, ${result.blobRefsDeleted} blob references and ${blobsDeleted} blobs from ${storage.location}; ${result.liveDigests.size} blobs remain in use.\n`,
     );
   }
   return 0;

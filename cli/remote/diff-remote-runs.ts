@@ -1,23 +1,25 @@
-import { diffMetrics, type MetricGoals } from '../../schemas/metric-diff.js';
-import { short } from '../../core/text/format.js';
+import { diffParams } from '../../core/experiments/diff-params.js';
+import { diffMetrics } from '../../schemas/metric-diff.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
-import { locateProject, readProjectPipeline } from '../../local/locate-project.js';
+import { localGoals } from './local-goals.js';
 import { outputWidth } from '../render/output-width.js';
-import { renderMetricDiffTable } from '../render/metric-diff-table.js';
+import { renderRunDiffMarkdown } from '../render/run-diff-markdown.js';
+import { renderRunDiffText } from '../render/run-diff-text.js';
+import { describeSide, type RunDiffView } from '../render/run-diff-view.js';
 import { resolveRemoteRun } from './resolve-remote-run.js';
 import { serverConnection, submitterClient } from '../../client/server-connection.js';
 
 /**
  * `fluksio diff RUN [OTHER] --remote`: two runs of the control plane compared as
- * `fluksio diff` compares local ones; without OTHER, against the baseline the control
- * plane fixed for RUN. Better and worse follow the goals of the pipeline file here, when
- * there is one.
+ * `fluksio diff` compares local ones (params and metrics, only what changed unless
+ * `all`); without OTHER, against the baseline the control plane fixed for RUN. Better and
+ * worse follow the goals of the pipeline file here, when there is one.
  */
 export async function diffRemoteRuns(
   idOrPrefix: string,
   otherIdOrPrefix: string | undefined,
-  options: { json?: boolean; pipeline?: string; url?: string },
+  options: { json?: boolean; md?: boolean; all?: boolean; pipeline?: string; url?: string },
   io: CliIo,
 ): Promise<number> {
   const client = submitterClient(serverConnection(options.url, io.env));
@@ -25,27 +27,25 @@ export async function diffRemoteRuns(
   const run = await reportOf(await resolveRemoteRun(client, idOrPrefix));
   const otherId = otherIdOrPrefix ? await resolveRemoteRun(client, otherIdOrPrefix) : run.baseline?.id;
   const other = otherId === undefined ? null : await reportOf(otherId);
-  const diff = diffMetrics(run.metrics, other?.metrics ?? null, await localGoals(options.pipeline, io.cwd));
+  const view: RunDiffView = {
+    title: other
+      ? `Run ${describeSide(run.run, null)} against run ${describeSide(other.run, otherIdOrPrefix ? null : 'its baseline')}`
+      : `Run ${describeSide(run.run, null)} has no baseline on the control plane`,
+    notes: [],
+    compared: other !== null,
+    params: diffParams(run.run.params, other?.run.params ?? null),
+    metrics: diffMetrics(run.metrics, other?.metrics ?? null, await localGoals(options.pipeline, io.cwd)),
+    all: Boolean(options.all),
+  };
   if (options.json) {
     const ref = (each: RemoteRunReport | null) =>
-      each ? { id: each.run.id, commit: each.run.commit, params: each.run.params } : null;
-    io.stdout.write(`${JSON.stringify({ run: ref(run), against: ref(other), diff }, null, 2)}\n`);
-    return 0;
-  }
-  io.stdout.write(
-    other
-      ? `${short(run.run.id, 10)} against ${short(other.run.id, 10)}${otherIdOrPrefix ? '' : ' (its baseline)'}\n`
-      : `${short(run.run.id, 10)} has no baseline on the control plane\n`,
-  );
-  io.stdout.write(`${renderMetricDiffTable(diff, outputWidth(io.stdout, io.env))}\n`);
+      each
+        ? { id: each.run.id, commit: each.run.commit, dirty: each.run.dirty, params: each.run.params }
+        : null;
+    io.stdout.write(
+      `${JSON.stringify({ run: ref(run), against: ref(other), params: view.params, diff: view.metrics }, null, 2)}\n`,
+    );
+  } else if (options.md) io.stdout.write(renderRunDiffMarkdown(view));
+  else io.stdout.write(renderRunDiffText(view, outputWidth(io.stdout, io.env)));
   return 0;
-}
-
-/** The metric goals of the pipeline file here; none when there is none or it is broken. */
-async function localGoals(pipeline: string | undefined, cwd: string): Promise<MetricGoals> {
-  try {
-    return (await readProjectPipeline(await locateProject(pipeline, cwd))).metrics;
-  } catch {
-    return {};
-  }
 }

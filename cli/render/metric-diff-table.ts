@@ -1,5 +1,5 @@
 import type { MetricDiffRow } from '../../schemas/metric-diff.js';
-import { formatNumber, formatSigned } from '../../core/text/format.js';
+import { formatNumber, formatSigned, formatDeltaPct } from '../../core/text/format.js';
 import { fitTable } from './fit-table.js';
 
 /** A run's metrics against another's, as `fluksio diff` prints them, within `width`. */
@@ -9,7 +9,7 @@ export function renderMetricDiffTable(diff: readonly MetricDiffRow[], width: num
     formatNumber(row.baseline),
     formatNumber(row.value),
     formatSigned(row.delta),
-    row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%'),
+    formatDeltaPct(row.deltaPct),
     row.better === null ? '' : row.better ? '✅ better' : '❌ worse',
   ]);
   return fitTable({

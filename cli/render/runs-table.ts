@@ -1,37 +1,42 @@
-import type { ParamValue } from '../../schemas/key-inputs.js';
-import { formatDuration, formatParams, short } from '../../core/text/format.js';
+import type { ExperimentColumns } from '../../core/experiments/experiment-columns.js';
+import type { ExperimentRun } from '../../core/experiments/experiment-run.js';
+import { formatNumber, formatParams } from '../../core/text/format.js';
+import { experimentCells } from './experiment-cells.js';
 import { fitTable } from './fit-table.js';
-
-/** What a line of `fluksio runs` shows of a run, local or remote. */
-export interface RunsTableRow {
-  id: string;
-  status: string;
-  commit: string | null;
-  dirty?: boolean;
-  params: Readonly<Record<string, ParamValue>>;
-  createdAt: Date;
-  durationMs: number | null;
-}
+import { wrapToWidth } from './wrap-to-width.js';
 
 /**
- * The runs as `fluksio runs` prints them, within `width`. On a terminal (a finite width)
- * the short id, a unique prefix that every command takes, leaves room for the params;
- * a pipe gets whole ids. Dirty runs are starred, and the star is explained under the table.
+ * The runs as `fluksio runs` prints them, within `width`: a row per run, a column per
+ * param and metric that tells them apart, and under the table what every run shares. On a
+ * terminal (a finite width) the short id, a unique prefix that every command takes, leaves
+ * room for the rest; a pipe gets whole ids. Too narrow a terminal wraps long cells, then
+ * leaves out `when`, `commit`, the params from the last, the metrics from the last but the
+ * first (named under the table). Dirty runs are starred, and the star is explained.
  */
-export function renderRunsTable(runs: readonly RunsTableRow[], width: number): string {
-  const rows = runs.map((run) => [
-    Number.isFinite(width) ? short(run.id, 12) : run.id,
-    run.status,
-    `${short(run.commit, 10)}${run.dirty ? '*' : ''}`,
-    formatParams(run.params),
-    run.createdAt.toISOString().replace('T', ' ').slice(0, 16),
-    formatDuration(run.durationMs),
-  ]);
+export function renderRunsTable(
+  runs: readonly ExperimentRun[],
+  columns: ExperimentColumns,
+  width: number,
+): string {
+  const { head, rows } = experimentCells(runs, columns, { shortIds: Number.isFinite(width) });
   const table = fitTable({
-    head: ['run', 'status', 'commit', 'params', 'started', 'time'],
+    head,
     rows,
     width,
-    droppable: ['started', 'time', 'commit'],
+    droppable: ['when', 'commit', ...[...columns.params].reverse(), ...columns.metrics.slice(1).reverse()],
   });
-  return `${table}\n${runs.some((run) => run.dirty) ? '* dirty: uncommitted changes\n' : ''}`;
+  const same = [
+    formatParams(columns.sameParams),
+    Object.entries(columns.sameMetrics)
+      .map(([name, value]) => `${name}=${formatNumber(value)}`)
+      .join(' '),
+  ]
+    .filter((part) => part)
+    .join(' ');
+  return [
+    table,
+    ...(same ? [wrapToWidth(`same in every run: ${same}`, width)] : []),
+    ...(runs.some((run) => run.dirty) ? ['* dirty: uncommitted changes'] : []),
+    '',
+  ].join('\n');
 }

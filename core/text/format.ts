@@ -26,6 +26,11 @@ export function formatSigned(value: number | null, suffix = ''): string {
   return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${formatNumber(Math.abs(value))}${suffix}`;
 }
 
+/** A change in percent at two decimals, with its sign: `+12.5%`; `–` for none. */
+export function formatDeltaPct(deltaPct: number | null): string {
+  return deltaPct === null ? '–' : formatSigned(Number(deltaPct.toFixed(2)), '%');
+}
+
 /**
  * A param value as it would be typed (DESIGN §4): quoted when it needs to be — a string
  * with a blank, a quote or a comma (which would make it a sweep) among others.

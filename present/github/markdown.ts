@@ -88,10 +88,18 @@ export function codeSpan(text: string): string {
  * would start a block.
  */
 export function escapeMarkdown(text: string): string {
-  return oneLine(text)
-    .replace(/[\\`*_[\]<>|~&]/g, '\\$&')
+  return escapeTableCell(text)
     .replace(/^([#+=-])/, '\\$1')
     .replace(/^(\d+)([.)])/, '$1\\$2');
+}
+
+/**
+ * Text shown literally in a table cell, on one line: inline syntax is backslash-escaped
+ * (`|` included, so a value cannot split its row); a cell starts no block, so `0.5` and
+ * `-1` stay as they are.
+ */
+export function escapeTableCell(text: string): string {
+  return oneLine(text).replace(/[\\`*_[\]<>|~&]/g, '\\$&');
 }
 
 function longestBacktickRun(text: string): number {

@@ -1,4 +1,4 @@
-import { formatNumber, formatSigned } from '../../core/text/format.js';
+import { formatNumber, formatSigned, formatDeltaPct } from '../../core/text/format.js';
 import { sparkline } from '../../core/text/sparkline.js';
 import type { RunView } from '../run-view.js';
 import { escapeMarkdown } from './markdown.js';
@@ -21,7 +21,7 @@ export function metricLines({ status, metrics, metricDiff, series }: RunView): s
   lines.push('| metric | baseline | this run | Δ | Δ% | | series |', '|---|--:|--:|--:|--:|---|---|');
   for (const row of metricDiff.rows) {
     const points = series[row.name]?.points.map((point) => point.value) ?? [];
-    const pct = row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%');
+    const pct = formatDeltaPct(row.deltaPct);
     lines.push(
       `| ${escapeMarkdown(row.name)} | ${formatNumber(row.baseline)} | **${formatNumber(row.value)}** | ${formatSigned(row.delta)} | ${pct} | ${betterMark(row.better).trim()} | ${sparkline(points)} |`,
     );

@@ -4,7 +4,14 @@ import type { MetricSeries } from '../../schemas/metric-series.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import { sparkline } from '../../core/text/sparkline.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import { formatDuration, formatNumber, formatParams, formatSigned, short } from '../../core/text/format.js';
+import {
+  formatDuration,
+  formatNumber,
+  formatParams,
+  formatSigned,
+  short,
+  formatDeltaPct,
+} from '../../core/text/format.js';
 import { stageDetail, statusBadge } from './progress-printer.js';
 import { terminalText } from './terminal-text.js';
 import { borderlessChars } from './borderless-chars.js';
@@ -106,7 +113,7 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
         formatNumber(row.baseline),
         colors.bold(formatNumber(row.value)),
         formatSigned(row.delta),
-        row.deltaPct === null ? '–' : formatSigned(Number(row.deltaPct.toFixed(2)), '%'),
+        formatDeltaPct(row.deltaPct),
         mark,
         colors.cyan(sparkline(series)),
       ]);

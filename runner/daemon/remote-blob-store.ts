@@ -26,9 +26,14 @@ export interface RemoteBlobStoreOptions {
  * control plane has them already (a file is streamed from disk, never read whole); a
  * read is served locally when it can be, else downloaded, verified against its digest
  * and kept. Absent is BlobMissingError and bytes that do not match are BlobCorruptError,
- * as the engine expects of every BlobStore.
+ * as the engine expects of every BlobStore (a miss: the stage runs again). A blob found
+ * corrupt is uploaded again when the run stores its bytes, even though the control plane
+ * says it has it: its store cannot always tell (an S3 store that keeps no checksum).
  */
 export class RemoteBlobStore implements BlobStore {
+  /** Blobs whose download hashed to something else, in this run. */
+  private readonly corrupt = new Set<BlobDigest>();
+
   constructor(private readonly options: RemoteBlobStoreOptions) {}
 
   has(digest: BlobDigest): Promise<boolean> {
@@ -63,7 +68,7 @@ export class RemoteBlobStore implements BlobStore {
         },
         this.call(),
       );
-      verify(digest, hex);
+      this.verify(digest, hex);
       await this.options.cache.putFile(temp).catch(() => undefined);
       await rename(temp, dest);
     } finally {
@@ -75,7 +80,7 @@ export class RemoteBlobStore implements BlobStore {
     const local = await this.options.cache.getBytes(digest);
     if (local) return local;
     const bytes = await this.options.client.getBlob(this.options.run, digest, readAll, this.call());
-    verify(digest, bytes === null ? null : createHash('sha256').update(bytes).digest('hex'));
+    this.verify(digest, bytes === null ? null : createHash('sha256').update(bytes).digest('hex'));
     const verified = bytes as Buffer;
     await this.options.cache.putBytes(verified).catch(() => undefined);
     return verified;
@@ -83,19 +88,24 @@ export class RemoteBlobStore implements BlobStore {
 
   private async upload(stored: StoredBlob, body: BlobBody): Promise<void> {
     const { client, run } = this.options;
-    if (await client.hasBlob(run, stored.digest, this.call())) return;
+    const mend = this.corrupt.has(stored.digest);
+    if (!mend && (await client.hasBlob(run, stored.digest, this.call()))) return;
     await client.putBlob(run, stored.digest, body, this.call());
+    this.corrupt.delete(stored.digest);
+  }
+
+  /** Throws BlobMissingError for null (404) and BlobCorruptError for bytes hashing elsewhere. */
+  private verify(digest: BlobDigest, actualHex: string | null): void {
+    if (actualHex === null) throw new BlobMissingError(digest);
+    if (blobDigest(actualHex) !== digest) {
+      this.corrupt.add(digest);
+      throw new BlobCorruptError(digest, actualHex);
+    }
   }
 
   private call(): { signal?: AbortSignal } {
     return this.options.signal ? { signal: this.options.signal } : {};
   }
-}
-
-/** Throws BlobMissingError for null (404) and BlobCorruptError for bytes hashing elsewhere. */
-function verify(digest: BlobDigest, actualHex: string | null): void {
-  if (actualHex === null) throw new BlobMissingError(digest);
-  if (blobDigest(actualHex) !== digest) throw new BlobCorruptError(digest, actualHex);
 }
 
 async function readAll(body: Readable): Promise<Buffer> {

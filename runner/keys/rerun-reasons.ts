@@ -82,6 +82,9 @@ export function rerunReasons(
     if (reason) reasons.push(reason);
   }
   if (previous.fingerprint !== current.fingerprint) reasons.push('fingerprint output changed');
+  if (previous.paramsFile !== current.paramsFile) {
+    reasons.push(`params file ${previous.paramsFile ?? 'none'} → ${current.paramsFile ?? 'none'}`);
+  }
   if (!sameList(previous.outs, current.outs) || !sameList(previous.metrics, current.metrics)) {
     reasons.push('declared outs or metrics changed');
   }

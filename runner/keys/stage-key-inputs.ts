@@ -100,6 +100,7 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
     fingerprint: options.fingerprint,
     readSet: null,
     untraced,
+    ...(pipeline.params_file === undefined ? {} : { paramsFile: pipeline.params_file }),
   };
   const traceable =
     stage.code !== false && untraced === null

@@ -2,7 +2,10 @@ import { and, desc, eq } from 'drizzle-orm';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
 
-/** The newest `limit` runs, optionally of one repository and one pipeline file: `fluksio runs`. */
+/**
+ * The newest `limit` runs (every one without a limit), optionally of one repository and
+ * one pipeline file: `fluksio runs`.
+ */
 export async function listRuns({
   db,
   repository,
@@ -12,9 +15,9 @@ export async function listRuns({
   db: Database;
   repository?: string;
   pipelinePath?: string;
-  limit: number;
+  limit?: number;
 }): Promise<Run[]> {
-  return db
+  const query = db
     .select()
     .from(runs)
     .where(
@@ -23,6 +26,6 @@ export async function listRuns({
         pipelinePath === undefined ? undefined : eq(runs.pipelinePath, pipelinePath),
       ),
     )
-    .orderBy(desc(runs.createdAt), desc(runs.id))
-    .limit(limit);
+    .orderBy(desc(runs.createdAt), desc(runs.id));
+  return limit === undefined ? query : query.limit(limit);
 }

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { BlobStorage } from '../../app/blob-storage.js';
+import { openBlobStorage } from '../../app/blobs/open-blob-storage.js';
 import { buildServer } from '../../app/build-server.js';
 import { readControlPlaneSettings, type ControlPlaneSettings } from '../../app/control-plane-settings.js';
 import { hashToken } from '../../app/http/hash-token.js';
@@ -84,7 +84,7 @@ export function testPrefix(): string {
 
 /**
  * The control plane's HTTP server on an ephemeral port over `db`, with a Redis prefix and a
- * blob directory of its own, and settings read (by the real reader) from `env` on top of
+ * blob directory of its own (or the store `env` names), and settings read (by the real reader) from `env` on top of
  * test defaults: re-checks every 200 ms, file:// clone URLs allowed.
  */
 export async function startTestControlPlane({
@@ -114,7 +114,7 @@ export async function startTestControlPlane({
     db,
     redis,
     settings,
-    blobs: new BlobStorage(blobsRoot),
+    blobs: openBlobStorage(settings),
     logger: pino({ level: process.env.FLUKSIO_TEST_LOG ?? 'silent' }),
   });
   const url = await server.listen({ host: '127.0.0.1', port: 0 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { readControlPlaneSettings, readDatabaseSettings } from '../../app/control-plane-settings.js';
 import { InvalidSettingsError } from '../../app/invalid-settings-error.js';
+import { inspect } from 'node:util';
 
 const REQUIRED = { REDIS_URL: 'redis://127.0.0.1:6379', HOME: '/home/ml' };
 
@@ -33,6 +34,7 @@ describe('readControlPlaneSettings', () => {
       cloneHosts: ['github.com'],
       metricsToken: null,
       maxBlobBytes: 10 * 2 ** 30,
+      blobStorage: { kind: 'directory' },
       pagesSecret: null,
       pageLinkTtlMs: 30 * 86_400_000,
       logLevel: 'info',
@@ -128,5 +130,77 @@ describe('readDatabaseSettings', () => {
       dataDir: '/data/fluksio',
     });
     expect(() => readDatabaseSettings({ DATABASE_URL: 'nope' })).toThrow(InvalidSettingsError);
+  });
+});
+
+describe('the blob store settings', () => {
+  const S3 = { ...REQUIRED, FLUKSIO_BLOB_STORE: 's3', FLUKSIO_S3_BUCKET: 'acme-fluksio' };
+
+  test('S3: a bucket, AWS defaults, 15-minute URLs, checksums verified, at most 5 GiB a blob', () => {
+    const settings = readControlPlaneSettings(S3);
+    expect(settings.blobStorage).toEqual({
+      kind: 's3',
+      bucket: 'acme-fluksio',
+      region: 'us-east-1',
+      endpoint: null,
+      forcePathStyle: false,
+      urlTtlMs: 900_000,
+      verifyChecksums: true,
+      credentials: null,
+    });
+    expect(settings.maxBlobBytes).toBe(5 * 2 ** 30);
+  });
+
+  test('an S3-compatible store: endpoint, path style, region, TTL, static keys that never print', () => {
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    const settings = readControlPlaneSettings({
+      ...S3,
+      FLUKSIO_S3_ENDPOINT: 'https://minio.internal:9000',
+      FLUKSIO_S3_FORCE_PATH_STYLE: 'true',
+      FLUKSIO_S3_REGION: 'eu-west-1',
+      FLUKSIO_S3_URL_TTL: '5m',
+      FLUKSIO_S3_VERIFY_CHECKSUMS: 'false',
+      AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: secret,
+    });
+    expect(settings.blobStorage).toMatchObject({
+      endpoint: 'https://minio.internal:9000',
+      forcePathStyle: true,
+      region: 'eu-west-1',
+      urlTtlMs: 300_000,
+      verifyChecksums: false,
+    });
+    if (settings.blobStorage.kind !== 's3' || !settings.blobStorage.credentials) throw new Error('no keys');
+    expect(settings.blobStorage.credentials.forSdk()).toEqual({
+      accessKeyId: 'AKIAEXAMPLE',
+      secretAccessKey: secret,
+    });
+    expect(JSON.stringify(settings)).not.toContain(secret);
+    expect(inspect(settings, { depth: 10 })).not.toContain(secret);
+  });
+
+  test('every problem is named, none echoing a secret', () => {
+    const secret = 'do-not-print-me-0123456789';
+    const problems = problemsOf({
+      ...REQUIRED,
+      FLUKSIO_BLOB_STORE: 's3',
+      FLUKSIO_MAX_BLOB_SIZE: '6GiB',
+      AWS_SECRET_ACCESS_KEY: secret,
+    });
+    expect(problems).toEqual([
+      'FLUKSIO_S3_BUCKET: is required with FLUKSIO_BLOB_STORE=s3 (the bucket blobs are kept in)',
+      "AWS_ACCESS_KEY_ID: is required with AWS_SECRET_ACCESS_KEY (or set neither, for the SDK's default credentials)",
+      'FLUKSIO_MAX_BLOB_SIZE: 6442450944 bytes is more than one presigned S3 upload takes (5GiB); write at most 5GiB',
+    ]);
+    expect(problems.join('\n')).not.toContain(secret);
+    expect(problemsOf({ ...S3, FLUKSIO_S3_URL_TTL: '30d' })).toEqual([
+      'FLUKSIO_S3_URL_TTL: must be between 1s and 7d (the longest a presigned URL lasts)',
+    ]);
+    expect(problemsOf({ ...REQUIRED, FLUKSIO_BLOB_STORE: 'gcs' })).toEqual([
+      'FLUKSIO_BLOB_STORE: "gcs" is not a blob store (one of directory, s3)',
+    ]);
+    expect(problemsOf({ ...REQUIRED, FLUKSIO_S3_BUCKET: 'acme' })).toEqual([
+      'FLUKSIO_S3_BUCKET: is set but FLUKSIO_BLOB_STORE is not "s3"; set FLUKSIO_BLOB_STORE=s3 to use it',
+    ]);
   });
 });

@@ -70,6 +70,20 @@ test('params.yaml is written as YAML', async () => {
   expect(seen.text).toBe('lr: 0.1\nbatch_size: 8\n');
 });
 
+test('the params file written as another format is another key: the stage re-runs and says why', async () => {
+  repo = await makeRepo({
+    files: { 'fluksio.yml': pipeline('params.json'), 'show.py': SHOW, '.gitignore': 'seen.json\n' },
+  });
+  expect((await runJson([], { cwd: repo.dir })).code).toBe(0);
+  await repo.write('fluksio.yml', pipeline('params.yaml'));
+  await repo.git('commit', '-qam', 'params as YAML');
+  const yaml = await runJson([], { cwd: repo.dir });
+  expect(statuses(yaml.report)).toEqual({ show: 'ran' });
+  expect(yaml.report.stages[0]?.reasons).toContain('params file params.json → params.yaml');
+  const seen = JSON.parse(await readFile(join(repo.dir, 'seen.json'), 'utf8')) as Seen;
+  expect(seen.text).toBe('lr: 0.1\nbatch_size: 32\n');
+});
+
 test('a params_file that is not a .yaml, .yml or .json file name is refused, naming the field', async () => {
   repo = await makeRepo({ files: { 'fluksio.yml': pipeline('conf/params.toml'), 'show.py': SHOW } });
   const result = await runCli(['run'], { cwd: repo.dir });

@@ -137,7 +137,8 @@ export class FakeControlPlane {
       run.state = 'running';
       return send(200, run.claim);
     }
-    const blob = /^\/api\/v1\/blobs\/(sha256:[0-9a-f]{64})$/.exec(url.pathname);
+    const blob = /^\/api\/v1\/blobs\/(sha256:[0-9a-f]{64})(\/uploads)?$/.exec(url.pathname);
+    if (blob?.[2] !== undefined) return send(200, { via: 'control-plane' });
     if (blob) return this.handleBlob(request, response, blob[1] as string, body, send);
     const match =
       /^\/api\/v1\/runs\/([^/]+)\/(heartbeat|start|events|finish|release|cache)(?:\/([0-9a-f]{64}))?$/.exec(

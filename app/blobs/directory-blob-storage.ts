@@ -1,26 +1,43 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobDigest, blobDigest } from '../schemas/blob-digest.js';
+import { BlobDigest, blobDigest } from '../../schemas/blob-digest.js';
+import type { BlobStorage, ProxiedBlobTransfers } from './blob-storage.js';
 import { BlobDigestMismatchError, BlobTooLargeError } from './blob-upload-errors.js';
 
 /**
- * The control plane's content-addressed blob store, in a directory: `<root>/sha256/<first
- * 2 hex>/<hex>`. An upload streams into a uniquely named file under `<root>/tmp` while it is
- * hashed and counted, and is renamed into place only when its bytes hash to the digest it
- * was sent under: a failed or lying upload leaves nothing behind (DESIGN §10). Who may
- * read what is not decided here but by the blob references in the database.
+ * The control plane's blob store in a directory (a local disk or a shared filesystem):
+ * `<root>/sha256/<first 2 hex>/<hex>`, bytes passing through the control plane. An upload
+ * streams into a uniquely named file under `<root>/tmp` while it is hashed and counted,
+ * and is renamed into place only when its bytes hash to the digest it was sent under: a
+ * failed or lying upload leaves nothing behind (DESIGN §10).
  */
-export class BlobStorage {
+export class DirectoryBlobStorage implements BlobStorage {
+  readonly transfers: ProxiedBlobTransfers = {
+    via: 'control-plane',
+    read: (digest) => this.read(digest),
+    write: (digest, body, maxBytes) => this.write(digest, body, maxBytes),
+  };
+
   constructor(readonly root: string) {}
+
+  get location(): string {
+    return this.root;
+  }
 
   /** The size of a stored blob, or null when it is not here. */
   async size(digest: BlobDigest): Promise<number | null> {
     const stats = await stat(this.blobPath(digest)).catch(() => null);
     return stats?.isFile() ? stats.size : null;
+  }
+
+  async readSmall(digest: BlobDigest, maxBytes: number): Promise<Buffer | null> {
+    const size = await this.size(digest);
+    if (size === null || size > maxBytes) return null;
+    return readFile(this.blobPath(digest)).catch(() => null);
   }
 
   /** The blob's bytes; the caller checked that it exists (a vanished file raises ENOENT). */

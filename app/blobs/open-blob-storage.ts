@@ -1,0 +1,13 @@
+import { join } from 'node:path';
+import type { ControlPlaneSettings } from '../control-plane-settings.js';
+import { DirectoryBlobStorage } from './directory-blob-storage.js';
+import { S3BlobStorage } from './s3-blob-storage.js';
+
+/** The blob storage the settings name: `<dataDir>/blobs`, or the S3 bucket. */
+export function openBlobStorage(
+  settings: Pick<ControlPlaneSettings, 'dataDir' | 'blobStorage'>,
+): DirectoryBlobStorage | S3BlobStorage {
+  return settings.blobStorage.kind === 's3'
+    ? new S3BlobStorage(settings.blobStorage)
+    : new DirectoryBlobStorage(join(settings.dataDir, 'blobs'));
+}

@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type HeadObjectCommandOutput,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { BlobDigest } from '../../schemas/blob-digest.js';
+import type { S3StorageSettings } from './blob-storage-settings.js';
+import type { BlobStorage, DirectUpload, PresignedBlobTransfers } from './blob-storage.js';
+import { BlobUploadRejectedError } from './blob-upload-errors.js';
+
+/** What a sweep of unreferenced objects removed. */
+export interface S3Sweep {
+  blobsDeleted: number;
+  bytesFreed: number;
+}
+
+/** Keys per DeleteObjects request: S3's limit. */
+const KEYS_PER_DELETE = 1000;
+
+/**
+ * Blobs in an S3 bucket (or an S3-compatible store): `sha256/<hex>`, each uploaded first
+ * to `uploads/<run>/<upload id>` with a presigned PUT that carries its length and its
+ * SHA-256 (`x-amz-checksum-sha256`, which S3 verifies), then checked with a HEAD and
+ * copied under its digest by the control plane, server-side. The upload's own key is
+ * what proves the runner had the bytes (a digest alone opens nothing, DESIGN §6), and a
+ * failed or lying upload never reaches `sha256/`. Bytes never pass through the control
+ * plane.
+ */
+export class S3BlobStorage implements BlobStorage {
+  readonly transfers: PresignedBlobTransfers = {
+    via: 'url',
+    downloadUrl: (digest) => this.downloadUrl(digest),
+    startUpload: (upload) => this.startUpload(upload),
+    finishUpload: (upload) => this.finishUpload(upload),
+  };
+  private readonly client: S3Client;
+
+  constructor(private readonly settings: S3StorageSettings) {
+    this.client = new S3Client({
+      region: settings.region,
+      forcePathStyle: settings.forcePathStyle,
+      ...(settings.endpoint === null ? {} : { endpoint: settings.endpoint }),
+      ...(settings.credentials === null ? {} : { credentials: settings.credentials.forSdk() }),
+      // Only the checksums fluksio asks for: S3-compatible stores refuse the SDK's default CRC32 trailers.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  get location(): string {
+    return `s3://${this.settings.bucket}`;
+  }
+
+  async size(digest: BlobDigest): Promise<number | null> {
+    const head = await this.head(blobKey(digest));
+    if (head === null) return null;
+    // An object overwritten without its checksum (or with another) is not this blob any more.
+    if (this.settings.verifyChecksums && head.ChecksumSHA256 !== checksumOf(digest)) return null;
+    return head.ContentLength ?? null;
+  }
+
+  async readSmall(digest: BlobDigest, maxBytes: number): Promise<Buffer | null> {
+    const size = await this.size(digest);
+    if (size === null || size > maxBytes) return null;
+    try {
+      const object = await this.client.send(
+        new GetObjectCommand({ Bucket: this.settings.bucket, Key: blobKey(digest) }),
+      );
+      return object.Body ? Buffer.from(await object.Body.transformToByteArray()) : null;
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  /** Forgets the SDK's connections. */
+  close(): void {
+    this.client.destroy();
+  }
+
+  /**
+   * Deletes the blobs `live` does not name whose objects are older than `cutoffMs`, and
+   * uploads never finished, older than a day (`fluksio gc`). The age matters as it does
+   * on disk: a stage still running has uploaded blobs nothing names until it ends.
+   */
+  async deleteUnreferenced(live: ReadonlySet<string>, cutoffMs: number): Promise<S3Sweep> {
+    const sweep: S3Sweep = { blobsDeleted: 0, bytesFreed: 0 };
+    const doomed: string[] = [];
+    for await (const object of this.list('sha256/')) {
+      const digest = `sha256:${object.key.slice('sha256/'.length)}`;
+      if (live.has(digest) || object.modifiedMs >= cutoffMs) continue;
+      doomed.push(object.key);
+      sweep.blobsDeleted += 1;
+      sweep.bytesFreed += object.size;
+    }
+    for await (const object of this.list('uploads/')) {
+      if (object.modifiedMs < Date.now() - 86_400_000) doomed.push(object.key);
+    }
+    for (let start = 0; start < doomed.length; start += KEYS_PER_DELETE) {
+      await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.settings.bucket,
+          Delete: {
+            Objects: doomed.slice(start, start + KEYS_PER_DELETE).map((Key) => ({ Key })),
+            Quiet: true,
+          },
+        }),
+      );
+    }
+    return sweep;
+  }
+
+  private async downloadUrl(digest: BlobDigest): Promise<string> {
+    return getSignedUrl(
+      this.client,
+      new GetObjectCommand({ Bucket: this.settings.bucket, Key: blobKey(digest) }),
+      {
+        expiresIn: this.expiresInSeconds(),
+      },
+    );
+  }
+
+  private async startUpload({
+    digest,
+    size,
+    runId,
+  }: {
+    digest: BlobDigest;
+    size: number;
+    runId: string;
+  }): Promise<DirectUpload> {
+    const uploadId = randomUUID();
+    const checksum = checksumOf(digest);
+    const url = await getSignedUrl(
+      this.client,
+      new PutObjectCommand({
+        Bucket: this.settings.bucket,
+        Key: uploadKey(runId, uploadId),
+        ContentLength: size,
+        ChecksumSHA256: checksum,
+      }),
+      {
+        expiresIn: this.expiresInSeconds(),
+        // Signed headers, not query parameters: the upload must send exactly these.
+        signableHeaders: new Set(['content-length']),
+        unhoistableHeaders: new Set(['x-amz-checksum-sha256']),
+      },
+    );
+    return {
+      uploadId,
+      url,
+      headers: { 'content-length': String(size), 'x-amz-checksum-sha256': checksum },
+      expiresAt: new Date(Date.now() + this.expiresInSeconds() * 1000),
+    };
+  }
+
+  private async finishUpload({
+    digest,
+    size,
+    runId,
+    uploadId,
+  }: {
+    digest: BlobDigest;
+    size: number;
+    runId: string;
+    uploadId: string;
+  }): Promise<number> {
+    const key = uploadKey(runId, uploadId);
+    const head = await this.head(key);
+    if (head === null)
+      throw new BlobUploadRejectedError(
+        'absent',
+        `upload ${uploadId}: nothing was uploaded to its URL (or it expired)`,
+      );
+    try {
+      if (head.ContentLength !== size) {
+        throw new BlobUploadRejectedError(
+          'size',
+          `upload ${uploadId}: ${head.ContentLength} bytes arrived, not the ${size} announced; nothing was stored`,
+        );
+      }
+      if (this.settings.verifyChecksums && head.ChecksumSHA256 !== checksumOf(digest)) {
+        throw new BlobUploadRejectedError(
+          'checksum',
+          head.ChecksumSHA256 === undefined
+            ? `upload ${uploadId}: the store kept no SHA-256 checksum to verify ${digest} with; nothing was stored (a store that keeps none needs FLUKSIO_S3_VERIFY_CHECKSUMS=false)`
+            : `upload ${uploadId}: the store's SHA-256 checksum is not that of ${digest}; nothing was stored`,
+        );
+      }
+      // Server-side: the bytes stay in the store. Over an object already there, which
+      // mends one that was damaged (its verified twin replaces it).
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.settings.bucket,
+          Key: blobKey(digest),
+          CopySource: `${this.settings.bucket}/${key}`,
+          ...(this.settings.verifyChecksums ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
+        }),
+      );
+      return size;
+    } finally {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+    }
+  }
+
+  private async head(key: string): Promise<HeadObjectCommandOutput | null> {
+    try {
+      return await this.client.send(
+        new HeadObjectCommand({ Bucket: this.settings.bucket, Key: key, ChecksumMode: 'ENABLED' }),
+      );
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  private async *list(prefix: string): AsyncGenerator<{ key: string; size: number; modifiedMs: number }> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.settings.bucket,
+          Prefix: prefix,
+          ...(token === undefined ? {} : { ContinuationToken: token }),
+        }),
+      );
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined) continue;
+        yield { key: object.Key, size: object.Size ?? 0, modifiedMs: object.LastModified?.getTime() ?? 0 };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
+
+  private expiresInSeconds(): number {
+    return Math.max(1, Math.round(this.settings.urlTtlMs / 1000));
+  }
+}
+
+function blobKey(digest: BlobDigest): string {
+  // The digest becomes a key: anything but the exact format could name another object.
+  if (!BlobDigest.safeParse(digest).success) throw new Error(`"${digest}" is not a blob digest`);
+  return `sha256/${digest.slice('sha256:'.length)}`;
+}
+
+function uploadKey(runId: string, uploadId: string): string {
+  return `uploads/${runId}/${uploadId}`;
+}
+
+/** S3's `x-amz-checksum-sha256`: the same SHA-256 as the digest, in base64. */
+function checksumOf(digest: BlobDigest): string {
+  return Buffer.from(digest.slice('sha256:'.length), 'hex').toString('base64');
+}
+
+function isNotFound(error: unknown): boolean {
+  const name = (error as { name?: string } | null)?.name;
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+  return name === 'NotFound' || name === 'NoSuchKey' || status === 404;
+}
