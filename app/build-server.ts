@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -30,6 +31,8 @@ import { readPageAssets } from './pages/page-assets.js';
 import { pageLinkSecret } from './pages/page-link-secret.js';
 import { PageLinkSigner } from './pages/page-link-signer.js';
 import { pageRoutes } from './pages/page-routes.js';
+import { createPageSignIn } from './pages/page-sign-in.js';
+import { signInRoutes } from './pages/sign-in-routes.js';
 import { controlPlanePageSource } from './pages/control-plane-page-source.js';
 
 export interface ServerDependencies {
@@ -94,6 +97,17 @@ export function buildServer({
     // Unique across replicas, so the id a 500 names finds its log line.
     genReqId: () => randomUUID(),
   });
+  const signIn =
+    api && settings.github?.signIn
+      ? createPageSignIn({
+          github: settings.github,
+          redis,
+          queuePrefix: settings.queuePrefix,
+          secret: pageLinkSecret(settings).secret,
+        })
+      : null;
+  // Before any route, so that every route's requests have their cookies parsed.
+  if (signIn) void app.register(fastifyCookie, { secret: signIn.cookieSecret });
   const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
   const closing = new AbortController();
   const metrics = new Registry();
@@ -177,9 +191,10 @@ export function buildServer({
   submitRoute(app, context);
   runRoutes(app, context);
   if (github) githubWebhookRoute(app, github.webhooks);
+  if (signIn) signInRoutes(app, signIn);
   pageRoutes(app, {
     source: controlPlanePageSource(db),
-    gate: controlPlanePageGate({ db, signer: pageLinks }),
+    gate: controlPlanePageGate({ db, signer: pageLinks, signIn }),
     assets: () => readPageAssets(),
   });
   return app;

@@ -303,6 +303,13 @@ const EnvSettings = z.object({
     )
     .optional(),
   FLUKSIO_PUBLIC_URL: serviceUrl(['https:', 'http:']).optional(),
+  GITHUB_CLIENT_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, {
+      error: "is not an OAuth client id (copy the App's Client ID, e.g. Iv23li…)",
+    })
+    .optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
   FLUKSIO_CHECK_NAME: z
     .string()
     .max(100, { error: 'must be at most 100 characters' })

@@ -31,6 +31,14 @@ export interface GitHubAppSettings {
    * @defaultValue `http://<HOST>:<PORT>` (`localhost` for 0.0.0.0)
    */
   publicUrl: string;
+  /**
+   * Sign-in with GitHub on the run pages, through the App's OAuth client
+   * (`GITHUB_CLIENT_ID` and `GITHUB_CLIENT_SECRET`, from the App's settings page; its
+   * callback URL is `<publicUrl>/auth/github/callback`); null keeps the pages to signed
+   * links and API tokens.
+   * @defaultValue null
+   */
+  signIn: { clientId: string; clientSecret: string } | null;
 }
 
 /** The environment variables the App is configured from, parsed (control-plane-settings.ts). */
@@ -43,6 +51,8 @@ export interface GitHubAppVariables {
   FLUKSIO_ALLOWED_OWNERS?: string[] | undefined;
   FLUKSIO_CHECK_NAME: string;
   FLUKSIO_PUBLIC_URL?: string | undefined;
+  GITHUB_CLIENT_ID?: string | undefined;
+  GITHUB_CLIENT_SECRET?: string | undefined;
   HOST: string;
   PORT: number;
 }
@@ -58,7 +68,14 @@ export function readGitHubAppSettings(
 ): GitHubAppSettings | null {
   if (vars.APP_ID === undefined) {
     const stray = (
-      ['PRIVATE_KEY', 'PRIVATE_KEY_PATH', 'WEBHOOK_SECRET', 'FLUKSIO_ALLOWED_OWNERS'] as const
+      [
+        'PRIVATE_KEY',
+        'PRIVATE_KEY_PATH',
+        'WEBHOOK_SECRET',
+        'FLUKSIO_ALLOWED_OWNERS',
+        'GITHUB_CLIENT_ID',
+        'GITHUB_CLIENT_SECRET',
+      ] as const
     ).filter((name) => vars[name] !== undefined);
     if (stray.length > 0) problems.push(`APP_ID: is required with ${stray.join(', ')} (the GitHub App's id)`);
     return null;
@@ -95,6 +112,13 @@ export function readGitHubAppSettings(
       'FLUKSIO_ALLOWED_OWNERS: is required with APP_ID (the GitHub accounts whose installations may run, e.g. acme,octocat)',
     );
   }
+  // Half a client cannot sign anyone in: say which half is missing rather than start without sign-in.
+  if ((vars.GITHUB_CLIENT_ID === undefined) !== (vars.GITHUB_CLIENT_SECRET === undefined)) {
+    const missing = vars.GITHUB_CLIENT_ID === undefined ? 'GITHUB_CLIENT_ID' : 'GITHUB_CLIENT_SECRET';
+    problems.push(
+      `${missing}: is required with ${missing === 'GITHUB_CLIENT_ID' ? 'GITHUB_CLIENT_SECRET' : 'GITHUB_CLIENT_ID'} (the App's OAuth client, for sign-in on the run pages)`,
+    );
+  }
   if (problems.length > before || privateKey === undefined) return null;
   return {
     appId: vars.APP_ID,
@@ -106,5 +130,9 @@ export function readGitHubAppSettings(
     publicUrl: (
       vars.FLUKSIO_PUBLIC_URL ?? `http://${vars.HOST === '0.0.0.0' ? 'localhost' : vars.HOST}:${vars.PORT}`
     ).replace(/\/+$/, ''),
+    signIn:
+      vars.GITHUB_CLIENT_ID !== undefined && vars.GITHUB_CLIENT_SECRET !== undefined
+        ? { clientId: vars.GITHUB_CLIENT_ID, clientSecret: vars.GITHUB_CLIENT_SECRET }
+        : null,
   };
 }

@@ -1,7 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
-/** Query parameters that open pages (a signed link's signature, the local UI's secret). */
-const SECRET_PARAMS = ['sig', 'token'];
+/** Query parameters that open pages (a signed link's signature, the local UI's secret, a sign-in's code and state). */
+const SECRET_PARAMS = ['sig', 'token', 'code', 'state'];
 
 /** `url` with the value of every secret query parameter replaced, so a log line opens nothing. */
 export function loggableUrl(url: string): string {

@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { readControlPlaneSettings } from '../app/control-plane-settings.js';
 import { hashToken } from '../app/http/hash-token.js';
@@ -13,10 +12,10 @@ import { createRunner } from '../store/runners/create-runner.js';
 import { testAppCredentials } from '../test/github/test-app-credentials.js';
 import { hostilePost, type HostileAnswer } from '../test/helpers/hostile-post.js';
 import { makeRepo } from '../test/helpers/make-repo.js';
+import { exited, fluksio, lineOf } from './fluksio-command.js';
 import { ms } from './measure.js';
 import { openScratchEnvironment } from './scratch-environment.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const HOSTILE_BYTES = 300 * 2 ** 20;
 const CONCURRENT = 10;
 /** Log lines and metric points the normal run's stage emits, every one to be stored once. */
@@ -182,36 +181,7 @@ export async function benchHostile(): Promise<void> {
   }
 }
 
-/** The built `fluksio` command as a process. */
-function fluksio(args: string[], cwd: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [join(root, 'bin', 'fluksio.js'), ...args], {
-    cwd,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-/** The first line of a process's output matching `pattern`. */
-function lineOf(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString();
-      const match = pattern.exec(text);
-      if (match) resolve(match);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`exited ${code} before ${pattern}:\n${text}`)));
-  });
-}
-
 async function residentMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
-
-async function exited(child: ChildProcess | null): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise((resolve) => child.once('exit', resolve));
 }

@@ -17,7 +17,7 @@ const ROUNDS = 5;
  */
 export async function benchSlurm(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'fluksio-bench-slurm-'));
-  const launcher = new SlurmLauncher();
+  const launcher = new SlurmLauncher(join(dir, 'jobs'));
   const stamp = (file: string) => `date +%s%N > ${file}`;
   const startedAt = async (file: string) =>
     Number(BigInt((await readFile(file, 'utf8')).trim()) / 1000n) / 1000;

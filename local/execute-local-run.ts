@@ -93,6 +93,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
   });
   const recorder = await LocalRunRecorder.start({
     journalDir: state.journalDir,
+    liveDir: state.liveDir,
     index: state.index,
     run: localRunRow({
       id: ulid(),

@@ -8,6 +8,7 @@ import type { Run } from '../schemas/tables/runs.js';
 import { BatchingEventSink } from '../runner/output/batching-event-sink.js';
 import type { RunDetail } from '../store/runs/get-run-detail.js';
 import type { LocalIndex } from './local-index.js';
+import { LiveStageLogs } from './live-stage-logs.js';
 import { RunJournal } from './run-journal.js';
 
 /** How a local run ended. */
@@ -29,7 +30,7 @@ export interface LocalRunEnd {
  * memory, which is what the summary is printed from.
  */
 export class LocalRunRecorder {
-  /** The engine's events, journaled in batches (a stage's log is a blob, not journaled). */
+  /** The engine's events, journaled in batches (a stage's log is a blob, not journaled; while it runs, a live file). */
   readonly events: BatchingEventSink;
   readonly runId: string;
   private run: Run;
@@ -42,6 +43,7 @@ export class LocalRunRecorder {
     private readonly journal: RunJournal,
     private readonly index: LocalIndex,
     run: Run,
+    private readonly live: LiveStageLogs | null,
   ) {
     this.run = run;
     this.runId = run.id;
@@ -51,6 +53,8 @@ export class LocalRunRecorder {
   /** Journals a new run (`run.created` with its whole row) and returns its recorder. */
   static async start(options: {
     journalDir: string;
+    /** Where the stages' logs are written while they run (for `fluksio ui`); none when absent. */
+    liveDir?: string;
     index: LocalIndex;
     run: Run;
   }): Promise<LocalRunRecorder> {
@@ -58,7 +62,8 @@ export class LocalRunRecorder {
       type: 'run.created',
       run: JSON.parse(JSON.stringify(options.run)) as Record<string, unknown>,
     });
-    return new LocalRunRecorder(journal, options.index, options.run);
+    const live = options.liveDir === undefined ? null : new LiveStageLogs(options.liveDir, options.run.id);
+    return new LocalRunRecorder(journal, options.index, options.run, live);
   }
 
   /** Journals how the run ended and, for a success, records it as a baseline. Closes the journal. */
@@ -77,6 +82,8 @@ export class LocalRunRecorder {
       await this.journal.sync();
     } finally {
       await this.journal.close();
+      // Every stage's log is a blob now, which the pages read from the same offsets.
+      await this.live?.remove().catch(() => {});
     }
     this.run = {
       ...this.run,
@@ -118,7 +125,11 @@ export class LocalRunRecorder {
   }
 
   private async deliver(batch: RunEvent[]): Promise<void> {
-    const events = batch.filter((event) => event.type !== 'stage.log');
+    const events: RunEvent[] = [];
+    for (const event of batch) {
+      if (event.type === 'stage.log') void this.live?.append(event.stage, event.lines);
+      else events.push(event);
+    }
     if (events.length > 0) await this.journal.append({ type: 'run.events', events });
     for (const event of events) {
       switch (event.type) {

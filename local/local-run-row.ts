@@ -69,8 +69,11 @@ export function localRunRow(start: LocalRunStart): Run {
     metricGoals: {},
     checkName: null,
     baseRef: null,
+    branch: null,
     baselineCommits: null,
     baselineRunId: null,
     baselineFixed: false,
+    cpuSeconds: null,
+    gpuSeconds: null,
   };
 }

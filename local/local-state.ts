@@ -15,6 +15,8 @@ export const LOCAL_REPOSITORY = 'local';
 export interface LocalState {
   /** One `<run>.jsonl` per run: the record every other part is derived from. */
   journalDir: string;
+  /** What running runs' stages printed so far (LiveStageLogs), for `fluksio ui`. */
+  liveDir: string;
   index: LocalIndex;
   blobs: DiskBlobStore;
   /** The stage cache as one run sees it: "why it re-ran" compares with the run before it. */
@@ -61,6 +63,7 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
   let closed = false;
   return {
     journalDir: paths.journalDir,
+    liveDir: paths.liveDir,
     index,
     blobs: new DiskBlobStore(paths.blobDir),
     cacheFor: (run) => indexStageCache(index, run.pipelinePath),

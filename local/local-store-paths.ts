@@ -6,11 +6,14 @@ export function localStorePaths(stateDir: string): {
   indexDir: string;
   blobDir: string;
   databaseDir: string;
+  liveDir: string;
 } {
   return {
     journalDir: join(stateDir, 'journal'),
     indexDir: join(stateDir, 'index'),
     blobDir: join(stateDir, 'blobs'),
     databaseDir: join(stateDir, 'db'),
+    /** `<run>/<stage>.log`: what a running run's stages printed so far, for `fluksio ui`. */
+    liveDir: join(stateDir, 'live'),
   };
 }

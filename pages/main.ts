@@ -1,6 +1,7 @@
 import { comparePage } from './compare-page.js';
 import { h } from './dom.js';
 import { runPage } from './run-page.js';
+import { runsListPage } from './runs-list-page.js';
 import { sweepPage } from './sweep-page.js';
 
 /** Draws the page the server's shell names (app/pages/page-shell.ts). */
@@ -12,6 +13,7 @@ async function main(): Promise<void> {
     if (root.dataset.page === 'run') await runPage(root, subject);
     else if (root.dataset.page === 'sweep') await sweepPage(root, subject);
     else if (root.dataset.page === 'compare') await comparePage(root, subject);
+    else if (root.dataset.page === 'runs') await runsListPage(root);
   } catch (error) {
     root.append(
       h('p', { class: 'error', role: 'alert' }, error instanceof Error ? error.message : String(error)),

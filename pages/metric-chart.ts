@@ -5,13 +5,15 @@ import { smooth } from './smooth.js';
 /** One line of a chart: a run's series (or its baseline's, dashed). */
 export interface Curve {
   label: string;
-  points: readonly { step: number; value: number }[];
+  points: readonly { step: number; value: number; at?: number }[];
   color: string;
   dashed?: boolean;
 }
 
 /** How every chart of a page is drawn; the page's controls change it. */
 export interface ChartSettings {
+  /** `wall`: seconds since each curve's first point, from the times the stage printed them. */
+  axis: 'step' | 'wall';
   logScale: boolean;
   /** 0 (none) … 0.99 */
   smoothing: number;
@@ -33,8 +35,10 @@ export const PALETTE = [
 ];
 
 /**
- * One metric's curves on a step axis (uPlot): every series given, the baseline's dashed,
- * log scale and smoothing from the page's settings. `update` redraws with new points (a
+ * One metric's curves (uPlot) on a step axis or a wall-time one (seconds since each
+ * curve's first point, so a baseline run on another day overlays; points without a time
+ * are left out there): every series given, the baseline's dashed, log scale and
+ * smoothing from the page's settings. `update` redraws with new points (a
  * live run's curves grow) without rebuilding the chart unless the set of curves changed.
  */
 export class MetricChart {
@@ -77,18 +81,39 @@ export class MetricChart {
   }
 
   private draw(): void {
-    const steps = [...new Set(this.curves.flatMap((curve) => curve.points.map((point) => point.step)))].sort(
-      (a, b) => a - b,
-    );
-    const index = new Map(steps.map((step, i) => [step, i]));
-    const columns = this.curves.map((curve) => {
-      const column: (number | null)[] = new Array(steps.length).fill(null);
-      for (const { step, value } of curve.points) {
-        column[index.get(step)!] = this.settings.logScale && value <= 0 ? null : value;
-      }
-      return smooth(column, this.settings.smoothing);
+    const wall = this.settings.axis === 'wall';
+    const placed = this.curves.map((curve) => {
+      if (!wall) return curve.points.map((point) => ({ x: point.step, value: point.value }));
+      const timed = curve.points.filter((point) => point.at !== undefined);
+      const start = Math.min(...timed.map((point) => point.at!));
+      return timed.map((point) => ({ x: (point.at! - start) / 1000, value: point.value }));
     });
-    const data = [steps, ...columns] as uPlot.AlignedData;
+    const shown = (value: number): number | null => (this.settings.logScale && value <= 0 ? null : value);
+    let xs: number[];
+    let columns: (number | null)[][];
+    const only = placed.length === 1 ? placed[0]! : null;
+    if (only && only.every((point, i) => i === 0 || point.x > only[i - 1]!.x)) {
+      // One curve with its x ascending (a run's series is sorted by step): no merging.
+      xs = only.map((point) => point.x);
+      columns = [
+        smooth(
+          only.map((point) => shown(point.value)),
+          this.settings.smoothing,
+        ),
+      ];
+    } else {
+      xs = [...new Set(placed.flatMap((points) => points.map((point) => point.x)))].sort((a, b) => a - b);
+      const index = new Map(xs.map((x, i) => [x, i]));
+      columns = placed.map((points) => {
+        const column: (number | null)[] = new Array(xs.length).fill(null);
+        for (const { x, value } of points) column[index.get(x)!] = shown(value);
+        return smooth(column, this.settings.smoothing);
+      });
+    }
+    const data = [xs, ...columns] as uPlot.AlignedData;
+    // The axis drawn and how far it reaches, for tests (uPlot draws its ticks on the canvas).
+    this.element.dataset.axis = this.settings.axis;
+    this.element.dataset.xMax = String(xs.at(-1) ?? '');
     const shape = JSON.stringify([
       this.curves.map((curve) => [curve.label, curve.color, curve.dashed]),
       this.settings,
@@ -104,9 +129,9 @@ export class MetricChart {
         width: CHART_WIDTH,
         height: 260,
         scales: { x: { time: false }, y: this.settings.logScale ? { distr: 3 } : {} },
-        axes: [{ label: 'step' }, {}],
+        axes: [{ label: wall ? 'seconds since the first point' : 'step' }, {}],
         series: [
-          { label: 'step' },
+          { label: wall ? 'seconds' : 'step' },
           ...this.curves.map((curve) => ({
             label: curve.label,
             stroke: curve.color,
@@ -122,18 +147,21 @@ export class MetricChart {
   }
 }
 
-/** The controls every page with charts has: log scale and smoothing, kept in the URL. */
+/** The controls every page with charts has: the x axis, log scale and smoothing, kept in the URL. */
 export function chartControls(onChange: (settings: ChartSettings) => void): {
   element: HTMLElement;
   settings: ChartSettings;
 } {
   const query = new URLSearchParams(location.search);
   const settings: ChartSettings = {
+    axis: query.get('x') === 'wall' ? 'wall' : 'step',
     logScale: query.get('log') === '1',
     smoothing: Math.min(0.99, Math.max(0, Number(query.get('smooth') ?? 0) || 0)),
   };
   const changed = (): void => {
     const next = new URLSearchParams(location.search);
+    if (settings.axis === 'wall') next.set('x', 'wall');
+    else next.delete('x');
     if (settings.logScale) next.set('log', '1');
     else next.delete('log');
     if (settings.smoothing > 0) next.set('smooth', String(settings.smoothing));
@@ -162,9 +190,22 @@ export function chartControls(onChange: (settings: ChartSettings) => void): {
       changed();
     },
   });
+  const axis = h(
+    'select',
+    {
+      id: 'x-axis',
+      onchange: (event: Event) => {
+        settings.axis = (event.target as HTMLSelectElement).value === 'wall' ? 'wall' : 'step';
+        changed();
+      },
+    },
+    h('option', { value: 'step', ...(settings.axis === 'step' ? { selected: true } : {}) }, 'step'),
+    h('option', { value: 'wall', ...(settings.axis === 'wall' ? { selected: true } : {}) }, 'wall time'),
+  );
   const element = h(
     'div',
     { class: 'chart-controls' },
+    h('label', { for: 'x-axis' }, 'x axis ', axis),
     h('label', { for: 'log-scale' }, log, ' log scale'),
     h('label', { for: 'smoothing' }, 'smoothing ', smoothing),
   );

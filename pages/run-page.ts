@@ -34,12 +34,14 @@ export async function runPage(main: HTMLElement, runId: string): Promise<void> {
     h('section', { 'aria-labelledby': 'logs-title' }, h('h2', { id: 'logs-title' }, 'Logs'), logBox),
   );
 
-  let data = await fetchJson<RunPageData>(`/pages/api/runs/${encodeURIComponent(runId)}`);
+  const path = `/pages/api/runs/${encodeURIComponent(runId)}`;
+  let data = await fetchJson<RunPageData>(path);
   // For `npm run bench`: from the data's arrival to the charts drawn.
   performance.mark('fluksio:data');
+  let changed: Set<string> | null = null;
   for (;;) {
     summary.replaceChildren(...renderSummary(data));
-    updateCharts(data, charts, chartBox, controls.settings);
+    updateCharts(data, charts, chartBox, controls.settings, changed);
     if (performance.getEntriesByName('fluksio:charts').length === 0) performance.mark('fluksio:charts');
     for (const stage of data.report.stages) {
       if (logs.has(stage.name) || stage.status === 'pending') continue;
@@ -51,9 +53,33 @@ export async function runPage(main: HTMLElement, runId: string): Promise<void> {
     main.dataset.status = data.report.run.status;
     if (data.final) break;
     await new Promise((resolve) => setTimeout(resolve, REFRESH_MS));
-    data = await fetchJson<RunPageData>(`/pages/api/runs/${encodeURIComponent(runId)}`);
+    // Only the points after those held: a long run's series are not sent again each second.
+    const held = Object.entries(data.series)
+      .filter(([, series]) => series.points.length > 0)
+      .map(([name, series]) => `${encodeURIComponent(name)}:${series.points.at(-1)!.step}`);
+    const next = await fetchJson<RunPageData>(
+      held.length > 0 ? `${path}?after=${encodeURIComponent(held.join(','))}` : path,
+    );
+    ({ data, changed } = mergeSeries(data, next));
   }
   main.dataset.final = 'true';
+}
+
+/** The page's data with `next`'s appended to the series it held, and the names whose points changed. */
+function mergeSeries(
+  held: RunPageData,
+  next: RunPageData,
+): { data: RunPageData; changed: Set<string> | null } {
+  if (!next.partial) return { data: next, changed: null };
+  const changed = new Set<string>();
+  const series = { ...held.series };
+  for (const [name, more] of Object.entries(next.series)) {
+    const before = series[name];
+    if (before && more.points.length === 0) continue;
+    series[name] = before ? { ...more, points: [...before.points, ...more.points] } : more;
+    changed.add(name);
+  }
+  return { data: { ...next, series, baselineSeries: held.baselineSeries }, changed };
 }
 
 function updateCharts(
@@ -61,6 +87,8 @@ function updateCharts(
   charts: Map<string, MetricChart>,
   box: HTMLElement,
   settings: ReturnType<typeof chartControls>['settings'],
+  /** The series with new points; null for all. */
+  changed: Set<string> | null,
 ): void {
   const names = [...new Set([...Object.keys(data.series), ...Object.keys(data.baselineSeries)])];
   if (names.length === 0 && charts.size === 0) {
@@ -70,6 +98,7 @@ function updateCharts(
   if (charts.size === 0) box.replaceChildren();
   names.forEach((name, i) => {
     let chart = charts.get(name);
+    if (chart && changed && !changed.has(name)) return;
     if (!chart) {
       chart = new MetricChart(name, settings);
       charts.set(name, chart);

@@ -2,14 +2,23 @@ import type { RunsPageData } from '../schemas/page-data.js';
 import { h } from './dom.js';
 import { formatNumber, short } from './format.js';
 import { fetchJson, pageUrl } from './page-link.js';
-import { drawParallelCoordinates } from './parallel-coordinates.js';
+import { attachBrushing, readParallelSettings, writeParallelSettings } from './parallel-brushing.js';
+import {
+  drawParallelCoordinates,
+  placeRuns,
+  runsWithinBrushes,
+  spansDecades,
+  type Axis,
+} from './parallel-coordinates.js';
 import { bestRun, metricNames, paramsByVariation } from './runs-table.js';
 
 /**
  * A sweep's page: its runs in a table sortable by any column (by the first goal metric,
  * best first, to begin with), the best run by each metric's goal marked, the runs chosen
  * for a comparison, and a parallel-coordinates plot of the params that vary against a
- * metric. The sort and the plotted metric are kept in the URL.
+ * metric. Dragging along an axis brushes it: the table keeps only the runs within every
+ * brush. Params spanning orders of magnitude start on a log axis. The sort, the plotted
+ * metric, the brushes and the log axes are kept in the URL, and restored from it.
  */
 export async function sweepPage(main: HTMLElement, groupId: string): Promise<void> {
   const data = await fetchJson<RunsPageData>(`/pages/api/groups/${encodeURIComponent(groupId)}`);
@@ -24,6 +33,42 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
       ? data.goals[firstGoal]?.goal === 'max'
       : false;
   let plotted = query.get('metric') ?? firstGoal;
+  const parallel = readParallelSettings(query);
+  const axes = (): Axis[] =>
+    plotted
+      ? [
+          ...varying.map((name) => ({ name, values: data.runs.map((run) => run.params[name] ?? null) })),
+          { name: plotted, values: data.runs.map((run) => run.metrics[plotted!] ?? null) },
+        ]
+      : [];
+  const logAxes = (): Set<string> =>
+    parallel.logAxes ??
+    new Set(
+      axes()
+        .filter((axis) => spansDecades(axis.values))
+        .map((axis) => axis.name),
+    );
+  const within = (): boolean[] => {
+    const shown = axes();
+    if (shown.length === 0) return data.runs.map(() => true);
+    return runsWithinBrushes(shown, placeRuns(shown, logAxes()), parallel.brushes);
+  };
+  const brushStatus = h('p', { id: 'brush-status', role: 'status' });
+  const clearBrushes = h(
+    'button',
+    {
+      type: 'button',
+      id: 'clear-brushes',
+      onclick: () => {
+        parallel.brushes.clear();
+        keep();
+        render();
+        plot();
+      },
+    },
+    'Clear brushes',
+  );
+  const logChoices = h('fieldset', { class: 'pc-log' });
   const chosen = new Set<string>();
   const best = new Map(metrics.map((metric) => [metric, bestRun(data, metric)]));
 
@@ -41,8 +86,10 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
     {
       id: 'plot-metric',
       onchange: (event: Event) => {
+        if (plotted) parallel.brushes.delete(plotted);
         plotted = (event.target as HTMLSelectElement).value;
         keep();
+        render();
         plot();
       },
     },
@@ -56,6 +103,7 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
     next.set('sort', sortKey);
     next.set('desc', descending ? '1' : '0');
     if (plotted) next.set('metric', plotted);
+    writeParallelSettings(next, parallel);
     history.replaceState(null, '', `${location.pathname}?${next.toString()}`);
   };
   const valueOf = (i: number, key: string): string | number | boolean | null => {
@@ -66,6 +114,13 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
     return run.metrics[key.slice(7)] ?? null;
   };
   const render = (): void => {
+    const kept = within();
+    const keptCount = kept.filter(Boolean).length;
+    brushStatus.textContent =
+      parallel.brushes.size === 0
+        ? 'Drag along an axis of the plot to keep only the runs in that range.'
+        : `${keptCount} of ${data.runs.length} runs within the brushes`;
+    clearBrushes.hidden = parallel.brushes.size === 0;
     const order = [...data.runs.keys()].sort((a, b) => {
       const x = valueOf(a, sortKey);
       const y = valueOf(b, sortKey);
@@ -124,6 +179,7 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
             'tr',
             {
               'data-run': run.id,
+              ...(kept[i] ? {} : { hidden: true }),
               ...(bestOf.length > 0 ? { 'data-best': bestOf.join(' '), class: 'best' } : {}),
             },
             h(
@@ -164,12 +220,58 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
   };
   const plot = (): void => {
     if (!plotted) return;
-    const axes = [
-      ...varying.map((name) => ({ name, values: data.runs.map((run) => run.params[name] ?? null) })),
-      { name: plotted, values: data.runs.map((run) => run.metrics[plotted!] ?? null) },
-    ];
-    drawParallelCoordinates(canvas, axes, best.get(plotted) ?? null);
+    const shown = axes();
+    const log = logAxes();
+    drawParallelCoordinates(canvas, shown, {
+      highlight: best.get(plotted) ?? null,
+      logAxes: log,
+      brushes: parallel.brushes,
+    });
+    // What is drawn, for tests and assistive tools that cannot read the canvas.
+    canvas.dataset.axes = shown.map((axis) => axis.name).join(',');
+    canvas.dataset.logAxes = [...log].join(',');
+    logChoices.replaceChildren(
+      h('legend', {}, 'log scale'),
+      ...shown
+        .filter((axis) => axis.values.some((value) => typeof value === 'number'))
+        .map((axis) =>
+          h(
+            'label',
+            {},
+            h('input', {
+              type: 'checkbox',
+              'data-axis': axis.name,
+              ...(log.has(axis.name) ? { checked: true } : {}),
+              onchange: (event: Event) => {
+                const chosen = new Set(log);
+                if ((event.target as HTMLInputElement).checked) chosen.add(axis.name);
+                else chosen.delete(axis.name);
+                parallel.logAxes = chosen;
+                // A brush is a place on the axis: on a new scale it would select other runs.
+                parallel.brushes.delete(axis.name);
+                keep();
+                render();
+                plot();
+              },
+            }),
+            ` ${axis.name}`,
+          ),
+        ),
+    );
   };
+  attachBrushing(
+    canvas,
+    () => axes().map((axis) => axis.name),
+    (axis, range, done) => {
+      if (range) parallel.brushes.set(axis, range);
+      else parallel.brushes.delete(axis);
+      plot();
+      if (done) {
+        keep();
+        render();
+      }
+    },
+  );
 
   main.replaceChildren(
     h('h1', {}, `Sweep ${groupId}`),
@@ -186,7 +288,10 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
       h('h2', { id: 'pc-title' }, 'Params against a metric'),
       h('label', { for: 'plot-metric' }, 'metric '),
       metricSelect,
+      logChoices,
       h('div', { class: 'pc-box' }, canvas),
+      brushStatus,
+      clearBrushes,
     ),
   );
   render();

@@ -51,6 +51,10 @@ export function runViewFromReport(report: RunReport | RemoteRunReport, extras: R
       finishedAt: run.finishedAt,
       durationMs: run.durationMs,
     },
+    compute:
+      run.cpuSeconds === null && run.gpuSeconds === null
+        ? null
+        : { cpuSeconds: run.cpuSeconds ?? 0, gpuSeconds: run.gpuSeconds ?? 0 },
     stages: report.stages.map((stage) => ({
       name: stage.name,
       status: stage.status,
@@ -63,6 +67,7 @@ export function runViewFromReport(report: RunReport | RemoteRunReport, extras: R
       notes: stage.notes,
       logTail: extras.logTails[stage.name] ?? '',
       tracebacks: extras.tracebacks.filter((each) => each.stage === stage.name).map((each) => each.text),
+      usage: stage.usage,
     })),
     metrics: report.metrics,
     metricDiff: {

@@ -1,6 +1,7 @@
 import type { Annotation } from '../schemas/annotation.js';
 import type { ParamValue } from '../schemas/key-inputs.js';
 import type { MetricDiffRow, MetricGoals } from '../schemas/metric-diff.js';
+import type { StageUsage } from '../schemas/stage-usage.js';
 import type { RunStatus, StageStatus } from '../schemas/statuses.js';
 
 /**
@@ -22,6 +23,8 @@ export interface RunView {
   /** Where the run executed: a runner of the control plane; null for a run in the job or on a laptop. */
   placement: RunPlacement | null;
   times: RunTimes;
+  /** What its Slurm jobs used, every attempt's; null when no stage ran as a job. */
+  compute: RunCompute | null;
   /** In the order the run first reported them. */
   stages: StageView[];
   /** The run's metrics so far (the final ones once it finished), by dotted name. */
@@ -56,6 +59,12 @@ export interface RunPlacement {
   sandbox: string | null;
 }
 
+/** CPU- and GPU-seconds a run's Slurm jobs used (schemas/stage-usage.ts). */
+export interface RunCompute {
+  cpuSeconds: number;
+  gpuSeconds: number;
+}
+
 /** ISO timestamps; `durationMs` once the run ended. */
 export interface RunTimes {
   queuedAt: string | null;
@@ -82,6 +91,8 @@ export interface StageView {
   logTail: string;
   /** The tracebacks found in its output, innermost last. */
   tracebacks: string[];
+  /** The Slurm job it ran as and what that used; null for none. */
+  usage: StageUsage | null;
 }
 
 /** The metrics against the baseline (DESIGN §7), or why there is none. */

@@ -51,8 +51,13 @@ export interface StageRunContext {
   codeView: CodeView;
   interpreterDigests: InterpreterDigests;
   masker: Masker;
-  /** Aborted with reason 'cancelled' or 'timed_out' for the whole run. */
+  /** Aborted with reason 'cancelled', 'timed_out' or 'given_back' for the whole run. */
   signal: AbortSignal;
+  /**
+   * Stops the run to give it back for another attempt: a stage was ended by no fault of
+   * the run (its Slurm job requeued or preempted), `reason` says which.
+   */
+  giveBack(reason: string): void;
   /** Outs produced or restored so far in this run, by normalized pipeline path. */
   produced: Map<string, OutRecord>;
   /** Stages of this run that executed rather than restored. */
@@ -225,6 +230,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     }
     const since = Date.now();
     let processResult;
+    const launched = { name, jobKey: cacheKey ?? `${options.runId}.${name}`, resources };
     const processEnded = context.codeView.processStarted();
     try {
       const privateDir = await makePrivateDir(context.privateRoot, name);
@@ -258,11 +264,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
         ...(options.launcher ? { launcher: options.launcher } : {}),
         ...(trace ? { writable: [trace.dir] } : {}),
-        stage: {
-          name,
-          jobKey: cacheKey ?? `${options.runId}.${name}`,
-          resources,
-        },
+        stage: launched,
         onLine: (stream, line, continues) => output.push(stream, line, continues),
       }).finally(() =>
         Promise.all([restoreParams(), rm(privateDir, { recursive: true, force: true }).catch(() => {})]),
@@ -281,7 +283,15 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       .putBytes(Buffer.from(output.fullLog()))
       .then((blob) => blob.digest)
       .catch(() => null);
-    const ran = { ...keyed, reasons, exitCode: processResult.exitCode, logTail: finished.tail, logDigest };
+    const usage = (await options.launcher?.usage?.(launched).catch(() => null)) ?? null;
+    const ran = {
+      ...keyed,
+      reasons,
+      exitCode: processResult.exitCode,
+      logTail: finished.tail,
+      logDigest,
+      usage,
+    };
 
     if (processResult.cancelled || processResult.timedOut) {
       const status: StageStatus = processResult.timedOut ? 'timed_out' : abortStatus(context.signal);
@@ -299,6 +309,10 @@ export async function executeStage(name: string, context: StageRunContext): Prom
           ? `was killed by ${processResult.signal}`
           : (options.launcher?.explainExit?.(processResult.exitCode) ??
             `exited with code ${processResult.exitCode}`);
+      if (processResult.exitCode !== null && options.launcher?.givesBack?.(processResult.exitCode)) {
+        context.giveBack(`Stage ${name}: ${how}`);
+        return finish({ status: 'failed', ...ran, error: how });
+      }
       const last = tracebacks.at(-1)?.message;
       return finish({ status: 'failed', ...ran, error: last ? `${how}: ${last}` : how });
     }

@@ -32,6 +32,12 @@ export interface RunOutcome {
    * it, so its stamp is dirty whatever it said when the run started.
    */
   dirtyReasons: string[];
+  /**
+   * Why the run should be tried again rather than finished (`Stage train: Slurm requeued
+   * the job`), or null: a runner gives such a run back to the queue; a local run, which
+   * nobody retries, fails with it.
+   */
+  giveBack: string | null;
 }
 
 /**
@@ -52,6 +58,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
   const privateRoot = await mkdtemp(join(stateDir, 'run-'));
   const abort = new AbortController();
   const cancel = () => abort.abort('cancelled');
+  let giveBack: string | null = null;
   if (options.signal?.aborted) cancel();
   options.signal?.addEventListener('abort', cancel, { once: true });
   const timer = setTimeout(() => abort.abort('timed_out'), pipeline.timeout);
@@ -92,6 +99,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
         annotations: [],
         tracebacks: [],
         dirtyReasons: [],
+        giveBack: null,
       };
     }
 
@@ -105,6 +113,10 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       interpreterDigests,
       masker,
       signal: abort.signal,
+      giveBack: (reason) => {
+        giveBack ??= reason;
+        abort.abort('given_back');
+      },
       produced: new Map(),
       ranUpstream: new Set(),
       runStartedAt,
@@ -142,7 +154,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       return promise;
     };
     const results = await Promise.all(names.map(schedule));
-    return summarize(results, abort.signal, pipeline.timeout);
+    return summarize(results, abort.signal, pipeline.timeout, giveBack);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', cancel);
@@ -165,16 +177,22 @@ function notRun(
 }
 
 function notStartedWhy(signal: AbortSignal): string {
-  return signal.reason === 'timed_out'
-    ? 'the run timed out before this stage started'
-    : 'cancelled before it started';
+  if (signal.reason === 'timed_out') return 'the run timed out before this stage started';
+  if (signal.reason === 'given_back')
+    return 'the run was given back for another attempt before this stage started';
+  return 'cancelled before it started';
 }
 
 function describe(record: StageRecord): string {
   return record.status === 'timed_out' ? 'timed out' : record.status;
 }
 
-function summarize(results: StageResult[], signal: AbortSignal, timeoutMs: number): RunOutcome {
+function summarize(
+  results: StageResult[],
+  signal: AbortSignal,
+  timeoutMs: number,
+  giveBack: string | null,
+): RunOutcome {
   const stages = results.map((result) => result.record);
   const metrics: Record<string, number> = {};
   for (const stage of stages) if (isStageSuccess(stage.status)) Object.assign(metrics, stage.metrics);
@@ -183,7 +201,8 @@ function summarize(results: StageResult[], signal: AbortSignal, timeoutMs: numbe
     result.tracebacks.map((traceback) => ({ stage: result.record.name, traceback })),
   );
   const dirtyReasons = [...new Set(results.flatMap((result) => result.runDirty))];
-  const base = { stages, metrics, annotations, tracebacks, dirtyReasons };
+  const base = { stages, metrics, annotations, tracebacks, dirtyReasons, giveBack };
+  if (giveBack !== null) return { status: 'failed', reason: giveBack, ...base };
   if (signal.reason === 'cancelled') return { status: 'cancelled', reason: 'The run was cancelled', ...base };
   if (signal.reason === 'timed_out') {
     return {

@@ -291,6 +291,8 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
     interpreterDigests: new InterpreterDigests(null),
     masker: new Masker(),
     signal: options.signal,
+    // A verification executes here, with no launcher that ends stages for a retry.
+    giveBack: () => {},
     produced: new Map(options.produced),
     ranUpstream: new Set(),
     runStartedAt: Date.now(),

@@ -8,14 +8,14 @@ export type { MetricSeries };
  */
 export function groupSeries(
   stageOrder: readonly string[],
-  points: readonly { stage: string; name: string; step: number; value: number }[],
+  points: readonly { stage: string; name: string; step: number; value: number; at?: number | null }[],
 ): Record<string, MetricSeries> {
   const byStageAndName = new Map<string, MetricSeries & { name: string }>();
-  for (const { stage, name, step, value } of points) {
+  for (const { stage, name, step, value, at } of points) {
     const id = JSON.stringify([stage, name]);
     let series = byStageAndName.get(id);
     if (!series) byStageAndName.set(id, (series = { name, stage, points: [] }));
-    series.points.push({ step, value });
+    series.points.push(at === null || at === undefined ? { step, value } : { step, value, at });
   }
   const position = (stage: string): number => stageOrder.indexOf(stage);
   const ordered = [...byStageAndName.values()].sort((a, b) => position(a.stage) - position(b.stage));

@@ -23,6 +23,11 @@ export interface RunPageData {
   tracebacks: PageTraceback[];
   /** True once the run is in a final state: nothing more will be drawn. */
   final: boolean;
+  /**
+   * Set when the request named the steps it held (`?after=`): `series` hold only newer
+   * points, to append, and `baselineSeries` is empty (it does not change).
+   */
+  partial?: boolean;
 }
 
 /** A failure's traceback, with where its innermost repository frame raised. */
@@ -54,8 +59,44 @@ export interface RunsPageData {
   runs: PageRunSummary[];
 }
 
+/**
+ * Where a stage's log continues: `line` is the number of lines before it, `position` where
+ * its source resumes reading (the next event seq on a control plane, a byte offset in a
+ * project's store). Sent as the SSE event id `line.position`, so a reconnecting
+ * EventSource resumes there.
+ */
+export interface LogCursor {
+  line: number;
+  position: number;
+}
+
 /** A piece of a stage's log for the live stream: lines `from` … `from + lines.length - 1`. */
 export interface LogChunk {
   from: number;
   lines: string[];
+}
+
+/** One run in a list: enough to pick it out and open its page. */
+export interface PageRunListItem {
+  id: string;
+  status: string;
+  params: Record<string, string | number | boolean>;
+  metrics: Record<string, number>;
+  branch: string | null;
+  commit: string | null;
+  prNumber: number | null;
+  trigger: string | null;
+  groupId: string | null;
+  createdAt: string;
+  durationMs: number | null;
+}
+
+/** What the run list draws (`GET /pages/api/runs?repo=…`): a page of runs, newest first. */
+export interface RunListPageData {
+  repository: string;
+  /** The pull request listed, or null for the whole repository. */
+  prNumber: number | null;
+  runs: PageRunListItem[];
+  /** The `before` of the next (older) page; null on the last. */
+  next: string | null;
 }

@@ -5,6 +5,7 @@ import { OutRecord } from './out-record.js';
 import { diffMetrics, type MetricGoals } from './metric-diff.js';
 import type { StageRecord } from './stage-record.js';
 import { RunStatus, StageStatus } from './statuses.js';
+import { StageUsage } from './stage-usage.js';
 import type { Run } from './tables/runs.js';
 
 /**
@@ -31,6 +32,12 @@ export const RunReport = z.object({
     startedAt: z.string().nullable(),
     finishedAt: z.string().nullable(),
     durationMs: z.number().nullable(),
+    /**
+     * CPU- and GPU-seconds its Slurm jobs used, every attempt's (stage-usage.ts); null when
+     * no stage ran as a job. Absent from older reports.
+     */
+    cpuSeconds: z.number().nullable().default(null),
+    gpuSeconds: z.number().nullable().default(null),
   }),
   stages: z.array(
     z.object({
@@ -50,6 +57,8 @@ export const RunReport = z.object({
       dirtyReasons: z.array(z.string()),
       /** What the user should fix, such as files it wrote that are neither outs nor ignored. */
       warnings: z.array(z.string()),
+      /** The Slurm job it ran as and what that used; null for none. Absent from older reports. */
+      usage: StageUsage.nullable().default(null),
     }),
   ),
   metrics: z.record(z.string(), z.number()),
@@ -93,6 +102,8 @@ export function buildRunReport(
       startedAt: run.startedAt?.toISOString() ?? null,
       finishedAt: run.finishedAt?.toISOString() ?? null,
       durationMs: run.durationMs,
+      cpuSeconds: run.cpuSeconds,
+      gpuSeconds: run.gpuSeconds,
     },
     stages: detail.stages.map((stage) => ({
       name: stage.name,
@@ -107,6 +118,7 @@ export function buildRunReport(
       outs: stage.outs,
       dirtyReasons: stage.dirtyReasons,
       warnings: stage.warnings,
+      usage: stage.usage,
     })),
     metrics: run.metrics,
     baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,

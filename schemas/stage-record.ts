@@ -5,6 +5,7 @@ import { IsoTimestamp } from './iso-timestamp.js';
 import { KeyInputs } from './key-inputs.js';
 import { OutRecord } from './out-record.js';
 import { StageStatus } from './statuses.js';
+import { StageUsage } from './stage-usage.js';
 
 /**
  * What a stage did in one run, as its finish event reports it. A `ran` stage with a
@@ -53,6 +54,8 @@ export const StageRecord = z.strictObject({
   dirtyReasons: z.array(z.string()).default([]),
   /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
   warnings: z.array(z.string()).default([]),
+  /** What its Slurm job used (stage-usage.ts); null for a stage that ran no job. Absent from older runners' events. */
+  usage: StageUsage.nullable().default(null),
 });
 export type StageRecord = z.infer<typeof StageRecord>;
 
@@ -93,5 +96,6 @@ export function emptyStageRecord(name: string, status: StageStatus): StageRecord
     dirtyReasons: [],
     warnings: [],
     notes: [],
+    usage: null,
   };
 }

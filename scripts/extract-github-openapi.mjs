@@ -48,6 +48,8 @@ const OPERATIONS = [
   // The baseline of a metric diff: the merge base, then its ancestors.
   ['GET /repos/{owner}/{repo}/compare/{basehead}', 'the merge base'],
   ['GET /repos/{owner}/{repo}/commits', 'the merge base’s ancestors'],
+  // Sign-in on the run pages: who a user token belongs to (its repository access is `GET /repos/{owner}/{repo}`).
+  ['GET /user', 'the signed-in user of the run pages'],
 ];
 
 /** Downloads the pinned package into a temporary directory and parses its description. */

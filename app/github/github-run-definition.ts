@@ -27,6 +27,7 @@ export type GitHubRunDefinition = { commit: string } & Required<
     | 'fetchRef'
     | 'prNumber'
     | 'baseRef'
+    | 'branch'
   >
 >;
 
@@ -41,11 +42,14 @@ export function githubRunDefinition({
   commit,
   params,
   pullRequest,
+  branch,
 }: {
   repository: RepositoryRef;
   pipeline: Pipeline;
   commit: string;
   params: Params;
+  /** The pushed branch, or the pull request's head branch. */
+  branch: string | null;
   pullRequest: { number: number; baseRef: string; fork: boolean } | null;
 }): GitHubRunDefinition {
   const fork = pullRequest?.fork ?? false;
@@ -64,6 +68,7 @@ export function githubRunDefinition({
     fetchRef: fork && pullRequest ? `refs/pull/${pullRequest.number}/head` : null,
     prNumber: pullRequest?.number ?? null,
     baseRef: pullRequest?.baseRef ?? null,
+    branch,
   };
 }
 
@@ -84,5 +89,6 @@ export function definitionOf(run: Run & { commit: string }): GitHubRunDefinition
     fetchRef: run.fetchRef,
     prNumber: run.prNumber,
     baseRef: run.baseRef,
+    branch: run.branch,
   };
 }

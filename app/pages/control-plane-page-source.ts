@@ -1,18 +1,23 @@
 import type { Database } from '../../store/db/database.js';
-import { getStageLog } from '../../store/runs/get-stage-log.js';
+import { getBaselineRun } from '../../store/runs/get-baseline-run.js';
+import { readStageLogChunk } from '../../store/runs/read-stage-log-chunk.js';
 import type { PageSource } from './page-source.js';
 import { storePageSource } from './store-page-source.js';
 
 /**
  * The pages' reads on a control plane: logs from the runners' `stage.log` rows, goals as
- * each run recorded them. The baseline is not looked up here: on a control plane it
- * depends on GitHub's commit graph (outbox-baseline.ts), which the pages do not call.
+ * each run recorded them, and the baseline the run fixed when it finished (the check run
+ * compared it with that one; the pages never look up a newer one, which would need
+ * GitHub's commit graph). An unfinished run has no baseline on its page yet.
  */
 export function controlPlanePageSource(db: Database): PageSource {
   return storePageSource({
     db,
-    readStageLog: (run, stage) => getStageLog({ db, runId: run.id, stage }),
-    baselineOf: async () => null,
+    readStageLog: async (run, stage, fromSeq, maxLines) => {
+      const read = await readStageLogChunk({ db, runId: run.id, stage, fromSeq, maxLines });
+      return read && { lines: read.lines, next: read.nextSeq, atEnd: read.atEnd };
+    },
+    baselineOf: (run) => getBaselineRun({ db, run }),
     goalsOf: (run) => run.metricGoals,
   });
 }

@@ -5,7 +5,7 @@ import type { PageGate } from './page-gate.js';
 /**
  * The local UI's gate, as Jupyter's: the one-time secret printed with the URL
  * (`?token=…`, which the pages pass on to every link and request they make) opens every
- * page; without it, 403. Another user of the machine can reach 127.0.0.1 too, which is
+ * page; without it, 403 (for a run that does not exist too). Another user of the machine can reach 127.0.0.1 too, which is
  * why the secret is needed.
  */
 export function localSecretGate(secret: string): PageGate {
@@ -16,9 +16,10 @@ export function localSecretGate(secret: string): PageGate {
   const matches = (given: unknown): boolean =>
     typeof given === 'string' && timingSafeEqual(digest(given), expected);
   return {
-    async admit(request: FastifyRequest) {
+    async admit(request: FastifyRequest, repository: string | null) {
       const query = request.query as Record<string, unknown>;
-      return matches(query.token) ? 'allowed' : 'forbidden';
+      if (!matches(query.token)) return 'forbidden';
+      return repository === null ? 'hidden' : 'allowed';
     },
   };
 }

@@ -6,7 +6,9 @@ import type { PageGate } from './page-gate.js';
 import { messagePage, pageShell } from './page-shell.js';
 import type { PageSource } from './page-source.js';
 import { renderCurvesSvg, type SvgCurve } from './render-curves-svg.js';
-import { streamStageLog } from './stream-stage-log.js';
+import { parseStepsHeld, pointsAfter } from './points-after.js';
+import { RUN_LIST_PAGE_SIZE, RunListQuery, runListFilter } from './run-list-query.js';
+import { parseLogCursor, streamStageLog } from './stream-stage-log.js';
 
 /** What the pages are served from, who may see them, and the bundle to serve. */
 export interface PageRoutesOptions {
@@ -21,9 +23,33 @@ export interface PageRoutesOptions {
 const Id = z.string().min(1).max(64);
 const IdParams = z.object({ id: Id });
 const LogParams = z.object({ id: Id, stage: z.string().min(1).max(200) });
-const LogQuery = z.object({ from: z.coerce.number().int().min(0).optional() }).loose();
+const LogQuery = z
+  .object({
+    after: z
+      .string()
+      .regex(/^\d{1,15}\.\d{1,15}$/, 'expected a log cursor, line.position (e.g. 120.7)')
+      .optional(),
+  })
+  .loose();
 /** At most this many runs side by side: more curves than anyone can tell apart. */
 const MAX_COMPARED = 32;
+const RunQuery = z
+  .object({
+    after: z
+      .string()
+      .max(20_000)
+      .transform((text, context) => {
+        const held = parseStepsHeld(text);
+        if (held === null)
+          context.addIssue({
+            code: 'custom',
+            message: 'expected name:step pairs separated by commas (loss:120,acc:120)',
+          });
+        return held ?? new Map<string, number>();
+      })
+      .optional(),
+  })
+  .loose();
 const ChartQuery = z.object({ metric: z.string().min(1).max(200), baseline: Id.optional() }).loose();
 const CompareQuery = z
   .object({
@@ -65,8 +91,19 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
   ): Promise<boolean> {
     let refusal: { code: number; title: string; message: string } | null = null;
     for (const repository of repositories) {
-      const verdict = repository === null ? 'hidden' : await gate.admit(request, repository);
+      const verdict = await gate.admit(request, repository);
       if (verdict === 'allowed') continue;
+      if (verdict === 'sign-in') {
+        // Asked before anything about the run is known: a run that does not exist is sent
+        // to sign in exactly as one that does.
+        const login = `/auth/github/login?next=${encodeURIComponent(request.url)}`;
+        if (html) await reply.header('cache-control', 'no-store').redirect(login, 302);
+        else
+          await reply.code(401).send({
+            error: `Sign in with GitHub to see this: open ${login} in a browser, or use an API token`,
+          });
+        return false;
+      }
       refusal =
         verdict === 'expired'
           ? {
@@ -114,7 +151,9 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'run', subject: id, title: `Run ${id}` }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'run', subject: id, title: `Run ${id}` }),
+      );
   });
   app.get('/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
@@ -122,22 +161,54 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'sweep', subject: id, title: `Sweep ${id}` }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'sweep', subject: id, title: `Sweep ${id}` }),
+      );
   });
   app.get('/compare', async (request, reply) => {
     const { runs } = parseInput(CompareQuery, request.query, 'runs');
     const repositories = await Promise.all(runs.map((id) => source.repositoryOfRun(id)));
     if (!(await admitted(request, reply, repositories, 'such run', true))) return reply;
+    return reply.type('text/html; charset=utf-8').send(
+      pageShell({
+        viewer: await gate.viewer?.(request),
+        kind: 'compare',
+        subject: runs.join(','),
+        title: `Compare ${runs.length} runs`,
+      }),
+    );
+  });
+
+  // A repository's runs, or a pull request's (`?pr=`), newest first, filtered, a page at a time.
+  app.get('/runs', async (request, reply) => {
+    const query = parseInput(RunListQuery, request.query, 'query');
+    const repository = query.repo ?? source.defaultRepository;
+    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, true))) return reply;
+    const title = `Runs of ${repository}${query.pr === undefined ? '' : ` #${query.pr}`}`;
     return reply
       .type('text/html; charset=utf-8')
-      .send(pageShell({ kind: 'compare', subject: runs.join(','), title: `Compare ${runs.length} runs` }));
+      .send(
+        pageShell({ viewer: await gate.viewer?.(request), kind: 'runs', subject: repository ?? '', title }),
+      );
+  });
+  app.get('/pages/api/runs', async (request, reply) => {
+    const query = parseInput(RunListQuery, request.query, 'query');
+    const repository = query.repo ?? source.defaultRepository;
+    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, false)))
+      return reply;
+    const { filter, before } = runListFilter(query, repository!);
+    return reply
+      .header('cache-control', 'no-store')
+      .send(await source.runList(filter, before, RUN_LIST_PAGE_SIZE));
   });
 
   app.get('/pages/api/runs/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
     if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
       return reply;
-    return reply.header('cache-control', 'no-store').send(await source.runPage(id));
+    const { after } = parseInput(RunQuery, request.query, 'after');
+    const data = await source.runPage(id);
+    return reply.header('cache-control', 'no-store').send(data && after ? pointsAfter(data, after) : data);
   });
   app.get('/pages/api/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
@@ -182,22 +253,25 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       .send(renderCurvesSvg({ title: metric, curves }));
   });
 
-  // A stage's log from line `from` (or the Last-Event-ID an EventSource resends after a
-  // reconnect), then its new lines as they arrive, until the run is over.
+  // A stage's log from the cursor `after` (or the Last-Event-ID an EventSource resends
+  // after a reconnect), in pieces, then its new lines as they arrive, until the run is over.
   app.get('/pages/api/runs/:id/logs/:stage', async (request, reply) => {
     const { id, stage } = parseInput(LogParams, request.params, 'stage');
     if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
       return reply;
-    const { from } = parseInput(LogQuery, request.query, 'from');
-    const lastEventId = Number(request.headers['last-event-id']);
-    const start = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : (from ?? 0);
+    const { after } = parseInput(LogQuery, request.query, 'after');
+    const lastEventId = request.headers['last-event-id'];
+    const start = parseLogCursor(typeof lastEventId === 'string' ? lastEventId : after) ?? {
+      line: 0,
+      position: 0,
+    };
     const first = await source.stageLog(id, stage, start);
     if (first === null) return reply.code(404).send({ error: `Run ${id} has no stage "${stage}"` });
     reply.hijack();
     await streamStageLog({
       response: reply.raw,
       first,
-      next: (offset) => source.stageLog(id, stage, offset),
+      next: (cursor) => source.stageLog(id, stage, cursor),
       pollMs: options.livePollMs ?? 150,
       signal: closing.signal,
       onError: (error) => request.log.error({ err: error, runId: id, stage }, 'log stream failed'),

@@ -1,5 +1,5 @@
 /** Which page the browser bundle draws into a shell (pages/main.ts reads it). */
-export type PageKind = 'run' | 'sweep' | 'compare';
+export type PageKind = 'run' | 'sweep' | 'compare' | 'runs';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -17,17 +17,24 @@ export function escapeHtml(text: string): string {
 /**
  * The HTML of a page: a title, the styles and the bundle, and the page kind and subject
  * for the bundle to fetch and draw. Everything else is drawn by the browser from the
- * page's JSON, so a running run's page keeps up without a reload.
+ * page's JSON, so a running run's page keeps up without a reload. A signed-in `viewer` is
+ * named in the header, beside a sign-out button.
  */
 export function pageShell({
   kind,
   subject,
   title,
+  viewer = null,
 }: {
   kind: PageKind;
   subject: string;
   title: string;
+  viewer?: string | null | undefined;
 }): string {
+  const account =
+    viewer === null
+      ? ''
+      : `<form class="account" method="post" action="/auth/signout"><span>Signed in as <strong>${escapeHtml(viewer)}</strong></span> <button type="submit">Sign out</button></form>`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -38,7 +45,7 @@ export function pageShell({
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
-<header class="top"><a href="#main" class="brand" aria-label="fluksio">fluksio</a></header>
+<header class="top"><a href="#main" class="brand" aria-label="fluksio">fluksio</a>${account}</header>
 <main id="main" tabindex="-1" data-page="${kind}" data-subject="${escapeHtml(subject)}"><p class="loading">Loading…</p></main>
 <script src="/pages/assets/pages.js" defer></script>
 </body>

@@ -1,4 +1,8 @@
-import type { LogChunk, RunPageData, RunsPageData } from '../../schemas/page-data.js';
+import type { LogChunk, LogCursor, RunListPageData, RunPageData, RunsPageData } from '../../schemas/page-data.js';
+import type { RunListFilter } from '../../store/runs/list-repository-runs.js';
+
+/** A read of a stage's log: its lines from a cursor, where the next read starts, and whether this is all there will be. */
+export type StageLogRead = LogChunk & { next: LogCursor; final: boolean };
 
 /**
  * Where the pages read runs from: a control plane's database (storePageSource) or a
@@ -11,9 +15,17 @@ export interface PageSource {
   /** The repository of a sweep's runs, or null for an unknown group. */
   repositoryOfGroup(groupId: string): Promise<string | null>;
   runPage(runId: string): Promise<RunPageData | null>;
-  /** A stage's log lines from line `from` (0-based); null when the run has no such stage. */
-  stageLog(runId: string, stage: string, from: number): Promise<(LogChunk & { final: boolean }) | null>;
+  /**
+   * A piece of a stage's log from `cursor` (at most a few thousand lines, so a long log
+   * reaches the page in pieces it can show at once); `final` once the run is over and
+   * this piece ends the log. Null when the run has no such stage.
+   */
+  stageLog(runId: string, stage: string, cursor: LogCursor): Promise<StageLogRead | null>;
   groupPage(groupId: string): Promise<RunsPageData | null>;
   /** The named runs, in the order given; null when one of them does not exist. */
   comparePage(runIds: readonly string[]): Promise<RunsPageData | null>;
+  /** A page of a repository's runs, newest first, before the run `before`. */
+  runList(filter: RunListFilter, before: string | undefined, limit: number): Promise<RunListPageData>;
+  /** The repository a list shows when none is named: the project's own locally; null on a server. */
+  defaultRepository: string | null;
 }

@@ -7,18 +7,36 @@ import type { Database } from '../../store/db/database.js';
 import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { groupRepositories } from '../../store/runs/group-repositories.js';
 import { listGroupRuns } from '../../store/runs/list-group-runs.js';
+import { listRepositoryRuns } from '../../store/runs/list-repository-runs.js';
 import { buildRunPageData } from './build-run-page-data.js';
 import type { PageSource } from './page-source.js';
+
+/**
+ * Lines a log read aims at: a page shows the first piece of a 100,000-line log at once,
+ * and the live stream sends what is new in one event.
+ */
+const LOG_CHUNK_LINES = 5_000;
 
 /** How a store-backed source finds what a control plane and a project store keep apart. */
 export interface StorePageSourceOptions {
   db: Database;
-  /** A stage's whole log as lines, or null when the run has no such stage. */
-  readStageLog(run: Run, stage: string): Promise<string[] | null>;
+  /**
+   * A stage's log lines from `position` (the source's own unit: an event seq, a byte
+   * offset), about `maxLines` of them or fewer, with the position after them; null when
+   * the run has no such stage.
+   */
+  readStageLog(
+    run: Run,
+    stage: string,
+    position: number,
+    maxLines: number,
+  ): Promise<{ lines: string[]; next: number; atEnd: boolean } | null>;
   /** The run a run's metrics are compared against, or null. */
   baselineOf(run: Run): Promise<Run | null>;
   /** The metric goals a run is judged by (a project's pipeline locally, the run's own on a server). */
   goalsOf(run: Run): MetricGoals;
+  /** The repository a list shows when none is named (`local` for a project's store). @defaultValue null */
+  defaultRepository?: string | null;
 }
 
 /**
@@ -58,6 +76,28 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
   }
 
   return {
+    defaultRepository: options.defaultRepository ?? null,
+    async runList(filter, before, limit) {
+      const page = await listRepositoryRuns({ db, filter, before, limit });
+      return {
+        repository: filter.repository,
+        prNumber: filter.prNumber ?? null,
+        next: page.next,
+        runs: page.runs.map((run) => ({
+          id: run.id,
+          status: run.status,
+          params: run.params,
+          metrics: run.metrics,
+          branch: run.branch,
+          commit: run.commit,
+          prNumber: run.prNumber,
+          trigger: run.trigger,
+          groupId: run.groupId,
+          createdAt: run.createdAt.toISOString(),
+          durationMs: run.durationMs,
+        })),
+      };
+    },
     async repositoryOfRun(runId) {
       return (await findRun(runId))?.repository ?? null;
     },
@@ -77,14 +117,19 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
         goals: options.goalsOf(detail.run),
       });
     },
-    async stageLog(runId, stage, from) {
+    async stageLog(runId, stage, cursor) {
       const run = await findRun(runId);
       if (!run) return null;
       // Read the status before the lines: a run final at that moment has all its lines stored.
       const final = isFinalRunStatus(run.status);
-      const lines = await options.readStageLog(run, stage);
-      if (lines === null) return null;
-      return { from, lines: lines.slice(from), final };
+      const read = await options.readStageLog(run, stage, cursor.position, LOG_CHUNK_LINES);
+      if (read === null) return null;
+      return {
+        from: cursor.line,
+        lines: read.lines,
+        next: { line: cursor.line + read.lines.length, position: read.next },
+        final: final && read.atEnd,
+      };
     },
     async groupPage(groupId) {
       const [repository, ...others] = await groupRepositories({ db, groupId });

@@ -1,18 +1,28 @@
 import type { ServerResponse } from 'node:http';
-import type { LogChunk } from '../../schemas/page-data.js';
-
-/** A read of a stage's log from an offset, as PageSource.stageLog answers. */
-type LogRead = (LogChunk & { final: boolean }) | null;
+import type { LogCursor } from '../../schemas/page-data.js';
+import type { StageLogRead } from './page-source.js';
 
 /** A comment line keeps proxies from closing a quiet stream (most cut idle ones at 60 s). */
 const KEEPALIVE_MS = 15_000;
 
+/** The SSE event id of a cursor, `line.position`, which parseLogCursor reads back. */
+export function formatLogCursor(cursor: LogCursor): string {
+  return `${cursor.line}.${cursor.position}`;
+}
+
+/** A cursor from an SSE Last-Event-ID or an `after` query (`line.position`); null when it is none. */
+export function parseLogCursor(text: string | undefined): LogCursor | null {
+  const match = /^(\d{1,15})\.(\d{1,15})$/.exec(text ?? '');
+  return match ? { line: Number(match[1]), position: Number(match[2]) } : null;
+}
+
 /**
- * Streams a stage's log as server-sent events: each batch of new lines is one `lines`
- * event whose id is the offset after it, so an EventSource that reconnects resends it as
+ * Streams a stage's log as server-sent events: each piece read is one `lines` event whose
+ * id is the cursor after it, so an EventSource that reconnects resends it as
  * Last-Event-ID and continues where it stopped; an `end` event once the run is over and
- * every line was sent. Polls `next` every `pollMs` while the run goes on, and stops when
- * the client goes away.
+ * every line was sent. A piece that was not the log's end is followed at once by the next
+ * (a long log arrives in pieces the page shows as they come); otherwise `next` is asked
+ * again every `pollMs` while the run goes on. Stops when the client goes away.
  */
 export async function streamStageLog({
   response,
@@ -23,8 +33,8 @@ export async function streamStageLog({
   onError,
 }: {
   response: ServerResponse;
-  first: LogChunk & { final: boolean };
-  next: (offset: number) => Promise<LogRead>;
+  first: StageLogRead;
+  next: (cursor: LogCursor) => Promise<StageLogRead | null>;
   pollMs: number;
   /** Aborted when the server closes: the stream ends, and the client reconnects elsewhere. */
   signal: AbortSignal;
@@ -45,29 +55,31 @@ export async function streamStageLog({
     closed = true;
   };
   signal.addEventListener('abort', stop);
-  let offset = first.from;
-  let read: LogRead = first;
+  let read: StageLogRead | null = first;
   let quietSince = Date.now();
   try {
     while (!closed && !signal.aborted && read !== null) {
+      const cursor: LogCursor = read.next;
       if (read.lines.length > 0) {
-        offset += read.lines.length;
-        response.write(
-          `id: ${offset}\nevent: lines\ndata: ${JSON.stringify({ from: read.from, lines: read.lines })}\n\n`,
+        const written = response.write(
+          `id: ${formatLogCursor(cursor)}\nevent: lines\ndata: ${JSON.stringify({ from: read.from, lines: read.lines })}\n\n`,
         );
         quietSince = Date.now();
+        // A slow reader holds the next piece until it has taken this one.
+        if (!written) await new Promise((resolve) => response.once('drain', resolve));
       }
       if (read.final) {
-        response.write(`event: end\ndata: ${JSON.stringify({ lines: offset })}\n\n`);
+        response.write(`event: end\ndata: ${JSON.stringify({ lines: cursor.line })}\n\n`);
         break;
       }
       if (Date.now() - quietSince > KEEPALIVE_MS) {
         response.write(': keep-alive\n\n');
         quietSince = Date.now();
       }
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      // A full piece means more is stored already: read it now rather than after a poll.
+      if (read.lines.length === 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
       if (closed || signal.aborted) break;
-      read = await next(offset);
+      read = await next(cursor);
     }
   } catch (error) {
     onError(error);

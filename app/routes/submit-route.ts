@@ -98,6 +98,7 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         timeoutMs: body.timeoutMs,
         submittedBy: token.name,
         baselineCommits: body.baselineCommits ?? null,
+        branch: body.branch ?? null,
       },
     });
     if (created) {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { existsSync } from 'node:fs';
 import pc from 'picocolors';
 import { ulid } from 'ulid';
@@ -52,8 +53,9 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   if (options.queue) return queueOnControlPlane(args, options, io);
   if (options.backend !== 'local' && options.backend !== 'slurm')
     throw new UsageError(`--backend: "${options.backend}" is not local or slurm`);
-  const launcher = options.backend === 'slurm' ? new SlurmLauncher() : undefined;
   const project = await locateProject(options.pipeline, io.cwd);
+  const launcher =
+    options.backend === 'slurm' ? new SlurmLauncher(path.join(project.stateDir, 'slurm')) : undefined;
   // The input is checked twice, before and after the store's lock is taken: the second
   // time, an unchanged pipeline file is not parsed again.
   const parses = new Map<string, ParsedPipelineText>();

@@ -1,4 +1,5 @@
 import { formatDuration, formatParams, short } from '../../core/text/format.js';
+import { describeStageUsage, formatCompute } from '../../core/text/format-compute.js';
 import type { Annotation } from '../../schemas/annotation.js';
 import type { RunView, StageView } from '../run-view.js';
 import { logTail } from './log-tail.js';
@@ -58,6 +59,7 @@ export function checkRunText({ id, stamp, stages, annotations }: RunView): strin
     if (stage.cachedFrom) lines.push(`- restored from run \`${stage.cachedFrom}\``);
     if (stage.cacheKey) lines.push(`- cache key \`${stage.cacheKey}\``);
     if (stage.exitCode !== null) lines.push(`- exit code ${stage.exitCode}`);
+    if (stage.usage) lines.push(`- ${escapeMarkdown(describeStageUsage(stage.usage))}`);
     if (stage.error) lines.push(`- ${escapeMarkdown(stage.error)}`);
     if (stage.reasons.length > 0) {
       lines.push('- why it ran:');
@@ -121,6 +123,8 @@ function stampLines(view: RunView): string[] {
       );
     }
   }
+  // What a run (and so a sweep) cost is a question every team asks of a cluster.
+  if (view.compute) lines.push(`- **compute** ${formatCompute(view.compute)} (Slurm jobs, every attempt)`);
   if (view.status === 'queued') {
     if (times.queuedAt) lines.push(`- **queued since** ${times.queuedAt}`);
   } else if (view.status === 'running' && times.startedAt) lines.push(`- **started** ${times.startedAt}`);

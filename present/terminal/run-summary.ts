@@ -12,6 +12,7 @@ import {
   short,
   formatDeltaPct,
 } from '../../core/text/format.js';
+import { describeStageUsage, formatCompute } from '../../core/text/format-compute.js';
 import { stageDetail, statusBadge } from './progress-printer.js';
 import { terminalText } from './terminal-text.js';
 import { borderlessChars } from './borderless-chars.js';
@@ -74,6 +75,10 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
   if (input.sandbox !== undefined && run.startedAt !== null) {
     lines.push(`  sandbox  ${input.sandbox ?? colors.yellow("none: the stages ran as the runner's user")}`);
   }
+  if (run.cpuSeconds !== null || run.gpuSeconds !== null) {
+    const compute = formatCompute({ cpuSeconds: run.cpuSeconds ?? 0, gpuSeconds: run.gpuSeconds ?? 0 });
+    lines.push(`  compute  ${compute} ${colors.dim('(Slurm jobs, every attempt)')}`);
+  }
 
   const stages = plainTable(['stage', 'status', 'time', 'detail']);
   for (const stage of report.stages) {
@@ -85,7 +90,10 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
     ]);
   }
   lines.push('', colors.bold('Stages'), stages.toString());
-  const keying = report.stages.flatMap((stage) => stage.notes);
+  const keying = report.stages.flatMap((stage) => [
+    ...(stage.usage ? [`${stage.name}: ${describeStageUsage(stage.usage)}`] : []),
+    ...stage.notes,
+  ]);
   if (keying.length > 0) lines.push(...keying.map((note) => `  ${colors.dim(note)}`));
 
   const notes = [

@@ -1,3 +1,4 @@
+import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
@@ -16,6 +17,8 @@ import { RemoteEventSink } from './remote-event-sink.js';
 import { RemoteStageCache } from './remote-stage-cache.js';
 import { reclaimCheckout } from './reclaim-checkout.js';
 import { runSandbox, type SandboxPolicy } from './run-sandbox.js';
+import { slurmJobDir } from './slurm-job-dir.js';
+import { cancelSupersededJobs } from './cancel-superseded-jobs.js';
 
 export interface ExecuteClaimOptions {
   claim: Claim;
@@ -126,6 +129,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
   const drainDeadline = new AbortController();
   let drainTimer: NodeJS.Timeout | null = null;
   let stop: StopRequest | null = null;
+  let slurmJobs: string | null = null;
 
   const keeper = new LeaseKeeper({
     client,
@@ -210,8 +214,18 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       fork: claim.repo.fork,
       signal: engineAbort.signal,
     };
-    const paths = options.git.pathsOf(checkoutRequest);
+    const paths = {
+      ...options.git.pathsOf(checkoutRequest),
+      slurmJobs: slurmJobDir(options.sandbox.workDir, claim.run.id, claim.run.attempt),
+    };
     const sandbox = runSandbox(options.sandbox, claim.repo.fork, paths);
+    if (options.sandbox.slurm && !('refusal' in sandbox)) {
+      slurmJobs = paths.slurmJobs;
+      const superseded = await cancelSupersededJobs(options.sandbox.workDir, claim.run.id, claim.run.attempt);
+      if (superseded.length > 0) {
+        logger.info({ jobs: superseded }, "cancelled the Slurm jobs of the run's superseded attempts");
+      }
+    }
     const { stageUser } = options.sandbox;
     if ('refusal' in sandbox) {
       await forgetFetchCredential(client, run, claim, logger);
@@ -230,6 +244,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         claim,
         runnerEnvironment: options.runnerEnvironment,
         secrets: options.secrets,
+        statCacheFile: paths.statCache,
       });
     } catch (error) {
       return (await stopped(null)) ?? (await failed((error as Error).message));
@@ -324,6 +339,10 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         (await failed(`The runner could not deliver the run's events: ${(error as Error).message}`))
       );
     }
+    if (outcome.giveBack !== null && stop === null && !leaseLost.signal.aborted) {
+      // Not the run's fault (a requeued or preempted job): another attempt restores what finished.
+      return await end({ release: `${outcome.giveBack}; queued again for another attempt` });
+    }
     return (
       (await stopped(outcome)) ??
       (await end({
@@ -339,5 +358,11 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     options.stopSignal.removeEventListener('abort', onStop);
     if (drainTimer) clearTimeout(drainTimer);
     await keeper.stop();
+    // The attempt is over here, its jobs ended with its stages; a runner killed before this
+    // line leaves them for the next runner, which resumes or cancels them.
+    if (slurmJobs) {
+      await rm(slurmJobs, { recursive: true, force: true });
+      await rmdir(path.dirname(slurmJobs)).catch(() => undefined);
+    }
   }
 }

@@ -12,6 +12,7 @@ import {
   resetMirrorConfig,
 } from './git-dir-files.js';
 import { runGit, type GitCommandOptions } from './git-command.js';
+import { checkoutStatCache, removeCheckoutStatCache } from './checkout-stat-cache.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { redactUrl } from '../../client/redact-url.js';
 import { pruneMirrors } from './prune-mirrors.js';
@@ -124,18 +125,21 @@ export class GitWorkspace {
     mirror: string;
     borrowedObjects: string;
     checkout: string;
+    statCache: string;
   } {
     const key = `${request.repository.replace(/[^A-Za-z0-9._-]+/g, '_')}-${sha256(request.cloneUrl).slice(0, 12)}`;
     const mirror = path.join(this.options.workDir, 'mirrors', `${key}.git`);
+    const checkout = path.join(
+      this.options.workDir,
+      'checkouts',
+      String(request.slot),
+      request.fork ? `${key}-fork` : key,
+    );
     return {
       mirror,
       borrowedObjects: path.join(mirror, 'objects'),
-      checkout: path.join(
-        this.options.workDir,
-        'checkouts',
-        String(request.slot),
-        request.fork ? `${key}-fork` : key,
-      ),
+      checkout,
+      statCache: checkoutStatCache(checkout),
     };
   }
 
@@ -250,6 +254,7 @@ export class GitWorkspace {
     // any a sandboxed stage could write, is thrown away and made again.
     if (request.untrusted || !(await isPlainGitDir(path.join(dir, '.git')))) {
       await rm(dir, { recursive: true, force: true });
+      await removeCheckoutStatCache(dir);
     }
     if (!existsSync(path.join(dir, '.git', 'HEAD'))) {
       await mkdir(dir, { recursive: true });

@@ -37,6 +37,12 @@ export async function prepareClaimedRun(options: {
   claim: Claim;
   runnerEnvironment: Readonly<Record<string, string | undefined>>;
   secrets: Readonly<Record<string, string>>;
+  /**
+   * The checkout's stat cache, kept outside it: `git clean` empties the checkout of
+   * everything untracked before each run, `.fluksio/` included.
+   * @defaultValue `<repoRoot>/.fluksio/code-stat-cache`
+   */
+  statCacheFile?: string | null;
 }): Promise<PreparedRun> {
   const { repoRoot, claim } = options;
   const { pipelinePath } = claim.run;
@@ -89,7 +95,10 @@ export async function prepareClaimedRun(options: {
     runnerEnvironment: options.runnerEnvironment,
     secrets: options.secrets,
   });
-  const codeIndex = await readCodeIndex(repoRoot);
+  const codeIndex = await readCodeIndex(
+    repoRoot,
+    options.statCacheFile === undefined ? {} : { statCacheFile: options.statCacheFile },
+  );
   const stamp = computeStamp({
     workspace,
     pipeline,

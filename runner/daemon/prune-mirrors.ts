@@ -1,5 +1,6 @@
 import { lstat, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { removeCheckoutStatCache } from './checkout-stat-cache.js';
 
 export interface PruneMirrorsOptions {
   /** The runner's work directory: mirrors under `mirrors/<key>.git`, checkouts under `checkouts/<slot>/<key>[-fork]`. */
@@ -41,7 +42,9 @@ export async function pruneMirrors(options: PruneMirrorsOptions): Promise<string
       const slots = await readdir(path.join(options.workDir, 'checkouts')).catch(() => [] as string[]);
       for (const slot of slots) {
         for (const checkout of [mirror.key, `${mirror.key}-fork`]) {
-          await rm(path.join(options.workDir, 'checkouts', slot, checkout), { recursive: true, force: true });
+          const dir = path.join(options.workDir, 'checkouts', slot, checkout);
+          await rm(dir, { recursive: true, force: true });
+          await removeCheckoutStatCache(dir);
         }
       }
       await rm(mirror.dir, { recursive: true, force: true });

@@ -41,6 +41,8 @@ export interface RunPaths {
   checkout: string;
   /** The mirror's objects the checkout borrows: readable, so git works in the stage. */
   borrowedObjects: string;
+  /** Where a Slurm runner keeps this attempt's jobs (slurm-job-dir.ts). */
+  slurmJobs: string;
 }
 
 /** The launcher of one run's stages and what its check run says, or why it cannot run here. */
@@ -65,7 +67,7 @@ export function runSandbox(policy: SandboxPolicy, fork: boolean, paths: RunPaths
           refusal:
             'This runner executes stages as Slurm jobs, which it does not sandbox: it takes no fork pull request runs',
         }
-      : { launcher: new SlurmLauncher(), sandbox: null };
+      : { launcher: new SlurmLauncher(paths.slurmJobs), sandbox: null };
   }
   const { detection, stageUser } = policy;
   const wantsBubblewrap = fork || policy.always;

@@ -5,7 +5,16 @@ import { sha256Hex } from '../../core/canonical-json.js';
 import { gitFileMode } from '../workspace/git-file-mode.js';
 import { gitBlobId, gitBlobIdOfFile, type GitObjectFormat } from '../workspace/git-blob-id.js';
 import { NotAGitRepositoryError } from '../workspace/not-a-git-repository-error.js';
-import { loadStatCache, StatCache } from './stat-cache.js';
+import { loadStatCache, RACY_WINDOW_MS, StatCache } from './stat-cache.js';
+import {
+  dropListingSnapshot,
+  environmentKey,
+  listingGuards,
+  listingSnapshotFile,
+  listingSnapshotHolds,
+  loadListingSnapshot,
+  saveListingSnapshot,
+} from '../workspace/listing-snapshot.js';
 import { UnsafePathError } from '../workspace/unsafe-path-error.js';
 import { changedPaths } from '../workspace/changed-paths.js';
 import { findRepoRoot } from '../workspace/find-repo-root.js';
@@ -34,6 +43,12 @@ export interface CodeIndex {
    * code digest covering one cannot see its target change (see codeDigest).
    */
   outsideLinks: Map<string, string>;
+  /** Where the stat cache this read used lives (null: none): a read again uses the same. */
+  statCacheFile: string | null;
+  /** The files this read hashed; the stat cache vouched for the others. */
+  filesRead: number;
+  /** Whether git was asked what the work tree holds; false when the last answer still held. */
+  gitListed: boolean;
 }
 
 export interface ReadCodeIndexOptions {
@@ -61,14 +76,23 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   // else, the top is looked for.
   const repoRoot = existsSync(path.join(dir, '.git')) ? dir : await topLevelOf(dir);
   const scanStartedMs = Date.now();
-  // git first: it has the most to do, and the rest overlaps it.
-  const listing = listWorkTree(repoRoot).catch((error: unknown) => {
-    throw notARepository(repoRoot, error);
-  });
-  // Awaited below; this only keeps a failure meanwhile from leaving its rejection unhandled.
-  listing.catch(() => {});
   const statCacheFile =
     options.statCacheFile === undefined ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
+  // git's last answer stands while nothing it read has changed (listing-snapshot.ts):
+  // starting git costs a warm read more than all the rest. The environment is the one
+  // git inherits from this process.
+  const snapshotFile = statCacheFile === null ? null : listingSnapshotFile(statCacheFile);
+  const snapshot = snapshotFile === null ? null : loadListingSnapshot(snapshotFile);
+  const reused = snapshot !== null && listingSnapshotHolds(snapshot, process.env) ? snapshot.listing : null;
+  // Else git first: it has the most to do, and the rest overlaps it.
+  const listing =
+    reused !== null
+      ? Promise.resolve(reused)
+      : listWorkTree(repoRoot).catch((error: unknown) => {
+          throw notARepository(repoRoot, error);
+        });
+  // Awaited below; this only keeps a failure meanwhile from leaving its rejection unhandled.
+  listing.catch(() => {});
   const loaded = statCacheFile === null ? null : loadStatCache(statCacheFile);
   // While git lists the tree, the files the cache knows are checked: most of them are
   // the files git is about to name.
@@ -80,9 +104,47 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
     objectFormat === known.objectFormat
       ? known
       : new StatCache(statCacheFile, objectFormat, null, scanStartedMs);
-  const tree = await indexWorkTree({ root: repoRoot, top: repoRoot, prefix: '', listing: listed, cache });
+  const reads = { files: 0 };
+  const tree = await indexWorkTree({
+    root: repoRoot,
+    top: repoRoot,
+    prefix: '',
+    listing: listed,
+    cache,
+    reads,
+  });
   await cache.save([...listed.paths.keys()]);
-  return { repoRoot, commit, objectFormat, ...tree };
+  if (snapshotFile !== null && reused === null) {
+    // Submodules and nested repositories have git state of their own: git is asked each time.
+    const nested = [...tree.files.values()].some((value) => value.startsWith('160000 '));
+    const guards = nested
+      ? null
+      : listingGuards({
+          root: repoRoot,
+          listing: listed,
+          environment: process.env,
+          scanStartedMs,
+          racyWindowMs: RACY_WINDOW_MS,
+        });
+    if (guards !== null) {
+      await saveListingSnapshot(snapshotFile, {
+        listing: listed,
+        guards,
+        environment: environmentKey(process.env),
+      });
+    } else if (snapshot !== null) {
+      await dropListingSnapshot(snapshotFile);
+    }
+  }
+  return {
+    repoRoot,
+    commit,
+    objectFormat,
+    ...tree,
+    statCacheFile,
+    filesRead: reads.files,
+    gitListed: reused === null,
+  };
 }
 
 /**
@@ -132,6 +194,8 @@ interface TreeScan {
   prefix: string;
   listing: WorkTreeListing;
   cache: StatCache;
+  /** Counts the files hashed, submodules' included. */
+  reads: { files: number };
 }
 
 type IndexedTree = Pick<CodeIndex, 'files' | 'changed' | 'outsideLinks'>;
@@ -174,6 +238,7 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
       );
     }
   }
+  scan.reads.files += toHash.length;
   for (let i = 0; i < toHash.length; i += HASH_BATCH) {
     await Promise.all(
       toHash.slice(i, i + HASH_BATCH).map(async ({ repoPath, stats }) => {

@@ -12,6 +12,8 @@ export class CodeView {
   private epoch = 0;
   private running = 0;
   private current: { index: CodeIndex; epoch: number } | null;
+  /** The stat cache the initial read used: a runner keeps it outside the checkout. */
+  private readonly statCacheFile: string | null;
 
   /**
    * @param repoRoot the work tree to read
@@ -22,6 +24,7 @@ export class CodeView {
     initial: CodeIndex,
   ) {
     this.current = { index: initial, epoch: 0 };
+    this.statCacheFile = initial.statCacheFile;
   }
 
   /** The code as it is now. */
@@ -34,7 +37,7 @@ export class CodeView {
   async read(): Promise<CodeIndex> {
     const epoch = this.epoch;
     const quiet = this.running === 0;
-    const index = await readCodeIndex(this.repoRoot);
+    const index = await readCodeIndex(this.repoRoot, { statCacheFile: this.statCacheFile });
     if (quiet && this.running === 0 && this.epoch === epoch) this.current = { index, epoch };
     return index;
   }

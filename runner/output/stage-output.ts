@@ -9,6 +9,7 @@ import {
   type ParsedTraceback,
 } from '../../core/traceback.js';
 import { parseWorkflowCommand, type WorkflowCommand } from './workflow-command.js';
+import { logText } from './log-text.js';
 
 export interface StageOutputOptions {
   stage: string;
@@ -102,12 +103,9 @@ export class StageOutput {
     }
   }
 
-  /**
-   * The whole log so far, each line ending in a newline but those ended by a lone `\r`
-   * (line-splitter.ts): a progress bar's states stay one terminal line, as printed.
-   */
+  /** The whole log so far, as logText writes it. */
   fullLog(): string {
-    return this.logged.map(({ line }) => (line.endsWith('\r') ? line : `${line}\n`)).join('');
+    return logText(this.logged.map(({ line }) => line));
   }
 
   /**
@@ -150,7 +148,12 @@ export class StageOutput {
     }
     const count = this.emitted.get(metric.name) ?? 0;
     this.emitted.set(metric.name, count + 1);
-    this.options.onMetric({ stage: this.options.stage, ...metric, step: metric.step ?? count });
+    this.options.onMetric({
+      stage: this.options.stage,
+      ...metric,
+      step: metric.step ?? count,
+      at: Date.now(),
+    });
   }
 
   private annotate(command: WorkflowCommand, level: Annotation['level']): void {

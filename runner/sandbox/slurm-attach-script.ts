@@ -7,7 +7,8 @@
  * pending, and exits with the job's exit code. SIGINT or SIGTERM cancels the job
  * (`scancel`) and waits until Slurm says it is over. A job that Slurm ended exits with
  * one of SLURM_EXIT_CODES (the launcher names the cause); a requeued job is cancelled and
- * exits with REQUEUED_EXIT_CODE, so the run can be tried again.
+ * exits with REQUEUED_EXIT_CODE, so the run can be tried again. When it is over, the job's
+ * id is in `JOB_FILE.ended`, for what it used.
  *
  * State comes from `scontrol show job` alone: it knows a finished job (for MinJobAge)
  * with its exit code, where `squeue` has forgotten it, and `sacct` needs accounting
@@ -56,7 +57,9 @@ pump() {
 }
 finish() {
   pump
-  rm -f "$job_file"
+  # The id moves aside: the next launch of the stage submits anew, and the launcher reads
+  # what the job used from it.
+  mv -f "$job_file" "$job_file.ended"
   exit "$1"
 }
 said=""
@@ -120,6 +123,14 @@ done
 
 /** The exit code of a job Slurm requeued (or preempted back into its queue): try the run again. */
 export const REQUEUED_EXIT_CODE = 75;
+/** The exit code of a job Slurm preempted and did not requeue. */
+const PREEMPTED_EXIT_CODE = 214;
+
+/**
+ * Jobs whose end is no fault of the run (requeued, preempted): the run goes back to the
+ * queue for another attempt, where the stages already finished come from the cache.
+ */
+export const GIVEN_BACK_EXIT_CODES: readonly number[] = [REQUEUED_EXIT_CODE, PREEMPTED_EXIT_CODE];
 
 /** The exit codes of jobs Slurm ended itself, by the cause the stage's error names. */
 export const SLURM_EXIT_CODES: Readonly<Record<number, string>> = {
@@ -127,7 +138,7 @@ export const SLURM_EXIT_CODES: Readonly<Record<number, string>> = {
   211: 'Slurm ended the job: TIMEOUT (it ran past its time limit)',
   212: 'Slurm ended the job: OUT_OF_MEMORY (it used more than its memory)',
   213: 'Slurm ended the job: NODE_FAIL (its node failed)',
-  214: 'Slurm ended the job: PREEMPTED',
+  [PREEMPTED_EXIT_CODE]: 'Slurm ended the job: PREEMPTED',
   215: 'Slurm ended the job: BOOT_FAIL (its node did not boot)',
   216: 'Slurm ended the job: DEADLINE',
   [REQUEUED_EXIT_CODE]: 'Slurm requeued the job',

@@ -1,7 +1,10 @@
 import { mkdirSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Resources } from '../../schemas/resources.js';
-import { ATTACH_SCRIPT, SLURM_EXIT_CODES } from './slurm-attach-script.js';
+import type { StageUsage } from '../../schemas/stage-usage.js';
+import { ATTACH_SCRIPT, GIVEN_BACK_EXIT_CODES, SLURM_EXIT_CODES } from './slurm-attach-script.js';
+import { readSlurmUsage } from './slurm-usage.js';
 import {
   directLauncher,
   signalGroup,
@@ -18,19 +21,25 @@ import {
  * code is the stage's, and stopping the attach process cancels the job. So the whole
  * engine is reused: the cache is checked before anything is submitted, independent
  * stages run at once (up to the runner's `--jobs`), timeouts and cancel work as for a
- * local process. The job id, its output files, are kept under the pipeline directory's
- * `.fluksio/slurm/`, keyed by the stage's cache key, so a runner restarted mid-run
- * re-attaches instead of submitting again. A launch without a stage (the pipeline's
- * `fingerprint` command) runs on this node.
+ * local process. The job id and its output files are kept in `jobDir`, by stage, so a
+ * launch for a stage whose job still lives (a runner restarted mid-run) re-attaches to it
+ * instead of submitting again. A launch without a stage (the pipeline's `fingerprint`
+ * command) runs on this node.
  */
 export class SlurmLauncher implements StageLauncher {
   readonly honoursResources = true;
 
+  /**
+   * @param jobDir Where each stage's job id and output files are kept: the runner's work
+   * directory, by run and attempt (never the checkout, which the next checkout cleans),
+   * or a local run's `.fluksio/slurm/`.
+   */
+  constructor(private readonly jobDir: string) {}
+
   launch(cmd: string, cwd: string, writable: readonly string[] = [], stage?: LaunchedStage): StageLaunch {
     if (!stage) return directLauncher.launch(cmd, cwd, writable);
-    const dir = path.join(cwd, '.fluksio', 'slurm');
-    mkdirSync(dir, { recursive: true });
-    const base = path.join(dir, `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
+    mkdirSync(this.jobDir, { recursive: true, mode: 0o700 });
+    const base = this.baseOf(stage);
     return {
       file: '/bin/bash',
       args: [
@@ -52,6 +61,23 @@ export class SlurmLauncher implements StageLauncher {
 
   explainExit(exitCode: number): string | null {
     return SLURM_EXIT_CODES[exitCode] ?? null;
+  }
+
+  givesBack(exitCode: number): boolean {
+    return GIVEN_BACK_EXIT_CODES.includes(exitCode);
+  }
+
+  /** What the stage's last job used, read once its attach process ended; null when unknown. */
+  async usage(stage: LaunchedStage): Promise<StageUsage | null> {
+    const ended = `${this.baseOf(stage)}.job.ended`;
+    const job = (await readFile(ended, 'utf8').catch(() => '')).trim();
+    if (job === '') return null;
+    await rm(ended, { force: true });
+    return readSlurmUsage(job);
+  }
+
+  private baseOf(stage: LaunchedStage): string {
+    return path.join(this.jobDir, `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
   }
 }
 

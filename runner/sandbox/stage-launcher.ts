@@ -1,4 +1,5 @@
 import type { Resources } from '../../schemas/resources.js';
+import type { StageUsage } from '../../schemas/stage-usage.js';
 
 /** The program a stage's command is started with, and its arguments. */
 export interface StageLaunch {
@@ -44,6 +45,14 @@ export interface StageLauncher {
    * OUT_OF_MEMORY); null otherwise.
    */
   explainExit?(exitCode: number): string | null;
+  /**
+   * Whether a stage that exited with `exitCode` was ended by no fault of the run (a Slurm
+   * job requeued or preempted): the run is then given back for another attempt, rather
+   * than failed, where the runner can.
+   */
+  givesBack?(exitCode: number): boolean;
+  /** What the stage's launch used (a Slurm job's CPU- and GPU-seconds), once it ended; null when unknown. */
+  usage?(stage: LaunchedStage): Promise<StageUsage | null>;
   /**
    * Sends `signal` to every process of the stage started as `pid` (the spawned
    * process, whose group is its own). A process already gone is no error.

@@ -1,3 +1,4 @@
+import { checkedOutIds } from './checked-out-ids.js';
 import { gitOutput } from './git-output.js';
 import type { WorkTreeListing } from './work-tree-listing.js';
 
@@ -5,10 +6,15 @@ import type { WorkTreeListing } from './work-tree-listing.js';
 const CLEAN_BATCH = 500;
 
 /**
- * The paths whose working-tree entry is not HEAD's. A regular file whose bytes hash
- * differently but whose mode is HEAD's may still be unchanged for git, when a clean
- * filter or line-ending conversion turns it into HEAD's blob: those few are hashed again
- * by `git hash-object`, which applies the repository's filters, as `git status` would.
+ * The paths whose working-tree entry is not HEAD's: whose bytes differ from those a
+ * checkout of HEAD writes. A regular file whose bytes hash differently but whose mode is
+ * HEAD's may still be unchanged, when a clean filter or line-ending conversion turns it
+ * into HEAD's blob: those few are hashed again by `git hash-object`, which applies the
+ * repository's filters, as `git status` would. git stops there, but a lossy clean filter
+ * (one that drops lines) also turns an edited file into HEAD's blob: so a file git calls
+ * unchanged counts as unchanged only when its bytes are those a checkout of its blob
+ * writes (`checkedOutIds`), which a lossless conversion (CRLF) gives back and a lossy
+ * one does not.
  */
 export async function changedPaths(
   root: string,
@@ -34,6 +40,7 @@ export async function changedPaths(
     else if (!listing.headDiffers.has(repoPath)) compare(repoPath, indexed);
   }
   for (const [repoPath, head] of listing.headDiffers) compare(repoPath, head);
+  const converted: string[] = [];
   for (let i = 0; i < filtered.length; i += CLEAN_BATCH) {
     const batch = filtered.slice(i, i + CLEAN_BATCH);
     const cleaned = (
@@ -41,7 +48,15 @@ export async function changedPaths(
     ).split('\n');
     batch.forEach(({ repoPath, head }, index) => {
       if (head.slice(7) !== cleaned[index]) changed.add(repoPath);
+      // A checkout writes the index's entry; where that is not HEAD's (a staged
+      // change), what a checkout of HEAD writes is not known here, so the path counts.
+      else if (listing.headDiffers.has(repoPath)) changed.add(repoPath);
+      else converted.push(repoPath);
     });
+  }
+  const checkedOut = await checkedOutIds(root, converted, listing.objectFormat);
+  for (const repoPath of converted) {
+    if (checkedOut.get(repoPath) !== files.get(repoPath)?.slice(7)) changed.add(repoPath);
   }
   return changed;
 }

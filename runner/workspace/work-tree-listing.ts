@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { GitObjectFormat } from './git-blob-id.js';
 import { isNeverCode } from './never-code.js';
@@ -20,6 +21,24 @@ export interface WorkTreeListing {
   skipWorktree: Set<string>;
   /** Paths whose entry in HEAD is not the index's: HEAD's `<mode> <id>`, or null where HEAD has none. */
   headDiffers: Map<string, string | null>;
+  /** What git read to answer, besides the work tree's files: see listing-snapshot.ts. */
+  sources: ListingSources;
+}
+
+/** The files and directories behind a listing other than the listed files themselves. */
+export interface ListingSources {
+  /** The repository's git directory and common directory (they differ in a linked worktree), absolute. */
+  gitDir: string;
+  commonDir: string;
+  /** The index file and `info/exclude`, absolute (`GIT_INDEX_FILE` honoured). */
+  indexFile: string;
+  excludeFile: string;
+  /** Every config file git read (includes too), absolute; command-line config is not a file. */
+  configFiles: string[];
+  /** `core.excludesFile` as configured, or null when it is not set. */
+  excludesFile: string | null;
+  /** Directories git did not walk because they are ignored, repository-relative posix, no trailing `/`. */
+  ignoredDirs: string[];
 }
 
 /**
@@ -30,65 +49,111 @@ export interface WorkTreeListing {
  * are not even walked. `root` must be the top of the work tree.
  */
 export async function listWorkTree(root: string): Promise<WorkTreeListing> {
-  const { listed, head } = await runListing(root);
-  const formatEnd = head.indexOf('\n');
-  const commitEnd = head.indexOf('\n', formatEnd + 1);
-  const format = head.slice(0, Math.max(formatEnd, 0));
-  const commit = commitEnd < 0 ? '' : head.slice(formatEnd + 1, commitEnd);
+  const { listed, head, ignored, config } = await runListing(root);
+  const headerEnd = head.indexOf('\n\n');
+  const [format = '', gitDir = '', commonDir = '', indexFile = '', excludeFile = '', commit = ''] = head
+    .slice(0, Math.max(headerEnd, 0))
+    .split('\n');
   if (format !== 'sha1' && format !== 'sha256') {
     throw new Error(`git reported an unknown object format "${format}" in ${root}`);
   }
   return {
     commit: commit || null,
     objectFormat: format,
-    headDiffers: commit ? parseDiffIndex(head.slice(commitEnd + 1)) : new Map(),
+    headDiffers: commit ? parseDiffIndex(head.slice(headerEnd + 2)) : new Map(),
     ...parseLsFiles(listed),
+    sources: {
+      gitDir,
+      commonDir: path.resolve(root, commonDir),
+      indexFile: path.resolve(root, indexFile),
+      excludeFile: path.resolve(root, excludeFile),
+      ...parseConfigOrigins(root, config),
+      ignoredDirs: ignored
+        .split('\0')
+        .filter((entry) => entry.endsWith('/'))
+        .map((entry) => entry.slice(0, -1)),
+    },
   };
 }
 
 /**
- * The three git commands of a listing, run by one shell: node forks itself for every
- * process it starts, which costs a warm read more than the commands themselves. The
- * listing goes to stdout while, at once, fd 3 gets the object format and HEAD's commit
- * on a line each (only the format while HEAD is unborn: `--verify -q` then prints
- * nothing and exits 1, quietly) and then `diff-index` of that very commit against the
- * index. The shell exits with the listing's failure, else with rev-parse's.
+ * The git commands of a listing, run by one shell: node forks itself for every process
+ * it starts, which costs a read more than the commands themselves. The listing goes to
+ * stdout while, at once, fd 3 gets the object format, the git and common directories,
+ * the index and `info/exclude` paths and HEAD's commit on a line each (no commit while
+ * HEAD is unborn: `--verify -q` then prints nothing and exits 1, quietly), a blank line,
+ * and then `diff-index` of that very commit against the index; fd 4 gets the ignored
+ * directories git does not walk (`--directory` also names a directory holding only
+ * ignored files, which git does walk: `check-ignore` keeps those a rule excludes
+ * themselves), fd 5 the config with the file each entry came from.
+ * The shell exits with the listing's failure, else with rev-parse's; the last two only
+ * feed listing-snapshot.ts, which does without them.
  */
 const LISTING_SCRIPT = `git ls-files -z --stage -t --cached --others --exclude-standard \\
   --exclude=.fluksio --exclude=__pycache__ --exclude='*.pyc' &
-head=$(git rev-parse --show-object-format --verify -q HEAD)
+listed=$!
+git ls-files -z --others --ignored --directory --exclude-standard 2>/dev/null |
+  git check-ignore --stdin -z >&4 2>/dev/null &
+git config --list --show-origin -z >&5 2>/dev/null &
+head=$(git rev-parse --show-object-format --absolute-git-dir --git-common-dir \\
+  --git-path index --git-path info/exclude --verify -q HEAD)
 code=$?
-printf '%s\\n' "$head" >&3
-if [ $code -eq 0 ]; then git diff-index --cached -z --no-renames "\${head#*
+printf '%s\\n\\n' "$head" >&3
+if [ $code -eq 0 ]; then git diff-index --cached -z --no-renames "\${head##*
 }" >&3 || code=$?; fi
-wait $! || exit $?
+wait $listed || exit $?
+wait
 exit $code`;
 
-/** Runs LISTING_SCRIPT in `root`: the listing's output and fd 3's. */
-function runListing(root: string): Promise<{ listed: string; head: string }> {
+/** Runs LISTING_SCRIPT in `root`: the listing's output and that of fds 3, 4 and 5. */
+function runListing(
+  root: string,
+): Promise<{ listed: string; head: string; ignored: string; config: string }> {
   return new Promise((resolve, reject) => {
     // By its POSIX path: a runner's PATH may name git alone (git itself is found on PATH).
     const child = spawn('/bin/sh', ['-c', LISTING_SCRIPT], {
       cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
-    const outputs = ([child.stdout, child.stderr, child.stdio[3]] as Readable[]).map((stream) => {
+    // stdout, stderr, then fds 3 to 5.
+    const streams = (child.stdio as unknown as Readable[]).slice(1);
+    const outputs = streams.map((stream) => {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       return chunks;
     });
     child.on('error', reject);
     child.on('close', (code) => {
-      const [listed, stderr, head] = outputs.map((chunks) => Buffer.concat(chunks).toString('utf8')) as [
-        string,
-        string,
-        string,
-      ];
+      const [listed, stderr, head, ignored, config] = outputs.map((chunks) =>
+        Buffer.concat(chunks).toString('utf8'),
+      ) as [string, string, string, string, string];
       // Exit 1 without a word is rev-parse's answer for an unborn HEAD.
-      if (code === 0 || (code === 1 && stderr === '')) resolve({ listed, head });
+      if (code === 0 || (code === 1 && stderr === '')) resolve({ listed, head, ignored, config });
       else reject(new Error(`git failed in ${root}: ${stderr.trim() || `exit code ${code}`}`));
     });
   });
+}
+
+/**
+ * `config --list --show-origin -z` records, `<origin>\0<key>\n<value>\0`: the files
+ * (`file:<path>`, relative to `root` when relative) and `core.excludesFile`.
+ */
+function parseConfigOrigins(
+  root: string,
+  output: string,
+): Pick<ListingSources, 'configFiles' | 'excludesFile'> {
+  const configFiles = new Set<string>();
+  let excludesFile: string | null = null;
+  const fields = output.split('\0');
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const origin = fields[i] as string;
+    if (origin.startsWith('file:')) configFiles.add(path.resolve(root, origin.slice('file:'.length)));
+    const entry = fields[i + 1] as string;
+    const newline = entry.indexOf('\n');
+    if (newline >= 0 && entry.slice(0, newline) === 'core.excludesfile')
+      excludesFile = entry.slice(newline + 1);
+  }
+  return { configFiles: [...configFiles], excludesFile };
 }
 
 type Listed = Pick<WorkTreeListing, 'paths' | 'unmerged' | 'skipWorktree'>;

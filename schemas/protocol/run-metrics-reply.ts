@@ -3,7 +3,8 @@ import { z } from 'zod';
 /** One streamed metric: the stage of the run that reported it, and its points by ascending step. */
 export const MetricSeries = z.object({
   stage: z.string(),
-  points: z.array(z.object({ step: z.number(), value: z.number() })),
+  /** `at`: when the point was printed (ms since the epoch), where the runner said. */
+  points: z.array(z.object({ step: z.number(), value: z.number(), at: z.number().optional() })),
 });
 export type MetricSeries = z.infer<typeof MetricSeries>;
 

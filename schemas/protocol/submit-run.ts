@@ -45,5 +45,15 @@ export const SubmitRunRequest = z.strictObject({
    * ancestors as the submitter's clone knows them. Absent: the run's commit alone.
    */
   baselineCommits: z.array(CommitSha).max(BASELINE_COMMITS_MAX).optional(),
+  /** The branch the commit is of (`main`), for the run lists' branch filter; a git ref name. */
+  branch: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine(
+      (name) => !/[\s~^:?*[\\]|\/\/|\.\.|^\/|\/$/.test(name) && [...name].every((char) => char >= ' '),
+      { error: 'expected a branch name as git allows it (e.g. main or feature/lr)' },
+    )
+    .optional(),
 });
 export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;

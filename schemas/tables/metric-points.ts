@@ -16,6 +16,8 @@ export const metricPoints = pgTable(
     /** Any step up to 2^53 (`::metric` accepts them): a count of tokens or samples seen is one. */
     step: bigint('step', { mode: 'number' }).notNull(),
     value: doublePrecision('value').notNull(),
+    /** When the stage printed it, ms since the epoch; null for points from runners that did not say. */
+    at: bigint('at', { mode: 'number' }),
   },
   (table) => [
     primaryKey({ name: 'metric_points_pkey', columns: [table.runId, table.stage, table.name, table.step] }),

@@ -132,6 +132,11 @@ export const runs = pgTable(
     metricGoals: jsonb('metric_goals').$type<MetricGoals>().notNull().default({}),
     /** The check run's name (`fluksio`, `fluksio (lr=0.1)`); null off GitHub. */
     checkName: text('check_name'),
+    /**
+     * The branch the run is of: a push's branch, a pull request's head branch; null when
+     * unknown (a submitted run that named none, a local run). The run lists filter by it.
+     */
+    branch: text('branch'),
     /** A pull request's base branch, for the baseline (DESIGN §7); null for pushes. */
     baseRef: text('base_ref'),
     /**
@@ -144,6 +149,12 @@ export const runs = pgTable(
      * against the run it was first compared with, never one made later; null for none.
      */
     baselineRunId: text('baseline_run_id'),
+    /**
+     * CPU- and GPU-seconds the run's Slurm jobs used, summed over its stages and attempts as
+     * their finish events arrive (stage-usage.ts); null while no stage ran as a job.
+     */
+    cpuSeconds: doublePrecision('cpu_seconds'),
+    gpuSeconds: doublePrecision('gpu_seconds'),
     /** Whether baselineRunId was fixed at the run's end (false: a run from before, or unfinished). */
     baselineFixed: boolean('baseline_fixed').notNull().default(false),
   },
@@ -154,6 +165,8 @@ export const runs = pgTable(
     index('runs_group_id_idx').on(table.groupId),
     // `/fluksio cancel` and a new push look up a pull request's active runs.
     index('runs_repository_pr_number_idx').on(table.repository, table.prNumber),
+    // The run lists: a repository's runs newest first, a page at a time (keyset).
+    index('runs_repository_created_at_id_idx').on(table.repository, table.createdAt.desc(), table.id.desc()),
   ],
 );
 export type Run = typeof runs.$inferSelect;

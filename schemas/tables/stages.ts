@@ -2,6 +2,7 @@ import { doublePrecision, integer, jsonb, pgTable, primaryKey, text, timestamp }
 import type { KeyInputs } from '../key-inputs.js';
 import type { OutRecord } from '../out-record.js';
 import type { StageStatus } from '../statuses.js';
+import type { StageUsage } from '../stage-usage.js';
 import { runs } from './runs.js';
 
 /** What each stage of a run did: a StageRecord (schemas/stage-record.ts) plus its place in the run. */
@@ -35,6 +36,8 @@ export const stages = pgTable(
     error: text('error'),
     dirtyReasons: jsonb('dirty_reasons').$type<string[]>().notNull().default([]),
     warnings: jsonb('warnings').$type<string[]>().notNull().default([]),
+    /** What the stage's Slurm job used; null for a stage that ran no job. */
+    usage: jsonb('usage').$type<StageUsage>(),
   },
   (table) => [primaryKey({ name: 'stages_pkey', columns: [table.runId, table.name] })],
 );

@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import { manifestKeyOf } from '../../core/manifest-key.js';
 import type { MetricPoint } from '../../schemas/metric-point.js';
 import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
@@ -7,6 +7,7 @@ import { annotations, type NewAnnotationRow } from '../../schemas/tables/annotat
 import { cacheEntries } from '../../schemas/tables/cache-entries.js';
 import { logLines, type NewLogLinesRow } from '../../schemas/tables/log-lines.js';
 import { metricPoints } from '../../schemas/tables/metric-points.js';
+import { runs } from '../../schemas/tables/runs.js';
 import { stages } from '../../schemas/tables/stages.js';
 import type { Database } from '../db/database.js';
 import { excluded } from '../db/excluded.js';
@@ -142,11 +143,23 @@ async function recordStageFinished(db: Database, runId: string, record: StageRec
     error: record.error,
     dirtyReasons: record.dirtyReasons,
     warnings: record.warnings,
+    usage: record.usage,
   };
   await db
     .insert(stages)
     .values({ runId, name: record.name, position: nextPosition(runId), ...finished })
     .onConflictDoUpdate({ target: [stages.runId, stages.name], set: finished });
+  if (record.usage) {
+    // Added, never set: an event is applied once, and a job of an earlier attempt (requeued
+    // half-way) cost what it ran, though this attempt's stage record replaces its record.
+    await db
+      .update(runs)
+      .set({
+        cpuSeconds: sql`coalesce(${runs.cpuSeconds}, 0) + ${record.usage.cpuSeconds}`,
+        gpuSeconds: sql`coalesce(${runs.gpuSeconds}, 0) + ${record.usage.gpuSeconds}`,
+      })
+      .where(eq(runs.id, runId));
+  }
 }
 
 /** The stage cache entry a successful stage's own finish event writes (DESIGN §5). */
@@ -183,15 +196,15 @@ async function writeCacheEntry(
  * and Postgres. JSON numbers round-trip doubles exactly, and points are finite.
  */
 async function writeMetricPoints(db: Database, runId: string, points: readonly MetricPoint[]): Promise<void> {
-  const rows = sql`select ${runId}, p.stage, p.name, p.step, p.value
+  const rows = sql`select ${runId}, p.stage, p.name, p.step, p.value, p.at
     from jsonb_to_recordset(${JSON.stringify(points)}::jsonb)
-    as p(stage text, name text, step bigint, value double precision)`;
+    as p(stage text, name text, step bigint, value double precision, at bigint)`;
   await db
     .insert(metricPoints)
     .select(rows)
     .onConflictDoUpdate({
       target: [metricPoints.runId, metricPoints.stage, metricPoints.name, metricPoints.step],
-      set: { value: excluded(metricPoints.value) },
+      set: { value: excluded(metricPoints.value), at: excluded(metricPoints.at) },
     });
 }
 

@@ -35,6 +35,7 @@ export async function journalOfRun({
           name: metricPoints.name,
           step: metricPoints.step,
           value: metricPoints.value,
+          at: metricPoints.at,
         })
         .from(metricPoints)
         .where(eq(metricPoints.runId, runId)),
@@ -42,7 +43,8 @@ export async function journalOfRun({
     ]);
     const events: RunEvent[] = [];
     const next = () => events.length;
-    if (pointRows.length > 0) events.push({ type: 'metric.points', points: pointRows, seq: next() });
+    const points = pointRows.map(({ at, ...point }) => (at === null ? point : { ...point, at }));
+    if (points.length > 0) events.push({ type: 'metric.points', points, seq: next() });
     for (const { stage, path, line, level, message, title } of annotationRows) {
       events.push({
         type: 'annotation',

@@ -46,6 +46,7 @@ export async function getRunDetail({
         name: metricPoints.name,
         step: metricPoints.step,
         value: metricPoints.value,
+        at: metricPoints.at,
       })
       .from(metricPoints)
       .where(eq(metricPoints.runId, runId)),
@@ -57,6 +58,7 @@ export async function getRunDetail({
         name: metricPoints.name,
         step: metricPoints.step,
         value: metricPoints.value,
+        at: metricPoints.at,
       })
       .from(stages)
       .innerJoin(source, and(eq(source.runId, stages.cachedFrom), eq(source.cacheKey, stages.cacheKey)))

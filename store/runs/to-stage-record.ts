@@ -22,5 +22,6 @@ export function toStageRecord(row: StageRow): StageRecord {
     error: row.error,
     dirtyReasons: row.dirtyReasons,
     warnings: row.warnings,
+    usage: row.usage,
   };
 }

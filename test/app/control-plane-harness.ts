@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -60,6 +61,18 @@ export interface TestControlPlane {
   close(): Promise<void>;
 }
 
+/**
+ * A port nothing listens on at this moment, for a server whose public URL (an OAuth
+ * callback) must be known before it starts.
+ */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 /** Empties the tables the control plane writes, between tests sharing one database. */
 export async function resetTables(db: Database): Promise<void> {
   await db.execute(
@@ -91,11 +104,14 @@ export async function startTestControlPlane({
   db,
   env = {},
   redis: givenRedis,
+  port = 0,
 }: {
   db: Database;
   env?: Record<string, string>;
   /** A Redis connection to use instead of a fresh one to the test Redis. */
   redis?: Redis;
+  /** The port to listen on (one reserved with freePort, for a public URL known in advance); 0 picks one. */
+  port?: number;
 }): Promise<TestControlPlane> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'fluksio-app-'));
   const settings = readControlPlaneSettings({
@@ -117,7 +133,7 @@ export async function startTestControlPlane({
     blobs: openBlobStorage(settings),
     logger: pino({ level: process.env.FLUKSIO_TEST_LOG ?? 'silent' }),
   });
-  const url = await server.listen({ host: '127.0.0.1', port: 0 });
+  const url = await server.listen({ host: '127.0.0.1', port });
 
   const call: TestControlPlane['call'] = async (method, urlPath, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };

@@ -59,6 +59,7 @@ function finishedStage(name: string, overrides: Partial<StageRecord> = {}): Stag
     error: null,
     dirtyReasons: [],
     warnings: [],
+    usage: null,
     ...overrides,
   };
 }

@@ -259,6 +259,31 @@ stages:
     await expectSameAsUncached(made, edited, ['out.txt']);
   });
 
+  test('an edit a lossy clean filter hides from git makes the run dirty', async () => {
+    const made = await project({ ...files, '.gitattributes': 'settings.txt filter=redact\n' });
+    await made.git('config', 'filter.redact.clean', 'sed s/lr=.*/lr=REDACTED/');
+    await made.git('add', '--renormalize', 'settings.txt');
+    await made.commitAll('redact settings');
+    // The bytes a checkout of the commit writes: the run reads what the commit holds.
+    const settings = path.join(made.dir, 'settings.txt');
+    await rm(settings);
+    await made.git('checkout', '--', 'settings.txt');
+    expect(await readFile(settings, 'utf8')).toBe('lr=REDACTED\n');
+    const clean = await run(made);
+    expect(clean.report.run.dirty).toBe(false);
+
+    // Same size, so git hashes it again (through the filter) rather than calling it modified.
+    await writeFile(settings, 'lr=77777777\n');
+    expect(await made.git('status', '--porcelain')).toBe('');
+    const edited = await run(made);
+    expect(edited.report.run.dirty).toBe(true);
+    expect(stageOf(edited.report, 'show')).toMatchObject({
+      status: 'ran',
+      reasons: ['settings.txt changed'],
+    });
+    await expectSameAsUncached(made, edited, ['out.txt']);
+  });
+
   test('with autocrlf, committing an edit changes no byte a stage reads, so nothing re-runs', async () => {
     const made = await project(files);
     await made.git('config', 'core.autocrlf', 'true');

@@ -59,9 +59,12 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     metricGoals: { accuracy: { goal: 'max' }, loss: { goal: 'min' } },
     checkName: 'fluksio',
     baseRef: 'main',
+    branch: 'feature',
     baselineCommits: null,
     baselineRunId: null,
     baselineFixed: false,
+    cpuSeconds: null,
+    gpuSeconds: null,
     ...overrides,
   };
 }
@@ -85,6 +88,7 @@ export function makeStage(overrides: Partial<StageRecord> & { name: string }): S
     error: null,
     dirtyReasons: [],
     warnings: [],
+    usage: null,
     ...overrides,
   };
 }

@@ -7,14 +7,17 @@ import { defaultFaultBody, type FaultQueue } from './github-faults.js';
 import { refusal, type DoubleApp, type HandlerResult, type OperationHandler } from './github-handler.js';
 import type { GitHubRoute } from './github-routes.js';
 import { issueHandlers } from './issue-handlers.js';
+import type { DoubleOAuth } from './oauth-handlers.js';
 import { repositoryHandlers } from './repository-handlers.js';
 import type { TestAppCredentials } from './test-app-credentials.js';
+import { userHandlers } from './user-handlers.js';
 
 const HANDLERS: Record<string, OperationHandler> = {
   ...appHandlers,
   ...repositoryHandlers,
   ...issueHandlers,
   ...checkRunHandlers,
+  ...userHandlers,
 };
 
 /** A request as received: its method, URL, headers and body text. */
@@ -42,6 +45,7 @@ export interface DoubleServices {
   faults: FaultQueue;
   app: DoubleApp;
   credentials: TestAppCredentials;
+  oauth: DoubleOAuth;
   baseUrl: string;
 }
 
@@ -79,7 +83,7 @@ export function answerGitHubRequest(
   findings.route = route;
   const authentication = authenticateRequest(route, request.authorization, services);
   if (authentication.refused) return refused(authentication.refused);
-  const token = authentication.token;
+  const { token, user } = authentication;
   findings.installationId = token?.installationId;
   findings.tokenId = token?.id;
 
@@ -121,7 +125,12 @@ export function answerGitHubRequest(
         ),
       );
     }
-    const unauthorized = authorizeRequest(route, repository, token);
+    const unauthorized = authorizeRequest(
+      route,
+      repository,
+      token,
+      user && { state: services.state, token: user },
+    );
     if (unauthorized) return refused(unauthorized);
   }
 
@@ -151,6 +160,7 @@ export function answerGitHubRequest(
     body: (findings.body ?? {}) as Record<string, unknown>,
     repository,
     token,
+    user,
     accept: request.accept,
     state: services.state,
     app: services.app,

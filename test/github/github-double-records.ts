@@ -118,3 +118,12 @@ export interface CommitInit {
   /** @defaultValue `Commit <first 7 characters>` */
   message?: string;
 }
+
+/** A user access token the double issued through the web flow (`ghu_…`). */
+export interface UserToken {
+  token: string;
+  login: string;
+  userId: number;
+  expiresAt: Date;
+  revokedAt: Date | null;
+}

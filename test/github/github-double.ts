@@ -17,6 +17,7 @@ import type {
   IssuedToken,
   PermissionLevel,
   RepositoryInit,
+  UserToken,
 } from './github-double-records.js';
 import { GitHubDoubleState } from './github-double-state.js';
 import { FaultQueue, type InjectedFault, type RequestMatcher } from './github-faults.js';
@@ -30,6 +31,7 @@ import {
 import { refusal, type DoubleApp, type HandlerResult, type Violation } from './github-handler.js';
 import { loadGitHubRoutes } from './github-routes.js';
 import { localhostCertificate } from './localhost-certificate.js';
+import { DoubleOAuth, type DoubleOAuthClient } from './oauth-handlers.js';
 import { DEFAULT_ACTOR, type Actor, type PullRequestInit } from './github-shapes.js';
 import { sharedTestAppCredentials, type TestAppCredentials } from './test-app-credentials.js';
 
@@ -43,6 +45,7 @@ export {
 export type * from './github-double-records.js';
 export type { Actor, FixtureRepository, PullRequestInit, PullRequestSide } from './github-shapes.js';
 export type { Violation, ViolationKind } from './github-handler.js';
+export type { DoubleOAuthClient } from './oauth-handlers.js';
 
 /** How to start a double. */
 export interface GitHubDoubleOptions {
@@ -168,6 +171,16 @@ export interface GitHubDouble {
   failNext(matcher: RequestMatcher, fault: InjectedFault): void;
   /** Faults armed by `failNext` that no request has used up yet. */
   pendingFaults(): number;
+  /** The App's OAuth client (`GITHUB_CLIENT_ID`, `GITHUB_CLIENT_SECRET`) for the web sign-in flow. */
+  readonly oauth: DoubleOAuthClient;
+  /**
+   * Who the browser is signed in to GitHub as: `/login/oauth/authorize` sends that user
+   * straight back to the App's callback with a code (as GitHub does once a user has
+   * authorized the App); null signs everyone out.
+   */
+  signInAs(login: string | null): void;
+  /** Every user token issued through the web flow. */
+  userTokens(): UserToken[];
   /** Stops the server, dropping open connections. */
   close(): Promise<void>;
 }
@@ -209,7 +222,8 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
   const requests: RecordedRequest[] = [];
   const violations: Violation[] = [];
   const faults = new FaultQueue();
-  const services: DoubleServices = { routes, state, faults, app, credentials, baseUrl: '' };
+  const oauth = new DoubleOAuth();
+  const services: DoubleServices = { routes, state, faults, app, credentials, oauth, baseUrl: '' };
   const served = new Map<string, ServedRepository>();
   const gitServices = { state, faults, app, served };
 
@@ -242,6 +256,12 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
       return;
     }
     const text = await readBody(request);
+    if (oauth.handles(url.pathname)) {
+      // The body carries the client secret and a code: it is not recorded.
+      record.route = url.pathname;
+      record.status = oauth.answer(request, response, url, text, violations);
+      return;
+    }
     const findings: RequestFindings = {};
     let answered: { result: HandlerResult; drop: boolean; holdUntil?: Promise<unknown> };
     try {
@@ -340,6 +360,9 @@ export async function startGitHubDouble(options: GitHubDoubleOptions = {}): Prom
         (request) => request.route === 'git' && request.repository?.toLowerCase() === fullName,
       );
     },
+    oauth: oauth.client,
+    signInAs: (login) => oauth.signInAs(login),
+    userTokens: () => [...oauth.userTokens.values()],
     failNext: (matcher, fault) => faults.arm(matcher, fault),
     pendingFaults: () => faults.pending(),
     close: async () => {

@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { DoubleRepository, IssuedToken } from './github-double-records.js';
+import type { DoubleRepository, IssuedToken, UserToken } from './github-double-records.js';
 import type { GitHubDoubleState } from './github-double-state.js';
 import type { GitHubRoute } from './github-routes.js';
 
@@ -21,6 +21,8 @@ export interface HandlerContext {
   repository: DoubleRepository | undefined;
   /** The installation token that authenticated the request, if one did. */
   token: IssuedToken | undefined;
+  /** The user's token that authenticated the request (the pages' sign-in), if one did. */
+  user: UserToken | undefined;
   /** The `accept` header (`application/vnd.github.raw` asks for a file's raw content). */
   accept: string;
   state: GitHubDoubleState;

@@ -25,8 +25,8 @@ interface OpenApiSubset {
   components: { schemas: Record<string, object> };
 }
 
-/** How a route is authenticated: the app's JWT, or an installation token. */
-export type RouteAuthentication = 'app-jwt' | 'installation-token';
+/** How a route is authenticated: the app's JWT, an installation token, or only a user's token (`GET /user`). */
+export type RouteAuthentication = 'app-jwt' | 'installation-token' | 'user-token';
 
 /** The result of a validation: nothing, or Ajv's errors. */
 export type ValidationErrors = ErrorObject[] | undefined;
@@ -204,7 +204,9 @@ function routeFor(
     authentication:
       template.startsWith('/app') || template === '/repos/{owner}/{repo}/installation'
         ? 'app-jwt'
-        : 'installation-token',
+        : template === '/user'
+          ? 'user-token'
+          : 'installation-token',
     permissions: PERMISSIONS[operation.operationId] ?? [],
     match(path) {
       const found = regex.exec(path);

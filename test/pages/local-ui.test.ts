@@ -1,4 +1,8 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { launchChromium, type TestBrowser } from '../helpers/chromium.js';
 import { spawnFluksio, type FluksioProcess } from '../helpers/fluksio-process.js';
 import type { TestRepo } from '../helpers/make-repo.js';
@@ -74,3 +78,69 @@ test('fluksio ui serves the newest run on 127.0.0.1 behind a one-time secret: wi
   expect(await ui.stop('SIGINT')).toBe(0);
   ui = undefined;
 });
+
+test('fluksio ui follows a run another fluksio run is executing: a line printed after the page opened appears, then the finished state', async () => {
+  // train waits for a file outside the repository (named by DEVICE, which the pipeline passes on).
+  const live = await makeMlProject({
+    'train.py': `import json, os, sys, time
+print("training started", flush=True)
+print("::metric name=loss::0.5", flush=True)
+deadline = time.time() + 120
+while not os.path.exists(os.environ["DEVICE"]) and time.time() < deadline:
+    time.sleep(0.05)
+print("printed after the page opened", flush=True)
+print("::metric name=loss::0.25", flush=True)
+with open("model.txt", "w") as f:
+    f.write("lr=0.1 loss=0.25\\n")
+os.makedirs("metrics", exist_ok=True)
+json.dump({"loss": 0.25}, open("metrics/train.json", "w"))
+`,
+  });
+  const signals = await mkdtemp(join(tmpdir(), 'fluksio-live-'));
+  const go = join(signals, 'go');
+  const running = spawnFluksio(['run'], { cwd: live.dir, env: { DEVICE: go } });
+  let liveUi: FluksioProcess | undefined;
+  const page = await browser.newPage();
+  try {
+    // The run has started train once its live log holds the first line.
+    const liveDir = join(live.dir, '.fluksio', 'live');
+    await vi.waitFor(
+      () => {
+        const [runDir] = existsSync(liveDir) ? readdirSync(liveDir) : [];
+        expect(runDir && readFileSync(join(liveDir, runDir, 'train.log'), 'utf8')).toContain(
+          'training started',
+        );
+      },
+      { timeout: 120_000, interval: 100 },
+    );
+    liveUi = spawnFluksio(['ui', '--no-open', '--json'], { cwd: live.dir });
+    const { url } = JSON.parse(await liveUi.waitFor(/"url"/, 60_000)) as { url: string };
+    await page.goto(url);
+    await page.locator('#run-status', { hasText: 'running' }).waitFor();
+    const train = page.locator('#log-train');
+    await train.locator('li', { hasText: 'training started' }).waitFor();
+    await page.locator('figure[data-metric="loss"][data-points="1"]').waitFor();
+
+    await writeFile(go, '');
+    await train.locator('li', { hasText: 'printed after the page opened' }).waitFor({ timeout: 60_000 });
+    expect(await running.exited).toBe(0);
+    await page.locator('main[data-final="true"]').waitFor({ timeout: 60_000 });
+    expect(await page.locator('#run-status').textContent()).toBe('succeeded');
+    await page.locator('#log-train[data-complete="true"]').waitFor();
+    expect(await train.locator('li .lt').allTextContents()).toEqual([
+      'training started',
+      'printed after the page opened',
+    ]);
+    await page.locator('figure[data-metric="loss"][data-points="2"]').waitFor();
+    // The live logs go once the run has ended: each stage's log is in the blob store.
+    expect(existsSync(liveDir) ? readdirSync(liveDir) : []).toEqual([]);
+  } catch (error) {
+    throw new Error(`run: ${running.output()}\nui: ${liveUi?.output() ?? ''}`, { cause: error });
+  } finally {
+    await page.context().close();
+    await liveUi?.stop('SIGINT');
+    await running.stop('SIGINT');
+    await rm(signals, { recursive: true, force: true });
+    await live.cleanup();
+  }
+}, 300_000);

@@ -5,7 +5,13 @@ import type { Claim } from '../../schemas/protocol/claim.js';
 import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import { PageLinkSigner } from '../../app/pages/page-link-signer.js';
-import { resetTables, startTestControlPlane, type TestControlPlane } from '../app/control-plane-harness.js';
+import {
+  freePort,
+  resetTables,
+  startTestControlPlane,
+  type TestControlPlane,
+} from '../app/control-plane-harness.js';
+import { startGitHubDouble, type GitHubDouble } from '../github/github-double.js';
 import { launchChromium, type TestBrowser } from '../helpers/chromium.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
@@ -25,14 +31,18 @@ export interface PageTestWorld {
   submitter: string;
   runnerToken: string;
   page: Page;
+  /** With `signIn`: the GitHub double whose OAuth client the control plane signs users in with. */
+  double: GitHubDouble;
 }
 
 /**
  * Registers the hooks a page test file needs and returns its world, filled before each
  * test: one database and one Chromium per file; per test, fresh tables, a control plane
- * started with PAGES_SECRET, a submitter and a runner of acme, and a new tab.
+ * started with PAGES_SECRET, a submitter and a runner of acme, and a new tab. With
+ * `signIn`, a GitHub double per test holds the private repository acme/model, and the
+ * control plane is its App with an OAuth client, at a public URL known before it starts.
  */
-export function usePageWorld(): PageTestWorld {
+export function usePageWorld({ signIn = false }: { signIn?: boolean } = {}): PageTestWorld {
   const world = {} as PageTestWorld;
   beforeAll(async () => {
     [world.database, world.browser] = await Promise.all([createTestDatabase(), launchChromium()]);
@@ -43,9 +53,27 @@ export function usePageWorld(): PageTestWorld {
   });
   beforeEach(async () => {
     await resetTables(world.database.db);
+    let github: Record<string, string> = {};
+    let port = 0;
+    if (signIn) {
+      world.double = await startGitHubDouble();
+      world.double.addRepository({ owner: 'acme', name: 'model', private: true });
+      port = await freePort();
+      github = {
+        APP_ID: String(world.double.credentials.appId),
+        PRIVATE_KEY: world.double.credentials.privateKey,
+        WEBHOOK_SECRET: 'unused-webhook-secret',
+        FLUKSIO_ALLOWED_OWNERS: 'acme',
+        GITHUB_API_URL: world.double.url,
+        GITHUB_CLIENT_ID: world.double.oauth.clientId,
+        GITHUB_CLIENT_SECRET: world.double.oauth.clientSecret,
+        FLUKSIO_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      };
+    }
     world.plane = await startTestControlPlane({
       db: world.database.db,
-      env: { FLUKSIO_PAGES_SECRET: PAGES_SECRET },
+      env: { FLUKSIO_PAGES_SECRET: PAGES_SECRET, ...github },
+      port,
     });
     world.submitter = await world.plane.addApiToken({ repositories: ['acme/model'] });
     world.runnerToken = (await world.plane.addRunner({ name: `r-${Date.now()}`, owner: 'acme' })).token;
@@ -54,6 +82,10 @@ export function usePageWorld(): PageTestWorld {
   afterEach(async () => {
     await world.page.context().close();
     await world.plane.close();
+    if (signIn) {
+      expect(world.double.violations).toEqual([]);
+      await world.double.close();
+    }
   });
   return world;
 }
@@ -148,6 +180,7 @@ export function finishedStage(name: string, overrides: Partial<StageRecord> = {}
     error: null,
     dirtyReasons: [],
     warnings: [],
+    usage: null,
     ...overrides,
   };
 }

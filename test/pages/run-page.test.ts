@@ -86,11 +86,83 @@ test('a log line is linkable by its number and the log is searchable', async () 
   await run.finish('succeeded', {});
   await world.page.goto(`${signedRunUrl(run.id)}#log-train-L250`);
   await world.page.locator('#log-train[data-complete="true"]').waitFor();
-  expect(await world.page.locator('#log-train-L250').getAttribute('class')).toContain('linked');
+  await world.page.locator('#log-train-L250.linked').waitFor();
   expect(await world.page.locator('#log-train-L250 .lt').textContent()).toBe('line 250 hay');
-  await world.page.getByRole('searchbox', { name: 'Search the log of train' }).fill('needle');
-  expect(await world.page.locator('#log-train li:visible').count()).toBe(43);
-  expect(await world.page.locator('#log-train .log-status').textContent()).toBe('43 of 300 lines match');
+  const search = world.page.getByRole('searchbox', { name: 'Search the log of train' });
+  await search.fill('NEEDLE');
+  const log = world.page.locator('#log-train');
+  expect(await log.getAttribute('data-matches')).toBe('43');
+  expect(await log.locator('.log-status').textContent()).toBe('43 of 300 lines match (at 1)');
+  await world.page.locator('#log-train-L1.current').waitFor();
+  // Enter goes to the next match, Shift+Enter back; the buttons do the same.
+  await search.press('Enter');
+  await world.page.locator('#log-train-L8.current').waitFor();
+  await search.press('Shift+Enter');
+  await search.press('Shift+Enter');
+  await world.page.locator('#log-train-L295.current').waitFor();
+  await world.page.getByRole('button', { name: 'Next match' }).click();
+  await world.page.locator('#log-train-L1.current').waitFor();
+});
+
+test('a long log is windowed: a linked line near its end is shown, and search finds a line near the end', async () => {
+  const run = await DrivenRun.start(world.plane, world);
+  const total = 60_000;
+  await run.events({ type: 'stage.started', stage: 'train', at: new Date().toISOString() });
+  for (let from = 0; from < total; from += 15_000) {
+    await run.events({
+      type: 'stage.log',
+      stage: 'train',
+      lines: Array.from({ length: 15_000 }, (_, i) => `step ${from + i + 1} \u001b[32mok\u001b[0m`),
+    });
+  }
+  await run.events({ type: 'stage.finished', stage: finishedStage('train') });
+  await run.finish('succeeded', {});
+  await world.page.goto(`${signedRunUrl(run.id)}#log-train-L58000`);
+  const log = world.page.locator('#log-train');
+  await world.page.locator('#log-train[data-complete="true"]').waitFor();
+  expect(await log.getAttribute('data-lines')).toBe(String(total));
+  const linked = world.page.locator('#log-train-L58000');
+  await linked.locator('xpath=self::*[contains(@class, "linked")]').waitFor();
+  expect(await linked.locator('.lt').textContent()).toBe('step 58000 ok');
+  expect(await linked.isVisible()).toBe(true);
+  // Only what is on screen (and a margin) is in the DOM.
+  expect(await log.locator('li').count()).toBeLessThan(200);
+
+  await world.page.getByRole('searchbox', { name: 'Search the log of train' }).fill('step 59990 ');
+  expect(await log.getAttribute('data-matches')).toBe('1');
+  await world.page.locator('#log-train-L59990.current').waitFor();
+  expect(await world.page.locator('#log-train-L59990').isVisible()).toBe(true);
+});
+
+test('a run streams its points with the time they were printed: the wall-time axis is kept in the URL', async () => {
+  const run = await DrivenRun.start(world.plane, world);
+  const start = Date.parse('2026-12-01T10:00:00Z');
+  await run.events(
+    { type: 'stage.started', stage: 'train', at: new Date().toISOString() },
+    {
+      type: 'metric.points',
+      points: Array.from({ length: 10 }, (_, step) => ({
+        stage: 'train',
+        name: 'loss',
+        step,
+        value: 1 / (step + 1),
+        at: start + step * 30_000,
+      })),
+    },
+  );
+  const api = await world.plane.call('GET', `/pages/api/runs/${run.id}`, { token: world.submitter });
+  const series = (api.json.series as Record<string, { points: { at?: number }[] }>).loss!;
+  expect(series.points.map((point) => point.at)).toEqual(
+    Array.from({ length: 10 }, (_, step) => start + step * 30_000),
+  );
+  await world.page.goto(signedRunUrl(run.id));
+  await world.page.locator('figure[data-metric="loss"][data-points="10"]').waitFor();
+  await world.page.getByLabel('x axis').selectOption('wall');
+  expect(new URL(world.page.url()).searchParams.get('x')).toBe('wall');
+  // Ten points 30 s apart: the wall-time axis reaches 270 seconds after the first.
+  await world.page.locator('figure[data-metric="loss"][data-axis="wall"][data-x-max="270"]').waitFor();
+  await world.page.reload();
+  expect(await world.page.getByLabel('x axis').inputValue()).toBe('wall');
 });
 
 test('a failed run shows its traceback with a link to the raising line on GitHub', async () => {

@@ -107,6 +107,53 @@ test('a sweep of 8: sorted by the first goal, the best run by each goal marked, 
   expect(new URL(world.page.url()).searchParams.get('sort')).toBe('metric:accuracy');
 });
 
+test('brushing an axis keeps the runs in its range in the table, on a log axis for a param spanning decades, and survives a reload', async () => {
+  const grid = [0.0001, 0.001, 0.01, 0.1].flatMap((lr, i) => [
+    { lr, seed: 1, accuracy: 0.8 + i / 100, loss: 0.4 - i / 100 },
+    { lr, seed: 2, accuracy: 0.79 + i / 100, loss: 0.41 - i / 100 },
+  ]);
+  const { groupId, runs: made } = await sweep(grid);
+  await world.page.goto(`${world.plane.url}/groups/${groupId}?${pageLinks.sign('acme/model')}`);
+  await world.page.locator('main[data-final="true"]').waitFor();
+  const canvas = world.page.locator('#parallel');
+  // lr spans three orders of magnitude: a log axis, so its four values stand evenly apart.
+  expect(await canvas.getAttribute('data-log-axes')).toBe('lr');
+  expect((await canvas.getAttribute('data-axes'))?.split(',')[0]).toBe('lr');
+  const box = (await canvas.boundingBox())!;
+  // The plot's frame (parallel-coordinates.ts): the first axis 48 px from the left, from
+  // 28 px below the top to 16 px above the bottom.
+  const x = box.x + 48;
+  const yAt = (fraction: number) => box.y + box.height - 16 - (box.height - 44) * fraction;
+  await world.page.mouse.move(x, yAt(1));
+  await world.page.mouse.down();
+  await world.page.mouse.move(x, yAt(0.8), { steps: 4 });
+  await world.page.mouse.move(x, yAt(0.55), { steps: 4 });
+  await world.page.mouse.up();
+
+  const kept = made.filter((_, i) => grid[i]!.lr >= 0.01).map((run) => run.id);
+  const shown = () =>
+    world.page
+      .locator('#sweep-table tbody tr:visible')
+      .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run')));
+  expect((await shown()).sort()).toEqual(kept.sort());
+  expect(await world.page.locator('#brush-status').textContent()).toBe('4 of 8 runs within the brushes');
+  expect(new URL(world.page.url()).searchParams.get('brush')).toMatch(/^lr:0\.5\d\d:1\.000$/);
+  await world.browser.screenshot(world.page, 'sweep-page-brushed');
+
+  await world.page.reload();
+  await world.page.locator('main[data-final="true"]').waitFor();
+  expect((await shown()).sort()).toEqual(kept.sort());
+  expect(await world.page.locator('#brush-status').textContent()).toBe('4 of 8 runs within the brushes');
+
+  // A linear lr axis puts 0.01 near the bottom: the brush is dropped, every run is back.
+  await world.page.locator('input[data-axis="lr"]').uncheck();
+  expect(await world.page.locator('#sweep-table tbody tr:visible').count()).toBe(8);
+  expect(new URL(world.page.url()).searchParams.get('pclog')).toBe('');
+  await world.page.reload();
+  await world.page.locator('main[data-final="true"]').waitFor();
+  expect(await canvas.getAttribute('data-log-axes')).toBe('');
+});
+
 test('compare 3 runs: the params that differ first, the metrics, and their curves overlaid', async () => {
   const { runs: made } = await sweep(GRID.slice(0, 4));
   const chosen = [made[0]!, made[1]!, made[3]!];

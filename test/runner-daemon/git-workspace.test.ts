@@ -3,9 +3,12 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { runGit } from '../../runner/daemon/git-command.js';
 import { GitWorkspace, type CheckoutRequest } from '../../runner/daemon/git-workspace.js';
+import { prepareClaimedRun } from '../../runner/daemon/prepare-claimed-run.js';
+import { RACY_WINDOW_MS } from '../../runner/keys/stat-cache.js';
+import { makeClaim } from './helpers/make-claim.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 let workDir: string;
@@ -72,6 +75,43 @@ describe('mirrors and checkouts', () => {
     // Back to the first commit: it is in the mirror already, the checkout is the same one.
     expect(await workspace.checkout(request(repo, first))).toBe(dir);
     expect(await readFile(path.join(dir, 'train.py'), 'utf8')).toBe('print(1)\n');
+  });
+
+  test('a checkout keeps its stat cache across runs: the next run reads only the files that changed', async () => {
+    const files = Object.fromEntries(
+      Array.from({ length: 20 }, (_, i) => [`lib/m${i}.py`, `VALUE = ${i}\n`] as const),
+    );
+    const repo = await repoWith({
+      ...files,
+      'fluksio.yml': 'version: 1\nstages:\n  show:\n    cmd: cat lib/m0.py\n',
+    });
+    const first = await head(repo);
+    await repo.write('lib/m0.py', 'VALUE = -1\n');
+    const second = await repo.commitAll('second');
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const prepare = async (commit: string) => {
+      const paths = workspace.pathsOf(request(repo, commit));
+      const repoRoot = await workspace.checkout(request(repo, commit));
+      const claim = makeClaim({ repoDir: repo.dir, commit });
+      return prepareClaimedRun({
+        repoRoot,
+        claim,
+        runnerEnvironment: {},
+        secrets: {},
+        statCacheFile: paths.statCache,
+      });
+    };
+
+    // A run reads every file once; only files older than the racy window are remembered.
+    expect((await prepare(first)).codeIndex.filesRead).toBe(21);
+    await vi.waitFor(async () => expect((await prepare(first)).codeIndex.filesRead).toBe(0), {
+      timeout: 5 * RACY_WINDOW_MS,
+      interval: 200,
+    });
+    const next = await prepare(second);
+    expect(next.codeIndex.commit).toBe(second);
+    expect(next.codeIndex.filesRead).toBe(1);
+    expect(existsSync(path.join(next.workspace.repoRoot, '.fluksio', 'code-stat-cache'))).toBe(false);
   });
 
   test('each slot has its own checkout of a repository', async () => {

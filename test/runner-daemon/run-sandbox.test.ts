@@ -3,7 +3,11 @@ import { BubblewrapLauncher } from '../../runner/sandbox/bubblewrap-launcher.js'
 import { runSandbox, type SandboxPolicy } from '../../runner/daemon/run-sandbox.js';
 import { StageUserLauncher } from '../../runner/sandbox/stage-user-launcher.js';
 
-const PATHS = { checkout: '/work/checkouts/0/repo', borrowedObjects: '/work/mirrors/repo.git/objects' };
+const PATHS = {
+  checkout: '/work/checkouts/0/repo',
+  borrowedObjects: '/work/mirrors/repo.git/objects',
+  slurmJobs: '/work/slurm/run/1',
+};
 const USER = { name: 'fluksio-stage', uid: 999, gid: 998 };
 const BWRAP = { bubblewrap: { path: '/usr/bin/bwrap', version: 'bubblewrap 0.8.0' } } as const;
 const NO_BWRAP = { bubblewrap: null, reason: 'bwrap is not on the PATH' } as const;

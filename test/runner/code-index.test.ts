@@ -149,20 +149,34 @@ describe('readCodeIndex', () => {
     expect(index.changed).toEqual(new Set(['gen.sh', 'a.py']));
   });
 
-  test('ids are the working-tree bytes, whatever clean filter git applies; changed follows git', async () => {
+  test('ids are the working-tree bytes, whatever clean filter git applies; changed is what a checkout would not write', async () => {
     const made = await repo({ files: { '.gitattributes': '*.txt filter=upper\n', 'a.txt': 'lower\n' } });
     await made.git('config', 'filter.upper.clean', 'tr a-z A-Z');
     await made.commitAll('filtered');
+    // git calls 'lower' unchanged (it cleans to the committed LOWER), but a checkout
+    // of the commit writes LOWER: a stage reads other bytes than the commit's.
+    expect(await made.git('status', '--porcelain')).toBe('');
     const index = await readCodeIndex(made.dir);
     expect(index.files.get('a.txt')).toBe(
       `100644 ${(await made.git('hash-object', '--no-filters', 'a.txt')).trim()}`,
     );
-    expect(index.changed.size).toBe(0);
+    expect(index.changed).toEqual(new Set(['a.txt']));
     await made.write('a.txt', 'LOWER\n');
-    const edited = await readCodeIndex(made.dir);
-    expect(edited.files.get('a.txt')).not.toBe(index.files.get('a.txt'));
-    expect(edited.changed.size).toBe(0);
+    const checkedOut = await readCodeIndex(made.dir);
+    expect(checkedOut.files.get('a.txt')).not.toBe(index.files.get('a.txt'));
+    expect(checkedOut.changed.size).toBe(0);
     await made.write('a.txt', 'other\n');
+    expect((await readCodeIndex(made.dir)).changed).toEqual(new Set(['a.txt']));
+  });
+
+  test('line-ending conversion a checkout gives back is no change', async () => {
+    const made = await repo({ files: { 'a.txt': 'one\ntwo\n' } });
+    await made.git('config', 'core.autocrlf', 'true');
+    await rm(path.join(made.dir, 'a.txt'));
+    await made.git('checkout', '--', 'a.txt');
+    expect(await readFile(path.join(made.dir, 'a.txt'), 'utf8')).toBe('one\r\ntwo\r\n');
+    expect((await readCodeIndex(made.dir)).changed.size).toBe(0);
+    await made.write('a.txt', 'one\r\nthree\r\n');
     expect((await readCodeIndex(made.dir)).changed).toEqual(new Set(['a.txt']));
   });
 

@@ -25,6 +25,18 @@ function stageOutput(options: { masker?: Masker; cwd?: string; repoRoot?: string
 }
 
 describe('metrics', () => {
+  test('each point carries when it was printed, for the wall-time axis', () => {
+    const { stdout, metrics } = stageOutput();
+    const before = Date.now();
+    stdout('::metric name=loss::1.5', '::metric name=loss,step=7::0.5');
+    const after = Date.now();
+    expect(metrics).toHaveLength(2);
+    for (const point of metrics) {
+      expect(point.at).toBeGreaterThanOrEqual(before);
+      expect(point.at).toBeLessThanOrEqual(after);
+    }
+  });
+
   test('a metric without step= gets the count of its earlier points as step', () => {
     const { stdout, metrics, logs } = stageOutput();
     stdout(

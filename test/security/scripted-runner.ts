@@ -113,6 +113,7 @@ export class ScriptedRunner {
       error: null,
       dirtyReasons: [],
       warnings: [],
+      usage: null,
       notes: [],
     };
     return this.call('POST', `/api/v1/runs/${claim.run.id}/events`, {

@@ -1,21 +1,14 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { jobFieldsOf } from '../../runner/sandbox/slurm-usage.js';
 
 const run = promisify(execFile);
 
 /** `scontrol show job -o ID` as a field → value map (finished jobs stay known for MinJobAge). */
 export async function jobFields(id: string): Promise<Record<string, string>> {
   const { stdout } = await run('scontrol', ['show', 'job', '-o', id]);
-  return Object.fromEntries(
-    stdout
-      .trim()
-      .split(/\s+/)
-      .map((pair) => {
-        const at = pair.indexOf('=');
-        return [pair.slice(0, at), pair.slice(at + 1)];
-      }),
-  );
+  return jobFieldsOf(stdout);
 }
 
 /** Whether `squeue` still lists the job as pending, running or completing. */

@@ -17,14 +17,14 @@ afterEach(async () => {
 });
 
 test('a launch for a stage whose attach process died re-attaches to its job instead of submitting again', async () => {
-  const launcher = new SlurmLauncher();
+  const launcher = new SlurmLauncher(join(dir, 'jobs'));
   const cmd = 'echo "job $SLURM_JOB_ID" && sleep 3 && echo done';
   const stage = { name: 'train', jobKey: 'k1', resources: { cpus: 1 } };
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   // The first attach process, killed hard (as a runner killed with -9 takes it) once the job is queued.
   const first = launcher.launch(cmd, dir, [], stage);
   const child = spawn(first.file, first.args, { cwd: dir, env, stdio: 'ignore' });
-  const jobFile = join(dir, '.fluksio', 'slurm', 'k1-train.job');
+  const jobFile = join(dir, 'jobs', 'k1-train.job');
   let job = '';
   await waitFor('the job id to be kept', async () => (job = await firstLine(jobFile)) !== '');
   child.kill('SIGKILL');
@@ -47,5 +47,5 @@ test('a launch for a stage whose attach process died re-attaches to its job inst
   expect(lines.some((line) => line.startsWith('fluksio: submitted'))).toBe(false);
   expect((await jobFields(job)).JobState).toBe('COMPLETED');
   // Finished, the job's id is no longer kept: the next launch of the stage submits anew.
-  expect(await readdir(join(dir, '.fluksio', 'slurm'))).not.toContain('k1-train.job');
+  expect(await readdir(join(dir, 'jobs'))).not.toContain('k1-train.job');
 }, 60_000);

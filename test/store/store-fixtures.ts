@@ -69,6 +69,7 @@ export function makeStageRecord(overrides: Partial<StageRecord> & { name: string
     error: null,
     dirtyReasons: [],
     warnings: [],
+    usage: null,
     ...overrides,
   };
 }

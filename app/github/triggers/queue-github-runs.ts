@@ -26,6 +26,8 @@ export interface GitHubRunRequest {
   automatic: boolean;
   /** The pull request, when there is one; a fork's runs fetch its `refs/pull/<n>/head`. */
   pullRequest: { number: number; baseRef: string; fork: boolean } | null;
+  /** The pushed branch, or the pull request's head branch (the run lists filter by it). */
+  branch: string | null;
   /** Who asked (the commenter, the pusher). */
   requestedBy: string;
 }
@@ -57,7 +59,14 @@ export async function queueGitHubRuns(work: GitHubWork, request: GitHubRunReques
     installationId: request.installationId,
     logContext: { deliveryId: request.deliveryId, repository: repository.fullName, commit: request.commit },
     runs: request.grid.map((params, index) => ({
-      ...githubRunDefinition({ repository, pipeline, commit: request.commit, params, pullRequest }),
+      ...githubRunDefinition({
+        repository,
+        pipeline,
+        commit: request.commit,
+        params,
+        pullRequest,
+        branch: request.branch,
+      }),
       groupId,
       groupIndex: sweep ? index : null,
       noCache: request.noCache,

@@ -100,6 +100,7 @@ export async function runFromComment(
     trigger: 'comment',
     automatic: false,
     pullRequest: { number: pullRequest.number, baseRef: pullRequest.base.ref, fork },
+    branch: pullRequest.head.ref,
     requestedBy: commenter,
   });
   await thread.react('rocket');

@@ -124,6 +124,7 @@ async function actOnCurrentHead(
     trigger: 'pull_request',
     automatic: true,
     pullRequest: { number: pullRequest.number, baseRef: pullRequest.base.ref, fork: false },
+    branch: pullRequest.head.ref,
     requestedBy: event.sender,
   });
 }

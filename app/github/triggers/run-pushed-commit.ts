@@ -57,6 +57,7 @@ export async function runPushedCommit(
     trigger: 'push',
     automatic: true,
     pullRequest: null,
+    branch: push.branch,
     requestedBy: push.pusher,
   });
 }
