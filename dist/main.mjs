@@ -981,7 +981,7 @@ var require_util = __commonJS({
     var net = __require("node:net");
     var { Blob: Blob2 } = __require("node:buffer");
     var nodeUtil = __require("node:util");
-    var { stringify } = __require("node:querystring");
+    var { stringify: stringify2 } = __require("node:querystring");
     var { EventEmitter: EE } = __require("node:events");
     var { InvalidArgumentError } = require_errors();
     var { headerNameLowerCasedRecord } = require_constants();
@@ -1041,7 +1041,7 @@ var require_util = __commonJS({
       if (url2.includes("?") || url2.includes("#")) {
         throw new Error('Query params cannot be passed when url already contains "?" or "#".');
       }
-      const stringified = stringify(queryParams);
+      const stringified = stringify2(queryParams);
       if (stringified) {
         url2 += "?" + stringified;
       }
@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path18 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path21 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path18 && path18[0] !== "/") {
-          path18 = `/${path18}`;
+        if (path21 && path21[0] !== "/") {
+          path21 = `/${path21}`;
         }
-        return new URL(`${origin}${path18}`);
+        return new URL(`${origin}${path21}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path18, origin }
+          request: { method, path: path21, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path18);
+        debuglog("sending request to %s %s/%s", method, origin, path21);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path18, origin },
+          request: { method, path: path21, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path18,
+          path21,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path18, origin }
+          request: { method, path: path21, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path18);
+        debuglog("trailers received from %s %s/%s", method, origin, path21);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path18, origin },
+          request: { method, path: path21, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path18,
+          path21,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path18, origin }
+            request: { method, path: path21, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path18);
+          debuglog("sending request to %s %s/%s", method, origin, path21);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path18,
+        path: path21,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path18 !== "string") {
+        if (typeof path21 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path18[0] !== "/" && !(path18.startsWith("http://") || path18.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path21[0] !== "/" && !(path21.startsWith("http://") || path21.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path18)) {
+        } else if (invalidPathRegex.test(path21)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path18, query) : path18;
+        this.path = query ? buildURL(path21, query) : path21;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path18, host, upgrade, blocking, reset } = request2;
+      const { method, path: path21, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path18} HTTP/1.1\r
+      let header = `${method} ${path21} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path18, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path21, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path18;
+      headers[HTTP2_HEADER_PATH] = path21;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path18 = search ? `${pathname}${search}` : pathname;
+        const path21 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path18;
+        this.opts.path = path21;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path18 = "/",
+          path: path21 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path18;
+        opts.path = origin + path21;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path18) {
-      if (typeof path18 !== "string") {
-        return path18;
+    function safeUrl(path21) {
+      if (typeof path21 !== "string") {
+        return path21;
       }
-      const pathSegments = path18.split("?");
+      const pathSegments = path21.split("?");
       if (pathSegments.length !== 2) {
-        return path18;
+        return path21;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path18, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path18);
+    function matchKey(mockDispatch2, { path: path21, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path21);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path18 }) => matchValue(safeUrl(path18), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path21 }) => matchValue(safeUrl(path21), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path18, method, body: body2, headers, query } = opts;
+      const { path: path21, method, body: body2, headers, query } = opts;
       return {
-        path: path18,
+        path: path21,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path18, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path21, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path18,
+            Path: path21,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path18) {
-      for (let i2 = 0; i2 < path18.length; ++i2) {
-        const code = path18.charCodeAt(i2);
+    function validateCookiePath(path21) {
+      for (let i2 = 0; i2 < path21.length; ++i2) {
+        const code = path21.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -16248,7 +16248,7 @@ var require_util6 = __commonJS({
         throw new Error("Invalid cookie max-age");
       }
     }
-    function stringify(cookie) {
+    function stringify2(cookie) {
       if (cookie.name.length === 0) {
         return null;
       }
@@ -16306,7 +16306,7 @@ var require_util6 = __commonJS({
       validateCookiePath,
       validateCookieValue,
       toIMFDate,
-      stringify
+      stringify: stringify2
     };
   }
 });
@@ -16452,7 +16452,7 @@ var require_cookies = __commonJS({
   "node_modules/undici/lib/web/cookies/index.js"(exports, module2) {
     "use strict";
     var { parseSetCookie } = require_parse();
-    var { stringify } = require_util6();
+    var { stringify: stringify2 } = require_util6();
     var { webidl } = require_webidl();
     var { Headers: Headers2 } = require_headers();
     function getCookies(headers) {
@@ -16495,7 +16495,7 @@ var require_cookies = __commonJS({
       webidl.argumentLengthCheck(arguments, 2, "setCookie");
       webidl.brandCheck(headers, Headers2, { strict: false });
       cookie = webidl.converters.Cookie(cookie);
-      const str = stringify(cookie);
+      const str = stringify2(cookie);
       if (str) {
         headers.append("Set-Cookie", str);
       }
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path18 = opts.path;
+          let path21 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path18 = `/${path18}`;
+            path21 = `/${path21}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path18);
+          url2 = new URL(util.parseOrigin(url2).origin + path21);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path18) {
-  if (!path18)
+function getElementAtPath(obj, path21) {
+  if (!path21)
     return obj;
-  return path18.reduce((acc, key) => acc?.[key], obj);
+  return path21.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path18, issues) {
+function prefixIssues(path21, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path18);
+    iss.path.unshift(path21);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path18 = []) => {
+  const processError = (error48, path21 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path18, ...issue3.path];
+        const fullpath = [...path21, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path18 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path18) {
+  const path21 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path21) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path18) {
-  for (const component of path18.split(/[/\\]/)) {
+function reservedComponentOf(path21) {
+  for (const component of path21.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32447,6 +32447,11 @@ var init_key_inputs = __esm({
       /** For a traced Python stage: what it read in the repository (its key's "manifest" side). */
       readSet: ReadSet.nullable(),
       /**
+       * The name of the params file the stage is given (the pipeline's `params_file`, whose
+       * extension picks YAML or JSON); absent without one, so keys made before it existed hold.
+       */
+      paramsFile: external_exports.string().optional(),
+      /**
        * Why the stage's reads were not traced, so it is keyed on the whole code digest
        * (`node is not Python`); null when traced or `code: false`. Not part of the key: a
        * Python command only learns it cannot be traced once it ran.
@@ -32464,13 +32469,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path18) => !path18.startsWith("/") && !path18.includes("\\") && !path18.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path21) => !path21.startsWith("/") && !path21.includes("\\") && !path21.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path18) => reservedComponentOf(path18) === null, {
+    }).refine((path21) => reservedComponentOf(path21) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path18) => path18.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path21) => path21.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32539,6 +32544,23 @@ var init_statuses = __esm({
       "skipped",
       "cancelled"
     ]);
+  }
+});
+
+// schemas/stage-usage.ts
+var StageUsage;
+var init_stage_usage = __esm({
+  "schemas/stage-usage.ts"() {
+    "use strict";
+    init_zod();
+    StageUsage = external_exports.strictObject({
+      /** The Slurm job id (`123`, or `123_4` for an array task). */
+      job: external_exports.string().regex(/^[0-9]+(_[0-9]+)?$/),
+      cpuSeconds: external_exports.number().finite().nonnegative(),
+      gpuSeconds: external_exports.number().finite().nonnegative(),
+      /** Where the figures come from: the cluster's accounting, or allocation × elapsed. */
+      source: external_exports.enum(["sacct", "allocation"])
+    });
   }
 });
 
@@ -32797,8 +32819,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path18, { windows } = {}) => {
-      const segs = path18.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path21, { windows } = {}) => {
+      const segs = path21.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -34327,794 +34349,182 @@ var init_one_shot_parse = __esm({
   }
 });
 
-// schemas/iso-timestamp.ts
-var IsoTimestamp;
-var init_iso_timestamp = __esm({
-  "schemas/iso-timestamp.ts"() {
-    "use strict";
-    init_zod();
-    IsoTimestamp = external_exports.iso.datetime({ offset: true, error: "expected an ISO 8601 date and time, e.g. 2026-12-01T14:55:00.000Z" }).refine(
-      (text2) => {
-        const year = new Date(text2).getUTCFullYear();
-        return year >= 1 && year <= 9999;
-      },
-      { error: "expected a year from 0001 to 9999" }
-    );
+// node_modules/yocto-queue/index.js
+var Node, Queue;
+var init_yocto_queue = __esm({
+  "node_modules/yocto-queue/index.js"() {
+    Node = class {
+      value;
+      next;
+      constructor(value) {
+        this.value = value;
+      }
+    };
+    Queue = class {
+      #head;
+      #tail;
+      #size;
+      constructor() {
+        this.clear();
+      }
+      enqueue(value) {
+        const node = new Node(value);
+        if (this.#head) {
+          this.#tail.next = node;
+          this.#tail = node;
+        } else {
+          this.#head = node;
+          this.#tail = node;
+        }
+        this.#size++;
+      }
+      dequeue() {
+        const current = this.#head;
+        if (!current) {
+          return;
+        }
+        this.#head = this.#head.next;
+        this.#size--;
+        if (!this.#head) {
+          this.#tail = void 0;
+        }
+        return current.value;
+      }
+      peek() {
+        if (!this.#head) {
+          return;
+        }
+        return this.#head.value;
+      }
+      clear() {
+        this.#head = void 0;
+        this.#tail = void 0;
+        this.#size = 0;
+      }
+      get size() {
+        return this.#size;
+      }
+      *[Symbol.iterator]() {
+        let current = this.#head;
+        while (current) {
+          yield current.value;
+          current = current.next;
+        }
+      }
+      *drain() {
+        while (this.#head) {
+          yield this.dequeue();
+        }
+      }
+    };
   }
 });
 
-// schemas/stage-record.ts
-function isCacheable(record2) {
-  return record2.status === "ran" && record2.cacheKey !== null && record2.keyInputs !== null && record2.dirtyReasons.length === 0;
-}
-function emptyStageRecord(name2, status) {
-  return {
-    name: name2,
-    status,
-    cacheKey: null,
-    keyInputs: null,
-    cachedFrom: null,
-    reasons: [],
-    startedAt: null,
-    finishedAt: null,
-    durationMs: 0,
-    exitCode: null,
-    outs: [],
-    metrics: {},
-    logTail: "",
-    logDigest: null,
-    error: null,
-    dirtyReasons: [],
-    warnings: [],
-    notes: []
+// node_modules/p-limit/index.js
+function pLimit(concurrency) {
+  let rejectOnClear = false;
+  if (typeof concurrency === "object") {
+    ({ concurrency, rejectOnClear = false } = concurrency);
+  }
+  validateConcurrency(concurrency);
+  if (typeof rejectOnClear !== "boolean") {
+    throw new TypeError("Expected `rejectOnClear` to be a boolean");
+  }
+  const queue = new Queue();
+  let activeCount = 0;
+  const resumeNext = () => {
+    if (activeCount < concurrency && queue.size > 0) {
+      activeCount++;
+      queue.dequeue().run();
+    }
   };
-}
-var StageRecord;
-var init_stage_record = __esm({
-  "schemas/stage-record.ts"() {
-    "use strict";
-    init_zod();
-    init_blob_digest();
-    init_int32();
-    init_iso_timestamp();
-    init_key_inputs();
-    init_out_record();
-    init_statuses();
-    StageRecord = external_exports.strictObject({
-      name: external_exports.string(),
-      status: StageStatus,
-      /** Null for `cache: false` stages and for stages that never got as far as a key. */
-      cacheKey: external_exports.string().nullable(),
-      keyInputs: KeyInputs.nullable(),
-      /** For a cached stage: the run whose execution produced these outputs. */
-      cachedFrom: external_exports.string().nullable(),
-      /** Why the stage ran instead of being restored; empty for a cached stage. */
-      reasons: external_exports.array(external_exports.string()),
-      /**
-       * What the summary says about how the stage is keyed: the files it read that are not
-       * among its deps, or why its reads could not be traced. Absent from older runners' events.
-       */
-      notes: external_exports.array(external_exports.string()).default([]),
-      startedAt: IsoTimestamp.nullable(),
-      finishedAt: IsoTimestamp.nullable(),
-      durationMs: external_exports.number().nonnegative(),
-      exitCode: external_exports.number().int().min(-INT32_MAX - 1).max(INT32_MAX).nullable(),
-      outs: external_exports.array(OutRecord),
-      /**
-       * The stage's metric values: the last point of each series it streamed, then the
-       * values of its metrics files (flattened to dotted names), which win on a clash.
-       */
-      metrics: external_exports.record(external_exports.string(), external_exports.number()),
-      /** The end of the stage's (masked) output, bounded. */
-      logTail: external_exports.string(),
-      /** The stage's whole (masked) output, as a blob. */
-      logDigest: BlobDigest.nullable(),
-      /** A sentence saying why the stage failed, was skipped or cancelled. */
-      error: external_exports.string().nullable(),
-      /**
-       * Key inputs that changed while the stage ran (`helpers.py changed while train ran`):
-       * its key no longer says what it read, so its result is not cached and the run is dirty.
-       */
-      dirtyReasons: external_exports.array(external_exports.string()).default([]),
-      /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
-      warnings: external_exports.array(external_exports.string()).default([])
-    });
-  }
-});
-
-// node_modules/shell-quote/quote.js
-var require_quote = __commonJS({
-  "node_modules/shell-quote/quote.js"(exports, module2) {
-    "use strict";
-    var OPS = (
-      /** @type {const} */
-      [
-        "||",
-        "&&",
-        ";;&",
-        ";;",
-        ";&",
-        "|&",
-        "<(",
-        ">(",
-        "<<<",
-        "<<-",
-        "<<",
-        ">>",
-        ">&",
-        ">|",
-        "&>>",
-        "&>",
-        "<&",
-        "<>",
-        "&",
-        ";",
-        "(",
-        ")",
-        "|",
-        "<",
-        ">"
-      ]
-    );
-    var LINE_TERMINATORS = /[\n\r\u2028\u2029]/;
-    var GLOB_SHELL_SPECIAL = /[\s#!"$&'():;<=>@\\^`|~]/g;
-    module2.exports = function quote(xs2) {
-      var sawComment = false;
-      return xs2.map(function(s4) {
-        if (sawComment && typeof s4 === "string" && LINE_TERMINATORS.test(s4)) {
-          throw new TypeError("a token after a `comment` must not contain line terminators");
-        }
-        if (s4 === "") {
-          return (
-            /** @type {const} */
-            "''"
-          );
-        }
-        if (s4 && typeof s4 === "object") {
-          if ("op" in s4 && s4.op === "glob") {
-            if (typeof s4.pattern !== "string") {
-              throw new TypeError("glob token requires a string `pattern`");
-            }
-            if (LINE_TERMINATORS.test(s4.pattern)) {
-              throw new TypeError("glob `pattern` must not contain line terminators");
-            }
-            if (s4.pattern === "") {
-              return (
-                /** @type {const} */
-                "''"
-              );
-            }
-            return s4.pattern.replace(GLOB_SHELL_SPECIAL, "\\$&");
-          }
-          if ("op" in s4 && typeof s4.op === "string") {
-            if (OPS.indexOf(s4.op) < 0) {
-              throw new TypeError("invalid `op` value: " + JSON.stringify(s4.op));
-            }
-            return s4.op.replace(/[\s\S]/g, "\\$&");
-          }
-          if ("comment" in s4 && typeof s4.comment === "string") {
-            if (LINE_TERMINATORS.test(s4.comment)) {
-              throw new TypeError("`comment` must not contain line terminators");
-            }
-            sawComment = true;
-            return "#" + s4.comment;
-          }
-          throw new TypeError("unrecognized object token shape");
-        }
-        if (/'/.test(s4) && /!/.test(s4)) {
-          return "'" + s4.replace(/'/g, `'"'"'`) + "'";
-        }
-        if (/["\s\\]/.test(s4) && !/'/.test(s4)) {
-          return "'" + s4 + "'";
-        }
-        if (/["'\s]/.test(s4)) {
-          return '"' + s4.replace(/(["\\$`])/g, "\\$1") + '"';
-        }
-        return String(s4).replace(/([A-Za-z]:)?([#!"$&'()*,:;<=>?@[\\\]^`{|}~])/g, "$1\\$2");
-      }).join(" ");
-    };
-  }
-});
-
-// node_modules/shell-quote/parse.js
-var require_parse3 = __commonJS({
-  "node_modules/shell-quote/parse.js"(exports, module2) {
-    "use strict";
-    var CONTROL = (
-      /** @type {const} */
-      "(?:" + /** @type {const} */
-      [
-        "\\|\\|",
-        "\\&(?:\\&|>>?)",
-        // `&&`, `&>`, and `&>>`
-        ";;\\&?",
-        // `;;` and `;;&`
-        "[;|]\\&",
-        // `;&` and `|&`
-        "\\<\\(",
-        "\\<\\<\\<",
-        "\\<\\<-",
-        "\\<\\<(?!\\()",
-        // `<<(` stays `<` and `<(`, as zsh reads it; other shells reject it
-        ">>",
-        ">[&|(]",
-        // `>&`, `>|`, and `>(`
-        "<[&>]",
-        // `<&` and `<>`
-        "[&;()|<>]"
-      ].join(
-        /** @type {const} */
-        "|"
-      ) + /** @type {const} */
-      ")"
-    );
-    var controlRE = new RegExp("^" + CONTROL + "$");
-    var META = (
-      /** @type {const} */
-      "|&;()<> \\t"
-    );
-    var SINGLE_QUOTE = (
-      /** @type {const} */
-      "'([^']*?)'"
-    );
-    var ANSI_C_BODY = "(?:\\\\[\\s\\S]|[^\\\\'])*?";
-    var ANSI_C_QUOTE = "\\$'" + ANSI_C_BODY + "'";
-    var ansiCAt = new RegExp("\\$'" + ANSI_C_BODY + "(?:(')|\\\\?$)", "g");
-    var ANSI_C_LETTERS = "abeEfnrtv";
-    var ANSI_C_CHARS = "\x07\b\x1B\x1B\f\n\r	\v";
-    var hash2 = /^#$/;
-    var SQ = (
-      /** @type {const} */
-      "'"
-    );
-    var DQ = (
-      /** @type {const} */
-      '"'
-    );
-    var DS = (
-      /** @type {const} */
-      "$"
-    );
-    var TOKEN = "";
-    var mult = (
-      /** @type {const} */
-      4294967296
-    );
-    for (i2 = 0; i2 < 4; i2++) {
-      TOKEN += (mult * Math.random()).toString(16);
+  const next = () => {
+    activeCount--;
+    resumeNext();
+  };
+  const run4 = async (function_, resolve6, arguments_) => {
+    const result = (async () => function_(...arguments_))();
+    resolve6(result);
+    try {
+      await result;
+    } catch {
     }
-    var i2;
-    var startsWithToken = new RegExp("^" + TOKEN);
-    function matchAll(s4, r4) {
-      var origIndex = r4.lastIndex;
-      var matches = [];
-      var matchObj;
-      while (matchObj = r4.exec(s4)) {
-        matches[matches.length] = matchObj;
-        if (r4.lastIndex === matchObj.index) {
-          r4.lastIndex += 1;
-        }
-      }
-      r4.lastIndex = origIndex;
-      return matches;
+    next();
+  };
+  const enqueue = (function_, resolve6, reject, arguments_) => {
+    const queueItem = { reject };
+    new Promise((internalResolve) => {
+      queueItem.run = internalResolve;
+      queue.enqueue(queueItem);
+    }).then(run4.bind(void 0, function_, resolve6, arguments_));
+    if (activeCount < concurrency) {
+      resumeNext();
     }
-    function getVar(env, pre, key) {
-      var r4 = typeof env === "function" ? env(key) : env[key];
-      if (typeof r4 === "undefined" && key != "") {
-        r4 = "";
-      } else if (typeof r4 === "undefined") {
-        r4 = "$";
-      }
-      if (typeof r4 === "object") {
-        return pre + TOKEN + JSON.stringify(r4) + TOKEN;
-      }
-      return pre + r4;
-    }
-    var ansiCEscape = /\\([0-7]{1,3}|x[\dA-Fa-f]{1,2}|u[\dA-Fa-f]{1,4}|U[\dA-Fa-f]{1,8}|c(?:\\\\|[\s\S])|[abeEfnrtv\\'"?])/g;
-    function expandAnsiCEscape(m8, escape) {
-      var kind = escape.charAt(0);
-      if (kind === "c") {
-        var ctrl = escape.charAt(1);
-        return ctrl === "?" ? "\x7F" : String.fromCharCode(ctrl.charCodeAt(0) & 31);
-      }
-      if (kind === "x" || kind === "u" || kind === "U") {
-        var cp2 = parseInt(escape.slice(1), 16);
-        if (cp2 > 1114111) {
-          return m8;
+  };
+  const generator = (function_, ...arguments_) => new Promise((resolve6, reject) => {
+    enqueue(function_, resolve6, reject, arguments_);
+  });
+  Object.defineProperties(generator, {
+    activeCount: {
+      get: () => activeCount
+    },
+    pendingCount: {
+      get: () => queue.size
+    },
+    clearQueue: {
+      value() {
+        if (!rejectOnClear) {
+          queue.clear();
+          return;
         }
-        return String.fromCharCode.apply(null, cp2 > 65535 ? [55232 + (cp2 >> 10), 56320 + (cp2 & 1023)] : [cp2]);
+        const abortError = AbortSignal.abort().reason;
+        while (queue.size > 0) {
+          queue.dequeue().reject(abortError);
+        }
       }
-      if (kind >= "0" && kind <= "7") {
-        return String.fromCharCode(parseInt(escape, 8) & 255);
+    },
+    concurrency: {
+      get: () => concurrency,
+      set(newConcurrency) {
+        validateConcurrency(newConcurrency);
+        concurrency = newConcurrency;
+        queueMicrotask(() => {
+          while (activeCount < concurrency && queue.size > 0) {
+            resumeNext();
+          }
+        });
       }
-      var letter = ANSI_C_LETTERS.indexOf(escape);
-      return letter < 0 ? escape : ANSI_C_CHARS.charAt(letter);
-    }
-    function expandAnsiC(body2) {
-      return body2.replace(ansiCEscape, expandAnsiCEscape).split("\0")[0];
-    }
-    function closesAnsiC(s4, i3) {
-      ansiCAt.lastIndex = i3;
-      return !!/** @type {RegExpExecArray} */
-      ansiCAt.exec(s4)[1];
-    }
-    function parseInternal(string4, env, opts) {
-      if (!opts) {
-        opts = {};
-      }
-      var BS = opts.escape || "\\";
-      var ifs = opts.splitUnquoted === true ? " 	\n" : typeof opts.splitUnquoted === "string" ? opts.splitUnquoted : "";
-      var BAREWORD = "(\\" + BS + `['"$\\` + BS + META + "]|\\$\\$|\\$(?!" + ANSI_C_QUOTE.slice(2) + `)|[^\\s'"$` + META + "])+";
-      var DOUBLE_QUOTE = '"(?:\\' + BS + '[\\s\\S]|[^"\\' + BS + '])*"';
-      var chunker = new RegExp([
-        "(" + CONTROL + ")",
-        // control chars
-        "(" + ANSI_C_QUOTE + "|" + BAREWORD + "|" + DOUBLE_QUOTE + "|" + SINGLE_QUOTE + ")+"
-      ].join("|"), "g");
-      var matches = matchAll(string4, chunker);
-      if (matches.length === 0) {
-        return [];
-      }
-      if (!env) {
-        env = {};
-      }
-      var commented = false;
-      return matches.map(function(match) {
-        var s4 = match[0];
-        if (!s4 || commented) {
-          return void 0;
-        }
-        if (controlRE.test(s4)) {
-          return (
-            /** @type {ControlOperator} */
-            { op: s4 }
-          );
-        }
-        var quote = false;
-        var esc2 = false;
-        var out2 = "";
-        var words = [];
-        var sawQuote = false;
-        var pendingNw = null;
-        var isGlob = false;
-        var i3;
-        function parseEnvVar() {
-          i3 += 1;
-          var varend;
-          var varname;
-          var char2 = s4.charAt(i3);
-          if (char2 === "{") {
-            i3 += 1;
-            if (s4.charAt(i3) === "}") {
-              throw new Error("Bad substitution: " + s4.slice(i3 - 2, i3 + 1));
-            }
-            var depth = 1;
-            varend = i3;
-            while (depth > 0 && varend < s4.length) {
-              if (s4.charAt(varend) === "{" && s4.charAt(varend - 1) === "$") {
-                depth += 1;
-              } else if (s4.charAt(varend) === "}") {
-                depth -= 1;
-              }
-              varend += 1;
-            }
-            if (depth !== 0) {
-              throw new Error("Bad substitution: " + s4.slice(i3));
-            }
-            varend -= 1;
-            varname = s4.slice(i3, varend);
-            i3 = varend;
-          } else if (/[*@#?$!-]/.test(char2)) {
-            varname = char2;
-          } else {
-            var slicedFromI = s4.slice(i3);
-            varend = slicedFromI.match(/[^\w\d_]/);
-            if (!varend) {
-              varname = slicedFromI;
-              i3 = s4.length;
-            } else {
-              varname = slicedFromI.slice(0, varend.index);
-              i3 += /** @type {number} */
-              varend.index - 1;
-            }
-          }
-          return getVar(
-            /** @type {NonNullable<typeof env>} */
-            env,
-            "",
-            varname
-          );
-        }
-        function flushRun() {
-          if (pendingNw === null) {
-            return;
-          }
-          if (pendingNw === 0) {
-            if (out2 !== "") {
-              words[words.length] = out2;
-              out2 = "";
-            }
-          } else {
-            words[words.length] = out2;
-            out2 = "";
-            for (var fe2 = 1; fe2 < pendingNw; fe2 += 1) {
-              words[words.length] = "";
-            }
-          }
-          pendingNw = null;
-        }
-        for (i3 = 0; i3 < s4.length; i3++) {
-          var c6 = s4.charAt(i3);
-          if (ifs && c6 !== DS) {
-            flushRun();
-          }
-          isGlob = isGlob || !quote && (c6 === "*" || c6 === "?");
-          if (esc2) {
-            out2 += c6;
-            esc2 = false;
-          } else if (quote) {
-            if (c6 === quote) {
-              quote = false;
-            } else if (quote == SQ) {
-              out2 += c6;
-            } else {
-              if (c6 === BS) {
-                i3 += 1;
-                c6 = s4.charAt(i3);
-                if (c6 === DQ || c6 === BS || c6 === DS) {
-                  out2 += c6;
-                } else {
-                  out2 += BS + c6;
-                }
-              } else if (c6 === DS) {
-                out2 += parseEnvVar();
-              } else {
-                out2 += c6;
-              }
-            }
-          } else if (c6 === DQ || c6 === SQ) {
-            quote = c6;
-            sawQuote = true;
-          } else if (controlRE.test(c6)) {
-            return (
-              /** @type {ControlOperator} */
-              { op: s4 }
-            );
-          } else if (hash2.test(c6)) {
-            commented = true;
-            var commentObj = { comment: string4.slice(match.index + i3 + 1) };
-            if (out2.length) {
-              return (
-                /** @type {const} */
-                [out2, commentObj]
-              );
-            }
-            return (
-              /** @type {const} */
-              [commentObj]
-            );
-          } else if (c6 === BS) {
-            esc2 = true;
-          } else if (c6 === DS && s4.charAt(i3 + 1) === SQ && closesAnsiC(s4, i3)) {
-            flushRun();
-            sawQuote = true;
-            out2 += expandAnsiC(s4.slice(i3 + 2, ansiCAt.lastIndex - 1));
-            i3 = ansiCAt.lastIndex - 1;
-          } else if (c6 === DS) {
-            var value = parseEnvVar();
-            if (!ifs) {
-              out2 += value;
-            } else {
-              for (var vi = 0; vi < value.length; vi += 1) {
-                var vc = value.charAt(vi);
-                if (ifs.indexOf(vc) < 0) {
-                  flushRun();
-                  out2 += vc;
-                } else if (pendingNw === null) {
-                  pendingNw = vc === " " || vc === "	" || vc === "\n" ? 0 : 1;
-                } else if (vc !== " " && vc !== "	" && vc !== "\n") {
-                  pendingNw += 1;
-                }
-              }
-            }
-          } else {
-            out2 += c6;
-          }
-        }
-        if (isGlob) {
-          return (
-            /** @type {GlobPattern} */
-            { op: "glob", pattern: out2 }
-          );
-        }
-        if (ifs) {
-          if (pendingNw !== null && pendingNw > 0) {
-            words[words.length] = out2;
-            out2 = "";
-            for (var te4 = 1; te4 < pendingNw; te4 += 1) {
-              words[words.length] = "";
-            }
-          }
-          if (out2 !== "" || sawQuote && words.length === 0) {
-            words[words.length] = out2;
-          }
-          return words;
-        }
-        return out2;
-      }).reduce(
-        function(prev, arg2) {
-          if (typeof arg2 === "undefined") {
-            return prev;
-          }
-          [].concat(arg2).forEach(function(entry) {
-            prev[prev.length] = entry;
+    },
+    map: {
+      async value(iterable, function_) {
+        const promises3 = [];
+        try {
+          Array.from(iterable, (value, index2) => {
+            const promise2 = generator(function_, value, index2);
+            promises3.push(promise2);
+            return promise2;
           });
-          return prev;
-        },
-        /** @type {ParseEntry[]} */
-        []
-      );
+        } catch (error47) {
+          for (const promise2 of promises3) {
+            promise2.catch(() => {
+            });
+          }
+          throw error47;
+        }
+        return Promise.all(promises3);
+      }
     }
-    module2.exports = function parse7(s4, env, opts) {
-      var mapped = parseInternal(s4, env, opts);
-      if (typeof env !== "function") {
-        return mapped;
-      }
-      return mapped.reduce(
-        function(acc, s5) {
-          if (typeof s5 === "object") {
-            acc[acc.length] = s5;
-            return acc;
-          }
-          var xs2 = s5.split(RegExp("(" + TOKEN + ".*?" + TOKEN + ")", "g"));
-          if (xs2.length === 1) {
-            acc[acc.length] = xs2[0];
-            return acc;
-          }
-          xs2.filter(Boolean).forEach(function(x10) {
-            acc[acc.length] = startsWithToken.test(x10) ? JSON.parse(x10.split(TOKEN)[1]) : x10;
-          });
-          return acc;
-        },
-        /** @type {ParseEntry[]} */
-        []
-      );
-    };
-  }
-});
-
-// node_modules/shell-quote/index.js
-var require_shell_quote = __commonJS({
-  "node_modules/shell-quote/index.js"(exports) {
-    "use strict";
-    exports.quote = require_quote();
-    exports.parse = require_parse3();
-  }
-});
-
-// node_modules/isexe/dist/commonjs/index.min.js
-var require_index_min = __commonJS({
-  "node_modules/isexe/dist/commonjs/index.min.js"(exports) {
-    "use strict";
-    var a3 = (t3, e) => () => (e || t3((e = { exports: {} }).exports, e), e.exports);
-    var _5 = a3((i2) => {
-      "use strict";
-      Object.defineProperty(i2, "__esModule", { value: true });
-      i2.sync = i2.isexe = void 0;
-      var M5 = __require("node:fs"), x10 = __require("node:fs/promises"), q7 = async (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return d6(await (0, x10.stat)(t3), e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      i2.isexe = q7;
-      var m8 = (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return d6((0, M5.statSync)(t3), e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      i2.sync = m8;
-      var d6 = (t3, e) => t3.isFile() && A7(t3, e), A7 = (t3, e) => {
-        let r4 = e.uid ?? process.getuid?.(), s4 = e.groups ?? process.getgroups?.() ?? [], n3 = e.gid ?? process.getgid?.() ?? s4[0];
-        if (r4 === void 0 || n3 === void 0) throw new Error("cannot get uid or gid");
-        let u4 = /* @__PURE__ */ new Set([n3, ...s4]), c6 = t3.mode, S7 = t3.uid, P8 = t3.gid, f7 = parseInt("100", 8), l4 = parseInt("010", 8), j7 = parseInt("001", 8), C6 = f7 | l4;
-        return !!(c6 & j7 || c6 & l4 && u4.has(P8) || c6 & f7 && S7 === r4 || c6 & C6 && r4 === 0);
-      };
-    });
-    var g8 = a3((o6) => {
-      "use strict";
-      Object.defineProperty(o6, "__esModule", { value: true });
-      o6.sync = o6.isexe = void 0;
-      var T7 = __require("node:fs"), I6 = __require("node:fs/promises"), D9 = __require("node:path"), F8 = async (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return y7(await (0, I6.stat)(t3), t3, e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      o6.isexe = F8;
-      var L7 = (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return y7((0, T7.statSync)(t3), t3, e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      o6.sync = L7;
-      var B7 = (t3, e) => {
-        let { pathExt: r4 = process.env.PATHEXT || "" } = e, s4 = r4.split(D9.delimiter);
-        if (s4.indexOf("") !== -1) return true;
-        for (let n3 of s4) {
-          let u4 = n3.toLowerCase(), c6 = t3.substring(t3.length - u4.length).toLowerCase();
-          if (u4 && c6 === u4) return true;
-        }
-        return false;
-      }, y7 = (t3, e, r4) => t3.isFile() && B7(e, r4);
-    });
-    var p6 = a3((h5) => {
-      "use strict";
-      Object.defineProperty(h5, "__esModule", { value: true });
-    });
-    var v6 = exports && exports.__createBinding || (Object.create ? (function(t3, e, r4, s4) {
-      s4 === void 0 && (s4 = r4);
-      var n3 = Object.getOwnPropertyDescriptor(e, r4);
-      (!n3 || ("get" in n3 ? !e.__esModule : n3.writable || n3.configurable)) && (n3 = { enumerable: true, get: function() {
-        return e[r4];
-      } }), Object.defineProperty(t3, s4, n3);
-    }) : (function(t3, e, r4, s4) {
-      s4 === void 0 && (s4 = r4), t3[s4] = e[r4];
-    }));
-    var G5 = exports && exports.__setModuleDefault || (Object.create ? (function(t3, e) {
-      Object.defineProperty(t3, "default", { enumerable: true, value: e });
-    }) : function(t3, e) {
-      t3.default = e;
-    });
-    var w7 = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var t3 = function(e) {
-        return t3 = Object.getOwnPropertyNames || function(r4) {
-          var s4 = [];
-          for (var n3 in r4) Object.prototype.hasOwnProperty.call(r4, n3) && (s4[s4.length] = n3);
-          return s4;
-        }, t3(e);
-      };
-      return function(e) {
-        if (e && e.__esModule) return e;
-        var r4 = {};
-        if (e != null) for (var s4 = t3(e), n3 = 0; n3 < s4.length; n3++) s4[n3] !== "default" && v6(r4, e, s4[n3]);
-        return G5(r4, e), r4;
-      };
-    })();
-    var X4 = exports && exports.__exportStar || function(t3, e) {
-      for (var r4 in t3) r4 !== "default" && !Object.prototype.hasOwnProperty.call(e, r4) && v6(e, t3, r4);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.sync = exports.isexe = exports.posix = exports.win32 = void 0;
-    var E7 = w7(_5());
-    exports.posix = E7;
-    var O6 = w7(g8());
-    exports.win32 = O6;
-    X4(p6(), exports);
-    var H6 = process.env._ISEXE_TEST_PLATFORM_ || process.platform;
-    var b6 = H6 === "win32" ? O6 : E7;
-    exports.isexe = b6.isexe;
-    exports.sync = b6.sync;
-  }
-});
-
-// node_modules/which/lib/index.js
-var require_lib = __commonJS({
-  "node_modules/which/lib/index.js"(exports, module2) {
-    var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join19, delimiter: delimiter3, sep: sep5, posix: posix7 } = __require("path");
-    var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix7.sep}${sep5 === posix7.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
-    var rRel = new RegExp(`^\\.${rSlash.source}`);
-    var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
-    var getPathInfo = (cmd, {
-      path: optPath = process.env.PATH,
-      pathExt: optPathExt = process.env.PATHEXT,
-      delimiter: optDelimiter = delimiter3
-    }) => {
-      const pathEnv = cmd.match(rSlash) ? [""] : [
-        // windows always checks the cwd first
-        ...isWindows2 ? [process.cwd()] : [],
-        ...(optPath || /* istanbul ignore next: very unusual */
-        "").split(optDelimiter)
-      ];
-      if (isWindows2) {
-        const pathExtExe = optPathExt || [".EXE", ".CMD", ".BAT", ".COM"].join(optDelimiter);
-        const pathExt = pathExtExe.split(optDelimiter).flatMap((item) => [item, item.toLowerCase()]);
-        if (cmd.includes(".") && pathExt[0] !== "") {
-          pathExt.unshift("");
-        }
-        return { pathEnv, pathExt, pathExtExe };
-      }
-      return { pathEnv, pathExt: [""] };
-    };
-    var getPathPart = (raw, cmd) => {
-      const pathPart = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
-      const prefix = !pathPart && rRel.test(cmd) ? cmd.slice(0, 2) : "";
-      return prefix + join19(pathPart, cmd);
-    };
-    var which3 = async (cmd, opt = {}) => {
-      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
-      const found = [];
-      for (const envPart of pathEnv) {
-        const p6 = getPathPart(envPart, cmd);
-        for (const ext of pathExt) {
-          const withExt = p6 + ext;
-          const is3 = await isexe(withExt, { pathExt: pathExtExe, ignoreErrors: true });
-          if (is3) {
-            if (!opt.all) {
-              return withExt;
-            }
-            found.push(withExt);
-          }
-        }
-      }
-      if (opt.all && found.length) {
-        return found;
-      }
-      if (opt.nothrow) {
-        return null;
-      }
-      throw getNotFoundError(cmd);
-    };
-    var whichSync = (cmd, opt = {}) => {
-      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
-      const found = [];
-      for (const pathEnvPart of pathEnv) {
-        const p6 = getPathPart(pathEnvPart, cmd);
-        for (const ext of pathExt) {
-          const withExt = p6 + ext;
-          const is3 = isexeSync(withExt, { pathExt: pathExtExe, ignoreErrors: true });
-          if (is3) {
-            if (!opt.all) {
-              return withExt;
-            }
-            found.push(withExt);
-          }
-        }
-      }
-      if (opt.all && found.length) {
-        return found;
-      }
-      if (opt.nothrow) {
-        return null;
-      }
-      throw getNotFoundError(cmd);
-    };
-    module2.exports = which3;
-    which3.sync = whichSync;
-  }
-});
-
-// core/manifest-key.ts
-function manifestKeyOf(inputs) {
-  const { untraced: _untraced, readSet: _readSet, ...rest } = inputs;
-  return digestOf({ ...rest, code: rest.code ? { digest: rest.code.digest } : null, manifest: true });
+  });
+  return generator;
 }
-var CANDIDATE_LIMIT;
-var init_manifest_key = __esm({
-  "core/manifest-key.ts"() {
-    "use strict";
-    init_canonical_json();
-    CANDIDATE_LIMIT = 16;
+function validateConcurrency(concurrency) {
+  if (!((Number.isInteger(concurrency) || concurrency === Number.POSITIVE_INFINITY) && concurrency > 0)) {
+    throw new TypeError("Expected `concurrency` to be a number from 1 and up");
+  }
+}
+var init_p_limit = __esm({
+  "node_modules/p-limit/index.js"() {
+    init_yocto_queue();
   }
 });
 
@@ -35195,17 +34605,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path18) {
-      const ctrl = callVisitor(key, node, visitor, path18);
+    function visit_(key, node, visitor, path21) {
+      const ctrl = callVisitor(key, node, visitor, path21);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path18, ctrl);
-        return visit_(key, ctrl, visitor, path18);
+        replaceNode(key, path21, ctrl);
+        return visit_(key, ctrl, visitor, path21);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path18 = Object.freeze(path18.concat(node));
+          path21 = Object.freeze(path21.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path18);
+            const ci = visit_(i2, node.items[i2], visitor, path21);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -35216,13 +34626,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path18 = Object.freeze(path18.concat(node));
-          const ck = visit_("key", node.key, visitor, path18);
+          path21 = Object.freeze(path21.concat(node));
+          const ck = visit_("key", node.key, visitor, path21);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path18);
+          const cv = visit_("value", node.value, visitor, path21);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -35243,17 +34653,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path18) {
-      const ctrl = await callVisitor(key, node, visitor, path18);
+    async function visitAsync_(key, node, visitor, path21) {
+      const ctrl = await callVisitor(key, node, visitor, path21);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path18, ctrl);
-        return visitAsync_(key, ctrl, visitor, path18);
+        replaceNode(key, path21, ctrl);
+        return visitAsync_(key, ctrl, visitor, path21);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path18 = Object.freeze(path18.concat(node));
+          path21 = Object.freeze(path21.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path18);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path21);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -35264,13 +34674,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path18 = Object.freeze(path18.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path18);
+          path21 = Object.freeze(path21.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path21);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path18);
+          const cv = await visitAsync_("value", node.value, visitor, path21);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -35297,23 +34707,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path18) {
+    function callVisitor(key, node, visitor, path21) {
       if (typeof visitor === "function")
-        return visitor(key, node, path18);
+        return visitor(key, node, path21);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path18);
+        return visitor.Map?.(key, node, path21);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path18);
+        return visitor.Seq?.(key, node, path21);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path18);
+        return visitor.Pair?.(key, node, path21);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path18);
+        return visitor.Scalar?.(key, node, path21);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path18);
+        return visitor.Alias?.(key, node, path21);
       return void 0;
     }
-    function replaceNode(key, path18, node) {
-      const parent = path18[path18.length - 1];
+    function replaceNode(key, path21, node) {
+      const parent = path21[path21.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35925,10 +35335,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path18, value) {
+    function collectionFromPath(schema, path21, value) {
       let v6 = value;
-      for (let i2 = path18.length - 1; i2 >= 0; --i2) {
-        const k5 = path18[i2];
+      for (let i2 = path21.length - 1; i2 >= 0; --i2) {
+        const k5 = path21[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35947,7 +35357,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path18) => path18 == null || typeof path18 === "object" && !!path18[Symbol.iterator]().next().done;
+    var isEmptyPath = (path21) => path21 == null || typeof path21 === "object" && !!path21[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35977,11 +35387,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path18, value) {
-        if (isEmptyPath(path18))
+      addIn(path21, value) {
+        if (isEmptyPath(path21))
           this.add(value);
         else {
-          const [key, ...rest] = path18;
+          const [key, ...rest] = path21;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35995,8 +35405,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path18) {
-        const [key, ...rest] = path18;
+      deleteIn(path21) {
+        const [key, ...rest] = path21;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -36010,8 +35420,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path18, keepScalar) {
-        const [key, ...rest] = path18;
+      getIn(path21, keepScalar) {
+        const [key, ...rest] = path21;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -36029,8 +35439,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path18) {
-        const [key, ...rest] = path18;
+      hasIn(path21) {
+        const [key, ...rest] = path21;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -36040,8 +35450,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path18, value) {
-        const [key, ...rest] = path18;
+      setIn(path21, value) {
+        const [key, ...rest] = path21;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -36588,7 +35998,7 @@ var require_stringify = __commonJS({
         props.push(doc.directives.tagString(tag));
       return props.join(" ");
     }
-    function stringify(item, ctx, onComment, onChompKeep) {
+    function stringify2(item, ctx, onComment, onChompKeep) {
       if (identity.isPair(item))
         return item.toString(ctx, onComment, onChompKeep);
       if (identity.isAlias(item)) {
@@ -36617,7 +36027,7 @@ var require_stringify = __commonJS({
 ${ctx.indent}${str}`;
     }
     exports.createStringifyContext = createStringifyContext;
-    exports.stringify = stringify;
+    exports.stringify = stringify2;
   }
 });
 
@@ -36627,7 +36037,7 @@ var require_stringifyPair = __commonJS({
     "use strict";
     var identity = require_identity();
     var Scalar = require_Scalar();
-    var stringify = require_stringify();
+    var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyPair({ key, value }, ctx, onComment, onChompKeep) {
       const { allNullValues, doc, indent, indentStep, options: { commentString, indentSeq, simpleKeys } } = ctx;
@@ -36649,7 +36059,7 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      let str = stringify2.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
       if (!explicitKey && !ctx.inFlow && str.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
@@ -36701,7 +36111,7 @@ ${indent}:`;
         ctx.indent = ctx.indent.substring(2);
       }
       let valueCommentDone = false;
-      const valueStr = stringify.stringify(value, ctx, () => valueCommentDone = true, () => chompKeep = true);
+      const valueStr = stringify2.stringify(value, ctx, () => valueCommentDone = true, () => chompKeep = true);
       let ws2 = " ";
       if (keyComment || vsb || vcb) {
         ws2 = vsb ? "\n" : "";
@@ -36842,7 +36252,7 @@ var require_addPairToJSMap = __commonJS({
     "use strict";
     var log = require_log();
     var merge3 = require_merge();
-    var stringify = require_stringify();
+    var stringify2 = require_stringify();
     var identity = require_identity();
     var toJS = require_toJS();
     function addPairToJSMap(ctx, map2, { key, value }) {
@@ -36878,7 +36288,7 @@ var require_addPairToJSMap = __commonJS({
       if (typeof jsKey !== "object")
         return String(jsKey);
       if (identity.isNode(key) && ctx?.doc) {
-        const strCtx = stringify.createStringifyContext(ctx.doc, {});
+        const strCtx = stringify2.createStringifyContext(ctx.doc, {});
         strCtx.anchors = /* @__PURE__ */ new Set();
         for (const node of ctx.anchors.keys())
           strCtx.anchors.add(node.anchor);
@@ -36945,12 +36355,12 @@ var require_stringifyCollection = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyCollection.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var stringify = require_stringify();
+    var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyCollection(collection, ctx, options) {
       const flow = ctx.inFlow ?? collection.flow;
-      const stringify2 = flow ? stringifyFlowCollection : stringifyBlockCollection;
-      return stringify2(collection, ctx, options);
+      const stringify3 = flow ? stringifyFlowCollection : stringifyBlockCollection;
+      return stringify3(collection, ctx, options);
     }
     function stringifyBlockCollection({ comment, items }, ctx, { blockItemPrefix, flowChars, itemIndent, onChompKeep, onComment }) {
       const { indent, options: { commentString } } = ctx;
@@ -36975,7 +36385,7 @@ var require_stringifyCollection = __commonJS({
           }
         }
         chompKeep = false;
-        let str2 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str2 = stringify2.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
           str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
@@ -37042,7 +36452,7 @@ ${indent}${line2}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str = stringify.stringify(item, itemCtx, () => comment = null);
+        let str = stringify2.stringify(item, itemCtx, () => comment = null);
         reqNewline || (reqNewline = lines.length > linesAtValue || str.includes("\n"));
         if (i2 < items.length - 1) {
           str += ",";
@@ -38403,7 +37813,7 @@ var require_stringifyDocument = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyDocument.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var stringify = require_stringify();
+    var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyDocument(doc, options) {
       const lines = [];
@@ -38418,7 +37828,7 @@ var require_stringifyDocument = __commonJS({
       }
       if (hasDirectives)
         lines.push("---");
-      const ctx = stringify.createStringifyContext(doc, options);
+      const ctx = stringify2.createStringifyContext(doc, options);
       const { commentString } = ctx.options;
       if (doc.commentBefore) {
         if (lines.length !== 1)
@@ -38440,7 +37850,7 @@ var require_stringifyDocument = __commonJS({
           contentComment = doc.contents.comment;
         }
         const onChompKeep = contentComment ? void 0 : () => chompKeep = true;
-        let body2 = stringify.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
+        let body2 = stringify2.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
         if (contentComment)
           body2 += stringifyComment.lineComment(body2, "", commentString(contentComment));
         if ((body2[0] === "|" || body2[0] === ">") && lines[lines.length - 1] === "---") {
@@ -38448,7 +37858,7 @@ var require_stringifyDocument = __commonJS({
         } else
           lines.push(body2);
       } else {
-        lines.push(stringify.stringify(doc.contents, ctx));
+        lines.push(stringify2.stringify(doc.contents, ctx));
       }
       if (doc.directives?.docEnd) {
         if (doc.comment) {
@@ -38556,9 +37966,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path18, value) {
+      addIn(path21, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path18, value);
+          this.contents.addIn(path21, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38633,14 +38043,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path18) {
-        if (Collection2.isEmptyPath(path18)) {
+      deleteIn(path21) {
+        if (Collection2.isEmptyPath(path21)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path18) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path21) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38655,10 +38065,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path18, keepScalar) {
-        if (Collection2.isEmptyPath(path18))
+      getIn(path21, keepScalar) {
+        if (Collection2.isEmptyPath(path21))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path18, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path21, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38669,10 +38079,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path18) {
-        if (Collection2.isEmptyPath(path18))
+      hasIn(path21) {
+        if (Collection2.isEmptyPath(path21))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path18) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path21) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38689,13 +38099,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path18, value) {
-        if (Collection2.isEmptyPath(path18)) {
+      setIn(path21, value) {
+        if (Collection2.isEmptyPath(path21)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path18), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path21), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path18, value);
+          this.contents.setIn(path21, value);
         }
       }
       /**
@@ -40584,7 +39994,7 @@ var require_cst_scalar = __commonJS({
 var require_cst_stringify = __commonJS({
   "node_modules/yaml/dist/parse/cst-stringify.js"(exports) {
     "use strict";
-    var stringify = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
+    var stringify2 = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
     function stringifyToken(token) {
       switch (token.type) {
         case "block-scalar": {
@@ -40637,7 +40047,7 @@ var require_cst_stringify = __commonJS({
         res += stringifyToken(value);
       return res;
     }
-    exports.stringify = stringify;
+    exports.stringify = stringify2;
   }
 });
 
@@ -40656,9 +40066,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path18) => {
+    visit.itemAtPath = (cst, path21) => {
       let item = cst;
-      for (const [field, index2] of path18) {
+      for (const [field, index2] of path21) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40667,23 +40077,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path18) => {
-      const parent = visit.itemAtPath(cst, path18.slice(0, -1));
-      const field = path18[path18.length - 1][0];
+    visit.parentCollection = (cst, path21) => {
+      const parent = visit.itemAtPath(cst, path21.slice(0, -1));
+      const field = path21[path21.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path18, item, visitor) {
-      let ctrl = visitor(item, path18);
+    function _visit(path21, item, visitor) {
+      let ctrl = visitor(item, path21);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path18.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path21.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40694,10 +40104,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path18);
+            ctrl = ctrl(item, path21);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path18) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path21) : ctrl;
     }
     exports.visit = visit;
   }
@@ -42367,7 +41777,7 @@ var require_public_api = __commonJS({
       }
       return doc.toJS(Object.assign({ reviver: _reviver }, options));
     }
-    function stringify(value, replacer, options) {
+    function stringify2(value, replacer, options) {
       let _replacer = null;
       if (typeof replacer === "function" || Array.isArray(replacer)) {
         _replacer = replacer;
@@ -42392,7 +41802,7 @@ var require_public_api = __commonJS({
     exports.parse = parse7;
     exports.parseAllDocuments = parseAllDocuments;
     exports.parseDocument = parseDocument5;
-    exports.stringify = stringify;
+    exports.stringify = stringify2;
   }
 });
 
@@ -42448,11 +41858,806 @@ var require_dist = __commonJS({
   }
 });
 
+// schemas/iso-timestamp.ts
+var IsoTimestamp;
+var init_iso_timestamp = __esm({
+  "schemas/iso-timestamp.ts"() {
+    "use strict";
+    init_zod();
+    IsoTimestamp = external_exports.iso.datetime({ offset: true, error: "expected an ISO 8601 date and time, e.g. 2026-12-01T14:55:00.000Z" }).refine(
+      (text2) => {
+        const year = new Date(text2).getUTCFullYear();
+        return year >= 1 && year <= 9999;
+      },
+      { error: "expected a year from 0001 to 9999" }
+    );
+  }
+});
+
+// schemas/stage-record.ts
+function isCacheable(record2) {
+  return record2.status === "ran" && record2.cacheKey !== null && record2.keyInputs !== null && record2.dirtyReasons.length === 0;
+}
+function emptyStageRecord(name2, status) {
+  return {
+    name: name2,
+    status,
+    cacheKey: null,
+    keyInputs: null,
+    cachedFrom: null,
+    reasons: [],
+    startedAt: null,
+    finishedAt: null,
+    durationMs: 0,
+    exitCode: null,
+    outs: [],
+    metrics: {},
+    logTail: "",
+    logDigest: null,
+    error: null,
+    dirtyReasons: [],
+    warnings: [],
+    notes: [],
+    usage: null
+  };
+}
+var StageRecord;
+var init_stage_record = __esm({
+  "schemas/stage-record.ts"() {
+    "use strict";
+    init_zod();
+    init_blob_digest();
+    init_int32();
+    init_iso_timestamp();
+    init_key_inputs();
+    init_out_record();
+    init_statuses();
+    init_stage_usage();
+    StageRecord = external_exports.strictObject({
+      name: external_exports.string(),
+      status: StageStatus,
+      /** Null for `cache: false` stages and for stages that never got as far as a key. */
+      cacheKey: external_exports.string().nullable(),
+      keyInputs: KeyInputs.nullable(),
+      /** For a cached stage: the run whose execution produced these outputs. */
+      cachedFrom: external_exports.string().nullable(),
+      /** Why the stage ran instead of being restored; empty for a cached stage. */
+      reasons: external_exports.array(external_exports.string()),
+      /**
+       * What the summary says about how the stage is keyed: the files it read that are not
+       * among its deps, or why its reads could not be traced. Absent from older runners' events.
+       */
+      notes: external_exports.array(external_exports.string()).default([]),
+      startedAt: IsoTimestamp.nullable(),
+      finishedAt: IsoTimestamp.nullable(),
+      durationMs: external_exports.number().nonnegative(),
+      exitCode: external_exports.number().int().min(-INT32_MAX - 1).max(INT32_MAX).nullable(),
+      outs: external_exports.array(OutRecord),
+      /**
+       * The stage's metric values: the last point of each series it streamed, then the
+       * values of its metrics files (flattened to dotted names), which win on a clash.
+       */
+      metrics: external_exports.record(external_exports.string(), external_exports.number()),
+      /** The end of the stage's (masked) output, bounded. */
+      logTail: external_exports.string(),
+      /** The stage's whole (masked) output, as a blob. */
+      logDigest: BlobDigest.nullable(),
+      /** A sentence saying why the stage failed, was skipped or cancelled. */
+      error: external_exports.string().nullable(),
+      /**
+       * Key inputs that changed while the stage ran (`helpers.py changed while train ran`):
+       * its key no longer says what it read, so its result is not cached and the run is dirty.
+       */
+      dirtyReasons: external_exports.array(external_exports.string()).default([]),
+      /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
+      warnings: external_exports.array(external_exports.string()).default([]),
+      /** What its Slurm job used (stage-usage.ts); null for a stage that ran no job. Absent from older runners' events. */
+      usage: StageUsage.nullable().default(null)
+    });
+  }
+});
+
+// node_modules/shell-quote/quote.js
+var require_quote = __commonJS({
+  "node_modules/shell-quote/quote.js"(exports, module2) {
+    "use strict";
+    var OPS = (
+      /** @type {const} */
+      [
+        "||",
+        "&&",
+        ";;&",
+        ";;",
+        ";&",
+        "|&",
+        "<(",
+        ">(",
+        "<<<",
+        "<<-",
+        "<<",
+        ">>",
+        ">&",
+        ">|",
+        "&>>",
+        "&>",
+        "<&",
+        "<>",
+        "&",
+        ";",
+        "(",
+        ")",
+        "|",
+        "<",
+        ">"
+      ]
+    );
+    var LINE_TERMINATORS = /[\n\r\u2028\u2029]/;
+    var GLOB_SHELL_SPECIAL = /[\s#!"$&'():;<=>@\\^`|~]/g;
+    module2.exports = function quote(xs2) {
+      var sawComment = false;
+      return xs2.map(function(s4) {
+        if (sawComment && typeof s4 === "string" && LINE_TERMINATORS.test(s4)) {
+          throw new TypeError("a token after a `comment` must not contain line terminators");
+        }
+        if (s4 === "") {
+          return (
+            /** @type {const} */
+            "''"
+          );
+        }
+        if (s4 && typeof s4 === "object") {
+          if ("op" in s4 && s4.op === "glob") {
+            if (typeof s4.pattern !== "string") {
+              throw new TypeError("glob token requires a string `pattern`");
+            }
+            if (LINE_TERMINATORS.test(s4.pattern)) {
+              throw new TypeError("glob `pattern` must not contain line terminators");
+            }
+            if (s4.pattern === "") {
+              return (
+                /** @type {const} */
+                "''"
+              );
+            }
+            return s4.pattern.replace(GLOB_SHELL_SPECIAL, "\\$&");
+          }
+          if ("op" in s4 && typeof s4.op === "string") {
+            if (OPS.indexOf(s4.op) < 0) {
+              throw new TypeError("invalid `op` value: " + JSON.stringify(s4.op));
+            }
+            return s4.op.replace(/[\s\S]/g, "\\$&");
+          }
+          if ("comment" in s4 && typeof s4.comment === "string") {
+            if (LINE_TERMINATORS.test(s4.comment)) {
+              throw new TypeError("`comment` must not contain line terminators");
+            }
+            sawComment = true;
+            return "#" + s4.comment;
+          }
+          throw new TypeError("unrecognized object token shape");
+        }
+        if (/'/.test(s4) && /!/.test(s4)) {
+          return "'" + s4.replace(/'/g, `'"'"'`) + "'";
+        }
+        if (/["\s\\]/.test(s4) && !/'/.test(s4)) {
+          return "'" + s4 + "'";
+        }
+        if (/["'\s]/.test(s4)) {
+          return '"' + s4.replace(/(["\\$`])/g, "\\$1") + '"';
+        }
+        return String(s4).replace(/([A-Za-z]:)?([#!"$&'()*,:;<=>?@[\\\]^`{|}~])/g, "$1\\$2");
+      }).join(" ");
+    };
+  }
+});
+
+// node_modules/shell-quote/parse.js
+var require_parse3 = __commonJS({
+  "node_modules/shell-quote/parse.js"(exports, module2) {
+    "use strict";
+    var CONTROL = (
+      /** @type {const} */
+      "(?:" + /** @type {const} */
+      [
+        "\\|\\|",
+        "\\&(?:\\&|>>?)",
+        // `&&`, `&>`, and `&>>`
+        ";;\\&?",
+        // `;;` and `;;&`
+        "[;|]\\&",
+        // `;&` and `|&`
+        "\\<\\(",
+        "\\<\\<\\<",
+        "\\<\\<-",
+        "\\<\\<(?!\\()",
+        // `<<(` stays `<` and `<(`, as zsh reads it; other shells reject it
+        ">>",
+        ">[&|(]",
+        // `>&`, `>|`, and `>(`
+        "<[&>]",
+        // `<&` and `<>`
+        "[&;()|<>]"
+      ].join(
+        /** @type {const} */
+        "|"
+      ) + /** @type {const} */
+      ")"
+    );
+    var controlRE = new RegExp("^" + CONTROL + "$");
+    var META = (
+      /** @type {const} */
+      "|&;()<> \\t"
+    );
+    var SINGLE_QUOTE = (
+      /** @type {const} */
+      "'([^']*?)'"
+    );
+    var ANSI_C_BODY = "(?:\\\\[\\s\\S]|[^\\\\'])*?";
+    var ANSI_C_QUOTE = "\\$'" + ANSI_C_BODY + "'";
+    var ansiCAt = new RegExp("\\$'" + ANSI_C_BODY + "(?:(')|\\\\?$)", "g");
+    var ANSI_C_LETTERS = "abeEfnrtv";
+    var ANSI_C_CHARS = "\x07\b\x1B\x1B\f\n\r	\v";
+    var hash2 = /^#$/;
+    var SQ = (
+      /** @type {const} */
+      "'"
+    );
+    var DQ = (
+      /** @type {const} */
+      '"'
+    );
+    var DS = (
+      /** @type {const} */
+      "$"
+    );
+    var TOKEN = "";
+    var mult = (
+      /** @type {const} */
+      4294967296
+    );
+    for (i2 = 0; i2 < 4; i2++) {
+      TOKEN += (mult * Math.random()).toString(16);
+    }
+    var i2;
+    var startsWithToken = new RegExp("^" + TOKEN);
+    function matchAll(s4, r4) {
+      var origIndex = r4.lastIndex;
+      var matches = [];
+      var matchObj;
+      while (matchObj = r4.exec(s4)) {
+        matches[matches.length] = matchObj;
+        if (r4.lastIndex === matchObj.index) {
+          r4.lastIndex += 1;
+        }
+      }
+      r4.lastIndex = origIndex;
+      return matches;
+    }
+    function getVar(env, pre, key) {
+      var r4 = typeof env === "function" ? env(key) : env[key];
+      if (typeof r4 === "undefined" && key != "") {
+        r4 = "";
+      } else if (typeof r4 === "undefined") {
+        r4 = "$";
+      }
+      if (typeof r4 === "object") {
+        return pre + TOKEN + JSON.stringify(r4) + TOKEN;
+      }
+      return pre + r4;
+    }
+    var ansiCEscape = /\\([0-7]{1,3}|x[\dA-Fa-f]{1,2}|u[\dA-Fa-f]{1,4}|U[\dA-Fa-f]{1,8}|c(?:\\\\|[\s\S])|[abeEfnrtv\\'"?])/g;
+    function expandAnsiCEscape(m8, escape) {
+      var kind = escape.charAt(0);
+      if (kind === "c") {
+        var ctrl = escape.charAt(1);
+        return ctrl === "?" ? "\x7F" : String.fromCharCode(ctrl.charCodeAt(0) & 31);
+      }
+      if (kind === "x" || kind === "u" || kind === "U") {
+        var cp2 = parseInt(escape.slice(1), 16);
+        if (cp2 > 1114111) {
+          return m8;
+        }
+        return String.fromCharCode.apply(null, cp2 > 65535 ? [55232 + (cp2 >> 10), 56320 + (cp2 & 1023)] : [cp2]);
+      }
+      if (kind >= "0" && kind <= "7") {
+        return String.fromCharCode(parseInt(escape, 8) & 255);
+      }
+      var letter = ANSI_C_LETTERS.indexOf(escape);
+      return letter < 0 ? escape : ANSI_C_CHARS.charAt(letter);
+    }
+    function expandAnsiC(body2) {
+      return body2.replace(ansiCEscape, expandAnsiCEscape).split("\0")[0];
+    }
+    function closesAnsiC(s4, i3) {
+      ansiCAt.lastIndex = i3;
+      return !!/** @type {RegExpExecArray} */
+      ansiCAt.exec(s4)[1];
+    }
+    function parseInternal(string4, env, opts) {
+      if (!opts) {
+        opts = {};
+      }
+      var BS = opts.escape || "\\";
+      var ifs = opts.splitUnquoted === true ? " 	\n" : typeof opts.splitUnquoted === "string" ? opts.splitUnquoted : "";
+      var BAREWORD = "(\\" + BS + `['"$\\` + BS + META + "]|\\$\\$|\\$(?!" + ANSI_C_QUOTE.slice(2) + `)|[^\\s'"$` + META + "])+";
+      var DOUBLE_QUOTE = '"(?:\\' + BS + '[\\s\\S]|[^"\\' + BS + '])*"';
+      var chunker = new RegExp([
+        "(" + CONTROL + ")",
+        // control chars
+        "(" + ANSI_C_QUOTE + "|" + BAREWORD + "|" + DOUBLE_QUOTE + "|" + SINGLE_QUOTE + ")+"
+      ].join("|"), "g");
+      var matches = matchAll(string4, chunker);
+      if (matches.length === 0) {
+        return [];
+      }
+      if (!env) {
+        env = {};
+      }
+      var commented = false;
+      return matches.map(function(match) {
+        var s4 = match[0];
+        if (!s4 || commented) {
+          return void 0;
+        }
+        if (controlRE.test(s4)) {
+          return (
+            /** @type {ControlOperator} */
+            { op: s4 }
+          );
+        }
+        var quote = false;
+        var esc2 = false;
+        var out2 = "";
+        var words = [];
+        var sawQuote = false;
+        var pendingNw = null;
+        var isGlob = false;
+        var i3;
+        function parseEnvVar() {
+          i3 += 1;
+          var varend;
+          var varname;
+          var char2 = s4.charAt(i3);
+          if (char2 === "{") {
+            i3 += 1;
+            if (s4.charAt(i3) === "}") {
+              throw new Error("Bad substitution: " + s4.slice(i3 - 2, i3 + 1));
+            }
+            var depth = 1;
+            varend = i3;
+            while (depth > 0 && varend < s4.length) {
+              if (s4.charAt(varend) === "{" && s4.charAt(varend - 1) === "$") {
+                depth += 1;
+              } else if (s4.charAt(varend) === "}") {
+                depth -= 1;
+              }
+              varend += 1;
+            }
+            if (depth !== 0) {
+              throw new Error("Bad substitution: " + s4.slice(i3));
+            }
+            varend -= 1;
+            varname = s4.slice(i3, varend);
+            i3 = varend;
+          } else if (/[*@#?$!-]/.test(char2)) {
+            varname = char2;
+          } else {
+            var slicedFromI = s4.slice(i3);
+            varend = slicedFromI.match(/[^\w\d_]/);
+            if (!varend) {
+              varname = slicedFromI;
+              i3 = s4.length;
+            } else {
+              varname = slicedFromI.slice(0, varend.index);
+              i3 += /** @type {number} */
+              varend.index - 1;
+            }
+          }
+          return getVar(
+            /** @type {NonNullable<typeof env>} */
+            env,
+            "",
+            varname
+          );
+        }
+        function flushRun() {
+          if (pendingNw === null) {
+            return;
+          }
+          if (pendingNw === 0) {
+            if (out2 !== "") {
+              words[words.length] = out2;
+              out2 = "";
+            }
+          } else {
+            words[words.length] = out2;
+            out2 = "";
+            for (var fe2 = 1; fe2 < pendingNw; fe2 += 1) {
+              words[words.length] = "";
+            }
+          }
+          pendingNw = null;
+        }
+        for (i3 = 0; i3 < s4.length; i3++) {
+          var c6 = s4.charAt(i3);
+          if (ifs && c6 !== DS) {
+            flushRun();
+          }
+          isGlob = isGlob || !quote && (c6 === "*" || c6 === "?");
+          if (esc2) {
+            out2 += c6;
+            esc2 = false;
+          } else if (quote) {
+            if (c6 === quote) {
+              quote = false;
+            } else if (quote == SQ) {
+              out2 += c6;
+            } else {
+              if (c6 === BS) {
+                i3 += 1;
+                c6 = s4.charAt(i3);
+                if (c6 === DQ || c6 === BS || c6 === DS) {
+                  out2 += c6;
+                } else {
+                  out2 += BS + c6;
+                }
+              } else if (c6 === DS) {
+                out2 += parseEnvVar();
+              } else {
+                out2 += c6;
+              }
+            }
+          } else if (c6 === DQ || c6 === SQ) {
+            quote = c6;
+            sawQuote = true;
+          } else if (controlRE.test(c6)) {
+            return (
+              /** @type {ControlOperator} */
+              { op: s4 }
+            );
+          } else if (hash2.test(c6)) {
+            commented = true;
+            var commentObj = { comment: string4.slice(match.index + i3 + 1) };
+            if (out2.length) {
+              return (
+                /** @type {const} */
+                [out2, commentObj]
+              );
+            }
+            return (
+              /** @type {const} */
+              [commentObj]
+            );
+          } else if (c6 === BS) {
+            esc2 = true;
+          } else if (c6 === DS && s4.charAt(i3 + 1) === SQ && closesAnsiC(s4, i3)) {
+            flushRun();
+            sawQuote = true;
+            out2 += expandAnsiC(s4.slice(i3 + 2, ansiCAt.lastIndex - 1));
+            i3 = ansiCAt.lastIndex - 1;
+          } else if (c6 === DS) {
+            var value = parseEnvVar();
+            if (!ifs) {
+              out2 += value;
+            } else {
+              for (var vi = 0; vi < value.length; vi += 1) {
+                var vc = value.charAt(vi);
+                if (ifs.indexOf(vc) < 0) {
+                  flushRun();
+                  out2 += vc;
+                } else if (pendingNw === null) {
+                  pendingNw = vc === " " || vc === "	" || vc === "\n" ? 0 : 1;
+                } else if (vc !== " " && vc !== "	" && vc !== "\n") {
+                  pendingNw += 1;
+                }
+              }
+            }
+          } else {
+            out2 += c6;
+          }
+        }
+        if (isGlob) {
+          return (
+            /** @type {GlobPattern} */
+            { op: "glob", pattern: out2 }
+          );
+        }
+        if (ifs) {
+          if (pendingNw !== null && pendingNw > 0) {
+            words[words.length] = out2;
+            out2 = "";
+            for (var te4 = 1; te4 < pendingNw; te4 += 1) {
+              words[words.length] = "";
+            }
+          }
+          if (out2 !== "" || sawQuote && words.length === 0) {
+            words[words.length] = out2;
+          }
+          return words;
+        }
+        return out2;
+      }).reduce(
+        function(prev, arg2) {
+          if (typeof arg2 === "undefined") {
+            return prev;
+          }
+          [].concat(arg2).forEach(function(entry) {
+            prev[prev.length] = entry;
+          });
+          return prev;
+        },
+        /** @type {ParseEntry[]} */
+        []
+      );
+    }
+    module2.exports = function parse7(s4, env, opts) {
+      var mapped = parseInternal(s4, env, opts);
+      if (typeof env !== "function") {
+        return mapped;
+      }
+      return mapped.reduce(
+        function(acc, s5) {
+          if (typeof s5 === "object") {
+            acc[acc.length] = s5;
+            return acc;
+          }
+          var xs2 = s5.split(RegExp("(" + TOKEN + ".*?" + TOKEN + ")", "g"));
+          if (xs2.length === 1) {
+            acc[acc.length] = xs2[0];
+            return acc;
+          }
+          xs2.filter(Boolean).forEach(function(x10) {
+            acc[acc.length] = startsWithToken.test(x10) ? JSON.parse(x10.split(TOKEN)[1]) : x10;
+          });
+          return acc;
+        },
+        /** @type {ParseEntry[]} */
+        []
+      );
+    };
+  }
+});
+
+// node_modules/shell-quote/index.js
+var require_shell_quote = __commonJS({
+  "node_modules/shell-quote/index.js"(exports) {
+    "use strict";
+    exports.quote = require_quote();
+    exports.parse = require_parse3();
+  }
+});
+
+// node_modules/isexe/dist/commonjs/index.min.js
+var require_index_min = __commonJS({
+  "node_modules/isexe/dist/commonjs/index.min.js"(exports) {
+    "use strict";
+    var a3 = (t3, e) => () => (e || t3((e = { exports: {} }).exports, e), e.exports);
+    var _5 = a3((i2) => {
+      "use strict";
+      Object.defineProperty(i2, "__esModule", { value: true });
+      i2.sync = i2.isexe = void 0;
+      var M5 = __require("node:fs"), x10 = __require("node:fs/promises"), q7 = async (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return d6(await (0, x10.stat)(t3), e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      i2.isexe = q7;
+      var m8 = (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return d6((0, M5.statSync)(t3), e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      i2.sync = m8;
+      var d6 = (t3, e) => t3.isFile() && A7(t3, e), A7 = (t3, e) => {
+        let r4 = e.uid ?? process.getuid?.(), s4 = e.groups ?? process.getgroups?.() ?? [], n3 = e.gid ?? process.getgid?.() ?? s4[0];
+        if (r4 === void 0 || n3 === void 0) throw new Error("cannot get uid or gid");
+        let u4 = /* @__PURE__ */ new Set([n3, ...s4]), c6 = t3.mode, S7 = t3.uid, P8 = t3.gid, f7 = parseInt("100", 8), l4 = parseInt("010", 8), j7 = parseInt("001", 8), C6 = f7 | l4;
+        return !!(c6 & j7 || c6 & l4 && u4.has(P8) || c6 & f7 && S7 === r4 || c6 & C6 && r4 === 0);
+      };
+    });
+    var g8 = a3((o6) => {
+      "use strict";
+      Object.defineProperty(o6, "__esModule", { value: true });
+      o6.sync = o6.isexe = void 0;
+      var T7 = __require("node:fs"), I6 = __require("node:fs/promises"), D9 = __require("node:path"), F8 = async (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return y7(await (0, I6.stat)(t3), t3, e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      o6.isexe = F8;
+      var L7 = (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return y7((0, T7.statSync)(t3), t3, e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      o6.sync = L7;
+      var B7 = (t3, e) => {
+        let { pathExt: r4 = process.env.PATHEXT || "" } = e, s4 = r4.split(D9.delimiter);
+        if (s4.indexOf("") !== -1) return true;
+        for (let n3 of s4) {
+          let u4 = n3.toLowerCase(), c6 = t3.substring(t3.length - u4.length).toLowerCase();
+          if (u4 && c6 === u4) return true;
+        }
+        return false;
+      }, y7 = (t3, e, r4) => t3.isFile() && B7(e, r4);
+    });
+    var p6 = a3((h5) => {
+      "use strict";
+      Object.defineProperty(h5, "__esModule", { value: true });
+    });
+    var v6 = exports && exports.__createBinding || (Object.create ? (function(t3, e, r4, s4) {
+      s4 === void 0 && (s4 = r4);
+      var n3 = Object.getOwnPropertyDescriptor(e, r4);
+      (!n3 || ("get" in n3 ? !e.__esModule : n3.writable || n3.configurable)) && (n3 = { enumerable: true, get: function() {
+        return e[r4];
+      } }), Object.defineProperty(t3, s4, n3);
+    }) : (function(t3, e, r4, s4) {
+      s4 === void 0 && (s4 = r4), t3[s4] = e[r4];
+    }));
+    var G5 = exports && exports.__setModuleDefault || (Object.create ? (function(t3, e) {
+      Object.defineProperty(t3, "default", { enumerable: true, value: e });
+    }) : function(t3, e) {
+      t3.default = e;
+    });
+    var w7 = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var t3 = function(e) {
+        return t3 = Object.getOwnPropertyNames || function(r4) {
+          var s4 = [];
+          for (var n3 in r4) Object.prototype.hasOwnProperty.call(r4, n3) && (s4[s4.length] = n3);
+          return s4;
+        }, t3(e);
+      };
+      return function(e) {
+        if (e && e.__esModule) return e;
+        var r4 = {};
+        if (e != null) for (var s4 = t3(e), n3 = 0; n3 < s4.length; n3++) s4[n3] !== "default" && v6(r4, e, s4[n3]);
+        return G5(r4, e), r4;
+      };
+    })();
+    var X4 = exports && exports.__exportStar || function(t3, e) {
+      for (var r4 in t3) r4 !== "default" && !Object.prototype.hasOwnProperty.call(e, r4) && v6(e, t3, r4);
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.sync = exports.isexe = exports.posix = exports.win32 = void 0;
+    var E7 = w7(_5());
+    exports.posix = E7;
+    var O6 = w7(g8());
+    exports.win32 = O6;
+    X4(p6(), exports);
+    var H6 = process.env._ISEXE_TEST_PLATFORM_ || process.platform;
+    var b6 = H6 === "win32" ? O6 : E7;
+    exports.isexe = b6.isexe;
+    exports.sync = b6.sync;
+  }
+});
+
+// node_modules/which/lib/index.js
+var require_lib = __commonJS({
+  "node_modules/which/lib/index.js"(exports, module2) {
+    var { isexe, sync: isexeSync } = require_index_min();
+    var { join: join21, delimiter: delimiter3, sep: sep5, posix: posix7 } = __require("path");
+    var isWindows2 = process.platform === "win32";
+    var rSlash = new RegExp(`[${posix7.sep}${sep5 === posix7.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
+    var rRel = new RegExp(`^\\.${rSlash.source}`);
+    var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
+    var getPathInfo = (cmd, {
+      path: optPath = process.env.PATH,
+      pathExt: optPathExt = process.env.PATHEXT,
+      delimiter: optDelimiter = delimiter3
+    }) => {
+      const pathEnv = cmd.match(rSlash) ? [""] : [
+        // windows always checks the cwd first
+        ...isWindows2 ? [process.cwd()] : [],
+        ...(optPath || /* istanbul ignore next: very unusual */
+        "").split(optDelimiter)
+      ];
+      if (isWindows2) {
+        const pathExtExe = optPathExt || [".EXE", ".CMD", ".BAT", ".COM"].join(optDelimiter);
+        const pathExt = pathExtExe.split(optDelimiter).flatMap((item) => [item, item.toLowerCase()]);
+        if (cmd.includes(".") && pathExt[0] !== "") {
+          pathExt.unshift("");
+        }
+        return { pathEnv, pathExt, pathExtExe };
+      }
+      return { pathEnv, pathExt: [""] };
+    };
+    var getPathPart = (raw, cmd) => {
+      const pathPart = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
+      const prefix = !pathPart && rRel.test(cmd) ? cmd.slice(0, 2) : "";
+      return prefix + join21(pathPart, cmd);
+    };
+    var which3 = async (cmd, opt = {}) => {
+      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
+      const found = [];
+      for (const envPart of pathEnv) {
+        const p6 = getPathPart(envPart, cmd);
+        for (const ext of pathExt) {
+          const withExt = p6 + ext;
+          const is3 = await isexe(withExt, { pathExt: pathExtExe, ignoreErrors: true });
+          if (is3) {
+            if (!opt.all) {
+              return withExt;
+            }
+            found.push(withExt);
+          }
+        }
+      }
+      if (opt.all && found.length) {
+        return found;
+      }
+      if (opt.nothrow) {
+        return null;
+      }
+      throw getNotFoundError(cmd);
+    };
+    var whichSync = (cmd, opt = {}) => {
+      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
+      const found = [];
+      for (const pathEnvPart of pathEnv) {
+        const p6 = getPathPart(pathEnvPart, cmd);
+        for (const ext of pathExt) {
+          const withExt = p6 + ext;
+          const is3 = isexeSync(withExt, { pathExt: pathExtExe, ignoreErrors: true });
+          if (is3) {
+            if (!opt.all) {
+              return withExt;
+            }
+            found.push(withExt);
+          }
+        }
+      }
+      if (opt.all && found.length) {
+        return found;
+      }
+      if (opt.nothrow) {
+        return null;
+      }
+      throw getNotFoundError(cmd);
+    };
+    module2.exports = which3;
+    which3.sync = whichSync;
+  }
+});
+
+// core/manifest-key.ts
+function manifestKeyOf(inputs) {
+  const { untraced: _untraced, readSet: _readSet, ...rest } = inputs;
+  return digestOf({ ...rest, code: rest.code ? { digest: rest.code.digest } : null, manifest: true });
+}
+var CANDIDATE_LIMIT;
+var init_manifest_key = __esm({
+  "core/manifest-key.ts"() {
+    "use strict";
+    init_canonical_json();
+    CANDIDATE_LIMIT = 16;
+  }
+});
+
 // local/run-journal.ts
 import { open as open4 } from "node:fs/promises";
-import { join as join9 } from "node:path";
+import { join as join11 } from "node:path";
 function journalFileOf(journalDir, runId) {
-  return join9(journalDir, `${runId}.jsonl`);
+  return join11(journalDir, `${runId}.jsonl`);
 }
 var RunJournal;
 var init_run_journal = __esm({
@@ -42565,14 +42770,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path18, mode, cb) {
+        fs6.lchmod = function(path21, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path18, uid, gid, cb) {
+        fs6.lchown = function(path21, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -42580,7 +42785,7 @@ var require_polyfills = __commonJS({
       }
       if (platform2 === "win32") {
         fs6.rename = typeof fs6.rename !== "function" ? fs6.rename : (function(fs$rename) {
-          function rename10(from, to2, cb) {
+          function rename11(from, to2, cb) {
             var start2 = Date.now();
             var backoff = 0;
             fs$rename(from, to2, function CB(er2) {
@@ -42600,8 +42805,8 @@ var require_polyfills = __commonJS({
               if (cb) cb(er2);
             });
           }
-          if (Object.setPrototypeOf) Object.setPrototypeOf(rename10, fs$rename);
-          return rename10;
+          if (Object.setPrototypeOf) Object.setPrototypeOf(rename11, fs$rename);
+          return rename11;
         })(fs6.rename);
       }
       fs6.read = typeof fs6.read !== "function" ? fs6.read : (function(fs$read) {
@@ -42639,9 +42844,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path18, mode, callback) {
+        fs7.lchmod = function(path21, mode, callback) {
           fs7.open(
-            path18,
+            path21,
             constants5.O_WRONLY | constants5.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -42657,8 +42862,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path18, mode) {
-          var fd = fs7.openSync(path18, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path21, mode) {
+          var fd = fs7.openSync(path21, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -42679,8 +42884,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants5.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path18, at4, mt3, cb) {
-            fs7.open(path18, constants5.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path21, at4, mt3, cb) {
+            fs7.open(path21, constants5.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -42692,8 +42897,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path18, at4, mt3) {
-            var fd = fs7.openSync(path18, constants5.O_SYMLINK);
+          fs7.lutimesSync = function(path21, at4, mt3) {
+            var fd = fs7.openSync(path21, constants5.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -42811,11 +43016,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path18, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path18, options);
+      function ReadStream(path21, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path21, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path18;
+        this.path = path21;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -42860,10 +43065,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path18, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path18, options);
+      function WriteStream(path21, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path21, options);
         Stream.call(this);
-        this.path = path18;
+        this.path = path21;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -43006,14 +43211,14 @@ var require_graceful_fs = __commonJS({
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
       fs7.readFile = readFile11;
-      function readFile11(path18, options, cb) {
+      function readFile11(path21, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path18, options, cb);
-        function go$readFile(path19, options2, cb2, startTime) {
-          return fs$readFile(path19, options2, function(err2) {
+        return go$readFile(path21, options, cb);
+        function go$readFile(path22, options2, cb2, startTime) {
+          return fs$readFile(path22, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path19, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path22, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43022,15 +43227,15 @@ var require_graceful_fs = __commonJS({
         }
       }
       var fs$writeFile = fs7.writeFile;
-      fs7.writeFile = writeFile10;
-      function writeFile10(path18, data, options, cb) {
+      fs7.writeFile = writeFile12;
+      function writeFile12(path21, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path18, data, options, cb);
-        function go$writeFile(path19, data2, options2, cb2, startTime) {
-          return fs$writeFile(path19, data2, options2, function(err2) {
+        return go$writeFile(path21, data, options, cb);
+        function go$writeFile(path22, data2, options2, cb2, startTime) {
+          return fs$writeFile(path22, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path19, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path22, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43040,15 +43245,15 @@ var require_graceful_fs = __commonJS({
       }
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
-        fs7.appendFile = appendFile2;
-      function appendFile2(path18, data, options, cb) {
+        fs7.appendFile = appendFile3;
+      function appendFile3(path21, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path18, data, options, cb);
-        function go$appendFile(path19, data2, options2, cb2, startTime) {
-          return fs$appendFile(path19, data2, options2, function(err2) {
+        return go$appendFile(path21, data, options, cb);
+        function go$appendFile(path22, data2, options2, cb2, startTime) {
+          return fs$appendFile(path22, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path19, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path22, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43079,31 +43284,31 @@ var require_graceful_fs = __commonJS({
       var fs$readdir = fs7.readdir;
       fs7.readdir = readdir9;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir9(path18, options, cb) {
+      function readdir9(path21, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path19, options2, cb2, startTime) {
-          return fs$readdir(path19, fs$readdirCallback(
-            path19,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path22, options2, cb2, startTime) {
+          return fs$readdir(path22, fs$readdirCallback(
+            path22,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path19, options2, cb2, startTime) {
-          return fs$readdir(path19, options2, fs$readdirCallback(
-            path19,
+        } : function go$readdir2(path22, options2, cb2, startTime) {
+          return fs$readdir(path22, options2, fs$readdirCallback(
+            path22,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path18, options, cb);
-        function fs$readdirCallback(path19, options2, cb2, startTime) {
+        return go$readdir(path21, options, cb);
+        function fs$readdirCallback(path22, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path19, options2, cb2],
+                [path22, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -43174,7 +43379,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path18, options) {
+      function ReadStream(path21, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -43194,7 +43399,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path18, options) {
+      function WriteStream(path21, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -43212,22 +43417,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path18, options) {
-        return new fs7.ReadStream(path18, options);
+      function createReadStream4(path21, options) {
+        return new fs7.ReadStream(path21, options);
       }
-      function createWriteStream2(path18, options) {
-        return new fs7.WriteStream(path18, options);
+      function createWriteStream2(path21, options) {
+        return new fs7.WriteStream(path21, options);
       }
       var fs$open = fs7.open;
       fs7.open = open6;
-      function open6(path18, flags2, mode, cb) {
+      function open6(path21, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path18, flags2, mode, cb);
-        function go$open(path19, flags3, mode2, cb2, startTime) {
-          return fs$open(path19, flags3, mode2, function(err2, fd) {
+        return go$open(path21, flags2, mode, cb);
+        function go$open(path22, flags3, mode2, cb2, startTime) {
+          return fs$open(path22, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path19, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path22, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43756,7 +43961,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path18 = __require("path");
+    var path21 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -43767,7 +43972,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path18.resolve(file2));
+        return callback(null, path21.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -44152,7 +44357,9 @@ var init_metric_point = __esm({
       stage: external_exports.string(),
       name: external_exports.string().min(1),
       step: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-      value: external_exports.number().refine(Number.isFinite, { error: "expected a finite number" })
+      value: external_exports.number().refine(Number.isFinite, { error: "expected a finite number" }),
+      /** When the stage printed it, in ms since the epoch: the pages' wall-time axis. Absent from older runners. */
+      at: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional()
     });
   }
 });
@@ -44197,13 +44404,13 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir10, readdir as readdir6, readFile as readFile6, rename as rename6, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
-import { dirname as dirname5, join as join10 } from "node:path";
+import { mkdir as mkdir12, readdir as readdir6, readFile as readFile6, rename as rename7, rm as rm11, writeFile as writeFile9 } from "node:fs/promises";
+import { dirname as dirname5, join as join12 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson2(path18) {
-  const text2 = await readFile6(path18, "utf8").catch(() => null);
+async function readJson2(path21) {
+  const text2 = await readFile6(path21, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -44211,20 +44418,21 @@ async function readJson2(path18) {
     return null;
   }
 }
-async function writeJson(path18, value) {
-  await mkdir10(dirname5(path18), { recursive: true });
-  const temp = `${path18}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path21, value) {
+  await mkdir12(dirname5(path21), { recursive: true });
+  const temp = `${path21}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
-    await writeFile7(temp, JSON.stringify(value));
-    await rename6(temp, path18);
+    await writeFile9(temp, JSON.stringify(value));
+    await rename7(temp, path21);
   } finally {
-    await rm8(temp, { force: true });
+    await rm11(temp, { force: true });
   }
 }
 var IndexedCacheEntry, LocalIndex;
 var init_local_index = __esm({
   "local/local-index.ts"() {
     "use strict";
+    init_p_limit();
     init_zod();
     init_cache_entry();
     init_canonical_json();
@@ -44240,6 +44448,11 @@ var init_local_index = __esm({
       }
       root;
       read = /* @__PURE__ */ new Map();
+      /**
+       * The runs of a parallel sweep record into one index at once: a manifest key's list is
+       * read, changed and written one update at a time, so no entry is lost between two.
+       */
+      candidateUpdates = pLimit(1);
       /** The entry of `key` with its points, or null. */
       cacheEntry(key) {
         let found = this.read.get(key);
@@ -44280,10 +44493,12 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path18 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
-        const known = external_exports.array(external_exports.string()).safeParse(await readJson2(path18));
-        const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-        await writeJson(path18, keys.slice(0, CANDIDATE_LIMIT));
+        const path21 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        await this.candidateUpdates(async () => {
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson2(path21));
+          const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
+          await writeJson(path21, keys.slice(0, CANDIDATE_LIMIT));
+        });
       }
       /**
        * The baseline of DESIGN §7 among the runs recorded here: a succeeded run of the pipeline
@@ -44296,7 +44511,7 @@ var init_local_index = __esm({
         const commit = query.commits.find((each) => recorded.has(each));
         if (commit === void 0) return null;
         for (const name2 of [nameOf(query.paramsDigest), "newest"]) {
-          const json3 = await readJson2(join10(pipelineDir, commit, `${name2}.json`));
+          const json3 = await readJson2(join12(pipelineDir, commit, `${name2}.json`));
           if (json3 !== null && typeof json3 === "object") return runFromJson(json3);
         }
         return null;
@@ -44308,34 +44523,36 @@ var init_local_index = __esm({
        */
       async recordSucceededRun(run4) {
         if (run4.dirty || run4.commit === null || !/^[0-9a-f]+$/.test(run4.commit)) return;
-        const commitDir = join10(this.baselineDir(run4.pipelinePath), run4.commit);
-        await writeJson(join10(commitDir, `${nameOf(run4.paramsDigest)}.json`), run4);
-        await writeJson(join10(commitDir, "newest.json"), run4);
+        const commitDir = join12(this.baselineDir(run4.pipelinePath), run4.commit);
+        await writeJson(join12(commitDir, `${nameOf(run4.paramsDigest)}.json`), run4);
+        await writeJson(join12(commitDir, "newest.json"), run4);
       }
       candidatesPath(manifestKey) {
-        return join10(this.root, "candidates", `${nameOf(manifestKey)}.json`);
+        return join12(this.root, "candidates", `${nameOf(manifestKey)}.json`);
       }
       cachePath(key) {
-        return join10(this.root, "cache", `${nameOf(key)}.json`);
+        return join12(this.root, "cache", `${nameOf(key)}.json`);
       }
       previousPath(pipelinePath, stage) {
-        return join10(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
+        return join12(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
       }
       baselineDir(pipelinePath) {
-        return join10(this.root, "baseline", nameOf(pipelinePath));
+        return join12(this.root, "baseline", nameOf(pipelinePath));
       }
     };
   }
 });
 
 // local/local-store-paths.ts
-import { join as join11 } from "node:path";
+import { join as join13 } from "node:path";
 function localStorePaths(stateDir) {
   return {
-    journalDir: join11(stateDir, "journal"),
-    indexDir: join11(stateDir, "index"),
-    blobDir: join11(stateDir, "blobs"),
-    databaseDir: join11(stateDir, "db")
+    journalDir: join13(stateDir, "journal"),
+    indexDir: join13(stateDir, "index"),
+    blobDir: join13(stateDir, "blobs"),
+    databaseDir: join13(stateDir, "db"),
+    /** `<run>/<stage>.log`: what a running run's stages printed so far, for `fluksio ui`. */
+    liveDir: join13(stateDir, "live")
   };
 }
 var init_local_store_paths = __esm({
@@ -45516,7 +45733,7 @@ var init_sql = __esm({
         return new SQL([new StringChunk(str)]);
       }
       sql2.raw = raw;
-      function join19(chunks, separator) {
+      function join21(chunks, separator) {
         const result = [];
         for (const [i2, chunk] of chunks.entries()) {
           if (i2 > 0 && separator !== void 0) {
@@ -45526,7 +45743,7 @@ var init_sql = __esm({
         }
         return new SQL(result);
       }
-      sql2.join = join19;
+      sql2.join = join21;
       function identifier2(value) {
         return new Name(value);
       }
@@ -45818,7 +46035,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path18, field }, columnIndex) => {
+    (result2, { path: path21, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -45830,8 +46047,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path18.entries()) {
-        if (pathChunkIndex < path18.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path21.entries()) {
+        if (pathChunkIndex < path21.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -45839,8 +46056,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path18.length === 2) {
-            const objectName = path18[0];
+          if (joinsNotNullableMap && is(field, Column) && path21.length === 2) {
+            const objectName = path21[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -49867,7 +50084,7 @@ var init_select2 = __esm({
           const baseTableName = this.tableName;
           const tableName = getTableLikeName(table);
           for (const item of extractUsedTable(table)) this.usedTables.add(item);
-          if (typeof tableName === "string" && this.config.joins?.some((join19) => join19.alias === tableName)) {
+          if (typeof tableName === "string" && this.config.joins?.some((join21) => join21.alias === tableName)) {
             throw new Error(`Alias "${tableName}" is already used in this query`);
           }
           if (!this.isPartialSelect) {
@@ -51394,7 +51611,7 @@ var init_update = __esm({
       createJoin(joinType) {
         return (table, on3) => {
           const tableName = getTableLikeName(table);
-          if (typeof tableName === "string" && this.config.joins.some((join19) => join19.alias === tableName)) {
+          if (typeof tableName === "string" && this.config.joins.some((join21) => join21.alias === tableName)) {
             throw new Error(`Alias "${tableName}" is already used in this query`);
           }
           if (typeof on3 === "function") {
@@ -51490,10 +51707,10 @@ var init_update = __esm({
               const fromFields = this.getTableLikeFields(this.config.from);
               fields[tableName] = fromFields;
             }
-            for (const join19 of this.config.joins) {
-              const tableName2 = getTableLikeName(join19.table);
-              if (typeof tableName2 === "string" && !is(join19.table, SQL)) {
-                const fromFields = this.getTableLikeFields(join19.table);
+            for (const join21 of this.config.joins) {
+              const tableName2 = getTableLikeName(join21.table);
+              if (typeof tableName2 === "string" && !is(join21.table, SQL)) {
+                const fromFields = this.getTableLikeFields(join21.table);
                 fields[tableName2] = fromFields;
               }
             }
@@ -52519,6 +52736,11 @@ var init_runs = __esm({
         metricGoals: jsonb("metric_goals").$type().notNull().default({}),
         /** The check run's name (`fluksio`, `fluksio (lr=0.1)`); null off GitHub. */
         checkName: text("check_name"),
+        /**
+         * The branch the run is of: a push's branch, a pull request's head branch; null when
+         * unknown (a submitted run that named none, a local run). The run lists filter by it.
+         */
+        branch: text("branch"),
         /** A pull request's base branch, for the baseline (DESIGN §7); null for pushes. */
         baseRef: text("base_ref"),
         /**
@@ -52531,6 +52753,12 @@ var init_runs = __esm({
          * against the run it was first compared with, never one made later; null for none.
          */
         baselineRunId: text("baseline_run_id"),
+        /**
+         * CPU- and GPU-seconds the run's Slurm jobs used, summed over its stages and attempts as
+         * their finish events arrive (stage-usage.ts); null while no stage ran as a job.
+         */
+        cpuSeconds: doublePrecision("cpu_seconds"),
+        gpuSeconds: doublePrecision("gpu_seconds"),
         /** Whether baselineRunId was fixed at the run's end (false: a run from before, or unfinished). */
         baselineFixed: boolean4("baseline_fixed").notNull().default(false)
       },
@@ -52540,7 +52768,9 @@ var init_runs = __esm({
         index("runs_status_created_at_id_idx").on(table.status, table.createdAt, table.id),
         index("runs_group_id_idx").on(table.groupId),
         // `/fluksio cancel` and a new push look up a pull request's active runs.
-        index("runs_repository_pr_number_idx").on(table.repository, table.prNumber)
+        index("runs_repository_pr_number_idx").on(table.repository, table.prNumber),
+        // The run lists: a repository's runs newest first, a page at a time (keyset).
+        index("runs_repository_created_at_id_idx").on(table.repository, table.createdAt.desc(), table.id.desc())
       ]
     );
   }
@@ -52605,7 +52835,9 @@ var init_metric_points = __esm({
         name: text("name").notNull(),
         /** Any step up to 2^53 (`::metric` accepts them): a count of tokens or samples seen is one. */
         step: bigint4("step", { mode: "number" }).notNull(),
-        value: doublePrecision("value").notNull()
+        value: doublePrecision("value").notNull(),
+        /** When the stage printed it, ms since the epoch; null for points from runners that did not say. */
+        at: bigint4("at", { mode: "number" })
       },
       (table) => [
         primaryKey({ name: "metric_points_pkey", columns: [table.runId, table.stage, table.name, table.step] })
@@ -52648,7 +52880,9 @@ var init_stages = __esm({
         logDigest: text("log_digest"),
         error: text("error"),
         dirtyReasons: jsonb("dirty_reasons").$type().notNull().default([]),
-        warnings: jsonb("warnings").$type().notNull().default([])
+        warnings: jsonb("warnings").$type().notNull().default([]),
+        /** What the stage's Slurm job used; null for a stage that ran no job. */
+        usage: jsonb("usage").$type()
       },
       (table) => [primaryKey({ name: "stages_pkey", columns: [table.runId, table.name] })]
     );
@@ -52737,6 +52971,7 @@ var init_apply_run_events = __esm({
     init_cache_entries();
     init_log_lines();
     init_metric_points();
+    init_runs();
     init_stages();
     init_excluded();
   }
@@ -52785,7 +53020,8 @@ function toStageRecord(row) {
     logDigest: row.logDigest,
     error: row.error,
     dirtyReasons: row.dirtyReasons,
-    warnings: row.warnings
+    warnings: row.warnings,
+    usage: row.usage
   };
 }
 var init_to_stage_record = __esm({
@@ -52808,17 +53044,19 @@ async function journalOfRun({
         stage: metricPoints.stage,
         name: metricPoints.name,
         step: metricPoints.step,
-        value: metricPoints.value
+        value: metricPoints.value,
+        at: metricPoints.at
       }).from(metricPoints).where(eq(metricPoints.runId, runId)),
       tx.select().from(annotations).where(eq(annotations.runId, runId)).orderBy(asc(annotations.id))
     ]);
     const events2 = [];
     const next = () => events2.length;
-    if (pointRows.length > 0) events2.push({ type: "metric.points", points: pointRows, seq: next() });
-    for (const { stage, path: path18, line: line2, level, message, title } of annotationRows) {
+    const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
+    if (points.length > 0) events2.push({ type: "metric.points", points, seq: next() });
+    for (const { stage, path: path21, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path18, line: line2, level, message, title },
+        annotation: { stage, path: path21, line: line2, level, message, title },
         seq: next()
       });
     }
@@ -62462,6 +62700,12 @@ var init_github_checks = __esm({
          */
         annotationsOffset: integer2("annotations_offset").default(0),
         /**
+         * The run's attempt that `annotations_sent` and `annotations_offset` count for: a later
+         * attempt's start resets them and sets it, and a sync of an earlier attempt still in
+         * flight may no longer record its progress over the reset (record-check-run-progress.ts).
+         */
+        annotationsAttempt: integer2("annotations_attempt").notNull().default(1),
+        /**
          * The status GitHub last accepted (`queued`, `in_progress`, `completed`): only refreshes
          * of a check run already shown in progress are spaced; the change into it goes at once.
          */
@@ -62668,12 +62912,12 @@ var init_migrator2 = __esm({
 
 // store/db/migrate-database.ts
 import { existsSync as existsSync4 } from "node:fs";
-import { dirname as dirname6, join as join13 } from "node:path";
+import { dirname as dirname6, join as join15 } from "node:path";
 import { fileURLToPath } from "node:url";
 function migrationsFolder() {
   const start2 = dirname6(fileURLToPath(import.meta.url));
   for (let dir = start2; ; dir = dirname6(dir)) {
-    if (existsSync4(join13(dir, "drizzle", "meta", "_journal.json"))) return join13(dir, "drizzle");
+    if (existsSync4(join15(dir, "drizzle", "meta", "_journal.json"))) return join15(dir, "drizzle");
     if (dirname6(dir) === dir)
       throw new Error(`No drizzle/meta/_journal.json above ${start2}: cannot find fluksio's migrations`);
   }
@@ -62691,10 +62935,10 @@ var init_migrate_database = __esm({
 // store/db/migrations-digest.ts
 import { createHash as createHash7 } from "node:crypto";
 import { readdir as readdir7, readFile as readFile7 } from "node:fs/promises";
-import { join as join14 } from "node:path";
+import { join as join16 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
-  const files = (await readdir7(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join14(entry.parentPath, entry.name)).sort();
+  const files = (await readdir7(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join16(entry.parentPath, entry.name)).sort();
   const hash2 = createHash7("sha256");
   for (const file2 of files)
     hash2.update(file2.slice(folder.length)).update("\0").update(await readFile7(file2));
@@ -62710,19 +62954,19 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir11, readFile as readFile8, rename as rename7, rm as rm9, writeFile as writeFile8 } from "node:fs/promises";
-import { join as join15 } from "node:path";
+import { cp, mkdir as mkdir13, readFile as readFile8, rename as rename8, rm as rm12, writeFile as writeFile10 } from "node:fs/promises";
+import { join as join17 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
 }
 async function openLocalDatabase(dataDir, options = {}) {
   const waitMs = options.waitMs ?? 2e3;
-  await mkdir11(dataDir, { recursive: true });
+  await mkdir13(dataDir, { recursive: true });
   const release = await lockDirectory(dataDir, waitMs);
   let digest;
   try {
     digest = await migrationsDigest();
-    if (options.templateRoot && !existsSync5(join15(dataDir, "PG_VERSION"))) {
+    if (options.templateRoot && !existsSync5(join17(dataDir, "PG_VERSION"))) {
       await cp(await ensureTemplate(options.templateRoot, digest), dataDir, { recursive: true });
     }
   } catch (error47) {
@@ -62743,20 +62987,20 @@ async function openLocalDatabase(dataDir, options = {}) {
   }
 }
 async function ensureTemplate(root, digest) {
-  const template = join15(root, `pglite-${digest}`);
-  if (existsSync5(join15(template, MIGRATED_MARKER))) return template;
+  const template = join17(root, `pglite-${digest}`);
+  if (existsSync5(join17(template, MIGRATED_MARKER))) return template;
   const building = `${template}.tmp-${randomBytes3(6).toString("hex")}`;
-  await mkdir11(building, { recursive: true });
+  await mkdir13(building, { recursive: true });
   try {
     const client = await je2.create(building, { startParams: pgliteStartParams() });
     const store = await migrated(client, async () => {
     }, { dataDir: building, digest });
     await store.close();
-    await rename7(building, template).catch((error47) => {
-      if (!existsSync5(join15(template, MIGRATED_MARKER))) throw error47;
+    await rename8(building, template).catch((error47) => {
+      if (!existsSync5(join17(template, MIGRATED_MARKER))) throw error47;
     });
   } finally {
-    await rm9(building, { recursive: true, force: true });
+    await rm12(building, { recursive: true, force: true });
   }
   return template;
 }
@@ -62773,11 +63017,11 @@ async function migrated(client, release, onDisk) {
   };
   const db = drizzle({ client, schema: tables_exports });
   try {
-    const marker = onDisk ? join15(onDisk.dataDir, MIGRATED_MARKER) : null;
+    const marker = onDisk ? join17(onDisk.dataDir, MIGRATED_MARKER) : null;
     const current = marker ? await readFile8(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
-      if (marker && onDisk) await writeFile8(marker, onDisk.digest);
+      if (marker && onDisk) await writeFile10(marker, onDisk.digest);
     }
   } catch (error47) {
     await close();
@@ -62923,7 +63167,7 @@ __export(rebuild_local_index_exports, {
   rebuildLocalIndex: () => rebuildLocalIndex
 });
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { mkdir as mkdir12, readdir as readdir8, rename as rename8, rm as rm10 } from "node:fs/promises";
+import { mkdir as mkdir14, readdir as readdir8, rename as rename9, rm as rm13 } from "node:fs/promises";
 async function indexFromJournals(journalDir) {
   const names = (await readdir8(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
   const built = {
@@ -62994,7 +63238,7 @@ async function rebuildLocalIndex(indexDir, built) {
   const suffix = randomBytes4(6).toString("hex");
   const fresh = new LocalIndex(`${indexDir}.rebuilding-${suffix}`);
   try {
-    await mkdir12(fresh.root, { recursive: true });
+    await mkdir14(fresh.root, { recursive: true });
     const entries = [...built.cache.values()].sort(
       (a3, b6) => a3.entry.createdAt.localeCompare(b6.entry.createdAt)
     );
@@ -63005,13 +63249,13 @@ async function rebuildLocalIndex(indexDir, built) {
         await fresh.recordPreviousStage(pipelinePath, stage, previous);
     }
     const old = `${indexDir}.old-${suffix}`;
-    await rename8(indexDir, old).catch((error47) => {
+    await rename9(indexDir, old).catch((error47) => {
       if (error47.code !== "ENOENT") throw error47;
     });
-    await rename8(fresh.root, indexDir);
-    await rm10(old, { recursive: true, force: true });
+    await rename9(fresh.root, indexDir);
+    await rm13(old, { recursive: true, force: true });
   } finally {
-    await rm10(fresh.root, { recursive: true, force: true });
+    await rm13(fresh.root, { recursive: true, force: true });
   }
 }
 var init_rebuild_local_index = __esm({
@@ -63032,17 +63276,17 @@ __export(adopt_database_runs_exports, {
 });
 import { randomBytes as randomBytes5 } from "node:crypto";
 import { existsSync as existsSync6 } from "node:fs";
-import { mkdir as mkdir13, rename as rename9, rm as rm11, writeFile as writeFile9 } from "node:fs/promises";
+import { mkdir as mkdir15, rename as rename10, rm as rm14, writeFile as writeFile11 } from "node:fs/promises";
 async function adoptDatabaseRuns(stateDir) {
   const paths = localStorePaths(stateDir);
   const building = `${paths.journalDir}.adopting-${randomBytes5(6).toString("hex")}`;
   const database = await openLocalDatabase(paths.databaseDir, { waitMs: 12e4 });
   try {
-    await mkdir13(building, { recursive: true });
+    await mkdir15(building, { recursive: true });
     const ids = await database.db.select({ id: runs.id }).from(runs).orderBy(asc(runs.id));
     for (const { id } of ids) {
       const records = await journalOfRun({ db: database.db, runId: id });
-      await writeFile9(
+      await writeFile11(
         journalFileOf(building, id),
         records.map((record2) => `${JSON.stringify(record2)}
 `).join("")
@@ -63052,12 +63296,12 @@ async function adoptDatabaseRuns(stateDir) {
     await database.close();
   }
   try {
-    await rename9(building, paths.journalDir);
+    await rename10(building, paths.journalDir);
   } catch (error47) {
     if (!existsSync6(paths.journalDir)) throw error47;
     return;
   } finally {
-    await rm11(building, { recursive: true, force: true });
+    await rm14(building, { recursive: true, force: true });
   }
   await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir));
 }
@@ -65749,15 +65993,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path18 = [graph[toModel].parent, toModel];
+      const path21 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path18.unshift(graph[cur].parent);
+        path21.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path18;
+      fn3.conversion = path21;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -67085,10 +67329,10 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check2(path18, isFile, isDirectory3) {
-      log(`checking %s`, path18);
+    function check2(path21, isFile, isDirectory3) {
+      log(`checking %s`, path21);
       try {
-        const stat7 = fs_1.statSync(path18);
+        const stat7 = fs_1.statSync(path21);
         if (stat7.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
@@ -67108,8 +67352,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path18, type = exports.READABLE) {
-      return check2(path18, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path21, type = exports.READABLE) {
+      return check2(path21, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -69615,9 +69859,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path18) {
+function readJson(path21) {
   try {
-    return JSON.parse(readFileSync(path18, "utf8"));
+    return JSON.parse(readFileSync(path21, "utf8"));
   } catch {
     return null;
   }
@@ -69792,9 +70036,9 @@ function ulid3(seedTime, prng) {
 
 // runner/keys/code-index.ts
 init_canonical_json();
-import { existsSync as existsSync2, lstatSync as lstatSync2 } from "node:fs";
+import { existsSync as existsSync2, lstatSync as lstatSync3 } from "node:fs";
 import { readlink as readlink4 } from "node:fs/promises";
-import path9 from "node:path";
+import path12 from "node:path";
 
 // runner/workspace/git-file-mode.ts
 function gitFileMode(stats) {
@@ -70054,15 +70298,212 @@ var StatCache = class {
   }
 };
 
+// runner/workspace/listing-snapshot.ts
+init_zod();
+import { randomUUID as randomUUID3 } from "node:crypto";
+import { lstatSync, readdirSync, readFileSync as readFileSync3 } from "node:fs";
+import { mkdir as mkdir3, rename as rename3, rm as rm3, writeFile as writeFile3 } from "node:fs/promises";
+import path7 from "node:path";
+
+// runner/workspace/never-code.ts
+var NEVER_CODE = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
+function isNeverCode(repoPath) {
+  return NEVER_CODE.test(repoPath);
+}
+
+// runner/workspace/listing-snapshot.ts
+var GuardSchema = external_exports.union([
+  external_exports.tuple([external_exports.string(), external_exports.number(), external_exports.number(), external_exports.number(), external_exports.number()]),
+  external_exports.tuple([external_exports.string()])
+]);
+var HeaderSchema = external_exports.object({
+  layout: external_exports.literal("fluksio-listing 1"),
+  environment: external_exports.string(),
+  guards: external_exports.array(GuardSchema),
+  commit: external_exports.string().nullable(),
+  objectFormat: external_exports.enum(["sha1", "sha256"]),
+  unmerged: external_exports.array(external_exports.string()),
+  skipWorktree: external_exports.array(external_exports.string()),
+  headDiffers: external_exports.array(external_exports.tuple([external_exports.string(), external_exports.string().nullable()])),
+  sources: external_exports.object({
+    gitDir: external_exports.string(),
+    commonDir: external_exports.string(),
+    indexFile: external_exports.string(),
+    excludeFile: external_exports.string(),
+    configFiles: external_exports.array(external_exports.string()),
+    excludesFile: external_exports.string().nullable(),
+    ignoredDirs: external_exports.array(external_exports.string())
+  }),
+  /** How many `path\0entry\0` pairs follow the header's line. */
+  count: external_exports.number().int().nonnegative()
+});
+function environmentKey(environment) {
+  const names = Object.keys(environment).filter((name2) => name2.startsWith("GIT_") || name2 === "HOME" || name2 === "XDG_CONFIG_HOME").sort();
+  return JSON.stringify(names.map((name2) => [name2, environment[name2]]));
+}
+function listingGuards(options) {
+  const { root, listing, environment } = options;
+  const { sources } = listing;
+  const home = environment.HOME ?? "";
+  const xdg = environment.XDG_CONFIG_HOME || path7.join(home, ".config");
+  const head = readOrNull(path7.join(sources.gitDir, "HEAD"));
+  const branch = /^ref: (refs\/heads\/[^\n]+)\n?$/.exec(head ?? "")?.[1];
+  if (branch === void 0 && !/^[0-9a-f]{40}(?:[0-9a-f]{24})?\n?$/.test(head ?? "")) return null;
+  const excludesFile = sources.excludesFile?.replace(/^~\//, `${home}/`) ?? path7.join(xdg, "git", "ignore");
+  const files = [
+    path7.join(sources.gitDir, "HEAD"),
+    ...branch === void 0 ? [] : [path7.join(sources.commonDir, branch)],
+    path7.join(sources.commonDir, "packed-refs"),
+    path7.join(sources.commonDir, "reftable"),
+    sources.indexFile,
+    sources.excludeFile,
+    path7.resolve(root, excludesFile),
+    ...sources.configFiles,
+    // Config files that may not exist yet, where git would look for them.
+    environment.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
+    ...environment.GIT_CONFIG_GLOBAL !== void 0 ? [environment.GIT_CONFIG_GLOBAL] : [path7.join(home, ".gitconfig"), path7.join(xdg, "git", "config")],
+    path7.join(sources.commonDir, "config"),
+    path7.join(sources.gitDir, "config.worktree")
+  ];
+  const guards = [...new Set(files)].map(guardOf);
+  const walked = walkedDirectories(root, new Set(sources.ignoredDirs), guards);
+  if (walked === null) return null;
+  const oldest = options.scanStartedMs - options.racyWindowMs;
+  return guards.every((guard) => guard.length === 1 || Math.max(guard[3], guard[4]) < oldest) ? guards : null;
+}
+function walkedDirectories(root, ignoredDirs, guards) {
+  const pending = [""];
+  for (let dir = pending.pop(); dir !== void 0; dir = pending.pop()) {
+    const absDir = dir === "" ? root : `${root}/${dir}`;
+    guards.push(guardOf(absDir));
+    let entries;
+    try {
+      entries = readdirSync(absDir, { withFileTypes: true });
+    } catch {
+      return null;
+    }
+    for (const entry of entries) {
+      const repoPath = dir === "" ? entry.name : `${dir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (entry.name !== ".git" && !ignoredDirs.has(repoPath) && !isNeverCode(repoPath)) {
+          pending.push(repoPath);
+        }
+      } else if (entry.name === ".gitignore") {
+        guards.push(guardOf(`${root}/${repoPath}`));
+      }
+    }
+  }
+  return guards;
+}
+function listingSnapshotHolds(snapshot, environment) {
+  if (snapshot.environment !== environmentKey(environment)) return false;
+  for (const guard of snapshot.guards) {
+    const now = guardOf(guard[0]);
+    if (now.length !== guard.length) return false;
+    if (now.length === 5 && (now[1] !== guard[1] || now[2] !== guard[2] || now[3] !== guard[3] || now[4] !== guard[4])) {
+      return false;
+    }
+  }
+  return true;
+}
+function guardOf(absPath) {
+  let stats;
+  try {
+    stats = lstatSync(absPath, { throwIfNoEntry: false });
+  } catch {
+    stats = void 0;
+  }
+  return stats === void 0 ? [absPath] : [absPath, stats.ino, stats.size, stats.mtimeMs, stats.ctimeMs];
+}
+function readOrNull(file2) {
+  try {
+    return readFileSync3(file2, "utf8");
+  } catch {
+    return null;
+  }
+}
+function loadListingSnapshot(file2) {
+  let text2;
+  try {
+    text2 = readFileSync3(file2, "utf8");
+  } catch {
+    return null;
+  }
+  const headerEnd = text2.indexOf("\n");
+  let header;
+  try {
+    header = HeaderSchema.safeParse(JSON.parse(text2.slice(0, headerEnd)));
+  } catch {
+    return null;
+  }
+  if (headerEnd < 0 || !header.success) return null;
+  const { environment, guards, count, unmerged, skipWorktree, headDiffers, ...rest } = header.data;
+  const fields = text2.slice(headerEnd + 1).split("\0");
+  if (fields.length !== 2 * count + 1) return null;
+  const paths = /* @__PURE__ */ new Map();
+  for (let i2 = 0; i2 < count; i2 += 1)
+    paths.set(fields[2 * i2], fields[2 * i2 + 1] || null);
+  return {
+    environment,
+    guards,
+    listing: {
+      ...rest,
+      paths,
+      unmerged: new Set(unmerged),
+      skipWorktree: new Set(skipWorktree),
+      headDiffers: new Map(headDiffers)
+    }
+  };
+}
+async function saveListingSnapshot(file2, snapshot) {
+  const { listing } = snapshot;
+  const header = {
+    layout: "fluksio-listing 1",
+    environment: snapshot.environment,
+    guards: snapshot.guards,
+    commit: listing.commit,
+    objectFormat: listing.objectFormat,
+    unmerged: [...listing.unmerged],
+    skipWorktree: [...listing.skipWorktree],
+    headDiffers: [...listing.headDiffers],
+    sources: listing.sources,
+    count: listing.paths.size
+  };
+  let body2 = "";
+  for (const [repoPath, entry] of listing.paths) body2 += `${repoPath}\0${entry ?? ""}\0`;
+  const temp = `${file2}.${randomUUID3()}.tmp`;
+  try {
+    await mkdir3(path7.dirname(file2), { recursive: true });
+    await writeFile3(temp, `${JSON.stringify(header)}
+${body2}`);
+    await rename3(temp, file2);
+  } catch {
+    await rm3(temp, { force: true }).catch(() => {
+    });
+  }
+}
+function listingSnapshotFile(statCacheFile) {
+  return `${statCacheFile}-listing`;
+}
+async function dropListingSnapshot(file2) {
+  await rm3(file2, { force: true }).catch(() => {
+  });
+}
+
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path18, message) {
+  constructor(path21, message) {
     super(message);
-    this.path = path18;
+    this.path = path21;
     this.name = "UnsafePathError";
   }
   path;
 };
+
+// runner/workspace/checked-out-ids.ts
+import { mkdtemp, rm as rm4 } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path8 from "node:path";
 
 // runner/workspace/git-output.ts
 import { execFile } from "node:child_process";
@@ -70076,6 +70517,26 @@ function gitOutput(cwd, args2) {
         );
     });
   });
+}
+
+// runner/workspace/checked-out-ids.ts
+var CHECKOUT_BATCH = 500;
+async function checkedOutIds(root, repoPaths, format) {
+  const ids = /* @__PURE__ */ new Map();
+  if (repoPaths.length === 0) return ids;
+  const scratch = await mkdtemp(path8.join(tmpdir(), "fluksio-checked-out-"));
+  try {
+    for (let i2 = 0; i2 < repoPaths.length; i2 += CHECKOUT_BATCH) {
+      const batch = repoPaths.slice(i2, i2 + CHECKOUT_BATCH);
+      await gitOutput(root, ["checkout-index", "--force", `--prefix=${scratch}/`, "--", ...batch]);
+      for (const repoPath of batch) {
+        ids.set(repoPath, await gitBlobIdOfFile(path8.join(scratch, repoPath), format));
+      }
+    }
+  } finally {
+    await rm4(scratch, { recursive: true, force: true });
+  }
+  return ids;
 }
 
 // runner/workspace/changed-paths.ts
@@ -70099,35 +70560,42 @@ async function changedPaths(root, listing, files) {
     else if (!listing.headDiffers.has(repoPath)) compare(repoPath, indexed);
   }
   for (const [repoPath, head] of listing.headDiffers) compare(repoPath, head);
+  const converted = [];
   for (let i2 = 0; i2 < filtered.length; i2 += CLEAN_BATCH) {
     const batch = filtered.slice(i2, i2 + CLEAN_BATCH);
     const cleaned = (await gitOutput(root, ["hash-object", "--", ...batch.map(({ repoPath }) => repoPath)])).split("\n");
     batch.forEach(({ repoPath, head }, index2) => {
       if (head.slice(7) !== cleaned[index2]) changed.add(repoPath);
+      else if (listing.headDiffers.has(repoPath)) changed.add(repoPath);
+      else converted.push(repoPath);
     });
+  }
+  const checkedOut = await checkedOutIds(root, converted, listing.objectFormat);
+  for (const repoPath of converted) {
+    if (checkedOut.get(repoPath) !== files.get(repoPath)?.slice(7)) changed.add(repoPath);
   }
   return changed;
 }
 
 // runner/workspace/find-repo-root.ts
-import { lstatSync, readFileSync as readFileSync3, statSync } from "node:fs";
+import { lstatSync as lstatSync2, readFileSync as readFileSync4, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
-import path7 from "node:path";
+import path9 from "node:path";
 async function findRepoRoot(dir) {
   const real2 = await realpath(dir);
   return nearestWorkTree(real2) ?? await askGit(real2, dir);
 }
 function nearestWorkTree(dir) {
   const device = statSync(dir).dev;
-  for (let current = dir; ; current = path7.dirname(current)) {
+  for (let current = dir; ; current = path9.dirname(current)) {
     if (statSync(current).dev !== device) return null;
-    const dotGit = path7.join(current, ".git");
-    const stats = lstatSync(dotGit, { throwIfNoEntry: false });
-    if (stats?.isDirectory() && lstatSync(path7.join(dotGit, "HEAD"), { throwIfNoEntry: false })?.isFile()) {
+    const dotGit = path9.join(current, ".git");
+    const stats = lstatSync2(dotGit, { throwIfNoEntry: false });
+    if (stats?.isDirectory() && lstatSync2(path9.join(dotGit, "HEAD"), { throwIfNoEntry: false })?.isFile()) {
       return current;
     }
-    if (stats?.isFile() && readFileSync3(dotGit, "latin1").startsWith("gitdir: ")) return current;
-    if (path7.dirname(current) === current) return null;
+    if (stats?.isFile() && readFileSync4(dotGit, "latin1").startsWith("gitdir: ")) return current;
+    if (path9.dirname(current) === current) return null;
   }
 }
 async function askGit(real2, dir) {
@@ -70145,57 +70613,79 @@ async function askGit(real2, dir) {
 
 // runner/workspace/work-tree-listing.ts
 import { spawn as spawn2 } from "node:child_process";
-
-// runner/workspace/never-code.ts
-var NEVER_CODE = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
-function isNeverCode(repoPath) {
-  return NEVER_CODE.test(repoPath);
-}
-
-// runner/workspace/work-tree-listing.ts
+import path10 from "node:path";
 async function listWorkTree(root) {
-  const { listed, head } = await runListing(root);
-  const formatEnd = head.indexOf("\n");
-  const commitEnd = head.indexOf("\n", formatEnd + 1);
-  const format = head.slice(0, Math.max(formatEnd, 0));
-  const commit = commitEnd < 0 ? "" : head.slice(formatEnd + 1, commitEnd);
+  const { listed, head, ignored, config: config2 } = await runListing(root);
+  const headerEnd = head.indexOf("\n\n");
+  const [format = "", gitDir = "", commonDir = "", indexFile = "", excludeFile = "", commit = ""] = head.slice(0, Math.max(headerEnd, 0)).split("\n");
   if (format !== "sha1" && format !== "sha256") {
     throw new Error(`git reported an unknown object format "${format}" in ${root}`);
   }
   return {
     commit: commit || null,
     objectFormat: format,
-    headDiffers: commit ? parseDiffIndex(head.slice(commitEnd + 1)) : /* @__PURE__ */ new Map(),
-    ...parseLsFiles(listed)
+    headDiffers: commit ? parseDiffIndex(head.slice(headerEnd + 2)) : /* @__PURE__ */ new Map(),
+    ...parseLsFiles(listed),
+    sources: {
+      gitDir,
+      commonDir: path10.resolve(root, commonDir),
+      indexFile: path10.resolve(root, indexFile),
+      excludeFile: path10.resolve(root, excludeFile),
+      ...parseConfigOrigins(root, config2),
+      ignoredDirs: ignored.split("\0").filter((entry) => entry.endsWith("/")).map((entry) => entry.slice(0, -1))
+    }
   };
 }
 var LISTING_SCRIPT = `git ls-files -z --stage -t --cached --others --exclude-standard \\
   --exclude=.fluksio --exclude=__pycache__ --exclude='*.pyc' &
-head=$(git rev-parse --show-object-format --verify -q HEAD)
+listed=$!
+git ls-files -z --others --ignored --directory --exclude-standard 2>/dev/null |
+  git check-ignore --stdin -z >&4 2>/dev/null &
+git config --list --show-origin -z >&5 2>/dev/null &
+head=$(git rev-parse --show-object-format --absolute-git-dir --git-common-dir \\
+  --git-path index --git-path info/exclude --verify -q HEAD)
 code=$?
-printf '%s\\n' "$head" >&3
-if [ $code -eq 0 ]; then git diff-index --cached -z --no-renames "\${head#*
+printf '%s\\n\\n' "$head" >&3
+if [ $code -eq 0 ]; then git diff-index --cached -z --no-renames "\${head##*
 }" >&3 || code=$?; fi
-wait $! || exit $?
+wait $listed || exit $?
+wait
 exit $code`;
 function runListing(root) {
   return new Promise((resolve6, reject) => {
     const child2 = spawn2("/bin/sh", ["-c", LISTING_SCRIPT], {
       cwd: root,
-      stdio: ["ignore", "pipe", "pipe", "pipe"]
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "pipe"]
     });
-    const outputs = [child2.stdout, child2.stderr, child2.stdio[3]].map((stream) => {
+    const streams = child2.stdio.slice(1);
+    const outputs = streams.map((stream) => {
       const chunks = [];
       stream.on("data", (chunk) => chunks.push(chunk));
       return chunks;
     });
     child2.on("error", reject);
     child2.on("close", (code) => {
-      const [listed, stderr, head] = outputs.map((chunks) => Buffer.concat(chunks).toString("utf8"));
-      if (code === 0 || code === 1 && stderr === "") resolve6({ listed, head });
+      const [listed, stderr, head, ignored, config2] = outputs.map(
+        (chunks) => Buffer.concat(chunks).toString("utf8")
+      );
+      if (code === 0 || code === 1 && stderr === "") resolve6({ listed, head, ignored, config: config2 });
       else reject(new Error(`git failed in ${root}: ${stderr.trim() || `exit code ${code}`}`));
     });
   });
+}
+function parseConfigOrigins(root, output) {
+  const configFiles = /* @__PURE__ */ new Set();
+  let excludesFile = null;
+  const fields = output.split("\0");
+  for (let i2 = 0; i2 + 1 < fields.length; i2 += 2) {
+    const origin = fields[i2];
+    if (origin.startsWith("file:")) configFiles.add(path10.resolve(root, origin.slice("file:".length)));
+    const entry = fields[i2 + 1];
+    const newline = entry.indexOf("\n");
+    if (newline >= 0 && entry.slice(0, newline) === "core.excludesfile")
+      excludesFile = entry.slice(newline + 1);
+  }
+  return { configFiles: [...configFiles], excludesFile };
 }
 function parseLsFiles(output) {
   const listed = { paths: /* @__PURE__ */ new Map(), unmerged: /* @__PURE__ */ new Set(), skipWorktree: /* @__PURE__ */ new Set() };
@@ -70235,7 +70725,7 @@ function parseDiffIndex(output) {
 // runner/workspace/workspace-path.ts
 init_reserved_path();
 import { lstat as lstat3, readlink as readlink3, realpath as realpath2 } from "node:fs/promises";
-import path8 from "node:path";
+import path11 from "node:path";
 var MAX_LINK_HOPS = 40;
 async function resolveWorkspacePath(root, relPath, options = {}) {
   const normalized = normalizeRelative(relPath);
@@ -70247,7 +70737,7 @@ async function resolveWorkspacePath(root, relPath, options = {}) {
   const components = normalized.split("/");
   for (let i2 = 0; i2 < components.length; i2++) {
     const prefix = components.slice(0, i2 + 1).join("/");
-    const absPrefix = path8.join(realRoot, prefix);
+    const absPrefix = path11.join(realRoot, prefix);
     const stats = await lstat3(absPrefix).catch((error47) => {
       if (error47.code === "ENOENT" || error47.code === "ENOTDIR") return null;
       throw error47;
@@ -70270,7 +70760,7 @@ async function resolveWorkspacePath(root, relPath, options = {}) {
       }
     }
   }
-  return path8.join(path8.resolve(root), normalized);
+  return path11.join(path11.resolve(root), normalized);
 }
 function normalizeRelative(relPath) {
   if (relPath === "" || relPath.includes("\0")) {
@@ -70279,10 +70769,10 @@ function normalizeRelative(relPath) {
       `"${relPath}" is not a usable path; expected a relative path like "data/x"`
     );
   }
-  if (path8.posix.isAbsolute(relPath) || path8.isAbsolute(relPath)) {
+  if (path11.posix.isAbsolute(relPath) || path11.isAbsolute(relPath)) {
     throw new UnsafePathError(relPath, `"${relPath}" is absolute; expected a path relative to the workspace`);
   }
-  const normalized = path8.posix.normalize(relPath).replace(/\/+$/, "");
+  const normalized = path11.posix.normalize(relPath).replace(/\/+$/, "");
   if (normalized === ".." || normalized.startsWith("../")) {
     throw new UnsafePathError(relPath, `"${relPath}" leads outside the workspace; expected a path inside it`);
   }
@@ -70297,45 +70787,83 @@ async function resolveLinkTarget(absPath, hops) {
   } catch (error47) {
     if (error47.code !== "ENOENT") throw error47;
   }
-  const parent = await resolveLinkTarget(path8.dirname(absPath), hops);
-  const here = path8.join(parent, path8.basename(absPath));
+  const parent = await resolveLinkTarget(path11.dirname(absPath), hops);
+  const here = path11.join(parent, path11.basename(absPath));
   const stats = await lstat3(here).catch(() => null);
   if (!stats?.isSymbolicLink()) return here;
   if (hops >= MAX_LINK_HOPS) throw new Error(`${absPath}: too many levels of symbolic links`);
-  return resolveLinkTarget(path8.resolve(parent, await readlink3(here)), hops + 1);
+  return resolveLinkTarget(path11.resolve(parent, await readlink3(here)), hops + 1);
 }
 function isInside(root, target) {
-  const relative3 = path8.relative(root, target);
-  const climbsOut = relative3 === ".." || relative3.startsWith(`..${path8.sep}`);
-  return !climbsOut && !path8.isAbsolute(relative3);
+  const relative3 = path11.relative(root, target);
+  const climbsOut = relative3 === ".." || relative3.startsWith(`..${path11.sep}`);
+  return !climbsOut && !path11.isAbsolute(relative3);
 }
 
 // runner/keys/code-index.ts
 var HASH_BATCH = 32;
 async function readCodeIndex(dir, options = {}) {
-  const repoRoot = existsSync2(path9.join(dir, ".git")) ? dir : await topLevelOf(dir);
+  const repoRoot = existsSync2(path12.join(dir, ".git")) ? dir : await topLevelOf(dir);
   const scanStartedMs = Date.now();
-  const listing = listWorkTree(repoRoot).catch((error47) => {
+  const statCacheFile = options.statCacheFile === void 0 ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
+  const snapshotFile = statCacheFile === null ? null : listingSnapshotFile(statCacheFile);
+  const snapshot = snapshotFile === null ? null : loadListingSnapshot(snapshotFile);
+  const reused = snapshot !== null && listingSnapshotHolds(snapshot, process.env) ? snapshot.listing : null;
+  const listing = reused !== null ? Promise.resolve(reused) : listWorkTree(repoRoot).catch((error47) => {
     throw notARepository(repoRoot, error47);
   });
   listing.catch(() => {
   });
-  const statCacheFile = options.statCacheFile === void 0 ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
   const loaded = statCacheFile === null ? null : loadStatCache(statCacheFile);
   const known = new StatCache(statCacheFile, loaded?.objectFormat ?? "sha1", loaded, scanStartedMs);
   await checkKnownFiles(repoRoot, known);
   const listed = await listing;
   const { commit, objectFormat } = listed;
   const cache = objectFormat === known.objectFormat ? known : new StatCache(statCacheFile, objectFormat, null, scanStartedMs);
-  const tree = await indexWorkTree({ root: repoRoot, top: repoRoot, prefix: "", listing: listed, cache });
+  const reads = { files: 0 };
+  const tree = await indexWorkTree({
+    root: repoRoot,
+    top: repoRoot,
+    prefix: "",
+    listing: listed,
+    cache,
+    reads
+  });
   await cache.save([...listed.paths.keys()]);
-  return { repoRoot, commit, objectFormat, ...tree };
+  if (snapshotFile !== null && reused === null) {
+    const nested = [...tree.files.values()].some((value) => value.startsWith("160000 "));
+    const guards = nested ? null : listingGuards({
+      root: repoRoot,
+      listing: listed,
+      environment: process.env,
+      scanStartedMs,
+      racyWindowMs: RACY_WINDOW_MS
+    });
+    if (guards !== null) {
+      await saveListingSnapshot(snapshotFile, {
+        listing: listed,
+        guards,
+        environment: environmentKey(process.env)
+      });
+    } else if (snapshot !== null) {
+      await dropListingSnapshot(snapshotFile);
+    }
+  }
+  return {
+    repoRoot,
+    commit,
+    objectFormat,
+    ...tree,
+    statCacheFile,
+    filesRead: reads.files,
+    gitListed: reused === null
+  };
 }
 async function defaultStatCacheFile(repoRoot) {
   const relPath = ".fluksio/code-stat-cache";
   const components = [`${repoRoot}/.fluksio`, `${repoRoot}/${relPath}`];
   if (components.every((component) => lstatOrNull(component)?.isSymbolicLink() === false)) {
-    return path9.join(path9.resolve(repoRoot), relPath);
+    return path12.join(path12.resolve(repoRoot), relPath);
   }
   try {
     return await resolveWorkspacePath(repoRoot, relPath);
@@ -70373,7 +70901,7 @@ async function indexWorkTree(scan) {
     } else if (stats.isDirectory()) {
       if (gitlink || indexed === null) nested.push({ repoPath, indexed });
     } else if (stats.isSymbolicLink()) {
-      const target = await readlink4(path9.join(root, repoPath), { encoding: "buffer" });
+      const target = await readlink4(path12.join(root, repoPath), { encoding: "buffer" });
       files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
       const outside = await outsideReason(scan, repoPath);
       if (outside !== null) outsideLinks.set(repoPath, outside);
@@ -70383,14 +70911,15 @@ async function indexWorkTree(scan) {
       else files.set(repoPath, value);
     } else {
       throw new Error(
-        `${path9.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`
+        `${path12.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`
       );
     }
   }
+  scan.reads.files += toHash.length;
   for (let i2 = 0; i2 < toHash.length; i2 += HASH_BATCH) {
     await Promise.all(
       toHash.slice(i2, i2 + HASH_BATCH).map(async ({ repoPath, stats }) => {
-        const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path9.join(root, repoPath), listing.objectFormat)}`;
+        const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path12.join(root, repoPath), listing.objectFormat)}`;
         scan.cache.remember(scan.prefix + repoPath, stats, value);
         files.set(repoPath, value);
       })
@@ -70407,15 +70936,15 @@ async function indexWorkTree(scan) {
 }
 function lstatOrNull(absPath) {
   try {
-    return lstatSync2(absPath, { throwIfNoEntry: false }) ?? null;
+    return lstatSync3(absPath, { throwIfNoEntry: false }) ?? null;
   } catch (error47) {
     if (error47.code === "ENOTDIR") return null;
     throw error47;
   }
 }
 async function submoduleId(scan, repoPath, outsideLinks) {
-  const root = path9.join(scan.root, repoPath);
-  if (!existsSync2(path9.join(root, ".git"))) return null;
+  const root = path12.join(scan.root, repoPath);
+  if (!existsSync2(path12.join(root, ".git"))) return null;
   const listing = await listWorkTree(root);
   const cache = listing.objectFormat === scan.listing.objectFormat ? scan.cache : new StatCache(null, listing.objectFormat, null, Date.now());
   const prefix = `${scan.prefix}${repoPath}/`;
@@ -70459,7 +70988,7 @@ function notARepository(dir, reason) {
 }
 
 // local/execute-local-run.ts
-import { join as join17 } from "node:path";
+import { join as join19 } from "node:path";
 
 // schemas/run-report.ts
 init_zod();
@@ -70469,13 +70998,7 @@ init_out_record();
 
 // schemas/metric-diff.ts
 function diffMetrics(current, baseline, goals) {
-  const declared = Object.keys(goals);
-  const names = [.../* @__PURE__ */ new Set([...Object.keys(current), ...Object.keys(baseline ?? {})])].sort((a3, b6) => {
-    const ia = declared.indexOf(a3);
-    const ib = declared.indexOf(b6);
-    if (ia >= 0 || ib >= 0) return (ia < 0 ? Infinity : ia) - (ib < 0 ? Infinity : ib);
-    return a3 < b6 ? -1 : a3 > b6 ? 1 : 0;
-  });
+  const names = inGoalOrder([...Object.keys(current), ...Object.keys(baseline ?? {})], goals);
   return names.map((name2) => {
     const value = current[name2] ?? null;
     const before = baseline?.[name2] ?? null;
@@ -70486,9 +71009,19 @@ function diffMetrics(current, baseline, goals) {
     return { name: name2, baseline: before, value, delta, deltaPct, better };
   });
 }
+function inGoalOrder(names, goals) {
+  const declared = Object.keys(goals);
+  return [...new Set(names)].sort((a3, b6) => {
+    const ia = declared.indexOf(a3);
+    const ib = declared.indexOf(b6);
+    if (ia >= 0 || ib >= 0) return (ia < 0 ? Infinity : ia) - (ib < 0 ? Infinity : ib);
+    return a3 < b6 ? -1 : a3 > b6 ? 1 : 0;
+  });
+}
 
 // schemas/run-report.ts
 init_statuses();
+init_stage_usage();
 var RunReport = external_exports.object({
   run: external_exports.object({
     id: external_exports.string(),
@@ -70507,7 +71040,13 @@ var RunReport = external_exports.object({
     createdAt: external_exports.string(),
     startedAt: external_exports.string().nullable(),
     finishedAt: external_exports.string().nullable(),
-    durationMs: external_exports.number().nullable()
+    durationMs: external_exports.number().nullable(),
+    /**
+     * CPU- and GPU-seconds its Slurm jobs used, every attempt's (stage-usage.ts); null when
+     * no stage ran as a job. Absent from older reports.
+     */
+    cpuSeconds: external_exports.number().nullable().default(null),
+    gpuSeconds: external_exports.number().nullable().default(null)
   }),
   stages: external_exports.array(
     external_exports.object({
@@ -70526,7 +71065,9 @@ var RunReport = external_exports.object({
       /** Key inputs that changed while it ran: why its result was not cached. */
       dirtyReasons: external_exports.array(external_exports.string()),
       /** What the user should fix, such as files it wrote that are neither outs nor ignored. */
-      warnings: external_exports.array(external_exports.string())
+      warnings: external_exports.array(external_exports.string()),
+      /** The Slurm job it ran as and what that used; null for none. Absent from older reports. */
+      usage: StageUsage.nullable().default(null)
     })
   ),
   metrics: external_exports.record(external_exports.string(), external_exports.number()),
@@ -70562,7 +71103,9 @@ function buildRunReport(detail, baseline, goals) {
       createdAt: run4.createdAt.toISOString(),
       startedAt: run4.startedAt?.toISOString() ?? null,
       finishedAt: run4.finishedAt?.toISOString() ?? null,
-      durationMs: run4.durationMs
+      durationMs: run4.durationMs,
+      cpuSeconds: run4.cpuSeconds,
+      gpuSeconds: run4.gpuSeconds
     },
     stages: detail.stages.map((stage) => ({
       name: stage.name,
@@ -70576,7 +71119,8 @@ function buildRunReport(detail, baseline, goals) {
       error: stage.error,
       outs: stage.outs,
       dirtyReasons: stage.dirtyReasons,
-      warnings: stage.warnings
+      warnings: stage.warnings,
+      usage: stage.usage
     })),
     metrics: run4.metrics,
     baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,
@@ -70591,7 +71135,7 @@ init_canonical_json();
 // runner/keys/code-digest.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
 init_canonical_json();
-import path10 from "node:path";
+import path13 from "node:path";
 function codeDigest(index2, scope) {
   const included = includeMatcher(scope);
   const excluded2 = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, "")));
@@ -70616,7 +71160,7 @@ function isSorted(entries) {
 function includeMatcher(scope) {
   if (scope.include === null) return () => true;
   const patterns = scope.include.map(
-    (glob) => glob.startsWith("/") ? glob.slice(1) : path10.posix.join(scope.pipelineDir, glob)
+    (glob) => glob.startsWith("/") ? glob.slice(1) : path13.posix.join(scope.pipelineDir, glob)
   );
   if (patterns.length === 0) return () => false;
   return (0, import_picomatch.default)(patterns, { dot: true });
@@ -70662,22 +71206,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path18) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path18)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path21) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path21)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path18) {
-  return posix.normalize(path18).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path21) {
+  return posix.normalize(path21).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path18) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path18);
-  if (repoPath === null) throw new Error(`"${path18}" is outside the repository`);
+function repoPathIn(workspace, path21) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path21);
+  if (repoPath === null) throw new Error(`"${path21}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -70687,11 +71231,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path18) => repoPathIn(workspace, path18));
-  const isOut = (path18) => outs.some((out2) => path18 === out2 || path18.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path21) => repoPathIn(workspace, path21));
+  const isOut = (path21) => outs.some((out2) => path21 === out2 || path21.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path18) => !isOut(path18)),
+    dirty: [...codeIndex.changed].some((path21) => !isOut(path21)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -70705,28 +71249,12 @@ function computeStamp(options) {
   };
 }
 
-// runner/workspace/first-parent-commits.ts
-async function firstParentCommits(repoRoot, commit, limit = 200) {
-  try {
-    const out2 = await gitOutput(repoRoot, [
-      "rev-list",
-      "--first-parent",
-      `--max-count=${limit}`,
-      commit,
-      "--"
-    ]);
-    return out2.split("\n").filter((line2) => line2);
-  } catch {
-    return [];
-  }
-}
-
 // runner/keys/interpreter-digests.ts
 init_zod();
 init_one_shot_parse();
 import { createHash as createHash4, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir as mkdir3, readFile, rename as rename3, stat as stat2, writeFile as writeFile3 } from "node:fs/promises";
+import { mkdir as mkdir4, readFile, rename as rename4, stat as stat2, writeFile as writeFile4 } from "node:fs/promises";
 import { dirname as dirname3 } from "node:path";
 var Remembered = external_exports.strictObject({ stat: external_exports.string(), digest: external_exports.string() });
 var RememberedFile = external_exports.record(external_exports.string(), Remembered);
@@ -70757,9 +71285,9 @@ var InterpreterDigests = class {
     if (!this.file || !this.changed || !this.known) return;
     const temporary = `${this.file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
     try {
-      await mkdir3(dirname3(this.file), { recursive: true });
-      await writeFile3(temporary, JSON.stringify(Object.fromEntries(this.known)));
-      await rename3(temporary, this.file);
+      await mkdir4(dirname3(this.file), { recursive: true });
+      await writeFile4(temporary, JSON.stringify(Object.fromEntries(this.known)));
+      await rename4(temporary, this.file);
       this.changed = false;
     } catch {
     }
@@ -70782,182 +71310,14 @@ var InterpreterDigests = class {
 };
 
 // runner/run-pipeline.ts
-import { mkdtemp as mkdtemp2, rm as rm6 } from "node:fs/promises";
-import { join as join8 } from "node:path";
-
-// node_modules/yocto-queue/index.js
-var Node = class {
-  value;
-  next;
-  constructor(value) {
-    this.value = value;
-  }
-};
-var Queue = class {
-  #head;
-  #tail;
-  #size;
-  constructor() {
-    this.clear();
-  }
-  enqueue(value) {
-    const node = new Node(value);
-    if (this.#head) {
-      this.#tail.next = node;
-      this.#tail = node;
-    } else {
-      this.#head = node;
-      this.#tail = node;
-    }
-    this.#size++;
-  }
-  dequeue() {
-    const current = this.#head;
-    if (!current) {
-      return;
-    }
-    this.#head = this.#head.next;
-    this.#size--;
-    if (!this.#head) {
-      this.#tail = void 0;
-    }
-    return current.value;
-  }
-  peek() {
-    if (!this.#head) {
-      return;
-    }
-    return this.#head.value;
-  }
-  clear() {
-    this.#head = void 0;
-    this.#tail = void 0;
-    this.#size = 0;
-  }
-  get size() {
-    return this.#size;
-  }
-  *[Symbol.iterator]() {
-    let current = this.#head;
-    while (current) {
-      yield current.value;
-      current = current.next;
-    }
-  }
-  *drain() {
-    while (this.#head) {
-      yield this.dequeue();
-    }
-  }
-};
-
-// node_modules/p-limit/index.js
-function pLimit(concurrency) {
-  let rejectOnClear = false;
-  if (typeof concurrency === "object") {
-    ({ concurrency, rejectOnClear = false } = concurrency);
-  }
-  validateConcurrency(concurrency);
-  if (typeof rejectOnClear !== "boolean") {
-    throw new TypeError("Expected `rejectOnClear` to be a boolean");
-  }
-  const queue = new Queue();
-  let activeCount = 0;
-  const resumeNext = () => {
-    if (activeCount < concurrency && queue.size > 0) {
-      activeCount++;
-      queue.dequeue().run();
-    }
-  };
-  const next = () => {
-    activeCount--;
-    resumeNext();
-  };
-  const run4 = async (function_, resolve6, arguments_) => {
-    const result = (async () => function_(...arguments_))();
-    resolve6(result);
-    try {
-      await result;
-    } catch {
-    }
-    next();
-  };
-  const enqueue = (function_, resolve6, reject, arguments_) => {
-    const queueItem = { reject };
-    new Promise((internalResolve) => {
-      queueItem.run = internalResolve;
-      queue.enqueue(queueItem);
-    }).then(run4.bind(void 0, function_, resolve6, arguments_));
-    if (activeCount < concurrency) {
-      resumeNext();
-    }
-  };
-  const generator = (function_, ...arguments_) => new Promise((resolve6, reject) => {
-    enqueue(function_, resolve6, reject, arguments_);
-  });
-  Object.defineProperties(generator, {
-    activeCount: {
-      get: () => activeCount
-    },
-    pendingCount: {
-      get: () => queue.size
-    },
-    clearQueue: {
-      value() {
-        if (!rejectOnClear) {
-          queue.clear();
-          return;
-        }
-        const abortError = AbortSignal.abort().reason;
-        while (queue.size > 0) {
-          queue.dequeue().reject(abortError);
-        }
-      }
-    },
-    concurrency: {
-      get: () => concurrency,
-      set(newConcurrency) {
-        validateConcurrency(newConcurrency);
-        concurrency = newConcurrency;
-        queueMicrotask(() => {
-          while (activeCount < concurrency && queue.size > 0) {
-            resumeNext();
-          }
-        });
-      }
-    },
-    map: {
-      async value(iterable, function_) {
-        const promises3 = [];
-        try {
-          Array.from(iterable, (value, index2) => {
-            const promise2 = generator(function_, value, index2);
-            promises3.push(promise2);
-            return promise2;
-          });
-        } catch (error47) {
-          for (const promise2 of promises3) {
-            promise2.catch(() => {
-            });
-          }
-          throw error47;
-        }
-        return Promise.all(promises3);
-      }
-    }
-  });
-  return generator;
-}
-function validateConcurrency(concurrency) {
-  if (!((Number.isInteger(concurrency) || concurrency === Number.POSITIVE_INFINITY) && concurrency > 0)) {
-    throw new TypeError("Expected `concurrency` to be a number from 1 and up");
-  }
-}
+init_p_limit();
+import { mkdtemp as mkdtemp3, rm as rm8 } from "node:fs/promises";
+import { join as join9 } from "node:path";
 
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path18) => ({ name: name2, path: normalizePipelinePath(path18) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path21) => ({ name: name2, path: normalizePipelinePath(path21) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -70972,10 +71332,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path18 = normalizePipelinePath(dep);
+  const path21 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path18) || pathContains(path18, out2)) return name2;
+      if (pathContains(out2, path21) || pathContains(path21, out2)) return name2;
     }
   }
   return null;
@@ -71007,8 +71367,8 @@ function findCycle(graph) {
 init_statuses();
 
 // runner/execute-stage.ts
-import { mkdir as mkdir7, rm as rm5 } from "node:fs/promises";
-import { dirname as dirname4 } from "node:path";
+import { mkdir as mkdir8, rm as rm7, writeFile as writeFile6 } from "node:fs/promises";
+import { dirname as dirname4, join as join6 } from "node:path";
 
 // core/pipeline/placeholder-contexts.ts
 var PLACEHOLDER = /\$\{([^}]*)\}/g;
@@ -71195,6 +71555,34 @@ function paramVariables(listed, values) {
   return variables;
 }
 
+// core/pipeline/params-file-text.ts
+var import_yaml = __toESM(require_dist(), 1);
+function paramsFileText(fileName, listed, values) {
+  const tree = {};
+  for (const name2 of listed) {
+    const value = values[name2];
+    if (value !== void 0) place(tree, name2, value);
+  }
+  return fileName.endsWith(".json") ? `${JSON.stringify(tree, null, 2)}
+` : (0, import_yaml.stringify)(tree);
+}
+function place(tree, name2, value) {
+  const parts = name2.split(".");
+  let node = tree;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (next === void 0) node[part] = {};
+    else if (typeof next !== "object" || next === null) {
+      tree[name2] = value;
+      return;
+    }
+    node = node[part];
+  }
+  const leaf = parts.at(-1);
+  if (typeof node[leaf] === "object" && node[leaf] !== null) tree[name2] = value;
+  else node[leaf] = value;
+}
+
 // runner/execute-stage.ts
 init_stage_record();
 
@@ -71209,7 +71597,7 @@ function cacheKeyOf(inputs) {
 var import_shell_quote = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib(), 1);
 import { open as open3, realpath as realpath3 } from "node:fs/promises";
-import path11 from "node:path";
+import path14 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
 var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
 var SHELL_OWN = new Set(
@@ -71279,7 +71667,7 @@ function commandWords(cmd) {
 }
 async function locate(word, options) {
   if (word.includes("/")) {
-    const file2 = path11.resolve(options.cwd, word);
+    const file2 = path14.resolve(options.cwd, word);
     return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
   }
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
@@ -71295,23 +71683,23 @@ async function shebangProgram(file2) {
     const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
     const program = words[0];
     if (!program) return null;
-    if (path11.basename(program) !== "env") return program;
+    if (path14.basename(program) !== "env") return program;
     return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
   } finally {
     await handle2.close();
   }
 }
 function isInside2(file2, dir) {
-  const relative3 = path11.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path11.isAbsolute(relative3);
+  const relative3 = path14.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path14.isAbsolute(relative3);
 }
 
 // runner/sandbox/private-dir.ts
-import { mkdir as mkdir4 } from "node:fs/promises";
+import { mkdir as mkdir5 } from "node:fs/promises";
 import { join as join3 } from "node:path";
 async function makePrivateDir(root, name2) {
   const dir = join3(root, name2);
-  for (const sub of ["home", "tmp", "pycache"]) await mkdir4(join3(dir, sub), { recursive: true });
+  for (const sub of ["home", "tmp", "pycache"]) await mkdir5(join3(dir, sub), { recursive: true });
   return dir;
 }
 
@@ -71341,18 +71729,18 @@ var BlobCorruptError = class extends Error {
 // runner/blobs/stage-outputs.ts
 init_canonical_json();
 init_out_record();
-import { randomUUID as randomUUID3 } from "node:crypto";
-import { chmod as chmod2, lstat as lstat4, mkdir as mkdir5, readdir as readdir2, realpath as realpath4, rename as rename4, rm as rm3, stat as stat3 } from "node:fs/promises";
-import path12 from "node:path";
+import { randomUUID as randomUUID4 } from "node:crypto";
+import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir2, realpath as realpath4, rename as rename5, rm as rm5, stat as stat3 } from "node:fs/promises";
+import path15 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path18, absPath, options) {
+  constructor(path21, absPath, options) {
     super(
-      `"${path18}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path21}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path18;
+    this.path = path21;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -71404,9 +71792,9 @@ async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
 async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const parent = path12.dirname(absPath);
-  await mkdir5(parent, { recursive: true });
-  const temp = path12.join(parent, `.${path12.basename(absPath)}.${randomUUID3()}.fluksio-restore`);
+  const parent = path15.dirname(absPath);
+  await mkdir6(parent, { recursive: true });
+  const temp = path15.join(parent, `.${path15.basename(absPath)}.${randomUUID4()}.fluksio-restore`);
   try {
     if (record2.kind === "file") {
       await blobs.getToFile(record2.digest, temp);
@@ -71416,18 +71804,18 @@ async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
     }
     await swapIntoPlace(temp, absPath, record2.kind === "dir");
   } finally {
-    await rm3(temp, { recursive: true, force: true });
+    await rm5(temp, { recursive: true, force: true });
   }
 }
 async function removeOut(pipelineDir, workspaceRoot, outPath) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { allowFinalSymlink: true, out: true });
-  await rm3(absPath, { recursive: true, force: true });
+  await rm5(absPath, { recursive: true, force: true });
 }
 async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
-  if (path12.posix.isAbsolute(outPath)) return outPath;
-  const dirInRoot = path12.relative(await realpath4(workspaceRoot), await realpath4(pipelineDir));
-  return path12.posix.join(dirInRoot.split(path12.sep).join("/"), outPath);
+  if (path15.posix.isAbsolute(outPath)) return outPath;
+  const dirInRoot = path15.relative(await realpath4(workspaceRoot), await realpath4(pipelineDir));
+  return path15.posix.join(dirInRoot.split(path15.sep).join("/"), outPath);
 }
 async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
   const real2 = await realpath4(absDir);
@@ -71437,7 +71825,7 @@ async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, 
   if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
   for (const entry of entries) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    const abs = path12.join(absDir, entry.name);
+    const abs = path15.join(absDir, entry.name);
     if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
     const stats = entry.isSymbolicLink() ? await stat3(abs) : entry;
     if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
@@ -71459,16 +71847,16 @@ function checkManifestPath(digest, relPath) {
 }
 async function restoreDir(blobs, digest, tempDir) {
   const manifest = DirManifest.parse(JSON.parse((await blobs.getBytes(digest)).toString("utf8")));
-  await mkdir5(tempDir);
+  await mkdir6(tempDir);
   for (const dir of manifest.dirs ?? []) {
     checkManifestPath(digest, dir);
-    await mkdir5(path12.join(tempDir, dir), { recursive: true });
+    await mkdir6(path15.join(tempDir, dir), { recursive: true });
   }
   for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
     await Promise.all(
       manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
         checkManifestPath(digest, file2.path);
-        const target = path12.join(tempDir, file2.path);
+        const target = path15.join(tempDir, file2.path);
         await blobs.getToFile(file2.digest, target);
         if (file2.executable) await makeExecutable(target);
       })
@@ -71478,18 +71866,18 @@ async function restoreDir(blobs, digest, tempDir) {
 async function swapIntoPlace(temp, dest, tempIsDir) {
   const existing = await lstat4(dest).catch(() => null);
   if (existing === null || !existing.isDirectory() && !tempIsDir) {
-    await rename4(temp, dest);
+    await rename5(temp, dest);
     return;
   }
-  const aside = path12.join(path12.dirname(dest), `.${path12.basename(dest)}.${randomUUID3()}.fluksio-old`);
-  await rename4(dest, aside);
+  const aside = path15.join(path15.dirname(dest), `.${path15.basename(dest)}.${randomUUID4()}.fluksio-old`);
+  await rename5(dest, aside);
   try {
-    await rename4(temp, dest);
+    await rename5(temp, dest);
   } catch (error47) {
-    await rename4(aside, dest);
+    await rename5(aside, dest);
     throw error47;
   }
-  await rm3(aside, { recursive: true, force: true });
+  await rm5(aside, { recursive: true, force: true });
 }
 
 // runner/find-stage-hit.ts
@@ -71568,6 +71956,9 @@ function rerunReasons(current, previousStage, context) {
     if (reason) reasons.push(reason);
   }
   if (previous.fingerprint !== current.fingerprint) reasons.push("fingerprint output changed");
+  if (previous.paramsFile !== current.paramsFile) {
+    reasons.push(`params file ${previous.paramsFile ?? "none"} \u2192 ${current.paramsFile ?? "none"}`);
+  }
   if (!sameList(previous.outs, current.outs) || !sameList(previous.metrics, current.metrics)) {
     reasons.push("declared outs or metrics changed");
   }
@@ -71625,8 +72016,8 @@ async function missReasons(name2, {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path18, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path18) || path18,
+      const relative3 = (entries) => entries.map(([path21, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path21) || path21,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -71651,7 +72042,7 @@ init_canonical_json();
 import { createHash as createHash5 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
 import { readdir as readdir3, realpath as realpath5, stat as stat4 } from "node:fs/promises";
-import path13 from "node:path";
+import path16 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
   const stats = await stat4(absPath).catch((error47) => {
@@ -71689,7 +72080,7 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
     if (isNeverCode(rel)) continue;
     counted += 1;
-    const abs = path13.join(absDir, entry.name);
+    const abs = path16.join(absDir, entry.name);
     const stats = await stat4(abs);
     if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
     else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
@@ -71728,7 +72119,7 @@ async function recheckStageInputs(options) {
     const changes = changesIn(material.codeScope, before, after, workspace);
     if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
   }
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path18) => repoPathIn(workspace, path18));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path21) => repoPathIn(workspace, path21));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -71760,12 +72151,12 @@ function changesIn(scope, before, after, workspace) {
   const old = codeDigest(before, scope);
   const now = codeDigest(after, scope);
   if (old.digest === now.digest) return null;
-  const relative3 = (entries) => entries.map(([path18, id]) => [pipelinePathIn(workspace, path18), id]);
+  const relative3 = (entries) => entries.map(([path21, id]) => [pipelinePathIn(workspace, path21), id]);
   return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
 }
 
 // runner/output/metrics-file.ts
-var import_yaml = __toESM(require_dist(), 1);
+var import_yaml2 = __toESM(require_dist(), 1);
 import { readFile as readFile2 } from "node:fs/promises";
 async function readMetricsFile(absPath, displayPath) {
   let text2;
@@ -71807,7 +72198,7 @@ function parseJson(text2) {
   }
 }
 function parseYaml(text2) {
-  const document2 = (0, import_yaml.parseDocument)(text2);
+  const document2 = (0, import_yaml2.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0)
     return { problem: `is not valid YAML: ${error47.message.split("\n")[0].replace(/:$/, "")}` };
@@ -71894,7 +72285,7 @@ function formatTimeLimit(ms2) {
 // runner/keys/read-set-probe.ts
 init_canonical_json();
 import { lstat as lstat5, readdir as readdir4 } from "node:fs/promises";
-import path14 from "node:path";
+import path17 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -71967,7 +72358,7 @@ var ReadSetProbe = class {
     return this.options.show(repoPath);
   }
   absolute(repoPath) {
-    return path14.join(this.options.codeIndex.repoRoot, repoPath);
+    return path17.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -72012,9 +72403,9 @@ function ancestorsOf(repoPath) {
 }
 
 // runner/keys/read-trace.ts
-import { mkdir as mkdir6, mkdtemp, readdir as readdir5, readFile as readFile3, realpath as realpath6, rm as rm4, writeFile as writeFile4 } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path15 from "node:path";
+import { mkdir as mkdir7, mkdtemp as mkdtemp2, readdir as readdir5, readFile as readFile3, realpath as realpath6, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
+import { tmpdir as tmpdir2 } from "node:os";
+import path18 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -72162,12 +72553,12 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp(path15.join(tmpdir(), "fluksio-trace-"));
-  const site = path15.join(dir, "site");
-  const reports = path15.join(dir, "reports");
-  await mkdir6(site);
-  await mkdir6(reports);
-  await writeFile4(path15.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  const dir = await mkdtemp2(path18.join(tmpdir2(), "fluksio-trace-"));
+  const site = path18.join(dir, "site");
+  const reports = path18.join(dir, "reports");
+  await mkdir7(site);
+  await mkdir7(reports);
+  await writeFile5(path18.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
   const root = await realpath6(options.repoRoot);
   return {
     env: {
@@ -72177,7 +72568,7 @@ async function startReadTrace(options) {
     },
     dir,
     collect: () => collectReports(reports, root),
-    dispose: () => rm4(dir, { recursive: true, force: true })
+    dispose: () => rm6(dir, { recursive: true, force: true })
   };
 }
 async function collectReports(reports, root) {
@@ -72188,7 +72579,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir5(reports)) {
-    const text2 = await readFile3(path15.join(reports, name2), "utf8");
+    const text2 = await readFile3(path18.join(reports, name2), "utf8");
     for (const line2 of text2.split("\n")) {
       const tab = line2.indexOf("	");
       if (tab < 0) continue;
@@ -72212,9 +72603,9 @@ async function collectReports(reports, root) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path15.relative(root, absolute);
-  if (relative3.startsWith("..") || path15.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path15.sep).join("/") || ".";
+  const relative3 = path18.relative(root, absolute);
+  if (relative3.startsWith("..") || path18.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path18.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
@@ -72226,7 +72617,7 @@ import { join as join5 } from "node:path";
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
 import { access as access2, realpath as realpath7 } from "node:fs/promises";
-import path16 from "node:path";
+import path19 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var PYTHON_NAME = /^python[0-9.]*$/;
 async function whyNotPython(cmd, context) {
@@ -72245,17 +72636,17 @@ async function whyNotPython(cmd, context) {
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
   const found = await resolveProgram(program, context);
   if (found === null) return `${program} was not found`;
-  const name2 = path16.basename(await realpath7(found).catch(() => found));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path16.basename(program)) ? null : `${path16.basename(program)} is not Python`;
+  const name2 = path19.basename(await realpath7(found).catch(() => found));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path19.basename(program)) ? null : `${path19.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path16.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path16.join(dir || ".", program));
+  const candidates = program.includes("/") ? [path19.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path19.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path16.resolve(context.cwd, candidate), constants4.X_OK).then(
+    const executable = await access2(path19.resolve(context.cwd, candidate), constants4.X_OK).then(
       () => true,
       () => false
     );
-    if (executable) return path16.resolve(context.cwd, candidate);
+    if (executable) return path19.resolve(context.cwd, candidate);
   }
   return null;
 }
@@ -72267,9 +72658,9 @@ async function stageKeyInputs(options) {
   if (!stage) throw new Error(`No stage named ${name2}`);
   const deps = {};
   for (const dep of stage.deps) {
-    const path18 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path18);
-    deps[path18] = produced ? producedDigest(produced) : (await contentDigest(join5(workspace.pipelineDir, path18))).digest;
+    const path21 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path21);
+    deps[path21] = produced ? producedDigest(produced) : (await contentDigest(join5(workspace.pipelineDir, path21))).digest;
   }
   let code = null;
   let codeScope = null;
@@ -72281,7 +72672,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path18) => repoPathIn(workspace, path18))
+      exclude: [...stage.deps, ...everyOut].map((path21) => repoPathIn(workspace, path21))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -72300,7 +72691,8 @@ async function stageKeyInputs(options) {
     interpreters: options.interpreters,
     fingerprint: options.fingerprint,
     readSet: null,
-    untraced
+    untraced,
+    ...pipeline2.params_file === void 0 ? {} : { paramsFile: pipeline2.params_file }
   };
   const traceable = stage.code !== false && untraced === null ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null } : null;
   return { inputs, code, codeScope, traceable };
@@ -72503,11 +72895,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path18 = url2.slice("file://".length);
+  const path21 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path18);
+    return decodeURIComponent(path21);
   } catch {
-    return path18;
+    return path21;
   }
 }
 
@@ -72536,6 +72928,14 @@ function parseWorkflowCommand(line2) {
 }
 function unescape(text2, escapes) {
   return text2.replace(/%(?:25|0D|0A|3A|2C)/g, (escape) => escapes[escape] ?? escape);
+}
+
+// runner/output/log-text.ts
+function logText(lines) {
+  let text2 = "";
+  for (const line2 of lines) text2 += line2.endsWith("\r") ? line2 : `${line2}
+`;
+  return text2;
 }
 
 // runner/output/stage-output.ts
@@ -72591,13 +72991,9 @@ var StageOutput = class {
       this.log(stream, line2);
     }
   }
-  /**
-   * The whole log so far, each line ending in a newline but those ended by a lone `\r`
-   * (line-splitter.ts): a progress bar's states stay one terminal line, as printed.
-   */
+  /** The whole log so far, as logText writes it. */
   fullLog() {
-    return this.logged.map(({ line: line2 }) => line2.endsWith("\r") ? line2 : `${line2}
-`).join("");
+    return logText(this.logged.map(({ line: line2 }) => line2));
   }
   /**
    * Ends the output: finds the tracebacks in the log (each stream on its own, so that
@@ -72633,7 +73029,12 @@ var StageOutput = class {
     }
     const count = this.emitted.get(metric.name) ?? 0;
     this.emitted.set(metric.name, count + 1);
-    this.options.onMetric({ stage: this.options.stage, ...metric, step: metric.step ?? count });
+    this.options.onMetric({
+      stage: this.options.stage,
+      ...metric,
+      step: metric.step ?? count,
+      at: Date.now()
+    });
   }
   annotate(command, level) {
     const { file: file2, line: line2, title } = command.properties;
@@ -72896,9 +73297,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path18) {
+async function isDirectory2(path21) {
   try {
-    return (await stat5(path18)).isDirectory();
+    return (await stat5(path21)).isDirectory();
   } catch {
     return false;
   }
@@ -72937,7 +73338,7 @@ function stageResources(defaults, own) {
 }
 
 // runner/sandbox/resource-support.ts
-import { readdirSync } from "node:fs";
+import { readdirSync as readdirSync2 } from "node:fs";
 function localResourceSupport(stage, resources, gpusHere = nvidiaGpuCount()) {
   const asked = FIELDS.filter((field) => resources[field] !== void 0);
   if (resources.gpus !== void 0 && resources.gpus > gpusHere) {
@@ -72955,7 +73356,7 @@ function localResourceSupport(stage, resources, gpusHere = nvidiaGpuCount()) {
 var FIELDS = ["gpus", "cpus", "memory", "time", "partition"];
 function nvidiaGpuCount() {
   try {
-    return readdirSync("/dev").filter((name2) => /^nvidia\d+$/.test(name2)).length;
+    return readdirSync2("/dev").filter((name2) => /^nvidia\d+$/.test(name2)).length;
   } catch {
     return 0;
   }
@@ -73011,178 +73412,204 @@ async function executeStage(name2, context) {
   }
   const cacheKey = stage.cache ? cacheKeyOf(material.inputs) : null;
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
-  const { workspace } = options;
-  const probe = new ReadSetProbe({
-    codeIndex: options.codeIndex,
-    outs: Object.values(options.pipeline.stages).flatMap(
-      (each) => [...each.outs, ...each.metrics].map((path18) => repoPathIn(workspace, path18))
-    ),
-    show: (repoPath) => pipelinePathIn(workspace, repoPath)
-  });
-  const notesOf = (inputs) => keyingNotes(name2, inputs, {
-    pipelineDirInRepo: workspace.pipelineDirInRepo,
-    codeGlobs: (stage.code ?? options.pipeline.code ?? null) !== null
-  });
-  let reasons;
-  if (!stage.cache) reasons = ["cache: false"];
-  else if (options.noCache) reasons = ["--no-cache"];
-  else {
-    const entry = await findStageHit(options, {
-      traceable: material.traceable,
-      cacheKey,
-      probe
+  const settle = async () => {
+    const { workspace } = options;
+    const probe = new ReadSetProbe({
+      codeIndex: options.codeIndex,
+      outs: Object.values(options.pipeline.stages).flatMap(
+        (each) => [...each.outs, ...each.metrics].map((path21) => repoPathIn(workspace, path21))
+      ),
+      show: (repoPath) => pipelinePathIn(workspace, repoPath)
     });
-    const failure = entry ? await restoreHit(options, entry) : null;
-    if (entry && failure === null) {
-      for (const out2 of entry.outs) context.produced.set(normalizePipelinePath(out2.path), out2);
-      return finish2({
-        status: "cached",
-        ...keyed,
-        cacheKey: entry.key,
-        keyInputs: entry.keyInputs,
-        cachedFrom: entry.runId,
-        outs: entry.outs,
-        metrics: entry.metrics,
-        notes: notesOf(entry.keyInputs)
+    const notesOf = (inputs) => keyingNotes(name2, inputs, {
+      pipelineDirInRepo: workspace.pipelineDirInRepo,
+      codeGlobs: (stage.code ?? options.pipeline.code ?? null) !== null
+    });
+    let reasons;
+    if (!stage.cache) reasons = ["cache: false"];
+    else if (options.noCache) reasons = ["--no-cache"];
+    else {
+      const entry = await findStageHit(options, {
+        traceable: material.traceable,
+        cacheKey,
+        probe
+      });
+      const failure = entry ? await restoreHit(options, entry) : null;
+      if (entry && failure === null) {
+        for (const out2 of entry.outs) context.produced.set(normalizePipelinePath(out2.path), out2);
+        return finish2({
+          status: "cached",
+          ...keyed,
+          cacheKey: entry.key,
+          keyInputs: entry.keyInputs,
+          cachedFrom: entry.runId,
+          outs: entry.outs,
+          metrics: entry.metrics,
+          notes: notesOf(entry.keyInputs)
+        });
+      }
+      reasons = failure ? [failure] : await missReasons(name2, {
+        options,
+        ranUpstream: context.ranUpstream,
+        material,
+        probe
       });
     }
-    reasons = failure ? [failure] : await missReasons(name2, {
-      options,
-      ranUpstream: context.ranUpstream,
-      material,
-      probe
-    });
-  }
-  if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
-  const declared = [...stage.outs, ...stage.metrics];
-  try {
-    for (const path18 of declared) {
-      await removeOut(workspace.pipelineDir, workspace.repoRoot, path18);
-      await mkdir7(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path18)}`), { recursive: true });
+    if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
+    const declared = [...stage.outs, ...stage.metrics];
+    try {
+      for (const path21 of declared) {
+        await removeOut(workspace.pipelineDir, workspace.repoRoot, path21);
+        await mkdir8(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path21)}`), { recursive: true });
+      }
+    } catch (error47) {
+      return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
     }
-  } catch (error47) {
-    return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
-  }
-  const metricFinals = {};
-  const output = new StageOutput({
-    stage: name2,
-    masker: context.masker,
-    cwd: workspace.pipelineDir,
-    repoRoot: workspace.repoRoot,
-    onLog: (line2) => options.events.emit({ type: "stage.log", stage: name2, lines: [line2] }),
-    onMetric: (point2) => {
-      metricFinals[point2.name] = point2.value;
-      options.events.emit({ type: "metric.points", points: [point2] });
-    },
-    onAnnotation: (annotation) => {
-      annotations2.push(annotation);
-      options.events.emit({ type: "annotation", annotation });
-    }
-  });
-  const trace = stage.cache && material.traceable ? await startReadTrace({
-    repoRoot: workspace.repoRoot,
-    pythonPath: context.keyedEnv.PYTHONPATH ?? void 0
-  }).catch(() => null) : null;
-  const resources = stageResources(options.pipeline.resources, stage.resources);
-  if (!options.launcher?.honoursResources) {
-    const support = localResourceSupport(name2, resources);
-    if (support.refusal) {
-      await trace?.dispose();
-      return finish2({ status: "failed", ...keyed, reasons, error: support.refusal });
-    }
-    if (support.warning) resourceWarnings.push(support.warning);
-  }
-  const since = Date.now();
-  let processResult;
-  const processEnded = context.codeView.processStarted();
-  try {
-    const privateDir = await makePrivateDir(context.privateRoot, name2);
-    processResult = await runStageProcess({
-      cmd: material.inputs.cmd,
+    const metricFinals = {};
+    const output = new StageOutput({
+      stage: name2,
+      masker: context.masker,
       cwd: workspace.pipelineDir,
-      env: context.environmentFor(privateDir, {
-        ...paramVariables(stage.params, options.params),
-        FLUKSIO_STAGE: name2,
-        ...trace?.env
-      }),
-      timeoutMs: stage.timeout ?? null,
-      signal: context.signal,
-      ...options.killGraceMs !== void 0 ? { killGraceMs: options.killGraceMs } : {},
-      ...options.launcher ? { launcher: options.launcher } : {},
-      ...trace ? { writable: [trace.dir] } : {},
-      stage: {
-        name: name2,
-        jobKey: cacheKey ?? `${options.runId}.${name2}`,
-        resources
+      repoRoot: workspace.repoRoot,
+      onLog: (line2) => options.events.emit({ type: "stage.log", stage: name2, lines: [line2] }),
+      onMetric: (point2) => {
+        metricFinals[point2.name] = point2.value;
+        options.events.emit({ type: "metric.points", points: [point2] });
       },
-      onLine: (stream, line2, continues) => output.push(stream, line2, continues)
-    }).finally(() => rm5(privateDir, { recursive: true, force: true }).catch(() => {
-    }));
-  } catch (error47) {
-    await trace?.dispose();
-    return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
-  } finally {
-    processEnded();
-  }
-  const traced = trace ? await trace.collect().catch(() => null) : null;
-  await trace?.dispose();
-  const finished = output.finish();
-  tracebacks = finished.tracebacks;
-  const logDigest = await options.blobs.putBytes(Buffer.from(output.fullLog())).then((blob) => blob.digest).catch(() => null);
-  const ran = { ...keyed, reasons, exitCode: processResult.exitCode, logTail: finished.tail, logDigest };
-  if (processResult.cancelled || processResult.timedOut) {
-    const status = processResult.timedOut ? "timed_out" : abortStatus(context.signal);
-    const error47 = status === "timed_out" ? processResult.timedOut ? `timed out after ${formatTimeLimit(stage.timeout ?? 0)}` : "the run timed out" : "cancelled";
-    return finish2({ status, ...ran, error: error47 });
-  }
-  if (processResult.exitCode !== 0) {
-    const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : options.launcher?.explainExit?.(processResult.exitCode) ?? `exited with code ${processResult.exitCode}`;
-    const last = tracebacks.at(-1)?.message;
-    return finish2({ status: "failed", ...ran, error: last ? `${how}: ${last}` : how });
-  }
-  const outs = [];
-  const metrics = { ...metricFinals };
-  try {
-    for (const path18 of declared) {
-      outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path18));
+      onAnnotation: (annotation) => {
+        annotations2.push(annotation);
+        options.events.emit({ type: "annotation", annotation });
+      }
+    });
+    const trace = stage.cache && material.traceable ? await startReadTrace({
+      repoRoot: workspace.repoRoot,
+      pythonPath: context.keyedEnv.PYTHONPATH ?? void 0
+    }).catch(() => null) : null;
+    const resources = stageResources(options.pipeline.resources, stage.resources);
+    if (!options.launcher?.honoursResources) {
+      const support = localResourceSupport(name2, resources);
+      if (support.refusal) {
+        await trace?.dispose();
+        return finish2({ status: "failed", ...keyed, reasons, error: support.refusal });
+      }
+      if (support.warning) resourceWarnings.push(support.warning);
     }
-    for (const path18 of stage.metrics) {
-      Object.assign(
-        metrics,
-        await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path18)}`, path18)
+    const since = Date.now();
+    let processResult;
+    const launched = { name: name2, jobKey: cacheKey ?? `${options.runId}.${name2}`, resources };
+    const processEnded = context.codeView.processStarted();
+    try {
+      const privateDir = await makePrivateDir(context.privateRoot, name2);
+      const paramsFile = await writeParamsFile(
+        options.pipeline.params_file,
+        privateDir,
+        stage.params,
+        options.params
       );
+      processResult = await runStageProcess({
+        cmd: material.inputs.cmd,
+        cwd: workspace.pipelineDir,
+        env: context.environmentFor(privateDir, {
+          ...paramVariables(stage.params, options.params),
+          ...paramsFile ? { FLUKSIO_PARAMS_FILE: paramsFile } : {},
+          FLUKSIO_STAGE: name2,
+          ...trace?.env
+        }),
+        timeoutMs: stage.timeout ?? null,
+        signal: context.signal,
+        ...options.killGraceMs !== void 0 ? { killGraceMs: options.killGraceMs } : {},
+        ...options.launcher ? { launcher: options.launcher } : {},
+        ...trace ? { writable: [trace.dir] } : {},
+        stage: launched,
+        onLine: (stream, line2, continues) => output.push(stream, line2, continues)
+      }).finally(() => rm7(privateDir, { recursive: true, force: true }).catch(() => {
+      }));
+    } catch (error47) {
+      await trace?.dispose();
+      return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
+    } finally {
+      processEnded();
     }
-  } catch (error47) {
-    const message = error47 instanceof MissingOutError ? `exited 0 but did not write its out "${error47.path}"` : `could not store its outputs: ${messageOf(error47)}`;
-    return finish2({ status: "failed", ...ran, error: message });
-  }
-  const decided = await keyOfExecution({
-    stage: name2,
-    material,
-    traced: material.traceable && stage.cache ? traced ?? false : null,
-    probe,
-    exclude: [...stage.deps, ...declared].map((path18) => repoPathIn(workspace, path18)),
-    since: { stage: since, run: context.runStartedAt },
-    cacheKey: ran.cacheKey
-  });
-  let keyInputs = stage.cache ? decided.keyInputs : null;
-  if (keyInputs?.code && material.code) {
-    const manifest = await options.blobs.putBytes(Buffer.from(JSON.stringify(material.code.entries))).then((blob) => blob.digest).catch(() => null);
-    keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
-  }
-  recheck = await afterCheck(name2, context, material, codeIndex);
-  for (const out2 of outs) context.produced.set(normalizePipelinePath(out2.path), out2);
-  context.ranUpstream.add(name2);
-  return finish2({
-    status: "ran",
-    ...ran,
-    cacheKey: stage.cache ? decided.cacheKey : null,
-    keyInputs,
-    outs,
-    metrics,
-    dirtyReasons: recheck.stageDirty,
-    warnings: recheck.warnings,
-    notes: [...notesOf(keyInputs), ...decided.notes]
+    const traced = trace ? await trace.collect().catch(() => null) : null;
+    await trace?.dispose();
+    const finished = output.finish();
+    tracebacks = finished.tracebacks;
+    const logDigest = await options.blobs.putBytes(Buffer.from(output.fullLog())).then((blob) => blob.digest).catch(() => null);
+    const usage = await options.launcher?.usage?.(launched).catch(() => null) ?? null;
+    const ran = {
+      ...keyed,
+      reasons,
+      exitCode: processResult.exitCode,
+      logTail: finished.tail,
+      logDigest,
+      usage
+    };
+    if (processResult.cancelled || processResult.timedOut) {
+      const status = processResult.timedOut ? "timed_out" : abortStatus(context.signal);
+      const error47 = status === "timed_out" ? processResult.timedOut ? `timed out after ${formatTimeLimit(stage.timeout ?? 0)}` : "the run timed out" : "cancelled";
+      return finish2({ status, ...ran, error: error47 });
+    }
+    if (processResult.exitCode !== 0) {
+      const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : options.launcher?.explainExit?.(processResult.exitCode) ?? `exited with code ${processResult.exitCode}`;
+      if (processResult.exitCode !== null && options.launcher?.givesBack?.(processResult.exitCode)) {
+        context.giveBack(`Stage ${name2}: ${how}`);
+        return finish2({ status: "failed", ...ran, error: how });
+      }
+      const last = tracebacks.at(-1)?.message;
+      return finish2({ status: "failed", ...ran, error: last ? `${how}: ${last}` : how });
+    }
+    const outs = [];
+    const metrics = { ...metricFinals };
+    try {
+      for (const path21 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path21));
+      }
+      for (const path21 of stage.metrics) {
+        Object.assign(
+          metrics,
+          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path21)}`, path21)
+        );
+      }
+    } catch (error47) {
+      const message = error47 instanceof MissingOutError ? `exited 0 but did not write its out "${error47.path}"` : `could not store its outputs: ${messageOf(error47)}`;
+      return finish2({ status: "failed", ...ran, error: message });
+    }
+    const decided = await keyOfExecution({
+      stage: name2,
+      material,
+      traced: material.traceable && stage.cache ? traced ?? false : null,
+      probe,
+      exclude: [...stage.deps, ...declared].map((path21) => repoPathIn(workspace, path21)),
+      since: { stage: since, run: context.runStartedAt },
+      cacheKey: ran.cacheKey
+    });
+    let keyInputs = stage.cache ? decided.keyInputs : null;
+    if (keyInputs?.code && material.code) {
+      const manifest = await options.blobs.putBytes(Buffer.from(JSON.stringify(material.code.entries))).then((blob) => blob.digest).catch(() => null);
+      keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
+    }
+    recheck = await afterCheck(name2, context, material, codeIndex);
+    for (const out2 of outs) context.produced.set(normalizePipelinePath(out2.path), out2);
+    context.ranUpstream.add(name2);
+    return finish2({
+      status: "ran",
+      ...ran,
+      cacheKey: stage.cache ? decided.cacheKey : null,
+      keyInputs,
+      outs,
+      metrics,
+      dirtyReasons: recheck.stageDirty,
+      warnings: recheck.warnings,
+      notes: [...notesOf(keyInputs), ...decided.notes]
+    });
+  };
+  const gate = stage.cache && !options.noCache && cacheKey !== null ? options.gate : void 0;
+  if (!gate) return settle();
+  return gate.exclusive(cacheKey, async () => {
+    const result = await settle();
+    await options.events.flush().catch(() => {
+    });
+    return result;
   });
 }
 async function afterCheck(name2, context, material, before) {
@@ -73201,6 +73628,12 @@ async function afterCheck(name2, context, material, before) {
     const reason = `the inputs of ${name2} could not be checked again after it ran: ${messageOf(error47)}`;
     return { stageDirty: [reason], runDirty: [reason], warnings: [] };
   }
+}
+async function writeParamsFile(fileName, privateDir, listed, values) {
+  if (fileName === void 0) return null;
+  const path21 = join6(privateDir, fileName);
+  await writeFile6(path21, paramsFileText(fileName, listed, values));
+  return path21;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
@@ -73311,12 +73744,15 @@ var CodeView = class {
   constructor(repoRoot, initial) {
     this.repoRoot = repoRoot;
     this.current = { index: initial, epoch: 0 };
+    this.statCacheFile = initial.statCacheFile;
   }
   repoRoot;
   /** Bumped whenever a stage process starts or ends: a read from an older epoch may be stale. */
   epoch = 0;
   running = 0;
   current;
+  /** The stat cache the initial read used: a runner keeps it outside the checkout. */
+  statCacheFile;
   /** The code as it is now. */
   async fresh() {
     if (this.current && this.current.epoch === this.epoch && this.running === 0) return this.current.index;
@@ -73326,7 +73762,7 @@ var CodeView = class {
   async read() {
     const epoch = this.epoch;
     const quiet = this.running === 0;
-    const index2 = await readCodeIndex(this.repoRoot);
+    const index2 = await readCodeIndex(this.repoRoot, { statCacheFile: this.statCacheFile });
     if (quiet && this.running === 0 && this.epoch === epoch) this.current = { index: index2, epoch };
     return index2;
   }
@@ -73345,18 +73781,18 @@ var CodeView = class {
 };
 
 // runner/ignore-state-dir.ts
-import { mkdir as mkdir8, readFile as readFile4, writeFile as writeFile5 } from "node:fs/promises";
-import { join as join6 } from "node:path";
+import { mkdir as mkdir9, readFile as readFile4, writeFile as writeFile7 } from "node:fs/promises";
+import { join as join7 } from "node:path";
 var STATE_DIR_IGNORE = "# fluksio local state: runs, cache and blobs\n*\n";
 async function ignoreStateDir(stateDir) {
-  const file2 = join6(stateDir, ".gitignore");
+  const file2 = join7(stateDir, ".gitignore");
   if (await readFile4(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
-  await mkdir8(stateDir, { recursive: true });
-  await writeFile5(file2, STATE_DIR_IGNORE);
+  await mkdir9(stateDir, { recursive: true });
+  await writeFile7(file2, STATE_DIR_IGNORE);
 }
 
 // runner/sandbox/stage-environment.ts
-import { join as join7 } from "node:path";
+import { join as join8 } from "node:path";
 var INHERITED = ["PATH"];
 var FIXED = {
   LANG: "C.UTF-8",
@@ -73368,14 +73804,14 @@ var FIXED = {
 function stageEnvironment(options) {
   const env = {
     ...FIXED,
-    HOME: join7(options.privateDir, "home"),
-    TMPDIR: join7(options.privateDir, "tmp")
+    HOME: join8(options.privateDir, "home"),
+    TMPDIR: join8(options.privateDir, "tmp")
   };
   for (const [name2, value] of Object.entries(keyedEnvironment(options.source, options.pass))) {
     if (value !== null) env[name2] = value;
   }
   Object.assign(env, options.extra);
-  env.PYTHONPYCACHEPREFIX = join7(options.privateDir, "pycache");
+  env.PYTHONPYCACHEPREFIX = join8(options.privateDir, "pycache");
   env.PYTHONUNBUFFERED = "1";
   return env;
 }
@@ -73391,11 +73827,12 @@ function keyedEnvironment(source, pass) {
 async function runPipeline(options) {
   const runStartedAt = Date.now();
   const { pipeline: pipeline2 } = options;
-  const stateDir = join8(options.workspace.pipelineDir, ".fluksio");
+  const stateDir = join9(options.workspace.pipelineDir, ".fluksio");
   await ignoreStateDir(stateDir);
-  const privateRoot = await mkdtemp2(join8(stateDir, "run-"));
+  const privateRoot = await mkdtemp3(join9(stateDir, "run-"));
   const abort2 = new AbortController();
   const cancel = () => abort2.abort("cancelled");
+  let giveBack = null;
   if (options.signal?.aborted) cancel();
   options.signal?.addEventListener("abort", cancel, { once: true });
   const timer = setTimeout(() => abort2.abort("timed_out"), pipeline2.timeout);
@@ -73416,7 +73853,7 @@ async function runPipeline(options) {
         const privateDir = await makePrivateDir(privateRoot, ".fingerprint");
         fingerprint = await fingerprintOf(
           pipeline2.fingerprint,
-          options.workspace.pipelineDir,
+          options.fingerprintDir ?? options.workspace.pipelineDir,
           environmentFor(privateDir),
           options.launcher
         );
@@ -73432,7 +73869,8 @@ async function runPipeline(options) {
         metrics: {},
         annotations: [],
         tracebacks: [],
-        dirtyReasons: []
+        dirtyReasons: [],
+        giveBack: null
       };
     }
     const context = {
@@ -73445,6 +73883,10 @@ async function runPipeline(options) {
       interpreterDigests,
       masker,
       signal: abort2.signal,
+      giveBack: (reason) => {
+        giveBack ??= reason;
+        abort2.abort("given_back");
+      },
       produced: /* @__PURE__ */ new Map(),
       ranUpstream: /* @__PURE__ */ new Set(),
       runStartedAt
@@ -73479,12 +73921,12 @@ async function runPipeline(options) {
       return promise2;
     };
     const results = await Promise.all(names.map(schedule));
-    return summarize(results, abort2.signal, pipeline2.timeout);
+    return summarize(results, abort2.signal, pipeline2.timeout, giveBack);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", cancel);
     await interpreterDigests.save();
-    await rm6(privateRoot, { recursive: true, force: true }).catch(() => {
+    await rm8(privateRoot, { recursive: true, force: true }).catch(() => {
     });
     await options.events.flush();
   }
@@ -73495,12 +73937,15 @@ function notRun(options, name2, status, why) {
   return { record: record2, annotations: [], tracebacks: [], runDirty: [] };
 }
 function notStartedWhy(signal) {
-  return signal.reason === "timed_out" ? "the run timed out before this stage started" : "cancelled before it started";
+  if (signal.reason === "timed_out") return "the run timed out before this stage started";
+  if (signal.reason === "given_back")
+    return "the run was given back for another attempt before this stage started";
+  return "cancelled before it started";
 }
 function describe2(record2) {
   return record2.status === "timed_out" ? "timed out" : record2.status;
 }
-function summarize(results, signal, timeoutMs) {
+function summarize(results, signal, timeoutMs, giveBack) {
   const stages2 = results.map((result) => result.record);
   const metrics = {};
   for (const stage of stages2) if (isStageSuccess(stage.status)) Object.assign(metrics, stage.metrics);
@@ -73509,7 +73954,8 @@ function summarize(results, signal, timeoutMs) {
     (result) => result.tracebacks.map((traceback) => ({ stage: result.record.name, traceback }))
   );
   const dirtyReasons = [...new Set(results.flatMap((result) => result.runDirty))];
-  const base = { stages: stages2, metrics, annotations: annotations2, tracebacks, dirtyReasons };
+  const base = { stages: stages2, metrics, annotations: annotations2, tracebacks, dirtyReasons, giveBack };
+  if (giveBack !== null) return { status: "failed", reason: giveBack, ...base };
   if (signal.reason === "cancelled") return { status: "cancelled", reason: "The run was cancelled", ...base };
   if (signal.reason === "timed_out") {
     return {
@@ -73539,6 +73985,31 @@ function teeSinks(...sinks) {
       await Promise.all(sinks.map((sink) => sink.flush()));
     }
   };
+}
+
+// runner/workspace/first-parent-commits.ts
+async function firstParentCommits(repoRoot, commit, limit = 200) {
+  try {
+    const out2 = await gitOutput(repoRoot, [
+      "rev-list",
+      "--first-parent",
+      `--max-count=${limit}`,
+      commit,
+      "--"
+    ]);
+    return out2.split("\n").filter((line2) => line2);
+  } catch {
+    return [];
+  }
+}
+
+// local/find-local-baseline.ts
+async function findLocalBaseline(options) {
+  const { state, project, stamp } = options;
+  const baselineAt = (commits) => state.index.baseline({ pipelinePath: project.pipelinePath, commits, paramsDigest: stamp.paramsDigest });
+  if (options.givenAncestry) return baselineAt(await options.givenAncestry);
+  if (stamp.commit === null) return null;
+  return await baselineAt([stamp.commit]) ?? await baselineAt(await firstParentCommits(project.workspace.repoRoot, stamp.commit));
 }
 
 // local/local-run-row.ts
@@ -73593,20 +74064,23 @@ function localRunRow(start2) {
     metricGoals: {},
     checkName: null,
     baseRef: null,
+    branch: null,
     baselineCommits: null,
     baselineRunId: null,
-    baselineFixed: false
+    baselineFixed: false,
+    cpuSeconds: null,
+    gpuSeconds: null
   };
 }
 
 // schemas/metric-series.ts
 function groupSeries(stageOrder, points) {
   const byStageAndName = /* @__PURE__ */ new Map();
-  for (const { stage, name: name2, step, value } of points) {
+  for (const { stage, name: name2, step, value, at: at4 } of points) {
     const id = JSON.stringify([stage, name2]);
     let series = byStageAndName.get(id);
     if (!series) byStageAndName.set(id, series = { name: name2, stage, points: [] });
-    series.points.push({ step, value });
+    series.points.push(at4 === null || at4 === void 0 ? { step, value } : { step, value, at: at4 });
   }
   const position = (stage) => stageOrder.indexOf(stage);
   const ordered = [...byStageAndName.values()].sort((a3, b6) => position(a3.stage) - position(b6.stage));
@@ -73695,19 +74169,58 @@ var BatchingEventSink = class {
   }
 };
 
+// local/live-stage-logs.ts
+import { appendFile as appendFile2, mkdir as mkdir10, rm as rm9 } from "node:fs/promises";
+import { join as join10 } from "node:path";
+function liveStageLogFile(liveDir, runId, stage) {
+  return join10(liveDir, runId, `${stage}.log`);
+}
+var LiveStageLogs = class {
+  constructor(liveDir, runId) {
+    this.liveDir = liveDir;
+    this.runId = runId;
+  }
+  liveDir;
+  runId;
+  writing = Promise.resolve();
+  made = /* @__PURE__ */ new Set();
+  /** Appends a stage's new lines; a failure to write loses the live view only, never the run. */
+  append(stage, lines) {
+    const text2 = logText(lines);
+    this.writing = this.writing.then(async () => {
+      try {
+        if (!this.made.has(stage)) {
+          await mkdir10(join10(this.liveDir, this.runId), { recursive: true });
+          this.made.add(stage);
+        }
+        await appendFile2(liveStageLogFile(this.liveDir, this.runId, stage), text2);
+      } catch {
+      }
+    });
+    return this.writing;
+  }
+  /** Removes the run's live logs once every append is done. */
+  async remove() {
+    await this.writing;
+    await rm9(join10(this.liveDir, this.runId), { recursive: true, force: true });
+  }
+};
+
 // local/local-run-recorder.ts
 init_run_journal();
 var LocalRunRecorder = class _LocalRunRecorder {
-  constructor(journal, index2, run4) {
+  constructor(journal, index2, run4, live) {
     this.journal = journal;
     this.index = index2;
+    this.live = live;
     this.run = run4;
     this.runId = run4.id;
     this.events = new BatchingEventSink({ deliver: (events2) => this.deliver(events2) });
   }
   journal;
   index;
-  /** The engine's events, journaled in batches (a stage's log is a blob, not journaled). */
+  live;
+  /** The engine's events, journaled in batches (a stage's log is a blob, not journaled; while it runs, a live file). */
   events;
   runId;
   run;
@@ -73721,7 +74234,8 @@ var LocalRunRecorder = class _LocalRunRecorder {
       type: "run.created",
       run: JSON.parse(JSON.stringify(options.run))
     });
-    return new _LocalRunRecorder(journal, options.index, options.run);
+    const live = options.liveDir === void 0 ? null : new LiveStageLogs(options.liveDir, options.run.id);
+    return new _LocalRunRecorder(journal, options.index, options.run, live);
   }
   /** Journals how the run ended and, for a success, records it as a baseline. Closes the journal. */
   async finish(end) {
@@ -73739,6 +74253,8 @@ var LocalRunRecorder = class _LocalRunRecorder {
       await this.journal.sync();
     } finally {
       await this.journal.close();
+      await this.live?.remove().catch(() => {
+      });
     }
     this.run = {
       ...this.run,
@@ -73778,7 +74294,11 @@ var LocalRunRecorder = class _LocalRunRecorder {
     };
   }
   async deliver(batch) {
-    const events2 = batch.filter((event) => event.type !== "stage.log");
+    const events2 = [];
+    for (const event of batch) {
+      if (event.type === "stage.log") void this.live?.append(event.stage, event.lines);
+      else events2.push(event);
+    }
     if (events2.length > 0) await this.journal.append({ type: "run.events", events: events2 });
     for (const event of events2) {
       switch (event.type) {
@@ -73829,16 +74349,16 @@ function startedRecord(name2, at4) {
 
 // local/local-state.ts
 import { existsSync as existsSync7 } from "node:fs";
-import { mkdir as mkdir14 } from "node:fs/promises";
-import { join as join16 } from "node:path";
+import { mkdir as mkdir16 } from "node:fs/promises";
+import { join as join18 } from "node:path";
 
 // runner/blobs/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
-import { createHash as createHash6, randomUUID as randomUUID4 } from "node:crypto";
+import { createHash as createHash6, randomUUID as randomUUID5 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir9, open as open5, readFile as readFile5, rename as rename5, rm as rm7, stat as stat6, writeFile as writeFile6 } from "node:fs/promises";
-import path17 from "node:path";
+import { mkdir as mkdir11, open as open5, readFile as readFile5, rename as rename6, rm as rm10, stat as stat6, writeFile as writeFile8 } from "node:fs/promises";
+import path20 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -73857,7 +74377,7 @@ var DiskBlobStore = class {
       await pipeline(createReadStream3(source), hashing.stream, createWriteStream(temp, { flags: "wx" }));
       return await this.moveIntoPlace(temp, blobDigest(hashing.hash.digest("hex")), hashing.size());
     } finally {
-      await rm7(temp, { force: true });
+      await rm10(temp, { force: true });
     }
   }
   async putBytes(bytes) {
@@ -73865,10 +74385,10 @@ var DiskBlobStore = class {
     if (await this.holds(stored)) return stored;
     const temp = await this.tempPath();
     try {
-      await writeFile6(temp, bytes, { flag: "wx" });
+      await writeFile8(temp, bytes, { flag: "wx" });
       return await this.moveIntoPlace(temp, stored.digest, stored.size);
     } finally {
-      await rm7(temp, { force: true });
+      await rm10(temp, { force: true });
     }
   }
   async getToFile(digest, dest) {
@@ -73877,16 +74397,16 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path17.join(path17.dirname(dest), `.${path17.basename(dest)}.${randomUUID4()}.fluksio-tmp`);
+    const temp = path20.join(path20.dirname(dest), `.${path20.basename(dest)}.${randomUUID5()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir9(path17.dirname(dest), { recursive: true });
+      await mkdir11(path20.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
-      await rename5(temp, dest);
+      await rename6(temp, dest);
     } finally {
       input.destroy();
-      await rm7(temp, { force: true });
+      await rm10(temp, { force: true });
     }
   }
   async getBytes(digest) {
@@ -73901,12 +74421,12 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path17.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path20.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path17.join(this.root, "tmp");
-    await mkdir9(dir, { recursive: true });
-    return path17.join(dir, randomUUID4());
+    const dir = path20.join(this.root, "tmp");
+    await mkdir11(dir, { recursive: true });
+    return path20.join(dir, randomUUID5());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
@@ -73917,13 +74437,13 @@ var DiskBlobStore = class {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir9(path17.dirname(dest), { recursive: true });
-    await rename5(temp, dest);
+    await mkdir11(path20.dirname(dest), { recursive: true });
+    await rename6(temp, dest);
     return stored;
   }
   async verify(digest, actualHex) {
     if (blobDigest(actualHex) === digest) return;
-    await rm7(this.blobPath(digest), { force: true });
+    await rm10(this.blobPath(digest), { force: true });
     throw new BlobCorruptError(digest, actualHex);
   }
 };
@@ -73947,10 +74467,10 @@ init_local_store_paths();
 var LOCAL_REPOSITORY = "local";
 async function openLocalState(stateDir, options = {}) {
   const paths = localStorePaths(stateDir);
-  if (!existsSync7(paths.journalDir) && existsSync7(join16(paths.databaseDir, "PG_VERSION"))) {
+  if (!existsSync7(paths.journalDir) && existsSync7(join18(paths.databaseDir, "PG_VERSION"))) {
     await (await Promise.resolve().then(() => (init_adopt_database_runs(), adopt_database_runs_exports))).adoptDatabaseRuns(stateDir);
   }
-  await mkdir14(paths.journalDir, { recursive: true });
+  await mkdir16(paths.journalDir, { recursive: true });
   await ignoreStateDir(stateDir);
   const release = await lockDirectory(paths.journalDir, options.waitMs ?? 12e4);
   if (!existsSync7(paths.indexDir)) {
@@ -73966,6 +74486,7 @@ async function openLocalState(stateDir, options = {}) {
   let closed = false;
   return {
     journalDir: paths.journalDir,
+    liveDir: paths.liveDir,
     index: index2,
     blobs: new DiskBlobStore(paths.blobDir),
     cacheFor: (run4) => indexStageCache(index2, run4.pipelinePath),
@@ -73996,6 +74517,7 @@ async function executeLocalRun(options) {
   });
   const recorder = await LocalRunRecorder.start({
     journalDir: state.journalDir,
+    liveDir: state.liveDir,
     index: state.index,
     run: localRunRow({
       id: ulid3(),
@@ -74019,7 +74541,7 @@ async function executeLocalRun(options) {
       pipeline: pipeline2,
       params,
       codeIndex,
-      interpreterDigests: new InterpreterDigests(join17(project.stateDir, "interpreter-digests.json")),
+      interpreterDigests: options.interpreterDigests ?? new InterpreterDigests(join19(project.stateDir, "interpreter-digests.json")),
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
@@ -74027,7 +74549,9 @@ async function executeLocalRun(options) {
       blobs: state.blobs,
       events: teeSinks(recorder.events, options.progress),
       ...options.signal ? { signal: options.signal } : {},
-      ...options.launcher ? { launcher: options.launcher } : {}
+      ...options.launcher ? { launcher: options.launcher } : {},
+      ...options.gate ? { gate: options.gate } : {},
+      ...options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {}
     });
   } catch (error47) {
     await recorder.finish({
@@ -74039,8 +74563,7 @@ async function executeLocalRun(options) {
     });
     throw error47;
   }
-  const baselineAt = (commits) => state.index.baseline({ pipelinePath: project.pipelinePath, commits, paramsDigest: stamp.paramsDigest });
-  const baseline = options.sweepBaseline ? options.sweepBaseline.run : givenAncestry ? await baselineAt(await givenAncestry) : stamp.commit === null ? null : await baselineAt([stamp.commit]) ?? await baselineAt(await firstParentCommits(project.workspace.repoRoot, stamp.commit));
+  const baseline = options.sweepBaseline ? options.sweepBaseline.run : await findLocalBaseline({ state, project, stamp, givenAncestry });
   await recorder.finish({
     status: outcome.status,
     reason: outcome.reason,
@@ -74119,6 +74642,9 @@ function formatSigned(value, suffix = "") {
   if (value === null) return "\u2013";
   return `${value > 0 ? "+" : value < 0 ? "\u2212" : "\xB1"}${formatNumber(Math.abs(value))}${suffix}`;
 }
+function formatDeltaPct(deltaPct) {
+  return deltaPct === null ? "\u2013" : formatSigned(Number(deltaPct.toFixed(2)), "%");
+}
 function formatValue(value) {
   return typeof value === "string" && !/^[\w.:/+-]+$/.test(value) ? JSON.stringify(value) : String(value);
 }
@@ -74127,6 +74653,27 @@ function formatParams(params) {
 }
 function short(text2, length = 12) {
   return text2 ? text2.replace(/^sha256:/, "").slice(0, length) : "\u2013";
+}
+
+// core/text/format-compute.ts
+function formatHours(seconds) {
+  const hours = seconds / 3600;
+  if (hours === 0) return "0";
+  if (hours >= 100) return hours.toFixed(1);
+  if (hours >= 0.01) return hours.toFixed(2);
+  return String(Number(hours.toPrecision(2)));
+}
+function formatCompute({
+  cpuSeconds,
+  gpuSeconds
+}) {
+  return `${formatHours(cpuSeconds)} CPU-hours, ${formatHours(gpuSeconds)} GPU-hours`;
+}
+function describeUsageSource(source) {
+  return source === "sacct" ? "from the cluster's accounting (sacct)" : "allocated CPUs and GPUs \xD7 elapsed time (the cluster keeps no accounting)";
+}
+function describeStageUsage(usage) {
+  return `Slurm job ${usage.job}: ${formatCompute(usage)} (${describeUsageSource(usage.source)})`;
 }
 
 // present/status-badges.ts
@@ -74228,6 +74775,10 @@ function renderRunSummary(input, colors) {
   if (input.sandbox !== void 0 && run4.startedAt !== null) {
     lines.push(`  sandbox  ${input.sandbox ?? colors.yellow("none: the stages ran as the runner's user")}`);
   }
+  if (run4.cpuSeconds !== null || run4.gpuSeconds !== null) {
+    const compute = formatCompute({ cpuSeconds: run4.cpuSeconds ?? 0, gpuSeconds: run4.gpuSeconds ?? 0 });
+    lines.push(`  compute  ${compute} ${colors.dim("(Slurm jobs, every attempt)")}`);
+  }
   const stages2 = plainTable(["stage", "status", "time", "detail"]);
   for (const stage of report.stages) {
     stages2.push([
@@ -74238,7 +74789,10 @@ function renderRunSummary(input, colors) {
     ]);
   }
   lines.push("", colors.bold("Stages"), stages2.toString());
-  const keying = report.stages.flatMap((stage) => stage.notes);
+  const keying = report.stages.flatMap((stage) => [
+    ...stage.usage ? [`${stage.name}: ${describeStageUsage(stage.usage)}`] : [],
+    ...stage.notes
+  ]);
   if (keying.length > 0) lines.push(...keying.map((note) => `  ${colors.dim(note)}`));
   const notes = [
     ...run4.dirtyReasons.map((reason) => `dirty: ${reason}`),
@@ -74262,7 +74816,7 @@ function renderRunSummary(input, colors) {
         formatNumber(row.baseline),
         colors.bold(formatNumber(row.value)),
         formatSigned(row.delta),
-        row.deltaPct === null ? "\u2013" : formatSigned(Number(row.deltaPct.toFixed(2)), "%"),
+        formatDeltaPct(row.deltaPct),
         mark,
         colors.cyan(sparkline(series))
       ]);
@@ -74407,7 +74961,10 @@ function codeSpan(text2) {
   return `${fence}${pad}${body2}${pad}${fence}`;
 }
 function escapeMarkdown(text2) {
-  return oneLine(text2).replace(/[\\`*_[\]<>|~&]/g, "\\$&").replace(/^([#+=-])/, "\\$1").replace(/^(\d+)([.)])/, "$1\\$2");
+  return escapeTableCell(text2).replace(/^([#+=-])/, "\\$1").replace(/^(\d+)([.)])/, "$1\\$2");
+}
+function escapeTableCell(text2) {
+  return oneLine(text2).replace(/[\\`*_[\]<>|~&]/g, "\\$&");
 }
 function longestBacktickRun(text2) {
   return Math.max(0, ...[...text2.matchAll(/`+/g)].map((match) => match[0].length));
@@ -74491,7 +75048,7 @@ function metricLines({ status, metrics, metricDiff, series }) {
   lines.push("| metric | baseline | this run | \u0394 | \u0394% | | series |", "|---|--:|--:|--:|--:|---|---|");
   for (const row of metricDiff.rows) {
     const points = series[row.name]?.points.map((point2) => point2.value) ?? [];
-    const pct = row.deltaPct === null ? "\u2013" : formatSigned(Number(row.deltaPct.toFixed(2)), "%");
+    const pct = formatDeltaPct(row.deltaPct);
     lines.push(
       `| ${escapeMarkdown(row.name)} | ${formatNumber(row.baseline)} | **${formatNumber(row.value)}** | ${formatSigned(row.delta)} | ${pct} | ${betterMark(row.better).trim()} | ${sparkline(points)} |`
     );
@@ -74554,6 +75111,7 @@ function checkRunText({ id, stamp, stages: stages2, annotations: annotations2 })
     if (stage.cachedFrom) lines.push(`- restored from run \`${stage.cachedFrom}\``);
     if (stage.cacheKey) lines.push(`- cache key \`${stage.cacheKey}\``);
     if (stage.exitCode !== null) lines.push(`- exit code ${stage.exitCode}`);
+    if (stage.usage) lines.push(`- ${escapeMarkdown(describeStageUsage(stage.usage))}`);
     if (stage.error) lines.push(`- ${escapeMarkdown(stage.error)}`);
     if (stage.reasons.length > 0) {
       lines.push("- why it ran:");
@@ -74610,6 +75168,7 @@ function stampLines(view) {
       );
     }
   }
+  if (view.compute) lines.push(`- **compute** ${formatCompute(view.compute)} (Slurm jobs, every attempt)`);
   if (view.status === "queued") {
     if (times.queuedAt) lines.push(`- **queued since** ${times.queuedAt}`);
   } else if (view.status === "running" && times.startedAt) lines.push(`- **started** ${times.startedAt}`);
@@ -74681,11 +75240,11 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path18 = repositoryPath(note.path);
-  if (path18 === null) return null;
+  const path21 = repositoryPath(note.path);
+  if (path21 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path18,
+    path: path21,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
@@ -74693,9 +75252,9 @@ function toGitHubAnnotation(note) {
     title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path18) {
-  if (!path18) return null;
-  const normal = path18.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path21) {
+  if (!path21) return null;
+  const normal = path21.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -79716,17 +80275,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path18 = requestOptions.url.replace(options.baseUrl, "");
+    const path21 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path18} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path21} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path18} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path21} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -82460,9 +83019,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path18) {
+function formatPath(path21) {
   let text2 = "";
-  for (const part of path18) {
+  for (const part of path21) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -82584,9 +83143,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path18] of stage[field].entries()) {
+      for (const [index2, path21] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path18), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path21), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -82600,12 +83159,12 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 }
 
 // local/locate-project.ts
-import { existsSync as existsSync8, readFileSync as readFileSync4 } from "node:fs";
+import { existsSync as existsSync8, readFileSync as readFileSync5 } from "node:fs";
 import { readFile as readFile10, realpath as realpath8 } from "node:fs/promises";
-import { basename as basename3, dirname as dirname7, join as join18, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
+import { basename as basename3, dirname as dirname7, join as join20, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
-var import_yaml2 = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 
 // core/pipeline/pipeline-rules.ts
 init_reserved_path();
@@ -82666,30 +83225,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path18, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path18);
+      stage[field].forEach((path21, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path21);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path18}" is outside the repository; paths stay inside it`
+            message: `"${path21}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path18);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path21);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path18}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path21}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path18);
+        const normalized = normalizePipelinePath(path21);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path18}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path18}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path21}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path21}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -82753,7 +83312,7 @@ init_zod();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier (letters, digits and _, not first a digit)"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path18) => !path18.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path21) => !path21.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -82815,6 +83374,14 @@ var Pipeline = external_exports.strictObject({
   code: external_exports.array(external_exports.string().min(1)).optional(),
   env: external_exports.array(external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected an environment variable name" })).default([]),
   fingerprint: external_exports.string().min(1).optional(),
+  /**
+   * A file each stage finds its listed params in, written by fluksio for the run: a name
+   * ending in .yaml, .yml or .json, made in the stage's private folder, its path in
+   * FLUKSIO_PARAMS_FILE.
+   */
+  params_file: external_exports.string().regex(/^[A-Za-z0-9_.-]+\.(?:ya?ml|json)$/, {
+    error: "expected a file name ending in .yaml, .yml or .json, with no folder (fluksio writes it in the stage's private folder and gives its path in FLUKSIO_PARAMS_FILE)"
+  }).optional(),
   timeout: Duration.default(24 * 36e5),
   retries: external_exports.number().int().min(0).max(10).default(0),
   /** Every stage's resources unless it says otherwise. */
@@ -82825,6 +83392,20 @@ var Pipeline = external_exports.strictObject({
 
 // core/pipeline/validate-pipeline.ts
 init_one_shot_parse();
+
+// core/text/storable-text.ts
+var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
+function unstorablePaths(value, path21 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path21] : [];
+  if (value === null || typeof value !== "object") return [];
+  const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
+  return entries.flatMap(
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path21] : unstorablePaths(entry, [...path21, key])
+  );
+}
+
+// core/pipeline/validate-pipeline.ts
 function validatePipeline(text2, context, parses) {
   let parsed = parses?.get(text2);
   if (parsed === void 0) {
@@ -82840,8 +83421,8 @@ function validatePipeline(text2, context, parses) {
   return problems.length > 0 ? { pipeline: null, problems } : { pipeline: pipeline2, problems: [] };
 }
 function parsePipelineText(text2) {
-  const lineCounter = new import_yaml2.LineCounter();
-  const document2 = (0, import_yaml2.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new import_yaml3.LineCounter();
+  const document2 = (0, import_yaml3.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     return {
       problems: document2.errors.map((error47) => ({
@@ -82852,31 +83433,41 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
+  const lineOf = (path21) => lineOfPath(document2, lineCounter, path21);
+  const unstorable = unstorablePaths(input);
+  if (unstorable.length > 0) {
+    return {
+      problems: unstorable.map((path21) => ({
+        path: formatPath(path21),
+        message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
+        line: lineOf(path21)
+      }))
+    };
+  }
   const parsed = Pipeline.safeParse(input, ONE_SHOT_PARSE);
-  const lineOf = (path18) => lineOfPath(document2, lineCounter, path18);
   if (!parsed.success)
     return { problems: parsed.error.issues.map((issue3) => toProblem(issue3, input, lineOf)) };
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path18 = issue3.path;
+  const path21 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path18.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path21.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt(input, path18);
+    const value = valueAt(input, path21);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path18), message, line: lineOf(path18) };
+  return { path: formatPath(path21), message, line: lineOf(path21) };
 }
-function valueAt(input, path18) {
+function valueAt(input, path21) {
   let value = input;
-  for (const key of path18) {
+  for (const key of path21) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -82900,17 +83491,17 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path18) {
-  for (let length = path18.length; length >= 0; length -= 1) {
-    const keys = path18.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path21) {
+  for (let length = path21.length; length >= 0; length -= 1) {
+    const keys = path21.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
-    if ((0, import_yaml2.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
+    if ((0, import_yaml3.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
   return void 0;
 }
 
 // core/dvc/translate-dvc.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 import { posix as posix6 } from "node:path";
 
 // schemas/dvc/dvc-file.ts
@@ -82967,7 +83558,7 @@ var DvcFile = external_exports.looseObject({
 });
 
 // core/dvc/dvc-params.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_yaml4 = __toESM(require_dist(), 1);
 
 // core/dvc/dvc-template.ts
 var DvcTemplateError = class extends Error {
@@ -82998,9 +83589,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path18 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path18);
-    result += cmd ? inCommand(path18, value, context, params) : inText(match[1] ?? "", value);
+    const path21 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path21);
+    result += cmd ? inCommand(path21, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -83011,22 +83602,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path18) {
+function lookup(data, path21) {
   let node = data;
-  for (const [index2, part] of path18.entries()) {
+  for (const [index2, part] of path21.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path18)}}: "${formatReference(path18.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path21)}}: "${formatReference(path21.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path18) {
-  return path18.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path21) {
+  return path21.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -83041,10 +83632,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path18, value, context, params) {
-  const param = paramOf(path18, context.params);
+function inCommand(path21, value, context, params) {
+  const param = paramOf(path21, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path18, context, params);
+    return flagsOf(value, param === null ? null : path21, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -83076,15 +83667,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit(dict, []);
   return words.join(" ");
 }
-function paramOf(path18, params) {
+function paramOf(path21, params) {
   let node = params;
-  for (const [index2, part] of path18.entries()) {
+  for (const [index2, part] of path21.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path18.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path21.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path18), exact: true };
+  return { name: formatReference(path21), exact: true };
 }
 function literalShellExpansion(inner, next) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -83097,23 +83688,23 @@ function literalShellExpansion(inner, next) {
 
 // core/dvc/dvc-params.ts
 function parseDvcParamsFile(text2) {
-  const document2 = (0, import_yaml3.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml4.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   const floats = /* @__PURE__ */ new Set();
-  const toValue = (node, path18) => {
-    if ((0, import_yaml3.isMap)(node)) {
+  const toValue = (node, path21) => {
+    if ((0, import_yaml4.isMap)(node)) {
       const entries = [];
       for (const pair of node.items) {
-        const key = String((0, import_yaml3.isScalar)(pair.key) ? pair.key.value : pair.key);
-        entries.push([key, toValue(pair.value, [...path18, key])]);
+        const key = String((0, import_yaml4.isScalar)(pair.key) ? pair.key.value : pair.key);
+        entries.push([key, toValue(pair.value, [...path21, key])]);
       }
       return Object.fromEntries(entries);
     }
-    if ((0, import_yaml3.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path18, index2]));
-    if ((0, import_yaml3.isScalar)(node)) {
+    if ((0, import_yaml4.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path21, index2]));
+    if ((0, import_yaml4.isScalar)(node)) {
       const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
-      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path18));
+      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path21));
       return node.value;
     }
     return node?.toJSON() ?? null;
@@ -83123,11 +83714,11 @@ function parseDvcParamsFile(text2) {
   if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
   return { data, floats };
 }
-function paramLeaves(data, path18) {
+function paramLeaves(data, path21) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path18, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path21, key]));
   }
-  return [[formatReference(path18), data]];
+  return [[formatReference(path21), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -83246,7 +83837,7 @@ var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 function translateDvc(sources) {
   const problems = [];
   const notes = [];
-  const document2 = (0, import_yaml4.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml5.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
     return { pipeline: null, problems: [{ path: "", message }], notes };
@@ -83336,7 +83927,7 @@ function translateDvc(sources) {
         continue;
       }
       const wdir = posix6.normalize(dvc.wdir ?? ".");
-      const inWdir = (path18) => posix6.normalize(posix6.join(wdir, path18));
+      const inWdir = (path21) => posix6.normalize(posix6.join(wdir, path21));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const plots = dvc.plots.map((entry) => outOf(entry));
@@ -83440,12 +84031,12 @@ function translateDvc(sources) {
 }
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path18, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path18, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path21, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path21, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path18 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path18);
+  const path21 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path21);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -83489,10 +84080,10 @@ async function locateProject(pipelineOption, cwd) {
   const fileName = file2.slice(dirname7(file2).length + 1);
   return {
     workspace: { repoRoot, pipelineDir, pipelineDirInRepo },
-    pipelineFile: join18(pipelineDir, fileName),
+    pipelineFile: join20(pipelineDir, fileName),
     pipelinePath: pipelineDirInRepo ? `${pipelineDirInRepo}/${fileName}` : fileName,
     displayPath,
-    stateDir: join18(pipelineDir, ".fluksio")
+    stateDir: join20(pipelineDir, ".fluksio")
   };
 }
 async function readProjectPipeline(project, parses) {
@@ -83503,15 +84094,15 @@ async function readProjectSource(project, parses) {
   const text2 = await readFile10(project.pipelineFile, "utf8");
   const context = {
     pipelineDir: workspace.pipelineDirInRepo,
-    exists: (repoPath) => existsSync8(join18(workspace.repoRoot, repoPath))
+    exists: (repoPath) => existsSync8(join20(workspace.repoRoot, repoPath))
   };
   const pipelineDir = dirname7(project.pipelineFile);
   const { pipeline: pipeline2, problems, notes } = basename3(project.pipelineFile) === DVC_FILE ? translateDvc({
     ...context,
     dvcYaml: text2,
-    readFile: (path18) => {
-      const absolute = resolve3(pipelineDir, path18);
-      return existsSync8(absolute) ? readFileSync4(absolute, "utf8") : void 0;
+    readFile: (path21) => {
+      const absolute = resolve3(pipelineDir, path21);
+      return existsSync8(absolute) ? readFileSync5(absolute, "utf8") : void 0;
     }
   }) : { ...validatePipeline(text2, context, parses), notes: [] };
   if (!pipeline2) throw new UsageError(formatProblems(problems, project.displayPath));
@@ -83653,6 +84244,7 @@ function runViewFromReport(report, extras) {
       finishedAt: run4.finishedAt,
       durationMs: run4.durationMs
     },
+    compute: run4.cpuSeconds === null && run4.gpuSeconds === null ? null : { cpuSeconds: run4.cpuSeconds ?? 0, gpuSeconds: run4.gpuSeconds ?? 0 },
     stages: report.stages.map((stage) => ({
       name: stage.name,
       status: stage.status,
@@ -83664,7 +84256,8 @@ function runViewFromReport(report, extras) {
       reasons: stage.reasons,
       notes: stage.notes,
       logTail: extras.logTails[stage.name] ?? "",
-      tracebacks: extras.tracebacks.filter((each) => each.stage === stage.name).map((each) => each.text)
+      tracebacks: extras.tracebacks.filter((each) => each.stage === stage.name).map((each) => each.text),
+      usage: stage.usage
     })),
     metrics: report.metrics,
     metricDiff: {
@@ -84056,6 +84649,21 @@ init_zod();
 init_blob_digest();
 var BlobUploadReply = external_exports.object({ digest: BlobDigest, size: external_exports.number().int().nonnegative() });
 
+// schemas/protocol/blob-upload-ticket.ts
+init_zod();
+var BlobUploadStart = external_exports.object({ size: external_exports.number().int().nonnegative() });
+var BlobUploadTicket = external_exports.discriminatedUnion("via", [
+  external_exports.object({ via: external_exports.literal("control-plane") }),
+  external_exports.object({
+    via: external_exports.literal("url"),
+    uploadId: external_exports.uuid(),
+    url: external_exports.url({ protocol: /^https?$/ }),
+    headers: external_exports.record(external_exports.string(), external_exports.string()),
+    expiresAt: external_exports.iso.datetime()
+  })
+]);
+var BlobUploadFinish = external_exports.object({ size: external_exports.number().int().nonnegative() });
+
 // schemas/protocol/claim.ts
 init_zod();
 
@@ -84134,7 +84742,8 @@ var RemoteRunReport = RunReport.extend({
 init_zod();
 var MetricSeries = external_exports.object({
   stage: external_exports.string(),
-  points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number() }))
+  /** `at`: when the point was printed (ms since the epoch), where the runner said. */
+  points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number(), at: external_exports.number().optional() }))
 });
 var RunMetricsReply = external_exports.object({ series: external_exports.record(external_exports.string(), MetricSeries) });
 
@@ -84441,11 +85050,11 @@ var ControlPlaneHttp = class {
   minRetryDelayMs;
   maxRetryDelayMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path18, request2) {
+  send(method, path21, request2) {
     return this.withRetries(
-      `${method} ${path18}`,
+      `${method} ${path21}`,
       request2.call,
-      (signal) => this.attempt(method, path18, { ...request2, signal })
+      (signal) => this.attempt(method, path21, { ...request2, signal })
     );
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
@@ -84474,7 +85083,7 @@ var ControlPlaneHttp = class {
     }
   }
   /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path18, request2) {
+  async attempt(method, path21, request2) {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
@@ -84494,7 +85103,7 @@ var ControlPlaneHttp = class {
       headers["x-fluksio-run"] = request2.lease.runId;
     }
     const timeout = AbortSignal.timeout(request2.timeoutMs ?? this.requestTimeoutMs);
-    const response = await fetch(this.urlOf(path18), {
+    const response = await fetch(this.urlOf(path21), {
       method,
       headers,
       body: body2,
@@ -84505,12 +85114,48 @@ var ControlPlaneHttp = class {
       ...body2 !== void 0 && typeof body2 !== "string" && !(body2 instanceof Uint8Array) ? { duplex: "half" } : {}
     });
     if (response.ok || response.status === 404 && request2.allowNotFound) return response;
-    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path18}`, response);
-    throw await errorFor(`${method} ${path18}`, response);
+    if (response.status === 307 && request2.allowStoreRedirect && response.headers.has("location")) {
+      void response.body?.cancel();
+      return response;
+    }
+    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path21}`, response);
+    throw await errorFor(`${method} ${path21}`, response);
+  }
+  /**
+   * One exchange with a blob store at a presigned URL the control plane handed out: only
+   * `request.headers` go along (never the token), no redirect is followed, and the URL
+   * (its signature) appears in no message. 5xx, 408, 429 and 403 (a URL that expired
+   * while a retry waited: the next attempt asks for a fresh one) are transient.
+   */
+  async storeAttempt(method, url2, request2) {
+    const timeout = AbortSignal.timeout(request2.timeoutMs);
+    const response = await fetch(url2, {
+      method,
+      headers: request2.body ? { ...request2.headers, "content-length": String(request2.body.size) } : { ...request2.headers },
+      body: request2.body?.data,
+      signal: request2.signal ? AbortSignal.any([request2.signal, timeout]) : timeout,
+      redirect: "error",
+      ...request2.body && !(request2.body.data instanceof Uint8Array) ? { duplex: "half" } : {}
+    });
+    if (response.ok || response.status === 404 && request2.allowNotFound) return response;
+    const where = `${method} ${new URL(url2).host}`;
+    const text2 = await response.text().catch(() => "");
+    const code = /<Code>([^<]*)<\/Code>/.exec(text2)?.[1];
+    const message = /<Message>([^<]*)<\/Message>/.exec(text2)?.[1];
+    const sentence = [code, message].filter(Boolean).join(": ") || response.statusText;
+    if (response.status === 403 || response.status === 408 || response.status === 429 || response.status >= 500)
+      throw new TransientResponseError(`the blob store answered ${response.status}: ${sentence}`);
+    return Promise.reject(
+      new ControlPlaneError(
+        response.status,
+        where,
+        `The blob store answered ${response.status} to ${where}: ${sentence}`
+      )
+    );
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path18) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path18}`, this.base);
+  urlOf(path21) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path21}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
   async parse(response, schema, request2) {
@@ -84673,21 +85318,21 @@ var ControlPlaneClient = class {
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run4, key, call = {}) {
-    const path18 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path18, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path18}`);
+    const path21 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path21, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path21}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
   async cacheCandidates(run4, manifestKey, call = {}) {
-    const path18 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path18, { call, lease: run4 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path18}`)).entries;
+    const path21 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path21, { call, lease: run4 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path21}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
   async previousStage(run4, stage, call = {}) {
-    const path18 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path18, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path18}`);
+    const path21 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path21, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path21}`);
   }
   async hasBlob(run4, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
@@ -84705,8 +85350,41 @@ var ControlPlaneClient = class {
   async getBlob(run4, digest, consume, call = {}) {
     return this.download(blobPath(digest), { lease: run4, allowNotFound: true }, consume, call);
   }
-  /** Uploads a blob, streaming a file's bytes; the control plane verifies the digest. */
+  /**
+   * Uploads a blob, streaming a file's bytes. The control plane says where to
+   * (BlobUploadTicket): to itself, which verifies the digest as the bytes arrive, or to its
+   * store's presigned URL (S3), after which it checks the stored object before recording
+   * it. The bytes were hashed here first: `digest` is theirs.
+   */
   async putBlob(run4, digest, body2, call = {}) {
+    const size = "bytes" in body2 ? body2.bytes.byteLength : body2.size;
+    const uploads = `${blobPath(digest)}/uploads`;
+    const start2 = { size };
+    const ticket = await this.http.parse(
+      await this.http.send("POST", uploads, { call, json: start2, lease: run4 }),
+      BlobUploadTicket,
+      `POST ${uploads}`
+    );
+    if (ticket.via === "control-plane") return this.putThroughControlPlane(run4, digest, body2, call);
+    await this.http.withRetries(
+      `PUT ${uploads}/${ticket.uploadId}`,
+      call,
+      (signal) => this.http.storeAttempt("PUT", ticket.url, {
+        headers: ticket.headers,
+        body: bodyOf(body2),
+        signal,
+        timeoutMs: this.transferTimeoutMs
+      })
+    );
+    const finish2 = { size };
+    const path21 = `${uploads}/${ticket.uploadId}`;
+    return this.http.parse(
+      await this.http.send("POST", path21, { call, json: finish2, lease: run4 }),
+      BlobUploadReply,
+      `POST ${path21}`
+    );
+  }
+  async putThroughControlPlane(run4, digest, body2, call) {
     const request2 = `PUT ${blobPath(digest)}`;
     const response = await this.http.withRetries(
       request2,
@@ -84715,7 +85393,7 @@ var ControlPlaneClient = class {
         lease: run4,
         signal,
         timeoutMs: this.transferTimeoutMs,
-        body: "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable.toWeb(body2.open()), size: body2.size }
+        body: bodyOf(body2)
       })
     );
     return this.http.parse(response, BlobUploadReply, request2);
@@ -84730,13 +85408,13 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path18 = "/api/v1/runs";
-    const response = await this.http.send("POST", path18, {
+    const path21 = "/api/v1/runs";
+    const response = await this.http.send("POST", path21, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path18}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path21}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them), optionally
@@ -84763,41 +85441,57 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path18 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path18, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path18}`);
+    const path21 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path21, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path21}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path18 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.download(path18, {}, consume, call);
-    if (result === null) throw new Error(`The control plane answered GET ${path18} without a body`);
+    const path21 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.download(path21, {}, consume, call);
+    if (result === null) throw new Error(`The control plane answered GET ${path21} without a body`);
     return result;
   }
-  async get(path18, schema, call) {
-    return this.http.parse(await this.http.send("GET", path18, { call }), schema, `GET ${path18}`);
+  async get(path21, schema, call) {
+    return this.http.parse(await this.http.send("GET", path21, { call }), schema, `GET ${path21}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
   async postLeased(run4, what, json3, schema, call) {
-    const path18 = `${runPath(run4.runId)}/${what}`;
-    return this.http.parse(await this.http.send("POST", path18, { call, json: json3 }), schema, `POST ${path18}`);
+    const path21 = `${runPath(run4.runId)}/${what}`;
+    return this.http.parse(await this.http.send("POST", path21, { call, json: json3 }), schema, `POST ${path21}`);
   }
-  /** A GET of bytes under the transfer time limit, retried whole when `consume` fails transiently. */
-  download(path18, options, consume, call) {
-    return this.http.withRetries(`GET ${path18}`, call, async (signal) => {
-      const response = await this.http.attempt("GET", path18, {
+  /**
+   * A GET of bytes under the transfer time limit, retried whole when `consume` fails
+   * transiently. A control plane whose store hands out presigned URLs answers 307: the
+   * bytes then come from the store, fetched without the token.
+   */
+  download(path21, options, consume, call) {
+    return this.http.withRetries(`GET ${path21}`, call, async (signal) => {
+      let response = await this.http.attempt("GET", path21, {
         ...options,
         signal,
-        timeoutMs: this.transferTimeoutMs
+        timeoutMs: this.transferTimeoutMs,
+        allowStoreRedirect: true
       });
+      const location2 = response.status === 307 ? response.headers.get("location") : null;
+      if (location2 !== null) {
+        response = await this.http.storeAttempt("GET", new URL(location2, this.http.base).href, {
+          allowNotFound: true,
+          signal,
+          timeoutMs: this.transferTimeoutMs
+        });
+      }
       if (response.status === 404 || !response.body) return null;
       return consume(Readable.fromWeb(response.body));
     });
   }
 };
+function bodyOf(body2) {
+  return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable.toWeb(body2.open()), size: body2.size };
+}
 function runPath(runId) {
   return `/api/v1/runs/${encodeURIComponent(runId)}`;
 }
@@ -84828,15 +85522,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path18 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path21 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path18}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path21}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path18 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
-    return { repository: `local/${path18.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path18}` };
+    const path21 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
+    return { repository: `local/${path21.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path21}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`

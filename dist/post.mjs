@@ -32211,6 +32211,11 @@ var KeyInputs = external_exports.strictObject({
   /** For a traced Python stage: what it read in the repository (its key's "manifest" side). */
   readSet: ReadSet.nullable(),
   /**
+   * The name of the params file the stage is given (the pipeline's `params_file`, whose
+   * extension picks YAML or JSON); absent without one, so keys made before it existed hold.
+   */
+  paramsFile: external_exports.string().optional(),
+  /**
    * Why the stage's reads were not traced, so it is keyed on the whole code digest
    * (`node is not Python`); null when traced or `code: false`. Not part of the key: a
    * Python command only learns it cannot be traced once it ran.
@@ -32342,6 +32347,20 @@ var CacheCandidates = external_exports.strictObject({ entries: external_exports.
 // schemas/protocol/blob-upload-reply.ts
 var BlobUploadReply = external_exports.object({ digest: BlobDigest, size: external_exports.number().int().nonnegative() });
 
+// schemas/protocol/blob-upload-ticket.ts
+var BlobUploadStart = external_exports.object({ size: external_exports.number().int().nonnegative() });
+var BlobUploadTicket = external_exports.discriminatedUnion("via", [
+  external_exports.object({ via: external_exports.literal("control-plane") }),
+  external_exports.object({
+    via: external_exports.literal("url"),
+    uploadId: external_exports.uuid(),
+    url: external_exports.url({ protocol: /^https?$/ }),
+    headers: external_exports.record(external_exports.string(), external_exports.string()),
+    expiresAt: external_exports.iso.datetime()
+  })
+]);
+var BlobUploadFinish = external_exports.object({ size: external_exports.number().int().nonnegative() });
+
 // schemas/protocol/commit-sha.ts
 var CommitSha = external_exports.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, {
   error: "expected a full commit SHA (40 or 64 lowercase hex digits)"
@@ -32411,6 +32430,16 @@ var Annotation = external_exports.strictObject({
   title: external_exports.string().nullable()
 });
 
+// schemas/stage-usage.ts
+var StageUsage = external_exports.strictObject({
+  /** The Slurm job id (`123`, or `123_4` for an array task). */
+  job: external_exports.string().regex(/^[0-9]+(_[0-9]+)?$/),
+  cpuSeconds: external_exports.number().finite().nonnegative(),
+  gpuSeconds: external_exports.number().finite().nonnegative(),
+  /** Where the figures come from: the cluster's accounting, or allocation × elapsed. */
+  source: external_exports.enum(["sacct", "allocation"])
+});
+
 // schemas/run-report.ts
 var RunReport = external_exports.object({
   run: external_exports.object({
@@ -32430,7 +32459,13 @@ var RunReport = external_exports.object({
     createdAt: external_exports.string(),
     startedAt: external_exports.string().nullable(),
     finishedAt: external_exports.string().nullable(),
-    durationMs: external_exports.number().nullable()
+    durationMs: external_exports.number().nullable(),
+    /**
+     * CPU- and GPU-seconds its Slurm jobs used, every attempt's (stage-usage.ts); null when
+     * no stage ran as a job. Absent from older reports.
+     */
+    cpuSeconds: external_exports.number().nullable().default(null),
+    gpuSeconds: external_exports.number().nullable().default(null)
   }),
   stages: external_exports.array(
     external_exports.object({
@@ -32449,7 +32484,9 @@ var RunReport = external_exports.object({
       /** Key inputs that changed while it ran: why its result was not cached. */
       dirtyReasons: external_exports.array(external_exports.string()),
       /** What the user should fix, such as files it wrote that are neither outs nor ignored. */
-      warnings: external_exports.array(external_exports.string())
+      warnings: external_exports.array(external_exports.string()),
+      /** The Slurm job it ran as and what that used; null for none. Absent from older reports. */
+      usage: StageUsage.nullable().default(null)
     })
   ),
   metrics: external_exports.record(external_exports.string(), external_exports.number()),
@@ -32483,7 +32520,8 @@ var RemoteRunReport = RunReport.extend({
 // schemas/protocol/run-metrics-reply.ts
 var MetricSeries = external_exports.object({
   stage: external_exports.string(),
-  points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number() }))
+  /** `at`: when the point was printed (ms since the epoch), where the runner said. */
+  points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number(), at: external_exports.number().optional() }))
 });
 var RunMetricsReply = external_exports.object({ series: external_exports.record(external_exports.string(), MetricSeries) });
 
@@ -32510,7 +32548,9 @@ var MetricPoint = external_exports.strictObject({
   stage: external_exports.string(),
   name: external_exports.string().min(1),
   step: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  value: external_exports.number().refine(Number.isFinite, { error: "expected a finite number" })
+  value: external_exports.number().refine(Number.isFinite, { error: "expected a finite number" }),
+  /** When the stage printed it, in ms since the epoch: the pages' wall-time axis. Absent from older runners. */
+  at: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional()
 });
 
 // schemas/stage-record.ts
@@ -32551,7 +32591,9 @@ var StageRecord = external_exports.strictObject({
    */
   dirtyReasons: external_exports.array(external_exports.string()).default([]),
   /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
-  warnings: external_exports.array(external_exports.string()).default([])
+  warnings: external_exports.array(external_exports.string()).default([]),
+  /** What its Slurm job used (stage-usage.ts); null for a stage that ran no job. Absent from older runners' events. */
+  usage: StageUsage.nullable().default(null)
 });
 
 // schemas/run-event.ts
@@ -32975,8 +33017,44 @@ var ControlPlaneHttp = class {
       ...body !== void 0 && typeof body !== "string" && !(body instanceof Uint8Array) ? { duplex: "half" } : {}
     });
     if (response.ok || response.status === 404 && request.allowNotFound) return response;
+    if (response.status === 307 && request.allowStoreRedirect && response.headers.has("location")) {
+      void response.body?.cancel();
+      return response;
+    }
     if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path}`, response);
     throw await errorFor(`${method} ${path}`, response);
+  }
+  /**
+   * One exchange with a blob store at a presigned URL the control plane handed out: only
+   * `request.headers` go along (never the token), no redirect is followed, and the URL
+   * (its signature) appears in no message. 5xx, 408, 429 and 403 (a URL that expired
+   * while a retry waited: the next attempt asks for a fresh one) are transient.
+   */
+  async storeAttempt(method, url2, request) {
+    const timeout = AbortSignal.timeout(request.timeoutMs);
+    const response = await fetch(url2, {
+      method,
+      headers: request.body ? { ...request.headers, "content-length": String(request.body.size) } : { ...request.headers },
+      body: request.body?.data,
+      signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
+      redirect: "error",
+      ...request.body && !(request.body.data instanceof Uint8Array) ? { duplex: "half" } : {}
+    });
+    if (response.ok || response.status === 404 && request.allowNotFound) return response;
+    const where = `${method} ${new URL(url2).host}`;
+    const text = await response.text().catch(() => "");
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+    const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+    const sentence = [code, message].filter(Boolean).join(": ") || response.statusText;
+    if (response.status === 403 || response.status === 408 || response.status === 429 || response.status >= 500)
+      throw new TransientResponseError(`the blob store answered ${response.status}: ${sentence}`);
+    return Promise.reject(
+      new ControlPlaneError(
+        response.status,
+        where,
+        `The blob store answered ${response.status} to ${where}: ${sentence}`
+      )
+    );
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
   urlOf(path) {
@@ -33175,8 +33253,41 @@ var ControlPlaneClient = class {
   async getBlob(run2, digest, consume, call = {}) {
     return this.download(blobPath(digest), { lease: run2, allowNotFound: true }, consume, call);
   }
-  /** Uploads a blob, streaming a file's bytes; the control plane verifies the digest. */
+  /**
+   * Uploads a blob, streaming a file's bytes. The control plane says where to
+   * (BlobUploadTicket): to itself, which verifies the digest as the bytes arrive, or to its
+   * store's presigned URL (S3), after which it checks the stored object before recording
+   * it. The bytes were hashed here first: `digest` is theirs.
+   */
   async putBlob(run2, digest, body, call = {}) {
+    const size = "bytes" in body ? body.bytes.byteLength : body.size;
+    const uploads = `${blobPath(digest)}/uploads`;
+    const start = { size };
+    const ticket = await this.http.parse(
+      await this.http.send("POST", uploads, { call, json: start, lease: run2 }),
+      BlobUploadTicket,
+      `POST ${uploads}`
+    );
+    if (ticket.via === "control-plane") return this.putThroughControlPlane(run2, digest, body, call);
+    await this.http.withRetries(
+      `PUT ${uploads}/${ticket.uploadId}`,
+      call,
+      (signal) => this.http.storeAttempt("PUT", ticket.url, {
+        headers: ticket.headers,
+        body: bodyOf(body),
+        signal,
+        timeoutMs: this.transferTimeoutMs
+      })
+    );
+    const finish2 = { size };
+    const path = `${uploads}/${ticket.uploadId}`;
+    return this.http.parse(
+      await this.http.send("POST", path, { call, json: finish2, lease: run2 }),
+      BlobUploadReply,
+      `POST ${path}`
+    );
+  }
+  async putThroughControlPlane(run2, digest, body, call) {
     const request = `PUT ${blobPath(digest)}`;
     const response = await this.http.withRetries(
       request,
@@ -33185,7 +33296,7 @@ var ControlPlaneClient = class {
         lease: run2,
         signal,
         timeoutMs: this.transferTimeoutMs,
-        body: "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable.toWeb(body.open()), size: body.size }
+        body: bodyOf(body)
       })
     );
     return this.http.parse(response, BlobUploadReply, request);
@@ -33255,19 +33366,35 @@ var ControlPlaneClient = class {
     const path = `${runPath(run2.runId)}/${what}`;
     return this.http.parse(await this.http.send("POST", path, { call, json: json2 }), schema, `POST ${path}`);
   }
-  /** A GET of bytes under the transfer time limit, retried whole when `consume` fails transiently. */
+  /**
+   * A GET of bytes under the transfer time limit, retried whole when `consume` fails
+   * transiently. A control plane whose store hands out presigned URLs answers 307: the
+   * bytes then come from the store, fetched without the token.
+   */
   download(path, options, consume, call) {
     return this.http.withRetries(`GET ${path}`, call, async (signal) => {
-      const response = await this.http.attempt("GET", path, {
+      let response = await this.http.attempt("GET", path, {
         ...options,
         signal,
-        timeoutMs: this.transferTimeoutMs
+        timeoutMs: this.transferTimeoutMs,
+        allowStoreRedirect: true
       });
+      const location = response.status === 307 ? response.headers.get("location") : null;
+      if (location !== null) {
+        response = await this.http.storeAttempt("GET", new URL(location, this.http.base).href, {
+          allowNotFound: true,
+          signal,
+          timeoutMs: this.transferTimeoutMs
+        });
+      }
       if (response.status === 404 || !response.body) return null;
       return consume(Readable.fromWeb(response.body));
     });
   }
 };
+function bodyOf(body) {
+  return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable.toWeb(body.open()), size: body.size };
+}
 function runPath(runId) {
   return `/api/v1/runs/${encodeURIComponent(runId)}`;
 }

@@ -1,16 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { formatProblems } from '../core/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
-import { validatePipeline, type ParsedPipelineText } from '../core/pipeline/validate-pipeline.js';
+import type { ParsedPipelineText } from '../core/pipeline/validate-pipeline.js';
 import { findRepoRoot } from '../runner/workspace/find-repo-root.js';
 import { NotAGitRepositoryError } from '../runner/workspace/not-a-git-repository-error.js';
 import type { Workspace } from '../runner/workspace/workspace.js';
-import { translateDvc } from '../core/dvc/translate-dvc.js';
+import { DVC_FILE, loadProjectPipeline } from '../core/dvc/load-project-pipeline.js';
 import { UsageError } from '../present/terminal/usage-error.js';
-
-const DVC_FILE = 'dvc.yaml';
 
 /** A pipeline file on this machine, where its state lives, and what it says. */
 export interface LocalProject {
@@ -90,17 +88,18 @@ export async function readProjectSource(
     exists: (repoPath: string) => existsSync(join(workspace.repoRoot, repoPath)),
   };
   const pipelineDir = dirname(project.pipelineFile);
-  const { pipeline, problems, notes } =
-    basename(project.pipelineFile) === DVC_FILE
-      ? translateDvc({
-          ...context,
-          dvcYaml: text,
-          readFile: (path) => {
-            const absolute = resolve(pipelineDir, path);
-            return existsSync(absolute) ? readFileSync(absolute, 'utf8') : undefined;
-          },
-        })
-      : { ...validatePipeline(text, context, parses), notes: [] };
+  const { pipeline, problems, notes } = loadProjectPipeline(
+    {
+      ...context,
+      file: project.pipelineFile,
+      text,
+      readFile: (path) => {
+        const absolute = resolve(pipelineDir, path);
+        return existsSync(absolute) ? readFileSync(absolute, 'utf8') : undefined;
+      },
+    },
+    parses,
+  );
   if (!pipeline) throw new UsageError(formatProblems(problems, project.displayPath));
   return { pipeline, notes };
 }

@@ -21,6 +21,7 @@ import { MissingOutError } from './blobs/missing-out-error.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { removeOut, storeOut } from './blobs/stage-outputs.js';
 import { keyingNotes } from './keys/keying-notes.js';
+import { overlayDvcParamsFiles } from './dvc-params-overlay.js';
 import { keyOfExecution } from './keys/key-of-execution.js';
 import { formatTimeLimit } from '../core/text/format-time-limit.js';
 import { pipelineReadSetProbe } from './keys/read-set-probe.js';
@@ -62,6 +63,8 @@ export interface StageRunContext {
   ranUpstream: Set<string>;
   /** When the run started, just after its code index was read (epoch ms). */
   runStartedAt: number;
+  /** Stages take a translated dvc.yaml's params files in turn (overlayDvcParamsFiles). */
+  dvcParamsLock: { tail: Promise<void> };
 }
 
 export interface StageResult {
@@ -225,6 +228,16 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         stage.params,
         options.params,
       );
+      const restoreParams = await overlayDvcParamsFiles(
+        options.pipeline,
+        name,
+        workspace.pipelineDir,
+        options.params,
+        context.dvcParamsLock,
+      ).catch(async (error: unknown) => {
+        await rm(privateDir, { recursive: true, force: true }).catch(() => {});
+        throw error;
+      });
       processResult = await runStageProcess({
         cmd: material.inputs.cmd,
         cwd: workspace.pipelineDir,
@@ -241,7 +254,9 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         ...(trace ? { writable: [trace.dir] } : {}),
         stage: launched,
         onLine: (stream, line, continues) => output.push(stream, line, continues),
-      }).finally(() => rm(privateDir, { recursive: true, force: true }).catch(() => {}));
+      }).finally(() =>
+        Promise.all([restoreParams(), rm(privateDir, { recursive: true, force: true }).catch(() => {})]),
+      );
     } catch (error) {
       await trace?.dispose();
       return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });

@@ -120,6 +120,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       produced: new Map(),
       ranUpstream: new Set(),
       runStartedAt,
+      dvcParamsLock: { tail: Promise.resolve() },
     };
     const graph = buildStageGraph(pipeline);
     const limit = pLimit(Math.max(1, options.jobs));

@@ -296,6 +296,7 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
     produced: new Map(options.produced),
     ranUpstream: new Set(),
     runStartedAt: Date.now(),
+    dvcParamsLock: { tail: Promise.resolve() },
   };
   try {
     return (await executeStage(options.stage, context)).record;

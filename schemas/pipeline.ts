@@ -105,6 +105,13 @@ export const Pipeline = z.strictObject({
         "expected a file name ending in .yaml, .yml or .json, with no folder (fluksio writes it in the stage's private folder and gives its path in FLUKSIO_PARAMS_FILE)",
     })
     .optional(),
+  /**
+   * Set by a `dvc.yaml`'s translation: a stage's listed params, named as DVC names them
+   * (`featurize.max_features`, `custom.yaml:lr`), are written with the run's values into
+   * their params file in the work tree while the stage runs (as `dvc exp run -S` does),
+   * and the file is put back byte for byte after, since DVC stages read `params.yaml`.
+   */
+  dvc_params: z.literal(true, { error: 'expected true' }).optional(),
   timeout: Duration.default(24 * 3_600_000),
   retries: z.number().int().min(0).max(10).default(0),
   /** Every stage's resources unless it says otherwise. */

@@ -1,4 +1,10 @@
-import type { LogChunk, LogCursor, RunListPageData, RunPageData, RunsPageData } from '../../schemas/page-data.js';
+import type {
+  LogChunk,
+  LogCursor,
+  RunListPageData,
+  RunPageData,
+  RunsPageData,
+} from '../../schemas/page-data.js';
 import type { RunListFilter } from '../../store/runs/list-repository-runs.js';
 
 /** A read of a stage's log: its lines from a cursor, where the next read starts, and whether this is all there will be. */

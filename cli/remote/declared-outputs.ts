@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import { simpleGit } from 'simple-git';
 import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
 import { formatProblems } from '../../core/problem.js';
-import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
+import { loadProjectPipeline } from '../../core/dvc/load-project-pipeline.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 
 /**
@@ -29,7 +29,18 @@ export async function declaredOutputs(
     );
   }
   const pipelineDir = posix.dirname(pipelinePath) === '.' ? '' : posix.dirname(pipelinePath);
-  const { pipeline, problems } = validatePipeline(text, { pipelineDir });
+  const git = simpleGit({ baseDir: cwd });
+  const beside = new Map<string, string | undefined>();
+  // A dvc.yaml's params.yaml and vars files, as the commit has them (read before translating).
+  for (const name of ['params.yaml']) {
+    beside.set(name, await git.show([`${commit}:${posix.join(pipelineDir, name)}`]).catch(() => undefined));
+  }
+  const { pipeline, problems } = loadProjectPipeline({
+    file: pipelinePath,
+    text,
+    pipelineDir,
+    readFile: (name) => beside.get(posix.normalize(name)),
+  });
   if (!pipeline) {
     throw new UsageError(
       `${pipelinePath} at commit ${commit} is not a valid pipeline, so none of its outputs is pulled:\n${formatProblems(problems, pipelinePath)}`,

@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import type { Colors } from 'picocolors/types.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { formatProblems } from '../../core/problem.js';
 import type { StageVerification } from '../../schemas/stage-verification.js';
-import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
+import { loadProjectPipeline } from '../../core/dvc/load-project-pipeline.js';
 import { readCodeIndex } from '../../runner/keys/code-index.js';
 import { DiskBlobStore } from '../../runner/blobs/disk-blob-store.js';
 import { fingerprintOf } from '../../runner/keys/fingerprint.js';
@@ -127,7 +127,13 @@ async function readCommittedPipeline(
   const text = await readFile(path.join(workspace.repoRoot, pipelinePath), 'utf8').catch((error: unknown) => {
     throw new Error(`The run's commit has no pipeline file ${pipelinePath}`, { cause: error });
   });
-  const { pipeline, problems } = validatePipeline(text, {
+  const { pipeline, problems } = loadProjectPipeline({
+    file: pipelinePath,
+    text,
+    readFile: (name) => {
+      const file = path.resolve(workspace.pipelineDir, name);
+      return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+    },
     pipelineDir: workspace.pipelineDirInRepo,
     // Ignored deps are not in the commit; they are copied from the work tree when needed.
     exists: (repoPath) =>

@@ -216,25 +216,12 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   if (Object.keys(stages).length === 0) {
     return { pipeline: null, problems: [{ path: 'stages', message: 'no stage can run here' }], notes };
   }
-  // Params some command holds as a placeholder (`${name}`, filled in at run time): the only
-  // ones another value can reach. Lists and a dict's flags are written into the command as
-  // the file has them.
-  const commands = Object.values(stages).map((stage) => stage.cmd);
-  const reachesCommand = (name: string) => commands.some((cmd) => cmd.includes(`\${${name}}`));
+  // A param reaches its stage in the command (`${name}`, filled in at run time), as a
+  // FLUKSIO_PARAM_* variable, and in its params file, which the stage finds holding the
+  // run's values while it runs (`dvc_params`): any value is honoured, not only the file's.
   const paramSpecs: Record<string, ParamSpec> = {};
   for (const [name, { value, isFloat }] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
-    const spec = paramSpecOf(value, isFloat);
-    // A param no command interpolates reaches its stage only through the params file, which
-    // fluksio never rewrites: another value on the command line would be recorded but not
-    // used, so only the file's value is accepted.
-    paramSpecs[name] =
-      reachesCommand(name) || spec.default === undefined
-        ? spec
-        : ({
-            ...spec,
-            enum: [spec.default],
-            description: `its stage reads it from the params file, which fluksio does not rewrite: change it there, or pass it in cmd as \${${name}}`,
-          } as ParamSpec);
+    paramSpecs[name] = paramSpecOf(value, isFloat);
   }
   const pipeline: Pipeline = {
     version: 1,
@@ -246,6 +233,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
     retries: 0,
     metrics: {},
     stages,
+    dvc_params: true,
   };
   const ruleProblems = checkPipelineRules(pipeline, sources);
   return ruleProblems.length > 0

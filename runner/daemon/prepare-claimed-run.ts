@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pipeline } from '../../schemas/pipeline.js';
@@ -6,7 +6,7 @@ import { formatProblems } from '../../core/problem.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import { resolveTypedParams, type Params } from '../../core/params/resolve-params.js';
 import type { Stamp } from '../../schemas/stamp.js';
-import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
+import { loadProjectPipeline } from '../../core/dvc/load-project-pipeline.js';
 import { checkWorkspacePaths } from '../workspace/check-workspace-paths.js';
 import { readCodeIndex, type CodeIndex } from '../keys/code-index.js';
 import { computeStamp } from '../keys/compute-stamp.js';
@@ -64,9 +64,12 @@ export async function prepareClaimedRun(options: {
   const pipelineDirInRepo = path.relative(repoRoot, pipelineDir).split(path.sep).join('/');
   const workspace: Workspace = { repoRoot, pipelineDir, pipelineDirInRepo };
 
-  const validation = validatePipeline(text, {
+  const validation = loadProjectPipeline({
+    file: pipelinePath,
+    text,
     pipelineDir: pipelineDirInRepo,
     exists: (repoPath) => existsSync(path.join(repoRoot, repoPath)),
+    readFile: (name) => readInside(repoRoot, path.resolve(pipelineDir, name)),
   });
   if (!validation.pipeline) {
     throw new Error(
@@ -104,4 +107,15 @@ export async function prepareClaimedRun(options: {
     environment: environment.environment,
   });
   return { workspace, pipeline, params: checked.params, codeIndex, stamp, ...environment };
+}
+
+/**
+ * A file a dvc.yaml reads (params.yaml, a vars file) in the checkout, or undefined when it
+ * is absent or resolves outside the checkout (a committed symlink is not followed out).
+ */
+function readInside(repoRoot: string, absolute: string): string | undefined {
+  if (!existsSync(absolute)) return undefined;
+  const real = realpathSync(absolute);
+  if (!real.startsWith(realpathSync(repoRoot) + path.sep)) return undefined;
+  return readFileSync(real, 'utf8');
 }

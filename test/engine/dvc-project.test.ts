@@ -91,3 +91,54 @@ test('foreach and matrix stages run under the names DVC gives them; a remote out
     await grid.cleanup();
   }
 });
+
+test('a stage that reads params.yaml itself sees the run’s value, and the file is put back as it was', async () => {
+  const paramsYaml = [
+    '# the team’s defaults',
+    'featurize:',
+    '  max_features: 100 # how many terms',
+    '  ngrams: 1',
+    'train:',
+    '  lr: 0.5',
+    '',
+  ].join('\n');
+  const project = await makeRepo({
+    files: {
+      'params.yaml': paramsYaml,
+      'dvc.yaml': [
+        'stages:',
+        '  featurize:',
+        '    cmd: >-',
+        '      echo "{\\"max_features\\": $(sed -n \'s/^ *max_features: *\\([0-9]*\\).*/\\1/p\' params.yaml),',
+        '      \\"lr\\": $(sed -n \'s/^ *lr: *//p\' params.yaml)}" > metrics.json',
+        '    params:',
+        '      - featurize.max_features',
+        '      - train.lr',
+        '    metrics:',
+        '      - metrics.json:',
+        '          cache: false',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const first = await runJson([], { cwd: project.dir });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.report.metrics).toMatchObject({ max_features: 100, lr: 0.5 });
+
+    const changed = await runJson(['featurize.max_features=400', 'train.lr=1'], { cwd: project.dir });
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(statuses(changed.report)).toEqual({ featurize: 'ran' });
+    expect(changed.report.metrics).toMatchObject({ max_features: 400, lr: 1 });
+    // Byte for byte as committed: comments, layout and the values.
+    expect(readFileSync(join(project.dir, 'params.yaml'), 'utf8')).toBe(paramsYaml);
+    expect(await project.git('status', '--porcelain')).not.toMatch(/params\.yaml|dvc\.yaml/);
+
+    const again = await runJson([], { cwd: project.dir });
+    expect(again.code, again.stderr).toBe(0);
+    expect(statuses(again.report)).toEqual({ featurize: 'cached' });
+    expect(again.report.metrics).toMatchObject({ max_features: 100, lr: 0.5 });
+  } finally {
+    await project.cleanup();
+  }
+});

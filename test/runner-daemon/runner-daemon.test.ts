@@ -76,6 +76,33 @@ describe('a runner executes what it claims', () => {
     expect(runner?.output()).toContain(`"run":"${second.claim.run.id}"`);
   });
 
+  test('a claimed dvc.yaml is translated as fluksio run translates it, and its stage reads the run’s value from params.yaml', async () => {
+    repo = await makeRepo({
+      files: {
+        'params.yaml': 'train:\n  lr: 0.5\n',
+        'dvc.yaml': [
+          'stages:',
+          '  train:',
+          '    cmd: >-',
+          "      sed -n 's/^ *lr: *//p' params.yaml > model.txt",
+          '    params: [train.lr]',
+          '    outs: [model.txt]',
+          '',
+        ].join('\n'),
+        '.gitignore': 'model.txt\n',
+      },
+    });
+    const commit = (await repo.git('rev-parse', 'HEAD')).trim();
+    start();
+    const queued = plane.enqueue(
+      makeClaim({ repoDir: repo.dir, commit, pipelinePath: 'dvc.yaml', params: { 'train.lr': 0.25 } }),
+    );
+    const done = await plane.waitFor(queued.claim.run.id, (run) => run.finish !== null);
+    expect(done.finish).toMatchObject({ status: 'succeeded', reason: null });
+    expect(finished(plane.eventsOf(queued.claim.run.id))).toMatchObject([{ name: 'train', status: 'ran' }]);
+    expect([...plane.blobs.values()].map(String)).toContain('0.25\n');
+  });
+
   test('a broken pipeline or a param the commit does not declare fails the run with the problems, before it starts', async () => {
     repo = await makeRepo({
       files: { 'fluksio.yml': PIPELINE, 'broken.yml': 'version: 1\nstages:\n  x:\n    cmd: ""\n' },

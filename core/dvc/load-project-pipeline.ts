@@ -1,0 +1,34 @@
+import { posix } from 'node:path';
+import type { Pipeline } from '../../schemas/pipeline.js';
+import type { PipelineContext } from '../pipeline/pipeline-rules.js';
+import { validatePipeline, type ParsedPipelineText } from '../pipeline/validate-pipeline.js';
+import type { Problem } from '../problem.js';
+import { translateDvc } from './translate-dvc.js';
+
+/** The file a DVC project's pipeline is read from where there is no fluksio.yml. */
+export const DVC_FILE = 'dvc.yaml';
+
+/** A project's pipeline file and what beside it can be read, handed in by the caller that can look. */
+export interface ProjectPipelineSources extends PipelineContext {
+  /** The pipeline file's path (only its name is looked at: `dvc.yaml` is translated). */
+  file: string;
+  /** Its text. */
+  text: string;
+  /** A file beside it (params.yaml, a vars file), or undefined when there is none. */
+  readFile(path: string): string | undefined;
+}
+
+/**
+ * "The project's pipeline", wherever it is read (`fluksio run`, `fluksio submit`, the
+ * runner): a `fluksio.yml` validated, or a `dvc.yaml` translated with its params.yaml and
+ * vars files, with what of it cannot be honoured in `notes`. Every problem at once.
+ */
+export function loadProjectPipeline(
+  sources: ProjectPipelineSources,
+  parses?: Map<string, ParsedPipelineText>,
+): { pipeline: Pipeline | null; problems: Problem[]; notes: string[] } {
+  const { file, text, readFile, ...context } = sources;
+  return posix.basename(file.replaceAll('\\', '/')) === DVC_FILE
+    ? translateDvc({ ...context, dvcYaml: text, readFile })
+    : { ...validatePipeline(text, context, parses), notes: [] };
+}

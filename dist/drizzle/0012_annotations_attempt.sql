@@ -1,0 +1,1 @@
+ALTER TABLE "github_checks" ADD COLUMN "annotations_attempt" integer DEFAULT 1 NOT NULL;

@@ -1,0 +1,1 @@
+ALTER TABLE "metric_points" ADD COLUMN "at" bigint;

@@ -1,0 +1,2 @@
+ALTER TABLE "runs" ADD COLUMN "branch" text;--> statement-breakpoint
+CREATE INDEX "runs_repository_created_at_id_idx" ON "runs" USING btree ("repository","created_at" DESC NULLS LAST,"id" DESC NULLS LAST);

@@ -1,0 +1,56 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { dvcParamLocation, overlayDvcParams } from '../core/dvc/dvc-params-overlay.js';
+import type { Pipeline } from '../schemas/pipeline.js';
+import type { RunPipelineOptions } from './run-pipeline-options.js';
+
+/**
+ * Holds one stage's DVC params files: each written with the run's values of the params the
+ * stage lists, and put back as it was by the returned function. Stages of one run take
+ * the files in turn (`lock`), since two of them may want different contents. Nothing is
+ * written, and nothing waits, for a pipeline that is not a translated `dvc.yaml` or a
+ * stage whose values are the file's.
+ */
+export async function overlayDvcParamsFiles(
+  pipeline: Pipeline,
+  stage: string,
+  pipelineDir: string,
+  values: RunPipelineOptions['params'],
+  lock: { tail: Promise<void> },
+): Promise<() => Promise<void>> {
+  const listed = pipeline.stages[stage]?.params ?? [];
+  if (!pipeline.dvc_params || listed.length === 0) return async () => {};
+  const byFile = new Map<string, Parameters<typeof overlayDvcParams>[1][number][]>();
+  for (const name of listed) {
+    const value = values[name];
+    if (value === undefined) continue;
+    const { file, path } = dvcParamLocation(name);
+    byFile.set(file, [...(byFile.get(file) ?? []), { path, value, spec: pipeline.params[name] }]);
+  }
+  let release = (): void => {};
+  const previous = lock.tail;
+  lock.tail = new Promise((resolve) => (release = resolve));
+  await previous;
+  const originals: [string, Buffer][] = [];
+  const restore = async () => {
+    try {
+      for (const [path, bytes] of originals.reverse()) await writeFile(path, bytes);
+    } finally {
+      release();
+    }
+  };
+  try {
+    for (const [file, entries] of byFile) {
+      const path = join(pipelineDir, file);
+      const bytes = await readFile(path);
+      const text = overlayDvcParams(bytes.toString('utf8'), entries);
+      if (text === null) continue;
+      originals.push([path, bytes]);
+      await writeFile(path, text);
+    }
+  } catch (error) {
+    await restore();
+    throw error;
+  }
+  return restore;
+}
