@@ -82,6 +82,24 @@ test('unknown stages: exit 2 naming them and the known stages, and nothing is re
   }
 });
 
+test('--queue runs every stage: stage names, --downstream and --force with it are refused, and nothing is recorded', async () => {
+  const queued = await makeMlProject();
+  try {
+    for (const [args, leaveOut] of [
+      [['train', 'lr=0.1'], 'the stage names (train)'],
+      [['prepare', '--downstream'], 'the stage names (prepare)'],
+      [['--force'], '--force'],
+    ] as const) {
+      const result = await runFluksio(['run', ...args, '--queue'], { cwd: queued.dir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`--queue: the control plane runs every stage; leave out ${leaveOut}`);
+    }
+    expect(existsSync(join(queued.dir, '.fluksio'))).toBe(false);
+  } finally {
+    await queued.cleanup();
+  }
+});
+
 test('--downstream also runs what depends on the named stages, and what those need', async () => {
   const chain = await makeRepo({
     files: {
