@@ -33690,9 +33690,9 @@ var require_parse2 = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix7 = POSIX_REGEX_SOURCE[rest2];
-                if (posix7) {
-                  prev.value = pre + posix7;
+                const posix8 = POSIX_REGEX_SOURCE[rest2];
+                if (posix8) {
+                  prev.value = pre + posix8;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -34209,7 +34209,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix7 = opts.windows;
+      const posix8 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -34219,8 +34219,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix7 });
-        const result = { glob, state, regex, posix: posix7, input, output, match, isMatch };
+        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix8 });
+        const result = { glob, state, regex, posix: posix8, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -34245,7 +34245,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input, regex, options, { glob, posix: posix7 } = {}) => {
+    picomatch2.test = (input, regex, options, { glob, posix: posix8 } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -34253,7 +34253,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix7 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix8 ? utils.toPosixSlashes : null);
       let match = input === glob;
       let output = match && format ? format(input) : input;
       if (match === false) {
@@ -34262,16 +34262,16 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix7);
+          match = picomatch2.matchBase(input, regex, options, posix8);
         } else {
           match = regex.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch2.matchBase = (input, glob, options, posix7 = options && options.windows) => {
+    picomatch2.matchBase = (input, glob, options, posix8 = options && options.windows) => {
       const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex.test(utils.basename(input, { windows: posix7 }));
+      return regex.test(utils.basename(input, { windows: posix8 }));
     };
     picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
     picomatch2.parse = (pattern, options) => {
@@ -34543,7 +34543,7 @@ var require_identity = __commonJS({
     var isDocument = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === DOC;
     var isMap2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
     var isPair = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === PAIR;
-    var isScalar2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
+    var isScalar3 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
     var isSeq2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
     function isCollection(node) {
       if (node && typeof node === "object")
@@ -34565,7 +34565,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node) => (isScalar2(node) || isCollection(node)) && !!node.anchor;
+    var hasAnchor = (node) => (isScalar3(node) || isCollection(node)) && !!node.anchor;
     exports.ALIAS = ALIAS;
     exports.DOC = DOC;
     exports.MAP = MAP;
@@ -34580,7 +34580,7 @@ var require_identity = __commonJS({
     exports.isMap = isMap2;
     exports.isNode = isNode2;
     exports.isPair = isPair;
-    exports.isScalar = isScalar2;
+    exports.isScalar = isScalar3;
     exports.isSeq = isSeq2;
   }
 });
@@ -35231,7 +35231,7 @@ var require_Scalar = __commonJS({
     var Node2 = require_Node();
     var toJS = require_toJS();
     var isScalarValue = (value) => !value || typeof value !== "function" && typeof value !== "object";
-    var Scalar = class extends Node2.NodeBase {
+    var Scalar2 = class extends Node2.NodeBase {
       constructor(value) {
         super(identity.SCALAR);
         this.value = value;
@@ -35243,12 +35243,12 @@ var require_Scalar = __commonJS({
         return String(this.value);
       }
     };
-    Scalar.BLOCK_FOLDED = "BLOCK_FOLDED";
-    Scalar.BLOCK_LITERAL = "BLOCK_LITERAL";
-    Scalar.PLAIN = "PLAIN";
-    Scalar.QUOTE_DOUBLE = "QUOTE_DOUBLE";
-    Scalar.QUOTE_SINGLE = "QUOTE_SINGLE";
-    exports.Scalar = Scalar;
+    Scalar2.BLOCK_FOLDED = "BLOCK_FOLDED";
+    Scalar2.BLOCK_LITERAL = "BLOCK_LITERAL";
+    Scalar2.PLAIN = "PLAIN";
+    Scalar2.QUOTE_DOUBLE = "QUOTE_DOUBLE";
+    Scalar2.QUOTE_SINGLE = "QUOTE_SINGLE";
+    exports.Scalar = Scalar2;
     exports.isScalarValue = isScalarValue;
   }
 });
@@ -35259,7 +35259,7 @@ var require_createNode = __commonJS({
     "use strict";
     var Alias = require_Alias();
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var defaultTagPrefix = "tag:yaml.org,2002:";
     function findTagObject(value, tagName, tags) {
       if (tagName) {
@@ -35304,7 +35304,7 @@ var require_createNode = __commonJS({
           value = value.toJSON();
         }
         if (!value || typeof value !== "object") {
-          const node2 = new Scalar.Scalar(value);
+          const node2 = new Scalar2.Scalar(value);
           if (ref)
             ref.node = node2;
           return node2;
@@ -35315,7 +35315,7 @@ var require_createNode = __commonJS({
         onTagObj(tagObj);
         delete ctx.onTagObj;
       }
-      const node = tagObj?.createNode ? tagObj.createNode(ctx.schema, value, ctx) : typeof tagObj?.nodeClass?.from === "function" ? tagObj.nodeClass.from(ctx.schema, value, ctx) : new Scalar.Scalar(value);
+      const node = tagObj?.createNode ? tagObj.createNode(ctx.schema, value, ctx) : typeof tagObj?.nodeClass?.from === "function" ? tagObj.nodeClass.from(ctx.schema, value, ctx) : new Scalar2.Scalar(value);
       if (tagName)
         node.tag = tagName;
       else if (!tagObj.default)
@@ -35628,7 +35628,7 @@ ${indent}${text2.slice(fold + 1, end2)}`;
 var require_stringifyString = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyString.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var foldFlowLines = require_foldFlowLines();
     var getFoldOptions = (ctx, isBlock) => ({
       indentAtStart: isBlock ? ctx.indent.length : ctx.indentAtStart,
@@ -35771,7 +35771,7 @@ ${indent}`) + "'";
         return quotedString(value, ctx);
       }
       const indent = ctx.indent || (ctx.forceBlockIndent || containsDocumentMarker(value) ? "  " : "");
-      const literal2 = blockQuote === "literal" ? true : blockQuote === "folded" || type === Scalar.Scalar.BLOCK_FOLDED ? false : type === Scalar.Scalar.BLOCK_LITERAL ? true : !lineLengthOverLimit(value, lineWidth, indent.length);
+      const literal2 = blockQuote === "literal" ? true : blockQuote === "folded" || type === Scalar2.Scalar.BLOCK_FOLDED ? false : type === Scalar2.Scalar.BLOCK_LITERAL ? true : !lineLengthOverLimit(value, lineWidth, indent.length);
       if (!value)
         return literal2 ? "|\n" : ">\n";
       let chomp;
@@ -35826,7 +35826,7 @@ ${indent}`) + "'";
         const foldedValue = value.replace(/\n+/g, "\n$&").replace(/(?:^|\n)([\t ].*)(?:([\n\t ]*)\n(?![\n\t ]))?/g, "$1$2").replace(/\n+/g, `$&${indent}`);
         let literalFallback = false;
         const foldOptions = getFoldOptions(ctx, true);
-        if (blockQuote !== "folded" && type !== Scalar.Scalar.BLOCK_FOLDED) {
+        if (blockQuote !== "folded" && type !== Scalar2.Scalar.BLOCK_FOLDED) {
           foldOptions.onOverflow = () => {
             literalFallback = true;
           };
@@ -35849,7 +35849,7 @@ ${indent}${start2}${value}${end}`;
       if (/^[\n\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|[\n:][ \t]|[ \t]\n|[\n\t ]#|[\n\t :]$/.test(value)) {
         return implicitKey || inFlow || !value.includes("\n") ? quotedString(value, ctx) : blockString(item, ctx, onComment, onChompKeep);
       }
-      if (!implicitKey && !inFlow && type !== Scalar.Scalar.PLAIN && value.includes("\n")) {
+      if (!implicitKey && !inFlow && type !== Scalar2.Scalar.PLAIN && value.includes("\n")) {
         return blockString(item, ctx, onComment, onChompKeep);
       }
       if (containsDocumentMarker(value)) {
@@ -35874,20 +35874,20 @@ ${indent}`);
       const { implicitKey, inFlow } = ctx;
       const ss2 = typeof item.value === "string" ? item : Object.assign({}, item, { value: String(item.value) });
       let { type } = item;
-      if (type !== Scalar.Scalar.QUOTE_DOUBLE) {
+      if (type !== Scalar2.Scalar.QUOTE_DOUBLE) {
         if (/[\x00-\x08\x0b-\x1f\x7f-\x9f\u{D800}-\u{DFFF}]/u.test(ss2.value))
-          type = Scalar.Scalar.QUOTE_DOUBLE;
+          type = Scalar2.Scalar.QUOTE_DOUBLE;
       }
       const _stringify = (_type) => {
         switch (_type) {
-          case Scalar.Scalar.BLOCK_FOLDED:
-          case Scalar.Scalar.BLOCK_LITERAL:
+          case Scalar2.Scalar.BLOCK_FOLDED:
+          case Scalar2.Scalar.BLOCK_LITERAL:
             return implicitKey || inFlow ? quotedString(ss2.value, ctx) : blockString(ss2, ctx, onComment, onChompKeep);
-          case Scalar.Scalar.QUOTE_DOUBLE:
+          case Scalar2.Scalar.QUOTE_DOUBLE:
             return doubleQuotedString(ss2.value, ctx);
-          case Scalar.Scalar.QUOTE_SINGLE:
+          case Scalar2.Scalar.QUOTE_SINGLE:
             return singleQuotedString(ss2.value, ctx);
-          case Scalar.Scalar.PLAIN:
+          case Scalar2.Scalar.PLAIN:
             return plainString(ss2, ctx, onComment, onChompKeep);
           default:
             return null;
@@ -36036,7 +36036,7 @@ var require_stringifyPair = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyPair.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyPair({ key, value }, ctx, onComment, onChompKeep) {
@@ -36051,7 +36051,7 @@ var require_stringifyPair = __commonJS({
           throw new Error(msg);
         }
       }
-      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity.isCollection(key) || (identity.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
+      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity.isCollection(key) || (identity.isScalar(key) ? key.type === Scalar2.Scalar.BLOCK_FOLDED || key.type === Scalar2.Scalar.BLOCK_LITERAL : typeof key === "object"));
       ctx = Object.assign({}, ctx, {
         allNullValues: false,
         implicitKey: !explicitKey && (simpleKeys || !allNullValues),
@@ -36191,19 +36191,19 @@ var require_merge = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/merge.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var MERGE_KEY = "<<";
     var merge3 = {
       identify: (value) => value === MERGE_KEY || typeof value === "symbol" && value.description === MERGE_KEY,
       default: "key",
       tag: "tag:yaml.org,2002:merge",
       test: /^<<$/,
-      resolve: () => Object.assign(new Scalar.Scalar(Symbol(MERGE_KEY)), {
+      resolve: () => Object.assign(new Scalar2.Scalar(Symbol(MERGE_KEY)), {
         addToJSMap: addMergeToJSMap
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key) => (merge3.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge3.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge3.tag && tag.default);
+    var isMergeKey = (ctx, key) => (merge3.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar2.Scalar.PLAIN) && merge3.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge3.tag && tag.default);
     function addMergeToJSMap(ctx, map2, value) {
       const source = resolveAliasValue(ctx, value);
       if (identity.isSeq(source))
@@ -36510,7 +36510,7 @@ var require_YAMLMap = __commonJS({
     var Collection2 = require_Collection();
     var identity = require_identity();
     var Pair = require_Pair();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     function findPair(items, key) {
       const k5 = identity.isScalar(key) ? key.value : key;
       for (const it4 of items) {
@@ -36577,7 +36577,7 @@ var require_YAMLMap = __commonJS({
         if (prev) {
           if (!overwrite)
             throw new Error(`Key ${_pair.key} already set`);
-          if (identity.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
+          if (identity.isScalar(prev.value) && Scalar2.isScalarValue(_pair.value))
             prev.value.value = _pair.value;
           else
             prev.value = _pair.value;
@@ -36675,7 +36675,7 @@ var require_YAMLSeq = __commonJS({
     var stringifyCollection = require_stringifyCollection();
     var Collection2 = require_Collection();
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var toJS = require_toJS();
     var YAMLSeq = class extends Collection2.Collection {
       static get tagName() {
@@ -36732,7 +36732,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           throw new Error(`Expected a valid index, not ${key}.`);
         const prev = this.items[idx];
-        if (identity.isScalar(prev) && Scalar.isScalarValue(value))
+        if (identity.isScalar(prev) && Scalar2.isScalarValue(value))
           prev.value = value;
         else
           this.items[idx] = value;
@@ -36828,14 +36828,14 @@ var require_string = __commonJS({
 var require_null = __commonJS({
   "node_modules/yaml/dist/schema/common/null.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var nullTag = {
       identify: (value) => value == null,
-      createNode: () => new Scalar.Scalar(null),
+      createNode: () => new Scalar2.Scalar(null),
       default: true,
       tag: "tag:yaml.org,2002:null",
       test: /^(?:~|[Nn]ull|NULL)?$/,
-      resolve: () => new Scalar.Scalar(null),
+      resolve: () => new Scalar2.Scalar(null),
       stringify: ({ source }, ctx) => typeof source === "string" && nullTag.test.test(source) ? source : ctx.options.nullStr
     };
     exports.nullTag = nullTag;
@@ -36846,13 +36846,13 @@ var require_null = __commonJS({
 var require_bool = __commonJS({
   "node_modules/yaml/dist/schema/core/bool.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var boolTag = {
       identify: (value) => typeof value === "boolean",
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/,
-      resolve: (str) => new Scalar.Scalar(str[0] === "t" || str[0] === "T"),
+      resolve: (str) => new Scalar2.Scalar(str[0] === "t" || str[0] === "T"),
       stringify({ source, value }, ctx) {
         if (source && boolTag.test.test(source)) {
           const sv = source[0] === "t" || source[0] === "T";
@@ -36897,7 +36897,7 @@ var require_stringifyNumber = __commonJS({
 var require_float = __commonJS({
   "node_modules/yaml/dist/schema/core/float.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var stringifyNumber = require_stringifyNumber();
     var floatNaN = {
       identify: (value) => typeof value === "number",
@@ -36925,7 +36925,7 @@ var require_float = __commonJS({
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
       resolve(str) {
-        const node = new Scalar.Scalar(parseFloat(str));
+        const node = new Scalar2.Scalar(parseFloat(str));
         const dot = str.indexOf(".");
         if (dot !== -1 && str[str.length - 1] === "0")
           node.minFractionDigits = str.length - dot - 1;
@@ -37016,7 +37016,7 @@ var require_schema = __commonJS({
 var require_schema2 = __commonJS({
   "node_modules/yaml/dist/schema/json/schema.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var map2 = require_map();
     var seq2 = require_seq();
     function intIdentify(value) {
@@ -37033,7 +37033,7 @@ var require_schema2 = __commonJS({
       },
       {
         identify: (value) => value == null,
-        createNode: () => new Scalar.Scalar(null),
+        createNode: () => new Scalar2.Scalar(null),
         default: true,
         tag: "tag:yaml.org,2002:null",
         test: /^null$/,
@@ -37084,7 +37084,7 @@ var require_binary = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/binary.js"(exports) {
     "use strict";
     var node_buffer = __require("buffer");
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var stringifyString = require_stringifyString();
     var binary2 = {
       identify: (value) => value instanceof Uint8Array,
@@ -37128,15 +37128,15 @@ var require_binary = __commonJS({
         } else {
           throw new Error("This environment does not support writing binary tags; either Buffer or btoa is required");
         }
-        type ?? (type = Scalar.Scalar.BLOCK_LITERAL);
-        if (type !== Scalar.Scalar.QUOTE_DOUBLE) {
+        type ?? (type = Scalar2.Scalar.BLOCK_LITERAL);
+        if (type !== Scalar2.Scalar.QUOTE_DOUBLE) {
           const lineWidth = Math.max(ctx.options.lineWidth - ctx.indent.length, ctx.options.minContentWidth);
           const n3 = Math.ceil(str.length / lineWidth);
           const lines = new Array(n3);
           for (let i2 = 0, o6 = 0; i2 < n3; ++i2, o6 += lineWidth) {
             lines[i2] = str.substr(o6, lineWidth);
           }
-          str = lines.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
+          str = lines.join(type === Scalar2.Scalar.BLOCK_LITERAL ? "\n" : " ");
         }
         return stringifyString.stringifyString({ comment, type, value: str }, ctx, onComment, onChompKeep);
       }
@@ -37151,7 +37151,7 @@ var require_pairs = __commonJS({
     "use strict";
     var identity = require_identity();
     var Pair = require_Pair();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var YAMLSeq = require_YAMLSeq();
     function resolvePairs(seq2, onError) {
       if (identity.isSeq(seq2)) {
@@ -37162,7 +37162,7 @@ var require_pairs = __commonJS({
           else if (identity.isMap(item)) {
             if (item.items.length > 1)
               onError("Each pair must have its own sequence indicator");
-            const pair = item.items[0] || new Pair.Pair(new Scalar.Scalar(null));
+            const pair = item.items[0] || new Pair.Pair(new Scalar2.Scalar(null));
             if (item.commentBefore)
               pair.key.commentBefore = pair.key.commentBefore ? `${item.commentBefore}
 ${pair.key.commentBefore}` : item.commentBefore;
@@ -37305,7 +37305,7 @@ var require_omap = __commonJS({
 var require_bool2 = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/bool.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     function boolStringify({ value, source }, ctx) {
       const boolObj = value ? trueTag : falseTag;
       if (source && boolObj.test.test(source))
@@ -37317,7 +37317,7 @@ var require_bool2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:Y|y|[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/,
-      resolve: () => new Scalar.Scalar(true),
+      resolve: () => new Scalar2.Scalar(true),
       stringify: boolStringify
     };
     var falseTag = {
@@ -37325,7 +37325,7 @@ var require_bool2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:N|n|[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/,
-      resolve: () => new Scalar.Scalar(false),
+      resolve: () => new Scalar2.Scalar(false),
       stringify: boolStringify
     };
     exports.falseTag = falseTag;
@@ -37337,7 +37337,7 @@ var require_bool2 = __commonJS({
 var require_float2 = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/float.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var stringifyNumber = require_stringifyNumber();
     var floatNaN = {
       identify: (value) => typeof value === "number",
@@ -37365,7 +37365,7 @@ var require_float2 = __commonJS({
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$/,
       resolve(str) {
-        const node = new Scalar.Scalar(parseFloat(str.replace(/_/g, "")));
+        const node = new Scalar2.Scalar(parseFloat(str.replace(/_/g, "")));
         const dot = str.indexOf(".");
         if (dot !== -1) {
           const f7 = str.substring(dot + 1).replace(/_/g, "");
@@ -38873,7 +38873,7 @@ var require_compose_collection = __commonJS({
   "node_modules/yaml/dist/compose/compose-collection.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
     var resolveBlockMap = require_resolve_block_map();
@@ -38922,7 +38922,7 @@ var require_compose_collection = __commonJS({
       }
       const coll = resolveCollection(CN, ctx, token, onError, tagName, tag);
       const res = tag.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
-      const node = identity.isNode(res) ? res : new Scalar.Scalar(res);
+      const node = identity.isNode(res) ? res : new Scalar2.Scalar(res);
       node.range = coll.range;
       node.tag = tagName;
       if (tag?.format)
@@ -38937,13 +38937,13 @@ var require_compose_collection = __commonJS({
 var require_resolve_block_scalar = __commonJS({
   "node_modules/yaml/dist/compose/resolve-block-scalar.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     function resolveBlockScalar(ctx, scalar, onError) {
       const start2 = scalar.offset;
       const header = parseBlockScalarHeader(scalar, ctx.options.strict, onError);
       if (!header)
         return { value: "", type: null, comment: "", range: [start2, start2, start2] };
-      const type = header.mode === ">" ? Scalar.Scalar.BLOCK_FOLDED : Scalar.Scalar.BLOCK_LITERAL;
+      const type = header.mode === ">" ? Scalar2.Scalar.BLOCK_FOLDED : Scalar2.Scalar.BLOCK_LITERAL;
       const lines = scalar.source ? splitLines(scalar.source) : [];
       let chompStart = lines.length;
       for (let i2 = lines.length - 1; i2 >= 0; --i2) {
@@ -39005,7 +39005,7 @@ var require_resolve_block_scalar = __commonJS({
           onError(offset - content.length - (crlf ? 2 : 1), "BAD_INDENT", message);
           indent = "";
         }
-        if (type === Scalar.Scalar.BLOCK_LITERAL) {
+        if (type === Scalar2.Scalar.BLOCK_LITERAL) {
           value += sep5 + indent.slice(trimIndent) + content;
           sep5 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
@@ -39120,7 +39120,7 @@ var require_resolve_block_scalar = __commonJS({
 var require_resolve_flow_scalar = __commonJS({
   "node_modules/yaml/dist/compose/resolve-flow-scalar.js"(exports) {
     "use strict";
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var resolveEnd = require_resolve_end();
     function resolveFlowScalar(scalar, strict, onError) {
       const { offset, type, source, end } = scalar;
@@ -39129,15 +39129,15 @@ var require_resolve_flow_scalar = __commonJS({
       const _onError = (rel, code, msg) => onError(offset + rel, code, msg);
       switch (type) {
         case "scalar":
-          _type = Scalar.Scalar.PLAIN;
+          _type = Scalar2.Scalar.PLAIN;
           value = plainValue(source, _onError);
           break;
         case "single-quoted-scalar":
-          _type = Scalar.Scalar.QUOTE_SINGLE;
+          _type = Scalar2.Scalar.QUOTE_SINGLE;
           value = singleQuotedValue(source, _onError);
           break;
         case "double-quoted-scalar":
-          _type = Scalar.Scalar.QUOTE_DOUBLE;
+          _type = Scalar2.Scalar.QUOTE_DOUBLE;
           value = doubleQuotedValue(source, _onError);
           break;
         /* istanbul ignore next should not happen */
@@ -39342,7 +39342,7 @@ var require_compose_scalar = __commonJS({
   "node_modules/yaml/dist/compose/compose-scalar.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
     function composeScalar(ctx, token, tagToken, onError) {
@@ -39360,11 +39360,11 @@ var require_compose_scalar = __commonJS({
       let scalar;
       try {
         const res = tag.resolve(value, (msg) => onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg), ctx.options);
-        scalar = identity.isScalar(res) ? res : new Scalar.Scalar(res);
+        scalar = identity.isScalar(res) ? res : new Scalar2.Scalar(res);
       } catch (error47) {
         const msg = error47 instanceof Error ? error47.message : String(error47);
         onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg);
-        scalar = new Scalar.Scalar(value);
+        scalar = new Scalar2.Scalar(value);
       }
       scalar.range = range;
       scalar.source = value;
@@ -40125,7 +40125,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar2 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar3 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -40209,7 +40209,7 @@ var require_cst = __commonJS({
     exports.FLOW_END = FLOW_END;
     exports.SCALAR = SCALAR;
     exports.isCollection = isCollection;
-    exports.isScalar = isScalar2;
+    exports.isScalar = isScalar3;
     exports.prettyToken = prettyToken;
     exports.tokenType = tokenType;
   }
@@ -41739,7 +41739,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument5(source, options = {}) {
+    function parseDocument6(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -41765,7 +41765,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument5(src, options);
+      const doc = parseDocument6(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning2) => log.warn(doc.options.logLevel, warning2));
@@ -41801,7 +41801,7 @@ var require_public_api = __commonJS({
     }
     exports.parse = parse7;
     exports.parseAllDocuments = parseAllDocuments;
-    exports.parseDocument = parseDocument5;
+    exports.parseDocument = parseDocument6;
     exports.stringify = stringify2;
   }
 });
@@ -41817,7 +41817,7 @@ var require_dist = __commonJS({
     var Alias = require_Alias();
     var identity = require_identity();
     var Pair = require_Pair();
-    var Scalar = require_Scalar();
+    var Scalar2 = require_Scalar();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
     var cst = require_cst();
@@ -41842,7 +41842,7 @@ var require_dist = __commonJS({
     exports.isScalar = identity.isScalar;
     exports.isSeq = identity.isSeq;
     exports.Pair = Pair.Pair;
-    exports.Scalar = Scalar.Scalar;
+    exports.Scalar = Scalar2.Scalar;
     exports.YAMLMap = YAMLMap.YAMLMap;
     exports.YAMLSeq = YAMLSeq.YAMLSeq;
     exports.CST = cst;
@@ -42555,9 +42555,9 @@ var require_index_min = __commonJS({
 var require_lib = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join21, delimiter: delimiter3, sep: sep5, posix: posix7 } = __require("path");
+    var { join: join22, delimiter: delimiter3, sep: sep5, posix: posix8 } = __require("path");
     var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix7.sep}${sep5 === posix7.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
+    var rSlash = new RegExp(`[${posix8.sep}${sep5 === posix8.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
     var rRel = new RegExp(`^\\.${rSlash.source}`);
     var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
     var getPathInfo = (cmd, {
@@ -42584,7 +42584,7 @@ var require_lib = __commonJS({
     var getPathPart = (raw, cmd) => {
       const pathPart = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
       const prefix = !pathPart && rRel.test(cmd) ? cmd.slice(0, 2) : "";
-      return prefix + join21(pathPart, cmd);
+      return prefix + join22(pathPart, cmd);
     };
     var which3 = async (cmd, opt = {}) => {
       const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
@@ -42655,9 +42655,9 @@ var init_manifest_key = __esm({
 
 // local/run-journal.ts
 import { open as open4 } from "node:fs/promises";
-import { join as join11 } from "node:path";
+import { join as join12 } from "node:path";
 function journalFileOf(journalDir, runId) {
-  return join11(journalDir, `${runId}.jsonl`);
+  return join12(journalDir, `${runId}.jsonl`);
 }
 var RunJournal;
 var init_run_journal = __esm({
@@ -43210,8 +43210,8 @@ var require_graceful_fs = __commonJS({
       fs7.createReadStream = createReadStream4;
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
-      fs7.readFile = readFile11;
-      function readFile11(path21, options, cb) {
+      fs7.readFile = readFile12;
+      function readFile12(path21, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
         return go$readFile(path21, options, cb);
@@ -43227,8 +43227,8 @@ var require_graceful_fs = __commonJS({
         }
       }
       var fs$writeFile = fs7.writeFile;
-      fs7.writeFile = writeFile12;
-      function writeFile12(path21, data, options, cb) {
+      fs7.writeFile = writeFile13;
+      function writeFile13(path21, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
         return go$writeFile(path21, data, options, cb);
@@ -44404,13 +44404,13 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir12, readdir as readdir6, readFile as readFile6, rename as rename7, rm as rm11, writeFile as writeFile9 } from "node:fs/promises";
-import { dirname as dirname5, join as join12 } from "node:path";
+import { mkdir as mkdir12, readdir as readdir6, readFile as readFile7, rename as rename7, rm as rm11, writeFile as writeFile10 } from "node:fs/promises";
+import { dirname as dirname5, join as join13 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
 async function readJson2(path21) {
-  const text2 = await readFile6(path21, "utf8").catch(() => null);
+  const text2 = await readFile7(path21, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -44422,7 +44422,7 @@ async function writeJson(path21, value) {
   await mkdir12(dirname5(path21), { recursive: true });
   const temp = `${path21}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
-    await writeFile9(temp, JSON.stringify(value));
+    await writeFile10(temp, JSON.stringify(value));
     await rename7(temp, path21);
   } finally {
     await rm11(temp, { force: true });
@@ -44511,7 +44511,7 @@ var init_local_index = __esm({
         const commit = query.commits.find((each) => recorded.has(each));
         if (commit === void 0) return null;
         for (const name2 of [nameOf(query.paramsDigest), "newest"]) {
-          const json3 = await readJson2(join12(pipelineDir, commit, `${name2}.json`));
+          const json3 = await readJson2(join13(pipelineDir, commit, `${name2}.json`));
           if (json3 !== null && typeof json3 === "object") return runFromJson(json3);
         }
         return null;
@@ -44523,36 +44523,36 @@ var init_local_index = __esm({
        */
       async recordSucceededRun(run4) {
         if (run4.dirty || run4.commit === null || !/^[0-9a-f]+$/.test(run4.commit)) return;
-        const commitDir = join12(this.baselineDir(run4.pipelinePath), run4.commit);
-        await writeJson(join12(commitDir, `${nameOf(run4.paramsDigest)}.json`), run4);
-        await writeJson(join12(commitDir, "newest.json"), run4);
+        const commitDir = join13(this.baselineDir(run4.pipelinePath), run4.commit);
+        await writeJson(join13(commitDir, `${nameOf(run4.paramsDigest)}.json`), run4);
+        await writeJson(join13(commitDir, "newest.json"), run4);
       }
       candidatesPath(manifestKey) {
-        return join12(this.root, "candidates", `${nameOf(manifestKey)}.json`);
+        return join13(this.root, "candidates", `${nameOf(manifestKey)}.json`);
       }
       cachePath(key) {
-        return join12(this.root, "cache", `${nameOf(key)}.json`);
+        return join13(this.root, "cache", `${nameOf(key)}.json`);
       }
       previousPath(pipelinePath, stage) {
-        return join12(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
+        return join13(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
       }
       baselineDir(pipelinePath) {
-        return join12(this.root, "baseline", nameOf(pipelinePath));
+        return join13(this.root, "baseline", nameOf(pipelinePath));
       }
     };
   }
 });
 
 // local/local-store-paths.ts
-import { join as join13 } from "node:path";
+import { join as join14 } from "node:path";
 function localStorePaths(stateDir) {
   return {
-    journalDir: join13(stateDir, "journal"),
-    indexDir: join13(stateDir, "index"),
-    blobDir: join13(stateDir, "blobs"),
-    databaseDir: join13(stateDir, "db"),
+    journalDir: join14(stateDir, "journal"),
+    indexDir: join14(stateDir, "index"),
+    blobDir: join14(stateDir, "blobs"),
+    databaseDir: join14(stateDir, "db"),
     /** `<run>/<stage>.log`: what a running run's stages printed so far, for `fluksio ui`. */
-    liveDir: join13(stateDir, "live")
+    liveDir: join14(stateDir, "live")
   };
 }
 var init_local_store_paths = __esm({
@@ -45733,7 +45733,7 @@ var init_sql = __esm({
         return new SQL([new StringChunk(str)]);
       }
       sql2.raw = raw;
-      function join21(chunks, separator) {
+      function join22(chunks, separator) {
         const result = [];
         for (const [i2, chunk] of chunks.entries()) {
           if (i2 > 0 && separator !== void 0) {
@@ -45743,7 +45743,7 @@ var init_sql = __esm({
         }
         return new SQL(result);
       }
-      sql2.join = join21;
+      sql2.join = join22;
       function identifier2(value) {
         return new Name(value);
       }
@@ -50084,7 +50084,7 @@ var init_select2 = __esm({
           const baseTableName = this.tableName;
           const tableName = getTableLikeName(table);
           for (const item of extractUsedTable(table)) this.usedTables.add(item);
-          if (typeof tableName === "string" && this.config.joins?.some((join21) => join21.alias === tableName)) {
+          if (typeof tableName === "string" && this.config.joins?.some((join22) => join22.alias === tableName)) {
             throw new Error(`Alias "${tableName}" is already used in this query`);
           }
           if (!this.isPartialSelect) {
@@ -51611,7 +51611,7 @@ var init_update = __esm({
       createJoin(joinType) {
         return (table, on3) => {
           const tableName = getTableLikeName(table);
-          if (typeof tableName === "string" && this.config.joins.some((join21) => join21.alias === tableName)) {
+          if (typeof tableName === "string" && this.config.joins.some((join22) => join22.alias === tableName)) {
             throw new Error(`Alias "${tableName}" is already used in this query`);
           }
           if (typeof on3 === "function") {
@@ -51707,10 +51707,10 @@ var init_update = __esm({
               const fromFields = this.getTableLikeFields(this.config.from);
               fields[tableName] = fromFields;
             }
-            for (const join21 of this.config.joins) {
-              const tableName2 = getTableLikeName(join21.table);
-              if (typeof tableName2 === "string" && !is(join21.table, SQL)) {
-                const fromFields = this.getTableLikeFields(join21.table);
+            for (const join22 of this.config.joins) {
+              const tableName2 = getTableLikeName(join22.table);
+              if (typeof tableName2 === "string" && !is(join22.table, SQL)) {
+                const fromFields = this.getTableLikeFields(join22.table);
                 fields[tableName2] = fromFields;
               }
             }
@@ -62912,12 +62912,12 @@ var init_migrator2 = __esm({
 
 // store/db/migrate-database.ts
 import { existsSync as existsSync4 } from "node:fs";
-import { dirname as dirname6, join as join15 } from "node:path";
+import { dirname as dirname6, join as join16 } from "node:path";
 import { fileURLToPath } from "node:url";
 function migrationsFolder() {
   const start2 = dirname6(fileURLToPath(import.meta.url));
   for (let dir = start2; ; dir = dirname6(dir)) {
-    if (existsSync4(join15(dir, "drizzle", "meta", "_journal.json"))) return join15(dir, "drizzle");
+    if (existsSync4(join16(dir, "drizzle", "meta", "_journal.json"))) return join16(dir, "drizzle");
     if (dirname6(dir) === dir)
       throw new Error(`No drizzle/meta/_journal.json above ${start2}: cannot find fluksio's migrations`);
   }
@@ -62934,14 +62934,14 @@ var init_migrate_database = __esm({
 
 // store/db/migrations-digest.ts
 import { createHash as createHash7 } from "node:crypto";
-import { readdir as readdir7, readFile as readFile7 } from "node:fs/promises";
-import { join as join16 } from "node:path";
+import { readdir as readdir7, readFile as readFile8 } from "node:fs/promises";
+import { join as join17 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
-  const files = (await readdir7(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join16(entry.parentPath, entry.name)).sort();
+  const files = (await readdir7(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
   const hash2 = createHash7("sha256");
   for (const file2 of files)
-    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile7(file2));
+    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile8(file2));
   return hash2.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -62954,8 +62954,8 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir13, readFile as readFile8, rename as rename8, rm as rm12, writeFile as writeFile10 } from "node:fs/promises";
-import { join as join17 } from "node:path";
+import { cp, mkdir as mkdir13, readFile as readFile9, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
+import { join as join18 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
 }
@@ -62966,7 +62966,7 @@ async function openLocalDatabase(dataDir, options = {}) {
   let digest;
   try {
     digest = await migrationsDigest();
-    if (options.templateRoot && !existsSync5(join17(dataDir, "PG_VERSION"))) {
+    if (options.templateRoot && !existsSync5(join18(dataDir, "PG_VERSION"))) {
       await cp(await ensureTemplate(options.templateRoot, digest), dataDir, { recursive: true });
     }
   } catch (error47) {
@@ -62987,8 +62987,8 @@ async function openLocalDatabase(dataDir, options = {}) {
   }
 }
 async function ensureTemplate(root, digest) {
-  const template = join17(root, `pglite-${digest}`);
-  if (existsSync5(join17(template, MIGRATED_MARKER))) return template;
+  const template = join18(root, `pglite-${digest}`);
+  if (existsSync5(join18(template, MIGRATED_MARKER))) return template;
   const building = `${template}.tmp-${randomBytes3(6).toString("hex")}`;
   await mkdir13(building, { recursive: true });
   try {
@@ -62997,7 +62997,7 @@ async function ensureTemplate(root, digest) {
     }, { dataDir: building, digest });
     await store.close();
     await rename8(building, template).catch((error47) => {
-      if (!existsSync5(join17(template, MIGRATED_MARKER))) throw error47;
+      if (!existsSync5(join18(template, MIGRATED_MARKER))) throw error47;
     });
   } finally {
     await rm12(building, { recursive: true, force: true });
@@ -63017,11 +63017,11 @@ async function migrated(client, release, onDisk) {
   };
   const db = drizzle({ client, schema: tables_exports });
   try {
-    const marker = onDisk ? join17(onDisk.dataDir, MIGRATED_MARKER) : null;
-    const current = marker ? await readFile8(marker, "utf8").catch(() => null) : null;
+    const marker = onDisk ? join18(onDisk.dataDir, MIGRATED_MARKER) : null;
+    const current = marker ? await readFile9(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
-      if (marker && onDisk) await writeFile10(marker, onDisk.digest);
+      if (marker && onDisk) await writeFile11(marker, onDisk.digest);
     }
   } catch (error47) {
     await close();
@@ -63128,9 +63128,9 @@ var init_local_journal_record = __esm({
 });
 
 // local/read-run-journal.ts
-import { readFile as readFile9 } from "node:fs/promises";
+import { readFile as readFile10 } from "node:fs/promises";
 async function readRunJournal(file2) {
-  const text2 = await readFile9(file2, "utf8");
+  const text2 = await readFile10(file2, "utf8");
   const lines = text2.split("\n");
   const torn = lines.pop() !== "";
   const records = [];
@@ -63276,7 +63276,7 @@ __export(adopt_database_runs_exports, {
 });
 import { randomBytes as randomBytes5 } from "node:crypto";
 import { existsSync as existsSync6 } from "node:fs";
-import { mkdir as mkdir15, rename as rename10, rm as rm14, writeFile as writeFile11 } from "node:fs/promises";
+import { mkdir as mkdir15, rename as rename10, rm as rm14, writeFile as writeFile12 } from "node:fs/promises";
 async function adoptDatabaseRuns(stateDir) {
   const paths = localStorePaths(stateDir);
   const building = `${paths.journalDir}.adopting-${randomBytes5(6).toString("hex")}`;
@@ -63286,7 +63286,7 @@ async function adoptDatabaseRuns(stateDir) {
     const ids = await database.db.select({ id: runs.id }).from(runs).orderBy(asc(runs.id));
     for (const { id } of ids) {
       const records = await journalOfRun({ db: database.db, runId: id });
-      await writeFile11(
+      await writeFile12(
         journalFileOf(building, id),
         records.map((record2) => `${JSON.stringify(record2)}
 `).join("")
@@ -70988,7 +70988,7 @@ function notARepository(dir, reason) {
 }
 
 // local/execute-local-run.ts
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 
 // schemas/run-report.ts
 init_zod();
@@ -71312,7 +71312,7 @@ var InterpreterDigests = class {
 // runner/run-pipeline.ts
 init_p_limit();
 import { mkdtemp as mkdtemp3, rm as rm8 } from "node:fs/promises";
-import { join as join9 } from "node:path";
+import { join as join10 } from "node:path";
 
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
@@ -71367,8 +71367,8 @@ function findCycle(graph) {
 init_statuses();
 
 // runner/execute-stage.ts
-import { mkdir as mkdir8, rm as rm7, writeFile as writeFile6 } from "node:fs/promises";
-import { dirname as dirname4, join as join6 } from "node:path";
+import { mkdir as mkdir8, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
+import { dirname as dirname4, join as join7 } from "node:path";
 
 // core/pipeline/placeholder-contexts.ts
 var PLACEHOLDER = /\$\{([^}]*)\}/g;
@@ -72238,6 +72238,87 @@ function keyingNotes(stage, inputs, where) {
   return [`${stage} read ${list}, which ${undeclared.length === 1 ? "is" : "are"} not among its deps`];
 }
 
+// runner/dvc-params-overlay.ts
+import { readFile as readFile3, writeFile as writeFile5 } from "node:fs/promises";
+import { join as join5 } from "node:path";
+
+// core/dvc/dvc-params-overlay.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+var DEFAULT_PARAMS = "params.yaml";
+function dvcParamLocation(name2) {
+  const colon = name2.indexOf(":");
+  const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
+  const key = colon >= 0 ? name2.slice(colon + 1) : name2;
+  const path21 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path21 };
+}
+function overlayDvcParams(text2, listed) {
+  const document2 = (0, import_yaml3.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const first = document2.errors[0];
+  if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
+  let changed = false;
+  for (const { path: path21, value, spec } of listed) {
+    const current = document2.getIn(path21, true);
+    if (current === void 0) continue;
+    const old = (0, import_yaml3.isScalar)(current) ? current.value : current?.toJSON?.();
+    const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson2(value) : value;
+    if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
+    const node = document2.createNode(wanted);
+    if (node instanceof import_yaml3.Scalar && spec?.type === "float") node.minFractionDigits = 1;
+    document2.setIn(path21, node);
+    changed = true;
+  }
+  return changed ? document2.toString() : null;
+}
+function parseJson2(text2) {
+  try {
+    return JSON.parse(text2);
+  } catch {
+    return text2;
+  }
+}
+
+// runner/dvc-params-overlay.ts
+async function overlayDvcParamsFiles(pipeline2, stage, pipelineDir, values, lock2) {
+  const listed = pipeline2.stages[stage]?.params ?? [];
+  if (!pipeline2.dvc_params || listed.length === 0) return async () => {
+  };
+  const byFile = /* @__PURE__ */ new Map();
+  for (const name2 of listed) {
+    const value = values[name2];
+    if (value === void 0) continue;
+    const { file: file2, path: path21 } = dvcParamLocation(name2);
+    byFile.set(file2, [...byFile.get(file2) ?? [], { path: path21, value, spec: pipeline2.params[name2] }]);
+  }
+  let release = () => {
+  };
+  const previous = lock2.tail;
+  lock2.tail = new Promise((resolve6) => release = resolve6);
+  await previous;
+  const originals = [];
+  const restore = async () => {
+    try {
+      for (const [path21, bytes] of originals.reverse()) await writeFile5(path21, bytes);
+    } finally {
+      release();
+    }
+  };
+  try {
+    for (const [file2, entries] of byFile) {
+      const path21 = join5(pipelineDir, file2);
+      const bytes = await readFile3(path21);
+      const text2 = overlayDvcParams(bytes.toString("utf8"), entries);
+      if (text2 === null) continue;
+      originals.push([path21, bytes]);
+      await writeFile5(path21, text2);
+    }
+  } catch (error47) {
+    await restore();
+    throw error47;
+  }
+  return restore;
+}
+
 // runner/keys/key-of-execution.ts
 async function keyOfExecution(options) {
   const { material, traced } = options;
@@ -72403,7 +72484,7 @@ function ancestorsOf(repoPath) {
 }
 
 // runner/keys/read-trace.ts
-import { mkdir as mkdir7, mkdtemp as mkdtemp2, readdir as readdir5, readFile as readFile3, realpath as realpath6, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
+import { mkdir as mkdir7, mkdtemp as mkdtemp2, readdir as readdir5, readFile as readFile4, realpath as realpath6, rm as rm6, writeFile as writeFile6 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
 import path18 from "node:path";
 
@@ -72558,7 +72639,7 @@ async function startReadTrace(options) {
   const reports = path18.join(dir, "reports");
   await mkdir7(site);
   await mkdir7(reports);
-  await writeFile5(path18.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  await writeFile6(path18.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
   const root = await realpath6(options.repoRoot);
   return {
     env: {
@@ -72579,7 +72660,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir5(reports)) {
-    const text2 = await readFile3(path18.join(reports, name2), "utf8");
+    const text2 = await readFile4(path18.join(reports, name2), "utf8");
     for (const line2 of text2.split("\n")) {
       const tab = line2.indexOf("	");
       if (tab < 0) continue;
@@ -72611,7 +72692,7 @@ function repoPathOf2(root, absolute) {
 
 // runner/keys/stage-key-inputs.ts
 init_key_inputs();
-import { join as join5 } from "node:path";
+import { join as join6 } from "node:path";
 
 // runner/keys/why-not-python.ts
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
@@ -72660,7 +72741,7 @@ async function stageKeyInputs(options) {
   for (const dep of stage.deps) {
     const path21 = normalizePipelinePath(dep);
     const produced = options.produced.get(path21);
-    deps[path21] = produced ? producedDigest(produced) : (await contentDigest(join5(workspace.pipelineDir, path21))).digest;
+    deps[path21] = produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path21))).digest;
   }
   let code = null;
   let codeScope = null;
@@ -73506,6 +73587,17 @@ async function executeStage(name2, context) {
         stage.params,
         options.params
       );
+      const restoreParams = await overlayDvcParamsFiles(
+        options.pipeline,
+        name2,
+        workspace.pipelineDir,
+        options.params,
+        context.dvcParamsLock
+      ).catch(async (error47) => {
+        await rm7(privateDir, { recursive: true, force: true }).catch(() => {
+        });
+        throw error47;
+      });
       processResult = await runStageProcess({
         cmd: material.inputs.cmd,
         cwd: workspace.pipelineDir,
@@ -73522,8 +73614,10 @@ async function executeStage(name2, context) {
         ...trace ? { writable: [trace.dir] } : {},
         stage: launched,
         onLine: (stream, line2, continues) => output.push(stream, line2, continues)
-      }).finally(() => rm7(privateDir, { recursive: true, force: true }).catch(() => {
-      }));
+      }).finally(
+        () => Promise.all([restoreParams(), rm7(privateDir, { recursive: true, force: true }).catch(() => {
+        })])
+      );
     } catch (error47) {
       await trace?.dispose();
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -73631,8 +73725,8 @@ async function afterCheck(name2, context, material, before) {
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path21 = join6(privateDir, fileName);
-  await writeFile6(path21, paramsFileText(fileName, listed, values));
+  const path21 = join7(privateDir, fileName);
+  await writeFile7(path21, paramsFileText(fileName, listed, values));
   return path21;
 }
 function abortStatus(signal) {
@@ -73781,18 +73875,18 @@ var CodeView = class {
 };
 
 // runner/ignore-state-dir.ts
-import { mkdir as mkdir9, readFile as readFile4, writeFile as writeFile7 } from "node:fs/promises";
-import { join as join7 } from "node:path";
+import { mkdir as mkdir9, readFile as readFile5, writeFile as writeFile8 } from "node:fs/promises";
+import { join as join8 } from "node:path";
 var STATE_DIR_IGNORE = "# fluksio local state: runs, cache and blobs\n*\n";
 async function ignoreStateDir(stateDir) {
-  const file2 = join7(stateDir, ".gitignore");
-  if (await readFile4(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
+  const file2 = join8(stateDir, ".gitignore");
+  if (await readFile5(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
   await mkdir9(stateDir, { recursive: true });
-  await writeFile7(file2, STATE_DIR_IGNORE);
+  await writeFile8(file2, STATE_DIR_IGNORE);
 }
 
 // runner/sandbox/stage-environment.ts
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 var INHERITED = ["PATH"];
 var FIXED = {
   LANG: "C.UTF-8",
@@ -73804,14 +73898,14 @@ var FIXED = {
 function stageEnvironment(options) {
   const env = {
     ...FIXED,
-    HOME: join8(options.privateDir, "home"),
-    TMPDIR: join8(options.privateDir, "tmp")
+    HOME: join9(options.privateDir, "home"),
+    TMPDIR: join9(options.privateDir, "tmp")
   };
   for (const [name2, value] of Object.entries(keyedEnvironment(options.source, options.pass))) {
     if (value !== null) env[name2] = value;
   }
   Object.assign(env, options.extra);
-  env.PYTHONPYCACHEPREFIX = join8(options.privateDir, "pycache");
+  env.PYTHONPYCACHEPREFIX = join9(options.privateDir, "pycache");
   env.PYTHONUNBUFFERED = "1";
   return env;
 }
@@ -73827,9 +73921,9 @@ function keyedEnvironment(source, pass) {
 async function runPipeline(options) {
   const runStartedAt = Date.now();
   const { pipeline: pipeline2 } = options;
-  const stateDir = join9(options.workspace.pipelineDir, ".fluksio");
+  const stateDir = join10(options.workspace.pipelineDir, ".fluksio");
   await ignoreStateDir(stateDir);
-  const privateRoot = await mkdtemp3(join9(stateDir, "run-"));
+  const privateRoot = await mkdtemp3(join10(stateDir, "run-"));
   const abort2 = new AbortController();
   const cancel = () => abort2.abort("cancelled");
   let giveBack = null;
@@ -73889,7 +73983,8 @@ async function runPipeline(options) {
       },
       produced: /* @__PURE__ */ new Map(),
       ranUpstream: /* @__PURE__ */ new Set(),
-      runStartedAt
+      runStartedAt,
+      dvcParamsLock: { tail: Promise.resolve() }
     };
     const graph = buildStageGraph(pipeline2);
     const limit = pLimit(Math.max(1, options.jobs));
@@ -74171,9 +74266,9 @@ var BatchingEventSink = class {
 
 // local/live-stage-logs.ts
 import { appendFile as appendFile2, mkdir as mkdir10, rm as rm9 } from "node:fs/promises";
-import { join as join10 } from "node:path";
+import { join as join11 } from "node:path";
 function liveStageLogFile(liveDir, runId, stage) {
-  return join10(liveDir, runId, `${stage}.log`);
+  return join11(liveDir, runId, `${stage}.log`);
 }
 var LiveStageLogs = class {
   constructor(liveDir, runId) {
@@ -74190,7 +74285,7 @@ var LiveStageLogs = class {
     this.writing = this.writing.then(async () => {
       try {
         if (!this.made.has(stage)) {
-          await mkdir10(join10(this.liveDir, this.runId), { recursive: true });
+          await mkdir10(join11(this.liveDir, this.runId), { recursive: true });
           this.made.add(stage);
         }
         await appendFile2(liveStageLogFile(this.liveDir, this.runId, stage), text2);
@@ -74202,7 +74297,7 @@ var LiveStageLogs = class {
   /** Removes the run's live logs once every append is done. */
   async remove() {
     await this.writing;
-    await rm9(join10(this.liveDir, this.runId), { recursive: true, force: true });
+    await rm9(join11(this.liveDir, this.runId), { recursive: true, force: true });
   }
 };
 
@@ -74350,14 +74445,14 @@ function startedRecord(name2, at4) {
 // local/local-state.ts
 import { existsSync as existsSync7 } from "node:fs";
 import { mkdir as mkdir16 } from "node:fs/promises";
-import { join as join18 } from "node:path";
+import { join as join19 } from "node:path";
 
 // runner/blobs/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
 import { createHash as createHash6, randomUUID as randomUUID5 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir11, open as open5, readFile as readFile5, rename as rename6, rm as rm10, stat as stat6, writeFile as writeFile8 } from "node:fs/promises";
+import { mkdir as mkdir11, open as open5, readFile as readFile6, rename as rename6, rm as rm10, stat as stat6, writeFile as writeFile9 } from "node:fs/promises";
 import path20 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -74385,7 +74480,7 @@ var DiskBlobStore = class {
     if (await this.holds(stored)) return stored;
     const temp = await this.tempPath();
     try {
-      await writeFile8(temp, bytes, { flag: "wx" });
+      await writeFile9(temp, bytes, { flag: "wx" });
       return await this.moveIntoPlace(temp, stored.digest, stored.size);
     } finally {
       await rm10(temp, { force: true });
@@ -74410,7 +74505,7 @@ var DiskBlobStore = class {
     }
   }
   async getBytes(digest) {
-    const bytes = await readFile5(this.blobPath(digest)).catch((error47) => {
+    const bytes = await readFile6(this.blobPath(digest)).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     await this.verify(digest, sha256Hex(bytes));
@@ -74467,7 +74562,7 @@ init_local_store_paths();
 var LOCAL_REPOSITORY = "local";
 async function openLocalState(stateDir, options = {}) {
   const paths = localStorePaths(stateDir);
-  if (!existsSync7(paths.journalDir) && existsSync7(join18(paths.databaseDir, "PG_VERSION"))) {
+  if (!existsSync7(paths.journalDir) && existsSync7(join19(paths.databaseDir, "PG_VERSION"))) {
     await (await Promise.resolve().then(() => (init_adopt_database_runs(), adopt_database_runs_exports))).adoptDatabaseRuns(stateDir);
   }
   await mkdir16(paths.journalDir, { recursive: true });
@@ -74541,7 +74636,7 @@ async function executeLocalRun(options) {
       pipeline: pipeline2,
       params,
       codeIndex,
-      interpreterDigests: options.interpreterDigests ?? new InterpreterDigests(join19(project.stateDir, "interpreter-digests.json")),
+      interpreterDigests: options.interpreterDigests ?? new InterpreterDigests(join20(project.stateDir, "interpreter-digests.json")),
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
@@ -83160,11 +83255,14 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // local/locate-project.ts
 import { existsSync as existsSync8, readFileSync as readFileSync5 } from "node:fs";
-import { readFile as readFile10, realpath as realpath8 } from "node:fs/promises";
-import { basename as basename3, dirname as dirname7, join as join20, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
+import { readFile as readFile11, realpath as realpath8 } from "node:fs/promises";
+import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
+
+// core/dvc/load-project-pipeline.ts
+import { posix as posix7 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_yaml4 = __toESM(require_dist(), 1);
 
 // core/pipeline/pipeline-rules.ts
 init_reserved_path();
@@ -83382,6 +83480,13 @@ var Pipeline = external_exports.strictObject({
   params_file: external_exports.string().regex(/^[A-Za-z0-9_.-]+\.(?:ya?ml|json)$/, {
     error: "expected a file name ending in .yaml, .yml or .json, with no folder (fluksio writes it in the stage's private folder and gives its path in FLUKSIO_PARAMS_FILE)"
   }).optional(),
+  /**
+   * Set by a `dvc.yaml`'s translation: a stage's listed params, named as DVC names them
+   * (`featurize.max_features`, `custom.yaml:lr`), are written with the run's values into
+   * their params file in the work tree while the stage runs (as `dvc exp run -S` does),
+   * and the file is put back byte for byte after, since DVC stages read `params.yaml`.
+   */
+  dvc_params: external_exports.literal(true, { error: "expected true" }).optional(),
   timeout: Duration.default(24 * 36e5),
   retries: external_exports.number().int().min(0).max(10).default(0),
   /** Every stage's resources unless it says otherwise. */
@@ -83421,8 +83526,8 @@ function validatePipeline(text2, context, parses) {
   return problems.length > 0 ? { pipeline: null, problems } : { pipeline: pipeline2, problems: [] };
 }
 function parsePipelineText(text2) {
-  const lineCounter = new import_yaml3.LineCounter();
-  const document2 = (0, import_yaml3.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new import_yaml4.LineCounter();
+  const document2 = (0, import_yaml4.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     return {
       problems: document2.errors.map((error47) => ({
@@ -83495,13 +83600,13 @@ function lineOfPath(document2, lineCounter, path21) {
   for (let length = path21.length; length >= 0; length -= 1) {
     const keys = path21.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
-    if ((0, import_yaml3.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
+    if ((0, import_yaml4.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
   return void 0;
 }
 
 // core/dvc/translate-dvc.ts
-var import_yaml5 = __toESM(require_dist(), 1);
+var import_yaml6 = __toESM(require_dist(), 1);
 import { posix as posix6 } from "node:path";
 
 // schemas/dvc/dvc-file.ts
@@ -83558,7 +83663,7 @@ var DvcFile = external_exports.looseObject({
 });
 
 // core/dvc/dvc-params.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 
 // core/dvc/dvc-template.ts
 var DvcTemplateError = class extends Error {
@@ -83688,21 +83793,21 @@ function literalShellExpansion(inner, next) {
 
 // core/dvc/dvc-params.ts
 function parseDvcParamsFile(text2) {
-  const document2 = (0, import_yaml4.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml5.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   const floats = /* @__PURE__ */ new Set();
   const toValue = (node, path21) => {
-    if ((0, import_yaml4.isMap)(node)) {
+    if ((0, import_yaml5.isMap)(node)) {
       const entries = [];
       for (const pair of node.items) {
-        const key = String((0, import_yaml4.isScalar)(pair.key) ? pair.key.value : pair.key);
+        const key = String((0, import_yaml5.isScalar)(pair.key) ? pair.key.value : pair.key);
         entries.push([key, toValue(pair.value, [...path21, key])]);
       }
       return Object.fromEntries(entries);
     }
-    if ((0, import_yaml4.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path21, index2]));
-    if ((0, import_yaml4.isScalar)(node)) {
+    if ((0, import_yaml5.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path21, index2]));
+    if ((0, import_yaml5.isScalar)(node)) {
       const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
       if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path21));
       return node.value;
@@ -83781,7 +83886,7 @@ function foreachEntries(iterable) {
 }
 
 // core/dvc/load-dvc-vars.ts
-function loadDvcVars(vars, context, at4, readFile11, problems) {
+function loadDvcVars(vars, context, at4, readFile12, problems) {
   const data = { ...context.data };
   const define = (values, where) => {
     for (const [key, value] of Object.entries(values)) {
@@ -83804,7 +83909,7 @@ function loadDvcVars(vars, context, at4, readFile11, problems) {
     }
     const [fileName = "", keyList] = entry.split(":");
     if (fileName === "params.yaml" && keyList === void 0) return;
-    const text2 = readFile11(fileName);
+    const text2 = readFile12(fileName);
     if (text2 === void 0) {
       problems.push({ path: where, message: `${fileName} does not exist` });
       return;
@@ -83832,12 +83937,12 @@ function loadDvcVars(vars, context, at4, readFile11, problems) {
 }
 
 // core/dvc/translate-dvc.ts
-var DEFAULT_PARAMS = "params.yaml";
+var DEFAULT_PARAMS2 = "params.yaml";
 var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 function translateDvc(sources) {
   const problems = [];
   const notes = [];
-  const document2 = (0, import_yaml5.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml6.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
     return { pipeline: null, problems: [{ path: "", message }], notes };
@@ -83856,7 +83961,7 @@ function translateDvc(sources) {
       const text2 = sources.readFile(name2);
       let parsed = null;
       if (text2 === void 0) {
-        if (name2 !== DEFAULT_PARAMS) problems.push({ path: at4, message: `${name2} does not exist` });
+        if (name2 !== DEFAULT_PARAMS2) problems.push({ path: at4, message: `${name2} does not exist` });
       } else if (!/\.(ya?ml|json)$/i.test(name2)) {
         problems.push({
           path: at4,
@@ -83873,7 +83978,7 @@ function translateDvc(sources) {
     }
     return paramFiles.get(name2) ?? null;
   };
-  const defaults = paramsFile(DEFAULT_PARAMS, DEFAULT_PARAMS);
+  const defaults = paramsFile(DEFAULT_PARAMS2, DEFAULT_PARAMS2);
   const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
   const global2 = loadDvcVars(file2.data.vars, base, "vars", sources.readFile, problems);
   const stages2 = {};
@@ -83955,15 +84060,15 @@ function translateDvc(sources) {
       }
       const params = new Set(cmdParams);
       dvc.params.forEach((entry, index2) => {
-        const entries = typeof entry === "string" ? [[DEFAULT_PARAMS, [entry]]] : Object.entries(entry);
+        const entries = typeof entry === "string" ? [[DEFAULT_PARAMS2, [entry]]] : Object.entries(entry);
         for (const [fileName, keys] of entries) {
           const source = paramsFile(fileName, `${at4}.params[${index2}]`);
           if (!source) {
-            if (fileName === DEFAULT_PARAMS)
-              problems.push({ path: `${at4}.params[${index2}]`, message: `${DEFAULT_PARAMS} does not exist` });
+            if (fileName === DEFAULT_PARAMS2)
+              problems.push({ path: `${at4}.params[${index2}]`, message: `${DEFAULT_PARAMS2} does not exist` });
             continue;
           }
-          const prefix = fileName === DEFAULT_PARAMS ? "" : `${fileName}:`;
+          const prefix = fileName === DEFAULT_PARAMS2 ? "" : `${fileName}:`;
           const selected = keys === null || keys.length === 0 ? [null] : keys;
           for (const key of selected) {
             let leaves;
@@ -83987,8 +84092,8 @@ function translateDvc(sources) {
             isFloat: defaults?.floats.has(name3) ?? false
           });
       }
-      const commands2 = Array.isArray(dvc.cmd) ? dvc.cmd : [dvc.cmd];
-      const cmd = commands2.join(" && ");
+      const commands = Array.isArray(dvc.cmd) ? dvc.cmd : [dvc.cmd];
+      const cmd = commands.join(" && ");
       stages2[stageName] = {
         // Grouped, so every command of it runs in wdir or none does (`a; b` included).
         cmd: wdir === "." ? cmd : `cd ${shellQuote(wdir)} && { ${cmd}; }`,
@@ -84004,16 +84109,9 @@ function translateDvc(sources) {
   if (Object.keys(stages2).length === 0) {
     return { pipeline: null, problems: [{ path: "stages", message: "no stage can run here" }], notes };
   }
-  const commands = Object.values(stages2).map((stage) => stage.cmd);
-  const reachesCommand = (name2) => commands.some((cmd) => cmd.includes(`\${${name2}}`));
   const paramSpecs = {};
   for (const [name2, { value, isFloat }] of [...used].sort(([a3], [b6]) => a3.localeCompare(b6))) {
-    const spec = paramSpecOf(value, isFloat);
-    paramSpecs[name2] = reachesCommand(name2) || spec.default === void 0 ? spec : {
-      ...spec,
-      enum: [spec.default],
-      description: `its stage reads it from the params file, which fluksio does not rewrite: change it there, or pass it in cmd as \${${name2}}`
-    };
+    paramSpecs[name2] = paramSpecOf(value, isFloat);
   }
   const pipeline2 = {
     version: 1,
@@ -84024,7 +84122,8 @@ function translateDvc(sources) {
     timeout: 24 * 36e5,
     retries: 0,
     metrics: {},
-    stages: stages2
+    stages: stages2,
+    dvc_params: true
   };
   const ruleProblems = checkPipelineRules(pipeline2, sources);
   return ruleProblems.length > 0 ? { pipeline: null, problems: ruleProblems, notes } : { pipeline: pipeline2, problems: [], notes };
@@ -84050,6 +84149,13 @@ function leafValue(data, name2, strict = false) {
   return node;
 }
 
+// core/dvc/load-project-pipeline.ts
+var DVC_FILE = "dvc.yaml";
+function loadProjectPipeline(sources, parses) {
+  const { file: file2, text: text2, readFile: readFile12, ...context } = sources;
+  return posix7.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile12 }) : { ...validatePipeline(text2, context, parses), notes: [] };
+}
+
 // present/terminal/usage-error.ts
 var UsageError = class extends Error {
   constructor(message, options) {
@@ -84059,7 +84165,6 @@ var UsageError = class extends Error {
 };
 
 // local/locate-project.ts
-var DVC_FILE = "dvc.yaml";
 async function locateProject(pipelineOption, cwd) {
   const displayPath = pipelineOption ?? (!existsSync8(resolve3(cwd, "fluksio.yml")) && existsSync8(resolve3(cwd, DVC_FILE)) ? DVC_FILE : "fluksio.yml");
   const file2 = resolve3(cwd, displayPath);
@@ -84080,10 +84185,10 @@ async function locateProject(pipelineOption, cwd) {
   const fileName = file2.slice(dirname7(file2).length + 1);
   return {
     workspace: { repoRoot, pipelineDir, pipelineDirInRepo },
-    pipelineFile: join20(pipelineDir, fileName),
+    pipelineFile: join21(pipelineDir, fileName),
     pipelinePath: pipelineDirInRepo ? `${pipelineDirInRepo}/${fileName}` : fileName,
     displayPath,
-    stateDir: join20(pipelineDir, ".fluksio")
+    stateDir: join21(pipelineDir, ".fluksio")
   };
 }
 async function readProjectPipeline(project, parses) {
@@ -84091,20 +84196,24 @@ async function readProjectPipeline(project, parses) {
 }
 async function readProjectSource(project, parses) {
   const { workspace } = project;
-  const text2 = await readFile10(project.pipelineFile, "utf8");
+  const text2 = await readFile11(project.pipelineFile, "utf8");
   const context = {
     pipelineDir: workspace.pipelineDirInRepo,
-    exists: (repoPath) => existsSync8(join20(workspace.repoRoot, repoPath))
+    exists: (repoPath) => existsSync8(join21(workspace.repoRoot, repoPath))
   };
   const pipelineDir = dirname7(project.pipelineFile);
-  const { pipeline: pipeline2, problems, notes } = basename3(project.pipelineFile) === DVC_FILE ? translateDvc({
-    ...context,
-    dvcYaml: text2,
-    readFile: (path21) => {
-      const absolute = resolve3(pipelineDir, path21);
-      return existsSync8(absolute) ? readFileSync5(absolute, "utf8") : void 0;
-    }
-  }) : { ...validatePipeline(text2, context, parses), notes: [] };
+  const { pipeline: pipeline2, problems, notes } = loadProjectPipeline(
+    {
+      ...context,
+      file: project.pipelineFile,
+      text: text2,
+      readFile: (path21) => {
+        const absolute = resolve3(pipelineDir, path21);
+        return existsSync8(absolute) ? readFileSync5(absolute, "utf8") : void 0;
+      }
+    },
+    parses
+  );
   if (!pipeline2) throw new UsageError(formatProblems(problems, project.displayPath));
   return { pipeline: pipeline2, notes };
 }
