@@ -41957,6 +41957,20 @@ var init_stage_record = __esm({
   }
 });
 
+// core/manifest-key.ts
+function manifestKeyOf(inputs) {
+  const { untraced: _untraced, readSet: _readSet, ...rest } = inputs;
+  return digestOf({ ...rest, code: rest.code ? { digest: rest.code.digest } : null, manifest: true });
+}
+var CANDIDATE_LIMIT;
+var init_manifest_key = __esm({
+  "core/manifest-key.ts"() {
+    "use strict";
+    init_canonical_json();
+    CANDIDATE_LIMIT = 16;
+  }
+});
+
 // node_modules/shell-quote/quote.js
 var require_quote = __commonJS({
   "node_modules/shell-quote/quote.js"(exports, module2) {
@@ -42636,20 +42650,6 @@ var require_lib = __commonJS({
     };
     module2.exports = which3;
     which3.sync = whichSync;
-  }
-});
-
-// core/manifest-key.ts
-function manifestKeyOf(inputs) {
-  const { untraced: _untraced, readSet: _readSet, ...rest } = inputs;
-  return digestOf({ ...rest, code: rest.code ? { digest: rest.code.digest } : null, manifest: true });
-}
-var CANDIDATE_LIMIT;
-var init_manifest_key = __esm({
-  "core/manifest-key.ts"() {
-    "use strict";
-    init_canonical_json();
-    CANDIDATE_LIMIT = 16;
   }
 });
 
@@ -44519,10 +44519,11 @@ var init_local_index = __esm({
       /**
        * Records a succeeded run as its commit's newest, for its params and of all. A dirty run
        * is not recorded: uncommitted code is never another run's baseline (`fluksio diff RUN
-       * DIRTY` still compares with one when asked).
+       * DIRTY` still compares with one when asked); nor is a run of some stages only (`fluksio
+       * run train`), whose metrics are not the whole pipeline's.
        */
       async recordSucceededRun(run4) {
-        if (run4.dirty || run4.commit === null || !/^[0-9a-f]+$/.test(run4.commit)) return;
+        if (run4.dirty || run4.selection || run4.commit === null || !/^[0-9a-f]+$/.test(run4.commit)) return;
         const commitDir = join13(this.baselineDir(run4.pipelinePath), run4.commit);
         await writeJson(join13(commitDir, `${nameOf(run4.paramsDigest)}.json`), run4);
         await writeJson(join13(commitDir, "newest.json"), run4);
@@ -52671,6 +52672,11 @@ var init_runs = __esm({
          */
         sandbox: text("sandbox"),
         noCache: boolean4("no_cache").notNull().default(false),
+        /**
+         * The stages a local run was asked for when it ran fewer than all of them (`fluksio run
+         * train`); null for a run of every stage. A partial run is never another run's baseline.
+         */
+        selection: jsonb("selection").$type(),
         status: text("status").$type().notNull(),
         /** Why the run is in its state: `Waiting for a runner labelled gpu`, a failure's sentence. */
         statusReason: text("status_reason"),
@@ -71021,6 +71027,19 @@ function inGoalOrder(names, goals) {
 
 // schemas/run-report.ts
 init_statuses();
+
+// schemas/stage-selection.ts
+init_zod();
+var StageSelection = external_exports.strictObject({
+  /** The stages named on the command line, as written (`train`, `train@small`). */
+  named: external_exports.array(external_exports.string().min(1)).min(1),
+  /** Whether what depends on them was selected too (`--downstream`). */
+  downstream: external_exports.boolean(),
+  /** The stages the run executed or restored: the named, what they need, and with `downstream` what depends on them; in the pipeline's order. */
+  stages: external_exports.array(external_exports.string().min(1)).min(1)
+});
+
+// schemas/run-report.ts
 init_stage_usage();
 var RunReport = external_exports.object({
   run: external_exports.object({
@@ -71037,6 +71056,8 @@ var RunReport = external_exports.object({
     status: RunStatus,
     reason: external_exports.string().nullable(),
     groupId: external_exports.string().nullable(),
+    /** The stages asked for, when the run ran fewer than all (absent from older servers' reports). */
+    selection: StageSelection.nullable().default(null),
     createdAt: external_exports.string(),
     startedAt: external_exports.string().nullable(),
     finishedAt: external_exports.string().nullable(),
@@ -71100,6 +71121,8 @@ function buildRunReport(detail, baseline, goals) {
       status: run4.status,
       reason: run4.statusReason,
       groupId: run4.groupId,
+      // Rows journaled before the column existed lack it.
+      selection: run4.selection ?? null,
       createdAt: run4.createdAt.toISOString(),
       startedAt: run4.startedAt?.toISOString() ?? null,
       finishedAt: run4.finishedAt?.toISOString() ?? null,
@@ -71370,178 +71393,6 @@ init_statuses();
 import { mkdir as mkdir8, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
 import { dirname as dirname4, join as join7 } from "node:path";
 
-// core/pipeline/placeholder-contexts.ts
-var PLACEHOLDER = /\$\{([^}]*)\}/g;
-var WHERE = {
-  top: "plain",
-  sq: "single quotes",
-  dq: "double quotes",
-  ansi: "$'\u2026' quotes",
-  bq: "backquotes `\u2026`",
-  cmdsub: "a command substitution $(\u2026)",
-  arith: "an arithmetic expansion $((\u2026))",
-  comment: "a comment"
-};
-function placeholderContexts(cmd) {
-  const starts = /* @__PURE__ */ new Map();
-  for (const match of cmd.matchAll(PLACEHOLDER)) {
-    starts.set(match.index, { name: match[1] ?? "", end: match.index + match[0].length });
-  }
-  const found = [];
-  const stack = ["top"];
-  const depths = [0];
-  let lost = null;
-  let heredocPending = false;
-  let wordStart = true;
-  const record2 = (at4, context) => {
-    const placeholder = starts.get(at4);
-    if (!placeholder) return false;
-    found.push({ name: placeholder.name, start: at4, end: placeholder.end, context });
-    return true;
-  };
-  const push = (frame) => {
-    stack.push(frame);
-    depths.push(0);
-  };
-  const pop = () => {
-    stack.pop();
-    depths.pop();
-    wordStart = false;
-  };
-  let i2 = 0;
-  while (i2 < cmd.length) {
-    const frame = stack[stack.length - 1];
-    const char2 = cmd[i2];
-    const next = cmd[i2 + 1];
-    const placeholder = starts.get(i2);
-    if (placeholder) {
-      const outer = stack.find((each) => each !== "top" && each !== "sq" && each !== "dq") ?? frame;
-      const context = lost !== null ? { unsafe: lost } : stack.length === 1 ? "plain" : stack.length === 2 && (frame === "sq" || frame === "dq") ? WHERE[frame] : { unsafe: WHERE[outer] };
-      record2(i2, context);
-      i2 = placeholder.end;
-      wordStart = false;
-      continue;
-    }
-    if (frame === "comment") {
-      if (char2 === "\n") pop();
-      i2 += 1;
-      continue;
-    }
-    if (frame === "sq") {
-      if (char2 === "'") pop();
-      i2 += 1;
-      continue;
-    }
-    if (frame === "ansi" || frame === "bq") {
-      if (char2 === "\\") {
-        if (record2(i2 + 1, { unsafe: WHERE[frame] })) i2 = starts.get(i2 + 1).end;
-        else i2 += 2;
-        continue;
-      }
-      if (frame === "ansi" && char2 === "'" || frame === "bq" && char2 === "`") pop();
-      else if (frame === "bq" && (char2 === "'" || char2 === '"'))
-        lost ??= "a part of the command after quotes inside backquotes";
-      i2 += 1;
-      continue;
-    }
-    if (char2 === "\\") {
-      if (record2(i2 + 1, { unsafe: "right after a backslash" }))
-        i2 = starts.get(i2 + 1).end;
-      else i2 += 2;
-      wordStart = false;
-      continue;
-    }
-    if (char2 === "`") {
-      push("bq");
-      i2 += 1;
-      continue;
-    }
-    if (char2 === "$") {
-      if (next === "(" && cmd[i2 + 2] === "(") {
-        push("arith");
-        i2 += 3;
-      } else if (next === "(") {
-        push("cmdsub");
-        i2 += 2;
-        wordStart = true;
-      } else if (next === "'" && frame !== "dq") {
-        push("ansi");
-        i2 += 2;
-      } else {
-        if (record2(i2 + 1, { unsafe: "right after a $" })) i2 = starts.get(i2 + 1).end;
-        else i2 += 1;
-        wordStart = false;
-      }
-      continue;
-    }
-    if (frame === "dq") {
-      if (char2 === '"') pop();
-      i2 += 1;
-      continue;
-    }
-    if (char2 === "'") push("sq");
-    else if (char2 === '"') push("dq");
-    else if (char2 === "#" && wordStart && frame !== "arith") push("comment");
-    else if (char2 === "(") depths[depths.length - 1] = (depths.at(-1) ?? 0) + 1;
-    else if (char2 === ")") {
-      const depth = (depths.at(-1) ?? 0) - 1;
-      if (depth >= 0) depths[depths.length - 1] = depth;
-      else if (frame === "arith" && next === ")") {
-        pop();
-        i2 += 2;
-        continue;
-      } else if (frame === "cmdsub" || frame === "arith") pop();
-      else lost ??= 'a part of the command after an unbalanced ")"';
-    } else if (char2 === "<" && next === "<" && cmd[i2 + 2] !== "<") heredocPending = true;
-    else if (char2 === "\n" && heredocPending) lost ??= "a here-document";
-    else if (frame === "cmdsub" && wordStart && /^case\b/.test(cmd.slice(i2))) {
-      lost ??= "a part of the command after a case inside $(\u2026)";
-    }
-    wordStart = /[\s;&|()<>]/.test(char2) && stack.at(-1) !== "sq" && stack.at(-1) !== "dq";
-    i2 += 1;
-  }
-  const seen = new Set(found.map((placeholder) => placeholder.start));
-  for (const [start2, placeholder] of starts) {
-    if (!seen.has(start2))
-      found.push({ ...placeholder, start: start2, context: { unsafe: "a part of the command fluksio cannot read" } });
-  }
-  return found.sort((a3, b6) => a3.start - b6.start);
-}
-
-// core/pipeline/interpolate-command.ts
-function interpolatedNames(cmd) {
-  return placeholderContexts(cmd).map((placeholder) => placeholder.name);
-}
-function interpolateCommand(cmd, values) {
-  let result = "";
-  let at4 = 0;
-  for (const placeholder of placeholderContexts(cmd)) {
-    const { name: name2, context } = placeholder;
-    if (typeof context !== "string") {
-      throw new Error(
-        `The command has \${${name2}} inside ${context.unsafe}, where its value cannot be quoted safely`
-      );
-    }
-    const value = values[name2];
-    if (value === void 0) throw new Error(`The command interpolates \${${name2}}, which has no value`);
-    result += cmd.slice(at4, placeholder.start) + quoteIn(context, String(value));
-    at4 = placeholder.end;
-  }
-  return result + cmd.slice(at4);
-}
-function shellQuote(value) {
-  if (isPlainWord(value)) return value;
-  return `'${value.replaceAll("'", `'\\''`)}'`;
-}
-function isPlainWord(value) {
-  return /^[A-Za-z0-9._\-/:,+@%]+$/.test(value);
-}
-function quoteIn(context, value) {
-  if (context === "plain" || isPlainWord(value)) return shellQuote(value);
-  const quote = context === "single quotes" ? "'" : '"';
-  return `${quote}${shellQuote(value)}${quote}`;
-}
-
 // core/pipeline/param-variables.ts
 function paramVariableName(param) {
   return `FLUKSIO_PARAM_${param.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`;
@@ -71593,107 +71444,6 @@ function cacheKeyOf(inputs) {
   return digestOf({ ...rest, code: rest.code ? { digest: rest.code.digest } : null });
 }
 
-// runner/keys/command-interpreters.ts
-var import_shell_quote = __toESM(require_shell_quote(), 1);
-var import_which = __toESM(require_lib(), 1);
-import { open as open3, realpath as realpath3 } from "node:fs/promises";
-import path14 from "node:path";
-var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
-var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
-var SHELL_OWN = new Set(
-  ". : [ alias bg break case cd continue do done echo elif else esac eval exit export false fg fi for getopts hash if in jobs kill local printf pwd read readonly return set shift source test then trap true type ulimit umask unalias unset until wait while { } !".split(" ")
-);
-async function commandInterpreters(cmd, options) {
-  const found = {};
-  for (const word of commandWords(cmd)) {
-    if (word in found) continue;
-    const file2 = await locate(word, options);
-    if (file2 === null) {
-      found[word] = null;
-      continue;
-    }
-    const real2 = await realpath3(file2);
-    if (!isInside2(real2, options.repoRoot)) found[word] = await interpreterAt(real2, options.digests);
-    const shebang = await shebangProgram(real2);
-    if (shebang !== null && !(shebang in found)) {
-      const program = await locate(shebang, options);
-      found[shebang] = program === null ? null : await interpreterAt(await realpath3(program), options.digests);
-    }
-  }
-  return found;
-}
-async function interpreterAt(realPath, digests) {
-  const digest = await digests.digestOf(realPath).catch((error47) => `unreadable (${error47.code ?? "error"})`);
-  return { path: realPath, digest };
-}
-function commandWords(cmd) {
-  let tokens;
-  try {
-    tokens = (0, import_shell_quote.parse)(cmd, (name2) => `$${name2}`);
-  } catch {
-    return [];
-  }
-  const words = [];
-  let atStart = true;
-  let afterRedirect = false;
-  let inWrapper = false;
-  for (const token of tokens) {
-    if (typeof token !== "string") {
-      if ("op" in token && COMMAND_SEPARATORS.has(token.op)) {
-        atStart = true;
-        inWrapper = false;
-      } else if ("op" in token && token.op !== "glob") {
-        afterRedirect = true;
-      }
-      continue;
-    }
-    if (afterRedirect) {
-      afterRedirect = false;
-      continue;
-    }
-    if (!atStart) continue;
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(token)) continue;
-    if (inWrapper && token.startsWith("-")) continue;
-    if (WRAPPERS.has(token)) {
-      inWrapper = true;
-      continue;
-    }
-    atStart = false;
-    inWrapper = false;
-    if (SHELL_OWN.has(token) || token.includes("$")) continue;
-    words.push(token);
-  }
-  return words;
-}
-async function locate(word, options) {
-  if (word.includes("/")) {
-    const file2 = path14.resolve(options.cwd, word);
-    return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
-  }
-  return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
-}
-async function shebangProgram(file2) {
-  const handle2 = await open3(file2, "r").catch(() => null);
-  if (handle2 === null) return null;
-  try {
-    const buffer = Buffer.alloc(256);
-    const { bytesRead } = await handle2.read(buffer, 0, buffer.length, 0);
-    const head = buffer.subarray(0, bytesRead).toString("latin1");
-    if (!head.startsWith("#!")) return null;
-    const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
-    const program = words[0];
-    if (!program) return null;
-    if (path14.basename(program) !== "env") return program;
-    return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
-  } finally {
-    await handle2.close();
-  }
-}
-function isInside2(file2, dir) {
-  const relative3 = path14.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path14.isAbsolute(relative3);
-}
-
 // runner/sandbox/private-dir.ts
 import { mkdir as mkdir5 } from "node:fs/promises";
 import { join as join3 } from "node:path";
@@ -71730,8 +71480,8 @@ var BlobCorruptError = class extends Error {
 init_canonical_json();
 init_out_record();
 import { randomUUID as randomUUID4 } from "node:crypto";
-import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir2, realpath as realpath4, rename as rename5, rm as rm5, stat as stat3 } from "node:fs/promises";
-import path15 from "node:path";
+import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir2, realpath as realpath3, rename as rename5, rm as rm5, stat as stat3 } from "node:fs/promises";
+import path14 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
@@ -71792,9 +71542,9 @@ async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
 async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const parent = path15.dirname(absPath);
+  const parent = path14.dirname(absPath);
   await mkdir6(parent, { recursive: true });
-  const temp = path15.join(parent, `.${path15.basename(absPath)}.${randomUUID4()}.fluksio-restore`);
+  const temp = path14.join(parent, `.${path14.basename(absPath)}.${randomUUID4()}.fluksio-restore`);
   try {
     if (record2.kind === "file") {
       await blobs.getToFile(record2.digest, temp);
@@ -71813,19 +71563,19 @@ async function removeOut(pipelineDir, workspaceRoot, outPath) {
   await rm5(absPath, { recursive: true, force: true });
 }
 async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
-  if (path15.posix.isAbsolute(outPath)) return outPath;
-  const dirInRoot = path15.relative(await realpath4(workspaceRoot), await realpath4(pipelineDir));
-  return path15.posix.join(dirInRoot.split(path15.sep).join("/"), outPath);
+  if (path14.posix.isAbsolute(outPath)) return outPath;
+  const dirInRoot = path14.relative(await realpath3(workspaceRoot), await realpath3(pipelineDir));
+  return path14.posix.join(dirInRoot.split(path14.sep).join("/"), outPath);
 }
 async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
-  const real2 = await realpath4(absDir);
+  const real2 = await realpath3(absDir);
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
   const entries = await readdir2(absDir, { withFileTypes: true });
   if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
   for (const entry of entries) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    const abs = path15.join(absDir, entry.name);
+    const abs = path14.join(absDir, entry.name);
     if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
     const stats = entry.isSymbolicLink() ? await stat3(abs) : entry;
     if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
@@ -71850,13 +71600,13 @@ async function restoreDir(blobs, digest, tempDir) {
   await mkdir6(tempDir);
   for (const dir of manifest.dirs ?? []) {
     checkManifestPath(digest, dir);
-    await mkdir6(path15.join(tempDir, dir), { recursive: true });
+    await mkdir6(path14.join(tempDir, dir), { recursive: true });
   }
   for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
     await Promise.all(
       manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
         checkManifestPath(digest, file2.path);
-        const target = path15.join(tempDir, file2.path);
+        const target = path14.join(tempDir, file2.path);
         await blobs.getToFile(file2.digest, target);
         if (file2.executable) await makeExecutable(target);
       })
@@ -71869,7 +71619,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename5(temp, dest);
     return;
   }
-  const aside = path15.join(path15.dirname(dest), `.${path15.basename(dest)}.${randomUUID4()}.fluksio-old`);
+  const aside = path14.join(path14.dirname(dest), `.${path14.basename(dest)}.${randomUUID4()}.fluksio-old`);
   await rename5(dest, aside);
   try {
     await rename5(temp, dest);
@@ -72041,8 +71791,8 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash5 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
-import { readdir as readdir3, realpath as realpath5, stat as stat4 } from "node:fs/promises";
-import path16 from "node:path";
+import { readdir as readdir3, realpath as realpath4, stat as stat4 } from "node:fs/promises";
+import path15 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
   const stats = await stat4(absPath).catch((error47) => {
@@ -72072,7 +71822,7 @@ function fileDigestWithMode(blob, executable) {
   return executable ? `100755 ${blob}` : blob;
 }
 async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
-  const real2 = await realpath5(absDir);
+  const real2 = await realpath4(absDir);
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
   let counted = 0;
@@ -72080,7 +71830,7 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
     if (isNeverCode(rel)) continue;
     counted += 1;
-    const abs = path16.join(absDir, entry.name);
+    const abs = path15.join(absDir, entry.name);
     const stats = await stat4(abs);
     if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
     else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
@@ -72366,7 +72116,7 @@ function formatTimeLimit(ms2) {
 // runner/keys/read-set-probe.ts
 init_canonical_json();
 import { lstat as lstat5, readdir as readdir4 } from "node:fs/promises";
-import path17 from "node:path";
+import path16 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -72439,7 +72189,7 @@ var ReadSetProbe = class {
     return this.options.show(repoPath);
   }
   absolute(repoPath) {
-    return path17.join(this.options.codeIndex.repoRoot, repoPath);
+    return path16.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -72482,11 +72232,20 @@ function ancestorsOf(repoPath) {
   const parts = repoPath.split("/");
   return parts.slice(0, -1).map((_5, index2) => parts.slice(0, index2 + 1).join("/"));
 }
+function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
+  return new ReadSetProbe({
+    codeIndex,
+    outs: Object.values(pipeline2.stages).flatMap(
+      (each) => [...each.outs, ...each.metrics].map((path21) => repoPathIn(workspace, path21))
+    ),
+    show: (repoPath) => pipelinePathIn(workspace, repoPath)
+  });
+}
 
 // runner/keys/read-trace.ts
-import { mkdir as mkdir7, mkdtemp as mkdtemp2, readdir as readdir5, readFile as readFile4, realpath as realpath6, rm as rm6, writeFile as writeFile6 } from "node:fs/promises";
+import { mkdir as mkdir7, mkdtemp as mkdtemp2, readdir as readdir5, readFile as readFile4, realpath as realpath5, rm as rm6, writeFile as writeFile6 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path18 from "node:path";
+import path17 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -72634,13 +72393,13 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp2(path18.join(tmpdir2(), "fluksio-trace-"));
-  const site = path18.join(dir, "site");
-  const reports = path18.join(dir, "reports");
+  const dir = await mkdtemp2(path17.join(tmpdir2(), "fluksio-trace-"));
+  const site = path17.join(dir, "site");
+  const reports = path17.join(dir, "reports");
   await mkdir7(site);
   await mkdir7(reports);
-  await writeFile6(path18.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
-  const root = await realpath6(options.repoRoot);
+  await writeFile6(path17.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  const root = await realpath5(options.repoRoot);
   return {
     env: {
       PYTHONPATH: options.pythonPath ? `${site}:${options.pythonPath}` : site,
@@ -72660,7 +72419,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir5(reports)) {
-    const text2 = await readFile4(path18.join(reports, name2), "utf8");
+    const text2 = await readFile4(path17.join(reports, name2), "utf8");
     for (const line2 of text2.split("\n")) {
       const tab = line2.indexOf("	");
       if (tab < 0) continue;
@@ -72684,10 +72443,283 @@ async function collectReports(reports, root) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path18.relative(root, absolute);
-  if (relative3.startsWith("..") || path18.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path18.sep).join("/") || ".";
+  const relative3 = path17.relative(root, absolute);
+  if (relative3.startsWith("..") || path17.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path17.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
+}
+
+// core/pipeline/placeholder-contexts.ts
+var PLACEHOLDER = /\$\{([^}]*)\}/g;
+var WHERE = {
+  top: "plain",
+  sq: "single quotes",
+  dq: "double quotes",
+  ansi: "$'\u2026' quotes",
+  bq: "backquotes `\u2026`",
+  cmdsub: "a command substitution $(\u2026)",
+  arith: "an arithmetic expansion $((\u2026))",
+  comment: "a comment"
+};
+function placeholderContexts(cmd) {
+  const starts = /* @__PURE__ */ new Map();
+  for (const match of cmd.matchAll(PLACEHOLDER)) {
+    starts.set(match.index, { name: match[1] ?? "", end: match.index + match[0].length });
+  }
+  const found = [];
+  const stack = ["top"];
+  const depths = [0];
+  let lost = null;
+  let heredocPending = false;
+  let wordStart = true;
+  const record2 = (at4, context) => {
+    const placeholder = starts.get(at4);
+    if (!placeholder) return false;
+    found.push({ name: placeholder.name, start: at4, end: placeholder.end, context });
+    return true;
+  };
+  const push = (frame) => {
+    stack.push(frame);
+    depths.push(0);
+  };
+  const pop = () => {
+    stack.pop();
+    depths.pop();
+    wordStart = false;
+  };
+  let i2 = 0;
+  while (i2 < cmd.length) {
+    const frame = stack[stack.length - 1];
+    const char2 = cmd[i2];
+    const next = cmd[i2 + 1];
+    const placeholder = starts.get(i2);
+    if (placeholder) {
+      const outer = stack.find((each) => each !== "top" && each !== "sq" && each !== "dq") ?? frame;
+      const context = lost !== null ? { unsafe: lost } : stack.length === 1 ? "plain" : stack.length === 2 && (frame === "sq" || frame === "dq") ? WHERE[frame] : { unsafe: WHERE[outer] };
+      record2(i2, context);
+      i2 = placeholder.end;
+      wordStart = false;
+      continue;
+    }
+    if (frame === "comment") {
+      if (char2 === "\n") pop();
+      i2 += 1;
+      continue;
+    }
+    if (frame === "sq") {
+      if (char2 === "'") pop();
+      i2 += 1;
+      continue;
+    }
+    if (frame === "ansi" || frame === "bq") {
+      if (char2 === "\\") {
+        if (record2(i2 + 1, { unsafe: WHERE[frame] })) i2 = starts.get(i2 + 1).end;
+        else i2 += 2;
+        continue;
+      }
+      if (frame === "ansi" && char2 === "'" || frame === "bq" && char2 === "`") pop();
+      else if (frame === "bq" && (char2 === "'" || char2 === '"'))
+        lost ??= "a part of the command after quotes inside backquotes";
+      i2 += 1;
+      continue;
+    }
+    if (char2 === "\\") {
+      if (record2(i2 + 1, { unsafe: "right after a backslash" }))
+        i2 = starts.get(i2 + 1).end;
+      else i2 += 2;
+      wordStart = false;
+      continue;
+    }
+    if (char2 === "`") {
+      push("bq");
+      i2 += 1;
+      continue;
+    }
+    if (char2 === "$") {
+      if (next === "(" && cmd[i2 + 2] === "(") {
+        push("arith");
+        i2 += 3;
+      } else if (next === "(") {
+        push("cmdsub");
+        i2 += 2;
+        wordStart = true;
+      } else if (next === "'" && frame !== "dq") {
+        push("ansi");
+        i2 += 2;
+      } else {
+        if (record2(i2 + 1, { unsafe: "right after a $" })) i2 = starts.get(i2 + 1).end;
+        else i2 += 1;
+        wordStart = false;
+      }
+      continue;
+    }
+    if (frame === "dq") {
+      if (char2 === '"') pop();
+      i2 += 1;
+      continue;
+    }
+    if (char2 === "'") push("sq");
+    else if (char2 === '"') push("dq");
+    else if (char2 === "#" && wordStart && frame !== "arith") push("comment");
+    else if (char2 === "(") depths[depths.length - 1] = (depths.at(-1) ?? 0) + 1;
+    else if (char2 === ")") {
+      const depth = (depths.at(-1) ?? 0) - 1;
+      if (depth >= 0) depths[depths.length - 1] = depth;
+      else if (frame === "arith" && next === ")") {
+        pop();
+        i2 += 2;
+        continue;
+      } else if (frame === "cmdsub" || frame === "arith") pop();
+      else lost ??= 'a part of the command after an unbalanced ")"';
+    } else if (char2 === "<" && next === "<" && cmd[i2 + 2] !== "<") heredocPending = true;
+    else if (char2 === "\n" && heredocPending) lost ??= "a here-document";
+    else if (frame === "cmdsub" && wordStart && /^case\b/.test(cmd.slice(i2))) {
+      lost ??= "a part of the command after a case inside $(\u2026)";
+    }
+    wordStart = /[\s;&|()<>]/.test(char2) && stack.at(-1) !== "sq" && stack.at(-1) !== "dq";
+    i2 += 1;
+  }
+  const seen = new Set(found.map((placeholder) => placeholder.start));
+  for (const [start2, placeholder] of starts) {
+    if (!seen.has(start2))
+      found.push({ ...placeholder, start: start2, context: { unsafe: "a part of the command fluksio cannot read" } });
+  }
+  return found.sort((a3, b6) => a3.start - b6.start);
+}
+
+// core/pipeline/interpolate-command.ts
+function interpolatedNames(cmd) {
+  return placeholderContexts(cmd).map((placeholder) => placeholder.name);
+}
+function interpolateCommand(cmd, values) {
+  let result = "";
+  let at4 = 0;
+  for (const placeholder of placeholderContexts(cmd)) {
+    const { name: name2, context } = placeholder;
+    if (typeof context !== "string") {
+      throw new Error(
+        `The command has \${${name2}} inside ${context.unsafe}, where its value cannot be quoted safely`
+      );
+    }
+    const value = values[name2];
+    if (value === void 0) throw new Error(`The command interpolates \${${name2}}, which has no value`);
+    result += cmd.slice(at4, placeholder.start) + quoteIn(context, String(value));
+    at4 = placeholder.end;
+  }
+  return result + cmd.slice(at4);
+}
+function shellQuote(value) {
+  if (isPlainWord(value)) return value;
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+function isPlainWord(value) {
+  return /^[A-Za-z0-9._\-/:,+@%]+$/.test(value);
+}
+function quoteIn(context, value) {
+  if (context === "plain" || isPlainWord(value)) return shellQuote(value);
+  const quote = context === "single quotes" ? "'" : '"';
+  return `${quote}${shellQuote(value)}${quote}`;
+}
+
+// runner/keys/command-interpreters.ts
+var import_shell_quote = __toESM(require_shell_quote(), 1);
+var import_which = __toESM(require_lib(), 1);
+import { open as open3, realpath as realpath6 } from "node:fs/promises";
+import path18 from "node:path";
+var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
+var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
+var SHELL_OWN = new Set(
+  ". : [ alias bg break case cd continue do done echo elif else esac eval exit export false fg fi for getopts hash if in jobs kill local printf pwd read readonly return set shift source test then trap true type ulimit umask unalias unset until wait while { } !".split(" ")
+);
+async function commandInterpreters(cmd, options) {
+  const found = {};
+  for (const word of commandWords(cmd)) {
+    if (word in found) continue;
+    const file2 = await locate(word, options);
+    if (file2 === null) {
+      found[word] = null;
+      continue;
+    }
+    const real2 = await realpath6(file2);
+    if (!isInside2(real2, options.repoRoot)) found[word] = await interpreterAt(real2, options.digests);
+    const shebang = await shebangProgram(real2);
+    if (shebang !== null && !(shebang in found)) {
+      const program = await locate(shebang, options);
+      found[shebang] = program === null ? null : await interpreterAt(await realpath6(program), options.digests);
+    }
+  }
+  return found;
+}
+async function interpreterAt(realPath, digests) {
+  const digest = await digests.digestOf(realPath).catch((error47) => `unreadable (${error47.code ?? "error"})`);
+  return { path: realPath, digest };
+}
+function commandWords(cmd) {
+  let tokens;
+  try {
+    tokens = (0, import_shell_quote.parse)(cmd, (name2) => `$${name2}`);
+  } catch {
+    return [];
+  }
+  const words = [];
+  let atStart = true;
+  let afterRedirect = false;
+  let inWrapper = false;
+  for (const token of tokens) {
+    if (typeof token !== "string") {
+      if ("op" in token && COMMAND_SEPARATORS.has(token.op)) {
+        atStart = true;
+        inWrapper = false;
+      } else if ("op" in token && token.op !== "glob") {
+        afterRedirect = true;
+      }
+      continue;
+    }
+    if (afterRedirect) {
+      afterRedirect = false;
+      continue;
+    }
+    if (!atStart) continue;
+    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(token)) continue;
+    if (inWrapper && token.startsWith("-")) continue;
+    if (WRAPPERS.has(token)) {
+      inWrapper = true;
+      continue;
+    }
+    atStart = false;
+    inWrapper = false;
+    if (SHELL_OWN.has(token) || token.includes("$")) continue;
+    words.push(token);
+  }
+  return words;
+}
+async function locate(word, options) {
+  if (word.includes("/")) {
+    const file2 = path18.resolve(options.cwd, word);
+    return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
+  }
+  return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
+}
+async function shebangProgram(file2) {
+  const handle2 = await open3(file2, "r").catch(() => null);
+  if (handle2 === null) return null;
+  try {
+    const buffer = Buffer.alloc(256);
+    const { bytesRead } = await handle2.read(buffer, 0, buffer.length, 0);
+    const head = buffer.subarray(0, bytesRead).toString("latin1");
+    if (!head.startsWith("#!")) return null;
+    const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
+    const program = words[0];
+    if (!program) return null;
+    if (path18.basename(program) !== "env") return program;
+    return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
+  } finally {
+    await handle2.close();
+  }
+}
+function isInside2(file2, dir) {
+  const relative3 = path18.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path18.isAbsolute(relative3);
 }
 
 // runner/keys/stage-key-inputs.ts
@@ -72741,7 +72773,7 @@ async function stageKeyInputs(options) {
   for (const dep of stage.deps) {
     const path21 = normalizePipelinePath(dep);
     const produced = options.produced.get(path21);
-    deps[path21] = produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path21))).digest;
+    deps[path21] = options.assumed?.get(path21) ?? (produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path21))).digest);
   }
   let code = null;
   let codeScope = null;
@@ -72780,6 +72812,20 @@ async function stageKeyInputs(options) {
 }
 function producedDigest(record2) {
   return record2.kind === "file" ? fileDigestWithMode(record2.digest, record2.executable === true) : record2.digest;
+}
+
+// runner/keys/read-stage-material.ts
+async function readStageMaterial(options) {
+  const stage = options.pipeline.stages[options.stage];
+  if (!stage) throw new Error(`No stage named ${options.stage}`);
+  const { workspace } = options;
+  const interpreters = await commandInterpreters(interpolateCommand(stage.cmd, options.params), {
+    path: options.env.PATH ?? "",
+    cwd: workspace.pipelineDir,
+    repoRoot: workspace.repoRoot,
+    digests: options.interpreterDigests
+  });
+  return stageKeyInputs({ ...options, interpreters, commandPath: options.env.PATH ?? void 0 });
 }
 
 // runner/output/log-tail.ts
@@ -73471,22 +73517,16 @@ async function executeStage(name2, context) {
   let codeIndex;
   try {
     codeIndex = await context.codeView.fresh();
-    material = await stageKeyInputs({
+    material = await readStageMaterial({
       workspace: options.workspace,
       pipeline: options.pipeline,
       stage: name2,
       params: options.params,
       codeIndex,
       env: context.keyedEnv,
-      interpreters: await commandInterpreters(interpolateCommand(stage.cmd, options.params), {
-        path: context.keyedEnv.PATH ?? "",
-        cwd: options.workspace.pipelineDir,
-        repoRoot: options.workspace.repoRoot,
-        digests: context.interpreterDigests
-      }),
+      interpreterDigests: context.interpreterDigests,
       fingerprint: context.fingerprint,
-      produced: context.produced,
-      commandPath: context.keyedEnv.PATH ?? void 0
+      produced: context.produced
     });
   } catch (error47) {
     return finish2({ status: "failed", error: `Could not read the stage's inputs: ${messageOf(error47)}` });
@@ -73495,13 +73535,7 @@ async function executeStage(name2, context) {
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
   const settle = async () => {
     const { workspace } = options;
-    const probe = new ReadSetProbe({
-      codeIndex: options.codeIndex,
-      outs: Object.values(options.pipeline.stages).flatMap(
-        (each) => [...each.outs, ...each.metrics].map((path21) => repoPathIn(workspace, path21))
-      ),
-      show: (repoPath) => pipelinePathIn(workspace, repoPath)
-    });
+    const probe = pipelineReadSetProbe(workspace, options.pipeline, options.codeIndex);
     const notesOf = (inputs) => keyingNotes(name2, inputs, {
       pipelineDirInRepo: workspace.pipelineDirInRepo,
       codeGlobs: (stage.code ?? options.pipeline.code ?? null) !== null
@@ -73509,6 +73543,7 @@ async function executeStage(name2, context) {
     let reasons;
     if (!stage.cache) reasons = ["cache: false"];
     else if (options.noCache) reasons = ["--no-cache"];
+    else if (options.force?.has(name2)) reasons = ["--force"];
     else {
       const entry = await findStageHit(options, {
         traceable: material.traceable,
@@ -73697,7 +73732,7 @@ async function executeStage(name2, context) {
       notes: [...notesOf(keyInputs), ...decided.notes]
     });
   };
-  const gate = stage.cache && !options.noCache && cacheKey !== null ? options.gate : void 0;
+  const gate = stage.cache && !options.noCache && !options.force?.has(name2) && cacheKey !== null ? options.gate : void 0;
   if (!gate) return settle();
   return gate.exclusive(cacheKey, async () => {
     const result = await settle();
@@ -73938,7 +73973,7 @@ async function runPipeline(options) {
     extra: { ...options.secrets, FLUKSIO_RUN_ID: options.runId, ...extra },
     privateDir
   });
-  const names = Object.keys(pipeline2.stages);
+  const names = options.stages ?? Object.keys(pipeline2.stages);
   const interpreterDigests = options.interpreterDigests ?? new InterpreterDigests(null);
   try {
     let fingerprint = null;
@@ -74126,6 +74161,7 @@ function localRunRow(start2) {
     envDigest: stamp.envDigest,
     sandbox: null,
     noCache: start2.noCache,
+    selection: start2.selection,
     status: "running",
     statusReason: null,
     labels: [],
@@ -74622,6 +74658,7 @@ async function executeLocalRun(options) {
       groupIndex: options.groupIndex,
       stamp,
       noCache: options.noCache,
+      selection: options.selection ?? null,
       startedAt: /* @__PURE__ */ new Date()
     })
   });
@@ -74640,6 +74677,8 @@ async function executeLocalRun(options) {
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
+      ...options.selection ? { stages: options.selection.stages } : {},
+      ...options.force ? { force: options.force } : {},
       cache: state.cacheFor({ id: runId, pipelinePath: project.pipelinePath }),
       blobs: state.blobs,
       events: teeSinks(recorder.events, options.progress),
@@ -74867,6 +74906,12 @@ function renderRunSummary(input, colors) {
     `  params   ${formatParams(run4.params) || "(none)"}  ${colors.dim(`digest ${short(run4.paramsDigest, 12)}`)}`,
     `  pipeline ${run4.pipelinePath}`
   );
+  if (run4.selection) {
+    const asked = `${run4.selection.named.join(" ")}${run4.selection.downstream ? " --downstream" : ""}`;
+    lines.push(
+      `  stages   ${run4.selection.stages.join(", ")} ${colors.dim(`(asked for ${asked}: a partial run, never a baseline)`)}`
+    );
+  }
   if (input.sandbox !== void 0 && run4.startedAt !== null) {
     lines.push(`  sandbox  ${input.sandbox ?? colors.yellow("none: the stages ran as the runner's user")}`);
   }

@@ -32430,6 +32430,16 @@ var Annotation = external_exports.strictObject({
   title: external_exports.string().nullable()
 });
 
+// schemas/stage-selection.ts
+var StageSelection = external_exports.strictObject({
+  /** The stages named on the command line, as written (`train`, `train@small`). */
+  named: external_exports.array(external_exports.string().min(1)).min(1),
+  /** Whether what depends on them was selected too (`--downstream`). */
+  downstream: external_exports.boolean(),
+  /** The stages the run executed or restored: the named, what they need, and with `downstream` what depends on them; in the pipeline's order. */
+  stages: external_exports.array(external_exports.string().min(1)).min(1)
+});
+
 // schemas/stage-usage.ts
 var StageUsage = external_exports.strictObject({
   /** The Slurm job id (`123`, or `123_4` for an array task). */
@@ -32456,6 +32466,8 @@ var RunReport = external_exports.object({
     status: RunStatus,
     reason: external_exports.string().nullable(),
     groupId: external_exports.string().nullable(),
+    /** The stages asked for, when the run ran fewer than all (absent from older servers' reports). */
+    selection: StageSelection.nullable().default(null),
     createdAt: external_exports.string(),
     startedAt: external_exports.string().nullable(),
     finishedAt: external_exports.string().nullable(),
