@@ -415,10 +415,17 @@ function interruptSignal(): AbortSignal {
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(130);
-    process.stderr.write(`\nfluksio: ${signal} received, cancelling (again to exit at once)\n`);
+    try {
+      process.stderr.write(`\nfluksio: ${signal} received, cancelling (again to exit at once)\n`);
+    } catch {
+      // A hung-up terminal takes no more output; the run is cancelled all the same.
+    }
     controller.abort();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A closed terminal cancels as Ctrl-C does: the run is recorded, and what a stage
+  // borrowed from the work tree (a DVC params file) is put back.
+  process.on('SIGHUP', onSignal);
   return controller.signal;
 }

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dvcParamLocation, overlayDvcParams } from '../core/dvc/dvc-params-overlay.js';
@@ -6,10 +7,12 @@ import type { RunPipelineOptions } from './run-pipeline-options.js';
 
 /**
  * Holds one stage's DVC params files: each written with the run's values of the params the
- * stage lists, and put back as it was by the returned function. Stages of one run take
- * the files in turn (`lock`), since two of them may want different contents. Nothing is
- * written, and nothing waits, for a pipeline that is not a translated `dvc.yaml` or a
- * stage whose values are the file's.
+ * stage lists, and put back as it was by the returned function. Every stage of a translated
+ * `dvc.yaml` takes the files in turn (`lock`), those that list no param too: a stage that
+ * reads a params file (as a dep, or unlisted) must never see another stage's values. A
+ * process that ends before the function is called (an uncaught EPIPE, a second Ctrl-C)
+ * still puts the files back as it exits. Nothing is written, and nothing waits, for a
+ * pipeline that is not a translated `dvc.yaml`.
  */
 export async function overlayDvcParamsFiles(
   pipeline: Pipeline,
@@ -19,7 +22,7 @@ export async function overlayDvcParamsFiles(
   lock: { tail: Promise<void> },
 ): Promise<() => Promise<void>> {
   const listed = pipeline.stages[stage]?.params ?? [];
-  if (!pipeline.dvc_params || listed.length === 0) return async () => {};
+  if (!pipeline.dvc_params) return async () => {};
   const byFile = new Map<string, Parameters<typeof overlayDvcParams>[1][number][]>();
   for (const name of listed) {
     const value = values[name];
@@ -32,13 +35,20 @@ export async function overlayDvcParamsFiles(
   lock.tail = new Promise((resolve) => (release = resolve));
   await previous;
   const originals: [string, Buffer][] = [];
+  const restoreNow = () => {
+    for (const [path, bytes] of originals.reverse()) writeFileSync(path, bytes);
+    originals.length = 0;
+  };
   const restore = async () => {
     try {
       for (const [path, bytes] of originals.reverse()) await writeFile(path, bytes);
+      originals.length = 0;
     } finally {
+      process.off('exit', restoreNow);
       release();
     }
   };
+  process.once('exit', restoreNow);
   try {
     for (const [file, entries] of byFile) {
       const path = join(pipelineDir, file);

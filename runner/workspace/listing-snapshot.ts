@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -82,6 +82,8 @@ export function listingGuards(options: {
 }): Guard[] | null {
   const { root, listing, environment } = options;
   const { sources } = listing;
+  // An included config file may not exist yet; git reads it once it does.
+  if (sources.configIncludes === true) return null;
   const home = environment.HOME ?? '';
   const xdg = environment.XDG_CONFIG_HOME || path.join(home, '.config');
   const head = readOrNull(path.join(sources.gitDir, 'HEAD'));
@@ -161,10 +163,15 @@ export function listingSnapshotHolds(
   return true;
 }
 
+/**
+ * A path's stat, following symlinks: a config or ignore file kept elsewhere (dotfiles) is
+ * read by git through its link, so its target's changes count; replacing a link changes its
+ * directory's mtime, which is guarded too.
+ */
 function guardOf(absPath: string): Guard {
   let stats;
   try {
-    stats = lstatSync(absPath, { throwIfNoEntry: false });
+    stats = statSync(absPath, { throwIfNoEntry: false });
   } catch {
     // ENOTDIR: a component is a file now, so the path is not there.
     stats = undefined;

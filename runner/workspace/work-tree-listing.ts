@@ -37,6 +37,11 @@ export interface ListingSources {
   configFiles: string[];
   /** `core.excludesFile` as configured, or null when it is not set. */
   excludesFile: string | null;
+  /**
+   * Whether the config includes other files (`include.path`, `includeIf.*.path`): one that
+   * does not exist yet is read by git once it does, and no guard watches it.
+   */
+  configIncludes?: boolean;
   /** Directories git did not walk because they are ignored, repository-relative posix, no trailing `/`. */
   ignoredDirs: string[];
 }
@@ -141,19 +146,22 @@ function runListing(
 function parseConfigOrigins(
   root: string,
   output: string,
-): Pick<ListingSources, 'configFiles' | 'excludesFile'> {
+): Pick<ListingSources, 'configFiles' | 'excludesFile' | 'configIncludes'> {
   const configFiles = new Set<string>();
   let excludesFile: string | null = null;
+  let configIncludes = false;
   const fields = output.split('\0');
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const origin = fields[i] as string;
     if (origin.startsWith('file:')) configFiles.add(path.resolve(root, origin.slice('file:'.length)));
     const entry = fields[i + 1] as string;
     const newline = entry.indexOf('\n');
-    if (newline >= 0 && entry.slice(0, newline) === 'core.excludesfile')
-      excludesFile = entry.slice(newline + 1);
+    const key = newline >= 0 ? entry.slice(0, newline) : entry;
+    if (key === 'core.excludesfile') excludesFile = entry.slice(newline + 1);
+    if (key === 'include.path' || (key.startsWith('includeif.') && key.endsWith('.path')))
+      configIncludes = true;
   }
-  return { configFiles: [...configFiles], excludesFile };
+  return { configFiles: [...configFiles], excludesFile, configIncludes };
 }
 
 type Listed = Pick<WorkTreeListing, 'paths' | 'unmerged' | 'skipWorktree'>;

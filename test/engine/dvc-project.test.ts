@@ -142,3 +142,37 @@ test('a stage that reads params.yaml itself sees the run’s value, and the file
     await project.cleanup();
   }
 });
+
+test('a stage that lists no param never sees another stage’s values in params.yaml, even with -j 2', async () => {
+  // `a` gets lr=0.5 written into params.yaml while it runs; `b` reads the file as a dep at
+  // the same moment it could have: it must read the committed value.
+  const project = await makeRepo({
+    files: {
+      'params.yaml': 'lr: 0.1\n',
+      '.gitignore': 'a.txt\nb.txt\n',
+      'dvc.yaml': [
+        'stages:',
+        '  a:',
+        '    cmd: sleep 1 && cat params.yaml > a.txt',
+        '    params: [lr]',
+        '    outs: [a.txt]',
+        '  b:',
+        '    cmd: sleep 1 && cat params.yaml > b.txt',
+        '    deps: [params.yaml]',
+        '    outs: [b.txt]',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const result = await runCli(['run', '--pipeline', 'dvc.yaml', '--jobs', '2', 'lr=0.5'], {
+      cwd: project.dir,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(join(project.dir, 'a.txt'), 'utf8')).toBe('lr: 0.5\n');
+    expect(readFileSync(join(project.dir, 'b.txt'), 'utf8')).toBe('lr: 0.1\n');
+    expect(readFileSync(join(project.dir, 'params.yaml'), 'utf8')).toBe('lr: 0.1\n');
+  } finally {
+    await project.cleanup();
+  }
+});

@@ -118,6 +118,47 @@ describe('a warm read that starts no git still sees every edit a user can make',
     expect(after.files.has('notes.py')).toBe(false);
   });
 
+  test('a config include that did not exist yet, created with an excludesFile, is seen', async () => {
+    const outside = await makeRepo({ files: {} });
+    repos.push(outside);
+    const made = await makeRepo({ files });
+    repos.push(made);
+    await made.write('notes.py', 'N = 1\n');
+    await made.git('config', 'include.path', 'extra.cfg');
+    // With an include, no snapshot is trusted: every read asks git.
+    expect((await readCodeIndex(made.dir)).gitListed).toBe(true);
+    const before = digestOf(await readCodeIndex(made.dir));
+    expect((await readCodeIndex(made.dir)).gitListed).toBe(true);
+    const ignore = path.join(outside.dir, 'ignore');
+    await writeFile(ignore, 'notes.py\n');
+    await writeFile(path.join(made.dir, '.git/extra.cfg'), `[core]\n\texcludesFile = ${ignore}\n`);
+    const after = await expectSeen(made, before);
+    expect(after.files.has('notes.py')).toBe(false);
+  });
+
+  test('a global config kept elsewhere behind a symlink: an edit of its target is seen', async () => {
+    const home = await makeRepo({ files: { 'dotfiles/gitconfig': '[user]\n\tname = someone\n' } });
+    repos.push(home);
+    const ignore = path.join(home.dir, 'ignore');
+    await writeFile(ignore, 'notes.py\n');
+    await symlink(path.join(home.dir, 'dotfiles/gitconfig'), path.join(home.dir, '.gitconfig'));
+    const previousHome = process.env.HOME;
+    process.env.HOME = home.dir;
+    try {
+      const { made, before } = await settledRepo(files, async (repo) => {
+        await repo.write('notes.py', 'N = 1\n');
+      });
+      await writeFile(
+        path.join(home.dir, 'dotfiles/gitconfig'),
+        `[user]\n\tname = someone\n[core]\n\texcludesFile = ${ignore}\n`,
+      );
+      const after = await expectSeen(made, before);
+      expect(after.files.has('notes.py')).toBe(false);
+    } finally {
+      process.env.HOME = previousHome;
+    }
+  });
+
   test('git add, commit and a branch switch: the index, the ref and HEAD', async () => {
     const { made } = await settledRepo(files, async (repo) => {
       await repo.write('notes.py', 'N = 1\n');
