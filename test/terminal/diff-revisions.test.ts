@@ -103,7 +103,9 @@ test('diff BRANCH main --md --all is markdown for a pull request, with every par
 });
 
 test('a name that is both a run id prefix and a revision is the run, said with how to ask for the revision; rev: forces it', async () => {
-  const prefix = onMain.slice(0, 8);
+  // Unique among the runs: two ids made within the same second share their first characters.
+  const differsAt = [...onMain].findIndex((char, index) => char !== onFeature[index]);
+  const prefix = onMain.slice(0, Math.max(8, differsAt + 1));
   await repo.git('tag', prefix, commits.c3);
   try {
     const asRun = await runCli(['diff', prefix, onFeature, '--json'], { cwd: repo.dir, env: env() });
