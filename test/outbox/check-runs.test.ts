@@ -33,6 +33,20 @@ function failureAnnotations(count: number): Annotation[] {
   }));
 }
 
+/** The run abandoned and claimed again: attempt 2 starts, dropping attempt 1's records. */
+async function startSecondAttempt(run: Awaited<ReturnType<OutboxWorld['queueRun']>>): Promise<void> {
+  await world.updateRun(run.id, { attempt: 2, leaseId: 'lease-2', startedAt: null });
+  await startLeasedRun({
+    db: world.db,
+    runId: run.id,
+    leaseId: 'lease-2',
+    codeDigest: 'c'.repeat(64),
+    envDigest: 'e'.repeat(64),
+    params: run.params,
+    paramsDigest: run.paramsDigest,
+  });
+}
+
 describe('a run’s check run', () => {
   test('goes queued → in progress → completed success as one check run, rendered from the database', async () => {
     const outbox = await world.openOutbox();
@@ -131,16 +145,7 @@ describe('a run’s check run', () => {
     await waitFor('12 annotations', () => world.checkRunsOf(run.id)[0]?.annotations.length === 12);
 
     // Abandoned and claimed again: attempt 2 starts, dropping attempt 1's records.
-    await world.updateRun(run.id, { attempt: 2, leaseId: 'lease-2', startedAt: null });
-    await startLeasedRun({
-      db: world.db,
-      runId: run.id,
-      leaseId: 'lease-2',
-      codeDigest: 'c'.repeat(64),
-      envDigest: 'e'.repeat(64),
-      params: run.params,
-      paramsDigest: run.paramsDigest,
-    });
+    await startSecondAttempt(run);
     const second = failureAnnotations(5).map((note) => ({ ...note, message: `attempt 2: ${note.message}` }));
     await world.addAnnotations(run.id, second);
     await world.updateRun(run.id, finished('failed'));
@@ -177,16 +182,7 @@ describe('a run’s check run', () => {
     await outbox.notifyRun(run.id);
     await inFlight;
 
-    await world.updateRun(run.id, { attempt: 2, leaseId: 'lease-2', startedAt: null });
-    await startLeasedRun({
-      db: world.db,
-      runId: run.id,
-      leaseId: 'lease-2',
-      codeDigest: 'c'.repeat(64),
-      envDigest: 'e'.repeat(64),
-      params: run.params,
-      paramsDigest: run.paramsDigest,
-    });
+    await startSecondAttempt(run);
     release();
     const second = failureAnnotations(5).map((note) => ({ ...note, message: `attempt 2: ${note.message}` }));
     await world.addAnnotations(run.id, second);
@@ -221,16 +217,7 @@ describe('a run’s check run', () => {
       await waitFor('12 annotations', () => world.checkRunsOf(run.id)[0]?.annotations.length === 12);
       await waitFor('attempt 1 recorded', async () => (await world.checkRow(run.id)).annotationsSent === 12);
 
-      await world.updateRun(run.id, { attempt: 2, leaseId: 'lease-2', startedAt: null });
-      await startLeasedRun({
-        db: world.db,
-        runId: run.id,
-        leaseId: 'lease-2',
-        codeDigest: 'c'.repeat(64),
-        envDigest: 'e'.repeat(64),
-        params: run.params,
-        paramsDigest: run.paramsDigest,
-      });
+      await startSecondAttempt(run);
       // Attempt 2's first update fails: the outbox job is retried, uncertain of what GitHub holds.
       world.double.failNext('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', injected);
       const second = failureAnnotations(5).map((note) => ({
