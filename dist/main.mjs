@@ -70042,7 +70042,7 @@ function ulid3(seedTime, prng) {
 
 // runner/keys/code-index.ts
 init_canonical_json();
-import { existsSync as existsSync2, lstatSync as lstatSync3 } from "node:fs";
+import { existsSync as existsSync2, lstatSync as lstatSync2 } from "node:fs";
 import { readlink as readlink4 } from "node:fs/promises";
 import path12 from "node:path";
 
@@ -70307,7 +70307,7 @@ var StatCache = class {
 // runner/workspace/listing-snapshot.ts
 init_zod();
 import { randomUUID as randomUUID3 } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync as readFileSync3 } from "node:fs";
+import { readdirSync, readFileSync as readFileSync3, statSync } from "node:fs";
 import { mkdir as mkdir3, rename as rename3, rm as rm3, writeFile as writeFile3 } from "node:fs/promises";
 import path7 from "node:path";
 
@@ -70350,6 +70350,7 @@ function environmentKey(environment) {
 function listingGuards(options) {
   const { root, listing, environment } = options;
   const { sources } = listing;
+  if (sources.configIncludes === true) return null;
   const home = environment.HOME ?? "";
   const xdg = environment.XDG_CONFIG_HOME || path7.join(home, ".config");
   const head = readOrNull(path7.join(sources.gitDir, "HEAD"));
@@ -70415,7 +70416,7 @@ function listingSnapshotHolds(snapshot, environment) {
 function guardOf(absPath) {
   let stats;
   try {
-    stats = lstatSync(absPath, { throwIfNoEntry: false });
+    stats = statSync(absPath, { throwIfNoEntry: false });
   } catch {
     stats = void 0;
   }
@@ -70584,7 +70585,7 @@ async function changedPaths(root, listing, files) {
 }
 
 // runner/workspace/find-repo-root.ts
-import { lstatSync as lstatSync2, readFileSync as readFileSync4, statSync } from "node:fs";
+import { lstatSync, readFileSync as readFileSync4, statSync as statSync2 } from "node:fs";
 import { realpath } from "node:fs/promises";
 import path9 from "node:path";
 async function findRepoRoot(dir) {
@@ -70592,12 +70593,12 @@ async function findRepoRoot(dir) {
   return nearestWorkTree(real2) ?? await askGit(real2, dir);
 }
 function nearestWorkTree(dir) {
-  const device = statSync(dir).dev;
+  const device = statSync2(dir).dev;
   for (let current = dir; ; current = path9.dirname(current)) {
-    if (statSync(current).dev !== device) return null;
+    if (statSync2(current).dev !== device) return null;
     const dotGit = path9.join(current, ".git");
-    const stats = lstatSync2(dotGit, { throwIfNoEntry: false });
-    if (stats?.isDirectory() && lstatSync2(path9.join(dotGit, "HEAD"), { throwIfNoEntry: false })?.isFile()) {
+    const stats = lstatSync(dotGit, { throwIfNoEntry: false });
+    if (stats?.isDirectory() && lstatSync(path9.join(dotGit, "HEAD"), { throwIfNoEntry: false })?.isFile()) {
       return current;
     }
     if (stats?.isFile() && readFileSync4(dotGit, "latin1").startsWith("gitdir: ")) return current;
@@ -70682,16 +70683,19 @@ function runListing(root) {
 function parseConfigOrigins(root, output) {
   const configFiles = /* @__PURE__ */ new Set();
   let excludesFile = null;
+  let configIncludes = false;
   const fields = output.split("\0");
   for (let i2 = 0; i2 + 1 < fields.length; i2 += 2) {
     const origin = fields[i2];
     if (origin.startsWith("file:")) configFiles.add(path10.resolve(root, origin.slice("file:".length)));
     const entry = fields[i2 + 1];
     const newline = entry.indexOf("\n");
-    if (newline >= 0 && entry.slice(0, newline) === "core.excludesfile")
-      excludesFile = entry.slice(newline + 1);
+    const key = newline >= 0 ? entry.slice(0, newline) : entry;
+    if (key === "core.excludesfile") excludesFile = entry.slice(newline + 1);
+    if (key === "include.path" || key.startsWith("includeif.") && key.endsWith(".path"))
+      configIncludes = true;
   }
-  return { configFiles: [...configFiles], excludesFile };
+  return { configFiles: [...configFiles], excludesFile, configIncludes };
 }
 function parseLsFiles(output) {
   const listed = { paths: /* @__PURE__ */ new Map(), unmerged: /* @__PURE__ */ new Set(), skipWorktree: /* @__PURE__ */ new Set() };
@@ -70942,7 +70946,7 @@ async function indexWorkTree(scan) {
 }
 function lstatOrNull(absPath) {
   try {
-    return lstatSync3(absPath, { throwIfNoEntry: false }) ?? null;
+    return lstatSync2(absPath, { throwIfNoEntry: false }) ?? null;
   } catch (error47) {
     if (error47.code === "ENOTDIR") return null;
     throw error47;
@@ -71989,6 +71993,7 @@ function keyingNotes(stage, inputs, where) {
 }
 
 // runner/dvc-params-overlay.ts
+import { writeFileSync } from "node:fs";
 import { readFile as readFile3, writeFile as writeFile5 } from "node:fs/promises";
 import { join as join5 } from "node:path";
 
@@ -72031,7 +72036,7 @@ function parseJson2(text2) {
 // runner/dvc-params-overlay.ts
 async function overlayDvcParamsFiles(pipeline2, stage, pipelineDir, values, lock2) {
   const listed = pipeline2.stages[stage]?.params ?? [];
-  if (!pipeline2.dvc_params || listed.length === 0) return async () => {
+  if (!pipeline2.dvc_params) return async () => {
   };
   const byFile = /* @__PURE__ */ new Map();
   for (const name2 of listed) {
@@ -72046,13 +72051,20 @@ async function overlayDvcParamsFiles(pipeline2, stage, pipelineDir, values, lock
   lock2.tail = new Promise((resolve6) => release = resolve6);
   await previous;
   const originals = [];
+  const restoreNow = () => {
+    for (const [path21, bytes] of originals.reverse()) writeFileSync(path21, bytes);
+    originals.length = 0;
+  };
   const restore = async () => {
     try {
       for (const [path21, bytes] of originals.reverse()) await writeFile5(path21, bytes);
+      originals.length = 0;
     } finally {
+      process.off("exit", restoreNow);
       release();
     }
   };
+  process.once("exit", restoreNow);
   try {
     for (const [file2, entries] of byFile) {
       const path21 = join5(pipelineDir, file2);
