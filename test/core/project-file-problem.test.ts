@@ -45,7 +45,10 @@ test('a dvc.yaml naming a params or vars file outside the repository is refused 
   expect(pipeline).toBeNull();
   expect(problems).toEqual([
     { path: 'vars[0]', message: expect.stringMatching(/^\.\.\/secrets\.yaml is outside the repository/) },
-    { path: 'stages.train.params[0]', message: expect.stringMatching(/^\/etc\/fluksio\/runner\.yaml is an absolute path/) },
+    {
+      path: 'stages.train.params[0]',
+      message: expect.stringMatching(/^\/etc\/fluksio\/runner\.yaml is an absolute path/),
+    },
   ]);
   expect(asked).toEqual(['params.yaml']);
 });
