@@ -75,6 +75,8 @@ export function localRunRow(start: LocalRunStart): Run {
     baseRef: null,
     branch: null,
     baselineCommits: null,
+    baselineMergeBase: null,
+    baselineLookupFailures: 0,
     baselineRunId: null,
     baselineFixed: false,
     cpuSeconds: null,

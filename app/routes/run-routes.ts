@@ -29,7 +29,7 @@ const LogParams = RunIdParams.extend({ stage: z.string().min(1).max(200) });
  * What a submitter reads about a run, and cancel: `GET /api/v1/runs` (the newest runs of
  * the token's repositories, optionally by id prefix, commits, branch and state), `GET /api/v1/runs/:id` (RemoteRunReport,
  * compared with the baseline fixed when the run finished or, before that, with one among the
- * `baseline-commits` the caller lists),
+ * commits recorded on the run, else the `baseline-commits` the caller lists),
  * `/metrics` (the streamed series), `/logs/:stage` (a stage's whole log) and `POST
  * /api/v1/runs/:id/cancel`. A run of a repository the token does not reach is answered as
  * unknown (404), so a token learns nothing about other repositories' runs.
@@ -58,12 +58,14 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
 
   /**
    * The run's report against the baseline fixed when it finished; before that (or when the
-   * run has none fixed), against the run fixRunBaseline would choose among `commits` the
-   * caller lists.
+   * run has none fixed), against the run fixRunBaseline would choose among the commits
+   * recorded on the run (its submitter's, or the GitHub App's lookup, as its check run
+   * shows), else among `commits` the caller lists.
    */
-  async function reportOf(run: Run, commits?: readonly string[]): Promise<RemoteRunReport> {
+  async function reportOf(run: Run, listed?: readonly string[]): Promise<RemoteRunReport> {
     const detail = await detailOf(run);
     const fixed = await getBaselineRun({ db, run: detail.run });
+    const commits = detail.run.baselineCommits ?? listed;
     const baseline =
       fixed ??
       (commits && !detail.run.baselineFixed

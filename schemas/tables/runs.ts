@@ -146,10 +146,21 @@ export const runs = pgTable(
     /** A pull request's base branch, for the baseline (DESIGN §7); null for pushes. */
     baseRef: text('base_ref'),
     /**
-     * Where the baseline may be, nearest first, as the submitter's repository knew it (a
-     * first-parent walk from the run's commit); null when not sent (then: the run's commit).
+     * Where the baseline may be, nearest first: as the submitter's repository knew it (a
+     * first-parent walk from the run's commit), or, for a run the GitHub App made, as GitHub
+     * answered the outbox's first lookup (a first-parent walk from the pull request's
+     * merge-base, or from a push's commit), recorded once and never overwritten. Null while
+     * unknown: a submitted run's baseline is then looked for at its own commit, an App-made
+     * run's is fixed once the lookup is recorded.
      */
     baselineCommits: jsonb('baseline_commits').$type<string[]>(),
+    /** The pull request's merge-base GitHub named with baselineCommits, so it is labelled so. */
+    baselineMergeBase: text('baseline_merge_base'),
+    /**
+     * The outbox's failed lookups of an App-made run's baselineCommits since it finished;
+     * after enough of them its baseline is fixed from its own commit (outbox-baseline.ts).
+     */
+    baselineLookupFailures: integer('baseline_lookup_failures').notNull().default(0),
     /**
      * The baseline fixed when the run finished (baselineFixed), so a run is always shown
      * against the run it was first compared with, never one made later; null for none.

@@ -62,6 +62,8 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     baseRef: 'main',
     branch: 'feature',
     baselineCommits: null,
+    baselineMergeBase: null,
+    baselineLookupFailures: 0,
     baselineRunId: null,
     baselineFixed: false,
     cpuSeconds: null,

@@ -1,13 +1,24 @@
 import type { Logger } from 'pino';
+import { isFinalRunStatus } from '../../../schemas/statuses.js';
 import type { Run } from '../../../schemas/tables/runs.js';
 import type { Database } from '../../../store/db/database.js';
+import { countBaselineLookupFailure } from '../../../store/runs/count-baseline-lookup-failure.js';
 import { findBaseline } from '../../../store/runs/find-baseline.js';
+import { fixRunBaseline } from '../../../store/runs/fix-run-baseline.js';
+import { getBaselineRun } from '../../../store/runs/get-baseline-run.js';
+import { recordBaselineCommits } from '../../../store/runs/record-baseline-commits.js';
+import { permanentGitHubRefusal } from '../permanent-github-refusal.js';
 import { repositoryParams, type OutboxOctokit } from './outbox-octokit.js';
+import { OutboxRateLimitError, rateLimitRetryAt } from './outbox-rate-limit-error.js';
 
 /** How far back the first-parent walk looks: one page of `GET /commits`. */
 const ANCESTORS = 100;
-/** Runs whose commit lists are kept; the oldest is dropped past this. */
-const CACHED_RUNS = 1_000;
+/**
+ * Failed lookups of a finished run's commits before its baseline is fixed from its own
+ * commit: with the outbox's backoff (doubling from a second, at most five minutes between
+ * tries), about twenty minutes of GitHub failing.
+ */
+export const BASELINE_LOOKUP_ATTEMPTS = 12;
 
 /** Where a run's baseline may be: commits nearest first, and the merge-base for a pull request. */
 export interface BaselineCommits {
@@ -17,53 +28,98 @@ export interface BaselineCommits {
 
 /**
  * The run a run's metrics are compared against (DESIGN §7) and how the check run names
- * it (`main @ 1a2b3c4 (merge-base)`): for a pull request's run the merge-base of its base
- * branch and head (compare API), for a push the run's own commit, then their first-parent
- * ancestors (one page of the commits API). The commits are fetched once per run and kept
- * in `cache`; the baseline is looked up in the database at every render, so a baseline
- * that succeeds later still shows. A base branch or commit GitHub does not know gives no
- * baseline rather than a check run that never goes out.
+ * it (`main @ 1a2b3c4 (merge-base)`). Where it may be is asked of GitHub once per run and
+ * recorded on it (recordBaselineCommits): for a pull request's run the merge-base of its
+ * base branch and head (compare API), for a push the run's own commit, then their
+ * first-parent ancestors (one page of the commits API). A base branch or commit GitHub
+ * does not know gives no baseline rather than a check run that never goes out.
+ *
+ * A finished run's baseline is fixed here once its commits are recorded (fixRunBaseline),
+ * and from then on it is that run, never a new lookup. Until then (the run unfinished)
+ * the database is searched at every render, so a baseline that succeeds later still
+ * shows. A failed lookup of a finished run is counted; after BASELINE_LOOKUP_ATTEMPTS of
+ * them, or at once when GitHub refuses for good, its baseline is fixed from its own commit
+ * and a warning says so, so no run stays unfixed for ever.
  */
 export async function outboxBaseline({
   db,
   octokit,
   run,
-  cache,
   logger,
 }: {
   db: Database;
   octokit: OutboxOctokit;
   run: Run;
-  cache: Map<string, BaselineCommits>;
   logger: Logger;
 }): Promise<{ run: Run; label: string } | null> {
   if (run.commit === null) return null;
-  let where = cache.get(run.id);
-  if (!where) {
-    where = await baselineCommits(octokit, run, run.commit, logger);
-    cache.set(run.id, where);
-    for (const old of cache.keys()) {
-      if (cache.size <= CACHED_RUNS) break;
-      cache.delete(old);
+  let current = run;
+  if (!current.baselineFixed && current.baselineCommits === null) {
+    let found: BaselineCommits;
+    try {
+      found = await baselineCommits(octokit, run, run.commit, logger);
+    } catch (error) {
+      await lookupFailed({ db, run, error, logger });
+      throw error;
     }
+    current = (await recordBaselineCommits({ db, runId: run.id, ...found })) ?? current;
   }
-  const baseline = await findBaseline({
-    db,
-    repository: run.repository,
-    pipelinePath: run.pipelinePath,
-    commits: where.commits,
-    excludeRunId: run.id,
-    // A sweep's members are never each other's baseline: they share the sweep's.
-    excludeGroupId: run.groupId,
-    paramsDigest: run.paramsDigest,
-  });
+  // A run that finished (here, by its runner or by the sweeper) is fixed once its commits are known.
+  if (!current.baselineFixed && isFinalRunStatus(current.status))
+    current = (await fixRunBaseline({ db, run: current })) ?? current;
+  const baseline = current.baselineFixed
+    ? await getBaselineRun({ db, run: current })
+    : await findBaseline({
+        db,
+        repository: current.repository,
+        pipelinePath: current.pipelinePath,
+        commits: current.baselineCommits ?? [],
+        excludeRunId: current.id,
+        // A sweep's members are never each other's baseline: they share the sweep's.
+        excludeGroupId: current.groupId,
+        paramsDigest: current.paramsDigest,
+      });
   if (!baseline?.commit) return null;
   const at = baseline.commit.slice(0, 7);
   const label =
-    run.baseRef === null
-      ? `${at}${baseline.commit === run.commit ? ' (this commit)' : ''}`
-      : `${run.baseRef} @ ${at}${baseline.commit === where.mergeBase ? ' (merge-base)' : ''}`;
+    current.baseRef === null
+      ? `${at}${baseline.commit === current.commit ? ' (this commit)' : ''}`
+      : `${current.baseRef} @ ${at}${baseline.commit === current.baselineMergeBase ? ' (merge-base)' : ''}`;
   return { run: baseline, label };
+}
+
+/**
+ * Counts a failed lookup of a finished run's commits (a rate limit is a wait, not a
+ * failure) and fixes its baseline from its own commit when asking again is useless.
+ */
+async function lookupFailed({
+  db,
+  run,
+  error,
+  logger,
+}: {
+  db: Database;
+  run: Run;
+  error: unknown;
+  logger: Logger;
+}): Promise<void> {
+  if (error instanceof OutboxRateLimitError || rateLimitRetryAt(error, Date.now()) !== null) return;
+  const counted = await countBaselineLookupFailure({ db, runId: run.id });
+  if (!counted) return;
+  const refused = permanentGitHubRefusal(error) !== null;
+  if (!refused && counted.baselineLookupFailures < BASELINE_LOOKUP_ATTEMPTS) return;
+  const fixed = await fixRunBaseline({ db, run: counted, ownCommit: true });
+  logger.warn(
+    {
+      runId: run.id,
+      failures: counted.baselineLookupFailures,
+      baselineRunId: fixed?.baselineRunId,
+      err: error,
+    },
+    refused
+      ? "GitHub refuses to say where this run's baseline may be; it is fixed from the run's own commit"
+      : `GitHub did not say where this run's baseline may be in ${counted.baselineLookupFailures} tries; it is fixed from the run's own commit`,
+  );
 }
 
 async function baselineCommits(
@@ -97,7 +153,7 @@ async function baselineCommits(
     if (status !== 404 && status !== 422) throw error;
     logger.warn(
       { runId: run.id, err: error },
-      'GitHub does not know the base of this run; its check run has no baseline',
+      'GitHub does not know the base of this run; it has no baseline',
     );
     return { commits: [], mergeBase: null };
   }

@@ -9,7 +9,6 @@ import { findRunStatus } from '../../../store/runs/find-run-status.js';
 import { listUnsentOutboxTargets } from '../../../store/outbox/list-unsent-outbox-targets.js';
 import { markOutboxSent } from '../../../store/outbox/mark-outbox-sent.js';
 import type { OutboxTarget } from '../../../store/outbox/outbox-target.js';
-import type { BaselineCommits } from './outbox-baseline.js';
 import type { OutboxOctokit } from './outbox-octokit.js';
 import { OutboxRateLimitError, rateLimitRetryAt } from './outbox-rate-limit-error.js';
 import { OutboxRateLimitGate } from './outbox-rate-limit-gate.js';
@@ -128,7 +127,6 @@ export class GitHubOutbox {
   private readonly queue: Queue<OutboxJobData, void, OutboxJobData['kind']>;
   private readonly redis: Redis;
   private readonly gate: OutboxRateLimitGate;
-  private readonly baselineCommits = new Map<string, BaselineCommits>();
   private worker: Worker<OutboxJobData, void, OutboxJobData['kind']> | null = null;
   private stopScheduling: (() => void) | null = null;
 
@@ -275,7 +273,6 @@ export class GitHubOutbox {
       apiBaseUrlForLinks: this.settings.apiBaseUrlForLinks,
       pageLinks: this.settings.pageLinks,
       inProgressRefreshMs: this.settings.inProgressRefreshMs,
-      baselineCommits: this.baselineCommits,
       logger: this.options.logger,
     };
     let later: SyncLater | null;

@@ -47,7 +47,6 @@ export async function syncCheckRun(context: SyncContext, runId: string): Promise
       db,
       octokit,
       run,
-      cache: context.baselineCommits,
       logger: context.logger,
     });
     const metric = mainMetric(detail.series, run.metricGoals);

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Database } from '../../../store/db/database.js';
 import type { PageLinkSigner } from '../../pages/page-link-signer.js';
-import type { BaselineCommits } from './outbox-baseline.js';
 import type { OutboxOctokit } from './outbox-octokit.js';
 
 /** What a sync of one outbox target works with, made by the outbox for each attempt. */
@@ -21,7 +20,5 @@ export interface SyncContext {
   /** Signs the run pages' links (`<apiBaseUrlForLinks>/runs/<id>?exp=…&sig=…`); null links to the API. */
   pageLinks: PageLinkSigner | null;
   inProgressRefreshMs: number;
-  /** Baseline commits per run id, kept across syncs by the outbox. */
-  baselineCommits: Map<string, BaselineCommits>;
   logger: Logger;
 }

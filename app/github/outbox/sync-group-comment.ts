@@ -13,8 +13,8 @@ const PAGE = 100;
 
 /**
  * Brings a sweep's comparison comment up to date (DESIGN §8): rendered from the group's
- * runs as they are now, each against the sweep's baseline (its first member's, as that
- * member's check run finds it); created on the pull request when no id is recorded — after
+ * runs as they are now, each against the sweep's baseline (the one its finished members
+ * were fixed with, else its first member's, as that member's check run finds it); created on the pull request when no id is recorded — after
  * looking for a comment that carries the group's hidden marker, so a lost response or a
  * crash after the create never makes a second comment — and otherwise edited in place. A
  * comment someone deleted is made again. Records the render version sent, compare-and-set,
@@ -28,18 +28,12 @@ export async function syncGroupComment(context: SyncContext, groupId: string): P
     const runs = await listGroupRuns({ db, groupId, repository: comment.repository });
     const octokit = await context.github(comment.installationId);
     const { owner, repo } = repositoryParams(comment.repository);
-    // The sweep's one baseline: its first member's, found as that member's check run finds
-    // it (the members share a commit and base branch, and never compare with each other).
+    // The sweep's one baseline: the one its members were fixed with as they finished (they
+    // share it, fixRunBaseline), else its first member's, found as that member's check run
+    // finds it (the members share a commit and base branch, and never compare with each other).
     const first = firstMember(runs);
-    const baseline = first
-      ? await outboxBaseline({
-          db,
-          octokit,
-          run: first,
-          cache: context.baselineCommits,
-          logger: context.logger,
-        })
-      : null;
+    const from = runs.find((run) => run.baselineFixed) ?? first;
+    const baseline = from ? await outboxBaseline({ db, octokit, run: from, logger: context.logger }) : null;
     const body = renderGroupComment({
       groupId,
       runs: runs.map((run) => ({ run, metrics: run.metrics, checkName: run.checkName ?? context.checkName })),
