@@ -7,8 +7,10 @@ export const MAX_BASELINE_COMMITS = 100;
 /**
  * The query of `GET /api/v1/runs/:id`. `baseline-commits`: where to look for the run's
  * baseline, nearest first, as full SHAs joined by commas (DESIGN §7) — the caller knows
- * the repository's history (the action has the checkout), the control plane does not.
- * Without it the report has no baseline and its diff lists the run's own metrics.
+ * the repository's history (the action has the checkout), the control plane may not.
+ * Used only while the run has no baseline fixed and no commits recorded (its submitter's,
+ * or the GitHub App's lookup); without any, the report has no baseline and its diff lists
+ * the run's own metrics.
  */
 export const RunReportQuery = z.object({
   'baseline-commits': z

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
 import { monotonicFactory } from 'ulid';
 import { GitHubOutbox, type GitHubOutboxSettings } from '../../app/github/outbox/outbox.js';
@@ -47,8 +47,12 @@ export interface OutboxWorld {
   github: (installationId: number) => Promise<ProbotOctokit>;
   /** Every request the outbox's clients sent, with when (`Date.now()`) it left. */
   sent: SentRequest[];
-  /** An outbox over this world (started unless `start: false`), closed with the world. */
-  openOutbox(options?: { settings?: Partial<GitHubOutboxSettings>; start?: boolean }): Promise<GitHubOutbox>;
+  /** An outbox over this world (started unless `start: false`, logging to `logger`), closed with the world. */
+  openOutbox(options?: {
+    settings?: Partial<GitHubOutboxSettings>;
+    start?: boolean;
+    logger?: Logger;
+  }): Promise<GitHubOutbox>;
   /** A queued run with its check row, as the app core creates it. */
   queueRun(overrides?: Partial<NewRun>): Promise<Run>;
   updateRun(runId: string, changes: Partial<NewRun>): Promise<void>;
@@ -98,14 +102,14 @@ export async function openOutboxWorld(): Promise<OutboxWorld> {
     redis,
     github,
     sent,
-    async openOutbox({ settings = {}, start = true } = {}) {
+    async openOutbox({ settings = {}, start = true, logger: log = logger } = {}) {
       const outbox = new GitHubOutbox({
         db,
         redisUrl: TEST_REDIS_URL,
         queuePrefix: prefix,
         github: (id) => world.github(id),
         settings: { ...FAST_SETTINGS, ...settings },
-        logger,
+        logger: log,
       });
       outboxes.push(outbox);
       if (start) await outbox.start();

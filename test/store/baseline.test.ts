@@ -3,6 +3,8 @@ import type { NewRun } from '../../schemas/tables/runs.js';
 import { createRun } from '../../store/runs/create-run.js';
 import type { Database } from '../../store/db/database.js';
 import { findBaseline } from '../../store/runs/find-baseline.js';
+import { fixRunBaseline } from '../../store/runs/fix-run-baseline.js';
+import { recordBaselineCommits } from '../../store/runs/record-baseline-commits.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { makeRun, uniqueRepository } from './store-fixtures.js';
 
@@ -114,5 +116,54 @@ describe.each(databaseBackends)('finding the baseline on $name', ({ open }) => {
       });
     expect(await find([])).toBeNull();
     expect(await find(commits)).toBeNull();
+  });
+
+  describe('fixed when the run finishes', () => {
+    const fix = async (id: string, ownCommit = false) =>
+      (await fixRunBaseline({ db, run: { id }, ownCommit }))!;
+
+    test('a submitted run without listed commits is fixed at its own commit; an unfinished run is not fixed', async () => {
+      const repository = uniqueRepository();
+      const atOwnCommit = await run({ repository, commit: c4 });
+      await run({ repository, commit: c3 });
+      const unfinished = await run({ repository, commit: c4, status: 'running' });
+      expect(await fix(unfinished)).toMatchObject({ baselineFixed: false, baselineRunId: null });
+      const self = await run({ repository, commit: c4, status: 'failed' });
+      expect(await fix(self)).toMatchObject({ baselineFixed: true, baselineRunId: atOwnCommit });
+    });
+
+    test('an App-made run waits for its recorded commits, recorded once, or is fixed at its own commit when the lookup is given up', async () => {
+      const repository = uniqueRepository();
+      const atOwnCommit = await run({ repository, commit: c4 });
+      const atMergeBase = await run({ repository, commit: c2 });
+      const appMade = { repository, commit: c4, installationId: 42, status: 'failed' as const };
+      const self = await run(appMade);
+      expect(await fix(self)).toMatchObject({ baselineFixed: false, baselineRunId: null });
+      await recordBaselineCommits({ db, runId: self, commits: [c2, c1], mergeBase: c2 });
+      // Recorded once: a second answer never replaces the first.
+      const again = await recordBaselineCommits({ db, runId: self, commits: [c4], mergeBase: null });
+      expect(again).toMatchObject({ baselineCommits: [c2, c1], baselineMergeBase: c2 });
+      expect(await fix(self)).toMatchObject({ baselineFixed: true, baselineRunId: atMergeBase });
+
+      const givenUp = await run(appMade);
+      expect(await fix(givenUp)).toMatchObject({ baselineFixed: false });
+      expect(await fix(givenUp, true)).toMatchObject({ baselineFixed: true, baselineRunId: atOwnCommit });
+    });
+
+    test("a sweep's members share one baseline, chosen with its first point's params, whatever finishes first", async () => {
+      const repository = uniqueRepository();
+      const groupId = `sweep-${repository}`;
+      const likeFirst = await run({ repository, commit: c3, paramsDigest: 'p' });
+      await run({ repository, commit: c3, paramsDigest: 'q' });
+      const member = (groupIndex: number, paramsDigest: string) =>
+        run({ repository, commit: c4, groupId, groupIndex, paramsDigest, baselineCommits: [c4, c3] });
+      const first = await member(0, 'p');
+      const second = await member(1, 'q');
+      // The second point finishes first: it chooses as the first point would.
+      expect(await fix(second)).toMatchObject({ baselineFixed: true, baselineRunId: likeFirst });
+      // A success made later, at a nearer commit, changes nothing for the sweep.
+      await run({ repository, commit: c4, paramsDigest: 'p' });
+      expect(await fix(first)).toMatchObject({ baselineFixed: true, baselineRunId: likeFirst });
+    });
   });
 });
