@@ -3,6 +3,7 @@ import { isFinalRunStatus } from '../../schemas/statuses.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
 import { findBaseline } from './find-baseline.js';
+import { recordBaselineCommits } from './record-baseline-commits.js';
 
 /**
  * Fixes a finished run's baseline (DESIGN §7) once and for all: the clean success of its
@@ -15,7 +16,8 @@ import { findBaseline } from './find-baseline.js';
  * they are recorded the run is left unfixed — unless `ownCommit` says the lookup was given
  * up. A sweep's members share one baseline, as a local sweep's do: a member of a sweep
  * with a fixed member takes that member's; the first member fixed chooses with the params
- * of the sweep's first point (its lowest group index), as the sweep comment does.
+ * of the sweep's first point (its lowest group index), as the sweep comment does. A
+ * member without recorded commits takes its sweep's, as the lookup would give the same.
  *
  * Works on the run as stored now (`run` names it). A run unfinished, fixed already or
  * still waiting for its commits is returned unchanged; otherwise the run as fixed.
@@ -40,14 +42,15 @@ export async function fixRunBaseline({
       );
     const sweep = run.groupId === null ? [] : await sweepMembers(tx, run.groupId, run.repository);
     const fixedMember = sweep.find((member) => member.baselineFixed && member.id !== run.id);
+    // The members share a commit (and a pull request's base): any member's lookup is the sweep's.
+    const looked = sweep.find((member) => member.baselineCommits !== null);
     let baselineRunId: string | null;
     if (fixedMember) {
       baselineRunId = fixedMember.baselineRunId;
     } else {
-      // The members share a commit (and a pull request's base): any member's lookup is the sweep's.
       const commits =
         run.baselineCommits ??
-        sweep.find((member) => member.baselineCommits !== null)?.baselineCommits ??
+        looked?.baselineCommits ??
         (run.installationId !== null && !ownCommit ? null : run.commit === null ? [] : [run.commit]);
       if (commits === null) return run;
       const baseline = await findBaseline({
@@ -61,6 +64,14 @@ export async function fixRunBaseline({
       });
       baselineRunId = baseline?.id ?? null;
     }
+    // So its check run names the merge-base as its sweep's do, without asking GitHub again.
+    if (looked?.baselineCommits)
+      await recordBaselineCommits({
+        db: tx,
+        runId: run.id,
+        commits: looked.baselineCommits,
+        mergeBase: looked.baselineMergeBase,
+      });
     const [fixed] = await tx
       .update(runs)
       .set({ baselineRunId, baselineFixed: true })
@@ -77,6 +88,7 @@ function sweepMembers(db: Database, groupId: string, repository: string) {
       id: runs.id,
       paramsDigest: runs.paramsDigest,
       baselineCommits: runs.baselineCommits,
+      baselineMergeBase: runs.baselineMergeBase,
       baselineFixed: runs.baselineFixed,
       baselineRunId: runs.baselineRunId,
     })

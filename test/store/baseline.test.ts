@@ -164,6 +164,13 @@ describe.each(databaseBackends)('finding the baseline on $name', ({ open }) => {
       // A success made later, at a nearer commit, changes nothing for the sweep.
       await run({ repository, commit: c4, paramsDigest: 'p' });
       expect(await fix(first)).toMatchObject({ baselineFixed: true, baselineRunId: likeFirst });
+      // A member the App made whose own lookup is not recorded yet takes the sweep's.
+      const third = await run({ repository, commit: c4, groupId, groupIndex: 2, installationId: 42 });
+      expect(await fix(third)).toMatchObject({
+        baselineFixed: true,
+        baselineRunId: likeFirst,
+        baselineCommits: [c4, c3],
+      });
     });
   });
 });
