@@ -166,7 +166,9 @@ function renderSummary(data: RunPageData): Node[] {
       h(
         'td',
         {},
-        stage.cachedFrom
+        stage.cachedFrom && stage.cachedFromTeam
+          ? `from the team's cache, run ${short(stage.cachedFrom)}`
+          : stage.cachedFrom
           ? [
               'cached from ',
               h(

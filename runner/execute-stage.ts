@@ -143,13 +143,14 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     else {
       // A Python command's entries are found by read set; its exact key still finds what an
       // execution that could not be traced stored.
-      const entry = await findStageHit(options, {
+      const hit = await findStageHit(options, {
         traceable: material.traceable,
         cacheKey: cacheKey as string,
         probe,
       });
-      const failure = entry ? await restoreHit(options, entry) : null;
-      if (entry && failure === null) {
+      const failure = hit ? await restoreHit(options, hit) : null;
+      if (hit && failure === null) {
+        const { entry } = hit;
         for (const out of entry.outs) context.produced.set(normalizePipelinePath(out.path), out);
         return finish({
           status: 'cached',
@@ -157,6 +158,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
           cacheKey: entry.key,
           keyInputs: entry.keyInputs,
           cachedFrom: entry.runId,
+          cachedFromTeam: hit.team,
           outs: entry.outs,
           metrics: entry.metrics,
           notes: notesOf(entry.keyInputs),

@@ -56,6 +56,14 @@ export interface RunPipelineOptions {
    */
   gate?: StageGate;
   blobs: BlobStore;
+  /**
+   * A second stage cache, read-only, asked only when `cache` misses: the team's cache on
+   * the control plane (`fluksio run --remote-cache`, issue 13). It is looked up by the same
+   * keys, its hits' outs come from its `blobs` (each verified by digest: a blob missing or
+   * corrupt is a miss) and are recorded `cachedFromTeam`; nothing is ever written to it.
+   * @defaultValue none
+   */
+  teamCache?: { cache: StageCache; blobs: BlobStore };
   events: EventSink;
   /** Cancels the run: running stages get SIGINT, SIGTERM, then SIGKILL. */
   signal?: AbortSignal;

@@ -79,6 +79,7 @@ test('stage text cannot break the tables or close the code block it is quoted in
           status: 'failed',
           cacheKey: null,
           cachedFrom: null,
+          cachedFromTeam: false,
           reasons: ['lr 0.01 → 0.1'],
           notes: [],
           durationMs: 10,
