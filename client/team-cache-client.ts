@@ -54,6 +54,13 @@ export class TeamCacheClient {
     return (await this.http.parse(response, CacheCandidates, `GET ${path}`)).entries;
   }
 
+  /** Whether the control plane has a blob of the entry's run that the token may read. */
+  async hasBlob(runId: string, digest: BlobDigest, call: CallOptions = {}): Promise<boolean> {
+    const path = `/api/v1/blobs/${digest}?run=${encodeURIComponent(runId)}`;
+    const response = await this.http.send('HEAD', path, { call, allowNotFound: true });
+    return response.status !== 404;
+  }
+
   /** Downloads an out's blob of the entry's run into `consume` (NotFoundError when it may not be read). */
   blob<T>(
     runId: string,

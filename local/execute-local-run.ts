@@ -19,6 +19,7 @@ import { localRunRow } from './local-run-row.js';
 import { LocalRunRecorder } from './local-run-recorder.js';
 import { LOCAL_REPOSITORY, type LocalState } from './local-state.js';
 import type { LocalProject } from './locate-project.js';
+import type { LocalTeamCache } from './local-team-cache.js';
 
 export interface LocalRunOptions {
   project: LocalProject;
@@ -72,6 +73,11 @@ export interface LocalRunOptions {
   gate?: StageGate;
   /** Where the `fingerprint` command runs. @defaultValue the pipeline's directory */
   fingerprintDir?: string;
+  /**
+   * The team's cache, asked when this store misses (`--remote-cache`); its hits are
+   * recorded `cachedFromTeam`, and remembered in this store's index. @defaultValue none
+   */
+  teamCache?: LocalTeamCache;
 }
 
 /** A finished local run: its report, its rows, and what the engine said about it. */
@@ -103,6 +109,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     journalDir: state.journalDir,
     liveDir: state.liveDir,
     index: state.index,
+    ...(options.teamCache ? { teamPoints: options.teamCache.pointsOf.bind(options.teamCache) } : {}),
     run: localRunRow({
       id: ulid(),
       repository: LOCAL_REPOSITORY,
@@ -145,6 +152,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       ...(options.launcher ? { launcher: options.launcher } : {}),
       ...(options.gate ? { gate: options.gate } : {}),
       ...(options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {}),
+      ...(options.teamCache ? { teamCache: options.teamCache } : {}),
     });
   } catch (error) {
     await recorder.finish({

@@ -17,6 +17,7 @@ import { executeLocalRun, type LocalRunResult } from './execute-local-run.js';
 import { findLocalBaseline } from './find-local-baseline.js';
 import type { LocalState } from './local-state.js';
 import type { LocalProject } from './locate-project.js';
+import type { LocalTeamCache } from './local-team-cache.js';
 
 export interface ParallelSweepOptions {
   project: LocalProject;
@@ -38,6 +39,8 @@ export interface ParallelSweepOptions {
   /** Stages each member re-runs even when cached (`--force`). */
   force?: ReadonlySet<string>;
   launcher?: StageLauncher;
+  /** The team's cache every member asks when this store misses (`--remote-cache`). */
+  teamCache?: LocalTeamCache;
   /** Cancels every member; members not started yet never start. */
   signal?: AbortSignal;
   /** Where member `index`'s engine events go besides the store. */
@@ -116,6 +119,7 @@ export async function runParallelSweep(options: ParallelSweepOptions): Promise<L
         selection: options.selection ?? null,
         ...(options.force ? { force: options.force } : {}),
         ...(options.launcher ? { launcher: options.launcher } : {}),
+        ...(options.teamCache ? { teamCache: options.teamCache } : {}),
         groupId: options.groupId,
         groupIndex: index,
         progress: options.progress(index),

@@ -169,15 +169,15 @@ function renderSummary(data: RunPageData): Node[] {
         stage.cachedFrom && stage.cachedFromTeam
           ? `from the team's cache, run ${short(stage.cachedFrom)}`
           : stage.cachedFrom
-          ? [
-              'cached from ',
-              h(
-                'a',
-                { href: pageUrl(`/runs/${encodeURIComponent(stage.cachedFrom)}`) },
-                short(stage.cachedFrom),
-              ),
-            ]
-          : null,
+            ? [
+                'cached from ',
+                h(
+                  'a',
+                  { href: pageUrl(`/runs/${encodeURIComponent(stage.cachedFrom)}`) },
+                  short(stage.cachedFrom),
+                ),
+              ]
+            : null,
         stage.reasons.length > 0 ? h('span', { class: 'why' }, `re-ran: ${stage.reasons.join('; ')}`) : null,
         stage.error ? h('span', { class: 'error' }, stage.error) : null,
       ),

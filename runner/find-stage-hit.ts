@@ -61,10 +61,15 @@ async function findEntry(
  * Returns null when all came back, or the reason the stage must run instead (a blob gone
  * or corrupt is a miss).
  */
-export async function restoreHit(options: RunPipelineOptions, { entry, team }: StageHit): Promise<string | null> {
+export async function restoreHit(
+  options: RunPipelineOptions,
+  { entry, team }: StageHit,
+): Promise<string | null> {
   const { workspace } = options;
-  const blobs = team && options.teamCache ? options.teamCache.blobs : options.blobs;
-  const whose = team ? `the team's cached outputs of run ${entry.runId}` : `cached outputs of run ${entry.runId}`;
+  const blobs = team && options.teamCache ? options.teamCache.blobsOf(entry) : options.blobs;
+  const whose = team
+    ? `the team's cached outputs of run ${entry.runId}`
+    : `cached outputs of run ${entry.runId}`;
   try {
     for (const out of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out);
     return null;

@@ -1,4 +1,13 @@
-import { boolean, doublePrecision, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  doublePrecision,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import type { KeyInputs } from '../key-inputs.js';
 import type { OutRecord } from '../out-record.js';
 import type { StageStatus } from '../statuses.js';
