@@ -53,6 +53,10 @@ export interface RunCommandOptions extends StageRequestOptions {
  * every run succeeded, 1 otherwise.
  */
 export async function runCommand(args: string[], options: RunCommandOptions, io: CliIo): Promise<number> {
+  if (options.dryRun && options.remoteCache)
+    throw new UsageError(
+      "--remote-cache: --dry-run says what this store would restore; it does not ask the team's cache",
+    );
   if (options.dryRun) return (await import('./status-command.js')).statusCommand(args, options, io);
   const jobs = Number(options.jobs);
   if (!Number.isInteger(jobs) || jobs < 1)

@@ -240,6 +240,12 @@ test('a token the control plane refuses exits 2 before anything runs; one that d
   expect(elsewhere.output).toContain(`does not reach ${project.repository}`);
   expect(existsSync(join(dir, '.fluksio'))).toBe(false);
 
+  const dryRun = await fluksioRun(dir, ['--remote-cache', '--dry-run'], { FLUKSIO_URL: world.app.url });
+  expect(dryRun.code).toBe(2);
+  expect(dryRun.output).toContain(
+    "--dry-run says what this store would restore; it does not ask the team's cache",
+  );
+
   const noToken = await fluksioRun(dir, ['--remote-cache'], { FLUKSIO_URL: world.app.url });
   expect(noToken.code).toBe(2);
   expect(noToken.output).toContain('No API token: set FLUKSIO_TOKEN');
