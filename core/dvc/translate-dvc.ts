@@ -8,6 +8,7 @@ import { DvcFile, DvcStage, type DvcOutEntry } from '../../schemas/dvc/dvc-file.
 import type { PlotSpec } from '../../schemas/plot-spec.js';
 import { canonicalJson } from '../canonical-json.js';
 import { normalizePipelinePath } from '../pipeline/pipeline-paths.js';
+import { deepestIssue } from './deepest-issue.js';
 import { dvcStagePlot, stagePlotSpecs, topLevelPlotSpecs } from './dvc-plot-specs.js';
 import { paramLeaves, paramSpecOf, parseDvcParamsFile, type DvcParamsFile } from './dvc-params.js';
 import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
@@ -52,7 +53,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   }
   const file = DvcFile.safeParse(document.toJS() ?? {});
   if (!file.success) {
-    const fileProblems = file.error.issues.map((issue) => ({
+    const fileProblems = file.error.issues.map(deepestIssue).map((issue) => ({
       path: formatPath(issue.path),
       message: issue.message.replace(/^Invalid input: /, ''),
     }));
@@ -125,7 +126,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
       }
       const stage = DvcStage.safeParse(resolved);
       if (!stage.success) {
-        for (const issue of stage.error.issues) {
+        for (const issue of stage.error.issues.map(deepestIssue)) {
           const message =
             issue.code === 'unrecognized_keys'
               ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`

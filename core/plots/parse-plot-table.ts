@@ -155,20 +155,26 @@ function parseJson(text: string): unknown {
   } catch (error) {
     const message = (error as Error).message;
     const position = /at position (\d+)/.exec(message);
-    if (!position) throw new PlotTableError(`is not valid JSON: ${message}`);
-    const before = plain.slice(0, Number(position[1])).split('\n');
-    throw new PlotTableError(
-      `line ${before.length}, column ${before.at(-1)!.length + 1}: is not valid JSON: ${message}`,
-    );
+    let where: string | null = null;
+    if (position) {
+      const before = plain.slice(0, Number(position[1])).split('\n');
+      where = `line ${before.length}, column ${before.at(-1)!.length + 1}`;
+    } else {
+      // Newer engines no longer say where; JSON is YAML, whose parser does.
+      const at = parseDocument(plain).errors[0]?.linePos?.[0];
+      if (at) where = `line ${at.line}, column ${at.col}`;
+    }
+    throw new PlotTableError(`${where === null ? '' : `${where}: `}is not valid JSON: ${message}`);
   }
 }
 
 function parseYaml(text: string): unknown {
-  const document = parseDocument(text, { prettyErrors: false });
+  const document = parseDocument(text);
   const [error] = document.errors;
   if (error !== undefined) {
     const line = error.linePos?.[0].line;
-    const message = `is not valid YAML: ${error.message.split('\n')[0]!.replace(/:$/, '')}`;
+    // The parser's message goes on with where and an excerpt; the first clause says what.
+    const message = `is not valid YAML: ${error.message.split(' at line ')[0]!.split('\n')[0]!.replace(/:$/, '')}`;
     throw new PlotTableError(line === undefined ? message : `line ${line}: ${message}`);
   }
   return document.toJS();

@@ -29,7 +29,7 @@ const PlotFlags = z.looseObject({
   push: z.boolean().optional(),
   desc: z.string().optional(),
   template: z.string().optional(),
-  x: z.string().min(1, { error: 'expected a column name' }).optional(),
+  x: z.string({ error: 'expected a column name' }).min(1, { error: 'expected a column name' }).optional(),
   y: z
     .union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
       error: 'expected a column name or a list of them',
@@ -43,12 +43,15 @@ const PlotFlags = z.looseObject({
 export type DvcPlotFlags = z.infer<typeof PlotFlags>;
 
 /** An entry of a stage's `plots`: a path, or `{path: flags}` (a list of flags draws the file several ways). */
-const PlotEntry = z.union([
-  z.string().min(1, { error: 'expected a path' }),
-  z
-    .record(z.string().min(1), z.union([z.null(), PlotFlags, z.array(PlotFlags)]))
-    .refine((entry) => Object.keys(entry).length === 1, { error: 'expected one path with its flags' }),
-]);
+const PlotEntry = z.union(
+  [
+    z.string().min(1, { error: 'expected a path' }),
+    z
+      .record(z.string().min(1), z.union([z.null(), PlotFlags, z.array(PlotFlags)]))
+      .refine((entry) => Object.keys(entry).length === 1, { error: 'expected one path with its flags' }),
+  ],
+  { error: 'expected a path, or {path: flags}' },
+);
 export type DvcPlotEntry = z.infer<typeof PlotEntry>;
 
 /**
@@ -57,13 +60,20 @@ export type DvcPlotEntry = z.infer<typeof PlotEntry>;
  * `{file.json: column}`).
  */
 const PlotDefinition = z.looseObject({
-  x: z.union([z.string().min(1), z.record(z.string().min(1), z.string().min(1))]).optional(),
+  x: z
+    .union([z.string().min(1), z.record(z.string().min(1), z.string().min(1))], {
+      error: 'expected a column name, or {file: column}',
+    })
+    .optional(),
   y: z
-    .union([
-      z.string().min(1),
-      z.array(z.string().min(1)).min(1),
-      z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1)).min(1)])),
-    ])
+    .union(
+      [
+        z.string().min(1),
+        z.array(z.string().min(1)).min(1),
+        z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1)).min(1)])),
+      ],
+      { error: 'expected a column name, a list of them, or {file: column or [columns]}' },
+    )
     .optional(),
   template: z.string().optional(),
   title: z.string().optional(),
@@ -74,14 +84,17 @@ export type DvcPlotDefinition = z.infer<typeof PlotDefinition>;
 
 /** The top-level `plots`: ids, each a path or `{id: definition}`. */
 const TopLevelPlots = z.array(
-  z.union([
-    z.string().min(1, { error: 'expected a path' }),
-    z
-      .record(z.string().min(1), z.union([z.null(), PlotDefinition]))
-      .refine((entry) => Object.keys(entry).length === 1, {
-        error: 'expected one plot id with its definition',
-      }),
-  ]),
+  z.union(
+    [
+      z.string().min(1, { error: 'expected a path' }),
+      z
+        .record(z.string().min(1), z.union([z.null(), PlotDefinition]))
+        .refine((entry) => Object.keys(entry).length === 1, {
+          error: 'expected one plot id with its definition',
+        }),
+    ],
+    { error: 'expected a path, or {plot id: definition}' },
+  ),
 );
 export type DvcTopLevelPlots = z.infer<typeof TopLevelPlots>;
 
