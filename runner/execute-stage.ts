@@ -326,7 +326,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       return finish({ status: 'failed', ...ran, error: message });
     }
     // Plot files give series as `::metric` lines do (no final values); an unreadable one is a warning.
-    const plotted = await readPlotSeries(stage.plots ?? [], workspace.pipelineDir, name);
+    const plotted = await readPlotSeries(stage.plots ?? [], workspace, name);
     for (let at = 0; at < plotted.points.length; at += 1000) {
       options.events.emit({ type: 'metric.points', points: plotted.points.slice(at, at + 1000) });
     }

@@ -1,4 +1,5 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { sep } from 'node:path';
 import { posix } from 'node:path';
 import type { MetricPoint } from '../../schemas/metric-point.js';
 import type { PlotSpec } from '../../schemas/plot-spec.js';
@@ -18,15 +19,18 @@ const MAX_PLOT_BYTES = 32 * 1024 * 1024;
 /**
  * Reads a stage's plot files, once it ran, into metric points of `stage` (the series its
  * `::metric` lines would give): each spec's file, or every data file (CSV, TSV, JSON,
- * YAML) under its folder, by name. A file that is missing, too large or cannot be read
- * as series gives a warning naming it, never an error: the stage still succeeds. Two
- * files giving one series name: the first keeps it, and the second is warned of.
+ * YAML) under its folder, by name. Only files inside `repoRoot` are read (a symlink
+ * leading out is not followed). A file that is missing, outside, too large or cannot be
+ * read as series gives a warning naming it, never an error: the stage still succeeds.
+ * Two files giving one series name: the first keeps it, and the second is warned of.
  */
 export async function readPlotSeries(
   specs: readonly PlotSpec[],
-  pipelineDir: string,
+  where: { pipelineDir: string; repoRoot: string },
   stage: string,
 ): Promise<PlotSeriesResult> {
+  const { pipelineDir } = where;
+  const root = await realpath(where.repoRoot);
   const points: MetricPoint[] = [];
   const warnings: string[] = [];
   const seriesFrom = new Map<string, string>();
@@ -42,11 +46,13 @@ export async function readPlotSeries(
       const format = plotFormatOf(file);
       if (format === null) continue;
       try {
-        const size = (await stat(posix.join(pipelineDir, file))).size;
+        const real = await realpath(posix.join(pipelineDir, file));
+        if (!real.startsWith(root + sep)) throw new PlotTableError('leads outside the repository');
+        const size = (await stat(real)).size;
         if (size > MAX_PLOT_BYTES) {
           throw new PlotTableError(`is ${size} bytes; at most ${MAX_PLOT_BYTES} are read as series`);
         }
-        const text = await readFile(posix.join(pipelineDir, file), 'utf8');
+        const text = await readFile(real, 'utf8');
         const fields = [spec.x, ...(spec.y ?? [])].filter((field) => field !== undefined);
         const table = parsePlotTable(text, format, {
           fields,
