@@ -109,7 +109,7 @@ export async function benchControlPlane(): Promise<void> {
     for (let i = 0; i < 150; i += 1) {
       commits.push(await reference.time());
       const waiting = claim(idleRunner, 30);
-      await new Promise((resolve) => setTimeout(resolve, 15));
+      await parkedClaim(plane.url);
       const started = performance.now();
       await submit(`latency-${i}`);
       const claimed = await waiting;
@@ -243,5 +243,14 @@ export async function benchControlPlane(): Promise<void> {
     await database.close();
     await plane.close();
     await scratch.close();
+  }
+}
+
+/** Resolves once a claim is parked in the control plane at `url` (its `fluksio_claims_parked` gauge). */
+async function parkedClaim(url: string): Promise<void> {
+  for (;;) {
+    const scrape = await (await fetch(`${url}/metrics`)).text();
+    if (/^fluksio_claims_parked 1$/m.test(scrape)) return;
+    await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
