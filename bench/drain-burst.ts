@@ -8,6 +8,8 @@ export interface BurstResult {
   succeeded: number;
   /** Runs handed to more than one claim. */
   claimedTwice: number;
+  /** Submissions sent again after their connection failed. */
+  resubmitted: number;
 }
 
 /**
@@ -41,16 +43,27 @@ export async function drainBurst({
     if (response.status >= 400) throw new Error(`${path} answered ${response.status}: ${text}`);
     return { status: response.status, json: text ? (JSON.parse(text) as unknown) : null };
   };
-  for (let i = 0; i < burst; i += 50) {
-    await Promise.all(
-      Array.from({ length: Math.min(50, burst - i) }, (_, j) =>
-        post(
+  // A submission whose connection failed is sent again, as `fluksio submit` does: its
+  // Idempotency-Key makes the retry return the run the first attempt may have made.
+  let resubmitted = 0;
+  const submit = async (key: string) => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await post(
           '/api/v1/runs',
           submitToken,
           { repository: 'bench/model', commit: 'b'.repeat(40), labels: ['cpu'] },
-          { 'idempotency-key': `${keyPrefix}${i + j}` },
-        ),
-      ),
+          { 'idempotency-key': key },
+        );
+      } catch (error) {
+        if (!(error instanceof TypeError) || attempt === 3) throw error;
+        resubmitted += 1;
+      }
+    }
+  };
+  for (let i = 0; i < burst; i += 50) {
+    await Promise.all(
+      Array.from({ length: Math.min(50, burst - i) }, (_, j) => submit(`${keyPrefix}${i + j}`)),
     );
   }
   const claims = new Map<string, number>();
@@ -77,5 +90,6 @@ export async function drainBurst({
     drainMs,
     succeeded: await countSucceeded(keyPrefix),
     claimedTwice: [...claims.values()].filter((n) => n > 1).length,
+    resubmitted,
   };
 }
