@@ -225,7 +225,7 @@ export async function benchControlPlane(): Promise<void> {
       "  (submit → claim: the submit request (HTTP, token check, one INSERT that also computes the waiting reason: one commit), the doorbell, the claim's UPDATE (one commit), its answer)",
     );
     const burstLine = (result: BurstResult): string =>
-      `runs/s ${result.runsPerSecond.toFixed(0)}   drained in ${ms(result.drainMs)}   succeeded ${result.succeeded}   lost ${burst - result.succeeded}   claimed twice ${result.claimedTwice}${result.resubmitted ? `   (submissions resent after a failed connection: ${result.resubmitted})` : ''}`;
+      `runs/s ${result.runsPerSecond.toFixed(0)}   drained in ${ms(result.drainMs)}   succeeded ${result.succeeded}   lost ${burst - result.succeeded}   claimed twice ${result.claimedTwice}${result.resubmitted + result.failedConnections ? `   (connections failed: ${result.resubmitted} submissions, resent; ${result.failedConnections} claims or finishes)` : ''}`;
     console.log(`\n## Burst: ${burst} no-op runs drained by 20 runner clients (claim + finish each)`);
     console.log(`in this process, no balancer             ${burstLine(inProcess)}`);
     const one = behindBalancer.find((entry) => entry.processes === 1);

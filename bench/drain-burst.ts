@@ -10,6 +10,8 @@ export interface BurstResult {
   claimedTwice: number;
   /** Submissions sent again after their connection failed. */
   resubmitted: number;
+  /** Claims and finishes whose connection failed (the client went on). */
+  failedConnections: number;
 }
 
 /**
@@ -67,20 +69,29 @@ export async function drainBurst({
     );
   }
   const claims = new Map<string, number>();
+  let failedConnections = 0;
   const started = performance.now();
   await Promise.all(
     runnerTokens.map(async (token) => {
       for (;;) {
-        const { status, json } = await post('/api/v1/runner/claim', token, { waitSeconds: 0 });
-        if (status === 204) return;
-        const claimed = Claim.parse(json);
-        claims.set(claimed.run.id, (claims.get(claimed.run.id) ?? 0) + 1);
-        await post(`/api/v1/runs/${claimed.run.id}/finish`, token, {
-          lease: claimed.lease,
-          status: 'succeeded',
-          reason: null,
-          metrics: {},
-        });
+        try {
+          const { status, json } = await post('/api/v1/runner/claim', token, { waitSeconds: 0 });
+          if (status === 204) return;
+          const claimed = Claim.parse(json);
+          claims.set(claimed.run.id, (claims.get(claimed.run.id) ?? 0) + 1);
+          await post(`/api/v1/runs/${claimed.run.id}/finish`, token, {
+            lease: claimed.lease,
+            status: 'succeeded',
+            reason: null,
+            metrics: {},
+          });
+        } catch (error) {
+          // A connection that failed is counted and the client goes on, as a runner does; a
+          // run whose claim or finish it carried stays leased (until the sweeper takes it
+          // back) and so is counted as lost here.
+          if (!(error instanceof TypeError)) throw error;
+          failedConnections += 1;
+        }
       }
     }),
   );
@@ -91,5 +102,6 @@ export async function drainBurst({
     succeeded: await countSucceeded(keyPrefix),
     claimedTwice: [...claims.values()].filter((n) => n > 1).length,
     resubmitted,
+    failedConnections,
   };
 }
