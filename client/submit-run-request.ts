@@ -14,6 +14,8 @@ export interface SubmittedRun {
   noCache: boolean;
   /** The sweep this run is one point of, and its place in the grid; null for a single run. */
   group: { id: string; index: number } | null;
+  /** The branch the commit is of, for the run lists' filter; null when unknown (a detached HEAD). */
+  branch: string | null;
 }
 
 /** The `POST /api/v1/runs` body for a run, as `fluksio submit` and the action's submit mode send it. */
@@ -29,5 +31,6 @@ export function submitRunRequest(run: SubmittedRun): SubmitRunRequest {
     retries: run.pipeline.retries,
     timeoutMs: run.pipeline.timeout,
     ...(run.group ? { group: run.group } : {}),
+    ...(run.branch === null ? {} : { branch: run.branch }),
   };
 }

@@ -14,6 +14,7 @@ import { firstParentCommits } from '../../runner/workspace/first-parent-commits.
 import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
 import { submitRunRequest } from '../../client/submit-run-request.js';
+import { currentBranch } from '../../runner/workspace/current-branch.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface SubmitCommandOptions {
@@ -56,6 +57,7 @@ export async function submitCommand(
     head.commit,
     BASELINE_COMMITS_MAX,
   ).catch(() => [head.commit]);
+  const branch = await currentBranch(project.workspace.repoRoot);
   const submission = ulid();
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
@@ -68,6 +70,7 @@ export async function submitCommand(
       params,
       noCache: !options.cache,
       group: group ? { id: group, index } : null,
+      branch,
     });
     const report = await client.submitRun(
       { ...request, baselineCommits },

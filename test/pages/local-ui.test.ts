@@ -144,3 +144,36 @@ json.dump({"loss": 0.25}, open("metrics/train.json", "w"))
     await live.cleanup();
   }
 }, 300_000);
+
+test("local runs record the branch checked out, and the runs list filters by it; a detached HEAD's run has none", async () => {
+  await project.git('checkout', '-q', '-b', 'feature/wider');
+  const onBranch = await runCli(['run', 'epochs=5', '--json'], { cwd: project.dir });
+  expect(onBranch.code, onBranch.stderr).toBe(0);
+  await project.git('checkout', '-q', '--detach');
+  const detached = await runCli(['run', 'epochs=6', '--json'], { cwd: project.dir });
+  expect(detached.code, detached.stderr).toBe(0);
+  await project.git('checkout', '-q', 'main');
+  const idOf = (stdout: string) => (JSON.parse(stdout) as { run: { id: string } }).run.id;
+
+  const listUi = spawnFluksio(['ui', '--no-open', '--json'], { cwd: project.dir });
+  try {
+    const { url } = JSON.parse(await listUi.waitFor(/"url"/, 60_000)) as { url: string };
+    const address = new URL(url);
+    const list = async (branch: string) => {
+      const answer = await fetch(
+        `${address.origin}/pages/api/runs?branch=${encodeURIComponent(branch)}&token=${address.searchParams.get('token')}`,
+      );
+      expect(answer.status).toBe(200);
+      return ((await answer.json()) as { runs: { id: string; branch: string | null }[] }).runs;
+    };
+    expect(await list('feature/wider')).toEqual([
+      expect.objectContaining({ id: idOf(onBranch.stdout), branch: 'feature/wider' }),
+    ]);
+    const onMain = await list('main');
+    expect(onMain.length).toBeGreaterThan(0);
+    expect(onMain.map((run) => run.id)).not.toContain(idOf(onBranch.stdout));
+    expect(onMain.map((run) => run.id)).not.toContain(idOf(detached.stdout));
+  } finally {
+    expect(await listUi.stop('SIGINT')).toBe(0);
+  }
+}, 120_000);
