@@ -101,6 +101,12 @@ test('the run, sweep and compare pages have no serious or critical axe-core viol
     await page.locator('main[data-final="true"]').waitFor();
     await page.locator('main [data-complete="true"], main table').first().waitFor();
     if (path.startsWith('/runs/')) await page.locator('table.outputs a.download').waitFor();
+    if (path.startsWith('/groups/')) {
+      // An axis's keyboard handle, focused and brushed.
+      await page.locator('.pc-handle').first().focus();
+      await page.keyboard.press('ArrowUp');
+      await page.locator('.pc-handle[data-brush="0.4:0.6"]').waitFor();
+    }
     expect(await seriousViolations(), path).toEqual([]);
   }
 });
