@@ -1,4 +1,5 @@
 import type { Pipeline } from '../schemas/pipeline.js';
+import { BranchName } from '../schemas/protocol/branch-name.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
 import type { Params } from '../core/params/resolve-params.js';
 import type { OriginRepository } from './origin-repository.js';
@@ -31,6 +32,7 @@ export function submitRunRequest(run: SubmittedRun): SubmitRunRequest {
     retries: run.pipeline.retries,
     timeoutMs: run.pipeline.timeout,
     ...(run.group ? { group: run.group } : {}),
-    ...(run.branch === null ? {} : { branch: run.branch }),
+    // A name git would refuse (which no checkout has) lists the run under no branch rather than failing it.
+    ...(run.branch !== null && BranchName.safeParse(run.branch).success ? { branch: run.branch } : {}),
   };
 }

@@ -57,6 +57,7 @@ export async function submitCommand(
     head.commit,
     BASELINE_COMMITS_MAX,
   ).catch(() => [head.commit]);
+  // The branch checked out, so the runs list by it (`fluksio diff --remote <branch>`); none when detached.
   const branch = await currentBranch(project.workspace.repoRoot);
   const submission = ulid();
   const group = resolved.grid.length > 1 ? submission : null;
