@@ -70,6 +70,8 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
           );
           checkRuns.start(name, id);
         },
+        // The workflow's branch: a pull request's checkout is a detached merge commit.
+        ...(inputs.workflow.branch === null ? {} : { branch: inputs.workflow.branch }),
         baselineCommits: (stamp) =>
           baselineCommits(project.workspace.repoRoot, inputs.workflow, stamp.commit),
       });

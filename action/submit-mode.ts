@@ -88,6 +88,7 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
         params,
         noCache: inputs.noCache,
         group: groupId ? { id: groupId, index } : null,
+        branch: inputs.workflow.branch,
       }),
       baselineCommits: commits,
     };

@@ -195,7 +195,7 @@ export function buildServer({
   if (github) githubWebhookRoute(app, github.webhooks);
   if (signIn) signInRoutes(app, signIn);
   pageRoutes(app, {
-    source: controlPlanePageSource(db),
+    source: controlPlanePageSource({ db, blobs, blobBytes: context.blobBytes }),
     gate: controlPlanePageGate({ db, signer: pageLinks, signIn }),
     assets: () => readPageAssets(),
   });

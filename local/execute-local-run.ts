@@ -7,6 +7,7 @@ import { buildRunReport, type RunReport } from '../schemas/run-report.js';
 import type { Stamp } from '../schemas/stamp.js';
 import type { StageSelection } from '../schemas/stage-selection.js';
 import type { CodeIndex } from '../runner/keys/code-index.js';
+import { currentBranch } from '../runner/workspace/current-branch.js';
 import { computeStamp } from '../runner/keys/compute-stamp.js';
 import { InterpreterDigests } from '../runner/keys/interpreter-digests.js';
 import type { EventSink, StageGate } from '../runner/ports.js';
@@ -71,6 +72,11 @@ export interface LocalRunOptions {
   interpreterDigests?: InterpreterDigests;
   /** Shared by the runs of a parallel sweep, so that a stage they compute alike runs once. */
   gate?: StageGate;
+  /**
+   * The branch the run is of, for the run lists' filter (the action's: the workflow's).
+   * @defaultValue the branch checked out in the work tree; null when HEAD is detached
+   */
+  branch?: string | null;
   /** Where the `fingerprint` command runs. @defaultValue the pipeline's directory */
   fingerprintDir?: string;
   /**
@@ -120,6 +126,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       noCache: options.noCache,
       selection: options.selection ?? null,
       startedAt: new Date(),
+      branch: options.branch !== undefined ? options.branch : await currentBranch(project.workspace.repoRoot),
     }),
   });
   const { runId } = recorder;

@@ -1,3 +1,4 @@
+import { currentBranch } from '../runner/workspace/current-branch.js';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
@@ -68,6 +69,8 @@ export interface ParallelSweepOptions {
 export async function runParallelSweep(options: ParallelSweepOptions): Promise<LocalRunResult[]> {
   const { project, pipeline, grid, state } = options;
   const commit = options.codeIndex.commit;
+  // The work tree's branch: a member's copy is a detached checkout of the same commit.
+  const branch = await currentBranch(project.workspace.repoRoot);
   const sweepBaseline = {
     run: await findLocalBaseline({
       state,
@@ -125,6 +128,7 @@ export async function runParallelSweep(options: ParallelSweepOptions): Promise<L
         progress: options.progress(index),
         ...(options.signal ? { signal: options.signal } : {}),
         sweepBaseline,
+        branch,
         interpreterDigests,
         gate,
         // The work tree's: it may read ignored files (a toolchain file) a copy lacks.

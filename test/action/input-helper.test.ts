@@ -77,6 +77,19 @@ describe('getInputs', () => {
     expect(inputs.server).toEqual({ url: 'https://fluksio.example.com/api', token: 'fxt_1' });
   });
 
+  test("the run's branch is the pull request's head branch, else the pushed branch; a tag is none", () => {
+    const branchOf = (env: Record<string, string>) => getInputs({ ...WORKFLOW, ...env }).workflow.branch;
+    const pushed = { GITHUB_REF_NAME: 'main', GITHUB_REF_TYPE: 'branch' };
+    expect(branchOf(pushed)).toBe('main');
+    // On a pull request GITHUB_REF_NAME is `7/merge`: the head branch is what the list filters by.
+    expect(
+      branchOf({ GITHUB_HEAD_REF: 'feature/lr', GITHUB_REF_NAME: '7/merge', GITHUB_REF_TYPE: 'branch' }),
+    ).toBe('feature/lr');
+    expect(branchOf({ GITHUB_HEAD_REF: '', ...pushed })).toBe('main');
+    expect(branchOf({ GITHUB_REF_NAME: 'v1.0', GITHUB_REF_TYPE: 'tag' })).toBeNull();
+    expect(branchOf({})).toBeNull();
+  });
+
   test('every problem is reported at once, one line each', () => {
     expect(() =>
       getInputs({ ...WORKFLOW, INPUT_WAIT: 'maybe', INPUT_PARAMS: 'lr', 'INPUT_CHECK-NAME': '' }),

@@ -12,6 +12,7 @@ const WORKFLOW: WorkflowContext = {
   repository: 'octo/ml',
   eventName: 'pull_request',
   sha: 'f'.repeat(40),
+  branch: 'feature/lr',
   pullRequest: { number: 7, headSha: 'b'.repeat(40), baseSha: '9'.repeat(40), baseRef: 'main' },
   runId: '42',
   runAttempt: '1',
