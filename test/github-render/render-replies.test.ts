@@ -29,7 +29,11 @@ describe('help and rejection replies show the grammar and what the pipeline acce
   test.each<[string, Record<string, ParamSpec> | null, string[]]>([
     ['declared params', specs, [`This pipeline's params:\n\n\`\`\`\n${DESCRIBED.join('\n')}\n\`\`\``]],
     ['no params', {}, ['This pipeline declares no params.']],
-    ['an unreadable pipeline', null, ['`fluksio.yml` could not be read at the head of this pull request']],
+    [
+      'an unreadable pipeline',
+      null,
+      ['no valid `fluksio.yml` (nor `dvc.yaml`) could be read at the head of this pull request'],
+    ],
   ])('help with %s', (_name, params, expected) => {
     const reply = renderHelpReply(params);
     for (const line of [...GRAMMAR_LINES, ...expected]) expect(reply).toContain(line);

@@ -105,7 +105,7 @@ export function renderQueued({
 
 function paramsSection(specs: PipelineParams): string {
   if (specs === null) {
-    return "The pipeline's params are not listed: `fluksio.yml` could not be read at the head of this pull request.";
+    return "The pipeline's params are not listed: no valid `fluksio.yml` (nor `dvc.yaml`) could be read at the head of this pull request.";
   }
   const described = describeParams(specs);
   if (described.length === 0) return 'This pipeline declares no params.';

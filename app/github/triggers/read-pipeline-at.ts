@@ -1,53 +1,69 @@
+import { posix } from 'node:path';
 import type { Pipeline } from '../../../schemas/pipeline.js';
 import type { Problem } from '../../../core/problem.js';
-import { validatePipeline } from '../../../core/pipeline/validate-pipeline.js';
-import { githubStatusOf } from '../github-status-of.js';
+import { DVC_FILE } from '../../../core/dvc/load-project-pipeline.js';
+import { loadProjectPipelineAsync } from '../../../core/dvc/load-project-pipeline-async.js';
 import type { GitHubApi } from '../github-work.js';
 import type { RepositoryRef } from '../repository-ref.js';
-
-/** Where the GitHub App reads a repository's pipeline (DESIGN §3). */
-export const PIPELINE_PATH = 'fluksio.yml';
-
-/** A commit's pipeline: absent, valid, or broken with every problem. */
-export type PipelineAtCommit =
-  { state: 'absent' } | { state: 'valid'; pipeline: Pipeline } | { state: 'broken'; problems: Problem[] };
+import { readFileAt } from './read-file-at.js';
 
 /**
- * Reads `fluksio.yml` at exactly `commit` through the contents API and validates it
- * (DESIGN §8), before anything is queued. Deps are not checked for existence here (the
- * runner checks them in its checkout, where the tree is at hand). A repository without
- * the file is `absent`; any other API failure is thrown, for the delivery to be retried.
+ * Where the GitHub App reads a repository's pipeline (DESIGN §3), in order: `fluksio.yml`,
+ * else a DVC project's `dvc.yaml`, adopted unchanged.
+ */
+export const PIPELINE_FILES = ['fluksio.yml', DVC_FILE] as const;
+
+/** The pipeline files as messages name them when there is none: `fluksio.yml nor dvc.yaml`. */
+export const PIPELINE_FILES_TEXT = PIPELINE_FILES.join(' nor ');
+
+/**
+ * A commit's pipeline: absent, valid, or broken with every problem; `path` is the file
+ * read (`fluksio.yml` or `dvc.yaml`), which the runs record so their runners load the same.
+ */
+export type PipelineAtCommit =
+  | { state: 'absent' }
+  | { state: 'valid'; path: string; pipeline: Pipeline; notes: string[] }
+  | { state: 'broken'; path: string; problems: Problem[] };
+
+/**
+ * Reads the pipeline at exactly `commit` through the contents API and validates it
+ * (DESIGN §8), before anything is queued: `fluksio.yml`, or where there is none `dvc.yaml`,
+ * translated by the loader `fluksio run` and the runner use, with its params.yaml and
+ * vars files read through the API at the same commit. Deps are not checked for existence
+ * here (the runner checks them in its checkout, where the tree is at hand). A repository
+ * with neither file is `absent`; any other API failure is thrown, for the delivery to be
+ * retried.
  */
 export async function readPipelineAt(
   api: GitHubApi,
   repository: RepositoryRef,
   commit: string,
 ): Promise<PipelineAtCommit> {
-  let data: unknown;
-  try {
-    ({ data } = await api.request('GET /repos/{owner}/{repo}/contents/{path}', {
-      owner: repository.owner,
-      repo: repository.name,
-      path: PIPELINE_PATH,
-      ref: commit,
-    }));
-  } catch (error) {
-    if (githubStatusOf(error) === 404) return { state: 'absent' };
-    throw error;
+  for (const path of PIPELINE_FILES) {
+    const file = await readFileAt(api, repository, commit, path);
+    if (file.state === 'absent') continue;
+    if (file.state === 'unreadable') {
+      return { state: 'broken', path, problems: [{ path: '', message: file.message }] };
+    }
+    const unreadable: Problem[] = [];
+    const { pipeline, problems, notes } = await loadProjectPipelineAsync({
+      file: path,
+      text: file.text,
+      pipelineDir: '',
+      readFile: async (name) => {
+        const inRepository = posix.normalize(name);
+        // Files beside the pipeline, inside the repository: `../x` is nothing GitHub has.
+        if (posix.isAbsolute(inRepository) || inRepository === '..' || inRepository.startsWith('../')) {
+          return undefined;
+        }
+        const beside = await readFileAt(api, repository, commit, inRepository);
+        if (beside.state === 'unreadable') unreadable.push({ path: '', message: beside.message });
+        return beside.state === 'file' ? beside.text : undefined;
+      },
+    });
+    return pipeline
+      ? { state: 'valid', path, pipeline, notes }
+      : { state: 'broken', path, problems: [...unreadable, ...problems] };
   }
-  const file = data as { type?: string; encoding?: string; content?: string } | unknown[];
-  if (Array.isArray(file) || file.type !== 'file') {
-    return broken(`${PIPELINE_PATH} is not a file at ${commit}`);
-  }
-  if (file.encoding !== 'base64' || typeof file.content !== 'string') {
-    // The contents API leaves files over 1 MB unencoded; no pipeline is that large.
-    return broken(`${PIPELINE_PATH} is too large to be a pipeline file (over 1 MB)`);
-  }
-  const text = Buffer.from(file.content, 'base64').toString('utf8');
-  const { pipeline, problems } = validatePipeline(text, { pipelineDir: '' });
-  return pipeline ? { state: 'valid', pipeline } : { state: 'broken', problems };
-}
-
-function broken(message: string): PipelineAtCommit {
-  return { state: 'broken', problems: [{ path: '', message }] };
+  return { state: 'absent' };
 }
