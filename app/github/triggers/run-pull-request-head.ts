@@ -18,9 +18,10 @@ import type { PullRequest } from '../webhook-payloads.js';
  * `on.pull_request`, the head runs with the params' defaults — unless the pull request
  * comes from a fork: that never runs automatically and gets an `action_required` check
  * run printing the exact `/fluksio run --sha <head>` a maintainer must comment. A broken
- * pipeline file (`fluksio.yml`, or `dvc.yaml` where there is none) gets an `action_required` check run naming every problem. The events of
- * one pull request are handled one at a time across every control plane process, and a
- * head with an automatic run queued or running already gets no second one.
+ * pipeline file (`fluksio.yml`, or `dvc.yaml` where there is none) gets an `action_required`
+ * check run naming every problem. The events of one pull request are handled one at a time
+ * across every control plane process, and a head with an automatic run queued or running
+ * already gets no second one.
  */
 export async function runPullRequestHead(
   work: GitHubWork,

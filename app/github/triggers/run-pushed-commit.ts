@@ -11,7 +11,8 @@ import { branchSelected } from './branch-selected.js';
  * A push to a branch (DESIGN §8): runs the pushed commit (`after`) with the params'
  * defaults when the pipeline at that commit lists the branch under `on.push.branches`
  * (globs as in GitHub Actions: `release/*`). A repository without `fluksio.yml` (nor
- * `dvc.yaml`) gets nothing; a broken one gets an `action_required` check run naming every problem.
+ * `dvc.yaml`) gets nothing; a broken one gets an `action_required` check run naming every
+ * problem. A `dvc.yaml` declares no triggers, so a DVC project runs only on command.
  */
 export async function runPushedCommit(
   work: GitHubWork,
