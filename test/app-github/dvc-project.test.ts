@@ -153,7 +153,8 @@ test('a head with neither fluksio.yml nor dvc.yaml: the reply names both, and no
  * The issue's DVC acceptance through the App: examples/dvc-get-started committed unchanged
  * (no fluksio.yml), a `/fluksio run featurize.max_features=400` on its pull request, a real
  * `fluksio runner` process fetching the head from the double and loading the dvc.yaml the
- * run names; the check run ends success and shows the four stages of dvc.yaml.
+ * run names; the check run ends success and shows the four stages of dvc.yaml. Its python
+ * stages take a while on a loaded machine, hence the longer limit.
  */
 test('a DVC project run from a comment by a real runner: the check run is final, success, with the stages of dvc.yaml', async () => {
   const files = committedFiles(EXAMPLE);
@@ -204,4 +205,4 @@ test('a DVC project run from a comment by a real runner: the check run is final,
     await repo.cleanup();
   }
   expect(world.double.violations).toEqual([]);
-});
+}, 180_000);
