@@ -38,7 +38,7 @@ function contentsRead(world: GitHubAppWorld): string[] {
     );
 }
 
-test('/fluksio run featurize.max_features=400 on a DVC project: dvc.yaml, params.yaml and its vars file read at the head through the API, the run records dvc.yaml, the param typed from params.yaml', async () => {
+test('/fluksio run featurize.max_features=400 on a DVC project: dvc.yaml, params.yaml and its vars file read at the head through the API, the run records dvc.yaml, the param typed from params.yaml, the stage it cannot honour named', async () => {
   const world = await openGitHubAppWorld();
   try {
     headWith(world, DVC_HEAD, {
@@ -52,6 +52,12 @@ test('/fluksio run featurize.max_features=400 on a DVC project: dvc.yaml, params
         '    params: [featurize.max_features, featurize.ngrams]',
         '    outs:',
         '      - ${data_dir}/features',
+        '  upload:',
+        '    cmd: aws s3 cp --recursive ${data_dir}/features s3://bucket/features',
+        '    deps:',
+        '      - ${data_dir}/features',
+        '    outs:',
+        '      - s3://bucket/features',
         '',
       ].join('\n'),
       'params.yaml': 'featurize:\n  max_features: 100\n  ngrams: 1\n',
@@ -70,6 +76,10 @@ test('/fluksio run featurize.max_features=400 on a DVC project: dvc.yaml, params
     });
     expect(world.reactions(comment.payload.comment.id)).toEqual(['eyes', 'rocket']);
     expect(world.replies()[0]).toContain('🚀 Queued 1 run');
+    // What cannot be honoured is named with its stage; the rest runs.
+    expect(world.replies()[0]).toMatch(
+      /Not honoured[^]*stage upload: cannot be honoured \(s3:\/\/bucket\/features /,
+    );
     // fluksio.yml first; then the DVC project, every file at the head's exact SHA.
     expect(new Set(contentsRead(world))).toEqual(
       new Set(['fluksio.yml', 'dvc.yaml', 'params.yaml', 'config.yaml'].map((path) => `${path}@${DVC_HEAD}`)),

@@ -114,5 +114,16 @@ describe('the queued reply', () => {
     const reply = renderQueued({ runs });
     for (const line of expected) expect(reply).toContain(line);
     expect(reply).toContain('/fluksio cancel');
+    expect(reply).not.toContain('Not honoured');
+  });
+
+  test("what of a dvc.yaml cannot be honoured follows, each note as the repository's text in a code block", () => {
+    const note =
+      'stage upload: cannot be honoured (s3://bucket/`@everyone` is not a path in this repository)';
+    const reply = renderQueued({
+      runs: [{ id: '01JNRUN0000000000000000001', params: {}, checkName: 'fluksio' }],
+      notes: [note],
+    });
+    expect(reply).toContain(`⚠️ Not honoured (the other stages run):\n\n\`\`\`\n${note}\n\`\`\``);
   });
 });

@@ -116,6 +116,7 @@ export async function runFromComment(
         params: run.params,
         checkName: run.checkName ?? work.github.checkName,
       })),
+      notes: read.notes,
     }),
   );
 }
