@@ -102,7 +102,7 @@ test('a broken dvc.yaml: a reply and an action_required check run naming every p
   try {
     headWith(world, DVC_HEAD, {
       'dvc.yaml': [
-        'vars: [missing.yaml]',
+        'vars: [missing.yaml, ../outside.yaml]',
         'stages:',
         '  train:',
         '    cmd: python3 train.py',
@@ -120,11 +120,14 @@ test('a broken dvc.yaml: a reply and an action_required check run naming every p
     expect(world.reactions(comment.payload.comment.id)).toEqual(['eyes', 'confused']);
     const problems = [
       'dvc.yaml: vars[0]: missing.yaml does not exist',
+      'dvc.yaml: vars[1]: ../outside.yaml is outside the repository: expected a path relative to dvc.yaml, inside it',
       'dvc.yaml: stages.train: unknown key "outz"',
       'dvc.yaml: stages.featurize.params[0]: "featurize.nope" is not in params.yaml',
     ];
     for (const problem of problems) expect(world.replies()[0]).toContain(problem);
     expect(world.replies()[0]).not.toContain('fluksio.yml:');
+    // A file outside the repository is refused unread: GitHub is never asked for it.
+    expect(contentsRead(world).filter((read) => read.includes('outside'))).toEqual([]);
 
     const [notice] = await world.notices();
     expect(notice).toMatchObject({ kind: 'broken-pipeline', headSha: DVC_HEAD, body: { path: 'dvc.yaml' } });
@@ -135,7 +138,7 @@ test('a broken dvc.yaml: a reply and an action_required check run naming every p
     );
     expect(checkRun).toMatchObject({
       conclusion: 'action_required',
-      output: { title: 'dvc.yaml has 3 problems' },
+      output: { title: 'dvc.yaml has 4 problems' },
     });
     for (const problem of problems) expect(checkRun.output.summary).toContain(problem);
   } finally {

@@ -50,13 +50,9 @@ export async function readPipelineAt(
       file: path,
       text: file.text,
       pipelineDir: '',
+      // translateDvc refuses a name outside the repository before asking for it.
       readFile: async (name) => {
-        const inRepository = posix.normalize(name);
-        // Files beside the pipeline, inside the repository: `../x` is nothing GitHub has.
-        if (posix.isAbsolute(inRepository) || inRepository === '..' || inRepository.startsWith('../')) {
-          return undefined;
-        }
-        const beside = await readFileAt(api, repository, commit, inRepository);
+        const beside = await readFileAt(api, repository, commit, posix.normalize(name));
         if (beside.state === 'unreadable') unreadable.push({ path: '', message: beside.message });
         return beside.state === 'file' ? beside.text : undefined;
       },
