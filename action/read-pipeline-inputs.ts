@@ -6,11 +6,8 @@ import { resolveParams, type Params } from '../core/params/resolve-params.js';
 import { checkWorkspacePaths } from '../runner/workspace/check-workspace-paths.js';
 import { locateProject, readProjectSource, type LocalProject } from '../local/locate-project.js';
 import { UsageError } from '../present/terminal/usage-error.js';
-import { DVC_FILE } from '../core/dvc/load-project-pipeline.js';
+import { PROJECT_PIPELINE_FILES } from '../core/dvc/load-project-pipeline.js';
 import type { ActionInputs } from './input-helper.js';
-
-/** What the action looks for when no `pipeline` is given, as `fluksio run` does. */
-const PROJECT_FILES = ['fluksio.yml', DVC_FILE];
 
 /** The pipeline the inputs name, read and validated, and the runs its params make. */
 export interface CheckedPipelineInputs {
@@ -38,9 +35,12 @@ export async function readPipelineInputs(inputs: ActionInputs): Promise<CheckedP
       `Input 'pipeline': ${inputs.pipeline} does not exist in the workspace ${workspace} (${checkOut})`,
     );
   }
-  if (inputs.pipeline === null && !PROJECT_FILES.some((file) => existsSync(resolve(workspace, file)))) {
+  if (
+    inputs.pipeline === null &&
+    !PROJECT_PIPELINE_FILES.some((file) => existsSync(resolve(workspace, file)))
+  ) {
     throw new Error(
-      `Input 'pipeline': neither ${PROJECT_FILES.join(' nor ')} is in the workspace ${workspace} (${checkOut}, or name the pipeline file)`,
+      `Input 'pipeline': neither ${PROJECT_PIPELINE_FILES.join(' nor ')} is in the workspace ${workspace} (${checkOut}, or name the pipeline file)`,
     );
   }
   // Found as `fluksio run` finds it: fluksio.yml, else a DVC project's dvc.yaml.

@@ -32,8 +32,9 @@ export type GitHubRunDefinition = { commit: string } & Required<
 
 /**
  * The definition of a new run of `commit` with `params`, as the pipeline read at that
- * commit from `pipelinePath` says (DESIGN §8); the runner loads the same file. A fork's pull request runs in the trust domain `pr:<n>` and
- * fetches `refs/pull/<n>/head`; anything else is trusted and fetches the branches.
+ * commit from `pipelinePath` says (DESIGN §8); the runner loads the same file. A fork's
+ * pull request runs in the trust domain `pr:<n>` and fetches `refs/pull/<n>/head`;
+ * anything else is trusted and fetches the branches.
  */
 export function githubRunDefinition({
   repository,

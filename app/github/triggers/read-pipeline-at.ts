@@ -1,20 +1,14 @@
 import { posix } from 'node:path';
 import type { Pipeline } from '../../../schemas/pipeline.js';
 import type { Problem } from '../../../core/problem.js';
-import { DVC_FILE } from '../../../core/dvc/load-project-pipeline.js';
+import { PROJECT_PIPELINE_FILES } from '../../../core/dvc/load-project-pipeline.js';
 import { loadProjectPipelineAsync } from '../../../core/dvc/load-project-pipeline-async.js';
 import type { GitHubApi } from '../github-work.js';
 import type { RepositoryRef } from '../repository-ref.js';
 import { readFileAt } from './read-file-at.js';
 
-/**
- * Where the GitHub App reads a repository's pipeline (DESIGN §3), in order: `fluksio.yml`,
- * else a DVC project's `dvc.yaml`, adopted unchanged.
- */
-export const PIPELINE_FILES = ['fluksio.yml', DVC_FILE] as const;
-
 /** The pipeline files as messages name them when there is none: `fluksio.yml nor dvc.yaml`. */
-export const PIPELINE_FILES_TEXT = PIPELINE_FILES.join(' nor ');
+export const PIPELINE_FILES_TEXT = PROJECT_PIPELINE_FILES.join(' nor ');
 
 /**
  * A commit's pipeline: absent, valid, or broken with every problem; `path` is the file
@@ -39,7 +33,8 @@ export async function readPipelineAt(
   repository: RepositoryRef,
   commit: string,
 ): Promise<PipelineAtCommit> {
-  for (const path of PIPELINE_FILES) {
+  // Where the App reads a repository's pipeline (DESIGN §3), as `fluksio run` looks for it.
+  for (const path of PROJECT_PIPELINE_FILES) {
     const file = await readFileAt(api, repository, commit, path);
     if (file.state === 'absent') continue;
     if (file.state === 'unreadable') {
