@@ -29,7 +29,10 @@ import { stageEnvironmentSource } from './stage-environment-source.js';
  */
 export async function runLocalMode(inputs: ActionInputs, context: ModeContext): Promise<ActionResult> {
   const { log, colors, signal } = context;
-  const { project, pipeline, grid, swept } = await readPipelineInputs(inputs);
+  const { project, pipeline, notes, grid, swept } = await readPipelineInputs(inputs);
+  // What a dvc.yaml asks that fluksio cannot honour, named before anything runs.
+  for (const note of notes)
+    log.annotate('warning', note, { file: project.pipelinePath, title: 'Not honoured' });
   const state = await openLocalState(project.stateDir);
   const target = checkRunTargetOf(inputs.workflow);
   const checkRuns = new OpenCheckRuns(
