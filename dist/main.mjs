@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path22 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path23 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path22 && path22[0] !== "/") {
-          path22 = `/${path22}`;
+        if (path23 && path23[0] !== "/") {
+          path23 = `/${path23}`;
         }
-        return new URL(`${origin}${path22}`);
+        return new URL(`${origin}${path23}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path22, origin }
+          request: { method, path: path23, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path22);
+        debuglog("sending request to %s %s/%s", method, origin, path23);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path22, origin },
+          request: { method, path: path23, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path22,
+          path23,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path22, origin }
+          request: { method, path: path23, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path22);
+        debuglog("trailers received from %s %s/%s", method, origin, path23);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path22, origin },
+          request: { method, path: path23, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path22,
+          path23,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path22, origin }
+            request: { method, path: path23, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path22);
+          debuglog("sending request to %s %s/%s", method, origin, path23);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path22,
+        path: path23,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path22 !== "string") {
+        if (typeof path23 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path22[0] !== "/" && !(path22.startsWith("http://") || path22.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path23[0] !== "/" && !(path23.startsWith("http://") || path23.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path22)) {
+        } else if (invalidPathRegex.test(path23)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path22, query) : path22;
+        this.path = query ? buildURL(path23, query) : path23;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path22, host, upgrade, blocking, reset } = request2;
+      const { method, path: path23, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path22} HTTP/1.1\r
+      let header = `${method} ${path23} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path22, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path23, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path22;
+      headers[HTTP2_HEADER_PATH] = path23;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path22 = search ? `${pathname}${search}` : pathname;
+        const path23 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path22;
+        this.opts.path = path23;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path22 = "/",
+          path: path23 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path22;
+        opts.path = origin + path23;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path22) {
-      if (typeof path22 !== "string") {
-        return path22;
+    function safeUrl(path23) {
+      if (typeof path23 !== "string") {
+        return path23;
       }
-      const pathSegments = path22.split("?");
+      const pathSegments = path23.split("?");
       if (pathSegments.length !== 2) {
-        return path22;
+        return path23;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path22, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path22);
+    function matchKey(mockDispatch2, { path: path23, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path23);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path22 }) => matchValue(safeUrl(path22), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path23 }) => matchValue(safeUrl(path23), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path22, method, body: body2, headers, query } = opts;
+      const { path: path23, method, body: body2, headers, query } = opts;
       return {
-        path: path22,
+        path: path23,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path22, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path23, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path22,
+            Path: path23,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path22) {
-      for (let i2 = 0; i2 < path22.length; ++i2) {
-        const code = path22.charCodeAt(i2);
+    function validateCookiePath(path23) {
+      for (let i2 = 0; i2 < path23.length; ++i2) {
+        const code = path23.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path22 = opts.path;
+          let path23 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path22 = `/${path22}`;
+            path23 = `/${path23}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path22);
+          url2 = new URL(util.parseOrigin(url2).origin + path23);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path22) {
-  if (!path22)
+function getElementAtPath(obj, path23) {
+  if (!path23)
     return obj;
-  return path22.reduce((acc, key) => acc?.[key], obj);
+  return path23.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path22, issues) {
+function prefixIssues(path23, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path22);
+    iss.path.unshift(path23);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path22 = []) => {
+  const processError = (error48, path23 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path22, ...issue3.path];
+        const fullpath = [...path23, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path22 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path22) {
+  const path23 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path23) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path22) {
-  for (const component of path22.split(/[/\\]/)) {
+function reservedComponentOf(path23) {
+  for (const component of path23.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32370,6 +32370,25 @@ var init_blob_digest = __esm({
   }
 });
 
+// schemas/plot-spec.ts
+var PlotSpec;
+var init_plot_spec = __esm({
+  "schemas/plot-spec.ts"() {
+    "use strict";
+    init_zod();
+    PlotSpec = external_exports.strictObject({
+      /** Relative to the pipeline file's directory; a folder means every plot file in it. */
+      path: external_exports.string().min(1, { error: "expected a path" }).refine((path23) => !path23.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
+      /** The column giving each point's step; by default `step` when there is one, else the row's index. */
+      x: external_exports.string().min(1, { error: "expected a column name" }).optional(),
+      /** The columns read as series; by default the last numeric column other than x. */
+      y: external_exports.array(external_exports.string().min(1, { error: "expected a column name" })).min(1).optional(),
+      /** CSV and TSV: false when the file has no header row (its columns are then named 0, 1, …). */
+      header: external_exports.boolean().optional()
+    });
+  }
+});
+
 // schemas/read-set.ts
 var ReadSet;
 var init_read_set = __esm({
@@ -32398,6 +32417,7 @@ var init_key_inputs = __esm({
     "use strict";
     init_zod();
     init_blob_digest();
+    init_plot_spec();
     init_read_set();
     CACHE_KEY_VERSION = 2;
     ParamValue = external_exports.union([external_exports.number(), external_exports.string(), external_exports.boolean()]);
@@ -32419,6 +32439,11 @@ var init_key_inputs = __esm({
       params: external_exports.record(external_exports.string(), ParamValue),
       outs: external_exports.array(external_exports.string()),
       metrics: external_exports.array(external_exports.string()),
+      /**
+       * The plot files read as series and how (their paths normalized); absent for a stage
+       * without plots, so keys made before plots were read hold.
+       */
+      plots: external_exports.array(PlotSpec).optional(),
       /**
        * The code digest of the stage's scope: its `code` globs, or else the whole repository's
        * code for a stage whose reads are not traced; null when the stage says `code: false`
@@ -32469,13 +32494,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path22) => !path22.startsWith("/") && !path22.includes("\\") && !path22.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path23) => !path23.startsWith("/") && !path23.includes("\\") && !path23.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path22) => reservedComponentOf(path22) === null, {
+    }).refine((path23) => reservedComponentOf(path23) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path22) => path22.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path23) => path23.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32819,8 +32844,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path22, { windows } = {}) => {
-      const segs = path22.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path23, { windows } = {}) => {
+      const segs = path23.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -33421,7 +33446,7 @@ var require_parse2 = __commonJS({
       }
       return { risky: false };
     };
-    var parse7 = (input, options) => {
+    var parse8 = (input, options) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected a string");
       }
@@ -33591,7 +33616,7 @@ var require_parse2 = __commonJS({
             output = token.close = `)$))${extglobStar}`;
           }
           if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
-            const expression = parse7(rest, { ...options, fastpaths: false }).output;
+            const expression = parse8(rest, { ...options, fastpaths: false }).output;
             output = token.close = `)${expression})${extglobStar})`;
           }
           if (token.prev.type === "bos") {
@@ -33690,9 +33715,9 @@ var require_parse2 = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix9 = POSIX_REGEX_SOURCE[rest2];
-                if (posix9) {
-                  prev.value = pre + posix9;
+                const posix11 = POSIX_REGEX_SOURCE[rest2];
+                if (posix11) {
+                  prev.value = pre + posix11;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -34114,7 +34139,7 @@ var require_parse2 = __commonJS({
       }
       return state;
     };
-    parse7.fastpaths = (input, options) => {
+    parse8.fastpaths = (input, options) => {
       const opts = { ...options };
       const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
       const len = input.length;
@@ -34179,7 +34204,7 @@ var require_parse2 = __commonJS({
       }
       return source;
     };
-    module2.exports = parse7;
+    module2.exports = parse8;
   }
 });
 
@@ -34188,7 +34213,7 @@ var require_picomatch = __commonJS({
   "node_modules/picomatch/lib/picomatch.js"(exports, module2) {
     "use strict";
     var scan = require_scan();
-    var parse7 = require_parse2();
+    var parse8 = require_parse2();
     var utils = require_utils2();
     var constants5 = require_constants6();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
@@ -34209,7 +34234,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix9 = opts.windows;
+      const posix11 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -34219,8 +34244,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix9 });
-        const result = { glob, state, regex, posix: posix9, input, output, match, isMatch };
+        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix11 });
+        const result = { glob, state, regex, posix: posix11, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -34245,7 +34270,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input, regex, options, { glob, posix: posix9 } = {}) => {
+    picomatch2.test = (input, regex, options, { glob, posix: posix11 } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -34253,7 +34278,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix9 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix11 ? utils.toPosixSlashes : null);
       let match = input === glob;
       let output = match && format ? format(input) : input;
       if (match === false) {
@@ -34262,21 +34287,21 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix9);
+          match = picomatch2.matchBase(input, regex, options, posix11);
         } else {
           match = regex.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch2.matchBase = (input, glob, options, posix9 = options && options.windows) => {
+    picomatch2.matchBase = (input, glob, options, posix11 = options && options.windows) => {
       const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex.test(utils.basename(input, { windows: posix9 }));
+      return regex.test(utils.basename(input, { windows: posix11 }));
     };
     picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
     picomatch2.parse = (pattern, options) => {
       if (Array.isArray(pattern)) return pattern.map((p6) => picomatch2.parse(p6, options));
-      return parse7(pattern, { ...options, fastpaths: false });
+      return parse8(pattern, { ...options, fastpaths: false });
     };
     picomatch2.scan = (input, options) => scan(input, options);
     picomatch2.compileRe = (state, options, returnOutput = false, returnState = false) => {
@@ -34302,10 +34327,10 @@ var require_picomatch = __commonJS({
       }
       let parsed = { negated: false, fastpaths: true };
       if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
-        parsed.output = parse7.fastpaths(input, options);
+        parsed.output = parse8.fastpaths(input, options);
       }
       if (!parsed.output) {
-        parsed = parse7(input, options);
+        parsed = parse8(input, options);
       }
       return picomatch2.compileRe(parsed, options, returnOutput, returnState);
     };
@@ -34605,17 +34630,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path22) {
-      const ctrl = callVisitor(key, node, visitor, path22);
+    function visit_(key, node, visitor, path23) {
+      const ctrl = callVisitor(key, node, visitor, path23);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path22, ctrl);
-        return visit_(key, ctrl, visitor, path22);
+        replaceNode(key, path23, ctrl);
+        return visit_(key, ctrl, visitor, path23);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path22 = Object.freeze(path22.concat(node));
+          path23 = Object.freeze(path23.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path22);
+            const ci = visit_(i2, node.items[i2], visitor, path23);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34626,13 +34651,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path22 = Object.freeze(path22.concat(node));
-          const ck = visit_("key", node.key, visitor, path22);
+          path23 = Object.freeze(path23.concat(node));
+          const ck = visit_("key", node.key, visitor, path23);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path22);
+          const cv = visit_("value", node.value, visitor, path23);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34653,17 +34678,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path22) {
-      const ctrl = await callVisitor(key, node, visitor, path22);
+    async function visitAsync_(key, node, visitor, path23) {
+      const ctrl = await callVisitor(key, node, visitor, path23);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path22, ctrl);
-        return visitAsync_(key, ctrl, visitor, path22);
+        replaceNode(key, path23, ctrl);
+        return visitAsync_(key, ctrl, visitor, path23);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path22 = Object.freeze(path22.concat(node));
+          path23 = Object.freeze(path23.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path22);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path23);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34674,13 +34699,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path22 = Object.freeze(path22.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path22);
+          path23 = Object.freeze(path23.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path23);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path22);
+          const cv = await visitAsync_("value", node.value, visitor, path23);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34707,23 +34732,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path22) {
+    function callVisitor(key, node, visitor, path23) {
       if (typeof visitor === "function")
-        return visitor(key, node, path22);
+        return visitor(key, node, path23);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path22);
+        return visitor.Map?.(key, node, path23);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path22);
+        return visitor.Seq?.(key, node, path23);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path22);
+        return visitor.Pair?.(key, node, path23);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path22);
+        return visitor.Scalar?.(key, node, path23);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path22);
+        return visitor.Alias?.(key, node, path23);
       return void 0;
     }
-    function replaceNode(key, path22, node) {
-      const parent = path22[path22.length - 1];
+    function replaceNode(key, path23, node) {
+      const parent = path23[path23.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35335,10 +35360,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path22, value) {
+    function collectionFromPath(schema, path23, value) {
       let v6 = value;
-      for (let i2 = path22.length - 1; i2 >= 0; --i2) {
-        const k5 = path22[i2];
+      for (let i2 = path23.length - 1; i2 >= 0; --i2) {
+        const k5 = path23[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35357,7 +35382,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path22) => path22 == null || typeof path22 === "object" && !!path22[Symbol.iterator]().next().done;
+    var isEmptyPath = (path23) => path23 == null || typeof path23 === "object" && !!path23[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35387,11 +35412,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path22, value) {
-        if (isEmptyPath(path22))
+      addIn(path23, value) {
+        if (isEmptyPath(path23))
           this.add(value);
         else {
-          const [key, ...rest] = path22;
+          const [key, ...rest] = path23;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35405,8 +35430,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path22) {
-        const [key, ...rest] = path22;
+      deleteIn(path23) {
+        const [key, ...rest] = path23;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -35420,8 +35445,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path22, keepScalar) {
-        const [key, ...rest] = path22;
+      getIn(path23, keepScalar) {
+        const [key, ...rest] = path23;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -35439,8 +35464,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path22) {
-        const [key, ...rest] = path22;
+      hasIn(path23) {
+        const [key, ...rest] = path23;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -35450,8 +35475,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path22, value) {
-        const [key, ...rest] = path22;
+      setIn(path23, value) {
+        const [key, ...rest] = path23;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -37966,9 +37991,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path22, value) {
+      addIn(path23, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path22, value);
+          this.contents.addIn(path23, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38043,14 +38068,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path22) {
-        if (Collection2.isEmptyPath(path22)) {
+      deleteIn(path23) {
+        if (Collection2.isEmptyPath(path23)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path22) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path23) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38065,10 +38090,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path22, keepScalar) {
-        if (Collection2.isEmptyPath(path22))
+      getIn(path23, keepScalar) {
+        if (Collection2.isEmptyPath(path23))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path22, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path23, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38079,10 +38104,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path22) {
-        if (Collection2.isEmptyPath(path22))
+      hasIn(path23) {
+        if (Collection2.isEmptyPath(path23))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path22) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path23) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38099,13 +38124,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path22, value) {
-        if (Collection2.isEmptyPath(path22)) {
+      setIn(path23, value) {
+        if (Collection2.isEmptyPath(path23)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path22), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path23), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path22, value);
+          this.contents.setIn(path23, value);
         }
       }
       /**
@@ -38274,7 +38299,7 @@ var require_resolve_props = __commonJS({
       let commentSep = "";
       let hasNewline = false;
       let reqSpace = false;
-      let tab = null;
+      let tab2 = null;
       let anchor = null;
       let tag = null;
       let newlineAfterProp = null;
@@ -38287,16 +38312,16 @@ var require_resolve_props = __commonJS({
             onError(token.offset, "MISSING_CHAR", "Tags and anchors must be separated from the next token by white space");
           reqSpace = false;
         }
-        if (tab) {
+        if (tab2) {
           if (atNewline && token.type !== "comment" && token.type !== "newline") {
-            onError(tab, "TAB_AS_INDENT", "Tabs are not allowed as indentation");
+            onError(tab2, "TAB_AS_INDENT", "Tabs are not allowed as indentation");
           }
-          tab = null;
+          tab2 = null;
         }
         switch (token.type) {
           case "space":
             if (!flow && (indicator !== "doc-start" || next?.type !== "flow-collection") && token.source.includes("	")) {
-              tab = token;
+              tab2 = token;
             }
             hasSpace = true;
             break;
@@ -38377,8 +38402,8 @@ var require_resolve_props = __commonJS({
       if (reqSpace && next && next.type !== "space" && next.type !== "newline" && next.type !== "comma" && (next.type !== "scalar" || next.source !== "")) {
         onError(next.offset, "MISSING_CHAR", "Tags and anchors must be separated from the next token by white space");
       }
-      if (tab && (atNewline && tab.indent <= parentIndent || next?.type === "block-map" || next?.type === "block-seq"))
-        onError(tab, "TAB_AS_INDENT", "Tabs are not allowed as indentation");
+      if (tab2 && (atNewline && tab2.indent <= parentIndent || next?.type === "block-map" || next?.type === "block-seq"))
+        onError(tab2, "TAB_AS_INDENT", "Tabs are not allowed as indentation");
       return {
         comma,
         found,
@@ -38491,10 +38516,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start: start2, key, sep: sep5, value } = collItem;
+        const { start: start2, key, sep: sep6, value } = collItem;
         const keyProps = resolveProps.resolveProps(start2, {
           indicator: "explicit-key-ind",
-          next: key ?? sep5?.[0],
+          next: key ?? sep6?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -38508,7 +38533,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep5) {
+          if (!keyProps.anchor && !keyProps.tag && !sep6) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map2.comment)
@@ -38532,7 +38557,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep5 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep6 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -38548,7 +38573,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep5, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep6, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -38639,7 +38664,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep5 = "";
+        let sep6 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -38653,13 +38678,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep5 + cb;
-              sep5 = "";
+                comment += sep6 + cb;
+              sep6 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep5 += source;
+                sep6 += source;
               hasSpace = true;
               break;
             default:
@@ -38702,18 +38727,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i2 = 0; i2 < fc.items.length; ++i2) {
         const collItem = fc.items[i2];
-        const { start: start2, key, sep: sep5, value } = collItem;
+        const { start: start2, key, sep: sep6, value } = collItem;
         const props = resolveProps.resolveProps(start2, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep5?.[0],
+          next: key ?? sep6?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep5 && !value) {
+          if (!props.anchor && !props.tag && !sep6 && !value) {
             if (i2 === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i2 < fc.items.length - 1)
@@ -38767,8 +38792,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep5 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep5, null, props, onError);
+        if (!isMap2 && !sep6 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep6, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -38780,7 +38805,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep5 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep6 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -38791,8 +38816,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep5)
-                for (const st3 of sep5) {
+              if (sep6)
+                for (const st3 of sep6) {
                   if (st3 === valueProps.found)
                     break;
                   if (st3.type === "newline") {
@@ -38809,7 +38834,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep5, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep6, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -38894,9 +38919,9 @@ var require_compose_collection = __commonJS({
       const tagToken = props.tag;
       const tagName = !tagToken ? null : ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg));
       if (token.type === "block-seq") {
-        const { anchor, newlineAfterProp: nl } = props;
+        const { anchor, newlineAfterProp: nl3 } = props;
         const lastProp = anchor && tagToken ? anchor.offset > tagToken.offset ? anchor : tagToken : anchor ?? tagToken;
-        if (lastProp && (!nl || nl.offset < lastProp.offset)) {
+        if (lastProp && (!nl3 || nl3.offset < lastProp.offset)) {
           const message = "Missing newline after block sequence props";
           onError(lastProp, "MISSING_CHAR", message);
         }
@@ -38989,7 +39014,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i2 + 1;
       }
       let value = "";
-      let sep5 = "";
+      let sep6 = "";
       let prevMoreIndented = false;
       for (let i2 = 0; i2 < contentStart; ++i2)
         value += lines[i2][0].slice(trimIndent) + "\n";
@@ -39006,24 +39031,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar2.Scalar.BLOCK_LITERAL) {
-          value += sep5 + indent.slice(trimIndent) + content;
-          sep5 = "\n";
+          value += sep6 + indent.slice(trimIndent) + content;
+          sep6 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep5 === " ")
-            sep5 = "\n";
-          else if (!prevMoreIndented && sep5 === "\n")
-            sep5 = "\n\n";
-          value += sep5 + indent.slice(trimIndent) + content;
-          sep5 = "\n";
+          if (sep6 === " ")
+            sep6 = "\n";
+          else if (!prevMoreIndented && sep6 === "\n")
+            sep6 = "\n\n";
+          value += sep6 + indent.slice(trimIndent) + content;
+          sep6 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep5 === "\n")
+          if (sep6 === "\n")
             value += "\n";
           else
-            sep5 = "\n";
+            sep6 = "\n";
         } else {
-          value += sep5 + content;
-          sep5 = " ";
+          value += sep6 + content;
+          sep6 = " ";
           prevMoreIndented = false;
         }
       }
@@ -39206,25 +39231,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep5 = " ";
+      let sep6 = " ";
       let pos = line2.lastIndex;
       while (match = line2.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep5 === "\n")
-            res += sep5;
+          if (sep6 === "\n")
+            res += sep6;
           else
-            sep5 = "\n";
+            sep6 = "\n";
         } else {
-          res += sep5 + lm;
-          sep5 = " ";
+          res += sep6 + lm;
+          sep6 = " ";
         }
         pos = line2.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep5 + (match?.[1] ?? "");
+      return res + sep6 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -39969,9 +39994,9 @@ var require_cst_scalar = __commonJS({
         case "block-map":
         case "block-seq": {
           const offset = token.offset + source.length;
-          const nl = { type: "newline", offset, indent: token.indent, source: "\n" };
+          const nl3 = { type: "newline", offset, indent: token.indent, source: "\n" };
           delete token.items;
-          Object.assign(token, { type, source, end: [nl] });
+          Object.assign(token, { type, source, end: [nl3] });
           break;
         }
         default: {
@@ -40034,14 +40059,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start: start2, key, sep: sep5, value }) {
+    function stringifyItem({ start: start2, key, sep: sep6, value }) {
       let res = "";
       for (const st3 of start2)
         res += st3.source;
       if (key)
         res += stringifyToken(key);
-      if (sep5)
-        for (const st3 of sep5)
+      if (sep6)
+        for (const st3 of sep6)
           res += st3.source;
       if (value)
         res += stringifyToken(value);
@@ -40066,9 +40091,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path22) => {
+    visit.itemAtPath = (cst, path23) => {
       let item = cst;
-      for (const [field, index2] of path22) {
+      for (const [field, index2] of path23) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40077,23 +40102,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path22) => {
-      const parent = visit.itemAtPath(cst, path22.slice(0, -1));
-      const field = path22[path22.length - 1][0];
+    visit.parentCollection = (cst, path23) => {
+      const parent = visit.itemAtPath(cst, path23.slice(0, -1));
+      const field = path23[path23.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path22, item, visitor) {
-      let ctrl = visitor(item, path22);
+    function _visit(path23, item, visitor) {
+      let ctrl = visitor(item, path23);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path22.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path23.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40104,10 +40129,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path22);
+            ctrl = ctrl(item, path23);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path22) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path23) : ctrl;
     }
     exports.visit = visit;
   }
@@ -40462,18 +40487,18 @@ var require_lexer = __commonJS({
         }
       }
       *parseFlowCollection() {
-        let nl, sp;
+        let nl3, sp;
         let indent = -1;
         do {
-          nl = yield* this.pushNewline();
-          if (nl > 0) {
+          nl3 = yield* this.pushNewline();
+          if (nl3 > 0) {
             sp = yield* this.pushSpaces(false);
             this.indentValue = indent = sp;
           } else {
             sp = 0;
           }
           sp += yield* this.pushSpaces(true);
-        } while (nl + sp > 0);
+        } while (nl3 + sp > 0);
         const line2 = this.getLine();
         if (line2 === null)
           return this.setNext("flow");
@@ -40549,16 +40574,16 @@ var require_lexer = __commonJS({
           }
         }
         const qb = this.buffer.substring(0, end);
-        let nl = qb.indexOf("\n", this.pos);
-        if (nl !== -1) {
-          while (nl !== -1) {
-            const cs2 = this.continueScalar(nl + 1);
+        let nl3 = qb.indexOf("\n", this.pos);
+        if (nl3 !== -1) {
+          while (nl3 !== -1) {
+            const cs2 = this.continueScalar(nl3 + 1);
             if (cs2 === -1)
               break;
-            nl = qb.indexOf("\n", cs2);
+            nl3 = qb.indexOf("\n", cs2);
           }
-          if (nl !== -1) {
-            end = nl - (qb[nl - 1] === "\r" ? 2 : 1);
+          if (nl3 !== -1) {
+            end = nl3 - (qb[nl3 - 1] === "\r" ? 2 : 1);
           }
         }
         if (end === -1) {
@@ -40585,7 +40610,7 @@ var require_lexer = __commonJS({
         return yield* this.pushUntil((ch) => isEmpty(ch) || ch === "#");
       }
       *parseBlockScalar() {
-        let nl = this.pos - 1;
+        let nl3 = this.pos - 1;
         let indent = 0;
         let ch;
         loop: for (let i3 = this.pos; ch = this.buffer[i3]; ++i3) {
@@ -40594,7 +40619,7 @@ var require_lexer = __commonJS({
               indent += 1;
               break;
             case "\n":
-              nl = i3;
+              nl3 = i3;
               indent = 0;
               break;
             case "\r": {
@@ -40618,28 +40643,28 @@ var require_lexer = __commonJS({
             this.indentNext = this.blockScalarIndent + (this.indentNext === 0 ? 1 : this.indentNext);
           }
           do {
-            const cs2 = this.continueScalar(nl + 1);
+            const cs2 = this.continueScalar(nl3 + 1);
             if (cs2 === -1)
               break;
-            nl = this.buffer.indexOf("\n", cs2);
-          } while (nl !== -1);
-          if (nl === -1) {
+            nl3 = this.buffer.indexOf("\n", cs2);
+          } while (nl3 !== -1);
+          if (nl3 === -1) {
             if (!this.atEnd)
               return this.setNext("block-scalar");
-            nl = this.buffer.length;
+            nl3 = this.buffer.length;
           }
         }
-        let i2 = nl + 1;
+        let i2 = nl3 + 1;
         ch = this.buffer[i2];
         while (ch === " ")
           ch = this.buffer[++i2];
         if (ch === "	") {
           while (ch === "	" || ch === " " || ch === "\r" || ch === "\n")
             ch = this.buffer[++i2];
-          nl = i2 - 1;
+          nl3 = i2 - 1;
         } else if (!this.blockScalarKeep) {
           do {
-            let i3 = nl - 1;
+            let i3 = nl3 - 1;
             let ch2 = this.buffer[i3];
             if (ch2 === "\r")
               ch2 = this.buffer[--i3];
@@ -40647,13 +40672,13 @@ var require_lexer = __commonJS({
             while (ch2 === " ")
               ch2 = this.buffer[--i3];
             if (ch2 === "\n" && i3 >= this.pos && i3 + 1 + indent > lastChar)
-              nl = i3;
+              nl3 = i3;
             else
               break;
           } while (true);
         }
         yield cst.SCALAR;
-        yield* this.pushToIndex(nl + 1, true);
+        yield* this.pushToIndex(nl3 + 1, true);
         return yield* this.parseLineStart();
       }
       *parsePlainScalar() {
@@ -41208,18 +41233,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start2 = getFirstKeyStartProps(prev);
-          let sep5;
+          let sep6;
           if (scalar.end) {
-            sep5 = scalar.end;
-            sep5.push(this.sourceToken);
+            sep6 = scalar.end;
+            sep6.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep5 = [this.sourceToken];
+            sep6 = [this.sourceToken];
           const map2 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start: start2, key: scalar, sep: sep5 }]
+            items: [{ start: start2, key: scalar, sep: sep6 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map2;
@@ -41238,10 +41263,10 @@ var require_parser = __commonJS({
             this.atNewLine = true;
             this.indent = 0;
             if (this.onNewLine) {
-              let nl = this.source.indexOf("\n") + 1;
-              while (nl !== 0) {
-                this.onNewLine(this.offset + nl);
-                nl = this.source.indexOf("\n", nl) + 1;
+              let nl3 = this.source.indexOf("\n") + 1;
+              while (nl3 !== 0) {
+                this.onNewLine(this.offset + nl3);
+                nl3 = this.source.indexOf("\n", nl3) + 1;
               }
             }
             yield* this.pop();
@@ -41296,25 +41321,25 @@ var require_parser = __commonJS({
           const atNextItem = atMapIndent && (it4.sep || it4.explicitKey) && this.type !== "seq-item-ind";
           let start2 = [];
           if (atNextItem && it4.sep && !it4.value) {
-            const nl = [];
+            const nl3 = [];
             for (let i2 = 0; i2 < it4.sep.length; ++i2) {
               const st3 = it4.sep[i2];
               switch (st3.type) {
                 case "newline":
-                  nl.push(i2);
+                  nl3.push(i2);
                   break;
                 case "space":
                   break;
                 case "comment":
                   if (st3.indent > map2.indent)
-                    nl.length = 0;
+                    nl3.length = 0;
                   break;
                 default:
-                  nl.length = 0;
+                  nl3.length = 0;
               }
             }
-            if (nl.length >= 2)
-              start2 = it4.sep.splice(nl[1]);
+            if (nl3.length >= 2)
+              start2 = it4.sep.splice(nl3[1]);
           }
           switch (this.type) {
             case "anchor":
@@ -41372,15 +41397,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it4.key) && !includesToken(it4.sep, "newline")) {
                   const start3 = getFirstKeyStartProps(it4.start);
                   const key = it4.key;
-                  const sep5 = it4.sep;
-                  sep5.push(this.sourceToken);
+                  const sep6 = it4.sep;
+                  sep6.push(this.sourceToken);
                   delete it4.key;
                   delete it4.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start3, key, sep: sep5 }]
+                    items: [{ start: start3, key, sep: sep6 }]
                   });
                 } else if (start2.length > 0) {
                   it4.sep = it4.sep.concat(start2, this.sourceToken);
@@ -41574,13 +41599,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start2 = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep5 = fc.end.splice(1, fc.end.length);
-            sep5.push(this.sourceToken);
+            const sep6 = fc.end.splice(1, fc.end.length);
+            sep6.push(this.sourceToken);
             const map2 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start: start2, key: fc, sep: sep5 }]
+              items: [{ start: start2, key: fc, sep: sep6 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map2;
@@ -41591,10 +41616,10 @@ var require_parser = __commonJS({
       }
       flowScalar(type) {
         if (this.onNewLine) {
-          let nl = this.source.indexOf("\n") + 1;
-          while (nl !== 0) {
-            this.onNewLine(this.offset + nl);
-            nl = this.source.indexOf("\n", nl) + 1;
+          let nl3 = this.source.indexOf("\n") + 1;
+          while (nl3 !== 0) {
+            this.onNewLine(this.offset + nl3);
+            nl3 = this.source.indexOf("\n", nl3) + 1;
           }
         }
         return {
@@ -41739,7 +41764,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument6(source, options = {}) {
+    function parseDocument7(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -41758,14 +41783,14 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse7(src, reviver, options) {
+    function parse8(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument6(src, options);
+      const doc = parseDocument7(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning2) => log.warn(doc.options.logLevel, warning2));
@@ -41799,9 +41824,9 @@ var require_public_api = __commonJS({
         return value.toString(options);
       return new Document.Document(value, _replacer, options).toString(options);
     }
-    exports.parse = parse7;
+    exports.parse = parse8;
     exports.parseAllDocuments = parseAllDocuments;
-    exports.parseDocument = parseDocument6;
+    exports.parseDocument = parseDocument7;
     exports.stringify = stringify2;
   }
 });
@@ -41885,6 +41910,7 @@ function emptyStageRecord(name2, status) {
     cacheKey: null,
     keyInputs: null,
     cachedFrom: null,
+    cachedFromTeam: false,
     reasons: [],
     startedAt: null,
     finishedAt: null,
@@ -41921,6 +41947,11 @@ var init_stage_record = __esm({
       keyInputs: KeyInputs.nullable(),
       /** For a cached stage: the run whose execution produced these outputs. */
       cachedFrom: external_exports.string().nullable(),
+      /**
+       * For a cached stage: whether its entry came from the team's cache on the control plane
+       * (`fluksio run --remote-cache`) rather than this store. Absent from older records.
+       */
+      cachedFromTeam: external_exports.boolean().default(false),
       /** Why the stage ran instead of being restored; empty for a cached stage. */
       reasons: external_exports.array(external_exports.string()),
       /**
@@ -42404,7 +42435,7 @@ var require_parse3 = __commonJS({
         []
       );
     }
-    module2.exports = function parse7(s4, env, opts) {
+    module2.exports = function parse8(s4, env, opts) {
       var mapped = parseInternal(s4, env, opts);
       if (typeof env !== "function") {
         return mapped;
@@ -42569,9 +42600,9 @@ var require_index_min = __commonJS({
 var require_lib = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join22, delimiter: delimiter3, sep: sep5, posix: posix9 } = __require("path");
+    var { join: join22, delimiter: delimiter3, sep: sep6, posix: posix11 } = __require("path");
     var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix9.sep}${sep5 === posix9.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
+    var rSlash = new RegExp(`[${posix11.sep}${sep6 === posix11.sep ? "" : sep6}]`.replace(/(\\)/g, "\\$1"));
     var rRel = new RegExp(`^\\.${rSlash.source}`);
     var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
     var getPathInfo = (cmd, {
@@ -42770,14 +42801,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path22, mode, cb) {
+        fs6.lchmod = function(path23, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path22, uid, gid, cb) {
+        fs6.lchown = function(path23, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -42844,9 +42875,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path22, mode, callback) {
+        fs7.lchmod = function(path23, mode, callback) {
           fs7.open(
-            path22,
+            path23,
             constants5.O_WRONLY | constants5.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -42862,8 +42893,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path22, mode) {
-          var fd = fs7.openSync(path22, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path23, mode) {
+          var fd = fs7.openSync(path23, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -42884,8 +42915,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants5.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path22, at4, mt3, cb) {
-            fs7.open(path22, constants5.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path23, at4, mt3, cb) {
+            fs7.open(path23, constants5.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -42897,8 +42928,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path22, at4, mt3) {
-            var fd = fs7.openSync(path22, constants5.O_SYMLINK);
+          fs7.lutimesSync = function(path23, at4, mt3) {
+            var fd = fs7.openSync(path23, constants5.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -43016,11 +43047,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path22, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path22, options);
+      function ReadStream(path23, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path23, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path22;
+        this.path = path23;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -43065,10 +43096,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path22, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path22, options);
+      function WriteStream(path23, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path23, options);
         Stream.call(this);
-        this.path = path22;
+        this.path = path23;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -43210,15 +43241,15 @@ var require_graceful_fs = __commonJS({
       fs7.createReadStream = createReadStream4;
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
-      fs7.readFile = readFile13;
-      function readFile13(path22, options, cb) {
+      fs7.readFile = readFile15;
+      function readFile15(path23, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path22, options, cb);
-        function go$readFile(path23, options2, cb2, startTime) {
-          return fs$readFile(path23, options2, function(err2) {
+        return go$readFile(path23, options, cb);
+        function go$readFile(path24, options2, cb2, startTime) {
+          return fs$readFile(path24, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path23, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path24, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43228,14 +43259,14 @@ var require_graceful_fs = __commonJS({
       }
       var fs$writeFile = fs7.writeFile;
       fs7.writeFile = writeFile14;
-      function writeFile14(path22, data, options, cb) {
+      function writeFile14(path23, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path22, data, options, cb);
-        function go$writeFile(path23, data2, options2, cb2, startTime) {
-          return fs$writeFile(path23, data2, options2, function(err2) {
+        return go$writeFile(path23, data, options, cb);
+        function go$writeFile(path24, data2, options2, cb2, startTime) {
+          return fs$writeFile(path24, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path23, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path24, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43246,14 +43277,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile3;
-      function appendFile3(path22, data, options, cb) {
+      function appendFile3(path23, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path22, data, options, cb);
-        function go$appendFile(path23, data2, options2, cb2, startTime) {
-          return fs$appendFile(path23, data2, options2, function(err2) {
+        return go$appendFile(path23, data, options, cb);
+        function go$appendFile(path24, data2, options2, cb2, startTime) {
+          return fs$appendFile(path24, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path23, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path24, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43282,33 +43313,33 @@ var require_graceful_fs = __commonJS({
         }
       }
       var fs$readdir = fs7.readdir;
-      fs7.readdir = readdir10;
+      fs7.readdir = readdir11;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir10(path22, options, cb) {
+      function readdir11(path23, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path23, options2, cb2, startTime) {
-          return fs$readdir(path23, fs$readdirCallback(
-            path23,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path24, options2, cb2, startTime) {
+          return fs$readdir(path24, fs$readdirCallback(
+            path24,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path23, options2, cb2, startTime) {
-          return fs$readdir(path23, options2, fs$readdirCallback(
-            path23,
+        } : function go$readdir2(path24, options2, cb2, startTime) {
+          return fs$readdir(path24, options2, fs$readdirCallback(
+            path24,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path22, options, cb);
-        function fs$readdirCallback(path23, options2, cb2, startTime) {
+        return go$readdir(path23, options, cb);
+        function fs$readdirCallback(path24, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path23, options2, cb2],
+                [path24, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -43379,7 +43410,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path22, options) {
+      function ReadStream(path23, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -43399,7 +43430,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path22, options) {
+      function WriteStream(path23, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -43417,22 +43448,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path22, options) {
-        return new fs7.ReadStream(path22, options);
+      function createReadStream4(path23, options) {
+        return new fs7.ReadStream(path23, options);
       }
-      function createWriteStream2(path22, options) {
-        return new fs7.WriteStream(path22, options);
+      function createWriteStream2(path23, options) {
+        return new fs7.WriteStream(path23, options);
       }
       var fs$open = fs7.open;
       fs7.open = open6;
-      function open6(path22, flags2, mode, cb) {
+      function open6(path23, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path22, flags2, mode, cb);
-        function go$open(path23, flags3, mode2, cb2, startTime) {
-          return fs$open(path23, flags3, mode2, function(err2, fd) {
+        return go$open(path23, flags2, mode, cb);
+        function go$open(path24, flags3, mode2, cb2, startTime) {
+          return fs$open(path24, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path23, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path24, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43923,11 +43954,11 @@ var require_mtime_precision = __commonJS({
     function probe(file2, fs6, callback) {
       const cachedPrecision = fs6[cacheSymbol];
       if (cachedPrecision) {
-        return fs6.stat(file2, (err2, stat7) => {
+        return fs6.stat(file2, (err2, stat9) => {
           if (err2) {
             return callback(err2);
           }
-          callback(null, stat7.mtime, cachedPrecision);
+          callback(null, stat9.mtime, cachedPrecision);
         });
       }
       const mtime = new Date(Math.ceil(Date.now() / 1e3) * 1e3 + 5);
@@ -43935,13 +43966,13 @@ var require_mtime_precision = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        fs6.stat(file2, (err3, stat7) => {
+        fs6.stat(file2, (err3, stat9) => {
           if (err3) {
             return callback(err3);
           }
-          const precision = stat7.mtime.getTime() % 1e3 === 0 ? "s" : "ms";
+          const precision = stat9.mtime.getTime() % 1e3 === 0 ? "s" : "ms";
           Object.defineProperty(fs6, cacheSymbol, { value: precision });
-          callback(null, stat7.mtime, precision);
+          callback(null, stat9.mtime, precision);
         });
       });
     }
@@ -43961,7 +43992,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path22 = __require("path");
+    var path23 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -43972,7 +44003,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path22.resolve(file2));
+        return callback(null, path23.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -43995,14 +44026,14 @@ var require_lockfile = __commonJS({
         if (options.stale <= 0) {
           return callback(Object.assign(new Error("Lock file is already being held"), { code: "ELOCKED", file: file2 }));
         }
-        options.fs.stat(lockfilePath, (err3, stat7) => {
+        options.fs.stat(lockfilePath, (err3, stat9) => {
           if (err3) {
             if (err3.code === "ENOENT") {
               return acquireLock(file2, { ...options, stale: 0 }, callback);
             }
             return callback(err3);
           }
-          if (!isLockStale(stat7, options)) {
+          if (!isLockStale(stat9, options)) {
             return callback(Object.assign(new Error("Lock file is already being held"), { code: "ELOCKED", file: file2 }));
           }
           removeLock(file2, options, (err4) => {
@@ -44014,8 +44045,8 @@ var require_lockfile = __commonJS({
         });
       });
     }
-    function isLockStale(stat7, options) {
-      return stat7.mtime.getTime() < Date.now() - options.stale;
+    function isLockStale(stat9, options) {
+      return stat9.mtime.getTime() < Date.now() - options.stale;
     }
     function removeLock(file2, options, callback) {
       options.fs.rmdir(getLockFile(file2, options), (err2) => {
@@ -44033,7 +44064,7 @@ var require_lockfile = __commonJS({
       lock3.updateDelay = lock3.updateDelay || options.update;
       lock3.updateTimeout = setTimeout(() => {
         lock3.updateTimeout = null;
-        options.fs.stat(lock3.lockfilePath, (err2, stat7) => {
+        options.fs.stat(lock3.lockfilePath, (err2, stat9) => {
           const isOverThreshold = lock3.lastUpdate + options.stale < Date.now();
           if (err2) {
             if (err2.code === "ENOENT" || isOverThreshold) {
@@ -44042,7 +44073,7 @@ var require_lockfile = __commonJS({
             lock3.updateDelay = 1e3;
             return updateLock(file2, options);
           }
-          const isMtimeOurs = lock3.mtime.getTime() === stat7.mtime.getTime();
+          const isMtimeOurs = lock3.mtime.getTime() === stat9.mtime.getTime();
           if (!isMtimeOurs) {
             return setLockAsCompromised(
               file2,
@@ -44167,11 +44198,11 @@ var require_lockfile = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        options.fs.stat(getLockFile(file3, options), (err3, stat7) => {
+        options.fs.stat(getLockFile(file3, options), (err3, stat9) => {
           if (err3) {
             return err3.code === "ENOENT" ? callback(null, false) : callback(err3);
           }
-          return callback(null, !isLockStale(stat7, options));
+          return callback(null, !isLockStale(stat9, options));
         });
       });
     }
@@ -44404,13 +44435,13 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir13, readdir as readdir7, readFile as readFile8, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
+import { mkdir as mkdir13, readdir as readdir8, readFile as readFile10, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
 import { dirname as dirname5, join as join13 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson3(path22) {
-  const text2 = await readFile8(path22, "utf8").catch(() => null);
+async function readJson3(path23) {
+  const text2 = await readFile10(path23, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -44418,12 +44449,12 @@ async function readJson3(path22) {
     return null;
   }
 }
-async function writeJson(path22, value) {
-  await mkdir13(dirname5(path22), { recursive: true });
-  const temp = `${path22}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path23, value) {
+  await mkdir13(dirname5(path23), { recursive: true });
+  const temp = `${path23}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
     await writeFile11(temp, JSON.stringify(value));
-    await rename8(temp, path22);
+    await rename8(temp, path23);
   } finally {
     await rm12(temp, { force: true });
   }
@@ -44493,11 +44524,11 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path22 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const path23 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
         await this.candidateUpdates(async () => {
-          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path22));
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path23));
           const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-          await writeJson(path22, keys.slice(0, CANDIDATE_LIMIT));
+          await writeJson(path23, keys.slice(0, CANDIDATE_LIMIT));
         });
       }
       /**
@@ -44507,7 +44538,7 @@ var init_local_index = __esm({
        */
       async baseline(query) {
         const pipelineDir = this.baselineDir(query.pipelinePath);
-        const recorded = new Set(await readdir7(pipelineDir).catch(() => []));
+        const recorded = new Set(await readdir8(pipelineDir).catch(() => []));
         const commit = query.commits.find((each) => recorded.has(each));
         if (commit === void 0) return null;
         for (const name2 of [nameOf(query.paramsDigest), "newest"]) {
@@ -46036,7 +46067,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path22, field }, columnIndex) => {
+    (result2, { path: path23, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -46048,8 +46079,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path22.entries()) {
-        if (pathChunkIndex < path22.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path23.entries()) {
+        if (pathChunkIndex < path23.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -46057,8 +46088,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path22.length === 2) {
-            const objectName = path22[0];
+          if (joinsNotNullableMap && is(field, Column) && path23.length === 2) {
+            const objectName = path23[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -52874,6 +52905,8 @@ var init_stages = __esm({
          * run may be deleted while this record still says where the outputs came from.
          */
         cachedFrom: text("cached_from"),
+        /** Whether a cached stage's entry came from the team's cache (`fluksio run --remote-cache`). */
+        cachedFromTeam: boolean4("cached_from_team").notNull().default(false),
         reasons: jsonb("reasons").$type().notNull().default([]),
         notes: jsonb("notes").$type().notNull().default([]),
         startedAt: timestamp("started_at", { withTimezone: true }),
@@ -53014,6 +53047,7 @@ function toStageRecord(row) {
     cacheKey: row.cacheKey,
     keyInputs: row.keyInputs,
     cachedFrom: row.cachedFrom,
+    cachedFromTeam: row.cachedFromTeam,
     reasons: row.reasons,
     notes: row.notes,
     startedAt: row.startedAt?.toISOString() ?? null,
@@ -53059,10 +53093,10 @@ async function journalOfRun({
     const next = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
     if (points.length > 0) events2.push({ type: "metric.points", points, seq: next() });
-    for (const { stage, path: path22, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path23, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path22, line: line2, level, message, title },
+        annotation: { stage, path: path23, line: line2, level, message, title },
         seq: next()
       });
     }
@@ -56876,7 +56910,7 @@ var init_chunk_N66TTF7B = __esm({
       function ur2(e, r4, t3, n3) {
         return n3.extractData ? t3.size <= 0 ? new Uint8Array() : e.slice(r4, r4 + t3.size) : null;
       }
-      function cr2(e, r4) {
+      function cr4(e, r4) {
         var t3 = {};
         return D9.posixHeader.forEach(function(n3) {
           var i2 = n3[0];
@@ -56891,7 +56925,7 @@ var init_chunk_N66TTF7B = __esm({
           if (!o6) break;
           n3 += or3(o6);
           var a3 = ur2(e, n3, o6, r4);
-          if (t3.push(cr2(o6, a3)), n3 += ar2(o6.size), sr2(e, n3)) break;
+          if (t3.push(cr4(o6, a3)), n3 += ar2(o6.size), sr2(e, n3)) break;
         }
         return t3;
       }
@@ -62940,14 +62974,14 @@ var init_migrate_database = __esm({
 
 // store/db/migrations-digest.ts
 import { createHash as createHash8 } from "node:crypto";
-import { readdir as readdir8, readFile as readFile9 } from "node:fs/promises";
+import { readdir as readdir9, readFile as readFile11 } from "node:fs/promises";
 import { join as join17 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
-  const files = (await readdir8(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
+  const files = (await readdir9(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
   const hash2 = createHash8("sha256");
   for (const file2 of files)
-    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile9(file2));
+    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile11(file2));
   return hash2.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -62960,7 +62994,7 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir14, readFile as readFile10, rename as rename9, rm as rm13, writeFile as writeFile12 } from "node:fs/promises";
+import { cp, mkdir as mkdir14, readFile as readFile12, rename as rename9, rm as rm13, writeFile as writeFile12 } from "node:fs/promises";
 import { join as join18 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
@@ -63024,7 +63058,7 @@ async function migrated(client, release, onDisk) {
   const db = drizzle({ client, schema: tables_exports });
   try {
     const marker = onDisk ? join18(onDisk.dataDir, MIGRATED_MARKER) : null;
-    const current = marker ? await readFile10(marker, "utf8").catch(() => null) : null;
+    const current = marker ? await readFile12(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
       if (marker && onDisk) await writeFile12(marker, onDisk.digest);
@@ -63134,9 +63168,9 @@ var init_local_journal_record = __esm({
 });
 
 // local/read-run-journal.ts
-import { readFile as readFile11 } from "node:fs/promises";
+import { readFile as readFile13 } from "node:fs/promises";
 async function readRunJournal(file2) {
-  const text2 = await readFile11(file2, "utf8");
+  const text2 = await readFile13(file2, "utf8");
   const lines = text2.split("\n");
   const torn = lines.pop() !== "";
   const records = [];
@@ -63173,9 +63207,9 @@ __export(rebuild_local_index_exports, {
   rebuildLocalIndex: () => rebuildLocalIndex
 });
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { mkdir as mkdir15, readdir as readdir9, rename as rename10, rm as rm14 } from "node:fs/promises";
+import { mkdir as mkdir15, readdir as readdir10, rename as rename10, rm as rm14 } from "node:fs/promises";
 async function indexFromJournals(journalDir) {
-  const names = (await readdir9(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
+  const names = (await readdir10(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
   const built = {
     cache: /* @__PURE__ */ new Map(),
     succeeded: [],
@@ -65999,15 +66033,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path22 = [graph[toModel].parent, toModel];
+      const path23 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path22.unshift(graph[cur].parent);
+        path23.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path22;
+      fn3.conversion = path23;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -66689,7 +66723,7 @@ var require_ms = __commonJS({
       options = options || {};
       var type = typeof val;
       if (type === "string" && val.length > 0) {
-        return parse7(val);
+        return parse8(val);
       } else if (type === "number" && isFinite(val)) {
         return options.long ? fmtLong(val) : fmtShort(val);
       }
@@ -66697,7 +66731,7 @@ var require_ms = __commonJS({
         "val is not a non-empty string or a valid number. val=" + JSON.stringify(val)
       );
     };
-    function parse7(str) {
+    function parse8(str) {
       str = String(str);
       if (str.length > 100) {
         return;
@@ -67335,15 +67369,15 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check2(path22, isFile, isDirectory3) {
-      log(`checking %s`, path22);
+    function check2(path23, isFile, isDirectory3) {
+      log(`checking %s`, path23);
       try {
-        const stat7 = fs_1.statSync(path22);
-        if (stat7.isFile() && isFile) {
+        const stat9 = fs_1.statSync(path23);
+        if (stat9.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
         }
-        if (stat7.isDirectory() && isDirectory3) {
+        if (stat9.isDirectory() && isDirectory3) {
           log(`[OK] path represents a directory`);
           return true;
         }
@@ -67358,8 +67392,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path22, type = exports.READABLE) {
-      return check2(path22, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path23, type = exports.READABLE) {
+      return check2(path23, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -69856,6 +69890,7 @@ function readWorkflowContext(env) {
     repository: env.GITHUB_REPOSITORY ?? "",
     eventName,
     sha: env.GITHUB_SHA ?? "",
+    branch: env.GITHUB_HEAD_REF || (env.GITHUB_REF_TYPE === "branch" ? env.GITHUB_REF_NAME || null : null),
     pullRequest,
     runId: env.GITHUB_RUN_ID ?? "",
     runAttempt: env.GITHUB_RUN_ATTEMPT ?? "1",
@@ -69865,9 +69900,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path22) {
+function readJson(path23) {
   try {
-    return JSON.parse(readFileSync(path22, "utf8"));
+    return JSON.parse(readFileSync(path23, "utf8"));
   } catch {
     return null;
   }
@@ -69876,7 +69911,7 @@ function readJson(path22) {
 // action/input-helper.ts
 var DEFAULTS = {
   params: "",
-  pipeline: "fluksio.yml",
+  pipeline: "",
   "no-cache": "false",
   server: "",
   "server-token": "",
@@ -69892,7 +69927,7 @@ var BooleanInput = external_exports.string().transform((text2, context) => {
 });
 var RawInputs = external_exports.object({
   params: external_exports.string(),
-  pipeline: external_exports.string().min(1, { error: "empty; expected the pipeline file, e.g. fluksio.yml" }),
+  pipeline: external_exports.string(),
   "no-cache": BooleanInput,
   server: external_exports.string().refine((text2) => text2 === "" || isHttpUrl(text2), {
     error: (issue3) => `"${urlWithoutUserinfo(String(issue3.input))}" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`
@@ -69923,7 +69958,7 @@ function getInputs(env = process.env) {
   const inputs = parsed.data;
   return {
     params: assignments.assignments,
-    pipeline: inputs.pipeline,
+    pipeline: inputs.pipeline === "" ? null : inputs.pipeline,
     noCache: inputs["no-cache"],
     server: inputs.server ? { url: urlWithoutUserinfo(inputs.server).replace(/\/+$/, ""), token: inputs["server-token"] } : null,
     wait: inputs.wait,
@@ -70499,9 +70534,9 @@ async function dropListingSnapshot(file2) {
 
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path22, message) {
+  constructor(path23, message) {
     super(message);
-    this.path = path22;
+    this.path = path23;
     this.name = "UnsafePathError";
   }
   path;
@@ -70706,15 +70741,15 @@ function parseLsFiles(output) {
       if (!isNeverCode(repoPath2)) listed.paths.set(repoPath2, null);
       continue;
     }
-    const tab = output.indexOf("	", start2);
-    if (tab < 0 || tab > end) continue;
-    const repoPath = output.slice(tab + 1, end);
+    const tab2 = output.indexOf("	", start2);
+    if (tab2 < 0 || tab2 > end) continue;
+    const repoPath = output.slice(tab2 + 1, end);
     if (isNeverCode(repoPath)) continue;
-    if (output.charCodeAt(tab - 1) !== 48) {
+    if (output.charCodeAt(tab2 - 1) !== 48) {
       listed.paths.set(repoPath, null);
       listed.unmerged.add(repoPath);
     } else if (!listed.paths.has(repoPath)) {
-      listed.paths.set(repoPath, output.slice(start2 + 2, tab - 2));
+      listed.paths.set(repoPath, output.slice(start2 + 2, tab2 - 2));
       if (output.charCodeAt(start2) === 83) listed.skipWorktree.add(repoPath);
     }
   }
@@ -71079,6 +71114,8 @@ var RunReport = external_exports.object({
       status: StageStatus,
       cacheKey: external_exports.string().nullable(),
       cachedFrom: external_exports.string().nullable(),
+      /** The entry came from the team's cache on the control plane (`--remote-cache`); absent from older reports. */
+      cachedFromTeam: external_exports.boolean().default(false),
       reasons: external_exports.array(external_exports.string()),
       /** How the stage is keyed, when the summary must say so (see StageRecord); absent from older servers' reports. */
       notes: external_exports.array(external_exports.string()).default([]),
@@ -71139,6 +71176,7 @@ function buildRunReport(detail, baseline, goals) {
       status: stage.status,
       cacheKey: stage.cacheKey,
       cachedFrom: stage.cachedFrom,
+      cachedFromTeam: stage.cachedFromTeam,
       reasons: stage.reasons,
       notes: stage.notes,
       durationMs: stage.durationMs,
@@ -71156,13 +71194,28 @@ function buildRunReport(detail, baseline, goals) {
   };
 }
 
+// runner/workspace/current-branch.ts
+import { readFile, stat as stat2 } from "node:fs/promises";
+import path13 from "node:path";
+var REFTABLE_HEAD = "refs/heads/.invalid";
+async function currentBranch(repoRoot) {
+  const dotGit = path13.join(repoRoot, ".git");
+  const gitDir = (await stat2(dotGit)).isDirectory() ? dotGit : path13.resolve(repoRoot, /^gitdir: (.+)$/m.exec(await readFile(dotGit, "utf8"))?.[1]?.trim() ?? ".git");
+  const head = (await readFile(path13.join(gitDir, "HEAD"), "utf8")).trim();
+  const ref = /^ref: (refs\/heads\/.+)$/.exec(head)?.[1];
+  if (ref === void 0) return null;
+  if (ref !== REFTABLE_HEAD) return ref.slice("refs/heads/".length);
+  const name2 = await gitOutput(repoRoot, ["symbolic-ref", "--quiet", "--short", "HEAD"]).catch(() => "");
+  return name2.trim() || null;
+}
+
 // runner/keys/compute-stamp.ts
 init_canonical_json();
 
 // runner/keys/code-digest.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
 init_canonical_json();
-import path13 from "node:path";
+import path14 from "node:path";
 function codeDigest(index2, scope) {
   const included = includeMatcher(scope);
   const excluded2 = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, "")));
@@ -71187,7 +71240,7 @@ function isSorted(entries) {
 function includeMatcher(scope) {
   if (scope.include === null) return () => true;
   const patterns = scope.include.map(
-    (glob) => glob.startsWith("/") ? glob.slice(1) : path13.posix.join(scope.pipelineDir, glob)
+    (glob) => glob.startsWith("/") ? glob.slice(1) : path14.posix.join(scope.pipelineDir, glob)
   );
   if (patterns.length === 0) return () => false;
   return (0, import_picomatch.default)(patterns, { dot: true });
@@ -71233,22 +71286,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path22) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path22)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path23) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path23)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path22) {
-  return posix.normalize(path22).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path23) {
+  return posix.normalize(path23).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path22) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path22);
-  if (repoPath === null) throw new Error(`"${path22}" is outside the repository`);
+function repoPathIn(workspace, path23) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path23);
+  if (repoPath === null) throw new Error(`"${path23}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -71258,11 +71311,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path22) => repoPathIn(workspace, path22));
-  const isOut = (path22) => outs.some((out2) => path22 === out2 || path22.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path23) => repoPathIn(workspace, path23));
+  const isOut = (path23) => outs.some((out2) => path23 === out2 || path23.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path22) => !isOut(path22)),
+    dirty: [...codeIndex.changed].some((path23) => !isOut(path23)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -71281,7 +71334,7 @@ init_zod();
 init_one_shot_parse();
 import { createHash as createHash4, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir as mkdir4, readFile, rename as rename4, stat as stat2, writeFile as writeFile4 } from "node:fs/promises";
+import { mkdir as mkdir4, readFile as readFile2, rename as rename4, stat as stat3, writeFile as writeFile4 } from "node:fs/promises";
 import { dirname as dirname3 } from "node:path";
 var Remembered = external_exports.strictObject({ stat: external_exports.string(), digest: external_exports.string() });
 var RememberedFile = external_exports.record(external_exports.string(), Remembered);
@@ -71296,7 +71349,7 @@ var InterpreterDigests = class {
   /** `sha256:<hex>` of the file at `realPath` (a real path, symlinks already followed). */
   async digestOf(realPath) {
     const known = await this.load();
-    const stats = await stat2(realPath, { bigint: true });
+    const stats = await stat3(realPath, { bigint: true });
     const key = [stats.dev, stats.ino, stats.size, stats.mtimeNs, stats.ctimeNs].join(":");
     const remembered = known.get(realPath);
     if (remembered?.stat === key) return remembered.digest;
@@ -71325,7 +71378,7 @@ var InterpreterDigests = class {
     if (this.file) {
       let raw = null;
       try {
-        raw = JSON.parse(await readFile(this.file, "utf8"));
+        raw = JSON.parse(await readFile2(this.file, "utf8"));
       } catch {
       }
       const parsed = RememberedFile.safeParse(raw, ONE_SHOT_PARSE);
@@ -71344,7 +71397,7 @@ import { join as join10 } from "node:path";
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path22) => ({ name: name2, path: normalizePipelinePath(path22) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path23) => ({ name: name2, path: normalizePipelinePath(path23) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -71359,10 +71412,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path22 = normalizePipelinePath(dep);
+  const path23 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path22) || pathContains(path22, out2)) return name2;
+      if (pathContains(out2, path23) || pathContains(path23, out2)) return name2;
     }
   }
   return null;
@@ -71484,17 +71537,17 @@ var BlobCorruptError = class extends Error {
 init_canonical_json();
 init_out_record();
 import { randomUUID as randomUUID4 } from "node:crypto";
-import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir2, realpath as realpath3, rename as rename5, rm as rm5, stat as stat3 } from "node:fs/promises";
-import path14 from "node:path";
+import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir2, realpath as realpath3, rename as rename5, rm as rm5, stat as stat4 } from "node:fs/promises";
+import path15 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path22, absPath, options) {
+  constructor(path23, absPath, options) {
     super(
-      `"${path22}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path23}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path22;
+    this.path = path23;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -71507,7 +71560,7 @@ var BLOB_BATCH = 16;
 async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const stats = await stat3(absPath).catch((error47) => {
+  const stats = await stat4(absPath).catch((error47) => {
     throw error47.code === "ENOENT" ? new MissingOutError(outPath, absPath, { cause: error47 }) : error47;
   });
   if (stats.isFile()) {
@@ -71528,7 +71581,7 @@ async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
   for (let i2 = 0; i2 < listed.length; i2 += BLOB_BATCH) {
     const stored = await Promise.all(
       listed.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
-        const { mode } = await stat3(file2.abs);
+        const { mode } = await stat4(file2.abs);
         return { path: file2.path, ...await blobs.putFile(file2.abs), executable: isExecutable(mode) };
       })
     );
@@ -71546,9 +71599,9 @@ async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
 async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const parent = path14.dirname(absPath);
+  const parent = path15.dirname(absPath);
   await mkdir6(parent, { recursive: true });
-  const temp = path14.join(parent, `.${path14.basename(absPath)}.${randomUUID4()}.fluksio-restore`);
+  const temp = path15.join(parent, `.${path15.basename(absPath)}.${randomUUID4()}.fluksio-restore`);
   try {
     if (record2.kind === "file") {
       await blobs.getToFile(record2.digest, temp);
@@ -71567,9 +71620,9 @@ async function removeOut(pipelineDir, workspaceRoot, outPath) {
   await rm5(absPath, { recursive: true, force: true });
 }
 async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
-  if (path14.posix.isAbsolute(outPath)) return outPath;
-  const dirInRoot = path14.relative(await realpath3(workspaceRoot), await realpath3(pipelineDir));
-  return path14.posix.join(dirInRoot.split(path14.sep).join("/"), outPath);
+  if (path15.posix.isAbsolute(outPath)) return outPath;
+  const dirInRoot = path15.relative(await realpath3(workspaceRoot), await realpath3(pipelineDir));
+  return path15.posix.join(dirInRoot.split(path15.sep).join("/"), outPath);
 }
 async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
   const real2 = await realpath3(absDir);
@@ -71579,9 +71632,9 @@ async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, 
   if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
   for (const entry of entries) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    const abs = path14.join(absDir, entry.name);
+    const abs = path15.join(absDir, entry.name);
     if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
-    const stats = entry.isSymbolicLink() ? await stat3(abs) : entry;
+    const stats = entry.isSymbolicLink() ? await stat4(abs) : entry;
     if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
     else if (stats.isFile()) tree.files.push({ path: rel, abs });
     else throw new Error(`${abs} is neither a file nor a directory; a directory out may hold only files`);
@@ -71591,7 +71644,7 @@ function isExecutable(mode) {
   return (mode & 64) !== 0;
 }
 async function makeExecutable(absPath) {
-  const { mode } = await stat3(absPath);
+  const { mode } = await stat4(absPath);
   await chmod2(absPath, mode | (mode & 292) >> 2);
 }
 function checkManifestPath(digest, relPath) {
@@ -71604,13 +71657,13 @@ async function restoreDir(blobs, digest, tempDir) {
   await mkdir6(tempDir);
   for (const dir of manifest.dirs ?? []) {
     checkManifestPath(digest, dir);
-    await mkdir6(path14.join(tempDir, dir), { recursive: true });
+    await mkdir6(path15.join(tempDir, dir), { recursive: true });
   }
   for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
     await Promise.all(
       manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
         checkManifestPath(digest, file2.path);
-        const target = path14.join(tempDir, file2.path);
+        const target = path15.join(tempDir, file2.path);
         await blobs.getToFile(file2.digest, target);
         if (file2.executable) await makeExecutable(target);
       })
@@ -71623,7 +71676,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename5(temp, dest);
     return;
   }
-  const aside = path14.join(path14.dirname(dest), `.${path14.basename(dest)}.${randomUUID4()}.fluksio-old`);
+  const aside = path15.join(path15.dirname(dest), `.${path15.basename(dest)}.${randomUUID4()}.fluksio-old`);
   await rename5(dest, aside);
   try {
     await rename5(temp, dest);
@@ -71635,29 +71688,37 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
 }
 
 // runner/find-stage-hit.ts
-async function findStageHit(options, { traceable, cacheKey, probe }) {
+async function findStageHit(options, lookup2) {
+  const own = await findEntry(options.cache, lookup2);
+  if (own) return { entry: own, team: false };
+  const team = options.teamCache ? await findEntry(options.teamCache.cache, lookup2) : null;
+  return team ? { entry: team, team: true } : null;
+}
+async function findEntry(cache, { traceable, cacheKey, probe }) {
   if (traceable) {
-    const candidates = await options.cache.candidates(manifestKeyOf(traceable)).catch(() => []);
+    const candidates = await cache.candidates(manifestKeyOf(traceable)).catch(() => []);
     for (const candidate of candidates) {
       const { readSet } = candidate.keyInputs;
       if (readSet && (await probe.changes(readSet).catch(() => ["unreadable"])).length === 0)
         return candidate;
     }
   }
-  return options.cache.lookup(cacheKey).catch(() => null);
+  return cache.lookup(cacheKey).catch(() => null);
 }
-async function restoreHit(options, entry) {
-  const { workspace, blobs } = options;
+async function restoreHit(options, { entry, team }) {
+  const { workspace } = options;
+  const blobs = team && options.teamCache ? options.teamCache.blobsOf(entry) : options.blobs;
+  const whose = team ? `the team's cached outputs of run ${entry.runId}` : `cached outputs of run ${entry.runId}`;
   try {
     for (const out2 of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out2);
     return null;
   } catch (error47) {
     if (error47 instanceof BlobMissingError || error47 instanceof BlobCorruptError) {
       const what = error47 instanceof BlobMissingError ? "is missing" : "was corrupt";
-      return `cached outputs of run ${entry.runId} could not be restored (blob ${error47.digest} ${what})`;
+      return `${whose} could not be restored (blob ${error47.digest} ${what})`;
     }
     const message = error47 instanceof Error ? error47.message : String(error47);
-    return `cached outputs of run ${entry.runId} could not be restored: ${message}`;
+    return `${whose} could not be restored: ${message}`;
   }
 }
 
@@ -71665,6 +71726,7 @@ async function restoreHit(options, entry) {
 import { posix as posix3 } from "node:path";
 
 // runner/keys/rerun-reasons.ts
+init_canonical_json();
 function rerunReasons(current, previousStage, context) {
   if (previousStage === null) return ["no earlier run of this stage"];
   const previous = previousStage.keyInputs;
@@ -71715,6 +71777,9 @@ function rerunReasons(current, previousStage, context) {
   }
   if (!sameList(previous.outs, current.outs) || !sameList(previous.metrics, current.metrics)) {
     reasons.push("declared outs or metrics changed");
+  }
+  if (canonicalJson(previous.plots ?? []) !== canonicalJson(current.plots ?? [])) {
+    reasons.push("declared plots changed");
   }
   if (reasons.length > 0) return reasons;
   return [`same inputs as in run ${previousStage.runId}, whose result is not in the cache`];
@@ -71770,8 +71835,8 @@ async function missReasons(name2, {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path22, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path22) || path22,
+      const relative3 = (entries) => entries.map(([path23, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path23) || path23,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -71795,11 +71860,11 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash5 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
-import { readdir as readdir3, realpath as realpath4, stat as stat4 } from "node:fs/promises";
-import path15 from "node:path";
+import { readdir as readdir3, realpath as realpath4, stat as stat5 } from "node:fs/promises";
+import path16 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
-  const stats = await stat4(absPath).catch((error47) => {
+  const stats = await stat5(absPath).catch((error47) => {
     if (error47.code === "ENOENT") throw new Error(`${absPath} does not exist`, { cause: error47 });
     throw error47;
   });
@@ -71834,8 +71899,8 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
     if (isNeverCode(rel)) continue;
     counted += 1;
-    const abs = path15.join(absDir, entry.name);
-    const stats = await stat4(abs);
+    const abs = path16.join(absDir, entry.name);
+    const stats = await stat5(abs);
     if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
     else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
     else throw new Error(`${abs} is neither a file nor a directory`);
@@ -71873,7 +71938,7 @@ async function recheckStageInputs(options) {
     const changes = changesIn(material.codeScope, before, after, workspace);
     if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
   }
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path22) => repoPathIn(workspace, path22));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path23) => repoPathIn(workspace, path23));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -71905,17 +71970,17 @@ function changesIn(scope, before, after, workspace) {
   const old = codeDigest(before, scope);
   const now = codeDigest(after, scope);
   if (old.digest === now.digest) return null;
-  const relative3 = (entries) => entries.map(([path22, id]) => [pipelinePathIn(workspace, path22), id]);
+  const relative3 = (entries) => entries.map(([path23, id]) => [pipelinePathIn(workspace, path23), id]);
   return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
 }
 
 // runner/output/metrics-file.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { readFile as readFile2 } from "node:fs/promises";
+import { readFile as readFile3 } from "node:fs/promises";
 async function readMetricsFile(absPath, displayPath) {
   let text2;
   try {
-    text2 = await readFile2(absPath, "utf8");
+    text2 = await readFile3(absPath, "utf8");
   } catch (error47) {
     const why = error47.code === "ENOENT" ? "does not exist" : "cannot be read";
     throw new Error(`Metrics file ${displayPath} ${why}: ${error47.message}`, { cause: error47 });
@@ -71944,7 +72009,7 @@ function parseJson(text2) {
   try {
     return { value: JSON.parse(text2) };
   } catch (error47) {
-    const message = error47.message;
+    const message = error47.message.replace(/ \(line \d+ column \d+\)$/, "");
     const position = /at position (\d+)/.exec(message);
     return {
       problem: `is not valid JSON: ${message}${position ? ` (${lineAndColumn(text2, Number(position[1]))})` : ""}`
@@ -71973,8 +72038,1792 @@ function describe(value) {
   return value === null || value === void 0 ? "nothing (it is empty or null)" : `a ${typeof value}`;
 }
 
-// runner/keys/keying-notes.ts
+// runner/output/read-plot-series.ts
+import { readdir as readdir4, readFile as readFile4, realpath as realpath5, stat as stat6 } from "node:fs/promises";
+import { sep as sep3 } from "node:path";
+import { posix as posix5 } from "node:path";
+
+// node_modules/csv-parse/lib/api/CsvError.js
+var CsvError = class _CsvError extends Error {
+  constructor(code, message, options, ...contexts) {
+    if (Array.isArray(message)) message = message.join(" ").trim();
+    super(message);
+    if (Error.captureStackTrace !== void 0) {
+      Error.captureStackTrace(this, _CsvError);
+    }
+    this.code = code;
+    for (const context of contexts) {
+      for (const key in context) {
+        const value = context[key];
+        this[key] = Buffer.isBuffer(value) ? value.toString(options.encoding) : value == null ? value : JSON.parse(JSON.stringify(value));
+      }
+    }
+  }
+};
+
+// node_modules/csv-parse/lib/utils/is_object.js
+var is_object = function(obj) {
+  return typeof obj === "object" && obj !== null && !Array.isArray(obj);
+};
+
+// node_modules/csv-parse/lib/api/normalize_columns_array.js
+var normalize_columns_array = function(columns) {
+  const normalizedColumns = [];
+  for (let i2 = 0, l4 = columns.length; i2 < l4; i2++) {
+    const column = columns[i2];
+    if (column === void 0 || column === null || column === false) {
+      normalizedColumns[i2] = { disabled: true };
+    } else if (typeof column === "string" || typeof column === "number") {
+      normalizedColumns[i2] = { name: `${column}` };
+    } else if (is_object(column)) {
+      if (typeof column.name !== "string") {
+        throw new CsvError("CSV_OPTION_COLUMNS_MISSING_NAME", [
+          "Option columns missing name:",
+          `property "name" is required at position ${i2}`,
+          "when column is an object literal"
+        ]);
+      }
+      normalizedColumns[i2] = column;
+    } else {
+      throw new CsvError("CSV_INVALID_COLUMN_DEFINITION", [
+        "Invalid column definition:",
+        "expect a string or a literal object,",
+        `got ${JSON.stringify(column)} at position ${i2}`
+      ]);
+    }
+  }
+  return normalizedColumns;
+};
+
+// node_modules/csv-parse/lib/utils/ResizeableBuffer.js
+var ResizeableBuffer = class {
+  constructor(size = 100) {
+    this.size = size;
+    this.length = 0;
+    this.buf = Buffer.allocUnsafe(size);
+  }
+  prepend(val) {
+    if (Buffer.isBuffer(val)) {
+      const length = this.length + val.length;
+      if (length >= this.size) {
+        this.resize();
+        if (length >= this.size) {
+          throw Error("INVALID_BUFFER_STATE");
+        }
+      }
+      const buf = this.buf;
+      this.buf = Buffer.allocUnsafe(this.size);
+      val.copy(this.buf, 0);
+      buf.copy(this.buf, val.length);
+      this.length += val.length;
+    } else {
+      const length = this.length++;
+      if (length === this.size) {
+        this.resize();
+      }
+      const buf = this.clone();
+      this.buf[0] = val;
+      buf.copy(this.buf, 1, 0, length);
+    }
+  }
+  append(val) {
+    const length = this.length++;
+    if (length === this.size) {
+      this.resize();
+    }
+    this.buf[length] = val;
+  }
+  clone() {
+    return Buffer.from(this.buf.slice(0, this.length));
+  }
+  resize() {
+    const length = this.length;
+    this.size = this.size * 2;
+    const buf = Buffer.allocUnsafe(this.size);
+    this.buf.copy(buf, 0, 0, length);
+    this.buf = buf;
+  }
+  toString(encoding) {
+    if (encoding) {
+      return this.buf.slice(0, this.length).toString(encoding);
+    } else {
+      return Uint8Array.prototype.slice.call(this.buf.slice(0, this.length));
+    }
+  }
+  toJSON() {
+    return this.toString("utf8");
+  }
+  reset() {
+    this.length = 0;
+  }
+};
+var ResizeableBuffer_default = ResizeableBuffer;
+
+// node_modules/csv-parse/lib/api/init_state.js
+var np = 12;
+var cr = 13;
+var nl = 10;
+var space = 32;
+var tab = 9;
+var init_state = function(options) {
+  return {
+    bomSkipped: false,
+    bufBytesStart: 0,
+    castField: options.cast_function,
+    commenting: false,
+    // Current error encountered by a record
+    error: void 0,
+    enabled: options.from_line === 1,
+    escaping: false,
+    escapeIsQuote: Buffer.isBuffer(options.escape) && Buffer.isBuffer(options.quote) && Buffer.compare(options.escape, options.quote) === 0,
+    // columns can be `false`, `true`, `Array`
+    expectedRecordLength: Array.isArray(options.columns) ? options.columns.length : void 0,
+    field: new ResizeableBuffer_default(20),
+    firstLineToHeaders: options.cast_first_line_to_header,
+    needMoreDataSize: Math.max(
+      // Skip if the remaining buffer smaller than comment
+      options.comment !== null ? options.comment.length : 0,
+      ...options.delimiter.map((delimiter3) => delimiter3.length),
+      // Skip if the remaining buffer can be escape sequence
+      options.quote !== null ? options.quote.length : 0
+    ),
+    previousBuf: void 0,
+    quoting: false,
+    stop: false,
+    rawBuffer: new ResizeableBuffer_default(100),
+    record: [],
+    recordHasError: false,
+    record_length: 0,
+    recordDelimiterMaxLength: options.record_delimiter.length === 0 ? 0 : Math.max(...options.record_delimiter.map((v6) => v6.length)),
+    trimChars: [
+      Buffer.from(" ", options.encoding)[0],
+      Buffer.from("	", options.encoding)[0]
+    ],
+    wasQuoting: false,
+    wasRowDelimiter: false,
+    timchars: [
+      Buffer.from(Buffer.from([cr], "utf8").toString(), options.encoding),
+      Buffer.from(Buffer.from([nl], "utf8").toString(), options.encoding),
+      Buffer.from(Buffer.from([np], "utf8").toString(), options.encoding),
+      Buffer.from(Buffer.from([space], "utf8").toString(), options.encoding),
+      Buffer.from(Buffer.from([tab], "utf8").toString(), options.encoding)
+    ]
+  };
+};
+
+// node_modules/csv-parse/lib/utils/underscore.js
+var underscore = function(str) {
+  return str.replace(/([A-Z])/g, function(_5, match) {
+    return "_" + match.toLowerCase();
+  });
+};
+
+// node_modules/csv-parse/lib/api/normalize_options.js
+var normalize_options = function(opts) {
+  const options = {};
+  for (const opt in opts) {
+    options[underscore(opt)] = opts[opt];
+  }
+  if (options.encoding === void 0 || options.encoding === true) {
+    options.encoding = "utf8";
+  } else if (options.encoding === null || options.encoding === false) {
+    options.encoding = null;
+  } else if (typeof options.encoding !== "string" && options.encoding !== null) {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_ENCODING",
+      [
+        "Invalid option encoding:",
+        "encoding must be a string or null to return a buffer,",
+        `got ${JSON.stringify(options.encoding)}`
+      ],
+      options
+    );
+  }
+  if (options.bom === void 0 || options.bom === null || options.bom === false) {
+    options.bom = false;
+  } else if (options.bom !== true) {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_BOM",
+      [
+        "Invalid option bom:",
+        "bom must be true,",
+        `got ${JSON.stringify(options.bom)}`
+      ],
+      options
+    );
+  }
+  options.cast_function = null;
+  if (options.cast === void 0 || options.cast === null || options.cast === false || options.cast === "") {
+    options.cast = void 0;
+  } else if (typeof options.cast === "function") {
+    options.cast_function = options.cast;
+    options.cast = true;
+  } else if (options.cast !== true) {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_CAST",
+      [
+        "Invalid option cast:",
+        "cast must be true or a function,",
+        `got ${JSON.stringify(options.cast)}`
+      ],
+      options
+    );
+  }
+  if (options.cast_date === void 0 || options.cast_date === null || options.cast_date === false || options.cast_date === "") {
+    options.cast_date = false;
+  } else if (options.cast_date === true) {
+    options.cast_date = function(value) {
+      const date6 = Date.parse(value);
+      return !isNaN(date6) ? new Date(date6) : value;
+    };
+  } else if (typeof options.cast_date !== "function") {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_CAST_DATE",
+      [
+        "Invalid option cast_date:",
+        "cast_date must be true or a function,",
+        `got ${JSON.stringify(options.cast_date)}`
+      ],
+      options
+    );
+  }
+  options.cast_first_line_to_header = void 0;
+  if (options.columns === true) {
+    options.cast_first_line_to_header = void 0;
+  } else if (typeof options.columns === "function") {
+    options.cast_first_line_to_header = options.columns;
+    options.columns = true;
+  } else if (Array.isArray(options.columns)) {
+    options.columns = normalize_columns_array(options.columns);
+  } else if (options.columns === void 0 || options.columns === null || options.columns === false) {
+    options.columns = false;
+  } else {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_COLUMNS",
+      [
+        "Invalid option columns:",
+        "expect an array, a function or true,",
+        `got ${JSON.stringify(options.columns)}`
+      ],
+      options
+    );
+  }
+  if (options.group_columns_by_name === void 0 || options.group_columns_by_name === null || options.group_columns_by_name === false) {
+    options.group_columns_by_name = false;
+  } else if (options.group_columns_by_name !== true) {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_GROUP_COLUMNS_BY_NAME",
+      [
+        "Invalid option group_columns_by_name:",
+        "expect an boolean,",
+        `got ${JSON.stringify(options.group_columns_by_name)}`
+      ],
+      options
+    );
+  } else if (options.columns === false) {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_GROUP_COLUMNS_BY_NAME",
+      [
+        "Invalid option group_columns_by_name:",
+        "the `columns` mode must be activated."
+      ],
+      options
+    );
+  }
+  if (options.comment === void 0 || options.comment === null || options.comment === false || options.comment === "") {
+    options.comment = null;
+  } else {
+    if (typeof options.comment === "string") {
+      options.comment = Buffer.from(options.comment, options.encoding);
+    }
+    if (!Buffer.isBuffer(options.comment)) {
+      throw new CsvError(
+        "CSV_INVALID_OPTION_COMMENT",
+        [
+          "Invalid option comment:",
+          "comment must be a buffer or a string,",
+          `got ${JSON.stringify(options.comment)}`
+        ],
+        options
+      );
+    }
+  }
+  if (options.comment_no_infix === void 0 || options.comment_no_infix === null || options.comment_no_infix === false) {
+    options.comment_no_infix = false;
+  } else if (options.comment_no_infix !== true) {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_COMMENT",
+      [
+        "Invalid option comment_no_infix:",
+        "value must be a boolean,",
+        `got ${JSON.stringify(options.comment_no_infix)}`
+      ],
+      options
+    );
+  }
+  const delimiter_json = JSON.stringify(options.delimiter);
+  if (!Array.isArray(options.delimiter))
+    options.delimiter = [options.delimiter];
+  if (options.delimiter.length === 0) {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_DELIMITER",
+      [
+        "Invalid option delimiter:",
+        "delimiter must be a non empty string or buffer or array of string|buffer,",
+        `got ${delimiter_json}`
+      ],
+      options
+    );
+  }
+  options.delimiter = options.delimiter.map(function(delimiter3) {
+    if (delimiter3 === void 0 || delimiter3 === null || delimiter3 === false) {
+      return Buffer.from(",", options.encoding);
+    }
+    if (typeof delimiter3 === "string") {
+      delimiter3 = Buffer.from(delimiter3, options.encoding);
+    }
+    if (!Buffer.isBuffer(delimiter3) || delimiter3.length === 0) {
+      throw new CsvError(
+        "CSV_INVALID_OPTION_DELIMITER",
+        [
+          "Invalid option delimiter:",
+          "delimiter must be a non empty string or buffer or array of string|buffer,",
+          `got ${delimiter_json}`
+        ],
+        options
+      );
+    }
+    return delimiter3;
+  });
+  if (options.escape === void 0 || options.escape === true) {
+    options.escape = Buffer.from('"', options.encoding);
+  } else if (typeof options.escape === "string") {
+    options.escape = Buffer.from(options.escape, options.encoding);
+  } else if (options.escape === null || options.escape === false) {
+    options.escape = null;
+  }
+  if (options.escape !== null) {
+    if (!Buffer.isBuffer(options.escape)) {
+      throw new Error(
+        `Invalid Option: escape must be a buffer, a string or a boolean, got ${JSON.stringify(options.escape)}`
+      );
+    }
+  }
+  if (options.from === void 0 || options.from === null) {
+    options.from = 1;
+  } else {
+    if (typeof options.from === "string" && /\d+/.test(options.from)) {
+      options.from = parseInt(options.from);
+    }
+    if (Number.isInteger(options.from)) {
+      if (options.from < 0) {
+        throw new Error(
+          `Invalid Option: from must be a positive integer, got ${JSON.stringify(opts.from)}`
+        );
+      }
+    } else {
+      throw new Error(
+        `Invalid Option: from must be an integer, got ${JSON.stringify(options.from)}`
+      );
+    }
+  }
+  if (options.from_line === void 0 || options.from_line === null) {
+    options.from_line = 1;
+  } else {
+    if (typeof options.from_line === "string" && /\d+/.test(options.from_line)) {
+      options.from_line = parseInt(options.from_line);
+    }
+    if (Number.isInteger(options.from_line)) {
+      if (options.from_line <= 0) {
+        throw new Error(
+          `Invalid Option: from_line must be a positive integer greater than 0, got ${JSON.stringify(opts.from_line)}`
+        );
+      }
+    } else {
+      throw new Error(
+        `Invalid Option: from_line must be an integer, got ${JSON.stringify(opts.from_line)}`
+      );
+    }
+  }
+  if (options.ignore_last_delimiters === void 0 || options.ignore_last_delimiters === null) {
+    options.ignore_last_delimiters = false;
+  } else if (typeof options.ignore_last_delimiters === "number") {
+    options.ignore_last_delimiters = Math.floor(options.ignore_last_delimiters);
+    if (options.ignore_last_delimiters === 0) {
+      options.ignore_last_delimiters = false;
+    }
+  } else if (typeof options.ignore_last_delimiters !== "boolean") {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_IGNORE_LAST_DELIMITERS",
+      [
+        "Invalid option `ignore_last_delimiters`:",
+        "the value must be a boolean value or an integer,",
+        `got ${JSON.stringify(options.ignore_last_delimiters)}`
+      ],
+      options
+    );
+  }
+  if (options.ignore_last_delimiters === true && options.columns === false) {
+    throw new CsvError(
+      "CSV_IGNORE_LAST_DELIMITERS_REQUIRES_COLUMNS",
+      [
+        "The option `ignore_last_delimiters`",
+        "requires the activation of the `columns` option"
+      ],
+      options
+    );
+  }
+  if (options.info === void 0 || options.info === null || options.info === false) {
+    options.info = false;
+  } else if (options.info !== true) {
+    throw new Error(
+      `Invalid Option: info must be true, got ${JSON.stringify(options.info)}`
+    );
+  }
+  if (options.max_record_size === void 0 || options.max_record_size === null || options.max_record_size === false) {
+    options.max_record_size = 0;
+  } else if (Number.isInteger(options.max_record_size) && options.max_record_size >= 0) {
+  } else if (typeof options.max_record_size === "string" && /\d+/.test(options.max_record_size)) {
+    options.max_record_size = parseInt(options.max_record_size);
+  } else {
+    throw new Error(
+      `Invalid Option: max_record_size must be a positive integer, got ${JSON.stringify(options.max_record_size)}`
+    );
+  }
+  if (options.objname === void 0 || options.objname === null || options.objname === false) {
+    options.objname = void 0;
+  } else if (Buffer.isBuffer(options.objname)) {
+    if (options.objname.length === 0) {
+      throw new Error(`Invalid Option: objname must be a non empty buffer`);
+    }
+    if (options.encoding === null) {
+    } else {
+      options.objname = options.objname.toString(options.encoding);
+    }
+  } else if (typeof options.objname === "string") {
+    if (options.objname.length === 0) {
+      throw new Error(`Invalid Option: objname must be a non empty string`);
+    }
+  } else if (typeof options.objname === "number") {
+  } else {
+    throw new Error(
+      `Invalid Option: objname must be a string or a buffer, got ${options.objname}`
+    );
+  }
+  if (options.objname !== void 0) {
+    if (typeof options.objname === "number") {
+      if (options.columns !== false) {
+        throw Error(
+          "Invalid Option: objname index cannot be combined with columns or be defined as a field"
+        );
+      }
+    } else {
+      if (options.columns === false) {
+        throw Error(
+          "Invalid Option: objname field must be combined with columns or be defined as an index"
+        );
+      }
+    }
+  }
+  if (options.on_record === void 0 || options.on_record === null) {
+    options.on_record = void 0;
+  } else if (typeof options.on_record !== "function") {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_ON_RECORD",
+      [
+        "Invalid option `on_record`:",
+        "expect a function,",
+        `got ${JSON.stringify(options.on_record)}`
+      ],
+      options
+    );
+  }
+  if (options.on_skip !== void 0 && options.on_skip !== null && typeof options.on_skip !== "function") {
+    throw new Error(
+      `Invalid Option: on_skip must be a function, got ${JSON.stringify(options.on_skip)}`
+    );
+  }
+  if (options.quote === null || options.quote === false || options.quote === "") {
+    options.quote = null;
+  } else {
+    if (options.quote === void 0 || options.quote === true) {
+      options.quote = Buffer.from('"', options.encoding);
+    } else if (typeof options.quote === "string") {
+      options.quote = Buffer.from(options.quote, options.encoding);
+    }
+    if (!Buffer.isBuffer(options.quote)) {
+      throw new Error(
+        `Invalid Option: quote must be a buffer or a string, got ${JSON.stringify(options.quote)}`
+      );
+    }
+  }
+  if (options.raw === void 0 || options.raw === null || options.raw === false) {
+    options.raw = false;
+  } else if (options.raw !== true) {
+    throw new Error(
+      `Invalid Option: raw must be true, got ${JSON.stringify(options.raw)}`
+    );
+  }
+  if (options.record_delimiter === void 0) {
+    options.record_delimiter = [];
+  } else if (typeof options.record_delimiter === "string" || Buffer.isBuffer(options.record_delimiter)) {
+    if (options.record_delimiter.length === 0) {
+      throw new CsvError(
+        "CSV_INVALID_OPTION_RECORD_DELIMITER",
+        [
+          "Invalid option `record_delimiter`:",
+          "value must be a non empty string or buffer,",
+          `got ${JSON.stringify(options.record_delimiter)}`
+        ],
+        options
+      );
+    }
+    options.record_delimiter = [options.record_delimiter];
+  } else if (!Array.isArray(options.record_delimiter)) {
+    throw new CsvError(
+      "CSV_INVALID_OPTION_RECORD_DELIMITER",
+      [
+        "Invalid option `record_delimiter`:",
+        "value must be a string, a buffer or array of string|buffer,",
+        `got ${JSON.stringify(options.record_delimiter)}`
+      ],
+      options
+    );
+  }
+  options.record_delimiter = options.record_delimiter.map(function(rd, i2) {
+    if (typeof rd !== "string" && !Buffer.isBuffer(rd)) {
+      throw new CsvError(
+        "CSV_INVALID_OPTION_RECORD_DELIMITER",
+        [
+          "Invalid option `record_delimiter`:",
+          "value must be a string, a buffer or array of string|buffer",
+          `at index ${i2},`,
+          `got ${JSON.stringify(rd)}`
+        ],
+        options
+      );
+    } else if (rd.length === 0) {
+      throw new CsvError(
+        "CSV_INVALID_OPTION_RECORD_DELIMITER",
+        [
+          "Invalid option `record_delimiter`:",
+          "value must be a non empty string or buffer",
+          `at index ${i2},`,
+          `got ${JSON.stringify(rd)}`
+        ],
+        options
+      );
+    }
+    if (typeof rd === "string") {
+      rd = Buffer.from(rd, options.encoding);
+    }
+    return rd;
+  });
+  if (typeof options.relax_column_count === "boolean") {
+  } else if (options.relax_column_count === void 0 || options.relax_column_count === null) {
+    options.relax_column_count = false;
+  } else {
+    throw new Error(
+      `Invalid Option: relax_column_count must be a boolean, got ${JSON.stringify(options.relax_column_count)}`
+    );
+  }
+  if (typeof options.relax_column_count_less === "boolean") {
+  } else if (options.relax_column_count_less === void 0 || options.relax_column_count_less === null) {
+    options.relax_column_count_less = false;
+  } else {
+    throw new Error(
+      `Invalid Option: relax_column_count_less must be a boolean, got ${JSON.stringify(options.relax_column_count_less)}`
+    );
+  }
+  if (typeof options.relax_column_count_more === "boolean") {
+  } else if (options.relax_column_count_more === void 0 || options.relax_column_count_more === null) {
+    options.relax_column_count_more = false;
+  } else {
+    throw new Error(
+      `Invalid Option: relax_column_count_more must be a boolean, got ${JSON.stringify(options.relax_column_count_more)}`
+    );
+  }
+  if (typeof options.relax_quotes === "boolean") {
+  } else if (options.relax_quotes === void 0 || options.relax_quotes === null) {
+    options.relax_quotes = false;
+  } else {
+    throw new Error(
+      `Invalid Option: relax_quotes must be a boolean, got ${JSON.stringify(options.relax_quotes)}`
+    );
+  }
+  if (typeof options.skip_empty_lines === "boolean") {
+  } else if (options.skip_empty_lines === void 0 || options.skip_empty_lines === null) {
+    options.skip_empty_lines = false;
+  } else {
+    throw new Error(
+      `Invalid Option: skip_empty_lines must be a boolean, got ${JSON.stringify(options.skip_empty_lines)}`
+    );
+  }
+  if (typeof options.skip_records_with_empty_values === "boolean") {
+  } else if (options.skip_records_with_empty_values === void 0 || options.skip_records_with_empty_values === null) {
+    options.skip_records_with_empty_values = false;
+  } else {
+    throw new Error(
+      `Invalid Option: skip_records_with_empty_values must be a boolean, got ${JSON.stringify(options.skip_records_with_empty_values)}`
+    );
+  }
+  if (typeof options.skip_records_with_error === "boolean") {
+  } else if (options.skip_records_with_error === void 0 || options.skip_records_with_error === null) {
+    options.skip_records_with_error = false;
+  } else {
+    throw new Error(
+      `Invalid Option: skip_records_with_error must be a boolean, got ${JSON.stringify(options.skip_records_with_error)}`
+    );
+  }
+  if (options.rtrim === void 0 || options.rtrim === null || options.rtrim === false) {
+    options.rtrim = false;
+  } else if (options.rtrim !== true) {
+    throw new Error(
+      `Invalid Option: rtrim must be a boolean, got ${JSON.stringify(options.rtrim)}`
+    );
+  }
+  if (options.ltrim === void 0 || options.ltrim === null || options.ltrim === false) {
+    options.ltrim = false;
+  } else if (options.ltrim !== true) {
+    throw new Error(
+      `Invalid Option: ltrim must be a boolean, got ${JSON.stringify(options.ltrim)}`
+    );
+  }
+  if (options.trim === void 0 || options.trim === null || options.trim === false) {
+    options.trim = false;
+  } else if (options.trim !== true) {
+    throw new Error(
+      `Invalid Option: trim must be a boolean, got ${JSON.stringify(options.trim)}`
+    );
+  }
+  if (options.trim === true && opts.ltrim !== false) {
+    options.ltrim = true;
+  } else if (options.ltrim !== true) {
+    options.ltrim = false;
+  }
+  if (options.trim === true && opts.rtrim !== false) {
+    options.rtrim = true;
+  } else if (options.rtrim !== true) {
+    options.rtrim = false;
+  }
+  if (options.to === void 0 || options.to === null) {
+    options.to = -1;
+  } else if (options.to !== -1) {
+    if (typeof options.to === "string" && /\d+/.test(options.to)) {
+      options.to = parseInt(options.to);
+    }
+    if (Number.isInteger(options.to)) {
+      if (options.to <= 0) {
+        throw new Error(
+          `Invalid Option: to must be a positive integer greater than 0, got ${JSON.stringify(opts.to)}`
+        );
+      }
+    } else {
+      throw new Error(
+        `Invalid Option: to must be an integer, got ${JSON.stringify(opts.to)}`
+      );
+    }
+  }
+  if (options.to_line === void 0 || options.to_line === null) {
+    options.to_line = -1;
+  } else if (options.to_line !== -1) {
+    if (typeof options.to_line === "string" && /\d+/.test(options.to_line)) {
+      options.to_line = parseInt(options.to_line);
+    }
+    if (Number.isInteger(options.to_line)) {
+      if (options.to_line <= 0) {
+        throw new Error(
+          `Invalid Option: to_line must be a positive integer greater than 0, got ${JSON.stringify(opts.to_line)}`
+        );
+      }
+    } else {
+      throw new Error(
+        `Invalid Option: to_line must be an integer, got ${JSON.stringify(opts.to_line)}`
+      );
+    }
+  }
+  return options;
+};
+
+// node_modules/csv-parse/lib/api/index.js
+var isRecordEmpty = function(record2) {
+  return record2.every(
+    (field) => field == null || field.toString && field.toString().trim() === ""
+  );
+};
+var cr2 = 13;
+var nl2 = 10;
+var boms = {
+  // Note, the following are equals:
+  // Buffer.from("\ufeff")
+  // Buffer.from([239, 187, 191])
+  // Buffer.from('EFBBBF', 'hex')
+  utf8: Buffer.from([239, 187, 191]),
+  // Note, the following are equals:
+  // Buffer.from "\ufeff", 'utf16le
+  // Buffer.from([255, 254])
+  utf16le: Buffer.from([255, 254])
+};
+var transform2 = function(original_options = {}) {
+  const info3 = {
+    bytes: 0,
+    bytes_records: 0,
+    comment_lines: 0,
+    empty_lines: 0,
+    invalid_field_length: 0,
+    lines: 1,
+    records: 0
+  };
+  const options = normalize_options(original_options);
+  return {
+    info: info3,
+    original_options,
+    options,
+    state: init_state(options),
+    __needMoreData: function(i2, bufLen, end) {
+      if (end) return false;
+      const { encoding, escape, quote } = this.options;
+      const { quoting, needMoreDataSize, recordDelimiterMaxLength } = this.state;
+      const numOfCharLeft = bufLen - i2 - 1;
+      const requiredLength = Math.max(
+        needMoreDataSize,
+        // Skip if the remaining buffer smaller than record delimiter
+        // If "record_delimiter" is yet to be discovered:
+        // 1. It is equals to `[]` and "recordDelimiterMaxLength" equals `0`
+        // 2. We set the length to windows line ending in the current encoding
+        // Note, that encoding is known from user or bom discovery at that point
+        // recordDelimiterMaxLength,
+        recordDelimiterMaxLength === 0 ? Buffer.from("\r\n", encoding).length : recordDelimiterMaxLength,
+        // Skip if remaining buffer can be an escaped quote
+        quoting ? (escape === null ? 0 : escape.length) + quote.length : 0,
+        // Skip if remaining buffer can be record delimiter following the closing quote
+        quoting ? quote.length + recordDelimiterMaxLength : 0
+      );
+      return numOfCharLeft < requiredLength;
+    },
+    // Central parser implementation
+    parse: function(nextBuf, end, push, close) {
+      const {
+        bom,
+        comment_no_infix,
+        encoding,
+        from_line,
+        ltrim,
+        max_record_size,
+        raw,
+        relax_quotes,
+        rtrim,
+        skip_empty_lines,
+        to: to2,
+        to_line
+      } = this.options;
+      let { comment, escape, quote, record_delimiter } = this.options;
+      const { bomSkipped, previousBuf, rawBuffer, escapeIsQuote } = this.state;
+      let buf;
+      if (previousBuf === void 0) {
+        if (nextBuf === void 0) {
+          close();
+          return;
+        } else {
+          buf = nextBuf;
+        }
+      } else if (previousBuf !== void 0 && nextBuf === void 0) {
+        buf = previousBuf;
+      } else {
+        buf = Buffer.concat([previousBuf, nextBuf]);
+      }
+      if (bomSkipped === false) {
+        if (bom === false) {
+          this.state.bomSkipped = true;
+        } else if (buf.length < 3) {
+          if (end === false) {
+            this.state.previousBuf = buf;
+            return;
+          }
+        } else {
+          for (const encoding2 in boms) {
+            if (boms[encoding2].compare(buf, 0, boms[encoding2].length) === 0) {
+              const bomLength = boms[encoding2].length;
+              this.state.bufBytesStart += bomLength;
+              buf = buf.slice(bomLength);
+              const options2 = normalize_options({
+                ...this.original_options,
+                encoding: encoding2
+              });
+              for (const key in options2) {
+                this.options[key] = options2[key];
+              }
+              ({ comment, escape, quote } = this.options);
+              break;
+            }
+          }
+          this.state.bomSkipped = true;
+        }
+      }
+      const bufLen = buf.length;
+      let pos;
+      for (pos = 0; pos < bufLen; pos++) {
+        if (this.__needMoreData(pos, bufLen, end)) {
+          break;
+        }
+        if (this.state.wasRowDelimiter === true) {
+          this.info.lines++;
+          this.state.wasRowDelimiter = false;
+        }
+        if (to_line !== -1 && this.info.lines > to_line) {
+          this.state.stop = true;
+          close();
+          return;
+        }
+        if (this.state.quoting === false && record_delimiter.length === 0) {
+          const record_delimiterCount = this.__autoDiscoverRecordDelimiter(
+            buf,
+            pos
+          );
+          if (record_delimiterCount) {
+            record_delimiter = this.options.record_delimiter;
+          }
+        }
+        const chr = buf[pos];
+        if (raw === true) {
+          rawBuffer.append(chr);
+        }
+        if ((chr === cr2 || chr === nl2) && this.state.wasRowDelimiter === false) {
+          this.state.wasRowDelimiter = true;
+        }
+        if (this.state.escaping === true) {
+          this.state.escaping = false;
+        } else {
+          if (escape !== null && this.state.quoting === true && this.__isEscape(buf, pos, chr) && pos + escape.length < bufLen) {
+            if (escapeIsQuote) {
+              if (this.__isQuote(buf, pos + escape.length)) {
+                this.state.escaping = true;
+                pos += escape.length - 1;
+                continue;
+              }
+            } else {
+              this.state.escaping = true;
+              pos += escape.length - 1;
+              continue;
+            }
+          }
+          if (this.state.commenting === false && this.__isQuote(buf, pos)) {
+            if (this.state.quoting === true) {
+              const nextChr = buf[pos + quote.length];
+              const isNextChrTrimable = rtrim && this.__isCharTrimable(buf, pos + quote.length);
+              const isNextChrComment = comment !== null && this.__compareBytes(comment, buf, pos + quote.length, nextChr);
+              const isNextChrDelimiter = this.__isDelimiter(
+                buf,
+                pos + quote.length,
+                nextChr
+              );
+              const isNextChrRecordDelimiter = record_delimiter.length === 0 ? this.__autoDiscoverRecordDelimiter(buf, pos + quote.length) : this.__isRecordDelimiter(nextChr, buf, pos + quote.length);
+              if (escape !== null && this.__isEscape(buf, pos, chr) && this.__isQuote(buf, pos + escape.length)) {
+                pos += escape.length - 1;
+              } else if (!nextChr || isNextChrDelimiter || isNextChrRecordDelimiter || isNextChrComment || isNextChrTrimable) {
+                this.state.quoting = false;
+                this.state.wasQuoting = true;
+                pos += quote.length - 1;
+                continue;
+              } else if (relax_quotes === false) {
+                const err2 = this.__error(
+                  new CsvError(
+                    "CSV_INVALID_CLOSING_QUOTE",
+                    [
+                      "Invalid Closing Quote:",
+                      `got "${String.fromCharCode(nextChr)}"`,
+                      `at line ${this.info.lines}`,
+                      "instead of delimiter, record delimiter, trimable character",
+                      "(if activated) or comment"
+                    ],
+                    this.options,
+                    this.__infoField()
+                  )
+                );
+                if (err2 !== void 0) return err2;
+              } else {
+                this.state.quoting = false;
+                this.state.wasQuoting = true;
+                this.state.field.prepend(quote);
+                pos += quote.length - 1;
+              }
+            } else {
+              if (this.state.field.length !== 0) {
+                if (relax_quotes === false) {
+                  const info4 = this.__infoField();
+                  const bom2 = Object.keys(boms).map(
+                    (b6) => boms[b6].equals(this.state.field.toString()) ? b6 : false
+                  ).filter(Boolean)[0];
+                  const err2 = this.__error(
+                    new CsvError(
+                      "INVALID_OPENING_QUOTE",
+                      [
+                        "Invalid Opening Quote:",
+                        `a quote is found on field ${JSON.stringify(info4.column)} at line ${info4.lines}, value is ${JSON.stringify(this.state.field.toString(encoding))}`,
+                        bom2 ? `(${bom2} bom)` : void 0
+                      ],
+                      this.options,
+                      info4,
+                      {
+                        field: this.state.field
+                      }
+                    )
+                  );
+                  if (err2 !== void 0) return err2;
+                }
+              } else {
+                this.state.quoting = true;
+                pos += quote.length - 1;
+                continue;
+              }
+            }
+          }
+          if (this.state.quoting === false) {
+            const recordDelimiterLength = this.__isRecordDelimiter(
+              chr,
+              buf,
+              pos
+            );
+            if (recordDelimiterLength !== 0) {
+              const skipCommentLine = this.state.commenting && this.state.wasQuoting === false && this.state.record.length === 0 && this.state.field.length === 0;
+              if (skipCommentLine) {
+                this.info.comment_lines++;
+              } else {
+                if (this.state.enabled === false && this.info.lines + (this.state.wasRowDelimiter === true ? 1 : 0) >= from_line) {
+                  this.state.enabled = true;
+                  this.__resetField();
+                  this.__resetRecord();
+                  pos += recordDelimiterLength - 1;
+                  continue;
+                }
+                if (skip_empty_lines === true && this.state.wasQuoting === false && this.state.record.length === 0 && this.state.field.length === 0) {
+                  this.info.empty_lines++;
+                  pos += recordDelimiterLength - 1;
+                  continue;
+                }
+                this.info.bytes = this.state.bufBytesStart + pos;
+                const errField = this.__onField();
+                if (errField !== void 0) return errField;
+                this.info.bytes = this.state.bufBytesStart + pos + recordDelimiterLength;
+                const errRecord = this.__onRecord(push);
+                if (errRecord !== void 0) return errRecord;
+                if (to2 !== -1 && this.info.records >= to2) {
+                  this.state.stop = true;
+                  close();
+                  return;
+                }
+              }
+              this.state.commenting = false;
+              pos += recordDelimiterLength - 1;
+              continue;
+            }
+            if (this.state.commenting) {
+              continue;
+            }
+            if (comment !== null && (comment_no_infix === false || this.state.record.length === 0 && this.state.field.length === 0)) {
+              const commentCount = this.__compareBytes(comment, buf, pos, chr);
+              if (commentCount !== 0) {
+                this.state.commenting = true;
+                continue;
+              }
+            }
+            const delimiterLength = this.__isDelimiter(buf, pos, chr);
+            if (delimiterLength !== 0) {
+              this.info.bytes = this.state.bufBytesStart + pos;
+              const errField = this.__onField();
+              if (errField !== void 0) return errField;
+              pos += delimiterLength - 1;
+              continue;
+            }
+          }
+        }
+        if (this.state.commenting === false) {
+          if (max_record_size !== 0 && this.state.record_length + this.state.field.length > max_record_size) {
+            return this.__error(
+              new CsvError(
+                "CSV_MAX_RECORD_SIZE",
+                [
+                  "Max Record Size:",
+                  "record exceed the maximum number of tolerated bytes",
+                  `of ${max_record_size}`,
+                  `at line ${this.info.lines}`
+                ],
+                this.options,
+                this.__infoField()
+              )
+            );
+          }
+        }
+        const lappend = ltrim === false || this.state.quoting === true || this.state.field.length !== 0 || !this.__isCharTrimable(buf, pos);
+        const rappend = rtrim === false || this.state.wasQuoting === false;
+        if (lappend === true && rappend === true) {
+          this.state.field.append(chr);
+        } else if (rtrim === true && !this.__isCharTrimable(buf, pos)) {
+          return this.__error(
+            new CsvError(
+              "CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE",
+              [
+                "Invalid Closing Quote:",
+                "found non trimable byte after quote",
+                `at line ${this.info.lines}`
+              ],
+              this.options,
+              this.__infoField()
+            )
+          );
+        } else {
+          if (lappend === false) {
+            pos += this.__isCharTrimable(buf, pos) - 1;
+          }
+          continue;
+        }
+      }
+      if (end === true) {
+        if (this.state.quoting === true) {
+          const err2 = this.__error(
+            new CsvError(
+              "CSV_QUOTE_NOT_CLOSED",
+              [
+                "Quote Not Closed:",
+                `the parsing is finished with an opening quote at line ${this.info.lines}`
+              ],
+              this.options,
+              this.__infoField()
+            )
+          );
+          if (err2 !== void 0) return err2;
+        } else {
+          if (this.state.wasQuoting === true || this.state.record.length !== 0 || this.state.field.length !== 0) {
+            this.info.bytes = this.state.bufBytesStart + pos;
+            const errField = this.__onField();
+            if (errField !== void 0) return errField;
+            const errRecord = this.__onRecord(push);
+            if (errRecord !== void 0) return errRecord;
+          } else if (this.state.wasRowDelimiter === true) {
+            this.info.empty_lines++;
+          } else if (this.state.commenting === true) {
+            this.info.comment_lines++;
+          }
+        }
+      } else {
+        this.state.bufBytesStart += pos;
+        this.state.previousBuf = buf.slice(pos);
+      }
+      if (this.state.wasRowDelimiter === true) {
+        this.info.lines++;
+        this.state.wasRowDelimiter = false;
+      }
+    },
+    __onRecord: function(push) {
+      const {
+        columns,
+        group_columns_by_name,
+        encoding,
+        info: info4,
+        from,
+        relax_column_count,
+        relax_column_count_less,
+        relax_column_count_more,
+        raw,
+        skip_records_with_empty_values
+      } = this.options;
+      const { enabled, record: record2 } = this.state;
+      if (enabled === false) {
+        return this.__resetRecord();
+      }
+      const recordLength = record2.length;
+      if (columns === true) {
+        if (skip_records_with_empty_values === true && isRecordEmpty(record2)) {
+          this.__resetRecord();
+          return;
+        }
+        return this.__firstLineToColumns(record2);
+      }
+      if (columns === false && this.info.records === 0) {
+        this.state.expectedRecordLength = recordLength;
+      }
+      if (recordLength !== this.state.expectedRecordLength) {
+        const err2 = columns === false ? new CsvError(
+          "CSV_RECORD_INCONSISTENT_FIELDS_LENGTH",
+          [
+            "Invalid Record Length:",
+            `expect ${this.state.expectedRecordLength},`,
+            `got ${recordLength} on line ${this.info.lines}`
+          ],
+          this.options,
+          this.__infoField(),
+          {
+            record: record2
+          }
+        ) : new CsvError(
+          "CSV_RECORD_INCONSISTENT_COLUMNS",
+          [
+            "Invalid Record Length:",
+            `columns length is ${columns.length},`,
+            // rename columns
+            `got ${recordLength} on line ${this.info.lines}`
+          ],
+          this.options,
+          this.__infoField(),
+          {
+            record: record2
+          }
+        );
+        if (relax_column_count === true || relax_column_count_less === true && recordLength < this.state.expectedRecordLength || relax_column_count_more === true && recordLength > this.state.expectedRecordLength) {
+          this.info.invalid_field_length++;
+          this.state.error = err2;
+        } else {
+          const finalErr = this.__error(err2);
+          if (finalErr) return finalErr;
+        }
+      }
+      if (skip_records_with_empty_values === true && isRecordEmpty(record2)) {
+        this.__resetRecord();
+        return;
+      }
+      if (this.state.recordHasError === true) {
+        this.__resetRecord();
+        this.state.recordHasError = false;
+        return;
+      }
+      this.info.records++;
+      if (from === 1 || this.info.records >= from) {
+        const { objname } = this.options;
+        if (columns !== false) {
+          const obj = {};
+          for (let i2 = 0, l4 = record2.length; i2 < l4; i2++) {
+            if (columns[i2] === void 0 || columns[i2].disabled) continue;
+            if (group_columns_by_name === true && obj[columns[i2].name] !== void 0) {
+              if (Array.isArray(obj[columns[i2].name])) {
+                obj[columns[i2].name] = obj[columns[i2].name].concat(record2[i2]);
+              } else {
+                obj[columns[i2].name] = [obj[columns[i2].name], record2[i2]];
+              }
+            } else {
+              obj[columns[i2].name] = record2[i2];
+            }
+          }
+          if (raw === true || info4 === true) {
+            const extRecord = Object.assign(
+              { record: obj },
+              raw === true ? { raw: this.state.rawBuffer.toString(encoding) } : {},
+              info4 === true ? { info: this.__infoRecord() } : {}
+            );
+            const err2 = this.__push(
+              objname === void 0 ? extRecord : [obj[objname], extRecord],
+              push
+            );
+            if (err2) {
+              return err2;
+            }
+          } else {
+            const err2 = this.__push(
+              objname === void 0 ? obj : [obj[objname], obj],
+              push
+            );
+            if (err2) {
+              return err2;
+            }
+          }
+        } else {
+          if (raw === true || info4 === true) {
+            const extRecord = Object.assign(
+              { record: record2 },
+              raw === true ? { raw: this.state.rawBuffer.toString(encoding) } : {},
+              info4 === true ? { info: this.__infoRecord() } : {}
+            );
+            const err2 = this.__push(
+              objname === void 0 ? extRecord : [record2[objname], extRecord],
+              push
+            );
+            if (err2) {
+              return err2;
+            }
+          } else {
+            const err2 = this.__push(
+              objname === void 0 ? record2 : [record2[objname], record2],
+              push
+            );
+            if (err2) {
+              return err2;
+            }
+          }
+        }
+      }
+      this.__resetRecord();
+    },
+    __firstLineToColumns: function(record2) {
+      const { firstLineToHeaders } = this.state;
+      try {
+        const headers = firstLineToHeaders === void 0 ? record2 : firstLineToHeaders.call(null, record2);
+        if (!Array.isArray(headers)) {
+          return this.__error(
+            new CsvError(
+              "CSV_INVALID_COLUMN_MAPPING",
+              [
+                "Invalid Column Mapping:",
+                "expect an array from column function,",
+                `got ${JSON.stringify(headers)}`
+              ],
+              this.options,
+              this.__infoField(),
+              {
+                headers
+              }
+            )
+          );
+        }
+        const normalizedHeaders = normalize_columns_array(headers);
+        this.state.expectedRecordLength = normalizedHeaders.length;
+        this.options.columns = normalizedHeaders;
+        this.__resetRecord();
+        return;
+      } catch (err2) {
+        return err2;
+      }
+    },
+    __resetRecord: function() {
+      if (this.options.raw === true) {
+        this.state.rawBuffer.reset();
+      }
+      this.state.error = void 0;
+      this.state.record = [];
+      this.state.record_length = 0;
+    },
+    __onField: function() {
+      const { cast, encoding, rtrim, max_record_size } = this.options;
+      const { enabled, wasQuoting } = this.state;
+      if (enabled === false) {
+        return this.__resetField();
+      }
+      let field = this.state.field.toString(encoding);
+      if (rtrim === true && wasQuoting === false) {
+        field = field.trimRight();
+      }
+      if (cast === true) {
+        const [err2, f7] = this.__cast(field);
+        if (err2 !== void 0) return err2;
+        field = f7;
+      }
+      this.state.record.push(field);
+      if (max_record_size !== 0 && typeof field === "string") {
+        this.state.record_length += field.length;
+      }
+      this.__resetField();
+    },
+    __resetField: function() {
+      this.state.field.reset();
+      this.state.wasQuoting = false;
+    },
+    __push: function(record2, push) {
+      const { on_record } = this.options;
+      if (on_record !== void 0) {
+        const info4 = this.__infoRecord();
+        try {
+          record2 = on_record.call(null, record2, info4);
+        } catch (err2) {
+          return err2;
+        }
+        if (record2 === void 0 || record2 === null) {
+          return;
+        }
+      }
+      this.info.bytes_records += this.info.bytes;
+      push(record2);
+    },
+    // Return a tuple with the error and the casted value
+    __cast: function(field) {
+      const { columns, relax_column_count } = this.options;
+      const isColumns = Array.isArray(columns);
+      if (isColumns === true && relax_column_count && this.options.columns.length <= this.state.record.length) {
+        return [void 0, void 0];
+      }
+      if (this.state.castField !== null) {
+        try {
+          const info4 = this.__infoField();
+          return [void 0, this.state.castField.call(null, field, info4)];
+        } catch (err2) {
+          return [err2];
+        }
+      }
+      if (this.__isFloat(field)) {
+        return [void 0, parseFloat(field)];
+      } else if (this.options.cast_date !== false) {
+        const info4 = this.__infoField();
+        return [void 0, this.options.cast_date.call(null, field, info4)];
+      }
+      return [void 0, field];
+    },
+    // Helper to test if a character is a space or a line delimiter
+    __isCharTrimable: function(buf, pos) {
+      const isTrim = (buf2, pos2) => {
+        const { timchars } = this.state;
+        loop1: for (let i2 = 0; i2 < timchars.length; i2++) {
+          const timchar = timchars[i2];
+          for (let j7 = 0; j7 < timchar.length; j7++) {
+            if (timchar[j7] !== buf2[pos2 + j7]) continue loop1;
+          }
+          return timchar.length;
+        }
+        return 0;
+      };
+      return isTrim(buf, pos);
+    },
+    // Keep it in case we implement the `cast_int` option
+    // __isInt(value){
+    //   // return Number.isInteger(parseInt(value))
+    //   // return !isNaN( parseInt( obj ) );
+    //   return /^(\-|\+)?[1-9][0-9]*$/.test(value)
+    // }
+    __isFloat: function(value) {
+      return value - parseFloat(value) + 1 >= 0;
+    },
+    __compareBytes: function(sourceBuf, targetBuf, targetPos, firstByte) {
+      if (sourceBuf[0] !== firstByte) return 0;
+      const sourceLength = sourceBuf.length;
+      for (let i2 = 1; i2 < sourceLength; i2++) {
+        if (sourceBuf[i2] !== targetBuf[targetPos + i2]) return 0;
+      }
+      return sourceLength;
+    },
+    __isDelimiter: function(buf, pos, chr) {
+      const { delimiter: delimiter3, ignore_last_delimiters } = this.options;
+      if (ignore_last_delimiters === true && this.state.record.length === this.options.columns.length - 1) {
+        return 0;
+      } else if (ignore_last_delimiters !== false && typeof ignore_last_delimiters === "number" && this.state.record.length === ignore_last_delimiters - 1) {
+        return 0;
+      }
+      loop1: for (let i2 = 0; i2 < delimiter3.length; i2++) {
+        const del = delimiter3[i2];
+        if (del[0] === chr) {
+          for (let j7 = 1; j7 < del.length; j7++) {
+            if (del[j7] !== buf[pos + j7]) continue loop1;
+          }
+          return del.length;
+        }
+      }
+      return 0;
+    },
+    __isRecordDelimiter: function(chr, buf, pos) {
+      const { record_delimiter } = this.options;
+      const recordDelimiterLength = record_delimiter.length;
+      loop1: for (let i2 = 0; i2 < recordDelimiterLength; i2++) {
+        const rd = record_delimiter[i2];
+        const rdLength = rd.length;
+        if (rd[0] !== chr) {
+          continue;
+        }
+        for (let j7 = 1; j7 < rdLength; j7++) {
+          if (rd[j7] !== buf[pos + j7]) {
+            continue loop1;
+          }
+        }
+        return rd.length;
+      }
+      return 0;
+    },
+    __isEscape: function(buf, pos, chr) {
+      const { escape } = this.options;
+      if (escape === null) return false;
+      const l4 = escape.length;
+      if (escape[0] === chr) {
+        for (let i2 = 0; i2 < l4; i2++) {
+          if (escape[i2] !== buf[pos + i2]) {
+            return false;
+          }
+        }
+        return true;
+      }
+      return false;
+    },
+    __isQuote: function(buf, pos) {
+      const { quote } = this.options;
+      if (quote === null) return false;
+      const l4 = quote.length;
+      for (let i2 = 0; i2 < l4; i2++) {
+        if (quote[i2] !== buf[pos + i2]) {
+          return false;
+        }
+      }
+      return true;
+    },
+    __autoDiscoverRecordDelimiter: function(buf, pos) {
+      const { encoding } = this.options;
+      const rds = [
+        // Important, the windows line ending must be before mac os 9
+        Buffer.from("\r\n", encoding),
+        Buffer.from("\n", encoding),
+        Buffer.from("\r", encoding)
+      ];
+      loop: for (let i2 = 0; i2 < rds.length; i2++) {
+        const l4 = rds[i2].length;
+        for (let j7 = 0; j7 < l4; j7++) {
+          if (rds[i2][j7] !== buf[pos + j7]) {
+            continue loop;
+          }
+        }
+        this.options.record_delimiter.push(rds[i2]);
+        this.state.recordDelimiterMaxLength = rds[i2].length;
+        return rds[i2].length;
+      }
+      return 0;
+    },
+    __error: function(msg) {
+      const { encoding, raw, skip_records_with_error } = this.options;
+      const err2 = typeof msg === "string" ? new Error(msg) : msg;
+      if (skip_records_with_error) {
+        this.state.recordHasError = true;
+        if (this.options.on_skip !== void 0) {
+          try {
+            this.options.on_skip(
+              err2,
+              raw ? this.state.rawBuffer.toString(encoding) : void 0
+            );
+          } catch (err3) {
+            return err3;
+          }
+        }
+        return void 0;
+      } else {
+        return err2;
+      }
+    },
+    __infoDataSet: function() {
+      return {
+        ...this.info,
+        columns: this.options.columns
+      };
+    },
+    __infoRecord: function() {
+      const { columns, raw, encoding } = this.options;
+      return {
+        ...this.__infoDataSet(),
+        bytes_records: this.info.bytes,
+        error: this.state.error,
+        header: columns === true,
+        index: this.state.record.length,
+        raw: raw ? this.state.rawBuffer.toString(encoding) : void 0
+      };
+    },
+    __infoField: function() {
+      const { columns } = this.options;
+      const isColumns = Array.isArray(columns);
+      const bytes_records = this.info.bytes_records;
+      return {
+        ...this.__infoRecord(),
+        bytes_records,
+        column: isColumns === true ? columns.length > this.state.record.length ? columns[this.state.record.length].name : null : this.state.record.length,
+        quoting: this.state.wasQuoting
+      };
+    }
+  };
+};
+
+// node_modules/csv-parse/lib/sync.js
+var parse3 = function(data, opts = {}) {
+  if (typeof data === "string") {
+    data = Buffer.from(data);
+  }
+  const records = opts && opts.objname ? {} : [];
+  const parser = transform2(opts);
+  const push = (record2) => {
+    if (parser.options.objname === void 0) records.push(record2);
+    else {
+      records[record2[0]] = record2[1];
+    }
+  };
+  const close = () => {
+  };
+  const error47 = parser.parse(data, true, push, close);
+  if (error47 !== void 0) throw error47;
+  return records;
+};
+
+// core/plots/parse-plot-table.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+init_zod();
+var PlotTableError = class extends Error {
+  name = "PlotTableError";
+};
+function plotFormatOf(path23) {
+  const extension = /\.([^./]+)$/.exec(path23)?.[1]?.toLowerCase();
+  if (extension === "csv" || extension === "tsv" || extension === "json") return extension;
+  return extension === "yaml" || extension === "yml" ? "yaml" : null;
+}
+var DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
+var NON_FINITE = /^[+-]?(?:nan|inf|infinity)$/i;
+var PlotRecord = external_exports.record(
+  external_exports.string(),
+  external_exports.union([external_exports.number(), external_exports.string(), external_exports.boolean(), external_exports.null()], {
+    error: "expected a number, text, true/false or null (not a list or an object)"
+  })
+);
+var PlotRecords = external_exports.array(PlotRecord);
+var CsvRecords = external_exports.array(
+  external_exports.looseObject({ info: external_exports.looseObject({ lines: external_exports.number() }), record: external_exports.array(external_exports.string()) })
+);
+function parsePlotTable(text2, format, options = {}) {
+  if (format === "csv" || format === "tsv")
+    return parseDelimited(text2, format === "csv" ? "," : "	", options);
+  const value = format === "json" ? parseJson2(text2.replace(/^\uFEFF/, "")) : parseYaml2(text2);
+  const records = findRecords(value, options.fields ?? []);
+  const checked = PlotRecords.safeParse(records);
+  if (!checked.success) {
+    const [issue3] = checked.error.issues;
+    const [index2, field] = issue3?.path ?? [];
+    const where = typeof index2 === "number" ? `record ${index2 + 1}` : "the list";
+    const column = typeof field === "string" ? `, field "${field}"` : "";
+    throw new PlotTableError(
+      `${where}${column}: ${issue3?.message.replace(/^Invalid input: /, "") ?? "invalid"}`
+    );
+  }
+  const columns = [];
+  const seen = /* @__PURE__ */ new Set();
+  const rows = checked.data.map((record2, index2) => {
+    const cells = /* @__PURE__ */ new Map();
+    for (const [key, raw] of Object.entries(record2)) {
+      if (!seen.has(key)) columns.push(key);
+      seen.add(key);
+      cells.set(
+        key,
+        typeof raw === "number" ? Number.isFinite(raw) ? raw : null : typeof raw === "boolean" ? String(raw) : raw
+      );
+    }
+    return { at: `record ${index2 + 1}`, cells };
+  });
+  return { columns, rows };
+}
+function parseDelimited(text2, delimiter3, options) {
+  let records;
+  try {
+    records = CsvRecords.parse(
+      parse3(text2, { delimiter: delimiter3, bom: true, info: true, relax_quotes: true, skip_empty_lines: true })
+    );
+  } catch (error47) {
+    if (!(error47 instanceof CsvError)) throw error47;
+    const line2 = error47.lines;
+    const message = error47.message.replace(/ (?:on|at) line \d+/, "");
+    throw new PlotTableError(line2 === void 0 ? message : `line ${line2}: ${message}`);
+  }
+  const [first] = records;
+  if (first === void 0) return { columns: [], rows: [] };
+  const header = options.header !== false;
+  const columns = header ? first.record.map((name2) => name2.trim()) : first.record.map((_5, index2) => String(index2));
+  const seen = /* @__PURE__ */ new Set();
+  columns.forEach((name2, index2) => {
+    if (name2 === "") throw new PlotTableError(`line ${first.info.lines}: column ${index2 + 1} has no name`);
+    if (seen.has(name2)) throw new PlotTableError(`line ${first.info.lines}: column "${name2}" appears twice`);
+    seen.add(name2);
+  });
+  const rows = (header ? records.slice(1) : records).map(({ info: info3, record: record2 }) => {
+    const cells = new Map(record2.map((cell, index2) => [columns[index2], cellOf(cell)]));
+    return { at: `line ${info3.lines}`, cells };
+  });
+  return { columns, rows };
+}
+function cellOf(text2) {
+  const trimmed = text2.trim();
+  if (trimmed === "" || NON_FINITE.test(trimmed)) return null;
+  if (DECIMAL.test(trimmed)) {
+    const value = Number(trimmed);
+    return Number.isFinite(value) ? value : null;
+  }
+  return text2;
+}
+function parseJson2(text2) {
+  const tokens = /"(?:[^"\\]|\\.)*"|-?\bInfinity\b|\bNaN\b/g;
+  const plain = text2.replace(tokens, (token) => token.startsWith('"') ? token : "null");
+  try {
+    return JSON.parse(plain);
+  } catch (error47) {
+    const message = error47.message;
+    const position = /at position (\d+)/.exec(message);
+    let where = null;
+    if (position) {
+      const before = plain.slice(0, Number(position[1])).split("\n");
+      where = `line ${before.length}, column ${before.at(-1).length + 1}`;
+    } else {
+      const at4 = (0, import_yaml3.parseDocument)(plain).errors[0]?.linePos?.[0];
+      if (at4) where = `line ${at4.line}, column ${at4.col}`;
+    }
+    throw new PlotTableError(`${where === null ? "" : `${where}: `}is not valid JSON: ${message}`);
+  }
+}
+function parseYaml2(text2) {
+  const document2 = (0, import_yaml3.parseDocument)(text2);
+  const [error47] = document2.errors;
+  if (error47 !== void 0) {
+    const line2 = error47.linePos?.[0].line;
+    const message = `is not valid YAML: ${error47.message.split(" at line ")[0].split("\n")[0].replace(/:$/, "")}`;
+    throw new PlotTableError(line2 === void 0 ? message : `line ${line2}: ${message}`);
+  }
+  return document2.toJS();
+}
+function findRecords(value, fields) {
+  if (Array.isArray(value)) return value;
+  if (value === null || typeof value !== "object") {
+    throw new PlotTableError(`expected a list of records or an object holding one, found ${describe2(value)}`);
+  }
+  const found = firstRecordList(value, fields);
+  if (found === null) {
+    const wanted = fields.length > 0 ? ` whose records have ${fields.map((field) => `"${field}"`).join(", ")}` : "";
+    throw new PlotTableError(`holds no list of records${wanted}`);
+  }
+  return found;
+}
+function firstRecordList(object2, fields) {
+  for (const value of Object.values(object2)) {
+    if (Array.isArray(value)) {
+      const [first] = value;
+      const records = value.every(
+        (item) => item !== null && typeof item === "object" && !Array.isArray(item)
+      );
+      if (records && first !== void 0 && fields.every((field) => Object.hasOwn(first, field)))
+        return value;
+    } else if (value !== null && typeof value === "object") {
+      const inner = firstRecordList(value, fields);
+      if (inner !== null) return inner;
+    }
+  }
+  return null;
+}
+function describe2(value) {
+  return value === null || value === void 0 ? "nothing" : `a ${typeof value}`;
+}
+
+// core/plots/plot-series.ts
 import { posix as posix4 } from "node:path";
+var MAX_PLOT_ROWS = 1e5;
+var MAX_SERIES_NAME = 200;
+function plotSeriesName(path23, column) {
+  const base = posix4.normalize(path23).replace(/\.[^./]*$/, "");
+  return posix4.basename(base) === column ? base : `${base}/${column}`;
+}
+function plotSeries(table, spec, path23) {
+  const { columns, rows } = table;
+  if (rows.length > MAX_PLOT_ROWS) {
+    throw new PlotTableError(`has ${rows.length} rows; at most ${MAX_PLOT_ROWS} are read as series`);
+  }
+  const listed = (column, axis) => {
+    if (!columns.includes(column)) {
+      throw new PlotTableError(
+        `has no ${axis} column "${column}" (its columns: ${columns.length > 0 ? columns.join(", ") : "none"})`
+      );
+    }
+    return column;
+  };
+  const x10 = spec.x !== void 0 ? listed(spec.x, "x") : columns.includes("step") ? "step" : null;
+  const numeric2 = (column) => rows.some(({ cells }) => typeof cells.get(column) === "number") && rows.every(({ cells }) => typeof cells.get(column) !== "string");
+  let ys2;
+  if (spec.y !== void 0) ys2 = spec.y.map((column) => listed(column, "y"));
+  else {
+    const last = columns.filter((column) => column !== x10 && numeric2(column)).at(-1);
+    if (last === void 0) {
+      throw new PlotTableError(
+        rows.length === 0 ? "has no rows" : `has no numeric column to read as a series besides ${x10 ?? "none"}`
+      );
+    }
+    ys2 = [last];
+  }
+  const xCells = x10 === null ? [] : rows.map(({ cells }) => cells.get(x10) ?? null);
+  const xSteps = x10 !== null && distinctWholeNumbers(xCells);
+  const steps = xSteps ? xCells : rows.map((_5, index2) => index2);
+  const series = [...ys2];
+  if (x10 !== null && !xSteps && !ys2.includes(x10) && numeric2(x10)) series.unshift(x10);
+  return series.map((column) => {
+    const name2 = plotSeriesName(path23, column);
+    if (name2.length > MAX_SERIES_NAME) {
+      throw new PlotTableError(`its series name "${name2}" is longer than ${MAX_SERIES_NAME} characters`);
+    }
+    const points = [];
+    rows.forEach(({ at: at4, cells }, index2) => {
+      const value = cells.get(column) ?? null;
+      if (typeof value === "string") {
+        throw new PlotTableError(`${at4}: ${column} is "${clip2(value)}", not a number`);
+      }
+      if (value !== null) points.push({ step: steps[index2], value });
+    });
+    return { name: name2, points };
+  });
+}
+function distinctWholeNumbers(cells) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const cell of cells) {
+    if (typeof cell !== "number" || !Number.isSafeInteger(cell) || cell < 0 || seen.has(cell)) return false;
+    seen.add(cell);
+  }
+  return cells.length > 0;
+}
+function clip2(text2) {
+  return text2.length > 40 ? `${text2.slice(0, 40)}\u2026` : text2;
+}
+
+// runner/output/read-plot-series.ts
+var MAX_PLOT_BYTES = 32 * 1024 * 1024;
+async function readPlotSeries(specs, where, stage) {
+  const { pipelineDir } = where;
+  const root = await realpath5(where.repoRoot);
+  const points = [];
+  const warnings = [];
+  const seriesFrom = /* @__PURE__ */ new Map();
+  for (const spec of specs) {
+    let files;
+    try {
+      files = await plotFiles(pipelineDir, normalizePipelinePath(spec.path));
+    } catch (error47) {
+      warnings.push(`plot ${spec.path} cannot be read: ${messageOf(error47)}`);
+      continue;
+    }
+    for (const file2 of files) {
+      const format = plotFormatOf(file2);
+      if (format === null) continue;
+      try {
+        const real2 = await realpath5(posix5.join(pipelineDir, file2));
+        if (!real2.startsWith(root + sep3)) throw new PlotTableError("leads outside the repository");
+        const size = (await stat6(real2)).size;
+        if (size > MAX_PLOT_BYTES) {
+          throw new PlotTableError(`is ${size} bytes; at most ${MAX_PLOT_BYTES} are read as series`);
+        }
+        const text2 = await readFile4(real2, "utf8");
+        const fields = [spec.x, ...spec.y ?? []].filter((field) => field !== void 0);
+        const table = parsePlotTable(text2, format, {
+          fields,
+          ...spec.header === false ? { header: false } : {}
+        });
+        for (const series of plotSeries(table, spec, file2)) {
+          const earlier = seriesFrom.get(series.name);
+          if (earlier !== void 0) {
+            if (earlier !== file2)
+              warnings.push(
+                `plot file ${file2}: series ${series.name} is already read from ${earlier}; skipped`
+              );
+            continue;
+          }
+          seriesFrom.set(series.name, file2);
+          for (const point2 of series.points) points.push({ stage, name: series.name, ...point2 });
+        }
+      } catch (error47) {
+        warnings.push(`plot file ${file2} gives no series: ${messageOf(error47)}`);
+      }
+    }
+  }
+  return { points, warnings };
+}
+async function plotFiles(pipelineDir, path23) {
+  const info3 = await stat6(posix5.join(pipelineDir, path23)).catch((error47) => {
+    if (error47.code === "ENOENT") throw new Error("the stage did not write it");
+    throw error47;
+  });
+  if (!info3.isDirectory()) return [path23];
+  const entries = await readdir4(posix5.join(pipelineDir, path23), { recursive: true, withFileTypes: true });
+  return entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(posix5.relative(pipelineDir, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null).sort();
+}
+function messageOf(error47) {
+  return error47 instanceof Error ? error47.message : String(error47);
+}
+
+// runner/keys/keying-notes.ts
+import { posix as posix6 } from "node:path";
 var NAMED_FILES = 3;
 var MODULE = /\.(?:py|pyw|so|pyd)$/;
 function keyingNotes(stage, inputs, where) {
@@ -71984,7 +73833,7 @@ function keyingNotes(stage, inputs, where) {
     return [`${stage}: not traced (${inputs.untraced}): keyed on ${scope}`];
   }
   if (inputs.readSet === null) return [];
-  const undeclared = Object.keys(inputs.readSet.files).filter((file2) => !MODULE.test(file2)).map((file2) => posix4.relative(where.pipelineDirInRepo || ".", file2) || file2).sort();
+  const undeclared = Object.keys(inputs.readSet.files).filter((file2) => !MODULE.test(file2)).map((file2) => posix6.relative(where.pipelineDirInRepo || ".", file2) || file2).sort();
   if (undeclared.length === 0) return [];
   const named = undeclared.slice(0, NAMED_FILES);
   const rest = undeclared.length - named.length;
@@ -71994,37 +73843,37 @@ function keyingNotes(stage, inputs, where) {
 
 // runner/dvc-params-overlay.ts
 import { rmSync, writeFileSync } from "node:fs";
-import { readFile as readFile4, writeFile as writeFile6 } from "node:fs/promises";
+import { readFile as readFile6, writeFile as writeFile6 } from "node:fs/promises";
 
 // core/dvc/dvc-params-overlay.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_yaml4 = __toESM(require_dist(), 1);
 var DEFAULT_PARAMS = "params.yaml";
 function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
   const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
   const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path22 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path22 };
+  const path23 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path23 };
 }
 function overlayDvcParams(text2, listed) {
-  const document2 = (0, import_yaml3.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml4.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   let changed = false;
-  for (const { path: path22, value, spec } of listed) {
-    const current = document2.getIn(path22, true);
+  for (const { path: path23, value, spec } of listed) {
+    const current = document2.getIn(path23, true);
     if (current === void 0) continue;
-    const old = (0, import_yaml3.isScalar)(current) ? current.value : current?.toJSON?.();
-    const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson2(value) : value;
+    const old = (0, import_yaml4.isScalar)(current) ? current.value : current?.toJSON?.();
+    const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson3(value) : value;
     if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
     const node = document2.createNode(wanted);
-    if (node instanceof import_yaml3.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-    document2.setIn(path22, node);
+    if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
+    document2.setIn(path23, node);
     changed = true;
   }
   return changed ? document2.toString() : null;
 }
-function parseJson2(text2) {
+function parseJson3(text2) {
   try {
     return JSON.parse(text2);
   } catch {
@@ -72035,7 +73884,7 @@ function parseJson2(text2) {
 // runner/params-file-journal.ts
 init_zod();
 import { createHash as createHash6 } from "node:crypto";
-import { mkdir as mkdir7, readdir as readdir4, readFile as readFile3, rename as rename6, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
+import { mkdir as mkdir7, readdir as readdir5, readFile as readFile5, rename as rename6, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
 import { join as join5 } from "node:path";
 var JournalEntry = external_exports.strictObject({
   /** The process that wrote the values in. */
@@ -72054,25 +73903,25 @@ var ParamsFileJournal = class {
     this.dir = join5(pipelineDir, ".fluksio", "params-backup");
   }
   /** Where the entry for the file at `path` is kept. */
-  entryPath(path22) {
-    return join5(this.dir, `${sha256(path22).slice(0, 32)}.json`);
+  entryPath(path23) {
+    return join5(this.dir, `${sha256(path23).slice(0, 32)}.json`);
   }
   /** Records `original` before `written` replaces it at `path` (durably named: write, then rename). */
-  async record(path22, original, written) {
+  async record(path23, original, written) {
     await mkdir7(this.dir, { recursive: true });
     const entry = {
       pid: process.pid,
-      path: path22,
+      path: path23,
       original: original.toString("base64"),
       written: sha256(written)
     };
-    const target = this.entryPath(path22);
+    const target = this.entryPath(path23);
     await writeFile5(`${target}.tmp`, JSON.stringify(entry));
     await rename6(`${target}.tmp`, target);
   }
   /** Drops the entry for `path`, once the file is put back. */
-  async forget(path22) {
-    await rm6(this.entryPath(path22), { force: true });
+  async forget(path23) {
+    await rm6(this.entryPath(path23), { force: true });
   }
   /**
    * Puts back every file a process that is no longer running left holding a stage's values.
@@ -72081,7 +73930,7 @@ var ParamsFileJournal = class {
    */
   async putBack() {
     const result = { restored: [], keptEdited: [] };
-    const names = await readdir4(this.dir).catch(() => []);
+    const names = await readdir5(this.dir).catch(() => []);
     for (const name2 of names.filter((file2) => file2.endsWith(".json"))) {
       const entryFile = join5(this.dir, name2);
       const parsed = JournalEntry.safeParse(await readJson2(entryFile));
@@ -72091,7 +73940,7 @@ var ParamsFileJournal = class {
       }
       const entry = parsed.data;
       if (isRunning(entry.pid)) continue;
-      const now = await readFile3(entry.path).catch(() => null);
+      const now = await readFile5(entry.path).catch(() => null);
       if (now !== null && sha256(now) === entry.written) {
         await writeFile5(entry.path, Buffer.from(entry.original, "base64"));
         result.restored.push(entry.path);
@@ -72105,7 +73954,7 @@ var ParamsFileJournal = class {
 };
 async function readJson2(file2) {
   try {
-    return JSON.parse(await readFile3(file2, "utf8"));
+    return JSON.parse(await readFile5(file2, "utf8"));
   } catch {
     return null;
   }
@@ -72129,8 +73978,8 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   for (const name2 of listed) {
     const value = values[name2];
     if (value === void 0) continue;
-    const { file: file2, path: path22 } = dvcParamLocation(name2);
-    byFile.set(file2, [...byFile.get(file2) ?? [], { path: path22, value, spec: pipeline2.params[name2] }]);
+    const { file: file2, path: path23 } = dvcParamLocation(name2);
+    byFile.set(file2, [...byFile.get(file2) ?? [], { path: path23, value, spec: pipeline2.params[name2] }]);
   }
   let release = () => {
   };
@@ -72140,17 +73989,17 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   const journal = new ParamsFileJournal(workspace.pipelineDir);
   const originals = [];
   const restoreNow = () => {
-    for (const [path22, bytes] of originals.reverse()) {
-      writeFileSync(path22, bytes);
-      rmSync(journal.entryPath(path22), { force: true });
+    for (const [path23, bytes] of originals.reverse()) {
+      writeFileSync(path23, bytes);
+      rmSync(journal.entryPath(path23), { force: true });
     }
     originals.length = 0;
   };
   const restore = async () => {
     try {
-      for (const [path22, bytes] of originals.reverse()) {
-        await writeFile6(path22, bytes);
-        await journal.forget(path22);
+      for (const [path23, bytes] of originals.reverse()) {
+        await writeFile6(path23, bytes);
+        await journal.forget(path23);
       }
       originals.length = 0;
     } finally {
@@ -72161,13 +74010,13 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   process.once("exit", restoreNow);
   try {
     for (const [file2, entries] of byFile) {
-      const path22 = await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, file2));
-      const bytes = await readFile4(path22);
+      const path23 = await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, file2));
+      const bytes = await readFile6(path23);
       const text2 = overlayDvcParams(bytes.toString("utf8"), entries);
       if (text2 === null) continue;
-      await journal.record(path22, bytes, text2);
-      originals.push([path22, bytes]);
-      await writeFile6(path22, text2);
+      await journal.record(path23, bytes, text2);
+      originals.push([path23, bytes]);
+      await writeFile6(path23, text2);
     }
   } catch (error47) {
     await restore();
@@ -72222,8 +74071,8 @@ function formatTimeLimit(ms2) {
 
 // runner/keys/read-set-probe.ts
 init_canonical_json();
-import { lstat as lstat5, readdir as readdir5 } from "node:fs/promises";
-import path16 from "node:path";
+import { lstat as lstat5, readdir as readdir6 } from "node:fs/promises";
+import path17 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -72296,7 +74145,7 @@ var ReadSetProbe = class {
     return this.options.show(repoPath);
   }
   absolute(repoPath) {
-    return path16.join(this.options.codeIndex.repoRoot, repoPath);
+    return path17.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -72314,7 +74163,7 @@ var ReadSetProbe = class {
       const prefix = `${repoPath}/`;
       outsOnly = true;
       for (const file2 of this.options.codeIndex.files.keys()) {
-        if (file2.startsWith(prefix)) {
+        if (file2.startsWith(prefix) && !this.isOut(file2)) {
           outsOnly = false;
           break;
         }
@@ -72323,8 +74172,12 @@ var ReadSetProbe = class {
     }
     return outsOnly;
   }
+  /** Whether a repository path is a declared out or inside one. */
+  isOut(repoPath) {
+    return this.outs.has(repoPath) || ancestorsOf(repoPath).some((ancestor) => this.outs.has(ancestor));
+  }
   async dirDigest(repoPath, modulesOnly) {
-    const entries = await readdir5(this.absolute(repoPath), { withFileTypes: true }).catch(() => null);
+    const entries = await readdir6(this.absolute(repoPath), { withFileTypes: true }).catch(() => null);
     if (entries === null) return null;
     const names = entries.filter((entry) => !NEVER_LISTED.has(entry.name)).filter(
       (entry) => !modulesOnly || MODULE_FILE.test(entry.name) || (entry.isDirectory() || entry.isSymbolicLink()) && PACKAGE_DIR.test(entry.name)
@@ -72343,16 +74196,16 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
   return new ReadSetProbe({
     codeIndex,
     outs: Object.values(pipeline2.stages).flatMap(
-      (each) => [...each.outs, ...each.metrics].map((path22) => repoPathIn(workspace, path22))
+      (each) => [...each.outs, ...each.metrics].map((path23) => repoPathIn(workspace, path23))
     ),
     show: (repoPath) => pipelinePathIn(workspace, repoPath)
   });
 }
 
 // runner/keys/read-trace.ts
-import { mkdir as mkdir8, mkdtemp as mkdtemp2, readdir as readdir6, readFile as readFile5, realpath as realpath5, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
+import { mkdir as mkdir8, mkdtemp as mkdtemp2, readdir as readdir7, readFile as readFile7, realpath as realpath6, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path17 from "node:path";
+import path18 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -72500,13 +74353,13 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp2(path17.join(tmpdir2(), "fluksio-trace-"));
-  const site = path17.join(dir, "site");
-  const reports = path17.join(dir, "reports");
+  const dir = await mkdtemp2(path18.join(tmpdir2(), "fluksio-trace-"));
+  const site = path18.join(dir, "site");
+  const reports = path18.join(dir, "reports");
   await mkdir8(site);
   await mkdir8(reports);
-  await writeFile7(path17.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
-  const root = await realpath5(options.repoRoot);
+  await writeFile7(path18.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  const root = await realpath6(options.repoRoot);
   return {
     env: {
       PYTHONPATH: options.pythonPath ? `${site}:${options.pythonPath}` : site,
@@ -72525,13 +74378,13 @@ async function collectReports(reports, root) {
   let untraced = null;
   let processes = 0;
   let pythonStarts = 0;
-  for (const name2 of await readdir6(reports)) {
-    const text2 = await readFile5(path17.join(reports, name2), "utf8");
+  for (const name2 of await readdir7(reports)) {
+    const text2 = await readFile7(path18.join(reports, name2), "utf8");
     for (const line2 of text2.split("\n")) {
-      const tab = line2.indexOf("	");
-      if (tab < 0) continue;
-      const kind = line2.slice(0, tab);
-      const value = line2.slice(tab + 1);
+      const tab2 = line2.indexOf("	");
+      if (tab2 < 0) continue;
+      const kind = line2.slice(0, tab2);
+      const value = line2.slice(tab2 + 1);
       if (kind === "S") processes += 1;
       else if (kind === "P") pythonStarts += 1;
       else if (kind === "X") untraced ??= `it ${value}`;
@@ -72550,9 +74403,9 @@ async function collectReports(reports, root) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path17.relative(root, absolute);
-  if (relative3.startsWith("..") || path17.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path17.sep).join("/") || ".";
+  const relative3 = path18.relative(root, absolute);
+  if (relative3.startsWith("..") || path18.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path18.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
@@ -72731,8 +74584,8 @@ function quoteIn(context, value) {
 // runner/keys/command-interpreters.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib(), 1);
-import { open as open3, realpath as realpath6 } from "node:fs/promises";
-import path18 from "node:path";
+import { open as open3, realpath as realpath7 } from "node:fs/promises";
+import path19 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
 var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
 var SHELL_OWN = new Set(
@@ -72747,12 +74600,12 @@ async function commandInterpreters(cmd, options) {
       found[word] = null;
       continue;
     }
-    const real2 = await realpath6(file2);
+    const real2 = await realpath7(file2);
     if (!isInside2(real2, options.repoRoot)) found[word] = await interpreterAt(real2, options.digests);
     const shebang = await shebangProgram(real2);
     if (shebang !== null && !(shebang in found)) {
       const program = await locate(shebang, options);
-      found[shebang] = program === null ? null : await interpreterAt(await realpath6(program), options.digests);
+      found[shebang] = program === null ? null : await interpreterAt(await realpath7(program), options.digests);
     }
   }
   return found;
@@ -72802,7 +74655,7 @@ function commandWords(cmd) {
 }
 async function locate(word, options) {
   if (word.includes("/")) {
-    const file2 = path18.resolve(options.cwd, word);
+    const file2 = path19.resolve(options.cwd, word);
     return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
   }
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
@@ -72818,15 +74671,15 @@ async function shebangProgram(file2) {
     const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
     const program = words[0];
     if (!program) return null;
-    if (path18.basename(program) !== "env") return program;
+    if (path19.basename(program) !== "env") return program;
     return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
   } finally {
     await handle2.close();
   }
 }
 function isInside2(file2, dir) {
-  const relative3 = path18.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path18.isAbsolute(relative3);
+  const relative3 = path19.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path19.isAbsolute(relative3);
 }
 
 // runner/keys/stage-key-inputs.ts
@@ -72836,8 +74689,8 @@ import { join as join6 } from "node:path";
 // runner/keys/why-not-python.ts
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
-import { access as access2, realpath as realpath7 } from "node:fs/promises";
-import path19 from "node:path";
+import { access as access2, realpath as realpath8 } from "node:fs/promises";
+import path20 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var PYTHON_NAME = /^python[0-9.]*$/;
 async function whyNotPython(cmd, context) {
@@ -72856,17 +74709,17 @@ async function whyNotPython(cmd, context) {
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
   const found = await resolveProgram(program, context);
   if (found === null) return `${program} was not found`;
-  const name2 = path19.basename(await realpath7(found).catch(() => found));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path19.basename(program)) ? null : `${path19.basename(program)} is not Python`;
+  const name2 = path20.basename(await realpath8(found).catch(() => found));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path20.basename(program)) ? null : `${path20.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path19.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path19.join(dir || ".", program));
+  const candidates = program.includes("/") ? [path20.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path20.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path19.resolve(context.cwd, candidate), constants4.X_OK).then(
+    const executable = await access2(path20.resolve(context.cwd, candidate), constants4.X_OK).then(
       () => true,
       () => false
     );
-    if (executable) return path19.resolve(context.cwd, candidate);
+    if (executable) return path20.resolve(context.cwd, candidate);
   }
   return null;
 }
@@ -72878,9 +74731,9 @@ async function stageKeyInputs(options) {
   if (!stage) throw new Error(`No stage named ${name2}`);
   const deps = {};
   for (const dep of stage.deps) {
-    const path22 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path22);
-    deps[path22] = options.assumed?.get(path22) ?? (produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path22))).digest);
+    const path23 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path23);
+    deps[path23] = options.assumed?.get(path23) ?? (produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path23))).digest);
   }
   let code = null;
   let codeScope = null;
@@ -72892,7 +74745,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path22) => repoPathIn(workspace, path22))
+      exclude: [...stage.deps, ...everyOut].map((path23) => repoPathIn(workspace, path23))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -72906,6 +74759,7 @@ async function stageKeyInputs(options) {
     params: Object.fromEntries(stage.params.map((param) => [param, params[param]])),
     outs: stage.outs.map(normalizePipelinePath),
     metrics: stage.metrics.map(normalizePipelinePath),
+    ...stage.plots?.length ? { plots: stage.plots.map((plot) => ({ ...plot, path: normalizePipelinePath(plot.path) })) } : {},
     code: code ? { digest: code.digest, manifest: null } : null,
     env: { ...options.env },
     interpreters: options.interpreters,
@@ -72980,7 +74834,7 @@ function lastBytes(line2, room) {
 }
 
 // core/traceback.ts
-import { posix as posix5 } from "node:path";
+import { posix as posix7 } from "node:path";
 var PYTHON_HEADER = /^Traceback \(most recent call last\):$/;
 var PYTHON_GROUP_HEADER = /^(\s*)\+ Exception Group Traceback \(most recent call last\):$/;
 var PYTHON_FRAME = /^\s+File "(.+)", line (\d+)(?:, in (.+))?$/;
@@ -73123,17 +74977,17 @@ function locate2(file2, context) {
   if (!file2.startsWith("file://") && /^[a-z][\w+.-]*:|^[<[]|[<>()]/i.test(file2)) {
     return { path: null, absPath: file2 };
   }
-  const absPath = posix5.resolve(context.cwd, file2.startsWith("file://") ? fileUrlPath(file2) : file2);
-  const relative3 = posix5.relative(posix5.resolve(context.repoRoot), absPath);
-  const outside = relative3 === "" || relative3 === ".." || relative3.startsWith("../") || posix5.isAbsolute(relative3);
+  const absPath = posix7.resolve(context.cwd, file2.startsWith("file://") ? fileUrlPath(file2) : file2);
+  const relative3 = posix7.relative(posix7.resolve(context.repoRoot), absPath);
+  const outside = relative3 === "" || relative3 === ".." || relative3.startsWith("../") || posix7.isAbsolute(relative3);
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path22 = url2.slice("file://".length);
+  const path23 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path22);
+    return decodeURIComponent(path23);
   } catch {
-    return path22;
+    return path23;
   }
 }
 
@@ -73145,12 +74999,12 @@ function parseWorkflowCommand(line2) {
   const end = line2.indexOf("::", 2);
   if (end === -1) return null;
   const header = line2.slice(2, end);
-  const space = header.indexOf(" ");
-  const name2 = space === -1 ? header : header.slice(0, space);
+  const space2 = header.indexOf(" ");
+  const name2 = space2 === -1 ? header : header.slice(0, space2);
   if (name2 === "") return null;
   const entries = [];
-  if (space !== -1) {
-    for (const pair of header.slice(space + 1).split(",")) {
+  if (space2 !== -1) {
+    for (const pair of header.slice(space2 + 1).split(",")) {
       const equals = pair.indexOf("=");
       const key = pair.slice(0, equals).trim();
       if (equals === -1 || key === "") continue;
@@ -73173,8 +75027,8 @@ function logText(lines) {
 }
 
 // runner/output/stage-output.ts
-var DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
-var NON_FINITE = /^[+-]?(?:nan|inf|infinity)$/i;
+var DECIMAL2 = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
+var NON_FINITE2 = /^[+-]?(?:nan|inf|infinity)$/i;
 var StageOutput = class {
   constructor(options) {
     this.options = options;
@@ -73312,10 +75166,10 @@ function readMetric(command) {
   const text2 = command.value.trim();
   if (name2 === "") return "it has no name= property";
   if (name2.length > MAX_METRIC_NAME) return `its name is longer than ${MAX_METRIC_NAME} characters`;
-  if (NON_FINITE.test(text2) || DECIMAL.test(text2) && !Number.isFinite(Number(text2))) {
+  if (NON_FINITE2.test(text2) || DECIMAL2.test(text2) && !Number.isFinite(Number(text2))) {
     return `"${text2}" is not a finite number`;
   }
-  if (!DECIMAL.test(text2)) return `"${text2}" is not a number`;
+  if (!DECIMAL2.test(text2)) return `"${text2}" is not a number`;
   if (step !== void 0 && !(/^\d+$/.test(step) && Number(step) <= Number.MAX_SAFE_INTEGER)) {
     return `step "${step}" is not a non-negative integer`;
   }
@@ -73327,7 +75181,7 @@ function isAnnotationLevel(name2) {
 
 // runner/sandbox/stage-process.ts
 import { spawn as spawn3 } from "node:child_process";
-import { stat as stat5 } from "node:fs/promises";
+import { stat as stat7 } from "node:fs/promises";
 
 // runner/output/line-splitter.ts
 import { StringDecoder as StringDecoder2 } from "node:string_decoder";
@@ -73531,9 +75385,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path22) {
+async function isDirectory2(path23) {
   try {
-    return (await stat5(path22)).isDirectory();
+    return (await stat7(path23)).isDirectory();
   } catch {
     return false;
   }
@@ -73636,7 +75490,7 @@ async function executeStage(name2, context) {
       produced: context.produced
     });
   } catch (error47) {
-    return finish2({ status: "failed", error: `Could not read the stage's inputs: ${messageOf(error47)}` });
+    return finish2({ status: "failed", error: `Could not read the stage's inputs: ${messageOf2(error47)}` });
   }
   const cacheKey = stage.cache ? cacheKeyOf(material.inputs) : null;
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
@@ -73652,13 +75506,14 @@ async function executeStage(name2, context) {
     else if (options.noCache) reasons = ["--no-cache"];
     else if (options.force?.has(name2)) reasons = ["--force"];
     else {
-      const entry = await findStageHit(options, {
+      const hit = await findStageHit(options, {
         traceable: material.traceable,
         cacheKey,
         probe
       });
-      const failure = entry ? await restoreHit(options, entry) : null;
-      if (entry && failure === null) {
+      const failure = hit ? await restoreHit(options, hit) : null;
+      if (hit && failure === null) {
+        const { entry } = hit;
         for (const out2 of entry.outs) context.produced.set(normalizePipelinePath(out2.path), out2);
         return finish2({
           status: "cached",
@@ -73666,6 +75521,7 @@ async function executeStage(name2, context) {
           cacheKey: entry.key,
           keyInputs: entry.keyInputs,
           cachedFrom: entry.runId,
+          cachedFromTeam: hit.team,
           outs: entry.outs,
           metrics: entry.metrics,
           notes: notesOf(entry.keyInputs)
@@ -73681,12 +75537,12 @@ async function executeStage(name2, context) {
     if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
     const declared = [...stage.outs, ...stage.metrics];
     try {
-      for (const path22 of declared) {
-        await removeOut(workspace.pipelineDir, workspace.repoRoot, path22);
-        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path22)}`), { recursive: true });
+      for (const path23 of declared) {
+        await removeOut(workspace.pipelineDir, workspace.repoRoot, path23);
+        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path23)}`), { recursive: true });
       }
     } catch (error47) {
-      return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
+      return finish2({ status: "failed", ...keyed, reasons, error: messageOf2(error47) });
     }
     const metricFinals = {};
     const output = new StageOutput({
@@ -73762,7 +75618,7 @@ async function executeStage(name2, context) {
       );
     } catch (error47) {
       await trace?.dispose();
-      return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
+      return finish2({ status: "failed", ...keyed, reasons, error: messageOf2(error47) });
     } finally {
       processEnded();
     }
@@ -73797,25 +75653,29 @@ async function executeStage(name2, context) {
     const outs = [];
     const metrics = { ...metricFinals };
     try {
-      for (const path22 of declared) {
-        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path22));
+      for (const path23 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path23));
       }
-      for (const path22 of stage.metrics) {
+      for (const path23 of stage.metrics) {
         Object.assign(
           metrics,
-          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path22)}`, path22)
+          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path23)}`, path23)
         );
       }
     } catch (error47) {
-      const message = error47 instanceof MissingOutError ? `exited 0 but did not write its out "${error47.path}"` : `could not store its outputs: ${messageOf(error47)}`;
+      const message = error47 instanceof MissingOutError ? `exited 0 but did not write its out "${error47.path}"` : `could not store its outputs: ${messageOf2(error47)}`;
       return finish2({ status: "failed", ...ran, error: message });
+    }
+    const plotted = await readPlotSeries(stage.plots ?? [], workspace, name2);
+    for (let at4 = 0; at4 < plotted.points.length; at4 += 1e3) {
+      options.events.emit({ type: "metric.points", points: plotted.points.slice(at4, at4 + 1e3) });
     }
     const decided = await keyOfExecution({
       stage: name2,
       material,
       traced: material.traceable && stage.cache ? traced ?? false : null,
       probe,
-      exclude: [...stage.deps, ...declared].map((path22) => repoPathIn(workspace, path22)),
+      exclude: [...stage.deps, ...declared].map((path23) => repoPathIn(workspace, path23)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey
     });
@@ -73835,7 +75695,7 @@ async function executeStage(name2, context) {
       outs,
       metrics,
       dirtyReasons: recheck.stageDirty,
-      warnings: recheck.warnings,
+      warnings: [...plotted.warnings, ...recheck.warnings],
       notes: [...notesOf(keyInputs), ...decided.notes]
     });
   };
@@ -73861,20 +75721,20 @@ async function afterCheck(name2, context, material, before) {
       after: await context.codeView.read()
     });
   } catch (error47) {
-    const reason = `the inputs of ${name2} could not be checked again after it ran: ${messageOf(error47)}`;
+    const reason = `the inputs of ${name2} could not be checked again after it ran: ${messageOf2(error47)}`;
     return { stageDirty: [reason], runDirty: [reason], warnings: [] };
   }
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path22 = join7(privateDir, fileName);
-  await writeFile8(path22, paramsFileText(fileName, listed, values));
-  return path22;
+  const path23 = join7(privateDir, fileName);
+  await writeFile8(path23, paramsFileText(fileName, listed, values));
+  return path23;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
 }
-function messageOf(error47) {
+function messageOf2(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
 }
 
@@ -74017,12 +75877,12 @@ var CodeView = class {
 };
 
 // runner/ignore-state-dir.ts
-import { mkdir as mkdir10, readFile as readFile6, writeFile as writeFile9 } from "node:fs/promises";
+import { mkdir as mkdir10, readFile as readFile8, writeFile as writeFile9 } from "node:fs/promises";
 import { join as join8 } from "node:path";
 var STATE_DIR_IGNORE = "# fluksio local state: runs, cache and blobs\n*\n";
 async function ignoreStateDir(stateDir) {
   const file2 = join8(stateDir, ".gitignore");
-  if (await readFile6(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
+  if (await readFile8(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
   await mkdir10(stateDir, { recursive: true });
   await writeFile9(file2, STATE_DIR_IGNORE);
 }
@@ -74142,7 +76002,7 @@ async function runPipeline(options) {
             options,
             name2,
             "skipped",
-            `upstream stage ${blocked.record.name} ${describe2(blocked.record)}`
+            `upstream stage ${blocked.record.name} ${describe3(blocked.record)}`
           );
         }
         return limit(
@@ -74179,7 +76039,7 @@ function notStartedWhy(signal) {
     return "the run was given back for another attempt before this stage started";
   return "cancelled before it started";
 }
-function describe2(record2) {
+function describe3(record2) {
   return record2.status === "timed_out" ? "timed out" : record2.status;
 }
 function summarize(results, signal, timeoutMs, giveBack) {
@@ -74302,7 +76162,7 @@ function localRunRow(start2) {
     metricGoals: {},
     checkName: null,
     baseRef: null,
-    branch: null,
+    branch: start2.branch,
     baselineCommits: null,
     baselineRunId: null,
     baselineFixed: false,
@@ -74447,10 +76307,11 @@ var LiveStageLogs = class {
 // local/local-run-recorder.ts
 init_run_journal();
 var LocalRunRecorder = class _LocalRunRecorder {
-  constructor(journal, index2, run4, live) {
+  constructor(journal, index2, run4, live, teamPoints) {
     this.journal = journal;
     this.index = index2;
     this.live = live;
+    this.teamPoints = teamPoints;
     this.run = run4;
     this.runId = run4.id;
     this.events = new BatchingEventSink({ deliver: (events2) => this.deliver(events2) });
@@ -74458,6 +76319,7 @@ var LocalRunRecorder = class _LocalRunRecorder {
   journal;
   index;
   live;
+  teamPoints;
   /** The engine's events, journaled in batches (a stage's log is a blob, not journaled; while it runs, a live file). */
   events;
   runId;
@@ -74473,7 +76335,7 @@ var LocalRunRecorder = class _LocalRunRecorder {
       run: JSON.parse(JSON.stringify(options.run))
     });
     const live = options.liveDir === void 0 ? null : new LiveStageLogs(options.liveDir, options.run.id);
-    return new _LocalRunRecorder(journal, options.index, options.run, live);
+    return new _LocalRunRecorder(journal, options.index, options.run, live, options.teamPoints ?? null);
   }
   /** Journals how the run ended and, for a success, records it as a baseline. Closes the journal. */
   async finish(end) {
@@ -74516,7 +76378,7 @@ var LocalRunRecorder = class _LocalRunRecorder {
     const stages2 = [...this.stages.values()];
     const restored = [];
     for (const stage of stages2) {
-      if (stage.status !== "cached" || stage.cacheKey === null) continue;
+      if (stage.status !== "cached" || stage.cacheKey === null || stage.cachedFromTeam) continue;
       const indexed = await this.index.cacheEntry(stage.cacheKey);
       if (indexed?.entry.runId !== stage.cachedFrom) continue;
       for (const point2 of indexed.points) restored.push({ ...point2, stage: stage.name });
@@ -74547,6 +76409,8 @@ var LocalRunRecorder = class _LocalRunRecorder {
         case "stage.finished":
           this.stages.set(event.stage.name, event.stage);
           if (isCacheable(event.stage)) await this.recordCacheEntry(event.stage);
+          if (event.stage.status === "cached" && event.stage.cachedFromTeam)
+            await this.recordTeamEntry(event.stage);
           if (event.stage.keyInputs !== null) {
             await this.index.recordPreviousStage(this.run.pipelinePath, event.stage.name, {
               runId: this.run.id,
@@ -74564,6 +76428,32 @@ var LocalRunRecorder = class _LocalRunRecorder {
           break;
       }
     }
+  }
+  /**
+   * A stage restored from the team's cache: the series its entry's stage streamed in the
+   * team's run are journaled as this stage's (so `show` and the pages have them, though that
+   * run is not in this store), and the entry is remembered in the index, so the next run
+   * restores it from here, offline too.
+   */
+  async recordTeamEntry(stage) {
+    if (stage.cacheKey === null || stage.keyInputs === null || stage.cachedFrom === null) return;
+    const points = (await this.teamPoints?.(stage.cacheKey) ?? []).map((point2) => ({
+      ...point2,
+      stage: stage.name
+    }));
+    if (points.length > 0) this.events.emit({ type: "metric.points", points });
+    await this.index.recordCacheEntry({
+      entry: {
+        key: stage.cacheKey,
+        stage: stage.name,
+        runId: stage.cachedFrom,
+        outs: stage.outs,
+        metrics: stage.metrics,
+        keyInputs: stage.keyInputs,
+        createdAt: (/* @__PURE__ */ new Date()).toISOString()
+      },
+      points
+    });
   }
   async recordCacheEntry(stage) {
     if (stage.cacheKey === null || stage.keyInputs === null) return;
@@ -74595,8 +76485,8 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash7, randomUUID as randomUUID5 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir12, open as open5, readFile as readFile7, rename as rename7, rm as rm11, stat as stat6, writeFile as writeFile10 } from "node:fs/promises";
-import path20 from "node:path";
+import { mkdir as mkdir12, open as open5, readFile as readFile9, rename as rename7, rm as rm11, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
+import path21 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -74605,7 +76495,7 @@ var DiskBlobStore = class {
   }
   root;
   async has(digest) {
-    const stats = await stat6(this.blobPath(digest)).catch(() => null);
+    const stats = await stat8(this.blobPath(digest)).catch(() => null);
     return stats?.isFile() ?? false;
   }
   async putFile(source) {
@@ -74635,10 +76525,10 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path20.join(path20.dirname(dest), `.${path20.basename(dest)}.${randomUUID5()}.fluksio-tmp`);
+    const temp = path21.join(path21.dirname(dest), `.${path21.basename(dest)}.${randomUUID5()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir12(path20.dirname(dest), { recursive: true });
+      await mkdir12(path21.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
       await rename7(temp, dest);
@@ -74647,8 +76537,19 @@ var DiskBlobStore = class {
       await rm11(temp, { force: true });
     }
   }
+  /**
+   * The stored bytes, unverified, for a caller that verifies them as they pass (the run
+   * pages' downloads); null when the blob is not here.
+   */
+  async openRead(digest) {
+    const handle2 = await open5(this.blobPath(digest)).catch((error47) => {
+      if (error47.code === "ENOENT") return null;
+      throw error47;
+    });
+    return handle2?.createReadStream() ?? null;
+  }
   async getBytes(digest) {
-    const bytes = await readFile7(this.blobPath(digest)).catch((error47) => {
+    const bytes = await readFile9(this.blobPath(digest)).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     await this.verify(digest, sha256Hex(bytes));
@@ -74659,23 +76560,23 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path20.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path21.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path20.join(this.root, "tmp");
+    const dir = path21.join(this.root, "tmp");
     await mkdir12(dir, { recursive: true });
-    return path20.join(dir, randomUUID5());
+    return path21.join(dir, randomUUID5());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
-    const stats = await stat6(this.blobPath(digest)).catch(() => null);
+    const stats = await stat8(this.blobPath(digest)).catch(() => null);
     return stats !== null && stats.isFile() && stats.size === size;
   }
   async moveIntoPlace(temp, digest, size) {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir12(path20.dirname(dest), { recursive: true });
+    await mkdir12(path21.dirname(dest), { recursive: true });
     await rename7(temp, dest);
     return stored;
   }
@@ -74757,6 +76658,7 @@ async function executeLocalRun(options) {
     journalDir: state.journalDir,
     liveDir: state.liveDir,
     index: state.index,
+    ...options.teamCache ? { teamPoints: options.teamCache.pointsOf.bind(options.teamCache) } : {},
     run: localRunRow({
       id: ulid3(),
       repository: LOCAL_REPOSITORY,
@@ -74766,7 +76668,8 @@ async function executeLocalRun(options) {
       stamp,
       noCache: options.noCache,
       selection: options.selection ?? null,
-      startedAt: /* @__PURE__ */ new Date()
+      startedAt: /* @__PURE__ */ new Date(),
+      branch: options.branch !== void 0 ? options.branch : await currentBranch(project.workspace.repoRoot)
     })
   });
   const { runId } = recorder;
@@ -74792,12 +76695,13 @@ async function executeLocalRun(options) {
       ...options.signal ? { signal: options.signal } : {},
       ...options.launcher ? { launcher: options.launcher } : {},
       ...options.gate ? { gate: options.gate } : {},
-      ...options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {}
+      ...options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {},
+      ...options.teamCache ? { teamCache: options.teamCache } : {}
     });
   } catch (error47) {
     await recorder.finish({
       status: "failed",
-      reason: `fluksio failed: ${messageOf2(error47)}`,
+      reason: `fluksio failed: ${messageOf3(error47)}`,
       metrics: {},
       dirtyReasons: [],
       baselineRunId: null
@@ -74815,7 +76719,7 @@ async function executeLocalRun(options) {
   const detail = await recorder.detail();
   return { report: buildRunReport(detail, baseline, pipeline2.metrics), detail, outcome, baseline };
 }
-function messageOf2(error47) {
+function messageOf3(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
 }
 
@@ -74965,7 +76869,10 @@ function terminalBadge(badge) {
   return `${badge.symbol} ${badge.label}`;
 }
 function stageDetail(stage) {
-  if (stage.status === "cached") return `from run ${short(stage.cachedFrom, 10)}`;
+  if (stage.status === "cached") {
+    const run4 = `run ${short(stage.cachedFrom, 10)}`;
+    return stage.cachedFromTeam ? `from the team's cache, ${run4}` : `from ${run4}`;
+  }
   if (stage.error && stage.status !== "ran") return stage.error;
   return stage.reasons.join("; ");
 }
@@ -75143,7 +77050,7 @@ var GITHUB_LIMITS = {
 function byteLength(text2) {
   return Buffer.byteLength(text2, "utf8");
 }
-function clip2(text2, max) {
+function clip3(text2, max) {
   if (text2.length <= max) return text2;
   let end = max - 1;
   if (/[\uD800-\uDBFF]/.test(text2.charAt(end - 1))) end -= 1;
@@ -75227,7 +77134,7 @@ function checkRunName(baseName, swept) {
   const full = `${baseName} (${entries.map(([key, value]) => `${key}=${formatValue(value)}`).join(", ")})`;
   if (full.length <= GITHUB_LIMITS.checkName) return full;
   const hash2 = ` #${fnv1a(full)})`;
-  return `${clip2(full, GITHUB_LIMITS.checkName - hash2.length)}${hash2}`;
+  return `${clip3(full, GITHUB_LIMITS.checkName - hash2.length)}${hash2}`;
 }
 function sweptParams(params, swept) {
   return Object.fromEntries(
@@ -75464,10 +77371,10 @@ function describeAnnotation(note) {
 function stageCell(stage) {
   if (stage.status === "cached")
     return stage.cachedFrom ? `from run \`${stage.cachedFrom}\`` : "from the cache";
-  if (stage.error && stage.status !== "ran") return escapeMarkdown(clip2(oneLine(stage.error), CELL_CHARS));
+  if (stage.error && stage.status !== "ran") return escapeMarkdown(clip3(oneLine(stage.error), CELL_CHARS));
   const reasons = stage.reasons.join("; ");
   if (reasons.length <= CELL_CHARS) return escapeMarkdown(reasons);
-  return `${escapeMarkdown(clip2(reasons, CELL_CHARS))} (all ${stage.reasons.length} reasons in the details)`;
+  return `${escapeMarkdown(clip3(reasons, CELL_CHARS))} (all ${stage.reasons.length} reasons in the details)`;
 }
 
 // present/github/github-annotation.ts
@@ -75487,21 +77394,21 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path22 = repositoryPath(note.path);
-  if (path22 === null) return null;
+  const path23 = repositoryPath(note.path);
+  if (path23 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path22,
+    path: path23,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
     message: clipBytes(note.message || `${note.level} in stage ${note.stage}`, GITHUB_LIMITS.annotationBytes),
-    title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
+    title: clip3(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path22) {
-  if (!path22) return null;
-  const normal = path22.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path23) {
+  if (!path23) return null;
+  const normal = path23.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -75515,7 +77422,7 @@ function renderCheckRun(view, { name: name2, actions = [] }) {
     name: name2,
     status: view.status === "queued" ? "queued" : view.status === "running" ? "in_progress" : "completed",
     conclusion: checkRunConclusion(view.status),
-    title: clip2(checkRunTitle(view), GITHUB_LIMITS.title),
+    title: clip3(checkRunTitle(view), GITHUB_LIMITS.title),
     summary: fitMarkdown(checkRunSummary(view), GITHUB_LIMITS.summaryBytes, pointer),
     text: fitMarkdown(checkRunText(view), GITHUB_LIMITS.textBytes, pointer),
     annotations: githubAnnotations(view.annotations),
@@ -77328,7 +79235,7 @@ var te3 = "\xF2\xF2\xF2\xF2\xF2\xF2 ";
 var ee4 = " \xF2\xF2";
 var ne4 = " \xF2 ";
 var ur = ["hash", "date", "message", "refs", "author_name", "author_email"];
-function cr(t3, e) {
+function cr3(t3, e) {
   return e.reduce(
     (n3, r4, s4) => (n3[r4] = t3[s4] || "", n3),
     /* @__PURE__ */ Object.create({ diff: null })
@@ -77342,7 +79249,7 @@ function re3(t3 = ne4, e = ur, n3 = R5.NONE) {
       false,
       te3
     ).map(function(i2) {
-      const a3 = i2.split(ee4), c6 = cr(a3[0].split(t3), e);
+      const a3 = i2.split(ee4), c6 = cr3(a3[0].split(t3), e);
       return a3.length > 1 && a3[1].trim() && (c6.diff = r4(a3[1])), c6;
     });
     return {
@@ -79403,7 +81310,7 @@ function expand(template, context) {
     return template.replace(/\/$/, "");
   }
 }
-function parse5(options) {
+function parse6(options) {
   let method = options.method.toUpperCase();
   let url2 = (options.url || "/").replace(/:([a-z]\w+)/g, "{$1}");
   let headers = Object.assign({}, options.headers);
@@ -79467,7 +81374,7 @@ function parse5(options) {
   );
 }
 function endpointWithDefaults(defaults, route, options) {
-  return parse5(merge2(defaults, route, options));
+  return parse6(merge2(defaults, route, options));
 }
 function withDefaults(oldDefaults, newDefaults) {
   const DEFAULTS22 = merge2(oldDefaults, newDefaults);
@@ -79476,7 +81383,7 @@ function withDefaults(oldDefaults, newDefaults) {
     DEFAULTS: DEFAULTS22,
     defaults: withDefaults.bind(null, DEFAULTS22),
     merge: merge2.bind(null, DEFAULTS22),
-    parse: parse5
+    parse: parse6
   });
 }
 var endpoint = withDefaults(null, DEFAULTS2);
@@ -79522,7 +81429,7 @@ var NullObject = /* @__PURE__ */ (() => {
   C6.prototype = /* @__PURE__ */ Object.create(null);
   return C6;
 })();
-function parse6(header, options) {
+function parse7(header, options) {
   const stopFlags = SEMI_FLAG | (options?.comma === true ? COMMA_FLAG : 0);
   const len = header.length;
   let valueStart = options?.start ?? 0;
@@ -79676,11 +81583,11 @@ var noiseStringify = /([\[:])?("-?\d+n+)n("$|"\s*[,\}\]])/g;
 var isUnstringifiable = (val) => val === void 0 || typeof val === "function" || typeof val === "symbol";
 var isRawJSON = (val) => val !== null && typeof val === "object" && val.constructor && val.constructor.name === "RawJSON";
 var stringifyIteratively = (rootValue, replacer, spaceParam) => {
-  let space = "";
+  let space2 = "";
   if (typeof spaceParam === "number") {
-    space = " ".repeat(Math.min(10, Math.max(0, Math.floor(spaceParam))));
+    space2 = " ".repeat(Math.min(10, Math.max(0, Math.floor(spaceParam))));
   } else if (typeof spaceParam === "string") {
-    space = spaceParam.slice(0, 10);
+    space2 = spaceParam.slice(0, 10);
   }
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
@@ -79743,7 +81650,7 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
     if (node.isArray) {
       if (node.index < node.val.length) {
         if (!node.first) chunks.push(",");
-        if (space) chunks.push("\n" + space.repeat(level));
+        if (space2) chunks.push("\n" + space2.repeat(level));
         const childRaw = node.val[node.index];
         const childVal = prepareVal(node.val, String(node.index), childRaw);
         if (isUnstringifiable(childVal)) {
@@ -79787,8 +81694,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
         const childVal = prepareVal(node.val, k5, childRaw);
         if (isUnstringifiable(childVal)) continue;
         if (!node.first) chunks.push(",");
-        if (space) {
-          chunks.push("\n" + space.repeat(level) + originalStringify(k5) + ": ");
+        if (space2) {
+          chunks.push("\n" + space2.repeat(level) + originalStringify(k5) + ": ");
         } else {
           chunks.push(originalStringify(k5) + ":");
         }
@@ -79822,7 +81729,7 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
     }
     if (isDone) {
       level--;
-      if (!node.first && space) chunks.push("\n" + space.repeat(level));
+      if (!node.first && space2) chunks.push("\n" + space2.repeat(level));
       chunks.push(node.isArray ? "]" : "}");
       visited.delete(node.val);
       stack.pop();
@@ -79830,7 +81737,7 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   }
   return chunks.join("");
 };
-var JSONStringify = (value, replacer, space) => {
+var JSONStringify = (value, replacer, space2) => {
   try {
     const supportsRawJSON = "rawJSON" in JSON;
     if (supportsRawJSON) {
@@ -79844,10 +81751,10 @@ var JSONStringify = (value, replacer, space) => {
           if (isKeyInArrayReplacer) return val;
           return val;
         },
-        space
+        space2
       );
     }
-    if (!value) return originalStringify(value, replacer, space);
+    if (!value) return originalStringify(value, replacer, space2);
     const convertedToCustomJSON = originalStringify(
       value,
       (key, val) => {
@@ -79860,7 +81767,7 @@ var JSONStringify = (value, replacer, space) => {
         if (isKeyInArrayReplacer) return val;
         return val;
       },
-      space
+      space2
     );
     const processedJSON = convertedToCustomJSON.replace(
       bigIntsStringify,
@@ -79870,7 +81777,7 @@ var JSONStringify = (value, replacer, space) => {
     return denoisedJSON;
   } catch (error47) {
     if (error47 instanceof RangeError) {
-      const convertedJSON = stringifyIteratively(value, replacer, space);
+      const convertedJSON = stringifyIteratively(value, replacer, space2);
       if (convertedJSON === void 0) return void 0;
       const supportsRawJSON = "rawJSON" in JSON;
       if (supportsRawJSON) return convertedJSON;
@@ -80158,7 +82065,7 @@ async function getResponseData(response) {
   if (!contentType) {
     return response.text().catch(noop);
   }
-  const mimetype = parse6(contentType);
+  const mimetype = parse7(contentType);
   if (isJSONResponse(mimetype)) {
     let text2 = "";
     try {
@@ -80333,8 +82240,8 @@ function withCustomRequest(customRequest) {
 
 // node_modules/@octokit/auth-token/dist-bundle/index.js
 var b64url = "(?:[a-zA-Z0-9_-]+)";
-var sep3 = "\\.";
-var jwtRE = new RegExp(`^${b64url}${sep3}${b64url}${sep3}${b64url}$`);
+var sep4 = "\\.";
+var jwtRE = new RegExp(`^${b64url}${sep4}${b64url}${sep4}${b64url}$`);
 var isJWT = jwtRE.test.bind(jwtRE);
 async function auth(token) {
   const isApp = isJWT(token);
@@ -80522,17 +82429,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path22 = requestOptions.url.replace(options.baseUrl, "");
+    const path23 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path22} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path23} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path22} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path23} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -83169,7 +85076,7 @@ var CheckRunPublisher = class {
         });
       }
     } catch (error47) {
-      this.options.log.annotate("warning", `Could not complete the check run: ${messageOf3(error47)}`);
+      this.options.log.annotate("warning", `Could not complete the check run: ${messageOf4(error47)}`);
     }
   }
   warnOnce(error47) {
@@ -83178,11 +85085,11 @@ var CheckRunPublisher = class {
     const status = error47.status;
     this.options.log.annotate(
       "warning",
-      status === 403 ? `The github-token may not create check runs (${messageOf3(error47)}): give the job "permissions: checks: write". The results are in the step summary.` : `Could not create a check run (${messageOf3(error47)}); the results are in the step summary.`
+      status === 403 ? `The github-token may not create check runs (${messageOf4(error47)}): give the job "permissions: checks: write". The results are in the step summary.` : `Could not create a check run (${messageOf4(error47)}); the results are in the step summary.`
     );
   }
 };
-function messageOf3(error47) {
+function messageOf4(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
 }
 
@@ -83266,9 +85173,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path22) {
+function formatPath(path23) {
   let text2 = "";
-  for (const part of path22) {
+  for (const part of path23) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -83390,9 +85297,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path22] of stage[field].entries()) {
+      for (const [index2, path23] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path22), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path23), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -83407,26 +85314,26 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // local/locate-project.ts
 import { existsSync as existsSync9 } from "node:fs";
-import { readFile as readFile12, realpath as realpath8 } from "node:fs/promises";
+import { readFile as readFile14, realpath as realpath9 } from "node:fs/promises";
 
 // runner/workspace/read-file-inside.ts
 import { existsSync as existsSync8, readFileSync as readFileSync5, realpathSync } from "node:fs";
-import path21 from "node:path";
+import path22 from "node:path";
 function readFileInside(root, absolute) {
   if (!existsSync8(absolute)) return void 0;
   const real2 = realpathSync(absolute);
-  if (!real2.startsWith(realpathSync(root) + path21.sep)) return void 0;
+  if (!real2.startsWith(realpathSync(root) + path22.sep)) return void 0;
   return readFileSync5(real2, "utf8");
 }
 
 // local/locate-project.ts
-import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
+import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve3, sep as sep5 } from "node:path";
 
 // core/dvc/load-project-pipeline.ts
-import { posix as posix8 } from "node:path";
+import { posix as posix10 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 
 // core/pipeline/pipeline-rules.ts
 init_reserved_path();
@@ -83487,36 +85394,46 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path22, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path22);
+      stage[field].forEach((path23, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path23);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path22}" is outside the repository; paths stay inside it`
+            message: `"${path23}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path22);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path23);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path22}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path23}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path22);
+        const normalized = normalizePipelinePath(path23);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path22}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path22}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path23}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path23}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
         producedBy.set(normalized, stageName);
       });
     }
+    const written = [...stage.outs, ...stage.metrics].map(normalizePipelinePath);
+    stage.plots?.forEach((plot, index2) => {
+      const normalized = normalizePipelinePath(plot.path);
+      if (!written.some((out2) => pathContains(out2, normalized))) {
+        problems.push({
+          path: `${at4}.plots[${index2}].path`,
+          message: `"${plot.path}" is not an out of this stage; list it (or a folder holding it) in outs`
+        });
+      }
+    });
   }
   for (const [stageName, stage] of Object.entries(pipeline2.stages)) {
     stage.deps.forEach((dep, index2) => {
@@ -83571,10 +85488,11 @@ function checkParamSpec(at4, spec) {
 
 // schemas/pipeline.ts
 init_zod();
+init_plot_spec();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier (letters, digits and _, not first a digit)"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path22) => !path22.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path23) => !path23.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -83616,6 +85534,8 @@ var Stage = external_exports.strictObject({
   params: external_exports.array(identifier).default([]),
   outs: external_exports.array(relativePath).default([]),
   metrics: external_exports.array(relativePath).default([]),
+  /** Plot files (each an out, or inside one) whose columns become metric series once the stage ran. */
+  plots: external_exports.array(PlotSpec).optional(),
   /** Globs the stage's code digest covers, or false: its deps are exhaustive. */
   code: external_exports.union([external_exports.literal(false), external_exports.array(external_exports.string().min(1))]).optional(),
   timeout: Duration.optional(),
@@ -83665,12 +85585,12 @@ init_one_shot_parse();
 // core/text/storable-text.ts
 var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
-function unstorablePaths(value, path22 = []) {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [path22] : [];
+function unstorablePaths(value, path23 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path23] : [];
   if (value === null || typeof value !== "object") return [];
   const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
   return entries.flatMap(
-    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path22] : unstorablePaths(entry, [...path22, key])
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path23] : unstorablePaths(entry, [...path23, key])
   );
 }
 
@@ -83690,8 +85610,8 @@ function validatePipeline(text2, context, parses) {
   return problems.length > 0 ? { pipeline: null, problems } : { pipeline: pipeline2, problems: [] };
 }
 function parsePipelineText(text2) {
-  const lineCounter = new import_yaml4.LineCounter();
-  const document2 = (0, import_yaml4.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new import_yaml5.LineCounter();
+  const document2 = (0, import_yaml5.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     return {
       problems: document2.errors.map((error47) => ({
@@ -83702,14 +85622,14 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
-  const lineOf = (path22) => lineOfPath(document2, lineCounter, path22);
+  const lineOf = (path23) => lineOfPath(document2, lineCounter, path23);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
     return {
-      problems: unstorable.map((path22) => ({
-        path: formatPath(path22),
+      problems: unstorable.map((path23) => ({
+        path: formatPath(path23),
         message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
-        line: lineOf(path22)
+        line: lineOf(path23)
       }))
     };
   }
@@ -83719,24 +85639,24 @@ function parsePipelineText(text2) {
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path22 = issue3.path;
+  const path23 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path22.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path23.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt(input, path22);
+    const value = valueAt(input, path23);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path22), message, line: lineOf(path22) };
+  return { path: formatPath(path23), message, line: lineOf(path23) };
 }
-function valueAt(input, path22) {
+function valueAt(input, path23) {
   let value = input;
-  for (const key of path22) {
+  for (const key of path23) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -83760,18 +85680,18 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path22) {
-  for (let length = path22.length; length >= 0; length -= 1) {
-    const keys = path22.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path23) {
+  for (let length = path23.length; length >= 0; length -= 1) {
+    const keys = path23.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
-    if ((0, import_yaml4.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
+    if ((0, import_yaml5.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
   return void 0;
 }
 
 // core/dvc/translate-dvc.ts
-var import_yaml6 = __toESM(require_dist(), 1);
-import { posix as posix7 } from "node:path";
+var import_yaml7 = __toESM(require_dist(), 1);
+import { posix as posix9 } from "node:path";
 
 // schemas/dvc/dvc-file.ts
 init_zod();
@@ -83791,6 +85711,57 @@ var OutEntry = external_exports.union([
     ])
   ).refine((entry) => Object.keys(entry).length === 1, { error: "expected one path with its flags" })
 ]);
+var PlotFlags = external_exports.looseObject({
+  cache: external_exports.boolean().optional(),
+  persist: external_exports.boolean().optional(),
+  remote: external_exports.string().optional(),
+  push: external_exports.boolean().optional(),
+  desc: external_exports.string().optional(),
+  template: external_exports.string().optional(),
+  x: external_exports.string({ error: "expected a column name" }).min(1, { error: "expected a column name" }).optional(),
+  y: external_exports.union([external_exports.string().min(1), external_exports.array(external_exports.string().min(1)).min(1)], {
+    error: "expected a column name or a list of them"
+  }).optional(),
+  x_label: external_exports.string().optional(),
+  y_label: external_exports.string().optional(),
+  title: external_exports.string().optional(),
+  header: external_exports.boolean().optional()
+});
+var PlotEntry = external_exports.union(
+  [
+    external_exports.string().min(1, { error: "expected a path" }),
+    external_exports.record(external_exports.string().min(1), external_exports.union([external_exports.null(), PlotFlags, external_exports.array(PlotFlags)])).refine((entry) => Object.keys(entry).length === 1, { error: "expected one path with its flags" })
+  ],
+  { error: "expected a path, or {path: flags}" }
+);
+var PlotDefinition = external_exports.looseObject({
+  x: external_exports.union([external_exports.string().min(1), external_exports.record(external_exports.string().min(1), external_exports.string().min(1))], {
+    error: "expected a column name, or {file: column}"
+  }).optional(),
+  y: external_exports.union(
+    [
+      external_exports.string().min(1),
+      external_exports.array(external_exports.string().min(1)).min(1),
+      external_exports.record(external_exports.string().min(1), external_exports.union([external_exports.string().min(1), external_exports.array(external_exports.string().min(1)).min(1)]))
+    ],
+    { error: "expected a column name, a list of them, or {file: column or [columns]}" }
+  ).optional(),
+  template: external_exports.string().optional(),
+  title: external_exports.string().optional(),
+  x_label: external_exports.string().optional(),
+  y_label: external_exports.string().optional()
+});
+var TopLevelPlots = external_exports.array(
+  external_exports.union(
+    [
+      external_exports.string().min(1, { error: "expected a path" }),
+      external_exports.record(external_exports.string().min(1), external_exports.union([external_exports.null(), PlotDefinition])).refine((entry) => Object.keys(entry).length === 1, {
+        error: "expected one plot id with its definition"
+      })
+    ],
+    { error: "expected a path, or {plot id: definition}" }
+  )
+);
 var ParamsEntry = external_exports.union([
   external_exports.string().min(1, { error: "expected a params key" }),
   external_exports.record(external_exports.string().min(1), external_exports.union([external_exports.null(), external_exports.array(external_exports.string().min(1))]))
@@ -83805,7 +85776,7 @@ var DvcStage = external_exports.strictObject({
   params: external_exports.array(ParamsEntry).default([]),
   outs: external_exports.array(OutEntry).default([]),
   metrics: external_exports.array(OutEntry).default([]),
-  plots: external_exports.array(external_exports.union([OutEntry, external_exports.record(external_exports.string(), external_exports.unknown())])).default([]),
+  plots: external_exports.array(PlotEntry).default([]),
   frozen: external_exports.boolean().default(false),
   always_changed: external_exports.boolean().default(false),
   desc: external_exports.string().optional(),
@@ -83821,13 +85792,85 @@ var DvcFile = external_exports.looseObject({
   ).refine((stages2) => Object.keys(stages2).length > 0, { error: "expected at least one stage" }),
   params: external_exports.array(external_exports.string()).optional(),
   metrics: external_exports.array(external_exports.string()).optional(),
-  plots: external_exports.unknown().optional(),
+  plots: TopLevelPlots.default([]),
   artifacts: external_exports.unknown().optional(),
   datasets: external_exports.unknown().optional()
 });
 
+// core/dvc/translate-dvc.ts
+init_canonical_json();
+
+// core/dvc/deepest-issue.ts
+function deepestIssue(issue3) {
+  if (issue3.code !== "invalid_union") return issue3;
+  let best = null;
+  for (const branch of issue3.errors) {
+    for (const inner of branch) {
+      const found = deepestIssue(inner);
+      if (found.path.length > 0 && (best === null || found.path.length > best.path.length)) best = found;
+    }
+  }
+  return best === null ? issue3 : { ...best, path: [...issue3.path, ...best.path] };
+}
+
+// core/dvc/dvc-plot-specs.ts
+var CATEGORICAL = /* @__PURE__ */ new Set(["confusion", "confusion_normalized"]);
+var IMAGE = /\.(?:png|jpe?g|gif|svg)$/i;
+function dvcStagePlot(entry) {
+  if (typeof entry === "string") return { path: entry, flags: [] };
+  const [path23, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path23, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
+}
+function stagePlotSpecs(path23, flags2) {
+  if (IMAGE.test(path23)) return [];
+  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path23, each.x, each.y, each.header));
+}
+function topLevelPlotSpecs(plots, outsOf) {
+  const byStage = /* @__PURE__ */ new Map();
+  const notes = [];
+  const give = (stage, spec) => byStage.set(stage, [...byStage.get(stage) ?? [], spec]);
+  for (const plot of plots) {
+    const [id, definition] = typeof plot === "string" ? [plot, null] : Object.entries(plot)[0] ?? ["", null];
+    if (CATEGORICAL.has(definition?.template ?? "")) continue;
+    const { x: x10, y: y7 } = definition ?? {};
+    const files = y7 !== void 0 && typeof y7 === "object" && !Array.isArray(y7) ? Object.entries(y7) : [[id, y7]];
+    for (const [file2, columns] of files) {
+      if (IMAGE.test(file2)) continue;
+      const xColumn = typeof x10 === "string" ? x10 : x10?.[file2];
+      if (x10 !== void 0 && xColumn === void 0) {
+        notes.push(
+          `plot ${id}: its x comes from another file than ${file2}; each point's step is its row's index`
+        );
+      }
+      const path23 = normalizePipelinePath(file2);
+      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path23)));
+      if (writers.length > 0) {
+        for (const [stage] of writers) give(stage, specOf(path23, xColumn, columns, void 0));
+        continue;
+      }
+      let found = false;
+      for (const [stage, outs] of outsOf) {
+        for (const out2 of outs.filter((each) => pathContains(path23, each) && !IMAGE.test(each))) {
+          give(stage, specOf(out2, xColumn, columns, void 0));
+          found = true;
+        }
+      }
+      if (!found) notes.push(`plot ${id}: no stage writes ${file2}, so it is not read as series`);
+    }
+  }
+  return { byStage, notes };
+}
+function specOf(path23, x10, y7, header) {
+  return {
+    path: path23,
+    ...x10 === void 0 ? {} : { x: x10 },
+    ...y7 === void 0 ? {} : { y: typeof y7 === "string" ? [y7] : [...y7] },
+    ...header === void 0 ? {} : { header }
+  };
+}
+
 // core/dvc/dvc-params.ts
-var import_yaml5 = __toESM(require_dist(), 1);
+var import_yaml6 = __toESM(require_dist(), 1);
 
 // core/dvc/dvc-template.ts
 var DvcTemplateError = class extends Error {
@@ -83858,9 +85901,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path22 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path22);
-    result += cmd ? inCommand(path22, value, context, params) : inText(match[1] ?? "", value);
+    const path23 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path23);
+    result += cmd ? inCommand(path23, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -83871,22 +85914,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path22) {
+function lookup(data, path23) {
   let node = data;
-  for (const [index2, part] of path22.entries()) {
+  for (const [index2, part] of path23.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path22)}}: "${formatReference(path22.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path23)}}: "${formatReference(path23.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path22) {
-  return path22.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path23) {
+  return path23.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -83901,10 +85944,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path22, value, context, params) {
-  const param = paramOf(path22, context.params);
+function inCommand(path23, value, context, params) {
+  const param = paramOf(path23, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path22, context, params);
+    return flagsOf(value, param === null ? null : path23, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -83936,15 +85979,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit(dict, []);
   return words.join(" ");
 }
-function paramOf(path22, params) {
+function paramOf(path23, params) {
   let node = params;
-  for (const [index2, part] of path22.entries()) {
+  for (const [index2, part] of path23.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path22.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path23.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path22), exact: true };
+  return { name: formatReference(path23), exact: true };
 }
 function literalShellExpansion(inner, next) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -83957,23 +86000,23 @@ function literalShellExpansion(inner, next) {
 
 // core/dvc/dvc-params.ts
 function parseDvcParamsFile(text2) {
-  const document2 = (0, import_yaml5.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml6.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   const floats = /* @__PURE__ */ new Set();
-  const toValue = (node, path22) => {
-    if ((0, import_yaml5.isMap)(node)) {
+  const toValue = (node, path23) => {
+    if ((0, import_yaml6.isMap)(node)) {
       const entries = [];
       for (const pair of node.items) {
-        const key = String((0, import_yaml5.isScalar)(pair.key) ? pair.key.value : pair.key);
-        entries.push([key, toValue(pair.value, [...path22, key])]);
+        const key = String((0, import_yaml6.isScalar)(pair.key) ? pair.key.value : pair.key);
+        entries.push([key, toValue(pair.value, [...path23, key])]);
       }
       return Object.fromEntries(entries);
     }
-    if ((0, import_yaml5.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path22, index2]));
-    if ((0, import_yaml5.isScalar)(node)) {
+    if ((0, import_yaml6.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path23, index2]));
+    if ((0, import_yaml6.isScalar)(node)) {
       const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
-      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path22));
+      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path23));
       return node.value;
     }
     return node?.toJSON() ?? null;
@@ -83983,11 +86026,11 @@ function parseDvcParamsFile(text2) {
   if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
   return { data, floats };
 }
-function paramLeaves(data, path22) {
+function paramLeaves(data, path23) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path22, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path23, key]));
   }
-  return [[formatReference(path22), data]];
+  return [[formatReference(path23), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -84050,7 +86093,7 @@ function foreachEntries(iterable) {
 }
 
 // core/dvc/load-dvc-vars.ts
-function loadDvcVars(vars, context, at4, readFile13, problems) {
+function loadDvcVars(vars, context, at4, readFile15, problems) {
   const data = { ...context.data };
   const define = (values, where) => {
     for (const [key, value] of Object.entries(values)) {
@@ -84073,7 +86116,7 @@ function loadDvcVars(vars, context, at4, readFile13, problems) {
     }
     const [fileName = "", keyList] = entry.split(":");
     if (fileName === "params.yaml" && keyList === void 0) return;
-    const text2 = readFile13(fileName, where);
+    const text2 = readFile15(fileName, where);
     if (text2 === null) return;
     if (text2 === void 0) {
       problems.push({ path: where, message: `${fileName} does not exist` });
@@ -84102,14 +86145,14 @@ function loadDvcVars(vars, context, at4, readFile13, problems) {
 }
 
 // core/dvc/project-file-problem.ts
-import { posix as posix6 } from "node:path";
+import { posix as posix8 } from "node:path";
 function projectFileProblem(name2, pipelineDir) {
-  const path22 = name2.replaceAll("\\", "/");
-  if (path22 === "") return "expected a file name";
-  if (posix6.isAbsolute(path22) || /^[A-Za-z]:\//.test(path22)) {
+  const path23 = name2.replaceAll("\\", "/");
+  if (path23 === "") return "expected a file name";
+  if (posix8.isAbsolute(path23) || /^[A-Za-z]:\//.test(path23)) {
     return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
   }
-  const inRepository = posix6.normalize(posix6.join(pipelineDir || ".", path22));
+  const inRepository = posix8.normalize(posix8.join(pipelineDir || ".", path23));
   if (inRepository === ".." || inRepository.startsWith("../")) {
     return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
   }
@@ -84122,20 +86165,20 @@ var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 function translateDvc(sources) {
   const problems = [];
   const notes = [];
-  const document2 = (0, import_yaml6.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml7.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
     return { pipeline: null, problems: [{ path: "", message }], notes };
   }
   const file2 = DvcFile.safeParse(document2.toJS() ?? {});
   if (!file2.success) {
-    const fileProblems = file2.error.issues.map((issue3) => ({
+    const fileProblems = file2.error.issues.map(deepestIssue).map((issue3) => ({
       path: formatPath(issue3.path),
       message: issue3.message.replace(/^Invalid input: /, "")
     }));
     return { pipeline: null, problems: fileProblems, notes };
   }
-  const readFile13 = (name2, at4) => {
+  const readFile15 = (name2, at4) => {
     const refused = projectFileProblem(name2, sources.pipelineDir);
     if (refused === null) return sources.readFile(name2);
     problems.push({ path: at4, message: refused });
@@ -84144,7 +86187,7 @@ function translateDvc(sources) {
   const paramFiles = /* @__PURE__ */ new Map();
   const paramsFile = (name2, at4) => {
     if (!paramFiles.has(name2)) {
-      const text2 = readFile13(name2, at4);
+      const text2 = readFile15(name2, at4);
       let parsed = null;
       if (text2 === null) {
       } else if (text2 === void 0) {
@@ -84167,7 +86210,7 @@ function translateDvc(sources) {
   };
   const defaults = paramsFile(DEFAULT_PARAMS2, DEFAULT_PARAMS2);
   const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
-  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile13, problems);
+  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile15, problems);
   const stages2 = {};
   const used = /* @__PURE__ */ new Map();
   for (const [name2, definition] of Object.entries(file2.data.stages)) {
@@ -84185,7 +86228,7 @@ function translateDvc(sources) {
       if (vars !== void 0 && !Array.isArray(vars)) {
         problems.push({ path: `${at4}.vars`, message: "expected a list of files and dictionaries" });
       }
-      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile13, problems);
+      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile15, problems);
       const context = { data: { ...withVars.data, ...loop }, params: withVars.params };
       const resolved = {};
       const cmdParams = [];
@@ -84201,7 +86244,7 @@ function translateDvc(sources) {
       }
       const stage = DvcStage.safeParse(resolved);
       if (!stage.success) {
-        for (const issue3 of stage.error.issues) {
+        for (const issue3 of stage.error.issues.map(deepestIssue)) {
           const message = issue3.code === "unrecognized_keys" ? `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}` : issue3.message.replace(/^Invalid input: /, "");
           problems.push({ path: formatPath(["stages", stageName, ...issue3.path]), message });
         }
@@ -84212,11 +86255,16 @@ function translateDvc(sources) {
         notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
         continue;
       }
-      const wdir = posix7.normalize(dvc.wdir ?? ".");
-      const inWdir = (path22) => posix7.normalize(posix7.join(wdir, path22));
+      const wdir = posix9.normalize(dvc.wdir ?? ".");
+      const inWdir = (path23) => posix9.normalize(posix9.join(wdir, path23));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
-      const plots = dvc.plots.map((entry) => outOf(entry));
+      const stagePlots = dvc.plots.map(dvcStagePlot);
+      const plots = stagePlots.map(({ path: path23, flags: flags2 }) => ({
+        path: path23,
+        persist: flags2.some((each) => each.persist === true),
+        remote: flags2.find((each) => each.remote !== void 0)?.remote
+      }));
       const remote = [
         ...dvc.deps.filter((dep) => URL2.test(dep)),
         ...[...outs, ...metrics, ...plots].filter((out2) => URL2.test(out2.path)).map((out2) => out2.path)
@@ -84284,8 +86332,21 @@ function translateDvc(sources) {
         metrics: metrics.map((out2) => inWdir(out2.path)),
         cache: !dvc.always_changed && persisted.length === 0
       };
+      addPlots(
+        stages2[stageName],
+        stagePlots.flatMap(({ path: path23, flags: flags2 }) => stagePlotSpecs(inWdir(path23), flags2))
+      );
     }
   }
+  const outsOf = new Map(
+    Object.entries(stages2).map(([name2, stage]) => [
+      name2,
+      [...stage.outs, ...stage.metrics].map(normalizePipelinePath)
+    ])
+  );
+  const topLevel = topLevelPlotSpecs(file2.data.plots, outsOf);
+  notes.push(...topLevel.notes);
+  for (const [name2, specs] of topLevel.byStage) addPlots(stages2[name2], specs);
   if (problems.length > 0) return { pipeline: null, problems, notes };
   if (Object.keys(stages2).length === 0) {
     return { pipeline: null, problems: [{ path: "stages", message: "no stage can run here" }], notes };
@@ -84309,14 +86370,23 @@ function translateDvc(sources) {
   const ruleProblems = checkPipelineRules(pipeline2, sources);
   return ruleProblems.length > 0 ? { pipeline: null, problems: ruleProblems, notes } : { pipeline: pipeline2, problems: [], notes };
 }
+function addPlots(stage, specs) {
+  const plots = [...stage.plots ?? []];
+  const held = new Set(plots.map(canonicalJson));
+  for (const spec of specs) {
+    if (!held.has(canonicalJson(spec))) plots.push(spec);
+    held.add(canonicalJson(spec));
+  }
+  if (plots.length > 0) stage.plots = plots;
+}
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path22, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path22, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path23, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path23, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path22 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path22);
+  const path23 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path23);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -84332,9 +86402,10 @@ function leafValue(data, name2, strict = false) {
 
 // core/dvc/load-project-pipeline.ts
 var DVC_FILE = "dvc.yaml";
+var PROJECT_PIPELINE_FILES = ["fluksio.yml", DVC_FILE];
 function loadProjectPipeline(sources, parses) {
-  const { file: file2, text: text2, readFile: readFile13, ...context } = sources;
-  return posix8.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile13 }) : { ...validatePipeline(text2, context, parses), notes: [] };
+  const { file: file2, text: text2, readFile: readFile15, ...context } = sources;
+  return posix10.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile15 }) : { ...validatePipeline(text2, context, parses), notes: [] };
 }
 
 // present/terminal/usage-error.ts
@@ -84347,14 +86418,14 @@ var UsageError = class extends Error {
 
 // local/locate-project.ts
 async function locateProject(pipelineOption, cwd) {
-  const displayPath = pipelineOption ?? (!existsSync9(resolve3(cwd, "fluksio.yml")) && existsSync9(resolve3(cwd, DVC_FILE)) ? DVC_FILE : "fluksio.yml");
+  const displayPath = pipelineOption ?? PROJECT_PIPELINE_FILES.find((name2) => existsSync9(resolve3(cwd, name2))) ?? PROJECT_PIPELINE_FILES[0];
   const file2 = resolve3(cwd, displayPath);
   if (!existsSync9(file2)) {
     throw new UsageError(
       pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
     );
   }
-  const pipelineDir = await realpath8(dirname7(file2));
+  const pipelineDir = await realpath9(dirname7(file2));
   let repoRoot;
   try {
     repoRoot = await findRepoRoot(pipelineDir);
@@ -84362,7 +86433,7 @@ async function locateProject(pipelineOption, cwd) {
     if (error47 instanceof NotAGitRepositoryError) throw new UsageError(error47.message, { cause: error47 });
     throw error47;
   }
-  const pipelineDirInRepo = relative2(repoRoot, pipelineDir).split(sep4).join("/");
+  const pipelineDirInRepo = relative2(repoRoot, pipelineDir).split(sep5).join("/");
   const fileName = file2.slice(dirname7(file2).length + 1);
   return {
     workspace: { repoRoot, pipelineDir, pipelineDirInRepo },
@@ -84372,12 +86443,9 @@ async function locateProject(pipelineOption, cwd) {
     stateDir: join21(pipelineDir, ".fluksio")
   };
 }
-async function readProjectPipeline(project, parses) {
-  return (await readProjectSource(project, parses)).pipeline;
-}
 async function readProjectSource(project, parses) {
   const { workspace } = project;
-  const text2 = await readFile12(project.pipelineFile, "utf8");
+  const text2 = await readFile14(project.pipelineFile, "utf8");
   const context = {
     pipelineDir: workspace.pipelineDirInRepo,
     exists: (repoPath) => existsSync9(join21(workspace.repoRoot, repoPath))
@@ -84388,7 +86456,7 @@ async function readProjectSource(project, parses) {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path22) => readFileInside(workspace.repoRoot, resolve3(pipelineDir, path22))
+      readFile: (path23) => readFileInside(workspace.repoRoot, resolve3(pipelineDir, path23))
     },
     parses
   );
@@ -84399,13 +86467,22 @@ async function readProjectSource(project, parses) {
 // action/read-pipeline-inputs.ts
 async function readPipelineInputs(inputs) {
   const { workspace } = inputs.workflow;
-  if (!existsSync10(resolve4(workspace, inputs.pipeline))) {
+  const checkOut = "check the repository out first, with actions/checkout";
+  if (inputs.pipeline !== null && !existsSync10(resolve4(workspace, inputs.pipeline))) {
     throw new Error(
-      `Input 'pipeline': ${inputs.pipeline} does not exist in the workspace ${workspace} (check the repository out first, with actions/checkout)`
+      `Input 'pipeline': ${inputs.pipeline} does not exist in the workspace ${workspace} (${checkOut})`
     );
   }
-  const project = await asInputError("pipeline", () => locateProject(inputs.pipeline, workspace));
-  const pipeline2 = await asInputError("pipeline", () => readProjectPipeline(project));
+  if (inputs.pipeline === null && !PROJECT_PIPELINE_FILES.some((file2) => existsSync10(resolve4(workspace, file2)))) {
+    throw new Error(
+      `Input 'pipeline': neither ${PROJECT_PIPELINE_FILES.join(" nor ")} is in the workspace ${workspace} (${checkOut}, or name the pipeline file)`
+    );
+  }
+  const project = await asInputError(
+    "pipeline",
+    () => locateProject(inputs.pipeline ?? void 0, workspace)
+  );
+  const { pipeline: pipeline2, notes } = await asInputError("pipeline", () => readProjectSource(project));
   const resolved = resolveParams(pipeline2.params, inputs.params);
   if (resolved.problems.length > 0) {
     throw new Error(
@@ -84416,7 +86493,7 @@ async function readPipelineInputs(inputs) {
   if (pathProblems.length > 0) {
     throw new Error(`Input 'pipeline': ${formatProblems(pathProblems, project.displayPath)}`);
   }
-  return { project, pipeline: pipeline2, grid: resolved.grid, swept: resolved.swept };
+  return { project, pipeline: pipeline2, notes, grid: resolved.grid, swept: resolved.swept };
 }
 async function asInputError(input, work) {
   try {
@@ -84538,6 +86615,7 @@ function runViewFromReport(report, extras) {
       durationMs: hasStarted(stage.status) ? stage.durationMs : null,
       cacheKey: stage.cacheKey,
       cachedFrom: stage.cachedFrom,
+      cachedFromTeam: stage.cachedFromTeam,
       exitCode: stage.exitCode,
       error: stage.error,
       reasons: stage.reasons,
@@ -84679,7 +86757,9 @@ function stageEnvironmentSource(env, secrets) {
 // action/local-mode.ts
 async function runLocalMode(inputs, context) {
   const { log, colors, signal } = context;
-  const { project, pipeline: pipeline2, grid, swept } = await readPipelineInputs(inputs);
+  const { project, pipeline: pipeline2, notes, grid, swept } = await readPipelineInputs(inputs);
+  for (const note of notes)
+    log.annotate("warning", note, { file: project.pipelinePath, title: "Not honoured" });
   const state = await openLocalState(project.stateDir);
   const target = checkRunTargetOf(inputs.workflow);
   const checkRuns = new OpenCheckRuns(
@@ -84719,6 +86799,8 @@ Sweep ${groupId}: run ${index2 + 1} of ${grid.length}
           );
           checkRuns.start(name2, id);
         },
+        // The workflow's branch: a pull request's checkout is a detached merge commit.
+        ...inputs.workflow.branch === null ? {} : { branch: inputs.workflow.branch },
         baselineCommits: (stamp) => baselineCommits(project.workspace.repoRoot, inputs.workflow, stamp.commit)
       });
       const tracebacks = outcome.tracebacks.map(({ stage, traceback }) => ({ stage, text: traceback.text }));
@@ -84776,6 +86858,12 @@ var RunReportQuery = external_exports.object({
 // action/submit-mode.ts
 init_statuses();
 
+// schemas/protocol/branch-name.ts
+init_zod();
+var BranchName = external_exports.string().min(1).max(255).refine((name2) => !/[\s~^:?*[\\]|\/\/|\.\.|^\/|\/$/.test(name2) && [...name2].every((char2) => char2 >= " "), {
+  error: "expected a branch name as git allows it (e.g. main or feature/lr)"
+});
+
 // client/submit-run-request.ts
 function submitRunRequest(run4) {
   return {
@@ -84788,7 +86876,9 @@ function submitRunRequest(run4) {
     noCache: run4.noCache,
     retries: run4.pipeline.retries,
     timeoutMs: run4.pipeline.timeout,
-    ...run4.group ? { group: run4.group } : {}
+    ...run4.group ? { group: run4.group } : {},
+    // A name git would refuse (which no checkout has) lists the run under no branch rather than failing it.
+    ...run4.branch !== null && BranchName.safeParse(run4.branch).success ? { branch: run4.branch } : {}
   };
 }
 
@@ -84901,11 +86991,21 @@ init_zod();
 init_key_inputs();
 init_statuses();
 var RUN_LIST_MAX = 200;
+var RUN_LIST_COMMITS_MAX = 100;
 var RunListQuery = external_exports.strictObject({
   /** Only this repository's runs (one the token reaches); default: every one it reaches. */
   repository: external_exports.string().min(1).max(300).optional(),
   /** Only runs whose id starts with this (any case): a short id as fluksio prints it. */
   prefix: external_exports.string().regex(/^[0-9A-Za-z]{1,26}$/, "a run id or the start of one (letters and digits)").optional(),
+  /**
+   * Only runs at one of these commits: full SHAs joined by commas (a revision resolved by
+   * the caller's git, and its first-parent ancestors, for `fluksio diff --remote main`).
+   */
+  commit: external_exports.string().transform((list) => list.split(",")).pipe(external_exports.array(CommitSha).min(1).max(RUN_LIST_COMMITS_MAX)).optional(),
+  /** Only runs of this branch (a push's branch, a pull request's head, a submit's branch). */
+  branch: BranchName.optional(),
+  /** Only runs in this state. */
+  status: RunStatus.optional(),
   limit: external_exports.coerce.number().int().min(1).max(RUN_LIST_MAX).default(20)
 });
 var RunListItem = external_exports.object({
@@ -84913,7 +87013,15 @@ var RunListItem = external_exports.object({
   repository: external_exports.string(),
   pipelinePath: external_exports.string(),
   commit: external_exports.string().nullable(),
+  /** The run's branch; null when unknown. Absent from older servers' lists. */
+  branch: external_exports.string().nullable().default(null),
+  /** Made on uncommitted changes, or its code changed while it ran. Absent from older servers' lists. */
+  dirty: external_exports.boolean().default(false),
+  /** The stages asked for, when the run ran fewer than all. Absent from older servers' lists. */
+  selection: StageSelection.nullable().default(null),
   params: external_exports.record(external_exports.string(), ParamValue),
+  /** The digest of `params`, to prefer a run with the same params. Absent from older servers' lists. */
+  paramsDigest: external_exports.string().optional(),
   status: RunStatus,
   groupId: external_exports.string().nullable(),
   createdAt: external_exports.string(),
@@ -85337,11 +87445,11 @@ var ControlPlaneHttp = class {
   minRetryDelayMs;
   maxRetryDelayMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path22, request2) {
+  send(method, path23, request2) {
     return this.withRetries(
-      `${method} ${path22}`,
+      `${method} ${path23}`,
       request2.call,
-      (signal) => this.attempt(method, path22, { ...request2, signal })
+      (signal) => this.attempt(method, path23, { ...request2, signal })
     );
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
@@ -85370,7 +87478,7 @@ var ControlPlaneHttp = class {
     }
   }
   /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path22, request2) {
+  async attempt(method, path23, request2) {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
@@ -85390,7 +87498,7 @@ var ControlPlaneHttp = class {
       headers["x-fluksio-run"] = request2.lease.runId;
     }
     const timeout = AbortSignal.timeout(request2.timeoutMs ?? this.requestTimeoutMs);
-    const response = await fetch(this.urlOf(path22), {
+    const response = await fetch(this.urlOf(path23), {
       method,
       headers,
       body: body2,
@@ -85405,8 +87513,8 @@ var ControlPlaneHttp = class {
       void response.body?.cancel();
       return response;
     }
-    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path22}`, response);
-    throw await errorFor(`${method} ${path22}`, response);
+    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path23}`, response);
+    throw await errorFor(`${method} ${path23}`, response);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -85441,8 +87549,8 @@ var ControlPlaneHttp = class {
     );
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path22) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path22}`, this.base);
+  urlOf(path23) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path23}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
   async parse(response, schema, request2) {
@@ -85605,21 +87713,21 @@ var ControlPlaneClient = class {
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run4, key, call = {}) {
-    const path22 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path22, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path22}`);
+    const path23 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path23, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path23}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
   async cacheCandidates(run4, manifestKey, call = {}) {
-    const path22 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path22, { call, lease: run4 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path22}`)).entries;
+    const path23 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path23, { call, lease: run4 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path23}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
   async previousStage(run4, stage, call = {}) {
-    const path22 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path22, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path22}`);
+    const path23 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path23, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path23}`);
   }
   async hasBlob(run4, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
@@ -85664,11 +87772,11 @@ var ControlPlaneClient = class {
       })
     );
     const finish2 = { size };
-    const path22 = `${uploads}/${ticket.uploadId}`;
+    const path23 = `${uploads}/${ticket.uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path22, { call, json: finish2, lease: run4 }),
+      await this.http.send("POST", path23, { call, json: finish2, lease: run4 }),
       BlobUploadReply,
-      `POST ${path22}`
+      `POST ${path23}`
     );
   }
   async putThroughControlPlane(run4, digest, body2, call) {
@@ -85695,22 +87803,27 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path22 = "/api/v1/runs";
-    const response = await this.http.send("POST", path22, {
+    const path23 = "/api/v1/runs";
+    const response = await this.http.send("POST", path23, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path22}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path23}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them), optionally
-   * those whose id starts with `prefix`: `fluksio runs --remote`, and short ids resolved.
+   * those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
+   * of `branch` or in `status`: `fluksio runs --remote`, short ids resolved, and the runs a
+   * git revision stands for.
    */
   async listRuns(query, call = {}) {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.repository !== void 0) params.set("repository", query.repository);
     if (query.prefix !== void 0) params.set("prefix", query.prefix);
+    if (query.commits !== void 0) params.set("commit", query.commits.join(","));
+    if (query.branch !== void 0) params.set("branch", query.branch);
+    if (query.status !== void 0) params.set("status", query.status);
     return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
   }
   /** A run as the control plane has it now: its state, stages, metrics and annotations. */
@@ -85728,36 +87841,36 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path22 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path22, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path22}`);
+    const path23 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path23, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path23}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path22 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.download(path22, {}, consume, call);
-    if (result === null) throw new Error(`The control plane answered GET ${path22} without a body`);
+    const path23 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.download(path23, {}, consume, call);
+    if (result === null) throw new Error(`The control plane answered GET ${path23} without a body`);
     return result;
   }
-  async get(path22, schema, call) {
-    return this.http.parse(await this.http.send("GET", path22, { call }), schema, `GET ${path22}`);
+  async get(path23, schema, call) {
+    return this.http.parse(await this.http.send("GET", path23, { call }), schema, `GET ${path23}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
   async postLeased(run4, what, json3, schema, call) {
-    const path22 = `${runPath(run4.runId)}/${what}`;
-    return this.http.parse(await this.http.send("POST", path22, { call, json: json3 }), schema, `POST ${path22}`);
+    const path23 = `${runPath(run4.runId)}/${what}`;
+    return this.http.parse(await this.http.send("POST", path23, { call, json: json3 }), schema, `POST ${path23}`);
   }
   /**
    * A GET of bytes under the transfer time limit, retried whole when `consume` fails
    * transiently. A control plane whose store hands out presigned URLs answers 307: the
    * bytes then come from the store, fetched without the token.
    */
-  download(path22, options, consume, call) {
-    return this.http.withRetries(`GET ${path22}`, call, async (signal) => {
-      let response = await this.http.attempt("GET", path22, {
+  download(path23, options, consume, call) {
+    return this.http.withRetries(`GET ${path23}`, call, async (signal) => {
+      let response = await this.http.attempt("GET", path23, {
         ...options,
         signal,
         timeoutMs: this.transferTimeoutMs,
@@ -85809,15 +87922,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path22 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path23 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path22}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path23}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path22 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
-    return { repository: `local/${path22.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path22}` };
+    const path23 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
+    return { repository: `local/${path23.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path23}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`
@@ -85873,7 +87986,9 @@ async function submitRuns(inputs, context) {
   const { log, colors, signal } = context;
   const server = inputs.server;
   if (!server) throw new Error("Submit mode needs the server input");
-  const { project, pipeline: pipeline2, grid, swept } = await readPipelineInputs(inputs);
+  const { project, pipeline: pipeline2, notes, grid, swept } = await readPipelineInputs(inputs);
+  for (const note of notes)
+    log.annotate("warning", note, { file: project.pipelinePath, title: "Not honoured" });
   const { commit, origin } = await submissionSource(project.workspace.repoRoot);
   const client = submitterClient(server);
   await checkServerAnswers(client, server.url);
@@ -85895,7 +88010,8 @@ async function submitRuns(inputs, context) {
         pipeline: pipeline2,
         params,
         noCache: inputs.noCache,
-        group: groupId ? { id: groupId, index: index2 } : null
+        group: groupId ? { id: groupId, index: index2 } : null,
+        branch: inputs.workflow.branch
       }),
       baselineCommits: commits
     };

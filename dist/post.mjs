@@ -32148,6 +32148,18 @@ config(en_default());
 // schemas/blob-digest.ts
 var BlobDigest = external_exports.string().regex(/^sha256:[0-9a-f]{64}$/, { error: 'expected a blob digest like "sha256:<64 hex digits>"' });
 
+// schemas/plot-spec.ts
+var PlotSpec = external_exports.strictObject({
+  /** Relative to the pipeline file's directory; a folder means every plot file in it. */
+  path: external_exports.string().min(1, { error: "expected a path" }).refine((path) => !path.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
+  /** The column giving each point's step; by default `step` when there is one, else the row's index. */
+  x: external_exports.string().min(1, { error: "expected a column name" }).optional(),
+  /** The columns read as series; by default the last numeric column other than x. */
+  y: external_exports.array(external_exports.string().min(1, { error: "expected a column name" })).min(1).optional(),
+  /** CSV and TSV: false when the file has no header row (its columns are then named 0, 1, …). */
+  header: external_exports.boolean().optional()
+});
+
 // schemas/read-set.ts
 var ReadSet = external_exports.strictObject({
   /** A file it opened for reading or imported → git blob id of its bytes; null: it did not exist. */
@@ -32183,6 +32195,11 @@ var KeyInputs = external_exports.strictObject({
   params: external_exports.record(external_exports.string(), ParamValue),
   outs: external_exports.array(external_exports.string()),
   metrics: external_exports.array(external_exports.string()),
+  /**
+   * The plot files read as series and how (their paths normalized); absent for a stage
+   * without plots, so keys made before plots were read hold.
+   */
+  plots: external_exports.array(PlotSpec).optional(),
   /**
    * The code digest of the stage's scope: its `code` globs, or else the whole repository's
    * code for a stage whose reads are not traced; null when the stage says `code: false`
@@ -32223,6 +32240,16 @@ var KeyInputs = external_exports.strictObject({
   untraced: external_exports.string().nullable()
 });
 
+// schemas/stage-selection.ts
+var StageSelection = external_exports.strictObject({
+  /** The stages named on the command line, as written (`train`, `train@small`). */
+  named: external_exports.array(external_exports.string().min(1)).min(1),
+  /** Whether what depends on them was selected too (`--downstream`). */
+  downstream: external_exports.boolean(),
+  /** The stages the run executed or restored: the named, what they need, and with `downstream` what depends on them; in the pipeline's order. */
+  stages: external_exports.array(external_exports.string().min(1)).min(1)
+});
+
 // schemas/statuses.ts
 var RunStatus = external_exports.enum([
   "queued",
@@ -32247,13 +32274,33 @@ function isFinalRunStatus(status) {
   return status !== "queued" && status !== "running";
 }
 
+// schemas/protocol/branch-name.ts
+var BranchName = external_exports.string().min(1).max(255).refine((name) => !/[\s~^:?*[\\]|\/\/|\.\.|^\/|\/$/.test(name) && [...name].every((char) => char >= " "), {
+  error: "expected a branch name as git allows it (e.g. main or feature/lr)"
+});
+
+// schemas/protocol/commit-sha.ts
+var CommitSha = external_exports.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, {
+  error: "expected a full commit SHA (40 or 64 lowercase hex digits)"
+});
+
 // schemas/protocol/run-list.ts
 var RUN_LIST_MAX = 200;
+var RUN_LIST_COMMITS_MAX = 100;
 var RunListQuery = external_exports.strictObject({
   /** Only this repository's runs (one the token reaches); default: every one it reaches. */
   repository: external_exports.string().min(1).max(300).optional(),
   /** Only runs whose id starts with this (any case): a short id as fluksio prints it. */
   prefix: external_exports.string().regex(/^[0-9A-Za-z]{1,26}$/, "a run id or the start of one (letters and digits)").optional(),
+  /**
+   * Only runs at one of these commits: full SHAs joined by commas (a revision resolved by
+   * the caller's git, and its first-parent ancestors, for `fluksio diff --remote main`).
+   */
+  commit: external_exports.string().transform((list) => list.split(",")).pipe(external_exports.array(CommitSha).min(1).max(RUN_LIST_COMMITS_MAX)).optional(),
+  /** Only runs of this branch (a push's branch, a pull request's head, a submit's branch). */
+  branch: BranchName.optional(),
+  /** Only runs in this state. */
+  status: RunStatus.optional(),
   limit: external_exports.coerce.number().int().min(1).max(RUN_LIST_MAX).default(20)
 });
 var RunListItem = external_exports.object({
@@ -32261,7 +32308,15 @@ var RunListItem = external_exports.object({
   repository: external_exports.string(),
   pipelinePath: external_exports.string(),
   commit: external_exports.string().nullable(),
+  /** The run's branch; null when unknown. Absent from older servers' lists. */
+  branch: external_exports.string().nullable().default(null),
+  /** Made on uncommitted changes, or its code changed while it ran. Absent from older servers' lists. */
+  dirty: external_exports.boolean().default(false),
+  /** The stages asked for, when the run ran fewer than all. Absent from older servers' lists. */
+  selection: StageSelection.nullable().default(null),
   params: external_exports.record(external_exports.string(), ParamValue),
+  /** The digest of `params`, to prefer a run with the same params. Absent from older servers' lists. */
+  paramsDigest: external_exports.string().optional(),
   status: RunStatus,
   groupId: external_exports.string().nullable(),
   createdAt: external_exports.string(),
@@ -32361,11 +32416,6 @@ var BlobUploadTicket = external_exports.discriminatedUnion("via", [
 ]);
 var BlobUploadFinish = external_exports.object({ size: external_exports.number().int().nonnegative() });
 
-// schemas/protocol/commit-sha.ts
-var CommitSha = external_exports.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, {
-  error: "expected a full commit SHA (40 or 64 lowercase hex digits)"
-});
-
 // schemas/protocol/lease-id.ts
 var LeaseId = external_exports.string().regex(/^[0-9a-f]{64}$/, { error: "expected the lease id this run was claimed with" });
 
@@ -32430,16 +32480,6 @@ var Annotation = external_exports.strictObject({
   title: external_exports.string().nullable()
 });
 
-// schemas/stage-selection.ts
-var StageSelection = external_exports.strictObject({
-  /** The stages named on the command line, as written (`train`, `train@small`). */
-  named: external_exports.array(external_exports.string().min(1)).min(1),
-  /** Whether what depends on them was selected too (`--downstream`). */
-  downstream: external_exports.boolean(),
-  /** The stages the run executed or restored: the named, what they need, and with `downstream` what depends on them; in the pipeline's order. */
-  stages: external_exports.array(external_exports.string().min(1)).min(1)
-});
-
 // schemas/stage-usage.ts
 var StageUsage = external_exports.strictObject({
   /** The Slurm job id (`123`, or `123_4` for an array task). */
@@ -32485,6 +32525,8 @@ var RunReport = external_exports.object({
       status: StageStatus,
       cacheKey: external_exports.string().nullable(),
       cachedFrom: external_exports.string().nullable(),
+      /** The entry came from the team's cache on the control plane (`--remote-cache`); absent from older reports. */
+      cachedFromTeam: external_exports.boolean().default(false),
       reasons: external_exports.array(external_exports.string()),
       /** How the stage is keyed, when the summary must say so (see StageRecord); absent from older servers' reports. */
       notes: external_exports.array(external_exports.string()).default([]),
@@ -32574,6 +32616,11 @@ var StageRecord = external_exports.strictObject({
   keyInputs: KeyInputs.nullable(),
   /** For a cached stage: the run whose execution produced these outputs. */
   cachedFrom: external_exports.string().nullable(),
+  /**
+   * For a cached stage: whether its entry came from the team's cache on the control plane
+   * (`fluksio run --remote-cache`) rather than this store. Absent from older records.
+   */
+  cachedFromTeam: external_exports.boolean().default(false),
   /** Why the stage ran instead of being restored; empty for a cached stage. */
   reasons: external_exports.array(external_exports.string()),
   /**
@@ -33333,12 +33380,17 @@ var ControlPlaneClient = class {
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them), optionally
-   * those whose id starts with `prefix`: `fluksio runs --remote`, and short ids resolved.
+   * those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
+   * of `branch` or in `status`: `fluksio runs --remote`, short ids resolved, and the runs a
+   * git revision stands for.
    */
   async listRuns(query, call = {}) {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.repository !== void 0) params.set("repository", query.repository);
     if (query.prefix !== void 0) params.set("prefix", query.prefix);
+    if (query.commits !== void 0) params.set("commit", query.commits.join(","));
+    if (query.branch !== void 0) params.set("branch", query.branch);
+    if (query.status !== void 0) params.set("status", query.status);
     return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
   }
   /** A run as the control plane has it now: its state, stages, metrics and annotations. */
@@ -33586,6 +33638,7 @@ function readWorkflowContext(env) {
     repository: env.GITHUB_REPOSITORY ?? "",
     eventName,
     sha: env.GITHUB_SHA ?? "",
+    branch: env.GITHUB_HEAD_REF || (env.GITHUB_REF_TYPE === "branch" ? env.GITHUB_REF_NAME || null : null),
     pullRequest,
     runId: env.GITHUB_RUN_ID ?? "",
     runAttempt: env.GITHUB_RUN_ATTEMPT ?? "1",
@@ -33606,7 +33659,7 @@ function readJson(path) {
 // action/input-helper.ts
 var DEFAULTS = {
   params: "",
-  pipeline: "fluksio.yml",
+  pipeline: "",
   "no-cache": "false",
   server: "",
   "server-token": "",
@@ -33622,7 +33675,7 @@ var BooleanInput = external_exports.string().transform((text, context) => {
 });
 var RawInputs = external_exports.object({
   params: external_exports.string(),
-  pipeline: external_exports.string().min(1, { error: "empty; expected the pipeline file, e.g. fluksio.yml" }),
+  pipeline: external_exports.string(),
   "no-cache": BooleanInput,
   server: external_exports.string().refine((text) => text === "" || isHttpUrl(text), {
     error: (issue3) => `"${urlWithoutUserinfo(String(issue3.input))}" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`
@@ -33653,7 +33706,7 @@ function getInputs(env = process.env) {
   const inputs = parsed.data;
   return {
     params: assignments.assignments,
-    pipeline: inputs.pipeline,
+    pipeline: inputs.pipeline === "" ? null : inputs.pipeline,
     noCache: inputs["no-cache"],
     server: inputs.server ? { url: urlWithoutUserinfo(inputs.server).replace(/\/+$/, ""), token: inputs["server-token"] } : null,
     wait: inputs.wait,
