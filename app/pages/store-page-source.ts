@@ -8,7 +8,10 @@ import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { groupRepositories } from '../../store/runs/group-repositories.js';
 import { listGroupRuns } from '../../store/runs/list-group-runs.js';
 import { listRepositoryRuns } from '../../store/runs/list-repository-runs.js';
+import { groupSeries } from '../../schemas/metric-series.js';
+import { readPointsAfter } from '../../store/runs/read-points-after.js';
 import { buildRunPageData } from './build-run-page-data.js';
+import { downsampleOne, downsampleSeries } from './downsample-series.js';
 import type { PageSource } from './page-source.js';
 
 /**
@@ -106,16 +109,57 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
       const repositories = await groupRepositories({ db, groupId });
       return repositories.length === 1 ? (repositories[0] ?? null) : null;
     },
-    async runPage(runId) {
+    async runPage(runId, buckets) {
       const detail = await getRunDetail({ db, runId });
       if (!detail) return null;
       const baselineRun = await options.baselineOf(detail.run);
       const baselineDetail = baselineRun ? await getRunDetail({ db, runId: baselineRun.id }) : null;
-      return buildRunPageData({
+      const data = buildRunPageData({
         detail,
         baseline: baselineDetail ? { run: baselineDetail.run, series: baselineDetail.series } : null,
         goals: options.goalsOf(detail.run),
       });
+      return {
+        ...data,
+        series: downsampleSeries(data.series, buckets),
+        baselineSeries: downsampleSeries(data.baselineSeries, buckets),
+      };
+    },
+    async runUpdate(runId, held) {
+      // The run's state without its points, and only the points past those held.
+      const detail = await getRunDetail({ db, runId, series: false });
+      if (!detail) return null;
+      const points = await readPointsAfter({ db, runId, held });
+      const baseline = await options.baselineOf(detail.run);
+      const data = buildRunPageData({
+        detail: {
+          ...detail,
+          series: groupSeries(
+            detail.stages.map((stage) => stage.name),
+            points,
+          ),
+        },
+        baseline: baseline ? { run: baseline, series: {} } : null,
+        goals: options.goalsOf(detail.run),
+      });
+      return { ...data, partial: true };
+    },
+    async seriesRange(runId, name, range, buckets) {
+      const detail = await getRunDetail({ db, runId });
+      if (!detail) return null;
+      const baselineRun = await options.baselineOf(detail.run);
+      const baselineDetail = baselineRun ? await getRunDetail({ db, runId: baselineRun.id }) : null;
+      const own = Object.hasOwn(detail.series, name) ? detail.series[name] : undefined;
+      const base =
+        baselineDetail && Object.hasOwn(baselineDetail.series, name)
+          ? baselineDetail.series[name]
+          : undefined;
+      return {
+        name,
+        ...range,
+        series: own ? downsampleOne(own, buckets, range) : null,
+        baseline: base ? downsampleOne(base, buckets, range) : null,
+      };
     },
     async stageLog(runId, stage, cursor) {
       const run = await findRun(runId);
