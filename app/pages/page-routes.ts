@@ -42,6 +42,8 @@ const LogQuery = z
       .optional(),
   })
   .loose();
+/** The image's curves are cut down in the database to about its plot's width. */
+const SVG_BUCKETS = 560;
 /** At most this many runs side by side: more curves than anyone can tell apart. */
 const MAX_COMPARED = 32;
 /** Pixels a chart draws points in; at most a wide screen's. */
@@ -304,8 +306,8 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     const sameRepository = baselineRepository === repository ? repository : null;
     if (!(await admitted(request, reply, [repository, sameRepository], `run ${id}`, false))) return reply;
     const [data, baseData] = await Promise.all([
-      source.runPage(id),
-      baseline === undefined ? null : source.runPage(baseline),
+      source.runPage(id, SVG_BUCKETS),
+      baseline === undefined ? null : source.runPage(baseline, SVG_BUCKETS),
     ]);
     const curves: SvgCurve[] = [];
     const own = data && Object.hasOwn(data.series, metric) ? data.series[metric] : undefined;

@@ -1,6 +1,6 @@
 import { eq, inArray } from 'drizzle-orm';
 import type { MetricGoals } from '../../schemas/metric-diff.js';
-import type { PageRunSummary, RunsPageData } from '../../schemas/page-data.js';
+import type { PageRunSummary, PageSeries, RunsPageData } from '../../schemas/page-data.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../../store/db/database.js';
@@ -9,9 +9,9 @@ import { groupRepositories } from '../../store/runs/group-repositories.js';
 import { listGroupRuns } from '../../store/runs/list-group-runs.js';
 import { listRepositoryRuns } from '../../store/runs/list-repository-runs.js';
 import { groupSeries } from '../../schemas/metric-series.js';
+import { getSeriesOverview } from '../../store/runs/get-series-overview.js';
 import { readPointsAfter } from '../../store/runs/read-points-after.js';
 import { buildRunPageData } from './build-run-page-data.js';
-import { downsampleOne, downsampleSeries } from './downsample-series.js';
 import type { PageSource } from './page-source.js';
 
 /**
@@ -110,20 +110,35 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
       return repositories.length === 1 ? (repositories[0] ?? null) : null;
     },
     async runPage(runId, buckets) {
-      const detail = await getRunDetail({ db, runId });
+      if (buckets === undefined) {
+        const detail = await getRunDetail({ db, runId });
+        if (!detail) return null;
+        const baselineRun = await options.baselineOf(detail.run);
+        const baselineDetail = baselineRun ? await getRunDetail({ db, runId: baselineRun.id }) : null;
+        return buildRunPageData({
+          detail,
+          baseline: baselineDetail ? { run: baselineDetail.run, series: baselineDetail.series } : null,
+          goals: options.goalsOf(detail.run),
+        });
+      }
+      // Cut down where the points are: a page gets two thousand of a run's hundred thousand.
+      const detail = await getRunDetail({ db, runId, series: false });
       if (!detail) return null;
       const baselineRun = await options.baselineOf(detail.run);
-      const baselineDetail = baselineRun ? await getRunDetail({ db, runId: baselineRun.id }) : null;
-      const data = buildRunPageData({
-        detail,
-        baseline: baselineDetail ? { run: baselineDetail.run, series: baselineDetail.series } : null,
+      const baselineDetail = baselineRun
+        ? await getRunDetail({ db, runId: baselineRun.id, series: false })
+        : null;
+      const [series, baselineSeries] = await Promise.all([
+        getSeriesOverview({ db, runId, stages: detail.stages, buckets }),
+        baselineDetail
+          ? getSeriesOverview({ db, runId: baselineDetail.run.id, stages: baselineDetail.stages, buckets })
+          : {},
+      ]);
+      return buildRunPageData({
+        detail: { ...detail, series },
+        baseline: baselineDetail ? { run: baselineDetail.run, series: baselineSeries } : null,
         goals: options.goalsOf(detail.run),
       });
-      return {
-        ...data,
-        series: downsampleSeries(data.series, buckets),
-        baselineSeries: downsampleSeries(data.baselineSeries, buckets),
-      };
     },
     async runUpdate(runId, held) {
       // The run's state without its points, and only the points past those held.
@@ -145,20 +160,24 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
       return { ...data, partial: true };
     },
     async seriesRange(runId, name, range, buckets) {
-      const detail = await getRunDetail({ db, runId });
+      const detail = await getRunDetail({ db, runId, series: false });
       if (!detail) return null;
       const baselineRun = await options.baselineOf(detail.run);
-      const baselineDetail = baselineRun ? await getRunDetail({ db, runId: baselineRun.id }) : null;
-      const own = Object.hasOwn(detail.series, name) ? detail.series[name] : undefined;
-      const base =
-        baselineDetail && Object.hasOwn(baselineDetail.series, name)
-          ? baselineDetail.series[name]
-          : undefined;
+      const baselineDetail = baselineRun
+        ? await getRunDetail({ db, runId: baselineRun.id, series: false })
+        : null;
+      const wanted = { buckets, name, range };
+      const [own, base]: [Record<string, PageSeries>, Record<string, PageSeries>] = await Promise.all([
+        getSeriesOverview({ db, runId, stages: detail.stages, ...wanted }),
+        baselineDetail
+          ? getSeriesOverview({ db, runId: baselineDetail.run.id, stages: baselineDetail.stages, ...wanted })
+          : {},
+      ]);
       return {
         name,
         ...range,
-        series: own ? downsampleOne(own, buckets, range) : null,
-        baseline: base ? downsampleOne(base, buckets, range) : null,
+        series: Object.hasOwn(own, name) ? own[name]! : null,
+        baseline: Object.hasOwn(base, name) ? base[name]! : null,
       };
     },
     async stageLog(runId, stage, cursor) {
