@@ -16,7 +16,10 @@ async function runWithPoints(count: number, spikeAt = -1): Promise<DrivenRun> {
   const run = await DrivenRun.start(world.plane, world);
   await run.events({ type: 'stage.started', stage: 'train', at: new Date().toISOString() });
   for (let from = 0; from < count; from += 2000) {
-    await run.events({ type: 'metric.points', points: lossPoints(from, Math.min(count, from + 2000), spikeAt) });
+    await run.events({
+      type: 'metric.points',
+      points: lossPoints(from, Math.min(count, from + 2000), spikeAt),
+    });
   }
   return run;
 }
@@ -50,7 +53,11 @@ async function openStream(path: string, headers: Record<string, string> = {}) {
               ?.slice(name.length + 2) ?? null;
           const event = field('event');
           if (event === null) continue;
-          return { event, id: field('id'), data: JSON.parse(field('data') ?? '{}') as Record<string, unknown> };
+          return {
+            event,
+            id: field('id'),
+            data: JSON.parse(field('data') ?? '{}') as Record<string, unknown>,
+          };
         }
         const { value, done } = await reader.read();
         if (done) throw new Error('the stream ended');
@@ -69,7 +76,9 @@ test("the run page's data carries series cut down to the chart's width; a range 
   const whole = await world.plane.call('GET', `/pages/api/runs/${run.id}`, { token: world.submitter });
   expect((whole.json.series as Record<string, SeriesJson>).loss!.points).toHaveLength(5000);
 
-  const cut = await world.plane.call('GET', `/pages/api/runs/${run.id}?buckets=100`, { token: world.submitter });
+  const cut = await world.plane.call('GET', `/pages/api/runs/${run.id}?buckets=100`, {
+    token: world.submitter,
+  });
   const loss = (cut.json.series as Record<string, SeriesJson>).loss!;
   expect(loss.total).toBe(5000);
   expect(loss.points.length).toBeLessThanOrEqual(202);
@@ -89,7 +98,9 @@ test("the run page's data carries series cut down to the chart's width; a range 
   );
   expect(range.json.baseline).toBeNull();
 
-  const tiny = await world.plane.call('GET', `/pages/api/runs/${run.id}?buckets=3`, { token: world.submitter });
+  const tiny = await world.plane.call('GET', `/pages/api/runs/${run.id}?buckets=3`, {
+    token: world.submitter,
+  });
   expect(tiny.status).toBe(400);
   expect(tiny.text).toContain('at least 16 pixels');
   const other = await world.plane.addApiToken({ repositories: ['acme/other'] });
