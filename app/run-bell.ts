@@ -7,7 +7,6 @@ export function runBellChannel(queuePrefix: string): string {
   return `${queuePrefix}:run-changed`;
 }
 
-
 /**
  * Wakes the run pages' live streams of a run when its runner sent events (log lines,
  * points, a stage's start or end) or its state changed, across replicas, over Redis
@@ -44,7 +43,10 @@ export class RunBell implements RunChanges {
     try {
       await this.redis.publish(this.channel, runId);
     } catch (error) {
-      this.logger.warn({ err: error }, 'run bell: could not publish; pages on other replicas look again soon');
+      this.logger.warn(
+        { err: error },
+        'run bell: could not publish; pages on other replicas look again soon',
+      );
     }
   }
 

@@ -50,7 +50,11 @@ export function downsamplePoints<P extends XPoint>(points: readonly P[], buckets
 }
 
 /** The points of a step-sorted series whose step lies in `from` … `to` (both included). */
-export function pointsInRange<P extends XPoint>(points: readonly P[], from: number, to: number): readonly P[] {
+export function pointsInRange<P extends XPoint>(
+  points: readonly P[],
+  from: number,
+  to: number,
+): readonly P[] {
   const start = firstAtOrAfter(points, from);
   const end = firstAtOrAfter(points, to, true);
   return start === 0 && end === points.length ? points : points.slice(start, end);

@@ -9,7 +9,12 @@ describe('downsamplePoints', () => {
   test.each([
     { case: 'empty', values: [], buckets: 4, kept: [] },
     { case: 'one point', values: [5], buckets: 4, kept: [0] },
-    { case: 'no more than two per bucket', values: [1, 2, 3, 4, 5, 6, 7, 8], buckets: 4, kept: [0, 1, 2, 3, 4, 5, 6, 7] },
+    {
+      case: 'no more than two per bucket',
+      values: [1, 2, 3, 4, 5, 6, 7, 8],
+      buckets: 4,
+      kept: [0, 1, 2, 3, 4, 5, 6, 7],
+    },
     { case: 'no buckets: whole', values: [1, 2, 3, 4, 5], buckets: 0, kept: [0, 1, 2, 3, 4] },
     {
       // Ten steps over 0…9 in 2 buckets (0–4.5, 4.5–9): first, each bucket's min and max, last.
