@@ -19,6 +19,7 @@ import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { RunMetricsReply } from '../schemas/protocol/run-metrics-reply.js';
 import { StageLogReply } from '../schemas/protocol/stage-log-reply.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
+import type { RunStatus } from '../schemas/statuses.js';
 import { PreviousStage } from '../schemas/previous-stage.js';
 import {
   EventBatchReply,
@@ -271,15 +272,27 @@ export class ControlPlaneClient {
 
   /**
    * The newest runs of the repositories the token reaches (or of one of them), optionally
-   * those whose id starts with `prefix`: `fluksio runs --remote`, and short ids resolved.
+   * those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
+   * of `branch` or in `status`: `fluksio runs --remote`, short ids resolved, and the runs a
+   * git revision stands for.
    */
   async listRuns(
-    query: { repository?: string; prefix?: string; limit: number },
+    query: {
+      repository?: string;
+      prefix?: string;
+      commits?: readonly string[];
+      branch?: string;
+      status?: RunStatus;
+      limit: number;
+    },
     call: CallOptions = {},
   ): Promise<RunListReply['runs']> {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.repository !== undefined) params.set('repository', query.repository);
     if (query.prefix !== undefined) params.set('prefix', query.prefix);
+    if (query.commits !== undefined) params.set('commit', query.commits.join(','));
+    if (query.branch !== undefined) params.set('branch', query.branch);
+    if (query.status !== undefined) params.set('status', query.status);
     return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
   }
 

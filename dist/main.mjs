@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path21 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path22 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path21 && path21[0] !== "/") {
-          path21 = `/${path21}`;
+        if (path22 && path22[0] !== "/") {
+          path22 = `/${path22}`;
         }
-        return new URL(`${origin}${path21}`);
+        return new URL(`${origin}${path22}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path21, origin }
+          request: { method, path: path22, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path21);
+        debuglog("sending request to %s %s/%s", method, origin, path22);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path21, origin },
+          request: { method, path: path22, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path21,
+          path22,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path21, origin }
+          request: { method, path: path22, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path21);
+        debuglog("trailers received from %s %s/%s", method, origin, path22);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path21, origin },
+          request: { method, path: path22, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path21,
+          path22,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path21, origin }
+            request: { method, path: path22, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path21);
+          debuglog("sending request to %s %s/%s", method, origin, path22);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path21,
+        path: path22,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path21 !== "string") {
+        if (typeof path22 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path21[0] !== "/" && !(path21.startsWith("http://") || path21.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path22[0] !== "/" && !(path22.startsWith("http://") || path22.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path21)) {
+        } else if (invalidPathRegex.test(path22)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path21, query) : path21;
+        this.path = query ? buildURL(path22, query) : path22;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path21, host, upgrade, blocking, reset } = request2;
+      const { method, path: path22, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path21} HTTP/1.1\r
+      let header = `${method} ${path22} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path21, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path22, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path21;
+      headers[HTTP2_HEADER_PATH] = path22;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path21 = search ? `${pathname}${search}` : pathname;
+        const path22 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path21;
+        this.opts.path = path22;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path21 = "/",
+          path: path22 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path21;
+        opts.path = origin + path22;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path21) {
-      if (typeof path21 !== "string") {
-        return path21;
+    function safeUrl(path22) {
+      if (typeof path22 !== "string") {
+        return path22;
       }
-      const pathSegments = path21.split("?");
+      const pathSegments = path22.split("?");
       if (pathSegments.length !== 2) {
-        return path21;
+        return path22;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path21, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path21);
+    function matchKey(mockDispatch2, { path: path22, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path22);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path21 }) => matchValue(safeUrl(path21), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path22 }) => matchValue(safeUrl(path22), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path21, method, body: body2, headers, query } = opts;
+      const { path: path22, method, body: body2, headers, query } = opts;
       return {
-        path: path21,
+        path: path22,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path21, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path22, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path21,
+            Path: path22,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path21) {
-      for (let i2 = 0; i2 < path21.length; ++i2) {
-        const code = path21.charCodeAt(i2);
+    function validateCookiePath(path22) {
+      for (let i2 = 0; i2 < path22.length; ++i2) {
+        const code = path22.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path21 = opts.path;
+          let path22 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path21 = `/${path21}`;
+            path22 = `/${path22}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path21);
+          url2 = new URL(util.parseOrigin(url2).origin + path22);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path21) {
-  if (!path21)
+function getElementAtPath(obj, path22) {
+  if (!path22)
     return obj;
-  return path21.reduce((acc, key) => acc?.[key], obj);
+  return path22.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path21, issues) {
+function prefixIssues(path22, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path21);
+    iss.path.unshift(path22);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path21 = []) => {
+  const processError = (error48, path22 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path21, ...issue3.path];
+        const fullpath = [...path22, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path21 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path21) {
+  const path22 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path22) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path21) {
-  for (const component of path21.split(/[/\\]/)) {
+function reservedComponentOf(path22) {
+  for (const component of path22.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32469,13 +32469,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path21) => !path21.startsWith("/") && !path21.includes("\\") && !path21.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path22) => !path22.startsWith("/") && !path22.includes("\\") && !path22.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path21) => reservedComponentOf(path21) === null, {
+    }).refine((path22) => reservedComponentOf(path22) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path21) => path21.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path22) => path22.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32819,8 +32819,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path21, { windows } = {}) => {
-      const segs = path21.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path22, { windows } = {}) => {
+      const segs = path22.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -33690,9 +33690,9 @@ var require_parse2 = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix8 = POSIX_REGEX_SOURCE[rest2];
-                if (posix8) {
-                  prev.value = pre + posix8;
+                const posix9 = POSIX_REGEX_SOURCE[rest2];
+                if (posix9) {
+                  prev.value = pre + posix9;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -34209,7 +34209,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix8 = opts.windows;
+      const posix9 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -34219,8 +34219,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix8 });
-        const result = { glob, state, regex, posix: posix8, input, output, match, isMatch };
+        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix9 });
+        const result = { glob, state, regex, posix: posix9, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -34245,7 +34245,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input, regex, options, { glob, posix: posix8 } = {}) => {
+    picomatch2.test = (input, regex, options, { glob, posix: posix9 } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -34253,7 +34253,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix8 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix9 ? utils.toPosixSlashes : null);
       let match = input === glob;
       let output = match && format ? format(input) : input;
       if (match === false) {
@@ -34262,16 +34262,16 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix8);
+          match = picomatch2.matchBase(input, regex, options, posix9);
         } else {
           match = regex.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch2.matchBase = (input, glob, options, posix8 = options && options.windows) => {
+    picomatch2.matchBase = (input, glob, options, posix9 = options && options.windows) => {
       const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex.test(utils.basename(input, { windows: posix8 }));
+      return regex.test(utils.basename(input, { windows: posix9 }));
     };
     picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
     picomatch2.parse = (pattern, options) => {
@@ -34605,17 +34605,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path21) {
-      const ctrl = callVisitor(key, node, visitor, path21);
+    function visit_(key, node, visitor, path22) {
+      const ctrl = callVisitor(key, node, visitor, path22);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path21, ctrl);
-        return visit_(key, ctrl, visitor, path21);
+        replaceNode(key, path22, ctrl);
+        return visit_(key, ctrl, visitor, path22);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path21 = Object.freeze(path21.concat(node));
+          path22 = Object.freeze(path22.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path21);
+            const ci = visit_(i2, node.items[i2], visitor, path22);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34626,13 +34626,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path21 = Object.freeze(path21.concat(node));
-          const ck = visit_("key", node.key, visitor, path21);
+          path22 = Object.freeze(path22.concat(node));
+          const ck = visit_("key", node.key, visitor, path22);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path21);
+          const cv = visit_("value", node.value, visitor, path22);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34653,17 +34653,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path21) {
-      const ctrl = await callVisitor(key, node, visitor, path21);
+    async function visitAsync_(key, node, visitor, path22) {
+      const ctrl = await callVisitor(key, node, visitor, path22);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path21, ctrl);
-        return visitAsync_(key, ctrl, visitor, path21);
+        replaceNode(key, path22, ctrl);
+        return visitAsync_(key, ctrl, visitor, path22);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path21 = Object.freeze(path21.concat(node));
+          path22 = Object.freeze(path22.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path21);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path22);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34674,13 +34674,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path21 = Object.freeze(path21.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path21);
+          path22 = Object.freeze(path22.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path22);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path21);
+          const cv = await visitAsync_("value", node.value, visitor, path22);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34707,23 +34707,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path21) {
+    function callVisitor(key, node, visitor, path22) {
       if (typeof visitor === "function")
-        return visitor(key, node, path21);
+        return visitor(key, node, path22);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path21);
+        return visitor.Map?.(key, node, path22);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path21);
+        return visitor.Seq?.(key, node, path22);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path21);
+        return visitor.Pair?.(key, node, path22);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path21);
+        return visitor.Scalar?.(key, node, path22);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path21);
+        return visitor.Alias?.(key, node, path22);
       return void 0;
     }
-    function replaceNode(key, path21, node) {
-      const parent = path21[path21.length - 1];
+    function replaceNode(key, path22, node) {
+      const parent = path22[path22.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35335,10 +35335,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path21, value) {
+    function collectionFromPath(schema, path22, value) {
       let v6 = value;
-      for (let i2 = path21.length - 1; i2 >= 0; --i2) {
-        const k5 = path21[i2];
+      for (let i2 = path22.length - 1; i2 >= 0; --i2) {
+        const k5 = path22[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35357,7 +35357,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path21) => path21 == null || typeof path21 === "object" && !!path21[Symbol.iterator]().next().done;
+    var isEmptyPath = (path22) => path22 == null || typeof path22 === "object" && !!path22[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35387,11 +35387,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path21, value) {
-        if (isEmptyPath(path21))
+      addIn(path22, value) {
+        if (isEmptyPath(path22))
           this.add(value);
         else {
-          const [key, ...rest] = path21;
+          const [key, ...rest] = path22;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35405,8 +35405,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path21) {
-        const [key, ...rest] = path21;
+      deleteIn(path22) {
+        const [key, ...rest] = path22;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -35420,8 +35420,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path21, keepScalar) {
-        const [key, ...rest] = path21;
+      getIn(path22, keepScalar) {
+        const [key, ...rest] = path22;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -35439,8 +35439,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path21) {
-        const [key, ...rest] = path21;
+      hasIn(path22) {
+        const [key, ...rest] = path22;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -35450,8 +35450,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path21, value) {
-        const [key, ...rest] = path21;
+      setIn(path22, value) {
+        const [key, ...rest] = path22;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -37966,9 +37966,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path21, value) {
+      addIn(path22, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path21, value);
+          this.contents.addIn(path22, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38043,14 +38043,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path21) {
-        if (Collection2.isEmptyPath(path21)) {
+      deleteIn(path22) {
+        if (Collection2.isEmptyPath(path22)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path21) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path22) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38065,10 +38065,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path21, keepScalar) {
-        if (Collection2.isEmptyPath(path21))
+      getIn(path22, keepScalar) {
+        if (Collection2.isEmptyPath(path22))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path21, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path22, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38079,10 +38079,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path21) {
-        if (Collection2.isEmptyPath(path21))
+      hasIn(path22) {
+        if (Collection2.isEmptyPath(path22))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path21) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path22) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38099,13 +38099,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path21, value) {
-        if (Collection2.isEmptyPath(path21)) {
+      setIn(path22, value) {
+        if (Collection2.isEmptyPath(path22)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path21), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path22), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path21, value);
+          this.contents.setIn(path22, value);
         }
       }
       /**
@@ -40066,9 +40066,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path21) => {
+    visit.itemAtPath = (cst, path22) => {
       let item = cst;
-      for (const [field, index2] of path21) {
+      for (const [field, index2] of path22) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40077,23 +40077,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path21) => {
-      const parent = visit.itemAtPath(cst, path21.slice(0, -1));
-      const field = path21[path21.length - 1][0];
+    visit.parentCollection = (cst, path22) => {
+      const parent = visit.itemAtPath(cst, path22.slice(0, -1));
+      const field = path22[path22.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path21, item, visitor) {
-      let ctrl = visitor(item, path21);
+    function _visit(path22, item, visitor) {
+      let ctrl = visitor(item, path22);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path21.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path22.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40104,10 +40104,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path21);
+            ctrl = ctrl(item, path22);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path21) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path22) : ctrl;
     }
     exports.visit = visit;
   }
@@ -42569,9 +42569,9 @@ var require_index_min = __commonJS({
 var require_lib = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join22, delimiter: delimiter3, sep: sep5, posix: posix8 } = __require("path");
+    var { join: join22, delimiter: delimiter3, sep: sep5, posix: posix9 } = __require("path");
     var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix8.sep}${sep5 === posix8.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
+    var rSlash = new RegExp(`[${posix9.sep}${sep5 === posix9.sep ? "" : sep5}]`.replace(/(\\)/g, "\\$1"));
     var rRel = new RegExp(`^\\.${rSlash.source}`);
     var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
     var getPathInfo = (cmd, {
@@ -42770,14 +42770,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path21, mode, cb) {
+        fs6.lchmod = function(path22, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path21, uid, gid, cb) {
+        fs6.lchown = function(path22, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -42785,7 +42785,7 @@ var require_polyfills = __commonJS({
       }
       if (platform2 === "win32") {
         fs6.rename = typeof fs6.rename !== "function" ? fs6.rename : (function(fs$rename) {
-          function rename11(from, to2, cb) {
+          function rename12(from, to2, cb) {
             var start2 = Date.now();
             var backoff = 0;
             fs$rename(from, to2, function CB(er2) {
@@ -42805,8 +42805,8 @@ var require_polyfills = __commonJS({
               if (cb) cb(er2);
             });
           }
-          if (Object.setPrototypeOf) Object.setPrototypeOf(rename11, fs$rename);
-          return rename11;
+          if (Object.setPrototypeOf) Object.setPrototypeOf(rename12, fs$rename);
+          return rename12;
         })(fs6.rename);
       }
       fs6.read = typeof fs6.read !== "function" ? fs6.read : (function(fs$read) {
@@ -42844,9 +42844,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path21, mode, callback) {
+        fs7.lchmod = function(path22, mode, callback) {
           fs7.open(
-            path21,
+            path22,
             constants5.O_WRONLY | constants5.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -42862,8 +42862,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path21, mode) {
-          var fd = fs7.openSync(path21, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path22, mode) {
+          var fd = fs7.openSync(path22, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -42884,8 +42884,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants5.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path21, at4, mt3, cb) {
-            fs7.open(path21, constants5.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path22, at4, mt3, cb) {
+            fs7.open(path22, constants5.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -42897,8 +42897,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path21, at4, mt3) {
-            var fd = fs7.openSync(path21, constants5.O_SYMLINK);
+          fs7.lutimesSync = function(path22, at4, mt3) {
+            var fd = fs7.openSync(path22, constants5.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -43016,11 +43016,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path21, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path21, options);
+      function ReadStream(path22, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path22, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path21;
+        this.path = path22;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -43065,10 +43065,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path21, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path21, options);
+      function WriteStream(path22, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path22, options);
         Stream.call(this);
-        this.path = path21;
+        this.path = path22;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -43210,15 +43210,15 @@ var require_graceful_fs = __commonJS({
       fs7.createReadStream = createReadStream4;
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
-      fs7.readFile = readFile12;
-      function readFile12(path21, options, cb) {
+      fs7.readFile = readFile13;
+      function readFile13(path22, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path21, options, cb);
-        function go$readFile(path22, options2, cb2, startTime) {
-          return fs$readFile(path22, options2, function(err2) {
+        return go$readFile(path22, options, cb);
+        function go$readFile(path23, options2, cb2, startTime) {
+          return fs$readFile(path23, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path22, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path23, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43227,15 +43227,15 @@ var require_graceful_fs = __commonJS({
         }
       }
       var fs$writeFile = fs7.writeFile;
-      fs7.writeFile = writeFile13;
-      function writeFile13(path21, data, options, cb) {
+      fs7.writeFile = writeFile14;
+      function writeFile14(path22, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path21, data, options, cb);
-        function go$writeFile(path22, data2, options2, cb2, startTime) {
-          return fs$writeFile(path22, data2, options2, function(err2) {
+        return go$writeFile(path22, data, options, cb);
+        function go$writeFile(path23, data2, options2, cb2, startTime) {
+          return fs$writeFile(path23, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path22, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path23, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43246,14 +43246,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile3;
-      function appendFile3(path21, data, options, cb) {
+      function appendFile3(path22, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path21, data, options, cb);
-        function go$appendFile(path22, data2, options2, cb2, startTime) {
-          return fs$appendFile(path22, data2, options2, function(err2) {
+        return go$appendFile(path22, data, options, cb);
+        function go$appendFile(path23, data2, options2, cb2, startTime) {
+          return fs$appendFile(path23, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path22, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path23, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43282,33 +43282,33 @@ var require_graceful_fs = __commonJS({
         }
       }
       var fs$readdir = fs7.readdir;
-      fs7.readdir = readdir9;
+      fs7.readdir = readdir10;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir9(path21, options, cb) {
+      function readdir10(path22, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path22, options2, cb2, startTime) {
-          return fs$readdir(path22, fs$readdirCallback(
-            path22,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path23, options2, cb2, startTime) {
+          return fs$readdir(path23, fs$readdirCallback(
+            path23,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path22, options2, cb2, startTime) {
-          return fs$readdir(path22, options2, fs$readdirCallback(
-            path22,
+        } : function go$readdir2(path23, options2, cb2, startTime) {
+          return fs$readdir(path23, options2, fs$readdirCallback(
+            path23,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path21, options, cb);
-        function fs$readdirCallback(path22, options2, cb2, startTime) {
+        return go$readdir(path22, options, cb);
+        function fs$readdirCallback(path23, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path22, options2, cb2],
+                [path23, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -43379,7 +43379,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path21, options) {
+      function ReadStream(path22, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -43399,7 +43399,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path21, options) {
+      function WriteStream(path22, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -43417,22 +43417,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path21, options) {
-        return new fs7.ReadStream(path21, options);
+      function createReadStream4(path22, options) {
+        return new fs7.ReadStream(path22, options);
       }
-      function createWriteStream2(path21, options) {
-        return new fs7.WriteStream(path21, options);
+      function createWriteStream2(path22, options) {
+        return new fs7.WriteStream(path22, options);
       }
       var fs$open = fs7.open;
       fs7.open = open6;
-      function open6(path21, flags2, mode, cb) {
+      function open6(path22, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path21, flags2, mode, cb);
-        function go$open(path22, flags3, mode2, cb2, startTime) {
-          return fs$open(path22, flags3, mode2, function(err2, fd) {
+        return go$open(path22, flags2, mode, cb);
+        function go$open(path23, flags3, mode2, cb2, startTime) {
+          return fs$open(path23, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path22, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path23, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43961,7 +43961,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path21 = __require("path");
+    var path22 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -43972,7 +43972,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path21.resolve(file2));
+        return callback(null, path22.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -44404,13 +44404,13 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir12, readdir as readdir6, readFile as readFile7, rename as rename7, rm as rm11, writeFile as writeFile10 } from "node:fs/promises";
+import { mkdir as mkdir13, readdir as readdir7, readFile as readFile8, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
 import { dirname as dirname5, join as join13 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson2(path21) {
-  const text2 = await readFile7(path21, "utf8").catch(() => null);
+async function readJson3(path22) {
+  const text2 = await readFile8(path22, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -44418,14 +44418,14 @@ async function readJson2(path21) {
     return null;
   }
 }
-async function writeJson(path21, value) {
-  await mkdir12(dirname5(path21), { recursive: true });
-  const temp = `${path21}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path22, value) {
+  await mkdir13(dirname5(path22), { recursive: true });
+  const temp = `${path22}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
-    await writeFile10(temp, JSON.stringify(value));
-    await rename7(temp, path21);
+    await writeFile11(temp, JSON.stringify(value));
+    await rename8(temp, path22);
   } finally {
-    await rm11(temp, { force: true });
+    await rm12(temp, { force: true });
   }
 }
 var IndexedCacheEntry, LocalIndex;
@@ -44457,7 +44457,7 @@ var init_local_index = __esm({
       cacheEntry(key) {
         let found = this.read.get(key);
         if (!found) {
-          found = readJson2(this.cachePath(key)).then((json3) => {
+          found = readJson3(this.cachePath(key)).then((json3) => {
             const parsed = IndexedCacheEntry.safeParse(json3, ONE_SHOT_PARSE);
             return parsed.success && parsed.data.entry.key === key ? parsed.data : null;
           });
@@ -44468,7 +44468,7 @@ var init_local_index = __esm({
       /** The stage's key inputs in the newest run of the pipeline that recorded them, or null. */
       async previousStage(pipelinePath, stage) {
         const parsed = PreviousStage.safeParse(
-          await readJson2(this.previousPath(pipelinePath, stage)),
+          await readJson3(this.previousPath(pipelinePath, stage)),
           ONE_SHOT_PARSE
         );
         return parsed.success ? parsed.data : null;
@@ -44482,7 +44482,7 @@ var init_local_index = __esm({
        * CANDIDATE_LIMIT: a lookup restores the first whose read set still holds.
        */
       async candidates(manifestKey) {
-        const parsed = external_exports.array(external_exports.string()).safeParse(await readJson2(this.candidatesPath(manifestKey)));
+        const parsed = external_exports.array(external_exports.string()).safeParse(await readJson3(this.candidatesPath(manifestKey)));
         if (!parsed.success) return [];
         const entries = await Promise.all(parsed.data.map((key) => this.cacheEntry(key)));
         return entries.flatMap((indexed) => indexed ? [indexed.entry] : []);
@@ -44493,11 +44493,11 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path21 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const path22 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
         await this.candidateUpdates(async () => {
-          const known = external_exports.array(external_exports.string()).safeParse(await readJson2(path21));
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path22));
           const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-          await writeJson(path21, keys.slice(0, CANDIDATE_LIMIT));
+          await writeJson(path22, keys.slice(0, CANDIDATE_LIMIT));
         });
       }
       /**
@@ -44507,11 +44507,11 @@ var init_local_index = __esm({
        */
       async baseline(query) {
         const pipelineDir = this.baselineDir(query.pipelinePath);
-        const recorded = new Set(await readdir6(pipelineDir).catch(() => []));
+        const recorded = new Set(await readdir7(pipelineDir).catch(() => []));
         const commit = query.commits.find((each) => recorded.has(each));
         if (commit === void 0) return null;
         for (const name2 of [nameOf(query.paramsDigest), "newest"]) {
-          const json3 = await readJson2(join13(pipelineDir, commit, `${name2}.json`));
+          const json3 = await readJson3(join13(pipelineDir, commit, `${name2}.json`));
           if (json3 !== null && typeof json3 === "object") return runFromJson(json3);
         }
         return null;
@@ -46036,7 +46036,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path21, field }, columnIndex) => {
+    (result2, { path: path22, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -46048,8 +46048,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path21.entries()) {
-        if (pathChunkIndex < path21.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path22.entries()) {
+        if (pathChunkIndex < path22.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -46057,8 +46057,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path21.length === 2) {
-            const objectName = path21[0];
+          if (joinsNotNullableMap && is(field, Column) && path22.length === 2) {
+            const objectName = path22[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -53059,10 +53059,10 @@ async function journalOfRun({
     const next = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
     if (points.length > 0) events2.push({ type: "metric.points", points, seq: next() });
-    for (const { stage, path: path21, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path22, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path21, line: line2, level, message, title },
+        annotation: { stage, path: path22, line: line2, level, message, title },
         seq: next()
       });
     }
@@ -62939,15 +62939,15 @@ var init_migrate_database = __esm({
 });
 
 // store/db/migrations-digest.ts
-import { createHash as createHash7 } from "node:crypto";
-import { readdir as readdir7, readFile as readFile8 } from "node:fs/promises";
+import { createHash as createHash8 } from "node:crypto";
+import { readdir as readdir8, readFile as readFile9 } from "node:fs/promises";
 import { join as join17 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
-  const files = (await readdir7(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
-  const hash2 = createHash7("sha256");
+  const files = (await readdir8(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
+  const hash2 = createHash8("sha256");
   for (const file2 of files)
-    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile8(file2));
+    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile9(file2));
   return hash2.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -62960,14 +62960,14 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir13, readFile as readFile9, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
+import { cp, mkdir as mkdir14, readFile as readFile10, rename as rename9, rm as rm13, writeFile as writeFile12 } from "node:fs/promises";
 import { join as join18 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
 }
 async function openLocalDatabase(dataDir, options = {}) {
   const waitMs = options.waitMs ?? 2e3;
-  await mkdir13(dataDir, { recursive: true });
+  await mkdir14(dataDir, { recursive: true });
   const release = await lockDirectory(dataDir, waitMs);
   let digest;
   try {
@@ -62996,17 +62996,17 @@ async function ensureTemplate(root, digest) {
   const template = join18(root, `pglite-${digest}`);
   if (existsSync5(join18(template, MIGRATED_MARKER))) return template;
   const building = `${template}.tmp-${randomBytes3(6).toString("hex")}`;
-  await mkdir13(building, { recursive: true });
+  await mkdir14(building, { recursive: true });
   try {
     const client = await je2.create(building, { startParams: pgliteStartParams() });
     const store = await migrated(client, async () => {
     }, { dataDir: building, digest });
     await store.close();
-    await rename8(building, template).catch((error47) => {
+    await rename9(building, template).catch((error47) => {
       if (!existsSync5(join18(template, MIGRATED_MARKER))) throw error47;
     });
   } finally {
-    await rm12(building, { recursive: true, force: true });
+    await rm13(building, { recursive: true, force: true });
   }
   return template;
 }
@@ -63024,10 +63024,10 @@ async function migrated(client, release, onDisk) {
   const db = drizzle({ client, schema: tables_exports });
   try {
     const marker = onDisk ? join18(onDisk.dataDir, MIGRATED_MARKER) : null;
-    const current = marker ? await readFile9(marker, "utf8").catch(() => null) : null;
+    const current = marker ? await readFile10(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
-      if (marker && onDisk) await writeFile11(marker, onDisk.digest);
+      if (marker && onDisk) await writeFile12(marker, onDisk.digest);
     }
   } catch (error47) {
     await close();
@@ -63134,9 +63134,9 @@ var init_local_journal_record = __esm({
 });
 
 // local/read-run-journal.ts
-import { readFile as readFile10 } from "node:fs/promises";
+import { readFile as readFile11 } from "node:fs/promises";
 async function readRunJournal(file2) {
-  const text2 = await readFile10(file2, "utf8");
+  const text2 = await readFile11(file2, "utf8");
   const lines = text2.split("\n");
   const torn = lines.pop() !== "";
   const records = [];
@@ -63173,9 +63173,9 @@ __export(rebuild_local_index_exports, {
   rebuildLocalIndex: () => rebuildLocalIndex
 });
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { mkdir as mkdir14, readdir as readdir8, rename as rename9, rm as rm13 } from "node:fs/promises";
+import { mkdir as mkdir15, readdir as readdir9, rename as rename10, rm as rm14 } from "node:fs/promises";
 async function indexFromJournals(journalDir) {
-  const names = (await readdir8(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
+  const names = (await readdir9(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
   const built = {
     cache: /* @__PURE__ */ new Map(),
     succeeded: [],
@@ -63244,7 +63244,7 @@ async function rebuildLocalIndex(indexDir, built) {
   const suffix = randomBytes4(6).toString("hex");
   const fresh = new LocalIndex(`${indexDir}.rebuilding-${suffix}`);
   try {
-    await mkdir14(fresh.root, { recursive: true });
+    await mkdir15(fresh.root, { recursive: true });
     const entries = [...built.cache.values()].sort(
       (a3, b6) => a3.entry.createdAt.localeCompare(b6.entry.createdAt)
     );
@@ -63255,13 +63255,13 @@ async function rebuildLocalIndex(indexDir, built) {
         await fresh.recordPreviousStage(pipelinePath, stage, previous);
     }
     const old = `${indexDir}.old-${suffix}`;
-    await rename9(indexDir, old).catch((error47) => {
+    await rename10(indexDir, old).catch((error47) => {
       if (error47.code !== "ENOENT") throw error47;
     });
-    await rename9(fresh.root, indexDir);
-    await rm13(old, { recursive: true, force: true });
+    await rename10(fresh.root, indexDir);
+    await rm14(old, { recursive: true, force: true });
   } finally {
-    await rm13(fresh.root, { recursive: true, force: true });
+    await rm14(fresh.root, { recursive: true, force: true });
   }
 }
 var init_rebuild_local_index = __esm({
@@ -63282,17 +63282,17 @@ __export(adopt_database_runs_exports, {
 });
 import { randomBytes as randomBytes5 } from "node:crypto";
 import { existsSync as existsSync6 } from "node:fs";
-import { mkdir as mkdir15, rename as rename10, rm as rm14, writeFile as writeFile12 } from "node:fs/promises";
+import { mkdir as mkdir16, rename as rename11, rm as rm15, writeFile as writeFile13 } from "node:fs/promises";
 async function adoptDatabaseRuns(stateDir) {
   const paths = localStorePaths(stateDir);
   const building = `${paths.journalDir}.adopting-${randomBytes5(6).toString("hex")}`;
   const database = await openLocalDatabase(paths.databaseDir, { waitMs: 12e4 });
   try {
-    await mkdir15(building, { recursive: true });
+    await mkdir16(building, { recursive: true });
     const ids = await database.db.select({ id: runs.id }).from(runs).orderBy(asc(runs.id));
     for (const { id } of ids) {
       const records = await journalOfRun({ db: database.db, runId: id });
-      await writeFile12(
+      await writeFile13(
         journalFileOf(building, id),
         records.map((record2) => `${JSON.stringify(record2)}
 `).join("")
@@ -63302,12 +63302,12 @@ async function adoptDatabaseRuns(stateDir) {
     await database.close();
   }
   try {
-    await rename10(building, paths.journalDir);
+    await rename11(building, paths.journalDir);
   } catch (error47) {
     if (!existsSync6(paths.journalDir)) throw error47;
     return;
   } finally {
-    await rm14(building, { recursive: true, force: true });
+    await rm15(building, { recursive: true, force: true });
   }
   await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir));
 }
@@ -65999,15 +65999,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path21 = [graph[toModel].parent, toModel];
+      const path22 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path21.unshift(graph[cur].parent);
+        path22.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path21;
+      fn3.conversion = path22;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -67335,10 +67335,10 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check2(path21, isFile, isDirectory3) {
-      log(`checking %s`, path21);
+    function check2(path22, isFile, isDirectory3) {
+      log(`checking %s`, path22);
       try {
-        const stat7 = fs_1.statSync(path21);
+        const stat7 = fs_1.statSync(path22);
         if (stat7.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
@@ -67358,8 +67358,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path21, type = exports.READABLE) {
-      return check2(path21, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path22, type = exports.READABLE) {
+      return check2(path22, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -69865,9 +69865,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path21) {
+function readJson(path22) {
   try {
-    return JSON.parse(readFileSync(path21, "utf8"));
+    return JSON.parse(readFileSync(path22, "utf8"));
   } catch {
     return null;
   }
@@ -70499,9 +70499,9 @@ async function dropListingSnapshot(file2) {
 
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path21, message) {
+  constructor(path22, message) {
     super(message);
-    this.path = path21;
+    this.path = path22;
     this.name = "UnsafePathError";
   }
   path;
@@ -71233,22 +71233,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path21) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path21)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path22) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path22)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path21) {
-  return posix.normalize(path21).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path22) {
+  return posix.normalize(path22).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path21) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path21);
-  if (repoPath === null) throw new Error(`"${path21}" is outside the repository`);
+function repoPathIn(workspace, path22) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path22);
+  if (repoPath === null) throw new Error(`"${path22}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -71258,11 +71258,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path21) => repoPathIn(workspace, path21));
-  const isOut = (path21) => outs.some((out2) => path21 === out2 || path21.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path22) => repoPathIn(workspace, path22));
+  const isOut = (path22) => outs.some((out2) => path22 === out2 || path22.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path21) => !isOut(path21)),
+    dirty: [...codeIndex.changed].some((path22) => !isOut(path22)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -71338,13 +71338,13 @@ var InterpreterDigests = class {
 
 // runner/run-pipeline.ts
 init_p_limit();
-import { mkdtemp as mkdtemp3, rm as rm8 } from "node:fs/promises";
+import { mkdtemp as mkdtemp3, rm as rm9 } from "node:fs/promises";
 import { join as join10 } from "node:path";
 
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path21) => ({ name: name2, path: normalizePipelinePath(path21) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path22) => ({ name: name2, path: normalizePipelinePath(path22) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -71359,10 +71359,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path21 = normalizePipelinePath(dep);
+  const path22 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path21) || pathContains(path21, out2)) return name2;
+      if (pathContains(out2, path22) || pathContains(path22, out2)) return name2;
     }
   }
   return null;
@@ -71394,7 +71394,7 @@ function findCycle(graph) {
 init_statuses();
 
 // runner/execute-stage.ts
-import { mkdir as mkdir8, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
+import { mkdir as mkdir9, rm as rm8, writeFile as writeFile8 } from "node:fs/promises";
 import { dirname as dirname4, join as join7 } from "node:path";
 
 // core/pipeline/param-variables.ts
@@ -71489,12 +71489,12 @@ import path14 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path21, absPath, options) {
+  constructor(path22, absPath, options) {
     super(
-      `"${path21}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path22}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path21;
+    this.path = path22;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -71770,8 +71770,8 @@ async function missReasons(name2, {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path21, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path21) || path21,
+      const relative3 = (entries) => entries.map(([path22, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path22) || path22,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -71873,7 +71873,7 @@ async function recheckStageInputs(options) {
     const changes = changesIn(material.codeScope, before, after, workspace);
     if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
   }
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path21) => repoPathIn(workspace, path21));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path22) => repoPathIn(workspace, path22));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -71905,7 +71905,7 @@ function changesIn(scope, before, after, workspace) {
   const old = codeDigest(before, scope);
   const now = codeDigest(after, scope);
   if (old.digest === now.digest) return null;
-  const relative3 = (entries) => entries.map(([path21, id]) => [pipelinePathIn(workspace, path21), id]);
+  const relative3 = (entries) => entries.map(([path22, id]) => [pipelinePathIn(workspace, path22), id]);
   return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
 }
 
@@ -71993,9 +71993,8 @@ function keyingNotes(stage, inputs, where) {
 }
 
 // runner/dvc-params-overlay.ts
-import { writeFileSync } from "node:fs";
-import { readFile as readFile3, writeFile as writeFile5 } from "node:fs/promises";
-import { join as join5 } from "node:path";
+import { rmSync, writeFileSync } from "node:fs";
+import { readFile as readFile4, writeFile as writeFile6 } from "node:fs/promises";
 
 // core/dvc/dvc-params-overlay.ts
 var import_yaml3 = __toESM(require_dist(), 1);
@@ -72004,23 +72003,23 @@ function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
   const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
   const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path21 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path21 };
+  const path22 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path22 };
 }
 function overlayDvcParams(text2, listed) {
   const document2 = (0, import_yaml3.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   let changed = false;
-  for (const { path: path21, value, spec } of listed) {
-    const current = document2.getIn(path21, true);
+  for (const { path: path22, value, spec } of listed) {
+    const current = document2.getIn(path22, true);
     if (current === void 0) continue;
     const old = (0, import_yaml3.isScalar)(current) ? current.value : current?.toJSON?.();
     const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson2(value) : value;
     if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
     const node = document2.createNode(wanted);
     if (node instanceof import_yaml3.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-    document2.setIn(path21, node);
+    document2.setIn(path22, node);
     changed = true;
   }
   return changed ? document2.toString() : null;
@@ -72033,8 +72032,96 @@ function parseJson2(text2) {
   }
 }
 
+// runner/params-file-journal.ts
+init_zod();
+import { createHash as createHash6 } from "node:crypto";
+import { mkdir as mkdir7, readdir as readdir4, readFile as readFile3, rename as rename6, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
+import { join as join5 } from "node:path";
+var JournalEntry = external_exports.strictObject({
+  /** The process that wrote the values in. */
+  pid: external_exports.number().int().positive(),
+  /** The file's absolute path. */
+  path: external_exports.string().min(1),
+  /** Its bytes before, base64. */
+  original: external_exports.string(),
+  /** The SHA-256 of what was written in its place, hex. */
+  written: external_exports.string().regex(/^[0-9a-f]{64}$/)
+});
+var sha256 = (bytes) => createHash6("sha256").update(bytes).digest("hex");
+var ParamsFileJournal = class {
+  dir;
+  constructor(pipelineDir) {
+    this.dir = join5(pipelineDir, ".fluksio", "params-backup");
+  }
+  /** Where the entry for the file at `path` is kept. */
+  entryPath(path22) {
+    return join5(this.dir, `${sha256(path22).slice(0, 32)}.json`);
+  }
+  /** Records `original` before `written` replaces it at `path` (durably named: write, then rename). */
+  async record(path22, original, written) {
+    await mkdir7(this.dir, { recursive: true });
+    const entry = {
+      pid: process.pid,
+      path: path22,
+      original: original.toString("base64"),
+      written: sha256(written)
+    };
+    const target = this.entryPath(path22);
+    await writeFile5(`${target}.tmp`, JSON.stringify(entry));
+    await rename6(`${target}.tmp`, target);
+  }
+  /** Drops the entry for `path`, once the file is put back. */
+  async forget(path22) {
+    await rm6(this.entryPath(path22), { force: true });
+  }
+  /**
+   * Puts back every file a process that is no longer running left holding a stage's values.
+   * A file edited since (its bytes are not what was written) is left as it is, and said.
+   * Entries of a live process (a run still going here) are left alone.
+   */
+  async putBack() {
+    const result = { restored: [], keptEdited: [] };
+    const names = await readdir4(this.dir).catch(() => []);
+    for (const name2 of names.filter((file2) => file2.endsWith(".json"))) {
+      const entryFile = join5(this.dir, name2);
+      const parsed = JournalEntry.safeParse(await readJson2(entryFile));
+      if (!parsed.success) {
+        await rm6(entryFile, { force: true });
+        continue;
+      }
+      const entry = parsed.data;
+      if (isRunning(entry.pid)) continue;
+      const now = await readFile3(entry.path).catch(() => null);
+      if (now !== null && sha256(now) === entry.written) {
+        await writeFile5(entry.path, Buffer.from(entry.original, "base64"));
+        result.restored.push(entry.path);
+      } else if (now !== null && !now.equals(Buffer.from(entry.original, "base64"))) {
+        result.keptEdited.push(entry.path);
+      }
+      await rm6(entryFile, { force: true });
+    }
+    return result;
+  }
+};
+async function readJson2(file2) {
+  try {
+    return JSON.parse(await readFile3(file2, "utf8"));
+  } catch {
+    return null;
+  }
+}
+function isRunning(pid) {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error47) {
+    return error47.code === "EPERM";
+  }
+}
+
 // runner/dvc-params-overlay.ts
-async function overlayDvcParamsFiles(pipeline2, stage, pipelineDir, values, lock2) {
+async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2) {
   const listed = pipeline2.stages[stage]?.params ?? [];
   if (!pipeline2.dvc_params) return async () => {
   };
@@ -72042,22 +72129,29 @@ async function overlayDvcParamsFiles(pipeline2, stage, pipelineDir, values, lock
   for (const name2 of listed) {
     const value = values[name2];
     if (value === void 0) continue;
-    const { file: file2, path: path21 } = dvcParamLocation(name2);
-    byFile.set(file2, [...byFile.get(file2) ?? [], { path: path21, value, spec: pipeline2.params[name2] }]);
+    const { file: file2, path: path22 } = dvcParamLocation(name2);
+    byFile.set(file2, [...byFile.get(file2) ?? [], { path: path22, value, spec: pipeline2.params[name2] }]);
   }
   let release = () => {
   };
   const previous = lock2.tail;
   lock2.tail = new Promise((resolve6) => release = resolve6);
   await previous;
+  const journal = new ParamsFileJournal(workspace.pipelineDir);
   const originals = [];
   const restoreNow = () => {
-    for (const [path21, bytes] of originals.reverse()) writeFileSync(path21, bytes);
+    for (const [path22, bytes] of originals.reverse()) {
+      writeFileSync(path22, bytes);
+      rmSync(journal.entryPath(path22), { force: true });
+    }
     originals.length = 0;
   };
   const restore = async () => {
     try {
-      for (const [path21, bytes] of originals.reverse()) await writeFile5(path21, bytes);
+      for (const [path22, bytes] of originals.reverse()) {
+        await writeFile6(path22, bytes);
+        await journal.forget(path22);
+      }
       originals.length = 0;
     } finally {
       process.off("exit", restoreNow);
@@ -72067,12 +72161,13 @@ async function overlayDvcParamsFiles(pipeline2, stage, pipelineDir, values, lock
   process.once("exit", restoreNow);
   try {
     for (const [file2, entries] of byFile) {
-      const path21 = join5(pipelineDir, file2);
-      const bytes = await readFile3(path21);
+      const path22 = await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, file2));
+      const bytes = await readFile4(path22);
       const text2 = overlayDvcParams(bytes.toString("utf8"), entries);
       if (text2 === null) continue;
-      originals.push([path21, bytes]);
-      await writeFile5(path21, text2);
+      await journal.record(path22, bytes, text2);
+      originals.push([path22, bytes]);
+      await writeFile6(path22, text2);
     }
   } catch (error47) {
     await restore();
@@ -72127,7 +72222,7 @@ function formatTimeLimit(ms2) {
 
 // runner/keys/read-set-probe.ts
 init_canonical_json();
-import { lstat as lstat5, readdir as readdir4 } from "node:fs/promises";
+import { lstat as lstat5, readdir as readdir5 } from "node:fs/promises";
 import path16 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -72229,7 +72324,7 @@ var ReadSetProbe = class {
     return outsOnly;
   }
   async dirDigest(repoPath, modulesOnly) {
-    const entries = await readdir4(this.absolute(repoPath), { withFileTypes: true }).catch(() => null);
+    const entries = await readdir5(this.absolute(repoPath), { withFileTypes: true }).catch(() => null);
     if (entries === null) return null;
     const names = entries.filter((entry) => !NEVER_LISTED.has(entry.name)).filter(
       (entry) => !modulesOnly || MODULE_FILE.test(entry.name) || (entry.isDirectory() || entry.isSymbolicLink()) && PACKAGE_DIR.test(entry.name)
@@ -72248,14 +72343,14 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
   return new ReadSetProbe({
     codeIndex,
     outs: Object.values(pipeline2.stages).flatMap(
-      (each) => [...each.outs, ...each.metrics].map((path21) => repoPathIn(workspace, path21))
+      (each) => [...each.outs, ...each.metrics].map((path22) => repoPathIn(workspace, path22))
     ),
     show: (repoPath) => pipelinePathIn(workspace, repoPath)
   });
 }
 
 // runner/keys/read-trace.ts
-import { mkdir as mkdir7, mkdtemp as mkdtemp2, readdir as readdir5, readFile as readFile4, realpath as realpath5, rm as rm6, writeFile as writeFile6 } from "node:fs/promises";
+import { mkdir as mkdir8, mkdtemp as mkdtemp2, readdir as readdir6, readFile as readFile5, realpath as realpath5, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
 import path17 from "node:path";
 
@@ -72408,9 +72503,9 @@ async function startReadTrace(options) {
   const dir = await mkdtemp2(path17.join(tmpdir2(), "fluksio-trace-"));
   const site = path17.join(dir, "site");
   const reports = path17.join(dir, "reports");
-  await mkdir7(site);
-  await mkdir7(reports);
-  await writeFile6(path17.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  await mkdir8(site);
+  await mkdir8(reports);
+  await writeFile7(path17.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
   const root = await realpath5(options.repoRoot);
   return {
     env: {
@@ -72420,7 +72515,7 @@ async function startReadTrace(options) {
     },
     dir,
     collect: () => collectReports(reports, root),
-    dispose: () => rm6(dir, { recursive: true, force: true })
+    dispose: () => rm7(dir, { recursive: true, force: true })
   };
 }
 async function collectReports(reports, root) {
@@ -72430,8 +72525,8 @@ async function collectReports(reports, root) {
   let untraced = null;
   let processes = 0;
   let pythonStarts = 0;
-  for (const name2 of await readdir5(reports)) {
-    const text2 = await readFile4(path17.join(reports, name2), "utf8");
+  for (const name2 of await readdir6(reports)) {
+    const text2 = await readFile5(path17.join(reports, name2), "utf8");
     for (const line2 of text2.split("\n")) {
       const tab = line2.indexOf("	");
       if (tab < 0) continue;
@@ -72783,9 +72878,9 @@ async function stageKeyInputs(options) {
   if (!stage) throw new Error(`No stage named ${name2}`);
   const deps = {};
   for (const dep of stage.deps) {
-    const path21 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path21);
-    deps[path21] = options.assumed?.get(path21) ?? (produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path21))).digest);
+    const path22 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path22);
+    deps[path22] = options.assumed?.get(path22) ?? (produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path22))).digest);
   }
   let code = null;
   let codeScope = null;
@@ -72797,7 +72892,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path21) => repoPathIn(workspace, path21))
+      exclude: [...stage.deps, ...everyOut].map((path22) => repoPathIn(workspace, path22))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -73034,11 +73129,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path21 = url2.slice("file://".length);
+  const path22 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path21);
+    return decodeURIComponent(path22);
   } catch {
-    return path21;
+    return path22;
   }
 }
 
@@ -73436,9 +73531,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path21) {
+async function isDirectory2(path22) {
   try {
-    return (await stat5(path21)).isDirectory();
+    return (await stat5(path22)).isDirectory();
   } catch {
     return false;
   }
@@ -73586,9 +73681,9 @@ async function executeStage(name2, context) {
     if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
     const declared = [...stage.outs, ...stage.metrics];
     try {
-      for (const path21 of declared) {
-        await removeOut(workspace.pipelineDir, workspace.repoRoot, path21);
-        await mkdir8(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path21)}`), { recursive: true });
+      for (const path22 of declared) {
+        await removeOut(workspace.pipelineDir, workspace.repoRoot, path22);
+        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path22)}`), { recursive: true });
       }
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -73637,11 +73732,11 @@ async function executeStage(name2, context) {
       const restoreParams = await overlayDvcParamsFiles(
         options.pipeline,
         name2,
-        workspace.pipelineDir,
+        workspace,
         options.params,
         context.dvcParamsLock
       ).catch(async (error47) => {
-        await rm7(privateDir, { recursive: true, force: true }).catch(() => {
+        await rm8(privateDir, { recursive: true, force: true }).catch(() => {
         });
         throw error47;
       });
@@ -73662,7 +73757,7 @@ async function executeStage(name2, context) {
         stage: launched,
         onLine: (stream, line2, continues) => output.push(stream, line2, continues)
       }).finally(
-        () => Promise.all([restoreParams(), rm7(privateDir, { recursive: true, force: true }).catch(() => {
+        () => Promise.all([restoreParams(), rm8(privateDir, { recursive: true, force: true }).catch(() => {
         })])
       );
     } catch (error47) {
@@ -73702,13 +73797,13 @@ async function executeStage(name2, context) {
     const outs = [];
     const metrics = { ...metricFinals };
     try {
-      for (const path21 of declared) {
-        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path21));
+      for (const path22 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path22));
       }
-      for (const path21 of stage.metrics) {
+      for (const path22 of stage.metrics) {
         Object.assign(
           metrics,
-          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path21)}`, path21)
+          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path22)}`, path22)
         );
       }
     } catch (error47) {
@@ -73720,7 +73815,7 @@ async function executeStage(name2, context) {
       material,
       traced: material.traceable && stage.cache ? traced ?? false : null,
       probe,
-      exclude: [...stage.deps, ...declared].map((path21) => repoPathIn(workspace, path21)),
+      exclude: [...stage.deps, ...declared].map((path22) => repoPathIn(workspace, path22)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey
     });
@@ -73772,9 +73867,9 @@ async function afterCheck(name2, context, material, before) {
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path21 = join7(privateDir, fileName);
-  await writeFile7(path21, paramsFileText(fileName, listed, values));
-  return path21;
+  const path22 = join7(privateDir, fileName);
+  await writeFile8(path22, paramsFileText(fileName, listed, values));
+  return path22;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
@@ -73922,14 +74017,14 @@ var CodeView = class {
 };
 
 // runner/ignore-state-dir.ts
-import { mkdir as mkdir9, readFile as readFile5, writeFile as writeFile8 } from "node:fs/promises";
+import { mkdir as mkdir10, readFile as readFile6, writeFile as writeFile9 } from "node:fs/promises";
 import { join as join8 } from "node:path";
 var STATE_DIR_IGNORE = "# fluksio local state: runs, cache and blobs\n*\n";
 async function ignoreStateDir(stateDir) {
   const file2 = join8(stateDir, ".gitignore");
-  if (await readFile5(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
-  await mkdir9(stateDir, { recursive: true });
-  await writeFile8(file2, STATE_DIR_IGNORE);
+  if (await readFile6(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
+  await mkdir10(stateDir, { recursive: true });
+  await writeFile9(file2, STATE_DIR_IGNORE);
 }
 
 // runner/sandbox/stage-environment.ts
@@ -74068,7 +74163,7 @@ async function runPipeline(options) {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", cancel);
     await interpreterDigests.save();
-    await rm8(privateRoot, { recursive: true, force: true }).catch(() => {
+    await rm9(privateRoot, { recursive: true, force: true }).catch(() => {
     });
     await options.events.flush();
   }
@@ -74313,7 +74408,7 @@ var BatchingEventSink = class {
 };
 
 // local/live-stage-logs.ts
-import { appendFile as appendFile2, mkdir as mkdir10, rm as rm9 } from "node:fs/promises";
+import { appendFile as appendFile2, mkdir as mkdir11, rm as rm10 } from "node:fs/promises";
 import { join as join11 } from "node:path";
 function liveStageLogFile(liveDir, runId, stage) {
   return join11(liveDir, runId, `${stage}.log`);
@@ -74333,7 +74428,7 @@ var LiveStageLogs = class {
     this.writing = this.writing.then(async () => {
       try {
         if (!this.made.has(stage)) {
-          await mkdir10(join11(this.liveDir, this.runId), { recursive: true });
+          await mkdir11(join11(this.liveDir, this.runId), { recursive: true });
           this.made.add(stage);
         }
         await appendFile2(liveStageLogFile(this.liveDir, this.runId, stage), text2);
@@ -74345,7 +74440,7 @@ var LiveStageLogs = class {
   /** Removes the run's live logs once every append is done. */
   async remove() {
     await this.writing;
-    await rm9(join11(this.liveDir, this.runId), { recursive: true, force: true });
+    await rm10(join11(this.liveDir, this.runId), { recursive: true, force: true });
   }
 };
 
@@ -74492,15 +74587,15 @@ function startedRecord(name2, at4) {
 
 // local/local-state.ts
 import { existsSync as existsSync7 } from "node:fs";
-import { mkdir as mkdir16 } from "node:fs/promises";
+import { mkdir as mkdir17 } from "node:fs/promises";
 import { join as join19 } from "node:path";
 
 // runner/blobs/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
-import { createHash as createHash6, randomUUID as randomUUID5 } from "node:crypto";
+import { createHash as createHash7, randomUUID as randomUUID5 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir11, open as open5, readFile as readFile6, rename as rename6, rm as rm10, stat as stat6, writeFile as writeFile9 } from "node:fs/promises";
+import { mkdir as mkdir12, open as open5, readFile as readFile7, rename as rename7, rm as rm11, stat as stat6, writeFile as writeFile10 } from "node:fs/promises";
 import path20 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -74520,7 +74615,7 @@ var DiskBlobStore = class {
       await pipeline(createReadStream3(source), hashing.stream, createWriteStream(temp, { flags: "wx" }));
       return await this.moveIntoPlace(temp, blobDigest(hashing.hash.digest("hex")), hashing.size());
     } finally {
-      await rm10(temp, { force: true });
+      await rm11(temp, { force: true });
     }
   }
   async putBytes(bytes) {
@@ -74528,10 +74623,10 @@ var DiskBlobStore = class {
     if (await this.holds(stored)) return stored;
     const temp = await this.tempPath();
     try {
-      await writeFile9(temp, bytes, { flag: "wx" });
+      await writeFile10(temp, bytes, { flag: "wx" });
       return await this.moveIntoPlace(temp, stored.digest, stored.size);
     } finally {
-      await rm10(temp, { force: true });
+      await rm11(temp, { force: true });
     }
   }
   async getToFile(digest, dest) {
@@ -74543,17 +74638,17 @@ var DiskBlobStore = class {
     const temp = path20.join(path20.dirname(dest), `.${path20.basename(dest)}.${randomUUID5()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir11(path20.dirname(dest), { recursive: true });
+      await mkdir12(path20.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
-      await rename6(temp, dest);
+      await rename7(temp, dest);
     } finally {
       input.destroy();
-      await rm10(temp, { force: true });
+      await rm11(temp, { force: true });
     }
   }
   async getBytes(digest) {
-    const bytes = await readFile6(this.blobPath(digest)).catch((error47) => {
+    const bytes = await readFile7(this.blobPath(digest)).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     await this.verify(digest, sha256Hex(bytes));
@@ -74568,7 +74663,7 @@ var DiskBlobStore = class {
   }
   async tempPath() {
     const dir = path20.join(this.root, "tmp");
-    await mkdir11(dir, { recursive: true });
+    await mkdir12(dir, { recursive: true });
     return path20.join(dir, randomUUID5());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
@@ -74580,18 +74675,18 @@ var DiskBlobStore = class {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir11(path20.dirname(dest), { recursive: true });
-    await rename6(temp, dest);
+    await mkdir12(path20.dirname(dest), { recursive: true });
+    await rename7(temp, dest);
     return stored;
   }
   async verify(digest, actualHex) {
     if (blobDigest(actualHex) === digest) return;
-    await rm10(this.blobPath(digest), { force: true });
+    await rm11(this.blobPath(digest), { force: true });
     throw new BlobCorruptError(digest, actualHex);
   }
 };
 function hashingStream() {
-  const hash2 = createHash6("sha256");
+  const hash2 = createHash7("sha256");
   let size = 0;
   const stream = new Transform({
     transform(chunk, _encoding, callback) {
@@ -74613,7 +74708,7 @@ async function openLocalState(stateDir, options = {}) {
   if (!existsSync7(paths.journalDir) && existsSync7(join19(paths.databaseDir, "PG_VERSION"))) {
     await (await Promise.resolve().then(() => (init_adopt_database_runs(), adopt_database_runs_exports))).adoptDatabaseRuns(stateDir);
   }
-  await mkdir16(paths.journalDir, { recursive: true });
+  await mkdir17(paths.journalDir, { recursive: true });
   await ignoreStateDir(stateDir);
   const release = await lockDirectory(paths.journalDir, options.waitMs ?? 12e4);
   if (!existsSync7(paths.indexDir)) {
@@ -75392,11 +75487,11 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path21 = repositoryPath(note.path);
-  if (path21 === null) return null;
+  const path22 = repositoryPath(note.path);
+  if (path22 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path21,
+    path: path22,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
@@ -75404,9 +75499,9 @@ function toGitHubAnnotation(note) {
     title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path21) {
-  if (!path21) return null;
-  const normal = path21.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path22) {
+  if (!path22) return null;
+  const normal = path22.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -80427,17 +80522,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path21 = requestOptions.url.replace(options.baseUrl, "");
+    const path22 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path21} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path22} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path21} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path22} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -83161,7 +83256,7 @@ ${why}${goesOn ? ` ${goesOn}` : ""}
 }
 
 // action/read-pipeline-inputs.ts
-import { existsSync as existsSync9 } from "node:fs";
+import { existsSync as existsSync10 } from "node:fs";
 import { resolve as resolve4 } from "node:path";
 
 // core/problem.ts
@@ -83171,9 +83266,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path21) {
+function formatPath(path22) {
   let text2 = "";
-  for (const part of path21) {
+  for (const part of path22) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -83295,9 +83390,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path21] of stage[field].entries()) {
+      for (const [index2, path22] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path21), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path22), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -83311,12 +83406,24 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 }
 
 // local/locate-project.ts
-import { existsSync as existsSync8, readFileSync as readFileSync5 } from "node:fs";
-import { readFile as readFile11, realpath as realpath8 } from "node:fs/promises";
+import { existsSync as existsSync9 } from "node:fs";
+import { readFile as readFile12, realpath as realpath8 } from "node:fs/promises";
+
+// runner/workspace/read-file-inside.ts
+import { existsSync as existsSync8, readFileSync as readFileSync5, realpathSync } from "node:fs";
+import path21 from "node:path";
+function readFileInside(root, absolute) {
+  if (!existsSync8(absolute)) return void 0;
+  const real2 = realpathSync(absolute);
+  if (!real2.startsWith(realpathSync(root) + path21.sep)) return void 0;
+  return readFileSync5(real2, "utf8");
+}
+
+// local/locate-project.ts
 import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve3, sep as sep4 } from "node:path";
 
 // core/dvc/load-project-pipeline.ts
-import { posix as posix7 } from "node:path";
+import { posix as posix8 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
 var import_yaml4 = __toESM(require_dist(), 1);
@@ -83380,30 +83487,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path21, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path21);
+      stage[field].forEach((path22, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path22);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path21}" is outside the repository; paths stay inside it`
+            message: `"${path22}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path21);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path22);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path21}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path22}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path21);
+        const normalized = normalizePipelinePath(path22);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path21}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path21}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path22}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path22}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -83467,7 +83574,7 @@ init_zod();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier (letters, digits and _, not first a digit)"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path21) => !path21.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path22) => !path22.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -83558,12 +83665,12 @@ init_one_shot_parse();
 // core/text/storable-text.ts
 var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
-function unstorablePaths(value, path21 = []) {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [path21] : [];
+function unstorablePaths(value, path22 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path22] : [];
   if (value === null || typeof value !== "object") return [];
   const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
   return entries.flatMap(
-    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path21] : unstorablePaths(entry, [...path21, key])
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path22] : unstorablePaths(entry, [...path22, key])
   );
 }
 
@@ -83595,14 +83702,14 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
-  const lineOf = (path21) => lineOfPath(document2, lineCounter, path21);
+  const lineOf = (path22) => lineOfPath(document2, lineCounter, path22);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
     return {
-      problems: unstorable.map((path21) => ({
-        path: formatPath(path21),
+      problems: unstorable.map((path22) => ({
+        path: formatPath(path22),
         message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
-        line: lineOf(path21)
+        line: lineOf(path22)
       }))
     };
   }
@@ -83612,24 +83719,24 @@ function parsePipelineText(text2) {
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path21 = issue3.path;
+  const path22 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path21.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path22.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt(input, path21);
+    const value = valueAt(input, path22);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path21), message, line: lineOf(path21) };
+  return { path: formatPath(path22), message, line: lineOf(path22) };
 }
-function valueAt(input, path21) {
+function valueAt(input, path22) {
   let value = input;
-  for (const key of path21) {
+  for (const key of path22) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -83653,9 +83760,9 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path21) {
-  for (let length = path21.length; length >= 0; length -= 1) {
-    const keys = path21.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path22) {
+  for (let length = path22.length; length >= 0; length -= 1) {
+    const keys = path22.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
     if ((0, import_yaml4.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
@@ -83664,7 +83771,7 @@ function lineOfPath(document2, lineCounter, path21) {
 
 // core/dvc/translate-dvc.ts
 var import_yaml6 = __toESM(require_dist(), 1);
-import { posix as posix6 } from "node:path";
+import { posix as posix7 } from "node:path";
 
 // schemas/dvc/dvc-file.ts
 init_zod();
@@ -83751,9 +83858,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path21 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path21);
-    result += cmd ? inCommand(path21, value, context, params) : inText(match[1] ?? "", value);
+    const path22 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path22);
+    result += cmd ? inCommand(path22, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -83764,22 +83871,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path21) {
+function lookup(data, path22) {
   let node = data;
-  for (const [index2, part] of path21.entries()) {
+  for (const [index2, part] of path22.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path21)}}: "${formatReference(path21.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path22)}}: "${formatReference(path22.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path21) {
-  return path21.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path22) {
+  return path22.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -83794,10 +83901,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path21, value, context, params) {
-  const param = paramOf(path21, context.params);
+function inCommand(path22, value, context, params) {
+  const param = paramOf(path22, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path21, context, params);
+    return flagsOf(value, param === null ? null : path22, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -83829,15 +83936,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit(dict, []);
   return words.join(" ");
 }
-function paramOf(path21, params) {
+function paramOf(path22, params) {
   let node = params;
-  for (const [index2, part] of path21.entries()) {
+  for (const [index2, part] of path22.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path21.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path22.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path21), exact: true };
+  return { name: formatReference(path22), exact: true };
 }
 function literalShellExpansion(inner, next) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -83854,19 +83961,19 @@ function parseDvcParamsFile(text2) {
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   const floats = /* @__PURE__ */ new Set();
-  const toValue = (node, path21) => {
+  const toValue = (node, path22) => {
     if ((0, import_yaml5.isMap)(node)) {
       const entries = [];
       for (const pair of node.items) {
         const key = String((0, import_yaml5.isScalar)(pair.key) ? pair.key.value : pair.key);
-        entries.push([key, toValue(pair.value, [...path21, key])]);
+        entries.push([key, toValue(pair.value, [...path22, key])]);
       }
       return Object.fromEntries(entries);
     }
-    if ((0, import_yaml5.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path21, index2]));
+    if ((0, import_yaml5.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path22, index2]));
     if ((0, import_yaml5.isScalar)(node)) {
       const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
-      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path21));
+      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path22));
       return node.value;
     }
     return node?.toJSON() ?? null;
@@ -83876,11 +83983,11 @@ function parseDvcParamsFile(text2) {
   if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
   return { data, floats };
 }
-function paramLeaves(data, path21) {
+function paramLeaves(data, path22) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path21, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path22, key]));
   }
-  return [[formatReference(path21), data]];
+  return [[formatReference(path22), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -83943,7 +84050,7 @@ function foreachEntries(iterable) {
 }
 
 // core/dvc/load-dvc-vars.ts
-function loadDvcVars(vars, context, at4, readFile12, problems) {
+function loadDvcVars(vars, context, at4, readFile13, problems) {
   const data = { ...context.data };
   const define = (values, where) => {
     for (const [key, value] of Object.entries(values)) {
@@ -83966,7 +84073,8 @@ function loadDvcVars(vars, context, at4, readFile12, problems) {
     }
     const [fileName = "", keyList] = entry.split(":");
     if (fileName === "params.yaml" && keyList === void 0) return;
-    const text2 = readFile12(fileName);
+    const text2 = readFile13(fileName, where);
+    if (text2 === null) return;
     if (text2 === void 0) {
       problems.push({ path: where, message: `${fileName} does not exist` });
       return;
@@ -83993,6 +84101,21 @@ function loadDvcVars(vars, context, at4, readFile12, problems) {
   return { data, params: context.params };
 }
 
+// core/dvc/project-file-problem.ts
+import { posix as posix6 } from "node:path";
+function projectFileProblem(name2, pipelineDir) {
+  const path22 = name2.replaceAll("\\", "/");
+  if (path22 === "") return "expected a file name";
+  if (posix6.isAbsolute(path22) || /^[A-Za-z]:\//.test(path22)) {
+    return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
+  }
+  const inRepository = posix6.normalize(posix6.join(pipelineDir || ".", path22));
+  if (inRepository === ".." || inRepository.startsWith("../")) {
+    return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
+  }
+  return null;
+}
+
 // core/dvc/translate-dvc.ts
 var DEFAULT_PARAMS2 = "params.yaml";
 var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
@@ -84012,12 +84135,19 @@ function translateDvc(sources) {
     }));
     return { pipeline: null, problems: fileProblems, notes };
   }
+  const readFile13 = (name2, at4) => {
+    const refused = projectFileProblem(name2, sources.pipelineDir);
+    if (refused === null) return sources.readFile(name2);
+    problems.push({ path: at4, message: refused });
+    return null;
+  };
   const paramFiles = /* @__PURE__ */ new Map();
   const paramsFile = (name2, at4) => {
     if (!paramFiles.has(name2)) {
-      const text2 = sources.readFile(name2);
+      const text2 = readFile13(name2, at4);
       let parsed = null;
-      if (text2 === void 0) {
+      if (text2 === null) {
+      } else if (text2 === void 0) {
         if (name2 !== DEFAULT_PARAMS2) problems.push({ path: at4, message: `${name2} does not exist` });
       } else if (!/\.(ya?ml|json)$/i.test(name2)) {
         problems.push({
@@ -84037,7 +84167,7 @@ function translateDvc(sources) {
   };
   const defaults = paramsFile(DEFAULT_PARAMS2, DEFAULT_PARAMS2);
   const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
-  const global2 = loadDvcVars(file2.data.vars, base, "vars", sources.readFile, problems);
+  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile13, problems);
   const stages2 = {};
   const used = /* @__PURE__ */ new Map();
   for (const [name2, definition] of Object.entries(file2.data.stages)) {
@@ -84055,13 +84185,7 @@ function translateDvc(sources) {
       if (vars !== void 0 && !Array.isArray(vars)) {
         problems.push({ path: `${at4}.vars`, message: "expected a list of files and dictionaries" });
       }
-      const withVars = loadDvcVars(
-        Array.isArray(vars) ? vars : [],
-        global2,
-        `${at4}.vars`,
-        sources.readFile,
-        problems
-      );
+      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile13, problems);
       const context = { data: { ...withVars.data, ...loop }, params: withVars.params };
       const resolved = {};
       const cmdParams = [];
@@ -84088,8 +84212,8 @@ function translateDvc(sources) {
         notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
         continue;
       }
-      const wdir = posix6.normalize(dvc.wdir ?? ".");
-      const inWdir = (path21) => posix6.normalize(posix6.join(wdir, path21));
+      const wdir = posix7.normalize(dvc.wdir ?? ".");
+      const inWdir = (path22) => posix7.normalize(posix7.join(wdir, path22));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const plots = dvc.plots.map((entry) => outOf(entry));
@@ -84187,12 +84311,12 @@ function translateDvc(sources) {
 }
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path21, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path21, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path22, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path22, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path21 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path21);
+  const path22 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path22);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -84209,8 +84333,8 @@ function leafValue(data, name2, strict = false) {
 // core/dvc/load-project-pipeline.ts
 var DVC_FILE = "dvc.yaml";
 function loadProjectPipeline(sources, parses) {
-  const { file: file2, text: text2, readFile: readFile12, ...context } = sources;
-  return posix7.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile12 }) : { ...validatePipeline(text2, context, parses), notes: [] };
+  const { file: file2, text: text2, readFile: readFile13, ...context } = sources;
+  return posix8.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile13 }) : { ...validatePipeline(text2, context, parses), notes: [] };
 }
 
 // present/terminal/usage-error.ts
@@ -84223,9 +84347,9 @@ var UsageError = class extends Error {
 
 // local/locate-project.ts
 async function locateProject(pipelineOption, cwd) {
-  const displayPath = pipelineOption ?? (!existsSync8(resolve3(cwd, "fluksio.yml")) && existsSync8(resolve3(cwd, DVC_FILE)) ? DVC_FILE : "fluksio.yml");
+  const displayPath = pipelineOption ?? (!existsSync9(resolve3(cwd, "fluksio.yml")) && existsSync9(resolve3(cwd, DVC_FILE)) ? DVC_FILE : "fluksio.yml");
   const file2 = resolve3(cwd, displayPath);
-  if (!existsSync8(file2)) {
+  if (!existsSync9(file2)) {
     throw new UsageError(
       pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
     );
@@ -84253,10 +84377,10 @@ async function readProjectPipeline(project, parses) {
 }
 async function readProjectSource(project, parses) {
   const { workspace } = project;
-  const text2 = await readFile11(project.pipelineFile, "utf8");
+  const text2 = await readFile12(project.pipelineFile, "utf8");
   const context = {
     pipelineDir: workspace.pipelineDirInRepo,
-    exists: (repoPath) => existsSync8(join21(workspace.repoRoot, repoPath))
+    exists: (repoPath) => existsSync9(join21(workspace.repoRoot, repoPath))
   };
   const pipelineDir = dirname7(project.pipelineFile);
   const { pipeline: pipeline2, problems, notes } = loadProjectPipeline(
@@ -84264,10 +84388,7 @@ async function readProjectSource(project, parses) {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path21) => {
-        const absolute = resolve3(pipelineDir, path21);
-        return existsSync8(absolute) ? readFileSync5(absolute, "utf8") : void 0;
-      }
+      readFile: (path22) => readFileInside(workspace.repoRoot, resolve3(pipelineDir, path22))
     },
     parses
   );
@@ -84278,7 +84399,7 @@ async function readProjectSource(project, parses) {
 // action/read-pipeline-inputs.ts
 async function readPipelineInputs(inputs) {
   const { workspace } = inputs.workflow;
-  if (!existsSync9(resolve4(workspace, inputs.pipeline))) {
+  if (!existsSync10(resolve4(workspace, inputs.pipeline))) {
     throw new Error(
       `Input 'pipeline': ${inputs.pipeline} does not exist in the workspace ${workspace} (check the repository out first, with actions/checkout)`
     );
@@ -85216,11 +85337,11 @@ var ControlPlaneHttp = class {
   minRetryDelayMs;
   maxRetryDelayMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path21, request2) {
+  send(method, path22, request2) {
     return this.withRetries(
-      `${method} ${path21}`,
+      `${method} ${path22}`,
       request2.call,
-      (signal) => this.attempt(method, path21, { ...request2, signal })
+      (signal) => this.attempt(method, path22, { ...request2, signal })
     );
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
@@ -85249,7 +85370,7 @@ var ControlPlaneHttp = class {
     }
   }
   /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path21, request2) {
+  async attempt(method, path22, request2) {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
@@ -85269,7 +85390,7 @@ var ControlPlaneHttp = class {
       headers["x-fluksio-run"] = request2.lease.runId;
     }
     const timeout = AbortSignal.timeout(request2.timeoutMs ?? this.requestTimeoutMs);
-    const response = await fetch(this.urlOf(path21), {
+    const response = await fetch(this.urlOf(path22), {
       method,
       headers,
       body: body2,
@@ -85284,8 +85405,8 @@ var ControlPlaneHttp = class {
       void response.body?.cancel();
       return response;
     }
-    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path21}`, response);
-    throw await errorFor(`${method} ${path21}`, response);
+    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path22}`, response);
+    throw await errorFor(`${method} ${path22}`, response);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -85320,8 +85441,8 @@ var ControlPlaneHttp = class {
     );
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path21) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path21}`, this.base);
+  urlOf(path22) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path22}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
   async parse(response, schema, request2) {
@@ -85484,21 +85605,21 @@ var ControlPlaneClient = class {
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run4, key, call = {}) {
-    const path21 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path21, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path21}`);
+    const path22 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path22, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path22}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
   async cacheCandidates(run4, manifestKey, call = {}) {
-    const path21 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path21, { call, lease: run4 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path21}`)).entries;
+    const path22 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path22, { call, lease: run4 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path22}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
   async previousStage(run4, stage, call = {}) {
-    const path21 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path21, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path21}`);
+    const path22 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path22, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path22}`);
   }
   async hasBlob(run4, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
@@ -85543,11 +85664,11 @@ var ControlPlaneClient = class {
       })
     );
     const finish2 = { size };
-    const path21 = `${uploads}/${ticket.uploadId}`;
+    const path22 = `${uploads}/${ticket.uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path21, { call, json: finish2, lease: run4 }),
+      await this.http.send("POST", path22, { call, json: finish2, lease: run4 }),
       BlobUploadReply,
-      `POST ${path21}`
+      `POST ${path22}`
     );
   }
   async putThroughControlPlane(run4, digest, body2, call) {
@@ -85574,13 +85695,13 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path21 = "/api/v1/runs";
-    const response = await this.http.send("POST", path21, {
+    const path22 = "/api/v1/runs";
+    const response = await this.http.send("POST", path22, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path21}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path22}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them), optionally
@@ -85607,36 +85728,36 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path21 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path21, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path21}`);
+    const path22 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path22, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path22}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path21 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.download(path21, {}, consume, call);
-    if (result === null) throw new Error(`The control plane answered GET ${path21} without a body`);
+    const path22 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.download(path22, {}, consume, call);
+    if (result === null) throw new Error(`The control plane answered GET ${path22} without a body`);
     return result;
   }
-  async get(path21, schema, call) {
-    return this.http.parse(await this.http.send("GET", path21, { call }), schema, `GET ${path21}`);
+  async get(path22, schema, call) {
+    return this.http.parse(await this.http.send("GET", path22, { call }), schema, `GET ${path22}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
   async postLeased(run4, what, json3, schema, call) {
-    const path21 = `${runPath(run4.runId)}/${what}`;
-    return this.http.parse(await this.http.send("POST", path21, { call, json: json3 }), schema, `POST ${path21}`);
+    const path22 = `${runPath(run4.runId)}/${what}`;
+    return this.http.parse(await this.http.send("POST", path22, { call, json: json3 }), schema, `POST ${path22}`);
   }
   /**
    * A GET of bytes under the transfer time limit, retried whole when `consume` fails
    * transiently. A control plane whose store hands out presigned URLs answers 307: the
    * bytes then come from the store, fetched without the token.
    */
-  download(path21, options, consume, call) {
-    return this.http.withRetries(`GET ${path21}`, call, async (signal) => {
-      let response = await this.http.attempt("GET", path21, {
+  download(path22, options, consume, call) {
+    return this.http.withRetries(`GET ${path22}`, call, async (signal) => {
+      let response = await this.http.attempt("GET", path22, {
         ...options,
         signal,
         timeoutMs: this.transferTimeoutMs,
@@ -85688,15 +85809,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path21 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path22 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path21}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path22}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path21 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
-    return { repository: `local/${path21.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path21}` };
+    const path22 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
+    return { repository: `local/${path22.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path22}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`

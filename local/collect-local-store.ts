@@ -9,6 +9,7 @@ import { openLocalDatabase } from '../store/db/open-local-database.js';
 import { deleteUnreferencedBlobs } from './delete-unreferenced-blobs.js';
 import { lockDirectory } from '../store/db/lock-directory.js';
 import { localStorePaths } from './local-store-paths.js';
+import { removeAbandonedRunFiles } from './remove-abandoned-run-files.js';
 import { indexFromJournals, rebuildLocalIndex } from './rebuild-local-index.js';
 import { journalFileOf } from './run-journal.js';
 import { syncLocalJournal } from './sync-local-journal.js';
@@ -21,6 +22,8 @@ export interface LocalCollection {
   bytesFreed: number;
   /** Runs left in the store. */
   runsKept: number;
+  /** Folders removed that runs which never ended left behind (live logs, stages' private folders). */
+  abandonedFoldersDeleted: number;
 }
 
 /**
@@ -29,7 +32,8 @@ export interface LocalCollection {
  * succeeded run of each pipeline, so there is still a baseline — with their journals and
  * the cache entries they made, then deletes the blob files no remaining run names (as
  * outs or logs), once older than the same cut-off. The journals stay the store's truth:
- * the database drops the same runs and the index is rebuilt from what is left.
+ * the database drops the same runs and the index is rebuilt from what is left. What runs
+ * killed outright left behind (live logs, stages' private folders) goes too.
  */
 export async function collectLocalStore(
   stateDir: string,
@@ -83,7 +87,9 @@ export async function collectLocalStore(
       result.liveDigests,
       Date.now() - options.keepDays * 86_400_000,
     );
+    const abandonedFoldersDeleted = await removeAbandonedRunFiles(stateDir, paths.liveDir);
     return {
+      abandonedFoldersDeleted,
       runsDeleted: result.runsDeleted,
       cacheEntriesDeleted: cacheBefore - built.cache.size,
       ...sweep,

@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
+import { readFileInside } from '../runner/workspace/read-file-inside.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { formatProblems } from '../core/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
@@ -93,10 +94,7 @@ export async function readProjectSource(
       ...context,
       file: project.pipelineFile,
       text,
-      readFile: (path) => {
-        const absolute = resolve(pipelineDir, path);
-        return existsSync(absolute) ? readFileSync(absolute, 'utf8') : undefined;
-      },
+      readFile: (path) => readFileInside(workspace.repoRoot, resolve(pipelineDir, path)),
     },
     parses,
   );

@@ -231,7 +231,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       const restoreParams = await overlayDvcParamsFiles(
         options.pipeline,
         name,
-        workspace.pipelineDir,
+        workspace,
         options.params,
         context.dvcParamsLock,
       ).catch(async (error: unknown) => {

@@ -27,7 +27,7 @@ const LogParams = RunIdParams.extend({ stage: z.string().min(1).max(200) });
 
 /**
  * What a submitter reads about a run, and cancel: `GET /api/v1/runs` (the newest runs of
- * the token's repositories, optionally by id prefix), `GET /api/v1/runs/:id` (RemoteRunReport,
+ * the token's repositories, optionally by id prefix, commits, branch and state), `GET /api/v1/runs/:id` (RemoteRunReport,
  * compared with the baseline fixed when the run finished or, before that, with one among the
  * `baseline-commits` the caller lists),
  * `/metrics` (the streamed series), `/logs/:stage` (a stage's whole log) and `POST
@@ -92,7 +92,10 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     const found = await listVisibleRuns({
       db,
       repositories,
-      ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
+      prefix: query.prefix,
+      commits: query.commit,
+      branch: query.branch,
+      status: query.status,
       limit: query.limit,
     });
     return {
@@ -101,7 +104,11 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
         repository: run.repository,
         pipelinePath: run.pipelinePath,
         commit: run.commit,
+        branch: run.branch,
+        dirty: run.dirty,
+        selection: run.selection,
         params: run.params,
+        paramsDigest: run.paramsDigest,
         status: run.status,
         groupId: run.groupId,
         createdAt: run.createdAt.toISOString(),

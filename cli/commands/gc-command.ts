@@ -53,7 +53,7 @@ async function collectLocal(keepDays: number, options: GcCommandOptions, io: Cli
   if (options.json) io.stdout.write(`${JSON.stringify({ store: 'local', ...result }, null, 2)}\n`);
   else {
     io.stdout.write(
-      `Removed ${result.runsDeleted} runs, ${result.cacheEntriesDeleted} cache entries and ${result.blobsDeleted} blob files (${formatBytes(result.bytesFreed)}) from ${project.displayPath}'s store; ${result.runsKept} runs remain.\n`,
+      `Removed ${result.runsDeleted} runs, ${result.cacheEntriesDeleted} cache entries and ${result.blobsDeleted} blob files (${formatBytes(result.bytesFreed)}) from ${project.displayPath}'s store${result.abandonedFoldersDeleted > 0 ? `, and ${result.abandonedFoldersDeleted} folders that interrupted runs left` : ''}; ${result.runsKept} runs remain.\n`,
     );
   }
   return 0;

@@ -8,6 +8,7 @@ import type { RunReport } from '../../schemas/run-report.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import type { ParsedPipelineText } from '../../core/pipeline/validate-pipeline.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/keys/code-index.js';
+import { ParamsFileJournal } from '../../runner/params-file-journal.js';
 import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { executeLocalRun } from '../../local/execute-local-run.js';
@@ -89,6 +90,17 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   let request: StageRequest;
   let codeIndex: CodeIndex;
   try {
+    // A run killed outright here (SIGKILL) may have left a stage's values in a DVC params
+    // file: put back before the tree is read, for this run to see what the user wrote.
+    const putBack = await new ParamsFileJournal(project.workspace.pipelineDir).putBack();
+    for (const file of putBack.restored) {
+      io.stderr.write(`${path.relative(io.cwd, file)}: put back as it was before an interrupted run\n`);
+    }
+    for (const file of putBack.keptEdited) {
+      io.stderr.write(
+        `${path.relative(io.cwd, file)}: an interrupted run wrote params into it, and it was edited since; left as it is\n`,
+      );
+    }
     [{ pipeline, grid, notes, request }, codeIndex] = await Promise.all([
       checkRunInput(args, project, parses, options),
       readCodeIndex(project.workspace.repoRoot),

@@ -11,6 +11,8 @@ import { serverConnection, submitterClient } from '../../client/server-connectio
 import { followRun, newFollowState } from '../../client/follow-run.js';
 import { BASELINE_COMMITS_MAX } from '../../schemas/protocol/submit-run.js';
 import { firstParentCommits } from '../../runner/workspace/first-parent-commits.js';
+import { gitOutput } from '../../runner/workspace/git-output.js';
+import { BranchName } from '../../schemas/protocol/branch-name.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
 import { submitRunRequest } from '../../client/submit-run-request.js';
@@ -56,6 +58,11 @@ export async function submitCommand(
     head.commit,
     BASELINE_COMMITS_MAX,
   ).catch(() => [head.commit]);
+  // The branch checked out, so the runs list by it (`fluksio diff --remote <branch>`); none when detached.
+  const checkedOut = (
+    await gitOutput(project.workspace.repoRoot, ['symbolic-ref', '--short', '-q', 'HEAD']).catch(() => '')
+  ).trim();
+  const branch = BranchName.safeParse(checkedOut).success ? checkedOut : undefined;
   const submission = ulid();
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
@@ -70,7 +77,7 @@ export async function submitCommand(
       group: group ? { id: group, index } : null,
     });
     const report = await client.submitRun(
-      { ...request, baselineCommits },
+      { ...request, baselineCommits, ...(branch === undefined ? {} : { branch }) },
       `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}`,
     );
     runIds.push(report.run.id);

@@ -1,8 +1,7 @@
-import { simpleGit } from 'simple-git';
 import { RUN_LIST_MAX, type RunListItem } from '../../schemas/protocol/run-list.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
-import { originRepository } from '../../client/origin-repository.js';
+import { originRepositoryHere } from './origin-repository-here.js';
 import { serverConnection, submitterClient } from '../../client/server-connection.js';
 
 /** The control plane's runs as `fluksio runs` tabulates them, with where they came from. */
@@ -10,8 +9,8 @@ export interface RemoteRunList {
   /** The repository named by `origin` here; null outside one (every repository the token reaches). */
   repository: string | null;
   url: string;
-  /** Newest first; control-plane runs are never dirty. */
-  runs: (Omit<RunListItem, 'createdAt'> & { createdAt: Date; dirty: false })[];
+  /** Newest first. */
+  runs: (Omit<RunListItem, 'createdAt'> & { createdAt: Date })[];
 }
 
 /**
@@ -27,7 +26,7 @@ export async function listRemoteRuns(
     throw new UsageError(`--limit: at most ${RUN_LIST_MAX} runs of the control plane at once`);
   const connection = serverConnection(options.url, io.env);
   const client = submitterClient(connection);
-  const repository = await originRepositoryName(io.cwd);
+  const repository = (await originRepositoryHere(io.cwd))?.repository ?? null;
   const runs = await client.listRuns({
     limit: options.limit,
     ...(repository === null ? {} : { repository }),
@@ -35,16 +34,6 @@ export async function listRemoteRuns(
   return {
     repository,
     url: connection.url,
-    runs: runs.map((run) => ({ ...run, createdAt: new Date(run.createdAt), dirty: false })),
+    runs: runs.map((run) => ({ ...run, createdAt: new Date(run.createdAt) })),
   };
-}
-
-/** The control plane's name of the repository here, from its `origin`; null without one. */
-async function originRepositoryName(cwd: string): Promise<string | null> {
-  const git = simpleGit({ baseDir: cwd });
-  const root = await git.revparse(['--show-toplevel']).catch(() => null);
-  if (root === null) return null;
-  const url = (await git.remote(['get-url', 'origin']).catch(() => '')) || '';
-  if (!url.trim()) return null;
-  return originRepository(url.trim(), root.trim()).repository;
 }

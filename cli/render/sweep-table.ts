@@ -2,13 +2,15 @@ import type { Colors } from 'picocolors/types.js';
 import { formatNumber, formatValue, short } from '../../core/text/format.js';
 import type { MetricGoals } from '../../schemas/metric-diff.js';
 import type { RunReport } from '../../schemas/run-report.js';
+import { compareSweep, sweepDelta } from '../../present/sweep-comparison.js';
 import { fitTable } from './fit-table.js';
 
 /**
  * The end of a sweep: one table of its members — the params that vary between them, each
  * metric with its change against the sweep's baseline (the same run for every member) —
  * and, for each metric with a goal, the best member. Within `width`; a best value is
- * marked `★`.
+ * marked `★`. The comparison is the one the pull request's sweep comment shows
+ * (present/sweep-comparison.ts).
  */
 export function renderSweepTable(input: {
   groupId: string;
@@ -18,39 +20,32 @@ export function renderSweepTable(input: {
   colors: Colors;
 }): string {
   const { reports, goals, colors } = input;
-  const varying = [...new Set(reports.flatMap((report) => Object.keys(report.run.params)))].filter(
-    (name) => new Set(reports.map((report) => JSON.stringify(report.run.params[name] ?? null))).size > 1,
-  );
-  // In the diff's order: the metrics with a goal as the pipeline declares them, then the rest.
-  const metrics = [...new Set(reports.flatMap((report) => report.diff.map((row) => row.name)))];
-  const best = new Map<string, string>();
-  for (const name of metrics) {
-    const goal = goals[name]?.goal;
-    if (!goal) continue;
-    let winner: RunReport | null = null;
-    for (const report of reports) {
-      const value = report.metrics[name];
-      if (report.run.status !== 'succeeded' || value === undefined) continue;
-      const held = winner?.metrics[name];
-      if (held === undefined || (goal === 'min' ? value < held : value > held)) winner = report;
-    }
-    if (winner) best.set(name, winner.run.id);
-  }
-  const rows = reports.map((report) => [
-    short(report.run.id, 12),
-    report.run.status,
+  const comparison = compareSweep({
+    members: reports.map((report) => ({
+      id: report.run.id,
+      status: report.run.status,
+      params: report.run.params,
+      metrics: report.metrics,
+      // The baseline's values, as the member's own diff carries them.
+      baselineMetrics: report.baseline
+        ? Object.fromEntries(
+            report.diff.flatMap((row) => (row.baseline === null ? [] : [[row.name, row.baseline] as const])),
+          )
+        : null,
+    })),
+    goals,
+  });
+  const { varying, metrics } = comparison;
+  const rows = comparison.rows.map(({ member, diff, best }) => [
+    short(member.id, 12),
+    member.status,
     ...varying.map((name) => {
-      const value = report.run.params[name];
+      const value = member.params[name];
       return value === undefined ? '–' : formatValue(value);
     }),
     ...metrics.map((name) => {
-      const row = report.diff.find((each) => each.name === name);
-      const value = formatNumber(report.metrics[name]);
-      const delta =
-        row?.deltaPct === null || row?.deltaPct === undefined
-          ? ''
-          : ` (${row.deltaPct >= 0 ? '+' : '−'}${Math.abs(row.deltaPct).toFixed(1)}%)`;
-      return `${best.get(name) === report.run.id ? '★ ' : ''}${value}${delta}`;
+      const delta = sweepDelta(diff.get(name));
+      return `${best.has(name) ? '★ ' : ''}${formatNumber(member.metrics[name])}${delta ? ` ${delta}` : ''}`;
     }),
   ]);
   const baselines = new Set(reports.map((report) => report.baseline?.id ?? null));
@@ -70,16 +65,20 @@ export function renderSweepTable(input: {
       droppable: ['status', ...[...metrics].reverse()],
     }),
   ];
-  if (best.size > 0) {
-    const winners = [...best].map(([name, id]) => {
-      const winner = reports.find((report) => report.run.id === id);
-      return [
-        `${name} (${goals[name]?.goal})`,
-        short(id, 12),
-        ...varying.map((param) => formatValue(winner?.run.params[param] ?? '')),
-      ];
-    });
+  // The first member holding each best value (ties: the earliest).
+  const winners = [...comparison.bestValues.keys()].flatMap((name) => {
+    const winner = comparison.rows.find((row) => row.best.has(name))?.member;
+    return winner
+      ? [
+          [
+            `${name} (${goals[name]?.goal})`,
+            short(winner.id, 12),
+            ...varying.map((param) => formatValue(winner.params[param] ?? '')),
+          ],
+        ]
+      : [];
+  });
+  if (winners.length > 0)
     lines.push('', fitTable({ head: ['best by', 'run', ...varying], rows: winners, width: input.width }));
-  }
   return `${lines.join('\n')}\n`;
 }

@@ -3,6 +3,12 @@ import { parseDvcParamsFile } from './dvc-params.js';
 import type { TemplateContext } from './dvc-template.js';
 
 /**
+ * Reads a file a `dvc.yaml` names, for the field `at`: its text, undefined when there is
+ * none, or null when it was refused (the problem already said why).
+ */
+export type ProjectFileReader = (path: string, at: string) => string | null | undefined;
+
+/**
  * Adds a `vars` list to a templating context as DVC does: a dictionary's keys, or a file's
  * (`file.yaml`, or only some keys with `file.yaml:a,b`). params.yaml is already loaded, so
  * naming it again adds nothing; defining a name twice is a problem, as in DVC. Values
@@ -12,7 +18,7 @@ export function loadDvcVars(
   vars: readonly unknown[],
   context: TemplateContext,
   at: string,
-  readFile: (path: string) => string | undefined,
+  readFile: ProjectFileReader,
   problems: Problem[],
 ): TemplateContext {
   const data: Record<string, unknown> = { ...context.data };
@@ -37,7 +43,8 @@ export function loadDvcVars(
     }
     const [fileName = '', keyList] = entry.split(':');
     if (fileName === 'params.yaml' && keyList === undefined) return;
-    const text = readFile(fileName);
+    const text = readFile(fileName, where);
+    if (text === null) return;
     if (text === undefined) {
       problems.push({ path: where, message: `${fileName} does not exist` });
       return;

@@ -8,7 +8,8 @@ import { DvcFile, DvcStage, type DvcOutEntry } from '../../schemas/dvc/dvc-file.
 import { paramLeaves, paramSpecOf, parseDvcParamsFile, type DvcParamsFile } from './dvc-params.js';
 import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
 import { expandDvcStage } from './expand-dvc-stages.js';
-import { loadDvcVars } from './load-dvc-vars.js';
+import { loadDvcVars, type ProjectFileReader } from './load-dvc-vars.js';
+import { projectFileProblem } from './project-file-problem.js';
 
 /** The files a `dvc.yaml` reads, handed in by the caller that can look (no I/O here). */
 export interface DvcSources extends PipelineContext {
@@ -55,12 +56,21 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
     return { pipeline: null, problems: fileProblems, notes };
   }
 
+  // A file outside the repository is refused with a problem (null), never read.
+  const readFile: ProjectFileReader = (name, at) => {
+    const refused = projectFileProblem(name, sources.pipelineDir);
+    if (refused === null) return sources.readFile(name);
+    problems.push({ path: at, message: refused });
+    return null;
+  };
   const paramFiles = new Map<string, DvcParamsFile | null>();
   const paramsFile = (name: string, at: string): DvcParamsFile | null => {
     if (!paramFiles.has(name)) {
-      const text = sources.readFile(name);
+      const text = readFile(name, at);
       let parsed: DvcParamsFile | null = null;
-      if (text === undefined) {
+      if (text === null) {
+        // Refused, and said why.
+      } else if (text === undefined) {
         if (name !== DEFAULT_PARAMS) problems.push({ path: at, message: `${name} does not exist` });
       } else if (!/\.(ya?ml|json)$/i.test(name)) {
         problems.push({
@@ -80,7 +90,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   };
   const defaults = paramsFile(DEFAULT_PARAMS, DEFAULT_PARAMS);
   const base: TemplateContext = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
-  const global = loadDvcVars(file.data.vars, base, 'vars', sources.readFile, problems);
+  const global = loadDvcVars(file.data.vars, base, 'vars', readFile, problems);
 
   const stages: Record<string, Stage> = {};
   const used = new Map<string, { value: unknown; isFloat: boolean }>();
@@ -99,13 +109,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
       if (vars !== undefined && !Array.isArray(vars)) {
         problems.push({ path: `${at}.vars`, message: 'expected a list of files and dictionaries' });
       }
-      const withVars = loadDvcVars(
-        Array.isArray(vars) ? vars : [],
-        global,
-        `${at}.vars`,
-        sources.readFile,
-        problems,
-      );
+      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global, `${at}.vars`, readFile, problems);
       const context: TemplateContext = { data: { ...withVars.data, ...loop }, params: withVars.params };
       const resolved: Record<string, unknown> = {};
       const cmdParams: string[] = [];

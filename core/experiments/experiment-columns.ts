@@ -20,7 +20,7 @@ export interface ExperimentColumns {
  * or, with `all` or fewer than two runs, every one.
  */
 export function experimentColumns(
-  runs: readonly ExperimentRun[],
+  runs: readonly Pick<ExperimentRun, 'params' | 'metrics'>[],
   { all, goals }: { all: boolean; goals: MetricGoals },
 ): ExperimentColumns {
   const paramNames = [...new Set(runs.flatMap((run) => Object.keys(run.params)))];
@@ -29,7 +29,7 @@ export function experimentColumns(
     goals,
   );
   const showAll = all || runs.length < 2;
-  const varies = (valueOf: (run: ExperimentRun) => ParamValue | undefined) =>
+  const varies = (valueOf: (run: Pick<ExperimentRun, 'params' | 'metrics'>) => ParamValue | undefined) =>
     showAll || new Set(runs.map((run) => JSON.stringify(valueOf(run) ?? null))).size > 1;
   const params = paramNames.filter((name) => varies((run) => run.params[name]));
   const metrics = metricNames.filter((name) => varies((run) => run.metrics[name]));

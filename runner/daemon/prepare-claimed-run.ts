@@ -1,6 +1,7 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { readFileInside } from '../workspace/read-file-inside.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { formatProblems } from '../../core/problem.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
@@ -69,7 +70,7 @@ export async function prepareClaimedRun(options: {
     text,
     pipelineDir: pipelineDirInRepo,
     exists: (repoPath) => existsSync(path.join(repoRoot, repoPath)),
-    readFile: (name) => readInside(repoRoot, path.resolve(pipelineDir, name)),
+    readFile: (name) => readFileInside(repoRoot, path.resolve(pipelineDir, name)),
   });
   if (!validation.pipeline) {
     throw new Error(
@@ -107,15 +108,4 @@ export async function prepareClaimedRun(options: {
     environment: environment.environment,
   });
   return { workspace, pipeline, params: checked.params, codeIndex, stamp, ...environment };
-}
-
-/**
- * A file a dvc.yaml reads (params.yaml, a vars file) in the checkout, or undefined when it
- * is absent or resolves outside the checkout (a committed symlink is not followed out).
- */
-function readInside(repoRoot: string, absolute: string): string | undefined {
-  if (!existsSync(absolute)) return undefined;
-  const real = realpathSync(absolute);
-  if (!real.startsWith(realpathSync(repoRoot) + path.sep)) return undefined;
-  return readFileSync(real, 'utf8');
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ParamValue } from '../key-inputs.js';
+import { BranchName } from './branch-name.js';
 import { CommitSha } from './commit-sha.js';
 import { RepositoryName } from './repository-name.js';
 
@@ -46,14 +47,6 @@ export const SubmitRunRequest = z.strictObject({
    */
   baselineCommits: z.array(CommitSha).max(BASELINE_COMMITS_MAX).optional(),
   /** The branch the commit is of (`main`), for the run lists' branch filter; a git ref name. */
-  branch: z
-    .string()
-    .min(1)
-    .max(255)
-    .refine(
-      (name) => !/[\s~^:?*[\\]|\/\/|\.\.|^\/|\/$/.test(name) && [...name].every((char) => char >= ' '),
-      { error: 'expected a branch name as git allows it (e.g. main or feature/lr)' },
-    )
-    .optional(),
+  branch: BranchName.optional(),
 });
 export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;

@@ -1,4 +1,5 @@
-import { and, desc, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import type { RunStatus } from '../../schemas/statuses.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
 import { escapeLike } from '../db/escape-like.js';
@@ -6,19 +7,26 @@ import { escapeLike } from '../db/escape-like.js';
 /**
  * The newest `limit` runs of `repositories` (the ones an API token reaches), optionally
  * only those whose id starts with `prefix` (any case: ULIDs are upper case, people type
- * lower) — `GET /api/v1/runs`, for `fluksio runs --remote` and for resolving the short
- * ids fluksio prints. Runs of other repositories are never matched, so a prefix tells a
+ * lower), those at one of `commits`, of `branch` or in `status` — `GET /api/v1/runs`, for
+ * `fluksio runs --remote`, for resolving the short ids fluksio prints and the runs a git
+ * revision stands for (`fluksio diff --remote main`). Runs of other repositories are never matched, so a prefix tells a
  * token nothing about runs it may not see.
  */
 export async function listVisibleRuns({
   db,
   repositories,
   prefix,
+  commits,
+  branch,
+  status,
   limit,
 }: {
   db: Database;
   repositories: readonly string[];
-  prefix?: string;
+  prefix?: string | undefined;
+  commits?: readonly string[] | undefined;
+  branch?: string | undefined;
+  status?: RunStatus | undefined;
   limit: number;
 }): Promise<Run[]> {
   if (repositories.length === 0) return [];
@@ -29,6 +37,9 @@ export async function listVisibleRuns({
       and(
         inArray(runs.repository, [...repositories]),
         prefix ? sql`upper(${runs.id}) like ${`${escapeLike(prefix.toUpperCase())}%`}` : undefined,
+        commits === undefined ? undefined : inArray(runs.commit, [...commits]),
+        branch === undefined ? undefined : eq(runs.branch, branch),
+        status === undefined ? undefined : eq(runs.status, status),
       ),
     )
     .orderBy(desc(runs.createdAt), desc(runs.id))

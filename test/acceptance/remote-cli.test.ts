@@ -80,6 +80,8 @@ test('a laptop submits its pushed HEAD, follows the run to the end, and pulls th
     runner: 'laptop-box',
     metrics: { loss: 0.5 },
   });
+  // The branch checked out goes along, so the runs list by it (fluksio diff --remote main).
+  expect((await world.row(report.run.id)).branch).toBe('main');
 
   const pull = spawnFluksio(['pull', report.run.id, '--to', 'pulled'], {
     cwd: project.repo.dir,

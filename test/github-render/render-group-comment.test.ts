@@ -40,7 +40,7 @@ describe('the sweep comparison comment', () => {
     member(1, { lr: 0.1, seed: 2 }, 'succeeded', { accuracy: 0.93, loss: 0.2 }),
     member(2, { lr: 0.01, seed: 1 }, 'failed', { accuracy: 0.99 }),
   ];
-  const body = renderGroupComment({ groupId: GROUP, runs, goals, swept: ['lr', 'seed'] });
+  const body = renderGroupComment({ groupId: GROUP, runs, goals });
 
   test.each([
     ['starts with the hidden marker', `<!-- fluksio:group:${GROUP} -->\n`],
@@ -60,6 +60,11 @@ describe('the sweep comparison comment', () => {
     expect(body).toContain(expected);
   });
 
+  test('says there is no baseline, and shows no change', () => {
+    expect(body).toContain('No baseline: no clean successful run of this pipeline');
+    expect(body).not.toContain('%)');
+  });
+
   test('rows follow the grid order', () => {
     const order = [...body.matchAll(/`(01JNRUN\d+)`/g)].map((match) => match[1]);
     expect(order).toEqual(runs.map((each) => each.run.id).sort());
@@ -71,11 +76,23 @@ describe('the sweep comparison comment', () => {
       runs: [
         member(0, { lr: 0.1 }, 'succeeded', { accuracy: 0.9 }),
         member(1, { lr: 0.2 }, 'succeeded', { accuracy: 0.9 }),
+        member(2, { lr: 0.3 }, 'succeeded', { accuracy: 0.7 }),
       ],
       goals: { accuracy: { goal: 'max' } },
-      swept: ['lr'],
     });
     expect(tied.match(/🏆/g)?.length).toBe(2 + 1 /* the legend */);
+  });
+
+  test('marks nothing when every run holds the same value', () => {
+    const same = renderGroupComment({
+      groupId: GROUP,
+      runs: [
+        member(0, { lr: 0.1 }, 'succeeded', { accuracy: 0.9 }),
+        member(1, { lr: 0.2 }, 'succeeded', { accuracy: 0.9 }),
+      ],
+      goals: { accuracy: { goal: 'max' } },
+    });
+    expect(same.match(/🏆/g)?.length).toBe(1 /* the legend */);
   });
 
   test('stays within the 65,536-character comment limit with huge values', () => {
@@ -84,17 +101,64 @@ describe('the sweep comparison comment', () => {
       run: makeRun({
         id: `01JNRUN${String(index).padStart(19, '0')}`,
         groupIndex: index,
-        params: { note: 'x'.repeat(5_000) },
+        params: { note: `${'x'.repeat(5_000)}${index}` },
       }),
     }));
     const manyGoals = Object.fromEntries(
       Array.from({ length: 400 }, (_, index) => [`metric_${index}`, { goal: 'max' as const }]),
     );
-    const big = renderGroupComment({ groupId: GROUP, runs: huge, goals: manyGoals, swept: ['note'] });
+    const big = renderGroupComment({ groupId: GROUP, runs: huge, goals: manyGoals });
     expect(big.length).toBeLessThanOrEqual(65_536);
     expect(Buffer.byteLength(big, 'utf8')).toBeLessThanOrEqual(65_536);
     expect(findGroupMarker(big)).toBe(GROUP);
     expect(big).toContain('✂️ **Truncated**');
+  });
+});
+
+describe('a sweep comment with its baseline', () => {
+  const baseline = makeRun({
+    id: '01JNBASE000000000000000000',
+    params: { lr: 0.001, seed: 1 },
+    status: 'succeeded',
+    metrics: { accuracy: 0.8, loss: 0.5, epochs: 0 },
+  });
+  const body = renderGroupComment({
+    groupId: GROUP,
+    runs: [
+      member(0, { lr: 0.1, seed: 1 }, 'succeeded', { accuracy: 0.88, loss: 0.4, epochs: 3 }),
+      member(1, { lr: 0.01, seed: 1 }, 'succeeded', { accuracy: 0.76, loss: 0.6 }),
+    ],
+    goals,
+    baseline: { run: baseline, label: 'main @ 1a2b3c4 (merge-base)' },
+  });
+
+  test.each([
+    [
+      'names the baseline',
+      "against the sweep's baseline, main @ 1a2b3c4 (merge-base), run `01JNBASE000000000000000000`",
+    ],
+    [
+      'shows only the params that vary, and metrics without a goal after those with one',
+      '| lr | status | accuracy (max) | loss (min) | epochs | run |',
+    ],
+    [
+      'has the baseline as a row',
+      '| `0.001` | 📏 **baseline** | 0.8 | 0.5 | 0 | `01JNBASE000000000000000000` |',
+    ],
+    [
+      'diffs each member against the baseline, the best marked',
+      '| `0.1` | ✅ succeeded | **0.88** 🏆 (+10.0%) | **0.4** 🏆 (−20.0%) | 3 (+3) | `01JNRUN0000000000000000000` |',
+    ],
+    [
+      'diffs a worse member too',
+      '| `0.01` | ✅ succeeded | 0.76 (−5.0%) | 0.6 (+20.0%) | – | `01JNRUN0000000000000000001` |',
+    ],
+  ])('%s', (_name, expected) => {
+    expect(body).toContain(expected);
+  });
+
+  test('counts only the members', () => {
+    expect(body).toContain('### fluksio sweep: 2 of 2 runs finished');
   });
 });
 

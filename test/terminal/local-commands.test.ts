@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,10 +179,21 @@ describe('fluksio gc in a project', () => {
       runsKept: 3,
     });
 
+    // What a run killed outright leaves: its live logs and its stages' private folder.
+    mkdirSync(join(repo.dir, '.fluksio', 'live', runIds[0] ?? ''), { recursive: true });
+    writeFileSync(join(repo.dir, '.fluksio', 'live', runIds[0] ?? '', 'train.log'), 'epoch 1\n');
+    mkdirSync(join(repo.dir, '.fluksio', 'run-abc123', 'train', 'home'), { recursive: true });
     const collected = await runCli(['gc', '--keep-days', '0', '--json'], { cwd: repo.dir, env: env() });
     expect(collected.code, collected.stderr).toBe(0);
     const result = JSON.parse(collected.stdout) as Record<string, number>;
-    expect(result).toMatchObject({ runsDeleted: 2, cacheEntriesDeleted: 2, runsKept: 1 });
+    expect(result).toMatchObject({
+      runsDeleted: 2,
+      cacheEntriesDeleted: 2,
+      runsKept: 1,
+      abandonedFoldersDeleted: 2,
+    });
+    expect(existsSync(join(repo.dir, '.fluksio', 'live', runIds[0] ?? ''))).toBe(false);
+    expect(existsSync(join(repo.dir, '.fluksio', 'run-abc123'))).toBe(false);
     expect(result.blobsDeleted).toBeGreaterThanOrEqual(2);
     expect(existsSync(join(home, '.local', 'share'))).toBe(false);
     expect(existsSync(join(repo.dir, '.fluksio', 'journal', `${runIds[0]}.jsonl`))).toBe(false);

@@ -53,6 +53,8 @@ export async function outboxBaseline({
     pipelinePath: run.pipelinePath,
     commits: where.commits,
     excludeRunId: run.id,
+    // A sweep's members are never each other's baseline: they share the sweep's.
+    excludeGroupId: run.groupId,
     paramsDigest: run.paramsDigest,
   });
   if (!baseline?.commit) return null;

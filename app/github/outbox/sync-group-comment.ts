@@ -6,13 +6,15 @@ import { recordGroupCommentId } from '../../../store/outbox/record-group-comment
 import { repositoryParams, type OutboxOctokit } from './outbox-octokit.js';
 import { findGroupMarker, renderGroupComment } from '../render/render-group-comment.js';
 import type { SyncContext } from './sync-context.js';
+import { outboxBaseline } from './outbox-baseline.js';
 
 /** Comments per page when looking for the marked one (GitHub's maximum). */
 const PAGE = 100;
 
 /**
  * Brings a sweep's comparison comment up to date (DESIGN §8): rendered from the group's
- * runs as they are now; created on the pull request when no id is recorded — after
+ * runs as they are now, each against the sweep's baseline (its first member's, as that
+ * member's check run finds it); created on the pull request when no id is recorded — after
  * looking for a comment that carries the group's hidden marker, so a lost response or a
  * crash after the create never makes a second comment — and otherwise edited in place. A
  * comment someone deleted is made again. Records the render version sent, compare-and-set,
@@ -24,18 +26,30 @@ export async function syncGroupComment(context: SyncContext, groupId: string): P
     const comment = await findGroupComment({ db, groupId });
     if (!comment || comment.sentVersion >= comment.renderVersion) return;
     const runs = await listGroupRuns({ db, groupId, repository: comment.repository });
+    const octokit = await context.github(comment.installationId);
+    const { owner, repo } = repositoryParams(comment.repository);
+    // The sweep's one baseline: its first member's, found as that member's check run finds
+    // it (the members share a commit and base branch, and never compare with each other).
+    const first = firstMember(runs);
+    const baseline = first
+      ? await outboxBaseline({
+          db,
+          octokit,
+          run: first,
+          cache: context.baselineCommits,
+          logger: context.logger,
+        })
+      : null;
     const body = renderGroupComment({
       groupId,
       runs: runs.map((run) => ({ run, metrics: run.metrics, checkName: run.checkName ?? context.checkName })),
-      goals: runs[0]?.metricGoals ?? {},
-      swept: sweptKeys(runs),
+      goals: first?.metricGoals ?? {},
+      baseline,
       sweepUrl:
         context.pageLinks && runs[0]
           ? `${context.apiBaseUrlForLinks.replace(/\/+$/, '')}/groups/${encodeURIComponent(groupId)}?${context.pageLinks.sign(comment.repository)}`
           : null,
     });
-    const octokit = await context.github(comment.installationId);
-    const { owner, repo } = repositoryParams(comment.repository);
     let commentId = comment.commentId ?? (await findMarkedComment(octokit, comment, groupId));
     if (commentId === null) {
       const { data } = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
@@ -93,14 +107,11 @@ async function findMarkedComment(
   }
 }
 
-/**
- * The params a sweep varies: those whose values differ between its runs, in the order of
- * the first run's params (a key given one value, `seed=1`, is the same in every row).
- */
-function sweptKeys(runs: readonly Run[]): string[] {
-  const [first] = runs;
-  if (!first) return [];
-  return Object.keys(first.params).filter((key) =>
-    runs.some((run) => JSON.stringify(run.params[key]) !== JSON.stringify(first.params[key])),
+/** The member of the grid's first point (the lowest group index). */
+function firstMember(runs: readonly Run[]): Run | null {
+  return runs.reduce<Run | null>(
+    (first, run) =>
+      first === null || (run.groupIndex ?? Infinity) < (first.groupIndex ?? Infinity) ? run : first,
+    null,
   );
 }

@@ -3,6 +3,7 @@ import type { Run } from '../../../schemas/tables/runs.js';
 import { formatNumber, formatValue } from '../../../core/text/format.js';
 import { clip, codeSpan, escapeMarkdown, fitMarkdown } from '../../../present/github/markdown.js';
 import { runBadge } from '../../../present/github/status-badge.js';
+import { compareSweep, sweepDelta } from '../../../present/sweep-comparison.js';
 
 /** GitHub's limit on an issue comment's body. */
 export const MAX_COMMENT_BODY = 65_536;
@@ -17,8 +18,11 @@ export interface GroupCommentInput {
   groupId: string;
   runs: { run: Run; metrics: Record<string, number>; checkName: string }[];
   goals: MetricGoals;
-  /** The swept keys, in the order given. */
-  swept: string[];
+  /**
+   * The sweep's baseline (DESIGN §7: the base branch's run, as the members' check runs find
+   * it) and how it is named (`main @ 1a2b3c4 (merge-base)`); null when there is none.
+   */
+  baseline?: { run: Run; label: string } | null;
   /** The sweep's page (a signed link), linked under the heading; null without one. */
   sweepUrl?: string | null;
 }
@@ -40,72 +44,91 @@ export function findGroupMarker(body: string): string | null {
 }
 
 /**
- * A sweep's comparison comment: the marker, then one row per grid point (its swept params,
- * its status, each goal metric) with the best value of each metric among succeeded runs
- * marked, bounded to GitHub's comment limit.
+ * A sweep's comparison comment: the marker, then the baseline's row and one row per grid
+ * point — the params that vary, the status, each metric with its change against the
+ * baseline — with the best value of each metric with a goal among succeeded runs marked
+ * (present/sweep-comparison.ts, as the terminal's sweep table), bounded to GitHub's
+ * comment limit.
  */
 export function renderGroupComment({
   groupId,
   runs,
   goals,
-  swept,
+  baseline = null,
   sweepUrl = null,
 }: GroupCommentInput): string {
-  const metrics = Object.keys(goals);
-  const rows = [...runs].sort(
+  const ordered = [...runs].sort(
     (a, b) =>
       (a.run.groupIndex ?? Infinity) - (b.run.groupIndex ?? Infinity) || (a.run.id < b.run.id ? -1 : 1),
   );
-  const best = new Map(metrics.map((name) => [name, bestValue(name, goals[name]?.goal ?? 'max', rows)]));
-  const finished = rows.filter(({ run }) => run.status !== 'queued' && run.status !== 'running').length;
+  const { varying, metrics, rows } = compareSweep({
+    members: ordered.map(({ run, metrics: values }) => ({
+      id: run.id,
+      status: run.status,
+      params: run.params,
+      metrics: values,
+      baselineMetrics: baseline?.run.metrics ?? null,
+    })),
+    goals,
+  });
+  const finished = rows.filter(
+    ({ member }) => member.status !== 'queued' && member.status !== 'running',
+  ).length;
   const header = [
-    ...swept.map(escapeMarkdown),
+    ...varying.map(escapeMarkdown),
     'status',
-    ...metrics.map((name) => `${escapeMarkdown(name)} ${arrow(goals, name)}`),
+    ...metrics.map((name) => `${escapeMarkdown(name)}${goalNote(goals, name)}`),
     'run',
   ];
-  const align = [...swept.map(() => '---'), '---', ...metrics.map(() => '--:'), '---'];
+  const align = [...varying.map(() => '---'), '---', ...metrics.map(() => '--:'), '---'];
+  const paramCells = (params: Run['params']) =>
+    varying.map((key) => {
+      const value = params[key];
+      return value === undefined ? '–' : codeSpan(clip(formatValue(value), VALUE_CHARS));
+    });
   const lines = [
     groupMarker(groupId),
     `### fluksio sweep: ${finished} of ${rows.length} runs finished`,
     '',
     ...(sweepUrl ? [`[Compare the runs on the sweep's page](${sweepUrl})`, ''] : []),
+    baseline
+      ? `Each run against the sweep's baseline, ${escapeMarkdown(baseline.label)}, run \`${baseline.run.id}\` (Δ% in brackets).`
+      : "No baseline: no clean successful run of this pipeline at the base branch's merge-base or its first-parent ancestors, so nothing is compared.",
+    '',
     `| ${header.join(' | ')} |`,
     `|${align.join('|')}|`,
   ];
-  for (const { run, metrics: values } of rows) {
-    const cells = swept.map((key) => {
-      const value = run.params[key];
-      return value === undefined ? '–' : codeSpan(clip(formatValue(value), VALUE_CHARS));
-    });
-    cells.push(runBadge(run.status));
+  if (baseline) {
+    const cells = [
+      ...paramCells(baseline.run.params),
+      '📏 **baseline**',
+      ...metrics.map((name) => formatNumber(baseline.run.metrics[name])),
+      `\`${baseline.run.id}\``,
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  for (const { member, diff, best } of rows) {
+    const cells = [...paramCells(member.params), runBadge(member.status)];
     for (const name of metrics) {
-      const value = values[name];
-      const isBest = run.status === 'succeeded' && value !== undefined && value === best.get(name);
-      cells.push(isBest ? `**${formatNumber(value)}** 🏆` : formatNumber(value));
+      const value = formatNumber(member.metrics[name]);
+      const delta = sweepDelta(diff.get(name));
+      cells.push(`${best.has(name) ? `**${value}** 🏆` : value}${delta ? ` ${delta}` : ''}`);
     }
-    cells.push(`\`${run.id}\``);
+    cells.push(`\`${member.id}\``);
     lines.push(`| ${cells.join(' | ')} |`);
   }
   lines.push(
     '',
-    metrics.length > 0
-      ? '🏆 marks the best value of each metric among the runs that succeeded. Each run has its own check run.'
-      : 'The pipeline declares no metric goals, so no metric is compared. Each run has its own check run.',
+    Object.keys(goals).length > 0
+      ? '🏆 marks the best value of each metric with a goal among the runs that succeeded. Each run has its own check run.'
+      : 'The pipeline declares no metric goals, so no run is marked best. Each run has its own check run.',
     'Cancel with `/fluksio cancel` (all of them) or `/fluksio cancel <run-id>`.',
   );
   return fitMarkdown(lines.join('\n'), MAX_COMMENT_BODY, "each run's check run and `fluksio show <run>`");
 }
 
-function bestValue(name: string, goal: 'min' | 'max', rows: GroupCommentInput['runs']): number | undefined {
-  const values = rows
-    .filter(({ run }) => run.status === 'succeeded')
-    .map(({ metrics }) => metrics[name])
-    .filter((value): value is number => value !== undefined && Number.isFinite(value));
-  if (values.length === 0) return undefined;
-  return goal === 'min' ? Math.min(...values) : Math.max(...values);
-}
-
-function arrow(goals: MetricGoals, name: string): string {
-  return goals[name]?.goal === 'min' ? '(min)' : '(max)';
+/** ` (max)` or ` (min)` after a metric with a goal; nothing after one without. */
+function goalNote(goals: MetricGoals, name: string): string {
+  const goal = goals[name]?.goal;
+  return goal ? ` (${goal})` : '';
 }
