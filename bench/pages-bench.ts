@@ -167,6 +167,10 @@ async function benchControlPlanePages(browser: Browser): Promise<void> {
     );
     console.log(`  time to first byte                ${ms(timing.ttfb)}`);
     console.log(`  page usable (data fetched)        ${ms(timing.data)}   (target < 1 s)`);
+    if (timing.script && timing.request)
+      console.log(
+        `    of which: the bundle loaded by ${ms(timing.script.end)}; the data asked at ${ms(timing.request.start)}, answered in ${ms(timing.request.server)} (${(timing.request.bytes / 1024).toFixed(0)} KiB), received by ${ms(timing.request.end)}`,
+      );
     console.log(
       `  charts drawn after the data       ${ms(timing.charts - timing.data)}   (target < 100 ms; ${drawn} of a series' ${POINTS.toLocaleString('en')} points drawn, cut down on the server to the chart's width)`,
     );
@@ -230,7 +234,14 @@ async function marks(page: Page) {
   return page.evaluate(() => {
     const g = globalThis as unknown as {
       performance: {
-        getEntriesByType(t: string): { responseStart: number; name: string; startTime: number }[];
+        getEntriesByType(t: string): {
+          responseStart: number;
+          responseEnd: number;
+          requestStart: number;
+          name: string;
+          startTime: number;
+          encodedBodySize: number;
+        }[];
         now(): number;
       };
     };
@@ -238,7 +249,19 @@ async function marks(page: Page) {
     const found = Object.fromEntries(
       g.performance.getEntriesByType('mark').map((mark) => [mark.name, mark.startTime]),
     );
+    const resources = g.performance.getEntriesByType('resource');
+    const script = resources.find((entry) => entry.name.includes('/pages/assets/pages.js'));
+    const data = resources.find((entry) => /\/pages\/api\/runs\/[^/?]+\?/.test(entry.name));
     return {
+      script: script ? { start: script.startTime, end: script.responseEnd } : null,
+      request: data
+        ? {
+            start: data.startTime,
+            server: data.responseStart - data.requestStart,
+            end: data.responseEnd,
+            bytes: data.encodedBodySize,
+          }
+        : null,
       ttfb: navigation!.responseStart,
       data: found['fluksio:data'] ?? NaN,
       charts: found['fluksio:charts'] ?? NaN,
