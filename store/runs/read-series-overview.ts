@@ -46,69 +46,72 @@ export async function readSeriesOverview({
   // Arrays compare element by element: min(array[value, step, at]) is a group's least value
   // at its earliest step, max(array[value, -step, at]) its greatest at the earliest; in one
   // pass, with no sort. A series' first and last points are min and max of array[step, …].
+  // Steps and times are exact in a float8 up to 2^53.
   const point = (first: SQL, second: SQL) => sql`array[${first}, ${second}, ${metricPoints.at}::float8]`;
   const step = sql`${metricPoints.step}::float8`;
   const value = sql`${metricPoints.value}`;
-  const bounds = db.$with('bounds').as(
-    db
-      .select({
-        stage: sql<string>`${metricPoints.stage}`.as('b_stage'),
-        name: sql<string>`${metricPoints.name}`.as('b_name'),
-        lo: sql<number>`min(${metricPoints.step})`.as('lo'),
-        hi: sql<number>`max(${metricPoints.step})`.as('hi'),
-        total: sql<number>`count(*)::int`.as('total'),
-        first: sql<Triple>`min(${point(step, value)})`.as('first'),
-        last: sql<Triple>`max(${point(step, value)})`.as('last'),
-      })
-      .from(metricPoints)
-      .where(where)
-      .groupBy(metricPoints.stage, metricPoints.name),
-  );
-  // As core/downsample-points.ts computes it: ((step - first) / span) × buckets, floored,
-  // at most buckets - 1; a series of at most 2 × buckets points keeps every step.
-  const bucket = sql`case when ${bounds.total} <= ${sql.raw(String(2 * count))} then ${metricPoints.step}
-    else least(${sql.raw(String(count - 1))}, floor((${metricPoints.step} - ${bounds.lo})::float8 / nullif(${bounds.hi} - ${bounds.lo}, 0) * ${sql.raw(String(count))})) end`;
-  const rows = await db
-    .with(bounds)
+  // First each series' bounds (a range of the primary key), then each series on its own,
+  // with its bounds as constants: a plan PostgreSQL runs as one pass over the series.
+  const bounds = await db
     .select({
       stage: metricPoints.stage,
       name: metricPoints.name,
-      total: bounds.total,
-      first: bounds.first,
-      last: bounds.last,
-      low: sql<Triple>`min(${point(value, step)})`,
-      high: sql<Triple>`max(${point(value, sql`-${step}`)})`,
+      lo: sql<number>`min(${metricPoints.step})`,
+      hi: sql<number>`max(${metricPoints.step})`,
+      total: sql<number>`count(*)::int`,
+      first: sql<Triple>`min(${point(step, value)})`,
+      last: sql<Triple>`max(${point(step, value)})`,
     })
     .from(metricPoints)
-    .innerJoin(bounds, and(eq(bounds.stage, metricPoints.stage), eq(bounds.name, metricPoints.name)))
     .where(where)
-    .groupBy(metricPoints.stage, metricPoints.name, bounds.total, bounds.first, bounds.last, bucket);
-  const series = new Map<
-    string,
-    { stage: string; name: string; total: number; steps: Map<number, OverviewPoint> }
-  >();
-  for (const row of rows) {
-    const id = JSON.stringify([row.stage, row.name]);
-    let one = series.get(id);
-    const total = Number(row.total);
-    const keep = (step: number, value: number, at: number | null): void => {
-      one!.steps.set(step, { stage: row.stage, name: row.name, step, value, at, total });
-    };
-    if (!one) {
-      series.set(id, (one = { stage: row.stage, name: row.name, total, steps: new Map() }));
-      const [firstStep, firstValue, firstAt] = row.first.map(numberOrNull);
-      const [lastStep, lastValue, lastAt] = row.last.map(numberOrNull);
+    .groupBy(metricPoints.stage, metricPoints.name)
+    .orderBy(metricPoints.stage, metricPoints.name);
+  const perSeries = await Promise.all(
+    bounds.map(async (one) => {
+      const total = Number(one.total);
+      const lo = Number(one.lo);
+      const span = Number(one.hi) - lo;
+      const kept = new Map<number, OverviewPoint>();
+      const keep = (pointStep: number, pointValue: number, at: number | null): void => {
+        kept.set(pointStep, {
+          stage: one.stage,
+          name: one.name,
+          step: pointStep,
+          value: pointValue,
+          at,
+          total,
+        });
+      };
+      // [step, value, at] of the series' first and last points.
+      const [firstStep, firstValue, firstAt] = one.first.map(numberOrNull);
+      const [lastStep, lastValue, lastAt] = one.last.map(numberOrNull);
       keep(firstStep!, firstValue!, firstAt ?? null);
       keep(lastStep!, lastValue!, lastAt ?? null);
-    }
-    const [lowValue, lowStep, lowAt] = row.low.map(numberOrNull);
-    const [highValue, highStep, highAt] = row.high.map(numberOrNull);
-    keep(lowStep!, lowValue!, lowAt ?? null);
-    keep(-highStep!, highValue!, highAt ?? null);
-  }
-  return [...series.values()]
-    .sort((a, b) => (a.stage === b.stage ? (a.name < b.name ? -1 : 1) : a.stage < b.stage ? -1 : 1))
-    .flatMap((one) => [...one.steps.values()].sort((a, b) => a.step - b.step));
+      // As core/downsample-points.ts computes it: ((step - first) / span) × buckets, floored,
+      // at most buckets - 1; a series of at most 2 × buckets points keeps every step.
+      const bucket =
+        total <= 2 * count || span === 0
+          ? metricPoints.step
+          : sql`least(${sql.raw(String(count - 1))}, floor((${metricPoints.step} - ${sql.raw(String(lo))})::float8 / ${sql.raw(String(span))}::float8 * ${sql.raw(String(count))}))`;
+      const rows = await db
+        .select({
+          low: sql<Triple>`min(${point(value, step)})`,
+          high: sql<Triple>`max(${point(value, sql`-${step}`)})`,
+        })
+        .from(metricPoints)
+        .where(and(where, eq(metricPoints.stage, one.stage), eq(metricPoints.name, one.name)))
+        .groupBy(bucket);
+      for (const row of rows) {
+        // [value, step, at] of the least, [value, -step, at] of the greatest.
+        const [lowValue, lowStep, lowAt] = row.low.map(numberOrNull);
+        const [highValue, highStep, highAt] = row.high.map(numberOrNull);
+        keep(lowStep!, lowValue!, lowAt ?? null);
+        keep(-highStep!, highValue!, highAt ?? null);
+      }
+      return [...kept.values()].sort((a, b) => a.step - b.step);
+    }),
+  );
+  return perSeries.flat();
 }
 
 /** A point as the database's float8 array carries it (elements as the driver reads them). */
