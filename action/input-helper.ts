@@ -15,8 +15,12 @@ export interface ActionInputs {
    * @defaultValue none: the pipeline's defaults
    */
   params: ParamAssignment[];
-  /** `pipeline`: the pipeline file, relative to the workspace. @defaultValue 'fluksio.yml' */
-  pipeline: string;
+  /**
+   * `pipeline`: the pipeline file, relative to the workspace; null finds it as `fluksio run`
+   * does (a DVC project is adopted unchanged).
+   * @defaultValue null: `fluksio.yml`, or `dvc.yaml` where there is no fluksio.yml
+   */
+  pipeline: string | null;
   /** `no-cache`: run every stage (results are still cached). @defaultValue false */
   noCache: boolean;
   /**
@@ -40,7 +44,7 @@ export interface ActionInputs {
 /** The defaults of action.yml, for inputs the runner did not set (a step run by hand, tests). */
 const DEFAULTS = {
   params: '',
-  pipeline: 'fluksio.yml',
+  pipeline: '',
   'no-cache': 'false',
   server: '',
   'server-token': '',
@@ -60,7 +64,7 @@ const BooleanInput = z.string().transform((text, context) => {
 
 const RawInputs = z.object({
   params: z.string(),
-  pipeline: z.string().min(1, { error: 'empty; expected the pipeline file, e.g. fluksio.yml' }),
+  pipeline: z.string(),
   'no-cache': BooleanInput,
   server: z.string().refine((text) => text === '' || isHttpUrl(text), {
     error: (issue) =>
@@ -102,7 +106,7 @@ export function getInputs(env: Readonly<Record<string, string | undefined>> = pr
   const inputs = parsed.data;
   return {
     params: assignments.assignments,
-    pipeline: inputs.pipeline,
+    pipeline: inputs.pipeline === '' ? null : inputs.pipeline,
     noCache: inputs['no-cache'],
     server: inputs.server
       ? { url: urlWithoutUserinfo(inputs.server).replace(/\/+$/, ''), token: inputs['server-token'] }

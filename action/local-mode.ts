@@ -29,7 +29,10 @@ import { stageEnvironmentSource } from './stage-environment-source.js';
  */
 export async function runLocalMode(inputs: ActionInputs, context: ModeContext): Promise<ActionResult> {
   const { log, colors, signal } = context;
-  const { project, pipeline, grid, swept } = await readPipelineInputs(inputs);
+  const { project, pipeline, notes, grid, swept } = await readPipelineInputs(inputs);
+  // What a dvc.yaml asks that fluksio cannot honour, named before anything runs.
+  for (const note of notes)
+    log.annotate('warning', note, { file: project.pipelinePath, title: 'Not honoured' });
   const state = await openLocalState(project.stateDir);
   const target = checkRunTargetOf(inputs.workflow);
   const checkRuns = new OpenCheckRuns(
@@ -70,6 +73,8 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
           );
           checkRuns.start(name, id);
         },
+        // The workflow's branch: a pull request's checkout is a detached merge commit.
+        ...(inputs.workflow.branch === null ? {} : { branch: inputs.workflow.branch }),
         baselineCommits: (stamp) =>
           baselineCommits(project.workspace.repoRoot, inputs.workflow, stamp.commit),
       });

@@ -61,7 +61,10 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
   const { log, colors, signal } = context;
   const server = inputs.server;
   if (!server) throw new Error('Submit mode needs the server input');
-  const { project, pipeline, grid, swept } = await readPipelineInputs(inputs);
+  const { project, pipeline, notes, grid, swept } = await readPipelineInputs(inputs);
+  // What a dvc.yaml asks that fluksio cannot honour, named before anything runs.
+  for (const note of notes)
+    log.annotate('warning', note, { file: project.pipelinePath, title: 'Not honoured' });
   const { commit, origin } = await submissionSource(project.workspace.repoRoot);
   const client = submitterClient(server);
   await checkServerAnswers(client, server.url);
@@ -88,6 +91,7 @@ async function submitRuns(inputs: ActionInputs, context: ModeContext): Promise<A
         params,
         noCache: inputs.noCache,
         group: groupId ? { id: groupId, index } : null,
+        branch: inputs.workflow.branch,
       }),
       baselineCommits: commits,
     };

@@ -25,6 +25,12 @@ export interface WorkflowContext {
   eventName: string;
   /** `GITHUB_SHA`: the commit the event names (for a pull request, GitHub's merge commit). */
   sha: string;
+  /**
+   * The branch the run is of, for the run lists' filter: a pull request's head branch
+   * (`GITHUB_HEAD_REF`), else the pushed branch (`GITHUB_REF_NAME` when `GITHUB_REF_TYPE`
+   * is `branch`); null for a tag or an event of no branch.
+   */
+  branch: string | null;
   /** The pull request of a `pull_request` or `pull_request_target` event, else null. */
   pullRequest: PullRequestContext | null;
   /** `GITHUB_RUN_ID` and `GITHUB_RUN_ATTEMPT`: name this attempt of the workflow run. */
@@ -70,6 +76,7 @@ export function readWorkflowContext(env: Readonly<Record<string, string | undefi
     repository: env.GITHUB_REPOSITORY ?? '',
     eventName,
     sha: env.GITHUB_SHA ?? '',
+    branch: env.GITHUB_HEAD_REF || (env.GITHUB_REF_TYPE === 'branch' ? env.GITHUB_REF_NAME || null : null),
     pullRequest,
     runId: env.GITHUB_RUN_ID ?? '',
     runAttempt: env.GITHUB_RUN_ATTEMPT ?? '1',

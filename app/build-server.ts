@@ -18,6 +18,7 @@ import { RunBell, runBellChannel } from './run-bell.js';
 import { blobRoutes } from './routes/blob-routes.js';
 import { blobUploadRoutes } from './routes/blob-upload-routes.js';
 import { cacheRoute } from './routes/cache-route.js';
+import { teamCacheRoute } from './routes/team-cache-route.js';
 import { claimRoute } from './routes/claim-route.js';
 import { fetchedRoute } from './routes/fetched-route.js';
 import { githubWebhookRoute, type WebhookMiddleware } from './routes/github-webhook-route.js';
@@ -196,6 +197,7 @@ export function buildServer({
   leasedRunRoutes(app, context);
   fetchedRoute(app, context);
   cacheRoute(app, context);
+  teamCacheRoute(app, context);
   blobRoutes(app, context);
   blobUploadRoutes(app, context);
   submitRoute(app, context);
@@ -203,7 +205,7 @@ export function buildServer({
   if (github) githubWebhookRoute(app, github.webhooks);
   if (signIn) signInRoutes(app, signIn);
   pageRoutes(app, {
-    source: controlPlanePageSource(db),
+    source: controlPlanePageSource({ db, blobs, blobBytes: context.blobBytes }),
     gate: controlPlanePageGate({ db, signer: pageLinks, signIn }),
     assets: () => readPageAssets(),
     changes: runBell,

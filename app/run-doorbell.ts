@@ -23,6 +23,7 @@ export interface DoorbellTicket {
 export class RunDoorbell {
   private subscriber: Redis | null = null;
   private readonly waiters = new Set<() => void>();
+  private waiting = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -60,6 +61,11 @@ export class RunDoorbell {
     }
   }
 
+  /** Tickets waiting for a ring right now: claims parked in this process with nothing to take. */
+  get parked(): number {
+    return this.waiting;
+  }
+
   take(): DoorbellTicket {
     let rang = false;
     let wake: () => void = () => {};
@@ -76,7 +82,12 @@ export class RunDoorbell {
             resolve();
             return;
           }
+          this.waiting += 1;
+          let finished = false;
           const done = (): void => {
+            if (finished) return;
+            finished = true;
+            this.waiting -= 1;
             clearTimeout(timer);
             signal?.removeEventListener('abort', done);
             this.waiters.delete(waiter);

@@ -14,17 +14,23 @@ import { Claim } from '../schemas/protocol/claim.js';
 import { createApiToken } from '../store/tokens/create-api-token.js';
 import { createRunner } from '../store/runners/create-runner.js';
 import { openControlPlaneDatabase } from '../app/open-control-plane-database.js';
+import { startRoundRobinBalancer } from '../test/acceptance/round-robin-balancer.js';
+import { drainBurst, type BurstResult } from './drain-burst.js';
+import { openCommitReference } from './durable-commit.js';
 import { median, ms, percentile } from './measure.js';
 import { openScratchEnvironment, REDIS_URL } from './scratch-environment.js';
+import { startAppReplicas } from './start-app-replicas.js';
 import { pino } from 'pino';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const COMMIT = 'b'.repeat(40);
 
 /**
- * The control plane under load, in one run: claim latency with an idle runner waiting
- * next to raw BullMQ add → pickup, a burst of 1,000 no-op runs across 20 simulated runner
- * clients (runs/s, lost, claimed twice), and an idle runner process's memory.
+ * The control plane under load, in one run: submit → claim latency with an idle runner
+ * waiting, next to one durable PostgreSQL commit timed between its samples and to raw
+ * BullMQ add → pickup; a burst of 1,000 no-op runs across 20 simulated runner clients
+ * (runs/s, lost, claimed twice) in this process, then through a round-robin balancer to one
+ * and to two `fluksio app` processes; and an idle runner process's memory.
  */
 export async function benchControlPlane(): Promise<void> {
   const scratch = await openScratchEnvironment('plane');
@@ -92,14 +98,18 @@ export async function benchControlPlane(): Promise<void> {
         metrics: {},
       });
 
-    // Claim latency: one runner parked in a long-poll, then a run is queued.
+    // Claim latency: one runner parked in a long-poll, then a run is queued. A durable
+    // commit is timed before each sample, so the reference shares the samples' load.
     const claimLatencies: number[] = [];
     const queuedToClaimed: number[] = [];
+    const commits: number[] = [];
+    const reference = await openCommitReference(databaseUrl);
     const idleRunner = runnerTokens[0] as string;
     const timing = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     for (let i = 0; i < 150; i += 1) {
+      commits.push(await reference.time());
       const waiting = claim(idleRunner, 30);
-      await new Promise((resolve) => setTimeout(resolve, 15));
+      await parkedClaim(plane.url);
       const started = performance.now();
       await submit(`latency-${i}`);
       const claimed = await waiting;
@@ -112,6 +122,8 @@ export async function benchControlPlane(): Promise<void> {
       if (row) queuedToClaimed.push(now - row.queued.getTime());
       await finish(idleRunner, claimed);
     }
+    const synchronousCommit = reference.synchronousCommit;
+    await reference.close();
     await timing.end();
 
     // The reference: BullMQ's own add → pickup with an idle worker, same Redis, same run.
@@ -139,31 +151,36 @@ export async function benchControlPlane(): Promise<void> {
     await queue.obliterate({ force: true });
     await queue.close();
 
-    // A burst: 1,000 runs queued at once, 20 runner clients draining them.
+    // A burst: 1,000 runs queued at once, 20 runner clients draining them — in this
+    // process, then through a balancer to one `fluksio app` process and to two.
     const burst = 1000;
-    for (let i = 0; i < burst; i += 50) {
-      await Promise.all(Array.from({ length: Math.min(50, burst - i) }, (_, j) => submit(`burst-${i + j}`)));
-    }
-    const claims = new Map<string, number>();
-    const drainStarted = performance.now();
-    await Promise.all(
-      runnerTokens.map(async (token) => {
-        for (;;) {
-          const claimed = await claim(token, 0);
-          if (!claimed) return;
-          claims.set(claimed.run.id, (claims.get(claimed.run.id) ?? 0) + 1);
-          await finish(token, claimed);
-        }
-      }),
-    );
-    const drainMs = performance.now() - drainStarted;
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-    const [counts] = await sql<{ succeeded: number; other: number }[]>`
-      select count(*) filter (where status = 'succeeded')::int as succeeded,
-             count(*) filter (where status <> 'succeeded')::int as other
-      from runs where trigger_key like '%burst-%'`;
+    const countSucceeded = async (keyPrefix: string): Promise<number> => {
+      const [row] = await sql<{ succeeded: number }[]>`
+        select count(*)::int as succeeded from runs
+        where status = 'succeeded' and trigger_key like ${`%:${keyPrefix}%`}`;
+      return row?.succeeded ?? 0;
+    };
+    const burstOptions = { submitToken, runnerTokens, burst, countSucceeded };
+    const inProcess = await drainBurst({ ...burstOptions, url: plane.url, keyPrefix: 'burst-' });
+    const behindBalancer: { processes: number; result: BurstResult; spread: string }[] = [];
+    for (const processes of [1, 2]) {
+      const replicas = await startAppReplicas(processes, {
+        DATABASE_URL: databaseUrl,
+        REDIS_URL,
+        FLUKSIO_QUEUE_PREFIX: prefix,
+      });
+      const balancer = await startRoundRobinBalancer(replicas.urls);
+      try {
+        const result = await drainBurst({ ...burstOptions, url: balancer.url, keyPrefix: `lb${processes}-` });
+        const spread = replicas.urls.map((url) => balancer.served(url).claim).join(' + ');
+        behindBalancer.push({ processes, result, spread });
+      } finally {
+        await balancer.close();
+        await replicas.close();
+      }
+    }
     await sql.end();
-    const twice = [...claims.values()].filter((n) => n > 1).length;
 
     // An idle runner process: what it costs to leave one running.
     const workDir = await mkdtemp(join(tmpdir(), 'fluksio-bench-runner-'));
@@ -188,29 +205,52 @@ export async function benchControlPlane(): Promise<void> {
     await rm(workDir, { recursive: true, force: true });
 
     const claimP50 = median(claimLatencies);
+    const commitP50 = median(commits);
     const bullP50 = median(pickups);
     console.log('\n## Dispatch: a queued run reaching a runner parked in a long-poll (150 samples each)');
     console.log(
-      `raw BullMQ add → idle worker pickup   p50 ${ms(bullP50)}   p99 ${ms(percentile(pickups, 99))}   (reference)`,
+      `one durable PostgreSQL commit          p50 ${ms(commitP50)}   p95 ${ms(percentile(commits, 95))}   (reference; synchronous_commit ${synchronousCommit})`,
     );
     console.log(
-      `fluksio submit → waiting claim        p50 ${ms(claimP50)}   p99 ${ms(percentile(claimLatencies, 99))}   ${(claimP50 / bullP50).toFixed(2)}× BullMQ p50 (target ≤ 3×)`,
+      `raw BullMQ add → idle worker pickup   p50 ${ms(bullP50)}   p95 ${ms(percentile(pickups, 95))}   (${(bullP50 / commitP50).toFixed(2)}× a commit)`,
     );
     console.log(
-      `fluksio queued (row written) → claim   p50 ${ms(median(queuedToClaimed))}   p99 ${ms(percentile(queuedToClaimed, 99))}   ${(median(queuedToClaimed) / bullP50).toFixed(2)}× BullMQ p50`,
+      `fluksio submit → waiting claim        p50 ${ms(claimP50)}   p95 ${ms(percentile(claimLatencies, 95))}   ` +
+        `${(claimP50 / commitP50).toFixed(2)}× a commit at p50 (target ≤ 3×: ${claimP50 / commitP50 <= 3 ? 'met' : 'missed'}), ${(claimP50 / bullP50).toFixed(1)}× BullMQ`,
     );
     console.log(
-      '  (submit → claim includes the submit request: HTTP, token check, insert, waiting reason, report)',
+      `fluksio queued (row written) → claim   p50 ${ms(median(queuedToClaimed))}   p95 ${ms(percentile(queuedToClaimed, 95))}   ${(median(queuedToClaimed) / commitP50).toFixed(2)}× a commit`,
     );
+    console.log(
+      "  (submit → claim: the submit request (HTTP, token check, one INSERT that also computes the waiting reason: one commit), the doorbell, the claim's UPDATE (one commit), its answer)",
+    );
+    const burstLine = (result: BurstResult): string =>
+      `runs/s ${result.runsPerSecond.toFixed(0)}   drained in ${ms(result.drainMs)}   succeeded ${result.succeeded}   lost ${burst - result.succeeded}   claimed twice ${result.claimedTwice}${result.resubmitted + result.failedConnections ? `   (connections failed: ${result.resubmitted} submissions, resent; ${result.failedConnections} claims or finishes)` : ''}`;
     console.log(`\n## Burst: ${burst} no-op runs drained by 20 runner clients (claim + finish each)`);
-    console.log(
-      `runs/s ${(burst / (drainMs / 1000)).toFixed(0)}   drained in ${ms(drainMs)}   succeeded ${counts?.succeeded}   lost ${burst - (counts?.succeeded ?? 0)}   claimed twice ${twice}`,
-    );
+    console.log(`in this process, no balancer             ${burstLine(inProcess)}`);
+    const one = behindBalancer.find((entry) => entry.processes === 1);
+    for (const { processes, result, spread } of behindBalancer) {
+      const ratio = one
+        ? `   ${(result.runsPerSecond / one.result.runsPerSecond).toFixed(2)}× one process`
+        : '';
+      console.log(
+        `${processes} fluksio app process${processes > 1 ? 'es' : ''} behind a balancer   ${burstLine(result)}${ratio}   (claims served: ${spread})`,
+      );
+    }
     console.log(`\n## Idle runner process\nRSS ${(rssKb / 1024).toFixed(1)} MiB after 4 s parked in a claim`);
   } finally {
     await redis.quit();
     await database.close();
     await plane.close();
     await scratch.close();
+  }
+}
+
+/** Resolves once a claim is parked in the control plane at `url` (its `fluksio_claims_parked` gauge). */
+async function parkedClaim(url: string): Promise<void> {
+  for (;;) {
+    const scrape = await (await fetch(`${url}/metrics`)).text();
+    if (/^fluksio_claims_parked 1$/m.test(scrape)) return;
+    await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }

@@ -77,12 +77,16 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     )
     .option('--queue', 'queue the run (or sweep) on the control plane instead, as fluksio submit does')
     .option(
+      '--remote-cache',
+      "on a miss here, restore the stage from the team's cache: what the control plane's runners computed on trusted code (read with FLUKSIO_TOKEN; nothing is written there)",
+    )
+    .option(
       '--url <url>',
-      'with --queue: the control plane (default: FLUKSIO_URL); the token is FLUKSIO_TOKEN',
+      'with --queue or --remote-cache: the control plane (default: FLUKSIO_URL); the token is FLUKSIO_TOKEN',
     )
     .addHelpText(
       'after',
-      "\nA run of some stages only is recorded as such, and is never another run's baseline.\n\n-j N with a sweep runs up to N members at once, each in a scratch checkout of this work tree (uncommitted\nchanges and the ignored deps the pipeline declares included); a stage they compute alike runs once; the last\nmember runs here, so its outputs are the ones left in the work tree. -j N with one run runs N stages at once.\n--queue runs every stage: it takes no stage names.\n\nExamples:\n  fluksio run\n  fluksio run lr=0.1 epochs=5\n  fluksio run train\n  fluksio run featurize --downstream\n  fluksio run train --force --dry-run\n  fluksio run lr=0.1,0.01 seed=1,2 -j 2\n  fluksio run lr=0.1,0.01 seed=1,2 --json\n  fluksio run lr=0.1,0.01 --queue\n  fluksio run --pipeline examples/logreg/fluksio.yml",
+      "\nA run of some stages only is recorded as such, and is never another run's baseline.\n\n-j N with a sweep runs up to N members at once, each in a scratch checkout of this work tree (uncommitted\nchanges and the ignored deps the pipeline declares included); a stage they compute alike runs once; the last\nmember runs here, so its outputs are the ones left in the work tree. -j N with one run runs N stages at once.\n--queue runs every stage: it takes no stage names.\n\n--remote-cache asks the control plane for a stage this store misses, by the same key (a read token is enough):\nits outputs are downloaded, checked against their digests and restored, and the stage shows `cached` from the\nteam's cache. A control plane that cannot be reached is a warning; a refused token exits 2 before anything runs.\n\nExamples:\n  fluksio run\n  fluksio run lr=0.1 epochs=5\n  fluksio run train\n  fluksio run featurize --downstream\n  fluksio run train --force --dry-run\n  fluksio run lr=0.1,0.01 seed=1,2 -j 2\n  fluksio run lr=0.1,0.01 seed=1,2 --json\n  fluksio run lr=0.1,0.01 --queue\n  fluksio run --remote-cache\n  fluksio run --pipeline examples/logreg/fluksio.yml",
     )
     .action(async (params: string[], options) =>
       setCode(await (await import('./commands/run-command.js')).runCommand(params, options, io)),
@@ -155,7 +159,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .command('show')
     .description('Show one run: its stamp, stages, metrics against its baseline, failures')
     .argument('<run>', 'a run id or a unique prefix of one')
-    .option('--json', 'print JSON')
+    .option('--json', 'print the run report as JSON, with its metric series')
     .option('--log <stage>', "print that stage's whole log instead")
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--url <url>', 'a run of the control plane at this URL (API token from FLUKSIO_TOKEN)')

@@ -1,4 +1,5 @@
 import type { Pipeline } from '../schemas/pipeline.js';
+import { BranchName } from '../schemas/protocol/branch-name.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
 import type { Params } from '../core/params/resolve-params.js';
 import type { OriginRepository } from './origin-repository.js';
@@ -14,6 +15,8 @@ export interface SubmittedRun {
   noCache: boolean;
   /** The sweep this run is one point of, and its place in the grid; null for a single run. */
   group: { id: string; index: number } | null;
+  /** The branch the commit is of, for the run lists' filter; null when unknown (a detached HEAD). */
+  branch: string | null;
 }
 
 /** The `POST /api/v1/runs` body for a run, as `fluksio submit` and the action's submit mode send it. */
@@ -29,5 +32,7 @@ export function submitRunRequest(run: SubmittedRun): SubmitRunRequest {
     retries: run.pipeline.retries,
     timeoutMs: run.pipeline.timeout,
     ...(run.group ? { group: run.group } : {}),
+    // A name git would refuse (which no checkout has) lists the run under no branch rather than failing it.
+    ...(run.branch !== null && BranchName.safeParse(run.branch).success ? { branch: run.branch } : {}),
   };
 }

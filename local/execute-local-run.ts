@@ -7,6 +7,7 @@ import { buildRunReport, type RunReport } from '../schemas/run-report.js';
 import type { Stamp } from '../schemas/stamp.js';
 import type { StageSelection } from '../schemas/stage-selection.js';
 import type { CodeIndex } from '../runner/keys/code-index.js';
+import { currentBranch } from '../runner/workspace/current-branch.js';
 import { computeStamp } from '../runner/keys/compute-stamp.js';
 import { InterpreterDigests } from '../runner/keys/interpreter-digests.js';
 import type { EventSink, StageGate } from '../runner/ports.js';
@@ -19,6 +20,7 @@ import { localRunRow } from './local-run-row.js';
 import { LocalRunRecorder } from './local-run-recorder.js';
 import { LOCAL_REPOSITORY, type LocalState } from './local-state.js';
 import type { LocalProject } from './locate-project.js';
+import type { LocalTeamCache } from './local-team-cache.js';
 
 export interface LocalRunOptions {
   project: LocalProject;
@@ -70,8 +72,18 @@ export interface LocalRunOptions {
   interpreterDigests?: InterpreterDigests;
   /** Shared by the runs of a parallel sweep, so that a stage they compute alike runs once. */
   gate?: StageGate;
+  /**
+   * The branch the run is of, for the run lists' filter (the action's: the workflow's).
+   * @defaultValue the branch checked out in the work tree; null when HEAD is detached
+   */
+  branch?: string | null;
   /** Where the `fingerprint` command runs. @defaultValue the pipeline's directory */
   fingerprintDir?: string;
+  /**
+   * The team's cache, asked when this store misses (`--remote-cache`); its hits are
+   * recorded `cachedFromTeam`, and remembered in this store's index. @defaultValue none
+   */
+  teamCache?: LocalTeamCache;
 }
 
 /** A finished local run: its report, its rows, and what the engine said about it. */
@@ -103,6 +115,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     journalDir: state.journalDir,
     liveDir: state.liveDir,
     index: state.index,
+    ...(options.teamCache ? { teamPoints: options.teamCache.pointsOf.bind(options.teamCache) } : {}),
     run: localRunRow({
       id: ulid(),
       repository: LOCAL_REPOSITORY,
@@ -113,6 +126,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       noCache: options.noCache,
       selection: options.selection ?? null,
       startedAt: new Date(),
+      branch: options.branch !== undefined ? options.branch : await currentBranch(project.workspace.repoRoot),
     }),
   });
   const { runId } = recorder;
@@ -145,6 +159,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       ...(options.launcher ? { launcher: options.launcher } : {}),
       ...(options.gate ? { gate: options.gate } : {}),
       ...(options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {}),
+      ...(options.teamCache ? { teamCache: options.teamCache } : {}),
     });
   } catch (error) {
     await recorder.finish({

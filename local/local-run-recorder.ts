@@ -44,6 +44,7 @@ export class LocalRunRecorder {
     private readonly index: LocalIndex,
     run: Run,
     private readonly live: LiveStageLogs | null,
+    private readonly teamPoints: ((key: string) => Promise<MetricPoint[]>) | null,
   ) {
     this.run = run;
     this.runId = run.id;
@@ -57,13 +58,15 @@ export class LocalRunRecorder {
     liveDir?: string;
     index: LocalIndex;
     run: Run;
+    /** The series of a team's cache entry, for a stage restored from it (`--remote-cache`). */
+    teamPoints?: (key: string) => Promise<MetricPoint[]>;
   }): Promise<LocalRunRecorder> {
     const journal = await RunJournal.create(options.journalDir, options.run.id, {
       type: 'run.created',
       run: JSON.parse(JSON.stringify(options.run)) as Record<string, unknown>,
     });
     const live = options.liveDir === undefined ? null : new LiveStageLogs(options.liveDir, options.run.id);
-    return new LocalRunRecorder(journal, options.index, options.run, live);
+    return new LocalRunRecorder(journal, options.index, options.run, live, options.teamPoints ?? null);
   }
 
   /** Journals how the run ended and, for a success, records it as a baseline. Closes the journal. */
@@ -108,7 +111,8 @@ export class LocalRunRecorder {
     const stages = [...this.stages.values()];
     const restored: MetricPoint[] = [];
     for (const stage of stages) {
-      if (stage.status !== 'cached' || stage.cacheKey === null) continue;
+      // A stage restored from the team's cache has its series journaled as its own (deliver).
+      if (stage.status !== 'cached' || stage.cacheKey === null || stage.cachedFromTeam) continue;
       const indexed = await this.index.cacheEntry(stage.cacheKey);
       if (indexed?.entry.runId !== stage.cachedFrom) continue;
       for (const point of indexed.points) restored.push({ ...point, stage: stage.name });
@@ -140,6 +144,8 @@ export class LocalRunRecorder {
         case 'stage.finished':
           this.stages.set(event.stage.name, event.stage);
           if (isCacheable(event.stage)) await this.recordCacheEntry(event.stage);
+          if (event.stage.status === 'cached' && event.stage.cachedFromTeam)
+            await this.recordTeamEntry(event.stage);
           if (event.stage.keyInputs !== null) {
             await this.index.recordPreviousStage(this.run.pipelinePath, event.stage.name, {
               runId: this.run.id,
@@ -157,6 +163,34 @@ export class LocalRunRecorder {
           break;
       }
     }
+  }
+
+  /**
+   * A stage restored from the team's cache: the series its entry's stage streamed in the
+   * team's run are journaled as this stage's (so `show` and the pages have them, though that
+   * run is not in this store), and the entry is remembered in the index, so the next run
+   * restores it from here, offline too.
+   */
+  private async recordTeamEntry(stage: StageRecord): Promise<void> {
+    if (stage.cacheKey === null || stage.keyInputs === null || stage.cachedFrom === null) return;
+    const points = ((await this.teamPoints?.(stage.cacheKey)) ?? []).map((point) => ({
+      ...point,
+      stage: stage.name,
+    }));
+    // Journaled and kept by deliver, in the delivery under way (the sink delivers until empty).
+    if (points.length > 0) this.events.emit({ type: 'metric.points', points });
+    await this.index.recordCacheEntry({
+      entry: {
+        key: stage.cacheKey,
+        stage: stage.name,
+        runId: stage.cachedFrom,
+        outs: stage.outs,
+        metrics: stage.metrics,
+        keyInputs: stage.keyInputs,
+        createdAt: new Date().toISOString(),
+      },
+      points,
+    });
   }
 
   private async recordCacheEntry(stage: StageRecord): Promise<void> {

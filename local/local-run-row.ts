@@ -14,6 +14,8 @@ export interface LocalRunStart {
   /** The stages asked for, when fewer than all (`fluksio run train`); null for all. */
   selection: StageSelection | null;
   startedAt: Date;
+  /** The branch checked out (the run lists filter by it); null when HEAD is detached. */
+  branch: string | null;
 }
 
 /**
@@ -73,7 +75,7 @@ export function localRunRow(start: LocalRunStart): Run {
     metricGoals: {},
     checkName: null,
     baseRef: null,
-    branch: null,
+    branch: start.branch,
     baselineCommits: null,
     baselineRunId: null,
     baselineFixed: false,

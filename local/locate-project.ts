@@ -8,7 +8,7 @@ import type { ParsedPipelineText } from '../core/pipeline/validate-pipeline.js';
 import { findRepoRoot } from '../runner/workspace/find-repo-root.js';
 import { NotAGitRepositoryError } from '../runner/workspace/not-a-git-repository-error.js';
 import type { Workspace } from '../runner/workspace/workspace.js';
-import { DVC_FILE, loadProjectPipeline } from '../core/dvc/load-project-pipeline.js';
+import { loadProjectPipeline, PROJECT_PIPELINE_FILES } from '../core/dvc/load-project-pipeline.js';
 import { UsageError } from '../present/terminal/usage-error.js';
 
 /** A pipeline file on this machine, where its state lives, and what it says. */
@@ -32,9 +32,8 @@ export async function locateProject(pipelineOption: string | undefined, cwd: str
   // A DVC project is adopted unchanged: its dvc.yaml stands in where there is no fluksio.yml.
   const displayPath =
     pipelineOption ??
-    (!existsSync(resolve(cwd, 'fluksio.yml')) && existsSync(resolve(cwd, DVC_FILE))
-      ? DVC_FILE
-      : 'fluksio.yml');
+    PROJECT_PIPELINE_FILES.find((name) => existsSync(resolve(cwd, name))) ??
+    PROJECT_PIPELINE_FILES[0];
   const file = resolve(cwd, displayPath);
   if (!existsSync(file)) {
     throw new UsageError(

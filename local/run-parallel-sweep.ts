@@ -1,3 +1,4 @@
+import { currentBranch } from '../runner/workspace/current-branch.js';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { executeLocalRun, type LocalRunResult } from './execute-local-run.js';
 import { findLocalBaseline } from './find-local-baseline.js';
 import type { LocalState } from './local-state.js';
 import type { LocalProject } from './locate-project.js';
+import type { LocalTeamCache } from './local-team-cache.js';
 
 export interface ParallelSweepOptions {
   project: LocalProject;
@@ -38,6 +40,8 @@ export interface ParallelSweepOptions {
   /** Stages each member re-runs even when cached (`--force`). */
   force?: ReadonlySet<string>;
   launcher?: StageLauncher;
+  /** The team's cache every member asks when this store misses (`--remote-cache`). */
+  teamCache?: LocalTeamCache;
   /** Cancels every member; members not started yet never start. */
   signal?: AbortSignal;
   /** Where member `index`'s engine events go besides the store. */
@@ -65,6 +69,8 @@ export interface ParallelSweepOptions {
 export async function runParallelSweep(options: ParallelSweepOptions): Promise<LocalRunResult[]> {
   const { project, pipeline, grid, state } = options;
   const commit = options.codeIndex.commit;
+  // The work tree's branch: a member's copy is a detached checkout of the same commit.
+  const branch = await currentBranch(project.workspace.repoRoot);
   const sweepBaseline = {
     run: await findLocalBaseline({
       state,
@@ -116,11 +122,13 @@ export async function runParallelSweep(options: ParallelSweepOptions): Promise<L
         selection: options.selection ?? null,
         ...(options.force ? { force: options.force } : {}),
         ...(options.launcher ? { launcher: options.launcher } : {}),
+        ...(options.teamCache ? { teamCache: options.teamCache } : {}),
         groupId: options.groupId,
         groupIndex: index,
         progress: options.progress(index),
         ...(options.signal ? { signal: options.signal } : {}),
         sweepBaseline,
+        branch,
         interpreterDigests,
         gate,
         // The work tree's: it may read ignored files (a toolchain file) a copy lacks.

@@ -42,6 +42,31 @@ export function writeParallelSettings(query: URLSearchParams, settings: Parallel
   else query.set('pclog', [...settings.logAxes].map(encodeURIComponent).join(','));
 }
 
+/** How far an arrow key moves or widens a brush (PageUp/PageDown: four times as far), as a fraction of the axis. */
+const KEY_STEP = 0.05;
+/** The brush the first arrow key makes on an axis without one: its middle fifth. */
+const FIRST_BRUSH: Brush = [0.4, 0.6];
+
+/**
+ * A brush after a key pressed on its axis: ↑/↓ (PageUp/PageDown further) move it,
+ * Shift+↑ widens it upwards and Shift+↓ downwards, Escape clears it; the first arrow on
+ * an axis without a brush makes FIRST_BRUSH. Undefined for a key that does nothing here
+ * (Escape with no brush included, so it goes on to whatever else listens).
+ */
+export function brushAfterKey(range: Brush | null, key: string, shift: boolean): Brush | null | undefined {
+  if (key === 'Escape') return range === null ? undefined : null;
+  const up = key === 'ArrowUp' || key === 'PageUp';
+  if (!up && key !== 'ArrowDown' && key !== 'PageDown') return undefined;
+  if (range === null) return FIRST_BRUSH;
+  const step = key.startsWith('Page') ? KEY_STEP * 4 : KEY_STEP;
+  const [low, high] = range;
+  // Rounded to the URL's precision, so that steps add up to what the address keeps.
+  const round = (value: number) => Math.round(value * 1000) / 1000;
+  if (shift) return up ? [low, round(Math.min(1, high + step))] : [round(Math.max(0, low - step)), high];
+  const delta = up ? Math.min(step, 1 - high) : -Math.min(step, low);
+  return [round(low + delta), round(high + delta)];
+}
+
 /**
  * Lets a pointer brush the plot's axes: a vertical drag on (or near) an axis selects the
  * range it covers, a click on an axis without a drag clears its range. `onBrush` gets

@@ -3,6 +3,7 @@ import { h } from './dom.js';
 import { formatDuration, formatNumber, formatParams, short } from './format.js';
 import { LogView } from './log-view.js';
 import { CHART_WIDTH, chartControls, MetricChart, PALETTE, type Curve } from './metric-chart.js';
+import { outputsTable } from './outputs-table.js';
 import { fetchJson, pageUrl } from './page-link.js';
 
 /**
@@ -213,16 +214,18 @@ function renderSummary(data: RunPageData): Node[] {
       h(
         'td',
         {},
-        stage.cachedFrom
-          ? [
-              'cached from ',
-              h(
-                'a',
-                { href: pageUrl(`/runs/${encodeURIComponent(stage.cachedFrom)}`) },
-                short(stage.cachedFrom),
-              ),
-            ]
-          : null,
+        stage.cachedFrom && stage.cachedFromTeam
+          ? `from the team's cache, run ${short(stage.cachedFrom)}`
+          : stage.cachedFrom
+            ? [
+                'cached from ',
+                h(
+                  'a',
+                  { href: pageUrl(`/runs/${encodeURIComponent(stage.cachedFrom)}`) },
+                  short(stage.cachedFrom),
+                ),
+              ]
+            : null,
         stage.reasons.length > 0 ? h('span', { class: 'why' }, `re-ran: ${stage.reasons.join('; ')}`) : null,
         stage.error ? h('span', { class: 'error' }, stage.error) : null,
       ),
@@ -275,6 +278,8 @@ function renderSummary(data: RunPageData): Node[] {
       ),
       h('tbody', {}, stageRows),
     ),
+    h('h2', {}, 'Outputs'),
+    outputsTable(run.id, stages) ?? h('p', { class: 'empty' }, 'No outputs stored (yet).'),
     h('h2', {}, 'Metrics'),
     diff.length === 0
       ? h('p', { class: 'empty' }, 'No metrics yet.')

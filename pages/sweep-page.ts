@@ -2,6 +2,7 @@ import type { RunsPageData } from '../schemas/page-data.js';
 import { h } from './dom.js';
 import { formatNumber, short } from './format.js';
 import { fetchJson, pageUrl } from './page-link.js';
+import { axisBrushHandles, BRUSH_KEYS_HELP } from './axis-brush-handles.js';
 import { attachBrushing, readParallelSettings, writeParallelSettings } from './parallel-brushing.js';
 import {
   drawParallelCoordinates,
@@ -9,6 +10,7 @@ import {
   runsWithinBrushes,
   spansDecades,
   type Axis,
+  type Brush,
 } from './parallel-coordinates.js';
 import { bestRun, metricNames, paramsByVariation } from './runs-table.js';
 
@@ -118,7 +120,7 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
     const keptCount = kept.filter(Boolean).length;
     brushStatus.textContent =
       parallel.brushes.size === 0
-        ? 'Drag along an axis of the plot to keep only the runs in that range.'
+        ? 'Drag along an axis of the plot, or focus one with Tab and press ↑ or ↓, to keep only the runs in that range.'
         : `${keptCount} of ${data.runs.length} runs within the brushes`;
     clearBrushes.hidden = parallel.brushes.size === 0;
     const order = [...data.runs.keys()].sort((a, b) => {
@@ -218,6 +220,17 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
     compare.setAttribute('href', ids.length > 0 ? pageUrl('/compare', { runs: ids.join(',') }) : '#');
     compare.setAttribute('aria-disabled', ids.length > 1 ? 'false' : 'true');
   };
+  // A pointer's drag and a handle's keys brush alike; the URL keeps the brush once done.
+  const brushAxis = (axis: string, range: Brush | null, done: boolean): void => {
+    if (range) parallel.brushes.set(axis, range);
+    else parallel.brushes.delete(axis);
+    plot();
+    if (done) {
+      keep();
+      render();
+    }
+  };
+  const handles = axisBrushHandles((axis) => parallel.brushes.get(axis) ?? null, brushAxis, 'brush-keys');
   const plot = (): void => {
     if (!plotted) return;
     const shown = axes();
@@ -230,6 +243,10 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
     // What is drawn, for tests and assistive tools that cannot read the canvas.
     canvas.dataset.axes = shown.map((axis) => axis.name).join(',');
     canvas.dataset.logAxes = [...log].join(',');
+    handles.update(
+      canvas,
+      shown.map((axis) => axis.name),
+    );
     logChoices.replaceChildren(
       h('legend', {}, 'log scale'),
       ...shown
@@ -259,19 +276,7 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
         ),
     );
   };
-  attachBrushing(
-    canvas,
-    () => axes().map((axis) => axis.name),
-    (axis, range, done) => {
-      if (range) parallel.brushes.set(axis, range);
-      else parallel.brushes.delete(axis);
-      plot();
-      if (done) {
-        keep();
-        render();
-      }
-    },
-  );
+  attachBrushing(canvas, () => axes().map((axis) => axis.name), brushAxis);
 
   main.replaceChildren(
     h('h1', {}, `Sweep ${groupId}`),
@@ -289,7 +294,8 @@ export async function sweepPage(main: HTMLElement, groupId: string): Promise<voi
       h('label', { for: 'plot-metric' }, 'metric '),
       metricSelect,
       logChoices,
-      h('div', { class: 'pc-box' }, canvas),
+      h('div', { class: 'pc-box' }, canvas, handles.element),
+      h('p', { id: 'brush-keys' }, BRUSH_KEYS_HELP),
       brushStatus,
       clearBrushes,
     ),

@@ -61,6 +61,7 @@ export function runViewFromReport(report: RunReport | RemoteRunReport, extras: R
       durationMs: hasStarted(stage.status) ? stage.durationMs : null,
       cacheKey: stage.cacheKey,
       cachedFrom: stage.cachedFrom,
+      cachedFromTeam: stage.cachedFromTeam,
       exitCode: stage.exitCode,
       error: stage.error,
       reasons: stage.reasons,

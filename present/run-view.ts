@@ -81,6 +81,8 @@ export interface StageView {
   durationMs: number | null;
   cacheKey: string | null;
   cachedFrom: string | null;
+  /** The cached outputs came from the team's cache on the control plane, not this store. */
+  cachedFromTeam: boolean;
   exitCode: number | null;
   error: string | null;
   /** Why it ran rather than restored: `train.py changed`, `lr 0.01 → 0.1`. */

@@ -17,6 +17,7 @@ import { findStageHit, restoreHit } from './find-stage-hit.js';
 import { missReasons } from './miss-reasons.js';
 import { recheckStageInputs, type StageRecheck } from './keys/recheck-stage-inputs.js';
 import { readMetricsFile } from './output/metrics-file.js';
+import { readPlotSeries } from './output/read-plot-series.js';
 import { MissingOutError } from './blobs/missing-out-error.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { removeOut, storeOut } from './blobs/stage-outputs.js';
@@ -143,13 +144,14 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     else {
       // A Python command's entries are found by read set; its exact key still finds what an
       // execution that could not be traced stored.
-      const entry = await findStageHit(options, {
+      const hit = await findStageHit(options, {
         traceable: material.traceable,
         cacheKey: cacheKey as string,
         probe,
       });
-      const failure = entry ? await restoreHit(options, entry) : null;
-      if (entry && failure === null) {
+      const failure = hit ? await restoreHit(options, hit) : null;
+      if (hit && failure === null) {
+        const { entry } = hit;
         for (const out of entry.outs) context.produced.set(normalizePipelinePath(out.path), out);
         return finish({
           status: 'cached',
@@ -157,6 +159,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
           cacheKey: entry.key,
           keyInputs: entry.keyInputs,
           cachedFrom: entry.runId,
+          cachedFromTeam: hit.team,
           outs: entry.outs,
           metrics: entry.metrics,
           notes: notesOf(entry.keyInputs),
@@ -324,6 +327,11 @@ export async function executeStage(name: string, context: StageRunContext): Prom
           : `could not store its outputs: ${messageOf(error)}`;
       return finish({ status: 'failed', ...ran, error: message });
     }
+    // Plot files give series as `::metric` lines do (no final values); an unreadable one is a warning.
+    const plotted = await readPlotSeries(stage.plots ?? [], workspace, name);
+    for (let at = 0; at < plotted.points.length; at += 1000) {
+      options.events.emit({ type: 'metric.points', points: plotted.points.slice(at, at + 1000) });
+    }
     const decided = await keyOfExecution({
       stage: name,
       material,
@@ -352,7 +360,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       outs,
       metrics,
       dirtyReasons: recheck.stageDirty,
-      warnings: recheck.warnings,
+      warnings: [...plotted.warnings, ...recheck.warnings],
       notes: [...notesOf(keyInputs), ...decided.notes],
     });
   };

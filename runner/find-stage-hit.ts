@@ -3,44 +3,82 @@ import type { KeyInputs } from '../schemas/key-inputs.js';
 import { manifestKeyOf } from '../core/manifest-key.js';
 import { BlobCorruptError, BlobMissingError } from './blobs/blob-errors.js';
 import type { ReadSetProbe } from './keys/read-set-probe.js';
+import type { StageCache } from './ports.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { restoreOut } from './blobs/stage-outputs.js';
 
+/** A cache hit and where it was found. */
+export interface StageHit {
+  entry: CacheEntry;
+  /** Found in the team's cache (RunPipelineOptions.teamCache), after this run's own missed. */
+  team: boolean;
+}
+
+/** What a stage is looked up by. */
+interface StageLookup {
+  traceable: KeyInputs | null;
+  cacheKey: string;
+  probe: ReadSetProbe;
+}
+
 /**
- * A stage's cache hit, or null (DESIGN §5): for a traced stage, the newest entry of its
- * manifest key whose every read still has its digest (ccache's direct mode); else the
- * entry of its exact key. A cache that cannot answer is a miss, never a failed run.
+ * A stage's cache hit, or null (DESIGN §5): in the run's own cache, then — only when that
+ * misses — in the team's, by the same rule in both (findEntry), so a team's entry is never
+ * restored where an entry of this run's own cache with the same inputs would not be. A
+ * cache that cannot answer is a miss, never a failed run.
  */
 export async function findStageHit(
-  options: Pick<RunPipelineOptions, 'cache'>,
-  { traceable, cacheKey, probe }: { traceable: KeyInputs | null; cacheKey: string; probe: ReadSetProbe },
+  options: Pick<RunPipelineOptions, 'cache' | 'teamCache'>,
+  lookup: StageLookup,
+): Promise<StageHit | null> {
+  const own = await findEntry(options.cache, lookup);
+  if (own) return { entry: own, team: false };
+  const team = options.teamCache ? await findEntry(options.teamCache.cache, lookup) : null;
+  return team ? { entry: team, team: true } : null;
+}
+
+/**
+ * For a traced stage, the newest entry of its manifest key whose every read still has its
+ * digest here (ccache's direct mode); else the entry of its exact key.
+ */
+async function findEntry(
+  cache: StageCache,
+  { traceable, cacheKey, probe }: StageLookup,
 ): Promise<CacheEntry | null> {
   if (traceable) {
-    const candidates = await options.cache.candidates(manifestKeyOf(traceable)).catch((): CacheEntry[] => []);
+    const candidates = await cache.candidates(manifestKeyOf(traceable)).catch((): CacheEntry[] => []);
     for (const candidate of candidates) {
       const { readSet } = candidate.keyInputs;
       if (readSet && (await probe.changes(readSet).catch(() => ['unreadable'])).length === 0)
         return candidate;
     }
   }
-  return options.cache.lookup(cacheKey).catch(() => null);
+  return cache.lookup(cacheKey).catch(() => null);
 }
 
 /**
- * Restores a hit's outs, each verified by digest. Returns null when all came back, or
- * the reason the stage must run instead (a blob gone or corrupt is a miss).
+ * Restores a hit's outs, each verified by digest (a team's hit from the team's blobs).
+ * Returns null when all came back, or the reason the stage must run instead (a blob gone
+ * or corrupt is a miss).
  */
-export async function restoreHit(options: RunPipelineOptions, entry: CacheEntry): Promise<string | null> {
-  const { workspace, blobs } = options;
+export async function restoreHit(
+  options: RunPipelineOptions,
+  { entry, team }: StageHit,
+): Promise<string | null> {
+  const { workspace } = options;
+  const blobs = team && options.teamCache ? options.teamCache.blobsOf(entry) : options.blobs;
+  const whose = team
+    ? `the team's cached outputs of run ${entry.runId}`
+    : `cached outputs of run ${entry.runId}`;
   try {
     for (const out of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out);
     return null;
   } catch (error) {
     if (error instanceof BlobMissingError || error instanceof BlobCorruptError) {
       const what = error instanceof BlobMissingError ? 'is missing' : 'was corrupt';
-      return `cached outputs of run ${entry.runId} could not be restored (blob ${error.digest} ${what})`;
+      return `${whose} could not be restored (blob ${error.digest} ${what})`;
     }
     const message = error instanceof Error ? error.message : String(error);
-    return `cached outputs of run ${entry.runId} could not be restored: ${message}`;
+    return `${whose} could not be restored: ${message}`;
   }
 }

@@ -97,11 +97,13 @@ export async function planPipeline(options: PlanPipelineOptions): Promise<StageP
       produced,
       assumed,
     });
-    const entry = await findStageHit(options, {
-      traceable: material.traceable,
-      cacheKey: cacheKeyOf(material.inputs),
-      probe,
-    });
+    const entry = (
+      await findStageHit(options, {
+        traceable: material.traceable,
+        cacheKey: cacheKeyOf(material.inputs),
+        probe,
+      })
+    )?.entry;
     const unrestorable = entry ? await unrestorableOuts(options.blobs, entry) : null;
     if (!entry || unrestorable) {
       return runs(

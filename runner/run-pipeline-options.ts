@@ -1,3 +1,4 @@
+import type { CacheEntry } from '../schemas/cache-entry.js';
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../core/params/resolve-params.js';
 import type { CodeIndex } from './keys/code-index.js';
@@ -56,6 +57,14 @@ export interface RunPipelineOptions {
    */
   gate?: StageGate;
   blobs: BlobStore;
+  /**
+   * A second stage cache, read-only, asked only when `cache` misses: the team's cache on
+   * the control plane (`fluksio run --remote-cache`, issue 13). It is looked up by the same
+   * keys, a hit's outs come from `blobsOf(entry)` (the blobs of the run that made it, each
+   * verified by digest: a blob missing or corrupt is a miss) and it is recorded
+   * `cachedFromTeam`; nothing is ever written to it. @defaultValue none
+   */
+  teamCache?: { cache: StageCache; blobsOf(entry: CacheEntry): BlobStore };
   events: EventSink;
   /** Cancels the run: running stages get SIGINT, SIGTERM, then SIGKILL. */
   signal?: AbortSignal;

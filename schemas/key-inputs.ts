@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BlobDigest } from './blob-digest.js';
+import { PlotSpec } from './plot-spec.js';
 import { ReadSet } from './read-set.js';
 
 /** Version of the cache-key recipe. Bump it when what goes into a key changes. */
@@ -34,6 +35,11 @@ export const KeyInputs = z.strictObject({
   params: z.record(z.string(), ParamValue),
   outs: z.array(z.string()),
   metrics: z.array(z.string()),
+  /**
+   * The plot files read as series and how (their paths normalized); absent for a stage
+   * without plots, so keys made before plots were read hold.
+   */
+  plots: z.array(PlotSpec).optional(),
   /**
    * The code digest of the stage's scope: its `code` globs, or else the whole repository's
    * code for a stage whose reads are not traced; null when the stage says `code: false`

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Duration } from './duration.js';
+import { PlotSpec } from './plot-spec.js';
 import { Resources } from './resources.js';
 
 /** Names that `${name}` can interpolate and that stages and params are called by. */
@@ -65,6 +66,8 @@ export const Stage = z.strictObject({
   params: z.array(identifier).default([]),
   outs: z.array(relativePath).default([]),
   metrics: z.array(relativePath).default([]),
+  /** Plot files (each an out, or inside one) whose columns become metric series once the stage ran. */
+  plots: z.array(PlotSpec).optional(),
   /** Globs the stage's code digest covers, or false: its deps are exhaustive. */
   code: z.union([z.literal(false), z.array(z.string().min(1))]).optional(),
   timeout: Duration.optional(),

@@ -48,6 +48,8 @@ export const RunReport = z.object({
       status: StageStatus,
       cacheKey: z.string().nullable(),
       cachedFrom: z.string().nullable(),
+      /** The entry came from the team's cache on the control plane (`--remote-cache`); absent from older reports. */
+      cachedFromTeam: z.boolean().default(false),
       reasons: z.array(z.string()),
       /** How the stage is keyed, when the summary must say so (see StageRecord); absent from older servers' reports. */
       notes: z.array(z.string()).default([]),
@@ -115,6 +117,7 @@ export function buildRunReport(
       status: stage.status,
       cacheKey: stage.cacheKey,
       cachedFrom: stage.cachedFrom,
+      cachedFromTeam: stage.cachedFromTeam,
       reasons: stage.reasons,
       notes: stage.notes,
       durationMs: stage.durationMs,

@@ -19,6 +19,11 @@ export const StageRecord = z.strictObject({
   keyInputs: KeyInputs.nullable(),
   /** For a cached stage: the run whose execution produced these outputs. */
   cachedFrom: z.string().nullable(),
+  /**
+   * For a cached stage: whether its entry came from the team's cache on the control plane
+   * (`fluksio run --remote-cache`) rather than this store. Absent from older records.
+   */
+  cachedFromTeam: z.boolean().default(false),
   /** Why the stage ran instead of being restored; empty for a cached stage. */
   reasons: z.array(z.string()),
   /**
@@ -83,6 +88,7 @@ export function emptyStageRecord(name: string, status: StageStatus): StageRecord
     cacheKey: null,
     keyInputs: null,
     cachedFrom: null,
+    cachedFromTeam: false,
     reasons: [],
     startedAt: null,
     finishedAt: null,

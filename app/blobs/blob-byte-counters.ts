@@ -3,8 +3,8 @@ import { Counter, type Registry } from 'prom-client';
 
 /**
  * `fluksio_blob_bytes_total{direction="in"|"out"}`: the blob bytes that passed through
- * this control plane process (uploads received, downloads sent). With S3 they stay at
- * zero: runners and `fluksio pull` move bytes with presigned URLs.
+ * this control plane process (uploads received, downloads sent). With S3 only the run
+ * pages' downloads count: runners and `fluksio pull` move bytes with presigned URLs.
  */
 export class BlobByteCounters {
   private readonly bytes: Counter<'direction'>;

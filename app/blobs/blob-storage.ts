@@ -15,6 +15,12 @@ export interface BlobStorage {
   size(digest: BlobDigest): Promise<number | null>;
   /** A small blob's bytes (a directory manifest), or null when absent or larger than `maxBytes`. */
   readSmall(digest: BlobDigest, maxBytes: number): Promise<Buffer | null>;
+  /**
+   * The stored bytes, unverified, for a caller that verifies them as they pass: the run
+   * pages' downloads, which pass through the control plane on any store for that reason.
+   * The caller checked that the blob exists.
+   */
+  openRead(digest: BlobDigest): Promise<Readable>;
   /** How bytes move between callers and the store. */
   readonly transfers: ProxiedBlobTransfers | PresignedBlobTransfers;
 }

@@ -40,6 +40,10 @@ export class DirectoryBlobStorage implements BlobStorage {
     return readFile(this.blobPath(digest)).catch(() => null);
   }
 
+  async openRead(digest: BlobDigest): Promise<Readable> {
+    return this.read(digest);
+  }
+
   /** The blob's bytes; the caller checked that it exists (a vanished file raises ENOENT). */
   read(digest: BlobDigest): ReadStream {
     return createReadStream(this.blobPath(digest));

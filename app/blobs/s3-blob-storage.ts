@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -79,6 +80,16 @@ export class S3BlobStorage implements BlobStorage {
       if (isNotFound(error)) return null;
       throw error;
     }
+  }
+
+  async openRead(digest: BlobDigest): Promise<Readable> {
+    const object = await this.client.send(
+      new GetObjectCommand({ Bucket: this.settings.bucket, Key: blobKey(digest) }),
+    );
+    // In Node, the SDK's body is the response's IncomingMessage.
+    if (!(object.Body instanceof Readable))
+      throw new Error(`${this.location} answered ${digest} without a body`);
+    return object.Body;
   }
 
   /** Forgets the SDK's connections. */

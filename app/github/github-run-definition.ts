@@ -1,7 +1,6 @@
 import type { Pipeline } from '../../schemas/pipeline.js';
 import type { Params } from '../../core/params/resolve-params.js';
 import type { NewRun, Run } from '../../schemas/tables/runs.js';
-import { PIPELINE_PATH } from './triggers/read-pipeline-at.js';
 import type { RepositoryRef } from './repository-ref.js';
 
 /**
@@ -33,11 +32,13 @@ export type GitHubRunDefinition = { commit: string } & Required<
 
 /**
  * The definition of a new run of `commit` with `params`, as the pipeline read at that
- * commit says (DESIGN §8). A fork's pull request runs in the trust domain `pr:<n>` and
- * fetches `refs/pull/<n>/head`; anything else is trusted and fetches the branches.
+ * commit from `pipelinePath` says (DESIGN §8); the runner loads the same file. A fork's
+ * pull request runs in the trust domain `pr:<n>` and fetches `refs/pull/<n>/head`;
+ * anything else is trusted and fetches the branches.
  */
 export function githubRunDefinition({
   repository,
+  pipelinePath,
   pipeline,
   commit,
   params,
@@ -45,6 +46,8 @@ export function githubRunDefinition({
   branch,
 }: {
   repository: RepositoryRef;
+  /** The file the pipeline was read from (`fluksio.yml`, or a DVC project's `dvc.yaml`). */
+  pipelinePath: string;
   pipeline: Pipeline;
   commit: string;
   params: Params;
@@ -55,7 +58,7 @@ export function githubRunDefinition({
   const fork = pullRequest?.fork ?? false;
   return {
     repository: repository.fullName,
-    pipelinePath: PIPELINE_PATH,
+    pipelinePath,
     commit,
     params,
     labels: [...new Set(pipeline['runs-on'])].sort(),

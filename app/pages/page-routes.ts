@@ -1,6 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { BlobDigest } from '../../schemas/blob-digest.js';
 import { parseInput } from '../http/parse-input.js';
+import { OutCorruptError } from './out-corrupt-error.js';
+import { sendVerifiedOut } from './send-verified-out.js';
 import type { PageAssets } from './page-assets.js';
 import type { PageGate } from './page-gate.js';
 import { messagePage, pageShell } from './page-shell.js';
@@ -34,6 +37,7 @@ export interface PageRoutesOptions {
 const Id = z.string().min(1).max(64);
 const IdParams = z.object({ id: Id });
 const LogParams = z.object({ id: Id, stage: z.string().min(1).max(200) });
+const OutParams = z.object({ id: Id, digest: BlobDigest });
 const LogQuery = z
   .object({
     after: z
@@ -324,6 +328,31 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       .type('image/svg+xml')
       .header('cache-control', 'no-cache')
       .send(renderCurvesSvg({ title: metric, curves }));
+  });
+
+  // A file a stage produced, verified against its digest as it streams.
+  app.get('/pages/api/runs/:id/outs/:digest', async (request, reply) => {
+    const { id, digest } = parseInput(OutParams, request.params, 'digest');
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
+      return reply;
+    const out = await source.outBlob(id, digest);
+    if (out === null) return reply.code(404).send({ error: `Run ${id} has no stored output file ${digest}` });
+    const body = await out.open();
+    reply.hijack();
+    await sendVerifiedOut({
+      response: reply.raw,
+      out,
+      digest,
+      body,
+      onError: (error) =>
+        error instanceof OutCorruptError
+          ? request.log.error(
+              { runId: id, digest, path: out.path, found: error.found },
+              'an output failed verification while downloading: its stored blob is corrupt; the download was aborted',
+            )
+          : request.log.warn({ err: error, runId: id, digest }, 'an output download failed'),
+    });
+    return reply;
   });
 
   // A stage's log from the cursor `after` (or the Last-Event-ID an EventSource resends

@@ -6,10 +6,20 @@ import type {
   RunsPageData,
   SeriesRangeData,
 } from '../../schemas/page-data.js';
+import type { Readable } from 'node:stream';
+import type { BlobDigest } from '../../schemas/blob-digest.js';
 import type { RunListFilter } from '../../store/runs/list-repository-runs.js';
 
 /** A read of a stage's log: its lines from a cursor, where the next read starts, and whether this is all there will be. */
 export type StageLogRead = LogChunk & { next: LogCursor; final: boolean };
+
+/** A file output of a run whose blob is stored: where the run wrote it, its recorded size, and its bytes (unverified). */
+export interface StoredOut {
+  /** As the pipeline declares it (`models/model.pt`). */
+  path: string;
+  size: number;
+  open(): Promise<Readable>;
+}
 
 /**
  * Where the pages read runs from: a control plane's database (storePageSource) or a
@@ -42,6 +52,11 @@ export interface PageSource {
    */
   stageLog(runId: string, stage: string, cursor: LogCursor): Promise<StageLogRead | null>;
   groupPage(groupId: string): Promise<RunsPageData | null>;
+  /**
+   * The file output of a run's stage with this digest, when its blob is stored here and
+   * readable by the run's repository; null otherwise (a directory's manifest is no file).
+   */
+  outBlob(runId: string, digest: BlobDigest): Promise<StoredOut | null>;
   /** The named runs, in the order given; null when one of them does not exist. */
   comparePage(runIds: readonly string[]): Promise<RunsPageData | null>;
   /** A page of a repository's runs, newest first, before the run `before`. */

@@ -3,6 +3,9 @@ import type { MetricGoals } from '../../schemas/metric-diff.js';
 import type { PageRunSummary, PageSeries, RunsPageData } from '../../schemas/page-data.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
+import { stages } from '../../schemas/tables/stages.js';
+import type { BlobDigest } from '../../schemas/blob-digest.js';
+import type { Readable } from 'node:stream';
 import type { Database } from '../../store/db/database.js';
 import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { groupRepositories } from '../../store/runs/group-repositories.js';
@@ -38,6 +41,11 @@ export interface StorePageSourceOptions {
   baselineOf(run: Run): Promise<Run | null>;
   /** The metric goals a run is judged by (a project's pipeline locally, the run's own on a server). */
   goalsOf(run: Run): MetricGoals;
+  /**
+   * The bytes of a blob a run's output names, unverified, or null when it is not stored
+   * (or not readable by the run's repository).
+   */
+  openBlob(run: Run, digest: BlobDigest): Promise<(() => Promise<Readable>) | null>;
   /** The repository a list shows when none is named (`local` for a project's store). @defaultValue null */
   defaultRepository?: string | null;
 }
@@ -179,6 +187,17 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
         series: Object.hasOwn(own, name) ? own[name]! : null,
         baseline: Object.hasOwn(base, name) ? base[name]! : null,
       };
+    },
+    async outBlob(runId, digest) {
+      const run = await findRun(runId);
+      if (!run) return null;
+      const recorded = await db.select({ outs: stages.outs }).from(stages).where(eq(stages.runId, runId));
+      const out = recorded
+        .flatMap((stage) => stage.outs)
+        .find((candidate) => candidate.kind === 'file' && candidate.digest === digest);
+      if (!out) return null;
+      const open = await options.openBlob(run, digest);
+      return open && { path: out.path, size: out.size, open };
     },
     async stageLog(runId, stage, cursor) {
       const run = await findRun(runId);

@@ -9,7 +9,7 @@ import type { RouteContext } from '../route-context.js';
  * `GET /metrics` in Prometheus's text format: queued runs per label set, runs per state
  * and runners online, read from Postgres at each scrape (so every replica reports the
  * same numbers), and what the routes count in this process (the blob bytes that passed
- * through it). When FLUKSIO_METRICS_TOKEN is set, a scrape must bear it.
+ * through it, the claims parked in it). When FLUKSIO_METRICS_TOKEN is set, a scrape must bear it.
  */
 export function prometheusRoute(app: FastifyInstance, context: RouteContext): void {
   const registry = context.metrics;
@@ -29,6 +29,14 @@ export function prometheusRoute(app: FastifyInstance, context: RouteContext): vo
     name: 'fluksio_runners_online',
     help: 'Runners seen within the online window (FLUKSIO_ONLINE_WINDOW)',
     registers: [registry],
+  });
+  new Gauge({
+    name: 'fluksio_claims_parked',
+    help: "Runners' claims waiting in this process for a run to come (long-polls with nothing to take yet)",
+    registers: [registry],
+    collect() {
+      this.set(context.doorbell.parked);
+    },
   });
 
   app.get('/metrics', async (request, reply) => {

@@ -5,9 +5,8 @@ import { digestOf } from '../../core/canonical-json.js';
 import { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { groupRepositories } from '../../store/runs/group-repositories.js';
-import { createRun } from '../../store/runs/create-run.js';
-import { getRunDetail } from '../../store/runs/get-run-detail.js';
-import { recordWaitingReasons } from '../../store/leases/record-waiting-reasons.js';
+import { createQueuedRun } from '../../store/runs/create-queued-run.js';
+import { getRunDetail, type RunDetail } from '../../store/runs/get-run-detail.js';
 import { checkCloneUrl, githubCloneUrl } from '../clone-url-policy.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
 import { HttpError } from '../http/http-error.js';
@@ -75,8 +74,11 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         );
       }
     }
-    const { run, created } = await createRun({
+    // The run and the reason it waits for (`Waiting for a runner labelled gpu`, said at once
+    // rather than at the next sweep) in one statement: one commit before a runner can claim it.
+    const { run, created } = await createQueuedRun({
       db: context.db,
+      onlineWindowMs: context.settings.onlineWindowMs,
       run: {
         id: ulid(),
         repository: body.repository,
@@ -101,19 +103,16 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         branch: body.branch ?? null,
       },
     });
+    let detail: RunDetail | null;
     if (created) {
       request.log.info({ runId: run.id, repository: run.repository, submittedBy: token.name }, 'run queued');
-      // Said at once rather than at the next sweep: the submitter's first answer tells
-      // whether any online runner can take the run (`Waiting for a runner labelled gpu`).
-      await recordWaitingReasons({
-        db: context.db,
-        onlineWindowMs: context.settings.onlineWindowMs,
-        runIds: [run.id],
-      });
       await context.doorbell.ring();
+      // A run just made has no stages, annotations or metrics yet: the insert returned all of it.
+      detail = { run, stages: [], annotations: [], series: {} };
+    } else {
+      detail = await getRunDetail({ db: context.db, runId: run.id });
+      if (!detail) throw new Error(`Run ${run.id} vanished right after it was queued`);
     }
-    const detail = await getRunDetail({ db: context.db, runId: run.id });
-    if (!detail) throw new Error(`Run ${run.id} vanished right after it was queued`);
     reply.code(created ? 201 : 200);
     return toRemoteRunReport(detail, null);
   });

@@ -26,6 +26,8 @@ import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
 import type { StageLauncher } from '../../runner/sandbox/stage-launcher.js';
 import { splitStageArguments, type StageRequest, type StageRequestOptions } from './stage-request.js';
 import { checkRunInput } from './check-run-input.js';
+import { openTeamCache } from '../remote/open-team-cache.js';
+import type { LocalTeamCache } from '../../local/local-team-cache.js';
 
 export interface RunCommandOptions extends StageRequestOptions {
   /** false with --no-cache. */
@@ -40,6 +42,8 @@ export interface RunCommandOptions extends StageRequestOptions {
   /** Hand the run (or sweep) to the control plane instead, as `fluksio submit` does. */
   queue?: boolean;
   url?: string;
+  /** On a miss here, ask the team's cache on the control plane (issue 13). */
+  remoteCache?: boolean;
 }
 
 /**
@@ -49,11 +53,17 @@ export interface RunCommandOptions extends StageRequestOptions {
  * every run succeeded, 1 otherwise.
  */
 export async function runCommand(args: string[], options: RunCommandOptions, io: CliIo): Promise<number> {
+  if (options.dryRun && options.remoteCache)
+    throw new UsageError(
+      "--remote-cache: --dry-run says what this store would restore; it does not ask the team's cache",
+    );
   if (options.dryRun) return (await import('./status-command.js')).statusCommand(args, options, io);
   const jobs = Number(options.jobs);
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number ≥ 1`);
   if (options.queue) return queueOnControlPlane(args, options, io);
+  if (options.remoteCache && !options.cache)
+    throw new UsageError('--remote-cache: --no-cache looks nothing up; leave out one of them');
   if (options.backend !== 'local' && options.backend !== 'slurm')
     throw new UsageError(`--backend: "${options.backend}" is not local or slurm`);
   const project = await locateProject(options.pipeline, io.cwd);
@@ -67,9 +77,21 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   const opening = existsSync(localStorePaths(project.stateDir).journalDir)
     ? openLocalState(project.stateDir)
     : null;
+  const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
+  let teamCache: LocalTeamCache | null = null;
   try {
     const { grid } = await checkRunInput(args, project, parses, options);
     if (grid.length > 1 && jobs > 1) await checkSweepInParallel(project, jobs);
+    // Asked before the store is opened: a token the control plane refuses leaves nothing behind.
+    if (options.remoteCache) {
+      teamCache = await openTeamCache({
+        url: options.url,
+        env: io.env,
+        repoRoot: project.workspace.repoRoot,
+        local: () => state.blobs,
+        warn: (message) => io.stderr.write(`${colors.yellow('warning:')} ${message}\n`),
+      });
+    }
   } catch (error) {
     await opening?.then(
       (state) => state.close(),
@@ -78,7 +100,6 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     throw error;
   }
 
-  const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
   const progressOut = options.json ? (io.stderr.isTTY ? io.stderr : null) : io.stdout;
   const write = (text: string) => progressOut?.write(text);
   const state = await (opening ?? openLocalState(project.stateDir));
@@ -134,6 +155,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
           selection: request.selection,
           ...(request.force ? { force: request.force } : {}),
           ...(launcher ? { launcher } : {}),
+          ...(teamCache ? { teamCache } : {}),
           write,
           live: Boolean(progressOut?.isTTY),
           colors,
@@ -156,6 +178,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         noCache: !options.cache,
         request,
         ...(launcher ? { launcher } : {}),
+        ...(teamCache ? { teamCache } : {}),
         groupId,
         groupIndex: groupId ? index : null,
         write,
@@ -224,6 +247,7 @@ interface RunOnceOptions {
   noCache: boolean;
   request: StageRequest;
   launcher?: StageLauncher;
+  teamCache?: LocalTeamCache;
   groupId: string | null;
   groupIndex: number | null;
   write: (text: string) => void;
@@ -248,6 +272,7 @@ async function runOnce(options: RunOnceOptions): Promise<{ report: RunReport; ba
     selection: options.request.selection,
     ...(options.request.force ? { force: options.request.force } : {}),
     ...(options.launcher ? { launcher: options.launcher } : {}),
+    ...(options.teamCache ? { teamCache: options.teamCache } : {}),
     groupId: options.groupId,
     groupIndex: options.groupIndex,
     progress: new ProgressPrinter(

@@ -54,7 +54,8 @@ export async function showCommand(
     }
     const report = buildRunReport(detail, await baselineOf(store, run), store.goals);
     if (options.json) {
-      io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      // The report, and the series the summary draws sparklines from (plot files' too).
+      io.stdout.write(`${JSON.stringify({ ...report, series: detail.series }, null, 2)}\n`);
       return 0;
     }
     const tracebacks = detail.stages.flatMap((stage) =>

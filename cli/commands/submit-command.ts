@@ -11,11 +11,10 @@ import { serverConnection, submitterClient } from '../../client/server-connectio
 import { followRun, newFollowState } from '../../client/follow-run.js';
 import { BASELINE_COMMITS_MAX } from '../../schemas/protocol/submit-run.js';
 import { firstParentCommits } from '../../runner/workspace/first-parent-commits.js';
-import { gitOutput } from '../../runner/workspace/git-output.js';
-import { BranchName } from '../../schemas/protocol/branch-name.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
 import { submitRunRequest } from '../../client/submit-run-request.js';
+import { currentBranch } from '../../runner/workspace/current-branch.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface SubmitCommandOptions {
@@ -59,10 +58,7 @@ export async function submitCommand(
     BASELINE_COMMITS_MAX,
   ).catch(() => [head.commit]);
   // The branch checked out, so the runs list by it (`fluksio diff --remote <branch>`); none when detached.
-  const checkedOut = (
-    await gitOutput(project.workspace.repoRoot, ['symbolic-ref', '--short', '-q', 'HEAD']).catch(() => '')
-  ).trim();
-  const branch = BranchName.safeParse(checkedOut).success ? checkedOut : undefined;
+  const branch = await currentBranch(project.workspace.repoRoot);
   const submission = ulid();
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
@@ -75,9 +71,10 @@ export async function submitCommand(
       params,
       noCache: !options.cache,
       group: group ? { id: group, index } : null,
+      branch,
     });
     const report = await client.submitRun(
-      { ...request, baselineCommits, ...(branch === undefined ? {} : { branch }) },
+      { ...request, baselineCommits },
       `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}`,
     );
     runIds.push(report.run.id);

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { listRuns } from '../../store/runs/list-runs.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { openProjectStore, requireRun } from '../../local/open-project-store.js';
@@ -36,7 +37,11 @@ export async function uiCommand(
         : await requireRun(store, idOrPrefix);
     if (!run)
       throw new UsageError(`No runs yet for ${store.project.displayPath}: start one with "fluksio run"`);
-    const pages = await serveLocalPages({ source: localPageSource(store), port });
+    const pages = await serveLocalPages({
+      source: localPageSource(store),
+      port,
+      logger: pino({ level: 'warn' }, io.stderr),
+    });
     try {
       const url = pages.pageUrl(`/runs/${run.id}`);
       const sweepUrl = run.groupId ? pages.pageUrl(`/groups/${run.groupId}`) : null;

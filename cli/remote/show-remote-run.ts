@@ -13,7 +13,7 @@ const TAIL_LINES = 40;
 /**
  * `fluksio show RUN --url URL`: a run of the control plane (a GitHub run, a submitted one)
  * shown as `fluksio show` shows a local run — the summary with the failed stages' log
- * tails and tracebacks, `--json` its report, `--log STAGE` that stage's whole log.
+ * tails and tracebacks, `--json` its report with its series, `--log STAGE` that stage’s whole log.
  */
 export async function showRemoteRun(
   client: ControlPlaneClient,
@@ -23,7 +23,8 @@ export async function showRemoteRun(
 ): Promise<number> {
   const report = await client.run(await resolveRemoteRun(client, runId));
   if (options.json) {
-    io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    const series = await client.runMetrics(report.run.id);
+    io.stdout.write(`${JSON.stringify({ ...report, series }, null, 2)}\n`);
     return 0;
   }
   if (options.log !== undefined) {

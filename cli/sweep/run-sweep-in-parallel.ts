@@ -12,6 +12,7 @@ import type { LocalState } from '../../local/local-state.js';
 import type { LocalProject } from '../../local/locate-project.js';
 import { renderRunSummary } from '../../present/terminal/run-summary.js';
 import { memberStatus, SweepProgress } from '../../present/terminal/sweep-progress.js';
+import type { LocalTeamCache } from '../../local/local-team-cache.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 
@@ -31,6 +32,8 @@ export interface SweepInParallelOptions {
   /** `--force`: stages each member re-runs even when cached. */
   force?: ReadonlySet<string>;
   launcher?: StageLauncher;
+  /** `--remote-cache`: the team's cache, asked when this store misses. */
+  teamCache?: LocalTeamCache;
   write: (text: string) => void;
   /** The progress goes to a terminal: the members' board is drawn. */
   live: boolean;
@@ -76,6 +79,7 @@ export async function runSweepInParallel(options: SweepInParallelOptions): Promi
       selection: options.selection,
       ...(options.force ? { force: options.force } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
+      ...(options.teamCache ? { teamCache: options.teamCache } : {}),
       ...(options.io.signal ? { signal: options.io.signal } : {}),
       progress: (index) => progress.member(index),
       onStart: (index, run) => progress.started(index, run.id),

@@ -57,6 +57,10 @@ export function localPageSource(store: ProjectStore): PageSource {
       if (record.logDigest) return logPieceOf(await storedLog(record.logDigest), position, maxLines, true);
       return readLiveLogPiece(liveStageLogFile(paths.liveDir, run.id, stage), position, maxLines);
     },
+    openBlob: async (_run, digest) => {
+      const stream = await blobs.openRead(digest);
+      return stream && (async () => stream);
+    },
     baselineOf: (run) => baselineOf(store, run),
     goalsOf: () => store.goals,
     defaultRepository: 'local',

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { QuietRequestLogs } from '../../app/quiet-request-logs.js';
 import { localSecretGate } from '../../app/pages/local-secret-gate.js';
 import { readPageAssets } from '../../app/pages/page-assets.js';
 import { pageRoutes } from '../../app/pages/page-routes.js';
@@ -23,12 +25,18 @@ export interface LocalPages {
 export async function serveLocalPages({
   source,
   port = 0,
+  logger,
 }: {
   source: PageSource;
   port?: number;
+  /** Where what goes wrong is told (an output found corrupt while downloading). @defaultValue nowhere */
+  logger?: Logger;
 }): Promise<LocalPages> {
   const secret = randomBytes(24).toString('hex');
-  const app: FastifyInstance = Fastify({ logger: false });
+  // Per-request lines stay at debug, and a request's URL is logged without its secret.
+  const app: FastifyInstance = logger
+    ? Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new QuietRequestLogs() })
+    : Fastify({ logger: false });
   pageRoutes(app, { source, gate: localSecretGate(secret), assets: () => readPageAssets() });
   await app.listen({ host: '127.0.0.1', port });
   const address = app.server.address();

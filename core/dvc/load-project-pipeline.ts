@@ -8,6 +8,12 @@ import { translateDvc } from './translate-dvc.js';
 /** The file a DVC project's pipeline is read from where there is no fluksio.yml. */
 export const DVC_FILE = 'dvc.yaml';
 
+/**
+ * Where a project's pipeline is looked for when none is named, in order (`fluksio run`, the
+ * action, the GitHub App): `fluksio.yml`, else a DVC project's `dvc.yaml`, adopted unchanged.
+ */
+export const PROJECT_PIPELINE_FILES = ['fluksio.yml', DVC_FILE] as const;
+
 /** A project's pipeline file and what beside it can be read, handed in by the caller that can look. */
 export interface ProjectPipelineSources extends PipelineContext {
   /** The pipeline file's path (only its name is looked at: `dvc.yaml` is translated). */

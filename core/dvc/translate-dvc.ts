@@ -5,6 +5,11 @@ import { checkPipelineRules, type PipelineContext } from '../pipeline/pipeline-r
 import type { ParamSpec, Pipeline, Stage } from '../../schemas/pipeline.js';
 import { formatPath, type Problem } from '../problem.js';
 import { DvcFile, DvcStage, type DvcOutEntry } from '../../schemas/dvc/dvc-file.js';
+import type { PlotSpec } from '../../schemas/plot-spec.js';
+import { canonicalJson } from '../canonical-json.js';
+import { normalizePipelinePath } from '../pipeline/pipeline-paths.js';
+import { deepestIssue } from './deepest-issue.js';
+import { dvcStagePlot, stagePlotSpecs, topLevelPlotSpecs } from './dvc-plot-specs.js';
 import { paramLeaves, paramSpecOf, parseDvcParamsFile, type DvcParamsFile } from './dvc-params.js';
 import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
 import { expandDvcStage } from './expand-dvc-stages.js';
@@ -49,7 +54,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   }
   const file = DvcFile.safeParse(document.toJS() ?? {});
   if (!file.success) {
-    const fileProblems = file.error.issues.map((issue) => ({
+    const fileProblems = file.error.issues.map(deepestIssue).map((issue) => ({
       path: formatPath(issue.path),
       message: issue.message.replace(/^Invalid input: /, ''),
     }));
@@ -125,7 +130,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
       }
       const stage = DvcStage.safeParse(resolved);
       if (!stage.success) {
-        for (const issue of stage.error.issues) {
+        for (const issue of stage.error.issues.map(deepestIssue)) {
           const message =
             issue.code === 'unrecognized_keys'
               ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`
@@ -143,7 +148,12 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
       const inWdir = (path: string) => posix.normalize(posix.join(wdir, path));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
-      const plots = dvc.plots.map((entry) => outOf(entry as DvcOutEntry));
+      const stagePlots = dvc.plots.map(dvcStagePlot);
+      const plots: OutPath[] = stagePlots.map(({ path, flags }) => ({
+        path,
+        persist: flags.some((each) => each.persist === true),
+        remote: flags.find((each) => each.remote !== undefined)?.remote,
+      }));
       const remote = [
         ...dvc.deps.filter((dep) => URL.test(dep)),
         ...[...outs, ...metrics, ...plots].filter((out) => URL.test(out.path)).map((out) => out.path),
@@ -214,8 +224,21 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
         metrics: metrics.map((out) => inWdir(out.path)),
         cache: !dvc.always_changed && persisted.length === 0,
       };
+      addPlots(
+        stages[stageName],
+        stagePlots.flatMap(({ path, flags }) => stagePlotSpecs(inWdir(path), flags)),
+      );
     }
   }
+  const outsOf = new Map(
+    Object.entries(stages).map(([name, stage]) => [
+      name,
+      [...stage.outs, ...stage.metrics].map(normalizePipelinePath),
+    ]),
+  );
+  const topLevel = topLevelPlotSpecs(file.data.plots, outsOf);
+  notes.push(...topLevel.notes);
+  for (const [name, specs] of topLevel.byStage) addPlots(stages[name]!, specs);
   if (problems.length > 0) return { pipeline: null, problems, notes };
   if (Object.keys(stages).length === 0) {
     return { pipeline: null, problems: [{ path: 'stages', message: 'no stage can run here' }], notes };
@@ -243,6 +266,17 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   return ruleProblems.length > 0
     ? { pipeline: null, problems: ruleProblems, notes }
     : { pipeline, problems: [], notes };
+}
+
+/** Gives a stage plot specs it does not have yet (a file drawn alike in its stage and at the top level is read once). */
+function addPlots(stage: Stage, specs: readonly PlotSpec[]): void {
+  const plots = [...(stage.plots ?? [])];
+  const held = new Set(plots.map(canonicalJson));
+  for (const spec of specs) {
+    if (!held.has(canonicalJson(spec))) plots.push(spec);
+    held.add(canonicalJson(spec));
+  }
+  if (plots.length > 0) stage.plots = plots;
 }
 
 interface OutPath {

@@ -116,6 +116,17 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
         producedBy.set(normalized, stageName);
       });
     }
+    // A plot is read from what the stage wrote, and kept (and restored) as one of its outs.
+    const written = [...stage.outs, ...stage.metrics].map(normalizePipelinePath);
+    stage.plots?.forEach((plot, index) => {
+      const normalized = normalizePipelinePath(plot.path);
+      if (!written.some((out) => pathContains(out, normalized))) {
+        problems.push({
+          path: `${at}.plots[${index}].path`,
+          message: `"${plot.path}" is not an out of this stage; list it (or a folder holding it) in outs`,
+        });
+      }
+    });
   }
 
   for (const [stageName, stage] of Object.entries(pipeline.stages)) {

@@ -30,8 +30,13 @@ function terminalBadge(badge: StatusBadge): string {
 }
 
 /** What a stage's line says after its status: where a hit came from, why a miss ran. */
-export function stageDetail(stage: Pick<StageRecord, 'status' | 'cachedFrom' | 'reasons' | 'error'>): string {
-  if (stage.status === 'cached') return `from run ${short(stage.cachedFrom, 10)}`;
+export function stageDetail(
+  stage: Pick<StageRecord, 'status' | 'cachedFrom' | 'reasons' | 'error'> & { cachedFromTeam?: boolean },
+): string {
+  if (stage.status === 'cached') {
+    const run = `run ${short(stage.cachedFrom, 10)}`;
+    return stage.cachedFromTeam ? `from the team's cache, ${run}` : `from ${run}`;
+  }
   if (stage.error && stage.status !== 'ran') return stage.error;
   return stage.reasons.join('; ');
 }

@@ -2,7 +2,7 @@ import { createHash, randomUUID, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobDigest, blobDigest } from '../../schemas/blob-digest.js';
 import { sha256Hex } from '../../core/canonical-json.js';
@@ -67,6 +67,18 @@ export class DiskBlobStore implements BlobStore {
       input.destroy();
       await rm(temp, { force: true });
     }
+  }
+
+  /**
+   * The stored bytes, unverified, for a caller that verifies them as they pass (the run
+   * pages' downloads); null when the blob is not here.
+   */
+  async openRead(digest: BlobDigest): Promise<Readable | null> {
+    const handle = await open(this.blobPath(digest)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    return handle?.createReadStream() ?? null;
   }
 
   async getBytes(digest: BlobDigest): Promise<Buffer> {

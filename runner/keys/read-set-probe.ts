@@ -139,8 +139,10 @@ export class ReadSetProbe {
     if (outsOnly === undefined) {
       const prefix = `${repoPath}/`;
       outsOnly = true;
+      // An out the work tree holds untracked (not ignored) is in the code index, and is
+      // still the pipeline's: only a file no stage makes keeps the folder listed.
       for (const file of this.options.codeIndex.files.keys()) {
-        if (file.startsWith(prefix)) {
+        if (file.startsWith(prefix) && !this.isOut(file)) {
           outsOnly = false;
           break;
         }
@@ -148,6 +150,11 @@ export class ReadSetProbe {
       this.outsOnly.set(repoPath, outsOnly);
     }
     return outsOnly;
+  }
+
+  /** Whether a repository path is a declared out or inside one. */
+  private isOut(repoPath: string): boolean {
+    return this.outs.has(repoPath) || ancestorsOf(repoPath).some((ancestor) => this.outs.has(ancestor));
   }
 
   private async dirDigest(repoPath: string, modulesOnly: boolean): Promise<string | null> {

@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../core/canonical-json.js';
 import type { Interpreter, KeyInputs, ParamValue } from '../../schemas/key-inputs.js';
 import type { PreviousStage } from '../../schemas/previous-stage.js';
 import type { ReadSet } from '../../schemas/read-set.js';
@@ -87,6 +88,9 @@ export function rerunReasons(
   }
   if (!sameList(previous.outs, current.outs) || !sameList(previous.metrics, current.metrics)) {
     reasons.push('declared outs or metrics changed');
+  }
+  if (canonicalJson(previous.plots ?? []) !== canonicalJson(current.plots ?? [])) {
+    reasons.push('declared plots changed');
   }
   if (reasons.length > 0) return reasons;
   return [`same inputs as in run ${previousStage.runId}, whose result is not in the cache`];

@@ -99,6 +99,9 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
     params: Object.fromEntries(stage.params.map((param) => [param, params[param] as Params[string]])),
     outs: stage.outs.map(normalizePipelinePath),
     metrics: stage.metrics.map(normalizePipelinePath),
+    ...(stage.plots?.length
+      ? { plots: stage.plots.map((plot) => ({ ...plot, path: normalizePipelinePath(plot.path) })) }
+      : {}),
     code: code ? { digest: code.digest, manifest: null } : null,
     env: { ...options.env },
     interpreters: options.interpreters,

@@ -47,7 +47,8 @@ function parseJson(text: string): Parsed {
   try {
     return { value: JSON.parse(text) };
   } catch (error) {
-    const message = (error as Error).message;
+    // Newer Node releases add their own `(line 3 column 1)`; ours says it the same way on every release.
+    const message = (error as Error).message.replace(/ \(line \d+ column \d+\)$/, '');
     const position = /at position (\d+)/.exec(message);
     return {
       problem: `is not valid JSON: ${message}${position ? ` (${lineAndColumn(text, Number(position[1]))})` : ''}`,

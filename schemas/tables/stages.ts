@@ -1,4 +1,13 @@
-import { doublePrecision, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  doublePrecision,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import type { KeyInputs } from '../key-inputs.js';
 import type { OutRecord } from '../out-record.js';
 import type { StageStatus } from '../statuses.js';
@@ -23,6 +32,8 @@ export const stages = pgTable(
      * run may be deleted while this record still says where the outputs came from.
      */
     cachedFrom: text('cached_from'),
+    /** Whether a cached stage's entry came from the team's cache (`fluksio run --remote-cache`). */
+    cachedFromTeam: boolean('cached_from_team').notNull().default(false),
     reasons: jsonb('reasons').$type<string[]>().notNull().default([]),
     notes: jsonb('notes').$type<string[]>().notNull().default([]),
     startedAt: timestamp('started_at', { withTimezone: true }),

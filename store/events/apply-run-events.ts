@@ -130,6 +130,7 @@ async function recordStageFinished(db: Database, runId: string, record: StageRec
     cacheKey: record.cacheKey,
     keyInputs: record.keyInputs,
     cachedFrom: record.cachedFrom,
+    cachedFromTeam: record.cachedFromTeam,
     reasons: record.reasons,
     notes: record.notes,
     startedAt: record.startedAt === null ? null : new Date(record.startedAt),

@@ -1,12 +1,7 @@
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { runners } from '../../schemas/tables/runners.js';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { runs } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
-import { milliseconds } from '../db/milliseconds.js';
-import { runnerMayTake } from './runner-may-take.js';
-
-/** The status reason of a queued run some online runner may take. */
-export const QUEUED_REASON = 'Queued';
+import { waitingReason } from './waiting-reason.js';
 
 /**
  * Says on each queued run what it waits for (DESIGN §6): `Waiting for a runner labelled
@@ -46,21 +41,4 @@ export async function recordWaitingReasons({
     .where(and(inArray(runs.id, changing), eq(runs.status, 'queued')))
     .returning({ id: runs.id });
   return changed.map((run) => run.id);
-}
-
-/** The reason the current `runs` row should give, as an SQL expression. */
-function waitingReason(onlineWindowMs: number): SQL<string> {
-  const someoneMayTake = sql`exists (select from ${runners}
-    where ${runners.lastSeenAt} > now() - ${milliseconds(onlineWindowMs)}
-      and ${runnerMayTake(runners, runners.acceptsForks)})`;
-  const ownReason = sql`${runs.statusReason} is null or ${runs.statusReason} = ${QUEUED_REASON}
-    or ${runs.statusReason} like 'Waiting for a runner%'`;
-  const wanted = sql`case when cardinality(${runs.labels}) = 0
-      then 'for ' || ${runs.repository}
-      else 'labelled ' || array_to_string(${runs.labels}, ', ') end
-    || case when ${runs.fork} then ' that accepts forks' else '' end`;
-  return sql<string>`(case
-    when not ${someoneMayTake} then 'Waiting for a runner ' || ${wanted}
-    when ${ownReason} then ${QUEUED_REASON}
-    else ${runs.statusReason} end)`;
 }

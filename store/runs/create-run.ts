@@ -1,22 +1,25 @@
-import { eq } from 'drizzle-orm';
+import { eq, type SQL } from 'drizzle-orm';
 import { runs, type NewRun, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
 
 /**
  * Inserts a run unless one with the same trigger key exists, and returns the run that
  * holds the key either way: a redelivered webhook or a retried worker makes no second
- * run (DESIGN §8). `created` says whether this call made it.
+ * run (DESIGN §8). `created` says whether this call made it. `statusReason`, an SQL
+ * expression, is computed by the insert itself, so the run is stored with it in one statement.
  */
 export async function createRun({
   db,
   run,
+  statusReason,
 }: {
   db: Database;
   run: NewRun;
+  statusReason?: SQL<string>;
 }): Promise<{ run: Run; created: boolean }> {
   const [inserted] = await db
     .insert(runs)
-    .values(run)
+    .values(statusReason ? { ...run, statusReason } : run)
     .onConflictDoNothing({ target: runs.triggerKey })
     .returning();
   if (inserted) return { run: inserted, created: true };

@@ -9,6 +9,7 @@ export function toStageRecord(row: StageRow): StageRecord {
     cacheKey: row.cacheKey,
     keyInputs: row.keyInputs,
     cachedFrom: row.cachedFrom,
+    cachedFromTeam: row.cachedFromTeam,
     reasons: row.reasons,
     notes: row.notes,
     startedAt: row.startedAt?.toISOString() ?? null,

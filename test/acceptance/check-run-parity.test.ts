@@ -136,6 +136,7 @@ test('the app and the action name, cap and page the same sweep member’s check 
       cloneUrl: world.double.cloneUrl(world.repository),
     },
     commit: workspace.base,
+    pipelinePath: 'fluksio.yml',
     pipeline,
     branch: 'main',
     grid: NOTES.map((note) => ({ note })),

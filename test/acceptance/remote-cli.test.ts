@@ -140,6 +140,7 @@ stages:
     cmd: python3 train.py
 `,
     'train.py': `print("epoch 1")
+print("::metric name=loss::0.5")
 def step():
     raise ValueError("loss is nan")
 step()
@@ -159,8 +160,8 @@ step()
   expect(await show.exited, show.output()).toBe(0);
   expect(show.output()).toContain('Stage train failed: exited with code 1: ValueError: loss is nan');
   expect(show.output()).toContain('traceback:');
-  expect(show.output()).toMatch(/File "[^"]*train\.py", line 3, in step/);
-  expect(show.output()).toContain('train.py:3');
+  expect(show.output()).toMatch(/File "[^"]*train\.py", line 4, in step/);
+  expect(show.output()).toContain('train.py:4');
 
   const log = spawnFluksio(['show', runId, '--remote', '--log', 'train'], {
     cwd: project.repo.dir,
@@ -174,9 +175,11 @@ step()
     env,
   });
   expect(await json.exited, json.output()).toBe(0);
+  // The report with its series, as a local run's `show --json` gives them.
   expect(JSON.parse(json.output())).toMatchObject({
     run: { id: runId, status: 'failed' },
     runner: 'cpu-box',
+    series: { loss: { stage: 'train', points: [{ step: 0, value: 0.5 }] } },
   });
 
   const noToken = spawnFluksio(['show', runId, '--url', world.app.url], { cwd: project.repo.dir });

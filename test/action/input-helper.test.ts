@@ -5,11 +5,11 @@ import { stageEnvironmentSource } from '../../action/stage-environment-source.js
 const WORKFLOW = { GITHUB_WORKSPACE: '/work', GITHUB_REPOSITORY: 'octo/ml', GITHUB_RUN_ID: '42' };
 
 describe('getInputs', () => {
-  test('missing inputs take the defaults of action.yml: local mode, the pipeline at the root', () => {
+  test('missing inputs take the defaults of action.yml: local mode, the pipeline found at the root', () => {
     const inputs = getInputs(WORKFLOW);
     expect(inputs).toMatchObject({
       params: [],
-      pipeline: 'fluksio.yml',
+      pipeline: null,
       noCache: false,
       server: null,
       wait: true,
@@ -17,6 +17,11 @@ describe('getInputs', () => {
       checkName: 'fluksio',
       workflow: { workspace: '/work', repository: 'octo/ml', runId: '42', pullRequest: null },
     });
+  });
+
+  test("an empty pipeline input is action.yml's default: fluksio.yml, else dvc.yaml, found as fluksio run finds them", () => {
+    expect(getInputs({ ...WORKFLOW, INPUT_PIPELINE: ' ' }).pipeline).toBeNull();
+    expect(getInputs({ ...WORKFLOW, INPUT_PIPELINE: 'dvc.yaml' }).pipeline).toBe('dvc.yaml');
   });
 
   test('inputs are read as the runner passes them, trimmed; a server makes submit mode', () => {
@@ -42,7 +47,6 @@ describe('getInputs', () => {
   test.each([
     [{ INPUT_WAIT: 'yes' }, `Input 'wait': "yes" is not a boolean (true or false)`],
     [{ 'INPUT_NO-CACHE': '1' }, `Input 'no-cache': "1" is not a boolean (true or false)`],
-    [{ INPUT_PIPELINE: '' }, `Input 'pipeline': empty; expected the pipeline file, e.g. fluksio.yml`],
     [
       { INPUT_SERVER: 'fluksio.example.com', 'INPUT_SERVER-TOKEN': 't' },
       `Input 'server': "fluksio.example.com" is not an http:// or https:// URL (e.g. https://fluksio.example.com)`,
@@ -75,6 +79,19 @@ describe('getInputs', () => {
       'INPUT_SERVER-TOKEN': 'fxt_1',
     });
     expect(inputs.server).toEqual({ url: 'https://fluksio.example.com/api', token: 'fxt_1' });
+  });
+
+  test("the run's branch is the pull request's head branch, else the pushed branch; a tag is none", () => {
+    const branchOf = (env: Record<string, string>) => getInputs({ ...WORKFLOW, ...env }).workflow.branch;
+    const pushed = { GITHUB_REF_NAME: 'main', GITHUB_REF_TYPE: 'branch' };
+    expect(branchOf(pushed)).toBe('main');
+    // On a pull request GITHUB_REF_NAME is `7/merge`: the head branch is what the list filters by.
+    expect(
+      branchOf({ GITHUB_HEAD_REF: 'feature/lr', GITHUB_REF_NAME: '7/merge', GITHUB_REF_TYPE: 'branch' }),
+    ).toBe('feature/lr');
+    expect(branchOf({ GITHUB_HEAD_REF: '', ...pushed })).toBe('main');
+    expect(branchOf({ GITHUB_REF_NAME: 'v1.0', GITHUB_REF_TYPE: 'tag' })).toBeNull();
+    expect(branchOf({})).toBeNull();
   });
 
   test('every problem is reported at once, one line each', () => {

@@ -99,12 +99,17 @@ describe.each(NODE_RUNTIMES)('submit mode on $name', ({ path: node }) => {
       eventName: 'push',
       event: pr.pushEvent(REPOSITORY),
       sha: pr.base,
+      env: { GITHUB_REF_NAME: 'main', GITHUB_REF_TYPE: 'branch' },
     });
     await pr.git('checkout', '-q', '--detach', pr.merge);
     expect(onMain.code, logOf(onMain)).toBe(0);
     const baseRunId = onMain.outputs['run-id'] ?? '';
 
-    const step = await runStep('main', submitting(node, {}));
+    // On a pull request, GitHub names the head branch in GITHUB_HEAD_REF; the ref is `7/merge`.
+    const step = await runStep('main', {
+      ...submitting(node, {}),
+      env: { GITHUB_HEAD_REF: 'feature/lr', GITHUB_REF_NAME: '7/merge', GITHUB_REF_TYPE: 'branch' },
+    });
     expect(step.code, logOf(step)).toBe(0);
     const runId = step.outputs['run-id'] ?? '';
     expect(step.outputs.status).toBe('succeeded');
@@ -116,6 +121,11 @@ describe.each(NODE_RUNTIMES)('submit mode on $name', ({ path: node }) => {
     expect(report.run.commit).toBe(pr.merge);
     expect(report.runner).toBe('cpu-box');
     // The Idempotency-Key names the workflow run and its attempt.
+    // The runs list filters by the branch the action recorded.
+    expect([(await world.row(baseRunId)).branch, (await world.row(runId)).branch]).toEqual([
+      'main',
+      'feature/lr',
+    ]);
     expect((await world.row(runId)).triggerKey).toMatch(/^submit:local\/.+:gha-\d+-1-[0-9a-f]{16}-0$/);
     expect(step.summary).toContain(`GitHub's merge of #7`);
     // The metric diff against the base branch's run, as the check run shows it.

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { openBlobStorage } from '../../app/blobs/open-blob-storage.js';
 import { buildServer } from '../../app/build-server.js';
 import { readControlPlaneSettings, type ControlPlaneSettings } from '../../app/control-plane-settings.js';
@@ -105,6 +105,7 @@ export async function startTestControlPlane({
   env = {},
   redis: givenRedis,
   port = 0,
+  logger = pino({ level: process.env.FLUKSIO_TEST_LOG ?? 'silent' }),
 }: {
   db: Database;
   env?: Record<string, string>;
@@ -112,6 +113,8 @@ export async function startTestControlPlane({
   redis?: Redis;
   /** The port to listen on (one reserved with freePort, for a public URL known in advance); 0 picks one. */
   port?: number;
+  /** Where the server logs. @defaultValue silent, or at FLUKSIO_TEST_LOG's level */
+  logger?: Logger;
 }): Promise<TestControlPlane> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'fluksio-app-'));
   const settings = readControlPlaneSettings({
@@ -131,7 +134,7 @@ export async function startTestControlPlane({
     redis,
     settings,
     blobs: openBlobStorage(settings),
-    logger: pino({ level: process.env.FLUKSIO_TEST_LOG ?? 'silent' }),
+    logger,
   });
   const url = await server.listen({ host: '127.0.0.1', port });
 

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import * as tables from '../../schemas/tables/index.js';
+import { waitFor } from '../app-github/github-app-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { resetTables, startTestControlPlane } from './control-plane-harness.js';
 
@@ -105,6 +106,25 @@ describe('Prometheus metrics', () => {
       expect(scrape.text).toContain('fluksio_runs{status="queued"} 2');
       expect(scrape.text).toContain('fluksio_runs{status="running"} 1');
       expect(scrape.text).toContain('fluksio_runners_online 1');
+    } finally {
+      await plane.close();
+    }
+  });
+
+  test('GET /metrics counts the claims parked in this process: one while a runner waits, none once a run reached it', async () => {
+    const plane = await startTestControlPlane({ db: database.db });
+    try {
+      const parked = async (): Promise<string | undefined> =>
+        /^fluksio_claims_parked (\d+)$/m.exec((await plane.call('GET', '/metrics')).text)?.[1];
+      expect(await parked()).toBe('0');
+      const submitter = await plane.addApiToken({ repositories: ['acme/model'] });
+      const runner = await plane.addRunner({ name: 'idle-box', labels: [] });
+      const waiting = plane.claim(runner.token, 30);
+      await waitFor('the claim to park', async () => (await parked()) === '1');
+      const queued = await plane.submit(submitter, {});
+      const claimed = await waiting;
+      expect(claimed?.run.id).toBe((queued.json.run as { id: string }).id);
+      expect(await parked()).toBe('0');
     } finally {
       await plane.close();
     }

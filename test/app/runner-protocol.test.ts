@@ -46,6 +46,7 @@ function finishedStage(name: string, overrides: Partial<StageRecord> = {}): Stag
     cacheKey: null,
     keyInputs: null,
     cachedFrom: null,
+    cachedFromTeam: false,
     reasons: ['first run'],
     notes: [],
     startedAt: new Date().toISOString(),

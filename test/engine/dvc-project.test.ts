@@ -27,6 +27,20 @@ test('a DVC project of the get-started shape runs unchanged, and a DVC-named par
   expect(first.report.run.params).toMatchObject({ 'featurize.max_features': 100, 'prepare.split': 0.2 });
   expect(Object.keys(first.report.metrics).sort()).toEqual(['avg_prec', 'roc_auc']);
   expect(existsSync(join(repo.dir, 'eval/plots/roc.json'))).toBe(true);
+  // The ROC and precision-recall plot files are the run's series (x fpr, y tpr: both kept, by row).
+  const shown = await runCli(['show', first.report.run.id, '--json'], { cwd: repo.dir });
+  const series = (
+    JSON.parse(shown.stdout) as { series: Record<string, { stage: string; points: unknown[] }> }
+  ).series;
+  expect(Object.keys(series).sort()).toEqual([
+    'eval/plots/prc/precision',
+    'eval/plots/prc/recall',
+    'eval/plots/roc/fpr',
+    'eval/plots/roc/tpr',
+  ]);
+  expect(series['eval/plots/roc/tpr']?.stage).toBe('evaluate');
+  expect(series['eval/plots/roc/tpr']?.points.length).toBe(series['eval/plots/roc/fpr']?.points.length);
+  expect(series['eval/plots/roc/tpr']?.points.at(-1)).toEqual({ step: expect.any(Number), value: 1 });
 
   const changed = await runJson(['featurize.max_features=400'], { cwd: repo.dir });
   expect(changed.code, changed.stderr).toBe(0);

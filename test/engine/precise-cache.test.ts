@@ -166,6 +166,37 @@ open("model.txt", "w").write(textwrap.dedent("    shaped\\n"))
     await expectEqualsUncached(['model.txt']);
   });
 
+  test('outs in a folder the work tree does not ignore, made by a later stage, never re-run an earlier stage', async () => {
+    // `report` writes report/summary.txt after `train` listed the pipeline's folder for its
+    // imports; the folder holds only outs (untracked, not ignored), so it is not a module.
+    repo = await makeRepo({
+      files: {
+        'fluksio.yml': [
+          'version: 1',
+          'stages:',
+          '  train:',
+          '    cmd: python3 train.py',
+          '    outs: [model.txt]',
+          '  report:',
+          '    cmd: python3 report.py',
+          '    deps: [model.txt]',
+          '    outs: [report/summary.txt]',
+          '',
+        ].join('\n'),
+        'train.py': 'import textwrap\nopen("model.txt", "w").write(textwrap.dedent("    m\\n"))\n',
+        'report.py':
+          'import os\nos.makedirs("report", exist_ok=True)\nopen("report/summary.txt", "w").write(open("model.txt").read())\n',
+      },
+    });
+    expect(statuses(await run())).toEqual({ train: 'ran', report: 'ran' });
+    expect(statuses(await run())).toEqual({ train: 'cached', report: 'cached' });
+    // A module put beside the outs is no out: the folder counts again, and train re-runs.
+    await repo.write('report/textwrap.py', 'pass\n');
+    await repo.write('textwrap.py', 'def dedent(text):\n    return "shadowed\\n"\n');
+    expect(stageOf(await run(), 'train').status).toBe('ran');
+    await expectEqualsUncached(['model.txt', 'report/summary.txt']);
+  });
+
   test('a Python subprocess is traced: what it reads is in the key', async () => {
     repo = await makeRepo({
       files: {

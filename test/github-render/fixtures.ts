@@ -76,6 +76,7 @@ export function makeStage(overrides: Partial<StageRecord> & { name: string }): S
     cacheKey: 'sha256:5eed',
     keyInputs: null,
     cachedFrom: null,
+    cachedFromTeam: false,
     reasons: [],
     notes: [],
     startedAt: null,

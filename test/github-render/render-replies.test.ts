@@ -29,7 +29,11 @@ describe('help and rejection replies show the grammar and what the pipeline acce
   test.each<[string, Record<string, ParamSpec> | null, string[]]>([
     ['declared params', specs, [`This pipeline's params:\n\n\`\`\`\n${DESCRIBED.join('\n')}\n\`\`\``]],
     ['no params', {}, ['This pipeline declares no params.']],
-    ['an unreadable pipeline', null, ['`fluksio.yml` could not be read at the head of this pull request']],
+    [
+      'an unreadable pipeline',
+      null,
+      ['no valid `fluksio.yml` (nor `dvc.yaml`) could be read at the head of this pull request'],
+    ],
   ])('help with %s', (_name, params, expected) => {
     const reply = renderHelpReply(params);
     for (const line of [...GRAMMAR_LINES, ...expected]) expect(reply).toContain(line);
@@ -110,5 +114,16 @@ describe('the queued reply', () => {
     const reply = renderQueued({ runs });
     for (const line of expected) expect(reply).toContain(line);
     expect(reply).toContain('/fluksio cancel');
+    expect(reply).not.toContain('Not honoured');
+  });
+
+  test("what of a dvc.yaml cannot be honoured follows, each note as the repository's text in a code block", () => {
+    const note =
+      'stage upload: cannot be honoured (s3://bucket/`@everyone` is not a path in this repository)';
+    const reply = renderQueued({
+      runs: [{ id: '01JNRUN0000000000000000001', params: {}, checkName: 'fluksio' }],
+      notes: [note],
+    });
+    expect(reply).toContain(`⚠️ Not honoured (the other stages run):\n\n\`\`\`\n${note}\n\`\`\``);
   });
 });

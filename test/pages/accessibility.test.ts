@@ -49,7 +49,17 @@ beforeEach(async () => {
           value: lr + 1 / (step + 1),
         })),
       },
-      { type: 'stage.finished', stage: finishedStage('train', { metrics: { loss: lr } }) },
+      {
+        type: 'stage.finished',
+        stage: finishedStage('train', {
+          metrics: { loss: lr },
+          // The outputs table: a file to download, a directory to pull.
+          outs: [
+            { path: 'model.pt', kind: 'file', digest: `sha256:${'e'.repeat(64)}`, size: 2048 },
+            { path: 'checkpoints', kind: 'dir', digest: `sha256:${'f'.repeat(64)}`, size: 1 << 20 },
+          ],
+        }),
+      },
     );
     await run.finish('succeeded', { loss: lr });
     made.push(run);
@@ -90,6 +100,13 @@ test('the run, sweep and compare pages have no serious or critical axe-core viol
     await page.goto(`${plane.url}${path}`);
     await page.locator('main[data-final="true"]').waitFor();
     await page.locator('main [data-complete="true"], main table').first().waitFor();
+    if (path.startsWith('/runs/')) await page.locator('table.outputs a.download').waitFor();
+    if (path.startsWith('/groups/')) {
+      // An axis's keyboard handle, focused and brushed.
+      await page.locator('.pc-handle').first().focus();
+      await page.keyboard.press('ArrowUp');
+      await page.locator('.pc-handle[data-brush="0.4:0.6"]').waitFor();
+    }
     expect(await seriousViolations(), path).toEqual([]);
   }
 });

@@ -144,3 +144,81 @@ json.dump({"loss": 0.25}, open("metrics/train.json", "w"))
     await live.cleanup();
   }
 }, 300_000);
+
+test("fluksio ui downloads a run's output verified: the out's bytes, named after it; a corrupted blob's download fails and is logged", async () => {
+  const outUi = spawnFluksio(['ui', '--no-open', '--json'], { cwd: project.dir });
+  try {
+    const { url } = JSON.parse(await outUi.waitFor(/"url"/, 60_000)) as { url: string };
+    const address = new URL(url);
+    const token = address.searchParams.get('token')!;
+    const data = (await (
+      await fetch(`${address.origin}/pages/api${address.pathname}?token=${token}`)
+    ).json()) as {
+      report: { stages: { name: string; outs: { path: string; digest: string; size: number }[] }[] };
+    };
+    const model = data.report.stages.find((stage) => stage.name === 'train')!.outs[0]!;
+    expect(model.path).toBe('model.txt');
+    const bytes = readFileSync(join(project.dir, 'model.txt'));
+    const download = `${address.origin}/pages/api${address.pathname}/outs/${model.digest}?token=${token}`;
+
+    const answer = await fetch(download);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-length')).toBe(String(model.size));
+    expect(answer.headers.get('content-disposition')).toContain('filename="model.txt"');
+    expect(Buffer.from(await answer.arrayBuffer())).toEqual(bytes);
+    // The secret guards downloads as it guards pages.
+    expect((await fetch(download.replace(/\?token=.*$/, ''))).status).toBe(403);
+
+    const hex = model.digest.slice('sha256:'.length);
+    const blob = join(project.dir, '.fluksio', 'blobs', 'sha256', hex.slice(0, 2), hex);
+    const kept = readFileSync(blob);
+    await writeFile(blob, Buffer.from(kept.toString().toUpperCase()));
+    try {
+      await expect(fetch(download).then((failed) => failed.arrayBuffer())).rejects.toThrow();
+      await vi.waitFor(() => expect(outUi.output()).toContain('failed verification'), { timeout: 10_000 });
+      const line = outUi
+        .output()
+        .split('\n')
+        .find((text) => text.includes('failed verification'))!;
+      expect(JSON.parse(line)).toMatchObject({ digest: model.digest, path: 'model.txt' });
+      expect(line).not.toContain(token);
+    } finally {
+      await writeFile(blob, kept);
+    }
+  } finally {
+    expect(await outUi.stop('SIGINT')).toBe(0);
+  }
+}, 120_000);
+
+test("local runs record the branch checked out, and the runs list filters by it; a detached HEAD's run has none", async () => {
+  await project.git('checkout', '-q', '-b', 'feature/wider');
+  const onBranch = await runCli(['run', 'epochs=5', '--json'], { cwd: project.dir });
+  expect(onBranch.code, onBranch.stderr).toBe(0);
+  await project.git('checkout', '-q', '--detach');
+  const detached = await runCli(['run', 'epochs=6', '--json'], { cwd: project.dir });
+  expect(detached.code, detached.stderr).toBe(0);
+  await project.git('checkout', '-q', 'main');
+  const idOf = (stdout: string) => (JSON.parse(stdout) as { run: { id: string } }).run.id;
+
+  const listUi = spawnFluksio(['ui', '--no-open', '--json'], { cwd: project.dir });
+  try {
+    const { url } = JSON.parse(await listUi.waitFor(/"url"/, 60_000)) as { url: string };
+    const address = new URL(url);
+    const list = async (branch: string) => {
+      const answer = await fetch(
+        `${address.origin}/pages/api/runs?branch=${encodeURIComponent(branch)}&token=${address.searchParams.get('token')}`,
+      );
+      expect(answer.status).toBe(200);
+      return ((await answer.json()) as { runs: { id: string; branch: string | null }[] }).runs;
+    };
+    expect(await list('feature/wider')).toEqual([
+      expect.objectContaining({ id: idOf(onBranch.stdout), branch: 'feature/wider' }),
+    ]);
+    const onMain = await list('main');
+    expect(onMain.length).toBeGreaterThan(0);
+    expect(onMain.map((run) => run.id)).not.toContain(idOf(onBranch.stdout));
+    expect(onMain.map((run) => run.id)).not.toContain(idOf(detached.stdout));
+  } finally {
+    expect(await listUi.stop('SIGINT')).toBe(0);
+  }
+}, 120_000);

@@ -167,6 +167,7 @@ export function finishedStage(name: string, overrides: Partial<StageRecord> = {}
     cacheKey: randomBytes(32).toString('hex'),
     keyInputs: null,
     cachedFrom: null,
+    cachedFromTeam: false,
     reasons: ['first run'],
     notes: [],
     startedAt: new Date().toISOString(),

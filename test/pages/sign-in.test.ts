@@ -223,3 +223,47 @@ test('with sign-in on, signed links and API tokens still open the pages', async 
   const api = await world.plane.call('GET', `/pages/api/runs/${run.id}`, { token: world.submitter });
   expect(api.status).toBe(200);
 });
+
+test('in Chromium: an anonymous visitor to a private run is sent through GitHub sign-in, comes back signed in to the page; a user without access gets 404', async () => {
+  world.double.setPermission('acme/model', 'alice', 'read');
+  world.double.setPermission('acme/model', 'mallory', 'none');
+  const run = await finishedRun();
+  const runPage = `${world.plane.url}/runs/${run.id}`;
+
+  world.double.signInAs('alice');
+  const { page } = world;
+  const visited: string[] = [];
+  page.on('request', (request) => {
+    if (request.isNavigationRequest()) visited.push(new URL(request.url()).pathname);
+  });
+  const answer = await page.goto(runPage);
+  expect(answer?.status()).toBe(200);
+  expect(page.url()).toBe(runPage);
+  expect(visited).toEqual([
+    `/runs/${run.id}`,
+    '/auth/github/login',
+    '/login/oauth/authorize',
+    '/auth/github/callback',
+    `/runs/${run.id}`,
+  ]);
+  expect(await page.locator('.account strong').textContent()).toBe('alice');
+  await page.locator('main[data-final="true"]').waitFor();
+  expect(await page.locator('#run-status').textContent()).toBe('succeeded');
+  // Signed in, the page's data and a reload need GitHub no more.
+  const authorizations = world.double.userTokens().length;
+  expect((await page.reload())?.status()).toBe(200);
+  expect(world.double.userTokens()).toHaveLength(authorizations);
+  await world.browser.screenshot(page, 'signed-in-run-page');
+
+  world.double.signInAs('mallory');
+  const other = await world.browser.newPage();
+  try {
+    const refused = await other.goto(runPage);
+    expect(refused?.status()).toBe(404);
+    expect(other.url()).toBe(runPage);
+    expect(await other.locator('h1').textContent()).toBe('Not found');
+    expect(await other.content()).not.toContain('succeeded');
+  } finally {
+    await other.close();
+  }
+});

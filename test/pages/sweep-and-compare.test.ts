@@ -154,6 +154,97 @@ test('brushing an axis keeps the runs in its range in the table, on a log axis f
   expect(await canvas.getAttribute('data-log-axes')).toBe('');
 });
 
+test('brushing from the keyboard: an axis is reached with Tab and shows its focus; arrows move and widen its brush, kept in the URL; Escape clears it', async () => {
+  const grid = [0.0001, 0.001, 0.01, 0.1].flatMap((lr, i) => [
+    { lr, seed: 1, accuracy: 0.8 + i / 100, loss: 0.4 - i / 100 },
+    { lr, seed: 2, accuracy: 0.79 + i / 100, loss: 0.41 - i / 100 },
+  ]);
+  const { groupId, runs: made } = await sweep(grid);
+  const { page } = world;
+  await page.goto(`${world.plane.url}/groups/${groupId}?${pageLinks.sign('acme/model')}`);
+  await page.locator('main[data-final="true"]').waitFor();
+  const focused = () =>
+    page.evaluate(() => {
+      const active = (
+        globalThis as unknown as {
+          document: {
+            activeElement: { getAttribute(name: string): string | null; matches(s: string): boolean };
+          };
+        }
+      ).document.activeElement;
+      return {
+        axis: active.getAttribute('data-axis'),
+        role: active.getAttribute('role'),
+        focusVisible: active.matches(':focus-visible'),
+      };
+    });
+  // Tab order: the page's controls, the log-scale choices, then each axis of the plot.
+  const reached: (string | null)[] = [];
+  for (let presses = 0; presses < 60; presses += 1) {
+    await page.keyboard.press('Tab');
+    const now = await focused();
+    reached.push(now.role === 'slider' ? `axis ${now.axis}` : now.axis);
+    if (now.role === 'slider') break;
+  }
+  expect(reached.at(-1)).toBe('axis lr');
+  expect(reached.indexOf('lr')).toBeGreaterThanOrEqual(0);
+  expect(reached.indexOf('lr')).toBeLessThan(reached.length - 1);
+  expect(await focused()).toEqual({ axis: 'lr', role: 'slider', focusVisible: true });
+  const handle = page.locator('.pc-handle[data-axis="lr"]');
+  expect(
+    await handle.evaluate(
+      (element) =>
+        (
+          globalThis as unknown as { getComputedStyle(e: unknown): { outlineStyle: string } }
+        ).getComputedStyle(element).outlineStyle,
+    ),
+  ).toBe('solid');
+
+  const shown = () =>
+    page
+      .locator('#sweep-table tbody tr:visible')
+      .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run')).sort());
+  const runsWith = (lrs: number[]) =>
+    made
+      .filter((_, i) => lrs.includes(grid[i]!.lr))
+      .map((run) => run.id)
+      .sort();
+  const brushInUrl = () => new URL(page.url()).searchParams.get('brush');
+
+  // The first arrow brushes the middle fifth of lr's log axis (where no lr is); eight more move it to the top.
+  await page.keyboard.press('ArrowUp');
+  expect(brushInUrl()).toBe('lr:0.400:0.600');
+  expect(await shown()).toEqual([]);
+  for (let i = 0; i < 8; i += 1) await page.keyboard.press('ArrowUp');
+  expect(brushInUrl()).toBe('lr:0.800:1.000');
+  expect(await shown()).toEqual(runsWith([0.1]));
+  // Shift+↓ widens it downwards, over lr = 0.01 (two thirds up the axis).
+  for (let i = 0; i < 3; i += 1) await page.keyboard.press('Shift+ArrowDown');
+  expect(brushInUrl()).toBe('lr:0.650:1.000');
+  expect(await shown()).toEqual(runsWith([0.1, 0.01]));
+  expect(await page.locator('#brush-status').textContent()).toBe('4 of 8 runs within the brushes');
+  expect(await handle.getAttribute('aria-valuetext')).toBe('brushed from 65% to 100% of the axis');
+  await world.browser.screenshot(page, 'sweep-page-keyboard-brush');
+
+  // The address keeps it as it keeps a mouse's brush.
+  await page.reload();
+  await page.locator('main[data-final="true"]').waitFor();
+  expect(await shown()).toEqual(runsWith([0.1, 0.01]));
+  await handle.focus();
+  await page.keyboard.press('Escape');
+  expect(brushInUrl()).toBeNull();
+  expect(await page.locator('#sweep-table tbody tr:visible').count()).toBe(8);
+  expect(await handle.getAttribute('aria-valuetext')).toBe('no brush');
+  // A mouse drag on the canvas still brushes: the handles over it take no pointer events.
+  const box = (await page.locator('#parallel').boundingBox())!;
+  const yAt = (fraction: number) => box.y + box.height - 16 - (box.height - 44) * fraction;
+  await page.mouse.move(box.x + 48, yAt(1));
+  await page.mouse.down();
+  await page.mouse.move(box.x + 48, yAt(0.55), { steps: 6 });
+  await page.mouse.up();
+  expect(await shown()).toEqual(runsWith([0.1, 0.01]));
+});
+
 test('compare 3 runs: the params that differ first, the metrics, and their curves overlaid', async () => {
   const { runs: made } = await sweep(GRID.slice(0, 4));
   const chosen = [made[0]!, made[1]!, made[3]!];

@@ -101,6 +101,7 @@ export class ScriptedRunner {
       cacheKey: null,
       keyInputs: null,
       cachedFrom: null,
+      cachedFromTeam: false,
       reasons: [],
       startedAt: now,
       finishedAt: now,

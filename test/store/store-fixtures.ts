@@ -56,6 +56,7 @@ export function makeStageRecord(overrides: Partial<StageRecord> & { name: string
     cacheKey: keyInputs ? sha256Hex(JSON.stringify(keyInputs) + overrides.name) : null,
     keyInputs,
     cachedFrom: null,
+    cachedFromTeam: false,
     reasons: ['no cache entry'],
     notes: [],
     startedAt: '2025-01-02T03:04:05.678Z',

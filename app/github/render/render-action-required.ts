@@ -6,8 +6,9 @@ import type { RenderedCheckRun } from '../../../present/github/render-check-run.
 /**
  * A check run that asks a human to act, with no run behind it (DESIGN §6, §8): a fork's
  * pull request waiting for a maintainer's approval, printing the exact command to copy,
- * or a broken `fluksio.yml`, listing every problem as `fluksio.yml:LINE: path: message`
- * (and annotating the file where the line is known).
+ * or a broken pipeline file (`fluksio.yml`, or a DVC project's `dvc.yaml`), listing every
+ * problem as `fluksio.yml:LINE: path: message` (and annotating the file where the line is
+ * known).
  */
 export function renderActionRequired(
   request:

@@ -83,11 +83,17 @@ export function renderApprovalNeeded({
   ].join('\n');
 }
 
-/** The reply once a command's runs are queued: each run, its check run and its params. */
+/**
+ * The reply once a command's runs are queued: each run, its check run and its params; then
+ * what of a `dvc.yaml` cannot be honoured, each naming its stage (in a code block: stage
+ * names and URLs are the repository's text).
+ */
 export function renderQueued({
   runs,
+  notes = [],
 }: {
   runs: { id: string; params: Record<string, ParamValue>; checkName: string }[];
+  notes?: string[];
 }): string {
   const lines = [
     runs.length === 1 ? '🚀 Queued 1 run:' : `🚀 Queued ${runs.length} runs:`,
@@ -100,12 +106,15 @@ export function renderQueued({
     lines.push(`| \`${run.id}\` | ${codeSpan(run.checkName)} | ${params ? codeSpan(params) : '(none)'} |`);
   }
   lines.push('', `Cancel with \`/fluksio cancel\` (all of them) or \`/fluksio cancel <run-id>\`.`);
+  if (notes.length > 0) {
+    lines.push('', '⚠️ Not honoured (the other stages run):', '', codeBlock(notes.join('\n')));
+  }
   return lines.join('\n');
 }
 
 function paramsSection(specs: PipelineParams): string {
   if (specs === null) {
-    return "The pipeline's params are not listed: `fluksio.yml` could not be read at the head of this pull request.";
+    return "The pipeline's params are not listed: no valid `fluksio.yml` (nor `dvc.yaml`) could be read at the head of this pull request.";
   }
   const described = describeParams(specs);
   if (described.length === 0) return 'This pipeline declares no params.';

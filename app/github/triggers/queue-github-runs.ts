@@ -15,6 +15,8 @@ export interface GitHubRunRequest {
   repository: RepositoryRef;
   /** The exact SHA, fixed now: later pushes change nothing for these runs (DESIGN §5). */
   commit: string;
+  /** The file the pipeline was read from at that commit (`fluksio.yml` or `dvc.yaml`). */
+  pipelinePath: string;
   pipeline: Pipeline;
   /** One parameter set per run; more than one is a sweep (a group). */
   grid: Params[];
@@ -61,6 +63,7 @@ export async function queueGitHubRuns(work: GitHubWork, request: GitHubRunReques
     runs: request.grid.map((params, index) => ({
       ...githubRunDefinition({
         repository,
+        pipelinePath: request.pipelinePath,
         pipeline,
         commit: request.commit,
         params,

@@ -8,7 +8,7 @@ export type NoticeBody = Parameters<typeof renderActionRequired>[0] & { kind: No
 
 /**
  * Puts an `action_required` check run on a commit that gets no run (DESIGN §6, §8): a
- * fork's pull request waiting for approval, or a broken `fluksio.yml`. One per commit and
+ * fork's pull request waiting for approval, or a broken pipeline file. One per commit and
  * kind, however many events name it; the outbox sends it. Returns the notice's id.
  */
 export async function raiseNotice(

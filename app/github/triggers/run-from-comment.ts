@@ -7,7 +7,7 @@ import type { GitHubApi, GitHubWork } from '../github-work.js';
 import { isFork } from './is-fork.js';
 import { queueGitHubRuns } from './queue-github-runs.js';
 import { raiseNotice } from './raise-notice.js';
-import { PIPELINE_PATH, readPipelineAt } from './read-pipeline-at.js';
+import { PIPELINE_FILES_TEXT, readPipelineAt } from './read-pipeline-at.js';
 import { readPullRequest } from './read-pull-request.js';
 import {
   renderApprovalNeeded,
@@ -22,8 +22,9 @@ import {
  * so later pushes change nothing for these runs. `--sha` must name that head, or the
  * command is refused naming the current one; a fork's pull request runs only with `--sha`,
  * the commit a maintainer reviewed, and in the fork's own trust domain. The pipeline at
- * that commit is read and validated, the params resolved against it (a sweep is a group
- * of at most 32 runs); anything wrong is a reply saying exactly what and 😕, with no run.
+ * that commit (`fluksio.yml`, or a DVC project's `dvc.yaml`, whose params are typed from
+ * its params.yaml) is read and validated, the params resolved against it (a sweep is a
+ * group of at most 32 runs); anything wrong is a reply saying exactly what and 😕, with no run.
  * Queued runs get 🚀 and a reply listing them; a sweep's listing is its comparison comment.
  */
 export async function runFromComment(
@@ -64,7 +65,7 @@ export async function runFromComment(
   const read = await readPipelineAt(api, repository, head);
   if (read.state === 'absent') {
     await thread.refuse(
-      renderRejection([`There is no ${PIPELINE_PATH} at ${head}, so there is nothing to run`], null),
+      renderRejection([`There is no ${PIPELINE_FILES_TEXT} at ${head}, so there is nothing to run`], null),
     );
     return;
   }
@@ -73,9 +74,9 @@ export async function runFromComment(
       installationId,
       repository: repository.fullName,
       headSha: head,
-      body: { kind: 'broken-pipeline', problems: read.problems, path: PIPELINE_PATH, sha: head },
+      body: { kind: 'broken-pipeline', problems: read.problems, path: read.path, sha: head },
     });
-    await thread.refuse(renderRejection(formatProblems(read.problems, PIPELINE_PATH).split('\n'), null));
+    await thread.refuse(renderRejection(formatProblems(read.problems, read.path).split('\n'), null));
     return;
   }
   const resolved = resolveParams(read.pipeline.params, command.assignments);
@@ -93,6 +94,7 @@ export async function runFromComment(
     installationId,
     repository,
     commit: head,
+    pipelinePath: read.path,
     pipeline: read.pipeline,
     grid: resolved.grid,
     swept: resolved.swept,
@@ -114,6 +116,7 @@ export async function runFromComment(
         params: run.params,
         checkName: run.checkName ?? work.github.checkName,
       })),
+      notes: read.notes,
     }),
   );
 }

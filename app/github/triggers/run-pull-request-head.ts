@@ -7,7 +7,7 @@ import { listPullRequestRuns } from '../../../store/runs/list-pull-request-runs.
 import { queueGitHubRuns } from './queue-github-runs.js';
 import { raiseNotice } from './raise-notice.js';
 import { readPullRequest } from './read-pull-request.js';
-import { PIPELINE_PATH, readPipelineAt } from './read-pipeline-at.js';
+import { readPipelineAt } from './read-pipeline-at.js';
 import type { RepositoryRef } from '../repository-ref.js';
 import type { PullRequest } from '../webhook-payloads.js';
 
@@ -18,9 +18,10 @@ import type { PullRequest } from '../webhook-payloads.js';
  * `on.pull_request`, the head runs with the params' defaults — unless the pull request
  * comes from a fork: that never runs automatically and gets an `action_required` check
  * run printing the exact `/fluksio run --sha <head>` a maintainer must comment. A broken
- * `fluksio.yml` gets an `action_required` check run naming every problem. The events of
- * one pull request are handled one at a time across every control plane process, and a
- * head with an automatic run queued or running already gets no second one.
+ * pipeline file (`fluksio.yml`, or `dvc.yaml` where there is none) gets an `action_required`
+ * check run naming every problem. The events of one pull request are handled one at a time
+ * across every control plane process, and a head with an automatic run queued or running
+ * already gets no second one.
  */
 export async function runPullRequestHead(
   work: GitHubWork,
@@ -85,12 +86,13 @@ async function actOnCurrentHead(
 
   const read = await readPipelineAt(api, repository, head);
   if (read.state === 'absent') return;
+  const { path } = read;
   const brokenPipeline = (problems: Problem[]) =>
     raiseNotice(work, {
       installationId,
       repository: repository.fullName,
       headSha: head,
-      body: { kind: 'broken-pipeline', problems, path: PIPELINE_PATH, sha: head },
+      body: { kind: 'broken-pipeline', problems, path, sha: head },
     });
   if (read.state === 'broken') {
     await brokenPipeline(read.problems);
@@ -117,6 +119,7 @@ async function actOnCurrentHead(
     installationId,
     repository,
     commit: head,
+    pipelinePath: path,
     pipeline: read.pipeline,
     grid,
     swept: [],

@@ -3,15 +3,16 @@ import type { GitHubWork } from '../github-work.js';
 import { defaultGrid } from './default-grid.js';
 import { queueGitHubRuns } from './queue-github-runs.js';
 import { raiseNotice } from './raise-notice.js';
-import { PIPELINE_PATH, readPipelineAt } from './read-pipeline-at.js';
+import { readPipelineAt } from './read-pipeline-at.js';
 import type { RepositoryRef } from '../repository-ref.js';
 import { branchSelected } from './branch-selected.js';
 
 /**
  * A push to a branch (DESIGN §8): runs the pushed commit (`after`) with the params'
  * defaults when the pipeline at that commit lists the branch under `on.push.branches`
- * (globs as in GitHub Actions: `release/*`). A repository without `fluksio.yml` gets
- * nothing; a broken one gets an `action_required` check run naming every problem.
+ * (globs as in GitHub Actions: `release/*`). A repository without `fluksio.yml` (nor
+ * `dvc.yaml`) gets nothing; a broken one gets an `action_required` check run naming every
+ * problem. A `dvc.yaml` declares no triggers, so a DVC project runs only on command.
  */
 export async function runPushedCommit(
   work: GitHubWork,
@@ -27,12 +28,13 @@ export async function runPushedCommit(
   const api = await work.installationApi(push.installationId);
   const read = await readPipelineAt(api, push.repository, push.commit);
   if (read.state === 'absent') return;
+  const { path } = read;
   const brokenPipeline = (problems: Problem[]) =>
     raiseNotice(work, {
       installationId: push.installationId,
       repository: push.repository.fullName,
       headSha: push.commit,
-      body: { kind: 'broken-pipeline', problems, path: PIPELINE_PATH, sha: push.commit },
+      body: { kind: 'broken-pipeline', problems, path, sha: push.commit },
     });
   if (read.state === 'broken') {
     await brokenPipeline(read.problems);
@@ -50,6 +52,7 @@ export async function runPushedCommit(
     installationId: push.installationId,
     repository: push.repository,
     commit: push.commit,
+    pipelinePath: path,
     pipeline: read.pipeline,
     grid,
     swept: [],

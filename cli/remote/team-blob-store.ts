@@ -1,0 +1,98 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
+import type { TeamCacheClient } from '../../client/team-cache-client.js';
+import { NotFoundError } from '../../client/control-plane-errors.js';
+import { BlobCorruptError, BlobMissingError } from '../../runner/blobs/blob-errors.js';
+import type { BlobStore, StoredBlob } from '../../runner/ports.js';
+
+export interface TeamBlobStoreOptions {
+  client: TeamCacheClient;
+  /** The team's run whose outs are restored: the control plane lets its repository's readers read them. */
+  runId: string;
+  /** This workspace's own store: read first, and where downloaded bytes are kept. */
+  local: BlobStore;
+}
+
+/**
+ * The outs of one team's cache entry, as the engine restores them (`fluksio run
+ * --remote-cache`): from the local store when it has the bytes, else downloaded through the
+ * control plane's blob route with the API token (or the store's presigned URL), hashed as
+ * they arrive and checked against their digest before anything uses them — a blob absent
+ * is BlobMissingError, bytes that hash elsewhere BlobCorruptError, and either is a miss: the
+ * stage runs. Verified bytes are kept in the local store. Writes go to the local store
+ * only: what a laptop computes never reaches the team's cache.
+ */
+export class TeamBlobStore implements BlobStore {
+  constructor(private readonly options: TeamBlobStoreOptions) {}
+
+  async has(digest: BlobDigest): Promise<boolean> {
+    return (await this.options.local.has(digest)) || this.options.client.hasBlob(this.options.runId, digest);
+  }
+
+  putFile(source: string): Promise<StoredBlob> {
+    return this.options.local.putFile(source);
+  }
+
+  putBytes(bytes: Uint8Array): Promise<StoredBlob> {
+    return this.options.local.putBytes(bytes);
+  }
+
+  async getToFile(digest: BlobDigest, dest: string): Promise<void> {
+    const { local } = this.options;
+    if (await local.has(digest)) return local.getToFile(digest, dest);
+    await mkdir(path.dirname(dest), { recursive: true });
+    // Next to dest, so the final rename stays on one file system and is atomic.
+    const temp = path.join(path.dirname(dest), `.${path.basename(dest)}.${randomUUID()}.fluksio-tmp`);
+    try {
+      const hex = await this.download(digest, async (body) => {
+        const hash = createHash('sha256');
+        const hashing = new Transform({
+          transform(chunk: Buffer, _encoding, callback) {
+            hash.update(chunk);
+            callback(null, chunk);
+          },
+        });
+        await pipeline(body, hashing, createWriteStream(temp));
+        return hash.digest('hex');
+      });
+      verify(digest, hex);
+      await local.putFile(temp);
+      await rename(temp, dest);
+    } finally {
+      await rm(temp, { force: true });
+    }
+  }
+
+  async getBytes(digest: BlobDigest): Promise<Buffer> {
+    const { local } = this.options;
+    if (await local.has(digest)) return local.getBytes(digest);
+    const bytes = await this.download(digest, async (body) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of body) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    });
+    verify(digest, createHash('sha256').update(bytes).digest('hex'));
+    await local.putBytes(bytes);
+    return bytes;
+  }
+
+  /** The blob's body into `consume`; BlobMissingError when the control plane has none the token may read. */
+  private async download<T>(digest: BlobDigest, consume: (body: Readable) => Promise<T>): Promise<T> {
+    try {
+      return await this.options.client.blob(this.options.runId, digest, consume);
+    } catch (error) {
+      if (error instanceof NotFoundError) throw new BlobMissingError(digest);
+      throw error;
+    }
+  }
+}
+
+/** BlobCorruptError unless the bytes hashed to `digest`. */
+function verify(digest: BlobDigest, actualHex: string): void {
+  if (blobDigest(actualHex) !== digest) throw new BlobCorruptError(digest, actualHex);
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "stages" ADD COLUMN "cached_from_team" boolean DEFAULT false NOT NULL;
