@@ -14,6 +14,7 @@ import { lingerBeforeClose } from './http/linger-before-close.js';
 import { loggableError } from './http/loggable-error.js';
 import type { GitCredentials, RouteContext } from './route-context.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
+import { RunBell, runBellChannel } from './run-bell.js';
 import { blobRoutes } from './routes/blob-routes.js';
 import { blobUploadRoutes } from './routes/blob-upload-routes.js';
 import { cacheRoute } from './routes/cache-route.js';
@@ -110,6 +111,7 @@ export function buildServer({
   // Before any route, so that every route's requests have their cookies parsed.
   if (signIn) void app.register(fastifyCookie, { secret: signIn.cookieSecret });
   const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
+  const runBell = new RunBell(redis, runBellChannel(settings.queuePrefix), logger);
   const closing = new AbortController();
   const metrics = new Registry();
   const context: RouteContext = {
@@ -120,12 +122,19 @@ export function buildServer({
     blobBytes: new BlobByteCounters(metrics),
     metrics,
     doorbell,
+    runBell,
     closing: closing.signal,
-    ...(github ? { gitCredentials: github.gitCredentials, onRunChanged: github.onRunChanged } : {}),
+    // Its check run follows, and its open pages look again.
+    onRunChanged: (runId) => {
+      void runBell.ring(runId);
+      github?.onRunChanged(runId);
+    },
+    ...(github ? { gitCredentials: github.gitCredentials } : {}),
   };
 
   app.addHook('onReady', async () => {
     doorbell.listen();
+    runBell.listen();
   });
   app.addHook('preClose', async () => {
     closing.abort();
@@ -138,6 +147,7 @@ export function buildServer({
   });
   app.addHook('onClose', async () => {
     await doorbell.close();
+    await runBell.close();
   });
   // An answer given before the body was read (a refused token, a body over the limit)
   // closes the connection: otherwise Node reads and discards the rest of the body, however
@@ -198,6 +208,7 @@ export function buildServer({
     source: controlPlanePageSource({ db, blobs, blobBytes: context.blobBytes }),
     gate: controlPlanePageGate({ db, signer: pageLinks, signIn }),
     assets: () => readPageAssets(),
+    changes: runBell,
   });
   return app;
 }

@@ -5,6 +5,7 @@ import type { BlobByteCounters } from './blobs/blob-byte-counters.js';
 import type { BlobStorage } from './blobs/blob-storage.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import type { Run } from '../schemas/tables/runs.js';
+import type { RunBell } from './run-bell.js';
 import type { RunDoorbell } from './run-doorbell.js';
 
 /**
@@ -29,6 +30,8 @@ export interface RouteContext {
   /** The process's Prometheus metrics, scraped at `GET /metrics`. */
   metrics: Registry;
   doorbell: RunDoorbell;
+  /** Rung when a run's runner sent events, so its open pages show them at once. */
+  runBell: RunBell;
   /** Aborted when the server begins to close, so waiting claims answer at once. */
   closing: AbortSignal;
   /** Git credentials for claimed runs of GitHub repositories; absent without the GitHub App. */

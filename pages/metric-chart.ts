@@ -1,4 +1,5 @@
 import uPlot from 'uplot';
+import type { SeriesRangeData } from '../schemas/page-data.js';
 import { h } from './dom.js';
 import { smooth } from './smooth.js';
 
@@ -6,6 +7,8 @@ import { smooth } from './smooth.js';
 export interface Curve {
   label: string;
   points: readonly { step: number; value: number; at?: number }[];
+  /** How many points the series has, when `points` were cut down to the chart's width. */
+  total?: number | undefined;
   color: string;
   dashed?: boolean;
 }
@@ -19,8 +22,8 @@ export interface ChartSettings {
   smoothing: number;
 }
 
-/** Two charts side by side on a laptop's screen. */
-const CHART_WIDTH = 560;
+/** Two charts side by side on a laptop's screen: also the pixels the server cuts series down to. */
+export const CHART_WIDTH = 560;
 
 /** Colours told apart by most readers, colour-blind ones included (Okabe–Ito). */
 export const PALETTE = [
@@ -40,17 +43,23 @@ export const PALETTE = [
  * are left out there): every series given, the baseline's dashed, log scale and
  * smoothing from the page's settings. `update` redraws with new points (a
  * live run's curves grow) without rebuilding the chart unless the set of curves changed.
+ * The points given may be cut down to the chart's width (`Curve.total`); with `zoom`,
+ * dragging across the step axis asks for that range at full resolution, and a double
+ * click goes back to the whole run.
  */
 export class MetricChart {
   readonly element: HTMLElement;
   private plot: uPlot | null = null;
   private shape = '';
   private curves: Curve[] = [];
+  /** The range a drag zoomed into, and its curves at full resolution; null for the whole run. */
+  private zoomed: { from: number; to: number; curves: Curve[] } | null = null;
   private readonly body: HTMLElement;
 
   constructor(
     readonly metric: string,
     private settings: ChartSettings,
+    private readonly zoom?: (range: { from: number; to: number }) => Promise<SeriesRangeData>,
   ) {
     this.body = h('div', { class: 'chart-body' });
     this.element = h(
@@ -59,14 +68,21 @@ export class MetricChart {
       h('figcaption', {}, metric),
       this.body,
     );
+    this.body.addEventListener('dblclick', () => {
+      if (!this.zoomed) return;
+      this.zoomed = null;
+      delete this.element.dataset.zoomed;
+      this.draw();
+    });
   }
 
   update(curves: Curve[]): void {
     this.curves = curves;
-    // What is drawn, readable by tests and assistive tools without reading the canvas.
+    // What the run has, readable by tests and assistive tools without reading the canvas.
     this.element.dataset.points = String(this.pointCount);
     this.element.dataset.curves = String(curves.length);
-    this.draw();
+    // A zoomed chart keeps its range; the whole run is drawn again once it zooms out.
+    if (!this.zoomed) this.draw();
   }
 
   configure(settings: ChartSettings): void {
@@ -75,14 +91,29 @@ export class MetricChart {
     this.draw();
   }
 
-  /** Points drawn in total, for tests and the bench. */
+  /** Points the curves have in total (cut down or not), for tests and the bench. */
   get pointCount(): number {
-    return this.curves.reduce((sum, curve) => sum + curve.points.length, 0);
+    return this.curves.reduce((sum, curve) => sum + (curve.total ?? curve.points.length), 0);
+  }
+
+  /** Asks for a range of steps at full resolution and draws it. */
+  private async zoomTo(from: number, to: number): Promise<void> {
+    if (!this.zoom || !(to > from)) return;
+    const range = await this.zoom({ from, to });
+    const curves = this.curves.map((curve, i) => {
+      const series = i === 0 && !curve.dashed ? range.series : curve.dashed ? range.baseline : null;
+      return { ...curve, points: series?.points ?? [], total: series?.total };
+    });
+    this.zoomed = { from, to, curves };
+    this.element.dataset.zoomed = `${from}-${to}`;
+    this.draw();
   }
 
   private draw(): void {
     const wall = this.settings.axis === 'wall';
-    const placed = this.curves.map((curve) => {
+    const drawn = this.zoomed?.curves ?? this.curves;
+    this.element.dataset.drawn = String(drawn.reduce((sum, curve) => sum + curve.points.length, 0));
+    const placed = drawn.map((curve) => {
       if (!wall) return curve.points.map((point) => ({ x: point.step, value: point.value }));
       const timed = curve.points.filter((point) => point.at !== undefined);
       const start = Math.min(...timed.map((point) => point.at!));
@@ -115,13 +146,15 @@ export class MetricChart {
     this.element.dataset.axis = this.settings.axis;
     this.element.dataset.xMax = String(xs.at(-1) ?? '');
     const shape = JSON.stringify([
-      this.curves.map((curve) => [curve.label, curve.color, curve.dashed]),
+      drawn.map((curve) => [curve.label, curve.color, curve.dashed]),
       this.settings,
     ]);
     if (this.plot && shape === this.shape) {
       this.plot.setData(data);
       return;
     }
+    // On the step axis a drag asks the server for the range; on wall time uPlot zooms the points held.
+    const fetchRange = !wall && this.zoom !== undefined;
     this.plot?.destroy();
     this.shape = shape;
     this.plot = new uPlot(
@@ -129,10 +162,24 @@ export class MetricChart {
         width: CHART_WIDTH,
         height: 260,
         scales: { x: { time: false }, y: this.settings.logScale ? { distr: 3 } : {} },
+        cursor: { drag: { x: true, y: false, setScale: !fetchRange } },
+        hooks: {
+          setSelect: [
+            (plot: uPlot) => {
+              if (!fetchRange || plot.select.width <= 0) return;
+              const from = Math.ceil(plot.posToVal(plot.select.left, 'x'));
+              const to = Math.floor(plot.posToVal(plot.select.left + plot.select.width, 'x'));
+              plot.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+              this.zoomTo(from, to).catch((error: unknown) => {
+                this.element.dataset.zoomError = error instanceof Error ? error.message : String(error);
+              });
+            },
+          ],
+        },
         axes: [{ label: wall ? 'seconds since the first point' : 'step' }, {}],
         series: [
           { label: wall ? 'seconds' : 'step' },
-          ...this.curves.map((curve) => ({
+          ...drawn.map((curve) => ({
             label: curve.label,
             stroke: curve.color,
             width: 1.5,

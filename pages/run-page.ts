@@ -1,18 +1,18 @@
-import type { RunPageData } from '../schemas/page-data.js';
+import type { RunPageData, SeriesRangeData } from '../schemas/page-data.js';
 import { h } from './dom.js';
 import { formatDuration, formatNumber, formatParams, short } from './format.js';
 import { LogView } from './log-view.js';
-import { chartControls, MetricChart, PALETTE, type Curve } from './metric-chart.js';
+import { CHART_WIDTH, chartControls, MetricChart, PALETTE, type Curve } from './metric-chart.js';
 import { outputsTable } from './outputs-table.js';
 import { fetchJson, pageUrl } from './page-link.js';
 
-/** How often a running run's page asks for its state again. */
-const REFRESH_MS = 1000;
-
 /**
  * The run page: stamp, stages, failure tracebacks, the metric diff against the baseline,
- * metric curves and every stage's log. While the run runs, its state is fetched every
- * second and the logs stream; when it ends, the page shows the final state without a reload.
+ * metric curves and every stage's log. The first request asks for the series cut down to
+ * the charts' width (a zoomed chart asks for its range at full resolution); while the run
+ * runs, its state and new points are pushed (`/live`, server-sent events resumed after a
+ * reconnect) and the logs stream; when it ends, the page shows the final state without a
+ * reload.
  */
 export async function runPage(main: HTMLElement, runId: string): Promise<void> {
   const summary = h('div', { class: 'run-summary' });
@@ -36,13 +36,21 @@ export async function runPage(main: HTMLElement, runId: string): Promise<void> {
   );
 
   const path = `/pages/api/runs/${encodeURIComponent(runId)}`;
-  let data = await fetchJson<RunPageData>(path);
+  const zoom = (name: string, range: { from: number; to: number }): Promise<SeriesRangeData> =>
+    fetchJson<SeriesRangeData>(
+      `${path}/series?${new URLSearchParams({
+        name,
+        from: String(range.from),
+        to: String(range.to),
+        buckets: String(CHART_WIDTH),
+      }).toString()}`,
+    );
+  let data = await fetchJson<RunPageData>(`${path}?buckets=${CHART_WIDTH}`);
   // For `npm run bench`: from the data's arrival to the charts drawn.
   performance.mark('fluksio:data');
-  let changed: Set<string> | null = null;
-  for (;;) {
+  const show = (changed: Set<string> | null): void => {
     summary.replaceChildren(...renderSummary(data));
-    updateCharts(data, charts, chartBox, controls.settings, changed);
+    updateCharts(data, charts, chartBox, controls.settings, changed, zoom);
     if (performance.getEntriesByName('fluksio:charts').length === 0) performance.mark('fluksio:charts');
     for (const stage of data.report.stages) {
       if (logs.has(stage.name) || stage.status === 'pending') continue;
@@ -52,21 +60,48 @@ export async function runPage(main: HTMLElement, runId: string): Promise<void> {
       view.start();
     }
     main.dataset.status = data.report.run.status;
-    if (data.final) break;
-    await new Promise((resolve) => setTimeout(resolve, REFRESH_MS));
-    // Only the points after those held: a long run's series are not sent again each second.
-    const held = Object.entries(data.series)
-      .filter(([, series]) => series.points.length > 0)
-      .map(([name, series]) => `${encodeURIComponent(name)}:${series.points.at(-1)!.step}`);
-    const next = await fetchJson<RunPageData>(
-      held.length > 0 ? `${path}?after=${encodeURIComponent(held.join(','))}` : path,
+  };
+  show(null);
+  if (!data.final) {
+    // Only what is new is pushed: the page says which steps it holds, and an EventSource
+    // that reconnects resends the id of the last update, which says the same.
+    const source = new EventSource(
+      pageUrl(`${path}/live`, { buckets: String(CHART_WIDTH), after: stepsHeld(data) }),
     );
-    ({ data, changed } = mergeSeries(data, next));
+    await new Promise<void>((resolve, reject) => {
+      // An EventSource reconnects by itself; one the server refused (the run is gone, the link expired) is closed.
+      source.addEventListener('error', () => {
+        if (source.readyState === EventSource.CLOSED)
+          reject(new Error('The live view of this run was refused: reload the page.'));
+      });
+      source.addEventListener('update', (event) => {
+        const next = JSON.parse((event as MessageEvent<string>).data) as RunPageData;
+        let changed: Set<string> | null;
+        ({ data, changed } = mergeSeries(data, next));
+        show(changed);
+      });
+      source.addEventListener('end', () => {
+        source.close();
+        resolve();
+      });
+    });
   }
   main.dataset.final = 'true';
 }
 
-/** The page's data with `next`'s appended to the series it held, and the names whose points changed. */
+/** `name:lastStep,…` of the series the page holds: what a live stream need not send again. */
+function stepsHeld(data: RunPageData): string {
+  return Object.entries(data.series)
+    .filter(([, series]) => series.points.length > 0)
+    .map(([name, series]) => `${encodeURIComponent(name)}:${series.points.at(-1)!.step}`)
+    .join(',');
+}
+
+/**
+ * The page's data with `next`'s points appended to the series it held (a point at or
+ * before a step held is one the page has: a stream that resumed sent it again), and the
+ * names whose points changed; a whole `next` replaces everything.
+ */
 function mergeSeries(
   held: RunPageData,
   next: RunPageData,
@@ -76,8 +111,18 @@ function mergeSeries(
   const series = { ...held.series };
   for (const [name, more] of Object.entries(next.series)) {
     const before = series[name];
-    if (before && more.points.length === 0) continue;
-    series[name] = before ? { ...more, points: [...before.points, ...more.points] } : more;
+    const last = before?.points.at(-1)?.step ?? -Infinity;
+    let from = 0;
+    while (from < more.points.length && more.points[from]!.step <= last) from++;
+    if (before && from === more.points.length) continue;
+    const fresh = from === 0 ? more.points : more.points.slice(from);
+    series[name] = before
+      ? {
+          ...more,
+          points: [...before.points, ...fresh],
+          ...(before.total === undefined ? {} : { total: before.total + fresh.length }),
+        }
+      : more;
     changed.add(name);
   }
   return { data: { ...next, series, baselineSeries: held.baselineSeries }, changed };
@@ -90,6 +135,7 @@ function updateCharts(
   settings: ReturnType<typeof chartControls>['settings'],
   /** The series with new points; null for all. */
   changed: Set<string> | null,
+  zoom: (name: string, range: { from: number; to: number }) => Promise<SeriesRangeData>,
 ): void {
   const names = [...new Set([...Object.keys(data.series), ...Object.keys(data.baselineSeries)])];
   if (names.length === 0 && charts.size === 0) {
@@ -101,19 +147,20 @@ function updateCharts(
     let chart = charts.get(name);
     if (chart && changed && !changed.has(name)) return;
     if (!chart) {
-      chart = new MetricChart(name, settings);
+      chart = new MetricChart(name, settings, (range) => zoom(name, range));
       charts.set(name, chart);
       box.append(chart.element);
     }
     const color = PALETTE[i % PALETTE.length]!;
     const curves: Curve[] = [];
     const own = data.series[name];
-    if (own) curves.push({ label: 'this run', points: own.points, color });
+    if (own) curves.push({ label: 'this run', points: own.points, total: own.total, color });
     const base = data.baselineSeries[name];
     if (base && data.report.baseline)
       curves.push({
         label: `baseline ${short(data.report.baseline.id)}`,
         points: base.points,
+        total: base.total,
         color: '#777777',
         dashed: true,
       });

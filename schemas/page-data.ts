@@ -17,17 +17,37 @@ export interface RunPageData {
   prNumber: number | null;
   /** Where the stages' stamp commit is browsable, `https://github.com/OWNER/REPO/commit/SHA`; null locally. */
   commitUrl: string | null;
-  series: Record<string, MetricSeries>;
-  baselineSeries: Record<string, MetricSeries>;
+  /** Cut down to the chart's width when the request named one (`?buckets=`): `total` says how many points there are. */
+  series: Record<string, PageSeries>;
+  baselineSeries: Record<string, PageSeries>;
   goals: MetricGoals;
   tracebacks: PageTraceback[];
   /** True once the run is in a final state: nothing more will be drawn. */
   final: boolean;
   /**
-   * Set when the request named the steps it held (`?after=`): `series` hold only newer
-   * points, to append, and `baselineSeries` is empty (it does not change).
+   * Set when the request named the steps it held (`?after=`, or a live update): `series`
+   * hold only newer points, to append, and `baselineSeries` is empty (it does not change).
    */
   partial?: boolean;
+}
+
+/**
+ * A series as a page draws it: with `total`, its points were cut down to what a chart of
+ * the requested width shows (min and max per pixel, the first and last kept), and
+ * `total` is how many the run streamed; without it, every point is there.
+ */
+export type PageSeries = MetricSeries & { total?: number };
+
+/**
+ * One series between two steps at the resolution a zoomed chart shows
+ * (`GET /pages/api/runs/:id/series?name=&from=&to=&buckets=`), and its baseline's.
+ */
+export interface SeriesRangeData {
+  name: string;
+  from: number;
+  to: number;
+  series: PageSeries | null;
+  baseline: PageSeries | null;
 }
 
 /** A failure's traceback, with where its innermost repository frame raised. */

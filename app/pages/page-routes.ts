@@ -8,8 +8,11 @@ import type { PageAssets } from './page-assets.js';
 import type { PageGate } from './page-gate.js';
 import { messagePage, pageShell } from './page-shell.js';
 import type { PageSource } from './page-source.js';
+import { pollingRunChanges } from './polling-run-changes.js';
 import { renderCurvesSvg, type SvgCurve } from './render-curves-svg.js';
-import { parseStepsHeld, pointsAfter } from './points-after.js';
+import { parseStepsHeld } from './parse-steps-held.js';
+import type { RunChanges } from './run-changes.js';
+import { streamRunUpdates } from './stream-run-updates.js';
 import { RUN_LIST_PAGE_SIZE, RunListQuery, runListFilter } from './run-list-query.js';
 import { parseLogCursor, streamStageLog } from './stream-stage-log.js';
 
@@ -19,7 +22,15 @@ export interface PageRoutesOptions {
   gate: PageGate;
   /** Read once, on the first request for an asset. */
   assets: () => Promise<PageAssets>;
-  /** How often a live log looks for new lines. @defaultValue 150 */
+  /**
+   * What tells a live page's streams that a run changed (a control plane's RunBell).
+   * @defaultValue pollingRunChanges(livePollMs): a look every livePollMs
+   */
+  changes?: RunChanges;
+  /**
+   * The longest a live stream waits before it looks again without being told: with
+   * `changes`, a lost ring costs this much; without, every change does. @defaultValue 1000 with `changes`, else 100
+   */
   livePollMs?: number;
 }
 
@@ -35,10 +46,36 @@ const LogQuery = z
       .optional(),
   })
   .loose();
+/** The image's curves are cut down in the database to about its plot's width. */
+const SVG_BUCKETS = 560;
 /** At most this many runs side by side: more curves than anyone can tell apart. */
 const MAX_COMPARED = 32;
+/** Pixels a chart draws points in; at most a wide screen's. */
+const Buckets = z.coerce
+  .number()
+  .int('expected whole pixels')
+  .min(16, 'expected at least 16 pixels')
+  .max(8192, 'expected at most 8192 pixels');
+const StepsHeld = z
+  .string()
+  .max(20_000)
+  .transform((text, context) => {
+    const held = parseStepsHeld(text);
+    if (held === null)
+      context.addIssue({
+        code: 'custom',
+        message: 'expected name:step pairs separated by commas (loss:120,acc:120)',
+      });
+    return held ?? new Map<string, number>();
+  });
+const Step = z.coerce.number().refine(Number.isFinite, 'expected a step, a finite number');
+const SeriesQuery = z
+  .object({ name: z.string().min(1).max(200), from: Step, to: Step, buckets: Buckets })
+  .loose();
+const LiveQuery = z.object({ after: StepsHeld.optional(), buckets: Buckets }).loose();
 const RunQuery = z
   .object({
+    buckets: Buckets.optional(),
     after: z
       .string()
       .max(20_000)
@@ -73,6 +110,8 @@ const CompareQuery = z
  */
 export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): void {
   const { source, gate } = options;
+  const changes = options.changes ?? pollingRunChanges(options.livePollMs ?? 100);
+  const pollMs = options.livePollMs ?? (options.changes ? 1000 : 100);
   // Live logs end when the server closes, or close() would wait for every open page.
   const closing = new AbortController();
   app.addHook('preClose', async () => closing.abort());
@@ -210,9 +249,43 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     const { id } = parseInput(IdParams, request.params, 'id');
     if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
       return reply;
-    const { after } = parseInput(RunQuery, request.query, 'after');
-    const data = await source.runPage(id);
-    return reply.header('cache-control', 'no-store').send(data && after ? pointsAfter(data, after) : data);
+    const { after, buckets } = parseInput(RunQuery, request.query, 'query');
+    const data = after ? await source.runUpdate(id, after) : await source.runPage(id, buckets);
+    return reply.header('cache-control', 'no-store').send(data);
+  });
+  // One series between two steps, at a zoomed chart's resolution.
+  app.get('/pages/api/runs/:id/series', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
+      return reply;
+    const { name, from, to, buckets } = parseInput(SeriesQuery, request.query, 'query');
+    const data = await source.seriesRange(id, name, { from, to }, buckets);
+    if (data === null) return reply.code(404).send({ error: `There is no run ${id}.` });
+    return reply.header('cache-control', 'no-store').send(data);
+  });
+  // A running run's state and new points as they come (the page holds the rest).
+  app.get('/pages/api/runs/:id/live', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
+      return reply;
+    const { after, buckets } = parseInput(LiveQuery, request.query, 'query');
+    // An EventSource that reconnects says what it holds as Last-Event-ID.
+    const lastEventId = request.headers['last-event-id'];
+    const resumed = typeof lastEventId === 'string' ? parseStepsHeld(lastEventId) : null;
+    reply.hijack();
+    await streamRunUpdates({
+      response: reply.raw,
+      runId: id,
+      held: resumed ?? after ?? new Map(),
+      buckets,
+      read: (held) => source.runUpdate(id, held),
+      readWhole: () => source.runPage(id, buckets),
+      changes,
+      pollMs,
+      signal: closing.signal,
+      onError: (error) => request.log.error({ err: error, runId: id }, 'run updates stream failed'),
+    });
+    return reply;
   });
   app.get('/pages/api/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
@@ -237,8 +310,8 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     const sameRepository = baselineRepository === repository ? repository : null;
     if (!(await admitted(request, reply, [repository, sameRepository], `run ${id}`, false))) return reply;
     const [data, baseData] = await Promise.all([
-      source.runPage(id),
-      baseline === undefined ? null : source.runPage(baseline),
+      source.runPage(id, SVG_BUCKETS),
+      baseline === undefined ? null : source.runPage(baseline, SVG_BUCKETS),
     ]);
     const curves: SvgCurve[] = [];
     const own = data && Object.hasOwn(data.series, metric) ? data.series[metric] : undefined;
@@ -294,14 +367,20 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       line: 0,
       position: 0,
     };
+    const firstTicket = changes.take(id);
     const first = await source.stageLog(id, stage, start);
-    if (first === null) return reply.code(404).send({ error: `Run ${id} has no stage "${stage}"` });
+    if (first === null) {
+      firstTicket.cancel();
+      return reply.code(404).send({ error: `Run ${id} has no stage "${stage}"` });
+    }
     reply.hijack();
     await streamStageLog({
       response: reply.raw,
       first,
+      firstTicket,
       next: (cursor) => source.stageLog(id, stage, cursor),
-      pollMs: options.livePollMs ?? 150,
+      change: () => changes.take(id),
+      pollMs,
       signal: closing.signal,
       onError: (error) => request.log.error({ err: error, runId: id, stage }, 'log stream failed'),
     });

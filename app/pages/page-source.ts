@@ -4,6 +4,7 @@ import type {
   RunListPageData,
   RunPageData,
   RunsPageData,
+  SeriesRangeData,
 } from '../../schemas/page-data.js';
 import type { Readable } from 'node:stream';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
@@ -30,7 +31,20 @@ export interface PageSource {
   repositoryOfRun(runId: string): Promise<string | null>;
   /** The repository of a sweep's runs, or null for an unknown group. */
   repositoryOfGroup(groupId: string): Promise<string | null>;
-  runPage(runId: string): Promise<RunPageData | null>;
+  /** A run's page data; with `buckets`, each series cut down to a chart that many pixels wide. */
+  runPage(runId: string, buckets?: number): Promise<RunPageData | null>;
+  /**
+   * A running run's state for a page holding its series up to `held` (name → last step):
+   * `partial`, with only the points past those held, and no baseline series.
+   */
+  runUpdate(runId: string, held: ReadonlyMap<string, number>): Promise<RunPageData | null>;
+  /** One series of a run, and its baseline's, between two steps, cut down to `buckets` pixels. */
+  seriesRange(
+    runId: string,
+    name: string,
+    range: { from: number; to: number },
+    buckets: number,
+  ): Promise<SeriesRangeData | null>;
   /**
    * A piece of a stage's log from `cursor` (at most a few thousand lines, so a long log
    * reaches the page in pieces it can show at once); `final` once the run is over and

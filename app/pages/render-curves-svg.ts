@@ -1,3 +1,4 @@
+import { downsamplePoints } from '../../core/downsample-points.js';
 import { escapeHtml } from './page-shell.js';
 
 /** One line of the image: this run's series or its baseline's (dashed). */
@@ -69,10 +70,9 @@ export function renderCurvesSvg({ title, curves }: { title: string; curves: read
   return parts.join('\n');
 }
 
-function thin<T>(points: readonly T[]): readonly T[] {
-  if (points.length <= MAX_POINTS) return points;
-  const every = points.length / MAX_POINTS;
-  return Array.from({ length: MAX_POINTS }, (_, i) => points[Math.floor(i * every)]!).concat(points.at(-1)!);
+/** A long series cut down to MAX_POINTS, min and max per bucket: a spike of one step still shows. */
+function thin<T extends { step: number; value: number }>(points: readonly T[]): readonly T[] {
+  return downsamplePoints(points, MAX_POINTS / 2);
 }
 
 function number(value: number): string {

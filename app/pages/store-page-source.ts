@@ -1,6 +1,6 @@
 import { eq, inArray } from 'drizzle-orm';
 import type { MetricGoals } from '../../schemas/metric-diff.js';
-import type { PageRunSummary, RunsPageData } from '../../schemas/page-data.js';
+import type { PageRunSummary, PageSeries, RunsPageData } from '../../schemas/page-data.js';
 import { isFinalRunStatus } from '../../schemas/statuses.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import { stages } from '../../schemas/tables/stages.js';
@@ -11,6 +11,9 @@ import { getRunDetail } from '../../store/runs/get-run-detail.js';
 import { groupRepositories } from '../../store/runs/group-repositories.js';
 import { listGroupRuns } from '../../store/runs/list-group-runs.js';
 import { listRepositoryRuns } from '../../store/runs/list-repository-runs.js';
+import { groupSeries } from '../../schemas/metric-series.js';
+import { getSeriesOverview } from '../../store/runs/get-series-overview.js';
+import { readPointsAfter } from '../../store/runs/read-points-after.js';
 import { buildRunPageData } from './build-run-page-data.js';
 import type { PageSource } from './page-source.js';
 
@@ -114,16 +117,76 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
       const repositories = await groupRepositories({ db, groupId });
       return repositories.length === 1 ? (repositories[0] ?? null) : null;
     },
-    async runPage(runId) {
-      const detail = await getRunDetail({ db, runId });
+    async runPage(runId, buckets) {
+      if (buckets === undefined) {
+        const detail = await getRunDetail({ db, runId });
+        if (!detail) return null;
+        const baselineRun = await options.baselineOf(detail.run);
+        const baselineDetail = baselineRun ? await getRunDetail({ db, runId: baselineRun.id }) : null;
+        return buildRunPageData({
+          detail,
+          baseline: baselineDetail ? { run: baselineDetail.run, series: baselineDetail.series } : null,
+          goals: options.goalsOf(detail.run),
+        });
+      }
+      // Cut down where the points are: a page gets two thousand of a run's hundred thousand.
+      const detail = await getRunDetail({ db, runId, series: false });
       if (!detail) return null;
       const baselineRun = await options.baselineOf(detail.run);
-      const baselineDetail = baselineRun ? await getRunDetail({ db, runId: baselineRun.id }) : null;
+      const baselineDetail = baselineRun
+        ? await getRunDetail({ db, runId: baselineRun.id, series: false })
+        : null;
+      const [series, baselineSeries] = await Promise.all([
+        getSeriesOverview({ db, runId, stages: detail.stages, buckets }),
+        baselineDetail
+          ? getSeriesOverview({ db, runId: baselineDetail.run.id, stages: baselineDetail.stages, buckets })
+          : {},
+      ]);
       return buildRunPageData({
-        detail,
-        baseline: baselineDetail ? { run: baselineDetail.run, series: baselineDetail.series } : null,
+        detail: { ...detail, series },
+        baseline: baselineDetail ? { run: baselineDetail.run, series: baselineSeries } : null,
         goals: options.goalsOf(detail.run),
       });
+    },
+    async runUpdate(runId, held) {
+      // The run's state without its points, and only the points past those held.
+      const detail = await getRunDetail({ db, runId, series: false });
+      if (!detail) return null;
+      const points = await readPointsAfter({ db, runId, held });
+      const baseline = await options.baselineOf(detail.run);
+      const data = buildRunPageData({
+        detail: {
+          ...detail,
+          series: groupSeries(
+            detail.stages.map((stage) => stage.name),
+            points,
+          ),
+        },
+        baseline: baseline ? { run: baseline, series: {} } : null,
+        goals: options.goalsOf(detail.run),
+      });
+      return { ...data, partial: true };
+    },
+    async seriesRange(runId, name, range, buckets) {
+      const detail = await getRunDetail({ db, runId, series: false });
+      if (!detail) return null;
+      const baselineRun = await options.baselineOf(detail.run);
+      const baselineDetail = baselineRun
+        ? await getRunDetail({ db, runId: baselineRun.id, series: false })
+        : null;
+      const wanted = { buckets, name, range };
+      const [own, base]: [Record<string, PageSeries>, Record<string, PageSeries>] = await Promise.all([
+        getSeriesOverview({ db, runId, stages: detail.stages, ...wanted }),
+        baselineDetail
+          ? getSeriesOverview({ db, runId: baselineDetail.run.id, stages: baselineDetail.stages, ...wanted })
+          : {},
+      ]);
+      return {
+        name,
+        ...range,
+        series: Object.hasOwn(own, name) ? own[name]! : null,
+        baseline: Object.hasOwn(base, name) ? base[name]! : null,
+      };
     },
     async outBlob(runId, digest) {
       const run = await findRun(runId);

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { LogCursor } from '../../schemas/page-data.js';
 import type { StageLogRead } from './page-source.js';
+import type { RunChangeTicket } from './run-changes.js';
 
 /** A comment line keeps proxies from closing a quiet stream (most cut idle ones at 60 s). */
 const KEEPALIVE_MS = 15_000;
@@ -22,19 +23,26 @@ export function parseLogCursor(text: string | undefined): LogCursor | null {
  * Last-Event-ID and continues where it stopped; an `end` event once the run is over and
  * every line was sent. A piece that was not the log's end is followed at once by the next
  * (a long log arrives in pieces the page shows as they come); otherwise `next` is asked
- * again every `pollMs` while the run goes on. Stops when the client goes away.
+ * again at the run's next change (`change`: its runner sent lines), or after `pollMs` at
+ * most, while the run goes on. Stops when the client goes away.
  */
 export async function streamStageLog({
   response,
   first,
+  firstTicket,
   next,
+  change,
   pollMs,
   signal,
   onError,
 }: {
   response: ServerResponse;
   first: StageLogRead;
+  /** Taken before `first` was read, so a change since then ends the first wait. */
+  firstTicket: RunChangeTicket;
   next: (cursor: LogCursor) => Promise<StageLogRead | null>;
+  /** A wait for the run's next change, taken before each read. */
+  change: () => RunChangeTicket;
   pollMs: number;
   /** Aborted when the server closes: the stream ends, and the client reconnects elsewhere. */
   signal: AbortSignal;
@@ -47,18 +55,16 @@ export async function streamStageLog({
     'x-accel-buffering': 'no',
   });
   response.write('retry: 1000\n\n');
-  let closed = false;
-  response.on('close', () => {
-    closed = true;
-  });
-  const stop = (): void => {
-    closed = true;
-  };
-  signal.addEventListener('abort', stop);
+  // Ends the wait for a change when the page goes away, or the server closes.
+  const stop = new AbortController();
+  const end = (): void => stop.abort();
+  response.on('close', end);
+  signal.addEventListener('abort', end);
   let read: StageLogRead | null = first;
+  let ticket = firstTicket;
   let quietSince = Date.now();
   try {
-    while (!closed && !signal.aborted && read !== null) {
+    while (!stop.signal.aborted && read !== null) {
       const cursor: LogCursor = read.next;
       if (read.lines.length > 0) {
         const written = response.write(
@@ -76,15 +82,18 @@ export async function streamStageLog({
         response.write(': keep-alive\n\n');
         quietSince = Date.now();
       }
-      // A full piece means more is stored already: read it now rather than after a poll.
-      if (read.lines.length === 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
-      if (closed || signal.aborted) break;
+      // A full piece means more is stored already: read it now rather than after a change.
+      if (read.lines.length === 0) await ticket.wait(pollMs, stop.signal);
+      else ticket.cancel();
+      if (stop.signal.aborted) break;
+      ticket = change();
       read = await next(cursor);
     }
   } catch (error) {
     onError(error);
   } finally {
-    signal.removeEventListener('abort', stop);
+    ticket.cancel();
+    signal.removeEventListener('abort', end);
     response.end();
   }
 }

@@ -104,13 +104,14 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       });
       if (!result) throw staleLease(runId);
       request.log.debug({ runId, applied: result.applied, acked: result.acked }, 'run events applied');
-      // A stage starting or finishing changes the check run; log lines and points do not.
+      // A stage starting or finishing changes the check run; log lines and points do not,
+      // but the run's open pages show them.
       if (
         result.applied > 0 &&
         body.events.some((event) => event.type.startsWith('stage.') && event.type !== 'stage.log')
       ) {
         context.onRunChanged?.(runId);
-      }
+      } else if (result.applied > 0) void context.runBell.ring(runId);
       return result;
     },
   );

@@ -67,9 +67,13 @@ export function localPageSource(store: ProjectStore): PageSource {
   });
   return {
     ...source,
-    runPage: async (runId) => {
+    runPage: async (runId, buckets) => {
       await catchUp();
-      return source.runPage(runId);
+      return source.runPage(runId, buckets);
+    },
+    runUpdate: async (runId, held) => {
+      await catchUp();
+      return source.runUpdate(runId, held);
     },
     stageLog: async (runId, stage, cursor) => {
       await catchUp();

@@ -7,8 +7,17 @@ export interface BatchingEventSinkOptions {
   deliver(events: RunEvent[]): Promise<void>;
   /** Deliver once this many events wait. @defaultValue 500 */
   maxBatch?: number;
-  /** Deliver at the latest this long after an event arrives. @defaultValue 250 */
+  /**
+   * Deliver at the latest this long after an event arrives, and at most once in this long
+   * while events keep coming. @defaultValue 250
+   */
   maxDelayMs?: number;
+  /**
+   * How long an event that follows a quiet spell (no delivery for `maxDelayMs`) waits for
+   * the rest of its burst: a line printed after a pause reaches a live page at once.
+   * @defaultValue 20
+   */
+  promptDelayMs?: number;
   /** The first sequence number (a resumed run continues its stream). @defaultValue 0 */
   firstSeq?: number;
   /** Told when a delivery fails; the batch stays queued. */
@@ -21,7 +30,10 @@ export interface BatchingEventSinkOptions {
  * An EventSink that numbers events and hands them on in batches, in order, one
  * delivery at a time: a training loop emitting a metric point per step must not cost
  * a write per step (DESIGN §7). A `stage.finished` event is delivered promptly, since
- * what it records (a cache entry) should be visible to what runs next.
+ * what it records (a cache entry) should be visible to what runs next. Deliveries start at
+ * most once per `maxDelayMs`, but an event after a quiet spell goes `promptDelayMs` later,
+ * not `maxDelayMs`: batching costs a steady stream its throughput, never a lone line its
+ * latency.
  */
 export class BatchingEventSink implements EventSink {
   private readonly queue: EventQueue;
@@ -31,6 +43,9 @@ export class BatchingEventSink implements EventSink {
   private deliveryActive = false;
   private readonly maxBatch: number;
   private readonly maxDelayMs: number;
+  private readonly promptDelayMs: number;
+  /** When the last delivery started (ms since the epoch). */
+  private lastDelivery = 0;
   /** Why the last delivery failed, for the error that says events were not delivered. */
   private lastError: unknown = null;
 
@@ -39,12 +54,19 @@ export class BatchingEventSink implements EventSink {
     this.nextSeq = options.firstSeq ?? 0;
     this.maxBatch = options.maxBatch ?? 500;
     this.maxDelayMs = options.maxDelayMs ?? 250;
+    this.promptDelayMs = Math.min(options.promptDelayMs ?? 20, this.maxDelayMs);
   }
 
   emit(event: RunEventBody): void {
     this.queue.push({ ...event, seq: this.nextSeq++ } as RunEvent);
     if (event.type === 'stage.finished' || this.queue.length >= this.maxBatch) void this.deliverQueued();
-    else this.timer ??= setTimeout(() => void this.deliverQueued(), this.maxDelayMs);
+    else if (!this.timer) {
+      const due = Math.min(
+        this.maxDelayMs,
+        Math.max(this.promptDelayMs, this.lastDelivery + this.maxDelayMs - Date.now()),
+      );
+      this.timer = setTimeout(() => void this.deliverQueued(), due);
+    }
   }
 
   /** Resolves once everything emitted so far is delivered; rejects if a delivery fails. */
@@ -65,6 +87,7 @@ export class BatchingEventSink implements EventSink {
     // plane is down, an emit per event must not chain a waiting delivery per event.
     if (this.deliveryActive) return this.delivering;
     this.deliveryActive = true;
+    this.lastDelivery = Date.now();
     this.delivering = (async () => {
       try {
         while (this.queue.length > 0) {

@@ -1,6 +1,7 @@
 import { githubChecks } from '../../schemas/tables/github-checks.js';
 import type { NewRun, Run } from '../../schemas/tables/runs.js';
 import { createRun } from './create-run.js';
+import { createQueuedRun } from './create-queued-run.js';
 import type { Database } from '../db/database.js';
 
 /**
@@ -14,13 +15,22 @@ export async function createCheckedRun({
   db,
   run,
   check,
+  onlineWindowMs,
 }: {
   db: Database;
   run: NewRun & { triggerKey: string; commit: string };
   check: { installationId: number; name: string };
+  /**
+   * For a queued run: the reason it waits for is written by the same INSERT
+   * (createQueuedRun), with runners seen within this window. @defaultValue none written
+   */
+  onlineWindowMs?: number;
 }): Promise<{ run: Run; created: boolean }> {
   return db.transaction(async (tx) => {
-    const made = await createRun({ db: tx, run });
+    const made =
+      onlineWindowMs !== undefined && run.status === 'queued'
+        ? await createQueuedRun({ db: tx, run: { ...run, status: 'queued' }, onlineWindowMs })
+        : await createRun({ db: tx, run });
     await tx
       .insert(githubChecks)
       .values({

@@ -27,43 +27,56 @@ export interface RunDetail {
   series: Record<string, MetricSeries>;
 }
 
-/** A run with its stages, annotations and metric series; null for an unknown run id. */
+/**
+ * A run with its stages, annotations and metric series; null for an unknown run id. With
+ * `series: false` the series are left empty, and no point is read (a live page's state).
+ */
 export async function getRunDetail({
   db,
   runId,
+  series = true,
 }: {
   db: Database;
   runId: string;
+  series?: boolean;
 }): Promise<RunDetail | null> {
   const source = alias(stages, 'source');
+  const none = Promise.resolve([]);
   const [[run], stageRows, annotationRows, ownPoints, restoredPoints] = await Promise.all([
     db.select().from(runs).where(eq(runs.id, runId)),
     db.select().from(stages).where(eq(stages.runId, runId)).orderBy(asc(stages.position)),
     db.select().from(annotations).where(eq(annotations.runId, runId)).orderBy(asc(annotations.id)),
-    db
-      .select({
-        stage: metricPoints.stage,
-        name: metricPoints.name,
-        step: metricPoints.step,
-        value: metricPoints.value,
-        at: metricPoints.at,
-      })
-      .from(metricPoints)
-      .where(eq(metricPoints.runId, runId)),
+    !series
+      ? none
+      : db
+          .select({
+            stage: metricPoints.stage,
+            name: metricPoints.name,
+            step: metricPoints.step,
+            value: metricPoints.value,
+            at: metricPoints.at,
+          })
+          .from(metricPoints)
+          .where(eq(metricPoints.runId, runId)),
     // A cached stage's points live under the source run's stage with the same cache key,
     // whatever that stage was called there (the key does not include the stage name).
-    db
-      .select({
-        stage: stages.name,
-        name: metricPoints.name,
-        step: metricPoints.step,
-        value: metricPoints.value,
-        at: metricPoints.at,
-      })
-      .from(stages)
-      .innerJoin(source, and(eq(source.runId, stages.cachedFrom), eq(source.cacheKey, stages.cacheKey)))
-      .innerJoin(metricPoints, and(eq(metricPoints.runId, source.runId), eq(metricPoints.stage, source.name)))
-      .where(and(eq(stages.runId, runId), isNotNull(stages.cachedFrom))),
+    !series
+      ? none
+      : db
+          .select({
+            stage: stages.name,
+            name: metricPoints.name,
+            step: metricPoints.step,
+            value: metricPoints.value,
+            at: metricPoints.at,
+          })
+          .from(stages)
+          .innerJoin(source, and(eq(source.runId, stages.cachedFrom), eq(source.cacheKey, stages.cacheKey)))
+          .innerJoin(
+            metricPoints,
+            and(eq(metricPoints.runId, source.runId), eq(metricPoints.stage, source.name)),
+          )
+          .where(and(eq(stages.runId, runId), isNotNull(stages.cachedFrom))),
   ]);
   if (!run) return null;
   return {

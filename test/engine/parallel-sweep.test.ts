@@ -121,6 +121,29 @@ test('members run the work tree as it is: uncommitted edits, new modules, deleti
   expect(await readFile(join(repo.dir, 'data', 'clean.csv'), 'utf8')).toBe('50\n60\n70\n');
 }, 120_000);
 
+test('a parallel sweep of named stages runs in each member only those stages and what they need, and records each member as partial', async () => {
+  const repo = await project();
+  const { runs } = await sweep(repo, ['train', 'lr=0.1,0.3', '-j', '2']);
+  expect(runs.map((member) => member.run.params.lr)).toEqual([0.1, 0.3]);
+  for (const member of runs) {
+    expect(member.run.status).toBe('succeeded');
+    expect(member.stages.map((stage) => stage.name).sort()).toEqual(['prepare', 'train']);
+    expect((member.run as { selection?: unknown }).selection).toEqual({
+      named: ['train'],
+      downstream: false,
+      stages: ['prepare', 'train'],
+    });
+  }
+  // evaluate never ran in a member's checkout, nor here.
+  expect(existsSync(join(repo.dir, 'metrics', 'eval.json'))).toBe(false);
+  // A partial run is never a baseline: the full run that follows compares with none of them.
+  const full = await runCli(['run', '--json', 'lr=0.1'], { cwd: repo.dir, env: { DEVICE: 'cpu' } });
+  expect(full.code, full.stderr).toBe(0);
+  const report = JSON.parse(full.stdout) as RunJson;
+  expect(statuses(report)).toEqual({ prepare: 'cached', train: 'cached', evaluate: 'ran' });
+  expect(report.baseline ?? null).toBeNull();
+});
+
 test('-j 2 in a repository with no commit yet is refused before anything runs', async () => {
   const { makeRepo } = await import('../helpers/make-repo.js');
   const repo = await makeRepo({ files: ML_FILES, commit: false });

@@ -2,7 +2,6 @@ import { ulid } from 'ulid';
 import { digestOf } from '../../../core/canonical-json.js';
 import type { NewRun, Run } from '../../../schemas/tables/runs.js';
 import { createCheckedRun } from '../../../store/runs/create-checked-run.js';
-import { recordWaitingReasons } from '../../../store/leases/record-waiting-reasons.js';
 import type { GitHubWork } from '../github-work.js';
 
 /**
@@ -17,8 +16,8 @@ export type GitHubRunFields = Omit<NewRun, 'id' | 'status' | 'paramsDigest' | 'i
 
 /**
  * Queues runs that report to GitHub, each with its check run's row (createCheckedRun: a
- * run whose trigger key exists already is found, not made again), records the waiting
- * reason of those it made and rings the runners' doorbell, then hands every run's check
+ * run whose trigger key exists already is found, not made again) and the reason it waits
+ * for (written by the same INSERT), rings the runners' doorbell, then hands every run's check
  * run to the outbox — also for runs an earlier attempt made, so a retry completes what a
  * crash interrupted. Returns the runs in the order given.
  */
@@ -44,12 +43,12 @@ export async function queueCheckedRuns(
         installationId: request.installationId,
       },
       check: { installationId: request.installationId, name: fields.checkName },
+      onlineWindowMs: work.onlineWindowMs,
     });
     queued.push(run);
     if (isNew) created.push(run.id);
   }
   if (created.length > 0) {
-    await recordWaitingReasons({ db: work.db, onlineWindowMs: work.onlineWindowMs, runIds: created });
     await work.ringDoorbell();
     work.logger.info({ ...request.logContext, runIds: created }, 'runs queued');
   }

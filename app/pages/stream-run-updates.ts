@@ -1,0 +1,112 @@
+import type { ServerResponse } from 'node:http';
+import type { RunPageData } from '../../schemas/page-data.js';
+import { formatStepsHeld } from './parse-steps-held.js';
+import type { RunChanges } from './run-changes.js';
+
+/** A comment line keeps proxies from closing a quiet stream (most cut idle ones at 60 s). */
+const KEEPALIVE_MS = 15_000;
+
+/**
+ * Streams a running run's page as server-sent events: an `update` each time the run
+ * changed — its state, and only the points past those the page holds (`held`, name → last
+ * step), to append — whose id is what the page then holds, so an EventSource that
+ * reconnects resends it as Last-Event-ID and gets only what it lacks; an `end` once the
+ * run is over. Between reads it waits for the run's next change (`changes`), or `pollMs`
+ * at most. A change a partial update cannot carry (a baseline fixed, a stage restored
+ * from the cache), or points appended past twice the chart's width, send the whole page
+ * again, cut down to `buckets`, so the page never holds more than a few widths of points.
+ */
+export async function streamRunUpdates({
+  response,
+  runId,
+  held: heldAtStart,
+  buckets,
+  read,
+  readWhole,
+  changes,
+  pollMs,
+  signal,
+  onError,
+}: {
+  response: ServerResponse;
+  runId: string;
+  held: ReadonlyMap<string, number>;
+  buckets: number;
+  read: (held: ReadonlyMap<string, number>) => Promise<RunPageData | null>;
+  readWhole: () => Promise<RunPageData | null>;
+  changes: RunChanges;
+  pollMs: number;
+  signal: AbortSignal;
+  onError: (error: unknown) => void;
+}): Promise<void> {
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  response.write('retry: 1000\n\n');
+  // Ends the wait for a change when the page goes away, or the server closes.
+  const stop = new AbortController();
+  const end = (): void => stop.abort();
+  response.on('close', end);
+  signal.addEventListener('abort', end);
+  const held = new Map(heldAtStart);
+  /** Points appended per series since the page last had it whole (cut down). */
+  const appended = new Map<string, number>();
+  let known = null as { shape: string; whole: string } | null;
+  let quietSince = Date.now();
+  try {
+    while (!stop.signal.aborted) {
+      // Taken before the read: a change while reading wakes the wait that follows.
+      const ticket = changes.take(runId);
+      let data = await read(held);
+      if (data === null) {
+        ticket.cancel();
+        response.write(`event: end\ndata: ${JSON.stringify({ missing: true })}\n\n`);
+        break;
+      }
+      // What a partial update cannot carry: the baseline's series, a cached stage's points.
+      const whole = JSON.stringify([
+        data.report.baseline?.id ?? null,
+        data.report.stages.map((stage) => stage.cachedFrom),
+      ]);
+      const crowded = [...appended.values()].some((count) => count > 2 * buckets);
+      if ((known !== null && whole !== known.whole) || crowded) {
+        data = (await readWhole()) ?? data;
+        appended.clear();
+      }
+      for (const [name, series] of Object.entries(data.series)) {
+        const last = series.points.at(-1);
+        if (!last) continue;
+        held.set(name, last.step);
+        if (data.partial) appended.set(name, (appended.get(name) ?? 0) + series.points.length);
+      }
+      const shape = JSON.stringify({ ...data, series: null, baselineSeries: null, partial: null });
+      const fresh = !data.partial || Object.values(data.series).some((series) => series.points.length > 0);
+      if (fresh || shape !== known?.shape) {
+        const written = response.write(
+          `id: ${formatStepsHeld(held)}\nevent: update\ndata: ${JSON.stringify(data)}\n\n`,
+        );
+        quietSince = Date.now();
+        if (!written) await new Promise((resolve) => response.once('drain', resolve));
+      }
+      known = { shape, whole };
+      if (data.final) {
+        ticket.cancel();
+        response.write(`event: end\ndata: {}\n\n`);
+        break;
+      }
+      if (Date.now() - quietSince > KEEPALIVE_MS) {
+        response.write(': keep-alive\n\n');
+        quietSince = Date.now();
+      }
+      await ticket.wait(pollMs, stop.signal);
+    }
+  } catch (error) {
+    onError(error);
+  } finally {
+    signal.removeEventListener('abort', end);
+    response.end();
+  }
+}
