@@ -52781,10 +52781,21 @@ var init_runs = __esm({
         /** A pull request's base branch, for the baseline (DESIGN §7); null for pushes. */
         baseRef: text("base_ref"),
         /**
-         * Where the baseline may be, nearest first, as the submitter's repository knew it (a
-         * first-parent walk from the run's commit); null when not sent (then: the run's commit).
+         * Where the baseline may be, nearest first: as the submitter's repository knew it (a
+         * first-parent walk from the run's commit), or, for a run the GitHub App made, as GitHub
+         * answered the outbox's first lookup (a first-parent walk from the pull request's
+         * merge-base, or from a push's commit), recorded once and never overwritten. Null while
+         * unknown: a submitted run's baseline is then looked for at its own commit, an App-made
+         * run's is fixed once the lookup is recorded.
          */
         baselineCommits: jsonb("baseline_commits").$type(),
+        /** The pull request's merge-base GitHub named with baselineCommits, so it is labelled so. */
+        baselineMergeBase: text("baseline_merge_base"),
+        /**
+         * The outbox's failed lookups of an App-made run's baselineCommits since it finished;
+         * after enough of them its baseline is fixed from its own commit (outbox-baseline.ts).
+         */
+        baselineLookupFailures: integer2("baseline_lookup_failures").notNull().default(0),
         /**
          * The baseline fixed when the run finished (baselineFixed), so a run is always shown
          * against the run it was first compared with, never one made later; null for none.
@@ -76164,6 +76175,8 @@ function localRunRow(start2) {
     baseRef: null,
     branch: start2.branch,
     baselineCommits: null,
+    baselineMergeBase: null,
+    baselineLookupFailures: 0,
     baselineRunId: null,
     baselineFixed: false,
     cpuSeconds: null,
@@ -76214,6 +76227,7 @@ var BatchingEventSink = class {
     this.nextSeq = options.firstSeq ?? 0;
     this.maxBatch = options.maxBatch ?? 500;
     this.maxDelayMs = options.maxDelayMs ?? 250;
+    this.promptDelayMs = Math.min(options.promptDelayMs ?? 20, this.maxDelayMs);
   }
   options;
   queue;
@@ -76223,12 +76237,21 @@ var BatchingEventSink = class {
   deliveryActive = false;
   maxBatch;
   maxDelayMs;
+  promptDelayMs;
+  /** When the last delivery started (ms since the epoch). */
+  lastDelivery = 0;
   /** Why the last delivery failed, for the error that says events were not delivered. */
   lastError = null;
   emit(event) {
     this.queue.push({ ...event, seq: this.nextSeq++ });
     if (event.type === "stage.finished" || this.queue.length >= this.maxBatch) void this.deliverQueued();
-    else this.timer ??= setTimeout(() => void this.deliverQueued(), this.maxDelayMs);
+    else if (!this.timer) {
+      const due = Math.min(
+        this.maxDelayMs,
+        Math.max(this.promptDelayMs, this.lastDelivery + this.maxDelayMs - Date.now())
+      );
+      this.timer = setTimeout(() => void this.deliverQueued(), due);
+    }
   }
   /** Resolves once everything emitted so far is delivered; rejects if a delivery fails. */
   async flush() {
@@ -76245,6 +76268,7 @@ var BatchingEventSink = class {
     this.timer = null;
     if (this.deliveryActive) return this.delivering;
     this.deliveryActive = true;
+    this.lastDelivery = Date.now();
     this.delivering = (async () => {
       try {
         while (this.queue.length > 0) {
