@@ -1,7 +1,7 @@
 import type { CacheEntry } from '../schemas/cache-entry.js';
 import type { KeyInputs } from '../schemas/key-inputs.js';
 import { manifestKeyOf } from '../core/manifest-key.js';
-import { BlobCorruptError, BlobMissingError } from './blobs/blob-errors.js';
+import { BlobCorruptError, BlobMissingError, BlobTooLargeError } from './blobs/blob-errors.js';
 import type { ReadSetProbe } from './keys/read-set-probe.js';
 import type { StageCache } from './ports.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
@@ -74,8 +74,17 @@ export async function restoreHit(
     for (const out of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out);
     return null;
   } catch (error) {
-    if (error instanceof BlobMissingError || error instanceof BlobCorruptError) {
-      const what = error instanceof BlobMissingError ? 'is missing' : 'was corrupt';
+    if (
+      error instanceof BlobMissingError ||
+      error instanceof BlobCorruptError ||
+      error instanceof BlobTooLargeError
+    ) {
+      const what =
+        error instanceof BlobMissingError
+          ? 'is missing'
+          : error instanceof BlobCorruptError
+            ? 'was corrupt'
+            : 'was larger than its record';
       return `${whose} could not be restored (blob ${error.digest} ${what})`;
     }
     const message = error instanceof Error ? error.message : String(error);

@@ -42,8 +42,12 @@ export interface BlobStore {
   /** Stores a file's bytes; returns their digest. */
   putFile(path: string): Promise<StoredBlob>;
   putBytes(bytes: Uint8Array): Promise<StoredBlob>;
-  /** Writes the verified bytes to `dest` atomically (a temporary file, then rename). */
-  getToFile(digest: BlobDigest, dest: string): Promise<void>;
+  /**
+   * Writes the verified bytes to `dest` atomically (a temporary file, then rename).
+   * `size`, when known (an out's record), is how many bytes there are: a store that
+   * downloads stops past it.
+   */
+  getToFile(digest: BlobDigest, dest: string, size?: number): Promise<void>;
   getBytes(digest: BlobDigest): Promise<Buffer>;
 }
 

@@ -68,6 +68,7 @@ export async function openTeamCache(options: OpenTeamCacheOptions): Promise<Loca
       options.warn(
         `the team's cache at ${client.origin} stopped answering (${messageOf(error)}); the rest of the run uses this store alone`,
       ),
+    warn: (message) => options.warn(message),
   });
   return {
     cache,

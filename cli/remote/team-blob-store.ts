@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
 import type { TeamCacheClient } from '../../client/team-cache-client.js';
 import { NotFoundError } from '../../client/control-plane-errors.js';
-import { BlobCorruptError, BlobMissingError } from '../../runner/blobs/blob-errors.js';
+import { BlobCorruptError, BlobMissingError, BlobTooLargeError } from '../../runner/blobs/blob-errors.js';
 import type { BlobStore, StoredBlob } from '../../runner/ports.js';
 
 export interface TeamBlobStoreOptions {
@@ -19,12 +19,19 @@ export interface TeamBlobStoreOptions {
 }
 
 /**
+ * The most bytes `getBytes` downloads: it reads directory manifests, held in memory whole.
+ * A file out is downloaded to disk and bounded by its record's size instead.
+ */
+export const MAX_DOWNLOADED_BYTES = 64 * 1024 * 1024;
+
+/**
  * The outs of one team's cache entry, as the engine restores them (`fluksio run
  * --remote-cache`): from the local store when it has the bytes, else downloaded through the
  * control plane's blob route with the API token (or the store's presigned URL), hashed as
  * they arrive and checked against their digest before anything uses them — a blob absent
- * is BlobMissingError, bytes that hash elsewhere BlobCorruptError, and either is a miss: the
- * stage runs. Verified bytes are kept in the local store. Writes go to the local store
+ * is BlobMissingError, bytes that hash elsewhere BlobCorruptError, more bytes than expected
+ * (the out's size, or MAX_DOWNLOADED_BYTES) BlobTooLargeError, stopped as they arrive — and
+ * each is a miss: the stage runs. Verified bytes are kept in the local store. Writes go to the local store
  * only: what a laptop computes never reaches the team's cache.
  */
 export class TeamBlobStore implements BlobStore {
@@ -42,17 +49,24 @@ export class TeamBlobStore implements BlobStore {
     return this.options.local.putBytes(bytes);
   }
 
-  async getToFile(digest: BlobDigest, dest: string): Promise<void> {
+  async getToFile(digest: BlobDigest, dest: string, size?: number): Promise<void> {
     const { local } = this.options;
-    if (await local.has(digest)) return local.getToFile(digest, dest);
+    if (await local.has(digest)) return local.getToFile(digest, dest, size);
+    const limit = size ?? Number.POSITIVE_INFINITY;
     await mkdir(path.dirname(dest), { recursive: true });
     // Next to dest, so the final rename stays on one file system and is atomic.
     const temp = path.join(path.dirname(dest), `.${path.basename(dest)}.${randomUUID()}.fluksio-tmp`);
     try {
       const hex = await this.download(digest, async (body) => {
         const hash = createHash('sha256');
+        let received = 0;
         const hashing = new Transform({
           transform(chunk: Buffer, _encoding, callback) {
+            received += chunk.length;
+            if (received > limit) {
+              callback(new BlobTooLargeError(digest, limit));
+              return;
+            }
             hash.update(chunk);
             callback(null, chunk);
           },
@@ -73,7 +87,12 @@ export class TeamBlobStore implements BlobStore {
     if (await local.has(digest)) return local.getBytes(digest);
     const bytes = await this.download(digest, async (body) => {
       const chunks: Buffer[] = [];
-      for await (const chunk of body) chunks.push(chunk as Buffer);
+      let received = 0;
+      for await (const chunk of body) {
+        received += (chunk as Buffer).length;
+        if (received > MAX_DOWNLOADED_BYTES) throw new BlobTooLargeError(digest, MAX_DOWNLOADED_BYTES);
+        chunks.push(chunk as Buffer);
+      }
       return Buffer.concat(chunks);
     });
     verify(digest, createHash('sha256').update(bytes).digest('hex'));

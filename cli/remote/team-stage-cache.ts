@@ -3,6 +3,7 @@ import type { MetricPoint } from '../../schemas/metric-point.js';
 import type { PreviousStage } from '../../schemas/previous-stage.js';
 import type { TeamCacheClient } from '../../client/team-cache-client.js';
 import { manifestKeyOf } from '../../core/manifest-key.js';
+import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
 import { cacheKeyOf } from '../../runner/keys/cache-key.js';
 import type { StageCache } from '../../runner/ports.js';
 
@@ -13,6 +14,8 @@ export interface TeamStageCacheOptions {
    * nonsense): it is not asked again by this process, so stages do not each wait for it.
    */
   onUnavailable(error: unknown): void;
+  /** Told of an entry that is not taken although its key matched (a line on stderr). */
+  warn(message: string): void;
 }
 
 /** A stage lookup waits on this: one retry at most, since a miss only costs running the stage. */
@@ -22,8 +25,10 @@ const LOOKUP_RETRIES = 1;
  * The team's cache (the control plane's trusted entries of this repository) as the
  * engine's second, read-only stage cache for `fluksio run --remote-cache`. An entry is
  * taken only when its key inputs give the very key asked for (or, for a traced stage's
- * candidates, the very manifest key): whatever the control plane answers, a lookup here is
- * never looser than one in the local store. "Why it re-ran" compares with this store's own
+ * candidates, the very manifest key) and its outs are exactly the outs and metrics files its
+ * key inputs declare — so an entry cannot write a path its stage does not produce (say, a
+ * script a later stage runs): whatever the control plane answers, a lookup here is never
+ * looser than one in the local store. "Why it re-ran" compares with this store's own
  * previous run, never the team's. A cache that cannot answer is a miss, never a failed run.
  */
 export class TeamStageCache implements StageCache {
@@ -36,6 +41,7 @@ export class TeamStageCache implements StageCache {
   async lookup(key: string): Promise<CacheEntry | null> {
     const hit = await this.ask(() => this.options.client.entry(key, { retries: LOOKUP_RETRIES }), null);
     if (!hit || hit.entry.key !== key || cacheKeyOf(hit.entry.keyInputs) !== key) return null;
+    if (!this.outsDeclared(hit.entry)) return null;
     this.points.set(key, Promise.resolve(hit.points));
     return hit.entry;
   }
@@ -49,7 +55,8 @@ export class TeamStageCache implements StageCache {
       (entry) =>
         entry.keyInputs.readSet !== null &&
         manifestKeyOf(entry.keyInputs) === manifestKey &&
-        cacheKeyOf(entry.keyInputs) === entry.key,
+        cacheKeyOf(entry.keyInputs) === entry.key &&
+        this.outsDeclared(entry),
     );
   }
 
@@ -72,6 +79,20 @@ export class TeamStageCache implements StageCache {
     return found;
   }
 
+  /**
+   * Whether the entry's outs are its key inputs' outs and metrics files, each once (the
+   * engine stores one out per declared path, keyed by that path normalized); else warns.
+   */
+  private outsDeclared(entry: CacheEntry): boolean {
+    const sent = entry.outs.map((out) => normalizePipelinePath(out.path)).sort();
+    const declared = [...entry.keyInputs.outs, ...entry.keyInputs.metrics].map(normalizePipelinePath).sort();
+    if (sent.length === declared.length && sent.every((path, at) => path === declared[at])) return true;
+    this.options.warn(
+      `the team's cache entry of stage ${JSON.stringify(entry.stage)} (run ${JSON.stringify(entry.runId)}) is not used: its outputs ${list(sent)} are not the outputs its key declares, ${list(declared)}`,
+    );
+    return false;
+  }
+
   private async ask<T>(request: () => Promise<T>, miss: T): Promise<T> {
     if (this.unavailable) return miss;
     try {
@@ -84,4 +105,8 @@ export class TeamStageCache implements StageCache {
       return miss;
     }
   }
+}
+
+function list(paths: string[]): string {
+  return paths.length === 0 ? '(none)' : paths.map((path) => JSON.stringify(path)).join(', ');
 }

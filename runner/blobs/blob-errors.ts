@@ -18,3 +18,14 @@ export class BlobCorruptError extends Error {
     this.name = 'BlobCorruptError';
   }
 }
+
+/** A downloaded blob that ran past the bytes it may have. Restoring treats this as a miss, too. */
+export class BlobTooLargeError extends Error {
+  constructor(
+    readonly digest: BlobDigest,
+    readonly limit: number,
+  ) {
+    super(`Blob ${digest} sent more than the ${limit} bytes expected; its download was stopped`);
+    this.name = 'BlobTooLargeError';
+  }
+}

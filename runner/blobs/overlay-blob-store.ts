@@ -26,12 +26,12 @@ export class OverlayBlobStore implements BlobStore {
     return this.upper.putBytes(bytes);
   }
 
-  async getToFile(digest: BlobDigest, dest: string): Promise<void> {
+  async getToFile(digest: BlobDigest, dest: string, size?: number): Promise<void> {
     try {
-      await this.upper.getToFile(digest, dest);
+      await this.upper.getToFile(digest, dest, size);
     } catch (error) {
       if (!(error instanceof BlobMissingError)) throw error;
-      await this.lower.getToFile(digest, dest);
+      await this.lower.getToFile(digest, dest, size);
     }
   }
 

@@ -89,7 +89,7 @@ export async function restoreOut(
   const temp = path.join(parent, `.${path.basename(absPath)}.${randomUUID()}.fluksio-restore`);
   try {
     if (record.kind === 'file') {
-      await blobs.getToFile(record.digest, temp);
+      await blobs.getToFile(record.digest, temp, record.size);
       if (record.executable) await makeExecutable(temp);
     } else {
       await restoreDir(blobs, record.digest, temp);
@@ -181,7 +181,7 @@ async function restoreDir(blobs: BlobStore, digest: BlobDigest, tempDir: string)
       manifest.files.slice(i, i + BLOB_BATCH).map(async (file) => {
         checkManifestPath(digest, file.path);
         const target = path.join(tempDir, file.path);
-        await blobs.getToFile(file.digest, target);
+        await blobs.getToFile(file.digest, target, file.size);
         if (file.executable) await makeExecutable(target);
       }),
     );
