@@ -221,6 +221,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     }
     const since = Date.now();
     let processResult;
+    const paramsWarnings: string[] = [];
     const launched = { name, jobKey: cacheKey ?? `${options.runId}.${name}`, resources };
     const processEnded = context.codeView.processStarted();
     try {
@@ -258,7 +259,10 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         stage: launched,
         onLine: (stream, line, continues) => output.push(stream, line, continues),
       }).finally(() =>
-        Promise.all([restoreParams(), rm(privateDir, { recursive: true, force: true }).catch(() => {})]),
+        Promise.all([
+          restoreParams().then((warnings) => paramsWarnings.push(...warnings)),
+          rm(privateDir, { recursive: true, force: true }).catch(() => {}),
+        ]),
       );
     } catch (error) {
       await trace?.dispose();
@@ -360,7 +364,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       outs,
       metrics,
       dirtyReasons: recheck.stageDirty,
-      warnings: [...plotted.warnings, ...recheck.warnings],
+      warnings: [...paramsWarnings, ...plotted.warnings, ...recheck.warnings],
       notes: [...notesOf(keyInputs), ...decided.notes],
     });
   };

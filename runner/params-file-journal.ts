@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createHash, randomUUID } from 'node:crypto';
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import { z } from 'zod';
 
 /** One params file as it was before a stage's values were written into it. */
@@ -51,8 +51,10 @@ export class ParamsFileJournal {
       written: sha256(written),
     };
     const target = this.entryPath(path);
-    await writeFile(`${target}.tmp`, JSON.stringify(entry));
-    await rename(`${target}.tmp`, target);
+    // A fresh name, created exclusively: never a link someone left in the folder.
+    const temporary = `${target}.${randomUUID()}.tmp`;
+    await writeFile(temporary, JSON.stringify(entry), { flag: 'wx' });
+    await rename(temporary, target);
   }
 
   /** Drops the entry for `path`, once the file is put back. */
@@ -63,9 +65,11 @@ export class ParamsFileJournal {
   /**
    * Puts back every file a process that is no longer running left holding a stage's values.
    * A file edited since (its bytes are not what was written) is left as it is, and said.
-   * Entries of a live process (a run still going here) are left alone.
+   * Entries of a live process (a run still going here) are left alone; an entry naming a
+   * file outside `repoRoot`, or a link, is dropped.
    */
-  async putBack(): Promise<PutBack> {
+  async putBack(repoRoot: string): Promise<PutBack> {
+    const root = await realpath(repoRoot);
     const result: PutBack = { restored: [], keptEdited: [] };
     const names = await readdir(this.dir).catch(() => [] as string[]);
     for (const name of names.filter((file) => file.endsWith('.json'))) {
@@ -77,6 +81,13 @@ export class ParamsFileJournal {
       }
       const entry = parsed.data;
       if (isRunning(entry.pid)) continue;
+      // Only a regular file inside the repository is put back, never through a link.
+      const real = await realpath(entry.path).catch(() => null);
+      const stats = await lstat(entry.path).catch(() => null);
+      if (real === null || !real.startsWith(root + sep) || !stats?.isFile()) {
+        await rm(entryFile, { force: true });
+        continue;
+      }
       const now = await readFile(entry.path).catch(() => null);
       if (now !== null && sha256(now) === entry.written) {
         await writeFile(entry.path, Buffer.from(entry.original, 'base64'));

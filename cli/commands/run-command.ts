@@ -113,7 +113,9 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   try {
     // A run killed outright here (SIGKILL) may have left a stage's values in a DVC params
     // file: put back before the tree is read, for this run to see what the user wrote.
-    const putBack = await new ParamsFileJournal(project.workspace.pipelineDir).putBack();
+    const putBack = await new ParamsFileJournal(project.workspace.pipelineDir).putBack(
+      project.workspace.repoRoot,
+    );
     for (const file of putBack.restored) {
       io.stderr.write(`${path.relative(io.cwd, file)}: put back as it was before an interrupted run\n`);
     }

@@ -37,7 +37,7 @@ export async function readPlotSeries(
   for (const spec of specs) {
     let files: string[];
     try {
-      files = await plotFiles(pipelineDir, normalizePipelinePath(spec.path));
+      files = await plotFiles(pipelineDir, normalizePipelinePath(spec.path), root);
     } catch (error) {
       warnings.push(`plot ${spec.path} cannot be read: ${messageOf(error)}`);
       continue;
@@ -78,19 +78,32 @@ export async function readPlotSeries(
   return { points, warnings };
 }
 
-/** The pipeline-relative plot files at `path`: the file itself, or a folder's files in order. */
-async function plotFiles(pipelineDir: string, path: string): Promise<string[]> {
-  const info = await stat(posix.join(pipelineDir, path)).catch((error: NodeJS.ErrnoException) => {
+/** Files of one plot folder read at most; past this the folder is not read. */
+const MAX_PLOT_FILES = 1_000;
+
+/**
+ * The pipeline-relative plot files at `path`: the file itself, or a folder's files in
+ * order. A folder is listed only when it lies inside `root` once its links are resolved
+ * (a stage could link it to `/`), and never through a link below it.
+ */
+async function plotFiles(pipelineDir: string, path: string, root: string): Promise<string[]> {
+  const absolute = posix.join(pipelineDir, path);
+  const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') throw new Error('the stage did not write it');
     throw error;
   });
   if (!info.isDirectory()) return [path];
-  const entries = await readdir(posix.join(pipelineDir, path), { recursive: true, withFileTypes: true });
-  return entries
+  const real = await realpath(absolute);
+  if (!real.startsWith(root + sep)) throw new Error('leads outside the repository');
+  const entries = await readdir(real, { recursive: true, withFileTypes: true });
+  const files = entries
     .filter((entry) => entry.isFile())
-    .map((entry) => posix.join(posix.relative(pipelineDir, entry.parentPath), entry.name))
-    .filter((file) => plotFormatOf(file) !== null)
-    .sort();
+    .map((entry) => posix.join(path, posix.relative(real, entry.parentPath), entry.name))
+    .filter((file) => plotFormatOf(file) !== null);
+  if (files.length > MAX_PLOT_FILES) {
+    throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
+  }
+  return files.sort();
 }
 
 function messageOf(error: unknown): string {

@@ -119,3 +119,61 @@ test('a stage that turns params.yaml into a link to a file outside the repositor
     rmSync(outside, { recursive: true, force: true });
   }
 });
+
+test('a stage that replaces its params.yaml with a link out of the repository: the runner never writes through it when it puts the file back', async () => {
+  const outside = mkdtempSync(join(tmpdir(), 'fluksio-outside-'));
+  const target = join(outside, 'bashrc');
+  writeFileSync(target, 'echo hello\n');
+  const project = await makeRepo({
+    files: {
+      'params.yaml': 'lr: 0.1\n',
+      '.gitignore': 'b.txt\n',
+      'dvc.yaml': [
+        'stages:',
+        '  b:',
+        `    cmd: cat params.yaml > b.txt && ln -sf ${target} params.yaml`,
+        '    params: [lr]',
+        '    outs: [b.txt]',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const result = await runJson(['lr=0.5'], { cwd: project.dir });
+    expect(readFileSync(target, 'utf8')).toBe('echo hello\n');
+    expect(readFileSync(join(project.dir, 'b.txt'), 'utf8')).toBe('lr: 0.5\n');
+    expect(JSON.stringify(result.report.stages)).toMatch(
+      /params\.yaml was not put back: it changed while the stage ran/,
+    );
+  } finally {
+    await project.cleanup();
+    rmSync(outside, { recursive: true, force: true });
+  }
+});
+
+test('a params.yaml edited while its stage ran is left as edited, and the stage says so', async () => {
+  const project = await makeRepo({
+    files: {
+      'params.yaml': 'lr: 0.1\n',
+      'edited.yaml': 'lr: 0.3\n',
+      '.gitignore': 'b.txt\n',
+      'dvc.yaml': [
+        'stages:',
+        '  b:',
+        '    cmd: cat params.yaml > b.txt && cp edited.yaml params.yaml',
+        '    params: [lr]',
+        '    outs: [b.txt]',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const result = await runJson(['lr=0.5'], { cwd: project.dir });
+    expect(readFileSync(join(project.dir, 'params.yaml'), 'utf8')).toBe('lr: 0.3\n');
+    expect(JSON.stringify(result.report.stages)).toMatch(
+      /params\.yaml was not put back: it changed while the stage ran/,
+    );
+  } finally {
+    await project.cleanup();
+  }
+});

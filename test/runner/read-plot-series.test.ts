@@ -79,3 +79,18 @@ test('one series name from two files: the first keeps it, the second is warned o
     'plot file a.csv: series a/loss is already read from a/loss.csv; skipped',
   ]);
 });
+
+test('a plot folder linked out of the repository is not listed: one warning, nothing of what is there', async () => {
+  await writeFile(path.join(outside, 'host-secret.json'), '[{"step": 0, "v": 1}]');
+  await mkdir(path.join(root, 'dvclive'));
+  await symlink(outside, path.join(root, 'dvclive/plots'));
+  const result = await readPlotSeries(
+    [{ path: 'dvclive/plots' }],
+    { pipelineDir: root, repoRoot: root },
+    'train',
+  );
+  expect(result).toEqual({
+    points: [],
+    warnings: ['plot dvclive/plots cannot be read: leads outside the repository'],
+  });
+});
