@@ -50,6 +50,13 @@ export class RunBell implements RunChanges {
     }
   }
 
+  /** Tickets held right now: live streams of this process reading or waiting for their run's next change. */
+  get waiting(): number {
+    let count = 0;
+    for (const forRun of this.waiters.values()) count += forRun.size;
+    return count;
+  }
+
   take(runId: string): RunChangeTicket {
     let rang = false;
     let wake: () => void = () => {};

@@ -48,6 +48,8 @@ const LogQuery = z
   .loose();
 /** The image's curves are cut down in the database to about its plot's width. */
 const SVG_BUCKETS = 560;
+/** A run's update asked for without a width is cut down to a page's chart's (pages' CHART_WIDTH). */
+const UPDATE_BUCKETS = 560;
 /** At most this many runs side by side: more curves than anyone can tell apart. */
 const MAX_COMPARED = 32;
 /** Pixels a chart draws points in; at most a wide screen's. */
@@ -250,7 +252,13 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
     if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
       return reply;
     const { after, buckets } = parseInput(RunQuery, request.query, 'query');
-    const data = after ? await source.runUpdate(id, after) : await source.runPage(id, buckets);
+    // A page that holds nothing gets the page, cut down (to a chart's width, unless it said).
+    const data =
+      after === undefined
+        ? await source.runPage(id, buckets)
+        : after.size > 0
+          ? await source.runUpdate(id, after, buckets ?? UPDATE_BUCKETS)
+          : await source.runPage(id, buckets ?? UPDATE_BUCKETS);
     return reply.header('cache-control', 'no-store').send(data);
   });
   // One series between two steps, at a zoomed chart's resolution.
@@ -278,7 +286,7 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       runId: id,
       held: resumed ?? after ?? new Map(),
       buckets,
-      read: (held) => source.runUpdate(id, held),
+      read: (held) => source.runUpdate(id, held, buckets),
       readWhole: () => source.runPage(id, buckets),
       changes,
       pollMs,

@@ -35,9 +35,10 @@ export interface PageSource {
   runPage(runId: string, buckets?: number): Promise<RunPageData | null>;
   /**
    * A running run's state for a page holding its series up to `held` (name → last step):
-   * `partial`, with only the points past those held, and no baseline series.
+   * `partial`, with only the points past those held, and no baseline series; the whole
+   * page cut down to `buckets` instead when a series has more than twice that many new points.
    */
-  runUpdate(runId: string, held: ReadonlyMap<string, number>): Promise<RunPageData | null>;
+  runUpdate(runId: string, held: ReadonlyMap<string, number>, buckets: number): Promise<RunPageData | null>;
   /** One series of a run, and its baseline's, between two steps, cut down to `buckets` pixels. */
   seriesRange(
     runId: string,

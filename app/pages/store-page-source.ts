@@ -86,7 +86,7 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
     }));
   }
 
-  return {
+  const source: PageSource = {
     defaultRepository: options.defaultRepository ?? null,
     async runList(filter, before, limit) {
       const page = await listRepositoryRuns({ db, filter, before, limit });
@@ -148,11 +148,12 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
         goals: options.goalsOf(detail.run),
       });
     },
-    async runUpdate(runId, held) {
+    async runUpdate(runId, held, buckets) {
       // The run's state without its points, and only the points past those held.
       const detail = await getRunDetail({ db, runId, series: false });
       if (!detail) return null;
-      const points = await readPointsAfter({ db, runId, held });
+      const points = await readPointsAfter({ db, runId, held, perSeries: 2 * buckets + 1 });
+      if (points === null) return source.runPage(runId, buckets);
       const baseline = await options.baselineOf(detail.run);
       const data = buildRunPageData({
         detail: {
@@ -232,4 +233,5 @@ export function storePageSource(options: StorePageSourceOptions): PageSource {
       );
     },
   };
+  return source;
 }

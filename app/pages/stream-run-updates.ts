@@ -1,7 +1,9 @@
+import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { RunPageData } from '../../schemas/page-data.js';
+import { ignoreAbort } from './ignore-abort.js';
 import { formatStepsHeld } from './parse-steps-held.js';
-import type { RunChanges } from './run-changes.js';
+import type { RunChangeTicket, RunChanges } from './run-changes.js';
 
 /** A comment line keeps proxies from closing a quiet stream (most cut idle ones at 60 s). */
 const KEEPALIVE_MS = 15_000;
@@ -56,11 +58,13 @@ export async function streamRunUpdates({
   const appended = new Map<string, number>();
   let known = null as { shape: string; whole: string } | null;
   let quietSince = Date.now();
+  let ticket: RunChangeTicket | null = null;
   try {
     while (!stop.signal.aborted) {
       // Taken before the read: a change while reading wakes the wait that follows.
-      const ticket = changes.take(runId);
-      let data = await read(held);
+      ticket = changes.take(runId);
+      // A page that holds nothing gets the page cut down, not every point of the run.
+      let data = known === null && held.size === 0 ? await readWhole() : await read(held);
       if (data === null) {
         ticket.cancel();
         response.write(`event: end\ndata: ${JSON.stringify({ missing: true })}\n\n`);
@@ -89,7 +93,9 @@ export async function streamRunUpdates({
           `id: ${formatStepsHeld(held)}\nevent: update\ndata: ${JSON.stringify(data)}\n\n`,
         );
         quietSince = Date.now();
-        if (!written) await new Promise((resolve) => response.once('drain', resolve));
+        // A client that goes away while the server waits for it ends the wait.
+        if (!written) await once(response, 'drain', { signal: stop.signal }).catch(ignoreAbort(stop.signal));
+        if (stop.signal.aborted) break;
       }
       known = { shape, whole };
       if (data.final) {
@@ -106,6 +112,7 @@ export async function streamRunUpdates({
   } catch (error) {
     onError(error);
   } finally {
+    ticket?.cancel();
     signal.removeEventListener('abort', end);
     response.end();
   }

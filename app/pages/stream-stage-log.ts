@@ -1,5 +1,7 @@
+import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { LogCursor } from '../../schemas/page-data.js';
+import { ignoreAbort } from './ignore-abort.js';
 import type { StageLogRead } from './page-source.js';
 import type { RunChangeTicket } from './run-changes.js';
 
@@ -72,7 +74,9 @@ export async function streamStageLog({
         );
         quietSince = Date.now();
         // A slow reader holds the next piece until it has taken this one.
-        if (!written) await new Promise((resolve) => response.once('drain', resolve));
+        // A client that goes away while the server waits for it ends the wait.
+        if (!written) await once(response, 'drain', { signal: stop.signal }).catch(ignoreAbort(stop.signal));
+        if (stop.signal.aborted) break;
       }
       if (read.final) {
         response.write(`event: end\ndata: ${JSON.stringify({ lines: cursor.line })}\n\n`);

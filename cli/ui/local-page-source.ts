@@ -71,9 +71,9 @@ export function localPageSource(store: ProjectStore): PageSource {
       await catchUp();
       return source.runPage(runId, buckets);
     },
-    runUpdate: async (runId, held) => {
+    runUpdate: async (runId, held, buckets) => {
       await catchUp();
-      return source.runUpdate(runId, held);
+      return source.runUpdate(runId, held, buckets);
     },
     stageLog: async (runId, stage, cursor) => {
       await catchUp();

@@ -1,4 +1,8 @@
+import type { ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { sql } from 'drizzle-orm';
 import { expect, test } from 'vitest';
+import { waitFor } from '../app-github/github-app-fixture.js';
 import { DrivenRun, finishedStage, pageLinks, usePageWorld } from './page-world.js';
 
 const world = usePageWorld();
@@ -173,4 +177,90 @@ test('a chart drawn from a cut-down series zooms into a dragged range at full re
   await over.dblclick();
   await world.page.locator('figure[data-metric="loss"]:not([data-zoomed])').waitFor();
   expect(Number(await chart.getAttribute('data-drawn'))).toBe(overview);
+});
+
+/** A running run whose stage `train` holds `count` loss points, written straight to the database. */
+async function runWithStoredPoints(count: number): Promise<DrivenRun> {
+  const run = await DrivenRun.start(world.plane, world);
+  await run.events({ type: 'stage.started', stage: 'train', at: new Date().toISOString() });
+  await world.database.db.execute(sql`
+    insert into metric_points (run_id, stage, name, step, value)
+    select ${run.id}, 'train', 'loss', step, 1.0 / (step + 1) from generate_series(0, ${count - 1}) as step`);
+  return run;
+}
+
+test('a page that holds nothing, or holds steps long past, gets the cut-down page, never every point of the run', async () => {
+  const total = 200_000;
+  const run = await runWithStoredPoints(total);
+  const get = (query: string) =>
+    world.plane.call('GET', `/pages/api/runs/${run.id}${query}`, { token: world.submitter });
+  const lossOf = (data: Record<string, unknown>) => (data.series as Record<string, SeriesJson>).loss!;
+
+  for (const [query, buckets] of [
+    ['?after=', 560],
+    ['?after=&buckets=16', 16],
+    ['?after=loss:10&buckets=16', 16],
+  ] as const) {
+    const answer = await get(query);
+    expect(answer.status, query).toBe(200);
+    expect(answer.json.partial, query).toBeFalsy();
+    expect(lossOf(answer.json).total, query).toBe(total);
+    expect(lossOf(answer.json).points.length, query).toBeLessThanOrEqual(2 * buckets);
+    expect(lossOf(answer.json).points.at(-1)!.step, query).toBe(total - 1);
+  }
+  // Held up to a few steps before the end: only those.
+  const near = await get(`?after=loss:${total - 5}&buckets=16`);
+  expect(near.json.partial).toBe(true);
+  expect(stepsOf(near.json, 'loss')).toEqual([total - 4, total - 3, total - 2, total - 1]);
+
+  for (const query of ['?buckets=16', '?buckets=16&after=']) {
+    const live = await openStream(`/pages/api/runs/${run.id}/live${query}`);
+    const first = await live.next();
+    expect(first.event, query).toBe('update');
+    expect(first.data.partial, query).toBeFalsy();
+    expect(lossOf(first.data).points.length, query).toBeLessThanOrEqual(32);
+    expect(first.id, query).toBe(`loss:${total - 1}`);
+    live.close();
+  }
+
+  // More new points than twice the width come as the whole page again, cut down.
+  const live = await openStream(`/pages/api/runs/${run.id}/live?buckets=16&after=loss:${total - 1}`);
+  expect(stepsOf((await live.next()).data, 'loss')).toEqual([]);
+  await run.events({ type: 'metric.points', points: lossPoints(total, total + 100) });
+  const update = await live.next();
+  expect(update.data.partial).toBeFalsy();
+  expect(lossOf(update.data).points.length).toBeLessThanOrEqual(32);
+  expect(lossOf(update.data).points.at(-1)!.step).toBe(total + 99);
+  live.close();
+});
+
+test('a live stream whose client stops reading and leaves ends while the server waits for it, and gives back its wait', async () => {
+  const run = await DrivenRun.start(world.plane, world);
+  await run.events({ type: 'stage.started', stage: 'train', at: new Date().toISOString() });
+  // About 40 MB of log, more than the sockets' buffers hold.
+  await world.database.db.execute(sql`
+    insert into log_lines (run_id, attempt, stage, seq, lines)
+    select ${run.id}, 1, 'train', seq, array_fill(repeat('x', 200), array[100])
+    from generate_series(0, 1999) as seq`);
+  const waiting = async () =>
+    /^fluksio_live_streams_waiting (\d+)$/m.exec((await world.plane.call('GET', '/metrics')).text)?.[1];
+  expect(await waiting()).toBe('0');
+
+  let response: ServerResponse | null = null;
+  world.plane.server.server.on('request', (request, answer: ServerResponse) => {
+    if (request.url?.includes('/logs/train')) response = answer;
+  });
+  const { hostname, port } = new URL(world.plane.url);
+  const socket = connect({ host: hostname, port: Number(port) });
+  socket.pause();
+  socket.write(
+    `GET /pages/api/runs/${run.id}/logs/train HTTP/1.1\r\nhost: ${hostname}\r\n` +
+      `authorization: Bearer ${world.submitter}\r\n\r\n`,
+  );
+  // The server filled what the connection holds, and waits for the client to take some.
+  await waitFor('the log stream to wait for its reader', () => response?.writableNeedDrain === true);
+  expect(await waiting()).toBe('1');
+  socket.destroy();
+  await waitFor('the stream to end', () => response?.writableFinished === true || response?.destroyed);
+  await waitFor('the stream to give back its wait', async () => (await waiting()) === '0');
 });

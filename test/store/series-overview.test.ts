@@ -77,14 +77,18 @@ describe.each(databaseBackends)('series cut down in the database on $name', ({ o
     expect(zoomed[0]!.total).toBe(inRange.length);
   });
 
-  test('points after the steps a page holds: the rest of each held series, all of the others', async () => {
+  test('points after the steps a page holds: the rest of each held series, all of the others, none past the cap', async () => {
     const runId = await runWith({ loss: walk(20, 3), acc: walk(5, 5) });
     const lossSteps = walk(20, 3).map((point) => point.step);
-    const after = await readPointsAfter({ db, runId, held: new Map([['loss', lossSteps[14]!]]) });
-    expect(after.filter((point) => point.name === 'loss').map((point) => point.step)).toEqual(
+    const held = new Map([['loss', lossSteps[14]!]]);
+    const after = await readPointsAfter({ db, runId, held, perSeries: 5 });
+    expect(after?.filter((point) => point.name === 'loss').map((point) => point.step)).toEqual(
       lossSteps.slice(15),
     );
-    expect(after.filter((point) => point.name === 'acc')).toHaveLength(5);
-    expect(await readPointsAfter({ db, runId, held: new Map() })).toHaveLength(25);
+    expect(after?.filter((point) => point.name === 'acc')).toHaveLength(5);
+    expect(await readPointsAfter({ db, runId, held: new Map(), perSeries: 20 })).toHaveLength(25);
+    // One series with more new points than the cap: none are read.
+    expect(await readPointsAfter({ db, runId, held: new Map(), perSeries: 19 })).toBeNull();
+    expect(await readPointsAfter({ db, runId, held, perSeries: 4 })).toBeNull();
   });
 });
