@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Database } from '../store/db/database.js';
 import { sweepRuns } from '../store/leases/sweep-runs.js';
+import { fixRunBaseline } from '../store/runs/fix-run-baseline.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { keepJobScheduled } from './keep-job-scheduled.js';
 import type { RunDoorbell } from './run-doorbell.js';
@@ -18,7 +19,7 @@ export interface RunSweeper {
  * Starts the sweeper (DESIGN §6): a BullMQ job scheduler runs `sweepRuns` every sweep
  * interval on one of the replicas' workers, abandoning (and requeuing, while retries
  * allow) runs whose lease ran out, timing out runs past their limit and expiring runs
- * queued too long. The schedule is kept (keepJobScheduled), so a Redis that was flushed
+ * queued too long, and fixing the baselines of the runs it ended. The schedule is kept (keepJobScheduled), so a Redis that was flushed
  * or failed over resumes sweeping by itself; a sweep that requeued runs rings the
  * doorbell so waiting runners claim them.
  */
@@ -51,6 +52,12 @@ export async function startRunSweeper({
           logger.info({ runId, change }, 'run swept');
           onRunChanged?.(runId);
         }
+      }
+      // Runs a sweep ended never reach the finish route, where a run's baseline is fixed.
+      for (const runId of [...swept.abandoned, ...swept.expired, ...swept.cancelled]) {
+        await fixRunBaseline({ db, run: { id: runId } }).catch((error: unknown) =>
+          logger.warn({ runId, err: error }, 'the baseline of a swept run could not be fixed'),
+        );
       }
       if (swept.requeued.length > 0) await doorbell.ring();
       return swept;

@@ -84,7 +84,7 @@ describe('the sweeper', () => {
     expect((await runRow(first.run.id)).runnerName).toBe('waiting');
   });
 
-  test('a started run whose lease expired with no retry left is abandoned, naming its runner', async () => {
+  test('a started run whose lease expired with no retry left is abandoned, naming its runner, and its baseline is fixed', async () => {
     const { token } = await plane.addRunner({ name: 'gpu-box-1' });
     await plane.submit(submitter, { retries: 0 });
     const claim = await plane.claim(token);
@@ -95,6 +95,8 @@ describe('the sweeper', () => {
     });
     const run = await waitForRun(claim.run.id, (row) => row.status === 'abandoned');
     expect(run.statusReason).toMatch(/gpu-box-1 stopped reporting/);
+    // It never reached the finish route: the sweeper fixes its baseline (none here).
+    expect(await waitForRun(claim.run.id, (row) => row.baselineFixed)).toMatchObject({ baselineRunId: null });
     const late = await plane.call('POST', `/api/v1/runs/${claim.run.id}/heartbeat`, {
       token,
       json: { lease: claim.lease },
