@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path23 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path24 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path23 && path23[0] !== "/") {
-          path23 = `/${path23}`;
+        if (path24 && path24[0] !== "/") {
+          path24 = `/${path24}`;
         }
-        return new URL(`${origin}${path23}`);
+        return new URL(`${origin}${path24}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path23, origin }
+          request: { method, path: path24, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path23);
+        debuglog("sending request to %s %s/%s", method, origin, path24);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path23, origin },
+          request: { method, path: path24, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path23,
+          path24,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path23, origin }
+          request: { method, path: path24, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path23);
+        debuglog("trailers received from %s %s/%s", method, origin, path24);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path23, origin },
+          request: { method, path: path24, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path23,
+          path24,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path23, origin }
+            request: { method, path: path24, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path23);
+          debuglog("sending request to %s %s/%s", method, origin, path24);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path23,
+        path: path24,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path23 !== "string") {
+        if (typeof path24 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path23[0] !== "/" && !(path23.startsWith("http://") || path23.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path24[0] !== "/" && !(path24.startsWith("http://") || path24.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path23)) {
+        } else if (invalidPathRegex.test(path24)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path23, query) : path23;
+        this.path = query ? buildURL(path24, query) : path24;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path23, host, upgrade, blocking, reset } = request2;
+      const { method, path: path24, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path23} HTTP/1.1\r
+      let header = `${method} ${path24} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path23, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path24, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path23;
+      headers[HTTP2_HEADER_PATH] = path24;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path23 = search ? `${pathname}${search}` : pathname;
+        const path24 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path23;
+        this.opts.path = path24;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path23 = "/",
+          path: path24 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path23;
+        opts.path = origin + path24;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path23) {
-      if (typeof path23 !== "string") {
-        return path23;
+    function safeUrl(path24) {
+      if (typeof path24 !== "string") {
+        return path24;
       }
-      const pathSegments = path23.split("?");
+      const pathSegments = path24.split("?");
       if (pathSegments.length !== 2) {
-        return path23;
+        return path24;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path23, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path23);
+    function matchKey(mockDispatch2, { path: path24, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path24);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path23 }) => matchValue(safeUrl(path23), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path24 }) => matchValue(safeUrl(path24), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path23, method, body: body2, headers, query } = opts;
+      const { path: path24, method, body: body2, headers, query } = opts;
       return {
-        path: path23,
+        path: path24,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path23, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path24, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path23,
+            Path: path24,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path23) {
-      for (let i2 = 0; i2 < path23.length; ++i2) {
-        const code = path23.charCodeAt(i2);
+    function validateCookiePath(path24) {
+      for (let i2 = 0; i2 < path24.length; ++i2) {
+        const code = path24.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path23 = opts.path;
+          let path24 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path23 = `/${path23}`;
+            path24 = `/${path24}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path23);
+          url2 = new URL(util.parseOrigin(url2).origin + path24);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path23) {
-  if (!path23)
+function getElementAtPath(obj, path24) {
+  if (!path24)
     return obj;
-  return path23.reduce((acc, key) => acc?.[key], obj);
+  return path24.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path23, issues) {
+function prefixIssues(path24, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path23);
+    iss.path.unshift(path24);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path23 = []) => {
+  const processError = (error48, path24 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path23, ...issue3.path];
+        const fullpath = [...path24, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path23 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path23) {
+  const path24 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path24) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path23) {
-  for (const component of path23.split(/[/\\]/)) {
+function reservedComponentOf(path24) {
+  for (const component of path24.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32378,7 +32378,7 @@ var init_plot_spec = __esm({
     init_zod();
     PlotSpec = external_exports.strictObject({
       /** Relative to the pipeline file's directory; a folder means every plot file in it. */
-      path: external_exports.string().min(1, { error: "expected a path" }).refine((path23) => !path23.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
+      path: external_exports.string().min(1, { error: "expected a path" }).refine((path24) => !path24.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
       /** The column giving each point's step; by default `step` when there is one, else the row's index. */
       x: external_exports.string().min(1, { error: "expected a column name" }).optional(),
       /** The columns read as series; by default the last numeric column other than x. */
@@ -32494,13 +32494,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path23) => !path23.startsWith("/") && !path23.includes("\\") && !path23.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path24) => !path24.startsWith("/") && !path24.includes("\\") && !path24.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path23) => reservedComponentOf(path23) === null, {
+    }).refine((path24) => reservedComponentOf(path24) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path23) => path23.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path24) => path24.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32844,8 +32844,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path23, { windows } = {}) => {
-      const segs = path23.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path24, { windows } = {}) => {
+      const segs = path24.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -34630,17 +34630,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path23) {
-      const ctrl = callVisitor(key, node, visitor, path23);
+    function visit_(key, node, visitor, path24) {
+      const ctrl = callVisitor(key, node, visitor, path24);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path23, ctrl);
-        return visit_(key, ctrl, visitor, path23);
+        replaceNode(key, path24, ctrl);
+        return visit_(key, ctrl, visitor, path24);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path23 = Object.freeze(path23.concat(node));
+          path24 = Object.freeze(path24.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path23);
+            const ci = visit_(i2, node.items[i2], visitor, path24);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34651,13 +34651,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path23 = Object.freeze(path23.concat(node));
-          const ck = visit_("key", node.key, visitor, path23);
+          path24 = Object.freeze(path24.concat(node));
+          const ck = visit_("key", node.key, visitor, path24);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path23);
+          const cv = visit_("value", node.value, visitor, path24);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34678,17 +34678,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path23) {
-      const ctrl = await callVisitor(key, node, visitor, path23);
+    async function visitAsync_(key, node, visitor, path24) {
+      const ctrl = await callVisitor(key, node, visitor, path24);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path23, ctrl);
-        return visitAsync_(key, ctrl, visitor, path23);
+        replaceNode(key, path24, ctrl);
+        return visitAsync_(key, ctrl, visitor, path24);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path23 = Object.freeze(path23.concat(node));
+          path24 = Object.freeze(path24.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path23);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path24);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34699,13 +34699,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path23 = Object.freeze(path23.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path23);
+          path24 = Object.freeze(path24.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path24);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path23);
+          const cv = await visitAsync_("value", node.value, visitor, path24);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34732,23 +34732,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path23) {
+    function callVisitor(key, node, visitor, path24) {
       if (typeof visitor === "function")
-        return visitor(key, node, path23);
+        return visitor(key, node, path24);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path23);
+        return visitor.Map?.(key, node, path24);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path23);
+        return visitor.Seq?.(key, node, path24);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path23);
+        return visitor.Pair?.(key, node, path24);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path23);
+        return visitor.Scalar?.(key, node, path24);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path23);
+        return visitor.Alias?.(key, node, path24);
       return void 0;
     }
-    function replaceNode(key, path23, node) {
-      const parent = path23[path23.length - 1];
+    function replaceNode(key, path24, node) {
+      const parent = path24[path24.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35360,10 +35360,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path23, value) {
+    function collectionFromPath(schema, path24, value) {
       let v6 = value;
-      for (let i2 = path23.length - 1; i2 >= 0; --i2) {
-        const k5 = path23[i2];
+      for (let i2 = path24.length - 1; i2 >= 0; --i2) {
+        const k5 = path24[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35382,7 +35382,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path23) => path23 == null || typeof path23 === "object" && !!path23[Symbol.iterator]().next().done;
+    var isEmptyPath = (path24) => path24 == null || typeof path24 === "object" && !!path24[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35412,11 +35412,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path23, value) {
-        if (isEmptyPath(path23))
+      addIn(path24, value) {
+        if (isEmptyPath(path24))
           this.add(value);
         else {
-          const [key, ...rest] = path23;
+          const [key, ...rest] = path24;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35430,8 +35430,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path23) {
-        const [key, ...rest] = path23;
+      deleteIn(path24) {
+        const [key, ...rest] = path24;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -35445,8 +35445,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path23, keepScalar) {
-        const [key, ...rest] = path23;
+      getIn(path24, keepScalar) {
+        const [key, ...rest] = path24;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -35464,8 +35464,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path23) {
-        const [key, ...rest] = path23;
+      hasIn(path24) {
+        const [key, ...rest] = path24;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -35475,8 +35475,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path23, value) {
-        const [key, ...rest] = path23;
+      setIn(path24, value) {
+        const [key, ...rest] = path24;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -37991,9 +37991,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path23, value) {
+      addIn(path24, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path23, value);
+          this.contents.addIn(path24, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38068,14 +38068,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path23) {
-        if (Collection2.isEmptyPath(path23)) {
+      deleteIn(path24) {
+        if (Collection2.isEmptyPath(path24)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path23) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path24) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38090,10 +38090,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path23, keepScalar) {
-        if (Collection2.isEmptyPath(path23))
+      getIn(path24, keepScalar) {
+        if (Collection2.isEmptyPath(path24))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path23, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path24, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38104,10 +38104,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path23) {
-        if (Collection2.isEmptyPath(path23))
+      hasIn(path24) {
+        if (Collection2.isEmptyPath(path24))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path23) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path24) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38124,13 +38124,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path23, value) {
-        if (Collection2.isEmptyPath(path23)) {
+      setIn(path24, value) {
+        if (Collection2.isEmptyPath(path24)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path23), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path24), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path23, value);
+          this.contents.setIn(path24, value);
         }
       }
       /**
@@ -38516,10 +38516,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start: start2, key, sep: sep6, value } = collItem;
+        const { start: start2, key, sep: sep7, value } = collItem;
         const keyProps = resolveProps.resolveProps(start2, {
           indicator: "explicit-key-ind",
-          next: key ?? sep6?.[0],
+          next: key ?? sep7?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -38533,7 +38533,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep6) {
+          if (!keyProps.anchor && !keyProps.tag && !sep7) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map2.comment)
@@ -38557,7 +38557,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep6 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep7 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -38573,7 +38573,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep6, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep7, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -38664,7 +38664,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep6 = "";
+        let sep7 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -38678,13 +38678,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep6 + cb;
-              sep6 = "";
+                comment += sep7 + cb;
+              sep7 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep6 += source;
+                sep7 += source;
               hasSpace = true;
               break;
             default:
@@ -38727,18 +38727,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i2 = 0; i2 < fc.items.length; ++i2) {
         const collItem = fc.items[i2];
-        const { start: start2, key, sep: sep6, value } = collItem;
+        const { start: start2, key, sep: sep7, value } = collItem;
         const props = resolveProps.resolveProps(start2, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep6?.[0],
+          next: key ?? sep7?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep6 && !value) {
+          if (!props.anchor && !props.tag && !sep7 && !value) {
             if (i2 === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i2 < fc.items.length - 1)
@@ -38792,8 +38792,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep6 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep6, null, props, onError);
+        if (!isMap2 && !sep7 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep7, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -38805,7 +38805,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep6 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep7 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -38816,8 +38816,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep6)
-                for (const st3 of sep6) {
+              if (sep7)
+                for (const st3 of sep7) {
                   if (st3 === valueProps.found)
                     break;
                   if (st3.type === "newline") {
@@ -38834,7 +38834,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep6, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep7, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -39014,7 +39014,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i2 + 1;
       }
       let value = "";
-      let sep6 = "";
+      let sep7 = "";
       let prevMoreIndented = false;
       for (let i2 = 0; i2 < contentStart; ++i2)
         value += lines[i2][0].slice(trimIndent) + "\n";
@@ -39031,24 +39031,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar2.Scalar.BLOCK_LITERAL) {
-          value += sep6 + indent.slice(trimIndent) + content;
-          sep6 = "\n";
+          value += sep7 + indent.slice(trimIndent) + content;
+          sep7 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep6 === " ")
-            sep6 = "\n";
-          else if (!prevMoreIndented && sep6 === "\n")
-            sep6 = "\n\n";
-          value += sep6 + indent.slice(trimIndent) + content;
-          sep6 = "\n";
+          if (sep7 === " ")
+            sep7 = "\n";
+          else if (!prevMoreIndented && sep7 === "\n")
+            sep7 = "\n\n";
+          value += sep7 + indent.slice(trimIndent) + content;
+          sep7 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep6 === "\n")
+          if (sep7 === "\n")
             value += "\n";
           else
-            sep6 = "\n";
+            sep7 = "\n";
         } else {
-          value += sep6 + content;
-          sep6 = " ";
+          value += sep7 + content;
+          sep7 = " ";
           prevMoreIndented = false;
         }
       }
@@ -39231,25 +39231,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep6 = " ";
+      let sep7 = " ";
       let pos = line2.lastIndex;
       while (match = line2.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep6 === "\n")
-            res += sep6;
+          if (sep7 === "\n")
+            res += sep7;
           else
-            sep6 = "\n";
+            sep7 = "\n";
         } else {
-          res += sep6 + lm;
-          sep6 = " ";
+          res += sep7 + lm;
+          sep7 = " ";
         }
         pos = line2.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep6 + (match?.[1] ?? "");
+      return res + sep7 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -40059,14 +40059,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start: start2, key, sep: sep6, value }) {
+    function stringifyItem({ start: start2, key, sep: sep7, value }) {
       let res = "";
       for (const st3 of start2)
         res += st3.source;
       if (key)
         res += stringifyToken(key);
-      if (sep6)
-        for (const st3 of sep6)
+      if (sep7)
+        for (const st3 of sep7)
           res += st3.source;
       if (value)
         res += stringifyToken(value);
@@ -40091,9 +40091,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path23) => {
+    visit.itemAtPath = (cst, path24) => {
       let item = cst;
-      for (const [field, index2] of path23) {
+      for (const [field, index2] of path24) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40102,23 +40102,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path23) => {
-      const parent = visit.itemAtPath(cst, path23.slice(0, -1));
-      const field = path23[path23.length - 1][0];
+    visit.parentCollection = (cst, path24) => {
+      const parent = visit.itemAtPath(cst, path24.slice(0, -1));
+      const field = path24[path24.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path23, item, visitor) {
-      let ctrl = visitor(item, path23);
+    function _visit(path24, item, visitor) {
+      let ctrl = visitor(item, path24);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path23.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path24.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40129,10 +40129,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path23);
+            ctrl = ctrl(item, path24);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path23) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path24) : ctrl;
     }
     exports.visit = visit;
   }
@@ -41233,18 +41233,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start2 = getFirstKeyStartProps(prev);
-          let sep6;
+          let sep7;
           if (scalar.end) {
-            sep6 = scalar.end;
-            sep6.push(this.sourceToken);
+            sep7 = scalar.end;
+            sep7.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep6 = [this.sourceToken];
+            sep7 = [this.sourceToken];
           const map2 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start: start2, key: scalar, sep: sep6 }]
+            items: [{ start: start2, key: scalar, sep: sep7 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map2;
@@ -41397,15 +41397,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it4.key) && !includesToken(it4.sep, "newline")) {
                   const start3 = getFirstKeyStartProps(it4.start);
                   const key = it4.key;
-                  const sep6 = it4.sep;
-                  sep6.push(this.sourceToken);
+                  const sep7 = it4.sep;
+                  sep7.push(this.sourceToken);
                   delete it4.key;
                   delete it4.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start3, key, sep: sep6 }]
+                    items: [{ start: start3, key, sep: sep7 }]
                   });
                 } else if (start2.length > 0) {
                   it4.sep = it4.sep.concat(start2, this.sourceToken);
@@ -41599,13 +41599,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start2 = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep6 = fc.end.splice(1, fc.end.length);
-            sep6.push(this.sourceToken);
+            const sep7 = fc.end.splice(1, fc.end.length);
+            sep7.push(this.sourceToken);
             const map2 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start: start2, key: fc, sep: sep6 }]
+              items: [{ start: start2, key: fc, sep: sep7 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map2;
@@ -42600,9 +42600,9 @@ var require_index_min = __commonJS({
 var require_lib = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join22, delimiter: delimiter3, sep: sep6, posix: posix11 } = __require("path");
+    var { join: join22, delimiter: delimiter3, sep: sep7, posix: posix11 } = __require("path");
     var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix11.sep}${sep6 === posix11.sep ? "" : sep6}]`.replace(/(\\)/g, "\\$1"));
+    var rSlash = new RegExp(`[${posix11.sep}${sep7 === posix11.sep ? "" : sep7}]`.replace(/(\\)/g, "\\$1"));
     var rRel = new RegExp(`^\\.${rSlash.source}`);
     var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
     var getPathInfo = (cmd, {
@@ -42801,14 +42801,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path23, mode, cb) {
+        fs6.lchmod = function(path24, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path23, uid, gid, cb) {
+        fs6.lchown = function(path24, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -42875,9 +42875,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path23, mode, callback) {
+        fs7.lchmod = function(path24, mode, callback) {
           fs7.open(
-            path23,
+            path24,
             constants5.O_WRONLY | constants5.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -42893,8 +42893,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path23, mode) {
-          var fd = fs7.openSync(path23, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path24, mode) {
+          var fd = fs7.openSync(path24, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -42915,8 +42915,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants5.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path23, at4, mt3, cb) {
-            fs7.open(path23, constants5.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path24, at4, mt3, cb) {
+            fs7.open(path24, constants5.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -42928,8 +42928,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path23, at4, mt3) {
-            var fd = fs7.openSync(path23, constants5.O_SYMLINK);
+          fs7.lutimesSync = function(path24, at4, mt3) {
+            var fd = fs7.openSync(path24, constants5.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -43047,11 +43047,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path23, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path23, options);
+      function ReadStream(path24, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path24, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path23;
+        this.path = path24;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -43096,10 +43096,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path23, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path23, options);
+      function WriteStream(path24, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path24, options);
         Stream.call(this);
-        this.path = path23;
+        this.path = path24;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -43242,14 +43242,14 @@ var require_graceful_fs = __commonJS({
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
       fs7.readFile = readFile15;
-      function readFile15(path23, options, cb) {
+      function readFile15(path24, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path23, options, cb);
-        function go$readFile(path24, options2, cb2, startTime) {
-          return fs$readFile(path24, options2, function(err2) {
+        return go$readFile(path24, options, cb);
+        function go$readFile(path25, options2, cb2, startTime) {
+          return fs$readFile(path25, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path24, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path25, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43259,14 +43259,14 @@ var require_graceful_fs = __commonJS({
       }
       var fs$writeFile = fs7.writeFile;
       fs7.writeFile = writeFile14;
-      function writeFile14(path23, data, options, cb) {
+      function writeFile14(path24, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path23, data, options, cb);
-        function go$writeFile(path24, data2, options2, cb2, startTime) {
-          return fs$writeFile(path24, data2, options2, function(err2) {
+        return go$writeFile(path24, data, options, cb);
+        function go$writeFile(path25, data2, options2, cb2, startTime) {
+          return fs$writeFile(path25, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path24, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path25, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43277,14 +43277,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile3;
-      function appendFile3(path23, data, options, cb) {
+      function appendFile3(path24, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path23, data, options, cb);
-        function go$appendFile(path24, data2, options2, cb2, startTime) {
-          return fs$appendFile(path24, data2, options2, function(err2) {
+        return go$appendFile(path24, data, options, cb);
+        function go$appendFile(path25, data2, options2, cb2, startTime) {
+          return fs$appendFile(path25, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path24, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path25, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43315,31 +43315,31 @@ var require_graceful_fs = __commonJS({
       var fs$readdir = fs7.readdir;
       fs7.readdir = readdir11;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir11(path23, options, cb) {
+      function readdir11(path24, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path24, options2, cb2, startTime) {
-          return fs$readdir(path24, fs$readdirCallback(
-            path24,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path25, options2, cb2, startTime) {
+          return fs$readdir(path25, fs$readdirCallback(
+            path25,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path24, options2, cb2, startTime) {
-          return fs$readdir(path24, options2, fs$readdirCallback(
-            path24,
+        } : function go$readdir2(path25, options2, cb2, startTime) {
+          return fs$readdir(path25, options2, fs$readdirCallback(
+            path25,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path23, options, cb);
-        function fs$readdirCallback(path24, options2, cb2, startTime) {
+        return go$readdir(path24, options, cb);
+        function fs$readdirCallback(path25, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path24, options2, cb2],
+                [path25, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -43410,7 +43410,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path23, options) {
+      function ReadStream(path24, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -43430,7 +43430,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path23, options) {
+      function WriteStream(path24, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -43448,22 +43448,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path23, options) {
-        return new fs7.ReadStream(path23, options);
+      function createReadStream4(path24, options) {
+        return new fs7.ReadStream(path24, options);
       }
-      function createWriteStream2(path23, options) {
-        return new fs7.WriteStream(path23, options);
+      function createWriteStream2(path24, options) {
+        return new fs7.WriteStream(path24, options);
       }
       var fs$open = fs7.open;
       fs7.open = open6;
-      function open6(path23, flags2, mode, cb) {
+      function open6(path24, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path23, flags2, mode, cb);
-        function go$open(path24, flags3, mode2, cb2, startTime) {
-          return fs$open(path24, flags3, mode2, function(err2, fd) {
+        return go$open(path24, flags2, mode, cb);
+        function go$open(path25, flags3, mode2, cb2, startTime) {
+          return fs$open(path25, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path24, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path25, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -43992,7 +43992,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path23 = __require("path");
+    var path24 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -44003,7 +44003,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path23.resolve(file2));
+        return callback(null, path24.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -44440,8 +44440,8 @@ import { dirname as dirname5, join as join13 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson3(path23) {
-  const text2 = await readFile10(path23, "utf8").catch(() => null);
+async function readJson3(path24) {
+  const text2 = await readFile10(path24, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -44449,12 +44449,12 @@ async function readJson3(path23) {
     return null;
   }
 }
-async function writeJson(path23, value) {
-  await mkdir13(dirname5(path23), { recursive: true });
-  const temp = `${path23}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path24, value) {
+  await mkdir13(dirname5(path24), { recursive: true });
+  const temp = `${path24}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
     await writeFile11(temp, JSON.stringify(value));
-    await rename8(temp, path23);
+    await rename8(temp, path24);
   } finally {
     await rm12(temp, { force: true });
   }
@@ -44524,11 +44524,11 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path23 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const path24 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
         await this.candidateUpdates(async () => {
-          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path23));
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path24));
           const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-          await writeJson(path23, keys.slice(0, CANDIDATE_LIMIT));
+          await writeJson(path24, keys.slice(0, CANDIDATE_LIMIT));
         });
       }
       /**
@@ -46067,7 +46067,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path23, field }, columnIndex) => {
+    (result2, { path: path24, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -46079,8 +46079,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path23.entries()) {
-        if (pathChunkIndex < path23.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path24.entries()) {
+        if (pathChunkIndex < path24.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -46088,8 +46088,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path23.length === 2) {
-            const objectName = path23[0];
+          if (joinsNotNullableMap && is(field, Column) && path24.length === 2) {
+            const objectName = path24[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -53104,10 +53104,10 @@ async function journalOfRun({
     const next = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
     if (points.length > 0) events2.push({ type: "metric.points", points, seq: next() });
-    for (const { stage, path: path23, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path24, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path23, line: line2, level, message, title },
+        annotation: { stage, path: path24, line: line2, level, message, title },
         seq: next()
       });
     }
@@ -62984,13 +62984,13 @@ var init_migrate_database = __esm({
 });
 
 // store/db/migrations-digest.ts
-import { createHash as createHash8 } from "node:crypto";
+import { createHash as createHash9 } from "node:crypto";
 import { readdir as readdir9, readFile as readFile11 } from "node:fs/promises";
 import { join as join17 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
   const files = (await readdir9(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
-  const hash2 = createHash8("sha256");
+  const hash2 = createHash9("sha256");
   for (const file2 of files)
     hash2.update(file2.slice(folder.length)).update("\0").update(await readFile11(file2));
   return hash2.digest("hex").slice(0, 12);
@@ -66044,15 +66044,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path23 = [graph[toModel].parent, toModel];
+      const path24 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path23.unshift(graph[cur].parent);
+        path24.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path23;
+      fn3.conversion = path24;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -67380,10 +67380,10 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check2(path23, isFile, isDirectory3) {
-      log(`checking %s`, path23);
+    function check2(path24, isFile, isDirectory3) {
+      log(`checking %s`, path24);
       try {
-        const stat9 = fs_1.statSync(path23);
+        const stat9 = fs_1.statSync(path24);
         if (stat9.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
@@ -67403,8 +67403,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path23, type = exports.READABLE) {
-      return check2(path23, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path24, type = exports.READABLE) {
+      return check2(path24, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -69911,9 +69911,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path23) {
+function readJson(path24) {
   try {
-    return JSON.parse(readFileSync(path23, "utf8"));
+    return JSON.parse(readFileSync(path24, "utf8"));
   } catch {
     return null;
   }
@@ -70545,9 +70545,9 @@ async function dropListingSnapshot(file2) {
 
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path23, message) {
+  constructor(path24, message) {
     super(message);
-    this.path = path23;
+    this.path = path24;
     this.name = "UnsafePathError";
   }
   path;
@@ -71297,22 +71297,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path23) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path23)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path24) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path24)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path23) {
-  return posix.normalize(path23).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path24) {
+  return posix.normalize(path24).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path23) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path23);
-  if (repoPath === null) throw new Error(`"${path23}" is outside the repository`);
+function repoPathIn(workspace, path24) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path24);
+  if (repoPath === null) throw new Error(`"${path24}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -71322,11 +71322,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path23) => repoPathIn(workspace, path23));
-  const isOut = (path23) => outs.some((out2) => path23 === out2 || path23.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path24) => repoPathIn(workspace, path24));
+  const isOut = (path24) => outs.some((out2) => path24 === out2 || path24.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path23) => !isOut(path23)),
+    dirty: [...codeIndex.changed].some((path24) => !isOut(path24)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -71408,7 +71408,7 @@ import { join as join10 } from "node:path";
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path23) => ({ name: name2, path: normalizePipelinePath(path23) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path24) => ({ name: name2, path: normalizePipelinePath(path24) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -71423,10 +71423,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path23 = normalizePipelinePath(dep);
+  const path24 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path23) || pathContains(path23, out2)) return name2;
+      if (pathContains(out2, path24) || pathContains(path24, out2)) return name2;
     }
   }
   return null;
@@ -71543,6 +71543,16 @@ var BlobCorruptError = class extends Error {
   digest;
   actual;
 };
+var BlobTooLargeError = class extends Error {
+  constructor(digest, limit) {
+    super(`Blob ${digest} sent more than the ${limit} bytes expected; its download was stopped`);
+    this.digest = digest;
+    this.limit = limit;
+    this.name = "BlobTooLargeError";
+  }
+  digest;
+  limit;
+};
 
 // runner/blobs/stage-outputs.ts
 init_canonical_json();
@@ -71553,12 +71563,12 @@ import path15 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path23, absPath, options) {
+  constructor(path24, absPath, options) {
     super(
-      `"${path23}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path24}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path23;
+    this.path = path24;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -71615,7 +71625,7 @@ async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const temp = path15.join(parent, `.${path15.basename(absPath)}.${randomUUID4()}.fluksio-restore`);
   try {
     if (record2.kind === "file") {
-      await blobs.getToFile(record2.digest, temp);
+      await blobs.getToFile(record2.digest, temp, record2.size);
       if (record2.executable) await makeExecutable(temp);
     } else {
       await restoreDir(blobs, record2.digest, temp);
@@ -71675,7 +71685,7 @@ async function restoreDir(blobs, digest, tempDir) {
       manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
         checkManifestPath(digest, file2.path);
         const target = path15.join(tempDir, file2.path);
-        await blobs.getToFile(file2.digest, target);
+        await blobs.getToFile(file2.digest, target, file2.size);
         if (file2.executable) await makeExecutable(target);
       })
     );
@@ -71724,8 +71734,8 @@ async function restoreHit(options, { entry, team }) {
     for (const out2 of entry.outs) await restoreOut(blobs, workspace.pipelineDir, workspace.repoRoot, out2);
     return null;
   } catch (error47) {
-    if (error47 instanceof BlobMissingError || error47 instanceof BlobCorruptError) {
-      const what = error47 instanceof BlobMissingError ? "is missing" : "was corrupt";
+    if (error47 instanceof BlobMissingError || error47 instanceof BlobCorruptError || error47 instanceof BlobTooLargeError) {
+      const what = error47 instanceof BlobMissingError ? "is missing" : error47 instanceof BlobCorruptError ? "was corrupt" : "was larger than its record";
       return `${whose} could not be restored (blob ${error47.digest} ${what})`;
     }
     const message = error47 instanceof Error ? error47.message : String(error47);
@@ -71846,8 +71856,8 @@ async function missReasons(name2, {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path23, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path23) || path23,
+      const relative3 = (entries) => entries.map(([path24, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path24) || path24,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -71949,7 +71959,7 @@ async function recheckStageInputs(options) {
     const changes = changesIn(material.codeScope, before, after, workspace);
     if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
   }
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path23) => repoPathIn(workspace, path23));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path24) => repoPathIn(workspace, path24));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -71981,7 +71991,7 @@ function changesIn(scope, before, after, workspace) {
   const old = codeDigest(before, scope);
   const now = codeDigest(after, scope);
   if (old.digest === now.digest) return null;
-  const relative3 = (entries) => entries.map(([path23, id]) => [pipelinePathIn(workspace, path23), id]);
+  const relative3 = (entries) => entries.map(([path24, id]) => [pipelinePathIn(workspace, path24), id]);
   return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
 }
 
@@ -73556,8 +73566,8 @@ init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
 };
-function plotFormatOf(path23) {
-  const extension = /\.([^./]+)$/.exec(path23)?.[1]?.toLowerCase();
+function plotFormatOf(path24) {
+  const extension = /\.([^./]+)$/.exec(path24)?.[1]?.toLowerCase();
   if (extension === "csv" || extension === "tsv" || extension === "json") return extension;
   return extension === "yaml" || extension === "yml" ? "yaml" : null;
 }
@@ -73706,11 +73716,11 @@ function describe2(value) {
 import { posix as posix4 } from "node:path";
 var MAX_PLOT_ROWS = 1e5;
 var MAX_SERIES_NAME = 200;
-function plotSeriesName(path23, column) {
-  const base = posix4.normalize(path23).replace(/\.[^./]*$/, "");
+function plotSeriesName(path24, column) {
+  const base = posix4.normalize(path24).replace(/\.[^./]*$/, "");
   return posix4.basename(base) === column ? base : `${base}/${column}`;
 }
-function plotSeries(table, spec, path23) {
+function plotSeries(table, spec, path24) {
   const { columns, rows } = table;
   if (rows.length > MAX_PLOT_ROWS) {
     throw new PlotTableError(`has ${rows.length} rows; at most ${MAX_PLOT_ROWS} are read as series`);
@@ -73742,7 +73752,7 @@ function plotSeries(table, spec, path23) {
   const series = [...ys2];
   if (x10 !== null && !xSteps && !ys2.includes(x10) && numeric2(x10)) series.unshift(x10);
   return series.map((column) => {
-    const name2 = plotSeriesName(path23, column);
+    const name2 = plotSeriesName(path24, column);
     if (name2.length > MAX_SERIES_NAME) {
       throw new PlotTableError(`its series name "${name2}" is longer than ${MAX_SERIES_NAME} characters`);
     }
@@ -73780,7 +73790,7 @@ async function readPlotSeries(specs, where, stage) {
   for (const spec of specs) {
     let files;
     try {
-      files = await plotFiles(pipelineDir, normalizePipelinePath(spec.path));
+      files = await plotFiles(pipelineDir, normalizePipelinePath(spec.path), root);
     } catch (error47) {
       warnings.push(`plot ${spec.path} cannot be read: ${messageOf(error47)}`);
       continue;
@@ -73820,14 +73830,22 @@ async function readPlotSeries(specs, where, stage) {
   }
   return { points, warnings };
 }
-async function plotFiles(pipelineDir, path23) {
-  const info3 = await stat6(posix5.join(pipelineDir, path23)).catch((error47) => {
+var MAX_PLOT_FILES = 1e3;
+async function plotFiles(pipelineDir, path24, root) {
+  const absolute = posix5.join(pipelineDir, path24);
+  const info3 = await stat6(absolute).catch((error47) => {
     if (error47.code === "ENOENT") throw new Error("the stage did not write it");
     throw error47;
   });
-  if (!info3.isDirectory()) return [path23];
-  const entries = await readdir4(posix5.join(pipelineDir, path23), { recursive: true, withFileTypes: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(posix5.relative(pipelineDir, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null).sort();
+  if (!info3.isDirectory()) return [path24];
+  const real2 = await realpath5(absolute);
+  if (!real2.startsWith(root + sep3)) throw new Error("leads outside the repository");
+  const entries = await readdir4(real2, { recursive: true, withFileTypes: true });
+  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path24, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
+  if (files.length > MAX_PLOT_FILES) {
+    throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
+  }
+  return files.sort();
 }
 function messageOf(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
@@ -73853,8 +73871,10 @@ function keyingNotes(stage, inputs, where) {
 }
 
 // runner/dvc-params-overlay.ts
-import { rmSync, writeFileSync } from "node:fs";
+import { createHash as createHash7, randomUUID as randomUUID6 } from "node:crypto";
+import { lstatSync as lstatSync3, readFileSync as readFileSync5, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { readFile as readFile6, writeFile as writeFile6 } from "node:fs/promises";
+import path17 from "node:path";
 
 // core/dvc/dvc-params-overlay.ts
 var import_yaml4 = __toESM(require_dist(), 1);
@@ -73863,23 +73883,23 @@ function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
   const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
   const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path23 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path23 };
+  const path24 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path24 };
 }
 function overlayDvcParams(text2, listed) {
   const document2 = (0, import_yaml4.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   let changed = false;
-  for (const { path: path23, value, spec } of listed) {
-    const current = document2.getIn(path23, true);
+  for (const { path: path24, value, spec } of listed) {
+    const current = document2.getIn(path24, true);
     if (current === void 0) continue;
     const old = (0, import_yaml4.isScalar)(current) ? current.value : current?.toJSON?.();
     const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson3(value) : value;
     if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
     const node = document2.createNode(wanted);
     if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-    document2.setIn(path23, node);
+    document2.setIn(path24, node);
     changed = true;
   }
   return changed ? document2.toString() : null;
@@ -73894,9 +73914,9 @@ function parseJson3(text2) {
 
 // runner/params-file-journal.ts
 init_zod();
-import { createHash as createHash6 } from "node:crypto";
-import { mkdir as mkdir7, readdir as readdir5, readFile as readFile5, rename as rename6, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
-import { join as join5 } from "node:path";
+import { createHash as createHash6, randomUUID as randomUUID5 } from "node:crypto";
+import { lstat as lstat5, mkdir as mkdir7, readdir as readdir5, readFile as readFile5, realpath as realpath6, rename as rename6, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
+import { join as join5, sep as sep4 } from "node:path";
 var JournalEntry = external_exports.strictObject({
   /** The process that wrote the values in. */
   pid: external_exports.number().int().positive(),
@@ -73914,32 +73934,35 @@ var ParamsFileJournal = class {
     this.dir = join5(pipelineDir, ".fluksio", "params-backup");
   }
   /** Where the entry for the file at `path` is kept. */
-  entryPath(path23) {
-    return join5(this.dir, `${sha256(path23).slice(0, 32)}.json`);
+  entryPath(path24) {
+    return join5(this.dir, `${sha256(path24).slice(0, 32)}.json`);
   }
   /** Records `original` before `written` replaces it at `path` (durably named: write, then rename). */
-  async record(path23, original, written) {
+  async record(path24, original, written) {
     await mkdir7(this.dir, { recursive: true });
     const entry = {
       pid: process.pid,
-      path: path23,
+      path: path24,
       original: original.toString("base64"),
       written: sha256(written)
     };
-    const target = this.entryPath(path23);
-    await writeFile5(`${target}.tmp`, JSON.stringify(entry));
-    await rename6(`${target}.tmp`, target);
+    const target = this.entryPath(path24);
+    const temporary = `${target}.${randomUUID5()}.tmp`;
+    await writeFile5(temporary, JSON.stringify(entry), { flag: "wx" });
+    await rename6(temporary, target);
   }
   /** Drops the entry for `path`, once the file is put back. */
-  async forget(path23) {
-    await rm6(this.entryPath(path23), { force: true });
+  async forget(path24) {
+    await rm6(this.entryPath(path24), { force: true });
   }
   /**
    * Puts back every file a process that is no longer running left holding a stage's values.
    * A file edited since (its bytes are not what was written) is left as it is, and said.
-   * Entries of a live process (a run still going here) are left alone.
+   * Entries of a live process (a run still going here) are left alone; an entry naming a
+   * file outside `repoRoot`, or a link, is dropped.
    */
-  async putBack() {
+  async putBack(repoRoot) {
+    const root = await realpath6(repoRoot);
     const result = { restored: [], keptEdited: [] };
     const names = await readdir5(this.dir).catch(() => []);
     for (const name2 of names.filter((file2) => file2.endsWith(".json"))) {
@@ -73951,6 +73974,12 @@ var ParamsFileJournal = class {
       }
       const entry = parsed.data;
       if (isRunning(entry.pid)) continue;
+      const real2 = await realpath6(entry.path).catch(() => null);
+      const stats = await lstat5(entry.path).catch(() => null);
+      if (real2 === null || !real2.startsWith(root + sep4) || !stats?.isFile()) {
+        await rm6(entryFile, { force: true });
+        continue;
+      }
       const now = await readFile5(entry.path).catch(() => null);
       if (now !== null && sha256(now) === entry.written) {
         await writeFile5(entry.path, Buffer.from(entry.original, "base64"));
@@ -73981,16 +74010,16 @@ function isRunning(pid) {
 }
 
 // runner/dvc-params-overlay.ts
+var sha2562 = (bytes) => createHash7("sha256").update(bytes).digest("hex");
 async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2) {
   const listed = pipeline2.stages[stage]?.params ?? [];
-  if (!pipeline2.dvc_params) return async () => {
-  };
+  if (!pipeline2.dvc_params) return async () => [];
   const byFile = /* @__PURE__ */ new Map();
   for (const name2 of listed) {
     const value = values[name2];
     if (value === void 0) continue;
-    const { file: file2, path: path23 } = dvcParamLocation(name2);
-    byFile.set(file2, [...byFile.get(file2) ?? [], { path: path23, value, spec: pipeline2.params[name2] }]);
+    const { file: file2, path: at4 } = dvcParamLocation(name2);
+    byFile.set(file2, [...byFile.get(file2) ?? [], { path: at4, value, spec: pipeline2.params[name2] }]);
   }
   let release = () => {
   };
@@ -73998,42 +74027,63 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   lock2.tail = new Promise((resolve6) => release = resolve6);
   await previous;
   const journal = new ParamsFileJournal(workspace.pipelineDir);
-  const originals = [];
-  const restoreNow = () => {
-    for (const [path23, bytes] of originals.reverse()) {
-      writeFileSync(path23, bytes);
-      rmSync(journal.entryPath(path23), { force: true });
+  const held = [];
+  const putBackAll = () => {
+    const warnings = [];
+    for (const file2 of held.reverse()) {
+      const warning2 = putBack(workspace.repoRoot, file2);
+      if (warning2) warnings.push(warning2);
+      rmSync(journal.entryPath(file2.path), { force: true });
     }
-    originals.length = 0;
+    held.length = 0;
+    return warnings;
   };
   const restore = async () => {
     try {
-      for (const [path23, bytes] of originals.reverse()) {
-        await writeFile6(path23, bytes);
-        await journal.forget(path23);
-      }
-      originals.length = 0;
+      return putBackAll();
     } finally {
-      process.off("exit", restoreNow);
+      process.off("exit", putBackAll);
       release();
     }
   };
-  process.once("exit", restoreNow);
+  process.once("exit", putBackAll);
   try {
     for (const [file2, entries] of byFile) {
-      const path23 = await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, file2));
-      const bytes = await readFile6(path23);
-      const text2 = overlayDvcParams(bytes.toString("utf8"), entries);
-      if (text2 === null) continue;
-      await journal.record(path23, bytes, text2);
-      originals.push([path23, bytes]);
-      await writeFile6(path23, text2);
+      const absolute = await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, file2));
+      const original = await readFile6(absolute);
+      const written = overlayDvcParams(original.toString("utf8"), entries);
+      if (written === null) continue;
+      await journal.record(absolute, original, written);
+      held.push({ path: absolute, original, written });
+      await writeFile6(absolute, written);
     }
   } catch (error47) {
     await restore();
     throw error47;
   }
   return restore;
+}
+function putBack(repoRoot, file2) {
+  const shown = path17.relative(repoRoot, file2.path);
+  try {
+    const folder = realpathSync(path17.dirname(file2.path));
+    const root = realpathSync(repoRoot);
+    if (folder !== root && !folder.startsWith(root + path17.sep)) {
+      return `${shown} was not put back: the stage moved its folder outside the repository`;
+    }
+    const target = path17.join(folder, path17.basename(file2.path));
+    const stats = lstatSync3(target, { throwIfNoEntry: false });
+    if (stats === void 0) return `${shown} was not put back: the stage removed it`;
+    if (!stats.isFile() || sha2562(readFileSync5(target)) !== sha2562(file2.written)) {
+      return `${shown} was not put back: it changed while the stage ran (left as it is now)`;
+    }
+    const temporary = path17.join(folder, `.${path17.basename(file2.path)}.${randomUUID6()}.fluksio`);
+    writeFileSync(temporary, file2.original, { flag: "wx" });
+    renameSync(temporary, target);
+    return null;
+  } catch (error47) {
+    return `${shown} was not put back: ${error47.message}`;
+  }
 }
 
 // runner/keys/key-of-execution.ts
@@ -74082,8 +74132,8 @@ function formatTimeLimit(ms2) {
 
 // runner/keys/read-set-probe.ts
 init_canonical_json();
-import { lstat as lstat5, readdir as readdir6 } from "node:fs/promises";
-import path17 from "node:path";
+import { lstat as lstat6, readdir as readdir6 } from "node:fs/promises";
+import path18 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -74112,7 +74162,7 @@ var ReadSetProbe = class {
     const changedWhileRunning = [];
     for (const file2 of trace.files.filter((each) => !excluded2(each))) {
       readSet.files[file2] = await this.fileDigest(file2);
-      const stats = await lstat5(this.absolute(file2)).catch(() => null);
+      const stats = await lstat6(this.absolute(file2)).catch(() => null);
       const from = this.options.codeIndex.files.has(file2) ? since.run : since.stage;
       if (stats && Math.max(stats.mtimeMs, stats.ctimeMs) >= from - CLOCK_SLACK_MS) {
         changedWhileRunning.push(file2);
@@ -74156,12 +74206,12 @@ var ReadSetProbe = class {
     return this.options.show(repoPath);
   }
   absolute(repoPath) {
-    return path17.join(this.options.codeIndex.repoRoot, repoPath);
+    return path18.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
     if (indexed !== void 0) return indexed;
-    const stats = await lstat5(this.absolute(repoPath)).catch(() => null);
+    const stats = await lstat6(this.absolute(repoPath)).catch(() => null);
     if (stats === null) return null;
     if (stats.isDirectory()) return `directory ${await this.dirDigest(repoPath, false)}`;
     return gitBlobIdOfFile(this.absolute(repoPath), this.options.codeIndex.objectFormat).catch(() => null);
@@ -74207,16 +74257,16 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
   return new ReadSetProbe({
     codeIndex,
     outs: Object.values(pipeline2.stages).flatMap(
-      (each) => [...each.outs, ...each.metrics].map((path23) => repoPathIn(workspace, path23))
+      (each) => [...each.outs, ...each.metrics].map((path24) => repoPathIn(workspace, path24))
     ),
     show: (repoPath) => pipelinePathIn(workspace, repoPath)
   });
 }
 
 // runner/keys/read-trace.ts
-import { mkdir as mkdir8, mkdtemp as mkdtemp2, readdir as readdir7, readFile as readFile7, realpath as realpath6, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
+import { mkdir as mkdir8, mkdtemp as mkdtemp2, readdir as readdir7, readFile as readFile7, realpath as realpath7, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
-import path18 from "node:path";
+import path19 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -74364,13 +74414,13 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp2(path18.join(tmpdir2(), "fluksio-trace-"));
-  const site = path18.join(dir, "site");
-  const reports = path18.join(dir, "reports");
+  const dir = await mkdtemp2(path19.join(tmpdir2(), "fluksio-trace-"));
+  const site = path19.join(dir, "site");
+  const reports = path19.join(dir, "reports");
   await mkdir8(site);
   await mkdir8(reports);
-  await writeFile7(path18.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
-  const root = await realpath6(options.repoRoot);
+  await writeFile7(path19.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  const root = await realpath7(options.repoRoot);
   return {
     env: {
       PYTHONPATH: options.pythonPath ? `${site}:${options.pythonPath}` : site,
@@ -74390,7 +74440,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir7(reports)) {
-    const text2 = await readFile7(path18.join(reports, name2), "utf8");
+    const text2 = await readFile7(path19.join(reports, name2), "utf8");
     for (const line2 of text2.split("\n")) {
       const tab2 = line2.indexOf("	");
       if (tab2 < 0) continue;
@@ -74414,9 +74464,9 @@ async function collectReports(reports, root) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path18.relative(root, absolute);
-  if (relative3.startsWith("..") || path18.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path18.sep).join("/") || ".";
+  const relative3 = path19.relative(root, absolute);
+  if (relative3.startsWith("..") || path19.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path19.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
@@ -74595,8 +74645,8 @@ function quoteIn(context, value) {
 // runner/keys/command-interpreters.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib(), 1);
-import { open as open3, realpath as realpath7 } from "node:fs/promises";
-import path19 from "node:path";
+import { open as open3, realpath as realpath8 } from "node:fs/promises";
+import path20 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
 var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
 var SHELL_OWN = new Set(
@@ -74611,12 +74661,12 @@ async function commandInterpreters(cmd, options) {
       found[word] = null;
       continue;
     }
-    const real2 = await realpath7(file2);
+    const real2 = await realpath8(file2);
     if (!isInside2(real2, options.repoRoot)) found[word] = await interpreterAt(real2, options.digests);
     const shebang = await shebangProgram(real2);
     if (shebang !== null && !(shebang in found)) {
       const program = await locate(shebang, options);
-      found[shebang] = program === null ? null : await interpreterAt(await realpath7(program), options.digests);
+      found[shebang] = program === null ? null : await interpreterAt(await realpath8(program), options.digests);
     }
   }
   return found;
@@ -74666,7 +74716,7 @@ function commandWords(cmd) {
 }
 async function locate(word, options) {
   if (word.includes("/")) {
-    const file2 = path19.resolve(options.cwd, word);
+    const file2 = path20.resolve(options.cwd, word);
     return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
   }
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
@@ -74682,15 +74732,15 @@ async function shebangProgram(file2) {
     const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
     const program = words[0];
     if (!program) return null;
-    if (path19.basename(program) !== "env") return program;
+    if (path20.basename(program) !== "env") return program;
     return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
   } finally {
     await handle2.close();
   }
 }
 function isInside2(file2, dir) {
-  const relative3 = path19.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path19.isAbsolute(relative3);
+  const relative3 = path20.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path20.isAbsolute(relative3);
 }
 
 // runner/keys/stage-key-inputs.ts
@@ -74700,8 +74750,8 @@ import { join as join6 } from "node:path";
 // runner/keys/why-not-python.ts
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
-import { access as access2, realpath as realpath8 } from "node:fs/promises";
-import path20 from "node:path";
+import { access as access2, realpath as realpath9 } from "node:fs/promises";
+import path21 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var PYTHON_NAME = /^python[0-9.]*$/;
 async function whyNotPython(cmd, context) {
@@ -74720,17 +74770,17 @@ async function whyNotPython(cmd, context) {
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
   const found = await resolveProgram(program, context);
   if (found === null) return `${program} was not found`;
-  const name2 = path20.basename(await realpath8(found).catch(() => found));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path20.basename(program)) ? null : `${path20.basename(program)} is not Python`;
+  const name2 = path21.basename(await realpath9(found).catch(() => found));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path21.basename(program)) ? null : `${path21.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path20.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path20.join(dir || ".", program));
+  const candidates = program.includes("/") ? [path21.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path21.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path20.resolve(context.cwd, candidate), constants4.X_OK).then(
+    const executable = await access2(path21.resolve(context.cwd, candidate), constants4.X_OK).then(
       () => true,
       () => false
     );
-    if (executable) return path20.resolve(context.cwd, candidate);
+    if (executable) return path21.resolve(context.cwd, candidate);
   }
   return null;
 }
@@ -74742,9 +74792,9 @@ async function stageKeyInputs(options) {
   if (!stage) throw new Error(`No stage named ${name2}`);
   const deps = {};
   for (const dep of stage.deps) {
-    const path23 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path23);
-    deps[path23] = options.assumed?.get(path23) ?? (produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path23))).digest);
+    const path24 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path24);
+    deps[path24] = options.assumed?.get(path24) ?? (produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path24))).digest);
   }
   let code = null;
   let codeScope = null;
@@ -74756,7 +74806,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path23) => repoPathIn(workspace, path23))
+      exclude: [...stage.deps, ...everyOut].map((path24) => repoPathIn(workspace, path24))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -74994,11 +75044,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path23 = url2.slice("file://".length);
+  const path24 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path23);
+    return decodeURIComponent(path24);
   } catch {
-    return path23;
+    return path24;
   }
 }
 
@@ -75396,9 +75446,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path23) {
+async function isDirectory2(path24) {
   try {
-    return (await stat7(path23)).isDirectory();
+    return (await stat7(path24)).isDirectory();
   } catch {
     return false;
   }
@@ -75548,9 +75598,9 @@ async function executeStage(name2, context) {
     if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
     const declared = [...stage.outs, ...stage.metrics];
     try {
-      for (const path23 of declared) {
-        await removeOut(workspace.pipelineDir, workspace.repoRoot, path23);
-        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path23)}`), { recursive: true });
+      for (const path24 of declared) {
+        await removeOut(workspace.pipelineDir, workspace.repoRoot, path24);
+        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path24)}`), { recursive: true });
       }
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf2(error47) });
@@ -75586,6 +75636,7 @@ async function executeStage(name2, context) {
     }
     const since = Date.now();
     let processResult;
+    const paramsWarnings = [];
     const launched = { name: name2, jobKey: cacheKey ?? `${options.runId}.${name2}`, resources };
     const processEnded = context.codeView.processStarted();
     try {
@@ -75624,8 +75675,11 @@ async function executeStage(name2, context) {
         stage: launched,
         onLine: (stream, line2, continues) => output.push(stream, line2, continues)
       }).finally(
-        () => Promise.all([restoreParams(), rm8(privateDir, { recursive: true, force: true }).catch(() => {
-        })])
+        () => Promise.all([
+          restoreParams().then((warnings) => paramsWarnings.push(...warnings)),
+          rm8(privateDir, { recursive: true, force: true }).catch(() => {
+          })
+        ])
       );
     } catch (error47) {
       await trace?.dispose();
@@ -75664,13 +75718,13 @@ async function executeStage(name2, context) {
     const outs = [];
     const metrics = { ...metricFinals };
     try {
-      for (const path23 of declared) {
-        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path23));
+      for (const path24 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path24));
       }
-      for (const path23 of stage.metrics) {
+      for (const path24 of stage.metrics) {
         Object.assign(
           metrics,
-          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path23)}`, path23)
+          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path24)}`, path24)
         );
       }
     } catch (error47) {
@@ -75686,7 +75740,7 @@ async function executeStage(name2, context) {
       material,
       traced: material.traceable && stage.cache ? traced ?? false : null,
       probe,
-      exclude: [...stage.deps, ...declared].map((path23) => repoPathIn(workspace, path23)),
+      exclude: [...stage.deps, ...declared].map((path24) => repoPathIn(workspace, path24)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey
     });
@@ -75706,7 +75760,7 @@ async function executeStage(name2, context) {
       outs,
       metrics,
       dirtyReasons: recheck.stageDirty,
-      warnings: [...plotted.warnings, ...recheck.warnings],
+      warnings: [...paramsWarnings, ...plotted.warnings, ...recheck.warnings],
       notes: [...notesOf(keyInputs), ...decided.notes]
     });
   };
@@ -75738,9 +75792,9 @@ async function afterCheck(name2, context, material, before) {
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path23 = join7(privateDir, fileName);
-  await writeFile8(path23, paramsFileText(fileName, listed, values));
-  return path23;
+  const path24 = join7(privateDir, fileName);
+  await writeFile8(path24, paramsFileText(fileName, listed, values));
+  return path24;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
@@ -76507,10 +76561,10 @@ import { join as join19 } from "node:path";
 // runner/blobs/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
-import { createHash as createHash7, randomUUID as randomUUID5 } from "node:crypto";
+import { createHash as createHash8, randomUUID as randomUUID7 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
 import { mkdir as mkdir12, open as open5, readFile as readFile9, rename as rename7, rm as rm11, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
-import path21 from "node:path";
+import path22 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -76549,10 +76603,10 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path21.join(path21.dirname(dest), `.${path21.basename(dest)}.${randomUUID5()}.fluksio-tmp`);
+    const temp = path22.join(path22.dirname(dest), `.${path22.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir12(path21.dirname(dest), { recursive: true });
+      await mkdir12(path22.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
       await rename7(temp, dest);
@@ -76584,12 +76638,12 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path21.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path22.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path21.join(this.root, "tmp");
+    const dir = path22.join(this.root, "tmp");
     await mkdir12(dir, { recursive: true });
-    return path21.join(dir, randomUUID5());
+    return path22.join(dir, randomUUID7());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
@@ -76600,7 +76654,7 @@ var DiskBlobStore = class {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir12(path21.dirname(dest), { recursive: true });
+    await mkdir12(path22.dirname(dest), { recursive: true });
     await rename7(temp, dest);
     return stored;
   }
@@ -76611,7 +76665,7 @@ var DiskBlobStore = class {
   }
 };
 function hashingStream() {
-  const hash2 = createHash7("sha256");
+  const hash2 = createHash8("sha256");
   let size = 0;
   const stream = new Transform({
     transform(chunk, _encoding, callback) {
@@ -77418,11 +77472,11 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path23 = repositoryPath(note.path);
-  if (path23 === null) return null;
+  const path24 = repositoryPath(note.path);
+  if (path24 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path23,
+    path: path24,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
@@ -77430,9 +77484,9 @@ function toGitHubAnnotation(note) {
     title: clip3(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path23) {
-  if (!path23) return null;
-  const normal = path23.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path24) {
+  if (!path24) return null;
+  const normal = path24.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -82264,8 +82318,8 @@ function withCustomRequest(customRequest) {
 
 // node_modules/@octokit/auth-token/dist-bundle/index.js
 var b64url = "(?:[a-zA-Z0-9_-]+)";
-var sep4 = "\\.";
-var jwtRE = new RegExp(`^${b64url}${sep4}${b64url}${sep4}${b64url}$`);
+var sep5 = "\\.";
+var jwtRE = new RegExp(`^${b64url}${sep5}${b64url}${sep5}${b64url}$`);
 var isJWT = jwtRE.test.bind(jwtRE);
 async function auth(token) {
   const isApp = isJWT(token);
@@ -82453,17 +82507,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path23 = requestOptions.url.replace(options.baseUrl, "");
+    const path24 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path23} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path24} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path23} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path24} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -85197,9 +85251,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path23) {
+function formatPath(path24) {
   let text2 = "";
-  for (const part of path23) {
+  for (const part of path24) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -85321,9 +85375,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path23] of stage[field].entries()) {
+      for (const [index2, path24] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path23), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path24), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -85338,20 +85392,20 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // local/locate-project.ts
 import { existsSync as existsSync9 } from "node:fs";
-import { readFile as readFile14, realpath as realpath9 } from "node:fs/promises";
+import { readFile as readFile14, realpath as realpath10 } from "node:fs/promises";
 
 // runner/workspace/read-file-inside.ts
-import { existsSync as existsSync8, readFileSync as readFileSync5, realpathSync } from "node:fs";
-import path22 from "node:path";
+import { existsSync as existsSync8, readFileSync as readFileSync6, realpathSync as realpathSync2 } from "node:fs";
+import path23 from "node:path";
 function readFileInside(root, absolute) {
   if (!existsSync8(absolute)) return void 0;
-  const real2 = realpathSync(absolute);
-  if (!real2.startsWith(realpathSync(root) + path22.sep)) return void 0;
-  return readFileSync5(real2, "utf8");
+  const real2 = realpathSync2(absolute);
+  if (!real2.startsWith(realpathSync2(root) + path23.sep)) return void 0;
+  return readFileSync6(real2, "utf8");
 }
 
 // local/locate-project.ts
-import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve3, sep as sep5 } from "node:path";
+import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve3, sep as sep6 } from "node:path";
 
 // core/dvc/load-project-pipeline.ts
 import { posix as posix10 } from "node:path";
@@ -85418,30 +85472,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path23, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path23);
+      stage[field].forEach((path24, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path24);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path23}" is outside the repository; paths stay inside it`
+            message: `"${path24}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path23);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path24);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path23}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path24}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path23);
+        const normalized = normalizePipelinePath(path24);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path23}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path23}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path24}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path24}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -85516,7 +85570,7 @@ init_plot_spec();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier (letters, digits and _, not first a digit)"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path23) => !path23.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path24) => !path24.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -85609,12 +85663,12 @@ init_one_shot_parse();
 // core/text/storable-text.ts
 var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
-function unstorablePaths(value, path23 = []) {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [path23] : [];
+function unstorablePaths(value, path24 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path24] : [];
   if (value === null || typeof value !== "object") return [];
   const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
   return entries.flatMap(
-    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path23] : unstorablePaths(entry, [...path23, key])
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path24] : unstorablePaths(entry, [...path24, key])
   );
 }
 
@@ -85646,14 +85700,14 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
-  const lineOf = (path23) => lineOfPath(document2, lineCounter, path23);
+  const lineOf = (path24) => lineOfPath(document2, lineCounter, path24);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
     return {
-      problems: unstorable.map((path23) => ({
-        path: formatPath(path23),
+      problems: unstorable.map((path24) => ({
+        path: formatPath(path24),
         message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
-        line: lineOf(path23)
+        line: lineOf(path24)
       }))
     };
   }
@@ -85663,24 +85717,24 @@ function parsePipelineText(text2) {
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path23 = issue3.path;
+  const path24 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path23.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path24.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt(input, path23);
+    const value = valueAt(input, path24);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path23), message, line: lineOf(path23) };
+  return { path: formatPath(path24), message, line: lineOf(path24) };
 }
-function valueAt(input, path23) {
+function valueAt(input, path24) {
   let value = input;
-  for (const key of path23) {
+  for (const key of path24) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -85704,9 +85758,9 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path23) {
-  for (let length = path23.length; length >= 0; length -= 1) {
-    const keys = path23.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path24) {
+  for (let length = path24.length; length >= 0; length -= 1) {
+    const keys = path24.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
     if ((0, import_yaml5.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
@@ -85842,12 +85896,12 @@ var CATEGORICAL = /* @__PURE__ */ new Set(["confusion", "confusion_normalized"])
 var IMAGE = /\.(?:png|jpe?g|gif|svg)$/i;
 function dvcStagePlot(entry) {
   if (typeof entry === "string") return { path: entry, flags: [] };
-  const [path23, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path23, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
+  const [path24, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path24, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
 }
-function stagePlotSpecs(path23, flags2) {
-  if (IMAGE.test(path23)) return [];
-  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path23, each.x, each.y, each.header));
+function stagePlotSpecs(path24, flags2) {
+  if (IMAGE.test(path24)) return [];
+  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path24, each.x, each.y, each.header));
 }
 function topLevelPlotSpecs(plots, outsOf) {
   const byStage = /* @__PURE__ */ new Map();
@@ -85866,15 +85920,15 @@ function topLevelPlotSpecs(plots, outsOf) {
           `plot ${id}: its x comes from another file than ${file2}; each point's step is its row's index`
         );
       }
-      const path23 = normalizePipelinePath(file2);
-      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path23)));
+      const path24 = normalizePipelinePath(file2);
+      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path24)));
       if (writers.length > 0) {
-        for (const [stage] of writers) give(stage, specOf(path23, xColumn, columns, void 0));
+        for (const [stage] of writers) give(stage, specOf(path24, xColumn, columns, void 0));
         continue;
       }
       let found = false;
       for (const [stage, outs] of outsOf) {
-        for (const out2 of outs.filter((each) => pathContains(path23, each) && !IMAGE.test(each))) {
+        for (const out2 of outs.filter((each) => pathContains(path24, each) && !IMAGE.test(each))) {
           give(stage, specOf(out2, xColumn, columns, void 0));
           found = true;
         }
@@ -85884,9 +85938,9 @@ function topLevelPlotSpecs(plots, outsOf) {
   }
   return { byStage, notes };
 }
-function specOf(path23, x10, y7, header) {
+function specOf(path24, x10, y7, header) {
   return {
-    path: path23,
+    path: path24,
     ...x10 === void 0 ? {} : { x: x10 },
     ...y7 === void 0 ? {} : { y: typeof y7 === "string" ? [y7] : [...y7] },
     ...header === void 0 ? {} : { header }
@@ -85925,9 +85979,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path23 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path23);
-    result += cmd ? inCommand(path23, value, context, params) : inText(match[1] ?? "", value);
+    const path24 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path24);
+    result += cmd ? inCommand(path24, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -85938,22 +85992,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path23) {
+function lookup(data, path24) {
   let node = data;
-  for (const [index2, part] of path23.entries()) {
+  for (const [index2, part] of path24.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path23)}}: "${formatReference(path23.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path24)}}: "${formatReference(path24.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path23) {
-  return path23.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path24) {
+  return path24.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -85968,10 +86022,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path23, value, context, params) {
-  const param = paramOf(path23, context.params);
+function inCommand(path24, value, context, params) {
+  const param = paramOf(path24, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path23, context, params);
+    return flagsOf(value, param === null ? null : path24, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -86003,15 +86057,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit(dict, []);
   return words.join(" ");
 }
-function paramOf(path23, params) {
+function paramOf(path24, params) {
   let node = params;
-  for (const [index2, part] of path23.entries()) {
+  for (const [index2, part] of path24.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path23.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path24.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path23), exact: true };
+  return { name: formatReference(path24), exact: true };
 }
 function literalShellExpansion(inner, next) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -86028,19 +86082,19 @@ function parseDvcParamsFile(text2) {
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   const floats = /* @__PURE__ */ new Set();
-  const toValue = (node, path23) => {
+  const toValue = (node, path24) => {
     if ((0, import_yaml6.isMap)(node)) {
       const entries = [];
       for (const pair of node.items) {
         const key = String((0, import_yaml6.isScalar)(pair.key) ? pair.key.value : pair.key);
-        entries.push([key, toValue(pair.value, [...path23, key])]);
+        entries.push([key, toValue(pair.value, [...path24, key])]);
       }
       return Object.fromEntries(entries);
     }
-    if ((0, import_yaml6.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path23, index2]));
+    if ((0, import_yaml6.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path24, index2]));
     if ((0, import_yaml6.isScalar)(node)) {
       const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
-      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path23));
+      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path24));
       return node.value;
     }
     return node?.toJSON() ?? null;
@@ -86050,11 +86104,11 @@ function parseDvcParamsFile(text2) {
   if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
   return { data, floats };
 }
-function paramLeaves(data, path23) {
+function paramLeaves(data, path24) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path23, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path24, key]));
   }
-  return [[formatReference(path23), data]];
+  return [[formatReference(path24), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -86171,12 +86225,12 @@ function loadDvcVars(vars, context, at4, readFile15, problems) {
 // core/dvc/project-file-problem.ts
 import { posix as posix8 } from "node:path";
 function projectFileProblem(name2, pipelineDir) {
-  const path23 = name2.replaceAll("\\", "/");
-  if (path23 === "") return "expected a file name";
-  if (posix8.isAbsolute(path23) || /^[A-Za-z]:\//.test(path23)) {
+  const path24 = name2.replaceAll("\\", "/");
+  if (path24 === "") return "expected a file name";
+  if (posix8.isAbsolute(path24) || /^[A-Za-z]:\//.test(path24)) {
     return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
   }
-  const inRepository = posix8.normalize(posix8.join(pipelineDir || ".", path23));
+  const inRepository = posix8.normalize(posix8.join(pipelineDir || ".", path24));
   if (inRepository === ".." || inRepository.startsWith("../")) {
     return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
   }
@@ -86280,12 +86334,12 @@ function translateDvc(sources) {
         continue;
       }
       const wdir = posix9.normalize(dvc.wdir ?? ".");
-      const inWdir = (path23) => posix9.normalize(posix9.join(wdir, path23));
+      const inWdir = (path24) => posix9.normalize(posix9.join(wdir, path24));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const stagePlots = dvc.plots.map(dvcStagePlot);
-      const plots = stagePlots.map(({ path: path23, flags: flags2 }) => ({
-        path: path23,
+      const plots = stagePlots.map(({ path: path24, flags: flags2 }) => ({
+        path: path24,
         persist: flags2.some((each) => each.persist === true),
         remote: flags2.find((each) => each.remote !== void 0)?.remote
       }));
@@ -86358,7 +86412,7 @@ function translateDvc(sources) {
       };
       addPlots(
         stages2[stageName],
-        stagePlots.flatMap(({ path: path23, flags: flags2 }) => stagePlotSpecs(inWdir(path23), flags2))
+        stagePlots.flatMap(({ path: path24, flags: flags2 }) => stagePlotSpecs(inWdir(path24), flags2))
       );
     }
   }
@@ -86405,12 +86459,12 @@ function addPlots(stage, specs) {
 }
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path23, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path23, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path24, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path24, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path23 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path23);
+  const path24 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path24);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -86449,7 +86503,7 @@ async function locateProject(pipelineOption, cwd) {
       pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
     );
   }
-  const pipelineDir = await realpath9(dirname7(file2));
+  const pipelineDir = await realpath10(dirname7(file2));
   let repoRoot;
   try {
     repoRoot = await findRepoRoot(pipelineDir);
@@ -86457,7 +86511,7 @@ async function locateProject(pipelineOption, cwd) {
     if (error47 instanceof NotAGitRepositoryError) throw new UsageError(error47.message, { cause: error47 });
     throw error47;
   }
-  const pipelineDirInRepo = relative2(repoRoot, pipelineDir).split(sep5).join("/");
+  const pipelineDirInRepo = relative2(repoRoot, pipelineDir).split(sep6).join("/");
   const fileName = file2.slice(dirname7(file2).length + 1);
   return {
     workspace: { repoRoot, pipelineDir, pipelineDirInRepo },
@@ -86480,7 +86534,7 @@ async function readProjectSource(project, parses) {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path23) => readFileInside(workspace.repoRoot, resolve3(pipelineDir, path23))
+      readFile: (path24) => readFileInside(workspace.repoRoot, resolve3(pipelineDir, path24))
     },
     parses
   );
@@ -87469,11 +87523,11 @@ var ControlPlaneHttp = class {
   minRetryDelayMs;
   maxRetryDelayMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path23, request2) {
+  send(method, path24, request2) {
     return this.withRetries(
-      `${method} ${path23}`,
+      `${method} ${path24}`,
       request2.call,
-      (signal) => this.attempt(method, path23, { ...request2, signal })
+      (signal) => this.attempt(method, path24, { ...request2, signal })
     );
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
@@ -87502,7 +87556,7 @@ var ControlPlaneHttp = class {
     }
   }
   /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path23, request2) {
+  async attempt(method, path24, request2) {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
@@ -87522,7 +87576,7 @@ var ControlPlaneHttp = class {
       headers["x-fluksio-run"] = request2.lease.runId;
     }
     const timeout = AbortSignal.timeout(request2.timeoutMs ?? this.requestTimeoutMs);
-    const response = await fetch(this.urlOf(path23), {
+    const response = await fetch(this.urlOf(path24), {
       method,
       headers,
       body: body2,
@@ -87537,8 +87591,8 @@ var ControlPlaneHttp = class {
       void response.body?.cancel();
       return response;
     }
-    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path23}`, response);
-    throw await errorFor(`${method} ${path23}`, response);
+    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path24}`, response);
+    throw await errorFor(`${method} ${path24}`, response);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -87573,8 +87627,8 @@ var ControlPlaneHttp = class {
     );
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path23) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path23}`, this.base);
+  urlOf(path24) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path24}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
   async parse(response, schema, request2) {
@@ -87737,21 +87791,21 @@ var ControlPlaneClient = class {
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run4, key, call = {}) {
-    const path23 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path23, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path23}`);
+    const path24 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path24, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path24}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
   async cacheCandidates(run4, manifestKey, call = {}) {
-    const path23 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path23, { call, lease: run4 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path23}`)).entries;
+    const path24 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path24, { call, lease: run4 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path24}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
   async previousStage(run4, stage, call = {}) {
-    const path23 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path23, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path23}`);
+    const path24 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path24, { call, lease: run4, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path24}`);
   }
   async hasBlob(run4, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
@@ -87796,11 +87850,11 @@ var ControlPlaneClient = class {
       })
     );
     const finish2 = { size };
-    const path23 = `${uploads}/${ticket.uploadId}`;
+    const path24 = `${uploads}/${ticket.uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path23, { call, json: finish2, lease: run4 }),
+      await this.http.send("POST", path24, { call, json: finish2, lease: run4 }),
       BlobUploadReply,
-      `POST ${path23}`
+      `POST ${path24}`
     );
   }
   async putThroughControlPlane(run4, digest, body2, call) {
@@ -87827,13 +87881,13 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path23 = "/api/v1/runs";
-    const response = await this.http.send("POST", path23, {
+    const path24 = "/api/v1/runs";
+    const response = await this.http.send("POST", path24, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path23}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path24}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them), optionally
@@ -87865,36 +87919,36 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path23 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path23, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path23}`);
+    const path24 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path24, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path24}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path23 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.download(path23, {}, consume, call);
-    if (result === null) throw new Error(`The control plane answered GET ${path23} without a body`);
+    const path24 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.download(path24, {}, consume, call);
+    if (result === null) throw new Error(`The control plane answered GET ${path24} without a body`);
     return result;
   }
-  async get(path23, schema, call) {
-    return this.http.parse(await this.http.send("GET", path23, { call }), schema, `GET ${path23}`);
+  async get(path24, schema, call) {
+    return this.http.parse(await this.http.send("GET", path24, { call }), schema, `GET ${path24}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
   async postLeased(run4, what, json3, schema, call) {
-    const path23 = `${runPath(run4.runId)}/${what}`;
-    return this.http.parse(await this.http.send("POST", path23, { call, json: json3 }), schema, `POST ${path23}`);
+    const path24 = `${runPath(run4.runId)}/${what}`;
+    return this.http.parse(await this.http.send("POST", path24, { call, json: json3 }), schema, `POST ${path24}`);
   }
   /**
    * A GET of bytes under the transfer time limit, retried whole when `consume` fails
    * transiently. A control plane whose store hands out presigned URLs answers 307: the
    * bytes then come from the store, fetched without the token.
    */
-  download(path23, options, consume, call) {
-    return this.http.withRetries(`GET ${path23}`, call, async (signal) => {
-      let response = await this.http.attempt("GET", path23, {
+  download(path24, options, consume, call) {
+    return this.http.withRetries(`GET ${path24}`, call, async (signal) => {
+      let response = await this.http.attempt("GET", path24, {
         ...options,
         signal,
         timeoutMs: this.transferTimeoutMs,
@@ -87946,15 +88000,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path23 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path24 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path23}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path24}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path23 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
-    return { repository: `local/${path23.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path23}` };
+    const path24 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
+    return { repository: `local/${path24.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path24}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`
