@@ -339,7 +339,8 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
   });
 
   // A file a stage produced, verified against its digest as it streams.
-  app.get('/pages/api/runs/:id/outs/:digest', async (request, reply) => {
+  // No HEAD route: Fastify's would open and stream the whole blob to answer headers.
+  app.get('/pages/api/runs/:id/outs/:digest', { exposeHeadRoute: false }, async (request, reply) => {
     const { id, digest } = parseInput(OutParams, request.params, 'digest');
     if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, false)))
       return reply;

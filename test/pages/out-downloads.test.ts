@@ -192,6 +192,8 @@ for (const store of ['directory', 's3'] as const) {
       `attachment; filename="notes _v1_.txt"; filename*=UTF-8''notes%20%22v1%22.txt`,
     );
     expect(Buffer.from(await answer.arrayBuffer())).toEqual(notes);
+    // HEAD would open and stream the whole blob: there is none.
+    expect((await fetch(outUrl(notesDigest), { method: 'HEAD' })).status).toBe(404);
 
     const clicked = await clickDownload(`${started.url}/runs/${run.id}?${link}`, 'models/model.bin');
     try {
