@@ -15,22 +15,28 @@ export interface StageSelectionRequest {
  * named stages and everything upstream of them, which they need; with `downstream`, also
  * every stage that depends on them and, in turn, what those need. Null selection when the
  * whole pipeline runs (nothing named, or the closure is every stage). An unknown name is a
- * problem naming it and every known stage.
+ * problem naming it and every known stage, and saying so when it is a parameter's name.
  */
 export function selectStages(
-  pipeline: Pick<Pipeline, 'stages'>,
+  pipeline: Pick<Pipeline, 'stages'> & Partial<Pick<Pipeline, 'params'>>,
   request: StageSelectionRequest,
 ): { selection: StageSelection | null; problems: Problem[] } {
   const known = Object.keys(pipeline.stages);
   const unknown = request.named.filter((name) => !(name in pipeline.stages));
   if (unknown.length > 0) {
     const list = unknown.map((name) => `"${name}"`).join(', ');
+    // A bare parameter name is most likely a value left out (`fluksio run lr`).
+    const params = unknown.filter((name) => name in (pipeline.params ?? {}));
+    const hint =
+      params.length === 0
+        ? ''
+        : ` (${params.map((name) => `"${name}" is a parameter: set it with ${name}=VALUE`).join('; ')})`;
     return {
       selection: null,
       problems: [
         {
           path: '',
-          message: `No stage named ${list} in the pipeline; its stages are: ${known.join(', ')}`,
+          message: `No stage named ${list} in the pipeline; its stages are: ${known.join(', ')}${hint}`,
         },
       ],
     };

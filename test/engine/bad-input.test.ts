@@ -43,7 +43,7 @@ describe('bad input exits 2, names every problem with its place, and writes noth
     [['lr=fast'], `Parameter 'lr': "fast" is not a float (e.g. lr=0.01)`],
     [['nosuch=1'], "Unknown parameter 'nosuch'; the pipeline declares: lr, epochs, seed, note"],
     [['seed=9007199254740993'], `Parameter 'seed': "9007199254740993" is beyond ±9007199254740991`],
-    [['lr'], '"lr" is not key=value'],
+    [['lr'], '"lr" is a parameter: set it with lr=VALUE'],
     [['--jobs', '0'], '--jobs: "0" is not a whole number ≥ 1'],
   ])('%j', async (args, message) => {
     expect(await refused(args)).toContain(message);
