@@ -38,6 +38,8 @@ describe('the GitHub App settings', () => {
       allowedOwners: ['acme', 'octocat'],
       checkName: 'fluksio',
       publicUrl: 'http://localhost:3000',
+      // Sign-in to the run pages needs the App's OAuth client, which is not set here.
+      signIn: null,
     });
   });
 
