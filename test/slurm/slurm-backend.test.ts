@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
@@ -12,9 +13,16 @@ afterEach(async () => {
 });
 
 describe('fluksio run --backend slurm', () => {
-  /** Records its Slurm job id and when it started and ended, around a sleep. */
-  const timed = (name: string, resources: string) => `  ${name}:
-    cmd: echo $SLURM_JOB_ID > ${name}.txt && date +%s%N >> ${name}.txt && sleep 2 && date +%s%N >> ${name}.txt
+  /**
+   * Records its Slurm job id and when it started and ended; in between it marks itself
+   * started in `meeting` and waits (up to 2 minutes) for `other` to have started too, so the
+   * stage succeeds only if both jobs were running at once: no guessed sleep.
+   */
+  const timed = (name: string, other: string, meeting: string, resources: string) => `  ${name}:
+    cmd: >-
+      echo $SLURM_JOB_ID > ${name}.txt && date +%s%N >> ${name}.txt && touch ${meeting}/${name} &&
+      for i in $(seq 1200); do [ -e ${meeting}/${other} ] && break; sleep 0.1; done &&
+      [ -e ${meeting}/${other} ] && date +%s%N >> ${name}.txt
     outs: [${name}.txt]
     resources: ${resources}
 `;
@@ -22,12 +30,13 @@ describe('fluksio run --backend slurm', () => {
     (await readFile(join(repo.dir, `${name}.txt`), 'utf8')).trim().split('\n');
 
   test('stages run as Slurm jobs with their resources, independent ones at once; a re-run submits nothing', async () => {
+    const meeting = await mkdtemp(join(tmpdir(), 'fluksio-slurm-meeting-'));
     repo = await makeRepo({
       files: {
         'fluksio.yml': `version: 1
 resources: {cpus: 1, memory: 100MiB, time: 10m}
 stages:
-${timed('left', '{gpus: 1, partition: gpu}')}${timed('right', '{memory: 200MiB, time: 90s}')}  join:
+${timed('left', 'right', meeting, '{gpus: 1, partition: gpu}')}${timed('right', 'left', meeting, '{memory: 200MiB, time: 90s}')}  join:
     cmd: echo $SLURM_JOB_ID > join.txt && date +%s%N >> join.txt && cat left.txt right.txt >> join.txt
     deps: [left.txt, right.txt]
     outs: [join.txt]
@@ -40,7 +49,8 @@ ${timed('left', '{gpus: 1, partition: gpu}')}${timed('right', '{memory: 200MiB, 
     const [rightJob = '', rightStart = '', rightEnd = ''] = await lines('right');
     const [joinJob = '', joinStart = ''] = await lines('join');
     expect(new Set([leftJob, rightJob, joinJob]).size).toBe(3);
-    // The two independent stages' jobs ran at the same time; the third after both.
+    // The two independent stages' jobs ran at the same time (each waited for the other to
+    // start); the third after both.
     expect(BigInt(leftStart) < BigInt(rightEnd) && BigInt(rightStart) < BigInt(leftEnd)).toBe(true);
     const [left, right, join_] = await Promise.all([leftJob, rightJob, joinJob].map(jobFields));
     expect(left).toMatchObject({
@@ -63,5 +73,6 @@ ${timed('left', '{gpus: 1, partition: gpu}')}${timed('right', '{memory: 200MiB, 
     expect(statuses(again.report)).toEqual({ left: 'cached', right: 'cached', join: 'cached' });
     expect(again.stderr + again.stdout).not.toMatch(/submitted Slurm job/);
     expect(stageOf(again.report, 'join').cachedFrom).toBe(first.report.run.id);
-  }, 60_000);
+    await rm(meeting, { recursive: true, force: true });
+  }, 300_000);
 });
