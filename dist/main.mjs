@@ -41764,7 +41764,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument7(source, options = {}) {
+    function parseDocument8(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -41790,7 +41790,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument7(src, options);
+      const doc = parseDocument8(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning2) => log.warn(doc.options.logLevel, warning2));
@@ -41826,7 +41826,7 @@ var require_public_api = __commonJS({
     }
     exports.parse = parse8;
     exports.parseAllDocuments = parseAllDocuments;
-    exports.parseDocument = parseDocument7;
+    exports.parseDocument = parseDocument8;
     exports.stringify = stringify2;
   }
 });
@@ -71996,8 +71996,26 @@ function changesIn(scope, before, after, workspace) {
 }
 
 // runner/output/metrics-file.ts
-var import_yaml2 = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 import { readFile as readFile3 } from "node:fs/promises";
+
+// core/text/json-syntax-error.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+function jsonSyntaxError(text2, error47) {
+  const message = (error47 instanceof Error ? error47.message : String(error47)).replace(
+    / \(line \d+ column \d+\)$/,
+    ""
+  );
+  const position = /at position (\d+)/.exec(message);
+  if (position) {
+    const before = text2.slice(0, Number(position[1])).split("\n");
+    return { message, where: `line ${before.length}, column ${before.at(-1).length + 1}` };
+  }
+  const at4 = (0, import_yaml2.parseDocument)(text2).errors[0]?.linePos?.[0];
+  return { message, where: at4 ? `line ${at4.line}, column ${at4.col}` : null };
+}
+
+// runner/output/metrics-file.ts
 async function readMetricsFile(absPath, displayPath) {
   let text2;
   try {
@@ -72030,23 +72048,16 @@ function parseJson(text2) {
   try {
     return { value: JSON.parse(text2) };
   } catch (error47) {
-    const message = error47.message.replace(/ \(line \d+ column \d+\)$/, "");
-    const position = /at position (\d+)/.exec(message);
-    return {
-      problem: `is not valid JSON: ${message}${position ? ` (${lineAndColumn(text2, Number(position[1]))})` : ""}`
-    };
+    const { message, where } = jsonSyntaxError(text2, error47);
+    return { problem: `is not valid JSON: ${message}${where === null ? "" : ` (${where})`}` };
   }
 }
 function parseYaml(text2) {
-  const document2 = (0, import_yaml2.parseDocument)(text2);
+  const document2 = (0, import_yaml3.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0)
     return { problem: `is not valid YAML: ${error47.message.split("\n")[0].replace(/:$/, "")}` };
   return { value: document2.toJS() };
-}
-function lineAndColumn(text2, offset) {
-  const before = text2.slice(0, offset).split("\n");
-  return `line ${before.length}, column ${before.at(-1).length + 1}`;
 }
 function flatten(value, prefix, into) {
   for (const [key, item] of Object.entries(value)) {
@@ -73561,7 +73572,7 @@ var parse3 = function(data, opts = {}) {
 };
 
 // core/plots/parse-plot-table.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_yaml4 = __toESM(require_dist(), 1);
 init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
@@ -73657,21 +73668,12 @@ function parseJson2(text2) {
   try {
     return JSON.parse(plain);
   } catch (error47) {
-    const message = error47.message;
-    const position = /at position (\d+)/.exec(message);
-    let where = null;
-    if (position) {
-      const before = plain.slice(0, Number(position[1])).split("\n");
-      where = `line ${before.length}, column ${before.at(-1).length + 1}`;
-    } else {
-      const at4 = (0, import_yaml3.parseDocument)(plain).errors[0]?.linePos?.[0];
-      if (at4) where = `line ${at4.line}, column ${at4.col}`;
-    }
+    const { message, where } = jsonSyntaxError(plain, error47);
     throw new PlotTableError(`${where === null ? "" : `${where}: `}is not valid JSON: ${message}`);
   }
 }
 function parseYaml2(text2) {
-  const document2 = (0, import_yaml3.parseDocument)(text2);
+  const document2 = (0, import_yaml4.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0) {
     const line2 = error47.linePos?.[0].line;
@@ -73877,7 +73879,7 @@ import { readFile as readFile6, writeFile as writeFile6 } from "node:fs/promises
 import path17 from "node:path";
 
 // core/dvc/dvc-params-overlay.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 var DEFAULT_PARAMS = "params.yaml";
 function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
@@ -73887,18 +73889,18 @@ function dvcParamLocation(name2) {
   return { file: file2, path: path24 };
 }
 function overlayDvcParams(text2, listed) {
-  const document2 = (0, import_yaml4.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml5.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   let changed = false;
   for (const { path: path24, value, spec } of listed) {
     const current = document2.getIn(path24, true);
     if (current === void 0) continue;
-    const old = (0, import_yaml4.isScalar)(current) ? current.value : current?.toJSON?.();
+    const old = (0, import_yaml5.isScalar)(current) ? current.value : current?.toJSON?.();
     const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson3(value) : value;
     if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
     const node = document2.createNode(wanted);
-    if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
+    if (node instanceof import_yaml5.Scalar && spec?.type === "float") node.minFractionDigits = 1;
     document2.setIn(path24, node);
     changed = true;
   }
@@ -85411,7 +85413,7 @@ import { dirname as dirname7, join as join21, relative as relative2, resolve as 
 import { posix as posix10 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
-var import_yaml5 = __toESM(require_dist(), 1);
+var import_yaml6 = __toESM(require_dist(), 1);
 
 // core/pipeline/pipeline-rules.ts
 init_reserved_path();
@@ -85688,8 +85690,8 @@ function validatePipeline(text2, context, parses) {
   return problems.length > 0 ? { pipeline: null, problems } : { pipeline: pipeline2, problems: [] };
 }
 function parsePipelineText(text2) {
-  const lineCounter = new import_yaml5.LineCounter();
-  const document2 = (0, import_yaml5.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new import_yaml6.LineCounter();
+  const document2 = (0, import_yaml6.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     return {
       problems: document2.errors.map((error47) => ({
@@ -85762,13 +85764,13 @@ function lineOfPath(document2, lineCounter, path24) {
   for (let length = path24.length; length >= 0; length -= 1) {
     const keys = path24.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
-    if ((0, import_yaml5.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
+    if ((0, import_yaml6.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
   return void 0;
 }
 
 // core/dvc/translate-dvc.ts
-var import_yaml7 = __toESM(require_dist(), 1);
+var import_yaml8 = __toESM(require_dist(), 1);
 import { posix as posix9 } from "node:path";
 
 // schemas/dvc/dvc-file.ts
@@ -85948,7 +85950,7 @@ function specOf(path24, x10, y7, header) {
 }
 
 // core/dvc/dvc-params.ts
-var import_yaml6 = __toESM(require_dist(), 1);
+var import_yaml7 = __toESM(require_dist(), 1);
 
 // core/dvc/dvc-template.ts
 var DvcTemplateError = class extends Error {
@@ -86078,21 +86080,21 @@ function literalShellExpansion(inner, next) {
 
 // core/dvc/dvc-params.ts
 function parseDvcParamsFile(text2) {
-  const document2 = (0, import_yaml6.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml7.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   const floats = /* @__PURE__ */ new Set();
   const toValue = (node, path24) => {
-    if ((0, import_yaml6.isMap)(node)) {
+    if ((0, import_yaml7.isMap)(node)) {
       const entries = [];
       for (const pair of node.items) {
-        const key = String((0, import_yaml6.isScalar)(pair.key) ? pair.key.value : pair.key);
+        const key = String((0, import_yaml7.isScalar)(pair.key) ? pair.key.value : pair.key);
         entries.push([key, toValue(pair.value, [...path24, key])]);
       }
       return Object.fromEntries(entries);
     }
-    if ((0, import_yaml6.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path24, index2]));
-    if ((0, import_yaml6.isScalar)(node)) {
+    if ((0, import_yaml7.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path24, index2]));
+    if ((0, import_yaml7.isScalar)(node)) {
       const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
       if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path24));
       return node.value;
@@ -86243,7 +86245,7 @@ var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 function translateDvc(sources) {
   const problems = [];
   const notes = [];
-  const document2 = (0, import_yaml7.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml8.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
     return { pipeline: null, problems: [{ path: "", message }], notes };

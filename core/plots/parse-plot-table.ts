@@ -1,5 +1,6 @@
 import { CsvError, parse as parseCsv } from 'csv-parse/sync';
 import { parseDocument } from 'yaml';
+import { jsonSyntaxError } from '../text/json-syntax-error.js';
 import { z } from 'zod';
 
 /** The data formats DVC reads a plot file in, by the file's extension. */
@@ -153,17 +154,7 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(plain);
   } catch (error) {
-    const message = (error as Error).message;
-    const position = /at position (\d+)/.exec(message);
-    let where: string | null = null;
-    if (position) {
-      const before = plain.slice(0, Number(position[1])).split('\n');
-      where = `line ${before.length}, column ${before.at(-1)!.length + 1}`;
-    } else {
-      // Newer engines no longer say where; JSON is YAML, whose parser does.
-      const at = parseDocument(plain).errors[0]?.linePos?.[0];
-      if (at) where = `line ${at.line}, column ${at.col}`;
-    }
+    const { message, where } = jsonSyntaxError(plain, error);
     throw new PlotTableError(`${where === null ? '' : `${where}: `}is not valid JSON: ${message}`);
   }
 }

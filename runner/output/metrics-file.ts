@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
+import { jsonSyntaxError } from '../../core/text/json-syntax-error.js';
 
 /**
  * Reads a stage's metrics file into flat metric values (DESIGN §7): JSON for `.json`,
@@ -47,12 +48,8 @@ function parseJson(text: string): Parsed {
   try {
     return { value: JSON.parse(text) };
   } catch (error) {
-    // Newer Node releases add their own `(line 3 column 1)`; ours says it the same way on every release.
-    const message = (error as Error).message.replace(/ \(line \d+ column \d+\)$/, '');
-    const position = /at position (\d+)/.exec(message);
-    return {
-      problem: `is not valid JSON: ${message}${position ? ` (${lineAndColumn(text, Number(position[1]))})` : ''}`,
-    };
+    const { message, where } = jsonSyntaxError(text, error);
+    return { problem: `is not valid JSON: ${message}${where === null ? '' : ` (${where})`}` };
   }
 }
 
@@ -63,11 +60,6 @@ function parseYaml(text: string): Parsed {
   if (error !== undefined)
     return { problem: `is not valid YAML: ${error.message.split('\n')[0]!.replace(/:$/, '')}` };
   return { value: document.toJS() };
-}
-
-function lineAndColumn(text: string, offset: number): string {
-  const before = text.slice(0, offset).split('\n');
-  return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
 }
 
 function flatten(value: object, prefix: string, into: Record<string, number>): void {
