@@ -1,12 +1,8 @@
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { RunPageData } from '../../schemas/page-data.js';
-import { ignoreAbort } from './ignore-abort.js';
+import { EventStream } from './event-stream.js';
 import { formatStepsHeld } from './parse-steps-held.js';
 import type { RunChangeTicket, RunChanges } from './run-changes.js';
-
-/** A comment line keeps proxies from closing a quiet stream (most cut idle ones at 60 s). */
-const KEEPALIVE_MS = 15_000;
 
 /**
  * Streams a running run's page as server-sent events: an `update` each time the run
@@ -41,33 +37,21 @@ export async function streamRunUpdates({
   signal: AbortSignal;
   onError: (error: unknown) => void;
 }): Promise<void> {
-  response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  response.write('retry: 1000\n\n');
-  // Ends the wait for a change when the page goes away, or the server closes.
-  const stop = new AbortController();
-  const end = (): void => stop.abort();
-  response.on('close', end);
-  signal.addEventListener('abort', end);
+  const stream = new EventStream(response, signal);
   const held = new Map(heldAtStart);
   /** Points appended per series since the page last had it whole (cut down). */
   const appended = new Map<string, number>();
   let known = null as { shape: string; whole: string } | null;
-  let quietSince = Date.now();
   let ticket: RunChangeTicket | null = null;
   try {
-    while (!stop.signal.aborted) {
+    while (!stream.stopped.aborted) {
       // Taken before the read: a change while reading wakes the wait that follows.
       ticket = changes.take(runId);
       // A page that holds nothing gets the page cut down, not every point of the run.
       let data = known === null && held.size === 0 ? await readWhole() : await read(held);
       if (data === null) {
         ticket.cancel();
-        response.write(`event: end\ndata: ${JSON.stringify({ missing: true })}\n\n`);
+        await stream.send('end', JSON.stringify({ missing: true }));
         break;
       }
       // What a partial update cannot carry: the baseline's series, a cached stage's points.
@@ -89,31 +73,23 @@ export async function streamRunUpdates({
       const shape = JSON.stringify({ ...data, series: null, baselineSeries: null, partial: null });
       const fresh = !data.partial || Object.values(data.series).some((series) => series.points.length > 0);
       if (fresh || shape !== known?.shape) {
-        const written = response.write(
-          `id: ${formatStepsHeld(held)}\nevent: update\ndata: ${JSON.stringify(data)}\n\n`,
-        );
-        quietSince = Date.now();
         // A client that goes away while the server waits for it ends the wait.
-        if (!written) await once(response, 'drain', { signal: stop.signal }).catch(ignoreAbort(stop.signal));
-        if (stop.signal.aborted) break;
+        await stream.send('update', JSON.stringify(data), formatStepsHeld(held));
+        if (stream.stopped.aborted) break;
       }
       known = { shape, whole };
       if (data.final) {
         ticket.cancel();
-        response.write(`event: end\ndata: {}\n\n`);
+        await stream.send('end', '{}');
         break;
       }
-      if (Date.now() - quietSince > KEEPALIVE_MS) {
-        response.write(': keep-alive\n\n');
-        quietSince = Date.now();
-      }
-      await ticket.wait(pollMs, stop.signal);
+      stream.keepAlive();
+      await ticket.wait(pollMs, stream.stopped);
     }
   } catch (error) {
     onError(error);
   } finally {
     ticket?.cancel();
-    signal.removeEventListener('abort', end);
-    response.end();
+    stream.close();
   }
 }

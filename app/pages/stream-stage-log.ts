@@ -1,12 +1,8 @@
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { LogCursor } from '../../schemas/page-data.js';
-import { ignoreAbort } from './ignore-abort.js';
+import { EventStream } from './event-stream.js';
 import type { StageLogRead } from './page-source.js';
 import type { RunChangeTicket } from './run-changes.js';
-
-/** A comment line keeps proxies from closing a quiet stream (most cut idle ones at 60 s). */
-const KEEPALIVE_MS = 15_000;
 
 /** The SSE event id of a cursor, `line.position`, which parseLogCursor reads back. */
 export function formatLogCursor(cursor: LogCursor): string {
@@ -50,46 +46,31 @@ export async function streamStageLog({
   signal: AbortSignal;
   onError: (error: unknown) => void;
 }): Promise<void> {
-  response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  response.write('retry: 1000\n\n');
-  // Ends the wait for a change when the page goes away, or the server closes.
-  const stop = new AbortController();
-  const end = (): void => stop.abort();
-  response.on('close', end);
-  signal.addEventListener('abort', end);
+  const stream = new EventStream(response, signal);
   let read: StageLogRead | null = first;
   let ticket = firstTicket;
-  let quietSince = Date.now();
   try {
-    while (!stop.signal.aborted && read !== null) {
+    while (!stream.stopped.aborted && read !== null) {
       const cursor: LogCursor = read.next;
       if (read.lines.length > 0) {
-        const written = response.write(
-          `id: ${formatLogCursor(cursor)}\nevent: lines\ndata: ${JSON.stringify({ from: read.from, lines: read.lines })}\n\n`,
+        // A slow reader holds the next piece until it has taken this one; a client that
+        // goes away while the server waits for it ends the wait.
+        await stream.send(
+          'lines',
+          JSON.stringify({ from: read.from, lines: read.lines }),
+          formatLogCursor(cursor),
         );
-        quietSince = Date.now();
-        // A slow reader holds the next piece until it has taken this one.
-        // A client that goes away while the server waits for it ends the wait.
-        if (!written) await once(response, 'drain', { signal: stop.signal }).catch(ignoreAbort(stop.signal));
-        if (stop.signal.aborted) break;
+        if (stream.stopped.aborted) break;
       }
       if (read.final) {
-        response.write(`event: end\ndata: ${JSON.stringify({ lines: cursor.line })}\n\n`);
+        await stream.send('end', JSON.stringify({ lines: cursor.line }));
         break;
       }
-      if (Date.now() - quietSince > KEEPALIVE_MS) {
-        response.write(': keep-alive\n\n');
-        quietSince = Date.now();
-      }
+      stream.keepAlive();
       // A full piece means more is stored already: read it now rather than after a change.
-      if (read.lines.length === 0) await ticket.wait(pollMs, stop.signal);
+      if (read.lines.length === 0) await ticket.wait(pollMs, stream.stopped);
       else ticket.cancel();
-      if (stop.signal.aborted) break;
+      if (stream.stopped.aborted) break;
       ticket = change();
       read = await next(cursor);
     }
@@ -97,7 +78,6 @@ export async function streamStageLog({
     onError(error);
   } finally {
     ticket.cancel();
-    signal.removeEventListener('abort', end);
-    response.end();
+    stream.close();
   }
 }
