@@ -5,7 +5,6 @@ import { ulid } from 'ulid';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { GitHubOutbox } from '../../app/github/outbox/outbox.js';
 import { hashToken } from '../../app/http/hash-token.js';
-import type { Claim } from '../../schemas/protocol/claim.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { githubChecks } from '../../schemas/tables/github-checks.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
@@ -15,7 +14,6 @@ import { createApiToken } from '../../store/tokens/create-api-token.js';
 import { TEST_REDIS_URL } from '../app/control-plane-harness.js';
 import { probotForDouble } from '../github/probot-for-double.js';
 import { pullRequestPayload, pushPayload } from '../github/webhook-fixtures.js';
-import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 import {
   closeGitHubAppDatabase,
   completedCheckRun,
@@ -27,6 +25,7 @@ import {
   waitFor,
   type GitHubAppWorld,
 } from './github-app-fixture.js';
+import { runNextClaim } from './run-next-claim.js';
 
 let world: GitHubAppWorld;
 let runnerToken: string;
@@ -45,34 +44,8 @@ afterEach(async () => {
   expect(world.double.violations).toEqual([]);
 });
 
-async function call(path: string, json: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${world.plane.url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${runnerToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(json),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text}`);
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
-
 /** Claims the next run as a runner would, runs it and finishes it with `metrics`. */
-async function runNext(metrics: Record<string, number>): Promise<Claim['run']> {
-  const claim = (await call('/api/v1/runner/claim', { waitSeconds: 0 })) as unknown as Claim;
-  await call(`/api/v1/runs/${claim.run.id}/start`, {
-    lease: claim.lease,
-    codeDigest: 'c'.repeat(64),
-    envDigest: 'e'.repeat(64),
-    ...ranAsClaimed(claim),
-  });
-  await call(`/api/v1/runs/${claim.run.id}/finish`, {
-    lease: claim.lease,
-    status: 'succeeded',
-    reason: null,
-    metrics,
-  });
-  return claim.run;
-}
+const runNext = (metrics: Record<string, number>) => runNextClaim(world, runnerToken, metrics);
 
 /** `GET /api/v1/runs/:id` as `fluksio show --remote` reads it, listing the head's own ancestry. */
 async function report(runId: string, token: string): Promise<RemoteRunReport> {

@@ -1,7 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import type { Claim } from '../../schemas/protocol/claim.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
-import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 import {
   closeGitHubAppDatabase,
   openGitHubAppDatabase,
@@ -12,6 +10,7 @@ import {
   waitFor,
   type GitHubAppWorld,
 } from './github-app-fixture.js';
+import { runNextClaim } from './run-next-claim.js';
 
 let world: GitHubAppWorld;
 let runnerToken: string;
@@ -30,34 +29,8 @@ afterEach(async () => {
   expect(world.double.violations).toEqual([]);
 });
 
-async function call(path: string, json: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${world.plane.url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${runnerToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(json),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text}`);
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
-
-/** Claims the next run as a runner would, runs it and finishes it with `metrics`; its id. */
-async function runNext(metrics: Record<string, number>): Promise<Claim['run']> {
-  const claim = (await call('/api/v1/runner/claim', { waitSeconds: 0 })) as unknown as Claim;
-  await call(`/api/v1/runs/${claim.run.id}/start`, {
-    lease: claim.lease,
-    codeDigest: 'c'.repeat(64),
-    envDigest: 'e'.repeat(64),
-    ...ranAsClaimed(claim),
-  });
-  await call(`/api/v1/runs/${claim.run.id}/finish`, {
-    lease: claim.lease,
-    status: 'succeeded',
-    reason: null,
-    metrics,
-  });
-  return claim.run;
-}
+/** Claims the next run as a runner would, runs it and finishes it with `metrics`. */
+const runNext = (metrics: Record<string, number>) => runNextClaim(world, runnerToken, metrics);
 
 const CREATE_COMMENT = 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments';
 const EDIT_COMMENT = 'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}';
