@@ -3,8 +3,12 @@ import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { runners } from '../../schemas/tables/runners.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
+import { isLockTimeout } from '../db/is-lock-timeout.js';
 import { milliseconds } from '../db/milliseconds.js';
 import { runnerMayTake } from './runner-may-take.js';
+
+/** How long a claim waits for a claimable run another write holds locked. */
+const LOCKED_RUN_WAIT = '2s';
 
 /**
  * Gives `runner` the oldest queued run it may take (DESIGN §6), leased to it under
@@ -15,6 +19,12 @@ import { runnerMayTake } from './runner-may-take.js';
  * FIFO among the runs a runner can take: a run is never starved by newer ones. The
  * runner's registration is read from its row, so a runner removed meanwhile takes nothing.
  * Whether it accepts forks is recorded on its row, for the reason a queued run gives.
+ *
+ * A queued run is also locked, for a moment, by writes that are not claims (its waiting
+ * reason, its baseline commits). Passing over it then would answer "nothing to do" while
+ * a run waits, so when the first look finds nothing but a claimable run exists, the
+ * claim looks again waiting up to 2 s for that lock: a write's lock is released in
+ * milliseconds, and a run another claim took no longer matches once that claim commits.
  */
 export async function claimNextRun({
   db,
@@ -32,26 +42,48 @@ export async function claimNextRun({
   if (runner.acceptsForks !== acceptForks) {
     await db.update(runners).set({ acceptsForks: acceptForks }).where(eq(runners.id, runner.id));
   }
-  const next = db
+  const claimable = and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, acceptForks));
+  const claimOldest = async (on: Database, skipLocked: boolean): Promise<Run | null> => {
+    const next = on
+      .select({ id: runs.id })
+      .from(runs)
+      .innerJoin(runners, eq(runners.id, runner.id))
+      .where(claimable)
+      .orderBy(asc(runs.createdAt), asc(runs.id))
+      .limit(1)
+      .for('update', skipLocked ? { of: runs, skipLocked: true } : { of: runs });
+    const [claimed] = await on
+      .update(runs)
+      .set({
+        status: 'running',
+        statusReason: null,
+        leaseId,
+        leaseExpiresAt: sql`now() + ${milliseconds(leaseTtlMs)}`,
+        claimedAt: sql`now()`,
+        runnerName: runner.name,
+        startedAt: null,
+      })
+      .where(and(eq(runs.id, sql`(${next})`), eq(runs.status, 'queued')))
+      .returning();
+    return claimed ?? null;
+  };
+
+  const claimed = await claimOldest(db, true);
+  if (claimed) return claimed;
+  const [waiting] = await db
     .select({ id: runs.id })
     .from(runs)
     .innerJoin(runners, eq(runners.id, runner.id))
-    .where(and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, acceptForks)))
-    .orderBy(asc(runs.createdAt), asc(runs.id))
-    .limit(1)
-    .for('update', { of: runs, skipLocked: true });
-  const [claimed] = await db
-    .update(runs)
-    .set({
-      status: 'running',
-      statusReason: null,
-      leaseId,
-      leaseExpiresAt: sql`now() + ${milliseconds(leaseTtlMs)}`,
-      claimedAt: sql`now()`,
-      runnerName: runner.name,
-      startedAt: null,
-    })
-    .where(and(eq(runs.id, sql`(${next})`), eq(runs.status, 'queued')))
-    .returning();
-  return claimed ?? null;
+    .where(claimable)
+    .limit(1);
+  if (!waiting) return null;
+  try {
+    return await db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`set local lock_timeout = '${LOCKED_RUN_WAIT}'`));
+      return claimOldest(tx, false);
+    });
+  } catch (error) {
+    if (isLockTimeout(error)) return null;
+    throw error;
+  }
 }

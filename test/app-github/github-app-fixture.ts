@@ -21,6 +21,7 @@ import { sendWebhook, type SendWebhookOptions, type WebhookResponse } from '../g
 import { issueCommentPayload, type WebhookDelivery } from '../github/webhook-fixtures.js';
 import type { Actor } from '../github/github-shapes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** A pipeline with params, labels and both automatic triggers. */
 export const PIPELINE = `version: 1
@@ -215,20 +216,7 @@ export async function openGitHubAppWorld({
   return world;
 }
 
-/** Polls `probe` until it returns something other than undefined or false. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | Promise<T>,
-  timeoutMs = 10_000,
-): Promise<Exclude<T, false | undefined>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value as Exclude<T, false | undefined>;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { waitFor };
 
 /** Registers a runner named gpu-box for any of acme's repositories, with `labels`; its token. */
 export async function registerAcmeRunner(world: GitHubAppWorld, labels: string[]): Promise<string> {

@@ -162,20 +162,7 @@ export async function openOutboxWorld(): Promise<OutboxWorld> {
   return world;
 }
 
-/** Polls `probe` until it returns a value other than undefined/false (or fails after `timeoutMs`). */
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | Promise<T>,
-  timeoutMs = 10_000,
-): Promise<Exclude<T, false | undefined>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value as Exclude<T, false | undefined>;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { waitFor } from '../helpers/wait-for.js';
 
 /** A run's state when it finished now, as the finish route writes it. */
 export function finished(status: Run['status'], extra: Partial<NewRun> = {}): Partial<NewRun> {

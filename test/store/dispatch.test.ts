@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { claimNextRun } from '../../store/leases/claim-next-run.js';
 import type { Database } from '../../store/db/database.js';
@@ -6,6 +7,7 @@ import { removeRunner } from '../../store/runners/remove-runner.js';
 import { requestCancel } from '../../store/runs/request-cancel.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { databaseBackends } from '../helpers/test-databases.js';
+import { waitFor } from '../helpers/wait-for.js';
 import {
   backdate,
   claim,
@@ -160,5 +162,45 @@ describe('dispatch under concurrency on PostgreSQL', () => {
     }
     // More than one claimer did some of the work: the claims really overlapped.
     expect(new Set([...claimedBy.values()].map(([holder]) => holder)).size).toBeGreaterThan(1);
+  });
+
+  test('a queued run another write holds locked for a moment (its reason, its baseline) is still claimed, not passed over', async () => {
+    const { db, url } = database;
+    const owner = uniqueOwner();
+    const queued = await queueRun(db, { repository: `${owner}/train` });
+    const runner = await registerRunner(db, { owner });
+    const writer = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      let claiming: Promise<Awaited<ReturnType<typeof claim>>> | undefined;
+      await writer.begin(async (tx) => {
+        await tx`update runs set status_reason = 'Queued' where id = ${queued.id}`;
+        claiming = claim(db, runner);
+        // The claim waits for this write's lock rather than answering that nothing is queued.
+        await waitFor('the claim to wait for the lock', async () => {
+          const [waiting] = await tx`select count(*)::int as n from pg_locks where not granted`;
+          return (waiting?.n ?? 0) > 0;
+        });
+      });
+      expect((await claiming)?.id).toBe(queued.id);
+    } finally {
+      await writer.end();
+    }
+  });
+
+  test('a queued run locked for longer than the claim waits is left for the next look, and nothing else is taken', async () => {
+    const { db, url } = database;
+    const owner = uniqueOwner();
+    const queued = await queueRun(db, { repository: `${owner}/train` });
+    const runner = await registerRunner(db, { owner });
+    const writer = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await writer.begin(async (tx) => {
+        await tx`select id from runs where id = ${queued.id} for update`;
+        expect(await claim(db, runner)).toBeNull();
+      });
+      expect((await claim(db, runner))?.id).toBe(queued.id);
+    } finally {
+      await writer.end();
+    }
   });
 });
