@@ -6,6 +6,7 @@ import * as tables from '../schemas/tables/index.js';
 import type { Database } from '../store/db/database.js';
 import { migrateDatabase } from '../store/db/migrate-database.js';
 import { openLocalDatabase } from '../store/db/open-local-database.js';
+import { preparingStatements } from '../store/db/preparing-statements.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { inProcessLock, type KeyedLock } from './keyed-lock.js';
 import { postgresAdvisoryLock } from './postgres-advisory-lock.js';
@@ -39,7 +40,7 @@ export async function openControlPlaneDatabase(
     return { db: local.db, lock: inProcessLock(), close: local.close };
   }
   const client = postgres(settings.databaseUrl, { max: 10, onnotice: () => {} });
-  const db: Database = drizzle({ client, schema: tables });
+  const db: Database = drizzle({ client: preparingStatements(client), schema: tables });
   try {
     await migrateDatabase(db);
   } catch (error) {

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Database } from '../store/db/database.js';
 import type { BlobByteCounters } from './blobs/blob-byte-counters.js';
 import type { BlobStorage } from './blobs/blob-storage.js';
+import type { ClaimHandoff } from './claim-handoff.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import type { Run } from '../schemas/tables/runs.js';
 import type { RunBell } from './run-bell.js';
@@ -30,6 +31,8 @@ export interface RouteContext {
   /** The process's Prometheus metrics, scraped at `GET /metrics`. */
   metrics: Registry;
   doorbell: RunDoorbell;
+  /** The claims parked in this process, offered to the runs queued here. */
+  handoff: ClaimHandoff;
   /** Rung when a run's runner sent events, so its open pages show them at once. */
   runBell: RunBell;
   /** Aborted when the server begins to close, so waiting claims answer at once. */

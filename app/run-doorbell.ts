@@ -10,7 +10,7 @@ export function doorbellChannel(queuePrefix: string): string {
 export interface DoorbellTicket {
   /** Resolves at the first ring since the ticket was taken, after `ms`, or on abort. */
   wait(ms: number, signal?: AbortSignal): Promise<void>;
-  /** Gives the ticket back without waiting. */
+  /** Gives the ticket back, ending a wait in progress. */
   cancel(): void;
 }
 
@@ -99,6 +99,8 @@ export class RunDoorbell {
         }),
       cancel: () => {
         this.waiters.delete(waiter);
+        // A wait in progress ends now rather than at its timer.
+        wake();
       },
     };
   }

@@ -3,6 +3,7 @@ import type { RunnerRow } from '../schemas/tables/runners.js';
 import type { Run } from '../schemas/tables/runs.js';
 import type { Database } from '../store/db/database.js';
 import { claimNextRun } from '../store/leases/claim-next-run.js';
+import type { ClaimHandoff } from './claim-handoff.js';
 import type { RunDoorbell } from './run-doorbell.js';
 
 /**
@@ -10,11 +11,14 @@ import type { RunDoorbell } from './run-doorbell.js';
  * long-poll of `POST /api/v1/runner/claim`). Looks again whenever the doorbell rings and
  * at least every `recheckMs` regardless, since a ring can be lost and Postgres is the
  * truth. The ticket is taken before each look, so a run queued during a look is not
- * missed until the next re-check. Returns null when the time is up or `signal` aborts.
+ * missed until the next re-check. While it waits, the claim is offered to the runs queued
+ * in this process (`handoff`), which can lease one to it in their own insert. Returns null
+ * when the time is up or `signal` aborts.
  */
 export async function waitForClaim({
   db,
   doorbell,
+  handoff,
   runner,
   acceptForks,
   leaseTtlMs,
@@ -24,6 +28,7 @@ export async function waitForClaim({
 }: {
   db: Database;
   doorbell: RunDoorbell;
+  handoff?: ClaimHandoff;
   runner: RunnerRow;
   /** The runner takes fork pull requests' runs (started with --accept-forks). */
   acceptForks: boolean;
@@ -42,6 +47,13 @@ export async function waitForClaim({
       ticket.cancel();
       return run;
     }
-    await ticket.wait(Math.min(remaining, recheckMs), signal);
+    const offer = handoff?.park(runner, acceptForks, leaseId);
+    const rung = ticket.wait(Math.min(remaining, recheckMs), signal);
+    await (offer ? Promise.race([rung, offer.handed]) : rung);
+    const handed = (await offer?.withdraw()) ?? null;
+    if (handed) {
+      ticket.cancel();
+      return handed;
+    }
   }
 }

@@ -222,7 +222,7 @@ export async function benchControlPlane(): Promise<void> {
       `fluksio queued (row written) → claim   p50 ${ms(median(queuedToClaimed))}   p95 ${ms(percentile(queuedToClaimed, 95))}   ${(median(queuedToClaimed) / commitP50).toFixed(2)}× a commit`,
     );
     console.log(
-      "  (submit → claim: the submit request (HTTP, token check, one INSERT that also computes the waiting reason: one commit), the doorbell, the claim's UPDATE (one commit), its answer)",
+      "  (submit → claim: the submit request (HTTP, token check, one prepared INSERT that also leases the run to the claim parked in that process: one commit), then the claim's answer; a claim parked in another process is rung and claims with an UPDATE: a second commit)",
     );
     const burstLine = (result: BurstResult): string =>
       `runs/s ${result.runsPerSecond.toFixed(0)}   drained in ${ms(result.drainMs)}   succeeded ${result.succeeded}   lost ${burst - result.succeeded}   claimed twice ${result.claimedTwice}${result.resubmitted + result.failedConnections ? `   (connections failed: ${result.resubmitted} submissions, resent; ${result.failedConnections} claims or finishes)` : ''}`;

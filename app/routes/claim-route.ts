@@ -27,6 +27,7 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
       const run = await waitForClaim({
         db: context.db,
         doorbell: context.doorbell,
+        handoff: context.handoff,
         runner,
         acceptForks,
         leaseTtlMs: context.settings.leaseTtlMs,

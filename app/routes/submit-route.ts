@@ -74,39 +74,49 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         );
       }
     }
+    const labels = [...new Set(body.labels)].sort();
     // The run and the reason it waits for (`Waiting for a runner labelled gpu`, said at once
-    // rather than at the next sweep) in one statement: one commit before a runner can claim it.
-    const { run, created } = await createQueuedRun({
-      db: context.db,
-      onlineWindowMs: context.settings.onlineWindowMs,
-      run: {
-        id: ulid(),
-        repository: body.repository,
-        pipelinePath: body.pipelinePath,
-        trustDomain: 'trusted',
-        groupId: body.group?.id ?? null,
-        groupIndex: body.group?.index ?? null,
-        commit: body.commit,
-        params: body.params,
-        paramsDigest: digestOf(body.params),
-        noCache: body.noCache,
-        status: 'queued',
-        labels: [...new Set(body.labels)].sort(),
-        triggerKey: `submit:${body.repository}:${key}`,
-        cloneUrl,
-        fetchRef: null,
-        fork: false,
-        retries: body.retries,
-        timeoutMs: body.timeoutMs,
-        submittedBy: token.name,
-        baselineCommits: body.baselineCommits ?? null,
-        branch: body.branch ?? null,
-      },
-    });
+    // rather than at the next sweep) in one statement: one commit before a runner can claim
+    // it; or, offered to a claim parked in this process, leased to it by that same commit.
+    const reservation = context.handoff.reserve({ labels, repository: body.repository, fork: false });
+    let queued: Awaited<ReturnType<typeof createQueuedRun>> | null = null;
+    try {
+      queued = await createQueuedRun({
+        db: context.db,
+        onlineWindowMs: context.settings.onlineWindowMs,
+        taker: reservation ? { ...reservation.taker, leaseTtlMs: context.settings.leaseTtlMs } : undefined,
+        run: {
+          id: ulid(),
+          repository: body.repository,
+          pipelinePath: body.pipelinePath,
+          trustDomain: 'trusted',
+          groupId: body.group?.id ?? null,
+          groupIndex: body.group?.index ?? null,
+          commit: body.commit,
+          params: body.params,
+          paramsDigest: digestOf(body.params),
+          noCache: body.noCache,
+          status: 'queued',
+          labels,
+          triggerKey: `submit:${body.repository}:${key}`,
+          cloneUrl,
+          fetchRef: null,
+          fork: false,
+          retries: body.retries,
+          timeoutMs: body.timeoutMs,
+          submittedBy: token.name,
+          baselineCommits: body.baselineCommits ?? null,
+          branch: body.branch ?? null,
+        },
+      });
+    } finally {
+      reservation?.complete(queued?.created ? queued.run : null);
+    }
+    const { run, created } = queued;
     let detail: RunDetail | null;
     if (created) {
       request.log.info({ runId: run.id, repository: run.repository, submittedBy: token.name }, 'run queued');
-      await context.doorbell.ring();
+      if (run.status === 'queued') await context.doorbell.ring();
       // A run just made has no stages, annotations or metrics yet: the insert returned all of it.
       detail = { run, stages: [], annotations: [], series: {} };
     } else {

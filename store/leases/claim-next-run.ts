@@ -42,7 +42,11 @@ export async function claimNextRun({
   if (runner.acceptsForks !== acceptForks) {
     await db.update(runners).set({ acceptsForks: acceptForks }).where(eq(runners.id, runner.id));
   }
-  const claimable = and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, acceptForks));
+  const claimable = and(
+    eq(runs.status, 'queued'),
+    not(runs.cancelRequested),
+    runnerMayTake(runners, acceptForks),
+  );
   const claimOldest = async (on: Database, skipLocked: boolean): Promise<Run | null> => {
     const next = on
       .select({ id: runs.id })

@@ -5,21 +5,22 @@ import type { Database } from '../db/database.js';
 /**
  * Inserts a run unless one with the same trigger key exists, and returns the run that
  * holds the key either way: a redelivered webhook or a retried worker makes no second
- * run (DESIGN §8). `created` says whether this call made it. `statusReason`, an SQL
- * expression, is computed by the insert itself, so the run is stored with it in one statement.
+ * run (DESIGN §8). `created` says whether this call made it. `computed` columns are SQL
+ * expressions the insert itself evaluates (the reason a run waits for, the claim it is
+ * leased to), so the run is stored with them in one statement.
  */
 export async function createRun({
   db,
   run,
-  statusReason,
+  computed = {},
 }: {
   db: Database;
   run: NewRun;
-  statusReason?: SQL<string>;
+  computed?: { [Column in keyof NewRun]?: SQL };
 }): Promise<{ run: Run; created: boolean }> {
   const [inserted] = await db
     .insert(runs)
-    .values(statusReason ? { ...run, statusReason } : run)
+    .values({ ...run, ...computed })
     .onConflictDoNothing({ target: runs.triggerKey })
     .returning();
   if (inserted) return { run: inserted, created: true };

@@ -5,6 +5,7 @@ import * as tables from '../../schemas/tables/index.js';
 import type { Database } from '../../store/db/database.js';
 import { migrateDatabase } from '../../store/db/migrate-database.js';
 import { migrationsDigest } from '../../store/db/migrations-digest.js';
+import { preparingStatements } from '../../store/db/preparing-statements.js';
 
 /** The cluster tests use; its `postgres` database is where databases are created from. */
 const ADMIN_URL = process.env.FLUKSIO_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -32,7 +33,7 @@ export async function createTestDatabase({ empty = false }: { empty?: boolean } 
   const client = postgres(url, { max: 4, onnotice: () => {} });
   return {
     url,
-    db: drizzle({ client, schema: tables }),
+    db: drizzle({ client: preparingStatements(client), schema: tables }),
     close: async () => {
       await client.end();
       await withAdmin((admin) => admin.unsafe(`drop database if exists "${name}" with (force)`));
