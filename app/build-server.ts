@@ -14,6 +14,7 @@ import { lingerBeforeClose } from './http/linger-before-close.js';
 import { loggableError } from './http/loggable-error.js';
 import type { GitCredentials, RouteContext } from './route-context.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
+import { findLeasedRun } from '../store/leases/find-leased-run.js';
 import { ClaimHandoff } from './claim-handoff.js';
 import { RunBell, runBellChannel } from './run-bell.js';
 import { blobRoutes } from './routes/blob-routes.js';
@@ -123,7 +124,7 @@ export function buildServer({
     blobBytes: new BlobByteCounters(metrics),
     metrics,
     doorbell,
-    handoff: new ClaimHandoff(),
+    handoff: new ClaimHandoff((leaseId) => findLeasedRun({ db, leaseId })),
     runBell,
     closing: closing.signal,
     // Its check run follows, and its open pages look again.

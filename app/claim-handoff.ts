@@ -21,11 +21,16 @@ export interface HandoffReservation {
   taker: HandoffTaker;
   /** The run the insert leased to the taker, or null: the claim goes back to waiting. */
   complete(run: Run | null): void;
+  /**
+   * The insert failed, and may have committed nonetheless (its answer lost): the claim
+   * looks for a run leased under its lease before it answers or waits again.
+   */
+  fail(): void;
 }
 
 /** A claim parked in this process, offered to the runs queued here while it waits. */
 export interface ParkedOffer {
-  /** Resolves when a run was handed to this claim. */
+  /** Resolves when a run was handed to this claim, or may have been (its insert failed). */
   readonly handed: Promise<void>;
   /**
    * Stops offering the claim. When a run is being handed to it, waits for the insert: the
@@ -33,6 +38,9 @@ export interface ParkedOffer {
    */
   withdraw(): Promise<Run | null>;
 }
+
+/** The run leased under a lease id, if any (find-leased-run.ts). */
+export type FindLeasedRun = (leaseId: string) => Promise<Run | null>;
 
 interface Offer {
   runner: RunnerRow;
@@ -55,6 +63,8 @@ interface Offer {
  */
 export class ClaimHandoff {
   private readonly offers: Offer[] = [];
+
+  constructor(private readonly findLeasedRun: FindLeasedRun) {}
 
   /** Offers a claim that found nothing to take, while it waits for a ring. */
   park(runner: RunnerRow, acceptForks: boolean, leaseId: string): ParkedOffer {
@@ -80,7 +90,7 @@ export class ClaimHandoff {
     const offer = this.offers.find((candidate) => candidate.reserved === null && mayTake(candidate, scope));
     if (!offer) return null;
     this.remove(offer);
-    let settle: (run: Run | null) => void = () => {};
+    let settle: (run: Run | null | Promise<Run | null>) => void = () => {};
     offer.reserved = new Promise<Run | null>((resolve) => {
       settle = resolve;
     });
@@ -102,6 +112,14 @@ export class ClaimHandoff {
         // Handed: the claim answers. Not handed: it waits again, first offered the next run.
         if (taken) offer.wake();
         else if (!offer.withdrawn) this.offers.unshift(offer);
+      },
+      fail: () => {
+        if (completed) return;
+        completed = true;
+        // Never offered again under a lease that may be taken: the claim wakes, reads what
+        // its lease holds (a run, or nothing), and looks again under a new lease.
+        settle(this.findLeasedRun(offer.leaseId));
+        offer.wake();
       },
     };
   }

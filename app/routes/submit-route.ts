@@ -110,7 +110,9 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         },
       });
     } finally {
-      reservation?.complete(queued?.created ? queued.run : null);
+      // A failed insert may have committed (its answer lost): the claim checks its lease.
+      if (queued) reservation?.complete(queued.created ? queued.run : null);
+      else reservation?.fail();
     }
     const { run, created } = queued;
     let detail: RunDetail | null;

@@ -1,9 +1,13 @@
 import { eq } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import { ulid } from 'ulid';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { ClaimHandoff } from '../../app/claim-handoff.js';
+import * as tables from '../../schemas/tables/index.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
+import { preparingStatements } from '../../store/db/preparing-statements.js';
 import { removeRunner } from '../../store/runners/remove-runner.js';
 import { createRun } from '../../store/runs/create-run.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
@@ -124,6 +128,58 @@ describe('a run submitted while a claim is parked in the same process', () => {
   });
 });
 
+describe('a submit whose insert committed but whose answer was lost', () => {
+  test('the parked claim still gets the run leased to it, rather than answering 204', async () => {
+    const client = postgres(database.url, { max: 4, onnotice: () => {} });
+    let loseNextRunsInsert = false;
+    // Lets the INSERT commit, then loses its answer, as a connection reset after COMMIT would.
+    const losing = new Proxy(client, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property);
+        if (property !== 'unsafe') return typeof value === 'function' ? value.bind(target) : value;
+        return (query: string, parameters?: unknown[], options?: object) => {
+          const result = target.unsafe(query, parameters as never, options);
+          if (!loseNextRunsInsert || !query.startsWith('insert into "runs"')) return result;
+          loseNextRunsInsert = false;
+          const lost = (): never => {
+            throw new Error('write ECONNRESET');
+          };
+          const answer = result.then(lost);
+          answer.catch(() => {}); // drizzle reads .values() instead: this one is never awaited
+          return Object.assign(answer, { values: () => result.values().then(lost) });
+        };
+      },
+    });
+    await plane.close();
+    plane = await startTestControlPlane({
+      db: drizzle({ client: preparingStatements(losing), schema: tables }),
+      env: { FLUKSIO_CLAIM_RECHECK: '1m' },
+    });
+    try {
+      submitter = await plane.addApiToken({ repositories: ['acme/model'] });
+      const { token } = await plane.addRunner({ name: 'box' });
+      const waiting = plane.claim(token, 20);
+      await parked(1);
+      loseNextRunsInsert = true;
+      expect((await plane.submit(submitter, {}, 'lost-answer')).status).toBe(500);
+      const claim = await waiting;
+      if (!claim) throw new Error('the claim answered 204 while its run was leased to it');
+      expect(await runRow(claim.run.id)).toMatchObject({
+        status: 'running',
+        runnerName: 'box',
+        leaseId: claim.lease,
+      });
+      // The submitter's retry finds the run that was made.
+      const again = await plane.submit(submitter, {}, 'lost-answer');
+      expect(idOf(again)).toBe(claim.run.id);
+    } finally {
+      await plane.close();
+      plane = await startTestControlPlane({ db: database.db });
+      await client.end();
+    }
+  });
+});
+
 function runner(name: string, fields: Partial<RunnerRow> = {}): RunnerRow {
   return {
     id: name,
@@ -143,11 +199,13 @@ function leased(leaseId: string): Run {
   return { id: 'r', status: 'running', leaseId } as Run;
 }
 
+const noLease = (): Promise<Run | null> => Promise.resolve(null);
+
 describe('ClaimHandoff', () => {
   const scope = { labels: ['gpu'], repository: 'Acme/Model', fork: false };
 
   test('offers the oldest parked claim whose runner may take the run: labels, owner, repositories, forks', () => {
-    const handoff = new ClaimHandoff();
+    const handoff = new ClaimHandoff(noLease);
     handoff.park(runner('no-gpu', { labels: ['cpu'] }), false, 'l0');
     handoff.park(runner('other-owner', { owner: 'globex', labels: ['gpu'] }), false, 'l1');
     handoff.park(runner('other-repo', { repositories: ['acme/data'], labels: ['gpu'] }), false, 'l2');
@@ -159,7 +217,7 @@ describe('ClaimHandoff', () => {
   });
 
   test('a claim is never offered twice at once, and is offered again first when the run was not leased to it', () => {
-    const handoff = new ClaimHandoff();
+    const handoff = new ClaimHandoff(noLease);
     handoff.park(runner('a', { labels: ['gpu'] }), false, 'la');
     handoff.park(runner('b', { labels: ['gpu'] }), false, 'lb');
     const first = handoff.reserve(scope);
@@ -172,7 +230,7 @@ describe('ClaimHandoff', () => {
   });
 
   test('a claim that stops waiting while its run is being inserted still gets the run the insert leased to it', async () => {
-    const handoff = new ClaimHandoff();
+    const handoff = new ClaimHandoff(noLease);
     const offer = handoff.park(runner('a', { labels: ['gpu'] }), false, 'la');
     const reservation = handoff.reserve(scope);
     const withdrawn = offer.withdraw();
@@ -181,7 +239,7 @@ describe('ClaimHandoff', () => {
   });
 
   test('a claim that stopped waiting is not offered again when the run was queued instead, nor given a run leased to another', async () => {
-    const handoff = new ClaimHandoff();
+    const handoff = new ClaimHandoff(noLease);
     const offer = handoff.park(runner('a', { labels: ['gpu'] }), false, 'la');
     const reservation = handoff.reserve(scope);
     const withdrawn = offer.withdraw();
@@ -191,10 +249,24 @@ describe('ClaimHandoff', () => {
   });
 
   test('the parked claim wakes when a run was handed to it', async () => {
-    const handoff = new ClaimHandoff();
+    const handoff = new ClaimHandoff(noLease);
     const offer = handoff.park(runner('a'), false, 'la');
     handoff.reserve({ labels: [], repository: 'acme/model', fork: false })?.complete(leased('la'));
     await offer.handed;
     expect((await offer.withdraw())?.leaseId).toBe('la');
+  });
+
+  test('when the insert failed (it may have committed), the claim wakes, reads what its lease holds, and is not offered again under it', async () => {
+    const looked: string[] = [];
+    const handoff = new ClaimHandoff((leaseId) => {
+      looked.push(leaseId);
+      return Promise.resolve(leased(leaseId));
+    });
+    const offer = handoff.park(runner('a', { labels: ['gpu'] }), false, 'la');
+    handoff.reserve(scope)?.fail();
+    await offer.handed;
+    expect((await offer.withdraw())?.leaseId).toBe('la');
+    expect(looked).toEqual(['la']);
+    expect(handoff.reserve(scope)).toBeNull();
   });
 });
