@@ -228,6 +228,10 @@ test('a Slurm runner killed with -9 mid-job and started again: the attempt it le
   const byName = Object.fromEntries(rows.map((row) => [row.name, row]));
   expect(byName.prepare).toMatchObject({ status: 'cached', cachedFrom: run.id });
   expect(byName.train).toMatchObject({ status: 'ran' });
-  // Over, the attempt's job files are gone from the work directory.
-  await expect(readdir(join(first.workDir, 'slurm'))).resolves.toEqual([]);
+  // Over, the attempt's job files are gone from the work directory (removed once the runner
+  // has reported the run's end).
+  await waitFor(
+    "the attempt's job files to be removed",
+    async () => (await readdir(join(first.workDir, 'slurm'))).length === 0,
+  );
 }, 180_000);
