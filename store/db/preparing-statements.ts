@@ -1,9 +1,12 @@
 import type { Sql } from 'postgres';
 
 /** The most query texts prepared: postgres.js keeps each on every connection until it is recycled. */
-const MOST_PREPARED = 500;
-/** A longer text (a long IN list, many OR terms) is not worth a statement kept per connection. */
-const LONGEST_PREPARED = 8_000;
+const MOST_PREPARED = 250;
+/**
+ * A longer text (a long IN list, many OR terms) is not worth a statement kept per
+ * connection; the longest hot one, the submit's insert that may lease the run, is ~9,000.
+ */
+const LONGEST_PREPARED = 16_000;
 
 /**
  * `client` with drizzle's parameterised queries prepared (a named statement parsed and
@@ -15,7 +18,7 @@ const LONGEST_PREPARED = 8_000;
  * postgres.js keeps a prepared statement on its connection, in the server's memory too,
  * until the connection is recycled (within an hour). Texts that vary with a request's input
  * (an IN list's length, a chart's bucket count) would grow that without bound, so only the
- * first 500 distinct texts of at most 8,000 characters are prepared; the hot paths (claims,
+ * first 250 distinct texts of at most 16,000 characters are prepared; the hot paths (claims,
  * heartbeats, events, submits) are among the first seen, and every other text runs
  * unprepared as before. With `prepare=false` in DATABASE_URL (a pooler in transaction mode,
  * where named statements do not survive), nothing is prepared.
