@@ -28,7 +28,7 @@ export async function waitForClaim({
 }: {
   db: Database;
   doorbell: RunDoorbell;
-  handoff?: ClaimHandoff;
+  handoff: ClaimHandoff;
   runner: RunnerRow;
   /** The runner takes fork pull requests' runs (started with --accept-forks). */
   acceptForks: boolean;
@@ -47,10 +47,9 @@ export async function waitForClaim({
       ticket.cancel();
       return run;
     }
-    const offer = handoff?.park(runner, acceptForks, leaseId);
-    const rung = ticket.wait(Math.min(remaining, recheckMs), signal);
-    await (offer ? Promise.race([rung, offer.handed]) : rung);
-    const handed = (await offer?.withdraw()) ?? null;
+    const offer = handoff.park(runner, acceptForks, leaseId);
+    await Promise.race([ticket.wait(Math.min(remaining, recheckMs), signal), offer.handed]);
+    const handed = await offer.withdraw();
     if (handed) {
       ticket.cancel();
       return handed;

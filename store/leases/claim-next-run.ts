@@ -47,15 +47,17 @@ export async function claimNextRun({
     not(runs.cancelRequested),
     runnerMayTake(runners, acceptForks),
   );
-  const claimOldest = async (on: Database, skipLocked: boolean): Promise<Run | null> => {
-    const next = on
+  // The oldest run this runner may take, by its registration as its row reads now.
+  const oldest = (on: Database) =>
+    on
       .select({ id: runs.id })
       .from(runs)
       .innerJoin(runners, eq(runners.id, runner.id))
       .where(claimable)
       .orderBy(asc(runs.createdAt), asc(runs.id))
-      .limit(1)
-      .for('update', skipLocked ? { of: runs, skipLocked: true } : { of: runs });
+      .limit(1);
+  const claimOldest = async (on: Database, skipLocked: boolean): Promise<Run | null> => {
+    const next = oldest(on).for('update', skipLocked ? { of: runs, skipLocked: true } : { of: runs });
     const [claimed] = await on
       .update(runs)
       .set({
@@ -74,12 +76,7 @@ export async function claimNextRun({
 
   const claimed = await claimOldest(db, true);
   if (claimed) return claimed;
-  const [waiting] = await db
-    .select({ id: runs.id })
-    .from(runs)
-    .innerJoin(runners, eq(runners.id, runner.id))
-    .where(claimable)
-    .limit(1);
+  const [waiting] = await oldest(db);
   if (!waiting) return null;
   try {
     return await db.transaction(async (tx) => {
