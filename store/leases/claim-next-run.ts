@@ -5,6 +5,7 @@ import { runs, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
 import { isLockTimeout } from '../db/is-lock-timeout.js';
 import { milliseconds } from '../db/milliseconds.js';
+import { perHandle } from '../db/per-handle.js';
 import { runnerMayTake } from './runner-may-take.js';
 
 /** How long a claim waits for a claimable run another write holds locked. */
@@ -42,49 +43,65 @@ export async function claimNextRun({
   if (runner.acceptsForks !== acceptForks) {
     await db.update(runners).set({ acceptsForks: acceptForks }).where(eq(runners.id, runner.id));
   }
-  const claimable = and(
-    eq(runs.status, 'queued'),
-    not(runs.cancelRequested),
-    runnerMayTake(runners, acceptForks),
-  );
-  // The oldest run this runner may take, by its registration as its row reads now.
-  const oldest = (on: Database) =>
-    on
-      .select({ id: runs.id })
-      .from(runs)
-      .innerJoin(runners, eq(runners.id, runner.id))
-      .where(claimable)
-      .orderBy(asc(runs.createdAt), asc(runs.id))
-      .limit(1);
-  const claimOldest = async (on: Database, skipLocked: boolean): Promise<Run | null> => {
-    const next = oldest(on).for('update', skipLocked ? { of: runs, skipLocked: true } : { of: runs });
-    const [claimed] = await on
-      .update(runs)
-      .set({
-        status: 'running',
-        statusReason: null,
-        leaseId,
-        leaseExpiresAt: sql`now() + ${milliseconds(leaseTtlMs)}`,
-        claimedAt: sql`now()`,
-        runnerName: runner.name,
-        startedAt: null,
-      })
-      .where(and(eq(runs.id, sql`(${next})`), eq(runs.status, 'queued')))
-      .returning();
-    return claimed ?? null;
-  };
-
-  const claimed = await claimOldest(db, true);
+  const values = {
+    runnerId: runner.id,
+    runnerName: runner.name,
+    acceptForks,
+    leaseId,
+    leaseTtlMs,
+  } satisfies Record<ClaimValue, unknown>;
+  const prepared = preparedClaims(db);
+  const [claimed] = await prepared.claimSkippingLocked.execute(values);
   if (claimed) return claimed;
-  const [waiting] = await oldest(db);
+  const [waiting] = await prepared.oldest.execute(values);
   if (!waiting) return null;
   try {
     return await db.transaction(async (tx) => {
       await tx.execute(sql.raw(`set local lock_timeout = '${LOCKED_RUN_WAIT}'`));
-      return claimOldest(tx, false);
+      const [taken] = await claimOldest(tx, false).execute(values);
+      return taken ?? null;
     });
   } catch (error) {
     if (isLockTimeout(error)) return null;
     throw error;
   }
 }
+
+/** The values a claim's statements take, as placeholders: they are built once per handle. */
+type ClaimValue = 'runnerId' | 'runnerName' | 'acceptForks' | 'leaseId' | 'leaseTtlMs';
+const value = (name: ClaimValue) => sql.placeholder(name);
+
+/** The oldest run this runner may take, by its registration as its row reads now. */
+function oldestClaimable(db: Database) {
+  const acceptForks = sql`${value('acceptForks')}::boolean`;
+  return db
+    .select({ id: runs.id })
+    .from(runs)
+    .innerJoin(runners, eq(runners.id, sql`${value('runnerId')}`))
+    .where(and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, acceptForks)))
+    .orderBy(asc(runs.createdAt), asc(runs.id))
+    .limit(1);
+}
+
+/** Leases that run, locked for the claim (passing over a locked one when `skipLocked`). */
+function claimOldest(db: Database, skipLocked: boolean) {
+  const next = oldestClaimable(db).for('update', skipLocked ? { of: runs, skipLocked: true } : { of: runs });
+  return db
+    .update(runs)
+    .set({
+      status: 'running',
+      statusReason: null,
+      leaseId: sql`${value('leaseId')}::text`,
+      leaseExpiresAt: sql`now() + ${milliseconds(value('leaseTtlMs'))}`,
+      claimedAt: sql`now()`,
+      runnerName: sql`${value('runnerName')}::text`,
+      startedAt: null,
+    })
+    .where(and(eq(runs.id, sql`(${next})`), eq(runs.status, 'queued')))
+    .returning();
+}
+
+const preparedClaims = perHandle((db) => ({
+  claimSkippingLocked: claimOldest(db, true).prepare('claim_next_run'),
+  oldest: oldestClaimable(db).prepare('oldest_claimable_run'),
+}));

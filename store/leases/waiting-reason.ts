@@ -1,4 +1,4 @@
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { sql, type Placeholder, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { runners } from '../../schemas/tables/runners.js';
 import { runs } from '../../schemas/tables/runs.js';
 import { milliseconds } from '../db/milliseconds.js';
@@ -15,7 +15,7 @@ export const QUEUED_REASON = 'Queued';
  * the current `runs` row; a run being inserted passes its values and a null reason.
  */
 export function waitingReason(
-  onlineWindowMs: number,
+  onlineWindowMs: number | Placeholder,
   run: RunScope = RUN_COLUMNS,
   current: SQLWrapper = runs.statusReason,
 ): SQL<string> {

@@ -1,11 +1,41 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { runners, type RunnerRow } from '../../schemas/tables/runners.js';
 import type { Database } from '../db/database.js';
+import { perHandle } from '../db/per-handle.js';
+
+/** How stale `last_seen_at` may read before a request writes it again. */
+const SEEN_GRANULARITY = sql`interval '1 second'`;
+
+const runnerByTokenHash = perHandle((db) =>
+  db
+    .select({
+      runner: runners,
+      stale: sql<boolean>`(${runners.lastSeenAt} is null or ${runners.lastSeenAt} < now() - ${SEEN_GRANULARITY})`,
+    })
+    .from(runners)
+    .where(eq(runners.tokenHash, sql.placeholder('tokenHash')))
+    .prepare('find_runner_by_token_hash'),
+);
+
+const markSeen = perHandle((db) =>
+  db
+    .update(runners)
+    .set({ lastSeenAt: sql`now()` })
+    .where(
+      and(
+        eq(runners.id, sql.placeholder('id')),
+        or(isNull(runners.lastSeenAt), lt(runners.lastSeenAt, sql`now() - ${SEEN_GRANULARITY}`)),
+      ),
+    )
+    .returning()
+    .prepare('mark_runner_seen'),
+);
 
 /**
  * The runner a request's bearer token (as sha256 hex) belongs to, or null. Seeing it is
- * also what keeps it online: `last_seen_at` is set to the database's `now()` in the same
- * statement, for the online gauge and for the reasons queued runs give.
+ * also what keeps it online: `last_seen_at` is set to the database's `now()`, for the
+ * online gauge and for the reasons queued runs give — written when it reads a second old or
+ * more, so a busy runner's claims, heartbeats and events do not each cost a commit.
  */
 export async function findRunnerByTokenHash({
   db,
@@ -14,10 +44,10 @@ export async function findRunnerByTokenHash({
   db: Database;
   tokenHash: string;
 }): Promise<RunnerRow | null> {
-  const [runner] = await db
-    .update(runners)
-    .set({ lastSeenAt: sql`now()` })
-    .where(eq(runners.tokenHash, tokenHash))
-    .returning();
-  return runner ?? null;
+  const [found] = await runnerByTokenHash(db).execute({ tokenHash });
+  if (!found) return null;
+  if (!found.stale) return found.runner;
+  const [seen] = await markSeen(db).execute({ id: found.runner.id });
+  // Removed since it was read, or seen by another request meanwhile (then as it was read).
+  return seen ?? found.runner;
 }

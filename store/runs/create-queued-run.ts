@@ -1,12 +1,12 @@
-import { and, eq, not, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, not, sql, type Column, type SQL } from 'drizzle-orm';
 import { runners } from '../../schemas/tables/runners.js';
 import { runs, type NewRun, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
 import { milliseconds } from '../db/milliseconds.js';
+import { perHandle } from '../db/per-handle.js';
 import { runnerMayTake } from '../leases/runner-may-take.js';
-import { runScopeOf } from '../leases/run-scope-of.js';
 import { waitingReason } from '../leases/waiting-reason.js';
-import { createRun } from './create-run.js';
+import { runHoldingKey } from './run-holding-key.js';
 
 /** A claim parked for work, which the run may be leased to as it is inserted. */
 export interface QueuedRunTaker {
@@ -18,16 +18,20 @@ export interface QueuedRunTaker {
 }
 
 /**
- * Queues a run (createRun: a trigger key already held returns the run that holds it) with
- * the reason it waits for — `Queued`, or `Waiting for a runner labelled gpu` when no runner
- * seen within `onlineWindowMs` may take it — computed by the same INSERT: one statement and
- * one commit, so the submitter's first answer says whether any runner can take the run
- * without a second write (recordWaitingReasons' rule, waiting-reason.ts).
+ * Queues a run (a trigger key already held returns the run that holds it, as createRun
+ * does) with the reason it waits for — `Queued`, or `Waiting for a runner labelled gpu`
+ * when no runner seen within `onlineWindowMs` may take it — computed by the same INSERT:
+ * one statement and one commit, so the submitter's first answer says whether any runner
+ * can take the run without a second write (recordWaitingReasons' rule, waiting-reason.ts).
  *
  * With a `taker` (a claim parked for work), the same INSERT stores the run already leased
  * to it, as claimNextRun would have, when the claim's rule lets its runner — as its row now
  * reads — take the run and no older queued run is one it may take (FIFO holds); else the
  * run is queued as without one. The run returned says which (`status`, `leaseId`).
+ *
+ * The statement is built once per handle and shape (which columns are given, with a taker
+ * or not) and then only executed: drizzle takes longer to build this INSERT than
+ * PostgreSQL takes to run a prepared one.
  */
 export async function createQueuedRun({
   db,
@@ -40,27 +44,85 @@ export async function createQueuedRun({
   onlineWindowMs: number;
   taker?: QueuedRunTaker;
 }): Promise<{ run: Run; created: boolean }> {
-  const scope = runScopeOf({ labels: run.labels ?? [], repository: run.repository, fork: run.fork ?? false });
-  const reason = waitingReason(onlineWindowMs, scope, sql`null::text`);
-  if (!taker) return createRun({ db, run, computed: { statusReason: reason } });
+  // An undefined value is the column's default, which a placeholder would make null.
+  const given = Object.entries(run).filter(([, value]) => value !== undefined);
+  const columns = given.map(([column]) => column).sort();
+  // As drizzle would send them; null as it is (a column's encoder takes values only).
+  const values: Record<string, unknown> = Object.fromEntries(
+    given.map(([column, value]) => [
+      `column_${column}`,
+      value === null ? null : (RUN_COLUMNS[column] as Column).mapToDriverValue(value),
+    ]),
+  );
+  values.scopeLabels = runs.labels.mapToDriverValue([...(run.labels ?? [])]);
+  values.scopeFork = run.fork ?? false;
+  values.onlineWindowMs = onlineWindowMs;
+  if (taker) {
+    values.takerRunnerId = taker.runnerId;
+    values.takerRunnerName = taker.runnerName;
+    values.takerAcceptForks = taker.acceptForks;
+    values.takerLeaseId = taker.leaseId;
+    values.takerLeaseTtlMs = taker.leaseTtlMs;
+  }
+  const [inserted] = await insertStatement(db, columns, taker !== undefined).execute(values);
+  if (inserted) return { run: inserted, created: true };
+  return { run: await runHoldingKey(db, run), created: false };
+}
 
-  const taken = sql`exists (select from ${runners}
-    where ${runners.id} = ${taker.runnerId}
-      and ${runnerMayTake(runners, taker.acceptForks, scope)}
-      and not exists (select from ${runs}
-        where ${and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, taker.acceptForks))}))`;
-  const ifTaken = (value: SQL, otherwise: SQL = sql`null`): SQL =>
-    sql`(case when ${taken} then ${value} else ${otherwise} end)`;
-  return createRun({
-    db,
-    run,
-    computed: {
+const RUN_COLUMNS: Record<string, Column | undefined> = getTableColumns(runs);
+
+interface InsertStatement {
+  execute(values: Record<string, unknown>): Promise<Run[]>;
+}
+
+/** Shapes kept per handle: callers pass a few fixed sets of columns, so this is a guard. */
+const MOST_SHAPES = 32;
+const shapesOf = perHandle(() => new Map<string, InsertStatement>());
+
+function insertStatement(db: Database, columns: readonly string[], withTaker: boolean): InsertStatement {
+  const shapes = shapesOf(db);
+  const shape = `${withTaker ? 'taker' : 'queued'}:${columns.join(',')}`;
+  const known = shapes.get(shape);
+  if (known) return known;
+  const statement = buildInsert(db, columns, withTaker);
+  if (shapes.size < MOST_SHAPES) shapes.set(shape, statement);
+  return statement;
+}
+
+function buildInsert(db: Database, columns: readonly string[], withTaker: boolean): InsertStatement {
+  const given = (column: string): SQL => sql`${sql.placeholder(`column_${column}`)}`;
+  const scope = {
+    labels: sql`${sql.placeholder('scopeLabels')}::text[]`,
+    repository: sql`${given('repository')}::text`,
+    fork: sql`${sql.placeholder('scopeFork')}::boolean`,
+  };
+  const reason = waitingReason(sql.placeholder('onlineWindowMs'), scope, sql`null::text`);
+  const row: Record<string, unknown> = Object.fromEntries(columns.map((column) => [column, given(column)]));
+  if (!withTaker) {
+    row.statusReason = reason;
+  } else {
+    const acceptForks = sql`${sql.placeholder('takerAcceptForks')}::boolean`;
+    // Uncorrelated: PostgreSQL evaluates it once per statement (an InitPlan), however often used.
+    const taken = sql`exists (select from ${runners}
+      where ${runners.id} = ${sql.placeholder('takerRunnerId')}
+        and ${runnerMayTake(runners, acceptForks, scope)}
+        and not exists (select from ${runs}
+          where ${and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, acceptForks))}))`;
+    const ifTaken = (value: SQL, otherwise: SQL = sql`null`): SQL =>
+      sql`(case when ${taken} then ${value} else ${otherwise} end)`;
+    Object.assign(row, {
       status: ifTaken(sql`'running'`, sql`'queued'`),
-      leaseId: ifTaken(sql`${taker.leaseId}`),
-      leaseExpiresAt: ifTaken(sql`now() + ${milliseconds(taker.leaseTtlMs)}`),
+      leaseId: ifTaken(sql`${sql.placeholder('takerLeaseId')}::text`),
+      leaseExpiresAt: ifTaken(sql`now() + ${milliseconds(sql.placeholder('takerLeaseTtlMs'))}`),
       claimedAt: ifTaken(sql`now()`),
-      runnerName: ifTaken(sql`${taker.runnerName}`),
+      runnerName: ifTaken(sql`${sql.placeholder('takerRunnerName')}::text`),
       statusReason: ifTaken(sql`null`, reason),
-    },
-  });
+    });
+  }
+  return db
+    .insert(runs)
+    .values(row as NewRun)
+    .onConflictDoNothing({ target: runs.triggerKey })
+    .returning()
+    .prepare('create_queued_run');
 }

@@ -1,6 +1,7 @@
-import { eq, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { runs, type NewRun, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
+import { runHoldingKey } from './run-holding-key.js';
 
 /**
  * Inserts a run unless one with the same trigger key exists, and returns the run that
@@ -24,10 +25,5 @@ export async function createRun({
     .onConflictDoNothing({ target: runs.triggerKey })
     .returning();
   if (inserted) return { run: inserted, created: true };
-  // Only a conflict on the trigger key is skipped (a duplicate id raises), so the key is set.
-  const triggerKey = String(run.triggerKey);
-  const [existing] = await db.select().from(runs).where(eq(runs.triggerKey, triggerKey));
-  if (!existing)
-    throw new Error(`The run holding trigger key "${triggerKey}" vanished while run ${run.id} was created`);
-  return { run: existing, created: false };
+  return { run: await runHoldingKey(db, run), created: false };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiTokenExistsError } from '../../store/tokens/api-token-exists-error.js';
 import { createApiToken } from '../../store/tokens/create-api-token.js';
@@ -11,6 +12,7 @@ import { removeRunner } from '../../store/runners/remove-runner.js';
 import { revokeApiToken } from '../../store/tokens/revoke-api-token.js';
 import { RunnerExistsError } from '../../store/runners/runner-exists-error.js';
 import { databaseBackends } from '../helpers/test-databases.js';
+import { runners } from '../../schemas/tables/runners.js';
 
 const unique = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
 const hash = (): string => randomBytes(32).toString('hex');
@@ -62,6 +64,38 @@ describe.each(databaseBackends)('runners and API tokens on $name', ({ open }) =>
     expect(found?.id).toBe(runner.id);
     expect(found?.lastSeenAt).toBeInstanceOf(Date);
     expect(await findRunnerByTokenHash({ db, tokenHash: hash() })).toBeNull();
+  });
+
+  test("a runner's requests mark it seen at most once a second: no commit per claim or heartbeat", async () => {
+    const tokenHash = hash();
+    const runner = await createRunner({
+      db,
+      name: unique('busy'),
+      owner: 'acme',
+      repositories: [],
+      labels: [],
+      tokenHash,
+    });
+    const first = await findRunnerByTokenHash({ db, tokenHash });
+    const seenAt = first?.lastSeenAt;
+    expect(seenAt).toBeInstanceOf(Date);
+    // Within the second, the row is read and not written again.
+    const again = await findRunnerByTokenHash({ db, tokenHash });
+    expect(again?.lastSeenAt).toEqual(seenAt);
+    const [row] = await db.select().from(runners).where(eq(runners.id, runner.id));
+    expect(row?.lastSeenAt).toEqual(seenAt);
+    // A sighting older than a second is written again, by the database's clock.
+    await db
+      .update(runners)
+      .set({ lastSeenAt: sql`now() - interval '5 seconds'` })
+      .where(eq(runners.id, runner.id));
+    const later = await findRunnerByTokenHash({ db, tokenHash });
+    const [stored] = await db
+      .select({ fresh: sql<boolean>`${runners.lastSeenAt} > now() - interval '1 second'` })
+      .from(runners)
+      .where(eq(runners.id, runner.id));
+    expect(stored?.fresh).toBe(true);
+    expect(later?.lastSeenAt?.getTime()).toBeGreaterThanOrEqual((seenAt as Date).getTime());
   });
 
   test('runners list by name; a removed runner is gone and its token opens nothing', async () => {
