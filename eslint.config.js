@@ -17,6 +17,12 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', URL: 'readonly', console: 'readonly' } },
   },
   {
+    files: ['bench/**/*.mjs'],
+    languageOptions: {
+      globals: { process: 'readonly', URL: 'readonly', fetch: 'readonly', performance: 'readonly' },
+    },
+  },
+  {
     files: ['cli/**', 'bench/**', 'scripts/**', 'bin/**', 'test/**'],
     rules: { 'no-console': 'off' },
   },

@@ -20,6 +20,13 @@ import { openCommitReference } from './durable-commit.js';
 import { median, ms, percentile } from './measure.js';
 import { openScratchEnvironment, REDIS_URL } from './scratch-environment.js';
 import { startAppReplicas } from './start-app-replicas.js';
+import {
+  epochNow,
+  measureSubmitToClaim,
+  runnerProcess,
+  type ClaimingRunner,
+  type SubmitToClaim,
+} from './submit-to-claim.js';
 import { pino } from 'pino';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -69,8 +76,14 @@ export async function benchControlPlane(): Promise<void> {
       });
       runnerTokens.push(token);
     }
-    const post = async (path: string, token: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(`${plane.url}${path}`, {
+    const post = async (
+      path: string,
+      token: string,
+      body: unknown,
+      headers: Record<string, string> = {},
+      url = plane.url,
+    ) => {
+      const response = await fetch(`${url}${path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
         body: JSON.stringify(body),
@@ -79,12 +92,13 @@ export async function benchControlPlane(): Promise<void> {
       if (response.status >= 400) throw new Error(`${path} answered ${response.status}: ${text}`);
       return { status: response.status, json: text ? (JSON.parse(text) as unknown) : null };
     };
-    const submit = (key: string) =>
+    const submit = (url: string, key: string) =>
       post(
         '/api/v1/runs',
         submitToken,
         { repository: 'bench/model', commit: COMMIT, labels: ['cpu'] },
         { 'idempotency-key': key },
+        url,
       );
     const claim = async (token: string, waitSeconds: number): Promise<Claim | null> => {
       const { status, json } = await post('/api/v1/runner/claim', token, { waitSeconds });
@@ -99,28 +113,48 @@ export async function benchControlPlane(): Promise<void> {
       });
 
     // Claim latency: one runner parked in a long-poll, then a run is queued. A durable
-    // commit is timed before each sample, so the reference shares the samples' load.
-    const claimLatencies: number[] = [];
-    const queuedToClaimed: number[] = [];
-    const commits: number[] = [];
+    // commit is timed before each sample, so the reference shares the samples' load. First
+    // with the runner client in this process, beside the control plane; then as deployed:
+    // `fluksio app` in its own process, the runner in another, the submitter here.
     const reference = await openCommitReference(databaseUrl);
     const idleRunner = runnerTokens[0] as string;
     const timing = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-    for (let i = 0; i < 150; i += 1) {
-      commits.push(await reference.time());
-      const waiting = claim(idleRunner, 30);
-      await parkedClaim(plane.url);
-      const started = performance.now();
-      await submit(`latency-${i}`);
-      const claimed = await waiting;
-      const now = Date.now();
-      claimLatencies.push(performance.now() - started);
-      if (!claimed) throw new Error('the waiting runner got no run');
-      const [row] = await timing<
-        { queued: Date }[]
-      >`select queued_at as queued from runs where id = ${claimed.run.id}`;
-      if (row) queuedToClaimed.push(now - row.queued.getTime());
-      await finish(idleRunner, claimed);
+    const latencyOptions = { reference, timing, samples: 150 };
+    const inProcessRunner: ClaimingRunner = {
+      async claim() {
+        const claimed = await claim(idleRunner, 30);
+        const at = epochNow();
+        return {
+          at,
+          runId: claimed?.run.id ?? null,
+          finished: claimed ? finish(idleRunner, claimed).then(() => {}) : Promise.resolve(),
+        };
+      },
+    };
+    const together = await measureSubmitToClaim({
+      ...latencyOptions,
+      url: plane.url,
+      runner: inProcessRunner,
+      submit: (key) => submit(plane.url, key),
+    });
+    const deployedPlane = await startAppReplicas(1, {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      FLUKSIO_QUEUE_PREFIX: prefix,
+    });
+    const deployedUrl = deployedPlane.urls[0] as string;
+    const runnerClient = runnerProcess(deployedUrl, idleRunner);
+    let deployed: SubmitToClaim;
+    try {
+      deployed = await measureSubmitToClaim({
+        ...latencyOptions,
+        url: deployedUrl,
+        runner: runnerClient,
+        submit: (key) => submit(deployedUrl, key),
+      });
+    } finally {
+      await runnerClient.close();
+      await deployedPlane.close();
     }
     const synchronousCommit = reference.synchronousCommit;
     await reference.close();
@@ -204,7 +238,7 @@ export async function benchControlPlane(): Promise<void> {
     await new Promise((resolve) => runner.once('exit', resolve));
     await rm(workDir, { recursive: true, force: true });
 
-    const claimP50 = median(claimLatencies);
+    const commits = [...together.commits, ...deployed.commits];
     const commitP50 = median(commits);
     const bullP50 = median(pickups);
     console.log('\n## Dispatch: a queued run reaching a runner parked in a long-poll (150 samples each)');
@@ -214,15 +248,22 @@ export async function benchControlPlane(): Promise<void> {
     console.log(
       `raw BullMQ add → idle worker pickup   p50 ${ms(bullP50)}   p95 ${ms(percentile(pickups, 95))}   (${(bullP50 / commitP50).toFixed(2)}× a commit)`,
     );
+    const latencyLines = (label: string, sample: SubmitToClaim): void => {
+      const p50 = median(sample.latencies);
+      const ownCommit = median(sample.commits);
+      const queued = median(sample.queuedToClaimed);
+      console.log(
+        `fluksio submit → waiting claim, ${label}   p50 ${ms(p50)}   p95 ${ms(percentile(sample.latencies, 95))}   ` +
+          `${(p50 / ownCommit).toFixed(2)}× a commit at p50 (target ≤ 3×: ${p50 / ownCommit <= 3 ? 'met' : 'missed'}), ${(p50 / bullP50).toFixed(1)}× BullMQ`,
+      );
+      console.log(
+        `  of which queued (row written) → claim   p50 ${ms(queued)}   p95 ${ms(percentile(sample.queuedToClaimed, 95))}   ${(queued / ownCommit).toFixed(2)}× a commit`,
+      );
+    };
+    latencyLines('as deployed (fluksio app, runner and submitter: three processes)', deployed);
+    latencyLines('runner client and submitter in the control plane process', together);
     console.log(
-      `fluksio submit → waiting claim        p50 ${ms(claimP50)}   p95 ${ms(percentile(claimLatencies, 95))}   ` +
-        `${(claimP50 / commitP50).toFixed(2)}× a commit at p50 (target ≤ 3×: ${claimP50 / commitP50 <= 3 ? 'met' : 'missed'}), ${(claimP50 / bullP50).toFixed(1)}× BullMQ`,
-    );
-    console.log(
-      `fluksio queued (row written) → claim   p50 ${ms(median(queuedToClaimed))}   p95 ${ms(percentile(queuedToClaimed, 95))}   ${(median(queuedToClaimed) / commitP50).toFixed(2)}× a commit`,
-    );
-    console.log(
-      "  (submit → claim: the submit request (HTTP, token check, one prepared INSERT that also leases the run to the claim parked in that process: one commit), then the claim's answer; a claim parked in another process is rung and claims with an UPDATE: a second commit)",
+      "  (submit → claim: the submit request (HTTP, token check, one prepared INSERT that also leases the run to the claim parked in that process: one commit), then the claim's answer; a claim parked in another process is rung and claims with an UPDATE: a second commit. Each ratio is to the commits timed beside its own samples)",
     );
     const burstLine = (result: BurstResult): string =>
       `runs/s ${result.runsPerSecond.toFixed(0)}   drained in ${ms(result.drainMs)}   succeeded ${result.succeeded}   lost ${burst - result.succeeded}   claimed twice ${result.claimedTwice}${result.resubmitted + result.failedConnections ? `   (connections failed: ${result.resubmitted} submissions, resent; ${result.failedConnections} claims or finishes)` : ''}`;
@@ -243,14 +284,5 @@ export async function benchControlPlane(): Promise<void> {
     await database.close();
     await plane.close();
     await scratch.close();
-  }
-}
-
-/** Resolves once a claim is parked in the control plane at `url` (its `fluksio_claims_parked` gauge). */
-async function parkedClaim(url: string): Promise<void> {
-  for (;;) {
-    const scrape = await (await fetch(`${url}/metrics`)).text();
-    if (/^fluksio_claims_parked 1$/m.test(scrape)) return;
-    await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
