@@ -8,6 +8,7 @@ import type { Database } from '../store/db/database.js';
 import { Registry } from 'prom-client';
 import { BlobByteCounters } from './blobs/blob-byte-counters.js';
 import type { BlobStorage } from './blobs/blob-storage.js';
+import { CancelWatches } from './cancel-watches.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { HttpError } from './http/http-error.js';
 import { lingerBeforeClose } from './http/linger-before-close.js';
@@ -28,6 +29,7 @@ import { healthRoutes } from './routes/health-routes.js';
 import { leasedRunRoutes } from './routes/leased-run-routes.js';
 import { prometheusRoute } from './routes/prometheus-route.js';
 import { runRoutes } from './routes/run-routes.js';
+import { runWatchRoute } from './routes/run-watch-route.js';
 import { submitRoute } from './routes/submit-route.js';
 import { QuietRequestLogs } from './quiet-request-logs.js';
 import { controlPlanePageGate } from './pages/control-plane-page-gate.js';
@@ -75,12 +77,12 @@ const DEFAULT_BODY_LIMIT = 64 * 1024;
 
 /**
  * The control plane's HTTP API (DESIGN §6), not yet listening: the runner protocol
- * (claim, heartbeat, start, events, finish, release, cache lookups, blobs), the
+ * (claim, heartbeat, watch, start, events, finish, release, cache lookups, blobs), the
  * submitter API (queue, read, cancel runs), health, readiness and Prometheus metrics,
  * the run pages (app/pages/), and with `github` the GitHub App's webhooks and claim-time
  * git credentials. Every API error
- * is `{ error, field }` JSON. Closing the server ends waiting claims at once and
- * unsubscribes from Redis; the caller closes `db` and `redis`.
+ * is `{ error, field }` JSON. Closing the server ends waiting claims and watches at once
+ * and unsubscribes from Redis; the caller closes `db` and `redis`.
  */
 export function buildServer({
   db,
@@ -114,6 +116,8 @@ export function buildServer({
   if (signIn) void app.register(fastifyCookie, { secret: signIn.cookieSecret });
   const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
   const runBell = new RunBell(redis, runBellChannel(settings.queuePrefix), logger);
+  // The same bell on a subscriber of its own: its waiters are the runners' watches, not pages.
+  const watchBell = new RunBell(redis, runBellChannel(settings.queuePrefix), logger);
   const closing = new AbortController();
   const metrics = new Registry();
   const context: RouteContext = {
@@ -126,6 +130,7 @@ export function buildServer({
     doorbell,
     handoff: new ClaimHandoff((leaseId) => findLeasedRun({ db, leaseId })),
     runBell,
+    cancelWatches: new CancelWatches({ db, bell: watchBell, recheckMs: settings.claimRecheckMs }),
     closing: closing.signal,
     // Its check run follows, and its open pages look again.
     onRunChanged: (runId) => {
@@ -138,6 +143,7 @@ export function buildServer({
   app.addHook('onReady', async () => {
     doorbell.listen();
     runBell.listen();
+    if (api) watchBell.listen();
   });
   app.addHook('preClose', async () => {
     closing.abort();
@@ -151,6 +157,7 @@ export function buildServer({
   app.addHook('onClose', async () => {
     await doorbell.close();
     await runBell.close();
+    await watchBell.close();
   });
   // An answer given before the body was read (a refused token, a body over the limit)
   // closes the connection: otherwise Node reads and discards the rest of the body, however
@@ -198,6 +205,7 @@ export function buildServer({
   if (!api) return app;
   claimRoute(app, context);
   leasedRunRoutes(app, context);
+  runWatchRoute(app, context);
   fetchedRoute(app, context);
   cacheRoute(app, context);
   teamCacheRoute(app, context);

@@ -77,8 +77,8 @@ export interface ControlPlaneSettings {
    */
   queueTimeoutMs: number;
   /**
-   * How often a waiting claim looks at Postgres again even without a wake-up from Redis
-   * (`FLUKSIO_CLAIM_RECHECK`): Redis is only a doorbell, Postgres is the truth.
+   * How often a waiting claim or a runner's cancel watch looks at Postgres again without a
+   * wake-up from Redis (`FLUKSIO_CLAIM_RECHECK`): Redis is only a bell, Postgres the truth.
    * @defaultValue 5_000
    */
   claimRecheckMs: number;

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Database } from '../store/db/database.js';
 import type { BlobByteCounters } from './blobs/blob-byte-counters.js';
 import type { BlobStorage } from './blobs/blob-storage.js';
+import type { CancelWatches } from './cancel-watches.js';
 import type { ClaimHandoff } from './claim-handoff.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
 import type { Run } from '../schemas/tables/runs.js';
@@ -35,7 +36,9 @@ export interface RouteContext {
   handoff: ClaimHandoff;
   /** Rung when a run's runner sent events, so its open pages show them at once. */
   runBell: RunBell;
-  /** Aborted when the server begins to close, so waiting claims answer at once. */
+  /** The runners' watches for their run's stop, parked in this process. */
+  cancelWatches: CancelWatches;
+  /** Aborted when the server begins to close, so waiting claims and watches answer at once. */
   closing: AbortSignal;
   /** Git credentials for claimed runs of GitHub repositories; absent without the GitHub App. */
   gitCredentials?: GitCredentials;

@@ -8,6 +8,7 @@ import type { ControlPlaneSettings } from './control-plane-settings.js';
 import { InvalidSettingsError } from './invalid-settings-error.js';
 import { startGitHubApp } from './github/start-github-app.js';
 import { openControlPlaneDatabase } from './open-control-plane-database.js';
+import { RunBell, runBellChannel } from './run-bell.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
 import { startRunSweeper } from './run-sweeper.js';
 
@@ -78,6 +79,9 @@ export async function startControlPlane({
     });
 
     const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
+    // Rung by the GitHub triggers and the sweeper: a run they cancelled or timed out reaches
+    // the runner's watch (and the run's open pages) in whichever replica it is parked.
+    const runBell = new RunBell(redis, runBellChannel(settings.queuePrefix), logger);
     const github = settings.github
       ? await startGitHubApp({
           db: database.db,
@@ -86,6 +90,7 @@ export async function startControlPlane({
           settings,
           github: settings.github,
           ringDoorbell: () => doorbell.ring(),
+          ringRunBell: (runId) => runBell.ring(runId),
           logger,
         })
       : null;
@@ -97,7 +102,10 @@ export async function startControlPlane({
         settings,
         doorbell,
         logger,
-        ...(github ? { onRunChanged: github.onRunChanged } : {}),
+        onRunChanged: (runId) => {
+          void runBell.ring(runId);
+          github?.onRunChanged(runId);
+        },
       });
       closers.push(() => sweeper.close());
     }

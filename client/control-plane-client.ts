@@ -17,6 +17,7 @@ import { HealthReply } from '../schemas/protocol/health-reply.js';
 import { LeasedWriteReply } from '../schemas/protocol/leased-write-reply.js';
 import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
 import { RunMetricsReply } from '../schemas/protocol/run-metrics-reply.js';
+import type { RunWatchRequest } from '../schemas/protocol/run-watch.js';
 import { StageLogReply } from '../schemas/protocol/stage-log-reply.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
 import type { RunStatus } from '../schemas/statuses.js';
@@ -91,6 +92,16 @@ export class ControlPlaneClient {
   async heartbeat(run: RunLease, call: CallOptions = {}): Promise<HeartbeatReply> {
     const json: HeartbeatRequest = { lease: run.lease };
     return this.postLeased(run, 'heartbeat', json, HeartbeatReply, call);
+  }
+
+  /**
+   * Waits up to `waitSeconds` for the control plane to ask for the run's stop (a cancel,
+   * its time limit); the reply says whether it did, as a heartbeat's does, and renews nothing.
+   */
+  async watch(run: RunLease, waitSeconds: number, call: CallOptions = {}): Promise<HeartbeatReply> {
+    const json: RunWatchRequest = { lease: run.lease, waitSeconds };
+    const timeoutMs = this.http.requestTimeoutMs + waitSeconds * 1000;
+    return this.postLeased(run, 'watch', json, HeartbeatReply, call, timeoutMs);
   }
 
   /**
@@ -186,7 +197,13 @@ export class ControlPlaneClient {
     consume: (body: Readable) => Promise<T>,
     call: CallOptions = {},
   ): Promise<T | null> {
-    return this.download(blobPath(digest), { lease: run, allowNotFound: true }, consume, call);
+    return this.http.download(
+      blobPath(digest),
+      { lease: run, allowNotFound: true },
+      consume,
+      call,
+      this.transferTimeoutMs,
+    );
   }
 
   /**
@@ -339,7 +356,7 @@ export class ControlPlaneClient {
     call: CallOptions = {},
   ): Promise<T> {
     const path = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.download(path, {}, consume, call);
+    const result = await this.http.download(path, {}, consume, call, this.transferTimeoutMs);
     if (result === null) throw new Error(`The control plane answered GET ${path} without a body`);
     return result;
   }
@@ -355,40 +372,11 @@ export class ControlPlaneClient {
     json: { lease: string },
     schema: S,
     call: CallOptions,
+    timeoutMs?: number,
   ): Promise<z.infer<S>> {
     const path = `${runPath(run.runId)}/${what}`;
-    return this.http.parse(await this.http.send('POST', path, { call, json }), schema, `POST ${path}`);
-  }
-
-  /**
-   * A GET of bytes under the transfer time limit, retried whole when `consume` fails
-   * transiently. A control plane whose store hands out presigned URLs answers 307: the
-   * bytes then come from the store, fetched without the token.
-   */
-  private download<T>(
-    path: string,
-    options: { lease?: RunLease; allowNotFound?: boolean },
-    consume: (body: Readable) => Promise<T>,
-    call: CallOptions,
-  ): Promise<T | null> {
-    return this.http.withRetries(`GET ${path}`, call, async (signal) => {
-      let response = await this.http.attempt('GET', path, {
-        ...options,
-        signal,
-        timeoutMs: this.transferTimeoutMs,
-        allowStoreRedirect: true,
-      });
-      const location = response.status === 307 ? response.headers.get('location') : null;
-      if (location !== null) {
-        response = await this.http.storeAttempt('GET', new URL(location, this.http.base).href, {
-          allowNotFound: true,
-          signal,
-          timeoutMs: this.transferTimeoutMs,
-        });
-      }
-      if (response.status === 404 || !response.body) return null;
-      return consume(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>));
-    });
+    const response = await this.http.send('POST', path, { call, json, ...(timeoutMs ? { timeoutMs } : {}) });
+    return this.http.parse(response, schema, `POST ${path}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import pRetry from 'p-retry';
 import type { z } from 'zod';
@@ -212,6 +213,39 @@ export class ControlPlaneHttp {
         `The blob store answered ${response.status} to ${where}: ${sentence}`,
       ),
     );
+  }
+
+  /**
+   * A GET of bytes under `timeoutMs` (a blob's transfer limit), retried whole when
+   * `consume` fails transiently. A control plane whose store hands out presigned URLs
+   * answers 307: the bytes then come from the store, fetched without the token. Null for
+   * an allowed 404.
+   */
+  download<T>(
+    path: string,
+    options: Pick<SendOptions, 'lease' | 'allowNotFound'>,
+    consume: (body: Readable) => Promise<T>,
+    call: CallOptions,
+    timeoutMs: number,
+  ): Promise<T | null> {
+    return this.withRetries(`GET ${path}`, call, async (signal) => {
+      let response = await this.attempt('GET', path, {
+        ...options,
+        signal,
+        timeoutMs,
+        allowStoreRedirect: true,
+      });
+      const location = response.status === 307 ? response.headers.get('location') : null;
+      if (location !== null) {
+        response = await this.storeAttempt('GET', new URL(location, this.base).href, {
+          allowNotFound: true,
+          signal,
+          timeoutMs,
+        });
+      }
+      if (response.status === 404 || !response.body) return null;
+      return consume(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>));
+    });
   }
 
   /** `path` (absolute, with its query) under the base URL's own path. */

@@ -9457,7 +9457,7 @@ var require_readable = __commonJS({
   "node_modules/undici/lib/api/readable.js"(exports, module2) {
     "use strict";
     var assert2 = __require("node:assert");
-    var { Readable: Readable2 } = __require("node:stream");
+    var { Readable: Readable3 } = __require("node:stream");
     var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError: AbortError2 } = require_errors();
     var util = require_util();
     var { ReadableStreamFrom } = require_util();
@@ -9469,7 +9469,7 @@ var require_readable = __commonJS({
     var kContentLength = /* @__PURE__ */ Symbol("kContentLength");
     var noop3 = () => {
     };
-    var BodyReadable = class extends Readable2 {
+    var BodyReadable = class extends Readable3 {
       constructor({
         resume,
         abort: abort2,
@@ -9811,7 +9811,7 @@ var require_api_request = __commonJS({
   "node_modules/undici/lib/api/api-request.js"(exports, module2) {
     "use strict";
     var assert2 = __require("node:assert");
-    var { Readable: Readable2 } = require_readable();
+    var { Readable: Readable3 } = require_readable();
     var { InvalidArgumentError, RequestAbortedError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -9906,7 +9906,7 @@ var require_api_request = __commonJS({
         const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
         const contentType = parsedHeaders["content-type"];
         const contentLength = parsedHeaders["content-length"];
-        const res = new Readable2({
+        const res = new Readable3({
           resume,
           abort: abort2,
           contentType,
@@ -10221,7 +10221,7 @@ var require_api_pipeline = __commonJS({
   "node_modules/undici/lib/api/api-pipeline.js"(exports, module2) {
     "use strict";
     var {
-      Readable: Readable2,
+      Readable: Readable3,
       Duplex,
       PassThrough
     } = __require("node:stream");
@@ -10235,7 +10235,7 @@ var require_api_pipeline = __commonJS({
     var { addSignal, removeSignal } = require_abort_signal();
     var assert2 = __require("node:assert");
     var kResume = /* @__PURE__ */ Symbol("resume");
-    var PipelineRequest = class extends Readable2 {
+    var PipelineRequest = class extends Readable3 {
       constructor() {
         super({ autoDestroy: true });
         this[kResume] = null;
@@ -10252,7 +10252,7 @@ var require_api_pipeline = __commonJS({
         callback(err2);
       }
     };
-    var PipelineResponse = class extends Readable2 {
+    var PipelineResponse = class extends Readable3 {
       constructor(resume) {
         super({ autoDestroy: true });
         this[kResume] = resume;
@@ -13577,7 +13577,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable: Readable2, pipeline: pipeline2, finished } = __require("node:stream");
+    var { Readable: Readable3, pipeline: pipeline2, finished } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -14516,7 +14516,7 @@ var require_fetch = __commonJS({
                   }
                 }
               }
-              this.body = new Readable2({ read: resume });
+              this.body = new Readable3({ read: resume });
               const onError = this.onError.bind(this);
               resolve6({
                 status,
@@ -87112,7 +87112,7 @@ var RunListReply = external_exports.object({ runs: external_exports.array(RunLis
 
 // client/control-plane-client.ts
 init_cache_entry();
-import { Readable } from "node:stream";
+import { Readable as Readable2 } from "node:stream";
 
 // schemas/protocol/cache-candidates.ts
 init_zod();
@@ -87292,6 +87292,9 @@ var FetchedReply = external_exports.strictObject({
   /** Whether a credential was revoked (false when there was none to revoke). */
   revoked: external_exports.boolean()
 });
+
+// client/control-plane-http.ts
+import { Readable } from "node:stream";
 
 // node_modules/is-network-error/index.js
 var objectToString = Object.prototype.toString;
@@ -87628,6 +87631,32 @@ var ControlPlaneHttp = class {
       )
     );
   }
+  /**
+   * A GET of bytes under `timeoutMs` (a blob's transfer limit), retried whole when
+   * `consume` fails transiently. A control plane whose store hands out presigned URLs
+   * answers 307: the bytes then come from the store, fetched without the token. Null for
+   * an allowed 404.
+   */
+  download(path24, options, consume, call, timeoutMs) {
+    return this.withRetries(`GET ${path24}`, call, async (signal) => {
+      let response = await this.attempt("GET", path24, {
+        ...options,
+        signal,
+        timeoutMs,
+        allowStoreRedirect: true
+      });
+      const location2 = response.status === 307 ? response.headers.get("location") : null;
+      if (location2 !== null) {
+        response = await this.storeAttempt("GET", new URL(location2, this.base).href, {
+          allowNotFound: true,
+          signal,
+          timeoutMs
+        });
+      }
+      if (response.status === 404 || !response.body) return null;
+      return consume(Readable.fromWeb(response.body));
+    });
+  }
   /** `path` (absolute, with its query) under the base URL's own path. */
   urlOf(path24) {
     return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path24}`, this.base);
@@ -87761,6 +87790,15 @@ var ControlPlaneClient = class {
     return this.postLeased(run4, "heartbeat", json3, HeartbeatReply, call);
   }
   /**
+   * Waits up to `waitSeconds` for the control plane to ask for the run's stop (a cancel,
+   * its time limit); the reply says whether it did, as a heartbeat's does, and renews nothing.
+   */
+  async watch(run4, waitSeconds, call = {}) {
+    const json3 = { lease: run4.lease, waitSeconds };
+    const timeoutMs = this.http.requestTimeoutMs + waitSeconds * 1e3;
+    return this.postLeased(run4, "watch", json3, HeartbeatReply, call, timeoutMs);
+  }
+  /**
    * The checkout is verified: the run starts, stamped with what is about to execute. The
    * reply says whether it did: a run the control plane failed instead (its params are not
    * those it was queued with) must not run.
@@ -87823,7 +87861,13 @@ var ControlPlaneClient = class {
    * download. Null when absent.
    */
   async getBlob(run4, digest, consume, call = {}) {
-    return this.download(blobPath(digest), { lease: run4, allowNotFound: true }, consume, call);
+    return this.http.download(
+      blobPath(digest),
+      { lease: run4, allowNotFound: true },
+      consume,
+      call,
+      this.transferTimeoutMs
+    );
   }
   /**
    * Uploads a blob, streaming a file's bytes. The control plane says where to
@@ -87931,7 +87975,7 @@ var ControlPlaneClient = class {
    */
   async pullBlob(runId, digest, consume, call = {}) {
     const path24 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.download(path24, {}, consume, call);
+    const result = await this.http.download(path24, {}, consume, call, this.transferTimeoutMs);
     if (result === null) throw new Error(`The control plane answered GET ${path24} without a body`);
     return result;
   }
@@ -87939,38 +87983,14 @@ var ControlPlaneClient = class {
     return this.http.parse(await this.http.send("GET", path24, { call }), schema, `GET ${path24}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
-  async postLeased(run4, what, json3, schema, call) {
+  async postLeased(run4, what, json3, schema, call, timeoutMs) {
     const path24 = `${runPath(run4.runId)}/${what}`;
-    return this.http.parse(await this.http.send("POST", path24, { call, json: json3 }), schema, `POST ${path24}`);
-  }
-  /**
-   * A GET of bytes under the transfer time limit, retried whole when `consume` fails
-   * transiently. A control plane whose store hands out presigned URLs answers 307: the
-   * bytes then come from the store, fetched without the token.
-   */
-  download(path24, options, consume, call) {
-    return this.http.withRetries(`GET ${path24}`, call, async (signal) => {
-      let response = await this.http.attempt("GET", path24, {
-        ...options,
-        signal,
-        timeoutMs: this.transferTimeoutMs,
-        allowStoreRedirect: true
-      });
-      const location2 = response.status === 307 ? response.headers.get("location") : null;
-      if (location2 !== null) {
-        response = await this.http.storeAttempt("GET", new URL(location2, this.http.base).href, {
-          allowNotFound: true,
-          signal,
-          timeoutMs: this.transferTimeoutMs
-        });
-      }
-      if (response.status === 404 || !response.body) return null;
-      return consume(Readable.fromWeb(response.body));
-    });
+    const response = await this.http.send("POST", path24, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
+    return this.http.parse(response, schema, `POST ${path24}`);
   }
 };
 function bodyOf(body2) {
-  return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable.toWeb(body2.open()), size: body2.size };
+  return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable2.toWeb(body2.open()), size: body2.size };
 }
 function runPath(runId) {
   return `/api/v1/runs/${encodeURIComponent(runId)}`;

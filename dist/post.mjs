@@ -9449,7 +9449,7 @@ var require_readable = __commonJS({
   "node_modules/undici/lib/api/readable.js"(exports, module) {
     "use strict";
     var assert2 = __require("node:assert");
-    var { Readable: Readable2 } = __require("node:stream");
+    var { Readable: Readable3 } = __require("node:stream");
     var { RequestAbortedError, NotSupportedError, InvalidArgumentError, AbortError: AbortError2 } = require_errors();
     var util = require_util();
     var { ReadableStreamFrom } = require_util();
@@ -9461,7 +9461,7 @@ var require_readable = __commonJS({
     var kContentLength = /* @__PURE__ */ Symbol("kContentLength");
     var noop = () => {
     };
-    var BodyReadable = class extends Readable2 {
+    var BodyReadable = class extends Readable3 {
       constructor({
         resume,
         abort,
@@ -9803,7 +9803,7 @@ var require_api_request = __commonJS({
   "node_modules/undici/lib/api/api-request.js"(exports, module) {
     "use strict";
     var assert2 = __require("node:assert");
-    var { Readable: Readable2 } = require_readable();
+    var { Readable: Readable3 } = require_readable();
     var { InvalidArgumentError, RequestAbortedError } = require_errors();
     var util = require_util();
     var { getResolveErrorBodyCallback } = require_util3();
@@ -9898,7 +9898,7 @@ var require_api_request = __commonJS({
         const parsedHeaders = responseHeaders === "raw" ? util.parseHeaders(rawHeaders) : headers;
         const contentType = parsedHeaders["content-type"];
         const contentLength = parsedHeaders["content-length"];
-        const res = new Readable2({
+        const res = new Readable3({
           resume,
           abort,
           contentType,
@@ -10213,7 +10213,7 @@ var require_api_pipeline = __commonJS({
   "node_modules/undici/lib/api/api-pipeline.js"(exports, module) {
     "use strict";
     var {
-      Readable: Readable2,
+      Readable: Readable3,
       Duplex,
       PassThrough
     } = __require("node:stream");
@@ -10227,7 +10227,7 @@ var require_api_pipeline = __commonJS({
     var { addSignal, removeSignal } = require_abort_signal();
     var assert2 = __require("node:assert");
     var kResume = /* @__PURE__ */ Symbol("resume");
-    var PipelineRequest = class extends Readable2 {
+    var PipelineRequest = class extends Readable3 {
       constructor() {
         super({ autoDestroy: true });
         this[kResume] = null;
@@ -10244,7 +10244,7 @@ var require_api_pipeline = __commonJS({
         callback(err);
       }
     };
-    var PipelineResponse = class extends Readable2 {
+    var PipelineResponse = class extends Readable3 {
       constructor(resume) {
         super({ autoDestroy: true });
         this[kResume] = resume;
@@ -13569,7 +13569,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable: Readable2, pipeline, finished } = __require("node:stream");
+    var { Readable: Readable3, pipeline, finished } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -14508,7 +14508,7 @@ var require_fetch = __commonJS({
                   }
                 }
               }
-              this.body = new Readable2({ read: resume });
+              this.body = new Readable3({ read: resume });
               const onError = this.onError.bind(this);
               resolve({
                 status,
@@ -32326,7 +32326,7 @@ var RunListItem = external_exports.object({
 var RunListReply = external_exports.object({ runs: external_exports.array(RunListItem) });
 
 // client/control-plane-client.ts
-import { Readable } from "node:stream";
+import { Readable as Readable2 } from "node:stream";
 
 // schemas/reserved-path.ts
 var RESERVED = [".git", ".fluksio"];
@@ -32747,6 +32747,9 @@ var FetchedReply = external_exports.strictObject({
   revoked: external_exports.boolean()
 });
 
+// client/control-plane-http.ts
+import { Readable } from "node:stream";
+
 // node_modules/is-network-error/index.js
 var objectToString = Object.prototype.toString;
 var isError = (value) => objectToString.call(value) === "[object Error]";
@@ -33115,6 +33118,32 @@ var ControlPlaneHttp = class {
       )
     );
   }
+  /**
+   * A GET of bytes under `timeoutMs` (a blob's transfer limit), retried whole when
+   * `consume` fails transiently. A control plane whose store hands out presigned URLs
+   * answers 307: the bytes then come from the store, fetched without the token. Null for
+   * an allowed 404.
+   */
+  download(path, options, consume, call, timeoutMs) {
+    return this.withRetries(`GET ${path}`, call, async (signal) => {
+      let response = await this.attempt("GET", path, {
+        ...options,
+        signal,
+        timeoutMs,
+        allowStoreRedirect: true
+      });
+      const location = response.status === 307 ? response.headers.get("location") : null;
+      if (location !== null) {
+        response = await this.storeAttempt("GET", new URL(location, this.base).href, {
+          allowNotFound: true,
+          signal,
+          timeoutMs
+        });
+      }
+      if (response.status === 404 || !response.body) return null;
+      return consume(Readable.fromWeb(response.body));
+    });
+  }
   /** `path` (absolute, with its query) under the base URL's own path. */
   urlOf(path) {
     return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path}`, this.base);
@@ -33248,6 +33277,15 @@ var ControlPlaneClient = class {
     return this.postLeased(run2, "heartbeat", json2, HeartbeatReply, call);
   }
   /**
+   * Waits up to `waitSeconds` for the control plane to ask for the run's stop (a cancel,
+   * its time limit); the reply says whether it did, as a heartbeat's does, and renews nothing.
+   */
+  async watch(run2, waitSeconds, call = {}) {
+    const json2 = { lease: run2.lease, waitSeconds };
+    const timeoutMs = this.http.requestTimeoutMs + waitSeconds * 1e3;
+    return this.postLeased(run2, "watch", json2, HeartbeatReply, call, timeoutMs);
+  }
+  /**
    * The checkout is verified: the run starts, stamped with what is about to execute. The
    * reply says whether it did: a run the control plane failed instead (its params are not
    * those it was queued with) must not run.
@@ -33310,7 +33348,13 @@ var ControlPlaneClient = class {
    * download. Null when absent.
    */
   async getBlob(run2, digest, consume, call = {}) {
-    return this.download(blobPath(digest), { lease: run2, allowNotFound: true }, consume, call);
+    return this.http.download(
+      blobPath(digest),
+      { lease: run2, allowNotFound: true },
+      consume,
+      call,
+      this.transferTimeoutMs
+    );
   }
   /**
    * Uploads a blob, streaming a file's bytes. The control plane says where to
@@ -33418,7 +33462,7 @@ var ControlPlaneClient = class {
    */
   async pullBlob(runId, digest, consume, call = {}) {
     const path = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.download(path, {}, consume, call);
+    const result = await this.http.download(path, {}, consume, call, this.transferTimeoutMs);
     if (result === null) throw new Error(`The control plane answered GET ${path} without a body`);
     return result;
   }
@@ -33426,38 +33470,14 @@ var ControlPlaneClient = class {
     return this.http.parse(await this.http.send("GET", path, { call }), schema, `GET ${path}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
-  async postLeased(run2, what, json2, schema, call) {
+  async postLeased(run2, what, json2, schema, call, timeoutMs) {
     const path = `${runPath(run2.runId)}/${what}`;
-    return this.http.parse(await this.http.send("POST", path, { call, json: json2 }), schema, `POST ${path}`);
-  }
-  /**
-   * A GET of bytes under the transfer time limit, retried whole when `consume` fails
-   * transiently. A control plane whose store hands out presigned URLs answers 307: the
-   * bytes then come from the store, fetched without the token.
-   */
-  download(path, options, consume, call) {
-    return this.http.withRetries(`GET ${path}`, call, async (signal) => {
-      let response = await this.http.attempt("GET", path, {
-        ...options,
-        signal,
-        timeoutMs: this.transferTimeoutMs,
-        allowStoreRedirect: true
-      });
-      const location = response.status === 307 ? response.headers.get("location") : null;
-      if (location !== null) {
-        response = await this.http.storeAttempt("GET", new URL(location, this.http.base).href, {
-          allowNotFound: true,
-          signal,
-          timeoutMs: this.transferTimeoutMs
-        });
-      }
-      if (response.status === 404 || !response.body) return null;
-      return consume(Readable.fromWeb(response.body));
-    });
+    const response = await this.http.send("POST", path, { call, json: json2, ...timeoutMs ? { timeoutMs } : {} });
+    return this.http.parse(response, schema, `POST ${path}`);
   }
 };
 function bodyOf(body) {
-  return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable.toWeb(body.open()), size: body.size };
+  return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable2.toWeb(body.open()), size: body.size };
 }
 function runPath(runId) {
   return `/api/v1/runs/${encodeURIComponent(runId)}`;

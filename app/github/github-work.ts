@@ -35,6 +35,8 @@ export interface GitHubWork {
   notifications: GitHubNotifications;
   /** Rung once runs are queued, so waiting runners claim them at once. */
   ringDoorbell(): Promise<void>;
+  /** Rung when a run was cancelled, so its runner (its parked watch) and open pages hear at once. */
+  ringRunBell(runId: string): Promise<void>;
   /** For the waiting reason a new run shows at once (`Waiting for a runner labelled gpu`). */
   onlineWindowMs: number;
   logger: Logger;

@@ -39,6 +39,7 @@ export async function startGitHubApp({
   settings,
   github,
   ringDoorbell,
+  ringRunBell,
   logger,
 }: {
   db: Database;
@@ -56,6 +57,8 @@ export async function startGitHubApp({
   github: GitHubAppSettings;
   /** Rung once runs are queued, so waiting runners claim them at once. */
   ringDoorbell(): Promise<void>;
+  /** Rung when a run was cancelled, so its runner hears at once. */
+  ringRunBell(runId: string): Promise<void>;
   logger: Logger;
 }): Promise<GitHubApp> {
   const log = logger.child({ component: 'github' });
@@ -101,6 +104,7 @@ export async function startGitHubApp({
       installationApi: (installationId) => probot.auth(installationId),
       notifications: outbox,
       ringDoorbell,
+      ringRunBell,
       onlineWindowMs: settings.onlineWindowMs,
       logger: log,
     };

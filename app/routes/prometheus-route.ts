@@ -9,7 +9,8 @@ import type { RouteContext } from '../route-context.js';
  * `GET /metrics` in Prometheus's text format: queued runs per label set, runs per state
  * and runners online, read from Postgres at each scrape (so every replica reports the
  * same numbers), and what the routes count in this process (the blob bytes that passed
- * through it, the claims parked in it, the live page streams open in it). When FLUKSIO_METRICS_TOKEN is set, a scrape must bear it.
+ * through it, the claims and cancel watches parked in it, the live page streams open in
+ * it). When FLUKSIO_METRICS_TOKEN is set, a scrape must bear it.
  */
 export function prometheusRoute(app: FastifyInstance, context: RouteContext): void {
   const registry = context.metrics;
@@ -36,6 +37,14 @@ export function prometheusRoute(app: FastifyInstance, context: RouteContext): vo
     registers: [registry],
     collect() {
       this.set(context.doorbell.parked);
+    },
+  });
+  new Gauge({
+    name: 'fluksio_cancel_watches_parked',
+    help: "Runners' watches for the stop of the run they hold, parked in this process (long-polls with nothing to answer yet)",
+    registers: [registry],
+    collect() {
+      this.set(context.cancelWatches.parked);
     },
   });
   new Gauge({

@@ -16,9 +16,10 @@ const POLL_MS = 500;
 
 /**
  * `fluksio cancel RUN`: a queued run ends at once; a running one is stopped by its runner
- * at its next heartbeat. Waits for the run to end (`--wait` seconds) and says how it
- * ended, or that it is still stopping. Exit 0 once the run has ended (or was already
- * over), 1 when it is still stopping after the wait.
+ * as soon as it hears (its parked watch answers within moments; its next heartbeat at the
+ * latest). Waits for the run to end (`--wait` seconds) and says how it ended, or that it
+ * is still stopping. Exit 0 once the run has ended (or was already over), 1 when it is
+ * still stopping after the wait.
  */
 export async function cancelCommand(
   runId: string,
@@ -46,7 +47,7 @@ export async function cancelCommand(
     );
   else
     io.stdout.write(
-      `${report.run.id}: still stopping after ${waitSeconds}s (cancel requested; its runner stops it at its next heartbeat). Follow it with: fluksio show ${report.run.id} --remote\n`,
+      `${report.run.id}: still stopping after ${waitSeconds}s (cancel requested; its runner stops it as soon as it hears, at its next heartbeat at the latest). Follow it with: fluksio show ${report.run.id} --remote\n`,
     );
   return ended ? 0 : 1;
 }

@@ -109,10 +109,10 @@ async function finishOrFail(
 }
 
 /**
- * Executes one claimed run (DESIGN §5, §6). The lease is heartbeated from the first
- * moment; a cancel in a heartbeat's reply stops the engine and the run finishes as the
- * control plane said (`cancelled`, `timed_out`); a lease found gone stops everything and
- * nothing more is written. Fork runs are released unless the runner accepts forks and
+ * Executes one claimed run (DESIGN §5, §6). The lease is heartbeated and watched from the
+ * first moment; a cancel (from the watch, or a heartbeat's reply) stops the engine and the
+ * run finishes as the control plane said (`cancelled`, `timed_out`); a lease found gone
+ * stops everything and nothing more is written. Fork runs are released unless the runner accepts forks and
  * has a sandbox to run them in (run-sandbox.ts), which also says whether a trusted run's
  * stages are sandboxed. The claimed commit is fetched, checked out and verified; the
  * pipeline and params are checked at that commit (a problem fails the run with the
@@ -135,8 +135,8 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     client,
     run,
     intervalMs: claim.heartbeatIntervalMs,
-    onCancel: ({ finishAs, reason }) => {
-      logger.info({ finishAs, reason }, 'the control plane stopped the run');
+    onCancel: ({ finishAs, reason }, via) => {
+      logger.info({ finishAs, reason, via }, 'the control plane stopped the run');
       stop ??= { kind: 'cancel', status: finishAs ?? 'cancelled', reason: reason ?? 'The run was cancelled' };
       engineAbort.abort();
     },
@@ -146,6 +146,11 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       engineAbort.abort();
     },
     onError: (error) => logger.warn({ err: error }, 'heartbeat failed; trying again at the next beat'),
+    onWatchRefused: (error) =>
+      logger.warn(
+        { err: error },
+        'the control plane refused the cancel watch; a cancel comes with a heartbeat',
+      ),
   });
   const onStop = () => {
     stop ??= { kind: 'release', reason: 'The runner executing it was stopped' };

@@ -122,6 +122,7 @@ test('the app and the action name, cap and page the same sweep member’s check 
     installationApi: (id) => world.github(id),
     notifications: { notifyRun: async () => {}, notifyNotice: async () => {}, notifyGroup: async () => {} },
     ringDoorbell: async () => {},
+    ringRunBell: async () => {},
     onlineWindowMs: 60_000,
     logger: pino({ level: 'silent' }),
     lock: inProcessLock(),

@@ -79,6 +79,8 @@ export class ControlPlaneWorld {
       repositories?: string[];
       args?: string[];
       env?: Record<string, string>;
+      /** The control plane it talks to: another replica's URL. @defaultValue the world's app */
+      url?: string;
     } = {},
   ): Promise<FluksioProcess & { workDir: string; token: string }> {
     const token = `fxr_${randomBytes(32).toString('base64url')}`;
@@ -92,7 +94,7 @@ export class ControlPlaneWorld {
       tokenHash: hashToken(token),
     });
     const runner = await startRunnerProcess({
-      url: this.app.url,
+      url: options.url ?? this.app.url,
       token,
       args: options.args ?? [],
       env: options.env ?? {},

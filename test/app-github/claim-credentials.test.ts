@@ -158,9 +158,24 @@ test('the runner’s state changes reach the check run: claimed → in progress,
 });
 
 test('/fluksio cancel reaches the runner and the check run', async () => {
+  // Postgres looked at again only once a minute: the watch hears the cancel from the run bell.
+  await world.close();
+  world = await openGitHubAppWorld({ env: { FLUKSIO_CLAIM_RECHECK: '1m' } });
+  runnerToken = await registerAcmeRunner(world, ['gpu']);
   await world.deliver(world.comment('/fluksio run'));
   const claim = (await call('/api/v1/runner/claim', { waitSeconds: 0 })).body as unknown as Claim;
+  const watching = call(`/api/v1/runs/${claim.run.id}/watch`, { lease: claim.lease, waitSeconds: 55 }).then(
+    (answer) => ({ ...answer, at: Date.now() }),
+  );
+  await waitFor('the watch to park', async () =>
+    /^fluksio_cancel_watches_parked 1$/m.test(await (await fetch(`${world.plane.url}/metrics`)).text()),
+  );
   await world.deliver(world.comment('/fluksio cancel'));
+  const delivered = Date.now();
+  const watched = await watching;
+  expect(watched.body).toMatchObject({ cancel: true, finishAs: 'cancelled' });
+  // Long before the watch's wait or a re-check could have answered it.
+  expect(watched.at - delivered).toBeLessThan(20_000);
   const beat = await call(`/api/v1/runs/${claim.run.id}/heartbeat`, { lease: claim.lease });
   expect(beat.body).toMatchObject({ cancel: true, finishAs: 'cancelled' });
   await call(`/api/v1/runs/${claim.run.id}/finish`, {

@@ -49,6 +49,7 @@ function workOf(): GitHubWork {
     installationApi: (id) => probot.auth(id),
     notifications: { notifyRun: async () => {}, notifyNotice: async () => {}, notifyGroup: async () => {} },
     ringDoorbell: async () => {},
+    ringRunBell: async () => {},
     onlineWindowMs: 60_000,
     logger: pino({ level: 'silent' }),
   };

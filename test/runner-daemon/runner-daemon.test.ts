@@ -140,11 +140,18 @@ params:
   pidfile: { type: string }
 `;
 
-  async function slowRun() {
+  async function slowRun({ heartbeatIntervalMs }: { heartbeatIntervalMs?: number } = {}) {
     repo = await makeRepo({ files: { 'fluksio.yml': SLOW } });
     const commit = (await repo.git('rev-parse', 'HEAD')).trim();
     const pidfile = path.join(workDir, 'stage.pid');
-    const queued = plane.enqueue(makeClaim({ repoDir: repo.dir, commit, params: { pidfile } }));
+    const queued = plane.enqueue(
+      makeClaim({
+        repoDir: repo.dir,
+        commit,
+        params: { pidfile },
+        ...(heartbeatIntervalMs ? { heartbeatIntervalMs } : {}),
+      }),
+    );
     // The shell creates the file before it writes the pid: wait for the pid itself.
     let text = '';
     await plane.waitFor(queued.claim.run.id, () => {
@@ -154,20 +161,36 @@ params:
     return { queued, pid: Number(text) };
   }
 
-  test('a cancel in a heartbeat reply stops the stage, and the run finishes as the control plane said', async () => {
+  test('a cancel answered to the parked watch stops the stage before the next heartbeat, and the run finishes as the control plane said', async () => {
     start();
-    const { queued, pid } = await slowRun();
-    const run = plane.runs.get(queued.claim.run.id);
-    if (run) run.stopWith = { reason: 'The run exceeded its timeout of 1 min', finishAs: 'timed_out' };
-    await plane.waitFor(queued.claim.run.id, (each) => each.finish !== null, 15_000);
+    // A minute between heartbeats: only the watch can bring the cancel within the wait below.
+    const { queued, pid } = await slowRun({ heartbeatIntervalMs: 60_000 });
+    queued.stopWith = { reason: 'The run exceeded its timeout of 1 min', finishAs: 'timed_out' };
+    await plane.waitFor(queued.claim.run.id, (each) => each.finish !== null, 30_000);
     expect(queued.finish).toMatchObject({
       status: 'timed_out',
       reason: 'The run exceeded its timeout of 1 min',
     });
+    expect(queued.watchesCancelled).toBe(1);
+    expect(queued.heartbeats).toBe(1);
     expect(isAlive(pid)).toBe(false);
     expect(finished(plane.eventsOf(queued.claim.run.id))).toMatchObject([
       { name: 'train', status: 'cancelled' },
     ]);
+    expect(runner?.output()).toMatch(/"via":"watch"[^\n]*"msg":"the control plane stopped the run"/);
+  });
+
+  test('a control plane without the watch (404) still stops the run through a heartbeat reply', async () => {
+    plane.watches = false;
+    start();
+    const { queued, pid } = await slowRun();
+    queued.stopWith = { reason: 'Cancelled by ci', finishAs: 'cancelled' };
+    await plane.waitFor(queued.claim.run.id, (each) => each.finish !== null, 15_000);
+    expect(queued.finish).toMatchObject({ status: 'cancelled', reason: 'Cancelled by ci' });
+    expect(queued.watchesCancelled).toBe(0);
+    expect(isAlive(pid)).toBe(false);
+    expect(runner?.output()).toContain('the control plane refused the cancel watch');
+    expect(runner?.output()).toMatch(/"via":"heartbeat"[^\n]*"msg":"the control plane stopped the run"/);
   });
 
   test('SIGTERM cancels the stage, releases the run to the queue and exits 0', async () => {

@@ -10,7 +10,7 @@ afterEach(async () => {
   await repo?.cleanup();
 });
 
-test('cancelling a run cancels its Slurm job, gone from the queue within 5 s', async () => {
+test('aborting a local fluksio run cancels its Slurm job: CANCELLED within 5 s, then out of the queue, the run cancelled', async () => {
   repo = await makeRepo({
     files: {
       'fluksio.yml': `version: 1

@@ -40,6 +40,7 @@ export async function cancelFromComment(
   for (const run of chosen) {
     const changed = await requestCancel({ db: work.db, runId: run.id, reason: `Cancelled by @${commenter}` });
     if (changed) cancelled.push(changed);
+    await work.ringRunBell(run.id);
     await work.notifications.notifyRun(run.id);
   }
   work.logger.info({ runIds: cancelled.map((run) => run.id), by: commenter }, 'runs cancelled by a command');

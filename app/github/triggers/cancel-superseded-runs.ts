@@ -27,6 +27,7 @@ export async function cancelSupersededRuns(
     });
     if (!changed) continue;
     cancelled.push(run.id);
+    await work.ringRunBell(run.id);
     await work.notifications.notifyRun(run.id);
   }
   if (cancelled.length > 0)

@@ -12,6 +12,7 @@ import {
   StartRequest,
   type HeartbeatReply,
 } from '../../../schemas/protocol/lease-requests.js';
+import { RunWatchRequest } from '../../../schemas/protocol/run-watch.js';
 import type { RunEvent } from '../../../schemas/run-event.js';
 
 /** What a run looks like to the fake: its claim and everything the runner wrote for it. */
@@ -24,7 +25,9 @@ export interface FakeRun {
   finish: z.infer<typeof FinishRequest> | null;
   release: z.infer<typeof ReleaseRequest> | null;
   heartbeats: number;
-  /** Set to have the next heartbeat reply tell the runner to stop. */
+  /** Watches answered so far with the cancel (`stopWith`). */
+  watchesCancelled: number;
+  /** Set to have the parked watch, or else the next heartbeat reply, tell the runner to stop. */
   stopWith: Omit<HeartbeatReply, 'cancel'> | null;
 }
 
@@ -46,6 +49,8 @@ export class FakeControlPlane {
   failures: { count: number; status: number } = { count: 0, status: 503 };
   /** Refuse every request whose `METHOD path` matches, with this status and sentence. */
   refusal: { request: RegExp; status: number; error: string } | null = null;
+  /** Whether `POST /api/v1/runs/:id/watch` is served; without it, 404 (a control plane that predates it). */
+  watches = true;
   private queue: string[] = [];
   private waiters: (() => void)[] = [];
   private server: Server | null = null;
@@ -84,6 +89,7 @@ export class FakeControlPlane {
       finish: null,
       release: null,
       heartbeats: 0,
+      watchesCancelled: 0,
       stopWith: null,
     };
     this.runs.set(claim.run.id, run);
@@ -141,11 +147,12 @@ export class FakeControlPlane {
     if (blob?.[2] !== undefined) return send(200, { via: 'control-plane' });
     if (blob) return this.handleBlob(request, response, blob[1] as string, body, send);
     const match =
-      /^\/api\/v1\/runs\/([^/]+)\/(heartbeat|start|events|finish|release|cache)(?:\/([0-9a-f]{64}))?$/.exec(
+      /^\/api\/v1\/runs\/([^/]+)\/(heartbeat|watch|start|events|finish|release|cache)(?:\/([0-9a-f]{64}))?$/.exec(
         url.pathname,
       );
     const run = match ? this.runs.get(decodeURIComponent(match[1] as string)) : undefined;
-    if (!match || !run) return send(404, { error: `no such run or endpoint: ${line}` });
+    if (!match || !run || (match[2] === 'watch' && !this.watches))
+      return send(404, { error: `no such run or endpoint: ${line}` });
     const action = match[2];
     if (action === 'cache') {
       if (request.headers['x-fluksio-lease'] !== run.claim.lease || run.state !== 'running')
@@ -155,6 +162,7 @@ export class FakeControlPlane {
     }
     const schema = {
       heartbeat: HeartbeatRequest,
+      watch: RunWatchRequest,
       start: StartRequest,
       events: EventBatch,
       finish: FinishRequest,
@@ -168,6 +176,24 @@ export class FakeControlPlane {
       case 'heartbeat': {
         run.heartbeats += 1;
         const stop = run.stopWith;
+        return send(200, stop ? { cancel: true, ...stop } : { cancel: false, reason: null, finishAs: null });
+      }
+      case 'watch': {
+        // Parked until the test sets stopWith or the lease goes, as the real one is woken.
+        const deadline = Date.now() + (input as RunWatchRequest).waitSeconds * 1000;
+        const lease = input.lease;
+        while (
+          !run.stopWith &&
+          run.claim.lease === lease &&
+          run.state === 'running' &&
+          Date.now() < deadline
+        ) {
+          if (this.server === null || response.destroyed) return;
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        if (run.claim.lease !== lease || run.state !== 'running') return send(409, { error: 'stale lease' });
+        const stop = run.stopWith;
+        if (stop) run.watchesCancelled += 1;
         return send(200, stop ? { cancel: true, ...stop } : { cancel: false, reason: null, finishAs: null });
       }
       case 'start':
