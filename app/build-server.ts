@@ -27,6 +27,7 @@ import { fetchedRoute } from './routes/fetched-route.js';
 import { githubWebhookRoute, type WebhookMiddleware } from './routes/github-webhook-route.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { leasedRunRoutes } from './routes/leased-run-routes.js';
+import { resumeRoute } from './routes/resume-route.js';
 import { prometheusRoute } from './routes/prometheus-route.js';
 import { runRoutes } from './routes/run-routes.js';
 import { runWatchRoute } from './routes/run-watch-route.js';
@@ -206,6 +207,7 @@ export function buildServer({
   claimRoute(app, context);
   leasedRunRoutes(app, context);
   runWatchRoute(app, context);
+  resumeRoute(app, context);
   fetchedRoute(app, context);
   cacheRoute(app, context);
   teamCacheRoute(app, context);

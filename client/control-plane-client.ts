@@ -16,6 +16,7 @@ import { Claim, type ClaimRequest } from '../schemas/protocol/claim.js';
 import { HealthReply } from '../schemas/protocol/health-reply.js';
 import { LeasedWriteReply } from '../schemas/protocol/leased-write-reply.js';
 import { RemoteRunReport } from '../schemas/protocol/remote-run-report.js';
+import { ResumeReply, type ResumeRequest } from '../schemas/protocol/resume-run.js';
 import { RunMetricsReply } from '../schemas/protocol/run-metrics-reply.js';
 import type { RunWatchRequest } from '../schemas/protocol/run-watch.js';
 import { StageLogReply } from '../schemas/protocol/stage-log-reply.js';
@@ -86,6 +87,15 @@ export class ControlPlaneClient {
     });
     if (response.status === 204) return null;
     return this.http.parse(response, Claim, 'POST /api/v1/runner/claim');
+  }
+
+  /**
+   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq.
+   * Refused (isLeaseLost) once the run is not held, or has a cancel pending.
+   */
+  async resume(run: RunLease, call: CallOptions = {}): Promise<ResumeReply> {
+    const json: ResumeRequest = { lease: run.lease };
+    return this.postLeased(run, 'resume', json, ResumeReply, call);
   }
 
   /** Renews the lease; the reply says whether to stop the run. */

@@ -75599,9 +75599,12 @@ async function executeStage(name2, context) {
     }
     if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
     const declared = [...stage.outs, ...stage.metrics];
+    const resources = stageResources(options.pipeline.resources, stage.resources);
+    const launched = { name: name2, jobKey: cacheKey ?? `${options.runId}.${name2}`, resources };
+    const reattaching = options.launcher?.reattaches?.(launched) ?? false;
     try {
       for (const path24 of declared) {
-        await removeOut(workspace.pipelineDir, workspace.repoRoot, path24);
+        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path24);
         await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path24)}`), { recursive: true });
       }
     } catch (error47) {
@@ -75627,7 +75630,6 @@ async function executeStage(name2, context) {
       repoRoot: workspace.repoRoot,
       pythonPath: context.keyedEnv.PYTHONPATH ?? void 0
     }).catch(() => null) : null;
-    const resources = stageResources(options.pipeline.resources, stage.resources);
     if (!options.launcher?.honoursResources) {
       const support = localResourceSupport(name2, resources);
       if (support.refusal) {
@@ -75639,7 +75641,6 @@ async function executeStage(name2, context) {
     const since = Date.now();
     let processResult;
     const paramsWarnings = [];
-    const launched = { name: name2, jobKey: cacheKey ?? `${options.runId}.${name2}`, resources };
     const processEnded = context.codeView.processStarted();
     try {
       const privateDir = await makePrivateDir(context.privateRoot, name2);
@@ -87213,6 +87214,15 @@ var RemoteRunReport = RunReport.extend({
   sandbox: external_exports.string().nullable().default(null)
 });
 
+// schemas/protocol/resume-run.ts
+init_zod();
+var ResumeRequest = external_exports.strictObject({ lease: LeaseId });
+var ResumeReply = external_exports.strictObject({
+  claim: Claim,
+  started: external_exports.boolean(),
+  nextSeq: external_exports.number().int().nonnegative()
+});
+
 // schemas/protocol/run-metrics-reply.ts
 init_zod();
 var MetricSeries = external_exports.object({
@@ -87783,6 +87793,14 @@ var ControlPlaneClient = class {
     });
     if (response.status === 204) return null;
     return this.http.parse(response, Claim, "POST /api/v1/runner/claim");
+  }
+  /**
+   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq.
+   * Refused (isLeaseLost) once the run is not held, or has a cancel pending.
+   */
+  async resume(run4, call = {}) {
+    const json3 = { lease: run4.lease };
+    return this.postLeased(run4, "resume", json3, ResumeReply, call);
   }
   /** Renews the lease; the reply says whether to stop the run. */
   async heartbeat(run4, call = {}) {

@@ -32571,6 +32571,14 @@ var RemoteRunReport = RunReport.extend({
   sandbox: external_exports.string().nullable().default(null)
 });
 
+// schemas/protocol/resume-run.ts
+var ResumeRequest = external_exports.strictObject({ lease: LeaseId });
+var ResumeReply = external_exports.strictObject({
+  claim: Claim,
+  started: external_exports.boolean(),
+  nextSeq: external_exports.number().int().nonnegative()
+});
+
 // schemas/protocol/run-metrics-reply.ts
 var MetricSeries = external_exports.object({
   stage: external_exports.string(),
@@ -33270,6 +33278,14 @@ var ControlPlaneClient = class {
     });
     if (response.status === 204) return null;
     return this.http.parse(response, Claim, "POST /api/v1/runner/claim");
+  }
+  /**
+   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq.
+   * Refused (isLeaseLost) once the run is not held, or has a cancel pending.
+   */
+  async resume(run2, call = {}) {
+    const json2 = { lease: run2.lease };
+    return this.postLeased(run2, "resume", json2, ResumeReply, call);
   }
   /** Renews the lease; the reply says whether to stop the run. */
   async heartbeat(run2, call = {}) {

@@ -177,9 +177,13 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     if (context.signal.aborted) return finish({ status: abortStatus(context.signal), ...keyed, reasons });
 
     const declared = [...stage.outs, ...stage.metrics];
+    const resources = stageResources(options.pipeline.resources, stage.resources);
+    const launched = { name, jobKey: cacheKey ?? `${options.runId}.${name}`, resources };
+    // A job submitted before its runner was restarted still runs, writing these.
+    const reattaching = options.launcher?.reattaches?.(launched) ?? false;
     try {
       for (const path of declared) {
-        await removeOut(workspace.pipelineDir, workspace.repoRoot, path);
+        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path);
         await mkdir(dirname(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`), { recursive: true });
       }
     } catch (error) {
@@ -210,7 +214,6 @@ export async function executeStage(name: string, context: StageRunContext): Prom
             pythonPath: context.keyedEnv.PYTHONPATH ?? undefined,
           }).catch(() => null)
         : null;
-    const resources = stageResources(options.pipeline.resources, stage.resources);
     if (!options.launcher?.honoursResources) {
       const support = localResourceSupport(name, resources);
       if (support.refusal) {
@@ -222,7 +225,6 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     const since = Date.now();
     let processResult;
     const paramsWarnings: string[] = [];
-    const launched = { name, jobKey: cacheKey ?? `${options.runId}.${name}`, resources };
     const processEnded = context.codeView.processStarted();
     try {
       const privateDir = await makePrivateDir(context.privateRoot, name);

@@ -1,4 +1,4 @@
-import { rm, rmdir } from 'node:fs/promises';
+import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
@@ -19,6 +19,9 @@ import { reclaimCheckout } from './reclaim-checkout.js';
 import { runSandbox, type SandboxPolicy } from './run-sandbox.js';
 import { slurmJobDir } from './slurm-job-dir.js';
 import { cancelSupersededJobs } from './cancel-superseded-jobs.js';
+import { cancelAttemptJobs } from './slurm-attempt-jobs.js';
+import { finishOrFail } from './finish-or-fail.js';
+import { forgetFetchCredential } from './forget-fetch-credential.js';
 
 export interface ExecuteClaimOptions {
   claim: Claim;
@@ -52,6 +55,13 @@ export interface ExecuteClaimOptions {
   eventSpool: { dir: string; maxMemoryBytes: number };
   /** Logs with the run id bound. */
   logger: Logger;
+  /**
+   * The run is one this runner held before it was restarted, resumed in the same attempt
+   * (resume-held-runs.ts): a started run's checkout is taken as it was left, since its
+   * Slurm jobs may still run there, and it is not started again; its events continue
+   * from `nextSeq`. @defaultValue a fresh claim
+   */
+  resumed?: { started: boolean; nextSeq: number };
 }
 
 /** How a claimed run ended on this runner. */
@@ -70,45 +80,6 @@ type StopRequest =
   | { kind: 'refused'; reason: string };
 
 /**
- * Has the control plane revoke the claim's fetch credential once the checkout is done
- * (or failed): the stages that run next never find a live token. A failure only means
- * the token lives until it expires, so it is logged, never thrown.
- */
-async function forgetFetchCredential(
-  client: ControlPlaneClient,
-  run: RunLease,
-  claim: Claim,
-  logger: Logger,
-): Promise<void> {
-  if (claim.git.extraHeader === null) return;
-  await client
-    .fetched(run, claim.git.extraHeader, { retries: 1 })
-    .catch((error: unknown) => logger.warn({ err: error }, 'could not have the fetch credential revoked'));
-}
-
-/**
- * Finishes the run with its result; when the control plane refuses that result for good
- * (a 4xx other than a lost lease: something in it it cannot store), finishes it `failed`
- * with the refusal's sentence instead, so the run never stays `running` until its lease
- * expires.
- */
-async function finishOrFail(
-  client: ControlPlaneClient,
-  run: RunLease,
-  result: Omit<z.input<typeof FinishRequest>, 'lease'>,
-  logger: Logger,
-): Promise<void> {
-  try {
-    await client.finish(run, result);
-  } catch (error) {
-    if (!(error instanceof ControlPlaneError) || isLeaseLost(error)) throw error;
-    logger.warn({ err: error }, "the control plane refused the run's result: finishing it failed");
-    const reason = `The control plane refused the run's result: ${error.message}`;
-    await client.finish(run, { status: 'failed', reason: reason.slice(0, 4000), metrics: {} });
-  }
-}
-
-/**
  * Executes one claimed run (DESIGN §5, §6). The lease is heartbeated and watched from the
  * first moment; a cancel (from the watch, or a heartbeat's reply) stops the engine and the
  * run finishes as the control plane said (`cancelled`, `timed_out`); a lease found gone
@@ -119,7 +90,9 @@ async function finishOrFail(
  * problem as reason); the run is started with its stamp and executed by the engine
  * against the remote cache, blob store and event sink; after its events are acknowledged
  * it is finished with its outcome. When the runner stops, the stage is cancelled and the run released, so it
- * goes back to the queue.
+ * goes back to the queue. A run resumed after the runner was restarted (`resumed`) runs
+ * the same way in its attempt, from its checkout as it was left: the stages that finished
+ * come from the cache, and a Slurm job still running is re-attached to.
  */
 export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimEnd> {
   const { claim, client, logger } = options;
@@ -237,13 +210,16 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       const released = await end({ release: sandbox.refusal });
       return released.end === 'released' ? { end: 'refused' } : released;
     }
+    const resumedStarted = options.resumed?.started ?? false;
     let prepared: PreparedRun;
     try {
       // A runner that died mid-run left the checkout (and maybe processes) to the stage user.
       if (stageUser) await reclaimCheckout(paths.checkout, stageUser);
-      const repoRoot = await options.git
-        .checkout({ ...checkoutRequest, untrusted: sandbox.launcher !== undefined })
-        .finally(() => forgetFetchCredential(client, run, claim, logger));
+      const repoRoot = await (
+        resumedStarted
+          ? options.git.reopen(checkoutRequest)
+          : options.git.checkout({ ...checkoutRequest, untrusted: sandbox.launcher !== undefined })
+      ).finally(() => forgetFetchCredential(client, run, claim, logger));
       prepared = await prepareClaimedRun({
         repoRoot,
         claim,
@@ -258,13 +234,16 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     if (early) return await early;
 
     try {
-      const started = await client.start(run, {
-        codeDigest: prepared.stamp.codeDigest,
-        envDigest: prepared.stamp.envDigest,
-        params: prepared.stamp.params,
-        paramsDigest: prepared.stamp.paramsDigest,
-        sandbox: sandbox.sandbox,
-      });
+      // A resumed run started before its runner was restarted: its stamp stands.
+      const started = resumedStarted
+        ? { status: 'running' as const, reason: null }
+        : await client.start(run, {
+            codeDigest: prepared.stamp.codeDigest,
+            envDigest: prepared.stamp.envDigest,
+            params: prepared.stamp.params,
+            paramsDigest: prepared.stamp.paramsDigest,
+            sandbox: sandbox.sandbox,
+          });
       if (started.status !== 'running') {
         // The control plane ended the run at its start (the params resolved here are not
         // those it was queued with): nothing runs, and there is nothing left to finish.
@@ -286,7 +265,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         commit: claim.commit,
         sandboxed: sandbox.launcher !== undefined,
       },
-      'run started',
+      resumedStarted ? 'run resumed' : 'run started',
     );
 
     let outcome: RunOutcome;
@@ -313,6 +292,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
           client,
           run,
           attempt: claim.run.attempt,
+          firstSeq: options.resumed?.nextSeq ?? 0,
           spool: {
             file: path.join(options.eventSpool.dir, `${claim.run.id}-${claim.run.attempt}.jsonl`),
             maxMemoryBytes: options.eventSpool.maxMemoryBytes,
@@ -363,10 +343,12 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     options.stopSignal.removeEventListener('abort', onStop);
     if (drainTimer) clearTimeout(drainTimer);
     await keeper.stop();
-    // The attempt is over here, its jobs ended with its stages; a runner killed before this
-    // line leaves them for the next runner, which resumes or cancels them.
+    // The attempt is over here, its jobs ended with its stages (a job still named was never
+    // re-attached to: cancelled, so none is left running); a runner killed before this line
+    // leaves them for the next runner, which resumes or cancels them.
     if (slurmJobs) {
-      await rm(slurmJobs, { recursive: true, force: true });
+      const left = await cancelAttemptJobs(slurmJobs);
+      if (left.length > 0) logger.warn({ jobs: left }, 'cancelled Slurm jobs no stage followed');
       await rmdir(path.dirname(slurmJobs)).catch(() => undefined);
     }
   }

@@ -102,6 +102,35 @@ export class GitWorkspace {
     return realpath(checkout);
   }
 
+  /**
+   * The checkout of a run resumed after the runner was restarted, as the run left it: a
+   * Slurm job may still run in it, writing its outputs, so nothing is fetched, checked out
+   * or cleaned. Its `.git` must be a plain one (its config is written anew, as before
+   * every run) and its HEAD the run's commit; rejects with a sentence otherwise. Resolves
+   * with the checkout's real path.
+   */
+  async reopen(request: CheckoutRequest): Promise<string> {
+    const url = checkCloneUrl(request.cloneUrl);
+    const { mirror, checkout } = this.pathsOf(request);
+    this.slotMirrors.set(request.slot, mirror);
+    const gitDir = path.join(checkout, '.git');
+    if (!existsSync(path.join(gitDir, 'HEAD')) || !(await isPlainGitDir(gitDir))) {
+      throw new Error(
+        `The checkout of the resumed run (${checkout}) is gone or not a plain git checkout; expected the one its runner left`,
+      );
+    }
+    await replaceFile(path.join(gitDir, 'config'), checkoutConfig(url, request.commit));
+    const head = (
+      await runGit(['rev-parse', '--verify', 'HEAD'], this.gitOptions(checkout, url, request))
+    ).trim();
+    if (head !== request.commit) {
+      throw new Error(
+        `The checkout of the resumed run is at ${head}, not the run's commit ${request.commit}`,
+      );
+    }
+    return realpath(checkout);
+  }
+
   /** Removes least recently used mirrors past the size cap; one prune at a time. */
   private prune(): Promise<void> {
     const next = this.pruning.then(async () => {

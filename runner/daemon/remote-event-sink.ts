@@ -11,6 +11,12 @@ export interface RemoteEventSinkOptions {
   /** The run's attempt: events are applied once per `(run, attempt, seq)`. */
   attempt: number;
   /**
+   * The first event's seq: a run resumed in the same attempt after its runner was restarted
+   * continues the attempt's numbering where the control plane's stored events end.
+   * @defaultValue 0
+   */
+  firstSeq?: number;
+  /**
    * Ends the retrying of a delivery: the lease is gone, or the runner is stopping and
    * can wait no longer. Without it, a delivery is retried until it is acknowledged.
    */
@@ -68,6 +74,7 @@ export class RemoteEventSink implements EventSink {
     const { client, run, attempt, signal } = options;
     this.batching = new BatchingEventSink({
       maxBatch: options.maxBatch ?? 50,
+      firstSeq: options.firstSeq ?? 0,
       ...(options.spool ? { queue: new SpooledEventQueue(options.spool) } : {}),
       deliver: async (events) => {
         // In order, each part acknowledged before the next: a batch retried after a part

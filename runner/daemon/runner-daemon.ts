@@ -6,8 +6,11 @@ import { detectBubblewrap } from '../sandbox/detect-bubblewrap.js';
 import { describeStageUser } from '../sandbox/stage-user.js';
 import { closeWorkDir } from './close-work-dir.js';
 import { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { Claim } from '../../schemas/protocol/claim.js';
 import { UnauthorizedError } from '../../client/control-plane-errors.js';
 import { executeClaim } from './execute-claim.js';
+import { HeldRuns } from './held-runs.js';
+import { resumeHeldRuns, type ResumedRun } from './resume-held-runs.js';
 import { GitWorkspace } from './git-workspace.js';
 import { InterpreterDigests } from '../keys/interpreter-digests.js';
 import { LocalBlobCache } from './local-blob-cache.js';
@@ -100,7 +103,10 @@ export interface RunnerDaemon {
  * Starts the self-hosted runner (DESIGN §6): `concurrency` slots, each long-polling
  * the control plane for a run and executing it (execute-claim.ts). While the control
  * plane is unreachable, each slot waits longer between claims, up to `maxBackoffMs`.
- * The work directory is locked, so two runners never share checkouts.
+ * The work directory is locked, so two runners never share checkouts. A Slurm runner
+ * records each run it holds there (held-runs.ts); started again after it was killed, it
+ * resumes those runs in their attempts, re-attaching to their jobs, before it claims
+ * anything (resume-held-runs.ts).
  */
 export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<RunnerDaemon> {
   const concurrency = options.concurrency ?? 1;
@@ -188,7 +194,70 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   let refusal: UnauthorizedError | null = null;
   const maxBackoffMs = options.maxBackoffMs ?? 30_000;
 
-  const slot = async (index: number): Promise<void> => {
+  const heldRuns = new HeldRuns(workDir);
+
+  /** Executes a run claimed (or resumed) in the slot `index`, its checkout the slot `slot`'s. */
+  const execute = async (
+    claim: Claim,
+    index: number,
+    resumed?: Pick<ResumedRun, 'slot' | 'started' | 'nextSeq'>,
+  ): Promise<void> => {
+    const slot = resumed?.slot ?? index;
+    const runLogger = logger.child({ run: claim.run.id, slot });
+    if (!resumed) {
+      runLogger.info(
+        {
+          repository: claim.repo.repository,
+          commit: claim.commit,
+          attempt: claim.run.attempt,
+          fork: claim.repo.fork,
+        },
+        'claimed a run',
+      );
+    }
+    // A Slurm run's jobs outlive the runner: recorded, a runner killed hard resumes the run
+    // at its next start and re-attaches to them (resume-held-runs.ts).
+    if (slurm) {
+      await heldRuns
+        .record({ runId: claim.run.id, attempt: claim.run.attempt, lease: claim.lease, slot })
+        .catch((error: unknown) =>
+          runLogger.warn({ err: error }, 'could not record the run as held: a restart will not resume it'),
+        );
+    }
+    try {
+      const result = await executeClaim({
+        claim,
+        slot,
+        client,
+        git,
+        blobCache,
+        interpreterDigests,
+        acceptForks: options.acceptForks ?? false,
+        sandbox,
+        runnerEnvironment: options.environment,
+        secrets: options.secrets ?? {},
+        jobs,
+        killGraceMs: options.killGraceMs ?? 5000,
+        eventSpool: { dir: eventSpoolDir, maxMemoryBytes: options.eventMemoryBytes ?? 16 * 1024 ** 2 },
+        stopSignal: stopping.signal,
+        releaseGraceMs: options.releaseGraceMs ?? 10_000,
+        logger: runLogger,
+        ...(resumed ? { resumed: { started: resumed.started, nextSeq: resumed.nextSeq } } : {}),
+      });
+      // The control plane may offer the same fork run again at once: do not spin on it.
+      if (result.end === 'refused') await pause(maxBackoffMs, stopping.signal);
+    } catch (error) {
+      runLogger.error({ err: error }, 'the run could not be finished; its lease will expire');
+    } finally {
+      await heldRuns.forget(claim.run.id).catch(() => undefined);
+    }
+  };
+
+  const slot = async (index: number, resumedRuns: readonly ResumedRun[]): Promise<void> => {
+    for (const resumed of resumedRuns) {
+      if (stopping.signal.aborted) return;
+      await execute(resumed.claim, index, resumed);
+    }
     let failures = 0;
     while (!stopping.signal.aborted) {
       let claim;
@@ -212,40 +281,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         continue;
       }
       if (!claim) continue;
-      const runLogger = logger.child({ run: claim.run.id, slot: index });
-      runLogger.info(
-        {
-          repository: claim.repo.repository,
-          commit: claim.commit,
-          attempt: claim.run.attempt,
-          fork: claim.repo.fork,
-        },
-        'claimed a run',
-      );
-      try {
-        const result = await executeClaim({
-          claim,
-          slot: index,
-          client,
-          git,
-          blobCache,
-          interpreterDigests,
-          acceptForks: options.acceptForks ?? false,
-          sandbox,
-          runnerEnvironment: options.environment,
-          secrets: options.secrets ?? {},
-          jobs,
-          killGraceMs: options.killGraceMs ?? 5000,
-          eventSpool: { dir: eventSpoolDir, maxMemoryBytes: options.eventMemoryBytes ?? 16 * 1024 ** 2 },
-          stopSignal: stopping.signal,
-          releaseGraceMs: options.releaseGraceMs ?? 10_000,
-          logger: runLogger,
-        });
-        // The control plane may offer the same fork run again at once: do not spin on it.
-        if (result.end === 'refused') await pause(maxBackoffMs, stopping.signal);
-      } catch (error) {
-        runLogger.error({ err: error }, 'the run could not be finished; its lease will expire');
-      }
+      await execute(claim, index);
     }
   };
 
@@ -268,7 +304,36 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
       'fork runs will be given back: they run only in a sandbox, and none works here',
     );
   }
-  const slots = Promise.all(Array.from({ length: concurrency }, (_, index) => slot(index)));
+  const slots = (async () => {
+    let resumed: ResumedRun[] = [];
+    try {
+      // Before anything is claimed: a resumed run takes back the slot (and checkout) it had.
+      resumed = await resumeHeldRuns({
+        client,
+        heldRuns,
+        workDir,
+        canResume: slurm,
+        logger,
+        signal: stopping.signal,
+        maxBackoffMs,
+      });
+    } catch (error) {
+      if (error instanceof UnauthorizedError) {
+        refusal = error;
+        return;
+      }
+      // The records stay: the next start tries again. Claiming goes on meanwhile.
+      logger.error({ err: error }, 'could not resume the runs this runner held');
+    }
+    await Promise.all(
+      Array.from({ length: concurrency }, (_, index) =>
+        slot(
+          index,
+          resumed.filter((run) => run.slot % concurrency === index),
+        ),
+      ),
+    );
+  })();
   const done = slots.then(async () => {
     await unlock().catch(() => undefined);
     logger.info('runner stopped');

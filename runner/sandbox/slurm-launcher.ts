@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Resources } from '../../schemas/resources.js';
@@ -65,6 +65,11 @@ export class SlurmLauncher implements StageLauncher {
 
   givesBack(exitCode: number): boolean {
     return GIVEN_BACK_EXIT_CODES.includes(exitCode);
+  }
+
+  /** Whether the stage's job id is kept from an earlier launch: the attach process re-attaches to it. */
+  reattaches(stage: LaunchedStage): boolean {
+    return (statSync(`${this.baseOf(stage)}.job`, { throwIfNoEntry: false })?.size ?? 0) > 0;
   }
 
   /** What the stage's last job used, read once its attach process ended; null when unknown. */

@@ -51,6 +51,11 @@ export interface StageLauncher {
    * than failed, where the runner can.
    */
   givesBack?(exitCode: number): boolean;
+  /**
+   * Whether a launch for the stage would re-attach to a job submitted before (by a runner
+   * restarted since), still writing the stage's outputs: the engine then leaves them be.
+   */
+  reattaches?(stage: LaunchedStage): boolean;
   /** What the stage's launch used (a Slurm job's CPU- and GPU-seconds), once it ended; null when unknown. */
   usage?(stage: LaunchedStage): Promise<StageUsage | null>;
   /**

@@ -1,4 +1,4 @@
-import { eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, lt, sql, type SQL } from 'drizzle-orm';
 import { manifestKeyOf } from '../../core/manifest-key.js';
 import type { MetricPoint } from '../../schemas/metric-point.js';
 import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
@@ -44,11 +44,20 @@ export type ApplyRunEventsInput = RunEventsTarget &
  * `stage.finished` records its StageRecord and, for a cacheable stage, writes the cache
  * entry of (repository, trustDomain, key) — replacing an older entry of that key, which is
  * how an entry whose blobs went bad is repaired; metric points are upserted in batches;
- * annotations are appended; `stage.log` lines are kept only when asked (`keepLogs`).
+ * annotations are appended; `stage.log` lines are kept only when asked (`keepLogs`), a
+ * stage's lines from before its latest `stage.started` in the attempt dropped.
  */
 export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> {
   const { db, runId, repository, trustDomain, events } = input;
   if (events.length === 0) return;
+  // Where each stage last started in this batch: a stage started again in the same attempt
+  // (its runner was restarted and resumed the run, and reads its Slurm job's output again
+  // from the start) keeps only the lines printed since, so its log holds each line once.
+  const starts = new Map<string, number>();
+  const logAttempt = input.keepLogs?.attempt;
+  if (input.keepLogs) {
+    for (const event of input.events) if (event.type === 'stage.started') starts.set(event.stage, event.seq);
+  }
   const logs: NewLogLinesRow[] = input.keepLogs
     ? input.events.flatMap((event) =>
         event.type === 'stage.log'
@@ -64,7 +73,21 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
           : [],
       )
     : [];
+  const keptLogs = logs.filter((row) => row.seq >= (starts.get(row.stage) ?? 0));
   await db.transaction(async (tx) => {
+    for (const [stage, seq] of starts) {
+      if (logAttempt === undefined) break;
+      await tx
+        .delete(logLines)
+        .where(
+          and(
+            eq(logLines.runId, runId),
+            eq(logLines.stage, stage),
+            eq(logLines.attempt, logAttempt),
+            lt(logLines.seq, seq),
+          ),
+        );
+    }
     // A point reported twice in one batch keeps its last value: one INSERT may not update a row twice.
     const points = new Map<string, MetricPoint>();
     const notes: NewAnnotationRow[] = [];
@@ -97,7 +120,7 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
     for (const chunk of chunks(notes, ANNOTATIONS_PER_INSERT)) {
       await tx.insert(annotations).values(chunk);
     }
-    for (const chunk of chunks(logs, LOG_ROWS_PER_INSERT)) {
+    for (const chunk of chunks(keptLogs, LOG_ROWS_PER_INSERT)) {
       // A seq is applied once (applied_events), so a conflict here is a resent event.
       await tx.insert(logLines).values(chunk).onConflictDoNothing();
     }

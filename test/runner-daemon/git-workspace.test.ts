@@ -212,6 +212,28 @@ describe('mirrors and checkouts', () => {
     expect(existsSync(marker)).toBe(false);
     expect(await readFile(path.join(dir, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
   });
+  test('a resumed run reopens its checkout as it was left (a Slurm job still writes there): nothing fetched or cleaned, HEAD verified', async () => {
+    const repo = await repoWith({ 'train.py': 'print(1)\n', '.gitignore': 'model.bin\n' });
+    const first = await head(repo);
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const dir = await workspace.checkout(request(repo, first));
+    await writeFile(path.join(dir, 'model.bin'), 'half-written weights');
+    await writeFile(path.join(dir, 'checkpoint.txt'), 'step 40');
+
+    expect(await workspace.reopen(request(repo, first))).toBe(dir);
+    expect(await readFile(path.join(dir, 'model.bin'), 'utf8')).toBe('half-written weights');
+    expect(await readFile(path.join(dir, 'checkpoint.txt'), 'utf8')).toBe('step 40');
+    await repo.write('train.py', 'print(2)\n');
+    const second = await repo.commitAll('second');
+    await expect(workspace.reopen(request(repo, second))).rejects.toThrow(
+      `The checkout of the resumed run is at ${first}, not the run's commit ${second}`,
+    );
+    await rm(dir, { recursive: true, force: true });
+    await expect(workspace.reopen(request(repo, first))).rejects.toThrow(
+      /is gone or not a plain git checkout; expected the one its runner left/,
+    );
+  });
+
   test('past the size cap the least recently used mirrors go, with their checkouts; a mirror in use stays', async () => {
     const repos = await Promise.all(
       ['a', 'b', 'c'].map((name) => repoWith({ 'train.py': `print("${name}")\n` })),

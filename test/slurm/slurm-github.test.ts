@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { appliedEvents } from '../../schemas/tables/applied-events.js';
 import { stages as stageRows } from '../../schemas/tables/stages.js';
 import type { Run } from '../../schemas/tables/runs.js';
+import { getStageLog } from '../../store/runs/get-stage-log.js';
 import {
   closeGitHubAppDatabase,
   completedCheckRun,
@@ -194,8 +197,115 @@ test('a Slurm job requeued mid-run gives the run back (released, not failed, the
   expect(checkRun.output.summary).toContain('(attempt 2)');
 }, 180_000);
 
-test('a Slurm runner killed with -9 mid-job and started again: the attempt it left is superseded, its job cancelled, and the run finishes', async () => {
+test('a Slurm runner killed with -9 mid-job and started again resumes the run in the same attempt: it re-attaches to the job still running, and the run succeeds with every event stored once', async () => {
   scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-kill-'));
+  const jobs = `${scratch}/jobs`;
+  const go = `${scratch}/go`;
+  // The default lease TTL (90 s) and no retries: only a resume in the same attempt saves the run.
+  const main = await serveRepo(`version: 1
+on:
+  push: { branches: [main] }
+stages:
+  prepare:
+    cmd: echo data > data.txt
+    outs: [data.txt]
+  train:
+    cmd: >-
+      echo "job $SLURM_JOB_ID started" &&
+      echo $SLURM_JOB_ID >> ${jobs} &&
+      echo "epoch 1" > model.txt &&
+      until [ -e ${go} ]; do sleep 0.2; done &&
+      echo "job $SLURM_JOB_ID done" &&
+      cat data.txt >> model.txt
+    deps: [data.txt]
+    outs: [model.txt]
+`);
+  const current = world as GitHubAppWorld;
+  const token = await registerAcmeRunner(current, []);
+  const first = await startSlurmRunner(current, token);
+  runner = first;
+  await current.deliver(pushPayload({ repo: current.repo, ref: 'main', after: main }));
+  let job = '';
+  await waitFor('train’s job to run', async () => (job = await firstLine(jobs)) !== '', 60_000);
+  const [queued] = await current.runs();
+  const runId = queued?.id ?? '';
+  const trainLog = async () => (await getStageLog({ db: current.db, runId, stage: 'train' })) ?? [];
+  // Killed once prepare's end and train's first line are stored: the resumed runner continues after them.
+  await waitFor(
+    'prepare to be recorded and train’s first line stored',
+    async () => {
+      const rows = await current.db.select().from(stageRows).where(eq(stageRows.runId, runId));
+      const prepared = rows.some((row) => row.name === 'prepare' && row.status === 'ran');
+      return prepared && (await trainLog()).includes(`job ${job} started`);
+    },
+    60_000,
+  );
+  await first.stop('SIGKILL');
+  // Killed hard, the runner left its job running, and what it needs to resume in its work directory.
+  expect((await jobFields(job)).JobState).toBe('RUNNING');
+  expect(await readdir(join(first.workDir, 'held-runs'))).toEqual([`${runId}.json`]);
+
+  runner = await startSlurmRunner(current, token, first.workDir);
+  await runner.waitFor(
+    new RegExp(`"msg":"resumed the run in attempt 1, re-attaching to Slurm job ${job}"`),
+    60_000,
+  );
+  await waitFor(
+    'train to re-attach to its job',
+    async () => (await trainLog()).includes(`fluksio: re-attached to Slurm job ${job}`),
+    60_000,
+  );
+  await writeFile(go, '');
+  const run = await finishedRun(current, (candidate) => candidate.id === runId);
+  expect(run, runner.output()).toMatchObject({
+    status: 'succeeded',
+    attempt: 1,
+    leaseExpirations: 0,
+    releases: 0,
+  });
+  // One job for train, finished: never a second sbatch.
+  expect((await readFile(jobs, 'utf8')).trim().split('\n')).toEqual([job]);
+  expect((await jobFields(job)).JobState).toBe('COMPLETED');
+  const rows = await current.db.select().from(stageRows).where(eq(stageRows.runId, runId));
+  const byName = Object.fromEntries(rows.map((row) => [row.name, row]));
+  expect(byName.prepare).toMatchObject({ status: 'cached', cachedFrom: runId });
+  expect(byName.train).toMatchObject({ status: 'ran', usage: { job } });
+  // What the job wrote before the runner died was left to it, not removed as a fresh launch's outs are.
+  const slot = join(first.workDir, 'checkouts', '0');
+  const models = (await readdir(slot)).map((name) => join(slot, name, 'model.txt')).filter(existsSync);
+  expect(await Promise.all(models.map((file) => readFile(file, 'utf8')))).toEqual(['epoch 1\ndata\n']);
+
+  // Every event once: the attempt's seqs without a gap or a repeat, each line of the job once.
+  const applied = await current.db
+    .select({ seq: appliedEvents.seq })
+    .from(appliedEvents)
+    .where(and(eq(appliedEvents.runId, runId), eq(appliedEvents.attempt, 1)))
+    .orderBy(asc(appliedEvents.seq));
+  expect(applied.map((row) => row.seq)).toEqual(applied.map((_, index) => index));
+  const log = await trainLog();
+  expect(log.filter((line) => line === `job ${job} started`)).toHaveLength(1);
+  expect(log.filter((line) => line === `job ${job} done`)).toHaveLength(1);
+  expect(log.some((line) => line.includes('submitted Slurm job'))).toBe(false);
+
+  const checkRun = await completedCheckRun(current, runId);
+  expect(checkRun.conclusion).toBe('success');
+  expect(checkRun.output.summary).not.toContain('(attempt 2)');
+  // Over, nothing of the run is left in the work directory.
+  await waitFor(
+    'the run’s job files and its held-run record to be removed',
+    async () => {
+      const left = [
+        ...(await readdir(join(first.workDir, 'slurm'))),
+        ...(await readdir(join(first.workDir, 'held-runs'))),
+      ];
+      return left.length === 0;
+    },
+    30_000,
+  );
+}, 180_000);
+
+test('a Slurm runner started again after its run’s lease was swept is refused the resume: it cancels the job it left, and the next attempt (retries: 1) finishes', async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-swept-'));
   const jobs = `${scratch}/jobs`;
   const main = await serveRepo(waitingPipeline(jobs, 'retries: 1\n'), {
     FLUKSIO_LEASE_TTL: '3s',
@@ -209,29 +319,42 @@ test('a Slurm runner killed with -9 mid-job and started again: the attempt it le
   let job = '';
   await waitFor('train’s first job to run', async () => (job = await firstLine(jobs)) !== '', 60_000);
   await first.stop('SIGKILL');
-  // Killed hard, the runner left its job running, and its id in the work directory.
+  await waitFor(
+    'the sweeper to take the run back',
+    async () => {
+      const [swept] = await current.runs();
+      return swept?.leaseExpirations === 1 && swept.status === 'queued';
+    },
+    30_000,
+  );
+  // The job of the swept attempt still runs: only the runner's work directory knows it.
   expect((await jobFields(job)).JobState).toBe('RUNNING');
 
   runner = await startSlurmRunner(current, token, first.workDir);
   const run = await finishedRun(current, (candidate) => candidate.commit === main);
   expect(run, runner.output()).toMatchObject({ status: 'succeeded', attempt: 2, leaseExpirations: 1 });
   expect(runner.output()).toMatch(
-    new RegExp(
-      `"jobs":\\["${job}"\\][^\\n]*"msg":"cancelled the Slurm jobs of the run's superseded attempts"`,
-    ),
+    new RegExp(`"msg":"the run is not resumed; its Slurm job ${job} cancelled"`),
   );
   await waitFor(
-    'the superseded job to be cancelled',
+    'the job left to be cancelled',
     async () => (await jobFields(job)).JobState === 'CANCELLED',
+    30_000,
   );
   const rows = await current.db.select().from(stageRows).where(eq(stageRows.runId, run.id));
   const byName = Object.fromEntries(rows.map((row) => [row.name, row]));
   expect(byName.prepare).toMatchObject({ status: 'cached', cachedFrom: run.id });
   expect(byName.train).toMatchObject({ status: 'ran' });
-  // Over, the attempt's job files are gone from the work directory (removed once the runner
-  // has reported the run's end).
+  expect(byName.train?.usage?.job).not.toBe(job);
   await waitFor(
-    "the attempt's job files to be removed",
-    async () => (await readdir(join(first.workDir, 'slurm'))).length === 0,
+    'the attempts’ job files and the held-run record to be removed',
+    async () => {
+      const left = [
+        ...(await readdir(join(first.workDir, 'slurm'))),
+        ...(await readdir(join(first.workDir, 'held-runs'))),
+      ];
+      return left.length === 0;
+    },
+    30_000,
   );
 }, 180_000);

@@ -29,6 +29,8 @@ test('a launch for a stage whose attach process died re-attaches to its job inst
   await waitFor('the job id to be kept', async () => (job = await firstLine(jobFile)) !== '');
   child.kill('SIGKILL');
   await new Promise((resolve) => child.once('exit', resolve));
+  // The engine asks first, so as not to remove the outs the job is writing.
+  expect(launcher.reattaches(stage)).toBe(true);
 
   const lines: string[] = [];
   const result = await runStageProcess({
@@ -48,4 +50,5 @@ test('a launch for a stage whose attach process died re-attaches to its job inst
   expect((await jobFields(job)).JobState).toBe('COMPLETED');
   // Finished, the job's id is no longer kept: the next launch of the stage submits anew.
   expect(await readdir(join(dir, 'jobs'))).not.toContain('k1-train.job');
+  expect(launcher.reattaches(stage)).toBe(false);
 }, 60_000);

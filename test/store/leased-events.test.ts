@@ -175,6 +175,23 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
     expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual(['epoch 1', 'epoch 2', 'done']);
   });
 
+  test('a stage started again in the same attempt (its runner resumed the run) shows only the lines printed since, each once', async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    const send = (events: RunEvent[]) =>
+      applyLeasedEvents({ db, runId: run.id, leaseId: run.leaseId, attempt: 1, events });
+    // The first runner printed two lines of the job's output, then died.
+    await send(trainEvents().slice(0, 2));
+    // The resumed runner starts the stage again at seq 2 and reads the job's output from its start.
+    await send([
+      { seq: 2, type: 'stage.started', stage: 'train', at: '2025-01-02T03:09:00.000Z' },
+      { seq: 3, type: 'stage.log', stage: 'train', lines: ['epoch 1'] },
+    ]);
+    expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual(['epoch 1']);
+    await send([{ seq: 4, type: 'stage.log', stage: 'train', lines: ['epoch 2', 'done'] }]);
+    expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual(['epoch 1', 'epoch 2', 'done']);
+  });
+
   test('a stage log is empty for a stage that printed nothing, and null for no such stage', async () => {
     const { runner, repository } = await ownRunner();
     const run = await startedRun(db, runner, { repository });

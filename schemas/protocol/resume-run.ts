@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { Claim } from './claim.js';
+import { LeaseId } from './lease-id.js';
+
+/**
+ * `POST /api/v1/runs/:id/resume`: a runner restarted after it died (kill -9, the OOM
+ * killer) asks to go on with a run it held, under the lease it recorded in its work
+ * directory. Granted only while the run is still `running` under that lease, held by the
+ * same runner, with no cancel pending (409 otherwise; 404 for another runner's run).
+ */
+export const ResumeRequest = z.strictObject({ lease: LeaseId });
+export type ResumeRequest = z.infer<typeof ResumeRequest>;
+
+/**
+ * What the runner needs to continue the same attempt: the claim again (the lease renewed
+ * from now; `git.extraHeader` only for a run not started yet, which is checked out anew),
+ * whether the run had started, and the sequence number its next event must carry, so
+ * the events of the attempt are stored exactly once and none of the new ones is taken
+ * for a duplicate.
+ */
+export const ResumeReply = z.strictObject({
+  claim: Claim,
+  started: z.boolean(),
+  nextSeq: z.number().int().nonnegative(),
+});
+export type ResumeReply = z.infer<typeof ResumeReply>;

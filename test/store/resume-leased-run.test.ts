@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { RunEvent } from '../../schemas/run-event.js';
+import type { RunnerRow } from '../../schemas/tables/runners.js';
+import type { Database } from '../../store/db/database.js';
+import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
+import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
+import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
+import { resumeLeasedRun } from '../../store/leases/resume-leased-run.js';
+import { sweepRuns } from '../../store/leases/sweep-runs.js';
+import { requestCancel } from '../../store/runs/request-cancel.js';
+import { databaseBackends } from '../helpers/test-databases.js';
+import {
+  backdate,
+  claim,
+  newLeaseId,
+  queueRun,
+  readRun,
+  registerRunner,
+  startedRun,
+  uniqueOwner,
+} from './control-plane-fixtures.js';
+
+const LEASE_TTL_MS = 90_000;
+const sweepSettings = { onlineWindowMs: 120_000, queueTimeoutMs: 3_600_000 };
+
+/** A stage's log lines as a runner numbers them, from `firstSeq`. */
+function logEvents(firstSeq: number, count: number): RunEvent[] {
+  return Array.from({ length: count }, (_, index) => ({
+    seq: firstSeq + index,
+    type: 'stage.log' as const,
+    stage: 'train',
+    lines: [`line ${firstSeq + index}`],
+  }));
+}
+
+describe.each(databaseBackends)('resuming a held run on $name', ({ open }) => {
+  let db: Database;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ db, close } = await open());
+  });
+  afterAll(() => close());
+
+  async function ownRunner(): Promise<{ runner: RunnerRow; repository: string }> {
+    const owner = uniqueOwner();
+    return { runner: await registerRunner(db, { owner }), repository: `${owner}/train` };
+  }
+
+  function resume(runId: string, leaseId: string, runner: RunnerRow) {
+    return resumeLeasedRun({ db, runId, leaseId, runnerName: runner.name, leaseTtlMs: LEASE_TTL_MS });
+  }
+
+  test('a run still held under its lease by its runner resumes in the same attempt: the lease renewed, the next seq one past the last applied', async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    const sent = { db, runId: run.id, leaseId: run.leaseId, attempt: run.attempt };
+    expect(await applyLeasedEvents({ ...sent, events: logEvents(0, 3) })).toEqual({ applied: 3, acked: 3 });
+    // Past its expiry but not swept: the lease id is the fence, as for a heartbeat.
+    await backdate(db, run.id, 'leaseExpiresAt', 5_000);
+
+    const answer = await resume(run.id, run.leaseId, runner);
+    expect(answer).toMatchObject({ resumed: true, nextSeq: 3, run: { id: run.id, attempt: 1 } });
+    const renewed = await readRun(db, run.id);
+    expect(renewed).toMatchObject({ status: 'running', leaseId: run.leaseId, attempt: 1 });
+    expect(renewed.leaseExpiresAt?.getTime()).toBeGreaterThan(Date.now() + 60_000);
+    // The resumed runner's events continue the sequence; nothing is taken for a duplicate.
+    expect(await applyLeasedEvents({ ...sent, events: logEvents(3, 2) })).toEqual({ applied: 2, acked: 2 });
+  });
+
+  test('a run claimed but not started yet resumes from seq 0, its start still to come', async () => {
+    const { runner, repository } = await ownRunner();
+    const queued = await queueRun(db, { repository });
+    const claimed = await claim(db, runner);
+    expect(claimed?.id).toBe(queued.id);
+    const answer = await resume(queued.id, claimed?.leaseId ?? '', runner);
+    expect(answer).toMatchObject({ resumed: true, nextSeq: 0, run: { startedAt: null } });
+  });
+
+  test('a wrong lease is refused as stale, and renews nothing', async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    await backdate(db, run.id, 'leaseExpiresAt', 5_000);
+    const before = await readRun(db, run.id);
+    expect(await resume(run.id, newLeaseId(), runner)).toEqual({ resumed: false, why: 'lease-stale' });
+    expect((await readRun(db, run.id)).leaseExpiresAt).toEqual(before.leaseExpiresAt);
+  });
+
+  test("another runner's run is refused as not held, as an unknown run is, even with the right lease", async () => {
+    const { runner, repository } = await ownRunner();
+    const other = await registerRunner(db, { owner: uniqueOwner() });
+    const run = await startedRun(db, runner, { repository });
+    expect(await resume(run.id, run.leaseId, other)).toEqual({ resumed: false, why: 'not-held' });
+    expect(await resume('NO-SUCH-RUN', run.leaseId, runner)).toEqual({ resumed: false, why: 'not-held' });
+  });
+
+  test('a run with a cancel pending is not resumed; given back under its lease, it ends as the cancel asked', async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    await requestCancel({ db, runId: run.id, reason: 'Cancelled by alice' });
+    expect(await resume(run.id, run.leaseId, runner)).toEqual({ resumed: false, why: 'cancel-pending' });
+    const released = await releaseLeasedRun({ db, runId: run.id, leaseId: run.leaseId, reason: 'restarted' });
+    expect(released).toMatchObject({
+      status: 'cancelled',
+      statusReason: 'Cancelled by alice',
+      leaseId: null,
+    });
+  });
+
+  test('a run whose lease expired and was swept is refused: abandoned with no retry left, or queued again as the next attempt', async () => {
+    const { runner, repository } = await ownRunner();
+    const abandoned = await startedRun(db, runner, { repository, retries: 0 });
+    await backdate(db, abandoned.id, 'leaseExpiresAt', 1_000);
+    await sweepRuns({ db, settings: sweepSettings });
+    expect((await readRun(db, abandoned.id)).status).toBe('abandoned');
+    expect(await resume(abandoned.id, abandoned.leaseId, runner)).toEqual({
+      resumed: false,
+      why: 'lease-stale',
+    });
+
+    const retried = await startedRun(db, runner, { repository, retries: 1 });
+    await backdate(db, retried.id, 'leaseExpiresAt', 1_000);
+    await sweepRuns({ db, settings: sweepSettings });
+    expect(await readRun(db, retried.id)).toMatchObject({ status: 'queued', attempt: 2 });
+    expect(await resume(retried.id, retried.leaseId, runner)).toEqual({ resumed: false, why: 'lease-stale' });
+  });
+
+  test('a run finished under its lease is refused as stale', async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    await finishLeasedRun({
+      db,
+      runId: run.id,
+      leaseId: run.leaseId,
+      status: 'succeeded',
+      reason: null,
+      metrics: {},
+    });
+    expect(await resume(run.id, run.leaseId, runner)).toEqual({ resumed: false, why: 'lease-stale' });
+  });
+});
