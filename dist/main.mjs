@@ -32357,6 +32357,21 @@ var init_annotation = __esm({
   }
 });
 
+// schemas/job-pending.ts
+var JobPending;
+var init_job_pending = __esm({
+  "schemas/job-pending.ts"() {
+    "use strict";
+    init_zod();
+    JobPending = external_exports.strictObject({
+      /** The Slurm job id (`123`, or `123_4` for an array task). */
+      job: external_exports.string().regex(/^[0-9]+(_[0-9]+)?$/),
+      /** Slurm's reason, verbatim and bounded: what people compare with `squeue`. */
+      reason: external_exports.string().min(1).max(200)
+    });
+  }
+});
+
 // schemas/blob-digest.ts
 function blobDigest(hex3) {
   return `sha256:${hex3}`;
@@ -41924,7 +41939,8 @@ function emptyStageRecord(name2, status) {
     dirtyReasons: [],
     warnings: [],
     notes: [],
-    usage: null
+    usage: null,
+    pending: null
   };
 }
 var StageRecord;
@@ -41935,6 +41951,7 @@ var init_stage_record = __esm({
     init_blob_digest();
     init_int32();
     init_iso_timestamp();
+    init_job_pending();
     init_key_inputs();
     init_out_record();
     init_statuses();
@@ -41983,7 +42000,12 @@ var init_stage_record = __esm({
       /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
       warnings: external_exports.array(external_exports.string()).default([]),
       /** What its Slurm job used (stage-usage.ts); null for a stage that ran no job. Absent from older runners' events. */
-      usage: StageUsage.nullable().default(null)
+      usage: StageUsage.nullable().default(null),
+      /**
+       * While the stage runs: why its Slurm job waits in the queue (`stage.pending` events);
+       * null once the job runs, and in every finish event. Absent from older records.
+       */
+      pending: JobPending.nullable().default(null)
     });
   }
 });
@@ -52932,7 +52954,9 @@ var init_stages = __esm({
         dirtyReasons: jsonb("dirty_reasons").$type().notNull().default([]),
         warnings: jsonb("warnings").$type().notNull().default([]),
         /** What the stage's Slurm job used; null for a stage that ran no job. */
-        usage: jsonb("usage").$type()
+        usage: jsonb("usage").$type(),
+        /** Why the running stage's Slurm job waits in the queue; null when it does not (stage.pending events). */
+        pending: jsonb("pending").$type()
       },
       (table) => [primaryKey({ name: "stages_pkey", columns: [table.runId, table.name] })]
     );
@@ -53072,7 +53096,8 @@ function toStageRecord(row) {
     error: row.error,
     dirtyReasons: row.dirtyReasons,
     warnings: row.warnings,
-    usage: row.usage
+    usage: row.usage,
+    pending: row.pending
   };
 }
 var init_to_stage_record = __esm({
@@ -63096,7 +63121,7 @@ var init_open_local_database = __esm({
 });
 
 // schemas/run-event.ts
-var StageStarted, StageLog, MetricPoints, AnnotationAdded, StageFinished, RunEventBody, seq, RunEvent;
+var StageStarted, StageLog, StagePending, MetricPoints, AnnotationAdded, StageFinished, RunEventBody, seq, RunEvent;
 var init_run_event = __esm({
   "schemas/run-event.ts"() {
     "use strict";
@@ -63104,6 +63129,7 @@ var init_run_event = __esm({
     init_annotation();
     init_int32();
     init_iso_timestamp();
+    init_job_pending();
     init_metric_point();
     init_stage_record();
     StageStarted = external_exports.strictObject({
@@ -63116,6 +63142,11 @@ var init_run_event = __esm({
       stage: external_exports.string(),
       lines: external_exports.array(external_exports.string())
     });
+    StagePending = external_exports.strictObject({
+      type: external_exports.literal("stage.pending"),
+      stage: external_exports.string(),
+      pending: JobPending.nullable()
+    });
     MetricPoints = external_exports.strictObject({
       type: external_exports.literal("metric.points"),
       points: external_exports.array(MetricPoint).min(1)
@@ -63125,6 +63156,7 @@ var init_run_event = __esm({
     RunEventBody = external_exports.discriminatedUnion("type", [
       StageStarted,
       StageLog,
+      StagePending,
       MetricPoints,
       AnnotationAdded,
       StageFinished
@@ -63133,6 +63165,7 @@ var init_run_event = __esm({
     RunEvent = external_exports.discriminatedUnion("type", [
       StageStarted.extend(seq),
       StageLog.extend(seq),
+      StagePending.extend(seq),
       MetricPoints.extend(seq),
       AnnotationAdded.extend(seq),
       StageFinished.extend(seq)
@@ -71049,6 +71082,7 @@ import { join as join20 } from "node:path";
 // schemas/run-report.ts
 init_zod();
 init_annotation();
+init_job_pending();
 init_key_inputs();
 init_out_record();
 
@@ -71140,7 +71174,9 @@ var RunReport = external_exports.object({
       /** What the user should fix, such as files it wrote that are neither outs nor ignored. */
       warnings: external_exports.array(external_exports.string()),
       /** The Slurm job it ran as and what that used; null for none. Absent from older reports. */
-      usage: StageUsage.nullable().default(null)
+      usage: StageUsage.nullable().default(null),
+      /** Why its Slurm job waits in the queue, while it does; null otherwise. Absent from older reports. */
+      pending: JobPending.nullable().default(null)
     })
   ),
   metrics: external_exports.record(external_exports.string(), external_exports.number()),
@@ -71196,7 +71232,8 @@ function buildRunReport(detail, baseline, goals) {
       outs: stage.outs,
       dirtyReasons: stage.dirtyReasons,
       warnings: stage.warnings,
-      usage: stage.usage
+      usage: stage.usage,
+      pending: stage.pending
     })),
     metrics: run4.metrics,
     baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,
@@ -75325,6 +75362,18 @@ function withoutNul(text2) {
   return text2.includes("\0") ? text2.replaceAll("\0", "\uFFFD") : text2;
 }
 
+// runner/sandbox/job-status-line.ts
+init_job_pending();
+function parseJobStatusLine(line2) {
+  const [verb, job = "", ...words] = line2.trim().split(" ");
+  if (verb === "job" && words.length === 0) {
+    return JobPending.shape.job.safeParse(job).success ? { job, pending: null } : null;
+  }
+  if (verb !== "pending") return null;
+  const pending = JobPending.safeParse({ job, reason: words.join(" ") });
+  return pending.success ? { job, pending: pending.data } : null;
+}
+
 // runner/sandbox/stage-launcher.ts
 var directLauncher = {
   launch: (cmd) => ({ file: "/bin/sh", args: ["-c", cmd] }),
@@ -75361,14 +75410,24 @@ function runStageProcess(options) {
       env: options.env,
       // A group of its own: signals reach everything the command starts, and nothing of the engine.
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      // Descriptor 3 only for a program that reports on it: a stage's command must not inherit it.
+      stdio: ["ignore", "pipe", "pipe", launch.reportsJobStatus ? "pipe" : "ignore"],
       ...launch.user
     });
     const pid = child2.pid ?? null;
     const stdout = new LineSplitter((line2, continues) => options.onLine("stdout", line2, continues));
     const stderr = new LineSplitter((line2, continues) => options.onLine("stderr", line2, continues));
-    child2.stdout.on("data", (chunk) => stdout.push(chunk));
-    child2.stderr.on("data", (chunk) => stderr.push(chunk));
+    const [, outPipe, errPipe, statusPipe] = child2.stdio;
+    outPipe?.on("data", (chunk) => stdout.push(chunk));
+    errPipe?.on("data", (chunk) => stderr.push(chunk));
+    const statuses = new LineSplitter(
+      (line2, continues) => {
+        const status = continues ? null : parseJobStatusLine(line2);
+        if (status) options.onJobStatus?.(status);
+      },
+      { maxLineBytes: 4096 }
+    );
+    statusPipe?.on("data", (chunk) => statuses.push(chunk));
     let timedOut = false;
     let cancelled = false;
     let exit = null;
@@ -75406,8 +75465,9 @@ function runStageProcess(options) {
       if (pid !== null) launcher.signal(pid, "SIGKILL");
       timers2.push(
         setTimeout(() => {
-          child2.stdout.destroy();
-          child2.stderr.destroy();
+          outPipe?.destroy();
+          errPipe?.destroy();
+          statusPipe?.destroy();
         }, killGraceMs)
       );
     });
@@ -75416,6 +75476,7 @@ function runStageProcess(options) {
       cleanUp();
       stdout.end();
       stderr.end();
+      statuses.end();
       const durationMs = Math.round(performance.now() - started);
       void groupGone(pid).then(() => {
         resolve6({
@@ -75455,6 +75516,27 @@ async function isDirectory2(path24) {
     return false;
   }
 }
+
+// runner/stage-job-status.ts
+var StageJobStatus = class {
+  constructor(stage, events2) {
+    this.stage = stage;
+    this.events = events2;
+  }
+  stage;
+  events;
+  /** The job the launch last reported following; null before any (or for no job). */
+  job = null;
+  /** The pending state last reported, as JSON: only a change is reported. */
+  reported = "null";
+  take(status) {
+    this.job = status.job;
+    const pending = JSON.stringify(status.pending);
+    if (pending === this.reported) return;
+    this.reported = pending;
+    this.events.emit({ type: "stage.pending", stage: this.stage, pending: status.pending });
+  }
+};
 
 // schemas/resources.ts
 init_zod();
@@ -75641,6 +75723,7 @@ async function executeStage(name2, context) {
     const since = Date.now();
     let processResult;
     const paramsWarnings = [];
+    const jobStatus = new StageJobStatus(name2, options.events);
     const processEnded = context.codeView.processStarted();
     try {
       const privateDir = await makePrivateDir(context.privateRoot, name2);
@@ -75676,7 +75759,8 @@ async function executeStage(name2, context) {
         ...options.launcher ? { launcher: options.launcher } : {},
         ...trace ? { writable: [trace.dir] } : {},
         stage: launched,
-        onLine: (stream, line2, continues) => output.push(stream, line2, continues)
+        onLine: (stream, line2, continues) => output.push(stream, line2, continues),
+        onJobStatus: (status) => jobStatus.take(status)
       }).finally(
         () => Promise.all([
           restoreParams().then((warnings) => paramsWarnings.push(...warnings)),
@@ -75710,7 +75794,7 @@ async function executeStage(name2, context) {
       return finish2({ status, ...ran, error: error47 });
     }
     if (processResult.exitCode !== 0) {
-      const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : options.launcher?.explainExit?.(processResult.exitCode) ?? `exited with code ${processResult.exitCode}`;
+      const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : options.launcher?.explainExit?.(processResult.exitCode, jobStatus.job) ?? `exited with code ${processResult.exitCode}`;
       if (processResult.exitCode !== null && options.launcher?.givesBack?.(processResult.exitCode)) {
         context.giveBack(`Stage ${name2}: ${how}`);
         return finish2({ status: "failed", ...ran, error: how });
@@ -76478,6 +76562,7 @@ var LocalRunRecorder = class _LocalRunRecorder {
     const events2 = [];
     for (const event of batch) {
       if (event.type === "stage.log") void this.live?.append(event.stage, event.lines);
+      else if (event.type === "stage.pending") this.recordPending(event.stage, event.pending);
       else events2.push(event);
     }
     if (events2.length > 0) await this.journal.append({ type: "run.events", events: events2 });
@@ -76509,6 +76594,11 @@ var LocalRunRecorder = class _LocalRunRecorder {
           break;
       }
     }
+  }
+  /** Why a running stage's job waits (null: no longer), on its record while it runs. */
+  recordPending(stage, pending) {
+    const record2 = this.stages.get(stage);
+    if (record2?.status === "running") this.stages.set(stage, { ...record2, pending });
   }
   /**
    * A stage restored from the team's cache: the series its entry's stage streamed in the
@@ -76902,6 +76992,11 @@ function describeStageUsage(usage) {
   return `Slurm job ${usage.job}: ${formatCompute(usage)} (${describeUsageSource(usage.source)})`;
 }
 
+// core/text/describe-job-pending.ts
+function describeJobPending({ job, reason }) {
+  return `pending: ${reason} (Slurm job ${job})`;
+}
+
 // present/status-badges.ts
 var STAGE_BADGES = {
   pending: { label: "pending", emoji: "\u23F3", symbol: "\xB7", tone: "quiet" },
@@ -76955,6 +77050,7 @@ function stageDetail(stage) {
     return stage.cachedFromTeam ? `from the team's cache, ${run4}` : `from ${run4}`;
   }
   if (stage.error && stage.status !== "ran") return stage.error;
+  if (stage.pending) return describeJobPending(stage.pending);
   return stage.reasons.join("; ");
 }
 
@@ -77346,6 +77442,7 @@ function checkRunText({ id, stamp, stages: stages2, annotations: annotations2 })
     if (stage.cachedFrom) lines.push(`- restored from run \`${stage.cachedFrom}\``);
     if (stage.cacheKey) lines.push(`- cache key \`${stage.cacheKey}\``);
     if (stage.exitCode !== null) lines.push(`- exit code ${stage.exitCode}`);
+    if (stage.pending) lines.push(`- ${escapeMarkdown(describeJobPending(stage.pending))}`);
     if (stage.usage) lines.push(`- ${escapeMarkdown(describeStageUsage(stage.usage))}`);
     if (stage.error) lines.push(`- ${escapeMarkdown(stage.error)}`);
     if (stage.reasons.length > 0) {
@@ -77453,6 +77550,7 @@ function stageCell(stage) {
   if (stage.status === "cached")
     return stage.cachedFrom ? `from run \`${stage.cachedFrom}\`` : "from the cache";
   if (stage.error && stage.status !== "ran") return escapeMarkdown(clip3(oneLine(stage.error), CELL_CHARS));
+  if (stage.pending) return `\u23F3 ${escapeMarkdown(describeJobPending(stage.pending))}`;
   const reasons = stage.reasons.join("; ");
   if (reasons.length <= CELL_CHARS) return escapeMarkdown(reasons);
   return `${escapeMarkdown(clip3(reasons, CELL_CHARS))} (all ${stage.reasons.length} reasons in the details)`;
@@ -86703,7 +86801,8 @@ function runViewFromReport(report, extras) {
       notes: stage.notes,
       logTail: extras.logTails[stage.name] ?? "",
       tracebacks: extras.tracebacks.filter((each) => each.stage === stage.name).map((each) => each.text),
-      usage: stage.usage
+      usage: stage.usage,
+      pending: stage.pending
     })),
     metrics: report.metrics,
     metricDiff: {

@@ -32480,6 +32480,14 @@ var Annotation = external_exports.strictObject({
   title: external_exports.string().nullable()
 });
 
+// schemas/job-pending.ts
+var JobPending = external_exports.strictObject({
+  /** The Slurm job id (`123`, or `123_4` for an array task). */
+  job: external_exports.string().regex(/^[0-9]+(_[0-9]+)?$/),
+  /** Slurm's reason, verbatim and bounded: what people compare with `squeue`. */
+  reason: external_exports.string().min(1).max(200)
+});
+
 // schemas/stage-usage.ts
 var StageUsage = external_exports.strictObject({
   /** The Slurm job id (`123`, or `123_4` for an array task). */
@@ -32540,7 +32548,9 @@ var RunReport = external_exports.object({
       /** What the user should fix, such as files it wrote that are neither outs nor ignored. */
       warnings: external_exports.array(external_exports.string()),
       /** The Slurm job it ran as and what that used; null for none. Absent from older reports. */
-      usage: StageUsage.nullable().default(null)
+      usage: StageUsage.nullable().default(null),
+      /** Why its Slurm job waits in the queue, while it does; null otherwise. Absent from older reports. */
+      pending: JobPending.nullable().default(null)
     })
   ),
   metrics: external_exports.record(external_exports.string(), external_exports.number()),
@@ -32660,7 +32670,12 @@ var StageRecord = external_exports.strictObject({
   /** What the user should know and fix (`train wrote debug.log, which is not among its outs…`). */
   warnings: external_exports.array(external_exports.string()).default([]),
   /** What its Slurm job used (stage-usage.ts); null for a stage that ran no job. Absent from older runners' events. */
-  usage: StageUsage.nullable().default(null)
+  usage: StageUsage.nullable().default(null),
+  /**
+   * While the stage runs: why its Slurm job waits in the queue (`stage.pending` events);
+   * null once the job runs, and in every finish event. Absent from older records.
+   */
+  pending: JobPending.nullable().default(null)
 });
 
 // schemas/run-event.ts
@@ -32674,6 +32689,11 @@ var StageLog = external_exports.strictObject({
   stage: external_exports.string(),
   lines: external_exports.array(external_exports.string())
 });
+var StagePending = external_exports.strictObject({
+  type: external_exports.literal("stage.pending"),
+  stage: external_exports.string(),
+  pending: JobPending.nullable()
+});
 var MetricPoints = external_exports.strictObject({
   type: external_exports.literal("metric.points"),
   points: external_exports.array(MetricPoint).min(1)
@@ -32683,6 +32703,7 @@ var StageFinished = external_exports.strictObject({ type: external_exports.liter
 var RunEventBody = external_exports.discriminatedUnion("type", [
   StageStarted,
   StageLog,
+  StagePending,
   MetricPoints,
   AnnotationAdded,
   StageFinished
@@ -32691,6 +32712,7 @@ var seq = { seq: NonNegativeInt32 };
 var RunEvent = external_exports.discriminatedUnion("type", [
   StageStarted.extend(seq),
   StageLog.extend(seq),
+  StagePending.extend(seq),
   MetricPoints.extend(seq),
   AnnotationAdded.extend(seq),
   StageFinished.extend(seq)

@@ -1,4 +1,5 @@
 import type { Annotation } from '../schemas/annotation.js';
+import type { JobPending } from '../schemas/job-pending.js';
 import type { MetricPoint } from '../schemas/metric-point.js';
 import { groupSeries } from '../schemas/metric-series.js';
 import type { RunEvent } from '../schemas/run-event.js';
@@ -132,6 +133,8 @@ export class LocalRunRecorder {
     const events: RunEvent[] = [];
     for (const event of batch) {
       if (event.type === 'stage.log') void this.live?.append(event.stage, event.lines);
+      // Why a job waits is live state, shown as it changes and in the log: nothing to journal.
+      else if (event.type === 'stage.pending') this.recordPending(event.stage, event.pending);
       else events.push(event);
     }
     if (events.length > 0) await this.journal.append({ type: 'run.events', events });
@@ -163,6 +166,12 @@ export class LocalRunRecorder {
           break;
       }
     }
+  }
+
+  /** Why a running stage's job waits (null: no longer), on its record while it runs. */
+  private recordPending(stage: string, pending: JobPending | null): void {
+    const record = this.stages.get(stage);
+    if (record?.status === 'running') this.stages.set(stage, { ...record, pending });
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { RunPageData, SeriesRangeData } from '../schemas/page-data.js';
+import { describeJobPending } from '../core/text/describe-job-pending.js';
 import { h } from './dom.js';
 import { formatDuration, formatNumber, formatParams, short } from './format.js';
 import { LogView } from './log-view.js';
@@ -226,6 +227,7 @@ function renderSummary(data: RunPageData): Node[] {
                 ),
               ]
             : null,
+        stage.pending ? h('span', { class: 'pending' }, describeJobPending(stage.pending)) : null,
         stage.reasons.length > 0 ? h('span', { class: 'why' }, `re-ran: ${stage.reasons.join('; ')}`) : null,
         stage.error ? h('span', { class: 'error' }, stage.error) : null,
       ),

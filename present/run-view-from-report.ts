@@ -69,6 +69,7 @@ export function runViewFromReport(report: RunReport | RemoteRunReport, extras: R
       logTail: extras.logTails[stage.name] ?? '',
       tracebacks: extras.tracebacks.filter((each) => each.stage === stage.name).map((each) => each.text),
       usage: stage.usage,
+      pending: stage.pending,
     })),
     metrics: report.metrics,
     metricDiff: {

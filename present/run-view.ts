@@ -1,4 +1,5 @@
 import type { Annotation } from '../schemas/annotation.js';
+import type { JobPending } from '../schemas/job-pending.js';
 import type { ParamValue } from '../schemas/key-inputs.js';
 import type { MetricDiffRow, MetricGoals } from '../schemas/metric-diff.js';
 import type { StageUsage } from '../schemas/stage-usage.js';
@@ -95,6 +96,8 @@ export interface StageView {
   tracebacks: string[];
   /** The Slurm job it ran as and what that used; null for none. */
   usage: StageUsage | null;
+  /** While it runs: why its Slurm job waits in the queue; null when it does not. */
+  pending: JobPending | null;
 }
 
 /** The metrics against the baseline (DESIGN §7), or why there is none. */

@@ -10,8 +10,6 @@ import { emptyStageRecord, type StageRecord } from '../schemas/stage-record.js';
 import type { StageStatus } from '../schemas/statuses.js';
 import { cacheKeyOf } from './keys/cache-key.js';
 import type { CodeIndex } from './keys/code-index.js';
-import type { CodeView } from './keys/code-view.js';
-import type { InterpreterDigests } from './keys/interpreter-digests.js';
 import { makePrivateDir } from './sandbox/private-dir.js';
 import { findStageHit, restoreHit } from './find-stage-hit.js';
 import { missReasons } from './miss-reasons.js';
@@ -32,49 +30,11 @@ import { readStageMaterial } from './keys/read-stage-material.js';
 import { repoPathIn } from './workspace/workspace.js';
 import { StageOutput } from './output/stage-output.js';
 import { runStageProcess } from './sandbox/stage-process.js';
-import type { Masker } from './output/masker.js';
+import type { StageResult, StageRunContext } from './stage-run-context.js';
+import { StageJobStatus } from './stage-job-status.js';
 import type { ParsedTraceback } from '../core/traceback.js';
 import { stageResources } from '../schemas/resources.js';
 import { localResourceSupport } from './sandbox/resource-support.js';
-
-/** What one run shares with each of its stages. */
-export interface StageRunContext {
-  options: RunPipelineOptions;
-  fingerprint: string | null;
-  /** The keyed variables of every stage's environment (`keyedEnvironment`). */
-  keyedEnv: Readonly<Record<string, string | null>>;
-  /** A stage's whole environment, given its private directory and its own variables. */
-  environmentFor(privateDir: string, extra: Record<string, string>): Record<string, string>;
-  /** Where each stage's private directory is made. */
-  privateRoot: string;
-  /** The code as stages see it (read again after stage processes ran). */
-  codeView: CodeView;
-  interpreterDigests: InterpreterDigests;
-  masker: Masker;
-  /** Aborted with reason 'cancelled', 'timed_out' or 'given_back' for the whole run. */
-  signal: AbortSignal;
-  /**
-   * Stops the run to give it back for another attempt: a stage was ended by no fault of
-   * the run (its Slurm job requeued or preempted), `reason` says which.
-   */
-  giveBack(reason: string): void;
-  /** Outs produced or restored so far in this run, by normalized pipeline path. */
-  produced: Map<string, OutRecord>;
-  /** Stages of this run that executed rather than restored. */
-  ranUpstream: Set<string>;
-  /** When the run started, just after its code index was read (epoch ms). */
-  runStartedAt: number;
-  /** Stages take a translated dvc.yaml's params files in turn (overlayDvcParamsFiles). */
-  dvcParamsLock: { tail: Promise<void> };
-}
-
-export interface StageResult {
-  record: StageRecord;
-  annotations: Annotation[];
-  tracebacks: ParsedTraceback[];
-  /** Code that changed while the stage ran (see StageRecheck.runDirty). */
-  runDirty: string[];
-}
 
 /**
  * Takes one stage from its inputs to its record: computes its cache key, restores a
@@ -225,6 +185,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     const since = Date.now();
     let processResult;
     const paramsWarnings: string[] = [];
+    const jobStatus = new StageJobStatus(name, options.events);
     const processEnded = context.codeView.processStarted();
     try {
       const privateDir = await makePrivateDir(context.privateRoot, name);
@@ -260,6 +221,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         ...(trace ? { writable: [trace.dir] } : {}),
         stage: launched,
         onLine: (stream, line, continues) => output.push(stream, line, continues),
+        onJobStatus: (status) => jobStatus.take(status),
       }).finally(() =>
         Promise.all([
           restoreParams().then((warnings) => paramsWarnings.push(...warnings)),
@@ -304,7 +266,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       const how =
         processResult.exitCode === null
           ? `was killed by ${processResult.signal}`
-          : (options.launcher?.explainExit?.(processResult.exitCode) ??
+          : (options.launcher?.explainExit?.(processResult.exitCode, jobStatus.job) ??
             `exited with code ${processResult.exitCode}`);
       if (processResult.exitCode !== null && options.launcher?.givesBack?.(processResult.exitCode)) {
         context.giveBack(`Stage ${name}: ${how}`);

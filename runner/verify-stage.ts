@@ -23,7 +23,8 @@ import {
   metricDifferences,
   outDifferences,
 } from './keys/compare-with-entry.js';
-import { executeStage, type StageRunContext } from './execute-stage.js';
+import { executeStage } from './execute-stage.js';
+import type { StageRunContext } from './stage-run-context.js';
 import { InterpreterDigests } from './keys/interpreter-digests.js';
 import { Masker } from './output/masker.js';
 import type { BlobStore, EventSink, StageCache } from './ports.js';

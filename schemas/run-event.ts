@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Annotation } from './annotation.js';
 import { NonNegativeInt32 } from './int32.js';
 import { IsoTimestamp } from './iso-timestamp.js';
+import { JobPending } from './job-pending.js';
 import { MetricPoint } from './metric-point.js';
 import { StageRecord } from './stage-record.js';
 
@@ -15,6 +16,15 @@ const StageLog = z.strictObject({
   type: z.literal('stage.log'),
   stage: z.string(),
   lines: z.array(z.string()),
+});
+/**
+ * Why a running stage's job waits in the scheduler's queue, reported when the reason
+ * changes; `pending: null` once the job runs (its end clears it too).
+ */
+const StagePending = z.strictObject({
+  type: z.literal('stage.pending'),
+  stage: z.string(),
+  pending: JobPending.nullable(),
 });
 const MetricPoints = z.strictObject({
   type: z.literal('metric.points'),
@@ -31,6 +41,7 @@ const StageFinished = z.strictObject({ type: z.literal('stage.finished'), stage:
 export const RunEventBody = z.discriminatedUnion('type', [
   StageStarted,
   StageLog,
+  StagePending,
   MetricPoints,
   AnnotationAdded,
   StageFinished,
@@ -43,6 +54,7 @@ const seq = { seq: NonNegativeInt32 };
 export const RunEvent = z.discriminatedUnion('type', [
   StageStarted.extend(seq),
   StageLog.extend(seq),
+  StagePending.extend(seq),
   MetricPoints.extend(seq),
   AnnotationAdded.extend(seq),
   StageFinished.extend(seq),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Annotation } from './annotation.js';
+import { JobPending } from './job-pending.js';
 import { ParamValue } from './key-inputs.js';
 import { OutRecord } from './out-record.js';
 import { diffMetrics, type MetricGoals } from './metric-diff.js';
@@ -64,6 +65,8 @@ export const RunReport = z.object({
       warnings: z.array(z.string()),
       /** The Slurm job it ran as and what that used; null for none. Absent from older reports. */
       usage: StageUsage.nullable().default(null),
+      /** Why its Slurm job waits in the queue, while it does; null otherwise. Absent from older reports. */
+      pending: JobPending.nullable().default(null),
     }),
   ),
   metrics: z.record(z.string(), z.number()),
@@ -127,6 +130,7 @@ export function buildRunReport(
       dirtyReasons: stage.dirtyReasons,
       warnings: stage.warnings,
       usage: stage.usage,
+      pending: stage.pending,
     })),
     metrics: run.metrics,
     baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,

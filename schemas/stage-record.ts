@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BlobDigest } from './blob-digest.js';
 import { INT32_MAX } from './int32.js';
 import { IsoTimestamp } from './iso-timestamp.js';
+import { JobPending } from './job-pending.js';
 import { KeyInputs } from './key-inputs.js';
 import { OutRecord } from './out-record.js';
 import { StageStatus } from './statuses.js';
@@ -61,6 +62,11 @@ export const StageRecord = z.strictObject({
   warnings: z.array(z.string()).default([]),
   /** What its Slurm job used (stage-usage.ts); null for a stage that ran no job. Absent from older runners' events. */
   usage: StageUsage.nullable().default(null),
+  /**
+   * While the stage runs: why its Slurm job waits in the queue (`stage.pending` events);
+   * null once the job runs, and in every finish event. Absent from older records.
+   */
+  pending: JobPending.nullable().default(null),
 });
 export type StageRecord = z.infer<typeof StageRecord>;
 
@@ -103,5 +109,6 @@ export function emptyStageRecord(name: string, status: StageStatus): StageRecord
     warnings: [],
     notes: [],
     usage: null,
+    pending: null,
   };
 }

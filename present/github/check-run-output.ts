@@ -1,4 +1,5 @@
 import { formatDuration, formatParams, short } from '../../core/text/format.js';
+import { describeJobPending } from '../../core/text/describe-job-pending.js';
 import { describeStageUsage, formatCompute } from '../../core/text/format-compute.js';
 import type { Annotation } from '../../schemas/annotation.js';
 import type { RunView, StageView } from '../run-view.js';
@@ -59,6 +60,7 @@ export function checkRunText({ id, stamp, stages, annotations }: RunView): strin
     if (stage.cachedFrom) lines.push(`- restored from run \`${stage.cachedFrom}\``);
     if (stage.cacheKey) lines.push(`- cache key \`${stage.cacheKey}\``);
     if (stage.exitCode !== null) lines.push(`- exit code ${stage.exitCode}`);
+    if (stage.pending) lines.push(`- ${escapeMarkdown(describeJobPending(stage.pending))}`);
     if (stage.usage) lines.push(`- ${escapeMarkdown(describeStageUsage(stage.usage))}`);
     if (stage.error) lines.push(`- ${escapeMarkdown(stage.error)}`);
     if (stage.reasons.length > 0) {
@@ -176,11 +178,16 @@ function describeAnnotation(note: Annotation): string {
   return `${where} ${note.level} [stage ${note.stage}]${title} ${note.message.replace(/\r?\n/g, '\n    ')}`;
 }
 
-/** The table cell saying where a cached stage came from, why a stage ran, or why it failed. */
+/**
+ * The table cell saying where a cached stage came from, why a running stage's job waits,
+ * why a stage ran, or why it failed.
+ */
 function stageCell(stage: StageView): string {
   if (stage.status === 'cached')
     return stage.cachedFrom ? `from run \`${stage.cachedFrom}\`` : 'from the cache';
   if (stage.error && stage.status !== 'ran') return escapeMarkdown(clip(oneLine(stage.error), CELL_CHARS));
+  // Why a job waits is what a running stage's row is read for; why it ran is in the details.
+  if (stage.pending) return `⏳ ${escapeMarkdown(describeJobPending(stage.pending))}`;
   const reasons = stage.reasons.join('; ');
   if (reasons.length <= CELL_CHARS) return escapeMarkdown(reasons);
   return `${escapeMarkdown(clip(reasons, CELL_CHARS))} (all ${stage.reasons.length} reasons in the details)`;

@@ -1,6 +1,7 @@
 import type { Colors } from 'picocolors/types.js';
 import type { RunEventBody } from '../../schemas/run-event.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
+import { describeJobPending } from '../../core/text/describe-job-pending.js';
 import { formatDuration, short } from '../../core/text/format.js';
 import { STAGE_BADGES, type BadgeTone, type StatusBadge } from '../status-badges.js';
 import { terminalText } from './terminal-text.js';
@@ -29,15 +30,20 @@ function terminalBadge(badge: StatusBadge): string {
   return `${badge.symbol} ${badge.label}`;
 }
 
-/** What a stage's line says after its status: where a hit came from, why a miss ran. */
+/**
+ * What a stage's line says after its status: where a hit came from, why a running stage's
+ * job waits in the queue, why a miss ran.
+ */
 export function stageDetail(
-  stage: Pick<StageRecord, 'status' | 'cachedFrom' | 'reasons' | 'error'> & { cachedFromTeam?: boolean },
+  stage: Pick<StageRecord, 'status' | 'cachedFrom' | 'reasons' | 'error'> &
+    Partial<Pick<StageRecord, 'cachedFromTeam' | 'pending'>>,
 ): string {
   if (stage.status === 'cached') {
     const run = `run ${short(stage.cachedFrom, 10)}`;
     return stage.cachedFromTeam ? `from the team's cache, ${run}` : `from ${run}`;
   }
   if (stage.error && stage.status !== 'ran') return stage.error;
+  if (stage.pending) return describeJobPending(stage.pending);
   return stage.reasons.join('; ');
 }
 

@@ -1,45 +1,62 @@
+import { REQUEUED_EXIT_CODE, UNKNOWN_JOB_EXIT_CODE } from './slurm-exit-causes.js';
+import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
+
 /**
  * The program the Slurm launcher starts for each stage (`bash -c ATTACH_SCRIPT`), with
- * arguments `JOB_FILE OUT_FILE ERR_FILE SBATCH_ARGS…`. It submits the job (`sbatch
- * --parsable`), or re-attaches to the one named in JOB_FILE when Slurm still knows it (a
- * runner restarted mid-run), keeps the job's id there, copies what the job writes to
- * its output files to its own stdout and stderr as they grow, reports why the job is
- * pending, and exits with the job's exit code. SIGINT or SIGTERM cancels the job
+ * arguments `JOB_FILE OUT_FILE ERR_FILE UNKNOWN_GRACE_MS SBATCH_ARGS…`. It submits the job
+ * (`sbatch --parsable`), or re-attaches to the one named in JOB_FILE when Slurm still
+ * knows it (a runner restarted mid-run), keeps the job's id there, copies what the job
+ * writes to its output files to its own stdout and stderr as they grow, says why the job
+ * is pending, and exits with the job's exit code. SIGINT or SIGTERM cancels the job
  * (`scancel`) and waits until Slurm says it is over. A job that Slurm ended exits with
- * one of SLURM_EXIT_CODES (the launcher names the cause); a requeued job is cancelled and
- * exits with REQUEUED_EXIT_CODE, so the run can be tried again. When it is over, the job's
- * id is in `JOB_FILE.ended`, for what it used.
+ * one of SLURM_END_STATES' codes (the launcher names the cause); a requeued job is
+ * cancelled and exits with REQUEUED_EXIT_CODE, so the run can be tried again. When it is
+ * over, the job's id is in `JOB_FILE.ended`, for what it used.
  *
- * State comes from `scontrol show job` alone: it knows a finished job (for MinJobAge)
- * with its exit code, where `squeue` has forgotten it, and `sacct` needs accounting
- * storage that many clusters (and CI) lack.
+ * Besides its log lines it reports the job on file descriptor 3, one line at a time
+ * (job-status-line.ts): `job ID` once it follows the job and whenever it runs, `pending ID
+ * REASON` when Slurm's reason for keeping it waiting changes.
+ *
+ * State is read with `read_job_state` (slurm-job-state-script.ts): squeue, then sacct,
+ * then scontrol. When none can answer, it says so once and asks again, backing off from
+ * 0.2 s to 5 s: a failure is never taken for "no such job", so a re-attach never submits
+ * the stage a second time because slurmctld was busy. A job every source stopped knowing
+ * (purged from slurmctld's memory before its end was seen, on a cluster without
+ * accounting) ends the stage with UNKNOWN_JOB_EXIT_CODE once UNKNOWN_GRACE_MS passed.
  */
-export const ATTACH_SCRIPT = String.raw`
+export const ATTACH_SCRIPT = `
 set -u
-job_file=$1 out=$2 err=$3
-shift 3
+job_file=$1 out=$2 err=$3 unknown_grace_ms=$4
+shift 4
 parent=$PPID
 cancel=0
 trap 'cancel=1' INT TERM
-note() { printf 'fluksio: %s\n' "$*" >&2; }
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $info"; }
-job=""
-if [ -s "$job_file" ]; then
-  job=$(cat "$job_file")
-  if scontrol show job "$job" >/dev/null 2>&1; then
-    note "re-attached to Slurm job $job"
-  else
-    job=""
+${SLURM_JOB_STATE_SCRIPT}
+note() { printf 'fluksio: %s\\n' "$*" >&2; }
+report_job() { { printf '%s\\n' "$*" >&3; } 2>/dev/null; }
+now_ms() {
+  local micros=\${EPOCHREALTIME/[.,]/}
+  echo $((micros / 1000))
+}
+delay_ms=200
+nap() {
+  sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))" &
+  wait $!
+}
+unreadable=''
+answered() {
+  unreadable=''
+  delay_ms=200
+}
+unanswered() {
+  # A cancel's SIGINT reaches the query too: that is no failure to speak of.
+  if [ -z "$unreadable" ] && [ "$cancel" = 0 ]; then
+    unreadable=1
+    note "could not read the state of Slurm job $job (squeue, sacct and scontrol all failed): asking again"
   fi
-fi
-if [ -z "$job" ]; then
-  : >"$out"
-  : >"$err"
-  job=$(sbatch --parsable --output="$out" --error="$err" "$@") || { note "sbatch failed"; exit 1; }
-  job=$(cut -d";" -f1 <<<"$job")
-  printf '%s\n' "$job" >"$job_file"
-  note "submitted Slurm job $job"
-fi
+  delay_ms=$((delay_ms * 2))
+  if [ "$delay_ms" -gt 5000 ]; then delay_ms=5000; fi
+}
 out_at=0
 err_at=0
 pump() {
@@ -62,8 +79,42 @@ finish() {
   mv -f "$job_file" "$job_file.ended"
   exit "$1"
 }
-said=""
-restarts=""
+job=''
+if [ -s "$job_file" ]; then
+  job=$(cat "$job_file")
+  while :; do
+    read_job_state "$job"
+    known=$?
+    [ "$known" != 2 ] && break
+    if [ "$cancel" != 0 ]; then
+      scancel "$job" 2>/dev/null
+      note "cancelled Slurm job $job"
+      finish 130
+    fi
+    kill -0 "$parent" 2>/dev/null || exit 1
+    unanswered
+    nap
+  done
+  answered
+  if [ "$known" = 0 ]; then
+    note "re-attached to Slurm job $job"
+  else
+    note "Slurm no longer knows job $job: submitting the stage again"
+    job=''
+  fi
+fi
+if [ -z "$job" ]; then
+  : >"$out"
+  : >"$err"
+  job=$(sbatch --parsable --output="$out" --error="$err" "$@") || { note "sbatch failed"; exit 1; }
+  job=$(cut -d";" -f1 <<<"$job")
+  printf '%s\\n' "$job" >"$job_file"
+  note "submitted Slurm job $job"
+fi
+report_job job "$job"
+said=''
+restarts=''
+unknown_since=''
 while :; do
   if [ "$cancel" = 1 ]; then
     cancel=2
@@ -72,74 +123,49 @@ while :; do
   fi
   # The runner died (kill -9): leave the job, and its id, to the runner that starts next.
   kill -0 "$parent" 2>/dev/null || exit 1
-  info=$(scontrol show job -o "$job" 2>/dev/null)
-  state=$(field JobState)
-  if [ -n "$state" ]; then
-    now=$(field Restarts)
-    if [ -z "$restarts" ]; then
-      restarts=$now
-    elif [ "$now" != "$restarts" ] && [ "$cancel" = 0 ]; then
-      scancel "$job" 2>/dev/null
-      note "Slurm requeued job $job: giving the run back for a retry"
-      finish 75
-    fi
-    case $state in
-      PENDING | REQUEUED | REQUEUE_HOLD | REQUEUE_FED)
-        reason=$(field Reason)
-        if [ "$reason" != "None" ] && [ "$said" != "pending: $reason" ]; then
-          said="pending: $reason"
-          note "pending: $reason (Slurm job $job)"
-        fi ;;
-      COMPLETED | FAILED)
-        code=$(field ExitCode)
-        status=$(cut -d: -f1 <<<"$code")
-        sig=$(cut -d: -f2 <<<"$code")
-        if [ "$sig" != 0 ]; then finish $((128 + sig)); fi
-        if [ "$state" = FAILED ] && [ "$status" = 0 ]; then finish 1; fi
-        finish "$status" ;;
-      CANCELLED)
-        if [ "$cancel" != 0 ]; then finish 130; fi
-        finish 210 ;;
-      TIMEOUT) finish 211 ;;
-      OUT_OF_MEMORY) finish 212 ;;
-      NODE_FAIL) finish 213 ;;
-      PREEMPTED) finish 214 ;;
-      BOOT_FAIL) finish 215 ;;
-      DEADLINE) finish 216 ;;
-      *)
-        if [ "$said" != running ]; then
-          said=running
-          note "Slurm job $job running on $(field NodeList)"
-        fi ;;
-    esac
-  elif [ "$cancel" != 0 ]; then
-    finish 130
-  fi
+  read_job_state "$job"
+  case $? in
+    0)
+      answered
+      unknown_since=''
+      if [ -n "$job_restarts" ]; then
+        if [ -z "$restarts" ]; then
+          restarts=$job_restarts
+        elif [ "$job_restarts" != "$restarts" ] && [ "$cancel" = 0 ]; then
+          scancel "$job" 2>/dev/null
+          note "Slurm requeued job $job: giving the run back for a retry"
+          finish ${REQUEUED_EXIT_CODE}
+        fi
+      fi
+      case $job_state in
+        PENDING | REQUEUED | REQUEUE_HOLD | REQUEUE_FED)
+          if [ -n "$job_reason" ] && [ "$job_reason" != None ] && [ "$said" != "pending: $job_reason" ]; then
+            said="pending: $job_reason"
+            note "pending: $job_reason (Slurm job $job)"
+            report_job pending "$job" "$job_reason"
+          fi ;;
+        *)
+          code=$(final_exit_code "$job_state" "$job_exit" "$cancel")
+          if [ -n "$code" ]; then finish "$code"; fi
+          if [ "$said" != running ]; then
+            said=running
+            report_job job "$job"
+            note "Slurm job $job running on $job_nodes"
+          fi ;;
+      esac ;;
+    1)
+      answered
+      if [ "$cancel" != 0 ]; then finish 130; fi
+      [ -z "$unknown_since" ] && unknown_since=$(now_ms)
+      if [ $(($(now_ms) - unknown_since)) -ge "$unknown_grace_ms" ]; then
+        # Should only the queries have lost it, a job nobody follows must not hold its node.
+        scancel "$job" 2>/dev/null
+        note "Slurm no longer knows job $job: not in squeue, sacct or scontrol for $((unknown_grace_ms / 1000)).$((unknown_grace_ms % 1000 / 100)) s"
+        finish ${UNKNOWN_JOB_EXIT_CODE}
+      fi ;;
+    *) unanswered ;;
+  esac
   pump
-  sleep 0.2 &
-  wait $!
+  nap
 done
 `;
-
-/** The exit code of a job Slurm requeued (or preempted back into its queue): try the run again. */
-export const REQUEUED_EXIT_CODE = 75;
-/** The exit code of a job Slurm preempted and did not requeue. */
-const PREEMPTED_EXIT_CODE = 214;
-
-/**
- * Jobs whose end is no fault of the run (requeued, preempted): the run goes back to the
- * queue for another attempt, where the stages already finished come from the cache.
- */
-export const GIVEN_BACK_EXIT_CODES: readonly number[] = [REQUEUED_EXIT_CODE, PREEMPTED_EXIT_CODE];
-
-/** The exit codes of jobs Slurm ended itself, by the cause the stage's error names. */
-export const SLURM_EXIT_CODES: Readonly<Record<number, string>> = {
-  210: 'Slurm cancelled the job (scancel from outside fluksio)',
-  211: 'Slurm ended the job: TIMEOUT (it ran past its time limit)',
-  212: 'Slurm ended the job: OUT_OF_MEMORY (it used more than its memory)',
-  213: 'Slurm ended the job: NODE_FAIL (its node failed)',
-  [PREEMPTED_EXIT_CODE]: 'Slurm ended the job: PREEMPTED',
-  215: 'Slurm ended the job: BOOT_FAIL (its node did not boot)',
-  216: 'Slurm ended the job: DEADLINE',
-  [REQUEUED_EXIT_CODE]: 'Slurm requeued the job',
-};

@@ -3,7 +3,8 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Resources } from '../../schemas/resources.js';
 import type { StageUsage } from '../../schemas/stage-usage.js';
-import { ATTACH_SCRIPT, GIVEN_BACK_EXIT_CODES, SLURM_EXIT_CODES } from './slurm-attach-script.js';
+import { ATTACH_SCRIPT } from './slurm-attach-script.js';
+import { GIVEN_BACK_EXIT_CODES, slurmExitCause } from './slurm-exit-causes.js';
 import { readSlurmUsage } from './slurm-usage.js';
 import {
   directLauncher,
@@ -12,6 +13,17 @@ import {
   type StageLaunch,
   type StageLauncher,
 } from './stage-launcher.js';
+
+/** How a Slurm launcher follows its jobs. */
+export interface SlurmLauncherOptions {
+  /**
+   * How long a job that squeue, sacct and scontrol all stopped knowing is waited for
+   * before its stage ends with "Slurm no longer knows job N" (a slurmctld that restarts
+   * may answer "Invalid job id" for a moment).
+   * @defaultValue 60000
+   */
+  unknownJobGraceMs?: number;
+}
 
 /**
  * Runs each stage as a Slurm job (issue 12): the spawned program is a small attach
@@ -23,18 +35,29 @@ import {
  * stages run at once (up to the runner's `--jobs`), timeouts and cancel work as for a
  * local process. The job id and its output files are kept in `jobDir`, by stage, so a
  * launch for a stage whose job still lives (a runner restarted mid-run) re-attaches to it
- * instead of submitting again. A launch without a stage (the pipeline's `fingerprint`
- * command) runs on this node.
+ * instead of submitting again. The attach process reports why its job is pending on its
+ * descriptor 3 (`reportsJobStatus`), which the engine turns into `stage.pending` events. A
+ * launch without a stage (the pipeline's `fingerprint` command) runs on this node.
  */
 export class SlurmLauncher implements StageLauncher {
   readonly honoursResources = true;
+  private readonly unknownJobGraceMs: number;
 
   /**
    * @param jobDir Where each stage's job id and output files are kept: the runner's work
    * directory, by run and attempt (never the checkout, which the next checkout cleans),
    * or a local run's `.fluksio/slurm/`.
    */
-  constructor(private readonly jobDir: string) {}
+  constructor(
+    private readonly jobDir: string,
+    options: SlurmLauncherOptions = {},
+  ) {
+    this.unknownJobGraceMs = options.unknownJobGraceMs ?? 60_000;
+    if (!Number.isInteger(this.unknownJobGraceMs) || this.unknownJobGraceMs < 0)
+      throw new Error(
+        `unknownJobGraceMs must be a whole number of milliseconds ≥ 0, not ${this.unknownJobGraceMs}`,
+      );
+  }
 
   launch(cmd: string, cwd: string, writable: readonly string[] = [], stage?: LaunchedStage): StageLaunch {
     if (!stage) return directLauncher.launch(cmd, cwd, writable);
@@ -49,9 +72,11 @@ export class SlurmLauncher implements StageLauncher {
         `${base}.job`,
         `${base}.out`,
         `${base}.err`,
+        String(this.unknownJobGraceMs),
         ...sbatchFlags(stage.name, cwd, stage.resources),
         `--wrap=${cmd}`,
       ],
+      reportsJobStatus: true,
     };
   }
 
@@ -59,8 +84,8 @@ export class SlurmLauncher implements StageLauncher {
     signalGroup(pid, signal);
   }
 
-  explainExit(exitCode: number): string | null {
-    return SLURM_EXIT_CODES[exitCode] ?? null;
+  explainExit(exitCode: number, job: string | null = null): string | null {
+    return slurmExitCause(exitCode, job);
   }
 
   givesBack(exitCode: number): boolean {

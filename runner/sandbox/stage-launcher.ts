@@ -7,6 +7,11 @@ export interface StageLaunch {
   args: string[];
   /** Started as this user and group instead of the engine's (stage-user-launcher.ts). */
   user?: { uid: number; gid: number };
+  /**
+   * The program says what its batch job is doing in lines on its descriptor 3
+   * (job-status-line.ts): the Slurm launcher's attach process.
+   */
+  reportsJobStatus?: boolean;
 }
 
 /** Which stage a launch is for: a launcher that submits jobs keys and sizes them by it. */
@@ -42,9 +47,9 @@ export interface StageLauncher {
   /**
    * Why the launched program exited with `exitCode`, when the launcher knows better than
    * "exited with code N" (the Slurm launcher: the job's end state, TIMEOUT or
-   * OUT_OF_MEMORY); null otherwise.
+   * OUT_OF_MEMORY); null otherwise. `job` is the batch job it last reported following.
    */
-  explainExit?(exitCode: number): string | null;
+  explainExit?(exitCode: number, job: string | null): string | null;
   /**
    * Whether a stage that exited with `exitCode` was ended by no fault of the run (a Slurm
    * job requeued or preempted): the run is then given back for another attempt, rather

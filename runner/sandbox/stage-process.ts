@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { LineSplitter } from '../output/line-splitter.js';
+import { parseJobStatusLine, type JobStatus } from './job-status-line.js';
 import { directLauncher, type LaunchedStage, type StageLauncher } from './stage-launcher.js';
 
 export interface StageProcessOptions {
@@ -35,6 +36,11 @@ export interface StageProcessOptions {
    * comes in pieces, all but the last with `continues` true. Must not throw.
    */
   onLine(stream: 'stdout' | 'stderr', line: string, continues: boolean): void;
+  /**
+   * What its batch job does, as a launch that reports it says (StageLaunch.reportsJobStatus),
+   * line by line in order. Must not throw.
+   */
+  onJobStatus?(status: JobStatus): void;
 }
 
 export interface StageProcessResult {
@@ -84,14 +90,26 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       env: options.env,
       // A group of its own: signals reach everything the command starts, and nothing of the engine.
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // Descriptor 3 only for a program that reports on it: a stage's command must not inherit it.
+      stdio: ['ignore', 'pipe', 'pipe', launch.reportsJobStatus ? 'pipe' : 'ignore'],
       ...launch.user,
     });
     const pid = child.pid ?? null;
     const stdout = new LineSplitter((line, continues) => options.onLine('stdout', line, continues));
     const stderr = new LineSplitter((line, continues) => options.onLine('stderr', line, continues));
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // Both are pipes (stdio above); the type of a four-descriptor spawn does not say so.
+    const [, outPipe, errPipe, statusPipe] = child.stdio;
+    outPipe?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    errPipe?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // A status line is a few words: a piece of a longer one is no status.
+    const statuses = new LineSplitter(
+      (line, continues) => {
+        const status = continues ? null : parseJobStatusLine(line);
+        if (status) options.onJobStatus?.(status);
+      },
+      { maxLineBytes: 4096 },
+    );
+    statusPipe?.on('data', (chunk: Buffer) => statuses.push(chunk));
 
     let timedOut = false;
     let cancelled = false;
@@ -132,8 +150,9 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       // A process that left the group (setsid) can keep the pipes open forever.
       timers.push(
         setTimeout(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
+          outPipe?.destroy();
+          errPipe?.destroy();
+          statusPipe?.destroy();
         }, killGraceMs),
       );
     });
@@ -143,6 +162,7 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       cleanUp();
       stdout.end();
       stderr.end();
+      statuses.end();
       const durationMs = Math.round(performance.now() - started);
       void groupGone(pid).then(() => {
         resolve({

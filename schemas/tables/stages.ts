@@ -8,6 +8,7 @@ import {
   text,
   timestamp,
 } from 'drizzle-orm/pg-core';
+import type { JobPending } from '../job-pending.js';
 import type { KeyInputs } from '../key-inputs.js';
 import type { OutRecord } from '../out-record.js';
 import type { StageStatus } from '../statuses.js';
@@ -49,6 +50,8 @@ export const stages = pgTable(
     warnings: jsonb('warnings').$type<string[]>().notNull().default([]),
     /** What the stage's Slurm job used; null for a stage that ran no job. */
     usage: jsonb('usage').$type<StageUsage>(),
+    /** Why the running stage's Slurm job waits in the queue; null when it does not (stage.pending events). */
+    pending: jsonb('pending').$type<JobPending>(),
   },
   (table) => [primaryKey({ name: 'stages_pkey', columns: [table.runId, table.name] })],
 );

@@ -1,5 +1,6 @@
 import { and, eq, lt, sql, type SQL } from 'drizzle-orm';
 import { manifestKeyOf } from '../../core/manifest-key.js';
+import type { JobPending } from '../../schemas/job-pending.js';
 import type { MetricPoint } from '../../schemas/metric-point.js';
 import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
 import { emptyStageRecord, isCacheable, type StageRecord } from '../../schemas/stage-record.js';
@@ -43,7 +44,8 @@ export type ApplyRunEventsInput = RunEventsTarget &
  * nothing and can be retried whole. `stage.started` records the stage as running;
  * `stage.finished` records its StageRecord and, for a cacheable stage, writes the cache
  * entry of (repository, trustDomain, key) — replacing an older entry of that key, which is
- * how an entry whose blobs went bad is repaired; metric points are upserted in batches;
+ * how an entry whose blobs went bad is repaired; `stage.pending` says why a running stage's
+ * job waits in the queue (or that it no longer does); metric points are upserted in batches;
  * annotations are appended; `stage.log` lines are kept only when asked (`keepLogs`), a
  * stage's lines from before its latest `stage.started` in the attempt dropped.
  */
@@ -102,6 +104,9 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
             await writeCacheEntry(tx, runId, repository, trustDomain, event.stage);
           }
           break;
+        case 'stage.pending':
+          await recordStagePending(tx, runId, event.stage, event.pending);
+          break;
         case 'metric.points':
           for (const point of event.points) {
             points.set(JSON.stringify([point.stage, point.name, point.step]), point);
@@ -147,6 +152,19 @@ async function recordStageStarted(db: Database, runId: string, name: string, at:
     .onConflictDoUpdate({ target: [stages.runId, stages.name], set: running });
 }
 
+/** Why a running stage's job waits, or null once it runs; a stage not running keeps none. */
+async function recordStagePending(
+  db: Database,
+  runId: string,
+  name: string,
+  pending: JobPending | null,
+): Promise<void> {
+  await db
+    .update(stages)
+    .set({ pending })
+    .where(and(eq(stages.runId, runId), eq(stages.name, name), eq(stages.status, 'running')));
+}
+
 async function recordStageFinished(db: Database, runId: string, record: StageRecord): Promise<void> {
   const finished = {
     status: record.status,
@@ -168,6 +186,8 @@ async function recordStageFinished(db: Database, runId: string, record: StageRec
     dirtyReasons: record.dirtyReasons,
     warnings: record.warnings,
     usage: record.usage,
+    // A finished stage's job waits no more, whatever its record says.
+    pending: null,
   };
   await db
     .insert(stages)

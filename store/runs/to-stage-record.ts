@@ -24,5 +24,6 @@ export function toStageRecord(row: StageRow): StageRecord {
     dirtyReasons: row.dirtyReasons,
     warnings: row.warnings,
     usage: row.usage,
+    pending: row.pending,
   };
 }

@@ -90,6 +90,7 @@ test('stage text cannot break the tables or close the code block it is quoted in
           dirtyReasons: [],
           warnings: [],
           usage: null,
+          pending: null,
         },
       ],
     },

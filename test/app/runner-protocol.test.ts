@@ -61,6 +61,7 @@ function finishedStage(name: string, overrides: Partial<StageRecord> = {}): Stag
     dirtyReasons: [],
     warnings: [],
     usage: null,
+    pending: null,
     ...overrides,
   };
 }

@@ -93,6 +93,7 @@ export function makeStage(overrides: Partial<StageRecord> & { name: string }): S
     dirtyReasons: [],
     warnings: [],
     usage: null,
+    pending: null,
     ...overrides,
   };
 }

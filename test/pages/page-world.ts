@@ -182,6 +182,7 @@ export function finishedStage(name: string, overrides: Partial<StageRecord> = {}
     dirtyReasons: [],
     warnings: [],
     usage: null,
+    pending: null,
     ...overrides,
   };
 }

@@ -115,6 +115,7 @@ export class ScriptedRunner {
       dirtyReasons: [],
       warnings: [],
       usage: null,
+      pending: null,
       notes: [],
     };
     return this.call('POST', `/api/v1/runs/${claim.run.id}/events`, {

@@ -8,21 +8,20 @@ import { and, asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { appliedEvents } from '../../schemas/tables/applied-events.js';
 import { stages as stageRows } from '../../schemas/tables/stages.js';
-import type { Run } from '../../schemas/tables/runs.js';
 import { getStageLog } from '../../store/runs/get-stage-log.js';
 import {
   closeGitHubAppDatabase,
   completedCheckRun,
   openGitHubAppDatabase,
-  openGitHubAppWorld,
   registerAcmeRunner,
   waitFor,
   type GitHubAppWorld,
 } from '../app-github/github-app-fixture.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
-import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
+import { removeDir } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
-import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+import type { TestRepo } from '../helpers/make-repo.js';
+import { finishedRun, serveSlurmRepo, startSlurmRunner } from './slurm-github-world.js';
 import { firstLine, jobFields, startSlurm } from './slurm-job.js';
 
 const exec = promisify(execFile);
@@ -46,38 +45,11 @@ afterEach(async () => {
   runner = world = repo = scratch = undefined;
 });
 
-/** A repository whose commits the double serves over HTTPS, with its pipeline at each commit. */
-async function serveRepo(pipeline: string, env: Record<string, string> = {}): Promise<string> {
-  repo = await makeRepo({ files: { 'fluksio.yml': pipeline, '.gitignore': '*.txt\n' } });
-  const main = (await repo.git('rev-parse', 'HEAD')).trim();
-  world = await openGitHubAppWorld({ serve: repo.dir, env });
-  world.double.setFile(world.repo.fullName, main, 'fluksio.yml', pipeline);
-  world.double.setCommits(world.repo.fullName, [main], { branch: 'main' });
-  return main;
-}
-
-/** A `fluksio runner --backend slurm` process for the world's runner token. */
-async function startSlurmRunner(current: GitHubAppWorld, token: string, workDir?: string) {
-  return startRunnerProcess({
-    url: current.plane.url,
-    token,
-    args: ['--backend', 'slurm'],
-    ...(workDir ? { workDir } : {}),
-    env: { GIT_SSL_CAINFO: current.double.caFile ?? '' },
-  });
-}
-
-async function finishedRun(current: GitHubAppWorld, which: (run: Run) => boolean): Promise<Run> {
-  return waitFor(
-    'the run to finish',
-    async () => {
-      const found = (await current.runs()).find(which);
-      return found && found.finishedAt !== null && found;
-    },
-    90_000,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}\n${runner?.output() ?? ''}`);
-  });
+/** serveSlurmRepo, its repository and world closed after the test. */
+async function serve(pipeline: string, env: Record<string, string> = {}) {
+  const served = await serveSlurmRepo(pipeline, env);
+  ({ repo, world } = served);
+  return served;
 }
 
 test('/fluksio run through a Slurm runner: signed comment → control plane → Slurm jobs → a final check run naming each job and the run’s CPU- and GPU-hours', async () => {
@@ -95,15 +67,14 @@ stages:
     outs: [model.txt]
     resources: {gpus: 1, partition: gpu}
 `;
-  const main = await serveRepo(pipeline);
-  const current = world as GitHubAppWorld;
+  const { world: current, main } = await serve(pipeline);
   current.setHead(main);
   runner = await startSlurmRunner(current, await registerAcmeRunner(current, []));
 
   const comment = current.comment('/fluksio run');
   expect((await current.deliver(comment)).lastError).toBeNull();
   expect(current.reactions(comment.payload.comment.id)).toEqual(['eyes', 'rocket']);
-  const run = await finishedRun(current, (candidate) => candidate.trigger === 'comment');
+  const run = await finishedRun(current, (candidate) => candidate.trigger === 'comment', runner);
   expect(run.status, runner.output()).toBe('succeeded');
 
   const rows = await current.db.select().from(stageRows).where(eq(stageRows.runId, run.id));
@@ -159,8 +130,7 @@ ${extra}stages:
 test('a Slurm job requeued mid-run gives the run back (released, not failed, the cause named); the next attempt restores the finished stage from the cache', async () => {
   scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-requeue-'));
   const pipeline = waitingPipeline(`${scratch}/jobs`);
-  const main = await serveRepo(pipeline);
-  const current = world as GitHubAppWorld;
+  const { world: current, main } = await serve(pipeline);
   runner = await startSlurmRunner(current, await registerAcmeRunner(current, []));
   await current.deliver(pushPayload({ repo: current.repo, ref: 'main', after: main }));
 
@@ -171,7 +141,7 @@ test('a Slurm job requeued mid-run gives the run back (released, not failed, the
     60_000,
   );
   await exec('scontrol', ['requeue', job]);
-  const run = await finishedRun(current, (candidate) => candidate.commit === main);
+  const run = await finishedRun(current, (candidate) => candidate.commit === main, runner);
   expect(run, runner.output()).toMatchObject({
     status: 'succeeded',
     attempt: 2,
@@ -202,7 +172,7 @@ test('a Slurm runner killed with -9 mid-job and started again resumes the run in
   const jobs = `${scratch}/jobs`;
   const go = `${scratch}/go`;
   // The default lease TTL (90 s) and no retries: only a resume in the same attempt saves the run.
-  const main = await serveRepo(`version: 1
+  const { world: current, main } = await serve(`version: 1
 on:
   push: { branches: [main] }
 stages:
@@ -220,7 +190,6 @@ stages:
     deps: [data.txt]
     outs: [model.txt]
 `);
-  const current = world as GitHubAppWorld;
   const token = await registerAcmeRunner(current, []);
   const first = await startSlurmRunner(current, token);
   runner = first;
@@ -307,11 +276,10 @@ stages:
 test('a Slurm runner started again after its run’s lease was swept is refused the resume: it cancels the job it left, and the next attempt (retries: 1) finishes', async () => {
   scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-swept-'));
   const jobs = `${scratch}/jobs`;
-  const main = await serveRepo(waitingPipeline(jobs, 'retries: 1\n'), {
+  const { world: current, main } = await serve(waitingPipeline(jobs, 'retries: 1\n'), {
     FLUKSIO_LEASE_TTL: '3s',
     FLUKSIO_HEARTBEAT_INTERVAL: '500ms',
   });
-  const current = world as GitHubAppWorld;
   const token = await registerAcmeRunner(current, []);
   const first = await startSlurmRunner(current, token);
   runner = first;
@@ -331,7 +299,7 @@ test('a Slurm runner started again after its run’s lease was swept is refused 
   expect((await jobFields(job)).JobState).toBe('RUNNING');
 
   runner = await startSlurmRunner(current, token, first.workDir);
-  const run = await finishedRun(current, (candidate) => candidate.commit === main);
+  const run = await finishedRun(current, (candidate) => candidate.commit === main, runner);
   expect(run, runner.output()).toMatchObject({ status: 'succeeded', attempt: 2, leaseExpirations: 1 });
   expect(runner.output()).toMatch(
     new RegExp(`"msg":"the run is not resumed; its Slurm job ${job} cancelled"`),

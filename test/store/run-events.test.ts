@@ -188,6 +188,27 @@ describe.each(databaseBackends)('run events on $name', ({ open }) => {
     });
   });
 
+  test('why a running stage’s job waits is kept until it runs; a finished stage waits for nothing', async () => {
+    const { runId, apply } = await newRun();
+    const pendingOf = async (name: string) =>
+      (await getRunDetail({ db, runId }))?.stages.find((stage) => stage.name === name)?.pending;
+    await apply([
+      { type: 'stage.started', stage: 'train', at: '2025-01-03T00:00:00.000Z' },
+      { type: 'stage.pending', stage: 'train', pending: { job: '12', reason: 'Priority' } },
+      { type: 'stage.pending', stage: 'train', pending: { job: '12', reason: 'Resources' } },
+    ]);
+    expect(await pendingOf('train')).toEqual({ job: '12', reason: 'Resources' });
+    await apply([{ type: 'stage.pending', stage: 'train', pending: null }]);
+    expect(await pendingOf('train')).toBeNull();
+
+    await apply([{ type: 'stage.pending', stage: 'train', pending: { job: '12', reason: 'Resources' } }]);
+    await apply([{ type: 'stage.finished', stage: makeStageRecord({ name: 'train' }) }]);
+    expect(await pendingOf('train')).toBeNull();
+    // A late report about a stage no longer running changes nothing.
+    await apply([{ type: 'stage.pending', stage: 'train', pending: { job: '12', reason: 'Resources' } }]);
+    expect(await pendingOf('train')).toBeNull();
+  });
+
   test('annotations read back in the order reported', async () => {
     const { runId, apply } = await newRun();
     const first = annotation('train', 'first');

@@ -71,6 +71,7 @@ export function makeStageRecord(overrides: Partial<StageRecord> & { name: string
     dirtyReasons: [],
     warnings: [],
     usage: null,
+    pending: null,
     ...overrides,
   };
 }

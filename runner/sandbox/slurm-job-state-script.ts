@@ -1,0 +1,103 @@
+import { SLURM_END_STATES } from './slurm-exit-causes.js';
+
+/** `TIMEOUT) echo 211 ;;` for each end state but CANCELLED, whose code depends on who cancelled. */
+const endCases = Object.entries(SLURM_END_STATES)
+  .filter(([state]) => state !== 'CANCELLED')
+  .map(([state, end]) => `    ${state}) echo ${end.code} ;;`)
+  .join('\n');
+
+/**
+ * Bash functions that read a Slurm job's state robustly (issue 12), part of the attach
+ * script (slurm-attach-script.ts) and tested on their own. They use no command but
+ * squeue, sacct and scontrol, so a test can stand in for each.
+ *
+ * `read_job_state JOB` sets `job_state`, `job_reason`, `job_exit` (`status:signal`),
+ * `job_nodes` and `job_restarts` from the first source that knows the job: `squeue`
+ * (the live queue, and finished jobs while slurmctld keeps them, MinJobAge), then `sacct`
+ * (the accounting database, which keeps jobs long after; a cluster without one answers
+ * nothing), then `scontrol show job`. A job squeue says FAILED takes its exit code from
+ * the next source that has one. It returns 0 when a source knows the job; 1 when the
+ * sources that answered do not know it (`Invalid job id`, or no accounting line); 2 when
+ * none could answer (slurmctld unreachable, a command missing): a transient failure,
+ * never to be read as "no such job".
+ *
+ * `final_exit_code STATE EXIT CANCELLED` prints the attach process's exit code for a job
+ * over (the command's own code, 128 + a signal, or SLURM_END_STATES' code; 130 for a job
+ * fluksio cancelled itself, CANCELLED not 0), and nothing for a job not over.
+ */
+export const SLURM_JOB_STATE_SCRIPT = `
+first_line_with() {
+  local line
+  while IFS= read -r line; do
+    if [[ $line == *"$1"* ]]; then printf '%s' "$line"; return 0; fi
+  done <<<"$2"
+  return 1
+}
+scontrol_field() {
+  local pattern=" $1=([^ ]*)"
+  [[ " $2" =~ $pattern ]] && printf '%s' "\${BASH_REMATCH[1]}"
+}
+take_job_state() {
+  : "\${job_state:=$1}" "\${job_reason:=$2}" "\${job_exit:=$3}" "\${job_nodes:=$4}" "\${job_restarts:=$5}"
+}
+read_job_state() {
+  local job=$1 out line answered=0 state reason code nodes
+  job_state='' job_reason='' job_exit='' job_nodes='' job_restarts=''
+  if out=$(squeue --noheader --states=all --jobs="$job" --Format='State:|,Reason:|,NodeList:|,RestartCnt:|' 2>&1); then
+    answered=1
+    if line=$(first_line_with '|' "$out"); then
+      IFS='|' read -r job_state job_reason job_nodes job_restarts _ <<<"$line"
+      case $job_state in
+        COMPLETED) job_exit=0:0; return 0 ;;
+        FAILED) answered=0 ;;
+        *) return 0 ;;
+      esac
+    fi
+  elif [[ $out == *'Invalid job id'* ]]; then
+    answered=1
+  fi
+  if out=$(sacct --noheader --parsable2 --allocations --jobs="$job" --format=State,Reason,ExitCode,NodeList 2>&1); then
+    answered=1
+    if line=$(first_line_with '|' "$out"); then
+      IFS='|' read -r state reason code nodes _ <<<"$line"
+      [ "$nodes" = 'None assigned' ] && nodes=''
+      take_job_state "\${state%% *}" "$reason" "$code" "$nodes" ''
+    fi
+  fi
+  if [ -z "$job_state" ] || [ -z "$job_exit" ]; then
+    if out=$(scontrol show job -o "$job" 2>&1); then
+      answered=1
+      if line=$(first_line_with 'JobState=' "$out"); then
+        state=$(scontrol_field JobState "$line")
+        reason=$(scontrol_field Reason "$line")
+        code=$(scontrol_field ExitCode "$line")
+        nodes=$(scontrol_field NodeList "$line")
+        take_job_state "$state" "$reason" "$code" "$nodes" "$(scontrol_field Restarts "$line")"
+      fi
+    elif [[ $out == *'Invalid job id'* ]]; then
+      answered=1
+    fi
+  fi
+  if [ -n "$job_state" ]; then
+    if [ "$job_state" = FAILED ] && [ -z "$job_exit" ]; then
+      # Only squeue answered: ask again for the exit code rather than guess it.
+      [ "$answered" = 0 ] && return 2
+      job_exit=1:0
+    fi
+    return 0
+  fi
+  [ "$answered" = 1 ] && return 1
+  return 2
+}
+final_exit_code() {
+  local status=\${2%%:*} signal=\${2##*:}
+  case $1 in
+    COMPLETED | FAILED)
+      if [ "\${signal:-0}" != 0 ]; then echo $((128 + signal))
+      elif [ "$1" = FAILED ] && [ "\${status:-0}" = 0 ]; then echo 1
+      else echo "\${status:-0}"; fi ;;
+    CANCELLED) if [ "$3" != 0 ]; then echo 130; else echo ${SLURM_END_STATES.CANCELLED.code}; fi ;;
+${endCases}
+  esac
+}
+`;

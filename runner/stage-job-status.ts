@@ -1,0 +1,27 @@
+import type { EventSink } from './ports.js';
+import type { JobStatus } from './sandbox/job-status-line.js';
+
+/**
+ * What one stage's batch job is doing, from its launch's statuses: the job it follows (for
+ * the stage's error), and a `stage.pending` event each time why it waits changes,
+ * `pending: null` when it stops waiting. A job that never waits reports nothing.
+ */
+export class StageJobStatus {
+  /** The job the launch last reported following; null before any (or for no job). */
+  job: string | null = null;
+  /** The pending state last reported, as JSON: only a change is reported. */
+  private reported = 'null';
+
+  constructor(
+    private readonly stage: string,
+    private readonly events: EventSink,
+  ) {}
+
+  take(status: JobStatus): void {
+    this.job = status.job;
+    const pending = JSON.stringify(status.pending);
+    if (pending === this.reported) return;
+    this.reported = pending;
+    this.events.emit({ type: 'stage.pending', stage: this.stage, pending: status.pending });
+  }
+}

@@ -1,0 +1,138 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
+import { runStageProcess } from '../../runner/sandbox/stage-process.js';
+import { fakeCalls, fakeCommand, INVALID_JOB, realCommand, UNREACHABLE } from './fake-slurm.js';
+import { firstLine, jobFields, startSlurm, waitFor } from './slurm-job.js';
+
+/*
+ * The real Slurm, with squeue, sacct, scontrol and sbatch behind stand-ins (fake-slurm.ts)
+ * that fail or forget the job where a test says, and otherwise run the real command and
+ * log the call. The test cluster keeps no accounting: its sacct never answers.
+ */
+
+let dir: string;
+let shims: string;
+const real: Record<string, string> = {};
+beforeAll(async () => {
+  await startSlurm();
+  for (const name of ['squeue', 'sacct', 'scontrol', 'sbatch', 'scancel'])
+    real[name] = await realCommand(name);
+}, 120_000);
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fluksio-slurm-fallback-'));
+  shims = join(dir, 'shims');
+  await mkdir(shims);
+  for (const name of Object.keys(real)) await fakeCommand(shims, name, [{ real: real[name] ?? name }]);
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const stage = { name: 'train', jobKey: 'k1', resources: { cpus: 1 } };
+const env = () => ({ PATH: `${shims}:${process.env.PATH ?? '/usr/bin:/bin'}` });
+const asked = async (name: string) => (await fakeCalls(shims)).filter((call) => call.startsWith(`${name} `));
+
+async function launch(cmd: string, launcher = new SlurmLauncher(join(dir, 'jobs'))) {
+  const lines: string[] = [];
+  const result = await runStageProcess({
+    cmd,
+    cwd: dir,
+    env: env(),
+    timeoutMs: 60_000,
+    launcher,
+    stage,
+    onLine: (_stream, line) => lines.push(line),
+  });
+  const job =
+    lines
+      .map((line) => /^fluksio: (?:submitted|re-attached to) Slurm job (\d+)$/.exec(line)?.[1])
+      .find(Boolean) ?? null;
+  const cause = result.exitCode === null ? null : launcher.explainExit(result.exitCode, job);
+  return { exitCode: result.exitCode, lines, cause };
+}
+
+/** Submits the stage's job through an attach process killed hard once the job is queued (a runner killed with -9). */
+async function orphanedJob(cmd: string): Promise<string> {
+  const first = new SlurmLauncher(join(dir, 'jobs')).launch(cmd, dir, [], stage);
+  const child = spawn(first.file, first.args, { cwd: dir, env: env(), stdio: 'ignore' });
+  let job = '';
+  await waitFor(
+    'the job id to be kept',
+    async () => (job = await firstLine(join(dir, 'jobs', 'k1-train.job'))) !== '',
+  );
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  return job;
+}
+
+test('squeue failing: the job is followed through sacct and then scontrol, to its exit code', async () => {
+  await fakeCommand(shims, 'squeue', [UNREACHABLE]);
+  const followed = await launch('echo "job $SLURM_JOB_ID" && sleep 1 && echo done && exit 3');
+  expect(followed.exitCode, followed.lines.join('\n')).toBe(3);
+  expect(followed.lines).toEqual(expect.arrayContaining(['done']));
+  expect(followed.lines.some((line) => line.includes('could not read the state'))).toBe(false);
+  expect((await asked('squeue')).length).toBeGreaterThan(0);
+  expect((await asked('sacct')).length).toBeGreaterThan(0);
+  expect((await asked('scontrol')).length).toBeGreaterThan(0);
+}, 60_000);
+
+test('every source failing when a launch re-attaches: asked again with backoff, the job never submitted twice', async () => {
+  const job = await orphanedJob('echo "job $SLURM_JOB_ID" && sleep 2 && echo done');
+  await fakeCommand(shims, 'squeue', [
+    UNREACHABLE,
+    UNREACHABLE,
+    UNREACHABLE,
+    { real: real.squeue ?? 'squeue' },
+  ]);
+  await fakeCommand(shims, 'scontrol', [
+    UNREACHABLE,
+    UNREACHABLE,
+    UNREACHABLE,
+    { real: real.scontrol ?? 'scontrol' },
+  ]);
+  const submitted = (await asked('sbatch')).length;
+  const followed = await launch('echo "job $SLURM_JOB_ID" && sleep 2 && echo done');
+  expect(followed.exitCode, followed.lines.join('\n')).toBe(0);
+  const said = (text: string) => followed.lines.filter((line) => line === text).length;
+  expect(
+    said(
+      `fluksio: could not read the state of Slurm job ${job} (squeue, sacct and scontrol all failed): asking again`,
+    ),
+  ).toBe(1);
+  expect(said(`fluksio: re-attached to Slurm job ${job}`)).toBe(1);
+  expect(followed.lines).toEqual(expect.arrayContaining([`job ${job}`, 'done']));
+  expect(await asked('sbatch')).toHaveLength(submitted);
+  expect((await jobFields(job)).JobState).toBe('COMPLETED');
+}, 60_000);
+
+test('a kept job id Slurm does not know: the stage is submitted again, saying why', async () => {
+  await mkdir(join(dir, 'jobs'), { recursive: true });
+  await writeFile(join(dir, 'jobs', 'k1-train.job'), '999999\n');
+  const followed = await launch('echo "job $SLURM_JOB_ID"');
+  expect(followed.exitCode, followed.lines.join('\n')).toBe(0);
+  expect(followed.lines[0]).toBe('fluksio: Slurm no longer knows job 999999: submitting the stage again');
+  expect(followed.lines[1]).toMatch(/^fluksio: submitted Slurm job \d+$/);
+}, 60_000);
+
+test('a job every source stopped knowing (purged from slurmctld, no accounting) ends the stage with that cause, and is cancelled', async () => {
+  // squeue answers for its first calls, then says "Invalid job id" as for a purged job;
+  // scontrol, asked then, says the same; sacct answers nothing on this cluster.
+  const squeue = { real: real.squeue ?? 'squeue' };
+  await fakeCommand(shims, 'squeue', [squeue, squeue, squeue, squeue, squeue, INVALID_JOB]);
+  await fakeCommand(shims, 'scontrol', [INVALID_JOB]);
+  const launcher = new SlurmLauncher(join(dir, 'jobs'), { unknownJobGraceMs: 1000 });
+  const followed = await launch('echo "job $SLURM_JOB_ID" && sleep 300', launcher);
+  const job = /^fluksio: submitted Slurm job (\d+)$/.exec(followed.lines[0] ?? '')?.[1] ?? '';
+  expect(followed.cause, followed.lines.join('\n')).toBe(
+    `Slurm no longer knows job ${job} (squeue, sacct and scontrol lost it before it was seen to end)`,
+  );
+  expect(followed.lines).toContain(
+    `fluksio: Slurm no longer knows job ${job}: not in squeue, sacct or scontrol for 1.0 s`,
+  );
+  // Only the queries lost it here: the job itself is cancelled, holding nothing.
+  await waitFor('the job to be cancelled', async () => (await jobFields(job)).JobState === 'CANCELLED');
+}, 60_000);
