@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import type { Claim } from '../../schemas/protocol/claim.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { startTestS3, type TestS3 } from '../helpers/s3-server.js';
 import { resetTables, startTestControlPlane, type TestControlPlane } from './control-plane-harness.js';
+import { holdClaimedRun, type HeldRun } from './hold-claimed-run.js';
 
 let database: TestDatabase;
 let s3: TestS3;
@@ -17,7 +17,6 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await resetTables(database.db);
-  s3 = await startTestS3();
 });
 afterEach(async () => {
   await plane.close();
@@ -32,25 +31,19 @@ function digestOf(bytes: string): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
 
-/** A runner holding a claimed run of `repository`, and its headers. */
-async function holding(
-  repository: string,
-  name: string,
-): Promise<{ token: string; headers: Record<string, string> }> {
-  const submitter = await plane.addApiToken({ repositories: [repository] });
-  const runner = await plane.addRunner({ name, owner: repository.split('/')[0] });
-  expect((await plane.submit(submitter, { repository })).status).toBe(201);
-  const claim = (await plane.claim(runner.token)) as Claim;
-  return { token: runner.token, headers: { 'x-fluksio-lease': claim.lease, 'x-fluksio-run': claim.run.id } };
-}
+const holding = (repository: string, name: string): Promise<HeldRun> =>
+  holdClaimedRun(plane, repository, name);
 
-/** Asks for an upload URL, PUTs `bytes` there, and finishes the upload announcing `size`. */
+/**
+ * Asks for an upload URL, PUTs `bytes` there, and finishes the upload announcing `size`:
+ * the store's answer to the PUT, and the control plane's to the finish.
+ */
 async function upload(
-  runner: { token: string; headers: Record<string, string> },
+  runner: HeldRun,
   digest: string,
   bytes: string,
   size = Buffer.byteLength(bytes),
-): Promise<{ status: number; json: Record<string, unknown>; uploadId: string }> {
+): Promise<{ put: number; status: number; json: Record<string, unknown>; uploadId: string }> {
   const ticket = await plane.call('POST', `/api/v1/blobs/${digest}/uploads`, { ...runner, json: { size } });
   expect(ticket.status, ticket.text).toBe(201);
   const { url, headers, uploadId } = ticket.json as {
@@ -65,132 +58,144 @@ async function upload(
     headers: { ...headers, 'content-length': String(Buffer.byteLength(bytes)) },
     body: bytes,
   });
-  expect(put.status).toBeLessThan(300);
   const finish = await plane.call('POST', `/api/v1/blobs/${digest}/uploads/${uploadId}`, {
     ...runner,
     json: { size },
   });
-  return { status: finish.status, json: finish.json, uploadId };
+  return { put: put.status, status: finish.status, json: finish.json, uploadId };
 }
 
-describe('blobs in S3', () => {
-  test('an upload goes to a presigned URL and a read is sent to one: no byte passes through the control plane', async () => {
-    await start();
-    const runner = await holding('acme/model', 'box');
-    const digest = digestOf('model weights');
-    const stored = await upload(runner, digest, 'model weights');
-    expect(stored).toMatchObject({ status: 201, json: { digest, size: 13 } });
-    expect(await s3.keys()).toEqual([`sha256/${digest.slice(7)}`]);
-
-    const head = await plane.call('HEAD', `/api/v1/blobs/${digest}`, runner);
-    expect(head.headers.get('content-length')).toBe('13');
-    const get = await fetch(`${plane.url}/api/v1/blobs/${digest}`, {
-      headers: { authorization: `Bearer ${runner.token}`, ...runner.headers },
-      redirect: 'manual',
+// Each behaviour with a store that keeps no checksums (s3rver alone) and with one that keeps
+// and verifies them as AWS S3 does (s3rver behind the checksum front).
+describe.each([{ checksums: false }, { checksums: true }])(
+  'blobs in S3 (checksums: $checksums)',
+  ({ checksums }) => {
+    beforeEach(async () => {
+      s3 = await startTestS3({ checksums });
     });
-    expect(get.status).toBe(307);
-    const location = get.headers.get('location') ?? '';
-    expect(new URL(location).origin).toBe(s3.endpoint);
-    expect(await (await fetch(location)).text()).toBe('model weights');
-    const metrics = (await plane.call('GET', '/metrics')).text;
-    expect(metrics).toMatch(/^fluksio_blob_bytes_total\{direction="in"\} 0$/m);
-    expect(metrics).toMatch(/^fluksio_blob_bytes_total\{direction="out"\} 0$/m);
 
-    // Uploading through the control plane is refused, saying where to go instead.
-    const put = await plane.call('PUT', `/api/v1/blobs/${digest}`, { ...runner, body: 'model weights' });
-    expect(put.status).toBe(409);
-    expect(put.json.error).toContain(`POST /api/v1/blobs/${digest}/uploads`);
-  });
+    test('an upload goes to a presigned URL and a read is sent to one: no byte passes through the control plane', async () => {
+      await start();
+      const runner = await holding('acme/model', 'box');
+      const digest = digestOf('model weights');
+      const stored = await upload(runner, digest, 'model weights');
+      expect(stored).toMatchObject({ put: 200, status: 201, json: { digest, size: 13 } });
+      expect(await s3.keys()).toEqual([`sha256/${digest.slice(7)}`]);
 
-  test('an upload of another size than announced is refused and leaves nothing', async () => {
-    await start();
-    const runner = await holding('acme/model', 'box');
-    const digest = digestOf('weights');
-    const ticket = await plane.call('POST', `/api/v1/blobs/${digest}/uploads`, {
-      ...runner,
-      json: { size: 7 },
-    });
-    const { uploadId } = ticket.json as { uploadId: string };
-    const finish = await plane.call('POST', `/api/v1/blobs/${digest}/uploads/${uploadId}`, {
-      ...runner,
-      json: { size: 7 },
-    });
-    expect(finish).toMatchObject({ status: 400, json: { field: 'uploadId' } });
-    expect(finish.json.error).toContain('nothing was uploaded');
-    const short = await upload(runner, digest, 'weigh', 7);
-    expect(short.status).toBe(400);
-    expect(await s3.keys()).toEqual([]);
-    expect((await plane.call('HEAD', `/api/v1/blobs/${digest}`, runner)).status).toBe(404);
-  });
+      const head = await plane.call('HEAD', `/api/v1/blobs/${digest}`, runner);
+      expect(head.headers.get('content-length')).toBe('13');
+      const get = await fetch(`${plane.url}/api/v1/blobs/${digest}`, {
+        headers: { authorization: `Bearer ${runner.token}`, ...runner.headers },
+        redirect: 'manual',
+      });
+      expect(get.status).toBe(307);
+      const location = get.headers.get('location') ?? '';
+      expect(new URL(location).origin).toBe(s3.endpoint);
+      expect(await (await fetch(location)).text()).toBe('model weights');
+      const metrics = (await plane.call('GET', '/metrics')).text;
+      expect(metrics).toMatch(/^fluksio_blob_bytes_total\{direction="in"\} 0$/m);
+      expect(metrics).toMatch(/^fluksio_blob_bytes_total\{direction="out"\} 0$/m);
 
-  test('a store that keeps no SHA-256 checksum is refused while checksums are verified', async () => {
-    await start({ FLUKSIO_S3_VERIFY_CHECKSUMS: 'true' });
-    const runner = await holding('acme/model', 'box');
-    const digest = digestOf('weights');
-    const refused = await upload(runner, digest, 'weights');
-    expect(refused.status).toBe(400);
-    expect(refused.json.error).toContain('FLUKSIO_S3_VERIFY_CHECKSUMS=false');
-    expect(await s3.keys()).toEqual([]);
-  });
+      // Uploading through the control plane is refused, saying where to go instead.
+      const put = await plane.call('PUT', `/api/v1/blobs/${digest}`, { ...runner, body: 'model weights' });
+      expect(put.status).toBe(409);
+      expect(put.json.error).toContain(`POST /api/v1/blobs/${digest}/uploads`);
+    });
 
-  test("knowing a digest opens nothing: another repository's run must upload the bytes itself", async () => {
-    await start();
-    const mine = await holding('acme/model', 'box');
-    const digest = digestOf('secret weights');
-    expect((await upload(mine, digest, 'secret weights')).status).toBe(201);
-    const theirs = await holding('globex/model', 'their-box');
-    expect((await plane.call('GET', `/api/v1/blobs/${digest}`, theirs)).status).toBe(404);
-    // Finishing an upload never made, for a blob that exists, proves nothing.
-    const ticket = await plane.call('POST', `/api/v1/blobs/${digest}/uploads`, {
-      ...theirs,
-      json: { size: 14 },
+    test('an upload of another size than announced is refused and leaves nothing', async () => {
+      await start();
+      const runner = await holding('acme/model', 'box');
+      const digest = digestOf('weights');
+      const ticket = await plane.call('POST', `/api/v1/blobs/${digest}/uploads`, {
+        ...runner,
+        json: { size: 7 },
+      });
+      const { uploadId } = ticket.json as { uploadId: string };
+      const finish = await plane.call('POST', `/api/v1/blobs/${digest}/uploads/${uploadId}`, {
+        ...runner,
+        json: { size: 7 },
+      });
+      expect(finish).toMatchObject({ status: 400, json: { field: 'uploadId' } });
+      expect(finish.json.error).toContain('nothing was uploaded');
+      // Its length is signed: S3 refuses the PUT (s3rver checks no signature; then the finish does).
+      const short = await upload(runner, digest, 'weigh', 7);
+      expect(short.put).toBe(checksums ? 403 : 200);
+      expect(short.status).toBe(400);
+      expect(await s3.keys()).toEqual([]);
+      expect((await plane.call('HEAD', `/api/v1/blobs/${digest}`, runner)).status).toBe(404);
     });
-    const { uploadId } = ticket.json as { uploadId: string };
-    const claimed = await plane.call('POST', `/api/v1/blobs/${digest}/uploads/${uploadId}`, {
-      ...theirs,
-      json: { size: 14 },
-    });
-    expect(claimed.status).toBe(400);
-    expect((await plane.call('HEAD', `/api/v1/blobs/${digest}`, theirs)).status).toBe(404);
-  });
 
-  test('a finish retried after its answer was lost is answered as the first', async () => {
-    await start();
-    const runner = await holding('acme/model', 'box');
-    const digest = digestOf('weights');
-    const first = await upload(runner, digest, 'weights');
-    expect(first.status).toBe(201);
-    const again = await plane.call('POST', `/api/v1/blobs/${digest}/uploads/${first.uploadId}`, {
-      ...runner,
-      json: { size: 7 },
+    test("knowing a digest opens nothing: another repository's run must upload the bytes itself", async () => {
+      await start();
+      const mine = await holding('acme/model', 'box');
+      const digest = digestOf('secret weights');
+      expect((await upload(mine, digest, 'secret weights')).status).toBe(201);
+      const theirs = await holding('globex/model', 'their-box');
+      expect((await plane.call('GET', `/api/v1/blobs/${digest}`, theirs)).status).toBe(404);
+      // Finishing an upload never made, for a blob that exists, proves nothing.
+      const ticket = await plane.call('POST', `/api/v1/blobs/${digest}/uploads`, {
+        ...theirs,
+        json: { size: 14 },
+      });
+      const { uploadId } = ticket.json as { uploadId: string };
+      const claimed = await plane.call('POST', `/api/v1/blobs/${digest}/uploads/${uploadId}`, {
+        ...theirs,
+        json: { size: 14 },
+      });
+      expect(claimed.status).toBe(400);
+      expect((await plane.call('HEAD', `/api/v1/blobs/${digest}`, theirs)).status).toBe(404);
     });
-    expect(again).toMatchObject({ status: 201, json: { digest, size: 7 } });
-  });
 
-  test('upload requests need the run lease, a size within the limit and a well-formed upload id', async () => {
-    await start({ FLUKSIO_MAX_BLOB_SIZE: '1KiB' });
-    const runner = await holding('acme/model', 'box');
-    const digest = digestOf('x');
-    const uploads = `/api/v1/blobs/${digest}/uploads`;
-    expect((await plane.call('POST', uploads, { headers: runner.headers, json: { size: 1 } })).status).toBe(
-      401,
-    );
-    const stale = { ...runner.headers, 'x-fluksio-lease': 'e'.repeat(64) };
-    expect(
-      (await plane.call('POST', uploads, { token: runner.token, headers: stale, json: { size: 1 } })).status,
-    ).toBe(409);
-    expect((await plane.call('POST', uploads, { ...runner, json: { size: 4096 } })).status).toBe(413);
-    expect(await plane.call('POST', uploads, { ...runner, json: { size: -1 } })).toMatchObject({
-      status: 400,
-      json: { field: 'size' },
+    test('a finish retried after its answer was lost is answered as the first', async () => {
+      await start();
+      const runner = await holding('acme/model', 'box');
+      const digest = digestOf('weights');
+      const first = await upload(runner, digest, 'weights');
+      expect(first.status).toBe(201);
+      const again = await plane.call('POST', `/api/v1/blobs/${digest}/uploads/${first.uploadId}`, {
+        ...runner,
+        json: { size: 7 },
+      });
+      expect(again).toMatchObject({ status: 201, json: { digest, size: 7 } });
     });
-    expect(await plane.call('POST', `${uploads}/not-a-uuid`, { ...runner, json: { size: 1 } })).toMatchObject(
-      {
+
+    test('upload requests need the run lease, a size within the limit and a well-formed upload id', async () => {
+      await start({ FLUKSIO_MAX_BLOB_SIZE: '1KiB' });
+      const runner = await holding('acme/model', 'box');
+      const digest = digestOf('x');
+      const uploads = `/api/v1/blobs/${digest}/uploads`;
+      expect((await plane.call('POST', uploads, { headers: runner.headers, json: { size: 1 } })).status).toBe(
+        401,
+      );
+      const stale = { ...runner.headers, 'x-fluksio-lease': 'e'.repeat(64) };
+      expect(
+        (await plane.call('POST', uploads, { token: runner.token, headers: stale, json: { size: 1 } }))
+          .status,
+      ).toBe(409);
+      expect((await plane.call('POST', uploads, { ...runner, json: { size: 4096 } })).status).toBe(413);
+      expect(await plane.call('POST', uploads, { ...runner, json: { size: -1 } })).toMatchObject({
+        status: 400,
+        json: { field: 'size' },
+      });
+      expect(
+        await plane.call('POST', `${uploads}/not-a-uuid`, { ...runner, json: { size: 1 } }),
+      ).toMatchObject({
         status: 400,
         json: { field: 'uploadId' },
-      },
-    );
-  });
+      });
+    });
+  },
+);
+
+test('a store that keeps no SHA-256 checksum is refused while checksums are verified', async () => {
+  s3 = await startTestS3();
+  await start({ FLUKSIO_S3_VERIFY_CHECKSUMS: 'true' });
+  const runner = await holding('acme/model', 'box');
+  const digest = digestOf('weights');
+  const refused = await upload(runner, digest, 'weights');
+  expect(refused.status).toBe(400);
+  expect(refused.json.error).toContain('FLUKSIO_S3_VERIFY_CHECKSUMS=false');
+  expect(await s3.keys()).toEqual([]);
 });
 
 test('a directory store tells the runner to PUT through the control plane', async () => {
