@@ -223,6 +223,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
         outs: [...outs, ...plots].map((out) => inWdir(out.path)),
         metrics: metrics.map((out) => inWdir(out.path)),
         cache: !dvc.always_changed && persisted.length === 0,
+        ...(dvc.desc === undefined ? {} : { description: dvc.desc }),
       };
       addPlots(
         stages[stageName],
