@@ -280,6 +280,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .argument('[out]', 'one output path (default: all)')
     .option('--to <dir>', 'where to write them (default: here)')
     .option('--force', 'replace files that exist with other contents')
+    .option('--json', 'print {run, to, outs, written, unchanged} as JSON')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
     .action(async (run: string, out: string | undefined, options) =>
       setCode(await (await import('./commands/pull-command.js')).pullCommand(run, out, options, io)),
