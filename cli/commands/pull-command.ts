@@ -110,7 +110,8 @@ export async function pullCommand(
     else await download(blobs, { ...file, digest: file.digest }, dest);
   }
   if (options.json) {
-    const files = (list: PlannedFile[]) => list.filter((file) => file.digest !== null).map((file) => file.path);
+    const files = (list: PlannedFile[]) =>
+      list.filter((file) => file.digest !== null).map((file) => file.path);
     const pulled: PullJson = {
       run: report.run.id,
       to: root,

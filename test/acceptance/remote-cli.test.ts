@@ -102,7 +102,9 @@ test('a laptop submits its pushed HEAD, follows the run to the end, and pulls th
     expect(JSON.parse(json.stdout)).toEqual({
       run: report.run.id,
       to: join(project.repo.dir, to),
-      outs: [{ path: 'model', kind: 'dir', digest: expect.stringMatching(/^sha256:/), size: expect.any(Number) }],
+      outs: [
+        { path: 'model', kind: 'dir', digest: expect.stringMatching(/^sha256:/), size: expect.any(Number) },
+      ],
       written,
       unchanged,
     });

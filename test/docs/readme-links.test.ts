@@ -32,6 +32,7 @@ test('every relative link in README.md names a file inside the repository', () =
 });
 
 test('the links looked at: relative targets of links, images and definitions, without anchors', () => {
-  const text = '[a](../outside.md) ![b](docs/none.png "t") [c](#code-map) [d](https://example.com)\n[e]: ./README.md#top\n';
+  const text =
+    '[a](../outside.md) ![b](docs/none.png "t") [c](#code-map) [d](https://example.com)\n[e]: ./README.md#top\n';
   expect(relativeTargets(text)).toEqual(['../outside.md', 'docs/none.png', './README.md']);
 });

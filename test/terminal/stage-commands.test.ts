@@ -127,7 +127,9 @@ test("a DVC stage's desc is shown by dag (text and --json) and status (text and 
     const status = await runFluksio(['status'], { cwd: described.dir });
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^fetch +run +no earlier run of this stage +Downloads the raw corpus$/m);
-    const statusJson = JSON.parse((await runFluksio(['status', '--json'], { cwd: described.dir })).stdout) as {
+    const statusJson = JSON.parse(
+      (await runFluksio(['status', '--json'], { cwd: described.dir })).stdout,
+    ) as {
       stages: { name: string; description: string | null }[];
     };
     expect(statusJson.stages.map(({ name, description }) => [name, description])).toEqual([
