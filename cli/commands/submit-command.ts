@@ -89,7 +89,9 @@ export async function submitCommand(
     }
     return 0;
   }
-  const follow = { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics };
+  // On a terminal the running stages' elapsed time is shown, as `fluksio run` shows it.
+  const live = Boolean((options.json ? io.stderr : io.stdout).isTTY);
+  const follow = { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics, live };
   const shown = runIds.map(() => newFollowState());
   const reports = [];
   for (const [index, runId] of runIds.entries()) {
