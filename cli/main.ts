@@ -1,16 +1,17 @@
 import { Command, CommanderError, Option } from 'commander';
 import { processIo, type CliIo } from '../present/terminal/cli-io.js';
 import { UsageError } from '../present/terminal/usage-error.js';
+import { listenForInterrupts } from './process-interrupts.js';
 import packageJson from '../package.json' with { type: 'json' };
 
-/** Exit codes of DESIGN §9. */
+/** Exit codes of DESIGN §9 (a second Ctrl-C exits 130: cli/process-interrupts.ts). */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
 
 /**
  * The `fluksio` command. Returns the exit code: 0 success, 1 a run failed, 2 the input
  * was wrong (the message says what and where, and nothing was created).
  */
-export async function main(argv: string[], io: CliIo = processIo(interruptSignal())): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo(listenForInterrupts())): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(io, (result) => {
     code = result;
@@ -410,27 +411,4 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     );
 
   return program;
-}
-
-/**
- * Ctrl-C cancels the run in progress: stages get SIGINT, then SIGTERM and SIGKILL, the
- * run is recorded `cancelled`. A second Ctrl-C exits at once.
- */
-function interruptSignal(): AbortSignal {
-  const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(130);
-    try {
-      process.stderr.write(`\nfluksio: ${signal} received, cancelling (again to exit at once)\n`);
-    } catch {
-      // A hung-up terminal takes no more output; the run is cancelled all the same.
-    }
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // A closed terminal cancels as Ctrl-C does: the run is recorded, and what a stage
-  // borrowed from the work tree (a DVC params file) is put back.
-  process.on('SIGHUP', onSignal);
-  return controller.signal;
 }

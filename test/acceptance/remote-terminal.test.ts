@@ -67,6 +67,35 @@ test("submit --wait streams the stage's lines, and Ctrl-C cancels the run on the
   expect(row.statusReason).toContain('Ctrl-C');
 });
 
+test("a second Ctrl-C on submit --wait of a sweep leaves (exit 130) once every member's cancel is sent: none is left running", async () => {
+  const project = await laptopProject(
+    'version: 1\nparams:\n  n: { type: int, default: 1 }\nstages:\n  train:\n    cmd: echo "member ${n}" && sleep 120\n    params: [n]\n    cache: false\n',
+  );
+  const submit = runInTerminal(['submit', 'n=1,2,3', '--wait'], {
+    cwd: project.repo.dir,
+    env: { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken, NO_COLOR: '1' },
+    columns: 70,
+  });
+  // The first member runs on the one runner; the other two wait in the queue.
+  await submit.waitFor(/train │ member 1/, 120_000);
+  const runIds = [...submit.output().matchAll(/^queued (\w{26})/gm)].map((match) => match[1] ?? '');
+  expect(runIds).toHaveLength(3);
+  submit.type('\x03');
+  // The second comes as soon as the first has been handled: while the cancels are on their way.
+  await submit.waitFor(/SIGINT received, cancelling/);
+  submit.type('\x03');
+  expect(await submit.exited, submit.output()).toBe(130);
+  expect(submit.output()).toContain('Cancelling 3 runs on the control plane');
+  expect(submit.output()).not.toContain('Could not cancel');
+  // Every request was answered before the command left: the queued members are cancelled,
+  // the running one is being stopped by its runner.
+  for (const runId of runIds) {
+    const row = await world.row(runId);
+    expect(row.status === 'cancelled' || row.cancelRequested, `${runId}: ${row.status}`).toBe(true);
+  }
+  for (const runId of runIds) expect((await world.waitFor(runId)).run.status).toBe('cancelled');
+});
+
 test('submit --wait shows how long a silent remote stage has run on a terminal, and nothing of it in a pipe', async () => {
   const project = await laptopProject('version: 1\nstages:\n  quiet:\n    cmd: sleep 5\n    cache: false\n');
   const env = { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken };
