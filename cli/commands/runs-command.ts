@@ -52,11 +52,13 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
       import('../remote/local-goals.js'),
     ]);
     const listed = await listRemoteRuns(
-      { limit: narrowed ? RUN_LIST_MAX : selection.limit, url: options.url },
+      { limit: narrowed ? RUN_LIST_MAX : selection.limit, url: options.url, pipeline: options.pipeline },
       io,
     );
-    if (listed.repository !== null && !options.json && !options.md && !options.csv)
-      io.stdout.write(`Runs of ${listed.repository} on ${listed.url}\n`);
+    if (listed.repository !== null && !options.json && !options.md && !options.csv) {
+      const pipeline = listed.pipelinePath ?? 'every pipeline';
+      io.stdout.write(`Runs of ${listed.repository} (${pipeline}) on ${listed.url}\n`);
+    }
     return printRuns(
       listed.runs,
       { ...selection, goals: await localGoals(options.pipeline, io.cwd) },
