@@ -13,6 +13,7 @@ import { outputWidth } from '../render/output-width.js';
 import { renderRunsCsv } from '../render/runs-csv.js';
 import { renderRunsMarkdown } from '../render/runs-markdown.js';
 import { renderRunsTable } from '../render/runs-table.js';
+import { wrapToWidth } from '../render/wrap-to-width.js';
 
 export interface RunsCommandOptions {
   limit: string;
@@ -57,7 +58,8 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
     );
     if (listed.repository !== null && !options.json && !options.md && !options.csv) {
       const pipeline = listed.pipelinePath ?? 'every pipeline';
-      io.stdout.write(`Runs of ${listed.repository} (${pipeline}) on ${listed.url}\n`);
+      const title = `Runs of ${listed.repository} (${pipeline}) on ${listed.url}`;
+      io.stdout.write(`${wrapToWidth(title, outputWidth(io.stdout, io.env))}\n`);
     }
     return printRuns(
       listed.runs,
