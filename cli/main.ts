@@ -1,16 +1,18 @@
 import { Command, CommanderError, Option } from 'commander';
 import { processIo, type CliIo } from '../present/terminal/cli-io.js';
 import { UsageError } from '../present/terminal/usage-error.js';
+import { listenForInterrupts } from './process-interrupts.js';
+import { addServerCommands } from './server-commands.js';
 import packageJson from '../package.json' with { type: 'json' };
 
-/** Exit codes of DESIGN §9. */
+/** Exit codes of DESIGN §9 (a second Ctrl-C exits 130: cli/process-interrupts.ts). */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
 
 /**
  * The `fluksio` command. Returns the exit code: 0 success, 1 a run failed, 2 the input
  * was wrong (the message says what and where, and nothing was created).
  */
-export async function main(argv: string[], io: CliIo = processIo(interruptSignal())): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo(listenForInterrupts())): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(io, (result) => {
     code = result;
@@ -145,7 +147,10 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .option('--md', 'print a GitHub-flavoured markdown table')
     .option('--csv', 'print CSV (RFC 4180)')
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
-    .option('--remote', "this repository's runs on the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)")
+    .option(
+      '--remote',
+      "this repository's runs of this pipeline on the control plane at FLUKSIO_URL (token: FLUKSIO_TOKEN)",
+    )
     .option('--url <url>', 'the runs on the control plane at this URL')
     .addHelpText(
       'after',
@@ -280,117 +285,13 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .argument('[out]', 'one output path (default: all)')
     .option('--to <dir>', 'where to write them (default: here)')
     .option('--force', 'replace files that exist with other contents')
+    .option('--json', 'print {run, to, outs, written, unchanged} as JSON')
     .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
     .action(async (run: string, out: string | undefined, options) =>
       setCode(await (await import('./commands/pull-command.js')).pullCommand(run, out, options, io)),
     );
 
-  program
-    .command('app')
-    .description(
-      'Run the control plane: runner API, submit API, webhook intake, delivery worker, outbox, sweeper (settings from the environment)',
-    )
-    .addHelpText(
-      'after',
-      '\nEnvironment: REDIS_URL (required), DATABASE_URL (else embedded PGlite under FLUKSIO_DATA_DIR), HOST, PORT,\nFLUKSIO_LEASE_TTL, FLUKSIO_HEARTBEAT_INTERVAL, FLUKSIO_SWEEP_INTERVAL, FLUKSIO_QUEUE_TIMEOUT, FLUKSIO_CLONE_HOSTS,\nFLUKSIO_ALLOW_FILE_URLS, FLUKSIO_METRICS_TOKEN.',
-    )
-    .option(
-      '--role <role>',
-      'web: the HTTP APIs and the webhook intake; worker: deliveries, the GitHub outbox and the sweeper; all: both',
-      'all',
-    )
-    .action(async (options: { role: string }) =>
-      setCode(await (await import('./commands/app-command.js')).appCommand(options, io)),
-    );
-
-  program
-    .command('migrate')
-    .description('Apply the database migrations (DATABASE_URL, else the embedded store)')
-    .action(async () => setCode(await (await import('./commands/migrate-command.js')).migrateCommand(io)));
-
-  const runner = program
-    .command('runner')
-    .description(
-      'Run a self-hosted runner (token from FLUKSIO_RUNNER_TOKEN or --token-file), or manage runners',
-    )
-    .option('--work-dir <dir>', 'mirrors, checkouts and the blob cache')
-    .option('--concurrency <n>', 'runs at once', '1')
-    .addOption(
-      new Option(
-        '--backend <backend>',
-        'where stages execute: here, or each as a Slurm job from this login node',
-      )
-        .choices(['plain', 'slurm'])
-        .default('plain'),
-    )
-    .option('--jobs <n>', 'stages of one run at once (default: 1; with --backend slurm, 8)')
-    .option('--accept-forks', "execute fork pull requests' runs (always sandboxed, never with the secrets)")
-    .option('--sandbox', "run every run's stages in a bubblewrap sandbox (fork runs always are)")
-    .option(
-      '--stage-user <user>',
-      'run every stage as this dedicated unprivileged user (the runner runs as root)',
-    )
-    .option('--env-file <file>', 'secrets for the stages, as NAME=value lines (masked in every log)')
-    .option('--token-file <file>', 'a file holding the runner token')
-    .option('--url <url>', 'the control plane (default: FLUKSIO_URL)')
-    .action(async (options) =>
-      setCode(await (await import('./commands/runner-command.js')).runnerCommand(options, io)),
-    );
-  runner
-    .command('add')
-    .description('Register a runner and print its token (shown once)')
-    .requiredOption('--name <name>', 'its name')
-    .requiredOption('--owner <owner>', 'the GitHub owner (or host, or "local") whose repositories it may run')
-    .option(
-      '--repo <owner/name>',
-      'only this repository (repeatable)',
-      (value: string, all: string[]) => [...all, value],
-      [],
-    )
-    .option('--labels <a,b>', 'its labels', '')
-    .option('--json', 'print JSON')
-    .action(async (options) =>
-      setCode(await (await import('./commands/runner-admin-commands.js')).runnerAddCommand(options, io)),
-    );
-  runner
-    .command('remove')
-    .description('Remove a runner; its token stops working')
-    .argument('<name>')
-    .action(async (name: string) =>
-      setCode(await (await import('./commands/runner-admin-commands.js')).runnerRemoveCommand(name, io)),
-    );
-
-  program
-    .command('runners')
-    .description('List the registered runners')
-    .option('--json', 'print JSON')
-    .action(async (options) =>
-      setCode(await (await import('./commands/runner-admin-commands.js')).runnersCommand(options, io)),
-    );
-
-  const token = program.command('token').description('Manage API tokens for submitting and reading runs');
-  token
-    .command('add')
-    .description('Create an API token (shown once)')
-    .requiredOption('--name <name>', 'its name')
-    .option(
-      '--repo <owner/name>',
-      'a repository it may act on (repeatable)',
-      (value: string, all: string[]) => [...all, value],
-      [],
-    )
-    .option('--submit', 'allow submitting runs (default: read only)')
-    .option('--json', 'print JSON')
-    .action(async (options) =>
-      setCode(await (await import('./commands/token-commands.js')).tokenAddCommand(options, io)),
-    );
-  token
-    .command('revoke')
-    .description('Revoke an API token')
-    .argument('<name>')
-    .action(async (name: string) =>
-      setCode(await (await import('./commands/token-commands.js')).tokenRevokeCommand(name, io)),
-    );
+  addServerCommands(program, io, setCode);
 
   program
     .command('gc')
@@ -409,27 +310,4 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     );
 
   return program;
-}
-
-/**
- * Ctrl-C cancels the run in progress: stages get SIGINT, then SIGTERM and SIGKILL, the
- * run is recorded `cancelled`. A second Ctrl-C exits at once.
- */
-function interruptSignal(): AbortSignal {
-  const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(130);
-    try {
-      process.stderr.write(`\nfluksio: ${signal} received, cancelling (again to exit at once)\n`);
-    } catch {
-      // A hung-up terminal takes no more output; the run is cancelled all the same.
-    }
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // A closed terminal cancels as Ctrl-C does: the run is recorded, and what a stage
-  // borrowed from the work tree (a DVC params file) is put back.
-  process.on('SIGHUP', onSignal);
-  return controller.signal;
 }

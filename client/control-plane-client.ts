@@ -298,14 +298,15 @@ export class ControlPlaneClient {
   }
 
   /**
-   * The newest runs of the repositories the token reaches (or of one of them), optionally
-   * those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
+   * The newest runs of the repositories the token reaches (or of one of them, and of one
+   * of its pipeline files), optionally those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
    * of `branch` or in `status`: `fluksio runs --remote`, short ids resolved, and the runs a
    * git revision stands for.
    */
   async listRuns(
     query: {
       repository?: string;
+      pipelinePath?: string;
       prefix?: string;
       commits?: readonly string[];
       branch?: string;
@@ -316,6 +317,7 @@ export class ControlPlaneClient {
   ): Promise<RunListReply['runs']> {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.repository !== undefined) params.set('repository', query.repository);
+    if (query.pipelinePath !== undefined) params.set('pipeline', query.pipelinePath);
     if (query.prefix !== undefined) params.set('prefix', query.prefix);
     if (query.commits !== undefined) params.set('commit', query.commits.join(','));
     if (query.branch !== undefined) params.set('branch', query.branch);

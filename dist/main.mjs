@@ -2295,7 +2295,7 @@ var require_timers = __commonJS({
     "use strict";
     var fastNow = 0;
     var RESOLUTION_MS = 1e3;
-    var TICK_MS = (RESOLUTION_MS >> 1) - 1;
+    var TICK_MS2 = (RESOLUTION_MS >> 1) - 1;
     var fastNowTimeout;
     var kFastTimer = /* @__PURE__ */ Symbol("kFastTimer");
     var fastTimers = [];
@@ -2304,13 +2304,13 @@ var require_timers = __commonJS({
     var PENDING = 0;
     var ACTIVE = 1;
     function onTick() {
-      fastNow += TICK_MS;
+      fastNow += TICK_MS2;
       let idx = 0;
       let len = fastTimers.length;
       while (idx < len) {
         const timer = fastTimers[idx];
         if (timer._state === PENDING) {
-          timer._idleStart = fastNow - TICK_MS;
+          timer._idleStart = fastNow - TICK_MS2;
           timer._state = ACTIVE;
         } else if (timer._state === ACTIVE && fastNow >= timer._idleStart + timer._idleTimeout) {
           timer._state = TO_BE_CLEARED;
@@ -2336,7 +2336,7 @@ var require_timers = __commonJS({
         fastNowTimeout.refresh();
       } else {
         clearTimeout(fastNowTimeout);
-        fastNowTimeout = setTimeout(onTick, TICK_MS);
+        fastNowTimeout = setTimeout(onTick, TICK_MS2);
         if (fastNowTimeout.unref) {
           fastNowTimeout.unref();
         }
@@ -33461,7 +33461,7 @@ var require_parse2 = __commonJS({
       }
       return { risky: false };
     };
-    var parse8 = (input, options) => {
+    var parse9 = (input, options) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected a string");
       }
@@ -33631,7 +33631,7 @@ var require_parse2 = __commonJS({
             output = token.close = `)$))${extglobStar}`;
           }
           if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
-            const expression = parse8(rest, { ...options, fastpaths: false }).output;
+            const expression = parse9(rest, { ...options, fastpaths: false }).output;
             output = token.close = `)${expression})${extglobStar})`;
           }
           if (token.prev.type === "bos") {
@@ -33730,9 +33730,9 @@ var require_parse2 = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix11 = POSIX_REGEX_SOURCE[rest2];
-                if (posix11) {
-                  prev.value = pre + posix11;
+                const posix12 = POSIX_REGEX_SOURCE[rest2];
+                if (posix12) {
+                  prev.value = pre + posix12;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -34154,7 +34154,7 @@ var require_parse2 = __commonJS({
       }
       return state;
     };
-    parse8.fastpaths = (input, options) => {
+    parse9.fastpaths = (input, options) => {
       const opts = { ...options };
       const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
       const len = input.length;
@@ -34219,7 +34219,7 @@ var require_parse2 = __commonJS({
       }
       return source;
     };
-    module2.exports = parse8;
+    module2.exports = parse9;
   }
 });
 
@@ -34228,7 +34228,7 @@ var require_picomatch = __commonJS({
   "node_modules/picomatch/lib/picomatch.js"(exports, module2) {
     "use strict";
     var scan = require_scan();
-    var parse8 = require_parse2();
+    var parse9 = require_parse2();
     var utils = require_utils2();
     var constants5 = require_constants6();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
@@ -34249,7 +34249,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix11 = opts.windows;
+      const posix12 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -34259,8 +34259,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix11 });
-        const result = { glob, state, regex, posix: posix11, input, output, match, isMatch };
+        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob, posix: posix12 });
+        const result = { glob, state, regex, posix: posix12, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -34285,7 +34285,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input, regex, options, { glob, posix: posix11 } = {}) => {
+    picomatch2.test = (input, regex, options, { glob, posix: posix12 } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -34293,7 +34293,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix11 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix12 ? utils.toPosixSlashes : null);
       let match = input === glob;
       let output = match && format ? format(input) : input;
       if (match === false) {
@@ -34302,21 +34302,21 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix11);
+          match = picomatch2.matchBase(input, regex, options, posix12);
         } else {
           match = regex.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch2.matchBase = (input, glob, options, posix11 = options && options.windows) => {
+    picomatch2.matchBase = (input, glob, options, posix12 = options && options.windows) => {
       const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex.test(utils.basename(input, { windows: posix11 }));
+      return regex.test(utils.basename(input, { windows: posix12 }));
     };
     picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
     picomatch2.parse = (pattern, options) => {
       if (Array.isArray(pattern)) return pattern.map((p6) => picomatch2.parse(p6, options));
-      return parse8(pattern, { ...options, fastpaths: false });
+      return parse9(pattern, { ...options, fastpaths: false });
     };
     picomatch2.scan = (input, options) => scan(input, options);
     picomatch2.compileRe = (state, options, returnOutput = false, returnState = false) => {
@@ -34342,10 +34342,10 @@ var require_picomatch = __commonJS({
       }
       let parsed = { negated: false, fastpaths: true };
       if (options.fastpaths !== false && (input[0] === "." || input[0] === "*")) {
-        parsed.output = parse8.fastpaths(input, options);
+        parsed.output = parse9.fastpaths(input, options);
       }
       if (!parsed.output) {
-        parsed = parse8(input, options);
+        parsed = parse9(input, options);
       }
       return picomatch2.compileRe(parsed, options, returnOutput, returnState);
     };
@@ -41798,7 +41798,7 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse8(src, reviver, options) {
+    function parse9(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
@@ -41839,7 +41839,7 @@ var require_public_api = __commonJS({
         return value.toString(options);
       return new Document.Document(value, _replacer, options).toString(options);
     }
-    exports.parse = parse8;
+    exports.parse = parse9;
     exports.parseAllDocuments = parseAllDocuments;
     exports.parseDocument = parseDocument8;
     exports.stringify = stringify2;
@@ -42457,7 +42457,7 @@ var require_parse3 = __commonJS({
         []
       );
     }
-    module2.exports = function parse8(s4, env, opts) {
+    module2.exports = function parse9(s4, env, opts) {
       var mapped = parseInternal(s4, env, opts);
       if (typeof env !== "function") {
         return mapped;
@@ -42622,9 +42622,9 @@ var require_index_min = __commonJS({
 var require_lib = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join22, delimiter: delimiter3, sep: sep7, posix: posix11 } = __require("path");
+    var { join: join22, delimiter: delimiter3, sep: sep7, posix: posix12 } = __require("path");
     var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix11.sep}${sep7 === posix11.sep ? "" : sep7}]`.replace(/(\\)/g, "\\$1"));
+    var rSlash = new RegExp(`[${posix12.sep}${sep7 === posix12.sep ? "" : sep7}]`.replace(/(\\)/g, "\\$1"));
     var rRel = new RegExp(`^\\.${rSlash.source}`);
     var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
     var getPathInfo = (cmd, {
@@ -66767,7 +66767,7 @@ var require_ms = __commonJS({
       options = options || {};
       var type = typeof val;
       if (type === "string" && val.length > 0) {
-        return parse8(val);
+        return parse9(val);
       } else if (type === "number" && isFinite(val)) {
         return options.long ? fmtLong(val) : fmtShort(val);
       }
@@ -66775,7 +66775,7 @@ var require_ms = __commonJS({
         "val is not a non-empty string or a valid number. val=" + JSON.stringify(val)
       );
     };
-    function parse8(str) {
+    function parse9(str) {
       str = String(str);
       if (str.length > 100) {
         return;
@@ -77018,6 +77018,56 @@ var RUN_BADGES = {
   abandoned: { label: "abandoned", emoji: "\u26A0\uFE0F", symbol: "\u2717", tone: "bad" }
 };
 
+// present/terminal/elapsed-ticker.ts
+var TICK_MS = 1e3;
+var ERASE_LINE = "\r\x1B[2K";
+var ElapsedTicker = class {
+  constructor(out2, colors, live) {
+    this.out = out2;
+    this.colors = colors;
+    this.live = live;
+  }
+  out;
+  colors;
+  live;
+  running = /* @__PURE__ */ new Map();
+  timer = null;
+  statusShown = false;
+  /** Writes `text` where the status line was; it is drawn again at the next tick. */
+  write(text2) {
+    if (this.statusShown) this.out(ERASE_LINE);
+    this.statusShown = false;
+    this.out(text2);
+  }
+  /** A stage runs since `startedAt` (epoch ms); one already running keeps its time. */
+  started(stage, startedAt = Date.now()) {
+    if (!this.running.has(stage)) this.running.set(stage, startedAt);
+    if (!this.live || this.timer) return;
+    this.timer = setInterval(() => this.draw(), TICK_MS);
+    this.timer.unref();
+  }
+  /** A stage stopped running; with none left the line is erased. */
+  ended(stage) {
+    this.running.delete(stage);
+    if (this.running.size === 0) this.stop();
+  }
+  /** Stops redrawing and erases the line. */
+  stop() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (this.statusShown) this.out(ERASE_LINE);
+    this.statusShown = false;
+  }
+  draw() {
+    const now = Date.now();
+    const parts = [...this.running].map(
+      ([stage, startedAt]) => `${stage} ${formatDuration(Math.max(0, Math.floor((now - startedAt) / 1e3)) * 1e3)}`
+    );
+    this.out(`${ERASE_LINE}${this.colors.dim(`\u25B8 running: ${parts.join(", ")}`)}`);
+    this.statusShown = true;
+  }
+};
+
 // present/terminal/terminal-text.ts
 var ESCAPES = /(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 var SGR = /^\x1b\[[0-9;:]*m$/;
@@ -77084,6 +77134,9 @@ function plainTable(head) {
     style: { head: [], border: [], "padding-left": 0, "padding-right": 0 }
   });
 }
+function tableText(table) {
+  return table.toString().split("\n").map((line2) => line2.trimEnd()).join("\n");
+}
 function renderRunSummary(input, colors) {
   const { report } = input;
   const { run: run4 } = report;
@@ -77119,7 +77172,7 @@ function renderRunSummary(input, colors) {
       stageDetail(stage)
     ]);
   }
-  lines.push("", colors.bold("Stages"), stages2.toString());
+  lines.push("", colors.bold("Stages"), tableText(stages2));
   const keying = report.stages.flatMap((stage) => [
     ...stage.usage ? [`${stage.name}: ${describeStageUsage(stage.usage)}`] : [],
     ...stage.notes
@@ -77152,7 +77205,7 @@ function renderRunSummary(input, colors) {
         colors.cyan(sparkline(series))
       ]);
     }
-    lines.push("", colors.bold(heading), table.toString());
+    lines.push("", colors.bold(heading), tableText(table));
   }
   for (const stage of input.stages.filter(
     (each) => each.status === "failed" || each.status === "timed_out"
@@ -85509,7 +85562,7 @@ function readFileInside(root, absolute) {
 import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve3, sep as sep6 } from "node:path";
 
 // core/dvc/load-project-pipeline.ts
-import { posix as posix10 } from "node:path";
+import { posix as posix11 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
 var import_yaml6 = __toESM(require_dist(), 1);
@@ -85709,6 +85762,8 @@ var ParamSpec = external_exports.discriminatedUnion("type", [FloatParam, IntPara
 });
 var Stage = external_exports.strictObject({
   cmd: external_exports.string().min(1, { error: "expected a command" }),
+  /** What the stage does, for people (`fluksio dag`, `fluksio status`); DVC's `desc`. Not in its key. */
+  description: external_exports.string().optional(),
   deps: external_exports.array(relativePath).default([]),
   params: external_exports.array(identifier).default([]),
   outs: external_exports.array(relativePath).default([]),
@@ -85869,8 +85924,8 @@ function lineOfPath(document2, lineCounter, path24) {
 }
 
 // core/dvc/translate-dvc.ts
-var import_yaml8 = __toESM(require_dist(), 1);
-import { posix as posix9 } from "node:path";
+var import_yaml9 = __toESM(require_dist(), 1);
+import { posix as posix10 } from "node:path";
 
 // schemas/dvc/dvc-file.ts
 init_zod();
@@ -86271,6 +86326,123 @@ function foreachEntries(iterable) {
   throw new DvcTemplateError("foreach expects a list or a dictionary");
 }
 
+// core/dvc/dvc-data-origin.ts
+var import_yaml8 = __toESM(require_dist(), 1);
+import { posix as posix8 } from "node:path";
+
+// schemas/dvc/dvc-tracked-file.ts
+init_zod();
+var DvcTrackedFile = external_exports.looseObject({
+  wdir: external_exports.string().optional(),
+  frozen: external_exports.boolean().optional(),
+  deps: external_exports.array(
+    external_exports.looseObject({
+      path: external_exports.string().min(1, { error: "expected a path" }),
+      repo: external_exports.looseObject({
+        url: external_exports.string().min(1, { error: "expected the repository the data comes from" }),
+        rev: external_exports.string().optional(),
+        rev_lock: external_exports.string().optional()
+      }).optional()
+    })
+  ).default([]),
+  outs: external_exports.array(external_exports.looseObject({ path: external_exports.string().min(1, { error: "expected a path" }) })).min(1, { error: "expected the data it tracks" })
+});
+
+// core/dvc/dvc-data-origin.ts
+function dvcDataOrigin(path24, files) {
+  const wanted = normalizePipelinePath(path24);
+  for (let candidate = wanted; candidate !== "." && candidate !== ".."; candidate = posix8.dirname(candidate)) {
+    const dvcFile = `${candidate}.dvc`;
+    const repoPath = repoPathOf(files.pipelineDir, dvcFile);
+    if (repoPath === null || !files.exists(repoPath)) continue;
+    const origin = readOrigin(dvcFile, files.readFile(dvcFile), wanted);
+    if (origin) return origin;
+  }
+  return null;
+}
+function readOrigin(dvcFile, text2, wanted) {
+  if (text2 === void 0) return null;
+  let data;
+  try {
+    data = (0, import_yaml8.parse)(text2);
+  } catch {
+    return null;
+  }
+  const file2 = DvcTrackedFile.safeParse(data);
+  if (!file2.success) return null;
+  const base = posix8.join(posix8.dirname(dvcFile), file2.data.wdir ?? ".");
+  const out2 = file2.data.outs.map((each) => normalizePipelinePath(posix8.join(base, each.path))).find((each) => pathContains(each, wanted));
+  if (out2 === void 0) return null;
+  const dep = file2.data.deps[0];
+  if (dep === void 0) return { path: out2, dvcFile, kind: "add", source: null };
+  return dep.repo ? { path: out2, dvcFile, kind: "import", source: dep.repo.url } : { path: out2, dvcFile, kind: "import-url", source: dep.path };
+}
+
+// core/dvc/hold-back-unavailable-stages.ts
+function holdBackUnavailableStages(input) {
+  const { stages: stages2, leftOut, files } = input;
+  const held = /* @__PURE__ */ new Map();
+  const origins = /* @__PURE__ */ new Map();
+  const originOf = (dep) => {
+    if (!origins.has(dep)) origins.set(dep, dvcDataOrigin(dep, files));
+    return origins.get(dep) ?? null;
+  };
+  const makes = (outs, dep) => outs.map(normalizePipelinePath).some((out2) => pathContains(out2, dep) || pathContains(dep, out2));
+  const outsOf = (stage) => [...stage.outs, ...stage.metrics];
+  const unmet = (path24) => {
+    const dep = normalizePipelinePath(path24);
+    const repoPath = repoPathOf(files.pipelineDir, dep);
+    if (repoPath === null) return null;
+    const maker = Object.entries(stages2).find(([, stage]) => makes(outsOf(stage), dep));
+    if (maker && !held.has(maker[0])) return null;
+    if (files.exists(repoPath)) return null;
+    if (maker) return `it needs ${path24} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
+    const [name2, left] = [...leftOut].find(([, stage]) => makes(stage.outs, dep)) ?? [];
+    if (name2 !== void 0 && left !== void 0) {
+      return left.why === "frozen" ? `${path24} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path24} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
+    }
+    const origin = originOf(dep);
+    return origin && missingDataReason(origin);
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [name2, stage] of Object.entries(stages2)) {
+      if (held.has(name2)) continue;
+      const reason = stage.deps.map(unmet).find((each) => each !== null);
+      if (reason === void 0 || reason === null) continue;
+      held.set(name2, reason);
+      changed = true;
+    }
+  }
+  const notes = [];
+  const usedImports = /* @__PURE__ */ new Map();
+  for (const [name2, stage] of Object.entries(stages2)) {
+    if (held.has(name2)) {
+      notes.push(`stage ${name2}: cannot run: ${held.get(name2)}`);
+      continue;
+    }
+    for (const dep of stage.deps.map(normalizePipelinePath)) {
+      if (Object.values(stages2).some((other) => makes(outsOf(other), dep))) continue;
+      const origin = originOf(dep);
+      if (origin === null || origin.kind === "add") continue;
+      const used = usedImports.get(origin.dvcFile) ?? { origin, stages: [] };
+      if (!used.stages.includes(name2)) used.stages.push(name2);
+      usedImports.set(origin.dvcFile, used);
+    }
+  }
+  for (const { origin, stages: readers } of usedImports.values()) {
+    notes.push(
+      `${origin.path} comes from \`dvc ${origin.kind}\` of ${origin.source} (${origin.dvcFile}): the copy in the workspace is used, hashed as any dep of ${readers.join(", ")}; fluksio neither fetches nor updates it`
+    );
+  }
+  return { held: Object.keys(stages2).filter((name2) => held.has(name2)), notes };
+}
+function missingDataReason(origin) {
+  if (origin.kind === "add")
+    return `${origin.path} is tracked by DVC (${origin.dvcFile}) and absent from the workspace, which fluksio cannot fetch; fetch it yourself (dvc pull) or commit it`;
+  return `${origin.path} comes from \`dvc ${origin.kind}\` of ${origin.source} (${origin.dvcFile}), which fluksio cannot fetch; fetch it yourself (dvc pull / dvc ${origin.kind}) or commit it`;
+}
+
 // core/dvc/load-dvc-vars.ts
 function loadDvcVars(vars, context, at4, readFile15, problems) {
   const data = { ...context.data };
@@ -86324,14 +86496,14 @@ function loadDvcVars(vars, context, at4, readFile15, problems) {
 }
 
 // core/dvc/project-file-problem.ts
-import { posix as posix8 } from "node:path";
+import { posix as posix9 } from "node:path";
 function projectFileProblem(name2, pipelineDir) {
   const path24 = name2.replaceAll("\\", "/");
   if (path24 === "") return "expected a file name";
-  if (posix8.isAbsolute(path24) || /^[A-Za-z]:\//.test(path24)) {
+  if (posix9.isAbsolute(path24) || /^[A-Za-z]:\//.test(path24)) {
     return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
   }
-  const inRepository = posix8.normalize(posix8.join(pipelineDir || ".", path24));
+  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path24));
   if (inRepository === ".." || inRepository.startsWith("../")) {
     return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
   }
@@ -86344,7 +86516,7 @@ var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 function translateDvc(sources) {
   const problems = [];
   const notes = [];
-  const document2 = (0, import_yaml8.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml9.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
     return { pipeline: null, problems: [{ path: "", message }], notes };
@@ -86391,6 +86563,7 @@ function translateDvc(sources) {
   const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
   const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile15, problems);
   const stages2 = {};
+  const leftOut = /* @__PURE__ */ new Map();
   const used = /* @__PURE__ */ new Map();
   for (const [name2, definition] of Object.entries(file2.data.stages)) {
     let expanded;
@@ -86430,12 +86603,8 @@ function translateDvc(sources) {
         continue;
       }
       const dvc = stage.data;
-      if (dvc.frozen) {
-        notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
-        continue;
-      }
-      const wdir = posix9.normalize(dvc.wdir ?? ".");
-      const inWdir = (path24) => posix9.normalize(posix9.join(wdir, path24));
+      const wdir = posix10.normalize(dvc.wdir ?? ".");
+      const inWdir = (path24) => posix10.normalize(posix10.join(wdir, path24));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const stagePlots = dvc.plots.map(dvcStagePlot);
@@ -86444,6 +86613,12 @@ function translateDvc(sources) {
         persist: flags2.some((each) => each.persist === true),
         remote: flags2.find((each) => each.remote !== void 0)?.remote
       }));
+      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path24) => !URL2.test(path24)).map(inWdir);
+      if (dvc.frozen) {
+        notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
+        leftOut.set(stageName, { outs: localOuts, why: "frozen" });
+        continue;
+      }
       const remote = [
         ...dvc.deps.filter((dep) => URL2.test(dep)),
         ...[...outs, ...metrics, ...plots].filter((out2) => URL2.test(out2.path)).map((out2) => out2.path)
@@ -86452,6 +86627,7 @@ function translateDvc(sources) {
         notes.push(
           `stage ${stageName}: cannot be honoured (${remote.join(", ")} is not a path in this repository: remote outs and imports are not supported); it does not run`
         );
+        leftOut.set(stageName, { outs: localOuts, why: "not-honoured" });
         continue;
       }
       for (const out2 of [...outs, ...metrics, ...plots]) {
@@ -86509,7 +86685,8 @@ function translateDvc(sources) {
         params: [...params],
         outs: [...outs, ...plots].map((out2) => inWdir(out2.path)),
         metrics: metrics.map((out2) => inWdir(out2.path)),
-        cache: !dvc.always_changed && persisted.length === 0
+        cache: !dvc.always_changed && persisted.length === 0,
+        ...dvc.desc === void 0 ? {} : { description: dvc.desc }
       };
       addPlots(
         stages2[stageName],
@@ -86517,22 +86694,33 @@ function translateDvc(sources) {
       );
     }
   }
+  const heldBack = sources.exists ? holdBackUnavailableStages({
+    stages: stages2,
+    leftOut,
+    files: { pipelineDir: sources.pipelineDir, exists: sources.exists, readFile: sources.readFile }
+  }) : { held: [], notes: [] };
+  notes.push(...heldBack.notes);
+  const runnable = Object.fromEntries(
+    Object.entries(stages2).filter(([name2]) => !heldBack.held.includes(name2))
+  );
   const outsOf = new Map(
-    Object.entries(stages2).map(([name2, stage]) => [
+    Object.entries(runnable).map(([name2, stage]) => [
       name2,
       [...stage.outs, ...stage.metrics].map(normalizePipelinePath)
     ])
   );
   const topLevel = topLevelPlotSpecs(file2.data.plots, outsOf);
   notes.push(...topLevel.notes);
-  for (const [name2, specs] of topLevel.byStage) addPlots(stages2[name2], specs);
+  for (const [name2, specs] of topLevel.byStage) addPlots(runnable[name2], specs);
   if (problems.length > 0) return { pipeline: null, problems, notes };
-  if (Object.keys(stages2).length === 0) {
-    return { pipeline: null, problems: [{ path: "stages", message: "no stage can run here" }], notes };
+  if (Object.keys(runnable).length === 0) {
+    const why = notes.length > 0 ? `: ${notes.join("; ")}` : "";
+    return { pipeline: null, problems: [{ path: "stages", message: `no stage can run here${why}` }], notes };
   }
+  const listed = new Set(Object.values(runnable).flatMap((stage) => stage.params));
   const paramSpecs = {};
   for (const [name2, { value, isFloat }] of [...used].sort(([a3], [b6]) => a3.localeCompare(b6))) {
-    paramSpecs[name2] = paramSpecOf(value, isFloat);
+    if (listed.has(name2)) paramSpecs[name2] = paramSpecOf(value, isFloat);
   }
   const pipeline2 = {
     version: 1,
@@ -86543,7 +86731,7 @@ function translateDvc(sources) {
     timeout: 24 * 36e5,
     retries: 0,
     metrics: {},
-    stages: stages2,
+    stages: runnable,
     dvc_params: true
   };
   const ruleProblems = checkPipelineRules(pipeline2, sources);
@@ -86584,7 +86772,7 @@ var DVC_FILE = "dvc.yaml";
 var PROJECT_PIPELINE_FILES = ["fluksio.yml", DVC_FILE];
 function loadProjectPipeline(sources, parses) {
   const { file: file2, text: text2, readFile: readFile15, ...context } = sources;
-  return posix10.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile15 }) : { ...validatePipeline(text2, context, parses), notes: [] };
+  return posix11.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile15 }) : { ...validatePipeline(text2, context, parses), notes: [] };
 }
 
 // present/terminal/usage-error.ts
@@ -87100,13 +87288,26 @@ var ControlPlaneUnreachableError = class extends Error {
 init_statuses();
 var POLL_MS = 1e3;
 function newFollowState() {
-  return { lastLine: "", seen: /* @__PURE__ */ new Map(), printed: /* @__PURE__ */ new Map() };
+  return { lastLine: "", seen: /* @__PURE__ */ new Map(), printed: /* @__PURE__ */ new Map(), runningSince: /* @__PURE__ */ new Map() };
 }
 async function followRun(client, runId, context) {
   const { io: io2, colors } = context;
-  const say = (text2) => (context.quiet ? io2.stderr : io2.stdout).write(text2);
+  const ticker = new ElapsedTicker(
+    (text2) => (context.quiet ? io2.stderr : io2.stdout).write(text2),
+    colors,
+    context.live ?? false
+  );
+  const say = (text2) => ticker.write(text2);
   const shown = context.shown ??= newFollowState();
-  const { seen, printed } = shown;
+  try {
+    return await follow(client, runId, { ...context, shown, say, ticker });
+  } finally {
+    ticker.stop();
+  }
+}
+async function follow(client, runId, context) {
+  const { colors, shown, say, ticker } = context;
+  const { seen, printed, runningSince } = shown;
   for (; ; ) {
     const report = await client.run(runId);
     const line2 = `${report.run.status}${report.runner ? ` on ${report.runner}` : ""}${report.run.reason ? `: ${report.run.reason}` : ""}`;
@@ -87115,6 +87316,7 @@ async function followRun(client, runId, context) {
     shown.lastLine = line2;
     const width = Math.max(0, ...report.stages.map((stage) => stage.name.length));
     for (const stage of report.stages) {
+      if (stage.status === "pending" && runningSince.delete(stage.name)) ticker.ended(stage.name);
       if (seen.get(stage.name) === stage.status || stage.status === "pending") continue;
       if (stage.status === "running" && !seen.has(stage.name)) say(`${colors.bold("\u25B8")} ${stage.name}
 `);
@@ -87128,8 +87330,11 @@ async function followRun(client, runId, context) {
       }
       if (stage.status === "running") {
         seen.set(stage.name, "running-shown");
+        if (!runningSince.has(stage.name)) runningSince.set(stage.name, Date.now());
+        ticker.started(stage.name, runningSince.get(stage.name));
         continue;
       }
+      ticker.ended(stage.name);
       seen.set(stage.name, stage.status);
       say(
         `${statusBadge(stage.status, colors)} ${colors.bold(stage.name.padEnd(width))}  ${formatDuration(stage.durationMs).padStart(7)}  ${colors.dim(stageDetail(stage))}
@@ -87170,11 +87375,21 @@ function redactUrl(text2) {
 init_zod();
 init_key_inputs();
 init_statuses();
+
+// schemas/protocol/pipeline-path.ts
+init_zod();
+var PipelinePath = external_exports.string().min(1).max(500).refine((path24) => !path24.startsWith("/") && !path24.split("/").includes(".."), {
+  error: "expected a path inside the repository"
+});
+
+// schemas/protocol/run-list.ts
 var RUN_LIST_MAX = 200;
 var RUN_LIST_COMMITS_MAX = 100;
 var RunListQuery = external_exports.strictObject({
   /** Only this repository's runs (one the token reaches); default: every one it reaches. */
   repository: external_exports.string().min(1).max(300).optional(),
+  /** Only runs of this pipeline file (`fluksio.yml`, `ml/dvc.yaml`): a repository may hold several. */
+  pipeline: PipelinePath.optional(),
   /** Only runs whose id starts with this (any case): a short id as fluksio prints it. */
   prefix: external_exports.string().regex(/^[0-9A-Za-z]{1,26}$/, "a run id or the start of one (letters and digits)").optional(),
   /**
@@ -88053,14 +88268,15 @@ var ControlPlaneClient = class {
     return this.http.parse(response, RemoteRunReport, `POST ${path24}`);
   }
   /**
-   * The newest runs of the repositories the token reaches (or of one of them), optionally
-   * those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
+   * The newest runs of the repositories the token reaches (or of one of them, and of one
+   * of its pipeline files), optionally those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
    * of `branch` or in `status`: `fluksio runs --remote`, short ids resolved, and the runs a
    * git revision stands for.
    */
   async listRuns(query, call = {}) {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.repository !== void 0) params.set("repository", query.repository);
+    if (query.pipelinePath !== void 0) params.set("pipeline", query.pipelinePath);
     if (query.prefix !== void 0) params.set("prefix", query.prefix);
     if (query.commits !== void 0) params.set("commit", query.commits.join(","));
     if (query.branch !== void 0) params.set("branch", query.branch);

@@ -32284,12 +32284,19 @@ var CommitSha = external_exports.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/,
   error: "expected a full commit SHA (40 or 64 lowercase hex digits)"
 });
 
+// schemas/protocol/pipeline-path.ts
+var PipelinePath = external_exports.string().min(1).max(500).refine((path) => !path.startsWith("/") && !path.split("/").includes(".."), {
+  error: "expected a path inside the repository"
+});
+
 // schemas/protocol/run-list.ts
 var RUN_LIST_MAX = 200;
 var RUN_LIST_COMMITS_MAX = 100;
 var RunListQuery = external_exports.strictObject({
   /** Only this repository's runs (one the token reaches); default: every one it reaches. */
   repository: external_exports.string().min(1).max(300).optional(),
+  /** Only runs of this pipeline file (`fluksio.yml`, `ml/dvc.yaml`): a repository may hold several. */
+  pipeline: PipelinePath.optional(),
   /** Only runs whose id starts with this (any case): a short id as fluksio prints it. */
   prefix: external_exports.string().regex(/^[0-9A-Za-z]{1,26}$/, "a run id or the start of one (letters and digits)").optional(),
   /**
@@ -33461,14 +33468,15 @@ var ControlPlaneClient = class {
     return this.http.parse(response, RemoteRunReport, `POST ${path}`);
   }
   /**
-   * The newest runs of the repositories the token reaches (or of one of them), optionally
-   * those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
+   * The newest runs of the repositories the token reaches (or of one of them, and of one
+   * of its pipeline files), optionally those whose id starts with `prefix`, at one of `commits` (at most RUN_LIST_COMMITS_MAX),
    * of `branch` or in `status`: `fluksio runs --remote`, short ids resolved, and the runs a
    * git revision stands for.
    */
   async listRuns(query, call = {}) {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.repository !== void 0) params.set("repository", query.repository);
+    if (query.pipelinePath !== void 0) params.set("pipeline", query.pipelinePath);
     if (query.prefix !== void 0) params.set("prefix", query.prefix);
     if (query.commits !== void 0) params.set("commit", query.commits.join(","));
     if (query.branch !== void 0) params.set("branch", query.branch);

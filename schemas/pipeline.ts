@@ -62,6 +62,8 @@ export type ParamSpec = z.infer<typeof ParamSpec>;
 /** One stage: a command with declared inputs and outputs (DESIGN §3). */
 export const Stage = z.strictObject({
   cmd: z.string().min(1, { error: 'expected a command' }),
+  /** What the stage does, for people (`fluksio dag`, `fluksio status`); DVC's `desc`. Not in its key. */
+  description: z.string().optional(),
   deps: z.array(relativePath).default([]),
   params: z.array(identifier).default([]),
   outs: z.array(relativePath).default([]),

@@ -94,6 +94,7 @@ export function runRoutes(app: FastifyInstance, context: RouteContext): void {
     const found = await listVisibleRuns({
       db,
       repositories,
+      pipelinePath: query.pipeline,
       prefix: query.prefix,
       commits: query.commit,
       branch: query.branch,

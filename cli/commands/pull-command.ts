@@ -21,6 +21,21 @@ export interface PullCommandOptions {
   url?: string;
   /** Replace files that exist with other contents. */
   force?: boolean;
+  /** Print what was pulled as JSON (PullJson) instead of a line per output. */
+  json?: boolean;
+}
+
+/** What `fluksio pull --json` prints. */
+interface PullJson {
+  run: string;
+  /** The absolute directory the outputs were written under. */
+  to: string;
+  /** The outputs pulled, as the run recorded them. */
+  outs: { path: string; kind: OutRecord['kind']; digest: string; size: number }[];
+  /** The files written, relative to `to`. */
+  written: string[];
+  /** The files that already held exactly the run's bytes, so were left as they were. */
+  unchanged: string[];
 }
 
 /** One file pull would write: where (relative to the target), what, and whether runnable. */
@@ -78,11 +93,13 @@ export async function pullCommand(
   const planned: PlannedFile[] = [];
   for (const record of wanted) planned.push(...(await planOut(blobs, record)));
   const toWrite: PlannedFile[] = [];
+  const unchanged: PlannedFile[] = [];
   const refused: string[] = [];
   for (const file of planned) {
     const verdict = await checkDestination(root, file, options.force === true);
     if (verdict === 'write') toWrite.push(file);
-    else if (verdict !== 'same') refused.push(verdict);
+    else if (verdict === 'same') unchanged.push(file);
+    else refused.push(verdict);
   }
   if (refused.length > 0) throw new UsageError(`${refused.join('\n')}\nNothing was written.`);
 
@@ -91,6 +108,19 @@ export async function pullCommand(
     const dest = await resolveWorkspacePath(root, file.path, { out: true });
     if (file.digest === null) await mkdir(dest, { recursive: true });
     else await download(blobs, { ...file, digest: file.digest }, dest);
+  }
+  if (options.json) {
+    const files = (list: PlannedFile[]) =>
+      list.filter((file) => file.digest !== null).map((file) => file.path);
+    const pulled: PullJson = {
+      run: report.run.id,
+      to: root,
+      outs: wanted.map(({ path, kind, digest, size }) => ({ path, kind, digest, size })),
+      written: files(toWrite),
+      unchanged: files(unchanged),
+    };
+    io.stdout.write(`${JSON.stringify(pulled, null, 2)}\n`);
+    return 0;
   }
   for (const record of wanted) {
     io.stdout.write(`${record.path}  ${record.digest.slice(0, 19)}  ${record.size} bytes\n`);

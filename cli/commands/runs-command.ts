@@ -13,6 +13,7 @@ import { outputWidth } from '../render/output-width.js';
 import { renderRunsCsv } from '../render/runs-csv.js';
 import { renderRunsMarkdown } from '../render/runs-markdown.js';
 import { renderRunsTable } from '../render/runs-table.js';
+import { wrapToWidth } from '../render/wrap-to-width.js';
 
 export interface RunsCommandOptions {
   limit: string;
@@ -52,11 +53,14 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
       import('../remote/local-goals.js'),
     ]);
     const listed = await listRemoteRuns(
-      { limit: narrowed ? RUN_LIST_MAX : selection.limit, url: options.url },
+      { limit: narrowed ? RUN_LIST_MAX : selection.limit, url: options.url, pipeline: options.pipeline },
       io,
     );
-    if (listed.repository !== null && !options.json && !options.md && !options.csv)
-      io.stdout.write(`Runs of ${listed.repository} on ${listed.url}\n`);
+    if (listed.repository !== null && !options.json && !options.md && !options.csv) {
+      const pipeline = listed.pipelinePath ?? 'every pipeline';
+      const title = `Runs of ${listed.repository} (${pipeline}) on ${listed.url}`;
+      io.stdout.write(`${wrapToWidth(title, outputWidth(io.stdout, io.env))}\n`);
+    }
     return printRuns(
       listed.runs,
       { ...selection, goals: await localGoals(options.pipeline, io.cwd) },

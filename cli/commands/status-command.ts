@@ -28,7 +28,8 @@ interface StatusJson {
   pipelinePath: string;
   params: Params;
   selection: StageSelection | null;
-  stages: StagePlan[];
+  /** Each stage's plan, with what it does as the pipeline describes it (DVC's `desc`). */
+  stages: (StagePlan & { description: string | null })[];
 }
 
 /**
@@ -61,7 +62,15 @@ export async function statusCommand(
         selection: request.selection,
         ...(request.force ? { force: request.force } : {}),
       });
-      results.push({ pipelinePath: project.pipelinePath, params, selection: request.selection, stages });
+      results.push({
+        pipelinePath: project.pipelinePath,
+        params,
+        selection: request.selection,
+        stages: stages.map((plan) => ({
+          ...plan,
+          description: pipeline.stages[plan.name]?.description ?? null,
+        })),
+      });
     }
   } catch (error) {
     if (error instanceof UnsafePathError) throw new UsageError(error.message, { cause: error });

@@ -16,6 +16,7 @@ import { renderSweepTable } from '../render/sweep-table.js';
 import { submitRunRequest } from '../../client/submit-run-request.js';
 import { currentBranch } from '../../runner/workspace/current-branch.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+import { cancelRunsOnInterrupt } from '../remote/cancel-runs-on-interrupt.js';
 
 export interface SubmitCommandOptions {
   cache: boolean;
@@ -62,7 +63,10 @@ export async function submitCommand(
   const submission = ulid();
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
+  // With --wait, Ctrl-C cancels the runs: every request at once, the moment it comes.
+  const cancels = options.wait ? cancelRunsOnInterrupt(client, io, say) : null;
   for (const [index, params] of resolved.grid.entries()) {
+    if (cancels && io.signal?.aborted) break;
     const request = submitRunRequest({
       origin,
       commit: head.commit,
@@ -78,18 +82,21 @@ export async function submitCommand(
       `submit:${submission}:${index}:${digestOf(params).slice(0, 16)}`,
     );
     runIds.push(report.run.id);
+    cancels?.add(report.run.id);
     say(
       `${colors.bold('queued')} ${report.run.id}  ${report.repository}@${head.commit.slice(0, 10)}  ${report.run.reason ?? ''}\n`,
     );
   }
-  if (!options.wait) {
+  if (!cancels) {
     if (options.json) {
       const ids = runIds.map((id) => ({ id }));
       io.stdout.write(`${JSON.stringify(group ? { group, runs: ids } : ids[0], null, 2)}\n`);
     }
     return 0;
   }
-  const follow = { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics };
+  // On a terminal the running stages' elapsed time is shown, as `fluksio run` shows it.
+  const live = Boolean((options.json ? io.stderr : io.stdout).isTTY);
+  const follow = { io, colors, quiet: Boolean(options.json), goals: pipeline.metrics, live };
   const shown = runIds.map(() => newFollowState());
   const reports = [];
   for (const [index, runId] of runIds.entries()) {
@@ -99,18 +106,15 @@ export async function submitCommand(
       ...(io.signal ? { signal: io.signal } : {}),
     });
     if (io.signal?.aborted) break;
+    cancels.ended(runId);
     reports.push(report);
   }
   if (io.signal?.aborted) {
-    // Ctrl-C: the runs are cancelled on the control plane, then followed to their end; a
-    // second Ctrl-C leaves at once (main's handler), and the runs still stop.
-    const left = runIds.slice(reports.length);
-    say(
-      `Cancelling ${left.length === 1 ? 'the run' : `${left.length} runs`} on the control plane (Ctrl-C again to stop waiting; ${left.length === 1 ? 'it is' : 'they are'} cancelled all the same)\n`,
-    );
-    for (const runId of left)
-      await client.cancelRun(runId, { reason: 'Cancelled with Ctrl-C on fluksio submit --wait' });
-    for (const runId of left)
+    // Ctrl-C: the runs were cancelled on the control plane as it came (cancelRunsOnInterrupt);
+    // they are followed to their end once every request is answered. A second Ctrl-C
+    // leaves as soon as the requests are answered, and the runs still stop.
+    await cancels.settled();
+    for (const runId of runIds.slice(reports.length))
       reports.push(await followRun(client, runId, { ...follow, shown: shown[runIds.indexOf(runId)] }));
   }
   if (group && reports.length > 1)

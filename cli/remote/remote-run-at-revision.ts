@@ -38,7 +38,13 @@ export async function remoteRunAtRevision(
     run.id !== query.excludeRunId &&
     (query.pipelinePath === null || run.pipelinePath === query.pipelinePath);
   const list = (filter: { commits: readonly string[] } | { branch: string }) =>
-    client.listRuns({ repository: query.repository, status: 'succeeded', limit: RUN_LIST_MAX, ...filter });
+    client.listRuns({
+      repository: query.repository,
+      ...(query.pipelinePath === null ? {} : { pipelinePath: query.pipelinePath }),
+      status: 'succeeded',
+      limit: RUN_LIST_MAX,
+      ...filter,
+    });
   if (query.commits.length === 0) {
     if (query.branch === null) return null;
     const run = prefer((await list({ branch: query.branch })).filter(usable), query.paramsDigest);

@@ -13,6 +13,7 @@ import { dvcStagePlot, stagePlotSpecs, topLevelPlotSpecs } from './dvc-plot-spec
 import { paramLeaves, paramSpecOf, parseDvcParamsFile, type DvcParamsFile } from './dvc-params.js';
 import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
 import { expandDvcStage } from './expand-dvc-stages.js';
+import { holdBackUnavailableStages, type LeftOutStage } from './hold-back-unavailable-stages.js';
 import { loadDvcVars, type ProjectFileReader } from './load-dvc-vars.js';
 import { projectFileProblem } from './project-file-problem.js';
 
@@ -20,7 +21,10 @@ import { projectFileProblem } from './project-file-problem.js';
 export interface DvcSources extends PipelineContext {
   /** The text of `dvc.yaml`. */
   dvcYaml: string;
-  /** A file beside `dvc.yaml` (params.yaml, a vars file), or undefined when there is none. */
+  /**
+   * A file by its path relative to `dvc.yaml`'s folder (params.yaml, a vars file, and where
+   * `exists` is given the `.dvc` file of a dep absent or imported), or undefined when there is none.
+   */
   readFile(path: string): string | undefined;
 }
 
@@ -41,8 +45,10 @@ const URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
  * model: templating and `foreach`/`matrix` resolved as DVC resolves them, params named as
  * DVC names them (`featurize.max_features`) and typed from the params file, `wdir` folded
  * into commands and paths. Stages fluksio cannot honour (remote outs, imports by URL,
- * frozen stages) are left out and named in `notes`; then the result passes the same rules
- * as a `fluksio.yml`.
+ * frozen stages) are left out and named in `notes`, and so, where the workspace can be
+ * looked at (`exists`), are the stages that need data absent from it which nothing here
+ * makes (`dvc import`ed data, a frozen stage's outs); then the result passes the same
+ * rules as a `fluksio.yml`.
  */
 export function translateDvc(sources: DvcSources): DvcTranslation {
   const problems: Problem[] = [];
@@ -98,6 +104,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   const global = loadDvcVars(file.data.vars, base, 'vars', readFile, problems);
 
   const stages: Record<string, Stage> = {};
+  const leftOut = new Map<string, LeftOutStage>();
   const used = new Map<string, { value: unknown; isFloat: boolean }>();
   for (const [name, definition] of Object.entries(file.data.stages)) {
     let expanded;
@@ -140,10 +147,6 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
         continue;
       }
       const dvc = stage.data;
-      if (dvc.frozen) {
-        notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
-        continue;
-      }
       const wdir = posix.normalize(dvc.wdir ?? '.');
       const inWdir = (path: string) => posix.normalize(posix.join(wdir, path));
       const outs = dvc.outs.map(outOf);
@@ -154,6 +157,16 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
         persist: flags.some((each) => each.persist === true),
         remote: flags.find((each) => each.remote !== undefined)?.remote,
       }));
+      // What a stage left out would have made, for naming it to the stages that need it.
+      const localOuts = [...outs, ...metrics, ...plots]
+        .map((out) => out.path)
+        .filter((path) => !URL.test(path))
+        .map(inWdir);
+      if (dvc.frozen) {
+        notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
+        leftOut.set(stageName, { outs: localOuts, why: 'frozen' });
+        continue;
+      }
       const remote = [
         ...dvc.deps.filter((dep) => URL.test(dep)),
         ...[...outs, ...metrics, ...plots].filter((out) => URL.test(out.path)).map((out) => out.path),
@@ -162,6 +175,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
         notes.push(
           `stage ${stageName}: cannot be honoured (${remote.join(', ')} is not a path in this repository: remote outs and imports are not supported); it does not run`,
         );
+        leftOut.set(stageName, { outs: localOuts, why: 'not-honoured' });
         continue;
       }
       for (const out of [...outs, ...metrics, ...plots]) {
@@ -223,6 +237,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
         outs: [...outs, ...plots].map((out) => inWdir(out.path)),
         metrics: metrics.map((out) => inWdir(out.path)),
         cache: !dvc.always_changed && persisted.length === 0,
+        ...(dvc.desc === undefined ? {} : { description: dvc.desc }),
       };
       addPlots(
         stages[stageName],
@@ -230,25 +245,41 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
       );
     }
   }
+  // Where the workspace can be looked at (not through an API), stages whose data is absent
+  // and cannot be made here are named and left out, so the rest still runs.
+  const heldBack = sources.exists
+    ? holdBackUnavailableStages({
+        stages,
+        leftOut,
+        files: { pipelineDir: sources.pipelineDir, exists: sources.exists, readFile: sources.readFile },
+      })
+    : { held: [], notes: [] };
+  notes.push(...heldBack.notes);
+  const runnable = Object.fromEntries(
+    Object.entries(stages).filter(([name]) => !heldBack.held.includes(name)),
+  );
   const outsOf = new Map(
-    Object.entries(stages).map(([name, stage]) => [
+    Object.entries(runnable).map(([name, stage]) => [
       name,
       [...stage.outs, ...stage.metrics].map(normalizePipelinePath),
     ]),
   );
   const topLevel = topLevelPlotSpecs(file.data.plots, outsOf);
   notes.push(...topLevel.notes);
-  for (const [name, specs] of topLevel.byStage) addPlots(stages[name]!, specs);
+  for (const [name, specs] of topLevel.byStage) addPlots(runnable[name]!, specs);
   if (problems.length > 0) return { pipeline: null, problems, notes };
-  if (Object.keys(stages).length === 0) {
-    return { pipeline: null, problems: [{ path: 'stages', message: 'no stage can run here' }], notes };
+  if (Object.keys(runnable).length === 0) {
+    const why = notes.length > 0 ? `: ${notes.join('; ')}` : '';
+    return { pipeline: null, problems: [{ path: 'stages', message: `no stage can run here${why}` }], notes };
   }
   // A param reaches its stage in the command (`${name}`, filled in at run time), as a
   // FLUKSIO_PARAM_* variable, and in its params file, which the stage finds holding the
   // run's values while it runs (`dvc_params`): any value is honoured, not only the file's.
+  const listed = new Set(Object.values(runnable).flatMap((stage) => stage.params));
   const paramSpecs: Record<string, ParamSpec> = {};
   for (const [name, { value, isFloat }] of [...used].sort(([a], [b]) => a.localeCompare(b))) {
-    paramSpecs[name] = paramSpecOf(value, isFloat);
+    // A param only stages held back read is not one of this pipeline's.
+    if (listed.has(name)) paramSpecs[name] = paramSpecOf(value, isFloat);
   }
   const pipeline: Pipeline = {
     version: 1,
@@ -259,7 +290,7 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
     timeout: 24 * 3_600_000,
     retries: 0,
     metrics: {},
-    stages,
+    stages: runnable,
     dvc_params: true,
   };
   const ruleProblems = checkPipelineRules(pipeline, sources);

@@ -7,6 +7,8 @@ export interface StageDagNode {
   name: string;
   /** 1 for a stage that needs no other, else one more than the deepest stage it needs. */
   layer: number;
+  /** What the stage does, as its pipeline file says (DVC's `desc`); null when it says nothing. */
+  description: string | null;
   cmd: string;
   deps: string[];
   outs: string[];
@@ -48,6 +50,7 @@ export function stageDag(pipeline: Pick<Pipeline, 'stages'>): StageDag {
   const nodes = Object.entries(pipeline.stages).map(([name, stage]) => ({
     name,
     layer: layerOf(name),
+    description: stage.description ?? null,
     cmd: stage.cmd,
     deps: stage.deps,
     outs: stage.outs,

@@ -4,6 +4,7 @@ import type { StageRecord } from '../../schemas/stage-record.js';
 import { describeJobPending } from '../../core/text/describe-job-pending.js';
 import { formatDuration, short } from '../../core/text/format.js';
 import { STAGE_BADGES, type BadgeTone, type StatusBadge } from '../status-badges.js';
+import { ElapsedTicker } from './elapsed-ticker.js';
 import { terminalText } from './terminal-text.js';
 
 /** The colour of each badge tone on a terminal. */
@@ -47,69 +48,31 @@ export function stageDetail(
   return stage.reasons.join('; ');
 }
 
-/** How often the elapsed time of running stages is redrawn on a terminal. */
-const TICK_MS = 1000;
-/** Erases the terminal's current line and puts the cursor at its start. */
-const ERASE_LINE = '\r\u001b[2K';
-
 /**
  * Shows a run on a terminal as it happens (DESIGN §9): each stage as it starts and ends
  * (ran/cached, duration, and on a miss why), and the stages' own output, prefixed by
  * their name, as it streams. It is an `EventSink` (runner/ports.ts) by its shape, so
  * present/ needs nothing of the runner.
  * With `live` (a terminal), a last line that is redrawn every second says how long the
- * running stages have run, so a silent stage is seen alive; it is erased before anything
- * else is written, so it never stays in the scrollback.
+ * running stages have run (ElapsedTicker), so a silent stage is seen alive.
  */
 export class ProgressPrinter {
   private readonly width: number;
-  private readonly running = new Map<string, number>();
-  private ticker: NodeJS.Timeout | null = null;
-  private statusShown = false;
+  private readonly ticker: ElapsedTicker;
 
   constructor(
-    private readonly out: (text: string) => void,
+    out: (text: string) => void,
     private readonly colors: Colors,
     stageNames: readonly string[],
     private readonly showOutput = true,
-    private readonly live = false,
+    live = false,
   ) {
     this.width = Math.max(...stageNames.map((name) => name.length));
+    this.ticker = new ElapsedTicker(out, colors, live);
   }
 
   private write(text: string): void {
-    if (this.statusShown) this.out(ERASE_LINE);
-    this.statusShown = false;
-    this.out(text);
-  }
-
-  private drawStatus(): void {
-    const now = Date.now();
-    const parts = [...this.running].map(
-      ([stage, startedAt]) => `${stage} ${formatDuration(Math.floor((now - startedAt) / 1000) * 1000)}`,
-    );
-    this.out(`${ERASE_LINE}${this.colors.dim(`▸ running: ${parts.join(', ')}`)}`);
-    this.statusShown = true;
-  }
-
-  private stageStarted(stage: string): void {
-    this.running.set(stage, Date.now());
-    if (!this.live || this.ticker) return;
-    this.ticker = setInterval(() => this.drawStatus(), TICK_MS);
-    // The ticker never keeps a finished command alive.
-    this.ticker.unref();
-  }
-
-  private stageEnded(stage: string): void {
-    this.running.delete(stage);
-    if (this.running.size === 0) this.stopTicker();
-  }
-
-  private stopTicker(): void {
-    if (this.ticker) clearInterval(this.ticker);
-    this.ticker = null;
-    if (this.statusShown) this.out(ERASE_LINE);
-    this.statusShown = false;
+    this.ticker.write(text);
   }
 
   emit(event: RunEventBody): void {
@@ -117,7 +80,7 @@ export class ProgressPrinter {
     switch (event.type) {
       case 'stage.started':
         this.write(`${colors.bold('▸')} ${colors.bold(event.stage)}\n`);
-        this.stageStarted(event.stage);
+        this.ticker.started(event.stage);
         break;
       case 'stage.log':
         if (this.showOutput) {
@@ -127,7 +90,7 @@ export class ProgressPrinter {
         break;
       case 'stage.finished': {
         const stage = event.stage;
-        this.stageEnded(stage.name);
+        this.ticker.ended(stage.name);
         const detail = stageDetail(stage);
         this.write(
           `${statusBadge(stage.status, colors)} ${colors.bold(stage.name.padEnd(this.width))}  ${formatDuration(stage.durationMs).padStart(7)}${detail ? `  ${colors.dim(detail)}` : ''}\n`,
@@ -140,6 +103,6 @@ export class ProgressPrinter {
   }
 
   async flush(): Promise<void> {
-    this.stopTicker();
+    this.ticker.stop();
   }
 }

@@ -51,6 +51,15 @@ function plainTable(head: string[]): Table.Table {
   });
 }
 
+/** A plain table's lines without the spaces cli-table3 pads its last column with. */
+function tableText(table: Table.Table): string {
+  return table
+    .toString()
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n');
+}
+
 /**
  * The end-of-run summary (DESIGN §9): the stamp, the stages with ran/cached and why,
  * the metrics against the baseline with Δ, Δ%, better/worse by goal and a sparkline per
@@ -95,7 +104,7 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
       stageDetail(stage),
     ]);
   }
-  lines.push('', colors.bold('Stages'), stages.toString());
+  lines.push('', colors.bold('Stages'), tableText(stages));
   const keying = report.stages.flatMap((stage) => [
     ...(stage.usage ? [`${stage.name}: ${describeStageUsage(stage.usage)}`] : []),
     ...stage.notes,
@@ -132,7 +141,7 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
         colors.cyan(sparkline(series)),
       ]);
     }
-    lines.push('', colors.bold(heading), table.toString());
+    lines.push('', colors.bold(heading), tableText(table));
   }
 
   for (const stage of input.stages.filter(

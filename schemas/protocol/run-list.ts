@@ -4,6 +4,7 @@ import { StageSelection } from '../stage-selection.js';
 import { RunStatus } from '../statuses.js';
 import { BranchName } from './branch-name.js';
 import { CommitSha } from './commit-sha.js';
+import { PipelinePath } from './pipeline-path.js';
 
 /** The most runs one `GET /api/v1/runs` answers. */
 export const RUN_LIST_MAX = 200;
@@ -11,10 +12,12 @@ export const RUN_LIST_MAX = 200;
 /** The most commits one `GET /api/v1/runs?commit=` names: one page of a first-parent walk. */
 export const RUN_LIST_COMMITS_MAX = 100;
 
-/** `GET /api/v1/runs?repository=&prefix=&commit=&branch=&status=&limit=`: which runs to list. */
+/** `GET /api/v1/runs?repository=&pipeline=&prefix=&commit=&branch=&status=&limit=`: which runs to list. */
 export const RunListQuery = z.strictObject({
   /** Only this repository's runs (one the token reaches); default: every one it reaches. */
   repository: z.string().min(1).max(300).optional(),
+  /** Only runs of this pipeline file (`fluksio.yml`, `ml/dvc.yaml`): a repository may hold several. */
+  pipeline: PipelinePath.optional(),
   /** Only runs whose id starts with this (any case): a short id as fluksio prints it. */
   prefix: z
     .string()

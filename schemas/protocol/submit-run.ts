@@ -3,6 +3,7 @@ import { ParamValue } from '../key-inputs.js';
 import { BranchName } from './branch-name.js';
 import { CommitSha } from './commit-sha.js';
 import { RepositoryName } from './repository-name.js';
+import { PipelinePath } from './pipeline-path.js';
 
 /** The most commits a submit lists for its baseline: a long first-parent walk. */
 export const BASELINE_COMMITS_MAX = 200;
@@ -18,14 +19,7 @@ export const SubmitRunRequest = z.strictObject({
   /** For repositories not on GitHub: `https://` on the allow-list, or `file://` when allowed. */
   cloneUrl: z.string().min(1).max(2000).optional(),
   commit: CommitSha,
-  pipelinePath: z
-    .string()
-    .min(1)
-    .max(500)
-    .refine((path) => !path.startsWith('/') && !path.split('/').includes('..'), {
-      error: 'expected a path inside the repository',
-    })
-    .default('fluksio.yml'),
+  pipelinePath: PipelinePath.default('fluksio.yml'),
   params: z.record(z.string(), ParamValue).default({}),
   labels: z
     .array(z.string().regex(/^[A-Za-z0-9_.-]+$/))

@@ -6,7 +6,7 @@ import { escapeLike } from '../db/escape-like.js';
 
 /**
  * The newest `limit` runs of `repositories` (the ones an API token reaches), optionally
- * only those whose id starts with `prefix` (any case: ULIDs are upper case, people type
+ * only those of one pipeline file (`pipelinePath`), those whose id starts with `prefix` (any case: ULIDs are upper case, people type
  * lower), those at one of `commits`, of `branch` or in `status` — `GET /api/v1/runs`, for
  * `fluksio runs --remote`, for resolving the short ids fluksio prints and the runs a git
  * revision stands for (`fluksio diff --remote main`). Runs of other repositories are never matched, so a prefix tells a
@@ -15,6 +15,7 @@ import { escapeLike } from '../db/escape-like.js';
 export async function listVisibleRuns({
   db,
   repositories,
+  pipelinePath,
   prefix,
   commits,
   branch,
@@ -23,6 +24,7 @@ export async function listVisibleRuns({
 }: {
   db: Database;
   repositories: readonly string[];
+  pipelinePath?: string | undefined;
   prefix?: string | undefined;
   commits?: readonly string[] | undefined;
   branch?: string | undefined;
@@ -36,6 +38,7 @@ export async function listVisibleRuns({
     .where(
       and(
         inArray(runs.repository, [...repositories]),
+        pipelinePath === undefined ? undefined : eq(runs.pipelinePath, pipelinePath),
         prefix ? sql`upper(${runs.id}) like ${`${escapeLike(prefix.toUpperCase())}%`}` : undefined,
         commits === undefined ? undefined : inArray(runs.commit, [...commits]),
         branch === undefined ? undefined : eq(runs.branch, branch),

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
-import { spawnFluksio } from '../helpers/fluksio-process.js';
+import { runFluksio, spawnFluksio } from '../helpers/fluksio-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { ControlPlaneWorld } from './control-plane-fixture.js';
 
@@ -89,6 +89,26 @@ test('a laptop submits its pushed HEAD, follows the run to the end, and pulls th
   });
   expect(await pull.exited, pull.output()).toBe(0);
   expect(await readFile(join(project.repo.dir, 'pulled', 'model', 'weights.txt'), 'utf8')).toBe('lr=0.5\n');
+  // --json says what was pulled: written where nothing was, left alone where the bytes were there.
+  for (const [to, written, unchanged] of [
+    ['json', ['model/weights.txt'], []],
+    ['pulled', [], ['model/weights.txt']],
+  ] as const) {
+    const json = await runFluksio(['pull', report.run.id.slice(0, 12), '--to', to, '--json'], {
+      cwd: project.repo.dir,
+      env: remote,
+    });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      run: report.run.id,
+      to: join(project.repo.dir, to),
+      outs: [
+        { path: 'model', kind: 'dir', digest: expect.stringMatching(/^sha256:/), size: expect.any(Number) },
+      ],
+      written,
+      unchanged,
+    });
+  }
 
   const sweep = spawnFluksio(['submit', 'lr=0.1,0.2', '--json'], { cwd: project.repo.dir, env: remote });
   expect(await sweep.exited, sweep.output()).toBe(0);

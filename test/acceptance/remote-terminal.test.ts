@@ -31,9 +31,9 @@ stages:
 `;
 
 /** A repository that is its own origin, pushed, with a token and a runner for it. */
-async function laptopProject() {
+async function laptopProject(pipeline = SLOW) {
   await world.start();
-  const project = await world.repo({ 'fluksio.yml': SLOW });
+  const project = await world.repo({ 'fluksio.yml': pipeline });
   await project.repo.git('remote', 'add', 'origin', project.repo.dir);
   await project.repo.git('fetch', '-q', 'origin');
   await world.allow([project.repository]);
@@ -65,6 +65,55 @@ test("submit --wait streams the stage's lines, and Ctrl-C cancels the run on the
   const row = await world.row(runId);
   expect(row.status).toBe('cancelled');
   expect(row.statusReason).toContain('Ctrl-C');
+});
+
+test("a second Ctrl-C on submit --wait of a sweep leaves (exit 130) once every member's cancel is sent: none is left running", async () => {
+  const project = await laptopProject(
+    'version: 1\nparams:\n  n: { type: int, default: 1 }\nstages:\n  train:\n    cmd: echo "member ${n}" && sleep 120\n    params: [n]\n    cache: false\n',
+  );
+  const submit = runInTerminal(['submit', 'n=1,2,3', '--wait'], {
+    cwd: project.repo.dir,
+    env: { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken, NO_COLOR: '1' },
+    columns: 70,
+  });
+  // The first member runs on the one runner; the other two wait in the queue.
+  await submit.waitFor(/train │ member 1/, 120_000);
+  const runIds = [...submit.output().matchAll(/^queued (\w{26})/gm)].map((match) => match[1] ?? '');
+  expect(runIds).toHaveLength(3);
+  submit.type('\x03');
+  // The second comes as soon as the first has been handled: while the cancels are on their way.
+  await submit.waitFor(/SIGINT received, cancelling/);
+  submit.type('\x03');
+  expect(await submit.exited, submit.output()).toBe(130);
+  expect(submit.output()).toContain('Cancelling 3 runs on the control plane');
+  expect(submit.output()).not.toContain('Could not cancel');
+  // Every request was answered before the command left: the queued members are cancelled,
+  // the running one is being stopped by its runner.
+  for (const runId of runIds) {
+    const row = await world.row(runId);
+    expect(row.status === 'cancelled' || row.cancelRequested, `${runId}: ${row.status}`).toBe(true);
+  }
+  for (const runId of runIds) expect((await world.waitFor(runId)).run.status).toBe('cancelled');
+});
+
+test('submit --wait shows how long a silent remote stage has run on a terminal, and nothing of it in a pipe', async () => {
+  const project = await laptopProject('version: 1\nstages:\n  quiet:\n    cmd: sleep 5\n    cache: false\n');
+  const env = { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken };
+  const onTerminal = runInTerminal(['submit', '--wait'], {
+    cwd: project.repo.dir,
+    env: { ...env, NO_COLOR: '1' },
+    columns: 70,
+  });
+  await onTerminal.waitFor(/▸ running: quiet \d+\.\d+s/, 120_000);
+  expect(await onTerminal.exited, onTerminal.output()).toBe(0);
+  expect(onTerminal.output()).toMatch(/✓ ran\s+quiet/);
+  expect(hasColor(onTerminal.output())).toBe(false);
+
+  const piped = spawnFluksio(['submit', '--wait'], { cwd: project.repo.dir, env });
+  expect(await piped.exited, piped.output()).toBe(0);
+  expect(piped.output()).toMatch(/✓ ran\s+quiet/);
+  expect(piped.output()).not.toContain('running:');
+  expect(piped.output()).not.toContain('\r');
 });
 
 test('fluksio cancel waits for a running run to end, or says it is still stopping', async () => {

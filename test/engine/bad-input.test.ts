@@ -141,11 +141,27 @@ describe('bad input exits 2, names every problem with its place, and writes noth
     expect(result.stderr).toMatch(/unknown option '--frobnicate'/);
   });
 
-  test('every command has --help', async () => {
-    for (const command of ['run', 'runs', 'show', 'diff']) {
-      const result = await runCli([command, '--help'], { cwd: repo.dir, env });
-      expect(result.code).toBe(0);
-      expect(result.stdout).toMatch(/Usage: fluksio/);
+  test('every command has --help: each that fluksio --help lists, and each of their subcommands', async () => {
+    /** The commands a help text lists under "Commands:", without commander's own `help`. */
+    const listed = (help: string) =>
+      [...(help.split(/^Commands:$/m)[1] ?? '').matchAll(/^ {2}([a-z][\w-]*)/gm)]
+        .map((match) => match[1] ?? '')
+        .filter((name) => name !== 'help');
+    const top = await runCli(['--help'], { cwd: repo.dir, env });
+    expect(top.code).toBe(0);
+    const commands = listed(top.stdout).map((name) => [name]);
+    expect(commands.length).toBeGreaterThan(15);
+    const seen: string[] = [];
+    while (commands.length > 0) {
+      const command = commands.shift() ?? [];
+      const result = await runCli([...command, '--help'], { cwd: repo.dir, env });
+      expect(result.code, `${command.join(' ')}: ${result.stderr}`).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`^Usage: fluksio ${command.join(' ')} `));
+      // A command that only groups others (token) has its description; every command does.
+      expect(result.stdout.split('\n')[2]?.trim(), command.join(' ')).not.toBe('');
+      commands.push(...listed(result.stdout).map((name) => [...command, name]));
+      seen.push(command.join(' '));
     }
+    expect(seen).toEqual(expect.arrayContaining(['run', 'submit', 'pull', 'runner add', 'token revoke']));
   });
 });

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import type { TestRepo } from '../helpers/make-repo.js';
@@ -177,3 +178,48 @@ test("a terminal shows every member's state as the sweep runs; a pipe gets each 
   expect(piped.output()).toMatch(/\[2\/2 n=2\] succeeded/);
   expect(piped.output()).not.toContain('\u001b');
 }, 120_000);
+
+test('-j 2 runs two members at the same time: each waits for the other to have started, which a serial sweep never satisfies', async () => {
+  const meeting = await mkdtemp(join(tmpdir(), 'fluksio-meeting-'));
+  try {
+    // Each member leaves its mark, then waits for the other's: run one after the other, the
+    // first waits in vain and fails its stage.
+    const meet = [
+      'import os, sys, time',
+      `MEETING = ${JSON.stringify(meeting)}`,
+      'who = sys.argv[1]',
+      'other = {"a": "b", "b": "a"}[who]',
+      'open(os.path.join(MEETING, who), "w").close()',
+      'deadline = time.monotonic() + 45',
+      'while not os.path.exists(os.path.join(MEETING, other)):',
+      '    if time.monotonic() > deadline:',
+      '        sys.exit(f"{who}: {other} did not start while {who} ran")',
+      '    time.sleep(0.05)',
+      'print(f"{who} met {other}")',
+      '',
+    ].join('\n');
+    const { makeRepo } = await import('../helpers/make-repo.js');
+    const repo = await makeRepo({
+      files: {
+        'meet.py': meet,
+        'fluksio.yml': [
+          'version: 1',
+          'params:',
+          '  who: { type: string, enum: [a, b], default: a }',
+          'stages:',
+          '  meet: { cmd: "python3 meet.py ${who}", params: [who], cache: false }',
+          '',
+        ].join('\n'),
+      },
+    });
+    repos.push(repo);
+    const { runs } = await sweep(repo, ['who=a,b', '-j', '2']);
+    expect(runs.map((run) => [run.run.params.who, run.run.status])).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'succeeded'],
+    ]);
+    expect((await readdir(meeting)).sort()).toEqual(['a', 'b']);
+  } finally {
+    await rm(meeting, { recursive: true, force: true });
+  }
+}, 180_000);

@@ -130,6 +130,58 @@ test('--downstream also runs what depends on the named stages, and what those ne
   }
 });
 
+test('--force without stage names forces every stage; status --force and status STAGE --downstream say what run would do', async () => {
+  const chain = await makeRepo({
+    files: {
+      '.gitignore': '/out/\n',
+      'fluksio.yml': [
+        'version: 1',
+        'stages:',
+        '  a: { cmd: "mkdir -p out && echo a > out/a.txt", outs: [out/a.txt] }',
+        '  b: { cmd: "cat out/a.txt > out/b.txt", deps: [out/a.txt], outs: [out/b.txt] }',
+        '  c: { cmd: "cat out/b.txt > out/c.txt", deps: [out/b.txt], outs: [out/c.txt] }',
+        '  x: { cmd: "cat out/a.txt > out/x.txt", deps: [out/a.txt], outs: [out/x.txt] }',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const first = await runJson([], chain.dir);
+    expect(statuses(first)).toEqual({ a: 'ran', b: 'ran', c: 'ran', x: 'ran' });
+
+    const forcedStatus = await statusJson(['--force'], chain.dir);
+    expect(forcedStatus.selection).toBeNull();
+    expect(forcedStatus.stages.map(({ name, action, reasons }) => [name, action, reasons])).toEqual([
+      ['a', 'run', ['--force']],
+      ['b', 'run', ['--force']],
+      ['c', 'run', ['--force']],
+      ['x', 'run', ['--force']],
+    ]);
+
+    const downstream = await statusJson(['b', '--downstream'], chain.dir);
+    expect(downstream.selection).toEqual({ named: ['b'], downstream: true, stages: ['a', 'b', 'c'] });
+    expect(actions(downstream)).toEqual({ a: 'restore', b: 'restore', c: 'restore' });
+    // --force with names forces those only: what depends on them is restored if they make the same.
+    const forcedDownstream = await statusJson(['b', '--downstream', '--force'], chain.dir);
+    expect(actions(forcedDownstream)).toEqual({ a: 'restore', b: 'run', c: 'depends' });
+    expect(forcedDownstream.stages[1]?.reasons).toEqual(['--force']);
+
+    // The run does what status said: every stage again, as a whole run (so it may be a baseline).
+    const forcedRun = await runJson(['--force'], chain.dir);
+    expect(statuses(forcedRun)).toEqual({ a: 'ran', b: 'ran', c: 'ran', x: 'ran' });
+    expect(forcedRun.stages.map((stage) => stage.reasons)).toEqual([
+      ['--force'],
+      ['--force'],
+      ['--force'],
+      ['--force'],
+    ]);
+    expect(forcedRun.selection).toBeNull();
+    expect(forcedRun.baseline?.id).toBe(first.run.id);
+  } finally {
+    await chain.cleanup();
+  }
+}, 300_000);
+
 test('fluksio status says what would run and why, from the read sets, and records nothing', async () => {
   const project = await makeMlProject();
   try {

@@ -263,3 +263,23 @@ test('a sweep ends with one table of its members, each against the baseline it h
     expect((JSON.parse(diffed.stdout) as { against: { id: string } }).against.id).toBe(before.report.run.id);
   }
 });
+
+test("the run summary's tables end no line with spaces: their last columns are not padded", async () => {
+  repo = await makeRepo({
+    files: {
+      'fluksio.yml': [
+        'version: 1',
+        'stages:',
+        '  a_stage_with_a_long_name: { cmd: "echo ::metric name=loss::0.5", cache: false }',
+        '  b: { cmd: "echo ::metric name=a_longer_metric_name::1", cache: false }',
+        '',
+      ].join('\n'),
+    },
+  });
+  const piped = spawnFluksio(['run'], { cwd: repo.dir, env: env() });
+  expect(await piped.exited, piped.output()).toBe(0);
+  const summary = piped.output().slice(piped.output().indexOf('\nRun '));
+  expect(summary).toMatch(/^Stages$/m);
+  expect(summary).toMatch(/^Metrics/m);
+  expect(summary.split('\n').filter((line) => / $/.test(line))).toEqual([]);
+});

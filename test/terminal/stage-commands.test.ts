@@ -91,3 +91,52 @@ test.each([
   },
   120_000,
 );
+
+test("a DVC stage's desc is shown by dag (text and --json) and status (text and --json)", async () => {
+  const described = await makeRepo({
+    files: {
+      '.gitignore': '/out/\n',
+      'dvc.yaml': [
+        'stages:',
+        '  fetch:',
+        '    desc: Downloads the raw corpus',
+        '    cmd: mkdir -p out && echo raw > out/raw.txt',
+        '    outs: [out/raw.txt]',
+        '  count:',
+        '    cmd: wc -l out/raw.txt > out/count.txt',
+        '    deps: [out/raw.txt]',
+        '    outs: [out/count.txt]',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const dag = await runFluksio(['dag'], { cwd: described.dir });
+    expect(dag.code, dag.stderr).toBe(0);
+    expect(dag.stdout).toMatch(/^layer +stage +needs +makes +description$/m);
+    expect(dag.stdout).toMatch(/^1 +fetch +– +out\/raw\.txt +Downloads the raw corpus$/m);
+    expect(dag.stdout).toMatch(/^2 +count +fetch +out\/count\.txt +–$/m);
+    const dagJson = JSON.parse((await runFluksio(['dag', '--json'], { cwd: described.dir })).stdout) as {
+      nodes: { name: string; description: string | null }[];
+    };
+    expect(dagJson.nodes.map(({ name, description }) => [name, description])).toEqual([
+      ['fetch', 'Downloads the raw corpus'],
+      ['count', null],
+    ]);
+
+    const status = await runFluksio(['status'], { cwd: described.dir });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^fetch +run +no earlier run of this stage +Downloads the raw corpus$/m);
+    const statusJson = JSON.parse(
+      (await runFluksio(['status', '--json'], { cwd: described.dir })).stdout,
+    ) as {
+      stages: { name: string; description: string | null }[];
+    };
+    expect(statusJson.stages.map(({ name, description }) => [name, description])).toEqual([
+      ['fetch', 'Downloads the raw corpus'],
+      ['count', null],
+    ]);
+  } finally {
+    await described.cleanup();
+  }
+});

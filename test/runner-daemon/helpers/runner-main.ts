@@ -9,7 +9,7 @@ import { UsageError } from '../../../present/terminal/usage-error.js';
 const controller = new AbortController();
 process.on('SIGTERM', () => controller.abort());
 process.on('SIGINT', () => controller.abort());
-runnerCommand(JSON.parse(process.argv[2] ?? '{}'), processIo(controller.signal)).then(
+runnerCommand(JSON.parse(process.argv[2] ?? '{}'), processIo({ signal: controller.signal })).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`fluksio: ${error instanceof Error ? error.message : String(error)}\n`);
