@@ -5,6 +5,7 @@ import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
 import { CredentialRefusedError } from '../credential-refused-error.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { HttpError } from '../http/http-error.js';
+import { requestAbort } from '../http/request-abort.js';
 import { parseInput } from '../http/parse-input.js';
 import { requestAuth } from '../http/request-auth.js';
 import type { RouteContext } from '../route-context.js';
@@ -20,9 +21,7 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
   app.post('/api/v1/runner/claim', { onRequest: runnerAuth.onRequest }, async (request, reply) => {
     const runner = runnerAuth.of(request);
     const { waitSeconds, acceptForks } = parseInput(ClaimRequest, request.body ?? {}, 'body');
-    const gone = new AbortController();
-    const onClose = (): void => gone.abort();
-    reply.raw.once('close', onClose);
+    const abort = requestAbort(reply.raw, context.closing);
     try {
       const run = await waitForClaim({
         db: context.db,
@@ -33,7 +32,7 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
         leaseTtlMs: context.settings.leaseTtlMs,
         waitMs: waitSeconds * 1000,
         recheckMs: context.settings.claimRecheckMs,
-        signal: AbortSignal.any([gone.signal, context.closing]),
+        signal: abort.stop,
       });
       if (!run) return reply.code(204).send();
       // The runner hung up while the claim was being made: give the run back now rather
@@ -48,7 +47,7 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
         });
         await context.doorbell.ring();
       };
-      if (gone.signal.aborted) {
+      if (abort.hungUp.aborted) {
         await giveBack();
         return reply;
       }
@@ -91,7 +90,7 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
           `Could not get a GitHub token to fetch ${run.repository}; try again shortly`,
         );
       }
-      if (gone.signal.aborted) {
+      if (abort.hungUp.aborted) {
         // Gone while the token was minted: nobody holds it, so it is revoked at once.
         if (extraHeader !== null)
           await context.gitCredentials?.revoke(extraHeader).catch((error: unknown) => {
@@ -104,7 +103,7 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
       context.onRunChanged?.(run.id);
       return reply.code(200).send(toClaim(run, context.settings.heartbeatIntervalMs, extraHeader));
     } finally {
-      reply.raw.off('close', onClose);
+      abort.release();
     }
   });
 }

@@ -3,6 +3,7 @@ import type { HeartbeatReply } from '../../schemas/protocol/lease-requests.js';
 import { RunWatchRequest } from '../../schemas/protocol/run-watch.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease, staleLease } from '../http/hold-lease.js';
+import { requestAbort } from '../http/request-abort.js';
 import { parseInput } from '../http/parse-input.js';
 import { requestAuth } from '../http/request-auth.js';
 import { RunIdParams } from '../http/run-id-params.js';
@@ -25,22 +26,20 @@ export function runWatchRoute(app: FastifyInstance, context: RouteContext): void
       const { id: runId } = parseInput(RunIdParams, request.params, 'id');
       const { lease, waitSeconds } = parseInput(RunWatchRequest, request.body ?? {}, 'body');
       await holdLease({ db: context.db, runner, runId, lease });
-      const gone = new AbortController();
-      const onClose = (): void => gone.abort();
-      reply.raw.once('close', onClose);
+      const abort = requestAbort(reply.raw, context.closing);
       try {
         const answer = await context.cancelWatches.watch({
           runId,
           leaseId: lease,
           waitMs: waitSeconds * 1000,
-          signal: AbortSignal.any([gone.signal, context.closing]),
+          signal: abort.stop,
         });
         if (!answer) throw staleLease(runId);
         if (answer.cancel)
           request.log.info({ runId, reason: answer.reason }, 'runner told to stop the run (watch)');
         return answer;
       } finally {
-        reply.raw.off('close', onClose);
+        abort.release();
       }
     },
   );

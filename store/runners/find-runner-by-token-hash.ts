@@ -48,6 +48,9 @@ export async function findRunnerByTokenHash({
   if (!found) return null;
   if (!found.stale) return found.runner;
   const [seen] = await markSeen(db).execute({ id: found.runner.id });
-  // Removed since it was read, or seen by another request meanwhile (then as it was read).
-  return seen ?? found.runner;
+  if (seen) return seen;
+  // Seen by another request meanwhile, or removed (or its token changed) since it was read:
+  // read again rather than let a removed runner through.
+  const [again] = await runnerByTokenHash(db).execute({ tokenHash });
+  return again?.runner ?? null;
 }
