@@ -6,10 +6,17 @@ import { bearerToken } from './bearer-token.js';
 import { hashToken } from './hash-token.js';
 import { HttpError } from './http-error.js';
 
-/** The runner whose token the request carries (which also marks it seen), or 401. */
-export async function authenticateRunner(db: Database, request: FastifyRequest): Promise<RunnerRow> {
+/**
+ * The runner whose token the request carries (which also marks it seen, for the online
+ * window `onlineWindowMs`), or 401.
+ */
+export async function authenticateRunner(
+  db: Database,
+  request: FastifyRequest,
+  onlineWindowMs: number,
+): Promise<RunnerRow> {
   const token = bearerToken(request, 'runner token');
-  const runner = await findRunnerByTokenHash({ db, tokenHash: hashToken(token) });
+  const runner = await findRunnerByTokenHash({ db, tokenHash: hashToken(token), onlineWindowMs });
   if (!runner) {
     throw new HttpError(
       401,

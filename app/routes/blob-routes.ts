@@ -38,11 +38,13 @@ export const RUN_WHAT = 'the id of the run this blob belongs to';
  * never pass through this process. Those that do are counted (BlobByteCounters).
  */
 export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
-  const uploaderAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  const uploaderAuth = requestAuth((request) =>
+    authenticateRunner(context.db, request, context.settings.onlineWindowMs),
+  );
   // A runner names its run's lease; `fluksio pull` shows an API token.
   const readerAuth = requestAuth(async (request): Promise<{ runner: RunnerRow } | { token: ApiTokenRow }> =>
     request.headers['x-fluksio-lease'] !== undefined
-      ? { runner: await authenticateRunner(context.db, request) }
+      ? { runner: await authenticateRunner(context.db, request, context.settings.onlineWindowMs) }
       : { token: await authenticateSubmitter(context.db, request, 'read') },
   );
   const reader = { onRequest: readerAuth.onRequest };

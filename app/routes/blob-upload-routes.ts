@@ -37,7 +37,9 @@ const UploadParams = z.object({
  * lease, as every upload does.
  */
 export function blobUploadRoutes(app: FastifyInstance, context: RouteContext): void {
-  const auth = requestAuth((request) => authenticateRunner(context.db, request));
+  const auth = requestAuth((request) =>
+    authenticateRunner(context.db, request, context.settings.onlineWindowMs),
+  );
 
   app.post('/api/v1/blobs/:digest/uploads', { onRequest: auth.onRequest }, async (request, reply) => {
     const { run, digest } = await leasedUpload(request);

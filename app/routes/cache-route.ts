@@ -40,7 +40,9 @@ const CandidatesParams = z.object({
  * another's.
  */
 export function cacheRoute(app: FastifyInstance, context: RouteContext): void {
-  const runnerAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  const runnerAuth = requestAuth((request) =>
+    authenticateRunner(context.db, request, context.settings.onlineWindowMs),
+  );
   const onRequest = runnerAuth.onRequest;
   app.get('/api/v1/runs/:id/cache/:key', { onRequest }, async (request): Promise<CacheEntry> => {
     const runner = runnerAuth.of(request);
@@ -63,7 +65,7 @@ export function cacheRoute(app: FastifyInstance, context: RouteContext): void {
    * first and bounded. The runner checks their read sets against its checkout.
    */
   app.get('/api/v1/runs/:id/cache-candidates/:manifestKey', async (request): Promise<CacheCandidates> => {
-    const runner = await authenticateRunner(context.db, request);
+    const runner = await authenticateRunner(context.db, request, context.settings.onlineWindowMs);
     const { id: runId, manifestKey } = parseInput(CandidatesParams, request.params, 'params');
     const lease = readHeader(request, 'X-Fluksio-Lease', LeaseId, 'the lease this run was claimed with');
     const run = await holdLease({ db: context.db, runner, runId, lease, running: true });

@@ -17,7 +17,9 @@ import { waitForClaim } from '../wait-for-claim.js';
  * waits up to `waitSeconds` for a run whose labels it carries.
  */
 export function claimRoute(app: FastifyInstance, context: RouteContext): void {
-  const runnerAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  const runnerAuth = requestAuth((request) =>
+    authenticateRunner(context.db, request, context.settings.onlineWindowMs),
+  );
   app.post('/api/v1/runner/claim', { onRequest: runnerAuth.onRequest }, async (request, reply) => {
     const runner = runnerAuth.of(request);
     const { waitSeconds, acceptForks } = parseInput(ClaimRequest, request.body ?? {}, 'body');

@@ -14,7 +14,9 @@ import type { RouteContext } from '../route-context.js';
  * within the hour regardless.
  */
 export function fetchedRoute(app: FastifyInstance, context: RouteContext): void {
-  const runnerAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  const runnerAuth = requestAuth((request) =>
+    authenticateRunner(context.db, request, context.settings.onlineWindowMs),
+  );
   app.post(
     '/api/v1/runs/:id/fetched',
     { onRequest: runnerAuth.onRequest },

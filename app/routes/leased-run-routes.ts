@@ -36,7 +36,9 @@ import type { RouteContext } from '../route-context.js';
  */
 export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): void {
   const { db } = context;
-  const runnerAuth = requestAuth((request) => authenticateRunner(db, request));
+  const runnerAuth = requestAuth((request) =>
+    authenticateRunner(db, request, context.settings.onlineWindowMs),
+  );
   // The other writes are a lease and a sentence: the server's default body limit holds them.
   const { onRequest } = runnerAuth;
 

@@ -21,7 +21,9 @@ import { toClaim } from '../to-claim.js';
  * fetched again.
  */
 export function resumeRoute(app: FastifyInstance, context: RouteContext): void {
-  const runnerAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  const runnerAuth = requestAuth((request) =>
+    authenticateRunner(context.db, request, context.settings.onlineWindowMs),
+  );
   app.post(
     '/api/v1/runs/:id/resume',
     { onRequest: runnerAuth.onRequest },

@@ -17,7 +17,9 @@ import type { RouteContext } from '../route-context.js';
  * runner's run is 404, a stale lease 409 (CancelWatches says how it waits).
  */
 export function runWatchRoute(app: FastifyInstance, context: RouteContext): void {
-  const runnerAuth = requestAuth((request) => authenticateRunner(context.db, request));
+  const runnerAuth = requestAuth((request) =>
+    authenticateRunner(context.db, request, context.settings.onlineWindowMs),
+  );
   app.post(
     '/api/v1/runs/:id/watch',
     { onRequest: runnerAuth.onRequest },

@@ -3,8 +3,14 @@ import { runners, type RunnerRow } from '../../schemas/tables/runners.js';
 import type { Database } from '../db/database.js';
 import { perHandle } from '../db/per-handle.js';
 
-/** How stale `last_seen_at` may read before a request writes it again. */
-const SEEN_GRANULARITY = sql`interval '1 second'`;
+/**
+ * How stale `last_seen_at` may read before a request writes it again: a fortieth of the
+ * online window, at most a second — the window's edge moves by that much at most.
+ */
+function seenGranularityMs(onlineWindowMs: number): number {
+  return Math.min(1000, Math.floor(onlineWindowMs / 40));
+}
+const SEEN_GRANULARITY = sql`(${sql.placeholder('granularityMs')}::double precision * interval '1 millisecond')`;
 
 const runnerByTokenHash = perHandle((db) =>
   db
@@ -34,23 +40,27 @@ const markSeen = perHandle((db) =>
 /**
  * The runner a request's bearer token (as sha256 hex) belongs to, or null. Seeing it is
  * also what keeps it online: `last_seen_at` is set to the database's `now()`, for the
- * online gauge and for the reasons queued runs give — written when it reads a second old or
- * more, so a busy runner's claims, heartbeats and events do not each cost a commit.
+ * online gauge and for the reasons queued runs give — written when it reads older than a
+ * fortieth of the online window (at most a second), so a busy runner's claims, heartbeats and events do not each cost a commit.
  */
 export async function findRunnerByTokenHash({
   db,
   tokenHash,
+  onlineWindowMs = 120_000,
 }: {
   db: Database;
   tokenHash: string;
+  /** The online window (`FLUKSIO_ONLINE_WINDOW`), which sets how often it is written. */
+  onlineWindowMs?: number;
 }): Promise<RunnerRow | null> {
-  const [found] = await runnerByTokenHash(db).execute({ tokenHash });
+  const granularityMs = seenGranularityMs(onlineWindowMs);
+  const [found] = await runnerByTokenHash(db).execute({ tokenHash, granularityMs });
   if (!found) return null;
   if (!found.stale) return found.runner;
-  const [seen] = await markSeen(db).execute({ id: found.runner.id });
+  const [seen] = await markSeen(db).execute({ id: found.runner.id, granularityMs });
   if (seen) return seen;
   // Seen by another request meanwhile, or removed (or its token changed) since it was read:
   // read again rather than let a removed runner through.
-  const [again] = await runnerByTokenHash(db).execute({ tokenHash });
+  const [again] = await runnerByTokenHash(db).execute({ tokenHash, granularityMs });
   return again?.runner ?? null;
 }

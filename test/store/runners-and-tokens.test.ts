@@ -98,6 +98,31 @@ describe.each(databaseBackends)('runners and API tokens on $name', ({ open }) =>
     expect(later?.lastSeenAt?.getTime()).toBeGreaterThanOrEqual((seenAt as Date).getTime());
   });
 
+  test('with a short online window, a sighting is written again sooner (a fortieth of the window)', async () => {
+    const tokenHash = hash();
+    const runner = await createRunner({
+      db,
+      name: unique('short'),
+      owner: 'acme',
+      repositories: [],
+      labels: [],
+      tokenHash,
+    });
+    await findRunnerByTokenHash({ db, tokenHash, onlineWindowMs: 4_000 });
+    // 150 ms old: within the default second, past a 4 s window's 100 ms.
+    await db
+      .update(runners)
+      .set({ lastSeenAt: sql`now() - interval '150 milliseconds'` })
+      .where(eq(runners.id, runner.id));
+    const seenAt = async () =>
+      (await db.select().from(runners).where(eq(runners.id, runner.id)))[0]?.lastSeenAt?.getTime();
+    const old = await seenAt();
+    await findRunnerByTokenHash({ db, tokenHash });
+    expect(await seenAt()).toBe(old);
+    await findRunnerByTokenHash({ db, tokenHash, onlineWindowMs: 4_000 });
+    expect(await seenAt()).toBeGreaterThan(old as number);
+  });
+
   test('runners list by name; a removed runner is gone and its token opens nothing', async () => {
     const [b, a] = [unique('b'), unique('a')];
     const tokenHash = hash();
