@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
+import type { StageRecord } from '../../schemas/stage-record.js';
 import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
 import { ControlPlaneError, UnauthorizedError } from '../../client/control-plane-errors.js';
 import { cancelJobsOfRuns } from './cancel-jobs-of-runs.js';
@@ -17,6 +18,8 @@ export interface ResumedRun {
   started: boolean;
   /** The seq the attempt's next event carries. */
   nextSeq: number;
+  /** The stages that finished in the attempt before the restart: kept, not run again. */
+  finished: StageRecord[];
 }
 
 export interface ResumeHeldRunsOptions {
@@ -41,8 +44,8 @@ export interface ResumeHeldRunsOptions {
  * What a runner does at start-up, before it claims anything (issue 12): it asks the
  * control plane to resume each run its work directory records as held (held-runs.ts),
  * under the lease recorded. A run resumed is returned, to be executed again in the same
- * attempt: the stages that finished come from the cache, and a stage whose Slurm job still
- * runs re-attaches to it. A run refused (its lease swept, the run finished or cancelled,
+ * attempt: the stages that finished keep their records (not run again), and a stage whose
+ * Slurm job still runs re-attaches to it. A run refused (its lease swept, the run finished or cancelled,
  * another runner's) has its jobs cancelled and is given back when its lease is still held
  * (a cancel pending then ends it as asked, at once rather than at the lease's expiry), and
  * is forgotten. Last, the jobs of every run not resumed are cancelled, so no job is left
@@ -96,7 +99,12 @@ async function askToResume(
       if (reply.claim.run.attempt !== run.attempt || reply.claim.lease !== run.lease) {
         return { refused: `the control plane answered for attempt ${reply.claim.run.attempt}` };
       }
-      return { claim: reply.claim, started: reply.started, nextSeq: reply.nextSeq };
+      return {
+        claim: reply.claim,
+        started: reply.started,
+        nextSeq: reply.nextSeq,
+        finished: reply.finished,
+      };
     } catch (error) {
       if (options.signal.aborted) return null;
       if (error instanceof UnauthorizedError) throw error;

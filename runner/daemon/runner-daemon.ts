@@ -200,7 +200,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const execute = async (
     claim: Claim,
     index: number,
-    resumed?: Pick<ResumedRun, 'slot' | 'started' | 'nextSeq'>,
+    resumed?: Pick<ResumedRun, 'slot' | 'started' | 'nextSeq' | 'finished'>,
   ): Promise<void> => {
     const slot = resumed?.slot ?? index;
     const runLogger = logger.child({ run: claim.run.id, slot });
@@ -242,7 +242,9 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         stopSignal: stopping.signal,
         releaseGraceMs: options.releaseGraceMs ?? 10_000,
         logger: runLogger,
-        ...(resumed ? { resumed: { started: resumed.started, nextSeq: resumed.nextSeq } } : {}),
+        ...(resumed
+          ? { resumed: { started: resumed.started, nextSeq: resumed.nextSeq, finished: resumed.finished } }
+          : {}),
       });
       // The control plane may offer the same fork run again at once: do not spin on it.
       if (result.end === 'refused') await pause(maxBackoffMs, stopping.signal);
