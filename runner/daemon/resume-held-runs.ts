@@ -38,6 +38,12 @@ export interface ResumeHeldRunsOptions {
   signal: AbortSignal;
   /** The longest wait between two tries while the control plane is unreachable. */
   maxBackoffMs: number;
+  /**
+   * Called as soon as a run is resumed, before the others are asked about: the run is
+   * executed (its lease heartbeated) from then on, not once every record was asked about.
+   * @defaultValue none
+   */
+  onResumed?: (run: ResumedRun) => void;
 }
 
 /**
@@ -76,7 +82,9 @@ export async function resumeHeldRuns(options: ResumeHeldRunsOptions): Promise<Re
         ? `resumed the run in attempt ${run.attempt}, re-attaching to Slurm job${jobs.length > 1 ? 's' : ''} ${jobs.join(', ')}`
         : `resumed the run in attempt ${run.attempt}`,
     );
-    resumed.push({ ...answer, slot: run.slot });
+    const taken = { ...answer, slot: run.slot };
+    resumed.push(taken);
+    options.onResumed?.(taken);
   }
   const kept = new Set(resumed.map((run) => run.claim.run.id));
   const orphans = await cancelJobsOfRuns(options.workDir, (runId) => !kept.has(runId));
