@@ -141,6 +141,15 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     const launched = { name, jobKey: cacheKey ?? `${options.runId}.${name}`, resources };
     // A job submitted before its runner was restarted still runs, writing these.
     const reattaching = options.launcher?.reattaches?.(launched) ?? false;
+    // Its output is read again from the start: what the stage reported before is replaced.
+    if (reattaching) {
+      options.events.emit({
+        type: 'stage.started',
+        stage: name,
+        at: startedAt.toISOString(),
+        reattached: true,
+      });
+    }
     try {
       for (const path of declared) {
         if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path);

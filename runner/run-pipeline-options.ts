@@ -1,5 +1,6 @@
 import type { CacheEntry } from '../schemas/cache-entry.js';
 import type { Pipeline } from '../schemas/pipeline.js';
+import type { StageRecord } from '../schemas/stage-record.js';
 import type { Params } from '../core/params/resolve-params.js';
 import type { CodeIndex } from './keys/code-index.js';
 import type { InterpreterDigests } from './keys/interpreter-digests.js';
@@ -41,6 +42,12 @@ export interface RunPipelineOptions {
    * @defaultValue the pipeline's directory in `workspace`
    */
   fingerprintDir?: string;
+  /**
+   * Stages that finished earlier in this attempt, before the runner was restarted
+   * (resume-run.ts): kept as recorded, neither executed nor reported again
+   * (reuse-finished-stage.ts). @defaultValue none
+   */
+  finished?: readonly StageRecord[];
   /** Skip cache lookups (entries are still written). */
   noCache: boolean;
   /**

@@ -6,6 +6,7 @@ import { buildStageGraph } from '../core/pipeline/stage-graph.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import { isStageSuccess, type RunStatus } from '../schemas/statuses.js';
 import { executeStage } from './execute-stage.js';
+import { reuseFinishedStage } from './reuse-finished-stage.js';
 import type { StageResult, StageRunContext } from './stage-run-context.js';
 import { notStartedRecord } from './not-started-record.js';
 import { fingerprintOf } from './keys/fingerprint.js';
@@ -123,6 +124,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       runStartedAt,
       dvcParamsLock: { tail: Promise.resolve() },
     };
+    const finished = new Map((options.finished ?? []).map((record) => [record.name, record]));
     const graph = buildStageGraph(pipeline);
     const limit = pLimit(Math.max(1, options.jobs));
     const scheduled = new Map<string, Promise<StageResult>>();
@@ -130,6 +132,9 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       const existing = scheduled.get(name);
       if (existing) return existing;
       const promise = (async () => {
+        const done = finished.get(name);
+        const reused = done ? await reuseFinishedStage(done, context) : null;
+        if (reused) return reused;
         const upstream = await Promise.all([...(graph.get(name) ?? [])].map(schedule));
         const blocked = upstream.find((result) => !isStageSuccess(result.record.status));
         if (blocked) {

@@ -10,6 +10,13 @@ const StageStarted = z.strictObject({
   type: z.literal('stage.started'),
   stage: z.string(),
   at: IsoTimestamp,
+  /**
+   * The stage re-attached to its Slurm job after its runner was restarted, and reads the
+   * job's output again from its start: the log lines and annotations the stage reported
+   * earlier in the attempt are replaced by those that follow. Absent (older runners, every
+   * other start) means false; optional rather than defaulted so that emitters need not say it.
+   */
+  reattached: z.boolean().optional(),
 });
 /** Output lines of a stage, already masked. */
 const StageLog = z.strictObject({

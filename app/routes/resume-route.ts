@@ -48,7 +48,7 @@ export function resumeRoute(app: FastifyInstance, context: RouteContext): void {
           'lease',
         );
       }
-      const { run, nextSeq } = answer;
+      const { run, nextSeq, finished } = answer;
       const started = run.startedAt !== null;
       let extraHeader: string | null = null;
       if (!started) {
@@ -67,6 +67,7 @@ export function resumeRoute(app: FastifyInstance, context: RouteContext): void {
         claim: toClaim(run, context.settings.heartbeatIntervalMs, extraHeader),
         started,
         nextSeq,
+        finished,
       };
     },
   );

@@ -2,6 +2,7 @@ import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
+import type { StageRecord } from '../../schemas/stage-record.js';
 import type { z } from 'zod';
 import type { FinishRequest } from '../../schemas/protocol/lease-requests.js';
 import { runPipeline, type RunOutcome } from '../run-pipeline.js';
@@ -59,9 +60,10 @@ export interface ExecuteClaimOptions {
    * The run is one this runner held before it was restarted, resumed in the same attempt
    * (resume-held-runs.ts): a started run's checkout is taken as it was left, since its
    * Slurm jobs may still run there, and it is not started again; its events continue
-   * from `nextSeq`. @defaultValue a fresh claim
+   * from `nextSeq`; the stages `finished` in the attempt are kept as recorded, not run
+   * again. @defaultValue a fresh claim
    */
-  resumed?: { started: boolean; nextSeq: number };
+  resumed?: { started: boolean; nextSeq: number; finished?: readonly StageRecord[] };
 }
 
 /** How a claimed run ended on this runner. */
@@ -92,7 +94,7 @@ type StopRequest =
  * it is finished with its outcome. When the runner stops, the stage is cancelled and the run released, so it
  * goes back to the queue. A run resumed after the runner was restarted (`resumed`) runs
  * the same way in its attempt, from its checkout as it was left: the stages that finished
- * come from the cache, and a Slurm job still running is re-attached to.
+ * keep their records, and a Slurm job still running is re-attached to.
  */
 export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimEnd> {
   const { claim, client, logger } = options;
@@ -281,6 +283,8 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         secrets: prepared.secrets,
         jobs: options.jobs,
         noCache: claim.run.noCache,
+        // Only a started run's: one not started yet is checked out and started anew.
+        ...(resumedStarted && options.resumed?.finished ? { finished: options.resumed.finished } : {}),
         cache: new RemoteStageCache({
           client,
           run,

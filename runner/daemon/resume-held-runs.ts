@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
+import type { StageRecord } from '../../schemas/stage-record.js';
 import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
 import { ControlPlaneError, UnauthorizedError } from '../../client/control-plane-errors.js';
 import { cancelJobsOfRuns } from './cancel-jobs-of-runs.js';
@@ -17,6 +18,8 @@ export interface ResumedRun {
   started: boolean;
   /** The seq the attempt's next event carries. */
   nextSeq: number;
+  /** The stages that finished in the attempt before the restart: kept, not run again. */
+  finished: StageRecord[];
 }
 
 export interface ResumeHeldRunsOptions {
@@ -35,14 +38,20 @@ export interface ResumeHeldRunsOptions {
   signal: AbortSignal;
   /** The longest wait between two tries while the control plane is unreachable. */
   maxBackoffMs: number;
+  /**
+   * Called as soon as a run is resumed, before the others are asked about: the run is
+   * executed (its lease heartbeated) from then on, not once every record was asked about.
+   * @defaultValue none
+   */
+  onResumed?: (run: ResumedRun) => void;
 }
 
 /**
  * What a runner does at start-up, before it claims anything (issue 12): it asks the
  * control plane to resume each run its work directory records as held (held-runs.ts),
  * under the lease recorded. A run resumed is returned, to be executed again in the same
- * attempt: the stages that finished come from the cache, and a stage whose Slurm job still
- * runs re-attaches to it. A run refused (its lease swept, the run finished or cancelled,
+ * attempt: the stages that finished keep their records (not run again), and a stage whose
+ * Slurm job still runs re-attaches to it. A run refused (its lease swept, the run finished or cancelled,
  * another runner's) has its jobs cancelled and is given back when its lease is still held
  * (a cancel pending then ends it as asked, at once rather than at the lease's expiry), and
  * is forgotten. Last, the jobs of every run not resumed are cancelled, so no job is left
@@ -73,7 +82,9 @@ export async function resumeHeldRuns(options: ResumeHeldRunsOptions): Promise<Re
         ? `resumed the run in attempt ${run.attempt}, re-attaching to Slurm job${jobs.length > 1 ? 's' : ''} ${jobs.join(', ')}`
         : `resumed the run in attempt ${run.attempt}`,
     );
-    resumed.push({ ...answer, slot: run.slot });
+    const taken = { ...answer, slot: run.slot };
+    resumed.push(taken);
+    options.onResumed?.(taken);
   }
   const kept = new Set(resumed.map((run) => run.claim.run.id));
   const orphans = await cancelJobsOfRuns(options.workDir, (runId) => !kept.has(runId));
@@ -96,7 +107,12 @@ async function askToResume(
       if (reply.claim.run.attempt !== run.attempt || reply.claim.lease !== run.lease) {
         return { refused: `the control plane answered for attempt ${reply.claim.run.attempt}` };
       }
-      return { claim: reply.claim, started: reply.started, nextSeq: reply.nextSeq };
+      return {
+        claim: reply.claim,
+        started: reply.started,
+        nextSeq: reply.nextSeq,
+        finished: reply.finished,
+      };
     } catch (error) {
       if (options.signal.aborted) return null;
       if (error instanceof UnauthorizedError) throw error;

@@ -200,7 +200,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const execute = async (
     claim: Claim,
     index: number,
-    resumed?: Pick<ResumedRun, 'slot' | 'started' | 'nextSeq'>,
+    resumed?: Pick<ResumedRun, 'slot' | 'started' | 'nextSeq' | 'finished'>,
   ): Promise<void> => {
     const slot = resumed?.slot ?? index;
     const runLogger = logger.child({ run: claim.run.id, slot });
@@ -242,7 +242,9 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         stopSignal: stopping.signal,
         releaseGraceMs: options.releaseGraceMs ?? 10_000,
         logger: runLogger,
-        ...(resumed ? { resumed: { started: resumed.started, nextSeq: resumed.nextSeq } } : {}),
+        ...(resumed
+          ? { resumed: { started: resumed.started, nextSeq: resumed.nextSeq, finished: resumed.finished } }
+          : {}),
       });
       // The control plane may offer the same fork run again at once: do not spin on it.
       if (result.end === 'refused') await pause(maxBackoffMs, stopping.signal);
@@ -253,11 +255,9 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     }
   };
 
-  const slot = async (index: number, resumedRuns: readonly ResumedRun[]): Promise<void> => {
-    for (const resumed of resumedRuns) {
-      if (stopping.signal.aborted) return;
-      await execute(resumed.claim, index, resumed);
-    }
+  /** Claims and executes runs in the slot `index` once the run resumed in it (if any) ended. */
+  const slot = async (index: number, resumedRun: Promise<void> | undefined): Promise<void> => {
+    await resumedRun;
     let failures = 0;
     while (!stopping.signal.aborted) {
       let claim;
@@ -305,10 +305,15 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     );
   }
   const slots = (async () => {
-    let resumed: ResumedRun[] = [];
+    // Every resumed run executes at once, as soon as it is resumed, in the slot it held (one
+    // past `concurrency`, had the runner more slots before, is a temporary one nothing claims
+    // into): its lease is heartbeated from then, where one waiting behind another would
+    // expire and be swept while its Slurm job runs on unfollowed. A stop that came meanwhile
+    // releases them and cancels their jobs (execute-claim.ts), rather than leaving them leased.
+    const resumedRuns = new Map<number, Promise<void>>();
     try {
       // Before anything is claimed: a resumed run takes back the slot (and checkout) it had.
-      resumed = await resumeHeldRuns({
+      await resumeHeldRuns({
         client,
         heldRuns,
         workDir,
@@ -316,23 +321,23 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         logger,
         signal: stopping.signal,
         maxBackoffMs,
+        onResumed: (run) => resumedRuns.set(run.slot, execute(run.claim, run.slot, run)),
       });
     } catch (error) {
       if (error instanceof UnauthorizedError) {
         refusal = error;
+        // Nothing more is claimed; the runs already resumed end (released) before the daemon does.
+        stopping.abort();
+        await Promise.all(resumedRuns.values());
         return;
       }
       // The records stay: the next start tries again. Claiming goes on meanwhile.
       logger.error({ err: error }, 'could not resume the runs this runner held');
     }
-    await Promise.all(
-      Array.from({ length: concurrency }, (_, index) =>
-        slot(
-          index,
-          resumed.filter((run) => run.slot % concurrency === index),
-        ),
-      ),
-    );
+    await Promise.all([
+      ...resumedRuns.values(),
+      ...Array.from({ length: concurrency }, (_, index) => slot(index, resumedRuns.get(index))),
+    ]);
   })();
   const done = slots.then(async () => {
     await unlock().catch(() => undefined);

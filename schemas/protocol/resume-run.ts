@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Claim } from './claim.js';
 import { LeaseId } from './lease-id.js';
+import { StageRecord } from '../stage-record.js';
 
 /**
  * `POST /api/v1/runs/:id/resume`: a runner restarted after it died (kill -9, the OOM
@@ -16,11 +17,14 @@ export type ResumeRequest = z.infer<typeof ResumeRequest>;
  * from now; `git.extraHeader` only for a run not started yet, which is checked out anew),
  * whether the run had started, and the sequence number its next event must carry, so
  * the events of the attempt are stored exactly once and none of the new ones is taken
- * for a duplicate.
+ * for a duplicate. `finished` holds the records of the stages that finished in the
+ * attempt: the runner keeps them as they are and executes only the others (an older
+ * control plane sends none, and the runner then restores them from the cache).
  */
 export const ResumeReply = z.strictObject({
   claim: Claim,
   started: z.boolean(),
   nextSeq: z.number().int().nonnegative(),
+  finished: z.array(StageRecord).default([]),
 });
 export type ResumeReply = z.infer<typeof ResumeReply>;

@@ -46,19 +46,23 @@ export type ApplyRunEventsInput = RunEventsTarget &
  * entry of (repository, trustDomain, key) — replacing an older entry of that key, which is
  * how an entry whose blobs went bad is repaired; `stage.pending` says why a running stage's
  * job waits in the queue (or that it no longer does); metric points are upserted in batches;
- * annotations are appended; `stage.log` lines are kept only when asked (`keepLogs`), a
- * stage's lines from before its latest `stage.started` in the attempt dropped.
+ * annotations are appended; `stage.log` lines are kept only when asked (`keepLogs`). A
+ * `stage.started` tagged `reattached` drops the stage's log lines and annotations from
+ * before it in the attempt: its job's output is read again from the start.
  */
 export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> {
   const { db, runId, repository, trustDomain, events } = input;
   if (events.length === 0) return;
-  // Where each stage last started in this batch: a stage started again in the same attempt
-  // (its runner was restarted and resumed the run, and reads its Slurm job's output again
-  // from the start) keeps only the lines printed since, so its log holds each line once.
+  // Where each stage last re-attached in this batch: a stage whose runner was restarted and
+  // resumed the run reads its Slurm job's output again from the start, so it keeps only the
+  // lines and annotations reported since, each once. Any other start keeps what came before
+  // it: a stage that finished before the restart is not started again (resume-run.ts).
   const starts = new Map<string, number>();
   const logAttempt = input.keepLogs?.attempt;
   if (input.keepLogs) {
-    for (const event of input.events) if (event.type === 'stage.started') starts.set(event.stage, event.seq);
+    for (const event of input.events) {
+      if (event.type === 'stage.started' && event.reattached === true) starts.set(event.stage, event.seq);
+    }
   }
   const logs: NewLogLinesRow[] = input.keepLogs
     ? input.events.flatMap((event) =>
@@ -89,6 +93,9 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
             lt(logLines.seq, seq),
           ),
         );
+      // Annotations carry no seq: those stored are from earlier batches, all before this
+      // start (an attempt's start deletes the previous attempts' ones, start-leased-run.ts).
+      await tx.delete(annotations).where(and(eq(annotations.runId, runId), eq(annotations.stage, stage)));
     }
     // A point reported twice in one batch keeps its last value: one INSERT may not update a row twice.
     const points = new Map<string, MetricPoint>();
@@ -113,6 +120,9 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
           }
           break;
         case 'annotation':
+          // One of this batch reported before its stage re-attached is read again after it.
+          if (input.keepLogs && 'seq' in event && event.seq < (starts.get(event.annotation.stage) ?? 0))
+            break;
           notes.push({ runId, ...event.annotation });
           break;
         case 'stage.log':

@@ -1,12 +1,25 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, notInArray, sql } from 'drizzle-orm';
+import type { StageRecord } from '../../schemas/stage-record.js';
 import { appliedEvents } from '../../schemas/tables/applied-events.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
+import { stages } from '../../schemas/tables/stages.js';
 import type { Database } from '../db/database.js';
 import { milliseconds } from '../db/milliseconds.js';
+import { toStageRecord } from '../runs/to-stage-record.js';
 
 /** Whether a restarted runner may go on with a run, and where its events continue. */
 export type ResumeAnswer =
-  | { resumed: true; run: Run; nextSeq: number }
+  | {
+      resumed: true;
+      run: Run;
+      nextSeq: number;
+      /**
+       * The stages that finished in this attempt, as recorded: the resumed runner keeps
+       * them as they are (their logs, their `ran` status and usage) rather than running
+       * or restoring them again. Empty for a run not started yet.
+       */
+      finished: StageRecord[];
+    }
   | {
       resumed: false;
       /**
@@ -23,8 +36,9 @@ export type ResumeAnswer =
  * held by `runnerName`, with no cancel pending. The lease is renewed for `leaseTtlMs`
  * from now (the database's clock) and its id kept: like a heartbeat, a lease past its
  * expiry that no sweep took back is still the run's, the id being the fence. `nextSeq` is
- * the seq the attempt's next event must carry: one past the last applied. The row is
- * locked while it is read, so a batch of the dead runner still being applied is counted.
+ * the seq the attempt's next event must carry: one past the last applied; `finished`, the
+ * records of the stages that finished in the attempt. The row is locked while it is read,
+ * so a batch of the dead runner still being applied is counted.
  */
 export async function resumeLeasedRun({
   db,
@@ -63,6 +77,16 @@ export async function resumeLeasedRun({
       .select({ next: sql<number>`coalesce(max(${appliedEvents.seq}) + 1, 0)::int` })
       .from(appliedEvents)
       .where(and(eq(appliedEvents.runId, runId), eq(appliedEvents.attempt, run.attempt)));
-    return { resumed: true, run, nextSeq: applied?.next ?? 0 };
+    // A started attempt's stage rows are its own: a later attempt's start deletes the
+    // earlier one's (start-leased-run.ts). Before the start they may be an earlier attempt's.
+    const rows =
+      run.startedAt === null
+        ? []
+        : await tx
+            .select()
+            .from(stages)
+            .where(and(eq(stages.runId, runId), notInArray(stages.status, ['running', 'pending'])))
+            .orderBy(asc(stages.position));
+    return { resumed: true, run, nextSeq: applied?.next ?? 0, finished: rows.map(toStageRecord) };
   });
 }

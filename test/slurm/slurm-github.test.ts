@@ -177,7 +177,7 @@ on:
   push: { branches: [main] }
 stages:
   prepare:
-    cmd: echo data > data.txt
+    cmd: echo "preparing" && echo data > data.txt
     outs: [data.txt]
   train:
     cmd: >-
@@ -209,6 +209,12 @@ stages:
     },
     60_000,
   );
+  const [prepared] = await current.db
+    .select()
+    .from(stageRows)
+    .where(and(eq(stageRows.runId, runId), eq(stageRows.name, 'prepare')));
+  const prepareLog = await getStageLog({ db: current.db, runId, stage: 'prepare' });
+  expect(prepareLog).toContain('preparing');
   await first.stop('SIGKILL');
   // Killed hard, the runner left its job running, and what it needs to resume in its work directory.
   expect((await jobFields(job)).JobState).toBe('RUNNING');
@@ -237,7 +243,10 @@ stages:
   expect((await jobFields(job)).JobState).toBe('COMPLETED');
   const rows = await current.db.select().from(stageRows).where(eq(stageRows.runId, runId));
   const byName = Object.fromEntries(rows.map((row) => [row.name, row]));
-  expect(byName.prepare).toMatchObject({ status: 'cached', cachedFrom: runId });
+  // prepare finished before the kill: its record (ran, with its job's usage) and its log stand.
+  expect(byName.prepare).toMatchObject({ status: 'ran', usage: { job: expect.any(String) } });
+  expect(byName.prepare).toEqual(prepared);
+  expect(await getStageLog({ db: current.db, runId, stage: 'prepare' })).toEqual(prepareLog);
   expect(byName.train).toMatchObject({ status: 'ran', usage: { job } });
   // What the job wrote before the runner died was left to it, not removed as a fresh launch's outs are.
   const slot = join(first.workDir, 'checkouts', '0');

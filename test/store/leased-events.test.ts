@@ -175,21 +175,61 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
     expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual(['epoch 1', 'epoch 2', 'done']);
   });
 
-  test('a stage started again in the same attempt (its runner resumed the run) shows only the lines printed since, each once', async () => {
+  test('a stage re-attached to its job in the same attempt (its runner resumed the run) shows only the lines and annotations reported since, each once', async () => {
     const { runner, repository } = await ownRunner();
     const run = await startedRun(db, runner, { repository });
     const send = (events: RunEvent[]) =>
       applyLeasedEvents({ db, runId: run.id, leaseId: run.leaseId, attempt: 1, events });
-    // The first runner printed two lines of the job's output, then died.
-    await send(trainEvents().slice(0, 2));
-    // The resumed runner starts the stage again at seq 2 and reads the job's output from its start.
+    // The first runner read the job's output up to its annotation, then died.
+    await send(trainEvents().slice(0, 4));
+    expect(await annotationCount(run.id)).toBe(1);
+    // The resumed runner re-attaches at seq 4 and reads the job's output from its start,
+    // its annotation included.
+    const [, , , annotation] = trainEvents(4);
     await send([
-      { seq: 2, type: 'stage.started', stage: 'train', at: '2025-01-02T03:09:00.000Z' },
-      { seq: 3, type: 'stage.log', stage: 'train', lines: ['epoch 1'] },
+      { seq: 4, type: 'stage.started', stage: 'train', at: '2025-01-02T03:09:00.000Z', reattached: true },
+      { seq: 5, type: 'stage.log', stage: 'train', lines: ['epoch 1'] },
+      { ...(annotation as RunEvent), seq: 6 },
     ]);
     expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual(['epoch 1']);
-    await send([{ seq: 4, type: 'stage.log', stage: 'train', lines: ['epoch 2', 'done'] }]);
+    expect(await annotationCount(run.id)).toBe(1);
+    await send([{ seq: 7, type: 'stage.log', stage: 'train', lines: ['epoch 2', 'done'] }]);
     expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual(['epoch 1', 'epoch 2', 'done']);
+  });
+
+  test("a re-attach in the batch that carries the stage's earlier annotation drops it too", async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    const [started, log, , annotation] = trainEvents();
+    await applyLeasedEvents({
+      db,
+      runId: run.id,
+      leaseId: run.leaseId,
+      attempt: 1,
+      events: [
+        started as RunEvent,
+        log as RunEvent,
+        { ...(annotation as RunEvent), seq: 2 },
+        { seq: 3, type: 'stage.started', stage: 'train', at: '2025-01-02T03:09:00.000Z', reattached: true },
+        { ...(annotation as RunEvent), seq: 4 },
+      ],
+    });
+    expect(await annotationCount(run.id)).toBe(1);
+    expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual([]);
+  });
+
+  test('a stage started again without re-attaching keeps the lines and annotations it reported earlier in the attempt', async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    const send = (events: RunEvent[]) =>
+      applyLeasedEvents({ db, runId: run.id, leaseId: run.leaseId, attempt: 1, events });
+    await send(trainEvents().slice(0, 4));
+    await send([
+      { seq: 4, type: 'stage.started', stage: 'train', at: '2025-01-02T03:09:00.000Z' },
+      { seq: 5, type: 'stage.log', stage: 'train', lines: ['again'] },
+    ]);
+    expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual(['epoch 1', 'epoch 2', 'again']);
+    expect(await annotationCount(run.id)).toBe(1);
   });
 
   test('a stage log is empty for a stage that printed nothing, and null for no such stage', async () => {

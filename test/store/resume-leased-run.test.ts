@@ -9,6 +9,7 @@ import { resumeLeasedRun } from '../../store/leases/resume-leased-run.js';
 import { sweepRuns } from '../../store/leases/sweep-runs.js';
 import { requestCancel } from '../../store/runs/request-cancel.js';
 import { databaseBackends } from '../helpers/test-databases.js';
+import { makeStageRecord } from './store-fixtures.js';
 import {
   backdate,
   claim,
@@ -65,6 +66,22 @@ describe.each(databaseBackends)('resuming a held run on $name', ({ open }) => {
     expect(renewed.leaseExpiresAt?.getTime()).toBeGreaterThan(Date.now() + 60_000);
     // The resumed runner's events continue the sequence; nothing is taken for a duplicate.
     expect(await applyLeasedEvents({ ...sent, events: logEvents(3, 2) })).toEqual({ applied: 2, acked: 2 });
+  });
+
+  test('the stages that finished in the attempt come back as recorded (status, usage), a running one not', async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    const usage = { job: '41', cpuSeconds: 12, gpuSeconds: 0, source: 'sacct' as const };
+    const prepare = makeStageRecord({ name: 'prepare', status: 'ran', usage });
+    const events: RunEvent[] = [
+      { seq: 0, type: 'stage.started', stage: 'prepare', at: '2025-01-02T03:04:05.678Z' },
+      { seq: 1, type: 'stage.finished', stage: prepare },
+      { seq: 2, type: 'stage.started', stage: 'train', at: '2025-01-02T03:04:06.678Z' },
+    ];
+    await applyLeasedEvents({ db, runId: run.id, leaseId: run.leaseId, attempt: run.attempt, events });
+    const answer = await resume(run.id, run.leaseId, runner);
+    expect(answer).toMatchObject({ resumed: true, nextSeq: 3 });
+    expect(answer.resumed && answer.finished).toEqual([prepare]);
   });
 
   test('a run claimed but not started yet resumes from seq 0, its start still to come', async () => {
