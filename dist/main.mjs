@@ -63135,7 +63135,14 @@ var init_run_event = __esm({
     StageStarted = external_exports.strictObject({
       type: external_exports.literal("stage.started"),
       stage: external_exports.string(),
-      at: IsoTimestamp
+      at: IsoTimestamp,
+      /**
+       * The stage re-attached to its Slurm job after its runner was restarted, and reads the
+       * job's output again from its start: the log lines and annotations the stage reported
+       * earlier in the attempt are replaced by those that follow. Absent (older runners, every
+       * other start) means false; optional rather than defaulted so that emitters need not say it.
+       */
+      reattached: external_exports.boolean().optional()
     });
     StageLog = external_exports.strictObject({
       type: external_exports.literal("stage.log"),
@@ -75684,6 +75691,14 @@ async function executeStage(name2, context) {
     const resources = stageResources(options.pipeline.resources, stage.resources);
     const launched = { name: name2, jobKey: cacheKey ?? `${options.runId}.${name2}`, resources };
     const reattaching = options.launcher?.reattaches?.(launched) ?? false;
+    if (reattaching) {
+      options.events.emit({
+        type: "stage.started",
+        stage: name2,
+        at: startedAt.toISOString(),
+        reattached: true
+      });
+    }
     try {
       for (const path24 of declared) {
         if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path24);
@@ -75888,6 +75903,24 @@ function abortStatus(signal) {
 }
 function messageOf2(error47) {
   return error47 instanceof Error ? error47.message : String(error47);
+}
+
+// runner/reuse-finished-stage.ts
+init_statuses();
+async function reuseFinishedStage(record2, context) {
+  const { options } = context;
+  if (isStageSuccess(record2.status)) {
+    try {
+      for (const out2 of record2.outs) {
+        await restoreOut(options.blobs, options.workspace.pipelineDir, options.workspace.repoRoot, out2);
+      }
+    } catch {
+      return null;
+    }
+    for (const out2 of record2.outs) context.produced.set(normalizePipelinePath(out2.path), out2);
+    if (record2.status === "ran") context.ranUpstream.add(record2.name);
+  }
+  return { record: record2, annotations: [], tracebacks: [], runDirty: record2.dirtyReasons };
 }
 
 // runner/not-started-record.ts
@@ -76140,6 +76173,7 @@ async function runPipeline(options) {
       runStartedAt,
       dvcParamsLock: { tail: Promise.resolve() }
     };
+    const finished = new Map((options.finished ?? []).map((record2) => [record2.name, record2]));
     const graph = buildStageGraph(pipeline2);
     const limit = pLimit(Math.max(1, options.jobs));
     const scheduled = /* @__PURE__ */ new Map();
@@ -76147,6 +76181,9 @@ async function runPipeline(options) {
       const existing = scheduled.get(name2);
       if (existing) return existing;
       const promise2 = (async () => {
+        const done = finished.get(name2);
+        const reused = done ? await reuseFinishedStage(done, context) : null;
+        if (reused) return reused;
         const upstream = await Promise.all([...graph.get(name2) ?? []].map(schedule));
         const blocked = upstream.find((result) => !isStageSuccess(result.record.status));
         if (blocked) {
@@ -87530,11 +87567,13 @@ var RemoteRunReport = RunReport.extend({
 
 // schemas/protocol/resume-run.ts
 init_zod();
+init_stage_record();
 var ResumeRequest = external_exports.strictObject({ lease: LeaseId });
 var ResumeReply = external_exports.strictObject({
   claim: Claim,
   started: external_exports.boolean(),
-  nextSeq: external_exports.number().int().nonnegative()
+  nextSeq: external_exports.number().int().nonnegative(),
+  finished: external_exports.array(StageRecord).default([])
 });
 
 // schemas/protocol/run-metrics-reply.ts

@@ -32588,31 +32588,6 @@ var RemoteRunReport = RunReport.extend({
   sandbox: external_exports.string().nullable().default(null)
 });
 
-// schemas/protocol/resume-run.ts
-var ResumeRequest = external_exports.strictObject({ lease: LeaseId });
-var ResumeReply = external_exports.strictObject({
-  claim: Claim,
-  started: external_exports.boolean(),
-  nextSeq: external_exports.number().int().nonnegative()
-});
-
-// schemas/protocol/run-metrics-reply.ts
-var MetricSeries = external_exports.object({
-  stage: external_exports.string(),
-  /** `at`: when the point was printed (ms since the epoch), where the runner said. */
-  points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number(), at: external_exports.number().optional() }))
-});
-var RunMetricsReply = external_exports.object({ series: external_exports.record(external_exports.string(), MetricSeries) });
-
-// schemas/protocol/stage-log-reply.ts
-var StageLogReply = external_exports.object({ stage: external_exports.string(), lines: external_exports.array(external_exports.string()) });
-
-// schemas/previous-stage.ts
-var PreviousStage = external_exports.strictObject({
-  runId: external_exports.string(),
-  keyInputs: KeyInputs
-});
-
 // schemas/iso-timestamp.ts
 var IsoTimestamp = external_exports.iso.datetime({ offset: true, error: "expected an ISO 8601 date and time, e.g. 2026-12-01T14:55:00.000Z" }).refine(
   (text) => {
@@ -32621,16 +32596,6 @@ var IsoTimestamp = external_exports.iso.datetime({ offset: true, error: "expecte
   },
   { error: "expected a year from 0001 to 9999" }
 );
-
-// schemas/metric-point.ts
-var MetricPoint = external_exports.strictObject({
-  stage: external_exports.string(),
-  name: external_exports.string().min(1),
-  step: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  value: external_exports.number().refine(Number.isFinite, { error: "expected a finite number" }),
-  /** When the stage printed it, in ms since the epoch: the pages' wall-time axis. Absent from older runners. */
-  at: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional()
-});
 
 // schemas/stage-record.ts
 var StageRecord = external_exports.strictObject({
@@ -32685,11 +32650,54 @@ var StageRecord = external_exports.strictObject({
   pending: JobPending.nullable().default(null)
 });
 
+// schemas/protocol/resume-run.ts
+var ResumeRequest = external_exports.strictObject({ lease: LeaseId });
+var ResumeReply = external_exports.strictObject({
+  claim: Claim,
+  started: external_exports.boolean(),
+  nextSeq: external_exports.number().int().nonnegative(),
+  finished: external_exports.array(StageRecord).default([])
+});
+
+// schemas/protocol/run-metrics-reply.ts
+var MetricSeries = external_exports.object({
+  stage: external_exports.string(),
+  /** `at`: when the point was printed (ms since the epoch), where the runner said. */
+  points: external_exports.array(external_exports.object({ step: external_exports.number(), value: external_exports.number(), at: external_exports.number().optional() }))
+});
+var RunMetricsReply = external_exports.object({ series: external_exports.record(external_exports.string(), MetricSeries) });
+
+// schemas/protocol/stage-log-reply.ts
+var StageLogReply = external_exports.object({ stage: external_exports.string(), lines: external_exports.array(external_exports.string()) });
+
+// schemas/previous-stage.ts
+var PreviousStage = external_exports.strictObject({
+  runId: external_exports.string(),
+  keyInputs: KeyInputs
+});
+
+// schemas/metric-point.ts
+var MetricPoint = external_exports.strictObject({
+  stage: external_exports.string(),
+  name: external_exports.string().min(1),
+  step: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  value: external_exports.number().refine(Number.isFinite, { error: "expected a finite number" }),
+  /** When the stage printed it, in ms since the epoch: the pages' wall-time axis. Absent from older runners. */
+  at: external_exports.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional()
+});
+
 // schemas/run-event.ts
 var StageStarted = external_exports.strictObject({
   type: external_exports.literal("stage.started"),
   stage: external_exports.string(),
-  at: IsoTimestamp
+  at: IsoTimestamp,
+  /**
+   * The stage re-attached to its Slurm job after its runner was restarted, and reads the
+   * job's output again from its start: the log lines and annotations the stage reported
+   * earlier in the attempt are replaced by those that follow. Absent (older runners, every
+   * other start) means false; optional rather than defaulted so that emitters need not say it.
+   */
+  reattached: external_exports.boolean().optional()
 });
 var StageLog = external_exports.strictObject({
   type: external_exports.literal("stage.log"),
