@@ -78,6 +78,8 @@ test('a restarted runner resumes its run in the same attempt: the claim again, t
     claim: { ...claim, git: { extraHeader: null } },
     started: true,
     nextSeq: 2,
+    // No stage finished in the attempt yet: nothing to reuse as it was recorded.
+    finished: [],
   });
   const [row] = await database.db.select().from(runs).where(eq(runs.id, run.runId));
   expect(row?.leaseExpiresAt?.getTime()).toBeGreaterThan(Date.now() + 60_000);
