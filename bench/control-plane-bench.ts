@@ -10,7 +10,8 @@ import postgres from 'postgres';
 import { readControlPlaneSettings } from '../app/control-plane-settings.js';
 import { hashToken } from '../app/http/hash-token.js';
 import { startControlPlane } from '../app/start-control-plane.js';
-import { Claim } from '../schemas/protocol/claim.js';
+import { ControlPlaneClient } from '../client/control-plane-client.js';
+import type { Claim } from '../schemas/protocol/claim.js';
 import { createApiToken } from '../store/tokens/create-api-token.js';
 import { createRunner } from '../store/runners/create-runner.js';
 import { openControlPlaneDatabase } from '../app/open-control-plane-database.js';
@@ -76,41 +77,14 @@ export async function benchControlPlane(): Promise<void> {
       });
       runnerTokens.push(token);
     }
-    const post = async (
-      path: string,
-      token: string,
-      body: unknown,
-      headers: Record<string, string> = {},
-      url = plane.url,
-    ) => {
-      const response = await fetch(`${url}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (response.status >= 400) throw new Error(`${path} answered ${response.status}: ${text}`);
-      return { status: response.status, json: text ? (JSON.parse(text) as unknown) : null };
+    // fluksio's own client, as `fluksio submit` and `fluksio runner` talk to the control plane.
+    const submitter = (url: string) => new ControlPlaneClient({ url, token: submitToken, retries: 0 });
+    const submitters = new Map<string, ControlPlaneClient>();
+    const submit = (url: string, key: string) => {
+      const client = submitters.get(url) ?? submitter(url);
+      submitters.set(url, client);
+      return client.submitRun({ repository: 'bench/model', commit: COMMIT, labels: ['cpu'] }, key);
     };
-    const submit = (url: string, key: string) =>
-      post(
-        '/api/v1/runs',
-        submitToken,
-        { repository: 'bench/model', commit: COMMIT, labels: ['cpu'] },
-        { 'idempotency-key': key },
-        url,
-      );
-    const claim = async (token: string, waitSeconds: number): Promise<Claim | null> => {
-      const { status, json } = await post('/api/v1/runner/claim', token, { waitSeconds });
-      return status === 204 ? null : Claim.parse(json);
-    };
-    const finish = (token: string, claimed: Claim) =>
-      post(`/api/v1/runs/${claimed.run.id}/finish`, token, {
-        lease: claimed.lease,
-        status: 'succeeded',
-        reason: null,
-        metrics: {},
-      });
 
     // Claim latency: one runner parked in a long-poll, then a run is queued. A durable
     // commit is timed before each sample, so the reference shares the samples' load. First
@@ -120,14 +94,19 @@ export async function benchControlPlane(): Promise<void> {
     const idleRunner = runnerTokens[0] as string;
     const timing = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     const latencyOptions = { reference, timing, samples: 150 };
+    const inProcessClient = new ControlPlaneClient({ url: plane.url, token: idleRunner, retries: 0 });
     const inProcessRunner: ClaimingRunner = {
       async claim() {
-        const claimed = await claim(idleRunner, 30);
+        const claimed = await inProcessClient.claim(30, false);
         const at = epochNow();
+        const finish = async (done: Claim): Promise<void> => {
+          const lease = { runId: done.run.id, lease: done.lease };
+          await inProcessClient.finish(lease, { status: 'succeeded', reason: null, metrics: {} });
+        };
         return {
           at,
           runId: claimed?.run.id ?? null,
-          finished: claimed ? finish(idleRunner, claimed).then(() => {}) : Promise.resolve(),
+          finished: claimed ? finish(claimed) : Promise.resolve(),
         };
       },
     };

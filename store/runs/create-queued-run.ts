@@ -102,12 +102,22 @@ function buildInsert(db: Database, columns: readonly string[], withTaker: boolea
     row.statusReason = reason;
   } else {
     const acceptForks = sql`${sql.placeholder('takerAcceptForks')}::boolean`;
-    // Uncorrelated: PostgreSQL evaluates it once per statement (an InitPlan), however often used.
-    const taken = sql`exists (select from ${runners}
-      where ${runners.id} = ${sql.placeholder('takerRunnerId')}
-        and ${runnerMayTake(runners, acceptForks, scope)}
-        and not exists (select from ${runs}
-          where ${and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, acceptForks))}))`;
+    // Once per statement, in a CTE: written into each CASE, the test would be planned and
+    // run once per column it decides (six InitPlans, each a runners lookup and a scan of
+    // the queued runs).
+    const taker = db.$with('taker').as(
+      db
+        .select({
+          taken: sql<boolean>`(${runnerMayTake(runners, acceptForks, scope)}
+            and not exists (select from ${runs}
+              where ${and(eq(runs.status, 'queued'), not(runs.cancelRequested), runnerMayTake(runners, acceptForks))}))`.as(
+            'taken',
+          ),
+        })
+        .from(runners)
+        .where(eq(runners.id, sql.placeholder('takerRunnerId'))),
+    );
+    const taken = sql`coalesce((select ${taker.taken} from ${taker}), false)`;
     const ifTaken = (value: SQL, otherwise: SQL = sql`null`): SQL =>
       sql`(case when ${taken} then ${value} else ${otherwise} end)`;
     Object.assign(row, {
@@ -118,6 +128,13 @@ function buildInsert(db: Database, columns: readonly string[], withTaker: boolea
       runnerName: ifTaken(sql`${sql.placeholder('takerRunnerName')}::text`),
       statusReason: ifTaken(sql`null`, reason),
     });
+    return db
+      .with(taker)
+      .insert(runs)
+      .values(row as NewRun)
+      .onConflictDoNothing({ target: runs.triggerKey })
+      .returning()
+      .prepare('create_queued_run_taker');
   }
   return db
     .insert(runs)
