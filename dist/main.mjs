@@ -87860,6 +87860,9 @@ async function pRetry(input, options = {}) {
   throw new Error("Retry attempts exhausted without throwing an error.");
 }
 
+// client/control-plane-http.ts
+var import_undici2 = __toESM(require_undici(), 1);
+
 // schemas/protocol/api-error.ts
 init_zod();
 var ApiError = external_exports.object({
@@ -87868,6 +87871,25 @@ var ApiError = external_exports.object({
   /** For a failure of the control plane itself (500): the id its log gives the details under. */
   requestId: external_exports.string().optional()
 });
+
+// client/attempt-signal.ts
+function attemptSignal(caller, timeoutMs) {
+  const controller = new AbortController();
+  const onCallerAbort = () => controller.abort(caller?.reason);
+  const timer = setTimeout(() => {
+    controller.abort(new DOMException(`The request took longer than ${timeoutMs} ms`, "TimeoutError"));
+  }, timeoutMs);
+  timer.unref();
+  if (caller?.aborted) onCallerAbort();
+  else caller?.addEventListener("abort", onCallerAbort, { once: true });
+  return {
+    signal: controller.signal,
+    release() {
+      clearTimeout(timer);
+      caller?.removeEventListener("abort", onCallerAbort);
+    }
+  };
+}
 
 // client/control-plane-http.ts
 var ControlPlaneHttp = class {
@@ -87937,30 +87959,30 @@ var ControlPlaneHttp = class {
     } else if (request2.body) {
       headers["content-type"] = "application/octet-stream";
       headers["content-length"] = String(request2.body.size);
-      body2 = request2.body.data;
+      body2 = bodyOf(request2.body.data);
     }
     if (request2.lease) {
       headers["x-fluksio-lease"] = request2.lease.lease;
       headers["x-fluksio-run"] = request2.lease.runId;
     }
-    const timeout = AbortSignal.timeout(request2.timeoutMs ?? this.requestTimeoutMs);
-    const response = await fetch(this.urlOf(path24), {
+    const answer = await exchange(this.urlOf(path24), {
       method,
       headers,
       body: body2,
-      signal: request2.signal ? AbortSignal.any([request2.signal, timeout]) : timeout,
-      // A redirect could carry the Authorization header somewhere else: it is refused below.
-      redirect: "manual",
-      // A streamed upload: Node's fetch requires saying so.
-      ...body2 !== void 0 && typeof body2 !== "string" && !(body2 instanceof Uint8Array) ? { duplex: "half" } : {}
+      signal: request2.signal,
+      timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
     });
-    if (response.ok || response.status === 404 && request2.allowNotFound) return response;
-    if (response.status === 307 && request2.allowStoreRedirect && response.headers.has("location")) {
-      void response.body?.cancel();
-      return response;
+    if (isSuccess(answer.status)) return answer;
+    if (answer.status === 404 && request2.allowNotFound) {
+      answer.discard();
+      return answer;
     }
-    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path24}`, response);
-    throw await errorFor(`${method} ${path24}`, response);
+    if (answer.status === 307 && request2.allowStoreRedirect && answer.header("location") !== null) {
+      answer.discard();
+      return answer;
+    }
+    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path24}`, answer);
+    throw await errorFor(`${method} ${path24}`, answer);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -87969,29 +87991,31 @@ var ControlPlaneHttp = class {
    * while a retry waited: the next attempt asks for a fresh one) are transient.
    */
   async storeAttempt(method, url2, request2) {
-    const timeout = AbortSignal.timeout(request2.timeoutMs);
-    const response = await fetch(url2, {
+    const answer = await exchange(new URL(url2), {
       method,
       headers: request2.body ? { ...request2.headers, "content-length": String(request2.body.size) } : { ...request2.headers },
-      body: request2.body?.data,
-      signal: request2.signal ? AbortSignal.any([request2.signal, timeout]) : timeout,
-      redirect: "error",
-      ...request2.body && !(request2.body.data instanceof Uint8Array) ? { duplex: "half" } : {}
+      body: request2.body ? bodyOf(request2.body.data) : void 0,
+      signal: request2.signal,
+      timeoutMs: request2.timeoutMs
     });
-    if (response.ok || response.status === 404 && request2.allowNotFound) return response;
+    if (isSuccess(answer.status) || answer.status === 404 && request2.allowNotFound) return answer;
     const where = `${method} ${new URL(url2).host}`;
-    const text2 = await response.text().catch(() => "");
+    const text2 = await answer.text().catch(() => "");
     const code = /<Code>([^<]*)<\/Code>/.exec(text2)?.[1];
     const message = /<Message>([^<]*)<\/Message>/.exec(text2)?.[1];
-    const sentence = [code, message].filter(Boolean).join(": ") || response.statusText;
-    if (response.status === 403 || response.status === 408 || response.status === 429 || response.status >= 500)
-      throw new TransientResponseError(`the blob store answered ${response.status}: ${sentence}`);
-    return Promise.reject(
-      new ControlPlaneError(
-        response.status,
+    const sentence = [code, message].filter(Boolean).join(": ") || `HTTP ${answer.status}`;
+    if (answer.status === 403 || answer.status === 408 || answer.status === 429 || answer.status >= 500)
+      throw new TransientResponseError(`the blob store answered ${answer.status}: ${sentence}`);
+    if (answer.status >= 300 && answer.status < 400)
+      throw new ControlPlaneError(
+        answer.status,
         where,
-        `The blob store answered ${response.status} to ${where}: ${sentence}`
-      )
+        `The blob store answered ${where} with a redirect (${answer.status}); presigned URLs are not followed elsewhere`
+      );
+    throw new ControlPlaneError(
+      answer.status,
+      where,
+      `The blob store answered ${answer.status} to ${where}: ${sentence}`
     );
   }
   /**
@@ -88002,22 +88026,25 @@ var ControlPlaneHttp = class {
    */
   download(path24, options, consume, call, timeoutMs) {
     return this.withRetries(`GET ${path24}`, call, async (signal) => {
-      let response = await this.attempt("GET", path24, {
+      let answer = await this.attempt("GET", path24, {
         ...options,
         signal,
         timeoutMs,
         allowStoreRedirect: true
       });
-      const location2 = response.status === 307 ? response.headers.get("location") : null;
+      const location2 = answer.status === 307 ? answer.header("location") : null;
       if (location2 !== null) {
-        response = await this.storeAttempt("GET", new URL(location2, this.base).href, {
+        answer = await this.storeAttempt("GET", new URL(location2, this.base).href, {
           allowNotFound: true,
           signal,
           timeoutMs
         });
       }
-      if (response.status === 404 || !response.body) return null;
-      return consume(Readable.fromWeb(response.body));
+      if (answer.status === 404) {
+        answer.discard();
+        return null;
+      }
+      return consume(answer.stream());
     });
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
@@ -88025,8 +88052,8 @@ var ControlPlaneHttp = class {
     return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path24}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
-  async parse(response, schema, request2) {
-    const text2 = await response.text();
+  async parse(answer, schema, request2) {
+    const text2 = await answer.text();
     let json3;
     try {
       json3 = JSON.parse(text2);
@@ -88057,9 +88084,7 @@ var TransientResponseError = class extends Error {
 };
 function isTransient(error47) {
   if (error47 instanceof TransientResponseError) return true;
-  if (error47 instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error47.message))
-    return true;
-  return error47 instanceof Error && (error47.name === "TimeoutError" || isConnectionError(error47.cause ?? error47));
+  return error47 instanceof Error && (error47.name === "TimeoutError" || isConnectionError(error47) || isConnectionError(error47.cause));
 }
 function isConnectionError(error47) {
   const code = error47?.code;
@@ -88070,12 +88095,12 @@ function isConnectionError(error47) {
 function describeNetworkError(error47) {
   if (!(error47 instanceof Error)) return String(error47);
   if (error47.name === "TimeoutError") return "the request timed out";
-  const cause = error47.cause;
-  return cause?.code ? `${cause.code}${cause.message ? ` (${cause.message})` : ""}` : error47.message;
+  const failure = isConnectionError(error47) ? error47 : error47.cause;
+  return failure?.code ? `${failure.code}${failure.message ? ` (${failure.message})` : ""}` : error47.message;
 }
 async function errorFor(request2, response) {
   const text2 = await response.text().catch(() => "");
-  let sentence = text2.slice(0, 500) || response.statusText;
+  let sentence = text2.slice(0, 500) || `HTTP ${response.status}`;
   let field;
   try {
     const parsed = ApiError.safeParse(JSON.parse(text2));
@@ -88092,8 +88117,8 @@ async function errorFor(request2, response) {
   return new ErrorClass(response.status, request2, message, field);
 }
 function redirectError(request2, response) {
-  void response.body?.cancel();
-  const location2 = response.headers.get("location");
+  response.discard();
+  const location2 = response.header("location");
   const where = location2 ? ` to ${redactUrl(location2)}` : "";
   return new ControlPlaneError(
     response.status,
@@ -88121,6 +88146,46 @@ function parseBaseUrl(url2) {
     );
   }
   return parsed;
+}
+async function exchange(url2, options) {
+  const limit = attemptSignal(options.signal, options.timeoutMs);
+  let response;
+  try {
+    response = await (0, import_undici2.request)(url2, {
+      method: options.method,
+      headers: options.headers,
+      body: options.body ?? null,
+      signal: limit.signal,
+      // The attempt's own limit covers the whole exchange; a claim may wait a minute for headers.
+      headersTimeout: 0,
+      bodyTimeout: 0
+    });
+  } catch (error47) {
+    limit.release();
+    throw error47;
+  }
+  const { statusCode, headers, body: body2 } = response;
+  body2.once("close", limit.release);
+  if (statusCode === 204 || options.method === "HEAD") await body2.dump();
+  return {
+    status: statusCode,
+    header(name2) {
+      const value = headers[name2.toLowerCase()];
+      return Array.isArray(value) ? value[0] ?? null : value ?? null;
+    },
+    text: () => body2.text(),
+    stream: () => body2,
+    discard() {
+      body2.dump().catch(() => {
+      });
+    }
+  };
+}
+function isSuccess(status) {
+  return status >= 200 && status < 300;
+}
+function bodyOf(data) {
+  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
 }
 
 // client/control-plane-client.ts
@@ -88261,7 +88326,7 @@ var ControlPlaneClient = class {
       call,
       (signal) => this.http.storeAttempt("PUT", ticket.url, {
         headers: ticket.headers,
-        body: bodyOf(body2),
+        body: bodyOf2(body2),
         signal,
         timeoutMs: this.transferTimeoutMs
       })
@@ -88283,7 +88348,7 @@ var ControlPlaneClient = class {
         lease: run4,
         signal,
         timeoutMs: this.transferTimeoutMs,
-        body: bodyOf(body2)
+        body: bodyOf2(body2)
       })
     );
     return this.http.parse(response, BlobUploadReply, request2);
@@ -88361,7 +88426,7 @@ var ControlPlaneClient = class {
     return this.http.parse(response, schema, `POST ${path24}`);
   }
 };
-function bodyOf(body2) {
+function bodyOf2(body2) {
   return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable2.toWeb(body2.open()), size: body2.size };
 }
 function runPath(runId) {

@@ -13611,7 +13611,7 @@ var require_fetch = __commonJS({
     function handleFetchDone(response) {
       finalizeAndReportTiming(response, "fetch");
     }
-    function fetch2(input, init = void 0) {
+    function fetch(input, init = void 0) {
       webidl.argumentLengthCheck(arguments, 1, "globalThis.fetch");
       let p = createDeferredPromise();
       let requestObject;
@@ -14566,7 +14566,7 @@ var require_fetch = __commonJS({
       }
     }
     module.exports = {
-      fetch: fetch2,
+      fetch,
       Fetch,
       fetching,
       finalizeAndReportTiming
@@ -19104,7 +19104,7 @@ var require_undici = __commonJS({
     module.exports.setGlobalDispatcher = setGlobalDispatcher;
     module.exports.getGlobalDispatcher = getGlobalDispatcher;
     var fetchImpl = require_fetch().fetch;
-    module.exports.fetch = async function fetch2(init, options = void 0) {
+    module.exports.fetch = async function fetch(init, options = void 0) {
       try {
         return await fetchImpl(init, options);
       } catch (err) {
@@ -32996,6 +32996,9 @@ async function pRetry(input, options = {}) {
   throw new Error("Retry attempts exhausted without throwing an error.");
 }
 
+// client/control-plane-http.ts
+var import_undici2 = __toESM(require_undici(), 1);
+
 // schemas/protocol/api-error.ts
 var ApiError = external_exports.object({
   error: external_exports.string(),
@@ -33003,6 +33006,25 @@ var ApiError = external_exports.object({
   /** For a failure of the control plane itself (500): the id its log gives the details under. */
   requestId: external_exports.string().optional()
 });
+
+// client/attempt-signal.ts
+function attemptSignal(caller, timeoutMs) {
+  const controller = new AbortController();
+  const onCallerAbort = () => controller.abort(caller?.reason);
+  const timer = setTimeout(() => {
+    controller.abort(new DOMException(`The request took longer than ${timeoutMs} ms`, "TimeoutError"));
+  }, timeoutMs);
+  timer.unref();
+  if (caller?.aborted) onCallerAbort();
+  else caller?.addEventListener("abort", onCallerAbort, { once: true });
+  return {
+    signal: controller.signal,
+    release() {
+      clearTimeout(timer);
+      caller?.removeEventListener("abort", onCallerAbort);
+    }
+  };
+}
 
 // client/control-plane-errors.ts
 var ControlPlaneError = class extends Error {
@@ -33106,30 +33128,30 @@ var ControlPlaneHttp = class {
     } else if (request.body) {
       headers["content-type"] = "application/octet-stream";
       headers["content-length"] = String(request.body.size);
-      body = request.body.data;
+      body = bodyOf(request.body.data);
     }
     if (request.lease) {
       headers["x-fluksio-lease"] = request.lease.lease;
       headers["x-fluksio-run"] = request.lease.runId;
     }
-    const timeout = AbortSignal.timeout(request.timeoutMs ?? this.requestTimeoutMs);
-    const response = await fetch(this.urlOf(path), {
+    const answer = await exchange(this.urlOf(path), {
       method,
       headers,
       body,
-      signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
-      // A redirect could carry the Authorization header somewhere else: it is refused below.
-      redirect: "manual",
-      // A streamed upload: Node's fetch requires saying so.
-      ...body !== void 0 && typeof body !== "string" && !(body instanceof Uint8Array) ? { duplex: "half" } : {}
+      signal: request.signal,
+      timeoutMs: request.timeoutMs ?? this.requestTimeoutMs
     });
-    if (response.ok || response.status === 404 && request.allowNotFound) return response;
-    if (response.status === 307 && request.allowStoreRedirect && response.headers.has("location")) {
-      void response.body?.cancel();
-      return response;
+    if (isSuccess(answer.status)) return answer;
+    if (answer.status === 404 && request.allowNotFound) {
+      answer.discard();
+      return answer;
     }
-    if (response.status >= 300 && response.status < 400) throw redirectError(`${method} ${path}`, response);
-    throw await errorFor(`${method} ${path}`, response);
+    if (answer.status === 307 && request.allowStoreRedirect && answer.header("location") !== null) {
+      answer.discard();
+      return answer;
+    }
+    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path}`, answer);
+    throw await errorFor(`${method} ${path}`, answer);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -33138,29 +33160,31 @@ var ControlPlaneHttp = class {
    * while a retry waited: the next attempt asks for a fresh one) are transient.
    */
   async storeAttempt(method, url2, request) {
-    const timeout = AbortSignal.timeout(request.timeoutMs);
-    const response = await fetch(url2, {
+    const answer = await exchange(new URL(url2), {
       method,
       headers: request.body ? { ...request.headers, "content-length": String(request.body.size) } : { ...request.headers },
-      body: request.body?.data,
-      signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
-      redirect: "error",
-      ...request.body && !(request.body.data instanceof Uint8Array) ? { duplex: "half" } : {}
+      body: request.body ? bodyOf(request.body.data) : void 0,
+      signal: request.signal,
+      timeoutMs: request.timeoutMs
     });
-    if (response.ok || response.status === 404 && request.allowNotFound) return response;
+    if (isSuccess(answer.status) || answer.status === 404 && request.allowNotFound) return answer;
     const where = `${method} ${new URL(url2).host}`;
-    const text = await response.text().catch(() => "");
+    const text = await answer.text().catch(() => "");
     const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
     const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
-    const sentence = [code, message].filter(Boolean).join(": ") || response.statusText;
-    if (response.status === 403 || response.status === 408 || response.status === 429 || response.status >= 500)
-      throw new TransientResponseError(`the blob store answered ${response.status}: ${sentence}`);
-    return Promise.reject(
-      new ControlPlaneError(
-        response.status,
+    const sentence = [code, message].filter(Boolean).join(": ") || `HTTP ${answer.status}`;
+    if (answer.status === 403 || answer.status === 408 || answer.status === 429 || answer.status >= 500)
+      throw new TransientResponseError(`the blob store answered ${answer.status}: ${sentence}`);
+    if (answer.status >= 300 && answer.status < 400)
+      throw new ControlPlaneError(
+        answer.status,
         where,
-        `The blob store answered ${response.status} to ${where}: ${sentence}`
-      )
+        `The blob store answered ${where} with a redirect (${answer.status}); presigned URLs are not followed elsewhere`
+      );
+    throw new ControlPlaneError(
+      answer.status,
+      where,
+      `The blob store answered ${answer.status} to ${where}: ${sentence}`
     );
   }
   /**
@@ -33171,22 +33195,25 @@ var ControlPlaneHttp = class {
    */
   download(path, options, consume, call, timeoutMs) {
     return this.withRetries(`GET ${path}`, call, async (signal) => {
-      let response = await this.attempt("GET", path, {
+      let answer = await this.attempt("GET", path, {
         ...options,
         signal,
         timeoutMs,
         allowStoreRedirect: true
       });
-      const location = response.status === 307 ? response.headers.get("location") : null;
+      const location = answer.status === 307 ? answer.header("location") : null;
       if (location !== null) {
-        response = await this.storeAttempt("GET", new URL(location, this.base).href, {
+        answer = await this.storeAttempt("GET", new URL(location, this.base).href, {
           allowNotFound: true,
           signal,
           timeoutMs
         });
       }
-      if (response.status === 404 || !response.body) return null;
-      return consume(Readable.fromWeb(response.body));
+      if (answer.status === 404) {
+        answer.discard();
+        return null;
+      }
+      return consume(answer.stream());
     });
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
@@ -33194,8 +33221,8 @@ var ControlPlaneHttp = class {
     return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
-  async parse(response, schema, request) {
-    const text = await response.text();
+  async parse(answer, schema, request) {
+    const text = await answer.text();
     let json2;
     try {
       json2 = JSON.parse(text);
@@ -33226,9 +33253,7 @@ var TransientResponseError = class extends Error {
 };
 function isTransient(error46) {
   if (error46 instanceof TransientResponseError) return true;
-  if (error46 instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error46.message))
-    return true;
-  return error46 instanceof Error && (error46.name === "TimeoutError" || isConnectionError(error46.cause ?? error46));
+  return error46 instanceof Error && (error46.name === "TimeoutError" || isConnectionError(error46) || isConnectionError(error46.cause));
 }
 function isConnectionError(error46) {
   const code = error46?.code;
@@ -33239,12 +33264,12 @@ function isConnectionError(error46) {
 function describeNetworkError(error46) {
   if (!(error46 instanceof Error)) return String(error46);
   if (error46.name === "TimeoutError") return "the request timed out";
-  const cause = error46.cause;
-  return cause?.code ? `${cause.code}${cause.message ? ` (${cause.message})` : ""}` : error46.message;
+  const failure = isConnectionError(error46) ? error46 : error46.cause;
+  return failure?.code ? `${failure.code}${failure.message ? ` (${failure.message})` : ""}` : error46.message;
 }
 async function errorFor(request, response) {
   const text = await response.text().catch(() => "");
-  let sentence = text.slice(0, 500) || response.statusText;
+  let sentence = text.slice(0, 500) || `HTTP ${response.status}`;
   let field;
   try {
     const parsed = ApiError.safeParse(JSON.parse(text));
@@ -33261,8 +33286,8 @@ async function errorFor(request, response) {
   return new ErrorClass(response.status, request, message, field);
 }
 function redirectError(request, response) {
-  void response.body?.cancel();
-  const location = response.headers.get("location");
+  response.discard();
+  const location = response.header("location");
   const where = location ? ` to ${redactUrl(location)}` : "";
   return new ControlPlaneError(
     response.status,
@@ -33290,6 +33315,46 @@ function parseBaseUrl(url2) {
     );
   }
   return parsed;
+}
+async function exchange(url2, options) {
+  const limit = attemptSignal(options.signal, options.timeoutMs);
+  let response;
+  try {
+    response = await (0, import_undici2.request)(url2, {
+      method: options.method,
+      headers: options.headers,
+      body: options.body ?? null,
+      signal: limit.signal,
+      // The attempt's own limit covers the whole exchange; a claim may wait a minute for headers.
+      headersTimeout: 0,
+      bodyTimeout: 0
+    });
+  } catch (error46) {
+    limit.release();
+    throw error46;
+  }
+  const { statusCode, headers, body } = response;
+  body.once("close", limit.release);
+  if (statusCode === 204 || options.method === "HEAD") await body.dump();
+  return {
+    status: statusCode,
+    header(name) {
+      const value = headers[name.toLowerCase()];
+      return Array.isArray(value) ? value[0] ?? null : value ?? null;
+    },
+    text: () => body.text(),
+    stream: () => body,
+    discard() {
+      body.dump().catch(() => {
+      });
+    }
+  };
+}
+function isSuccess(status) {
+  return status >= 200 && status < 300;
+}
+function bodyOf(data) {
+  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
 }
 
 // client/control-plane-client.ts
@@ -33430,7 +33495,7 @@ var ControlPlaneClient = class {
       call,
       (signal) => this.http.storeAttempt("PUT", ticket.url, {
         headers: ticket.headers,
-        body: bodyOf(body),
+        body: bodyOf2(body),
         signal,
         timeoutMs: this.transferTimeoutMs
       })
@@ -33452,7 +33517,7 @@ var ControlPlaneClient = class {
         lease: run2,
         signal,
         timeoutMs: this.transferTimeoutMs,
-        body: bodyOf(body)
+        body: bodyOf2(body)
       })
     );
     return this.http.parse(response, BlobUploadReply, request);
@@ -33530,7 +33595,7 @@ var ControlPlaneClient = class {
     return this.http.parse(response, schema, `POST ${path}`);
   }
 };
-function bodyOf(body) {
+function bodyOf2(body) {
   return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable2.toWeb(body.open()), size: body.size };
 }
 function runPath(runId) {
