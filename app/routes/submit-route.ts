@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { ulid } from 'ulid';
 import { z } from 'zod';
@@ -115,6 +116,9 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
       else reservation?.fail();
     }
     const { run, created } = queued;
+    // Handed to a claim parked here: that claim's answer goes out first, as a runner waits
+    // on it to start; this answer only tells the submitter the run's id.
+    if (created && run.status === 'running') await setImmediate();
     let detail: RunDetail | null;
     if (created) {
       request.log.info({ runId: run.id, repository: run.repository, submittedBy: token.name }, 'run queued');
