@@ -407,10 +407,9 @@ async function exchange(
       method: options.method as Dispatcher.HttpMethod,
       headers: options.headers,
       body: options.body ?? null,
+      // Besides undici's own limits (5 minutes for the headers, or between two chunks of a
+      // body: a stalled transfer is retried long before a blob's hour is up).
       signal: limit.signal,
-      // The attempt's own limit covers the whole exchange; a claim may wait a minute for headers.
-      headersTimeout: 0,
-      bodyTimeout: 0,
     });
   } catch (error) {
     limit.release();
