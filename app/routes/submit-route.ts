@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ulid } from 'ulid';
 import { z } from 'zod';
 import { digestOf } from '../../core/canonical-json.js';
@@ -9,7 +9,10 @@ import { groupRepositories } from '../../store/runs/group-repositories.js';
 import { createQueuedRun } from '../../store/runs/create-queued-run.js';
 import { getRunDetail, type RunDetail } from '../../store/runs/get-run-detail.js';
 import { checkCloneUrl, githubCloneUrl } from '../clone-url-policy.js';
+import type { ApiTokenRow } from '../../schemas/tables/api-tokens.js';
+import { SubmitterRefusedError } from '../../store/runs/submitter-refused-error.js';
 import { authenticateSubmitter, tokenReaches } from '../http/authenticate-submitter.js';
+import { RecentSubmitters } from '../http/recent-submitters.js';
 import { HttpError } from '../http/http-error.js';
 import { parseInput } from '../http/parse-input.js';
 import { readHeader } from '../http/read-header.js';
@@ -32,10 +35,23 @@ const SUBMIT_MAX_BYTES = 2 ** 20;
  * (201 when new). Answers the run's RemoteRunReport.
  */
 export function submitRoute(app: FastifyInstance, context: RouteContext): void {
-  const submitAuth = requestAuth((request) => authenticateSubmitter(context.db, request, 'submit'));
+  const submitters = new RecentSubmitters(context.db);
+  const submitAuth = requestAuth((request) => submitters.guard(request));
   const options = { onRequest: submitAuth.onRequest, bodyLimit: SUBMIT_MAX_BYTES };
+  /** The token as it reads now, with 401, 403 or a repository it does not reach said. */
+  const tokenFor = async (request: FastifyRequest, repository: string): Promise<ApiTokenRow> => {
+    const token = await authenticateSubmitter(context.db, request, 'submit');
+    if (!tokenReaches(token, repository)) {
+      throw new HttpError(
+        403,
+        `repository: API token "${token.name}" may not queue runs of ${repository}`,
+        'repository',
+      );
+    }
+    return token;
+  };
   app.post('/api/v1/runs', options, async (request, reply): Promise<RemoteRunReport> => {
-    const token = submitAuth.of(request);
+    const tokenHash = submitAuth.of(request);
     const key = readHeader(
       request,
       'Idempotency-Key',
@@ -56,16 +72,11 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
       }
       cloneUrl = accepted.cloneUrl;
     }
-    if (!tokenReaches(token, body.repository)) {
-      throw new HttpError(
-        403,
-        `repository: API token "${token.name}" may not queue runs of ${body.repository}`,
-        'repository',
-      );
-    }
     // A group id is the submitter's word: one that already holds another repository's runs
     // would put this run in that repository's sweep comment and page.
     if (body.group) {
+      // Read first: which repositories a group holds is for a token that reaches this one.
+      await tokenFor(request, body.repository);
       const repositories = await groupRepositories({ db: context.db, groupId: body.group.id });
       if (repositories.some((repository) => repository !== body.repository)) {
         throw new HttpError(
@@ -84,6 +95,8 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
     try {
       queued = await createQueuedRun({
         db: context.db,
+        // The token is checked by the insert itself (RecentSubmitters let it past unread).
+        submitter: { tokenHash },
         onlineWindowMs: context.settings.onlineWindowMs,
         taker: reservation ? { ...reservation.taker, leaseTtlMs: context.settings.leaseTtlMs } : undefined,
         run: {
@@ -105,11 +118,21 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
           fork: false,
           retries: body.retries,
           timeoutMs: body.timeoutMs,
-          submittedBy: token.name,
           baselineCommits: body.baselineCommits ?? null,
           branch: body.branch ?? null,
         },
       });
+    } catch (error) {
+      if (!(error instanceof SubmitterRefusedError)) throw error;
+      // Nothing was written: the claim waits on, and the token is read to say why (401, 403).
+      reservation?.complete(null);
+      submitters.forget(tokenHash);
+      await tokenFor(request, body.repository);
+      throw new HttpError(
+        503,
+        'The API token changed while this run was queued; send it again',
+        'Authorization',
+      );
     } finally {
       // A failed insert may have committed (its answer lost): the claim checks its lease.
       if (queued) reservation?.complete(queued.created ? queued.run : null);
@@ -121,7 +144,10 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
     if (created && run.status === 'running') await setImmediate();
     let detail: RunDetail | null;
     if (created) {
-      request.log.info({ runId: run.id, repository: run.repository, submittedBy: token.name }, 'run queued');
+      request.log.info(
+        { runId: run.id, repository: run.repository, submittedBy: run.submittedBy },
+        'run queued',
+      );
       if (run.status === 'queued') await context.doorbell.ring();
       // A run just made has no stages, annotations or metrics yet: the insert returned all of it.
       detail = { run, stages: [], annotations: [], series: {} };

@@ -1,4 +1,5 @@
 import { and, eq, getTableColumns, not, sql, type Column, type SQL } from 'drizzle-orm';
+import { apiTokens } from '../../schemas/tables/api-tokens.js';
 import { runners } from '../../schemas/tables/runners.js';
 import { runs, type NewRun, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
@@ -7,6 +8,13 @@ import { perHandle } from '../db/per-handle.js';
 import { runnerMayTake } from '../leases/runner-may-take.js';
 import { waitingReason } from '../leases/waiting-reason.js';
 import { runHoldingKey } from './run-holding-key.js';
+import { SubmitterRefusedError } from './submitter-refused-error.js';
+
+/** The API token queueing the run, checked by the INSERT itself. */
+export interface QueuedRunSubmitter {
+  /** The token's sha256 hex. */
+  tokenHash: string;
+}
 
 /** A claim parked for work, which the run may be leased to as it is inserted. */
 export interface QueuedRunTaker {
@@ -29,6 +37,12 @@ export interface QueuedRunTaker {
  * reads — take the run and no older queued run is one it may take (FIFO holds); else the
  * run is queued as without one. The run returned says which (`status`, `leaseId`).
  *
+ * With a `submitter`, the same INSERT reads the API token's row: the run is written only if
+ * the token is live, may submit, and reaches the run's repository at that instant, and
+ * its `submittedBy` is the token's name; else nothing is written and SubmitterRefusedError
+ * is thrown. A submit need not read the token first (one round trip less) and a token
+ * revoked an instant before cannot slip a run in.
+ *
  * The statement is built once per handle and shape (which columns are given, with a taker
  * or not) and then only executed: drizzle takes longer to build this INSERT than
  * PostgreSQL takes to run a prepared one.
@@ -38,11 +52,13 @@ export async function createQueuedRun({
   run,
   onlineWindowMs,
   taker,
+  submitter,
 }: {
   db: Database;
   run: NewRun & { status: 'queued' };
   onlineWindowMs: number;
   taker?: QueuedRunTaker;
+  submitter?: QueuedRunSubmitter;
 }): Promise<{ run: Run; created: boolean }> {
   // An undefined value is the column's default, which a placeholder would make null.
   const given = Object.entries(run).filter(([, value]) => value !== undefined);
@@ -64,7 +80,18 @@ export async function createQueuedRun({
     values.takerLeaseId = taker.leaseId;
     values.takerLeaseTtlMs = taker.leaseTtlMs;
   }
-  const [inserted] = await insertStatement(db, columns, taker !== undefined).execute(values);
+  if (submitter) values.submitterTokenHash = submitter.tokenHash;
+  const statement = insertStatement(db, columns, {
+    taker: taker !== undefined,
+    submitter: submitter !== undefined,
+  });
+  let inserted: Run | undefined;
+  try {
+    [inserted] = await statement.execute(values);
+  } catch (error) {
+    if (submitter && refusedByToken(error)) throw new SubmitterRefusedError();
+    throw error;
+  }
   if (inserted) return { run: inserted, created: true };
   return { run: await runHoldingKey(db, run), created: false };
 }
@@ -79,17 +106,23 @@ interface InsertStatement {
 const MOST_SHAPES = 32;
 const shapesOf = perHandle(() => new Map<string, InsertStatement>());
 
-function insertStatement(db: Database, columns: readonly string[], withTaker: boolean): InsertStatement {
+/** Which of the INSERT's optional parts it has. */
+interface InsertParts {
+  taker: boolean;
+  submitter: boolean;
+}
+
+function insertStatement(db: Database, columns: readonly string[], parts: InsertParts): InsertStatement {
   const shapes = shapesOf(db);
-  const shape = `${withTaker ? 'taker' : 'queued'}:${columns.join(',')}`;
+  const shape = `${parts.taker ? 'taker' : 'queued'}:${parts.submitter ? 'submitter' : 'given'}:${columns.join(',')}`;
   const known = shapes.get(shape);
   if (known) return known;
-  const statement = buildInsert(db, columns, withTaker);
+  const statement = buildInsert(db, columns, parts);
   if (shapes.size < MOST_SHAPES) shapes.set(shape, statement);
   return statement;
 }
 
-function buildInsert(db: Database, columns: readonly string[], withTaker: boolean): InsertStatement {
+function buildInsert(db: Database, columns: readonly string[], parts: InsertParts): InsertStatement {
   const given = (column: string): SQL => sql`${sql.placeholder(`column_${column}`)}`;
   const scope = {
     labels: sql`${sql.placeholder('scopeLabels')}::text[]`,
@@ -98,7 +131,19 @@ function buildInsert(db: Database, columns: readonly string[], withTaker: boolea
   };
   const reason = waitingReason(sql.placeholder('onlineWindowMs'), scope, sql`null::text`);
   const row: Record<string, unknown> = Object.fromEntries(columns.map((column) => [column, given(column)]));
-  if (!withTaker) {
+  if (parts.submitter) {
+    // The token as this statement reads it; none (null) leaves trust_domain null, which its
+    // NOT NULL refuses before anything is written, and before a held trigger key is
+    // looked at: a refused token does not learn the run a retry would have answered.
+    const token = sql`${apiTokens}
+      where ${apiTokens.tokenHash} = ${sql.placeholder('submitterTokenHash')}
+        and ${apiTokens.revokedAt} is null
+        and ${apiTokens.scope} = 'submit'
+        and ${scope.repository} = any(${apiTokens.repositories})`;
+    row.trustDomain = sql`(select 'trusted' from ${token})`;
+    row.submittedBy = sql`(select ${apiTokens.name} from ${token})`;
+  }
+  if (!parts.taker) {
     row.statusReason = reason;
   } else {
     const acceptForks = sql`${sql.placeholder('takerAcceptForks')}::boolean`;
@@ -142,4 +187,13 @@ function buildInsert(db: Database, columns: readonly string[], withTaker: boolea
     .onConflictDoNothing({ target: runs.triggerKey })
     .returning()
     .prepare('create_queued_run');
+}
+
+/** Whether the INSERT failed on the NOT NULL of trust_domain: the submitter's token was refused. */
+function refusedByToken(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const failure = cause as Error & { code?: string; column_name?: string; column?: string };
+    if (failure.code === '23502' && (failure.column_name ?? failure.column) === 'trust_domain') return true;
+  }
+  return false;
 }

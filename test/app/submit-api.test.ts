@@ -1,6 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
+import { eq } from 'drizzle-orm';
+import { apiTokens } from '../../schemas/tables/api-tokens.js';
 import { runs } from '../../schemas/tables/runs.js';
+import { revokeApiToken } from '../../store/tokens/revoke-api-token.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import {
   COMMIT,
@@ -163,6 +166,27 @@ describe('POST /api/v1/runs', () => {
     const runner = await plane.addRunner({ name: 'box' });
     expect((await plane.submit(runner.token, {})).status).toBe(401);
     expect(await runCount()).toBe(0);
+  });
+
+  test('a token revoked after it queued runs queues no more, and its retry of one is 401, not that run', async () => {
+    expect((await plane.submit(submitter, {}, 'before-revoke')).status).toBe(201);
+    expect(await revokeApiToken({ db: database.db, name: 'ci' })).toBe(true);
+    expect(await plane.submit(submitter, {})).toMatchObject({
+      status: 401,
+      json: { field: 'Authorization' },
+    });
+    expect(await plane.submit(submitter, {}, 'before-revoke')).toMatchObject({ status: 401 });
+    expect(await runCount()).toBe(1);
+  });
+
+  test('a token narrowed after it queued runs is 403 for the repository it lost, and makes no run', async () => {
+    expect((await plane.submit(submitter, {})).status).toBe(201);
+    await database.db
+      .update(apiTokens)
+      .set({ repositories: ['acme/other'] })
+      .where(eq(apiTokens.name, 'ci'));
+    expect(await plane.submit(submitter, {})).toMatchObject({ status: 403, json: { field: 'repository' } });
+    expect(await runCount()).toBe(1);
   });
 
   test('a malformed body is 400 naming the field', async () => {

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { NewRun, Run } from '../../schemas/tables/runs.js';
+import { apiTokens } from '../../schemas/tables/api-tokens.js';
+import { runs, type NewRun, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../../store/db/database.js';
 import { recordWaitingReasons } from '../../store/leases/record-waiting-reasons.js';
 import { createQueuedRun } from '../../store/runs/create-queued-run.js';
+import { SubmitterRefusedError } from '../../store/runs/submitter-refused-error.js';
+import { createApiToken } from '../../store/tokens/create-api-token.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { databaseBackends } from '../helpers/test-databases.js';
 import { claim, readRun, registerRunner, uniqueOwner } from './control-plane-fixtures.js';
@@ -99,6 +103,66 @@ describe.each(databaseBackends)('queueing a run with its waiting reason on $name
     const again = await submit(db, { repository, labels: ['gpu'], triggerKey });
     expect(again).toMatchObject({ created: false, run: { id: first.run.id } });
     expect(again.run.statusReason).toBe('Waiting for a runner labelled gpu');
+  });
+});
+
+describe.each(databaseBackends)('queueing a run checked against its API token on $name', ({ open }) => {
+  let db: Database;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ db, close } = await open());
+  });
+  afterAll(() => close());
+
+  async function token(scope: 'read' | 'submit', repositories: string[]): Promise<string> {
+    const tokenHash = randomBytes(32).toString('hex');
+    await createApiToken({ db, name: `t-${tokenHash.slice(0, 8)}`, repositories, scope, tokenHash });
+    return tokenHash;
+  }
+
+  async function queue(tokenHash: string, repository: string, triggerKey?: string) {
+    const run = makeRun({
+      repository,
+      startedAt: null,
+      triggerKey: triggerKey ?? `submit:${repository}:${randomBytes(6).toString('hex')}`,
+    });
+    return createQueuedRun({
+      db,
+      onlineWindowMs: ONLINE_WINDOW_MS,
+      submitter: { tokenHash },
+      run: { ...run, status: 'queued', submittedBy: null },
+    });
+  }
+
+  test('a live submit token reaching the repository queues the run under its name', async () => {
+    const repository = `${uniqueOwner()}/train`;
+    const tokenHash = await token('submit', [repository]);
+    const { run, created } = await queue(tokenHash, repository);
+    expect(created).toBe(true);
+    expect(run).toMatchObject({ trustDomain: 'trusted', submittedBy: `t-${tokenHash.slice(0, 8)}` });
+  });
+
+  test('a revoked, read-only, unknown or elsewhere-scoped token writes nothing, a held key included', async () => {
+    const repository = `${uniqueOwner()}/train`;
+    const live = await token('submit', [repository]);
+    const held = await queue(live, repository);
+    const revoked = await token('submit', [repository]);
+    await db.update(apiTokens).set({ revokedAt: new Date() }).where(eq(apiTokens.tokenHash, revoked));
+    const refused = [
+      revoked,
+      await token('read', [repository]),
+      'f'.repeat(64),
+      await token('submit', ['x/y']),
+    ];
+    for (const tokenHash of refused) {
+      await expect(queue(tokenHash, repository)).rejects.toBeInstanceOf(SubmitterRefusedError);
+      // Its retry of a run another token made does not answer that run.
+      await expect(queue(tokenHash, repository, held.run.triggerKey ?? '')).rejects.toBeInstanceOf(
+        SubmitterRefusedError,
+      );
+    }
+    const rows = await db.select({ id: runs.id }).from(runs).where(eq(runs.repository, repository));
+    expect(rows.map((row) => row.id)).toEqual([held.run.id]);
   });
 });
 
