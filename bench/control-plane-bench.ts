@@ -242,7 +242,7 @@ export async function benchControlPlane(): Promise<void> {
     latencyLines('as deployed (fluksio app, runner and submitter: three processes)', deployed);
     latencyLines('runner client and submitter in the control plane process', together);
     console.log(
-      "  (submit → claim: the submit request (HTTP, token check, one prepared INSERT that also leases the run to the claim parked in that process: one commit), then the claim's answer; a claim parked in another process is rung and claims with an UPDATE: a second commit. Each ratio is to the commits timed beside its own samples)",
+      "  (submit → claim, through fluksio's own client: the submit request (HTTP, then one prepared INSERT that checks the token and leases the run to the claim parked in that process: one commit), then the claim's answer; a claim parked in another process is rung and claims with an UPDATE: a second commit. Each ratio is to the commits timed beside its own samples)",
     );
     const burstLine = (result: BurstResult): string =>
       `runs/s ${result.runsPerSecond.toFixed(0)}   drained in ${ms(result.drainMs)}   succeeded ${result.succeeded}   lost ${burst - result.succeeded}   claimed twice ${result.claimedTwice}${result.resubmitted + result.failedConnections ? `   (connections failed: ${result.resubmitted} submissions, resent; ${result.failedConnections} claims or finishes)` : ''}`;
