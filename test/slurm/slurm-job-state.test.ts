@@ -140,6 +140,68 @@ describe('read_job_state: squeue, then sacct, then scontrol', () => {
       asked: ['squeue', 'scontrol'],
     },
     {
+      case: 'squeue unreachable, the accounting not yet told the job ended: scontrol’s end wins over sacct’s RUNNING',
+      sources: {
+        squeue: UNREACHABLE,
+        sacct: { stdout: 'RUNNING|None|0:0|vm' },
+        scontrol: scontrolLine('JobState=COMPLETED Reason=None Restarts=0 ExitCode=0:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'COMPLETED', exit: '0:0', nodes: 'vm', restarts: '0' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'a job squeue says FAILED takes no exit code from a record still RUNNING, but scontrol’s',
+      sources: {
+        squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
+        sacct: { stdout: 'RUNNING|None|0:0|vm' },
+        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=3:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'FAILED', exit: '3:0' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'a record without its exit code yet is not final either',
+      sources: {
+        squeue: UNREACHABLE,
+        sacct: { stdout: 'FAILED|None||vm' },
+        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=3:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'FAILED', exit: '3:0' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'FAILED from squeue, the record still RUNNING and scontrol unreachable: asked again',
+      sources: {
+        squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
+        sacct: { stdout: 'RUNNING|None|0:0|vm' },
+        scontrol: UNREACHABLE,
+      },
+      known: { code: 2, state: 'FAILED', exit: '' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'FAILED from squeue, no record yet and scontrol unreachable: asked again',
+      sources: {
+        squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
+        sacct: { stdout: '' },
+        scontrol: UNREACHABLE,
+      },
+      known: { code: 2, state: 'FAILED', exit: '' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'slurmctld unreachable: a RUNNING record is the answer, with no exit code',
+      sources: { squeue: UNREACHABLE, sacct: { stdout: 'RUNNING|None|0:0|vm' }, scontrol: UNREACHABLE },
+      known: { code: 0, state: 'RUNNING', exit: '', nodes: 'vm', restarts: '' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'a job slurmctld forgot whose end the accounting has not recorded: not known, never alive',
+      sources: { squeue: INVALID_JOB, sacct: { stdout: 'RUNNING|None|0:0|vm' }, scontrol: INVALID_JOB },
+      known: { code: 1, state: '' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
       case: 'FAILED from squeue while the others fail: asked again rather than an exit code guessed',
       sources: {
         squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
