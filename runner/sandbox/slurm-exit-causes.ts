@@ -32,9 +32,15 @@ export const SLURM_FINAL_STATES: readonly string[] = [
   ...Object.keys(SLURM_END_STATES),
 ];
 
-/** Whether a job in `state` is over; sacct's `CANCELLED by 0` is CANCELLED. */
-export function isFinalSlurmState(state: string): boolean {
-  return SLURM_FINAL_STATES.includes(state.split(' ')[0] ?? '');
+/**
+ * Whether the accounting's record of a job (`sacct`'s State and End) is final: the job over
+ * (sacct's `CANCELLED by 0` is CANCELLED) and its end recorded. A record whose end has not
+ * reached slurmdbd yet may already show the state its steps ended in: `FAILED`, End
+ * `Unknown`, exit code `0:0`, its Elapsed still growing (seen as slurmctld caught up with a
+ * restarted slurmdbd).
+ */
+export function isFinalSlurmRecord(state: string, end: string): boolean {
+  return SLURM_FINAL_STATES.includes(state.split(' ')[0] ?? '') && end !== '' && end !== 'Unknown';
 }
 
 /** The exit code of a job Slurm requeued (or preempted back into its queue): try the run again. */

@@ -21,9 +21,10 @@ const endCases = Object.entries(SLURM_END_STATES)
  * none could answer (slurmctld unreachable, a command missing): a transient failure,
  * never to be read as "no such job".
  *
- * sacct is believed only about a job that is over (SLURM_FINAL_STATES, with a
- * `status:signal` exit code): slurmctld sends a job's end to slurmdbd after the job ended,
- * so a record still PENDING or RUNNING may be one whose end has not arrived. Such a record
+ * sacct is believed only about a job that is over (SLURM_FINAL_STATES, its End recorded,
+ * with a `status:signal` exit code; isFinalSlurmRecord): slurmctld sends a job's end to
+ * slurmdbd after the job ended, so a record still PENDING or RUNNING, or FAILED with End
+ * `Unknown`, may be one whose end has not arrived. Such a record
  * is the answer only when slurmctld could not be asked (squeue and scontrol failed); when
  * slurmctld no longer knows the job, it is no sign of life (1, not 0). A job squeue says
  * FAILED whose exit code neither scontrol nor a final record gives is asked about again
@@ -48,14 +49,15 @@ scontrol_field() {
 take_job_state() {
   : "\${job_state:=$1}" "\${job_reason:=$2}" "\${job_exit:=$3}" "\${job_nodes:=$4}" "\${job_restarts:=$5}"
 }
-is_final_state() {
+is_final_record() {
+  [ -n "$2" ] && [ "$2" != Unknown ] || return 1
   case $1 in
     ${SLURM_FINAL_STATES.join(' | ')}) return 0 ;;
   esac
   return 1
 }
 read_job_state() {
-  local job=$1 out line answered=0 forgotten=0 unfinished='' state reason code nodes
+  local job=$1 out line answered=0 forgotten=0 unfinished='' state reason code nodes end
   job_state='' job_reason='' job_exit='' job_nodes='' job_restarts=''
   if out=$(squeue --noheader --states=all --jobs="$job" --Format='State:|,Reason:|,NodeList:|,RestartCnt:|' 2>&1); then
     answered=1
@@ -70,12 +72,12 @@ read_job_state() {
   elif [[ $out == *'Invalid job id'* ]]; then
     answered=1 forgotten=1
   fi
-  if out=$(sacct --noheader --parsable2 --allocations --jobs="$job" --format=State,Reason,ExitCode,NodeList 2>&1); then
+  if out=$(sacct --noheader --parsable2 --allocations --jobs="$job" --format=State,Reason,ExitCode,NodeList,End 2>&1); then
     if line=$(first_line_with '|' "$out"); then
-      IFS='|' read -r state reason code nodes _ <<<"$line"
+      IFS='|' read -r state reason code nodes end _ <<<"$line"
       [ "$nodes" = 'None assigned' ] && nodes=''
       state=\${state%% *}
-      if is_final_state "$state" && [[ $code =~ ^[0-9]+:[0-9]+$ ]]; then
+      if is_final_record "$state" "$end" && [[ $code =~ ^[0-9]+:[0-9]+$ ]]; then
         answered=1
         take_job_state "$state" "$reason" "$code" "$nodes" ''
       elif [ -n "$state" ]; then

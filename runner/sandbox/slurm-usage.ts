@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { StageUsage } from '../../schemas/stage-usage.js';
-import { isFinalSlurmState } from './slurm-exit-causes.js';
+import { isFinalSlurmRecord } from './slurm-exit-causes.js';
 
 const run = promisify(execFile);
 
@@ -53,20 +53,19 @@ export async function readSlurmUsage(
 }
 
 /** The `sacct -o` fields usageFromSacct reads. */
-const SACCT_USAGE_FIELDS = 'State,AllocTRES,ElapsedRaw,CPUTimeRAW';
+const SACCT_USAGE_FIELDS = 'State,End,AllocTRES,ElapsedRaw,CPUTimeRAW';
 
 /**
- * The usage in `sacct -n -P -X -o State,AllocTRES,ElapsedRaw,CPUTimeRAW` output: CPU-seconds
- * as accounted, GPU-seconds as the GPUs allocated (`gres/gpu=2`, `gres/gpu:a100=2`) times
- * the elapsed seconds. Null unless the record is final: a job line in an end state
- * (isFinalSlurmState), with its figures, and its allocation once it ran (the accounting
- * may hold a job's end before its start's details).
+ * The usage in `sacct -n -P -X -o State,End,AllocTRES,ElapsedRaw,CPUTimeRAW` output:
+ * CPU-seconds as accounted, GPU-seconds as the GPUs allocated (`gres/gpu=2`,
+ * `gres/gpu:a100=2`) times the elapsed seconds. Null unless the record is final
+ * (isFinalSlurmRecord), with its figures, and its allocation once it ran.
  */
 export function usageFromSacct(job: string, output: string): StageUsage | null {
   const line = output.split('\n').find((each) => each.trim() !== '');
   if (!line) return null;
-  const [state = '', tres = '', elapsed = '', cpuTime = ''] = line.trim().split('|');
-  if (!isFinalSlurmState(state)) return null;
+  const [state = '', end = '', tres = '', elapsed = '', cpuTime = ''] = line.trim().split('|');
+  if (!isFinalSlurmRecord(state, end)) return null;
   if (!/^\d+$/.test(elapsed) || !/^\d+$/.test(cpuTime)) return null;
   const elapsedSeconds = Number(elapsed);
   if (tres === '' && elapsedSeconds > 0) return null;

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { isFinalSlurmState } from '../../runner/sandbox/slurm-exit-causes.js';
+import { isFinalSlurmRecord } from '../../runner/sandbox/slurm-exit-causes.js';
 import { jobFieldsOf } from '../../runner/sandbox/slurm-usage.js';
 
 const run = promisify(execFile);
@@ -14,7 +14,7 @@ export async function jobFields(id: string): Promise<Record<string, string>> {
 
 /**
  * The job's record in the cluster's accounting (`sacct -X`), as a field → value map with
- * `State` and each of `fields`, once final: the job over (isFinalSlurmState) and each of
+ * `State`, `End` and each of `fields`, once final (isFinalSlurmRecord) and each of
  * `fields` filled in. slurmctld sends a job's records to slurmdbd after the fact and one
  * after another (its end may arrive before its request's ReqTRES, Timelimit and
  * Partition), so it is asked until then.
@@ -24,22 +24,32 @@ export async function accountedJob(
   fields: readonly string[],
   timeoutMs = 120_000,
 ): Promise<Record<string, string>> {
-  const names = ['State', ...fields];
+  const names = ['State', 'End', ...fields];
   let record: Record<string, string> = {};
+  let seen = '';
   await waitFor(
     `the accounting's final record of job ${id}`,
     async () => {
       // sacct fails while slurmdbd restarts: ask again.
-      const { stdout } = await run('sacct', ['-n', '-P', '-X', '-j', id, '-o', names.join(',')]).catch(
-        () => ({ stdout: '' }),
+      const stdout = await run('sacct', ['-n', '-P', '-X', '-j', id, '-o', names.join(',')]).then(
+        (done) => done.stdout,
+        (error: { stderr?: string }) => {
+          seen = `sacct failed: ${error.stderr?.trim() ?? ''}`;
+          return null;
+        },
       );
+      if (stdout === null) return false;
       const values = stdout.split('\n')[0]?.split('|') ?? [];
       record = Object.fromEntries(names.map((name, at) => [name, values[at] ?? '']));
-      return isFinalSlurmState(record.State ?? '') && fields.every((name) => record[name] !== '');
+      seen = JSON.stringify(record);
+      return (
+        isFinalSlurmRecord(record.State ?? '', record.End ?? '') &&
+        fields.every((name) => record[name] !== '')
+      );
     },
     timeoutMs,
   ).catch((error: Error) => {
-    throw new Error(`${error.message} (last seen: ${JSON.stringify(record)})`);
+    throw new Error(`${error.message} (last seen: ${seen})`);
   });
   return record;
 }

@@ -99,7 +99,7 @@ test('squeue and scontrol failing throughout: the job is followed through the ac
 }, 60_000);
 
 test('the accounting behind (its record still RUNNING when squeue says FAILED): the exit code is scontrol’s, not the record’s', async () => {
-  await fakeCommand(shims, 'sacct', [{ stdout: 'RUNNING|None|0:0|vm' }]);
+  await fakeCommand(shims, 'sacct', [{ stdout: 'RUNNING|None|0:0|vm|Unknown' }]);
   const followed = await launch('echo "job $SLURM_JOB_ID" && exit 3');
   expect(followed.exitCode, followed.lines.join('\n')).toBe(3);
   expect((await asked('scontrol')).length).toBeGreaterThan(0);

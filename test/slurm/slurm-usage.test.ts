@@ -21,14 +21,20 @@ import { accountedJob, jobFields, startSlurm, submitJob } from './slurm-job.js';
 
 test.each([
   [
-    'COMPLETED|billing=2,cpu=2,gres/gpu=1,mem=4000M,node=1|3600|7200\n',
+    'COMPLETED|2026-12-02T12:00:05|billing=2,cpu=2,gres/gpu=1,mem=4000M,node=1|3600|7200\n',
     { cpuSeconds: 7200, gpuSeconds: 3600 },
   ],
-  ['FAILED|cpu=8,gres/gpu:a100=2,gres/gpu=2,node=1|10|80\n', { cpuSeconds: 80, gpuSeconds: 20 }],
-  ['TIMEOUT|cpu=4,gres/gpu:a100=1,gres/gpu:v100=2|100|400', { cpuSeconds: 400, gpuSeconds: 300 }],
-  ['CANCELLED by 0|cpu=1,node=1|5|5', { cpuSeconds: 5, gpuSeconds: 0 }],
-  ['OUT_OF_MEMORY|cpu=1,node=1|5|5', { cpuSeconds: 5, gpuSeconds: 0 }],
-  ['CANCELLED by 0||0|0', { cpuSeconds: 0, gpuSeconds: 0 }],
+  [
+    'FAILED|2026-12-02T12:00:05|cpu=8,gres/gpu:a100=2,gres/gpu=2,node=1|10|80\n',
+    { cpuSeconds: 80, gpuSeconds: 20 },
+  ],
+  [
+    'TIMEOUT|2026-12-02T12:00:05|cpu=4,gres/gpu:a100=1,gres/gpu:v100=2|100|400',
+    { cpuSeconds: 400, gpuSeconds: 300 },
+  ],
+  ['CANCELLED by 0|2026-12-02T12:00:05|cpu=1,node=1|5|5', { cpuSeconds: 5, gpuSeconds: 0 }],
+  ['OUT_OF_MEMORY|2026-12-02T12:00:05|cpu=1,node=1|5|5', { cpuSeconds: 5, gpuSeconds: 0 }],
+  ['CANCELLED by 0|2026-12-02T12:00:05||0|0', { cpuSeconds: 0, gpuSeconds: 0 }],
 ])('sacct %j: CPUTimeRAW, and GPUs × ElapsedRaw', (output, expected) => {
   expect(usageFromSacct('42', output)).toEqual({ job: '42', source: 'sacct', ...expected });
 });
@@ -36,11 +42,12 @@ test.each([
 test.each([
   ['no job line', ''],
   ['no job line', '\n'],
-  ['no figures', 'COMPLETED||Unknown|'],
-  ['still running (its end not accounted yet)', 'RUNNING|cpu=1,node=1|3|3'],
-  ['still pending, as a record without its start', 'PENDING||1|0'],
-  ['requeued', 'REQUEUED|cpu=1,node=1|3|3'],
-  ['over, but its allocation not accounted yet', 'COMPLETED||2|2'],
+  ['no figures', 'COMPLETED|2026-12-02T12:00:05||Unknown|'],
+  ['still running (its end not accounted yet)', 'RUNNING|Unknown|cpu=1,node=1|3|3'],
+  ['still pending, as a record without its start', 'PENDING|Unknown||1|0'],
+  ['over as its steps ended, its own end not accounted yet', 'FAILED|Unknown|cpu=1,node=1|6|6'],
+  ['requeued', 'REQUEUED|2026-12-02T12:00:05|cpu=1,node=1|3|3'],
+  ['over, but its allocation not accounted yet', 'COMPLETED|2026-12-02T12:00:05||2|2'],
 ])('a sacct record that is not final (%s: %j) gives no usage', (_why, output) => {
   expect(usageFromSacct('42', output)).toBeNull();
 });
@@ -106,7 +113,7 @@ describe('readSlurmUsage on the test cluster, whose accounting lags behind its j
     return { usage, asked: (await fakeCalls(dir)).length };
   }
   /** A record of the job as sacct shows it before its end arrived. */
-  const stillRunning: FakeReply = { stdout: 'RUNNING|billing=1,cpu=1,gres/gpu=1,node=1|0|0' };
+  const stillRunning: FakeReply = { stdout: 'RUNNING|Unknown|billing=1,cpu=1,gres/gpu=1,node=1|0|0' };
   const accounted = () => ({
     job,
     source: 'sacct',
