@@ -143,23 +143,30 @@ mariadb_ready() {
   mariadb --user=root --execute='SELECT 1' >/dev/null 2>&1
 }
 if ! mariadb_ready; then
-  # Debian's init script (mysqld_safe) makes /run/mysqld and waits; the machine's own start
-  # command is the fallback where there is no init script.
-  service mariadb start >/dev/null 2>&1 ||
-    start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd || true
+  # As this machine starts it. Not `service mariadb start`: Debian's init script waits ~30 s
+  # here for a ping as its debian-sys-maint user before it gives up, with the server up.
+  mkdir -p /run/mysqld
+  chown mysql:mysql /run/mysqld 2>/dev/null || true
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
   for _ in $(seq 100); do mariadb_ready && break; sleep 0.2; done
   mariadb_ready || fail "MariaDB, which slurmdbd keeps the accounting in, did not come up"
 fi
 
-# Stops the daemon whose pid file is $2 (or, without one, every process named $1), and waits.
+# The live processes named $1: a daemon killed here lingers as a zombie until PID 1 reaps
+# it, which is no daemon to talk to.
+live() {
+  pgrep -x --runstates R,S,D "$1"
+}
+
+# Stops the daemon whose pid file is $2 (or, without one, every live process named $1), and waits.
 stop_daemon() {
   local pids
   pids="$(cat "$2" 2>/dev/null || true)"
-  [ -n "$pids" ] && [ "$(cat "/proc/$pids/comm" 2>/dev/null)" = "$1" ] || pids="$(pgrep -x "$1" || true)"
+  [ -n "$pids" ] && [ "$(cat "/proc/$pids/comm" 2>/dev/null)" = "$1" ] || pids="$(live "$1" || true)"
   [ -z "$pids" ] && return 0
   # shellcheck disable=SC2086
   kill $pids 2>/dev/null || true
-  for _ in $(seq 100); do pgrep -x "$1" >/dev/null || return 0; sleep 0.1; done
+  for _ in $(seq 100); do live "$1" >/dev/null || return 0; sleep 0.1; done
   # shellcheck disable=SC2086
   kill -9 $pids 2>/dev/null || true
 }
@@ -181,6 +188,20 @@ write_if_changed() {
 }
 
 mkdir -p "$state_dir"/{state,spool} /etc/slurm
+
+# Whether the controller's jobs so far were accounted: the running slurmctld's setting, else
+# the configuration it would start with, over a saved state.
+accounted_so_far=0
+running_config="$(timeout 5 scontrol show config 2>/dev/null || true)"
+if live slurmctld >/dev/null && [ -n "$running_config" ]; then
+  if grep -Eq '^AccountingStorageType += accounting_storage/slurmdbd$' <<<"$running_config"; then
+    accounted_so_far=1
+  fi
+elif [ -e "$state_dir/state/job_state" ] &&
+  grep -qx 'AccountingStorageType=accounting_storage/slurmdbd' /etc/slurm/slurm.conf 2>/dev/null; then
+  accounted_so_far=1
+fi
+
 slurm_changed=0 dbd_changed=0
 slurm_conf | write_if_changed /etc/slurm/slurm.conf 644 && slurm_changed=1
 gres_conf | write_if_changed /etc/slurm/gres.conf 644 && slurm_changed=1
@@ -188,14 +209,19 @@ gres_conf | write_if_changed /etc/slurm/gres.conf 644 && slurm_changed=1
 slurmdbd_conf | write_if_changed /etc/slurm/slurmdbd.conf 600 && dbd_changed=1
 chown root:root /etc/slurm/slurmdbd.conf
 
-if [ ! -e "$state_dir/state/job_state" ] && ! pgrep -x slurmctld >/dev/null; then
+# The accounting database holds this controller's jobs only. A controller that starts
+# afresh (no saved state), or that ran without accounting (as an older version of this
+# script started it: with -c, which forgets its job ids), may number jobs from 1 again,
+# and `sacct -j N` would answer with an older job N's final record: empty it first. Its
+# own jobs were never accounted, so nothing is lost.
+if [ "$accounted_so_far" = 0 ]; then
   stop_daemon slurmdbd "$state_dir/slurmdbd.pid"
   mariadb --user=root --execute="DROP DATABASE IF EXISTS \`$accounting_db\`"
 fi
 mariadb --user=root --execute="CREATE DATABASE IF NOT EXISTS \`$accounting_db\`"
 
 if [ "$dbd_changed" = 1 ]; then stop_daemon slurmdbd "$state_dir/slurmdbd.pid"; fi
-pgrep -x slurmdbd >/dev/null || /usr/sbin/slurmdbd
+live slurmdbd >/dev/null || /usr/sbin/slurmdbd
 for _ in $(seq 150); do
   timeout 5 sacctmgr --noheader show cluster >/dev/null 2>&1 && break
   sleep 0.2
@@ -206,15 +232,17 @@ if [ "$(timeout 5 sacctmgr --noheader --parsable2 show cluster "$cluster" format
 fi
 
 # A restart, not `scontrol reconfigure`: the accounting plugins are read at start-up only.
-if [ "$slurm_changed" = 1 ]; then
+# (A controller running without accounting under this configuration: a run of this script
+# that stopped before the restart.)
+if [ "$slurm_changed" = 1 ] || [ "$accounted_so_far" = 0 ]; then
   stop_daemon slurmctld "$state_dir/slurmctld.pid"
   stop_daemon slurmd "$state_dir/slurmd.pid"
 fi
-# Without -c: slurmctld recovers its jobs and its next job id from the state directory.
-pgrep -x slurmctld >/dev/null || /usr/sbin/slurmctld
-pgrep -x slurmd >/dev/null || /usr/sbin/slurmd
-
+# Without -c: slurmctld recovers its jobs and its next job id from the state directory. In
+# the loop, as one still shutting down when first looked at may be gone the next moment.
 for _ in $(seq 60); do
+  live slurmctld >/dev/null || /usr/sbin/slurmctld
+  live slurmd >/dev/null || /usr/sbin/slurmd
   if node_ready && accounting_ready; then
     exit 0
   fi
