@@ -14,7 +14,8 @@
 # (MariaDB, munge, slurmdbd, slurmctld, slurmd), and restarts a daemon whose configuration
 # file it changed (a cluster started without accounting gets it). slurmctld keeps its state
 # across restarts, so running jobs survive and job ids never repeat; a controller whose
-# state is gone numbers jobs from 1 again, so its accounting database is emptied with it
+# state is gone, or that ran without accounting (an older version of this script started it
+# with -c), may number jobs from 1 again, so the accounting database is emptied first
 # (sacct -j N would otherwise answer with an older job N's record).
 set -euo pipefail
 
@@ -101,8 +102,21 @@ configured() {
     [ "$(cat /etc/slurm/slurmdbd.conf 2>/dev/null)" = "$(slurmdbd_conf)" ]
 }
 
-if command -v sinfo >/dev/null 2>&1 && command -v slurmdbd >/dev/null 2>&1 &&
-  configured && node_ready && accounting_ready; then
+ready() {
+  command -v sinfo >/dev/null 2>&1 && command -v slurmdbd >/dev/null 2>&1 &&
+    configured && node_ready && accounting_ready
+}
+
+if ready; then
+  exit 0
+fi
+# One at a time: test files start in parallel, each running this script. The one that waited
+# may find the work done. The daemons started below close the lock's descriptor (9>&-), or
+# they would hold the lock for as long as they run.
+mkdir -p "$state_dir"
+exec 9>"$state_dir/start.lock"
+flock 9
+if ready; then
   exit 0
 fi
 
@@ -132,9 +146,9 @@ mkdir -p /run/munge /var/log/munge /var/lib/munge
 chown munge:munge /run/munge /var/log/munge /var/lib/munge 2>/dev/null || true
 if ! munge -n >/dev/null 2>&1; then
   if id munge >/dev/null 2>&1; then
-    runuser -u munge -- /usr/sbin/munged
+    runuser -u munge -- /usr/sbin/munged 9>&-
   else
-    /usr/sbin/munged --force
+    /usr/sbin/munged --force 9>&-
   fi
   for _ in $(seq 50); do munge -n >/dev/null 2>&1 && break; sleep 0.1; done
 fi
@@ -143,11 +157,11 @@ mariadb_ready() {
   mariadb --user=root --execute='SELECT 1' >/dev/null 2>&1
 }
 if ! mariadb_ready; then
-  # As this machine starts it. Not `service mariadb start`: Debian's init script waits ~30 s
-  # here for a ping as its debian-sys-maint user before it gives up, with the server up.
+  # As this machine starts it. Not `service mariadb start`: Debian's init script pings with
+  # /etc/mysql/debian.cnf, which this machine lacks, so it waits 30 s and fails, the server up.
   mkdir -p /run/mysqld
   chown mysql:mysql /run/mysqld 2>/dev/null || true
-  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd 9>&-
   for _ in $(seq 100); do mariadb_ready && break; sleep 0.2; done
   mariadb_ready || fail "MariaDB, which slurmdbd keeps the accounting in, did not come up"
 fi
@@ -221,7 +235,7 @@ fi
 mariadb --user=root --execute="CREATE DATABASE IF NOT EXISTS \`$accounting_db\`"
 
 if [ "$dbd_changed" = 1 ]; then stop_daemon slurmdbd "$state_dir/slurmdbd.pid"; fi
-live slurmdbd >/dev/null || /usr/sbin/slurmdbd
+live slurmdbd >/dev/null || /usr/sbin/slurmdbd 9>&-
 for _ in $(seq 150); do
   timeout 5 sacctmgr --noheader show cluster >/dev/null 2>&1 && break
   sleep 0.2
@@ -241,8 +255,8 @@ fi
 # Without -c: slurmctld recovers its jobs and its next job id from the state directory. In
 # the loop, as one still shutting down when first looked at may be gone the next moment.
 for _ in $(seq 60); do
-  live slurmctld >/dev/null || /usr/sbin/slurmctld
-  live slurmd >/dev/null || /usr/sbin/slurmd
+  live slurmctld >/dev/null || /usr/sbin/slurmctld 9>&-
+  live slurmd >/dev/null || /usr/sbin/slurmd 9>&-
   if node_ready && accounting_ready; then
     exit 0
   fi
