@@ -24,11 +24,11 @@ const endCases = Object.entries(SLURM_END_STATES)
  * sacct is believed only about a job that is over (SLURM_FINAL_STATES, its End recorded,
  * with a `status:signal` exit code; isFinalSlurmRecord): slurmctld sends a job's end to
  * slurmdbd after the job ended, so a record still PENDING or RUNNING, or FAILED with End
- * `Unknown`, may be one whose end has not arrived. Such a record
- * is the answer only when slurmctld could not be asked (squeue and scontrol failed); when
- * slurmctld no longer knows the job, it is no sign of life (1, not 0). A job squeue says
- * FAILED whose exit code neither scontrol nor a final record gives is asked about again
- * (2) rather than given one, unless slurmctld forgot it in between.
+ * `Unknown`, may be one whose end has not arrived. Such a record is the answer only when
+ * slurmctld could not be asked (squeue and scontrol failed); when slurmctld no longer
+ * knows the job, it is no sign of life (1, not 0). A job squeue says FAILED whose exit
+ * code neither scontrol nor a final record gives is asked about again (2) rather than
+ * given one, unless slurmctld forgot it in between.
  *
  * `final_exit_code STATE EXIT CANCELLED` prints the attach process's exit code for a job
  * over (the command's own code, 128 + a signal, or SLURM_END_STATES' code; 130 for a job
