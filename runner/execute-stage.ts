@@ -251,7 +251,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       .putBytes(Buffer.from(output.fullLog()))
       .then((blob) => blob.digest)
       .catch(() => null);
-    const usage = (await options.launcher?.usage?.(launched).catch(() => null)) ?? null;
+    const usage = (await options.launcher?.usage?.(launched, context.signal).catch(() => null)) ?? null;
     const ran = {
       ...keyed,
       reasons,

@@ -3,8 +3,8 @@ import { z } from 'zod';
 /**
  * What a stage executed as a Slurm job used (issue 12): CPU- and GPU-seconds, from the
  * cluster's accounting (`sacct`: CPUTimeRAW, and AllocTRES' GPUs × ElapsedRaw) where it
- * keeps one, else from the job's allocation (`scontrol show job`: its CPUs and GPUs)
- * times its elapsed time. A run's hours are the sum over its stages' jobs, attempts
+ * keeps one and has recorded the job's end, else from the job's allocation (`scontrol show
+ * job`: its CPUs and GPUs) times its elapsed time. A run's hours are the sum over its stages' jobs, attempts
  * included: a job requeued half-way cost what it ran.
  */
 export const StageUsage = z.strictObject({

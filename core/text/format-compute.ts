@@ -20,11 +20,15 @@ export function formatCompute({
   return `${formatHours(cpuSeconds)} CPU-hours, ${formatHours(gpuSeconds)} GPU-hours`;
 }
 
-/** Where usage figures come from, in words, for whoever wonders how exact they are. */
+/**
+ * Where usage figures come from, in words, for whoever wonders how exact they are. The
+ * allocation is read where the accounting had no final record of the job: a cluster
+ * without accounting, slurmdbd down, or its record late.
+ */
 export function describeUsageSource(source: StageUsage['source']): string {
   return source === 'sacct'
     ? "from the cluster's accounting (sacct)"
-    : 'allocated CPUs and GPUs × elapsed time (the cluster keeps no accounting)';
+    : "allocated CPUs and GPUs × elapsed time (no final record in the cluster's accounting)";
 }
 
 /** `Slurm job 123: 0.0011 CPU-hours, 0 GPU-hours (…)`: a stage's job and what it used. */

@@ -21,6 +21,28 @@ export const SLURM_END_STATES = {
   DEADLINE: { code: 216, cause: 'Slurm ended the job: DEADLINE (it could not end before its deadline)' },
 } as const satisfies Record<string, { code: number; cause: string }>;
 
+/**
+ * The states of a Slurm job that is over: its command's own end (COMPLETED, FAILED) and
+ * SLURM_END_STATES'. Any other (PENDING, RUNNING, COMPLETING, REQUEUED, SUSPENDED, …) may
+ * still change, and in `sacct` may only mean that the end has not reached the accounting yet.
+ */
+export const SLURM_FINAL_STATES: readonly string[] = [
+  'COMPLETED',
+  'FAILED',
+  ...Object.keys(SLURM_END_STATES),
+];
+
+/**
+ * Whether the accounting's record of a job (`sacct`'s State and End) is final: the job over
+ * (sacct's `CANCELLED by 0` is CANCELLED) and its end recorded. A record whose end has not
+ * reached slurmdbd yet may already show the state its steps ended in: `FAILED`, End
+ * `Unknown`, exit code `0:0`, its Elapsed still growing (seen as slurmctld caught up with a
+ * restarted slurmdbd).
+ */
+export function isFinalSlurmRecord(state: string, end: string): boolean {
+  return SLURM_FINAL_STATES.includes(state.split(' ')[0] ?? '') && end !== '' && end !== 'Unknown';
+}
+
 /** The exit code of a job Slurm requeued (or preempted back into its queue): try the run again. */
 export const REQUEUED_EXIT_CODE = 75;
 

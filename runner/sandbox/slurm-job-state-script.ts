@@ -1,4 +1,4 @@
-import { SLURM_END_STATES } from './slurm-exit-causes.js';
+import { SLURM_END_STATES, SLURM_FINAL_STATES } from './slurm-exit-causes.js';
 
 /** `TIMEOUT) echo 211 ;;` for each end state but CANCELLED, whose code depends on who cancelled. */
 const endCases = Object.entries(SLURM_END_STATES)
@@ -21,6 +21,15 @@ const endCases = Object.entries(SLURM_END_STATES)
  * none could answer (slurmctld unreachable, a command missing): a transient failure,
  * never to be read as "no such job".
  *
+ * sacct is believed only about a job that is over (SLURM_FINAL_STATES, its End recorded,
+ * with a `status:signal` exit code; isFinalSlurmRecord): slurmctld sends a job's end to
+ * slurmdbd after the job ended, so a record still PENDING or RUNNING, or FAILED with End
+ * `Unknown`, may be one whose end has not arrived. Such a record is the answer only when
+ * slurmctld could not be asked (squeue and scontrol failed); when slurmctld no longer
+ * knows the job, it is no sign of life (1, not 0). A job squeue says FAILED whose exit
+ * code neither scontrol nor a final record gives is asked about again (2) rather than
+ * given one, unless slurmctld forgot it in between.
+ *
  * `final_exit_code STATE EXIT CANCELLED` prints the attach process's exit code for a job
  * over (the command's own code, 128 + a signal, or SLURM_END_STATES' code; 130 for a job
  * fluksio cancelled itself, CANCELLED not 0), and nothing for a job not over.
@@ -40,8 +49,15 @@ scontrol_field() {
 take_job_state() {
   : "\${job_state:=$1}" "\${job_reason:=$2}" "\${job_exit:=$3}" "\${job_nodes:=$4}" "\${job_restarts:=$5}"
 }
+is_final_record() {
+  [ -n "$2" ] && [ "$2" != Unknown ] || return 1
+  case $1 in
+    ${SLURM_FINAL_STATES.join(' | ')}) return 0 ;;
+  esac
+  return 1
+}
 read_job_state() {
-  local job=$1 out line answered=0 state reason code nodes
+  local job=$1 out line answered=0 forgotten=0 unfinished='' state reason code nodes end
   job_state='' job_reason='' job_exit='' job_nodes='' job_restarts=''
   if out=$(squeue --noheader --states=all --jobs="$job" --Format='State:|,Reason:|,NodeList:|,RestartCnt:|' 2>&1); then
     answered=1
@@ -54,14 +70,21 @@ read_job_state() {
       esac
     fi
   elif [[ $out == *'Invalid job id'* ]]; then
-    answered=1
+    answered=1 forgotten=1
   fi
-  if out=$(sacct --noheader --parsable2 --allocations --jobs="$job" --format=State,Reason,ExitCode,NodeList 2>&1); then
-    answered=1
+  if out=$(sacct --noheader --parsable2 --allocations --jobs="$job" --format=State,Reason,ExitCode,NodeList,End 2>&1); then
     if line=$(first_line_with '|' "$out"); then
-      IFS='|' read -r state reason code nodes _ <<<"$line"
+      IFS='|' read -r state reason code nodes end _ <<<"$line"
       [ "$nodes" = 'None assigned' ] && nodes=''
-      take_job_state "\${state%% *}" "$reason" "$code" "$nodes" ''
+      state=\${state%% *}
+      if is_final_record "$state" "$end" && [[ $code =~ ^[0-9]+:[0-9]+$ ]]; then
+        answered=1
+        take_job_state "$state" "$reason" "$code" "$nodes" ''
+      elif [ -n "$state" ]; then
+        unfinished="$state|$reason|$nodes"
+      fi
+    else
+      answered=1
     fi
   fi
   if [ -z "$job_state" ] || [ -z "$job_exit" ]; then
@@ -75,13 +98,20 @@ read_job_state() {
         take_job_state "$state" "$reason" "$code" "$nodes" "$(scontrol_field Restarts "$line")"
       fi
     elif [[ $out == *'Invalid job id'* ]]; then
-      answered=1
+      answered=1 forgotten=1
     fi
+  fi
+  if [ -z "$job_state" ] && [ -n "$unfinished" ] && [ "$forgotten" = 0 ]; then
+    IFS='|' read -r state reason nodes <<<"$unfinished"
+    take_job_state "$state" "$reason" '' "$nodes" ''
+    return 0
   fi
   if [ -n "$job_state" ]; then
     if [ "$job_state" = FAILED ] && [ -z "$job_exit" ]; then
-      # Only squeue answered: ask again for the exit code rather than guess it.
-      [ "$answered" = 0 ] && return 2
+      # squeue said FAILED, scontrol could not be asked and the accounting has no final
+      # record yet: ask again for the exit code rather than guess it. Guess only once
+      # slurmctld forgot the job since.
+      [ "$forgotten" = 0 ] && return 2
       job_exit=1:0
     fi
     return 0

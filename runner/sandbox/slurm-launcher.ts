@@ -97,13 +97,16 @@ export class SlurmLauncher implements StageLauncher {
     return (statSync(`${this.baseOf(stage)}.job`, { throwIfNoEntry: false })?.size ?? 0) > 0;
   }
 
-  /** What the stage's last job used, read once its attach process ended; null when unknown. */
-  async usage(stage: LaunchedStage): Promise<StageUsage | null> {
+  /**
+   * What the stage's last job used, read once its attach process ended (readSlurmUsage,
+   * which waits a moment for the accounting unless `signal` is aborted); null when unknown.
+   */
+  async usage(stage: LaunchedStage, signal?: AbortSignal): Promise<StageUsage | null> {
     const ended = `${this.baseOf(stage)}.job.ended`;
     const job = (await readFile(ended, 'utf8').catch(() => '')).trim();
     if (job === '') return null;
     await rm(ended, { force: true });
-    return readSlurmUsage(job);
+    return readSlurmUsage(job, signal ? { signal } : {});
   }
 
   private baseOf(stage: LaunchedStage): string {

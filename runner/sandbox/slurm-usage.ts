@@ -1,38 +1,75 @@
 import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { StageUsage } from '../../schemas/stage-usage.js';
+import { isFinalSlurmRecord } from './slurm-exit-causes.js';
 
 const run = promisify(execFile);
 
-/**
- * What a finished Slurm job used (schemas/stage-usage.ts): from `sacct` where the cluster
- * keeps accounting, else from `scontrol show job` — its allocated CPUs and GPUs times its
- * run time, which Slurm keeps for a finished job for MinJobAge. Null when Slurm knows the
- * job no longer (or never ran it).
- */
-export async function readSlurmUsage(job: string): Promise<StageUsage | null> {
-  const accounted = await run('sacct', ['-n', '-P', '-X', '-j', job, '-o', 'AllocTRES,ElapsedRaw,CPUTimeRAW'])
-    .then(({ stdout }) => usageFromSacct(job, stdout))
-    // "Slurm accounting storage is disabled" (exit 1), or no sacct at all.
-    .catch(() => null);
-  if (accounted) return accounted;
-  const shown = await run('scontrol', ['show', 'job', '-o', '-d', job]).catch(() => null);
-  return shown ? usageFromJobFields(job, jobFieldsOf(shown.stdout)) : null;
+/** How readSlurmUsage asks. */
+export interface SlurmUsageOptions {
+  /**
+   * How long the accounting is asked again while it has no final record of the job:
+   * slurmctld sends a job's end to slurmdbd after the job ended, so `sacct` may show it
+   * RUNNING, without its end, or not at all for a moment (longer when slurmdbd is busy).
+   * Past it, the job's allocation is read instead.
+   * @defaultValue 10000
+   */
+  accountingWaitMs?: number;
+  /** Once aborted (the run cancelled), the accounting is asked once, without waiting. */
+  signal?: AbortSignal;
+  /**
+   * The environment sacct and scontrol run with.
+   * @defaultValue process.env
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
- * The usage in `sacct -n -P -X -o AllocTRES,ElapsedRaw,CPUTimeRAW` output: CPU-seconds
- * as accounted, GPU-seconds as the GPUs allocated (`gres/gpu=2`, `gres/gpu:a100=2`) times
- * the elapsed seconds. Null for output without a job line.
+ * What a finished Slurm job used (schemas/stage-usage.ts): from `sacct` once the cluster's
+ * accounting recorded the job's end, else from `scontrol show job` — its allocated CPUs
+ * and GPUs times its run time, which Slurm keeps for a finished job for MinJobAge. Null
+ * when Slurm knows the job no longer (or never ran it). A cluster without accounting
+ * (sacct fails: "accounting storage is disabled", slurmdbd down, no sacct) is not waited
+ * for; one whose record of the job is not final yet is, for `accountingWaitMs`.
+ */
+export async function readSlurmUsage(
+  job: string,
+  options: SlurmUsageOptions = {},
+): Promise<StageUsage | null> {
+  const deadline = Date.now() + (options.accountingWaitMs ?? 10_000);
+  const env = options.env ?? process.env;
+  for (;;) {
+    const accounted = await run('sacct', ['-n', '-P', '-X', '-j', job, '-o', SACCT_USAGE_FIELDS], { env })
+      .then(({ stdout }) => usageFromSacct(job, stdout))
+      .catch(() => 'no accounting' as const);
+    if (accounted === 'no accounting') break;
+    if (accounted) return accounted;
+    if (options.signal?.aborted || Date.now() >= deadline) break;
+    await sleep(250);
+  }
+  const shown = await run('scontrol', ['show', 'job', '-o', '-d', job], { env }).catch(() => null);
+  return shown ? usageFromJobFields(job, jobFieldsOf(shown.stdout)) : null;
+}
+
+/** The `sacct -o` fields usageFromSacct reads. */
+const SACCT_USAGE_FIELDS = 'State,End,AllocTRES,ElapsedRaw,CPUTimeRAW';
+
+/**
+ * The usage in `sacct -n -P -X -o State,End,AllocTRES,ElapsedRaw,CPUTimeRAW` output:
+ * CPU-seconds as accounted, GPU-seconds as the GPUs allocated (`gres/gpu=2`,
+ * `gres/gpu:a100=2`) times the elapsed seconds. Null unless the record is final
+ * (isFinalSlurmRecord), with its figures, and its allocation once it ran.
  */
 export function usageFromSacct(job: string, output: string): StageUsage | null {
   const line = output.split('\n').find((each) => each.trim() !== '');
   if (!line) return null;
-  const [tres = '', elapsed = '', cpuTime = ''] = line.trim().split('|');
-  const elapsedSeconds = Number(elapsed);
-  const cpuSeconds = Number(cpuTime);
+  const [state = '', end = '', tres = '', elapsed = '', cpuTime = ''] = line.trim().split('|');
+  if (!isFinalSlurmRecord(state, end)) return null;
   if (!/^\d+$/.test(elapsed) || !/^\d+$/.test(cpuTime)) return null;
-  return { job, cpuSeconds, gpuSeconds: gpusInTres(tres) * elapsedSeconds, source: 'sacct' };
+  const elapsedSeconds = Number(elapsed);
+  if (tres === '' && elapsedSeconds > 0) return null;
+  return { job, cpuSeconds: Number(cpuTime), gpuSeconds: gpusInTres(tres) * elapsedSeconds, source: 'sacct' };
 }
 
 /**

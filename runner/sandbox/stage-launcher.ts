@@ -61,8 +61,11 @@ export interface StageLauncher {
    * restarted since), still writing the stage's outputs: the engine then leaves them be.
    */
   reattaches?(stage: LaunchedStage): boolean;
-  /** What the stage's launch used (a Slurm job's CPU- and GPU-seconds), once it ended; null when unknown. */
-  usage?(stage: LaunchedStage): Promise<StageUsage | null>;
+  /**
+   * What the stage's launch used (a Slurm job's CPU- and GPU-seconds), once it ended; null
+   * when unknown. `signal` is the run's: once it is aborted, nothing is waited for.
+   */
+  usage?(stage: LaunchedStage, signal?: AbortSignal): Promise<StageUsage | null>;
   /**
    * Sends `signal` to every process of the stage started as `pid` (the spawned
    * process, whose group is its own). A process already gone is no error.

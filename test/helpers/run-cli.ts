@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { main } from '../../cli/main.js';
+import type { StageUsage } from '../../schemas/stage-usage.js';
 
 export interface CliResult {
   code: number;
@@ -75,6 +76,7 @@ export interface RunJson {
     error: string | null;
     dirtyReasons: string[];
     warnings: string[];
+    usage: StageUsage | null;
   }[];
   metrics: Record<string, number>;
   baseline: { id: string; commit: string | null } | null;

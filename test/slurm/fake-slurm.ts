@@ -64,3 +64,8 @@ export const INVALID_JOB: FakeReply = {
 };
 /** What sacct prints on a cluster that keeps no accounting. */
 export const NO_ACCOUNTING: FakeReply = { stderr: 'Slurm accounting storage is disabled', code: 1 };
+/** What sacct prints (last) when slurmdbd does not answer: down or restarting. */
+export const DBD_UNREACHABLE: FakeReply = {
+  stderr: 'sacct: error: Problem talking to the database: Connection refused',
+  code: 1,
+};

@@ -22,7 +22,7 @@ import { removeDir } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
 import type { TestRepo } from '../helpers/make-repo.js';
 import { finishedRun, serveSlurmRepo, startSlurmRunner } from './slurm-github-world.js';
-import { firstLine, jobFields, startSlurm } from './slurm-job.js';
+import { accountedJob, firstLine, jobFields, startSlurm } from './slurm-job.js';
 
 const exec = promisify(execFile);
 
@@ -79,16 +79,28 @@ stages:
 
   const rows = await current.db.select().from(stageRows).where(eq(stageRows.runId, run.id));
   const usage = Object.fromEntries(rows.map((row) => [row.name, row.usage]));
-  expect(usage.prepare).toMatchObject({ source: 'allocation', gpuSeconds: 0 });
-  expect(usage.train).toMatchObject({ source: 'allocation' });
+  expect(usage.prepare).toMatchObject({ source: 'sacct', gpuSeconds: 0 });
+  expect(usage.train).toMatchObject({ source: 'sacct' });
   // Each job slept 2 s on one CPU; train's held one GPU as long.
   expect(usage.prepare?.cpuSeconds).toBeGreaterThanOrEqual(1);
   expect(usage.train?.gpuSeconds).toBeGreaterThanOrEqual(1);
   expect(usage.train?.gpuSeconds).toBe(usage.train?.cpuSeconds);
   expect(run.cpuSeconds).toBe((usage.prepare?.cpuSeconds ?? 0) + (usage.train?.cpuSeconds ?? 0));
   expect(run.gpuSeconds).toBe(usage.train?.gpuSeconds);
-  const trainJob = await jobFields(usage.train?.job ?? '');
-  expect(trainJob).toMatchObject({ JobState: 'COMPLETED', Partition: 'gpu', JobName: 'fluksio-train' });
+  // The figures are the accounting's own: CPUTimeRAW, and one GPU × ElapsedRaw.
+  const trainJob = await accountedJob(usage.train?.job ?? '', [
+    'Partition',
+    'JobName',
+    'ElapsedRaw',
+    'CPUTimeRAW',
+  ]);
+  expect(trainJob).toMatchObject({
+    State: 'COMPLETED',
+    Partition: 'gpu',
+    JobName: 'fluksio-train',
+    CPUTimeRAW: String(usage.train?.cpuSeconds),
+    ElapsedRaw: String(usage.train?.gpuSeconds),
+  });
 
   const checkRun = await completedCheckRun(current, run.id);
   expect(checkRun).toMatchObject({ name: 'fluksio', headSha: main, conclusion: 'success' });
@@ -100,7 +112,7 @@ stages:
   for (const name of ['prepare', 'train']) {
     expect(text).toContain(`Slurm job ${usage[name]?.job ?? '?'}: `);
   }
-  expect(text).toContain('allocated CPUs and GPUs × elapsed time (the cluster keeps no accounting)');
+  expect(text).toContain("(from the cluster's accounting (sacct))");
   expect(current.double.violations).toEqual([]);
 }, 150_000);
 

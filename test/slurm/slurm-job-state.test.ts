@@ -88,14 +88,14 @@ describe('read_job_state: squeue, then sacct, then scontrol', () => {
       case: 'a job squeue says FAILED takes its exit code from sacct where there is accounting',
       sources: {
         squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
-        sacct: { stdout: 'FAILED|None|0:9|vm' },
+        sacct: { stdout: 'FAILED|None|0:9|vm|2026-12-02T12:00:05' },
       },
       known: { code: 0, state: 'FAILED', exit: '0:9' },
       asked: ['squeue', 'sacct'],
     },
     {
       case: 'squeue unreachable: sacct knows the job',
-      sources: { squeue: UNREACHABLE, sacct: { stdout: 'COMPLETED|None|0:0|vm' } },
+      sources: { squeue: UNREACHABLE, sacct: { stdout: 'COMPLETED|None|0:0|vm|2026-12-02T12:00:05' } },
       known: { code: 0, state: 'COMPLETED', exit: '0:0', nodes: 'vm', restarts: '' },
       asked: ['squeue', 'sacct'],
     },
@@ -111,7 +111,10 @@ describe('read_job_state: squeue, then sacct, then scontrol', () => {
     },
     {
       case: 'a job slurmctld forgot is known to the accounting, with its state as sacct words it',
-      sources: { squeue: INVALID_JOB, sacct: { stdout: 'CANCELLED by 0|None|0:15|None assigned' } },
+      sources: {
+        squeue: INVALID_JOB,
+        sacct: { stdout: 'CANCELLED by 0|None|0:15|None assigned|2026-12-02T12:00:05' },
+      },
       known: { code: 0, state: 'CANCELLED', exit: '0:15', nodes: '' },
       asked: ['squeue', 'sacct'],
     },
@@ -138,6 +141,86 @@ describe('read_job_state: squeue, then sacct, then scontrol', () => {
       sources: { squeue: UNREACHABLE, scontrol: UNREACHABLE },
       known: { code: 2, state: '' },
       asked: ['squeue', 'scontrol'],
+    },
+    {
+      case: 'squeue unreachable, the accounting not yet told the job ended: scontrol’s end wins over sacct’s RUNNING',
+      sources: {
+        squeue: UNREACHABLE,
+        sacct: { stdout: 'RUNNING|None|0:0|vm|Unknown' },
+        scontrol: scontrolLine('JobState=COMPLETED Reason=None Restarts=0 ExitCode=0:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'COMPLETED', exit: '0:0', nodes: 'vm', restarts: '0' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'a job squeue says FAILED takes no exit code from a record still RUNNING, but scontrol’s',
+      sources: {
+        squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
+        sacct: { stdout: 'RUNNING|None|0:0|vm|Unknown' },
+        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=3:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'FAILED', exit: '3:0' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'a record without its exit code yet is not final either',
+      sources: {
+        squeue: UNREACHABLE,
+        sacct: { stdout: 'FAILED|None||vm|2026-12-02T12:00:05' },
+        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=3:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'FAILED', exit: '3:0' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'a record in an end state without its End (the job’s end not recorded yet) is not final',
+      sources: {
+        squeue: UNREACHABLE,
+        sacct: { stdout: 'FAILED|None|0:0|vm|Unknown' },
+        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=2:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'FAILED', exit: '2:0' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'FAILED from squeue, the record still RUNNING and scontrol unreachable: asked again',
+      sources: {
+        squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
+        sacct: { stdout: 'RUNNING|None|0:0|vm|Unknown' },
+        scontrol: UNREACHABLE,
+      },
+      known: { code: 2, state: 'FAILED', exit: '' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'FAILED from squeue, no record yet and scontrol unreachable: asked again',
+      sources: {
+        squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
+        sacct: { stdout: '' },
+        scontrol: UNREACHABLE,
+      },
+      known: { code: 2, state: 'FAILED', exit: '' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'slurmctld unreachable: a RUNNING record is the answer, with no exit code',
+      sources: {
+        squeue: UNREACHABLE,
+        sacct: { stdout: 'RUNNING|None|0:0|vm|Unknown' },
+        scontrol: UNREACHABLE,
+      },
+      known: { code: 0, state: 'RUNNING', exit: '', nodes: 'vm', restarts: '' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'a job slurmctld forgot whose end the accounting has not recorded: not known, never alive',
+      sources: {
+        squeue: INVALID_JOB,
+        sacct: { stdout: 'RUNNING|None|0:0|vm|Unknown' },
+        scontrol: INVALID_JOB,
+      },
+      known: { code: 1, state: '' },
+      asked: ['squeue', 'sacct', 'scontrol'],
     },
     {
       case: 'FAILED from squeue while the others fail: asked again rather than an exit code guessed',

@@ -5,13 +5,21 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
 import { runStageProcess } from '../../runner/sandbox/stage-process.js';
-import { fakeCalls, fakeCommand, INVALID_JOB, realCommand, UNREACHABLE } from './fake-slurm.js';
+import {
+  DBD_UNREACHABLE,
+  fakeCalls,
+  fakeCommand,
+  INVALID_JOB,
+  realCommand,
+  UNREACHABLE,
+} from './fake-slurm.js';
 import { firstLine, jobFields, startSlurm, waitFor } from './slurm-job.js';
 
 /*
  * The real Slurm, with squeue, sacct, scontrol and sbatch behind stand-ins (fake-slurm.ts)
  * that fail or forget the job where a test says, and otherwise run the real command and
- * log the call. The test cluster keeps no accounting: its sacct never answers.
+ * log the call. The test cluster keeps accounting: its sacct knows each job, RUNNING until
+ * the job's end reaches slurmdbd, which may be a moment after squeue and scontrol see it.
  */
 
 let dir: string;
@@ -80,6 +88,23 @@ test('squeue failing: the job is followed through sacct and then scontrol, to it
   expect((await asked('scontrol')).length).toBeGreaterThan(0);
 }, 60_000);
 
+test('squeue and scontrol failing throughout: the job is followed through the accounting alone, to its exit code', async () => {
+  await fakeCommand(shims, 'squeue', [UNREACHABLE]);
+  await fakeCommand(shims, 'scontrol', [UNREACHABLE]);
+  const followed = await launch('echo "job $SLURM_JOB_ID" && sleep 1 && echo done && exit 3');
+  expect(followed.exitCode, followed.lines.join('\n')).toBe(3);
+  expect(followed.lines).toEqual(expect.arrayContaining(['done']));
+  expect(followed.lines.some((line) => line.includes('could not read the state'))).toBe(false);
+  expect((await asked('sacct')).length).toBeGreaterThan(1);
+}, 60_000);
+
+test('the accounting behind (its record still RUNNING when squeue says FAILED): the exit code is scontrol’s, not the record’s', async () => {
+  await fakeCommand(shims, 'sacct', [{ stdout: 'RUNNING|None|0:0|vm|Unknown' }]);
+  const followed = await launch('echo "job $SLURM_JOB_ID" && exit 3');
+  expect(followed.exitCode, followed.lines.join('\n')).toBe(3);
+  expect((await asked('scontrol')).length).toBeGreaterThan(0);
+}, 60_000);
+
 test('every source failing when a launch re-attaches: asked again with backoff, the job never submitted twice', async () => {
   const job = await orphanedJob('echo "job $SLURM_JOB_ID" && sleep 2 && echo done');
   await fakeCommand(shims, 'squeue', [
@@ -93,6 +118,12 @@ test('every source failing when a launch re-attaches: asked again with backoff, 
     UNREACHABLE,
     UNREACHABLE,
     { real: real.scontrol ?? 'scontrol' },
+  ]);
+  await fakeCommand(shims, 'sacct', [
+    DBD_UNREACHABLE,
+    DBD_UNREACHABLE,
+    DBD_UNREACHABLE,
+    { real: real.sacct ?? 'sacct' },
   ]);
   const submitted = (await asked('sbatch')).length;
   const followed = await launch('echo "job $SLURM_JOB_ID" && sleep 2 && echo done');
@@ -118,9 +149,10 @@ test('a kept job id Slurm does not know: the stage is submitted again, saying wh
   expect(followed.lines[1]).toMatch(/^fluksio: submitted Slurm job \d+$/);
 }, 60_000);
 
-test('a job every source stopped knowing (purged from slurmctld, no accounting) ends the stage with that cause, and is cancelled', async () => {
+test('a job every source stopped knowing (purged from slurmctld, no final record) ends the stage with that cause, and is cancelled', async () => {
   // squeue answers for its first calls, then says "Invalid job id" as for a purged job;
-  // scontrol, asked then, says the same; sacct answers nothing on this cluster.
+  // scontrol, asked then, says the same. sacct's record still says RUNNING: for a job
+  // slurmctld no longer knows, that is an end not recorded yet, no sign of life.
   const squeue = { real: real.squeue ?? 'squeue' };
   await fakeCommand(shims, 'squeue', [squeue, squeue, squeue, squeue, squeue, INVALID_JOB]);
   await fakeCommand(shims, 'scontrol', [INVALID_JOB]);
