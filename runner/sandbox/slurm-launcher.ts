@@ -18,8 +18,9 @@ import {
 export interface SlurmLauncherOptions {
   /**
    * How long a job that squeue, sacct and scontrol all stopped knowing is waited for
-   * before its stage ends with "Slurm no longer knows job N" (a slurmctld that restarts
-   * may answer "Invalid job id" for a moment).
+   * before its stage ends with "Slurm no longer knows job N", and a kept job id they do
+   * not know before a launch that would re-attach to it cancels it and submits the stage
+   * again (a slurmctld that restarts may answer "Invalid job id" for a moment).
    * @defaultValue 60000
    */
   unknownJobGraceMs?: number;
