@@ -1,5 +1,14 @@
-import { REQUEUED_EXIT_CODE, UNKNOWN_JOB_EXIT_CODE } from './slurm-exit-causes.js';
+import {
+  REQUEUED_END,
+  REQUEUED_EXIT_CODE,
+  SLURM_END_STATES,
+  UNKNOWN_JOB_END,
+  UNKNOWN_JOB_EXIT_CODE,
+} from './slurm-exit-causes.js';
 import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
+
+/** `CANCELLED | TIMEOUT | …`: the states in which Slurm, not the job's command, ended the job. */
+const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
 
 /**
  * The program the Slurm launcher starts for each stage (`bash -c ATTACH_SCRIPT`), with
@@ -9,13 +18,16 @@ import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
  * writes to its output files to its own stdout and stderr as they grow, says why the job
  * is pending, and exits with the job's exit code. SIGINT or SIGTERM cancels the job
  * (`scancel`) and waits until Slurm says it is over. A job that Slurm ended exits with
- * one of SLURM_END_STATES' codes (the launcher names the cause); a requeued job is
- * cancelled and exits with REQUEUED_EXIT_CODE, so the run can be tried again. When it is
- * over, the job's id is in `JOB_FILE.ended`, for what it used.
+ * one of SLURM_END_STATES' codes; a requeued job is cancelled and exits with
+ * REQUEUED_EXIT_CODE, so the run can be tried again. When it is over, the job's id is in
+ * `JOB_FILE.ended`, for what it used.
  *
  * Besides its log lines it reports the job on file descriptor 3, one line at a time
  * (job-status-line.ts): `job ID` once it follows the job and whenever it runs, `pending ID
- * REASON` when Slurm's reason for keeping it waiting changes.
+ * REASON` when Slurm's reason for keeping it waiting changes, and `ended ID CAUSE` just
+ * before it exits when Slurm ended the job (CAUSE a SLURM_END_STATES state as Slurm said
+ * it, REQUEUED_END or UNKNOWN_JOB_END). The launcher names the cause from that line alone:
+ * a job's own command can exit with any of the codes, but cannot write to this descriptor.
  *
  * State is read with `read_job_state` (slurm-job-state-script.ts): squeue, then sacct,
  * then scontrol. When none can answer, it says so once and asks again, backing off from
@@ -171,6 +183,7 @@ while :; do
         elif [ "$job_restarts" != "$restarts" ] && [ "$cancel" = 0 ]; then
           scancel "$job" 2>/dev/null
           note "Slurm requeued job $job: giving the run back for a retry"
+          report_job ended "$job" ${REQUEUED_END}
           finish ${REQUEUED_EXIT_CODE}
         fi
       fi
@@ -183,7 +196,16 @@ while :; do
           fi ;;
         *)
           code=$(final_exit_code "$job_state" "$job_exit" "$cancel")
-          if [ -n "$code" ]; then finish "$code"; fi
+          if [ -n "$code" ]; then
+            # A cancel of fluksio's own is the run's, not Slurm's doing.
+            case $job_state in
+              ${slurmEndStates})
+                if [ "$job_state" != CANCELLED ] || [ "$cancel" = 0 ]; then
+                  report_job ended "$job" "$job_state"
+                fi ;;
+            esac
+            finish "$code"
+          fi
           if [ "$said" != running ]; then
             said=running
             report_job job "$job"
@@ -198,6 +220,7 @@ while :; do
         # Should only the queries have lost it, a job nobody follows must not hold its node.
         scancel "$job" 2>/dev/null
         note "Slurm no longer knows job $job: not in squeue, sacct or scontrol for $(grace_text)"
+        report_job ended "$job" ${UNKNOWN_JOB_END}
         finish ${UNKNOWN_JOB_EXIT_CODE}
       fi ;;
     *) unanswered ;;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, onTestFinished, test } from 'vitest';
 import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
 import { runStageProcess } from '../../runner/sandbox/stage-process.js';
+import { StageJobStatus } from '../../runner/stage-job-status.js';
 import {
   fakeCalls,
   fakeCommand,
@@ -45,6 +46,7 @@ const asked = async (name: string) => (await fakeCalls(shims)).filter((call) => 
 
 async function launch(cmd: string, launcher = new SlurmLauncher(join(dir, 'jobs'))) {
   const lines: string[] = [];
+  const jobStatus = new StageJobStatus('train', { emit: () => {}, flush: async () => {} });
   const result = await runStageProcess({
     cmd,
     cwd: dir,
@@ -53,13 +55,9 @@ async function launch(cmd: string, launcher = new SlurmLauncher(join(dir, 'jobs'
     launcher,
     stage,
     onLine: (_stream, line) => lines.push(line),
+    onJobStatus: (status) => jobStatus.take(status),
   });
-  const job =
-    lines
-      .map((line) => /^fluksio: (?:submitted|re-attached to) Slurm job (\d+)$/.exec(line)?.[1])
-      .find(Boolean) ?? null;
-  const cause = result.exitCode === null ? null : launcher.explainExit(result.exitCode, job);
-  return { exitCode: result.exitCode, lines, cause };
+  return { exitCode: result.exitCode, lines, cause: launcher.explainExit(jobStatus) };
 }
 
 /**
