@@ -48,6 +48,12 @@ export interface ControlPlaneClientOptions extends ControlPlaneHttpOptions {
 export interface RunLease {
   runId: string;
   lease: string;
+  /**
+   * The lease's epoch: the `epoch` of the run's last resume after a restart, carried by
+   * the writes that change the run's state (heartbeat, start, events, finish, release).
+   * @defaultValue 0, the claim's
+   */
+  epoch?: number;
 }
 
 /** A blob upload's bytes, opened anew for each attempt. */
@@ -90,17 +96,18 @@ export class ControlPlaneClient {
   }
 
   /**
-   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq.
+   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq,
+   * and the lease's new epoch, which the run's writes carry from then on (`RunLease.epoch`).
    * Refused (isLeaseLost) once the run is not held, or has a cancel pending.
    */
   async resume(run: RunLease, call: CallOptions = {}): Promise<ResumeReply> {
-    const json: ResumeRequest = { lease: run.lease };
+    const json: ResumeRequest = { lease: run.lease, fencing: 'epoch' };
     return this.postLeased(run, 'resume', json, ResumeReply, call);
   }
 
   /** Renews the lease; the reply says whether to stop the run. */
   async heartbeat(run: RunLease, call: CallOptions = {}): Promise<HeartbeatReply> {
-    const json: HeartbeatRequest = { lease: run.lease };
+    const json: HeartbeatRequest = fenceOf(run);
     return this.postLeased(run, 'heartbeat', json, HeartbeatReply, call);
   }
 
@@ -124,26 +131,26 @@ export class ControlPlaneClient {
     stamp: Omit<StartRequestInput, 'lease'>,
     call: CallOptions = {},
   ): Promise<StartReply> {
-    const json: StartRequestInput = { lease: run.lease, ...stamp };
+    const json: StartRequestInput = { ...stamp, ...fenceOf(run) };
     return this.postLeased(run, 'start', json, StartReply, call);
   }
 
   /** Uploads events; resolves once the control plane acknowledged them. */
   async sendEvents(
     run: RunLease,
-    batch: Omit<EventBatch, 'lease'>,
+    batch: Omit<EventBatch, 'lease' | 'epoch'>,
     call: CallOptions = {},
   ): Promise<EventBatchReply> {
-    const json: EventBatch = { lease: run.lease, ...batch };
+    const json: EventBatch = { ...batch, ...fenceOf(run) };
     return this.postLeased(run, 'events', json, EventBatchReply, call);
   }
 
   async finish(
     run: RunLease,
-    result: Omit<z.input<typeof FinishRequest>, 'lease'>,
+    result: Omit<z.input<typeof FinishRequest>, 'lease' | 'epoch'>,
     call: CallOptions = {},
   ): Promise<LeasedWriteReply> {
-    const json: z.input<typeof FinishRequest> = { lease: run.lease, ...result };
+    const json: z.input<typeof FinishRequest> = { ...result, ...fenceOf(run) };
     return this.postLeased(run, 'finish', json, LeasedWriteReply, call);
   }
 
@@ -162,7 +169,7 @@ export class ControlPlaneClient {
     reason: ReleaseRequest['reason'],
     call: CallOptions = {},
   ): Promise<LeasedWriteReply> {
-    const json: ReleaseRequest = { lease: run.lease, reason };
+    const json: ReleaseRequest = { reason, ...fenceOf(run) };
     return this.postLeased(run, 'release', json, LeasedWriteReply, call);
   }
 
@@ -390,6 +397,14 @@ export class ControlPlaneClient {
     const response = await this.http.send('POST', path, { call, json, ...(timeoutMs ? { timeoutMs } : {}) });
     return this.http.parse(response, schema, `POST ${path}`);
   }
+}
+
+/**
+ * The lease a write that changes the run's state carries: the epoch only once the run was
+ * resumed, so a runner that never was speaks as one that predates epochs, to any control plane.
+ */
+function fenceOf(run: RunLease): { lease: string; epoch?: number } {
+  return run.epoch ? { lease: run.lease, epoch: run.epoch } : { lease: run.lease };
 }
 
 function bodyOf(body: BlobBody): { data: Uint8Array | WebReadableStream<Uint8Array>; size: number } {

@@ -61,6 +61,7 @@ export function localRunRow(start: LocalRunStart): Run {
     timeoutMs: 86_400_000,
     queuedAt: start.startedAt,
     leaseId: null,
+    leaseEpoch: 0,
     leaseExpiresAt: null,
     claimedAt: null,
     runnerName: null,

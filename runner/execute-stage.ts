@@ -275,9 +275,8 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       const how =
         processResult.exitCode === null
           ? `was killed by ${processResult.signal}`
-          : (options.launcher?.explainExit?.(processResult.exitCode, jobStatus.job) ??
-            `exited with code ${processResult.exitCode}`);
-      if (processResult.exitCode !== null && options.launcher?.givesBack?.(processResult.exitCode)) {
+          : (options.launcher?.explainExit?.(jobStatus) ?? `exited with code ${processResult.exitCode}`);
+      if (processResult.exitCode !== null && options.launcher?.givesBack?.(jobStatus)) {
         context.giveBack(`Stage ${name}: ${how}`);
         return finish({ status: 'failed', ...ran, error: how });
       }

@@ -1,14 +1,16 @@
 import type { EventSink } from './ports.js';
-import type { JobStatus } from './sandbox/job-status-line.js';
+import type { JobEnd, JobStatus } from './sandbox/job-status-line.js';
 
 /**
- * What one stage's batch job is doing, from its launch's statuses: the job it follows (for
- * the stage's error), and a `stage.pending` event each time why it waits changes,
- * `pending: null` when it stops waiting. A job that never waits reports nothing.
+ * What one stage's batch job is doing, from its launch's statuses: the job it follows and
+ * what ended it when the batch system did (for the stage's error, JobEnd), and a
+ * `stage.pending` event each time why it waits changes, `pending: null` when it stops
+ * waiting. A job that never waits reports nothing.
  */
-export class StageJobStatus {
+export class StageJobStatus implements JobEnd {
   /** The job the launch last reported following; null before any (or for no job). */
   job: string | null = null;
+  endedBy: string | null = null;
   /** The pending state last reported, as JSON: only a change is reported. */
   private reported = 'null';
 
@@ -19,6 +21,7 @@ export class StageJobStatus {
 
   take(status: JobStatus): void {
     this.job = status.job;
+    if (status.endedBy !== undefined) this.endedBy = status.endedBy;
     const pending = JSON.stringify(status.pending);
     if (pending === this.reported) return;
     this.reported = pending;

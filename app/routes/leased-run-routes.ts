@@ -31,8 +31,9 @@ import type { RouteContext } from '../route-context.js';
 
 /**
  * The writes a runner makes to the run it holds: heartbeat, start, events, finish and
- * release. Each carries the run's lease in its body: another runner's run is 404 (as if
- * unknown), a stale lease 409 with nothing changed (DESIGN §6).
+ * release. Each carries the run's lease in its body, and its epoch once the run was
+ * resumed after a restart: another runner's run is 404 (as if unknown), a stale lease or
+ * epoch 409 with nothing changed (DESIGN §6).
  */
 export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): void {
   const { db } = context;
@@ -43,14 +44,14 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
   const { onRequest } = runnerAuth;
 
   /** The runner, the run id and the validated body of a leased write, once the lease is shown held. */
-  async function leasedWrite<Schema extends z.ZodType<{ lease: string }>>(
+  async function leasedWrite<Schema extends z.ZodType<{ lease: string; epoch: number }>>(
     request: FastifyRequest,
     schema: Schema,
   ): Promise<{ runner: RunnerRow; runId: string; body: z.output<Schema> }> {
     const runner = runnerAuth.of(request);
     const { id: runId } = parseInput(RunIdParams, request.params, 'id');
     const body = parseInput(schema, request.body, 'body');
-    await holdLease({ db, runner, runId, lease: body.lease });
+    await holdLease({ db, runner, runId, lease: body.lease, epoch: body.epoch });
     return { runner, runId, body };
   }
 
@@ -60,6 +61,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       db,
       runId,
       leaseId: body.lease,
+      leaseEpoch: body.epoch,
       leaseTtlMs: context.settings.leaseTtlMs,
     });
     if (!answer) throw staleLease(runId);
@@ -79,6 +81,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       db,
       runId,
       leaseId: body.lease,
+      leaseEpoch: body.epoch,
       codeDigest: body.codeDigest,
       envDigest: body.envDigest,
       params: body.params,
@@ -101,6 +104,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
         db,
         runId,
         leaseId: body.lease,
+        leaseEpoch: body.epoch,
         attempt: body.attempt,
         events: body.events,
       });
@@ -124,6 +128,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
       db,
       runId,
       leaseId: body.lease,
+      leaseEpoch: body.epoch,
       status: body.status,
       reason: body.reason,
       metrics: body.metrics,
@@ -138,7 +143,13 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
 
   app.post('/api/v1/runs/:id/release', { onRequest }, async (request) => {
     const { runId, body } = await leasedWrite(request, ReleaseRequest);
-    const run = await releaseLeasedRun({ db, runId, leaseId: body.lease, reason: body.reason });
+    const run = await releaseLeasedRun({
+      db,
+      runId,
+      leaseId: body.lease,
+      leaseEpoch: body.epoch,
+      reason: body.reason,
+    });
     if (!run) throw staleLease(runId);
     request.log.info({ runId, status: run.status, reason: body.reason }, 'run released');
     context.onRunChanged?.(runId);

@@ -18,7 +18,8 @@ import { toClaim } from '../to-claim.js';
  * so is a run whose cancel is pending (the runner then gives it back, which ends it as
  * the cancel asked). A run not started yet is checked out anew, so its reply carries a
  * fresh fetch credential; a started one's checkout is where its jobs run, and is not
- * fetched again.
+ * fetched again. A runner that does not fence its writes by the lease's epoch is refused
+ * (400) before anything changes: it then gives the run back under its lease.
  */
 export function resumeRoute(app: FastifyInstance, context: RouteContext): void {
   const runnerAuth = requestAuth((request) =>
@@ -31,6 +32,13 @@ export function resumeRoute(app: FastifyInstance, context: RouteContext): void {
       const runner = runnerAuth.of(request);
       const { id: runId } = parseInput(RunIdParams, request.params, 'id');
       const body = parseInput(ResumeRequest, request.body, 'body');
+      if (body.fencing !== 'epoch') {
+        throw new HttpError(
+          400,
+          `body.fencing: run ${runId} is not resumed: this runner predates lease epochs, so its writes could not be told from those of the process that died; it gives the run back, retried in a new attempt (upgrade the runner to resume runs in place)`,
+          'body.fencing',
+        );
+      }
       const answer = await resumeLeasedRun({
         db: context.db,
         runId,
@@ -61,12 +69,16 @@ export function resumeRoute(app: FastifyInstance, context: RouteContext): void {
           throw new HttpError(503, `Could not get a token to fetch ${run.repository}; try again shortly`);
         }
       }
-      request.log.info({ runId, runner: runner.name, attempt: run.attempt, started, nextSeq }, 'run resumed');
+      request.log.info(
+        { runId, runner: runner.name, attempt: run.attempt, epoch: run.leaseEpoch, started, nextSeq },
+        'run resumed',
+      );
       context.onRunChanged?.(runId);
       return {
         claim: toClaim(run, context.settings.heartbeatIntervalMs, extraHeader),
         started,
         nextSeq,
+        epoch: run.leaseEpoch,
         finished,
       };
     },

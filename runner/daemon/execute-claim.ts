@@ -61,9 +61,10 @@ export interface ExecuteClaimOptions {
    * (resume-held-runs.ts): a started run's checkout is taken as it was left, since its
    * Slurm jobs may still run there, and it is not started again; its events continue
    * from `nextSeq`; the stages `finished` in the attempt are kept as recorded, not run
-   * again. @defaultValue a fresh claim
+   * again; its writes carry the lease's `epoch` from the resume, those of the process that
+   * died an older one, refused. @defaultValue a fresh claim
    */
-  resumed?: { started: boolean; nextSeq: number; finished?: readonly StageRecord[] };
+  resumed?: { started: boolean; nextSeq: number; epoch: number; finished?: readonly StageRecord[] };
 }
 
 /** How a claimed run ended on this runner. */
@@ -98,7 +99,7 @@ type StopRequest =
  */
 export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimEnd> {
   const { claim, client, logger } = options;
-  const run: RunLease = { runId: claim.run.id, lease: claim.lease };
+  const run: RunLease = { runId: claim.run.id, lease: claim.lease, epoch: options.resumed?.epoch ?? 0 };
   const leaseLost = new AbortController();
   const engineAbort = new AbortController();
   const drainDeadline = new AbortController();

@@ -13,7 +13,7 @@ import { ControlPlaneError, isLeaseLost } from '../../client/control-plane-error
 export async function finishOrFail(
   client: ControlPlaneClient,
   run: RunLease,
-  result: Omit<z.input<typeof FinishRequest>, 'lease'>,
+  result: Omit<z.input<typeof FinishRequest>, 'lease' | 'epoch'>,
   logger: Logger,
 ): Promise<void> {
   try {

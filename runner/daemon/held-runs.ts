@@ -16,8 +16,14 @@ export const HeldRun = z.strictObject({
   lease: LeaseId,
   /** The concurrency slot it ran in: its checkout, where its jobs run, is the slot's. */
   slot: z.number().int().nonnegative(),
+  /**
+   * The lease's epoch its writes carry: 0 from the claim, its last resume's after that. A
+   * run refused at the next start is given back under it. @defaultValue 0 (a record
+   * written before epochs)
+   */
+  epoch: z.number().int().nonnegative().default(0),
 });
-export type HeldRun = z.infer<typeof HeldRun>;
+export type HeldRun = z.output<typeof HeldRun>;
 
 /** The records found, and the files that could not be read as one (removed), each `file: problem`. */
 export interface HeldRunList {
@@ -42,7 +48,7 @@ export class HeldRuns {
   }
 
   /** Records (or records again) a run held. */
-  async record(run: HeldRun): Promise<void> {
+  async record(run: z.input<typeof HeldRun>): Promise<void> {
     const checked = HeldRun.parse(run);
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const file = this.fileOf(checked.runId);

@@ -18,6 +18,8 @@ export interface ResumedRun {
   started: boolean;
   /** The seq the attempt's next event carries. */
   nextSeq: number;
+  /** The lease's epoch from this resume: the run's writes carry it. */
+  epoch: number;
   /** The stages that finished in the attempt before the restart: kept, not run again. */
   finished: StageRecord[];
 }
@@ -100,7 +102,7 @@ async function askToResume(
   run: HeldRun,
   logger: Logger,
 ): Promise<Omit<ResumedRun, 'slot'> | { refused: string } | null> {
-  const lease: RunLease = { runId: run.runId, lease: run.lease };
+  const lease: RunLease = { runId: run.runId, lease: run.lease, epoch: run.epoch };
   for (let failures = 1; !options.signal.aborted; failures += 1) {
     try {
       const reply = await options.client.resume(lease, { signal: options.signal });
@@ -111,6 +113,7 @@ async function askToResume(
         claim: reply.claim,
         started: reply.started,
         nextSeq: reply.nextSeq,
+        epoch: reply.epoch,
         finished: reply.finished,
       };
     } catch (error) {
@@ -130,7 +133,8 @@ async function askToResume(
 /**
  * Cancels a run's jobs, gives the run back while its lease is still held (a refused
  * resume with a cancel pending; otherwise the lease is gone and the release changes
- * nothing), and forgets it.
+ * nothing), and forgets it. The release carries the epoch recorded: the run may have been
+ * resumed by an earlier start, whose epoch is now the lease's.
  */
 async function giveUp(
   options: ResumeHeldRunsOptions,
@@ -141,7 +145,7 @@ async function giveUp(
   const jobs = await cancelJobsOfRuns(options.workDir, (runId) => runId === run.runId);
   await options.client
     .release(
-      { runId: run.runId, lease: run.lease },
+      { runId: run.runId, lease: run.lease, epoch: run.epoch },
       'The runner executing it was restarted and could not go on with it',
       { retries: 1 },
     )

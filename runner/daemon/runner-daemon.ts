@@ -200,7 +200,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const execute = async (
     claim: Claim,
     index: number,
-    resumed?: Pick<ResumedRun, 'slot' | 'started' | 'nextSeq' | 'finished'>,
+    resumed?: Pick<ResumedRun, 'slot' | 'started' | 'nextSeq' | 'epoch' | 'finished'>,
   ): Promise<void> => {
     const slot = resumed?.slot ?? index;
     const runLogger = logger.child({ run: claim.run.id, slot });
@@ -219,7 +219,13 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     // at its next start and re-attaches to them (resume-held-runs.ts).
     if (slurm) {
       await heldRuns
-        .record({ runId: claim.run.id, attempt: claim.run.attempt, lease: claim.lease, slot })
+        .record({
+          runId: claim.run.id,
+          attempt: claim.run.attempt,
+          lease: claim.lease,
+          epoch: resumed?.epoch ?? 0,
+          slot,
+        })
         .catch((error: unknown) =>
           runLogger.warn({ err: error }, 'could not record the run as held: a restart will not resume it'),
         );
@@ -243,7 +249,14 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         releaseGraceMs: options.releaseGraceMs ?? 10_000,
         logger: runLogger,
         ...(resumed
-          ? { resumed: { started: resumed.started, nextSeq: resumed.nextSeq, finished: resumed.finished } }
+          ? {
+              resumed: {
+                started: resumed.started,
+                nextSeq: resumed.nextSeq,
+                epoch: resumed.epoch,
+                finished: resumed.finished,
+              },
+            }
           : {}),
       });
       // The control plane may offer the same fork run again at once: do not spin on it.

@@ -4,20 +4,46 @@ import { JobPending } from '../../schemas/job-pending.js';
 export interface JobStatus {
   /** The job it follows. */
   job: string;
-  /** Why the job waits in the queue; null when it does not (it was just submitted, or it runs). */
+  /** Why the job waits in the queue; null when it does not (it was just submitted, it runs, it ended). */
   pending: JobPending | null;
+  /**
+   * What ended the job when the batch system did rather than its command's exit: a word of
+   * the launcher's (Slurm's job state, `TIMEOUT`, or `REQUEUED`, `UNKNOWN`; see
+   * slurm-exit-causes.ts). Only on the last status of a job so ended.
+   */
+  endedBy?: string;
+}
+
+/**
+ * How a launch's batch job ended, as its attach process last reported it: what the engine
+ * asks the launcher to explain a failed stage by (StageLauncher.explainExit). The launched
+ * program's exit code is not part of it: a job's own command can exit with any code.
+ */
+export interface JobEnd {
+  /** The job it last reported following; null before any (or for no job). */
+  job: string | null;
+  /** JobStatus.endedBy of the job's last status; null when its command's exit ended it. */
+  endedBy: string | null;
 }
 
 /**
  * One line an attach process writes on its descriptor 3 (slurm-attach-script.ts): `job ID`
- * (it follows job ID, which is not waiting) or `pending ID REASON` (Slurm keeps it waiting
- * for REASON, the rest of the line). Null for anything else: the line comes from another
- * process, and what it says is checked as any input is.
+ * (it follows job ID, which is not waiting), `pending ID REASON` (Slurm keeps it waiting
+ * for REASON, the rest of the line) or `ended ID CAUSE` (the batch system ended it, CAUSE
+ * one upper-case word). Null for anything else: the line comes from another process, and
+ * what it says is checked as any input is. Only fluksio's attach process holds this
+ * descriptor; the job's command, run by Slurm, writes to files the attach process copies
+ * to its stdout and stderr, never here.
  */
 export function parseJobStatusLine(line: string): JobStatus | null {
   const [verb, job = '', ...words] = line.trim().split(' ');
   if (verb === 'job' && words.length === 0) {
     return JobPending.shape.job.safeParse(job).success ? { job, pending: null } : null;
+  }
+  if (verb === 'ended') {
+    const [endedBy = '', ...rest] = words;
+    const valid = JobPending.shape.job.safeParse(job).success && /^[A-Z_]{1,40}$/.test(endedBy);
+    return valid && rest.length === 0 ? { job, pending: null, endedBy } : null;
   }
   if (verb !== 'pending') return null;
   const pending = JobPending.safeParse({ job, reason: words.join(' ') });

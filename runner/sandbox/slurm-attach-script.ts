@@ -1,5 +1,14 @@
-import { REQUEUED_EXIT_CODE, UNKNOWN_JOB_EXIT_CODE } from './slurm-exit-causes.js';
+import {
+  REQUEUED_END,
+  REQUEUED_EXIT_CODE,
+  SLURM_END_STATES,
+  UNKNOWN_JOB_END,
+  UNKNOWN_JOB_EXIT_CODE,
+} from './slurm-exit-causes.js';
 import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
+
+/** `CANCELLED | TIMEOUT | …`: the states in which Slurm, not the job's command, ended the job. */
+const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
 
 /**
  * The program the Slurm launcher starts for each stage (`bash -c ATTACH_SCRIPT`), with
@@ -9,13 +18,16 @@ import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
  * writes to its output files to its own stdout and stderr as they grow, says why the job
  * is pending, and exits with the job's exit code. SIGINT or SIGTERM cancels the job
  * (`scancel`) and waits until Slurm says it is over. A job that Slurm ended exits with
- * one of SLURM_END_STATES' codes (the launcher names the cause); a requeued job is
- * cancelled and exits with REQUEUED_EXIT_CODE, so the run can be tried again. When it is
- * over, the job's id is in `JOB_FILE.ended`, for what it used.
+ * one of SLURM_END_STATES' codes; a requeued job is cancelled and exits with
+ * REQUEUED_EXIT_CODE, so the run can be tried again. When it is over, the job's id is in
+ * `JOB_FILE.ended`, for what it used.
  *
  * Besides its log lines it reports the job on file descriptor 3, one line at a time
  * (job-status-line.ts): `job ID` once it follows the job and whenever it runs, `pending ID
- * REASON` when Slurm's reason for keeping it waiting changes.
+ * REASON` when Slurm's reason for keeping it waiting changes, and `ended ID CAUSE` just
+ * before it exits when Slurm ended the job (CAUSE a SLURM_END_STATES state as Slurm said
+ * it, REQUEUED_END or UNKNOWN_JOB_END). The launcher names the cause from that line alone:
+ * a job's own command can exit with any of the codes, but cannot write to this descriptor.
  *
  * State is read with `read_job_state` (slurm-job-state-script.ts): squeue, then sacct,
  * then scontrol. When none can answer, it says so once and asks again, backing off from
@@ -23,6 +35,12 @@ import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
  * the stage a second time because slurmctld was busy. A job every source stopped knowing
  * (purged from slurmctld's memory before its end was seen, on a cluster without
  * accounting) ends the stage with UNKNOWN_JOB_EXIT_CODE once UNKNOWN_GRACE_MS passed.
+ *
+ * So does a kept job id no source knows when the stage re-attaches: a slurmctld that just
+ * restarted may answer "Invalid job id" for a job it is still recovering. Only once no
+ * source knew it for UNKNOWN_GRACE_MS is the stage submitted again, and only after the old
+ * id was cancelled (`scancel`) and Slurm no longer says it runs: should the job come back
+ * to Slurm's knowledge late, two copies of the stage never run at once.
  */
 export const ATTACH_SCRIPT = `
 set -u
@@ -47,6 +65,26 @@ unreadable=''
 answered() {
   unreadable=''
   delay_ms=200
+}
+grace_text() {
+  echo "$((unknown_grace_ms / 1000)).$((unknown_grace_ms % 1000 / 100)) s"
+}
+# Cancels job $1 for good before the stage is submitted again: returns 0 once Slurm took
+# the cancel (or does not know the job) and no longer says it runs, 1 when it could not be
+# asked (slurmctld unreachable), so the stage is not submitted yet.
+retire_job() {
+  local out known
+  if ! out=$(scancel "$1" 2>&1) && [[ $out != *'Invalid job id'* ]]; then return 1; fi
+  while :; do
+    read_job_state "$1"
+    known=$?
+    [ "$known" = 0 ] || break
+    [ -n "$(final_exit_code "$job_state" "$job_exit" 1)" ] && return 0
+    [ "$cancel" != 0 ] && return 1
+    kill -0 "$parent" 2>/dev/null || exit 1
+    nap
+  done
+  [ "$known" = 1 ]
 }
 unanswered() {
   # A cancel's SIGINT reaches the query too: that is no failure to speak of.
@@ -80,28 +118,39 @@ finish() {
   exit "$1"
 }
 job=''
+unknown_since=''
 if [ -s "$job_file" ]; then
   job=$(cat "$job_file")
   while :; do
-    read_job_state "$job"
-    known=$?
-    [ "$known" != 2 ] && break
     if [ "$cancel" != 0 ]; then
       scancel "$job" 2>/dev/null
       note "cancelled Slurm job $job"
       finish 130
     fi
     kill -0 "$parent" 2>/dev/null || exit 1
-    unanswered
+    read_job_state "$job"
+    case $? in
+      0)
+        answered
+        note "re-attached to Slurm job $job"
+        break ;;
+      1)
+        answered
+        if [ -z "$unknown_since" ]; then
+          unknown_since=$(now_ms)
+          note "Slurm does not know job $job: asking again for up to $(grace_text) before submitting the stage again"
+        elif [ $(($(now_ms) - unknown_since)) -ge "$unknown_grace_ms" ]; then
+          if retire_job "$job"; then
+            note "Slurm no longer knows job $job: not in squeue, sacct or scontrol for $(grace_text); cancelled it, submitting the stage again"
+            job=''
+            break
+          fi
+          unanswered
+        fi ;;
+      *) unanswered ;;
+    esac
     nap
   done
-  answered
-  if [ "$known" = 0 ]; then
-    note "re-attached to Slurm job $job"
-  else
-    note "Slurm no longer knows job $job: submitting the stage again"
-    job=''
-  fi
 fi
 if [ -z "$job" ]; then
   : >"$out"
@@ -134,6 +183,7 @@ while :; do
         elif [ "$job_restarts" != "$restarts" ] && [ "$cancel" = 0 ]; then
           scancel "$job" 2>/dev/null
           note "Slurm requeued job $job: giving the run back for a retry"
+          report_job ended "$job" ${REQUEUED_END}
           finish ${REQUEUED_EXIT_CODE}
         fi
       fi
@@ -146,7 +196,16 @@ while :; do
           fi ;;
         *)
           code=$(final_exit_code "$job_state" "$job_exit" "$cancel")
-          if [ -n "$code" ]; then finish "$code"; fi
+          if [ -n "$code" ]; then
+            # A cancel of fluksio's own is the run's, not Slurm's doing.
+            case $job_state in
+              ${slurmEndStates})
+                if [ "$job_state" != CANCELLED ] || [ "$cancel" = 0 ]; then
+                  report_job ended "$job" "$job_state"
+                fi ;;
+            esac
+            finish "$code"
+          fi
           if [ "$said" != running ]; then
             said=running
             report_job job "$job"
@@ -160,7 +219,8 @@ while :; do
       if [ $(($(now_ms) - unknown_since)) -ge "$unknown_grace_ms" ]; then
         # Should only the queries have lost it, a job nobody follows must not hold its node.
         scancel "$job" 2>/dev/null
-        note "Slurm no longer knows job $job: not in squeue, sacct or scontrol for $((unknown_grace_ms / 1000)).$((unknown_grace_ms % 1000 / 100)) s"
+        note "Slurm no longer knows job $job: not in squeue, sacct or scontrol for $(grace_text)"
+        report_job ended "$job" ${UNKNOWN_JOB_END}
         finish ${UNKNOWN_JOB_EXIT_CODE}
       fi ;;
     *) unanswered ;;

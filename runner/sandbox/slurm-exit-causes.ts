@@ -1,9 +1,16 @@
+import type { JobEnd } from './job-status-line.js';
+
 /**
  * The Slurm job states that end a job otherwise than by its command's exit, each with the
  * exit code its attach process (slurm-attach-script.ts) ends with and the sentence the
  * stage's error says. The attach script's `case` is written from this table, so the two
  * cannot disagree. CANCELLED is a cancel from outside fluksio: fluksio's own (the run
  * cancelled or timed out) exits 130 and reads as the run's cancel.
+ *
+ * The codes only make the stage fail: a job's own command can exit with any of them, so
+ * the cause is never read from one. The attach process says the state on its descriptor 3
+ * (`ended JOB STATE`, job-status-line.ts), which the job cannot write, and that is what
+ * slurmExitCause names.
  */
 export const SLURM_END_STATES = {
   CANCELLED: { code: 210, cause: 'Slurm cancelled the job (scancel from outside fluksio)' },
@@ -43,30 +50,40 @@ export function isFinalSlurmRecord(state: string, end: string): boolean {
   return SLURM_FINAL_STATES.includes(state.split(' ')[0] ?? '') && end !== '' && end !== 'Unknown';
 }
 
-/** The exit code of a job Slurm requeued (or preempted back into its queue): try the run again. */
+/** What the attach process reports for a job Slurm requeued (or preempted back into its queue). */
+export const REQUEUED_END = 'REQUEUED';
+/** The exit code it ends with then. */
 export const REQUEUED_EXIT_CODE = 75;
 
 /**
- * The exit code of a job that squeue, sacct and scontrol all stopped knowing for the
- * attach process's grace period (purged from slurmctld's memory, MinJobAge, on a cluster
+ * What the attach process reports for a job that squeue, sacct and scontrol all stopped
+ * knowing for its grace period (purged from slurmctld's memory, MinJobAge, on a cluster
  * without accounting, before its end was seen).
  */
+export const UNKNOWN_JOB_END = 'UNKNOWN';
+/** The exit code it ends with then. */
 export const UNKNOWN_JOB_EXIT_CODE = 217;
 
 /**
  * Jobs whose end is no fault of the run (requeued, preempted): the run goes back to the
  * queue for another attempt, where the stages already finished come from the cache.
  */
-export const GIVEN_BACK_EXIT_CODES: readonly number[] = [REQUEUED_EXIT_CODE, SLURM_END_STATES.PREEMPTED.code];
+const GIVEN_BACK_ENDS: readonly string[] = [REQUEUED_END, 'PREEMPTED'];
 
 /**
- * Why a Slurm stage's attach process exited with `exitCode`, naming the cause; null for
- * an exit code of the job's own command. `job` is the job it followed, when known.
+ * Why Slurm ended a stage's job, naming the cause, as its attach process reported it;
+ * null for a job its own command ended (whatever its exit code), or an unknown report.
  */
-export function slurmExitCause(exitCode: number, job: string | null): string | null {
-  if (exitCode === REQUEUED_EXIT_CODE) return 'Slurm requeued the job';
-  if (exitCode === UNKNOWN_JOB_EXIT_CODE) {
+export function slurmExitCause({ job, endedBy }: JobEnd): string | null {
+  if (endedBy === REQUEUED_END) return 'Slurm requeued the job';
+  if (endedBy === UNKNOWN_JOB_END) {
     return `Slurm no longer knows ${job === null ? 'the job' : `job ${job}`} (squeue, sacct and scontrol lost it before it was seen to end)`;
   }
-  return Object.values(SLURM_END_STATES).find((end) => end.code === exitCode)?.cause ?? null;
+  const states: Readonly<Record<string, { cause: string }>> = SLURM_END_STATES;
+  return endedBy !== null && Object.hasOwn(states, endedBy) ? (states[endedBy]?.cause ?? null) : null;
+}
+
+/** Whether Slurm ended the job by no fault of the run (requeued, preempted), as reported. */
+export function slurmGivesBack({ endedBy }: JobEnd): boolean {
+  return endedBy !== null && GIVEN_BACK_ENDS.includes(endedBy);
 }

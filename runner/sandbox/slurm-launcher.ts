@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { Resources } from '../../schemas/resources.js';
 import type { StageUsage } from '../../schemas/stage-usage.js';
 import { ATTACH_SCRIPT } from './slurm-attach-script.js';
-import { GIVEN_BACK_EXIT_CODES, slurmExitCause } from './slurm-exit-causes.js';
+import type { JobEnd } from './job-status-line.js';
+import { slurmExitCause, slurmGivesBack } from './slurm-exit-causes.js';
 import { readSlurmUsage } from './slurm-usage.js';
 import {
   directLauncher,
@@ -18,8 +19,9 @@ import {
 export interface SlurmLauncherOptions {
   /**
    * How long a job that squeue, sacct and scontrol all stopped knowing is waited for
-   * before its stage ends with "Slurm no longer knows job N" (a slurmctld that restarts
-   * may answer "Invalid job id" for a moment).
+   * before its stage ends with "Slurm no longer knows job N", and a kept job id they do
+   * not know before a launch that would re-attach to it cancels it and submits the stage
+   * again (a slurmctld that restarts may answer "Invalid job id" for a moment).
    * @defaultValue 60000
    */
   unknownJobGraceMs?: number;
@@ -36,7 +38,8 @@ export interface SlurmLauncherOptions {
  * local process. The job id and its output files are kept in `jobDir`, by stage, so a
  * launch for a stage whose job still lives (a runner restarted mid-run) re-attaches to it
  * instead of submitting again. The attach process reports why its job is pending on its
- * descriptor 3 (`reportsJobStatus`), which the engine turns into `stage.pending` events. A
+ * descriptor 3 (`reportsJobStatus`), which the engine turns into `stage.pending` events, and
+ * there what ended it when Slurm did, which names the stage's error (never its exit code). A
  * launch without a stage (the pipeline's `fingerprint` command) runs on this node.
  */
 export class SlurmLauncher implements StageLauncher {
@@ -84,12 +87,12 @@ export class SlurmLauncher implements StageLauncher {
     signalGroup(pid, signal);
   }
 
-  explainExit(exitCode: number, job: string | null = null): string | null {
-    return slurmExitCause(exitCode, job);
+  explainExit(end: JobEnd): string | null {
+    return slurmExitCause(end);
   }
 
-  givesBack(exitCode: number): boolean {
-    return GIVEN_BACK_EXIT_CODES.includes(exitCode);
+  givesBack(end: JobEnd): boolean {
+    return slurmGivesBack(end);
   }
 
   /** Whether the stage's job id is kept from an earlier launch: the attach process re-attaches to it. */

@@ -1,5 +1,6 @@
 import type { Resources } from '../../schemas/resources.js';
 import type { StageUsage } from '../../schemas/stage-usage.js';
+import type { JobEnd } from './job-status-line.js';
 
 /** The program a stage's command is started with, and its arguments. */
 export interface StageLaunch {
@@ -45,17 +46,18 @@ export interface StageLauncher {
    */
   launch(cmd: string, cwd: string, writable?: readonly string[], stage?: LaunchedStage): StageLaunch;
   /**
-   * Why the launched program exited with `exitCode`, when the launcher knows better than
-   * "exited with code N" (the Slurm launcher: the job's end state, TIMEOUT or
-   * OUT_OF_MEMORY); null otherwise. `job` is the batch job it last reported following.
+   * Why a launched program that failed did, when the launcher knows better than "exited
+   * with code N": the batch system ended its job (the Slurm launcher: TIMEOUT,
+   * OUT_OF_MEMORY), as its attach process reported on descriptor 3 (`end`); null
+   * otherwise. Never read from the exit code, which the job's own command may choose.
    */
-  explainExit?(exitCode: number, job: string | null): string | null;
+  explainExit?(end: JobEnd): string | null;
   /**
-   * Whether a stage that exited with `exitCode` was ended by no fault of the run (a Slurm
-   * job requeued or preempted): the run is then given back for another attempt, rather
-   * than failed, where the runner can.
+   * Whether a stage that failed was ended by no fault of the run (a Slurm job requeued or
+   * preempted, as reported in `end`): the run is then given back for another attempt,
+   * rather than failed, where the runner can.
    */
-  givesBack?(exitCode: number): boolean;
+  givesBack?(end: JobEnd): boolean;
   /**
    * Whether a launch for the stage would re-attach to a job submitted before (by a runner
    * restarted since), still writing the stage's outputs: the engine then leaves them be.

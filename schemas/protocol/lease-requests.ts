@@ -3,11 +3,11 @@ import { INT32_MAX } from '../int32.js';
 import { ParamValue } from '../key-inputs.js';
 import { RunStatus } from '../statuses.js';
 import { RunEvent } from '../run-event.js';
-import { LeaseId } from './lease-id.js';
+import { LeaseEpoch, LeaseId } from './lease-id.js';
 
 /** `POST /api/v1/runs/:id/heartbeat`. */
-export const HeartbeatRequest = z.strictObject({ lease: LeaseId });
-export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
+export const HeartbeatRequest = z.strictObject({ lease: LeaseId, epoch: LeaseEpoch });
+export type HeartbeatRequest = z.input<typeof HeartbeatRequest>;
 
 /**
  * Whether the runner must stop the run now, why, and the state to finish it in: a user's
@@ -29,6 +29,7 @@ export type HeartbeatReply = z.infer<typeof HeartbeatReply>;
  */
 export const StartRequest = z.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   codeDigest: z.string().regex(/^[0-9a-f]{64}$/),
   envDigest: z.string().regex(/^[0-9a-f]{64}$/),
   params: z.record(z.string().max(200), ParamValue).refine((params) => Object.keys(params).length <= 500, {
@@ -51,7 +52,7 @@ export const StartRequest = z.strictObject({
     .default(null),
 });
 export type StartRequest = z.infer<typeof StartRequest>;
-/** What a runner sends: `sandbox` may be left out by a runner that predates it. */
+/** What a runner sends: `sandbox` may be left out by a runner that predates it, `epoch` when 0. */
 export type StartRequestInput = z.input<typeof StartRequest>;
 
 /**
@@ -74,10 +75,11 @@ export const EVENT_BATCH_MAX_BYTES = 8 * 2 ** 20;
 /** `POST /api/v1/runs/:id/events`: applied once per `(run, attempt, seq)`. */
 export const EventBatch = z.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   attempt: z.number().int().positive().max(INT32_MAX),
   events: z.array(RunEvent).min(1).max(2000),
 });
-export type EventBatch = z.infer<typeof EventBatch>;
+export type EventBatch = z.input<typeof EventBatch>;
 
 export const EventBatchReply = z.strictObject({
   /** How many events of the batch were new (the rest had been applied before). */
@@ -92,6 +94,7 @@ export const FINISH_MAX_BYTES = 2 ** 20;
 /** `POST /api/v1/runs/:id/finish`. */
 export const FinishRequest = z.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   status: z.enum(['succeeded', 'failed', 'cancelled', 'timed_out']),
   reason: z.string().max(4000).nullable(),
   metrics: z.record(z.string(), z.number()),
@@ -101,8 +104,12 @@ export const FinishRequest = z.strictObject({
 export type FinishRequest = z.infer<typeof FinishRequest>;
 
 /** `POST /api/v1/runs/:id/release`: the runner stops (SIGTERM) and gives the run back. */
-export const ReleaseRequest = z.strictObject({ lease: LeaseId, reason: z.string().max(1000) });
-export type ReleaseRequest = z.infer<typeof ReleaseRequest>;
+export const ReleaseRequest = z.strictObject({
+  lease: LeaseId,
+  epoch: LeaseEpoch,
+  reason: z.string().max(1000),
+});
+export type ReleaseRequest = z.input<typeof ReleaseRequest>;
 
 /**
  * `POST /api/v1/runs/:id/fetched`: the runner fetched the run's commit, so the git

@@ -112,6 +112,13 @@ export const runs = pgTable(
     queuedAt: timestamp('queued_at', { withTimezone: true }).notNull().defaultNow(),
     /** The fencing token of the current claim (DESIGN §6); every runner write must carry it. */
     leaseId: text('lease_id'),
+    /**
+     * How many times the runner holding the lease was restarted and resumed the run under
+     * it (resume-leased-run.ts); a claim starts it at 0. Every write that changes the run's
+     * state carries it, and one from an older epoch is stale: the dead process's requests
+     * still in flight cannot land among the events the resumed one numbers.
+     */
+    leaseEpoch: integer('lease_epoch').notNull().default(0),
     /** Renewed by heartbeats; past it, the sweeper takes the run back. */
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
     claimedAt: timestamp('claimed_at', { withTimezone: true }),

@@ -2,6 +2,7 @@ import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { RunEvent } from '../../schemas/run-event.js';
 import { appliedEvents } from '../../schemas/tables/applied-events.js';
 import { runs } from '../../schemas/tables/runs.js';
+import { heldUnderLease, type LeaseFence } from '../leases/held-under-lease.js';
 import { applyRunEvents } from './apply-run-events.js';
 import type { Database } from '../db/database.js';
 
@@ -29,18 +30,21 @@ export interface AppliedBatch {
  * `acked` the batch's events now known applied, which the runner may forget (the rest it
  * sends again). Null, changing nothing, for a stale lease, a run not running, an attempt
  * other than the run's, or a run not started: a claimed run that never starts goes back
- * to the queue under the same attempt, so it must not have applied anything.
+ * to the queue under the same attempt, so it must not have applied anything. A stale
+ * lease includes an older epoch of the run's lease (heldUnderLease): a runner restarted
+ * mid-run numbers its events from where the applied ones end when it resumes, so a batch
+ * of the process that died, landing after that, would take the seqs of the new process's
+ * events, and theirs would be acknowledged as duplicates and lost.
  */
 export async function applyLeasedEvents({
   db,
   runId,
   leaseId,
+  leaseEpoch,
   attempt,
   events,
-}: {
+}: LeaseFence & {
   db: Database;
-  runId: string;
-  leaseId: string;
   attempt: number;
   events: readonly RunEvent[];
 }): Promise<AppliedBatch | null> {
@@ -50,8 +54,7 @@ export async function applyLeasedEvents({
       .from(runs)
       .where(
         and(
-          eq(runs.id, runId),
-          eq(runs.leaseId, leaseId),
+          heldUnderLease({ runId, leaseId, leaseEpoch }),
           eq(runs.status, 'running'),
           eq(runs.attempt, attempt),
           isNotNull(runs.startedAt),

@@ -92,6 +92,7 @@ function claimOldest(db: Database, skipLocked: boolean) {
       status: 'running',
       statusReason: null,
       leaseId: sql`${value('leaseId')}::text`,
+      leaseEpoch: 0,
       leaseExpiresAt: sql`now() + ${milliseconds(value('leaseTtlMs'))}`,
       claimedAt: sql`now()`,
       runnerName: sql`${value('runnerName')}::text`,

@@ -2,6 +2,7 @@ import { and, eq, not, sql } from 'drizzle-orm';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import type { Database } from '../db/database.js';
 import { finishedNow } from '../runs/finished-now.js';
+import { heldUnderLease, type LeaseFence } from './held-under-lease.js';
 import { releaseLimitReason, mayBeReleasedAgain } from './release-limit.js';
 import { requeuedNow } from './requeued-now.js';
 
@@ -13,20 +14,20 @@ import { requeuedNow } from './requeued-now.js';
  * the run's retries; the attempt goes up only if the run had started (see requeuedNow).
  * Releases are counted: past RELEASE_LIMIT the run is `abandoned` instead, its reason
  * saying so. A run whose cancel was asked is not queued again: it finishes as the cancel
- * said. Null, changing nothing, for a stale lease or a run that is not running.
+ * said. Null, changing nothing, for a stale lease (another, or an older epoch of this one:
+ * heldUnderLease) or a run that is not running.
  */
 export async function releaseLeasedRun({
   db,
   runId,
   leaseId,
+  leaseEpoch,
   reason,
-}: {
+}: LeaseFence & {
   db: Database;
-  runId: string;
-  leaseId: string;
   reason: string;
 }): Promise<Run | null> {
-  const held = and(eq(runs.id, runId), eq(runs.leaseId, leaseId), eq(runs.status, 'running'));
+  const held = and(heldUnderLease({ runId, leaseId, leaseEpoch }), eq(runs.status, 'running'));
   const live = and(held, eq(runs.cancelRequested, false));
   const [released] = await db
     .update(runs)

@@ -11,6 +11,7 @@ import { toStageRecord } from '../runs/to-stage-record.js';
 export type ResumeAnswer =
   | {
       resumed: true;
+      /** The run as resumed: `leaseEpoch` is the epoch the runner's writes must carry from now. */
       run: Run;
       nextSeq: number;
       /**
@@ -37,8 +38,16 @@ export type ResumeAnswer =
  * from now (the database's clock) and its id kept: like a heartbeat, a lease past its
  * expiry that no sweep took back is still the run's, the id being the fence. `nextSeq` is
  * the seq the attempt's next event must carry: one past the last applied; `finished`, the
- * records of the stages that finished in the attempt. The row is locked while it is read,
- * so a batch of the dead runner still being applied is counted.
+ * records of the stages that finished in the attempt.
+ *
+ * The lease's epoch goes up by one, and the new process's writes carry the new one: the
+ * dead process's requests still in flight carry an older one and are refused as stale
+ * (heldUnderLease), so none of its events can land under a seq past `nextSeq`, which the
+ * new process numbers its own from. Any resume of the lease is granted, whatever epoch
+ * the runner last knew: a runner killed again before it recorded its epoch resumes all the
+ * same. The row is locked while it is read and bumped, and a batch's apply locks it too, so
+ * a batch of the dead process applies either before (and is counted in `nextSeq`) or not
+ * at all.
  */
 export async function resumeLeasedRun({
   db,
@@ -69,7 +78,10 @@ export async function resumeLeasedRun({
     if (held.cancelRequested) return { resumed: false, why: 'cancel-pending' };
     const [run] = await tx
       .update(runs)
-      .set({ leaseExpiresAt: sql`now() + ${milliseconds(leaseTtlMs)}` })
+      .set({
+        leaseExpiresAt: sql`now() + ${milliseconds(leaseTtlMs)}`,
+        leaseEpoch: sql`${runs.leaseEpoch} + 1`,
+      })
       .where(eq(runs.id, runId))
       .returning();
     if (!run) throw new Error(`Run ${runId} vanished while it was being resumed`);

@@ -9,6 +9,7 @@ import { runs, type Run } from '../../schemas/tables/runs.js';
 import { stages } from '../../schemas/tables/stages.js';
 import type { Database } from '../db/database.js';
 import { finishedNow } from '../runs/finished-now.js';
+import { heldUnderLease, type LeaseFence } from './held-under-lease.js';
 
 /**
  * Records that the runner holding `leaseId` verified its checkout and begins the run:
@@ -26,21 +27,21 @@ import { finishedNow } from '../runs/finished-now.js';
  * the attempt before are dropped (its cache entries stay: they are sound results), so
  * nothing it reported is shown twice or mixed into this one. Starting again under the same
  * lease (a retried request whose answer was lost) returns the run as the first start left
- * it. Null for a stale lease or a run that is not running.
+ * it. Null for a stale lease (another, or an older epoch of this one: heldUnderLease) or a
+ * run that is not running.
  */
 export async function startLeasedRun({
   db,
   runId,
   leaseId,
+  leaseEpoch,
   codeDigest,
   envDigest,
   params,
   paramsDigest,
   sandbox = null,
-}: {
+}: LeaseFence & {
   db: Database;
-  runId: string;
-  leaseId: string;
   codeDigest: string;
   envDigest: string;
   /** The params the runner resolved, and their digest (canonical JSON). */
@@ -49,7 +50,7 @@ export async function startLeasedRun({
   /** How the runner isolates the stages; null when it does not. */
   sandbox?: string | null;
 }): Promise<Run | null> {
-  const leased = and(eq(runs.id, runId), eq(runs.leaseId, leaseId));
+  const leased = heldUnderLease({ runId, leaseId, leaseEpoch });
   return db.transaction(async (tx) => {
     const [queued] = await tx
       .select({ params: runs.params, paramsDigest: runs.paramsDigest })

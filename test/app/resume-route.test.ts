@@ -54,7 +54,7 @@ async function startedClaim(): Promise<Claim> {
 }
 
 function resume(runId: string, lease: string, token = runner.token) {
-  return plane.call('POST', `/api/v1/runs/${runId}/resume`, { token, json: { lease } });
+  return plane.call('POST', `/api/v1/runs/${runId}/resume`, { token, json: { lease, fencing: 'epoch' } });
 }
 
 test('a restarted runner resumes its run in the same attempt: the claim again, the lease renewed, events continuing after the last stored', async () => {
@@ -78,12 +78,17 @@ test('a restarted runner resumes its run in the same attempt: the claim again, t
     claim: { ...claim, git: { extraHeader: null } },
     started: true,
     nextSeq: 2,
+    epoch: 1,
     // No stage finished in the attempt yet: nothing to reuse as it was recorded.
     finished: [],
   });
   const [row] = await database.db.select().from(runs).where(eq(runs.id, run.runId));
   expect(row?.leaseExpiresAt?.getTime()).toBeGreaterThan(Date.now() + 60_000);
-  expect(await runner.client.heartbeat(run)).toEqual({ cancel: false, reason: null, finishAs: null });
+  expect(await runner.client.heartbeat({ ...run, epoch: reply.epoch })).toEqual({
+    cancel: false,
+    reason: null,
+    finishAs: null,
+  });
   // The lease is a credential: the control plane's log never shows it.
   expect(logs).toContain('"msg":"run resumed"');
   expect(logs).not.toContain(claim.lease);
@@ -157,4 +162,72 @@ test('a run whose lease expired and was swept is refused', async () => {
   const answer = await resume(claim.run.id, claim.lease);
   expect(answer.status).toBe(409);
   expect(answer.json.field).toBe('lease');
+});
+
+test("after a resume, the dead process's requests still in flight are refused as stale and change nothing; the resumed process's events take the seqs from nextSeq", async () => {
+  const claim = await startedClaim();
+  const dead = { runId: claim.run.id, lease: claim.lease };
+  const at = new Date().toISOString();
+  await runner.client.sendEvents(dead, {
+    attempt: 1,
+    events: [{ seq: 0, type: 'stage.started', stage: 'train', at }],
+  });
+  const reply = await runner.client.resume(dead);
+  expect(reply).toMatchObject({ nextSeq: 1, epoch: 1 });
+  const resumed = { ...dead, epoch: reply.epoch };
+
+  const late = {
+    attempt: 1,
+    events: [{ seq: 1, type: 'stage.log' as const, stage: 'train', lines: ['dead'] }],
+  };
+  await expect(runner.client.sendEvents(dead, late)).rejects.toBeInstanceOf(StaleLeaseError);
+  await expect(runner.client.heartbeat(dead)).rejects.toBeInstanceOf(StaleLeaseError);
+  await expect(
+    runner.client.finish(dead, { status: 'failed', reason: 'the dead one', metrics: {} }),
+  ).rejects.toBeInstanceOf(StaleLeaseError);
+  await expect(runner.client.release(dead, 'stopped')).rejects.toBeInstanceOf(StaleLeaseError);
+  const refused = await plane.call('POST', `/api/v1/runs/${dead.runId}/events`, {
+    token: runner.token,
+    json: { lease: dead.lease, epoch: 0, ...late },
+  });
+  expect(refused.status).toBe(409);
+  expect(refused.json).toMatchObject({
+    field: 'lease',
+    error: expect.stringMatching(/resumed by its restarted runner/),
+  });
+
+  expect(
+    await runner.client.sendEvents(resumed, {
+      attempt: 1,
+      events: [{ seq: 1, type: 'stage.log', stage: 'train', lines: ['resumed'] }],
+    }),
+  ).toEqual({ applied: 1, acked: 1 });
+  const log = await plane.call('GET', `/api/v1/runs/${dead.runId}/logs/train`, { token: submitter });
+  expect(log.json).toMatchObject({ lines: ['resumed'] });
+  const [row] = await database.db.select().from(runs).where(eq(runs.id, dead.runId));
+  expect(row).toMatchObject({ status: 'running', leaseEpoch: 1 });
+  expect(await runner.client.finish(resumed, { status: 'succeeded', reason: null, metrics: {} })).toEqual({
+    status: 'succeeded',
+  });
+});
+
+test('a runner that predates lease epochs is refused a resume, saying why, and changes nothing: it gives the run back under its lease', async () => {
+  const claim = await startedClaim();
+  const answer = await plane.call('POST', `/api/v1/runs/${claim.run.id}/resume`, {
+    token: runner.token,
+    json: { lease: claim.lease },
+  });
+  expect(answer.status).toBe(400);
+  expect(answer.json).toMatchObject({
+    field: 'body.fencing',
+    error: expect.stringMatching(/predates lease epochs.*gives the run back, retried in a new attempt/),
+  });
+  const [row] = await database.db.select().from(runs).where(eq(runs.id, claim.run.id));
+  expect(row).toMatchObject({ status: 'running', leaseEpoch: 0 });
+  const old = await plane.call('POST', `/api/v1/runs/${claim.run.id}/release`, {
+    token: runner.token,
+    json: { lease: claim.lease, reason: 'The runner executing it was restarted and could not go on with it' },
+  });
+  expect(old.status).toBe(200);
+  expect(old.json).toEqual({ status: 'queued' });
 });

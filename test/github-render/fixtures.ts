@@ -46,6 +46,7 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     timeoutMs: 86_400_000,
     queuedAt: at,
     leaseId: null,
+    leaseEpoch: 0,
     leaseExpiresAt: null,
     claimedAt: at,
     runnerName: 'gpu-box',

@@ -16,15 +16,16 @@ afterEach(async () => {
 
 test('a held run is recorded in a file only the runner can read, listed, and gone once forgotten', async () => {
   const held = new HeldRuns(workDir);
-  await held.record({ runId: '01JRUNA', attempt: 2, lease: LEASE, slot: 1 });
+  await held.record({ runId: '01JRUNA', attempt: 2, lease: LEASE, epoch: 3, slot: 1 });
   await held.record({ runId: '01JRUNB', attempt: 1, lease: LEASE, slot: 0 });
   const file = path.join(workDir, 'held-runs', '01JRUNA.json');
   expect((await stat(file)).mode & 0o777).toBe(0o600);
   expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700);
   expect(await held.list()).toEqual({
     held: [
-      { runId: '01JRUNA', attempt: 2, lease: LEASE, slot: 1 },
-      { runId: '01JRUNB', attempt: 1, lease: LEASE, slot: 0 },
+      { runId: '01JRUNA', attempt: 2, lease: LEASE, epoch: 3, slot: 1 },
+      // Its epoch left out (as a record written before epochs): the claim's, 0.
+      { runId: '01JRUNB', attempt: 1, lease: LEASE, epoch: 0, slot: 0 },
     ],
     unreadable: [],
   });

@@ -249,6 +249,8 @@ stages:
     attempt: 1,
     leaseExpirations: 0,
     releases: 0,
+    // Resumed once: the restarted runner's writes carried the lease's new epoch.
+    leaseEpoch: 1,
   });
   // One job for train, finished: never a second sbatch.
   expect((await readFile(jobs, 'utf8')).trim().split('\n')).toEqual([job]);

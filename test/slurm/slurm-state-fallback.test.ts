@@ -1,15 +1,17 @@
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeAll, beforeEach, expect, onTestFinished, test } from 'vitest';
 import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
 import { runStageProcess } from '../../runner/sandbox/stage-process.js';
+import { StageJobStatus } from '../../runner/stage-job-status.js';
 import {
   DBD_UNREACHABLE,
   fakeCalls,
   fakeCommand,
   INVALID_JOB,
+  NO_ACCOUNTING,
   realCommand,
   UNREACHABLE,
 } from './fake-slurm.js';
@@ -46,6 +48,7 @@ const asked = async (name: string) => (await fakeCalls(shims)).filter((call) => 
 
 async function launch(cmd: string, launcher = new SlurmLauncher(join(dir, 'jobs'))) {
   const lines: string[] = [];
+  const jobStatus = new StageJobStatus('train', { emit: () => {}, flush: async () => {} });
   const result = await runStageProcess({
     cmd,
     cwd: dir,
@@ -54,13 +57,34 @@ async function launch(cmd: string, launcher = new SlurmLauncher(join(dir, 'jobs'
     launcher,
     stage,
     onLine: (_stream, line) => lines.push(line),
+    onJobStatus: (status) => jobStatus.take(status),
   });
-  const job =
-    lines
-      .map((line) => /^fluksio: (?:submitted|re-attached to) Slurm job (\d+)$/.exec(line)?.[1])
-      .find(Boolean) ?? null;
-  const cause = result.exitCode === null ? null : launcher.explainExit(result.exitCode, job);
-  return { exitCode: result.exitCode, lines, cause };
+  return { exitCode: result.exitCode, lines, cause: launcher.explainExit(jobStatus) };
+}
+
+/**
+ * Puts stand-ins for squeue, sacct and scontrol in the shims that answer as for a job Slurm
+ * does not know (squeue and scontrol "Invalid job id", sacct no accounting) until a scancel
+ * went through, and the real commands from then on; and a scancel that marks when it did.
+ * Each call is logged as fakeCommand's are.
+ */
+async function blindUntilCancelled(): Promise<void> {
+  const calls = join(shims, 'calls');
+  const cancelled = join(shims, 'cancelled');
+  const shim = async (name: string, body: string) => {
+    const file = join(shims, name);
+    await writeFile(file, `#!/bin/bash\nprintf '%s %s\\n' ${name} "$*" >>'${calls}'\n${body}\n`);
+    await chmod(file, 0o755);
+  };
+  await shim('scancel', `'${real.scancel ?? 'scancel'}' "$@" && : >'${cancelled}'`);
+  for (const name of ['squeue', 'sacct', 'scontrol']) {
+    const unknown = name === 'sacct' ? NO_ACCOUNTING : INVALID_JOB;
+    const stderr = 'stderr' in unknown ? unknown.stderr : '';
+    await shim(
+      name,
+      `if [ -e '${cancelled}' ]; then exec '${real[name] ?? name}' "$@"; fi\nprintf '%s\\n' '${stderr}' >&2\nexit 1`,
+    );
+  }
 }
 
 /** Submits the stage's job through an attach process killed hard once the job is queued (a runner killed with -9). */
@@ -140,13 +164,94 @@ test('every source failing when a launch re-attaches: asked again with backoff, 
   expect((await jobFields(job)).JobState).toBe('COMPLETED');
 }, 60_000);
 
-test('a kept job id Slurm does not know: the stage is submitted again, saying why', async () => {
+test('a kept job id Slurm calls unknown for a moment (slurmctld just restarted) is re-attached to once Slurm knows it again, never submitted twice', async () => {
+  const go = join(dir, 'go');
+  const cmd = `echo "job $SLURM_JOB_ID" && until [ -e ${go} ]; do sleep 0.2; done && echo done`;
+  const job = await orphanedJob(cmd);
+  await waitFor('the job to run', async () => (await jobFields(job)).JobState === 'RUNNING');
+  // Every source forgets the job for three rounds of asking, then knows it again.
+  await fakeCommand(shims, 'squeue', [
+    INVALID_JOB,
+    INVALID_JOB,
+    INVALID_JOB,
+    { real: real.squeue ?? 'squeue' },
+  ]);
+  await fakeCommand(shims, 'sacct', [
+    NO_ACCOUNTING,
+    NO_ACCOUNTING,
+    NO_ACCOUNTING,
+    { real: real.sacct ?? 'sacct' },
+  ]);
+  await fakeCommand(shims, 'scontrol', [
+    INVALID_JOB,
+    INVALID_JOB,
+    INVALID_JOB,
+    { real: real.scontrol ?? 'scontrol' },
+  ]);
+  const submitted = (await asked('sbatch')).length;
+  const following = launch(cmd);
+  await waitFor(
+    'the launch to ask Slurm again after it knew the job',
+    async () => (await asked('squeue')).length > 3,
+  );
+  await writeFile(go, '');
+  const followed = await following;
+  expect(followed.exitCode, followed.lines.join('\n')).toBe(0);
+  expect(followed.lines).toEqual(
+    expect.arrayContaining([
+      `fluksio: Slurm does not know job ${job}: asking again for up to 60.0 s before submitting the stage again`,
+      `fluksio: re-attached to Slurm job ${job}`,
+      'done',
+    ]),
+  );
+  expect(await asked('sbatch')).toHaveLength(submitted);
+  expect(await asked('scancel')).toEqual([]);
+  expect((await jobFields(job)).JobState).toBe('COMPLETED');
+}, 60_000);
+
+test('a kept job id no source knows for the whole grace period is cancelled, and only then is the stage submitted again', async () => {
   await mkdir(join(dir, 'jobs'), { recursive: true });
   await writeFile(join(dir, 'jobs', 'k1-train.job'), '999999\n');
-  const followed = await launch('echo "job $SLURM_JOB_ID"');
+  // slurmctld is out of reach for the first cancels: the stage waits for one that is answered.
+  await fakeCommand(shims, 'scancel', [UNREACHABLE, UNREACHABLE, { real: real.scancel ?? 'scancel' }]);
+  const launcher = new SlurmLauncher(join(dir, 'jobs'), { unknownJobGraceMs: 1000 });
+  const followed = await launch('echo "job $SLURM_JOB_ID"', launcher);
   expect(followed.exitCode, followed.lines.join('\n')).toBe(0);
-  expect(followed.lines[0]).toBe('fluksio: Slurm no longer knows job 999999: submitting the stage again');
-  expect(followed.lines[1]).toMatch(/^fluksio: submitted Slurm job \d+$/);
+  expect(followed.lines[0]).toBe(
+    'fluksio: Slurm does not know job 999999: asking again for up to 1.0 s before submitting the stage again',
+  );
+  expect(followed.lines).toContain(
+    'fluksio: Slurm no longer knows job 999999: not in squeue, sacct or scontrol for 1.0 s; cancelled it, submitting the stage again',
+  );
+  expect(followed.lines).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^fluksio: submitted Slurm job \d+$/)]),
+  );
+  const calls = (await fakeCalls(shims)).filter((call) => /^(scancel|sbatch) /.test(call));
+  expect(calls.map((call) => call.split(' ')[0])).toEqual(['scancel', 'scancel', 'scancel', 'sbatch']);
+  expect(calls[2]).toBe('scancel 999999');
+}, 60_000);
+
+test('a kept job Slurm lost track of but still runs is cancelled and over before the stage is submitted again: never two copies at once', async () => {
+  const old = await orphanedJob('echo "job $SLURM_JOB_ID" && sleep 300');
+  // Should the test fail, its job must not hold a CPU of the shared test cluster.
+  onTestFinished(() => new Promise((done) => execFile('scancel', [old], () => done())));
+  await waitFor('the job to run', async () => (await jobFields(old)).JobState === 'RUNNING');
+  // Every source says it does not know the job until fluksio cancelled it (a slurmctld
+  // that lost it for longer than the grace period and found it again).
+  await blindUntilCancelled();
+  const launcher = new SlurmLauncher(join(dir, 'jobs'), { unknownJobGraceMs: 500 });
+  const followed = await launch('echo "job $SLURM_JOB_ID"', launcher);
+  expect(followed.exitCode, followed.lines.join('\n')).toBe(0);
+  const fresh =
+    followed.lines.map((line) => /^fluksio: submitted Slurm job (\d+)$/.exec(line)?.[1]).find(Boolean) ?? '';
+  expect(fresh).not.toBe('');
+  expect(fresh).not.toBe(old);
+  const [before, after] = await Promise.all([jobFields(old), jobFields(fresh)]);
+  expect(before.JobState).toBe('CANCELLED');
+  // Slurm's own record: the new job started no earlier than the old one ended.
+  expect(Date.parse(after.StartTime ?? '') >= Date.parse(before.EndTime ?? '')).toBe(true);
+  const calls = (await fakeCalls(shims)).map((call) => call.split(' ')[0]);
+  expect(calls.lastIndexOf('sbatch')).toBeGreaterThan(calls.indexOf('scancel'));
 }, 60_000);
 
 test('a job every source stopped knowing (purged from slurmctld, no final record) ends the stage with that cause, and is cancelled', async () => {
