@@ -6,7 +6,7 @@
 // performance.timeOrigin + performance.now(), comparable across processes on one machine)
 // with the run's id, finishes the run, then prints "finished".
 import { createInterface } from 'node:readline';
-import { ControlPlaneClient } from '../build/client/control-plane-client.js';
+import { ControlPlaneClient } from '../client/control-plane-client.js';
 
 const client = new ControlPlaneClient({
   url: process.env.FLUKSIO_URL,

@@ -52769,6 +52769,13 @@ var init_runs = __esm({
         queuedAt: timestamp("queued_at", { withTimezone: true }).notNull().defaultNow(),
         /** The fencing token of the current claim (DESIGN §6); every runner write must carry it. */
         leaseId: text("lease_id"),
+        /**
+         * How many times the runner holding the lease was restarted and resumed the run under
+         * it (resume-leased-run.ts); a claim starts it at 0. Every write that changes the run's
+         * state carries it, and one from an older epoch is stale: the dead process's requests
+         * still in flight cannot land among the events the resumed one numbers.
+         */
+        leaseEpoch: integer2("lease_epoch").notNull().default(0),
         /** Renewed by heartbeats; past it, the sweeper takes the run back. */
         leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
         claimedAt: timestamp("claimed_at", { withTimezone: true }),
@@ -75376,6 +75383,11 @@ function parseJobStatusLine(line2) {
   if (verb === "job" && words.length === 0) {
     return JobPending.shape.job.safeParse(job).success ? { job, pending: null } : null;
   }
+  if (verb === "ended") {
+    const [endedBy = "", ...rest] = words;
+    const valid = JobPending.shape.job.safeParse(job).success && /^[A-Z_]{1,40}$/.test(endedBy);
+    return valid && rest.length === 0 ? { job, pending: null, endedBy } : null;
+  }
   if (verb !== "pending") return null;
   const pending = JobPending.safeParse({ job, reason: words.join(" ") });
   return pending.success ? { job, pending: pending.data } : null;
@@ -75534,10 +75546,12 @@ var StageJobStatus = class {
   events;
   /** The job the launch last reported following; null before any (or for no job). */
   job = null;
+  endedBy = null;
   /** The pending state last reported, as JSON: only a change is reported. */
   reported = "null";
   take(status) {
     this.job = status.job;
+    if (status.endedBy !== void 0) this.endedBy = status.endedBy;
     const pending = JSON.stringify(status.pending);
     if (pending === this.reported) return;
     this.reported = pending;
@@ -75794,7 +75808,7 @@ async function executeStage(name2, context) {
     const finished = output.finish();
     tracebacks = finished.tracebacks;
     const logDigest = await options.blobs.putBytes(Buffer.from(output.fullLog())).then((blob) => blob.digest).catch(() => null);
-    const usage = await options.launcher?.usage?.(launched).catch(() => null) ?? null;
+    const usage = await options.launcher?.usage?.(launched, context.signal).catch(() => null) ?? null;
     const ran = {
       ...keyed,
       reasons,
@@ -75809,8 +75823,8 @@ async function executeStage(name2, context) {
       return finish2({ status, ...ran, error: error47 });
     }
     if (processResult.exitCode !== 0) {
-      const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : options.launcher?.explainExit?.(processResult.exitCode, jobStatus.job) ?? `exited with code ${processResult.exitCode}`;
-      if (processResult.exitCode !== null && options.launcher?.givesBack?.(processResult.exitCode)) {
+      const how = processResult.exitCode === null ? `was killed by ${processResult.signal}` : options.launcher?.explainExit?.(jobStatus) ?? `exited with code ${processResult.exitCode}`;
+      if (processResult.exitCode !== null && options.launcher?.givesBack?.(jobStatus)) {
         context.giveBack(`Stage ${name2}: ${how}`);
         return finish2({ status: "failed", ...ran, error: how });
       }
@@ -76337,6 +76351,7 @@ function localRunRow(start2) {
     timeoutMs: 864e5,
     queuedAt: start2.startedAt,
     leaseId: null,
+    leaseEpoch: 0,
     leaseExpiresAt: null,
     claimedAt: null,
     runnerName: null,
@@ -77023,7 +77038,7 @@ function formatCompute({
   return `${formatHours(cpuSeconds)} CPU-hours, ${formatHours(gpuSeconds)} GPU-hours`;
 }
 function describeUsageSource(source) {
-  return source === "sacct" ? "from the cluster's accounting (sacct)" : "allocated CPUs and GPUs \xD7 elapsed time (the cluster keeps no accounting)";
+  return source === "sacct" ? "from the cluster's accounting (sacct)" : "allocated CPUs and GPUs \xD7 elapsed time (no final record in the cluster's accounting)";
 }
 function describeStageUsage(usage) {
   return `Slurm job ${usage.job}: ${formatCompute(usage)} (${describeUsageSource(usage.source)})`;
@@ -87496,7 +87511,9 @@ init_zod();
 
 // schemas/protocol/lease-id.ts
 init_zod();
+init_int32();
 var LeaseId = external_exports.string().regex(/^[0-9a-f]{64}$/, { error: "expected the lease id this run was claimed with" });
+var LeaseEpoch = external_exports.number().int().nonnegative().max(INT32_MAX).default(0);
 
 // schemas/protocol/repository-name.ts
 init_zod();
@@ -87567,12 +87584,14 @@ var RemoteRunReport = RunReport.extend({
 
 // schemas/protocol/resume-run.ts
 init_zod();
+init_int32();
 init_stage_record();
-var ResumeRequest = external_exports.strictObject({ lease: LeaseId });
+var ResumeRequest = external_exports.strictObject({ lease: LeaseId, fencing: external_exports.literal("epoch").optional() });
 var ResumeReply = external_exports.strictObject({
   claim: Claim,
   started: external_exports.boolean(),
   nextSeq: external_exports.number().int().nonnegative(),
+  epoch: external_exports.number().int().positive().max(INT32_MAX),
   finished: external_exports.array(StageRecord).default([])
 });
 
@@ -87598,7 +87617,7 @@ init_int32();
 init_key_inputs();
 init_statuses();
 init_run_event();
-var HeartbeatRequest = external_exports.strictObject({ lease: LeaseId });
+var HeartbeatRequest = external_exports.strictObject({ lease: LeaseId, epoch: LeaseEpoch });
 var HeartbeatReply = external_exports.strictObject({
   cancel: external_exports.boolean(),
   reason: external_exports.string().nullable(),
@@ -87606,6 +87625,7 @@ var HeartbeatReply = external_exports.strictObject({
 });
 var StartRequest = external_exports.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   codeDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
   envDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
   params: external_exports.record(external_exports.string().max(200), ParamValue).refine((params) => Object.keys(params).length <= 500, {
@@ -87629,6 +87649,7 @@ var StartReply = external_exports.strictObject({
 var EVENT_BATCH_MAX_BYTES = 8 * 2 ** 20;
 var EventBatch = external_exports.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   attempt: external_exports.number().int().positive().max(INT32_MAX),
   events: external_exports.array(RunEvent).min(1).max(2e3)
 });
@@ -87640,13 +87661,18 @@ var EventBatchReply = external_exports.strictObject({
 var FINISH_MAX_BYTES = 2 ** 20;
 var FinishRequest = external_exports.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   status: external_exports.enum(["succeeded", "failed", "cancelled", "timed_out"]),
   reason: external_exports.string().max(4e3).nullable(),
   metrics: external_exports.record(external_exports.string(), external_exports.number()),
   /** What changed in the code while stages ran (the run is then dirty); none when absent. */
   dirtyReasons: external_exports.array(external_exports.string().max(2e3)).max(100).default([])
 });
-var ReleaseRequest = external_exports.strictObject({ lease: LeaseId, reason: external_exports.string().max(1e3) });
+var ReleaseRequest = external_exports.strictObject({
+  lease: LeaseId,
+  epoch: LeaseEpoch,
+  reason: external_exports.string().max(1e3)
+});
 var FetchedRequest = external_exports.strictObject({
   lease: LeaseId,
   extraHeader: external_exports.string().max(4e3)
@@ -88155,10 +88181,9 @@ async function exchange(url2, options) {
       method: options.method,
       headers: options.headers,
       body: options.body ?? null,
-      signal: limit.signal,
-      // The attempt's own limit covers the whole exchange; a claim may wait a minute for headers.
-      headersTimeout: 0,
-      bodyTimeout: 0
+      // Besides undici's own limits (5 minutes for the headers, or between two chunks of a
+      // body: a stalled transfer is retried long before a blob's hour is up).
+      signal: limit.signal
     });
   } catch (error47) {
     limit.release();
@@ -88213,16 +88238,17 @@ var ControlPlaneClient = class {
     return this.http.parse(response, Claim, "POST /api/v1/runner/claim");
   }
   /**
-   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq.
+   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq,
+   * and the lease's new epoch, which the run's writes carry from then on (`RunLease.epoch`).
    * Refused (isLeaseLost) once the run is not held, or has a cancel pending.
    */
   async resume(run4, call = {}) {
-    const json3 = { lease: run4.lease };
+    const json3 = { lease: run4.lease, fencing: "epoch" };
     return this.postLeased(run4, "resume", json3, ResumeReply, call);
   }
   /** Renews the lease; the reply says whether to stop the run. */
   async heartbeat(run4, call = {}) {
-    const json3 = { lease: run4.lease };
+    const json3 = fenceOf(run4);
     return this.postLeased(run4, "heartbeat", json3, HeartbeatReply, call);
   }
   /**
@@ -88240,16 +88266,16 @@ var ControlPlaneClient = class {
    * those it was queued with) must not run.
    */
   async start(run4, stamp, call = {}) {
-    const json3 = { lease: run4.lease, ...stamp };
+    const json3 = { ...stamp, ...fenceOf(run4) };
     return this.postLeased(run4, "start", json3, StartReply, call);
   }
   /** Uploads events; resolves once the control plane acknowledged them. */
   async sendEvents(run4, batch, call = {}) {
-    const json3 = { lease: run4.lease, ...batch };
+    const json3 = { ...batch, ...fenceOf(run4) };
     return this.postLeased(run4, "events", json3, EventBatchReply, call);
   }
   async finish(run4, result, call = {}) {
-    const json3 = { lease: run4.lease, ...result };
+    const json3 = { ...result, ...fenceOf(run4) };
     return this.postLeased(run4, "finish", json3, LeasedWriteReply, call);
   }
   /**
@@ -88262,7 +88288,7 @@ var ControlPlaneClient = class {
   }
   /** Gives the run back to the queue (the runner is stopping). */
   async release(run4, reason, call = {}) {
-    const json3 = { lease: run4.lease, reason };
+    const json3 = { reason, ...fenceOf(run4) };
     return this.postLeased(run4, "release", json3, LeasedWriteReply, call);
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
@@ -88426,6 +88452,9 @@ var ControlPlaneClient = class {
     return this.http.parse(response, schema, `POST ${path24}`);
   }
 };
+function fenceOf(run4) {
+  return run4.epoch ? { lease: run4.lease, epoch: run4.epoch } : { lease: run4.lease };
+}
 function bodyOf2(body2) {
   return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable2.toWeb(body2.open()), size: body2.size };
 }

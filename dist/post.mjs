@@ -32423,8 +32423,13 @@ var BlobUploadTicket = external_exports.discriminatedUnion("via", [
 ]);
 var BlobUploadFinish = external_exports.object({ size: external_exports.number().int().nonnegative() });
 
+// schemas/int32.ts
+var INT32_MAX = 2147483647;
+var NonNegativeInt32 = external_exports.number().int().nonnegative().max(INT32_MAX);
+
 // schemas/protocol/lease-id.ts
 var LeaseId = external_exports.string().regex(/^[0-9a-f]{64}$/, { error: "expected the lease id this run was claimed with" });
+var LeaseEpoch = external_exports.number().int().nonnegative().max(INT32_MAX).default(0);
 
 // schemas/protocol/repository-name.ts
 var RepositoryName = external_exports.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.\-/]+$/, { error: 'expected a repository as "owner/name"' }).refine((name) => !name.split("/").some((part) => part === ".." || part === "."), {
@@ -32472,10 +32477,6 @@ var HealthReply = external_exports.object({ ok: external_exports.literal(true) }
 
 // schemas/protocol/leased-write-reply.ts
 var LeasedWriteReply = external_exports.object({ status: RunStatus });
-
-// schemas/int32.ts
-var INT32_MAX = 2147483647;
-var NonNegativeInt32 = external_exports.number().int().nonnegative().max(INT32_MAX);
 
 // schemas/annotation.ts
 var Annotation = external_exports.strictObject({
@@ -32651,11 +32652,12 @@ var StageRecord = external_exports.strictObject({
 });
 
 // schemas/protocol/resume-run.ts
-var ResumeRequest = external_exports.strictObject({ lease: LeaseId });
+var ResumeRequest = external_exports.strictObject({ lease: LeaseId, fencing: external_exports.literal("epoch").optional() });
 var ResumeReply = external_exports.strictObject({
   claim: Claim,
   started: external_exports.boolean(),
   nextSeq: external_exports.number().int().nonnegative(),
+  epoch: external_exports.number().int().positive().max(INT32_MAX),
   finished: external_exports.array(StageRecord).default([])
 });
 
@@ -32734,7 +32736,7 @@ var RunEvent = external_exports.discriminatedUnion("type", [
 ]);
 
 // schemas/protocol/lease-requests.ts
-var HeartbeatRequest = external_exports.strictObject({ lease: LeaseId });
+var HeartbeatRequest = external_exports.strictObject({ lease: LeaseId, epoch: LeaseEpoch });
 var HeartbeatReply = external_exports.strictObject({
   cancel: external_exports.boolean(),
   reason: external_exports.string().nullable(),
@@ -32742,6 +32744,7 @@ var HeartbeatReply = external_exports.strictObject({
 });
 var StartRequest = external_exports.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   codeDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
   envDigest: external_exports.string().regex(/^[0-9a-f]{64}$/),
   params: external_exports.record(external_exports.string().max(200), ParamValue).refine((params) => Object.keys(params).length <= 500, {
@@ -32765,6 +32768,7 @@ var StartReply = external_exports.strictObject({
 var EVENT_BATCH_MAX_BYTES = 8 * 2 ** 20;
 var EventBatch = external_exports.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   attempt: external_exports.number().int().positive().max(INT32_MAX),
   events: external_exports.array(RunEvent).min(1).max(2e3)
 });
@@ -32776,13 +32780,18 @@ var EventBatchReply = external_exports.strictObject({
 var FINISH_MAX_BYTES = 2 ** 20;
 var FinishRequest = external_exports.strictObject({
   lease: LeaseId,
+  epoch: LeaseEpoch,
   status: external_exports.enum(["succeeded", "failed", "cancelled", "timed_out"]),
   reason: external_exports.string().max(4e3).nullable(),
   metrics: external_exports.record(external_exports.string(), external_exports.number()),
   /** What changed in the code while stages ran (the run is then dirty); none when absent. */
   dirtyReasons: external_exports.array(external_exports.string().max(2e3)).max(100).default([])
 });
-var ReleaseRequest = external_exports.strictObject({ lease: LeaseId, reason: external_exports.string().max(1e3) });
+var ReleaseRequest = external_exports.strictObject({
+  lease: LeaseId,
+  epoch: LeaseEpoch,
+  reason: external_exports.string().max(1e3)
+});
 var FetchedRequest = external_exports.strictObject({
   lease: LeaseId,
   extraHeader: external_exports.string().max(4e3)
@@ -33324,10 +33333,9 @@ async function exchange(url2, options) {
       method: options.method,
       headers: options.headers,
       body: options.body ?? null,
-      signal: limit.signal,
-      // The attempt's own limit covers the whole exchange; a claim may wait a minute for headers.
-      headersTimeout: 0,
-      bodyTimeout: 0
+      // Besides undici's own limits (5 minutes for the headers, or between two chunks of a
+      // body: a stalled transfer is retried long before a blob's hour is up).
+      signal: limit.signal
     });
   } catch (error46) {
     limit.release();
@@ -33382,16 +33390,17 @@ var ControlPlaneClient = class {
     return this.http.parse(response, Claim, "POST /api/v1/runner/claim");
   }
   /**
-   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq.
+   * Goes on with a run held before a restart: its claim, the lease renewed, the next seq,
+   * and the lease's new epoch, which the run's writes carry from then on (`RunLease.epoch`).
    * Refused (isLeaseLost) once the run is not held, or has a cancel pending.
    */
   async resume(run2, call = {}) {
-    const json2 = { lease: run2.lease };
+    const json2 = { lease: run2.lease, fencing: "epoch" };
     return this.postLeased(run2, "resume", json2, ResumeReply, call);
   }
   /** Renews the lease; the reply says whether to stop the run. */
   async heartbeat(run2, call = {}) {
-    const json2 = { lease: run2.lease };
+    const json2 = fenceOf(run2);
     return this.postLeased(run2, "heartbeat", json2, HeartbeatReply, call);
   }
   /**
@@ -33409,16 +33418,16 @@ var ControlPlaneClient = class {
    * those it was queued with) must not run.
    */
   async start(run2, stamp, call = {}) {
-    const json2 = { lease: run2.lease, ...stamp };
+    const json2 = { ...stamp, ...fenceOf(run2) };
     return this.postLeased(run2, "start", json2, StartReply, call);
   }
   /** Uploads events; resolves once the control plane acknowledged them. */
   async sendEvents(run2, batch, call = {}) {
-    const json2 = { lease: run2.lease, ...batch };
+    const json2 = { ...batch, ...fenceOf(run2) };
     return this.postLeased(run2, "events", json2, EventBatchReply, call);
   }
   async finish(run2, result, call = {}) {
-    const json2 = { lease: run2.lease, ...result };
+    const json2 = { ...result, ...fenceOf(run2) };
     return this.postLeased(run2, "finish", json2, LeasedWriteReply, call);
   }
   /**
@@ -33431,7 +33440,7 @@ var ControlPlaneClient = class {
   }
   /** Gives the run back to the queue (the runner is stopping). */
   async release(run2, reason, call = {}) {
-    const json2 = { lease: run2.lease, reason };
+    const json2 = { reason, ...fenceOf(run2) };
     return this.postLeased(run2, "release", json2, LeasedWriteReply, call);
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
@@ -33595,6 +33604,9 @@ var ControlPlaneClient = class {
     return this.http.parse(response, schema, `POST ${path}`);
   }
 };
+function fenceOf(run2) {
+  return run2.epoch ? { lease: run2.lease, epoch: run2.epoch } : { lease: run2.lease };
+}
 function bodyOf2(body) {
   return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable2.toWeb(body.open()), size: body.size };
 }

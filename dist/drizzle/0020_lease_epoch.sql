@@ -1,0 +1,1 @@
+ALTER TABLE "runs" ADD COLUMN "lease_epoch" integer DEFAULT 0 NOT NULL;
