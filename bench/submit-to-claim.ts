@@ -28,9 +28,10 @@ export interface SubmitToClaim {
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
-/** A runner client in a process of its own (parked-runner.mjs), as runners are deployed. */
+/** A runner client in a process of its own (parked-runner.ts), as runners are deployed. */
 export function runnerProcess(url: string, token: string): ClaimingRunner & { close(): Promise<void> } {
-  const child = spawn(process.execPath, [join(here, 'parked-runner.mjs')], {
+  // With this process's own loader flags (tsx's), so the child runs TypeScript as this does.
+  const child = spawn(process.execPath, [...process.execArgv, join(here, 'parked-runner.ts')], {
     env: { PATH: process.env.PATH, FLUKSIO_URL: url, FLUKSIO_RUNNER_TOKEN: token },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -1,16 +1,16 @@
 // A runner client in a process of its own, for the submit → claim figure as deployed: the
 // control plane, the submitter and the runner are three processes. It talks to the control
-// plane with fluksio's own client (the build of client/control-plane-client.ts, which
-// `npm run bench` makes first), as `fluksio runner` does. On each "claim" line read from
-// stdin it parks a claim, prints when the answer arrived (ms since the epoch, as
-// performance.timeOrigin + performance.now(), comparable across processes on one machine)
-// with the run's id, finishes the run, then prints "finished".
+// plane with fluksio's own client (client/control-plane-client.ts), as `fluksio runner`
+// does. On each "claim" line read from stdin it parks a claim, prints when the answer
+// arrived (ms since the epoch, as performance.timeOrigin + performance.now(), comparable
+// across processes on one machine) with the run's id, finishes the run, then prints
+// "finished".
 import { createInterface } from 'node:readline';
 import { ControlPlaneClient } from '../client/control-plane-client.js';
 
 const client = new ControlPlaneClient({
-  url: process.env.FLUKSIO_URL,
-  token: process.env.FLUKSIO_RUNNER_TOKEN,
+  url: process.env.FLUKSIO_URL ?? '',
+  token: process.env.FLUKSIO_RUNNER_TOKEN ?? '',
 });
 
 for await (const line of createInterface({ input: process.stdin })) {
