@@ -151,10 +151,11 @@ export async function verifyStage(options: VerifyStageOptions): Promise<StageVer
   }
 
   // A stage that writes the time to the second would write the same bytes twice within
-  // one second and look reproducible: the second execution starts in a later second.
-  const firstStart = Date.parse(first.startedAt ?? new Date(started).toISOString());
-  const wait = (Math.floor(firstStart / 1000) + 1) * 1000 - Date.now();
-  if (wait > 0) await sleep(wait, undefined, { signal: options.signal }).catch(() => {});
+  // one second and look reproducible: the second execution starts in a second later than
+  // the first one ended. (Not later than it started: on a loaded machine a stage recorded
+  // as started at x.95 s may only print the time at x+1.05 s, as the second would.)
+  const wait = 1000 - (Date.now() % 1000);
+  await sleep(wait, undefined, { signal: options.signal }).catch(() => {});
   await options.resetWorkspace();
   const again = await prepareInputs(options);
   const second = again.problem ? null : await execute(options);
