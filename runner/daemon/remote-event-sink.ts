@@ -77,6 +77,10 @@ export class RemoteEventSink implements EventSink {
       firstSeq: options.firstSeq ?? 0,
       ...(options.spool ? { queue: new SpooledEventQueue(options.spool) } : {}),
       deliver: async (events) => {
+        // A delivery fails only for good (it is retried until `signal` ends it): a refused
+        // batch would be refused again, an ended signal stays ended. Each later emit or
+        // flush would send the batch once more, as many times as the stopping run emits.
+        if (this.failure !== null) throw this.failure;
         // In order, each part acknowledged before the next: a batch retried after a part
         // went through is applied once all the same (the control plane dedupes by seq).
         for (const part of byRequestSize(events)) {
