@@ -1,10 +1,9 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import pRetry from 'p-retry';
-import { request as undiciRequest, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiError } from '../schemas/protocol/api-error.js';
-import { attemptSignal } from './attempt-signal.js';
+import { bodyOf, exchange, isSuccess, type HttpAnswer } from './http-exchange.js';
 import { redactUrl } from './redact-url.js';
 import {
   ControlPlaneError,
@@ -63,17 +62,6 @@ export interface StoreRequest {
   allowNotFound?: boolean;
   signal: AbortSignal | undefined;
   timeoutMs: number;
-}
-
-/** An HTTP answer whose status said it is one: its headers, and its body read once. */
-export interface HttpAnswer {
-  status: number;
-  header(name: string): string | null;
-  text(): Promise<string>;
-  /** The body as a stream; the attempt's time limit still runs while it is read. */
-  stream(): Readable;
-  /** Drops the body unread. */
-  discard(): void;
 }
 
 /**
@@ -387,57 +375,4 @@ function parseBaseUrl(url: string): URL {
     );
   }
   return parsed;
-}
-
-/** One request by undici under `timeoutMs` and `signal`; the answer's body keeps the time limit until it is read. */
-async function exchange(
-  url: URL,
-  options: {
-    method: string;
-    headers: Record<string, string>;
-    body: string | Uint8Array | Readable | undefined;
-    signal: AbortSignal | undefined;
-    timeoutMs: number;
-  },
-): Promise<HttpAnswer> {
-  const limit = attemptSignal(options.signal, options.timeoutMs);
-  let response: Dispatcher.ResponseData;
-  try {
-    response = await undiciRequest(url, {
-      method: options.method as Dispatcher.HttpMethod,
-      headers: options.headers,
-      body: options.body ?? null,
-      // Besides undici's own limits (5 minutes for the headers, or between two chunks of a
-      // body: a stalled transfer is retried long before a blob's hour is up).
-      signal: limit.signal,
-    });
-  } catch (error) {
-    limit.release();
-    throw error;
-  }
-  const { statusCode, headers, body } = response;
-  body.once('close', limit.release);
-  // Nothing to read: the connection goes back to the pool now, and the timer stops.
-  if (statusCode === 204 || options.method === 'HEAD') await body.dump();
-  return {
-    status: statusCode,
-    header(name) {
-      const value = headers[name.toLowerCase()];
-      return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
-    },
-    text: () => body.text(),
-    stream: () => body,
-    discard() {
-      body.dump().catch(() => {});
-    },
-  };
-}
-
-function isSuccess(status: number): boolean {
-  return status >= 200 && status < 300;
-}
-
-/** A body undici can send: bytes as they are, a web stream as a Node stream. */
-function bodyOf(data: Uint8Array | WebReadableStream<Uint8Array>): Uint8Array | Readable {
-  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
 }

@@ -87682,9 +87682,6 @@ var FetchedReply = external_exports.strictObject({
   revoked: external_exports.boolean()
 });
 
-// client/control-plane-http.ts
-import { Readable } from "node:stream";
-
 // node_modules/is-network-error/index.js
 var objectToString = Object.prototype.toString;
 var isError = (value) => objectToString.call(value) === "[object Error]";
@@ -87886,9 +87883,6 @@ async function pRetry(input, options = {}) {
   throw new Error("Retry attempts exhausted without throwing an error.");
 }
 
-// client/control-plane-http.ts
-var import_undici2 = __toESM(require_undici(), 1);
-
 // schemas/protocol/api-error.ts
 init_zod();
 var ApiError = external_exports.object({
@@ -87897,6 +87891,10 @@ var ApiError = external_exports.object({
   /** For a failure of the control plane itself (500): the id its log gives the details under. */
   requestId: external_exports.string().optional()
 });
+
+// client/http-exchange.ts
+var import_undici2 = __toESM(require_undici(), 1);
+import { Readable } from "node:stream";
 
 // client/attempt-signal.ts
 function attemptSignal(caller, timeoutMs) {
@@ -87915,6 +87913,47 @@ function attemptSignal(caller, timeoutMs) {
       caller?.removeEventListener("abort", onCallerAbort);
     }
   };
+}
+
+// client/http-exchange.ts
+async function exchange(url2, options) {
+  const limit = attemptSignal(options.signal, options.timeoutMs);
+  let response;
+  try {
+    response = await (0, import_undici2.request)(url2, {
+      method: options.method,
+      headers: options.headers,
+      body: options.body ?? null,
+      // Besides undici's own limits (5 minutes for the headers, or between two chunks of a
+      // body: a stalled transfer is retried long before a blob's hour is up).
+      signal: limit.signal
+    });
+  } catch (error47) {
+    limit.release();
+    throw error47;
+  }
+  const { statusCode, headers, body: body2 } = response;
+  body2.once("close", limit.release);
+  if (statusCode === 204 || options.method === "HEAD") await body2.dump();
+  return {
+    status: statusCode,
+    header(name2) {
+      const value = headers[name2.toLowerCase()];
+      return Array.isArray(value) ? value[0] ?? null : value ?? null;
+    },
+    text: () => body2.text(),
+    stream: () => body2,
+    discard() {
+      body2.dump().catch(() => {
+      });
+    }
+  };
+}
+function isSuccess(status) {
+  return status >= 200 && status < 300;
+}
+function bodyOf(data) {
+  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
 }
 
 // client/control-plane-http.ts
@@ -88172,45 +88211,6 @@ function parseBaseUrl(url2) {
     );
   }
   return parsed;
-}
-async function exchange(url2, options) {
-  const limit = attemptSignal(options.signal, options.timeoutMs);
-  let response;
-  try {
-    response = await (0, import_undici2.request)(url2, {
-      method: options.method,
-      headers: options.headers,
-      body: options.body ?? null,
-      // Besides undici's own limits (5 minutes for the headers, or between two chunks of a
-      // body: a stalled transfer is retried long before a blob's hour is up).
-      signal: limit.signal
-    });
-  } catch (error47) {
-    limit.release();
-    throw error47;
-  }
-  const { statusCode, headers, body: body2 } = response;
-  body2.once("close", limit.release);
-  if (statusCode === 204 || options.method === "HEAD") await body2.dump();
-  return {
-    status: statusCode,
-    header(name2) {
-      const value = headers[name2.toLowerCase()];
-      return Array.isArray(value) ? value[0] ?? null : value ?? null;
-    },
-    text: () => body2.text(),
-    stream: () => body2,
-    discard() {
-      body2.dump().catch(() => {
-      });
-    }
-  };
-}
-function isSuccess(status) {
-  return status >= 200 && status < 300;
-}
-function bodyOf(data) {
-  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
 }
 
 // client/control-plane-client.ts
