@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { newId } from '../core/new-id.js';
 import type { RunReport } from '../schemas/run-report.js';
 import { readCodeIndex } from '../runner/keys/code-index.js';
 import { executeLocalRun } from '../local/execute-local-run.js';
@@ -44,7 +44,7 @@ export async function runLocalMode(inputs: ActionInputs, context: ModeContext): 
   try {
     // The tree is read once the store is ours: no other run's stages change it after that.
     let codeIndex = await readCodeIndex(project.workspace.repoRoot);
-    const groupId = grid.length > 1 ? ulid() : null;
+    const groupId = grid.length > 1 ? newId() : null;
     const reports: RunReport[] = [];
     const views: RunView[] = [];
     const summaries: string[] = [];

@@ -1,6 +1,6 @@
 import type { StageLauncher } from '../runner/sandbox/stage-launcher.js';
 import { join } from 'node:path';
-import { ulid } from 'ulid';
+import { newId } from '../core/new-id.js';
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../core/params/resolve-params.js';
 import { buildRunReport, type RunReport } from '../schemas/run-report.js';
@@ -117,7 +117,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     index: state.index,
     ...(options.teamCache ? { teamPoints: options.teamCache.pointsOf.bind(options.teamCache) } : {}),
     run: localRunRow({
-      id: ulid(),
+      id: newId(),
       repository: LOCAL_REPOSITORY,
       pipelinePath: project.pipelinePath,
       groupId: options.groupId,

@@ -3,7 +3,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ulid } from 'ulid';
+import { newId } from '../core/new-id.js';
 import type { BlobDigest } from '../schemas/blob-digest.js';
 import type { CacheEntry } from '../schemas/cache-entry.js';
 import { DirManifest, type OutRecord } from '../schemas/out-record.js';
@@ -262,7 +262,7 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
   const claimed = Object.fromEntries(pipeline.env.map((name) => [name, entry.keyInputs.env[name] ?? null]));
   const source: Record<string, string | undefined> = { ...options.environment };
   for (const [name, value] of Object.entries(claimed)) source[name] = value ?? undefined;
-  const runId = ulid();
+  const runId = newId();
   const privateRoot = await mkdtemp(path.join(tmpdir(), 'fluksio-verify-run-'));
   const context: StageRunContext = {
     options: {

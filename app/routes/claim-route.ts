@@ -102,7 +102,9 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
         return reply;
       }
       request.log.info({ runId: run.id, runner: runner.name, attempt: run.attempt }, 'run claimed');
-      context.onRunChanged?.(run.id);
+      // The runner waits on this answer to start; the check run and open pages can wait a
+      // turn of the event loop for their ring (its write to Redis comes after this one).
+      setImmediate(() => context.onRunChanged?.(run.id));
       return reply.code(200).send(toClaim(run, context.settings.heartbeatIntervalMs, extraHeader));
     } finally {
       abort.release();

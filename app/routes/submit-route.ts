@@ -1,6 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ulid } from 'ulid';
+import { newId } from '../../core/new-id.js';
 import { z } from 'zod';
 import { digestOf } from '../../core/canonical-json.js';
 import { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
@@ -100,7 +100,7 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
         onlineWindowMs: context.settings.onlineWindowMs,
         taker: reservation ? { ...reservation.taker, leaseTtlMs: context.settings.leaseTtlMs } : undefined,
         run: {
-          id: ulid(),
+          id: newId(),
           repository: body.repository,
           pipelinePath: body.pipelinePath,
           trustDomain: 'trusted',

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import pc from 'picocolors';
-import { ulid } from 'ulid';
+import { newId } from '../../core/new-id.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import type { Params } from '../../core/params/resolve-params.js';
 import type { RunReport } from '../../schemas/run-report.js';
@@ -135,7 +135,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   // What a dvc.yaml asks that fluksio cannot honour, named before anything runs.
   for (const note of notes) io.stderr.write(`${colors.yellow('not honoured:')} ${note}\n`);
   try {
-    const groupId = grid.length > 1 ? ulid() : null;
+    const groupId = grid.length > 1 ? newId() : null;
     const reports: RunReport[] = [];
     // Every member of a sweep is compared with the run its first member was: never with
     // another member (DESIGN §7).

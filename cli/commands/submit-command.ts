@@ -1,5 +1,5 @@
 import pc from 'picocolors';
-import { ulid } from 'ulid';
+import { newId } from '../../core/new-id.js';
 import { digestOf } from '../../core/canonical-json.js';
 import { formatProblems } from '../../core/problem.js';
 import { parseAssignmentArgs } from '../../core/params/param-assignments.js';
@@ -60,7 +60,7 @@ export async function submitCommand(
   ).catch(() => [head.commit]);
   // The branch checked out, so the runs list by it (`fluksio diff --remote <branch>`); none when detached.
   const branch = await currentBranch(project.workspace.repoRoot);
-  const submission = ulid();
+  const submission = newId();
   const group = resolved.grid.length > 1 ? submission : null;
   const runIds: string[] = [];
   // With --wait, Ctrl-C cancels the runs: every request at once, the moment it comes.

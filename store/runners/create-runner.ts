@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { newId } from '../../core/new-id.js';
 import { runners, type RunnerRow } from '../../schemas/tables/runners.js';
 import type { Database } from '../db/database.js';
 import { RunnerExistsError } from './runner-exists-error.js';
@@ -26,7 +26,7 @@ export async function createRunner({
 }): Promise<RunnerRow> {
   const [runner] = await db
     .insert(runners)
-    .values({ id: ulid(), name, owner, repositories: [...repositories], labels: [...labels], tokenHash })
+    .values({ id: newId(), name, owner, repositories: [...repositories], labels: [...labels], tokenHash })
     .onConflictDoNothing({ target: runners.name })
     .returning();
   if (!runner) throw new RunnerExistsError(name);

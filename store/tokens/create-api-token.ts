@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { ulid } from 'ulid';
+import { newId } from '../../core/new-id.js';
 import { apiTokens, type ApiTokenRow, type ApiTokenScope } from '../../schemas/tables/api-tokens.js';
 import { ApiTokenExistsError } from './api-token-exists-error.js';
 import type { Database } from '../db/database.js';
@@ -28,7 +28,7 @@ export async function createApiToken({
   }
   const [token] = await db
     .insert(apiTokens)
-    .values({ id: ulid(), name, repositories: [...repositories], scope, tokenHash })
+    .values({ id: newId(), name, repositories: [...repositories], scope, tokenHash })
     .onConflictDoNothing({ target: apiTokens.name, where: sql`revoked_at is null` })
     .returning();
   if (!token) throw new ApiTokenExistsError(name);

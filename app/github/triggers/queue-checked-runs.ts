@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { newId } from '../../../core/new-id.js';
 import { digestOf } from '../../../core/canonical-json.js';
 import type { NewRun, Run } from '../../../schemas/tables/runs.js';
 import { createCheckedRun } from '../../../store/runs/create-checked-run.js';
@@ -37,7 +37,7 @@ export async function queueCheckedRuns(
       db: work.db,
       run: {
         ...fields,
-        id: ulid(),
+        id: newId(),
         status: 'queued',
         paramsDigest: digestOf(fields.params),
         installationId: request.installationId,
