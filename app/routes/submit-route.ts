@@ -103,7 +103,6 @@ export function submitRoute(app: FastifyInstance, context: RouteContext): void {
           id: newId(),
           repository: body.repository,
           pipelinePath: body.pipelinePath,
-          trustDomain: 'trusted',
           groupId: body.group?.id ?? null,
           groupIndex: body.group?.index ?? null,
           commit: body.commit,

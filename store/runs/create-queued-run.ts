@@ -55,11 +55,16 @@ export async function createQueuedRun({
   submitter,
 }: {
   db: Database;
-  run: NewRun & { status: 'queued' };
   onlineWindowMs: number;
   taker?: QueuedRunTaker;
-  submitter?: QueuedRunSubmitter;
-}): Promise<{ run: Run; created: boolean }> {
+} & (
+  | { run: NewRun & { status: 'queued' }; submitter?: undefined }
+  // The token's row decides these two: a value given for them would be overridden.
+  | {
+      run: NewRun & { status: 'queued'; trustDomain?: never; submittedBy?: never };
+      submitter: QueuedRunSubmitter;
+    }
+)): Promise<{ run: Run; created: boolean }> {
   // An undefined value is the column's default, which a placeholder would make null.
   const given = Object.entries(run).filter(([, value]) => value !== undefined);
   const columns = given.map(([column]) => column).sort();
