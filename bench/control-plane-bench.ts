@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
@@ -246,7 +246,9 @@ export async function benchControlPlane(): Promise<void> {
     );
     const burstLine = (result: BurstResult): string =>
       `runs/s ${result.runsPerSecond.toFixed(0)}   drained in ${ms(result.drainMs)}   succeeded ${result.succeeded}   lost ${burst - result.succeeded}   claimed twice ${result.claimedTwice}${result.resubmitted + result.failedConnections ? `   (connections failed: ${result.resubmitted} submissions, resent; ${result.failedConnections} claims or finishes)` : ''}`;
-    console.log(`\n## Burst: ${burst} no-op runs drained by 20 runner clients (claim + finish each)`);
+    console.log(
+      `\n## Burst: ${burst} no-op runs drained by 20 runner clients (claim + finish each; all on this machine's ${availableParallelism()} cores, which two app processes share with the clients and PostgreSQL: a replica adds capacity on a machine of its own)`,
+    );
     console.log(`in this process, no balancer             ${burstLine(inProcess)}`);
     const one = behindBalancer.find((entry) => entry.processes === 1);
     for (const { processes, result, spread } of behindBalancer) {
