@@ -1,13 +1,16 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
 import type { TeamCacheClient } from '../../client/team-cache-client.js';
 import { NotFoundError } from '../../client/control-plane-errors.js';
-import { BlobCorruptError, BlobMissingError, BlobTooLargeError } from '../../runner/blobs/blob-errors.js';
+import { BlobCorruptError, BlobMissingError } from '../../runner/blobs/blob-errors.js';
+import {
+  MAX_DOWNLOADED_BYTES,
+  readBoundedBody,
+  writeBoundedBody,
+} from '../../runner/blobs/bounded-download.js';
 import type { BlobStore, StoredBlob } from '../../runner/ports.js';
 
 export interface TeamBlobStoreOptions {
@@ -17,12 +20,6 @@ export interface TeamBlobStoreOptions {
   /** This workspace's own store: read first, and where downloaded bytes are kept. */
   local: BlobStore;
 }
-
-/**
- * The most bytes `getBytes` downloads: it reads directory manifests, held in memory whole.
- * A file out is downloaded to disk and bounded by its record's size instead.
- */
-export const MAX_DOWNLOADED_BYTES = 64 * 1024 * 1024;
 
 /**
  * The outs of one team's cache entry, as the engine restores them (`fluksio run
@@ -57,23 +54,7 @@ export class TeamBlobStore implements BlobStore {
     // Next to dest, so the final rename stays on one file system and is atomic.
     const temp = path.join(path.dirname(dest), `.${path.basename(dest)}.${randomUUID()}.fluksio-tmp`);
     try {
-      const hex = await this.download(digest, async (body) => {
-        const hash = createHash('sha256');
-        let received = 0;
-        const hashing = new Transform({
-          transform(chunk: Buffer, _encoding, callback) {
-            received += chunk.length;
-            if (received > limit) {
-              callback(new BlobTooLargeError(digest, limit));
-              return;
-            }
-            hash.update(chunk);
-            callback(null, chunk);
-          },
-        });
-        await pipeline(body, hashing, createWriteStream(temp));
-        return hash.digest('hex');
-      });
+      const hex = await this.download(digest, (body) => writeBoundedBody(body, temp, { digest, limit }));
       verify(digest, hex);
       await local.putFile(temp);
       await rename(temp, dest);
@@ -85,17 +66,10 @@ export class TeamBlobStore implements BlobStore {
   async getBytes(digest: BlobDigest): Promise<Buffer> {
     const { local } = this.options;
     if (await local.has(digest)) return local.getBytes(digest);
-    const bytes = await this.download(digest, async (body) => {
-      const chunks: Buffer[] = [];
-      let received = 0;
-      for await (const chunk of body) {
-        received += (chunk as Buffer).length;
-        if (received > MAX_DOWNLOADED_BYTES) throw new BlobTooLargeError(digest, MAX_DOWNLOADED_BYTES);
-        chunks.push(chunk as Buffer);
-      }
-      return Buffer.concat(chunks);
-    });
-    verify(digest, createHash('sha256').update(bytes).digest('hex'));
+    const { bytes, hex } = await this.download(digest, (body) =>
+      readBoundedBody(body, { digest, limit: MAX_DOWNLOADED_BYTES }),
+    );
+    verify(digest, hex);
     await local.putBytes(bytes);
     return bytes;
   }

@@ -1,7 +1,7 @@
 import { readdir, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
-import { BlobCorruptError, BlobMissingError } from '../blobs/blob-errors.js';
+import { BlobCorruptError, BlobMissingError, BlobTooLargeError } from '../blobs/blob-errors.js';
 import { DiskBlobStore } from '../blobs/disk-blob-store.js';
 import type { StoredBlob } from '../ports.js';
 
@@ -61,19 +61,33 @@ export class LocalBlobCache {
     return this.admitted(await this.store.putBytes(bytes));
   }
 
-  /** Writes the verified blob to `dest`; false when it is not here (or was corrupt, and is dropped). */
-  async getToFile(digest: BlobDigest, dest: string): Promise<boolean> {
-    return (await this.hit(digest, () => this.store.getToFile(digest, dest).then(() => true))) ?? false;
+  /**
+   * Writes the verified blob to `dest`; false when it is not here (or was corrupt, and is
+   * dropped). BlobTooLargeError when it has more than `limit` bytes, as a download would be.
+   */
+  async getToFile(digest: BlobDigest, dest: string, limit = Number.POSITIVE_INFINITY): Promise<boolean> {
+    const written = await this.hit(digest, limit, () => this.store.getToFile(digest, dest).then(() => true));
+    return written ?? false;
   }
 
-  /** The verified bytes, or null when they are not here. */
-  async getBytes(digest: BlobDigest): Promise<Buffer | null> {
-    return this.hit(digest, () => this.store.getBytes(digest));
+  /**
+   * The verified bytes, or null when they are not here. BlobTooLargeError when there are
+   * more than `limit`: checked before the file is read, since it is read whole.
+   */
+  async getBytes(digest: BlobDigest, limit = Number.POSITIVE_INFINITY): Promise<Buffer | null> {
+    return this.hit(digest, limit, () => this.store.getBytes(digest));
   }
 
-  private async hit<T>(digest: BlobDigest, read: () => Promise<T>): Promise<T | null> {
+  /**
+   * A cached blob's bytes are those of its digest, but an entry may name a blob bigger than
+   * its record says (a hostile or broken run): the record's size bounds the read here as it
+   * bounds a download, so a stage is a miss on every runner, not only on those that have to
+   * download it, and a manifest's digest naming a big file out is never read into memory.
+   */
+  private async hit<T>(digest: BlobDigest, limit: number, read: () => Promise<T>): Promise<T | null> {
     const size = this.entries.get(digest);
     if (size === undefined) return null;
+    if (size > limit) throw new BlobTooLargeError(digest, limit);
     try {
       const result = await read();
       this.record(digest, size);

@@ -1,11 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
 import { BlobCorruptError, BlobMissingError } from '../blobs/blob-errors.js';
+import { MAX_DOWNLOADED_BYTES, readBoundedBody, writeBoundedBody } from '../blobs/bounded-download.js';
 import type { BlobStore, StoredBlob } from '../ports.js';
 import type { BlobBody, ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
 import type { LocalBlobCache } from './local-blob-cache.js';
@@ -18,6 +17,12 @@ export interface RemoteBlobStoreOptions {
   cache: LocalBlobCache;
   /** Stops transfers when the run's lease is gone. */
   signal?: AbortSignal;
+  /**
+   * The most bytes `getBytes` reads into memory (directory manifests, stat lists); past
+   * it the read is BlobTooLargeError, a miss.
+   * @defaultValue MAX_DOWNLOADED_BYTES (64 MiB)
+   */
+  maxBytesInMemory?: number;
 }
 
 /**
@@ -25,8 +30,9 @@ export interface RemoteBlobStoreOptions {
  * runner's local cache. A put keeps the bytes locally and uploads them unless the
  * control plane has them already (a file is streamed from disk, never read whole); a
  * read is served locally when it can be, else downloaded, verified against its digest
- * and kept. Absent is BlobMissingError and bytes that do not match are BlobCorruptError,
- * as the engine expects of every BlobStore (a miss: the stage runs again). A blob found
+ * and kept. Absent is BlobMissingError, bytes that do not match are BlobCorruptError, and
+ * more bytes than expected (the out's size, or maxBytesInMemory for a read into memory)
+ * BlobTooLargeError, stopped as they arrive — each a miss: the stage runs again. A blob found
  * corrupt is uploaded again when the run stores its bytes, even though the control plane
  * says it has it: its store cannot always tell (an S3 store that keeps no checksum).
  */
@@ -52,8 +58,9 @@ export class RemoteBlobStore implements BlobStore {
     return stored;
   }
 
-  async getToFile(digest: BlobDigest, dest: string): Promise<void> {
-    if (await this.options.cache.getToFile(digest, dest)) return;
+  async getToFile(digest: BlobDigest, dest: string, size?: number): Promise<void> {
+    const limit = size ?? Number.POSITIVE_INFINITY;
+    if (await this.options.cache.getToFile(digest, dest, limit)) return;
     await mkdir(path.dirname(dest), { recursive: true });
     // Next to dest, so the final rename stays on one file system and is atomic.
     const temp = path.join(path.dirname(dest), `.${path.basename(dest)}.${randomUUID()}.fluksio-tmp`);
@@ -61,11 +68,7 @@ export class RemoteBlobStore implements BlobStore {
       const hex = await this.options.client.getBlob(
         this.options.run,
         digest,
-        async (body) => {
-          const hashing = hashingStream();
-          await pipeline(body, hashing.stream, createWriteStream(temp));
-          return hashing.hex();
-        },
+        (body) => writeBoundedBody(body, temp, { digest, limit }),
         this.call(),
       );
       this.verify(digest, hex);
@@ -77,11 +80,17 @@ export class RemoteBlobStore implements BlobStore {
   }
 
   async getBytes(digest: BlobDigest): Promise<Buffer> {
-    const local = await this.options.cache.getBytes(digest);
+    const limit = this.options.maxBytesInMemory ?? MAX_DOWNLOADED_BYTES;
+    const local = await this.options.cache.getBytes(digest, limit);
     if (local) return local;
-    const bytes = await this.options.client.getBlob(this.options.run, digest, readAll, this.call());
-    this.verify(digest, bytes === null ? null : createHash('sha256').update(bytes).digest('hex'));
-    const verified = bytes as Buffer;
+    const body = await this.options.client.getBlob(
+      this.options.run,
+      digest,
+      (stream) => readBoundedBody(stream, { digest, limit }),
+      this.call(),
+    );
+    this.verify(digest, body?.hex ?? null);
+    const verified = (body as { bytes: Buffer }).bytes;
     await this.options.cache.putBytes(verified).catch(() => undefined);
     return verified;
   }
@@ -106,21 +115,4 @@ export class RemoteBlobStore implements BlobStore {
   private call(): { signal?: AbortSignal } {
     return this.options.signal ? { signal: this.options.signal } : {};
   }
-}
-
-async function readAll(body: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-function hashingStream(): { stream: Transform; hex: () => string } {
-  const hash = createHash('sha256');
-  const stream = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      callback(null, chunk);
-    },
-  });
-  return { stream, hex: () => hash.digest('hex') };
 }

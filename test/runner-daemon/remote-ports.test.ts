@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -9,7 +9,9 @@ import { LocalBlobCache } from '../../runner/daemon/local-blob-cache.js';
 import { RemoteBlobStore } from '../../runner/daemon/remote-blob-store.js';
 import { RemoteEventSink } from '../../runner/daemon/remote-event-sink.js';
 import { RemoteStageCache } from '../../runner/daemon/remote-stage-cache.js';
-import { BlobCorruptError, BlobMissingError } from '../../runner/blobs/blob-errors.js';
+import { BlobCorruptError, BlobMissingError, BlobTooLargeError } from '../../runner/blobs/blob-errors.js';
+import { MAX_DOWNLOADED_BYTES } from '../../runner/blobs/bounded-download.js';
+import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
 import { FakeControlPlane } from './helpers/fake-control-plane.js';
 import { makeClaim } from './helpers/make-claim.js';
 
@@ -150,6 +152,91 @@ describe('blobs go through the local cache to the control plane', () => {
     await expect(store.getBytes(digest)).rejects.toBeInstanceOf(BlobCorruptError);
     await expect(store.getToFile(digest, path.join(dir, 'x'))).rejects.toBeInstanceOf(BlobCorruptError);
     expect(cache.size).toBe(0);
+  });
+});
+
+describe('a blob that sends more bytes than it may have is stopped as they arrive', () => {
+  /** Far more than a stopped download lets through (the socket's buffers hold a few MiB). */
+  const HUGE = 256 * 1024 * 1024;
+  const digestOf = (bytes: Buffer): BlobDigest =>
+    blobDigest(createHash('sha256').update(bytes).digest('hex'));
+  const gets = () => plane.requests.filter((request) => request.line.startsWith('GET /api/v1/blobs')).length;
+  async function runnerStore(options: { maxBytesInMemory?: number } = {}) {
+    const cache = await LocalBlobCache.open({ root: path.join(dir, 'blobs'), maxBytes: 1 << 20 });
+    return { cache, store: new RemoteBlobStore({ client, run, cache, ...options }) };
+  }
+
+  test("a download past the out's size is BlobTooLargeError: nothing at dest, no temp file, nothing cached", async () => {
+    const { cache, store } = await runnerStore();
+    const weights = Buffer.alloc(1000, 7);
+    plane.blobs.set(digestOf(weights), weights);
+    const huge = digestOf(Buffer.from('what the record says'));
+    const hugeBody = plane.generateBlob(huge, HUGE);
+    const out = path.join(dir, 'out');
+
+    for (const digest of [digestOf(weights), huge]) {
+      const error = await store.getToFile(digest, path.join(out, 'model.bin'), 999).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BlobTooLargeError);
+      expect(error).toMatchObject({ digest, limit: 999 });
+    }
+    expect(hugeBody.sent()).toBeLessThan(HUGE / 4);
+    expect(await readdir(out)).toEqual([]);
+    expect(cache.size).toBe(0);
+    expect(await cache.store.has(digestOf(weights))).toBe(false);
+
+    // Exactly the size it says: restored, and kept.
+    await store.getToFile(digestOf(weights), path.join(out, 'model.bin'), 1000);
+    expect((await readFile(path.join(out, 'model.bin'))).equals(weights)).toBe(true);
+    expect(await readdir(out)).toEqual(['model.bin']);
+    expect(cache.size).toBe(1000);
+  });
+
+  test('a read into memory past its cap is BlobTooLargeError, nothing cached; exactly at the cap it is read', async () => {
+    const { cache, store } = await runnerStore({ maxBytesInMemory: 1024 });
+    const atCap = Buffer.alloc(1024, 1);
+    const overCap = Buffer.alloc(1025, 2);
+    for (const bytes of [atCap, overCap]) plane.blobs.set(digestOf(bytes), bytes);
+    const huge = digestOf(Buffer.from('{"version":1,"files":[]}'));
+    const hugeBody = plane.generateBlob(huge, HUGE);
+
+    for (const digest of [digestOf(overCap), huge]) {
+      const error = await store.getBytes(digest).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BlobTooLargeError);
+      expect(error).toMatchObject({ digest, limit: 1024 });
+    }
+    expect(hugeBody.sent()).toBeLessThan(HUGE / 4);
+    expect(cache.size).toBe(0);
+    expect((await store.getBytes(digestOf(atCap))).equals(atCap)).toBe(true);
+    expect(cache.size).toBe(1024);
+  });
+
+  test('by default a read into memory stops past MAX_DOWNLOADED_BYTES (64 MiB)', async () => {
+    const { cache, store } = await runnerStore();
+    const manifest = digestOf(Buffer.from('{"version":1,"files":[]}'));
+    plane.generateBlob(manifest, MAX_DOWNLOADED_BYTES + 1);
+    const error = await store.getBytes(manifest).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BlobTooLargeError);
+    expect((error as BlobTooLargeError).limit).toBe(MAX_DOWNLOADED_BYTES);
+    expect(cache.size).toBe(0);
+  });
+
+  test('a blob the local cache holds is bounded the same way, before a byte of it is read', async () => {
+    const { cache, store } = await runnerStore({ maxBytesInMemory: 1024 });
+    const weights = Buffer.alloc(2000, 3);
+    const { digest } = await cache.putBytes(weights);
+    const out = path.join(dir, 'out');
+
+    const error = await store.getToFile(digest, path.join(out, 'model.bin'), 1999).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BlobTooLargeError);
+    expect(error).toMatchObject({ digest, limit: 1999 });
+    await expect(store.getBytes(digest)).rejects.toMatchObject({ name: 'BlobTooLargeError', limit: 1024 });
+    expect(await readdir(out).catch(() => [])).toEqual([]);
+    expect(gets()).toBe(0);
+
+    // Still in the cache, and restored when the record's size is its own.
+    await store.getToFile(digest, path.join(out, 'model.bin'), 2000);
+    expect((await readFile(path.join(out, 'model.bin'))).equals(weights)).toBe(true);
+    expect(gets()).toBe(0);
   });
 });
 

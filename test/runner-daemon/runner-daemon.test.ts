@@ -76,6 +76,42 @@ describe('a runner executes what it claims', () => {
     expect(runner?.output()).toContain(`"run":"${second.claim.run.id}"`);
   });
 
+  test('a cache entry whose out has more bytes than its record says is a miss, whether the runner holds the blob or downloads it', async () => {
+    repo = await makeRepo({ files: { 'fluksio.yml': PIPELINE, '.gitignore': 'model.txt\n' } });
+    const commit = (await repo.git('rev-parse', 'HEAD')).trim();
+    // What a hostile or broken run in the same trust domain could record: model.txt is 4 bytes.
+    const understateOuts = () => {
+      for (const entry of plane.cache.values())
+        plane.cache.set(entry.key, { ...entry, outs: entry.outs.map((out) => ({ ...out, size: 1 })) });
+    };
+    const runAgain = async () => {
+      const queued = plane.enqueue(makeClaim({ repoDir: repo.dir, commit, params: { lr: 0.5 } }));
+      await plane.waitFor(queued.claim.run.id, (run) => run.finish !== null);
+      expect(queued.finish).toMatchObject({ status: 'succeeded' });
+      return finished(plane.eventsOf(queued.claim.run.id));
+    };
+    const downloads = () =>
+      plane.requests.filter((request) => request.line.startsWith('GET /api/v1/blobs/')).length;
+    const tooLarge = expect.stringMatching(
+      /could not be restored \(blob sha256:[0-9a-f]{64} was larger than its record\)/,
+    );
+    start();
+    await runAgain();
+
+    // Its local cache holds model.txt's blob from the first run.
+    understateOuts();
+    expect(await runAgain()).toMatchObject([{ name: 'train', status: 'ran', reasons: [tooLarge] }]);
+    expect(downloads()).toBe(0);
+
+    // A runner without the blob downloads it, and stops past the record's size.
+    await runner?.stop('SIGTERM');
+    await rm(path.join(workDir, 'blobs'), { recursive: true, force: true });
+    understateOuts();
+    start();
+    expect(await runAgain()).toMatchObject([{ name: 'train', status: 'ran', reasons: [tooLarge] }]);
+    expect(downloads()).toBe(1);
+  });
+
   test('a claimed dvc.yaml is translated as fluksio run translates it, and its stage reads the run’s value from params.yaml', async () => {
     repo = await makeRepo({
       files: {

@@ -42,6 +42,8 @@ export class FakeControlPlane {
   readonly token = randomBytes(32).toString('hex');
   readonly runs = new Map<string, FakeRun>();
   readonly blobs = new Map<string, Buffer>();
+  /** Blobs answered with bytes made as they are sent (generateBlob), by digest. */
+  private readonly generated = new Map<string, { size: number; sent: number }>();
   readonly cache = new Map<string, CacheEntry>();
   /** Every request as `METHOD path`, with its headers. */
   readonly requests: { line: string; headers: IncomingMessage['headers'] }[] = [];
@@ -110,6 +112,17 @@ export class FakeControlPlane {
     }
   }
 
+  /**
+   * Answers GET of `digest` with `size` bytes of `x`, made as they are sent, so a test can
+   * offer a blob far larger than it would hold (or than its digest says). `sent` counts what
+   * went out before the client stopped reading.
+   */
+  generateBlob(digest: string, size: number): { sent: () => number } {
+    const blob = { size, sent: 0 };
+    this.generated.set(digest, blob);
+    return { sent: () => blob.sent };
+  }
+
   /** The run's applied events in seq order. */
   eventsOf(runId: string): RunEvent[] {
     return [...(this.runs.get(runId)?.events.values() ?? [])].sort((a, b) => a.seq - b.seq);
@@ -137,7 +150,7 @@ export class FakeControlPlane {
     if (line === 'POST /api/v1/runner/claim') {
       const input = parse(ClaimRequest, body);
       if (!input) return send(400, { error: 'bad claim request', field: 'body' });
-      const id = await this.nextQueued(input.waitSeconds * 1000);
+      const id = await this.nextQueued(input.waitSeconds * 1000, response);
       if (!id) return send(204);
       const run = this.runs.get(id) as FakeRun;
       run.state = 'running';
@@ -248,6 +261,8 @@ export class FakeControlPlane {
       return send(409, { error: 'stale lease' });
     const stored = this.blobs.get(digest);
     if (request.method === 'HEAD') return send(stored ? 200 : 404);
+    const generated = this.generated.get(digest);
+    if (request.method === 'GET' && generated) return sendGenerated(response, generated);
     if (request.method === 'GET') {
       if (!stored) return send(404, { error: 'no such blob' });
       response.writeHead(200, {
@@ -262,21 +277,40 @@ export class FakeControlPlane {
     return send(201, { digest, size: body.length });
   }
 
-  private nextQueued(waitMs: number): Promise<string | null> {
+  /** The next queued run, waiting up to `waitMs`; none for a claimer that went away meanwhile (a runner stopped). */
+  private nextQueued(waitMs: number, response: ServerResponse): Promise<string | null> {
     const next = this.queue.shift();
     if (next) return Promise.resolve(next);
     return new Promise((resolve) => {
-      const wake = () => {
+      const done = (id: string | null) => {
         clearTimeout(timer);
-        resolve(this.queue.shift() ?? null);
-      };
-      const timer = setTimeout(() => {
+        response.off('close', gone);
         this.waiters = this.waiters.filter((waiter) => waiter !== wake);
-        resolve(null);
-      }, waitMs);
+        resolve(id);
+      };
+      const wake = () => done(this.queue.shift() ?? null);
+      const gone = () => done(null);
+      const timer = setTimeout(gone, waitMs);
+      response.once('close', gone);
       this.waiters.push(wake);
     });
   }
+}
+
+/** `blob.size` bytes of `x`, 64 KiB at a time as the client reads them, counted in `blob.sent`. */
+function sendGenerated(response: ServerResponse, blob: { size: number; sent: number }): void {
+  response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.size });
+  const chunk = Buffer.alloc(64 * 1024, 0x78);
+  const more = () => {
+    while (!response.destroyed && blob.sent < blob.size) {
+      const next = chunk.subarray(0, Math.min(chunk.length, blob.size - blob.sent));
+      blob.sent += next.length;
+      if (!response.write(next)) return;
+    }
+    if (!response.destroyed) response.end();
+  };
+  response.on('drain', more);
+  more();
 }
 
 function parse<S extends z.ZodType>(schema: S, body: Buffer): z.infer<S> | null {
