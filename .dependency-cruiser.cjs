@@ -1,10 +1,11 @@
 /**
  * The import rules of DESIGN §2 and the README's code map: schemas/ is the leaf, core/
  * (pure shared logic) sees only schemas/, present/ renders from schemas/ and core/,
- * client/ talks to the control plane, store/ sees schemas/ and core/, runner/ and app/
- * never import each other, local/ is the local run over runner/ and store/, and cli/ and
- * action/ wire everything without importing each other; pages/ is browser code that
- * nothing imports.
+ * client/ talks to the control plane, host/ (what the operating system offers beyond Node,
+ * for every side that does I/O) imports nothing of ours, store/ sees schemas/, core/ and
+ * host/, runner/ and app/ never import each other, local/ is the local run over runner/ and
+ * store/, and cli/ and action/ wire everything without importing each other; pages/ is
+ * browser code that nothing imports.
  */
 
 /** Node's modules that reach outside the process: what "no I/O" forbids. */
@@ -26,14 +27,14 @@ module.exports = {
       severity: 'error',
       comment: 'schemas/ imports nothing of ours but schemas/, and does no I/O.',
       from: { path: '^schemas/' },
-      to: { path: '^(core|present|client|store|runner|local|app|cli|action)/' },
+      to: { path: '^(core|present|client|store|runner|local|app|cli|action|host)/' },
     },
     {
       name: 'core-sees-only-schemas',
       severity: 'error',
       comment: 'core/ is the pure logic every side shares: it imports schemas/ and itself only.',
       from: { path: '^core/' },
-      to: { path: '^(present|client|store|runner|local|app|cli|action)/' },
+      to: { path: '^(present|client|store|runner|local|app|cli|action|host)/' },
     },
     {
       name: 'schemas-and-core-do-no-io',
@@ -47,7 +48,7 @@ module.exports = {
       comment:
         'present/ turns data into what people read (RunView, the GitHub presentation, the terminal renderers): it imports schemas/, core/ and present/, nothing that runs or stores.',
       from: { path: '^present/' },
-      to: { path: '^(client|store|runner|local|app|cli|action)/' },
+      to: { path: '^(client|store|runner|local|app|cli|action|host)/' },
     },
     {
       name: 'present-has-no-io',
@@ -64,7 +65,15 @@ module.exports = {
       to: { path: '^(store|runner|local|app|cli|action)/' },
     },
     {
-      name: 'store-sees-only-schemas-and-core',
+      name: 'host-imports-nothing-of-ours',
+      severity: 'error',
+      comment:
+        'host/ wraps what the operating system offers beyond Node (flock(1)) for store/ and runner/ alike, which may not import each other; it knows neither.',
+      from: { path: '^host/' },
+      to: { path: '^(schemas|core|present|client|store|runner|local|app|cli|action)/' },
+    },
+    {
+      name: 'store-sees-only-schemas-core-and-host',
       severity: 'error',
       from: { path: '^store/' },
       to: { path: '^(present|client|runner|local|app|cli|action)/' },
@@ -157,7 +166,7 @@ module.exports = {
       comment:
         'pages/ is the browser bundle: it may take types from schemas/ (erased) and browser libraries, nothing that runs on a server.',
       from: { path: '^pages/' },
-      to: { path: '^(store|runner|app|cli|action|bench)/' },
+      to: { path: '^(store|runner|app|cli|action|bench|host)/' },
     },
     {
       name: 'pages-no-node-builtins',

@@ -2172,9 +2172,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve6, reject) => {
+          return new Promise((resolve7, reject) => {
             this.close((err2, data) => {
-              return err2 ? reject(err2) : resolve6(data);
+              return err2 ? reject(err2) : resolve7(data);
             });
           });
         }
@@ -2212,12 +2212,12 @@ var require_dispatcher_base = __commonJS({
           err2 = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve6, reject) => {
+          return new Promise((resolve7, reject) => {
             this.destroy(err2, (err3, data) => {
               return err3 ? (
                 /* istanbul ignore next: should never error */
                 reject(err3)
-              ) : resolve6(data);
+              ) : resolve7(data);
             });
           });
         }
@@ -4484,8 +4484,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise2 = new Promise((resolve6, reject) => {
-        res = resolve6;
+      const promise2 = new Promise((resolve7, reject) => {
+        res = resolve7;
         rej = reject;
       });
       return { promise: promise2, resolve: res, reject: rej };
@@ -5797,7 +5797,7 @@ var require_client_h1 = __commonJS({
       kResume,
       kHTTPContext
     } = require_symbols();
-    var constants5 = require_constants2();
+    var constants6 = require_constants2();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var addListener = util.addListener;
@@ -5872,7 +5872,7 @@ var require_client_h1 = __commonJS({
       constructor(client, socket, { exports: exports2 }) {
         assert2(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
-        this.ptr = this.llhttp.llhttp_alloc(constants5.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants6.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -5967,11 +5967,11 @@ var require_client_h1 = __commonJS({
             currentBufferRef = null;
           }
           const offset = llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr;
-          if (ret !== constants5.ERROR.OK) {
+          if (ret !== constants6.ERROR.OK) {
             const body2 = data.subarray(offset);
-            if (ret === constants5.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants6.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(body2);
-            } else if (ret === constants5.ERROR.PAUSED) {
+            } else if (ret === constants6.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(body2);
             } else {
@@ -5994,10 +5994,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants5.ERROR.OK) {
+        if (ret === constants6.ERROR.OK) {
           return null;
         }
-        if (ret === constants5.ERROR.PAUSED || ret === constants5.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants6.ERROR.PAUSED || ret === constants6.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -6014,7 +6014,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants5.ERROR[ret], data);
+        return new HTTPParserError(message, constants6.ERROR[ret], data);
       }
       destroy() {
         assert2(this.ptr != null);
@@ -6194,7 +6194,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants5.ERROR.PAUSED : 0;
+        return pause ? constants6.ERROR.PAUSED : 0;
       }
       onBody(buf) {
         const { client, socket, statusCode, maxResponseSize } = this;
@@ -6216,7 +6216,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request2.onData(buf) === false) {
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         }
       }
       onMessageComplete() {
@@ -6252,13 +6252,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert2(client[kRunning] === 0);
           util.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(() => client[kResume]());
         } else {
@@ -6736,12 +6736,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve6, reject) => {
+      const waitForDrain = () => new Promise((resolve7, reject) => {
         assert2(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve6;
+          callback = resolve7;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -7411,12 +7411,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve6, reject) => {
+      const waitForDrain = () => new Promise((resolve7, reject) => {
         assert2(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve6;
+          callback = resolve7;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -7895,16 +7895,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve6) => {
+        return new Promise((resolve7) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve6;
+            this[kClosedResolve] = resolve7;
           } else {
-            resolve6(null);
+            resolve7(null);
           }
         });
       }
       async [kDestroy](err2) {
-        return new Promise((resolve6) => {
+        return new Promise((resolve7) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i2 = 0; i2 < requests.length; i2++) {
             const request2 = requests[i2];
@@ -7915,7 +7915,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve6(null);
+            resolve7(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err2, callback);
@@ -7966,7 +7966,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve6, reject) => {
+        const socket = await new Promise((resolve7, reject) => {
           client[kConnector]({
             host,
             hostname: hostname3,
@@ -7978,7 +7978,7 @@ var require_client = __commonJS({
             if (err2) {
               reject(err2);
             } else {
-              resolve6(socket2);
+              resolve7(socket2);
             }
           });
         });
@@ -8177,11 +8177,11 @@ var require_fixed_queue = __commonJS({
       }
       shift() {
         const tail = this.tail;
-        const next = tail.shift();
+        const next2 = tail.shift();
         if (tail.isEmpty() && tail.next !== null) {
           this.tail = tail.next;
         }
-        return next;
+        return next2;
       }
     };
   }
@@ -8193,8 +8193,8 @@ var require_pool_stats = __commonJS({
     var { kFree, kConnected, kPending, kQueued, kRunning, kSize } = require_symbols();
     var kPool = /* @__PURE__ */ Symbol("pool");
     var PoolStats = class {
-      constructor(pool) {
-        this[kPool] = pool;
+      constructor(pool2) {
+        this[kPool] = pool2;
       }
       get connected() {
         return this[kPool][kConnected];
@@ -8245,35 +8245,35 @@ var require_pool_base = __commonJS({
         this[kQueue] = new FixedQueue();
         this[kClients] = [];
         this[kQueued] = 0;
-        const pool = this;
+        const pool2 = this;
         this[kOnDrain] = function onDrain(origin, targets) {
-          const queue = pool[kQueue];
+          const queue = pool2[kQueue];
           let needDrain = false;
           while (!needDrain) {
             const item = queue.shift();
             if (!item) {
               break;
             }
-            pool[kQueued]--;
+            pool2[kQueued]--;
             needDrain = !this.dispatch(item.opts, item.handler);
           }
           this[kNeedDrain] = needDrain;
-          if (!this[kNeedDrain] && pool[kNeedDrain]) {
-            pool[kNeedDrain] = false;
-            pool.emit("drain", origin, [pool, ...targets]);
+          if (!this[kNeedDrain] && pool2[kNeedDrain]) {
+            pool2[kNeedDrain] = false;
+            pool2.emit("drain", origin, [pool2, ...targets]);
           }
-          if (pool[kClosedResolve] && queue.isEmpty()) {
-            Promise.all(pool[kClients].map((c6) => c6.close())).then(pool[kClosedResolve]);
+          if (pool2[kClosedResolve] && queue.isEmpty()) {
+            Promise.all(pool2[kClients].map((c6) => c6.close())).then(pool2[kClosedResolve]);
           }
         };
         this[kOnConnect] = (origin, targets) => {
-          pool.emit("connect", origin, [pool, ...targets]);
+          pool2.emit("connect", origin, [pool2, ...targets]);
         };
         this[kOnDisconnect] = (origin, targets, err2) => {
-          pool.emit("disconnect", origin, [pool, ...targets], err2);
+          pool2.emit("disconnect", origin, [pool2, ...targets], err2);
         };
         this[kOnConnectionError] = (origin, targets, err2) => {
-          pool.emit("connectionError", origin, [pool, ...targets], err2);
+          pool2.emit("connectionError", origin, [pool2, ...targets], err2);
         };
         this[kStats] = new PoolStats(this);
       }
@@ -8314,8 +8314,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c6) => c6.close()));
         } else {
-          await new Promise((resolve6) => {
-            this[kClosedResolve] = resolve6;
+          await new Promise((resolve7) => {
+            this[kClosedResolve] = resolve7;
           });
         }
       }
@@ -8527,22 +8527,22 @@ var require_balanced_pool = __commonJS({
       }
       addUpstream(upstream) {
         const upstreamOrigin = parseOrigin(upstream).origin;
-        if (this[kClients].find((pool2) => pool2[kUrl].origin === upstreamOrigin && pool2.closed !== true && pool2.destroyed !== true)) {
+        if (this[kClients].find((pool3) => pool3[kUrl].origin === upstreamOrigin && pool3.closed !== true && pool3.destroyed !== true)) {
           return this;
         }
-        const pool = this[kFactory](upstreamOrigin, Object.assign({}, this[kOptions]));
-        this[kAddClient](pool);
-        pool.on("connect", () => {
-          pool[kWeight] = Math.min(this[kMaxWeightPerServer], pool[kWeight] + this[kErrorPenalty]);
+        const pool2 = this[kFactory](upstreamOrigin, Object.assign({}, this[kOptions]));
+        this[kAddClient](pool2);
+        pool2.on("connect", () => {
+          pool2[kWeight] = Math.min(this[kMaxWeightPerServer], pool2[kWeight] + this[kErrorPenalty]);
         });
-        pool.on("connectionError", () => {
-          pool[kWeight] = Math.max(1, pool[kWeight] - this[kErrorPenalty]);
+        pool2.on("connectionError", () => {
+          pool2[kWeight] = Math.max(1, pool2[kWeight] - this[kErrorPenalty]);
           this._updateBalancedPoolStats();
         });
-        pool.on("disconnect", (...args2) => {
+        pool2.on("disconnect", (...args2) => {
           const err2 = args2[2];
           if (err2 && err2.code === "UND_ERR_SOCKET") {
-            pool[kWeight] = Math.max(1, pool[kWeight] - this[kErrorPenalty]);
+            pool2[kWeight] = Math.max(1, pool2[kWeight] - this[kErrorPenalty]);
             this._updateBalancedPoolStats();
           }
         });
@@ -8561,9 +8561,9 @@ var require_balanced_pool = __commonJS({
       }
       removeUpstream(upstream) {
         const upstreamOrigin = parseOrigin(upstream).origin;
-        const pool = this[kClients].find((pool2) => pool2[kUrl].origin === upstreamOrigin && pool2.closed !== true && pool2.destroyed !== true);
-        if (pool) {
-          this[kRemoveClient](pool);
+        const pool2 = this[kClients].find((pool3) => pool3[kUrl].origin === upstreamOrigin && pool3.closed !== true && pool3.destroyed !== true);
+        if (pool2) {
+          this[kRemoveClient](pool2);
         }
         return this;
       }
@@ -8578,16 +8578,16 @@ var require_balanced_pool = __commonJS({
         if (!dispatcher) {
           return;
         }
-        const allClientsBusy = this[kClients].map((pool) => pool[kNeedDrain]).reduce((a3, b6) => a3 && b6, true);
+        const allClientsBusy = this[kClients].map((pool2) => pool2[kNeedDrain]).reduce((a3, b6) => a3 && b6, true);
         if (allClientsBusy) {
           return;
         }
         let counter = 0;
-        let maxWeightIndex = this[kClients].findIndex((pool) => !pool[kNeedDrain]);
+        let maxWeightIndex = this[kClients].findIndex((pool2) => !pool2[kNeedDrain]);
         while (counter++ < this[kClients].length) {
           this[kIndex] = (this[kIndex] + 1) % this[kClients].length;
-          const pool = this[kClients][this[kIndex]];
-          if (pool[kWeight] > this[kClients][maxWeightIndex][kWeight] && !pool[kNeedDrain]) {
+          const pool2 = this[kClients][this[kIndex]];
+          if (pool2[kWeight] > this[kClients][maxWeightIndex][kWeight] && !pool2[kNeedDrain]) {
             maxWeightIndex = this[kIndex];
           }
           if (this[kIndex] === 0) {
@@ -8596,8 +8596,8 @@ var require_balanced_pool = __commonJS({
               this[kCurrentWeight] = this[kMaxWeightPerServer];
             }
           }
-          if (pool[kWeight] >= this[kCurrentWeight] && !pool[kNeedDrain]) {
-            return pool;
+          if (pool2[kWeight] >= this[kCurrentWeight] && !pool2[kNeedDrain]) {
+            return pool2;
           }
         }
         this[kCurrentWeight] = this[kClients][maxWeightIndex][kWeight];
@@ -9584,7 +9584,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve6, reject) => {
+        return await new Promise((resolve7, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError2());
           }
@@ -9597,7 +9597,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError2());
             } else {
-              resolve6(null);
+              resolve7(null);
             }
           }).on("error", noop3).on("data", function(chunk) {
             limit -= chunk.length;
@@ -9616,7 +9616,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert2(!stream[kConsume]);
-      return new Promise((resolve6, reject) => {
+      return new Promise((resolve7, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -9633,7 +9633,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve6,
+              resolve: resolve7,
               reject,
               length: 0,
               body: []
@@ -9703,18 +9703,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body: body2, resolve: resolve6, stream, length } = consume2;
+      const { type, body: body2, resolve: resolve7, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve6(chunksDecode(body2, length));
+          resolve7(chunksDecode(body2, length));
         } else if (type === "json") {
-          resolve6(JSON.parse(chunksDecode(body2, length)));
+          resolve7(JSON.parse(chunksDecode(body2, length)));
         } else if (type === "arrayBuffer") {
-          resolve6(chunksConcat(body2, length).buffer);
+          resolve7(chunksConcat(body2, length).buffer);
         } else if (type === "blob") {
-          resolve6(new Blob(body2, { type: stream[kContentType] }));
+          resolve7(new Blob(body2, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve6(chunksConcat(body2, length));
+          resolve7(chunksConcat(body2, length));
         }
         consumeFinish(consume2);
       } catch (err2) {
@@ -9971,9 +9971,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve6, reject) => {
+        return new Promise((resolve7, reject) => {
           request2.call(this, opts, (err2, data) => {
-            return err2 ? reject(err2) : resolve6(data);
+            return err2 ? reject(err2) : resolve7(data);
           });
         });
       }
@@ -10196,9 +10196,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve6, reject) => {
+        return new Promise((resolve7, reject) => {
           stream.call(this, opts, factory, (err2, data) => {
-            return err2 ? reject(err2) : resolve6(data);
+            return err2 ? reject(err2) : resolve7(data);
           });
         });
       }
@@ -10483,9 +10483,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve6, reject) => {
+        return new Promise((resolve7, reject) => {
           upgrade.call(this, opts, (err2, data) => {
-            return err2 ? reject(err2) : resolve6(data);
+            return err2 ? reject(err2) : resolve7(data);
           });
         });
       }
@@ -10577,9 +10577,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve6, reject) => {
+        return new Promise((resolve7, reject) => {
           connect.call(this, opts, (err2, data) => {
-            return err2 ? reject(err2) : resolve6(data);
+            return err2 ? reject(err2) : resolve7(data);
           });
         });
       }
@@ -14442,7 +14442,7 @@ var require_fetch = __commonJS({
       function dispatch({ body: body2 }) {
         const url2 = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve6, reject) => agent.dispatch(
+        return new Promise((resolve7, reject) => agent.dispatch(
           {
             path: url2.pathname + url2.search,
             origin: url2.origin,
@@ -14518,7 +14518,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable3({ read: resume });
               const onError = this.onError.bind(this);
-              resolve6({
+              resolve7({
                 status,
                 statusText,
                 headersList,
@@ -14561,7 +14561,7 @@ var require_fetch = __commonJS({
               for (let i2 = 0; i2 < rawHeaders.length; i2 += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i2]), rawHeaders[i2 + 1].toString("latin1"), true);
               }
-              resolve6({
+              resolve7({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -17103,7 +17103,7 @@ var require_frame = __commonJS({
     } catch {
       crypto5 = {
         // not full compatibility, but minimum.
-        randomFillSync: function randomFillSync(buffer2, _offset, _size2) {
+        randomFillSync: function randomFillSync2(buffer2, _offset, _size2) {
           for (let i2 = 0; i2 < buffer2.length; ++i2) {
             buffer2[i2] = Math.random() * 255 | 0;
           }
@@ -17692,18 +17692,18 @@ var require_receiver = __commonJS({
         const buffer = Buffer.allocUnsafe(n3);
         let offset = 0;
         while (offset !== n3) {
-          const next = this.#buffers[0];
-          const { length } = next;
+          const next2 = this.#buffers[0];
+          const { length } = next2;
           if (length + offset === n3) {
             buffer.set(this.#buffers.shift(), offset);
             break;
           } else if (length + offset > n3) {
-            buffer.set(next.subarray(0, n3 - offset), offset);
-            this.#buffers[0] = next.subarray(n3 - offset);
+            buffer.set(next2.subarray(0, n3 - offset), offset);
+            this.#buffers[0] = next2.subarray(n3 - offset);
             break;
           } else {
             buffer.set(this.#buffers.shift(), offset);
-            offset += next.length;
+            offset += next2.length;
           }
         }
         this.#byteOffset -= n3;
@@ -18302,8 +18302,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms2) {
-      return new Promise((resolve6) => {
-        setTimeout(resolve6, ms2).unref();
+      return new Promise((resolve7) => {
+        setTimeout(resolve7, ms2).unref();
       });
     }
     module2.exports = {
@@ -19168,9 +19168,9 @@ var require_picocolors = __commonJS({
     var argv = p6.argv || [];
     var env = p6.env || {};
     var isColorSupported = !(!!env.NO_COLOR || argv.includes("--no-color")) && (!!env.FORCE_COLOR || argv.includes("--color") || p6.platform === "win32" || (p6.stdout || {}).isTTY && env.TERM !== "dumb" || !!env.CI);
-    var formatter = (open6, close, replace = open6) => (input) => {
-      let string4 = "" + input, index2 = string4.indexOf(close, open6.length);
-      return ~index2 ? open6 + replaceClose(string4, close, replace, index2) + close : open6 + string4 + close;
+    var formatter = (open7, close, replace = open7) => (input) => {
+      let string4 = "" + input, index2 = string4.indexOf(close, open7.length);
+      return ~index2 ? open7 + replaceClose(string4, close, replace, index2) + close : open7 + string4 + close;
     };
     var replaceClose = (string4, close, replace, index2) => {
       let result = "", cursor = 0;
@@ -21194,12 +21194,12 @@ function handleNonOptionalResult(payload, inst) {
   }
   return payload;
 }
-function handlePipeResult(left, next, ctx) {
+function handlePipeResult(left, next2, ctx) {
   if (left.issues.length) {
     left.aborted = true;
     return left;
   }
-  return next._zod.run({ value: left.value, issues: left.issues }, ctx);
+  return next2._zod.run({ value: left.value, issues: left.issues }, ctx);
 }
 function handleCodecAResult(result, def, ctx) {
   if (result.issues.length) {
@@ -32948,7 +32948,7 @@ var require_scan = __commonJS({
       };
       while (index2 < length) {
         code = advance();
-        let next;
+        let next2;
         if (code === CHAR_BACKWARD_SLASH) {
           backslashes = token.backslashes = true;
           code = advance();
@@ -33063,13 +33063,13 @@ var require_scan = __commonJS({
           break;
         }
         if (code === CHAR_LEFT_SQUARE_BRACKET) {
-          while (eos() !== true && (next = advance())) {
-            if (next === CHAR_BACKWARD_SLASH) {
+          while (eos() !== true && (next2 = advance())) {
+            if (next2 === CHAR_BACKWARD_SLASH) {
               backslashes = token.backslashes = true;
               advance();
               continue;
             }
-            if (next === CHAR_RIGHT_SQUARE_BRACKET) {
+            if (next2 === CHAR_RIGHT_SQUARE_BRACKET) {
               isBracket = token.isBracket = true;
               isGlob = token.isGlob = true;
               finished = true;
@@ -33212,7 +33212,7 @@ var require_scan = __commonJS({
 var require_parse2 = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module2) {
     "use strict";
-    var constants5 = require_constants6();
+    var constants6 = require_constants6();
     var utils = require_utils2();
     var {
       MAX_LENGTH,
@@ -33220,7 +33220,7 @@ var require_parse2 = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants5;
+    } = constants6;
     var expandRange = (args2, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args2, options);
@@ -33429,7 +33429,7 @@ var require_parse2 = __commonJS({
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants5.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants6.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches2 = splitTopLevel(body2).map((branch) => branch.trim());
       if (branches2.length > 1) {
         if (branches2.some((branch) => branch === "") || branches2.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches2)) {
@@ -33475,8 +33475,8 @@ var require_parse2 = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants5.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants5.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants6.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants6.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -33605,16 +33605,16 @@ var require_parse2 = __commonJS({
         const analysis = analyzeRepeatedExtglob(body2, opts);
         if ((token.type === "plus" || token.type === "star") && analysis.risky) {
           const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
-          const open6 = tokens[token.tokensIndex];
-          open6.type = "text";
-          open6.value = literal2;
-          open6.output = safeOutput || utils.escapeRegex(literal2);
+          const open7 = tokens[token.tokensIndex];
+          open7.type = "text";
+          open7.value = literal2;
+          open7.output = safeOutput || utils.escapeRegex(literal2);
           for (let i2 = token.tokensIndex + 1; i2 < tokens.length; i2++) {
             tokens[i2].value = "";
             tokens[i2].output = "";
             delete tokens[i2].suffix;
           }
-          state.output = token.output + open6.output;
+          state.output = token.output + open7.output;
           state.backtrack = true;
           push({ type: "paren", extglob: true, value, output: "" });
           decrement("parens");
@@ -33690,14 +33690,14 @@ var require_parse2 = __commonJS({
           continue;
         }
         if (value === "\\") {
-          const next = peek();
-          if (next === "/" && opts.bash !== true) {
+          const next2 = peek();
+          if (next2 === "/" && opts.bash !== true) {
             continue;
           }
-          if (next === "." || next === ";") {
+          if (next2 === "." || next2 === ";") {
             continue;
           }
-          if (!next) {
+          if (!next2) {
             value += "\\";
             push({ type: "text", value });
             continue;
@@ -33834,15 +33834,15 @@ var require_parse2 = __commonJS({
         }
         if (value === "{" && opts.nobrace !== true) {
           increment("braces");
-          const open6 = {
+          const open7 = {
             type: "brace",
             value,
             output: "(",
             outputIndex: state.output.length,
             tokensIndex: state.tokens.length
           };
-          braces.push(open6);
-          push(open6);
+          braces.push(open7);
+          push(open7);
           continue;
         }
         if (value === "}") {
@@ -33935,9 +33935,9 @@ var require_parse2 = __commonJS({
             continue;
           }
           if (prev && prev.type === "paren") {
-            const next = peek();
+            const next2 = peek();
             let output = value;
-            if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
+            if (prev.value === "(" && !/[!=<:]/.test(next2) || next2 === "<" && !/<([!=]|\w+>)/.test(remaining())) {
               output = `\\${value}`;
             }
             push({ type: "text", value, output });
@@ -34172,7 +34172,7 @@ var require_parse2 = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants5.globChars(opts.windows);
+      } = constants6.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -34230,7 +34230,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse9 = require_parse2();
     var utils = require_utils2();
-    var constants5 = require_constants6();
+    var constants6 = require_constants6();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -34358,7 +34358,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants5;
+    picomatch2.constants = constants6;
     module2.exports = picomatch2;
   }
 });
@@ -34478,31 +34478,31 @@ function pLimit(concurrency) {
       queue.dequeue().run();
     }
   };
-  const next = () => {
+  const next2 = () => {
     activeCount--;
     resumeNext();
   };
-  const run4 = async (function_, resolve6, arguments_) => {
+  const run4 = async (function_, resolve7, arguments_) => {
     const result = (async () => function_(...arguments_))();
-    resolve6(result);
+    resolve7(result);
     try {
       await result;
     } catch {
     }
-    next();
+    next2();
   };
-  const enqueue = (function_, resolve6, reject, arguments_) => {
+  const enqueue = (function_, resolve7, reject, arguments_) => {
     const queueItem = { reject };
     new Promise((internalResolve) => {
       queueItem.run = internalResolve;
       queue.enqueue(queueItem);
-    }).then(run4.bind(void 0, function_, resolve6, arguments_));
+    }).then(run4.bind(void 0, function_, resolve7, arguments_));
     if (activeCount < concurrency) {
       resumeNext();
     }
   };
-  const generator = (function_, ...arguments_) => new Promise((resolve6, reject) => {
-    enqueue(function_, resolve6, reject, arguments_);
+  const generator = (function_, ...arguments_) => new Promise((resolve7, reject) => {
+    enqueue(function_, resolve7, reject, arguments_);
   });
   Object.defineProperties(generator, {
     activeCount: {
@@ -35185,19 +35185,19 @@ var require_Alias = __commonJS({
           if (ctx)
             ctx.aliasResolveCache = nodes;
         }
-        let found = void 0;
+        let found2 = void 0;
         for (const node of nodes) {
           if (node === this)
             break;
           if (node.anchor === this.source)
-            found = node;
+            found2 = node;
         }
-        if (found && ctx) {
+        if (found2 && ctx) {
           const { anchors: anchors2, doc: doc2, maxAliasCount } = ctx;
-          let data = anchors2.get(found);
+          let data = anchors2.get(found2);
           if (!data) {
-            toJS.toJS(found, null, ctx);
-            data = anchors2.get(found);
+            toJS.toJS(found2, null, ctx);
+            data = anchors2.get(found2);
           }
           if (data?.res === void 0) {
             const msg = "This should not happen: Alias anchor was not resolved?";
@@ -35206,14 +35206,14 @@ var require_Alias = __commonJS({
           if (maxAliasCount >= 0) {
             data.count += 1;
             if (data.aliasCount === 0)
-              data.aliasCount = getAliasCount(doc2, found, anchors2);
+              data.aliasCount = getAliasCount(doc2, found2, anchors2);
             if (data.count * data.aliasCount > maxAliasCount) {
               const msg = "Excessive alias count indicates a resource exhaustion attack";
               throw new ReferenceError(msg);
             }
           }
         }
-        return found;
+        return found2;
       }
       toJSON(_arg, ctx) {
         if (!ctx)
@@ -35588,8 +35588,8 @@ var require_foldFlowLines = __commonJS({
           split = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
-            const next = text2[i2 + 1];
-            if (next && next !== " " && next !== "\n" && next !== "	")
+            const next2 = text2[i2 + 1];
+            if (next2 && next2 !== " " && next2 !== "\n" && next2 !== "	")
               split = i2;
           }
           if (i2 >= end) {
@@ -38306,7 +38306,7 @@ ${pointer}
 var require_resolve_props = __commonJS({
   "node_modules/yaml/dist/compose/resolve-props.js"(exports) {
     "use strict";
-    function resolveProps(tokens, { flow, indicator, next, offset, onError, parentIndent, startOnNewline }) {
+    function resolveProps(tokens, { flow, indicator, next: next2, offset, onError, parentIndent, startOnNewline }) {
       let spaceBefore = false;
       let atNewline = startOnNewline;
       let hasSpace = startOnNewline;
@@ -38319,7 +38319,7 @@ var require_resolve_props = __commonJS({
       let tag = null;
       let newlineAfterProp = null;
       let comma = null;
-      let found = null;
+      let found2 = null;
       let start2 = null;
       for (const token of tokens) {
         if (reqSpace) {
@@ -38335,7 +38335,7 @@ var require_resolve_props = __commonJS({
         }
         switch (token.type) {
           case "space":
-            if (!flow && (indicator !== "doc-start" || next?.type !== "flow-collection") && token.source.includes("	")) {
+            if (!flow && (indicator !== "doc-start" || next2?.type !== "flow-collection") && token.source.includes("	")) {
               tab2 = token;
             }
             hasSpace = true;
@@ -38356,7 +38356,7 @@ var require_resolve_props = __commonJS({
             if (atNewline) {
               if (comment)
                 comment += token.source;
-              else if (!found || indicator !== "seq-item-ind")
+              else if (!found2 || indicator !== "seq-item-ind")
                 spaceBefore = true;
             } else
               commentSep += token.source;
@@ -38390,9 +38390,9 @@ var require_resolve_props = __commonJS({
           case indicator:
             if (anchor || tag)
               onError(token, "BAD_PROP_ORDER", `Anchors and tags must be after the ${token.source} indicator`);
-            if (found)
+            if (found2)
               onError(token, "UNEXPECTED_TOKEN", `Unexpected ${token.source} in ${flow ?? "collection"}`);
-            found = token;
+            found2 = token;
             atNewline = indicator === "seq-item-ind" || indicator === "explicit-key-ind";
             hasSpace = false;
             break;
@@ -38414,14 +38414,14 @@ var require_resolve_props = __commonJS({
       }
       const last = tokens[tokens.length - 1];
       const end = last ? last.offset + last.source.length : offset;
-      if (reqSpace && next && next.type !== "space" && next.type !== "newline" && next.type !== "comma" && (next.type !== "scalar" || next.source !== "")) {
-        onError(next.offset, "MISSING_CHAR", "Tags and anchors must be separated from the next token by white space");
+      if (reqSpace && next2 && next2.type !== "space" && next2.type !== "newline" && next2.type !== "comma" && (next2.type !== "scalar" || next2.source !== "")) {
+        onError(next2.offset, "MISSING_CHAR", "Tags and anchors must be separated from the next token by white space");
       }
-      if (tab2 && (atNewline && tab2.indent <= parentIndent || next?.type === "block-map" || next?.type === "block-seq"))
+      if (tab2 && (atNewline && tab2.indent <= parentIndent || next2?.type === "block-map" || next2?.type === "block-seq"))
         onError(tab2, "TAB_AS_INDENT", "Tabs are not allowed as indentation");
       return {
         comma,
-        found,
+        found: found2,
         spaceBefore,
         comment,
         hasNewline,
@@ -39277,20 +39277,20 @@ var require_resolve_flow_scalar = __commonJS({
           res += fold;
           i2 = offset;
         } else if (ch === "\\") {
-          let next = source[++i2];
-          const cc = escapeCodes[next];
+          let next2 = source[++i2];
+          const cc = escapeCodes[next2];
           if (cc)
             res += cc;
-          else if (next === "\n") {
-            next = source[i2 + 1];
-            while (next === " " || next === "	")
-              next = source[++i2 + 1];
-          } else if (next === "\r" && source[i2 + 1] === "\n") {
-            next = source[++i2 + 1];
-            while (next === " " || next === "	")
-              next = source[++i2 + 1];
-          } else if (next === "x" || next === "u" || next === "U") {
-            const length = next === "x" ? 2 : next === "u" ? 4 : 8;
+          else if (next2 === "\n") {
+            next2 = source[i2 + 1];
+            while (next2 === " " || next2 === "	")
+              next2 = source[++i2 + 1];
+          } else if (next2 === "\r" && source[i2 + 1] === "\n") {
+            next2 = source[++i2 + 1];
+            while (next2 === " " || next2 === "	")
+              next2 = source[++i2 + 1];
+          } else if (next2 === "x" || next2 === "u" || next2 === "U") {
+            const length = next2 === "x" ? 2 : next2 === "u" ? 4 : 8;
             res += parseCharCode(source, i2 + 1, length, onError);
             i2 += length;
           } else {
@@ -39300,10 +39300,10 @@ var require_resolve_flow_scalar = __commonJS({
           }
         } else if (ch === " " || ch === "	") {
           const wsStart = i2;
-          let next = source[i2 + 1];
-          while (next === " " || next === "	")
-            next = source[++i2 + 1];
-          if (next !== "\n" && !(next === "\r" && source[i2 + 2] === "\n"))
+          let next2 = source[i2 + 1];
+          while (next2 === " " || next2 === "	")
+            next2 = source[++i2 + 1];
+          if (next2 !== "\n" && !(next2 === "\r" && source[i2 + 2] === "\n"))
             res += i2 > wsStart ? source.slice(wsStart, i2 + 1) : ch;
         } else {
           res += ch;
@@ -40305,9 +40305,9 @@ var require_lexer = __commonJS({
           this.lineEndPos = null;
         }
         this.atEnd = !incomplete;
-        let next = this.next ?? "stream";
-        while (next && (incomplete || this.hasChars(1)))
-          next = yield* this.parseNext(next);
+        let next2 = this.next ?? "stream";
+        while (next2 && (incomplete || this.hasChars(1)))
+          next2 = yield* this.parseNext(next2);
       }
       atLineEnd() {
         let i2 = this.pos;
@@ -40330,8 +40330,8 @@ var require_lexer = __commonJS({
           while (ch === " ")
             ch = this.buffer[++indent + offset];
           if (ch === "\r") {
-            const next = this.buffer[indent + offset + 1];
-            if (next === "\n" || !next && !this.atEnd)
+            const next2 = this.buffer[indent + offset + 1];
+            if (next2 === "\n" || !next2 && !this.atEnd)
               return offset + indent + 1;
           }
           return ch === "\n" || indent >= this.indentNext || !ch && !this.atEnd ? offset + indent : -1;
@@ -40368,8 +40368,8 @@ var require_lexer = __commonJS({
       peek(n3) {
         return this.buffer.substr(this.pos, n3);
       }
-      *parseNext(next) {
-        switch (next) {
+      *parseNext(next2) {
+        switch (next2) {
           case "stream":
             return yield* this.parseStream();
           case "line-start":
@@ -40558,8 +40558,8 @@ var require_lexer = __commonJS({
             this.flowKey = true;
             return yield* this.parseQuotedScalar();
           case ":": {
-            const next = this.charAt(1);
-            if (this.flowKey || isEmpty(next) || next === ",") {
+            const next2 = this.charAt(1);
+            if (this.flowKey || isEmpty(next2) || next2 === ",") {
               this.flowKey = false;
               yield* this.pushCount(1);
               yield* this.pushSpaces(true);
@@ -40638,10 +40638,10 @@ var require_lexer = __commonJS({
               indent = 0;
               break;
             case "\r": {
-              const next = this.buffer[i3 + 1];
-              if (!next && !this.atEnd)
+              const next2 = this.buffer[i3 + 1];
+              if (!next2 && !this.atEnd)
                 return this.setNext("block-scalar");
-              if (next === "\n")
+              if (next2 === "\n")
                 break;
             }
             // fallthrough
@@ -40703,21 +40703,21 @@ var require_lexer = __commonJS({
         let ch;
         while (ch = this.buffer[++i2]) {
           if (ch === ":") {
-            const next = this.buffer[i2 + 1];
-            if (isEmpty(next) || inFlow && flowIndicatorChars.has(next))
+            const next2 = this.buffer[i2 + 1];
+            if (isEmpty(next2) || inFlow && flowIndicatorChars.has(next2))
               break;
             end = i2;
           } else if (isEmpty(ch)) {
-            let next = this.buffer[i2 + 1];
+            let next2 = this.buffer[i2 + 1];
             if (ch === "\r") {
-              if (next === "\n") {
+              if (next2 === "\n") {
                 i2 += 1;
                 ch = "\n";
-                next = this.buffer[i2 + 1];
+                next2 = this.buffer[i2 + 1];
               } else
                 end = i2;
             }
-            if (next === "#" || inFlow && flowIndicatorChars.has(next))
+            if (next2 === "#" || inFlow && flowIndicatorChars.has(next2))
               break;
             if (ch === "\n") {
               const cs2 = this.continueScalar(i2 + 1);
@@ -42655,7 +42655,7 @@ var require_lib = __commonJS({
     };
     var which3 = async (cmd, opt = {}) => {
       const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
-      const found = [];
+      const found2 = [];
       for (const envPart of pathEnv) {
         const p6 = getPathPart(envPart, cmd);
         for (const ext of pathExt) {
@@ -42665,12 +42665,12 @@ var require_lib = __commonJS({
             if (!opt.all) {
               return withExt;
             }
-            found.push(withExt);
+            found2.push(withExt);
           }
         }
       }
-      if (opt.all && found.length) {
-        return found;
+      if (opt.all && found2.length) {
+        return found2;
       }
       if (opt.nothrow) {
         return null;
@@ -42679,7 +42679,7 @@ var require_lib = __commonJS({
     };
     var whichSync = (cmd, opt = {}) => {
       const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
-      const found = [];
+      const found2 = [];
       for (const pathEnvPart of pathEnv) {
         const p6 = getPathPart(pathEnvPart, cmd);
         for (const ext of pathExt) {
@@ -42689,12 +42689,12 @@ var require_lib = __commonJS({
             if (!opt.all) {
               return withExt;
             }
-            found.push(withExt);
+            found2.push(withExt);
           }
         }
       }
-      if (opt.all && found.length) {
-        return found;
+      if (opt.all && found2.length) {
+        return found2;
       }
       if (opt.nothrow) {
         return null;
@@ -42774,7 +42774,7 @@ var init_run_journal = __esm({
 // node_modules/graceful-fs/polyfills.js
 var require_polyfills = __commonJS({
   "node_modules/graceful-fs/polyfills.js"(exports, module2) {
-    var constants5 = __require("constants");
+    var constants6 = __require("constants");
     var origCwd = process.cwd;
     var cwd = null;
     var platform2 = process.env.GRACEFUL_FS_PLATFORM || process.platform;
@@ -42798,7 +42798,7 @@ var require_polyfills = __commonJS({
     var chdir;
     module2.exports = patch;
     function patch(fs6) {
-      if (constants5.hasOwnProperty("O_SYMLINK") && process.version.match(/^v0\.6\.[0-2]|^v0\.5\./)) {
+      if (constants6.hasOwnProperty("O_SYMLINK") && process.version.match(/^v0\.6\.[0-2]|^v0\.5\./)) {
         patchLchmod(fs6);
       }
       if (!fs6.lutimes) {
@@ -42900,7 +42900,7 @@ var require_polyfills = __commonJS({
         fs7.lchmod = function(path24, mode, callback) {
           fs7.open(
             path24,
-            constants5.O_WRONLY | constants5.O_SYMLINK,
+            constants6.O_WRONLY | constants6.O_SYMLINK,
             mode,
             function(err2, fd) {
               if (err2) {
@@ -42916,7 +42916,7 @@ var require_polyfills = __commonJS({
           );
         };
         fs7.lchmodSync = function(path24, mode) {
-          var fd = fs7.openSync(path24, constants5.O_WRONLY | constants5.O_SYMLINK, mode);
+          var fd = fs7.openSync(path24, constants6.O_WRONLY | constants6.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -42936,9 +42936,9 @@ var require_polyfills = __commonJS({
         };
       }
       function patchLutimes(fs7) {
-        if (constants5.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
+        if (constants6.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
           fs7.lutimes = function(path24, at4, mt3, cb) {
-            fs7.open(path24, constants5.O_SYMLINK, function(er2, fd) {
+            fs7.open(path24, constants6.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -42951,7 +42951,7 @@ var require_polyfills = __commonJS({
             });
           };
           fs7.lutimesSync = function(path24, at4, mt3) {
-            var fd = fs7.openSync(path24, constants5.O_SYMLINK);
+            var fd = fs7.openSync(path24, constants6.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -43263,8 +43263,8 @@ var require_graceful_fs = __commonJS({
       fs7.createReadStream = createReadStream4;
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
-      fs7.readFile = readFile15;
-      function readFile15(path24, options, cb) {
+      fs7.readFile = readFile16;
+      function readFile16(path24, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
         return go$readFile(path24, options, cb);
@@ -43440,7 +43440,7 @@ var require_graceful_fs = __commonJS({
       }
       function ReadStream$open() {
         var that = this;
-        open6(that.path, that.flags, that.mode, function(err2, fd) {
+        open7(that.path, that.flags, that.mode, function(err2, fd) {
           if (err2) {
             if (that.autoClose)
               that.destroy();
@@ -43460,7 +43460,7 @@ var require_graceful_fs = __commonJS({
       }
       function WriteStream$open() {
         var that = this;
-        open6(that.path, that.flags, that.mode, function(err2, fd) {
+        open7(that.path, that.flags, that.mode, function(err2, fd) {
           if (err2) {
             that.destroy();
             that.emit("error", err2);
@@ -43477,8 +43477,8 @@ var require_graceful_fs = __commonJS({
         return new fs7.WriteStream(path24, options);
       }
       var fs$open = fs7.open;
-      fs7.open = open6;
-      function open6(path24, flags2, mode, cb) {
+      fs7.open = open7;
+      function open7(path24, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
         return go$open(path24, flags2, mode, cb);
@@ -43976,11 +43976,11 @@ var require_mtime_precision = __commonJS({
     function probe(file2, fs6, callback) {
       const cachedPrecision = fs6[cacheSymbol];
       if (cachedPrecision) {
-        return fs6.stat(file2, (err2, stat9) => {
+        return fs6.stat(file2, (err2, stat10) => {
           if (err2) {
             return callback(err2);
           }
-          callback(null, stat9.mtime, cachedPrecision);
+          callback(null, stat10.mtime, cachedPrecision);
         });
       }
       const mtime = new Date(Math.ceil(Date.now() / 1e3) * 1e3 + 5);
@@ -43988,13 +43988,13 @@ var require_mtime_precision = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        fs6.stat(file2, (err3, stat9) => {
+        fs6.stat(file2, (err3, stat10) => {
           if (err3) {
             return callback(err3);
           }
-          const precision = stat9.mtime.getTime() % 1e3 === 0 ? "s" : "ms";
+          const precision = stat10.mtime.getTime() % 1e3 === 0 ? "s" : "ms";
           Object.defineProperty(fs6, cacheSymbol, { value: precision });
-          callback(null, stat9.mtime, precision);
+          callback(null, stat10.mtime, precision);
         });
       });
     }
@@ -44048,14 +44048,14 @@ var require_lockfile = __commonJS({
         if (options.stale <= 0) {
           return callback(Object.assign(new Error("Lock file is already being held"), { code: "ELOCKED", file: file2 }));
         }
-        options.fs.stat(lockfilePath, (err3, stat9) => {
+        options.fs.stat(lockfilePath, (err3, stat10) => {
           if (err3) {
             if (err3.code === "ENOENT") {
               return acquireLock(file2, { ...options, stale: 0 }, callback);
             }
             return callback(err3);
           }
-          if (!isLockStale(stat9, options)) {
+          if (!isLockStale(stat10, options)) {
             return callback(Object.assign(new Error("Lock file is already being held"), { code: "ELOCKED", file: file2 }));
           }
           removeLock(file2, options, (err4) => {
@@ -44067,8 +44067,8 @@ var require_lockfile = __commonJS({
         });
       });
     }
-    function isLockStale(stat9, options) {
-      return stat9.mtime.getTime() < Date.now() - options.stale;
+    function isLockStale(stat10, options) {
+      return stat10.mtime.getTime() < Date.now() - options.stale;
     }
     function removeLock(file2, options, callback) {
       options.fs.rmdir(getLockFile(file2, options), (err2) => {
@@ -44086,7 +44086,7 @@ var require_lockfile = __commonJS({
       lock3.updateDelay = lock3.updateDelay || options.update;
       lock3.updateTimeout = setTimeout(() => {
         lock3.updateTimeout = null;
-        options.fs.stat(lock3.lockfilePath, (err2, stat9) => {
+        options.fs.stat(lock3.lockfilePath, (err2, stat10) => {
           const isOverThreshold = lock3.lastUpdate + options.stale < Date.now();
           if (err2) {
             if (err2.code === "ENOENT" || isOverThreshold) {
@@ -44095,7 +44095,7 @@ var require_lockfile = __commonJS({
             lock3.updateDelay = 1e3;
             return updateLock(file2, options);
           }
-          const isMtimeOurs = lock3.mtime.getTime() === stat9.mtime.getTime();
+          const isMtimeOurs = lock3.mtime.getTime() === stat10.mtime.getTime();
           if (!isMtimeOurs) {
             return setLockAsCompromised(
               file2,
@@ -44220,11 +44220,11 @@ var require_lockfile = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        options.fs.stat(getLockFile(file3, options), (err3, stat9) => {
+        options.fs.stat(getLockFile(file3, options), (err3, stat10) => {
           if (err3) {
             return err3.code === "ENOENT" ? callback(null, false) : callback(err3);
           }
-          return callback(null, !isLockStale(stat9, options));
+          return callback(null, !isLockStale(stat10, options));
         });
       });
     }
@@ -44270,12 +44270,12 @@ var require_adapter = __commonJS({
       return newFs;
     }
     function toPromise(method) {
-      return (...args2) => new Promise((resolve6, reject) => {
+      return (...args2) => new Promise((resolve7, reject) => {
         args2.push((err2, result) => {
           if (err2) {
             reject(err2);
           } else {
-            resolve6(result);
+            resolve7(result);
           }
         });
         method(...args2);
@@ -44348,12 +44348,180 @@ var require_proper_lockfile = __commonJS({
   }
 });
 
+// host/find-flock.ts
+import { execFile as execFile3 } from "node:child_process";
+function findFlock() {
+  found ??= firstUtilLinuxFlock();
+  return found;
+}
+async function firstUtilLinuxFlock() {
+  for (const candidate of FLOCK_PATHS) {
+    const version3 = await new Promise((resolve7) => {
+      execFile3(
+        candidate,
+        ["--version"],
+        { timeout: 1e4 },
+        (error47, stdout) => resolve7(error47 ? "" : stdout)
+      );
+    });
+    if (version3.includes("util-linux")) return candidate;
+  }
+  return null;
+}
+var FLOCK_PATHS, found;
+var init_find_flock = __esm({
+  "host/find-flock.ts"() {
+    "use strict";
+    FLOCK_PATHS = ["/usr/bin/flock", "/bin/flock"];
+  }
+});
+
+// host/pid-file-held-error.ts
+var PidFileHeldError;
+var init_pid_file_held_error = __esm({
+  "host/pid-file-held-error.ts"() {
+    "use strict";
+    PidFileHeldError = class extends Error {
+      constructor(file2, holderPid) {
+        super(
+          `${file2} is locked by ${holderPid === null ? "a process that has not written its pid yet" : `pid ${holderPid}`}`
+        );
+        this.file = file2;
+        this.holderPid = holderPid;
+        this.name = "PidFileHeldError";
+      }
+      file;
+      holderPid;
+    };
+  }
+});
+
+// host/lock-pid-file.ts
+import { spawn as spawn4 } from "node:child_process";
+import { constants as constants5 } from "node:fs";
+import { open as open6, readFile as readFile10 } from "node:fs/promises";
+async function lockPidFile(file2, options) {
+  const handle2 = await open6(file2, constants5.O_RDWR | constants5.O_CREAT, 384);
+  try {
+    const { status, stderr } = await runFlock(options.flock, handle2, options.waitMs);
+    if (status === HELD_EXIT_CODE) {
+      throw new PidFileHeldError(file2, holderPidOf(await readFile10(file2, "utf8").catch(() => "")));
+    }
+    if (status !== 0) {
+      throw new Error(
+        `Cannot lock ${file2}: ${options.flock} exited with ${String(status)}${stderr ? ` (${stderr})` : ""}`
+      );
+    }
+    const leftBehind = await handle2.readFile("utf8");
+    const rewrite = async (text2) => {
+      const bytes = Buffer.from(text2);
+      await handle2.write(bytes, 0, bytes.length, 0);
+      await handle2.truncate(bytes.length);
+    };
+    await rewrite(`${process.pid}
+`);
+    return {
+      leftBehind,
+      record: (lines) => rewrite(`${process.pid}
+${lines}`),
+      async release() {
+        await handle2.truncate(0).catch(() => void 0);
+        await handle2.close();
+      }
+    };
+  } catch (error47) {
+    await handle2.close();
+    throw error47;
+  }
+}
+function runFlock(flock, handle2, waitMs) {
+  const wait = waitMs > 0 ? ["--wait", (waitMs / 1e3).toFixed(3)] : ["--nonblock"];
+  return new Promise((resolve7, reject) => {
+    const child2 = spawn4(
+      flock,
+      ["--exclusive", ...wait, "--conflict-exit-code", String(HELD_EXIT_CODE), "3"],
+      { stdio: ["ignore", "ignore", "pipe", handle2.fd] }
+    );
+    let stderr = "";
+    child2.stderr?.on("data", (chunk) => stderr += chunk.toString());
+    child2.on("error", reject);
+    child2.on("close", (status) => resolve7({ status, stderr: stderr.trim() }));
+  });
+}
+function holderPidOf(text2) {
+  const first = text2.split("\n", 1)[0]?.trim() ?? "";
+  return /^\d+$/.test(first) ? Number(first) : null;
+}
+var HELD_EXIT_CODE;
+var init_lock_pid_file = __esm({
+  "host/lock-pid-file.ts"() {
+    "use strict";
+    init_pid_file_held_error();
+    HELD_EXIT_CODE = 75;
+  }
+});
+
 // store/db/lock-directory.ts
-async function lockDirectory(dir, waitMs) {
+import { rmdir as rmdir2, stat as stat9 } from "node:fs/promises";
+import { resolve as resolve2 } from "node:path";
+async function lockDirectory(dir, waitMs, options = {}) {
+  const flock = options.flock === void 0 ? await findFlock() : options.flock;
+  if (flock === null) return lockWithLockfile(dir, waitMs, null);
+  const deadline = Date.now() + waitMs;
+  const held = await lockPidFile(`${resolve2(dir)}.lock-holder`, { flock, waitMs }).catch((error47) => {
+    if (!(error47 instanceof PidFileHeldError)) throw error47;
+    throw inUse(dir, error47.holderPid === null ? "pid unknown" : `pid ${error47.holderPid}`, error47);
+  });
+  const unlock = await takeLockfile(dir, held, Math.max(0, deadline - Date.now())).catch(
+    async (error47) => {
+      await held.release();
+      throw error47;
+    }
+  );
+  return async () => {
+    try {
+      await unlock();
+    } finally {
+      await held.release();
+    }
+  };
+}
+async function takeLockfile(dir, held, waitMs) {
+  const lockfile = `${resolve2(dir)}.lock`;
+  await removeLockfileLeftBehind(lockfile, held.leftBehind);
+  const unlock = await lockWithLockfile(
+    dir,
+    waitMs,
+    "pid unknown: an older fluksio, or one stopped less than 30 s ago"
+  );
+  try {
+    const made = await stat9(lockfile, { bigint: true });
+    if (made.birthtimeNs > 0n) await held.record(`${LOCKFILE_RECORD} ${made.ino} ${made.birthtimeNs}
+`);
+  } catch (error47) {
+    await unlock();
+    throw error47;
+  }
+  return unlock;
+}
+async function removeLockfileLeftBehind(lockfile, leftBehind) {
+  const recorded = leftBehind.split("\n").map((line2) => line2.split(" ")).find((words) => words[0] === LOCKFILE_RECORD && words.length === 3);
+  if (!recorded) return;
+  const found2 = await stat9(lockfile, { bigint: true }).catch((error47) => {
+    if (error47.code === "ENOENT") return null;
+    throw error47;
+  });
+  if (!found2 || String(found2.ino) !== recorded[1] || String(found2.birthtimeNs) !== recorded[2]) return;
+  if (Date.now() - Number(found2.mtimeMs) >= STALE_MS - TAKEOVER_MARGIN_MS) return;
+  await rmdir2(lockfile).catch((error47) => {
+    if (error47.code !== "ENOENT") throw error47;
+  });
+}
+async function lockWithLockfile(dir, waitMs, holder) {
   try {
     return await (0, import_proper_lockfile.lock)(dir, {
       realpath: false,
-      stale: 3e4,
+      stale: STALE_MS,
       update: 5e3,
       retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
       // Compromised means another process judged us dead and took the directory; there is
@@ -44362,17 +44530,26 @@ async function lockDirectory(dir, waitMs) {
       }
     });
   } catch (error47) {
-    throw new Error(
-      `The local store ${dir} is in use by another fluksio process; wait for it to finish and try again`,
-      { cause: error47 }
-    );
+    throw inUse(dir, holder, error47);
   }
 }
-var import_proper_lockfile;
+function inUse(dir, holder, cause) {
+  return new Error(
+    `The local store ${dir} is in use by another fluksio process${holder ? ` (${holder})` : ""}; wait for it to finish and try again`,
+    { cause }
+  );
+}
+var import_proper_lockfile, STALE_MS, TAKEOVER_MARGIN_MS, LOCKFILE_RECORD;
 var init_lock_directory = __esm({
   "store/db/lock-directory.ts"() {
     "use strict";
     import_proper_lockfile = __toESM(require_proper_lockfile(), 1);
+    init_find_flock();
+    init_lock_pid_file();
+    init_pid_file_held_error();
+    STALE_MS = 3e4;
+    TAKEOVER_MARGIN_MS = 5e3;
+    LOCKFILE_RECORD = "lockfile";
   }
 });
 
@@ -44457,13 +44634,13 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir13, readdir as readdir8, readFile as readFile10, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
+import { mkdir as mkdir13, readdir as readdir8, readFile as readFile11, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
 import { dirname as dirname5, join as join13 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
 async function readJson3(path24) {
-  const text2 = await readFile10(path24, "utf8").catch(() => null);
+  const text2 = await readFile11(path24, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -44508,15 +44685,15 @@ var init_local_index = __esm({
       candidateUpdates = pLimit(1);
       /** The entry of `key` with its points, or null. */
       cacheEntry(key) {
-        let found = this.read.get(key);
-        if (!found) {
-          found = readJson3(this.cachePath(key)).then((json3) => {
+        let found2 = this.read.get(key);
+        if (!found2) {
+          found2 = readJson3(this.cachePath(key)).then((json3) => {
             const parsed = IndexedCacheEntry.safeParse(json3, ONE_SHOT_PARSE);
             return parsed.success && parsed.data.entry.key === key ? parsed.data : null;
           });
-          this.read.set(key, found);
+          this.read.set(key, found2);
         }
-        return found;
+        return found2;
       }
       /** The stage's key inputs in the newest run of the pipeline that recorded them, or null. */
       async previousStage(pipelinePath, stage) {
@@ -53133,18 +53310,18 @@ async function journalOfRun({
       tx.select().from(annotations).where(eq(annotations.runId, runId)).orderBy(asc(annotations.id))
     ]);
     const events2 = [];
-    const next = () => events2.length;
+    const next2 = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
-    if (points.length > 0) events2.push({ type: "metric.points", points, seq: next() });
+    if (points.length > 0) events2.push({ type: "metric.points", points, seq: next2() });
     for (const { stage, path: path24, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
         annotation: { stage, path: path24, line: line2, level, message, title },
-        seq: next()
+        seq: next2()
       });
     }
     for (const row of stageRows)
-      events2.push({ type: "stage.finished", stage: toStageRecord(row), seq: next() });
+      events2.push({ type: "stage.finished", stage: toStageRecord(row), seq: next2() });
     const records = [
       { type: "run.created", run: JSON.parse(JSON.stringify(run4)) }
     ];
@@ -63017,14 +63194,14 @@ var init_migrate_database = __esm({
 
 // store/db/migrations-digest.ts
 import { createHash as createHash9 } from "node:crypto";
-import { readdir as readdir9, readFile as readFile11 } from "node:fs/promises";
+import { readdir as readdir9, readFile as readFile12 } from "node:fs/promises";
 import { join as join17 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
   const files = (await readdir9(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
   const hash2 = createHash9("sha256");
   for (const file2 of files)
-    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile11(file2));
+    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile12(file2));
   return hash2.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -63037,7 +63214,7 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir14, readFile as readFile12, rename as rename9, rm as rm13, writeFile as writeFile12 } from "node:fs/promises";
+import { cp, mkdir as mkdir14, readFile as readFile13, rename as rename9, rm as rm13, writeFile as writeFile12 } from "node:fs/promises";
 import { join as join18 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
@@ -63101,7 +63278,7 @@ async function migrated(client, release, onDisk) {
   const db = drizzle({ client, schema: tables_exports });
   try {
     const marker = onDisk ? join18(onDisk.dataDir, MIGRATED_MARKER) : null;
-    const current = marker ? await readFile12(marker, "utf8").catch(() => null) : null;
+    const current = marker ? await readFile13(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
       if (marker && onDisk) await writeFile12(marker, onDisk.digest);
@@ -63226,9 +63403,9 @@ var init_local_journal_record = __esm({
 });
 
 // local/read-run-journal.ts
-import { readFile as readFile13 } from "node:fs/promises";
+import { readFile as readFile14 } from "node:fs/promises";
 async function readRunJournal(file2) {
-  const text2 = await readFile13(file2, "utf8");
+  const text2 = await readFile14(file2, "utf8");
   const lines = text2.split("\n");
   const torn = lines.pop() !== "";
   const records = [];
@@ -64890,9 +65067,9 @@ var require_layout_manager = __commonJS({
     var Cell = require_cell();
     var { ColSpanCell, RowSpanCell } = Cell;
     (function() {
-      function next(alloc, col) {
+      function next2(alloc, col) {
         if (alloc[col] > 0) {
-          return next(alloc, col + 1);
+          return next2(alloc, col + 1);
         }
         return col;
       }
@@ -64902,7 +65079,7 @@ var require_layout_manager = __commonJS({
           let col = 0;
           row.forEach(function(cell) {
             cell.y = rowIndex;
-            cell.x = rowIndex ? next(alloc, col) : col;
+            cell.x = rowIndex ? next2(alloc, col) : col;
             const rowSpan = cell.rowSpan || 1;
             const colSpan = cell.colSpan || 1;
             if (rowSpan > 1) {
@@ -66688,18 +66865,18 @@ var require_source = __commonJS({
         }
       }
     });
-    var createStyler = (open6, close, parent) => {
+    var createStyler = (open7, close, parent) => {
       let openAll;
       let closeAll;
       if (parent === void 0) {
-        openAll = open6;
+        openAll = open7;
         closeAll = close;
       } else {
-        openAll = parent.openAll + open6;
+        openAll = parent.openAll + open7;
         closeAll = close + parent.closeAll;
       }
       return {
-        open: open6,
+        open: open7,
         close,
         openAll,
         closeAll,
@@ -67430,12 +67607,12 @@ var require_src2 = __commonJS({
     function check2(path24, isFile, isDirectory3) {
       log(`checking %s`, path24);
       try {
-        const stat9 = fs_1.statSync(path24);
-        if (stat9.isFile() && isFile) {
+        const stat10 = fs_1.statSync(path24);
+        if (stat10.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
         }
-        if (stat9.isDirectory() && isDirectory3) {
+        if (stat10.isDirectory() && isDirectory3) {
           log(`[OK] path represents a directory`);
           return true;
         }
@@ -67735,11 +67912,11 @@ var tunnel = __toESM(require_tunnel2(), 1);
 var import_undici = __toESM(require_undici(), 1);
 var __awaiter = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -67755,7 +67932,7 @@ var __awaiter = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -67828,26 +68005,26 @@ var HttpClientResponse = class {
   }
   readBody() {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve6) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve7) => __awaiter(this, void 0, void 0, function* () {
         let output = Buffer.alloc(0);
         this.message.on("data", (chunk) => {
           output = Buffer.concat([output, chunk]);
         });
         this.message.on("end", () => {
-          resolve6(output.toString());
+          resolve7(output.toString());
         });
       }));
     });
   }
   readBodyBuffer() {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve6) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve7) => __awaiter(this, void 0, void 0, function* () {
         const chunks = [];
         this.message.on("data", (chunk) => {
           chunks.push(chunk);
         });
         this.message.on("end", () => {
-          resolve6(Buffer.concat(chunks));
+          resolve7(Buffer.concat(chunks));
         });
       }));
     });
@@ -68050,14 +68227,14 @@ var HttpClient = class {
    */
   requestRaw(info3, data) {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve6, reject) => {
+      return new Promise((resolve7, reject) => {
         function callbackForResult(err2, res) {
           if (err2) {
             reject(err2);
           } else if (!res) {
             reject(new Error("Unknown error"));
           } else {
-            resolve6(res);
+            resolve7(res);
           }
         }
         this.requestRawWithCallback(info3, data, callbackForResult);
@@ -68301,12 +68478,12 @@ var HttpClient = class {
     return __awaiter(this, void 0, void 0, function* () {
       retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
       const ms2 = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-      return new Promise((resolve6) => setTimeout(() => resolve6(), ms2));
+      return new Promise((resolve7) => setTimeout(() => resolve7(), ms2));
     });
   }
   _processResponse(res, options) {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve6, reject) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve7, reject) => __awaiter(this, void 0, void 0, function* () {
         const statusCode = res.message.statusCode || 0;
         const response = {
           statusCode,
@@ -68314,7 +68491,7 @@ var HttpClient = class {
           headers: {}
         };
         if (statusCode === HttpCodes.NotFound) {
-          resolve6(response);
+          resolve7(response);
         }
         function dateTimeDeserializer(key, value) {
           if (typeof value === "string") {
@@ -68353,7 +68530,7 @@ var HttpClient = class {
           err2.result = response.result;
           reject(err2);
         } else {
-          resolve6(response);
+          resolve7(response);
         }
       }));
     });
@@ -68364,11 +68541,11 @@ var lowercaseKeys = (obj) => Object.keys(obj).reduce((c6, k5) => (c6[k5.toLowerC
 // node_modules/@actions/http-client/lib/auth.js
 var __awaiter2 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -68384,7 +68561,7 @@ var __awaiter2 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -68415,11 +68592,11 @@ var BearerCredentialHandler = class {
 // node_modules/@actions/core/lib/oidc-utils.js
 var __awaiter3 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -68435,7 +68612,7 @@ var __awaiter3 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -68504,11 +68681,11 @@ import { EOL as EOL3 } from "os";
 import { constants, promises } from "fs";
 var __awaiter4 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -68524,7 +68701,7 @@ var __awaiter4 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -68826,11 +69003,11 @@ import * as fs3 from "fs";
 import * as path2 from "path";
 var __awaiter5 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -68846,7 +69023,7 @@ var __awaiter5 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -68950,11 +69127,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter6 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -68970,7 +69147,7 @@ var __awaiter6 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -69044,11 +69221,11 @@ function findInPath(tool) {
 import { setTimeout as setTimeout2 } from "timers";
 var __awaiter7 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -69064,7 +69241,7 @@ var __awaiter7 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -69283,7 +69460,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path4.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve6, reject) => __awaiter7(this, void 0, void 0, function* () {
+      return new Promise((resolve7, reject) => __awaiter7(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg2 of this.args) {
@@ -69366,7 +69543,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error47) {
             reject(error47);
           } else {
-            resolve6(exitCode);
+            resolve7(exitCode);
           }
         });
         if (this.options.input) {
@@ -69489,11 +69666,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter8 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -69509,7 +69686,7 @@ var __awaiter8 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -69562,11 +69739,11 @@ function getExecOutput(commandLine, args2, options) {
 // node_modules/@actions/core/lib/platform.js
 var __awaiter9 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -69582,7 +69759,7 @@ var __awaiter9 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -69641,11 +69818,11 @@ function getDetails() {
 // node_modules/@actions/core/lib/core.js
 var __awaiter10 = function(thisArg, _arguments, P8, generator) {
   function adopt(value) {
-    return value instanceof P8 ? value : new P8(function(resolve6) {
-      resolve6(value);
+    return value instanceof P8 ? value : new P8(function(resolve7) {
+      resolve7(value);
     });
   }
-  return new (P8 || (P8 = Promise))(function(resolve6, reject) {
+  return new (P8 || (P8 = Promise))(function(resolve7, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -69661,7 +69838,7 @@ var __awaiter10 = function(thisArg, _arguments, P8, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve6(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -69803,7 +69980,7 @@ function tokenizeAssignmentText(text2) {
   let token = null;
   let start2 = 0;
   let index2 = 0;
-  const open6 = () => {
+  const open7 = () => {
     if (token === null) {
       token = { written: "", segments: [] };
       start2 = index2;
@@ -69815,7 +69992,7 @@ function tokenizeAssignmentText(text2) {
     token = null;
   };
   const append = (char2, quoted) => {
-    const { segments } = open6();
+    const { segments } = open7();
     const last = segments.at(-1);
     if (last && last.quoted === quoted) last.text += char2;
     else segments.push({ text: char2, quoted });
@@ -69832,7 +70009,7 @@ function tokenizeAssignmentText(text2) {
         return { tokens: [], problems: [{ path: "", message }] };
       }
       const body2 = text2.slice(index2 + 1, end);
-      open6().segments.push({ text: char2 === '"' ? body2.replace(/\\(["\\])/g, "$1") : body2, quoted: true });
+      open7().segments.push({ text: char2 === '"' ? body2.replace(/\\(["\\])/g, "$1") : body2, quoted: true });
       index2 = end + 1;
     } else if (char2 === "\\" && text2[index2 + 1] === ",") {
       append(",", true);
@@ -69899,9 +70076,9 @@ function assignmentOf(segments) {
   }
   return { assignment: { key, values } };
 }
-function findClosingQuote(text2, open6) {
-  const quote = text2[open6];
-  for (let index2 = open6 + 1; index2 < text2.length; index2 += 1) {
+function findClosingQuote(text2, open7) {
+  const quote = text2[open7];
+  for (let index2 = open7 + 1; index2 < text2.length; index2 += 1) {
     if (quote === '"' && text2[index2] === "\\") index2 += 1;
     else if (text2[index2] === quote) return index2;
   }
@@ -70038,6 +70215,9 @@ function isHttpUrl(text2) {
   }
 }
 
+// core/new-id.ts
+import { randomFillSync } from "node:crypto";
+
 // node_modules/ulid/dist/node/index.js
 import crypto3 from "node:crypto";
 var ENCODING = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -70131,6 +70311,21 @@ function ulid3(seedTime, prng) {
   const currentPRNG = prng || detectPRNG();
   const seed = !seedTime || isNaN(seedTime) ? Date.now() : seedTime;
   return encodeTime(seed, TIME_LEN) + encodeRandom(RANDOM_LEN, currentPRNG);
+}
+
+// core/new-id.ts
+var POOL_BYTES = 4096;
+var pool = Buffer.allocUnsafe(POOL_BYTES);
+var next = POOL_BYTES;
+function pooledRandom() {
+  if (next === POOL_BYTES) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  return pool[next++] / 256;
+}
+function newId(seedTime = Date.now()) {
+  return ulid3(seedTime, pooledRandom);
 }
 
 // runner/keys/code-index.ts
@@ -70324,8 +70519,8 @@ var StatCache = class {
     if (paths[this.cursor] === repoPath) return this.cursor++;
     if (this.cursor > 0 && paths[this.cursor - 1] === repoPath) return this.cursor - 1;
     const previous = this.cursor > 0 ? paths[this.cursor - 1] : void 0;
-    const next = paths[this.cursor];
-    if ((previous === void 0 || previous < repoPath) && (next === void 0 || repoPath < next)) {
+    const next2 = paths[this.cursor];
+    if ((previous === void 0 || previous < repoPath) && (next2 === void 0 || repoPath < next2)) {
       return void 0;
     }
     if (this.byPath === null) {
@@ -70608,9 +70803,9 @@ import path8 from "node:path";
 // runner/workspace/git-output.ts
 import { execFile } from "node:child_process";
 function gitOutput(cwd, args2) {
-  return new Promise((resolve6, reject) => {
+  return new Promise((resolve7, reject) => {
     execFile("git", args2, { cwd, maxBuffer: Infinity, encoding: "utf8" }, (error47, stdout, stderr) => {
-      if (error47 === null) resolve6(stdout);
+      if (error47 === null) resolve7(stdout);
       else
         reject(
           new Error(`git ${args2[0]} failed in ${cwd}: ${stderr.trim() || error47.message}`, { cause: error47 })
@@ -70752,7 +70947,7 @@ wait $listed || exit $?
 wait
 exit $code`;
 function runListing(root) {
-  return new Promise((resolve6, reject) => {
+  return new Promise((resolve7, reject) => {
     const child2 = spawn2("/bin/sh", ["-c", LISTING_SCRIPT], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "pipe"]
@@ -70768,7 +70963,7 @@ function runListing(root) {
       const [listed, stderr, head, ignored, config2] = outputs.map(
         (chunks) => Buffer.concat(chunks).toString("utf8")
       );
-      if (code === 0 || code === 1 && stderr === "") resolve6({ listed, head, ignored, config: config2 });
+      if (code === 0 || code === 1 && stderr === "") resolve7({ listed, head, ignored, config: config2 });
       else reject(new Error(`git failed in ${root}: ${stderr.trim() || `exit code ${code}`}`));
     });
   });
@@ -70981,7 +71176,7 @@ async function checkKnownFiles(root, cache) {
   for (let entry = 0; entry < paths.length; entry += 1) {
     const stats = lstatOrNull(`${root}/${paths[entry]}`);
     if (stats !== null) cache.lookupEntry(entry, stats);
-    if (entry % LSTAT_CHUNK === LSTAT_CHUNK - 1) await new Promise((resolve6) => setImmediate(resolve6));
+    if (entry % LSTAT_CHUNK === LSTAT_CHUNK - 1) await new Promise((resolve7) => setImmediate(resolve7));
   }
 }
 async function indexWorkTree(scan) {
@@ -71540,9 +71735,9 @@ function place(tree, name2, value) {
   const parts = name2.split(".");
   let node = tree;
   for (const part of parts.slice(0, -1)) {
-    const next = node[part];
-    if (next === void 0) node[part] = {};
-    else if (typeof next !== "object" || next === null) {
+    const next2 = node[part];
+    if (next2 === void 0) node[part] = {};
+    else if (typeof next2 !== "object" || next2 === null) {
       tree[name2] = value;
       return;
     }
@@ -71857,7 +72052,7 @@ function rerunReasons(current, previousStage, context) {
   return [`same inputs as in run ${previousStage.runId}, whose result is not in the cache`];
 }
 function interpreterChange(word, before, after) {
-  const where = (found) => found?.path ?? "not found on PATH";
+  const where = (found2) => found2?.path ?? "not found on PATH";
   if (before === void 0) return `now starts ${word} (${where(after)})`;
   if (after === void 0) return `no longer starts ${word}`;
   if (before?.path !== after?.path) return `${word} is now ${where(after)} (was ${where(before)})`;
@@ -73738,12 +73933,12 @@ function findRecords(value, fields) {
   if (value === null || typeof value !== "object") {
     throw new PlotTableError(`expected a list of records or an object holding one, found ${describe2(value)}`);
   }
-  const found = firstRecordList(value, fields);
-  if (found === null) {
+  const found2 = firstRecordList(value, fields);
+  if (found2 === null) {
     const wanted = fields.length > 0 ? ` whose records have ${fields.map((field) => `"${field}"`).join(", ")}` : "";
     throw new PlotTableError(`holds no list of records${wanted}`);
   }
-  return found;
+  return found2;
 }
 function firstRecordList(object2, fields) {
   for (const value of Object.values(object2)) {
@@ -74077,7 +74272,7 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   let release = () => {
   };
   const previous = lock2.tail;
-  lock2.tail = new Promise((resolve6) => release = resolve6);
+  lock2.tail = new Promise((resolve7) => release = resolve7);
   await previous;
   const journal = new ParamsFileJournal(workspace.pipelineDir);
   const held = [];
@@ -74231,13 +74426,13 @@ var ReadSetProbe = class {
    * the first difference unless `all`.
    */
   async changes(readSet, all = false) {
-    const found = [];
+    const found2 = [];
     for (const [file2, digest] of Object.entries(readSet.files)) {
       const now = await this.fileDigest(file2);
       if (now === digest) continue;
       const what = digest === null ? "appeared" : now === null ? "was removed" : "changed";
-      found.push(`${this.show(file2)} ${what}`);
-      if (!all) return found;
+      found2.push(`${this.show(file2)} ${what}`);
+      if (!all) return found2;
     }
     for (const [kind, dirs] of [
       ["entries", readSet.dirs],
@@ -74246,13 +74441,13 @@ var ReadSetProbe = class {
       for (const [dir, digest] of Object.entries(dirs)) {
         if (await this.dirDigest(dir, kind === "modules") === digest) continue;
         const shown = this.show(dir);
-        found.push(
+        found2.push(
           `${kind} added to or removed from ${shown === "." ? "the pipeline's folder" : `${shown}/`}`
         );
-        if (!all) return found;
+        if (!all) return found2;
       }
     }
-    return found;
+    return found2;
   }
   /** A repository-relative path as the user sees it. */
   show(repoPath) {
@@ -74540,7 +74735,7 @@ function placeholderContexts(cmd) {
   for (const match of cmd.matchAll(PLACEHOLDER)) {
     starts.set(match.index, { name: match[1] ?? "", end: match.index + match[0].length });
   }
-  const found = [];
+  const found2 = [];
   const stack = ["top"];
   const depths = [0];
   let lost = null;
@@ -74549,7 +74744,7 @@ function placeholderContexts(cmd) {
   const record2 = (at4, context) => {
     const placeholder = starts.get(at4);
     if (!placeholder) return false;
-    found.push({ name: placeholder.name, start: at4, end: placeholder.end, context });
+    found2.push({ name: placeholder.name, start: at4, end: placeholder.end, context });
     return true;
   };
   const push = (frame) => {
@@ -74565,7 +74760,7 @@ function placeholderContexts(cmd) {
   while (i2 < cmd.length) {
     const frame = stack[stack.length - 1];
     const char2 = cmd[i2];
-    const next = cmd[i2 + 1];
+    const next2 = cmd[i2 + 1];
     const placeholder = starts.get(i2);
     if (placeholder) {
       const outer = stack.find((each) => each !== "top" && each !== "sq" && each !== "dq") ?? frame;
@@ -74610,14 +74805,14 @@ function placeholderContexts(cmd) {
       continue;
     }
     if (char2 === "$") {
-      if (next === "(" && cmd[i2 + 2] === "(") {
+      if (next2 === "(" && cmd[i2 + 2] === "(") {
         push("arith");
         i2 += 3;
-      } else if (next === "(") {
+      } else if (next2 === "(") {
         push("cmdsub");
         i2 += 2;
         wordStart = true;
-      } else if (next === "'" && frame !== "dq") {
+      } else if (next2 === "'" && frame !== "dq") {
         push("ansi");
         i2 += 2;
       } else {
@@ -74639,13 +74834,13 @@ function placeholderContexts(cmd) {
     else if (char2 === ")") {
       const depth = (depths.at(-1) ?? 0) - 1;
       if (depth >= 0) depths[depths.length - 1] = depth;
-      else if (frame === "arith" && next === ")") {
+      else if (frame === "arith" && next2 === ")") {
         pop();
         i2 += 2;
         continue;
       } else if (frame === "cmdsub" || frame === "arith") pop();
       else lost ??= 'a part of the command after an unbalanced ")"';
-    } else if (char2 === "<" && next === "<" && cmd[i2 + 2] !== "<") heredocPending = true;
+    } else if (char2 === "<" && next2 === "<" && cmd[i2 + 2] !== "<") heredocPending = true;
     else if (char2 === "\n" && heredocPending) lost ??= "a here-document";
     else if (frame === "cmdsub" && wordStart && /^case\b/.test(cmd.slice(i2))) {
       lost ??= "a part of the command after a case inside $(\u2026)";
@@ -74653,12 +74848,12 @@ function placeholderContexts(cmd) {
     wordStart = /[\s;&|()<>]/.test(char2) && stack.at(-1) !== "sq" && stack.at(-1) !== "dq";
     i2 += 1;
   }
-  const seen = new Set(found.map((placeholder) => placeholder.start));
+  const seen = new Set(found2.map((placeholder) => placeholder.start));
   for (const [start2, placeholder] of starts) {
     if (!seen.has(start2))
-      found.push({ ...placeholder, start: start2, context: { unsafe: "a part of the command fluksio cannot read" } });
+      found2.push({ ...placeholder, start: start2, context: { unsafe: "a part of the command fluksio cannot read" } });
   }
-  return found.sort((a3, b6) => a3.start - b6.start);
+  return found2.sort((a3, b6) => a3.start - b6.start);
 }
 
 // core/pipeline/interpolate-command.ts
@@ -74706,23 +74901,23 @@ var SHELL_OWN = new Set(
   ". : [ alias bg break case cd continue do done echo elif else esac eval exit export false fg fi for getopts hash if in jobs kill local printf pwd read readonly return set shift source test then trap true type ulimit umask unalias unset until wait while { } !".split(" ")
 );
 async function commandInterpreters(cmd, options) {
-  const found = {};
+  const found2 = {};
   for (const word of commandWords(cmd)) {
-    if (word in found) continue;
+    if (word in found2) continue;
     const file2 = await locate(word, options);
     if (file2 === null) {
-      found[word] = null;
+      found2[word] = null;
       continue;
     }
     const real2 = await realpath8(file2);
-    if (!isInside2(real2, options.repoRoot)) found[word] = await interpreterAt(real2, options.digests);
+    if (!isInside2(real2, options.repoRoot)) found2[word] = await interpreterAt(real2, options.digests);
     const shebang = await shebangProgram(real2);
-    if (shebang !== null && !(shebang in found)) {
+    if (shebang !== null && !(shebang in found2)) {
       const program = await locate(shebang, options);
-      found[shebang] = program === null ? null : await interpreterAt(await realpath8(program), options.digests);
+      found2[shebang] = program === null ? null : await interpreterAt(await realpath8(program), options.digests);
     }
   }
-  return found;
+  return found2;
 }
 async function interpreterAt(realPath, digests) {
   const digest = await digests.digestOf(realPath).catch((error47) => `unreadable (${error47.code ?? "error"})`);
@@ -74821,9 +75016,9 @@ async function whyNotPython(cmd, context) {
   const program = words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
   if (program === void 0) return "it starts no program";
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
-  const found = await resolveProgram(program, context);
-  if (found === null) return `${program} was not found`;
-  const name2 = path21.basename(await realpath9(found).catch(() => found));
+  const found2 = await resolveProgram(program, context);
+  if (found2 === null) return `${program} was not found`;
+  const name2 = path21.basename(await realpath9(found2).catch(() => found2));
   return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path21.basename(program)) ? null : `${path21.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
@@ -74963,7 +75158,7 @@ function tracebackTexts(lines) {
   return parseTracebacks(lines, { cwd: "/", repoRoot: "/" }).map((traceback) => traceback.text);
 }
 function parseTracebacks(lines, context) {
-  const found = [];
+  const found2 = [];
   let chain = null;
   let i2 = 0;
   while (i2 < lines.length) {
@@ -74975,19 +75170,19 @@ function parseTracebacks(lines, context) {
     let textStart = read.start;
     if (chain !== null && chain.at === read.start) {
       textStart = chain.textStart;
-      found.pop();
+      found2.pop();
       read.traceback.text = lines.slice(textStart, read.end).join("\n");
     }
-    found.push(read.traceback);
+    found2.push(read.traceback);
     chain = null;
     i2 = read.end;
-    const next = read.traceback.language === "python" ? chainedHeader(lines, read.end) : null;
-    if (next !== null) {
-      chain = { at: next, textStart };
-      i2 = next;
+    const next2 = read.traceback.language === "python" ? chainedHeader(lines, read.end) : null;
+    if (next2 !== null) {
+      chain = { at: next2, textStart };
+      i2 = next2;
     }
   }
-  return found;
+  return found2;
 }
 function repoRelativePath(file2, context) {
   return locate2(file2, context).path;
@@ -75078,10 +75273,10 @@ function nodeHeader(lines, framesStart) {
 function nodeFrame(line2, context) {
   let call = line2.trim().slice("at ".length).replace(/^async /, "").replace(/ \{$/, "");
   let fn3 = null;
-  const open6 = call.indexOf(" (");
-  if (open6 !== -1 && call.endsWith(")")) {
-    fn3 = call.slice(0, open6);
-    call = call.slice(open6 + 2, -1);
+  const open7 = call.indexOf(" (");
+  if (open7 !== -1 && call.endsWith(")")) {
+    fn3 = call.slice(0, open7);
+    call = call.slice(open7 + 2, -1);
   }
   const at4 = /^(.+):(\d+):\d+$/.exec(call);
   if (at4 === null) return null;
@@ -75422,7 +75617,7 @@ function runStageProcess(options) {
   }
   const started = performance.now();
   const launcher = options.launcher ?? directLauncher;
-  return new Promise((resolve6, reject) => {
+  return new Promise((resolve7, reject) => {
     const launch = launcher.launch(options.cmd, options.cwd, options.writable ?? [], options.stage);
     const child2 = spawn3(launch.file, launch.args, {
       cwd: options.cwd,
@@ -75498,7 +75693,7 @@ function runStageProcess(options) {
       statuses.end();
       const durationMs = Math.round(performance.now() - started);
       void groupGone(pid).then(() => {
-        resolve6({
+        resolve7({
           exitCode: exit?.code ?? null,
           signal: exit?.signal ?? null,
           timedOut,
@@ -76883,7 +77078,7 @@ async function executeLocalRun(options) {
     index: state.index,
     ...options.teamCache ? { teamPoints: options.teamCache.pointsOf.bind(options.teamCache) } : {},
     run: localRunRow({
-      id: ulid3(),
+      id: newId(),
       repository: LOCAL_REPOSITORY,
       pipelinePath: project.pipelinePath,
       groupId: options.groupId,
@@ -77377,12 +77572,12 @@ function fitMarkdown(markdown, maxBytes, pointer) {
   return `${head}${fence ? `
 ${fence}` : ""}${noticeFor(lines.length - kept)}`;
 }
-function fenceAfter(open6, line2) {
+function fenceAfter(open7, line2) {
   const match = /^ {0,3}(`{3,})(.*)$/.exec(line2);
-  if (!match) return open6;
+  if (!match) return open7;
   const [, ticks = "", rest = ""] = match;
-  if (open6 === null) return ticks;
-  return ticks.length >= open6.length && rest.trim() === "" ? null : open6;
+  if (open7 === null) return ticks;
+  return ticks.length >= open7.length && rest.trim() === "" ? null : open7;
 }
 function codeBlock(text2, info3 = "") {
   const fence = "`".repeat(Math.max(3, longestBacktickRun(text2) + 1));
@@ -85448,7 +85643,7 @@ ${why}${goesOn ? ` ${goesOn}` : ""}
 
 // action/read-pipeline-inputs.ts
 import { existsSync as existsSync10 } from "node:fs";
-import { resolve as resolve4 } from "node:path";
+import { resolve as resolve5 } from "node:path";
 
 // core/problem.ts
 function formatProblems(problems, source) {
@@ -85598,7 +85793,7 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // local/locate-project.ts
 import { existsSync as existsSync9 } from "node:fs";
-import { readFile as readFile14, realpath as realpath10 } from "node:fs/promises";
+import { readFile as readFile15, realpath as realpath10 } from "node:fs/promises";
 
 // runner/workspace/read-file-inside.ts
 import { existsSync as existsSync8, readFileSync as readFileSync6, realpathSync as realpathSync2 } from "node:fs";
@@ -85611,7 +85806,7 @@ function readFileInside(root, absolute) {
 }
 
 // local/locate-project.ts
-import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve3, sep as sep6 } from "node:path";
+import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve4, sep as sep6 } from "node:path";
 
 // core/dvc/load-project-pipeline.ts
 import { posix as posix11 } from "node:path";
@@ -86092,8 +86287,8 @@ function deepestIssue(issue3) {
   let best = null;
   for (const branch of issue3.errors) {
     for (const inner of branch) {
-      const found = deepestIssue(inner);
-      if (found.path.length > 0 && (best === null || found.path.length > best.path.length)) best = found;
+      const found2 = deepestIssue(inner);
+      if (found2.path.length > 0 && (best === null || found2.path.length > best.path.length)) best = found2;
     }
   }
   return best === null ? issue3 : { ...best, path: [...issue3.path, ...best.path] };
@@ -86134,14 +86329,14 @@ function topLevelPlotSpecs(plots, outsOf) {
         for (const [stage] of writers) give(stage, specOf(path24, xColumn, columns, void 0));
         continue;
       }
-      let found = false;
+      let found2 = false;
       for (const [stage, outs] of outsOf) {
         for (const out2 of outs.filter((each) => pathContains(path24, each) && !IMAGE.test(each))) {
           give(stage, specOf(out2, xColumn, columns, void 0));
-          found = true;
+          found2 = true;
         }
       }
-      if (!found) notes.push(`plot ${id}: no stage writes ${file2}, so it is not read as series`);
+      if (!found2) notes.push(`plot ${id}: no stage writes ${file2}, so it is not read as series`);
     }
   }
   return { byStage, notes };
@@ -86275,13 +86470,13 @@ function paramOf(path24, params) {
   }
   return { name: formatReference(path24), exact: true };
 }
-function literalShellExpansion(inner, next) {
+function literalShellExpansion(inner, next2) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
     throw new DvcTemplateError(
       `\\\${${inner}} cannot be carried into a fluksio command; write it as $NAME or in a script`
     );
   }
-  return next !== void 0 && /\w/.test(next) ? `$${inner}""` : `$${inner}`;
+  return next2 !== void 0 && /\w/.test(next2) ? `$${inner}""` : `$${inner}`;
 }
 
 // core/dvc/dvc-params.ts
@@ -86496,7 +86691,7 @@ function missingDataReason(origin) {
 }
 
 // core/dvc/load-dvc-vars.ts
-function loadDvcVars(vars, context, at4, readFile15, problems) {
+function loadDvcVars(vars, context, at4, readFile16, problems) {
   const data = { ...context.data };
   const define = (values, where) => {
     for (const [key, value] of Object.entries(values)) {
@@ -86519,7 +86714,7 @@ function loadDvcVars(vars, context, at4, readFile15, problems) {
     }
     const [fileName = "", keyList] = entry.split(":");
     if (fileName === "params.yaml" && keyList === void 0) return;
-    const text2 = readFile15(fileName, where);
+    const text2 = readFile16(fileName, where);
     if (text2 === null) return;
     if (text2 === void 0) {
       problems.push({ path: where, message: `${fileName} does not exist` });
@@ -86581,7 +86776,7 @@ function translateDvc(sources) {
     }));
     return { pipeline: null, problems: fileProblems, notes };
   }
-  const readFile15 = (name2, at4) => {
+  const readFile16 = (name2, at4) => {
     const refused = projectFileProblem(name2, sources.pipelineDir);
     if (refused === null) return sources.readFile(name2);
     problems.push({ path: at4, message: refused });
@@ -86590,7 +86785,7 @@ function translateDvc(sources) {
   const paramFiles = /* @__PURE__ */ new Map();
   const paramsFile = (name2, at4) => {
     if (!paramFiles.has(name2)) {
-      const text2 = readFile15(name2, at4);
+      const text2 = readFile16(name2, at4);
       let parsed = null;
       if (text2 === null) {
       } else if (text2 === void 0) {
@@ -86613,7 +86808,7 @@ function translateDvc(sources) {
   };
   const defaults = paramsFile(DEFAULT_PARAMS2, DEFAULT_PARAMS2);
   const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
-  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile15, problems);
+  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile16, problems);
   const stages2 = {};
   const leftOut = /* @__PURE__ */ new Map();
   const used = /* @__PURE__ */ new Map();
@@ -86632,7 +86827,7 @@ function translateDvc(sources) {
       if (vars !== void 0 && !Array.isArray(vars)) {
         problems.push({ path: `${at4}.vars`, message: "expected a list of files and dictionaries" });
       }
-      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile15, problems);
+      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile16, problems);
       const context = { data: { ...withVars.data, ...loop }, params: withVars.params };
       const resolved = {};
       const cmdParams = [];
@@ -86823,8 +87018,8 @@ function leafValue(data, name2, strict = false) {
 var DVC_FILE = "dvc.yaml";
 var PROJECT_PIPELINE_FILES = ["fluksio.yml", DVC_FILE];
 function loadProjectPipeline(sources, parses) {
-  const { file: file2, text: text2, readFile: readFile15, ...context } = sources;
-  return posix11.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile15 }) : { ...validatePipeline(text2, context, parses), notes: [] };
+  const { file: file2, text: text2, readFile: readFile16, ...context } = sources;
+  return posix11.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile16 }) : { ...validatePipeline(text2, context, parses), notes: [] };
 }
 
 // present/terminal/usage-error.ts
@@ -86837,8 +87032,8 @@ var UsageError = class extends Error {
 
 // local/locate-project.ts
 async function locateProject(pipelineOption, cwd) {
-  const displayPath = pipelineOption ?? PROJECT_PIPELINE_FILES.find((name2) => existsSync9(resolve3(cwd, name2))) ?? PROJECT_PIPELINE_FILES[0];
-  const file2 = resolve3(cwd, displayPath);
+  const displayPath = pipelineOption ?? PROJECT_PIPELINE_FILES.find((name2) => existsSync9(resolve4(cwd, name2))) ?? PROJECT_PIPELINE_FILES[0];
+  const file2 = resolve4(cwd, displayPath);
   if (!existsSync9(file2)) {
     throw new UsageError(
       pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
@@ -86864,7 +87059,7 @@ async function locateProject(pipelineOption, cwd) {
 }
 async function readProjectSource(project, parses) {
   const { workspace } = project;
-  const text2 = await readFile14(project.pipelineFile, "utf8");
+  const text2 = await readFile15(project.pipelineFile, "utf8");
   const context = {
     pipelineDir: workspace.pipelineDirInRepo,
     exists: (repoPath) => existsSync9(join21(workspace.repoRoot, repoPath))
@@ -86875,7 +87070,7 @@ async function readProjectSource(project, parses) {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path24) => readFileInside(workspace.repoRoot, resolve3(pipelineDir, path24))
+      readFile: (path24) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path24))
     },
     parses
   );
@@ -86887,12 +87082,12 @@ async function readProjectSource(project, parses) {
 async function readPipelineInputs(inputs) {
   const { workspace } = inputs.workflow;
   const checkOut = "check the repository out first, with actions/checkout";
-  if (inputs.pipeline !== null && !existsSync10(resolve4(workspace, inputs.pipeline))) {
+  if (inputs.pipeline !== null && !existsSync10(resolve5(workspace, inputs.pipeline))) {
     throw new Error(
       `Input 'pipeline': ${inputs.pipeline} does not exist in the workspace ${workspace} (${checkOut})`
     );
   }
-  if (inputs.pipeline === null && !PROJECT_PIPELINE_FILES.some((file2) => existsSync10(resolve4(workspace, file2)))) {
+  if (inputs.pipeline === null && !PROJECT_PIPELINE_FILES.some((file2) => existsSync10(resolve5(workspace, file2)))) {
     throw new Error(
       `Input 'pipeline': neither ${PROJECT_PIPELINE_FILES.join(" nor ")} is in the workspace ${workspace} (${checkOut}, or name the pipeline file)`
     );
@@ -87188,7 +87383,7 @@ async function runLocalMode(inputs, context) {
   const environment = stageEnvironmentSource(context.env, [inputs.githubToken, inputs.server?.token ?? ""]);
   try {
     let codeIndex = await readCodeIndex(project.workspace.repoRoot);
-    const groupId = grid.length > 1 ? ulid3() : null;
+    const groupId = grid.length > 1 ? newId() : null;
     const reports = [];
     const views = [];
     const summaries = [];
@@ -87405,14 +87600,14 @@ async function follow(client, runId, context) {
 }
 function aborted2(signal, ms2) {
   if (signal?.aborted) return Promise.resolve(true);
-  return new Promise((resolve6) => {
+  return new Promise((resolve7) => {
     const onAbort = () => {
       clearTimeout(timer);
-      resolve6(true);
+      resolve7(true);
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
-      resolve6(false);
+      resolve7(false);
     }, ms2);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
@@ -87815,7 +88010,7 @@ async function onAttemptFailure({ error: error47, attemptNumber, retriesConsumed
   const finalDelay = Math.min(delayTime, remainingTime);
   options.signal?.throwIfAborted();
   if (finalDelay > 0) {
-    await new Promise((resolve6, reject) => {
+    await new Promise((resolve7, reject) => {
       const onAbort = () => {
         clearTimeout(timeoutToken);
         options.signal?.removeEventListener("abort", onAbort);
@@ -87823,7 +88018,7 @@ async function onAttemptFailure({ error: error47, attemptNumber, retriesConsumed
       };
       const timeoutToken = setTimeout(() => {
         options.signal?.removeEventListener("abort", onAbort);
-        resolve6();
+        resolve7();
       }, finalDelay);
       if (options.unref) {
         timeoutToken.unref?.();
@@ -88472,7 +88667,7 @@ function submitterClient(connection) {
 }
 
 // client/origin-repository.ts
-import { resolve as resolve5 } from "node:path";
+import { resolve as resolve6 } from "node:path";
 function originRepository(remoteUrl, cwd) {
   const github = /^(?:https:\/\/github\.com\/|git@github\.com:|ssh:\/\/git@github\.com\/)([^/]+)\/([^/]+?)(?:\.git)?\/?$/.exec(
     remoteUrl
@@ -88495,7 +88690,7 @@ function originRepository(remoteUrl, cwd) {
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path24 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve5(cwd, remoteUrl);
+    const path24 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
     return { repository: `local/${path24.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path24}` };
   }
   throw new UsageError(

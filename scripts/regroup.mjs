@@ -174,6 +174,7 @@ const PRODUCT = [
   'core',
   'present',
   'client',
+  'host',
   'store',
   'runner',
   'local',

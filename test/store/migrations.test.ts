@@ -108,7 +108,7 @@ describe('the local store on disk (PGlite)', () => {
     const repository = uniqueRepository();
     await store.db.insert(runs).values(makeRun({ repository }));
     await expect(openLocalDatabase(dataDir, { waitMs: 0 })).rejects.toThrow(
-      `The local store ${dataDir} is in use by another fluksio process; wait for it to finish and try again`,
+      `The local store ${dataDir} is in use by another fluksio process (pid ${process.pid}); wait for it to finish and try again`,
     );
     await store.close();
     await store.close();
