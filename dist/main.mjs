@@ -44403,10 +44403,13 @@ import { open as open6, readFile as readFile10 } from "node:fs/promises";
 async function lockPidFile(file2, options) {
   const handle2 = await open6(file2, constants5.O_RDWR | constants5.O_CREAT, 384);
   try {
-    const { status, stderr } = await runFlock(options.flock, handle2, options.waitMs);
-    if (status === HELD_EXIT_CODE) {
-      throw new PidFileHeldError(file2, holderPidOf(await readFile10(file2, "utf8").catch(() => "")));
+    const holderPid = async () => holderPidOf(await readFile10(file2, "utf8").catch(() => ""));
+    let { status, stderr } = await runFlock(options.flock, handle2, options.onHeld ? 0 : options.waitMs);
+    if (status === HELD_EXIT_CODE && options.onHeld && options.waitMs > 0) {
+      options.onHeld(await holderPid());
+      ({ status, stderr } = await runFlock(options.flock, handle2, options.waitMs));
     }
+    if (status === HELD_EXIT_CODE) throw new PidFileHeldError(file2, await holderPid());
     if (status !== 0) {
       throw new Error(
         `Cannot lock ${file2}: ${options.flock} exited with ${String(status)}${stderr ? ` (${stderr})` : ""}`
@@ -44466,13 +44469,18 @@ import { rmdir as rmdir2, stat as stat9 } from "node:fs/promises";
 import { resolve as resolve2 } from "node:path";
 async function lockDirectory(dir, waitMs, options = {}) {
   const flock = options.flock === void 0 ? await findFlock() : options.flock;
-  if (flock === null) return lockWithLockfile(dir, waitMs, null);
+  if (flock === null) return lockWithLockfile(dir, waitMs, null, options.onWait);
   const deadline = Date.now() + waitMs;
-  const held = await lockPidFile(`${resolve2(dir)}.lock-holder`, { flock, waitMs }).catch((error47) => {
+  const onWait = options.onWait;
+  const held = await lockPidFile(`${resolve2(dir)}.lock-holder`, {
+    flock,
+    waitMs,
+    ...onWait ? { onHeld: (pid) => onWait(pid === null ? "pid unknown" : `pid ${pid}`) } : {}
+  }).catch((error47) => {
     if (!(error47 instanceof PidFileHeldError)) throw error47;
     throw inUse(dir, error47.holderPid === null ? "pid unknown" : `pid ${error47.holderPid}`, error47);
   });
-  const unlock = await takeLockfile(dir, held, Math.max(0, deadline - Date.now())).catch(
+  const unlock = await takeLockfile(dir, held, Math.max(0, deadline - Date.now()), options.onWait).catch(
     async (error47) => {
       await held.release();
       throw error47;
@@ -44486,13 +44494,14 @@ async function lockDirectory(dir, waitMs, options = {}) {
     }
   };
 }
-async function takeLockfile(dir, held, waitMs) {
+async function takeLockfile(dir, held, waitMs, onWait) {
   const lockfile = `${resolve2(dir)}.lock`;
   await removeLockfileLeftBehind(lockfile, held.leftBehind);
   const unlock = await lockWithLockfile(
     dir,
     waitMs,
-    "pid unknown: an older fluksio, or one stopped less than 30 s ago"
+    "pid unknown: an older fluksio, or one stopped less than 30 s ago",
+    onWait
   );
   try {
     const made = await stat9(lockfile, { bigint: true });
@@ -44517,17 +44526,24 @@ async function removeLockfileLeftBehind(lockfile, leftBehind) {
     if (error47.code !== "ENOENT") throw error47;
   });
 }
-async function lockWithLockfile(dir, waitMs, holder) {
+async function lockWithLockfile(dir, waitMs, holder, onWait) {
+  const attempt = (retries2) => (0, import_proper_lockfile.lock)(dir, {
+    realpath: false,
+    stale: STALE_MS,
+    update: 5e3,
+    retries: { retries: retries2, minTimeout: 200, maxTimeout: 200, factor: 1 },
+    // Compromised means another process judged us dead and took the directory; there is
+    // nothing sound left to do from a timer callback, and throwing there would crash.
+    onCompromised: () => {
+    }
+  });
+  const retries = Math.max(0, Math.ceil(waitMs / 200));
   try {
-    return await (0, import_proper_lockfile.lock)(dir, {
-      realpath: false,
-      stale: STALE_MS,
-      update: 5e3,
-      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
-      // Compromised means another process judged us dead and took the directory; there is
-      // nothing sound left to do from a timer callback, and throwing there would crash.
-      onCompromised: () => {
-      }
+    if (!onWait || retries === 0) return await attempt(retries);
+    return await attempt(0).catch(async (error47) => {
+      if (error47.code !== "ELOCKED") throw error47;
+      onWait(holder ?? "pid unknown");
+      return attempt(retries);
     });
   } catch (error47) {
     throw inUse(dir, holder, error47);
@@ -77029,7 +77045,11 @@ async function openLocalState(stateDir, options = {}) {
   }
   await mkdir17(paths.journalDir, { recursive: true });
   await ignoreStateDir(stateDir);
-  const release = await lockDirectory(paths.journalDir, options.waitMs ?? 12e4);
+  const release = await lockDirectory(
+    paths.journalDir,
+    options.waitMs ?? 12e4,
+    options.onWait ? { onWait: options.onWait } : {}
+  );
   if (!existsSync7(paths.indexDir)) {
     const { indexFromJournals: indexFromJournals2, rebuildLocalIndex: rebuildLocalIndex2 } = await Promise.resolve().then(() => (init_rebuild_local_index(), rebuild_local_index_exports));
     await rebuildLocalIndex2(paths.indexDir, await indexFromJournals2(paths.journalDir)).catch(

@@ -24,6 +24,8 @@ export interface LockPidFileOptions {
   flock: string;
   /** How long to wait for the process holding it to let go; 0 refuses at once. */
   waitMs: number;
+  /** Told once, with the holder's pid (null when it wrote none yet), when the wait begins. */
+  onHeld?: (holderPid: number | null) => void;
 }
 
 /**
@@ -44,10 +46,15 @@ export async function lockPidFile(file: string, options: LockPidFileOptions): Pr
   // whoever is refused. Not O_APPEND, so writes can start at offset 0 (see `rewrite`).
   const handle = await open(file, constants.O_RDWR | constants.O_CREAT, 0o600);
   try {
-    const { status, stderr } = await runFlock(options.flock, handle, options.waitMs);
-    if (status === HELD_EXIT_CODE) {
-      throw new PidFileHeldError(file, holderPidOf(await readFile(file, 'utf8').catch(() => '')));
+    const holderPid = async (): Promise<number | null> =>
+      holderPidOf(await readFile(file, 'utf8').catch(() => ''));
+    let { status, stderr } = await runFlock(options.flock, handle, options.onHeld ? 0 : options.waitMs);
+    if (status === HELD_EXIT_CODE && options.onHeld && options.waitMs > 0) {
+      // Tried without waiting first, so that whoever waits is told who for before the wait.
+      options.onHeld(await holderPid());
+      ({ status, stderr } = await runFlock(options.flock, handle, options.waitMs));
     }
+    if (status === HELD_EXIT_CODE) throw new PidFileHeldError(file, await holderPid());
     if (status !== 0) {
       throw new Error(
         `Cannot lock ${file}: ${options.flock} exited with ${String(status)}${stderr ? ` (${stderr})` : ''}`,

@@ -28,6 +28,8 @@ export interface LocalState {
 export interface LocalStateOptions {
   /** How long to wait for another `fluksio run` using the same store. @defaultValue 120000 */
   waitMs?: number;
+  /** Told when another process has the store and the wait for it begins (lockDirectory's `onWait`). */
+  onWait?: (holder: string) => void;
 }
 
 /**
@@ -47,7 +49,11 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
   }
   await mkdir(paths.journalDir, { recursive: true });
   await ignoreStateDir(stateDir);
-  const release = await lockDirectory(paths.journalDir, options.waitMs ?? 120_000);
+  const release = await lockDirectory(
+    paths.journalDir,
+    options.waitMs ?? 120_000,
+    options.onWait ? { onWait: options.onWait } : {},
+  );
   if (!existsSync(paths.indexDir)) {
     // The index is derived from the journals: a store without one (deleted, or carried
     // without it) gets it back before the run, instead of missing every cached stage.

@@ -74,8 +74,14 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   const parses = new Map<string, ParsedPipelineText>();
   // Waiting for another run's store starts now, while the input is checked. It creates
   // nothing, so bad input still leaves no `.fluksio/` behind.
+  const storeOptions = {
+    onWait: (holder: string) =>
+      io.stderr.write(
+        `Waiting for another fluksio process (${holder}) to finish with ${project.stateDir}…\n`,
+      ),
+  };
   const opening = existsSync(localStorePaths(project.stateDir).journalDir)
-    ? openLocalState(project.stateDir)
+    ? openLocalState(project.stateDir, storeOptions)
     : null;
   const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
   let teamCache: LocalTeamCache | null = null;
@@ -102,7 +108,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
 
   const progressOut = options.json ? (io.stderr.isTTY ? io.stderr : null) : io.stdout;
   const write = (text: string) => progressOut?.write(text);
-  const state = await (opening ?? openLocalState(project.stateDir));
+  const state = await (opening ?? openLocalState(project.stateDir, storeOptions));
   // The pipeline and the code are what they are once no other run holds the store: one
   // that ran while this one waited for the lock may have changed both (issue 8, defect 1).
   let pipeline: Pipeline;

@@ -22,6 +22,11 @@ export interface LockDirectoryOptions {
    * @defaultValue findFlock()
    */
   flock?: string | null;
+  /**
+   * Told once, naming the holder (`pid 123`, or why its pid is unknown), when another process
+   * has the store and the wait for it begins: a run that waits says so instead of hanging.
+   */
+  onWait?: (holder: string) => void;
 }
 
 /**
@@ -53,13 +58,20 @@ export async function lockDirectory(
   options: LockDirectoryOptions = {},
 ): Promise<() => Promise<void>> {
   const flock = options.flock === undefined ? await findFlock() : options.flock;
-  if (flock === null) return lockWithLockfile(dir, waitMs, null);
+  if (flock === null) return lockWithLockfile(dir, waitMs, null, options.onWait);
   const deadline = Date.now() + waitMs;
-  const held = await lockPidFile(`${resolve(dir)}.lock-holder`, { flock, waitMs }).catch((error: unknown) => {
+  const onWait = options.onWait;
+  const held = await lockPidFile(`${resolve(dir)}.lock-holder`, {
+    flock,
+    waitMs,
+    ...(onWait
+      ? { onHeld: (pid: number | null) => onWait(pid === null ? 'pid unknown' : `pid ${pid}`) }
+      : {}),
+  }).catch((error: unknown) => {
     if (!(error instanceof PidFileHeldError)) throw error;
     throw inUse(dir, error.holderPid === null ? 'pid unknown' : `pid ${error.holderPid}`, error);
   });
-  const unlock = await takeLockfile(dir, held, Math.max(0, deadline - Date.now())).catch(
+  const unlock = await takeLockfile(dir, held, Math.max(0, deadline - Date.now()), options.onWait).catch(
     async (error: unknown) => {
       await held.release();
       throw error;
@@ -78,13 +90,19 @@ export async function lockDirectory(
  * Takes `<dir>.lock` for a process holding the flock: first removing the one a dead holder
  * left, then recording the one it makes for the next holder to recognise.
  */
-async function takeLockfile(dir: string, held: PidFileLock, waitMs: number): Promise<() => Promise<void>> {
+async function takeLockfile(
+  dir: string,
+  held: PidFileLock,
+  waitMs: number,
+  onWait: ((holder: string) => void) | undefined,
+): Promise<() => Promise<void>> {
   const lockfile = `${resolve(dir)}.lock`;
   await removeLockfileLeftBehind(lockfile, held.leftBehind);
   const unlock = await lockWithLockfile(
     dir,
     waitMs,
     'pid unknown: an older fluksio, or one stopped less than 30 s ago',
+    onWait,
   );
   try {
     const made = await stat(lockfile, { bigint: true });
@@ -122,16 +140,26 @@ async function lockWithLockfile(
   dir: string,
   waitMs: number,
   holder: string | null,
+  onWait?: (holder: string) => void,
 ): Promise<() => Promise<void>> {
-  try {
-    return await lock(dir, {
+  const attempt = (retries: number) =>
+    lock(dir, {
       realpath: false,
       stale: STALE_MS,
       update: 5_000,
-      retries: { retries: Math.max(0, Math.ceil(waitMs / 200)), minTimeout: 200, maxTimeout: 200, factor: 1 },
+      retries: { retries, minTimeout: 200, maxTimeout: 200, factor: 1 },
       // Compromised means another process judged us dead and took the directory; there is
       // nothing sound left to do from a timer callback, and throwing there would crash.
       onCompromised: () => {},
+    });
+  const retries = Math.max(0, Math.ceil(waitMs / 200));
+  try {
+    if (!onWait || retries === 0) return await attempt(retries);
+    // Once without waiting, so that whoever waits is told before the wait.
+    return await attempt(0).catch(async (error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+      onWait(holder ?? 'pid unknown');
+      return attempt(retries);
     });
   } catch (error) {
     throw inUse(dir, holder, error);

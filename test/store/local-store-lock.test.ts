@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lock as lockfileLock } from 'proper-lockfile';
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, expect, test, vi } from 'vitest';
 import { openLocalState } from '../../local/local-state.js';
 import { lockDirectory } from '../../store/db/lock-directory.js';
 import { spawnFluksio, type FluksioProcess } from '../helpers/fluksio-process.js';
@@ -97,15 +97,31 @@ test('a store a live fluksio run holds is waited for; a wait that runs out names
     `The local store ${join(stateDir, 'journal')} is in use by another fluksio process (pid ${holder.child.pid}); wait for it to finish and try again`,
   );
 
-  // Asked while the run still holds it (its stage waits for `release`, not yet written).
-  const waiting = openLocalState(stateDir, { waitMs: 60_000 });
+  // Asked while the run still holds it (its stage waits for `release`, not yet written):
+  // the waiter is told whom it waits for as the wait begins, once.
+  const told: string[] = [];
+  const waiting = openLocalState(stateDir, { waitMs: 60_000, onWait: (holderName) => told.push(holderName) });
+  await vi.waitFor(() => expect(told).toEqual([`pid ${holder.child.pid}`]), { timeout: 30_000 });
+  // A second run says so on its terminal rather than hanging silently.
+  const second = spawnFluksio(['run'], { cwd: repo!.dir });
+  await second.waitFor(
+    new RegExp(
+      `^Waiting for another fluksio process \\(pid ${holder.child.pid}\\) to finish with .*\\.fluksio`,
+    ),
+  );
   writeFileSync(join(repo!.dir, 'release'), '');
   expect(await holder.exited).toBe(0);
   const state = await waiting;
   await state.close();
+  expect(told).toHaveLength(1);
+  expect(await second.exited, second.output()).toBe(0);
 
-  // Released cleanly: taken without waiting at all.
+  // Released cleanly: taken without waiting at all, and nobody is told of a wait.
   await (await openLocalState(stateDir, { waitMs: 0 })).close();
+  await (
+    await openLocalState(stateDir, { waitMs: 5_000, onWait: (holderName) => told.push(holderName) })
+  ).close();
+  expect(told).toHaveLength(1);
 });
 
 test('a dead run’s lock that an older fluksio has taken over since is not taken from it', async () => {
@@ -130,6 +146,18 @@ test('an older fluksio, which knows only <dir>.lock, and this one never hold a s
   await expect(lockDirectory(dir, 300)).rejects.toThrow(/in use by another fluksio process \(pid unknown/);
   await releaseOlder();
 
+  // Waited for, saying so, until the older one lets go.
+  const again = await olderFluksioLock(dir);
+  const told: string[] = [];
+  const waiting = lockDirectory(dir, 60_000, { onWait: (holderName) => told.push(holderName) });
+  await vi.waitFor(() => expect(told).toEqual([expect.stringMatching(/^pid unknown: an older fluksio/)]), {
+    timeout: 30_000,
+  });
+  await again();
+  await (
+    await waiting
+  )();
+
   const release = await lockDirectory(dir, 0);
   await expect(olderFluksioLock(dir)).rejects.toMatchObject({ code: 'ELOCKED' });
   await release();
@@ -142,6 +170,11 @@ test('where flock(1) is missing (macOS) the store is locked with <dir>.lock alon
   const dir = await scratchDir();
   const withoutFlock = await lockDirectory(dir, 0, { flock: null });
   await expect(lockDirectory(dir, 300)).rejects.toThrow(/in use by another fluksio process/);
+  const told: string[] = [];
+  await expect(
+    lockDirectory(dir, 300, { flock: null, onWait: (holderName) => told.push(holderName) }),
+  ).rejects.toThrow(/in use by another fluksio process/);
+  expect(told).toEqual(['pid unknown']);
   await expect(lockDirectory(dir, 300, { flock: null })).rejects.toThrow(
     `The local store ${dir} is in use by another fluksio process; wait for it to finish and try again`,
   );
