@@ -4,7 +4,7 @@ import { serverConnection } from '../../client/server-connection.js';
 import { TeamCacheClient } from '../../client/team-cache-client.js';
 import type { LocalTeamCache } from '../../local/local-team-cache.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
-import type { BlobStore } from '../../runner/ports.js';
+import type { DiskBlobStore } from '../../runner/blobs/disk-blob-store.js';
 import { TeamBlobStore } from './team-blob-store.js';
 import { TeamStageCache } from './team-stage-cache.js';
 
@@ -16,7 +16,7 @@ export interface OpenTeamCacheOptions {
   /** The repository's root: its `origin` names it on the control plane, as `fluksio submit` names it. */
   repoRoot: string;
   /** This workspace's blob store, where restored bytes are kept (opened once the run starts). */
-  local(): BlobStore;
+  local(): DiskBlobStore;
   /** Says what the run does without the team's cache (a line on stderr). */
   warn(message: string): void;
 }

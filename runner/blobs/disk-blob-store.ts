@@ -26,6 +26,15 @@ export class DiskBlobStore implements BlobStore {
     return stats?.isFile() ?? false;
   }
 
+  /**
+   * The stored blob's size in bytes, from the file system and without reading it; null when
+   * it is not here. Lets a caller refuse a blob bigger than it may read before reading it.
+   */
+  async sizeOf(digest: BlobDigest): Promise<number | null> {
+    const stats = await stat(this.blobPath(digest)).catch(() => null);
+    return stats?.isFile() ? stats.size : null;
+  }
+
   async putFile(source: string): Promise<StoredBlob> {
     const temp = await this.tempPath();
     const hashing = hashingStream();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -14,6 +14,7 @@ import type { CacheEntry } from '../../schemas/cache-entry.js';
 import { BlobTooLargeError } from '../../runner/blobs/blob-errors.js';
 import { MAX_DOWNLOADED_BYTES } from '../../runner/blobs/bounded-download.js';
 import { DiskBlobStore } from '../../runner/blobs/disk-blob-store.js';
+import { blobFile } from '../../runner/daemon/local-blob-cache.js';
 import { ML_FILES, makeMlProject } from '../helpers/ml-project.js';
 import { runJson, stageOf, statuses } from '../helpers/run-cli.js';
 
@@ -143,22 +144,23 @@ describe('an entry of the team cache whose outs are not those its key declares',
   });
 });
 
-describe('a team blob that sends more bytes than it may have', () => {
-  async function store() {
-    const plane = await fakeControlPlane();
-    const dir = await mkdtemp(join(tmpdir(), 'fluksio-team-blob-'));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    const client = new TeamCacheClient({
-      url: plane.url,
-      token: 'fxt_test',
-      repository: 'acme/ml',
-      retries: 0,
-    });
-    const local = new DiskBlobStore(join(dir, 'store'));
-    const blobs = new TeamBlobStore({ client, runId: 'run-1', local });
-    return { plane, dir, blobs, local };
-  }
+/** A laptop's TeamBlobStore over a fake control plane and a fresh local store. */
+async function store(options: { maxBytesInMemory?: number } = {}) {
+  const plane = await fakeControlPlane();
+  const dir = await mkdtemp(join(tmpdir(), 'fluksio-team-blob-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const client = new TeamCacheClient({
+    url: plane.url,
+    token: 'fxt_test',
+    repository: 'acme/ml',
+    retries: 0,
+  });
+  const local = new DiskBlobStore(join(dir, 'store'));
+  const blobs = new TeamBlobStore({ client, runId: 'run-1', local, ...options });
+  return { plane, dir, blobs, local };
+}
 
+describe('a team blob that sends more bytes than it may have', () => {
   test("is stopped past its out's size and is a miss: nothing is written", async () => {
     const { plane, dir, blobs, local } = await store();
     const honest = Buffer.from('model weights\n');
@@ -184,5 +186,40 @@ describe('a team blob that sends more bytes than it may have', () => {
     expect(error).toBeInstanceOf(BlobTooLargeError);
     expect((error as BlobTooLargeError).limit).toBe(MAX_DOWNLOADED_BYTES);
     expect(await local.has(flooding)).toBe(false);
+  });
+});
+
+describe('a team blob already in the local store with more bytes than it may have', () => {
+  test("is refused past its out's size before it is read, a miss: nothing is written; at the size it is restored", async () => {
+    const { dir, blobs, local } = await store();
+    const weights = Buffer.from('a big file out of some other stage\n');
+    const { digest } = await local.putBytes(weights);
+
+    const error = await blobs
+      .getToFile(digest, join(dir, 'out', 'model.txt'), weights.length - 1)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BlobTooLargeError);
+    expect((error as BlobTooLargeError).limit).toBe(weights.length - 1);
+    expect(await readdir(join(dir, 'out')).catch(() => [])).toEqual([]);
+
+    await blobs.getToFile(digest, join(dir, 'out', 'model.txt'), weights.length);
+    expect(await readFile(join(dir, 'out', 'model.txt'))).toEqual(weights);
+  });
+
+  test('read into memory is refused past the cap without being read; at the cap it is read', async () => {
+    const cap = 1024;
+    const { dir, blobs, local } = await store({ maxBytesInMemory: cap });
+    const atCap = await local.putBytes(Buffer.alloc(cap, 0x61));
+    const pastCap = await local.putBytes(Buffer.alloc(cap + 1, 0x62));
+    // Other bytes of the same length under its name: reading them would be BlobCorruptError
+    // and would delete the file, so its staying proves the refusal came first.
+    await writeFile(blobFile(join(dir, 'store'), pastCap.digest), Buffer.alloc(cap + 1, 0x63));
+
+    const error = await blobs.getBytes(pastCap.digest).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BlobTooLargeError);
+    expect((error as BlobTooLargeError).limit).toBe(cap);
+    expect(await local.sizeOf(pastCap.digest)).toBe(cap + 1);
+
+    expect(await blobs.getBytes(atCap.digest)).toEqual(Buffer.alloc(cap, 0x61));
   });
 });

@@ -43,6 +43,12 @@ describe('DiskBlobStore', () => {
     expect(await readFile(dest, 'utf8')).toBe('metrics');
   });
 
+  test("tells a stored blob's size without reading it; null for one it does not have", async () => {
+    const { digest } = await store.putBytes(Buffer.from('weights'));
+    expect(await store.sizeOf(digest)).toBe(7);
+    expect(await store.sizeOf(`sha256:${hex('never stored')}`)).toBeNull();
+  });
+
   test('a blob it does not have is BlobMissingError', async () => {
     const digest = `sha256:${hex('never stored')}`;
     expect(await store.has(digest)).toBe(false);
