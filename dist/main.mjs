@@ -71807,7 +71807,7 @@ var BlobCorruptError = class extends Error {
 };
 var BlobTooLargeError = class extends Error {
   constructor(digest, limit) {
-    super(`Blob ${digest} sent more than the ${limit} bytes expected; its download was stopped`);
+    super(`Blob ${digest} has more than the ${limit} bytes expected; it was not restored`);
     this.digest = digest;
     this.limit = limit;
     this.name = "BlobTooLargeError";
@@ -76931,6 +76931,14 @@ var DiskBlobStore = class {
   async has(digest) {
     const stats = await stat8(this.blobPath(digest)).catch(() => null);
     return stats?.isFile() ?? false;
+  }
+  /**
+   * The stored blob's size in bytes, from the file system and without reading it; null when
+   * it is not here. Lets a caller refuse a blob bigger than it may read before reading it.
+   */
+  async sizeOf(digest) {
+    const stats = await stat8(this.blobPath(digest)).catch(() => null);
+    return stats?.isFile() ? stats.size : null;
   }
   async putFile(source) {
     const temp = await this.tempPath();

@@ -19,13 +19,16 @@ export class BlobCorruptError extends Error {
   }
 }
 
-/** A downloaded blob that ran past the bytes it may have. Restoring treats this as a miss, too. */
+/**
+ * A blob with more bytes than it may have (its out's recorded size, or the most read into
+ * memory): a download stops there, and a local copy is not read. Restoring treats this as a miss, too.
+ */
 export class BlobTooLargeError extends Error {
   constructor(
     readonly digest: BlobDigest,
     readonly limit: number,
   ) {
-    super(`Blob ${digest} sent more than the ${limit} bytes expected; its download was stopped`);
+    super(`Blob ${digest} has more than the ${limit} bytes expected; it was not restored`);
     this.name = 'BlobTooLargeError';
   }
 }
