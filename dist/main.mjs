@@ -44377,6 +44377,9 @@ var init_find_flock = __esm({
 });
 
 // host/pid-file-held-error.ts
+function holderName(pid) {
+  return pid === null ? "pid unknown" : `pid ${pid}`;
+}
 var PidFileHeldError;
 var init_pid_file_held_error = __esm({
   "host/pid-file-held-error.ts"() {
@@ -44475,10 +44478,10 @@ async function lockDirectory(dir, waitMs, options = {}) {
   const held = await lockPidFile(`${resolve2(dir)}.lock-holder`, {
     flock,
     waitMs,
-    ...onWait ? { onHeld: (pid) => onWait(pid === null ? "pid unknown" : `pid ${pid}`) } : {}
+    ...onWait ? { onHeld: (pid) => onWait(holderName(pid)) } : {}
   }).catch((error47) => {
     if (!(error47 instanceof PidFileHeldError)) throw error47;
-    throw inUse(dir, error47.holderPid === null ? "pid unknown" : `pid ${error47.holderPid}`, error47);
+    throw inUse(dir, holderName(error47.holderPid), error47);
   });
   const unlock = await takeLockfile(dir, held, Math.max(0, deadline - Date.now()), options.onWait).catch(
     async (error47) => {
@@ -76929,8 +76932,7 @@ var DiskBlobStore = class {
   }
   root;
   async has(digest) {
-    const stats = await stat8(this.blobPath(digest)).catch(() => null);
-    return stats?.isFile() ?? false;
+    return await this.sizeOf(digest) !== null;
   }
   /**
    * The stored blob's size in bytes, from the file system and without reading it; null when

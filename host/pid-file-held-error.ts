@@ -1,3 +1,8 @@
+/** A holder as messages name it: `pid 123`, or `pid unknown` before it has written its pid. */
+export function holderName(pid: number | null): string {
+  return pid === null ? 'pid unknown' : `pid ${pid}`;
+}
+
 /**
  * Another process holds a pid file's lock (lockPidFile refused, or waited in vain): callers
  * branch on it to say, in their own words, which process is in the way.

@@ -22,8 +22,7 @@ export class DiskBlobStore implements BlobStore {
   constructor(readonly root: string) {}
 
   async has(digest: BlobDigest): Promise<boolean> {
-    const stats = await stat(this.blobPath(digest)).catch(() => null);
-    return stats?.isFile() ?? false;
+    return (await this.sizeOf(digest)) !== null;
   }
 
   /**

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { FLOCK_PATHS, findFlock } from '../../host/find-flock.js';
 import { lockPidFile } from '../../host/lock-pid-file.js';
-import { PidFileHeldError } from '../../host/pid-file-held-error.js';
+import { holderName, PidFileHeldError } from '../../host/pid-file-held-error.js';
 
 /** The lock file in a runner's work directory: it holds the pid of the runner that has it. */
 export const WORK_DIR_LOCK_FILE = 'runner.pid';
@@ -35,7 +35,7 @@ export async function lockWorkDir(workDir: string): Promise<WorkDirLock> {
   } catch (error) {
     if (!(error instanceof PidFileHeldError)) throw error;
     throw new Error(
-      `Another runner (${error.holderPid === null ? 'pid unknown' : `pid ${error.holderPid}`}) is using the work directory ` +
+      `Another runner (${holderName(error.holderPid)}) is using the work directory ` +
         `${workDir}; give this one its own with --work-dir`,
       { cause: error },
     );

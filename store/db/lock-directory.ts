@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { lock } from 'proper-lockfile';
 import { findFlock } from '../../host/find-flock.js';
 import { lockPidFile, type PidFileLock } from '../../host/lock-pid-file.js';
-import { PidFileHeldError } from '../../host/pid-file-held-error.js';
+import { holderName, PidFileHeldError } from '../../host/pid-file-held-error.js';
 
 /** How long proper-lockfile's `<dir>.lock` stays respected once its holder stops refreshing it. */
 const STALE_MS = 30_000;
@@ -64,12 +64,10 @@ export async function lockDirectory(
   const held = await lockPidFile(`${resolve(dir)}.lock-holder`, {
     flock,
     waitMs,
-    ...(onWait
-      ? { onHeld: (pid: number | null) => onWait(pid === null ? 'pid unknown' : `pid ${pid}`) }
-      : {}),
+    ...(onWait ? { onHeld: (pid: number | null) => onWait(holderName(pid)) } : {}),
   }).catch((error: unknown) => {
     if (!(error instanceof PidFileHeldError)) throw error;
-    throw inUse(dir, error.holderPid === null ? 'pid unknown' : `pid ${error.holderPid}`, error);
+    throw inUse(dir, holderName(error.holderPid), error);
   });
   const unlock = await takeLockfile(dir, held, Math.max(0, deadline - Date.now()), options.onWait).catch(
     async (error: unknown) => {
