@@ -2,6 +2,7 @@ import { Octokit } from '@octokit/rest';
 import { annotationPages, type GitHubAnnotation } from '../present/github/github-annotation.js';
 import type { RunConclusion } from '../core/check-run-conclusion.js';
 import type { WorkflowLog } from './workflow-log.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /** Where the action's check runs go. */
 export interface CheckRunTarget {
@@ -114,8 +115,4 @@ export class CheckRunPublisher {
         : `Could not create a check run (${messageOf(error)}); the results are in the step summary.`,
     );
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

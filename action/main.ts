@@ -4,6 +4,7 @@ import { getInputs } from './input-helper.js';
 import { runLocalMode } from './local-mode.js';
 import { runSubmitMode } from './submit-mode.js';
 import { WorkflowLog } from './workflow-log.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /**
  * The action's main step (action.yml `runs.main`): reads the inputs, runs the pipeline
@@ -33,7 +34,7 @@ export async function run(): Promise<void> {
     if (result.failure) core.setFailed(result.failure);
   } catch (error) {
     log.closeFence();
-    core.setFailed(error instanceof Error ? error.message : String(error));
+    core.setFailed(messageOf(error));
   }
 }
 

@@ -3,6 +3,7 @@ import { submitterClient } from '../client/server-connection.js';
 import { cancelSubmittedRuns } from './cancel-submitted-runs.js';
 import { getInputs } from './input-helper.js';
 import { unsettledSubmittedRuns } from './submission-state.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /**
  * The action's post step (action.yml `runs.post`), run when the job ends however it
@@ -23,8 +24,6 @@ export async function run(): Promise<void> {
     );
     if (cancelled.length > 0) core.info(`fluksio: cancelled ${cancelled.join(', ')} on ${server.url}`);
   } catch (error) {
-    core.warning(
-      `Could not cancel the submitted runs: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    core.warning(`Could not cancel the submitted runs: ${messageOf(error)}`);
   }
 }

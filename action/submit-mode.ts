@@ -32,6 +32,7 @@ import { reportView } from './report-view.js';
 import { runStepSummary, sweepStepSummary } from './step-summary.js';
 import { markSubmissionSettled, saveSubmittedRuns } from './submission-state.js';
 import type { WorkflowContext } from './workflow-context.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /**
  * Submit mode: queues the runs (one, or a sweep's grid) of the commit the workspace holds
@@ -245,7 +246,7 @@ async function checkServerAnswers(client: ControlPlaneClient, url: string): Prom
   try {
     await client.health();
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = messageOf(error);
     throw new Error(`Input 'server': ${url} is not a fluksio control plane that answers (${why})`, {
       cause: error,
     });

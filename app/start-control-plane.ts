@@ -11,6 +11,7 @@ import { openControlPlaneDatabase } from './open-control-plane-database.js';
 import { RunBell, runBellChannel } from './run-bell.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
 import { startRunSweeper } from './run-sweeper.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /** A running control plane. */
 export interface ControlPlane {
@@ -70,12 +71,9 @@ export async function startControlPlane({
     redis.on('error', (error: Error) => logger.warn({ err: error }, 'Redis error'));
     closers.push(() => redis.quit().catch(() => redis.disconnect()));
     await redis.connect().catch((error: unknown) => {
-      throw new Error(
-        `Cannot reach Redis at REDIS_URL: ${error instanceof Error ? error.message : String(error)}`,
-        {
-          cause: error,
-        },
-      );
+      throw new Error(`Cannot reach Redis at REDIS_URL: ${messageOf(error)}`, {
+        cause: error,
+      });
     });
 
     const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);

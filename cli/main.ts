@@ -4,6 +4,7 @@ import { UsageError } from '../present/terminal/usage-error.js';
 import { listenForInterrupts } from './process-interrupts.js';
 import { addServerCommands } from './server-commands.js';
 import packageJson from '../package.json' with { type: 'json' };
+import { messageOf } from '../core/text/message-of.js';
 
 /** Exit codes of DESIGN §9 (a second Ctrl-C exits 130: cli/process-interrupts.ts). */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -28,7 +29,7 @@ export async function main(argv: string[], io: CliIo = processIo(listenForInterr
       io.stderr.write(`${error.message}\n`);
       return EXIT.usage;
     }
-    io.stderr.write(`fluksio: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`fluksio: ${messageOf(error)}\n`);
     return EXIT.runFailed;
   }
 }

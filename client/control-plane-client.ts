@@ -1,7 +1,6 @@
 import { RunListReply } from '../schemas/protocol/run-list.js';
 import type { z } from 'zod';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Readable } from 'node:stream';
 import type { BlobDigest } from '../schemas/blob-digest.js';
 import { CacheEntry } from '../schemas/cache-entry.js';
 import { CacheCandidates } from '../schemas/protocol/cache-candidates.js';
@@ -35,7 +34,9 @@ import {
   type ReleaseRequest,
   type StartRequestInput,
 } from '../schemas/protocol/lease-requests.js';
+import { bodyOf, type BlobBody } from './blob-body.js';
 import { ControlPlaneHttp, type CallOptions, type ControlPlaneHttpOptions } from './control-plane-http.js';
+import { fenceOf, type RunLease } from './run-lease.js';
 
 export type { CallOptions } from './control-plane-http.js';
 
@@ -43,21 +44,6 @@ export interface ControlPlaneClientOptions extends ControlPlaneHttpOptions {
   /** One blob download's or upload's time limit (a model can be gigabytes). @defaultValue 3600000 */
   transferTimeoutMs?: number;
 }
-
-/** The run a request is about and the lease it is written under. */
-export interface RunLease {
-  runId: string;
-  lease: string;
-  /**
-   * The lease's epoch: the `epoch` of the run's last resume after a restart, carried by
-   * the writes that change the run's state (heartbeat, start, events, finish, release).
-   * @defaultValue 0, the claim's
-   */
-  epoch?: number;
-}
-
-/** A blob upload's bytes, opened anew for each attempt. */
-export type BlobBody = { bytes: Uint8Array } | { open(): Readable; size: number };
 
 /**
  * The control plane's API (schemas/protocol, DESIGN §6), for the runner daemon (a runner
@@ -397,20 +383,6 @@ export class ControlPlaneClient {
     const response = await this.http.send('POST', path, { call, json, ...(timeoutMs ? { timeoutMs } : {}) });
     return this.http.parse(response, schema, `POST ${path}`);
   }
-}
-
-/**
- * The lease a write that changes the run's state carries: the epoch only once the run was
- * resumed, so a runner that never was speaks as one that predates epochs, to any control plane.
- */
-function fenceOf(run: RunLease): { lease: string; epoch?: number } {
-  return run.epoch ? { lease: run.lease, epoch: run.epoch } : { lease: run.lease };
-}
-
-function bodyOf(body: BlobBody): { data: Uint8Array | WebReadableStream<Uint8Array>; size: number } {
-  return 'bytes' in body
-    ? { data: body.bytes, size: body.bytes.byteLength }
-    : { data: Readable.toWeb(body.open()) as WebReadableStream<Uint8Array>, size: body.size };
 }
 
 function runPath(runId: string): string {

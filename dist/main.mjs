@@ -71973,6 +71973,11 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
   await rm5(aside, { recursive: true, force: true });
 }
 
+// core/text/message-of.ts
+function messageOf(error47) {
+  return error47 instanceof Error ? error47.message : String(error47);
+}
+
 // runner/find-stage-hit.ts
 async function findStageHit(options, lookup2) {
   const own = await findEntry(options.cache, lookup2);
@@ -72003,7 +72008,7 @@ async function restoreHit(options, { entry, team }) {
       const what = error47 instanceof BlobMissingError ? "is missing" : error47 instanceof BlobCorruptError ? "was corrupt" : "was larger than its record";
       return `${whose} could not be restored (blob ${error47.digest} ${what})`;
     }
-    const message = error47 instanceof Error ? error47.message : String(error47);
+    const message = messageOf(error47);
     return `${whose} could not be restored: ${message}`;
   }
 }
@@ -72260,6 +72265,25 @@ function changesIn(scope, before, after, workspace) {
   return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
 }
 
+// runner/check-after-run.ts
+async function checkAfterRun(name2, context, material, before) {
+  const { options } = context;
+  try {
+    return await recheckStageInputs({
+      stage: name2,
+      pipeline: options.pipeline,
+      workspace: options.workspace,
+      material,
+      produced: context.produced,
+      before,
+      after: await context.codeView.read()
+    });
+  } catch (error47) {
+    const reason = `the inputs of ${name2} could not be checked again after it ran: ${messageOf(error47)}`;
+    return { stageDirty: [reason], runDirty: [reason], warnings: [] };
+  }
+}
+
 // runner/output/metrics-file.ts
 var import_yaml3 = __toESM(require_dist(), 1);
 import { readFile as readFile3 } from "node:fs/promises";
@@ -72267,10 +72291,7 @@ import { readFile as readFile3 } from "node:fs/promises";
 // core/text/json-syntax-error.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 function jsonSyntaxError(text2, error47) {
-  const message = (error47 instanceof Error ? error47.message : String(error47)).replace(
-    / \(line \d+ column \d+\)$/,
-    ""
-  );
+  const message = messageOf(error47).replace(/ \(line \d+ column \d+\)$/, "");
   const position = /at position (\d+)/.exec(message);
   if (position) {
     const before = text2.slice(0, Number(position[1])).split("\n");
@@ -74114,9 +74135,6 @@ async function plotFiles(pipelineDir, path24, root) {
   }
   return files.sort();
 }
-function messageOf(error47) {
-  return error47 instanceof Error ? error47.message : String(error47);
-}
 
 // runner/keys/keying-notes.ts
 import { posix as posix6 } from "node:path";
@@ -75870,7 +75888,7 @@ async function executeStage(name2, context) {
       produced: context.produced
     });
   } catch (error47) {
-    return finish2({ status: "failed", error: `Could not read the stage's inputs: ${messageOf2(error47)}` });
+    return finish2({ status: "failed", error: `Could not read the stage's inputs: ${messageOf(error47)}` });
   }
   const cacheKey = stage.cache ? cacheKeyOf(material.inputs) : null;
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
@@ -75933,7 +75951,7 @@ async function executeStage(name2, context) {
         await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path24)}`), { recursive: true });
       }
     } catch (error47) {
-      return finish2({ status: "failed", ...keyed, reasons, error: messageOf2(error47) });
+      return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
     }
     const metricFinals = {};
     const output = new StageOutput({
@@ -76013,7 +76031,7 @@ async function executeStage(name2, context) {
       );
     } catch (error47) {
       await trace?.dispose();
-      return finish2({ status: "failed", ...keyed, reasons, error: messageOf2(error47) });
+      return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
     } finally {
       processEnded();
     }
@@ -76058,7 +76076,7 @@ async function executeStage(name2, context) {
         );
       }
     } catch (error47) {
-      const message = error47 instanceof MissingOutError ? `exited 0 but did not write its out "${error47.path}"` : `could not store its outputs: ${messageOf2(error47)}`;
+      const message = error47 instanceof MissingOutError ? `exited 0 but did not write its out "${error47.path}"` : `could not store its outputs: ${messageOf(error47)}`;
       return finish2({ status: "failed", ...ran, error: message });
     }
     const plotted = await readPlotSeries(stage.plots ?? [], workspace, name2);
@@ -76079,7 +76097,7 @@ async function executeStage(name2, context) {
       const manifest = await options.blobs.putBytes(Buffer.from(JSON.stringify(material.code.entries))).then((blob) => blob.digest).catch(() => null);
       keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
     }
-    recheck = await afterCheck(name2, context, material, codeIndex);
+    recheck = await checkAfterRun(name2, context, material, codeIndex);
     for (const out2 of outs) context.produced.set(normalizePipelinePath(out2.path), out2);
     context.ranUpstream.add(name2);
     return finish2({
@@ -76103,23 +76121,6 @@ async function executeStage(name2, context) {
     return result;
   });
 }
-async function afterCheck(name2, context, material, before) {
-  const { options } = context;
-  try {
-    return await recheckStageInputs({
-      stage: name2,
-      pipeline: options.pipeline,
-      workspace: options.workspace,
-      material,
-      produced: context.produced,
-      before,
-      after: await context.codeView.read()
-    });
-  } catch (error47) {
-    const reason = `the inputs of ${name2} could not be checked again after it ran: ${messageOf2(error47)}`;
-    return { stageDirty: [reason], runDirty: [reason], warnings: [] };
-  }
-}
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
   const path24 = join7(privateDir, fileName);
@@ -76128,9 +76129,6 @@ async function writeParamsFile(fileName, privateDir, listed, values) {
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
-}
-function messageOf2(error47) {
-  return error47 instanceof Error ? error47.message : String(error47);
 }
 
 // runner/reuse-finished-stage.ts
@@ -77149,7 +77147,7 @@ async function executeLocalRun(options) {
   } catch (error47) {
     await recorder.finish({
       status: "failed",
-      reason: `fluksio failed: ${messageOf3(error47)}`,
+      reason: `fluksio failed: ${messageOf(error47)}`,
       metrics: {},
       dirtyReasons: [],
       baselineRunId: null
@@ -77166,9 +77164,6 @@ async function executeLocalRun(options) {
   });
   const detail = await recorder.detail();
   return { report: buildRunReport(detail, baseline, pipeline2.metrics), detail, outcome, baseline };
-}
-function messageOf3(error47) {
-  return error47 instanceof Error ? error47.message : String(error47);
 }
 
 // present/terminal/run-summary.ts
@@ -85585,7 +85580,7 @@ var CheckRunPublisher = class {
         });
       }
     } catch (error47) {
-      this.options.log.annotate("warning", `Could not complete the check run: ${messageOf4(error47)}`);
+      this.options.log.annotate("warning", `Could not complete the check run: ${messageOf(error47)}`);
     }
   }
   warnOnce(error47) {
@@ -85594,13 +85589,10 @@ var CheckRunPublisher = class {
     const status = error47.status;
     this.options.log.annotate(
       "warning",
-      status === 403 ? `The github-token may not create check runs (${messageOf4(error47)}): give the job "permissions: checks: write". The results are in the step summary.` : `Could not create a check run (${messageOf4(error47)}); the results are in the step summary.`
+      status === 403 ? `The github-token may not create check runs (${messageOf(error47)}): give the job "permissions: checks: write". The results are in the step summary.` : `Could not create a check run (${messageOf(error47)}); the results are in the step summary.`
     );
   }
 };
-function messageOf4(error47) {
-  return error47 instanceof Error ? error47.message : String(error47);
-}
 
 // action/check-run-target.ts
 function checkRunTargetOf(workflow) {
@@ -87704,7 +87696,6 @@ var RunListReply = external_exports.object({ runs: external_exports.array(RunLis
 
 // client/control-plane-client.ts
 init_cache_entry();
-import { Readable as Readable2 } from "node:stream";
 
 // schemas/protocol/cache-candidates.ts
 init_zod();
@@ -87906,6 +87897,12 @@ var FetchedReply = external_exports.strictObject({
   /** Whether a credential was revoked (false when there was none to revoke). */
   revoked: external_exports.boolean()
 });
+
+// client/blob-body.ts
+import { Readable } from "node:stream";
+function bodyOf(body2) {
+  return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable.toWeb(body2.open()), size: body2.size };
+}
 
 // node_modules/is-network-error/index.js
 var objectToString = Object.prototype.toString;
@@ -88119,7 +88116,7 @@ var ApiError = external_exports.object({
 
 // client/http-exchange.ts
 var import_undici2 = __toESM(require_undici(), 1);
-import { Readable } from "node:stream";
+import { Readable as Readable2 } from "node:stream";
 
 // client/attempt-signal.ts
 function attemptSignal(caller, timeoutMs) {
@@ -88177,8 +88174,8 @@ async function exchange(url2, options) {
 function isSuccess(status) {
   return status >= 200 && status < 300;
 }
-function bodyOf(data) {
-  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
+function bodyOf2(data) {
+  return data instanceof Uint8Array ? data : Readable2.fromWeb(data);
 }
 
 // client/control-plane-http.ts
@@ -88249,7 +88246,7 @@ var ControlPlaneHttp = class {
     } else if (request2.body) {
       headers["content-type"] = "application/octet-stream";
       headers["content-length"] = String(request2.body.size);
-      body2 = bodyOf(request2.body.data);
+      body2 = bodyOf2(request2.body.data);
     }
     if (request2.lease) {
       headers["x-fluksio-lease"] = request2.lease.lease;
@@ -88284,7 +88281,7 @@ var ControlPlaneHttp = class {
     const answer = await exchange(new URL(url2), {
       method,
       headers: request2.body ? { ...request2.headers, "content-length": String(request2.body.size) } : { ...request2.headers },
-      body: request2.body ? bodyOf(request2.body.data) : void 0,
+      body: request2.body ? bodyOf2(request2.body.data) : void 0,
       signal: request2.signal,
       timeoutMs: request2.timeoutMs
     });
@@ -88438,6 +88435,11 @@ function parseBaseUrl(url2) {
   return parsed;
 }
 
+// client/run-lease.ts
+function fenceOf(run4) {
+  return run4.epoch ? { lease: run4.lease, epoch: run4.epoch } : { lease: run4.lease };
+}
+
 // client/control-plane-client.ts
 var ControlPlaneClient = class {
   http;
@@ -88577,7 +88579,7 @@ var ControlPlaneClient = class {
       call,
       (signal) => this.http.storeAttempt("PUT", ticket.url, {
         headers: ticket.headers,
-        body: bodyOf2(body2),
+        body: bodyOf(body2),
         signal,
         timeoutMs: this.transferTimeoutMs
       })
@@ -88599,7 +88601,7 @@ var ControlPlaneClient = class {
         lease: run4,
         signal,
         timeoutMs: this.transferTimeoutMs,
-        body: bodyOf2(body2)
+        body: bodyOf(body2)
       })
     );
     return this.http.parse(response, BlobUploadReply, request2);
@@ -88677,12 +88679,6 @@ var ControlPlaneClient = class {
     return this.http.parse(response, schema, `POST ${path24}`);
   }
 };
-function fenceOf(run4) {
-  return run4.epoch ? { lease: run4.lease, epoch: run4.epoch } : { lease: run4.lease };
-}
-function bodyOf2(body2) {
-  return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable2.toWeb(body2.open()), size: body2.size };
-}
 function runPath(runId) {
   return `/api/v1/runs/${encodeURIComponent(runId)}`;
 }
@@ -88925,7 +88921,7 @@ async function checkServerAnswers(client, url2) {
   try {
     await client.health();
   } catch (error47) {
-    const why = error47 instanceof Error ? error47.message : String(error47);
+    const why = messageOf(error47);
     throw new Error(`Input 'server': ${url2} is not a fluksio control plane that answers (${why})`, {
       cause: error47
     });
@@ -88998,7 +88994,7 @@ async function run3() {
     if (result.failure) setFailed(result.failure);
   } catch (error47) {
     log.closeFence();
-    setFailed(error47 instanceof Error ? error47.message : String(error47));
+    setFailed(messageOf(error47));
   }
 }
 function cancelOnSignal() {

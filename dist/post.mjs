@@ -32332,9 +32332,6 @@ var RunListItem = external_exports.object({
 });
 var RunListReply = external_exports.object({ runs: external_exports.array(RunListItem) });
 
-// client/control-plane-client.ts
-import { Readable as Readable2 } from "node:stream";
-
 // schemas/reserved-path.ts
 var RESERVED = [".git", ".fluksio"];
 function reservedComponentOf(path) {
@@ -32801,6 +32798,12 @@ var FetchedReply = external_exports.strictObject({
   revoked: external_exports.boolean()
 });
 
+// client/blob-body.ts
+import { Readable } from "node:stream";
+function bodyOf(body) {
+  return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable.toWeb(body.open()), size: body.size };
+}
+
 // node_modules/is-network-error/index.js
 var objectToString = Object.prototype.toString;
 var isError = (value) => objectToString.call(value) === "[object Error]";
@@ -33012,7 +33015,7 @@ var ApiError = external_exports.object({
 
 // client/http-exchange.ts
 var import_undici2 = __toESM(require_undici(), 1);
-import { Readable } from "node:stream";
+import { Readable as Readable2 } from "node:stream";
 
 // client/attempt-signal.ts
 function attemptSignal(caller, timeoutMs) {
@@ -33070,8 +33073,8 @@ async function exchange(url2, options) {
 function isSuccess(status) {
   return status >= 200 && status < 300;
 }
-function bodyOf(data) {
-  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
+function bodyOf2(data) {
+  return data instanceof Uint8Array ? data : Readable2.fromWeb(data);
 }
 
 // client/control-plane-errors.ts
@@ -33176,7 +33179,7 @@ var ControlPlaneHttp = class {
     } else if (request.body) {
       headers["content-type"] = "application/octet-stream";
       headers["content-length"] = String(request.body.size);
-      body = bodyOf(request.body.data);
+      body = bodyOf2(request.body.data);
     }
     if (request.lease) {
       headers["x-fluksio-lease"] = request.lease.lease;
@@ -33211,7 +33214,7 @@ var ControlPlaneHttp = class {
     const answer = await exchange(new URL(url2), {
       method,
       headers: request.body ? { ...request.headers, "content-length": String(request.body.size) } : { ...request.headers },
-      body: request.body ? bodyOf(request.body.data) : void 0,
+      body: request.body ? bodyOf2(request.body.data) : void 0,
       signal: request.signal,
       timeoutMs: request.timeoutMs
     });
@@ -33365,6 +33368,11 @@ function parseBaseUrl(url2) {
   return parsed;
 }
 
+// client/run-lease.ts
+function fenceOf(run2) {
+  return run2.epoch ? { lease: run2.lease, epoch: run2.epoch } : { lease: run2.lease };
+}
+
 // client/control-plane-client.ts
 var ControlPlaneClient = class {
   http;
@@ -33504,7 +33512,7 @@ var ControlPlaneClient = class {
       call,
       (signal) => this.http.storeAttempt("PUT", ticket.url, {
         headers: ticket.headers,
-        body: bodyOf2(body),
+        body: bodyOf(body),
         signal,
         timeoutMs: this.transferTimeoutMs
       })
@@ -33526,7 +33534,7 @@ var ControlPlaneClient = class {
         lease: run2,
         signal,
         timeoutMs: this.transferTimeoutMs,
-        body: bodyOf2(body)
+        body: bodyOf(body)
       })
     );
     return this.http.parse(response, BlobUploadReply, request);
@@ -33604,12 +33612,6 @@ var ControlPlaneClient = class {
     return this.http.parse(response, schema, `POST ${path}`);
   }
 };
-function fenceOf(run2) {
-  return run2.epoch ? { lease: run2.lease, epoch: run2.epoch } : { lease: run2.lease };
-}
-function bodyOf2(body) {
-  return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable2.toWeb(body.open()), size: body.size };
-}
 function runPath(runId) {
   return `/api/v1/runs/${encodeURIComponent(runId)}`;
 }
@@ -33896,6 +33898,11 @@ function unsettledSubmittedRuns() {
   }
 }
 
+// core/text/message-of.ts
+function messageOf(error46) {
+  return error46 instanceof Error ? error46.message : String(error46);
+}
+
 // action/post.ts
 async function run() {
   try {
@@ -33910,9 +33917,7 @@ async function run() {
     );
     if (cancelled.length > 0) info(`fluksio: cancelled ${cancelled.join(", ")} on ${server.url}`);
   } catch (error46) {
-    warning(
-      `Could not cancel the submitted runs: ${error46 instanceof Error ? error46.message : String(error46)}`
-    );
+    warning(`Could not cancel the submitted runs: ${messageOf(error46)}`);
   }
 }
 export {

@@ -9,6 +9,7 @@ import { LocalIndex } from './local-index.js';
 import { localStorePaths } from './local-store-paths.js';
 import { indexFromJournals, type JournalIndex } from './rebuild-local-index.js';
 import { syncLocalJournal } from './sync-local-journal.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /** The state of the embedded database: absent until a command reads history; damaged when it does not open or read. */
 export interface DatabaseCheck {
@@ -88,7 +89,7 @@ export async function checkLocalDatabase(
   } catch (error) {
     return {
       state: 'damaged',
-      problem: `The local database ${paths.databaseDir} does not read back: ${error instanceof Error ? error.message : String(error)}`,
+      problem: `The local database ${paths.databaseDir} does not read back: ${messageOf(error)}`,
     };
   } finally {
     await database.close().catch(() => {});

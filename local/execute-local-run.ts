@@ -21,6 +21,7 @@ import { LocalRunRecorder } from './local-run-recorder.js';
 import { LOCAL_REPOSITORY, type LocalState } from './local-state.js';
 import type { LocalProject } from './locate-project.js';
 import type { LocalTeamCache } from './local-team-cache.js';
+import { messageOf } from '../core/text/message-of.js';
 
 export interface LocalRunOptions {
   project: LocalProject;
@@ -184,8 +185,4 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
   });
   const detail = await recorder.detail();
   return { report: buildRunReport(detail, baseline, pipeline.metrics), detail, outcome, baseline };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

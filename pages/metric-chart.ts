@@ -2,6 +2,7 @@ import uPlot from 'uplot';
 import type { SeriesRangeData } from '../schemas/page-data.js';
 import { h } from './dom.js';
 import { smooth } from './smooth.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /** One line of a chart: a run's series (or its baseline's, dashed). */
 export interface Curve {
@@ -171,7 +172,7 @@ export class MetricChart {
               const to = Math.floor(plot.posToVal(plot.select.left + plot.select.width, 'x'));
               plot.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
               this.zoomTo(from, to).catch((error: unknown) => {
-                this.element.dataset.zoomError = error instanceof Error ? error.message : String(error);
+                this.element.dataset.zoomError = messageOf(error);
               });
             },
           ],

@@ -13,7 +13,8 @@ import type { CodeIndex } from './keys/code-index.js';
 import { makePrivateDir } from './sandbox/private-dir.js';
 import { findStageHit, restoreHit } from './find-stage-hit.js';
 import { missReasons } from './miss-reasons.js';
-import { recheckStageInputs, type StageRecheck } from './keys/recheck-stage-inputs.js';
+import type { StageRecheck } from './keys/recheck-stage-inputs.js';
+import { checkAfterRun } from './check-after-run.js';
 import { readMetricsFile } from './output/metrics-file.js';
 import { readPlotSeries } from './output/read-plot-series.js';
 import { MissingOutError } from './blobs/missing-out-error.js';
@@ -35,6 +36,7 @@ import { StageJobStatus } from './stage-job-status.js';
 import type { ParsedTraceback } from '../core/traceback.js';
 import { stageResources } from '../schemas/resources.js';
 import { localResourceSupport } from './sandbox/resource-support.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /**
  * Takes one stage from its inputs to its record: computes its cache key, restores a
@@ -325,7 +327,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         .catch(() => null);
       keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
     }
-    recheck = await afterCheck(name, context, material, codeIndex);
+    recheck = await checkAfterRun(name, context, material, codeIndex);
     for (const out of outs) context.produced.set(normalizePipelinePath(out.path), out);
     context.ranUpstream.add(name);
     return finish({
@@ -355,33 +357,6 @@ export async function executeStage(name: string, context: StageRunContext): Prom
 }
 
 /**
- * Checks a stage's key inputs again once it ran; a check that cannot be made counts as
- * a change, since nothing then shows that the key says what the stage read.
- */
-async function afterCheck(
-  name: string,
-  context: StageRunContext,
-  material: StageKeyMaterial,
-  before: CodeIndex,
-): Promise<StageRecheck> {
-  const { options } = context;
-  try {
-    return await recheckStageInputs({
-      stage: name,
-      pipeline: options.pipeline,
-      workspace: options.workspace,
-      material,
-      produced: context.produced,
-      before,
-      after: await context.codeView.read(),
-    });
-  } catch (error) {
-    const reason = `the inputs of ${name} could not be checked again after it ran: ${messageOf(error)}`;
-    return { stageDirty: [reason], runDirty: [reason], warnings: [] };
-  }
-}
-
-/**
  * The pipeline's `params_file` for one stage, in its private folder (never in the work
  * tree: nothing to commit or ignore, gone with the stage); its path, or null without one.
  */
@@ -399,8 +374,4 @@ async function writeParamsFile(
 
 function abortStatus(signal: AbortSignal): StageStatus {
   return signal.reason === 'timed_out' ? 'timed_out' : 'cancelled';
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -6,6 +6,7 @@ import type { ReadSetProbe } from './keys/read-set-probe.js';
 import type { StageCache } from './ports.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { restoreOut } from './blobs/stage-outputs.js';
+import { messageOf } from '../core/text/message-of.js';
 
 /** A cache hit and where it was found. */
 export interface StageHit {
@@ -87,7 +88,7 @@ export async function restoreHit(
             : 'was larger than its record';
       return `${whose} could not be restored (blob ${error.digest} ${what})`;
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     return `${whose} could not be restored: ${message}`;
   }
 }

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { HealthReply } from '../../schemas/protocol/health-reply.js';
 import type { RouteContext } from '../route-context.js';
+import { messageOf } from '../../core/text/message-of.js';
 
 /** How long readiness waits for each dependency before calling it unreachable. */
 const PROBE_TIMEOUT_MS = 2_000;
@@ -39,13 +40,7 @@ async function probe(check: () => Promise<void>): Promise<string> {
     timer = setTimeout(() => resolve(`no answer within ${PROBE_TIMEOUT_MS} ms`), PROBE_TIMEOUT_MS);
   });
   try {
-    return await Promise.race([
-      check().then(
-        () => 'ok',
-        (error: unknown) => (error instanceof Error ? error.message : String(error)),
-      ),
-      timeout,
-    ]);
+    return await Promise.race([check().then(() => 'ok', messageOf), timeout]);
   } finally {
     clearTimeout(timer);
   }

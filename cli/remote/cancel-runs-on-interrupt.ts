@@ -1,5 +1,6 @@
 import type { ControlPlaneClient } from '../../client/control-plane-client.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
+import { messageOf } from '../../core/text/message-of.js';
 
 /** The runs `fluksio submit --wait` follows, cancelled on the control plane at Ctrl-C. */
 export interface RunCancels {
@@ -37,7 +38,7 @@ export function cancelRunsOnInterrupt(
       () => null,
       (error: unknown) => {
         say(
-          `Could not cancel run ${runId}: ${error instanceof Error ? error.message : String(error)}; it may still run (fluksio cancel ${runId})\n`,
+          `Could not cancel run ${runId}: ${messageOf(error)}; it may still run (fluksio cancel ${runId})\n`,
         );
         return runId;
       },

@@ -7,6 +7,7 @@ import { UsageError } from '../../present/terminal/usage-error.js';
 import type { DiskBlobStore } from '../../runner/blobs/disk-blob-store.js';
 import { TeamBlobStore } from './team-blob-store.js';
 import { TeamStageCache } from './team-stage-cache.js';
+import { messageOf } from '../../core/text/message-of.js';
 
 export interface OpenTeamCacheOptions {
   /** `--url`; else FLUKSIO_URL. */
@@ -75,8 +76,4 @@ export async function openTeamCache(options: OpenTeamCacheOptions): Promise<Loca
     blobsOf: (entry) => new TeamBlobStore({ client, runId: entry.runId, local: options.local() }),
     pointsOf: (key) => cache.pointsOf(key),
   };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

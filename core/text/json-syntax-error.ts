@@ -1,4 +1,5 @@
 import { parseDocument } from 'yaml';
+import { messageOf } from './message-of.js';
 
 /**
  * What `JSON.parse(text)` said when it threw `error`, and where: the message without the
@@ -7,10 +8,7 @@ import { parseDocument } from 'yaml';
  * `where` is null when neither says.
  */
 export function jsonSyntaxError(text: string, error: unknown): { message: string; where: string | null } {
-  const message = (error instanceof Error ? error.message : String(error)).replace(
-    / \(line \d+ column \d+\)$/,
-    '',
-  );
+  const message = messageOf(error).replace(/ \(line \d+ column \d+\)$/, '');
   const position = /at position (\d+)/.exec(message);
   if (position) {
     const before = text.slice(0, Number(position[1])).split('\n');

@@ -1,6 +1,7 @@
 import type { CacheEntry } from '../../schemas/cache-entry.js';
 import { DirManifest } from '../../schemas/out-record.js';
 import type { BlobStore } from '../ports.js';
+import { messageOf } from '../../core/text/message-of.js';
 
 /**
  * Why a cache hit's outs could not be restored, read without restoring them (what
@@ -18,7 +19,7 @@ export async function unrestorableOuts(blobs: BlobStore, entry: CacheEntry): Pro
     try {
       manifest = DirManifest.parse(JSON.parse((await blobs.getBytes(out.digest)).toString('utf8')));
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       return `cached outputs of run ${entry.runId} could not be restored: ${message}`;
     }
     for (const file of manifest.files) if (!(await blobs.has(file.digest))) return missing(file.digest);

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { FinishRequest } from '../../schemas/protocol/lease-requests.js';
-import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { RunLease } from '../../client/run-lease.js';
 import { ControlPlaneError, isLeaseLost } from '../../client/control-plane-errors.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
-import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { RunLease } from '../../client/run-lease.js';
 
 /**
  * Has the control plane revoke the claim's fetch credential once the checkout is done

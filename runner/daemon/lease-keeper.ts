@@ -1,5 +1,6 @@
 import type { HeartbeatReply } from '../../schemas/protocol/lease-requests.js';
-import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { RunLease } from '../../client/run-lease.js';
 import { isLeaseLost } from '../../client/control-plane-errors.js';
 import { watchForCancel } from './watch-for-cancel.js';
 

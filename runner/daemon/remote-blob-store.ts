@@ -6,7 +6,9 @@ import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
 import { BlobCorruptError, BlobMissingError } from '../blobs/blob-errors.js';
 import { MAX_DOWNLOADED_BYTES, readBoundedBody, writeBoundedBody } from '../blobs/bounded-download.js';
 import type { BlobStore, StoredBlob } from '../ports.js';
-import type { BlobBody, ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import type { BlobBody } from '../../client/blob-body.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { RunLease } from '../../client/run-lease.js';
 import type { LocalBlobCache } from './local-blob-cache.js';
 
 export interface RemoteBlobStoreOptions {

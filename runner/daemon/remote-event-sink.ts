@@ -2,7 +2,8 @@ import { EVENT_BATCH_MAX_BYTES } from '../../schemas/protocol/lease-requests.js'
 import type { RunEvent, RunEventBody } from '../../schemas/run-event.js';
 import { BatchingEventSink } from '../output/batching-event-sink.js';
 import type { EventSink } from '../ports.js';
-import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { RunLease } from '../../client/run-lease.js';
 import { SpooledEventQueue } from './spooled-event-queue.js';
 
 export interface RemoteEventSinkOptions {

@@ -1,7 +1,8 @@
 import type { CacheEntry } from '../../schemas/cache-entry.js';
 import type { PreviousStage } from '../../schemas/previous-stage.js';
 import type { StageCache } from '../ports.js';
-import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { RunLease } from '../../client/run-lease.js';
 
 export interface RemoteStageCacheOptions {
   client: ControlPlaneClient;

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HeartbeatReply } from '../../schemas/protocol/lease-requests.js';
-import type { ControlPlaneClient, RunLease } from '../../client/control-plane-client.js';
+import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { RunLease } from '../../client/run-lease.js';
 import { StaleLeaseError } from '../../client/control-plane-errors.js';
 
 /** How long one watch waits at the control plane: well under the minute proxies let a request idle. */

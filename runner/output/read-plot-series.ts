@@ -6,6 +6,7 @@ import type { PlotSpec } from '../../schemas/plot-spec.js';
 import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
 import { parsePlotTable, plotFormatOf, PlotTableError } from '../../core/plots/parse-plot-table.js';
 import { plotSeries } from '../../core/plots/plot-series.js';
+import { messageOf } from '../../core/text/message-of.js';
 
 /** What a stage's plot files gave: its points, and a warning for each file that gave none. */
 export interface PlotSeriesResult {
@@ -104,8 +105,4 @@ async function plotFiles(pipelineDir: string, path: string, root: string): Promi
     throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
   }
   return files.sort();
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

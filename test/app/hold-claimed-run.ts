@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { RunLease } from '../../client/control-plane-client.js';
+import type { RunLease } from '../../client/run-lease.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import type { TestControlPlane } from './control-plane-harness.js';
 

@@ -4,6 +4,7 @@ import { recordDeliveryFailure } from '../../../store/deliveries/record-delivery
 import { dispatchDelivery } from './dispatch-delivery.js';
 import type { GitHubWork } from '../github-work.js';
 import { UnreadablePayloadError } from './unreadable-payload-error.js';
+import { messageOf } from '../../../core/text/message-of.js';
 
 /** How processing one attempt at a delivery ended. */
 export type DeliveryOutcome = 'processed' | 'skipped';
@@ -27,7 +28,7 @@ export async function processDelivery(
     await dispatchDelivery(work, delivery);
   } catch (error) {
     const givingUp = lastAttempt || error instanceof UnreadablePayloadError;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     work.logger.error(
       {
         err: error,

@@ -1,0 +1,32 @@
+import type { CodeIndex } from './keys/code-index.js';
+import { recheckStageInputs, type StageRecheck } from './keys/recheck-stage-inputs.js';
+import type { StageKeyMaterial } from './keys/stage-key-inputs.js';
+import type { StageRunContext } from './stage-run-context.js';
+import { messageOf } from '../core/text/message-of.js';
+
+/**
+ * Checks a stage's key inputs again once it ran; a check that cannot be made counts as
+ * a change, since nothing then shows that the key says what the stage read.
+ */
+export async function checkAfterRun(
+  name: string,
+  context: StageRunContext,
+  material: StageKeyMaterial,
+  before: CodeIndex,
+): Promise<StageRecheck> {
+  const { options } = context;
+  try {
+    return await recheckStageInputs({
+      stage: name,
+      pipeline: options.pipeline,
+      workspace: options.workspace,
+      material,
+      produced: context.produced,
+      before,
+      after: await context.codeView.read(),
+    });
+  } catch (error) {
+    const reason = `the inputs of ${name} could not be checked again after it ran: ${messageOf(error)}`;
+    return { stageDirty: [reason], runDirty: [reason], warnings: [] };
+  }
+}
