@@ -155,7 +155,8 @@ fi
 if [ -z "$job" ]; then
   : >"$out"
   : >"$err"
-  job=$(sbatch --parsable --output="$out" --error="$err" "$@") || { note "sbatch failed"; exit 1; }
+  # sbatch reads % in these as a pattern (%j the job id): a path with one is written %%.
+  job=$(sbatch --parsable --output="\${out//%/%%}" --error="\${err//%/%%}" "$@") || { note "sbatch failed"; exit 1; }
   job=$(cut -d";" -f1 <<<"$job")
   printf '%s\\n' "$job" >"$job_file"
   note "submitted Slurm job $job"
