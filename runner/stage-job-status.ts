@@ -11,6 +11,7 @@ export class StageJobStatus implements JobEnd {
   /** The job the launch last reported following; null before any (or for no job). */
   job: string | null = null;
   endedBy: string | null = null;
+  refused: string | null = null;
   /** The pending state last reported, as JSON: only a change is reported. */
   private reported = 'null';
 
@@ -22,6 +23,7 @@ export class StageJobStatus implements JobEnd {
   take(status: JobStatus): void {
     this.job = status.job;
     if (status.endedBy !== undefined) this.endedBy = status.endedBy;
+    if (status.refused !== undefined) this.refused = status.refused;
     const pending = JSON.stringify(status.pending);
     if (pending === this.reported) return;
     this.reported = pending;

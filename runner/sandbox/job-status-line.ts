@@ -2,8 +2,8 @@ import { JobPending } from '../../schemas/job-pending.js';
 
 /** What a launched stage's batch job is doing, as its attach process reports it. */
 export interface JobStatus {
-  /** The job it follows. */
-  job: string;
+  /** The job it follows; null when there is none: the batch system refused to queue it (`refused`). */
+  job: string | null;
   /** Why the job waits in the queue; null when it does not (it was just submitted, it runs, it ended). */
   pending: JobPending | null;
   /**
@@ -12,7 +12,15 @@ export interface JobStatus {
    * slurm-exit-causes.ts). Only on the last status of a job so ended.
    */
   endedBy?: string;
+  /**
+   * Why the batch system refused to queue the job, in its words (sbatch's errors: a partition
+   * that does not exist, more GPUs than any node has). Only on the one status saying so.
+   */
+  refused?: string;
 }
+
+/** The longest refusal a status line carries: sbatch's errors, joined, cut there. */
+const REFUSAL_MAX = 500;
 
 /**
  * How a launch's batch job ended, as its attach process last reported it: what the engine
@@ -24,13 +32,16 @@ export interface JobEnd {
   job: string | null;
   /** JobStatus.endedBy of the job's last status; null when its command's exit ended it. */
   endedBy: string | null;
+  /** JobStatus.refused: why the batch system refused to queue the job; null or absent when it did not. */
+  refused?: string | null;
 }
 
 /**
  * One line an attach process writes on its descriptor 3 (slurm-attach-script.ts): `job ID`
  * (it follows job ID, which is not waiting), `pending ID REASON` (Slurm keeps it waiting
- * for REASON, the rest of the line) or `ended ID CAUSE` (the batch system ended it, CAUSE
- * one upper-case word). Null for anything else: the line comes from another process, and
+ * for REASON, the rest of the line), `ended ID CAUSE` (the batch system ended it, CAUSE
+ * one upper-case word) or `refused TEXT` (the batch system would not queue the job: TEXT,
+ * the rest of the line, says why, cut at REFUSAL_MAX characters). Null for anything else: the line comes from another process, and
  * what it says is checked as any input is. Only fluksio's attach process holds this
  * descriptor; the job's command, run by Slurm, writes to files the attach process copies
  * to its stdout and stderr, never here.
@@ -44,6 +55,10 @@ export function parseJobStatusLine(line: string): JobStatus | null {
     const [endedBy = '', ...rest] = words;
     const valid = JobPending.shape.job.safeParse(job).success && /^[A-Z_]{1,40}$/.test(endedBy);
     return valid && rest.length === 0 ? { job, pending: null, endedBy } : null;
+  }
+  if (verb === 'refused') {
+    const refused = [job, ...words].join(' ').trim().slice(0, REFUSAL_MAX);
+    return refused === '' ? null : { job: null, pending: null, refused };
   }
   if (verb !== 'pending') return null;
   const pending = JobPending.safeParse({ job, reason: words.join(' ') });

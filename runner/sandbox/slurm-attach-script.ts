@@ -19,14 +19,17 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
  * is pending, and exits with the job's exit code. SIGINT or SIGTERM cancels the job
  * (`scancel`) and waits until Slurm says it is over. A job that Slurm ended exits with
  * one of SLURM_END_STATES' codes; a requeued job is cancelled and exits with
- * REQUEUED_EXIT_CODE, so the run can be tried again. When it is over, the job's id is in
+ * REQUEUED_EXIT_CODE, so the run can be tried again. A job sbatch refuses (a partition that
+ * does not exist, more than any node has) exits 1 after its errors, reported (`refused`)
+ * so that they are the stage's. When it is over, the job's id is in
  * `JOB_FILE.ended`, for what it used.
  *
  * Besides its log lines it reports the job on file descriptor 3, one line at a time
  * (job-status-line.ts): `job ID` once it follows the job and whenever it runs, `pending ID
  * REASON` when Slurm's reason for keeping it waiting changes, and `ended ID CAUSE` just
  * before it exits when Slurm ended the job (CAUSE a SLURM_END_STATES state as Slurm said
- * it, REQUEUED_END or UNKNOWN_JOB_END). The launcher names the cause from that line alone:
+ * it, REQUEUED_END or UNKNOWN_JOB_END), or `refused TEXT` when sbatch would not queue the
+ * job, TEXT its errors. The launcher names the cause from that line alone:
  * a job's own command can exit with any of the codes, but cannot write to this descriptor.
  *
  * State is read with `read_job_state` (slurm-job-state-script.ts): squeue, then sacct,
@@ -155,7 +158,20 @@ fi
 if [ -z "$job" ]; then
   : >"$out"
   : >"$err"
-  job=$(sbatch --parsable --output="$out" --error="$err" "$@") || { note "sbatch failed"; exit 1; }
+  # sbatch reads % in these as a pattern (%j the job id): a path with one is written %%.
+  if ! job=$(sbatch --parsable --output="\${out//%/%%}" --error="\${err//%/%%}" "$@" 2>"$job_file.sbatch"); then
+    refusal=''
+    while IFS= read -r line; do
+      printf '%s\\n' "$line" >&2
+      [[ $line == 'sbatch: error: '* ]] && refusal+="\${refusal:+; }\${line#sbatch: error: }"
+    done <"$job_file.sbatch"
+    rm -f "$job_file.sbatch"
+    note "sbatch failed"
+    report_job refused "\${refusal:-sbatch exited without saying why}"
+    exit 1
+  fi
+  cat "$job_file.sbatch" >&2
+  rm -f "$job_file.sbatch"
   job=$(cut -d";" -f1 <<<"$job")
   printf '%s\\n' "$job" >"$job_file"
   note "submitted Slurm job $job"

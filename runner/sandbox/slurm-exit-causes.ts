@@ -71,10 +71,12 @@ export const UNKNOWN_JOB_EXIT_CODE = 217;
 const GIVEN_BACK_ENDS: readonly string[] = [REQUEUED_END, 'PREEMPTED'];
 
 /**
- * Why Slurm ended a stage's job, naming the cause, as its attach process reported it;
+ * Why Slurm ended a stage's job, or would not queue it (sbatch's errors), naming the cause,
+ * as its attach process reported it;
  * null for a job its own command ended (whatever its exit code), or an unknown report.
  */
-export function slurmExitCause({ job, endedBy }: JobEnd): string | null {
+export function slurmExitCause({ job, endedBy, refused }: JobEnd): string | null {
+  if (refused) return `Slurm refused the job (sbatch): ${refused}`;
   if (endedBy === REQUEUED_END) return 'Slurm requeued the job';
   if (endedBy === UNKNOWN_JOB_END) {
     return `Slurm no longer knows ${job === null ? 'the job' : `job ${job}`} (squeue, sacct and scontrol lost it before it was seen to end)`;

@@ -16,7 +16,9 @@ const endCases = Object.entries(SLURM_END_STATES)
  * (the live queue, and finished jobs while slurmctld keeps them, MinJobAge), then `sacct`
  * (the accounting database, which keeps jobs long after; a cluster without one answers
  * nothing), then `scontrol show job`. A job squeue says FAILED takes its exit code from
- * the next source that has one. It returns 0 when a source knows the job; 1 when the
+ * the next source that has one, scontrol's over a FAILED record's: sacct (22.05) gives a
+ * code past 127 as that less 128 (`exit 137` reads 9:0, 128 reads 0:0), so the
+ * accounting's code is read only for a job slurmctld no longer knows. It returns 0 when a source knows the job; 1 when the
  * sources that answered do not know it (`Invalid job id`, or no accounting line); 2 when
  * none could answer (slurmctld unreachable, a command missing): a transient failure,
  * never to be read as "no such job".
@@ -87,7 +89,7 @@ read_job_state() {
       answered=1
     fi
   fi
-  if [ -z "$job_state" ] || [ -z "$job_exit" ]; then
+  if [ -z "$job_state" ] || [ -z "$job_exit" ] || [ "$job_state" = FAILED ]; then
     if out=$(scontrol show job -o "$job" 2>&1); then
       answered=1
       if line=$(first_line_with 'JobState=' "$out"); then
@@ -95,6 +97,10 @@ read_job_state() {
         reason=$(scontrol_field Reason "$line")
         code=$(scontrol_field ExitCode "$line")
         nodes=$(scontrol_field NodeList "$line")
+        # sacct drops a code past 127 by 128 (137 reads 9:0): slurmctld's is the one written.
+        if [ "$job_state" = FAILED ] && [ "$state" = FAILED ] && [[ $code =~ ^[0-9]+:[0-9]+$ ]]; then
+          job_exit=$code
+        fi
         take_job_state "$state" "$reason" "$code" "$nodes" "$(scontrol_field Restarts "$line")"
       fi
     elif [[ $out == *'Invalid job id'* ]]; then

@@ -11,6 +11,18 @@ test.each([
   },
   { line: 'ended 4242 TIMEOUT', status: { job: '4242', pending: null, endedBy: 'TIMEOUT' } },
   { line: 'ended 4242 REQUEUED', status: { job: '4242', pending: null, endedBy: 'REQUEUED' } },
+  {
+    line: 'refused invalid partition specified: nope; Batch job submission failed: Invalid partition name specified',
+    status: {
+      job: null,
+      pending: null,
+      refused:
+        'invalid partition specified: nope; Batch job submission failed: Invalid partition name specified',
+    },
+  },
+  { line: `refused ${'x'.repeat(600)}`, status: { job: null, pending: null, refused: 'x'.repeat(500) } },
+  { line: 'refused', status: null },
+  { line: 'refused   ', status: null },
   { line: 'ended 4242', status: null },
   { line: 'ended 4242 timeout', status: null },
   { line: 'ended 4242 TIMEOUT extra', status: null },

@@ -85,13 +85,45 @@ describe('read_job_state: squeue, then sacct, then scontrol', () => {
       asked: ['squeue', 'sacct', 'scontrol'],
     },
     {
-      case: 'a job squeue says FAILED takes its exit code from sacct where there is accounting',
+      case: 'a job squeue says FAILED takes its exit code from sacct when scontrol cannot say',
       sources: {
         squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
         sacct: { stdout: 'FAILED|None|0:9|vm|2026-12-02T12:00:05' },
       },
       known: { code: 0, state: 'FAILED', exit: '0:9' },
       asked: ['squeue', 'sacct'],
+    },
+    {
+      // Seen on the test cluster (22.05): a job whose command exits 137 is ExitCode=137:0 to
+      // scontrol and 9:0 to sacct, which loses a code's bit 7 (200 reads 72, 128 reads 0).
+      case: 'a job squeue says FAILED takes scontrol’s exit code over the accounting’s, which drops codes past 127 by 128',
+      sources: {
+        squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
+        sacct: { stdout: 'FAILED|NonZeroExitCode|9:0|vm|2026-12-02T12:00:05' },
+        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=137:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'FAILED', exit: '137:0', nodes: 'vm' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'squeue unreachable: a FAILED record’s exit code is still scontrol’s when slurmctld knows the job',
+      sources: {
+        squeue: UNREACHABLE,
+        sacct: { stdout: 'FAILED|NonZeroExitCode|72:0|vm|2026-12-02T12:00:05' },
+        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=200:0 NodeList=vm'),
+      },
+      known: { code: 0, state: 'FAILED', exit: '200:0', nodes: 'vm' },
+      asked: ['squeue', 'sacct', 'scontrol'],
+    },
+    {
+      case: 'a FAILED record of a job slurmctld forgot: the accounting’s exit code, the only one left',
+      sources: {
+        squeue: INVALID_JOB,
+        sacct: { stdout: 'FAILED|NonZeroExitCode|3:0|vm|2026-12-02T12:00:05' },
+        scontrol: INVALID_JOB,
+      },
+      known: { code: 0, state: 'FAILED', exit: '3:0', nodes: 'vm' },
+      asked: ['squeue', 'sacct', 'scontrol'],
     },
     {
       case: 'squeue unreachable: sacct knows the job',

@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runJson, stageOf } from '../helpers/run-cli.js';
-import { fakeCommand, NO_ACCOUNTING } from './fake-slurm.js';
+import { fakeCommand, NO_ACCOUNTING, realCommand } from './fake-slurm.js';
 import { firstLine, jobFields, startSlurm } from './slurm-job.js';
 
 let repo: TestRepo | undefined;
@@ -52,4 +52,56 @@ stages:
     expect(await jobFields(job)).toMatchObject({ JobState: 'FAILED', ExitCode: `${code}:0` });
   },
   60_000,
+);
+
+/**
+ * A `sacct` in `dir` that answers as the real one once the accounting has the job's end (a
+ * timestamp as its End), waiting up to 30 s for it: the attach process then reads a final
+ * record whenever it asks, as on a cluster whose slurmdbd keeps up.
+ */
+async function sacctOnceFinal(dir: string): Promise<void> {
+  const real = await realCommand('sacct');
+  const file = join(dir, 'sacct');
+  await writeFile(
+    file,
+    `#!/bin/bash
+for _ in $(seq 150); do
+  out=$('${real}' "$@") || exit
+  [[ $out =~ \\|[0-9]{4}-[0-9]{2}-[0-9]{2}T ]] && break
+  sleep 0.2
+done
+exec '${real}' "$@"
+`,
+  );
+  await chmod(file, 0o755);
+}
+
+// sacct (22.05) gives a code past 127 as that less 128 (137 reads 9, 128 reads 0): the exit
+// code is slurmctld's while it knows the job.
+test.each([137, 128, 200])(
+  'on a cluster with accounting, a stage whose command exits %i fails with that exit code',
+  async (code) => {
+    await sacctOnceFinal(shims);
+    repo = await makeRepo({
+      files: {
+        'fluksio.yml': `version: 1
+stages:
+  train:
+    cmd: echo $SLURM_JOB_ID > job.txt && exit ${code}
+    outs: [model.txt]
+`,
+      },
+    });
+    const result = await runJson(['--backend', 'slurm'], {
+      cwd: repo.dir,
+      env: { PATH: `${shims}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+    });
+    expect(stageOf(result.report, 'train'), result.stderr).toMatchObject({
+      status: 'failed',
+      error: `exited with code ${code}`,
+    });
+    const job = await firstLine(join(repo.dir, 'job.txt'));
+    expect(await jobFields(job)).toMatchObject({ JobState: 'FAILED', ExitCode: `${code}:0` });
+  },
+  90_000,
 );
