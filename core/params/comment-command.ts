@@ -32,8 +32,8 @@ const RUN_ID = /^[0-9A-Za-z]{1,26}$/;
 
 /**
  * Reads the command of a PR comment (DESIGN §4): the first non-blank line that is not a
- * quote (`>`), when it starts with `/fluksio` followed by a blank or the line's end
- * (case-sensitive). Returns null for every other comment, so ordinary discussion is never
+ * quote (`>`, or a line continuing one) nor indented code, when it starts with `/fluksio`
+ * followed by a blank or the line's end (case-sensitive). Returns null for every other comment, so ordinary discussion is never
  * answered; a command that cannot be understood is `invalid` with every problem at once.
  * The rest of the comment (after the command line) is free text and ignored.
  */
@@ -65,16 +65,41 @@ export function parseCommentCommand(body: string): CommentCommand | null {
   }
 }
 
-/** The first non-blank, non-quote line, if it is a `/fluksio` command; else null. */
+/**
+ * The first non-blank line outside a quote, if it is a `/fluksio` command; else null. A
+ * line is read as GitHub renders it (CommonMark): one right after a quoted line of text
+ * continues that quote (a lazy continuation), and one indented by four columns or more is
+ * an indented code block — neither is someone's command, whatever it says.
+ */
 function commandLine(body: string): string | null {
+  let continuesQuote = false;
   for (const raw of body.split(/\r?\n/)) {
     const line = raw.trim();
-    if (line === '' || line.startsWith('>')) continue;
+    if (line === '') {
+      continuesQuote = false;
+      continue;
+    }
+    if (line.startsWith('>')) {
+      continuesQuote = line.slice(1).trim() !== '';
+      continue;
+    }
+    if (continuesQuote || indentationOf(raw) >= 4) return null;
     if (!line.startsWith(PREFIX)) return null;
     const next = line.charAt(PREFIX.length);
     return next === '' || /\s/.test(next) ? line : null;
   }
   return null;
+}
+
+/** The columns of blank a line starts with, a tab reaching the next multiple of four. */
+function indentationOf(raw: string): number {
+  let columns = 0;
+  for (const character of raw) {
+    if (character === ' ') columns += 1;
+    else if (character === '\t') columns += 4 - (columns % 4);
+    else break;
+  }
+  return columns;
 }
 
 function parseRun(args: string): CommentCommand {

@@ -1,6 +1,12 @@
+import { Queue } from 'bullmq';
 import { eq, sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import {
+  DELIVERY_JOB_OPTIONS,
+  DELIVERY_QUEUE,
+  type DeliveryJob,
+} from '../../app/github/intake/delivery-queue.js';
 import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import type { GitHubWork } from '../../app/github/github-work.js';
 import { inProcessLock } from '../../app/keyed-lock.js';
@@ -9,6 +15,7 @@ import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
 import { runs } from '../../schemas/tables/runs.js';
 import { recordDelivery } from '../../store/deliveries/record-delivery.js';
+import { TEST_REDIS_URL } from '../app/control-plane-harness.js';
 import { probotForDouble } from '../github/probot-for-double.js';
 import { checkSuitePayload, installationPayload, pushPayload } from '../github/webhook-fixtures.js';
 import {
@@ -214,6 +221,58 @@ test('the reconciler processes a stored delivery whose job was lost', async () =
     .set({ receivedAt: sql`now() - interval '1 minute'` })
     .where(eq(deliveries.id, push.id));
   const row = await world.settled(push.id);
+  expect(row.processedAt).not.toBeNull();
+  expect(await world.runs()).toMatchObject([{ commit: SHA.main, trigger: 'push' }]);
+});
+
+test('a delivery whose last attempt met the database down is processed by the reconciler once it is back', async () => {
+  const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
+  await recordDelivery({
+    db: world.db,
+    delivery: {
+      id: push.id,
+      event: 'push',
+      action: null,
+      installationId: null,
+      payload: push.payload as never,
+    },
+  });
+  // The database refuses every write to the delivery: neither the attempt nor its failure
+  // can be recorded, as when it fails over during the delivery's last attempt.
+  await world.db.execute(
+    sql.raw(`create function refuse_delivery_writes() returns trigger language plpgsql
+    as $$ begin raise exception 'the database is failing over'; end $$`),
+  );
+  await world.db.execute(
+    sql.raw(`create trigger refuse_delivery_writes before update on deliveries
+    for each row execute function refuse_delivery_writes()`),
+  );
+  const queue = new Queue<DeliveryJob>(DELIVERY_QUEUE, {
+    connection: { url: TEST_REDIS_URL },
+    prefix: world.settings.queuePrefix,
+  });
+  try {
+    // The job's last attempt (of its eight; here its only one) fails unrecorded.
+    await queue.add(
+      'delivery',
+      { deliveryId: push.id },
+      { ...DELIVERY_JOB_OPTIONS, jobId: push.id, attempts: 1 },
+    );
+    await waitFor('the job to fail', async () => (await (await queue.getJob(push.id))?.isFailed()) === true);
+  } finally {
+    await world.db.execute(sql.raw('drop trigger refuse_delivery_writes on deliveries'));
+    await world.db.execute(sql.raw('drop function refuse_delivery_writes'));
+    await queue.close();
+  }
+  const [stored] = await storedDeliveries();
+  expect(stored).toMatchObject({ processedAt: null, failedAt: null, attempts: 0 });
+  // The database is back; the reconciler takes deliveries older than ten seconds.
+  await world.db
+    .update(deliveries)
+    .set({ receivedAt: sql`now() - interval '1 minute'` })
+    .where(eq(deliveries.id, push.id));
+  const row = await world.settled(push.id);
+  expect(row).toMatchObject({ failedAt: null, lastError: null });
   expect(row.processedAt).not.toBeNull();
   expect(await world.runs()).toMatchObject([{ commit: SHA.main, trigger: 'push' }]);
 });

@@ -71,7 +71,14 @@ describe('the PR comment grammar', () => {
       '> /fluksio run lr=1\n> earlier words\n\n/fluksio run lr=2',
       run([['lr', ['2']]]),
     ],
-    ['an indented quote is still a quote', '  > /fluksio run lr=1\n/fluksio run lr=2', run([['lr', ['2']]])],
+    [
+      'an indented quote is still a quote',
+      '  > /fluksio run lr=1\n\n/fluksio run lr=2',
+      run([['lr', ['2']]]),
+    ],
+    ['a quote ended by a blank line', '> earlier words\n\n/fluksio run lr=2', run([['lr', ['2']]])],
+    ['an empty quote line ends the quote', '> earlier words\n>\n/fluksio run lr=2', run([['lr', ['2']]])],
+    ['three blanks of indentation are no code block', '   /fluksio run lr=2', run([['lr', ['2']]])],
     ['cancel all', '/fluksio cancel', { kind: 'cancel', runId: null }],
     [
       'cancel one',
@@ -201,6 +208,12 @@ describe('the PR comment grammar', () => {
     ['a command in inline code', '`/fluksio run`'],
     ['a command inside a code block', '```\n/fluksio run\n```'],
     ['a command only in a quote', '> /fluksio run lr=0.1'],
+    // GitHub renders a line right after a quoted one as part of the quote (a lazy continuation).
+    ['a command continuing a quote', '> Could someone try\n/fluksio run lr=10 seed=1,2,3'],
+    ['a command continuing a quote after its first line', '> /fluksio run lr=1\nlr=2\n/fluksio run lr=2'],
+    ['a command in an indented code block', '    /fluksio run lr=0.1\n\nis how you run it'],
+    ['a command in a tab-indented code block', '\t/fluksio run lr=0.1'],
+    ['a command in an indented code block after a quote', '> how?\n\n    /fluksio run lr=0.1'],
     ['a command after a first line of discussion', 'Trying this:\n/fluksio run lr=0.1'],
     ['a long comment that is no command', 'x'.repeat(MAX_COMMENT_LENGTH + 1)],
   ])('not a command: %s', (_name, body) => {

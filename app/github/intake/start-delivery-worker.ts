@@ -38,8 +38,9 @@ export interface DeliveryWorker {
  * for each job, retried with backoff; a payload that cannot be read fails at once. A
  * repeatable job, the reconciler, enqueues stored deliveries that were never processed
  * (their job was lost with a flushed Redis, or never added while Redis was away); the
- * job id being the delivery id, one still queued or retrying is not added twice. The
- * schedule is upserted again every interval, as the run sweeper's is.
+ * job id being the delivery id, one still queued or retrying is not added twice, and one
+ * whose job failed without the delivery being marked is added again. The schedule is
+ * upserted again every interval, as the run sweeper's is.
  */
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const { work, queue, logger } = options;
@@ -69,7 +70,10 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       olderThanMs: RECONCILE_AFTER_MS,
       limit: RECONCILE_BATCH,
     });
-    for (const deliveryId of ids) await enqueueDelivery(queue, deliveryId, logger);
+    for (const deliveryId of ids) {
+      await dropFailedJob(queue, deliveryId, logger);
+      await enqueueDelivery(queue, deliveryId, logger);
+    }
     if (ids.length > 0) logger.info({ deliveries: ids.length }, 'unprocessed deliveries enqueued again');
     return ids.length;
   }
@@ -89,4 +93,20 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       await worker.close();
     },
   };
+}
+
+/**
+ * Removes the failed job of a delivery the database says is neither processed nor given
+ * up on: its last attempt could record nothing (the database was down) or it stalled past
+ * BullMQ's limit (its worker killed twice). Kept in the failed set, its id would swallow
+ * every add of the reconciler, and the delivery would never be processed. A job in any
+ * other state is left alone: waiting, active or retrying, it processes the delivery itself.
+ */
+async function dropFailedJob(queue: Queue<DeliveryJob>, deliveryId: string, logger: Logger): Promise<void> {
+  try {
+    const job = await queue.getJob(deliveryId);
+    if (job && (await job.isFailed())) await job.remove();
+  } catch (error) {
+    logger.warn({ err: error, deliveryId }, 'could not drop the failed job of an unprocessed delivery');
+  }
 }
