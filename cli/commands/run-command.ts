@@ -8,6 +8,7 @@ import type { RunReport } from '../../schemas/run-report.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import type { ParsedPipelineText } from '../../core/pipeline/validate-pipeline.js';
 import { readCodeIndex, type CodeIndex } from '../../runner/keys/code-index.js';
+import { removeRestoreLeftovers } from '../../runner/blobs/restore-leftovers.js';
 import { ParamsFileJournal } from '../../runner/params-file-journal.js';
 import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
@@ -130,10 +131,11 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         `${path.relative(io.cwd, file)}: an interrupted run wrote params into it, and it was edited since; left as it is\n`,
       );
     }
-    [{ pipeline, grid, notes, request }, codeIndex] = await Promise.all([
-      checkRunInput(args, project, parses, options),
-      readCodeIndex(project.workspace.repoRoot),
-    ]);
+    ({ pipeline, grid, notes, request } = await checkRunInput(args, project, parses, options));
+    // A run killed while it restored an out left its partial copy beside it: removed
+    // before the tree is read, or it would count as code and make this run dirty.
+    await removeRestoreLeftovers(project.workspace, pipeline);
+    codeIndex = await readCodeIndex(project.workspace.repoRoot);
   } catch (error) {
     await state.close();
     throw error;

@@ -7,6 +7,7 @@ import { DirManifest, type OutRecord } from '../../schemas/out-record.js';
 import { MissingOutError } from './missing-out-error.js';
 import type { BlobStore } from '../ports.js';
 import { resolveWorkspacePath } from '../workspace/workspace-path.js';
+import { ASIDE_SUFFIX, RESTORE_SUFFIX } from './restore-leftovers.js';
 
 /** Files stored or restored at once within a directory out. */
 const BLOB_BATCH = 16;
@@ -86,7 +87,7 @@ export async function restoreOut(
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
   const parent = path.dirname(absPath);
   await mkdir(parent, { recursive: true });
-  const temp = path.join(parent, `.${path.basename(absPath)}.${randomUUID()}.fluksio-restore`);
+  const temp = path.join(parent, `.${path.basename(absPath)}.${randomUUID()}${RESTORE_SUFFIX}`);
   try {
     if (record.kind === 'file') {
       await blobs.getToFile(record.digest, temp, record.size);
@@ -195,7 +196,7 @@ async function swapIntoPlace(temp: string, dest: string, tempIsDir: boolean): Pr
     await rename(temp, dest);
     return;
   }
-  const aside = path.join(path.dirname(dest), `.${path.basename(dest)}.${randomUUID()}.fluksio-old`);
+  const aside = path.join(path.dirname(dest), `.${path.basename(dest)}.${randomUUID()}${ASIDE_SUFFIX}`);
   await rename(dest, aside);
   try {
     await rename(temp, dest);
