@@ -88438,6 +88438,26 @@ function parseBaseUrl(url2) {
   return parsed;
 }
 
+// client/upload-to-presigned-url.ts
+async function uploadToPresignedUrl({
+  http: http2,
+  first,
+  askTicket,
+  body: body2,
+  call,
+  timeoutMs
+}) {
+  let next2 = first;
+  return http2.withRetries("PUT (presigned upload URL)", call, async (signal) => {
+    const ticket = next2 ?? await askTicket();
+    next2 = null;
+    if (ticket.via !== "url")
+      throw new ControlPlaneError(0, "POST uploads", "The control plane stopped issuing upload URLs mid-upload; try again");
+    await http2.storeAttempt("PUT", ticket.url, { headers: ticket.headers, body: body2(), signal, timeoutMs });
+    return ticket.uploadId;
+  });
+}
+
 // client/control-plane-client.ts
 var ControlPlaneClient = class {
   http;
@@ -88566,24 +88586,23 @@ var ControlPlaneClient = class {
     const size = "bytes" in body2 ? body2.bytes.byteLength : body2.size;
     const uploads = `${blobPath(digest)}/uploads`;
     const start2 = { size };
-    const ticket = await this.http.parse(
+    const askTicket = async () => this.http.parse(
       await this.http.send("POST", uploads, { call, json: start2, lease: run4 }),
       BlobUploadTicket,
       `POST ${uploads}`
     );
+    const ticket = await askTicket();
     if (ticket.via === "control-plane") return this.putThroughControlPlane(run4, digest, body2, call);
-    await this.http.withRetries(
-      `PUT ${uploads}/${ticket.uploadId}`,
+    const uploadId = await uploadToPresignedUrl({
+      http: this.http,
+      first: ticket,
+      askTicket,
+      body: () => bodyOf2(body2),
       call,
-      (signal) => this.http.storeAttempt("PUT", ticket.url, {
-        headers: ticket.headers,
-        body: bodyOf2(body2),
-        signal,
-        timeoutMs: this.transferTimeoutMs
-      })
-    );
+      timeoutMs: this.transferTimeoutMs
+    });
     const finish2 = { size };
-    const path24 = `${uploads}/${ticket.uploadId}`;
+    const path24 = `${uploads}/${uploadId}`;
     return this.http.parse(
       await this.http.send("POST", path24, { call, json: finish2, lease: run4 }),
       BlobUploadReply,
