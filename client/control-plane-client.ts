@@ -38,6 +38,8 @@ import { bodyOf, type BlobBody } from './blob-body.js';
 import { ControlPlaneHttp, type CallOptions, type ControlPlaneHttpOptions } from './control-plane-http.js';
 import { fenceOf, type RunLease } from './run-lease.js';
 
+import { uploadToPresignedUrl } from './upload-to-presigned-url.js';
+
 export type { CallOptions } from './control-plane-http.js';
 
 export interface ControlPlaneClientOptions extends ControlPlaneHttpOptions {
@@ -224,22 +226,24 @@ export class ControlPlaneClient {
     const size = 'bytes' in body ? body.bytes.byteLength : body.size;
     const uploads = `${blobPath(digest)}/uploads`;
     const start: BlobUploadStart = { size };
-    const ticket = await this.http.parse(
-      await this.http.send('POST', uploads, { call, json: start, lease: run }),
-      BlobUploadTicket,
-      `POST ${uploads}`,
-    );
+    const askTicket = async (): Promise<BlobUploadTicket> =>
+      this.http.parse(
+        await this.http.send('POST', uploads, { call, json: start, lease: run }),
+        BlobUploadTicket,
+        `POST ${uploads}`,
+      );
+    const ticket = await askTicket();
     if (ticket.via === 'control-plane') return this.putThroughControlPlane(run, digest, body, call);
-    await this.http.withRetries(`PUT ${uploads}/${ticket.uploadId}`, call, (signal) =>
-      this.http.storeAttempt('PUT', ticket.url, {
-        headers: ticket.headers,
-        body: bodyOf(body),
-        signal,
-        timeoutMs: this.transferTimeoutMs,
-      }),
-    );
+    const uploadId = await uploadToPresignedUrl({
+      http: this.http,
+      first: ticket,
+      askTicket,
+      body: () => bodyOf(body),
+      call,
+      timeoutMs: this.transferTimeoutMs,
+    });
     const finish: BlobUploadFinish = { size };
-    const path = `${uploads}/${ticket.uploadId}`;
+    const path = `${uploads}/${uploadId}`;
     return this.http.parse(
       await this.http.send('POST', path, { call, json: finish, lease: run }),
       BlobUploadReply,

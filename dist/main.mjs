@@ -71841,6 +71841,10 @@ var MissingOutError = class extends Error {
   absPath;
 };
 
+// runner/blobs/restore-leftovers.ts
+var RESTORE_SUFFIX = ".fluksio-restore";
+var ASIDE_SUFFIX = ".fluksio-old";
+
 // runner/blobs/stage-outputs.ts
 var BLOB_BATCH = 16;
 async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
@@ -71887,7 +71891,7 @@ async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
   const parent = path15.dirname(absPath);
   await mkdir6(parent, { recursive: true });
-  const temp = path15.join(parent, `.${path15.basename(absPath)}.${randomUUID4()}.fluksio-restore`);
+  const temp = path15.join(parent, `.${path15.basename(absPath)}.${randomUUID4()}${RESTORE_SUFFIX}`);
   try {
     if (record2.kind === "file") {
       await blobs.getToFile(record2.digest, temp, record2.size);
@@ -71962,7 +71966,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename5(temp, dest);
     return;
   }
-  const aside = path15.join(path15.dirname(dest), `.${path15.basename(dest)}.${randomUUID4()}.fluksio-old`);
+  const aside = path15.join(path15.dirname(dest), `.${path15.basename(dest)}.${randomUUID4()}${ASIDE_SUFFIX}`);
   await rename5(dest, aside);
   try {
     await rename5(temp, dest);
@@ -75610,6 +75614,7 @@ function withoutNul(text2) {
 
 // runner/sandbox/job-status-line.ts
 init_job_pending();
+var REFUSAL_MAX = 500;
 function parseJobStatusLine(line2) {
   const [verb, job = "", ...words] = line2.trim().split(" ");
   if (verb === "job" && words.length === 0) {
@@ -75619,6 +75624,10 @@ function parseJobStatusLine(line2) {
     const [endedBy = "", ...rest] = words;
     const valid = JobPending.shape.job.safeParse(job).success && /^[A-Z_]{1,40}$/.test(endedBy);
     return valid && rest.length === 0 ? { job, pending: null, endedBy } : null;
+  }
+  if (verb === "refused") {
+    const refused = [job, ...words].join(" ").trim().slice(0, REFUSAL_MAX);
+    return refused === "" ? null : { job: null, pending: null, refused };
   }
   if (verb !== "pending") return null;
   const pending = JobPending.safeParse({ job, reason: words.join(" ") });
@@ -75779,11 +75788,13 @@ var StageJobStatus = class {
   /** The job the launch last reported following; null before any (or for no job). */
   job = null;
   endedBy = null;
+  refused = null;
   /** The pending state last reported, as JSON: only a change is reported. */
   reported = "null";
   take(status) {
     this.job = status.job;
     if (status.endedBy !== void 0) this.endedBy = status.endedBy;
+    if (status.refused !== void 0) this.refused = status.refused;
     const pending = JSON.stringify(status.pending);
     if (pending === this.reported) return;
     this.reported = pending;
@@ -88440,6 +88451,26 @@ function fenceOf(run4) {
   return run4.epoch ? { lease: run4.lease, epoch: run4.epoch } : { lease: run4.lease };
 }
 
+// client/upload-to-presigned-url.ts
+async function uploadToPresignedUrl({
+  http: http2,
+  first,
+  askTicket,
+  body: body2,
+  call,
+  timeoutMs
+}) {
+  let next2 = first;
+  return http2.withRetries("PUT (presigned upload URL)", call, async (signal) => {
+    const ticket = next2 ?? await askTicket();
+    next2 = null;
+    if (ticket.via !== "url")
+      throw new ControlPlaneError(0, "POST uploads", "The control plane stopped issuing upload URLs mid-upload; try again");
+    await http2.storeAttempt("PUT", ticket.url, { headers: ticket.headers, body: body2(), signal, timeoutMs });
+    return ticket.uploadId;
+  });
+}
+
 // client/control-plane-client.ts
 var ControlPlaneClient = class {
   http;
@@ -88568,24 +88599,23 @@ var ControlPlaneClient = class {
     const size = "bytes" in body2 ? body2.bytes.byteLength : body2.size;
     const uploads = `${blobPath(digest)}/uploads`;
     const start2 = { size };
-    const ticket = await this.http.parse(
+    const askTicket = async () => this.http.parse(
       await this.http.send("POST", uploads, { call, json: start2, lease: run4 }),
       BlobUploadTicket,
       `POST ${uploads}`
     );
+    const ticket = await askTicket();
     if (ticket.via === "control-plane") return this.putThroughControlPlane(run4, digest, body2, call);
-    await this.http.withRetries(
-      `PUT ${uploads}/${ticket.uploadId}`,
+    const uploadId = await uploadToPresignedUrl({
+      http: this.http,
+      first: ticket,
+      askTicket,
+      body: () => bodyOf(body2),
       call,
-      (signal) => this.http.storeAttempt("PUT", ticket.url, {
-        headers: ticket.headers,
-        body: bodyOf(body2),
-        signal,
-        timeoutMs: this.transferTimeoutMs
-      })
-    );
+      timeoutMs: this.transferTimeoutMs
+    });
     const finish2 = { size };
-    const path24 = `${uploads}/${ticket.uploadId}`;
+    const path24 = `${uploads}/${uploadId}`;
     return this.http.parse(
       await this.http.send("POST", path24, { call, json: finish2, lease: run4 }),
       BlobUploadReply,

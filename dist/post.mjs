@@ -33373,6 +33373,26 @@ function fenceOf(run2) {
   return run2.epoch ? { lease: run2.lease, epoch: run2.epoch } : { lease: run2.lease };
 }
 
+// client/upload-to-presigned-url.ts
+async function uploadToPresignedUrl({
+  http,
+  first,
+  askTicket,
+  body,
+  call,
+  timeoutMs
+}) {
+  let next = first;
+  return http.withRetries("PUT (presigned upload URL)", call, async (signal) => {
+    const ticket = next ?? await askTicket();
+    next = null;
+    if (ticket.via !== "url")
+      throw new ControlPlaneError(0, "POST uploads", "The control plane stopped issuing upload URLs mid-upload; try again");
+    await http.storeAttempt("PUT", ticket.url, { headers: ticket.headers, body: body(), signal, timeoutMs });
+    return ticket.uploadId;
+  });
+}
+
 // client/control-plane-client.ts
 var ControlPlaneClient = class {
   http;
@@ -33501,24 +33521,23 @@ var ControlPlaneClient = class {
     const size = "bytes" in body ? body.bytes.byteLength : body.size;
     const uploads = `${blobPath(digest)}/uploads`;
     const start = { size };
-    const ticket = await this.http.parse(
+    const askTicket = async () => this.http.parse(
       await this.http.send("POST", uploads, { call, json: start, lease: run2 }),
       BlobUploadTicket,
       `POST ${uploads}`
     );
+    const ticket = await askTicket();
     if (ticket.via === "control-plane") return this.putThroughControlPlane(run2, digest, body, call);
-    await this.http.withRetries(
-      `PUT ${uploads}/${ticket.uploadId}`,
+    const uploadId = await uploadToPresignedUrl({
+      http: this.http,
+      first: ticket,
+      askTicket,
+      body: () => bodyOf(body),
       call,
-      (signal) => this.http.storeAttempt("PUT", ticket.url, {
-        headers: ticket.headers,
-        body: bodyOf(body),
-        signal,
-        timeoutMs: this.transferTimeoutMs
-      })
-    );
+      timeoutMs: this.transferTimeoutMs
+    });
     const finish2 = { size };
-    const path = `${uploads}/${ticket.uploadId}`;
+    const path = `${uploads}/${uploadId}`;
     return this.http.parse(
       await this.http.send("POST", path, { call, json: finish2, lease: run2 }),
       BlobUploadReply,

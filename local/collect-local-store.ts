@@ -49,10 +49,13 @@ export async function collectLocalStore(
     });
     let result;
     let kept: Set<string>;
+    let cutoffMs: number;
     const blobs = new DiskBlobStore(paths.blobDir);
     try {
       await syncLocalJournal(database.db, paths.journalDir);
       const before = await database.db.select({ id: runs.id }).from(runs);
+      // Before gc reads the database, as `fluksio gc --server` takes it (gc-command.ts).
+      cutoffMs = Date.now() - options.keepDays * 86_400_000;
       result = await gcStore({
         db: database.db,
         keepDays: options.keepDays,
@@ -85,7 +88,7 @@ export async function collectLocalStore(
     const sweep = await deleteUnreferencedBlobs(
       paths.blobDir,
       result.liveDigests,
-      Date.now() - options.keepDays * 86_400_000,
+      cutoffMs,
     );
     const abandonedFoldersDeleted = await removeAbandonedRunFiles(stateDir, paths.liveDir);
     return {

@@ -62,6 +62,9 @@ async function collectLocal(keepDays: number, options: GcCommandOptions, io: Cli
 async function collectServer(keepDays: number, options: GcCommandOptions, io: CliIo): Promise<number> {
   const storage = openBlobStorage(readBlobStoreSettings(io.env));
   const database = await openServerDatabase(io);
+  // Taken before gc reads the database: a blob stored after its snapshot is named by
+  // nothing gc read, and must be younger than the cut-off to be kept.
+  const cutoffMs = Date.now() - keepDays * 86_400_000;
   let result;
   try {
     result = await gcStore({
@@ -76,7 +79,6 @@ async function collectServer(keepDays: number, options: GcCommandOptions, io: Cl
   } finally {
     await database.close();
   }
-  const cutoffMs = Date.now() - keepDays * 86_400_000;
   const { blobsDeleted } =
     storage instanceof S3BlobStorage
       ? await storage.deleteUnreferenced(result.liveDigests, cutoffMs).finally(() => storage.close())

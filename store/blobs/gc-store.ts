@@ -34,8 +34,32 @@ export interface GcResult {
  * running run confirmed last stays (blobRefs.confirmedAt). The files of a directory out are named only inside its
  * manifest blob, which the database cannot read: `readManifest` (the caller's blob store)
  * lists them; without it, a repository with live directory outs keeps all its blob refs.
+ *
+ * It all reads one snapshot (a REPEATABLE READ transaction): read statement by statement,
+ * a run that finished between the read of the stages (its outs not named yet) and that of
+ * the confirmed refs (it no longer running) had its blobs collected under it. A run or ref
+ * changed meanwhile that gc would delete fails the transaction, which is tried again.
  */
-export async function gcStore({
+export async function gcStore(options: {
+  db: Database;
+  keepDays: number;
+  readManifest?: (digest: string) => Promise<readonly string[] | null>;
+}): Promise<GcResult> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await options.db.transaction((tx) => collect({ ...options, db: tx }), {
+        isolationLevel: 'repeatable read',
+      });
+    } catch (error) {
+      if (attempt >= MAX_ATTEMPTS || !isSerializationFailure(error)) throw error;
+    }
+  }
+}
+
+/** How many snapshots gcStore tries before giving up on a store written to without pause. */
+const MAX_ATTEMPTS = 5;
+
+async function collect({
   db,
   keepDays,
   readManifest,
@@ -73,8 +97,8 @@ export async function gcStore({
   const live = await liveBlobs(db, readManifest);
   // A run that was told a blob is stored skipped its upload and names the blob only when
   // its stage finishes: a ref confirmed since the cut-off, or by a run still unfinished,
-  // stays, and so does its file. Checked again by the DELETE itself, so a confirmation
-  // arriving while gc runs is never lost.
+  // stays, and so does its file. A confirmation arriving while gc runs is never lost: the
+  // DELETE of a ref confirmed since the snapshot fails it (see gcStore), and gc reads again.
   const confirmed = sql`(${blobRefs.confirmedAt} >= ${cutoff} or ${blobRefs.confirmedBy} in (select ${runs.id} from ${runs} where ${runs.status} in ('queued', 'running')))`;
   const collectable = and(lt(blobRefs.createdAt, cutoff), not(confirmed));
   for (const { digest } of await db
@@ -159,6 +183,15 @@ async function liveBlobs(
     }
   }
   return live;
+}
+
+/** A concurrent write to a row the snapshot would delete (40001), or a deadlock (40P01). */
+function isSerializationFailure(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as Error & { code?: string }).code;
+    if (code === '40001' || code === '40P01') return true;
+  }
+  return false;
 }
 
 function pairKey(repository: string, digest: string): string {
