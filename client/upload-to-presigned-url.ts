@@ -29,7 +29,11 @@ export async function uploadToPresignedUrl({
     const ticket = next ?? (await askTicket());
     next = null;
     if (ticket.via !== 'url')
-      throw new ControlPlaneError(0, 'POST uploads', 'The control plane stopped issuing upload URLs mid-upload; try again');
+      throw new ControlPlaneError(
+        0,
+        'POST uploads',
+        'The control plane stopped issuing upload URLs mid-upload; try again',
+      );
     await http.storeAttempt('PUT', ticket.url, { headers: ticket.headers, body: body(), signal, timeoutMs });
     return ticket.uploadId;
   });

@@ -88465,7 +88465,11 @@ async function uploadToPresignedUrl({
     const ticket = next2 ?? await askTicket();
     next2 = null;
     if (ticket.via !== "url")
-      throw new ControlPlaneError(0, "POST uploads", "The control plane stopped issuing upload URLs mid-upload; try again");
+      throw new ControlPlaneError(
+        0,
+        "POST uploads",
+        "The control plane stopped issuing upload URLs mid-upload; try again"
+      );
     await http2.storeAttempt("PUT", ticket.url, { headers: ticket.headers, body: body2(), signal, timeoutMs });
     return ticket.uploadId;
   });

@@ -85,11 +85,7 @@ export async function collectLocalStore(
     }
     const built = await indexFromJournals(paths.journalDir);
     await rebuildLocalIndex(paths.indexDir, built);
-    const sweep = await deleteUnreferencedBlobs(
-      paths.blobDir,
-      result.liveDigests,
-      cutoffMs,
-    );
+    const sweep = await deleteUnreferencedBlobs(paths.blobDir, result.liveDigests, cutoffMs);
     const abandonedFoldersDeleted = await removeAbandonedRunFiles(stateDir, paths.liveDir);
     return {
       abandonedFoldersDeleted,

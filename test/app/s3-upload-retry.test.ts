@@ -55,11 +55,19 @@ async function slowFirstUpload(): Promise<string> {
         request.resume();
         await waitFor('the upload URL to expire', () => Date.now() > expiryOf(url) + 1000, 10_000);
         response.writeHead(503, { 'content-type': 'application/xml' });
-        response.end('<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>');
+        response.end(
+          '<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>',
+        );
         return;
       }
       const forwarded = httpRequest(
-        { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers },
+        {
+          host: target.hostname,
+          port: target.port,
+          method: request.method,
+          path: request.url,
+          headers: request.headers,
+        },
         (answer) => {
           response.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(response);

@@ -90,7 +90,7 @@ test('a run killed while it restores a directory out leaves nothing that makes t
   expect(await made.git('status', '--porcelain')).toBe('');
 });
 
-test("what a killed restore leaves beside a file out or a directory out swapped aside is removed, and nothing else", async () => {
+test('what a killed restore leaves beside a file out or a directory out swapped aside is removed, and nothing else', async () => {
   const made = await shardProject();
   await runClean(made);
   // The names restoreOut gives its temporary copies, the blob store's copy into one, and

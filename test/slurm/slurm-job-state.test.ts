@@ -100,7 +100,9 @@ describe('read_job_state: squeue, then sacct, then scontrol', () => {
       sources: {
         squeue: squeueLine('FAILED|NonZeroExitCode|vm|0|'),
         sacct: { stdout: 'FAILED|NonZeroExitCode|9:0|vm|2026-12-02T12:00:05' },
-        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=137:0 NodeList=vm'),
+        scontrol: scontrolLine(
+          'JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=137:0 NodeList=vm',
+        ),
       },
       known: { code: 0, state: 'FAILED', exit: '137:0', nodes: 'vm' },
       asked: ['squeue', 'sacct', 'scontrol'],
@@ -110,7 +112,9 @@ describe('read_job_state: squeue, then sacct, then scontrol', () => {
       sources: {
         squeue: UNREACHABLE,
         sacct: { stdout: 'FAILED|NonZeroExitCode|72:0|vm|2026-12-02T12:00:05' },
-        scontrol: scontrolLine('JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=200:0 NodeList=vm'),
+        scontrol: scontrolLine(
+          'JobState=FAILED Reason=NonZeroExitCode Restarts=0 ExitCode=200:0 NodeList=vm',
+        ),
       },
       known: { code: 0, state: 'FAILED', exit: '200:0', nodes: 'vm' },
       asked: ['squeue', 'sacct', 'scontrol'],

@@ -29,7 +29,9 @@ test('a stage whose job files lie under a path with % in it shows its output, an
     stage: { name: 'train', jobKey: 'k1', resources: { cpus: 1 } },
     onLine: (stream, line) => lines.push(`${stream}: ${line}`),
   });
-  const job = lines.flatMap((line) => /^stderr: fluksio: submitted Slurm job (\d+)$/.exec(line)?.[1] ?? [])[0];
+  const job = lines.flatMap(
+    (line) => /^stderr: fluksio: submitted Slurm job (\d+)$/.exec(line)?.[1] ?? [],
+  )[0];
   expect(result.exitCode, lines.join('\n')).toBe(0);
   expect(lines).toEqual(
     expect.arrayContaining([

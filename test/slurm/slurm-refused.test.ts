@@ -27,20 +27,24 @@ test.each([
     error:
       'Slurm refused the job (sbatch): Memory specification can not be satisfied; Batch job submission failed: Requested node configuration is not available',
   },
-])('a stage asking for resources: $resources that Slurm refuses fails with sbatch’s reason', async ({ resources, error }) => {
-  repo = await makeRepo({
-    files: {
-      'fluksio.yml': `version: 1
+])(
+  'a stage asking for resources: $resources that Slurm refuses fails with sbatch’s reason',
+  async ({ resources, error }) => {
+    repo = await makeRepo({
+      files: {
+        'fluksio.yml': `version: 1
 stages:
   train:
     cmd: echo trained > model.txt
     outs: [model.txt]
     resources: ${resources}
 `,
-    },
-  });
-  const result = await runJson(['--backend', 'slurm'], { cwd: repo.dir });
-  expect(result.report.run.status, result.stderr).toBe('failed');
-  expect(stageOf(result.report, 'train')).toMatchObject({ status: 'failed', error });
-  expect(result.report.run.reason).toBe(`Stage train failed: ${error}`);
-}, 60_000);
+      },
+    });
+    const result = await runJson(['--backend', 'slurm'], { cwd: repo.dir });
+    expect(result.report.run.status, result.stderr).toBe('failed');
+    expect(stageOf(result.report, 'train')).toMatchObject({ status: 'failed', error });
+    expect(result.report.run.reason).toBe(`Stage train failed: ${error}`);
+  },
+  60_000,
+);
