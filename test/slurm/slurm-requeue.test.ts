@@ -14,7 +14,8 @@ afterEach(async () => {
   await repo?.cleanup();
 });
 
-// Only the stage's end is built: giving the run back to the control plane for a retry is not yet.
+// On a laptop (`fluksio run`) there is no queue to give the run back to: the stage ends with
+// the cause named. Through a runner, the run goes back for a retry (slurm-github.test.ts).
 test('a job requeued mid-run ends its stage with the cause named, and leaves no job behind', async () => {
   repo = await makeRepo({
     files: {
