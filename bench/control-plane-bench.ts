@@ -16,6 +16,7 @@ import { createApiToken } from '../store/tokens/create-api-token.js';
 import { createRunner } from '../store/runners/create-runner.js';
 import { openControlPlaneDatabase } from '../app/open-control-plane-database.js';
 import { startRoundRobinBalancer } from '../test/acceptance/round-robin-balancer.js';
+import { measureDispatchFloor } from './dispatch-floor.js';
 import { drainBurst, type BurstResult } from './drain-burst.js';
 import { openCommitReference } from './durable-commit.js';
 import { median, ms, percentile } from './measure.js';
@@ -135,6 +136,8 @@ export async function benchControlPlane(): Promise<void> {
       await runnerClient.close();
       await deployedPlane.close();
     }
+    // The same three processes and sampling in trivial code: what the machine itself costs.
+    const floor = await measureDispatchFloor(reference, latencyOptions.samples);
     const synchronousCommit = reference.synchronousCommit;
     await reference.close();
     await timing.end();
@@ -217,7 +220,7 @@ export async function benchControlPlane(): Promise<void> {
     await new Promise((resolve) => runner.once('exit', resolve));
     await rm(workDir, { recursive: true, force: true });
 
-    const commits = [...together.commits, ...deployed.commits];
+    const commits = [...together.commits, ...deployed.commits, ...floor.commits];
     const commitP50 = median(commits);
     const bullP50 = median(pickups);
     console.log('\n## Dispatch: a queued run reaching a runner parked in a long-poll (150 samples each)');
@@ -241,6 +244,11 @@ export async function benchControlPlane(): Promise<void> {
     };
     latencyLines('as deployed (fluksio app, runner and submitter: three processes)', deployed);
     latencyLines('runner client and submitter in the control plane process', together);
+    const floorP50 = median(floor.latencies);
+    console.log(
+      `the same three processes in trivial code (node:http, a one-row INSERT, undici)   p50 ${ms(floorP50)}   p95 ${ms(percentile(floor.latencies, 95))}   ` +
+        `${(floorP50 / median(floor.commits)).toFixed(2)}× a commit: this machine's floor; fluksio as deployed adds ${ms(median(deployed.latencies) - floorP50)} to it`,
+    );
     console.log(
       "  (submit → claim, through fluksio's own client: the submit request (HTTP, then one prepared INSERT that checks the token and leases the run to the claim parked in that process: one commit), then the claim's answer; a claim parked in another process is rung and claims with an UPDATE: a second commit. Each ratio is to the commits timed beside its own samples)",
     );

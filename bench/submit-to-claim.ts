@@ -28,10 +28,18 @@ export interface SubmitToClaim {
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
-/** A runner client in a process of its own (parked-runner.ts), as runners are deployed. */
-export function runnerProcess(url: string, token: string): ClaimingRunner & { close(): Promise<void> } {
+/**
+ * A runner client in a process of its own (parked-runner.ts), as runners are deployed; or
+ * another script speaking its protocol on stdin and stdout (`script`, with its arguments).
+ */
+export function runnerProcess(
+  url: string,
+  token: string,
+  script: readonly string[] = ['parked-runner.ts'],
+): ClaimingRunner & { close(): Promise<void> } {
+  const [file, ...args] = script;
   // With this process's own loader flags (tsx's), so the child runs TypeScript as this does.
-  const child = spawn(process.execPath, [...process.execArgv, join(here, 'parked-runner.ts')], {
+  const child = spawn(process.execPath, [...process.execArgv, join(here, file ?? ''), ...args], {
     env: { PATH: process.env.PATH, FLUKSIO_URL: url, FLUKSIO_RUNNER_TOKEN: token },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
