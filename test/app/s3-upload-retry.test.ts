@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { ControlPlaneClient } from '../../client/control-plane-client.js';
@@ -10,6 +10,7 @@ import { startTestS3, type TestS3 } from '../helpers/s3-server.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { resetTables, startTestControlPlane, type TestControlPlane } from './control-plane-harness.js';
 import { holdClaimedRun } from './hold-claimed-run.js';
+import { forwardRequest } from '../helpers/forward-request.js';
 
 let database: TestDatabase;
 let s3: TestS3;
@@ -60,20 +61,7 @@ async function slowFirstUpload(): Promise<string> {
         );
         return;
       }
-      const forwarded = httpRequest(
-        {
-          host: target.hostname,
-          port: target.port,
-          method: request.method,
-          path: request.url,
-          headers: request.headers,
-        },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      request.pipe(forwarded);
+      forwardRequest(target, request, response);
     })();
   });
   front.listen(0, '127.0.0.1');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres-datab
 import { runCli } from '../helpers/run-cli.js';
 import { startTestS3, type TestS3 } from '../helpers/s3-server.js';
 import { ScriptedRunner } from './scripted-runner.js';
+import { forwardRequest } from '../helpers/forward-request.js';
 
 const PIPELINE = `version: 1
 stages:
@@ -69,21 +70,7 @@ async function frontWithHook(pathEnd: string, hook: () => Promise<void>): Promis
         pending = null;
         await run();
       }
-      // Every header as sent, Host included: the signature covers it.
-      const forwarded = httpRequest(
-        {
-          host: target.hostname,
-          port: target.port,
-          method: request.method,
-          path: request.url,
-          headers: request.headers,
-        },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      request.pipe(forwarded);
+      forwardRequest(target, request, response);
     })();
   });
   front.listen(0, '127.0.0.1');
