@@ -27,20 +27,7 @@ afterEach(async () => {
 test.each([75, 211, 214, 217])(
   'a stage whose own command exits %i on Slurm fails with that exit code, never a Slurm cause',
   async (code) => {
-    repo = await makeRepo({
-      files: {
-        'fluksio.yml': `version: 1
-stages:
-  train:
-    cmd: echo $SLURM_JOB_ID > job.txt && exit ${code}
-    outs: [model.txt]
-`,
-      },
-    });
-    const result = await runJson(['--backend', 'slurm'], {
-      cwd: repo.dir,
-      env: { PATH: `${shims}:${process.env.PATH ?? '/usr/bin:/bin'}` },
-    });
+    const { result, dir } = await runStageExiting(code);
     expect(result.report.run.status, result.stderr).toBe('failed');
     expect(stageOf(result.report, 'train')).toMatchObject({
       status: 'failed',
@@ -48,7 +35,7 @@ stages:
     });
     expect(result.report.run.reason ?? '').not.toMatch(/Slurm|queued again/);
     // Slurm's own record: the job's command failed with that code; Slurm ended nothing.
-    const job = await firstLine(join(repo.dir, 'job.txt'));
+    const job = await firstLine(join(dir, 'job.txt'));
     expect(await jobFields(job)).toMatchObject({ JobState: 'FAILED', ExitCode: `${code}:0` });
   },
   60_000,
@@ -82,26 +69,35 @@ test.each([137, 128, 200])(
   'on a cluster with accounting, a stage whose command exits %i fails with that exit code',
   async (code) => {
     await sacctOnceFinal(shims);
-    repo = await makeRepo({
-      files: {
-        'fluksio.yml': `version: 1
+    const { result, dir } = await runStageExiting(code);
+    expect(stageOf(result.report, 'train'), result.stderr).toMatchObject({
+      status: 'failed',
+      error: `exited with code ${code}`,
+    });
+    const job = await firstLine(join(dir, 'job.txt'));
+    expect(await jobFields(job)).toMatchObject({ JobState: 'FAILED', ExitCode: `${code}:0` });
+  },
+  90_000,
+);
+
+/** `fluksio run --json --backend slurm` of one stage whose command exits `code`, with the shims on PATH. */
+async function runStageExiting(
+  code: number,
+): Promise<{ result: Awaited<ReturnType<typeof runJson>>; dir: string }> {
+  const made = await makeRepo({
+    files: {
+      'fluksio.yml': `version: 1
 stages:
   train:
     cmd: echo $SLURM_JOB_ID > job.txt && exit ${code}
     outs: [model.txt]
 `,
-      },
-    });
-    const result = await runJson(['--backend', 'slurm'], {
-      cwd: repo.dir,
-      env: { PATH: `${shims}:${process.env.PATH ?? '/usr/bin:/bin'}` },
-    });
-    expect(stageOf(result.report, 'train'), result.stderr).toMatchObject({
-      status: 'failed',
-      error: `exited with code ${code}`,
-    });
-    const job = await firstLine(join(repo.dir, 'job.txt'));
-    expect(await jobFields(job)).toMatchObject({ JobState: 'FAILED', ExitCode: `${code}:0` });
-  },
-  90_000,
-);
+    },
+  });
+  repo = made;
+  const result = await runJson(['--backend', 'slurm'], {
+    cwd: made.dir,
+    env: { PATH: `${shims}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+  });
+  return { result, dir: made.dir };
+}
