@@ -109,7 +109,7 @@ export class SlurmLauncher implements StageLauncher {
     const job = (await readFile(ended, 'utf8').catch(() => '')).trim();
     if (job === '') return null;
     await rm(ended, { force: true });
-    return readSlurmUsage(job, signal ? { signal } : {});
+    return readSlurmUsage(job, { submittedGpus: stage.resources.gpus ?? 0, ...(signal ? { signal } : {}) });
   }
 
   private baseOf(stage: LaunchedStage): string {

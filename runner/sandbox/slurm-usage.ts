@@ -19,6 +19,13 @@ export interface SlurmUsageOptions {
   /** Once aborted (the run cancelled), the accounting is asked once, without waiting. */
   signal?: AbortSignal;
   /**
+   * The GPUs the job was submitted with (`--gpus`): what it was allocated when the
+   * accounting does not track `gres/gpu` (AccountingStorageTRES without it), whose
+   * AllocTRES then lists no GPUs at all.
+   * @defaultValue 0
+   */
+  submittedGpus?: number;
+  /**
    * The environment sacct and scontrol run with.
    * @defaultValue process.env
    */
@@ -41,7 +48,7 @@ export async function readSlurmUsage(
   const env = options.env ?? process.env;
   for (;;) {
     const accounted = await run('sacct', ['-n', '-P', '-X', '-j', job, '-o', SACCT_USAGE_FIELDS], { env })
-      .then(({ stdout }) => usageFromSacct(job, stdout))
+      .then(({ stdout }) => usageFromSacct(job, stdout, options.submittedGpus ?? 0))
       .catch(() => 'no accounting' as const);
     if (accounted === 'no accounting') break;
     if (accounted) return accounted;
@@ -58,10 +65,12 @@ const SACCT_USAGE_FIELDS = 'State,End,AllocTRES,ElapsedRaw,CPUTimeRAW';
 /**
  * The usage in `sacct -n -P -X -o State,End,AllocTRES,ElapsedRaw,CPUTimeRAW` output:
  * CPU-seconds as accounted, GPU-seconds as the GPUs allocated (`gres/gpu=2`,
- * `gres/gpu:a100=2`) times the elapsed seconds. Null unless the record is final
- * (isFinalSlurmRecord), with its figures, and its allocation once it ran.
+ * `gres/gpu:a100=2`) times the elapsed seconds. An AllocTRES with no `gres/gpu` entry at
+ * all is a cluster that does not account GPUs: the job had the `submittedGpus` it asked
+ * for (`--gpus` is all or nothing). Null unless the record is final (isFinalSlurmRecord),
+ * with its figures, and its allocation once it ran.
  */
-export function usageFromSacct(job: string, output: string): StageUsage | null {
+export function usageFromSacct(job: string, output: string, submittedGpus = 0): StageUsage | null {
   const line = output.split('\n').find((each) => each.trim() !== '');
   if (!line) return null;
   const [state = '', end = '', tres = '', elapsed = '', cpuTime = ''] = line.trim().split('|');
@@ -69,7 +78,8 @@ export function usageFromSacct(job: string, output: string): StageUsage | null {
   if (!/^\d+$/.test(elapsed) || !/^\d+$/.test(cpuTime)) return null;
   const elapsedSeconds = Number(elapsed);
   if (tres === '' && elapsedSeconds > 0) return null;
-  return { job, cpuSeconds: Number(cpuTime), gpuSeconds: gpusInTres(tres) * elapsedSeconds, source: 'sacct' };
+  const gpus = /(?:^|,)gres\/gpu[=:]/.test(tres) ? gpusInTres(tres) : submittedGpus;
+  return { job, cpuSeconds: Number(cpuTime), gpuSeconds: gpus * elapsedSeconds, source: 'sacct' };
 }
 
 /**

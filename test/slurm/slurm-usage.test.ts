@@ -40,6 +40,26 @@ test.each([
 });
 
 test.each([
+  [
+    'no gres/gpu tracked: the GPUs it was submitted with',
+    'COMPLETED|2026-12-02T12:00:05|billing=1,cpu=1,mem=4000M,node=1|10|10',
+    2,
+    20,
+  ],
+  ['no gres/gpu tracked, submitted without GPUs', 'COMPLETED|2026-12-02T12:00:05|cpu=1,node=1|10|10', 0, 0],
+  [
+    'gres/gpu tracked: the accounting, not the request',
+    'COMPLETED|2026-12-02T12:00:05|cpu=1,gres/gpu=1,node=1|10|10',
+    2,
+    10,
+  ],
+  ['typed gres/gpu tracked', 'COMPLETED|2026-12-02T12:00:05|cpu=1,gres/gpu:a100=3|10|10', 1, 30],
+  ['cancelled before it started', 'CANCELLED by 0|2026-12-02T12:00:05||0|0', 2, 0],
+])('sacct GPU-seconds, %s', (_why, output, submittedGpus, gpuSeconds) => {
+  expect(usageFromSacct('42', output, submittedGpus)?.gpuSeconds).toBe(gpuSeconds);
+});
+
+test.each([
   ['no job line', ''],
   ['no job line', '\n'],
   ['no figures', 'COMPLETED|2026-12-02T12:00:05||Unknown|'],
