@@ -5,6 +5,7 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -60,6 +61,13 @@ export class S3BlobStorage implements BlobStorage {
 
   get location(): string {
     return `s3://${this.settings.bucket}`;
+  }
+
+  /** The bucket answers a HeadBucket: it exists there, and the credentials may use it. */
+  async check(): Promise<void> {
+    await this.send('HeadBucket', () =>
+      this.client.send(new HeadBucketCommand({ Bucket: this.settings.bucket })),
+    );
   }
 
   async size(digest: BlobDigest): Promise<number | null> {
