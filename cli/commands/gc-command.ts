@@ -3,6 +3,7 @@ import { openBlobStorage } from '../../app/blobs/open-blob-storage.js';
 import { S3BlobStorage } from '../../app/blobs/s3-blob-storage.js';
 import { readBlobStoreSettings } from '../../app/control-plane-settings.js';
 import { formatBytes } from '../../core/text/format.js';
+import { messageOf } from '../../core/text/message-of.js';
 import { readBlobManifest } from '../../app/blobs/read-blob-manifest.js';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
 import { gcStore } from '../../store/blobs/gc-store.js';
@@ -61,6 +62,17 @@ async function collectLocal(keepDays: number, options: GcCommandOptions, io: Cli
 
 async function collectServer(keepDays: number, options: GcCommandOptions, io: CliIo): Promise<number> {
   const storage = openBlobStorage(readBlobStoreSettings(io.env));
+  // Before any row goes: with the bucket unreachable (misnamed, another endpoint, refused
+  // credentials), rows would be forgotten while their objects stayed, or manifests unread.
+  await storage.check().catch((error: unknown) => {
+    if (storage instanceof S3BlobStorage) storage.close();
+    throw new Error(
+      `gc changed nothing: cannot use the blob store ${storage.location}: ${messageOf(error)}`,
+      {
+        cause: error,
+      },
+    );
+  });
   const database = await openServerDatabase(io);
   // Taken before gc reads the database: a blob stored after its snapshot is named by
   // nothing gc read, and must be younger than the cut-off to be kept.
