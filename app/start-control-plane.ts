@@ -38,6 +38,7 @@ export function createControlPlaneLogger(settings: Pick<ControlPlaneSettings, 'l
 /**
  * Starts `fluksio app`: opens and migrates the database (PostgreSQL at DATABASE_URL, else
  * embedded PGlite under the data directory), connects Redis, starts the GitHub App when it
+ * checks the blob store (the S3 bucket answers), starts the GitHub App when it
  * is configured (webhook intake, delivery worker, outbox), the sweeper and the HTTP server.
  * Works without any GitHub credentials. A failure part-way closes what was opened and
  * rejects with the cause.
@@ -76,6 +77,13 @@ export async function startControlPlane({
       });
     });
 
+    // Before anything starts working: a bucket missing, misnamed or refused fails the start.
+    const blobs = openBlobStorage(settings);
+    if (blobs instanceof S3BlobStorage) closers.push(async () => blobs.close());
+    await blobs.check().catch((error: unknown) => {
+      throw new Error(`Cannot use the blob store ${blobs.location}: ${messageOf(error)}`, { cause: error });
+    });
+
     const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
     // Rung by the GitHub triggers and the sweeper: a run they cancelled or timed out reaches
     // the runner's watch (and the run's open pages) in whichever replica it is parked.
@@ -108,8 +116,6 @@ export async function startControlPlane({
       closers.push(() => sweeper.close());
     }
 
-    const blobs = openBlobStorage(settings);
-    if (blobs instanceof S3BlobStorage) closers.push(async () => blobs.close());
     const server = buildServer({
       db: database.db,
       redis,

@@ -1,10 +1,10 @@
 import { rm } from 'node:fs/promises';
 import { runs } from '../schemas/tables/runs.js';
 import type { BlobDigest } from '../schemas/blob-digest.js';
-import { DirManifest } from '../schemas/out-record.js';
 import { BlobCorruptError, BlobMissingError } from '../runner/blobs/blob-errors.js';
 import { DiskBlobStore } from '../runner/blobs/disk-blob-store.js';
-import { gcStore } from '../store/blobs/gc-store.js';
+import { gcStore, type UnreadableManifest } from '../store/blobs/gc-store.js';
+import { manifestFiles } from '../store/blobs/manifest-files.js';
 import { openLocalDatabase } from '../store/db/open-local-database.js';
 import { deleteUnreferencedBlobs } from './delete-unreferenced-blobs.js';
 import { lockDirectory } from '../store/db/lock-directory.js';
@@ -24,6 +24,8 @@ export interface LocalCollection {
   runsKept: number;
   /** Folders removed that runs which never ended left behind (live logs, stages' private folders). */
   abandonedFoldersDeleted: number;
+  /** Directory manifests that could not be read: while there are any, no blob file is deleted (gc-store.ts). */
+  unreadableManifests: UnreadableManifest[];
 }
 
 /**
@@ -33,7 +35,8 @@ export interface LocalCollection {
  * the cache entries they made, then deletes the blob files no remaining run names (as
  * outs or logs), once older than the same cut-off. The journals stay the store's truth:
  * the database drops the same runs and the index is rebuilt from what is left. What runs
- * killed outright left behind (live logs, stages' private folders) goes too.
+ * killed outright left behind (live logs, stages' private folders) goes too. A directory
+ * out's manifest that cannot be read (gone, damaged) keeps every blob file.
  */
 export async function collectLocalStore(
   stateDir: string,
@@ -60,21 +63,15 @@ export async function collectLocalStore(
         db: database.db,
         keepDays: options.keepDays,
         readManifest: async (digest) => {
-          // Only a manifest that is gone or damaged lists nothing; any other failure to read
-          // it (EMFILE, EACCES) stops gc, which would otherwise delete the files it keeps.
-          const bytes = await blobs.getBytes(digest as BlobDigest).catch((error: unknown) => {
-            if (error instanceof BlobMissingError || error instanceof BlobCorruptError) return null;
-            throw error;
-          });
-          if (bytes === null) return null;
-          let json: unknown;
+          // A manifest gone or damaged names no file gc can see: gc keeps every blob file.
+          // Any other failure to read it (EMFILE, EACCES) stops gc altogether.
           try {
-            json = JSON.parse(bytes.toString('utf8'));
-          } catch {
-            return null;
+            return manifestFiles(await blobs.getBytes(digest as BlobDigest));
+          } catch (error) {
+            if (error instanceof BlobMissingError) return { unreadable: `missing from ${paths.blobDir}` };
+            if (error instanceof BlobCorruptError) return { unreadable: `damaged: ${error.message}` };
+            throw error;
           }
-          const parsed = DirManifest.safeParse(json);
-          return parsed.success ? parsed.data.files.map((file) => file.digest) : null;
         },
       });
       kept = new Set((await database.db.select({ id: runs.id }).from(runs)).map((row) => row.id));
@@ -85,7 +82,10 @@ export async function collectLocalStore(
     }
     const built = await indexFromJournals(paths.journalDir);
     await rebuildLocalIndex(paths.indexDir, built);
-    const sweep = await deleteUnreferencedBlobs(paths.blobDir, result.liveDigests, cutoffMs);
+    const sweep =
+      result.unreadableManifests.length > 0
+        ? { blobsDeleted: 0, bytesFreed: 0 }
+        : await deleteUnreferencedBlobs(paths.blobDir, result.liveDigests, cutoffMs);
     const abandonedFoldersDeleted = await removeAbandonedRunFiles(stateDir, paths.liveDir);
     return {
       abandonedFoldersDeleted,
@@ -93,6 +93,7 @@ export async function collectLocalStore(
       cacheEntriesDeleted: cacheBefore - built.cache.size,
       ...sweep,
       runsKept: kept.size,
+      unreadableManifests: result.unreadableManifests,
     };
   } finally {
     await release();

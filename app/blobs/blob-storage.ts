@@ -11,6 +11,12 @@ import type { BlobDigest } from '../../schemas/blob-digest.js';
 export interface BlobStorage {
   /** Where blobs are, for the log: a directory or `s3://bucket`. */
   readonly location: string;
+  /**
+   * Resolves when the store can be used (the directory exists or can be made; the bucket
+   * answers a HeadBucket); else rejects with a sentence naming what to fix. Checked at
+   * startup and by `/readyz`.
+   */
+  check(): Promise<void>;
   /** The size of a stored blob, or null when it is not stored. */
   size(digest: BlobDigest): Promise<number | null>;
   /** A small blob's bytes (a directory manifest), or null when absent or larger than `maxBytes`. */

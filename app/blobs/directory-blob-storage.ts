@@ -28,6 +28,10 @@ export class DirectoryBlobStorage implements BlobStorage {
     return this.root;
   }
 
+  async check(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+  }
+
   /** The size of a stored blob, or null when it is not here. */
   async size(digest: BlobDigest): Promise<number | null> {
     const stats = await stat(this.blobPath(digest)).catch(() => null);

@@ -5,6 +5,7 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -16,6 +17,7 @@ import { BlobDigest } from '../../schemas/blob-digest.js';
 import type { S3StorageSettings } from './blob-storage-settings.js';
 import type { BlobStorage, DirectUpload, PresignedBlobTransfers } from './blob-storage.js';
 import { BlobUploadRejectedError } from './blob-upload-errors.js';
+import { S3StoreError } from './s3-store-error.js';
 
 /** What a sweep of unreferenced objects removed. */
 export interface S3Sweep {
@@ -33,7 +35,8 @@ const KEYS_PER_DELETE = 1000;
  * copied under its digest by the control plane, server-side. The upload's own key is
  * what proves the runner had the bytes (a digest alone opens nothing, DESIGN §6), and a
  * failed or lying upload never reaches `sha256/`. Bytes never pass through the control
- * plane.
+ * plane. A request that fails rejects with S3StoreError, naming the bucket, the endpoint
+ * and the setting to check.
  */
 export class S3BlobStorage implements BlobStorage {
   readonly transfers: PresignedBlobTransfers = {
@@ -60,6 +63,13 @@ export class S3BlobStorage implements BlobStorage {
     return `s3://${this.settings.bucket}`;
   }
 
+  /** The bucket answers a HeadBucket: it exists there, and the credentials may use it. */
+  async check(): Promise<void> {
+    await this.send('HeadBucket', () =>
+      this.client.send(new HeadBucketCommand({ Bucket: this.settings.bucket })),
+    );
+  }
+
   async size(digest: BlobDigest): Promise<number | null> {
     const head = await this.head(blobKey(digest));
     if (head === null) return null;
@@ -78,13 +88,13 @@ export class S3BlobStorage implements BlobStorage {
       return object.Body ? Buffer.from(await object.Body.transformToByteArray()) : null;
     } catch (error) {
       if (isNotFound(error)) return null;
-      throw error;
+      throw new S3StoreError('GetObject', this.settings, error);
     }
   }
 
   async openRead(digest: BlobDigest): Promise<Readable> {
-    const object = await this.client.send(
-      new GetObjectCommand({ Bucket: this.settings.bucket, Key: blobKey(digest) }),
+    const object = await this.send('GetObject', () =>
+      this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: blobKey(digest) })),
     );
     // In Node, the SDK's body is the response's IncomingMessage.
     if (!(object.Body instanceof Readable))
@@ -116,26 +126,30 @@ export class S3BlobStorage implements BlobStorage {
       if (object.modifiedMs < Date.now() - 86_400_000) doomed.push(object.key);
     }
     for (let start = 0; start < doomed.length; start += KEYS_PER_DELETE) {
-      await this.client.send(
-        new DeleteObjectsCommand({
-          Bucket: this.settings.bucket,
-          Delete: {
-            Objects: doomed.slice(start, start + KEYS_PER_DELETE).map((Key) => ({ Key })),
-            Quiet: true,
-          },
-        }),
+      await this.send('DeleteObjects', () =>
+        this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.settings.bucket,
+            Delete: {
+              Objects: doomed.slice(start, start + KEYS_PER_DELETE).map((Key) => ({ Key })),
+              Quiet: true,
+            },
+          }),
+        ),
       );
     }
     return sweep;
   }
 
   private async downloadUrl(digest: BlobDigest): Promise<string> {
-    return getSignedUrl(
-      this.client,
-      new GetObjectCommand({ Bucket: this.settings.bucket, Key: blobKey(digest) }),
-      {
-        expiresIn: this.expiresInSeconds(),
-      },
+    return this.send('presigned GetObject', () =>
+      getSignedUrl(
+        this.client,
+        new GetObjectCommand({ Bucket: this.settings.bucket, Key: blobKey(digest) }),
+        {
+          expiresIn: this.expiresInSeconds(),
+        },
+      ),
     );
   }
 
@@ -150,20 +164,22 @@ export class S3BlobStorage implements BlobStorage {
   }): Promise<DirectUpload> {
     const uploadId = randomUUID();
     const checksum = checksumOf(digest);
-    const url = await getSignedUrl(
-      this.client,
-      new PutObjectCommand({
-        Bucket: this.settings.bucket,
-        Key: uploadKey(runId, uploadId),
-        ContentLength: size,
-        ChecksumSHA256: checksum,
-      }),
-      {
-        expiresIn: this.expiresInSeconds(),
-        // Signed headers, not query parameters: the upload must send exactly these.
-        signableHeaders: new Set(['content-length']),
-        unhoistableHeaders: new Set(['x-amz-checksum-sha256']),
-      },
+    const url = await this.send('presigned PutObject', () =>
+      getSignedUrl(
+        this.client,
+        new PutObjectCommand({
+          Bucket: this.settings.bucket,
+          Key: uploadKey(runId, uploadId),
+          ContentLength: size,
+          ChecksumSHA256: checksum,
+        }),
+        {
+          expiresIn: this.expiresInSeconds(),
+          // Signed headers, not query parameters: the upload must send exactly these.
+          signableHeaders: new Set(['content-length']),
+          unhoistableHeaders: new Set(['x-amz-checksum-sha256']),
+        },
+      ),
     );
     return {
       uploadId,
@@ -208,17 +224,21 @@ export class S3BlobStorage implements BlobStorage {
       }
       // Server-side: the bytes stay in the store. Over an object already there, which
       // mends one that was damaged (its verified twin replaces it).
-      await this.client.send(
-        new CopyObjectCommand({
-          Bucket: this.settings.bucket,
-          Key: blobKey(digest),
-          CopySource: `${this.settings.bucket}/${key}`,
-          ...(this.settings.verifyChecksums ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
-        }),
+      await this.send('CopyObject', () =>
+        this.client.send(
+          new CopyObjectCommand({
+            Bucket: this.settings.bucket,
+            Key: blobKey(digest),
+            CopySource: `${this.settings.bucket}/${key}`,
+            ...(this.settings.verifyChecksums ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
+          }),
+        ),
       );
       return size;
     } finally {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+      await this.send('DeleteObject', () =>
+        this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key })),
+      );
     }
   }
 
@@ -229,19 +249,30 @@ export class S3BlobStorage implements BlobStorage {
       );
     } catch (error) {
       if (isNotFound(error)) return null;
-      throw error;
+      throw new S3StoreError('HeadObject', this.settings, error);
+    }
+  }
+
+  /** What `request` resolves with; its failure as an S3StoreError naming `operation`. */
+  private async send<T>(operation: string, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      throw new S3StoreError(operation, this.settings, error);
     }
   }
 
   private async *list(prefix: string): AsyncGenerator<{ key: string; size: number; modifiedMs: number }> {
     let token: string | undefined;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.settings.bucket,
-          Prefix: prefix,
-          ...(token === undefined ? {} : { ContinuationToken: token }),
-        }),
+      const page = await this.send('ListObjectsV2', () =>
+        this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.settings.bucket,
+            Prefix: prefix,
+            ...(token === undefined ? {} : { ContinuationToken: token }),
+          }),
+        ),
       );
       for (const object of page.Contents ?? []) {
         if (object.Key === undefined) continue;
@@ -271,8 +302,9 @@ function checksumOf(digest: BlobDigest): string {
   return Buffer.from(digest.slice('sha256:'.length), 'hex').toString('base64');
 }
 
+/** An object that is not there — not a bucket that is not (NoSuchBucket, a setting to fix). */
 function isNotFound(error: unknown): boolean {
   const name = (error as { name?: string } | null)?.name;
   const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
-  return name === 'NotFound' || name === 'NoSuchKey' || status === 404;
+  return name !== 'NoSuchBucket' && (name === 'NotFound' || name === 'NoSuchKey' || status === 404);
 }

@@ -3,9 +3,11 @@ import { openBlobStorage } from '../../app/blobs/open-blob-storage.js';
 import { S3BlobStorage } from '../../app/blobs/s3-blob-storage.js';
 import { readBlobStoreSettings } from '../../app/control-plane-settings.js';
 import { formatBytes } from '../../core/text/format.js';
+import { messageOf } from '../../core/text/message-of.js';
+import { readBlobManifest } from '../../app/blobs/read-blob-manifest.js';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
-import { DirManifest } from '../../schemas/out-record.js';
 import { gcStore } from '../../store/blobs/gc-store.js';
+import { reportUnreadableManifests } from './report-unreadable-manifests.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { collectLocalStore } from '../../local/collect-local-store.js';
 import { deleteUnreferencedBlobs } from '../../local/delete-unreferenced-blobs.js';
@@ -14,9 +16,6 @@ import { locateProject } from '../../local/locate-project.js';
 import { userCacheDir } from '../../local/user-cache-dir.js';
 import { openServerDatabase } from '../server/server-database.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
-
-/** The largest directory manifest gc reads (one names each file of an out: JSON, ~100 bytes a file). */
-const MAX_MANIFEST_BYTES = 256 * 2 ** 20;
 
 export interface GcCommandOptions {
   keepDays: string;
@@ -32,7 +31,9 @@ export interface GcCommandOptions {
  * names (and leftovers of interrupted uploads), all older than the same cut-off. It
  * collects the control plane's store on its host (DATABASE_URL or FLUKSIO_DATA_DIR set,
  * or --server) — its blob directory or its S3 bucket, as `fluksio app`'s settings say —
- * else this project's `.fluksio/`, never creating either.
+ * else this project's `.fluksio/`, never creating either. A directory out's manifest it
+ * cannot read stops the deletion of blob files (their names are only there): it says which
+ * and exits 1.
  */
 export async function gcCommand(options: GcCommandOptions, io: CliIo): Promise<number> {
   const keepDays = Number(options.keepDays);
@@ -56,11 +57,22 @@ async function collectLocal(keepDays: number, options: GcCommandOptions, io: Cli
       `Removed ${result.runsDeleted} runs, ${result.cacheEntriesDeleted} cache entries and ${result.blobsDeleted} blob files (${formatBytes(result.bytesFreed)}) from ${project.displayPath}'s store${result.abandonedFoldersDeleted > 0 ? `, and ${result.abandonedFoldersDeleted} folders that interrupted runs left` : ''}; ${result.runsKept} runs remain.\n`,
     );
   }
-  return 0;
+  return reportUnreadableManifests(result.unreadableManifests, `${project.displayPath}'s store`, io);
 }
 
 async function collectServer(keepDays: number, options: GcCommandOptions, io: CliIo): Promise<number> {
   const storage = openBlobStorage(readBlobStoreSettings(io.env));
+  // Before any row goes: with the bucket unreachable (misnamed, another endpoint, refused
+  // credentials), rows would be forgotten while their objects stayed, or manifests unread.
+  await storage.check().catch((error: unknown) => {
+    if (storage instanceof S3BlobStorage) storage.close();
+    throw new Error(
+      `gc changed nothing: cannot use the blob store ${storage.location}: ${messageOf(error)}`,
+      {
+        cause: error,
+      },
+    );
+  });
   const database = await openServerDatabase(io);
   // Taken before gc reads the database: a blob stored after its snapshot is named by
   // nothing gc read, and must be younger than the cut-off to be kept.
@@ -70,19 +82,23 @@ async function collectServer(keepDays: number, options: GcCommandOptions, io: Cl
     result = await gcStore({
       db: database.db,
       keepDays,
-      readManifest: async (digest) => {
-        const bytes = await storage.readSmall(digest as BlobDigest, MAX_MANIFEST_BYTES);
-        const parsed = bytes === null ? null : DirManifest.safeParse(JSON.parse(bytes.toString('utf8')));
-        return parsed?.success ? parsed.data.files.map((file) => file.digest) : null;
-      },
+      readManifest: (digest) => readBlobManifest(storage, digest as BlobDigest),
     });
   } finally {
     await database.close();
   }
-  const { blobsDeleted } =
-    storage instanceof S3BlobStorage
-      ? await storage.deleteUnreferenced(result.liveDigests, cutoffMs).finally(() => storage.close())
-      : await deleteUnreferencedBlobs(storage.root, result.liveDigests, cutoffMs);
+  const keepAll = result.unreadableManifests.length > 0;
+  let blobsDeleted = 0;
+  try {
+    if (!keepAll) {
+      ({ blobsDeleted } =
+        storage instanceof S3BlobStorage
+          ? await storage.deleteUnreferenced(result.liveDigests, cutoffMs)
+          : await deleteUnreferencedBlobs(storage.root, result.liveDigests, cutoffMs));
+    }
+  } finally {
+    if (storage instanceof S3BlobStorage) storage.close();
+  }
   const summary = { ...result, liveDigests: result.liveDigests.size, blobsDeleted, store: storage.location };
   if (options.json) io.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else {
@@ -90,5 +106,5 @@ async function collectServer(keepDays: number, options: GcCommandOptions, io: Cl
       `Removed ${result.runsDeleted} runs, ${result.cacheEntriesDeleted} cache entries, ${result.blobRefsDeleted} blob references and ${blobsDeleted} blobs from ${storage.location}; ${result.liveDigests.size} blobs remain in use.\n`,
     );
   }
-  return 0;
+  return reportUnreadableManifests(result.unreadableManifests, storage.location, io);
 }

@@ -5,6 +5,7 @@ import { cacheEntries } from '../../schemas/tables/cache-entries.js';
 import { runs } from '../../schemas/tables/runs.js';
 import { stages } from '../../schemas/tables/stages.js';
 import type { Database } from '../db/database.js';
+import type { ManifestRead } from './manifest-files.js';
 
 /** Blob refs per DELETE: they travel as one JSON parameter. */
 const REFS_PER_DELETE = 5000;
@@ -20,8 +21,23 @@ export interface GcResult {
    * when `readManifest` was given, the files of the directory manifests among them. Blob
    * files outside this set may be deleted by the caller, once older than the same cut-off:
    * a running stage's uploads are named by nothing until its finish event arrives.
+   * Incomplete while `unreadableManifests` is not empty.
    */
   liveDigests: Set<string>;
+  /**
+   * The directory manifests a remaining stage or cache entry names that could not be read,
+   * and why. Their files are named nowhere else, so the caller must then delete no blob
+   * file at all (their repositories keep every blob ref), and say which manifest stopped it.
+   */
+  unreadableManifests: UnreadableManifest[];
+}
+
+/** A directory out's manifest gc could not read: which, whose, and why. */
+export interface UnreadableManifest {
+  digest: string;
+  /** A repository whose stage or cache entry names it. */
+  repository: string;
+  reason: string;
 }
 
 /**
@@ -33,7 +49,9 @@ export interface GcResult {
  * blobs now keeps its refs, and a ref a run confirmed since the cut-off or a queued or
  * running run confirmed last stays (blobRefs.confirmedAt). The files of a directory out are named only inside its
  * manifest blob, which the database cannot read: `readManifest` (the caller's blob store)
- * lists them; without it, a repository with live directory outs keeps all its blob refs.
+ * lists them. A manifest it cannot read (or, without it, every manifest) fails safe: its
+ * repository keeps all its blob refs, and it is named in `unreadableManifests`, which tells
+ * the caller to keep every blob file.
  *
  * It all reads one snapshot (a REPEATABLE READ transaction): read statement by statement,
  * a run that finished between the read of the stages (its outs not named yet) and that of
@@ -43,7 +61,7 @@ export interface GcResult {
 export async function gcStore(options: {
   db: Database;
   keepDays: number;
-  readManifest?: (digest: string) => Promise<readonly string[] | null>;
+  readManifest?: (digest: string) => Promise<ManifestRead>;
 }): Promise<GcResult> {
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -66,7 +84,7 @@ async function collect({
 }: {
   db: Database;
   keepDays: number;
-  readManifest?: (digest: string) => Promise<readonly string[] | null>;
+  readManifest?: (digest: string) => Promise<ManifestRead>;
 }): Promise<GcResult> {
   const cutoff = sql`now() - (${keepDays}::double precision * interval '1 day')`;
   const baselines = db
@@ -134,6 +152,7 @@ async function collect({
     cacheEntriesDeleted: deletedEntries.length,
     blobRefsDeleted,
     liveDigests: live.digests,
+    unreadableManifests: [...live.unreadableManifests.values()],
   };
 }
 
@@ -143,11 +162,13 @@ interface LiveBlobs {
   digests: Set<string>;
   /** Repositories with directory outs whose files could not be listed. */
   unreadable: Set<string>;
+  /** The manifests that could not be read, by digest. */
+  unreadableManifests: Map<string, UnreadableManifest>;
 }
 
 async function liveBlobs(
   db: Database,
-  readManifest: ((digest: string) => Promise<readonly string[] | null>) | undefined,
+  readManifest: ((digest: string) => Promise<ManifestRead>) | undefined,
 ): Promise<LiveBlobs> {
   const [stageRows, entryRows] = await Promise.all([
     db
@@ -164,20 +185,31 @@ async function liveBlobs(
   for (const { repository, outs } of entryRows) {
     for (const { digest, kind } of outs) named.push({ repository, digest, kind });
   }
-  const live: LiveBlobs = { pairs: new Set(), digests: new Set(), unreadable: new Set() };
-  const manifests = new Map<string, Promise<readonly string[] | null>>();
+  const live: LiveBlobs = {
+    pairs: new Set(),
+    digests: new Set(),
+    unreadable: new Set(),
+    unreadableManifests: new Map(),
+  };
+  const manifests = new Map<string, Promise<ManifestRead>>();
+  const read = readManifest ?? (async () => ({ unreadable: 'gc was given no way to read manifests' }));
   for (const { repository, digest, kind } of named) {
     live.pairs.add(pairKey(repository, digest));
     live.digests.add(digest);
     if (kind !== 'dir') continue;
-    if (!readManifest) {
+    let manifest = manifests.get(digest);
+    if (!manifest) manifests.set(digest, (manifest = read(digest)));
+    const result = await manifest;
+    // A manifest gone, damaged or too large names no file gc can see, yet its files may be
+    // stored and wanted (a store answering badly for a moment, a manifest mended later):
+    // nothing of it is collected.
+    if ('unreadable' in result) {
       live.unreadable.add(repository);
+      if (!live.unreadableManifests.has(digest))
+        live.unreadableManifests.set(digest, { digest, repository, reason: result.unreadable });
       continue;
     }
-    let files = manifests.get(digest);
-    if (!files) manifests.set(digest, (files = readManifest(digest)));
-    // A manifest whose blob is gone names nothing: its directory cannot be restored anyway.
-    for (const file of (await files) ?? []) {
+    for (const file of result.files) {
       live.pairs.add(pairKey(repository, file));
       live.digests.add(file);
     }

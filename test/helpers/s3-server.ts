@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CreateBucketCommand,
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -37,6 +38,8 @@ export interface TestS3 {
    * Without checksums, the same as write.
    */
   damage(key: string, bytes: Buffer | string): Promise<void>;
+  /** Deletes an object, as someone with the bucket's keys could. */
+  remove(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -114,6 +117,9 @@ export async function startTestS3({ checksums = false }: TestS3Options = {}): Pr
     },
     async damage(key, bytes) {
       await underneath.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
+    },
+    async remove(key) {
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
     },
     async close() {
       client.destroy();

@@ -24,8 +24,9 @@ stages:
 `;
 const WEIGHTS = 'weights\n';
 const WEIGHTS_DIGEST = digestOf(WEIGHTS);
-/** A directory out's manifest, named by a kept run: gc reads it from the bucket. */
-const MANIFEST_DIGEST = digestOf('{"files":[]}');
+/** A directory out's manifest (of an empty directory), named by a kept run: gc reads it from the bucket. */
+const MANIFEST = '{"files":[],"version":1}';
+const MANIFEST_DIGEST = digestOf(MANIFEST);
 
 let database: TestDatabase;
 let world: ControlPlaneWorld;
@@ -110,6 +111,7 @@ test('a run that finishes while gc reads the database keeps the blobs its stages
   const features = [{ path: 'feats', kind: 'dir' as const, digest: MANIFEST_DIGEST, size: 12 }];
   expect((await scripted.reportStage(baseline, 0, 'features', features)).status).toBe(200);
   expect((await scripted.finish(baseline)).status).toBe(200);
+  await s3.write(`sha256/${MANIFEST_DIGEST.slice('sha256:'.length)}`, MANIFEST);
 
   // A run uploads its weights and is still running when gc starts...
   const runId = await world.submit({ ...base, noCache: true });

@@ -114,6 +114,11 @@ describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
     expect(first.liveDigests).toContain(digest('manifest'));
     expect(first.liveDigests).toContain(digest('recent.log'));
     expect(first.liveDigests).not.toContain(digest('old.bin'));
+    expect(first.unreadableManifests).toContainEqual({
+      digest: digest('manifest'),
+      repository,
+      reason: 'gc was given no way to read manifests',
+    });
 
     const read: string[] = [];
     const second = await gcStore({
@@ -121,7 +126,9 @@ describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
       keepDays: 30,
       readManifest: async (manifest) => {
         read.push(manifest);
-        return manifest === digest('manifest') ? [digest('a.txt'), digest('b.txt')] : null;
+        return manifest === digest('manifest')
+          ? { files: [digest('a.txt'), digest('b.txt')] }
+          : { unreadable: 'not a manifest of this test' };
       },
     });
     expect(read).toEqual([digest('manifest')]);
@@ -145,5 +152,29 @@ describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
     });
     expect(second.blobRefsDeleted).toBeGreaterThanOrEqual(2);
     expect(second.liveDigests).toContain(digest('a.txt'));
+    expect(second.unreadableManifests.filter((manifest) => manifest.repository === repository)).toEqual([]);
+  });
+
+  test("a directory manifest that cannot be read keeps its repository's blob refs and is named with why", async () => {
+    const repository = uniqueRepository();
+    const dir: OutRecord = { path: 'data', kind: 'dir', digest: digest('lost manifest'), size: 2 };
+    await finishedRun(repository, 1, { outs: [dir], log: 'dir.log' });
+    await finishedRun(repository, 40, { status: 'failed', outs: [file('gone.bin')], log: 'gone.log' });
+    for (const name of ['lost manifest', 'inside.txt', 'gone.bin']) await refOf(repository, name, 40);
+
+    const result = await gcStore({
+      db,
+      keepDays: 30,
+      readManifest: async (manifest) =>
+        manifest === digest('lost manifest') ? { unreadable: 'missing from the test' } : { files: [] },
+    });
+    expect(result.unreadableManifests).toContainEqual({
+      digest: digest('lost manifest'),
+      repository,
+      reason: 'missing from the test',
+    });
+    expect(result.liveDigests).not.toContain(digest('inside.txt'));
+    for (const name of ['lost manifest', 'inside.txt', 'gone.bin'])
+      expect(await hasBlobRef({ db, repository, digest: digest(name) }), name).toBe(true);
   });
 });
