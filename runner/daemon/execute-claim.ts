@@ -287,6 +287,8 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         noCache: claim.run.noCache,
         // Only a started run's: one not started yet is checked out and started anew.
         ...(resumedStarted && options.resumed?.finished ? { finished: options.resumed.finished } : {}),
+        // A stage that had started before the restart is executed again, from its start.
+        resumedAttempt: resumedStarted,
         cache: new RemoteStageCache({
           client,
           run,
