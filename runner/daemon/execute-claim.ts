@@ -304,6 +304,11 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
           spool: {
             file: path.join(options.eventSpool.dir, `${claim.run.id}-${claim.run.attempt}.jsonl`),
             maxMemoryBytes: options.eventSpool.maxMemoryBytes,
+            onSpoolRefused: (error) =>
+              logger.warn(
+                { err: error, spool: options.eventSpool.dir },
+                'the event spool could not be written (a full disk?): events wait in memory until it can be',
+              ),
           },
           signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
           onError: (error) => {
