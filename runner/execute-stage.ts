@@ -50,7 +50,13 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   const stage = options.pipeline.stages[name];
   if (!stage) throw new Error(`No stage named ${name}`);
   const startedAt = new Date();
-  options.events.emit({ type: 'stage.started', stage: name, at: startedAt.toISOString() });
+  // In a resumed attempt the stage may have started before the restart: its earlier lines go.
+  options.events.emit({
+    type: 'stage.started',
+    stage: name,
+    at: startedAt.toISOString(),
+    ...(options.resumedAttempt ? { reattached: true } : {}),
+  });
   const finish = (fields: Partial<StageRecord> & { status: StageStatus }): StageResult => {
     const finishedAt = new Date();
     const record: StageRecord = {

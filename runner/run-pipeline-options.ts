@@ -48,6 +48,13 @@ export interface RunPipelineOptions {
    * (reuse-finished-stage.ts). @defaultValue none
    */
   finished?: readonly StageRecord[];
+  /**
+   * The attempt was begun by a runner process that died, and is resumed here: a stage
+   * executed now may have started, and printed, before the restart. Its start is tagged
+   * `reattached`, so what it reported earlier in the attempt is replaced, not shown twice.
+   * @defaultValue false
+   */
+  resumedAttempt?: boolean;
   /** Skip cache lookups (entries are still written). */
   noCache: boolean;
   /**

@@ -287,6 +287,8 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         noCache: claim.run.noCache,
         // Only a started run's: one not started yet is checked out and started anew.
         ...(resumedStarted && options.resumed?.finished ? { finished: options.resumed.finished } : {}),
+        // A stage that had started before the restart is executed again, from its start.
+        resumedAttempt: resumedStarted,
         cache: new RemoteStageCache({
           client,
           run,
@@ -302,6 +304,11 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
           spool: {
             file: path.join(options.eventSpool.dir, `${claim.run.id}-${claim.run.attempt}.jsonl`),
             maxMemoryBytes: options.eventSpool.maxMemoryBytes,
+            onSpoolRefused: (error) =>
+              logger.warn(
+                { err: error, spool: options.eventSpool.dir },
+                'the event spool could not be written (a full disk?): events wait in memory until it can be',
+              ),
           },
           signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
           onError: (error) => {

@@ -4,7 +4,7 @@ import { BatchingEventSink } from '../output/batching-event-sink.js';
 import type { EventSink } from '../ports.js';
 import type { ControlPlaneClient } from '../../client/control-plane-client.js';
 import type { RunLease } from '../../client/run-lease.js';
-import { SpooledEventQueue } from './spooled-event-queue.js';
+import { SpooledEventQueue, type SpooledEventQueueOptions } from './spooled-event-queue.js';
 
 export interface RemoteEventSinkOptions {
   client: ControlPlaneClient;
@@ -34,10 +34,10 @@ export interface RemoteEventSinkOptions {
   maxBatch?: number;
   /**
    * Where events wait while the control plane does not take them: past `maxMemoryBytes`
-   * they go to `file` (spooled-event-queue.ts). Without it they all wait in memory.
-   * @defaultValue none
+   * they go to `file` (spooled-event-queue.ts), or wait in memory while its disk is full
+   * (`onSpoolRefused`). Without it they all wait in memory. @defaultValue none
    */
-  spool?: { file: string; maxMemoryBytes: number };
+  spool?: SpooledEventQueueOptions;
 }
 
 /**
