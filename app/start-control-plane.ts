@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { openBlobStorage } from './blobs/open-blob-storage.js';
+import { refuseForeignBlobStore } from './blobs/bind-blob-store.js';
+import { openBlobStorage, settingOf } from './blobs/open-blob-storage.js';
 import { S3BlobStorage } from './blobs/s3-blob-storage.js';
 import { buildServer } from './build-server.js';
 import { runsWorkers, servesApi, type ControlPlaneRole } from './control-plane-role.js';
@@ -83,6 +84,8 @@ export async function startControlPlane({
     await blobs.check().catch((error: unknown) => {
       throw new Error(`Cannot use the blob store ${blobs.location}: ${messageOf(error)}`, { cause: error });
     });
+    // And one that holds another database's id (another deployment's store) fails it too.
+    await refuseForeignBlobStore(database.db, blobs, settingOf(blobs));
 
     const doorbell = new RunDoorbell(redis, doorbellChannel(settings.queuePrefix), logger);
     // Rung by the GitHub triggers and the sweeper: a run they cancelled or timed out reaches

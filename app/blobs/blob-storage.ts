@@ -1,6 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
 
+/** The object (or file) at a store's root that holds its id: outside every blob's key. */
+export const STORE_ID_NAME = 'fluksio-store-id';
+
 /**
  * The control plane's content-addressed blob store: a directory (DirectoryBlobStorage) or
  * an S3 bucket (S3BlobStorage). Who may read what is not decided here but by the blob
@@ -17,6 +20,13 @@ export interface BlobStorage {
    * startup and by `/readyz`.
    */
   check(): Promise<void>;
+  /**
+   * The store's id (STORE_ID_NAME at its root, app/blobs/bind-blob-store.ts), or null
+   * when it has none yet.
+   */
+  readStoreId(): Promise<string | null>;
+  /** Writes the store's id (STORE_ID_NAME at its root). */
+  writeStoreId(storeId: string): Promise<void>;
   /** The size of a stored blob, or null when it is not stored. */
   size(digest: BlobDigest): Promise<number | null>;
   /** A small blob's bytes (a directory manifest), or null when absent or larger than `maxBytes`. */

@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobDigest, blobDigest } from '../../schemas/blob-digest.js';
-import type { BlobStorage, ProxiedBlobTransfers } from './blob-storage.js';
+import { STORE_ID_NAME, type BlobStorage, type ProxiedBlobTransfers } from './blob-storage.js';
 import { BlobDigestMismatchError, BlobTooLargeError } from './blob-upload-errors.js';
 
 /**
@@ -30,6 +30,22 @@ export class DirectoryBlobStorage implements BlobStorage {
 
   async check(): Promise<void> {
     await mkdir(this.root, { recursive: true });
+  }
+
+  async readStoreId(): Promise<string | null> {
+    try {
+      return (await readFile(path.join(this.root, STORE_ID_NAME), 'utf8')).trim();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  async writeStoreId(storeId: string): Promise<void> {
+    // Whole or not at all: a reader never sees half an id.
+    const temp = path.join(this.root, `${STORE_ID_NAME}.${randomUUID()}`);
+    await writeFile(temp, `${storeId}\n`);
+    await rename(temp, path.join(this.root, STORE_ID_NAME));
   }
 
   /** The size of a stored blob, or null when it is not here. */

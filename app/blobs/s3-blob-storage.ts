@@ -15,7 +15,12 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { BlobDigest } from '../../schemas/blob-digest.js';
 import type { S3StorageSettings } from './blob-storage-settings.js';
-import type { BlobStorage, DirectUpload, PresignedBlobTransfers } from './blob-storage.js';
+import {
+  STORE_ID_NAME,
+  type BlobStorage,
+  type DirectUpload,
+  type PresignedBlobTransfers,
+} from './blob-storage.js';
 import { BlobUploadRejectedError } from './blob-upload-errors.js';
 import { S3StoreError } from './s3-store-error.js';
 
@@ -67,6 +72,26 @@ export class S3BlobStorage implements BlobStorage {
   async check(): Promise<void> {
     await this.send('HeadBucket', () =>
       this.client.send(new HeadBucketCommand({ Bucket: this.settings.bucket })),
+    );
+  }
+
+  async readStoreId(): Promise<string | null> {
+    try {
+      const object = await this.client.send(
+        new GetObjectCommand({ Bucket: this.settings.bucket, Key: STORE_ID_NAME }),
+      );
+      return object.Body ? (await object.Body.transformToString()).trim() : null;
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw new S3StoreError('GetObject', this.settings, error);
+    }
+  }
+
+  async writeStoreId(storeId: string): Promise<void> {
+    await this.send('PutObject', () =>
+      this.client.send(
+        new PutObjectCommand({ Bucket: this.settings.bucket, Key: STORE_ID_NAME, Body: `${storeId}\n` }),
+      ),
     );
   }
 

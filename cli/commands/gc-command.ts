@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { openBlobStorage } from '../../app/blobs/open-blob-storage.js';
+import { bindBlobStore } from '../../app/blobs/bind-blob-store.js';
+import { openBlobStorage, settingOf } from '../../app/blobs/open-blob-storage.js';
 import { S3BlobStorage } from '../../app/blobs/s3-blob-storage.js';
 import { readBlobStoreSettings } from '../../app/control-plane-settings.js';
 import { formatBytes } from '../../core/text/format.js';
@@ -74,6 +75,12 @@ async function collectServer(keepDays: number, options: GcCommandOptions, io: Cl
     );
   });
   const database = await openServerDatabase(io);
+  // Another deployment's store would lose every blob this database does not name.
+  await bindBlobStore(database.db, storage, settingOf(storage)).catch(async (error: unknown) => {
+    await database.close();
+    if (storage instanceof S3BlobStorage) storage.close();
+    throw new Error(`gc changed nothing: ${messageOf(error)}`, { cause: error });
+  });
   // Taken before gc reads the database: a blob stored after its snapshot is named by
   // nothing gc read, and must be younger than the cut-off to be kept.
   const cutoffMs = Date.now() - keepDays * 86_400_000;

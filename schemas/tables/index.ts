@@ -2,6 +2,7 @@ export * from './annotations.js';
 export * from './api-tokens.js';
 export * from './applied-events.js';
 export * from './blob-refs.js';
+export * from './blob-store-binding.js';
 export * from './cache-entries.js';
 export * from './deliveries.js';
 export * from './github-checks.js';

@@ -22,6 +22,7 @@ async function expectEveryTableOnce(db: Database): Promise<void> {
     'api_tokens',
     'applied_events',
     'blob_refs',
+    'blob_store_binding',
     'cache_entries',
     'deliveries',
     'github_checks',
