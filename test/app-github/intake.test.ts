@@ -10,11 +10,14 @@ import {
 import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import type { GitHubWork } from '../../app/github/github-work.js';
 import { inProcessLock } from '../../app/keyed-lock.js';
-import { processDelivery } from '../../app/github/intake/process-delivery.js';
+import { DELIVERY_MAX_ATTEMPTS, processDelivery } from '../../app/github/intake/process-delivery.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
 import { runs } from '../../schemas/tables/runs.js';
+import { beginDeliveryAttempt } from '../../store/deliveries/begin-delivery-attempt.js';
+import { listUnprocessedDeliveries } from '../../store/deliveries/list-unprocessed-deliveries.js';
 import { recordDelivery } from '../../store/deliveries/record-delivery.js';
+import { recordDeliveryFailure } from '../../store/deliveries/record-delivery-failure.js';
 import { TEST_REDIS_URL } from '../app/control-plane-harness.js';
 import { probotForDouble } from '../github/probot-for-double.js';
 import { checkSuitePayload, installationPayload, pushPayload } from '../github/webhook-fixtures.js';
@@ -67,6 +70,20 @@ function workOf(): GitHubWork {
  * recording that it finished, as a worker that died before acknowledging its job; the
  * worker context, to process the delivery again.
  */
+/** Stores a delivery as the webhook would, without enqueueing it. */
+async function stored(delivery: { id: string; name: string; payload: unknown }): Promise<void> {
+  await recordDelivery({
+    db: world.db,
+    delivery: {
+      id: delivery.id,
+      event: delivery.name,
+      action: (delivery.payload as { action?: string }).action ?? null,
+      installationId: null,
+      payload: delivery.payload as never,
+    },
+  });
+}
+
 async function dispatchedOnce(delivery: { id: string; name: string; payload: unknown }): Promise<GitHubWork> {
   const payload = delivery.payload as { action?: string };
   await recordDelivery({
@@ -162,13 +179,13 @@ test('a worker killed after creating the runs, before acknowledging the job: pro
   const work = await dispatchedOnce(comment);
   expect(await world.runs()).toHaveLength(2);
   // …and the job, found stalled, runs again.
-  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('processed');
+  expect(await processDelivery(work, { deliveryId: comment.id })).toBe('processed');
   expect((await world.runs()).map((run) => run.triggerKey)).toEqual([
     `delivery:${comment.id}:0`,
     `delivery:${comment.id}:1`,
   ]);
   expect(await world.checks()).toHaveLength(2);
-  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('skipped');
+  expect(await processDelivery(work, { deliveryId: comment.id })).toBe('skipped');
 });
 
 test('a sweep processed again after its worker died midway queues the rest at the head it was pinned to, though the pull request moved', async () => {
@@ -178,7 +195,7 @@ test('a sweep processed again after its worker died midway queues the rest at th
   const [, second] = await world.runs();
   await world.db.delete(runs).where(eq(runs.id, second?.id ?? ''));
   world.setHead(SHA.newHead);
-  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('processed');
+  expect(await processDelivery(work, { deliveryId: comment.id })).toBe('processed');
   expect((await world.runs()).map((run) => [run.triggerKey, run.commit])).toEqual([
     [`delivery:${comment.id}:0`, SHA.head],
     [`delivery:${comment.id}:1`, SHA.head],
@@ -196,7 +213,7 @@ test('“Re-run all checks” processed again after a worker died re-runs each c
   });
   const work = await dispatchedOnce(press);
   // The re-runs of the first attempt are now the newest runs of their check runs.
-  expect(await processDelivery(work, { deliveryId: press.id, lastAttempt: false })).toBe('processed');
+  expect(await processDelivery(work, { deliveryId: press.id })).toBe('processed');
   const again = (await world.runs()).slice(sweep.length);
   expect(again.map((run) => run.triggerKey).sort()).toEqual(
     sweep.map((run) => `delivery:${press.id}:${run.id}`).sort(),
@@ -275,6 +292,61 @@ test('a delivery whose last attempt met the database down is processed by the re
   expect(row).toMatchObject({ failedAt: null, lastError: null });
   expect(row.processedAt).not.toBeNull();
   expect(await world.runs()).toMatchObject([{ commit: SHA.main, trigger: 'push' }]);
+});
+
+test('a delivery that fails every time is given up on after 16 attempts, its last error kept, and never tried again', async () => {
+  const comment = world.comment('/fluksio run');
+  // Received in the future: the world's reconciler leaves it to this test's attempts.
+  await stored(comment);
+  await world.db
+    .update(deliveries)
+    .set({ receivedAt: sql`now() + interval '1 hour'` })
+    .where(eq(deliveries.id, comment.id));
+  world.double.failNext('GET /repos/{owner}/{repo}/pulls/{pull_number}', { status: 502, times: 17 });
+  const work = workOf();
+  for (let attempt = 1; attempt <= 16; attempt += 1) {
+    await expect(processDelivery(work, { deliveryId: comment.id })).rejects.toThrow();
+    const [row] = await storedDeliveries();
+    expect(row).toMatchObject({ attempts: attempt, processedAt: null });
+    expect(row?.failedAt === null).toBe(attempt < 16);
+  }
+  const [row] = await storedDeliveries();
+  expect(row?.lastError).toContain('Server Error');
+  // Not tried again: neither by a job nor by the reconciler.
+  expect(await processDelivery(work, { deliveryId: comment.id })).toBe('skipped');
+  expect(world.double.pendingFaults()).toBe(1);
+  expect(await listUnprocessedDeliveries({ db: world.db, olderThanMs: -7_200_000, limit: 10 })).toEqual([]);
+  expect((await storedDeliveries())[0]).toMatchObject({ attempts: 16 });
+  expect(DELIVERY_MAX_ATTEMPTS).toBe(16);
+});
+
+test('a delivery begun 16 times that never finished (its worker died each time) is given up on, saying so', async () => {
+  const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
+  await stored(push);
+  // Sixteen workers began it and died, one after recording an error.
+  for (let attempt = 1; attempt <= 16; attempt += 1) {
+    await beginDeliveryAttempt({ db: world.db, deliveryId: push.id, maxAttempts: DELIVERY_MAX_ATTEMPTS });
+    if (attempt === 3)
+      await recordDeliveryFailure({
+        db: world.db,
+        deliveryId: push.id,
+        error: 'GitHub answered 502',
+        givingUp: false,
+      });
+  }
+  // The reconciler takes deliveries older than ten seconds.
+  await world.db
+    .update(deliveries)
+    .set({ receivedAt: sql`now() - interval '1 minute'` })
+    .where(eq(deliveries.id, push.id));
+  const row = await world.settled(push.id);
+  expect(row).toMatchObject({ attempts: 16, processedAt: null });
+  expect(row.failedAt).not.toBeNull();
+  expect(row.lastError).toBe(
+    'Given up: processing was begun 16 times and never finished (its worker died or hung); the last error: GitHub answered 502',
+  );
+  expect(world.logs()).toMatch(new RegExp(`"deliveryId":"${push.id}".*"msg":"delivery given up"`));
+  expect(await world.runs()).toEqual([]);
 });
 
 test('installation events keep the installations table', async () => {

@@ -36,10 +36,12 @@ export interface DeliveryWorker {
 /**
  * Starts processing webhook deliveries (DESIGN §8): a BullMQ worker runs processDelivery
  * for each job, retried with backoff; a payload that cannot be read fails at once. A
- * repeatable job, the reconciler, enqueues stored deliveries that were never processed
- * (their job was lost with a flushed Redis, or never added while Redis was away); the
- * job id being the delivery id, one still queued or retrying is not added twice, and one
- * whose job failed without the delivery being marked is added again. The schedule is
+ * repeatable job, the reconciler, enqueues stored deliveries that were neither processed
+ * nor given up on (their job was lost with a flushed Redis, never added while Redis was
+ * away, or failed all its retries, or its worker died); the job id being the delivery id,
+ * one still queued or retrying is not added twice, and one whose job failed without the
+ * delivery being given up on is added again — until DELIVERY_MAX_ATTEMPTS attempts were
+ * begun in all, counted in the delivery's row, when processDelivery gives it up. The schedule is
  * upserted again every interval, as the run sweeper's is.
  */
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
@@ -48,9 +50,8 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     DELIVERY_QUEUE,
     async (job: Job<DeliveryJob>) => {
       if (job.name === RECONCILE_JOB) return reconcile();
-      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       try {
-        return await processDelivery(work, { deliveryId: job.data.deliveryId, lastAttempt });
+        return await processDelivery(work, { deliveryId: job.data.deliveryId });
       } catch (error) {
         if (error instanceof UnreadablePayloadError) throw new UnrecoverableError(error.message);
         throw error;
