@@ -349,6 +349,34 @@ test('a delivery begun 16 times that never finished (its worker died each time) 
   expect(await world.runs()).toEqual([]);
 });
 
+test('GitHub’s Redeliver of a delivery given up on processes it again; of one processed, changes nothing', async () => {
+  const comment = world.comment('/fluksio run');
+  // Its workers died sixteen times: the next attempt gives it up.
+  await stored(comment);
+  await world.db.update(deliveries).set({ attempts: 16 }).where(eq(deliveries.id, comment.id));
+  const givenUp = await world.deliver(comment);
+  expect(givenUp.failedAt).not.toBeNull();
+  expect(world.replies()).toEqual([]);
+
+  // Someone presses Redeliver: the same X-GitHub-Delivery, the same payload.
+  expect((await world.send(comment)).status).toBe(200);
+  const [reopened] = await storedDeliveries();
+  expect(reopened).toMatchObject({ failedAt: null, lastError: null });
+  const processed = await world.settled(comment.id);
+  expect(processed).toMatchObject({ attempts: 1, failedAt: null, lastError: null });
+  expect(processed.processedAt).not.toBeNull();
+  expect(await world.runs()).toHaveLength(1);
+  expect(world.replies()).toHaveLength(1);
+  expect(world.logs()).toMatch(
+    new RegExp(`"deliveryId":"${comment.id}".*"msg":"delivery given up on was redelivered`),
+  );
+
+  // Redelivered once processed: still deduplicated.
+  expect((await world.send(comment)).status).toBe(200);
+  expect(await storedDeliveries()).toEqual([processed]);
+  expect(await world.runs()).toHaveLength(1);
+});
+
 test('installation events keep the installations table', async () => {
   const account = { login: 'acme' };
   await world.deliver(installationPayload({ action: 'created', installationId: 777_000_000_001, account }));

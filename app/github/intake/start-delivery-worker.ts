@@ -2,6 +2,7 @@ import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { listUnprocessedDeliveries } from '../../../store/deliveries/list-unprocessed-deliveries.js';
 import { keepJobScheduled } from '../../keep-job-scheduled.js';
+import { dropFinishedJob } from './drop-finished-job.js';
 import { DELIVERY_QUEUE, enqueueDelivery, type DeliveryJob } from './delivery-queue.js';
 import type { GitHubWork } from '../github-work.js';
 import { processDelivery } from './process-delivery.js';
@@ -72,7 +73,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       limit: RECONCILE_BATCH,
     });
     for (const deliveryId of ids) {
-      await dropFailedJob(queue, deliveryId, logger);
+      await dropFinishedJob(queue, deliveryId, logger);
       await enqueueDelivery(queue, deliveryId, logger);
     }
     if (ids.length > 0) logger.info({ deliveries: ids.length }, 'unprocessed deliveries enqueued again');
@@ -94,20 +95,4 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       await worker.close();
     },
   };
-}
-
-/**
- * Removes the failed job of a delivery the database says is neither processed nor given
- * up on: its last attempt could record nothing (the database was down) or it stalled past
- * BullMQ's limit (its worker killed twice). Kept in the failed set, its id would swallow
- * every add of the reconciler, and the delivery would never be processed. A job in any
- * other state is left alone: waiting, active or retrying, it processes the delivery itself.
- */
-async function dropFailedJob(queue: Queue<DeliveryJob>, deliveryId: string, logger: Logger): Promise<void> {
-  try {
-    const job = await queue.getJob(deliveryId);
-    if (job && (await job.isFailed())) await job.remove();
-  } catch (error) {
-    logger.warn({ err: error, deliveryId }, 'could not drop the failed job of an unprocessed delivery');
-  }
 }
