@@ -40,6 +40,7 @@ describe('the GitHub App settings', () => {
       publicUrl: 'http://localhost:3000',
       // Sign-in to the run pages needs the App's OAuth client, which is not set here.
       signIn: null,
+      requestTimeoutMs: 30_000,
     });
   });
 
@@ -102,6 +103,23 @@ describe('the GitHub App settings', () => {
     ]);
     expect(problemsOf({ ...APP, PRIVATE_KEY: 'not a key' })).toEqual([
       'PRIVATE_KEY: is not a PEM private key',
+    ]);
+  });
+
+  test('FLUKSIO_GITHUB_TIMEOUT is a number of seconds, more than 0 and at most 600', () => {
+    const timeoutOf = (value: string) =>
+      readControlPlaneSettings({ ...REQUIRED, ...APP, FLUKSIO_GITHUB_TIMEOUT: value }).github
+        ?.requestTimeoutMs;
+    expect(timeoutOf('45')).toBe(45_000);
+    expect(timeoutOf('0.5')).toBe(500);
+    expect(problemsOf({ ...APP, FLUKSIO_GITHUB_TIMEOUT: '30s' })).toEqual([
+      'FLUKSIO_GITHUB_TIMEOUT: "30s" is not a number of seconds (write e.g. 30)',
+    ]);
+    expect(problemsOf({ ...APP, FLUKSIO_GITHUB_TIMEOUT: '0' })).toEqual([
+      'FLUKSIO_GITHUB_TIMEOUT: must be more than 0 and at most 600 seconds',
+    ]);
+    expect(problemsOf({ ...APP, FLUKSIO_GITHUB_TIMEOUT: '3600' })).toEqual([
+      'FLUKSIO_GITHUB_TIMEOUT: must be more than 0 and at most 600 seconds',
     ]);
   });
 

@@ -377,6 +377,30 @@ test('GitHub’s Redeliver of a delivery given up on processes it again; of one 
   expect(await world.runs()).toHaveLength(1);
 });
 
+test('a request GitHub holds open fails after FLUKSIO_GITHUB_TIMEOUT, saying which, and the delivery is retried', async () => {
+  await world.close();
+  world = await openGitHubAppWorld({ env: { FLUKSIO_GITHUB_TIMEOUT: '2' } });
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  world.double.failNext('GET /repos/{owner}/{repo}/pulls/{pull_number}', { answerAfter: held });
+  try {
+    const comment = world.comment('/fluksio run');
+    await world.send(comment);
+    const error = await waitFor('the first attempt to time out', async () => {
+      const [row] = await storedDeliveries();
+      return row?.lastError ?? undefined;
+    });
+    expect(error).toBe(
+      `GitHub did not answer GET /repos/${world.repo.fullName}/pulls/7: it timed out after 2 s`,
+    );
+    const row = await world.settled(comment.id);
+    expect(row).toMatchObject({ attempts: 2, lastError: null, failedAt: null });
+    expect(await world.runs()).toHaveLength(1);
+  } finally {
+    release();
+  }
+});
+
 test('installation events keep the installations table', async () => {
   const account = { login: 'acme' };
   await world.deliver(installationPayload({ action: 'created', installationId: 777_000_000_001, account }));
