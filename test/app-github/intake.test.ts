@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
 import { eq, sql } from 'drizzle-orm';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import {
   DELIVERY_JOB_OPTIONS,
@@ -9,17 +8,11 @@ import {
 } from '../../app/github/intake/delivery-queue.js';
 import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import type { GitHubWork } from '../../app/github/github-work.js';
-import { inProcessLock } from '../../app/keyed-lock.js';
-import { DELIVERY_MAX_ATTEMPTS, processDelivery } from '../../app/github/intake/process-delivery.js';
+import { processDelivery } from '../../app/github/intake/process-delivery.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
 import { runs } from '../../schemas/tables/runs.js';
-import { beginDeliveryAttempt } from '../../store/deliveries/begin-delivery-attempt.js';
-import { listUnprocessedDeliveries } from '../../store/deliveries/list-unprocessed-deliveries.js';
-import { recordDelivery } from '../../store/deliveries/record-delivery.js';
-import { recordDeliveryFailure } from '../../store/deliveries/record-delivery-failure.js';
 import { TEST_REDIS_URL } from '../app/control-plane-harness.js';
-import { probotForDouble } from '../github/probot-for-double.js';
 import { checkSuitePayload, installationPayload, pushPayload } from '../github/webhook-fixtures.js';
 import {
   closeGitHubAppDatabase,
@@ -30,6 +23,7 @@ import {
   waitFor,
   type GitHubAppWorld,
 } from './github-app-fixture.js';
+import { deliveryWork, storeDelivery } from './delivery-work.js';
 
 let world: GitHubAppWorld;
 
@@ -47,58 +41,16 @@ async function storedDeliveries() {
   return world.db.select().from(deliveries);
 }
 
-/** What processing a delivery works with, as startGitHubApp makes it but without the outbox. */
-function workOf(): GitHubWork {
-  const probot = probotForDouble(world.double);
-  const github = world.settings.github;
-  if (!github) throw new Error('the world has no GitHub App');
-  return {
-    db: world.db,
-    lock: inProcessLock(),
-    github,
-    installationApi: (id) => probot.auth(id),
-    notifications: { notifyRun: async () => {}, notifyNotice: async () => {}, notifyGroup: async () => {} },
-    ringDoorbell: async () => {},
-    ringRunBell: async () => {},
-    onlineWindowMs: 60_000,
-    logger: pino({ level: 'silent' }),
-  };
-}
-
 /**
  * Stores a delivery as the webhook would and has a worker dispatch it once without
  * recording that it finished, as a worker that died before acknowledging its job; the
  * worker context, to process the delivery again.
  */
-/** Stores a delivery as the webhook would, without enqueueing it. */
-async function stored(delivery: { id: string; name: string; payload: unknown }): Promise<void> {
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: delivery.id,
-      event: delivery.name,
-      action: (delivery.payload as { action?: string }).action ?? null,
-      installationId: null,
-      payload: delivery.payload as never,
-    },
-  });
-}
-
 async function dispatchedOnce(delivery: { id: string; name: string; payload: unknown }): Promise<GitHubWork> {
-  const payload = delivery.payload as { action?: string };
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: delivery.id,
-      event: delivery.name,
-      action: payload.action ?? null,
-      installationId: null,
-      payload: delivery.payload as never,
-    },
-  });
+  await storeDelivery(world, delivery);
   const row = (await storedDeliveries()).find((each) => each.id === delivery.id);
   if (!row) throw new Error(`delivery ${delivery.id} was not stored`);
-  const work = workOf();
+  const work = deliveryWork(world);
   await dispatchDelivery(work, row);
   return work;
 }
@@ -223,16 +175,7 @@ test('“Re-run all checks” processed again after a worker died re-runs each c
 
 test('the reconciler processes a stored delivery whose job was lost', async () => {
   const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: push.id,
-      event: 'push',
-      action: null,
-      installationId: null,
-      payload: push.payload as never,
-    },
-  });
+  await storeDelivery(world, push);
   await world.db
     .update(deliveries)
     .set({ receivedAt: sql`now() - interval '1 minute'` })
@@ -244,16 +187,7 @@ test('the reconciler processes a stored delivery whose job was lost', async () =
 
 test('a delivery whose last attempt met the database down is processed by the reconciler once it is back', async () => {
   const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: push.id,
-      event: 'push',
-      action: null,
-      installationId: null,
-      payload: push.payload as never,
-    },
-  });
+  await storeDelivery(world, push);
   // The database refuses every write to the delivery: neither the attempt nor its failure
   // can be recorded, as when it fails over during the delivery's last attempt.
   await world.db.execute(
@@ -292,113 +226,6 @@ test('a delivery whose last attempt met the database down is processed by the re
   expect(row).toMatchObject({ failedAt: null, lastError: null });
   expect(row.processedAt).not.toBeNull();
   expect(await world.runs()).toMatchObject([{ commit: SHA.main, trigger: 'push' }]);
-});
-
-test('a delivery that fails every time is given up on after 16 attempts, its last error kept, and never tried again', async () => {
-  const comment = world.comment('/fluksio run');
-  // Received in the future: the world's reconciler leaves it to this test's attempts.
-  await stored(comment);
-  await world.db
-    .update(deliveries)
-    .set({ receivedAt: sql`now() + interval '1 hour'` })
-    .where(eq(deliveries.id, comment.id));
-  world.double.failNext('GET /repos/{owner}/{repo}/pulls/{pull_number}', { status: 502, times: 17 });
-  const work = workOf();
-  for (let attempt = 1; attempt <= 16; attempt += 1) {
-    await expect(processDelivery(work, { deliveryId: comment.id })).rejects.toThrow();
-    const [row] = await storedDeliveries();
-    expect(row).toMatchObject({ attempts: attempt, processedAt: null });
-    expect(row?.failedAt === null).toBe(attempt < 16);
-  }
-  const [row] = await storedDeliveries();
-  expect(row?.lastError).toContain('Server Error');
-  // Not tried again: neither by a job nor by the reconciler.
-  expect(await processDelivery(work, { deliveryId: comment.id })).toBe('skipped');
-  expect(world.double.pendingFaults()).toBe(1);
-  expect(await listUnprocessedDeliveries({ db: world.db, olderThanMs: -7_200_000, limit: 10 })).toEqual([]);
-  expect((await storedDeliveries())[0]).toMatchObject({ attempts: 16 });
-  expect(DELIVERY_MAX_ATTEMPTS).toBe(16);
-});
-
-test('a delivery begun 16 times that never finished (its worker died each time) is given up on, saying so', async () => {
-  const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
-  await stored(push);
-  // Sixteen workers began it and died, one after recording an error.
-  for (let attempt = 1; attempt <= 16; attempt += 1) {
-    await beginDeliveryAttempt({ db: world.db, deliveryId: push.id, maxAttempts: DELIVERY_MAX_ATTEMPTS });
-    if (attempt === 3)
-      await recordDeliveryFailure({
-        db: world.db,
-        deliveryId: push.id,
-        error: 'GitHub answered 502',
-        givingUp: false,
-      });
-  }
-  // The reconciler takes deliveries older than ten seconds.
-  await world.db
-    .update(deliveries)
-    .set({ receivedAt: sql`now() - interval '1 minute'` })
-    .where(eq(deliveries.id, push.id));
-  const row = await world.settled(push.id);
-  expect(row).toMatchObject({ attempts: 16, processedAt: null });
-  expect(row.failedAt).not.toBeNull();
-  expect(row.lastError).toBe(
-    'Given up: processing was begun 16 times and never finished (its worker died or hung); the last error: GitHub answered 502',
-  );
-  expect(world.logs()).toMatch(new RegExp(`"deliveryId":"${push.id}".*"msg":"delivery given up"`));
-  expect(await world.runs()).toEqual([]);
-});
-
-test('GitHub’s Redeliver of a delivery given up on processes it again; of one processed, changes nothing', async () => {
-  const comment = world.comment('/fluksio run');
-  // Its workers died sixteen times: the next attempt gives it up.
-  await stored(comment);
-  await world.db.update(deliveries).set({ attempts: 16 }).where(eq(deliveries.id, comment.id));
-  const givenUp = await world.deliver(comment);
-  expect(givenUp.failedAt).not.toBeNull();
-  expect(world.replies()).toEqual([]);
-
-  // Someone presses Redeliver: the same X-GitHub-Delivery, the same payload.
-  expect((await world.send(comment)).status).toBe(200);
-  const [reopened] = await storedDeliveries();
-  expect(reopened).toMatchObject({ failedAt: null, lastError: null });
-  const processed = await world.settled(comment.id);
-  expect(processed).toMatchObject({ attempts: 1, failedAt: null, lastError: null });
-  expect(processed.processedAt).not.toBeNull();
-  expect(await world.runs()).toHaveLength(1);
-  expect(world.replies()).toHaveLength(1);
-  expect(world.logs()).toMatch(
-    new RegExp(`"deliveryId":"${comment.id}".*"msg":"delivery given up on was redelivered`),
-  );
-
-  // Redelivered once processed: still deduplicated.
-  expect((await world.send(comment)).status).toBe(200);
-  expect(await storedDeliveries()).toEqual([processed]);
-  expect(await world.runs()).toHaveLength(1);
-});
-
-test('a request GitHub holds open fails after FLUKSIO_GITHUB_TIMEOUT, saying which, and the delivery is retried', async () => {
-  await world.close();
-  world = await openGitHubAppWorld({ env: { FLUKSIO_GITHUB_TIMEOUT: '2' } });
-  let release = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
-  world.double.failNext('GET /repos/{owner}/{repo}/pulls/{pull_number}', { answerAfter: held });
-  try {
-    const comment = world.comment('/fluksio run');
-    await world.send(comment);
-    const error = await waitFor('the first attempt to time out', async () => {
-      const [row] = await storedDeliveries();
-      return row?.lastError ?? undefined;
-    });
-    expect(error).toBe(
-      `GitHub did not answer GET /repos/${world.repo.fullName}/pulls/7: it timed out after 2 s`,
-    );
-    const row = await world.settled(comment.id);
-    expect(row).toMatchObject({ attempts: 2, lastError: null, failedAt: null });
-    expect(await world.runs()).toHaveLength(1);
-  } finally {
-    release();
-  }
 });
 
 test('installation events keep the installations table', async () => {
