@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import { DELIVERY_MAX_ATTEMPTS, processDelivery } from '../../app/github/intake/process-delivery.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import { beginDeliveryAttempt } from '../../store/deliveries/begin-delivery-attempt.js';
@@ -17,8 +18,8 @@ import {
 import { deliveryWork, storeDelivery } from './delivery-work.js';
 
 // A delivery's attempts, across crashes, hung requests and GitHub's Redeliver: given up
-// on after sixteen, reopened by a redelivery, never hung on GitHub (intake.test.ts has
-// the intake itself).
+// on after sixteen, reopened by a redelivery, never hung on GitHub, never replying twice
+// (intake.test.ts has the intake itself).
 
 let world: GitHubAppWorld;
 
@@ -141,4 +142,40 @@ test('a request GitHub holds open fails after FLUKSIO_GITHUB_TIMEOUT, saying whi
   } finally {
     release();
   }
+});
+
+test('a retry after a worker died between replying and recording does not reply again', async () => {
+  const run = world.comment('/fluksio run');
+  const help = world.comment('/fluksio help');
+  const work = deliveryWork(world);
+  for (const delivery of [run, help]) {
+    await storeDelivery(world, delivery);
+    // Received in the future: the world's reconciler leaves it to this test's attempts.
+    await world.db
+      .update(deliveries)
+      .set({ receivedAt: sql`now() + interval '1 hour'` })
+      .where(eq(deliveries.id, delivery.id));
+  }
+  // The run command's first attempt replies; its worker dies before the delivery is recorded processed.
+  const begun = await beginDeliveryAttempt({ db: world.db, deliveryId: run.id, maxAttempts: 16 });
+  if (begun?.state !== 'begun') throw new Error('the first attempt did not begin');
+  await dispatchDelivery(work, begun.delivery);
+  expect(world.replies()).toEqual([
+    expect.stringMatching(new RegExp(`\\n<!-- fluksio-reply: ${run.id} -->$`)),
+  ]);
+
+  expect(await processDelivery(work, { deliveryId: run.id })).toBe('processed');
+  const posts = () =>
+    world.double.requests.filter(
+      (request) =>
+        request.method === 'POST' && request.route === '/repos/{owner}/{repo}/issues/{issue_number}/comments',
+    );
+  expect(posts()).toHaveLength(1);
+  expect(await world.runs()).toHaveLength(1);
+
+  // Another delivery's retry, whose first attempt died before replying, still replies.
+  await beginDeliveryAttempt({ db: world.db, deliveryId: help.id, maxAttempts: 16 });
+  expect(await processDelivery(work, { deliveryId: help.id })).toBe('processed');
+  expect(posts()).toHaveLength(2);
+  expect(world.replies()[1]).toContain(`<!-- fluksio-reply: ${help.id} -->`);
 });
