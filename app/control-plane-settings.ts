@@ -225,13 +225,8 @@ const EnvSettings = z.object({
     })
     .optional(),
   GITHUB_CLIENT_SECRET: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
-  FLUKSIO_GITHUB_TIMEOUT: z
-    .string()
-    .regex(/^\d+(\.\d+)?$/, {
-      error: (issue) => `"${String(issue.input)}" is not a number of seconds (write e.g. 30)`,
-    })
-    .transform((text) => Math.round(Number(text) * 1000))
-    .refine((ms) => ms > 0 && ms <= 600_000, { error: 'must be more than 0 and at most 600 seconds' })
+  FLUKSIO_GITHUB_TIMEOUT: duration
+    .refine((ms) => ms <= 600_000, { error: 'must be at most 10m' })
     .default(30_000),
   FLUKSIO_CHECK_NAME: z
     .string()

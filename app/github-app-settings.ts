@@ -41,7 +41,7 @@ export interface GitHubAppSettings {
   signIn: { clientId: string; clientSecret: string } | null;
   /**
    * How long one request to GitHub may take, its answer included (`FLUKSIO_GITHUB_TIMEOUT`,
-   * in seconds): one GitHub holds open fails, and the delivery or outbox job is retried.
+   * e.g. `30s`): one GitHub holds open fails, and the delivery or outbox job is retried.
    * @defaultValue 30_000
    */
   requestTimeoutMs: number;

@@ -122,7 +122,7 @@ test('GitHub’s Redeliver of a delivery given up on processes it again; of one 
 
 test('a request GitHub holds open fails after FLUKSIO_GITHUB_TIMEOUT, saying which, and the delivery is retried', async () => {
   await world.close();
-  world = await openGitHubAppWorld({ env: { FLUKSIO_GITHUB_TIMEOUT: '2' } });
+  world = await openGitHubAppWorld({ env: { FLUKSIO_GITHUB_TIMEOUT: '2s' } });
   let release = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   world.double.failNext('GET /repos/{owner}/{repo}/pulls/{pull_number}', { answerAfter: held });
