@@ -10,6 +10,7 @@ import { BlobByteCounters } from './blobs/blob-byte-counters.js';
 import type { BlobStorage } from './blobs/blob-storage.js';
 import { CancelWatches } from './cancel-watches.js';
 import type { ControlPlaneSettings } from './control-plane-settings.js';
+import { fetchWithDeadline } from './github/fetch-with-deadline.js';
 import { HttpError } from './http/http-error.js';
 import { lingerBeforeClose } from './http/linger-before-close.js';
 import { loggableError } from './http/loggable-error.js';
@@ -111,6 +112,7 @@ export function buildServer({
           redis,
           queuePrefix: settings.queuePrefix,
           secret: pageLinkSecret(settings).secret,
+          fetch: fetchWithDeadline(settings.github.requestTimeoutMs),
         })
       : null;
   // Before any route, so that every route's requests have their cookies parsed.

@@ -225,6 +225,9 @@ const EnvSettings = z.object({
     })
     .optional(),
   GITHUB_CLIENT_SECRET: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
+  FLUKSIO_GITHUB_TIMEOUT: duration
+    .refine((ms) => ms <= 600_000, { error: 'must be at most 10m' })
+    .default(30_000),
   FLUKSIO_CHECK_NAME: z
     .string()
     .max(100, { error: 'must be at most 100 characters' })

@@ -39,6 +39,12 @@ export interface GitHubAppSettings {
    * @defaultValue null
    */
   signIn: { clientId: string; clientSecret: string } | null;
+  /**
+   * How long one request to GitHub may take, its answer included (`FLUKSIO_GITHUB_TIMEOUT`,
+   * e.g. `30s`): one GitHub holds open fails, and the delivery or outbox job is retried.
+   * @defaultValue 30_000
+   */
+  requestTimeoutMs: number;
 }
 
 /** The environment variables the App is configured from, parsed (control-plane-settings.ts). */
@@ -53,6 +59,7 @@ export interface GitHubAppVariables {
   FLUKSIO_PUBLIC_URL?: string | undefined;
   GITHUB_CLIENT_ID?: string | undefined;
   GITHUB_CLIENT_SECRET?: string | undefined;
+  FLUKSIO_GITHUB_TIMEOUT: number;
   HOST: string;
   PORT: number;
 }
@@ -134,5 +141,6 @@ export function readGitHubAppSettings(
       vars.GITHUB_CLIENT_ID !== undefined && vars.GITHUB_CLIENT_SECRET !== undefined
         ? { clientId: vars.GITHUB_CLIENT_ID, clientSecret: vars.GITHUB_CLIENT_SECRET }
         : null,
+    requestTimeoutMs: vars.FLUKSIO_GITHUB_TIMEOUT,
   };
 }

@@ -24,6 +24,8 @@ export class InstallationGitCredentials implements GitCredentials {
     /** GitHub's REST API, where tokens are revoked. */
     private readonly apiUrl: string,
     private readonly logger: Logger,
+    /** What revoking calls GitHub with (fetchWithDeadline). @defaultValue globalThis.fetch */
+    private readonly fetch: typeof globalThis.fetch = globalThis.fetch,
   ) {}
 
   async forRun(run: Run): Promise<string | null> {
@@ -55,7 +57,9 @@ export class InstallationGitCredentials implements GitCredentials {
     const token = tokenOf(extraHeader);
     if (token === null) return false;
     // DELETE /installation/token revokes the token that authenticates it, and only that.
-    await new Octokit({ auth: token, baseUrl: this.apiUrl }).request('DELETE /installation/token');
+    await new Octokit({ auth: token, baseUrl: this.apiUrl, request: { fetch: this.fetch } }).request(
+      'DELETE /installation/token',
+    );
     return true;
   }
 }

@@ -6,6 +6,7 @@ import type { GitHubServerParts } from '../build-server.js';
 import type { ControlPlaneSettings, GitHubAppSettings } from '../control-plane-settings.js';
 import { WEBHOOK_PATH } from '../routes/github-webhook-route.js';
 import { createGitHubProbot } from './create-github-probot.js';
+import { fetchWithDeadline } from './fetch-with-deadline.js';
 import { openDeliveryQueue } from './intake/delivery-queue.js';
 import type { GitHubWork } from './github-work.js';
 import { InstallationGitCredentials } from './installation-git-credentials.js';
@@ -130,7 +131,12 @@ export async function startGitHubApp({
     return {
       server: {
         webhooks,
-        gitCredentials: new InstallationGitCredentials(() => probot.auth(), github.apiUrl, log),
+        gitCredentials: new InstallationGitCredentials(
+          () => probot.auth(),
+          github.apiUrl,
+          log,
+          fetchWithDeadline(github.requestTimeoutMs),
+        ),
         onRunChanged,
       },
       onRunChanged,

@@ -32,9 +32,15 @@ export class GitHubSignIn {
       apiUrl: string;
       /** `<public URL>/auth/github/callback`: where GitHub sends the browser back. */
       callbackUrl: string;
+      /** What every call to GitHub is made with (a deadline's). @defaultValue globalThis.fetch */
+      fetch?: typeof globalThis.fetch;
     },
   ) {
-    this.api = new Octokit({ baseUrl: options.apiUrl, log: QUIET });
+    this.api = new Octokit({
+      baseUrl: options.apiUrl,
+      log: QUIET,
+      request: { fetch: options.fetch ?? globalThis.fetch },
+    });
   }
 
   /** GitHub's page that asks the user to authorize the App, returning to the callback with `state`. */

@@ -41,11 +41,14 @@ export function createPageSignIn({
   redis,
   queuePrefix,
   secret,
+  fetch,
 }: {
   github: GitHubAppSettings | null;
   redis: Redis;
   queuePrefix: string;
   secret: Buffer;
+  /** What sign-in calls GitHub with (a deadline's, app/github/fetch-with-deadline.ts). */
+  fetch: typeof globalThis.fetch;
 }): PageSignIn | null {
   if (!github?.signIn) return null;
   const derive = (use: SignInKeyUse) => signInKey(secret, use);
@@ -54,6 +57,7 @@ export function createPageSignIn({
       ...github.signIn,
       apiUrl: github.apiUrl,
       callbackUrl: `${github.publicUrl}/auth/github/callback`,
+      fetch,
     }),
     sessions: new PageSessions(redis, queuePrefix, derive('page sessions')),
     state: new SignInState(derive('sign-in state')),

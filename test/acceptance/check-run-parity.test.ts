@@ -116,6 +116,7 @@ test('the app and the action name, cap and page the same sweep member’s check 
       apiUrl: world.double.url,
       allowedOwners: [],
       checkName: 'fluksio',
+      requestTimeoutMs: 30_000,
       publicUrl: 'https://fluksio.example.com',
       signIn: null,
     },

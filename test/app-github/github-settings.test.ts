@@ -40,6 +40,7 @@ describe('the GitHub App settings', () => {
       publicUrl: 'http://localhost:3000',
       // Sign-in to the run pages needs the App's OAuth client, which is not set here.
       signIn: null,
+      requestTimeoutMs: 30_000,
     });
   });
 
@@ -102,6 +103,24 @@ describe('the GitHub App settings', () => {
     ]);
     expect(problemsOf({ ...APP, PRIVATE_KEY: 'not a key' })).toEqual([
       'PRIVATE_KEY: is not a PEM private key',
+    ]);
+  });
+
+  test('FLUKSIO_GITHUB_TIMEOUT is a duration like every other, more than 0 and at most 10m', () => {
+    const timeoutOf = (value: string) =>
+      readControlPlaneSettings({ ...REQUIRED, ...APP, FLUKSIO_GITHUB_TIMEOUT: value }).github
+        ?.requestTimeoutMs;
+    expect(timeoutOf('45s')).toBe(45_000);
+    expect(timeoutOf('500ms')).toBe(500);
+    expect(timeoutOf('2m')).toBe(120_000);
+    expect(problemsOf({ ...APP, FLUKSIO_GITHUB_TIMEOUT: '30' })).toEqual([
+      'FLUKSIO_GITHUB_TIMEOUT: "30" is not a duration (write e.g. 90s, 30m or 6h)',
+    ]);
+    expect(problemsOf({ ...APP, FLUKSIO_GITHUB_TIMEOUT: '0s' })).toEqual([
+      'FLUKSIO_GITHUB_TIMEOUT: must be longer than zero',
+    ]);
+    expect(problemsOf({ ...APP, FLUKSIO_GITHUB_TIMEOUT: '1h' })).toEqual([
+      'FLUKSIO_GITHUB_TIMEOUT: must be at most 10m',
     ]);
   });
 

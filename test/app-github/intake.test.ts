@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
 import { eq, sql } from 'drizzle-orm';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import {
   DELIVERY_JOB_OPTIONS,
@@ -9,14 +8,11 @@ import {
 } from '../../app/github/intake/delivery-queue.js';
 import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import type { GitHubWork } from '../../app/github/github-work.js';
-import { inProcessLock } from '../../app/keyed-lock.js';
 import { processDelivery } from '../../app/github/intake/process-delivery.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
 import { runs } from '../../schemas/tables/runs.js';
-import { recordDelivery } from '../../store/deliveries/record-delivery.js';
 import { TEST_REDIS_URL } from '../app/control-plane-harness.js';
-import { probotForDouble } from '../github/probot-for-double.js';
 import { checkSuitePayload, installationPayload, pushPayload } from '../github/webhook-fixtures.js';
 import {
   closeGitHubAppDatabase,
@@ -27,6 +23,7 @@ import {
   waitFor,
   type GitHubAppWorld,
 } from './github-app-fixture.js';
+import { deliveryWork, storeDelivery } from './delivery-work.js';
 
 let world: GitHubAppWorld;
 
@@ -44,44 +41,16 @@ async function storedDeliveries() {
   return world.db.select().from(deliveries);
 }
 
-/** What processing a delivery works with, as startGitHubApp makes it but without the outbox. */
-function workOf(): GitHubWork {
-  const probot = probotForDouble(world.double);
-  const github = world.settings.github;
-  if (!github) throw new Error('the world has no GitHub App');
-  return {
-    db: world.db,
-    lock: inProcessLock(),
-    github,
-    installationApi: (id) => probot.auth(id),
-    notifications: { notifyRun: async () => {}, notifyNotice: async () => {}, notifyGroup: async () => {} },
-    ringDoorbell: async () => {},
-    ringRunBell: async () => {},
-    onlineWindowMs: 60_000,
-    logger: pino({ level: 'silent' }),
-  };
-}
-
 /**
  * Stores a delivery as the webhook would and has a worker dispatch it once without
  * recording that it finished, as a worker that died before acknowledging its job; the
  * worker context, to process the delivery again.
  */
 async function dispatchedOnce(delivery: { id: string; name: string; payload: unknown }): Promise<GitHubWork> {
-  const payload = delivery.payload as { action?: string };
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: delivery.id,
-      event: delivery.name,
-      action: payload.action ?? null,
-      installationId: null,
-      payload: delivery.payload as never,
-    },
-  });
+  await storeDelivery(world, delivery);
   const row = (await storedDeliveries()).find((each) => each.id === delivery.id);
   if (!row) throw new Error(`delivery ${delivery.id} was not stored`);
-  const work = workOf();
+  const work = deliveryWork(world);
   await dispatchDelivery(work, row);
   return work;
 }
@@ -162,13 +131,13 @@ test('a worker killed after creating the runs, before acknowledging the job: pro
   const work = await dispatchedOnce(comment);
   expect(await world.runs()).toHaveLength(2);
   // …and the job, found stalled, runs again.
-  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('processed');
+  expect(await processDelivery(work, { deliveryId: comment.id })).toBe('processed');
   expect((await world.runs()).map((run) => run.triggerKey)).toEqual([
     `delivery:${comment.id}:0`,
     `delivery:${comment.id}:1`,
   ]);
   expect(await world.checks()).toHaveLength(2);
-  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('skipped');
+  expect(await processDelivery(work, { deliveryId: comment.id })).toBe('skipped');
 });
 
 test('a sweep processed again after its worker died midway queues the rest at the head it was pinned to, though the pull request moved', async () => {
@@ -178,7 +147,7 @@ test('a sweep processed again after its worker died midway queues the rest at th
   const [, second] = await world.runs();
   await world.db.delete(runs).where(eq(runs.id, second?.id ?? ''));
   world.setHead(SHA.newHead);
-  expect(await processDelivery(work, { deliveryId: comment.id, lastAttempt: false })).toBe('processed');
+  expect(await processDelivery(work, { deliveryId: comment.id })).toBe('processed');
   expect((await world.runs()).map((run) => [run.triggerKey, run.commit])).toEqual([
     [`delivery:${comment.id}:0`, SHA.head],
     [`delivery:${comment.id}:1`, SHA.head],
@@ -196,7 +165,7 @@ test('“Re-run all checks” processed again after a worker died re-runs each c
   });
   const work = await dispatchedOnce(press);
   // The re-runs of the first attempt are now the newest runs of their check runs.
-  expect(await processDelivery(work, { deliveryId: press.id, lastAttempt: false })).toBe('processed');
+  expect(await processDelivery(work, { deliveryId: press.id })).toBe('processed');
   const again = (await world.runs()).slice(sweep.length);
   expect(again.map((run) => run.triggerKey).sort()).toEqual(
     sweep.map((run) => `delivery:${press.id}:${run.id}`).sort(),
@@ -206,16 +175,7 @@ test('“Re-run all checks” processed again after a worker died re-runs each c
 
 test('the reconciler processes a stored delivery whose job was lost', async () => {
   const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: push.id,
-      event: 'push',
-      action: null,
-      installationId: null,
-      payload: push.payload as never,
-    },
-  });
+  await storeDelivery(world, push);
   await world.db
     .update(deliveries)
     .set({ receivedAt: sql`now() - interval '1 minute'` })
@@ -227,16 +187,7 @@ test('the reconciler processes a stored delivery whose job was lost', async () =
 
 test('a delivery whose last attempt met the database down is processed by the reconciler once it is back', async () => {
   const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
-  await recordDelivery({
-    db: world.db,
-    delivery: {
-      id: push.id,
-      event: 'push',
-      action: null,
-      installationId: null,
-      payload: push.payload as never,
-    },
-  });
+  await storeDelivery(world, push);
   // The database refuses every write to the delivery: neither the attempt nor its failure
   // can be recorded, as when it fails over during the delivery's last attempt.
   await world.db.execute(

@@ -4,6 +4,7 @@ import type { Database } from '../../../store/db/database.js';
 import { storableJson } from '../../../core/text/storable-text.js';
 import { recordDelivery } from '../../../store/deliveries/record-delivery.js';
 import { enqueueDelivery, type DeliveryJob } from './delivery-queue.js';
+import { dropFinishedJob } from './drop-finished-job.js';
 
 /** A delivery whose signature Probot verified. */
 export interface VerifiedDelivery {
@@ -22,7 +23,8 @@ const DELIVERY_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,99}$/;
 
 /**
  * The intake of DESIGN §8, all a webhook request does: stores the delivery (its id
- * unique: a copy of one already stored changes nothing) and enqueues its processing.
+ * unique: a copy of one already stored changes nothing, unless it was given up on — then
+ * the copy, GitHub's Redeliver, reopens it) and enqueues its processing.
  * Nothing here waits on GitHub, so the answer goes back within GitHub's 10 s.
  */
 export async function acceptDelivery({
@@ -46,7 +48,7 @@ export async function acceptDelivery({
   // Stored as data, whatever text it holds: a NUL in a title must not make it unstorable.
   const payload = storableJson(delivery.payload) as Record<string, unknown>;
   const installation = payload.installation as { id?: unknown } | undefined;
-  const stored = await recordDelivery({
+  const recorded = await recordDelivery({
     db,
     delivery: {
       id: delivery.id,
@@ -57,8 +59,16 @@ export async function acceptDelivery({
     },
   });
   logger.info(
-    { deliveryId: delivery.id, event: delivery.name, action: payload.action, stored },
+    { deliveryId: delivery.id, event: delivery.name, action: payload.action, stored: recorded === 'stored' },
     'webhook received',
   );
+  if (recorded === 'reopened') {
+    // GitHub's Redeliver of a delivery given up on: its finished job would swallow the add.
+    logger.warn(
+      { deliveryId: delivery.id, event: delivery.name },
+      'delivery given up on was redelivered; processing it again',
+    );
+    await dropFinishedJob(queue, delivery.id, logger);
+  }
   await enqueueDelivery(queue, delivery.id, logger);
 }

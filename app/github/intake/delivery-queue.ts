@@ -11,7 +11,9 @@ export interface DeliveryJob {
 
 /**
  * Retries of a failed delivery: GitHub or the database failing for a few minutes delays
- * it, no more. After the last, the delivery is marked failed, its `last_error` kept.
+ * it, no more. After the last the job fails, and the reconciler adds the delivery again
+ * for as long as it is not given up on (DELIVERY_MAX_ATTEMPTS begun attempts in all,
+ * process-delivery.ts), its `last_error` kept.
  */
 export const DELIVERY_JOB_OPTIONS: JobsOptions = {
   attempts: 8,

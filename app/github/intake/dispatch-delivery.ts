@@ -105,6 +105,7 @@ export async function dispatchDelivery(work: GitHubWork, delivery: DeliveryRow):
       if (command === null) return;
       return answerCommentCommand(work, {
         deliveryId,
+        retried: delivery.attempts > 1,
         installationId: comment.installation.id,
         repository: repositoryRef(comment.repository),
         prNumber: comment.issue.number,

@@ -2,6 +2,7 @@ import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { listUnprocessedDeliveries } from '../../../store/deliveries/list-unprocessed-deliveries.js';
 import { keepJobScheduled } from '../../keep-job-scheduled.js';
+import { dropFinishedJob } from './drop-finished-job.js';
 import { DELIVERY_QUEUE, enqueueDelivery, type DeliveryJob } from './delivery-queue.js';
 import type { GitHubWork } from '../github-work.js';
 import { processDelivery } from './process-delivery.js';
@@ -36,10 +37,12 @@ export interface DeliveryWorker {
 /**
  * Starts processing webhook deliveries (DESIGN §8): a BullMQ worker runs processDelivery
  * for each job, retried with backoff; a payload that cannot be read fails at once. A
- * repeatable job, the reconciler, enqueues stored deliveries that were never processed
- * (their job was lost with a flushed Redis, or never added while Redis was away); the
- * job id being the delivery id, one still queued or retrying is not added twice, and one
- * whose job failed without the delivery being marked is added again. The schedule is
+ * repeatable job, the reconciler, enqueues stored deliveries that were neither processed
+ * nor given up on (their job was lost with a flushed Redis, never added while Redis was
+ * away, or failed all its retries, or its worker died); the job id being the delivery id,
+ * one still queued or retrying is not added twice, and one whose job failed without the
+ * delivery being given up on is added again — until DELIVERY_MAX_ATTEMPTS attempts were
+ * begun in all, counted in the delivery's row, when processDelivery gives it up. The schedule is
  * upserted again every interval, as the run sweeper's is.
  */
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
@@ -48,9 +51,8 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     DELIVERY_QUEUE,
     async (job: Job<DeliveryJob>) => {
       if (job.name === RECONCILE_JOB) return reconcile();
-      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       try {
-        return await processDelivery(work, { deliveryId: job.data.deliveryId, lastAttempt });
+        return await processDelivery(work, { deliveryId: job.data.deliveryId });
       } catch (error) {
         if (error instanceof UnreadablePayloadError) throw new UnrecoverableError(error.message);
         throw error;
@@ -71,7 +73,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       limit: RECONCILE_BATCH,
     });
     for (const deliveryId of ids) {
-      await dropFailedJob(queue, deliveryId, logger);
+      await dropFinishedJob(queue, deliveryId, logger);
       await enqueueDelivery(queue, deliveryId, logger);
     }
     if (ids.length > 0) logger.info({ deliveries: ids.length }, 'unprocessed deliveries enqueued again');
@@ -93,20 +95,4 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       await worker.close();
     },
   };
-}
-
-/**
- * Removes the failed job of a delivery the database says is neither processed nor given
- * up on: its last attempt could record nothing (the database was down) or it stalled past
- * BullMQ's limit (its worker killed twice). Kept in the failed set, its id would swallow
- * every add of the reconciler, and the delivery would never be processed. A job in any
- * other state is left alone: waiting, active or retrying, it processes the delivery itself.
- */
-async function dropFailedJob(queue: Queue<DeliveryJob>, deliveryId: string, logger: Logger): Promise<void> {
-  try {
-    const job = await queue.getJob(deliveryId);
-    if (job && (await job.isFailed())) await job.remove();
-  } catch (error) {
-    logger.warn({ err: error, deliveryId }, 'could not drop the failed job of an unprocessed delivery');
-  }
 }

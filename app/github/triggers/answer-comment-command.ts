@@ -13,6 +13,8 @@ import { runFromComment } from './run-from-comment.js';
 /** A `/fluksio` command written in a pull request's conversation. */
 export interface CommentCommandEvent {
   deliveryId: string;
+  /** Not the delivery's first attempt (an earlier one may have replied before its worker died). */
+  retried: boolean;
   installationId: number;
   repository: RepositoryRef;
   prNumber: number;
@@ -35,6 +37,7 @@ export async function answerCommentCommand(work: GitHubWork, event: CommentComma
     event.repository,
     event.prNumber,
     event.commentId,
+    { id: event.deliveryId, retried: event.retried },
     work.logger.child({ deliveryId: event.deliveryId }),
   );
   await thread.react('eyes');

@@ -1,0 +1,41 @@
+import { pino } from 'pino';
+import type { GitHubWork } from '../../app/github/github-work.js';
+import { inProcessLock } from '../../app/keyed-lock.js';
+import { recordDelivery } from '../../store/deliveries/record-delivery.js';
+import { probotForDouble } from '../github/probot-for-double.js';
+import type { GitHubAppWorld } from './github-app-fixture.js';
+
+/** What processing a delivery works with, as startGitHubApp makes it but without the outbox. */
+export function deliveryWork(world: GitHubAppWorld): GitHubWork {
+  const probot = probotForDouble(world.double);
+  const github = world.settings.github;
+  if (!github) throw new Error('the world has no GitHub App');
+  return {
+    db: world.db,
+    lock: inProcessLock(),
+    github,
+    installationApi: (id) => probot.auth(id),
+    notifications: { notifyRun: async () => {}, notifyNotice: async () => {}, notifyGroup: async () => {} },
+    ringDoorbell: async () => {},
+    ringRunBell: async () => {},
+    onlineWindowMs: 60_000,
+    logger: pino({ level: 'silent' }),
+  };
+}
+
+/** Stores a delivery as the webhook would, without enqueueing it. */
+export async function storeDelivery(
+  world: GitHubAppWorld,
+  delivery: { id: string; name: string; payload: unknown },
+): Promise<void> {
+  await recordDelivery({
+    db: world.db,
+    delivery: {
+      id: delivery.id,
+      event: delivery.name,
+      action: (delivery.payload as { action?: string }).action ?? null,
+      installationId: null,
+      payload: delivery.payload as never,
+    },
+  });
+}
