@@ -6,6 +6,7 @@ import {
   UNKNOWN_JOB_EXIT_CODE,
 } from './slurm-exit-causes.js';
 import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
+import { SLURM_SUBMIT_SCRIPT } from './slurm-submit-script.js';
 import {
   UNSTARTABLE_EXIT_CODE,
   UNSTARTABLE_JOB_FIELDS,
@@ -18,8 +19,10 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
 
 /**
  * The program the Slurm launcher starts for each stage (`bash -c ATTACH_SCRIPT`), with
- * arguments `JOB_FILE OUT_FILE ERR_FILE UNKNOWN_GRACE_MS UNSTARTABLE_GRACE_MS SBATCH_ARGS…`. It submits the job
- * (`sbatch --parsable`), or re-attaches to the one named in JOB_FILE when Slurm still
+ * arguments `JOB_FILE OUT_FILE ERR_FILE UNKNOWN_GRACE_MS UNSTARTABLE_GRACE_MS MARKER SBATCH_ARGS…`.
+ * It submits the job (`submit_job`, slurm-submit-script.ts: `sbatch --parsable
+ * --comment=MARKER`, tried again while slurmctld cannot be reached, adopting a job an sbatch
+ * that timed out queued all the same), or re-attaches to the one named in JOB_FILE when Slurm still
  * knows it (a runner restarted mid-run), keeps the job's id there, copies what the job
  * writes to its output files to its own stdout and stderr as they grow, says why the job
  * is pending, and exits with the job's exit code. SIGINT or SIGTERM cancels the job
@@ -60,12 +63,13 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
  */
 export const ATTACH_SCRIPT = `
 set -u
-job_file=$1 out=$2 err=$3 unknown_grace_ms=$4 unstartable_grace_ms=$5
-shift 5
+job_file=$1 out=$2 err=$3 unknown_grace_ms=$4 unstartable_grace_ms=$5 marker=$6
+shift 6
 parent=$PPID
 cancel=0
 trap 'cancel=1' INT TERM
 ${SLURM_JOB_STATE_SCRIPT}
+${SLURM_SUBMIT_SCRIPT}
 note() { printf 'fluksio: %s\\n' "$*" >&2; }
 report_job() { { printf '%s\\n' "$*" >&3; } 2>/dev/null; }
 now_ms() {
@@ -187,25 +191,7 @@ if [ -s "$job_file" ]; then
   done
 fi
 if [ -z "$job" ]; then
-  : >"$out"
-  : >"$err"
-  # sbatch reads % in these as a pattern (%j the job id): a path with one is written %%.
-  if ! job=$(sbatch --parsable --output="\${out//%/%%}" --error="\${err//%/%%}" "$@" 2>"$job_file.sbatch"); then
-    refusal=''
-    while IFS= read -r line; do
-      printf '%s\\n' "$line" >&2
-      [[ $line == 'sbatch: error: '* ]] && refusal+="\${refusal:+; }\${line#sbatch: error: }"
-    done <"$job_file.sbatch"
-    rm -f "$job_file.sbatch"
-    note "sbatch failed"
-    report_job refused "\${refusal:-sbatch exited without saying why}"
-    exit 1
-  fi
-  cat "$job_file.sbatch" >&2
-  rm -f "$job_file.sbatch"
-  job=$(cut -d";" -f1 <<<"$job")
-  printf '%s\\n' "$job" >"$job_file"
-  note "submitted Slurm job $job"
+  submit_job "$marker" "$@"
 fi
 report_job job "$job"
 said=''

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -82,6 +83,7 @@ export class SlurmLauncher implements StageLauncher {
         `${base}.err`,
         String(this.unknownJobGraceMs),
         String(this.unstartableGraceMs),
+        submissionMarker(stage),
         ...sbatchFlags(stage.name, cwd, stage.resources),
         `--wrap=${cmd}`,
       ],
@@ -121,6 +123,15 @@ export class SlurmLauncher implements StageLauncher {
   private baseOf(stage: LaunchedStage): string {
     return path.join(this.jobDir, `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
   }
+}
+
+/**
+ * The comment a launch's job is submitted with, `fluksio:RUN:STAGE:NONCE`, unique to the
+ * launch: an sbatch that timed out may have queued the job, which the attach process then
+ * finds by it rather than submitting the stage twice (slurm-submit-script.ts).
+ */
+export function submissionMarker(stage: LaunchedStage): string {
+  return `fluksio:${stage.runId ?? 'run'}:${stage.name}:${randomBytes(8).toString('hex')}`;
 }
 
 /** A grace period given in milliseconds, checked: a whole number ≥ 0. */
