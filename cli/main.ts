@@ -78,6 +78,10 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
         .choices(['local', 'slurm'])
         .default('local'),
     )
+    .option(
+      '--slurm-unstartable-grace <duration>',
+      'with --backend slurm: cancel a job pending this long for a reason that never clears (a partition limit it exceeds), failing its stage (default: 2m)',
+    )
     .option('--queue', 'queue the run (or sweep) on the control plane instead, as fluksio submit does')
     .option(
       '--remote-cache',

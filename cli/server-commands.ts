@@ -46,6 +46,10 @@ export function addServerCommands(program: Command, io: CliIo, setCode: (code: n
         .default('plain'),
     )
     .option('--jobs <n>', 'stages of one run at once (default: 1; with --backend slurm, 8)')
+    .option(
+      '--slurm-unstartable-grace <duration>',
+      'with --backend slurm: cancel a job pending this long for a reason that never clears (a partition limit it exceeds), failing its stage (default: 2m)',
+    )
     .option('--accept-forks', "execute fork pull requests' runs (always sandboxed, never with the secrets)")
     .option('--sandbox', "run every run's stages in a bubblewrap sandbox (fork runs always are)")
     .option(

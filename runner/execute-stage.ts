@@ -146,7 +146,12 @@ export async function executeStage(name: string, context: StageRunContext): Prom
 
     const declared = [...stage.outs, ...stage.metrics];
     const resources = stageResources(options.pipeline.resources, stage.resources);
-    const launched = { name, jobKey: cacheKey ?? `${options.runId}.${name}`, resources };
+    const launched = {
+      name,
+      jobKey: cacheKey ?? `${options.runId}.${name}`,
+      resources,
+      runId: options.runId,
+    };
     // A job submitted before its runner was restarted still runs, writing these.
     const reattaching = options.launcher?.reattaches?.(launched) ?? false;
     // Its output is read again from the start: what the stage reported before is replaced.

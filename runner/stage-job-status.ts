@@ -1,5 +1,6 @@
 import type { EventSink } from './ports.js';
 import type { JobEnd, JobStatus } from './sandbox/job-status-line.js';
+import type { Unstartable } from './sandbox/slurm-unstartable.js';
 
 /**
  * What one stage's batch job is doing, from its launch's statuses: the job it follows and
@@ -12,6 +13,7 @@ export class StageJobStatus implements JobEnd {
   job: string | null = null;
   endedBy: string | null = null;
   refused: string | null = null;
+  unstartable: Unstartable | null = null;
   /** The pending state last reported, as JSON: only a change is reported. */
   private reported = 'null';
 
@@ -24,6 +26,7 @@ export class StageJobStatus implements JobEnd {
     this.job = status.job;
     if (status.endedBy !== undefined) this.endedBy = status.endedBy;
     if (status.refused !== undefined) this.refused = status.refused;
+    if (status.unstartable !== undefined) this.unstartable = status.unstartable;
     const pending = JSON.stringify(status.pending);
     if (pending === this.reported) return;
     this.reported = pending;

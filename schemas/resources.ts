@@ -3,17 +3,31 @@ import { Duration } from './duration.js';
 
 const UNIT_MIB = { MiB: 1, GiB: 1024, TiB: 1024 * 1024, M: 1, G: 1024, T: 1024 * 1024 } as const;
 
-/** An amount of memory written `512MiB`, `32GiB` or `1.5TiB` (`M`, `G`, `T` too), read as whole MiB. */
+/** What an amount of memory is written as, for the errors that quote what was written instead. */
+const MEMORY_EXPECTED = 'expected a number with a unit like 512MiB, 32GiB';
+
+/**
+ * An amount of memory written `512MiB`, `32GiB` or `1.5TiB` (`M`, `G`, `T` too), read as
+ * whole MiB. A bad one is quoted in its error: `"32 gigs" is not a size: expected …`.
+ */
 export const Memory = z
   .string()
   .regex(/^\d+(\.\d+)?(MiB|GiB|TiB|M|G|T)$/, {
-    error: 'expected an amount of memory like "512MiB" or "32GiB"',
+    error: (issue) => `${JSON.stringify(issue.input)} is not a size: ${MEMORY_EXPECTED}`,
   })
-  .transform((text) => {
+  .transform((text, context) => {
     const [, amount = '0', unit = 'MiB'] = /^(\d+(?:\.\d+)?)(MiB|GiB|TiB|M|G|T)$/.exec(text) ?? [];
-    return Math.ceil(Number(amount) * UNIT_MIB[unit as keyof typeof UNIT_MIB]);
-  })
-  .refine((mib) => mib > 0, { error: 'an amount of memory must be more than zero' });
+    const mib = Math.ceil(Number(amount) * UNIT_MIB[unit as keyof typeof UNIT_MIB]);
+    if (mib <= 0) {
+      context.issues.push({
+        code: 'custom',
+        input: text,
+        message: `${JSON.stringify(text)} is no memory at all: ${MEMORY_EXPECTED}, more than zero`,
+      });
+      return z.NEVER;
+    }
+    return mib;
+  });
 
 /**
  * What a stage asks of a cluster (issue 12): GPUs, CPUs, memory, a time limit and a

@@ -24,6 +24,7 @@ import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
 import { checkSweepInParallel, runSweepInParallel } from '../sweep/run-sweep-in-parallel.js';
 import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
+import { slurmUnstartableGraceMs } from './slurm-unstartable-grace.js';
 import type { StageLauncher } from '../../runner/sandbox/stage-launcher.js';
 import { splitStageArguments, type StageRequest, type StageRequestOptions } from './stage-request.js';
 import { checkRunInput } from './check-run-input.js';
@@ -38,6 +39,8 @@ export interface RunCommandOptions extends StageRequestOptions {
   pipeline?: string;
   /** Where stages execute: `local` (here) or `slurm` (each a Slurm job). */
   backend: string;
+  /** `--slurm-unstartable-grace`: how long a Slurm job may pend for a reason that never clears. */
+  slurmUnstartableGrace?: string;
   /** Say what would run and why, running nothing (`fluksio status`). */
   dryRun?: boolean;
   /** Hand the run (or sweep) to the control plane instead, as `fluksio submit` does. */
@@ -67,9 +70,18 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     throw new UsageError('--remote-cache: --no-cache looks nothing up; leave out one of them');
   if (options.backend !== 'local' && options.backend !== 'slurm')
     throw new UsageError(`--backend: "${options.backend}" is not local or slurm`);
+  const unstartableGraceMs = slurmUnstartableGraceMs(
+    options.slurmUnstartableGrace,
+    options.backend === 'slurm',
+  );
   const project = await locateProject(options.pipeline, io.cwd);
   const launcher =
-    options.backend === 'slurm' ? new SlurmLauncher(path.join(project.stateDir, 'slurm')) : undefined;
+    options.backend === 'slurm'
+      ? new SlurmLauncher(
+          path.join(project.stateDir, 'slurm'),
+          unstartableGraceMs !== undefined ? { unstartableGraceMs } : {},
+        )
+      : undefined;
   // The input is checked twice, before and after the store's lock is taken: the second
   // time, an unchanged pipeline file is not parsed again.
   const parses = new Map<string, ParsedPipelineText>();

@@ -7,6 +7,7 @@ import { startRunnerDaemon } from '../../runner/daemon/runner-daemon.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { userCacheDir } from '../../local/user-cache-dir.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+import { slurmUnstartableGraceMs } from './slurm-unstartable-grace.js';
 import { logDestination } from '../render/log-destination.js';
 
 export interface RunnerCommandOptions {
@@ -24,6 +25,8 @@ export interface RunnerCommandOptions {
   backend?: string;
   /** `--jobs`: stages of one run at once. */
   jobs?: string;
+  /** `--slurm-unstartable-grace`: how long a Slurm job may pend for a reason that never clears. */
+  slurmUnstartableGrace?: string;
   /** `--env-file`: the runner's secrets, as dotenv `NAME=value` lines. */
   envFile?: string;
   /** `--token-file`: a file holding the runner token (else FLUKSIO_RUNNER_TOKEN). */
@@ -74,6 +77,7 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 256) {
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number from 1 to 256`);
   }
+  const unstartableGraceMs = slurmUnstartableGraceMs(options.slurmUnstartableGrace, backend === 'slurm');
   const secrets = options.envFile ? await readSecrets(resolve(io.cwd, options.envFile)) : {};
   const hiddenPaths = [options.tokenFile, options.envFile].flatMap((file) =>
     file ? [resolve(io.cwd, file)] : [],
@@ -92,6 +96,7 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
     concurrency,
     jobs,
     backend,
+    ...(unstartableGraceMs !== undefined ? { slurmUnstartableGraceMs: unstartableGraceMs } : {}),
     acceptForks: options.acceptForks ?? false,
     sandbox: options.sandbox ?? false,
     ...(options.stageUser !== undefined ? { stageUser: options.stageUser } : {}),

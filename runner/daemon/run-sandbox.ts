@@ -3,7 +3,7 @@ import type { BubblewrapDetection } from '../sandbox/detect-bubblewrap.js';
 import { directLauncher, type StageLauncher } from '../sandbox/stage-launcher.js';
 import { StageUserLauncher } from '../sandbox/stage-user-launcher.js';
 import { describeStageUser, type StageUser } from '../sandbox/stage-user.js';
-import { SlurmLauncher } from '../sandbox/slurm-launcher.js';
+import { SlurmLauncher, type SlurmLauncherOptions } from '../sandbox/slurm-launcher.js';
 
 /** How a runner sandboxes stages, settled once at start. */
 export interface SandboxPolicy {
@@ -29,10 +29,10 @@ export interface SandboxPolicy {
    */
   stageUser: StageUser | null;
   /**
-   * `--backend slurm`: every trusted run's stages are Slurm jobs (slurm-launcher.ts),
-   * which this runner does not sandbox, so a fork's run is refused.
+   * `--backend slurm`: every trusted run's stages are Slurm jobs (slurm-launcher.ts, with
+   * these options), which this runner does not sandbox, so a fork's run is refused.
    */
-  slurm?: boolean;
+  slurm?: SlurmLauncherOptions | false;
 }
 
 /** Where one run executes in the runner's work directory. */
@@ -67,7 +67,7 @@ export function runSandbox(policy: SandboxPolicy, fork: boolean, paths: RunPaths
           refusal:
             'This runner executes stages as Slurm jobs, which it does not sandbox: it takes no fork pull request runs',
         }
-      : { launcher: new SlurmLauncher(paths.slurmJobs), sandbox: null };
+      : { launcher: new SlurmLauncher(paths.slurmJobs, policy.slurm), sandbox: null };
   }
   const { detection, stageUser } = policy;
   const wantsBubblewrap = fork || policy.always;

@@ -65,6 +65,12 @@ export interface RunnerDaemonOptions {
    * system). @defaultValue 'plain'
    */
   backend?: 'plain' | 'slurm';
+  /**
+   * With the slurm backend: how long a job may pend for a reason that never clears before
+   * it is cancelled and its stage fails (SlurmLauncherOptions.unstartableGraceMs).
+   * @defaultValue 120000
+   */
+  slurmUnstartableGraceMs?: number;
   /** How long one claim request waits for a run (long poll). @defaultValue 30 */
   claimWaitSeconds?: number;
   /** The local blob cache's size cap, in bytes. @defaultValue 10 GiB */
@@ -148,7 +154,13 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     hidden: [workDir, ...(options.hiddenPaths ?? [])],
     hiddenFromForks: options.environment.HOME ? [options.environment.HOME] : [],
     stageUser,
-    slurm,
+    slurm: slurm
+      ? {
+          ...(options.slurmUnstartableGraceMs !== undefined
+            ? { unstartableGraceMs: options.slurmUnstartableGraceMs }
+            : {}),
+        }
+      : false,
   };
   if (sandbox.always && sandbox.detection.bubblewrap === null) {
     throw new Error(`--sandbox: ${sandbox.detection.reason}`);

@@ -6,14 +6,23 @@ import {
   UNKNOWN_JOB_EXIT_CODE,
 } from './slurm-exit-causes.js';
 import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
+import { SLURM_SUBMIT_SCRIPT } from './slurm-submit-script.js';
+import {
+  UNSTARTABLE_EXIT_CODE,
+  UNSTARTABLE_JOB_FIELDS,
+  UNSTARTABLE_PARTITION_FIELDS,
+  UNSTARTABLE_REASON_PATTERN,
+} from './slurm-unstartable.js';
 
 /** `CANCELLED | TIMEOUT | …`: the states in which Slurm, not the job's command, ended the job. */
 const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
 
 /**
  * The program the Slurm launcher starts for each stage (`bash -c ATTACH_SCRIPT`), with
- * arguments `JOB_FILE OUT_FILE ERR_FILE UNKNOWN_GRACE_MS SBATCH_ARGS…`. It submits the job
- * (`sbatch --parsable`), or re-attaches to the one named in JOB_FILE when Slurm still
+ * arguments `JOB_FILE OUT_FILE ERR_FILE UNKNOWN_GRACE_MS UNSTARTABLE_GRACE_MS MARKER SBATCH_ARGS…`.
+ * It submits the job (`submit_job`, slurm-submit-script.ts: `sbatch --parsable
+ * --comment=MARKER`, tried again while slurmctld cannot be reached, adopting a job an sbatch
+ * that timed out queued all the same), or re-attaches to the one named in JOB_FILE when Slurm still
  * knows it (a runner restarted mid-run), keeps the job's id there, copies what the job
  * writes to its output files to its own stdout and stderr as they grow, says why the job
  * is pending, and exits with the job's exit code. SIGINT or SIGTERM cancels the job
@@ -28,8 +37,9 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
  * (job-status-line.ts): `job ID` once it follows the job and whenever it runs, `pending ID
  * REASON` when Slurm's reason for keeping it waiting changes, and `ended ID CAUSE` just
  * before it exits when Slurm ended the job (CAUSE a SLURM_END_STATES state as Slurm said
- * it, REQUEUED_END or UNKNOWN_JOB_END), or `refused TEXT` when sbatch would not queue the
- * job, TEXT its errors. The launcher names the cause from that line alone:
+ * it, REQUEUED_END or UNKNOWN_JOB_END), `unstartable ID REASON FACT…` just before it exits
+ * with UNSTARTABLE_EXIT_CODE, or `refused TEXT` when sbatch would not queue the job, TEXT
+ * its errors. The launcher names the cause from that line alone:
  * a job's own command can exit with any of the codes, but cannot write to this descriptor.
  *
  * State is read with `read_job_state` (slurm-job-state-script.ts): squeue, then sacct,
@@ -44,15 +54,22 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
  * source knew it for UNKNOWN_GRACE_MS is the stage submitted again, and only after the old
  * id was cancelled (`scancel`) and Slurm no longer says it runs: should the job come back
  * to Slurm's knowledge late, two copies of the stage never run at once.
+ *
+ * A job pending for a reason that never clears (UNSTARTABLE_REASON_PATTERN: it asks for
+ * more than its partition allows, an account it may not use) for UNSTARTABLE_GRACE_MS is
+ * cancelled: what scontrol says of it and of its partition is reported (`unstartable`, the
+ * stage's error names the limit it exceeds) once Slurm says it is cancelled. A job that
+ * started meanwhile ends as it ends.
  */
 export const ATTACH_SCRIPT = `
 set -u
-job_file=$1 out=$2 err=$3 unknown_grace_ms=$4
-shift 4
+job_file=$1 out=$2 err=$3 unknown_grace_ms=$4 unstartable_grace_ms=$5 marker=$6
+shift 6
 parent=$PPID
 cancel=0
 trap 'cancel=1' INT TERM
 ${SLURM_JOB_STATE_SCRIPT}
+${SLURM_SUBMIT_SCRIPT}
 note() { printf 'fluksio: %s\\n' "$*" >&2; }
 report_job() { { printf '%s\\n' "$*" >&3; } 2>/dev/null; }
 now_ms() {
@@ -70,7 +87,25 @@ answered() {
   delay_ms=200
 }
 grace_text() {
-  echo "$((unknown_grace_ms / 1000)).$((unknown_grace_ms % 1000 / 100)) s"
+  local ms=\${1:-$unknown_grace_ms}
+  echo "$((ms / 1000)).$((ms % 1000 / 100)) s"
+}
+unstartable_re='${UNSTARTABLE_REASON_PATTERN}'
+# What scontrol says of job $1 and its partition, as job.FIELD=VALUE and partition.FIELD=VALUE words.
+unstartable_facts() {
+  local line field value facts='' partition
+  line=$(scontrol show job -o "$1" 2>/dev/null)
+  for field in ${UNSTARTABLE_JOB_FIELDS.join(' ')}; do
+    value=$(scontrol_field "$field" "$line") && facts+=" job.$field=$value"
+  done
+  partition=$(scontrol_field Partition "$line")
+  if [[ $partition =~ ^[A-Za-z0-9_.-]+$ ]]; then
+    line=$(scontrol show partition -o "$partition" 2>/dev/null)
+    for field in ${UNSTARTABLE_PARTITION_FIELDS.join(' ')}; do
+      value=$(scontrol_field "$field" "$line") && facts+=" partition.$field=$value"
+    done
+  fi
+  printf '%s' "$facts"
 }
 # Cancels job $1 for good before the stage is submitted again: returns 0 once Slurm took
 # the cancel (or does not know the job) and no longer says it runs, 1 when it could not be
@@ -156,30 +191,14 @@ if [ -s "$job_file" ]; then
   done
 fi
 if [ -z "$job" ]; then
-  : >"$out"
-  : >"$err"
-  # sbatch reads % in these as a pattern (%j the job id): a path with one is written %%.
-  if ! job=$(sbatch --parsable --output="\${out//%/%%}" --error="\${err//%/%%}" "$@" 2>"$job_file.sbatch"); then
-    refusal=''
-    while IFS= read -r line; do
-      printf '%s\\n' "$line" >&2
-      [[ $line == 'sbatch: error: '* ]] && refusal+="\${refusal:+; }\${line#sbatch: error: }"
-    done <"$job_file.sbatch"
-    rm -f "$job_file.sbatch"
-    note "sbatch failed"
-    report_job refused "\${refusal:-sbatch exited without saying why}"
-    exit 1
-  fi
-  cat "$job_file.sbatch" >&2
-  rm -f "$job_file.sbatch"
-  job=$(cut -d";" -f1 <<<"$job")
-  printf '%s\\n' "$job" >"$job_file"
-  note "submitted Slurm job $job"
+  submit_job "$marker" "$@"
 fi
 report_job job "$job"
 said=''
 restarts=''
 unknown_since=''
+unstartable_since=''
+unstartable=''
 while :; do
   if [ "$cancel" = 1 ]; then
     cancel=2
@@ -209,9 +228,25 @@ while :; do
             said="pending: $job_reason"
             note "pending: $job_reason (Slurm job $job)"
             report_job pending "$job" "$job_reason"
+          fi
+          if [ -n "$unstartable" ]; then
+            scancel "$job" 2>/dev/null
+          elif [ "$cancel" = 0 ] && [[ $job_reason =~ $unstartable_re ]]; then
+            [ -z "$unstartable_since" ] && unstartable_since=$(now_ms)
+            if [ $(($(now_ms) - unstartable_since)) -ge "$unstartable_grace_ms" ]; then
+              unstartable="\${job_reason%%,*}$(unstartable_facts "$job")"
+              note "Slurm would never start job $job (pending: $job_reason for $(grace_text "$unstartable_grace_ms")): cancelling it"
+              scancel "$job" 2>/dev/null
+            fi
+          else
+            unstartable_since=''
           fi ;;
         *)
           code=$(final_exit_code "$job_state" "$job_exit" "$cancel")
+          if [ -n "$code" ] && [ -n "$unstartable" ] && [ "$job_state" = CANCELLED ] && [ "$cancel" = 0 ]; then
+            report_job unstartable "$job" "$unstartable"
+            finish ${UNSTARTABLE_EXIT_CODE}
+          fi
           if [ -n "$code" ]; then
             # A cancel of fluksio's own is the run's, not Slurm's doing.
             case $job_state in

@@ -1,4 +1,5 @@
 import type { JobEnd } from './job-status-line.js';
+import { describeUnstartable } from './slurm-unstartable.js';
 
 /**
  * The Slurm job states that end a job otherwise than by its command's exit, each with the
@@ -71,12 +72,14 @@ export const UNKNOWN_JOB_EXIT_CODE = 217;
 const GIVEN_BACK_ENDS: readonly string[] = [REQUEUED_END, 'PREEMPTED'];
 
 /**
- * Why Slurm ended a stage's job, or would not queue it (sbatch's errors), naming the cause,
+ * Why Slurm ended a stage's job, would not queue it (sbatch's errors) or would never start
+ * it (the attach process cancelled it), naming the cause,
  * as its attach process reported it;
  * null for a job its own command ended (whatever its exit code), or an unknown report.
  */
-export function slurmExitCause({ job, endedBy, refused }: JobEnd): string | null {
+export function slurmExitCause({ job, endedBy, refused, unstartable }: JobEnd): string | null {
   if (refused) return `Slurm refused the job (sbatch): ${refused}`;
+  if (unstartable) return describeUnstartable(job, unstartable);
   if (endedBy === REQUEUED_END) return 'Slurm requeued the job';
   if (endedBy === UNKNOWN_JOB_END) {
     return `Slurm no longer knows ${job === null ? 'the job' : `job ${job}`} (squeue, sacct and scontrol lost it before it was seen to end)`;

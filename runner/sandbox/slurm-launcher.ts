@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,6 +26,13 @@ export interface SlurmLauncherOptions {
    * @defaultValue 60000
    */
   unknownJobGraceMs?: number;
+  /**
+   * How long a job may pend for a reason that never clears (slurm-unstartable.ts: it asks
+   * for more than its partition allows) before it is cancelled and its stage fails, naming
+   * the reason and the limit (`--slurm-unstartable-grace`).
+   * @defaultValue 120000
+   */
+  unstartableGraceMs?: number;
 }
 
 /**
@@ -45,6 +53,7 @@ export interface SlurmLauncherOptions {
 export class SlurmLauncher implements StageLauncher {
   readonly honoursResources = true;
   private readonly unknownJobGraceMs: number;
+  private readonly unstartableGraceMs: number;
 
   /**
    * @param jobDir Where each stage's job id and output files are kept: the runner's work
@@ -55,11 +64,8 @@ export class SlurmLauncher implements StageLauncher {
     private readonly jobDir: string,
     options: SlurmLauncherOptions = {},
   ) {
-    this.unknownJobGraceMs = options.unknownJobGraceMs ?? 60_000;
-    if (!Number.isInteger(this.unknownJobGraceMs) || this.unknownJobGraceMs < 0)
-      throw new Error(
-        `unknownJobGraceMs must be a whole number of milliseconds ≥ 0, not ${this.unknownJobGraceMs}`,
-      );
+    this.unknownJobGraceMs = graceMs('unknownJobGraceMs', options.unknownJobGraceMs ?? 60_000);
+    this.unstartableGraceMs = graceMs('unstartableGraceMs', options.unstartableGraceMs ?? 120_000);
   }
 
   launch(cmd: string, cwd: string, writable: readonly string[] = [], stage?: LaunchedStage): StageLaunch {
@@ -76,6 +82,8 @@ export class SlurmLauncher implements StageLauncher {
         `${base}.out`,
         `${base}.err`,
         String(this.unknownJobGraceMs),
+        String(this.unstartableGraceMs),
+        submissionMarker(stage),
         ...sbatchFlags(stage.name, cwd, stage.resources),
         `--wrap=${cmd}`,
       ],
@@ -115,6 +123,22 @@ export class SlurmLauncher implements StageLauncher {
   private baseOf(stage: LaunchedStage): string {
     return path.join(this.jobDir, `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
   }
+}
+
+/**
+ * The comment a launch's job is submitted with, `fluksio:RUN:STAGE:NONCE`, unique to the
+ * launch: an sbatch that timed out may have queued the job, which the attach process then
+ * finds by it rather than submitting the stage twice (slurm-submit-script.ts).
+ */
+export function submissionMarker(stage: LaunchedStage): string {
+  return `fluksio:${stage.runId ?? 'run'}:${stage.name}:${randomBytes(8).toString('hex')}`;
+}
+
+/** A grace period given in milliseconds, checked: a whole number ≥ 0. */
+function graceMs(name: string, ms: number): number {
+  if (!Number.isInteger(ms) || ms < 0)
+    throw new Error(`${name} must be a whole number of milliseconds ≥ 0, not ${ms}`);
+  return ms;
 }
 
 /** The `sbatch` flags of a stage: its name, directory and resources. */

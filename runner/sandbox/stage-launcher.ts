@@ -25,6 +25,8 @@ export interface LaunchedStage {
   jobKey: string;
   /** Its resources, the pipeline's defaults applied. */
   resources: Resources;
+  /** The run it is part of: a submitted job's comment names it (slurm-submit-script.ts). */
+  runId?: string;
 }
 
 /**

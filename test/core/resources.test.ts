@@ -49,7 +49,9 @@ describe('resources', () => {
     expect(pipeline).toBeNull();
     const text = formatProblems(problems, 'fluksio.yml');
     expect(text).toMatch(/resources\.cpus.*(≥|>=|at least|too small|1)/i);
-    expect(text).toMatch(/resources\.memory.*expected an amount of memory like "512MiB" or "32GiB"/);
+    expect(text).toMatch(
+      /resources\.memory: "32GB" is not a size: expected a number with a unit like 512MiB, 32GiB/,
+    );
     expect(text).toMatch(/resources\.partition.*expected a partition name/);
     // 1.5 is there, of the wrong kind: never "missing".
     expect(text).toMatch(/stages\.train\.resources\.gpus: is a number, but must be a whole number/);
