@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { readdir, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { blobDigest } from '../../schemas/blob-digest.js';
 import { sha256Hex } from '../../core/canonical-json.js';
@@ -114,7 +114,14 @@ async function listFiles(
     if (isNeverCode(rel)) continue;
     counted += 1;
     const abs = path.join(absDir, entry.name);
-    const stats = await stat(abs);
+    const stats = await stat(abs).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT' || !entry.isSymbolicLink()) throw error;
+      throw new Error(
+        `${abs} is a symlink to ${await readlink(abs)}, which does not exist: a directory dep may hold ` +
+          'only files and directories a stage can read; remove the link or make its target',
+        { cause: error },
+      );
+    });
     if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
     else if (stats.isFile()) files.push({ rel, abs, stats });
     else throw new Error(`${abs} is neither a file nor a directory`);

@@ -111,6 +111,15 @@ describe('contentDigest', () => {
     await expect(contentDigest(path.join(dir, 'data'))).rejects.toThrow('symlink loop');
   });
 
+  test('a broken symlink in a directory is an error naming the link, its target and the fix', async () => {
+    await write('data/a.csv', 'a');
+    await symlink('gone.csv', path.join(dir, 'data/latest.csv'));
+    await expect(contentDigest(path.join(dir, 'data'))).rejects.toThrow(
+      `${path.join(dir, 'data/latest.csv')} is a symlink to gone.csv, which does not exist: ` +
+        'a directory dep may hold only files and directories a stage can read; remove the link or make its target',
+    );
+  });
+
   test('a missing path is an error naming it', async () => {
     const missing = path.join(dir, 'nope.csv');
     await expect(contentDigest(missing)).rejects.toThrow(`${missing} does not exist`);
