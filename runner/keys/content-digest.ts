@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { readdir, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { blobDigest } from '../../schemas/blob-digest.js';
 import { sha256Hex } from '../../core/canonical-json.js';
@@ -17,6 +18,13 @@ export interface ContentDigest {
   digest: string;
   /** Bytes of the file, or the sum over the directory's files. */
   size: number;
+  /**
+   * Which version of each file was read, without reading it again: the sha256 over each
+   * file's path, inode, size and mtime. A file edited and put back while a stage ran has
+   * its old digest but a new stamp (a rewrite gets another inode or mtime). Not ctime:
+   * handing the checkout to a stage user (chownTree) changes it and nothing else.
+   */
+  stamp: string;
 }
 
 /** Files hashed at once inside a directory: overlaps I/O without exhausting descriptors. */
@@ -34,18 +42,21 @@ export async function contentDigest(absPath: string): Promise<ContentDigest> {
     if (error.code === 'ENOENT') throw new Error(`${absPath} does not exist`, { cause: error });
     throw error;
   });
-  if (stats.isFile()) return { kind: 'file', ...(await hashFile(absPath, stats.mode)) };
+  if (stats.isFile()) {
+    return { kind: 'file', ...(await hashFile(absPath, stats.mode)), stamp: stampOf([stampLine('', stats)]) };
+  }
   if (!stats.isDirectory()) throw new Error(`${absPath} is neither a file nor a directory`);
 
   const files: ListedFile[] = [];
   const lines: string[] = [];
   await listFiles(absPath, '', new Set(), files, lines);
   let size = 0;
+  const stamps = files.map(({ rel, stats: fileStats }) => stampLine(rel, fileStats));
   for (let i = 0; i < files.length; i += HASH_BATCH) {
     const hashed = await Promise.all(
       files
         .slice(i, i + HASH_BATCH)
-        .map(async ({ rel, abs, mode }) => ({ rel, ...(await hashFile(abs, mode)) })),
+        .map(async ({ rel, abs, stats: fileStats }) => ({ rel, ...(await hashFile(abs, fileStats.mode)) })),
     );
     for (const file of hashed) {
       lines.push(`${file.rel}\0${file.digest}\n`);
@@ -54,7 +65,16 @@ export async function contentDigest(absPath: string): Promise<ContentDigest> {
   }
   // Sorted as whole lines: "a/" and "a/b" order the same wherever the tree was read.
   lines.sort();
-  return { kind: 'dir', digest: blobDigest(sha256Hex(lines.join(''))), size };
+  return { kind: 'dir', digest: blobDigest(sha256Hex(lines.join(''))), size, stamp: stampOf(stamps) };
+}
+
+/** One file's line of a stamp: taken before its bytes are read, so a write in between shows. */
+function stampLine(rel: string, stats: Stats): string {
+  return `${rel}\0${stats.ino}\0${stats.size}\0${stats.mtimeMs}\n`;
+}
+
+function stampOf(lines: string[]): string {
+  return sha256Hex(lines.sort().join(''));
 }
 
 /**
@@ -70,7 +90,7 @@ export function fileDigestWithMode(blob: string, executable: boolean): string {
 interface ListedFile {
   rel: string;
   abs: string;
-  mode: number;
+  stats: Stats;
 }
 
 /**
@@ -94,9 +114,16 @@ async function listFiles(
     if (isNeverCode(rel)) continue;
     counted += 1;
     const abs = path.join(absDir, entry.name);
-    const stats = await stat(abs);
+    const stats = await stat(abs).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT' || !entry.isSymbolicLink()) throw error;
+      throw new Error(
+        `${abs} is a symlink to ${await readlink(abs)}, which does not exist: a directory dep may hold ` +
+          'only files and directories a stage can read; remove the link or make its target',
+        { cause: error },
+      );
+    });
     if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
-    else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
+    else if (stats.isFile()) files.push({ rel, abs, stats });
     else throw new Error(`${abs} is neither a file nor a directory`);
   }
   if (counted === 0 && relDir !== '') emptyDirs.push(`${relDir}/\0\n`);

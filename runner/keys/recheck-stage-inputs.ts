@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { dvcParamLocation } from '../../core/dvc/dvc-params-overlay.js';
+import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
 import type { OutRecord } from '../../schemas/out-record.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { codeDigest, describeCodeChanges, type CodeScope } from './code-digest.js';
@@ -48,15 +50,17 @@ const MAX_SENTENCE = 1000;
  */
 export async function recheckStageInputs(options: RecheckStageInputsOptions): Promise<StageRecheck> {
   const { stage, material, workspace, before, after } = options;
+  const overlaid = dvcOverlaidFiles(options.pipeline);
   const depsDirty: string[] = [];
   for (const [dep, digest] of Object.entries(material.inputs.deps)) {
     if (options.produced.get(dep)?.kind === 'dir') continue;
-    const now = await contentDigest(join(workspace.pipelineDir, dep)).then(
-      (content) => content.digest,
-      () => null,
-    );
+    const now = await contentDigest(join(workspace.pipelineDir, dep)).catch(() => null);
+    const stamp = overlaid.has(dep) ? undefined : material.depStamps[dep];
     if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
-    else if (now !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
+    else if (now.digest !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
+    // Back to its old content, but the stage may have read it in between.
+    else if (stamp !== undefined && now.stamp !== stamp)
+      depsDirty.push(`${dep} was rewritten while ${stage} ran`);
   }
   const stageDirty = [...depsDirty];
   if (material.code && material.codeScope) {
@@ -120,4 +124,16 @@ function changesIn(
   const relative = (entries: [string, string][]) =>
     entries.map(([path, id]): [string, string] => [pipelinePathIn(workspace, path), id]);
   return describeCodeChanges(relative(old.entries), relative(now.entries)).join(', ');
+}
+
+/**
+ * The DVC params files the runner itself writes a stage's values into and puts back while
+ * that stage runs (overlayDvcParamsFiles), for any stage of the pipeline: their content is
+ * checked, not their stamp. The overlay's lock keeps another stage's values from being
+ * read, and with `--jobs 2` one stage's overlay may come and go while another waits.
+ */
+function dvcOverlaidFiles(pipeline: Pipeline): Set<string> {
+  if (!pipeline.dvc_params) return new Set();
+  const listed = Object.values(pipeline.stages).flatMap((each) => each.params);
+  return new Set(listed.map((name) => normalizePipelinePath(dvcParamLocation(name).file)));
 }

@@ -49,6 +49,11 @@ export interface StageKeyMaterial {
    * whose read sets a lookup checks; the read set is added once the stage ran traced.
    */
   traceable: KeyInputs | null;
+  /**
+   * The stamp (ContentDigest) of each dep read from disk, by normalized pipeline path: what
+   * the after-check compares, so a dep edited and put back while the stage ran is caught.
+   */
+  depStamps: Record<string, string>;
 }
 
 /**
@@ -66,12 +71,18 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
   if (!stage) throw new Error(`No stage named ${name}`);
 
   const deps: Record<string, string> = {};
+  const depStamps: Record<string, string> = {};
   for (const dep of stage.deps) {
     const path = normalizePipelinePath(dep);
     const produced = options.produced.get(path);
-    deps[path] =
-      options.assumed?.get(path) ??
-      (produced ? producedDigest(produced) : (await contentDigest(join(workspace.pipelineDir, path))).digest);
+    const assumed = options.assumed?.get(path);
+    if (assumed !== undefined) deps[path] = assumed;
+    else if (produced) deps[path] = producedDigest(produced);
+    else {
+      const content = await contentDigest(join(workspace.pipelineDir, path));
+      deps[path] = content.digest;
+      depStamps[path] = content.stamp;
+    }
   }
 
   let code: CodeDigest | null = null;
@@ -114,7 +125,7 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
     stage.code !== false && untraced === null
       ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null }
       : null;
-  return { inputs, code, codeScope, traceable };
+  return { inputs, code, codeScope, traceable, depStamps };
 }
 
 /** An out of this run as a dep: a file as contentDigest would give it, mode included; a directory by its manifest. */

@@ -27,6 +27,7 @@ describe('contentDigest', () => {
       kind: 'file',
       digest: `sha256:${sha256('a,b\n1,2\n')}`,
       size: 8,
+      stamp: expect.any(String),
     });
   });
 
@@ -38,6 +39,7 @@ describe('contentDigest', () => {
       kind: 'dir',
       digest: `sha256:${sha256(lines)}`,
       size: 3,
+      stamp: expect.any(String),
     });
   });
 
@@ -61,6 +63,7 @@ describe('contentDigest', () => {
       kind: 'dir',
       digest: `sha256:${sha256(lines)}`,
       size: 1,
+      stamp: expect.any(String),
     });
     expect((await contentDigest(path.join(dir, 'data'))).digest).not.toBe(before.digest);
   });
@@ -71,11 +74,26 @@ describe('contentDigest', () => {
     await write('data/__pycache__/m.cpython-312.pyc', 'x');
     await write('data/loose.pyc', 'x');
     await write('data/.fluksio/state', 'x');
+    expect(await contentDigest(path.join(dir, 'data'))).toEqual(before);
     const later = new Date(Date.now() + 60_000);
     await utimes(path.join(dir, 'data/a.csv'), later, later);
-    expect(await contentDigest(path.join(dir, 'data'))).toEqual(before);
+    expect((await contentDigest(path.join(dir, 'data'))).digest).toBe(before.digest);
     await write('data/a.csv', 'changed');
     expect((await contentDigest(path.join(dir, 'data'))).digest).not.toBe(before.digest);
+  });
+
+  test('the stamp tells a file rewritten with the same bytes, and nothing else does', async () => {
+    await write('data/a.csv', 'a');
+    await write('data/__pycache__/m.cpython-312.pyc', 'x');
+    const before = await contentDigest(path.join(dir, 'data'));
+    await chmod(path.join(dir, 'data/a.csv'), 0o600);
+    await write('data/__pycache__/m.cpython-312.pyc', 'changed');
+    expect(await contentDigest(path.join(dir, 'data'))).toEqual(before);
+    const later = new Date(Date.now() + 60_000);
+    await utimes(path.join(dir, 'data/a.csv'), later, later);
+    const rewritten = await contentDigest(path.join(dir, 'data'));
+    expect(rewritten.digest).toBe(before.digest);
+    expect(rewritten.stamp).not.toBe(before.stamp);
   });
 
   test('symlinks are followed to what a stage would read', async () => {
@@ -91,6 +109,15 @@ describe('contentDigest', () => {
     await write('data/a.csv', 'a');
     await symlink('..', path.join(dir, 'data/up'));
     await expect(contentDigest(path.join(dir, 'data'))).rejects.toThrow('symlink loop');
+  });
+
+  test('a broken symlink in a directory is an error naming the link, its target and the fix', async () => {
+    await write('data/a.csv', 'a');
+    await symlink('gone.csv', path.join(dir, 'data/latest.csv'));
+    await expect(contentDigest(path.join(dir, 'data'))).rejects.toThrow(
+      `${path.join(dir, 'data/latest.csv')} is a symlink to gone.csv, which does not exist: ` +
+        'a directory dep may hold only files and directories a stage can read; remove the link or make its target',
+    );
   });
 
   test('a missing path is an error naming it', async () => {

@@ -96,6 +96,13 @@ test("a change outside the stage's key leaves its result alone but makes the run
   });
 });
 
+test('a dep put back to its old bytes while the stage ran is named as rewritten: the stage may have read the edit', async () => {
+  const { recheck } = await project();
+  await repo.write('data.csv', '2\n');
+  await repo.git('checkout', '--', 'data.csv');
+  expect(await recheck('train')).toMatchObject({ stageDirty: ['data.csv was rewritten while train ran'] });
+});
+
 test('a deleted dep is named as deleted', async () => {
   const { recheck } = await project();
   await repo.git('rm', '-q', 'data.csv');
