@@ -57,7 +57,7 @@ test("/fluksio run lr=0.1,0.01 leaves one comment, edited until it shows each me
   expect(body).toContain(
     `against the sweep's baseline, main @ ${SHA.main.slice(0, 7)} (merge-base), run \`${baseline.id}\``,
   );
-  expect(body).toContain('| lr | status | accuracy (max) | loss | run |');
+  expect(body).toContain('| lr | status | `accuracy` (max) | `loss` | run |');
   expect(body).toContain(`| \`0.01\` | 📏 **baseline** | 0.8 | 0.5 | \`${baseline.id}\` |`);
   expect(body).toContain(
     `| \`0.1\` | ✅ succeeded | **0.88** 🏆 (+10.0%) | 0.4 (−20.0%) | \`${first.id}\` |`,

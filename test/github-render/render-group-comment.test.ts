@@ -47,7 +47,7 @@ describe('the sweep comparison comment', () => {
     ['counts finished runs', '### fluksio sweep: 3 of 4 runs finished'],
     [
       'has a column per swept param and goal metric',
-      '| lr | seed | status | accuracy (max) | loss (min) | run |',
+      '| lr | seed | status | `accuracy` (max) | `loss` (min) | run |',
     ],
     [
       'marks the best of a max goal',
@@ -139,7 +139,7 @@ describe('a sweep comment with its baseline', () => {
     ],
     [
       'shows only the params that vary, and metrics without a goal after those with one',
-      '| lr | status | accuracy (max) | loss (min) | epochs | run |',
+      '| lr | status | `accuracy` (max) | `loss` (min) | `epochs` | run |',
     ],
     [
       'has the baseline as a row',
@@ -159,6 +159,24 @@ describe('a sweep comment with its baseline', () => {
 
   test('counts only the members', () => {
     expect(body).toContain('### fluksio sweep: 2 of 2 runs finished');
+  });
+});
+
+describe('a sweep comment naming what the stages reported', () => {
+  // The comment is the App's, on the pull request: GitHub notifies whoever it mentions and
+  // links what looks like a URL or a reference. Metric names are whatever the stages (a
+  // fork's code, once approved) printed, so none of that may come out of them.
+  const names = ['@acme/everyone', 'https://evil.example/login', 'www.evil.example', 'acme/other#1'];
+  const body = renderGroupComment({
+    groupId: GROUP,
+    runs: [member(0, { lr: 0.1 }, 'succeeded', Object.fromEntries(names.map((name) => [name, 1])))],
+    goals: {},
+  });
+  const outsideCode = body.replace(/`[^`\n]*`/g, '');
+
+  test.each(names)('shows %s as typed, in a code span', (name) => {
+    expect(body).toContain(`\`${name}\``);
+    expect(outsideCode).not.toContain(name);
   });
 });
 

@@ -98,4 +98,25 @@ describe('a sweep’s comment', () => {
     ).toHaveLength(1);
     expect(world.double.comments(world.repository, PR)).toHaveLength(2);
   });
+
+  test('is never someone else’s comment that carries the marker: the App writes its own', async () => {
+    const outbox = await world.openOutbox();
+    const { groupId } = await queueSweep();
+    // Anyone may comment on a pull request, and a group's id is in its page links and
+    // in its comment's marker (a comment deleted, then looked for again).
+    const planted = world.double.addComment(world.repository, PR, {
+      body: `${groupMarker(groupId)}\nAll runs passed, merge away.`,
+      user: { login: 'forker' },
+    });
+    await outbox.notifyGroup(groupId);
+    const row = await waitFor('the comment, sent', async () => {
+      const found = await findGroupComment({ db: world.db, groupId });
+      return found && found.sentVersion === found.renderVersion && found.commentId !== null
+        ? found
+        : undefined;
+    });
+    expect(row.commentId).not.toBe(planted.id);
+    expect(planted.body).toBe(`${groupMarker(groupId)}\nAll runs passed, merge away.`);
+    expect(planted.previousBodies).toEqual([]);
+  });
 });

@@ -80,7 +80,12 @@ export async function syncGroupComment(context: SyncContext, groupId: string): P
   }
 }
 
-/** The id of the pull request's comment that starts with the group's marker, else null. */
+/**
+ * The id of the pull request's comment, written by an App, that starts with the group's
+ * marker, else null. Anyone may comment on a pull request and the group's id is no secret
+ * (its page links, a deleted comment's marker): a person's comment carrying the marker is
+ * not adopted, edited, and shown as the sweep's results.
+ */
 async function findMarkedComment(
   octokit: OutboxOctokit,
   comment: { repository: string; prNumber: number },
@@ -95,7 +100,9 @@ async function findMarkedComment(
       per_page: PAGE,
       page,
     });
-    const marked = data.find((each) => findGroupMarker(each.body ?? '') === groupId);
+    const marked = data.find(
+      (each) => each.user?.type === 'Bot' && findGroupMarker(each.body ?? '') === groupId,
+    );
     if (marked) return Number(marked.id);
     if (data.length < PAGE) return null;
   }

@@ -77,7 +77,10 @@ export function renderGroupComment({
   const header = [
     ...varying.map(escapeMarkdown),
     'status',
-    ...metrics.map((name) => `${escapeMarkdown(name)}${goalNote(goals, name)}`),
+    // A metric's name is whatever a stage printed (a fork's code, once approved). This
+    // comment is the App's and GitHub notifies whoever it mentions and links whatever looks
+    // like a URL or a reference, so the name is shown in a code span, as typed, doing none of that.
+    ...metrics.map((name) => `${codeSpan(name)}${goalNote(goals, name)}`),
     'run',
   ];
   const align = [...varying.map(() => '---'), '---', ...metrics.map(() => '--:'), '---'];
