@@ -5327,12 +5327,12 @@ var require_formdata_parser = __commonJS({
               return "failure";
             }
             if (bufferStartsWith(input, filenameBuffer, position)) {
-              let check2 = position.position + filenameBuffer.length;
-              if (input[check2] === 42) {
+              let check3 = position.position + filenameBuffer.length;
+              if (input[check3] === 42) {
                 position.position += 1;
-                check2 += 1;
+                check3 += 1;
               }
-              if (input[check2] !== 61 || input[check2 + 1] !== 34) {
+              if (input[check3] !== 61 || input[check3 + 1] !== 34) {
                 return "failure";
               }
               position.position += 12;
@@ -31444,7 +31444,7 @@ var init_schemas2 = __esm({
       inst.safeDecode = (data, params) => safeDecode2(inst, data, params);
       inst.safeEncodeAsync = async (data, params) => safeEncodeAsync2(inst, data, params);
       inst.safeDecodeAsync = async (data, params) => safeDecodeAsync2(inst, data, params);
-      inst.refine = (check2, params) => inst.check(refine(check2, params));
+      inst.refine = (check3, params) => inst.check(refine(check3, params));
       inst.superRefine = (refinement) => inst.check(superRefine(refinement));
       inst.overwrite = (fn3) => inst.check(_overwrite(fn3));
       inst.optional = () => optional(inst);
@@ -44208,7 +44208,7 @@ var require_lockfile = __commonJS({
         removeLock(file3, options, callback);
       });
     }
-    function check2(file2, options, callback) {
+    function check3(file2, options, callback) {
       options = {
         stale: 1e4,
         realpath: true,
@@ -44242,7 +44242,7 @@ var require_lockfile = __commonJS({
     });
     module2.exports.lock = lock2;
     module2.exports.unlock = unlock;
-    module2.exports.check = check2;
+    module2.exports.check = check3;
     module2.exports.getLocks = getLocks;
   }
 });
@@ -44332,7 +44332,7 @@ var require_proper_lockfile = __commonJS({
     function unlockSync(file2, options) {
       return toSync(lockfile.unlock)(file2, toSyncOptions(options));
     }
-    function check2(file2, options) {
+    function check3(file2, options) {
       return toPromise(lockfile.check)(file2, options);
     }
     function checkSync(file2, options) {
@@ -44343,7 +44343,7 @@ var require_proper_lockfile = __commonJS({
     module2.exports.unlock = unlock;
     module2.exports.lockSync = lockSync;
     module2.exports.unlockSync = unlockSync;
-    module2.exports.check = check2;
+    module2.exports.check = check3;
     module2.exports.checkSync = checkSync;
   }
 });
@@ -48684,6 +48684,9 @@ var init_alias2 = __esm({
 });
 
 // node_modules/drizzle-orm/pg-core/checks.js
+function check2(name2, value) {
+  return new CheckBuilder(name2, value);
+}
 var CheckBuilder, Check;
 var init_checks3 = __esm({
   "node_modules/drizzle-orm/pg-core/checks.js"() {
@@ -62910,6 +62913,28 @@ var init_blob_refs = __esm({
   }
 });
 
+// schemas/tables/blob-store-binding.ts
+var blobStoreBinding;
+var init_blob_store_binding = __esm({
+  "schemas/tables/blob-store-binding.ts"() {
+    "use strict";
+    init_drizzle_orm();
+    init_pg_core();
+    blobStoreBinding = pgTable(
+      "blob_store_binding",
+      {
+        /** Always true: the table holds one row. */
+        one: boolean4("one").primaryKey().default(true),
+        storeId: text("store_id").notNull(),
+        /** `s3://bucket` or the directory, as BlobStorage.location says. */
+        location: text("location").notNull(),
+        boundAt: timestamp("bound_at", { withTimezone: true }).notNull().defaultNow()
+      },
+      (table) => [check2("blob_store_binding_one", sql`${table.one}`)]
+    );
+  }
+});
+
 // schemas/tables/deliveries.ts
 var deliveries;
 var init_deliveries = __esm({
@@ -63092,6 +63117,7 @@ __export(tables_exports, {
   apiTokens: () => apiTokens,
   appliedEvents: () => appliedEvents,
   blobRefs: () => blobRefs,
+  blobStoreBinding: () => blobStoreBinding,
   cacheEntries: () => cacheEntries,
   deliveries: () => deliveries,
   githubChecks: () => githubChecks,
@@ -63111,6 +63137,7 @@ var init_tables = __esm({
     init_api_tokens();
     init_applied_events();
     init_blob_refs();
+    init_blob_store_binding();
     init_cache_entries();
     init_deliveries();
     init_github_checks();
@@ -63340,10 +63367,11 @@ var init_run_event = __esm({
       stage: external_exports.string(),
       at: IsoTimestamp,
       /**
-       * The stage re-attached to its Slurm job after its runner was restarted, and reads the
-       * job's output again from its start: the log lines and annotations the stage reported
-       * earlier in the attempt are replaced by those that follow. Absent (older runners, every
-       * other start) means false; optional rather than defaulted so that emitters need not say it.
+       * The stage starts again in an attempt its runner resumed after a restart — re-attached
+       * to its Slurm job, whose output is read again from its start, or executed anew — so
+       * the log lines and annotations the stage reported earlier in the attempt are replaced
+       * by those that follow. Absent (older runners, every other start) means false; optional
+       * rather than defaulted so that emitters need not say it.
        */
       reattached: external_exports.boolean().optional()
     });
@@ -67623,7 +67651,7 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check2(path24, isFile, isDirectory3) {
+    function check3(path24, isFile, isDirectory3) {
       log(`checking %s`, path24);
       try {
         const stat10 = fs_1.statSync(path24);
@@ -67647,7 +67675,7 @@ var require_src2 = __commonJS({
       }
     }
     function exists3(path24, type = exports.READABLE) {
-      return check2(path24, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+      return check3(path24, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -69171,12 +69199,12 @@ var __awaiter6 = function(thisArg, _arguments, P8, generator) {
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
 };
-function which(tool, check2) {
+function which(tool, check3) {
   return __awaiter6(this, void 0, void 0, function* () {
     if (!tool) {
       throw new Error("parameter 'tool' is required");
     }
-    if (check2) {
+    if (check3) {
       const result = yield which(tool, false);
       if (!result) {
         if (IS_WINDOWS) {
@@ -72150,12 +72178,48 @@ async function missReasons(name2, {
 // runner/keys/recheck-stage-inputs.ts
 import { join as join4 } from "node:path";
 
+// core/dvc/dvc-params-overlay.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+var DEFAULT_PARAMS = "params.yaml";
+function dvcParamLocation(name2) {
+  const colon = name2.indexOf(":");
+  const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
+  const key = colon >= 0 ? name2.slice(colon + 1) : name2;
+  const path24 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path24 };
+}
+function overlayDvcParams(text2, listed) {
+  const document2 = (0, import_yaml2.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const first = document2.errors[0];
+  if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
+  let changed = false;
+  for (const { path: path24, value, spec } of listed) {
+    const current = document2.getIn(path24, true);
+    if (current === void 0) continue;
+    const old = (0, import_yaml2.isScalar)(current) ? current.value : current?.toJSON?.();
+    const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson(value) : value;
+    if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
+    const node = document2.createNode(wanted);
+    if (node instanceof import_yaml2.Scalar && spec?.type === "float") node.minFractionDigits = 1;
+    document2.setIn(path24, node);
+    changed = true;
+  }
+  return changed ? document2.toString() : null;
+}
+function parseJson(text2) {
+  try {
+    return JSON.parse(text2);
+  } catch {
+    return text2;
+  }
+}
+
 // runner/keys/content-digest.ts
 init_blob_digest();
 init_canonical_json();
 import { createHash as createHash5 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
-import { readdir as readdir3, realpath as realpath4, stat as stat5 } from "node:fs/promises";
+import { readdir as readdir3, readlink as readlink5, realpath as realpath4, stat as stat5 } from "node:fs/promises";
 import path16 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
@@ -72163,15 +72227,18 @@ async function contentDigest(absPath) {
     if (error47.code === "ENOENT") throw new Error(`${absPath} does not exist`, { cause: error47 });
     throw error47;
   });
-  if (stats.isFile()) return { kind: "file", ...await hashFile(absPath, stats.mode) };
+  if (stats.isFile()) {
+    return { kind: "file", ...await hashFile(absPath, stats.mode), stamp: stampOf([stampLine("", stats)]) };
+  }
   if (!stats.isDirectory()) throw new Error(`${absPath} is neither a file nor a directory`);
   const files = [];
   const lines = [];
   await listFiles(absPath, "", /* @__PURE__ */ new Set(), files, lines);
   let size = 0;
+  const stamps = files.map(({ rel, stats: fileStats }) => stampLine(rel, fileStats));
   for (let i2 = 0; i2 < files.length; i2 += HASH_BATCH2) {
     const hashed = await Promise.all(
-      files.slice(i2, i2 + HASH_BATCH2).map(async ({ rel, abs, mode }) => ({ rel, ...await hashFile(abs, mode) }))
+      files.slice(i2, i2 + HASH_BATCH2).map(async ({ rel, abs, stats: fileStats }) => ({ rel, ...await hashFile(abs, fileStats.mode) }))
     );
     for (const file2 of hashed) {
       lines.push(`${file2.rel}\0${file2.digest}
@@ -72180,7 +72247,14 @@ async function contentDigest(absPath) {
     }
   }
   lines.sort();
-  return { kind: "dir", digest: blobDigest(sha256Hex(lines.join(""))), size };
+  return { kind: "dir", digest: blobDigest(sha256Hex(lines.join(""))), size, stamp: stampOf(stamps) };
+}
+function stampLine(rel, stats) {
+  return `${rel}\0${stats.ino}\0${stats.size}\0${stats.mtimeMs}
+`;
+}
+function stampOf(lines) {
+  return sha256Hex(lines.sort().join(""));
 }
 function fileDigestWithMode(blob, executable) {
   return executable ? `100755 ${blob}` : blob;
@@ -72195,9 +72269,15 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
     if (isNeverCode(rel)) continue;
     counted += 1;
     const abs = path16.join(absDir, entry.name);
-    const stats = await stat5(abs);
+    const stats = await stat5(abs).catch(async (error47) => {
+      if (error47.code !== "ENOENT" || !entry.isSymbolicLink()) throw error47;
+      throw new Error(
+        `${abs} is a symlink to ${await readlink5(abs)}, which does not exist: a directory dep may hold only files and directories a stage can read; remove the link or make its target`,
+        { cause: error47 }
+      );
+    });
     if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
-    else if (stats.isFile()) files.push({ rel, abs, mode: stats.mode });
+    else if (stats.isFile()) files.push({ rel, abs, stats });
     else throw new Error(`${abs} is neither a file nor a directory`);
   }
   if (counted === 0 && relDir !== "") emptyDirs.push(`${relDir}/\0
@@ -72218,15 +72298,16 @@ var NAMED_PATHS = 5;
 var MAX_SENTENCE = 1e3;
 async function recheckStageInputs(options) {
   const { stage, material, workspace, before, after } = options;
+  const overlaid = dvcOverlaidFiles(options.pipeline);
   const depsDirty = [];
   for (const [dep, digest] of Object.entries(material.inputs.deps)) {
     if (options.produced.get(dep)?.kind === "dir") continue;
-    const now = await contentDigest(join4(workspace.pipelineDir, dep)).then(
-      (content) => content.digest,
-      () => null
-    );
+    const now = await contentDigest(join4(workspace.pipelineDir, dep)).catch(() => null);
+    const stamp = overlaid.has(dep) ? void 0 : material.depStamps[dep];
     if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
-    else if (now !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
+    else if (now.digest !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
+    else if (stamp !== void 0 && now.stamp !== stamp)
+      depsDirty.push(`${dep} was rewritten while ${stage} ran`);
   }
   const stageDirty = [...depsDirty];
   if (material.code && material.codeScope) {
@@ -72268,6 +72349,11 @@ function changesIn(scope, before, after, workspace) {
   const relative3 = (entries) => entries.map(([path24, id]) => [pipelinePathIn(workspace, path24), id]);
   return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
 }
+function dvcOverlaidFiles(pipeline2) {
+  if (!pipeline2.dvc_params) return /* @__PURE__ */ new Set();
+  const listed = Object.values(pipeline2.stages).flatMap((each) => each.params);
+  return new Set(listed.map((name2) => normalizePipelinePath(dvcParamLocation(name2).file)));
+}
 
 // runner/check-after-run.ts
 async function checkAfterRun(name2, context, material, before) {
@@ -72289,11 +72375,11 @@ async function checkAfterRun(name2, context, material, before) {
 }
 
 // runner/output/metrics-file.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_yaml4 = __toESM(require_dist(), 1);
 import { readFile as readFile3 } from "node:fs/promises";
 
 // core/text/json-syntax-error.ts
-var import_yaml2 = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 function jsonSyntaxError(text2, error47) {
   const message = messageOf(error47).replace(/ \(line \d+ column \d+\)$/, "");
   const position = /at position (\d+)/.exec(message);
@@ -72301,7 +72387,7 @@ function jsonSyntaxError(text2, error47) {
     const before = text2.slice(0, Number(position[1])).split("\n");
     return { message, where: `line ${before.length}, column ${before.at(-1).length + 1}` };
   }
-  const at4 = (0, import_yaml2.parseDocument)(text2).errors[0]?.linePos?.[0];
+  const at4 = (0, import_yaml3.parseDocument)(text2).errors[0]?.linePos?.[0];
   return { message, where: at4 ? `line ${at4.line}, column ${at4.col}` : null };
 }
 
@@ -72327,14 +72413,14 @@ async function readMetricsFile(absPath, displayPath) {
   return metrics;
 }
 function parseMetricsText(text2, extension) {
-  if (extension === "json") return parseJson(text2);
+  if (extension === "json") return parseJson2(text2);
   if (extension !== null) return parseYaml(text2);
-  const json3 = parseJson(text2);
+  const json3 = parseJson2(text2);
   if ("value" in json3) return json3;
   const yaml = parseYaml(text2);
   return "value" in yaml ? yaml : { problem: `is neither JSON nor YAML: ${yaml.problem.replace(/^is not valid YAML: /, "")}` };
 }
-function parseJson(text2) {
+function parseJson2(text2) {
   try {
     return { value: JSON.parse(text2) };
   } catch (error47) {
@@ -72343,7 +72429,7 @@ function parseJson(text2) {
   }
 }
 function parseYaml(text2) {
-  const document2 = (0, import_yaml3.parseDocument)(text2);
+  const document2 = (0, import_yaml4.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0)
     return { problem: `is not valid YAML: ${error47.message.split("\n")[0].replace(/:$/, "")}` };
@@ -73862,7 +73948,7 @@ var parse3 = function(data, opts = {}) {
 };
 
 // core/plots/parse-plot-table.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
@@ -73887,7 +73973,7 @@ var CsvRecords = external_exports.array(
 function parsePlotTable(text2, format, options = {}) {
   if (format === "csv" || format === "tsv")
     return parseDelimited(text2, format === "csv" ? "," : "	", options);
-  const value = format === "json" ? parseJson2(text2.replace(/^\uFEFF/, "")) : parseYaml2(text2);
+  const value = format === "json" ? parseJson3(text2.replace(/^\uFEFF/, "")) : parseYaml2(text2);
   const records = findRecords(value, options.fields ?? []);
   const checked = PlotRecords.safeParse(records);
   if (!checked.success) {
@@ -73952,7 +74038,7 @@ function cellOf(text2) {
   }
   return text2;
 }
-function parseJson2(text2) {
+function parseJson3(text2) {
   const tokens = /"(?:[^"\\]|\\.)*"|-?\bInfinity\b|\bNaN\b/g;
   const plain = text2.replace(tokens, (token) => token.startsWith('"') ? token : "null");
   try {
@@ -73963,7 +74049,7 @@ function parseJson2(text2) {
   }
 }
 function parseYaml2(text2) {
-  const document2 = (0, import_yaml4.parseDocument)(text2);
+  const document2 = (0, import_yaml5.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0) {
     const line2 = error47.linePos?.[0].line;
@@ -74164,42 +74250,6 @@ import { createHash as createHash7, randomUUID as randomUUID6 } from "node:crypt
 import { lstatSync as lstatSync3, readFileSync as readFileSync5, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { readFile as readFile6, writeFile as writeFile6 } from "node:fs/promises";
 import path17 from "node:path";
-
-// core/dvc/dvc-params-overlay.ts
-var import_yaml5 = __toESM(require_dist(), 1);
-var DEFAULT_PARAMS = "params.yaml";
-function dvcParamLocation(name2) {
-  const colon = name2.indexOf(":");
-  const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
-  const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path24 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path24 };
-}
-function overlayDvcParams(text2, listed) {
-  const document2 = (0, import_yaml5.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
-  const first = document2.errors[0];
-  if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
-  let changed = false;
-  for (const { path: path24, value, spec } of listed) {
-    const current = document2.getIn(path24, true);
-    if (current === void 0) continue;
-    const old = (0, import_yaml5.isScalar)(current) ? current.value : current?.toJSON?.();
-    const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson3(value) : value;
-    if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
-    const node = document2.createNode(wanted);
-    if (node instanceof import_yaml5.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-    document2.setIn(path24, node);
-    changed = true;
-  }
-  return changed ? document2.toString() : null;
-}
-function parseJson3(text2) {
-  try {
-    return JSON.parse(text2);
-  } catch {
-    return text2;
-  }
-}
 
 // runner/params-file-journal.ts
 init_zod();
@@ -75080,10 +75130,18 @@ async function stageKeyInputs(options) {
   const stage = pipeline2.stages[name2];
   if (!stage) throw new Error(`No stage named ${name2}`);
   const deps = {};
+  const depStamps = {};
   for (const dep of stage.deps) {
     const path24 = normalizePipelinePath(dep);
     const produced = options.produced.get(path24);
-    deps[path24] = options.assumed?.get(path24) ?? (produced ? producedDigest(produced) : (await contentDigest(join6(workspace.pipelineDir, path24))).digest);
+    const assumed = options.assumed?.get(path24);
+    if (assumed !== void 0) deps[path24] = assumed;
+    else if (produced) deps[path24] = producedDigest(produced);
+    else {
+      const content = await contentDigest(join6(workspace.pipelineDir, path24));
+      deps[path24] = content.digest;
+      depStamps[path24] = content.stamp;
+    }
   }
   let code = null;
   let codeScope = null;
@@ -75119,7 +75177,7 @@ async function stageKeyInputs(options) {
     ...pipeline2.params_file === void 0 ? {} : { paramsFile: pipeline2.params_file }
   };
   const traceable = stage.code !== false && untraced === null ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null } : null;
-  return { inputs, code, codeScope, traceable };
+  return { inputs, code, codeScope, traceable, depStamps };
 }
 function producedDigest(record2) {
   return record2.kind === "file" ? fileDigestWithMode(record2.digest, record2.executable === true) : record2.digest;
@@ -75629,9 +75687,22 @@ function parseJobStatusLine(line2) {
     const refused = [job, ...words].join(" ").trim().slice(0, REFUSAL_MAX);
     return refused === "" ? null : { job: null, pending: null, refused };
   }
+  if (verb === "unstartable") return parseUnstartable(job, words);
   if (verb !== "pending") return null;
   const pending = JobPending.safeParse({ job, reason: words.join(" ") });
   return pending.success ? { job, pending: pending.data } : null;
+}
+function parseUnstartable(job, words) {
+  const [reason = "", ...facts] = words;
+  if (!JobPending.shape.job.safeParse(job).success || !/^[A-Za-z_]{1,60}$/.test(reason)) return null;
+  const unstartable = { reason, job: {}, partition: {} };
+  for (const fact of facts) {
+    const match = /^(job|partition)\.([A-Za-z/]{1,40})=(\S{0,200})$/.exec(fact);
+    if (!match) return null;
+    const [, owner = "job", field = "", value = ""] = match;
+    (owner === "job" ? unstartable.job : unstartable.partition)[field] = value;
+  }
+  return { job, pending: null, unstartable };
 }
 
 // runner/sandbox/stage-launcher.ts
@@ -75789,12 +75860,14 @@ var StageJobStatus = class {
   job = null;
   endedBy = null;
   refused = null;
+  unstartable = null;
   /** The pending state last reported, as JSON: only a change is reported. */
   reported = "null";
   take(status) {
     this.job = status.job;
     if (status.endedBy !== void 0) this.endedBy = status.endedBy;
     if (status.refused !== void 0) this.refused = status.refused;
+    if (status.unstartable !== void 0) this.unstartable = status.unstartable;
     const pending = JSON.stringify(status.pending);
     if (pending === this.reported) return;
     this.reported = pending;
@@ -75815,12 +75888,22 @@ var Duration = external_exports.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, { er
 
 // schemas/resources.ts
 var UNIT_MIB = { MiB: 1, GiB: 1024, TiB: 1024 * 1024, M: 1, G: 1024, T: 1024 * 1024 };
+var MEMORY_EXPECTED = "expected a number with a unit like 512MiB, 32GiB";
 var Memory = external_exports.string().regex(/^\d+(\.\d+)?(MiB|GiB|TiB|M|G|T)$/, {
-  error: 'expected an amount of memory like "512MiB" or "32GiB"'
-}).transform((text2) => {
+  error: (issue3) => `${JSON.stringify(issue3.input)} is not a size: ${MEMORY_EXPECTED}`
+}).transform((text2, context) => {
   const [, amount = "0", unit = "MiB"] = /^(\d+(?:\.\d+)?)(MiB|GiB|TiB|M|G|T)$/.exec(text2) ?? [];
-  return Math.ceil(Number(amount) * UNIT_MIB[unit]);
-}).refine((mib) => mib > 0, { error: "an amount of memory must be more than zero" });
+  const mib = Math.ceil(Number(amount) * UNIT_MIB[unit]);
+  if (mib <= 0) {
+    context.issues.push({
+      code: "custom",
+      input: text2,
+      message: `${JSON.stringify(text2)} is no memory at all: ${MEMORY_EXPECTED}, more than zero`
+    });
+    return external_exports.NEVER;
+  }
+  return mib;
+});
 var Resources = external_exports.strictObject({
   gpus: external_exports.number().int({ error: "expected a whole number of GPUs" }).min(0).max(1024).optional(),
   cpus: external_exports.number().int({ error: "expected a whole number of CPUs" }).min(1).max(1e5).optional(),
@@ -75865,7 +75948,12 @@ async function executeStage(name2, context) {
   const stage = options.pipeline.stages[name2];
   if (!stage) throw new Error(`No stage named ${name2}`);
   const startedAt = /* @__PURE__ */ new Date();
-  options.events.emit({ type: "stage.started", stage: name2, at: startedAt.toISOString() });
+  options.events.emit({
+    type: "stage.started",
+    stage: name2,
+    at: startedAt.toISOString(),
+    ...options.resumedAttempt ? { reattached: true } : {}
+  });
   const finish2 = (fields) => {
     const finishedAt = /* @__PURE__ */ new Date();
     const record2 = {
@@ -75946,7 +76034,12 @@ async function executeStage(name2, context) {
     if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
     const declared = [...stage.outs, ...stage.metrics];
     const resources = stageResources(options.pipeline.resources, stage.resources);
-    const launched = { name: name2, jobKey: cacheKey ?? `${options.runId}.${name2}`, resources };
+    const launched = {
+      name: name2,
+      jobKey: cacheKey ?? `${options.runId}.${name2}`,
+      resources,
+      runId: options.runId
+    };
     const reattaching = options.launcher?.reattaches?.(launched) ?? false;
     if (reattaching) {
       options.events.emit({

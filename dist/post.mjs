@@ -32691,10 +32691,11 @@ var StageStarted = external_exports.strictObject({
   stage: external_exports.string(),
   at: IsoTimestamp,
   /**
-   * The stage re-attached to its Slurm job after its runner was restarted, and reads the
-   * job's output again from its start: the log lines and annotations the stage reported
-   * earlier in the attempt are replaced by those that follow. Absent (older runners, every
-   * other start) means false; optional rather than defaulted so that emitters need not say it.
+   * The stage starts again in an attempt its runner resumed after a restart — re-attached
+   * to its Slurm job, whose output is read again from its start, or executed anew — so
+   * the log lines and annotations the stage reported earlier in the attempt are replaced
+   * by those that follow. Absent (older runners, every other start) means false; optional
+   * rather than defaulted so that emitters need not say it.
    */
   reattached: external_exports.boolean().optional()
 });
