@@ -30,9 +30,10 @@ export async function refuseForeignBlobStore(
 
 /**
  * Before `fluksio gc --server` deletes anything: checks that `storage` is the store this
- * database's blobs are in, and binds the two on the first gc with none: the database keeps the store's id and location, the store
- * keeps the id as STORE_ID_NAME at its root (written after the database's row, so that an
- * interrupted first binding is finished by the next gc at the same location).
+ * database's blobs are in, and binds the two on the first gc with none: the database keeps
+ * the store's id and location, the store keeps the id as STORE_ID_NAME at its root
+ * (written after the database's row, so that an interrupted first binding is finished by
+ * the next gc at the same location).
  *
  * Refused with ForeignBlobStoreError: a store holding another database's id; a store that
  * has an id when the database has none (a second deployment pointed at the first's
@@ -50,7 +51,7 @@ export async function bindBlobStore(db: Database, storage: BlobStorage, setting:
         `The blob store ${storage.location} belongs to another fluksio database (its ${STORE_ID_NAME} is ${found}), ` +
           `and this database has none yet: two control planes sharing one store would lose each other's blobs to gc. ` +
           `Point ${setting} at a store of this database's own; or, if this database is the store's ` +
-          `(restored from a backup), delete ${STORE_ID_NAME} from the store and start again.`,
+          `(restored from a backup), delete ${STORE_ID_NAME} from the store and run gc again.`,
       );
     }
     bound = await bindToBlobStore(db, randomUUID(), storage.location);
