@@ -190,51 +190,58 @@ export function pageRoutes(app: FastifyInstance, options: PageRoutesOptions): vo
       .send((await loadAssets()).css),
   );
 
-  app.get('/runs/:id', async (request, reply) => {
-    const { id } = parseInput(IdParams, request.params, 'id');
-    if (!(await admitted(request, reply, [await source.repositoryOfRun(id)], `run ${id}`, true)))
-      return reply;
+  /** A page's HTML shell (its data comes from /pages/api), once the viewer may see `repositories`. */
+  async function sendShell(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    repositories: readonly (string | null)[],
+    what: string,
+    page: Omit<Parameters<typeof pageShell>[0], 'viewer'>,
+  ): Promise<FastifyReply> {
+    if (!(await admitted(request, reply, repositories, what, true))) return reply;
     return reply
       .type('text/html; charset=utf-8')
-      .send(
-        pageShell({ viewer: await gate.viewer?.(request), kind: 'run', subject: id, title: `Run ${id}` }),
-      );
+      .send(pageShell({ viewer: await gate.viewer?.(request), ...page }));
+  }
+
+  app.get('/runs/:id', async (request, reply) => {
+    const { id } = parseInput(IdParams, request.params, 'id');
+    const repository = await source.repositoryOfRun(id);
+    return sendShell(request, reply, [repository], `run ${id}`, {
+      kind: 'run',
+      subject: id,
+      title: `Run ${id}`,
+    });
   });
   app.get('/groups/:id', async (request, reply) => {
     const { id } = parseInput(IdParams, request.params, 'id');
-    if (!(await admitted(request, reply, [await source.repositoryOfGroup(id)], `sweep ${id}`, true)))
-      return reply;
-    return reply
-      .type('text/html; charset=utf-8')
-      .send(
-        pageShell({ viewer: await gate.viewer?.(request), kind: 'sweep', subject: id, title: `Sweep ${id}` }),
-      );
+    const repository = await source.repositoryOfGroup(id);
+    return sendShell(request, reply, [repository], `sweep ${id}`, {
+      kind: 'sweep',
+      subject: id,
+      title: `Sweep ${id}`,
+    });
   });
   app.get('/compare', async (request, reply) => {
     const { runs } = parseInput(CompareQuery, request.query, 'runs');
     const repositories = await Promise.all(runs.map((id) => source.repositoryOfRun(id)));
-    if (!(await admitted(request, reply, repositories, 'such run', true))) return reply;
-    return reply.type('text/html; charset=utf-8').send(
-      pageShell({
-        viewer: await gate.viewer?.(request),
-        kind: 'compare',
-        subject: runs.join(','),
-        title: `Compare ${runs.length} runs`,
-      }),
-    );
+    return sendShell(request, reply, repositories, 'such run', {
+      kind: 'compare',
+      subject: runs.join(','),
+      title: `Compare ${runs.length} runs`,
+    });
   });
 
   // A repository's runs, or a pull request's (`?pr=`), newest first, filtered, a page at a time.
   app.get('/runs', async (request, reply) => {
     const query = parseInput(RunListQuery, request.query, 'query');
     const repository = query.repo ?? source.defaultRepository;
-    if (!(await admitted(request, reply, [repository], `repository ${query.repo ?? ''}`, true))) return reply;
     const title = `Runs of ${repository}${query.pr === undefined ? '' : ` #${query.pr}`}`;
-    return reply
-      .type('text/html; charset=utf-8')
-      .send(
-        pageShell({ viewer: await gate.viewer?.(request), kind: 'runs', subject: repository ?? '', title }),
-      );
+    return sendShell(request, reply, [repository], `repository ${query.repo ?? ''}`, {
+      kind: 'runs',
+      subject: repository ?? '',
+      title,
+    });
   });
   app.get('/pages/api/runs', async (request, reply) => {
     const query = parseInput(RunListQuery, request.query, 'query');
