@@ -85,3 +85,26 @@ stages:
   },
   SLOW,
 );
+
+test(
+  "the values fluksio writes into a DVC stage's params.yaml while it runs, and puts back, are no rewrite",
+  async () => {
+    repo = await makeRepo({
+      files: {
+        'params.yaml': 'lr: 0.1\n',
+        '.gitignore': '/a.txt\n',
+        'dvc.yaml': 'stages:\n  a:\n    cmd: cat params.yaml > a.txt\n    params: [lr]\n    outs: [a.txt]\n',
+      },
+    });
+    const first = await runJson(['--pipeline', 'dvc.yaml', 'lr=0.5'], { cwd: repo.dir });
+    expect(first.code, first.stderr).toBe(0);
+    expect(await readFile(join(repo.dir, 'a.txt'), 'utf8')).toBe('lr: 0.5\n');
+    expect(await readFile(join(repo.dir, 'params.yaml'), 'utf8')).toBe('lr: 0.1\n');
+    expect(stageOf(first.report, 'a')).toMatchObject({ status: 'ran', dirtyReasons: [] });
+    expect(first.report.run).toMatchObject({ dirty: false, dirtyReasons: [] });
+
+    const next = await runJson(['--pipeline', 'dvc.yaml', 'lr=0.5'], { cwd: repo.dir });
+    expect(stageOf(next.report, 'a').status).toBe('cached');
+  },
+  SLOW,
+);
