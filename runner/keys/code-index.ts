@@ -5,7 +5,7 @@ import { sha256Hex } from '../../core/canonical-json.js';
 import { gitFileMode } from '../workspace/git-file-mode.js';
 import { gitBlobId, gitBlobIdOfFile, type GitObjectFormat } from '../workspace/git-blob-id.js';
 import { NotAGitRepositoryError } from '../workspace/not-a-git-repository-error.js';
-import { fileStamp } from './file-stamp.js';
+import { FileStamps } from './file-stamps.js';
 import { loadStatCache, RACY_WINDOW_MS, StatCache } from './stat-cache.js';
 import {
   dropListingSnapshot,
@@ -38,12 +38,11 @@ export interface CodeIndex {
    */
   files: Map<string, string>;
   /**
-   * The paths of `files` that are on disk → their fileStamp (inode, size, mtime, from the
-   * lstat the read took anyway): two reads around a stage tell a file it rewrote and put
-   * back, which has its old id (recheckStageInputs). A submodule's is a sha256 over its
-   * files' stamps.
+   * The fileStamp (inode, size, mtime, from the lstat the read took anyway) of each path of
+   * `files` that is on disk: two reads around a stage tell a file it rewrote and put back,
+   * which has its old id (recheckStageInputs). A submodule's is a sha256 over its files'.
    */
-  stamps: Map<string, string>;
+  stamps: FileStamps;
   /** Paths that differ from HEAD as `git status` would see them: modified, added, untracked or deleted. */
   changed: Set<string>;
   /**
@@ -211,7 +210,7 @@ type IndexedTree = Pick<CodeIndex, 'files' | 'stamps' | 'changed' | 'outsideLink
 async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
   const { root, listing } = scan;
   const files = new Map<string, string>();
-  const stamps = new Map<string, string>();
+  const stamps = new FileStamps();
   const outsideLinks = new Map<string, string>();
   const toHash: { repoPath: string; stats: Stats }[] = [];
   const nested: { repoPath: string; indexed: string | null }[] = [];
@@ -221,12 +220,11 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
     const known = gitlink ? null : scan.cache.hit(key);
     if (known !== null) {
       files.set(repoPath, known);
-      stamps.set(repoPath, scan.cache.hitStamp(key) as string);
+      scan.cache.stampHit(key, stamps, repoPath);
       continue;
     }
     const stats = lstatOrNull(`${root}/${repoPath}`);
-    if (stats !== null && !stats.isDirectory())
-      stamps.set(repoPath, fileStamp(stats.ino, stats.size, stats.mtimeMs));
+    if (stats !== null && !stats.isDirectory()) stamps.add(repoPath, stats.ino, stats.size, stats.mtimeMs);
     if (stats === null || (gitlink && !stats.isDirectory())) {
       // A sparse checkout's absent file, or a submodule never cloned, is what the
       // commit says it is; anything else absent is deleted.
@@ -266,7 +264,7 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
       const submodule = await submoduleId(scan, repoPath, outsideLinks);
       if (submodule !== null) {
         files.set(repoPath, submodule.id);
-        stamps.set(repoPath, submodule.stamp);
+        stamps.addStamp(repoPath, submodule.stamp);
       } else if (indexed !== null) files.set(repoPath, indexed);
     }),
   );
@@ -305,13 +303,13 @@ async function submoduleId(
   const inner = await indexWorkTree({ ...scan, root, prefix, listing, cache });
   for (const [linkPath, reason] of inner.outsideLinks) outsideLinks.set(`${repoPath}/${linkPath}`, reason);
   const commit = listing.commit ?? 'unborn';
-  const stamp = sha256Hex(linesOf(inner.stamps));
+  const stamp = sha256Hex(linesOf(inner.stamps.entries()));
   if (inner.changed.size === 0 && listing.commit !== null) return { id: `160000 ${commit}`, stamp };
   return { id: `160000 ${commit}+${sha256Hex(linesOf(inner.files))}`, stamp };
 }
 
 /** `path\0value\n` for each entry, sorted by path. */
-function linesOf(entries: Map<string, string>): string {
+function linesOf(entries: Iterable<[string, string]>): string {
   const sorted = [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return sorted.map(([file, value]) => `${file}\0${value}\n`).join('');
 }

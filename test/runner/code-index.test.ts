@@ -232,7 +232,7 @@ describe('readCodeIndex', () => {
     );
     const warm = await readCodeIndex(made.dir, { statCacheFile: cacheFile });
     expect(warm.filesRead).toBe(0);
-    expect(warm.stamps).toEqual(
+    expect(new Map(warm.stamps.entries())).toEqual(
       new Map([
         ['a.py', await stampNow('a.py')],
         ['b.py', await stampNow('b.py')],
