@@ -2,6 +2,7 @@ import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { readCodeIndex } from '../../runner/keys/code-index.js';
+import { chownTree } from '../../runner/sandbox/chown-tree.js';
 import { CodeView } from '../../runner/keys/code-view.js';
 import { recheckStageInputs } from '../../runner/keys/recheck-stage-inputs.js';
 import { stageKeyInputs } from '../../runner/keys/stage-key-inputs.js';
@@ -120,6 +121,15 @@ test('a code file put back to its old bytes while the stage ran is named as rewr
     stageDirty: [],
     runDirty: ['helpers.py was rewritten while report ran'],
   });
+});
+
+test('handing the checkout to a stage user, which changes only ctimes, is no rewrite', async () => {
+  const { recheck } = await project();
+  // What a runner with --stage-user does before each stage (StageUserLauncher), and when
+  // it takes the checkout back (reclaimCheckout); git refuses a tree of another owner.
+  chownTree(repo.dir, 4242, 4242);
+  chownTree(repo.dir, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+  expect(await recheck('train')).toEqual({ stageDirty: [], runDirty: [], warnings: [] });
 });
 
 test('a tracked dep rewritten is named once for the run', async () => {
