@@ -5,6 +5,7 @@ import { sha256Hex } from '../../core/canonical-json.js';
 import { gitFileMode } from '../workspace/git-file-mode.js';
 import { gitBlobId, gitBlobIdOfFile, type GitObjectFormat } from '../workspace/git-blob-id.js';
 import { NotAGitRepositoryError } from '../workspace/not-a-git-repository-error.js';
+import { FileStamps } from './file-stamps.js';
 import { loadStatCache, RACY_WINDOW_MS, StatCache } from './stat-cache.js';
 import {
   dropListingSnapshot,
@@ -36,6 +37,12 @@ export interface CodeIndex {
    * from that commit.
    */
   files: Map<string, string>;
+  /**
+   * The fileStamp (inode, size, mtime, from the lstat the read took anyway) of each path of
+   * `files` that is on disk: two reads around a stage tell a file it rewrote and put back,
+   * which has its old id (recheckStageInputs). A submodule's is a sha256 over its files'.
+   */
+  stamps: FileStamps;
   /** Paths that differ from HEAD as `git status` would see them: modified, added, untracked or deleted. */
   changed: Set<string>;
   /**
@@ -198,11 +205,12 @@ interface TreeScan {
   reads: { files: number };
 }
 
-type IndexedTree = Pick<CodeIndex, 'files' | 'changed' | 'outsideLinks'>;
+type IndexedTree = Pick<CodeIndex, 'files' | 'stamps' | 'changed' | 'outsideLinks'>;
 
 async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
   const { root, listing } = scan;
   const files = new Map<string, string>();
+  const stamps = new FileStamps();
   const outsideLinks = new Map<string, string>();
   const toHash: { repoPath: string; stats: Stats }[] = [];
   const nested: { repoPath: string; indexed: string | null }[] = [];
@@ -212,9 +220,11 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
     const known = gitlink ? null : scan.cache.hit(key);
     if (known !== null) {
       files.set(repoPath, known);
+      scan.cache.stampHit(key, stamps, repoPath);
       continue;
     }
     const stats = lstatOrNull(`${root}/${repoPath}`);
+    if (stats !== null && !stats.isDirectory()) stamps.add(repoPath, stats.ino, stats.size, stats.mtimeMs);
     if (stats === null || (gitlink && !stats.isDirectory())) {
       // A sparse checkout's absent file, or a submodule never cloned, is what the
       // commit says it is; anything else absent is deleted.
@@ -251,12 +261,14 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
   }
   await Promise.all(
     nested.map(async ({ repoPath, indexed }) => {
-      const id = await submoduleId(scan, repoPath, outsideLinks);
-      if (id !== null) files.set(repoPath, id);
-      else if (indexed !== null) files.set(repoPath, indexed);
+      const submodule = await submoduleId(scan, repoPath, outsideLinks);
+      if (submodule !== null) {
+        files.set(repoPath, submodule.id);
+        stamps.addStamp(repoPath, submodule.stamp);
+      } else if (indexed !== null) files.set(repoPath, indexed);
     }),
   );
-  return { files, changed: await changedPaths(root, listing, files), outsideLinks };
+  return { files, stamps, changed: await changedPaths(root, listing, files), outsideLinks };
 }
 
 function lstatOrNull(absPath: string): Stats | null {
@@ -271,14 +283,15 @@ function lstatOrNull(absPath: string): Stats | null {
 /**
  * A checked-out submodule (or untracked clone) as one entry: `160000 <commit>` while its
  * work tree equals its commit, else followed by `+<sha256>` over its own index's
- * entries, so an uncommitted or untracked change inside it changes the id. Null when
- * the directory is not a repository (a submodule that was never cloned).
+ * entries, so an uncommitted or untracked change inside it changes the id; and its stamp,
+ * a sha256 over its files' stamps. Null when the directory is not a repository (a
+ * submodule that was never cloned).
  */
 async function submoduleId(
   scan: TreeScan,
   repoPath: string,
   outsideLinks: Map<string, string>,
-): Promise<string | null> {
+): Promise<{ id: string; stamp: string } | null> {
   const root = path.join(scan.root, repoPath);
   if (!existsSync(path.join(root, '.git'))) return null;
   const listing = await listWorkTree(root);
@@ -290,9 +303,15 @@ async function submoduleId(
   const inner = await indexWorkTree({ ...scan, root, prefix, listing, cache });
   for (const [linkPath, reason] of inner.outsideLinks) outsideLinks.set(`${repoPath}/${linkPath}`, reason);
   const commit = listing.commit ?? 'unborn';
-  if (inner.changed.size === 0 && listing.commit !== null) return `160000 ${commit}`;
-  const entries = [...inner.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `160000 ${commit}+${sha256Hex(entries.map(([file, id]) => `${file}\0${id}\n`).join(''))}`;
+  const stamp = sha256Hex(linesOf(inner.stamps.entries()));
+  if (inner.changed.size === 0 && listing.commit !== null) return { id: `160000 ${commit}`, stamp };
+  return { id: `160000 ${commit}+${sha256Hex(linesOf(inner.files))}`, stamp };
+}
+
+/** `path\0value\n` for each entry, sorted by path. */
+function linesOf(entries: Iterable<[string, string]>): string {
+  const sorted = [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return sorted.map(([file, value]) => `${file}\0${value}\n`).join('');
 }
 
 /**

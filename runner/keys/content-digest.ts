@@ -6,6 +6,7 @@ import path from 'node:path';
 import { blobDigest } from '../../schemas/blob-digest.js';
 import { sha256Hex } from '../../core/canonical-json.js';
 import { isNeverCode } from '../workspace/never-code.js';
+import { fileStamp } from './file-stamp.js';
 
 /** A dep's content as it enters a cache key (DESIGN §5). */
 export interface ContentDigest {
@@ -20,9 +21,8 @@ export interface ContentDigest {
   size: number;
   /**
    * Which version of each file was read, without reading it again: the sha256 over each
-   * file's path, inode, size and mtime. A file edited and put back while a stage ran has
-   * its old digest but a new stamp (a rewrite gets another inode or mtime). Not ctime:
-   * handing the checkout to a stage user (chownTree) changes it and nothing else.
+   * file's path and fileStamp. A file edited and put back while a stage ran has its old
+   * digest but a new stamp.
    */
   stamp: string;
 }
@@ -70,7 +70,7 @@ export async function contentDigest(absPath: string): Promise<ContentDigest> {
 
 /** One file's line of a stamp: taken before its bytes are read, so a write in between shows. */
 function stampLine(rel: string, stats: Stats): string {
-  return `${rel}\0${stats.ino}\0${stats.size}\0${stats.mtimeMs}\n`;
+  return `${rel}\0${fileStamp(stats.ino, stats.size, stats.mtimeMs)}\n`;
 }
 
 function stampOf(lines: string[]): string {

@@ -63,10 +63,11 @@ export async function recheckStageInputs(options: RecheckStageInputsOptions): Pr
       depsDirty.push(`${dep} was rewritten while ${stage} ran`);
   }
   const stageDirty = [...depsDirty];
-  if (material.code && material.codeScope) {
-    const changes = changesIn(material.codeScope, before, after, workspace);
-    if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
-  }
+  // fluksio writes the overlaid params files itself, and puts them back as they were.
+  const exempt = new Set([...overlaid].map((file) => repoPathIn(workspace, file)));
+  const codeDirty = (scope: CodeScope) =>
+    codeChangesWhileRunning(stage, scope, before, after, workspace, exempt);
+  if (material.code && material.codeScope) stageDirty.push(...codeDirty(material.codeScope));
 
   const outs = Object.values(options.pipeline.stages)
     .flatMap((each) => [...each.outs, ...each.metrics])
@@ -76,9 +77,9 @@ export async function recheckStageInputs(options: RecheckStageInputsOptions): Pr
     include: options.pipeline.code ?? null,
     exclude: outs,
   };
-  // The run's code covers the stage's (and tracked deps); ignored deps are named apart.
-  const runChanges = changesIn(runScope, before, after, workspace);
-  const runDirty = [...depsDirty, ...(runChanges ? [`code changed while ${stage} ran: ${runChanges}`] : [])];
+  // The run's code covers the stage's (and tracked deps); ignored deps are named apart. A
+  // tracked dep rewritten is said once, though both checks see it.
+  const runDirty = [...new Set([...depsDirty, ...codeDirty(runScope)])];
 
   // Files it created, or rewrote while they already differed from HEAD (an untracked
   // file from its last run): git sees them, so every later run would start dirty and with
@@ -111,19 +112,41 @@ function clip(sentence: string): string {
   return sentence.length <= MAX_SENTENCE ? sentence : `${sentence.slice(0, MAX_SENTENCE - 1)}…`;
 }
 
-/** What changed in a scope between two indexes, as one phrase; null when nothing did. */
-function changesIn(
+/**
+ * What changed in a scope between two indexes, as sentences: the files whose content
+ * changed, were added or removed, then those whose content is back as it was but which
+ * were rewritten meanwhile (another stamp), since the stage may have run the edit.
+ */
+function codeChangesWhileRunning(
+  stage: string,
   scope: CodeScope,
   before: CodeIndex,
   after: CodeIndex,
   workspace: Workspace,
-): string | null {
+  exempt: ReadonlySet<string>,
+): string[] {
   const old = codeDigest(before, scope);
   const now = codeDigest(after, scope);
-  if (old.digest === now.digest) return null;
-  const relative = (entries: [string, string][]) =>
-    entries.map(([path, id]): [string, string] => [pipelinePathIn(workspace, path), id]);
-  return describeCodeChanges(relative(old.entries), relative(now.entries)).join(', ');
+  const sentences: string[] = [];
+  if (old.digest !== now.digest) {
+    const relative = (entries: [string, string][]) =>
+      entries.map(([path, id]): [string, string] => [pipelinePathIn(workspace, path), id]);
+    const changes = describeCodeChanges(relative(old.entries), relative(now.entries)).join(', ');
+    sentences.push(`code changed while ${stage} ran: ${changes}`);
+  }
+  const oldIds = new Map(old.entries);
+  const rewritten = now.entries
+    .filter(
+      ([path, id]) =>
+        oldIds.get(path) === id && !exempt.has(path) && before.stamps.get(path) !== after.stamps.get(path),
+    )
+    .map(([path]) => pipelinePathIn(workspace, path));
+  if (rewritten.length > 0) {
+    const rest = rewritten.length - NAMED_PATHS;
+    const named = `${rewritten.slice(0, NAMED_PATHS).join(', ')}${rest > 0 ? ` and ${rest} more files` : ''}`;
+    sentences.push(`${named} ${rewritten.length === 1 ? 'was' : 'were'} rewritten while ${stage} ran`);
+  }
+  return sentences;
 }
 
 /**

@@ -3,6 +3,7 @@ import { constants, readFileSync, type Stats } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GitObjectFormat } from '../workspace/git-blob-id.js';
+import type { FileStamps } from './file-stamps.js';
 
 /**
  * How long after a file was last written or changed its content id stays unsaved. A
@@ -192,10 +193,22 @@ export class StatCache {
     return entry !== undefined && this.hits[entry] === 1 ? (this.known.values[entry] as string) : null;
   }
 
+  /**
+   * Adds to `stamps`, as `as`, the stamp of `repoPath` when an earlier lookup of this scan
+   * found it unchanged: the entry's numbers, which its lstat then equalled.
+   */
+  stampHit(repoPath: string, stamps: FileStamps, as: string): void {
+    const entry = this.entryOf(repoPath);
+    if (entry === undefined || this.hits[entry] === 0) return;
+    const at = entry * STAT_FIELDS;
+    const known = this.known.stats;
+    stamps.add(as, known[at] as number, known[at + 1] as number, known[at + 2] as number);
+  }
+
   private entryOf(repoPath: string): number | undefined {
     const paths = this.known.paths;
     if (paths[this.cursor] === repoPath) return this.cursor++;
-    // `hit` then `lookup` of one path ask for the same entry twice in a row.
+    // `hit`, then `lookup` or `stampHit`, of one path ask for the same entry twice in a row.
     if (this.cursor > 0 && paths[this.cursor - 1] === repoPath) return this.cursor - 1;
     // Between the two entries around the cursor in order (git's runs are sorted): a file
     // the cache does not hold, such as a new or changed one. Were the order to mislead

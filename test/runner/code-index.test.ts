@@ -1,8 +1,21 @@
-import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { readCodeIndex } from '../../runner/keys/code-index.js';
+import { fileStamp } from '../../runner/keys/file-stamp.js';
 import { NotAGitRepositoryError } from '../../runner/workspace/not-a-git-repository-error.js';
 import { RACY_WINDOW_MS } from '../../runner/keys/stat-cache.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
@@ -203,6 +216,52 @@ describe('readCodeIndex', () => {
 
     await rm(path.join(made.dir, 'vendor/new.py'));
     expect((await readCodeIndex(made.dir)).files.get('vendor')).toBe(`160000 ${commit}`);
+  });
+
+  test("each file's stamp is its inode, size and mtime, whether the stat cache vouched for it or it was read", async () => {
+    const made = await repo({ files: { 'a.py': 'a\n', 'b.py': 'b\n' } });
+    const cacheFile = path.join(made.dir, '.fluksio/stat-cache');
+    const stampNow = async (file: string) => {
+      const stats = await lstat(path.join(made.dir, file));
+      return fileStamp(stats.ino, stats.size, stats.mtimeMs);
+    };
+    // Once the files are older than the racy window, the stat cache answers for both.
+    await vi.waitFor(
+      async () => expect((await readCodeIndex(made.dir, { statCacheFile: cacheFile })).filesRead).toBe(0),
+      { timeout: 5 * RACY_WINDOW_MS, interval: 200 },
+    );
+    const warm = await readCodeIndex(made.dir, { statCacheFile: cacheFile });
+    expect(warm.filesRead).toBe(0);
+    expect(new Map(warm.stamps.entries())).toEqual(
+      new Map([
+        ['a.py', await stampNow('a.py')],
+        ['b.py', await stampNow('b.py')],
+      ]),
+    );
+
+    // The same bytes renamed over it, as `sed -i` writes: the id stays, the stamp does not.
+    await made.write('a.tmp', 'a\n');
+    await rename(path.join(made.dir, 'a.tmp'), path.join(made.dir, 'a.py'));
+    const rewritten = await readCodeIndex(made.dir, { statCacheFile: cacheFile });
+    expect(rewritten.filesRead).toBe(1);
+    expect(rewritten.files).toEqual(warm.files);
+    expect(rewritten.stamps.get('a.py')).toBe(await stampNow('a.py'));
+    expect(rewritten.stamps.get('a.py')).not.toBe(warm.stamps.get('a.py'));
+    expect(rewritten.stamps.get('b.py')).toBe(warm.stamps.get('b.py'));
+  });
+
+  test("a submodule's stamp changes when a file in it is rewritten to the same bytes", async () => {
+    const lib = await repo({ files: { 'lib.py': 'v1\n' } });
+    const made = await repo({ files: { 'a.py': 'a\n' } });
+    await made.git('-c', 'protocol.file.allow=always', 'submodule', 'add', '--quiet', lib.dir, 'vendor');
+    await made.commitAll('add vendor');
+    const before = await readCodeIndex(made.dir);
+    await writeFile(path.join(made.dir, 'vendor/lib.tmp'), 'v1\n');
+    await rename(path.join(made.dir, 'vendor/lib.tmp'), path.join(made.dir, 'vendor/lib.py'));
+    const after = await readCodeIndex(made.dir);
+    expect(after.files.get('vendor')).toBe(before.files.get('vendor'));
+    expect(after.stamps.get('vendor')).toMatch(/^[0-9a-f]{64}$/);
+    expect(after.stamps.get('vendor')).not.toBe(before.stamps.get('vendor'));
   });
 
   test('symlinks leading outside the repository are recorded with the sentence refusing them', async () => {

@@ -1,5 +1,8 @@
+import { rename } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { readCodeIndex } from '../../runner/keys/code-index.js';
+import { chownTree } from '../../runner/sandbox/chown-tree.js';
 import { CodeView } from '../../runner/keys/code-view.js';
 import { recheckStageInputs } from '../../runner/keys/recheck-stage-inputs.js';
 import { stageKeyInputs } from '../../runner/keys/stage-key-inputs.js';
@@ -101,6 +104,98 @@ test('a dep put back to its old bytes while the stage ran is named as rewritten:
   await repo.write('data.csv', '2\n');
   await repo.git('checkout', '--', 'data.csv');
   expect(await recheck('train')).toMatchObject({ stageDirty: ['data.csv was rewritten while train ran'] });
+});
+
+test('a code file put back to its old bytes while the stage ran is named as rewritten: the stage may have run the edit', async () => {
+  const { recheck } = await project();
+  // As `sed -i` writes: another file renamed over it, so another inode.
+  await repo.write('helpers.tmp', 'X = 1\n');
+  await rename(join(repo.dir, 'helpers.tmp'), join(repo.dir, 'helpers.py'));
+  expect(await recheck('train')).toEqual({
+    stageDirty: ['helpers.py was rewritten while train ran'],
+    runDirty: ['helpers.py was rewritten while train ran'],
+    warnings: [],
+  });
+  // Outside the key of a `code: false` stage: only the run cannot claim its code.
+  expect(await recheck('report')).toMatchObject({
+    stageDirty: [],
+    runDirty: ['helpers.py was rewritten while report ran'],
+  });
+});
+
+test('handing the checkout to a stage user, which changes only ctimes, is no rewrite', async () => {
+  const { recheck } = await project();
+  // What a runner with --stage-user does before each stage (StageUserLauncher), and when
+  // it takes the checkout back (reclaimCheckout); git refuses a tree of another owner.
+  chownTree(repo.dir, 4242, 4242);
+  chownTree(repo.dir, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+  expect(await recheck('train')).toEqual({ stageDirty: [], runDirty: [], warnings: [] });
+});
+
+test('a tracked dep rewritten is named once for the run', async () => {
+  const { recheck } = await project();
+  await repo.write('data.tmp', '1\n');
+  await rename(join(repo.dir, 'data.tmp'), join(repo.dir, 'data.csv'));
+  expect(await recheck('train')).toEqual({
+    stageDirty: ['data.csv was rewritten while train ran'],
+    runDirty: ['data.csv was rewritten while train ran'],
+    warnings: [],
+  });
+});
+
+test('a DVC params file the runner overlays and puts back is no rewrite; another code file still is', async () => {
+  const pipelineText = `version: 1
+dvc_params: true
+params:
+  lr: { type: float, default: 0.1 }
+stages:
+  train:
+    cmd: sh train.sh
+    params: [lr]
+    outs: [model.txt]
+`;
+  repo = await makeRepo({
+    files: {
+      'fluksio.yml': pipelineText,
+      'params.yaml': 'lr: 0.1\n',
+      'train.sh': 'echo 1\n',
+      '.gitignore': '/model.txt\n',
+    },
+  });
+  const { pipeline } = validatePipeline(pipelineText, { pipelineDir: '', exists: () => true });
+  if (!pipeline) throw new Error('the test pipeline does not validate');
+  const workspace: Workspace = { repoRoot: repo.dir, pipelineDir: repo.dir, pipelineDirInRepo: '' };
+  const before = await readCodeIndex(repo.dir);
+  const material = await stageKeyInputs({
+    workspace,
+    pipeline,
+    stage: 'train',
+    params: { lr: 0.1 },
+    codeIndex: before,
+    env: {},
+    interpreters: {},
+    commandPath: undefined,
+    fingerprint: null,
+    produced: new Map(),
+  });
+  const recheck = async () =>
+    recheckStageInputs({
+      stage: 'train',
+      pipeline,
+      workspace,
+      material,
+      produced: new Map(),
+      before,
+      after: await readCodeIndex(repo.dir),
+    });
+  // What overlayDvcParamsFiles does for lr=0.5, and its restore.
+  await repo.write('params.yaml', 'lr: 0.5\n');
+  await repo.write('params.tmp', 'lr: 0.1\n');
+  await rename(join(repo.dir, 'params.tmp'), join(repo.dir, 'params.yaml'));
+  expect(await recheck()).toEqual({ stageDirty: [], runDirty: [], warnings: [] });
+  await repo.write('train.tmp', 'echo 1\n');
+  await rename(join(repo.dir, 'train.tmp'), join(repo.dir, 'train.sh'));
+  expect((await recheck()).stageDirty).toEqual(['train.sh was rewritten while train ran']);
 });
 
 test('a deleted dep is named as deleted', async () => {
