@@ -1,11 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * A webhook delivery from GitHub as it arrived (DESIGN §8): stored, keyed by its
- * `X-GitHub-Delivery` id, before anything is done about it, so the endpoint answers at
- * once, a redelivery is recognised, and a delivery whose job was lost (Redis flushed, a
- * replica killed) is found again by the reconciler and processed.
+ * `X-GitHub-Delivery` id and by the digest of its payload, before anything is done about
+ * it, so the endpoint answers at once, a redelivery is recognised — also a signed body
+ * replayed under another id, GitHub signing the body and not the header — and a delivery
+ * whose job was lost (Redis flushed, a replica killed) is found again by the reconciler
+ * and processed.
  */
 export const deliveries = pgTable(
   'deliveries',
@@ -17,6 +19,13 @@ export const deliveries = pgTable(
     action: text('action'),
     installationId: bigint('installation_id', { mode: 'number' }),
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    /**
+     * The hex sha256 of the stored payload's `jsonb` text (payloadDigestSql): what GitHub
+     * signed, so the identity of the event whatever `X-GitHub-Delivery` came with it. Unique:
+     * a body stored once is never stored, nor processed, a second time under another id. Null
+     * only for a copy that was stored twice before the column existed (migration 0022).
+     */
+    payloadDigest: text('payload_digest'),
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
     /** Set once the delivery was processed to the end; never processed twice after. */
     processedAt: timestamp('processed_at', { withTimezone: true }),
@@ -35,6 +44,7 @@ export const deliveries = pgTable(
     index('deliveries_unprocessed_idx')
       .on(table.receivedAt)
       .where(sql`processed_at is null and failed_at is null`),
+    uniqueIndex('deliveries_payload_digest_unique').on(table.payloadDigest),
   ],
 );
 export type DeliveryRow = typeof deliveries.$inferSelect;

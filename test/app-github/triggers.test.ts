@@ -28,11 +28,13 @@ function pullRequest(
   action: 'opened' | 'synchronize' | 'reopened' | 'closed',
   head: string,
   forkId?: number | null,
+  before?: string,
 ) {
   return pullRequestPayload({
     repo: world.repo,
     action,
     number: PR,
+    ...(before !== undefined && { before }),
     head: { sha: head, ref: 'feature', ...(forkId !== undefined && { repoId: forkId }) },
     base: { sha: SHA.main, ref: 'main' },
   });
@@ -138,8 +140,9 @@ describe('pull requests', () => {
     expect(world.logs()).toContain('pull request event for a head it has moved on from');
   });
 
-  test('two synchronize deliveries of one head sent at the same moment make one run', async () => {
-    const first = pullRequest('synchronize', SHA.head);
+  test('two events of one head handled at the same moment make one run', async () => {
+    // Two bodies (the same body twice is one delivery, replay-attacks.test.ts).
+    const first = pullRequest('opened', SHA.head);
     const second = pullRequest('synchronize', SHA.head);
     const answers = await Promise.all([world.send(first), world.send(second)]);
     expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
@@ -151,11 +154,12 @@ describe('pull requests', () => {
   });
 
   test('a head pushed again after another (a force-push back) runs again', async () => {
-    await world.deliver(pullRequest('synchronize', SHA.head));
+    // GitHub's synchronize names the head it moved from: pushing a head back is another body.
+    await world.deliver(pullRequest('synchronize', SHA.head, undefined, SHA.main));
     world.setHead(SHA.newHead);
-    await world.deliver(pullRequest('synchronize', SHA.newHead));
+    await world.deliver(pullRequest('synchronize', SHA.newHead, undefined, SHA.head));
     world.setHead(SHA.head);
-    await world.deliver(pullRequest('synchronize', SHA.head));
+    await world.deliver(pullRequest('synchronize', SHA.head, undefined, SHA.newHead));
     const runs = await world.runs();
     expect(runs.map((run) => [run.commit, run.status])).toEqual([
       [SHA.head, 'cancelled'],

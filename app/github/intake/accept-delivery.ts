@@ -22,10 +22,12 @@ export interface VerifiedDelivery {
 const DELIVERY_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,99}$/;
 
 /**
- * The intake of DESIGN §8, all a webhook request does: stores the delivery (its id
- * unique: a copy of one already stored changes nothing, unless it was given up on — then
- * the copy, GitHub's Redeliver, reopens it) and enqueues its processing.
- * Nothing here waits on GitHub, so the answer goes back within GitHub's 10 s.
+ * The intake of DESIGN §8, all a webhook request does: stores the delivery (its id and
+ * its payload unique: a copy of one already stored — the same id, or the same signed body
+ * under another id, which is how a captured delivery is replayed — changes nothing, unless
+ * it was given up on; then the copy, GitHub's Redeliver, reopens it) and enqueues the
+ * stored delivery's processing. Nothing here waits on GitHub, so the answer goes back
+ * within GitHub's 10 s.
  */
 export async function acceptDelivery({
   db,
@@ -58,17 +60,32 @@ export async function acceptDelivery({
       payload,
     },
   });
+  const { outcome, deliveryId } = recorded;
   logger.info(
-    { deliveryId: delivery.id, event: delivery.name, action: payload.action, stored: recorded === 'stored' },
+    {
+      deliveryId: delivery.id,
+      event: delivery.name,
+      action: payload.action,
+      stored: outcome === 'stored',
+      ...(deliveryId !== delivery.id && { copyOf: deliveryId }),
+    },
     'webhook received',
   );
-  if (recorded === 'reopened') {
+  if (deliveryId !== delivery.id) {
+    // GitHub signs the body, not the delivery id: the same body under another id is a
+    // replay (or a copy), and the event it carries was stored, and is handled, once.
+    logger.warn(
+      { deliveryId: delivery.id, copyOf: deliveryId, event: delivery.name },
+      'a delivery stored already came again under another id: it is that delivery, never processed twice',
+    );
+  }
+  if (outcome === 'reopened') {
     // GitHub's Redeliver of a delivery given up on: its finished job would swallow the add.
     logger.warn(
-      { deliveryId: delivery.id, event: delivery.name },
+      { deliveryId, event: delivery.name },
       'delivery given up on was redelivered; processing it again',
     );
-    await dropFinishedJob(queue, delivery.id, logger);
+    await dropFinishedJob(queue, deliveryId, logger);
   }
-  await enqueueDelivery(queue, delivery.id, logger);
+  await enqueueDelivery(queue, deliveryId, logger);
 }
