@@ -1,8 +1,4 @@
-import {
-  ForbiddenError,
-  ControlPlaneError,
-  refusesEveryRequest,
-} from '../../client/control-plane-errors.js';
+import { ForbiddenError, ControlPlaneError, refusesEveryRequest } from '../../client/control-plane-errors.js';
 import { headAndOrigin, originRepository } from '../../client/origin-repository.js';
 import { serverConnection } from '../../client/server-connection.js';
 import { TeamCacheClient } from '../../client/team-cache-client.js';
