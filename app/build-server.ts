@@ -90,10 +90,10 @@ const DEFAULT_BODY_LIMIT = 64 * 1024;
  * (claim, heartbeat, watch, start, events, finish, release, cache lookups, blobs), the
  * submitter API (queue, read, cancel runs), health, readiness and Prometheus metrics,
  * the run pages (app/pages/), and with `github` the GitHub App's webhooks and claim-time
- * git credentials. Every API error
- * is `{ error, field }` JSON; every answer names the protocol spoken, and a client of a
- * protocol outside `protocols` is answered 426 (protocol-gate.ts). Closing the server ends waiting claims and watches at once
- * and unsubscribes from Redis; the caller closes `db` and `redis`.
+ * git credentials. Every API error is `{ error, field }` JSON; every answer names the
+ * protocol spoken, and a client of a protocol outside `protocols` is answered 426
+ * (protocol-gate.ts). Closing the server ends waiting claims and watches at once and
+ * unsubscribes from Redis; the caller closes `db` and `redis`.
  */
 export function buildServer({
   db,
