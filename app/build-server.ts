@@ -4,6 +4,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ApiError } from '../schemas/protocol/api-error.js';
+import { SUPPORTED_PROTOCOLS, type ProtocolRange } from '../schemas/protocol/protocol-version.js';
+import { FLUKSIO_VERSION } from '../core/fluksio-version.js';
 import type { Database } from '../store/db/database.js';
 import { Registry } from 'prom-client';
 import { BlobByteCounters } from './blobs/blob-byte-counters.js';
@@ -14,6 +16,7 @@ import { fetchWithDeadline } from './github/fetch-with-deadline.js';
 import { HttpError } from './http/http-error.js';
 import { lingerBeforeClose } from './http/linger-before-close.js';
 import { loggableError } from './http/loggable-error.js';
+import { protocolGate } from './http/protocol-gate.js';
 import type { GitCredentials, RouteContext } from './route-context.js';
 import { doorbellChannel, RunDoorbell } from './run-doorbell.js';
 import { findLeasedRun } from '../store/leases/find-leased-run.js';
@@ -25,7 +28,7 @@ import { cacheRoute } from './routes/cache-route.js';
 import { teamCacheRoute } from './routes/team-cache-route.js';
 import { claimRoute } from './routes/claim-route.js';
 import { fetchedRoute } from './routes/fetched-route.js';
-import { githubWebhookRoute, type WebhookMiddleware } from './routes/github-webhook-route.js';
+import { githubWebhookRoute, WEBHOOK_PATH, type WebhookMiddleware } from './routes/github-webhook-route.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { leasedRunRoutes } from './routes/leased-run-routes.js';
 import { resumeRoute } from './routes/resume-route.js';
@@ -59,6 +62,11 @@ export interface ServerDependencies {
   api?: boolean;
   /** Signs the run pages' links; by default one keyed by pageLinkSecret(settings). */
   pageLinks?: PageLinkSigner;
+  /**
+   * The runner protocols answered (protocol-gate.ts); a test poses as another release
+   * with its own. @defaultValue SUPPORTED_PROTOCOLS
+   */
+  protocols?: ProtocolRange;
 }
 
 /** What the HTTP API needs of the GitHub App. */
@@ -82,9 +90,10 @@ const DEFAULT_BODY_LIMIT = 64 * 1024;
  * (claim, heartbeat, watch, start, events, finish, release, cache lookups, blobs), the
  * submitter API (queue, read, cancel runs), health, readiness and Prometheus metrics,
  * the run pages (app/pages/), and with `github` the GitHub App's webhooks and claim-time
- * git credentials. Every API error
- * is `{ error, field }` JSON. Closing the server ends waiting claims and watches at once
- * and unsubscribes from Redis; the caller closes `db` and `redis`.
+ * git credentials. Every API error is `{ error, field }` JSON; every answer names the
+ * protocol spoken, and a client of a protocol outside `protocols` is answered 426
+ * (protocol-gate.ts). Closing the server ends waiting claims and watches at once and
+ * unsubscribes from Redis; the caller closes `db` and `redis`.
  */
 export function buildServer({
   db,
@@ -95,6 +104,7 @@ export function buildServer({
   github,
   api = true,
   pageLinks = defaultPageLinks(settings, logger),
+  protocols = SUPPORTED_PROTOCOLS,
 }: ServerDependencies): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -162,6 +172,11 @@ export function buildServer({
     await runBell.close();
     await watchBell.close();
   });
+  // Before every route's own hooks: a client of another protocol hears so before a 401.
+  app.addHook(
+    'onRequest',
+    protocolGate({ range: protocols, version: FLUKSIO_VERSION, exempt: [WEBHOOK_PATH] }),
+  );
   // An answer given before the body was read (a refused token, a body over the limit)
   // closes the connection: otherwise Node reads and discards the rest of the body, however
   // large, to keep the connection alive for a next request.

@@ -3,7 +3,7 @@ import { processIo, type CliIo } from '../present/terminal/cli-io.js';
 import { UsageError } from '../present/terminal/usage-error.js';
 import { listenForInterrupts } from './process-interrupts.js';
 import { addServerCommands } from './server-commands.js';
-import packageJson from '../package.json' with { type: 'json' };
+import { FLUKSIO_VERSION } from '../core/fluksio-version.js';
 import { messageOf } from '../core/text/message-of.js';
 
 /** Exit codes of DESIGN §9 (a second Ctrl-C exits 130: cli/process-interrupts.ts). */
@@ -43,7 +43,7 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .description(
       'Continuous integration for machine-learning experiments: cached stage graphs, metrics, diffs.',
     )
-    .version(packageJson.version, '-V, --version', 'print the version of fluksio')
+    .version(FLUKSIO_VERSION, '-V, --version', 'print the version of fluksio')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),

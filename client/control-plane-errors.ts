@@ -42,6 +42,16 @@ export class StaleLeaseError extends ControlPlaneError {
   override name = 'StaleLeaseError';
 }
 
+/**
+ * The control plane and this fluksio speak protocols neither can bridge: it answered 426
+ * (it no longer, or not yet, speaks this client's protocol), or its answer names an older
+ * protocol than this client needs. The message says which side to upgrade. Asking again
+ * changes nothing: a runner stops, a command exits.
+ */
+export class ProtocolMismatchError extends ControlPlaneError {
+  override name = 'ProtocolMismatchError';
+}
+
 /** The control plane could not be reached (refused, reset, timed out, 5xx, 429) after every retry. */
 export class ControlPlaneUnreachableError extends Error {
   constructor(
@@ -63,4 +73,12 @@ export function isLeaseLost(error: unknown): boolean {
   return (
     error instanceof StaleLeaseError || error instanceof ForbiddenError || error instanceof NotFoundError
   );
+}
+
+/**
+ * Whether an error means nothing this client asks can succeed, however often it asks: the
+ * token is refused, or the control plane speaks another protocol. A runner then stops.
+ */
+export function refusesEveryRequest(error: unknown): error is UnauthorizedError | ProtocolMismatchError {
+  return error instanceof UnauthorizedError || error instanceof ProtocolMismatchError;
 }

@@ -2,7 +2,15 @@ import type { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import pRetry from 'p-retry';
 import type { z } from 'zod';
+import { FLUKSIO_VERSION } from '../core/fluksio-version.js';
 import { ApiError } from '../schemas/protocol/api-error.js';
+import { fluksioUserAgent } from '../schemas/protocol/fluksio-user-agent.js';
+import {
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  ProtocolHeader,
+  UNVERSIONED_PROTOCOL,
+} from '../schemas/protocol/protocol-version.js';
 import { bodyOf, exchange, isSuccess, type HttpAnswer } from './http-exchange.js';
 import { redactUrl } from './redact-url.js';
 import {
@@ -10,9 +18,18 @@ import {
   ControlPlaneUnreachableError,
   ForbiddenError,
   NotFoundError,
+  ProtocolMismatchError,
   StaleLeaseError,
   UnauthorizedError,
 } from './control-plane-errors.js';
+
+/** Who is asking, for the control plane's logs: this fluksio's version and protocol, and the platform. */
+const USER_AGENT = fluksioUserAgent({
+  version: FLUKSIO_VERSION,
+  protocol: PROTOCOL_VERSION,
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+});
 
 export interface ControlPlaneHttpOptions {
   /** The control plane's base URL, e.g. `https://fluksio.example.com`. */
@@ -69,7 +86,10 @@ export interface StoreRequest {
  * in the Authorization header and nowhere else, no redirects (one could carry the
  * header elsewhere), transient failures (connection refused or reset, timeouts, 5xx,
  * 429) retried with exponential backoff by p-retry, and every other status turned into
- * the error class callers branch on (control-plane-errors.ts). Paths are appended to the
+ * the error class callers branch on (control-plane-errors.ts). Every request names the
+ * protocol it speaks (`X-Fluksio-Protocol`) and this fluksio (`User-Agent`); a control
+ * plane of another protocol — one answering 426, or naming an older protocol than this
+ * one — is a ProtocolMismatchError, never retried. Paths are appended to the
  * URL's own path, so a control plane may be served under one (`https://host/fluksio`).
  */
 export class ControlPlaneHttp {
@@ -139,6 +159,8 @@ export class ControlPlaneHttp {
       ...request.headers,
       authorization: `Bearer ${this.options.token}`,
       accept: 'application/json',
+      'user-agent': USER_AGENT,
+      [PROTOCOL_HEADER.toLowerCase()]: String(PROTOCOL_VERSION),
     };
     let body: string | Uint8Array | Readable | undefined;
     if (request.json !== undefined) {
@@ -162,6 +184,10 @@ export class ControlPlaneHttp {
       signal: request.signal,
       timeoutMs: request.timeoutMs ?? this.requestTimeoutMs,
     });
+    // A 426 says it best (the control plane's own sentence); any other answer of an older
+    // protocol is refused before it is read with this protocol's schemas.
+    const older = answer.status === 426 ? null : this.olderProtocolError(`${method} ${path}`, answer);
+    if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request.allowNotFound) {
       answer.discard();
@@ -247,6 +273,30 @@ export class ControlPlaneHttp {
       }
       return consume(answer.stream());
     });
+  }
+
+  /**
+   * A ProtocolMismatchError when the answer names an older protocol than this client's
+   * (`X-Fluksio-Protocol`; a success without it comes from a control plane from before the
+   * header, UNVERSIONED_PROTOCOL). Null when it speaks this protocol or a newer one, which
+   * answers this one or says 426; an error without the header (a proxy's) is judged by its status.
+   */
+  private olderProtocolError(request: string, answer: HttpAnswer): ProtocolMismatchError | null {
+    const header = answer.header(PROTOCOL_HEADER);
+    const parsed = header === null ? null : ProtocolHeader.safeParse(header);
+    const spoken = parsed?.success
+      ? parsed.data
+      : header === null && isSuccess(answer.status)
+        ? UNVERSIONED_PROTOCOL
+        : null;
+    if (spoken === null || spoken >= PROTOCOL_VERSION) return null;
+    answer.discard();
+    return new ProtocolMismatchError(
+      answer.status,
+      request,
+      `The control plane at ${this.base.origin} speaks fluksio protocol ${spoken}, older than protocol ${PROTOCOL_VERSION} of this fluksio ${FLUKSIO_VERSION} (${request}): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later; it goes on answering older runners and clients`,
+      PROTOCOL_HEADER,
+    );
   }
 
   /** `path` (absolute, with its query) under the base URL's own path. */
@@ -339,7 +389,9 @@ async function errorFor(request: string, response: HttpAnswer): Promise<Error> {
           ? NotFoundError
           : response.status === 409
             ? StaleLeaseError
-            : ControlPlaneError;
+            : response.status === 426
+              ? ProtocolMismatchError
+              : ControlPlaneError;
   return new ErrorClass(response.status, request, message, field);
 }
 

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ClaimRequest } from '../../schemas/protocol/claim.js';
+import { fluksioVersionOf } from '../../schemas/protocol/fluksio-user-agent.js';
+import { PROTOCOL_HEADER } from '../../schemas/protocol/protocol-version.js';
 import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
 import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
 import { CredentialRefusedError } from '../credential-refused-error.js';
@@ -101,7 +103,16 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
         await giveBack();
         return reply;
       }
-      request.log.info({ runId: run.id, runner: runner.name, attempt: run.attempt }, 'run claimed');
+      request.log.info(
+        {
+          runId: run.id,
+          runner: runner.name,
+          attempt: run.attempt,
+          runnerVersion: fluksioVersionOf(request.headers['user-agent']) ?? 'unknown',
+          protocol: request.headers[PROTOCOL_HEADER.toLowerCase()] ?? 'none',
+        },
+        'run claimed',
+      );
       // The runner waits on this answer to start; the check run and open pages can wait a
       // turn of the event loop for their ring (its write to Redis comes after this one).
       setImmediate(() => context.onRunChanged?.(run.id));

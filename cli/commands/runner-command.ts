@@ -52,8 +52,9 @@ const REDACTED = [
  * `--token-file` or FLUKSIO_RUNNER_TOKEN — never from a flag's value, which every user
  * of the machine can read in the process list — and secrets from `--env-file`. Runs
  * until SIGTERM or SIGINT, which cancel the running stages and release their runs to
- * the queue. Exit 0 after a stop, 1 when the control plane refuses the token, 2 for
- * missing or bad configuration.
+ * the queue. Exit 0 after a stop, 1 when the control plane refuses the token or speaks
+ * another protocol (the message says which side to upgrade), 2 for missing or bad
+ * configuration.
  */
 export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): Promise<number> {
   const url = options.url ?? io.env.FLUKSIO_URL;

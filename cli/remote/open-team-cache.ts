@@ -1,4 +1,4 @@
-import { ForbiddenError, UnauthorizedError, ControlPlaneError } from '../../client/control-plane-errors.js';
+import { ForbiddenError, ControlPlaneError, refusesEveryRequest } from '../../client/control-plane-errors.js';
 import { headAndOrigin, originRepository } from '../../client/origin-repository.js';
 import { serverConnection } from '../../client/server-connection.js';
 import { TeamCacheClient } from '../../client/team-cache-client.js';
@@ -49,7 +49,7 @@ export async function openTeamCache(options: OpenTeamCacheOptions): Promise<Loca
   try {
     await client.reach();
   } catch (error) {
-    if (error instanceof UnauthorizedError || error instanceof ForbiddenError) {
+    if (refusesEveryRequest(error) || error instanceof ForbiddenError) {
       throw new UsageError(
         `--remote-cache: the control plane at ${client.origin} refused: ${error.message}`,
         {

@@ -4,7 +4,7 @@ import type { Claim } from '../../schemas/protocol/claim.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
 import type { ControlPlaneClient } from '../../client/control-plane-client.js';
 import type { RunLease } from '../../client/run-lease.js';
-import { ControlPlaneError, UnauthorizedError } from '../../client/control-plane-errors.js';
+import { ControlPlaneError, refusesEveryRequest } from '../../client/control-plane-errors.js';
 import { cancelJobsOfRuns } from './cancel-jobs-of-runs.js';
 import type { HeldRun, HeldRuns } from './held-runs.js';
 import { attemptJobs } from './slurm-attempt-jobs.js';
@@ -59,8 +59,8 @@ export interface ResumeHeldRunsOptions {
  * (a cancel pending then ends it as asked, at once rather than at the lease's expiry), and
  * is forgotten. Last, the jobs of every run not resumed are cancelled, so no job is left
  * that no runner follows. While the control plane is unreachable it is asked again, ever
- * later; a runner token it refuses rejects (UnauthorizedError), leaving every record and
- * job for the next start.
+ * later; a runner token it refuses, or a protocol it does not speak, rejects
+ * (refusesEveryRequest), leaving every record and job for the next start.
  */
 export async function resumeHeldRuns(options: ResumeHeldRunsOptions): Promise<ResumedRun[]> {
   const { heldRuns, logger } = options;
@@ -119,7 +119,7 @@ async function askToResume(
       };
     } catch (error) {
       if (options.signal.aborted) return null;
-      if (error instanceof UnauthorizedError) throw error;
+      if (refusesEveryRequest(error)) throw error;
       // Any other refusal is for good: a lease gone, a cancel pending, a request it cannot take.
       if (error instanceof ControlPlaneError) return { refused: error.message };
       const delay =

@@ -7,7 +7,9 @@ import { describeStageUser } from '../sandbox/stage-user.js';
 import { closeWorkDir } from './close-work-dir.js';
 import { ControlPlaneClient } from '../../client/control-plane-client.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
-import { UnauthorizedError } from '../../client/control-plane-errors.js';
+import { PROTOCOL_VERSION } from '../../schemas/protocol/protocol-version.js';
+import { FLUKSIO_VERSION } from '../../core/fluksio-version.js';
+import { refusesEveryRequest, UnauthorizedError } from '../../client/control-plane-errors.js';
 import { executeClaim } from './execute-claim.js';
 import { HeldRuns } from './held-runs.js';
 import { resumeHeldRuns, type ResumedRun } from './resume-held-runs.js';
@@ -98,7 +100,8 @@ export interface RunnerDaemonOptions {
 export interface RunnerDaemon {
   /**
    * Settles when the daemon has stopped: resolves after stop(), rejects when the
-   * control plane refuses the token (nothing could ever be claimed).
+   * control plane refuses the token or speaks another protocol (nothing could ever be
+   * claimed; ProtocolMismatchError's message says which side to upgrade).
    */
   done: Promise<void>;
   /** Stops claiming, cancels running stages, releases their runs; resolves when all slots ended. */
@@ -203,7 +206,8 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   });
   const interpreterDigests = new InterpreterDigests(path.join(workDir, 'interpreter-digests.json'));
   const stopping = new AbortController();
-  let refusal: UnauthorizedError | null = null;
+  /** Why nothing can be claimed any more: the token refused, or another protocol. */
+  let refusal: Error | null = null;
   const maxBackoffMs = options.maxBackoffMs ?? 30_000;
 
   const heldRuns = new HeldRuns(workDir);
@@ -293,7 +297,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         failures = 0;
       } catch (error) {
         if (stopping.signal.aborted) return;
-        if (error instanceof UnauthorizedError) {
+        if (refusesEveryRequest(error)) {
           refusal = error;
           stopping.abort();
           return;
@@ -314,6 +318,8 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   logger.info(
     {
       url: client.origin,
+      version: FLUKSIO_VERSION,
+      protocol: PROTOCOL_VERSION,
       workDir,
       concurrency,
       acceptForks: options.acceptForks ?? false,
@@ -349,7 +355,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         onResumed: (run) => resumedRuns.set(run.slot, execute(run.claim, run.slot, run)),
       });
     } catch (error) {
-      if (error instanceof UnauthorizedError) {
+      if (refusesEveryRequest(error)) {
         refusal = error;
         // Nothing more is claimed; the runs already resumed end (released) before the daemon does.
         stopping.abort();
@@ -366,12 +372,15 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   })();
   const done = slots.then(async () => {
     await unlock().catch(() => undefined);
-    logger.info('runner stopped');
-    if (refusal) {
+    if (refusal) logger.error({ err: refusal }, 'runner stopped: the control plane refuses every claim');
+    else logger.info('runner stopped');
+    if (refusal instanceof UnauthorizedError) {
       throw new Error(`The control plane at ${client.origin} refused the runner token: ${refusal.message}`, {
         cause: refusal,
       });
     }
+    // A protocol mismatch's message already names the control plane and what to upgrade.
+    if (refusal) throw refusal;
   });
   // Whoever awaits `done` sees a refusal; stop() itself only waits.
   done.catch(() => undefined);

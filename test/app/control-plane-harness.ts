@@ -12,6 +12,7 @@ import { buildServer } from '../../app/build-server.js';
 import { readControlPlaneSettings, type ControlPlaneSettings } from '../../app/control-plane-settings.js';
 import { hashToken } from '../../app/http/hash-token.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
+import type { ProtocolRange } from '../../schemas/protocol/protocol-version.js';
 import type { SubmitRunRequest } from '../../schemas/protocol/submit-run.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import type { Database } from '../../store/db/database.js';
@@ -106,6 +107,7 @@ export async function startTestControlPlane({
   redis: givenRedis,
   port = 0,
   logger = pino({ level: process.env.FLUKSIO_TEST_LOG ?? 'silent' }),
+  protocols,
 }: {
   db: Database;
   env?: Record<string, string>;
@@ -115,6 +117,8 @@ export async function startTestControlPlane({
   port?: number;
   /** Where the server logs. @defaultValue silent, or at FLUKSIO_TEST_LOG's level */
   logger?: Logger;
+  /** The protocols it answers, to pose as another release. @defaultValue this fluksio's */
+  protocols?: ProtocolRange;
 }): Promise<TestControlPlane> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'fluksio-app-'));
   const settings = readControlPlaneSettings({
@@ -135,6 +139,7 @@ export async function startTestControlPlane({
     settings,
     blobs: openBlobStorage(settings),
     logger,
+    ...(protocols ? { protocols } : {}),
   });
   const url = await server.listen({ host: '127.0.0.1', port });
 
