@@ -6,6 +6,7 @@ import { gitFileMode } from '../workspace/git-file-mode.js';
 import { gitBlobId, gitBlobIdOfFile, type GitObjectFormat } from '../workspace/git-blob-id.js';
 import { NotAGitRepositoryError } from '../workspace/not-a-git-repository-error.js';
 import { loadStatCache, RACY_WINDOW_MS, StatCache } from './stat-cache.js';
+import { FileStamps } from './file-stamps.js';
 import {
   dropListingSnapshot,
   environmentKey,
@@ -36,6 +37,12 @@ export interface CodeIndex {
    * from that commit.
    */
   files: Map<string, string>;
+  /**
+   * The inode, size and mtime of each regular file when its id in `files` was taken, by
+   * repository-relative path (a submodule's files too, under its path): whether a file
+   * read later is still that version (read-set-probe.ts).
+   */
+  stamps: FileStamps;
   /** Paths that differ from HEAD as `git status` would see them: modified, added, untracked or deleted. */
   changed: Set<string>;
   /**
@@ -97,7 +104,8 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   // While git lists the tree, the files the cache knows are checked: most of them are
   // the files git is about to name.
   const known = new StatCache(statCacheFile, loaded?.objectFormat ?? 'sha1', loaded, scanStartedMs);
-  await checkKnownFiles(repoRoot, known);
+  const stamps = new FileStamps();
+  await checkKnownFiles(repoRoot, known, stamps);
   const listed = await listing;
   const { commit, objectFormat } = listed;
   const cache =
@@ -111,6 +119,7 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
     prefix: '',
     listing: listed,
     cache,
+    stamps,
     reads,
   });
   await cache.save([...listed.paths.keys()]);
@@ -141,6 +150,7 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
     commit,
     objectFormat,
     ...tree,
+    stamps,
     statCacheFile,
     filesRead: reads.files,
     gitListed: reused === null,
@@ -173,14 +183,15 @@ const LSTAT_CHUNK = 256;
 
 /**
  * Looks up every file the stat cache knows under its lstat now (`StatCache.hit` then
- * answers for it), synchronously in chunks: far cheaper than a promise per file, and no
- * Stats object outlives its comparison.
+ * answers for it, and `stamps` holds the lstat it answers under), synchronously in
+ * chunks: far cheaper than a promise per file, and no Stats object outlives its comparison.
  */
-async function checkKnownFiles(root: string, cache: StatCache): Promise<void> {
+async function checkKnownFiles(root: string, cache: StatCache, stamps: FileStamps): Promise<void> {
   const paths = cache.knownPaths;
   for (let entry = 0; entry < paths.length; entry += 1) {
-    const stats = lstatOrNull(`${root}/${paths[entry] as string}`);
-    if (stats !== null) cache.lookupEntry(entry, stats);
+    const repoPath = paths[entry] as string;
+    const stats = lstatOrNull(`${root}/${repoPath}`);
+    if (stats !== null && cache.lookupEntry(entry, stats) !== null) stamps.take(repoPath, stats);
     if (entry % LSTAT_CHUNK === LSTAT_CHUNK - 1) await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -194,6 +205,8 @@ interface TreeScan {
   prefix: string;
   listing: WorkTreeListing;
   cache: StatCache;
+  /** Where each file's lstat is stamped as its id is taken, under its path in the outermost repository. */
+  stamps: FileStamps;
   /** Counts the files hashed, submodules' included. */
   reads: { files: number };
 }
@@ -226,12 +239,16 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
     } else if (stats.isSymbolicLink()) {
       const target = await readlink(path.join(root, repoPath), { encoding: 'buffer' });
       files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
+      scan.stamps.take(key, stats);
       const outside = await outsideReason(scan, repoPath);
       if (outside !== null) outsideLinks.set(repoPath, outside);
     } else if (stats.isFile()) {
       const value = scan.cache.lookup(key, stats);
       if (value === null) toHash.push({ repoPath, stats });
-      else files.set(repoPath, value);
+      else {
+        files.set(repoPath, value);
+        scan.stamps.take(key, stats);
+      }
     } else {
       throw new Error(
         `${path.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`,
@@ -245,6 +262,7 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
         // The stat taken before reading: a write during the read leaves a stat the next scan will not match.
         const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path.join(root, repoPath), listing.objectFormat)}`;
         scan.cache.remember(scan.prefix + repoPath, stats, value);
+        scan.stamps.take(scan.prefix + repoPath, stats);
         files.set(repoPath, value);
       }),
     );
