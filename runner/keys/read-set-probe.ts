@@ -1,8 +1,10 @@
+import type { Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../../core/canonical-json.js';
 import type { ReadSet } from '../../schemas/read-set.js';
 import type { CodeIndex } from './code-index.js';
+import { fileStamp } from './file-stamp.js';
 import { gitBlobIdOfFile } from '../workspace/git-blob-id.js';
 import type { ReadTrace } from './read-trace.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
@@ -57,10 +59,9 @@ export class ReadSetProbe {
 
   /**
    * The read set of a finished stage, without what its key holds already (`exclude`: its
-   * deps and its own outs, and everything under them). A file hashed now whose times are
-   * after the stage's start changed while the stage ran; a file of the code index whose
-   * times are after the run's start (when the index was read) changed since its id was
-   * taken. Either way its digest would not be what the stage read.
+   * deps and its own outs, and everything under them), and what it read that changed
+   * while it ran (see `changedWhileRunning`): the digest of such a file would not be what
+   * the stage read.
    */
   async record(
     trace: ReadTrace,
@@ -74,10 +75,7 @@ export class ReadSetProbe {
     for (const file of trace.files.filter((each) => !excluded(each))) {
       readSet.files[file] = await this.fileDigest(file);
       const stats = await lstat(this.absolute(file)).catch(() => null);
-      const from = this.options.codeIndex.files.has(file) ? since.run : since.stage;
-      if (stats && Math.max(stats.mtimeMs, stats.ctimeMs) >= from - CLOCK_SLACK_MS) {
-        changedWhileRunning.push(file);
-      }
+      if (stats && this.changedWhileRunning(file, stats, since)) changedWhileRunning.push(file);
     }
     for (const dir of trace.dirs) readSet.dirs[dir] = await this.dirDigest(dir, false);
     for (const dir of trace.moduleDirs) readSet.moduleDirs[dir] = await this.dirDigest(dir, true);
@@ -112,6 +110,25 @@ export class ReadSetProbe {
       }
     }
     return found;
+  }
+
+  /**
+   * Whether a file a stage read, lstat-ed now, may not be the version its digest was
+   * taken from. A file of the code index has its id from when the index was read: it
+   * changed if its inode, size or mtime are no longer those the id was taken under, or
+   * if it was written after the run started (a rewrite within the clock tick of that read
+   * could keep all three). Its ctime is not asked: handing the checkout to a stage user
+   * (chownTree, before each stage) changes it and nothing else. A file hashed now changed
+   * if either of its times is after the stage's start.
+   */
+  private changedWhileRunning(file: string, stats: Stats, since: { stage: number; run: number }): boolean {
+    const { codeIndex } = this.options;
+    if (codeIndex.files.has(file)) {
+      const stamp = codeIndex.stamps.get(file);
+      const rewritten = stamp !== undefined && stamp !== fileStamp(stats.ino, stats.size, stats.mtimeMs);
+      return rewritten || stats.mtimeMs >= since.run - CLOCK_SLACK_MS;
+    }
+    return Math.max(stats.mtimeMs, stats.ctimeMs) >= since.stage - CLOCK_SLACK_MS;
   }
 
   /** A repository-relative path as the user sees it. */

@@ -1,6 +1,6 @@
 import { chownTree } from './chown-tree.js';
 import { killUserProcesses } from './kill-user-processes.js';
-import type { StageLaunch, StageLauncher } from './stage-launcher.js';
+import type { LaunchedStage, StageLaunch, StageLauncher } from './stage-launcher.js';
 import type { StageUser } from './stage-user.js';
 
 export interface StageUserLauncherOptions {
@@ -18,20 +18,22 @@ export interface StageUserLauncherOptions {
  * its `--env-file`, the mirrors, the blob cache and other runs' checkouts out of reach,
  * and `/proc/<runner>/environ` is another user's. Before each start the whole checkout is
  * handed to the user, what the engine wrote there since (restored outs, out directories)
- * included, so the stage can write where it may. When a stage ends, every process of the
+ * included, so the stage can write where it may, and so are the stage's own `writable`
+ * directories outside it (where its Python processes report what they read: the engine
+ * makes them private to itself). When a stage ends, every process of the
  * user is killed, `setsid` daemons included: the user must be dedicated to this runner's
  * stages, and one stage runs at a time.
  */
 export class StageUserLauncher implements StageLauncher {
   constructor(private readonly options: StageUserLauncherOptions) {}
 
-  launch(cmd: string, cwd: string): StageLaunch {
+  launch(cmd: string, cwd: string, writable: readonly string[] = [], stage?: LaunchedStage): StageLaunch {
     const { user, checkout, inner } = this.options;
     // Nothing of the user may run while its checkout is walked: a daemon the fingerprint
     // command left could swap a directory for a symlink and have /etc handed over.
     killUserProcesses(user);
-    chownTree(checkout, user.uid, user.gid);
-    return { ...inner.launch(cmd, cwd), user: { uid: user.uid, gid: user.gid } };
+    for (const dir of [checkout, ...writable]) chownTree(dir, user.uid, user.gid);
+    return { ...inner.launch(cmd, cwd, writable, stage), user: { uid: user.uid, gid: user.gid } };
   }
 
   signal(pid: number, signal: NodeJS.Signals): void {
