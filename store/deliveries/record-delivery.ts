@@ -21,8 +21,9 @@ export interface RecordedDelivery {
  * same signed body under a new id is the same event — GitHub's Redeliver (which keeps the
  * id), the same delivery sent twice at once, or a captured delivery replayed by anyone —
  * and the first copy is the one kept. A copy of a delivery that was given up on reopens
- * it — no longer failed, its attempts counted from zero, its error cleared — as someone
- * pressing Redeliver on GitHub asks for, and it is processed again under its own id, so it
+ * it — no longer failed, its error cleared, its attempts counted again from one (not zero:
+ * an earlier attempt may have replied, so the next one is a retry, which looks for its
+ * reply before replying) — as someone pressing Redeliver on GitHub asks for, and it is processed again under its own id, so it
  * makes what it did not make yet and nothing twice (its runs' trigger keys); any other copy
  * changes nothing, so a processed delivery is never processed twice.
  */
@@ -53,7 +54,7 @@ export async function recordDelivery({
   if (stored.failedAt === null) return { outcome: 'known', deliveryId: stored.id };
   const [reopened] = await db
     .update(deliveries)
-    .set({ failedAt: null, attempts: 0, lastError: null })
+    .set({ failedAt: null, attempts: 1, lastError: null })
     .where(and(eq(deliveries.id, stored.id), isNotNull(deliveries.failedAt)))
     .returning({ id: deliveries.id });
   // Another copy reopened it a moment before: that copy's intake enqueues it.

@@ -106,7 +106,7 @@ test('GitHub’s Redeliver of a delivery given up on processes it again; of one 
   const [reopened] = await storedDeliveries();
   expect(reopened).toMatchObject({ failedAt: null, lastError: null });
   const processed = await world.settled(comment.id);
-  expect(processed).toMatchObject({ attempts: 1, failedAt: null, lastError: null });
+  expect(processed).toMatchObject({ attempts: 2, failedAt: null, lastError: null });
   expect(processed.processedAt).not.toBeNull();
   expect(await world.runs()).toHaveLength(1);
   expect(world.replies()).toHaveLength(1);
@@ -142,6 +142,32 @@ test('a request GitHub holds open fails after FLUKSIO_GITHUB_TIMEOUT, saying whi
   } finally {
     release();
   }
+});
+
+test('Redeliver of a delivery given up on after it replied does not reply again', async () => {
+  const comment = world.comment('/fluksio run');
+  await storeDelivery(world, comment);
+  // Received in the future: the world's reconciler leaves it to this test's attempts.
+  await world.db
+    .update(deliveries)
+    .set({ receivedAt: sql`now() + interval '1 hour'` })
+    .where(eq(deliveries.id, comment.id));
+  // Its first attempt replies and queues the run; then it is given up on, never recorded processed.
+  const begun = await beginDeliveryAttempt({ db: world.db, deliveryId: comment.id, maxAttempts: 16 });
+  if (begun?.state !== 'begun') throw new Error('the first attempt did not begin');
+  await dispatchDelivery(deliveryWork(world), begun.delivery);
+  expect(world.replies()).toHaveLength(1);
+  await world.db
+    .update(deliveries)
+    .set({ failedAt: sql`now()`, attempts: 16, lastError: 'Given up' })
+    .where(eq(deliveries.id, comment.id));
+
+  // Someone presses Redeliver: processed again, and the reply it made already is found.
+  expect((await world.send(comment)).status).toBe(200);
+  const processed = await world.settled(comment.id);
+  expect(processed.processedAt).not.toBeNull();
+  expect(world.replies()).toHaveLength(1);
+  expect(await world.runs()).toHaveLength(1);
 });
 
 test('a retry after a worker died between replying and recording does not reply again', async () => {
