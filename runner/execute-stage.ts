@@ -254,6 +254,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       await trace?.dispose();
       return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
     } finally {
+      options.launcher?.ended?.();
       processEnded();
     }
     const traced = trace ? await trace.collect().catch(() => null) : null;

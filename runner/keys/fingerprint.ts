@@ -38,5 +38,7 @@ export async function fingerprintOf(
     throw new Error(`The fingerprint command \`${command}\` failed${stderr ? `: ${stderr}` : ''}`, {
       cause: error,
     });
+  } finally {
+    launcher.ended?.();
   }
 }

@@ -71,6 +71,12 @@ export interface StageLauncher {
    */
   usage?(stage: LaunchedStage, signal?: AbortSignal): Promise<StageUsage | null>;
   /**
+   * Told that what the last `launch` started has ended, before the engine reads the
+   * checkout again (the stage user launcher takes the checkout back: the runner's git
+   * refuses a repository another user owns).
+   */
+  ended?(): void;
+  /**
    * Sends `signal` to every process of the stage started as `pid` (the spawned
    * process, whose group is its own). A process already gone is no error.
    */

@@ -22,9 +22,15 @@ export interface StageUserLauncherOptions {
  * directories outside it (where its Python processes report what they read: the engine
  * makes them private to itself). When a stage ends, every process of the
  * user is killed, `setsid` daemons included: the user must be dedicated to this runner's
- * stages, and one stage runs at a time.
+ * stages, and one stage runs at a time (the runner refuses --stage-user with --jobs or
+ * --concurrency above 1). Then the checkout is the runner's again (`ended`): its git
+ * reads the code after each stage, and refuses a repository another user owns — which
+ * it must, as a `.git` the stage user owns could run the user's commands as the runner.
  */
 export class StageUserLauncher implements StageLauncher {
+  /** What the last launch handed to the user: taken back when it ends. */
+  private handed: string[] = [];
+
   constructor(private readonly options: StageUserLauncherOptions) {}
 
   launch(cmd: string, cwd: string, writable: readonly string[] = [], stage?: LaunchedStage): StageLaunch {
@@ -32,8 +38,18 @@ export class StageUserLauncher implements StageLauncher {
     // Nothing of the user may run while its checkout is walked: a daemon the fingerprint
     // command left could swap a directory for a symlink and have /etc handed over.
     killUserProcesses(user);
-    for (const dir of [checkout, ...writable]) chownTree(dir, user.uid, user.gid);
+    this.handed = [checkout, ...writable];
+    for (const dir of this.handed) chownTree(dir, user.uid, user.gid);
     return { ...inner.launch(cmd, cwd, writable, stage), user: { uid: user.uid, gid: user.gid } };
+  }
+
+  ended(): void {
+    // Nothing of the user may run while the tree is walked, as in launch.
+    killUserProcesses(this.options.user);
+    const runner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    for (const dir of this.handed) chownTree(dir, runner.uid, runner.gid);
+    this.handed = [];
+    this.options.inner.ended?.();
   }
 
   signal(pid: number, signal: NodeJS.Signals): void {

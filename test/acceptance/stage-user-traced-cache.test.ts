@@ -70,3 +70,42 @@ test('a traced stage run as --stage-user is keyed on what it read, and handing i
     },
   ]);
 });
+
+test('a two-stage pipeline run as --stage-user reads its code between the stages, and runs again from the cache', async () => {
+  await world.start();
+  const project = await world.repo({
+    'fluksio.yml': `version: 1
+stages:
+  prepare:
+    cmd: /usr/bin/python3 prepare.py
+    deps: [prepare.py]
+    outs: [data.txt]
+  train:
+    cmd: /usr/bin/python3 train.py
+    deps: [train.py, data.txt]
+    outs: [model.txt]
+`,
+    '.gitignore': 'data.txt\nmodel.txt\n',
+    'prepare.py': 'open("data.txt", "w").write("1 2 3\\n")\n',
+    'train.py': 'open("model.txt", "w").write(str(sum(map(int, open("data.txt").read().split()))) + "\\n")\n',
+  });
+  await world.allow([project.repository]);
+  const runner = await world.runner('stage-user-two', { args: ['--stage-user', STAGE_USER] });
+  await chmod(runner.workDir, 0o755);
+  const submit = () =>
+    world.submit({ repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit });
+  // The runner's git reads the code after each stage: the checkout is the stage user's while one runs.
+  const first = await world.waitFor(await submit());
+  expect(first.run.status, JSON.stringify(first)).toBe('succeeded');
+  expect(first.stages).toMatchObject([
+    { name: 'prepare', status: 'ran' },
+    { name: 'train', status: 'ran' },
+  ]);
+  expect(first.run.dirty).toBe(false);
+  const again = await world.waitFor(await submit());
+  expect(again.run.status, JSON.stringify(again)).toBe('succeeded');
+  expect(again.stages).toMatchObject([
+    { name: 'prepare', status: 'cached', cachedFrom: first.run.id },
+    { name: 'train', status: 'cached', cachedFrom: first.run.id },
+  ]);
+});
