@@ -76235,6 +76235,7 @@ async function executeStage(name2, context) {
       await trace?.dispose();
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
     } finally {
+      options.launcher?.ended?.();
       processEnded();
     }
     const traced = trace ? await trace.collect().catch(() => null) : null;
@@ -76381,6 +76382,8 @@ async function fingerprintOf(command, cwd, env, launcher = directLauncher) {
     throw new Error(`The fingerprint command \`${command}\` failed${stderr ? `: ${stderr}` : ""}`, {
       cause: error47
     });
+  } finally {
+    launcher.ended?.();
   }
 }
 
