@@ -211,8 +211,9 @@ const EnvSettings = z.object({
     )
     .pipe(
       z.array(
-        z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, {
-          error: (issue) => `"${String(issue.input)}" is not a GitHub account name (write e.g. acme,octocat)`,
+        z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(:\d{1,15})?$/, {
+          error: (issue) =>
+            `"${String(issue.input)}" is not a GitHub account name, or one pinned to its account id (write e.g. acme:1234567,octocat)`,
         }),
       ),
     )

@@ -20,6 +20,12 @@ export interface GitHubAppSettings {
    */
   allowedOwners: string[];
   /**
+   * The allowed owners written `login:id` in `FLUKSIO_ALLOWED_OWNERS`, by lower-case login:
+   * matched by GitHub's account id, not their name. A name is GitHub's to reassign: an
+   * account renamed or deleted frees it for anyone to register and install the App under.
+   */
+  pinnedOwners: ReadonlyMap<string, number>;
+  /**
    * The check runs' name (`FLUKSIO_CHECK_NAME`), stable so it can be a required check; a
    * sweep member's is `<name> (lr=0.1)`.
    * @defaultValue 'fluksio'
@@ -132,7 +138,15 @@ export function readGitHubAppSettings(
     privateKey,
     webhookSecret: vars.WEBHOOK_SECRET ?? '',
     apiUrl: vars.GITHUB_API_URL.replace(/\/+$/, ''),
-    allowedOwners: vars.FLUKSIO_ALLOWED_OWNERS ?? [],
+    allowedOwners: (vars.FLUKSIO_ALLOWED_OWNERS ?? []).map((owner) => owner.split(':')[0] as string),
+    pinnedOwners: new Map(
+      (vars.FLUKSIO_ALLOWED_OWNERS ?? [])
+        .filter((owner) => owner.includes(':'))
+        .map((owner) => {
+          const [login, id] = owner.split(':');
+          return [login as string, Number(id)];
+        }),
+    ),
     checkName: vars.FLUKSIO_CHECK_NAME,
     publicUrl: (
       vars.FLUKSIO_PUBLIC_URL ?? `http://${vars.HOST === '0.0.0.0' ? 'localhost' : vars.HOST}:${vars.PORT}`

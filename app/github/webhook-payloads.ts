@@ -10,7 +10,12 @@ import { UnreadablePayloadError } from './intake/unreadable-payload-error.js';
  * (safe up to 2^53).
  */
 
-const Account = z.object({ login: z.string().min(1), type: z.string().optional() });
+const Account = z.object({
+  login: z.string().min(1),
+  /** GitHub's account id: what a pinned allowed owner is matched by. */
+  id: z.number().int().optional(),
+  type: z.string().optional(),
+});
 
 export const WebhookRepository = z.object({
   id: z.number().int(),

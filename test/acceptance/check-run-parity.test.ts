@@ -115,6 +115,7 @@ test('the app and the action name, cap and page the same sweep member’s check 
       webhookSecret: 'unused',
       apiUrl: world.double.url,
       allowedOwners: [],
+      pinnedOwners: new Map(),
       checkName: 'fluksio',
       requestTimeoutMs: 30_000,
       publicUrl: 'https://fluksio.example.com',

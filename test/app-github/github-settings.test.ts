@@ -36,6 +36,7 @@ describe('the GitHub App settings', () => {
       webhookSecret: 's3cret',
       apiUrl: 'https://api.github.com',
       allowedOwners: ['acme', 'octocat'],
+      pinnedOwners: new Map(),
       checkName: 'fluksio',
       publicUrl: 'http://localhost:3000',
       // Sign-in to the run pages needs the App's OAuth client, which is not set here.
@@ -86,6 +87,16 @@ describe('the GitHub App settings', () => {
     ]);
   });
 
+  test('an owner may be pinned to its GitHub account id: matched by the id, whatever its name', () => {
+    const github = readControlPlaneSettings({
+      ...REQUIRED,
+      ...APP,
+      FLUKSIO_ALLOWED_OWNERS: 'Acme:1234567, octocat',
+    }).github;
+    expect(github?.allowedOwners).toEqual(['acme', 'octocat']);
+    expect(github?.pinnedOwners).toEqual(new Map([['acme', 1234567]]));
+  });
+
   test('bad values are named with their variable', () => {
     expect(
       problemsOf({
@@ -98,7 +109,7 @@ describe('the GitHub App settings', () => {
     ).toEqual([
       'APP_ID: "fluksio" is not a GitHub App id (a number)',
       'GITHUB_API_URL: expected a https:// or http:// URL',
-      'FLUKSIO_ALLOWED_OWNERS: "not an owner" is not a GitHub account name (write e.g. acme,octocat)',
+      'FLUKSIO_ALLOWED_OWNERS: "not an owner" is not a GitHub account name, or one pinned to its account id (write e.g. acme:1234567,octocat)',
       'FLUKSIO_CHECK_NAME: "ci (gpu)" is not a check name (no parentheses; e.g. fluksio)',
     ]);
     expect(problemsOf({ ...APP, PRIVATE_KEY: 'not a key' })).toEqual([

@@ -4,6 +4,7 @@ import { findRepositoryRun } from '../../../store/runs/find-repository-run.js';
 import { listCheckSuiteRuns } from '../../../store/runs/list-check-suite-runs.js';
 import { removeInstallation } from '../../../store/installations/remove-installation.js';
 import { saveInstallation } from '../../../store/installations/save-installation.js';
+import { ownerRefusal } from './owner-refusal.js';
 import { answerCommentCommand } from '../triggers/answer-comment-command.js';
 import type { GitHubWork } from '../github-work.js';
 import { repositoryRef } from '../repository-ref.js';
@@ -66,9 +67,13 @@ export async function dispatchDelivery(work: GitHubWork, delivery: DeliveryRow):
     return;
   }
   if (!SUBSCRIBED_EVENTS.has(event)) return;
-  const owner = readPayload(OwnedPayload, event, payload).repository.owner.login;
-  if (!work.github.allowedOwners.includes(owner.toLowerCase())) {
-    work.logger.info({ deliveryId, event, owner }, 'delivery ignored: the owner is not allowed');
+  const owner = readPayload(OwnedPayload, event, payload).repository.owner;
+  const refusal = ownerRefusal(owner, work.github.allowedOwners, work.github.pinnedOwners);
+  if (refusal !== null) {
+    work.logger.info(
+      { deliveryId, event, owner: owner.login, ownerId: owner.id, why: refusal },
+      'delivery ignored: the owner is not allowed',
+    );
     return;
   }
 
