@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { READ_TRACE_HOOK } from './read-trace-hook.js';
@@ -61,7 +62,11 @@ async function collectReports(reports: string, root: string): Promise<ReadTrace>
   let processes = 0;
   let pythonStarts = 0;
   for (const name of await readdir(reports)) {
-    const text = await readFile(path.join(reports, name), 'utf8');
+    const text = await readReport(path.join(reports, name));
+    if (text === null) {
+      untraced ??= `left ${name} in its trace reports, which is not a report fluksio wrote`;
+      continue;
+    }
     for (const line of text.split('\n')) {
       const tab = line.indexOf('\t');
       if (tab < 0) continue;
@@ -82,6 +87,29 @@ async function collectReports(reports: string, root: string): Promise<ReadTrace>
   if (processes === 0) untraced ??= 'the Python process left no report';
   else if (processes < 1 + pythonStarts) untraced ??= 'a Python process it started left no report';
   return { files: [...files].sort(), dirs: [...dirs].sort(), moduleDirs: [...moduleDirs].sort(), untraced };
+}
+
+/** The largest report read: a stage reading a million files writes about a hundred megabytes. */
+const MAX_REPORT_BYTES = 256 * 2 ** 20;
+
+/**
+ * A report's text, or null when the entry is not one: the stage's processes write the
+ * reports directory, so an entry may be a FIFO (a read would wait forever), a symlink (to
+ * /dev/zero, or a file of the runner's) or a file too large to hold. Opened without
+ * following a link and without blocking, then read only if it is a regular file.
+ */
+async function readReport(file: string): Promise<string | null> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
+    () => null,
+  );
+  if (handle === null) return null;
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile() || stats.size > MAX_REPORT_BYTES) return null;
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Bytecode and fluksio's own state are never inputs (the module's source is). */
