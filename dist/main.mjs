@@ -5797,7 +5797,7 @@ var require_client_h1 = __commonJS({
       kResume,
       kHTTPContext
     } = require_symbols();
-    var constants6 = require_constants2();
+    var constants7 = require_constants2();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var addListener = util.addListener;
@@ -5872,7 +5872,7 @@ var require_client_h1 = __commonJS({
       constructor(client, socket, { exports: exports2 }) {
         assert2(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
-        this.ptr = this.llhttp.llhttp_alloc(constants6.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants7.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -5967,11 +5967,11 @@ var require_client_h1 = __commonJS({
             currentBufferRef = null;
           }
           const offset = llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr;
-          if (ret !== constants6.ERROR.OK) {
+          if (ret !== constants7.ERROR.OK) {
             const body2 = data.subarray(offset);
-            if (ret === constants6.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants7.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(body2);
-            } else if (ret === constants6.ERROR.PAUSED) {
+            } else if (ret === constants7.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(body2);
             } else {
@@ -5994,10 +5994,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants6.ERROR.OK) {
+        if (ret === constants7.ERROR.OK) {
           return null;
         }
-        if (ret === constants6.ERROR.PAUSED || ret === constants6.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants7.ERROR.PAUSED || ret === constants7.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -6014,7 +6014,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants6.ERROR[ret], data);
+        return new HTTPParserError(message, constants7.ERROR[ret], data);
       }
       destroy() {
         assert2(this.ptr != null);
@@ -6194,7 +6194,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants6.ERROR.PAUSED : 0;
+        return pause ? constants7.ERROR.PAUSED : 0;
       }
       onBody(buf) {
         const { client, socket, statusCode, maxResponseSize } = this;
@@ -6216,7 +6216,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request2.onData(buf) === false) {
-          return constants6.ERROR.PAUSED;
+          return constants7.ERROR.PAUSED;
         }
       }
       onMessageComplete() {
@@ -6252,13 +6252,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert2(client[kRunning] === 0);
           util.destroy(socket, new InformationalError("reset"));
-          return constants6.ERROR.PAUSED;
+          return constants7.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants6.ERROR.PAUSED;
+          return constants7.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants6.ERROR.PAUSED;
+          return constants7.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(() => client[kResume]());
         } else {
@@ -19168,9 +19168,9 @@ var require_picocolors = __commonJS({
     var argv = p6.argv || [];
     var env = p6.env || {};
     var isColorSupported = !(!!env.NO_COLOR || argv.includes("--no-color")) && (!!env.FORCE_COLOR || argv.includes("--color") || p6.platform === "win32" || (p6.stdout || {}).isTTY && env.TERM !== "dumb" || !!env.CI);
-    var formatter = (open7, close, replace = open7) => (input) => {
-      let string4 = "" + input, index2 = string4.indexOf(close, open7.length);
-      return ~index2 ? open7 + replaceClose(string4, close, replace, index2) + close : open7 + string4 + close;
+    var formatter = (open8, close, replace = open8) => (input) => {
+      let string4 = "" + input, index2 = string4.indexOf(close, open8.length);
+      return ~index2 ? open8 + replaceClose(string4, close, replace, index2) + close : open8 + string4 + close;
     };
     var replaceClose = (string4, close, replace, index2) => {
       let result = "", cursor = 0;
@@ -33212,7 +33212,7 @@ var require_scan = __commonJS({
 var require_parse2 = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module2) {
     "use strict";
-    var constants6 = require_constants6();
+    var constants7 = require_constants6();
     var utils = require_utils2();
     var {
       MAX_LENGTH,
@@ -33220,7 +33220,7 @@ var require_parse2 = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants6;
+    } = constants7;
     var expandRange = (args2, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args2, options);
@@ -33429,7 +33429,7 @@ var require_parse2 = __commonJS({
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants6.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants7.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches2 = splitTopLevel(body2).map((branch) => branch.trim());
       if (branches2.length > 1) {
         if (branches2.some((branch) => branch === "") || branches2.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches2)) {
@@ -33475,8 +33475,8 @@ var require_parse2 = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants6.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants6.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants7.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants7.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -33605,16 +33605,16 @@ var require_parse2 = __commonJS({
         const analysis = analyzeRepeatedExtglob(body2, opts);
         if ((token.type === "plus" || token.type === "star") && analysis.risky) {
           const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
-          const open7 = tokens[token.tokensIndex];
-          open7.type = "text";
-          open7.value = literal2;
-          open7.output = safeOutput || utils.escapeRegex(literal2);
+          const open8 = tokens[token.tokensIndex];
+          open8.type = "text";
+          open8.value = literal2;
+          open8.output = safeOutput || utils.escapeRegex(literal2);
           for (let i2 = token.tokensIndex + 1; i2 < tokens.length; i2++) {
             tokens[i2].value = "";
             tokens[i2].output = "";
             delete tokens[i2].suffix;
           }
-          state.output = token.output + open7.output;
+          state.output = token.output + open8.output;
           state.backtrack = true;
           push({ type: "paren", extglob: true, value, output: "" });
           decrement("parens");
@@ -33834,15 +33834,15 @@ var require_parse2 = __commonJS({
         }
         if (value === "{" && opts.nobrace !== true) {
           increment("braces");
-          const open7 = {
+          const open8 = {
             type: "brace",
             value,
             output: "(",
             outputIndex: state.output.length,
             tokensIndex: state.tokens.length
           };
-          braces.push(open7);
-          push(open7);
+          braces.push(open8);
+          push(open8);
           continue;
         }
         if (value === "}") {
@@ -34172,7 +34172,7 @@ var require_parse2 = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants6.globChars(opts.windows);
+      } = constants7.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -34230,7 +34230,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse9 = require_parse2();
     var utils = require_utils2();
-    var constants6 = require_constants6();
+    var constants7 = require_constants6();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -34358,7 +34358,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants6;
+    picomatch2.constants = constants7;
     module2.exports = picomatch2;
   }
 });
@@ -42707,7 +42707,7 @@ var require_lib = __commonJS({
 });
 
 // local/run-journal.ts
-import { open as open4 } from "node:fs/promises";
+import { open as open5 } from "node:fs/promises";
 import { join as join12 } from "node:path";
 function journalFileOf(journalDir, runId) {
   return join12(journalDir, `${runId}.jsonl`);
@@ -42728,7 +42728,7 @@ var init_run_journal = __esm({
       size = 0;
       /** Creates the journal of a new run (refusing one that exists) with its first record. */
       static async create(journalDir, runId, first) {
-        const handle2 = await open4(journalFileOf(journalDir, runId), "wx");
+        const handle2 = await open5(journalFileOf(journalDir, runId), "wx");
         const journal = new _RunJournal(handle2, journalDir);
         try {
           await journal.append(first);
@@ -42760,7 +42760,7 @@ var init_run_journal = __esm({
       async sync() {
         await this.writing;
         await this.handle.datasync();
-        const dir = await open4(this.journalDir, "r");
+        const dir = await open5(this.journalDir, "r");
         await dir.sync().finally(() => dir.close());
       }
       async close() {
@@ -42774,7 +42774,7 @@ var init_run_journal = __esm({
 // node_modules/graceful-fs/polyfills.js
 var require_polyfills = __commonJS({
   "node_modules/graceful-fs/polyfills.js"(exports, module2) {
-    var constants6 = __require("constants");
+    var constants7 = __require("constants");
     var origCwd = process.cwd;
     var cwd = null;
     var platform2 = process.env.GRACEFUL_FS_PLATFORM || process.platform;
@@ -42798,7 +42798,7 @@ var require_polyfills = __commonJS({
     var chdir;
     module2.exports = patch;
     function patch(fs6) {
-      if (constants6.hasOwnProperty("O_SYMLINK") && process.version.match(/^v0\.6\.[0-2]|^v0\.5\./)) {
+      if (constants7.hasOwnProperty("O_SYMLINK") && process.version.match(/^v0\.6\.[0-2]|^v0\.5\./)) {
         patchLchmod(fs6);
       }
       if (!fs6.lutimes) {
@@ -42900,7 +42900,7 @@ var require_polyfills = __commonJS({
         fs7.lchmod = function(path24, mode, callback) {
           fs7.open(
             path24,
-            constants6.O_WRONLY | constants6.O_SYMLINK,
+            constants7.O_WRONLY | constants7.O_SYMLINK,
             mode,
             function(err2, fd) {
               if (err2) {
@@ -42916,7 +42916,7 @@ var require_polyfills = __commonJS({
           );
         };
         fs7.lchmodSync = function(path24, mode) {
-          var fd = fs7.openSync(path24, constants6.O_WRONLY | constants6.O_SYMLINK, mode);
+          var fd = fs7.openSync(path24, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -42936,9 +42936,9 @@ var require_polyfills = __commonJS({
         };
       }
       function patchLutimes(fs7) {
-        if (constants6.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
+        if (constants7.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
           fs7.lutimes = function(path24, at4, mt3, cb) {
-            fs7.open(path24, constants6.O_SYMLINK, function(er2, fd) {
+            fs7.open(path24, constants7.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -42951,7 +42951,7 @@ var require_polyfills = __commonJS({
             });
           };
           fs7.lutimesSync = function(path24, at4, mt3) {
-            var fd = fs7.openSync(path24, constants6.O_SYMLINK);
+            var fd = fs7.openSync(path24, constants7.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -43263,8 +43263,8 @@ var require_graceful_fs = __commonJS({
       fs7.createReadStream = createReadStream4;
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
-      fs7.readFile = readFile16;
-      function readFile16(path24, options, cb) {
+      fs7.readFile = readFile15;
+      function readFile15(path24, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
         return go$readFile(path24, options, cb);
@@ -43440,7 +43440,7 @@ var require_graceful_fs = __commonJS({
       }
       function ReadStream$open() {
         var that = this;
-        open7(that.path, that.flags, that.mode, function(err2, fd) {
+        open8(that.path, that.flags, that.mode, function(err2, fd) {
           if (err2) {
             if (that.autoClose)
               that.destroy();
@@ -43460,7 +43460,7 @@ var require_graceful_fs = __commonJS({
       }
       function WriteStream$open() {
         var that = this;
-        open7(that.path, that.flags, that.mode, function(err2, fd) {
+        open8(that.path, that.flags, that.mode, function(err2, fd) {
           if (err2) {
             that.destroy();
             that.emit("error", err2);
@@ -43477,8 +43477,8 @@ var require_graceful_fs = __commonJS({
         return new fs7.WriteStream(path24, options);
       }
       var fs$open = fs7.open;
-      fs7.open = open7;
-      function open7(path24, flags2, mode, cb) {
+      fs7.open = open8;
+      function open8(path24, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
         return go$open(path24, flags2, mode, cb);
@@ -44401,12 +44401,12 @@ var init_pid_file_held_error = __esm({
 
 // host/lock-pid-file.ts
 import { spawn as spawn4 } from "node:child_process";
-import { constants as constants5 } from "node:fs";
-import { open as open6, readFile as readFile10 } from "node:fs/promises";
+import { constants as constants6 } from "node:fs";
+import { open as open7, readFile as readFile9 } from "node:fs/promises";
 async function lockPidFile(file2, options) {
-  const handle2 = await open6(file2, constants5.O_RDWR | constants5.O_CREAT, 384);
+  const handle2 = await open7(file2, constants6.O_RDWR | constants6.O_CREAT, 384);
   try {
-    const holderPid = async () => holderPidOf(await readFile10(file2, "utf8").catch(() => ""));
+    const holderPid = async () => holderPidOf(await readFile9(file2, "utf8").catch(() => ""));
     let { status, stderr } = await runFlock(options.flock, handle2, options.onHeld ? 0 : options.waitMs);
     if (status === HELD_EXIT_CODE && options.onHeld && options.waitMs > 0) {
       options.onHeld(await holderPid());
@@ -44653,13 +44653,13 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir13, readdir as readdir8, readFile as readFile11, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
+import { mkdir as mkdir13, readdir as readdir8, readFile as readFile10, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
 import { dirname as dirname5, join as join13 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
 async function readJson3(path24) {
-  const text2 = await readFile11(path24, "utf8").catch(() => null);
+  const text2 = await readFile10(path24, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -63248,14 +63248,14 @@ var init_migrate_database = __esm({
 
 // store/db/migrations-digest.ts
 import { createHash as createHash9 } from "node:crypto";
-import { readdir as readdir9, readFile as readFile12 } from "node:fs/promises";
+import { readdir as readdir9, readFile as readFile11 } from "node:fs/promises";
 import { join as join17 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
   const files = (await readdir9(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
   const hash2 = createHash9("sha256");
   for (const file2 of files)
-    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile12(file2));
+    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile11(file2));
   return hash2.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -63268,7 +63268,7 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir14, readFile as readFile13, rename as rename9, rm as rm13, writeFile as writeFile12 } from "node:fs/promises";
+import { cp, mkdir as mkdir14, readFile as readFile12, rename as rename9, rm as rm13, writeFile as writeFile12 } from "node:fs/promises";
 import { join as join18 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
@@ -63332,7 +63332,7 @@ async function migrated(client, release, onDisk) {
   const db = drizzle({ client, schema: tables_exports });
   try {
     const marker = onDisk ? join18(onDisk.dataDir, MIGRATED_MARKER) : null;
-    const current = marker ? await readFile13(marker, "utf8").catch(() => null) : null;
+    const current = marker ? await readFile12(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
       if (marker && onDisk) await writeFile12(marker, onDisk.digest);
@@ -63458,9 +63458,9 @@ var init_local_journal_record = __esm({
 });
 
 // local/read-run-journal.ts
-import { readFile as readFile14 } from "node:fs/promises";
+import { readFile as readFile13 } from "node:fs/promises";
 async function readRunJournal(file2) {
-  const text2 = await readFile14(file2, "utf8");
+  const text2 = await readFile13(file2, "utf8");
   const lines = text2.split("\n");
   const torn = lines.pop() !== "";
   const records = [];
@@ -66920,18 +66920,18 @@ var require_source = __commonJS({
         }
       }
     });
-    var createStyler = (open7, close, parent) => {
+    var createStyler = (open8, close, parent) => {
       let openAll;
       let closeAll;
       if (parent === void 0) {
-        openAll = open7;
+        openAll = open8;
         closeAll = close;
       } else {
-        openAll = parent.openAll + open7;
+        openAll = parent.openAll + open8;
         closeAll = close + parent.closeAll;
       }
       return {
-        open: open7,
+        open: open8,
         close,
         openAll,
         closeAll,
@@ -70035,7 +70035,7 @@ function tokenizeAssignmentText(text2) {
   let token = null;
   let start2 = 0;
   let index2 = 0;
-  const open7 = () => {
+  const open8 = () => {
     if (token === null) {
       token = { written: "", segments: [] };
       start2 = index2;
@@ -70047,7 +70047,7 @@ function tokenizeAssignmentText(text2) {
     token = null;
   };
   const append = (char2, quoted) => {
-    const { segments } = open7();
+    const { segments } = open8();
     const last = segments.at(-1);
     if (last && last.quoted === quoted) last.text += char2;
     else segments.push({ text: char2, quoted });
@@ -70064,7 +70064,7 @@ function tokenizeAssignmentText(text2) {
         return { tokens: [], problems: [{ path: "", message }] };
       }
       const body2 = text2.slice(index2 + 1, end);
-      open7().segments.push({ text: char2 === '"' ? body2.replace(/\\(["\\])/g, "$1") : body2, quoted: true });
+      open8().segments.push({ text: char2 === '"' ? body2.replace(/\\(["\\])/g, "$1") : body2, quoted: true });
       index2 = end + 1;
     } else if (char2 === "\\" && text2[index2 + 1] === ",") {
       append(",", true);
@@ -70131,9 +70131,9 @@ function assignmentOf(segments) {
   }
   return { assignment: { key, values } };
 }
-function findClosingQuote(text2, open7) {
-  const quote = text2[open7];
-  for (let index2 = open7 + 1; index2 < text2.length; index2 += 1) {
+function findClosingQuote(text2, open8) {
+  const quote = text2[open8];
+  for (let index2 = open8 + 1; index2 < text2.length; index2 += 1) {
     if (quote === '"' && text2[index2] === "\\") index2 += 1;
     else if (text2[index2] === quote) return index2;
   }
@@ -74701,7 +74701,8 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
 }
 
 // runner/keys/read-trace.ts
-import { mkdir as mkdir8, mkdtemp as mkdtemp2, readdir as readdir7, readFile as readFile7, realpath as realpath7, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
+import { constants as constants4 } from "node:fs";
+import { mkdir as mkdir8, mkdtemp as mkdtemp2, open as open3, readdir as readdir7, realpath as realpath7, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
 import path19 from "node:path";
 
@@ -74877,7 +74878,11 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir7(reports)) {
-    const text2 = await readFile7(path19.join(reports, name2), "utf8");
+    const text2 = await readReport(path19.join(reports, name2));
+    if (text2 === null) {
+      untraced ??= `left ${name2} in its trace reports, which is not a report fluksio wrote`;
+      continue;
+    }
     for (const line2 of text2.split("\n")) {
       const tab2 = line2.indexOf("	");
       if (tab2 < 0) continue;
@@ -74898,6 +74903,20 @@ async function collectReports(reports, root) {
   if (processes === 0) untraced ??= "the Python process left no report";
   else if (processes < 1 + pythonStarts) untraced ??= "a Python process it started left no report";
   return { files: [...files].sort(), dirs: [...dirs].sort(), moduleDirs: [...moduleDirs].sort(), untraced };
+}
+var MAX_REPORT_BYTES = 256 * 2 ** 20;
+async function readReport(file2) {
+  const handle2 = await open3(file2, constants4.O_RDONLY | constants4.O_NOFOLLOW | constants4.O_NONBLOCK).catch(
+    () => null
+  );
+  if (handle2 === null) return null;
+  try {
+    const stats = await handle2.stat();
+    if (!stats.isFile() || stats.size > MAX_REPORT_BYTES) return null;
+    return await handle2.readFile("utf8");
+  } finally {
+    await handle2.close();
+  }
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
@@ -75082,7 +75101,7 @@ function quoteIn(context, value) {
 // runner/keys/command-interpreters.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib(), 1);
-import { open as open3, realpath as realpath8 } from "node:fs/promises";
+import { open as open4, realpath as realpath8 } from "node:fs/promises";
 import path20 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
 var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
@@ -75159,7 +75178,7 @@ async function locate(word, options) {
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
 }
 async function shebangProgram(file2) {
-  const handle2 = await open3(file2, "r").catch(() => null);
+  const handle2 = await open4(file2, "r").catch(() => null);
   if (handle2 === null) return null;
   try {
     const buffer = Buffer.alloc(256);
@@ -75186,7 +75205,7 @@ import { join as join6 } from "node:path";
 
 // runner/keys/why-not-python.ts
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
-import { constants as constants4 } from "node:fs";
+import { constants as constants5 } from "node:fs";
 import { access as access2, realpath as realpath9 } from "node:fs/promises";
 import path21 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
@@ -75213,7 +75232,7 @@ async function whyNotPython(cmd, context) {
 async function resolveProgram(program, context) {
   const candidates = program.includes("/") ? [path21.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path21.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path21.resolve(context.cwd, candidate), constants4.X_OK).then(
+    const executable = await access2(path21.resolve(context.cwd, candidate), constants5.X_OK).then(
       () => true,
       () => false
     );
@@ -75470,10 +75489,10 @@ function nodeHeader(lines, framesStart) {
 function nodeFrame(line2, context) {
   let call = line2.trim().slice("at ".length).replace(/^async /, "").replace(/ \{$/, "");
   let fn3 = null;
-  const open7 = call.indexOf(" (");
-  if (open7 !== -1 && call.endsWith(")")) {
-    fn3 = call.slice(0, open7);
-    call = call.slice(open7 + 2, -1);
+  const open8 = call.indexOf(" (");
+  if (open8 !== -1 && call.endsWith(")")) {
+    fn3 = call.slice(0, open8);
+    call = call.slice(open8 + 2, -1);
   }
   const at4 = /^(.+):(\d+):\d+$/.exec(call);
   if (at4 === null) return null;
@@ -76493,12 +76512,12 @@ var CodeView = class {
 };
 
 // runner/ignore-state-dir.ts
-import { mkdir as mkdir10, readFile as readFile8, writeFile as writeFile9 } from "node:fs/promises";
+import { mkdir as mkdir10, readFile as readFile7, writeFile as writeFile9 } from "node:fs/promises";
 import { join as join8 } from "node:path";
 var STATE_DIR_IGNORE = "# fluksio local state: runs, cache and blobs\n*\n";
 async function ignoreStateDir(stateDir) {
   const file2 = join8(stateDir, ".gitignore");
-  if (await readFile8(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
+  if (await readFile7(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
   await mkdir10(stateDir, { recursive: true });
   await writeFile9(file2, STATE_DIR_IGNORE);
 }
@@ -77125,7 +77144,7 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash8, randomUUID as randomUUID7 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir12, open as open5, readFile as readFile9, rename as rename7, rm as rm11, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
+import { mkdir as mkdir12, open as open6, readFile as readFile8, rename as rename7, rm as rm11, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
 import path22 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -77168,7 +77187,7 @@ var DiskBlobStore = class {
   }
   async getToFile(digest, dest) {
     const source = this.blobPath(digest);
-    const handle2 = await open5(source).catch((error47) => {
+    const handle2 = await open6(source).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
@@ -77189,14 +77208,14 @@ var DiskBlobStore = class {
    * pages' downloads); null when the blob is not here.
    */
   async openRead(digest) {
-    const handle2 = await open5(this.blobPath(digest)).catch((error47) => {
+    const handle2 = await open6(this.blobPath(digest)).catch((error47) => {
       if (error47.code === "ENOENT") return null;
       throw error47;
     });
     return handle2?.createReadStream() ?? null;
   }
   async getBytes(digest) {
-    const bytes = await readFile9(this.blobPath(digest)).catch((error47) => {
+    const bytes = await readFile8(this.blobPath(digest)).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     await this.verify(digest, sha256Hex(bytes));
@@ -77802,12 +77821,12 @@ function fitMarkdown(markdown, maxBytes, pointer) {
   return `${head}${fence ? `
 ${fence}` : ""}${noticeFor(lines.length - kept)}`;
 }
-function fenceAfter(open7, line2) {
+function fenceAfter(open8, line2) {
   const match = /^ {0,3}(`{3,})(.*)$/.exec(line2);
-  if (!match) return open7;
+  if (!match) return open8;
   const [, ticks = "", rest = ""] = match;
-  if (open7 === null) return ticks;
-  return ticks.length >= open7.length && rest.trim() === "" ? null : open7;
+  if (open8 === null) return ticks;
+  return ticks.length >= open8.length && rest.trim() === "" ? null : open8;
 }
 function codeBlock(text2, info3 = "") {
   const fence = "`".repeat(Math.max(3, longestBacktickRun(text2) + 1));
@@ -86020,7 +86039,7 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // local/locate-project.ts
 import { existsSync as existsSync9 } from "node:fs";
-import { readFile as readFile15, realpath as realpath10 } from "node:fs/promises";
+import { readFile as readFile14, realpath as realpath10 } from "node:fs/promises";
 
 // runner/workspace/read-file-inside.ts
 import { existsSync as existsSync8, readFileSync as readFileSync6, realpathSync as realpathSync2 } from "node:fs";
@@ -86918,7 +86937,7 @@ function missingDataReason(origin) {
 }
 
 // core/dvc/load-dvc-vars.ts
-function loadDvcVars(vars, context, at4, readFile16, problems) {
+function loadDvcVars(vars, context, at4, readFile15, problems) {
   const data = { ...context.data };
   const define = (values, where) => {
     for (const [key, value] of Object.entries(values)) {
@@ -86941,7 +86960,7 @@ function loadDvcVars(vars, context, at4, readFile16, problems) {
     }
     const [fileName = "", keyList] = entry.split(":");
     if (fileName === "params.yaml" && keyList === void 0) return;
-    const text2 = readFile16(fileName, where);
+    const text2 = readFile15(fileName, where);
     if (text2 === null) return;
     if (text2 === void 0) {
       problems.push({ path: where, message: `${fileName} does not exist` });
@@ -87003,7 +87022,7 @@ function translateDvc(sources) {
     }));
     return { pipeline: null, problems: fileProblems, notes };
   }
-  const readFile16 = (name2, at4) => {
+  const readFile15 = (name2, at4) => {
     const refused = projectFileProblem(name2, sources.pipelineDir);
     if (refused === null) return sources.readFile(name2);
     problems.push({ path: at4, message: refused });
@@ -87012,7 +87031,7 @@ function translateDvc(sources) {
   const paramFiles = /* @__PURE__ */ new Map();
   const paramsFile = (name2, at4) => {
     if (!paramFiles.has(name2)) {
-      const text2 = readFile16(name2, at4);
+      const text2 = readFile15(name2, at4);
       let parsed = null;
       if (text2 === null) {
       } else if (text2 === void 0) {
@@ -87035,7 +87054,7 @@ function translateDvc(sources) {
   };
   const defaults = paramsFile(DEFAULT_PARAMS2, DEFAULT_PARAMS2);
   const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
-  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile16, problems);
+  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile15, problems);
   const stages2 = {};
   const leftOut = /* @__PURE__ */ new Map();
   const used = /* @__PURE__ */ new Map();
@@ -87054,7 +87073,7 @@ function translateDvc(sources) {
       if (vars !== void 0 && !Array.isArray(vars)) {
         problems.push({ path: `${at4}.vars`, message: "expected a list of files and dictionaries" });
       }
-      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile16, problems);
+      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile15, problems);
       const context = { data: { ...withVars.data, ...loop }, params: withVars.params };
       const resolved = {};
       const cmdParams = [];
@@ -87245,8 +87264,8 @@ function leafValue(data, name2, strict = false) {
 var DVC_FILE = "dvc.yaml";
 var PROJECT_PIPELINE_FILES = ["fluksio.yml", DVC_FILE];
 function loadProjectPipeline(sources, parses) {
-  const { file: file2, text: text2, readFile: readFile16, ...context } = sources;
-  return posix11.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile16 }) : { ...validatePipeline(text2, context, parses), notes: [] };
+  const { file: file2, text: text2, readFile: readFile15, ...context } = sources;
+  return posix11.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile15 }) : { ...validatePipeline(text2, context, parses), notes: [] };
 }
 
 // present/terminal/usage-error.ts
@@ -87286,7 +87305,7 @@ async function locateProject(pipelineOption, cwd) {
 }
 async function readProjectSource(project, parses) {
   const { workspace } = project;
-  const text2 = await readFile15(project.pipelineFile, "utf8");
+  const text2 = await readFile14(project.pipelineFile, "utf8");
   const context = {
     pipelineDir: workspace.pipelineDirInRepo,
     exists: (repoPath) => existsSync9(join21(workspace.repoRoot, repoPath))
