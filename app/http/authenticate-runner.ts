@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { fluksioVersionOf } from '../../schemas/protocol/fluksio-user-agent.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import type { Database } from '../../store/db/database.js';
 import { findRunnerByTokenHash } from '../../store/runners/find-runner-by-token-hash.js';
@@ -8,7 +9,7 @@ import { HttpError } from './http-error.js';
 
 /**
  * The runner whose token the request carries (which also marks it seen, for the online
- * window `onlineWindowMs`), or 401.
+ * window `onlineWindowMs`, with the fluksio version its `User-Agent` names), or 401.
  */
 export async function authenticateRunner(
   db: Database,
@@ -16,7 +17,12 @@ export async function authenticateRunner(
   onlineWindowMs: number,
 ): Promise<RunnerRow> {
   const token = bearerToken(request, 'runner token');
-  const runner = await findRunnerByTokenHash({ db, tokenHash: hashToken(token), onlineWindowMs });
+  const runner = await findRunnerByTokenHash({
+    db,
+    tokenHash: hashToken(token),
+    onlineWindowMs,
+    version: fluksioVersionOf(request.headers['user-agent']),
+  });
   if (!runner) {
     throw new HttpError(
       401,

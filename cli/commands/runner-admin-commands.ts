@@ -87,7 +87,10 @@ export async function runnerRemoveCommand(name: string, io: CliIo): Promise<numb
   return 0;
 }
 
-/** `fluksio runners`: the registered runners, their labels and when each was last seen. */
+/**
+ * `fluksio runners`: the registered runners, their labels, when each was last seen and the
+ * fluksio version it ran then (`?` when it did not say: a client older than 0.1.0's header).
+ */
 export async function runnersCommand(options: { json?: boolean }, io: CliIo): Promise<number> {
   const database = await openServerDatabase(io);
   try {
@@ -103,12 +106,13 @@ export async function runnersCommand(options: { json?: boolean }, io: CliIo): Pr
       runner.repositories.join(', ') || '(all)',
       runner.labels.join(', '),
       runner.lastSeenAt?.toISOString().replace('T', ' ').slice(0, 16) ?? 'never',
+      runner.version ?? (runner.lastSeenAt ? '?' : ''),
     ]);
     const table = fitTable({
-      head: ['name', 'owner', 'repositories', 'labels', 'last seen'],
+      head: ['name', 'owner', 'repositories', 'labels', 'last seen', 'version'],
       rows,
       width: outputWidth(io.stdout, io.env),
-      droppable: ['last seen', 'owner'],
+      droppable: ['version', 'last seen', 'owner'],
     });
     io.stdout.write(`${table}\n`);
     return 0;

@@ -30,6 +30,12 @@ export const runners = pgTable('runners', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   /** The last authenticated request; a runner seen within the online window counts as online. */
   lastSeenAt: timestamp('last_seen_at', { withTimezone: true }),
+  /**
+   * The fluksio version its last authenticated request named in `User-Agent`
+   * (`fluksio/0.1.0 …`); null when that request named none (an older client, curl) or it
+   * has not been seen: which runners still run an old version, while upgrading.
+   */
+  version: text('version'),
 });
 export type RunnerRow = typeof runners.$inferSelect;
 export type NewRunnerRow = typeof runners.$inferInsert;

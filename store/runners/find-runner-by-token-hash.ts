@@ -11,12 +11,14 @@ function seenGranularityMs(onlineWindowMs: number): number {
   return Math.min(1000, Math.floor(onlineWindowMs / 40));
 }
 const SEEN_GRANULARITY = sql`(${sql.placeholder('granularityMs')}::double precision * interval '1 millisecond')`;
+const VERSION = sql`${sql.placeholder('version')}::text`;
 
 const runnerByTokenHash = perHandle((db) =>
   db
     .select({
       runner: runners,
-      stale: sql<boolean>`(${runners.lastSeenAt} is null or ${runners.lastSeenAt} < now() - ${SEEN_GRANULARITY})`,
+      stale: sql<boolean>`(${runners.lastSeenAt} is null or ${runners.lastSeenAt} < now() - ${SEEN_GRANULARITY}
+        or ${runners.version} is distinct from ${VERSION})`,
     })
     .from(runners)
     .where(eq(runners.tokenHash, sql.placeholder('tokenHash')))
@@ -26,11 +28,15 @@ const runnerByTokenHash = perHandle((db) =>
 const markSeen = perHandle((db) =>
   db
     .update(runners)
-    .set({ lastSeenAt: sql`now()` })
+    .set({ lastSeenAt: sql`now()`, version: VERSION })
     .where(
       and(
         eq(runners.id, sql.placeholder('id')),
-        or(isNull(runners.lastSeenAt), lt(runners.lastSeenAt, sql`now() - ${SEEN_GRANULARITY}`)),
+        or(
+          isNull(runners.lastSeenAt),
+          lt(runners.lastSeenAt, sql`now() - ${SEEN_GRANULARITY}`),
+          sql`${runners.version} is distinct from ${VERSION}`,
+        ),
       ),
     )
     .returning()
@@ -42,25 +48,31 @@ const markSeen = perHandle((db) =>
  * also what keeps it online: `last_seen_at` is set to the database's `now()`, for the
  * online gauge and for the reasons queued runs give — written when it reads older than a
  * fortieth of the online window (at most a second), so a busy runner's claims, heartbeats and events do not each cost a commit.
+ * The same write keeps `version`, the fluksio version the request named (null: none),
+ * written at once when it changes: a runner restarted on a new version says so at its
+ * first request.
  */
 export async function findRunnerByTokenHash({
   db,
   tokenHash,
   onlineWindowMs = 120_000,
+  version = null,
 }: {
   db: Database;
   tokenHash: string;
   /** The online window (`FLUKSIO_ONLINE_WINDOW`), which sets how often it is written. */
   onlineWindowMs?: number;
+  /** The fluksio version the request's `User-Agent` names, or null when it names none. */
+  version?: string | null;
 }): Promise<RunnerRow | null> {
   const granularityMs = seenGranularityMs(onlineWindowMs);
-  const [found] = await runnerByTokenHash(db).execute({ tokenHash, granularityMs });
+  const [found] = await runnerByTokenHash(db).execute({ tokenHash, granularityMs, version });
   if (!found) return null;
   if (!found.stale) return found.runner;
-  const [seen] = await markSeen(db).execute({ id: found.runner.id, granularityMs });
+  const [seen] = await markSeen(db).execute({ id: found.runner.id, granularityMs, version });
   if (seen) return seen;
   // Seen by another request meanwhile, or removed (or its token changed) since it was read:
   // read again rather than let a removed runner through.
-  const [again] = await runnerByTokenHash(db).execute({ tokenHash, granularityMs });
+  const [again] = await runnerByTokenHash(db).execute({ tokenHash, granularityMs, version });
   return again?.runner ?? null;
 }

@@ -6,11 +6,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
+import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { ControlPlaneClient } from '../../client/control-plane-client.js';
 import { ProtocolMismatchError } from '../../client/control-plane-errors.js';
 import { FLUKSIO_VERSION } from '../../core/fluksio-version.js';
 import { blobDigest } from '../../schemas/blob-digest.js';
+import { runners } from '../../schemas/tables/runners.js';
 import { spawnFluksio } from '../helpers/fluksio-process.js';
 import { forwardRequest } from '../helpers/forward-request.js';
 import { makeRepo } from '../helpers/make-repo.js';
@@ -171,6 +173,46 @@ describe('the control plane and its clients name their protocol', () => {
       `The control plane at ${front.url} speaks fluksio protocol 0, older than protocol 1 of this fluksio ${FLUKSIO_VERSION} (GET /api/v1/runs?limit=10): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later`,
     );
     expect(front.seen).toHaveLength(1);
+  });
+
+  test('the version a runner names is kept on its row, written again at once when it changes, and fluksio runners shows it', async () => {
+    await start();
+    const runner = await plane.addRunner({ name: 'box' });
+    const versionOf = async (): Promise<string | null> => {
+      const [row] = await database.db
+        .select({ version: runners.version })
+        .from(runners)
+        .where(eq(runners.id, runner.row.id));
+      return row?.version ?? null;
+    };
+    expect(await versionOf()).toBeNull();
+    // fluksio's own client, as the runner daemon claims.
+    expect(await clientOf(plane.url, runner.token).claim(0, false)).toBeNull();
+    expect(await versionOf()).toBe(FLUKSIO_VERSION);
+    // Restarted on another version within the same second: written at once, not a second later.
+    const claimAs = (userAgent: string) =>
+      plane.call('POST', '/api/v1/runner/claim', {
+        token: runner.token,
+        json: { waitSeconds: 0 },
+        headers: { 'user-agent': userAgent },
+      });
+    expect((await claimAs('fluksio/0.2.0 (protocol 1; node v22.11.0; linux x64)')).status).toBe(204);
+    expect(await versionOf()).toBe('0.2.0');
+    // A client that names no fluksio version (an older one, curl) leaves it unknown, not stale.
+    expect((await claimAs('curl/8.5.0')).status).toBe(204);
+    expect(await versionOf()).toBeNull();
+    expect((await claimAs('fluksio/0.2.1 (protocol 1; node v22.11.0; linux x64)')).status).toBe(204);
+
+    const dir = await mkdtemp(path.join(tmpdir(), 'fluksio-runners-'));
+    closers.push(() => rm(dir, { recursive: true, force: true }));
+    const env = { DATABASE_URL: database.url, FLUKSIO_DATA_DIR: dir };
+    const listed = spawnFluksio(['runners', '--json'], { cwd: dir, env });
+    expect(await listed.exited, listed.output()).toBe(0);
+    expect(JSON.parse(listed.output())).toEqual([expect.objectContaining({ name: 'box', version: '0.2.1' })]);
+    const table = spawnFluksio(['runners'], { cwd: dir, env });
+    expect(await table.exited, table.output()).toBe(0);
+    expect(table.output()).toMatch(/^name\s+owner\s+repositories\s+labels\s+last seen\s+version\s*$/m);
+    expect(table.output()).toMatch(/^box\s+acme\s+.*\s0\.2\.1\s*$/m);
   });
 
   test('X-Fluksio-Protocol and User-Agent go to the control plane with every request, and never to the blob store', async () => {
