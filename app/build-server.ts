@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -132,6 +133,10 @@ export function buildServer({
   // The same bell on a subscriber of its own: its waiters are the runners' watches, not pages.
   const watchBell = new RunBell(redis, runBellChannel(settings.queuePrefix), logger);
   const closing = new AbortController();
+  // Every parked claim and cancel watch listens on it (request-abort.ts), each removing its
+  // listener when answered: a fleet of runners is not a leak, and Node's warning past ten
+  // listeners would say it was.
+  setMaxListeners(0, closing.signal);
   const metrics = new Registry();
   const context: RouteContext = {
     db,

@@ -87,6 +87,27 @@ describe('a run submitted while a claim is parked in the same process', () => {
     expect(heartbeat.status).toBe(200);
   });
 
+  test('more claims parked than Node allows listeners by default: no leak warning, and each gets a run', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const tokens = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => (await plane.addRunner({ name: `box-${i}` })).token),
+      );
+      const waiting = tokens.map((token) => plane.claim(token, 30));
+      await parked(12);
+      for (let i = 0; i < 12; i += 1) expect((await plane.submit(submitter, {})).status).toBe(201);
+      const claimed = await Promise.all(waiting);
+      expect(new Set(claimed.map((claim) => claim?.run.id)).size).toBe(12);
+      // A warning is emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => `${warning.name}: ${warning.message}`)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   test('an older queued run the runner may take comes first (FIFO): the new run is queued', async () => {
     const { token } = await plane.addRunner({ name: 'box' });
     const waiting = plane.claim(token, 30);
