@@ -1,5 +1,6 @@
 import { exchangeWebFlowCode, getWebFlowAuthorizationUrl } from '@octokit/oauth-methods';
 import { Octokit } from '@octokit/rest';
+import { isGitHubRepositoryName } from './github-repository-name.js';
 
 /** Who signed in: GitHub's user id (stable across renames) and login (shown on the pages). */
 export interface GitHubUser {
@@ -76,8 +77,14 @@ export class GitHubSignIn {
     return { id: Number(data.id), login: data.login };
   }
 
-  /** Whether the token's user can read `repository` (`owner/name`). */
+  /**
+   * Whether the token's user can read `repository` (`owner/name`). A repository GitHub
+   * cannot hold (another host's or a local path's, `scm/ml/model`) is nobody's to read by
+   * a GitHub sign-in: asking about its first two segments would ask about another
+   * repository, one anybody may own.
+   */
   async access(token: string, repository: string): Promise<RepositoryAccess> {
+    if (!isGitHubRepositoryName(repository)) return 'none';
     const [owner = '', repo = ''] = repository.split('/');
     try {
       await this.api.request('GET /repos/{owner}/{repo}', {

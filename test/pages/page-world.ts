@@ -42,7 +42,14 @@ export interface PageTestWorld {
  * `signIn`, a GitHub double per test holds the private repository acme/model, and the
  * control plane is its App with an OAuth client, at a public URL known before it starts.
  */
-export function usePageWorld({ signIn = false }: { signIn?: boolean } = {}): PageTestWorld {
+export function usePageWorld({
+  signIn = false,
+  env = {},
+}: {
+  signIn?: boolean;
+  /** More settings for the control plane (FLUKSIO_CLONE_HOSTS, …). */
+  env?: Record<string, string>;
+} = {}): PageTestWorld {
   const world = {} as PageTestWorld;
   beforeAll(async () => {
     [world.database, world.browser] = await Promise.all([createTestDatabase(), launchChromium()]);
@@ -72,7 +79,7 @@ export function usePageWorld({ signIn = false }: { signIn?: boolean } = {}): Pag
     }
     world.plane = await startTestControlPlane({
       db: world.database.db,
-      env: { FLUKSIO_PAGES_SECRET: PAGES_SECRET, ...github },
+      env: { FLUKSIO_PAGES_SECRET: PAGES_SECRET, ...github, ...env },
       port,
     });
     world.submitter = await world.plane.addApiToken({ repositories: ['acme/model'] });

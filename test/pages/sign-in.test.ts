@@ -3,7 +3,11 @@ import { signInKey } from '../../app/pages/page-sign-in.js';
 import { SignInState } from '../../app/pages/sign-in-state.js';
 import { DrivenRun, finishedStage, pageLinks, PAGES_SECRET, usePageWorld } from './page-world.js';
 
-const world = usePageWorld({ signIn: true });
+// Runs may come from other git hosts (an intranet host `scm`) and local paths too.
+const world = usePageWorld({
+  signIn: true,
+  env: { FLUKSIO_CLONE_HOSTS: 'github.com,scm', FLUKSIO_ALLOW_FILE_URLS: 'true' },
+});
 
 /** A browser's cookie jar, as much of one as these tests need: name → `name=value`. */
 class CookieJar {
@@ -133,6 +137,33 @@ test("GitHub is asked about a user's access once, then the answer is kept per us
     expect((await visit(`${world.plane.url}/pages/api/runs/${run.id}`, jar)).status).toBe(200);
   const asked = world.double.requests.filter((request) => request.operationId === 'repos/get');
   expect(asked).toHaveLength(1);
+});
+
+test('a repository not on GitHub is nobody’s to open by sign-in, even where a GitHub repository shares the start of its name', async () => {
+  // Mallory owns (or can read) the GitHub repositories scm/ml and local/srv.
+  world.double.addRepository({ owner: 'scm', name: 'ml' });
+  world.double.addRepository({ owner: 'local', name: 'srv' });
+  const elsewhere = [
+    { repository: 'scm/ml/secret', cloneUrl: 'https://scm/ml/secret' },
+    { repository: 'local/srv/secret', cloneUrl: 'file:///srv/secret' },
+  ];
+  const runIds: string[] = [];
+  for (const { repository, cloneUrl } of elsewhere) {
+    const token = await world.plane.addApiToken({ repositories: [repository] });
+    const submitted = await world.plane.submit(token, { repository, cloneUrl });
+    expect(submitted.status).toBe(201);
+    runIds.push((submitted.json.run as { id: string }).id);
+  }
+  const { jar, landed } = await signIn('mallory', `/runs/${runIds[0]}`);
+  const missing = await visit(`${world.plane.url}/runs/${MISSING}`, jar);
+  expect(landed.status).toBe(404);
+  expect(landed.text.replaceAll(runIds[0]!, 'ID')).toBe(missing.text.replaceAll(MISSING, 'ID'));
+  for (const id of runIds) {
+    expect((await visit(`${world.plane.url}/runs/${id}`, jar)).status).toBe(404);
+    expect((await visit(`${world.plane.url}/pages/api/runs/${id}`, jar)).status).toBe(404);
+  }
+  // GitHub holds none of these repositories, so it is never asked about one.
+  expect(world.double.requests.filter((request) => request.operationId === 'repos/get')).toEqual([]);
 });
 
 test('a forged state, an expired one, and a state from another browser are refused, and nobody is signed in', async () => {
