@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RepositoryName } from '../../schemas/protocol/repository-name.js';
 import { RunStatus } from '../../schemas/statuses.js';
 import type { RunListFilter } from '../../store/runs/list-repository-runs.js';
 
@@ -10,10 +11,16 @@ const MAX_PARAM_FILTERS = 16;
 const names = (text: string) => [...new Set(text.split(',').filter(Boolean))];
 
 const Fields = z.object({
+  // A repository as runs name it: `owner/name` on GitHub, host and path elsewhere
+  // (`gitlab.corp/ml/model`); or one word, as `fluksio ui` names the project's own (`local`).
   repo: z
     .string()
-    .max(200)
-    .regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)?$/, { error: 'expected a repository, owner/name' })
+    .max(300)
+    .pipe(
+      z.union([z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/), RepositoryName], {
+        error: 'expected a repository, owner/name (host/path for one elsewhere)',
+      }),
+    )
     .optional(),
   pr: z.coerce
     .number({ error: 'expected a pull request number' })

@@ -2,7 +2,8 @@ import { expect, test } from 'vitest';
 import type { RunListPageData } from '../../schemas/page-data.js';
 import { pageLinks, usePageWorld } from './page-world.js';
 
-const world = usePageWorld();
+// Runs may come from another git host too, named by host and path (gitlab.corp/ml/model).
+const world = usePageWorld({ env: { FLUKSIO_CLONE_HOSTS: 'github.com,gitlab.corp' } });
 
 /** Submits `count` runs (queued), oldest first, alternating branches and learning rates. */
 async function submitRuns(count: number): Promise<string[]> {
@@ -58,6 +59,24 @@ test('lists filter by branch, status and params, a number matching however it is
   });
   expect(misspelt.status).toBe(400);
   expect(misspelt.text).toContain('colour: is not a filter');
+});
+
+test('a repository on another git host, named by host and path, has its list too', async () => {
+  const repository = 'gitlab.corp/ml/model';
+  const token = await world.plane.addApiToken({ repositories: [repository] });
+  const submitted = await world.plane.submit(token, { repository, cloneUrl: `https://${repository}.git` });
+  expect(submitted.status, JSON.stringify(submitted.json)).toBe(201);
+  const answer = await world.plane.call('GET', `/pages/api/runs?repo=${repository}`, { token });
+  expect(answer.status, answer.text).toBe(200);
+  const data = answer.json as unknown as RunListPageData;
+  expect(data.repository).toBe(repository);
+  expect(data.runs.map((run) => run.id)).toEqual([(submitted.json.run as { id: string }).id]);
+  const shell = await world.plane.call('GET', `/runs?repo=${repository}&${pageLinks.sign(repository)}`);
+  expect(shell.status, shell.text).toBe(200);
+  // A path that climbs is no repository.
+  const climbing = await world.plane.call('GET', '/pages/api/runs?repo=gitlab.corp/../secret', { token });
+  expect(climbing.status).toBe(400);
+  expect(climbing.text).toContain('repo');
 });
 
 test('a list of a repository the caller may not read is a 404, as one that does not exist', async () => {
