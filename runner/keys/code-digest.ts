@@ -31,18 +31,19 @@ export interface CodeDigest {
  * The digest of the code a stage's result may depend on: the sorted (path, mode and
  * blob id) pairs of the files in `scope`, taken from a CodeIndex, so no file is read
  * here. Ids hash the bytes as git hashes a blob, hence equal files give an equal digest
- * in every clone and checkout. A symlink in scope that leads outside the repository
- * throws UnsafePathError: its target could change with no id changing.
+ * in every clone and checkout. A path in scope the index refuses (a symlink leading
+ * outside the repository, a name that is not UTF-8) throws UnsafePathError: it could
+ * change with no id changing.
  */
 export function codeDigest(index: CodeIndex, scope: CodeScope): CodeDigest {
   const included = includeMatcher(scope);
   const excluded = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, '')));
   const entries: [string, string][] = [];
+  for (const [repoPath, reason] of index.refused) {
+    if (included(repoPath) && !isExcluded(repoPath, excluded)) throw new UnsafePathError(repoPath, reason);
+  }
   for (const [repoPath, id] of index.files) {
-    if (!included(repoPath) || isExcluded(repoPath, excluded)) continue;
-    const outside = index.outsideLinks.get(repoPath);
-    if (outside !== undefined) throw new UnsafePathError(repoPath, outside);
-    entries.push([repoPath, id]);
+    if (included(repoPath) && !isExcluded(repoPath, excluded)) entries.push([repoPath, id]);
   }
   // git lists paths mostly in order already; checking costs less than sorting them again.
   if (!isSorted(entries)) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -46,10 +46,12 @@ export interface CodeIndex {
   /** Paths that differ from HEAD as `git status` would see them: modified, added, untracked or deleted. */
   changed: Set<string>;
   /**
-   * Symlinks that lead outside the repository, path → the sentence refusing them: a
-   * code digest covering one cannot see its target change (see codeDigest).
+   * Paths that cannot be code, path → the sentence refusing them (see codeDigest): a
+   * symlink leading outside the repository, whose target can change with no id changing,
+   * and a file whose name is not UTF-8 (`paths` holds it with U+FFFD for the bytes that
+   * are not), which cannot be read back by that name. Such a file is not in `files`.
    */
-  outsideLinks: Map<string, string>;
+  refused: Map<string, string>;
   /** Where the stat cache this read used lives (null: none): a read again uses the same. */
   statCacheFile: string | null;
   /** The files this read hashed; the stat cache vouched for the others. */
@@ -205,17 +207,22 @@ interface TreeScan {
   reads: { files: number };
 }
 
-type IndexedTree = Pick<CodeIndex, 'files' | 'stamps' | 'changed' | 'outsideLinks'>;
+type IndexedTree = Pick<CodeIndex, 'files' | 'stamps' | 'changed' | 'refused'>;
 
 async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
   const { root, listing } = scan;
   const files = new Map<string, string>();
   const stamps = new FileStamps();
-  const outsideLinks = new Map<string, string>();
+  const refused = new Map<string, string>();
   const toHash: { repoPath: string; stats: Stats }[] = [];
   const nested: { repoPath: string; indexed: string | null }[] = [];
   for (const [repoPath, indexed] of listing.paths) {
     const key = scan.prefix + repoPath;
+    const quoted = listing.notUtf8.get(repoPath);
+    if (quoted !== undefined) {
+      refused.set(repoPath, notUtf8Reason(scan.prefix, quoted));
+      continue;
+    }
     const gitlink = indexed?.startsWith('160000 ') ?? false;
     const known = gitlink ? null : scan.cache.hit(key);
     if (known !== null) {
@@ -237,7 +244,7 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
       const target = await readlink(path.join(root, repoPath), { encoding: 'buffer' });
       files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
       const outside = await outsideReason(scan, repoPath);
-      if (outside !== null) outsideLinks.set(repoPath, outside);
+      if (outside !== null) refused.set(repoPath, outside);
     } else if (stats.isFile()) {
       const value = scan.cache.lookup(key, stats);
       if (value === null) toHash.push({ repoPath, stats });
@@ -261,14 +268,14 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
   }
   await Promise.all(
     nested.map(async ({ repoPath, indexed }) => {
-      const submodule = await submoduleId(scan, repoPath, outsideLinks);
+      const submodule = await submoduleId(scan, repoPath, refused);
       if (submodule !== null) {
         files.set(repoPath, submodule.id);
         stamps.addStamp(repoPath, submodule.stamp);
       } else if (indexed !== null) files.set(repoPath, indexed);
     }),
   );
-  return { files, stamps, changed: await changedPaths(root, listing, files), outsideLinks };
+  return { files, stamps, changed: await changedPaths(root, listing, files), refused };
 }
 
 function lstatOrNull(absPath: string): Stats | null {
@@ -290,7 +297,7 @@ function lstatOrNull(absPath: string): Stats | null {
 async function submoduleId(
   scan: TreeScan,
   repoPath: string,
-  outsideLinks: Map<string, string>,
+  refused: Map<string, string>,
 ): Promise<{ id: string; stamp: string } | null> {
   const root = path.join(scan.root, repoPath);
   if (!existsSync(path.join(root, '.git'))) return null;
@@ -301,7 +308,7 @@ async function submoduleId(
       : new StatCache(null, listing.objectFormat, null, Date.now());
   const prefix = `${scan.prefix}${repoPath}/`;
   const inner = await indexWorkTree({ ...scan, root, prefix, listing, cache });
-  for (const [linkPath, reason] of inner.outsideLinks) outsideLinks.set(`${repoPath}/${linkPath}`, reason);
+  for (const [innerPath, reason] of inner.refused) refused.set(`${repoPath}/${innerPath}`, reason);
   const commit = listing.commit ?? 'unborn';
   const stamp = sha256Hex(linesOf(inner.stamps.entries()));
   if (inner.changed.size === 0 && listing.commit !== null) return { id: `160000 ${commit}`, stamp };
@@ -312,6 +319,20 @@ async function submoduleId(
 function linesOf(entries: Iterable<[string, string]>): string {
   const sorted = [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return sorted.map(([file, value]) => `${file}\0${value}\n`).join('');
+}
+
+/**
+ * Why a file named in bytes that are not UTF-8 may not be code: its name reached fluksio
+ * with those bytes replaced, so its content cannot be read and an edit would change no
+ * key. `quoted` is the name within its repository (`prefix`: a submodule's) as git shows it.
+ */
+function notUtf8Reason(prefix: string, quoted: string): string {
+  const name = prefix === '' ? quoted : `${quoted} in submodule ${prefix.slice(0, -1)}`;
+  return (
+    `Code file ${name} is named in bytes that are not UTF-8: fluksio cannot read it by that name, so ` +
+    `it could not see an edit to it and refuses it. Rename it to a UTF-8 name (git mv), or leave it ` +
+    `out of the code scope (narrower \`code:\` globs, or .gitignore for an untracked file)`
+  );
 }
 
 /**

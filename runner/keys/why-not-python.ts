@@ -6,6 +6,13 @@ import { parse } from 'shell-quote';
 /** Redirections of output only: the shell writes those files, it reads nothing the hook would miss. */
 const HARMLESS_OPERATORS = new Set(['>', '>>', '>&', '>|']);
 
+/**
+ * A command substitution left inside a word: shell-quote reads `"$(…)"` and `` `…` `` as
+ * plain text (it does not model them), though the shell runs them. Also matches a literal
+ * `'$(…)'`, which only costs that command its tracing.
+ */
+const SUBSTITUTION = /\$\(|`/;
+
 /** An interpreter's file name: `python`, `python3`, `python3.11`. */
 const PYTHON_NAME = /^python[0-9.]*$/;
 
@@ -20,15 +27,17 @@ export interface CommandContext {
  * Why a stage's command cannot be traced as a Python program, or null when it can: the
  * shell must start exactly one program, a Python interpreter, and read nothing itself.
  * Leading `NAME=value` assignments are allowed; a pipeline, a list (`;`, `&&`), input
- * redirection, command substitution or a glob the shell expands is not, because the
- * shell would start or read something no audit hook sees.
+ * redirection, a command substitution (quoted or not) or a glob the shell expands is
+ * not, because the shell would start or read something no audit hook sees.
  */
 export async function whyNotPython(cmd: string, context: CommandContext): Promise<string | null> {
   const tokens = parse(cmd, (name) => `$${name}`);
   const words: string[] = [];
   for (const token of tokens) {
-    if (typeof token === 'string') words.push(token);
-    else if (!('op' in token))
+    if (typeof token === 'string') {
+      if (SUBSTITUTION.test(token)) return 'the shell runs a command substitution $(…) or `…`';
+      words.push(token);
+    } else if (!('op' in token))
       continue; // a comment: the shell ignores it
     else if (token.op === 'glob') return 'the shell expands a glob';
     else if (token.op === '(' || token.op === ')') return 'the shell runs a subshell or $(…)';

@@ -34,7 +34,7 @@ const GuardSchema = z.union([
 ]);
 
 const HeaderSchema = z.object({
-  layout: z.literal('fluksio-listing 1'),
+  layout: z.literal('fluksio-listing 2'),
   environment: z.string(),
   guards: z.array(GuardSchema),
   commit: z.string().nullable(),
@@ -42,6 +42,7 @@ const HeaderSchema = z.object({
   unmerged: z.array(z.string()),
   skipWorktree: z.array(z.string()),
   headDiffers: z.array(z.tuple([z.string(), z.string().nullable()])),
+  notUtf8: z.array(z.tuple([z.string(), z.string()])),
   sources: z.object({
     gitDir: z.string(),
     commonDir: z.string(),
@@ -207,7 +208,7 @@ export function loadListingSnapshot(file: string): ListingSnapshot | null {
     return null;
   }
   if (headerEnd < 0 || !header.success) return null;
-  const { environment, guards, count, unmerged, skipWorktree, headDiffers, ...rest } = header.data;
+  const { environment, guards, count, unmerged, skipWorktree, headDiffers, notUtf8, ...rest } = header.data;
   const fields = text.slice(headerEnd + 1).split('\0');
   if (fields.length !== 2 * count + 1) return null;
   const paths = new Map<string, string | null>();
@@ -222,6 +223,7 @@ export function loadListingSnapshot(file: string): ListingSnapshot | null {
       unmerged: new Set(unmerged),
       skipWorktree: new Set(skipWorktree),
       headDiffers: new Map(headDiffers),
+      notUtf8: new Map(notUtf8),
     },
   };
 }
@@ -233,7 +235,7 @@ export function loadListingSnapshot(file: string): ListingSnapshot | null {
 export async function saveListingSnapshot(file: string, snapshot: ListingSnapshot): Promise<void> {
   const { listing } = snapshot;
   const header: z.input<typeof HeaderSchema> = {
-    layout: 'fluksio-listing 1',
+    layout: 'fluksio-listing 2',
     environment: snapshot.environment,
     guards: snapshot.guards,
     commit: listing.commit,
@@ -241,6 +243,7 @@ export async function saveListingSnapshot(file: string, snapshot: ListingSnapsho
     unmerged: [...listing.unmerged],
     skipWorktree: [...listing.skipWorktree],
     headDiffers: [...listing.headDiffers],
+    notUtf8: [...listing.notUtf8],
     sources: listing.sources,
     count: listing.paths.size,
   };

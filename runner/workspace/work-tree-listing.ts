@@ -1,7 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { GitObjectFormat } from './git-blob-id.js';
+import { gitQuotedPath } from './git-quoted-path.js';
 import { isNeverCode } from './never-code.js';
 
 /** What git says about a work tree; the working-tree bytes are read elsewhere. */
@@ -21,6 +23,12 @@ export interface WorkTreeListing {
   skipWorktree: Set<string>;
   /** Paths whose entry in HEAD is not the index's: HEAD's `<mode> <id>`, or null where HEAD has none. */
   headDiffers: Map<string, string | null>;
+  /**
+   * Listed paths whose names are not UTF-8, as `paths` holds them (each invalid byte read
+   * as U+FFFD, so no file by that name exists) → the name as git quotes it
+   * (`"conf\377.txt"`). Their files cannot be read back by these names.
+   */
+  notUtf8: Map<string, string>;
   /** What git read to answer, besides the work tree's files: see listing-snapshot.ts. */
   sources: ListingSources;
 }
@@ -54,7 +62,7 @@ export interface ListingSources {
  * are not even walked. `root` must be the top of the work tree.
  */
 export async function listWorkTree(root: string): Promise<WorkTreeListing> {
-  const { listed, head, ignored, config } = await runListing(root);
+  const { listed, listedBytes, head, ignored, config } = await runListing(root);
   const headerEnd = head.indexOf('\n\n');
   const [format = '', gitDir = '', commonDir = '', indexFile = '', excludeFile = '', commit = ''] = head
     .slice(0, Math.max(headerEnd, 0))
@@ -67,6 +75,7 @@ export async function listWorkTree(root: string): Promise<WorkTreeListing> {
     objectFormat: format,
     headDiffers: commit ? parseDiffIndex(head.slice(headerEnd + 2)) : new Map(),
     ...parseLsFiles(listed),
+    notUtf8: isUtf8(listedBytes) ? new Map() : namesNotUtf8(listedBytes),
     sources: {
       gitDir,
       commonDir: path.resolve(root, commonDir),
@@ -113,7 +122,7 @@ exit $code`;
 /** Runs LISTING_SCRIPT in `root`: the listing's output and that of fds 3, 4 and 5. */
 function runListing(
   root: string,
-): Promise<{ listed: string; head: string; ignored: string; config: string }> {
+): Promise<{ listed: string; listedBytes: Buffer; head: string; ignored: string; config: string }> {
   return new Promise((resolve, reject) => {
     // By its POSIX path: a runner's PATH may name git alone (git itself is found on PATH).
     const child = spawn('/bin/sh', ['-c', LISTING_SCRIPT], {
@@ -129,11 +138,15 @@ function runListing(
     });
     child.on('error', reject);
     child.on('close', (code) => {
-      const [listed, stderr, head, ignored, config] = outputs.map((chunks) =>
-        Buffer.concat(chunks).toString('utf8'),
-      ) as [string, string, string, string, string];
+      const [listedBytes, ...others] = outputs.map((chunks) => Buffer.concat(chunks)) as [
+        Buffer,
+        ...Buffer[],
+      ];
+      const listed = listedBytes.toString('utf8');
+      const [stderr = '', head = '', ignored = '', config = ''] = others.map((each) => each.toString('utf8'));
       // Exit 1 without a word is rev-parse's answer for an unborn HEAD.
-      if (code === 0 || (code === 1 && stderr === '')) resolve({ listed, head, ignored, config });
+      if (code === 0 || (code === 1 && stderr === ''))
+        resolve({ listed, listedBytes, head, ignored, config });
       else reject(new Error(`git failed in ${root}: ${stderr.trim() || `exit code ${code}`}`));
     });
   });
@@ -199,6 +212,24 @@ function parseLsFiles(output: string): Listed {
     }
   }
   return listed;
+}
+
+/**
+ * The `ls-files` records (as parseLsFiles reads them) whose path is not UTF-8: its name as
+ * parseLsFiles decodes it → as git quotes it. A record's fields before its path are ASCII,
+ * so only the path can be at fault, and it decodes alike alone or within the listing.
+ */
+function namesNotUtf8(listed: Buffer): Map<string, string> {
+  const names = new Map<string, string>();
+  for (let start = 0, end = listed.indexOf(0); end >= 0; start = end + 1, end = listed.indexOf(0, start)) {
+    const record = listed.subarray(start, end);
+    if (isUtf8(record)) continue;
+    // `? path` (`dir/` for a nested repository) or `<tag> <mode> <id> <stage>\tpath`.
+    let name = record[0] === 0x3f /* ? */ ? record.subarray(2) : record.subarray(record.indexOf(0x09) + 1);
+    if (name.at(-1) === 0x2f /* / */) name = name.subarray(0, -1);
+    names.set(name.toString('utf8'), gitQuotedPath(name));
+  }
+  return names;
 }
 
 /** `diff-index -z` records, `:<head mode> <index mode> <head id> <index id> <status>\0<path>`. */

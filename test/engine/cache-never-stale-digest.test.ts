@@ -6,6 +6,7 @@ import {
   mkdtemp,
   readFile,
   realpath,
+  rename,
   rm,
   stat,
   symlink,
@@ -310,6 +311,45 @@ stages:
       cachedFrom: edited.report.run.id,
     });
     await expectSameAsUncached(made, committed, ['out.txt']);
+  });
+});
+
+describe('file names git holds as bytes', () => {
+  test('a code file whose name is not UTF-8 is refused, named as git shows it, rather than left out of the key', async () => {
+    // Before, the name decoded to "conf\uFFFD.txt", no such file was found, and the file
+    // was silently left out of every code digest: editing it restored the stale out.
+    const made = await project({
+      '.gitignore': 'out.txt\n',
+      'fluksio.yml': `version: 1
+stages:
+  show:
+    cmd: cat conf* > out.txt
+    outs: [out.txt]
+`,
+    });
+    const latin1Name = Buffer.concat([
+      Buffer.from(`${made.dir}/conf`),
+      Buffer.from([0xff]),
+      Buffer.from('.txt'),
+    ]);
+    await writeFile(latin1Name, 'one\n');
+    await made.commitAll('a file named in Latin-1');
+
+    const refused = await runCli(['run'], { cwd: made.dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('Code file "conf\\377.txt" is named in bytes that are not UTF-8');
+    expect(refused.stderr).toContain('git mv');
+    expect(await lstat(path.join(made.dir, 'out.txt')).catch(() => null)).toBeNull();
+
+    // The fix the sentence gives: a UTF-8 name, which the key then covers.
+    await rename(latin1Name, path.join(made.dir, 'conf.txt'));
+    await made.commitAll('rename the file');
+    const renamed = await run(made);
+    expect(stageOf(renamed.report, 'show').status).toBe('ran');
+    await made.write('conf.txt', 'two\n');
+    const edited = await run(made);
+    expect(stageOf(edited.report, 'show')).toMatchObject({ status: 'ran', reasons: ['conf.txt changed'] });
+    expect(await readFile(path.join(made.dir, 'out.txt'), 'utf8')).toBe('two\n');
   });
 });
 

@@ -290,6 +290,39 @@ open("model.txt", "w").write(out)
     expect(statuses(await run())).toEqual({ train: 'ran' });
   });
 
+  test('a command substitution in a quoted argument or in backquotes is not traced: the file the shell reads re-runs the stage', async () => {
+    // Before, `"$(cat VERSION)"` and `` `cat VERSION` `` came out of the command's parse as
+    // plain words: the stage was traced, cat's read was never seen, and an edited VERSION
+    // restored the result made with the old one.
+    repo = await makeRepo({
+      files: {
+        '.gitignore': 'quoted.txt\nbackquoted.txt\n',
+        'fluksio.yml': `version: 1
+stages:
+  quoted:
+    cmd: python3 write.py quoted.txt "$(cat VERSION)"
+    outs: [quoted.txt]
+  backquoted:
+    cmd: python3 write.py backquoted.txt \`cat VERSION\`
+    outs: [backquoted.txt]
+`,
+        'write.py': 'import sys\nopen(sys.argv[1], "w").write(sys.argv[2] + "\\n")\n',
+        VERSION: 'v1\n',
+      },
+    });
+    const first = await run();
+    expect(notesOf(first)).toEqual([
+      "quoted: not traced (the shell runs a command substitution $(…) or `…`): keyed on the repository's whole code",
+      "backquoted: not traced (the shell runs a command substitution $(…) or `…`): keyed on the repository's whole code",
+    ]);
+    await repo.write('VERSION', 'v2\n');
+    const edited = await run();
+    expect(statuses(edited)).toEqual({ quoted: 'ran', backquoted: 'ran' });
+    expect(stageOf(edited, 'quoted').reasons).toEqual(['VERSION changed']);
+    await expectEqualsUncached(['quoted.txt', 'backquoted.txt']);
+    expect(await readFile(path.join(repo.dir, 'quoted.txt'), 'utf8')).toBe('v2\n');
+  });
+
   test('a file the stage read that changed while it ran leaves its result uncached', async () => {
     repo = await makeRepo({
       files: {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import {
   chmod,
   lstat,
@@ -271,13 +272,42 @@ describe('readCodeIndex', () => {
       await symlink(path.join(outside, 'x.py'), path.join(made.dir, 'out.py'));
       await symlink('a.py', path.join(made.dir, 'in.py'));
       const index = await readCodeIndex(made.dir);
-      expect([...index.outsideLinks.keys()]).toEqual(['out.py']);
-      expect(index.outsideLinks.get('out.py')).toContain(
+      expect([...index.refused.keys()]).toEqual(['out.py']);
+      expect(index.refused.get('out.py')).toContain(
         `"out.py" is a symlink that points outside the workspace (${outside}/x.py)`,
       );
     } finally {
       await rm(outside, { recursive: true, force: true });
     }
+  });
+
+  test('files named in bytes that are not UTF-8 are refused, named as git quotes them, also when the listing is reused', async () => {
+    const made = await repo({ files: { '.gitignore': 'ignored*\n', 'a.py': 'a\n' } });
+    const named = (prefix: string) =>
+      Buffer.concat([Buffer.from(`${made.dir}/${prefix}`), Buffer.from([0xe9, 0x2e])]);
+    await writeFile(named('tracked'), 'tracked\n');
+    await made.commitAll('a Latin-1 name');
+    await writeFile(named('untracked'), 'untracked\n');
+    await writeFile(named('ignored'), 'ignored\n');
+    const expectRefused = (index: Awaited<ReturnType<typeof readCodeIndex>>) => {
+      expect([...index.refused.keys()].sort()).toEqual(['tracked\uFFFD.', 'untracked\uFFFD.']);
+      expect(index.refused.get('tracked\uFFFD.')).toContain(
+        'Code file "tracked\\351." is named in bytes that are not UTF-8',
+      );
+      expect([...index.files.keys()].sort()).toEqual(['.gitignore', 'a.py']);
+    };
+    expectRefused(await readCodeIndex(made.dir));
+    // git's answer is kept once everything settled, and read back instead of asking again.
+    await vi.waitFor(
+      async () => {
+        await readCodeIndex(made.dir);
+        expect(existsSync(path.join(made.dir, '.fluksio', 'code-stat-cache-listing'))).toBe(true);
+      },
+      { timeout: 5 * RACY_WINDOW_MS, interval: 200 },
+    );
+    const warm = await readCodeIndex(made.dir);
+    expect(warm.gitListed).toBe(false);
+    expectRefused(warm);
   });
 
   test('a damaged stat cache is not trusted: ids stay those of the bytes', async () => {
