@@ -6,7 +6,7 @@ import {
   S3_MAX_SINGLE_UPLOAD,
   type BlobStorageSettings,
 } from './blobs/blob-storage-settings.js';
-import { readGitHubAppSettings, type GitHubAppSettings } from './github-app-settings.js';
+import { readGitHubAppSettings, type AllowedOwner, type GitHubAppSettings } from './github-app-settings.js';
 import { InvalidSettingsError } from './invalid-settings-error.js';
 import { duration, flag, hostList, port, serviceUrl, size } from '../schemas/env-values.js';
 
@@ -211,10 +211,16 @@ const EnvSettings = z.object({
     )
     .pipe(
       z.array(
-        z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(:\d{1,15})?$/, {
-          error: (issue) =>
-            `"${String(issue.input)}" is not a GitHub account name, or one pinned to its account id (write e.g. acme:1234567,octocat)`,
-        }),
+        z
+          .string()
+          .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(:\d{1,15})?$/, {
+            error: (issue) =>
+              `"${String(issue.input)}" is not a GitHub account name, or one pinned to its account id (write e.g. acme:1234567,octocat)`,
+          })
+          .transform((owner): AllowedOwner => {
+            const [login, id] = owner.split(':') as [string, string?];
+            return id === undefined ? { login } : { login, id: Number(id) };
+          }),
       ),
     )
     .optional(),

@@ -53,6 +53,14 @@ export interface GitHubAppSettings {
   requestTimeoutMs: number;
 }
 
+/** One `FLUKSIO_ALLOWED_OWNERS` entry, parsed: `acme` or, pinned to its account id, `acme:1234567`. */
+export interface AllowedOwner {
+  /** The account's login, lower case. */
+  login: string;
+  /** GitHub's account id, when the entry pins the owner to it. */
+  id?: number;
+}
+
 /** The environment variables the App is configured from, parsed (control-plane-settings.ts). */
 export interface GitHubAppVariables {
   APP_ID?: number | undefined;
@@ -60,7 +68,7 @@ export interface GitHubAppVariables {
   PRIVATE_KEY_PATH?: string | undefined;
   WEBHOOK_SECRET?: string | undefined;
   GITHUB_API_URL: string;
-  FLUKSIO_ALLOWED_OWNERS?: string[] | undefined;
+  FLUKSIO_ALLOWED_OWNERS?: AllowedOwner[] | undefined;
   FLUKSIO_CHECK_NAME: string;
   FLUKSIO_PUBLIC_URL?: string | undefined;
   GITHUB_CLIENT_ID?: string | undefined;
@@ -138,14 +146,11 @@ export function readGitHubAppSettings(
     privateKey,
     webhookSecret: vars.WEBHOOK_SECRET ?? '',
     apiUrl: vars.GITHUB_API_URL.replace(/\/+$/, ''),
-    allowedOwners: (vars.FLUKSIO_ALLOWED_OWNERS ?? []).map((owner) => owner.split(':')[0] as string),
+    allowedOwners: (vars.FLUKSIO_ALLOWED_OWNERS ?? []).map((owner) => owner.login),
     pinnedOwners: new Map(
-      (vars.FLUKSIO_ALLOWED_OWNERS ?? [])
-        .filter((owner) => owner.includes(':'))
-        .map((owner) => {
-          const [login, id] = owner.split(':');
-          return [login as string, Number(id)];
-        }),
+      (vars.FLUKSIO_ALLOWED_OWNERS ?? []).flatMap((owner) =>
+        owner.id === undefined ? [] : [[owner.login, owner.id] as const],
+      ),
     ),
     checkName: vars.FLUKSIO_CHECK_NAME,
     publicUrl: (

@@ -5,13 +5,9 @@ import type { z } from 'zod';
 import { FLUKSIO_VERSION } from '../core/fluksio-version.js';
 import { ApiError } from '../schemas/protocol/api-error.js';
 import { fluksioUserAgent } from '../schemas/protocol/fluksio-user-agent.js';
-import {
-  PROTOCOL_HEADER,
-  PROTOCOL_VERSION,
-  ProtocolHeader,
-  UNVERSIONED_PROTOCOL,
-} from '../schemas/protocol/protocol-version.js';
+import { PROTOCOL_HEADER, PROTOCOL_VERSION } from '../schemas/protocol/protocol-version.js';
 import { bodyOf, exchange, isSuccess, type HttpAnswer } from './http-exchange.js';
+import { olderProtocolError } from './older-protocol-error.js';
 import { redactUrl } from './redact-url.js';
 import {
   ControlPlaneError,
@@ -184,9 +180,7 @@ export class ControlPlaneHttp {
       signal: request.signal,
       timeoutMs: request.timeoutMs ?? this.requestTimeoutMs,
     });
-    // A 426 says it best (the control plane's own sentence); any other answer of an older
-    // protocol is refused before it is read with this protocol's schemas.
-    const older = answer.status === 426 ? null : this.olderProtocolError(`${method} ${path}`, answer);
+    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path}`, answer });
     if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request.allowNotFound) {
@@ -273,30 +267,6 @@ export class ControlPlaneHttp {
       }
       return consume(answer.stream());
     });
-  }
-
-  /**
-   * A ProtocolMismatchError when the answer names an older protocol than this client's
-   * (`X-Fluksio-Protocol`; a success without it comes from a control plane from before the
-   * header, UNVERSIONED_PROTOCOL). Null when it speaks this protocol or a newer one, which
-   * answers this one or says 426; an error without the header (a proxy's) is judged by its status.
-   */
-  private olderProtocolError(request: string, answer: HttpAnswer): ProtocolMismatchError | null {
-    const header = answer.header(PROTOCOL_HEADER);
-    const parsed = header === null ? null : ProtocolHeader.safeParse(header);
-    const spoken = parsed?.success
-      ? parsed.data
-      : header === null && isSuccess(answer.status)
-        ? UNVERSIONED_PROTOCOL
-        : null;
-    if (spoken === null || spoken >= PROTOCOL_VERSION) return null;
-    answer.discard();
-    return new ProtocolMismatchError(
-      answer.status,
-      request,
-      `The control plane at ${this.base.origin} speaks fluksio protocol ${spoken}, older than protocol ${PROTOCOL_VERSION} of this fluksio ${FLUKSIO_VERSION} (${request}): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later; it goes on answering older runners and clients`,
-      PROTOCOL_HEADER,
-    );
   }
 
   /** `path` (absolute, with its query) under the base URL's own path. */

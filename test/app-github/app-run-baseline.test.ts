@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { beforeEach, expect, test } from 'vitest';
 import { GitHubOutbox } from '../../app/github/outbox/outbox.js';
 import { hashToken } from '../../app/http/hash-token.js';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
@@ -15,33 +15,25 @@ import { TEST_REDIS_URL } from '../app/control-plane-harness.js';
 import { probotForDouble } from '../github/probot-for-double.js';
 import { pullRequestPayload, pushPayload } from '../github/webhook-fixtures.js';
 import {
-  closeGitHubAppDatabase,
   completedCheckRun,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
   PR,
   registerAcmeRunner,
   SHA,
   waitFor,
   type GitHubAppWorld,
 } from './github-app-fixture.js';
+import { gitHubAppWorldPerTest } from './github-app-world-per-test.js';
 import { runNextClaim } from './run-next-claim.js';
 
 let world: GitHubAppWorld;
 let runnerToken: string;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 beforeEach(async () => {
-  world = await openGitHubAppWorld();
   runnerToken = await registerAcmeRunner(world, ['gpu']);
   // main is SHA.main; the pull request's head SHA.head branched off it (the merge-base).
   world.double.setCommits(world.repo.fullName, [SHA.main], { branch: 'main' });
   world.double.setCommits(world.repo.fullName, [SHA.head, SHA.main]);
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
 });
 
 /** Claims the next run as a runner would, runs it and finishes it with `metrics`. */

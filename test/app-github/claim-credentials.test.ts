@@ -1,8 +1,6 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { beforeEach, expect, test } from 'vitest';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import {
-  closeGitHubAppDatabase,
-  openGitHubAppDatabase,
   openGitHubAppWorld,
   completedCheckRun,
   registerAcmeRunner,
@@ -10,20 +8,15 @@ import {
   waitFor,
   type GitHubAppWorld,
 } from './github-app-fixture.js';
+import { gitHubAppWorldPerTest } from './github-app-world-per-test.js';
 import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 let world: GitHubAppWorld;
 let runnerToken: string;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 beforeEach(async () => {
-  world = await openGitHubAppWorld();
   runnerToken = await registerAcmeRunner(world, ['gpu']);
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
 });
 
 async function call(path: string, json: unknown): Promise<{ status: number; body: Record<string, unknown> }> {

@@ -1,25 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import {
-  closeGitHubAppDatabase,
-  MAINTAINER,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
-  PR,
-  SHA,
-  type GitHubAppWorld,
-} from './github-app-fixture.js';
+import { expect, test } from 'vitest';
+import { MAINTAINER, PR, SHA, type GitHubAppWorld } from './github-app-fixture.js';
+import { gitHubAppWorldPerTest } from './github-app-world-per-test.js';
 
 let world: GitHubAppWorld;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
-beforeEach(async () => {
-  world = await openGitHubAppWorld();
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
-});
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 
 test('/fluksio run lr=0.1 gets 👀 and 🚀 and queues one run at the pull request head, with its check run row', async () => {
   const comment = world.comment('/fluksio run lr=0.1');

@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import { DELIVERY_MAX_ATTEMPTS, processDelivery } from '../../app/github/intake/process-delivery.js';
 import { deliveries } from '../../schemas/tables/deliveries.js';
@@ -7,15 +7,16 @@ import { beginDeliveryAttempt } from '../../store/deliveries/begin-delivery-atte
 import { listUnprocessedDeliveries } from '../../store/deliveries/list-unprocessed-deliveries.js';
 import { recordDeliveryFailure } from '../../store/deliveries/record-delivery-failure.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
+import { openGitHubAppWorld, SHA, waitFor, type GitHubAppWorld } from './github-app-fixture.js';
+import { gitHubAppWorldPerTest } from './github-app-world-per-test.js';
 import {
-  closeGitHubAppDatabase,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
-  SHA,
-  waitFor,
-  type GitHubAppWorld,
-} from './github-app-fixture.js';
-import { deliveryWork, storeDelivery } from './delivery-work.js';
+  deliveryWork,
+  leaveDeliveryToReconciler,
+  storeDelivery,
+  storeDeliveryLeftToTest,
+  storeDeliveryOutOfAttempts,
+  storedDeliveries,
+} from './delivery-work.js';
 
 // A delivery's attempts, across crashes, hung requests and GitHub's Redeliver: given up
 // on after sixteen, reopened by a redelivery, never hung on GitHub, never replying twice
@@ -23,43 +24,26 @@ import { deliveryWork, storeDelivery } from './delivery-work.js';
 
 let world: GitHubAppWorld;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
-beforeEach(async () => {
-  world = await openGitHubAppWorld();
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
-});
-
-async function storedDeliveries() {
-  return world.db.select().from(deliveries);
-}
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 
 test('a delivery that fails every time is given up on after 16 attempts, its last error kept, and never tried again', async () => {
   const comment = world.comment('/fluksio run');
-  // Received in the future: the world's reconciler leaves it to this test's attempts.
-  await storeDelivery(world, comment);
-  await world.db
-    .update(deliveries)
-    .set({ receivedAt: sql`now() + interval '1 hour'` })
-    .where(eq(deliveries.id, comment.id));
+  await storeDeliveryLeftToTest(world, comment);
   world.double.failNext('GET /repos/{owner}/{repo}/pulls/{pull_number}', { status: 502, times: 17 });
   const work = deliveryWork(world);
   for (let attempt = 1; attempt <= 16; attempt += 1) {
     await expect(processDelivery(work, { deliveryId: comment.id })).rejects.toThrow();
-    const [row] = await storedDeliveries();
+    const [row] = await storedDeliveries(world);
     expect(row).toMatchObject({ attempts: attempt, processedAt: null });
     expect(row?.failedAt === null).toBe(attempt < 16);
   }
-  const [row] = await storedDeliveries();
+  const [row] = await storedDeliveries(world);
   expect(row?.lastError).toContain('Server Error');
   // Not tried again: neither by a job nor by the reconciler.
   expect(await processDelivery(work, { deliveryId: comment.id })).toBe('skipped');
   expect(world.double.pendingFaults()).toBe(1);
   expect(await listUnprocessedDeliveries({ db: world.db, olderThanMs: -7_200_000, limit: 10 })).toEqual([]);
-  expect((await storedDeliveries())[0]).toMatchObject({ attempts: 16 });
+  expect((await storedDeliveries(world))[0]).toMatchObject({ attempts: 16 });
   expect(DELIVERY_MAX_ATTEMPTS).toBe(16);
 });
 
@@ -77,11 +61,7 @@ test('a delivery begun 16 times that never finished (its worker died each time) 
         givingUp: false,
       });
   }
-  // The reconciler takes deliveries older than ten seconds.
-  await world.db
-    .update(deliveries)
-    .set({ receivedAt: sql`now() - interval '1 minute'` })
-    .where(eq(deliveries.id, push.id));
+  await leaveDeliveryToReconciler(world, push.id);
   const row = await world.settled(push.id);
   expect(row).toMatchObject({ attempts: 16, processedAt: null });
   expect(row.failedAt).not.toBeNull();
@@ -94,16 +74,14 @@ test('a delivery begun 16 times that never finished (its worker died each time) 
 
 test('GitHub’s Redeliver of a delivery given up on processes it again; of one processed, changes nothing', async () => {
   const comment = world.comment('/fluksio run');
-  // Its workers died sixteen times: the next attempt gives it up.
-  await storeDelivery(world, comment);
-  await world.db.update(deliveries).set({ attempts: 16 }).where(eq(deliveries.id, comment.id));
+  await storeDeliveryOutOfAttempts(world, comment);
   const givenUp = await world.deliver(comment);
   expect(givenUp.failedAt).not.toBeNull();
   expect(world.replies()).toEqual([]);
 
   // Someone presses Redeliver: the same X-GitHub-Delivery, the same payload.
   expect((await world.send(comment)).status).toBe(200);
-  const [reopened] = await storedDeliveries();
+  const [reopened] = await storedDeliveries(world);
   expect(reopened).toMatchObject({ failedAt: null, lastError: null });
   const processed = await world.settled(comment.id);
   expect(processed).toMatchObject({ attempts: 2, failedAt: null, lastError: null });
@@ -116,7 +94,7 @@ test('GitHub’s Redeliver of a delivery given up on processes it again; of one 
 
   // Redelivered once processed: still deduplicated.
   expect((await world.send(comment)).status).toBe(200);
-  expect(await storedDeliveries()).toEqual([processed]);
+  expect(await storedDeliveries(world)).toEqual([processed]);
   expect(await world.runs()).toHaveLength(1);
 });
 
@@ -130,7 +108,7 @@ test('a request GitHub holds open fails after FLUKSIO_GITHUB_TIMEOUT, saying whi
     const comment = world.comment('/fluksio run');
     await world.send(comment);
     const error = await waitFor('the first attempt to time out', async () => {
-      const [row] = await storedDeliveries();
+      const [row] = await storedDeliveries(world);
       return row?.lastError ?? undefined;
     });
     expect(error).toBe(
@@ -146,12 +124,7 @@ test('a request GitHub holds open fails after FLUKSIO_GITHUB_TIMEOUT, saying whi
 
 test('Redeliver of a delivery given up on after it replied does not reply again', async () => {
   const comment = world.comment('/fluksio run');
-  await storeDelivery(world, comment);
-  // Received in the future: the world's reconciler leaves it to this test's attempts.
-  await world.db
-    .update(deliveries)
-    .set({ receivedAt: sql`now() + interval '1 hour'` })
-    .where(eq(deliveries.id, comment.id));
+  await storeDeliveryLeftToTest(world, comment);
   // Its first attempt replies and queues the run; then it is given up on, never recorded processed.
   const begun = await beginDeliveryAttempt({ db: world.db, deliveryId: comment.id, maxAttempts: 16 });
   if (begun?.state !== 'begun') throw new Error('the first attempt did not begin');
@@ -175,12 +148,7 @@ test('a retry after a worker died between replying and recording does not reply 
   const help = world.comment('/fluksio help');
   const work = deliveryWork(world);
   for (const delivery of [run, help]) {
-    await storeDelivery(world, delivery);
-    // Received in the future: the world's reconciler leaves it to this test's attempts.
-    await world.db
-      .update(deliveries)
-      .set({ receivedAt: sql`now() + interval '1 hour'` })
-      .where(eq(deliveries.id, delivery.id));
+    await storeDeliveryLeftToTest(world, delivery);
   }
   // The run command's first attempt replies; its worker dies before the delivery is recorded processed.
   const begun = await beginDeliveryAttempt({ db: world.db, deliveryId: run.id, maxAttempts: 16 });

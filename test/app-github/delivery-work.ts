@@ -1,6 +1,8 @@
+import { eq, sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import type { GitHubWork } from '../../app/github/github-work.js';
 import { inProcessLock } from '../../app/keyed-lock.js';
+import { deliveries } from '../../schemas/tables/deliveries.js';
 import { recordDelivery } from '../../store/deliveries/record-delivery.js';
 import { probotForDouble } from '../github/probot-for-double.js';
 import type { GitHubAppWorld } from './github-app-fixture.js';
@@ -38,4 +40,45 @@ export async function storeDelivery(
       payload: delivery.payload as never,
     },
   });
+}
+
+/**
+ * Stores a delivery as the webhook would, received an hour from now: the world's
+ * reconciler, which takes deliveries older than ten seconds, leaves it to the test's own
+ * attempts.
+ */
+export async function storeDeliveryLeftToTest(
+  world: GitHubAppWorld,
+  delivery: { id: string; name: string; payload: unknown },
+): Promise<void> {
+  await storeDelivery(world, delivery);
+  await world.db
+    .update(deliveries)
+    .set({ receivedAt: sql`now() + interval '1 hour'` })
+    .where(eq(deliveries.id, delivery.id));
+}
+
+/** Dates a stored delivery a minute back: the reconciler takes deliveries older than ten seconds. */
+export async function leaveDeliveryToReconciler(world: GitHubAppWorld, deliveryId: string): Promise<void> {
+  await world.db
+    .update(deliveries)
+    .set({ receivedAt: sql`now() - interval '1 minute'` })
+    .where(eq(deliveries.id, deliveryId));
+}
+
+/**
+ * Stores a delivery as the webhook would, as if sixteen workers had begun it and died: its
+ * next attempt gives it up.
+ */
+export async function storeDeliveryOutOfAttempts(
+  world: GitHubAppWorld,
+  delivery: { id: string; name: string; payload: unknown },
+): Promise<void> {
+  await storeDelivery(world, delivery);
+  await world.db.update(deliveries).set({ attempts: 16 }).where(eq(deliveries.id, delivery.id));
+}
+
+/** Every stored delivery's row. */
+export async function storedDeliveries(world: GitHubAppWorld) {
+  return world.db.select().from(deliveries);
 }

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import {
   DELIVERY_JOB_OPTIONS,
   DELIVERY_QUEUE,
@@ -9,37 +9,17 @@ import {
 import { dispatchDelivery } from '../../app/github/intake/dispatch-delivery.js';
 import type { GitHubWork } from '../../app/github/github-work.js';
 import { processDelivery } from '../../app/github/intake/process-delivery.js';
-import { deliveries } from '../../schemas/tables/deliveries.js';
 import { installations } from '../../schemas/tables/installations.js';
 import { runs } from '../../schemas/tables/runs.js';
 import { TEST_REDIS_URL } from '../app/control-plane-harness.js';
 import { checkSuitePayload, installationPayload, pushPayload } from '../github/webhook-fixtures.js';
-import {
-  closeGitHubAppDatabase,
-  MAINTAINER,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
-  SHA,
-  waitFor,
-  type GitHubAppWorld,
-} from './github-app-fixture.js';
-import { deliveryWork, storeDelivery } from './delivery-work.js';
+import { MAINTAINER, SHA, waitFor, type GitHubAppWorld } from './github-app-fixture.js';
+import { gitHubAppWorldPerTest } from './github-app-world-per-test.js';
+import { deliveryWork, leaveDeliveryToReconciler, storeDelivery, storedDeliveries } from './delivery-work.js';
 
 let world: GitHubAppWorld;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
-beforeEach(async () => {
-  world = await openGitHubAppWorld();
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
-});
-
-async function storedDeliveries() {
-  return world.db.select().from(deliveries);
-}
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 
 /**
  * Stores a delivery as the webhook would and has a worker dispatch it once without
@@ -48,7 +28,7 @@ async function storedDeliveries() {
  */
 async function dispatchedOnce(delivery: { id: string; name: string; payload: unknown }): Promise<GitHubWork> {
   await storeDelivery(world, delivery);
-  const row = (await storedDeliveries()).find((each) => each.id === delivery.id);
+  const row = (await storedDeliveries(world)).find((each) => each.id === delivery.id);
   if (!row) throw new Error(`delivery ${delivery.id} was not stored`);
   const work = deliveryWork(world);
   await dispatchDelivery(work, row);
@@ -59,7 +39,7 @@ test('a signed delivery is stored with its payload and answered at once', async 
   const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
   const response = await world.send(push);
   expect(response.status).toBe(200);
-  const [stored] = await storedDeliveries();
+  const [stored] = await storedDeliveries(world);
   expect(stored).toMatchObject({
     id: push.id,
     event: 'push',
@@ -78,7 +58,7 @@ test('one delivery sent five times at once is stored once and makes one run', as
   await world.settled(comment.id);
   // Late copies must have changed nothing either.
   await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(await storedDeliveries()).toHaveLength(1);
+  expect(await storedDeliveries(world)).toHaveLength(1);
   expect(await world.runs()).toHaveLength(1);
   expect(world.replies()).toHaveLength(1);
 });
@@ -88,7 +68,7 @@ test('a wrong signature is answered 4xx and nothing is stored', async () => {
   const response = await world.send(push, { badSignature: true });
   expect(response.status).toBeGreaterThanOrEqual(400);
   expect(response.status).toBeLessThan(500);
-  expect(await storedDeliveries()).toEqual([]);
+  expect(await storedDeliveries(world)).toEqual([]);
   const unsigned = await fetch(world.webhookUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': push.id },
@@ -96,7 +76,7 @@ test('a wrong signature is answered 4xx and nothing is stored', async () => {
   });
   expect(unsigned.status).toBeGreaterThanOrEqual(400);
   expect(unsigned.status).toBeLessThan(500);
-  expect(await storedDeliveries()).toEqual([]);
+  expect(await storedDeliveries(world)).toEqual([]);
 });
 
 test('a payload with fields missing fails visibly: logged with the delivery id, last_error naming the field', async () => {
@@ -117,7 +97,7 @@ test('a GitHub failure is recorded as the delivery’s last error and retried un
   const comment = world.comment('/fluksio run');
   await world.send(comment);
   await waitFor('the first failure', async () => {
-    const [row] = await storedDeliveries();
+    const [row] = await storedDeliveries(world);
     return row?.lastError ?? undefined;
   });
   const row = await world.settled(comment.id);
@@ -176,10 +156,7 @@ test('“Re-run all checks” processed again after a worker died re-runs each c
 test('the reconciler processes a stored delivery whose job was lost', async () => {
   const push = pushPayload({ repo: world.repo, ref: 'main', after: SHA.main });
   await storeDelivery(world, push);
-  await world.db
-    .update(deliveries)
-    .set({ receivedAt: sql`now() - interval '1 minute'` })
-    .where(eq(deliveries.id, push.id));
+  await leaveDeliveryToReconciler(world, push.id);
   const row = await world.settled(push.id);
   expect(row.processedAt).not.toBeNull();
   expect(await world.runs()).toMatchObject([{ commit: SHA.main, trigger: 'push' }]);
@@ -215,13 +192,10 @@ test('a delivery whose last attempt met the database down is processed by the re
     await world.db.execute(sql.raw('drop function refuse_delivery_writes'));
     await queue.close();
   }
-  const [stored] = await storedDeliveries();
+  const [stored] = await storedDeliveries(world);
   expect(stored).toMatchObject({ processedAt: null, failedAt: null, attempts: 0 });
   // The database is back; the reconciler takes deliveries older than ten seconds.
-  await world.db
-    .update(deliveries)
-    .set({ receivedAt: sql`now() - interval '1 minute'` })
-    .where(eq(deliveries.id, push.id));
+  await leaveDeliveryToReconciler(world, push.id);
   const row = await world.settled(push.id);
   expect(row).toMatchObject({ failedAt: null, lastError: null });
   expect(row.processedAt).not.toBeNull();

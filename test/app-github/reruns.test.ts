@@ -1,26 +1,11 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { checkRunPayload, checkSuitePayload, pullRequestPayload } from '../github/webhook-fixtures.js';
-import {
-  closeGitHubAppDatabase,
-  MAINTAINER,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
-  PR,
-  SHA,
-  type GitHubAppWorld,
-} from './github-app-fixture.js';
+import { MAINTAINER, PR, SHA, type GitHubAppWorld } from './github-app-fixture.js';
+import { gitHubAppWorldPerTest } from './github-app-world-per-test.js';
 
 let world: GitHubAppWorld;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
-beforeEach(async () => {
-  world = await openGitHubAppWorld();
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
-});
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 
 function button(externalId: string, identifier?: 'rerun' | 'rerun-no-cache', sender = MAINTAINER) {
   return checkRunPayload({

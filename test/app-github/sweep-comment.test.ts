@@ -1,32 +1,18 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { beforeEach, expect, test } from 'vitest';
 import { pushPayload } from '../github/webhook-fixtures.js';
-import {
-  closeGitHubAppDatabase,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
-  PR,
-  registerAcmeRunner,
-  SHA,
-  waitFor,
-  type GitHubAppWorld,
-} from './github-app-fixture.js';
+import { PR, registerAcmeRunner, SHA, waitFor, type GitHubAppWorld } from './github-app-fixture.js';
+import { gitHubAppWorldPerTest } from './github-app-world-per-test.js';
 import { runNextClaim } from './run-next-claim.js';
 
 let world: GitHubAppWorld;
 let runnerToken: string;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 beforeEach(async () => {
-  world = await openGitHubAppWorld();
   runnerToken = await registerAcmeRunner(world, ['gpu']);
   // main is SHA.main; the pull request's head SHA.head branched off it.
   world.double.setCommits(world.repo.fullName, [SHA.main], { branch: 'main' });
   world.double.setCommits(world.repo.fullName, [SHA.head, SHA.main]);
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
 });
 
 /** Claims the next run as a runner would, runs it and finishes it with `metrics`. */

@@ -1,28 +1,13 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { pullRequestPayload, pushPayload } from '../github/webhook-fixtures.js';
-import {
-  closeGitHubAppDatabase,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
-  PR,
-  SHA,
-  waitFor,
-  type GitHubAppWorld,
-} from './github-app-fixture.js';
+import { PR, SHA, waitFor, type GitHubAppWorld } from './github-app-fixture.js';
+import { gitHubAppWorldPerTest } from './github-app-world-per-test.js';
 
 const FORK_ID = 4_242_424;
 
 let world: GitHubAppWorld;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
-beforeEach(async () => {
-  world = await openGitHubAppWorld();
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
-});
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 
 function pullRequest(
   action: 'opened' | 'synchronize' | 'reopened' | 'closed',

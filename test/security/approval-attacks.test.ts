@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import { issueCommentPayload, pullRequestPayload } from '../github/webhook-fixtures.js';
-import {
-  closeGitHubAppDatabase,
-  MAINTAINER,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
-  PR,
-  SHA,
-  type GitHubAppWorld,
-} from '../app-github/github-app-fixture.js';
+import { MAINTAINER, PR, SHA, type GitHubAppWorld } from '../app-github/github-app-fixture.js';
+import { gitHubAppWorldPerTest } from '../app-github/github-app-world-per-test.js';
 
 // Attacks on "never a run of code nobody approved" (DESIGN §8), from outside the repository.
 
@@ -18,15 +11,7 @@ const FORK_ID = 4_242_424;
 
 let world: GitHubAppWorld;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
-beforeEach(async () => {
-  world = await openGitHubAppWorld();
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
-});
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 
 test('a fork’s author, a contributor or a stranger approving the fork’s own head runs nothing', async () => {
   world.setHead(SHA.forkHead, { forkId: FORK_ID });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { deliveries } from '../../schemas/tables/deliveries.js';
 import {
   checkRunPayload,
@@ -9,32 +9,16 @@ import {
   pushPayload,
 } from '../github/webhook-fixtures.js';
 import type { WebhookDelivery } from '../github/webhook-fixtures.js';
-import {
-  closeGitHubAppDatabase,
-  MAINTAINER,
-  openGitHubAppDatabase,
-  openGitHubAppWorld,
-  PR,
-  SHA,
-  waitFor,
-  type GitHubAppWorld,
-} from '../app-github/github-app-fixture.js';
-import { storeDelivery } from '../app-github/delivery-work.js';
+import { MAINTAINER, PR, SHA, waitFor, type GitHubAppWorld } from '../app-github/github-app-fixture.js';
+import { gitHubAppWorldPerTest } from '../app-github/github-app-world-per-test.js';
+import { storeDeliveryOutOfAttempts } from '../app-github/delivery-work.js';
 
 // Replays of a captured delivery (DESIGN §8, "never twice"): GitHub signs the body and not
 // X-GitHub-Delivery, so anyone holding one signed body can send it again under a fresh id.
 
 let world: GitHubAppWorld;
 
-beforeAll(openGitHubAppDatabase);
-afterAll(closeGitHubAppDatabase);
-beforeEach(async () => {
-  world = await openGitHubAppWorld();
-});
-afterEach(async () => {
-  await world.close();
-  expect(world.double.violations).toEqual([]);
-});
+gitHubAppWorldPerTest({ opened: (opened) => (world = opened), current: () => world });
 
 /** The same signed body under a fresh `X-GitHub-Delivery`, answered 200 like any copy. */
 async function replay(delivery: WebhookDelivery): Promise<string> {
@@ -153,8 +137,7 @@ test('an edit of a command comment is its own delivery, not taken for a replay, 
 test('a delivery given up on makes its run when its body comes again under any id, and never a second', async () => {
   const comment = world.comment('/fluksio run');
   // Its workers died sixteen times: the next attempt gives it up, before it made its run.
-  await storeDelivery(world, comment);
-  await world.db.update(deliveries).set({ attempts: 16 }).where(eq(deliveries.id, comment.id));
+  await storeDeliveryOutOfAttempts(world, comment);
   expect((await world.deliver(comment)).failedAt).not.toBeNull();
   expect(await world.runs()).toEqual([]);
 
