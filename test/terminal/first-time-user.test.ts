@@ -1,0 +1,73 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+import { runCli } from '../helpers/run-cli.js';
+
+// What a user trying fluksio for the first time types, from the README alone: each slip
+// is a usage error (exit 2) that says what was wrong and what to type, and creates nothing.
+
+const PIPELINE = `version: 1
+params:
+  lr: { type: float, default: 0.1 }
+stages:
+  train:
+    cmd: echo \${lr} > model.txt
+    params: [lr]
+    outs: [model.txt]
+`;
+
+let repo: TestRepo;
+beforeAll(async () => {
+  repo = await makeRepo({
+    files: {
+      'ml/fluksio.yml': PIPELINE,
+      'ml/src/deep/notes.md': 'a folder below the pipeline\n',
+      'empty/README.md': 'no pipeline here\n',
+      '.gitignore': 'model.txt\n',
+    },
+  });
+});
+afterAll(async () => {
+  await repo.cleanup();
+});
+
+describe('finding the pipeline', () => {
+  test('--pipeline naming the folder that holds it says which file to name', async () => {
+    const result = await runCli(['run', '--pipeline', 'ml'], { cwd: repo.dir });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim()).toBe(
+      '--pipeline: ml is a folder; name the pipeline file in it: --pipeline ml/fluksio.yml',
+    );
+    expect(existsSync(`${repo.dir}/ml/.fluksio`)).toBe(false);
+    expect(existsSync(`${repo.dir}/.fluksio`)).toBe(false);
+  });
+
+  test('--pipeline naming a folder without one says so', async () => {
+    for (const folder of ['empty', '.']) {
+      const result = await runCli(['status', '--pipeline', folder], { cwd: repo.dir });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr.trim()).toBe(
+        `--pipeline: ${folder} is a folder, and holds no fluksio.yml (nor dvc.yaml); name the pipeline file`,
+      );
+    }
+  });
+
+  test('run from a folder below the pipeline names the pipeline above', async () => {
+    const result = await runCli(['run'], { cwd: `${repo.dir}/ml/src/deep` });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      `No fluksio.yml (nor dvc.yaml) in ${repo.dir}/ml/src/deep, but there is ../../fluksio.yml: ` +
+        'run from ../.. or give --pipeline ../../fluksio.yml',
+    );
+    expect(existsSync(`${repo.dir}/ml/.fluksio`)).toBe(false);
+  });
+
+  test('a folder with no pipeline in it or above keeps the plain message', async () => {
+    const result = await runCli(['runs'], { cwd: `${repo.dir}/empty` });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      `No fluksio.yml (nor dvc.yaml) in ${repo.dir}/empty: run from the pipeline's folder or give --pipeline PATH`,
+    );
+  });
+});
