@@ -71,3 +71,26 @@ describe('finding the pipeline', () => {
     );
   });
 });
+
+describe('a project that never ran', () => {
+  test('fluksio runs lists no runs (exit 0): --json is [], --csv its header, the table says how to start', async () => {
+    const cwd = `${repo.dir}/ml`;
+    const json = await runCli(['runs', '--json'], { cwd });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([]);
+    expect(json.stderr).toBe('');
+    const csv = await runCli(['runs', '--csv'], { cwd });
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout).toBe('id,status,commit,dirty,created\r\n');
+    const table = await runCli(['runs'], { cwd });
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toBe('No runs yet for fluksio.yml: start one with "fluksio run"\n');
+    expect(existsSync(`${cwd}/.fluksio`)).toBe(false);
+  });
+
+  test('a run named to show is still a usage error', async () => {
+    const result = await runCli(['show', '01ABC'], { cwd: `${repo.dir}/ml` });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe('No runs yet for fluksio.yml: start one with "fluksio run"');
+  });
+});
