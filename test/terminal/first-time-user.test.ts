@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
-import { runCli } from '../helpers/run-cli.js';
+import { runCli, runJson, stageOf } from '../helpers/run-cli.js';
 
 // What a user trying fluksio for the first time types, from the README alone: each slip
 // is a usage error (exit 2) that says what was wrong and what to type, and creates nothing.
@@ -16,6 +16,17 @@ stages:
     outs: [model.txt]
 `;
 
+// lr too high: the loss diverges, and Python's json.dump writes NaN (and a careless string).
+const DIVERGING = `version: 1
+metrics:
+  loss: { goal: min }
+stages:
+  train:
+    cmd: python3 train.py
+    deps: [train.py]
+    metrics: [metrics.json]
+`;
+
 let repo: TestRepo;
 beforeAll(async () => {
   repo = await makeRepo({
@@ -23,7 +34,10 @@ beforeAll(async () => {
       'ml/fluksio.yml': PIPELINE,
       'ml/src/deep/notes.md': 'a folder below the pipeline\n',
       'empty/README.md': 'no pipeline here\n',
-      '.gitignore': 'model.txt\n',
+      '.gitignore': 'model.txt\nmetrics.json\n',
+      'diverge/fluksio.yml': DIVERGING,
+      'diverge/train.py':
+        'import json\njson.dump({"loss": float("nan"), "accuracy": "0.5", "steps": 3}, open("metrics.json", "w"))\n',
     },
   });
 });
@@ -93,4 +107,14 @@ describe('a project that never ran', () => {
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe('No runs yet for fluksio.yml: start one with "fluksio run"');
   });
+});
+
+test('a diverged loss (Python writes NaN) leaves the metric out with a warning; the stage succeeds', async () => {
+  const { code, report, stdout } = await runJson([], { cwd: `${repo.dir}/diverge` });
+  expect(code, stdout).toBe(0);
+  expect(report.metrics).toEqual({ steps: 3 });
+  expect(stageOf(report, 'train').warnings).toEqual([
+    'Metrics file metrics.json: loss is NaN, not a finite number: left out',
+    'Metrics file metrics.json: accuracy is the string "0.5", not a number: left out (write the number without quotes)',
+  ]);
 });
