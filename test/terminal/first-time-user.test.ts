@@ -118,3 +118,21 @@ test('a diverged loss (Python writes NaN) leaves the metric out with a warning; 
     'Metrics file metrics.json: accuracy is the string "0.5", not a number: left out (write the number without quotes)',
   ]);
 });
+
+test.each([
+  [['run', '--lr=0.5'], '(a parameter is given without dashes: lr=0.5)'],
+  [['status', '--lr', '0.5'], '(a parameter is given without dashes: lr=0.5)'],
+  [['run', '--lr'], '(a parameter is given without dashes: lr=VALUE)'],
+])('%j: an option-style parameter is refused with how to write it', async (args, hint) => {
+  const result = await runCli(args, { cwd: `${repo.dir}/ml` });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain(`unknown option '${args[1]}'`);
+  expect(result.stderr.trim().split('\n').at(-1)).toBe(hint);
+  expect(existsSync(`${repo.dir}/ml/.fluksio`)).toBe(false);
+});
+
+test('an unknown option of another command gets no parameter hint', async () => {
+  const result = await runCli(['runs', '--lr=0.5'], { cwd: `${repo.dir}/ml` });
+  expect(result.code).toBe(2);
+  expect(result.stderr).not.toContain('parameter');
+});
