@@ -23,6 +23,8 @@ export async function main(argv: string[], io: CliIo = processIo(listenForInterr
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {
+      const hint = error.code === 'commander.unknownOption' ? paramHint(error.message, argv) : null;
+      if (hint !== null) io.stderr.write(`${hint}\n`);
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (error instanceof UsageError) {
@@ -32,6 +34,23 @@ export async function main(argv: string[], io: CliIo = processIo(listenForInterr
     io.stderr.write(`fluksio: ${messageOf(error)}\n`);
     return EXIT.runFailed;
   }
+}
+
+/** Commands that take parameters as `key=value` words. */
+const PARAM_COMMANDS = new Set(['run', 'status', 'submit']);
+
+/**
+ * `fluksio run --lr=0.1` (or `--lr 0.1`), as argparse and Hydra habits type it: the
+ * parameter it likely means, written as fluksio takes it. Null for other unknown options.
+ */
+function paramHint(message: string, argv: string[]): string | null {
+  if (!PARAM_COMMANDS.has(argv[0] ?? '')) return null;
+  const option = /unknown option '--([A-Za-z_][\w.-]*)(?:=(.*))?'/.exec(message);
+  if (!option) return null;
+  const [, name, inline] = option;
+  const next = argv[argv.indexOf(`--${name}`) + 1];
+  const value = inline ?? (next !== undefined && !next.startsWith('-') ? next : 'VALUE');
+  return `(a parameter is given without dashes: ${name}=${value})`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import { readFileInside } from '../runner/workspace/read-file-inside.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -36,12 +36,9 @@ export async function locateProject(pipelineOption: string | undefined, cwd: str
     PROJECT_PIPELINE_FILES[0];
   const file = resolve(cwd, displayPath);
   if (!existsSync(file)) {
-    throw new UsageError(
-      pipelineOption
-        ? `--pipeline: ${displayPath} does not exist`
-        : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`,
-    );
+    throw new UsageError(pipelineOption ? `--pipeline: ${displayPath} does not exist` : noPipelineHere(cwd));
   }
+  if (statSync(file).isDirectory()) throw new UsageError(folderNamed(displayPath, file));
   const pipelineDir = await realpath(dirname(file));
   let repoRoot: string;
   try {
@@ -59,6 +56,33 @@ export async function locateProject(pipelineOption: string | undefined, cwd: str
     displayPath,
     stateDir: join(pipelineDir, '.fluksio'),
   };
+}
+
+/** `--pipeline` names a folder: the file in it to name instead, when there is one. */
+function folderNamed(displayPath: string, folder: string): string {
+  const inside = PROJECT_PIPELINE_FILES.find((name) => existsSync(join(folder, name)));
+  return inside === undefined
+    ? `--pipeline: ${displayPath} is a folder, and holds no fluksio.yml (nor dvc.yaml); name the pipeline file`
+    : `--pipeline: ${displayPath} is a folder; name the pipeline file in it: --pipeline ${join(displayPath, inside)}`;
+}
+
+/**
+ * No pipeline in `cwd`: the nearest one in a folder above it (up to the repository's top, or
+ * the file system's when there is no repository) is named with how to reach it, as a user
+ * in `src/` of a project expects fluksio, like git, to look upwards.
+ */
+function noPipelineHere(cwd: string): string {
+  for (let folder = cwd, up = '..'; dirname(folder) !== folder; up = join(up, '..')) {
+    const atTop = existsSync(join(folder, '.git'));
+    folder = dirname(folder);
+    if (atTop) break;
+    const found = PROJECT_PIPELINE_FILES.find((name) => existsSync(join(folder, name)));
+    if (found !== undefined) {
+      const path = join(up, found);
+      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path}: run from ${up} or give --pipeline ${path}`;
+    }
+  }
+  return `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`;
 }
 
 /**

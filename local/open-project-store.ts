@@ -17,6 +17,7 @@ import { runs } from '../schemas/tables/runs.js';
 import { LocalIndex } from './local-index.js';
 import { indexStageCache, LOCAL_REPOSITORY } from './local-state.js';
 import { localStorePaths } from './local-store-paths.js';
+import { NoRunsYetError } from './no-runs-yet-error.js';
 import { locateProject, readProjectPipeline, type LocalProject } from './locate-project.js';
 import { syncLocalJournal } from './sync-local-journal.js';
 import { userCacheDir } from './user-cache-dir.js';
@@ -47,7 +48,7 @@ export async function openProjectStore(pipelineOption: string | undefined, io: C
   const project = await locateProject(pipelineOption, io.cwd);
   const paths = localStorePaths(project.stateDir);
   if (!existsSync(paths.journalDir) && !existsSync(paths.databaseDir)) {
-    throw new UsageError(`No runs yet for ${project.displayPath}: start one with "fluksio run"`);
+    throw new NoRunsYetError(project.displayPath);
   }
   // Goals only colour the diff; a pipeline broken since does not hide the runs.
   const goals = await readProjectPipeline(project).then(

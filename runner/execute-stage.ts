@@ -300,15 +300,20 @@ export async function executeStage(name: string, context: StageRunContext): Prom
 
     const outs: OutRecord[] = [];
     const metrics: Record<string, number> = { ...metricFinals };
+    const metricsWarnings: string[] = [];
     try {
       for (const path of declared) {
         outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path));
       }
+      const goals = new Set(Object.keys(options.pipeline.metrics));
       for (const path of stage.metrics) {
-        Object.assign(
-          metrics,
-          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path)}`, path),
+        const file = await readMetricsFile(
+          `${workspace.pipelineDir}/${normalizePipelinePath(path)}`,
+          path,
+          goals,
         );
+        Object.assign(metrics, file.metrics);
+        metricsWarnings.push(...file.warnings);
       }
     } catch (error) {
       const message =
@@ -350,7 +355,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       outs,
       metrics,
       dirtyReasons: recheck.stageDirty,
-      warnings: [...paramsWarnings, ...plotted.warnings, ...recheck.warnings],
+      warnings: [...paramsWarnings, ...metricsWarnings, ...plotted.warnings, ...recheck.warnings],
       notes: [...notesOf(keyInputs), ...decided.notes],
     });
   };

@@ -8,6 +8,7 @@ import type { MetricGoals } from '../../schemas/metric-diff.js';
 import { listRuns } from '../../store/runs/list-runs.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { openProjectStore } from '../../local/open-project-store.js';
+import { NoRunsYetError } from '../../local/no-runs-yet-error.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderRunsCsv } from '../render/runs-csv.js';
@@ -68,7 +69,17 @@ export async function runsCommand(options: RunsCommandOptions, io: CliIo): Promi
       io,
     );
   }
-  const store = await openProjectStore(options.pipeline, io);
+  const store = await openProjectStore(options.pipeline, io).catch((error: unknown) => {
+    if (error instanceof NoRunsYetError) return error;
+    throw error;
+  });
+  if (store instanceof NoRunsYetError) {
+    // A project that never ran has no runs: a script reading --json gets [], a person the way on.
+    if (options.json || options.md || options.csv)
+      return printRuns([], { ...selection, goals: {} }, options, io);
+    io.stdout.write(`${store.message}\n`);
+    return 0;
+  }
   try {
     const runs = await listRuns({
       db: store.state.db,

@@ -2,15 +2,29 @@ import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import { jsonSyntaxError } from '../../core/text/json-syntax-error.js';
 
+/** A metrics file's values, and what of it was left out that its author likely meant to count. */
+export interface MetricsFile {
+  metrics: Record<string, number>;
+  /** `Metrics file m.json: loss is NaN, not a finite number: left out`, one a value. */
+  warnings: string[];
+}
+
 /**
  * Reads a stage's metrics file into flat metric values (DESIGN §7): JSON for `.json`,
  * YAML for `.yml`/`.yaml`, otherwise JSON and then YAML. Nested objects flatten to
  * dotted names (`eval.acc`) and arrays to indexes (`scores.0`); only finite numbers
- * count — booleans, strings, nulls, NaN and infinities are left out. A file that is
- * missing, malformed or not an object throws an Error naming `displayPath` (the path a
- * user wrote in `fluksio.yml`) and what is wrong, with line and column when known.
+ * count — booleans, strings, nulls, NaN and infinities are left out. JSON may hold the
+ * `NaN`, `Infinity` and `-Infinity` Python's `json.dump` writes for a diverged loss. A value
+ * left out is warned about when it is NaN or infinite, a number in quotes (`"0.93"`), or
+ * any value of a metric the pipeline declares (`declared`). A file that is missing,
+ * malformed or not an object throws an Error naming `displayPath` (the path a user wrote
+ * in `fluksio.yml`) and what is wrong, with line and column when known.
  */
-export async function readMetricsFile(absPath: string, displayPath: string): Promise<Record<string, number>> {
+export async function readMetricsFile(
+  absPath: string,
+  displayPath: string,
+  declared: ReadonlySet<string> = new Set(),
+): Promise<MetricsFile> {
   let text: string;
   try {
     text = await readFile(absPath, 'utf8');
@@ -27,8 +41,13 @@ export async function readMetricsFile(absPath: string, displayPath: string): Pro
     );
   }
   const metrics: Record<string, number> = {};
-  flatten(value, '', metrics);
-  return metrics;
+  const leftOut: { name: string; value: unknown }[] = [];
+  flatten(value, '', metrics, leftOut);
+  const warnings = leftOut.flatMap(({ name, value: item }) => {
+    const why = leftOutWhy(item, declared.has(name));
+    return why === null ? [] : [`Metrics file ${displayPath}: ${name} ${why}`];
+  });
+  return { metrics, warnings };
 }
 
 type Parsed = { value: unknown } | { problem: string };
@@ -48,8 +67,46 @@ function parseJson(text: string): Parsed {
   try {
     return { value: JSON.parse(text) };
   } catch (error) {
+    const withNonFinite = parsePythonJson(text);
+    if (withNonFinite !== undefined) return { value: withNonFinite };
     const { message, where } = jsonSyntaxError(text, error);
     return { problem: `is not valid JSON: ${message}${where === null ? '' : ` (${where})`}` };
+  }
+}
+
+const NON_FINITE: Record<string, number> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
+const MARK = '\u0000fluksio-non-finite:';
+
+/**
+ * JSON as Python's `json.dump` writes it by default: bare `NaN`, `Infinity` and
+ * `-Infinity` outside strings, read as those numbers; undefined when it is not JSON even so.
+ */
+function parsePythonJson(text: string): unknown {
+  let marked = '';
+  let inString = false;
+  for (let at = 0; at < text.length; at += 1) {
+    const char = text[at]!;
+    if (inString) {
+      marked += char;
+      if (char === '\\') marked += text[(at += 1)] ?? '';
+      else if (char === '"') inString = false;
+      continue;
+    }
+    const word = /^(?:-Infinity|Infinity|NaN)(?![\w.])/.exec(text.slice(at, at + 10))?.[0];
+    if (word !== undefined) {
+      marked += JSON.stringify(MARK + word);
+      at += word.length - 1;
+      continue;
+    }
+    if (char === '"') inString = true;
+    marked += char;
+  }
+  try {
+    return JSON.parse(marked, (_key, value: unknown) =>
+      typeof value === 'string' && value.startsWith(MARK) ? NON_FINITE[value.slice(MARK.length)] : value,
+    );
+  } catch {
+    return undefined;
   }
 }
 
@@ -62,12 +119,28 @@ function parseYaml(text: string): Parsed {
   return { value: document.toJS() };
 }
 
-function flatten(value: object, prefix: string, into: Record<string, number>): void {
+function flatten(
+  value: object,
+  prefix: string,
+  into: Record<string, number>,
+  leftOut: { name: string; value: unknown }[],
+): void {
   for (const [key, item] of Object.entries(value)) {
     const name = prefix + key;
     if (typeof item === 'number' && Number.isFinite(item)) into[name] = item;
-    else if (typeof item === 'object' && item !== null) flatten(item, `${name}.`, into);
+    else if (typeof item === 'object' && item !== null) flatten(item, `${name}.`, into, leftOut);
+    else leftOut.push({ name, value: item });
   }
+}
+
+/** Why a value left out deserves a warning, or null when it is plainly not a metric (a note). */
+function leftOutWhy(value: unknown, declared: boolean): string | null {
+  if (typeof value === 'number') return `is ${String(value)}, not a finite number: left out`;
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)))
+    return `is the string ${JSON.stringify(value)}, not a number: left out (write the number without quotes)`;
+  if (!declared) return null;
+  const shown = typeof value === 'string' ? `the string ${JSON.stringify(value)}` : String(value);
+  return `is ${shown}, not a number: left out, so the metric has no value in this run`;
 }
 
 function describe(value: unknown): string {

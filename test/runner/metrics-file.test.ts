@@ -15,7 +15,7 @@ afterEach(async () => {
 async function read(name: string, content: string): Promise<Record<string, number>> {
   const file = path.join(dir, name);
   await writeFile(file, content);
-  return readMetricsFile(file, `metrics/${name}`);
+  return (await readMetricsFile(file, `metrics/${name}`)).metrics;
 }
 
 test.each([
@@ -84,6 +84,36 @@ test.each([
   },
 ])('a malformed $name says what is wrong and where', async ({ name, content, error }) => {
   await expect(read(name, content)).rejects.toThrow(error);
+});
+
+test('the NaN and Infinity that Python writes for a diverged loss are read as left out, with a warning', async () => {
+  const file = path.join(dir, 'eval.json');
+  await writeFile(
+    file,
+    '{"loss": NaN, "best": -Infinity, "worst": Infinity, "note": "NaN here", "acc": 0.5}',
+  );
+  expect(await readMetricsFile(file, 'metrics/eval.json')).toEqual({
+    metrics: { acc: 0.5 },
+    warnings: [
+      'Metrics file metrics/eval.json: loss is NaN, not a finite number: left out',
+      'Metrics file metrics/eval.json: best is -Infinity, not a finite number: left out',
+      'Metrics file metrics/eval.json: worst is Infinity, not a finite number: left out',
+    ],
+  });
+});
+
+test('a number in quotes, and any value of a declared metric that is not a number, are warned about', async () => {
+  const file = path.join(dir, 'eval.json');
+  await writeFile(file, '{"acc": "0.93", "f1": true, "loss": null, "model": "resnet", "name": "x", "n": 4}');
+  expect(await readMetricsFile(file, 'metrics/eval.json', new Set(['f1', 'loss', 'model']))).toEqual({
+    metrics: { n: 4 },
+    warnings: [
+      'Metrics file metrics/eval.json: acc is the string "0.93", not a number: left out (write the number without quotes)',
+      'Metrics file metrics/eval.json: f1 is true, not a number: left out, so the metric has no value in this run',
+      'Metrics file metrics/eval.json: loss is null, not a number: left out, so the metric has no value in this run',
+      'Metrics file metrics/eval.json: model is the string "resnet", not a number: left out, so the metric has no value in this run',
+    ],
+  });
 });
 
 test('a missing metrics file is named', async () => {
