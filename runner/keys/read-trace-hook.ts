@@ -19,7 +19,10 @@
  * - `X` something that cannot be traced: a non-Python program started, a library of the
  *   repository loaded with ctypes, a path that cannot be written on one line.
  *
- * Files a process opened for writing before reading them are its own data, not inputs.
+ * Files a process emptied (opened with `O_TRUNC`) or created (`O_EXCL`) before reading them
+ * are its own data, not inputs. A file opened for writing that keeps what was there (`"a"`,
+ * `O_WRONLY` alone) is not: what a later read sees still depends on what was there before,
+ * or on its being absent.
  */
 export const READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
 import os as _fluksio_os
@@ -106,9 +109,11 @@ def _fluksio_install():
             reading = flags & os.O_ACCMODE == os.O_RDONLY or (
                 flags & os.O_ACCMODE == os.O_RDWR and not flags & os.O_TRUNC
             )
+            own = flags & (os.O_TRUNC | os.O_EXCL)
             for where in inside(path):
                 if not reading:
-                    written.add(where)
+                    if own:
+                        written.add(where)
                 elif where not in written and not where.endswith(".pyc"):
                     emit("R", where)
         elif event == "exec":

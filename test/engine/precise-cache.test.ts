@@ -340,6 +340,45 @@ open("model.txt", "w").write(str(n) + "\\n")
     expect(notesOf(first)).toContain('train: not cached: counter.txt changed while it ran');
     expect(statuses(await run())).toEqual({ train: 'ran' });
   });
+
+  test('a file opened to append and then read is an input: what was in it is keyed; a stage that only appends stays cached', async () => {
+    // Before, any file a process opened for writing was its own data, never an input, also
+    // when the open kept its bytes (append, no truncation): a hand-edited history.log
+    // restored the count made from the old one.
+    repo = await makeRepo({
+      files: {
+        '.gitignore': 'model.txt\nhistory.log\nlog.txt\ntrain.log\n',
+        'fluksio.yml': `version: 1
+stages:
+  train:
+    cmd: python3 train.py
+    outs: [model.txt]
+  log:
+    cmd: python3 log.py
+    outs: [log.txt]
+`,
+        'train.py': `with open("history.log", "a") as history:
+    history.write("run\\n")
+n = len(open("history.log").read().splitlines())
+open("model.txt", "w").write(str(n) + "\\n")
+`,
+        'log.py': `import logging
+logging.basicConfig(filename="train.log", level=logging.INFO)
+logging.info("training")
+open("log.txt", "w").write("done\\n")
+`,
+      },
+    });
+    const first = await run();
+    expect(stageOf(first, 'train')).toMatchObject({ status: 'ran', cacheKey: null });
+    expect(notesOf(first)).toContain('train: not cached: history.log changed while it ran');
+    expect(stageOf(first, 'log').cacheKey).not.toBeNull();
+
+    await repo.write('history.log', 'a\nb\nc\nd\ne\n');
+    const edited = await run();
+    expect(statuses(edited)).toEqual({ train: 'ran', log: 'cached' });
+    expect(await readFile(path.join(repo.dir, 'model.txt'), 'utf8')).toBe('6\n');
+  });
 });
 
 describe('stages that are not Python', () => {
