@@ -75,6 +75,13 @@ export const KeyInputs = z.strictObject({
    */
   paramsFile: z.string().optional(),
   /**
+   * The folder of the pipeline's file, repository-relative: where the stage runs and what
+   * its command's and declared paths are relative to, so `python3 train.py` of `a/` is
+   * never `python3 train.py` of `b/` (one repository's pipelines share the control plane's
+   * cache). Absent at the repository root, so keys made before it existed hold.
+   */
+  pipelineDir: z.string().optional(),
+  /**
    * Why the stage's reads were not traced, so it is keyed on the whole code digest
    * (`node is not Python`); null when traced or `code: false`. Not part of the key: a
    * Python command only learns it cannot be traced once it ran.

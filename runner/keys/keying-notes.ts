@@ -29,8 +29,10 @@ export function keyingNotes(
     return [`${stage}: not traced (${inputs.untraced}): keyed on ${scope}`];
   }
   if (inputs.readSet === null) return [];
-  const undeclared = Object.keys(inputs.readSet.files)
-    .filter((file) => !MODULE.test(file))
+  // A file it looked for and did not find is keyed as absent, but cannot be declared.
+  const undeclared = Object.entries(inputs.readSet.files)
+    .filter(([file, digest]) => digest !== null && !MODULE.test(file))
+    .map(([file]) => file)
     .map((file) => posix.relative(where.pipelineDirInRepo || '.', file) || file)
     .sort();
   if (undeclared.length === 0) return [];

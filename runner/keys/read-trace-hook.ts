@@ -12,14 +12,18 @@
  *
  * - `S` a process installed the hook (value: its pid);
  * - `R` a file opened for reading, a module executed (its code object's file, so bytecode
- *   loaded from a cache still names its source) or an extension module imported;
+ *   loaded from a cache still names its source), an extension module imported, or a SQLite
+ *   database connected to (with its `-wal` and `-journal` files);
  * - `L` a directory listed by the program, `I` one listed by the import system (which
  *   lists the directories of `sys.path`, so a new module that would shadow an import shows);
  * - `P` a Python program started (it must leave an `S` line of its own);
  * - `X` something that cannot be traced: a non-Python program started, a library of the
  *   repository loaded with ctypes, a path that cannot be written on one line.
  *
- * Files a process opened for writing before reading them are its own data, not inputs.
+ * Files a process emptied (opened with `O_TRUNC`) or created (`O_EXCL`) before reading them
+ * are its own data, not inputs. A file opened for writing that keeps what was there (`"a"`,
+ * `O_WRONLY` alone) is not: what a later read sees still depends on what was there before,
+ * or on its being absent.
  */
 export const READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
 import os as _fluksio_os
@@ -100,15 +104,35 @@ def _fluksio_install():
         else:
             emit("X", "started " + os.path.basename(os.fsdecode(os.fspath(program or "?"))))
 
+    def sqlite_files(database):
+        # The files a connection to this database reads; a "file:" name may be a URI
+        # (uri=True is not in the event), so both readings count.
+        try:
+            name = os.fsdecode(os.fspath(database))
+        except TypeError:
+            return []
+        if name in ("", ":memory:"):
+            return []
+        names = [name]
+        if name.startswith("file:"):
+            from urllib.parse import unquote, urlsplit
+
+            parts = urlsplit(name)
+            if parts.netloc in ("", "localhost") and parts.path:
+                names.append(unquote(parts.path))
+        return [each + suffix for each in names for suffix in ("", "-wal", "-journal")]
+
     def hook(event, args):
         if event == "open":
             path, _mode, flags = args
             reading = flags & os.O_ACCMODE == os.O_RDONLY or (
                 flags & os.O_ACCMODE == os.O_RDWR and not flags & os.O_TRUNC
             )
+            own = flags & (os.O_TRUNC | os.O_EXCL)
             for where in inside(path):
                 if not reading:
-                    written.add(where)
+                    if own:
+                        written.add(where)
                 elif where not in written and not where.endswith(".pyc"):
                     emit("R", where)
         elif event == "exec":
@@ -137,6 +161,11 @@ def _fluksio_install():
             started(args[0], args[2])
         elif event == "os.system":
             emit("X", "started a shell (os.system)")
+        elif event == "sqlite3.connect":
+            # SQLite reads the database (and its journals) natively, past the open hook.
+            for name in sqlite_files(args[0]):
+                for where in inside(name):
+                    emit("R", where)
         elif event == "ctypes.dlopen":
             for where in inside(args[0]):
                 emit("X", "loaded " + os.path.relpath(where, root) + " with ctypes")

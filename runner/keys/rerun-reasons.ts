@@ -86,6 +86,10 @@ export function rerunReasons(
   if (previous.paramsFile !== current.paramsFile) {
     reasons.push(`params file ${previous.paramsFile ?? 'none'} → ${current.paramsFile ?? 'none'}`);
   }
+  if (previous.pipelineDir !== current.pipelineDir) {
+    const where = (dir: string | undefined) => (dir === undefined ? 'the repository root' : `${dir}/`);
+    reasons.push(`runs in ${where(current.pipelineDir)} (was ${where(previous.pipelineDir)})`);
+  }
   if (!sameList(previous.outs, current.outs) || !sameList(previous.metrics, current.metrics)) {
     reasons.push('declared outs or metrics changed');
   }

@@ -120,6 +120,7 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
     readSet: null,
     untraced,
     ...(pipeline.params_file === undefined ? {} : { paramsFile: pipeline.params_file }),
+    ...(workspace.pipelineDirInRepo === '' ? {} : { pipelineDir: workspace.pipelineDirInRepo }),
   };
   const traceable =
     stage.code !== false && untraced === null

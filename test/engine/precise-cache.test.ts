@@ -1,10 +1,14 @@
+import { execFile } from 'node:child_process';
 import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, test } from 'vitest';
 import { committedFiles } from '../helpers/committed-files.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runCli, runJson, stageOf, statuses, type RunJson } from '../helpers/run-cli.js';
 import { runUncachedTwin, snapshotPaths } from '../helpers/uncached-twin.js';
+
+const execFileAsync = promisify(execFile);
 
 let repo: TestRepo;
 afterEach(async () => {
@@ -339,6 +343,78 @@ open("model.txt", "w").write(str(n) + "\\n")
     expect(stageOf(first, 'train')).toMatchObject({ status: 'ran', cacheKey: null });
     expect(notesOf(first)).toContain('train: not cached: counter.txt changed while it ran');
     expect(statuses(await run())).toEqual({ train: 'ran' });
+  });
+
+  test('a file opened to append and then read is an input: what was in it is keyed; a stage that only appends stays cached', async () => {
+    // Before, any file a process opened for writing was its own data, never an input, also
+    // when the open kept its bytes (append, no truncation): a hand-edited history.log
+    // restored the count made from the old one.
+    repo = await makeRepo({
+      files: {
+        '.gitignore': 'model.txt\nhistory.log\nlog.txt\ntrain.log\n',
+        'fluksio.yml': `version: 1
+stages:
+  train:
+    cmd: python3 train.py
+    outs: [model.txt]
+  log:
+    cmd: python3 log.py
+    outs: [log.txt]
+`,
+        'train.py': `with open("history.log", "a") as history:
+    history.write("run\\n")
+n = len(open("history.log").read().splitlines())
+open("model.txt", "w").write(str(n) + "\\n")
+`,
+        'log.py': `import logging
+logging.basicConfig(filename="train.log", level=logging.INFO)
+logging.info("training")
+open("log.txt", "w").write("done\\n")
+`,
+      },
+    });
+    const first = await run();
+    expect(stageOf(first, 'train')).toMatchObject({ status: 'ran', cacheKey: null });
+    expect(notesOf(first)).toContain('train: not cached: history.log changed while it ran');
+    expect(stageOf(first, 'log').cacheKey).not.toBeNull();
+
+    await repo.write('history.log', 'a\nb\nc\nd\ne\n');
+    const edited = await run();
+    expect(statuses(edited)).toEqual({ train: 'ran', log: 'cached' });
+    expect(await readFile(path.join(repo.dir, 'model.txt'), 'utf8')).toBe('6\n');
+  });
+
+  test('a SQLite database the stage reads is in its key, though SQLite opens it natively', async () => {
+    // Before, sqlite3 read the file past the open hook: rows added to an ignored database
+    // restored the count made from the old rows.
+    repo = await makeRepo({
+      files: {
+        '.gitignore': 'model.txt\ndata/\n',
+        'fluksio.yml': READER,
+        'train.py': `import sqlite3
+rows = sqlite3.connect("data/features.db").execute("select count(*) from f").fetchone()[0]
+open("model.txt", "w").write(str(rows) + "\\n")
+`,
+      },
+    });
+    const addRow = () =>
+      execFileAsync(
+        'python3',
+        [
+          '-c',
+          'import os, sqlite3\nos.makedirs("data", exist_ok=True)\nwith sqlite3.connect("data/features.db") as db:\n    db.executescript("create table if not exists f (x); insert into f values (1);")\n',
+        ],
+        { cwd: repo.dir },
+      );
+    await addRow();
+    const first = await run();
+    expect(notesOf(first)).toEqual(['train read data/features.db, which is not among its deps']);
+    expect(statuses(await run())).toEqual({ train: 'cached' });
+
+    await addRow();
+    const edited = await run();
+    expect(stageOf(edited, 'train')).toMatchObject({ status: 'ran', reasons: ['data/features.db changed'] });
+    expect(await readFile(path.join(repo.dir, 'model.txt'), 'utf8')).toBe('2\n');
   });
 });
 
