@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import JSON5 from 'json5';
 import { parseDocument } from 'yaml';
 import { jsonSyntaxError } from '../../core/text/json-syntax-error.js';
 
@@ -74,37 +75,14 @@ function parseJson(text: string): Parsed {
   }
 }
 
-const NON_FINITE: Record<string, number> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
-const MARK = '\u0000fluksio-non-finite:';
-
 /**
- * JSON as Python's `json.dump` writes it by default: bare `NaN`, `Infinity` and
- * `-Infinity` outside strings, read as those numbers; undefined when it is not JSON even so.
+ * JSON as Python's `json.dump` writes it by default, with bare `NaN`, `Infinity` and
+ * `-Infinity` for a diverged loss: JSON5 reads those as the numbers they are. Undefined
+ * when it is not that either (the JSON error is the one said).
  */
 function parsePythonJson(text: string): unknown {
-  let marked = '';
-  let inString = false;
-  for (let at = 0; at < text.length; at += 1) {
-    const char = text[at]!;
-    if (inString) {
-      marked += char;
-      if (char === '\\') marked += text[(at += 1)] ?? '';
-      else if (char === '"') inString = false;
-      continue;
-    }
-    const word = /^(?:-Infinity|Infinity|NaN)(?![\w.])/.exec(text.slice(at, at + 10))?.[0];
-    if (word !== undefined) {
-      marked += JSON.stringify(MARK + word);
-      at += word.length - 1;
-      continue;
-    }
-    if (char === '"') inString = true;
-    marked += char;
-  }
   try {
-    return JSON.parse(marked, (_key, value: unknown) =>
-      typeof value === 'string' && value.startsWith(MARK) ? NON_FINITE[value.slice(MARK.length)] : value,
-    );
+    return JSON5.parse(text);
   } catch {
     return undefined;
   }
