@@ -48,8 +48,7 @@ test.each([
     name: 'eval.json',
     // A missing colon; a trailing comma or a comment is read (JSON5), as Python's NaN is.
     content: '{\n  "acc": 0.9,\n  "f1" 0.8\n}',
-    error:
-      /^Metrics file metrics\/eval\.json is not valid JSON: .* at position 23 \(line 3, column 8\)$/,
+    error: /^Metrics file metrics\/eval\.json is not valid JSON: .* at position 23 \(line 3, column 8\)$/,
   },
   {
     name: 'eval.json',
