@@ -16923,7 +16923,7 @@ var require_util7 = __commonJS({
     var { kReadyState, kController, kResponse, kBinaryType, kWebSocketURL } = require_symbols5();
     var { states, opcodes } = require_constants5();
     var { ErrorEvent, createFastMessageEvent } = require_events();
-    var { isUtf8 } = __require("node:buffer");
+    var { isUtf8: isUtf82 } = __require("node:buffer");
     var { collectASequenceOfCodePointsFast, removeHTTPWhitespace } = require_data_url();
     function isConnecting(ws2) {
       return ws2[kReadyState] === states.CONNECTING;
@@ -17063,7 +17063,7 @@ var require_util7 = __commonJS({
     var hasIntl = typeof process.versions.icu === "string";
     var fatalDecoder = hasIntl ? new TextDecoder("utf-8", { fatal: true }) : void 0;
     var utf8Decode = hasIntl ? fatalDecoder.decode.bind(fatalDecoder) : function(buffer) {
-      if (isUtf8(buffer)) {
+      if (isUtf82(buffer)) {
         return buffer.toString("utf-8");
       }
       throw new TypeError("Invalid utf-8 received.");
@@ -32492,6 +32492,13 @@ var init_key_inputs = __esm({
        */
       paramsFile: external_exports.string().optional(),
       /**
+       * The folder of the pipeline's file, repository-relative: where the stage runs and what
+       * its command's and declared paths are relative to, so `python3 train.py` of `a/` is
+       * never `python3 train.py` of `b/` (one repository's pipelines share the control plane's
+       * cache). Absent at the repository root, so keys made before it existed hold.
+       */
+      pipelineDir: external_exports.string().optional(),
+      /**
        * Why the stage's reads were not traced, so it is keyed on the whole code digest
        * (`node is not Python`); null when traced or `code: false`. Not part of the key: a
        * Python command only learns it cannot be traced once it ran.
@@ -42024,6 +42031,1118 @@ var init_manifest_key = __esm({
   }
 });
 
+// node_modules/json5/lib/unicode.js
+var require_unicode = __commonJS({
+  "node_modules/json5/lib/unicode.js"(exports, module2) {
+    module2.exports.Space_Separator = /[\u1680\u2000-\u200A\u202F\u205F\u3000]/;
+    module2.exports.ID_Start = /[\xAA\xB5\xBA\xC0-\xD6\xD8-\xF6\xF8-\u02C1\u02C6-\u02D1\u02E0-\u02E4\u02EC\u02EE\u0370-\u0374\u0376\u0377\u037A-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u0559\u0561-\u0587\u05D0-\u05EA\u05F0-\u05F2\u0620-\u064A\u066E\u066F\u0671-\u06D3\u06D5\u06E5\u06E6\u06EE\u06EF\u06FA-\u06FC\u06FF\u0710\u0712-\u072F\u074D-\u07A5\u07B1\u07CA-\u07EA\u07F4\u07F5\u07FA\u0800-\u0815\u081A\u0824\u0828\u0840-\u0858\u0860-\u086A\u08A0-\u08B4\u08B6-\u08BD\u0904-\u0939\u093D\u0950\u0958-\u0961\u0971-\u0980\u0985-\u098C\u098F\u0990\u0993-\u09A8\u09AA-\u09B0\u09B2\u09B6-\u09B9\u09BD\u09CE\u09DC\u09DD\u09DF-\u09E1\u09F0\u09F1\u09FC\u0A05-\u0A0A\u0A0F\u0A10\u0A13-\u0A28\u0A2A-\u0A30\u0A32\u0A33\u0A35\u0A36\u0A38\u0A39\u0A59-\u0A5C\u0A5E\u0A72-\u0A74\u0A85-\u0A8D\u0A8F-\u0A91\u0A93-\u0AA8\u0AAA-\u0AB0\u0AB2\u0AB3\u0AB5-\u0AB9\u0ABD\u0AD0\u0AE0\u0AE1\u0AF9\u0B05-\u0B0C\u0B0F\u0B10\u0B13-\u0B28\u0B2A-\u0B30\u0B32\u0B33\u0B35-\u0B39\u0B3D\u0B5C\u0B5D\u0B5F-\u0B61\u0B71\u0B83\u0B85-\u0B8A\u0B8E-\u0B90\u0B92-\u0B95\u0B99\u0B9A\u0B9C\u0B9E\u0B9F\u0BA3\u0BA4\u0BA8-\u0BAA\u0BAE-\u0BB9\u0BD0\u0C05-\u0C0C\u0C0E-\u0C10\u0C12-\u0C28\u0C2A-\u0C39\u0C3D\u0C58-\u0C5A\u0C60\u0C61\u0C80\u0C85-\u0C8C\u0C8E-\u0C90\u0C92-\u0CA8\u0CAA-\u0CB3\u0CB5-\u0CB9\u0CBD\u0CDE\u0CE0\u0CE1\u0CF1\u0CF2\u0D05-\u0D0C\u0D0E-\u0D10\u0D12-\u0D3A\u0D3D\u0D4E\u0D54-\u0D56\u0D5F-\u0D61\u0D7A-\u0D7F\u0D85-\u0D96\u0D9A-\u0DB1\u0DB3-\u0DBB\u0DBD\u0DC0-\u0DC6\u0E01-\u0E30\u0E32\u0E33\u0E40-\u0E46\u0E81\u0E82\u0E84\u0E87\u0E88\u0E8A\u0E8D\u0E94-\u0E97\u0E99-\u0E9F\u0EA1-\u0EA3\u0EA5\u0EA7\u0EAA\u0EAB\u0EAD-\u0EB0\u0EB2\u0EB3\u0EBD\u0EC0-\u0EC4\u0EC6\u0EDC-\u0EDF\u0F00\u0F40-\u0F47\u0F49-\u0F6C\u0F88-\u0F8C\u1000-\u102A\u103F\u1050-\u1055\u105A-\u105D\u1061\u1065\u1066\u106E-\u1070\u1075-\u1081\u108E\u10A0-\u10C5\u10C7\u10CD\u10D0-\u10FA\u10FC-\u1248\u124A-\u124D\u1250-\u1256\u1258\u125A-\u125D\u1260-\u1288\u128A-\u128D\u1290-\u12B0\u12B2-\u12B5\u12B8-\u12BE\u12C0\u12C2-\u12C5\u12C8-\u12D6\u12D8-\u1310\u1312-\u1315\u1318-\u135A\u1380-\u138F\u13A0-\u13F5\u13F8-\u13FD\u1401-\u166C\u166F-\u167F\u1681-\u169A\u16A0-\u16EA\u16EE-\u16F8\u1700-\u170C\u170E-\u1711\u1720-\u1731\u1740-\u1751\u1760-\u176C\u176E-\u1770\u1780-\u17B3\u17D7\u17DC\u1820-\u1877\u1880-\u1884\u1887-\u18A8\u18AA\u18B0-\u18F5\u1900-\u191E\u1950-\u196D\u1970-\u1974\u1980-\u19AB\u19B0-\u19C9\u1A00-\u1A16\u1A20-\u1A54\u1AA7\u1B05-\u1B33\u1B45-\u1B4B\u1B83-\u1BA0\u1BAE\u1BAF\u1BBA-\u1BE5\u1C00-\u1C23\u1C4D-\u1C4F\u1C5A-\u1C7D\u1C80-\u1C88\u1CE9-\u1CEC\u1CEE-\u1CF1\u1CF5\u1CF6\u1D00-\u1DBF\u1E00-\u1F15\u1F18-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-\u1FFC\u2071\u207F\u2090-\u209C\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-\u2139\u213C-\u213F\u2145-\u2149\u214E\u2160-\u2188\u2C00-\u2C2E\u2C30-\u2C5E\u2C60-\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3\u2D00-\u2D25\u2D27\u2D2D\u2D30-\u2D67\u2D6F\u2D80-\u2D96\u2DA0-\u2DA6\u2DA8-\u2DAE\u2DB0-\u2DB6\u2DB8-\u2DBE\u2DC0-\u2DC6\u2DC8-\u2DCE\u2DD0-\u2DD6\u2DD8-\u2DDE\u2E2F\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303C\u3041-\u3096\u309D-\u309F\u30A1-\u30FA\u30FC-\u30FF\u3105-\u312E\u3131-\u318E\u31A0-\u31BA\u31F0-\u31FF\u3400-\u4DB5\u4E00-\u9FEA\uA000-\uA48C\uA4D0-\uA4FD\uA500-\uA60C\uA610-\uA61F\uA62A\uA62B\uA640-\uA66E\uA67F-\uA69D\uA6A0-\uA6EF\uA717-\uA71F\uA722-\uA788\uA78B-\uA7AE\uA7B0-\uA7B7\uA7F7-\uA801\uA803-\uA805\uA807-\uA80A\uA80C-\uA822\uA840-\uA873\uA882-\uA8B3\uA8F2-\uA8F7\uA8FB\uA8FD\uA90A-\uA925\uA930-\uA946\uA960-\uA97C\uA984-\uA9B2\uA9CF\uA9E0-\uA9E4\uA9E6-\uA9EF\uA9FA-\uA9FE\uAA00-\uAA28\uAA40-\uAA42\uAA44-\uAA4B\uAA60-\uAA76\uAA7A\uAA7E-\uAAAF\uAAB1\uAAB5\uAAB6\uAAB9-\uAABD\uAAC0\uAAC2\uAADB-\uAADD\uAAE0-\uAAEA\uAAF2-\uAAF4\uAB01-\uAB06\uAB09-\uAB0E\uAB11-\uAB16\uAB20-\uAB26\uAB28-\uAB2E\uAB30-\uAB5A\uAB5C-\uAB65\uAB70-\uABE2\uAC00-\uD7A3\uD7B0-\uD7C6\uD7CB-\uD7FB\uF900-\uFA6D\uFA70-\uFAD9\uFB00-\uFB06\uFB13-\uFB17\uFB1D\uFB1F-\uFB28\uFB2A-\uFB36\uFB38-\uFB3C\uFB3E\uFB40\uFB41\uFB43\uFB44\uFB46-\uFBB1\uFBD3-\uFD3D\uFD50-\uFD8F\uFD92-\uFDC7\uFDF0-\uFDFB\uFE70-\uFE74\uFE76-\uFEFC\uFF21-\uFF3A\uFF41-\uFF5A\uFF66-\uFFBE\uFFC2-\uFFC7\uFFCA-\uFFCF\uFFD2-\uFFD7\uFFDA-\uFFDC]|\uD800[\uDC00-\uDC0B\uDC0D-\uDC26\uDC28-\uDC3A\uDC3C\uDC3D\uDC3F-\uDC4D\uDC50-\uDC5D\uDC80-\uDCFA\uDD40-\uDD74\uDE80-\uDE9C\uDEA0-\uDED0\uDF00-\uDF1F\uDF2D-\uDF4A\uDF50-\uDF75\uDF80-\uDF9D\uDFA0-\uDFC3\uDFC8-\uDFCF\uDFD1-\uDFD5]|\uD801[\uDC00-\uDC9D\uDCB0-\uDCD3\uDCD8-\uDCFB\uDD00-\uDD27\uDD30-\uDD63\uDE00-\uDF36\uDF40-\uDF55\uDF60-\uDF67]|\uD802[\uDC00-\uDC05\uDC08\uDC0A-\uDC35\uDC37\uDC38\uDC3C\uDC3F-\uDC55\uDC60-\uDC76\uDC80-\uDC9E\uDCE0-\uDCF2\uDCF4\uDCF5\uDD00-\uDD15\uDD20-\uDD39\uDD80-\uDDB7\uDDBE\uDDBF\uDE00\uDE10-\uDE13\uDE15-\uDE17\uDE19-\uDE33\uDE60-\uDE7C\uDE80-\uDE9C\uDEC0-\uDEC7\uDEC9-\uDEE4\uDF00-\uDF35\uDF40-\uDF55\uDF60-\uDF72\uDF80-\uDF91]|\uD803[\uDC00-\uDC48\uDC80-\uDCB2\uDCC0-\uDCF2]|\uD804[\uDC03-\uDC37\uDC83-\uDCAF\uDCD0-\uDCE8\uDD03-\uDD26\uDD50-\uDD72\uDD76\uDD83-\uDDB2\uDDC1-\uDDC4\uDDDA\uDDDC\uDE00-\uDE11\uDE13-\uDE2B\uDE80-\uDE86\uDE88\uDE8A-\uDE8D\uDE8F-\uDE9D\uDE9F-\uDEA8\uDEB0-\uDEDE\uDF05-\uDF0C\uDF0F\uDF10\uDF13-\uDF28\uDF2A-\uDF30\uDF32\uDF33\uDF35-\uDF39\uDF3D\uDF50\uDF5D-\uDF61]|\uD805[\uDC00-\uDC34\uDC47-\uDC4A\uDC80-\uDCAF\uDCC4\uDCC5\uDCC7\uDD80-\uDDAE\uDDD8-\uDDDB\uDE00-\uDE2F\uDE44\uDE80-\uDEAA\uDF00-\uDF19]|\uD806[\uDCA0-\uDCDF\uDCFF\uDE00\uDE0B-\uDE32\uDE3A\uDE50\uDE5C-\uDE83\uDE86-\uDE89\uDEC0-\uDEF8]|\uD807[\uDC00-\uDC08\uDC0A-\uDC2E\uDC40\uDC72-\uDC8F\uDD00-\uDD06\uDD08\uDD09\uDD0B-\uDD30\uDD46]|\uD808[\uDC00-\uDF99]|\uD809[\uDC00-\uDC6E\uDC80-\uDD43]|[\uD80C\uD81C-\uD820\uD840-\uD868\uD86A-\uD86C\uD86F-\uD872\uD874-\uD879][\uDC00-\uDFFF]|\uD80D[\uDC00-\uDC2E]|\uD811[\uDC00-\uDE46]|\uD81A[\uDC00-\uDE38\uDE40-\uDE5E\uDED0-\uDEED\uDF00-\uDF2F\uDF40-\uDF43\uDF63-\uDF77\uDF7D-\uDF8F]|\uD81B[\uDF00-\uDF44\uDF50\uDF93-\uDF9F\uDFE0\uDFE1]|\uD821[\uDC00-\uDFEC]|\uD822[\uDC00-\uDEF2]|\uD82C[\uDC00-\uDD1E\uDD70-\uDEFB]|\uD82F[\uDC00-\uDC6A\uDC70-\uDC7C\uDC80-\uDC88\uDC90-\uDC99]|\uD835[\uDC00-\uDC54\uDC56-\uDC9C\uDC9E\uDC9F\uDCA2\uDCA5\uDCA6\uDCA9-\uDCAC\uDCAE-\uDCB9\uDCBB\uDCBD-\uDCC3\uDCC5-\uDD05\uDD07-\uDD0A\uDD0D-\uDD14\uDD16-\uDD1C\uDD1E-\uDD39\uDD3B-\uDD3E\uDD40-\uDD44\uDD46\uDD4A-\uDD50\uDD52-\uDEA5\uDEA8-\uDEC0\uDEC2-\uDEDA\uDEDC-\uDEFA\uDEFC-\uDF14\uDF16-\uDF34\uDF36-\uDF4E\uDF50-\uDF6E\uDF70-\uDF88\uDF8A-\uDFA8\uDFAA-\uDFC2\uDFC4-\uDFCB]|\uD83A[\uDC00-\uDCC4\uDD00-\uDD43]|\uD83B[\uDE00-\uDE03\uDE05-\uDE1F\uDE21\uDE22\uDE24\uDE27\uDE29-\uDE32\uDE34-\uDE37\uDE39\uDE3B\uDE42\uDE47\uDE49\uDE4B\uDE4D-\uDE4F\uDE51\uDE52\uDE54\uDE57\uDE59\uDE5B\uDE5D\uDE5F\uDE61\uDE62\uDE64\uDE67-\uDE6A\uDE6C-\uDE72\uDE74-\uDE77\uDE79-\uDE7C\uDE7E\uDE80-\uDE89\uDE8B-\uDE9B\uDEA1-\uDEA3\uDEA5-\uDEA9\uDEAB-\uDEBB]|\uD869[\uDC00-\uDED6\uDF00-\uDFFF]|\uD86D[\uDC00-\uDF34\uDF40-\uDFFF]|\uD86E[\uDC00-\uDC1D\uDC20-\uDFFF]|\uD873[\uDC00-\uDEA1\uDEB0-\uDFFF]|\uD87A[\uDC00-\uDFE0]|\uD87E[\uDC00-\uDE1D]/;
+    module2.exports.ID_Continue = /[\xAA\xB5\xBA\xC0-\xD6\xD8-\xF6\xF8-\u02C1\u02C6-\u02D1\u02E0-\u02E4\u02EC\u02EE\u0300-\u0374\u0376\u0377\u037A-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1\u03A3-\u03F5\u03F7-\u0481\u0483-\u0487\u048A-\u052F\u0531-\u0556\u0559\u0561-\u0587\u0591-\u05BD\u05BF\u05C1\u05C2\u05C4\u05C5\u05C7\u05D0-\u05EA\u05F0-\u05F2\u0610-\u061A\u0620-\u0669\u066E-\u06D3\u06D5-\u06DC\u06DF-\u06E8\u06EA-\u06FC\u06FF\u0710-\u074A\u074D-\u07B1\u07C0-\u07F5\u07FA\u0800-\u082D\u0840-\u085B\u0860-\u086A\u08A0-\u08B4\u08B6-\u08BD\u08D4-\u08E1\u08E3-\u0963\u0966-\u096F\u0971-\u0983\u0985-\u098C\u098F\u0990\u0993-\u09A8\u09AA-\u09B0\u09B2\u09B6-\u09B9\u09BC-\u09C4\u09C7\u09C8\u09CB-\u09CE\u09D7\u09DC\u09DD\u09DF-\u09E3\u09E6-\u09F1\u09FC\u0A01-\u0A03\u0A05-\u0A0A\u0A0F\u0A10\u0A13-\u0A28\u0A2A-\u0A30\u0A32\u0A33\u0A35\u0A36\u0A38\u0A39\u0A3C\u0A3E-\u0A42\u0A47\u0A48\u0A4B-\u0A4D\u0A51\u0A59-\u0A5C\u0A5E\u0A66-\u0A75\u0A81-\u0A83\u0A85-\u0A8D\u0A8F-\u0A91\u0A93-\u0AA8\u0AAA-\u0AB0\u0AB2\u0AB3\u0AB5-\u0AB9\u0ABC-\u0AC5\u0AC7-\u0AC9\u0ACB-\u0ACD\u0AD0\u0AE0-\u0AE3\u0AE6-\u0AEF\u0AF9-\u0AFF\u0B01-\u0B03\u0B05-\u0B0C\u0B0F\u0B10\u0B13-\u0B28\u0B2A-\u0B30\u0B32\u0B33\u0B35-\u0B39\u0B3C-\u0B44\u0B47\u0B48\u0B4B-\u0B4D\u0B56\u0B57\u0B5C\u0B5D\u0B5F-\u0B63\u0B66-\u0B6F\u0B71\u0B82\u0B83\u0B85-\u0B8A\u0B8E-\u0B90\u0B92-\u0B95\u0B99\u0B9A\u0B9C\u0B9E\u0B9F\u0BA3\u0BA4\u0BA8-\u0BAA\u0BAE-\u0BB9\u0BBE-\u0BC2\u0BC6-\u0BC8\u0BCA-\u0BCD\u0BD0\u0BD7\u0BE6-\u0BEF\u0C00-\u0C03\u0C05-\u0C0C\u0C0E-\u0C10\u0C12-\u0C28\u0C2A-\u0C39\u0C3D-\u0C44\u0C46-\u0C48\u0C4A-\u0C4D\u0C55\u0C56\u0C58-\u0C5A\u0C60-\u0C63\u0C66-\u0C6F\u0C80-\u0C83\u0C85-\u0C8C\u0C8E-\u0C90\u0C92-\u0CA8\u0CAA-\u0CB3\u0CB5-\u0CB9\u0CBC-\u0CC4\u0CC6-\u0CC8\u0CCA-\u0CCD\u0CD5\u0CD6\u0CDE\u0CE0-\u0CE3\u0CE6-\u0CEF\u0CF1\u0CF2\u0D00-\u0D03\u0D05-\u0D0C\u0D0E-\u0D10\u0D12-\u0D44\u0D46-\u0D48\u0D4A-\u0D4E\u0D54-\u0D57\u0D5F-\u0D63\u0D66-\u0D6F\u0D7A-\u0D7F\u0D82\u0D83\u0D85-\u0D96\u0D9A-\u0DB1\u0DB3-\u0DBB\u0DBD\u0DC0-\u0DC6\u0DCA\u0DCF-\u0DD4\u0DD6\u0DD8-\u0DDF\u0DE6-\u0DEF\u0DF2\u0DF3\u0E01-\u0E3A\u0E40-\u0E4E\u0E50-\u0E59\u0E81\u0E82\u0E84\u0E87\u0E88\u0E8A\u0E8D\u0E94-\u0E97\u0E99-\u0E9F\u0EA1-\u0EA3\u0EA5\u0EA7\u0EAA\u0EAB\u0EAD-\u0EB9\u0EBB-\u0EBD\u0EC0-\u0EC4\u0EC6\u0EC8-\u0ECD\u0ED0-\u0ED9\u0EDC-\u0EDF\u0F00\u0F18\u0F19\u0F20-\u0F29\u0F35\u0F37\u0F39\u0F3E-\u0F47\u0F49-\u0F6C\u0F71-\u0F84\u0F86-\u0F97\u0F99-\u0FBC\u0FC6\u1000-\u1049\u1050-\u109D\u10A0-\u10C5\u10C7\u10CD\u10D0-\u10FA\u10FC-\u1248\u124A-\u124D\u1250-\u1256\u1258\u125A-\u125D\u1260-\u1288\u128A-\u128D\u1290-\u12B0\u12B2-\u12B5\u12B8-\u12BE\u12C0\u12C2-\u12C5\u12C8-\u12D6\u12D8-\u1310\u1312-\u1315\u1318-\u135A\u135D-\u135F\u1380-\u138F\u13A0-\u13F5\u13F8-\u13FD\u1401-\u166C\u166F-\u167F\u1681-\u169A\u16A0-\u16EA\u16EE-\u16F8\u1700-\u170C\u170E-\u1714\u1720-\u1734\u1740-\u1753\u1760-\u176C\u176E-\u1770\u1772\u1773\u1780-\u17D3\u17D7\u17DC\u17DD\u17E0-\u17E9\u180B-\u180D\u1810-\u1819\u1820-\u1877\u1880-\u18AA\u18B0-\u18F5\u1900-\u191E\u1920-\u192B\u1930-\u193B\u1946-\u196D\u1970-\u1974\u1980-\u19AB\u19B0-\u19C9\u19D0-\u19D9\u1A00-\u1A1B\u1A20-\u1A5E\u1A60-\u1A7C\u1A7F-\u1A89\u1A90-\u1A99\u1AA7\u1AB0-\u1ABD\u1B00-\u1B4B\u1B50-\u1B59\u1B6B-\u1B73\u1B80-\u1BF3\u1C00-\u1C37\u1C40-\u1C49\u1C4D-\u1C7D\u1C80-\u1C88\u1CD0-\u1CD2\u1CD4-\u1CF9\u1D00-\u1DF9\u1DFB-\u1F15\u1F18-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-\u1FFC\u203F\u2040\u2054\u2071\u207F\u2090-\u209C\u20D0-\u20DC\u20E1\u20E5-\u20F0\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-\u2139\u213C-\u213F\u2145-\u2149\u214E\u2160-\u2188\u2C00-\u2C2E\u2C30-\u2C5E\u2C60-\u2CE4\u2CEB-\u2CF3\u2D00-\u2D25\u2D27\u2D2D\u2D30-\u2D67\u2D6F\u2D7F-\u2D96\u2DA0-\u2DA6\u2DA8-\u2DAE\u2DB0-\u2DB6\u2DB8-\u2DBE\u2DC0-\u2DC6\u2DC8-\u2DCE\u2DD0-\u2DD6\u2DD8-\u2DDE\u2DE0-\u2DFF\u2E2F\u3005-\u3007\u3021-\u302F\u3031-\u3035\u3038-\u303C\u3041-\u3096\u3099\u309A\u309D-\u309F\u30A1-\u30FA\u30FC-\u30FF\u3105-\u312E\u3131-\u318E\u31A0-\u31BA\u31F0-\u31FF\u3400-\u4DB5\u4E00-\u9FEA\uA000-\uA48C\uA4D0-\uA4FD\uA500-\uA60C\uA610-\uA62B\uA640-\uA66F\uA674-\uA67D\uA67F-\uA6F1\uA717-\uA71F\uA722-\uA788\uA78B-\uA7AE\uA7B0-\uA7B7\uA7F7-\uA827\uA840-\uA873\uA880-\uA8C5\uA8D0-\uA8D9\uA8E0-\uA8F7\uA8FB\uA8FD\uA900-\uA92D\uA930-\uA953\uA960-\uA97C\uA980-\uA9C0\uA9CF-\uA9D9\uA9E0-\uA9FE\uAA00-\uAA36\uAA40-\uAA4D\uAA50-\uAA59\uAA60-\uAA76\uAA7A-\uAAC2\uAADB-\uAADD\uAAE0-\uAAEF\uAAF2-\uAAF6\uAB01-\uAB06\uAB09-\uAB0E\uAB11-\uAB16\uAB20-\uAB26\uAB28-\uAB2E\uAB30-\uAB5A\uAB5C-\uAB65\uAB70-\uABEA\uABEC\uABED\uABF0-\uABF9\uAC00-\uD7A3\uD7B0-\uD7C6\uD7CB-\uD7FB\uF900-\uFA6D\uFA70-\uFAD9\uFB00-\uFB06\uFB13-\uFB17\uFB1D-\uFB28\uFB2A-\uFB36\uFB38-\uFB3C\uFB3E\uFB40\uFB41\uFB43\uFB44\uFB46-\uFBB1\uFBD3-\uFD3D\uFD50-\uFD8F\uFD92-\uFDC7\uFDF0-\uFDFB\uFE00-\uFE0F\uFE20-\uFE2F\uFE33\uFE34\uFE4D-\uFE4F\uFE70-\uFE74\uFE76-\uFEFC\uFF10-\uFF19\uFF21-\uFF3A\uFF3F\uFF41-\uFF5A\uFF66-\uFFBE\uFFC2-\uFFC7\uFFCA-\uFFCF\uFFD2-\uFFD7\uFFDA-\uFFDC]|\uD800[\uDC00-\uDC0B\uDC0D-\uDC26\uDC28-\uDC3A\uDC3C\uDC3D\uDC3F-\uDC4D\uDC50-\uDC5D\uDC80-\uDCFA\uDD40-\uDD74\uDDFD\uDE80-\uDE9C\uDEA0-\uDED0\uDEE0\uDF00-\uDF1F\uDF2D-\uDF4A\uDF50-\uDF7A\uDF80-\uDF9D\uDFA0-\uDFC3\uDFC8-\uDFCF\uDFD1-\uDFD5]|\uD801[\uDC00-\uDC9D\uDCA0-\uDCA9\uDCB0-\uDCD3\uDCD8-\uDCFB\uDD00-\uDD27\uDD30-\uDD63\uDE00-\uDF36\uDF40-\uDF55\uDF60-\uDF67]|\uD802[\uDC00-\uDC05\uDC08\uDC0A-\uDC35\uDC37\uDC38\uDC3C\uDC3F-\uDC55\uDC60-\uDC76\uDC80-\uDC9E\uDCE0-\uDCF2\uDCF4\uDCF5\uDD00-\uDD15\uDD20-\uDD39\uDD80-\uDDB7\uDDBE\uDDBF\uDE00-\uDE03\uDE05\uDE06\uDE0C-\uDE13\uDE15-\uDE17\uDE19-\uDE33\uDE38-\uDE3A\uDE3F\uDE60-\uDE7C\uDE80-\uDE9C\uDEC0-\uDEC7\uDEC9-\uDEE6\uDF00-\uDF35\uDF40-\uDF55\uDF60-\uDF72\uDF80-\uDF91]|\uD803[\uDC00-\uDC48\uDC80-\uDCB2\uDCC0-\uDCF2]|\uD804[\uDC00-\uDC46\uDC66-\uDC6F\uDC7F-\uDCBA\uDCD0-\uDCE8\uDCF0-\uDCF9\uDD00-\uDD34\uDD36-\uDD3F\uDD50-\uDD73\uDD76\uDD80-\uDDC4\uDDCA-\uDDCC\uDDD0-\uDDDA\uDDDC\uDE00-\uDE11\uDE13-\uDE37\uDE3E\uDE80-\uDE86\uDE88\uDE8A-\uDE8D\uDE8F-\uDE9D\uDE9F-\uDEA8\uDEB0-\uDEEA\uDEF0-\uDEF9\uDF00-\uDF03\uDF05-\uDF0C\uDF0F\uDF10\uDF13-\uDF28\uDF2A-\uDF30\uDF32\uDF33\uDF35-\uDF39\uDF3C-\uDF44\uDF47\uDF48\uDF4B-\uDF4D\uDF50\uDF57\uDF5D-\uDF63\uDF66-\uDF6C\uDF70-\uDF74]|\uD805[\uDC00-\uDC4A\uDC50-\uDC59\uDC80-\uDCC5\uDCC7\uDCD0-\uDCD9\uDD80-\uDDB5\uDDB8-\uDDC0\uDDD8-\uDDDD\uDE00-\uDE40\uDE44\uDE50-\uDE59\uDE80-\uDEB7\uDEC0-\uDEC9\uDF00-\uDF19\uDF1D-\uDF2B\uDF30-\uDF39]|\uD806[\uDCA0-\uDCE9\uDCFF\uDE00-\uDE3E\uDE47\uDE50-\uDE83\uDE86-\uDE99\uDEC0-\uDEF8]|\uD807[\uDC00-\uDC08\uDC0A-\uDC36\uDC38-\uDC40\uDC50-\uDC59\uDC72-\uDC8F\uDC92-\uDCA7\uDCA9-\uDCB6\uDD00-\uDD06\uDD08\uDD09\uDD0B-\uDD36\uDD3A\uDD3C\uDD3D\uDD3F-\uDD47\uDD50-\uDD59]|\uD808[\uDC00-\uDF99]|\uD809[\uDC00-\uDC6E\uDC80-\uDD43]|[\uD80C\uD81C-\uD820\uD840-\uD868\uD86A-\uD86C\uD86F-\uD872\uD874-\uD879][\uDC00-\uDFFF]|\uD80D[\uDC00-\uDC2E]|\uD811[\uDC00-\uDE46]|\uD81A[\uDC00-\uDE38\uDE40-\uDE5E\uDE60-\uDE69\uDED0-\uDEED\uDEF0-\uDEF4\uDF00-\uDF36\uDF40-\uDF43\uDF50-\uDF59\uDF63-\uDF77\uDF7D-\uDF8F]|\uD81B[\uDF00-\uDF44\uDF50-\uDF7E\uDF8F-\uDF9F\uDFE0\uDFE1]|\uD821[\uDC00-\uDFEC]|\uD822[\uDC00-\uDEF2]|\uD82C[\uDC00-\uDD1E\uDD70-\uDEFB]|\uD82F[\uDC00-\uDC6A\uDC70-\uDC7C\uDC80-\uDC88\uDC90-\uDC99\uDC9D\uDC9E]|\uD834[\uDD65-\uDD69\uDD6D-\uDD72\uDD7B-\uDD82\uDD85-\uDD8B\uDDAA-\uDDAD\uDE42-\uDE44]|\uD835[\uDC00-\uDC54\uDC56-\uDC9C\uDC9E\uDC9F\uDCA2\uDCA5\uDCA6\uDCA9-\uDCAC\uDCAE-\uDCB9\uDCBB\uDCBD-\uDCC3\uDCC5-\uDD05\uDD07-\uDD0A\uDD0D-\uDD14\uDD16-\uDD1C\uDD1E-\uDD39\uDD3B-\uDD3E\uDD40-\uDD44\uDD46\uDD4A-\uDD50\uDD52-\uDEA5\uDEA8-\uDEC0\uDEC2-\uDEDA\uDEDC-\uDEFA\uDEFC-\uDF14\uDF16-\uDF34\uDF36-\uDF4E\uDF50-\uDF6E\uDF70-\uDF88\uDF8A-\uDFA8\uDFAA-\uDFC2\uDFC4-\uDFCB\uDFCE-\uDFFF]|\uD836[\uDE00-\uDE36\uDE3B-\uDE6C\uDE75\uDE84\uDE9B-\uDE9F\uDEA1-\uDEAF]|\uD838[\uDC00-\uDC06\uDC08-\uDC18\uDC1B-\uDC21\uDC23\uDC24\uDC26-\uDC2A]|\uD83A[\uDC00-\uDCC4\uDCD0-\uDCD6\uDD00-\uDD4A\uDD50-\uDD59]|\uD83B[\uDE00-\uDE03\uDE05-\uDE1F\uDE21\uDE22\uDE24\uDE27\uDE29-\uDE32\uDE34-\uDE37\uDE39\uDE3B\uDE42\uDE47\uDE49\uDE4B\uDE4D-\uDE4F\uDE51\uDE52\uDE54\uDE57\uDE59\uDE5B\uDE5D\uDE5F\uDE61\uDE62\uDE64\uDE67-\uDE6A\uDE6C-\uDE72\uDE74-\uDE77\uDE79-\uDE7C\uDE7E\uDE80-\uDE89\uDE8B-\uDE9B\uDEA1-\uDEA3\uDEA5-\uDEA9\uDEAB-\uDEBB]|\uD869[\uDC00-\uDED6\uDF00-\uDFFF]|\uD86D[\uDC00-\uDF34\uDF40-\uDFFF]|\uD86E[\uDC00-\uDC1D\uDC20-\uDFFF]|\uD873[\uDC00-\uDEA1\uDEB0-\uDFFF]|\uD87A[\uDC00-\uDFE0]|\uD87E[\uDC00-\uDE1D]|\uDB40[\uDD00-\uDDEF]/;
+  }
+});
+
+// node_modules/json5/lib/util.js
+var require_util9 = __commonJS({
+  "node_modules/json5/lib/util.js"(exports, module2) {
+    var unicode = require_unicode();
+    module2.exports = {
+      isSpaceSeparator(c6) {
+        return typeof c6 === "string" && unicode.Space_Separator.test(c6);
+      },
+      isIdStartChar(c6) {
+        return typeof c6 === "string" && (c6 >= "a" && c6 <= "z" || c6 >= "A" && c6 <= "Z" || c6 === "$" || c6 === "_" || unicode.ID_Start.test(c6));
+      },
+      isIdContinueChar(c6) {
+        return typeof c6 === "string" && (c6 >= "a" && c6 <= "z" || c6 >= "A" && c6 <= "Z" || c6 >= "0" && c6 <= "9" || c6 === "$" || c6 === "_" || c6 === "\u200C" || c6 === "\u200D" || unicode.ID_Continue.test(c6));
+      },
+      isDigit(c6) {
+        return typeof c6 === "string" && /[0-9]/.test(c6);
+      },
+      isHexDigit(c6) {
+        return typeof c6 === "string" && /[0-9A-Fa-f]/.test(c6);
+      }
+    };
+  }
+});
+
+// node_modules/json5/lib/parse.js
+var require_parse3 = __commonJS({
+  "node_modules/json5/lib/parse.js"(exports, module2) {
+    var util = require_util9();
+    var source;
+    var parseState;
+    var stack;
+    var pos;
+    var line2;
+    var column;
+    var token;
+    var key;
+    var root;
+    module2.exports = function parse9(text2, reviver) {
+      source = String(text2);
+      parseState = "start";
+      stack = [];
+      pos = 0;
+      line2 = 1;
+      column = 0;
+      token = void 0;
+      key = void 0;
+      root = void 0;
+      do {
+        token = lex();
+        parseStates[parseState]();
+      } while (token.type !== "eof");
+      if (typeof reviver === "function") {
+        return internalize({ "": root }, "", reviver);
+      }
+      return root;
+    };
+    function internalize(holder, name2, reviver) {
+      const value = holder[name2];
+      if (value != null && typeof value === "object") {
+        if (Array.isArray(value)) {
+          for (let i2 = 0; i2 < value.length; i2++) {
+            const key2 = String(i2);
+            const replacement = internalize(value, key2, reviver);
+            if (replacement === void 0) {
+              delete value[key2];
+            } else {
+              Object.defineProperty(value, key2, {
+                value: replacement,
+                writable: true,
+                enumerable: true,
+                configurable: true
+              });
+            }
+          }
+        } else {
+          for (const key2 in value) {
+            const replacement = internalize(value, key2, reviver);
+            if (replacement === void 0) {
+              delete value[key2];
+            } else {
+              Object.defineProperty(value, key2, {
+                value: replacement,
+                writable: true,
+                enumerable: true,
+                configurable: true
+              });
+            }
+          }
+        }
+      }
+      return reviver.call(holder, name2, value);
+    }
+    var lexState;
+    var buffer;
+    var doubleQuote;
+    var sign;
+    var c6;
+    function lex() {
+      lexState = "default";
+      buffer = "";
+      doubleQuote = false;
+      sign = 1;
+      for (; ; ) {
+        c6 = peek();
+        const token2 = lexStates[lexState]();
+        if (token2) {
+          return token2;
+        }
+      }
+    }
+    function peek() {
+      if (source[pos]) {
+        return String.fromCodePoint(source.codePointAt(pos));
+      }
+    }
+    function read() {
+      const c7 = peek();
+      if (c7 === "\n") {
+        line2++;
+        column = 0;
+      } else if (c7) {
+        column += c7.length;
+      } else {
+        column++;
+      }
+      if (c7) {
+        pos += c7.length;
+      }
+      return c7;
+    }
+    var lexStates = {
+      default() {
+        switch (c6) {
+          case "	":
+          case "\v":
+          case "\f":
+          case " ":
+          case "\xA0":
+          case "\uFEFF":
+          case "\n":
+          case "\r":
+          case "\u2028":
+          case "\u2029":
+            read();
+            return;
+          case "/":
+            read();
+            lexState = "comment";
+            return;
+          case void 0:
+            read();
+            return newToken("eof");
+        }
+        if (util.isSpaceSeparator(c6)) {
+          read();
+          return;
+        }
+        return lexStates[parseState]();
+      },
+      comment() {
+        switch (c6) {
+          case "*":
+            read();
+            lexState = "multiLineComment";
+            return;
+          case "/":
+            read();
+            lexState = "singleLineComment";
+            return;
+        }
+        throw invalidChar(read());
+      },
+      multiLineComment() {
+        switch (c6) {
+          case "*":
+            read();
+            lexState = "multiLineCommentAsterisk";
+            return;
+          case void 0:
+            throw invalidChar(read());
+        }
+        read();
+      },
+      multiLineCommentAsterisk() {
+        switch (c6) {
+          case "*":
+            read();
+            return;
+          case "/":
+            read();
+            lexState = "default";
+            return;
+          case void 0:
+            throw invalidChar(read());
+        }
+        read();
+        lexState = "multiLineComment";
+      },
+      singleLineComment() {
+        switch (c6) {
+          case "\n":
+          case "\r":
+          case "\u2028":
+          case "\u2029":
+            read();
+            lexState = "default";
+            return;
+          case void 0:
+            read();
+            return newToken("eof");
+        }
+        read();
+      },
+      value() {
+        switch (c6) {
+          case "{":
+          case "[":
+            return newToken("punctuator", read());
+          case "n":
+            read();
+            literal2("ull");
+            return newToken("null", null);
+          case "t":
+            read();
+            literal2("rue");
+            return newToken("boolean", true);
+          case "f":
+            read();
+            literal2("alse");
+            return newToken("boolean", false);
+          case "-":
+          case "+":
+            if (read() === "-") {
+              sign = -1;
+            }
+            lexState = "sign";
+            return;
+          case ".":
+            buffer = read();
+            lexState = "decimalPointLeading";
+            return;
+          case "0":
+            buffer = read();
+            lexState = "zero";
+            return;
+          case "1":
+          case "2":
+          case "3":
+          case "4":
+          case "5":
+          case "6":
+          case "7":
+          case "8":
+          case "9":
+            buffer = read();
+            lexState = "decimalInteger";
+            return;
+          case "I":
+            read();
+            literal2("nfinity");
+            return newToken("numeric", Infinity);
+          case "N":
+            read();
+            literal2("aN");
+            return newToken("numeric", NaN);
+          case '"':
+          case "'":
+            doubleQuote = read() === '"';
+            buffer = "";
+            lexState = "string";
+            return;
+        }
+        throw invalidChar(read());
+      },
+      identifierNameStartEscape() {
+        if (c6 !== "u") {
+          throw invalidChar(read());
+        }
+        read();
+        const u4 = unicodeEscape();
+        switch (u4) {
+          case "$":
+          case "_":
+            break;
+          default:
+            if (!util.isIdStartChar(u4)) {
+              throw invalidIdentifier();
+            }
+            break;
+        }
+        buffer += u4;
+        lexState = "identifierName";
+      },
+      identifierName() {
+        switch (c6) {
+          case "$":
+          case "_":
+          case "\u200C":
+          case "\u200D":
+            buffer += read();
+            return;
+          case "\\":
+            read();
+            lexState = "identifierNameEscape";
+            return;
+        }
+        if (util.isIdContinueChar(c6)) {
+          buffer += read();
+          return;
+        }
+        return newToken("identifier", buffer);
+      },
+      identifierNameEscape() {
+        if (c6 !== "u") {
+          throw invalidChar(read());
+        }
+        read();
+        const u4 = unicodeEscape();
+        switch (u4) {
+          case "$":
+          case "_":
+          case "\u200C":
+          case "\u200D":
+            break;
+          default:
+            if (!util.isIdContinueChar(u4)) {
+              throw invalidIdentifier();
+            }
+            break;
+        }
+        buffer += u4;
+        lexState = "identifierName";
+      },
+      sign() {
+        switch (c6) {
+          case ".":
+            buffer = read();
+            lexState = "decimalPointLeading";
+            return;
+          case "0":
+            buffer = read();
+            lexState = "zero";
+            return;
+          case "1":
+          case "2":
+          case "3":
+          case "4":
+          case "5":
+          case "6":
+          case "7":
+          case "8":
+          case "9":
+            buffer = read();
+            lexState = "decimalInteger";
+            return;
+          case "I":
+            read();
+            literal2("nfinity");
+            return newToken("numeric", sign * Infinity);
+          case "N":
+            read();
+            literal2("aN");
+            return newToken("numeric", NaN);
+        }
+        throw invalidChar(read());
+      },
+      zero() {
+        switch (c6) {
+          case ".":
+            buffer += read();
+            lexState = "decimalPoint";
+            return;
+          case "e":
+          case "E":
+            buffer += read();
+            lexState = "decimalExponent";
+            return;
+          case "x":
+          case "X":
+            buffer += read();
+            lexState = "hexadecimal";
+            return;
+        }
+        return newToken("numeric", sign * 0);
+      },
+      decimalInteger() {
+        switch (c6) {
+          case ".":
+            buffer += read();
+            lexState = "decimalPoint";
+            return;
+          case "e":
+          case "E":
+            buffer += read();
+            lexState = "decimalExponent";
+            return;
+        }
+        if (util.isDigit(c6)) {
+          buffer += read();
+          return;
+        }
+        return newToken("numeric", sign * Number(buffer));
+      },
+      decimalPointLeading() {
+        if (util.isDigit(c6)) {
+          buffer += read();
+          lexState = "decimalFraction";
+          return;
+        }
+        throw invalidChar(read());
+      },
+      decimalPoint() {
+        switch (c6) {
+          case "e":
+          case "E":
+            buffer += read();
+            lexState = "decimalExponent";
+            return;
+        }
+        if (util.isDigit(c6)) {
+          buffer += read();
+          lexState = "decimalFraction";
+          return;
+        }
+        return newToken("numeric", sign * Number(buffer));
+      },
+      decimalFraction() {
+        switch (c6) {
+          case "e":
+          case "E":
+            buffer += read();
+            lexState = "decimalExponent";
+            return;
+        }
+        if (util.isDigit(c6)) {
+          buffer += read();
+          return;
+        }
+        return newToken("numeric", sign * Number(buffer));
+      },
+      decimalExponent() {
+        switch (c6) {
+          case "+":
+          case "-":
+            buffer += read();
+            lexState = "decimalExponentSign";
+            return;
+        }
+        if (util.isDigit(c6)) {
+          buffer += read();
+          lexState = "decimalExponentInteger";
+          return;
+        }
+        throw invalidChar(read());
+      },
+      decimalExponentSign() {
+        if (util.isDigit(c6)) {
+          buffer += read();
+          lexState = "decimalExponentInteger";
+          return;
+        }
+        throw invalidChar(read());
+      },
+      decimalExponentInteger() {
+        if (util.isDigit(c6)) {
+          buffer += read();
+          return;
+        }
+        return newToken("numeric", sign * Number(buffer));
+      },
+      hexadecimal() {
+        if (util.isHexDigit(c6)) {
+          buffer += read();
+          lexState = "hexadecimalInteger";
+          return;
+        }
+        throw invalidChar(read());
+      },
+      hexadecimalInteger() {
+        if (util.isHexDigit(c6)) {
+          buffer += read();
+          return;
+        }
+        return newToken("numeric", sign * Number(buffer));
+      },
+      string() {
+        switch (c6) {
+          case "\\":
+            read();
+            buffer += escape();
+            return;
+          case '"':
+            if (doubleQuote) {
+              read();
+              return newToken("string", buffer);
+            }
+            buffer += read();
+            return;
+          case "'":
+            if (!doubleQuote) {
+              read();
+              return newToken("string", buffer);
+            }
+            buffer += read();
+            return;
+          case "\n":
+          case "\r":
+            throw invalidChar(read());
+          case "\u2028":
+          case "\u2029":
+            separatorChar(c6);
+            break;
+          case void 0:
+            throw invalidChar(read());
+        }
+        buffer += read();
+      },
+      start() {
+        switch (c6) {
+          case "{":
+          case "[":
+            return newToken("punctuator", read());
+        }
+        lexState = "value";
+      },
+      beforePropertyName() {
+        switch (c6) {
+          case "$":
+          case "_":
+            buffer = read();
+            lexState = "identifierName";
+            return;
+          case "\\":
+            read();
+            lexState = "identifierNameStartEscape";
+            return;
+          case "}":
+            return newToken("punctuator", read());
+          case '"':
+          case "'":
+            doubleQuote = read() === '"';
+            lexState = "string";
+            return;
+        }
+        if (util.isIdStartChar(c6)) {
+          buffer += read();
+          lexState = "identifierName";
+          return;
+        }
+        throw invalidChar(read());
+      },
+      afterPropertyName() {
+        if (c6 === ":") {
+          return newToken("punctuator", read());
+        }
+        throw invalidChar(read());
+      },
+      beforePropertyValue() {
+        lexState = "value";
+      },
+      afterPropertyValue() {
+        switch (c6) {
+          case ",":
+          case "}":
+            return newToken("punctuator", read());
+        }
+        throw invalidChar(read());
+      },
+      beforeArrayValue() {
+        if (c6 === "]") {
+          return newToken("punctuator", read());
+        }
+        lexState = "value";
+      },
+      afterArrayValue() {
+        switch (c6) {
+          case ",":
+          case "]":
+            return newToken("punctuator", read());
+        }
+        throw invalidChar(read());
+      },
+      end() {
+        throw invalidChar(read());
+      }
+    };
+    function newToken(type, value) {
+      return {
+        type,
+        value,
+        line: line2,
+        column
+      };
+    }
+    function literal2(s4) {
+      for (const c7 of s4) {
+        const p6 = peek();
+        if (p6 !== c7) {
+          throw invalidChar(read());
+        }
+        read();
+      }
+    }
+    function escape() {
+      const c7 = peek();
+      switch (c7) {
+        case "b":
+          read();
+          return "\b";
+        case "f":
+          read();
+          return "\f";
+        case "n":
+          read();
+          return "\n";
+        case "r":
+          read();
+          return "\r";
+        case "t":
+          read();
+          return "	";
+        case "v":
+          read();
+          return "\v";
+        case "0":
+          read();
+          if (util.isDigit(peek())) {
+            throw invalidChar(read());
+          }
+          return "\0";
+        case "x":
+          read();
+          return hexEscape();
+        case "u":
+          read();
+          return unicodeEscape();
+        case "\n":
+        case "\u2028":
+        case "\u2029":
+          read();
+          return "";
+        case "\r":
+          read();
+          if (peek() === "\n") {
+            read();
+          }
+          return "";
+        case "1":
+        case "2":
+        case "3":
+        case "4":
+        case "5":
+        case "6":
+        case "7":
+        case "8":
+        case "9":
+          throw invalidChar(read());
+        case void 0:
+          throw invalidChar(read());
+      }
+      return read();
+    }
+    function hexEscape() {
+      let buffer2 = "";
+      let c7 = peek();
+      if (!util.isHexDigit(c7)) {
+        throw invalidChar(read());
+      }
+      buffer2 += read();
+      c7 = peek();
+      if (!util.isHexDigit(c7)) {
+        throw invalidChar(read());
+      }
+      buffer2 += read();
+      return String.fromCodePoint(parseInt(buffer2, 16));
+    }
+    function unicodeEscape() {
+      let buffer2 = "";
+      let count = 4;
+      while (count-- > 0) {
+        const c7 = peek();
+        if (!util.isHexDigit(c7)) {
+          throw invalidChar(read());
+        }
+        buffer2 += read();
+      }
+      return String.fromCodePoint(parseInt(buffer2, 16));
+    }
+    var parseStates = {
+      start() {
+        if (token.type === "eof") {
+          throw invalidEOF();
+        }
+        push();
+      },
+      beforePropertyName() {
+        switch (token.type) {
+          case "identifier":
+          case "string":
+            key = token.value;
+            parseState = "afterPropertyName";
+            return;
+          case "punctuator":
+            pop();
+            return;
+          case "eof":
+            throw invalidEOF();
+        }
+      },
+      afterPropertyName() {
+        if (token.type === "eof") {
+          throw invalidEOF();
+        }
+        parseState = "beforePropertyValue";
+      },
+      beforePropertyValue() {
+        if (token.type === "eof") {
+          throw invalidEOF();
+        }
+        push();
+      },
+      beforeArrayValue() {
+        if (token.type === "eof") {
+          throw invalidEOF();
+        }
+        if (token.type === "punctuator" && token.value === "]") {
+          pop();
+          return;
+        }
+        push();
+      },
+      afterPropertyValue() {
+        if (token.type === "eof") {
+          throw invalidEOF();
+        }
+        switch (token.value) {
+          case ",":
+            parseState = "beforePropertyName";
+            return;
+          case "}":
+            pop();
+        }
+      },
+      afterArrayValue() {
+        if (token.type === "eof") {
+          throw invalidEOF();
+        }
+        switch (token.value) {
+          case ",":
+            parseState = "beforeArrayValue";
+            return;
+          case "]":
+            pop();
+        }
+      },
+      end() {
+      }
+    };
+    function push() {
+      let value;
+      switch (token.type) {
+        case "punctuator":
+          switch (token.value) {
+            case "{":
+              value = {};
+              break;
+            case "[":
+              value = [];
+              break;
+          }
+          break;
+        case "null":
+        case "boolean":
+        case "numeric":
+        case "string":
+          value = token.value;
+          break;
+      }
+      if (root === void 0) {
+        root = value;
+      } else {
+        const parent = stack[stack.length - 1];
+        if (Array.isArray(parent)) {
+          parent.push(value);
+        } else {
+          Object.defineProperty(parent, key, {
+            value,
+            writable: true,
+            enumerable: true,
+            configurable: true
+          });
+        }
+      }
+      if (value !== null && typeof value === "object") {
+        stack.push(value);
+        if (Array.isArray(value)) {
+          parseState = "beforeArrayValue";
+        } else {
+          parseState = "beforePropertyName";
+        }
+      } else {
+        const current = stack[stack.length - 1];
+        if (current == null) {
+          parseState = "end";
+        } else if (Array.isArray(current)) {
+          parseState = "afterArrayValue";
+        } else {
+          parseState = "afterPropertyValue";
+        }
+      }
+    }
+    function pop() {
+      stack.pop();
+      const current = stack[stack.length - 1];
+      if (current == null) {
+        parseState = "end";
+      } else if (Array.isArray(current)) {
+        parseState = "afterArrayValue";
+      } else {
+        parseState = "afterPropertyValue";
+      }
+    }
+    function invalidChar(c7) {
+      if (c7 === void 0) {
+        return syntaxError(`JSON5: invalid end of input at ${line2}:${column}`);
+      }
+      return syntaxError(`JSON5: invalid character '${formatChar(c7)}' at ${line2}:${column}`);
+    }
+    function invalidEOF() {
+      return syntaxError(`JSON5: invalid end of input at ${line2}:${column}`);
+    }
+    function invalidIdentifier() {
+      column -= 5;
+      return syntaxError(`JSON5: invalid identifier character at ${line2}:${column}`);
+    }
+    function separatorChar(c7) {
+      console.warn(`JSON5: '${formatChar(c7)}' in strings is not valid ECMAScript; consider escaping`);
+    }
+    function formatChar(c7) {
+      const replacements = {
+        "'": "\\'",
+        '"': '\\"',
+        "\\": "\\\\",
+        "\b": "\\b",
+        "\f": "\\f",
+        "\n": "\\n",
+        "\r": "\\r",
+        "	": "\\t",
+        "\v": "\\v",
+        "\0": "\\0",
+        "\u2028": "\\u2028",
+        "\u2029": "\\u2029"
+      };
+      if (replacements[c7]) {
+        return replacements[c7];
+      }
+      if (c7 < " ") {
+        const hexString = c7.charCodeAt(0).toString(16);
+        return "\\x" + ("00" + hexString).substring(hexString.length);
+      }
+      return c7;
+    }
+    function syntaxError(message) {
+      const err2 = new SyntaxError(message);
+      err2.lineNumber = line2;
+      err2.columnNumber = column;
+      return err2;
+    }
+  }
+});
+
+// node_modules/json5/lib/stringify.js
+var require_stringify2 = __commonJS({
+  "node_modules/json5/lib/stringify.js"(exports, module2) {
+    var util = require_util9();
+    module2.exports = function stringify2(value, replacer, space2) {
+      const stack = [];
+      let indent = "";
+      let propertyList;
+      let replacerFunc;
+      let gap = "";
+      let quote;
+      if (replacer != null && typeof replacer === "object" && !Array.isArray(replacer)) {
+        space2 = replacer.space;
+        quote = replacer.quote;
+        replacer = replacer.replacer;
+      }
+      if (typeof replacer === "function") {
+        replacerFunc = replacer;
+      } else if (Array.isArray(replacer)) {
+        propertyList = [];
+        for (const v6 of replacer) {
+          let item;
+          if (typeof v6 === "string") {
+            item = v6;
+          } else if (typeof v6 === "number" || v6 instanceof String || v6 instanceof Number) {
+            item = String(v6);
+          }
+          if (item !== void 0 && propertyList.indexOf(item) < 0) {
+            propertyList.push(item);
+          }
+        }
+      }
+      if (space2 instanceof Number) {
+        space2 = Number(space2);
+      } else if (space2 instanceof String) {
+        space2 = String(space2);
+      }
+      if (typeof space2 === "number") {
+        if (space2 > 0) {
+          space2 = Math.min(10, Math.floor(space2));
+          gap = "          ".substr(0, space2);
+        }
+      } else if (typeof space2 === "string") {
+        gap = space2.substr(0, 10);
+      }
+      return serializeProperty("", { "": value });
+      function serializeProperty(key, holder) {
+        let value2 = holder[key];
+        if (value2 != null) {
+          if (typeof value2.toJSON5 === "function") {
+            value2 = value2.toJSON5(key);
+          } else if (typeof value2.toJSON === "function") {
+            value2 = value2.toJSON(key);
+          }
+        }
+        if (replacerFunc) {
+          value2 = replacerFunc.call(holder, key, value2);
+        }
+        if (value2 instanceof Number) {
+          value2 = Number(value2);
+        } else if (value2 instanceof String) {
+          value2 = String(value2);
+        } else if (value2 instanceof Boolean) {
+          value2 = value2.valueOf();
+        }
+        switch (value2) {
+          case null:
+            return "null";
+          case true:
+            return "true";
+          case false:
+            return "false";
+        }
+        if (typeof value2 === "string") {
+          return quoteString(value2, false);
+        }
+        if (typeof value2 === "number") {
+          return String(value2);
+        }
+        if (typeof value2 === "object") {
+          return Array.isArray(value2) ? serializeArray(value2) : serializeObject(value2);
+        }
+        return void 0;
+      }
+      function quoteString(value2) {
+        const quotes = {
+          "'": 0.1,
+          '"': 0.2
+        };
+        const replacements = {
+          "'": "\\'",
+          '"': '\\"',
+          "\\": "\\\\",
+          "\b": "\\b",
+          "\f": "\\f",
+          "\n": "\\n",
+          "\r": "\\r",
+          "	": "\\t",
+          "\v": "\\v",
+          "\0": "\\0",
+          "\u2028": "\\u2028",
+          "\u2029": "\\u2029"
+        };
+        let product = "";
+        for (let i2 = 0; i2 < value2.length; i2++) {
+          const c6 = value2[i2];
+          switch (c6) {
+            case "'":
+            case '"':
+              quotes[c6]++;
+              product += c6;
+              continue;
+            case "\0":
+              if (util.isDigit(value2[i2 + 1])) {
+                product += "\\x00";
+                continue;
+              }
+          }
+          if (replacements[c6]) {
+            product += replacements[c6];
+            continue;
+          }
+          if (c6 < " ") {
+            let hexString = c6.charCodeAt(0).toString(16);
+            product += "\\x" + ("00" + hexString).substring(hexString.length);
+            continue;
+          }
+          product += c6;
+        }
+        const quoteChar = quote || Object.keys(quotes).reduce((a3, b6) => quotes[a3] < quotes[b6] ? a3 : b6);
+        product = product.replace(new RegExp(quoteChar, "g"), replacements[quoteChar]);
+        return quoteChar + product + quoteChar;
+      }
+      function serializeObject(value2) {
+        if (stack.indexOf(value2) >= 0) {
+          throw TypeError("Converting circular structure to JSON5");
+        }
+        stack.push(value2);
+        let stepback = indent;
+        indent = indent + gap;
+        let keys = propertyList || Object.keys(value2);
+        let partial2 = [];
+        for (const key of keys) {
+          const propertyString = serializeProperty(key, value2);
+          if (propertyString !== void 0) {
+            let member = serializeKey(key) + ":";
+            if (gap !== "") {
+              member += " ";
+            }
+            member += propertyString;
+            partial2.push(member);
+          }
+        }
+        let final;
+        if (partial2.length === 0) {
+          final = "{}";
+        } else {
+          let properties;
+          if (gap === "") {
+            properties = partial2.join(",");
+            final = "{" + properties + "}";
+          } else {
+            let separator = ",\n" + indent;
+            properties = partial2.join(separator);
+            final = "{\n" + indent + properties + ",\n" + stepback + "}";
+          }
+        }
+        stack.pop();
+        indent = stepback;
+        return final;
+      }
+      function serializeKey(key) {
+        if (key.length === 0) {
+          return quoteString(key, true);
+        }
+        const firstChar = String.fromCodePoint(key.codePointAt(0));
+        if (!util.isIdStartChar(firstChar)) {
+          return quoteString(key, true);
+        }
+        for (let i2 = firstChar.length; i2 < key.length; i2++) {
+          if (!util.isIdContinueChar(String.fromCodePoint(key.codePointAt(i2)))) {
+            return quoteString(key, true);
+          }
+        }
+        return key;
+      }
+      function serializeArray(value2) {
+        if (stack.indexOf(value2) >= 0) {
+          throw TypeError("Converting circular structure to JSON5");
+        }
+        stack.push(value2);
+        let stepback = indent;
+        indent = indent + gap;
+        let partial2 = [];
+        for (let i2 = 0; i2 < value2.length; i2++) {
+          const propertyString = serializeProperty(String(i2), value2);
+          partial2.push(propertyString !== void 0 ? propertyString : "null");
+        }
+        let final;
+        if (partial2.length === 0) {
+          final = "[]";
+        } else {
+          if (gap === "") {
+            let properties = partial2.join(",");
+            final = "[" + properties + "]";
+          } else {
+            let separator = ",\n" + indent;
+            let properties = partial2.join(separator);
+            final = "[\n" + indent + properties + ",\n" + stepback + "]";
+          }
+        }
+        stack.pop();
+        indent = stepback;
+        return final;
+      }
+    };
+  }
+});
+
+// node_modules/json5/lib/index.js
+var require_lib = __commonJS({
+  "node_modules/json5/lib/index.js"(exports, module2) {
+    var parse9 = require_parse3();
+    var stringify2 = require_stringify2();
+    var JSON52 = {
+      parse: parse9,
+      stringify: stringify2
+    };
+    module2.exports = JSON52;
+  }
+});
+
 // node_modules/shell-quote/quote.js
 var require_quote = __commonJS({
   "node_modules/shell-quote/quote.js"(exports, module2) {
@@ -42119,7 +43238,7 @@ var require_quote = __commonJS({
 });
 
 // node_modules/shell-quote/parse.js
-var require_parse3 = __commonJS({
+var require_parse4 = __commonJS({
   "node_modules/shell-quote/parse.js"(exports, module2) {
     "use strict";
     var CONTROL = (
@@ -42490,7 +43609,7 @@ var require_shell_quote = __commonJS({
   "node_modules/shell-quote/index.js"(exports) {
     "use strict";
     exports.quote = require_quote();
-    exports.parse = require_parse3();
+    exports.parse = require_parse4();
   }
 });
 
@@ -42619,7 +43738,7 @@ var require_index_min = __commonJS({
 });
 
 // node_modules/which/lib/index.js
-var require_lib = __commonJS({
+var require_lib2 = __commonJS({
   "node_modules/which/lib/index.js"(exports, module2) {
     var { isexe, sync: isexeSync } = require_index_min();
     var { join: join22, delimiter: delimiter3, sep: sep7, posix: posix12 } = __require("path");
@@ -63113,7 +64232,13 @@ var init_runners = __esm({
       acceptsForks: boolean4("accepts_forks").notNull().default(false),
       createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
       /** The last authenticated request; a runner seen within the online window counts as online. */
-      lastSeenAt: timestamp("last_seen_at", { withTimezone: true })
+      lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
+      /**
+       * The fluksio version its last authenticated request named in `User-Agent`
+       * (`fluksio/0.1.0 …`); null when that request named none (an older client, curl) or it
+       * has not been seen: which runners still run an old version, while upgrading.
+       */
+      version: text("version")
     });
   }
 });
@@ -66670,7 +67795,7 @@ var require_supports_color = __commonJS({
 });
 
 // node_modules/chalk/source/util.js
-var require_util9 = __commonJS({
+var require_util10 = __commonJS({
   "node_modules/chalk/source/util.js"(exports, module2) {
     "use strict";
     var stringReplaceAll = (string4, substring, replacer) => {
@@ -66831,7 +67956,7 @@ var require_source = __commonJS({
     var {
       stringReplaceAll,
       stringEncaseCRLFWithFirstIndex
-    } = require_util9();
+    } = require_util10();
     var { isArray } = Array;
     var levelMapping = [
       "ansi",
@@ -70722,7 +71847,7 @@ var GuardSchema = external_exports.union([
   external_exports.tuple([external_exports.string()])
 ]);
 var HeaderSchema = external_exports.object({
-  layout: external_exports.literal("fluksio-listing 1"),
+  layout: external_exports.literal("fluksio-listing 2"),
   environment: external_exports.string(),
   guards: external_exports.array(GuardSchema),
   commit: external_exports.string().nullable(),
@@ -70730,6 +71855,7 @@ var HeaderSchema = external_exports.object({
   unmerged: external_exports.array(external_exports.string()),
   skipWorktree: external_exports.array(external_exports.string()),
   headDiffers: external_exports.array(external_exports.tuple([external_exports.string(), external_exports.string().nullable()])),
+  notUtf8: external_exports.array(external_exports.tuple([external_exports.string(), external_exports.string()])),
   sources: external_exports.object({
     gitDir: external_exports.string(),
     commonDir: external_exports.string(),
@@ -70843,7 +71969,7 @@ function loadListingSnapshot(file2) {
     return null;
   }
   if (headerEnd < 0 || !header.success) return null;
-  const { environment, guards, count, unmerged, skipWorktree, headDiffers, ...rest } = header.data;
+  const { environment, guards, count, unmerged, skipWorktree, headDiffers, notUtf8, ...rest } = header.data;
   const fields = text2.slice(headerEnd + 1).split("\0");
   if (fields.length !== 2 * count + 1) return null;
   const paths = /* @__PURE__ */ new Map();
@@ -70857,14 +71983,15 @@ function loadListingSnapshot(file2) {
       paths,
       unmerged: new Set(unmerged),
       skipWorktree: new Set(skipWorktree),
-      headDiffers: new Map(headDiffers)
+      headDiffers: new Map(headDiffers),
+      notUtf8: new Map(notUtf8)
     }
   };
 }
 async function saveListingSnapshot(file2, snapshot) {
   const { listing } = snapshot;
   const header = {
-    layout: "fluksio-listing 1",
+    layout: "fluksio-listing 2",
     environment: snapshot.environment,
     guards: snapshot.guards,
     commit: listing.commit,
@@ -70872,6 +71999,7 @@ async function saveListingSnapshot(file2, snapshot) {
     unmerged: [...listing.unmerged],
     skipWorktree: [...listing.skipWorktree],
     headDiffers: [...listing.headDiffers],
+    notUtf8: [...listing.notUtf8],
     sources: listing.sources,
     count: listing.paths.size
   };
@@ -71018,10 +72146,36 @@ async function askGit(real2, dir) {
 }
 
 // runner/workspace/work-tree-listing.ts
+import { isUtf8 } from "node:buffer";
 import { spawn as spawn2 } from "node:child_process";
 import path10 from "node:path";
+
+// runner/workspace/git-quoted-path.ts
+var NAMED = {
+  7: "\\a",
+  8: "\\b",
+  9: "\\t",
+  10: "\\n",
+  11: "\\v",
+  12: "\\f",
+  13: "\\r",
+  34: '\\"',
+  92: "\\\\"
+};
+function gitQuotedPath(bytes) {
+  let quoted = '"';
+  for (const byte of bytes) {
+    const named = NAMED[byte];
+    if (named !== void 0) quoted += named;
+    else if (byte < 32 || byte > 126) quoted += `\\${byte.toString(8).padStart(3, "0")}`;
+    else quoted += String.fromCharCode(byte);
+  }
+  return `${quoted}"`;
+}
+
+// runner/workspace/work-tree-listing.ts
 async function listWorkTree(root) {
-  const { listed, head, ignored, config: config2 } = await runListing(root);
+  const { listed, listedBytes, head, ignored, config: config2 } = await runListing(root);
   const headerEnd = head.indexOf("\n\n");
   const [format = "", gitDir = "", commonDir = "", indexFile = "", excludeFile = "", commit = ""] = head.slice(0, Math.max(headerEnd, 0)).split("\n");
   if (format !== "sha1" && format !== "sha256") {
@@ -71032,6 +72186,7 @@ async function listWorkTree(root) {
     objectFormat: format,
     headDiffers: commit ? parseDiffIndex(head.slice(headerEnd + 2)) : /* @__PURE__ */ new Map(),
     ...parseLsFiles(listed),
+    notUtf8: isUtf8(listedBytes) ? /* @__PURE__ */ new Map() : namesNotUtf8(listedBytes),
     sources: {
       gitDir,
       commonDir: path10.resolve(root, commonDir),
@@ -71071,10 +72226,11 @@ function runListing(root) {
     });
     child2.on("error", reject);
     child2.on("close", (code) => {
-      const [listed, stderr, head, ignored, config2] = outputs.map(
-        (chunks) => Buffer.concat(chunks).toString("utf8")
-      );
-      if (code === 0 || code === 1 && stderr === "") resolve7({ listed, head, ignored, config: config2 });
+      const [listedBytes, ...others] = outputs.map((chunks) => Buffer.concat(chunks));
+      const listed = listedBytes.toString("utf8");
+      const [stderr = "", head = "", ignored = "", config2 = ""] = others.map((each) => each.toString("utf8"));
+      if (code === 0 || code === 1 && stderr === "")
+        resolve7({ listed, listedBytes, head, ignored, config: config2 });
       else reject(new Error(`git failed in ${root}: ${stderr.trim() || `exit code ${code}`}`));
     });
   });
@@ -71118,6 +72274,17 @@ function parseLsFiles(output) {
     }
   }
   return listed;
+}
+function namesNotUtf8(listed) {
+  const names = /* @__PURE__ */ new Map();
+  for (let start2 = 0, end = listed.indexOf(0); end >= 0; start2 = end + 1, end = listed.indexOf(0, start2)) {
+    const record2 = listed.subarray(start2, end);
+    if (isUtf8(record2)) continue;
+    let name2 = record2[0] === 63 ? record2.subarray(2) : record2.subarray(record2.indexOf(9) + 1);
+    if (name2.at(-1) === 47) name2 = name2.subarray(0, -1);
+    names.set(name2.toString("utf8"), gitQuotedPath(name2));
+  }
+  return names;
 }
 function parseDiffIndex(output) {
   const differs = /* @__PURE__ */ new Map();
@@ -71294,11 +72461,16 @@ async function indexWorkTree(scan) {
   const { root, listing } = scan;
   const files = /* @__PURE__ */ new Map();
   const stamps = new FileStamps();
-  const outsideLinks = /* @__PURE__ */ new Map();
+  const refused = /* @__PURE__ */ new Map();
   const toHash = [];
   const nested = [];
   for (const [repoPath, indexed] of listing.paths) {
     const key = scan.prefix + repoPath;
+    const quoted = listing.notUtf8.get(repoPath);
+    if (quoted !== void 0) {
+      refused.set(repoPath, notUtf8Reason(scan.prefix, quoted));
+      continue;
+    }
     const gitlink = indexed?.startsWith("160000 ") ?? false;
     const known = gitlink ? null : scan.cache.hit(key);
     if (known !== null) {
@@ -71316,7 +72488,7 @@ async function indexWorkTree(scan) {
       const target = await readlink4(path12.join(root, repoPath), { encoding: "buffer" });
       files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
       const outside = await outsideReason(scan, repoPath);
-      if (outside !== null) outsideLinks.set(repoPath, outside);
+      if (outside !== null) refused.set(repoPath, outside);
     } else if (stats.isFile()) {
       const value = scan.cache.lookup(key, stats);
       if (value === null) toHash.push({ repoPath, stats });
@@ -71339,14 +72511,14 @@ async function indexWorkTree(scan) {
   }
   await Promise.all(
     nested.map(async ({ repoPath, indexed }) => {
-      const submodule = await submoduleId(scan, repoPath, outsideLinks);
+      const submodule = await submoduleId(scan, repoPath, refused);
       if (submodule !== null) {
         files.set(repoPath, submodule.id);
         stamps.addStamp(repoPath, submodule.stamp);
       } else if (indexed !== null) files.set(repoPath, indexed);
     })
   );
-  return { files, stamps, changed: await changedPaths(root, listing, files), outsideLinks };
+  return { files, stamps, changed: await changedPaths(root, listing, files), refused };
 }
 function lstatOrNull(absPath) {
   try {
@@ -71356,14 +72528,14 @@ function lstatOrNull(absPath) {
     throw error47;
   }
 }
-async function submoduleId(scan, repoPath, outsideLinks) {
+async function submoduleId(scan, repoPath, refused) {
   const root = path12.join(scan.root, repoPath);
   if (!existsSync2(path12.join(root, ".git"))) return null;
   const listing = await listWorkTree(root);
   const cache = listing.objectFormat === scan.listing.objectFormat ? scan.cache : new StatCache(null, listing.objectFormat, null, Date.now());
   const prefix = `${scan.prefix}${repoPath}/`;
   const inner = await indexWorkTree({ ...scan, root, prefix, listing, cache });
-  for (const [linkPath, reason] of inner.outsideLinks) outsideLinks.set(`${repoPath}/${linkPath}`, reason);
+  for (const [innerPath, reason] of inner.refused) refused.set(`${repoPath}/${innerPath}`, reason);
   const commit = listing.commit ?? "unborn";
   const stamp = sha256Hex(linesOf(inner.stamps.entries()));
   if (inner.changed.size === 0 && listing.commit !== null) return { id: `160000 ${commit}`, stamp };
@@ -71373,6 +72545,10 @@ function linesOf(entries) {
   const sorted = [...entries].sort(([a3], [b6]) => a3 < b6 ? -1 : a3 > b6 ? 1 : 0);
   return sorted.map(([file2, value]) => `${file2}\0${value}
 `).join("");
+}
+function notUtf8Reason(prefix, quoted) {
+  const name2 = prefix === "" ? quoted : `${quoted} in submodule ${prefix.slice(0, -1)}`;
+  return `Code file ${name2} is named in bytes that are not UTF-8: fluksio cannot read it by that name, so it could not see an edit to it and refuses it. Rename it to a UTF-8 name (git mv), or leave it out of the code scope (narrower \`code:\` globs, or .gitignore for an untracked file)`;
 }
 async function outsideReason(scan, repoPath) {
   try {
@@ -71597,11 +72773,11 @@ function codeDigest(index2, scope) {
   const included = includeMatcher(scope);
   const excluded2 = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, "")));
   const entries = [];
+  for (const [repoPath, reason] of index2.refused) {
+    if (included(repoPath) && !isExcluded(repoPath, excluded2)) throw new UnsafePathError(repoPath, reason);
+  }
   for (const [repoPath, id] of index2.files) {
-    if (!included(repoPath) || isExcluded(repoPath, excluded2)) continue;
-    const outside = index2.outsideLinks.get(repoPath);
-    if (outside !== void 0) throw new UnsafePathError(repoPath, outside);
-    entries.push([repoPath, id]);
+    if (included(repoPath) && !isExcluded(repoPath, excluded2)) entries.push([repoPath, id]);
   }
   if (!isSorted(entries)) entries.sort(([a3], [b6]) => a3 < b6 ? -1 : a3 > b6 ? 1 : 0);
   const lines = entries.map(([repoPath, id]) => `${repoPath}\0${id}
@@ -72171,6 +73347,10 @@ function rerunReasons(current, previousStage, context) {
   if (previous.paramsFile !== current.paramsFile) {
     reasons.push(`params file ${previous.paramsFile ?? "none"} \u2192 ${current.paramsFile ?? "none"}`);
   }
+  if (previous.pipelineDir !== current.pipelineDir) {
+    const where = (dir) => dir === void 0 ? "the repository root" : `${dir}/`;
+    reasons.push(`runs in ${where(current.pipelineDir)} (was ${where(previous.pipelineDir)})`);
+  }
   if (!sameList(previous.outs, current.outs) || !sameList(previous.metrics, current.metrics)) {
     reasons.push("declared outs or metrics changed");
   }
@@ -72459,6 +73639,7 @@ async function checkAfterRun(name2, context, material, before) {
 }
 
 // runner/output/metrics-file.ts
+var import_json5 = __toESM(require_lib(), 1);
 var import_yaml4 = __toESM(require_dist(), 1);
 import { readFile as readFile3 } from "node:fs/promises";
 
@@ -72476,7 +73657,7 @@ function jsonSyntaxError(text2, error47) {
 }
 
 // runner/output/metrics-file.ts
-async function readMetricsFile(absPath, displayPath) {
+async function readMetricsFile(absPath, displayPath, declared = /* @__PURE__ */ new Set()) {
   let text2;
   try {
     text2 = await readFile3(absPath, "utf8");
@@ -72493,8 +73674,13 @@ async function readMetricsFile(absPath, displayPath) {
     );
   }
   const metrics = {};
-  flatten(value, "", metrics);
-  return metrics;
+  const leftOut = [];
+  flatten(value, "", metrics, leftOut);
+  const warnings = leftOut.flatMap(({ name: name2, value: item }) => {
+    const why = leftOutWhy(item, declared.has(name2));
+    return why === null ? [] : [`Metrics file ${displayPath}: ${name2} ${why}`];
+  });
+  return { metrics, warnings };
 }
 function parseMetricsText(text2, extension) {
   if (extension === "json") return parseJson2(text2);
@@ -72508,8 +73694,17 @@ function parseJson2(text2) {
   try {
     return { value: JSON.parse(text2) };
   } catch (error47) {
+    const withNonFinite = parsePythonJson(text2);
+    if (withNonFinite !== void 0) return { value: withNonFinite };
     const { message, where } = jsonSyntaxError(text2, error47);
     return { problem: `is not valid JSON: ${message}${where === null ? "" : ` (${where})`}` };
+  }
+}
+function parsePythonJson(text2) {
+  try {
+    return import_json5.default.parse(text2);
+  } catch {
+    return void 0;
   }
 }
 function parseYaml(text2) {
@@ -72519,12 +73714,21 @@ function parseYaml(text2) {
     return { problem: `is not valid YAML: ${error47.message.split("\n")[0].replace(/:$/, "")}` };
   return { value: document2.toJS() };
 }
-function flatten(value, prefix, into) {
+function flatten(value, prefix, into, leftOut) {
   for (const [key, item] of Object.entries(value)) {
     const name2 = prefix + key;
     if (typeof item === "number" && Number.isFinite(item)) into[name2] = item;
-    else if (typeof item === "object" && item !== null) flatten(item, `${name2}.`, into);
+    else if (typeof item === "object" && item !== null) flatten(item, `${name2}.`, into, leftOut);
+    else leftOut.push({ name: name2, value: item });
   }
+}
+function leftOutWhy(value, declared) {
+  if (typeof value === "number") return `is ${String(value)}, not a finite number: left out`;
+  if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value)))
+    return `is the string ${JSON.stringify(value)}, not a number: left out (write the number without quotes)`;
+  if (!declared) return null;
+  const shown = typeof value === "string" ? `the string ${JSON.stringify(value)}` : String(value);
+  return `is ${shown}, not a number: left out, so the metric has no value in this run`;
 }
 function describe(value) {
   return value === null || value === void 0 ? "nothing (it is empty or null)" : `a ${typeof value}`;
@@ -74321,7 +75525,7 @@ function keyingNotes(stage, inputs, where) {
     return [`${stage}: not traced (${inputs.untraced}): keyed on ${scope}`];
   }
   if (inputs.readSet === null) return [];
-  const undeclared = Object.keys(inputs.readSet.files).filter((file2) => !MODULE.test(file2)).map((file2) => posix6.relative(where.pipelineDirInRepo || ".", file2) || file2).sort();
+  const undeclared = Object.entries(inputs.readSet.files).filter(([file2, digest]) => digest !== null && !MODULE.test(file2)).map(([file2]) => file2).map((file2) => posix6.relative(where.pipelineDirInRepo || ".", file2) || file2).sort();
   if (undeclared.length === 0) return [];
   const named = undeclared.slice(0, NAMED_FILES);
   const rest = undeclared.length - named.length;
@@ -74786,15 +75990,35 @@ def _fluksio_install():
         else:
             emit("X", "started " + os.path.basename(os.fsdecode(os.fspath(program or "?"))))
 
+    def sqlite_files(database):
+        # The files a connection to this database reads; a "file:" name may be a URI
+        # (uri=True is not in the event), so both readings count.
+        try:
+            name = os.fsdecode(os.fspath(database))
+        except TypeError:
+            return []
+        if name in ("", ":memory:"):
+            return []
+        names = [name]
+        if name.startswith("file:"):
+            from urllib.parse import unquote, urlsplit
+
+            parts = urlsplit(name)
+            if parts.netloc in ("", "localhost") and parts.path:
+                names.append(unquote(parts.path))
+        return [each + suffix for each in names for suffix in ("", "-wal", "-journal")]
+
     def hook(event, args):
         if event == "open":
             path, _mode, flags = args
             reading = flags & os.O_ACCMODE == os.O_RDONLY or (
                 flags & os.O_ACCMODE == os.O_RDWR and not flags & os.O_TRUNC
             )
+            own = flags & (os.O_TRUNC | os.O_EXCL)
             for where in inside(path):
                 if not reading:
-                    written.add(where)
+                    if own:
+                        written.add(where)
                 elif where not in written and not where.endswith(".pyc"):
                     emit("R", where)
         elif event == "exec":
@@ -74823,6 +76047,11 @@ def _fluksio_install():
             started(args[0], args[2])
         elif event == "os.system":
             emit("X", "started a shell (os.system)")
+        elif event == "sqlite3.connect":
+            # SQLite reads the database (and its journals) natively, past the open hook.
+            for name in sqlite_files(args[0]):
+                for where in inside(name):
+                    emit("R", where)
         elif event == "ctypes.dlopen":
             for where in inside(args[0]):
                 emit("X", "loaded " + os.path.relpath(where, root) + " with ctypes")
@@ -75100,7 +76329,7 @@ function quoteIn(context, value) {
 
 // runner/keys/command-interpreters.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
-var import_which = __toESM(require_lib(), 1);
+var import_which = __toESM(require_lib2(), 1);
 import { open as open4, realpath as realpath8 } from "node:fs/promises";
 import path20 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
@@ -75209,13 +76438,16 @@ import { constants as constants5 } from "node:fs";
 import { access as access2, realpath as realpath9 } from "node:fs/promises";
 import path21 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
+var SUBSTITUTION = /\$\(|`/;
 var PYTHON_NAME = /^python[0-9.]*$/;
 async function whyNotPython(cmd, context) {
   const tokens = (0, import_shell_quote2.parse)(cmd, (name3) => `$${name3}`);
   const words = [];
   for (const token of tokens) {
-    if (typeof token === "string") words.push(token);
-    else if (!("op" in token))
+    if (typeof token === "string") {
+      if (SUBSTITUTION.test(token)) return "the shell runs a command substitution $(\u2026) or `\u2026`";
+      words.push(token);
+    } else if (!("op" in token))
       continue;
     else if (token.op === "glob") return "the shell expands a glob";
     else if (token.op === "(" || token.op === ")") return "the shell runs a subshell or $(\u2026)";
@@ -75291,7 +76523,8 @@ async function stageKeyInputs(options) {
     fingerprint: options.fingerprint,
     readSet: null,
     untraced,
-    ...pipeline2.params_file === void 0 ? {} : { paramsFile: pipeline2.params_file }
+    ...pipeline2.params_file === void 0 ? {} : { paramsFile: pipeline2.params_file },
+    ...workspace.pipelineDirInRepo === "" ? {} : { pipelineDir: workspace.pipelineDirInRepo }
   };
   const traceable = stage.code !== false && untraced === null ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null } : null;
   return { inputs, code, codeScope, traceable, depStamps };
@@ -76287,15 +77520,20 @@ async function executeStage(name2, context) {
     }
     const outs = [];
     const metrics = { ...metricFinals };
+    const metricsWarnings = [];
     try {
       for (const path24 of declared) {
         outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path24));
       }
+      const goals = new Set(Object.keys(options.pipeline.metrics));
       for (const path24 of stage.metrics) {
-        Object.assign(
-          metrics,
-          await readMetricsFile(`${workspace.pipelineDir}/${normalizePipelinePath(path24)}`, path24)
+        const file2 = await readMetricsFile(
+          `${workspace.pipelineDir}/${normalizePipelinePath(path24)}`,
+          path24,
+          goals
         );
+        Object.assign(metrics, file2.metrics);
+        metricsWarnings.push(...file2.warnings);
       }
     } catch (error47) {
       const message = error47 instanceof MissingOutError ? `exited 0 but did not write its out "${error47.path}"` : `could not store its outputs: ${messageOf(error47)}`;
@@ -76330,7 +77568,7 @@ async function executeStage(name2, context) {
       outs,
       metrics,
       dirtyReasons: recheck.stageDirty,
-      warnings: [...paramsWarnings, ...plotted.warnings, ...recheck.warnings],
+      warnings: [...paramsWarnings, ...metricsWarnings, ...plotted.warnings, ...recheck.warnings],
       notes: [...notesOf(keyInputs), ...decided.notes]
     });
   };
@@ -86038,7 +87276,7 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 }
 
 // local/locate-project.ts
-import { existsSync as existsSync9 } from "node:fs";
+import { existsSync as existsSync9, statSync as statSync3 } from "node:fs";
 import { readFile as readFile14, realpath as realpath10 } from "node:fs/promises";
 
 // runner/workspace/read-file-inside.ts
@@ -87281,10 +88519,9 @@ async function locateProject(pipelineOption, cwd) {
   const displayPath = pipelineOption ?? PROJECT_PIPELINE_FILES.find((name2) => existsSync9(resolve4(cwd, name2))) ?? PROJECT_PIPELINE_FILES[0];
   const file2 = resolve4(cwd, displayPath);
   if (!existsSync9(file2)) {
-    throw new UsageError(
-      pipelineOption ? `--pipeline: ${displayPath} does not exist` : `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`
-    );
+    throw new UsageError(pipelineOption ? `--pipeline: ${displayPath} does not exist` : noPipelineHere(cwd));
   }
+  if (statSync3(file2).isDirectory()) throw new UsageError(folderNamed(displayPath, file2));
   const pipelineDir = await realpath10(dirname7(file2));
   let repoRoot;
   try {
@@ -87302,6 +88539,23 @@ async function locateProject(pipelineOption, cwd) {
     displayPath,
     stateDir: join21(pipelineDir, ".fluksio")
   };
+}
+function folderNamed(displayPath, folder) {
+  const inside = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join21(folder, name2)));
+  return inside === void 0 ? `--pipeline: ${displayPath} is a folder, and holds no fluksio.yml (nor dvc.yaml); name the pipeline file` : `--pipeline: ${displayPath} is a folder; name the pipeline file in it: --pipeline ${join21(displayPath, inside)}`;
+}
+function noPipelineHere(cwd) {
+  for (let folder = cwd, up = ".."; dirname7(folder) !== folder; up = join21(up, "..")) {
+    const atTop = existsSync9(join21(folder, ".git"));
+    folder = dirname7(folder);
+    if (atTop) break;
+    const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join21(folder, name2)));
+    if (found2 !== void 0) {
+      const path24 = join21(up, found2);
+      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path24}: run from ${up} or give --pipeline ${path24}`;
+    }
+  }
+  return `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`;
 }
 async function readProjectSource(project, parses) {
   const { workspace } = project;
@@ -88379,6 +89633,7 @@ var package_default = {
     "drizzle-orm": "^0.45.4",
     fastify: "^5.12.8",
     ioredis: "^6.0.0",
+    json5: "2.2.3",
     "lru-cache": "^11.5.4",
     "markdown-table": "3.1.0",
     "p-limit": "^7.3.3",
@@ -88522,6 +89777,26 @@ function bodyOf2(data) {
   return data instanceof Uint8Array ? data : Readable2.fromWeb(data);
 }
 
+// client/older-protocol-error.ts
+function olderProtocolError({
+  origin,
+  request: request2,
+  answer
+}) {
+  if (answer.status === 426) return null;
+  const header = answer.header(PROTOCOL_HEADER);
+  const parsed = header === null ? null : ProtocolHeader.safeParse(header);
+  const spoken = parsed?.success ? parsed.data : header === null && isSuccess(answer.status) ? UNVERSIONED_PROTOCOL : null;
+  if (spoken === null || spoken >= PROTOCOL_VERSION) return null;
+  answer.discard();
+  return new ProtocolMismatchError(
+    answer.status,
+    request2,
+    `The control plane at ${origin} speaks fluksio protocol ${spoken}, older than protocol ${PROTOCOL_VERSION} of this fluksio ${FLUKSIO_VERSION} (${request2}): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later; it goes on answering older runners and clients`,
+    PROTOCOL_HEADER
+  );
+}
+
 // client/control-plane-http.ts
 var USER_AGENT = fluksioUserAgent({
   version: FLUKSIO_VERSION,
@@ -88611,7 +89886,7 @@ var ControlPlaneHttp = class {
       signal: request2.signal,
       timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
     });
-    const older = answer.status === 426 ? null : this.olderProtocolError(`${method} ${path24}`, answer);
+    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path24}`, answer });
     if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request2.allowNotFound) {
@@ -88687,25 +89962,6 @@ var ControlPlaneHttp = class {
       }
       return consume(answer.stream());
     });
-  }
-  /**
-   * A ProtocolMismatchError when the answer names an older protocol than this client's
-   * (`X-Fluksio-Protocol`; a success without it comes from a control plane from before the
-   * header, UNVERSIONED_PROTOCOL). Null when it speaks this protocol or a newer one, which
-   * answers this one or says 426; an error without the header (a proxy's) is judged by its status.
-   */
-  olderProtocolError(request2, answer) {
-    const header = answer.header(PROTOCOL_HEADER);
-    const parsed = header === null ? null : ProtocolHeader.safeParse(header);
-    const spoken = parsed?.success ? parsed.data : header === null && isSuccess(answer.status) ? UNVERSIONED_PROTOCOL : null;
-    if (spoken === null || spoken >= PROTOCOL_VERSION) return null;
-    answer.discard();
-    return new ProtocolMismatchError(
-      answer.status,
-      request2,
-      `The control plane at ${this.base.origin} speaks fluksio protocol ${spoken}, older than protocol ${PROTOCOL_VERSION} of this fluksio ${FLUKSIO_VERSION} (${request2}): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later; it goes on answering older runners and clients`,
-      PROTOCOL_HEADER
-    );
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
   urlOf(path24) {

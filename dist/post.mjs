@@ -32233,6 +32233,13 @@ var KeyInputs = external_exports.strictObject({
    */
   paramsFile: external_exports.string().optional(),
   /**
+   * The folder of the pipeline's file, repository-relative: where the stage runs and what
+   * its command's and declared paths are relative to, so `python3 train.py` of `a/` is
+   * never `python3 train.py` of `b/` (one repository's pipelines share the control plane's
+   * cache). Absent at the repository root, so keys made before it existed hold.
+   */
+  pipelineDir: external_exports.string().optional(),
+  /**
    * Why the stage's reads were not traced, so it is keyed on the whole code digest
    * (`node is not Python`); null when traced or `code: false`. Not part of the key: a
    * Python command only learns it cannot be traced once it ran.
@@ -33053,6 +33060,7 @@ var package_default = {
     "drizzle-orm": "^0.45.4",
     fastify: "^5.12.8",
     ioredis: "^6.0.0",
+    json5: "2.2.3",
     "lru-cache": "^11.5.4",
     "markdown-table": "3.1.0",
     "p-limit": "^7.3.3",
@@ -33231,6 +33239,26 @@ var ControlPlaneUnreachableError = class extends Error {
   request;
 };
 
+// client/older-protocol-error.ts
+function olderProtocolError({
+  origin,
+  request,
+  answer
+}) {
+  if (answer.status === 426) return null;
+  const header = answer.header(PROTOCOL_HEADER);
+  const parsed = header === null ? null : ProtocolHeader.safeParse(header);
+  const spoken = parsed?.success ? parsed.data : header === null && isSuccess(answer.status) ? UNVERSIONED_PROTOCOL : null;
+  if (spoken === null || spoken >= PROTOCOL_VERSION) return null;
+  answer.discard();
+  return new ProtocolMismatchError(
+    answer.status,
+    request,
+    `The control plane at ${origin} speaks fluksio protocol ${spoken}, older than protocol ${PROTOCOL_VERSION} of this fluksio ${FLUKSIO_VERSION} (${request}): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later; it goes on answering older runners and clients`,
+    PROTOCOL_HEADER
+  );
+}
+
 // client/control-plane-http.ts
 var USER_AGENT = fluksioUserAgent({
   version: FLUKSIO_VERSION,
@@ -33320,7 +33348,7 @@ var ControlPlaneHttp = class {
       signal: request.signal,
       timeoutMs: request.timeoutMs ?? this.requestTimeoutMs
     });
-    const older = answer.status === 426 ? null : this.olderProtocolError(`${method} ${path}`, answer);
+    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path}`, answer });
     if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request.allowNotFound) {
@@ -33396,25 +33424,6 @@ var ControlPlaneHttp = class {
       }
       return consume(answer.stream());
     });
-  }
-  /**
-   * A ProtocolMismatchError when the answer names an older protocol than this client's
-   * (`X-Fluksio-Protocol`; a success without it comes from a control plane from before the
-   * header, UNVERSIONED_PROTOCOL). Null when it speaks this protocol or a newer one, which
-   * answers this one or says 426; an error without the header (a proxy's) is judged by its status.
-   */
-  olderProtocolError(request, answer) {
-    const header = answer.header(PROTOCOL_HEADER);
-    const parsed = header === null ? null : ProtocolHeader.safeParse(header);
-    const spoken = parsed?.success ? parsed.data : header === null && isSuccess(answer.status) ? UNVERSIONED_PROTOCOL : null;
-    if (spoken === null || spoken >= PROTOCOL_VERSION) return null;
-    answer.discard();
-    return new ProtocolMismatchError(
-      answer.status,
-      request,
-      `The control plane at ${this.base.origin} speaks fluksio protocol ${spoken}, older than protocol ${PROTOCOL_VERSION} of this fluksio ${FLUKSIO_VERSION} (${request}): upgrade the control plane (fluksio app) to fluksio ${FLUKSIO_VERSION} or later; it goes on answering older runners and clients`,
-      PROTOCOL_HEADER
-    );
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
   urlOf(path) {
