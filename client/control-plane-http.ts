@@ -48,6 +48,14 @@ export interface ControlPlaneHttpOptions {
 export interface CallOptions {
   signal?: AbortSignal;
   retries?: number;
+  /**
+   * While this signal has not ended, transient failures are retried without limit (the
+   * backoff capped at the longest delay): a result that must not be lost to an outage of
+   * the control plane, such as a run's finish or a stage's outs. Once it ended, the call's
+   * budget (`retries`) applies again, counted from its first attempt; unlike `signal`, it
+   * never cuts an attempt short.
+   */
+  persist?: AbortSignal;
 }
 
 /** One request: its JSON or bytes, the run headers, and what counts as an answer. */
@@ -121,14 +129,19 @@ export class ControlPlaneHttp {
     call: CallOptions,
     attempt: (signal: AbortSignal | undefined) => Promise<T>,
   ): Promise<T> {
+    const budget = call.retries ?? this.retries;
+    const { persist } = call;
     try {
       return await pRetry(() => attempt(call.signal), {
-        retries: call.retries ?? this.retries,
+        retries: persist ? Infinity : budget,
         minTimeout: this.minRetryDelayMs,
         maxTimeout: this.maxRetryDelayMs,
         randomize: true,
         ...(call.signal ? { signal: call.signal } : {}),
-        shouldRetry: ({ error }) => isTransient(error) && !call.signal?.aborted,
+        shouldRetry: ({ error, attemptNumber }) =>
+          isTransient(error) &&
+          !call.signal?.aborted &&
+          ((persist !== undefined && !persist.aborted) || attemptNumber <= budget),
         onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
           if (retriesLeft > 0 && isTransient(error))
             this.options.onRetry?.({ request, attempt: attemptNumber, error });

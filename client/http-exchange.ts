@@ -42,18 +42,22 @@ export async function exchange(
   }
   const { statusCode, headers, body } = response;
   body.once('close', limit.release);
-  // Nothing to read: the connection goes back to the pool now, and the timer stops.
-  if (statusCode === 204 || options.method === 'HEAD') await body.dump();
+  // Nothing to read: the connection goes back to the pool now, and the timer stops. The
+  // answer's body is then empty: undici's, once dumped, must not be read again (a read
+  // throws outside any promise, in a microtask: an uncaught exception, and the read never
+  // settles), and the status of a HEAD answered 5xx is read as an error with its text.
+  const empty = statusCode === 204 || options.method === 'HEAD';
+  if (empty) await body.dump();
   return {
     status: statusCode,
     header(name) {
       const value = headers[name.toLowerCase()];
       return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
     },
-    text: () => body.text(),
-    stream: () => body,
+    text: () => (empty ? Promise.resolve('') : body.text()),
+    stream: () => (empty ? Readable.from([]) : body),
     discard() {
-      body.dump().catch(() => {});
+      if (!empty) body.dump().catch(() => {});
     },
   };
 }

@@ -148,7 +148,8 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         logger.info({ reason: result.release }, 'run released');
         return { end: 'released', reason: result.release };
       }
-      await finishOrFail(client, run, { ...result, reason: result.reason?.slice(0, 4000) ?? null }, logger);
+      const finish = { ...result, reason: result.reason?.slice(0, 4000) ?? null };
+      await finishOrFail(client, run, finish, logger, drainDeadline.signal);
       logger.info({ status: result.status, reason: result.reason }, 'run finished');
       return { end: 'finished', status: result.status };
     } catch (error) {
@@ -295,7 +296,14 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
           signal: leaseLost.signal,
           onError: (error) => logger.warn({ err: error }, 'cache lookup failed: treated as a miss'),
         }),
-        blobs: new RemoteBlobStore({ client, run, cache: options.blobCache, signal: leaseLost.signal }),
+        blobs: new RemoteBlobStore({
+          client,
+          run,
+          cache: options.blobCache,
+          signal: leaseLost.signal,
+          // A stage's outs wait out an outage as its events do, until the run is stopped.
+          persist: engineAbort.signal,
+        }),
         events: new RemoteEventSink({
           client,
           run,

@@ -20,6 +20,13 @@ export interface RemoteBlobStoreOptions {
   /** Stops transfers when the run's lease is gone. */
   signal?: AbortSignal;
   /**
+   * Until this signal ends (the run is stopped: cancelled, given back, its lease lost), an
+   * upload the control plane cannot take (unreachable, 5xx) is tried again without limit,
+   * as the run's events are: an outage of the control plane must not fail a stage that
+   * ran, and lose its outs. Without it, the client's retry budget. @defaultValue none
+   */
+  persist?: AbortSignal;
+  /**
    * The most bytes `getBytes` reads into memory (directory manifests, stat lists); past
    * it the read is BlobTooLargeError, a miss.
    * @defaultValue MAX_DOWNLOADED_BYTES (64 MiB)
@@ -98,10 +105,11 @@ export class RemoteBlobStore implements BlobStore {
   }
 
   private async upload(stored: StoredBlob, body: BlobBody): Promise<void> {
-    const { client, run } = this.options;
+    const { client, run, persist } = this.options;
+    const call = { ...this.call(), ...(persist ? { persist } : {}) };
     const mend = this.corrupt.has(stored.digest);
-    if (!mend && (await client.hasBlob(run, stored.digest, this.call()))) return;
-    await client.putBlob(run, stored.digest, body, this.call());
+    if (!mend && (await client.hasBlob(run, stored.digest, call))) return;
+    await client.putBlob(run, stored.digest, body, call);
     this.corrupt.delete(stored.digest);
   }
 

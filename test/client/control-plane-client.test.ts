@@ -10,6 +10,7 @@ import {
 } from '../../client/control-plane-errors.js';
 import { FakeControlPlane } from '../runner-daemon/helpers/fake-control-plane.js';
 import { makeClaim } from '../runner-daemon/helpers/make-claim.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let plane: FakeControlPlane;
 beforeEach(async () => {
@@ -60,6 +61,27 @@ describe('the control-plane client', () => {
       /^Could not reach the control plane at http:\/\/127\.0\.0\.1:\d+ \(POST \/api\/v1\/runs\/\w+\/heartbeat\): it answered 503: the fake is failing on purpose$/,
     );
     expect(plane.requests.filter((request) => request.line.endsWith('/heartbeat'))).toHaveLength(4);
+  });
+
+  test('a persisting call is retried past its budget until its signal ends, then gives up at the budget', async () => {
+    const { claim } = plane.enqueue(makeClaim({ repoDir: '/tmp/x', commit: 'a'.repeat(40) }));
+    await client().claim(0, false);
+    const heartbeats = () => plane.requests.filter((request) => request.line.endsWith('/heartbeat')).length;
+    plane.failures = { count: 8, status: 503 };
+    const persisting = new AbortController();
+    expect(
+      await client().heartbeat({ runId: claim.run.id, lease: claim.lease }, { persist: persisting.signal }),
+    ).toMatchObject({ cancel: false });
+    expect(heartbeats()).toBe(9);
+
+    plane.failures = { count: 100, status: 503 };
+    const failing = client().heartbeat(
+      { runId: claim.run.id, lease: claim.lease },
+      { persist: persisting.signal },
+    );
+    await waitFor('attempts past the budget of 4', () => heartbeats() >= 9 + 6);
+    persisting.abort();
+    await expect(failing).rejects.toBeInstanceOf(ControlPlaneUnreachableError);
   });
 
   test('a stale lease is a StaleLeaseError, a wrong token an UnauthorizedError, neither retried', async () => {
