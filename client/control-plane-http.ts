@@ -3,21 +3,19 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import pRetry from 'p-retry';
 import type { z } from 'zod';
 import { FLUKSIO_VERSION } from '../core/fluksio-version.js';
-import { ApiError } from '../schemas/protocol/api-error.js';
 import { fluksioUserAgent } from '../schemas/protocol/fluksio-user-agent.js';
 import { PROTOCOL_HEADER, PROTOCOL_VERSION } from '../schemas/protocol/protocol-version.js';
 import { bodyOf, exchange, isSuccess, type HttpAnswer } from './http-exchange.js';
 import { olderProtocolError } from './older-protocol-error.js';
 import { redactUrl } from './redact-url.js';
+import { ControlPlaneError, ControlPlaneUnreachableError } from './control-plane-errors.js';
 import {
-  ControlPlaneError,
-  ControlPlaneUnreachableError,
-  ForbiddenError,
-  NotFoundError,
-  ProtocolMismatchError,
-  StaleLeaseError,
-  UnauthorizedError,
-} from './control-plane-errors.js';
+  describeNetworkError,
+  errorFor,
+  isTransient,
+  redirectError,
+  TransientResponseError,
+} from './answer-errors.js';
 
 /** Who is asking, for the control plane's logs: this fluksio's version and protocol, and the platform. */
 const USER_AGENT = fluksioUserAgent({
@@ -315,79 +313,6 @@ export class ControlPlaneHttp {
       `The control plane's answer to ${request} does not match the protocol: ${issues.slice(0, 5).join('; ')}`,
     );
   }
-}
-
-/** A 5xx, 408 or 429 (`it answered 503: <the sentence>`): worth another try. */
-class TransientResponseError extends Error {}
-
-function isTransient(error: unknown): boolean {
-  if (error instanceof TransientResponseError) return true;
-  return (
-    error instanceof Error &&
-    (error.name === 'TimeoutError' || isConnectionError(error) || isConnectionError(error.cause))
-  );
-}
-
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return (
-    typeof code === 'string' &&
-    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_\w+)$/.test(
-      code,
-    )
-  );
-}
-
-function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  if (error.name === 'TimeoutError') return 'the request timed out';
-  const failure = (isConnectionError(error) ? error : error.cause) as
-    { code?: string; message?: string } | undefined;
-  return failure?.code ? `${failure.code}${failure.message ? ` (${failure.message})` : ''}` : error.message;
-}
-
-async function errorFor(request: string, response: HttpAnswer): Promise<Error> {
-  const text = await response.text().catch(() => '');
-  let sentence = text.slice(0, 500) || `HTTP ${response.status}`;
-  let field: string | undefined;
-  try {
-    const parsed = ApiError.safeParse(JSON.parse(text));
-    if (parsed.success) {
-      sentence = parsed.data.error;
-      field = parsed.data.field;
-    }
-  } catch {
-    // Not JSON (a proxy's error page): the text itself is the best sentence there is.
-  }
-  // 408: the control plane gave up waiting for the request's body, which a retry sends again.
-  if (response.status === 408 || response.status === 429 || response.status >= 500)
-    return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
-  const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
-  const ErrorClass =
-    response.status === 401
-      ? UnauthorizedError
-      : response.status === 403
-        ? ForbiddenError
-        : response.status === 404
-          ? NotFoundError
-          : response.status === 409
-            ? StaleLeaseError
-            : response.status === 426
-              ? ProtocolMismatchError
-              : ControlPlaneError;
-  return new ErrorClass(response.status, request, message, field);
-}
-
-/** A 3xx: not followed, since the token would go along; the message names where it pointed. */
-function redirectError(request: string, response: HttpAnswer): ControlPlaneError {
-  response.discard();
-  const location = response.header('location');
-  const where = location ? ` to ${redactUrl(location)}` : '';
-  return new ControlPlaneError(
-    response.status,
-    request,
-    `The control plane answered ${request} with a redirect${where} (${response.status}); fluksio follows none, as the token would go along: give the URL it redirects to`,
-  );
 }
 
 function parseBaseUrl(url: string): URL {
