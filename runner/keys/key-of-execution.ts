@@ -8,8 +8,9 @@ import type { StageKeyMaterial } from './stage-key-inputs.js';
  * The key a successful execution is stored under. Traced and complete, it is its traced
  * inputs plus the read set; a file it read that changed while it ran leaves it unstored
  * (its digest would not be what it read), and so does a listing that hides outs of other
- * stages it does not declare (what it computed depends on whether they ran before it). Not traced (or its trace incomplete: `false`
- * when no trace could be read), it is the untraced key, and its inputs say why.
+ * stages it does not declare (what it computed depends on whether they ran before it).
+ * Not traced (or its trace incomplete: `false` when no trace could be read), it is the
+ * untraced key, and its inputs say why.
  */
 export async function keyOfExecution(options: {
   stage: string;
@@ -37,7 +38,7 @@ export async function keyOfExecution(options: {
   }
   const listed = options.probe.undeclaredOutsListed(recorded.readSet, options.stage);
   if (listed.length > 0) {
-    notes.push(`${options.stage} was not cached: it ${listed.join(', and ')}; add them to its deps`);
+    notes.push(`${options.stage}: not cached: it ${listed.join(', and ')}; add them to its deps`);
   }
   return { keyInputs, cacheKey: notes.length === 0 ? cacheKeyOf(keyInputs) : null, notes };
 }

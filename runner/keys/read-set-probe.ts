@@ -74,15 +74,18 @@ export class ReadSetProbe {
    * declare`. Empty when there are none. A listing leaves outs out so that a key does not
    * depend on which outs a machine holds; but then what such a stage computes depends on
    * whether the other stage ran before it, which no key can say: its result is neither
-   * stored nor restored. Declared outs count whether or not a run made them yet; a module
-   * listing (the import system's) only hides outs that are modules.
+   * stored nor restored. Declared outs count whether or not a run made them yet, except
+   * those of stages upstream of it (they are always there); a module listing (the import
+   * system's) only hides outs that are modules.
    */
   undeclaredOutsListed(readSet: ReadSet, stage: string): string[] {
     const deps = this.options.stages[stage]?.deps ?? [];
     const declared = (out: string) => deps.some((dep) => within(out, dep) || within(dep, out));
+    const upstream = this.upstreamOf(stage);
     const hidden = new Map<string, Map<string, string[]>>();
     for (const [other, { outs }] of Object.entries(this.options.stages)) {
-      if (other === stage) continue;
+      // A stage upstream of it, through a chain of deps, has always made its outs first.
+      if (other === stage || upstream.has(other)) continue;
       for (const out of outs.filter((each) => !declared(each))) {
         for (const [dirs, modulesOnly] of [
           [readSet.dirs, false],
@@ -107,6 +110,27 @@ export class ReadSetProbe {
       const stages = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
       return `lists ${this.showFolder(dir)}, which holds outs of ${stages} it does not declare`;
     });
+  }
+
+  /**
+   * The stages `stage` depends on through its deps, directly or through a chain: each
+   * one's outs are made before it runs, on every run, so its listings show them alike.
+   */
+  private upstreamOf(stage: string): Set<string> {
+    const stages = Object.entries(this.options.stages);
+    const found = new Set<string>();
+    const pending = [stage];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      for (const dep of this.options.stages[next]?.deps ?? []) {
+        for (const [producer, { outs }] of stages) {
+          if (producer === stage || found.has(producer)) continue;
+          if (!outs.some((out) => within(dep, out) || within(out, dep))) continue;
+          found.add(producer);
+          pending.push(producer);
+        }
+      }
+    }
+    return found;
   }
 
   /**

@@ -62,14 +62,14 @@ describe('a traced stage that lists a folder holding outs of other stages it doe
       reasons: ['summarize lists results/, which holds outs of b (results/b.json) it does not declare'],
     });
     expect(stageOf(added, 'summarize').notes).toContain(
-      'summarize was not cached: it lists results/, which holds outs of b (results/b.json) it does not declare; add them to its deps',
+      'summarize: not cached: it lists results/, which holds outs of b (results/b.json) it does not declare; add them to its deps',
     );
     expect(await summary()).toBe('a.json b.json\n');
 
     const again = await runCli(['run'], { cwd: repo.dir });
     expect(again.stdout).toMatch(/summarize\s+\S+ ran/);
     expect(again.stdout).toContain(
-      'summarize was not cached: it lists results/, which holds outs of b (results/b.json) it does not declare; add them to its deps',
+      'summarize: not cached: it lists results/, which holds outs of b (results/b.json) it does not declare; add them to its deps',
     );
 
     // Declared, b's out is keyed as a dep: summarize caches again.
@@ -89,7 +89,7 @@ describe('a traced stage that lists a folder holding outs of other stages it doe
     const first = await run();
     expect(stageOf(first, 'summarize')).toMatchObject({ status: 'ran', cacheKey: null });
     expect(stageOf(first, 'summarize').notes).toContain(
-      'summarize was not cached: it lists results/, which holds outs of late (results/late.json) it does not declare; add them to its deps',
+      'summarize: not cached: it lists results/, which holds outs of late (results/late.json) it does not declare; add them to its deps',
     );
     expect(statuses(await run())).toEqual({ a: 'cached', summarize: 'ran', late: 'cached' });
 

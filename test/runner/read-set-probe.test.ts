@@ -91,3 +91,25 @@ test('a listing that hides outs of other stages the stage does not declare is na
     'lists results/, which holds outs of summarize (results/summary.txt) and a (results/a.json) it does not declare',
   ]);
 });
+
+test('outs of a stage upstream of it, through a chain of deps, are always there when it lists: not named', async () => {
+  repo = await makeRepo({ files: { 'prepare.py': 'print(1)\n' } });
+  const codeIndex = await readCodeIndex(repo.dir, { statCacheFile: null });
+  const stages = {
+    prepare: { deps: ['prepare.py'], outs: ['features.csv'] },
+    train: { deps: ['features.csv'], outs: ['model.pkl'] },
+    evaluate: { deps: ['model.pkl'], outs: ['metrics.json'] },
+    sideline: { deps: [], outs: ['other.csv'] },
+  };
+  const probe = new ReadSetProbe({ codeIndex, stages, show: (repoPath) => repoPath });
+  const listing = { files: {}, dirs: { '.': 'digest' }, moduleDirs: {} };
+  // features.csv comes from prepare, upstream of evaluate only through train; other.csv
+  // from a stage that may run before it or after.
+  expect(probe.undeclaredOutsListed(listing, 'evaluate')).toEqual([
+    "lists the pipeline's folder, which holds outs of sideline (other.csv) it does not declare",
+  ]);
+  // Downstream outs count: whether a run left them there is not the stage's to know.
+  expect(probe.undeclaredOutsListed(listing, 'prepare')).toEqual([
+    "lists the pipeline's folder, which holds outs of train (model.pkl), evaluate (metrics.json) and sideline (other.csv) it does not declare",
+  ]);
+});
