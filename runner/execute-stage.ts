@@ -113,6 +113,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       // A Python command's entries are found by read set; its exact key still finds what an
       // execution that could not be traced stored.
       const hit = await findStageHit(options, {
+        stage: name,
         traceable: material.traceable,
         cacheKey: cacheKey as string,
         probe,

@@ -17,6 +17,7 @@ export interface StageHit {
 
 /** What a stage is looked up by. */
 interface StageLookup {
+  stage: string;
   traceable: KeyInputs | null;
   cacheKey: string;
   probe: ReadSetProbe;
@@ -40,18 +41,20 @@ export async function findStageHit(
 
 /**
  * For a traced stage, the newest entry of its manifest key whose every read still has its
- * digest here (ccache's direct mode); else the entry of its exact key.
+ * digest here (ccache's direct mode) and whose listings hide no outs of other stages it
+ * does not declare (see ReadSetProbe.undeclaredOutsListed); else the entry of its exact key.
  */
 async function findEntry(
   cache: StageCache,
-  { traceable, cacheKey, probe }: StageLookup,
+  { stage, traceable, cacheKey, probe }: StageLookup,
 ): Promise<CacheEntry | null> {
   if (traceable) {
     const candidates = await cache.candidates(manifestKeyOf(traceable)).catch((): CacheEntry[] => []);
     for (const candidate of candidates) {
       const { readSet } = candidate.keyInputs;
-      if (readSet && (await probe.changes(readSet).catch(() => ['unreadable'])).length === 0)
-        return candidate;
+      // An entry stored before another stage's outs were declared beside what it listed.
+      if (!readSet || probe.undeclaredOutsListed(readSet, stage).length > 0) continue;
+      if ((await probe.changes(readSet).catch(() => ['unreadable'])).length === 0) return candidate;
     }
   }
   return cache.lookup(cacheKey).catch(() => null);

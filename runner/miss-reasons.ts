@@ -31,7 +31,11 @@ export async function missReasons(
   const previous = previousStage?.keyInputs ?? null;
   const readSet = material.traceable ? previous?.readSet : null;
   const current = readSet && material.traceable ? material.traceable : material.inputs;
-  const readChanges = readSet ? await probe.changes(readSet, true).catch(() => null) : null;
+  const changes = readSet ? await probe.changes(readSet, true).catch(() => null) : null;
+  const listed = readSet
+    ? probe.undeclaredOutsListed(readSet, name).map((phrase) => `${name} ${phrase}`)
+    : [];
+  const readChanges = changes === null ? null : [...listed, ...changes];
   let codeChanges: string[] | null = null;
   const manifest = previous?.code?.manifest;
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {

@@ -99,6 +99,7 @@ export async function planPipeline(options: PlanPipelineOptions): Promise<StageP
     });
     const entry = (
       await findStageHit(options, {
+        stage: name,
         traceable: material.traceable,
         cacheKey: cacheKeyOf(material.inputs),
         probe,

@@ -7,8 +7,10 @@ import type { StageKeyMaterial } from './stage-key-inputs.js';
 /**
  * The key a successful execution is stored under. Traced and complete, it is its traced
  * inputs plus the read set; a file it read that changed while it ran leaves it unstored
- * (its digest would not be what it read). Not traced (or its trace incomplete: `false`
- * when no trace could be read), it is the untraced key, and its inputs say why.
+ * (its digest would not be what it read), and so does a listing that hides outs of other
+ * stages it does not declare (what it computed depends on whether they ran before it).
+ * Not traced (or its trace incomplete: `false` when no trace could be read), it is the
+ * untraced key, and its inputs say why.
  */
 export async function keyOfExecution(options: {
   stage: string;
@@ -29,12 +31,14 @@ export async function keyOfExecution(options: {
   }
   const recorded = await options.probe.record(traced, options.exclude, options.since);
   const keyInputs = { ...material.traceable, readSet: recorded.readSet };
-  if (recorded.changedWhileRunning.length === 0)
-    return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
-  const changed = recorded.changedWhileRunning.map((file) => options.probe.show(file)).join(', ');
-  return {
-    keyInputs,
-    cacheKey: null,
-    notes: [`${options.stage}: not cached: ${changed} changed while it ran`],
-  };
+  const notes: string[] = [];
+  if (recorded.changedWhileRunning.length > 0) {
+    const changed = recorded.changedWhileRunning.map((file) => options.probe.show(file)).join(', ');
+    notes.push(`${options.stage}: not cached: ${changed} changed while it ran`);
+  }
+  const listed = options.probe.undeclaredOutsListed(recorded.readSet, options.stage);
+  if (listed.length > 0) {
+    notes.push(`${options.stage}: not cached: it ${listed.join(', and ')}; add them to its deps`);
+  }
+  return { keyInputs, cacheKey: notes.length === 0 ? cacheKeyOf(keyInputs) : null, notes };
 }

@@ -24,11 +24,20 @@ const NEVER_LISTED = new Set(['__pycache__', '.fluksio']);
  * written just after the stage started can carry a time a little before it.
  */
 const CLOCK_SLACK_MS = 20;
+/** Outs of one stage a sentence names before it counts the rest. */
+const NAMED_OUTS = 3;
+
+/** What a stage of the pipeline declares, repository-relative. */
+export interface ProbedStage {
+  deps: readonly string[];
+  /** Its outs and metrics: made by the pipeline, not inputs. */
+  outs: readonly string[];
+}
 
 export interface ReadSetProbeOptions {
   codeIndex: CodeIndex;
-  /** Every stage's declared outs and metrics, repository-relative: made by the pipeline, not inputs. */
-  outs: readonly string[];
+  /** Every stage of the pipeline by name. */
+  stages: Readonly<Record<string, ProbedStage>>;
   /** How a repository-relative path is shown to the user (relative to the pipeline's folder). */
   show(repoPath: string): string;
 }
@@ -53,8 +62,88 @@ export class ReadSetProbe {
   private readonly outsOnly = new Map<string, boolean>();
 
   constructor(private readonly options: ReadSetProbeOptions) {
-    this.outs = new Set(options.outs);
-    this.outAncestors = new Set(options.outs.flatMap((out) => ancestorsOf(out)));
+    const outs = Object.values(options.stages).flatMap((stage) => stage.outs);
+    this.outs = new Set(outs);
+    this.outAncestors = new Set(outs.flatMap((out) => ancestorsOf(out)));
+  }
+
+  /**
+   * The folders of a read set whose listing digest hides outs of other stages that `stage`
+   * does not declare among its deps (nor a folder holding them, nor a part of them), one
+   * phrase each: `lists results/, which holds outs of b (results/b.json) it does not
+   * declare`. Empty when there are none. A listing leaves outs out so that a key does not
+   * depend on which outs a machine holds; but then what such a stage computes depends on
+   * whether the other stage ran before it, which no key can say: its result is neither
+   * stored nor restored. Declared outs count whether or not a run made them yet, except
+   * those of stages upstream of it (they are always there); a module listing (the import
+   * system's) only hides outs that are modules.
+   */
+  undeclaredOutsListed(readSet: ReadSet, stage: string): string[] {
+    const deps = this.options.stages[stage]?.deps ?? [];
+    const declared = (out: string) => deps.some((dep) => within(out, dep) || within(dep, out));
+    const upstream = this.upstreamOf(stage);
+    const hidden = new Map<string, Map<string, string[]>>();
+    for (const [other, { outs }] of Object.entries(this.options.stages)) {
+      // A stage upstream of it, through a chain of deps, has always made its outs first.
+      if (other === stage || upstream.has(other)) continue;
+      for (const out of outs.filter((each) => !declared(each))) {
+        for (const [dirs, modulesOnly] of [
+          [readSet.dirs, false],
+          [readSet.moduleDirs, true],
+        ] as const) {
+          for (const dir of Object.keys(dirs)) {
+            if (!this.listingHides(dir, out, modulesOnly)) continue;
+            const byStage = hidden.get(dir) ?? new Map<string, string[]>();
+            byStage.set(other, [...(byStage.get(other) ?? []), out]);
+            hidden.set(dir, byStage);
+          }
+        }
+      }
+    }
+    return [...hidden.keys()].sort().map((dir) => {
+      const byStage = [...(hidden.get(dir) ?? new Map<string, string[]>())];
+      const named = byStage.map(([other, outs]) => {
+        const shown = outs.slice(0, NAMED_OUTS).map((out) => this.show(out));
+        const rest = outs.length - shown.length;
+        return `${other} (${shown.join(', ')}${rest > 0 ? ` and ${rest} more` : ''})`;
+      });
+      const stages = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+      return `lists ${this.showFolder(dir)}, which holds outs of ${stages} it does not declare`;
+    });
+  }
+
+  /**
+   * The stages `stage` depends on through its deps, directly or through a chain: each
+   * one's outs are made before it runs, on every run, so its listings show them alike.
+   */
+  private upstreamOf(stage: string): Set<string> {
+    const stages = Object.entries(this.options.stages);
+    const found = new Set<string>();
+    const pending = [stage];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      for (const dep of this.options.stages[next]?.deps ?? []) {
+        for (const [producer, { outs }] of stages) {
+          if (producer === stage || found.has(producer)) continue;
+          if (!outs.some((out) => within(dep, out) || within(out, dep))) continue;
+          found.add(producer);
+          pending.push(producer);
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Whether the digest of a listing of `dir` leaves out the entry through which `out`
+   * would show: the out itself, or a folder holding only outs. A module listing keys only
+   * names a module can be imported from, so there only an out that is a module counts.
+   */
+  private listingHides(dir: string, out: string, modulesOnly: boolean): boolean {
+    if (dir === out || !within(out, dir)) return false;
+    const below = dir === '.' ? out : out.slice(dir.length + 1);
+    const child = dir === '.' ? below.split('/')[0] : `${dir}/${below.split('/')[0]}`;
+    if (child === undefined || (!this.outs.has(child) && !this.folderOfOutsOnly(child))) return false;
+    return !modulesOnly || MODULE_FILE.test(out);
   }
 
   /**
@@ -102,10 +191,7 @@ export class ReadSetProbe {
     ] as const) {
       for (const [dir, digest] of Object.entries(dirs)) {
         if ((await this.dirDigest(dir, kind === 'modules')) === digest) continue;
-        const shown = this.show(dir);
-        found.push(
-          `${kind} added to or removed from ${shown === '.' ? "the pipeline's folder" : `${shown}/`}`,
-        );
+        found.push(`${kind} added to or removed from ${this.showFolder(dir)}`);
         if (!all) return found;
       }
     }
@@ -134,6 +220,12 @@ export class ReadSetProbe {
   /** A repository-relative path as the user sees it. */
   show(repoPath: string): string {
     return this.options.show(repoPath);
+  }
+
+  /** A repository-relative folder as the user sees it: `results/`, or the pipeline's folder. */
+  private showFolder(repoPath: string): string {
+    const shown = this.show(repoPath);
+    return shown === '.' ? "the pipeline's folder" : `${shown}/`;
   }
 
   private absolute(repoPath: string): string {
@@ -195,6 +287,11 @@ export class ReadSetProbe {
   }
 }
 
+/** Whether a repository path is `folder` or inside it (every path is inside `.`). */
+function within(repoPath: string, folder: string): boolean {
+  return folder === '.' || repoPath === folder || repoPath.startsWith(`${folder}/`);
+}
+
 function ancestorsOf(repoPath: string): string[] {
   const parts = repoPath.split('/');
   return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
@@ -206,10 +303,14 @@ export function pipelineReadSetProbe(
   pipeline: Pick<Pipeline, 'stages'>,
   codeIndex: CodeIndex,
 ): ReadSetProbe {
+  const inRepo = (paths: readonly string[]) => paths.map((path) => repoPathIn(workspace, path));
   return new ReadSetProbe({
     codeIndex,
-    outs: Object.values(pipeline.stages).flatMap((each) =>
-      [...each.outs, ...each.metrics].map((path) => repoPathIn(workspace, path)),
+    stages: Object.fromEntries(
+      Object.entries(pipeline.stages).map(([name, each]) => [
+        name,
+        { deps: inRepo(each.deps), outs: inRepo([...each.outs, ...each.metrics]) },
+      ]),
     ),
     show: (repoPath) => pipelinePathIn(workspace, repoPath),
   });
