@@ -96,10 +96,12 @@ export async function prepareClaimedRun(options: {
     runnerEnvironment: options.runnerEnvironment,
     secrets: options.secrets,
   });
-  const codeIndex = await readCodeIndex(
-    repoRoot,
-    options.statCacheFile === undefined ? {} : { statCacheFile: options.statCacheFile },
-  );
+  // The run's stages could write the checkout's `.git` and make repositories in it: the
+  // runner's own reads after them must run nothing those name.
+  const codeIndex = await readCodeIndex(repoRoot, {
+    ...(options.statCacheFile === undefined ? {} : { statCacheFile: options.statCacheFile }),
+    distrustRepositoryConfig: true,
+  });
   const stamp = computeStamp({
     workspace,
     pipeline,

@@ -20,6 +20,7 @@ import { UnsafePathError } from '../workspace/unsafe-path-error.js';
 import { changedPaths } from '../workspace/changed-paths.js';
 import { findRepoRoot } from '../workspace/find-repo-root.js';
 import { listWorkTree, type WorkTreeListing } from '../workspace/work-tree-listing.js';
+import { REPOSITORY_CONFIG_GUARD, type RepositoryConfigGuard } from '../workspace/repository-config-guard.js';
 import { resolveWorkspacePath } from '../workspace/workspace-path.js';
 
 /** The files of a work tree as a stage would read them now: what code digests are made from. */
@@ -54,6 +55,8 @@ export interface CodeIndex {
   refused: Map<string, string>;
   /** Where the stat cache this read used lives (null: none): a read again uses the same. */
   statCacheFile: string | null;
+  /** Whether this read distrusted the repository's config (see ReadCodeIndexOptions): a read again does too. */
+  distrustsRepositoryConfig?: boolean;
   /** The files this read hashed; the stat cache vouched for the others. */
   filesRead: number;
   /** Whether git was asked what the work tree holds; false when the last answer still held. */
@@ -67,6 +70,12 @@ export interface ReadCodeIndexOptions {
    * @defaultValue `<repository root>/.fluksio/code-stat-cache`
    */
   statCacheFile?: string | null;
+  /**
+   * Code the reader does not trust could write the repository's git state (a runner's
+   * checkout): git then runs nothing its config names (repository-config-guard.ts), in
+   * nested repositories too. @defaultValue false
+   */
+  distrustRepositoryConfig?: boolean;
 }
 
 /** Files hashed at once: enough to overlap I/O, few enough to stay under fd limits. */
@@ -83,6 +92,7 @@ const HASH_BATCH = 32;
 export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions = {}): Promise<CodeIndex> {
   // git names paths from the top of the work tree, which holds `.git`; from anywhere
   // else, the top is looked for.
+  const guard = options.distrustRepositoryConfig ? REPOSITORY_CONFIG_GUARD : null;
   const repoRoot = existsSync(path.join(dir, '.git')) ? dir : await topLevelOf(dir);
   const scanStartedMs = Date.now();
   const statCacheFile =
@@ -97,7 +107,7 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
   const listing =
     reused !== null
       ? Promise.resolve(reused)
-      : listWorkTree(repoRoot).catch((error: unknown) => {
+      : listWorkTree(repoRoot, guard).catch((error: unknown) => {
           throw notARepository(repoRoot, error);
         });
   // Awaited below; this only keeps a failure meanwhile from leaving its rejection unhandled.
@@ -121,6 +131,7 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
     listing: listed,
     cache,
     reads,
+    guard,
   });
   await cache.save([...listed.paths.keys()]);
   if (snapshotFile !== null && reused === null) {
@@ -151,6 +162,7 @@ export async function readCodeIndex(dir: string, options: ReadCodeIndexOptions =
     objectFormat,
     ...tree,
     statCacheFile,
+    distrustsRepositoryConfig: guard !== null,
     filesRead: reads.files,
     gitListed: reused === null,
   };
@@ -205,6 +217,8 @@ interface TreeScan {
   cache: StatCache;
   /** Counts the files hashed, submodules' included. */
   reads: { files: number };
+  /** How git is run in this tree and the ones nested in it. */
+  guard: RepositoryConfigGuard | null;
 }
 
 type IndexedTree = Pick<CodeIndex, 'files' | 'stamps' | 'changed' | 'refused'>;
@@ -275,7 +289,7 @@ async function indexWorkTree(scan: TreeScan): Promise<IndexedTree> {
       } else if (indexed !== null) files.set(repoPath, indexed);
     }),
   );
-  return { files, stamps, changed: await changedPaths(root, listing, files), refused };
+  return { files, stamps, changed: await changedPaths(root, listing, files, scan.guard), refused };
 }
 
 function lstatOrNull(absPath: string): Stats | null {
@@ -301,7 +315,7 @@ async function submoduleId(
 ): Promise<{ id: string; stamp: string } | null> {
   const root = path.join(scan.root, repoPath);
   if (!existsSync(path.join(root, '.git'))) return null;
-  const listing = await listWorkTree(root);
+  const listing = await listWorkTree(root, scan.guard);
   const cache =
     listing.objectFormat === scan.listing.objectFormat
       ? scan.cache

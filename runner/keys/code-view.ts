@@ -14,6 +14,8 @@ export class CodeView {
   private current: { index: CodeIndex; epoch: number } | null;
   /** The stat cache the initial read used: a runner keeps it outside the checkout. */
   private readonly statCacheFile: string | null;
+  /** Whether the initial read distrusted the repository's config: every read again does. */
+  private readonly distrustRepositoryConfig: boolean;
 
   /**
    * @param repoRoot the work tree to read
@@ -25,6 +27,7 @@ export class CodeView {
   ) {
     this.current = { index: initial, epoch: 0 };
     this.statCacheFile = initial.statCacheFile;
+    this.distrustRepositoryConfig = initial.distrustsRepositoryConfig ?? false;
   }
 
   /** The code as it is now. */
@@ -37,7 +40,10 @@ export class CodeView {
   async read(): Promise<CodeIndex> {
     const epoch = this.epoch;
     const quiet = this.running === 0;
-    const index = await readCodeIndex(this.repoRoot, { statCacheFile: this.statCacheFile });
+    const index = await readCodeIndex(this.repoRoot, {
+      statCacheFile: this.statCacheFile,
+      distrustRepositoryConfig: this.distrustRepositoryConfig,
+    });
     if (quiet && this.running === 0 && this.epoch === epoch) this.current = { index, epoch };
     return index;
   }

@@ -1,5 +1,6 @@
 import { checkedOutIds } from './checked-out-ids.js';
 import { gitOutput } from './git-output.js';
+import { withoutRepositoryConfig, type RepositoryConfigGuard } from './repository-config-guard.js';
 import type { WorkTreeListing } from './work-tree-listing.js';
 
 /** Paths given to one `git hash-object`, well under any command-line length limit. */
@@ -14,12 +15,14 @@ const CLEAN_BATCH = 500;
  * (one that drops lines) also turns an edited file into HEAD's blob: so a file git calls
  * unchanged counts as unchanged only when its bytes are those a checkout of its blob
  * writes (`checkedOutIds`), which a lossless conversion (CRLF) gives back and a lossy
- * one does not.
+ * one does not. With a `guard`, git runs no filter of the repository's own config
+ * (repository-config-guard.ts).
  */
 export async function changedPaths(
   root: string,
   listing: WorkTreeListing,
   files: Map<string, string>,
+  guard: RepositoryConfigGuard | null = null,
 ): Promise<Set<string>> {
   const changed = new Set<string>();
   const filtered: { repoPath: string; head: string }[] = [];
@@ -40,23 +43,28 @@ export async function changedPaths(
     else if (!listing.headDiffers.has(repoPath)) compare(repoPath, indexed);
   }
   for (const [repoPath, head] of listing.headDiffers) compare(repoPath, head);
-  const converted: string[] = [];
-  for (let i = 0; i < filtered.length; i += CLEAN_BATCH) {
-    const batch = filtered.slice(i, i + CLEAN_BATCH);
-    const cleaned = (
-      await gitOutput(root, ['hash-object', '--', ...batch.map(({ repoPath }) => repoPath)])
-    ).split('\n');
-    batch.forEach(({ repoPath, head }, index) => {
-      if (head.slice(7) !== cleaned[index]) changed.add(repoPath);
-      // A checkout writes the index's entry; where that is not HEAD's (a staged
-      // change), what a checkout of HEAD writes is not known here, so the path counts.
-      else if (listing.headDiffers.has(repoPath)) changed.add(repoPath);
-      else converted.push(repoPath);
-    });
-  }
-  const checkedOut = await checkedOutIds(root, converted, listing.objectFormat);
-  for (const repoPath of converted) {
-    if (checkedOut.get(repoPath) !== files.get(repoPath)?.slice(7)) changed.add(repoPath);
-  }
+  if (filtered.length === 0) return changed;
+  const compareFiltered = async (filterGuard: RepositoryConfigGuard | null) => {
+    const converted: string[] = [];
+    for (let i = 0; i < filtered.length; i += CLEAN_BATCH) {
+      const batch = filtered.slice(i, i + CLEAN_BATCH);
+      const cleaned = (
+        await gitOutput(root, ['hash-object', '--', ...batch.map(({ repoPath }) => repoPath)], filterGuard)
+      ).split('\n');
+      batch.forEach(({ repoPath, head }, index) => {
+        if (head.slice(7) !== cleaned[index]) changed.add(repoPath);
+        // A checkout writes the index's entry; where that is not HEAD's (a staged
+        // change), what a checkout of HEAD writes is not known here, so the path counts.
+        else if (listing.headDiffers.has(repoPath)) changed.add(repoPath);
+        else converted.push(repoPath);
+      });
+    }
+    const checkedOut = await checkedOutIds(root, converted, listing.objectFormat, filterGuard);
+    for (const repoPath of converted) {
+      if (checkedOut.get(repoPath) !== files.get(repoPath)?.slice(7)) changed.add(repoPath);
+    }
+  };
+  if (guard) await withoutRepositoryConfig(guard, root, listing, compareFiltered);
+  else await compareFiltered(null);
   return changed;
 }

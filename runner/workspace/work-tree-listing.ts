@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import type { GitObjectFormat } from './git-blob-id.js';
 import { gitQuotedPath } from './git-quoted-path.js';
 import { isNeverCode } from './never-code.js';
+import type { RepositoryConfigGuard } from './repository-config-guard.js';
 
 /** What git says about a work tree; the working-tree bytes are read elsewhere. */
 export interface WorkTreeListing {
@@ -59,10 +60,14 @@ export interface ListingSources {
  * tracked paths with their index entries and the untracked, not-ignored ones
  * (`ls-files`), HEAD's commit, and where HEAD differs from the index (`diff-index
  * --cached`, which reads no working-tree file). `.fluksio/`, `__pycache__/` and `*.pyc`
- * are not even walked. `root` must be the top of the work tree.
+ * are not even walked. `root` must be the top of the work tree. With a `guard`, git runs
+ * nothing the repository's config names (repository-config-guard.ts).
  */
-export async function listWorkTree(root: string): Promise<WorkTreeListing> {
-  const { listed, listedBytes, head, ignored, config } = await runListing(root);
+export async function listWorkTree(
+  root: string,
+  guard: RepositoryConfigGuard | null = null,
+): Promise<WorkTreeListing> {
+  const { listed, listedBytes, head, ignored, config } = await runListing(root, guard);
   const headerEnd = head.indexOf('\n\n');
   const [format = '', gitDir = '', commonDir = '', indexFile = '', excludeFile = '', commit = ''] = head
     .slice(0, Math.max(headerEnd, 0))
@@ -101,19 +106,20 @@ export async function listWorkTree(root: string): Promise<WorkTreeListing> {
  * ignored files, which git does walk: `check-ignore` keeps those a rule excludes
  * themselves), fd 5 the config with the file each entry came from.
  * The shell exits with the listing's failure, else with rev-parse's; the last two only
- * feed listing-snapshot.ts, which does without them.
+ * feed listing-snapshot.ts, which does without them. Its arguments go before every git
+ * subcommand (a guard's command-line config).
  */
-const LISTING_SCRIPT = `git ls-files -z --stage -t --cached --others --exclude-standard \\
+const LISTING_SCRIPT = `git "$@" ls-files -z --stage -t --cached --others --exclude-standard \\
   --exclude=.fluksio --exclude=__pycache__ --exclude='*.pyc' &
 listed=$!
-git ls-files -z --others --ignored --directory --exclude-standard 2>/dev/null |
-  git check-ignore --stdin -z >&4 2>/dev/null &
-git config --list --show-origin -z >&5 2>/dev/null &
-head=$(git rev-parse --show-object-format --absolute-git-dir --git-common-dir \\
+git "$@" ls-files -z --others --ignored --directory --exclude-standard 2>/dev/null |
+  git "$@" check-ignore --stdin -z >&4 2>/dev/null &
+git "$@" config --list --show-origin -z >&5 2>/dev/null &
+head=$(git "$@" rev-parse --show-object-format --absolute-git-dir --git-common-dir \\
   --git-path index --git-path info/exclude --verify -q HEAD)
 code=$?
 printf '%s\\n\\n' "$head" >&3
-if [ $code -eq 0 ]; then git diff-index --cached -z --no-renames "\${head##*
+if [ $code -eq 0 ]; then git "$@" diff-index --cached -z --no-renames "\${head##*
 }" >&3 || code=$?; fi
 wait $listed || exit $?
 wait
@@ -122,11 +128,13 @@ exit $code`;
 /** Runs LISTING_SCRIPT in `root`: the listing's output and that of fds 3, 4 and 5. */
 function runListing(
   root: string,
+  guard: RepositoryConfigGuard | null,
 ): Promise<{ listed: string; listedBytes: Buffer; head: string; ignored: string; config: string }> {
   return new Promise((resolve, reject) => {
     // By its POSIX path: a runner's PATH may name git alone (git itself is found on PATH).
-    const child = spawn('/bin/sh', ['-c', LISTING_SCRIPT], {
+    const child = spawn('/bin/sh', ['-c', LISTING_SCRIPT, 'sh', ...(guard?.args ?? [])], {
       cwd: root,
+      ...(guard ? { env: guard.environment(process.env) } : {}),
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
     // stdout, stderr, then fds 3 to 5.

@@ -4,6 +4,7 @@ import {
   lstat,
   mkdir,
   mkdtemp,
+  readdir,
   readFile,
   realpath,
   rename,
@@ -192,6 +193,38 @@ describe('readCodeIndex', () => {
     expect((await readCodeIndex(made.dir)).changed.size).toBe(0);
     await made.write('a.txt', 'one\r\nthree\r\n');
     expect((await readCodeIndex(made.dir)).changed).toEqual(new Set(['a.txt']));
+  });
+
+  test('distrusting the repository’s config, git runs none of its programs, nor a nested repository’s, and line endings still convert', async () => {
+    const made = await repo({
+      files: { 'a.txt': 'one\ntwo\n', 'b.txt': 'b\n', '.gitattributes': 'a.txt text eol=crlf\n' },
+    });
+    await rm(path.join(made.dir, 'a.txt'));
+    await made.git('checkout', '--', 'a.txt');
+    const markers = await mkdtemp(path.join(tmpdir(), 'fluksio-markers-'));
+    try {
+      const ran = (name: string) => `touch ${markers}/${name}; false`;
+      await made.git('config', 'core.fsmonitor', ran('fsmonitor'));
+      await made.git('config', 'filter.evil.clean', `touch ${markers}/clean; cat`);
+      await made.git('config', 'filter.evil.smudge', `touch ${markers}/smudge; cat`);
+      await mkdir(path.join(made.dir, '.git/info'), { recursive: true });
+      await writeFile(path.join(made.dir, '.git/info/attributes'), '*.txt filter=evil\n');
+      await made.write('b.txt', 'b\n\n');
+      await made.write('nested/.git/HEAD', 'ref: refs/heads/main\n');
+      await mkdir(path.join(made.dir, 'nested/.git/objects'));
+      await mkdir(path.join(made.dir, 'nested/.git/refs'));
+      await made.write('nested/.git/config', `[core]\n\tbare = false\n\tfsmonitor = "${ran('nested')}"\n`);
+      await made.write('nested/n.txt', 'n\n');
+
+      const index = await readCodeIndex(made.dir, { statCacheFile: null, distrustRepositoryConfig: true });
+      expect(await readdir(markers)).toEqual([]);
+      expect(index.changed).toEqual(new Set(['b.txt', 'nested']));
+      // Trusting it, git runs them: what the distrust is for.
+      await readCodeIndex(made.dir, { statCacheFile: null });
+      expect((await readdir(markers)).sort()).toEqual(['clean', 'fsmonitor', 'nested', 'smudge']);
+    } finally {
+      await rm(markers, { recursive: true, force: true });
+    }
   });
 
   test('a submodule with an uncommitted edit or an untracked file gets a digest of its files and counts as changed', async () => {
