@@ -7,6 +7,7 @@ import type { StageUsage } from '../../schemas/stage-usage.js';
 import { ATTACH_SCRIPT } from './slurm-attach-script.js';
 import type { JobEnd } from './job-status-line.js';
 import { slurmExitCause, slurmGivesBack } from './slurm-exit-causes.js';
+import { SUBMITTING_SUFFIX } from './slurm-submit-script.js';
 import { readSlurmUsage } from './slurm-usage.js';
 import {
   directLauncher,
@@ -103,9 +104,16 @@ export class SlurmLauncher implements StageLauncher {
     return slurmGivesBack(end);
   }
 
-  /** Whether the stage's job id is kept from an earlier launch: the attach process re-attaches to it. */
+  /**
+   * Whether the stage's job id is kept from an earlier launch, or the marker of a submission
+   * whose id was never kept (its attach process killed just after sbatch): the attach
+   * process re-attaches to that job.
+   */
   reattaches(stage: LaunchedStage): boolean {
-    return (statSync(`${this.baseOf(stage)}.job`, { throwIfNoEntry: false })?.size ?? 0) > 0;
+    const job = `${this.baseOf(stage)}.job`;
+    return [job, `${job}${SUBMITTING_SUFFIX}`].some(
+      (file) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0,
+    );
   }
 
   /**
