@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -129,7 +129,7 @@ export class SlurmLauncher implements StageLauncher {
   }
 
   private baseOf(stage: LaunchedStage): string {
-    return path.join(this.jobDir, `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
+    return path.join(this.jobDir, jobFileBase(stage));
   }
 }
 
@@ -140,6 +140,21 @@ export class SlurmLauncher implements StageLauncher {
  */
 export function submissionMarker(stage: LaunchedStage): string {
   return `fluksio:${stage.runId ?? 'run'}:${stage.name}:${randomBytes(8).toString('hex')}`;
+}
+
+/** The longest base of a stage's job files' names; the longest file is `BASE.job.submitting`. */
+const MAX_JOB_FILE_BASE = 200;
+
+/**
+ * The base of a stage's job files' names: its job key and name (`KEY-train`, safe for a file
+ * name), or, where that would not fit in a file name (255 bytes: a long stage name, twice in an
+ * uncached stage's key), its start and a digest of all of it, as unique.
+ */
+function jobFileBase(stage: LaunchedStage): string {
+  const base = `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+  if (base.length <= MAX_JOB_FILE_BASE) return base;
+  const digest = createHash('sha256').update(`${stage.jobKey}\0${stage.name}`).digest('hex');
+  return `${base.slice(0, MAX_JOB_FILE_BASE - digest.length - 1)}-${digest}`;
 }
 
 /** A grace period given in milliseconds, checked: a whole number ≥ 0. */
