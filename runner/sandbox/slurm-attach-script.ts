@@ -55,6 +55,12 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
  * id was cancelled (`scancel`) and Slurm no longer says it runs: should the job come back
  * to Slurm's knowledge late, two copies of the stage never run at once.
  *
+ * A submission's marker kept without a job id (`JOB_FILE.submitting`: the attach process
+ * died after running sbatch and before keeping the job's id) is resolved before that
+ * (`find_submitted_job`): the job squeue lists with that comment is re-attached to, so a
+ * job sbatch queued just before its runner was killed is neither left running unwatched
+ * nor submitted a second time.
+ *
  * A job pending for a reason that never clears (UNSTARTABLE_REASON_PATTERN: it asks for
  * more than its partition allows, an account it may not use) for UNSTARTABLE_GRACE_MS is
  * cancelled: what scontrol says of it and of its partition is reported (`unstartable`, the
@@ -157,6 +163,7 @@ finish() {
 }
 job=''
 unknown_since=''
+find_submitted_job
 if [ -s "$job_file" ]; then
   job=$(cat "$job_file")
   while :; do

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import type { StageUsage } from '../../schemas/stage-usage.js';
 import { ATTACH_SCRIPT } from './slurm-attach-script.js';
 import type { JobEnd } from './job-status-line.js';
 import { slurmExitCause, slurmGivesBack } from './slurm-exit-causes.js';
+import { SUBMITTING_SUFFIX } from './slurm-submit-script.js';
 import { readSlurmUsage } from './slurm-usage.js';
 import {
   directLauncher,
@@ -103,9 +104,16 @@ export class SlurmLauncher implements StageLauncher {
     return slurmGivesBack(end);
   }
 
-  /** Whether the stage's job id is kept from an earlier launch: the attach process re-attaches to it. */
+  /**
+   * Whether the stage's job id is kept from an earlier launch, or the marker of a submission
+   * whose id was never kept (its attach process killed just after sbatch): the attach
+   * process re-attaches to that job.
+   */
   reattaches(stage: LaunchedStage): boolean {
-    return (statSync(`${this.baseOf(stage)}.job`, { throwIfNoEntry: false })?.size ?? 0) > 0;
+    const job = `${this.baseOf(stage)}.job`;
+    return [job, `${job}${SUBMITTING_SUFFIX}`].some(
+      (file) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0,
+    );
   }
 
   /**
@@ -121,7 +129,7 @@ export class SlurmLauncher implements StageLauncher {
   }
 
   private baseOf(stage: LaunchedStage): string {
-    return path.join(this.jobDir, `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
+    return path.join(this.jobDir, jobFileBase(stage));
   }
 }
 
@@ -132,6 +140,21 @@ export class SlurmLauncher implements StageLauncher {
  */
 export function submissionMarker(stage: LaunchedStage): string {
   return `fluksio:${stage.runId ?? 'run'}:${stage.name}:${randomBytes(8).toString('hex')}`;
+}
+
+/** The longest base of a stage's job files' names; the longest file is `BASE.job.submitting`. */
+const MAX_JOB_FILE_BASE = 200;
+
+/**
+ * The base of a stage's job files' names: its job key and name (`KEY-train`, safe for a file
+ * name), or, where that would not fit in a file name (255 bytes: a long stage name, twice in an
+ * uncached stage's key), its start and a digest of all of it, as unique.
+ */
+function jobFileBase(stage: LaunchedStage): string {
+  const base = `${stage.jobKey}-${stage.name}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+  if (base.length <= MAX_JOB_FILE_BASE) return base;
+  const digest = createHash('sha256').update(`${stage.jobKey}\0${stage.name}`).digest('hex');
+  return `${base.slice(0, MAX_JOB_FILE_BASE - digest.length - 1)}-${digest}`;
 }
 
 /** A grace period given in milliseconds, checked: a whole number ≥ 0. */

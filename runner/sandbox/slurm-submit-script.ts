@@ -9,6 +9,13 @@ export const SBATCH_UNREACHABLE_ERRORS = [
   'Slurm temporarily unable to accept job',
 ] as const;
 
+/**
+ * What is added to a stage's job file's name for the file that keeps its submission's
+ * marker from before sbatch runs until the job's id is kept (SLURM_SUBMIT_SCRIPT's
+ * `find_submitted_job`).
+ */
+export const SUBMITTING_SUFFIX = '.submitting';
+
 /** How many times a stage's job is submitted while slurmctld cannot be reached. */
 export const SUBMIT_TRIES = 10;
 /** The wait before the second try, doubling after each, in milliseconds, up to SUBMIT_MAX_WAIT_MS. */
@@ -62,16 +69,56 @@ submit_stopped() {
   local found
   if [ "$cancel" != 0 ]; then
     found=$(job_with_marker "$1") && [ -n "$found" ] && scancel "$found" 2>/dev/null
+    rm -f "$job_file${SUBMITTING_SUFFIX}"
     note "cancelled before Slurm took the job"
     exit 130
   fi
   kill -0 "$parent" 2>/dev/null || exit 1
+}
+# A submission's marker kept in JOB_FILE${SUBMITTING_SUFFIX} without a job id: the process
+# that ran sbatch died before it kept the job's id. The job file is set to the id of the job squeue
+# lists with that marker, and the marker removed, asking again (backing off) while squeue
+# fails: the stage is never submitted a second time because squeue did not answer.
+find_submitted_job() {
+  local kept found
+  [ -s "$job_file${SUBMITTING_SUFFIX}" ] || return 0
+  if [ -s "$job_file" ]; then
+    rm -f "$job_file${SUBMITTING_SUFFIX}"
+    return 0
+  fi
+  kept=$(<"$job_file${SUBMITTING_SUFFIX}")
+  while :; do
+    if [ "$cancel" != 0 ]; then
+      found=$(job_with_marker "$kept") && [ -n "$found" ] && scancel "$found" 2>/dev/null
+      rm -f "$job_file${SUBMITTING_SUFFIX}"
+      note "cancelled before the stage was submitted again"
+      exit 130
+    fi
+    kill -0 "$parent" 2>/dev/null || exit 1
+    if found=$(job_with_marker "$kept"); then break; fi
+    if [ -z "$unreadable" ]; then
+      unreadable=1
+      note "squeue failed: asking again whether the last sbatch queued the job (comment $kept) before submitting the stage again"
+    fi
+    nap
+    delay_ms=$((delay_ms * 2))
+    if [ "$delay_ms" -gt 5000 ]; then delay_ms=5000; fi
+  done
+  answered
+  if [ -n "$found" ]; then
+    note "found Slurm job $found, which sbatch had queued before its id was kept (comment $kept)"
+    printf '%s\\n' "$found" >"$job_file"
+  fi
+  rm -f "$job_file${SUBMITTING_SUFFIX}"
 }
 submit_job() {
   local marker=$1 tries=0 wait_ms=${SUBMIT_FIRST_WAIT_MS} found errors refusal line
   shift
   : >"$out"
   : >"$err"
+  # Kept until the job's id is: should this process die once sbatch queued the job and
+  # before its id is kept, the next launch finds the job by it (find_submitted_job).
+  printf '%s\\n' "$marker" >"$job_file${SUBMITTING_SUFFIX}"
   while :; do
     if [ "$tries" -gt 0 ]; then
       if ! found=$(job_with_marker "$marker"); then
@@ -116,12 +163,13 @@ submit_job() {
       printf '%s\\n' "$line" >&2
       [[ $line == 'sbatch: error: '* ]] && refusal+="\${refusal:+; }\${line#sbatch: error: }"
     done <"$job_file.sbatch"
-    rm -f "$job_file.sbatch"
+    rm -f "$job_file.sbatch" "$job_file${SUBMITTING_SUFFIX}"
     note "sbatch failed"
     report_job refused "\${refusal:-sbatch exited without saying why}"
     exit 1
   done
   rm -f "$job_file.sbatch"
   printf '%s\\n' "$job" >"$job_file"
+  rm -f "$job_file${SUBMITTING_SUFFIX}"
 }
 `;
