@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path24 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path25 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path24 && path24[0] !== "/") {
-          path24 = `/${path24}`;
+        if (path25 && path25[0] !== "/") {
+          path25 = `/${path25}`;
         }
-        return new URL(`${origin}${path24}`);
+        return new URL(`${origin}${path25}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path24, origin }
+          request: { method, path: path25, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path24);
+        debuglog("sending request to %s %s/%s", method, origin, path25);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path24, origin },
+          request: { method, path: path25, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path24,
+          path25,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path24, origin }
+          request: { method, path: path25, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path24);
+        debuglog("trailers received from %s %s/%s", method, origin, path25);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path24, origin },
+          request: { method, path: path25, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path24,
+          path25,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path24, origin }
+            request: { method, path: path25, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path24);
+          debuglog("sending request to %s %s/%s", method, origin, path25);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path24,
+        path: path25,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path24 !== "string") {
+        if (typeof path25 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path24[0] !== "/" && !(path24.startsWith("http://") || path24.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path25[0] !== "/" && !(path25.startsWith("http://") || path25.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path24)) {
+        } else if (invalidPathRegex.test(path25)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path24, query) : path24;
+        this.path = query ? buildURL(path25, query) : path25;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path24, host, upgrade, blocking, reset } = request2;
+      const { method, path: path25, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path24} HTTP/1.1\r
+      let header = `${method} ${path25} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path24, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path25, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path24;
+      headers[HTTP2_HEADER_PATH] = path25;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path24 = search ? `${pathname}${search}` : pathname;
+        const path25 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path24;
+        this.opts.path = path25;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path24 = "/",
+          path: path25 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path24;
+        opts.path = origin + path25;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path24) {
-      if (typeof path24 !== "string") {
-        return path24;
+    function safeUrl(path25) {
+      if (typeof path25 !== "string") {
+        return path25;
       }
-      const pathSegments = path24.split("?");
+      const pathSegments = path25.split("?");
       if (pathSegments.length !== 2) {
-        return path24;
+        return path25;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path24, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path24);
+    function matchKey(mockDispatch2, { path: path25, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path25);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path24 }) => matchValue(safeUrl(path24), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path25 }) => matchValue(safeUrl(path25), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path24, method, body: body2, headers, query } = opts;
+      const { path: path25, method, body: body2, headers, query } = opts;
       return {
-        path: path24,
+        path: path25,
         method,
         body: body2,
         headers,
@@ -11125,7 +11125,7 @@ var require_mock_interceptor = __commonJS({
 var require_mock_client = __commonJS({
   "node_modules/undici/lib/mock/mock-client.js"(exports, module2) {
     "use strict";
-    var { promisify: promisify2 } = __require("node:util");
+    var { promisify: promisify3 } = __require("node:util");
     var Client = require_client();
     var { buildMockDispatch } = require_mock_utils();
     var {
@@ -11165,7 +11165,7 @@ var require_mock_client = __commonJS({
         return new MockInterceptor(opts, this[kDispatches]);
       }
       async [kClose]() {
-        await promisify2(this[kOriginalClose])();
+        await promisify3(this[kOriginalClose])();
         this[kConnected] = 0;
         this[kMockAgent][Symbols.kClients].delete(this[kOrigin]);
       }
@@ -11178,7 +11178,7 @@ var require_mock_client = __commonJS({
 var require_mock_pool = __commonJS({
   "node_modules/undici/lib/mock/mock-pool.js"(exports, module2) {
     "use strict";
-    var { promisify: promisify2 } = __require("node:util");
+    var { promisify: promisify3 } = __require("node:util");
     var Pool = require_pool();
     var { buildMockDispatch } = require_mock_utils();
     var {
@@ -11218,7 +11218,7 @@ var require_mock_pool = __commonJS({
         return new MockInterceptor(opts, this[kDispatches]);
       }
       async [kClose]() {
-        await promisify2(this[kOriginalClose])();
+        await promisify3(this[kOriginalClose])();
         this[kConnected] = 0;
         this[kMockAgent][Symbols.kClients].delete(this[kOrigin]);
       }
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path24, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path25, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path24,
+            Path: path25,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path24) {
-      for (let i2 = 0; i2 < path24.length; ++i2) {
-        const code = path24.charCodeAt(i2);
+    function validateCookiePath(path25) {
+      for (let i2 = 0; i2 < path25.length; ++i2) {
+        const code = path25.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path24 = opts.path;
+          let path25 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path24 = `/${path24}`;
+            path25 = `/${path25}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path24);
+          url2 = new URL(util.parseOrigin(url2).origin + path25);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path24) {
-  if (!path24)
+function getElementAtPath(obj, path25) {
+  if (!path25)
     return obj;
-  return path24.reduce((acc, key) => acc?.[key], obj);
+  return path25.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path24, issues) {
+function prefixIssues(path25, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path24);
+    iss.path.unshift(path25);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path24 = []) => {
+  const processError = (error48, path25 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path24, ...issue3.path];
+        const fullpath = [...path25, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path24 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path24) {
+  const path25 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path25) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path24) {
-  for (const component of path24.split(/[/\\]/)) {
+function reservedComponentOf(path25) {
+  for (const component of path25.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32393,7 +32393,7 @@ var init_plot_spec = __esm({
     init_zod();
     PlotSpec = external_exports.strictObject({
       /** Relative to the pipeline file's directory; a folder means every plot file in it. */
-      path: external_exports.string().min(1, { error: "expected a path" }).refine((path24) => !path24.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
+      path: external_exports.string().min(1, { error: "expected a path" }).refine((path25) => !path25.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
       /** The column giving each point's step; by default `step` when there is one, else the row's index. */
       x: external_exports.string().min(1, { error: "expected a column name" }).optional(),
       /** The columns read as series; by default the last numeric column other than x. */
@@ -32516,13 +32516,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path24) => !path24.startsWith("/") && !path24.includes("\\") && !path24.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path25) => !path25.startsWith("/") && !path25.includes("\\") && !path25.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path24) => reservedComponentOf(path24) === null, {
+    }).refine((path25) => reservedComponentOf(path25) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path24) => path24.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path25) => path25.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32866,8 +32866,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path24, { windows } = {}) => {
-      const segs = path24.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path25, { windows } = {}) => {
+      const segs = path25.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -34489,7 +34489,7 @@ function pLimit(concurrency) {
     activeCount--;
     resumeNext();
   };
-  const run4 = async (function_, resolve7, arguments_) => {
+  const run5 = async (function_, resolve7, arguments_) => {
     const result = (async () => function_(...arguments_))();
     resolve7(result);
     try {
@@ -34503,7 +34503,7 @@ function pLimit(concurrency) {
     new Promise((internalResolve) => {
       queueItem.run = internalResolve;
       queue.enqueue(queueItem);
-    }).then(run4.bind(void 0, function_, resolve7, arguments_));
+    }).then(run5.bind(void 0, function_, resolve7, arguments_));
     if (activeCount < concurrency) {
       resumeNext();
     }
@@ -34652,17 +34652,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path24) {
-      const ctrl = callVisitor(key, node, visitor, path24);
+    function visit_(key, node, visitor, path25) {
+      const ctrl = callVisitor(key, node, visitor, path25);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path24, ctrl);
-        return visit_(key, ctrl, visitor, path24);
+        replaceNode(key, path25, ctrl);
+        return visit_(key, ctrl, visitor, path25);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path24 = Object.freeze(path24.concat(node));
+          path25 = Object.freeze(path25.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path24);
+            const ci = visit_(i2, node.items[i2], visitor, path25);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34673,13 +34673,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path24 = Object.freeze(path24.concat(node));
-          const ck = visit_("key", node.key, visitor, path24);
+          path25 = Object.freeze(path25.concat(node));
+          const ck = visit_("key", node.key, visitor, path25);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path24);
+          const cv = visit_("value", node.value, visitor, path25);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34700,17 +34700,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path24) {
-      const ctrl = await callVisitor(key, node, visitor, path24);
+    async function visitAsync_(key, node, visitor, path25) {
+      const ctrl = await callVisitor(key, node, visitor, path25);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path24, ctrl);
-        return visitAsync_(key, ctrl, visitor, path24);
+        replaceNode(key, path25, ctrl);
+        return visitAsync_(key, ctrl, visitor, path25);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path24 = Object.freeze(path24.concat(node));
+          path25 = Object.freeze(path25.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path24);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path25);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34721,13 +34721,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path24 = Object.freeze(path24.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path24);
+          path25 = Object.freeze(path25.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path25);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path24);
+          const cv = await visitAsync_("value", node.value, visitor, path25);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34754,23 +34754,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path24) {
+    function callVisitor(key, node, visitor, path25) {
       if (typeof visitor === "function")
-        return visitor(key, node, path24);
+        return visitor(key, node, path25);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path24);
+        return visitor.Map?.(key, node, path25);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path24);
+        return visitor.Seq?.(key, node, path25);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path24);
+        return visitor.Pair?.(key, node, path25);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path24);
+        return visitor.Scalar?.(key, node, path25);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path24);
+        return visitor.Alias?.(key, node, path25);
       return void 0;
     }
-    function replaceNode(key, path24, node) {
-      const parent = path24[path24.length - 1];
+    function replaceNode(key, path25, node) {
+      const parent = path25[path25.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35382,10 +35382,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path24, value) {
+    function collectionFromPath(schema, path25, value) {
       let v6 = value;
-      for (let i2 = path24.length - 1; i2 >= 0; --i2) {
-        const k5 = path24[i2];
+      for (let i2 = path25.length - 1; i2 >= 0; --i2) {
+        const k5 = path25[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35404,7 +35404,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path24) => path24 == null || typeof path24 === "object" && !!path24[Symbol.iterator]().next().done;
+    var isEmptyPath = (path25) => path25 == null || typeof path25 === "object" && !!path25[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35434,11 +35434,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path24, value) {
-        if (isEmptyPath(path24))
+      addIn(path25, value) {
+        if (isEmptyPath(path25))
           this.add(value);
         else {
-          const [key, ...rest] = path24;
+          const [key, ...rest] = path25;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35452,8 +35452,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path24) {
-        const [key, ...rest] = path24;
+      deleteIn(path25) {
+        const [key, ...rest] = path25;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -35467,8 +35467,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path24, keepScalar) {
-        const [key, ...rest] = path24;
+      getIn(path25, keepScalar) {
+        const [key, ...rest] = path25;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -35486,8 +35486,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path24) {
-        const [key, ...rest] = path24;
+      hasIn(path25) {
+        const [key, ...rest] = path25;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -35497,8 +35497,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path24, value) {
-        const [key, ...rest] = path24;
+      setIn(path25, value) {
+        const [key, ...rest] = path25;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -38013,9 +38013,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path24, value) {
+      addIn(path25, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path24, value);
+          this.contents.addIn(path25, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38090,14 +38090,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path24) {
-        if (Collection2.isEmptyPath(path24)) {
+      deleteIn(path25) {
+        if (Collection2.isEmptyPath(path25)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path24) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path25) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38112,10 +38112,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path24, keepScalar) {
-        if (Collection2.isEmptyPath(path24))
+      getIn(path25, keepScalar) {
+        if (Collection2.isEmptyPath(path25))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path24, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path25, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38126,10 +38126,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path24) {
-        if (Collection2.isEmptyPath(path24))
+      hasIn(path25) {
+        if (Collection2.isEmptyPath(path25))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path24) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path25) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38146,13 +38146,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path24, value) {
-        if (Collection2.isEmptyPath(path24)) {
+      setIn(path25, value) {
+        if (Collection2.isEmptyPath(path25)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path24), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path25), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path24, value);
+          this.contents.setIn(path25, value);
         }
       }
       /**
@@ -40113,9 +40113,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path24) => {
+    visit.itemAtPath = (cst, path25) => {
       let item = cst;
-      for (const [field, index2] of path24) {
+      for (const [field, index2] of path25) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40124,23 +40124,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path24) => {
-      const parent = visit.itemAtPath(cst, path24.slice(0, -1));
-      const field = path24[path24.length - 1][0];
+    visit.parentCollection = (cst, path25) => {
+      const parent = visit.itemAtPath(cst, path25.slice(0, -1));
+      const field = path25[path25.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path24, item, visitor) {
-      let ctrl = visitor(item, path24);
+    function _visit(path25, item, visitor) {
+      let ctrl = visitor(item, path25);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path24.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path25.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40151,10 +40151,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path24);
+            ctrl = ctrl(item, path25);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path24) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path25) : ctrl;
     }
     exports.visit = visit;
   }
@@ -43942,14 +43942,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path24, mode, cb) {
+        fs6.lchmod = function(path25, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path24, uid, gid, cb) {
+        fs6.lchown = function(path25, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -44016,9 +44016,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path24, mode, callback) {
+        fs7.lchmod = function(path25, mode, callback) {
           fs7.open(
-            path24,
+            path25,
             constants7.O_WRONLY | constants7.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -44034,8 +44034,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path24, mode) {
-          var fd = fs7.openSync(path24, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path25, mode) {
+          var fd = fs7.openSync(path25, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -44056,8 +44056,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants7.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path24, at4, mt3, cb) {
-            fs7.open(path24, constants7.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path25, at4, mt3, cb) {
+            fs7.open(path25, constants7.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -44069,8 +44069,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path24, at4, mt3) {
-            var fd = fs7.openSync(path24, constants7.O_SYMLINK);
+          fs7.lutimesSync = function(path25, at4, mt3) {
+            var fd = fs7.openSync(path25, constants7.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -44188,11 +44188,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path24, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path24, options);
+      function ReadStream(path25, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path25, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path24;
+        this.path = path25;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -44237,10 +44237,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path24, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path24, options);
+      function WriteStream(path25, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path25, options);
         Stream.call(this);
-        this.path = path24;
+        this.path = path25;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -44383,14 +44383,14 @@ var require_graceful_fs = __commonJS({
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
       fs7.readFile = readFile15;
-      function readFile15(path24, options, cb) {
+      function readFile15(path25, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path24, options, cb);
-        function go$readFile(path25, options2, cb2, startTime) {
-          return fs$readFile(path25, options2, function(err2) {
+        return go$readFile(path25, options, cb);
+        function go$readFile(path26, options2, cb2, startTime) {
+          return fs$readFile(path26, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path25, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path26, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44400,14 +44400,14 @@ var require_graceful_fs = __commonJS({
       }
       var fs$writeFile = fs7.writeFile;
       fs7.writeFile = writeFile14;
-      function writeFile14(path24, data, options, cb) {
+      function writeFile14(path25, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path24, data, options, cb);
-        function go$writeFile(path25, data2, options2, cb2, startTime) {
-          return fs$writeFile(path25, data2, options2, function(err2) {
+        return go$writeFile(path25, data, options, cb);
+        function go$writeFile(path26, data2, options2, cb2, startTime) {
+          return fs$writeFile(path26, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path25, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path26, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44418,14 +44418,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile3;
-      function appendFile3(path24, data, options, cb) {
+      function appendFile3(path25, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path24, data, options, cb);
-        function go$appendFile(path25, data2, options2, cb2, startTime) {
-          return fs$appendFile(path25, data2, options2, function(err2) {
+        return go$appendFile(path25, data, options, cb);
+        function go$appendFile(path26, data2, options2, cb2, startTime) {
+          return fs$appendFile(path26, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path25, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path26, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44456,31 +44456,31 @@ var require_graceful_fs = __commonJS({
       var fs$readdir = fs7.readdir;
       fs7.readdir = readdir11;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir11(path24, options, cb) {
+      function readdir11(path25, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path25, options2, cb2, startTime) {
-          return fs$readdir(path25, fs$readdirCallback(
-            path25,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path26, options2, cb2, startTime) {
+          return fs$readdir(path26, fs$readdirCallback(
+            path26,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path25, options2, cb2, startTime) {
-          return fs$readdir(path25, options2, fs$readdirCallback(
-            path25,
+        } : function go$readdir2(path26, options2, cb2, startTime) {
+          return fs$readdir(path26, options2, fs$readdirCallback(
+            path26,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path24, options, cb);
-        function fs$readdirCallback(path25, options2, cb2, startTime) {
+        return go$readdir(path25, options, cb);
+        function fs$readdirCallback(path26, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path25, options2, cb2],
+                [path26, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -44551,7 +44551,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path24, options) {
+      function ReadStream(path25, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -44571,7 +44571,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path24, options) {
+      function WriteStream(path25, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -44589,22 +44589,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path24, options) {
-        return new fs7.ReadStream(path24, options);
+      function createReadStream4(path25, options) {
+        return new fs7.ReadStream(path25, options);
       }
-      function createWriteStream2(path24, options) {
-        return new fs7.WriteStream(path24, options);
+      function createWriteStream2(path25, options) {
+        return new fs7.WriteStream(path25, options);
       }
       var fs$open = fs7.open;
       fs7.open = open8;
-      function open8(path24, flags2, mode, cb) {
+      function open8(path25, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path24, flags2, mode, cb);
-        function go$open(path25, flags3, mode2, cb2, startTime) {
-          return fs$open(path25, flags3, mode2, function(err2, fd) {
+        return go$open(path25, flags2, mode, cb);
+        function go$open(path26, flags3, mode2, cb2, startTime) {
+          return fs$open(path26, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path25, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path26, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -45133,7 +45133,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path24 = __require("path");
+    var path25 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -45144,7 +45144,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path24.resolve(file2));
+        return callback(null, path25.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -45468,7 +45468,7 @@ var require_proper_lockfile = __commonJS({
 });
 
 // host/find-flock.ts
-import { execFile as execFile3 } from "node:child_process";
+import { execFile as execFile4 } from "node:child_process";
 function findFlock() {
   found ??= firstUtilLinuxFlock();
   return found;
@@ -45476,7 +45476,7 @@ function findFlock() {
 async function firstUtilLinuxFlock() {
   for (const candidate of FLOCK_PATHS) {
     const version3 = await new Promise((resolve7) => {
-      execFile3(
+      execFile4(
         candidate,
         ["--version"],
         { timeout: 1e4 },
@@ -45772,13 +45772,13 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir13, readdir as readdir8, readFile as readFile10, rename as rename8, rm as rm12, writeFile as writeFile11 } from "node:fs/promises";
+import { mkdir as mkdir13, readdir as readdir8, readFile as readFile10, rename as rename8, rm as rm13, writeFile as writeFile11 } from "node:fs/promises";
 import { dirname as dirname5, join as join13 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson3(path24) {
-  const text2 = await readFile10(path24, "utf8").catch(() => null);
+async function readJson3(path25) {
+  const text2 = await readFile10(path25, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -45786,14 +45786,14 @@ async function readJson3(path24) {
     return null;
   }
 }
-async function writeJson(path24, value) {
-  await mkdir13(dirname5(path24), { recursive: true });
-  const temp = `${path24}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path25, value) {
+  await mkdir13(dirname5(path25), { recursive: true });
+  const temp = `${path25}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
     await writeFile11(temp, JSON.stringify(value));
-    await rename8(temp, path24);
+    await rename8(temp, path25);
   } finally {
-    await rm12(temp, { force: true });
+    await rm13(temp, { force: true });
   }
 }
 var IndexedCacheEntry, LocalIndex;
@@ -45861,11 +45861,11 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path24 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const path25 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
         await this.candidateUpdates(async () => {
-          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path24));
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path25));
           const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-          await writeJson(path24, keys.slice(0, CANDIDATE_LIMIT));
+          await writeJson(path25, keys.slice(0, CANDIDATE_LIMIT));
         });
       }
       /**
@@ -45890,11 +45890,11 @@ var init_local_index = __esm({
        * DIRTY` still compares with one when asked); nor is a run of some stages only (`fluksio
        * run train`), whose metrics are not the whole pipeline's.
        */
-      async recordSucceededRun(run4) {
-        if (run4.dirty || run4.selection || run4.commit === null || !/^[0-9a-f]+$/.test(run4.commit)) return;
-        const commitDir = join13(this.baselineDir(run4.pipelinePath), run4.commit);
-        await writeJson(join13(commitDir, `${nameOf(run4.paramsDigest)}.json`), run4);
-        await writeJson(join13(commitDir, "newest.json"), run4);
+      async recordSucceededRun(run5) {
+        if (run5.dirty || run5.selection || run5.commit === null || !/^[0-9a-f]+$/.test(run5.commit)) return;
+        const commitDir = join13(this.baselineDir(run5.pipelinePath), run5.commit);
+        await writeJson(join13(commitDir, `${nameOf(run5.paramsDigest)}.json`), run5);
+        await writeJson(join13(commitDir, "newest.json"), run5);
       }
       candidatesPath(manifestKey) {
         return join13(this.root, "candidates", `${nameOf(manifestKey)}.json`);
@@ -47404,7 +47404,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path24, field }, columnIndex) => {
+    (result2, { path: path25, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -47416,8 +47416,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path24.entries()) {
-        if (pathChunkIndex < path24.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path25.entries()) {
+        if (pathChunkIndex < path25.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -47425,8 +47425,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path24.length === 2) {
-            const objectName = path24[0];
+          if (joinsNotNullableMap && is(field, Column) && path25.length === 2) {
+            const objectName = path25[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -54437,8 +54437,8 @@ async function journalOfRun({
   runId
 }) {
   return db.transaction(async (tx) => {
-    const [run4] = await tx.select().from(runs).where(eq(runs.id, runId));
-    if (!run4) throw new Error(`No run ${runId} in the database`);
+    const [run5] = await tx.select().from(runs).where(eq(runs.id, runId));
+    if (!run5) throw new Error(`No run ${runId} in the database`);
     const [stageRows, pointRows, annotationRows] = await Promise.all([
       tx.select().from(stages).where(eq(stages.runId, runId)).orderBy(asc(stages.position)),
       tx.select({
@@ -54454,27 +54454,27 @@ async function journalOfRun({
     const next2 = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
     if (points.length > 0) events2.push({ type: "metric.points", points, seq: next2() });
-    for (const { stage, path: path24, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path25, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path24, line: line2, level, message, title },
+        annotation: { stage, path: path25, line: line2, level, message, title },
         seq: next2()
       });
     }
     for (const row of stageRows)
       events2.push({ type: "stage.finished", stage: toStageRecord(row), seq: next2() });
     const records = [
-      { type: "run.created", run: JSON.parse(JSON.stringify(run4)) }
+      { type: "run.created", run: JSON.parse(JSON.stringify(run5)) }
     ];
     if (events2.length > 0) records.push({ type: "run.events", events: events2 });
-    if (isFinalRunStatus(run4.status)) {
+    if (isFinalRunStatus(run5.status)) {
       records.push({
         type: "run.finished",
-        status: run4.status,
-        reason: run4.statusReason,
-        metrics: run4.metrics,
-        dirtyReasons: run4.dirtyReasons,
-        finishedAt: (run4.finishedAt ?? run4.createdAt).toISOString()
+        status: run5.status,
+        reason: run5.statusReason,
+        metrics: run5.metrics,
+        dirtyReasons: run5.dirtyReasons,
+        finishedAt: (run5.finishedAt ?? run5.createdAt).toISOString()
       });
     }
     await tx.insert(appliedEvents).values(records.map((_5, seq2) => ({ runId, attempt: JOURNAL_ATTEMPT, seq: seq2 }))).onConflictDoNothing();
@@ -64393,7 +64393,7 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir14, readFile as readFile12, rename as rename9, rm as rm13, writeFile as writeFile12 } from "node:fs/promises";
+import { cp, mkdir as mkdir14, readFile as readFile12, rename as rename9, rm as rm14, writeFile as writeFile12 } from "node:fs/promises";
 import { join as join18 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
@@ -64439,7 +64439,7 @@ async function ensureTemplate(root, digest) {
       if (!existsSync5(join18(template, MIGRATED_MARKER))) throw error47;
     });
   } finally {
-    await rm13(building, { recursive: true, force: true });
+    await rm14(building, { recursive: true, force: true });
   }
   return template;
 }
@@ -64622,7 +64622,7 @@ __export(rebuild_local_index_exports, {
   rebuildLocalIndex: () => rebuildLocalIndex
 });
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { mkdir as mkdir15, readdir as readdir10, rename as rename10, rm as rm14 } from "node:fs/promises";
+import { mkdir as mkdir15, readdir as readdir10, rename as rename10, rm as rm15 } from "node:fs/promises";
 async function indexFromJournals(journalDir) {
   const names = (await readdir10(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
   const built = {
@@ -64646,9 +64646,9 @@ async function indexFromJournals(journalDir) {
       if (record2.type === "run.finished") {
         finished = true;
         if (record2.status !== "succeeded") continue;
-        const run4 = runFromJson(first.run);
+        const run5 = runFromJson(first.run);
         built.succeeded.push({
-          ...run4,
+          ...run5,
           status: record2.status,
           statusReason: record2.reason,
           metrics: record2.metrics,
@@ -64698,7 +64698,7 @@ async function rebuildLocalIndex(indexDir, built) {
       (a3, b6) => a3.entry.createdAt.localeCompare(b6.entry.createdAt)
     );
     for (const indexed of entries) await fresh.recordCacheEntry(indexed);
-    for (const run4 of built.succeeded) await fresh.recordSucceededRun(run4);
+    for (const run5 of built.succeeded) await fresh.recordSucceededRun(run5);
     for (const [pipelinePath, ofPipeline] of built.previous) {
       for (const [stage, previous] of ofPipeline)
         await fresh.recordPreviousStage(pipelinePath, stage, previous);
@@ -64708,9 +64708,9 @@ async function rebuildLocalIndex(indexDir, built) {
       if (error47.code !== "ENOENT") throw error47;
     });
     await rename10(fresh.root, indexDir);
-    await rm14(old, { recursive: true, force: true });
+    await rm15(old, { recursive: true, force: true });
   } finally {
-    await rm14(fresh.root, { recursive: true, force: true });
+    await rm15(fresh.root, { recursive: true, force: true });
   }
 }
 var init_rebuild_local_index = __esm({
@@ -64731,7 +64731,7 @@ __export(adopt_database_runs_exports, {
 });
 import { randomBytes as randomBytes5 } from "node:crypto";
 import { existsSync as existsSync6 } from "node:fs";
-import { mkdir as mkdir16, rename as rename11, rm as rm15, writeFile as writeFile13 } from "node:fs/promises";
+import { mkdir as mkdir16, rename as rename11, rm as rm16, writeFile as writeFile13 } from "node:fs/promises";
 async function adoptDatabaseRuns(stateDir) {
   const paths = localStorePaths(stateDir);
   const building = `${paths.journalDir}.adopting-${randomBytes5(6).toString("hex")}`;
@@ -64756,7 +64756,7 @@ async function adoptDatabaseRuns(stateDir) {
     if (!existsSync6(paths.journalDir)) throw error47;
     return;
   } finally {
-    await rm15(building, { recursive: true, force: true });
+    await rm16(building, { recursive: true, force: true });
   }
   await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir));
 }
@@ -67448,15 +67448,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path24 = [graph[toModel].parent, toModel];
+      const path25 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path24.unshift(graph[cur].parent);
+        path25.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path24;
+      fn3.conversion = path25;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -68784,10 +68784,10 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check3(path24, isFile, isDirectory3) {
-      log(`checking %s`, path24);
+    function check3(path25, isFile, isDirectory3) {
+      log(`checking %s`, path25);
       try {
-        const stat10 = fs_1.statSync(path24);
+        const stat10 = fs_1.statSync(path25);
         if (stat10.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
@@ -68807,8 +68807,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path24, type = exports.READABLE) {
-      return check3(path24, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path25, type = exports.READABLE) {
+      return check3(path25, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -71315,9 +71315,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path24) {
+function readJson(path25) {
   try {
-    return JSON.parse(readFileSync(path24, "utf8"));
+    return JSON.parse(readFileSync(path25, "utf8"));
   } catch {
     return null;
   }
@@ -71512,7 +71512,7 @@ function newId(seedTime = Date.now()) {
 init_canonical_json();
 import { existsSync as existsSync2, lstatSync as lstatSync2 } from "node:fs";
 import { readlink as readlink4 } from "node:fs/promises";
-import path12 from "node:path";
+import path13 from "node:path";
 
 // runner/workspace/git-file-mode.ts
 function gitFileMode(stats) {
@@ -71595,7 +71595,7 @@ var FileStamps = class {
   get(repoPath) {
     const made = this.made.get(repoPath);
     if (made !== void 0) return made;
-    if (this.byPath === null) this.byPath = new Map(this.paths.map((path24, i2) => [path24, i2]));
+    if (this.byPath === null) this.byPath = new Map(this.paths.map((path25, i2) => [path25, i2]));
     const entry = this.byPath.get(repoPath);
     return entry === void 0 ? void 0 : this.stampAt(entry);
   }
@@ -72026,9 +72026,9 @@ async function dropListingSnapshot(file2) {
 
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path24, message) {
+  constructor(path25, message) {
     super(message);
-    this.path = path24;
+    this.path = path25;
     this.name = "UnsafePathError";
   }
   path;
@@ -72041,9 +72041,15 @@ import path8 from "node:path";
 
 // runner/workspace/git-output.ts
 import { execFile } from "node:child_process";
-function gitOutput(cwd, args2) {
+function gitOutput(cwd, args2, guard = null) {
+  const options = {
+    cwd,
+    maxBuffer: Infinity,
+    encoding: "utf8",
+    ...guard ? { env: guard.environment(process.env) } : {}
+  };
   return new Promise((resolve7, reject) => {
-    execFile("git", args2, { cwd, maxBuffer: Infinity, encoding: "utf8" }, (error47, stdout, stderr) => {
+    execFile("git", [...guard?.args ?? [], ...args2], options, (error47, stdout, stderr) => {
       if (error47 === null) resolve7(stdout);
       else
         reject(
@@ -72055,14 +72061,14 @@ function gitOutput(cwd, args2) {
 
 // runner/workspace/checked-out-ids.ts
 var CHECKOUT_BATCH = 500;
-async function checkedOutIds(root, repoPaths, format) {
+async function checkedOutIds(root, repoPaths, format, guard = null) {
   const ids = /* @__PURE__ */ new Map();
   if (repoPaths.length === 0) return ids;
   const scratch = await mkdtemp(path8.join(tmpdir(), "fluksio-checked-out-"));
   try {
     for (let i2 = 0; i2 < repoPaths.length; i2 += CHECKOUT_BATCH) {
       const batch = repoPaths.slice(i2, i2 + CHECKOUT_BATCH);
-      await gitOutput(root, ["checkout-index", "--force", `--prefix=${scratch}/`, "--", ...batch]);
+      await gitOutput(root, ["checkout-index", "--force", `--prefix=${scratch}/`, "--", ...batch], guard);
       for (const repoPath of batch) {
         ids.set(repoPath, await gitBlobIdOfFile(path8.join(scratch, repoPath), format));
       }
@@ -72073,9 +72079,45 @@ async function checkedOutIds(root, repoPaths, format) {
   return ids;
 }
 
+// runner/workspace/repository-config-guard.ts
+import { execFile as execFile2 } from "node:child_process";
+import { mkdtemp as mkdtemp2, rm as rm5 } from "node:fs/promises";
+import { tmpdir as tmpdir2 } from "node:os";
+import path9 from "node:path";
+import { promisify } from "node:util";
+var run2 = promisify(execFile2);
+var REPOSITORY_CONFIG_GUARD = {
+  args: ["-c", "core.fsmonitor=false"],
+  // An empty list allows no transport, whatever `protocol.*.allow` a config sets; the lazy
+  // fetch of a partial clone is a `git fetch` that inherits it.
+  environment: (env) => ({ ...env, GIT_ALLOW_PROTOCOL: "" })
+};
+async function withoutRepositoryConfig(guard, root, listing, task) {
+  const configDir = await mkdtemp2(path9.join(tmpdir2(), "fluksio-git-config-"));
+  try {
+    await run2(
+      "git",
+      ["init", "--quiet", "--bare", "--template=", `--object-format=${listing.objectFormat}`, configDir],
+      { env: guard.environment(process.env) }
+    );
+    return await task({
+      args: guard.args,
+      environment: (env) => ({
+        ...guard.environment(env),
+        GIT_DIR: configDir,
+        GIT_WORK_TREE: root,
+        GIT_INDEX_FILE: listing.sources.indexFile,
+        GIT_OBJECT_DIRECTORY: path9.join(listing.sources.commonDir, "objects")
+      })
+    });
+  } finally {
+    await rm5(configDir, { recursive: true, force: true });
+  }
+}
+
 // runner/workspace/changed-paths.ts
 var CLEAN_BATCH = 500;
-async function changedPaths(root, listing, files) {
+async function changedPaths(root, listing, files, guard = null) {
   const changed = /* @__PURE__ */ new Set();
   const filtered = [];
   const compare = (repoPath, head) => {
@@ -72094,42 +72136,47 @@ async function changedPaths(root, listing, files) {
     else if (!listing.headDiffers.has(repoPath)) compare(repoPath, indexed);
   }
   for (const [repoPath, head] of listing.headDiffers) compare(repoPath, head);
-  const converted = [];
-  for (let i2 = 0; i2 < filtered.length; i2 += CLEAN_BATCH) {
-    const batch = filtered.slice(i2, i2 + CLEAN_BATCH);
-    const cleaned = (await gitOutput(root, ["hash-object", "--", ...batch.map(({ repoPath }) => repoPath)])).split("\n");
-    batch.forEach(({ repoPath, head }, index2) => {
-      if (head.slice(7) !== cleaned[index2]) changed.add(repoPath);
-      else if (listing.headDiffers.has(repoPath)) changed.add(repoPath);
-      else converted.push(repoPath);
-    });
-  }
-  const checkedOut = await checkedOutIds(root, converted, listing.objectFormat);
-  for (const repoPath of converted) {
-    if (checkedOut.get(repoPath) !== files.get(repoPath)?.slice(7)) changed.add(repoPath);
-  }
+  if (filtered.length === 0) return changed;
+  const compareFiltered = async (filterGuard) => {
+    const converted = [];
+    for (let i2 = 0; i2 < filtered.length; i2 += CLEAN_BATCH) {
+      const batch = filtered.slice(i2, i2 + CLEAN_BATCH);
+      const cleaned = (await gitOutput(root, ["hash-object", "--", ...batch.map(({ repoPath }) => repoPath)], filterGuard)).split("\n");
+      batch.forEach(({ repoPath, head }, index2) => {
+        if (head.slice(7) !== cleaned[index2]) changed.add(repoPath);
+        else if (listing.headDiffers.has(repoPath)) changed.add(repoPath);
+        else converted.push(repoPath);
+      });
+    }
+    const checkedOut = await checkedOutIds(root, converted, listing.objectFormat, filterGuard);
+    for (const repoPath of converted) {
+      if (checkedOut.get(repoPath) !== files.get(repoPath)?.slice(7)) changed.add(repoPath);
+    }
+  };
+  if (guard) await withoutRepositoryConfig(guard, root, listing, compareFiltered);
+  else await compareFiltered(null);
   return changed;
 }
 
 // runner/workspace/find-repo-root.ts
 import { lstatSync, readFileSync as readFileSync4, statSync as statSync2 } from "node:fs";
 import { realpath } from "node:fs/promises";
-import path9 from "node:path";
+import path10 from "node:path";
 async function findRepoRoot(dir) {
   const real2 = await realpath(dir);
   return nearestWorkTree(real2) ?? await askGit(real2, dir);
 }
 function nearestWorkTree(dir) {
   const device = statSync2(dir).dev;
-  for (let current = dir; ; current = path9.dirname(current)) {
+  for (let current = dir; ; current = path10.dirname(current)) {
     if (statSync2(current).dev !== device) return null;
-    const dotGit = path9.join(current, ".git");
+    const dotGit = path10.join(current, ".git");
     const stats = lstatSync(dotGit, { throwIfNoEntry: false });
-    if (stats?.isDirectory() && lstatSync(path9.join(dotGit, "HEAD"), { throwIfNoEntry: false })?.isFile()) {
+    if (stats?.isDirectory() && lstatSync(path10.join(dotGit, "HEAD"), { throwIfNoEntry: false })?.isFile()) {
       return current;
     }
     if (stats?.isFile() && readFileSync4(dotGit, "latin1").startsWith("gitdir: ")) return current;
-    if (path9.dirname(current) === current) return null;
+    if (path10.dirname(current) === current) return null;
   }
 }
 async function askGit(real2, dir) {
@@ -72148,7 +72195,7 @@ async function askGit(real2, dir) {
 // runner/workspace/work-tree-listing.ts
 import { isUtf8 } from "node:buffer";
 import { spawn as spawn2 } from "node:child_process";
-import path10 from "node:path";
+import path11 from "node:path";
 
 // runner/workspace/git-quoted-path.ts
 var NAMED = {
@@ -72174,8 +72221,8 @@ function gitQuotedPath(bytes) {
 }
 
 // runner/workspace/work-tree-listing.ts
-async function listWorkTree(root) {
-  const { listed, listedBytes, head, ignored, config: config2 } = await runListing(root);
+async function listWorkTree(root, guard = null) {
+  const { listed, listedBytes, head, ignored, config: config2 } = await runListing(root, guard);
   const headerEnd = head.indexOf("\n\n");
   const [format = "", gitDir = "", commonDir = "", indexFile = "", excludeFile = "", commit = ""] = head.slice(0, Math.max(headerEnd, 0)).split("\n");
   if (format !== "sha1" && format !== "sha256") {
@@ -72189,33 +72236,34 @@ async function listWorkTree(root) {
     notUtf8: isUtf8(listedBytes) ? /* @__PURE__ */ new Map() : namesNotUtf8(listedBytes),
     sources: {
       gitDir,
-      commonDir: path10.resolve(root, commonDir),
-      indexFile: path10.resolve(root, indexFile),
-      excludeFile: path10.resolve(root, excludeFile),
+      commonDir: path11.resolve(root, commonDir),
+      indexFile: path11.resolve(root, indexFile),
+      excludeFile: path11.resolve(root, excludeFile),
       ...parseConfigOrigins(root, config2),
       ignoredDirs: ignored.split("\0").filter((entry) => entry.endsWith("/")).map((entry) => entry.slice(0, -1))
     }
   };
 }
-var LISTING_SCRIPT = `git ls-files -z --stage -t --cached --others --exclude-standard \\
+var LISTING_SCRIPT = `git "$@" ls-files -z --stage -t --cached --others --exclude-standard \\
   --exclude=.fluksio --exclude=__pycache__ --exclude='*.pyc' &
 listed=$!
-git ls-files -z --others --ignored --directory --exclude-standard 2>/dev/null |
-  git check-ignore --stdin -z >&4 2>/dev/null &
-git config --list --show-origin -z >&5 2>/dev/null &
-head=$(git rev-parse --show-object-format --absolute-git-dir --git-common-dir \\
+git "$@" ls-files -z --others --ignored --directory --exclude-standard 2>/dev/null |
+  git "$@" check-ignore --stdin -z >&4 2>/dev/null &
+git "$@" config --list --show-origin -z >&5 2>/dev/null &
+head=$(git "$@" rev-parse --show-object-format --absolute-git-dir --git-common-dir \\
   --git-path index --git-path info/exclude --verify -q HEAD)
 code=$?
 printf '%s\\n\\n' "$head" >&3
-if [ $code -eq 0 ]; then git diff-index --cached -z --no-renames "\${head##*
+if [ $code -eq 0 ]; then git "$@" diff-index --cached -z --no-renames "\${head##*
 }" >&3 || code=$?; fi
 wait $listed || exit $?
 wait
 exit $code`;
-function runListing(root) {
+function runListing(root, guard) {
   return new Promise((resolve7, reject) => {
-    const child2 = spawn2("/bin/sh", ["-c", LISTING_SCRIPT], {
+    const child2 = spawn2("/bin/sh", ["-c", LISTING_SCRIPT, "sh", ...guard?.args ?? []], {
       cwd: root,
+      ...guard ? { env: guard.environment(process.env) } : {},
       stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "pipe"]
     });
     const streams = child2.stdio.slice(1);
@@ -72242,7 +72290,7 @@ function parseConfigOrigins(root, output) {
   const fields = output.split("\0");
   for (let i2 = 0; i2 + 1 < fields.length; i2 += 2) {
     const origin = fields[i2];
-    if (origin.startsWith("file:")) configFiles.add(path10.resolve(root, origin.slice("file:".length)));
+    if (origin.startsWith("file:")) configFiles.add(path11.resolve(root, origin.slice("file:".length)));
     const entry = fields[i2 + 1];
     const newline = entry.indexOf("\n");
     const key = newline >= 0 ? entry.slice(0, newline) : entry;
@@ -72301,7 +72349,7 @@ function parseDiffIndex(output) {
 // runner/workspace/workspace-path.ts
 init_reserved_path();
 import { lstat as lstat3, readlink as readlink3, realpath as realpath2 } from "node:fs/promises";
-import path11 from "node:path";
+import path12 from "node:path";
 var MAX_LINK_HOPS = 40;
 async function resolveWorkspacePath(root, relPath, options = {}) {
   const normalized = normalizeRelative(relPath);
@@ -72313,7 +72361,7 @@ async function resolveWorkspacePath(root, relPath, options = {}) {
   const components = normalized.split("/");
   for (let i2 = 0; i2 < components.length; i2++) {
     const prefix = components.slice(0, i2 + 1).join("/");
-    const absPrefix = path11.join(realRoot, prefix);
+    const absPrefix = path12.join(realRoot, prefix);
     const stats = await lstat3(absPrefix).catch((error47) => {
       if (error47.code === "ENOENT" || error47.code === "ENOTDIR") return null;
       throw error47;
@@ -72336,7 +72384,7 @@ async function resolveWorkspacePath(root, relPath, options = {}) {
       }
     }
   }
-  return path11.join(path11.resolve(root), normalized);
+  return path12.join(path12.resolve(root), normalized);
 }
 function normalizeRelative(relPath) {
   if (relPath === "" || relPath.includes("\0")) {
@@ -72345,10 +72393,10 @@ function normalizeRelative(relPath) {
       `"${relPath}" is not a usable path; expected a relative path like "data/x"`
     );
   }
-  if (path11.posix.isAbsolute(relPath) || path11.isAbsolute(relPath)) {
+  if (path12.posix.isAbsolute(relPath) || path12.isAbsolute(relPath)) {
     throw new UnsafePathError(relPath, `"${relPath}" is absolute; expected a path relative to the workspace`);
   }
-  const normalized = path11.posix.normalize(relPath).replace(/\/+$/, "");
+  const normalized = path12.posix.normalize(relPath).replace(/\/+$/, "");
   if (normalized === ".." || normalized.startsWith("../")) {
     throw new UnsafePathError(relPath, `"${relPath}" leads outside the workspace; expected a path inside it`);
   }
@@ -72363,29 +72411,30 @@ async function resolveLinkTarget(absPath, hops) {
   } catch (error47) {
     if (error47.code !== "ENOENT") throw error47;
   }
-  const parent = await resolveLinkTarget(path11.dirname(absPath), hops);
-  const here = path11.join(parent, path11.basename(absPath));
+  const parent = await resolveLinkTarget(path12.dirname(absPath), hops);
+  const here = path12.join(parent, path12.basename(absPath));
   const stats = await lstat3(here).catch(() => null);
   if (!stats?.isSymbolicLink()) return here;
   if (hops >= MAX_LINK_HOPS) throw new Error(`${absPath}: too many levels of symbolic links`);
-  return resolveLinkTarget(path11.resolve(parent, await readlink3(here)), hops + 1);
+  return resolveLinkTarget(path12.resolve(parent, await readlink3(here)), hops + 1);
 }
 function isInside(root, target) {
-  const relative3 = path11.relative(root, target);
-  const climbsOut = relative3 === ".." || relative3.startsWith(`..${path11.sep}`);
-  return !climbsOut && !path11.isAbsolute(relative3);
+  const relative3 = path12.relative(root, target);
+  const climbsOut = relative3 === ".." || relative3.startsWith(`..${path12.sep}`);
+  return !climbsOut && !path12.isAbsolute(relative3);
 }
 
 // runner/keys/code-index.ts
 var HASH_BATCH = 32;
 async function readCodeIndex(dir, options = {}) {
-  const repoRoot = existsSync2(path12.join(dir, ".git")) ? dir : await topLevelOf(dir);
+  const guard = options.distrustRepositoryConfig ? REPOSITORY_CONFIG_GUARD : null;
+  const repoRoot = existsSync2(path13.join(dir, ".git")) ? dir : await topLevelOf(dir);
   const scanStartedMs = Date.now();
   const statCacheFile = options.statCacheFile === void 0 ? await defaultStatCacheFile(repoRoot) : options.statCacheFile;
   const snapshotFile = statCacheFile === null ? null : listingSnapshotFile(statCacheFile);
   const snapshot = snapshotFile === null ? null : loadListingSnapshot(snapshotFile);
   const reused = snapshot !== null && listingSnapshotHolds(snapshot, process.env) ? snapshot.listing : null;
-  const listing = reused !== null ? Promise.resolve(reused) : listWorkTree(repoRoot).catch((error47) => {
+  const listing = reused !== null ? Promise.resolve(reused) : listWorkTree(repoRoot, guard).catch((error47) => {
     throw notARepository(repoRoot, error47);
   });
   listing.catch(() => {
@@ -72403,7 +72452,8 @@ async function readCodeIndex(dir, options = {}) {
     prefix: "",
     listing: listed,
     cache,
-    reads
+    reads,
+    guard
   });
   await cache.save([...listed.paths.keys()]);
   if (snapshotFile !== null && reused === null) {
@@ -72431,6 +72481,7 @@ async function readCodeIndex(dir, options = {}) {
     objectFormat,
     ...tree,
     statCacheFile,
+    distrustsRepositoryConfig: guard !== null,
     filesRead: reads.files,
     gitListed: reused === null
   };
@@ -72439,7 +72490,7 @@ async function defaultStatCacheFile(repoRoot) {
   const relPath = ".fluksio/code-stat-cache";
   const components = [`${repoRoot}/.fluksio`, `${repoRoot}/${relPath}`];
   if (components.every((component) => lstatOrNull(component)?.isSymbolicLink() === false)) {
-    return path12.join(path12.resolve(repoRoot), relPath);
+    return path13.join(path13.resolve(repoRoot), relPath);
   }
   try {
     return await resolveWorkspacePath(repoRoot, relPath);
@@ -72485,7 +72536,7 @@ async function indexWorkTree(scan) {
     } else if (stats.isDirectory()) {
       if (gitlink || indexed === null) nested.push({ repoPath, indexed });
     } else if (stats.isSymbolicLink()) {
-      const target = await readlink4(path12.join(root, repoPath), { encoding: "buffer" });
+      const target = await readlink4(path13.join(root, repoPath), { encoding: "buffer" });
       files.set(repoPath, `120000 ${gitBlobId(target, listing.objectFormat)}`);
       const outside = await outsideReason(scan, repoPath);
       if (outside !== null) refused.set(repoPath, outside);
@@ -72495,7 +72546,7 @@ async function indexWorkTree(scan) {
       else files.set(repoPath, value);
     } else {
       throw new Error(
-        `${path12.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`
+        `${path13.join(root, repoPath)} is neither a file, a symlink nor a directory; git cannot record it`
       );
     }
   }
@@ -72503,7 +72554,7 @@ async function indexWorkTree(scan) {
   for (let i2 = 0; i2 < toHash.length; i2 += HASH_BATCH) {
     await Promise.all(
       toHash.slice(i2, i2 + HASH_BATCH).map(async ({ repoPath, stats }) => {
-        const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path12.join(root, repoPath), listing.objectFormat)}`;
+        const value = `${gitFileMode(stats)} ${await gitBlobIdOfFile(path13.join(root, repoPath), listing.objectFormat)}`;
         scan.cache.remember(scan.prefix + repoPath, stats, value);
         files.set(repoPath, value);
       })
@@ -72518,7 +72569,7 @@ async function indexWorkTree(scan) {
       } else if (indexed !== null) files.set(repoPath, indexed);
     })
   );
-  return { files, stamps, changed: await changedPaths(root, listing, files), refused };
+  return { files, stamps, changed: await changedPaths(root, listing, files, scan.guard), refused };
 }
 function lstatOrNull(absPath) {
   try {
@@ -72529,9 +72580,9 @@ function lstatOrNull(absPath) {
   }
 }
 async function submoduleId(scan, repoPath, refused) {
-  const root = path12.join(scan.root, repoPath);
-  if (!existsSync2(path12.join(root, ".git"))) return null;
-  const listing = await listWorkTree(root);
+  const root = path13.join(scan.root, repoPath);
+  if (!existsSync2(path13.join(root, ".git"))) return null;
+  const listing = await listWorkTree(root, scan.guard);
   const cache = listing.objectFormat === scan.listing.objectFormat ? scan.cache : new StatCache(null, listing.objectFormat, null, Date.now());
   const prefix = `${scan.prefix}${repoPath}/`;
   const inner = await indexWorkTree({ ...scan, root, prefix, listing, cache });
@@ -72699,29 +72750,29 @@ var RunReport = external_exports.object({
   annotations: external_exports.array(Annotation)
 });
 function buildRunReport(detail, baseline, goals) {
-  const { run: run4 } = detail;
+  const { run: run5 } = detail;
   return {
     run: {
-      id: run4.id,
-      pipelinePath: run4.pipelinePath,
-      commit: run4.commit,
-      dirty: run4.dirty,
-      dirtyReasons: run4.dirtyReasons,
-      codeDigest: run4.codeDigest,
-      paramsDigest: run4.paramsDigest,
-      envDigest: run4.envDigest,
-      params: run4.params,
-      status: run4.status,
-      reason: run4.statusReason,
-      groupId: run4.groupId,
+      id: run5.id,
+      pipelinePath: run5.pipelinePath,
+      commit: run5.commit,
+      dirty: run5.dirty,
+      dirtyReasons: run5.dirtyReasons,
+      codeDigest: run5.codeDigest,
+      paramsDigest: run5.paramsDigest,
+      envDigest: run5.envDigest,
+      params: run5.params,
+      status: run5.status,
+      reason: run5.statusReason,
+      groupId: run5.groupId,
       // Rows journaled before the column existed lack it.
-      selection: run4.selection ?? null,
-      createdAt: run4.createdAt.toISOString(),
-      startedAt: run4.startedAt?.toISOString() ?? null,
-      finishedAt: run4.finishedAt?.toISOString() ?? null,
-      durationMs: run4.durationMs,
-      cpuSeconds: run4.cpuSeconds,
-      gpuSeconds: run4.gpuSeconds
+      selection: run5.selection ?? null,
+      createdAt: run5.createdAt.toISOString(),
+      startedAt: run5.startedAt?.toISOString() ?? null,
+      finishedAt: run5.finishedAt?.toISOString() ?? null,
+      durationMs: run5.durationMs,
+      cpuSeconds: run5.cpuSeconds,
+      gpuSeconds: run5.gpuSeconds
     },
     stages: detail.stages.map((stage) => ({
       name: stage.name,
@@ -72740,21 +72791,21 @@ function buildRunReport(detail, baseline, goals) {
       usage: stage.usage,
       pending: stage.pending
     })),
-    metrics: run4.metrics,
+    metrics: run5.metrics,
     baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,
-    diff: diffMetrics(run4.metrics, baseline?.metrics ?? null, goals),
+    diff: diffMetrics(run5.metrics, baseline?.metrics ?? null, goals),
     annotations: detail.annotations
   };
 }
 
 // runner/workspace/current-branch.ts
 import { readFile, stat as stat2 } from "node:fs/promises";
-import path13 from "node:path";
+import path14 from "node:path";
 var REFTABLE_HEAD = "refs/heads/.invalid";
 async function currentBranch(repoRoot) {
-  const dotGit = path13.join(repoRoot, ".git");
-  const gitDir = (await stat2(dotGit)).isDirectory() ? dotGit : path13.resolve(repoRoot, /^gitdir: (.+)$/m.exec(await readFile(dotGit, "utf8"))?.[1]?.trim() ?? ".git");
-  const head = (await readFile(path13.join(gitDir, "HEAD"), "utf8")).trim();
+  const dotGit = path14.join(repoRoot, ".git");
+  const gitDir = (await stat2(dotGit)).isDirectory() ? dotGit : path14.resolve(repoRoot, /^gitdir: (.+)$/m.exec(await readFile(dotGit, "utf8"))?.[1]?.trim() ?? ".git");
+  const head = (await readFile(path14.join(gitDir, "HEAD"), "utf8")).trim();
   const ref = /^ref: (refs\/heads\/.+)$/.exec(head)?.[1];
   if (ref === void 0) return null;
   if (ref !== REFTABLE_HEAD) return ref.slice("refs/heads/".length);
@@ -72768,7 +72819,7 @@ init_canonical_json();
 // runner/keys/code-digest.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
 init_canonical_json();
-import path14 from "node:path";
+import path15 from "node:path";
 function codeDigest(index2, scope) {
   const included = includeMatcher(scope);
   const excluded2 = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, "")));
@@ -72793,7 +72844,7 @@ function isSorted(entries) {
 function includeMatcher(scope) {
   if (scope.include === null) return () => true;
   const patterns = scope.include.map(
-    (glob) => glob.startsWith("/") ? glob.slice(1) : path14.posix.join(scope.pipelineDir, glob)
+    (glob) => glob.startsWith("/") ? glob.slice(1) : path15.posix.join(scope.pipelineDir, glob)
   );
   if (patterns.length === 0) return () => false;
   return (0, import_picomatch.default)(patterns, { dot: true });
@@ -72839,22 +72890,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path24) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path24)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path25) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path25)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path24) {
-  return posix.normalize(path24).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path25) {
+  return posix.normalize(path25).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path24) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path24);
-  if (repoPath === null) throw new Error(`"${path24}" is outside the repository`);
+function repoPathIn(workspace, path25) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path25);
+  if (repoPath === null) throw new Error(`"${path25}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -72864,11 +72915,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path24) => repoPathIn(workspace, path24));
-  const isOut = (path24) => outs.some((out2) => path24 === out2 || path24.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path25) => repoPathIn(workspace, path25));
+  const isOut = (path25) => outs.some((out2) => path25 === out2 || path25.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path24) => !isOut(path24)),
+    dirty: [...codeIndex.changed].some((path25) => !isOut(path25)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -72944,13 +72995,13 @@ var InterpreterDigests = class {
 
 // runner/run-pipeline.ts
 init_p_limit();
-import { mkdtemp as mkdtemp3, rm as rm9 } from "node:fs/promises";
+import { mkdtemp as mkdtemp4, rm as rm10 } from "node:fs/promises";
 import { join as join10 } from "node:path";
 
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path24) => ({ name: name2, path: normalizePipelinePath(path24) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path25) => ({ name: name2, path: normalizePipelinePath(path25) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -72965,10 +73016,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path24 = normalizePipelinePath(dep);
+  const path25 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path24) || pathContains(path24, out2)) return name2;
+      if (pathContains(out2, path25) || pathContains(path25, out2)) return name2;
     }
   }
   return null;
@@ -73000,7 +73051,7 @@ function findCycle(graph) {
 init_statuses();
 
 // runner/execute-stage.ts
-import { mkdir as mkdir9, rm as rm8, writeFile as writeFile8 } from "node:fs/promises";
+import { mkdir as mkdir9, rm as rm9, writeFile as writeFile8 } from "node:fs/promises";
 import { dirname as dirname4, join as join7 } from "node:path";
 
 // core/pipeline/param-variables.ts
@@ -73100,17 +73151,17 @@ var BlobTooLargeError = class extends Error {
 init_canonical_json();
 init_out_record();
 import { randomUUID as randomUUID4 } from "node:crypto";
-import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir2, realpath as realpath3, rename as rename5, rm as rm5, stat as stat4 } from "node:fs/promises";
-import path15 from "node:path";
+import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir2, realpath as realpath3, rename as rename5, rm as rm6, stat as stat4 } from "node:fs/promises";
+import path16 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path24, absPath, options) {
+  constructor(path25, absPath, options) {
     super(
-      `"${path24}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path25}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path24;
+    this.path = path25;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -73166,9 +73217,9 @@ async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
 async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const parent = path15.dirname(absPath);
+  const parent = path16.dirname(absPath);
   await mkdir6(parent, { recursive: true });
-  const temp = path15.join(parent, `.${path15.basename(absPath)}.${randomUUID4()}${RESTORE_SUFFIX}`);
+  const temp = path16.join(parent, `.${path16.basename(absPath)}.${randomUUID4()}${RESTORE_SUFFIX}`);
   try {
     if (record2.kind === "file") {
       await blobs.getToFile(record2.digest, temp, record2.size);
@@ -73178,18 +73229,18 @@ async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
     }
     await swapIntoPlace(temp, absPath, record2.kind === "dir");
   } finally {
-    await rm5(temp, { recursive: true, force: true });
+    await rm6(temp, { recursive: true, force: true });
   }
 }
 async function removeOut(pipelineDir, workspaceRoot, outPath) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { allowFinalSymlink: true, out: true });
-  await rm5(absPath, { recursive: true, force: true });
+  await rm6(absPath, { recursive: true, force: true });
 }
 async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
-  if (path15.posix.isAbsolute(outPath)) return outPath;
-  const dirInRoot = path15.relative(await realpath3(workspaceRoot), await realpath3(pipelineDir));
-  return path15.posix.join(dirInRoot.split(path15.sep).join("/"), outPath);
+  if (path16.posix.isAbsolute(outPath)) return outPath;
+  const dirInRoot = path16.relative(await realpath3(workspaceRoot), await realpath3(pipelineDir));
+  return path16.posix.join(dirInRoot.split(path16.sep).join("/"), outPath);
 }
 async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
   const real2 = await realpath3(absDir);
@@ -73199,7 +73250,7 @@ async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, 
   if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
   for (const entry of entries) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    const abs = path15.join(absDir, entry.name);
+    const abs = path16.join(absDir, entry.name);
     if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
     const stats = entry.isSymbolicLink() ? await stat4(abs) : entry;
     if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
@@ -73224,13 +73275,13 @@ async function restoreDir(blobs, digest, tempDir) {
   await mkdir6(tempDir);
   for (const dir of manifest.dirs ?? []) {
     checkManifestPath(digest, dir);
-    await mkdir6(path15.join(tempDir, dir), { recursive: true });
+    await mkdir6(path16.join(tempDir, dir), { recursive: true });
   }
   for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
     await Promise.all(
       manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
         checkManifestPath(digest, file2.path);
-        const target = path15.join(tempDir, file2.path);
+        const target = path16.join(tempDir, file2.path);
         await blobs.getToFile(file2.digest, target, file2.size);
         if (file2.executable) await makeExecutable(target);
       })
@@ -73243,7 +73294,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename5(temp, dest);
     return;
   }
-  const aside = path15.join(path15.dirname(dest), `.${path15.basename(dest)}.${randomUUID4()}${ASIDE_SUFFIX}`);
+  const aside = path16.join(path16.dirname(dest), `.${path16.basename(dest)}.${randomUUID4()}${ASIDE_SUFFIX}`);
   await rename5(dest, aside);
   try {
     await rename5(temp, dest);
@@ -73251,7 +73302,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename5(aside, dest);
     throw error47;
   }
-  await rm5(aside, { recursive: true, force: true });
+  await rm6(aside, { recursive: true, force: true });
 }
 
 // core/text/message-of.ts
@@ -73266,13 +73317,13 @@ async function findStageHit(options, lookup2) {
   const team = options.teamCache ? await findEntry(options.teamCache.cache, lookup2) : null;
   return team ? { entry: team, team: true } : null;
 }
-async function findEntry(cache, { traceable, cacheKey, probe }) {
+async function findEntry(cache, { stage, traceable, cacheKey, probe }) {
   if (traceable) {
     const candidates = await cache.candidates(manifestKeyOf(traceable)).catch(() => []);
     for (const candidate of candidates) {
       const { readSet } = candidate.keyInputs;
-      if (readSet && (await probe.changes(readSet).catch(() => ["unreadable"])).length === 0)
-        return candidate;
+      if (!readSet || probe.undeclaredOutsListed(readSet, stage).length > 0) continue;
+      if ((await probe.changes(readSet).catch(() => ["unreadable"])).length === 0) return candidate;
     }
   }
   return cache.lookup(cacheKey).catch(() => null);
@@ -73405,14 +73456,16 @@ async function missReasons(name2, {
   const previous = previousStage?.keyInputs ?? null;
   const readSet = material.traceable ? previous?.readSet : null;
   const current = readSet && material.traceable ? material.traceable : material.inputs;
-  const readChanges = readSet ? await probe.changes(readSet, true).catch(() => null) : null;
+  const changes = readSet ? await probe.changes(readSet, true).catch(() => null) : null;
+  const listed = readSet ? probe.undeclaredOutsListed(readSet, name2).map((phrase) => `${name2} ${phrase}`) : [];
+  const readChanges = changes === null ? null : [...listed, ...changes];
   let codeChanges = null;
   const manifest = previous?.code?.manifest;
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path24, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path24) || path24,
+      const relative3 = (entries) => entries.map(([path25, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path25) || path25,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -73438,23 +73491,23 @@ function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
   const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
   const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path24 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path24 };
+  const path25 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path25 };
 }
 function overlayDvcParams(text2, listed) {
   const document2 = (0, import_yaml2.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   let changed = false;
-  for (const { path: path24, value, spec } of listed) {
-    const current = document2.getIn(path24, true);
+  for (const { path: path25, value, spec } of listed) {
+    const current = document2.getIn(path25, true);
     if (current === void 0) continue;
     const old = (0, import_yaml2.isScalar)(current) ? current.value : current?.toJSON?.();
     const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson(value) : value;
     if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
     const node = document2.createNode(wanted);
     if (node instanceof import_yaml2.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-    document2.setIn(path24, node);
+    document2.setIn(path25, node);
     changed = true;
   }
   return changed ? document2.toString() : null;
@@ -73473,7 +73526,7 @@ init_canonical_json();
 import { createHash as createHash5 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
 import { readdir as readdir3, readlink as readlink5, realpath as realpath4, stat as stat5 } from "node:fs/promises";
-import path16 from "node:path";
+import path17 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
   const stats = await stat5(absPath).catch((error47) => {
@@ -73521,7 +73574,7 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
     if (isNeverCode(rel)) continue;
     counted += 1;
-    const abs = path16.join(absDir, entry.name);
+    const abs = path17.join(absDir, entry.name);
     const stats = await stat5(abs).catch(async (error47) => {
       if (error47.code !== "ENOENT" || !entry.isSymbolicLink()) throw error47;
       throw new Error(
@@ -73566,7 +73619,7 @@ async function recheckStageInputs(options) {
   const exempt = new Set([...overlaid].map((file2) => repoPathIn(workspace, file2)));
   const codeDirty = (scope) => codeChangesWhileRunning(stage, scope, before, after, workspace, exempt);
   if (material.code && material.codeScope) stageDirty.push(...codeDirty(material.codeScope));
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path24) => repoPathIn(workspace, path24));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path25) => repoPathIn(workspace, path25));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -73598,14 +73651,14 @@ function codeChangesWhileRunning(stage, scope, before, after, workspace, exempt)
   const now = codeDigest(after, scope);
   const sentences = [];
   if (old.digest !== now.digest) {
-    const relative3 = (entries) => entries.map(([path24, id]) => [pipelinePathIn(workspace, path24), id]);
+    const relative3 = (entries) => entries.map(([path25, id]) => [pipelinePathIn(workspace, path25), id]);
     const changes = describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
     sentences.push(`code changed while ${stage} ran: ${changes}`);
   }
   const oldIds = new Map(old.entries);
   const rewritten = now.entries.filter(
-    ([path24, id]) => oldIds.get(path24) === id && !exempt.has(path24) && before.stamps.get(path24) !== after.stamps.get(path24)
-  ).map(([path24]) => pipelinePathIn(workspace, path24));
+    ([path25, id]) => oldIds.get(path25) === id && !exempt.has(path25) && before.stamps.get(path25) !== after.stamps.get(path25)
+  ).map(([path25]) => pipelinePathIn(workspace, path25));
   if (rewritten.length > 0) {
     const rest = rewritten.length - NAMED_PATHS;
     const named = `${rewritten.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""}`;
@@ -75241,8 +75294,8 @@ init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
 };
-function plotFormatOf(path24) {
-  const extension = /\.([^./]+)$/.exec(path24)?.[1]?.toLowerCase();
+function plotFormatOf(path25) {
+  const extension = /\.([^./]+)$/.exec(path25)?.[1]?.toLowerCase();
   if (extension === "csv" || extension === "tsv" || extension === "json") return extension;
   return extension === "yaml" || extension === "yml" ? "yaml" : null;
 }
@@ -75382,11 +75435,11 @@ function describe2(value) {
 import { posix as posix4 } from "node:path";
 var MAX_PLOT_ROWS = 1e5;
 var MAX_SERIES_NAME = 200;
-function plotSeriesName(path24, column) {
-  const base = posix4.normalize(path24).replace(/\.[^./]*$/, "");
+function plotSeriesName(path25, column) {
+  const base = posix4.normalize(path25).replace(/\.[^./]*$/, "");
   return posix4.basename(base) === column ? base : `${base}/${column}`;
 }
-function plotSeries(table, spec, path24) {
+function plotSeries(table, spec, path25) {
   const { columns, rows } = table;
   if (rows.length > MAX_PLOT_ROWS) {
     throw new PlotTableError(`has ${rows.length} rows; at most ${MAX_PLOT_ROWS} are read as series`);
@@ -75418,7 +75471,7 @@ function plotSeries(table, spec, path24) {
   const series = [...ys2];
   if (x10 !== null && !xSteps && !ys2.includes(x10) && numeric2(x10)) series.unshift(x10);
   return series.map((column) => {
-    const name2 = plotSeriesName(path24, column);
+    const name2 = plotSeriesName(path25, column);
     if (name2.length > MAX_SERIES_NAME) {
       throw new PlotTableError(`its series name "${name2}" is longer than ${MAX_SERIES_NAME} characters`);
     }
@@ -75497,17 +75550,17 @@ async function readPlotSeries(specs, where, stage) {
   return { points, warnings };
 }
 var MAX_PLOT_FILES = 1e3;
-async function plotFiles(pipelineDir, path24, root) {
-  const absolute = posix5.join(pipelineDir, path24);
+async function plotFiles(pipelineDir, path25, root) {
+  const absolute = posix5.join(pipelineDir, path25);
   const info3 = await stat6(absolute).catch((error47) => {
     if (error47.code === "ENOENT") throw new Error("the stage did not write it");
     throw error47;
   });
-  if (!info3.isDirectory()) return [path24];
+  if (!info3.isDirectory()) return [path25];
   const real2 = await realpath5(absolute);
   if (!real2.startsWith(root + sep3)) throw new Error("leads outside the repository");
   const entries = await readdir4(real2, { recursive: true, withFileTypes: true });
-  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path24, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
+  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path25, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
   if (files.length > MAX_PLOT_FILES) {
     throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
   }
@@ -75537,12 +75590,12 @@ function keyingNotes(stage, inputs, where) {
 import { createHash as createHash7, randomUUID as randomUUID6 } from "node:crypto";
 import { lstatSync as lstatSync3, readFileSync as readFileSync5, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { readFile as readFile6, writeFile as writeFile6 } from "node:fs/promises";
-import path17 from "node:path";
+import path18 from "node:path";
 
 // runner/params-file-journal.ts
 init_zod();
 import { createHash as createHash6, randomUUID as randomUUID5 } from "node:crypto";
-import { lstat as lstat5, mkdir as mkdir7, readdir as readdir5, readFile as readFile5, realpath as realpath6, rename as rename6, rm as rm6, writeFile as writeFile5 } from "node:fs/promises";
+import { lstat as lstat5, mkdir as mkdir7, readdir as readdir5, readFile as readFile5, realpath as realpath6, rename as rename6, rm as rm7, writeFile as writeFile5 } from "node:fs/promises";
 import { join as join5, sep as sep4 } from "node:path";
 var JournalEntry = external_exports.strictObject({
   /** The process that wrote the values in. */
@@ -75561,26 +75614,26 @@ var ParamsFileJournal = class {
     this.dir = join5(pipelineDir, ".fluksio", "params-backup");
   }
   /** Where the entry for the file at `path` is kept. */
-  entryPath(path24) {
-    return join5(this.dir, `${sha256(path24).slice(0, 32)}.json`);
+  entryPath(path25) {
+    return join5(this.dir, `${sha256(path25).slice(0, 32)}.json`);
   }
   /** Records `original` before `written` replaces it at `path` (durably named: write, then rename). */
-  async record(path24, original, written) {
+  async record(path25, original, written) {
     await mkdir7(this.dir, { recursive: true });
     const entry = {
       pid: process.pid,
-      path: path24,
+      path: path25,
       original: original.toString("base64"),
       written: sha256(written)
     };
-    const target = this.entryPath(path24);
+    const target = this.entryPath(path25);
     const temporary = `${target}.${randomUUID5()}.tmp`;
     await writeFile5(temporary, JSON.stringify(entry), { flag: "wx" });
     await rename6(temporary, target);
   }
   /** Drops the entry for `path`, once the file is put back. */
-  async forget(path24) {
-    await rm6(this.entryPath(path24), { force: true });
+  async forget(path25) {
+    await rm7(this.entryPath(path25), { force: true });
   }
   /**
    * Puts back every file a process that is no longer running left holding a stage's values.
@@ -75596,7 +75649,7 @@ var ParamsFileJournal = class {
       const entryFile = join5(this.dir, name2);
       const parsed = JournalEntry.safeParse(await readJson2(entryFile));
       if (!parsed.success) {
-        await rm6(entryFile, { force: true });
+        await rm7(entryFile, { force: true });
         continue;
       }
       const entry = parsed.data;
@@ -75604,7 +75657,7 @@ var ParamsFileJournal = class {
       const real2 = await realpath6(entry.path).catch(() => null);
       const stats = await lstat5(entry.path).catch(() => null);
       if (real2 === null || !real2.startsWith(root + sep4) || !stats?.isFile()) {
-        await rm6(entryFile, { force: true });
+        await rm7(entryFile, { force: true });
         continue;
       }
       const now = await readFile5(entry.path).catch(() => null);
@@ -75614,7 +75667,7 @@ var ParamsFileJournal = class {
       } else if (now !== null && !now.equals(Buffer.from(entry.original, "base64"))) {
         result.keptEdited.push(entry.path);
       }
-      await rm6(entryFile, { force: true });
+      await rm7(entryFile, { force: true });
     }
     return result;
   }
@@ -75691,20 +75744,20 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   return restore;
 }
 function putBack(repoRoot, file2) {
-  const shown = path17.relative(repoRoot, file2.path);
+  const shown = path18.relative(repoRoot, file2.path);
   try {
-    const folder = realpathSync(path17.dirname(file2.path));
+    const folder = realpathSync(path18.dirname(file2.path));
     const root = realpathSync(repoRoot);
-    if (folder !== root && !folder.startsWith(root + path17.sep)) {
+    if (folder !== root && !folder.startsWith(root + path18.sep)) {
       return `${shown} was not put back: the stage moved its folder outside the repository`;
     }
-    const target = path17.join(folder, path17.basename(file2.path));
+    const target = path18.join(folder, path18.basename(file2.path));
     const stats = lstatSync3(target, { throwIfNoEntry: false });
     if (stats === void 0) return `${shown} was not put back: the stage removed it`;
     if (!stats.isFile() || sha2562(readFileSync5(target)) !== sha2562(file2.written)) {
       return `${shown} was not put back: it changed while the stage ran (left as it is now)`;
     }
-    const temporary = path17.join(folder, `.${path17.basename(file2.path)}.${randomUUID6()}.fluksio`);
+    const temporary = path18.join(folder, `.${path18.basename(file2.path)}.${randomUUID6()}.fluksio`);
     writeFileSync(temporary, file2.original, { flag: "wx" });
     renameSync(temporary, target);
     return null;
@@ -75725,14 +75778,16 @@ async function keyOfExecution(options) {
   }
   const recorded = await options.probe.record(traced, options.exclude, options.since);
   const keyInputs = { ...material.traceable, readSet: recorded.readSet };
-  if (recorded.changedWhileRunning.length === 0)
-    return { keyInputs, cacheKey: cacheKeyOf(keyInputs), notes: [] };
-  const changed = recorded.changedWhileRunning.map((file2) => options.probe.show(file2)).join(", ");
-  return {
-    keyInputs,
-    cacheKey: null,
-    notes: [`${options.stage}: not cached: ${changed} changed while it ran`]
-  };
+  const notes = [];
+  if (recorded.changedWhileRunning.length > 0) {
+    const changed = recorded.changedWhileRunning.map((file2) => options.probe.show(file2)).join(", ");
+    notes.push(`${options.stage}: not cached: ${changed} changed while it ran`);
+  }
+  const listed = options.probe.undeclaredOutsListed(recorded.readSet, options.stage);
+  if (listed.length > 0) {
+    notes.push(`${options.stage}: not cached: it ${listed.join(", and ")}; add them to its deps`);
+  }
+  return { keyInputs, cacheKey: notes.length === 0 ? cacheKeyOf(keyInputs) : null, notes };
 }
 
 // core/text/format-time-limit.ts
@@ -75760,22 +75815,99 @@ function formatTimeLimit(ms2) {
 // runner/keys/read-set-probe.ts
 init_canonical_json();
 import { lstat as lstat6, readdir as readdir6 } from "node:fs/promises";
-import path18 from "node:path";
+import path19 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
 var CLOCK_SLACK_MS = 20;
+var NAMED_OUTS = 3;
 var ReadSetProbe = class {
   constructor(options) {
     this.options = options;
-    this.outs = new Set(options.outs);
-    this.outAncestors = new Set(options.outs.flatMap((out2) => ancestorsOf(out2)));
+    const outs = Object.values(options.stages).flatMap((stage) => stage.outs);
+    this.outs = new Set(outs);
+    this.outAncestors = new Set(outs.flatMap((out2) => ancestorsOf(out2)));
   }
   options;
   outs;
   /** Folders above an out: each is looked up in the code index the first time it is listed. */
   outAncestors;
   outsOnly = /* @__PURE__ */ new Map();
+  /**
+   * The folders of a read set whose listing digest hides outs of other stages that `stage`
+   * does not declare among its deps (nor a folder holding them, nor a part of them), one
+   * phrase each: `lists results/, which holds outs of b (results/b.json) it does not
+   * declare`. Empty when there are none. A listing leaves outs out so that a key does not
+   * depend on which outs a machine holds; but then what such a stage computes depends on
+   * whether the other stage ran before it, which no key can say: its result is neither
+   * stored nor restored. Declared outs count whether or not a run made them yet, except
+   * those of stages upstream of it (they are always there); a module listing (the import
+   * system's) only hides outs that are modules.
+   */
+  undeclaredOutsListed(readSet, stage) {
+    const deps = this.options.stages[stage]?.deps ?? [];
+    const declared = (out2) => deps.some((dep) => within(out2, dep) || within(dep, out2));
+    const upstream = this.upstreamOf(stage);
+    const hidden = /* @__PURE__ */ new Map();
+    for (const [other, { outs }] of Object.entries(this.options.stages)) {
+      if (other === stage || upstream.has(other)) continue;
+      for (const out2 of outs.filter((each) => !declared(each))) {
+        for (const [dirs, modulesOnly] of [
+          [readSet.dirs, false],
+          [readSet.moduleDirs, true]
+        ]) {
+          for (const dir of Object.keys(dirs)) {
+            if (!this.listingHides(dir, out2, modulesOnly)) continue;
+            const byStage = hidden.get(dir) ?? /* @__PURE__ */ new Map();
+            byStage.set(other, [...byStage.get(other) ?? [], out2]);
+            hidden.set(dir, byStage);
+          }
+        }
+      }
+    }
+    return [...hidden.keys()].sort().map((dir) => {
+      const byStage = [...hidden.get(dir) ?? /* @__PURE__ */ new Map()];
+      const named = byStage.map(([other, outs]) => {
+        const shown = outs.slice(0, NAMED_OUTS).map((out2) => this.show(out2));
+        const rest = outs.length - shown.length;
+        return `${other} (${shown.join(", ")}${rest > 0 ? ` and ${rest} more` : ""})`;
+      });
+      const stages2 = named.length === 1 ? named[0] : `${named.slice(0, -1).join(", ")} and ${named.at(-1)}`;
+      return `lists ${this.showFolder(dir)}, which holds outs of ${stages2} it does not declare`;
+    });
+  }
+  /**
+   * The stages `stage` depends on through its deps, directly or through a chain: each
+   * one's outs are made before it runs, on every run, so its listings show them alike.
+   */
+  upstreamOf(stage) {
+    const stages2 = Object.entries(this.options.stages);
+    const found2 = /* @__PURE__ */ new Set();
+    const pending = [stage];
+    for (let next2 = pending.pop(); next2 !== void 0; next2 = pending.pop()) {
+      for (const dep of this.options.stages[next2]?.deps ?? []) {
+        for (const [producer, { outs }] of stages2) {
+          if (producer === stage || found2.has(producer)) continue;
+          if (!outs.some((out2) => within(dep, out2) || within(out2, dep))) continue;
+          found2.add(producer);
+          pending.push(producer);
+        }
+      }
+    }
+    return found2;
+  }
+  /**
+   * Whether the digest of a listing of `dir` leaves out the entry through which `out`
+   * would show: the out itself, or a folder holding only outs. A module listing keys only
+   * names a module can be imported from, so there only an out that is a module counts.
+   */
+  listingHides(dir, out2, modulesOnly) {
+    if (dir === out2 || !within(out2, dir)) return false;
+    const below = dir === "." ? out2 : out2.slice(dir.length + 1);
+    const child2 = dir === "." ? below.split("/")[0] : `${dir}/${below.split("/")[0]}`;
+    if (child2 === void 0 || !this.outs.has(child2) && !this.folderOfOutsOnly(child2)) return false;
+    return !modulesOnly || MODULE_FILE.test(out2);
+  }
   /**
    * The read set of a finished stage, without what its key holds already (`exclude`: its
    * deps and its own outs, and everything under them), and what it read that changed
@@ -75815,10 +75947,7 @@ var ReadSetProbe = class {
     ]) {
       for (const [dir, digest] of Object.entries(dirs)) {
         if (await this.dirDigest(dir, kind === "modules") === digest) continue;
-        const shown = this.show(dir);
-        found2.push(
-          `${kind} added to or removed from ${shown === "." ? "the pipeline's folder" : `${shown}/`}`
-        );
+        found2.push(`${kind} added to or removed from ${this.showFolder(dir)}`);
         if (!all) return found2;
       }
     }
@@ -75846,8 +75975,13 @@ var ReadSetProbe = class {
   show(repoPath) {
     return this.options.show(repoPath);
   }
+  /** A repository-relative folder as the user sees it: `results/`, or the pipeline's folder. */
+  showFolder(repoPath) {
+    const shown = this.show(repoPath);
+    return shown === "." ? "the pipeline's folder" : `${shown}/`;
+  }
   absolute(repoPath) {
-    return path18.join(this.options.codeIndex.repoRoot, repoPath);
+    return path19.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -75890,15 +76024,22 @@ var ReadSetProbe = class {
     return sha256Hex(names.join("\0"));
   }
 };
+function within(repoPath, folder) {
+  return folder === "." || repoPath === folder || repoPath.startsWith(`${folder}/`);
+}
 function ancestorsOf(repoPath) {
   const parts = repoPath.split("/");
   return parts.slice(0, -1).map((_5, index2) => parts.slice(0, index2 + 1).join("/"));
 }
 function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
+  const inRepo = (paths) => paths.map((path25) => repoPathIn(workspace, path25));
   return new ReadSetProbe({
     codeIndex,
-    outs: Object.values(pipeline2.stages).flatMap(
-      (each) => [...each.outs, ...each.metrics].map((path24) => repoPathIn(workspace, path24))
+    stages: Object.fromEntries(
+      Object.entries(pipeline2.stages).map(([name2, each]) => [
+        name2,
+        { deps: inRepo(each.deps), outs: inRepo([...each.outs, ...each.metrics]) }
+      ])
     ),
     show: (repoPath) => pipelinePathIn(workspace, repoPath)
   });
@@ -75906,9 +76047,9 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
 
 // runner/keys/read-trace.ts
 import { constants as constants4 } from "node:fs";
-import { mkdir as mkdir8, mkdtemp as mkdtemp2, open as open3, readdir as readdir7, realpath as realpath7, rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
-import { tmpdir as tmpdir2 } from "node:os";
-import path19 from "node:path";
+import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open3, readdir as readdir7, realpath as realpath7, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
+import { tmpdir as tmpdir3 } from "node:os";
+import path20 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -76081,12 +76222,12 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp2(path19.join(tmpdir2(), "fluksio-trace-"));
-  const site = path19.join(dir, "site");
-  const reports = path19.join(dir, "reports");
+  const dir = await mkdtemp3(path20.join(tmpdir3(), "fluksio-trace-"));
+  const site = path20.join(dir, "site");
+  const reports = path20.join(dir, "reports");
   await mkdir8(site);
   await mkdir8(reports);
-  await writeFile7(path19.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  await writeFile7(path20.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
   const root = await realpath7(options.repoRoot);
   return {
     env: {
@@ -76096,7 +76237,7 @@ async function startReadTrace(options) {
     },
     dir,
     collect: () => collectReports(reports, root),
-    dispose: () => rm7(dir, { recursive: true, force: true })
+    dispose: () => rm8(dir, { recursive: true, force: true })
   };
 }
 async function collectReports(reports, root) {
@@ -76107,7 +76248,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir7(reports)) {
-    const text2 = await readReport(path19.join(reports, name2));
+    const text2 = await readReport(path20.join(reports, name2));
     if (text2 === null) {
       untraced ??= `left ${name2} in its trace reports, which is not a report fluksio wrote`;
       continue;
@@ -76149,9 +76290,9 @@ async function readReport(file2) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path19.relative(root, absolute);
-  if (relative3.startsWith("..") || path19.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path19.sep).join("/") || ".";
+  const relative3 = path20.relative(root, absolute);
+  if (relative3.startsWith("..") || path20.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path20.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
@@ -76331,7 +76472,7 @@ function quoteIn(context, value) {
 var import_shell_quote = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib2(), 1);
 import { open as open4, realpath as realpath8 } from "node:fs/promises";
-import path20 from "node:path";
+import path21 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
 var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
 var SHELL_OWN = new Set(
@@ -76401,7 +76542,7 @@ function commandWords(cmd) {
 }
 async function locate(word, options) {
   if (word.includes("/")) {
-    const file2 = path20.resolve(options.cwd, word);
+    const file2 = path21.resolve(options.cwd, word);
     return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
   }
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
@@ -76417,15 +76558,15 @@ async function shebangProgram(file2) {
     const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
     const program = words[0];
     if (!program) return null;
-    if (path20.basename(program) !== "env") return program;
+    if (path21.basename(program) !== "env") return program;
     return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
   } finally {
     await handle2.close();
   }
 }
 function isInside2(file2, dir) {
-  const relative3 = path20.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path20.isAbsolute(relative3);
+  const relative3 = path21.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path21.isAbsolute(relative3);
 }
 
 // runner/keys/stage-key-inputs.ts
@@ -76436,7 +76577,7 @@ import { join as join6 } from "node:path";
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants5 } from "node:fs";
 import { access as access2, realpath as realpath9 } from "node:fs/promises";
-import path21 from "node:path";
+import path22 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var SUBSTITUTION = /\$\(|`/;
 var PYTHON_NAME = /^python[0-9.]*$/;
@@ -76458,17 +76599,17 @@ async function whyNotPython(cmd, context) {
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
   const found2 = await resolveProgram(program, context);
   if (found2 === null) return `${program} was not found`;
-  const name2 = path21.basename(await realpath9(found2).catch(() => found2));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path21.basename(program)) ? null : `${path21.basename(program)} is not Python`;
+  const name2 = path22.basename(await realpath9(found2).catch(() => found2));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path22.basename(program)) ? null : `${path22.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path21.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path21.join(dir || ".", program));
+  const candidates = program.includes("/") ? [path22.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path22.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path21.resolve(context.cwd, candidate), constants5.X_OK).then(
+    const executable = await access2(path22.resolve(context.cwd, candidate), constants5.X_OK).then(
       () => true,
       () => false
     );
-    if (executable) return path21.resolve(context.cwd, candidate);
+    if (executable) return path22.resolve(context.cwd, candidate);
   }
   return null;
 }
@@ -76481,15 +76622,15 @@ async function stageKeyInputs(options) {
   const deps = {};
   const depStamps = {};
   for (const dep of stage.deps) {
-    const path24 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path24);
-    const assumed = options.assumed?.get(path24);
-    if (assumed !== void 0) deps[path24] = assumed;
-    else if (produced) deps[path24] = producedDigest(produced);
+    const path25 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path25);
+    const assumed = options.assumed?.get(path25);
+    if (assumed !== void 0) deps[path25] = assumed;
+    else if (produced) deps[path25] = producedDigest(produced);
     else {
-      const content = await contentDigest(join6(workspace.pipelineDir, path24));
-      deps[path24] = content.digest;
-      depStamps[path24] = content.stamp;
+      const content = await contentDigest(join6(workspace.pipelineDir, path25));
+      deps[path25] = content.digest;
+      depStamps[path25] = content.stamp;
     }
   }
   let code = null;
@@ -76502,7 +76643,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path24) => repoPathIn(workspace, path24))
+      exclude: [...stage.deps, ...everyOut].map((path25) => repoPathIn(workspace, path25))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -76741,11 +76882,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path24 = url2.slice("file://".length);
+  const path25 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path24);
+    return decodeURIComponent(path25);
   } catch {
-    return path24;
+    return path25;
   }
 }
 
@@ -77190,9 +77331,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path24) {
+async function isDirectory2(path25) {
   try {
-    return (await stat7(path24)).isDirectory();
+    return (await stat7(path25)).isDirectory();
   } catch {
     return false;
   }
@@ -77354,6 +77495,7 @@ async function executeStage(name2, context) {
     else if (options.force?.has(name2)) reasons = ["--force"];
     else {
       const hit = await findStageHit(options, {
+        stage: name2,
         traceable: material.traceable,
         cacheKey,
         probe
@@ -77400,9 +77542,9 @@ async function executeStage(name2, context) {
       });
     }
     try {
-      for (const path24 of declared) {
-        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path24);
-        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path24)}`), { recursive: true });
+      for (const path25 of declared) {
+        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path25);
+        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path25)}`), { recursive: true });
       }
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -77455,7 +77597,7 @@ async function executeStage(name2, context) {
         options.params,
         context.dvcParamsLock
       ).catch(async (error47) => {
-        await rm8(privateDir, { recursive: true, force: true }).catch(() => {
+        await rm9(privateDir, { recursive: true, force: true }).catch(() => {
         });
         throw error47;
       });
@@ -77479,7 +77621,7 @@ async function executeStage(name2, context) {
       }).finally(
         () => Promise.all([
           restoreParams().then((warnings) => paramsWarnings.push(...warnings)),
-          rm8(privateDir, { recursive: true, force: true }).catch(() => {
+          rm9(privateDir, { recursive: true, force: true }).catch(() => {
           })
         ])
       );
@@ -77522,14 +77664,14 @@ async function executeStage(name2, context) {
     const metrics = { ...metricFinals };
     const metricsWarnings = [];
     try {
-      for (const path24 of declared) {
-        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path24));
+      for (const path25 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path25));
       }
       const goals = new Set(Object.keys(options.pipeline.metrics));
-      for (const path24 of stage.metrics) {
+      for (const path25 of stage.metrics) {
         const file2 = await readMetricsFile(
-          `${workspace.pipelineDir}/${normalizePipelinePath(path24)}`,
-          path24,
+          `${workspace.pipelineDir}/${normalizePipelinePath(path25)}`,
+          path25,
           goals
         );
         Object.assign(metrics, file2.metrics);
@@ -77548,7 +77690,7 @@ async function executeStage(name2, context) {
       material,
       traced: material.traceable && stage.cache ? traced ?? false : null,
       probe,
-      exclude: [...stage.deps, ...declared].map((path24) => repoPathIn(workspace, path24)),
+      exclude: [...stage.deps, ...declared].map((path25) => repoPathIn(workspace, path25)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey
     });
@@ -77583,9 +77725,9 @@ async function executeStage(name2, context) {
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path24 = join7(privateDir, fileName);
-  await writeFile8(path24, paramsFileText(fileName, listed, values));
-  return path24;
+  const path25 = join7(privateDir, fileName);
+  await writeFile8(path25, paramsFileText(fileName, listed, values));
+  return path25;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
@@ -77618,14 +77760,14 @@ function notStartedRecord(name2, status, error47) {
 
 // runner/keys/fingerprint.ts
 init_canonical_json();
-import { execFile as execFile2 } from "node:child_process";
-import { promisify } from "node:util";
-var run2 = promisify(execFile2);
+import { execFile as execFile3 } from "node:child_process";
+import { promisify as promisify2 } from "node:util";
+var run3 = promisify2(execFile3);
 var FINGERPRINT_TIMEOUT_MS = 12e4;
 async function fingerprintOf(command, cwd, env, launcher = directLauncher) {
   const launch = launcher.launch(command, cwd);
   try {
-    const { stdout } = await run2(launch.file, launch.args, {
+    const { stdout } = await run3(launch.file, launch.args, {
       cwd,
       env,
       timeout: FINGERPRINT_TIMEOUT_MS,
@@ -77714,6 +77856,7 @@ var CodeView = class {
     this.repoRoot = repoRoot;
     this.current = { index: initial, epoch: 0 };
     this.statCacheFile = initial.statCacheFile;
+    this.distrustRepositoryConfig = initial.distrustsRepositoryConfig ?? false;
   }
   repoRoot;
   /** Bumped whenever a stage process starts or ends: a read from an older epoch may be stale. */
@@ -77722,6 +77865,8 @@ var CodeView = class {
   current;
   /** The stat cache the initial read used: a runner keeps it outside the checkout. */
   statCacheFile;
+  /** Whether the initial read distrusted the repository's config: every read again does. */
+  distrustRepositoryConfig;
   /** The code as it is now. */
   async fresh() {
     if (this.current && this.current.epoch === this.epoch && this.running === 0) return this.current.index;
@@ -77731,7 +77876,10 @@ var CodeView = class {
   async read() {
     const epoch = this.epoch;
     const quiet = this.running === 0;
-    const index2 = await readCodeIndex(this.repoRoot, { statCacheFile: this.statCacheFile });
+    const index2 = await readCodeIndex(this.repoRoot, {
+      statCacheFile: this.statCacheFile,
+      distrustRepositoryConfig: this.distrustRepositoryConfig
+    });
     if (quiet && this.running === 0 && this.epoch === epoch) this.current = { index: index2, epoch };
     return index2;
   }
@@ -77798,7 +77946,7 @@ async function runPipeline(options) {
   const { pipeline: pipeline2 } = options;
   const stateDir = join10(options.workspace.pipelineDir, ".fluksio");
   await ignoreStateDir(stateDir);
-  const privateRoot = await mkdtemp3(join10(stateDir, "run-"));
+  const privateRoot = await mkdtemp4(join10(stateDir, "run-"));
   const abort2 = new AbortController();
   const cancel = () => abort2.abort("cancelled");
   let giveBack = null;
@@ -77900,7 +78048,7 @@ async function runPipeline(options) {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", cancel);
     await interpreterDigests.save();
-    await rm9(privateRoot, { recursive: true, force: true }).catch(() => {
+    await rm10(privateRoot, { recursive: true, force: true }).catch(() => {
     });
     await options.events.flush();
   }
@@ -78159,7 +78307,7 @@ var BatchingEventSink = class {
 };
 
 // local/live-stage-logs.ts
-import { appendFile as appendFile2, mkdir as mkdir11, rm as rm10 } from "node:fs/promises";
+import { appendFile as appendFile2, mkdir as mkdir11, rm as rm11 } from "node:fs/promises";
 import { join as join11 } from "node:path";
 function liveStageLogFile(liveDir, runId, stage) {
   return join11(liveDir, runId, `${stage}.log`);
@@ -78191,20 +78339,20 @@ var LiveStageLogs = class {
   /** Removes the run's live logs once every append is done. */
   async remove() {
     await this.writing;
-    await rm10(join11(this.liveDir, this.runId), { recursive: true, force: true });
+    await rm11(join11(this.liveDir, this.runId), { recursive: true, force: true });
   }
 };
 
 // local/local-run-recorder.ts
 init_run_journal();
 var LocalRunRecorder = class _LocalRunRecorder {
-  constructor(journal, index2, run4, live, teamPoints) {
+  constructor(journal, index2, run5, live, teamPoints) {
     this.journal = journal;
     this.index = index2;
     this.live = live;
     this.teamPoints = teamPoints;
-    this.run = run4;
-    this.runId = run4.id;
+    this.run = run5;
+    this.runId = run5.id;
     this.events = new BatchingEventSink({ deliver: (events2) => this.deliver(events2) });
   }
   journal;
@@ -78382,8 +78530,8 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash8, randomUUID as randomUUID7 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir12, open as open6, readFile as readFile8, rename as rename7, rm as rm11, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
-import path22 from "node:path";
+import { mkdir as mkdir12, open as open6, readFile as readFile8, rename as rename7, rm as rm12, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
+import path23 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -78409,7 +78557,7 @@ var DiskBlobStore = class {
       await pipeline(createReadStream3(source), hashing.stream, createWriteStream(temp, { flags: "wx" }));
       return await this.moveIntoPlace(temp, blobDigest(hashing.hash.digest("hex")), hashing.size());
     } finally {
-      await rm11(temp, { force: true });
+      await rm12(temp, { force: true });
     }
   }
   async putBytes(bytes) {
@@ -78420,7 +78568,7 @@ var DiskBlobStore = class {
       await writeFile10(temp, bytes, { flag: "wx" });
       return await this.moveIntoPlace(temp, stored.digest, stored.size);
     } finally {
-      await rm11(temp, { force: true });
+      await rm12(temp, { force: true });
     }
   }
   async getToFile(digest, dest) {
@@ -78429,16 +78577,16 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path22.join(path22.dirname(dest), `.${path22.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
+    const temp = path23.join(path23.dirname(dest), `.${path23.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir12(path22.dirname(dest), { recursive: true });
+      await mkdir12(path23.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
       await rename7(temp, dest);
     } finally {
       input.destroy();
-      await rm11(temp, { force: true });
+      await rm12(temp, { force: true });
     }
   }
   /**
@@ -78464,12 +78612,12 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path22.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path23.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path22.join(this.root, "tmp");
+    const dir = path23.join(this.root, "tmp");
     await mkdir12(dir, { recursive: true });
-    return path22.join(dir, randomUUID7());
+    return path23.join(dir, randomUUID7());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
@@ -78480,13 +78628,13 @@ var DiskBlobStore = class {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir12(path22.dirname(dest), { recursive: true });
+    await mkdir12(path23.dirname(dest), { recursive: true });
     await rename7(temp, dest);
     return stored;
   }
   async verify(digest, actualHex) {
     if (blobDigest(actualHex) === digest) return;
-    await rm11(this.blobPath(digest), { force: true });
+    await rm12(this.blobPath(digest), { force: true });
     throw new BlobCorruptError(digest, actualHex);
   }
 };
@@ -78536,7 +78684,7 @@ async function openLocalState(stateDir, options = {}) {
     liveDir: paths.liveDir,
     index: index2,
     blobs: new DiskBlobStore(paths.blobDir),
-    cacheFor: (run4) => indexStageCache(index2, run4.pipelinePath),
+    cacheFor: (run5) => indexStageCache(index2, run5.pipelinePath),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -78830,8 +78978,8 @@ function terminalBadge(badge) {
 }
 function stageDetail(stage) {
   if (stage.status === "cached") {
-    const run4 = `run ${short(stage.cachedFrom, 10)}`;
-    return stage.cachedFromTeam ? `from the team's cache, ${run4}` : `from ${run4}`;
+    const run5 = `run ${short(stage.cachedFrom, 10)}`;
+    return stage.cachedFromTeam ? `from the team's cache, ${run5}` : `from ${run5}`;
   }
   if (stage.error && stage.status !== "ran") return stage.error;
   if (stage.pending) return describeJobPending(stage.pending);
@@ -78873,28 +79021,28 @@ function tableText(table) {
 }
 function renderRunSummary(input, colors) {
   const { report } = input;
-  const { run: run4 } = report;
+  const { run: run5 } = report;
   const lines = [];
-  const verdict = run4.status === "succeeded" ? colors.green(colors.bold("succeeded")) : colors.red(colors.bold(run4.status.replace("_", " ")));
-  lines.push("", `${colors.bold("Run")} ${run4.id} ${verdict} in ${formatDuration(run4.durationMs)}`);
-  if (run4.reason && run4.status !== "succeeded") lines.push(`  ${colors.red(run4.reason)}`);
+  const verdict = run5.status === "succeeded" ? colors.green(colors.bold("succeeded")) : colors.red(colors.bold(run5.status.replace("_", " ")));
+  lines.push("", `${colors.bold("Run")} ${run5.id} ${verdict} in ${formatDuration(run5.durationMs)}`);
+  if (run5.reason && run5.status !== "succeeded") lines.push(`  ${colors.red(run5.reason)}`);
   lines.push(
-    `  commit   ${run4.commit ? short(run4.commit, 12) : "(no commit yet)"}${run4.dirty ? colors.yellow(run4.dirtyReasons.length > 0 ? " (dirty: the code changed while stages ran)" : " (dirty: uncommitted changes)") : ""}`,
-    `  code     ${short(run4.codeDigest, 16)}`,
-    `  params   ${formatParams(run4.params) || "(none)"}  ${colors.dim(`digest ${short(run4.paramsDigest, 12)}`)}`,
-    `  pipeline ${run4.pipelinePath}`
+    `  commit   ${run5.commit ? short(run5.commit, 12) : "(no commit yet)"}${run5.dirty ? colors.yellow(run5.dirtyReasons.length > 0 ? " (dirty: the code changed while stages ran)" : " (dirty: uncommitted changes)") : ""}`,
+    `  code     ${short(run5.codeDigest, 16)}`,
+    `  params   ${formatParams(run5.params) || "(none)"}  ${colors.dim(`digest ${short(run5.paramsDigest, 12)}`)}`,
+    `  pipeline ${run5.pipelinePath}`
   );
-  if (run4.selection) {
-    const asked = `${run4.selection.named.join(" ")}${run4.selection.downstream ? " --downstream" : ""}`;
+  if (run5.selection) {
+    const asked = `${run5.selection.named.join(" ")}${run5.selection.downstream ? " --downstream" : ""}`;
     lines.push(
-      `  stages   ${run4.selection.stages.join(", ")} ${colors.dim(`(asked for ${asked}: a partial run, never a baseline)`)}`
+      `  stages   ${run5.selection.stages.join(", ")} ${colors.dim(`(asked for ${asked}: a partial run, never a baseline)`)}`
     );
   }
-  if (input.sandbox !== void 0 && run4.startedAt !== null) {
+  if (input.sandbox !== void 0 && run5.startedAt !== null) {
     lines.push(`  sandbox  ${input.sandbox ?? colors.yellow("none: the stages ran as the runner's user")}`);
   }
-  if (run4.cpuSeconds !== null || run4.gpuSeconds !== null) {
-    const compute = formatCompute({ cpuSeconds: run4.cpuSeconds ?? 0, gpuSeconds: run4.gpuSeconds ?? 0 });
+  if (run5.cpuSeconds !== null || run5.gpuSeconds !== null) {
+    const compute = formatCompute({ cpuSeconds: run5.cpuSeconds ?? 0, gpuSeconds: run5.gpuSeconds ?? 0 });
     lines.push(`  compute  ${compute} ${colors.dim("(Slurm jobs, every attempt)")}`);
   }
   const stages2 = plainTable(["stage", "status", "time", "detail"]);
@@ -78913,7 +79061,7 @@ function renderRunSummary(input, colors) {
   ]);
   if (keying.length > 0) lines.push(...keying.map((note) => `  ${colors.dim(note)}`));
   const notes = [
-    ...run4.dirtyReasons.map((reason) => `dirty: ${reason}`),
+    ...run5.dirtyReasons.map((reason) => `dirty: ${reason}`),
     ...report.stages.flatMap(
       (stage) => stage.dirtyReasons.length > 0 ? [`${stage.name} was not cached: its inputs changed while it ran`] : []
     ),
@@ -79360,11 +79508,11 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path24 = repositoryPath(note.path);
-  if (path24 === null) return null;
+  const path25 = repositoryPath(note.path);
+  if (path25 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path24,
+    path: path25,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
@@ -79372,9 +79520,9 @@ function toGitHubAnnotation(note) {
     title: clip3(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path24) {
-  if (!path24) return null;
-  const normal = path24.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path25) {
+  if (!path25) return null;
+  const normal = path25.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -79454,9 +79602,9 @@ function actionResult(reports, groupId, summary2) {
   };
 }
 function failureSentence(report) {
-  const { run: run4 } = report;
-  const params = run4.groupId ? ` (${formatParams(run4.params)})` : "";
-  return `Run ${run4.id}${params} ${run4.status.replace("_", " ")}${run4.reason ? `: ${run4.reason}` : ""}`;
+  const { run: run5 } = report;
+  const params = run5.groupId ? ` (${formatParams(run5.params)})` : "";
+  return `Run ${run5.id}${params} ${run5.status.replace("_", " ")}${run5.reason ? `: ${run5.reason}` : ""}`;
 }
 
 // node_modules/@simple-git/args-pathspec/dist/index.mjs
@@ -84395,17 +84543,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path24 = requestOptions.url.replace(options.baseUrl, "");
+    const path25 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path24} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path25} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path24} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path25} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -87136,9 +87284,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path24) {
+function formatPath(path25) {
   let text2 = "";
-  for (const part of path24) {
+  for (const part of path25) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -87260,9 +87408,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path24] of stage[field].entries()) {
+      for (const [index2, path25] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path24), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path25), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -87281,11 +87429,11 @@ import { readFile as readFile14, realpath as realpath10 } from "node:fs/promises
 
 // runner/workspace/read-file-inside.ts
 import { existsSync as existsSync8, readFileSync as readFileSync6, realpathSync as realpathSync2 } from "node:fs";
-import path23 from "node:path";
+import path24 from "node:path";
 function readFileInside(root, absolute) {
   if (!existsSync8(absolute)) return void 0;
   const real2 = realpathSync2(absolute);
-  if (!real2.startsWith(realpathSync2(root) + path23.sep)) return void 0;
+  if (!real2.startsWith(realpathSync2(root) + path24.sep)) return void 0;
   return readFileSync6(real2, "utf8");
 }
 
@@ -87357,30 +87505,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path24, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path24);
+      stage[field].forEach((path25, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path25);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path24}" is outside the repository; paths stay inside it`
+            message: `"${path25}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path24);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path25);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path24}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path25}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path24);
+        const normalized = normalizePipelinePath(path25);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path24}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path24}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path25}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path25}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -87455,7 +87603,7 @@ init_plot_spec();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier (letters, digits and _, not first a digit)"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path24) => !path24.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path25) => !path25.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -87550,12 +87698,12 @@ init_one_shot_parse();
 // core/text/storable-text.ts
 var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
-function unstorablePaths(value, path24 = []) {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [path24] : [];
+function unstorablePaths(value, path25 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path25] : [];
   if (value === null || typeof value !== "object") return [];
   const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
   return entries.flatMap(
-    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path24] : unstorablePaths(entry, [...path24, key])
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path25] : unstorablePaths(entry, [...path25, key])
   );
 }
 
@@ -87587,14 +87735,14 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
-  const lineOf = (path24) => lineOfPath(document2, lineCounter, path24);
+  const lineOf = (path25) => lineOfPath(document2, lineCounter, path25);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
     return {
-      problems: unstorable.map((path24) => ({
-        path: formatPath(path24),
+      problems: unstorable.map((path25) => ({
+        path: formatPath(path25),
         message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
-        line: lineOf(path24)
+        line: lineOf(path25)
       }))
     };
   }
@@ -87604,24 +87752,24 @@ function parsePipelineText(text2) {
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path24 = issue3.path;
+  const path25 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path24.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path25.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt(input, path24);
+    const value = valueAt(input, path25);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path24), message, line: lineOf(path24) };
+  return { path: formatPath(path25), message, line: lineOf(path25) };
 }
-function valueAt(input, path24) {
+function valueAt(input, path25) {
   let value = input;
-  for (const key of path24) {
+  for (const key of path25) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -87645,9 +87793,9 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path24) {
-  for (let length = path24.length; length >= 0; length -= 1) {
-    const keys = path24.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path25) {
+  for (let length = path25.length; length >= 0; length -= 1) {
+    const keys = path25.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
     if ((0, import_yaml6.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
@@ -87783,12 +87931,12 @@ var CATEGORICAL = /* @__PURE__ */ new Set(["confusion", "confusion_normalized"])
 var IMAGE = /\.(?:png|jpe?g|gif|svg)$/i;
 function dvcStagePlot(entry) {
   if (typeof entry === "string") return { path: entry, flags: [] };
-  const [path24, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path24, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
+  const [path25, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path25, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
 }
-function stagePlotSpecs(path24, flags2) {
-  if (IMAGE.test(path24)) return [];
-  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path24, each.x, each.y, each.header));
+function stagePlotSpecs(path25, flags2) {
+  if (IMAGE.test(path25)) return [];
+  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path25, each.x, each.y, each.header));
 }
 function topLevelPlotSpecs(plots, outsOf) {
   const byStage = /* @__PURE__ */ new Map();
@@ -87807,15 +87955,15 @@ function topLevelPlotSpecs(plots, outsOf) {
           `plot ${id}: its x comes from another file than ${file2}; each point's step is its row's index`
         );
       }
-      const path24 = normalizePipelinePath(file2);
-      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path24)));
+      const path25 = normalizePipelinePath(file2);
+      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path25)));
       if (writers.length > 0) {
-        for (const [stage] of writers) give(stage, specOf(path24, xColumn, columns, void 0));
+        for (const [stage] of writers) give(stage, specOf(path25, xColumn, columns, void 0));
         continue;
       }
       let found2 = false;
       for (const [stage, outs] of outsOf) {
-        for (const out2 of outs.filter((each) => pathContains(path24, each) && !IMAGE.test(each))) {
+        for (const out2 of outs.filter((each) => pathContains(path25, each) && !IMAGE.test(each))) {
           give(stage, specOf(out2, xColumn, columns, void 0));
           found2 = true;
         }
@@ -87825,9 +87973,9 @@ function topLevelPlotSpecs(plots, outsOf) {
   }
   return { byStage, notes };
 }
-function specOf(path24, x10, y7, header) {
+function specOf(path25, x10, y7, header) {
   return {
-    path: path24,
+    path: path25,
     ...x10 === void 0 ? {} : { x: x10 },
     ...y7 === void 0 ? {} : { y: typeof y7 === "string" ? [y7] : [...y7] },
     ...header === void 0 ? {} : { header }
@@ -87866,9 +88014,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path24 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path24);
-    result += cmd ? inCommand(path24, value, context, params) : inText(match[1] ?? "", value);
+    const path25 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path25);
+    result += cmd ? inCommand(path25, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -87879,22 +88027,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path24) {
+function lookup(data, path25) {
   let node = data;
-  for (const [index2, part] of path24.entries()) {
+  for (const [index2, part] of path25.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path24)}}: "${formatReference(path24.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path25)}}: "${formatReference(path25.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path24) {
-  return path24.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path25) {
+  return path25.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -87909,10 +88057,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path24, value, context, params) {
-  const param = paramOf(path24, context.params);
+function inCommand(path25, value, context, params) {
+  const param = paramOf(path25, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path24, context, params);
+    return flagsOf(value, param === null ? null : path25, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -87944,15 +88092,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit(dict, []);
   return words.join(" ");
 }
-function paramOf(path24, params) {
+function paramOf(path25, params) {
   let node = params;
-  for (const [index2, part] of path24.entries()) {
+  for (const [index2, part] of path25.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path24.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path25.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path24), exact: true };
+  return { name: formatReference(path25), exact: true };
 }
 function literalShellExpansion(inner, next2) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -87969,19 +88117,19 @@ function parseDvcParamsFile(text2) {
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   const floats = /* @__PURE__ */ new Set();
-  const toValue = (node, path24) => {
+  const toValue = (node, path25) => {
     if ((0, import_yaml7.isMap)(node)) {
       const entries = [];
       for (const pair of node.items) {
         const key = String((0, import_yaml7.isScalar)(pair.key) ? pair.key.value : pair.key);
-        entries.push([key, toValue(pair.value, [...path24, key])]);
+        entries.push([key, toValue(pair.value, [...path25, key])]);
       }
       return Object.fromEntries(entries);
     }
-    if ((0, import_yaml7.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path24, index2]));
+    if ((0, import_yaml7.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path25, index2]));
     if ((0, import_yaml7.isScalar)(node)) {
       const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
-      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path24));
+      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path25));
       return node.value;
     }
     return node?.toJSON() ?? null;
@@ -87991,11 +88139,11 @@ function parseDvcParamsFile(text2) {
   if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
   return { data, floats };
 }
-function paramLeaves(data, path24) {
+function paramLeaves(data, path25) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path24, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path25, key]));
   }
-  return [[formatReference(path24), data]];
+  return [[formatReference(path25), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -88080,8 +88228,8 @@ var DvcTrackedFile = external_exports.looseObject({
 });
 
 // core/dvc/dvc-data-origin.ts
-function dvcDataOrigin(path24, files) {
-  const wanted = normalizePipelinePath(path24);
+function dvcDataOrigin(path25, files) {
+  const wanted = normalizePipelinePath(path25);
   for (let candidate = wanted; candidate !== "." && candidate !== ".."; candidate = posix8.dirname(candidate)) {
     const dvcFile = `${candidate}.dvc`;
     const repoPath = repoPathOf(files.pipelineDir, dvcFile);
@@ -88120,17 +88268,17 @@ function holdBackUnavailableStages(input) {
   };
   const makes = (outs, dep) => outs.map(normalizePipelinePath).some((out2) => pathContains(out2, dep) || pathContains(dep, out2));
   const outsOf = (stage) => [...stage.outs, ...stage.metrics];
-  const unmet = (path24) => {
-    const dep = normalizePipelinePath(path24);
+  const unmet = (path25) => {
+    const dep = normalizePipelinePath(path25);
     const repoPath = repoPathOf(files.pipelineDir, dep);
     if (repoPath === null) return null;
     const maker = Object.entries(stages2).find(([, stage]) => makes(outsOf(stage), dep));
     if (maker && !held.has(maker[0])) return null;
     if (files.exists(repoPath)) return null;
-    if (maker) return `it needs ${path24} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
+    if (maker) return `it needs ${path25} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
     const [name2, left] = [...leftOut].find(([, stage]) => makes(stage.outs, dep)) ?? [];
     if (name2 !== void 0 && left !== void 0) {
-      return left.why === "frozen" ? `${path24} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path24} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
+      return left.why === "frozen" ? `${path25} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path25} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
     }
     const origin = originOf(dep);
     return origin && missingDataReason(origin);
@@ -88229,12 +88377,12 @@ function loadDvcVars(vars, context, at4, readFile15, problems) {
 // core/dvc/project-file-problem.ts
 import { posix as posix9 } from "node:path";
 function projectFileProblem(name2, pipelineDir) {
-  const path24 = name2.replaceAll("\\", "/");
-  if (path24 === "") return "expected a file name";
-  if (posix9.isAbsolute(path24) || /^[A-Za-z]:\//.test(path24)) {
+  const path25 = name2.replaceAll("\\", "/");
+  if (path25 === "") return "expected a file name";
+  if (posix9.isAbsolute(path25) || /^[A-Za-z]:\//.test(path25)) {
     return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
   }
-  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path24));
+  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path25));
   if (inRepository === ".." || inRepository.startsWith("../")) {
     return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
   }
@@ -88335,16 +88483,16 @@ function translateDvc(sources) {
       }
       const dvc = stage.data;
       const wdir = posix10.normalize(dvc.wdir ?? ".");
-      const inWdir = (path24) => posix10.normalize(posix10.join(wdir, path24));
+      const inWdir = (path25) => posix10.normalize(posix10.join(wdir, path25));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const stagePlots = dvc.plots.map(dvcStagePlot);
-      const plots = stagePlots.map(({ path: path24, flags: flags2 }) => ({
-        path: path24,
+      const plots = stagePlots.map(({ path: path25, flags: flags2 }) => ({
+        path: path25,
         persist: flags2.some((each) => each.persist === true),
         remote: flags2.find((each) => each.remote !== void 0)?.remote
       }));
-      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path24) => !URL2.test(path24)).map(inWdir);
+      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path25) => !URL2.test(path25)).map(inWdir);
       if (dvc.frozen) {
         notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
         leftOut.set(stageName, { outs: localOuts, why: "frozen" });
@@ -88421,7 +88569,7 @@ function translateDvc(sources) {
       };
       addPlots(
         stages2[stageName],
-        stagePlots.flatMap(({ path: path24, flags: flags2 }) => stagePlotSpecs(inWdir(path24), flags2))
+        stagePlots.flatMap(({ path: path25, flags: flags2 }) => stagePlotSpecs(inWdir(path25), flags2))
       );
     }
   }
@@ -88479,12 +88627,12 @@ function addPlots(stage, specs) {
 }
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path24, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path24, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path25, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path25, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path24 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path24);
+  const path25 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path25);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -88551,8 +88699,8 @@ function noPipelineHere(cwd) {
     if (atTop) break;
     const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join21(folder, name2)));
     if (found2 !== void 0) {
-      const path24 = join21(up, found2);
-      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path24}: run from ${up} or give --pipeline ${path24}`;
+      const path25 = join21(up, found2);
+      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path25}: run from ${up} or give --pipeline ${path25}`;
     }
   }
   return `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`;
@@ -88570,7 +88718,7 @@ async function readProjectSource(project, parses) {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path24) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path24))
+      readFile: (path25) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path25))
     },
     parses
   );
@@ -88698,31 +88846,31 @@ function hasStarted(status) {
 
 // present/run-view-from-report.ts
 function runViewFromReport(report, extras) {
-  const { run: run4 } = report;
+  const { run: run5 } = report;
   return {
-    id: run4.id,
+    id: run5.id,
     attempt: "attempt" in report ? report.attempt : 1,
-    pipelinePath: run4.pipelinePath,
-    status: run4.status,
-    reason: run4.reason,
+    pipelinePath: run5.pipelinePath,
+    status: run5.status,
+    reason: run5.reason,
     stamp: {
-      commit: run4.commit,
+      commit: run5.commit,
       commitNote: extras.commitNote,
-      dirty: run4.dirty,
-      dirtyReasons: run4.dirtyReasons,
-      codeDigest: run4.codeDigest,
-      params: run4.params,
-      paramsDigest: run4.paramsDigest,
-      envDigest: run4.envDigest
+      dirty: run5.dirty,
+      dirtyReasons: run5.dirtyReasons,
+      codeDigest: run5.codeDigest,
+      params: run5.params,
+      paramsDigest: run5.paramsDigest,
+      envDigest: run5.envDigest
     },
     placement: "runner" in report ? { runner: report.runner, sandbox: report.sandbox } : null,
     times: {
-      queuedAt: run4.createdAt,
-      startedAt: run4.startedAt,
-      finishedAt: run4.finishedAt,
-      durationMs: run4.durationMs
+      queuedAt: run5.createdAt,
+      startedAt: run5.startedAt,
+      finishedAt: run5.finishedAt,
+      durationMs: run5.durationMs
     },
-    compute: run4.cpuSeconds === null && run4.gpuSeconds === null ? null : { cpuSeconds: run4.cpuSeconds ?? 0, gpuSeconds: run4.gpuSeconds ?? 0 },
+    compute: run5.cpuSeconds === null && run5.gpuSeconds === null ? null : { cpuSeconds: run5.cpuSeconds ?? 0, gpuSeconds: run5.gpuSeconds ?? 0 },
     stages: report.stages.map((stage) => ({
       name: stage.name,
       status: stage.status,
@@ -88980,20 +89128,20 @@ var BranchName = external_exports.string().min(1).max(255).refine((name2) => !/[
 });
 
 // client/submit-run-request.ts
-function submitRunRequest(run4) {
+function submitRunRequest(run5) {
   return {
-    repository: run4.origin.repository,
-    cloneUrl: run4.origin.cloneUrl,
-    commit: run4.commit,
-    pipelinePath: run4.pipelinePath,
-    params: run4.params,
-    labels: run4.pipeline["runs-on"],
-    noCache: run4.noCache,
-    retries: run4.pipeline.retries,
-    timeoutMs: run4.pipeline.timeout,
-    ...run4.group ? { group: run4.group } : {},
+    repository: run5.origin.repository,
+    cloneUrl: run5.origin.cloneUrl,
+    commit: run5.commit,
+    pipelinePath: run5.pipelinePath,
+    params: run5.params,
+    labels: run5.pipeline["runs-on"],
+    noCache: run5.noCache,
+    retries: run5.pipeline.retries,
+    timeoutMs: run5.pipeline.timeout,
+    ...run5.group ? { group: run5.group } : {},
     // A name git would refuse (which no checkout has) lists the run under no branch rather than failing it.
-    ...run4.branch !== null && BranchName.safeParse(run4.branch).success ? { branch: run4.branch } : {}
+    ...run5.branch !== null && BranchName.safeParse(run5.branch).success ? { branch: run5.branch } : {}
   };
 }
 
@@ -89128,7 +89276,7 @@ init_statuses();
 
 // schemas/protocol/pipeline-path.ts
 init_zod();
-var PipelinePath = external_exports.string().min(1).max(500).refine((path24) => !path24.startsWith("/") && !path24.split("/").includes(".."), {
+var PipelinePath = external_exports.string().min(1).max(500).refine((path25) => !path25.startsWith("/") && !path25.split("/").includes(".."), {
   error: "expected a path inside the repository"
 });
 
@@ -89692,15 +89840,6 @@ var package_default = {
 // core/fluksio-version.ts
 var FLUKSIO_VERSION = package_default.version;
 
-// schemas/protocol/api-error.ts
-init_zod();
-var ApiError = external_exports.object({
-  error: external_exports.string(),
-  field: external_exports.string().optional(),
-  /** For a failure of the control plane itself (500): the id its log gives the details under. */
-  requestId: external_exports.string().optional()
-});
-
 // schemas/protocol/fluksio-user-agent.ts
 function fluksioUserAgent(agent) {
   return `fluksio/${agent.version} (protocol ${agent.protocol}; node ${agent.node}; ${agent.platform})`;
@@ -89755,17 +89894,18 @@ async function exchange(url2, options) {
   }
   const { statusCode, headers, body: body2 } = response;
   body2.once("close", limit.release);
-  if (statusCode === 204 || options.method === "HEAD") await body2.dump();
+  const empty = statusCode === 204 || options.method === "HEAD";
+  if (empty) await body2.dump();
   return {
     status: statusCode,
     header(name2) {
       const value = headers[name2.toLowerCase()];
       return Array.isArray(value) ? value[0] ?? null : value ?? null;
     },
-    text: () => body2.text(),
-    stream: () => body2,
+    text: () => empty ? Promise.resolve("") : body2.text(),
+    stream: () => empty ? Readable2.from([]) : body2,
     discard() {
-      body2.dump().catch(() => {
+      if (!empty) body2.dump().catch(() => {
       });
     }
   };
@@ -89797,205 +89937,16 @@ function olderProtocolError({
   );
 }
 
-// client/control-plane-http.ts
-var USER_AGENT = fluksioUserAgent({
-  version: FLUKSIO_VERSION,
-  protocol: PROTOCOL_VERSION,
-  node: process.version,
-  platform: `${process.platform} ${process.arch}`
+// schemas/protocol/api-error.ts
+init_zod();
+var ApiError = external_exports.object({
+  error: external_exports.string(),
+  field: external_exports.string().optional(),
+  /** For a failure of the control plane itself (500): the id its log gives the details under. */
+  requestId: external_exports.string().optional()
 });
-var ControlPlaneHttp = class {
-  constructor(options) {
-    this.options = options;
-    this.base = parseBaseUrl(options.url);
-    if (!/^[\x21-\x7e]+$/.test(options.token)) {
-      throw new Error(
-        "The control-plane token is empty or holds spaces or control characters; expected one line of text"
-      );
-    }
-    this.retries = options.retries ?? 5;
-    this.minRetryDelayMs = options.minRetryDelayMs ?? 500;
-    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 15e3;
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 3e4;
-  }
-  options;
-  base;
-  requestTimeoutMs;
-  retries;
-  minRetryDelayMs;
-  maxRetryDelayMs;
-  /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path24, request2) {
-    return this.withRetries(
-      `${method} ${path24}`,
-      request2.call,
-      (signal) => this.attempt(method, path24, { ...request2, signal })
-    );
-  }
-  /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
-  async withRetries(request2, call, attempt) {
-    try {
-      return await pRetry(() => attempt(call.signal), {
-        retries: call.retries ?? this.retries,
-        minTimeout: this.minRetryDelayMs,
-        maxTimeout: this.maxRetryDelayMs,
-        randomize: true,
-        ...call.signal ? { signal: call.signal } : {},
-        shouldRetry: ({ error: error47 }) => isTransient(error47) && !call.signal?.aborted,
-        onFailedAttempt: ({ error: error47, attemptNumber, retriesLeft }) => {
-          if (retriesLeft > 0 && isTransient(error47))
-            this.options.onRetry?.({ request: request2, attempt: attemptNumber, error: error47 });
-        }
-      });
-    } catch (error47) {
-      if (call.signal?.aborted || !isTransient(error47)) throw error47;
-      const why = error47 instanceof TransientResponseError ? error47.message : describeNetworkError(error47);
-      throw new ControlPlaneUnreachableError(
-        request2,
-        `Could not reach the control plane at ${this.base.origin} (${request2}): ${why}`,
-        { cause: error47 }
-      );
-    }
-  }
-  /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path24, request2) {
-    const headers = {
-      ...request2.headers,
-      authorization: `Bearer ${this.options.token}`,
-      accept: "application/json",
-      "user-agent": USER_AGENT,
-      [PROTOCOL_HEADER.toLowerCase()]: String(PROTOCOL_VERSION)
-    };
-    let body2;
-    if (request2.json !== void 0) {
-      headers["content-type"] = "application/json";
-      body2 = JSON.stringify(request2.json);
-    } else if (request2.body) {
-      headers["content-type"] = "application/octet-stream";
-      headers["content-length"] = String(request2.body.size);
-      body2 = bodyOf2(request2.body.data);
-    }
-    if (request2.lease) {
-      headers["x-fluksio-lease"] = request2.lease.lease;
-      headers["x-fluksio-run"] = request2.lease.runId;
-    }
-    const answer = await exchange(this.urlOf(path24), {
-      method,
-      headers,
-      body: body2,
-      signal: request2.signal,
-      timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
-    });
-    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path24}`, answer });
-    if (older) throw older;
-    if (isSuccess(answer.status)) return answer;
-    if (answer.status === 404 && request2.allowNotFound) {
-      answer.discard();
-      return answer;
-    }
-    if (answer.status === 307 && request2.allowStoreRedirect && answer.header("location") !== null) {
-      answer.discard();
-      return answer;
-    }
-    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path24}`, answer);
-    throw await errorFor(`${method} ${path24}`, answer);
-  }
-  /**
-   * One exchange with a blob store at a presigned URL the control plane handed out: only
-   * `request.headers` go along (never the token), no redirect is followed, and the URL
-   * (its signature) appears in no message. 5xx, 408, 429 and 403 (a URL that expired
-   * while a retry waited: the next attempt asks for a fresh one) are transient.
-   */
-  async storeAttempt(method, url2, request2) {
-    const answer = await exchange(new URL(url2), {
-      method,
-      headers: request2.body ? { ...request2.headers, "content-length": String(request2.body.size) } : { ...request2.headers },
-      body: request2.body ? bodyOf2(request2.body.data) : void 0,
-      signal: request2.signal,
-      timeoutMs: request2.timeoutMs
-    });
-    if (isSuccess(answer.status) || answer.status === 404 && request2.allowNotFound) return answer;
-    const where = `${method} ${new URL(url2).host}`;
-    const text2 = await answer.text().catch(() => "");
-    const code = /<Code>([^<]*)<\/Code>/.exec(text2)?.[1];
-    const message = /<Message>([^<]*)<\/Message>/.exec(text2)?.[1];
-    const sentence = [code, message].filter(Boolean).join(": ") || `HTTP ${answer.status}`;
-    if (answer.status === 403 || answer.status === 408 || answer.status === 429 || answer.status >= 500)
-      throw new TransientResponseError(`the blob store answered ${answer.status}: ${sentence}`);
-    if (answer.status >= 300 && answer.status < 400)
-      throw new ControlPlaneError(
-        answer.status,
-        where,
-        `The blob store answered ${where} with a redirect (${answer.status}); presigned URLs are not followed elsewhere`
-      );
-    throw new ControlPlaneError(
-      answer.status,
-      where,
-      `The blob store answered ${answer.status} to ${where}: ${sentence}`
-    );
-  }
-  /**
-   * A GET of bytes under `timeoutMs` (a blob's transfer limit), retried whole when
-   * `consume` fails transiently. A control plane whose store hands out presigned URLs
-   * answers 307: the bytes then come from the store, fetched without the token. Null for
-   * an allowed 404.
-   */
-  download(path24, options, consume, call, timeoutMs) {
-    return this.withRetries(`GET ${path24}`, call, async (signal) => {
-      let answer = await this.attempt("GET", path24, {
-        ...options,
-        signal,
-        timeoutMs,
-        allowStoreRedirect: true
-      });
-      const location2 = answer.status === 307 ? answer.header("location") : null;
-      if (location2 !== null) {
-        answer = await this.storeAttempt("GET", new URL(location2, this.base).href, {
-          allowNotFound: true,
-          signal,
-          timeoutMs
-        });
-      }
-      if (answer.status === 404) {
-        answer.discard();
-        return null;
-      }
-      return consume(answer.stream());
-    });
-  }
-  /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path24) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path24}`, this.base);
-  }
-  /** The response's JSON, validated with a protocol schema. */
-  async parse(answer, schema, request2) {
-    const text2 = await answer.text();
-    let json3;
-    try {
-      json3 = JSON.parse(text2);
-    } catch (error47) {
-      throw new ControlPlaneError(
-        0,
-        request2,
-        `The control plane answered ${request2} with a body that is not JSON`,
-        void 0,
-        {
-          cause: error47
-        }
-      );
-    }
-    const parsed = schema.safeParse(json3);
-    if (parsed.success) return parsed.data;
-    const issues = parsed.error.issues.map(
-      (issue3) => `${issue3.path.join(".") || "(body)"}: ${issue3.message}`
-    );
-    throw new ControlPlaneError(
-      0,
-      request2,
-      `The control plane's answer to ${request2} does not match the protocol: ${issues.slice(0, 5).join("; ")}`
-    );
-  }
-};
+
+// client/answer-errors.ts
 var TransientResponseError = class extends Error {
 };
 function isTransient(error47) {
@@ -90042,6 +89993,208 @@ function redirectError(request2, response) {
     `The control plane answered ${request2} with a redirect${where} (${response.status}); fluksio follows none, as the token would go along: give the URL it redirects to`
   );
 }
+
+// client/control-plane-http.ts
+var USER_AGENT = fluksioUserAgent({
+  version: FLUKSIO_VERSION,
+  protocol: PROTOCOL_VERSION,
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`
+});
+var ControlPlaneHttp = class {
+  constructor(options) {
+    this.options = options;
+    this.base = parseBaseUrl(options.url);
+    if (!/^[\x21-\x7e]+$/.test(options.token)) {
+      throw new Error(
+        "The control-plane token is empty or holds spaces or control characters; expected one line of text"
+      );
+    }
+    this.retries = options.retries ?? 5;
+    this.minRetryDelayMs = options.minRetryDelayMs ?? 500;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 15e3;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 3e4;
+  }
+  options;
+  base;
+  requestTimeoutMs;
+  retries;
+  minRetryDelayMs;
+  maxRetryDelayMs;
+  /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
+  send(method, path25, request2) {
+    return this.withRetries(
+      `${method} ${path25}`,
+      request2.call,
+      (signal) => this.attempt(method, path25, { ...request2, signal })
+    );
+  }
+  /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
+  async withRetries(request2, call, attempt) {
+    const budget = call.retries ?? this.retries;
+    const { persist } = call;
+    try {
+      return await pRetry(() => attempt(call.signal), {
+        retries: persist ? Infinity : budget,
+        minTimeout: this.minRetryDelayMs,
+        maxTimeout: this.maxRetryDelayMs,
+        randomize: true,
+        ...call.signal ? { signal: call.signal } : {},
+        shouldRetry: ({ error: error47, attemptNumber }) => isTransient(error47) && !call.signal?.aborted && (persist !== void 0 && !persist.aborted || attemptNumber <= budget),
+        onFailedAttempt: ({ error: error47, attemptNumber, retriesLeft }) => {
+          if (retriesLeft > 0 && isTransient(error47))
+            this.options.onRetry?.({ request: request2, attempt: attemptNumber, error: error47 });
+        }
+      });
+    } catch (error47) {
+      if (call.signal?.aborted || !isTransient(error47)) throw error47;
+      const why = error47 instanceof TransientResponseError ? error47.message : describeNetworkError(error47);
+      throw new ControlPlaneUnreachableError(
+        request2,
+        `Could not reach the control plane at ${this.base.origin} (${request2}): ${why}`,
+        { cause: error47 }
+      );
+    }
+  }
+  /** One HTTP exchange: the status decides what is thrown. */
+  async attempt(method, path25, request2) {
+    const headers = {
+      ...request2.headers,
+      authorization: `Bearer ${this.options.token}`,
+      accept: "application/json",
+      "user-agent": USER_AGENT,
+      [PROTOCOL_HEADER.toLowerCase()]: String(PROTOCOL_VERSION)
+    };
+    let body2;
+    if (request2.json !== void 0) {
+      headers["content-type"] = "application/json";
+      body2 = JSON.stringify(request2.json);
+    } else if (request2.body) {
+      headers["content-type"] = "application/octet-stream";
+      headers["content-length"] = String(request2.body.size);
+      body2 = bodyOf2(request2.body.data);
+    }
+    if (request2.lease) {
+      headers["x-fluksio-lease"] = request2.lease.lease;
+      headers["x-fluksio-run"] = request2.lease.runId;
+    }
+    const answer = await exchange(this.urlOf(path25), {
+      method,
+      headers,
+      body: body2,
+      signal: request2.signal,
+      timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
+    });
+    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path25}`, answer });
+    if (older) throw older;
+    if (isSuccess(answer.status)) return answer;
+    if (answer.status === 404 && request2.allowNotFound) {
+      answer.discard();
+      return answer;
+    }
+    if (answer.status === 307 && request2.allowStoreRedirect && answer.header("location") !== null) {
+      answer.discard();
+      return answer;
+    }
+    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path25}`, answer);
+    throw await errorFor(`${method} ${path25}`, answer);
+  }
+  /**
+   * One exchange with a blob store at a presigned URL the control plane handed out: only
+   * `request.headers` go along (never the token), no redirect is followed, and the URL
+   * (its signature) appears in no message. 5xx, 408, 429 and 403 (a URL that expired
+   * while a retry waited: the next attempt asks for a fresh one) are transient.
+   */
+  async storeAttempt(method, url2, request2) {
+    const answer = await exchange(new URL(url2), {
+      method,
+      headers: request2.body ? { ...request2.headers, "content-length": String(request2.body.size) } : { ...request2.headers },
+      body: request2.body ? bodyOf2(request2.body.data) : void 0,
+      signal: request2.signal,
+      timeoutMs: request2.timeoutMs
+    });
+    if (isSuccess(answer.status) || answer.status === 404 && request2.allowNotFound) return answer;
+    const where = `${method} ${new URL(url2).host}`;
+    const text2 = await answer.text().catch(() => "");
+    const code = /<Code>([^<]*)<\/Code>/.exec(text2)?.[1];
+    const message = /<Message>([^<]*)<\/Message>/.exec(text2)?.[1];
+    const sentence = [code, message].filter(Boolean).join(": ") || `HTTP ${answer.status}`;
+    if (answer.status === 403 || answer.status === 408 || answer.status === 429 || answer.status >= 500)
+      throw new TransientResponseError(`the blob store answered ${answer.status}: ${sentence}`);
+    if (answer.status >= 300 && answer.status < 400)
+      throw new ControlPlaneError(
+        answer.status,
+        where,
+        `The blob store answered ${where} with a redirect (${answer.status}); presigned URLs are not followed elsewhere`
+      );
+    throw new ControlPlaneError(
+      answer.status,
+      where,
+      `The blob store answered ${answer.status} to ${where}: ${sentence}`
+    );
+  }
+  /**
+   * A GET of bytes under `timeoutMs` (a blob's transfer limit), retried whole when
+   * `consume` fails transiently. A control plane whose store hands out presigned URLs
+   * answers 307: the bytes then come from the store, fetched without the token. Null for
+   * an allowed 404.
+   */
+  download(path25, options, consume, call, timeoutMs) {
+    return this.withRetries(`GET ${path25}`, call, async (signal) => {
+      let answer = await this.attempt("GET", path25, {
+        ...options,
+        signal,
+        timeoutMs,
+        allowStoreRedirect: true
+      });
+      const location2 = answer.status === 307 ? answer.header("location") : null;
+      if (location2 !== null) {
+        answer = await this.storeAttempt("GET", new URL(location2, this.base).href, {
+          allowNotFound: true,
+          signal,
+          timeoutMs
+        });
+      }
+      if (answer.status === 404) {
+        answer.discard();
+        return null;
+      }
+      return consume(answer.stream());
+    });
+  }
+  /** `path` (absolute, with its query) under the base URL's own path. */
+  urlOf(path25) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path25}`, this.base);
+  }
+  /** The response's JSON, validated with a protocol schema. */
+  async parse(answer, schema, request2) {
+    const text2 = await answer.text();
+    let json3;
+    try {
+      json3 = JSON.parse(text2);
+    } catch (error47) {
+      throw new ControlPlaneError(
+        0,
+        request2,
+        `The control plane answered ${request2} with a body that is not JSON`,
+        void 0,
+        {
+          cause: error47
+        }
+      );
+    }
+    const parsed = schema.safeParse(json3);
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues.map(
+      (issue3) => `${issue3.path.join(".") || "(body)"}: ${issue3.message}`
+    );
+    throw new ControlPlaneError(
+      0,
+      request2,
+      `The control plane's answer to ${request2} does not match the protocol: ${issues.slice(0, 5).join("; ")}`
+    );
+  }
+};
 function parseBaseUrl(url2) {
   let parsed;
   try {
@@ -90065,8 +90218,8 @@ function parseBaseUrl(url2) {
 }
 
 // client/run-lease.ts
-function fenceOf(run4) {
-  return run4.epoch ? { lease: run4.lease, epoch: run4.epoch } : { lease: run4.lease };
+function fenceOf(run5) {
+  return run5.epoch ? { lease: run5.lease, epoch: run5.epoch } : { lease: run5.lease };
 }
 
 // client/upload-to-presigned-url.ts
@@ -90122,77 +90275,77 @@ var ControlPlaneClient = class {
    * and the lease's new epoch, which the run's writes carry from then on (`RunLease.epoch`).
    * Refused (isLeaseLost) once the run is not held, or has a cancel pending.
    */
-  async resume(run4, call = {}) {
-    const json3 = { lease: run4.lease, fencing: "epoch" };
-    return this.postLeased(run4, "resume", json3, ResumeReply, call);
+  async resume(run5, call = {}) {
+    const json3 = { lease: run5.lease, fencing: "epoch" };
+    return this.postLeased(run5, "resume", json3, ResumeReply, call);
   }
   /** Renews the lease; the reply says whether to stop the run. */
-  async heartbeat(run4, call = {}) {
-    const json3 = fenceOf(run4);
-    return this.postLeased(run4, "heartbeat", json3, HeartbeatReply, call);
+  async heartbeat(run5, call = {}) {
+    const json3 = fenceOf(run5);
+    return this.postLeased(run5, "heartbeat", json3, HeartbeatReply, call);
   }
   /**
    * Waits up to `waitSeconds` for the control plane to ask for the run's stop (a cancel,
    * its time limit); the reply says whether it did, as a heartbeat's does, and renews nothing.
    */
-  async watch(run4, waitSeconds, call = {}) {
-    const json3 = { lease: run4.lease, waitSeconds };
+  async watch(run5, waitSeconds, call = {}) {
+    const json3 = { lease: run5.lease, waitSeconds };
     const timeoutMs = this.http.requestTimeoutMs + waitSeconds * 1e3;
-    return this.postLeased(run4, "watch", json3, HeartbeatReply, call, timeoutMs);
+    return this.postLeased(run5, "watch", json3, HeartbeatReply, call, timeoutMs);
   }
   /**
    * The checkout is verified: the run starts, stamped with what is about to execute. The
    * reply says whether it did: a run the control plane failed instead (its params are not
    * those it was queued with) must not run.
    */
-  async start(run4, stamp, call = {}) {
-    const json3 = { ...stamp, ...fenceOf(run4) };
-    return this.postLeased(run4, "start", json3, StartReply, call);
+  async start(run5, stamp, call = {}) {
+    const json3 = { ...stamp, ...fenceOf(run5) };
+    return this.postLeased(run5, "start", json3, StartReply, call);
   }
   /** Uploads events; resolves once the control plane acknowledged them. */
-  async sendEvents(run4, batch, call = {}) {
-    const json3 = { ...batch, ...fenceOf(run4) };
-    return this.postLeased(run4, "events", json3, EventBatchReply, call);
+  async sendEvents(run5, batch, call = {}) {
+    const json3 = { ...batch, ...fenceOf(run5) };
+    return this.postLeased(run5, "events", json3, EventBatchReply, call);
   }
-  async finish(run4, result, call = {}) {
-    const json3 = { ...result, ...fenceOf(run4) };
-    return this.postLeased(run4, "finish", json3, LeasedWriteReply, call);
+  async finish(run5, result, call = {}) {
+    const json3 = { ...result, ...fenceOf(run5) };
+    return this.postLeased(run5, "finish", json3, LeasedWriteReply, call);
   }
   /**
    * Says the run's commit is fetched, passing back the claim's `git.extraHeader`, so the
    * control plane revokes that credential now instead of leaving it valid for the hour.
    */
-  async fetched(run4, extraHeader, call = {}) {
-    const json3 = { lease: run4.lease, extraHeader };
-    return this.postLeased(run4, "fetched", json3, FetchedReply, call);
+  async fetched(run5, extraHeader, call = {}) {
+    const json3 = { lease: run5.lease, extraHeader };
+    return this.postLeased(run5, "fetched", json3, FetchedReply, call);
   }
   /** Gives the run back to the queue (the runner is stopping). */
-  async release(run4, reason, call = {}) {
-    const json3 = { reason, ...fenceOf(run4) };
-    return this.postLeased(run4, "release", json3, LeasedWriteReply, call);
+  async release(run5, reason, call = {}) {
+    const json3 = { reason, ...fenceOf(run5) };
+    return this.postLeased(run5, "release", json3, LeasedWriteReply, call);
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
-  async cacheEntry(run4, key, call = {}) {
-    const path24 = `${runPath(run4.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path24, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path24}`);
+  async cacheEntry(run5, key, call = {}) {
+    const path25 = `${runPath(run5.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path25, { call, lease: run5, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path25}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
-  async cacheCandidates(run4, manifestKey, call = {}) {
-    const path24 = `${runPath(run4.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path24, { call, lease: run4 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path24}`)).entries;
+  async cacheCandidates(run5, manifestKey, call = {}) {
+    const path25 = `${runPath(run5.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path25, { call, lease: run5 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path25}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
-  async previousStage(run4, stage, call = {}) {
-    const path24 = `${runPath(run4.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path24, { call, lease: run4, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path24}`);
+  async previousStage(run5, stage, call = {}) {
+    const path25 = `${runPath(run5.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path25, { call, lease: run5, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path25}`);
   }
-  async hasBlob(run4, digest, call = {}) {
+  async hasBlob(run5, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
       call,
-      lease: run4,
+      lease: run5,
       allowNotFound: true
     });
     return response.status !== 404;
@@ -90202,10 +90355,10 @@ var ControlPlaneClient = class {
    * stream; a failure inside it (a connection dropped mid-body) retries the whole
    * download. Null when absent.
    */
-  async getBlob(run4, digest, consume, call = {}) {
+  async getBlob(run5, digest, consume, call = {}) {
     return this.http.download(
       blobPath(digest),
-      { lease: run4, allowNotFound: true },
+      { lease: run5, allowNotFound: true },
       consume,
       call,
       this.transferTimeoutMs
@@ -90217,17 +90370,17 @@ var ControlPlaneClient = class {
    * store's presigned URL (S3), after which it checks the stored object before recording
    * it. The bytes were hashed here first: `digest` is theirs.
    */
-  async putBlob(run4, digest, body2, call = {}) {
+  async putBlob(run5, digest, body2, call = {}) {
     const size = "bytes" in body2 ? body2.bytes.byteLength : body2.size;
     const uploads = `${blobPath(digest)}/uploads`;
     const start2 = { size };
     const askTicket = async () => this.http.parse(
-      await this.http.send("POST", uploads, { call, json: start2, lease: run4 }),
+      await this.http.send("POST", uploads, { call, json: start2, lease: run5 }),
       BlobUploadTicket,
       `POST ${uploads}`
     );
     const ticket = await askTicket();
-    if (ticket.via === "control-plane") return this.putThroughControlPlane(run4, digest, body2, call);
+    if (ticket.via === "control-plane") return this.putThroughControlPlane(run5, digest, body2, call);
     const uploadId = await uploadToPresignedUrl({
       http: this.http,
       first: ticket,
@@ -90237,20 +90390,20 @@ var ControlPlaneClient = class {
       timeoutMs: this.transferTimeoutMs
     });
     const finish2 = { size };
-    const path24 = `${uploads}/${uploadId}`;
+    const path25 = `${uploads}/${uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path24, { call, json: finish2, lease: run4 }),
+      await this.http.send("POST", path25, { call, json: finish2, lease: run5 }),
       BlobUploadReply,
-      `POST ${path24}`
+      `POST ${path25}`
     );
   }
-  async putThroughControlPlane(run4, digest, body2, call) {
+  async putThroughControlPlane(run5, digest, body2, call) {
     const request2 = `PUT ${blobPath(digest)}`;
     const response = await this.http.withRetries(
       request2,
       call,
       (signal) => this.http.attempt("PUT", blobPath(digest), {
-        lease: run4,
+        lease: run5,
         signal,
         timeoutMs: this.transferTimeoutMs,
         body: bodyOf(body2)
@@ -90268,13 +90421,13 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path24 = "/api/v1/runs";
-    const response = await this.http.send("POST", path24, {
+    const path25 = "/api/v1/runs";
+    const response = await this.http.send("POST", path25, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path24}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path25}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them, and of one
@@ -90307,28 +90460,28 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path24 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path24, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path24}`);
+    const path25 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path25, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path25}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path24 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.http.download(path24, {}, consume, call, this.transferTimeoutMs);
-    if (result === null) throw new Error(`The control plane answered GET ${path24} without a body`);
+    const path25 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.http.download(path25, {}, consume, call, this.transferTimeoutMs);
+    if (result === null) throw new Error(`The control plane answered GET ${path25} without a body`);
     return result;
   }
-  async get(path24, schema, call) {
-    return this.http.parse(await this.http.send("GET", path24, { call }), schema, `GET ${path24}`);
+  async get(path25, schema, call) {
+    return this.http.parse(await this.http.send("GET", path25, { call }), schema, `GET ${path25}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
-  async postLeased(run4, what, json3, schema, call, timeoutMs) {
-    const path24 = `${runPath(run4.runId)}/${what}`;
-    const response = await this.http.send("POST", path24, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
-    return this.http.parse(response, schema, `POST ${path24}`);
+  async postLeased(run5, what, json3, schema, call, timeoutMs) {
+    const path25 = `${runPath(run5.runId)}/${what}`;
+    const response = await this.http.send("POST", path25, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
+    return this.http.parse(response, schema, `POST ${path25}`);
   }
 };
 function runPath(runId) {
@@ -90361,15 +90514,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path24 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path25 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path24}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path25}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path24 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
-    return { repository: `local/${path24.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path24}` };
+    const path25 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
+    return { repository: `local/${path25.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path25}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`
@@ -90624,7 +90777,7 @@ function logStream(log) {
 }
 
 // action/main.ts
-async function run3() {
+async function run4() {
   const cancel = cancelOnSignal();
   const log = new WorkflowLog();
   try {
@@ -90662,7 +90815,7 @@ function cancelOnSignal() {
   return controller;
 }
 export {
-  run3 as run
+  run4 as run
 };
 /*! Bundled license information:
 

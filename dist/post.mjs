@@ -33119,14 +33119,6 @@ var package_default = {
 // core/fluksio-version.ts
 var FLUKSIO_VERSION = package_default.version;
 
-// schemas/protocol/api-error.ts
-var ApiError = external_exports.object({
-  error: external_exports.string(),
-  field: external_exports.string().optional(),
-  /** For a failure of the control plane itself (500): the id its log gives the details under. */
-  requestId: external_exports.string().optional()
-});
-
 // schemas/protocol/fluksio-user-agent.ts
 function fluksioUserAgent(agent) {
   return `fluksio/${agent.version} (protocol ${agent.protocol}; node ${agent.node}; ${agent.platform})`;
@@ -33180,17 +33172,18 @@ async function exchange(url2, options) {
   }
   const { statusCode, headers, body } = response;
   body.once("close", limit.release);
-  if (statusCode === 204 || options.method === "HEAD") await body.dump();
+  const empty = statusCode === 204 || options.method === "HEAD";
+  if (empty) await body.dump();
   return {
     status: statusCode,
     header(name) {
       const value = headers[name.toLowerCase()];
       return Array.isArray(value) ? value[0] ?? null : value ?? null;
     },
-    text: () => body.text(),
-    stream: () => body,
+    text: () => empty ? Promise.resolve("") : body.text(),
+    stream: () => empty ? Readable2.from([]) : body,
     discard() {
-      body.dump().catch(() => {
+      if (!empty) body.dump().catch(() => {
       });
     }
   };
@@ -33259,6 +33252,62 @@ function olderProtocolError({
   );
 }
 
+// schemas/protocol/api-error.ts
+var ApiError = external_exports.object({
+  error: external_exports.string(),
+  field: external_exports.string().optional(),
+  /** For a failure of the control plane itself (500): the id its log gives the details under. */
+  requestId: external_exports.string().optional()
+});
+
+// client/answer-errors.ts
+var TransientResponseError = class extends Error {
+};
+function isTransient(error46) {
+  if (error46 instanceof TransientResponseError) return true;
+  return error46 instanceof Error && (error46.name === "TimeoutError" || isConnectionError(error46) || isConnectionError(error46.cause));
+}
+function isConnectionError(error46) {
+  const code = error46?.code;
+  return typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_\w+)$/.test(
+    code
+  );
+}
+function describeNetworkError(error46) {
+  if (!(error46 instanceof Error)) return String(error46);
+  if (error46.name === "TimeoutError") return "the request timed out";
+  const failure = isConnectionError(error46) ? error46 : error46.cause;
+  return failure?.code ? `${failure.code}${failure.message ? ` (${failure.message})` : ""}` : error46.message;
+}
+async function errorFor(request, response) {
+  const text = await response.text().catch(() => "");
+  let sentence = text.slice(0, 500) || `HTTP ${response.status}`;
+  let field;
+  try {
+    const parsed = ApiError.safeParse(JSON.parse(text));
+    if (parsed.success) {
+      sentence = parsed.data.error;
+      field = parsed.data.field;
+    }
+  } catch {
+  }
+  if (response.status === 408 || response.status === 429 || response.status >= 500)
+    return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
+  const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
+  const ErrorClass = response.status === 401 ? UnauthorizedError : response.status === 403 ? ForbiddenError : response.status === 404 ? NotFoundError : response.status === 409 ? StaleLeaseError : response.status === 426 ? ProtocolMismatchError : ControlPlaneError;
+  return new ErrorClass(response.status, request, message, field);
+}
+function redirectError(request, response) {
+  response.discard();
+  const location = response.header("location");
+  const where = location ? ` to ${redactUrl(location)}` : "";
+  return new ControlPlaneError(
+    response.status,
+    request,
+    `The control plane answered ${request} with a redirect${where} (${response.status}); fluksio follows none, as the token would go along: give the URL it redirects to`
+  );
+}
+
 // client/control-plane-http.ts
 var USER_AGENT = fluksioUserAgent({
   version: FLUKSIO_VERSION,
@@ -33296,14 +33345,16 @@ var ControlPlaneHttp = class {
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
   async withRetries(request, call, attempt) {
+    const budget = call.retries ?? this.retries;
+    const { persist } = call;
     try {
       return await pRetry(() => attempt(call.signal), {
-        retries: call.retries ?? this.retries,
+        retries: persist ? Infinity : budget,
         minTimeout: this.minRetryDelayMs,
         maxTimeout: this.maxRetryDelayMs,
         randomize: true,
         ...call.signal ? { signal: call.signal } : {},
-        shouldRetry: ({ error: error46 }) => isTransient(error46) && !call.signal?.aborted,
+        shouldRetry: ({ error: error46, attemptNumber }) => isTransient(error46) && !call.signal?.aborted && (persist !== void 0 && !persist.aborted || attemptNumber <= budget),
         onFailedAttempt: ({ error: error46, attemptNumber, retriesLeft }) => {
           if (retriesLeft > 0 && isTransient(error46))
             this.options.onRetry?.({ request, attempt: attemptNumber, error: error46 });
@@ -33458,52 +33509,6 @@ var ControlPlaneHttp = class {
     );
   }
 };
-var TransientResponseError = class extends Error {
-};
-function isTransient(error46) {
-  if (error46 instanceof TransientResponseError) return true;
-  return error46 instanceof Error && (error46.name === "TimeoutError" || isConnectionError(error46) || isConnectionError(error46.cause));
-}
-function isConnectionError(error46) {
-  const code = error46?.code;
-  return typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_\w+)$/.test(
-    code
-  );
-}
-function describeNetworkError(error46) {
-  if (!(error46 instanceof Error)) return String(error46);
-  if (error46.name === "TimeoutError") return "the request timed out";
-  const failure = isConnectionError(error46) ? error46 : error46.cause;
-  return failure?.code ? `${failure.code}${failure.message ? ` (${failure.message})` : ""}` : error46.message;
-}
-async function errorFor(request, response) {
-  const text = await response.text().catch(() => "");
-  let sentence = text.slice(0, 500) || `HTTP ${response.status}`;
-  let field;
-  try {
-    const parsed = ApiError.safeParse(JSON.parse(text));
-    if (parsed.success) {
-      sentence = parsed.data.error;
-      field = parsed.data.field;
-    }
-  } catch {
-  }
-  if (response.status === 408 || response.status === 429 || response.status >= 500)
-    return new TransientResponseError(`it answered ${response.status}: ${sentence}`);
-  const message = `The control plane answered ${response.status} to ${request}: ${sentence}`;
-  const ErrorClass = response.status === 401 ? UnauthorizedError : response.status === 403 ? ForbiddenError : response.status === 404 ? NotFoundError : response.status === 409 ? StaleLeaseError : response.status === 426 ? ProtocolMismatchError : ControlPlaneError;
-  return new ErrorClass(response.status, request, message, field);
-}
-function redirectError(request, response) {
-  response.discard();
-  const location = response.header("location");
-  const where = location ? ` to ${redactUrl(location)}` : "";
-  return new ControlPlaneError(
-    response.status,
-    request,
-    `The control plane answered ${request} with a redirect${where} (${response.status}); fluksio follows none, as the token would go along: give the URL it redirects to`
-  );
-}
 function parseBaseUrl(url2) {
   let parsed;
   try {

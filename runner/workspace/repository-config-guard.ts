@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { WorkTreeListing } from './work-tree-listing.js';
+import type { GitObjectFormat } from './git-blob-id.js';
 
 const run = promisify(execFile);
 
@@ -46,7 +46,8 @@ export const REPOSITORY_CONFIG_GUARD: RepositoryConfigGuard = {
 export async function withoutRepositoryConfig<T>(
   guard: RepositoryConfigGuard,
   root: string,
-  listing: Pick<WorkTreeListing, 'objectFormat' | 'sources'>,
+  /** Where a work-tree listing found the repository (work-tree-listing.ts). */
+  listing: { objectFormat: GitObjectFormat; sources: { indexFile: string; commonDir: string } },
   task: (guard: RepositoryConfigGuard) => Promise<T>,
 ): Promise<T> {
   const configDir = await mkdtemp(path.join(tmpdir(), 'fluksio-git-config-'));
