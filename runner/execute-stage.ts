@@ -17,6 +17,7 @@ import type { StageRecheck } from './keys/recheck-stage-inputs.js';
 import { checkAfterRun } from './check-after-run.js';
 import { readMetricsFile } from './output/metrics-file.js';
 import { readPlotSeries } from './output/read-plot-series.js';
+import { maskMetricPoints, maskStageRecord } from './output/mask-stage-record.js';
 import { MissingOutError } from './blobs/missing-out-error.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { removeOut, storeOut } from './blobs/stage-outputs.js';
@@ -59,14 +60,15 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   });
   const finish = (fields: Partial<StageRecord> & { status: StageStatus }): StageResult => {
     const finishedAt = new Date();
-    const record: StageRecord = {
+    // Its error, warnings and metric names quote the files the stage wrote: masked as its log is.
+    const record = maskStageRecord(context.masker, {
       ...emptyStageRecord(name, fields.status),
       startedAt: startedAt.toISOString(),
       ...fields,
       warnings: [...resourceWarnings, ...(fields.warnings ?? [])],
       finishedAt: finishedAt.toISOString(),
       durationMs: finishedAt.getTime() - startedAt.getTime(),
-    };
+    });
     options.events.emit({ type: 'stage.finished', stage: record });
     return { record, annotations, tracebacks, runDirty: recheck?.runDirty ?? [] };
   };
@@ -325,8 +327,9 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     }
     // Plot files give series as `::metric` lines do (no final values); an unreadable one is a warning.
     const plotted = await readPlotSeries(stage.plots ?? [], workspace, name);
-    for (let at = 0; at < plotted.points.length; at += 1000) {
-      options.events.emit({ type: 'metric.points', points: plotted.points.slice(at, at + 1000) });
+    const plottedPoints = maskMetricPoints(context.masker, plotted.points);
+    for (let at = 0; at < plottedPoints.length; at += 1000) {
+      options.events.emit({ type: 'metric.points', points: plottedPoints.slice(at, at + 1000) });
     }
     const decided = await keyOfExecution({
       stage: name,
