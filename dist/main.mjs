@@ -73699,14 +73699,26 @@ import { readFile as readFile3 } from "node:fs/promises";
 // core/text/json-syntax-error.ts
 var import_yaml3 = __toESM(require_dist(), 1);
 function jsonSyntaxError(text2, error47) {
-  const message = messageOf(error47).replace(/ \(line \d+ column \d+\)$/, "");
-  const position = /at position (\d+)/.exec(message);
-  if (position) {
-    const before = text2.slice(0, Number(position[1])).split("\n");
+  const raw = messageOf(error47).replace(/ \(line \d+ column \d+\)$/, "");
+  const excerpt = /, (\.\.\.)?"(.*)"(\.\.\.)? is not valid JSON$/s.exec(raw);
+  const message = excerpt ? raw.slice(0, excerpt.index) : raw;
+  const position = /at position (\d+)/.exec(message)?.[1] ?? excerptOffset(text2, excerpt);
+  if (position !== null) {
+    const before = text2.slice(0, Number(position)).split("\n");
     return { message, where: `line ${before.length}, column ${before.at(-1).length + 1}` };
   }
   const at4 = (0, import_yaml3.parseDocument)(text2).errors[0]?.linePos?.[0];
   return { message, where: at4 ? `line ${at4.line}, column ${at4.col}` : null };
+}
+var CONTEXT = 10;
+function excerptOffset(text2, excerpt) {
+  if (excerpt === null) return null;
+  const [, cutBefore, quoted = "", cutAfter] = excerpt;
+  if (cutBefore === void 0 && cutAfter === void 0) return null;
+  const start2 = cutBefore === void 0 ? 0 : text2.indexOf(quoted);
+  if (start2 === -1) return null;
+  const offset = cutBefore === void 0 ? quoted.length - CONTEXT : start2 + CONTEXT;
+  return offset >= 0 && offset < text2.length ? offset : null;
 }
 
 // runner/output/metrics-file.ts
@@ -75565,6 +75577,22 @@ async function plotFiles(pipelineDir, path25, root) {
     throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
   }
   return files.sort();
+}
+
+// runner/output/mask-stage-record.ts
+function maskStageRecord(masker, record2) {
+  return {
+    ...record2,
+    error: record2.error === null ? null : masker.mask(record2.error),
+    warnings: record2.warnings.map((warning2) => masker.mask(warning2)),
+    notes: record2.notes.map((note) => masker.mask(note)),
+    metrics: Object.fromEntries(
+      Object.entries(record2.metrics).map(([name2, value]) => [masker.mask(name2), value])
+    )
+  };
+}
+function maskMetricPoints(masker, points) {
+  return points.map((point2) => ({ ...point2, name: masker.mask(point2.name) }));
 }
 
 // runner/keys/keying-notes.ts
@@ -77447,14 +77475,14 @@ async function executeStage(name2, context) {
   });
   const finish2 = (fields) => {
     const finishedAt = /* @__PURE__ */ new Date();
-    const record2 = {
+    const record2 = maskStageRecord(context.masker, {
       ...emptyStageRecord(name2, fields.status),
       startedAt: startedAt.toISOString(),
       ...fields,
       warnings: [...resourceWarnings, ...fields.warnings ?? []],
       finishedAt: finishedAt.toISOString(),
       durationMs: finishedAt.getTime() - startedAt.getTime()
-    };
+    });
     options.events.emit({ type: "stage.finished", stage: record2 });
     return { record: record2, annotations: annotations2, tracebacks, runDirty: recheck?.runDirty ?? [] };
   };
@@ -77682,8 +77710,9 @@ async function executeStage(name2, context) {
       return finish2({ status: "failed", ...ran, error: message });
     }
     const plotted = await readPlotSeries(stage.plots ?? [], workspace, name2);
-    for (let at4 = 0; at4 < plotted.points.length; at4 += 1e3) {
-      options.events.emit({ type: "metric.points", points: plotted.points.slice(at4, at4 + 1e3) });
+    const plottedPoints = maskMetricPoints(context.masker, plotted.points);
+    for (let at4 = 0; at4 < plottedPoints.length; at4 += 1e3) {
+      options.events.emit({ type: "metric.points", points: plottedPoints.slice(at4, at4 + 1e3) });
     }
     const decided = await keyOfExecution({
       stage: name2,
