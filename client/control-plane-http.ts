@@ -38,6 +38,12 @@ export interface ControlPlaneHttpOptions {
   maxRetryDelayMs?: number;
   /** One attempt's time limit, unless a request sets its own. @defaultValue 30000 */
   requestTimeoutMs?: number;
+  /**
+   * How long a persisting call (`CallOptions.persist`) retries past its budget: an outage
+   * of the control plane outlasts no run, but a request it fails for ever (a 500 of a bug
+   * on one payload) must end somewhere, with the run's reason. @defaultValue 3600000 (1 hour)
+   */
+  maxPersistMs?: number;
   /** Told about each transient failure before it is retried (for a log line). */
   onRetry?(info: { request: string; attempt: number; error: Error }): void;
 }
@@ -47,11 +53,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   retries?: number;
   /**
-   * While this signal has not ended, transient failures are retried without limit (the
-   * backoff capped at the longest delay): a result that must not be lost to an outage of
-   * the control plane, such as a run's finish or a stage's outs. Once it ended, the call's
-   * budget (`retries`) applies again, counted from its first attempt; unlike `signal`, it
-   * never cuts an attempt short.
+   * While this signal has not ended, transient failures are retried past the budget (the
+   * backoff capped at the longest delay), for up to `maxPersistMs` from the first attempt:
+   * a result that must not be lost to an outage of the control plane, such as a run's
+   * finish or a stage's outs. Once it ended, the call's budget (`retries`) applies again,
+   * counted from its first attempt; unlike `signal`, it never cuts an attempt short.
    */
   persist?: AbortSignal;
 }
@@ -100,6 +106,7 @@ export class ControlPlaneHttp {
   private readonly retries: number;
   private readonly minRetryDelayMs: number;
   private readonly maxRetryDelayMs: number;
+  private readonly maxPersistMs: number;
 
   constructor(private readonly options: ControlPlaneHttpOptions) {
     this.base = parseBaseUrl(options.url);
@@ -112,6 +119,7 @@ export class ControlPlaneHttp {
     this.minRetryDelayMs = options.minRetryDelayMs ?? 500;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 15_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.maxPersistMs = options.maxPersistMs ?? 3_600_000;
   }
 
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
@@ -129,6 +137,8 @@ export class ControlPlaneHttp {
   ): Promise<T> {
     const budget = call.retries ?? this.retries;
     const { persist } = call;
+    const persistUntil = Date.now() + this.maxPersistMs;
+    const persisting = () => persist !== undefined && !persist.aborted && Date.now() < persistUntil;
     try {
       return await pRetry(() => attempt(call.signal), {
         retries: persist ? Infinity : budget,
@@ -137,11 +147,10 @@ export class ControlPlaneHttp {
         randomize: true,
         ...(call.signal ? { signal: call.signal } : {}),
         shouldRetry: ({ error, attemptNumber }) =>
-          isTransient(error) &&
-          !call.signal?.aborted &&
-          ((persist !== undefined && !persist.aborted) || attemptNumber <= budget),
+          isTransient(error) && !call.signal?.aborted && (persisting() || attemptNumber <= budget),
         onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
-          if (retriesLeft > 0 && isTransient(error))
+          // Told before shouldRetry: a retry is said only where one follows.
+          if (retriesLeft > 0 && isTransient(error) && (persisting() || attemptNumber <= budget))
             this.options.onRetry?.({ request, attempt: attemptNumber, error });
         },
       });

@@ -31,7 +31,13 @@ export interface CommandContext {
  * not, because the shell would start or read something no audit hook sees.
  */
 export async function whyNotPython(cmd: string, context: CommandContext): Promise<string | null> {
-  const tokens = parse(cmd, (name) => `$${name}`);
+  let tokens: ReturnType<typeof parse>;
+  try {
+    tokens = parse(cmd, (name) => `$${name}`);
+  } catch {
+    // shell-quote gives up on some expansions (`${X:-$(cmd)}`, an unclosed `${`): the shell does not.
+    return 'the shell expands something fluksio cannot read';
+  }
   const words: string[] = [];
   for (const token of tokens) {
     if (typeof token === 'string') {

@@ -84,6 +84,29 @@ describe('the control-plane client', () => {
     await expect(failing).rejects.toBeInstanceOf(ControlPlaneUnreachableError);
   });
 
+  test('a persisting call the control plane keeps failing ends after maxPersistMs, though its signal never ends', async () => {
+    const { claim } = plane.enqueue(makeClaim({ repoDir: '/tmp/x', commit: 'a'.repeat(40) }));
+    await client().claim(0, false);
+    plane.failures = { count: 1_000_000, status: 500 };
+    const persisting = new AbortController();
+    const capped = new ControlPlaneClient({
+      url: plane.url,
+      token: plane.token,
+      retries: 3,
+      minRetryDelayMs: 10,
+      maxRetryDelayMs: 50,
+      maxPersistMs: 400,
+    });
+    const failing = capped.heartbeat(
+      { runId: claim.run.id, lease: claim.lease },
+      { persist: persisting.signal },
+    );
+    await expect(failing).rejects.toBeInstanceOf(ControlPlaneUnreachableError);
+    expect(persisting.signal.aborted).toBe(false);
+    // Past the budget of 3 retries, for a while.
+    expect(plane.requests.filter((request) => request.line.endsWith('/heartbeat')).length).toBeGreaterThan(4);
+  });
+
   test('a stale lease is a StaleLeaseError, a wrong token an UnauthorizedError, neither retried', async () => {
     const { claim } = plane.enqueue(makeClaim({ repoDir: '/tmp/x', commit: 'a'.repeat(40) }));
     await client().claim(0, false);

@@ -31,6 +31,7 @@ describe('whether a command can be traced as Python', () => {
     ['python3 train.py "$(cat VERSION)"', 'the shell runs a command substitution $(…) or `…`'],
     ['python3 train.py "${V:-$(cat VERSION)}"', 'the shell runs a command substitution $(…) or `…`'],
     ['python3 train.py `cat VERSION`', 'the shell runs a command substitution $(…) or `…`'],
+    ['python3 train.py ${V:-$(cat VERSION)}', 'the shell expands something fluksio cannot read'],
     ['python3 train.py "`cat VERSION`"', 'the shell runs a command substitution $(…) or `…`'],
     ['python3 train.py --note "$HOME"', null],
     ['python3 train.py # a note', null],
