@@ -31,9 +31,9 @@ export const runners = pgTable('runners', {
   /** The last authenticated request; a runner seen within the online window counts as online. */
   lastSeenAt: timestamp('last_seen_at', { withTimezone: true }),
   /**
-   * The fluksio version its last authenticated request named in `User-Agent`
-   * (`fluksio/0.1.0 …`); null when that request named none (an older client, curl) or it
-   * has not been seen: which runners still run an old version, while upgrading.
+   * The fluksio version the last of its requests that named one gave in `User-Agent`
+   * (`fluksio/0.1.0 …`); null while none has (an older client, or never seen): which
+   * runners still run an old version, while upgrading.
    */
   version: text('version'),
 });

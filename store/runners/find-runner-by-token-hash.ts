@@ -18,7 +18,7 @@ const runnerByTokenHash = perHandle((db) =>
     .select({
       runner: runners,
       stale: sql<boolean>`(${runners.lastSeenAt} is null or ${runners.lastSeenAt} < now() - ${SEEN_GRANULARITY}
-        or ${runners.version} is distinct from ${VERSION})`,
+        or (${VERSION} is not null and ${runners.version} is distinct from ${VERSION}))`,
     })
     .from(runners)
     .where(eq(runners.tokenHash, sql.placeholder('tokenHash')))
@@ -28,14 +28,14 @@ const runnerByTokenHash = perHandle((db) =>
 const markSeen = perHandle((db) =>
   db
     .update(runners)
-    .set({ lastSeenAt: sql`now()`, version: VERSION })
+    .set({ lastSeenAt: sql`now()`, version: sql`coalesce(${VERSION}, ${runners.version})` })
     .where(
       and(
         eq(runners.id, sql.placeholder('id')),
         or(
           isNull(runners.lastSeenAt),
           lt(runners.lastSeenAt, sql`now() - ${SEEN_GRANULARITY}`),
-          sql`${runners.version} is distinct from ${VERSION}`,
+          sql`(${VERSION} is not null and ${runners.version} is distinct from ${VERSION})`,
         ),
       ),
     )
@@ -48,9 +48,10 @@ const markSeen = perHandle((db) =>
  * also what keeps it online: `last_seen_at` is set to the database's `now()`, for the
  * online gauge and for the reasons queued runs give — written when it reads older than a
  * fortieth of the online window (at most a second), so a busy runner's claims, heartbeats and events do not each cost a commit.
- * The same write keeps `version`, the fluksio version the request named (null: none),
- * written at once when it changes: a runner restarted on a new version says so at its
- * first request.
+ * The same write keeps `version`, the last fluksio version a request named, written at
+ * once when it changes: a runner restarted on a new version says so at its first
+ * request. A request naming none (curl with the runner's token) leaves it as it was, so
+ * two such clients taking turns do not make every request a write.
  */
 export async function findRunnerByTokenHash({
   db,

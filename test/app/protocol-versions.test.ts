@@ -198,9 +198,9 @@ describe('the control plane and its clients name their protocol', () => {
       });
     expect((await claimAs('fluksio/0.2.0 (protocol 1; node v22.11.0; linux x64)')).status).toBe(204);
     expect(await versionOf()).toBe('0.2.0');
-    // A client that names no fluksio version (an older one, curl) leaves it unknown, not stale.
+    // A request that names no fluksio version (curl with the runner's token) leaves it.
     expect((await claimAs('curl/8.5.0')).status).toBe(204);
-    expect(await versionOf()).toBeNull();
+    expect(await versionOf()).toBe('0.2.0');
     expect((await claimAs('fluksio/0.2.1 (protocol 1; node v22.11.0; linux x64)')).status).toBe(204);
 
     const dir = await mkdtemp(path.join(tmpdir(), 'fluksio-runners-'));
