@@ -1,5 +1,6 @@
 import { readdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import { slurmJobsRoot } from './slurm-job-dir.js';
 import { cancelAttemptJobs } from './slurm-attempt-jobs.js';
 
@@ -13,6 +14,7 @@ import { cancelAttemptJobs } from './slurm-attempt-jobs.js';
 export async function cancelJobsOfRuns(
   workDir: string,
   which: (runId: string) => boolean,
+  logger: Pick<Logger, 'warn'>,
 ): Promise<string[]> {
   const root = slurmJobsRoot(workDir);
   const runs = await readdir(root).catch(() => [] as string[]);
@@ -20,7 +22,7 @@ export async function cancelJobsOfRuns(
   for (const runId of runs.filter(which)) {
     const runDir = path.join(root, runId);
     for (const attempt of await readdir(runDir).catch(() => [] as string[])) {
-      cancelled.push(...(await cancelAttemptJobs(path.join(runDir, attempt))));
+      cancelled.push(...(await cancelAttemptJobs(path.join(runDir, attempt), logger)));
     }
     await rmdir(runDir).catch(() => undefined);
   }

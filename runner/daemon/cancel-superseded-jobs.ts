@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import { slurmJobsRoot } from './slurm-job-dir.js';
 import { cancelAttemptJobs } from './slurm-attempt-jobs.js';
 
@@ -14,12 +15,13 @@ export async function cancelSupersededJobs(
   workDir: string,
   runId: string,
   attempt: number,
+  logger: Pick<Logger, 'warn'>,
 ): Promise<string[]> {
   const runDir = path.join(slurmJobsRoot(workDir), runId);
   const attempts = await readdir(runDir).catch(() => [] as string[]);
   const cancelled: string[] = [];
   for (const other of attempts.filter((name) => name !== String(attempt))) {
-    cancelled.push(...(await cancelAttemptJobs(path.join(runDir, other))));
+    cancelled.push(...(await cancelAttemptJobs(path.join(runDir, other), logger)));
   }
   return cancelled;
 }

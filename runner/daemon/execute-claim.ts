@@ -204,7 +204,12 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     const sandbox = runSandbox(options.sandbox, claim.repo.fork, paths);
     if (options.sandbox.slurm && !('refusal' in sandbox)) {
       slurmJobs = paths.slurmJobs;
-      const superseded = await cancelSupersededJobs(options.sandbox.workDir, claim.run.id, claim.run.attempt);
+      const superseded = await cancelSupersededJobs(
+        options.sandbox.workDir,
+        claim.run.id,
+        claim.run.attempt,
+        logger,
+      );
       if (superseded.length > 0) {
         logger.info({ jobs: superseded }, "cancelled the Slurm jobs of the run's superseded attempts");
       }
@@ -368,7 +373,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     // re-attached to: cancelled, so none is left running); a runner killed before this line
     // leaves them for the next runner, which resumes or cancels them.
     if (slurmJobs) {
-      const left = await cancelAttemptJobs(slurmJobs);
+      const left = await cancelAttemptJobs(slurmJobs, logger);
       if (left.length > 0) logger.warn({ jobs: left }, 'cancelled Slurm jobs no stage followed');
       await rmdir(path.dirname(slurmJobs)).catch(() => undefined);
     }

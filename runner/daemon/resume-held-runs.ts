@@ -90,7 +90,7 @@ export async function resumeHeldRuns(options: ResumeHeldRunsOptions): Promise<Re
     options.onResumed?.(taken);
   }
   const kept = new Set(resumed.map((run) => run.claim.run.id));
-  const orphans = await cancelJobsOfRuns(options.workDir, (runId) => !kept.has(runId));
+  const orphans = await cancelJobsOfRuns(options.workDir, (runId) => !kept.has(runId), logger);
   if (orphans.length > 0) {
     logger.info({ jobs: orphans }, 'cancelled the Slurm jobs of runs this runner does not resume');
   }
@@ -143,7 +143,7 @@ async function giveUp(
   why: string,
   logger: Logger,
 ): Promise<void> {
-  const jobs = await cancelJobsOfRuns(options.workDir, (runId) => runId === run.runId);
+  const jobs = await cancelJobsOfRuns(options.workDir, (runId) => runId === run.runId, logger);
   await options.client
     .release(
       { runId: run.runId, lease: run.lease, epoch: run.epoch },

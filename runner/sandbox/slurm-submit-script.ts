@@ -33,7 +33,7 @@ export const SUBMIT_MAX_WAIT_MS = 30_000;
  * most SUBMIT_MAX_WAIT_MS. An sbatch that timed out may still have queued the job, so before
  * each retry `squeue` is asked for a job carrying MARKER, which is adopted rather than
  * submitted twice; a squeue that cannot answer is asked again before anything is
- * submitted. Any other failure, or the last try's (unless it queued the job all the same), is sbatch's refusal: its errors go to
+ * submitted. Any other failure, or the last try's (unless it queued the job all the same; its marker is kept when squeue cannot say), is sbatch's refusal: its errors go to
  * stderr and, joined, to the `refused` report, and the script exits 1. A cancel (SIGINT,
  * SIGTERM) while it waits cancels a job found with MARKER and exits 130.
  *
@@ -112,7 +112,7 @@ find_submitted_job() {
   rm -f "$job_file${SUBMITTING_SUFFIX}"
 }
 submit_job() {
-  local marker=$1 tries=0 wait_ms=${SUBMIT_FIRST_WAIT_MS} found errors refusal line
+  local marker=$1 tries=0 wait_ms=${SUBMIT_FIRST_WAIT_MS} found errors refusal line unsure=''
   shift
   : >"$out"
   : >"$err"
@@ -152,18 +152,29 @@ submit_job() {
       submit_stopped "$marker"
       continue
     fi
-    # The last try timed out: it may have queued the job all the same.
-    if sbatch_unreachable "$errors" && found=$(job_with_marker "$marker") && [ -n "$found" ]; then
-      job=$found
-      note "adopted Slurm job $job, which the failed sbatch had queued (comment $marker)"
-      break
+    # The last try timed out: it may have queued the job all the same. Should squeue fail
+    # too, the marker is kept so that the next launch, or the cancel of the attempt's jobs,
+    # finds that job if there is one.
+    if sbatch_unreachable "$errors"; then
+      if ! found=$(job_with_marker "$marker"); then
+        unsure=1
+      elif [ -n "$found" ]; then
+        job=$found
+        note "adopted Slurm job $job, which the failed sbatch had queued (comment $marker)"
+        break
+      fi
     fi
     refusal=''
     while IFS= read -r line; do
       printf '%s\\n' "$line" >&2
       [[ $line == 'sbatch: error: '* ]] && refusal+="\${refusal:+; }\${line#sbatch: error: }"
     done <"$job_file.sbatch"
-    rm -f "$job_file.sbatch" "$job_file${SUBMITTING_SUFFIX}"
+    rm -f "$job_file.sbatch"
+    if [ -n "$unsure" ]; then
+      note "squeue failed: kept the marker of a job the last sbatch may have queued (comment $marker)"
+    else
+      rm -f "$job_file${SUBMITTING_SUFFIX}"
+    fi
     note "sbatch failed"
     report_job refused "\${refusal:-sbatch exited without saying why}"
     exit 1

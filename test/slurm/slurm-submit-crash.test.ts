@@ -1,14 +1,15 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { cancelAttemptJobs } from '../../runner/daemon/slurm-attempt-jobs.js';
 import { SlurmLauncher } from '../../runner/sandbox/slurm-launcher.js';
+import { SUBMIT_TRIES } from '../../runner/sandbox/slurm-submit-script.js';
 import { runStageProcess } from '../../runner/sandbox/stage-process.js';
-import { realCommand } from './fake-slurm.js';
+import { fakeCommand, realCommand, UNREACHABLE } from './fake-slurm.js';
 import { firstLine, inQueue, jobFields, startSlurm, waitFor } from './slurm-job.js';
 
 const run = promisify(execFile);
@@ -40,6 +41,24 @@ async function jobsCommented(prefix: string): Promise<string[]> {
  * there, after Slurm took the job and before its id was kept (a runner's whole process
  * group killed: a container restarted, the OOM killer, `systemctl kill -s KILL`).
  */
+/** Queues `cmd` through an attach process killed once sbatch queued the job, before its id was kept; its id. */
+async function jobOfKilledSubmission(launcher: SlurmLauncher, cmd: string, runId: string): Promise<string> {
+  const stage = { name: 'train', jobKey: 'k1', resources: { cpus: 1 }, runId };
+  const queued = await sbatchThatHangsOnceQueued();
+  const first = launcher.launch(cmd, dir, [], stage);
+  const child = spawn(first.file, first.args, {
+    cwd: dir,
+    env: { PATH: `${shims}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+    stdio: 'ignore',
+    detached: true,
+  });
+  let job = '';
+  await waitFor('sbatch to queue the job', async () => (job = await firstLine(queued)) !== '');
+  process.kill(-(child.pid ?? 0), 'SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  return job;
+}
+
 async function sbatchThatHangsOnceQueued(): Promise<string> {
   const queued = join(dir, 'queued');
   await writeFile(
@@ -115,7 +134,82 @@ test('a job queued by an sbatch whose attach process was killed before keeping i
   await new Promise((resolve) => child.once('exit', resolve));
 
   // A runner that does not resume the run (or ends the attempt) cancels what it left.
-  expect(await cancelAttemptJobs(join(dir, 'jobs'))).toEqual([job]);
+  expect(await cancelAttemptJobs(join(dir, 'jobs'), { warn: () => undefined })).toEqual([job]);
   await waitFor(`job ${job} to leave the queue`, async () => !(await inQueue(job)));
   expect((await jobFields(job)).JobState).toBe('CANCELLED');
 }, 90_000);
+
+test('a job queued before its id was kept survives a cancel while squeue fails, its marker kept, and is cancelled by the next once squeue answers', async () => {
+  const launcher = new SlurmLauncher(join(dir, 'jobs'));
+  const job = await jobOfKilledSubmission(launcher, 'sleep 300', `crash-${randomUUID()}`);
+  // slurmctld just restarted: squeue cannot reach it.
+  const down = join(dir, 'down');
+  await mkdir(down);
+  await writeFile(
+    join(down, 'squeue'),
+    "#!/bin/bash\necho 'squeue: error: Unable to contact slurm controller (connect failure)' >&2\nexit 1\n",
+  );
+  await chmod(join(down, 'squeue'), 0o755);
+  const warnings: unknown[][] = [];
+  const logger = { warn: (...args: unknown[]) => void warnings.push(args) };
+  const path = process.env.PATH;
+  process.env.PATH = `${down}:${path ?? '/usr/bin:/bin'}`;
+  try {
+    expect(await cancelAttemptJobs(join(dir, 'jobs'), logger)).toEqual([]);
+  } finally {
+    process.env.PATH = path;
+  }
+  expect(warnings).toHaveLength(1);
+  expect((await readdir(join(dir, 'jobs'))).filter((file) => file.endsWith('.job.submitting'))).toHaveLength(
+    1,
+  );
+  expect(await inQueue(job)).toBe(true);
+
+  // A later start, squeue answering again, finds the job by its marker and cancels it.
+  expect(await cancelAttemptJobs(join(dir, 'jobs'), logger)).toEqual([job]);
+  await waitFor(`job ${job} to leave the queue`, async () => !(await inQueue(job)));
+  expect((await jobFields(job)).JobState).toBe('CANCELLED');
+  expect(warnings).toHaveLength(1);
+}, 90_000);
+
+test('the last sbatch timing out while squeue cannot say whether it queued the job keeps the marker, so the job is cancelled with its attempt’s', async () => {
+  const launcher = new SlurmLauncher(join(dir, 'jobs'));
+  const runId = `crash-${randomUUID()}`;
+  const stage = { name: 'train', jobKey: 'k1', resources: { cpus: 1 }, runId };
+  const timedOut = 'sbatch: error: Batch job submission failed: Socket timed out on send/recv operation';
+  // Every sbatch times out; the last one queued the job all the same.
+  const count = join(dir, 'sbatch.count');
+  await writeFile(
+    join(shims, 'sbatch'),
+    `#!/bin/bash
+echo call >>'${count}'
+if [ "$(wc -l <'${count}')" -ge ${SUBMIT_TRIES} ]; then ${await realCommand('sbatch')} "$@" >'${dir}/queued' || exit; fi
+echo '${timedOut}' >&2
+exit 1
+`,
+  );
+  await chmod(join(shims, 'sbatch'), 0o755);
+  // squeue answers the checks between tries, and fails at the last.
+  const squeue = await realCommand('squeue');
+  await fakeCommand(shims, 'squeue', [
+    ...Array.from({ length: SUBMIT_TRIES - 1 }, () => ({ real: squeue })),
+    UNREACHABLE,
+  ]);
+  const first = launcher.launch('sleep 300', dir, [], stage);
+  const child = spawn(first.file, first.args, {
+    cwd: dir,
+    env: { PATH: `${shims}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+    stdio: 'ignore',
+  });
+  expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(1);
+  const job = (await firstLine(join(dir, 'queued'))).split(';')[0] ?? '';
+  expect(job).not.toBe('');
+  expect(await jobsCommented(`fluksio:${runId}:`)).toEqual([job]);
+  expect((await readdir(join(dir, 'jobs'))).filter((file) => file.endsWith('.job.submitting'))).toHaveLength(
+    1,
+  );
+
+  expect(await cancelAttemptJobs(join(dir, 'jobs'), { warn: () => undefined })).toEqual([job]);
+  await waitFor(`job ${job} to leave the queue`, async () => !(await inQueue(job)));
+  expect((await jobFields(job)).JobState).toBe('CANCELLED');
+}, 240_000);
