@@ -64234,9 +64234,9 @@ var init_runners = __esm({
       /** The last authenticated request; a runner seen within the online window counts as online. */
       lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
       /**
-       * The fluksio version its last authenticated request named in `User-Agent`
-       * (`fluksio/0.1.0 …`); null when that request named none (an older client, curl) or it
-       * has not been seen: which runners still run an old version, while upgrading.
+       * The fluksio version the last of its requests that named one gave in `User-Agent`
+       * (`fluksio/0.1.0 …`); null while none has (an older client, or never seen): which
+       * runners still run an old version, while upgrading.
        */
       version: text("version")
     });
@@ -76610,7 +76610,12 @@ var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var SUBSTITUTION = /\$\(|`/;
 var PYTHON_NAME = /^python[0-9.]*$/;
 async function whyNotPython(cmd, context) {
-  const tokens = (0, import_shell_quote2.parse)(cmd, (name3) => `$${name3}`);
+  let tokens;
+  try {
+    tokens = (0, import_shell_quote2.parse)(cmd, (name3) => `$${name3}`);
+  } catch {
+    return "the shell expands something fluksio cannot read";
+  }
   const words = [];
   for (const token of tokens) {
     if (typeof token === "string") {
@@ -90043,6 +90048,7 @@ var ControlPlaneHttp = class {
     this.minRetryDelayMs = options.minRetryDelayMs ?? 500;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 15e3;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 3e4;
+    this.maxPersistMs = options.maxPersistMs ?? 36e5;
   }
   options;
   base;
@@ -90050,6 +90056,7 @@ var ControlPlaneHttp = class {
   retries;
   minRetryDelayMs;
   maxRetryDelayMs;
+  maxPersistMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
   send(method, path25, request2) {
     return this.withRetries(
@@ -90062,6 +90069,8 @@ var ControlPlaneHttp = class {
   async withRetries(request2, call, attempt) {
     const budget = call.retries ?? this.retries;
     const { persist } = call;
+    const persistUntil = Date.now() + this.maxPersistMs;
+    const persisting = () => persist !== void 0 && !persist.aborted && Date.now() < persistUntil;
     try {
       return await pRetry(() => attempt(call.signal), {
         retries: persist ? Infinity : budget,
@@ -90069,9 +90078,9 @@ var ControlPlaneHttp = class {
         maxTimeout: this.maxRetryDelayMs,
         randomize: true,
         ...call.signal ? { signal: call.signal } : {},
-        shouldRetry: ({ error: error47, attemptNumber }) => isTransient(error47) && !call.signal?.aborted && (persist !== void 0 && !persist.aborted || attemptNumber <= budget),
+        shouldRetry: ({ error: error47, attemptNumber }) => isTransient(error47) && !call.signal?.aborted && (persisting() || attemptNumber <= budget),
         onFailedAttempt: ({ error: error47, attemptNumber, retriesLeft }) => {
-          if (retriesLeft > 0 && isTransient(error47))
+          if (retriesLeft > 0 && isTransient(error47) && (persisting() || attemptNumber <= budget))
             this.options.onRetry?.({ request: request2, attempt: attemptNumber, error: error47 });
         }
       });

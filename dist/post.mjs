@@ -33328,6 +33328,7 @@ var ControlPlaneHttp = class {
     this.minRetryDelayMs = options.minRetryDelayMs ?? 500;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 15e3;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 3e4;
+    this.maxPersistMs = options.maxPersistMs ?? 36e5;
   }
   options;
   base;
@@ -33335,6 +33336,7 @@ var ControlPlaneHttp = class {
   retries;
   minRetryDelayMs;
   maxRetryDelayMs;
+  maxPersistMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
   send(method, path, request) {
     return this.withRetries(
@@ -33347,6 +33349,8 @@ var ControlPlaneHttp = class {
   async withRetries(request, call, attempt) {
     const budget = call.retries ?? this.retries;
     const { persist } = call;
+    const persistUntil = Date.now() + this.maxPersistMs;
+    const persisting = () => persist !== void 0 && !persist.aborted && Date.now() < persistUntil;
     try {
       return await pRetry(() => attempt(call.signal), {
         retries: persist ? Infinity : budget,
@@ -33354,9 +33358,9 @@ var ControlPlaneHttp = class {
         maxTimeout: this.maxRetryDelayMs,
         randomize: true,
         ...call.signal ? { signal: call.signal } : {},
-        shouldRetry: ({ error: error46, attemptNumber }) => isTransient(error46) && !call.signal?.aborted && (persist !== void 0 && !persist.aborted || attemptNumber <= budget),
+        shouldRetry: ({ error: error46, attemptNumber }) => isTransient(error46) && !call.signal?.aborted && (persisting() || attemptNumber <= budget),
         onFailedAttempt: ({ error: error46, attemptNumber, retriesLeft }) => {
-          if (retriesLeft > 0 && isTransient(error46))
+          if (retriesLeft > 0 && isTransient(error46) && (persisting() || attemptNumber <= budget))
             this.options.onRetry?.({ request, attempt: attemptNumber, error: error46 });
         }
       });
