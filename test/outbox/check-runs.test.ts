@@ -33,6 +33,12 @@ function failureAnnotations(count: number): Annotation[] {
   }));
 }
 
+/** The message of the first annotation a check-run request carries, if any. */
+function firstAnnotationMessage(body: unknown): unknown {
+  const output = (body as { output?: { annotations?: Array<{ message?: unknown }> } } | null)?.output;
+  return output?.annotations?.[0]?.message;
+}
+
 /** The run abandoned and claimed again: attempt 2 starts, dropping attempt 1's records. */
 async function startSecondAttempt(run: Awaited<ReturnType<OutboxWorld['queueRun']>>): Promise<void> {
   await world.updateRun(run.id, { attempt: 2, leaseId: 'lease-2', startedAt: null });
@@ -171,11 +177,16 @@ describe('a run’s check run', () => {
     const inFlight = new Promise<void>((resolve) => (arrived = resolve));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
+    // Matched by its first annotation, not by being the first PATCH: a sweep may have
+    // created the check run (queued, with no annotations) before, and then 1–50 go in a PATCH.
     world.double.failNext(
       (request) => {
-        const isSecondPage = request.route === '/repos/{owner}/{repo}/check-runs/{check_run_id}';
-        if (isSecondPage && request.method === 'PATCH') arrived();
-        return isSecondPage && request.method === 'PATCH';
+        const isSecondPage =
+          request.method === 'PATCH' &&
+          request.route === '/repos/{owner}/{repo}/check-runs/{check_run_id}' &&
+          firstAnnotationMessage(request.body) === 'problem 51';
+        if (isSecondPage) arrived();
+        return isSecondPage;
       },
       { answerAfter: released },
     );
