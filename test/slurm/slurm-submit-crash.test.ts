@@ -41,6 +41,23 @@ async function jobsCommented(prefix: string): Promise<string[]> {
  * there, after Slurm took the job and before its id was kept (a runner's whole process
  * group killed: a container restarted, the OOM killer, `systemctl kill -s KILL`).
  */
+/**
+ * Puts a `sleep` in `shims` that returns at once for the submit script's waits, which it
+ * writes with three decimals (`submit_nap`, `nap`), and sleeps for real otherwise (a job's
+ * own `sleep 300`).
+ */
+async function sleepThatSkipsBackoff(): Promise<void> {
+  const sleep = await realCommand('sleep');
+  await writeFile(
+    join(shims, 'sleep'),
+    `#!/bin/bash
+if [[ $# -eq 1 && $1 =~ ^[0-9]+\\.[0-9]{3}$ ]]; then exec ${sleep} 0.01; fi
+exec ${sleep} "$@"
+`,
+  );
+  await chmod(join(shims, 'sleep'), 0o755);
+}
+
 /** Queues `cmd` through an attach process killed once sbatch queued the job, before its id was kept; its id. */
 async function jobOfKilledSubmission(launcher: SlurmLauncher, cmd: string, runId: string): Promise<string> {
   const stage = { name: 'train', jobKey: 'k1', resources: { cpus: 1 }, runId };
@@ -189,6 +206,8 @@ exit 1
 `,
   );
   await chmod(join(shims, 'sbatch'), 0o755);
+  // The backoff between the tries (0.5 s doubling to 30 s, two minutes in all) is cut short.
+  await sleepThatSkipsBackoff();
   // squeue answers the checks between tries, and fails at the last.
   const squeue = await realCommand('squeue');
   await fakeCommand(shims, 'squeue', [
@@ -212,4 +231,4 @@ exit 1
   expect(await cancelAttemptJobs(join(dir, 'jobs'), { warn: () => undefined })).toEqual([job]);
   await waitFor(`job ${job} to leave the queue`, async () => !(await inQueue(job)));
   expect((await jobFields(job)).JobState).toBe('CANCELLED');
-}, 240_000);
+}, 90_000);
