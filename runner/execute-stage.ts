@@ -60,7 +60,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   });
   const finish = (fields: Partial<StageRecord> & { status: StageStatus }): StageResult => {
     const finishedAt = new Date();
-    // Its error, warnings and metric names quote the files the stage wrote: masked as its log is.
+    // Its error, warnings, reasons and metric names quote the files the stage wrote or read: masked as its log is.
     const record = maskStageRecord(context.masker, {
       ...emptyStageRecord(name, fields.status),
       startedAt: startedAt.toISOString(),
@@ -70,7 +70,9 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       durationMs: finishedAt.getTime() - startedAt.getTime(),
     });
     options.events.emit({ type: 'stage.finished', stage: record });
-    return { record, annotations, tracebacks, runDirty: recheck?.runDirty ?? [] };
+    // What changed in the run's code names the files the stage created (`<secret>.py added`).
+    const runDirty = (recheck?.runDirty ?? []).map((reason) => context.masker.mask(reason));
+    return { record, annotations, tracebacks, runDirty };
   };
   const resourceWarnings: string[] = [];
   const annotations: Annotation[] = [];

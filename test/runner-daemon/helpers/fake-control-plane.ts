@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import type { CacheEntry } from '../../../schemas/cache-entry.js';
+import type { PreviousStage } from '../../../schemas/previous-stage.js';
 import { ClaimRequest, type Claim } from '../../../schemas/protocol/claim.js';
 import {
   EventBatch,
@@ -45,6 +46,11 @@ export class FakeControlPlane {
   /** Blobs answered with bytes made as they are sent (generateBlob), by digest. */
   private readonly generated = new Map<string, { size: number; sent: number }>();
   readonly cache = new Map<string, CacheEntry>();
+  /**
+   * By stage name: the key inputs it had in the latest run whose finish event carried them,
+   * what `GET /api/v1/runs/:id/cache?stage=NAME` answers (all claims are of one pipeline here).
+   */
+  readonly previous = new Map<string, PreviousStage>();
   /** Every request as `METHOD path`, with its headers. */
   readonly requests: { line: string; headers: IncomingMessage['headers'] }[] = [];
   /** Answer this many next requests (of any kind) with this status before serving again. */
@@ -170,7 +176,15 @@ export class FakeControlPlane {
     if (action === 'cache') {
       if (request.headers['x-fluksio-lease'] !== run.claim.lease || run.state !== 'running')
         return send(409, { error: 'stale lease' });
-      const entry = this.cache.get(match[3] as string);
+      if (match[3] === undefined) {
+        const stage = url.searchParams.get('stage');
+        const previous = stage === null ? undefined : this.previous.get(stage);
+        // Only an earlier run's: this run's own stages are not what it compares with.
+        return previous && previous.runId !== run.claim.run.id
+          ? send(200, previous)
+          : send(404, { error: 'no previous stage', field: 'stage' });
+      }
+      const entry = this.cache.get(match[3]);
       return entry ? send(200, entry) : send(404, { error: 'no entry', field: 'key' });
     }
     const schema = {
@@ -219,6 +233,12 @@ export class FakeControlPlane {
           if (run.events.has(event.seq)) continue;
           run.events.set(event.seq, event);
           applied += 1;
+          if (event.type === 'stage.finished' && event.stage.keyInputs) {
+            this.previous.set(event.stage.name, {
+              runId: run.claim.run.id,
+              keyInputs: event.stage.keyInputs,
+            });
+          }
           if (
             event.type === 'stage.finished' &&
             event.stage.status === 'ran' &&

@@ -1,0 +1,102 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+import { FakeControlPlane } from '../runner-daemon/helpers/fake-control-plane.js';
+import { makeClaim } from '../runner-daemon/helpers/make-claim.js';
+import { startRunner, type RunnerProcess } from '../runner-daemon/helpers/runner-process.js';
+
+let plane: FakeControlPlane;
+let repo: TestRepo;
+let workDir: string;
+let runner: RunnerProcess | null = null;
+beforeEach(async () => {
+  plane = new FakeControlPlane();
+  await plane.start();
+  workDir = await mkdtemp(path.join(tmpdir(), 'fluksio-runner-'));
+});
+afterEach(async () => {
+  await runner?.stop('SIGKILL');
+  runner = null;
+  await plane.stop();
+  await repo?.cleanup();
+  await rm(workDir, { recursive: true, force: true });
+});
+
+const SECRET = 'hf_Kd93sekretQw7rT1nBv5y';
+
+/**
+ * A trusted run's stages name files after the runner's secret: `plant` creates one in the
+ * repository while it runs (with `plant=1`), so the code changed under it and under the
+ * run; `late`, keyed on the whole code, then finds it among the code files added since the
+ * previous run; `reader`, a traced Python stage, tries to open one, so its read set holds
+ * it. What the runner says about those changes (a stage's `dirtyReasons` and `reasons`,
+ * the run's `dirtyReasons`) and the key inputs it sends with each stage reach the control
+ * plane, its check runs and pages: the secret must not.
+ */
+const PIPELINE = `version: 1
+params:
+  plant: { type: int, default: 0 }
+stages:
+  plant:
+    cmd: |-
+      if [ \${plant} = 1 ]; then touch "$HF_TOKEN.py"; fi
+      echo planted > planted.txt
+    params: [plant]
+    outs: [planted.txt]
+  late:
+    cmd: cat planted.txt > late.txt
+    deps: [planted.txt]
+    outs: [late.txt]
+  reader:
+    cmd: python3 read.py
+    deps: [read.py]
+`;
+
+const READ_PY = `import os
+
+try:
+    open(os.environ["HF_TOKEN"] + ".cfg")
+except OSError:
+    pass
+`;
+
+test("a runner's secret in the names of files a stage creates or reads reaches no reason, key input, finish or log", async () => {
+  repo = await makeRepo({
+    files: { 'fluksio.yml': PIPELINE, 'read.py': READ_PY, '.gitignore': '*.txt\n' },
+  });
+  const commit = (await repo.git('rev-parse', 'HEAD')).trim();
+  const envFile = path.join(workDir, 'secrets.env');
+  await writeFile(envFile, `HF_TOKEN=${SECRET}\n`);
+  runner = startRunner({ workDir, envFile }, { FLUKSIO_URL: plane.url, FLUKSIO_RUNNER_TOKEN: plane.token });
+  const first = plane.enqueue(makeClaim({ repoDir: repo.dir, commit, params: { plant: 0 } }));
+  const firstRun = await plane.waitFor(first.claim.run.id, (candidate) => candidate.finish !== null);
+  expect(firstRun.finish?.status, firstRun.finish?.reason ?? '').toBe('succeeded');
+  const second = plane.enqueue(makeClaim({ repoDir: repo.dir, commit, params: { plant: 1 } }));
+  const secondRun = await plane.waitFor(second.claim.run.id, (candidate) => candidate.finish !== null);
+  expect(secondRun.finish?.status, secondRun.finish?.reason ?? '').toBe('succeeded');
+
+  const stages = [...firstRun.events.values(), ...secondRun.events.values()].flatMap((event) =>
+    event.type === 'stage.finished' ? [event.stage] : [],
+  );
+  const last = (name: string) => stages.filter((stage) => stage.name === name).at(-1);
+  // The secret was there to be leaked: each of these sentences names the file the stage made.
+  expect(last('plant')?.dirtyReasons.join('\n')).toContain('code changed while plant ran: ***.py added');
+  expect(secondRun.finish?.dirtyReasons?.join('\n')).toContain('***.py added');
+  expect(last('late')?.reasons).toContain('***.py added');
+  expect(Object.keys(last('reader')?.keyInputs?.readSet?.files ?? {})).toContain('***.cfg');
+  // Inputs that name a secret are not stored as a cache entry: masked, they would not hash to its key.
+  expect(last('reader')).toMatchObject({ status: 'ran', cacheKey: null });
+  expect(last('reader')?.notes).toContain(
+    'reader: its key inputs hold a runner secret (shown as ***): its result is not cached',
+  );
+  expect([...plane.cache.values()].map((entry) => entry.stage)).not.toContain('reader');
+
+  const everything =
+    JSON.stringify([...firstRun.events.values(), ...secondRun.events.values()]) +
+    JSON.stringify([firstRun.finish, secondRun.finish]) +
+    JSON.stringify([...plane.cache.values()]) +
+    (runner.output() ?? '');
+  for (let at = 0; at + 8 <= SECRET.length; at++) expect(everything).not.toContain(SECRET.slice(at, at + 8));
+});
