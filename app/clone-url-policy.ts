@@ -82,9 +82,12 @@ export function checkCloneUrl(text: string, policy: CloneUrlPolicy): AcceptedClo
   };
 }
 
+/** What the clone URL of every repository on github.com starts with, as checkCloneUrl leaves it. */
+export const GITHUB_CLONE_URL_PREFIX = 'https://github.com/';
+
 /** The clone URL of a GitHub repository, for a submit that names none. */
 export function githubCloneUrl(repository: string): string {
-  return `https://github.com/${repository}.git`;
+  return `${GITHUB_CLONE_URL_PREFIX}${repository}.git`;
 }
 
 function named(cloneUrl: string, repository: string): AcceptedCloneUrl | { problem: string } {

@@ -166,6 +166,41 @@ test('a repository not on GitHub is nobody’s to open by sign-in, even where a 
   expect(world.double.requests.filter((request) => request.operationId === 'repos/get')).toEqual([]);
 });
 
+test('a repository not on GitHub whose name is a GitHub owner/name is not opened by who can read that GitHub repository', async () => {
+  // Public GitHub repositories named as the intranet host's `scm/ml` and the path /srv are.
+  world.double.addRepository({ owner: 'scm', name: 'ml' });
+  world.double.addRepository({ owner: 'local', name: 'srv' });
+  const elsewhere = [
+    { repository: 'scm/ml', cloneUrl: 'https://scm/ml' },
+    { repository: 'local/srv', cloneUrl: 'file:///srv' },
+  ];
+  const runIds: string[] = [];
+  for (const { repository, cloneUrl } of elsewhere) {
+    const token = await world.plane.addApiToken({ repositories: [repository] });
+    const submitted = await world.plane.submit(token, { repository, cloneUrl });
+    expect(submitted.status).toBe(201);
+    runIds.push((submitted.json.run as { id: string }).id);
+  }
+  const { jar, landed } = await signIn('mallory', `/runs/${runIds[0]}`);
+  const missing = await visit(`${world.plane.url}/runs/${MISSING}`, jar);
+  expect(landed.status).toBe(404);
+  expect(landed.text.replaceAll(runIds[0]!, 'ID')).toBe(missing.text.replaceAll(MISSING, 'ID'));
+  for (const id of runIds) {
+    expect((await visit(`${world.plane.url}/runs/${id}`, jar)).status).toBe(404);
+    expect((await visit(`${world.plane.url}/pages/api/runs/${id}`, jar)).status).toBe(404);
+  }
+  for (const { repository } of elsewhere) {
+    const list = await visit(`${world.plane.url}/pages/api/runs?repo=${encodeURIComponent(repository)}`, jar);
+    expect(list.status).toBe(404);
+  }
+  // What GitHub says about its own repositories of those names decides nothing here.
+  expect(world.double.requests.filter((request) => request.operationId === 'repos/get')).toEqual([]);
+  // A GitHub repository is still GitHub's to open.
+  world.double.setPermission('acme/model', 'mallory', 'read');
+  const run = await finishedRun();
+  expect((await visit(`${world.plane.url}/runs/${run.id}`, jar)).status).toBe(200);
+});
+
 test('a forged state, an expired one, and a state from another browser are refused, and nobody is signed in', async () => {
   world.double.setPermission('acme/model', 'alice', 'read');
   world.double.signInAs('alice');
