@@ -11,7 +11,7 @@ import { githubBlobUrl, githubCommitUrl } from './github-links.js';
  * The run page's data from a run's rows, its baseline (with its series) and the metric
  * goals. Each failed stage's tracebacks come from its log tail; the raising line is the
  * stage's error annotation (the runner put it on the innermost repository frame), linked
- * on GitHub when the run belongs to a GitHub repository.
+ * on GitHub when the run's code is a GitHub repository's (isGitHubRun).
  */
 export function buildRunPageData({
   detail,
@@ -41,7 +41,7 @@ export function buildRunPageData({
         location,
         url:
           raised?.path && raised.line && run.commit
-            ? githubBlobUrl(run.repository, run.commit, raised.path, raised.line)
+            ? githubBlobUrl(run, run.commit, raised.path, raised.line)
             : null,
       });
     }
@@ -52,7 +52,7 @@ export function buildRunPageData({
     runner: run.runnerName,
     trigger: run.trigger,
     prNumber: run.prNumber,
-    commitUrl: run.commit ? githubCommitUrl(run.repository, run.commit) : null,
+    commitUrl: run.commit ? githubCommitUrl(run, run.commit) : null,
     series: detail.series,
     baselineSeries: baseline?.series ?? {},
     goals,

@@ -116,14 +116,21 @@ export class DrivenRun {
       runnerToken,
       params = {},
       group,
+      origin,
     }: {
       submitter: string;
       runnerToken: string;
       params?: Record<string, string | number>;
       group?: { id: string; index: number };
+      /** A repository other than acme/model, and where it is fetched from. */
+      origin?: { repository: string; cloneUrl: string };
     },
   ): Promise<DrivenRun> {
-    const submitted = await plane.submit(submitter, { params, ...(group ? { group } : {}) });
+    const submitted = await plane.submit(submitter, {
+      params,
+      ...(group ? { group } : {}),
+      ...(origin ?? {}),
+    });
     expect(submitted.status).toBe(201);
     const claim = await plane.claim(runnerToken);
     if (!claim) throw new Error('nothing to claim');
