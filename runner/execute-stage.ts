@@ -17,7 +17,7 @@ import type { StageRecheck } from './keys/recheck-stage-inputs.js';
 import { checkAfterRun } from './check-after-run.js';
 import { readMetricsFile } from './output/metrics-file.js';
 import { readPlotSeries } from './output/read-plot-series.js';
-import { maskMetricPoints, maskStageRecord } from './output/mask-stage-record.js';
+import { maskCodeManifest, maskMetricPoints, maskStageRecord } from './output/mask-stage-record.js';
 import { MissingOutError } from './blobs/missing-out-error.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { removeOut, storeOut } from './blobs/stage-outputs.js';
@@ -345,7 +345,8 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     let keyInputs = stage.cache ? decided.keyInputs : null;
     if (keyInputs?.code && material.code) {
       const manifest = await options.blobs
-        .putBytes(Buffer.from(JSON.stringify(material.code.entries)))
+        // It names every code file, one the stage created after a secret among them.
+        .putBytes(Buffer.from(JSON.stringify(maskCodeManifest(context.masker, material.code.entries))))
         .then((blob) => blob.digest)
         .catch(() => null);
       keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };

@@ -42,6 +42,18 @@ export function maskMetricPoints(masker: Masker, points: readonly MetricPoint[])
   return points.map((point) => ({ ...point, name: masker.mask(point.name) }));
 }
 
+/**
+ * A code manifest (the `(path, blob id)` list behind a code digest, stored as a blob that
+ * "why it re-ran" reads) with its paths masked: a stage may create a file named after a
+ * secret where the code digest sees it. Only names change; the digest is not made from it.
+ */
+export function maskCodeManifest(
+  masker: Masker,
+  entries: readonly (readonly [string, string])[],
+): [string, string][] {
+  return entries.map(([path, id]) => [masker.mask(path), id]);
+}
+
 /** Key inputs with every text in them masked, names and values alike, and whether any secret was found. */
 function maskKeyInputs(masker: Masker, inputs: KeyInputs): { inputs: KeyInputs; masked: boolean } {
   let masked = false;
