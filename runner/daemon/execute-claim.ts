@@ -24,6 +24,7 @@ import { cancelSupersededJobs } from './cancel-superseded-jobs.js';
 import { cancelAttemptJobs } from './slurm-attempt-jobs.js';
 import { finishOrFail } from './finish-or-fail.js';
 import { forgetFetchCredential } from './forget-fetch-credential.js';
+import { Masker } from '../output/masker.js';
 
 export interface ExecuteClaimOptions {
   claim: Claim;
@@ -138,10 +139,16 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
   if (options.stopSignal.aborted) onStop();
   keeper.start();
 
-  const end = async (result: z.input<typeof FinishRequest> | { release: string }): Promise<ClaimEnd> => {
+  // Whatever the run: a sentence about its checkout may name a file a run before it made.
+  const masker = new Masker();
+  for (const secret of Object.values(options.secrets)) masker.add(secret);
+  const end = async (unmasked: z.input<typeof FinishRequest> | { release: string }): Promise<ClaimEnd> => {
     // Heartbeats end first: one answered after the finish would only report a lease gone.
     await keeper.stop();
     if (leaseLost.signal.aborted) return { end: 'lease-lost' };
+    // Its sentences quote git, the engine and the control plane, which may quote a secret
+    // (`failed to remove keep/<secret>.txt`): masked before they are cut or sent.
+    const result = maskedEnd(masker, unmasked);
     try {
       if ('release' in result) {
         await client.release(run, result.release.slice(0, 1000));
@@ -378,4 +385,18 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       await rmdir(path.dirname(slurmJobs)).catch(() => undefined);
     }
   }
+}
+
+/** A run's end with its sentences masked: the release's, or the finish's reason and dirty reasons. */
+function maskedEnd(
+  masker: Masker,
+  result: z.input<typeof FinishRequest> | { release: string },
+): z.input<typeof FinishRequest> | { release: string } {
+  if ('release' in result) return { release: masker.mask(result.release) };
+  const { reason, dirtyReasons } = result;
+  return {
+    ...result,
+    reason: reason === null || reason === undefined ? reason : masker.mask(reason),
+    ...(dirtyReasons ? { dirtyReasons: dirtyReasons.map((each) => masker.mask(each)) } : {}),
+  };
 }

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
@@ -21,6 +23,8 @@ afterEach(async () => {
   runner = null;
   await plane.stop();
   await repo?.cleanup();
+  // What a stage made immutable (below) is made removable again first.
+  await promisify(execFile)('chattr', ['-R', '-i', workDir]).catch(() => undefined);
   await rm(workDir, { recursive: true, force: true });
 });
 
@@ -100,5 +104,37 @@ test("a runner's secret in the names of files a stage creates or reads reaches n
     // Blobs too: its logs, and the code manifests that name the files behind a code digest.
     [...plane.blobs.values()].map((blob) => blob.toString('utf8')).join('\n') +
     (runner.output() ?? '');
+  for (let at = 0; at + 8 <= SECRET.length; at++) expect(everything).not.toContain(SECRET.slice(at, at + 8));
+});
+
+/**
+ * A trusted run's stage leaves a file named after the secret in the checkout where the next
+ * run's clean cannot remove it (immutable here, where the stage runs as root; a folder
+ * without write permission for a stage of another user): that run fails before anything
+ * runs, saying which file is left — in its reason, which its check run shows.
+ */
+test("a runner's secret in the name of a file the checkout's clean cannot remove reaches no reason of the next run", async () => {
+  const pipeline = `version: 1
+stages:
+  stuck:
+    cmd: mkdir -p keep && touch "keep/$HF_TOKEN.txt" && chattr +i "keep/$HF_TOKEN.txt"
+`;
+  repo = await makeRepo({ files: { 'fluksio.yml': pipeline } });
+  const commit = (await repo.git('rev-parse', 'HEAD')).trim();
+  const envFile = path.join(workDir, 'secrets.env');
+  await writeFile(envFile, `HF_TOKEN=${SECRET}\n`);
+  runner = startRunner({ workDir, envFile }, { FLUKSIO_URL: plane.url, FLUKSIO_RUNNER_TOKEN: plane.token });
+  const first = plane.enqueue(makeClaim({ repoDir: repo.dir, commit }));
+  const firstRun = await plane.waitFor(first.claim.run.id, (candidate) => candidate.finish !== null);
+  expect(firstRun.finish?.status, firstRun.finish?.reason ?? '').toBe('succeeded');
+  const second = plane.enqueue(makeClaim({ repoDir: repo.dir, commit }));
+  const secondRun = await plane.waitFor(
+    second.claim.run.id,
+    (candidate) => candidate.finish !== null || candidate.release !== null,
+  );
+  const ended = JSON.stringify([secondRun.finish, secondRun.release]);
+  // The file was there to be named: the run did not start.
+  expect(ended).toContain('keep/***.txt');
+  const everything = ended + JSON.stringify([...secondRun.events.values()]) + (runner.output() ?? '');
   for (let at = 0; at + 8 <= SECRET.length; at++) expect(everything).not.toContain(SECRET.slice(at, at + 8));
 });
