@@ -24,6 +24,7 @@ export async function checkAfterRun(
       produced: context.produced,
       before,
       after: await context.codeView.read(),
+      mask: (sentence) => context.masker.mask(sentence),
     });
   } catch (error) {
     const reason = `the inputs of ${name} could not be checked again after it ran: ${messageOf(error)}`;

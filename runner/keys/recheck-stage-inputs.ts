@@ -30,6 +30,11 @@ export interface RecheckStageInputsOptions {
   /** The code index the key was computed from, and one read after the stage ended. */
   before: CodeIndex;
   after: CodeIndex;
+  /**
+   * Hides the run's secrets in a sentence (Masker.mask), before it is cut: a cut through a
+   * secret (a file named after it) would leave its start where no mask finds it.
+   */
+  mask?: (sentence: string) => string;
 }
 
 /** Paths named in one sentence before the rest are counted. */
@@ -105,10 +110,12 @@ export async function recheckStageInputs(options: RecheckStageInputsOptions): Pr
         'otherwise every later run is dirty and misses the cache',
     );
   }
+  const mask = options.mask ?? ((sentence: string) => sentence);
+  const clip = (sentence: string) => clipSentence(mask(sentence));
   return { stageDirty: stageDirty.map(clip), runDirty: runDirty.map(clip), warnings: warnings.map(clip) };
 }
 
-function clip(sentence: string): string {
+function clipSentence(sentence: string): string {
   return sentence.length <= MAX_SENTENCE ? sentence : `${sentence.slice(0, MAX_SENTENCE - 1)}…`;
 }
 

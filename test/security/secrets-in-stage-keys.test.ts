@@ -138,3 +138,33 @@ stages:
   const everything = ended + JSON.stringify([...secondRun.events.values()]) + (runner.output() ?? '');
   for (let at = 0; at + 8 <= SECRET.length; at++) expect(everything).not.toContain(SECRET.slice(at, at + 8));
 });
+
+/**
+ * The sentence saying what changed while a stage ran is cut at 1000 characters: a file
+ * whose path puts the secret across that cut must not leave its first characters, which
+ * no mask finds once the rest is gone, in the stage's and the run's dirty reasons.
+ */
+test("a runner's secret across the cut of a long dirty reason leaves no piece of itself", async () => {
+  // `code changed while plant ran: ` and 960 characters of folders put the secret at 990.
+  const folders = [...Array.from({ length: 4 }, () => 'x'.repeat(200)), 'y'.repeat(155)].join('/');
+  const pipeline = `version: 1
+stages:
+  plant:
+    cmd: mkdir -p ${folders} && touch "${folders}/$HF_TOKEN.py"
+`;
+  repo = await makeRepo({ files: { 'fluksio.yml': pipeline } });
+  const commit = (await repo.git('rev-parse', 'HEAD')).trim();
+  const envFile = path.join(workDir, 'secrets.env');
+  await writeFile(envFile, `HF_TOKEN=${SECRET}\n`);
+  runner = startRunner({ workDir, envFile }, { FLUKSIO_URL: plane.url, FLUKSIO_RUNNER_TOKEN: plane.token });
+  const claimed = plane.enqueue(makeClaim({ repoDir: repo.dir, commit }));
+  const run = await plane.waitFor(claimed.claim.run.id, (candidate) => candidate.finish !== null);
+  expect(run.finish?.status, run.finish?.reason ?? '').toBe('succeeded');
+  // The sentence was long enough to be cut.
+  expect(run.finish?.dirtyReasons).toEqual([
+    expect.stringMatching(/^code changed while plant ran: x{200}\/.*…$/),
+  ]);
+  const everything =
+    JSON.stringify([...run.events.values()]) + JSON.stringify(run.finish) + (runner.output() ?? '');
+  for (let at = 0; at + 8 <= SECRET.length; at++) expect(everything).not.toContain(SECRET.slice(at, at + 8));
+});
