@@ -8,7 +8,10 @@ export const MASK = '***';
  * line too long to hold whole comes in pieces, and `safePrefixLength` says how much of
  * one can be shown before the next arrives.
  * A multi-line secret is registered line by line, as GitHub Actions does, because a
- * log is read one line at a time.
+ * log is read one line at a time. Each line is also masked as tools print it escaped, as
+ * GitHub Actions' masker does: percent-encoded (a password in a URL), escaped in a JSON
+ * string, and escaped as a workflow command's message or property (`%25`, `%3A`, `%2C`,
+ * which the stage's commands are unescaped from into annotations and metric names).
  */
 export class Masker {
   private readonly secrets = new Set<string>();
@@ -17,7 +20,8 @@ export class Masker {
   add(secret: string): void {
     for (const line of secret.split(/\r?\n/)) {
       // Masking whitespace would mangle every line without hiding anything.
-      if (line.trim() !== '') this.secrets.add(line);
+      if (line.trim() === '') continue;
+      for (const form of escapedForms(line)) this.secrets.add(form);
     }
   }
 
@@ -72,4 +76,17 @@ export class Masker {
     }
     return merged;
   }
+}
+
+/** A secret's line as it is written and as tools write it escaped (see Masker). */
+function escapedForms(line: string): Set<string> {
+  const message = line.replace(/%/g, '%25').replace(/\r/g, '%0D');
+  const forms = new Set([line, message, message.replace(/:/g, '%3A').replace(/,/g, '%2C')]);
+  forms.add(JSON.stringify(line).slice(1, -1));
+  try {
+    forms.add(encodeURIComponent(line));
+  } catch {
+    // A lone surrogate has no percent-encoding: it is never printed so.
+  }
+  return forms;
 }

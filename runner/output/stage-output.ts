@@ -89,8 +89,16 @@ export class StageOutput {
     }
     // Command names are case-insensitive, as in GitHub Actions.
     const name = command.name.toLowerCase();
+    // Unescaped, a value may spell a secret the line held escaped only partly (`%3A` alone).
+    const unescaped = {
+      ...command,
+      properties: Object.fromEntries(
+        Object.entries(command.properties).map(([key, value]) => [key, this.options.masker.mask(value)]),
+      ),
+      value: this.options.masker.mask(command.value),
+    };
     if (name === 'metric') {
-      this.metric(command, line);
+      this.metric(unescaped, line);
     } else if (name === 'add-mask') {
       // From the unmasked line: a new secret that contains a known one must be added
       // whole. This line is never logged.
@@ -98,7 +106,7 @@ export class StageOutput {
     } else if (name === 'stop-commands' && command.value !== '') {
       this.stopToken = command.value;
     } else {
-      if (isAnnotationLevel(name)) this.annotate(command, name);
+      if (isAnnotationLevel(name)) this.annotate(unescaped, name);
       this.log(stream, line);
     }
   }

@@ -13,6 +13,10 @@ test.each([
   { secrets: ['', '   ', '\n\t\n'], line: 'nothing to hide here', masked: 'nothing to hide here' },
   { secrets: ['a.b*'], line: 'a.b* and axb', masked: '*** and axb' },
   { secrets: [], line: 'no secrets', masked: 'no secrets' },
+  // As tools print it escaped: percent-encoded in a URL, in a JSON string, in a workflow command.
+  { secrets: ['p@ss:w%rd'], line: 'postgres://u:p%40ss%3Aw%25rd@db', masked: 'postgres://u:***@db' },
+  { secrets: ['say "hi"\\'], line: '{"greeting": "say \\"hi\\"\\\\"}', masked: '{"greeting": "***"}' },
+  { secrets: ['a%b:c,d'], line: '::error title=a%25b%3Ac%2Cd::a%25b:c,d', masked: '::error title=***::***' },
 ])('with $secrets, $line → $masked', ({ secrets, line, masked }) => {
   const masker = new Masker();
   for (const secret of secrets) masker.add(secret);

@@ -129,6 +129,16 @@ describe('masking and commands', () => {
     expect(logs).toEqual(['::error title=***::password *** rejected']);
   });
 
+  test('and after: a secret a command spells with only some characters escaped is masked once unescaped', () => {
+    const masker = new Masker();
+    masker.add('a%b:c');
+    const { stdout, annotations, metrics } = stageOutput({ masker });
+    // `%3A` escaped, `%` not: no escaped form of the secret, but unescaped it is the secret.
+    stdout('::warning title=a%b%3Ac::x', '::metric name=a%b%3Ac::1');
+    expect(annotations[0]).toMatchObject({ message: 'x', title: '***' });
+    expect(metrics[0]?.name).toBe('***');
+  });
+
   test('::stop-commands turns commands off until its token comes back', () => {
     const { stdout, metrics, annotations, logs } = stageOutput();
     stdout(

@@ -168,3 +168,41 @@ stages:
     JSON.stringify([...run.events.values()]) + JSON.stringify(run.finish) + (runner.output() ?? '');
   for (let at = 0; at + 8 <= SECRET.length; at++) expect(everything).not.toContain(SECRET.slice(at, at + 8));
 });
+
+/**
+ * A secret with `%`, `:`, `,` or `@` in it (a database password) printed escaped, as tools
+ * print it: in a workflow command, escaped as `@actions/core` escapes (`%25`, and `%3A`,
+ * `%2C` in a property), which the runner unescapes into an annotation's message and title
+ * and a metric's name; and percent-encoded in a URL. Neither the log line nor what the
+ * runner makes of it may hold it, escaped or not.
+ */
+test("a runner's secret printed escaped in a workflow command or a URL reaches no annotation, metric or log", async () => {
+  const password = 'db%Pw:Zq8sekret,Vy3kP0wLm@x';
+  const pipeline = `version: 1
+stages:
+  connect:
+    cmd: |-
+      E=$(printf '%s' "$DB_PASSWORD" | sed -e 's/%/%25/g' -e 's/:/%3A/g' -e 's/,/%2C/g')
+      M=$(printf '%s' "$DB_PASSWORD" | sed -e 's/%/%25/g')
+      echo "::error title=$E::login failed with $M"
+      echo "::metric name=$E::1"
+      echo "connecting to postgres://app:$(python3 -c 'import os, urllib.parse; print(urllib.parse.quote(os.environ["DB_PASSWORD"], safe=""))')@db/x"
+`;
+  repo = await makeRepo({ files: { 'fluksio.yml': pipeline } });
+  const commit = (await repo.git('rev-parse', 'HEAD')).trim();
+  const envFile = path.join(workDir, 'secrets.env');
+  await writeFile(envFile, `DB_PASSWORD='${password}'\n`);
+  runner = startRunner({ workDir, envFile }, { FLUKSIO_URL: plane.url, FLUKSIO_RUNNER_TOKEN: plane.token });
+  const claimed = plane.enqueue(makeClaim({ repoDir: repo.dir, commit }));
+  const run = await plane.waitFor(claimed.claim.run.id, (candidate) => candidate.finish !== null);
+  expect(run.finish?.status, run.finish?.reason ?? '').toBe('succeeded');
+  const events = [...run.events.values()];
+  // The commands were read: the secret was there to be leaked.
+  expect(events.filter((event) => event.type === 'annotation')).toHaveLength(1);
+  expect(events.filter((event) => event.type === 'metric.points')).toHaveLength(1);
+  expect(JSON.stringify(events)).toContain('connecting to postgres://app:***@db/x');
+  const everything = JSON.stringify(events) + JSON.stringify(run.finish) + (runner.output() ?? '');
+  for (let at = 0; at + 8 <= password.length; at++) {
+    expect(everything).not.toContain(password.slice(at, at + 8));
+  }
+});
