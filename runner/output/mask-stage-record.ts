@@ -28,7 +28,7 @@ export function maskStageRecord(masker: Masker, record: StageRecord): StageRecor
     notes: [
       ...record.notes.map((note) => masker.mask(note)),
       ...(secretInKey && record.status === 'ran'
-        ? [`${record.name}: its key inputs hold a runner secret (shown as ***): its result is not cached`]
+        ? [`${record.name}: its key inputs hold a secret (shown as ***): its result is not cached`]
         : []),
     ],
     metrics: Object.fromEntries(

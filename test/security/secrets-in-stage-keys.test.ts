@@ -93,7 +93,7 @@ test("a runner's secret in the names of files a stage creates or reads reaches n
   // Inputs that name a secret are not stored as a cache entry: masked, they would not hash to its key.
   expect(last('reader')).toMatchObject({ status: 'ran', cacheKey: null });
   expect(last('reader')?.notes).toContain(
-    'reader: its key inputs hold a runner secret (shown as ***): its result is not cached',
+    'reader: its key inputs hold a secret (shown as ***): its result is not cached',
   );
   expect([...plane.cache.values()].map((entry) => entry.stage)).not.toContain('reader');
 
