@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
+import { appliedEvents } from '../../schemas/tables/applied-events.js';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { stages as stageRows } from '../../schemas/tables/stages.js';
 import { getStageLog } from '../../store/runs/get-stage-log.js';
@@ -150,4 +151,17 @@ stages:
     `preparing in job ${prepareJob}`,
   ]);
   expect(run.metrics).toMatchObject({ rows: 7 });
+  // Every event once: the attempt's seqs without a gap or a repeat.
+  const applied = await current.db
+    .select({ seq: appliedEvents.seq })
+    .from(appliedEvents)
+    .where(and(eq(appliedEvents.runId, runId), eq(appliedEvents.attempt, 1)))
+    .orderBy(asc(appliedEvents.seq));
+  expect(applied.map((row) => row.seq)).toEqual(applied.map((_, index) => index));
+  // Over, the run's journal is gone from the work directory.
+  await waitFor(
+    'the run’s event journal to be removed',
+    async () => (await readdir(join(first.workDir, 'event-journal'))).length === 0,
+    30_000,
+  );
 }, 240_000);
