@@ -1,8 +1,9 @@
-import { rmdir } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
+import type { RunEvent } from '../../schemas/run-event.js';
 import type { z } from 'zod';
 import type { FinishRequest } from '../../schemas/protocol/lease-requests.js';
 import { runPipeline, type RunOutcome } from '../run-pipeline.js';
@@ -25,6 +26,9 @@ import { cancelAttemptJobs } from './slurm-attempt-jobs.js';
 import { finishOrFail } from './finish-or-fail.js';
 import { forgetFetchCredential } from './forget-fetch-credential.js';
 import { Masker } from '../output/masker.js';
+import { eventJournalFile } from './event-journal-dir.js';
+import { readEventJournal } from './read-event-journal.js';
+import { isStageSuccess } from '../../schemas/statuses.js';
 
 export interface ExecuteClaimOptions {
   claim: Claim;
@@ -55,7 +59,16 @@ export interface ExecuteClaimOptions {
    * Where a run's events wait on disk while the control plane does not take them, past
    * `eventMemoryBytes` of them in memory (spooled-event-queue.ts).
    */
-  eventSpool: { dir: string; maxMemoryBytes: number };
+  eventSpool: {
+    dir: string;
+    maxMemoryBytes: number;
+    /**
+     * Where each attempt's events are journaled until acknowledged (event-journal-dir.ts),
+     * for a resume to send what a runner killed hard had not: a runner that resumes its
+     * runs gives one. @defaultValue none
+     */
+    journalDir?: string;
+  };
   /** Logs with the run id bound. */
   logger: Logger;
   /**
@@ -108,6 +121,10 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
   let drainTimer: NodeJS.Timeout | null = null;
   let stop: StopRequest | null = null;
   let slurmJobs: string | null = null;
+  const journalFile = options.eventSpool.journalDir
+    ? eventJournalFile(options.eventSpool.journalDir, claim.run.id, claim.run.attempt)
+    : null;
+  let events: RemoteEventSink | null = null;
 
   const keeper = new LeaseKeeper({
     client,
@@ -285,6 +302,63 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       resumedStarted ? 'run resumed' : 'run started',
     );
 
+    // What the process killed before this one emitted and the control plane never stored:
+    // sent first, and the stages whose end it holds are kept as finished, not run again.
+    const unsent =
+      journalFile && resumedStarted ? await readEventJournal(journalFile, options.resumed?.nextSeq ?? 0) : [];
+    if (journalFile && !resumedStarted) await rm(journalFile, { force: true });
+    const finished = keptStageEnds(options.resumed?.finished ?? [], unsent);
+    if (unsent.length > 0) {
+      logger.info(
+        {
+          events: unsent.length,
+          stages: finished.slice(options.resumed?.finished?.length ?? 0).map((record) => record.name),
+        },
+        'sending the events the runner had not sent before it was restarted',
+      );
+    }
+    events = new RemoteEventSink({
+      client,
+      run,
+      attempt: claim.run.attempt,
+      firstSeq: options.resumed?.nextSeq ?? 0,
+      unsent,
+      ...(journalFile
+        ? {
+            journal: {
+              file: journalFile,
+              onJournalRefused: (error: unknown) =>
+                logger.warn(
+                  { err: error, journal: journalFile },
+                  'the event journal could not be written (a full disk?): a restart may run again what the unsent events record',
+                ),
+            },
+          }
+        : {}),
+      spool: {
+        file: path.join(options.eventSpool.dir, `${claim.run.id}-${claim.run.attempt}.jsonl`),
+        maxMemoryBytes: options.eventSpool.maxMemoryBytes,
+        onSpoolRefused: (error) =>
+          logger.warn(
+            { err: error, spool: options.eventSpool.dir },
+            'the event spool could not be written (a full disk?): events wait in memory until it can be',
+          ),
+      },
+      signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
+      onError: (error) => {
+        logger.warn({ err: error }, 'event upload stopped');
+        // Sending the same events again would be refused again: stop the run now
+        // rather than after its last stage, and fail it with the control plane's sentence.
+        if (error instanceof ControlPlaneError && !isLeaseLost(error)) {
+          stop ??= {
+            kind: 'refused',
+            reason: `The control plane refused the run's events: ${error.message}`,
+          };
+          engineAbort.abort();
+        }
+      },
+    });
+
     let outcome: RunOutcome;
     try {
       outcome = await runPipeline({
@@ -299,7 +373,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         jobs: options.jobs,
         noCache: claim.run.noCache,
         // Only a started run's: one not started yet is checked out and started anew.
-        ...(resumedStarted && options.resumed?.finished ? { finished: options.resumed.finished } : {}),
+        ...(resumedStarted ? { finished } : {}),
         // A stage that had started before the restart is executed again, from its start.
         resumedAttempt: resumedStarted,
         cache: new RemoteStageCache({
@@ -316,34 +390,7 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
           // A stage's outs wait out an outage as its events do, until the run is stopped.
           persist: engineAbort.signal,
         }),
-        events: new RemoteEventSink({
-          client,
-          run,
-          attempt: claim.run.attempt,
-          firstSeq: options.resumed?.nextSeq ?? 0,
-          spool: {
-            file: path.join(options.eventSpool.dir, `${claim.run.id}-${claim.run.attempt}.jsonl`),
-            maxMemoryBytes: options.eventSpool.maxMemoryBytes,
-            onSpoolRefused: (error) =>
-              logger.warn(
-                { err: error, spool: options.eventSpool.dir },
-                'the event spool could not be written (a full disk?): events wait in memory until it can be',
-              ),
-          },
-          signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
-          onError: (error) => {
-            logger.warn({ err: error }, 'event upload stopped');
-            // Sending the same events again would be refused again: stop the run now
-            // rather than after its last stage, and fail it with the control plane's sentence.
-            if (error instanceof ControlPlaneError && !isLeaseLost(error)) {
-              stop ??= {
-                kind: 'refused',
-                reason: `The control plane refused the run's events: ${error.message}`,
-              };
-              engineAbort.abort();
-            }
-          },
-        }),
+        events,
         signal: engineAbort.signal,
         killGraceMs: options.killGraceMs,
         ...(sandbox.launcher ? { launcher: sandbox.launcher } : {}),
@@ -374,6 +421,9 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     );
   } finally {
     options.stopSignal.removeEventListener('abort', onStop);
+    // The attempt is over here: what it emitted was sent, or will never be.
+    events?.close();
+    if (journalFile) await rm(journalFile, { force: true });
     if (drainTimer) clearTimeout(drainTimer);
     await keeper.stop();
     // The attempt is over here, its jobs ended with its stages (a job still named was never
@@ -399,4 +449,18 @@ function maskedEnd(
     reason: reason === null || reason === undefined ? reason : masker.mask(reason),
     ...(dirtyReasons ? { dirtyReasons: dirtyReasons.map((each) => masker.mask(each)) } : {}),
   };
+}
+
+/**
+ * The stages a resumed attempt keeps as finished: those the control plane recorded, and
+ * those whose end the journal holds unsent (sent first), when it is the stage's own result
+ * (succeeded or failed) rather than a stop's doing (cancelled, skipped), which runs again.
+ */
+function keptStageEnds(recorded: readonly StageRecord[], unsent: readonly RunEvent[]): StageRecord[] {
+  const kept = [...recorded];
+  for (const event of unsent) {
+    if (event.type !== 'stage.finished' || kept.some((record) => record.name === event.stage.name)) continue;
+    if (isStageSuccess(event.stage.status) || event.stage.status === 'failed') kept.push(event.stage);
+  }
+  return kept;
 }

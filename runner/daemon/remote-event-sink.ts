@@ -4,6 +4,8 @@ import { BatchingEventSink } from '../output/batching-event-sink.js';
 import type { EventSink } from '../ports.js';
 import type { ControlPlaneClient } from '../../client/control-plane-client.js';
 import type { RunLease } from '../../client/run-lease.js';
+import { memoryEventQueue } from '../event-queue.js';
+import { JournaledEventQueue } from './journaled-event-queue.js';
 import { SpooledEventQueue, type SpooledEventQueueOptions } from './spooled-event-queue.js';
 
 export interface RemoteEventSinkOptions {
@@ -38,6 +40,17 @@ export interface RemoteEventSinkOptions {
    * (`onSpoolRefused`). Without it they all wait in memory. @defaultValue none
    */
   spool?: SpooledEventQueueOptions;
+  /**
+   * Where each event is also written until it is acknowledged (journaled-event-queue.ts),
+   * for the runner started after a kill to send. @defaultValue none
+   */
+  journal?: { file: string; onJournalRefused?(error: unknown): void };
+  /**
+   * Events the attempt numbered before its runner was killed and the control plane never
+   * stored (read-event-journal.ts): sent first, as they are; `firstSeq` then follows them.
+   * @defaultValue none
+   */
+  unsent?: readonly RunEvent[];
 }
 
 /**
@@ -62,6 +75,7 @@ const POINT_BYTES = 80;
  */
 export class RemoteEventSink implements EventSink {
   private readonly batching: BatchingEventSink;
+  private readonly journal: JournaledEventQueue | null;
   private pending: RunEventBody | null = null;
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -73,10 +87,13 @@ export class RemoteEventSink implements EventSink {
   constructor(private readonly options: RemoteEventSinkOptions) {
     this.mergeDelayMs = options.mergeDelayMs ?? 100;
     const { client, run, attempt, signal } = options;
+    const queue = options.spool ? new SpooledEventQueue(options.spool) : memoryEventQueue();
+    this.journal = options.journal ? new JournaledEventQueue({ queue, ...options.journal }) : null;
     this.batching = new BatchingEventSink({
       maxBatch: options.maxBatch ?? 50,
       firstSeq: options.firstSeq ?? 0,
-      ...(options.spool ? { queue: new SpooledEventQueue(options.spool) } : {}),
+      queue: this.journal ?? queue,
+      ...(options.unsent ? { unsent: options.unsent } : {}),
       deliver: async (events) => {
         // A delivery fails only for good (it is retried until `signal` ends it): a refused
         // batch would be refused again, an ended signal stays ended. Each later emit or
@@ -128,6 +145,11 @@ export class RemoteEventSink implements EventSink {
     } catch (error) {
       throw this.failure ?? error;
     }
+  }
+
+  /** Closes the journal; events emitted later are not journaled. */
+  close(): void {
+    this.journal?.close();
   }
 
   /** Hands the event being merged on to be numbered and sent. */

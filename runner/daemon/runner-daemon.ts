@@ -12,6 +12,7 @@ import { FLUKSIO_VERSION } from '../../core/fluksio-version.js';
 import { refusesEveryRequest, UnauthorizedError } from '../../client/control-plane-errors.js';
 import { executeClaim } from './execute-claim.js';
 import { HeldRuns } from './held-runs.js';
+import { eventJournalDir, removeEventJournals } from './event-journal-dir.js';
 import { resumeHeldRuns, type ResumedRun } from './resume-held-runs.js';
 import { GitWorkspace } from './git-workspace.js';
 import { InterpreterDigests } from '../keys/interpreter-digests.js';
@@ -211,6 +212,8 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const maxBackoffMs = options.maxBackoffMs ?? 30_000;
 
   const heldRuns = new HeldRuns(workDir);
+  const journalDir = eventJournalDir(workDir);
+  await mkdir(journalDir, { recursive: true, mode: 0o700 });
 
   /** Executes a run claimed (or resumed) in the slot `index`, its checkout the slot `slot`'s. */
   const execute = async (
@@ -260,7 +263,12 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         secrets: options.secrets ?? {},
         jobs,
         killGraceMs: options.killGraceMs ?? 5000,
-        eventSpool: { dir: eventSpoolDir, maxMemoryBytes: options.eventMemoryBytes ?? 16 * 1024 ** 2 },
+        eventSpool: {
+          dir: eventSpoolDir,
+          maxMemoryBytes: options.eventMemoryBytes ?? 16 * 1024 ** 2,
+          // Only a runner that resumes its runs reads a journal back.
+          ...(slurm ? { journalDir } : {}),
+        },
         stopSignal: stopping.signal,
         releaseGraceMs: options.releaseGraceMs ?? 10_000,
         logger: runLogger,
@@ -344,7 +352,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
     const resumedRuns = new Map<number, Promise<void>>();
     try {
       // Before anything is claimed: a resumed run takes back the slot (and checkout) it had.
-      await resumeHeldRuns({
+      const resumed = await resumeHeldRuns({
         client,
         heldRuns,
         workDir,
@@ -354,6 +362,13 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         maxBackoffMs,
         onResumed: (run) => resumedRuns.set(run.slot, execute(run.claim, run.slot, run)),
       });
+      // The journals of the runs given up will never be sent; those of runs still recorded
+      // (not asked about before a stop) wait for the next start.
+      const kept = new Set([
+        ...resumed.map((run) => run.claim.run.id),
+        ...(await heldRuns.list()).held.map((run) => run.runId),
+      ]);
+      await removeEventJournals(journalDir, (runId) => kept.has(runId));
     } catch (error) {
       if (refusesEveryRequest(error)) {
         refusal = error;

@@ -20,6 +20,12 @@ export interface BatchingEventSinkOptions {
   promptDelayMs?: number;
   /** The first sequence number (a resumed run continues its stream). @defaultValue 0 */
   firstSeq?: number;
+  /**
+   * Events numbered before, never acknowledged (a resumed run's, from the journal its
+   * runner kept before it was killed): delivered first, as they are; the events emitted
+   * are numbered after them, from `firstSeq` or past the last of them. @defaultValue none
+   */
+  unsent?: readonly RunEvent[];
   /** Told when a delivery fails; the batch stays queued. */
   onError?(error: unknown): void;
   /** Where numbered events wait for their delivery. @defaultValue memoryEventQueue() */
@@ -52,9 +58,14 @@ export class BatchingEventSink implements EventSink {
   constructor(private readonly options: BatchingEventSinkOptions) {
     this.queue = options.queue ?? memoryEventQueue();
     this.nextSeq = options.firstSeq ?? 0;
+    for (const event of options.unsent ?? []) {
+      this.queue.push(event);
+      this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
+    }
     this.maxBatch = options.maxBatch ?? 500;
     this.maxDelayMs = options.maxDelayMs ?? 250;
     this.promptDelayMs = Math.min(options.promptDelayMs ?? 20, this.maxDelayMs);
+    if (this.queue.length > 0) void this.deliverQueued();
   }
 
   emit(event: RunEventBody): void {

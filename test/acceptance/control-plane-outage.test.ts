@@ -1,4 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,3 +164,94 @@ test('the control plane killed as a stage’s out is uploaded, down past the run
   expect(blob.status).toBe(200);
   expect(await blob.text()).toBe('trained\n');
 });
+
+test('the control plane killed half-way through a large out’s upload: once it is back the out is uploaded again whole, stored under its digest, and the run succeeds', async () => {
+  const log: string[] = [];
+  await world.start({ FLUKSIO_LEASE_TTL: '30s' });
+  const project = await world.repo({
+    'fluksio.yml': `version: 1
+stages:
+  train:
+    cmd: head -c 48000000 /dev/urandom > model.bin
+    outs: [model.bin]
+`,
+    '.gitignore': 'model.bin\n',
+  });
+  await world.allow([project.repository]);
+  const { env, dataDir } = world.app;
+  const port = Number(new URL(world.app.url).port);
+  // A balancer that streams requests through, and kills the control plane once 8 MB of a
+  // blob's body passed it: the control plane dies with the upload half-read.
+  let killed = false;
+  let down = false;
+  let triedSince = 0;
+  const server = createServer((incoming, outgoing) => {
+    const isBlob = incoming.method === 'PUT' && (incoming.url ?? '').startsWith('/api/v1/blobs/');
+    if (down) {
+      if (isBlob) triedSince += 1;
+      incoming.resume();
+      outgoing.writeHead(502).end('no control plane');
+      return;
+    }
+    let passed = 0;
+    if (isBlob) {
+      incoming.on('data', (chunk: Buffer) => {
+        passed += chunk.length;
+        if (passed > 8_000_000 && !killed) {
+          killed = down = true;
+          void world.app.stop('SIGKILL');
+        }
+      });
+    }
+    const proxied = httpRequest(new URL(incoming.url ?? '/', world.app.url), {
+      method: incoming.method,
+      headers: incoming.headers,
+    });
+    proxied.on('response', (answer) => {
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(outgoing);
+    });
+    proxied.on('error', () => {
+      if (!outgoing.headersSent) outgoing.writeHead(502).end('the control plane died');
+      else outgoing.destroy();
+    });
+    incoming.pipe(proxied);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    daemon = await startRunner(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, log);
+    const runId = await world.submit({
+      repository: project.repository,
+      cloneUrl: project.cloneUrl,
+      commit: project.commit,
+    });
+    await waitFor(
+      'the control plane to die mid-upload and the upload to be tried again',
+      () => triedSince >= 2,
+      60_000,
+    );
+    world.app = await startApp({
+      databaseUrl: database.url,
+      env,
+      port,
+      prefix: env.FLUKSIO_QUEUE_PREFIX,
+      dataDir,
+    });
+    down = false;
+    const report = await world.waitFor(runId, undefined, 90_000);
+    expect(report.run.status, `${report.run.reason}\n${log.join('\n').slice(-1500)}`).toBe('succeeded');
+    const out = report.stages[0]?.outs.find((record) => record.path === 'model.bin');
+    expect(out).toMatchObject({ size: 48_000_000 });
+    const blob = await fetch(`${world.app.url}/api/v1/blobs/${out?.digest}?run=${runId}`, {
+      headers: { authorization: `Bearer ${world.apiToken}` },
+    });
+    expect(blob.status).toBe(200);
+    const bytes = Buffer.from(await blob.arrayBuffer());
+    expect(`sha256:${createHash('sha256').update(bytes).digest('hex')}`).toBe(out?.digest);
+  } finally {
+    await daemon?.stop();
+    daemon = null;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}, 180_000);

@@ -1,0 +1,167 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { and, asc, eq } from 'drizzle-orm';
+import { appliedEvents } from '../../schemas/tables/applied-events.js';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { stages as stageRows } from '../../schemas/tables/stages.js';
+import { getStageLog } from '../../store/runs/get-stage-log.js';
+import {
+  closeGitHubAppDatabase,
+  openGitHubAppDatabase,
+  registerAcmeRunner,
+  waitFor,
+  type GitHubAppWorld,
+} from '../app-github/github-app-fixture.js';
+import { pushPayload } from '../github/webhook-fixtures.js';
+import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
+import type { FluksioProcess } from '../helpers/fluksio-process.js';
+import { forwardRequest } from '../helpers/forward-request.js';
+import type { TestRepo } from '../helpers/make-repo.js';
+import { finishedRun, serveSlurmRepo } from './slurm-github-world.js';
+import { firstLine, startSlurm } from './slurm-job.js';
+
+let repo: TestRepo | undefined;
+let world: GitHubAppWorld | undefined;
+let runner: (FluksioProcess & { workDir: string }) | undefined;
+let scratch: string | undefined;
+let front: Server | undefined;
+
+beforeAll(async () => {
+  await startSlurm();
+  await openGitHubAppDatabase();
+}, 120_000);
+afterAll(closeGitHubAppDatabase);
+afterEach(async () => {
+  await runner?.stop('SIGKILL');
+  if (runner) await removeDir(runner.workDir);
+  await new Promise((resolve) => (front ? front.close(resolve) : resolve(undefined)));
+  await world?.close();
+  await repo?.cleanup();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+  runner = world = repo = scratch = front = undefined;
+});
+
+/**
+ * A load balancer in front of the control plane that answers 503 to the runner's event
+ * uploads while `holding.events` is set (a replica that cannot take them), and passes
+ * everything else on: heartbeats keep the lease, blobs are stored.
+ */
+async function startFront(target: string, holding: { events: boolean }): Promise<string> {
+  const server = createServer((request, response) => {
+    if (holding.events && request.method === 'POST' && /\/events$/.test(request.url ?? '')) {
+      request.resume();
+      response.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"held"}');
+      return;
+    }
+    forwardRequest(new URL(target), request, response);
+  });
+  front = server;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test('a Slurm runner killed with -9 after a stage’s job ended but before the stage’s end reached the control plane: the restarted runner sends that end and keeps the stage, never running its job again', async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-unsent-'));
+  const prepareJobs = `${scratch}/prepare-jobs`;
+  const trainJobs = `${scratch}/train-jobs`;
+  const prepareGo = `${scratch}/prepare-go`;
+  const trainGo = `${scratch}/train-go`;
+  const served = await serveSlurmRepo(`version: 1
+on:
+  push: { branches: [main] }
+metrics:
+  rows: { goal: max }
+stages:
+  prepare:
+    cmd: >-
+      echo $SLURM_JOB_ID >> ${prepareJobs} &&
+      until [ -e ${prepareGo} ]; do sleep 0.2; done &&
+      echo "preparing in job $SLURM_JOB_ID" && echo data > data.txt && echo '{"rows": 7}' > rows.json
+    outs: [data.txt]
+    metrics: [rows.json]
+  train:
+    cmd: >-
+      echo $SLURM_JOB_ID >> ${trainJobs} &&
+      until [ -e ${trainGo} ]; do sleep 0.2; done &&
+      cat data.txt > model.txt
+    deps: [data.txt]
+    outs: [model.txt]
+`);
+  ({ repo, world } = served);
+  const current = served.world;
+  const token = await registerAcmeRunner(current, []);
+  const holding = { events: false };
+  const url = await startFront(current.plane.url, holding);
+  const start = (workDir?: string) =>
+    startRunnerProcess({
+      url,
+      token,
+      args: ['--backend', 'slurm'],
+      ...(workDir ? { workDir } : {}),
+      env: { GIT_SSL_CAINFO: current.double.caFile ?? '' },
+    });
+  const first = await start();
+  runner = first;
+  await current.deliver(pushPayload({ repo: current.repo, ref: 'main', after: served.main }));
+  let prepareJob = '';
+  await waitFor(
+    'prepare’s job to run',
+    async () => (prepareJob = await firstLine(prepareJobs)) !== '',
+    60_000,
+  );
+  const [queued] = await current.runs();
+  const runId = queued?.id ?? '';
+  const prepareRow = async () =>
+    (
+      await current.db
+        .select()
+        .from(stageRows)
+        .where(and(eq(stageRows.runId, runId), eq(stageRows.name, 'prepare')))
+    )[0];
+  await waitFor(
+    'prepare’s start to be stored',
+    async () => (await prepareRow())?.status === 'running',
+    60_000,
+  );
+
+  // The control plane takes no events from here: prepare's job ends, its out is stored as a
+  // blob, train's job starts, and prepare's end waits in the runner, which is then killed.
+  holding.events = true;
+  await writeFile(prepareGo, '');
+  await waitFor('train’s job to run', async () => (await firstLine(trainJobs)) !== '', 60_000);
+  expect((await prepareRow())?.status).toBe('running');
+  await first.stop('SIGKILL');
+  holding.events = false;
+
+  runner = await start(first.workDir);
+  await runner.waitFor(/"msg":"resumed the run in attempt 1/, 60_000);
+  await writeFile(trainGo, '');
+  const run = await finishedRun(current, (candidate) => candidate.id === runId, runner);
+  expect(run, runner.output()).toMatchObject({ status: 'succeeded', attempt: 1, leaseEpoch: 1 });
+  // prepare's job ran once: its end, unsent when the runner died, was sent by the next.
+  expect((await readFile(prepareJobs, 'utf8')).trim().split('\n')).toEqual([prepareJob]);
+  expect(await prepareRow()).toMatchObject({ status: 'ran', usage: { job: prepareJob } });
+  // Its log, held in the runner when it died, arrived whole and once.
+  expect(await getStageLog({ db: current.db, runId, stage: 'prepare' })).toEqual([
+    `fluksio: submitted Slurm job ${prepareJob}`,
+    `fluksio: Slurm job ${prepareJob} running on ${hostname()}`,
+    `preparing in job ${prepareJob}`,
+  ]);
+  expect(run.metrics).toMatchObject({ rows: 7 });
+  // Every event once: the attempt's seqs without a gap or a repeat.
+  const applied = await current.db
+    .select({ seq: appliedEvents.seq })
+    .from(appliedEvents)
+    .where(and(eq(appliedEvents.runId, runId), eq(appliedEvents.attempt, 1)))
+    .orderBy(asc(appliedEvents.seq));
+  expect(applied.map((row) => row.seq)).toEqual(applied.map((_, index) => index));
+  // Over, the run's journal is gone from the work directory.
+  await waitFor(
+    'the run’s event journal to be removed',
+    async () => (await readdir(join(first.workDir, 'event-journal'))).length === 0,
+    30_000,
+  );
+}, 240_000);
