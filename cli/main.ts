@@ -197,7 +197,10 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .command('show')
     .description('Show one run: its stamp, stages, metrics against its baseline, failures')
     .argument('<run>', 'a run id or a unique prefix of one')
-    .option('--json', 'print the run report as JSON, with its metric series')
+    .option(
+      '--json',
+      'print the run report as JSON, with its metric series (with --log: {run, stage, status, log})',
+    )
     .option('--log <stage>', "print that stage's whole log instead")
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--url <url>', 'a run of the control plane at this URL (API token from FLUKSIO_TOKEN)')
