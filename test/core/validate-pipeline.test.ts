@@ -54,6 +54,16 @@ describe('validatePipeline', () => {
     expect(pipeline?.stages.evaluate?.params).toEqual([]);
   });
 
+  test('a stage or param named with an accented letter is refused saying only ASCII letters are', () => {
+    const text = VALID.replace('  evaluate:', '  évaluer:').replace('  seed:', '  graine_é:');
+    expect(formatProblems(problemsOf(text), 'fluksio.yml').split('\n')).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/stages\.évaluer: "évaluer" is not a valid name: expected .*ASCII letters/),
+        expect.stringMatching(/params\.graine_é: "graine_é" is not a valid name: expected .*ASCII letters/),
+      ]),
+    );
+  });
+
   test('a NUL or an unpaired surrogate anywhere is refused with its path, not stored altered', () => {
     // PostgreSQL stores neither: altered to U+FFFD on the way in, the run's digests would
     // differ between the runner and the control plane, and its start would be refused forever.
