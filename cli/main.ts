@@ -13,7 +13,16 @@ export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
  * The `fluksio` command. Returns the exit code: 0 success, 1 a run failed, 2 the input
  * was wrong (the message says what and where, and nothing was created).
  */
-export async function main(argv: string[], io: CliIo = processIo(listenForInterrupts())): Promise<number> {
+export async function main(argv: string[], io?: CliIo): Promise<number> {
+  const interrupts = io === undefined ? listenForInterrupts() : null;
+  const code = await runProgram(argv, io ?? processIo(interrupts ?? undefined));
+  // A command Ctrl-C cancelled (a run recorded `cancelled`) ends killed by SIGINT, so a
+  // script running it stops too (exitInterrupted); one that still succeeded exits 0.
+  if (code !== EXIT.ok) interrupts?.endIfInterrupted();
+  return code;
+}
+
+async function runProgram(argv: string[], io: CliIo): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(io, (result) => {
     code = result;
@@ -188,7 +197,10 @@ function buildProgram(io: CliIo, setCode: (code: number) => void): Command {
     .command('show')
     .description('Show one run: its stamp, stages, metrics against its baseline, failures')
     .argument('<run>', 'a run id or a unique prefix of one')
-    .option('--json', 'print the run report as JSON, with its metric series')
+    .option(
+      '--json',
+      'print the run report as JSON, with its metric series (with --log: {run, stage, status, log})',
+    )
     .option('--log <stage>', "print that stage's whole log instead")
     .option('--pipeline <path>', 'the pipeline file (default: fluksio.yml here)')
     .option('--url <url>', 'a run of the control plane at this URL (API token from FLUKSIO_TOKEN)')

@@ -299,7 +299,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
         context.giveBack(`Stage ${name}: ${how}`);
         return finish({ status: 'failed', ...ran, error: how });
       }
-      const last = tracebacks.at(-1)?.message;
+      const last = tracebacks.at(-1)?.message ?? commandNotFound(processResult.exitCode, finished.tail);
       return finish({ status: 'failed', ...ran, error: last ? `${how}: ${last}` : how });
     }
 
@@ -398,4 +398,18 @@ async function writeParamsFile(
 
 function abortStatus(signal: AbortSignal): StageStatus {
   return signal.reason === 'timed_out' ? 'timed_out' : 'cancelled';
+}
+
+/**
+ * Exit 127 is the shell's "command not found": which program it could not find, from the
+ * line `sh` (`/bin/sh: 1: pyhton3: not found`) or bash (`bash: line 1: x: command not
+ * found`) printed, so the summary names the typo or the missing tool; else null.
+ */
+function commandNotFound(exitCode: number | null, tail: string): string | null {
+  if (exitCode !== 127) return null;
+  const lines = [...tail.matchAll(/^\S*sh: (?:line )?\d+: (.+?): (?:command )?not found\s*$/gm)];
+  const program = lines.at(-1)?.[1];
+  return program === undefined
+    ? null
+    : `the shell found no command "${program}" (misspelt, or not installed on the PATH fluksio ran it with)`;
 }

@@ -5,7 +5,7 @@ import { Resources } from './resources.js';
 
 /** Names that `${name}` can interpolate and that stages and params are called by. */
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-  error: 'expected an identifier (letters, digits and _, not first a digit)',
+  error: 'expected an identifier: ASCII letters (A-Z, a-z), digits and _, not first a digit',
 });
 
 /** A path as the pipeline writes it: relative to the pipeline file's directory. */

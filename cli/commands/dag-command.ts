@@ -6,6 +6,7 @@ import { locateProject, readProjectSource } from '../../local/locate-project.js'
 import { colorEnabled } from '../render/color-enabled.js';
 import { outputWidth } from '../render/output-width.js';
 import { renderStageDagTable } from '../render/stage-dag-table.js';
+import { UsageError } from '../../present/terminal/usage-error.js';
 
 export interface DagCommandOptions {
   mermaid?: boolean;
@@ -21,6 +22,10 @@ export interface DagCommandOptions {
  * the pipeline only: no store, no git state beyond finding the repository.
  */
 export async function dagCommand(options: DagCommandOptions, io: CliIo): Promise<number> {
+  // --md is --mermaid fenced, so those two go together; JSON goes with neither.
+  const drawn = (['md', 'mermaid'] as const).filter((format) => options[format]);
+  if (options.json && drawn.length > 0)
+    throw new UsageError(`--json, --${drawn[0]}: choose one output format`);
   const project = await locateProject(options.pipeline, io.cwd);
   const { pipeline } = await readProjectSource(project);
   const dag = stageDag(pipeline);

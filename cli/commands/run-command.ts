@@ -205,6 +205,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         groupIndex: groupId ? index : null,
         write,
         live: Boolean(progressOut?.isTTY),
+        columns: outputWidth(progressOut ?? {}, io.env),
         colors,
         sweepBaseline,
       });
@@ -275,6 +276,8 @@ interface RunOnceOptions {
   write: (text: string) => void;
   /** The progress goes to a terminal: the running stages' elapsed time is shown. */
   live: boolean;
+  /** That terminal's width, which a stage's redrawn progress bar stays within. */
+  columns: number;
   /** A sweep member after the first: the sweep's baseline. */
   sweepBaseline: { run: Run | null } | undefined;
   colors: ReturnType<typeof pc.createColors>;
@@ -303,6 +306,7 @@ async function runOnce(options: RunOnceOptions): Promise<{ report: RunReport; ba
       options.request.selection?.stages ?? Object.keys(pipeline.stages),
       true,
       options.live,
+      options.columns,
     ),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(options.sweepBaseline ? { sweepBaseline: options.sweepBaseline } : {}),

@@ -22,7 +22,8 @@ export interface ShowCommandOptions {
 
 /**
  * `fluksio show RUN`: the summary `fluksio run` printed, or a stage's whole log; of the
- * local store, or with `--url`/`--remote` of the control plane.
+ * local store, or with `--url`/`--remote` of the control plane. With `--json`, the report
+ * or (`--log`) `{run, stage, status, log}`: only JSON, so it pipes into jq.
  */
 export async function showCommand(
   idOrPrefix: string,
@@ -49,7 +50,12 @@ export async function showCommand(
         throw new UsageError(
           `Stage ${stage.name} of run ${run.id} has no stored log (status: ${stage.status})`,
         );
-      io.stdout.write(terminalText((await store.state.blobs.getBytes(stage.logDigest)).toString('utf8')));
+      const log = (await store.state.blobs.getBytes(stage.logDigest)).toString('utf8');
+      io.stdout.write(
+        options.json
+          ? `${JSON.stringify({ run: run.id, stage: stage.name, status: stage.status, log }, null, 2)}\n`
+          : terminalText(log),
+      );
       return 0;
     }
     const report = buildRunReport(detail, await baselineOf(store, run), store.goals);

@@ -13,7 +13,8 @@ const TAIL_LINES = 40;
 /**
  * `fluksio show RUN --url URL`: a run of the control plane (a GitHub run, a submitted one)
  * shown as `fluksio show` shows a local run — the summary with the failed stages' log
- * tails and tracebacks, `--json` its report with its series, `--log STAGE` that stage’s whole log.
+ * tails and tracebacks, `--json` its report with its series, `--log STAGE` that stage’s whole log (with `--json`:
+ * `{run, stage, status, log}`).
  */
 export async function showRemoteRun(
   client: ControlPlaneClient,
@@ -22,19 +23,24 @@ export async function showRemoteRun(
   io: CliIo,
 ): Promise<number> {
   const report = await client.run(await resolveRemoteRun(client, runId));
+  if (options.log !== undefined) {
+    const stage = report.stages.find((each) => each.name === options.log);
+    if (!stage) {
+      throw new UsageError(
+        `--log: run ${report.run.id} has no stage "${options.log}" (it has: ${report.stages.map((each) => each.name).join(', ')})`,
+      );
+    }
+    const lines = await client.stageLog(report.run.id, stage.name);
+    io.stdout.write(
+      options.json
+        ? `${JSON.stringify({ run: report.run.id, stage: stage.name, status: stage.status, log: lines.map((line) => `${line}\n`).join('') }, null, 2)}\n`
+        : lines.map((line) => `${terminalText(line)}\n`).join(''),
+    );
+    return 0;
+  }
   if (options.json) {
     const series = await client.runMetrics(report.run.id);
     io.stdout.write(`${JSON.stringify({ ...report, series }, null, 2)}\n`);
-    return 0;
-  }
-  if (options.log !== undefined) {
-    if (!report.stages.some((stage) => stage.name === options.log)) {
-      throw new UsageError(
-        `--log: run ${report.run.id} has no stage "${options.log}" (it has: ${report.stages.map((stage) => stage.name).join(', ')})`,
-      );
-    }
-    const lines = await client.stageLog(report.run.id, options.log);
-    io.stdout.write(lines.map((line) => `${terminalText(line)}\n`).join(''));
     return 0;
   }
   const failed = report.stages.filter((stage) => stage.status === 'failed' || stage.status === 'timed_out');

@@ -16,7 +16,10 @@ const ERASE_LINE = '\r\u001b[2K';
 export class ElapsedTicker {
   private readonly running = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  /** The last line is ours (the status, or a progress bar's state): the next write erases it. */
   private statusShown = false;
+  /** That line is a stage's progress bar, which shows it alive better than the status would. */
+  private barShown = false;
 
   constructor(
     private readonly out: (text: string) => void,
@@ -28,7 +31,19 @@ export class ElapsedTicker {
   write(text: string): void {
     if (this.statusShown) this.out(ERASE_LINE);
     this.statusShown = false;
+    this.barShown = false;
     this.out(text);
+  }
+
+  /**
+   * Shows `text` (one line, no newline, narrower than the terminal) as the last line, in
+   * place of the status, until anything else is written: a stage's `\r` progress bar, one
+   * state after another on the same line.
+   */
+  bar(text: string): void {
+    this.out(`${ERASE_LINE}${text}`);
+    this.statusShown = true;
+    this.barShown = true;
   }
 
   /** A stage runs since `startedAt` (epoch ms); one already running keeps its time. */
@@ -52,9 +67,11 @@ export class ElapsedTicker {
     this.timer = null;
     if (this.statusShown) this.out(ERASE_LINE);
     this.statusShown = false;
+    this.barShown = false;
   }
 
   private draw(): void {
+    if (this.barShown) return;
     const now = Date.now();
     const parts = [...this.running].map(
       ([stage, startedAt]) =>

@@ -6,6 +6,7 @@ import { formatDuration, short } from '../../core/text/format.js';
 import { STAGE_BADGES, type BadgeTone, type StatusBadge } from '../status-badges.js';
 import { ElapsedTicker } from './elapsed-ticker.js';
 import { terminalText } from './terminal-text.js';
+import wrapAnsi from 'wrap-ansi';
 
 /** The colour of each badge tone on a terminal. */
 const TONE_COLORS: Record<BadgeTone, keyof Colors> = {
@@ -54,7 +55,9 @@ export function stageDetail(
  * their name, as it streams. It is an `EventSink` (runner/ports.ts) by its shape, so
  * present/ needs nothing of the runner.
  * With `live` (a terminal), a last line that is redrawn every second says how long the
- * running stages have run (ElapsedTicker), so a silent stage is seen alive.
+ * running stages have run (ElapsedTicker), so a silent stage is seen alive; and a line the
+ * stage ended with a lone `\r` (a tqdm or Keras bar's state, LineSplitter) is drawn over by
+ * the next, cut to the terminal's `columns`, instead of each state scrolling by as a line.
  */
 export class ProgressPrinter {
   private readonly width: number;
@@ -65,7 +68,9 @@ export class ProgressPrinter {
     private readonly colors: Colors,
     stageNames: readonly string[],
     private readonly showOutput = true,
-    live = false,
+    private readonly live = false,
+    /** The terminal's width, which a redrawn bar's state must stay within (else 80). */
+    private readonly columns = 80,
   ) {
     this.width = Math.max(...stageNames.map((name) => name.length));
     this.ticker = new ElapsedTicker(out, colors, live);
@@ -84,8 +89,11 @@ export class ProgressPrinter {
         break;
       case 'stage.log':
         if (this.showOutput) {
-          for (const line of event.lines)
-            this.write(`  ${colors.dim(`${event.stage.padEnd(this.width)} │`)} ${terminalText(line)}\n`);
+          for (const line of event.lines) {
+            const text = `  ${colors.dim(`${event.stage.padEnd(this.width)} │`)} ${terminalText(line)}`;
+            if (this.live && line.endsWith('\r')) this.ticker.bar(this.cutToWidth(text));
+            else this.write(`${text}\n`);
+          }
         }
         break;
       case 'stage.finished': {
@@ -100,6 +108,20 @@ export class ProgressPrinter {
       default:
         break;
     }
+  }
+
+  /**
+   * The first line of `text` as the terminal shows it, one column short of its width (a
+   * line filling it leaves some terminals' cursor on the next): erasing it erases all of it.
+   */
+  private cutToWidth(text: string): string {
+    if (!Number.isFinite(this.columns)) return text;
+    const [first] = wrapAnsi(text, Math.max(1, this.columns - 1), {
+      hard: true,
+      wordWrap: false,
+      trim: false,
+    }).split('\n');
+    return first ?? '';
   }
 
   async flush(): Promise<void> {

@@ -216,6 +216,13 @@ function readMetric(command: WorkflowCommand): { name: string; value: number; st
   const text = command.value.trim();
   if (name === '') return 'it has no name= property';
   if (name.length > MAX_METRIC_NAME) return `its name is longer than ${MAX_METRIC_NAME} characters`;
+  // `name=loss step=3`, properties written as a shell or logging library writes them: taken
+  // as one name, every step would be a metric of its own ("loss step=3").
+  const stray = /^(\S+)\s+([A-Za-z_]\w*=.*)$/.exec(name);
+  if (stray) {
+    const written = [stray[1], ...(stray[2] ?? '').split(/\s+/)].join(',');
+    return `its name "${name}" holds another property: properties are separated by commas (name=${written})`;
+  }
   if (NON_FINITE.test(text) || (DECIMAL.test(text) && !Number.isFinite(Number(text)))) {
     return `"${text}" is not a finite number`;
   }

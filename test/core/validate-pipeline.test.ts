@@ -54,6 +54,28 @@ describe('validatePipeline', () => {
     expect(pipeline?.stages.evaluate?.params).toEqual([]);
   });
 
+  test('a stage or param named with an accented letter is refused saying only ASCII letters are', () => {
+    const text = VALID.replace('  evaluate:', '  évaluer:').replace('  seed:', '  graine_é:');
+    expect(formatProblems(problemsOf(text), 'fluksio.yml').split('\n')).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/stages\.évaluer: "évaluer" is not a valid name: expected .*ASCII letters/),
+        expect.stringMatching(/params\.graine_é: "graine_é" is not a valid name: expected .*ASCII letters/),
+      ]),
+    );
+  });
+
+  test.each([
+    ['a stage', '    cmnd: x\n', 'stages.evaluate', 'unknown key "cmnd" (did you mean "cmd"?)'],
+    ['a stage', '    out: [x]\n', 'stages.evaluate', 'unknown key "out" (did you mean "outs"?)'],
+    ['a stage', '    metric: [x]\n', 'stages.evaluate', 'unknown key "metric" (did you mean "metrics"?)'],
+    ['a stage', '    gpus: 2\n', 'stages.evaluate', 'unknown key "gpus"'],
+    ['the pipeline', 'stage:\n  x: {cmd: y}\n', '', 'unknown key "stage" (did you mean "stages"?)'],
+  ])('a misspelt key of %s is named with the key it likely means: %j', (_, added, path, message) => {
+    const text =
+      path === '' ? VALID + added : VALID.replace('    cache: false\n', `    cache: false\n${added}`);
+    expect(problemsOf(text).find((problem) => problem.path === path)?.message).toBe(message);
+  });
+
   test('a NUL or an unpaired surrogate anywhere is refused with its path, not stored altered', () => {
     // PostgreSQL stores neither: altered to U+FFFD on the way in, the run's digests would
     // differ between the runner and the control plane, and its start would be refused forever.
@@ -85,7 +107,9 @@ describe('validatePipeline', () => {
     const problems = problemsOf(text);
     const paths = problems.map((problem) => problem.path);
     expect(paths).toEqual(expect.arrayContaining(['params.epochs.type', 'stages.prepare', 'timeout']));
-    expect(problems.find((p) => p.path === 'stages.prepare')?.message).toBe('unknown key "dep"');
+    expect(problems.find((p) => p.path === 'stages.prepare')?.message).toBe(
+      'unknown key "dep" (did you mean "deps"?)',
+    );
     expect(problems.find((p) => p.path === 'timeout')?.message).toMatch(/duration like "90s"/);
     expect(problems.find((p) => p.path === 'timeout')?.line).toBe(8);
   });

@@ -66,6 +66,17 @@ fit([1, 2, 3])
     );
   });
 
+  test('a misspelt or missing program says which one the shell could not find', async () => {
+    repo = await makeRepo({
+      files: { 'fluksio.yml': 'version: 1\nstages:\n  a:\n    cmd: pyhton3 train.py --lr 0.1\n' },
+    });
+    const ran = await runJson([], { cwd: repo.dir });
+    expect(ran.code).toBe(1);
+    expect(stageOf(ran.report, 'a').error).toBe(
+      'exited with code 127: the shell found no command "pyhton3" (misspelt, or not installed on the PATH fluksio ran it with)',
+    );
+  });
+
   test('a failed stage is never cached and its dependents are skipped', async () => {
     repo = await makeRepo({
       files: {

@@ -68,6 +68,10 @@ describe('metrics', () => {
     { line: '::metric name=::0.5', why: 'it has no name= property' },
     { line: '::metric name=loss,step=-1::0.5', why: 'step "-1" is not a non-negative integer' },
     { line: '::metric name=loss,step=1.5::0.5', why: 'step "1.5" is not a non-negative integer' },
+    {
+      line: '::metric name=loss step=3::0.5',
+      why: 'its name "loss step=3" holds another property: properties are separated by commas (name=loss,step=3)',
+    },
   ])('$line is no metric: the log says why', ({ line, why }) => {
     const { stdout, metrics, logs } = stageOutput();
     stdout(line, '::metric name=loss::0.5');

@@ -136,3 +136,13 @@ test('an unknown option of another command gets no parameter hint', async () => 
   expect(result.code).toBe(2);
   expect(result.stderr).not.toContain('parameter');
 });
+
+test.each([
+  [['dag', '--json', '--md'], '--json, --md: choose one output format'],
+  [['dag', '--mermaid', '--json'], '--json, --mermaid: choose one output format'],
+])('%j: two output formats are refused, as runs and diff refuse them', async (args, message) => {
+  const result = await runCli(args, { cwd: `${repo.dir}/ml` });
+  expect(result.code).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr.trim()).toBe(message);
+});

@@ -123,6 +123,22 @@ step()
     expect(shown.output()).toContain('train.py:3  error  ValueError: loss is nan');
   });
 
+  test('show --log STAGE --json prints the log as JSON, for jq, and no raw text', async () => {
+    repo = await makeRepo({ files: { 'fluksio.yml': FAILING, 'train.py': TRAIN } });
+    const ran = await runCli(['run', '--json'], { cwd: repo.dir, env: env() });
+    expect(ran.code, ran.stderr).toBe(1);
+    const runId = (JSON.parse(ran.stdout) as { run: { id: string } }).run.id;
+    const shown = await runCli(['show', runId.slice(0, 10), '--log', 'train', '--json'], {
+      cwd: repo.dir,
+      env: env(),
+    });
+    expect(shown.code, shown.stderr).toBe(0);
+    const parsed = JSON.parse(shown.stdout) as { run: string; stage: string; status: string; log: string };
+    expect(parsed).toMatchObject({ run: runId, stage: 'train', status: 'failed' });
+    expect(parsed.log).toMatch(/^epoch 1\n/);
+    expect(parsed.log).toContain('ValueError: loss is nan\n');
+  });
+
   test('Ctrl-C stops a Python stage without leaving a KeyboardInterrupt annotation', async () => {
     repo = await makeRepo({
       files: {
@@ -133,7 +149,8 @@ step()
     const ran = runInTerminal(['run'], { cwd: repo.dir, env: { ...env(), NO_COLOR: '1' } });
     await ran.waitFor(/train │ ready/);
     ran.type('\x03');
-    expect(await ran.exited, ran.output()).toBe(1);
+    // Killed by SIGINT once the run is recorded, as the shell's own programs end on Ctrl-C.
+    expect(await ran.exited, ran.output()).toBe(130);
     const runId = /fluksio run (\w{26})/.exec(ran.output())?.[1] ?? '';
     const shown = await runCli(['show', runId, '--json'], { cwd: repo.dir, env: env() });
     const report = JSON.parse(shown.stdout) as {
