@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { checkPipelineRules, type PipelineContext } from './pipeline-rules.js';
 import { Pipeline, Stage } from '../../schemas/pipeline.js';
 import { formatPath, type Problem } from '../problem.js';
+import { closestKey } from '../text/closest-key.js';
 import { ONE_SHOT_PARSE } from '../../schemas/one-shot-parse.js';
 import { unstorablePaths } from '../text/storable-text.js';
 
@@ -115,41 +116,6 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (path.length === 0) return Object.keys(Pipeline.shape);
   if (path.length === 2 && path[0] === 'stages') return Object.keys(Stage.shape);
   return [];
-}
-
-/**
- * The known key a misspelt one most likely means (`dep` → `deps`, `cmnd` → `cmd`): the
- * nearest by edit distance, at most 2 edits and fewer than half its letters; else null.
- */
-function closestKey(key: string, known: readonly string[]): string | null {
-  let best: { key: string; distance: number } | null = null;
-  for (const candidate of known) {
-    const distance = editDistance(key.toLowerCase(), candidate);
-    if (
-      distance <= 2 &&
-      distance * 2 < Math.max(key.length, candidate.length) &&
-      (!best || distance < best.distance)
-    )
-      best = { key: candidate, distance };
-  }
-  return best?.key ?? null;
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions of one character. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      current[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (current[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 /** The value at `path` in what the YAML parsed to; undefined when there is none. */
