@@ -16,6 +16,7 @@ import { expandDvcStage } from './expand-dvc-stages.js';
 import { holdBackUnavailableStages, type LeftOutStage } from './hold-back-unavailable-stages.js';
 import { loadDvcVars, type ProjectFileReader } from './load-dvc-vars.js';
 import { projectFileProblem } from './project-file-problem.js';
+import { DVC_YAML_OPTIONS } from './yaml-merge-keys.js';
 
 /** The files a `dvc.yaml` reads, handed in by the caller that can look (no I/O here). */
 export interface DvcSources extends PipelineContext {
@@ -53,7 +54,7 @@ const URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 export function translateDvc(sources: DvcSources): DvcTranslation {
   const problems: Problem[] = [];
   const notes: string[] = [];
-  const document = parseDocument(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  const document = parseDocument(sources.dvcYaml, DVC_YAML_OPTIONS);
   if (document.errors.length > 0) {
     const message = `YAML syntax error: ${document.errors[0]?.message.split('\n')[0] ?? ''}`;
     return { pipeline: null, problems: [{ path: '', message }], notes };
