@@ -8,6 +8,11 @@ export interface DvcParamsFile {
   data: Record<string, unknown>;
   /** Leaf names (`train.lr`) whose number was written with a point or exponent: `1.0` is a float. */
   floats: ReadonlySet<string>;
+  /**
+   * Leaf names (`seed`, `seeds[1]`) of whole numbers past 2^53, which a JavaScript number
+   * cannot hold exactly (Python's can), by their text: `data` has them rounded.
+   */
+  inexact: ReadonlyMap<string, string>;
 }
 
 /**
@@ -19,6 +24,14 @@ const MAX_EXPANDED_VALUES = 100_000;
 /** A number written as a float (`1.0`, `1e-3`), until its leaf's name is known. */
 class WrittenAsFloat {
   constructor(readonly value: number) {}
+}
+
+/** A whole number a JavaScript number cannot hold exactly, with its text, until its leaf's name is known. */
+class InexactInteger {
+  constructor(
+    readonly value: number,
+    readonly text: string,
+  ) {}
 }
 
 /**
@@ -56,15 +69,21 @@ export function parseDvcParamsFile(text: string): DvcParamsFile {
     if (isSeq(target)) return target.items.map((item) => expand(item, inner));
     if (isScalar(target)) {
       const source = target.range ? text.slice(target.range[0], target.range[1]) : '';
-      const isFloat = typeof target.value === 'number' && /[.eE]|inf|nan/i.test(source);
-      return isFloat ? new WrittenAsFloat(target.value as number) : target.value;
+      if (typeof target.value !== 'number') return target.value;
+      if (/[.eE]|inf|nan/i.test(source)) return new WrittenAsFloat(target.value);
+      return Number.isSafeInteger(target.value) ? target.value : new InexactInteger(target.value, source);
     }
     return (target as Node | null | undefined)?.toJSON() ?? null;
   };
   const floats = new Set<string>();
+  const inexact = new Map<string, string>();
   const unwrap = (value: unknown, path: (string | number)[]): unknown => {
     if (value instanceof WrittenAsFloat) {
       floats.add(formatReference(path));
+      return value.value;
+    }
+    if (value instanceof InexactInteger) {
+      inexact.set(formatReference(path), value.text);
       return value.value;
     }
     if (Array.isArray(value)) return value.map((item, index) => unwrap(item, [...path, index]));
@@ -76,9 +95,23 @@ export function parseDvcParamsFile(text: string): DvcParamsFile {
     return value;
   };
   const data = unwrap(expand(document.contents, new Set()), []);
-  if (data === null || data === undefined) return { data: {}, floats };
+  if (data === null || data === undefined) return { data: {}, floats, inexact };
   if (typeof data !== 'object' || Array.isArray(data)) throw new Error('expected a dictionary of params');
-  return { data: data as Record<string, unknown>, floats };
+  return { data: data as Record<string, unknown>, floats, inexact };
+}
+
+/**
+ * Why the param `name` of a params file cannot be carried exactly (a whole number in it
+ * past 2^53, which would reach the stage rounded and share the key of its neighbour), or
+ * null. `fileName` is where it is, for the sentence.
+ */
+export function inexactParamProblem(file: DvcParamsFile, name: string, fileName: string): string | null {
+  for (const [leaf, text] of file.inexact) {
+    if (leaf === name || leaf.startsWith(`${name}.`) || leaf.startsWith(`${name}[`)) {
+      return `${leaf} in ${fileName} is ${text}, a whole number past 2^53 that fluksio cannot carry exactly; quote it ("${text}") to make it text`;
+    }
+  }
+  return null;
 }
 
 /** Every leaf under `path` (a dictionary's leaves, or the value itself), as [name, value]. */

@@ -10,7 +10,13 @@ import { canonicalJson } from '../canonical-json.js';
 import { normalizePipelinePath } from '../pipeline/pipeline-paths.js';
 import { deepestIssue } from './deepest-issue.js';
 import { dvcStagePlot, stagePlotSpecs, topLevelPlotSpecs } from './dvc-plot-specs.js';
-import { paramLeaves, paramSpecOf, parseDvcParamsFile, type DvcParamsFile } from './dvc-params.js';
+import {
+  inexactParamProblem,
+  paramLeaves,
+  paramSpecOf,
+  parseDvcParamsFile,
+  type DvcParamsFile,
+} from './dvc-params.js';
 import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
 import { expandDvcStage } from './expand-dvc-stages.js';
 import { holdBackUnavailableStages, type LeftOutStage } from './hold-back-unavailable-stages.js';
@@ -214,6 +220,8 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
               continue;
             }
             for (const [leaf, value] of leaves) {
+              const inexact = inexactParamProblem(source, leaf, fileName);
+              if (inexact) problems.push({ path: `${at}.params[${index}]`, message: inexact });
               params.add(prefix + leaf);
               used.set(prefix + leaf, { value, isFloat: source.floats.has(leaf) });
             }
@@ -221,6 +229,8 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
         }
       });
       for (const name of cmdParams) {
+        const inexact = defaults && inexactParamProblem(defaults, name, DEFAULT_PARAMS);
+        if (inexact) problems.push({ path: `${at}.cmd`, message: inexact });
         if (!used.has(name))
           used.set(name, {
             value: leafValue(base.params, name),
