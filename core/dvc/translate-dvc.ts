@@ -202,11 +202,17 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
       dvc.params.forEach((entry, index) => {
         const entries =
           typeof entry === 'string' ? [[DEFAULT_PARAMS, [entry]] as const] : Object.entries(entry);
-        for (const [fileName, keys] of entries) {
+        for (const [named, keys] of entries) {
+          // As DVC reads them: relative to the stage's wdir (`${…}` reads the params.yaml
+          // beside dvc.yaml, whatever the wdir). An absolute path stays one, to be refused:
+          // joined to the wdir it would name a file in the repository instead.
+          const fileName = posix.isAbsolute(named) ? named : inWdir(named);
           const source = paramsFile(fileName, `${at}.params[${index}]`);
           if (!source) {
             if (fileName === DEFAULT_PARAMS)
               problems.push({ path: `${at}.params[${index}]`, message: `${DEFAULT_PARAMS} does not exist` });
+            else if (named === DEFAULT_PARAMS)
+              problems.push({ path: `${at}.params[${index}]`, message: `${fileName} does not exist` });
             continue;
           }
           const prefix = fileName === DEFAULT_PARAMS ? '' : `${fileName}:`;

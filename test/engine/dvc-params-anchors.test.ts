@@ -96,3 +96,42 @@ test('a param a << merge key brings in is the merged value: its source changed, 
     await project.cleanup();
   }
 });
+
+test('a stage with a wdir reads its params from the params.yaml there, as DVC does: keyed on it, and a run’s value set in it', async () => {
+  const project = await makeRepo({
+    files: {
+      // params.yaml beside dvc.yaml is what ${…} sees; the stage's own is sub/params.yaml.
+      'params.yaml': 'lr: 0.1\n',
+      'sub/params.yaml': 'lr: 0.2\n',
+      'dvc.yaml': [
+        'stages:',
+        '  train:',
+        '    wdir: sub',
+        '    cmd: python3 train.py',
+        '    deps: [train.py]',
+        '    params: [lr]',
+        '    outs: [model.txt]',
+        '',
+      ].join('\n'),
+      'sub/train.py': [
+        'import yaml',
+        'open("model.txt", "w").write(str(yaml.safe_load(open("params.yaml"))["lr"]))',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const first = await runJson([], { cwd: project.dir });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.report.run.params).toEqual({ 'sub/params.yaml:lr': 0.2 });
+    expect(readFileSync(join(project.dir, 'sub/model.txt'), 'utf8')).toBe('0.2');
+
+    const set = await runJson(['sub/params.yaml:lr=0.9'], { cwd: project.dir });
+    expect(set.code, set.stderr).toBe(0);
+    expect(statuses(set.report)).toEqual({ train: 'ran' });
+    expect(readFileSync(join(project.dir, 'sub/model.txt'), 'utf8')).toBe('0.9');
+    expect(readFileSync(join(project.dir, 'sub/params.yaml'), 'utf8')).toBe('lr: 0.2\n');
+  } finally {
+    await project.cleanup();
+  }
+});
