@@ -10,12 +10,19 @@ import { canonicalJson } from '../canonical-json.js';
 import { normalizePipelinePath } from '../pipeline/pipeline-paths.js';
 import { deepestIssue } from './deepest-issue.js';
 import { dvcStagePlot, stagePlotSpecs, topLevelPlotSpecs } from './dvc-plot-specs.js';
-import { paramLeaves, paramSpecOf, parseDvcParamsFile, type DvcParamsFile } from './dvc-params.js';
+import {
+  inexactParamProblem,
+  paramLeaves,
+  paramSpecOf,
+  parseDvcParamsFile,
+  type DvcParamsFile,
+} from './dvc-params.js';
 import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
 import { expandDvcStage } from './expand-dvc-stages.js';
 import { holdBackUnavailableStages, type LeftOutStage } from './hold-back-unavailable-stages.js';
 import { loadDvcVars, type ProjectFileReader } from './load-dvc-vars.js';
 import { projectFileProblem } from './project-file-problem.js';
+import { DVC_YAML_OPTIONS } from './yaml-merge-keys.js';
 
 /** The files a `dvc.yaml` reads, handed in by the caller that can look (no I/O here). */
 export interface DvcSources extends PipelineContext {
@@ -53,7 +60,7 @@ const URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 export function translateDvc(sources: DvcSources): DvcTranslation {
   const problems: Problem[] = [];
   const notes: string[] = [];
-  const document = parseDocument(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  const document = parseDocument(sources.dvcYaml, DVC_YAML_OPTIONS);
   if (document.errors.length > 0) {
     const message = `YAML syntax error: ${document.errors[0]?.message.split('\n')[0] ?? ''}`;
     return { pipeline: null, problems: [{ path: '', message }], notes };
@@ -195,11 +202,17 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
       dvc.params.forEach((entry, index) => {
         const entries =
           typeof entry === 'string' ? [[DEFAULT_PARAMS, [entry]] as const] : Object.entries(entry);
-        for (const [fileName, keys] of entries) {
+        for (const [named, keys] of entries) {
+          // As DVC reads them: relative to the stage's wdir (`${…}` reads the params.yaml
+          // beside dvc.yaml, whatever the wdir). An absolute path stays one, to be refused:
+          // joined to the wdir it would name a file in the repository instead.
+          const fileName = posix.isAbsolute(named) ? named : inWdir(named);
           const source = paramsFile(fileName, `${at}.params[${index}]`);
           if (!source) {
             if (fileName === DEFAULT_PARAMS)
               problems.push({ path: `${at}.params[${index}]`, message: `${DEFAULT_PARAMS} does not exist` });
+            else if (named === DEFAULT_PARAMS)
+              problems.push({ path: `${at}.params[${index}]`, message: `${fileName} does not exist` });
             continue;
           }
           const prefix = fileName === DEFAULT_PARAMS ? '' : `${fileName}:`;
@@ -213,6 +226,8 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
               continue;
             }
             for (const [leaf, value] of leaves) {
+              const inexact = inexactParamProblem(source, leaf, fileName);
+              if (inexact) problems.push({ path: `${at}.params[${index}]`, message: inexact });
               params.add(prefix + leaf);
               used.set(prefix + leaf, { value, isFloat: source.floats.has(leaf) });
             }
@@ -220,6 +235,8 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
         }
       });
       for (const name of cmdParams) {
+        const inexact = defaults && inexactParamProblem(defaults, name, DEFAULT_PARAMS);
+        if (inexact) problems.push({ path: `${at}.cmd`, message: inexact });
         if (!used.has(name))
           used.set(name, {
             value: leafValue(base.params, name),
