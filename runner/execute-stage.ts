@@ -156,6 +156,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       jobKey: cacheKey ?? `${options.runId}.${name}`,
       resources,
       runId: options.runId,
+      ...(options.resumedAttempt ? { resumed: true } : {}),
     };
     // A job submitted before its runner was restarted still runs, writing these.
     const reattaching = options.launcher?.reattaches?.(launched) ?? false;

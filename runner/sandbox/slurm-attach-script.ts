@@ -6,7 +6,7 @@ import {
   UNKNOWN_JOB_EXIT_CODE,
 } from './slurm-exit-causes.js';
 import { SLURM_JOB_STATE_SCRIPT } from './slurm-job-state-script.js';
-import { SLURM_SUBMIT_SCRIPT } from './slurm-submit-script.js';
+import { SLURM_SUBMIT_SCRIPT, SUBMITTING_SUFFIX } from './slurm-submit-script.js';
 import {
   UNSTARTABLE_EXIT_CODE,
   UNSTARTABLE_JOB_FIELDS,
@@ -19,7 +19,7 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
 
 /**
  * The program the Slurm launcher starts for each stage (`bash -c ATTACH_SCRIPT`), with
- * arguments `JOB_FILE OUT_FILE ERR_FILE UNKNOWN_GRACE_MS UNSTARTABLE_GRACE_MS MARKER SBATCH_ARGS…`.
+ * arguments `JOB_FILE OUT_FILE ERR_FILE UNKNOWN_GRACE_MS UNSTARTABLE_GRACE_MS MARKER SUPERSEDED SBATCH_ARGS…`.
  * It submits the job (`submit_job`, slurm-submit-script.ts: `sbatch --parsable
  * --comment=MARKER`, tried again while slurmctld cannot be reached, adopting a job an sbatch
  * that timed out queued all the same), or re-attaches to the one named in JOB_FILE when Slurm still
@@ -61,6 +61,13 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
  * job sbatch queued just before its runner was killed is neither left running unwatched
  * nor submitted a second time.
  *
+ * Before it submits, when SUPERSEDED is not empty (`fluksio:RUN:STAGE:`, a resumed attempt:
+ * supersededMarkerPrefix), every job of the stage's earlier launches in the run that Slurm
+ * still runs or queues is cancelled and waited out (`retire_superseded_jobs`), with a line
+ * naming it: a runner restarted with another PATH keys the stage anew, so it does not
+ * re-attach to the job it submitted before, which would otherwise write the same outs as
+ * the new one until the attempt ends.
+ *
  * A job pending for a reason that never clears (UNSTARTABLE_REASON_PATTERN: it asks for
  * more than its partition allows, an account it may not use) for UNSTARTABLE_GRACE_MS is
  * cancelled: what scontrol says of it and of its partition is reported (`unstartable`, the
@@ -69,8 +76,8 @@ const slurmEndStates = Object.keys(SLURM_END_STATES).join(' | ');
  */
 export const ATTACH_SCRIPT = `
 set -u
-job_file=$1 out=$2 err=$3 unknown_grace_ms=$4 unstartable_grace_ms=$5 marker=$6
-shift 6
+job_file=$1 out=$2 err=$3 unknown_grace_ms=$4 unstartable_grace_ms=$5 marker=$6 superseded=$7
+shift 7
 parent=$PPID
 cancel=0
 trap 'cancel=1' INT TERM
@@ -129,6 +136,55 @@ retire_job() {
     nap
   done
   [ "$known" = 1 ]
+}
+# Before the stage is submitted in a resumed attempt: cancels each job squeue lists whose
+# comment is $1 (fluksio:RUN:STAGE:) and a nonce and that is not over, an earlier launch of
+# the stage that this one does not re-attach to (its key changed with the runner's restart),
+# says so, and returns once Slurm says each is over (no longer completing either), forgetting
+# the job files that name it. Asks again while squeue fails: two jobs of a stage never run
+# at once in its checkout.
+retire_superseded_jobs() {
+  local out id state comment live said=' ' file
+  while :; do
+    if [ "$cancel" != 0 ]; then
+      note "cancelled before the stage was submitted"
+      exit 130
+    fi
+    kill -0 "$parent" 2>/dev/null || exit 1
+    if out=$(squeue --noheader --states=all --format='%i|%T|%k' 2>/dev/null); then
+      answered
+      live=''
+      while IFS='|' read -r id state comment; do
+        [[ $comment == "$1"* && \${comment#"$1"} =~ ^[0-9a-f]+$ ]] || continue
+        [ -n "$(final_exit_code "$state" 0:0 1)" ] && continue
+        live+=" $id"
+        # Asked again each time: a scancel slurmctld did not take is no failure of the stage.
+        scancel "$id" 2>/dev/null
+        if [[ $said != *" $id "* ]]; then
+          said+="$id "
+          note "cancelling Slurm job $id ($state, comment $comment): an earlier launch of this stage in this run that the runner, restarted, does not re-attach to (the stage's key changed: its PATH, interpreter or fingerprint); the stage is submitted once it is over, never twice at once"
+          # No later launch re-attaches to it: its kept id, or submission marker, goes.
+          for file in "\${job_file%/*}"/*.job "\${job_file%/*}"/*.job${SUBMITTING_SUFFIX}; do
+            case $(cat "$file" 2>/dev/null) in
+              "$id" | "$comment") rm -f "$file" ;;
+            esac
+          done
+        fi
+      done <<<"$out"
+      if [ -z "$live" ]; then
+        for id in $said; do note "cancelled Slurm job $id: it is over"; done
+        return 0
+      fi
+    elif [ -z "$unreadable" ]; then
+      unreadable=1
+      note "squeue failed: asking again for the jobs of this stage still running before submitting it"
+    fi
+    nap
+    if [ -n "$unreadable" ]; then
+      delay_ms=$((delay_ms * 2))
+      if [ "$delay_ms" -gt 5000 ]; then delay_ms=5000; fi
+    fi
+  done
 }
 unanswered() {
   # A cancel's SIGINT reaches the query too: that is no failure to speak of.
@@ -198,6 +254,7 @@ if [ -s "$job_file" ]; then
   done
 fi
 if [ -z "$job" ]; then
+  [ -n "$superseded" ] && retire_superseded_jobs "$superseded"
   submit_job "$marker" "$@"
 fi
 report_job job "$job"

@@ -46,7 +46,8 @@ export interface SlurmLauncherOptions {
  * stages run at once (up to the runner's `--jobs`), timeouts and cancel work as for a
  * local process. The job id and its output files are kept in `jobDir`, by stage, so a
  * launch for a stage whose job still lives (a runner restarted mid-run) re-attaches to it
- * instead of submitting again. The attach process reports why its job is pending on its
+ * instead of submitting again; one that submits in a resumed attempt first cancels any job
+ * of the stage still alive that it does not re-attach to (supersededMarkerPrefix). The attach process reports why its job is pending on its
  * descriptor 3 (`reportsJobStatus`), which the engine turns into `stage.pending` events, and
  * there what ended it when Slurm did, which names the stage's error (never its exit code). A
  * launch without a stage (the pipeline's `fingerprint` command) runs on this node.
@@ -85,6 +86,7 @@ export class SlurmLauncher implements StageLauncher {
         String(this.unknownJobGraceMs),
         String(this.unstartableGraceMs),
         submissionMarker(stage),
+        supersededMarkerPrefix(stage),
         ...sbatchFlags(stage.name, cwd, stage.resources),
         `--wrap=${cmd}`,
       ],
@@ -140,6 +142,15 @@ export class SlurmLauncher implements StageLauncher {
  */
 export function submissionMarker(stage: LaunchedStage): string {
   return `fluksio:${stage.runId ?? 'run'}:${stage.name}:${randomBytes(8).toString('hex')}`;
+}
+
+/**
+ * The start of the comments of the jobs an earlier launch of the stage submitted in its run
+ * (`fluksio:RUN:STAGE:`), which the attach process cancels before it submits the stage in a
+ * resumed attempt; empty outside one, and for a run without an id (a local run's `run`).
+ */
+export function supersededMarkerPrefix(stage: LaunchedStage): string {
+  return stage.resumed && stage.runId ? `fluksio:${stage.runId}:${stage.name}:` : '';
 }
 
 /** The longest base of a stage's job files' names; the longest file is `BASE.job.submitting`. */

@@ -27,6 +27,12 @@ export interface LaunchedStage {
   resources: Resources;
   /** The run it is part of: a submitted job's comment names it (slurm-submit-script.ts). */
   runId?: string;
+  /**
+   * Launched in a resumed attempt (a runner restarted mid-run): a job an earlier launch of
+   * the stage submitted may still run, under another key should the stage's have changed
+   * with the restart (the runner's PATH, an upgraded interpreter). @defaultValue false
+   */
+  resumed?: boolean;
 }
 
 /**
