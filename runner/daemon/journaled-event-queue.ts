@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import type { RunEvent } from '../../schemas/run-event.js';
 import type { EventQueue } from '../event-queue.js';
 
@@ -73,7 +73,10 @@ export class JournaledEventQueue implements EventQueue {
     const data = Buffer.from(`${JSON.stringify(event)}\n`, 'utf8');
     let size: number | null = null;
     try {
-      this.fd ??= openSync(this.options.file, 'a', 0o600);
+      if (this.fd === null) {
+        this.fd = openSync(this.options.file, 'a+', 0o600);
+        endTornLine(this.fd);
+      }
       size = fstatSync(this.fd).size;
       for (let written = 0; written < data.length;) {
         const wrote = writeSync(this.fd, data, written, data.length - written);
@@ -93,4 +96,16 @@ export class JournaledEventQueue implements EventQueue {
       this.options.onJournalRefused?.(error);
     }
   }
+}
+
+/**
+ * Ends the journal's last line when a process killed mid-write left it torn (a resumed
+ * attempt appends to its journal): else the first event appended would join it, and the
+ * line, unreadable, would leave a gap that stops the next resume's read there.
+ */
+function endTornLine(fd: number): void {
+  const size = fstatSync(fd).size;
+  if (size === 0) return;
+  const last = Buffer.alloc(1);
+  if (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) writeSync(fd, '\n');
 }
