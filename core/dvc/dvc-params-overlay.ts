@@ -47,17 +47,27 @@ export function overlayDvcParams(
   const first = document.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split('\n')[0]}`);
   let changed = false;
-  for (const { path, value, spec } of listed) {
-    const old = valueAt(parseDvcParamsFile(document.toString()).data, path);
-    // A name the file does not hold (a `vars` value in cmd) is not added to it.
-    if (old === undefined) continue;
-    const wanted =
-      typeof old === 'object' && old !== null && typeof value === 'string' ? parseJson(value) : value;
-    if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
-    const node = document.createNode(wanted);
-    if (node instanceof Scalar && spec?.type === 'float') node.minFractionDigits = 1;
-    setOwnValue(document, path, node);
-    changed = true;
+  // An anchored value set changes its aliases too: one listed before it (`train.lr: *lr`
+  // before `defaults.lr`) is set again, as its own value. Each pass that sets anything
+  // replaces an alias or a merged value, so the passes end (one more than there are params).
+  for (let settled = false, passes = 0; !settled; passes += 1) {
+    settled = true;
+    for (const { path, value, spec } of listed) {
+      const old = valueAt(parseDvcParamsFile(document.toString()).data, path);
+      // A name the file does not hold (a `vars` value in cmd) is not added to it.
+      if (old === undefined) continue;
+      const wanted =
+        typeof old === 'object' && old !== null && typeof value === 'string' ? parseJson(value) : value;
+      if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
+      if (passes > listed.length) {
+        throw new Error(`${formatReference([...path])} does not read back as the value written to it`);
+      }
+      const node = document.createNode(wanted);
+      if (node instanceof Scalar && spec?.type === 'float') node.minFractionDigits = 1;
+      setOwnValue(document, path, node);
+      changed = true;
+      settled = false;
+    }
   }
   return changed ? document.toString() : null;
 }

@@ -96,6 +96,18 @@ test('a run’s value of a param the file holds through an alias or a merge key 
   expect(overlayDvcParams(scalar, [{ path: ['train', 'lr'], value: 0.1, spec: float }])).toBeNull();
 });
 
+test('a stage listing an alias before its anchor reads each at the run’s value, whatever the order they are listed in', () => {
+  const float = { type: 'float', default: 0 } as const;
+  const scalar = 'defaults:\n  lr: &lr 0.1\ntrain:\n  lr: *lr\n';
+  // `fluksio run defaults.lr=2` for a stage with `params: [train.lr, defaults.lr]`: the run's
+  // train.lr is still the file's 0.1, which its key records and the stage must read.
+  const written = overlayDvcParams(scalar, [
+    { path: ['train', 'lr'], value: 0.1, spec: float },
+    { path: ['defaults', 'lr'], value: 2, spec: float },
+  ]);
+  expect(parseDvcParamsFile(written ?? scalar).data).toEqual({ defaults: { lr: 2 }, train: { lr: 0.1 } });
+});
+
 test('a dvc.yaml and its params files may use anchors and merge keys: stages, ${…} and params see the merged values', () => {
   const dvcYaml = [
     'vars: [other.yaml]',
