@@ -305,7 +305,14 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
     // What the process killed before this one emitted and the control plane never stored:
     // sent first, and the stages whose end it holds are kept as finished, not run again.
     const unsent =
-      journalFile && resumedStarted ? await readEventJournal(journalFile, options.resumed?.nextSeq ?? 0) : [];
+      journalFile && resumedStarted
+        ? await readEventJournal(journalFile, options.resumed?.nextSeq ?? 0, (error) =>
+            logger.warn(
+              { err: error, journal: journalFile },
+              'the event journal could not be read: the stages whose end it holds run again',
+            ),
+          )
+        : [];
     if (journalFile && !resumedStarted) await rm(journalFile, { force: true });
     const finished = keptStageEnds(options.resumed?.finished ?? [], unsent);
     if (unsent.length > 0) {

@@ -7,6 +7,11 @@ import { readEventJournal } from '../../runner/daemon/read-event-journal.js';
 import { memoryEventQueue } from '../../runner/event-queue.js';
 import type { RunEvent } from '../../schemas/run-event.js';
 
+/** For a journal that must be readable. */
+const unexpected = (error: unknown): never => {
+  throw error;
+};
+
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'fluksio-journal-torn-'));
@@ -30,7 +35,7 @@ test('a journal a kill -9 left with a torn last line keeps the first event the r
   queue.push(started('evaluate', 4));
   queue.close();
   // Killed again before either was acknowledged: the next resume must find both.
-  const unsent = await readEventJournal(journal, 3);
+  const unsent = await readEventJournal(journal, 3, unexpected);
   expect(unsent.map((event) => [event.seq, event.type === 'stage.started' ? event.stage : null])).toEqual([
     [3, 'train'],
     [4, 'evaluate'],

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, statSync, writeSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
@@ -13,6 +13,11 @@ import type { RunEvent } from '../../schemas/run-event.js';
 import { emptyStageRecord } from '../../schemas/stage-record.js';
 import { FakeControlPlane } from './helpers/fake-control-plane.js';
 import { makeClaim } from './helpers/make-claim.js';
+
+/** For a journal that must be readable. */
+const unexpected = (error: unknown): never => {
+  throw error;
+};
 
 let dir: string;
 let disk: string;
@@ -74,7 +79,7 @@ test('events wait in the journal until acknowledged; a restarted runner sends th
     await plane.stop();
     first.emit({ type: 'stage.log', stage: 'prepare', lines: ['rows: 7'] });
     first.emit({ type: 'stage.finished', stage: emptyStageRecord('prepare', 'ran') });
-    const unsent = await readEventJournal(journal, 1);
+    const unsent = await readEventJournal(journal, 1, unexpected);
     expect(unsent.map((event) => [event.seq, event.type])).toEqual([
       [1, 'stage.log'],
       [2, 'stage.finished'],
@@ -120,14 +125,25 @@ test('a journal is read from the control plane’s next seq, each event once, up
       line(started('f', 8)),
   );
   expect(
-    (await readEventJournal(journal, 4)).map((event) => [event.seq, 'stage' in event && event.stage]),
+    (await readEventJournal(journal, 4, unexpected)).map((event) => [
+      event.seq,
+      'stage' in event && event.stage,
+    ]),
   ).toEqual([
     [4, 'b'],
     [5, 'c'],
     [6, 'd'],
   ]);
-  expect(await readEventJournal(journal, 9)).toEqual([]);
-  expect(await readEventJournal(path.join(dir, 'none.jsonl'), 0)).toEqual([]);
+  expect(await readEventJournal(journal, 9, unexpected)).toEqual([]);
+  expect(await readEventJournal(path.join(dir, 'none.jsonl'), 0, unexpected)).toEqual([]);
+});
+
+test('a journal that cannot be read holds no event and says why, rather than failing the resumed attempt', async () => {
+  const journal = path.join(dir, 'run.1.jsonl');
+  await mkdir(journal);
+  const errors: unknown[] = [];
+  expect(await readEventJournal(journal, 0, (error) => errors.push(error))).toEqual([]);
+  expect(errors).toMatchObject([{ code: 'EISDIR' }]);
 });
 
 test('a journal whose disk fills up keeps whole events up to the one refused, journals nothing after, and journals again once every event is acknowledged', async () => {
@@ -158,7 +174,7 @@ test('a journal whose disk fills up keeps whole events up to the one refused, jo
   expect(queue.length).toBe(seq);
   const text = await readFile(journal, 'utf8');
   expect(text.endsWith('\n')).toBe(true);
-  expect((await readEventJournal(journal, 0)).map((event) => event.seq)).toEqual(
+  expect((await readEventJournal(journal, 0, unexpected)).map((event) => event.seq)).toEqual(
     Array.from({ length: refusedAt }, (_, index) => index),
   );
 
@@ -166,7 +182,7 @@ test('a journal whose disk fills up keeps whole events up to the one refused, jo
   queue.drop(queue.length);
   expect(statSync(journal).size).toBe(0);
   queue.push(started('next', seq));
-  expect((await readEventJournal(journal, seq)).map((event) => event.seq)).toEqual([seq]);
+  expect((await readEventJournal(journal, seq, unexpected)).map((event) => event.seq)).toEqual([seq]);
   expect(refusals).toHaveLength(1);
   queue.close();
 });
