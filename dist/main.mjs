@@ -34586,12 +34586,12 @@ var require_identity = __commonJS({
     var SCALAR = /* @__PURE__ */ Symbol.for("yaml.scalar");
     var SEQ = /* @__PURE__ */ Symbol.for("yaml.seq");
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
-    var isAlias = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === ALIAS;
+    var isAlias3 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === ALIAS;
     var isDocument = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === DOC;
-    var isMap2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
+    var isMap4 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
     var isPair = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === PAIR;
     var isScalar3 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
-    var isSeq2 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
+    var isSeq4 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
     function isCollection(node) {
       if (node && typeof node === "object")
         switch (node[NODE_TYPE]) {
@@ -34601,7 +34601,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    function isNode2(node) {
+    function isNode4(node) {
       if (node && typeof node === "object")
         switch (node[NODE_TYPE]) {
           case ALIAS:
@@ -34621,14 +34621,14 @@ var require_identity = __commonJS({
     exports.SCALAR = SCALAR;
     exports.SEQ = SEQ;
     exports.hasAnchor = hasAnchor;
-    exports.isAlias = isAlias;
+    exports.isAlias = isAlias3;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
-    exports.isMap = isMap2;
-    exports.isNode = isNode2;
+    exports.isMap = isMap4;
+    exports.isNode = isNode4;
     exports.isPair = isPair;
     exports.isScalar = isScalar3;
-    exports.isSeq = isSeq2;
+    exports.isSeq = isSeq4;
   }
 });
 
@@ -34640,7 +34640,7 @@ var require_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
-    function visit(node, visitor) {
+    function visit3(node, visitor) {
       const visitor_ = initVisitor(visitor);
       if (identity.isDocument(node)) {
         const cd = visit_(null, node.contents, visitor_, Object.freeze([node]));
@@ -34649,9 +34649,9 @@ var require_visit = __commonJS({
       } else
         visit_(null, node, visitor_, Object.freeze([]));
     }
-    visit.BREAK = BREAK;
-    visit.SKIP = SKIP;
-    visit.REMOVE = REMOVE;
+    visit3.BREAK = BREAK;
+    visit3.SKIP = SKIP;
+    visit3.REMOVE = REMOVE;
     function visit_(key, node, visitor, path25) {
       const ctrl = callVisitor(key, node, visitor, path25);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
@@ -34785,7 +34785,7 @@ var require_visit = __commonJS({
         throw new Error(`Cannot replace node with ${pt4} parent`);
       }
     }
-    exports.visit = visit;
+    exports.visit = visit3;
     exports.visitAsync = visitAsync;
   }
 });
@@ -34795,7 +34795,7 @@ var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit = require_visit();
+    var visit3 = require_visit();
     var escapeChars = {
       "!": "%21",
       ",": "%2C",
@@ -34939,7 +34939,7 @@ var require_directives = __commonJS({
         let tagNames;
         if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
           const tags = {};
-          visit.visit(doc.contents, (_key, node) => {
+          visit3.visit(doc.contents, (_key, node) => {
             if (identity.isNode(node) && node.tag)
               tags[node.tag] = true;
           });
@@ -34966,7 +34966,7 @@ var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit = require_visit();
+    var visit3 = require_visit();
     function anchorIsValid(anchor) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor)) {
         const sa = JSON.stringify(anchor);
@@ -34977,7 +34977,7 @@ var require_anchors = __commonJS({
     }
     function anchorNames(root) {
       const anchors = /* @__PURE__ */ new Set();
-      visit.visit(root, {
+      visit3.visit(root, {
         Value(_key, node) {
           if (node.anchor)
             anchors.add(node.anchor);
@@ -35157,7 +35157,7 @@ var require_Alias = __commonJS({
   "node_modules/yaml/dist/nodes/Alias.js"(exports) {
     "use strict";
     var anchors = require_anchors();
-    var visit = require_visit();
+    var visit3 = require_visit();
     var identity = require_identity();
     var Node2 = require_Node();
     var toJS = require_toJS();
@@ -35183,7 +35183,7 @@ var require_Alias = __commonJS({
           nodes = ctx.aliasResolveCache;
         } else {
           nodes = [];
-          visit.visit(doc, {
+          visit3.visit(doc, {
             Node: (_key, node) => {
               if (identity.isAlias(node) || identity.hasAnchor(node))
                 nodes.push(node);
@@ -38736,9 +38736,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap2 = fc.start.source === "{";
-      const fcName = isMap2 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap4 = fc.start.source === "{";
+      const fcName = isMap4 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap4 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -38774,7 +38774,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap2 && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap4 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -38814,7 +38814,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep7 && !props.found) {
+        if (!isMap4 && !sep7 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep7, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -38837,7 +38837,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap2 && !props.found && ctx.options.strict) {
+            if (!isMap4 && !props.found && ctx.options.strict) {
               if (sep7)
                 for (const st3 of sep7) {
                   if (st3 === valueProps.found)
@@ -38869,7 +38869,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap2) {
+          if (isMap4) {
             const map2 = coll;
             if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -38885,7 +38885,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap2 ? "}" : "]";
+      const expectedEnd = isMap4 ? "}" : "]";
       const [ce4, ...ee5] = fc.end;
       let cePos = offset;
       if (ce4?.source === expectedEnd)
@@ -40105,15 +40105,15 @@ var require_cst_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove item");
-    function visit(cst, visitor) {
+    function visit3(cst, visitor) {
       if ("type" in cst && cst.type === "document")
         cst = { start: cst.start, value: cst.value };
       _visit(Object.freeze([]), cst, visitor);
     }
-    visit.BREAK = BREAK;
-    visit.SKIP = SKIP;
-    visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path25) => {
+    visit3.BREAK = BREAK;
+    visit3.SKIP = SKIP;
+    visit3.REMOVE = REMOVE;
+    visit3.itemAtPath = (cst, path25) => {
       let item = cst;
       for (const [field, index2] of path25) {
         const tok = item?.[field];
@@ -40124,8 +40124,8 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path25) => {
-      const parent = visit.itemAtPath(cst, path25.slice(0, -1));
+    visit3.parentCollection = (cst, path25) => {
+      const parent = visit3.itemAtPath(cst, path25.slice(0, -1));
       const field = path25[path25.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
@@ -40156,7 +40156,7 @@ var require_cst_visit = __commonJS({
       }
       return typeof ctrl === "function" ? ctrl(item, path25) : ctrl;
     }
-    exports.visit = visit;
+    exports.visit = visit3;
   }
 });
 
@@ -41872,7 +41872,7 @@ var require_dist = __commonJS({
     var lineCounter = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
-    var visit = require_visit();
+    var visit3 = require_visit();
     exports.Composer = composer.Composer;
     exports.Document = Document.Document;
     exports.Schema = Schema2.Schema;
@@ -41900,8 +41900,8 @@ var require_dist = __commonJS({
     exports.parseAllDocuments = publicApi.parseAllDocuments;
     exports.parseDocument = publicApi.parseDocument;
     exports.stringify = publicApi.stringify;
-    exports.visit = visit.visit;
-    exports.visitAsync = visit.visitAsync;
+    exports.visit = visit3.visit;
+    exports.visitAsync = visit3.visitAsync;
   }
 });
 
@@ -65208,8 +65208,8 @@ var require_utils3 = __commonJS({
 // node_modules/@colors/colors/lib/styles.js
 var require_styles = __commonJS({
   "node_modules/@colors/colors/lib/styles.js"(exports, module2) {
-    var styles = {};
-    module2["exports"] = styles;
+    var styles2 = {};
+    module2["exports"] = styles2;
     var codes = {
       reset: [0, 0],
       bold: [1, 22],
@@ -65265,7 +65265,7 @@ var require_styles = __commonJS({
     };
     Object.keys(codes).forEach(function(key) {
       var val = codes[key];
-      var style = styles[key] = [];
+      var style = styles2[key] = [];
       style.open = "\x1B[" + val[0] + "m";
       style.close = "\x1B[" + val[1] + "m";
     });
@@ -65721,7 +65721,7 @@ var require_colors = __commonJS({
     module2["exports"] = colors;
     colors.themes = {};
     var util = __require("util");
-    var ansiStyles = colors.styles = require_styles();
+    var ansiStyles2 = colors.styles = require_styles();
     var defineProps = Object.defineProperties;
     var newLineRegex = new RegExp(/[\r\n]+/g);
     colors.supportsColor = require_supports_colors().supportsColor;
@@ -65741,7 +65741,7 @@ var require_colors = __commonJS({
       if (!colors.enabled) {
         return str + "";
       }
-      var styleMap = ansiStyles[style];
+      var styleMap = ansiStyles2[style];
       if (!styleMap && style in colors) {
         return colors[style](str);
       }
@@ -65762,11 +65762,11 @@ var require_colors = __commonJS({
       builder.__proto__ = proto;
       return builder;
     }
-    var styles = (function() {
+    var styles2 = (function() {
       var ret = {};
-      ansiStyles.grey = ansiStyles.gray;
-      Object.keys(ansiStyles).forEach(function(key) {
-        ansiStyles[key].closeRe = new RegExp(escapeStringRegexp(ansiStyles[key].close), "g");
+      ansiStyles2.grey = ansiStyles2.gray;
+      Object.keys(ansiStyles2).forEach(function(key) {
+        ansiStyles2[key].closeRe = new RegExp(escapeStringRegexp(ansiStyles2[key].close), "g");
         ret[key] = {
           get: function() {
             return build(this._styles.concat(key));
@@ -65776,7 +65776,7 @@ var require_colors = __commonJS({
       return ret;
     })();
     var proto = defineProps(function colors2() {
-    }, styles);
+    }, styles2);
     function applyStyle() {
       var args2 = Array.prototype.slice.call(arguments);
       var str = args2.map(function(arg2) {
@@ -65793,7 +65793,7 @@ var require_colors = __commonJS({
       var nestedStyles = this._styles;
       var i2 = nestedStyles.length;
       while (i2--) {
-        var code = ansiStyles[nestedStyles[i2]];
+        var code = ansiStyles2[nestedStyles[i2]];
         str = code.open + str.replace(code.closeRe, code.open) + code.close;
         if (newLinesPresent) {
           str = str.replace(newLineRegex, function(match) {
@@ -65825,7 +65825,7 @@ var require_colors = __commonJS({
     };
     function init2() {
       var ret = {};
-      Object.keys(styles).forEach(function(name2) {
+      Object.keys(styles2).forEach(function(name2) {
         ret[name2] = {
           get: function() {
             return build([name2]);
@@ -66881,9 +66881,9 @@ var require_conversions = __commonJS({
       let currentClosestKeyword;
       for (const keyword of Object.keys(cssKeywords)) {
         const value = cssKeywords[keyword];
-        const distance = comparativeDistance(rgb, value);
-        if (distance < currentClosestDistance) {
-          currentClosestDistance = distance;
+        const distance2 = comparativeDistance(rgb, value);
+        if (distance2 < currentClosestDistance) {
+          currentClosestDistance = distance2;
           currentClosestKeyword = keyword;
         }
       }
@@ -67541,15 +67541,15 @@ var require_color_convert = __commonJS({
 var require_ansi_styles = __commonJS({
   "node_modules/ansi-styles/index.js"(exports, module2) {
     "use strict";
-    var wrapAnsi16 = (fn3, offset) => (...args2) => {
+    var wrapAnsi162 = (fn3, offset) => (...args2) => {
       const code = fn3(...args2);
       return `\x1B[${code + offset}m`;
     };
-    var wrapAnsi256 = (fn3, offset) => (...args2) => {
+    var wrapAnsi2562 = (fn3, offset) => (...args2) => {
       const code = fn3(...args2);
       return `\x1B[${38 + offset};5;${code}m`;
     };
-    var wrapAnsi16m = (fn3, offset) => (...args2) => {
+    var wrapAnsi16m2 = (fn3, offset) => (...args2) => {
       const rgb = fn3(...args2);
       return `\x1B[${38 + offset};2;${rgb[0]};${rgb[1]};${rgb[2]}m`;
     };
@@ -67576,20 +67576,20 @@ var require_ansi_styles = __commonJS({
         colorConvert = require_color_convert();
       }
       const offset = isBackground ? 10 : 0;
-      const styles = {};
+      const styles2 = {};
       for (const [sourceSpace, suite] of Object.entries(colorConvert)) {
         const name2 = sourceSpace === "ansi16" ? "ansi" : sourceSpace;
         if (sourceSpace === targetSpace) {
-          styles[name2] = wrap(identity, offset);
+          styles2[name2] = wrap(identity, offset);
         } else if (typeof suite === "object") {
-          styles[name2] = wrap(suite[targetSpace], offset);
+          styles2[name2] = wrap(suite[targetSpace], offset);
         }
       }
-      return styles;
+      return styles2;
     };
-    function assembleStyles() {
+    function assembleStyles2() {
       const codes = /* @__PURE__ */ new Map();
-      const styles = {
+      const styles2 = {
         modifier: {
           reset: [0, 0],
           // 21 isn't widely supported and 22 does the same thing
@@ -67640,41 +67640,41 @@ var require_ansi_styles = __commonJS({
           bgWhiteBright: [107, 49]
         }
       };
-      styles.color.gray = styles.color.blackBright;
-      styles.bgColor.bgGray = styles.bgColor.bgBlackBright;
-      styles.color.grey = styles.color.blackBright;
-      styles.bgColor.bgGrey = styles.bgColor.bgBlackBright;
-      for (const [groupName, group2] of Object.entries(styles)) {
+      styles2.color.gray = styles2.color.blackBright;
+      styles2.bgColor.bgGray = styles2.bgColor.bgBlackBright;
+      styles2.color.grey = styles2.color.blackBright;
+      styles2.bgColor.bgGrey = styles2.bgColor.bgBlackBright;
+      for (const [groupName, group2] of Object.entries(styles2)) {
         for (const [styleName, style] of Object.entries(group2)) {
-          styles[styleName] = {
+          styles2[styleName] = {
             open: `\x1B[${style[0]}m`,
             close: `\x1B[${style[1]}m`
           };
-          group2[styleName] = styles[styleName];
+          group2[styleName] = styles2[styleName];
           codes.set(style[0], style[1]);
         }
-        Object.defineProperty(styles, groupName, {
+        Object.defineProperty(styles2, groupName, {
           value: group2,
           enumerable: false
         });
       }
-      Object.defineProperty(styles, "codes", {
+      Object.defineProperty(styles2, "codes", {
         value: codes,
         enumerable: false
       });
-      styles.color.close = "\x1B[39m";
-      styles.bgColor.close = "\x1B[49m";
-      setLazyProperty(styles.color, "ansi", () => makeDynamicStyles(wrapAnsi16, "ansi16", ansi2ansi, false));
-      setLazyProperty(styles.color, "ansi256", () => makeDynamicStyles(wrapAnsi256, "ansi256", ansi2ansi, false));
-      setLazyProperty(styles.color, "ansi16m", () => makeDynamicStyles(wrapAnsi16m, "rgb", rgb2rgb, false));
-      setLazyProperty(styles.bgColor, "ansi", () => makeDynamicStyles(wrapAnsi16, "ansi16", ansi2ansi, true));
-      setLazyProperty(styles.bgColor, "ansi256", () => makeDynamicStyles(wrapAnsi256, "ansi256", ansi2ansi, true));
-      setLazyProperty(styles.bgColor, "ansi16m", () => makeDynamicStyles(wrapAnsi16m, "rgb", rgb2rgb, true));
-      return styles;
+      styles2.color.close = "\x1B[39m";
+      styles2.bgColor.close = "\x1B[49m";
+      setLazyProperty(styles2.color, "ansi", () => makeDynamicStyles(wrapAnsi162, "ansi16", ansi2ansi, false));
+      setLazyProperty(styles2.color, "ansi256", () => makeDynamicStyles(wrapAnsi2562, "ansi256", ansi2ansi, false));
+      setLazyProperty(styles2.color, "ansi16m", () => makeDynamicStyles(wrapAnsi16m2, "rgb", rgb2rgb, false));
+      setLazyProperty(styles2.bgColor, "ansi", () => makeDynamicStyles(wrapAnsi162, "ansi16", ansi2ansi, true));
+      setLazyProperty(styles2.bgColor, "ansi256", () => makeDynamicStyles(wrapAnsi2562, "ansi256", ansi2ansi, true));
+      setLazyProperty(styles2.bgColor, "ansi16m", () => makeDynamicStyles(wrapAnsi16m2, "rgb", rgb2rgb, true));
+      return styles2;
     }
     Object.defineProperty(module2, "exports", {
       enumerable: true,
-      get: assembleStyles
+      get: assembleStyles2
     });
   }
 });
@@ -67841,7 +67841,7 @@ var require_templates = __commonJS({
     var STYLE_REGEX = /(?:^|\.)(\w+)(?:\(([^)]*)\))?/g;
     var STRING_REGEX = /^(['"])((?:\\.|(?!\1)[^\\])*)\1$/;
     var ESCAPE_REGEX = /\\(u(?:[a-f\d]{4}|{[a-f\d]{1,6}})|x[a-f\d]{2}|.)|([^\\])/gi;
-    var ESCAPES2 = /* @__PURE__ */ new Map([
+    var ESCAPES3 = /* @__PURE__ */ new Map([
       ["n", "\n"],
       ["r", "\r"],
       ["t", "	"],
@@ -67862,7 +67862,7 @@ var require_templates = __commonJS({
       if (u4 && bracket) {
         return String.fromCodePoint(parseInt(c6.slice(2, -1), 16));
       }
-      return ESCAPES2.get(c6) || c6;
+      return ESCAPES3.get(c6) || c6;
     }
     function parseArguments(name2, arguments_) {
       const results = [];
@@ -67895,27 +67895,27 @@ var require_templates = __commonJS({
       }
       return results;
     }
-    function buildStyle(chalk2, styles) {
+    function buildStyle(chalk2, styles2) {
       const enabled = {};
-      for (const layer of styles) {
+      for (const layer of styles2) {
         for (const style of layer.styles) {
           enabled[style[0]] = layer.inverse ? null : style.slice(1);
         }
       }
       let current = chalk2;
-      for (const [styleName, styles2] of Object.entries(enabled)) {
-        if (!Array.isArray(styles2)) {
+      for (const [styleName, styles3] of Object.entries(enabled)) {
+        if (!Array.isArray(styles3)) {
           continue;
         }
         if (!(styleName in current)) {
           throw new Error(`Unknown Chalk style: ${styleName}`);
         }
-        current = styles2.length > 0 ? current[styleName](...styles2) : current[styleName];
+        current = styles3.length > 0 ? current[styleName](...styles3) : current[styleName];
       }
       return current;
     }
     module2.exports = (chalk2, temporary) => {
-      const styles = [];
+      const styles2 = [];
       const chunks = [];
       let chunk = [];
       temporary.replace(TEMPLATE_REGEX, (m8, escapeCharacter, inverse, style, close, character) => {
@@ -67924,22 +67924,22 @@ var require_templates = __commonJS({
         } else if (style) {
           const string4 = chunk.join("");
           chunk = [];
-          chunks.push(styles.length === 0 ? string4 : buildStyle(chalk2, styles)(string4));
-          styles.push({ inverse, styles: parseStyle(style) });
+          chunks.push(styles2.length === 0 ? string4 : buildStyle(chalk2, styles2)(string4));
+          styles2.push({ inverse, styles: parseStyle(style) });
         } else if (close) {
-          if (styles.length === 0) {
+          if (styles2.length === 0) {
             throw new Error("Found extraneous } in Chalk template literal");
           }
-          chunks.push(buildStyle(chalk2, styles)(chunk.join("")));
+          chunks.push(buildStyle(chalk2, styles2)(chunk.join("")));
           chunk = [];
-          styles.pop();
+          styles2.pop();
         } else {
           chunk.push(character);
         }
       });
       chunks.push(chunk.join(""));
-      if (styles.length > 0) {
-        const errMessage = `Chalk template literal is missing ${styles.length} closing bracket${styles.length === 1 ? "" : "s"} (\`}\`)`;
+      if (styles2.length > 0) {
+        const errMessage = `Chalk template literal is missing ${styles2.length} closing bracket${styles2.length === 1 ? "" : "s"} (\`}\`)`;
         throw new Error(errMessage);
       }
       return chunks.join("");
@@ -67951,7 +67951,7 @@ var require_templates = __commonJS({
 var require_source = __commonJS({
   "node_modules/chalk/source/index.js"(exports, module2) {
     "use strict";
-    var ansiStyles = require_ansi_styles();
+    var ansiStyles2 = require_ansi_styles();
     var { stdout: stdoutColor, stderr: stderrColor } = require_supports_color();
     var {
       stringReplaceAll,
@@ -67964,7 +67964,7 @@ var require_source = __commonJS({
       "ansi256",
       "ansi16m"
     ];
-    var styles = /* @__PURE__ */ Object.create(null);
+    var styles2 = /* @__PURE__ */ Object.create(null);
     var applyOptions = (object2, options = {}) => {
       if (options.level && !(Number.isInteger(options.level) && options.level >= 0 && options.level <= 3)) {
         throw new Error("The `level` option should be an integer from 0 to 3");
@@ -67992,8 +67992,8 @@ var require_source = __commonJS({
     function Chalk(options) {
       return chalkFactory(options);
     }
-    for (const [styleName, style] of Object.entries(ansiStyles)) {
-      styles[styleName] = {
+    for (const [styleName, style] of Object.entries(ansiStyles2)) {
+      styles2[styleName] = {
         get() {
           const builder = createBuilder(this, createStyler(style.open, style.close, this._styler), this._isEmpty);
           Object.defineProperty(this, styleName, { value: builder });
@@ -68001,7 +68001,7 @@ var require_source = __commonJS({
         }
       };
     }
-    styles.visible = {
+    styles2.visible = {
       get() {
         const builder = createBuilder(this, this._styler, true);
         Object.defineProperty(this, "visible", { value: builder });
@@ -68010,11 +68010,11 @@ var require_source = __commonJS({
     };
     var usedModels = ["rgb", "hex", "keyword", "hsl", "hsv", "hwb", "ansi", "ansi256"];
     for (const model of usedModels) {
-      styles[model] = {
+      styles2[model] = {
         get() {
           const { level } = this;
           return function(...arguments_) {
-            const styler = createStyler(ansiStyles.color[levelMapping[level]][model](...arguments_), ansiStyles.color.close, this._styler);
+            const styler = createStyler(ansiStyles2.color[levelMapping[level]][model](...arguments_), ansiStyles2.color.close, this._styler);
             return createBuilder(this, styler, this._isEmpty);
           };
         }
@@ -68022,11 +68022,11 @@ var require_source = __commonJS({
     }
     for (const model of usedModels) {
       const bgModel = "bg" + model[0].toUpperCase() + model.slice(1);
-      styles[bgModel] = {
+      styles2[bgModel] = {
         get() {
           const { level } = this;
           return function(...arguments_) {
-            const styler = createStyler(ansiStyles.bgColor[levelMapping[level]][model](...arguments_), ansiStyles.bgColor.close, this._styler);
+            const styler = createStyler(ansiStyles2.bgColor[levelMapping[level]][model](...arguments_), ansiStyles2.bgColor.close, this._styler);
             return createBuilder(this, styler, this._isEmpty);
           };
         }
@@ -68034,7 +68034,7 @@ var require_source = __commonJS({
     }
     var proto = Object.defineProperties(() => {
     }, {
-      ...styles,
+      ...styles2,
       level: {
         enumerable: true,
         get() {
@@ -68116,7 +68116,7 @@ var require_source = __commonJS({
       }
       return template(chalk3, parts.join(""));
     };
-    Object.defineProperties(Chalk.prototype, styles);
+    Object.defineProperties(Chalk.prototype, styles2);
     var chalk2 = Chalk();
     chalk2.supportsColor = stdoutColor;
     chalk2.stderr = Chalk({ level: stderrColor ? stderrColor.level : 0 });
@@ -68868,6 +68868,154 @@ var require_dist3 = __commonJS({
     exports.deferred = deferred;
     exports.createDeferred = deferred;
     exports.default = deferred;
+  }
+});
+
+// node_modules/fastest-levenshtein/mod.js
+var require_mod = __commonJS({
+  "node_modules/fastest-levenshtein/mod.js"(exports) {
+    "use strict";
+    exports.__esModule = true;
+    exports.distance = exports.closest = void 0;
+    var peq = new Uint32Array(65536);
+    var myers_32 = function(a3, b6) {
+      var n3 = a3.length;
+      var m8 = b6.length;
+      var lst = 1 << n3 - 1;
+      var pv = -1;
+      var mv = 0;
+      var sc = n3;
+      var i2 = n3;
+      while (i2--) {
+        peq[a3.charCodeAt(i2)] |= 1 << i2;
+      }
+      for (i2 = 0; i2 < m8; i2++) {
+        var eq2 = peq[b6.charCodeAt(i2)];
+        var xv = eq2 | mv;
+        eq2 |= (eq2 & pv) + pv ^ pv;
+        mv |= ~(eq2 | pv);
+        pv &= eq2;
+        if (mv & lst) {
+          sc++;
+        }
+        if (pv & lst) {
+          sc--;
+        }
+        mv = mv << 1 | 1;
+        pv = pv << 1 | ~(xv | mv);
+        mv &= xv;
+      }
+      i2 = n3;
+      while (i2--) {
+        peq[a3.charCodeAt(i2)] = 0;
+      }
+      return sc;
+    };
+    var myers_x = function(b6, a3) {
+      var n3 = a3.length;
+      var m8 = b6.length;
+      var mhc = [];
+      var phc = [];
+      var hsize = Math.ceil(n3 / 32);
+      var vsize = Math.ceil(m8 / 32);
+      for (var i2 = 0; i2 < hsize; i2++) {
+        phc[i2] = -1;
+        mhc[i2] = 0;
+      }
+      var j7 = 0;
+      for (; j7 < vsize - 1; j7++) {
+        var mv_1 = 0;
+        var pv_1 = -1;
+        var start_1 = j7 * 32;
+        var vlen_1 = Math.min(32, m8) + start_1;
+        for (var k5 = start_1; k5 < vlen_1; k5++) {
+          peq[b6.charCodeAt(k5)] |= 1 << k5;
+        }
+        for (var i2 = 0; i2 < n3; i2++) {
+          var eq2 = peq[a3.charCodeAt(i2)];
+          var pb = phc[i2 / 32 | 0] >>> i2 & 1;
+          var mb = mhc[i2 / 32 | 0] >>> i2 & 1;
+          var xv = eq2 | mv_1;
+          var xh = ((eq2 | mb) & pv_1) + pv_1 ^ pv_1 | eq2 | mb;
+          var ph = mv_1 | ~(xh | pv_1);
+          var mh = pv_1 & xh;
+          if (ph >>> 31 ^ pb) {
+            phc[i2 / 32 | 0] ^= 1 << i2;
+          }
+          if (mh >>> 31 ^ mb) {
+            mhc[i2 / 32 | 0] ^= 1 << i2;
+          }
+          ph = ph << 1 | pb;
+          mh = mh << 1 | mb;
+          pv_1 = mh | ~(xv | ph);
+          mv_1 = ph & xv;
+        }
+        for (var k5 = start_1; k5 < vlen_1; k5++) {
+          peq[b6.charCodeAt(k5)] = 0;
+        }
+      }
+      var mv = 0;
+      var pv = -1;
+      var start2 = j7 * 32;
+      var vlen = Math.min(32, m8 - start2) + start2;
+      for (var k5 = start2; k5 < vlen; k5++) {
+        peq[b6.charCodeAt(k5)] |= 1 << k5;
+      }
+      var score = m8;
+      for (var i2 = 0; i2 < n3; i2++) {
+        var eq2 = peq[a3.charCodeAt(i2)];
+        var pb = phc[i2 / 32 | 0] >>> i2 & 1;
+        var mb = mhc[i2 / 32 | 0] >>> i2 & 1;
+        var xv = eq2 | mv;
+        var xh = ((eq2 | mb) & pv) + pv ^ pv | eq2 | mb;
+        var ph = mv | ~(xh | pv);
+        var mh = pv & xh;
+        score += ph >>> m8 - 1 & 1;
+        score -= mh >>> m8 - 1 & 1;
+        if (ph >>> 31 ^ pb) {
+          phc[i2 / 32 | 0] ^= 1 << i2;
+        }
+        if (mh >>> 31 ^ mb) {
+          mhc[i2 / 32 | 0] ^= 1 << i2;
+        }
+        ph = ph << 1 | pb;
+        mh = mh << 1 | mb;
+        pv = mh | ~(xv | ph);
+        mv = ph & xv;
+      }
+      for (var k5 = start2; k5 < vlen; k5++) {
+        peq[b6.charCodeAt(k5)] = 0;
+      }
+      return score;
+    };
+    var distance2 = function(a3, b6) {
+      if (a3.length < b6.length) {
+        var tmp = b6;
+        b6 = a3;
+        a3 = tmp;
+      }
+      if (b6.length === 0) {
+        return a3.length;
+      }
+      if (a3.length <= 32) {
+        return myers_32(a3, b6);
+      }
+      return myers_x(a3, b6);
+    };
+    exports.distance = distance2;
+    var closest = function(str, arr) {
+      var min_distance = Infinity;
+      var min_index = 0;
+      for (var i2 = 0; i2 < arr.length; i2++) {
+        var dist = distance2(str, arr[i2]);
+        if (dist < min_distance) {
+          min_distance = dist;
+          min_index = i2;
+        }
+      }
+      return arr[min_index];
+    };
+    exports.closest = closest;
   }
 });
 
@@ -73027,13 +73175,13 @@ function producerOf(pipeline2, dep) {
 function findCycle(graph) {
   const state = /* @__PURE__ */ new Map();
   const trail = [];
-  const visit = (name2) => {
+  const visit3 = (name2) => {
     if (state.get(name2) === "done") return null;
     if (state.get(name2) === "visiting") return [...trail.slice(trail.indexOf(name2)), name2];
     state.set(name2, "visiting");
     trail.push(name2);
     for (const upstream of graph.get(name2) ?? []) {
-      const cycle = visit(upstream);
+      const cycle = visit3(upstream);
       if (cycle) return cycle;
     }
     trail.pop();
@@ -73041,7 +73189,7 @@ function findCycle(graph) {
     return null;
   };
   for (const name2 of graph.keys()) {
-    const cycle = visit(name2);
+    const cycle = visit3(name2);
     if (cycle) return cycle.reverse();
   }
   return null;
@@ -73485,7 +73633,460 @@ async function missReasons(name2, {
 import { join as join4 } from "node:path";
 
 // core/dvc/dvc-params-overlay.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+
+// core/pipeline/placeholder-contexts.ts
+var PLACEHOLDER = /\$\{([^}]*)\}/g;
+var WHERE = {
+  top: "plain",
+  sq: "single quotes",
+  dq: "double quotes",
+  ansi: "$'\u2026' quotes",
+  bq: "backquotes `\u2026`",
+  cmdsub: "a command substitution $(\u2026)",
+  arith: "an arithmetic expansion $((\u2026))",
+  comment: "a comment"
+};
+function placeholderContexts(cmd) {
+  const starts = /* @__PURE__ */ new Map();
+  for (const match of cmd.matchAll(PLACEHOLDER)) {
+    starts.set(match.index, { name: match[1] ?? "", end: match.index + match[0].length });
+  }
+  const found2 = [];
+  const stack = ["top"];
+  const depths = [0];
+  let lost = null;
+  let heredocPending = false;
+  let wordStart = true;
+  const record2 = (at4, context) => {
+    const placeholder = starts.get(at4);
+    if (!placeholder) return false;
+    found2.push({ name: placeholder.name, start: at4, end: placeholder.end, context });
+    return true;
+  };
+  const push = (frame) => {
+    stack.push(frame);
+    depths.push(0);
+  };
+  const pop = () => {
+    stack.pop();
+    depths.pop();
+    wordStart = false;
+  };
+  let i2 = 0;
+  while (i2 < cmd.length) {
+    const frame = stack[stack.length - 1];
+    const char2 = cmd[i2];
+    const next2 = cmd[i2 + 1];
+    const placeholder = starts.get(i2);
+    if (placeholder) {
+      const outer = stack.find((each) => each !== "top" && each !== "sq" && each !== "dq") ?? frame;
+      const context = lost !== null ? { unsafe: lost } : stack.length === 1 ? "plain" : stack.length === 2 && (frame === "sq" || frame === "dq") ? WHERE[frame] : { unsafe: WHERE[outer] };
+      record2(i2, context);
+      i2 = placeholder.end;
+      wordStart = false;
+      continue;
+    }
+    if (frame === "comment") {
+      if (char2 === "\n") pop();
+      i2 += 1;
+      continue;
+    }
+    if (frame === "sq") {
+      if (char2 === "'") pop();
+      i2 += 1;
+      continue;
+    }
+    if (frame === "ansi" || frame === "bq") {
+      if (char2 === "\\") {
+        if (record2(i2 + 1, { unsafe: WHERE[frame] })) i2 = starts.get(i2 + 1).end;
+        else i2 += 2;
+        continue;
+      }
+      if (frame === "ansi" && char2 === "'" || frame === "bq" && char2 === "`") pop();
+      else if (frame === "bq" && (char2 === "'" || char2 === '"'))
+        lost ??= "a part of the command after quotes inside backquotes";
+      i2 += 1;
+      continue;
+    }
+    if (char2 === "\\") {
+      if (record2(i2 + 1, { unsafe: "right after a backslash" }))
+        i2 = starts.get(i2 + 1).end;
+      else i2 += 2;
+      wordStart = false;
+      continue;
+    }
+    if (char2 === "`") {
+      push("bq");
+      i2 += 1;
+      continue;
+    }
+    if (char2 === "$") {
+      if (next2 === "(" && cmd[i2 + 2] === "(") {
+        push("arith");
+        i2 += 3;
+      } else if (next2 === "(") {
+        push("cmdsub");
+        i2 += 2;
+        wordStart = true;
+      } else if (next2 === "'" && frame !== "dq") {
+        push("ansi");
+        i2 += 2;
+      } else {
+        if (record2(i2 + 1, { unsafe: "right after a $" })) i2 = starts.get(i2 + 1).end;
+        else i2 += 1;
+        wordStart = false;
+      }
+      continue;
+    }
+    if (frame === "dq") {
+      if (char2 === '"') pop();
+      i2 += 1;
+      continue;
+    }
+    if (char2 === "'") push("sq");
+    else if (char2 === '"') push("dq");
+    else if (char2 === "#" && wordStart && frame !== "arith") push("comment");
+    else if (char2 === "(") depths[depths.length - 1] = (depths.at(-1) ?? 0) + 1;
+    else if (char2 === ")") {
+      const depth = (depths.at(-1) ?? 0) - 1;
+      if (depth >= 0) depths[depths.length - 1] = depth;
+      else if (frame === "arith" && next2 === ")") {
+        pop();
+        i2 += 2;
+        continue;
+      } else if (frame === "cmdsub" || frame === "arith") pop();
+      else lost ??= 'a part of the command after an unbalanced ")"';
+    } else if (char2 === "<" && next2 === "<" && cmd[i2 + 2] !== "<") heredocPending = true;
+    else if (char2 === "\n" && heredocPending) lost ??= "a here-document";
+    else if (frame === "cmdsub" && wordStart && /^case\b/.test(cmd.slice(i2))) {
+      lost ??= "a part of the command after a case inside $(\u2026)";
+    }
+    wordStart = /[\s;&|()<>]/.test(char2) && stack.at(-1) !== "sq" && stack.at(-1) !== "dq";
+    i2 += 1;
+  }
+  const seen = new Set(found2.map((placeholder) => placeholder.start));
+  for (const [start2, placeholder] of starts) {
+    if (!seen.has(start2))
+      found2.push({ ...placeholder, start: start2, context: { unsafe: "a part of the command fluksio cannot read" } });
+  }
+  return found2.sort((a3, b6) => a3.start - b6.start);
+}
+
+// core/pipeline/interpolate-command.ts
+function interpolatedNames(cmd) {
+  return placeholderContexts(cmd).map((placeholder) => placeholder.name);
+}
+function interpolateCommand(cmd, values) {
+  let result = "";
+  let at4 = 0;
+  for (const placeholder of placeholderContexts(cmd)) {
+    const { name: name2, context } = placeholder;
+    if (typeof context !== "string") {
+      throw new Error(
+        `The command has \${${name2}} inside ${context.unsafe}, where its value cannot be quoted safely`
+      );
+    }
+    const value = values[name2];
+    if (value === void 0) throw new Error(`The command interpolates \${${name2}}, which has no value`);
+    result += cmd.slice(at4, placeholder.start) + quoteIn(context, String(value));
+    at4 = placeholder.end;
+  }
+  return result + cmd.slice(at4);
+}
+function shellQuote(value) {
+  if (isPlainWord(value)) return value;
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+function isPlainWord(value) {
+  return /^[A-Za-z0-9._\-/:,+@%]+$/.test(value);
+}
+function quoteIn(context, value) {
+  if (context === "plain" || isPlainWord(value)) return shellQuote(value);
+  const quote = context === "single quotes" ? "'" : '"';
+  return `${quote}${shellQuote(value)}${quote}`;
+}
+
+// core/dvc/dvc-template.ts
+var DvcTemplateError = class extends Error {
+};
+var EXPRESSION = /\\?\$\{([^}]*)\}/g;
+function resolveTemplate(value, context, cmd = false) {
+  const params = [];
+  const walk = (node) => {
+    if (typeof node === "string") return resolveString(node, context, cmd, params);
+    if (Array.isArray(node)) return node.map(walk);
+    if (node !== null && typeof node === "object") {
+      return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, walk(inner)]));
+    }
+    return node;
+  };
+  return { value: walk(value), params: [...new Set(params)] };
+}
+function resolveString(text2, context, cmd, params) {
+  const matches = [...text2.matchAll(EXPRESSION)];
+  const lone = matches.length === 1 && matches[0]?.[0] === text2 && !text2.startsWith("\\");
+  if (lone && !cmd) return lookup(context.data, parseReference(matches[0]?.[1] ?? ""));
+  let result = "";
+  let at4 = 0;
+  for (const match of matches) {
+    result += text2.slice(at4, match.index);
+    at4 = match.index + match[0].length;
+    if (match[0].startsWith("\\")) {
+      result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
+      continue;
+    }
+    const path25 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path25);
+    result += cmd ? inCommand(path25, value, context, params) : inText(match[1] ?? "", value);
+  }
+  return result + text2.slice(at4);
+}
+function parseReference(expression) {
+  const trimmed = expression.trim();
+  if (!/^[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(trimmed)) {
+    throw new DvcTemplateError(`\${${expression}} is not a reference such as \${a.b[0]}`);
+  }
+  return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+}
+function lookup(data, path25) {
+  let node = data;
+  for (const [index2, part] of path25.entries()) {
+    const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
+    const key = String(part);
+    if (container === null || !Object.hasOwn(container, key)) {
+      throw new DvcTemplateError(
+        `\${${formatReference(path25)}}: "${formatReference(path25.slice(0, index2 + 1))}" is not defined`
+      );
+    }
+    node = container[key];
+  }
+  return node;
+}
+function formatReference(path25) {
+  return path25.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+}
+function scalarText(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (value === null) return "None";
+  return String(value);
+}
+function inText(expression, value) {
+  if (value !== null && typeof value === "object") {
+    throw new DvcTemplateError(
+      `\${${expression}} is a ${Array.isArray(value) ? "list" : "dictionary"}; only cmd can interpolate one inside other text`
+    );
+  }
+  return scalarText(value);
+}
+function inCommand(path25, value, context, params) {
+  const param = paramOf(path25, context.params);
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    return flagsOf(value, param === null ? null : path25, context, params);
+  }
+  if (param !== null) params.push(param.name);
+  if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
+  if (Array.isArray(value)) return value.map((item) => shellQuote(scalarText(item))).join(" ");
+  return shellQuote(scalarText(value));
+}
+function flagsOf(dict, paramPath, context, params) {
+  const words = [];
+  const visit3 = (node, prefix) => {
+    for (const [key, value] of Object.entries(node)) {
+      const flag = [...prefix, key].join(".");
+      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+        visit3(value, [...prefix, key]);
+      } else if (typeof value === "boolean") {
+        if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
+        if (value) words.push(`--${flag}`);
+      } else if (Array.isArray(value)) {
+        if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
+        words.push(`--${flag}`, ...value.map((item) => shellQuote(scalarText(item))));
+      } else if (paramPath) {
+        const name2 = formatReference([...paramPath, ...prefix, key]);
+        params.push(name2);
+        words.push(`--${flag}`, `\${${name2}}`);
+      } else {
+        words.push(`--${flag}`, shellQuote(scalarText(value)));
+      }
+    }
+  };
+  visit3(dict, []);
+  return words.join(" ");
+}
+function paramOf(path25, params) {
+  let node = params;
+  for (const [index2, part] of path25.entries()) {
+    if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
+      return index2 === 0 ? null : { name: formatReference(path25.slice(0, index2)), exact: false };
+    }
+    node = node[String(part)];
+  }
+  return { name: formatReference(path25), exact: true };
+}
+function literalShellExpansion(inner, next2) {
+  if (!/^[A-Za-z_]\w*$/.test(inner)) {
+    throw new DvcTemplateError(
+      `\\\${${inner}} cannot be carried into a fluksio command; write it as $NAME or in a script`
+    );
+  }
+  return next2 !== void 0 && /\w/.test(next2) ? `$${inner}""` : `$${inner}`;
+}
+
+// core/dvc/dvc-params.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+
+// core/dvc/yaml-merge-keys.ts
 var import_yaml2 = __toESM(require_dist(), 1);
+var DVC_YAML_OPTIONS = { prettyErrors: false, uniqueKeys: true, merge: true };
+function aliasFollower(document2) {
+  const targets = /* @__PURE__ */ new Map();
+  const anchors = /* @__PURE__ */ new Map();
+  (0, import_yaml2.visit)(document2, (_key, node) => {
+    if ((0, import_yaml2.isAlias)(node)) {
+      const target = anchors.get(node.source);
+      if (target) targets.set(node, target);
+    } else if ((0, import_yaml2.isNode)(node) && node.anchor) {
+      anchors.set(node.anchor, node);
+    }
+  });
+  return (node) => {
+    if (!(0, import_yaml2.isAlias)(node)) return node;
+    const target = targets.get(node);
+    if (target === void 0) throw new Error(`alias *${node.source} names no anchor before it`);
+    return target;
+  };
+}
+function isMergePair(pair) {
+  const key = pair.key;
+  return (0, import_yaml2.isScalar)(key) && typeof key.value === "symbol" && key.value.description === "<<";
+}
+function mergeSources(map2, follow2) {
+  const sources = [];
+  for (const pair of map2.items) {
+    if (!isMergePair(pair)) continue;
+    const value = follow2(pair.value);
+    const items = (0, import_yaml2.isSeq)(value) ? value.items : [value];
+    for (const item of items) {
+      const source = follow2(item);
+      if (!(0, import_yaml2.isMap)(source)) throw new Error("a << merge key must name a mapping or a list of mappings");
+      sources.push(source);
+    }
+  }
+  return sources;
+}
+function mergedValue(map2, key, follow2, seen = /* @__PURE__ */ new Set()) {
+  if (seen.has(map2)) throw new Error("an alias names a value that contains it");
+  const own = map2.items.find((pair) => !isMergePair(pair) && keyText(pair) === key);
+  if (own) return own.value;
+  for (const source of mergeSources(map2, follow2)) {
+    const found2 = mergedValue(source, key, follow2, /* @__PURE__ */ new Set([...seen, map2]));
+    if (found2 !== void 0) return found2;
+  }
+  return void 0;
+}
+function keyText(pair) {
+  return String((0, import_yaml2.isScalar)(pair.key) ? pair.key.value : pair.key);
+}
+
+// core/dvc/dvc-params.ts
+var MAX_EXPANDED_VALUES = 1e5;
+var WrittenAsFloat = class {
+  constructor(value) {
+    this.value = value;
+  }
+  value;
+};
+var InexactInteger = class {
+  constructor(value, text2) {
+    this.value = value;
+    this.text = text2;
+  }
+  value;
+  text;
+};
+function parseDvcParamsFile(text2) {
+  const document2 = (0, import_yaml3.parseDocument)(text2, DVC_YAML_OPTIONS);
+  const first = document2.errors[0];
+  if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
+  const follow2 = aliasFollower(document2);
+  let expanded = 0;
+  const expand2 = (node, open8) => {
+    if (++expanded > MAX_EXPANDED_VALUES) {
+      throw new Error(`its aliases expand to more than ${MAX_EXPANDED_VALUES} values`);
+    }
+    const target = follow2(node);
+    if (open8.has(target)) throw new Error("an alias names a value that contains it");
+    const inner = /* @__PURE__ */ new Set([...open8, target]);
+    if ((0, import_yaml3.isMap)(target)) {
+      const entries = /* @__PURE__ */ new Map();
+      for (const source of mergeSources(target, follow2)) {
+        for (const [key, value] of Object.entries(expand2(source, inner))) {
+          if (!entries.has(key)) entries.set(key, value);
+        }
+      }
+      for (const pair of target.items) {
+        if (!isMergePair(pair)) entries.set(keyText(pair), expand2(pair.value, inner));
+      }
+      return Object.fromEntries(entries);
+    }
+    if ((0, import_yaml3.isSeq)(target)) return target.items.map((item) => expand2(item, inner));
+    if ((0, import_yaml3.isScalar)(target)) {
+      const source = target.range ? text2.slice(target.range[0], target.range[1]) : "";
+      if (typeof target.value !== "number") return target.value;
+      if (/[.eE]|inf|nan/i.test(source)) return new WrittenAsFloat(target.value);
+      return Number.isSafeInteger(target.value) ? target.value : new InexactInteger(target.value, source);
+    }
+    return target?.toJSON() ?? null;
+  };
+  const floats = /* @__PURE__ */ new Set();
+  const inexact = /* @__PURE__ */ new Map();
+  const unwrap = (value, path25) => {
+    if (value instanceof WrittenAsFloat) {
+      floats.add(formatReference(path25));
+      return value.value;
+    }
+    if (value instanceof InexactInteger) {
+      inexact.set(formatReference(path25), value.text);
+      return value.value;
+    }
+    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path25, index2]));
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(
+        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path25, key])])
+      );
+    }
+    return value;
+  };
+  const data = unwrap(expand2(document2.contents, /* @__PURE__ */ new Set()), []);
+  if (data === null || data === void 0) return { data: {}, floats, inexact };
+  if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
+  return { data, floats, inexact };
+}
+function inexactParamProblem(file2, name2, fileName) {
+  for (const [leaf, text2] of file2.inexact) {
+    if (leaf === name2 || leaf.startsWith(`${name2}.`) || leaf.startsWith(`${name2}[`)) {
+      return `${leaf} in ${fileName} is ${text2}, a whole number past 2^53 that fluksio cannot carry exactly; quote it ("${text2}") to make it text`;
+    }
+  }
+  return null;
+}
+function paramLeaves(data, path25) {
+  if (data !== null && typeof data === "object" && !Array.isArray(data)) {
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path25, key]));
+  }
+  return [[formatReference(path25), data]];
+}
+function paramSpecOf(value, isFloat) {
+  if (typeof value === "boolean") return { type: "bool", default: value };
+  if (typeof value === "number") {
+    return Number.isSafeInteger(value) && !isFloat ? { type: "int", default: value } : { type: "float", default: value };
+  }
+  if (typeof value === "string") return { type: "string", default: value };
+  return { type: "string", default: JSON.stringify(value) };
+}
+
+// core/dvc/dvc-params-overlay.ts
 var DEFAULT_PARAMS = "params.yaml";
 function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
@@ -73495,22 +74096,71 @@ function dvcParamLocation(name2) {
   return { file: file2, path: path25 };
 }
 function overlayDvcParams(text2, listed) {
-  const document2 = (0, import_yaml2.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml4.parseDocument)(text2, DVC_YAML_OPTIONS);
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   let changed = false;
-  for (const { path: path25, value, spec } of listed) {
-    const current = document2.getIn(path25, true);
-    if (current === void 0) continue;
-    const old = (0, import_yaml2.isScalar)(current) ? current.value : current?.toJSON?.();
-    const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson(value) : value;
-    if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
-    const node = document2.createNode(wanted);
-    if (node instanceof import_yaml2.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-    document2.setIn(path25, node);
-    changed = true;
+  for (let settled = false, passes = 0; !settled; passes += 1) {
+    settled = true;
+    for (const { path: path25, value, spec } of listed) {
+      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path25);
+      if (old === void 0) continue;
+      const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson(value) : value;
+      if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
+      if (passes > listed.length) {
+        throw new Error(`${formatReference([...path25])} does not read back as the value written to it`);
+      }
+      const node = document2.createNode(wanted);
+      if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
+      setOwnValue(document2, path25, node);
+      changed = true;
+      settled = false;
+    }
   }
   return changed ? document2.toString() : null;
+}
+function valueAt(data, path25) {
+  let node = data;
+  for (const key of path25) {
+    if (node === null || typeof node !== "object" || !Object.hasOwn(node, key)) return void 0;
+    node = node[key];
+  }
+  return node;
+}
+function setOwnValue(document2, path25, node) {
+  const follow2 = aliasFollower(document2);
+  let parent = document2.contents;
+  for (const [index2, key] of path25.entries()) {
+    const pair = (0, import_yaml4.isMap)(parent) ? parent.items.find((each) => !isMergePair(each) && keyText(each) === String(key)) : void 0;
+    const own = (0, import_yaml4.isMap)(parent) ? pair?.value : (0, import_yaml4.isSeq)(parent) ? parent.items[Number(key)] : void 0;
+    const found2 = (0, import_yaml4.isMap)(parent) && own === void 0 ? mergedValue(parent, String(key), follow2) : own;
+    if (found2 === void 0 || !((0, import_yaml4.isMap)(parent) || (0, import_yaml4.isSeq)(parent))) {
+      throw new Error(`${formatReference([...path25])} is not in the file`);
+    }
+    let next2;
+    if (index2 === path25.length - 1) {
+      if ((0, import_yaml4.isNode)(own) && !(0, import_yaml4.isAlias)(own) && own.anchor) node.anchor = own.anchor;
+      next2 = node;
+    } else {
+      const target = follow2(found2);
+      if (target === found2 && own !== void 0) {
+        parent = target;
+        continue;
+      }
+      next2 = ownCopy(target);
+    }
+    if ((0, import_yaml4.isSeq)(parent)) parent.items[Number(key)] = next2;
+    else if (pair) pair.value = next2;
+    else parent.items.push(document2.createPair(key, next2));
+    parent = next2;
+  }
+}
+function ownCopy(node) {
+  const copy = node.clone();
+  (0, import_yaml4.visit)(copy, (_key, each) => {
+    if ((0, import_yaml4.isNode)(each) && !(0, import_yaml4.isAlias)(each)) each.anchor = void 0;
+  });
+  return copy;
 }
 function parseJson(text2) {
   try {
@@ -73641,9 +74291,11 @@ async function recheckStageInputs(options) {
       `${stage} wrote ${written.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""} (or ${one ? "it" : "they"} changed while it ran), which ${one ? "is" : "are"} neither an out nor ignored: declare ${one ? "it" : "them"} in ${stage}'s outs, or add ${one ? "it" : "them"} to .gitignore \u2014 otherwise every later run is dirty and misses the cache`
     );
   }
-  return { stageDirty: stageDirty.map(clip), runDirty: runDirty.map(clip), warnings: warnings.map(clip) };
+  const mask = options.mask ?? ((sentence) => sentence);
+  const clip3 = (sentence) => clipSentence(mask(sentence));
+  return { stageDirty: stageDirty.map(clip3), runDirty: runDirty.map(clip3), warnings: warnings.map(clip3) };
 }
-function clip(sentence) {
+function clipSentence(sentence) {
   return sentence.length <= MAX_SENTENCE ? sentence : `${sentence.slice(0, MAX_SENTENCE - 1)}\u2026`;
 }
 function codeChangesWhileRunning(stage, scope, before, after, workspace, exempt) {
@@ -73683,7 +74335,8 @@ async function checkAfterRun(name2, context, material, before) {
       material,
       produced: context.produced,
       before,
-      after: await context.codeView.read()
+      after: await context.codeView.read(),
+      mask: (sentence) => context.masker.mask(sentence)
     });
   } catch (error47) {
     const reason = `the inputs of ${name2} could not be checked again after it ran: ${messageOf(error47)}`;
@@ -73693,11 +74346,11 @@ async function checkAfterRun(name2, context, material, before) {
 
 // runner/output/metrics-file.ts
 var import_json5 = __toESM(require_lib(), 1);
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml6 = __toESM(require_dist(), 1);
 import { readFile as readFile3 } from "node:fs/promises";
 
 // core/text/json-syntax-error.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 function jsonSyntaxError(text2, error47) {
   const raw = messageOf(error47).replace(/ \(line \d+ column \d+\)$/, "");
   const excerpt = /, (\.\.\.)?"(.*)"(\.\.\.)? is not valid JSON$/s.exec(raw);
@@ -73707,7 +74360,7 @@ function jsonSyntaxError(text2, error47) {
     const before = text2.slice(0, Number(position)).split("\n");
     return { message, where: `line ${before.length}, column ${before.at(-1).length + 1}` };
   }
-  const at4 = (0, import_yaml3.parseDocument)(text2).errors[0]?.linePos?.[0];
+  const at4 = (0, import_yaml5.parseDocument)(text2).errors[0]?.linePos?.[0];
   return { message, where: at4 ? `line ${at4.line}, column ${at4.col}` : null };
 }
 var CONTEXT = 10;
@@ -73773,7 +74426,7 @@ function parsePythonJson(text2) {
   }
 }
 function parseYaml(text2) {
-  const document2 = (0, import_yaml4.parseDocument)(text2);
+  const document2 = (0, import_yaml6.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0)
     return { problem: `is not valid YAML: ${error47.message.split("\n")[0].replace(/:$/, "")}` };
@@ -75301,7 +75954,7 @@ var parse3 = function(data, opts = {}) {
 };
 
 // core/plots/parse-plot-table.ts
-var import_yaml5 = __toESM(require_dist(), 1);
+var import_yaml7 = __toESM(require_dist(), 1);
 init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
@@ -75402,7 +76055,7 @@ function parseJson3(text2) {
   }
 }
 function parseYaml2(text2) {
-  const document2 = (0, import_yaml5.parseDocument)(text2);
+  const document2 = (0, import_yaml7.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0) {
     const line2 = error47.linePos?.[0].line;
@@ -75491,7 +76144,7 @@ function plotSeries(table, spec, path25) {
     rows.forEach(({ at: at4, cells }, index2) => {
       const value = cells.get(column) ?? null;
       if (typeof value === "string") {
-        throw new PlotTableError(`${at4}: ${column} is "${clip2(value)}", not a number`);
+        throw new PlotTableError(`${at4}: ${column} is "${clip(value)}", not a number`);
       }
       if (value !== null) points.push({ step: steps[index2], value });
     });
@@ -75506,7 +76159,7 @@ function distinctWholeNumbers(cells) {
   }
   return cells.length > 0;
 }
-function clip2(text2) {
+function clip(text2) {
   return text2.length > 40 ? `${text2.slice(0, 40)}\u2026` : text2;
 }
 
@@ -75581,11 +76234,20 @@ async function plotFiles(pipelineDir, path25, root) {
 
 // runner/output/mask-stage-record.ts
 function maskStageRecord(masker, record2) {
+  const keyInputs = record2.keyInputs === null ? null : maskKeyInputs(masker, record2.keyInputs);
+  const secretInKey = keyInputs !== null && keyInputs.masked;
   return {
     ...record2,
+    cacheKey: secretInKey && record2.status === "ran" ? null : record2.cacheKey,
+    keyInputs: keyInputs?.inputs ?? null,
+    reasons: record2.reasons.map((reason) => masker.mask(reason)),
+    dirtyReasons: record2.dirtyReasons.map((reason) => masker.mask(reason)),
     error: record2.error === null ? null : masker.mask(record2.error),
     warnings: record2.warnings.map((warning2) => masker.mask(warning2)),
-    notes: record2.notes.map((note) => masker.mask(note)),
+    notes: [
+      ...record2.notes.map((note) => masker.mask(note)),
+      ...secretInKey && record2.status === "ran" ? [`${record2.name}: its key inputs hold a secret (shown as ***): its result is not cached`] : []
+    ],
     metrics: Object.fromEntries(
       Object.entries(record2.metrics).map(([name2, value]) => [masker.mask(name2), value])
     )
@@ -75593,6 +76255,26 @@ function maskStageRecord(masker, record2) {
 }
 function maskMetricPoints(masker, points) {
   return points.map((point2) => ({ ...point2, name: masker.mask(point2.name) }));
+}
+function maskCodeManifest(masker, entries) {
+  return entries.map(([path25, id]) => [masker.mask(path25), id]);
+}
+function maskKeyInputs(masker, inputs) {
+  let masked = false;
+  const text2 = (value) => {
+    const shown = masker.mask(value);
+    if (shown !== value) masked = true;
+    return shown;
+  };
+  const walk = (value) => {
+    if (typeof value === "string") return text2(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([name2, inner]) => [text2(name2), walk(inner)]));
+    }
+    return value;
+  };
+  return { inputs: walk(inputs), masked };
 }
 
 // runner/keys/keying-notes.ts
@@ -76324,178 +77006,6 @@ function repoPathOf2(root, absolute) {
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
-// core/pipeline/placeholder-contexts.ts
-var PLACEHOLDER = /\$\{([^}]*)\}/g;
-var WHERE = {
-  top: "plain",
-  sq: "single quotes",
-  dq: "double quotes",
-  ansi: "$'\u2026' quotes",
-  bq: "backquotes `\u2026`",
-  cmdsub: "a command substitution $(\u2026)",
-  arith: "an arithmetic expansion $((\u2026))",
-  comment: "a comment"
-};
-function placeholderContexts(cmd) {
-  const starts = /* @__PURE__ */ new Map();
-  for (const match of cmd.matchAll(PLACEHOLDER)) {
-    starts.set(match.index, { name: match[1] ?? "", end: match.index + match[0].length });
-  }
-  const found2 = [];
-  const stack = ["top"];
-  const depths = [0];
-  let lost = null;
-  let heredocPending = false;
-  let wordStart = true;
-  const record2 = (at4, context) => {
-    const placeholder = starts.get(at4);
-    if (!placeholder) return false;
-    found2.push({ name: placeholder.name, start: at4, end: placeholder.end, context });
-    return true;
-  };
-  const push = (frame) => {
-    stack.push(frame);
-    depths.push(0);
-  };
-  const pop = () => {
-    stack.pop();
-    depths.pop();
-    wordStart = false;
-  };
-  let i2 = 0;
-  while (i2 < cmd.length) {
-    const frame = stack[stack.length - 1];
-    const char2 = cmd[i2];
-    const next2 = cmd[i2 + 1];
-    const placeholder = starts.get(i2);
-    if (placeholder) {
-      const outer = stack.find((each) => each !== "top" && each !== "sq" && each !== "dq") ?? frame;
-      const context = lost !== null ? { unsafe: lost } : stack.length === 1 ? "plain" : stack.length === 2 && (frame === "sq" || frame === "dq") ? WHERE[frame] : { unsafe: WHERE[outer] };
-      record2(i2, context);
-      i2 = placeholder.end;
-      wordStart = false;
-      continue;
-    }
-    if (frame === "comment") {
-      if (char2 === "\n") pop();
-      i2 += 1;
-      continue;
-    }
-    if (frame === "sq") {
-      if (char2 === "'") pop();
-      i2 += 1;
-      continue;
-    }
-    if (frame === "ansi" || frame === "bq") {
-      if (char2 === "\\") {
-        if (record2(i2 + 1, { unsafe: WHERE[frame] })) i2 = starts.get(i2 + 1).end;
-        else i2 += 2;
-        continue;
-      }
-      if (frame === "ansi" && char2 === "'" || frame === "bq" && char2 === "`") pop();
-      else if (frame === "bq" && (char2 === "'" || char2 === '"'))
-        lost ??= "a part of the command after quotes inside backquotes";
-      i2 += 1;
-      continue;
-    }
-    if (char2 === "\\") {
-      if (record2(i2 + 1, { unsafe: "right after a backslash" }))
-        i2 = starts.get(i2 + 1).end;
-      else i2 += 2;
-      wordStart = false;
-      continue;
-    }
-    if (char2 === "`") {
-      push("bq");
-      i2 += 1;
-      continue;
-    }
-    if (char2 === "$") {
-      if (next2 === "(" && cmd[i2 + 2] === "(") {
-        push("arith");
-        i2 += 3;
-      } else if (next2 === "(") {
-        push("cmdsub");
-        i2 += 2;
-        wordStart = true;
-      } else if (next2 === "'" && frame !== "dq") {
-        push("ansi");
-        i2 += 2;
-      } else {
-        if (record2(i2 + 1, { unsafe: "right after a $" })) i2 = starts.get(i2 + 1).end;
-        else i2 += 1;
-        wordStart = false;
-      }
-      continue;
-    }
-    if (frame === "dq") {
-      if (char2 === '"') pop();
-      i2 += 1;
-      continue;
-    }
-    if (char2 === "'") push("sq");
-    else if (char2 === '"') push("dq");
-    else if (char2 === "#" && wordStart && frame !== "arith") push("comment");
-    else if (char2 === "(") depths[depths.length - 1] = (depths.at(-1) ?? 0) + 1;
-    else if (char2 === ")") {
-      const depth = (depths.at(-1) ?? 0) - 1;
-      if (depth >= 0) depths[depths.length - 1] = depth;
-      else if (frame === "arith" && next2 === ")") {
-        pop();
-        i2 += 2;
-        continue;
-      } else if (frame === "cmdsub" || frame === "arith") pop();
-      else lost ??= 'a part of the command after an unbalanced ")"';
-    } else if (char2 === "<" && next2 === "<" && cmd[i2 + 2] !== "<") heredocPending = true;
-    else if (char2 === "\n" && heredocPending) lost ??= "a here-document";
-    else if (frame === "cmdsub" && wordStart && /^case\b/.test(cmd.slice(i2))) {
-      lost ??= "a part of the command after a case inside $(\u2026)";
-    }
-    wordStart = /[\s;&|()<>]/.test(char2) && stack.at(-1) !== "sq" && stack.at(-1) !== "dq";
-    i2 += 1;
-  }
-  const seen = new Set(found2.map((placeholder) => placeholder.start));
-  for (const [start2, placeholder] of starts) {
-    if (!seen.has(start2))
-      found2.push({ ...placeholder, start: start2, context: { unsafe: "a part of the command fluksio cannot read" } });
-  }
-  return found2.sort((a3, b6) => a3.start - b6.start);
-}
-
-// core/pipeline/interpolate-command.ts
-function interpolatedNames(cmd) {
-  return placeholderContexts(cmd).map((placeholder) => placeholder.name);
-}
-function interpolateCommand(cmd, values) {
-  let result = "";
-  let at4 = 0;
-  for (const placeholder of placeholderContexts(cmd)) {
-    const { name: name2, context } = placeholder;
-    if (typeof context !== "string") {
-      throw new Error(
-        `The command has \${${name2}} inside ${context.unsafe}, where its value cannot be quoted safely`
-      );
-    }
-    const value = values[name2];
-    if (value === void 0) throw new Error(`The command interpolates \${${name2}}, which has no value`);
-    result += cmd.slice(at4, placeholder.start) + quoteIn(context, String(value));
-    at4 = placeholder.end;
-  }
-  return result + cmd.slice(at4);
-}
-function shellQuote(value) {
-  if (isPlainWord(value)) return value;
-  return `'${value.replaceAll("'", `'\\''`)}'`;
-}
-function isPlainWord(value) {
-  return /^[A-Za-z0-9._\-/:,+@%]+$/.test(value);
-}
-function quoteIn(context, value) {
-  if (context === "plain" || isPlainWord(value)) return shellQuote(value);
-  const quote = context === "single quotes" ? "'" : '"';
-  return `${quote}${shellQuote(value)}${quote}`;
-}
-
 // runner/keys/command-interpreters.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib2(), 1);
@@ -77000,14 +77510,21 @@ var StageOutput = class {
       return;
     }
     const name2 = command.name.toLowerCase();
+    const unescaped = {
+      ...command,
+      properties: Object.fromEntries(
+        Object.entries(command.properties).map(([key, value]) => [key, this.options.masker.mask(value)])
+      ),
+      value: this.options.masker.mask(command.value)
+    };
     if (name2 === "metric") {
-      this.metric(command, line2);
+      this.metric(unescaped, line2);
     } else if (name2 === "add-mask") {
       this.options.masker.add(parseWorkflowCommand(rawLine)?.value ?? command.value);
     } else if (name2 === "stop-commands" && command.value !== "") {
       this.stopToken = command.value;
     } else {
-      if (isAnnotationLevel(name2)) this.annotate(command, name2);
+      if (isAnnotationLevel(name2)) this.annotate(unescaped, name2);
       this.log(stream, line2);
     }
   }
@@ -77098,6 +77615,11 @@ function readMetric(command) {
   const text2 = command.value.trim();
   if (name2 === "") return "it has no name= property";
   if (name2.length > MAX_METRIC_NAME) return `its name is longer than ${MAX_METRIC_NAME} characters`;
+  const stray = /^(\S+)\s+([A-Za-z_]\w*=.*)$/.exec(name2);
+  if (stray) {
+    const written = [stray[1], ...(stray[2] ?? "").split(/\s+/)].join(",");
+    return `its name "${name2}" holds another property: properties are separated by commas (name=${written})`;
+  }
   if (NON_FINITE2.test(text2) || DECIMAL2.test(text2) && !Number.isFinite(Number(text2))) {
     return `"${text2}" is not a finite number`;
   }
@@ -77489,7 +78011,8 @@ async function executeStage(name2, context) {
       durationMs: finishedAt.getTime() - startedAt.getTime()
     });
     options.events.emit({ type: "stage.finished", stage: record2 });
-    return { record: record2, annotations: annotations2, tracebacks, runDirty: recheck?.runDirty ?? [] };
+    const runDirty = (recheck?.runDirty ?? []).map((reason) => context.masker.mask(reason));
+    return { record: record2, annotations: annotations2, tracebacks, runDirty };
   };
   const resourceWarnings = [];
   const annotations2 = [];
@@ -77563,7 +78086,8 @@ async function executeStage(name2, context) {
       name: name2,
       jobKey: cacheKey ?? `${options.runId}.${name2}`,
       resources,
-      runId: options.runId
+      runId: options.runId,
+      ...options.resumedAttempt ? { resumed: true } : {}
     };
     const reattaching = options.launcher?.reattaches?.(launched) ?? false;
     if (reattaching) {
@@ -77690,7 +78214,7 @@ async function executeStage(name2, context) {
         context.giveBack(`Stage ${name2}: ${how}`);
         return finish2({ status: "failed", ...ran, error: how });
       }
-      const last = tracebacks.at(-1)?.message;
+      const last = tracebacks.at(-1)?.message ?? commandNotFound(processResult.exitCode, finished.tail);
       return finish2({ status: "failed", ...ran, error: last ? `${how}: ${last}` : how });
     }
     const outs = [];
@@ -77730,7 +78254,7 @@ async function executeStage(name2, context) {
     });
     let keyInputs = stage.cache ? decided.keyInputs : null;
     if (keyInputs?.code && material.code) {
-      const manifest = await options.blobs.putBytes(Buffer.from(JSON.stringify(material.code.entries))).then((blob) => blob.digest).catch(() => null);
+      const manifest = await options.blobs.putBytes(Buffer.from(JSON.stringify(maskCodeManifest(context.masker, material.code.entries)))).then((blob) => blob.digest).catch(() => null);
       keyInputs = { ...keyInputs, code: { ...keyInputs.code, manifest } };
     }
     recheck = await checkAfterRun(name2, context, material, codeIndex);
@@ -77765,6 +78289,12 @@ async function writeParamsFile(fileName, privateDir, listed, values) {
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
+}
+function commandNotFound(exitCode, tail) {
+  if (exitCode !== 127) return null;
+  const lines = [...tail.matchAll(/^\S*sh: (?:line )?\d+: (.+?): (?:command )?not found\s*$/gm)];
+  const program = lines.at(-1)?.[1];
+  return program === void 0 ? null : `the shell found no command "${program}" (misspelt, or not installed on the PATH fluksio ran it with)`;
 }
 
 // runner/reuse-finished-stage.ts
@@ -77827,7 +78357,8 @@ var Masker = class {
   /** Registers a secret; empty and whitespace-only values (and lines) are ignored. */
   add(secret) {
     for (const line2 of secret.split(/\r?\n/)) {
-      if (line2.trim() !== "") this.secrets.add(line2);
+      if (line2.trim() === "") continue;
+      for (const form of escapedForms(line2)) this.secrets.add(form);
     }
   }
   /**
@@ -77879,6 +78410,16 @@ var Masker = class {
     return merged;
   }
 };
+function escapedForms(line2) {
+  const message = line2.replace(/%/g, "%25").replace(/\r/g, "%0D");
+  const forms = /* @__PURE__ */ new Set([line2, message, message.replace(/:/g, "%3A").replace(/,/g, "%2C")]);
+  forms.add(JSON.stringify(line2).slice(1, -1));
+  try {
+    forms.add(encodeURIComponent(line2));
+  } catch {
+  }
+  return forms;
+}
 
 // runner/keys/code-view.ts
 var CodeView = class {
@@ -78274,9 +78815,14 @@ var BatchingEventSink = class {
     this.options = options;
     this.queue = options.queue ?? memoryEventQueue();
     this.nextSeq = options.firstSeq ?? 0;
+    for (const event of options.unsent ?? []) {
+      this.queue.push(event);
+      this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
+    }
     this.maxBatch = options.maxBatch ?? 500;
     this.maxDelayMs = options.maxDelayMs ?? 250;
     this.promptDelayMs = Math.min(options.promptDelayMs ?? 20, this.maxDelayMs);
+    if (this.queue.length > 0) void this.deliverQueued();
   }
   options;
   queue;
@@ -78948,12 +79494,26 @@ var ElapsedTicker = class {
   live;
   running = /* @__PURE__ */ new Map();
   timer = null;
+  /** The last line is ours (the status, or a progress bar's state): the next write erases it. */
   statusShown = false;
+  /** That line is a stage's progress bar, which shows it alive better than the status would. */
+  barShown = false;
   /** Writes `text` where the status line was; it is drawn again at the next tick. */
   write(text2) {
     if (this.statusShown) this.out(ERASE_LINE);
     this.statusShown = false;
+    this.barShown = false;
     this.out(text2);
+  }
+  /**
+   * Shows `text` (one line, no newline, narrower than the terminal) as the last line, in
+   * place of the status, until anything else is written: a stage's `\r` progress bar, one
+   * state after another on the same line.
+   */
+  bar(text2) {
+    this.out(`${ERASE_LINE}${text2}`);
+    this.statusShown = true;
+    this.barShown = true;
   }
   /** A stage runs since `startedAt` (epoch ms); one already running keeps its time. */
   started(stage, startedAt = Date.now()) {
@@ -78973,8 +79533,10 @@ var ElapsedTicker = class {
     this.timer = null;
     if (this.statusShown) this.out(ERASE_LINE);
     this.statusShown = false;
+    this.barShown = false;
   }
   draw() {
+    if (this.barShown) return;
     const now = Date.now();
     const parts = [...this.running].map(
       ([stage, startedAt]) => `${stage} ${formatDuration(Math.max(0, Math.floor((now - startedAt) / 1e3)) * 1e3)}`
@@ -78990,6 +79552,223 @@ var SGR = /^\x1b\[[0-9;:]*m$/;
 function terminalText(text2) {
   return text2.replace(ESCAPES, (sequence) => SGR.test(sequence) ? sequence : "");
 }
+
+// node_modules/wrap-ansi/node_modules/ansi-styles/index.js
+var ANSI_BACKGROUND_OFFSET = 10;
+var wrapAnsi16 = (offset = 0) => (code) => `\x1B[${code + offset}m`;
+var wrapAnsi256 = (offset = 0) => (code) => `\x1B[${38 + offset};5;${code}m`;
+var wrapAnsi16m = (offset = 0) => (red, green, blue) => `\x1B[${38 + offset};2;${red};${green};${blue}m`;
+var styles = {
+  modifier: {
+    reset: [0, 0],
+    // 21 isn't widely supported and 22 does the same thing
+    bold: [1, 22],
+    dim: [2, 22],
+    italic: [3, 23],
+    underline: [4, 24],
+    overline: [53, 55],
+    inverse: [7, 27],
+    hidden: [8, 28],
+    strikethrough: [9, 29]
+  },
+  color: {
+    black: [30, 39],
+    red: [31, 39],
+    green: [32, 39],
+    yellow: [33, 39],
+    blue: [34, 39],
+    magenta: [35, 39],
+    cyan: [36, 39],
+    white: [37, 39],
+    // Bright color
+    blackBright: [90, 39],
+    gray: [90, 39],
+    // Alias of `blackBright`
+    grey: [90, 39],
+    // Alias of `blackBright`
+    redBright: [91, 39],
+    greenBright: [92, 39],
+    yellowBright: [93, 39],
+    blueBright: [94, 39],
+    magentaBright: [95, 39],
+    cyanBright: [96, 39],
+    whiteBright: [97, 39]
+  },
+  bgColor: {
+    bgBlack: [40, 49],
+    bgRed: [41, 49],
+    bgGreen: [42, 49],
+    bgYellow: [43, 49],
+    bgBlue: [44, 49],
+    bgMagenta: [45, 49],
+    bgCyan: [46, 49],
+    bgWhite: [47, 49],
+    // Bright color
+    bgBlackBright: [100, 49],
+    bgGray: [100, 49],
+    // Alias of `bgBlackBright`
+    bgGrey: [100, 49],
+    // Alias of `bgBlackBright`
+    bgRedBright: [101, 49],
+    bgGreenBright: [102, 49],
+    bgYellowBright: [103, 49],
+    bgBlueBright: [104, 49],
+    bgMagentaBright: [105, 49],
+    bgCyanBright: [106, 49],
+    bgWhiteBright: [107, 49]
+  }
+};
+var modifierNames = Object.keys(styles.modifier);
+var foregroundColorNames = Object.keys(styles.color);
+var backgroundColorNames = Object.keys(styles.bgColor);
+var colorNames = [...foregroundColorNames, ...backgroundColorNames];
+function assembleStyles() {
+  const codes = /* @__PURE__ */ new Map();
+  for (const [groupName, group2] of Object.entries(styles)) {
+    for (const [styleName, style] of Object.entries(group2)) {
+      styles[styleName] = {
+        open: `\x1B[${style[0]}m`,
+        close: `\x1B[${style[1]}m`
+      };
+      group2[styleName] = styles[styleName];
+      codes.set(style[0], style[1]);
+    }
+    Object.defineProperty(styles, groupName, {
+      value: group2,
+      enumerable: false
+    });
+  }
+  Object.defineProperty(styles, "codes", {
+    value: codes,
+    enumerable: false
+  });
+  styles.color.close = "\x1B[39m";
+  styles.bgColor.close = "\x1B[49m";
+  styles.color.ansi = wrapAnsi16();
+  styles.color.ansi256 = wrapAnsi256();
+  styles.color.ansi16m = wrapAnsi16m();
+  styles.bgColor.ansi = wrapAnsi16(ANSI_BACKGROUND_OFFSET);
+  styles.bgColor.ansi256 = wrapAnsi256(ANSI_BACKGROUND_OFFSET);
+  styles.bgColor.ansi16m = wrapAnsi16m(ANSI_BACKGROUND_OFFSET);
+  Object.defineProperties(styles, {
+    rgbToAnsi256: {
+      value(red, green, blue) {
+        if (red === green && green === blue) {
+          if (red < 8) {
+            return 16;
+          }
+          if (red > 248) {
+            return 231;
+          }
+          return Math.round((red - 8) / 247 * 24) + 232;
+        }
+        return 16 + 36 * Math.round(red / 255 * 5) + 6 * Math.round(green / 255 * 5) + Math.round(blue / 255 * 5);
+      },
+      enumerable: false
+    },
+    hexToRgb: {
+      value(hex3) {
+        const matches = /[a-f\d]{6}|[a-f\d]{3}/i.exec(hex3.toString(16));
+        if (!matches) {
+          return [0, 0, 0];
+        }
+        let [colorString] = matches;
+        if (colorString.length === 3) {
+          colorString = [...colorString].map((character) => character + character).join("");
+        }
+        const integer3 = Number.parseInt(colorString, 16);
+        return [
+          /* eslint-disable no-bitwise */
+          integer3 >> 16 & 255,
+          integer3 >> 8 & 255,
+          integer3 & 255
+          /* eslint-enable no-bitwise */
+        ];
+      },
+      enumerable: false
+    },
+    hexToAnsi256: {
+      value: (hex3) => styles.rgbToAnsi256(...styles.hexToRgb(hex3)),
+      enumerable: false
+    },
+    ansi256ToAnsi: {
+      value(code) {
+        if (code < 8) {
+          return 30 + code;
+        }
+        if (code < 16) {
+          return 90 + (code - 8);
+        }
+        let red;
+        let green;
+        let blue;
+        if (code >= 232) {
+          red = ((code - 232) * 10 + 8) / 255;
+          green = red;
+          blue = red;
+        } else {
+          code -= 16;
+          const remainder = code % 36;
+          red = Math.floor(code / 36) / 5;
+          green = Math.floor(remainder / 6) / 5;
+          blue = remainder % 6 / 5;
+        }
+        const value = Math.max(red, green, blue) * 2;
+        if (value === 0) {
+          return 30;
+        }
+        let result = 30 + (Math.round(blue) << 2 | Math.round(green) << 1 | Math.round(red));
+        if (value === 2) {
+          result += 60;
+        }
+        return result;
+      },
+      enumerable: false
+    },
+    rgbToAnsi: {
+      value: (red, green, blue) => styles.ansi256ToAnsi(styles.rgbToAnsi256(red, green, blue)),
+      enumerable: false
+    },
+    hexToAnsi: {
+      value: (hex3) => styles.ansi256ToAnsi(styles.hexToAnsi256(hex3)),
+      enumerable: false
+    }
+  });
+  return styles;
+}
+var ansiStyles = assembleStyles();
+var ansi_styles_default = ansiStyles;
+
+// node_modules/wrap-ansi/index.js
+var ANSI_ESCAPE = "\x1B";
+var ANSI_ESCAPE_BELL = "\x07";
+var C1_CSI = "\x9B";
+var ANSI_CSI = "[";
+var ANSI_OSC = "]";
+var ANSI_SGR_TERMINATOR = "m";
+var ANSI_SGR_RESET = 0;
+var ANSI_ESCAPE_LINK = `${ANSI_OSC}8;`;
+var ESCAPES2 = /* @__PURE__ */ new Set([
+  ANSI_ESCAPE,
+  C1_CSI
+]);
+var ESCAPE_CHARACTERS = [...ESCAPES2].join("");
+var CSI_INTRODUCER = `(?:${ANSI_ESCAPE}\\${ANSI_CSI}|${C1_CSI})`;
+var CSI_PARAMETERS = "[0-?]*[ -/]*[@-~]";
+var SGR_PARAMETERS = `(?<sgr>[0-9;:]*)${ANSI_SGR_TERMINATOR}`;
+var OSC_STRING_TERMINATOR = `(?:${ANSI_ESCAPE_BELL}|${ANSI_ESCAPE}\\\\)`;
+var OSC_STRING_PAYLOAD = String.raw`[^\u0000-\u001F\u007F-\u009F]*`;
+var LINK_PARAMETERS = String.raw`8;(?<parameters>[^;\u0000-\u001F\u007F-\u009F]*);(?<uri>${OSC_STRING_PAYLOAD})${OSC_STRING_TERMINATOR}`;
+var OSC_STRING = `${OSC_STRING_PAYLOAD}${OSC_STRING_TERMINATOR}`;
+var ANSI_ESCAPE_REGEX = new RegExp(
+  `${CSI_INTRODUCER}(?:${SGR_PARAMETERS}|${CSI_PARAMETERS})|${ANSI_ESCAPE}\\${ANSI_OSC}(?:${LINK_PARAMETERS}|${OSC_STRING})`,
+  "y"
+);
+var ANSI_SGR_MODIFIER_CLOSE_CODES = new Set(ansi_styles_default.codes.values());
+ANSI_SGR_MODIFIER_CLOSE_CODES.delete(ANSI_SGR_RESET);
+var segmenter = new Intl.Segmenter();
+var ESCAPE_INTRODUCER_REGEX = new RegExp(`[${ESCAPE_CHARACTERS}]`, "g");
+var ROW_BOUNDARY_REGEX = new RegExp(`[\\n${ESCAPE_CHARACTERS}]`, "g");
 
 // present/terminal/progress-printer.ts
 var TONE_COLORS = {
@@ -79196,7 +79975,7 @@ var GITHUB_LIMITS = {
 function byteLength(text2) {
   return Buffer.byteLength(text2, "utf8");
 }
-function clip3(text2, max) {
+function clip2(text2, max) {
   if (text2.length <= max) return text2;
   let end = max - 1;
   if (/[\uD800-\uDBFF]/.test(text2.charAt(end - 1))) end -= 1;
@@ -79280,7 +80059,7 @@ function checkRunName(baseName, swept) {
   const full = `${baseName} (${entries.map(([key, value]) => `${key}=${formatValue(value)}`).join(", ")})`;
   if (full.length <= GITHUB_LIMITS.checkName) return full;
   const hash2 = ` #${fnv1a(full)})`;
-  return `${clip3(full, GITHUB_LIMITS.checkName - hash2.length)}${hash2}`;
+  return `${clip2(full, GITHUB_LIMITS.checkName - hash2.length)}${hash2}`;
 }
 function sweptParams(params, swept) {
   return Object.fromEntries(
@@ -79518,11 +80297,11 @@ function describeAnnotation(note) {
 function stageCell(stage) {
   if (stage.status === "cached")
     return stage.cachedFrom ? `from run \`${stage.cachedFrom}\`` : "from the cache";
-  if (stage.error && stage.status !== "ran") return escapeMarkdown(clip3(oneLine(stage.error), CELL_CHARS));
+  if (stage.error && stage.status !== "ran") return escapeMarkdown(clip2(oneLine(stage.error), CELL_CHARS));
   if (stage.pending) return `\u23F3 ${escapeMarkdown(describeJobPending(stage.pending))}`;
   const reasons = stage.reasons.join("; ");
   if (reasons.length <= CELL_CHARS) return escapeMarkdown(reasons);
-  return `${escapeMarkdown(clip3(reasons, CELL_CHARS))} (all ${stage.reasons.length} reasons in the details)`;
+  return `${escapeMarkdown(clip2(reasons, CELL_CHARS))} (all ${stage.reasons.length} reasons in the details)`;
 }
 
 // present/github/github-annotation.ts
@@ -79551,7 +80330,7 @@ function toGitHubAnnotation(note) {
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
     message: clipBytes(note.message || `${note.level} in stage ${note.stage}`, GITHUB_LIMITS.annotationBytes),
-    title: clip3(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
+    title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
 function repositoryPath(path25) {
@@ -79570,7 +80349,7 @@ function renderCheckRun(view, { name: name2, actions = [] }) {
     name: name2,
     status: view.status === "queued" ? "queued" : view.status === "running" ? "in_progress" : "completed",
     conclusion: checkRunConclusion(view.status),
-    title: clip3(checkRunTitle(view), GITHUB_LIMITS.title),
+    title: clip2(checkRunTitle(view), GITHUB_LIMITS.title),
     summary: fitMarkdown(checkRunSummary(view), GITHUB_LIMITS.summaryBytes, pointer),
     text: fitMarkdown(checkRunText(view), GITHUB_LIMITS.textBytes, pointer),
     annotations: githubAnnotations(view.annotations),
@@ -87478,7 +88257,7 @@ import { dirname as dirname7, join as join21, relative as relative2, resolve as 
 import { posix as posix11 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
-var import_yaml6 = __toESM(require_dist(), 1);
+var import_yaml8 = __toESM(require_dist(), 1);
 
 // core/pipeline/pipeline-rules.ts
 init_reserved_path();
@@ -87635,7 +88414,7 @@ function checkParamSpec(at4, spec) {
 init_zod();
 init_plot_spec();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-  error: "expected an identifier (letters, digits and _, not first a digit)"
+  error: "expected an identifier: ASCII letters (A-Z, a-z), digits and _, not first a digit"
 });
 var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path25) => !path25.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
@@ -87726,6 +88505,18 @@ var Pipeline = external_exports.strictObject({
   stages: external_exports.record(identifier, Stage).refine((stages2) => Object.keys(stages2).length > 0, { error: "expected at least one stage" })
 });
 
+// core/text/closest-key.ts
+var import_fastest_levenshtein = __toESM(require_mod(), 1);
+function closestKey(key, known) {
+  let best = null;
+  for (const candidate of known) {
+    const edits = (0, import_fastest_levenshtein.distance)(key.toLowerCase(), candidate);
+    if (edits > 2 || edits * 2 >= Math.max(key.length, candidate.length)) continue;
+    if (!best || edits < best.edits) best = { key: candidate, edits };
+  }
+  return best?.key ?? null;
+}
+
 // core/pipeline/validate-pipeline.ts
 init_one_shot_parse();
 
@@ -87757,8 +88548,8 @@ function validatePipeline(text2, context, parses) {
   return problems.length > 0 ? { pipeline: null, problems } : { pipeline: pipeline2, problems: [] };
 }
 function parsePipelineText(text2) {
-  const lineCounter = new import_yaml6.LineCounter();
-  const document2 = (0, import_yaml6.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new import_yaml8.LineCounter();
+  const document2 = (0, import_yaml8.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document2.errors.length > 0) {
     return {
       problems: document2.errors.map((error47) => ({
@@ -87789,19 +88580,28 @@ function toProblem(issue3, input, lineOf) {
   const path25 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
-    message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => `"${key}"`).join(", ")}`;
+    const known = knownKeysAt(path25);
+    message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => {
+      const meant = closestKey(key, known);
+      return meant ? `"${key}" (did you mean "${meant}"?)` : `"${key}"`;
+    }).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
     message = `"${String(path25.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt(input, path25);
+    const value = valueAt2(input, path25);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
   return { path: formatPath(path25), message, line: lineOf(path25) };
 }
-function valueAt(input, path25) {
+function knownKeysAt(path25) {
+  if (path25.length === 0) return Object.keys(Pipeline.shape);
+  if (path25.length === 2 && path25[0] === "stages") return Object.keys(Stage.shape);
+  return [];
+}
+function valueAt2(input, path25) {
   let value = input;
   for (const key of path25) {
     if (value === null || typeof value !== "object") return void 0;
@@ -87831,13 +88631,13 @@ function lineOfPath(document2, lineCounter, path25) {
   for (let length = path25.length; length >= 0; length -= 1) {
     const keys = path25.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
-    if ((0, import_yaml6.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
+    if ((0, import_yaml8.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
   return void 0;
 }
 
 // core/dvc/translate-dvc.ts
-var import_yaml9 = __toESM(require_dist(), 1);
+var import_yaml10 = __toESM(require_dist(), 1);
 import { posix as posix10 } from "node:path";
 
 // schemas/dvc/dvc-file.ts
@@ -88016,178 +88816,6 @@ function specOf(path25, x10, y7, header) {
   };
 }
 
-// core/dvc/dvc-params.ts
-var import_yaml7 = __toESM(require_dist(), 1);
-
-// core/dvc/dvc-template.ts
-var DvcTemplateError = class extends Error {
-};
-var EXPRESSION = /\\?\$\{([^}]*)\}/g;
-function resolveTemplate(value, context, cmd = false) {
-  const params = [];
-  const walk = (node) => {
-    if (typeof node === "string") return resolveString(node, context, cmd, params);
-    if (Array.isArray(node)) return node.map(walk);
-    if (node !== null && typeof node === "object") {
-      return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, walk(inner)]));
-    }
-    return node;
-  };
-  return { value: walk(value), params: [...new Set(params)] };
-}
-function resolveString(text2, context, cmd, params) {
-  const matches = [...text2.matchAll(EXPRESSION)];
-  const lone = matches.length === 1 && matches[0]?.[0] === text2 && !text2.startsWith("\\");
-  if (lone && !cmd) return lookup(context.data, parseReference(matches[0]?.[1] ?? ""));
-  let result = "";
-  let at4 = 0;
-  for (const match of matches) {
-    result += text2.slice(at4, match.index);
-    at4 = match.index + match[0].length;
-    if (match[0].startsWith("\\")) {
-      result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
-      continue;
-    }
-    const path25 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path25);
-    result += cmd ? inCommand(path25, value, context, params) : inText(match[1] ?? "", value);
-  }
-  return result + text2.slice(at4);
-}
-function parseReference(expression) {
-  const trimmed = expression.trim();
-  if (!/^[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$/.test(trimmed)) {
-    throw new DvcTemplateError(`\${${expression}} is not a reference such as \${a.b[0]}`);
-  }
-  return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-}
-function lookup(data, path25) {
-  let node = data;
-  for (const [index2, part] of path25.entries()) {
-    const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
-    const key = String(part);
-    if (container === null || !Object.hasOwn(container, key)) {
-      throw new DvcTemplateError(
-        `\${${formatReference(path25)}}: "${formatReference(path25.slice(0, index2 + 1))}" is not defined`
-      );
-    }
-    node = container[key];
-  }
-  return node;
-}
-function formatReference(path25) {
-  return path25.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
-}
-function scalarText(value) {
-  if (typeof value === "boolean") return value ? "true" : "false";
-  if (value === null) return "None";
-  return String(value);
-}
-function inText(expression, value) {
-  if (value !== null && typeof value === "object") {
-    throw new DvcTemplateError(
-      `\${${expression}} is a ${Array.isArray(value) ? "list" : "dictionary"}; only cmd can interpolate one inside other text`
-    );
-  }
-  return scalarText(value);
-}
-function inCommand(path25, value, context, params) {
-  const param = paramOf(path25, context.params);
-  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path25, context, params);
-  }
-  if (param !== null) params.push(param.name);
-  if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
-  if (Array.isArray(value)) return value.map((item) => shellQuote(scalarText(item))).join(" ");
-  return shellQuote(scalarText(value));
-}
-function flagsOf(dict, paramPath, context, params) {
-  const words = [];
-  const visit = (node, prefix) => {
-    for (const [key, value] of Object.entries(node)) {
-      const flag = [...prefix, key].join(".");
-      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-        visit(value, [...prefix, key]);
-      } else if (typeof value === "boolean") {
-        if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
-        if (value) words.push(`--${flag}`);
-      } else if (Array.isArray(value)) {
-        if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
-        words.push(`--${flag}`, ...value.map((item) => shellQuote(scalarText(item))));
-      } else if (paramPath) {
-        const name2 = formatReference([...paramPath, ...prefix, key]);
-        params.push(name2);
-        words.push(`--${flag}`, `\${${name2}}`);
-      } else {
-        words.push(`--${flag}`, shellQuote(scalarText(value)));
-      }
-    }
-  };
-  visit(dict, []);
-  return words.join(" ");
-}
-function paramOf(path25, params) {
-  let node = params;
-  for (const [index2, part] of path25.entries()) {
-    if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path25.slice(0, index2)), exact: false };
-    }
-    node = node[String(part)];
-  }
-  return { name: formatReference(path25), exact: true };
-}
-function literalShellExpansion(inner, next2) {
-  if (!/^[A-Za-z_]\w*$/.test(inner)) {
-    throw new DvcTemplateError(
-      `\\\${${inner}} cannot be carried into a fluksio command; write it as $NAME or in a script`
-    );
-  }
-  return next2 !== void 0 && /\w/.test(next2) ? `$${inner}""` : `$${inner}`;
-}
-
-// core/dvc/dvc-params.ts
-function parseDvcParamsFile(text2) {
-  const document2 = (0, import_yaml7.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true });
-  const first = document2.errors[0];
-  if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
-  const floats = /* @__PURE__ */ new Set();
-  const toValue = (node, path25) => {
-    if ((0, import_yaml7.isMap)(node)) {
-      const entries = [];
-      for (const pair of node.items) {
-        const key = String((0, import_yaml7.isScalar)(pair.key) ? pair.key.value : pair.key);
-        entries.push([key, toValue(pair.value, [...path25, key])]);
-      }
-      return Object.fromEntries(entries);
-    }
-    if ((0, import_yaml7.isSeq)(node)) return node.items.map((item, index2) => toValue(item, [...path25, index2]));
-    if ((0, import_yaml7.isScalar)(node)) {
-      const source = node.range ? text2.slice(node.range[0], node.range[1]) : "";
-      if (typeof node.value === "number" && /[.eE]|inf|nan/i.test(source)) floats.add(formatReference(path25));
-      return node.value;
-    }
-    return node?.toJSON() ?? null;
-  };
-  const data = toValue(document2.contents, []);
-  if (data === null || data === void 0) return { data: {}, floats };
-  if (typeof data !== "object" || Array.isArray(data)) throw new Error("expected a dictionary of params");
-  return { data, floats };
-}
-function paramLeaves(data, path25) {
-  if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path25, key]));
-  }
-  return [[formatReference(path25), data]];
-}
-function paramSpecOf(value, isFloat) {
-  if (typeof value === "boolean") return { type: "bool", default: value };
-  if (typeof value === "number") {
-    return Number.isSafeInteger(value) && !isFloat ? { type: "int", default: value } : { type: "float", default: value };
-  }
-  if (typeof value === "string") return { type: "string", default: value };
-  return { type: "string", default: JSON.stringify(value) };
-}
-
 // core/dvc/expand-dvc-stages.ts
 var isComposite = (value) => value !== null && typeof value === "object";
 function expandDvcStage(name2, definition, context) {
@@ -88240,7 +88868,7 @@ function foreachEntries(iterable) {
 }
 
 // core/dvc/dvc-data-origin.ts
-var import_yaml8 = __toESM(require_dist(), 1);
+var import_yaml9 = __toESM(require_dist(), 1);
 import { posix as posix8 } from "node:path";
 
 // schemas/dvc/dvc-tracked-file.ts
@@ -88277,7 +88905,7 @@ function readOrigin(dvcFile, text2, wanted) {
   if (text2 === void 0) return null;
   let data;
   try {
-    data = (0, import_yaml8.parse)(text2);
+    data = (0, import_yaml9.parse)(text2);
   } catch {
     return null;
   }
@@ -88429,7 +89057,7 @@ var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 function translateDvc(sources) {
   const problems = [];
   const notes = [];
-  const document2 = (0, import_yaml9.parseDocument)(sources.dvcYaml, { prettyErrors: false, uniqueKeys: true });
+  const document2 = (0, import_yaml10.parseDocument)(sources.dvcYaml, DVC_YAML_OPTIONS);
   if (document2.errors.length > 0) {
     const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
     return { pipeline: null, problems: [{ path: "", message }], notes };
@@ -88558,11 +89186,14 @@ function translateDvc(sources) {
       const params = new Set(cmdParams);
       dvc.params.forEach((entry, index2) => {
         const entries = typeof entry === "string" ? [[DEFAULT_PARAMS2, [entry]]] : Object.entries(entry);
-        for (const [fileName, keys] of entries) {
+        for (const [named, keys] of entries) {
+          const fileName = posix10.isAbsolute(named) ? named : inWdir(named);
           const source = paramsFile(fileName, `${at4}.params[${index2}]`);
           if (!source) {
             if (fileName === DEFAULT_PARAMS2)
               problems.push({ path: `${at4}.params[${index2}]`, message: `${DEFAULT_PARAMS2} does not exist` });
+            else if (named === DEFAULT_PARAMS2)
+              problems.push({ path: `${at4}.params[${index2}]`, message: `${fileName} does not exist` });
             continue;
           }
           const prefix = fileName === DEFAULT_PARAMS2 ? "" : `${fileName}:`;
@@ -88576,6 +89207,8 @@ function translateDvc(sources) {
               continue;
             }
             for (const [leaf, value] of leaves) {
+              const inexact = inexactParamProblem(source, leaf, fileName);
+              if (inexact) problems.push({ path: `${at4}.params[${index2}]`, message: inexact });
               params.add(prefix + leaf);
               used.set(prefix + leaf, { value, isFloat: source.floats.has(leaf) });
             }
@@ -88583,6 +89216,8 @@ function translateDvc(sources) {
         }
       });
       for (const name3 of cmdParams) {
+        const inexact = defaults && inexactParamProblem(defaults, name3, DEFAULT_PARAMS2);
+        if (inexact) problems.push({ path: `${at4}.cmd`, message: inexact });
         if (!used.has(name3))
           used.set(name3, {
             value: leafValue(base.params, name3),
@@ -89813,6 +90448,7 @@ var package_default = {
     "csv-stringify": "6.9.0",
     dotenv: "^17.4.2",
     "drizzle-orm": "^0.45.4",
+    "fastest-levenshtein": "1.0.16",
     fastify: "^5.12.8",
     ioredis: "^6.0.0",
     json5: "2.2.3",

@@ -33058,6 +33058,7 @@ var package_default = {
     "csv-stringify": "6.9.0",
     dotenv: "^17.4.2",
     "drizzle-orm": "^0.45.4",
+    "fastest-levenshtein": "1.0.16",
     fastify: "^5.12.8",
     ioredis: "^6.0.0",
     json5: "2.2.3",
