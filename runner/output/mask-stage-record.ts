@@ -1,7 +1,10 @@
 import type { KeyInputs } from '../../schemas/key-inputs.js';
 import type { MetricPoint } from '../../schemas/metric-point.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
-import type { Masker } from './masker.js';
+import { MASK, type Masker } from './masker.js';
+
+/** A content digest as key inputs hold them: hex sha256, bare or as a blob digest. */
+const DIGEST = /^(?:sha256:)?[0-9a-f]{64}$/;
 
 /**
  * A stage's record with every text that can carry what the stage wrote or named masked, as
@@ -58,6 +61,14 @@ export function maskCodeManifest(
 function maskKeyInputs(masker: Masker, inputs: KeyInputs): { inputs: KeyInputs; masked: boolean } {
   let masked = false;
   const text = (value: string) => {
+    // A digest carries no text of the stage's: a short secret (`1`) inside its hex digits is
+    // chance, and masking it would leave every stage uncached. Only a digest that is itself
+    // a secret is masked.
+    if (DIGEST.test(value)) {
+      if (masker.mask(value) !== MASK) return value;
+      masked = true;
+      return MASK;
+    }
     const shown = masker.mask(value);
     if (shown !== value) masked = true;
     return shown;
