@@ -76232,7 +76232,79 @@ async function plotFiles(pipelineDir, path25, root) {
   return files.sort();
 }
 
+// runner/output/masker.ts
+var MASK = "***";
+var Masker = class {
+  secrets = /* @__PURE__ */ new Set();
+  /** Registers a secret; empty and whitespace-only values (and lines) are ignored. */
+  add(secret) {
+    for (const line2 of secret.split(/\r?\n/)) {
+      if (line2.trim() === "") continue;
+      for (const form of escapedForms(line2)) this.secrets.add(form);
+    }
+  }
+  /**
+   * For a piece of a line too long to hold whole (LineSplitter delivers those in pieces),
+   * how many characters from its start can be masked and shown now: all but a tail that
+   * could be the beginning of a secret the next piece completes, and never a cut through
+   * a secret already there. The caller holds the rest back and puts it in front of the
+   * next piece, so a secret straddling the cut is still masked whole.
+   */
+  safePrefixLength(piece) {
+    const longest = Math.max(0, ...[...this.secrets].map((secret) => secret.length));
+    let cut = Math.max(0, piece.length - Math.max(0, longest - 1));
+    for (const [start2, end] of this.coveredRanges(piece)) if (start2 < cut && end > cut) cut = start2;
+    if (cut > 0 && cut < piece.length && /[\uD800-\uDBFF]/.test(piece.charAt(cut - 1))) cut -= 1;
+    return cut;
+  }
+  /**
+   * Returns the line with every occurrence of every secret replaced by `***`. Where
+   * occurrences overlap or one secret contains another, the union of the characters
+   * they cover becomes one `***`, so no part of any secret survives.
+   */
+  mask(line2) {
+    if (this.secrets.size === 0) return line2;
+    const covered = this.coveredRanges(line2);
+    if (covered.length === 0) return line2;
+    let masked = "";
+    let from = 0;
+    for (const [start2, end] of covered) {
+      masked += line2.slice(from, start2) + MASK;
+      from = end;
+    }
+    return masked + line2.slice(from);
+  }
+  /** The merged `[start, end)` ranges of the line covered by some secret, in order. */
+  coveredRanges(line2) {
+    const ranges = [];
+    for (const secret of this.secrets) {
+      for (let at4 = line2.indexOf(secret); at4 !== -1; at4 = line2.indexOf(secret, at4 + 1)) {
+        ranges.push([at4, at4 + secret.length]);
+      }
+    }
+    ranges.sort((a3, b6) => a3[0] - b6[0]);
+    const merged = [];
+    for (const [start2, end] of ranges) {
+      const last = merged.at(-1);
+      if (last !== void 0 && start2 <= last[1]) last[1] = Math.max(last[1], end);
+      else merged.push([start2, end]);
+    }
+    return merged;
+  }
+};
+function escapedForms(line2) {
+  const message = line2.replace(/%/g, "%25").replace(/\r/g, "%0D");
+  const forms = /* @__PURE__ */ new Set([line2, message, message.replace(/:/g, "%3A").replace(/,/g, "%2C")]);
+  forms.add(JSON.stringify(line2).slice(1, -1));
+  try {
+    forms.add(encodeURIComponent(line2));
+  } catch {
+  }
+  return forms;
+}
+
 // runner/output/mask-stage-record.ts
+var DIGEST = /^(?:sha256:)?[0-9a-f]{64}$/;
 function maskStageRecord(masker, record2) {
   const keyInputs = record2.keyInputs === null ? null : maskKeyInputs(masker, record2.keyInputs);
   const secretInKey = keyInputs !== null && keyInputs.masked;
@@ -76262,6 +76334,11 @@ function maskCodeManifest(masker, entries) {
 function maskKeyInputs(masker, inputs) {
   let masked = false;
   const text2 = (value) => {
+    if (DIGEST.test(value)) {
+      if (masker.mask(value) !== MASK) return value;
+      masked = true;
+      return MASK;
+    }
     const shown = masker.mask(value);
     if (shown !== value) masked = true;
     return shown;
@@ -78348,77 +78425,6 @@ async function fingerprintOf(command, cwd, env, launcher = directLauncher) {
   } finally {
     launcher.ended?.();
   }
-}
-
-// runner/output/masker.ts
-var MASK = "***";
-var Masker = class {
-  secrets = /* @__PURE__ */ new Set();
-  /** Registers a secret; empty and whitespace-only values (and lines) are ignored. */
-  add(secret) {
-    for (const line2 of secret.split(/\r?\n/)) {
-      if (line2.trim() === "") continue;
-      for (const form of escapedForms(line2)) this.secrets.add(form);
-    }
-  }
-  /**
-   * For a piece of a line too long to hold whole (LineSplitter delivers those in pieces),
-   * how many characters from its start can be masked and shown now: all but a tail that
-   * could be the beginning of a secret the next piece completes, and never a cut through
-   * a secret already there. The caller holds the rest back and puts it in front of the
-   * next piece, so a secret straddling the cut is still masked whole.
-   */
-  safePrefixLength(piece) {
-    const longest = Math.max(0, ...[...this.secrets].map((secret) => secret.length));
-    let cut = Math.max(0, piece.length - Math.max(0, longest - 1));
-    for (const [start2, end] of this.coveredRanges(piece)) if (start2 < cut && end > cut) cut = start2;
-    if (cut > 0 && cut < piece.length && /[\uD800-\uDBFF]/.test(piece.charAt(cut - 1))) cut -= 1;
-    return cut;
-  }
-  /**
-   * Returns the line with every occurrence of every secret replaced by `***`. Where
-   * occurrences overlap or one secret contains another, the union of the characters
-   * they cover becomes one `***`, so no part of any secret survives.
-   */
-  mask(line2) {
-    if (this.secrets.size === 0) return line2;
-    const covered = this.coveredRanges(line2);
-    if (covered.length === 0) return line2;
-    let masked = "";
-    let from = 0;
-    for (const [start2, end] of covered) {
-      masked += line2.slice(from, start2) + MASK;
-      from = end;
-    }
-    return masked + line2.slice(from);
-  }
-  /** The merged `[start, end)` ranges of the line covered by some secret, in order. */
-  coveredRanges(line2) {
-    const ranges = [];
-    for (const secret of this.secrets) {
-      for (let at4 = line2.indexOf(secret); at4 !== -1; at4 = line2.indexOf(secret, at4 + 1)) {
-        ranges.push([at4, at4 + secret.length]);
-      }
-    }
-    ranges.sort((a3, b6) => a3[0] - b6[0]);
-    const merged = [];
-    for (const [start2, end] of ranges) {
-      const last = merged.at(-1);
-      if (last !== void 0 && start2 <= last[1]) last[1] = Math.max(last[1], end);
-      else merged.push([start2, end]);
-    }
-    return merged;
-  }
-};
-function escapedForms(line2) {
-  const message = line2.replace(/%/g, "%25").replace(/\r/g, "%0D");
-  const forms = /* @__PURE__ */ new Set([line2, message, message.replace(/:/g, "%3A").replace(/,/g, "%2C")]);
-  forms.add(JSON.stringify(line2).slice(1, -1));
-  try {
-    forms.add(encodeURIComponent(line2));
-  } catch {
-  }
-  return forms;
 }
 
 // runner/keys/code-view.ts
