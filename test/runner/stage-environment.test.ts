@@ -1,3 +1,7 @@
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect, test } from 'vitest';
 import { keyedEnvironment, stageEnvironment } from '../../runner/sandbox/stage-environment.js';
 import { runStageProcess } from '../../runner/sandbox/stage-process.js';
@@ -87,20 +91,40 @@ test('extras win over passed variables, and PYTHONUNBUFFERED is always 1', () =>
 });
 
 test("a Python stage's output streams through the pipe line by line", async () => {
-  const arrived: number[] = [];
-  const started = performance.now();
-  await runStageProcess({
-    cmd: 'python3 -c \'import time; print("first"); time.sleep(1.5); print("second")\'',
-    cwd: '/',
-    env: stageEnvironment({
-      source: { PATH: '/usr/local/bin:/usr/bin:/bin' },
-      pass: [],
-      extra: {},
-      privateDir,
-    }),
-    timeoutMs: null,
-    onLine: () => arrived.push(performance.now() - started),
-  });
-  expect(arrived).toHaveLength(2);
-  expect(arrived[1]! - arrived[0]!).toBeGreaterThan(1000);
+  // The stage prints a line, then waits for the test to have read it: a line held back in
+  // Python's buffer until the stage ends would arrive only after its wait ran out.
+  const dir = await mkdtemp(path.join(tmpdir(), 'fluksio-stage-env-'));
+  try {
+    const go = path.join(dir, 'go');
+    await writeFile(
+      path.join(dir, 'stage.py'),
+      [
+        'import os, time',
+        'print("first")',
+        'deadline = time.time() + 30',
+        `while not os.path.exists(${JSON.stringify(go)}) and time.time() < deadline:`,
+        '    time.sleep(0.02)',
+        `print("read" if os.path.exists(${JSON.stringify(go)}) else "not read within 30 s")`,
+      ].join('\n'),
+    );
+    const lines: string[] = [];
+    await runStageProcess({
+      cmd: 'python3 stage.py',
+      cwd: dir,
+      env: stageEnvironment({
+        source: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+        pass: [],
+        extra: {},
+        privateDir,
+      }),
+      timeoutMs: null,
+      onLine: (_stream, line) => {
+        lines.push(line);
+        if (line === 'first') writeFileSync(go, '');
+      },
+    });
+    expect(lines).toEqual(['first', 'read']);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
