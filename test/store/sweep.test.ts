@@ -65,8 +65,11 @@ describe.each(databaseBackends)('the sweeper on $name', ({ open }) => {
   test('a lease that expires for real is swept too (1 s TTL, the database clock)', async () => {
     const { runner, repository } = await ownRunner();
     const run = await startedRun(db, runner, { repository });
-    await heartbeatRun({ db, runId: run.id, leaseId: run.leaseId, leaseTtlMs: 1_000 });
+    // A lease not expired is left alone: one longer than any stall of a busy machine (a
+    // second passed between a renewal and the next sweep there).
+    await heartbeatRun({ db, runId: run.id, leaseId: run.leaseId, leaseTtlMs: 90_000 });
     expect((await sweepRuns({ db, settings })).abandoned).not.toContain(run.id);
+    await heartbeatRun({ db, runId: run.id, leaseId: run.leaseId, leaseTtlMs: 1_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect((await sweepRuns({ db, settings })).abandoned).toContain(run.id);
   });
