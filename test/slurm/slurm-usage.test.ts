@@ -156,7 +156,8 @@ describe('readSlurmUsage on the test cluster, whose accounting lags behind its j
   });
 
   test('a record that stays unfinished: the allocation, once the wait is over', async () => {
-    const { usage, asked } = await usageWith([stillRunning], { accountingWaitMs: 600 });
+    // Room for more than one sacct (each a process, a few hundred ms on a busy machine).
+    const { usage, asked } = await usageWith([stillRunning], { accountingWaitMs: 3_000 });
     expect(usage).toMatchObject({ job, source: 'allocation' });
     expect(usage).toEqual(await allocated());
     expect(asked).toBeGreaterThan(1);
