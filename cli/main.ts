@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { processIo, type CliIo } from '../present/terminal/cli-io.js';
-import { UsageError } from '../present/terminal/usage-error.js';
+import { UsageError, type UsageProblem } from '../present/terminal/usage-error.js';
+import { asksForJson, jsonErrorLine } from './json-error.js';
 import { listenForInterrupts } from './process-interrupts.js';
 import { addServerCommands } from './server-commands.js';
 import { FLUKSIO_VERSION } from '../core/fluksio-version.js';
@@ -27,21 +28,29 @@ async function runProgram(argv: string[], io: CliIo): Promise<number> {
   const program = buildProgram(io, (result) => {
     code = result;
   });
+  // Every failure goes through here, so that each command taking --json fails the same way.
+  const fail = (message: string, exitCode: number, problems?: readonly UsageProblem[]): number => {
+    if (asksForJson(argv)) io.stdout.write(jsonErrorLine(message, exitCode, problems));
+    return exitCode;
+  };
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return EXIT.ok;
+      // Commander has written its message (and the usage hint) to stderr.
       const hint = error.code === 'commander.unknownOption' ? paramHint(error.message, argv) : null;
       if (hint !== null) io.stderr.write(`${hint}\n`);
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      const message = error.message.replace(/^error: /, '');
+      return fail(hint === null ? message : `${message} ${hint}`, EXIT.usage);
     }
     if (error instanceof UsageError) {
       io.stderr.write(`${error.message}\n`);
-      return EXIT.usage;
+      return fail(error.message, EXIT.usage, error.problems);
     }
     io.stderr.write(`fluksio: ${messageOf(error)}\n`);
-    return EXIT.runFailed;
+    return fail(messageOf(error), EXIT.runFailed);
   }
 }
 

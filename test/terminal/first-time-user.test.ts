@@ -143,6 +143,7 @@ test.each([
 ])('%j: two output formats are refused, as runs and diff refuse them', async (args, message) => {
   const result = await runCli(args, { cwd: `${repo.dir}/ml` });
   expect(result.code).toBe(2);
-  expect(result.stdout).toBe('');
+  // --json was asked for: the refusal is JSON on stdout too (test/terminal/json-errors.test.ts).
+  expect(JSON.parse(result.stdout)).toEqual({ error: { message, exitCode: 2 } });
   expect(result.stderr.trim()).toBe(message);
 });
