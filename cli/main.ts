@@ -68,7 +68,11 @@ function paramHint(message: string, argv: string[]): string | null {
   const [, name, inline] = option;
   const next = argv[argv.indexOf(`--${name}`) + 1];
   const value = inline ?? (next !== undefined && !next.startsWith('-') ? next : 'VALUE');
-  return `(a parameter is given without dashes: ${name}=${value})`;
+  // Commander may have suggested an option (`--jbos`: did you mean --jobs?): the parameter
+  // is then the other reading, not a contradiction of it.
+  return message.includes('Did you mean')
+    ? `(or, for a parameter, without dashes: ${name}=${value})`
+    : `(a parameter is given without dashes: ${name}=${value})`;
 }
 
 /**
