@@ -97,7 +97,7 @@ async function endJournal(
       type: 'run.finished',
       status: 'abandoned',
       reason:
-        `${recorder} ended before the run did (killed, out of memory, or the machine stopped); ` +
+        `${recorder} ended before the run did (killed, out of memory, a second Ctrl-C, or the machine stopped); ` +
         (running.length > 0
           ? `${running.map((stage) => stage.name).join(', ')} was running`
           : 'no stage was running'),
