@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
@@ -74,6 +74,10 @@ test('a run whose fluksio was killed with kill -9 is listed abandoned, saying wh
   expect(running.child.exitCode).toBeNull();
 
   expect(await running.stop('SIGKILL')).toBe('SIGKILL');
+  // Killed in the middle of writing a line of its journal: what it tore is not read, and
+  // the end written for it starts on a line of its own.
+  const journal = join(repo.dir, '.fluksio', 'journal', `${live?.id}.jsonl`);
+  await appendFile(journal, '{"type":"run.events","events":[{"type":"stage.fin');
   const [dead] = await listedRuns();
   expect(dead?.id).toBe(live?.id);
   expect(dead?.status).toBe('abandoned');
@@ -94,6 +98,9 @@ test('a run whose fluksio was killed with kill -9 is listed abandoned, saying wh
     expect.objectContaining({ name: 'train', status: 'cancelled', error: expect.stringMatching(/ended/) }),
   ]);
 
-  // Said once, and the same the next time: the journal now records the end.
+  // Said once, and the same the next time: the journal now records the end, whole lines only.
   expect((await listedRuns())[0]).toEqual(dead);
+  const lines = (await readFile(journal, 'utf8')).split('\n');
+  expect(lines.pop()).toBe('');
+  expect(lines.map((line) => (JSON.parse(line) as { type: string }).type).at(-1)).toBe('run.finished');
 });
