@@ -15,7 +15,8 @@ export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
  * was wrong (the message says what and where, and nothing was created).
  */
 export async function main(argv: string[], io?: CliIo): Promise<number> {
-  const interrupts = io === undefined ? listenForInterrupts() : null;
+  const interrupts =
+    io === undefined ? listenForInterrupts({ onlyPrints: PRINT_COMMANDS.has(argv[0] ?? '') }) : null;
   const code = await runProgram(argv, io ?? processIo(interrupts ?? undefined));
   // A command Ctrl-C cancelled (a run recorded `cancelled`) ends killed by SIGINT, so a
   // script running it stops too (exitInterrupted); one that still succeeded exits 0.
@@ -53,6 +54,9 @@ async function runProgram(argv: string[], io: CliIo): Promise<number> {
     return fail(messageOf(error), EXIT.runFailed);
   }
 }
+
+/** Commands that print what is recorded and change nothing: a reader leaving cancels nothing. */
+const PRINT_COMMANDS = new Set(['runs', 'show', 'diff', 'dag', 'status']);
 
 /** Commands that take parameters as `key=value` words. */
 const PARAM_COMMANDS = new Set(['run', 'status', 'submit']);
