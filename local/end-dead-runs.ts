@@ -27,28 +27,42 @@ const TAIL_BYTES = 64 * 1024;
  * Returns how many runs it ended. Without flock(1) nothing can be told, and nothing is done.
  */
 export async function endDeadRuns(journalDir: string): Promise<number> {
+  const names = await readdir(journalDir).catch((): string[] => []);
+  const lockFiles = names.filter((each) => each.endsWith(LOCK_SUFFIX));
+  if (lockFiles.length === 0) return 0;
   const flock = await findFlock();
   if (flock === null) return 0;
-  const names = await readdir(journalDir).catch((): string[] => []);
   let ended = 0;
-  for (const name of names.filter((each) => each.endsWith(LOCK_SUFFIX))) {
-    const runId = name.slice(0, -LOCK_SUFFIX.length);
-    const lockFile = join(journalDir, name);
-    const held = await lockPidFile(lockFile, { flock, waitMs: 0 }).catch((error: unknown) => {
-      if (error instanceof PidFileHeldError) return null;
-      throw error;
-    });
-    if (held === null) continue;
-    try {
-      const outcome = await endJournal(journalDir, runId, pidOf(held.leftBehind));
-      if (outcome === 'ended') ended += 1;
-      // A run starting has its lock file before its first line: that lock is not ours to remove.
-      if (outcome !== 'not started') await rm(lockFile, { force: true });
-    } finally {
-      await held.release();
-    }
+  for (const name of lockFiles) {
+    // A store this process may read but not write (another user's, a read-only mount) is
+    // shown as it is recorded: a command that reads runs never fails for not ending one.
+    const outcome = await endDeadRun(journalDir, name.slice(0, -LOCK_SUFFIX.length), flock).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS') return 'left';
+        throw error;
+      },
+    );
+    if (outcome === 'ended') ended += 1;
   }
   return ended;
+}
+
+/** Ends one run whose process lock is free; 'left' when its process holds it or it has not started. */
+async function endDeadRun(journalDir: string, runId: string, flock: string): Promise<'ended' | 'left'> {
+  const lockFile = join(journalDir, `${runId}${LOCK_SUFFIX}`);
+  const held = await lockPidFile(lockFile, { flock, waitMs: 0 }).catch((error: unknown) => {
+    if (error instanceof PidFileHeldError) return null;
+    throw error;
+  });
+  if (held === null) return 'left';
+  try {
+    const outcome = await endJournal(journalDir, runId, pidOf(held.leftBehind));
+    // A run starting has its lock file before its first line: that lock is not ours to remove.
+    if (outcome !== 'not started') await rm(lockFile, { force: true });
+    return outcome === 'ended' ? 'ended' : 'left';
+  } finally {
+    await held.release();
+  }
 }
 
 /** Appends the end of a run whose process is gone, unless its journal ended already. */
