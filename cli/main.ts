@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { processIo, type CliIo } from '../present/terminal/cli-io.js';
-import { UsageError } from '../present/terminal/usage-error.js';
+import { UsageError, type UsageProblem } from '../present/terminal/usage-error.js';
+import { asksForJson, jsonErrorLine } from './json-error.js';
 import { listenForInterrupts } from './process-interrupts.js';
 import { addServerCommands } from './server-commands.js';
 import { FLUKSIO_VERSION } from '../core/fluksio-version.js';
@@ -14,7 +15,8 @@ export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
  * was wrong (the message says what and where, and nothing was created).
  */
 export async function main(argv: string[], io?: CliIo): Promise<number> {
-  const interrupts = io === undefined ? listenForInterrupts() : null;
+  const interrupts =
+    io === undefined ? listenForInterrupts({ onlyPrints: PRINT_COMMANDS.has(argv[0] ?? '') }) : null;
   const code = await runProgram(argv, io ?? processIo(interrupts ?? undefined));
   // A command Ctrl-C cancelled (a run recorded `cancelled`) ends killed by SIGINT, so a
   // script running it stops too (exitInterrupted); one that still succeeded exits 0.
@@ -27,23 +29,34 @@ async function runProgram(argv: string[], io: CliIo): Promise<number> {
   const program = buildProgram(io, (result) => {
     code = result;
   });
+  // Every failure goes through here, so that each command taking --json fails the same way.
+  const fail = (message: string, exitCode: number, problems?: readonly UsageProblem[]): number => {
+    if (asksForJson(argv)) io.stdout.write(jsonErrorLine(message, exitCode, problems));
+    return exitCode;
+  };
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return EXIT.ok;
+      // Commander has written its message (and the usage hint) to stderr.
       const hint = error.code === 'commander.unknownOption' ? paramHint(error.message, argv) : null;
       if (hint !== null) io.stderr.write(`${hint}\n`);
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      const message = error.message.replace(/^error: /, '');
+      return fail(hint === null ? message : `${message} ${hint}`, EXIT.usage);
     }
     if (error instanceof UsageError) {
       io.stderr.write(`${error.message}\n`);
-      return EXIT.usage;
+      return fail(error.message, EXIT.usage, error.problems);
     }
     io.stderr.write(`fluksio: ${messageOf(error)}\n`);
-    return EXIT.runFailed;
+    return fail(messageOf(error), EXIT.runFailed);
   }
 }
+
+/** Commands that print what is recorded and change nothing: a reader leaving cancels nothing. */
+const PRINT_COMMANDS = new Set(['runs', 'show', 'diff', 'dag', 'status']);
 
 /** Commands that take parameters as `key=value` words. */
 const PARAM_COMMANDS = new Set(['run', 'status', 'submit']);
@@ -59,7 +72,11 @@ function paramHint(message: string, argv: string[]): string | null {
   const [, name, inline] = option;
   const next = argv[argv.indexOf(`--${name}`) + 1];
   const value = inline ?? (next !== undefined && !next.startsWith('-') ? next : 'VALUE');
-  return `(a parameter is given without dashes: ${name}=${value})`;
+  // Commander may have suggested an option (`--jbos`: did you mean --jobs?): the parameter
+  // is then the other reading, not a contradiction of it.
+  return message.includes('Did you mean')
+    ? `(or, for a parameter, without dashes: ${name}=${value})`
+    : `(a parameter is given without dashes: ${name}=${value})`;
 }
 
 /**

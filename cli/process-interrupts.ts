@@ -11,6 +11,16 @@ export interface ProcessInterrupts {
   endIfInterrupted(): void;
 }
 
+export interface ListenForInterruptsOptions {
+  /**
+   * The command only prints what is recorded (`show`, `runs`, `diff`): when what reads its
+   * output leaves (`fluksio show RUN --log train | head`) there is nothing to cancel, and it
+   * ends without a word, as `git log | head` does.
+   * @defaultValue false
+   */
+  onlyPrints?: boolean;
+}
+
 /** The exit code of a command left with a second Ctrl-C (128 + SIGINT, as shells report it). */
 export const INTERRUPTED_EXIT = 130;
 
@@ -24,7 +34,7 @@ export const INTERRUPTED_EXIT = 130;
  * an output closed under it (EPIPE). A command Ctrl-C cancelled ends killed by SIGINT
  * (endIfInterrupted, exitInterrupted).
  */
-export function listenForInterrupts(): ProcessInterrupts {
+export function listenForInterrupts(options: ListenForInterruptsOptions = {}): ProcessInterrupts {
   const controller = new AbortController();
   const held = new Set<{ what: string; unfinished: () => string | null }>();
   let received = 0;
@@ -68,7 +78,7 @@ export function listenForInterrupts(): ProcessInterrupts {
   const onOutputError = (error: NodeJS.ErrnoException) => {
     if (outputClosed) return;
     outputClosed = true;
-    if (error.code === 'EPIPE') {
+    if (error.code === 'EPIPE' && !options.onlyPrints) {
       say(`\nfluksio: its output was closed (EPIPE: what read it has ended), cancelling\n`);
     }
     controller.abort();

@@ -2,14 +2,13 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import { readFileInside } from '../runner/workspace/read-file-inside.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { formatProblems } from '../core/problem.js';
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { ParsedPipelineText } from '../core/pipeline/validate-pipeline.js';
 import { findRepoRoot } from '../runner/workspace/find-repo-root.js';
 import { NotAGitRepositoryError } from '../runner/workspace/not-a-git-repository-error.js';
 import type { Workspace } from '../runner/workspace/workspace.js';
 import { loadProjectPipeline, PROJECT_PIPELINE_FILES } from '../core/dvc/load-project-pipeline.js';
-import { UsageError } from '../present/terminal/usage-error.js';
+import { problemsError, UsageError } from '../present/terminal/usage-error.js';
 
 /** A pipeline file on this machine, where its state lives, and what it says. */
 export interface LocalProject {
@@ -121,6 +120,6 @@ export async function readProjectSource(
     },
     parses,
   );
-  if (!pipeline) throw new UsageError(formatProblems(problems, project.displayPath));
+  if (!pipeline) throw problemsError(problems, project.displayPath);
   return { pipeline, notes };
 }

@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LocalJournalRecord } from '../schemas/local-journal-record.js';
+import { lockRunProcess, type RunProcessLock } from './run-process-lock.js';
 
 /** The journal file of a local run under a store's `journal/` folder. */
 export function journalFileOf(journalDir: string, runId: string): string {
@@ -14,7 +15,9 @@ export function journalFileOf(journalDir: string, runId: string): string {
  * of lines). What a crash in the middle of a run can lose is that run's tail, which then
  * reads as interrupted; a cache entry the index got meanwhile stays true, since it is
  * written only from a stage that succeeded. A line is one JSON record written by one
- * write, so a crash can only leave the last line torn, which readers skip.
+ * write, so a crash can only leave the last line torn, which readers skip. The journal's
+ * process holds the run's process lock from before its first line to after its last, so a
+ * reader can tell a run whose process died from one that goes on (endDeadRuns).
  */
 export class RunJournal {
   private writing: Promise<void> = Promise.resolve();
@@ -24,16 +27,23 @@ export class RunJournal {
   private constructor(
     private readonly handle: FileHandle,
     private readonly journalDir: string,
+    private readonly lock: RunProcessLock,
   ) {}
 
   /** Creates the journal of a new run (refusing one that exists) with its first record. */
   static async create(journalDir: string, runId: string, first: LocalJournalRecord): Promise<RunJournal> {
-    const handle = await open(journalFileOf(journalDir, runId), 'wx');
-    const journal = new RunJournal(handle, journalDir);
+    const lock = await lockRunProcess(journalDir, runId);
+    let journal: RunJournal;
+    try {
+      journal = new RunJournal(await open(journalFileOf(journalDir, runId), 'wx'), journalDir, lock);
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
     try {
       await journal.append(first);
     } catch (error) {
-      await handle.close();
+      await journal.close();
       throw error;
     }
     return journal;
@@ -65,8 +75,13 @@ export class RunJournal {
     await dir.sync().finally(() => dir.close());
   }
 
+  /** Closes the file, then lets go of the run's process lock: the run is over, however it ended. */
   async close(): Promise<void> {
-    await this.writing;
-    await this.handle.close();
+    try {
+      await this.writing;
+      await this.handle.close();
+    } finally {
+      await this.lock.release();
+    }
   }
 }

@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import type { Database } from '../store/db/database.js';
 import { applyLocalJournal, localJournalProgress } from '../store/events/apply-local-journal.js';
+import { endDeadRuns } from './end-dead-runs.js';
 import { journalFileOf } from './run-journal.js';
 import { readRunJournal } from './read-run-journal.js';
 
@@ -16,9 +17,11 @@ export interface JournalSync {
  * Brings the embedded database up to date with the local store's run journals: applies,
  * run by run, the complete lines it does not hold yet. Journals whose final line is
  * applied are not read again, so this costs a directory listing once history is applied.
- * Idempotent: it can be interrupted at any point and run again.
+ * Idempotent: it can be interrupted at any point and run again. A run whose `fluksio run`
+ * died without ending it is ended first (endDeadRuns), so no reader shows it running.
  */
 export async function syncLocalJournal(db: Database, journalDir: string): Promise<JournalSync> {
+  await endDeadRuns(journalDir);
   const names = await readdir(journalDir).catch((): string[] => []);
   const progress = await localJournalProgress({ db });
   const result: JournalSync = { runsUpdated: 0, damaged: [] };

@@ -1,10 +1,9 @@
-import { formatProblems } from '../../core/problem.js';
 import { parseAssignmentArgs } from '../../core/params/param-assignments.js';
 import { resolveParams, type Params } from '../../core/params/resolve-params.js';
 import type { ParsedPipelineText } from '../../core/pipeline/validate-pipeline.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { readProjectSource, type LocalProject } from '../../local/locate-project.js';
-import { UsageError } from '../../present/terminal/usage-error.js';
+import { problemsError } from '../../present/terminal/usage-error.js';
 import { checkWorkspacePaths } from '../../runner/workspace/check-workspace-paths.js';
 import {
   splitStageArguments,
@@ -40,8 +39,8 @@ export async function checkRunInput(
   const parsed = parseAssignmentArgs(words.params);
   const resolved = resolveParams(pipeline.params, parsed.assignments);
   const problems = [...stageProblems, ...parsed.problems, ...resolved.problems];
-  if (problems.length > 0) throw new UsageError(formatProblems(problems));
+  if (problems.length > 0) throw problemsError(problems);
   const pathProblems = await checkWorkspacePaths(pipeline, project.workspace);
-  if (pathProblems.length > 0) throw new UsageError(formatProblems(pathProblems, project.displayPath));
+  if (pathProblems.length > 0) throw problemsError(pathProblems, project.displayPath);
   return { pipeline, grid: resolved.grid, notes, request };
 }

@@ -1,7 +1,6 @@
 import pc from 'picocolors';
 import { newId } from '../../core/new-id.js';
 import { digestOf } from '../../core/canonical-json.js';
-import { formatProblems } from '../../core/problem.js';
 import { parseAssignmentArgs } from '../../core/params/param-assignments.js';
 import { resolveParams } from '../../core/params/resolve-params.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
@@ -15,7 +14,7 @@ import { outputWidth } from '../render/output-width.js';
 import { renderSweepTable } from '../render/sweep-table.js';
 import { submitRunRequest } from '../../client/submit-run-request.js';
 import { currentBranch } from '../../runner/workspace/current-branch.js';
-import { UsageError } from '../../present/terminal/usage-error.js';
+import { problemsError } from '../../present/terminal/usage-error.js';
 import { cancelRunsOnInterrupt } from '../remote/cancel-runs-on-interrupt.js';
 
 export interface SubmitCommandOptions {
@@ -43,7 +42,7 @@ export async function submitCommand(
   const parsed = parseAssignmentArgs(args);
   const resolved = resolveParams(pipeline.params, parsed.assignments);
   const problems = [...parsed.problems, ...resolved.problems];
-  if (problems.length > 0) throw new UsageError(formatProblems(problems));
+  if (problems.length > 0) throw problemsError(problems);
   const head = await pushedHead(project.workspace.repoRoot);
   const origin = originRepository(head.remoteUrl, project.workspace.repoRoot);
   const colors = pc.createColors(Boolean(io.stdout.isTTY) && !io.env.NO_COLOR);

@@ -15,7 +15,8 @@ export interface StageSelectionRequest {
  * named stages and everything upstream of them, which they need; with `downstream`, also
  * every stage that depends on them and, in turn, what those need. Null selection when the
  * whole pipeline runs (nothing named, or the closure is every stage). An unknown name is a
- * problem naming it and every known stage, and saying so when it is a parameter's name.
+ * problem naming it and every known stage, and saying how to write it when it is a
+ * parameter mistyped (parameterHint).
  */
 export function selectStages(
   pipeline: Pick<Pipeline, 'stages'> & Partial<Pick<Pipeline, 'params'>>,
@@ -25,12 +26,9 @@ export function selectStages(
   const unknown = request.named.filter((name) => !(name in pipeline.stages));
   if (unknown.length > 0) {
     const list = unknown.map((name) => `"${name}"`).join(', ');
-    // A bare parameter name is most likely a value left out (`fluksio run lr`).
-    const params = unknown.filter((name) => name in (pipeline.params ?? {}));
-    const hint =
-      params.length === 0
-        ? ''
-        : ` (${params.map((name) => `"${name}" is a parameter: set it with ${name}=VALUE`).join('; ')})`;
+    const params = pipeline.params ?? {};
+    const hints = unknown.flatMap((word, index) => parameterHint(word, unknown[index + 1], params) ?? []);
+    const hint = hints.length === 0 ? '' : ` (${hints.join('; ')})`;
     return {
       selection: null,
       problems: [
@@ -73,4 +71,27 @@ export function selectStages(
     },
     problems: [],
   };
+}
+
+/** A word that can be a parameter's name, perhaps after its params file (`params.yaml:lr`). */
+const PARAM_NAME = /^(?:[^:]+:)?([A-Za-z_][\w.-]*)$/;
+
+/**
+ * How to write a parameter a stage word was meant to be, or null: a bare parameter name is
+ * most likely a value left out (`fluksio run lr`) or given as the next word (`lr 0.1`), and
+ * `lr:0.1` a colon typed for `=` (YAML's and Hydra's habit).
+ */
+function parameterHint(word: string, next: string | undefined, params: object): string | null {
+  if (word in params) {
+    const value = next !== undefined && !(next in params) ? next : 'VALUE';
+    return `"${word}" is a parameter: set it with ${word}=${value}`;
+  }
+  const colon = word.lastIndexOf(':');
+  const name = word.slice(0, colon);
+  const value = word.slice(colon + 1);
+  const bare = PARAM_NAME.exec(name)?.[1];
+  if (colon < 0 || value === '' || bare === undefined) return null;
+  return bare in params
+    ? `"${word}" is a parameter written with ":": write ${name}=${value}`
+    : `"${word}" looks like a parameter written with ":": parameters are NAME=VALUE, e.g. ${name}=${value}`;
 }

@@ -69,6 +69,24 @@ test('unknown stages are named with every known stage', () => {
   });
 });
 
+test.each([
+  // A colon where fluksio takes `=` (Hydra's `lr: 0.1` habit, YAML's).
+  [['lr:0.1'], '"lr:0.1" is a parameter written with ":": write lr=0.1'],
+  [['params.yaml:lr:0.1'], '"params.yaml:lr:0.1" is a parameter written with ":": write params.yaml:lr=0.1'],
+  [
+    ['batch_size:64'],
+    '"batch_size:64" looks like a parameter written with ":": parameters are NAME=VALUE, e.g. batch_size=64',
+  ],
+  // The value given as the next word (`--lr 0.1` without the dashes).
+  [['lr', '0.1'], '"lr" is a parameter: set it with lr=0.1'],
+  [['lr'], '"lr" is a parameter: set it with lr=VALUE'],
+])('an unknown stage %j that is a parameter mistyped says how to write it', (named, hint) => {
+  const pipeline = { ...CHAIN, params: { lr: { type: 'float', default: 0.1 } } } as unknown as Pipeline;
+  const [problem] = selectStages(pipeline, { named, downstream: false }).problems;
+  expect(problem?.message).toContain('its stages are: a, b, c, x, d');
+  expect(problem?.message).toContain(`(${hint})`);
+});
+
 test('a diamond is drawn in layers, with edges naming what they carry, and as Mermaid', () => {
   const dag = stageDag(DIAMOND);
   expect(dag.nodes.map((node) => [node.name, node.layer])).toEqual([

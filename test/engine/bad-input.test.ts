@@ -44,6 +44,7 @@ describe('bad input exits 2, names every problem with its place, and writes noth
     [['nosuch=1'], "Unknown parameter 'nosuch'; the pipeline declares: lr, epochs, seed, note"],
     [['seed=9007199254740993'], `Parameter 'seed': "9007199254740993" is beyond ±9007199254740991`],
     [['lr'], '"lr" is a parameter: set it with lr=VALUE'],
+    [['lr:0.1'], '"lr:0.1" is a parameter written with ":": write lr=0.1'],
     [['--jobs', '0'], '--jobs: "0" is not a whole number ≥ 1'],
   ])('%j', async (args, message) => {
     expect(await refused(args)).toContain(message);

@@ -131,6 +131,13 @@ test.each([
   expect(existsSync(`${repo.dir}/ml/.fluksio`)).toBe(false);
 });
 
+test("an option mistyped gets commander's suggestion, and the parameter reading as the other possibility", async () => {
+  const result = await runCli(['run', '--jbos', '2'], { cwd: `${repo.dir}/ml` });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain('(Did you mean --jobs?)');
+  expect(result.stderr.trim().split('\n').at(-1)).toBe('(or, for a parameter, without dashes: jbos=2)');
+});
+
 test('an unknown option of another command gets no parameter hint', async () => {
   const result = await runCli(['runs', '--lr=0.5'], { cwd: `${repo.dir}/ml` });
   expect(result.code).toBe(2);
@@ -143,6 +150,7 @@ test.each([
 ])('%j: two output formats are refused, as runs and diff refuse them', async (args, message) => {
   const result = await runCli(args, { cwd: `${repo.dir}/ml` });
   expect(result.code).toBe(2);
-  expect(result.stdout).toBe('');
+  // --json was asked for: the refusal is JSON on stdout too (test/terminal/json-errors.test.ts).
+  expect(JSON.parse(result.stdout)).toEqual({ error: { message, exitCode: 2 } });
   expect(result.stderr.trim()).toBe(message);
 });

@@ -126,3 +126,28 @@ test('Ctrl-C in a shell loop of runs stops the loop, not only the run in progres
   const listed = await runs();
   expect(listed.map((run) => [run.params.lr, run.status])).toEqual([[0.1, 'cancelled']]);
 });
+
+test('`fluksio show RUN --log STAGE | head` ends without a word when head leaves: there is nothing to cancel', async () => {
+  // A log far longer than a pipe holds, so the write meets the closed pipe.
+  await repo.write('train.py', 'import sys\nfor step in range(40000):\n    print("step", step, "x" * 60)\n');
+  await repo.commitAll('a long log');
+  const made = await runCli(['run'], { cwd: repo.dir, env: env() });
+  expect(made.code, made.stderr).toBe(0);
+  const [run] = await runs();
+
+  const child = spawn(process.execPath, [TEST_BUNDLE, 'show', run?.id ?? '', '--log', 'train'], {
+    cwd: repo.dir,
+    env: { PATH: process.env.PATH, NO_COLOR: '1', ...env() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
+  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+  child.stdout.destroy();
+
+  expect(await exited, stderr).toBe(0);
+  expect(stderr).toBe('');
+});
