@@ -92,6 +92,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       codeIndex,
       env: context.keyedEnv,
       interpreterDigests: context.interpreterDigests,
+      probeLauncher: context.probeLauncher,
       fingerprint: context.fingerprint,
       produced: context.produced,
     });
