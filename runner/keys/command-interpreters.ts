@@ -79,8 +79,13 @@ export async function commandInterpreters(
       const program = await locate(shebang, options);
       found[shebang] =
         program === null ? null : await interpreterAt(await realpath(program), options.digests);
-      if (program !== null && (await shebangProgram(await realpath(program))) !== null) {
-        await addLaunched(found, shebang, program, options);
+      const launcher = program === null ? null : await realpath(program);
+      if (
+        launcher !== null &&
+        !isInside(launcher, options.repoRoot) &&
+        (await shebangProgram(launcher)) !== null
+      ) {
+        await addLaunched(found, shebang, program as string, options);
       }
     }
   }
