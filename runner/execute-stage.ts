@@ -23,6 +23,7 @@ import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { removeOut, storeOut } from './blobs/stage-outputs.js';
 import { keyingNotes } from './keys/keying-notes.js';
 import { overlayDvcParamsFiles } from './dvc-params-overlay.js';
+import { dvcOverlaidFiles } from './keys/dvc-overlaid-files.js';
 import { keyOfExecution } from './keys/key-of-execution.js';
 import { formatTimeLimit } from '../core/text/format-time-limit.js';
 import { pipelineReadSetProbe } from './keys/read-set-probe.js';
@@ -92,6 +93,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       codeIndex,
       env: context.keyedEnv,
       interpreterDigests: context.interpreterDigests,
+      probeLauncher: context.probeLauncher,
       fingerprint: context.fingerprint,
       produced: context.produced,
     });
@@ -342,6 +344,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       exclude: [...stage.deps, ...declared].map((path) => repoPathIn(workspace, path)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey,
+      putBack: paramsPutBack(options, paramsWarnings),
     });
     let keyInputs = stage.cache ? decided.keyInputs : null;
     if (keyInputs?.code && material.code) {
@@ -379,6 +382,23 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     await options.events.flush().catch(() => {});
     return result;
   });
+}
+
+/**
+ * The DVC params files fluksio may have rewritten and put back byte for byte during this
+ * run (repository paths) that the code index holds: their content is checked against the
+ * id they had when the run began, which shows any edit since. An ignored params file keeps
+ * the stamp check (its digest is taken after the stage), and so does every file when one
+ * could not be put back (edited while the stage ran).
+ */
+function paramsPutBack(options: RunPipelineOptions, warnings: readonly string[]): Set<string> {
+  if (warnings.length > 0) return new Set();
+  const { workspace, pipeline } = options;
+  return new Set(
+    [...dvcOverlaidFiles(pipeline)]
+      .map((file) => repoPathIn(workspace, file))
+      .filter((file) => options.codeIndex.files.has(file)),
+  );
 }
 
 /**

@@ -10,6 +10,7 @@ import { findStageHit } from './find-stage-hit.js';
 import { cacheKeyOf } from './keys/cache-key.js';
 import { fingerprintOf } from './keys/fingerprint.js';
 import { InterpreterDigests } from './keys/interpreter-digests.js';
+import { makeLauncherProbe } from './keys/launched-python.js';
 import { pipelineReadSetProbe } from './keys/read-set-probe.js';
 import { readStageMaterial } from './keys/read-stage-material.js';
 import { missReasons } from './miss-reasons.js';
@@ -44,15 +45,45 @@ const UNKNOWN_DIGEST = 'unknown: made by a stage that runs first';
  * same cache lookup, the blobs of a hit checked present) and a miss gets the run's reasons.
  * A stage after one that runs is keyed on what it read from that stage last time (the
  * `previous` record): a hit then is `depends`. Only the pipeline's `fingerprint` command
- * is executed, since its output is in every key. Writes nothing but a temporary folder.
+ * and Python launchers (asked which interpreter they start) are executed, since what they
+ * say is in the keys. Writes nothing but a temporary folder.
  */
 export async function planPipeline(options: PlanPipelineOptions): Promise<StagePlan[]> {
+  // The home and temp folders of what it starts (the fingerprint, a Python launcher).
+  const root = await mkdtemp(join(tmpdir(), 'fluksio-plan-'));
+  try {
+    return await planIn(root, options);
+  } finally {
+    await rm(root, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+async function planIn(root: string, options: PlanPipelineOptions): Promise<StagePlan[]> {
   const { pipeline, workspace } = options;
   const names = options.stages ?? Object.keys(pipeline.stages);
   const selected = new Set(names);
   const keyedEnv = keyedEnvironment(options.environment, pipeline.env);
-  const fingerprint = pipeline.fingerprint ? await planFingerprint(options) : null;
+  const environmentIn = async (name: string) =>
+    stageEnvironment({
+      source: options.environment,
+      pass: pipeline.env,
+      extra: {},
+      privateDir: await makePrivateDir(root, name),
+    });
+  const fingerprint = pipeline.fingerprint
+    ? await fingerprintOf(
+        pipeline.fingerprint,
+        workspace.pipelineDir,
+        await environmentIn('.fingerprint'),
+        options.launcher,
+      )
+    : null;
   const interpreterDigests = options.interpreterDigests ?? new InterpreterDigests(null);
+  const probeLauncher = makeLauncherProbe({
+    cwd: workspace.pipelineDir,
+    environment: () => environmentIn('.launcher'),
+    ...(options.launcher ? { launcher: options.launcher } : {}),
+  });
   const probe = pipelineReadSetProbe(workspace, pipeline, options.codeIndex);
   const graph = buildStageGraph(pipeline);
   const produced = new Map<string, OutRecord>();
@@ -93,6 +124,7 @@ export async function planPipeline(options: PlanPipelineOptions): Promise<StageP
       codeIndex: options.codeIndex,
       env: keyedEnv,
       interpreterDigests,
+      probeLauncher,
       fingerprint,
       produced,
       assumed,
@@ -141,26 +173,4 @@ export async function planPipeline(options: PlanPipelineOptions): Promise<StageP
   const result: StagePlan[] = [];
   for (const name of names) result.push(await plan(name));
   return result;
-}
-
-/** The fingerprint's digest, its command run as a run runs it (an empty home and temp folder of its own). */
-async function planFingerprint(options: PlanPipelineOptions): Promise<string> {
-  const root = await mkdtemp(join(tmpdir(), 'fluksio-plan-'));
-  try {
-    const privateDir = await makePrivateDir(root, '.fingerprint');
-    const env = stageEnvironment({
-      source: options.environment,
-      pass: options.pipeline.env,
-      extra: {},
-      privateDir,
-    });
-    return await fingerprintOf(
-      options.pipeline.fingerprint as string,
-      options.workspace.pipelineDir,
-      env,
-      options.launcher,
-    );
-  } finally {
-    await rm(root, { recursive: true, force: true }).catch(() => {});
-  }
 }

@@ -10,6 +10,7 @@ import { reuseFinishedStage } from './reuse-finished-stage.js';
 import type { StageResult, StageRunContext } from './stage-run-context.js';
 import { notStartedRecord } from './not-started-record.js';
 import { fingerprintOf } from './keys/fingerprint.js';
+import { makeLauncherProbe } from './keys/launched-python.js';
 import { Masker } from './output/masker.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { CodeView } from './keys/code-view.js';
@@ -113,6 +114,11 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       privateRoot,
       codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
       interpreterDigests,
+      probeLauncher: makeLauncherProbe({
+        cwd: options.workspace.pipelineDir,
+        environment: async () => environmentFor(await makePrivateDir(privateRoot, '.launcher')),
+        ...(options.launcher ? { launcher: options.launcher } : {}),
+      }),
       masker,
       signal: abort.signal,
       giveBack: (reason) => {

@@ -4,6 +4,7 @@ import type { StageRecord } from '../schemas/stage-record.js';
 import type { ParsedTraceback } from '../core/traceback.js';
 import type { CodeView } from './keys/code-view.js';
 import type { InterpreterDigests } from './keys/interpreter-digests.js';
+import type { LauncherProbe } from './keys/launched-python.js';
 import type { Masker } from './output/masker.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 
@@ -20,6 +21,8 @@ export interface StageRunContext {
   /** The code as stages see it (read again after stage processes ran). */
   codeView: CodeView;
   interpreterDigests: InterpreterDigests;
+  /** Asks a Python launcher (pyenv's shim) which interpreter it starts, once per run. */
+  probeLauncher: LauncherProbe;
   masker: Masker;
   /** Aborted with reason 'cancelled', 'timed_out' or 'given_back' for the whole run. */
   signal: AbortSignal;

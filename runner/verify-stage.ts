@@ -26,6 +26,8 @@ import {
 import { executeStage } from './execute-stage.js';
 import type { StageRunContext } from './stage-run-context.js';
 import { InterpreterDigests } from './keys/interpreter-digests.js';
+import { makeLauncherProbe } from './keys/launched-python.js';
+import { makePrivateDir } from './sandbox/private-dir.js';
 import { Masker } from './output/masker.js';
 import type { BlobStore, EventSink, StageCache } from './ports.js';
 import { keyedEnvironment, stageEnvironment } from './sandbox/stage-environment.js';
@@ -291,6 +293,16 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
     privateRoot,
     codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
     interpreterDigests: new InterpreterDigests(null),
+    probeLauncher: makeLauncherProbe({
+      cwd: options.workspace.pipelineDir,
+      environment: async () =>
+        stageEnvironment({
+          source,
+          pass: pipeline.env,
+          extra: { FLUKSIO_RUN_ID: runId },
+          privateDir: await makePrivateDir(privateRoot, '.launcher'),
+        }),
+    }),
     masker: new Masker(),
     signal: options.signal,
     // A verification executes here, with no launcher that ends stages for a retry.

@@ -4,6 +4,8 @@ import { parse } from 'shell-quote';
 import which from 'which';
 import type { Interpreter } from '../../schemas/key-inputs.js';
 import type { InterpreterDigests } from './interpreter-digests.js';
+import type { LauncherProbe } from './launched-python.js';
+import { PYTHON_NAME } from './why-not-python.js';
 
 /** Operators after which the shell starts a new command. */
 const COMMAND_SEPARATORS = new Set(['&&', '||', ';', ';;', '|', '|&', '&', '(', ')']);
@@ -29,7 +31,15 @@ export interface CommandInterpretersOptions {
   /** The repository's root: a program inside it is code, keyed by the code digest. */
   repoRoot: string;
   digests: InterpreterDigests;
+  /**
+   * Asks a Python launcher which interpreter it starts (makeLauncherProbe); without it, a
+   * launcher is keyed by its own bytes only. @defaultValue none
+   */
+  probeLauncher?: LauncherProbe;
 }
+
+/** The key of what a Python launcher starts, beside the launcher's own: `python3 (what its launcher starts)`. */
+export const LAUNCHED = ' (what its launcher starts)';
 
 /**
  * The programs a stage's command line starts, as they enter its cache key (issue 8,
@@ -40,8 +50,12 @@ export interface CommandInterpretersOptions {
  * python3` keys the `python3` PATH finds). A word that is the shell's own (`cd`, `echo`)
  * is left out; one PATH does not find is keyed as null, so installing it later misses.
  * Programs inside the repository are code: the code digest keys them, only their `#!`
- * interpreter is added here. What the started programs start in turn (`sh -c "…"`,
- * `subprocess`) is not seen: the pipeline's `fingerprint` covers that.
+ * interpreter is added here. A `python` that is itself a script (pyenv's shim, which picks
+ * the interpreter from `.python-version` or a global file when it runs) is asked which
+ * interpreter it starts, and that one is keyed too (`python3 (what its launcher starts)`):
+ * the shim's bytes are the same whichever Python it runs. What the started programs start
+ * in turn otherwise (`sh -c "…"`, `subprocess`) is not seen: the pipeline's `fingerprint`
+ * covers that.
  */
 export async function commandInterpreters(
   cmd: string,
@@ -56,15 +70,49 @@ export async function commandInterpreters(
       continue;
     }
     const real = await realpath(file);
-    if (!isInside(real, options.repoRoot)) found[word] = await interpreterAt(real, options.digests);
     const shebang = await shebangProgram(real);
+    if (!isInside(real, options.repoRoot)) {
+      found[word] = await interpreterAt(real, options.digests);
+      if (shebang !== null) await addLaunched(found, word, file, options);
+    }
     if (shebang !== null && !(shebang in found)) {
       const program = await locate(shebang, options);
       found[shebang] =
         program === null ? null : await interpreterAt(await realpath(program), options.digests);
+      const launcher = program === null ? null : await realpath(program);
+      if (
+        launcher !== null &&
+        !isInside(launcher, options.repoRoot) &&
+        (await shebangProgram(launcher)) !== null
+      ) {
+        await addLaunched(found, shebang, program as string, options);
+      }
     }
   }
   return found;
+}
+
+/**
+ * For a script outside the repository named like Python (`file` as PATH found it, whose
+ * name the shim reads), the interpreter it starts, keyed under `word (what its launcher
+ * starts)`: null when it cannot say. A script inside the repository is never started
+ * here: it is code, and would run outside a sandbox.
+ */
+async function addLaunched(
+  found: Record<string, Interpreter | null>,
+  word: string,
+  file: string,
+  options: CommandInterpretersOptions,
+): Promise<void> {
+  if (!options.probeLauncher || !PYTHON_NAME.test(path.basename(file))) return;
+  const launched = await options.probeLauncher(file);
+  found[`${word}${LAUNCHED}`] =
+    launched === null
+      ? null
+      : {
+          path: launched.executable,
+          digest: (await interpreterAt(launched.realPath, options.digests)).digest,
+        };
 }
 
 /**

@@ -20,6 +20,8 @@ export async function keyOfExecution(options: {
   exclude: string[];
   since: { stage: number; run: number };
   cacheKey: string | null;
+  /** Files fluksio rewrote while the stage ran and put back byte for byte (ReadSetProbe.record). @defaultValue none */
+  putBack?: ReadonlySet<string>;
 }): Promise<{ keyInputs: KeyInputs; cacheKey: string | null; notes: string[] }> {
   const { material, traced } = options;
   if (traced === null || material.traceable === null) {
@@ -29,7 +31,7 @@ export async function keyOfExecution(options: {
     const untraced = traced === false ? 'its trace could not be read' : traced.untraced;
     return { keyInputs: { ...material.inputs, untraced }, cacheKey: options.cacheKey, notes: [] };
   }
-  const recorded = await options.probe.record(traced, options.exclude, options.since);
+  const recorded = await options.probe.record(traced, options.exclude, options.since, options.putBack);
   const keyInputs = { ...material.traceable, readSet: recorded.readSet };
   const notes: string[] = [];
   if (recorded.changedWhileRunning.length > 0) {

@@ -6,6 +6,7 @@ import type { ReadSet } from '../../schemas/read-set.js';
 import type { CodeIndex } from './code-index.js';
 import { fileStamp } from './file-stamp.js';
 import { gitBlobIdOfFile } from '../workspace/git-blob-id.js';
+import { gitFileMode } from '../workspace/git-file-mode.js';
 import type { ReadTrace } from './read-trace.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { pipelinePathIn, repoPathIn, type Workspace } from '../workspace/workspace.js';
@@ -150,12 +151,15 @@ export class ReadSetProbe {
    * The read set of a finished stage, without what its key holds already (`exclude`: its
    * deps and its own outs, and everything under them), and what it read that changed
    * while it ran (see `changedWhileRunning`): the digest of such a file would not be what
-   * the stage read.
+   * the stage read. The files of `putBack` (of the code index) were rewritten by fluksio
+   * itself and put back byte for byte (a DVC params file holds a run's values while a stage
+   * runs): only their content counts, so a run with `train.lr=0.1` is stored.
    */
   async record(
     trace: ReadTrace,
     exclude: readonly string[],
     since: { stage: number; run: number },
+    putBack: ReadonlySet<string> = new Set(),
   ): Promise<RecordedReadSet> {
     const excluded = (repoPath: string) =>
       exclude.some((each) => repoPath === each || repoPath.startsWith(`${each}/`));
@@ -164,7 +168,10 @@ export class ReadSetProbe {
     for (const file of trace.files.filter((each) => !excluded(each))) {
       readSet.files[file] = await this.fileDigest(file);
       const stats = await lstat(this.absolute(file)).catch(() => null);
-      if (stats && this.changedWhileRunning(file, stats, since)) changedWhileRunning.push(file);
+      const changed = putBack.has(file)
+        ? await this.contentChanged(file, readSet.files[file])
+        : stats !== null && this.changedWhileRunning(file, stats, since);
+      if (changed) changedWhileRunning.push(file);
     }
     for (const dir of trace.dirs) readSet.dirs[dir] = await this.dirDigest(dir, false);
     for (const dir of trace.moduleDirs) readSet.moduleDirs[dir] = await this.dirDigest(dir, true);
@@ -215,6 +222,19 @@ export class ReadSetProbe {
       return rewritten || stats.mtimeMs >= since.run - CLOCK_SLACK_MS;
     }
     return Math.max(stats.mtimeMs, stats.ctimeMs) >= since.stage - CLOCK_SLACK_MS;
+  }
+
+  /**
+   * Whether a file's bytes now are not those of `digest`, its id in the code index from
+   * when the run started: an edit since (before the stage or while it ran) shows.
+   */
+  private async contentChanged(file: string, digest: string | null): Promise<boolean> {
+    const absolute = this.absolute(file);
+    const stats = await lstat(absolute).catch(() => null);
+    // A link or a folder in its place is no file fluksio put back.
+    if (!stats?.isFile()) return true;
+    const id = await gitBlobIdOfFile(absolute, this.options.codeIndex.objectFormat).catch(() => null);
+    return id === null || `${gitFileMode(stats)} ${id}` !== digest;
   }
 
   /** A repository-relative path as the user sees it. */

@@ -1,6 +1,7 @@
 import { interpolateCommand } from '../../core/pipeline/interpolate-command.js';
 import { commandInterpreters } from './command-interpreters.js';
 import type { InterpreterDigests } from './interpreter-digests.js';
+import type { LauncherProbe } from './launched-python.js';
 import { stageKeyInputs, type StageKeyInputsOptions, type StageKeyMaterial } from './stage-key-inputs.js';
 
 /**
@@ -11,6 +12,8 @@ import { stageKeyInputs, type StageKeyInputsOptions, type StageKeyMaterial } fro
 export async function readStageMaterial(
   options: Omit<StageKeyInputsOptions, 'interpreters' | 'commandPath'> & {
     interpreterDigests: InterpreterDigests;
+    /** Asks a Python launcher which interpreter it starts (makeLauncherProbe). */
+    probeLauncher: LauncherProbe;
   },
 ): Promise<StageKeyMaterial> {
   const stage = options.pipeline.stages[options.stage];
@@ -21,6 +24,7 @@ export async function readStageMaterial(
     cwd: workspace.pipelineDir,
     repoRoot: workspace.repoRoot,
     digests: options.interpreterDigests,
+    probeLauncher: options.probeLauncher,
   });
   return stageKeyInputs({ ...options, interpreters, commandPath: options.env.PATH ?? undefined });
 }

@@ -1,11 +1,10 @@
 import { join } from 'node:path';
-import { dvcParamLocation } from '../../core/dvc/dvc-params-overlay.js';
-import { normalizePipelinePath } from '../../core/pipeline/pipeline-paths.js';
 import type { OutRecord } from '../../schemas/out-record.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
 import { codeDigest, describeCodeChanges, type CodeScope } from './code-digest.js';
 import type { CodeIndex } from './code-index.js';
 import { contentDigest } from './content-digest.js';
+import { dvcOverlaidFiles } from './dvc-overlaid-files.js';
 import type { StageKeyMaterial } from './stage-key-inputs.js';
 import { pipelinePathIn, repoPathIn, type Workspace } from '../workspace/workspace.js';
 
@@ -154,16 +153,4 @@ function codeChangesWhileRunning(
     sentences.push(`${named} ${rewritten.length === 1 ? 'was' : 'were'} rewritten while ${stage} ran`);
   }
   return sentences;
-}
-
-/**
- * The DVC params files the runner itself writes a stage's values into and puts back while
- * that stage runs (overlayDvcParamsFiles), for any stage of the pipeline: their content is
- * checked, not their stamp. The overlay's lock keeps another stage's values from being
- * read, and with `--jobs 2` one stage's overlay may come and go while another waits.
- */
-function dvcOverlaidFiles(pipeline: Pipeline): Set<string> {
-  if (!pipeline.dvc_params) return new Set();
-  const listed = Object.values(pipeline.stages).flatMap((each) => each.params);
-  return new Set(listed.map((name) => normalizePipelinePath(dvcParamLocation(name).file)));
 }

@@ -14,7 +14,7 @@ const HARMLESS_OPERATORS = new Set(['>', '>>', '>&', '>|']);
 const SUBSTITUTION = /\$\(|`/;
 
 /** An interpreter's file name: `python`, `python3`, `python3.11`. */
-const PYTHON_NAME = /^python[0-9.]*$/;
+export const PYTHON_NAME = /^python[0-9.]*$/;
 
 export interface CommandContext {
   /** The directory the command runs in (a relative program path is resolved from it). */

@@ -255,6 +255,8 @@ stages:
         reasons: [
           `now starts /bin/sh (${await realpath('/bin/sh')})`,
           `python3 is now ${bin}/python3 (was ${realPython})`,
+          // A script named python3 is asked which Python it starts (as pyenv's shim would answer).
+          'now starts python3 (what its launcher starts) (it named no Python)',
         ],
       });
       expect(await readFile(join(repo.dir, 'out.txt'), 'utf8')).toBe('made by another python3\n');

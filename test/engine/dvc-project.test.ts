@@ -190,3 +190,84 @@ test('a stage that lists no param never sees another stage’s values in params.
     await project.cleanup();
   }
 });
+
+test('a traced Python stage that reads params.yaml itself is cached under the run’s value, and found again', async () => {
+  const project = await makeRepo({
+    files: {
+      '.gitignore': '/model.txt\n',
+      'params.yaml': 'train:\n  lr: 0.5 # the team’s default\n  epochs: 3\n',
+      'dvc.yaml':
+        'stages:\n  train:\n    cmd: python3 train.py\n    params: [train.lr]\n    outs: [model.txt]\n',
+      // As DVC's get-started scripts do: the values come from params.yaml, not the command line.
+      'train.py': [
+        'import re',
+        'text = open("params.yaml").read()',
+        'lr = re.search(r"lr: *([0-9.]+)", text).group(1)',
+        'epochs = re.search(r"epochs: *([0-9]+)", text).group(1)',
+        'open("model.txt", "w").write(f"lr={lr} epochs={epochs}\\n")',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const model = () => readFileSync(join(project.dir, 'model.txt'), 'utf8');
+    const plain = await runJson([], { cwd: project.dir });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(model()).toBe('lr=0.5 epochs=3\n');
+
+    const changed = await runJson(['train.lr=0.1'], { cwd: project.dir });
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(changed.report.stages[0]).toMatchObject({
+      status: 'ran',
+      notes: [expect.stringMatching(/read params\.yaml/)],
+    });
+    expect(model()).toBe('lr=0.1 epochs=3\n');
+    const again = await runJson(['train.lr=0.1'], { cwd: project.dir });
+    expect(again.report.stages[0]).toMatchObject({ status: 'cached', cachedFrom: changed.report.run.id });
+    expect(model()).toBe('lr=0.1 epochs=3\n');
+
+    const back = await runJson([], { cwd: project.dir });
+    expect(back.report.stages[0]).toMatchObject({ status: 'cached', cachedFrom: plain.report.run.id });
+    expect(model()).toBe('lr=0.5 epochs=3\n');
+    // A key the stage does not list, read all the same: it re-runs, and the override's entry is not taken.
+    await project.write('params.yaml', 'train:\n  lr: 0.5 # the team’s default\n  epochs: 4\n');
+    const epochs = await runJson(['train.lr=0.1'], { cwd: project.dir });
+    expect(epochs.report.stages[0]).toMatchObject({
+      status: 'ran',
+      reasons: expect.arrayContaining(['params.yaml changed']),
+    });
+    expect(model()).toBe('lr=0.1 epochs=4\n');
+  } finally {
+    await project.cleanup();
+  }
+});
+
+test('a traced stage whose params.yaml is edited while it runs with a run’s value is not cached', async () => {
+  const project = await makeRepo({
+    files: {
+      '.gitignore': '/model.txt\n',
+      'params.yaml': 'lr: 0.1\nepochs: 3\n',
+      'edited.yaml': 'lr: 0.1\nepochs: 9\n',
+      'dvc.yaml': 'stages:\n  train:\n    cmd: python3 train.py\n    params: [lr]\n    outs: [model.txt]\n',
+      // Reads its values, then the file is edited (as by its user) before the stage ends.
+      'train.py': [
+        'import shutil',
+        'open("model.txt", "w").write(open("params.yaml").read())',
+        'shutil.copyfile("edited.yaml", "params.yaml")',
+        '',
+      ].join('\n'),
+    },
+  });
+  try {
+    const model = () => readFileSync(join(project.dir, 'model.txt'), 'utf8');
+    const first = await runJson(['lr=0.5'], { cwd: project.dir });
+    expect(first.code, first.stderr).toBe(0);
+    expect(model()).toBe('lr: 0.5\nepochs: 3\n');
+    expect(first.report.stages[0]?.notes).toContainEqual(expect.stringMatching(/not cached: params\.yaml/));
+    const second = await runJson(['lr=0.5'], { cwd: project.dir });
+    expect(second.report.stages[0]?.status).toBe('ran');
+    expect(model()).toBe('lr: 0.5\nepochs: 9\n');
+  } finally {
+    await project.cleanup();
+  }
+});

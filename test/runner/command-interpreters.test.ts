@@ -78,6 +78,29 @@ describe('interpreters as keyed', () => {
       python3: { path: join(bin, 'python3'), digest: `sha256:${sha256Hex('not really python')}` },
     });
   });
+  test('a launcher script named python is asked which Python it starts; one inside the repository never is', async () => {
+    await program(join(bin, 'python3'), '#!/bin/sh\nexec /usr/bin/python3 "$@"\n');
+    await mkdir(join(repoRoot, 'py'));
+    await program(join(repoRoot, 'py', 'python3'), '#!/bin/sh\ntouch started\n');
+    await program(join(repoRoot, 'train.py'), '#!py/python3\nprint(1)\n');
+    await program(join(repoRoot, 'eval.py'), '#!/usr/bin/env python3\nprint(1)\n');
+    const asked: string[] = [];
+    const found = await commandInterpreters('python3 a.py && ./train.py && ./eval.py', {
+      path: bin,
+      cwd: repoRoot,
+      repoRoot,
+      digests: new InterpreterDigests(null),
+      probeLauncher: (launcher) => {
+        asked.push(launcher);
+        return Promise.resolve({ executable: '/venvs/b/bin/python3', realPath: '/bin/sh' });
+      },
+    });
+    expect(asked).toEqual([join(bin, 'python3')]);
+    expect(found).toMatchObject({
+      'python3 (what its launcher starts)': { path: '/venvs/b/bin/python3', digest: expect.any(String) },
+    });
+    expect(found).not.toHaveProperty(['py/python3 (what its launcher starts)']);
+  });
 });
 
 describe('remembered digests', () => {
