@@ -11125,7 +11125,7 @@ var require_mock_interceptor = __commonJS({
 var require_mock_client = __commonJS({
   "node_modules/undici/lib/mock/mock-client.js"(exports, module2) {
     "use strict";
-    var { promisify: promisify3 } = __require("node:util");
+    var { promisify: promisify4 } = __require("node:util");
     var Client = require_client();
     var { buildMockDispatch } = require_mock_utils();
     var {
@@ -11165,7 +11165,7 @@ var require_mock_client = __commonJS({
         return new MockInterceptor(opts, this[kDispatches]);
       }
       async [kClose]() {
-        await promisify3(this[kOriginalClose])();
+        await promisify4(this[kOriginalClose])();
         this[kConnected] = 0;
         this[kMockAgent][Symbols.kClients].delete(this[kOrigin]);
       }
@@ -11178,7 +11178,7 @@ var require_mock_client = __commonJS({
 var require_mock_pool = __commonJS({
   "node_modules/undici/lib/mock/mock-pool.js"(exports, module2) {
     "use strict";
-    var { promisify: promisify3 } = __require("node:util");
+    var { promisify: promisify4 } = __require("node:util");
     var Pool = require_pool();
     var { buildMockDispatch } = require_mock_utils();
     var {
@@ -11218,7 +11218,7 @@ var require_mock_pool = __commonJS({
         return new MockInterceptor(opts, this[kDispatches]);
       }
       async [kClose]() {
-        await promisify3(this[kOriginalClose])();
+        await promisify4(this[kOriginalClose])();
         this[kConnected] = 0;
         this[kMockAgent][Symbols.kClients].delete(this[kOrigin]);
       }
@@ -33248,7 +33248,7 @@ var require_parse2 = __commonJS({
       const parts = [];
       let bracket = 0;
       let paren = 0;
-      let quote = 0;
+      let quote2 = 0;
       let value = "";
       let escaped = false;
       for (const ch of input) {
@@ -33263,11 +33263,11 @@ var require_parse2 = __commonJS({
           continue;
         }
         if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
+          quote2 = quote2 === 1 ? 0 : 1;
           value += ch;
           continue;
         }
-        if (quote === 0) {
+        if (quote2 === 0) {
           if (ch === "[") {
             bracket++;
           } else if (ch === "]" && bracket > 0) {
@@ -33344,7 +33344,7 @@ var require_parse2 = __commonJS({
       }
       let bracket = 0;
       let paren = 0;
-      let quote = 0;
+      let quote2 = 0;
       let escaped = false;
       for (let i2 = 1; i2 < pattern.length; i2++) {
         const ch = pattern[i2];
@@ -33357,10 +33357,10 @@ var require_parse2 = __commonJS({
           continue;
         }
         if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
+          quote2 = quote2 === 1 ? 0 : 1;
           continue;
         }
-        if (quote === 1) {
+        if (quote2 === 1) {
           continue;
         }
         if (ch === "[") {
@@ -34489,7 +34489,7 @@ function pLimit(concurrency) {
     activeCount--;
     resumeNext();
   };
-  const run5 = async (function_, resolve7, arguments_) => {
+  const run6 = async (function_, resolve7, arguments_) => {
     const result = (async () => function_(...arguments_))();
     resolve7(result);
     try {
@@ -34503,7 +34503,7 @@ function pLimit(concurrency) {
     new Promise((internalResolve) => {
       queueItem.run = internalResolve;
       queue.enqueue(queueItem);
-    }).then(run5.bind(void 0, function_, resolve7, arguments_));
+    }).then(run6.bind(void 0, function_, resolve7, arguments_));
     if (activeCount < concurrency) {
       resumeNext();
     }
@@ -40580,9 +40580,9 @@ var require_lexer = __commonJS({
         }
       }
       *parseQuotedScalar() {
-        const quote = this.charAt(0);
-        let end = this.buffer.indexOf(quote, this.pos + 1);
-        if (quote === "'") {
+        const quote2 = this.charAt(0);
+        let end = this.buffer.indexOf(quote2, this.pos + 1);
+        if (quote2 === "'") {
           while (end !== -1 && this.buffer[end + 1] === "'")
             end = this.buffer.indexOf("'", end + 2);
         } else {
@@ -42031,6 +42031,688 @@ var init_manifest_key = __esm({
   }
 });
 
+// node_modules/shell-quote/quote.js
+var require_quote = __commonJS({
+  "node_modules/shell-quote/quote.js"(exports, module2) {
+    "use strict";
+    var OPS = (
+      /** @type {const} */
+      [
+        "||",
+        "&&",
+        ";;&",
+        ";;",
+        ";&",
+        "|&",
+        "<(",
+        ">(",
+        "<<<",
+        "<<-",
+        "<<",
+        ">>",
+        ">&",
+        ">|",
+        "&>>",
+        "&>",
+        "<&",
+        "<>",
+        "&",
+        ";",
+        "(",
+        ")",
+        "|",
+        "<",
+        ">"
+      ]
+    );
+    var LINE_TERMINATORS = /[\n\r\u2028\u2029]/;
+    var GLOB_SHELL_SPECIAL = /[\s#!"$&'():;<=>@\\^`|~]/g;
+    module2.exports = function quote2(xs2) {
+      var sawComment = false;
+      return xs2.map(function(s4) {
+        if (sawComment && typeof s4 === "string" && LINE_TERMINATORS.test(s4)) {
+          throw new TypeError("a token after a `comment` must not contain line terminators");
+        }
+        if (s4 === "") {
+          return (
+            /** @type {const} */
+            "''"
+          );
+        }
+        if (s4 && typeof s4 === "object") {
+          if ("op" in s4 && s4.op === "glob") {
+            if (typeof s4.pattern !== "string") {
+              throw new TypeError("glob token requires a string `pattern`");
+            }
+            if (LINE_TERMINATORS.test(s4.pattern)) {
+              throw new TypeError("glob `pattern` must not contain line terminators");
+            }
+            if (s4.pattern === "") {
+              return (
+                /** @type {const} */
+                "''"
+              );
+            }
+            return s4.pattern.replace(GLOB_SHELL_SPECIAL, "\\$&");
+          }
+          if ("op" in s4 && typeof s4.op === "string") {
+            if (OPS.indexOf(s4.op) < 0) {
+              throw new TypeError("invalid `op` value: " + JSON.stringify(s4.op));
+            }
+            return s4.op.replace(/[\s\S]/g, "\\$&");
+          }
+          if ("comment" in s4 && typeof s4.comment === "string") {
+            if (LINE_TERMINATORS.test(s4.comment)) {
+              throw new TypeError("`comment` must not contain line terminators");
+            }
+            sawComment = true;
+            return "#" + s4.comment;
+          }
+          throw new TypeError("unrecognized object token shape");
+        }
+        if (/'/.test(s4) && /!/.test(s4)) {
+          return "'" + s4.replace(/'/g, `'"'"'`) + "'";
+        }
+        if (/["\s\\]/.test(s4) && !/'/.test(s4)) {
+          return "'" + s4 + "'";
+        }
+        if (/["'\s]/.test(s4)) {
+          return '"' + s4.replace(/(["\\$`])/g, "\\$1") + '"';
+        }
+        return String(s4).replace(/([A-Za-z]:)?([#!"$&'()*,:;<=>?@[\\\]^`{|}~])/g, "$1\\$2");
+      }).join(" ");
+    };
+  }
+});
+
+// node_modules/shell-quote/parse.js
+var require_parse3 = __commonJS({
+  "node_modules/shell-quote/parse.js"(exports, module2) {
+    "use strict";
+    var CONTROL = (
+      /** @type {const} */
+      "(?:" + /** @type {const} */
+      [
+        "\\|\\|",
+        "\\&(?:\\&|>>?)",
+        // `&&`, `&>`, and `&>>`
+        ";;\\&?",
+        // `;;` and `;;&`
+        "[;|]\\&",
+        // `;&` and `|&`
+        "\\<\\(",
+        "\\<\\<\\<",
+        "\\<\\<-",
+        "\\<\\<(?!\\()",
+        // `<<(` stays `<` and `<(`, as zsh reads it; other shells reject it
+        ">>",
+        ">[&|(]",
+        // `>&`, `>|`, and `>(`
+        "<[&>]",
+        // `<&` and `<>`
+        "[&;()|<>]"
+      ].join(
+        /** @type {const} */
+        "|"
+      ) + /** @type {const} */
+      ")"
+    );
+    var controlRE = new RegExp("^" + CONTROL + "$");
+    var META = (
+      /** @type {const} */
+      "|&;()<> \\t"
+    );
+    var SINGLE_QUOTE = (
+      /** @type {const} */
+      "'([^']*?)'"
+    );
+    var ANSI_C_BODY = "(?:\\\\[\\s\\S]|[^\\\\'])*?";
+    var ANSI_C_QUOTE = "\\$'" + ANSI_C_BODY + "'";
+    var ansiCAt = new RegExp("\\$'" + ANSI_C_BODY + "(?:(')|\\\\?$)", "g");
+    var ANSI_C_LETTERS = "abeEfnrtv";
+    var ANSI_C_CHARS = "\x07\b\x1B\x1B\f\n\r	\v";
+    var hash2 = /^#$/;
+    var SQ = (
+      /** @type {const} */
+      "'"
+    );
+    var DQ = (
+      /** @type {const} */
+      '"'
+    );
+    var DS = (
+      /** @type {const} */
+      "$"
+    );
+    var TOKEN = "";
+    var mult = (
+      /** @type {const} */
+      4294967296
+    );
+    for (i2 = 0; i2 < 4; i2++) {
+      TOKEN += (mult * Math.random()).toString(16);
+    }
+    var i2;
+    var startsWithToken = new RegExp("^" + TOKEN);
+    function matchAll(s4, r4) {
+      var origIndex = r4.lastIndex;
+      var matches = [];
+      var matchObj;
+      while (matchObj = r4.exec(s4)) {
+        matches[matches.length] = matchObj;
+        if (r4.lastIndex === matchObj.index) {
+          r4.lastIndex += 1;
+        }
+      }
+      r4.lastIndex = origIndex;
+      return matches;
+    }
+    function getVar(env, pre, key) {
+      var r4 = typeof env === "function" ? env(key) : env[key];
+      if (typeof r4 === "undefined" && key != "") {
+        r4 = "";
+      } else if (typeof r4 === "undefined") {
+        r4 = "$";
+      }
+      if (typeof r4 === "object") {
+        return pre + TOKEN + JSON.stringify(r4) + TOKEN;
+      }
+      return pre + r4;
+    }
+    var ansiCEscape = /\\([0-7]{1,3}|x[\dA-Fa-f]{1,2}|u[\dA-Fa-f]{1,4}|U[\dA-Fa-f]{1,8}|c(?:\\\\|[\s\S])|[abeEfnrtv\\'"?])/g;
+    function expandAnsiCEscape(m8, escape) {
+      var kind = escape.charAt(0);
+      if (kind === "c") {
+        var ctrl = escape.charAt(1);
+        return ctrl === "?" ? "\x7F" : String.fromCharCode(ctrl.charCodeAt(0) & 31);
+      }
+      if (kind === "x" || kind === "u" || kind === "U") {
+        var cp2 = parseInt(escape.slice(1), 16);
+        if (cp2 > 1114111) {
+          return m8;
+        }
+        return String.fromCharCode.apply(null, cp2 > 65535 ? [55232 + (cp2 >> 10), 56320 + (cp2 & 1023)] : [cp2]);
+      }
+      if (kind >= "0" && kind <= "7") {
+        return String.fromCharCode(parseInt(escape, 8) & 255);
+      }
+      var letter = ANSI_C_LETTERS.indexOf(escape);
+      return letter < 0 ? escape : ANSI_C_CHARS.charAt(letter);
+    }
+    function expandAnsiC(body2) {
+      return body2.replace(ansiCEscape, expandAnsiCEscape).split("\0")[0];
+    }
+    function closesAnsiC(s4, i3) {
+      ansiCAt.lastIndex = i3;
+      return !!/** @type {RegExpExecArray} */
+      ansiCAt.exec(s4)[1];
+    }
+    function parseInternal(string4, env, opts) {
+      if (!opts) {
+        opts = {};
+      }
+      var BS = opts.escape || "\\";
+      var ifs = opts.splitUnquoted === true ? " 	\n" : typeof opts.splitUnquoted === "string" ? opts.splitUnquoted : "";
+      var BAREWORD = "(\\" + BS + `['"$\\` + BS + META + "]|\\$\\$|\\$(?!" + ANSI_C_QUOTE.slice(2) + `)|[^\\s'"$` + META + "])+";
+      var DOUBLE_QUOTE = '"(?:\\' + BS + '[\\s\\S]|[^"\\' + BS + '])*"';
+      var chunker = new RegExp([
+        "(" + CONTROL + ")",
+        // control chars
+        "(" + ANSI_C_QUOTE + "|" + BAREWORD + "|" + DOUBLE_QUOTE + "|" + SINGLE_QUOTE + ")+"
+      ].join("|"), "g");
+      var matches = matchAll(string4, chunker);
+      if (matches.length === 0) {
+        return [];
+      }
+      if (!env) {
+        env = {};
+      }
+      var commented = false;
+      return matches.map(function(match) {
+        var s4 = match[0];
+        if (!s4 || commented) {
+          return void 0;
+        }
+        if (controlRE.test(s4)) {
+          return (
+            /** @type {ControlOperator} */
+            { op: s4 }
+          );
+        }
+        var quote2 = false;
+        var esc2 = false;
+        var out2 = "";
+        var words = [];
+        var sawQuote = false;
+        var pendingNw = null;
+        var isGlob = false;
+        var i3;
+        function parseEnvVar() {
+          i3 += 1;
+          var varend;
+          var varname;
+          var char2 = s4.charAt(i3);
+          if (char2 === "{") {
+            i3 += 1;
+            if (s4.charAt(i3) === "}") {
+              throw new Error("Bad substitution: " + s4.slice(i3 - 2, i3 + 1));
+            }
+            var depth = 1;
+            varend = i3;
+            while (depth > 0 && varend < s4.length) {
+              if (s4.charAt(varend) === "{" && s4.charAt(varend - 1) === "$") {
+                depth += 1;
+              } else if (s4.charAt(varend) === "}") {
+                depth -= 1;
+              }
+              varend += 1;
+            }
+            if (depth !== 0) {
+              throw new Error("Bad substitution: " + s4.slice(i3));
+            }
+            varend -= 1;
+            varname = s4.slice(i3, varend);
+            i3 = varend;
+          } else if (/[*@#?$!-]/.test(char2)) {
+            varname = char2;
+          } else {
+            var slicedFromI = s4.slice(i3);
+            varend = slicedFromI.match(/[^\w\d_]/);
+            if (!varend) {
+              varname = slicedFromI;
+              i3 = s4.length;
+            } else {
+              varname = slicedFromI.slice(0, varend.index);
+              i3 += /** @type {number} */
+              varend.index - 1;
+            }
+          }
+          return getVar(
+            /** @type {NonNullable<typeof env>} */
+            env,
+            "",
+            varname
+          );
+        }
+        function flushRun() {
+          if (pendingNw === null) {
+            return;
+          }
+          if (pendingNw === 0) {
+            if (out2 !== "") {
+              words[words.length] = out2;
+              out2 = "";
+            }
+          } else {
+            words[words.length] = out2;
+            out2 = "";
+            for (var fe2 = 1; fe2 < pendingNw; fe2 += 1) {
+              words[words.length] = "";
+            }
+          }
+          pendingNw = null;
+        }
+        for (i3 = 0; i3 < s4.length; i3++) {
+          var c6 = s4.charAt(i3);
+          if (ifs && c6 !== DS) {
+            flushRun();
+          }
+          isGlob = isGlob || !quote2 && (c6 === "*" || c6 === "?");
+          if (esc2) {
+            out2 += c6;
+            esc2 = false;
+          } else if (quote2) {
+            if (c6 === quote2) {
+              quote2 = false;
+            } else if (quote2 == SQ) {
+              out2 += c6;
+            } else {
+              if (c6 === BS) {
+                i3 += 1;
+                c6 = s4.charAt(i3);
+                if (c6 === DQ || c6 === BS || c6 === DS) {
+                  out2 += c6;
+                } else {
+                  out2 += BS + c6;
+                }
+              } else if (c6 === DS) {
+                out2 += parseEnvVar();
+              } else {
+                out2 += c6;
+              }
+            }
+          } else if (c6 === DQ || c6 === SQ) {
+            quote2 = c6;
+            sawQuote = true;
+          } else if (controlRE.test(c6)) {
+            return (
+              /** @type {ControlOperator} */
+              { op: s4 }
+            );
+          } else if (hash2.test(c6)) {
+            commented = true;
+            var commentObj = { comment: string4.slice(match.index + i3 + 1) };
+            if (out2.length) {
+              return (
+                /** @type {const} */
+                [out2, commentObj]
+              );
+            }
+            return (
+              /** @type {const} */
+              [commentObj]
+            );
+          } else if (c6 === BS) {
+            esc2 = true;
+          } else if (c6 === DS && s4.charAt(i3 + 1) === SQ && closesAnsiC(s4, i3)) {
+            flushRun();
+            sawQuote = true;
+            out2 += expandAnsiC(s4.slice(i3 + 2, ansiCAt.lastIndex - 1));
+            i3 = ansiCAt.lastIndex - 1;
+          } else if (c6 === DS) {
+            var value = parseEnvVar();
+            if (!ifs) {
+              out2 += value;
+            } else {
+              for (var vi = 0; vi < value.length; vi += 1) {
+                var vc = value.charAt(vi);
+                if (ifs.indexOf(vc) < 0) {
+                  flushRun();
+                  out2 += vc;
+                } else if (pendingNw === null) {
+                  pendingNw = vc === " " || vc === "	" || vc === "\n" ? 0 : 1;
+                } else if (vc !== " " && vc !== "	" && vc !== "\n") {
+                  pendingNw += 1;
+                }
+              }
+            }
+          } else {
+            out2 += c6;
+          }
+        }
+        if (isGlob) {
+          return (
+            /** @type {GlobPattern} */
+            { op: "glob", pattern: out2 }
+          );
+        }
+        if (ifs) {
+          if (pendingNw !== null && pendingNw > 0) {
+            words[words.length] = out2;
+            out2 = "";
+            for (var te4 = 1; te4 < pendingNw; te4 += 1) {
+              words[words.length] = "";
+            }
+          }
+          if (out2 !== "" || sawQuote && words.length === 0) {
+            words[words.length] = out2;
+          }
+          return words;
+        }
+        return out2;
+      }).reduce(
+        function(prev, arg2) {
+          if (typeof arg2 === "undefined") {
+            return prev;
+          }
+          [].concat(arg2).forEach(function(entry) {
+            prev[prev.length] = entry;
+          });
+          return prev;
+        },
+        /** @type {ParseEntry[]} */
+        []
+      );
+    }
+    module2.exports = function parse9(s4, env, opts) {
+      var mapped = parseInternal(s4, env, opts);
+      if (typeof env !== "function") {
+        return mapped;
+      }
+      return mapped.reduce(
+        function(acc, s5) {
+          if (typeof s5 === "object") {
+            acc[acc.length] = s5;
+            return acc;
+          }
+          var xs2 = s5.split(RegExp("(" + TOKEN + ".*?" + TOKEN + ")", "g"));
+          if (xs2.length === 1) {
+            acc[acc.length] = xs2[0];
+            return acc;
+          }
+          xs2.filter(Boolean).forEach(function(x10) {
+            acc[acc.length] = startsWithToken.test(x10) ? JSON.parse(x10.split(TOKEN)[1]) : x10;
+          });
+          return acc;
+        },
+        /** @type {ParseEntry[]} */
+        []
+      );
+    };
+  }
+});
+
+// node_modules/shell-quote/index.js
+var require_shell_quote = __commonJS({
+  "node_modules/shell-quote/index.js"(exports) {
+    "use strict";
+    exports.quote = require_quote();
+    exports.parse = require_parse3();
+  }
+});
+
+// node_modules/isexe/dist/commonjs/index.min.js
+var require_index_min = __commonJS({
+  "node_modules/isexe/dist/commonjs/index.min.js"(exports) {
+    "use strict";
+    var a3 = (t3, e) => () => (e || t3((e = { exports: {} }).exports, e), e.exports);
+    var _5 = a3((i2) => {
+      "use strict";
+      Object.defineProperty(i2, "__esModule", { value: true });
+      i2.sync = i2.isexe = void 0;
+      var M5 = __require("node:fs"), x10 = __require("node:fs/promises"), q7 = async (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return d6(await (0, x10.stat)(t3), e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      i2.isexe = q7;
+      var m8 = (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return d6((0, M5.statSync)(t3), e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      i2.sync = m8;
+      var d6 = (t3, e) => t3.isFile() && A7(t3, e), A7 = (t3, e) => {
+        let r4 = e.uid ?? process.getuid?.(), s4 = e.groups ?? process.getgroups?.() ?? [], n3 = e.gid ?? process.getgid?.() ?? s4[0];
+        if (r4 === void 0 || n3 === void 0) throw new Error("cannot get uid or gid");
+        let u4 = /* @__PURE__ */ new Set([n3, ...s4]), c6 = t3.mode, S7 = t3.uid, P8 = t3.gid, f7 = parseInt("100", 8), l4 = parseInt("010", 8), j7 = parseInt("001", 8), C6 = f7 | l4;
+        return !!(c6 & j7 || c6 & l4 && u4.has(P8) || c6 & f7 && S7 === r4 || c6 & C6 && r4 === 0);
+      };
+    });
+    var g8 = a3((o6) => {
+      "use strict";
+      Object.defineProperty(o6, "__esModule", { value: true });
+      o6.sync = o6.isexe = void 0;
+      var T7 = __require("node:fs"), I6 = __require("node:fs/promises"), D9 = __require("node:path"), F8 = async (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return y7(await (0, I6.stat)(t3), t3, e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      o6.isexe = F8;
+      var L7 = (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return y7((0, T7.statSync)(t3), t3, e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      o6.sync = L7;
+      var B7 = (t3, e) => {
+        let { pathExt: r4 = process.env.PATHEXT || "" } = e, s4 = r4.split(D9.delimiter);
+        if (s4.indexOf("") !== -1) return true;
+        for (let n3 of s4) {
+          let u4 = n3.toLowerCase(), c6 = t3.substring(t3.length - u4.length).toLowerCase();
+          if (u4 && c6 === u4) return true;
+        }
+        return false;
+      }, y7 = (t3, e, r4) => t3.isFile() && B7(e, r4);
+    });
+    var p6 = a3((h5) => {
+      "use strict";
+      Object.defineProperty(h5, "__esModule", { value: true });
+    });
+    var v6 = exports && exports.__createBinding || (Object.create ? (function(t3, e, r4, s4) {
+      s4 === void 0 && (s4 = r4);
+      var n3 = Object.getOwnPropertyDescriptor(e, r4);
+      (!n3 || ("get" in n3 ? !e.__esModule : n3.writable || n3.configurable)) && (n3 = { enumerable: true, get: function() {
+        return e[r4];
+      } }), Object.defineProperty(t3, s4, n3);
+    }) : (function(t3, e, r4, s4) {
+      s4 === void 0 && (s4 = r4), t3[s4] = e[r4];
+    }));
+    var G5 = exports && exports.__setModuleDefault || (Object.create ? (function(t3, e) {
+      Object.defineProperty(t3, "default", { enumerable: true, value: e });
+    }) : function(t3, e) {
+      t3.default = e;
+    });
+    var w7 = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var t3 = function(e) {
+        return t3 = Object.getOwnPropertyNames || function(r4) {
+          var s4 = [];
+          for (var n3 in r4) Object.prototype.hasOwnProperty.call(r4, n3) && (s4[s4.length] = n3);
+          return s4;
+        }, t3(e);
+      };
+      return function(e) {
+        if (e && e.__esModule) return e;
+        var r4 = {};
+        if (e != null) for (var s4 = t3(e), n3 = 0; n3 < s4.length; n3++) s4[n3] !== "default" && v6(r4, e, s4[n3]);
+        return G5(r4, e), r4;
+      };
+    })();
+    var X4 = exports && exports.__exportStar || function(t3, e) {
+      for (var r4 in t3) r4 !== "default" && !Object.prototype.hasOwnProperty.call(e, r4) && v6(e, t3, r4);
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.sync = exports.isexe = exports.posix = exports.win32 = void 0;
+    var E7 = w7(_5());
+    exports.posix = E7;
+    var O6 = w7(g8());
+    exports.win32 = O6;
+    X4(p6(), exports);
+    var H6 = process.env._ISEXE_TEST_PLATFORM_ || process.platform;
+    var b6 = H6 === "win32" ? O6 : E7;
+    exports.isexe = b6.isexe;
+    exports.sync = b6.sync;
+  }
+});
+
+// node_modules/which/lib/index.js
+var require_lib = __commonJS({
+  "node_modules/which/lib/index.js"(exports, module2) {
+    var { isexe, sync: isexeSync } = require_index_min();
+    var { join: join23, delimiter: delimiter3, sep: sep7, posix: posix12 } = __require("path");
+    var isWindows2 = process.platform === "win32";
+    var rSlash = new RegExp(`[${posix12.sep}${sep7 === posix12.sep ? "" : sep7}]`.replace(/(\\)/g, "\\$1"));
+    var rRel = new RegExp(`^\\.${rSlash.source}`);
+    var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
+    var getPathInfo = (cmd, {
+      path: optPath = process.env.PATH,
+      pathExt: optPathExt = process.env.PATHEXT,
+      delimiter: optDelimiter = delimiter3
+    }) => {
+      const pathEnv = cmd.match(rSlash) ? [""] : [
+        // windows always checks the cwd first
+        ...isWindows2 ? [process.cwd()] : [],
+        ...(optPath || /* istanbul ignore next: very unusual */
+        "").split(optDelimiter)
+      ];
+      if (isWindows2) {
+        const pathExtExe = optPathExt || [".EXE", ".CMD", ".BAT", ".COM"].join(optDelimiter);
+        const pathExt = pathExtExe.split(optDelimiter).flatMap((item) => [item, item.toLowerCase()]);
+        if (cmd.includes(".") && pathExt[0] !== "") {
+          pathExt.unshift("");
+        }
+        return { pathEnv, pathExt, pathExtExe };
+      }
+      return { pathEnv, pathExt: [""] };
+    };
+    var getPathPart = (raw, cmd) => {
+      const pathPart = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
+      const prefix = !pathPart && rRel.test(cmd) ? cmd.slice(0, 2) : "";
+      return prefix + join23(pathPart, cmd);
+    };
+    var which3 = async (cmd, opt = {}) => {
+      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
+      const found2 = [];
+      for (const envPart of pathEnv) {
+        const p6 = getPathPart(envPart, cmd);
+        for (const ext of pathExt) {
+          const withExt = p6 + ext;
+          const is3 = await isexe(withExt, { pathExt: pathExtExe, ignoreErrors: true });
+          if (is3) {
+            if (!opt.all) {
+              return withExt;
+            }
+            found2.push(withExt);
+          }
+        }
+      }
+      if (opt.all && found2.length) {
+        return found2;
+      }
+      if (opt.nothrow) {
+        return null;
+      }
+      throw getNotFoundError(cmd);
+    };
+    var whichSync = (cmd, opt = {}) => {
+      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
+      const found2 = [];
+      for (const pathEnvPart of pathEnv) {
+        const p6 = getPathPart(pathEnvPart, cmd);
+        for (const ext of pathExt) {
+          const withExt = p6 + ext;
+          const is3 = isexeSync(withExt, { pathExt: pathExtExe, ignoreErrors: true });
+          if (is3) {
+            if (!opt.all) {
+              return withExt;
+            }
+            found2.push(withExt);
+          }
+        }
+      }
+      if (opt.all && found2.length) {
+        return found2;
+      }
+      if (opt.nothrow) {
+        return null;
+      }
+      throw getNotFoundError(cmd);
+    };
+    module2.exports = which3;
+    which3.sync = whichSync;
+  }
+});
+
 // node_modules/json5/lib/unicode.js
 var require_unicode = __commonJS({
   "node_modules/json5/lib/unicode.js"(exports, module2) {
@@ -42065,7 +42747,7 @@ var require_util9 = __commonJS({
 });
 
 // node_modules/json5/lib/parse.js
-var require_parse3 = __commonJS({
+var require_parse4 = __commonJS({
   "node_modules/json5/lib/parse.js"(exports, module2) {
     var util = require_util9();
     var source;
@@ -42921,10 +43603,10 @@ var require_stringify2 = __commonJS({
       let propertyList;
       let replacerFunc;
       let gap = "";
-      let quote;
+      let quote2;
       if (replacer != null && typeof replacer === "object" && !Array.isArray(replacer)) {
         space2 = replacer.space;
-        quote = replacer.quote;
+        quote2 = replacer.quote;
         replacer = replacer.replacer;
       }
       if (typeof replacer === "function") {
@@ -43040,7 +43722,7 @@ var require_stringify2 = __commonJS({
           }
           product += c6;
         }
-        const quoteChar = quote || Object.keys(quotes).reduce((a3, b6) => quotes[a3] < quotes[b6] ? a3 : b6);
+        const quoteChar = quote2 || Object.keys(quotes).reduce((a3, b6) => quotes[a3] < quotes[b6] ? a3 : b6);
         product = product.replace(new RegExp(quoteChar, "g"), replacements[quoteChar]);
         return quoteChar + product + quoteChar;
       }
@@ -43131,9 +43813,9 @@ var require_stringify2 = __commonJS({
 });
 
 // node_modules/json5/lib/index.js
-var require_lib = __commonJS({
+var require_lib2 = __commonJS({
   "node_modules/json5/lib/index.js"(exports, module2) {
-    var parse9 = require_parse3();
+    var parse9 = require_parse4();
     var stringify2 = require_stringify2();
     var JSON52 = {
       parse: parse9,
@@ -43143,716 +43825,189 @@ var require_lib = __commonJS({
   }
 });
 
-// node_modules/shell-quote/quote.js
-var require_quote = __commonJS({
-  "node_modules/shell-quote/quote.js"(exports, module2) {
+// host/find-flock.ts
+import { execFile as execFile5 } from "node:child_process";
+function findFlock() {
+  found ??= firstUtilLinuxFlock();
+  return found;
+}
+async function firstUtilLinuxFlock() {
+  for (const candidate of FLOCK_PATHS) {
+    const version3 = await new Promise((resolve7) => {
+      execFile5(
+        candidate,
+        ["--version"],
+        { timeout: 1e4 },
+        (error47, stdout) => resolve7(error47 ? "" : stdout)
+      );
+    });
+    if (version3.includes("util-linux")) return candidate;
+  }
+  return null;
+}
+var FLOCK_PATHS, found;
+var init_find_flock = __esm({
+  "host/find-flock.ts"() {
     "use strict";
-    var OPS = (
-      /** @type {const} */
-      [
-        "||",
-        "&&",
-        ";;&",
-        ";;",
-        ";&",
-        "|&",
-        "<(",
-        ">(",
-        "<<<",
-        "<<-",
-        "<<",
-        ">>",
-        ">&",
-        ">|",
-        "&>>",
-        "&>",
-        "<&",
-        "<>",
-        "&",
-        ";",
-        "(",
-        ")",
-        "|",
-        "<",
-        ">"
-      ]
-    );
-    var LINE_TERMINATORS = /[\n\r\u2028\u2029]/;
-    var GLOB_SHELL_SPECIAL = /[\s#!"$&'():;<=>@\\^`|~]/g;
-    module2.exports = function quote(xs2) {
-      var sawComment = false;
-      return xs2.map(function(s4) {
-        if (sawComment && typeof s4 === "string" && LINE_TERMINATORS.test(s4)) {
-          throw new TypeError("a token after a `comment` must not contain line terminators");
-        }
-        if (s4 === "") {
-          return (
-            /** @type {const} */
-            "''"
-          );
-        }
-        if (s4 && typeof s4 === "object") {
-          if ("op" in s4 && s4.op === "glob") {
-            if (typeof s4.pattern !== "string") {
-              throw new TypeError("glob token requires a string `pattern`");
-            }
-            if (LINE_TERMINATORS.test(s4.pattern)) {
-              throw new TypeError("glob `pattern` must not contain line terminators");
-            }
-            if (s4.pattern === "") {
-              return (
-                /** @type {const} */
-                "''"
-              );
-            }
-            return s4.pattern.replace(GLOB_SHELL_SPECIAL, "\\$&");
-          }
-          if ("op" in s4 && typeof s4.op === "string") {
-            if (OPS.indexOf(s4.op) < 0) {
-              throw new TypeError("invalid `op` value: " + JSON.stringify(s4.op));
-            }
-            return s4.op.replace(/[\s\S]/g, "\\$&");
-          }
-          if ("comment" in s4 && typeof s4.comment === "string") {
-            if (LINE_TERMINATORS.test(s4.comment)) {
-              throw new TypeError("`comment` must not contain line terminators");
-            }
-            sawComment = true;
-            return "#" + s4.comment;
-          }
-          throw new TypeError("unrecognized object token shape");
-        }
-        if (/'/.test(s4) && /!/.test(s4)) {
-          return "'" + s4.replace(/'/g, `'"'"'`) + "'";
-        }
-        if (/["\s\\]/.test(s4) && !/'/.test(s4)) {
-          return "'" + s4 + "'";
-        }
-        if (/["'\s]/.test(s4)) {
-          return '"' + s4.replace(/(["\\$`])/g, "\\$1") + '"';
-        }
-        return String(s4).replace(/([A-Za-z]:)?([#!"$&'()*,:;<=>?@[\\\]^`{|}~])/g, "$1\\$2");
-      }).join(" ");
+    FLOCK_PATHS = ["/usr/bin/flock", "/bin/flock"];
+  }
+});
+
+// host/pid-file-held-error.ts
+function holderName(pid) {
+  return pid === null ? "pid unknown" : `pid ${pid}`;
+}
+var PidFileHeldError;
+var init_pid_file_held_error = __esm({
+  "host/pid-file-held-error.ts"() {
+    "use strict";
+    PidFileHeldError = class extends Error {
+      constructor(file2, holderPid) {
+        super(
+          `${file2} is locked by ${holderPid === null ? "a process that has not written its pid yet" : `pid ${holderPid}`}`
+        );
+        this.file = file2;
+        this.holderPid = holderPid;
+        this.name = "PidFileHeldError";
+      }
+      file;
+      holderPid;
     };
   }
 });
 
-// node_modules/shell-quote/parse.js
-var require_parse4 = __commonJS({
-  "node_modules/shell-quote/parse.js"(exports, module2) {
-    "use strict";
-    var CONTROL = (
-      /** @type {const} */
-      "(?:" + /** @type {const} */
-      [
-        "\\|\\|",
-        "\\&(?:\\&|>>?)",
-        // `&&`, `&>`, and `&>>`
-        ";;\\&?",
-        // `;;` and `;;&`
-        "[;|]\\&",
-        // `;&` and `|&`
-        "\\<\\(",
-        "\\<\\<\\<",
-        "\\<\\<-",
-        "\\<\\<(?!\\()",
-        // `<<(` stays `<` and `<(`, as zsh reads it; other shells reject it
-        ">>",
-        ">[&|(]",
-        // `>&`, `>|`, and `>(`
-        "<[&>]",
-        // `<&` and `<>`
-        "[&;()|<>]"
-      ].join(
-        /** @type {const} */
-        "|"
-      ) + /** @type {const} */
-      ")"
-    );
-    var controlRE = new RegExp("^" + CONTROL + "$");
-    var META = (
-      /** @type {const} */
-      "|&;()<> \\t"
-    );
-    var SINGLE_QUOTE = (
-      /** @type {const} */
-      "'([^']*?)'"
-    );
-    var ANSI_C_BODY = "(?:\\\\[\\s\\S]|[^\\\\'])*?";
-    var ANSI_C_QUOTE = "\\$'" + ANSI_C_BODY + "'";
-    var ansiCAt = new RegExp("\\$'" + ANSI_C_BODY + "(?:(')|\\\\?$)", "g");
-    var ANSI_C_LETTERS = "abeEfnrtv";
-    var ANSI_C_CHARS = "\x07\b\x1B\x1B\f\n\r	\v";
-    var hash2 = /^#$/;
-    var SQ = (
-      /** @type {const} */
-      "'"
-    );
-    var DQ = (
-      /** @type {const} */
-      '"'
-    );
-    var DS = (
-      /** @type {const} */
-      "$"
-    );
-    var TOKEN = "";
-    var mult = (
-      /** @type {const} */
-      4294967296
-    );
-    for (i2 = 0; i2 < 4; i2++) {
-      TOKEN += (mult * Math.random()).toString(16);
+// host/lock-pid-file.ts
+import { spawn as spawn4 } from "node:child_process";
+import { constants as constants6 } from "node:fs";
+import { open as open5, readFile as readFile8 } from "node:fs/promises";
+async function lockPidFile(file2, options) {
+  const handle2 = await open5(file2, constants6.O_RDWR | constants6.O_CREAT, 384);
+  try {
+    const holderPid = async () => holderPidOf(await readFile8(file2, "utf8").catch(() => ""));
+    let { status, stderr } = await runFlock(options.flock, handle2, options.onHeld ? 0 : options.waitMs);
+    if (status === HELD_EXIT_CODE && options.onHeld && options.waitMs > 0) {
+      options.onHeld(await holderPid());
+      ({ status, stderr } = await runFlock(options.flock, handle2, options.waitMs));
     }
-    var i2;
-    var startsWithToken = new RegExp("^" + TOKEN);
-    function matchAll(s4, r4) {
-      var origIndex = r4.lastIndex;
-      var matches = [];
-      var matchObj;
-      while (matchObj = r4.exec(s4)) {
-        matches[matches.length] = matchObj;
-        if (r4.lastIndex === matchObj.index) {
-          r4.lastIndex += 1;
-        }
-      }
-      r4.lastIndex = origIndex;
-      return matches;
-    }
-    function getVar(env, pre, key) {
-      var r4 = typeof env === "function" ? env(key) : env[key];
-      if (typeof r4 === "undefined" && key != "") {
-        r4 = "";
-      } else if (typeof r4 === "undefined") {
-        r4 = "$";
-      }
-      if (typeof r4 === "object") {
-        return pre + TOKEN + JSON.stringify(r4) + TOKEN;
-      }
-      return pre + r4;
-    }
-    var ansiCEscape = /\\([0-7]{1,3}|x[\dA-Fa-f]{1,2}|u[\dA-Fa-f]{1,4}|U[\dA-Fa-f]{1,8}|c(?:\\\\|[\s\S])|[abeEfnrtv\\'"?])/g;
-    function expandAnsiCEscape(m8, escape) {
-      var kind = escape.charAt(0);
-      if (kind === "c") {
-        var ctrl = escape.charAt(1);
-        return ctrl === "?" ? "\x7F" : String.fromCharCode(ctrl.charCodeAt(0) & 31);
-      }
-      if (kind === "x" || kind === "u" || kind === "U") {
-        var cp2 = parseInt(escape.slice(1), 16);
-        if (cp2 > 1114111) {
-          return m8;
-        }
-        return String.fromCharCode.apply(null, cp2 > 65535 ? [55232 + (cp2 >> 10), 56320 + (cp2 & 1023)] : [cp2]);
-      }
-      if (kind >= "0" && kind <= "7") {
-        return String.fromCharCode(parseInt(escape, 8) & 255);
-      }
-      var letter = ANSI_C_LETTERS.indexOf(escape);
-      return letter < 0 ? escape : ANSI_C_CHARS.charAt(letter);
-    }
-    function expandAnsiC(body2) {
-      return body2.replace(ansiCEscape, expandAnsiCEscape).split("\0")[0];
-    }
-    function closesAnsiC(s4, i3) {
-      ansiCAt.lastIndex = i3;
-      return !!/** @type {RegExpExecArray} */
-      ansiCAt.exec(s4)[1];
-    }
-    function parseInternal(string4, env, opts) {
-      if (!opts) {
-        opts = {};
-      }
-      var BS = opts.escape || "\\";
-      var ifs = opts.splitUnquoted === true ? " 	\n" : typeof opts.splitUnquoted === "string" ? opts.splitUnquoted : "";
-      var BAREWORD = "(\\" + BS + `['"$\\` + BS + META + "]|\\$\\$|\\$(?!" + ANSI_C_QUOTE.slice(2) + `)|[^\\s'"$` + META + "])+";
-      var DOUBLE_QUOTE = '"(?:\\' + BS + '[\\s\\S]|[^"\\' + BS + '])*"';
-      var chunker = new RegExp([
-        "(" + CONTROL + ")",
-        // control chars
-        "(" + ANSI_C_QUOTE + "|" + BAREWORD + "|" + DOUBLE_QUOTE + "|" + SINGLE_QUOTE + ")+"
-      ].join("|"), "g");
-      var matches = matchAll(string4, chunker);
-      if (matches.length === 0) {
-        return [];
-      }
-      if (!env) {
-        env = {};
-      }
-      var commented = false;
-      return matches.map(function(match) {
-        var s4 = match[0];
-        if (!s4 || commented) {
-          return void 0;
-        }
-        if (controlRE.test(s4)) {
-          return (
-            /** @type {ControlOperator} */
-            { op: s4 }
-          );
-        }
-        var quote = false;
-        var esc2 = false;
-        var out2 = "";
-        var words = [];
-        var sawQuote = false;
-        var pendingNw = null;
-        var isGlob = false;
-        var i3;
-        function parseEnvVar() {
-          i3 += 1;
-          var varend;
-          var varname;
-          var char2 = s4.charAt(i3);
-          if (char2 === "{") {
-            i3 += 1;
-            if (s4.charAt(i3) === "}") {
-              throw new Error("Bad substitution: " + s4.slice(i3 - 2, i3 + 1));
-            }
-            var depth = 1;
-            varend = i3;
-            while (depth > 0 && varend < s4.length) {
-              if (s4.charAt(varend) === "{" && s4.charAt(varend - 1) === "$") {
-                depth += 1;
-              } else if (s4.charAt(varend) === "}") {
-                depth -= 1;
-              }
-              varend += 1;
-            }
-            if (depth !== 0) {
-              throw new Error("Bad substitution: " + s4.slice(i3));
-            }
-            varend -= 1;
-            varname = s4.slice(i3, varend);
-            i3 = varend;
-          } else if (/[*@#?$!-]/.test(char2)) {
-            varname = char2;
-          } else {
-            var slicedFromI = s4.slice(i3);
-            varend = slicedFromI.match(/[^\w\d_]/);
-            if (!varend) {
-              varname = slicedFromI;
-              i3 = s4.length;
-            } else {
-              varname = slicedFromI.slice(0, varend.index);
-              i3 += /** @type {number} */
-              varend.index - 1;
-            }
-          }
-          return getVar(
-            /** @type {NonNullable<typeof env>} */
-            env,
-            "",
-            varname
-          );
-        }
-        function flushRun() {
-          if (pendingNw === null) {
-            return;
-          }
-          if (pendingNw === 0) {
-            if (out2 !== "") {
-              words[words.length] = out2;
-              out2 = "";
-            }
-          } else {
-            words[words.length] = out2;
-            out2 = "";
-            for (var fe2 = 1; fe2 < pendingNw; fe2 += 1) {
-              words[words.length] = "";
-            }
-          }
-          pendingNw = null;
-        }
-        for (i3 = 0; i3 < s4.length; i3++) {
-          var c6 = s4.charAt(i3);
-          if (ifs && c6 !== DS) {
-            flushRun();
-          }
-          isGlob = isGlob || !quote && (c6 === "*" || c6 === "?");
-          if (esc2) {
-            out2 += c6;
-            esc2 = false;
-          } else if (quote) {
-            if (c6 === quote) {
-              quote = false;
-            } else if (quote == SQ) {
-              out2 += c6;
-            } else {
-              if (c6 === BS) {
-                i3 += 1;
-                c6 = s4.charAt(i3);
-                if (c6 === DQ || c6 === BS || c6 === DS) {
-                  out2 += c6;
-                } else {
-                  out2 += BS + c6;
-                }
-              } else if (c6 === DS) {
-                out2 += parseEnvVar();
-              } else {
-                out2 += c6;
-              }
-            }
-          } else if (c6 === DQ || c6 === SQ) {
-            quote = c6;
-            sawQuote = true;
-          } else if (controlRE.test(c6)) {
-            return (
-              /** @type {ControlOperator} */
-              { op: s4 }
-            );
-          } else if (hash2.test(c6)) {
-            commented = true;
-            var commentObj = { comment: string4.slice(match.index + i3 + 1) };
-            if (out2.length) {
-              return (
-                /** @type {const} */
-                [out2, commentObj]
-              );
-            }
-            return (
-              /** @type {const} */
-              [commentObj]
-            );
-          } else if (c6 === BS) {
-            esc2 = true;
-          } else if (c6 === DS && s4.charAt(i3 + 1) === SQ && closesAnsiC(s4, i3)) {
-            flushRun();
-            sawQuote = true;
-            out2 += expandAnsiC(s4.slice(i3 + 2, ansiCAt.lastIndex - 1));
-            i3 = ansiCAt.lastIndex - 1;
-          } else if (c6 === DS) {
-            var value = parseEnvVar();
-            if (!ifs) {
-              out2 += value;
-            } else {
-              for (var vi = 0; vi < value.length; vi += 1) {
-                var vc = value.charAt(vi);
-                if (ifs.indexOf(vc) < 0) {
-                  flushRun();
-                  out2 += vc;
-                } else if (pendingNw === null) {
-                  pendingNw = vc === " " || vc === "	" || vc === "\n" ? 0 : 1;
-                } else if (vc !== " " && vc !== "	" && vc !== "\n") {
-                  pendingNw += 1;
-                }
-              }
-            }
-          } else {
-            out2 += c6;
-          }
-        }
-        if (isGlob) {
-          return (
-            /** @type {GlobPattern} */
-            { op: "glob", pattern: out2 }
-          );
-        }
-        if (ifs) {
-          if (pendingNw !== null && pendingNw > 0) {
-            words[words.length] = out2;
-            out2 = "";
-            for (var te4 = 1; te4 < pendingNw; te4 += 1) {
-              words[words.length] = "";
-            }
-          }
-          if (out2 !== "" || sawQuote && words.length === 0) {
-            words[words.length] = out2;
-          }
-          return words;
-        }
-        return out2;
-      }).reduce(
-        function(prev, arg2) {
-          if (typeof arg2 === "undefined") {
-            return prev;
-          }
-          [].concat(arg2).forEach(function(entry) {
-            prev[prev.length] = entry;
-          });
-          return prev;
-        },
-        /** @type {ParseEntry[]} */
-        []
+    if (status === HELD_EXIT_CODE) throw new PidFileHeldError(file2, await holderPid());
+    if (status !== 0) {
+      throw new Error(
+        `Cannot lock ${file2}: ${options.flock} exited with ${String(status)}${stderr ? ` (${stderr})` : ""}`
       );
     }
-    module2.exports = function parse9(s4, env, opts) {
-      var mapped = parseInternal(s4, env, opts);
-      if (typeof env !== "function") {
-        return mapped;
-      }
-      return mapped.reduce(
-        function(acc, s5) {
-          if (typeof s5 === "object") {
-            acc[acc.length] = s5;
-            return acc;
-          }
-          var xs2 = s5.split(RegExp("(" + TOKEN + ".*?" + TOKEN + ")", "g"));
-          if (xs2.length === 1) {
-            acc[acc.length] = xs2[0];
-            return acc;
-          }
-          xs2.filter(Boolean).forEach(function(x10) {
-            acc[acc.length] = startsWithToken.test(x10) ? JSON.parse(x10.split(TOKEN)[1]) : x10;
-          });
-          return acc;
-        },
-        /** @type {ParseEntry[]} */
-        []
-      );
+    const leftBehind = await handle2.readFile("utf8");
+    const rewrite = async (text2) => {
+      const bytes = Buffer.from(text2);
+      await handle2.write(bytes, 0, bytes.length, 0);
+      await handle2.truncate(bytes.length);
     };
+    await rewrite(`${process.pid}
+`);
+    return {
+      leftBehind,
+      record: (lines) => rewrite(`${process.pid}
+${lines}`),
+      async release() {
+        await handle2.truncate(0).catch(() => void 0);
+        await handle2.close();
+      }
+    };
+  } catch (error47) {
+    await handle2.close();
+    throw error47;
   }
-});
-
-// node_modules/shell-quote/index.js
-var require_shell_quote = __commonJS({
-  "node_modules/shell-quote/index.js"(exports) {
+}
+function runFlock(flock, handle2, waitMs) {
+  const wait = waitMs > 0 ? ["--wait", (waitMs / 1e3).toFixed(3)] : ["--nonblock"];
+  return new Promise((resolve7, reject) => {
+    const child2 = spawn4(
+      flock,
+      ["--exclusive", ...wait, "--conflict-exit-code", String(HELD_EXIT_CODE), "3"],
+      { stdio: ["ignore", "ignore", "pipe", handle2.fd] }
+    );
+    let stderr = "";
+    child2.stderr?.on("data", (chunk) => stderr += chunk.toString());
+    child2.on("error", reject);
+    child2.on("close", (status) => resolve7({ status, stderr: stderr.trim() }));
+  });
+}
+function holderPidOf(text2) {
+  const first = text2.split("\n", 1)[0]?.trim() ?? "";
+  return /^\d+$/.test(first) ? Number(first) : null;
+}
+var HELD_EXIT_CODE;
+var init_lock_pid_file = __esm({
+  "host/lock-pid-file.ts"() {
     "use strict";
-    exports.quote = require_quote();
-    exports.parse = require_parse4();
+    init_pid_file_held_error();
+    HELD_EXIT_CODE = 75;
   }
 });
 
-// node_modules/isexe/dist/commonjs/index.min.js
-var require_index_min = __commonJS({
-  "node_modules/isexe/dist/commonjs/index.min.js"(exports) {
+// local/run-process-lock.ts
+import { rm as rm12 } from "node:fs/promises";
+import { join as join12 } from "node:path";
+function runProcessLockFileOf(journalDir, runId) {
+  return join12(journalDir, `${runId}.lock`);
+}
+async function lockRunProcess(journalDir, runId) {
+  const flock = await findFlock();
+  if (flock === null) return { release: async () => {
+  } };
+  const file2 = runProcessLockFileOf(journalDir, runId);
+  const held = await lockPidFile(file2, { flock, waitMs: 1e4 });
+  return {
+    async release() {
+      await rm12(file2, { force: true });
+      await held.release();
+    }
+  };
+}
+var init_run_process_lock = __esm({
+  "local/run-process-lock.ts"() {
     "use strict";
-    var a3 = (t3, e) => () => (e || t3((e = { exports: {} }).exports, e), e.exports);
-    var _5 = a3((i2) => {
-      "use strict";
-      Object.defineProperty(i2, "__esModule", { value: true });
-      i2.sync = i2.isexe = void 0;
-      var M5 = __require("node:fs"), x10 = __require("node:fs/promises"), q7 = async (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return d6(await (0, x10.stat)(t3), e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      i2.isexe = q7;
-      var m8 = (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return d6((0, M5.statSync)(t3), e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      i2.sync = m8;
-      var d6 = (t3, e) => t3.isFile() && A7(t3, e), A7 = (t3, e) => {
-        let r4 = e.uid ?? process.getuid?.(), s4 = e.groups ?? process.getgroups?.() ?? [], n3 = e.gid ?? process.getgid?.() ?? s4[0];
-        if (r4 === void 0 || n3 === void 0) throw new Error("cannot get uid or gid");
-        let u4 = /* @__PURE__ */ new Set([n3, ...s4]), c6 = t3.mode, S7 = t3.uid, P8 = t3.gid, f7 = parseInt("100", 8), l4 = parseInt("010", 8), j7 = parseInt("001", 8), C6 = f7 | l4;
-        return !!(c6 & j7 || c6 & l4 && u4.has(P8) || c6 & f7 && S7 === r4 || c6 & C6 && r4 === 0);
-      };
-    });
-    var g8 = a3((o6) => {
-      "use strict";
-      Object.defineProperty(o6, "__esModule", { value: true });
-      o6.sync = o6.isexe = void 0;
-      var T7 = __require("node:fs"), I6 = __require("node:fs/promises"), D9 = __require("node:path"), F8 = async (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return y7(await (0, I6.stat)(t3), t3, e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      o6.isexe = F8;
-      var L7 = (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return y7((0, T7.statSync)(t3), t3, e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      o6.sync = L7;
-      var B7 = (t3, e) => {
-        let { pathExt: r4 = process.env.PATHEXT || "" } = e, s4 = r4.split(D9.delimiter);
-        if (s4.indexOf("") !== -1) return true;
-        for (let n3 of s4) {
-          let u4 = n3.toLowerCase(), c6 = t3.substring(t3.length - u4.length).toLowerCase();
-          if (u4 && c6 === u4) return true;
-        }
-        return false;
-      }, y7 = (t3, e, r4) => t3.isFile() && B7(e, r4);
-    });
-    var p6 = a3((h5) => {
-      "use strict";
-      Object.defineProperty(h5, "__esModule", { value: true });
-    });
-    var v6 = exports && exports.__createBinding || (Object.create ? (function(t3, e, r4, s4) {
-      s4 === void 0 && (s4 = r4);
-      var n3 = Object.getOwnPropertyDescriptor(e, r4);
-      (!n3 || ("get" in n3 ? !e.__esModule : n3.writable || n3.configurable)) && (n3 = { enumerable: true, get: function() {
-        return e[r4];
-      } }), Object.defineProperty(t3, s4, n3);
-    }) : (function(t3, e, r4, s4) {
-      s4 === void 0 && (s4 = r4), t3[s4] = e[r4];
-    }));
-    var G5 = exports && exports.__setModuleDefault || (Object.create ? (function(t3, e) {
-      Object.defineProperty(t3, "default", { enumerable: true, value: e });
-    }) : function(t3, e) {
-      t3.default = e;
-    });
-    var w7 = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var t3 = function(e) {
-        return t3 = Object.getOwnPropertyNames || function(r4) {
-          var s4 = [];
-          for (var n3 in r4) Object.prototype.hasOwnProperty.call(r4, n3) && (s4[s4.length] = n3);
-          return s4;
-        }, t3(e);
-      };
-      return function(e) {
-        if (e && e.__esModule) return e;
-        var r4 = {};
-        if (e != null) for (var s4 = t3(e), n3 = 0; n3 < s4.length; n3++) s4[n3] !== "default" && v6(r4, e, s4[n3]);
-        return G5(r4, e), r4;
-      };
-    })();
-    var X4 = exports && exports.__exportStar || function(t3, e) {
-      for (var r4 in t3) r4 !== "default" && !Object.prototype.hasOwnProperty.call(e, r4) && v6(e, t3, r4);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.sync = exports.isexe = exports.posix = exports.win32 = void 0;
-    var E7 = w7(_5());
-    exports.posix = E7;
-    var O6 = w7(g8());
-    exports.win32 = O6;
-    X4(p6(), exports);
-    var H6 = process.env._ISEXE_TEST_PLATFORM_ || process.platform;
-    var b6 = H6 === "win32" ? O6 : E7;
-    exports.isexe = b6.isexe;
-    exports.sync = b6.sync;
-  }
-});
-
-// node_modules/which/lib/index.js
-var require_lib2 = __commonJS({
-  "node_modules/which/lib/index.js"(exports, module2) {
-    var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join22, delimiter: delimiter3, sep: sep7, posix: posix12 } = __require("path");
-    var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix12.sep}${sep7 === posix12.sep ? "" : sep7}]`.replace(/(\\)/g, "\\$1"));
-    var rRel = new RegExp(`^\\.${rSlash.source}`);
-    var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
-    var getPathInfo = (cmd, {
-      path: optPath = process.env.PATH,
-      pathExt: optPathExt = process.env.PATHEXT,
-      delimiter: optDelimiter = delimiter3
-    }) => {
-      const pathEnv = cmd.match(rSlash) ? [""] : [
-        // windows always checks the cwd first
-        ...isWindows2 ? [process.cwd()] : [],
-        ...(optPath || /* istanbul ignore next: very unusual */
-        "").split(optDelimiter)
-      ];
-      if (isWindows2) {
-        const pathExtExe = optPathExt || [".EXE", ".CMD", ".BAT", ".COM"].join(optDelimiter);
-        const pathExt = pathExtExe.split(optDelimiter).flatMap((item) => [item, item.toLowerCase()]);
-        if (cmd.includes(".") && pathExt[0] !== "") {
-          pathExt.unshift("");
-        }
-        return { pathEnv, pathExt, pathExtExe };
-      }
-      return { pathEnv, pathExt: [""] };
-    };
-    var getPathPart = (raw, cmd) => {
-      const pathPart = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
-      const prefix = !pathPart && rRel.test(cmd) ? cmd.slice(0, 2) : "";
-      return prefix + join22(pathPart, cmd);
-    };
-    var which3 = async (cmd, opt = {}) => {
-      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
-      const found2 = [];
-      for (const envPart of pathEnv) {
-        const p6 = getPathPart(envPart, cmd);
-        for (const ext of pathExt) {
-          const withExt = p6 + ext;
-          const is3 = await isexe(withExt, { pathExt: pathExtExe, ignoreErrors: true });
-          if (is3) {
-            if (!opt.all) {
-              return withExt;
-            }
-            found2.push(withExt);
-          }
-        }
-      }
-      if (opt.all && found2.length) {
-        return found2;
-      }
-      if (opt.nothrow) {
-        return null;
-      }
-      throw getNotFoundError(cmd);
-    };
-    var whichSync = (cmd, opt = {}) => {
-      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
-      const found2 = [];
-      for (const pathEnvPart of pathEnv) {
-        const p6 = getPathPart(pathEnvPart, cmd);
-        for (const ext of pathExt) {
-          const withExt = p6 + ext;
-          const is3 = isexeSync(withExt, { pathExt: pathExtExe, ignoreErrors: true });
-          if (is3) {
-            if (!opt.all) {
-              return withExt;
-            }
-            found2.push(withExt);
-          }
-        }
-      }
-      if (opt.all && found2.length) {
-        return found2;
-      }
-      if (opt.nothrow) {
-        return null;
-      }
-      throw getNotFoundError(cmd);
-    };
-    module2.exports = which3;
-    which3.sync = whichSync;
+    init_find_flock();
+    init_lock_pid_file();
   }
 });
 
 // local/run-journal.ts
-import { open as open5 } from "node:fs/promises";
-import { join as join12 } from "node:path";
+import { open as open6 } from "node:fs/promises";
+import { join as join13 } from "node:path";
 function journalFileOf(journalDir, runId) {
-  return join12(journalDir, `${runId}.jsonl`);
+  return join13(journalDir, `${runId}.jsonl`);
 }
 var RunJournal;
 var init_run_journal = __esm({
   "local/run-journal.ts"() {
     "use strict";
+    init_run_process_lock();
     RunJournal = class _RunJournal {
-      constructor(handle2, journalDir) {
+      constructor(handle2, journalDir, lock2) {
         this.handle = handle2;
         this.journalDir = journalDir;
+        this.lock = lock2;
       }
       handle;
       journalDir;
+      lock;
       writing = Promise.resolve();
       /** Bytes of complete lines on disk: the next line is written here. */
       size = 0;
       /** Creates the journal of a new run (refusing one that exists) with its first record. */
       static async create(journalDir, runId, first) {
-        const handle2 = await open5(journalFileOf(journalDir, runId), "wx");
-        const journal = new _RunJournal(handle2, journalDir);
+        const lock2 = await lockRunProcess(journalDir, runId);
+        let journal;
+        try {
+          journal = new _RunJournal(await open6(journalFileOf(journalDir, runId), "wx"), journalDir, lock2);
+        } catch (error47) {
+          await lock2.release();
+          throw error47;
+        }
         try {
           await journal.append(first);
         } catch (error47) {
-          await handle2.close();
+          await journal.close();
           throw error47;
         }
         return journal;
@@ -43879,12 +44034,17 @@ var init_run_journal = __esm({
       async sync() {
         await this.writing;
         await this.handle.datasync();
-        const dir = await open5(this.journalDir, "r");
+        const dir = await open6(this.journalDir, "r");
         await dir.sync().finally(() => dir.close());
       }
+      /** Closes the file, then lets go of the run's process lock: the run is over, however it ended. */
       async close() {
-        await this.writing;
-        await this.handle.close();
+        try {
+          await this.writing;
+          await this.handle.close();
+        } finally {
+          await this.lock.release();
+        }
       }
     };
   }
@@ -45467,125 +45627,6 @@ var require_proper_lockfile = __commonJS({
   }
 });
 
-// host/find-flock.ts
-import { execFile as execFile4 } from "node:child_process";
-function findFlock() {
-  found ??= firstUtilLinuxFlock();
-  return found;
-}
-async function firstUtilLinuxFlock() {
-  for (const candidate of FLOCK_PATHS) {
-    const version3 = await new Promise((resolve7) => {
-      execFile4(
-        candidate,
-        ["--version"],
-        { timeout: 1e4 },
-        (error47, stdout) => resolve7(error47 ? "" : stdout)
-      );
-    });
-    if (version3.includes("util-linux")) return candidate;
-  }
-  return null;
-}
-var FLOCK_PATHS, found;
-var init_find_flock = __esm({
-  "host/find-flock.ts"() {
-    "use strict";
-    FLOCK_PATHS = ["/usr/bin/flock", "/bin/flock"];
-  }
-});
-
-// host/pid-file-held-error.ts
-function holderName(pid) {
-  return pid === null ? "pid unknown" : `pid ${pid}`;
-}
-var PidFileHeldError;
-var init_pid_file_held_error = __esm({
-  "host/pid-file-held-error.ts"() {
-    "use strict";
-    PidFileHeldError = class extends Error {
-      constructor(file2, holderPid) {
-        super(
-          `${file2} is locked by ${holderPid === null ? "a process that has not written its pid yet" : `pid ${holderPid}`}`
-        );
-        this.file = file2;
-        this.holderPid = holderPid;
-        this.name = "PidFileHeldError";
-      }
-      file;
-      holderPid;
-    };
-  }
-});
-
-// host/lock-pid-file.ts
-import { spawn as spawn4 } from "node:child_process";
-import { constants as constants6 } from "node:fs";
-import { open as open7, readFile as readFile9 } from "node:fs/promises";
-async function lockPidFile(file2, options) {
-  const handle2 = await open7(file2, constants6.O_RDWR | constants6.O_CREAT, 384);
-  try {
-    const holderPid = async () => holderPidOf(await readFile9(file2, "utf8").catch(() => ""));
-    let { status, stderr } = await runFlock(options.flock, handle2, options.onHeld ? 0 : options.waitMs);
-    if (status === HELD_EXIT_CODE && options.onHeld && options.waitMs > 0) {
-      options.onHeld(await holderPid());
-      ({ status, stderr } = await runFlock(options.flock, handle2, options.waitMs));
-    }
-    if (status === HELD_EXIT_CODE) throw new PidFileHeldError(file2, await holderPid());
-    if (status !== 0) {
-      throw new Error(
-        `Cannot lock ${file2}: ${options.flock} exited with ${String(status)}${stderr ? ` (${stderr})` : ""}`
-      );
-    }
-    const leftBehind = await handle2.readFile("utf8");
-    const rewrite = async (text2) => {
-      const bytes = Buffer.from(text2);
-      await handle2.write(bytes, 0, bytes.length, 0);
-      await handle2.truncate(bytes.length);
-    };
-    await rewrite(`${process.pid}
-`);
-    return {
-      leftBehind,
-      record: (lines) => rewrite(`${process.pid}
-${lines}`),
-      async release() {
-        await handle2.truncate(0).catch(() => void 0);
-        await handle2.close();
-      }
-    };
-  } catch (error47) {
-    await handle2.close();
-    throw error47;
-  }
-}
-function runFlock(flock, handle2, waitMs) {
-  const wait = waitMs > 0 ? ["--wait", (waitMs / 1e3).toFixed(3)] : ["--nonblock"];
-  return new Promise((resolve7, reject) => {
-    const child2 = spawn4(
-      flock,
-      ["--exclusive", ...wait, "--conflict-exit-code", String(HELD_EXIT_CODE), "3"],
-      { stdio: ["ignore", "ignore", "pipe", handle2.fd] }
-    );
-    let stderr = "";
-    child2.stderr?.on("data", (chunk) => stderr += chunk.toString());
-    child2.on("error", reject);
-    child2.on("close", (status) => resolve7({ status, stderr: stderr.trim() }));
-  });
-}
-function holderPidOf(text2) {
-  const first = text2.split("\n", 1)[0]?.trim() ?? "";
-  return /^\d+$/.test(first) ? Number(first) : null;
-}
-var HELD_EXIT_CODE;
-var init_lock_pid_file = __esm({
-  "host/lock-pid-file.ts"() {
-    "use strict";
-    init_pid_file_held_error();
-    HELD_EXIT_CODE = 75;
-  }
-});
-
 // store/db/lock-directory.ts
 import { rmdir as rmdir2, stat as stat9 } from "node:fs/promises";
 import { resolve as resolve2 } from "node:path";
@@ -45772,8 +45813,8 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir13, readdir as readdir8, readFile as readFile10, rename as rename8, rm as rm13, writeFile as writeFile11 } from "node:fs/promises";
-import { dirname as dirname5, join as join13 } from "node:path";
+import { mkdir as mkdir13, readdir as readdir8, readFile as readFile10, rename as rename8, rm as rm14, writeFile as writeFile11 } from "node:fs/promises";
+import { dirname as dirname5, join as join14 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
@@ -45793,7 +45834,7 @@ async function writeJson(path25, value) {
     await writeFile11(temp, JSON.stringify(value));
     await rename8(temp, path25);
   } finally {
-    await rm13(temp, { force: true });
+    await rm14(temp, { force: true });
   }
 }
 var IndexedCacheEntry, LocalIndex;
@@ -45879,7 +45920,7 @@ var init_local_index = __esm({
         const commit = query.commits.find((each) => recorded.has(each));
         if (commit === void 0) return null;
         for (const name2 of [nameOf(query.paramsDigest), "newest"]) {
-          const json3 = await readJson3(join13(pipelineDir, commit, `${name2}.json`));
+          const json3 = await readJson3(join14(pipelineDir, commit, `${name2}.json`));
           if (json3 !== null && typeof json3 === "object") return runFromJson(json3);
         }
         return null;
@@ -45890,38 +45931,38 @@ var init_local_index = __esm({
        * DIRTY` still compares with one when asked); nor is a run of some stages only (`fluksio
        * run train`), whose metrics are not the whole pipeline's.
        */
-      async recordSucceededRun(run5) {
-        if (run5.dirty || run5.selection || run5.commit === null || !/^[0-9a-f]+$/.test(run5.commit)) return;
-        const commitDir = join13(this.baselineDir(run5.pipelinePath), run5.commit);
-        await writeJson(join13(commitDir, `${nameOf(run5.paramsDigest)}.json`), run5);
-        await writeJson(join13(commitDir, "newest.json"), run5);
+      async recordSucceededRun(run6) {
+        if (run6.dirty || run6.selection || run6.commit === null || !/^[0-9a-f]+$/.test(run6.commit)) return;
+        const commitDir = join14(this.baselineDir(run6.pipelinePath), run6.commit);
+        await writeJson(join14(commitDir, `${nameOf(run6.paramsDigest)}.json`), run6);
+        await writeJson(join14(commitDir, "newest.json"), run6);
       }
       candidatesPath(manifestKey) {
-        return join13(this.root, "candidates", `${nameOf(manifestKey)}.json`);
+        return join14(this.root, "candidates", `${nameOf(manifestKey)}.json`);
       }
       cachePath(key) {
-        return join13(this.root, "cache", `${nameOf(key)}.json`);
+        return join14(this.root, "cache", `${nameOf(key)}.json`);
       }
       previousPath(pipelinePath, stage) {
-        return join13(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
+        return join14(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
       }
       baselineDir(pipelinePath) {
-        return join13(this.root, "baseline", nameOf(pipelinePath));
+        return join14(this.root, "baseline", nameOf(pipelinePath));
       }
     };
   }
 });
 
 // local/local-store-paths.ts
-import { join as join14 } from "node:path";
+import { join as join15 } from "node:path";
 function localStorePaths(stateDir) {
   return {
-    journalDir: join14(stateDir, "journal"),
-    indexDir: join14(stateDir, "index"),
-    blobDir: join14(stateDir, "blobs"),
-    databaseDir: join14(stateDir, "db"),
+    journalDir: join15(stateDir, "journal"),
+    indexDir: join15(stateDir, "index"),
+    blobDir: join15(stateDir, "blobs"),
+    databaseDir: join15(stateDir, "db"),
     /** `<run>/<stage>.log`: what a running run's stages printed so far, for `fluksio ui`. */
-    liveDir: join14(stateDir, "live")
+    liveDir: join15(stateDir, "live")
   };
 }
 var init_local_store_paths = __esm({
@@ -47102,7 +47143,7 @@ var init_sql = __esm({
         return new SQL([new StringChunk(str)]);
       }
       sql2.raw = raw;
-      function join22(chunks, separator) {
+      function join23(chunks, separator) {
         const result = [];
         for (const [i2, chunk] of chunks.entries()) {
           if (i2 > 0 && separator !== void 0) {
@@ -47112,7 +47153,7 @@ var init_sql = __esm({
         }
         return new SQL(result);
       }
-      sql2.join = join22;
+      sql2.join = join23;
       function identifier2(value) {
         return new Name(value);
       }
@@ -51456,7 +51497,7 @@ var init_select2 = __esm({
           const baseTableName = this.tableName;
           const tableName = getTableLikeName(table);
           for (const item of extractUsedTable(table)) this.usedTables.add(item);
-          if (typeof tableName === "string" && this.config.joins?.some((join22) => join22.alias === tableName)) {
+          if (typeof tableName === "string" && this.config.joins?.some((join23) => join23.alias === tableName)) {
             throw new Error(`Alias "${tableName}" is already used in this query`);
           }
           if (!this.isPartialSelect) {
@@ -52983,7 +53024,7 @@ var init_update = __esm({
       createJoin(joinType) {
         return (table, on3) => {
           const tableName = getTableLikeName(table);
-          if (typeof tableName === "string" && this.config.joins.some((join22) => join22.alias === tableName)) {
+          if (typeof tableName === "string" && this.config.joins.some((join23) => join23.alias === tableName)) {
             throw new Error(`Alias "${tableName}" is already used in this query`);
           }
           if (typeof on3 === "function") {
@@ -53079,10 +53120,10 @@ var init_update = __esm({
               const fromFields = this.getTableLikeFields(this.config.from);
               fields[tableName] = fromFields;
             }
-            for (const join22 of this.config.joins) {
-              const tableName2 = getTableLikeName(join22.table);
-              if (typeof tableName2 === "string" && !is(join22.table, SQL)) {
-                const fromFields = this.getTableLikeFields(join22.table);
+            for (const join23 of this.config.joins) {
+              const tableName2 = getTableLikeName(join23.table);
+              if (typeof tableName2 === "string" && !is(join23.table, SQL)) {
+                const fromFields = this.getTableLikeFields(join23.table);
                 fields[tableName2] = fromFields;
               }
             }
@@ -54437,8 +54478,8 @@ async function journalOfRun({
   runId
 }) {
   return db.transaction(async (tx) => {
-    const [run5] = await tx.select().from(runs).where(eq(runs.id, runId));
-    if (!run5) throw new Error(`No run ${runId} in the database`);
+    const [run6] = await tx.select().from(runs).where(eq(runs.id, runId));
+    if (!run6) throw new Error(`No run ${runId} in the database`);
     const [stageRows, pointRows, annotationRows] = await Promise.all([
       tx.select().from(stages).where(eq(stages.runId, runId)).orderBy(asc(stages.position)),
       tx.select({
@@ -54464,17 +54505,17 @@ async function journalOfRun({
     for (const row of stageRows)
       events2.push({ type: "stage.finished", stage: toStageRecord(row), seq: next2() });
     const records = [
-      { type: "run.created", run: JSON.parse(JSON.stringify(run5)) }
+      { type: "run.created", run: JSON.parse(JSON.stringify(run6)) }
     ];
     if (events2.length > 0) records.push({ type: "run.events", events: events2 });
-    if (isFinalRunStatus(run5.status)) {
+    if (isFinalRunStatus(run6.status)) {
       records.push({
         type: "run.finished",
-        status: run5.status,
-        reason: run5.statusReason,
-        metrics: run5.metrics,
-        dirtyReasons: run5.dirtyReasons,
-        finishedAt: (run5.finishedAt ?? run5.createdAt).toISOString()
+        status: run6.status,
+        reason: run6.statusReason,
+        metrics: run6.metrics,
+        dirtyReasons: run6.dirtyReasons,
+        finishedAt: (run6.finishedAt ?? run6.createdAt).toISOString()
       });
     }
     await tx.insert(appliedEvents).values(records.map((_5, seq2) => ({ runId, attempt: JOURNAL_ATTEMPT, seq: seq2 }))).onConflictDoNothing();
@@ -64351,12 +64392,12 @@ var init_migrator2 = __esm({
 
 // store/db/migrate-database.ts
 import { existsSync as existsSync4 } from "node:fs";
-import { dirname as dirname6, join as join16 } from "node:path";
+import { dirname as dirname6, join as join17 } from "node:path";
 import { fileURLToPath } from "node:url";
 function migrationsFolder() {
   const start2 = dirname6(fileURLToPath(import.meta.url));
   for (let dir = start2; ; dir = dirname6(dir)) {
-    if (existsSync4(join16(dir, "drizzle", "meta", "_journal.json"))) return join16(dir, "drizzle");
+    if (existsSync4(join17(dir, "drizzle", "meta", "_journal.json"))) return join17(dir, "drizzle");
     if (dirname6(dir) === dir)
       throw new Error(`No drizzle/meta/_journal.json above ${start2}: cannot find fluksio's migrations`);
   }
@@ -64374,10 +64415,10 @@ var init_migrate_database = __esm({
 // store/db/migrations-digest.ts
 import { createHash as createHash9 } from "node:crypto";
 import { readdir as readdir9, readFile as readFile11 } from "node:fs/promises";
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
-  const files = (await readdir9(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join17(entry.parentPath, entry.name)).sort();
+  const files = (await readdir9(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join18(entry.parentPath, entry.name)).sort();
   const hash2 = createHash9("sha256");
   for (const file2 of files)
     hash2.update(file2.slice(folder.length)).update("\0").update(await readFile11(file2));
@@ -64393,8 +64434,8 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir14, readFile as readFile12, rename as rename9, rm as rm14, writeFile as writeFile12 } from "node:fs/promises";
-import { join as join18 } from "node:path";
+import { cp, mkdir as mkdir14, readFile as readFile12, rename as rename9, rm as rm15, writeFile as writeFile12 } from "node:fs/promises";
+import { join as join19 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
 }
@@ -64405,7 +64446,7 @@ async function openLocalDatabase(dataDir, options = {}) {
   let digest;
   try {
     digest = await migrationsDigest();
-    if (options.templateRoot && !existsSync5(join18(dataDir, "PG_VERSION"))) {
+    if (options.templateRoot && !existsSync5(join19(dataDir, "PG_VERSION"))) {
       await cp(await ensureTemplate(options.templateRoot, digest), dataDir, { recursive: true });
     }
   } catch (error47) {
@@ -64426,8 +64467,8 @@ async function openLocalDatabase(dataDir, options = {}) {
   }
 }
 async function ensureTemplate(root, digest) {
-  const template = join18(root, `pglite-${digest}`);
-  if (existsSync5(join18(template, MIGRATED_MARKER))) return template;
+  const template = join19(root, `pglite-${digest}`);
+  if (existsSync5(join19(template, MIGRATED_MARKER))) return template;
   const building = `${template}.tmp-${randomBytes3(6).toString("hex")}`;
   await mkdir14(building, { recursive: true });
   try {
@@ -64436,10 +64477,10 @@ async function ensureTemplate(root, digest) {
     }, { dataDir: building, digest });
     await store.close();
     await rename9(building, template).catch((error47) => {
-      if (!existsSync5(join18(template, MIGRATED_MARKER))) throw error47;
+      if (!existsSync5(join19(template, MIGRATED_MARKER))) throw error47;
     });
   } finally {
-    await rm14(building, { recursive: true, force: true });
+    await rm15(building, { recursive: true, force: true });
   }
   return template;
 }
@@ -64456,7 +64497,7 @@ async function migrated(client, release, onDisk) {
   };
   const db = drizzle({ client, schema: tables_exports });
   try {
-    const marker = onDisk ? join18(onDisk.dataDir, MIGRATED_MARKER) : null;
+    const marker = onDisk ? join19(onDisk.dataDir, MIGRATED_MARKER) : null;
     const current = marker ? await readFile12(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
@@ -64622,7 +64663,7 @@ __export(rebuild_local_index_exports, {
   rebuildLocalIndex: () => rebuildLocalIndex
 });
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { mkdir as mkdir15, readdir as readdir10, rename as rename10, rm as rm15 } from "node:fs/promises";
+import { mkdir as mkdir15, readdir as readdir10, rename as rename10, rm as rm16 } from "node:fs/promises";
 async function indexFromJournals(journalDir) {
   const names = (await readdir10(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
   const built = {
@@ -64646,9 +64687,9 @@ async function indexFromJournals(journalDir) {
       if (record2.type === "run.finished") {
         finished = true;
         if (record2.status !== "succeeded") continue;
-        const run5 = runFromJson(first.run);
+        const run6 = runFromJson(first.run);
         built.succeeded.push({
-          ...run5,
+          ...run6,
           status: record2.status,
           statusReason: record2.reason,
           metrics: record2.metrics,
@@ -64698,7 +64739,7 @@ async function rebuildLocalIndex(indexDir, built) {
       (a3, b6) => a3.entry.createdAt.localeCompare(b6.entry.createdAt)
     );
     for (const indexed of entries) await fresh.recordCacheEntry(indexed);
-    for (const run5 of built.succeeded) await fresh.recordSucceededRun(run5);
+    for (const run6 of built.succeeded) await fresh.recordSucceededRun(run6);
     for (const [pipelinePath, ofPipeline] of built.previous) {
       for (const [stage, previous] of ofPipeline)
         await fresh.recordPreviousStage(pipelinePath, stage, previous);
@@ -64708,9 +64749,9 @@ async function rebuildLocalIndex(indexDir, built) {
       if (error47.code !== "ENOENT") throw error47;
     });
     await rename10(fresh.root, indexDir);
-    await rm15(old, { recursive: true, force: true });
+    await rm16(old, { recursive: true, force: true });
   } finally {
-    await rm15(fresh.root, { recursive: true, force: true });
+    await rm16(fresh.root, { recursive: true, force: true });
   }
 }
 var init_rebuild_local_index = __esm({
@@ -64731,7 +64772,7 @@ __export(adopt_database_runs_exports, {
 });
 import { randomBytes as randomBytes5 } from "node:crypto";
 import { existsSync as existsSync6 } from "node:fs";
-import { mkdir as mkdir16, rename as rename11, rm as rm16, writeFile as writeFile13 } from "node:fs/promises";
+import { mkdir as mkdir16, rename as rename11, rm as rm17, writeFile as writeFile13 } from "node:fs/promises";
 async function adoptDatabaseRuns(stateDir) {
   const paths = localStorePaths(stateDir);
   const building = `${paths.journalDir}.adopting-${randomBytes5(6).toString("hex")}`;
@@ -64756,7 +64797,7 @@ async function adoptDatabaseRuns(stateDir) {
     if (!existsSync6(paths.journalDir)) throw error47;
     return;
   } finally {
-    await rm16(building, { recursive: true, force: true });
+    await rm17(building, { recursive: true, force: true });
   }
   await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir));
 }
@@ -71405,10 +71446,10 @@ function assignmentOf(segments) {
   return { assignment: { key, values } };
 }
 function findClosingQuote(text2, open8) {
-  const quote = text2[open8];
+  const quote2 = text2[open8];
   for (let index2 = open8 + 1; index2 < text2.length; index2 += 1) {
-    if (quote === '"' && text2[index2] === "\\") index2 += 1;
-    else if (text2[index2] === quote) return index2;
+    if (quote2 === '"' && text2[index2] === "\\") index2 += 1;
+    else if (text2[index2] === quote2) return index2;
   }
   return -1;
 }
@@ -72781,7 +72822,7 @@ function notARepository(dir, reason) {
 }
 
 // local/execute-local-run.ts
-import { join as join20 } from "node:path";
+import { join as join21 } from "node:path";
 
 // schemas/run-report.ts
 init_zod();
@@ -72898,29 +72939,29 @@ var RunReport = external_exports.object({
   annotations: external_exports.array(Annotation)
 });
 function buildRunReport(detail, baseline, goals) {
-  const { run: run5 } = detail;
+  const { run: run6 } = detail;
   return {
     run: {
-      id: run5.id,
-      pipelinePath: run5.pipelinePath,
-      commit: run5.commit,
-      dirty: run5.dirty,
-      dirtyReasons: run5.dirtyReasons,
-      codeDigest: run5.codeDigest,
-      paramsDigest: run5.paramsDigest,
-      envDigest: run5.envDigest,
-      params: run5.params,
-      status: run5.status,
-      reason: run5.statusReason,
-      groupId: run5.groupId,
+      id: run6.id,
+      pipelinePath: run6.pipelinePath,
+      commit: run6.commit,
+      dirty: run6.dirty,
+      dirtyReasons: run6.dirtyReasons,
+      codeDigest: run6.codeDigest,
+      paramsDigest: run6.paramsDigest,
+      envDigest: run6.envDigest,
+      params: run6.params,
+      status: run6.status,
+      reason: run6.statusReason,
+      groupId: run6.groupId,
       // Rows journaled before the column existed lack it.
-      selection: run5.selection ?? null,
-      createdAt: run5.createdAt.toISOString(),
-      startedAt: run5.startedAt?.toISOString() ?? null,
-      finishedAt: run5.finishedAt?.toISOString() ?? null,
-      durationMs: run5.durationMs,
-      cpuSeconds: run5.cpuSeconds,
-      gpuSeconds: run5.gpuSeconds
+      selection: run6.selection ?? null,
+      createdAt: run6.createdAt.toISOString(),
+      startedAt: run6.startedAt?.toISOString() ?? null,
+      finishedAt: run6.finishedAt?.toISOString() ?? null,
+      durationMs: run6.durationMs,
+      cpuSeconds: run6.cpuSeconds,
+      gpuSeconds: run6.gpuSeconds
     },
     stages: detail.stages.map((stage) => ({
       name: stage.name,
@@ -72939,9 +72980,9 @@ function buildRunReport(detail, baseline, goals) {
       usage: stage.usage,
       pending: stage.pending
     })),
-    metrics: run5.metrics,
+    metrics: run6.metrics,
     baseline: baseline ? { id: baseline.id, commit: baseline.commit } : null,
-    diff: diffMetrics(run5.metrics, baseline?.metrics ?? null, goals),
+    diff: diffMetrics(run6.metrics, baseline?.metrics ?? null, goals),
     annotations: detail.annotations
   };
 }
@@ -73498,6 +73539,173 @@ import { posix as posix3 } from "node:path";
 
 // runner/keys/rerun-reasons.ts
 init_canonical_json();
+
+// runner/keys/command-interpreters.ts
+var import_shell_quote2 = __toESM(require_shell_quote(), 1);
+var import_which = __toESM(require_lib(), 1);
+import { open as open3, realpath as realpath5 } from "node:fs/promises";
+import path18 from "node:path";
+
+// runner/keys/why-not-python.ts
+var import_shell_quote = __toESM(require_shell_quote(), 1);
+import { constants as constants4 } from "node:fs";
+import { access as access2, realpath as realpath4 } from "node:fs/promises";
+import path17 from "node:path";
+var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
+var SUBSTITUTION = /\$\(|`/;
+var PYTHON_NAME = /^python[0-9.]*$/;
+async function whyNotPython(cmd, context) {
+  let tokens;
+  try {
+    tokens = (0, import_shell_quote.parse)(cmd, (name3) => `$${name3}`);
+  } catch {
+    return "the shell expands something fluksio cannot read";
+  }
+  const words = [];
+  for (const token of tokens) {
+    if (typeof token === "string") {
+      if (SUBSTITUTION.test(token)) return "the shell runs a command substitution $(\u2026) or `\u2026`";
+      words.push(token);
+    } else if (!("op" in token))
+      continue;
+    else if (token.op === "glob") return "the shell expands a glob";
+    else if (token.op === "(" || token.op === ")") return "the shell runs a subshell or $(\u2026)";
+    else if (!HARMLESS_OPERATORS.has(token.op)) return `the shell runs it (${token.op})`;
+  }
+  const program = words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
+  if (program === void 0) return "it starts no program";
+  if (program.includes("$")) return `its program ${program} is a shell expansion`;
+  const found2 = await resolveProgram(program, context);
+  if (found2 === null) return `${program} was not found`;
+  const name2 = path17.basename(await realpath4(found2).catch(() => found2));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path17.basename(program)) ? null : `${path17.basename(program)} is not Python`;
+}
+async function resolveProgram(program, context) {
+  const candidates = program.includes("/") ? [path17.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path17.join(dir || ".", program));
+  for (const candidate of candidates) {
+    const executable = await access2(path17.resolve(context.cwd, candidate), constants4.X_OK).then(
+      () => true,
+      () => false
+    );
+    if (executable) return path17.resolve(context.cwd, candidate);
+  }
+  return null;
+}
+
+// runner/keys/command-interpreters.ts
+var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
+var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
+var SHELL_OWN = new Set(
+  ". : [ alias bg break case cd continue do done echo elif else esac eval exit export false fg fi for getopts hash if in jobs kill local printf pwd read readonly return set shift source test then trap true type ulimit umask unalias unset until wait while { } !".split(" ")
+);
+var LAUNCHED = " (what its launcher starts)";
+async function commandInterpreters(cmd, options) {
+  const found2 = {};
+  for (const word of commandWords(cmd)) {
+    if (word in found2) continue;
+    const file2 = await locate(word, options);
+    if (file2 === null) {
+      found2[word] = null;
+      continue;
+    }
+    const real2 = await realpath5(file2);
+    const shebang = await shebangProgram(real2);
+    if (!isInside2(real2, options.repoRoot)) {
+      found2[word] = await interpreterAt(real2, options.digests);
+      if (shebang !== null) await addLaunched(found2, word, file2, options);
+    }
+    if (shebang !== null && !(shebang in found2)) {
+      const program = await locate(shebang, options);
+      found2[shebang] = program === null ? null : await interpreterAt(await realpath5(program), options.digests);
+      const launcher = program === null ? null : await realpath5(program);
+      if (launcher !== null && !isInside2(launcher, options.repoRoot) && await shebangProgram(launcher) !== null) {
+        await addLaunched(found2, shebang, program, options);
+      }
+    }
+  }
+  return found2;
+}
+async function addLaunched(found2, word, file2, options) {
+  if (!options.probeLauncher || !PYTHON_NAME.test(path18.basename(file2))) return;
+  const launched = await options.probeLauncher(file2);
+  found2[`${word}${LAUNCHED}`] = launched === null ? null : {
+    path: launched.executable,
+    digest: (await interpreterAt(launched.realPath, options.digests)).digest
+  };
+}
+async function interpreterAt(realPath, digests) {
+  const digest = await digests.digestOf(realPath).catch((error47) => `unreadable (${error47.code ?? "error"})`);
+  return { path: realPath, digest };
+}
+function commandWords(cmd) {
+  let tokens;
+  try {
+    tokens = (0, import_shell_quote2.parse)(cmd, (name2) => `$${name2}`);
+  } catch {
+    return [];
+  }
+  const words = [];
+  let atStart = true;
+  let afterRedirect = false;
+  let inWrapper = false;
+  for (const token of tokens) {
+    if (typeof token !== "string") {
+      if ("op" in token && COMMAND_SEPARATORS.has(token.op)) {
+        atStart = true;
+        inWrapper = false;
+      } else if ("op" in token && token.op !== "glob") {
+        afterRedirect = true;
+      }
+      continue;
+    }
+    if (afterRedirect) {
+      afterRedirect = false;
+      continue;
+    }
+    if (!atStart) continue;
+    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(token)) continue;
+    if (inWrapper && token.startsWith("-")) continue;
+    if (WRAPPERS.has(token)) {
+      inWrapper = true;
+      continue;
+    }
+    atStart = false;
+    inWrapper = false;
+    if (SHELL_OWN.has(token) || token.includes("$")) continue;
+    words.push(token);
+  }
+  return words;
+}
+async function locate(word, options) {
+  if (word.includes("/")) {
+    const file2 = path18.resolve(options.cwd, word);
+    return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
+  }
+  return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
+}
+async function shebangProgram(file2) {
+  const handle2 = await open3(file2, "r").catch(() => null);
+  if (handle2 === null) return null;
+  try {
+    const buffer = Buffer.alloc(256);
+    const { bytesRead } = await handle2.read(buffer, 0, buffer.length, 0);
+    const head = buffer.subarray(0, bytesRead).toString("latin1");
+    if (!head.startsWith("#!")) return null;
+    const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
+    const program = words[0];
+    if (!program) return null;
+    if (path18.basename(program) !== "env") return program;
+    return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
+  } finally {
+    await handle2.close();
+  }
+}
+function isInside2(file2, dir) {
+  const relative3 = path18.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path18.isAbsolute(relative3);
+}
+
+// runner/keys/rerun-reasons.ts
 function rerunReasons(current, previousStage, context) {
   if (previousStage === null) return ["no earlier run of this stage"];
   const previous = previousStage.keyInputs;
@@ -73560,7 +73768,7 @@ function rerunReasons(current, previousStage, context) {
   return [`same inputs as in run ${previousStage.runId}, whose result is not in the cache`];
 }
 function interpreterChange(word, before, after) {
-  const where = (found2) => found2?.path ?? "not found on PATH";
+  const where = (found2) => found2?.path ?? (word.endsWith(LAUNCHED) ? "it named no Python" : "not found on PATH");
   if (before === void 0) return `now starts ${word} (${where(after)})`;
   if (after === void 0) return `no longer starts ${word}`;
   if (before?.path !== after?.path) return `${word} is now ${where(after)} (was ${where(before)})`;
@@ -73631,6 +73839,85 @@ async function missReasons(name2, {
 
 // runner/keys/recheck-stage-inputs.ts
 import { join as join4 } from "node:path";
+
+// runner/keys/content-digest.ts
+init_blob_digest();
+init_canonical_json();
+import { createHash as createHash5 } from "node:crypto";
+import { createReadStream as createReadStream2 } from "node:fs";
+import { readdir as readdir3, readlink as readlink5, realpath as realpath6, stat as stat5 } from "node:fs/promises";
+import path19 from "node:path";
+var HASH_BATCH2 = 16;
+async function contentDigest(absPath) {
+  const stats = await stat5(absPath).catch((error47) => {
+    if (error47.code === "ENOENT") throw new Error(`${absPath} does not exist`, { cause: error47 });
+    throw error47;
+  });
+  if (stats.isFile()) {
+    return { kind: "file", ...await hashFile(absPath, stats.mode), stamp: stampOf([stampLine("", stats)]) };
+  }
+  if (!stats.isDirectory()) throw new Error(`${absPath} is neither a file nor a directory`);
+  const files = [];
+  const lines = [];
+  await listFiles(absPath, "", /* @__PURE__ */ new Set(), files, lines);
+  let size = 0;
+  const stamps = files.map(({ rel, stats: fileStats }) => stampLine(rel, fileStats));
+  for (let i2 = 0; i2 < files.length; i2 += HASH_BATCH2) {
+    const hashed = await Promise.all(
+      files.slice(i2, i2 + HASH_BATCH2).map(async ({ rel, abs, stats: fileStats }) => ({ rel, ...await hashFile(abs, fileStats.mode) }))
+    );
+    for (const file2 of hashed) {
+      lines.push(`${file2.rel}\0${file2.digest}
+`);
+      size += file2.size;
+    }
+  }
+  lines.sort();
+  return { kind: "dir", digest: blobDigest(sha256Hex(lines.join(""))), size, stamp: stampOf(stamps) };
+}
+function stampLine(rel, stats) {
+  return `${rel}\0${fileStamp(stats.ino, stats.size, stats.mtimeMs)}
+`;
+}
+function stampOf(lines) {
+  return sha256Hex(lines.sort().join(""));
+}
+function fileDigestWithMode(blob, executable) {
+  return executable ? `100755 ${blob}` : blob;
+}
+async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
+  const real2 = await realpath6(absDir);
+  if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
+  const inside = new Set(ancestors).add(real2);
+  let counted = 0;
+  for (const entry of await readdir3(absDir, { withFileTypes: true })) {
+    const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
+    if (isNeverCode(rel)) continue;
+    counted += 1;
+    const abs = path19.join(absDir, entry.name);
+    const stats = await stat5(abs).catch(async (error47) => {
+      if (error47.code !== "ENOENT" || !entry.isSymbolicLink()) throw error47;
+      throw new Error(
+        `${abs} is a symlink to ${await readlink5(abs)}, which does not exist: a directory dep may hold only files and directories a stage can read; remove the link or make its target`,
+        { cause: error47 }
+      );
+    });
+    if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
+    else if (stats.isFile()) files.push({ rel, abs, stats });
+    else throw new Error(`${abs} is neither a file nor a directory`);
+  }
+  if (counted === 0 && relDir !== "") emptyDirs.push(`${relDir}/\0
+`);
+}
+async function hashFile(absPath, mode) {
+  const hash2 = createHash5("sha256");
+  let size = 0;
+  for await (const chunk of createReadStream2(absPath)) {
+    hash2.update(chunk);
+    size += chunk.length;
+  }
+  return { digest: fileDigestWithMode(blobDigest(hash2.digest("hex")), (mode & 64) !== 0), size };
+}
 
 // core/dvc/dvc-params-overlay.ts
 var import_yaml4 = __toESM(require_dist(), 1);
@@ -73803,8 +74090,8 @@ function isPlainWord(value) {
 }
 function quoteIn(context, value) {
   if (context === "plain" || isPlainWord(value)) return shellQuote(value);
-  const quote = context === "single quotes" ? "'" : '"';
-  return `${quote}${shellQuote(value)}${quote}`;
+  const quote2 = context === "single quotes" ? "'" : '"';
+  return `${quote2}${shellQuote(value)}${quote2}`;
 }
 
 // core/dvc/dvc-template.ts
@@ -74170,83 +74457,11 @@ function parseJson(text2) {
   }
 }
 
-// runner/keys/content-digest.ts
-init_blob_digest();
-init_canonical_json();
-import { createHash as createHash5 } from "node:crypto";
-import { createReadStream as createReadStream2 } from "node:fs";
-import { readdir as readdir3, readlink as readlink5, realpath as realpath4, stat as stat5 } from "node:fs/promises";
-import path17 from "node:path";
-var HASH_BATCH2 = 16;
-async function contentDigest(absPath) {
-  const stats = await stat5(absPath).catch((error47) => {
-    if (error47.code === "ENOENT") throw new Error(`${absPath} does not exist`, { cause: error47 });
-    throw error47;
-  });
-  if (stats.isFile()) {
-    return { kind: "file", ...await hashFile(absPath, stats.mode), stamp: stampOf([stampLine("", stats)]) };
-  }
-  if (!stats.isDirectory()) throw new Error(`${absPath} is neither a file nor a directory`);
-  const files = [];
-  const lines = [];
-  await listFiles(absPath, "", /* @__PURE__ */ new Set(), files, lines);
-  let size = 0;
-  const stamps = files.map(({ rel, stats: fileStats }) => stampLine(rel, fileStats));
-  for (let i2 = 0; i2 < files.length; i2 += HASH_BATCH2) {
-    const hashed = await Promise.all(
-      files.slice(i2, i2 + HASH_BATCH2).map(async ({ rel, abs, stats: fileStats }) => ({ rel, ...await hashFile(abs, fileStats.mode) }))
-    );
-    for (const file2 of hashed) {
-      lines.push(`${file2.rel}\0${file2.digest}
-`);
-      size += file2.size;
-    }
-  }
-  lines.sort();
-  return { kind: "dir", digest: blobDigest(sha256Hex(lines.join(""))), size, stamp: stampOf(stamps) };
-}
-function stampLine(rel, stats) {
-  return `${rel}\0${fileStamp(stats.ino, stats.size, stats.mtimeMs)}
-`;
-}
-function stampOf(lines) {
-  return sha256Hex(lines.sort().join(""));
-}
-function fileDigestWithMode(blob, executable) {
-  return executable ? `100755 ${blob}` : blob;
-}
-async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
-  const real2 = await realpath4(absDir);
-  if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
-  const inside = new Set(ancestors).add(real2);
-  let counted = 0;
-  for (const entry of await readdir3(absDir, { withFileTypes: true })) {
-    const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    if (isNeverCode(rel)) continue;
-    counted += 1;
-    const abs = path17.join(absDir, entry.name);
-    const stats = await stat5(abs).catch(async (error47) => {
-      if (error47.code !== "ENOENT" || !entry.isSymbolicLink()) throw error47;
-      throw new Error(
-        `${abs} is a symlink to ${await readlink5(abs)}, which does not exist: a directory dep may hold only files and directories a stage can read; remove the link or make its target`,
-        { cause: error47 }
-      );
-    });
-    if (stats.isDirectory()) await listFiles(abs, rel, inside, files, emptyDirs);
-    else if (stats.isFile()) files.push({ rel, abs, stats });
-    else throw new Error(`${abs} is neither a file nor a directory`);
-  }
-  if (counted === 0 && relDir !== "") emptyDirs.push(`${relDir}/\0
-`);
-}
-async function hashFile(absPath, mode) {
-  const hash2 = createHash5("sha256");
-  let size = 0;
-  for await (const chunk of createReadStream2(absPath)) {
-    hash2.update(chunk);
-    size += chunk.length;
-  }
-  return { digest: fileDigestWithMode(blobDigest(hash2.digest("hex")), (mode & 64) !== 0), size };
+// runner/keys/dvc-overlaid-files.ts
+function dvcOverlaidFiles(pipeline2) {
+  if (!pipeline2.dvc_params) return /* @__PURE__ */ new Set();
+  const listed = Object.values(pipeline2.stages).flatMap((each) => each.params);
+  return new Set(listed.map((name2) => normalizePipelinePath(dvcParamLocation(name2).file)));
 }
 
 // runner/keys/recheck-stage-inputs.ts
@@ -74318,11 +74533,6 @@ function codeChangesWhileRunning(stage, scope, before, after, workspace, exempt)
   }
   return sentences;
 }
-function dvcOverlaidFiles(pipeline2) {
-  if (!pipeline2.dvc_params) return /* @__PURE__ */ new Set();
-  const listed = Object.values(pipeline2.stages).flatMap((each) => each.params);
-  return new Set(listed.map((name2) => normalizePipelinePath(dvcParamLocation(name2).file)));
-}
 
 // runner/check-after-run.ts
 async function checkAfterRun(name2, context, material, before) {
@@ -74345,7 +74555,7 @@ async function checkAfterRun(name2, context, material, before) {
 }
 
 // runner/output/metrics-file.ts
-var import_json5 = __toESM(require_lib(), 1);
+var import_json5 = __toESM(require_lib2(), 1);
 var import_yaml6 = __toESM(require_dist(), 1);
 import { readFile as readFile3 } from "node:fs/promises";
 
@@ -74453,7 +74663,7 @@ function describe(value) {
 }
 
 // runner/output/read-plot-series.ts
-import { readdir as readdir4, readFile as readFile4, realpath as realpath5, stat as stat6 } from "node:fs/promises";
+import { readdir as readdir4, readFile as readFile4, realpath as realpath7, stat as stat6 } from "node:fs/promises";
 import { sep as sep3 } from "node:path";
 import { posix as posix5 } from "node:path";
 
@@ -75196,7 +75406,7 @@ var transform2 = function(original_options = {}) {
     state: init_state(options),
     __needMoreData: function(i2, bufLen, end) {
       if (end) return false;
-      const { encoding, escape, quote } = this.options;
+      const { encoding, escape, quote: quote2 } = this.options;
       const { quoting, needMoreDataSize, recordDelimiterMaxLength } = this.state;
       const numOfCharLeft = bufLen - i2 - 1;
       const requiredLength = Math.max(
@@ -75209,9 +75419,9 @@ var transform2 = function(original_options = {}) {
         // recordDelimiterMaxLength,
         recordDelimiterMaxLength === 0 ? Buffer.from("\r\n", encoding).length : recordDelimiterMaxLength,
         // Skip if remaining buffer can be an escaped quote
-        quoting ? (escape === null ? 0 : escape.length) + quote.length : 0,
+        quoting ? (escape === null ? 0 : escape.length) + quote2.length : 0,
         // Skip if remaining buffer can be record delimiter following the closing quote
-        quoting ? quote.length + recordDelimiterMaxLength : 0
+        quoting ? quote2.length + recordDelimiterMaxLength : 0
       );
       return numOfCharLeft < requiredLength;
     },
@@ -75231,7 +75441,7 @@ var transform2 = function(original_options = {}) {
         to: to2,
         to_line
       } = this.options;
-      let { comment, escape, quote, record_delimiter } = this.options;
+      let { comment, escape, quote: quote2, record_delimiter } = this.options;
       const { bomSkipped, previousBuf, rawBuffer, escapeIsQuote } = this.state;
       let buf;
       if (previousBuf === void 0) {
@@ -75267,7 +75477,7 @@ var transform2 = function(original_options = {}) {
               for (const key in options2) {
                 this.options[key] = options2[key];
               }
-              ({ comment, escape, quote } = this.options);
+              ({ comment, escape, quote: quote2 } = this.options);
               break;
             }
           }
@@ -75323,21 +75533,21 @@ var transform2 = function(original_options = {}) {
           }
           if (this.state.commenting === false && this.__isQuote(buf, pos)) {
             if (this.state.quoting === true) {
-              const nextChr = buf[pos + quote.length];
-              const isNextChrTrimable = rtrim && this.__isCharTrimable(buf, pos + quote.length);
-              const isNextChrComment = comment !== null && this.__compareBytes(comment, buf, pos + quote.length, nextChr);
+              const nextChr = buf[pos + quote2.length];
+              const isNextChrTrimable = rtrim && this.__isCharTrimable(buf, pos + quote2.length);
+              const isNextChrComment = comment !== null && this.__compareBytes(comment, buf, pos + quote2.length, nextChr);
               const isNextChrDelimiter = this.__isDelimiter(
                 buf,
-                pos + quote.length,
+                pos + quote2.length,
                 nextChr
               );
-              const isNextChrRecordDelimiter = record_delimiter.length === 0 ? this.__autoDiscoverRecordDelimiter(buf, pos + quote.length) : this.__isRecordDelimiter(nextChr, buf, pos + quote.length);
+              const isNextChrRecordDelimiter = record_delimiter.length === 0 ? this.__autoDiscoverRecordDelimiter(buf, pos + quote2.length) : this.__isRecordDelimiter(nextChr, buf, pos + quote2.length);
               if (escape !== null && this.__isEscape(buf, pos, chr) && this.__isQuote(buf, pos + escape.length)) {
                 pos += escape.length - 1;
               } else if (!nextChr || isNextChrDelimiter || isNextChrRecordDelimiter || isNextChrComment || isNextChrTrimable) {
                 this.state.quoting = false;
                 this.state.wasQuoting = true;
-                pos += quote.length - 1;
+                pos += quote2.length - 1;
                 continue;
               } else if (relax_quotes === false) {
                 const err2 = this.__error(
@@ -75358,8 +75568,8 @@ var transform2 = function(original_options = {}) {
               } else {
                 this.state.quoting = false;
                 this.state.wasQuoting = true;
-                this.state.field.prepend(quote);
-                pos += quote.length - 1;
+                this.state.field.prepend(quote2);
+                pos += quote2.length - 1;
               }
             } else {
               if (this.state.field.length !== 0) {
@@ -75387,7 +75597,7 @@ var transform2 = function(original_options = {}) {
                 }
               } else {
                 this.state.quoting = true;
-                pos += quote.length - 1;
+                pos += quote2.length - 1;
                 continue;
               }
             }
@@ -75851,11 +76061,11 @@ var transform2 = function(original_options = {}) {
       return false;
     },
     __isQuote: function(buf, pos) {
-      const { quote } = this.options;
-      if (quote === null) return false;
-      const l4 = quote.length;
+      const { quote: quote2 } = this.options;
+      if (quote2 === null) return false;
+      const l4 = quote2.length;
       for (let i2 = 0; i2 < l4; i2++) {
-        if (quote[i2] !== buf[pos + i2]) {
+        if (quote2[i2] !== buf[pos + i2]) {
           return false;
         }
       }
@@ -75934,7 +76144,7 @@ var transform2 = function(original_options = {}) {
 };
 
 // node_modules/csv-parse/lib/sync.js
-var parse3 = function(data, opts = {}) {
+var parse5 = function(data, opts = {}) {
   if (typeof data === "string") {
     data = Buffer.from(data);
   }
@@ -76011,7 +76221,7 @@ function parseDelimited(text2, delimiter3, options) {
   let records;
   try {
     records = CsvRecords.parse(
-      parse3(text2, { delimiter: delimiter3, bom: true, info: true, relax_quotes: true, skip_empty_lines: true })
+      parse5(text2, { delimiter: delimiter3, bom: true, info: true, relax_quotes: true, skip_empty_lines: true })
     );
   } catch (error47) {
     if (!(error47 instanceof CsvError)) throw error47;
@@ -76167,7 +76377,7 @@ function clip(text2) {
 var MAX_PLOT_BYTES = 32 * 1024 * 1024;
 async function readPlotSeries(specs, where, stage) {
   const { pipelineDir } = where;
-  const root = await realpath5(where.repoRoot);
+  const root = await realpath7(where.repoRoot);
   const points = [];
   const warnings = [];
   const seriesFrom = /* @__PURE__ */ new Map();
@@ -76183,7 +76393,7 @@ async function readPlotSeries(specs, where, stage) {
       const format = plotFormatOf(file2);
       if (format === null) continue;
       try {
-        const real2 = await realpath5(posix5.join(pipelineDir, file2));
+        const real2 = await realpath7(posix5.join(pipelineDir, file2));
         if (!real2.startsWith(root + sep3)) throw new PlotTableError("leads outside the repository");
         const size = (await stat6(real2)).size;
         if (size > MAX_PLOT_BYTES) {
@@ -76222,7 +76432,7 @@ async function plotFiles(pipelineDir, path25, root) {
     throw error47;
   });
   if (!info3.isDirectory()) return [path25];
-  const real2 = await realpath5(absolute);
+  const real2 = await realpath7(absolute);
   if (!real2.startsWith(root + sep3)) throw new Error("leads outside the repository");
   const entries = await readdir4(real2, { recursive: true, withFileTypes: true });
   const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path25, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
@@ -76377,12 +76587,12 @@ function keyingNotes(stage, inputs, where) {
 import { createHash as createHash7, randomUUID as randomUUID6 } from "node:crypto";
 import { lstatSync as lstatSync3, readFileSync as readFileSync5, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { readFile as readFile6, writeFile as writeFile6 } from "node:fs/promises";
-import path18 from "node:path";
+import path20 from "node:path";
 
 // runner/params-file-journal.ts
 init_zod();
 import { createHash as createHash6, randomUUID as randomUUID5 } from "node:crypto";
-import { lstat as lstat5, mkdir as mkdir7, readdir as readdir5, readFile as readFile5, realpath as realpath6, rename as rename6, rm as rm7, writeFile as writeFile5 } from "node:fs/promises";
+import { lstat as lstat5, mkdir as mkdir7, readdir as readdir5, readFile as readFile5, realpath as realpath8, rename as rename6, rm as rm7, writeFile as writeFile5 } from "node:fs/promises";
 import { join as join5, sep as sep4 } from "node:path";
 var JournalEntry = external_exports.strictObject({
   /** The process that wrote the values in. */
@@ -76429,7 +76639,7 @@ var ParamsFileJournal = class {
    * file outside `repoRoot`, or a link, is dropped.
    */
   async putBack(repoRoot) {
-    const root = await realpath6(repoRoot);
+    const root = await realpath8(repoRoot);
     const result = { restored: [], keptEdited: [] };
     const names = await readdir5(this.dir).catch(() => []);
     for (const name2 of names.filter((file2) => file2.endsWith(".json"))) {
@@ -76441,7 +76651,7 @@ var ParamsFileJournal = class {
       }
       const entry = parsed.data;
       if (isRunning(entry.pid)) continue;
-      const real2 = await realpath6(entry.path).catch(() => null);
+      const real2 = await realpath8(entry.path).catch(() => null);
       const stats = await lstat5(entry.path).catch(() => null);
       if (real2 === null || !real2.startsWith(root + sep4) || !stats?.isFile()) {
         await rm7(entryFile, { force: true });
@@ -76531,20 +76741,20 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   return restore;
 }
 function putBack(repoRoot, file2) {
-  const shown = path18.relative(repoRoot, file2.path);
+  const shown = path20.relative(repoRoot, file2.path);
   try {
-    const folder = realpathSync(path18.dirname(file2.path));
+    const folder = realpathSync(path20.dirname(file2.path));
     const root = realpathSync(repoRoot);
-    if (folder !== root && !folder.startsWith(root + path18.sep)) {
+    if (folder !== root && !folder.startsWith(root + path20.sep)) {
       return `${shown} was not put back: the stage moved its folder outside the repository`;
     }
-    const target = path18.join(folder, path18.basename(file2.path));
+    const target = path20.join(folder, path20.basename(file2.path));
     const stats = lstatSync3(target, { throwIfNoEntry: false });
     if (stats === void 0) return `${shown} was not put back: the stage removed it`;
     if (!stats.isFile() || sha2562(readFileSync5(target)) !== sha2562(file2.written)) {
       return `${shown} was not put back: it changed while the stage ran (left as it is now)`;
     }
-    const temporary = path18.join(folder, `.${path18.basename(file2.path)}.${randomUUID6()}.fluksio`);
+    const temporary = path20.join(folder, `.${path20.basename(file2.path)}.${randomUUID6()}.fluksio`);
     writeFileSync(temporary, file2.original, { flag: "wx" });
     renameSync(temporary, target);
     return null;
@@ -76563,7 +76773,7 @@ async function keyOfExecution(options) {
     const untraced = traced === false ? "its trace could not be read" : traced.untraced;
     return { keyInputs: { ...material.inputs, untraced }, cacheKey: options.cacheKey, notes: [] };
   }
-  const recorded = await options.probe.record(traced, options.exclude, options.since);
+  const recorded = await options.probe.record(traced, options.exclude, options.since, options.putBack);
   const keyInputs = { ...material.traceable, readSet: recorded.readSet };
   const notes = [];
   if (recorded.changedWhileRunning.length > 0) {
@@ -76602,7 +76812,7 @@ function formatTimeLimit(ms2) {
 // runner/keys/read-set-probe.ts
 init_canonical_json();
 import { lstat as lstat6, readdir as readdir6 } from "node:fs/promises";
-import path19 from "node:path";
+import path21 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -76699,16 +76909,19 @@ var ReadSetProbe = class {
    * The read set of a finished stage, without what its key holds already (`exclude`: its
    * deps and its own outs, and everything under them), and what it read that changed
    * while it ran (see `changedWhileRunning`): the digest of such a file would not be what
-   * the stage read.
+   * the stage read. The files of `putBack` (of the code index) were rewritten by fluksio
+   * itself and put back byte for byte (a DVC params file holds a run's values while a stage
+   * runs): only their content counts, so a run with `train.lr=0.1` is stored.
    */
-  async record(trace, exclude, since) {
+  async record(trace, exclude, since, putBack2 = /* @__PURE__ */ new Set()) {
     const excluded2 = (repoPath) => exclude.some((each) => repoPath === each || repoPath.startsWith(`${each}/`));
     const readSet = { files: {}, dirs: {}, moduleDirs: {} };
     const changedWhileRunning = [];
     for (const file2 of trace.files.filter((each) => !excluded2(each))) {
       readSet.files[file2] = await this.fileDigest(file2);
       const stats = await lstat6(this.absolute(file2)).catch(() => null);
-      if (stats && this.changedWhileRunning(file2, stats, since)) changedWhileRunning.push(file2);
+      const changed = putBack2.has(file2) ? await this.contentChanged(file2, readSet.files[file2]) : stats !== null && this.changedWhileRunning(file2, stats, since);
+      if (changed) changedWhileRunning.push(file2);
     }
     for (const dir of trace.dirs) readSet.dirs[dir] = await this.dirDigest(dir, false);
     for (const dir of trace.moduleDirs) readSet.moduleDirs[dir] = await this.dirDigest(dir, true);
@@ -76758,6 +76971,17 @@ var ReadSetProbe = class {
     }
     return Math.max(stats.mtimeMs, stats.ctimeMs) >= since.stage - CLOCK_SLACK_MS;
   }
+  /**
+   * Whether a file's bytes now are not those of `digest`, its id in the code index from
+   * when the run started: an edit since (before the stage or while it ran) shows.
+   */
+  async contentChanged(file2, digest) {
+    const absolute = this.absolute(file2);
+    const stats = await lstat6(absolute).catch(() => null);
+    if (!stats?.isFile()) return true;
+    const id = await gitBlobIdOfFile(absolute, this.options.codeIndex.objectFormat).catch(() => null);
+    return id === null || `${gitFileMode(stats)} ${id}` !== digest;
+  }
   /** A repository-relative path as the user sees it. */
   show(repoPath) {
     return this.options.show(repoPath);
@@ -76768,7 +76992,7 @@ var ReadSetProbe = class {
     return shown === "." ? "the pipeline's folder" : `${shown}/`;
   }
   absolute(repoPath) {
-    return path19.join(this.options.codeIndex.repoRoot, repoPath);
+    return path21.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -76833,10 +77057,10 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
 }
 
 // runner/keys/read-trace.ts
-import { constants as constants4 } from "node:fs";
-import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open3, readdir as readdir7, realpath as realpath7, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
+import { constants as constants5 } from "node:fs";
+import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open4, readdir as readdir7, realpath as realpath9, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path20 from "node:path";
+import path22 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -77009,13 +77233,13 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp3(path20.join(tmpdir3(), "fluksio-trace-"));
-  const site = path20.join(dir, "site");
-  const reports = path20.join(dir, "reports");
+  const dir = await mkdtemp3(path22.join(tmpdir3(), "fluksio-trace-"));
+  const site = path22.join(dir, "site");
+  const reports = path22.join(dir, "reports");
   await mkdir8(site);
   await mkdir8(reports);
-  await writeFile7(path20.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
-  const root = await realpath7(options.repoRoot);
+  await writeFile7(path22.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  const root = await realpath9(options.repoRoot);
   return {
     env: {
       PYTHONPATH: options.pythonPath ? `${site}:${options.pythonPath}` : site,
@@ -77035,7 +77259,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir7(reports)) {
-    const text2 = await readReport(path20.join(reports, name2));
+    const text2 = await readReport(path22.join(reports, name2));
     if (text2 === null) {
       untraced ??= `left ${name2} in its trace reports, which is not a report fluksio wrote`;
       continue;
@@ -77063,7 +77287,7 @@ async function collectReports(reports, root) {
 }
 var MAX_REPORT_BYTES = 256 * 2 ** 20;
 async function readReport(file2) {
-  const handle2 = await open3(file2, constants4.O_RDONLY | constants4.O_NOFOLLOW | constants4.O_NONBLOCK).catch(
+  const handle2 = await open4(file2, constants5.O_RDONLY | constants5.O_NOFOLLOW | constants5.O_NONBLOCK).catch(
     () => null
   );
   if (handle2 === null) return null;
@@ -77077,164 +77301,15 @@ async function readReport(file2) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path20.relative(root, absolute);
-  if (relative3.startsWith("..") || path20.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path20.sep).join("/") || ".";
+  const relative3 = path22.relative(root, absolute);
+  if (relative3.startsWith("..") || path22.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path22.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
-}
-
-// runner/keys/command-interpreters.ts
-var import_shell_quote = __toESM(require_shell_quote(), 1);
-var import_which = __toESM(require_lib2(), 1);
-import { open as open4, realpath as realpath8 } from "node:fs/promises";
-import path21 from "node:path";
-var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
-var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
-var SHELL_OWN = new Set(
-  ". : [ alias bg break case cd continue do done echo elif else esac eval exit export false fg fi for getopts hash if in jobs kill local printf pwd read readonly return set shift source test then trap true type ulimit umask unalias unset until wait while { } !".split(" ")
-);
-async function commandInterpreters(cmd, options) {
-  const found2 = {};
-  for (const word of commandWords(cmd)) {
-    if (word in found2) continue;
-    const file2 = await locate(word, options);
-    if (file2 === null) {
-      found2[word] = null;
-      continue;
-    }
-    const real2 = await realpath8(file2);
-    if (!isInside2(real2, options.repoRoot)) found2[word] = await interpreterAt(real2, options.digests);
-    const shebang = await shebangProgram(real2);
-    if (shebang !== null && !(shebang in found2)) {
-      const program = await locate(shebang, options);
-      found2[shebang] = program === null ? null : await interpreterAt(await realpath8(program), options.digests);
-    }
-  }
-  return found2;
-}
-async function interpreterAt(realPath, digests) {
-  const digest = await digests.digestOf(realPath).catch((error47) => `unreadable (${error47.code ?? "error"})`);
-  return { path: realPath, digest };
-}
-function commandWords(cmd) {
-  let tokens;
-  try {
-    tokens = (0, import_shell_quote.parse)(cmd, (name2) => `$${name2}`);
-  } catch {
-    return [];
-  }
-  const words = [];
-  let atStart = true;
-  let afterRedirect = false;
-  let inWrapper = false;
-  for (const token of tokens) {
-    if (typeof token !== "string") {
-      if ("op" in token && COMMAND_SEPARATORS.has(token.op)) {
-        atStart = true;
-        inWrapper = false;
-      } else if ("op" in token && token.op !== "glob") {
-        afterRedirect = true;
-      }
-      continue;
-    }
-    if (afterRedirect) {
-      afterRedirect = false;
-      continue;
-    }
-    if (!atStart) continue;
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(token)) continue;
-    if (inWrapper && token.startsWith("-")) continue;
-    if (WRAPPERS.has(token)) {
-      inWrapper = true;
-      continue;
-    }
-    atStart = false;
-    inWrapper = false;
-    if (SHELL_OWN.has(token) || token.includes("$")) continue;
-    words.push(token);
-  }
-  return words;
-}
-async function locate(word, options) {
-  if (word.includes("/")) {
-    const file2 = path21.resolve(options.cwd, word);
-    return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
-  }
-  return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
-}
-async function shebangProgram(file2) {
-  const handle2 = await open4(file2, "r").catch(() => null);
-  if (handle2 === null) return null;
-  try {
-    const buffer = Buffer.alloc(256);
-    const { bytesRead } = await handle2.read(buffer, 0, buffer.length, 0);
-    const head = buffer.subarray(0, bytesRead).toString("latin1");
-    if (!head.startsWith("#!")) return null;
-    const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
-    const program = words[0];
-    if (!program) return null;
-    if (path21.basename(program) !== "env") return program;
-    return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
-  } finally {
-    await handle2.close();
-  }
-}
-function isInside2(file2, dir) {
-  const relative3 = path21.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path21.isAbsolute(relative3);
 }
 
 // runner/keys/stage-key-inputs.ts
 init_key_inputs();
 import { join as join6 } from "node:path";
-
-// runner/keys/why-not-python.ts
-var import_shell_quote2 = __toESM(require_shell_quote(), 1);
-import { constants as constants5 } from "node:fs";
-import { access as access2, realpath as realpath9 } from "node:fs/promises";
-import path22 from "node:path";
-var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
-var SUBSTITUTION = /\$\(|`/;
-var PYTHON_NAME = /^python[0-9.]*$/;
-async function whyNotPython(cmd, context) {
-  let tokens;
-  try {
-    tokens = (0, import_shell_quote2.parse)(cmd, (name3) => `$${name3}`);
-  } catch {
-    return "the shell expands something fluksio cannot read";
-  }
-  const words = [];
-  for (const token of tokens) {
-    if (typeof token === "string") {
-      if (SUBSTITUTION.test(token)) return "the shell runs a command substitution $(\u2026) or `\u2026`";
-      words.push(token);
-    } else if (!("op" in token))
-      continue;
-    else if (token.op === "glob") return "the shell expands a glob";
-    else if (token.op === "(" || token.op === ")") return "the shell runs a subshell or $(\u2026)";
-    else if (!HARMLESS_OPERATORS.has(token.op)) return `the shell runs it (${token.op})`;
-  }
-  const program = words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
-  if (program === void 0) return "it starts no program";
-  if (program.includes("$")) return `its program ${program} is a shell expansion`;
-  const found2 = await resolveProgram(program, context);
-  if (found2 === null) return `${program} was not found`;
-  const name2 = path22.basename(await realpath9(found2).catch(() => found2));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path22.basename(program)) ? null : `${path22.basename(program)} is not Python`;
-}
-async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path22.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path22.join(dir || ".", program));
-  for (const candidate of candidates) {
-    const executable = await access2(path22.resolve(context.cwd, candidate), constants5.X_OK).then(
-      () => true,
-      () => false
-    );
-    if (executable) return path22.resolve(context.cwd, candidate);
-  }
-  return null;
-}
-
-// runner/keys/stage-key-inputs.ts
 async function stageKeyInputs(options) {
   const { workspace, pipeline: pipeline2, stage: name2, params } = options;
   const stage = pipeline2.stages[name2];
@@ -77303,7 +77378,8 @@ async function readStageMaterial(options) {
     path: options.env.PATH ?? "",
     cwd: workspace.pipelineDir,
     repoRoot: workspace.repoRoot,
-    digests: options.interpreterDigests
+    digests: options.interpreterDigests,
+    probeLauncher: options.probeLauncher
   });
   return stageKeyInputs({ ...options, interpreters, commandPath: options.env.PATH ?? void 0 });
 }
@@ -78107,6 +78183,7 @@ async function executeStage(name2, context) {
       codeIndex,
       env: context.keyedEnv,
       interpreterDigests: context.interpreterDigests,
+      probeLauncher: context.probeLauncher,
       fingerprint: context.fingerprint,
       produced: context.produced
     });
@@ -78327,7 +78404,8 @@ async function executeStage(name2, context) {
       probe,
       exclude: [...stage.deps, ...declared].map((path25) => repoPathIn(workspace, path25)),
       since: { stage: since, run: context.runStartedAt },
-      cacheKey: ran.cacheKey
+      cacheKey: ran.cacheKey,
+      putBack: paramsPutBack(options, paramsWarnings)
     });
     let keyInputs = stage.cache ? decided.keyInputs : null;
     if (keyInputs?.code && material.code) {
@@ -78357,6 +78435,13 @@ async function executeStage(name2, context) {
     });
     return result;
   });
+}
+function paramsPutBack(options, warnings) {
+  if (warnings.length > 0) return /* @__PURE__ */ new Set();
+  const { workspace, pipeline: pipeline2 } = options;
+  return new Set(
+    [...dvcOverlaidFiles(pipeline2)].map((file2) => repoPathIn(workspace, file2)).filter((file2) => options.codeIndex.files.has(file2))
+  );
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
@@ -78422,6 +78507,46 @@ async function fingerprintOf(command, cwd, env, launcher = directLauncher) {
     throw new Error(`The fingerprint command \`${command}\` failed${stderr ? `: ${stderr}` : ""}`, {
       cause: error47
     });
+  } finally {
+    launcher.ended?.();
+  }
+}
+
+// runner/keys/launched-python.ts
+var import_shell_quote3 = __toESM(require_shell_quote(), 1);
+import { execFile as execFile4 } from "node:child_process";
+import { promisify as promisify3 } from "node:util";
+var run4 = promisify3(execFile4);
+var PROBE_TIMEOUT_MS = 6e4;
+var MARKER = "fluksio-launched-python";
+var PROBE = `import os, sys; print("${MARKER}\\t" + sys.executable + "\\t" + os.path.realpath(sys.executable))`;
+function makeLauncherProbe(options) {
+  const asked = /* @__PURE__ */ new Map();
+  return (program) => {
+    let answer = asked.get(program);
+    if (!answer) {
+      answer = askLauncher(program, options);
+      asked.set(program, answer);
+    }
+    return answer;
+  };
+}
+async function askLauncher(program, options) {
+  const launcher = options.launcher ?? directLauncher;
+  try {
+    const launch = launcher.launch((0, import_shell_quote3.quote)([program, "-c", PROBE]), options.cwd);
+    const { stdout } = await run4(launch.file, launch.args, {
+      cwd: options.cwd,
+      env: await options.environment(),
+      timeout: PROBE_TIMEOUT_MS,
+      maxBuffer: 1024 * 1024,
+      ...launch.user
+    });
+    const line2 = stdout.split("\n").find((each) => each.startsWith(`${MARKER}	`));
+    const [, executable, realPath] = line2?.split("	") ?? [];
+    return executable && realPath ? { executable, realPath } : null;
+  } catch {
+    return null;
   } finally {
     launcher.ended?.();
   }
@@ -78579,6 +78704,11 @@ async function runPipeline(options) {
       privateRoot,
       codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
       interpreterDigests,
+      probeLauncher: makeLauncherProbe({
+        cwd: options.workspace.pipelineDir,
+        environment: async () => environmentFor(await makePrivateDir(privateRoot, ".launcher")),
+        ...options.launcher ? { launcher: options.launcher } : {}
+      }),
       masker,
       signal: abort2.signal,
       giveBack: (reason) => {
@@ -78932,13 +79062,13 @@ var LiveStageLogs = class {
 // local/local-run-recorder.ts
 init_run_journal();
 var LocalRunRecorder = class _LocalRunRecorder {
-  constructor(journal, index2, run5, live, teamPoints) {
+  constructor(journal, index2, run6, live, teamPoints) {
     this.journal = journal;
     this.index = index2;
     this.live = live;
     this.teamPoints = teamPoints;
-    this.run = run5;
-    this.runId = run5.id;
+    this.run = run6;
+    this.runId = run6.id;
     this.events = new BatchingEventSink({ deliver: (events2) => this.deliver(events2) });
   }
   journal;
@@ -79109,14 +79239,14 @@ function startedRecord(name2, at4) {
 // local/local-state.ts
 import { existsSync as existsSync7 } from "node:fs";
 import { mkdir as mkdir17 } from "node:fs/promises";
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 
 // runner/blobs/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
 import { createHash as createHash8, randomUUID as randomUUID7 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir12, open as open6, readFile as readFile8, rename as rename7, rm as rm12, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
+import { mkdir as mkdir12, open as open7, readFile as readFile9, rename as rename7, rm as rm13, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
 import path23 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -79143,7 +79273,7 @@ var DiskBlobStore = class {
       await pipeline(createReadStream3(source), hashing.stream, createWriteStream(temp, { flags: "wx" }));
       return await this.moveIntoPlace(temp, blobDigest(hashing.hash.digest("hex")), hashing.size());
     } finally {
-      await rm12(temp, { force: true });
+      await rm13(temp, { force: true });
     }
   }
   async putBytes(bytes) {
@@ -79154,12 +79284,12 @@ var DiskBlobStore = class {
       await writeFile10(temp, bytes, { flag: "wx" });
       return await this.moveIntoPlace(temp, stored.digest, stored.size);
     } finally {
-      await rm12(temp, { force: true });
+      await rm13(temp, { force: true });
     }
   }
   async getToFile(digest, dest) {
     const source = this.blobPath(digest);
-    const handle2 = await open6(source).catch((error47) => {
+    const handle2 = await open7(source).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
@@ -79172,7 +79302,7 @@ var DiskBlobStore = class {
       await rename7(temp, dest);
     } finally {
       input.destroy();
-      await rm12(temp, { force: true });
+      await rm13(temp, { force: true });
     }
   }
   /**
@@ -79180,14 +79310,14 @@ var DiskBlobStore = class {
    * pages' downloads); null when the blob is not here.
    */
   async openRead(digest) {
-    const handle2 = await open6(this.blobPath(digest)).catch((error47) => {
+    const handle2 = await open7(this.blobPath(digest)).catch((error47) => {
       if (error47.code === "ENOENT") return null;
       throw error47;
     });
     return handle2?.createReadStream() ?? null;
   }
   async getBytes(digest) {
-    const bytes = await readFile8(this.blobPath(digest)).catch((error47) => {
+    const bytes = await readFile9(this.blobPath(digest)).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     await this.verify(digest, sha256Hex(bytes));
@@ -79220,7 +79350,7 @@ var DiskBlobStore = class {
   }
   async verify(digest, actualHex) {
     if (blobDigest(actualHex) === digest) return;
-    await rm12(this.blobPath(digest), { force: true });
+    await rm13(this.blobPath(digest), { force: true });
     throw new BlobCorruptError(digest, actualHex);
   }
 };
@@ -79244,7 +79374,7 @@ init_local_store_paths();
 var LOCAL_REPOSITORY = "local";
 async function openLocalState(stateDir, options = {}) {
   const paths = localStorePaths(stateDir);
-  if (!existsSync7(paths.journalDir) && existsSync7(join19(paths.databaseDir, "PG_VERSION"))) {
+  if (!existsSync7(paths.journalDir) && existsSync7(join20(paths.databaseDir, "PG_VERSION"))) {
     await (await Promise.resolve().then(() => (init_adopt_database_runs(), adopt_database_runs_exports))).adoptDatabaseRuns(stateDir);
   }
   await mkdir17(paths.journalDir, { recursive: true });
@@ -79270,7 +79400,7 @@ async function openLocalState(stateDir, options = {}) {
     liveDir: paths.liveDir,
     index: index2,
     blobs: new DiskBlobStore(paths.blobDir),
-    cacheFor: (run5) => indexStageCache(index2, run5.pipelinePath),
+    cacheFor: (run6) => indexStageCache(index2, run6.pipelinePath),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -79325,7 +79455,7 @@ async function executeLocalRun(options) {
       pipeline: pipeline2,
       params,
       codeIndex,
-      interpreterDigests: options.interpreterDigests ?? new InterpreterDigests(join20(project.stateDir, "interpreter-digests.json")),
+      interpreterDigests: options.interpreterDigests ?? new InterpreterDigests(join21(project.stateDir, "interpreter-digests.json")),
       environment: options.environment,
       jobs: options.jobs,
       noCache: options.noCache,
@@ -79797,8 +79927,8 @@ function terminalBadge(badge) {
 }
 function stageDetail(stage) {
   if (stage.status === "cached") {
-    const run5 = `run ${short(stage.cachedFrom, 10)}`;
-    return stage.cachedFromTeam ? `from the team's cache, ${run5}` : `from ${run5}`;
+    const run6 = `run ${short(stage.cachedFrom, 10)}`;
+    return stage.cachedFromTeam ? `from the team's cache, ${run6}` : `from ${run6}`;
   }
   if (stage.error && stage.status !== "ran") return stage.error;
   if (stage.pending) return describeJobPending(stage.pending);
@@ -79840,28 +79970,28 @@ function tableText(table) {
 }
 function renderRunSummary(input, colors) {
   const { report } = input;
-  const { run: run5 } = report;
+  const { run: run6 } = report;
   const lines = [];
-  const verdict = run5.status === "succeeded" ? colors.green(colors.bold("succeeded")) : colors.red(colors.bold(run5.status.replace("_", " ")));
-  lines.push("", `${colors.bold("Run")} ${run5.id} ${verdict} in ${formatDuration(run5.durationMs)}`);
-  if (run5.reason && run5.status !== "succeeded") lines.push(`  ${colors.red(run5.reason)}`);
+  const verdict = run6.status === "succeeded" ? colors.green(colors.bold("succeeded")) : colors.red(colors.bold(run6.status.replace("_", " ")));
+  lines.push("", `${colors.bold("Run")} ${run6.id} ${verdict} in ${formatDuration(run6.durationMs)}`);
+  if (run6.reason && run6.status !== "succeeded") lines.push(`  ${colors.red(run6.reason)}`);
   lines.push(
-    `  commit   ${run5.commit ? short(run5.commit, 12) : "(no commit yet)"}${run5.dirty ? colors.yellow(run5.dirtyReasons.length > 0 ? " (dirty: the code changed while stages ran)" : " (dirty: uncommitted changes)") : ""}`,
-    `  code     ${short(run5.codeDigest, 16)}`,
-    `  params   ${formatParams(run5.params) || "(none)"}  ${colors.dim(`digest ${short(run5.paramsDigest, 12)}`)}`,
-    `  pipeline ${run5.pipelinePath}`
+    `  commit   ${run6.commit ? short(run6.commit, 12) : "(no commit yet)"}${run6.dirty ? colors.yellow(run6.dirtyReasons.length > 0 ? " (dirty: the code changed while stages ran)" : " (dirty: uncommitted changes)") : ""}`,
+    `  code     ${short(run6.codeDigest, 16)}`,
+    `  params   ${formatParams(run6.params) || "(none)"}  ${colors.dim(`digest ${short(run6.paramsDigest, 12)}`)}`,
+    `  pipeline ${run6.pipelinePath}`
   );
-  if (run5.selection) {
-    const asked = `${run5.selection.named.join(" ")}${run5.selection.downstream ? " --downstream" : ""}`;
+  if (run6.selection) {
+    const asked = `${run6.selection.named.join(" ")}${run6.selection.downstream ? " --downstream" : ""}`;
     lines.push(
-      `  stages   ${run5.selection.stages.join(", ")} ${colors.dim(`(asked for ${asked}: a partial run, never a baseline)`)}`
+      `  stages   ${run6.selection.stages.join(", ")} ${colors.dim(`(asked for ${asked}: a partial run, never a baseline)`)}`
     );
   }
-  if (input.sandbox !== void 0 && run5.startedAt !== null) {
+  if (input.sandbox !== void 0 && run6.startedAt !== null) {
     lines.push(`  sandbox  ${input.sandbox ?? colors.yellow("none: the stages ran as the runner's user")}`);
   }
-  if (run5.cpuSeconds !== null || run5.gpuSeconds !== null) {
-    const compute = formatCompute({ cpuSeconds: run5.cpuSeconds ?? 0, gpuSeconds: run5.gpuSeconds ?? 0 });
+  if (run6.cpuSeconds !== null || run6.gpuSeconds !== null) {
+    const compute = formatCompute({ cpuSeconds: run6.cpuSeconds ?? 0, gpuSeconds: run6.gpuSeconds ?? 0 });
     lines.push(`  compute  ${compute} ${colors.dim("(Slurm jobs, every attempt)")}`);
   }
   const stages2 = plainTable(["stage", "status", "time", "detail"]);
@@ -79880,7 +80010,7 @@ function renderRunSummary(input, colors) {
   ]);
   if (keying.length > 0) lines.push(...keying.map((note) => `  ${colors.dim(note)}`));
   const notes = [
-    ...run5.dirtyReasons.map((reason) => `dirty: ${reason}`),
+    ...run6.dirtyReasons.map((reason) => `dirty: ${reason}`),
     ...report.stages.flatMap(
       (stage) => stage.dirtyReasons.length > 0 ? [`${stage.name} was not cached: its inputs changed while it ran`] : []
     ),
@@ -80421,9 +80551,9 @@ function actionResult(reports, groupId, summary2) {
   };
 }
 function failureSentence(report) {
-  const { run: run5 } = report;
-  const params = run5.groupId ? ` (${formatParams(run5.params)})` : "";
-  return `Run ${run5.id}${params} ${run5.status.replace("_", " ")}${run5.reason ? `: ${run5.reason}` : ""}`;
+  const { run: run6 } = report;
+  const params = run6.groupId ? ` (${formatParams(run6.params)})` : "";
+  return `Run ${run6.id}${params} ${run6.status.replace("_", " ")}${run6.reason ? `: ${run6.reason}` : ""}`;
 }
 
 // node_modules/@simple-git/args-pathspec/dist/index.mjs
@@ -88257,7 +88387,7 @@ function readFileInside(root, absolute) {
 }
 
 // local/locate-project.ts
-import { dirname as dirname7, join as join21, relative as relative2, resolve as resolve4, sep as sep6 } from "node:path";
+import { dirname as dirname7, join as join22, relative as relative2, resolve as resolve4, sep as sep6 } from "node:path";
 
 // core/dvc/load-project-pipeline.ts
 import { posix as posix11 } from "node:path";
@@ -89331,11 +89461,19 @@ function loadProjectPipeline(sources, parses) {
 
 // present/terminal/usage-error.ts
 var UsageError = class extends Error {
+  /** Each problem the message names, apart, for a program reading `--json`; empty when it names one thing. */
+  problems;
   constructor(message, options) {
     super(message, options);
     this.name = "UsageError";
+    this.problems = options?.problems ?? [];
   }
 };
+function problemsError(problems, file2) {
+  return new UsageError(formatProblems(problems, file2), {
+    problems: problems.map((problem) => file2 === void 0 ? problem : { ...problem, file: file2 })
+  });
+}
 
 // local/locate-project.ts
 async function locateProject(pipelineOption, cwd) {
@@ -89357,24 +89495,24 @@ async function locateProject(pipelineOption, cwd) {
   const fileName = file2.slice(dirname7(file2).length + 1);
   return {
     workspace: { repoRoot, pipelineDir, pipelineDirInRepo },
-    pipelineFile: join21(pipelineDir, fileName),
+    pipelineFile: join22(pipelineDir, fileName),
     pipelinePath: pipelineDirInRepo ? `${pipelineDirInRepo}/${fileName}` : fileName,
     displayPath,
-    stateDir: join21(pipelineDir, ".fluksio")
+    stateDir: join22(pipelineDir, ".fluksio")
   };
 }
 function folderNamed(displayPath, folder) {
-  const inside = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join21(folder, name2)));
-  return inside === void 0 ? `--pipeline: ${displayPath} is a folder, and holds no fluksio.yml (nor dvc.yaml); name the pipeline file` : `--pipeline: ${displayPath} is a folder; name the pipeline file in it: --pipeline ${join21(displayPath, inside)}`;
+  const inside = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder, name2)));
+  return inside === void 0 ? `--pipeline: ${displayPath} is a folder, and holds no fluksio.yml (nor dvc.yaml); name the pipeline file` : `--pipeline: ${displayPath} is a folder; name the pipeline file in it: --pipeline ${join22(displayPath, inside)}`;
 }
 function noPipelineHere(cwd) {
-  for (let folder = cwd, up = ".."; dirname7(folder) !== folder; up = join21(up, "..")) {
-    const atTop = existsSync9(join21(folder, ".git"));
+  for (let folder = cwd, up = ".."; dirname7(folder) !== folder; up = join22(up, "..")) {
+    const atTop = existsSync9(join22(folder, ".git"));
     folder = dirname7(folder);
     if (atTop) break;
-    const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join21(folder, name2)));
+    const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder, name2)));
     if (found2 !== void 0) {
-      const path25 = join21(up, found2);
+      const path25 = join22(up, found2);
       return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path25}: run from ${up} or give --pipeline ${path25}`;
     }
   }
@@ -89385,7 +89523,7 @@ async function readProjectSource(project, parses) {
   const text2 = await readFile14(project.pipelineFile, "utf8");
   const context = {
     pipelineDir: workspace.pipelineDirInRepo,
-    exists: (repoPath) => existsSync9(join21(workspace.repoRoot, repoPath))
+    exists: (repoPath) => existsSync9(join22(workspace.repoRoot, repoPath))
   };
   const pipelineDir = dirname7(project.pipelineFile);
   const { pipeline: pipeline2, problems, notes } = loadProjectPipeline(
@@ -89397,7 +89535,7 @@ async function readProjectSource(project, parses) {
     },
     parses
   );
-  if (!pipeline2) throw new UsageError(formatProblems(problems, project.displayPath));
+  if (!pipeline2) throw problemsError(problems, project.displayPath);
   return { pipeline: pipeline2, notes };
 }
 
@@ -89521,31 +89659,31 @@ function hasStarted(status) {
 
 // present/run-view-from-report.ts
 function runViewFromReport(report, extras) {
-  const { run: run5 } = report;
+  const { run: run6 } = report;
   return {
-    id: run5.id,
+    id: run6.id,
     attempt: "attempt" in report ? report.attempt : 1,
-    pipelinePath: run5.pipelinePath,
-    status: run5.status,
-    reason: run5.reason,
+    pipelinePath: run6.pipelinePath,
+    status: run6.status,
+    reason: run6.reason,
     stamp: {
-      commit: run5.commit,
+      commit: run6.commit,
       commitNote: extras.commitNote,
-      dirty: run5.dirty,
-      dirtyReasons: run5.dirtyReasons,
-      codeDigest: run5.codeDigest,
-      params: run5.params,
-      paramsDigest: run5.paramsDigest,
-      envDigest: run5.envDigest
+      dirty: run6.dirty,
+      dirtyReasons: run6.dirtyReasons,
+      codeDigest: run6.codeDigest,
+      params: run6.params,
+      paramsDigest: run6.paramsDigest,
+      envDigest: run6.envDigest
     },
     placement: "runner" in report ? { runner: report.runner, sandbox: report.sandbox } : null,
     times: {
-      queuedAt: run5.createdAt,
-      startedAt: run5.startedAt,
-      finishedAt: run5.finishedAt,
-      durationMs: run5.durationMs
+      queuedAt: run6.createdAt,
+      startedAt: run6.startedAt,
+      finishedAt: run6.finishedAt,
+      durationMs: run6.durationMs
     },
-    compute: run5.cpuSeconds === null && run5.gpuSeconds === null ? null : { cpuSeconds: run5.cpuSeconds ?? 0, gpuSeconds: run5.gpuSeconds ?? 0 },
+    compute: run6.cpuSeconds === null && run6.gpuSeconds === null ? null : { cpuSeconds: run6.cpuSeconds ?? 0, gpuSeconds: run6.gpuSeconds ?? 0 },
     stages: report.stages.map((stage) => ({
       name: stage.name,
       status: stage.status,
@@ -89803,20 +89941,20 @@ var BranchName = external_exports.string().min(1).max(255).refine((name2) => !/[
 });
 
 // client/submit-run-request.ts
-function submitRunRequest(run5) {
+function submitRunRequest(run6) {
   return {
-    repository: run5.origin.repository,
-    cloneUrl: run5.origin.cloneUrl,
-    commit: run5.commit,
-    pipelinePath: run5.pipelinePath,
-    params: run5.params,
-    labels: run5.pipeline["runs-on"],
-    noCache: run5.noCache,
-    retries: run5.pipeline.retries,
-    timeoutMs: run5.pipeline.timeout,
-    ...run5.group ? { group: run5.group } : {},
+    repository: run6.origin.repository,
+    cloneUrl: run6.origin.cloneUrl,
+    commit: run6.commit,
+    pipelinePath: run6.pipelinePath,
+    params: run6.params,
+    labels: run6.pipeline["runs-on"],
+    noCache: run6.noCache,
+    retries: run6.pipeline.retries,
+    timeoutMs: run6.pipeline.timeout,
+    ...run6.group ? { group: run6.group } : {},
     // A name git would refuse (which no checkout has) lists the run under no branch rather than failing it.
-    ...run5.branch !== null && BranchName.safeParse(run5.branch).success ? { branch: run5.branch } : {}
+    ...run6.branch !== null && BranchName.safeParse(run6.branch).success ? { branch: run6.branch } : {}
   };
 }
 
@@ -90898,8 +91036,8 @@ function parseBaseUrl(url2) {
 }
 
 // client/run-lease.ts
-function fenceOf(run5) {
-  return run5.epoch ? { lease: run5.lease, epoch: run5.epoch } : { lease: run5.lease };
+function fenceOf(run6) {
+  return run6.epoch ? { lease: run6.lease, epoch: run6.epoch } : { lease: run6.lease };
 }
 
 // client/upload-to-presigned-url.ts
@@ -90955,77 +91093,77 @@ var ControlPlaneClient = class {
    * and the lease's new epoch, which the run's writes carry from then on (`RunLease.epoch`).
    * Refused (isLeaseLost) once the run is not held, or has a cancel pending.
    */
-  async resume(run5, call = {}) {
-    const json3 = { lease: run5.lease, fencing: "epoch" };
-    return this.postLeased(run5, "resume", json3, ResumeReply, call);
+  async resume(run6, call = {}) {
+    const json3 = { lease: run6.lease, fencing: "epoch" };
+    return this.postLeased(run6, "resume", json3, ResumeReply, call);
   }
   /** Renews the lease; the reply says whether to stop the run. */
-  async heartbeat(run5, call = {}) {
-    const json3 = fenceOf(run5);
-    return this.postLeased(run5, "heartbeat", json3, HeartbeatReply, call);
+  async heartbeat(run6, call = {}) {
+    const json3 = fenceOf(run6);
+    return this.postLeased(run6, "heartbeat", json3, HeartbeatReply, call);
   }
   /**
    * Waits up to `waitSeconds` for the control plane to ask for the run's stop (a cancel,
    * its time limit); the reply says whether it did, as a heartbeat's does, and renews nothing.
    */
-  async watch(run5, waitSeconds, call = {}) {
-    const json3 = { lease: run5.lease, waitSeconds };
+  async watch(run6, waitSeconds, call = {}) {
+    const json3 = { lease: run6.lease, waitSeconds };
     const timeoutMs = this.http.requestTimeoutMs + waitSeconds * 1e3;
-    return this.postLeased(run5, "watch", json3, HeartbeatReply, call, timeoutMs);
+    return this.postLeased(run6, "watch", json3, HeartbeatReply, call, timeoutMs);
   }
   /**
    * The checkout is verified: the run starts, stamped with what is about to execute. The
    * reply says whether it did: a run the control plane failed instead (its params are not
    * those it was queued with) must not run.
    */
-  async start(run5, stamp, call = {}) {
-    const json3 = { ...stamp, ...fenceOf(run5) };
-    return this.postLeased(run5, "start", json3, StartReply, call);
+  async start(run6, stamp, call = {}) {
+    const json3 = { ...stamp, ...fenceOf(run6) };
+    return this.postLeased(run6, "start", json3, StartReply, call);
   }
   /** Uploads events; resolves once the control plane acknowledged them. */
-  async sendEvents(run5, batch, call = {}) {
-    const json3 = { ...batch, ...fenceOf(run5) };
-    return this.postLeased(run5, "events", json3, EventBatchReply, call);
+  async sendEvents(run6, batch, call = {}) {
+    const json3 = { ...batch, ...fenceOf(run6) };
+    return this.postLeased(run6, "events", json3, EventBatchReply, call);
   }
-  async finish(run5, result, call = {}) {
-    const json3 = { ...result, ...fenceOf(run5) };
-    return this.postLeased(run5, "finish", json3, LeasedWriteReply, call);
+  async finish(run6, result, call = {}) {
+    const json3 = { ...result, ...fenceOf(run6) };
+    return this.postLeased(run6, "finish", json3, LeasedWriteReply, call);
   }
   /**
    * Says the run's commit is fetched, passing back the claim's `git.extraHeader`, so the
    * control plane revokes that credential now instead of leaving it valid for the hour.
    */
-  async fetched(run5, extraHeader, call = {}) {
-    const json3 = { lease: run5.lease, extraHeader };
-    return this.postLeased(run5, "fetched", json3, FetchedReply, call);
+  async fetched(run6, extraHeader, call = {}) {
+    const json3 = { lease: run6.lease, extraHeader };
+    return this.postLeased(run6, "fetched", json3, FetchedReply, call);
   }
   /** Gives the run back to the queue (the runner is stopping). */
-  async release(run5, reason, call = {}) {
-    const json3 = { reason, ...fenceOf(run5) };
-    return this.postLeased(run5, "release", json3, LeasedWriteReply, call);
+  async release(run6, reason, call = {}) {
+    const json3 = { reason, ...fenceOf(run6) };
+    return this.postLeased(run6, "release", json3, LeasedWriteReply, call);
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
-  async cacheEntry(run5, key, call = {}) {
-    const path25 = `${runPath(run5.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path25, { call, lease: run5, allowNotFound: true });
+  async cacheEntry(run6, key, call = {}) {
+    const path25 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path25, { call, lease: run6, allowNotFound: true });
     return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path25}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
-  async cacheCandidates(run5, manifestKey, call = {}) {
-    const path25 = `${runPath(run5.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path25, { call, lease: run5 });
+  async cacheCandidates(run6, manifestKey, call = {}) {
+    const path25 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path25, { call, lease: run6 });
     return (await this.http.parse(response, CacheCandidates, `GET ${path25}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
-  async previousStage(run5, stage, call = {}) {
-    const path25 = `${runPath(run5.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path25, { call, lease: run5, allowNotFound: true });
+  async previousStage(run6, stage, call = {}) {
+    const path25 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path25, { call, lease: run6, allowNotFound: true });
     return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path25}`);
   }
-  async hasBlob(run5, digest, call = {}) {
+  async hasBlob(run6, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
       call,
-      lease: run5,
+      lease: run6,
       allowNotFound: true
     });
     return response.status !== 404;
@@ -91035,10 +91173,10 @@ var ControlPlaneClient = class {
    * stream; a failure inside it (a connection dropped mid-body) retries the whole
    * download. Null when absent.
    */
-  async getBlob(run5, digest, consume, call = {}) {
+  async getBlob(run6, digest, consume, call = {}) {
     return this.http.download(
       blobPath(digest),
-      { lease: run5, allowNotFound: true },
+      { lease: run6, allowNotFound: true },
       consume,
       call,
       this.transferTimeoutMs
@@ -91050,17 +91188,17 @@ var ControlPlaneClient = class {
    * store's presigned URL (S3), after which it checks the stored object before recording
    * it. The bytes were hashed here first: `digest` is theirs.
    */
-  async putBlob(run5, digest, body2, call = {}) {
+  async putBlob(run6, digest, body2, call = {}) {
     const size = "bytes" in body2 ? body2.bytes.byteLength : body2.size;
     const uploads = `${blobPath(digest)}/uploads`;
     const start2 = { size };
     const askTicket = async () => this.http.parse(
-      await this.http.send("POST", uploads, { call, json: start2, lease: run5 }),
+      await this.http.send("POST", uploads, { call, json: start2, lease: run6 }),
       BlobUploadTicket,
       `POST ${uploads}`
     );
     const ticket = await askTicket();
-    if (ticket.via === "control-plane") return this.putThroughControlPlane(run5, digest, body2, call);
+    if (ticket.via === "control-plane") return this.putThroughControlPlane(run6, digest, body2, call);
     const uploadId = await uploadToPresignedUrl({
       http: this.http,
       first: ticket,
@@ -91072,18 +91210,18 @@ var ControlPlaneClient = class {
     const finish2 = { size };
     const path25 = `${uploads}/${uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path25, { call, json: finish2, lease: run5 }),
+      await this.http.send("POST", path25, { call, json: finish2, lease: run6 }),
       BlobUploadReply,
       `POST ${path25}`
     );
   }
-  async putThroughControlPlane(run5, digest, body2, call) {
+  async putThroughControlPlane(run6, digest, body2, call) {
     const request2 = `PUT ${blobPath(digest)}`;
     const response = await this.http.withRetries(
       request2,
       call,
       (signal) => this.http.attempt("PUT", blobPath(digest), {
-        lease: run5,
+        lease: run6,
         signal,
         timeoutMs: this.transferTimeoutMs,
         body: bodyOf(body2)
@@ -91158,8 +91296,8 @@ var ControlPlaneClient = class {
     return this.http.parse(await this.http.send("GET", path25, { call }), schema, `GET ${path25}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
-  async postLeased(run5, what, json3, schema, call, timeoutMs) {
-    const path25 = `${runPath(run5.runId)}/${what}`;
+  async postLeased(run6, what, json3, schema, call, timeoutMs) {
+    const path25 = `${runPath(run6.runId)}/${what}`;
     const response = await this.http.send("POST", path25, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
     return this.http.parse(response, schema, `POST ${path25}`);
   }
@@ -91457,7 +91595,7 @@ function logStream(log) {
 }
 
 // action/main.ts
-async function run4() {
+async function run5() {
   const cancel = cancelOnSignal();
   const log = new WorkflowLog();
   try {
@@ -91495,7 +91633,7 @@ function cancelOnSignal() {
   return controller;
 }
 export {
-  run4 as run
+  run5 as run
 };
 /*! Bundled license information:
 
