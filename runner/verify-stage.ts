@@ -266,6 +266,8 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
   for (const [name, value] of Object.entries(claimed)) source[name] = value ?? undefined;
   const runId = newId();
   const privateRoot = await mkdtemp(path.join(tmpdir(), 'fluksio-verify-run-'));
+  const environmentFor = (privateDir: string, extra: Record<string, string> = {}) =>
+    stageEnvironment({ source, pass: pipeline.env, extra: { FLUKSIO_RUN_ID: runId, ...extra }, privateDir });
   const context: StageRunContext = {
     options: {
       runId,
@@ -283,25 +285,13 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
     },
     fingerprint: options.fingerprint,
     keyedEnv: keyedEnvironment(source, pipeline.env),
-    environmentFor: (privateDir, extra) =>
-      stageEnvironment({
-        source,
-        pass: pipeline.env,
-        extra: { FLUKSIO_RUN_ID: runId, ...extra },
-        privateDir,
-      }),
+    environmentFor,
     privateRoot,
     codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
     interpreterDigests: new InterpreterDigests(null),
     probeLauncher: makeLauncherProbe({
       cwd: options.workspace.pipelineDir,
-      environment: async () =>
-        stageEnvironment({
-          source,
-          pass: pipeline.env,
-          extra: { FLUKSIO_RUN_ID: runId },
-          privateDir: await makePrivateDir(privateRoot, '.launcher'),
-        }),
+      environment: async () => environmentFor(await makePrivateDir(privateRoot, '.launcher')),
     }),
     masker: new Masker(),
     signal: options.signal,
