@@ -10,6 +10,7 @@ import type { CodeIndex } from '../runner/keys/code-index.js';
 import { currentBranch } from '../runner/workspace/current-branch.js';
 import { computeStamp } from '../runner/keys/compute-stamp.js';
 import { InterpreterDigests } from '../runner/keys/interpreter-digests.js';
+import type { LauncherProbe } from '../runner/keys/launched-python.js';
 import type { EventSink, StageGate } from '../runner/ports.js';
 import { runPipeline, type RunOutcome } from '../runner/run-pipeline.js';
 import type { RunDetail } from '../store/runs/get-run-detail.js';
@@ -71,6 +72,11 @@ export interface LocalRunOptions {
   sweepBaseline?: { run: Run | null };
   /** Shared by the runs of a parallel sweep. @defaultValue kept in `.fluksio/interpreter-digests.json` for this run */
   interpreterDigests?: InterpreterDigests;
+  /**
+   * Asks Python launchers which interpreter they start, started before the tree was read
+   * (startEarlyLauncherProbe). @defaultValue started by the run
+   */
+  probeLauncher?: LauncherProbe;
   /** Shared by the runs of a parallel sweep, so that a stage they compute alike runs once. */
   gate?: StageGate;
   /**
@@ -159,6 +165,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.launcher ? { launcher: options.launcher } : {}),
       ...(options.gate ? { gate: options.gate } : {}),
+      ...(options.probeLauncher ? { probeLauncher: options.probeLauncher } : {}),
       ...(options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {}),
       ...(options.teamCache ? { teamCache: options.teamCache } : {}),
     });

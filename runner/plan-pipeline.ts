@@ -10,7 +10,8 @@ import { findStageHit } from './find-stage-hit.js';
 import { cacheKeyOf } from './keys/cache-key.js';
 import { fingerprintOf } from './keys/fingerprint.js';
 import { InterpreterDigests } from './keys/interpreter-digests.js';
-import { makeLauncherProbe } from './keys/launched-python.js';
+import type { LauncherProbe } from './keys/launched-python.js';
+import { startLauncherProbe } from './keys/start-launcher-probe.js';
 import { pipelineReadSetProbe } from './keys/read-set-probe.js';
 import { readStageMaterial } from './keys/read-stage-material.js';
 import { missReasons } from './miss-reasons.js';
@@ -51,14 +52,31 @@ const UNKNOWN_DIGEST = 'unknown: made by a stage that runs first';
 export async function planPipeline(options: PlanPipelineOptions): Promise<StagePlan[]> {
   // The home and temp folders of what it starts (the fingerprint, a Python launcher).
   const root = await mkdtemp(join(tmpdir(), 'fluksio-plan-'));
+  const interpreterDigests = options.interpreterDigests ?? new InterpreterDigests(null);
+  // Asked at once, while the fingerprint runs, as a run asks them.
+  const launchers = startLauncherProbe({
+    workspace: options.workspace,
+    pipeline: options.pipeline,
+    stages: options.stages ?? Object.keys(options.pipeline.stages),
+    paramSets: [options.params],
+    environment: options.environment,
+    privateRoot: root,
+    ...(options.launcher ? { launcher: options.launcher } : {}),
+    digests: interpreterDigests,
+  });
   try {
-    return await planIn(root, options);
+    return await planIn(root, { ...options, interpreterDigests }, launchers.probe);
   } finally {
+    await launchers.close();
     await rm(root, { recursive: true, force: true }).catch(() => {});
   }
 }
 
-async function planIn(root: string, options: PlanPipelineOptions): Promise<StagePlan[]> {
+async function planIn(
+  root: string,
+  options: PlanPipelineOptions & { interpreterDigests: InterpreterDigests },
+  probeLauncher: LauncherProbe,
+): Promise<StagePlan[]> {
   const { pipeline, workspace } = options;
   const names = options.stages ?? Object.keys(pipeline.stages);
   const selected = new Set(names);
@@ -78,12 +96,7 @@ async function planIn(root: string, options: PlanPipelineOptions): Promise<Stage
         options.launcher,
       )
     : null;
-  const interpreterDigests = options.interpreterDigests ?? new InterpreterDigests(null);
-  const probeLauncher = makeLauncherProbe({
-    cwd: workspace.pipelineDir,
-    environment: () => environmentIn('.launcher'),
-    ...(options.launcher ? { launcher: options.launcher } : {}),
-  });
+  const { interpreterDigests } = options;
   const probe = pipelineReadSetProbe(workspace, pipeline, options.codeIndex);
   const graph = buildStageGraph(pipeline);
   const produced = new Map<string, OutRecord>();

@@ -5,6 +5,7 @@ import type { Params } from '../core/params/resolve-params.js';
 import type { CodeIndex } from './keys/code-index.js';
 import type { InterpreterDigests } from './keys/interpreter-digests.js';
 import type { StageLauncher } from './sandbox/stage-launcher.js';
+import type { LauncherProbe } from './keys/launched-python.js';
 import type { BlobStore, EventSink, StageCache, StageGate } from './ports.js';
 import type { Workspace } from './workspace/workspace.js';
 
@@ -27,6 +28,13 @@ export interface RunPipelineOptions {
    * @defaultValue remembered in memory, for this run only
    */
   interpreterDigests?: InterpreterDigests;
+  /**
+   * Asks Python launchers which interpreter they start, already asking those of this
+   * run's stages (warmLauncherProbe): a caller starts it before reading the tree, so that
+   * a slow shim's answer comes while the run is set up. @defaultValue one made, and
+   * started, when the run starts
+   */
+  probeLauncher?: LauncherProbe;
   /**
    * The environment stages' inherited variables (`PATH`) and the pipeline's `env` values
    * are taken from (the CLI passes process.env; nothing else of it reaches a stage).

@@ -10,7 +10,7 @@ import { reuseFinishedStage } from './reuse-finished-stage.js';
 import type { StageResult, StageRunContext } from './stage-run-context.js';
 import { notStartedRecord } from './not-started-record.js';
 import { fingerprintOf } from './keys/fingerprint.js';
-import { makeLauncherProbe } from './keys/launched-python.js';
+import { startLauncherProbe, type StartedLauncherProbe } from './keys/start-launcher-probe.js';
 import { Masker } from './output/masker.js';
 import type { RunPipelineOptions } from './run-pipeline-options.js';
 import { CodeView } from './keys/code-view.js';
@@ -68,15 +68,33 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
 
   const masker = new Masker();
   for (const secret of Object.values(options.secrets ?? {})) masker.add(secret);
+  const stageExtra = { ...options.secrets, FLUKSIO_RUN_ID: options.runId };
   const environmentFor = (privateDir: string, extra: Record<string, string> = {}) =>
     stageEnvironment({
       source: options.environment,
       pass: pipeline.env,
-      extra: { ...options.secrets, FLUKSIO_RUN_ID: options.runId, ...extra },
+      extra: { ...stageExtra, ...extra },
       privateDir,
     });
   const names = options.stages ?? Object.keys(pipeline.stages);
   const interpreterDigests = options.interpreterDigests ?? new InterpreterDigests(null);
+  const keyedEnv = keyedEnvironment(options.environment, pipeline.env);
+  // Python launchers are asked which interpreter they start at once, while the
+  // fingerprint and the first keys are read: a shim's answer is slow to come. A caller
+  // may have started asking earlier still, before it read the tree.
+  const started: StartedLauncherProbe = options.probeLauncher
+    ? { probe: options.probeLauncher, close: async () => {} }
+    : startLauncherProbe({
+        workspace: options.workspace,
+        pipeline,
+        stages: names,
+        paramSets: [options.params],
+        environment: options.environment,
+        extra: stageExtra,
+        privateRoot,
+        ...(options.launcher ? { launcher: options.launcher } : {}),
+        digests: interpreterDigests,
+      });
 
   try {
     let fingerprint: string | null = null;
@@ -109,16 +127,12 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
     const context: StageRunContext = {
       options,
       fingerprint,
-      keyedEnv: keyedEnvironment(options.environment, pipeline.env),
+      keyedEnv,
       environmentFor,
       privateRoot,
       codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
       interpreterDigests,
-      probeLauncher: makeLauncherProbe({
-        cwd: options.workspace.pipelineDir,
-        environment: async () => environmentFor(await makePrivateDir(privateRoot, '.launcher')),
-        ...(options.launcher ? { launcher: options.launcher } : {}),
-      }),
+      probeLauncher: started.probe,
       masker,
       signal: abort.signal,
       giveBack: (reason) => {
@@ -170,6 +184,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', cancel);
+    // A launcher no stage came to need (its stages were skipped) is not waited for.
+    await started.close();
     await interpreterDigests.save();
     // A stage may leave read-only folders behind (some caches are): what cannot go stays in the temp dir.
     await rm(privateRoot, { recursive: true, force: true }).catch(() => {});

@@ -10,6 +10,9 @@ import type { ParsedPipelineText } from '../../core/pipeline/validate-pipeline.j
 import { readCodeIndex, type CodeIndex } from '../../runner/keys/code-index.js';
 import { removeRestoreLeftovers } from '../../runner/blobs/restore-leftovers.js';
 import { ParamsFileJournal } from '../../runner/params-file-journal.js';
+import { InterpreterDigests } from '../../runner/keys/interpreter-digests.js';
+import type { StartedLauncherProbe } from '../../runner/keys/start-launcher-probe.js';
+import { startEarlyLauncherProbe } from '../../local/early-launcher-probe.js';
 import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { executeLocalRun } from '../../local/execute-local-run.js';
@@ -129,6 +132,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
   let notes: string[];
   let request: StageRequest;
   let codeIndex: CodeIndex;
+  let early: EarlyRun | null = null;
   try {
     // A run killed outright here (SIGKILL) may have left a stage's values in a DVC params
     // file: put back before the tree is read, for this run to see what the user wrote.
@@ -144,11 +148,30 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
       );
     }
     ({ pipeline, grid, notes, request } = await checkRunInput(args, project, parses, options));
+    // A single run's (or a sweep's first, one member at a time) Python launchers are asked
+    // which interpreter they start now, while the tree is read and the run recorded.
+    const [first] = grid;
+    if (first && !(grid.length > 1 && jobs > 1)) {
+      const interpreterDigests = new InterpreterDigests(
+        path.join(project.stateDir, 'interpreter-digests.json'),
+      );
+      const started = await startEarlyLauncherProbe({
+        workspace: project.workspace,
+        pipeline,
+        stages: request.selection?.stages ?? Object.keys(pipeline.stages),
+        params: first,
+        environment: io.env,
+        ...(launcher ? { launcher } : {}),
+        digests: interpreterDigests,
+      });
+      early = { interpreterDigests, launchers: started };
+    }
     // A run killed while it restored an out left its partial copy beside it: removed
     // before the tree is read, or it would count as code and make this run dirty.
     await removeRestoreLeftovers(project.workspace, pipeline);
     codeIndex = await readCodeIndex(project.workspace.repoRoot);
   } catch (error) {
+    await early?.launchers.close();
     await state.close();
     throw error;
   }
@@ -208,6 +231,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
         columns: outputWidth(progressOut ?? {}, io.env),
         colors,
         sweepBaseline,
+        ...(index === 0 && early ? { early } : {}),
       });
       if (groupId) sweepBaseline ??= { run: baseline };
       reports.push(report);
@@ -230,6 +254,7 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
     if (error instanceof UnsafePathError) throw new UsageError(error.message, { cause: error });
     throw error;
   } finally {
+    await early?.launchers.close();
     await state.close();
   }
 }
@@ -259,6 +284,12 @@ async function queueOnControlPlane(args: string[], options: RunCommandOptions, i
   );
 }
 
+/** What a run starts before its tree is read (startEarlyLauncherProbe), and hands to the run. */
+interface EarlyRun {
+  interpreterDigests: InterpreterDigests;
+  launchers: StartedLauncherProbe;
+}
+
 interface RunOnceOptions {
   project: LocalProject;
   pipeline: Pipeline;
@@ -280,6 +311,8 @@ interface RunOnceOptions {
   columns: number;
   /** A sweep member after the first: the sweep's baseline. */
   sweepBaseline: { run: Run | null } | undefined;
+  /** What was started for this run before the tree was read. @defaultValue nothing */
+  early?: EarlyRun;
   colors: ReturnType<typeof pc.createColors>;
 }
 
@@ -310,6 +343,12 @@ async function runOnce(options: RunOnceOptions): Promise<{ report: RunReport; ba
     ),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(options.sweepBaseline ? { sweepBaseline: options.sweepBaseline } : {}),
+    ...(options.early
+      ? {
+          interpreterDigests: options.early.interpreterDigests,
+          probeLauncher: options.early.launchers.probe,
+        }
+      : {}),
     onStart: ({ id, stamp }) =>
       write(
         `${colors.bold('fluksio run')} ${id}  ${colors.dim(`${project.pipelinePath} · ${stamp.commit ? stamp.commit.slice(0, 10) : 'no commit'}${stamp.dirty ? ' (dirty)' : ''}`)}\n`,

@@ -35,6 +35,8 @@ export function makeLauncherProbe(options: {
   /** The stages' environment (an empty home and temp folder of its own). */
   environment: () => Promise<Record<string, string>>;
   launcher?: StageLauncher;
+  /** Stops a probe still running (SIGTERM): what it would have answered is then null. @defaultValue none */
+  signal?: AbortSignal;
 }): LauncherProbe {
   const asked = new Map<string, Promise<LaunchedPython | null>>();
   return (program) => {
@@ -59,6 +61,7 @@ async function askLauncher(
       env: await options.environment(),
       timeout: PROBE_TIMEOUT_MS,
       maxBuffer: 1024 * 1024,
+      ...(options.signal ? { signal: options.signal } : {}),
       ...launch.user,
     });
     const line = stdout.split('\n').find((each) => each.startsWith(`${MARKER}\t`));

@@ -74,3 +74,59 @@ test(
   },
   SLOW,
 );
+
+test(
+  'a launcher is asked once per run, however many stages start it, and leaves nothing in .fluksio/',
+  async () => {
+    scratch = await realpath(await mkdtemp(join(tmpdir(), 'fluksio-launcher-')));
+    const bin = join(scratch, 'shims');
+    await exec('mkdir', [bin]);
+    const asked = join(scratch, 'asked.log');
+    // A shim that notes each time fluksio asks it which interpreter it starts, then starts it.
+    await writeFile(
+      join(bin, 'python3'),
+      `#!/bin/sh\ncase "$2" in *fluksio-launched-python*) echo asked >> "${asked}" ;; esac\nexec "$(command -v -p python3 || echo /usr/bin/python3)" "$@"\n`,
+    );
+    await chmod(join(bin, 'python3'), 0o755);
+    const env = { PATH: `${bin}:${process.env.PATH ?? ''}` };
+    repo = await makeRepo({
+      files: {
+        '.gitignore': '/a.txt\n/b.txt\n/c.txt\n',
+        'fluksio.yml': [
+          'version: 1',
+          'params:',
+          '  n: { type: int, default: 1 }',
+          'stages:',
+          "  a: { cmd: \"python3 -c \\\"open('a.txt', 'w').write('${n}')\\\"\", outs: [a.txt], params: [n] }",
+          "  b: { cmd: \"python3 -c \\\"open('b.txt', 'w').write(open('a.txt').read())\\\"\", deps: [a.txt], outs: [b.txt] }",
+          "  c: { cmd: \"python3 -c \\\"open('c.txt', 'w').write(open('b.txt').read())\\\"\", deps: [b.txt], outs: [c.txt] }",
+          '',
+        ].join('\n'),
+      },
+    });
+    const askedTimes = async () =>
+      (await readFile(asked, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    const leftovers = async () =>
+      (await exec('ls', ['-A', join(repo?.dir ?? '', '.fluksio')])).stdout
+        .split('\n')
+        .filter((name) => /^(launcher|run)-/.test(name));
+
+    const first = await runJson([], { cwd: repo.dir, env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.report.stages.map((stage) => stage.status)).toEqual(['ran', 'ran', 'ran']);
+    expect(await askedTimes()).toBe(1);
+    const again = await runJson([], { cwd: repo.dir, env });
+    expect(again.report.stages.map((stage) => stage.status)).toEqual(['cached', 'cached', 'cached']);
+    expect(await askedTimes()).toBe(2);
+    // A sweep run one member at a time asks again for each member: a member's stages may
+    // have changed what the shim reads.
+    const sweep = await exec(process.execPath, [join(process.cwd(), 'bin', 'fluksio.js'), 'run', 'n=2,3'], {
+      cwd: repo.dir,
+      env: { ...process.env, ...env },
+    });
+    expect(sweep.stdout).toContain('run 2 of 2');
+    expect(await askedTimes()).toBe(4);
+    expect(await leftovers()).toEqual([]);
+  },
+  SLOW,
+);
