@@ -26,13 +26,15 @@ export interface ProtocolGateOptions {
  * connection's protocol, which is not what is asked.
  */
 export function protocolGate({ range, version, exempt }: ProtocolGateOptions): onRequestAsyncHookHandler {
+  const current = String(range.current);
   return async (request, reply) => {
-    void reply.header(PROTOCOL_HEADER, String(range.current));
+    void reply.header(PROTOCOL_HEADER, current);
     const path = request.url.split('?')[0] ?? '';
     if (!path.startsWith('/api/') || exempt.includes(path)) return;
     const raw = request.headers[PROTOCOL_HEADER.toLowerCase()];
     const given = Array.isArray(raw) ? raw[0] : raw;
-    if (given === undefined) return;
+    // A client of this very protocol (every fluksio of this release) is let through unparsed.
+    if (given === undefined || given === current) return;
     const parsed = ProtocolHeader.safeParse(given);
     if (!parsed.success) {
       throw new HttpError(

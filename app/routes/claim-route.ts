@@ -103,19 +103,21 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
         await giveBack();
         return reply;
       }
-      request.log.info(
-        {
-          runId: run.id,
-          runner: runner.name,
-          attempt: run.attempt,
-          runnerVersion: fluksioVersionOf(request.headers['user-agent']) ?? 'unknown',
-          protocol: request.headers[PROTOCOL_HEADER.toLowerCase()] ?? 'none',
-        },
-        'run claimed',
-      );
-      // The runner waits on this answer to start; the check run and open pages can wait a
-      // turn of the event loop for their ring (its write to Redis comes after this one).
-      setImmediate(() => context.onRunChanged?.(run.id));
+      // The runner waits on this answer to start; the log line, the check run and open pages
+      // can wait a turn of the event loop (the ring's write to Redis comes after this one).
+      setImmediate(() => {
+        request.log.info(
+          {
+            runId: run.id,
+            runner: runner.name,
+            attempt: run.attempt,
+            runnerVersion: fluksioVersionOf(request.headers['user-agent']) ?? 'unknown',
+            protocol: request.headers[PROTOCOL_HEADER.toLowerCase()] ?? 'none',
+          },
+          'run claimed',
+        );
+        context.onRunChanged?.(run.id);
+      });
       return reply.code(200).send(toClaim(run, context.settings.heartbeatIntervalMs, extraHeader));
     } finally {
       abort.release();
