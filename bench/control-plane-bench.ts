@@ -33,6 +33,12 @@ import { pino } from 'pino';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const COMMIT = 'b'.repeat(40);
+/**
+ * Submits each dispatch measurement takes and leaves out first, fluksio's and the floor's
+ * alike: enough for every one of the app's ten pooled connections to have run the submit's
+ * INSERT past PostgreSQL's five custom plans, and for V8 to have optimized the path.
+ */
+const WARMUP = 100;
 
 /**
  * The control plane under load, in one run: submit → claim latency with an idle runner
@@ -94,7 +100,7 @@ export async function benchControlPlane(): Promise<void> {
     const reference = await openCommitReference(databaseUrl);
     const idleRunner = runnerTokens[0] as string;
     const timing = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-    const latencyOptions = { reference, timing, samples: 150 };
+    const latencyOptions = { reference, timing, samples: 150, warmup: WARMUP };
     const inProcessClient = new ControlPlaneClient({ url: plane.url, token: idleRunner, retries: 0 });
     const inProcessRunner: ClaimingRunner = {
       async claim() {
@@ -137,7 +143,7 @@ export async function benchControlPlane(): Promise<void> {
       await deployedPlane.close();
     }
     // The same three processes and sampling in trivial code: what the machine itself costs.
-    const floor = await measureDispatchFloor(reference, latencyOptions.samples);
+    const floor = await measureDispatchFloor(reference, latencyOptions.samples, WARMUP);
     const synchronousCommit = reference.synchronousCommit;
     await reference.close();
     await timing.end();
@@ -223,7 +229,9 @@ export async function benchControlPlane(): Promise<void> {
     const commits = [...together.commits, ...deployed.commits, ...floor.commits];
     const commitP50 = median(commits);
     const bullP50 = median(pickups);
-    console.log('\n## Dispatch: a queued run reaching a runner parked in a long-poll (150 samples each)');
+    console.log(
+      `\n## Dispatch: a queued run reaching a runner parked in a long-poll (150 samples each, after ${WARMUP} left out as every process's warm-up)`,
+    );
     console.log(
       `one durable PostgreSQL commit          p50 ${ms(commitP50)}   p95 ${ms(percentile(commits, 95))}   (reference; synchronous_commit ${synchronousCommit})`,
     );

@@ -20,6 +20,7 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 export async function measureDispatchFloor(
   reference: CommitReference,
   samples: number,
+  warmup: number,
 ): Promise<SubmitToClaim> {
   const scratch = await openScratchEnvironment('floor');
   const server = spawn(
@@ -48,6 +49,7 @@ export async function measureDispatchFloor(
       reference,
       timing,
       samples,
+      warmup,
       submit: async (key) => {
         const answer = await request(`${url}/submit`, {
           method: 'POST',
