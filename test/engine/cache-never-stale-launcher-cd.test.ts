@@ -74,7 +74,8 @@ test(
         '.gitignore': '/sub/out.txt\n.python-version\n',
         '.python-version': 'a\n',
         'sub/.python-version': 'a\n',
-        'fluksio.yml': 'version: 1\nstages:\n  make:\n    cmd: cd sub && python3 make.py\n    outs: [sub/out.txt]\n',
+        'fluksio.yml':
+          'version: 1\nstages:\n  make:\n    cmd: cd sub && python3 make.py\n    outs: [sub/out.txt]\n',
         'sub/make.py': MAKE_PY,
       },
     });
