@@ -290,7 +290,6 @@ async function execute(options: VerifyStageOptions): Promise<StageRecord> {
     codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
     interpreterDigests: new InterpreterDigests(null),
     probeLauncher: makeLauncherProbe({
-      cwd: options.workspace.pipelineDir,
       environment: async () => environmentFor(await makePrivateDir(privateRoot, '.launcher')),
     }),
     masker: new Masker(),

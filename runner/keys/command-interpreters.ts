@@ -1,32 +1,16 @@
 import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { parse } from 'shell-quote';
 import which from 'which';
 import type { Interpreter } from '../../schemas/key-inputs.js';
+import { commandPrograms } from './command-programs.js';
 import type { InterpreterDigests } from './interpreter-digests.js';
 import type { LauncherProbe } from './launched-python.js';
 import { PYTHON_NAME } from './why-not-python.js';
 
-/** Operators after which the shell starts a new command. */
-const COMMAND_SEPARATORS = new Set(['&&', '||', ';', ';;', '|', '|&', '&', '(', ')']);
-/** Words that run the command after them (with their own options first): `env python3 x.py`. */
-const WRAPPERS = new Set(['env', 'exec', 'command', 'nohup', 'time']);
-/**
- * What `/bin/sh` runs itself, not from PATH (some also exist as files, like `/bin/echo`,
- * but the shell never starts those), and its keywords.
- */
-const SHELL_OWN = new Set(
-  (
-    '. : [ alias bg break case cd continue do done echo elif else esac eval exit export false fg fi for ' +
-    'getopts hash if in jobs kill local printf pwd read readonly return set shift source test then ' +
-    'trap true type ulimit umask unalias unset until wait while { } !'
-  ).split(' '),
-);
-
 export interface CommandInterpretersOptions {
   /** The stage's PATH. */
   path: string;
-  /** Where the command runs: relative program paths (`./run.sh`) start here. */
+  /** Where the command starts: relative program paths (`./run.sh`) start here, or where a `cd` before them goes. */
   cwd: string;
   /** The repository's root: a program inside it is code, keyed by the code digest. */
   repoRoot: string;
@@ -39,7 +23,9 @@ export interface CommandInterpretersOptions {
 }
 
 /** The key of what a Python launcher starts, beside the launcher's own: `python3 (what its launcher starts)`. */
-export const LAUNCHED = ' (what its launcher starts)';
+const LAUNCHED = ' (what its launcher starts)';
+/** The same, for a launcher started in a folder a `cd` named: `python3 (what its launcher starts in sub)`. */
+const LAUNCHED_IN = ' (what its launcher starts in ';
 
 /**
  * The programs a stage's command line starts, as they enter its cache key (issue 8,
@@ -53,7 +39,10 @@ export const LAUNCHED = ' (what its launcher starts)';
  * interpreter is added here. A `python` that is itself a script (pyenv's shim, which picks
  * the interpreter from `.python-version` or a global file when it runs) is asked which
  * interpreter it starts, and that one is keyed too (`python3 (what its launcher starts)`):
- * the shim's bytes are the same whichever Python it runs. What the started programs start
+ * the shim's bytes are the same whichever Python it runs. A program started after a `cd`
+ * (`cd sub && python3 x.py`, a DVC stage's `wdir`) is found, and its launcher asked, in that
+ * folder (commandPrograms), keyed as `python3 (what its launcher starts in sub)` and
+ * `sub/run.sh`; a line without `cd` is keyed as before. What the started programs start
  * in turn otherwise (`sh -c "…"`, `subprocess`) is not seen: the pipeline's `fingerprint`
  * covers that.
  */
@@ -62,51 +51,82 @@ export async function commandInterpreters(
   options: CommandInterpretersOptions,
 ): Promise<Record<string, Interpreter | null>> {
   const found: Record<string, Interpreter | null> = {};
-  for (const word of commandWords(cmd)) {
-    if (word in found) continue;
-    const file = await locate(word, options);
+  const seen = new Set<string>();
+  for (const { word, dir } of commandPrograms(cmd)) {
+    const name = programName(word, dir);
+    if (seen.has(`${dir}\0${name}`)) continue;
+    seen.add(`${dir}\0${name}`);
+    const at = path.resolve(options.cwd, dir);
+    const file = await locate(word, at, options);
     if (file === null) {
-      found[word] = null;
+      found[name] = null;
       continue;
     }
     const real = await realpath(file);
     const shebang = await shebangProgram(real);
     if (!isInside(real, options.repoRoot)) {
-      found[word] = await interpreterAt(real, options.digests);
-      if (shebang !== null) await addLaunched(found, word, file, options);
+      found[name] = await interpreterAt(real, options.digests);
+      if (shebang !== null) await addLaunched(found, launchedName(name, dir), file, at, options);
     }
-    if (shebang !== null && !(shebang in found)) {
-      const program = await locate(shebang, options);
-      found[shebang] =
+    if (shebang === null) continue;
+    // The kernel finds a relative `#!` program from the folder the script starts in, as the shell does.
+    const shebangName = programName(shebang, dir);
+    const shebangLaunched = launchedName(shebangName, dir);
+    if (shebangName in found && (dir === '.' || shebangLaunched in found)) continue;
+    const program = await locate(shebang, at, options);
+    if (!(shebangName in found)) {
+      found[shebangName] =
         program === null ? null : await interpreterAt(await realpath(program), options.digests);
-      const launcher = program === null ? null : await realpath(program);
-      if (
-        launcher !== null &&
-        !isInside(launcher, options.repoRoot) &&
-        (await shebangProgram(launcher)) !== null
-      ) {
-        await addLaunched(found, shebang, program as string, options);
-      }
+    }
+    const launcher = program === null ? null : await realpath(program);
+    if (
+      launcher !== null &&
+      !isInside(launcher, options.repoRoot) &&
+      (await shebangProgram(launcher)) !== null
+    ) {
+      await addLaunched(found, shebangLaunched, program as string, at, options);
     }
   }
   return found;
 }
 
 /**
+ * A program's name in the key: the word as written, or, for a relative path started in
+ * another folder (`cd sub && ./run.sh`), that path from `.` (`sub/run.sh`).
+ */
+function programName(word: string, dir: string): string {
+  return dir === '.' || !word.includes('/') || path.isAbsolute(word) ? word : path.join(dir, word);
+}
+
+/**
+ * The key of what a launcher started as `name` in `dir` starts: `python3 (what its launcher
+ * starts)`, or `python3 (what its launcher starts in sub)` when a `cd` before it changed folder.
+ */
+function launchedName(name: string, dir: string): string {
+  return dir === '.' ? `${name}${LAUNCHED}` : `${name}${LAUNCHED_IN}${dir})`;
+}
+
+/** Whether a key's name is that of what a launcher starts (launchedName). */
+export function isLaunchedName(name: string): boolean {
+  return name.endsWith(LAUNCHED) || name.includes(LAUNCHED_IN);
+}
+
+/**
  * For a script outside the repository named like Python (`file` as PATH found it, whose
- * name the shim reads), the interpreter it starts, keyed under `word (what its launcher
- * starts)`: null when it cannot say. A script inside the repository is never started
+ * name the shim reads), the interpreter it starts in `dir` (absolute), keyed under `key`
+ * (launchedName): null when it cannot say. A script inside the repository is never started
  * here: it is code, and would run outside a sandbox.
  */
 async function addLaunched(
   found: Record<string, Interpreter | null>,
-  word: string,
+  key: string,
   file: string,
+  dir: string,
   options: CommandInterpretersOptions,
 ): Promise<void> {
   if (!options.probeLauncher || !PYTHON_NAME.test(path.basename(file))) return;
-  const launched = await options.probeLauncher(file);
-  found[`${word}${LAUNCHED}`] =
+  const launched = await options.probeLauncher(file, dir);
+  found[key] =
     launched === null
       ? null
       : {
@@ -126,53 +146,19 @@ async function interpreterAt(realPath: string, digests: InterpreterDigests): Pro
   return { path: realPath, digest };
 }
 
-/** The word naming the program of each simple command in a shell command line. */
+/** The word naming the program of each simple command in a shell command line (commandPrograms). */
 export function commandWords(cmd: string): string[] {
-  // Variables are left as written: a word made of one is not a program name anyone can key.
-  let tokens: ReturnType<typeof parse>;
-  try {
-    tokens = parse(cmd, (name) => `$${name}`);
-  } catch {
-    // The shell will say what is wrong with the line when it runs it.
-    return [];
-  }
-  const words: string[] = [];
-  let atStart = true;
-  let afterRedirect = false;
-  let inWrapper = false;
-  for (const token of tokens) {
-    if (typeof token !== 'string') {
-      if ('op' in token && COMMAND_SEPARATORS.has(token.op)) {
-        atStart = true;
-        inWrapper = false;
-      } else if ('op' in token && token.op !== 'glob') {
-        afterRedirect = true;
-      }
-      continue;
-    }
-    if (afterRedirect) {
-      afterRedirect = false;
-      continue;
-    }
-    if (!atStart) continue;
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(token)) continue;
-    if (inWrapper && token.startsWith('-')) continue;
-    if (WRAPPERS.has(token)) {
-      inWrapper = true;
-      continue;
-    }
-    atStart = false;
-    inWrapper = false;
-    if (SHELL_OWN.has(token) || token.includes('$')) continue;
-    words.push(token);
-  }
-  return words;
+  return commandPrograms(cmd).map((program) => program.word);
 }
 
-/** Where the shell would find a program: a path as given, else the first match on PATH. */
-async function locate(word: string, options: CommandInterpretersOptions): Promise<string | null> {
+/** Where the shell in `dir` (absolute) would find a program: a path as given, else the first match on PATH. */
+async function locate(
+  word: string,
+  dir: string,
+  options: CommandInterpretersOptions,
+): Promise<string | null> {
   if (word.includes('/')) {
-    const file = path.resolve(options.cwd, word);
+    const file = path.resolve(dir, word);
     return (await which(file, { nothrow: true })) ?? null;
   }
   return (await which(word, { path: options.path, nothrow: true })) ?? null;

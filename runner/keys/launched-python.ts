@@ -19,19 +19,25 @@ export interface LaunchedPython {
   realPath: string;
 }
 
-/** Asks the Python launcher at `program` (an absolute path) which interpreter it starts; null when it cannot say. */
-export type LauncherProbe = (program: string) => Promise<LaunchedPython | null>;
+/**
+ * Asks the Python launcher at `program` (an absolute path), started in the folder `cwd`
+ * (absolute), which interpreter it starts; null when it cannot say.
+ */
+export type LauncherProbe = (program: string, cwd: string) => Promise<LaunchedPython | null>;
 
 /**
  * A probe of Python launchers for one run: a `python3` that is a script choosing the
  * interpreter when it runs (pyenv's, asdf's or mise's shim reads `.python-version`, or
  * a global file outside the repository) is started once with `-c`, as a stage would
- * start it — in the stage's folder, with the stages' environment, through the stages'
- * launcher (a sandbox holds it as it holds them) — and says which interpreter it is.
- * The answer is kept for the rest of the run, as the fingerprint's output is.
+ * start it — in the folder the stage starts it in (a shim reads `.python-version` from
+ * there upward), with the stages' environment, through the stages' launcher (a sandbox
+ * holds it as it holds them) — and says which interpreter it is. The answer for each
+ * launcher and folder is kept for the rest of the run, as the fingerprint's output is. Any
+ * folder a stage's `cd` names is as safe as the stage there: only a launcher outside the
+ * repository is ever asked, never the repository's code; in a folder that does not exist
+ * the answer is null (and the stage fails there the same way).
  */
 export function makeLauncherProbe(options: {
-  cwd: string;
   /** The stages' environment (an empty home and temp folder of its own). */
   environment: () => Promise<Record<string, string>>;
   launcher?: StageLauncher;
@@ -39,11 +45,13 @@ export function makeLauncherProbe(options: {
   signal?: AbortSignal;
 }): LauncherProbe {
   const asked = new Map<string, Promise<LaunchedPython | null>>();
-  return (program) => {
-    let answer = asked.get(program);
+  return (program, cwd) => {
+    // A NUL is in neither a path nor a folder: the pair cannot be read as another.
+    const pair = `${cwd}\0${program}`;
+    let answer = asked.get(pair);
     if (!answer) {
-      answer = askLauncher(program, options);
-      asked.set(program, answer);
+      answer = askLauncher(program, cwd, options);
+      asked.set(pair, answer);
     }
     return answer;
   };
@@ -51,13 +59,14 @@ export function makeLauncherProbe(options: {
 
 async function askLauncher(
   program: string,
+  cwd: string,
   options: Parameters<typeof makeLauncherProbe>[0],
 ): Promise<LaunchedPython | null> {
   const launcher = options.launcher ?? directLauncher;
   try {
-    const launch = launcher.launch(quote([program, '-c', PROBE]), options.cwd);
+    const launch = launcher.launch(quote([program, '-c', PROBE]), cwd);
     const { stdout } = await run(launch.file, launch.args, {
-      cwd: options.cwd,
+      cwd,
       env: await options.environment(),
       timeout: PROBE_TIMEOUT_MS,
       maxBuffer: 1024 * 1024,

@@ -2,7 +2,7 @@ import { canonicalJson } from '../../core/canonical-json.js';
 import type { Interpreter, KeyInputs, ParamValue } from '../../schemas/key-inputs.js';
 import type { PreviousStage } from '../../schemas/previous-stage.js';
 import type { ReadSet } from '../../schemas/read-set.js';
-import { LAUNCHED } from './command-interpreters.js';
+import { isLaunchedName } from './command-interpreters.js';
 
 export interface RerunContext {
   /** For a dep produced by a stage of this pipeline: that stage's name. */
@@ -108,7 +108,7 @@ function interpreterChange(
   after: Interpreter | null | undefined,
 ): string | null {
   const where = (found: Interpreter | null | undefined) =>
-    found?.path ?? (word.endsWith(LAUNCHED) ? 'it named no Python' : 'not found on PATH');
+    found?.path ?? (isLaunchedName(word) ? 'it named no Python' : 'not found on PATH');
   if (before === undefined) return `now starts ${word} (${where(after)})`;
   if (after === undefined) return `no longer starts ${word}`;
   if (before?.path !== after?.path) return `${word} is now ${where(after)} (was ${where(before)})`;

@@ -41,7 +41,6 @@ export function startLauncherProbe(options: {
   const { workspace, pipeline } = options;
   const probing = new AbortController();
   const probe = makeLauncherProbe({
-    cwd: workspace.pipelineDir,
     environment: async () =>
       stageEnvironment({
         source: options.environment,

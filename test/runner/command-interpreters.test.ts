@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { commandInterpreters, commandWords } from '../../runner/keys/command-interpreters.js';
+import { commandPrograms } from '../../runner/keys/command-programs.js';
 import { InterpreterDigests } from '../../runner/keys/interpreter-digests.js';
 import { sha256Hex } from '../../core/canonical-json.js';
 
@@ -28,6 +29,97 @@ describe('the programs a command line starts', () => {
     ['python3 a.py && python3 b.py', ['python3', 'python3']],
   ])('%s', (cmd, words) => {
     expect(commandWords(cmd)).toEqual(words);
+  });
+});
+
+describe('the folder each program starts in', () => {
+  test.each([
+    [
+      'python3 a.py && ./run.sh',
+      [
+        ['python3', '.'],
+        ['./run.sh', '.'],
+      ],
+    ],
+    ['cd sub && python3 make.py', [['python3', 'sub']]],
+    [
+      "cd 'sub' && { python3 make.py && ./eval.sh; }",
+      [
+        ['python3', 'sub'],
+        ['./eval.sh', 'sub'],
+      ],
+    ],
+    [
+      'cd a; cd ../b/ && x; cd .. && y',
+      [
+        ['x', 'b'],
+        ['y', '.'],
+      ],
+    ],
+    ['cd /opt/tools && x', [['x', '/opt/tools']]],
+    ['cd sub || exit 1; x', [['x', 'sub']]],
+    [
+      '(cd sub && x) && y',
+      [
+        ['x', 'sub'],
+        ['y', '.'],
+      ],
+    ],
+    [
+      'cd sub | x; y',
+      [
+        ['x', '.'],
+        ['y', '.'],
+      ],
+    ],
+    ['cd sub & x', [['x', '.']]],
+    ['cd sub && { cd deeper; } && x', [['x', 'sub/deeper']]],
+    // Not known for sure: as before folders were followed.
+    [
+      'make && cd sub; x',
+      [
+        ['make', '.'],
+        ['x', '.'],
+      ],
+    ],
+    [
+      'cd sub && x || y',
+      [
+        ['x', 'sub'],
+        ['y', 'sub'],
+      ],
+    ],
+    ['test -d sub && cd sub; x', [['x', '.']]],
+    ['cd sub; x', [['x', 'sub']]],
+    [
+      'cd && x; cd - && y; cd ~/w && z',
+      [
+        ['x', '.'],
+        ['y', '.'],
+        ['z', '.'],
+      ],
+    ],
+    [
+      'cd "$WORK" && x; cd s* && y; cd -P sub && z',
+      [
+        ['x', '.'],
+        ['y', '.'],
+        ['z', '.'],
+      ],
+    ],
+    ['eval "cd sub"; cd a && x', [['x', '.']]],
+    ['cd sub && command cd deeper && x', [['x', '.']]],
+    ['x=$(cd sub; pwd) && y', [['y', '.']]],
+    [
+      'f() { cd sub; }; f && x',
+      [
+        ['f', '.'],
+        ['f', '.'],
+        ['x', '.'],
+      ],
+    ],
+  ])('%s', (cmd, programs) => {
+    expect(commandPrograms(cmd).map(({ word, dir }) => [word, dir])).toEqual(programs);
   });
 });
 
@@ -100,6 +192,55 @@ describe('interpreters as keyed', () => {
       'python3 (what its launcher starts)': { path: '/venvs/b/bin/python3', digest: expect.any(String) },
     });
     expect(found).not.toHaveProperty(['py/python3 (what its launcher starts)']);
+  });
+  test('a program started after a cd is found, and its launcher asked, in that folder', async () => {
+    await program(join(bin, 'python3'), '#!/bin/sh\nexec /usr/bin/python3 "$@"\n');
+    await mkdir(join(repoRoot, 'sub'));
+    await program(join(repoRoot, 'sub', 'run.sh'), '#!/usr/bin/env python3\nprint(1)\n');
+    const asked: string[][] = [];
+    const found = await commandInterpreters('python3 a.py && cd sub && ./run.sh && python3 b.py', {
+      path: bin,
+      cwd: repoRoot,
+      repoRoot,
+      digests: new InterpreterDigests(null),
+      probeLauncher: (launcher, cwd) => {
+        asked.push([launcher, cwd]);
+        return Promise.resolve({ executable: `/venvs/${cwd}/bin/python3`, realPath: '/bin/sh' });
+      },
+    });
+    expect(asked).toEqual([
+      [join(bin, 'python3'), repoRoot],
+      [join(bin, 'python3'), join(repoRoot, 'sub')],
+      [join(bin, 'python3'), join(repoRoot, 'sub')],
+    ]);
+    expect(Object.keys(found).sort()).toEqual([
+      '/bin/sh',
+      'python3',
+      'python3 (what its launcher starts in sub)',
+      'python3 (what its launcher starts)',
+    ]);
+    expect(found).toMatchObject({
+      'python3 (what its launcher starts)': { path: `/venvs/${repoRoot}/bin/python3` },
+      'python3 (what its launcher starts in sub)': { path: `/venvs/${join(repoRoot, 'sub')}/bin/python3` },
+    });
+  });
+
+  test('a relative program after a cd is the one in that folder', async () => {
+    await mkdir(join(dir, 'tools'));
+    await program(join(dir, 'tools', 'tool'), '#!/bin/sh\necho 1\n');
+    await program(join(repoRoot, 'tool'), '#!/bin/sh\necho other\n');
+    const found = await commandInterpreters('cd ../tools && ./tool', {
+      path: bin,
+      cwd: repoRoot,
+      repoRoot,
+      digests: new InterpreterDigests(null),
+    });
+    expect(found).toMatchObject({
+      '../tools/tool': {
+        path: join(dir, 'tools', 'tool'),
+        digest: `sha256:${sha256Hex('#!/bin/sh\necho 1\n')}`,
+      },
+    });
   });
 });
 
