@@ -27,6 +27,8 @@ const SHELL_OWN = new Set(
     'trap true type ulimit umask unalias unset until wait while { } !'
   ).split(' '),
 );
+/** Keywords after which the shell reads a command: `if python3 check.py; then node run.js; fi` starts both. */
+const BEFORE_COMMAND = new Set(['if', 'then', 'else', 'elif', 'while', 'until', 'do', '!']);
 /**
  * Commands after which the folder is no longer followed: compound commands (a `cd` in a
  * loop or a branch, whose words this reading takes as arguments), and what may run code
@@ -89,10 +91,9 @@ interface Frame {
  * x.py; }` keyed no program at all).
  */
 export function commandPrograms(cmd: string): CommandProgram[] {
-  // Variables are left as written: a word made of one is not a program name anyone can key.
   let tokens: ReturnType<typeof parse>;
   try {
-    tokens = parse(cmd, (name) => `$${name}`);
+    tokens = tokensOf(asOneLine(cmd));
   } catch {
     // The shell will say what is wrong with the line when it runs it.
     return [];
@@ -140,6 +141,10 @@ export function commandPrograms(cmd: string): CommandProgram[] {
       atStart = false;
       continue;
     }
+    if (BEFORE_COMMAND.has(token) && !inWrapper) {
+      places.command(token);
+      continue;
+    }
     atStart = false;
     inWrapper = false;
     places.command(token);
@@ -147,6 +152,35 @@ export function commandPrograms(cmd: string): CommandProgram[] {
     programs.push({ word: token, dir: places.here() });
   }
   return programs;
+}
+
+/**
+ * A script of several lines (`cmd: |`) as one line the parser reads alike: shell-quote
+ * takes a newline for a space, which would make the next line's program an argument.
+ * A line ending in `\` goes on; one ending in an operator (`&&`, `|`, `;`, `(`, `{`)
+ * already has what it needs; any other ends its command, as `;` would. A newline inside
+ * quotes or a here-document's body is changed alike: a quoted word is still one word, and
+ * a body's lines are then read as commands, keying more programs, never fewer.
+ */
+function asOneLine(cmd: string): string {
+  return cmd.replace(/\\\r?\n/g, ' ').replace(/([^&|;({\s])[ \t]*\r?\n/g, '$1 ;\n');
+}
+
+/**
+ * The line's words and operators. shell-quote takes a `#` comment to run to the end of
+ * the text: one that a newline ends is cut there, and what follows is read again.
+ */
+function tokensOf(line: string): ReturnType<typeof parse> {
+  // Variables are left as written: a word made of one is not a program name anyone can key.
+  const tokens = parse(line, (name) => `$${name}`);
+  const last = tokens[tokens.length - 1];
+  if (typeof last === 'object' && 'comment' in last) {
+    const newline = last.comment.indexOf('\n');
+    if (newline !== -1) {
+      return [...tokens.slice(0, -1), { op: ';' }, ...tokensOf(last.comment.slice(newline + 1))];
+    }
+  }
+  return tokens;
 }
 
 /** Follows the shell's folder through a command line, command by command (see commandPrograms). */

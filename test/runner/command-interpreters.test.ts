@@ -27,6 +27,22 @@ describe('the programs a command line starts', () => {
     ['(nohup Rscript fit.R) && time -p node x.js && nice -n 5 make', ['Rscript', 'node', 'nice']],
     ['$PYTHON train.py', []],
     ['python3 a.py && python3 b.py', ['python3', 'python3']],
+    // A script of several lines (`cmd: |`): each line's program, comments and continuations as sh reads them.
+    [
+      '# set up\npython3 prepare.py\nnode report.js # then the report\nRscript plot.R',
+      ['python3', 'node', 'Rscript'],
+    ],
+    ['python3 train.py \\\n  --lr 0.1 &&\n  node report.js', ['python3', 'node']],
+    ["python3 -c 'import a\nimport b' && node q.js", ['python3', 'node']],
+    // After the keywords that read a command.
+    [
+      'if python3 check.py; then node run.js; elif ruby r.rb; then perl p.pl; else lua l.lua; fi',
+      ['python3', 'node', 'ruby', 'perl', 'lua'],
+    ],
+    [
+      'while python3 more.py; do node step.js; done; until ! make; do sleep 1; done',
+      ['python3', 'node', 'make', 'sleep'],
+    ],
   ])('%s', (cmd, words) => {
     expect(commandWords(cmd)).toEqual(words);
   });
