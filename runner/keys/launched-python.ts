@@ -64,7 +64,8 @@ async function askLauncher(
 ): Promise<LaunchedPython | null> {
   const launcher = options.launcher ?? directLauncher;
   try {
-    const launch = launcher.launch(quote([program, '-c', PROBE]), cwd);
+    // `-S`: without `site`, which names no interpreter and is two thirds of Python's start.
+    const launch = launcher.launch(quote([program, '-S', '-c', PROBE]), cwd);
     const { stdout } = await run(launch.file, launch.args, {
       cwd,
       env: await options.environment(),

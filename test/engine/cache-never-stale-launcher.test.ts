@@ -85,7 +85,7 @@ test(
     // A shim that notes each time fluksio asks it which interpreter it starts, then starts it.
     await writeFile(
       join(bin, 'python3'),
-      `#!/bin/sh\ncase "$2" in *fluksio-launched-python*) echo asked >> "${asked}" ;; esac\nexec "$(command -v -p python3 || echo /usr/bin/python3)" "$@"\n`,
+      `#!/bin/sh\ncase "$*" in *fluksio-launched-python*) echo asked >> "${asked}" ;; esac\nexec "$(command -v -p python3 || echo /usr/bin/python3)" "$@"\n`,
     );
     await chmod(join(bin, 'python3'), 0o755);
     const env = { PATH: `${bin}:${process.env.PATH ?? ''}` };
