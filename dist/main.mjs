@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path25 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path26 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path25 && path25[0] !== "/") {
-          path25 = `/${path25}`;
+        if (path26 && path26[0] !== "/") {
+          path26 = `/${path26}`;
         }
-        return new URL(`${origin}${path25}`);
+        return new URL(`${origin}${path26}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path25, origin }
+          request: { method, path: path26, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path25);
+        debuglog("sending request to %s %s/%s", method, origin, path26);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path25, origin },
+          request: { method, path: path26, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path25,
+          path26,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path25, origin }
+          request: { method, path: path26, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path25);
+        debuglog("trailers received from %s %s/%s", method, origin, path26);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path25, origin },
+          request: { method, path: path26, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path25,
+          path26,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path25, origin }
+            request: { method, path: path26, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path25);
+          debuglog("sending request to %s %s/%s", method, origin, path26);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path25,
+        path: path26,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path25 !== "string") {
+        if (typeof path26 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path25[0] !== "/" && !(path25.startsWith("http://") || path25.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path26[0] !== "/" && !(path26.startsWith("http://") || path26.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path25)) {
+        } else if (invalidPathRegex.test(path26)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path25, query) : path25;
+        this.path = query ? buildURL(path26, query) : path26;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -4103,7 +4103,7 @@ var require_util2 = __commonJS({
     try {
       crypto5 = __require("node:crypto");
       const possibleRelevantHashes = ["sha256", "sha384", "sha512"];
-      supportedHashes = crypto5.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
+      supportedHashes = crypto5.getHashes().filter((hash3) => possibleRelevantHashes.includes(hash3));
     } catch {
     }
     function responseURL(response) {
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path25, host, upgrade, blocking, reset } = request2;
+      const { method, path: path26, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path25} HTTP/1.1\r
+      let header = `${method} ${path26} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path25, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path26, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path25;
+      headers[HTTP2_HEADER_PATH] = path26;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path25 = search ? `${pathname}${search}` : pathname;
+        const path26 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path25;
+        this.opts.path = path26;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path25 = "/",
+          path: path26 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path25;
+        opts.path = origin + path26;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path25) {
-      if (typeof path25 !== "string") {
-        return path25;
+    function safeUrl(path26) {
+      if (typeof path26 !== "string") {
+        return path26;
       }
-      const pathSegments = path25.split("?");
+      const pathSegments = path26.split("?");
       if (pathSegments.length !== 2) {
-        return path25;
+        return path26;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path25, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path25);
+    function matchKey(mockDispatch2, { path: path26, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path26);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path25 }) => matchValue(safeUrl(path25), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path26 }) => matchValue(safeUrl(path26), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path25, method, body: body2, headers, query } = opts;
+      const { path: path26, method, body: body2, headers, query } = opts;
       return {
-        path: path25,
+        path: path26,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path25, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path26, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path25,
+            Path: path26,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path25) {
-      for (let i2 = 0; i2 < path25.length; ++i2) {
-        const code = path25.charCodeAt(i2);
+    function validateCookiePath(path26) {
+      for (let i2 = 0; i2 < path26.length; ++i2) {
+        const code = path26.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path25 = opts.path;
+          let path26 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path25 = `/${path25}`;
+            path26 = `/${path26}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path25);
+          url2 = new URL(util.parseOrigin(url2).origin + path26);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path25) {
-  if (!path25)
+function getElementAtPath(obj, path26) {
+  if (!path26)
     return obj;
-  return path25.reduce((acc, key) => acc?.[key], obj);
+  return path26.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path25, issues) {
+function prefixIssues(path26, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path25);
+    iss.path.unshift(path26);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path25 = []) => {
+  const processError = (error48, path26 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path25, ...issue3.path];
+        const fullpath = [...path26, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path25 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path25) {
+  const path26 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path26) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32284,7 +32284,7 @@ var init_zod = __esm({
 });
 
 // core/canonical-json.ts
-import { createHash } from "node:crypto";
+import { hash as hash2 } from "node:crypto";
 function canonicalJson(value) {
   return JSON.stringify(sortKeys(value));
 }
@@ -32301,7 +32301,7 @@ function sortKeys(value) {
   return value;
 }
 function sha256Hex(data) {
-  return createHash("sha256").update(data).digest("hex");
+  return hash2("sha256", data, "hex");
 }
 function digestOf(value) {
   return sha256Hex(canonicalJson(value));
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path25) {
-  for (const component of path25.split(/[/\\]/)) {
+function reservedComponentOf(path26) {
+  for (const component of path26.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32393,7 +32393,7 @@ var init_plot_spec = __esm({
     init_zod();
     PlotSpec = external_exports.strictObject({
       /** Relative to the pipeline file's directory; a folder means every plot file in it. */
-      path: external_exports.string().min(1, { error: "expected a path" }).refine((path25) => !path25.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
+      path: external_exports.string().min(1, { error: "expected a path" }).refine((path26) => !path26.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
       /** The column giving each point's step; by default `step` when there is one, else the row's index. */
       x: external_exports.string().min(1, { error: "expected a column name" }).optional(),
       /** The columns read as series; by default the last numeric column other than x. */
@@ -32516,13 +32516,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path25) => !path25.startsWith("/") && !path25.includes("\\") && !path25.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path26) => !path26.startsWith("/") && !path26.includes("\\") && !path26.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path25) => reservedComponentOf(path25) === null, {
+    }).refine((path26) => reservedComponentOf(path26) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path25) => path25.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path26) => path26.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32866,8 +32866,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path25, { windows } = {}) => {
-      const segs = path25.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path26, { windows } = {}) => {
+      const segs = path26.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -34652,17 +34652,17 @@ var require_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path25) {
-      const ctrl = callVisitor(key, node, visitor, path25);
+    function visit_(key, node, visitor, path26) {
+      const ctrl = callVisitor(key, node, visitor, path26);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path25, ctrl);
-        return visit_(key, ctrl, visitor, path25);
+        replaceNode(key, path26, ctrl);
+        return visit_(key, ctrl, visitor, path26);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path25 = Object.freeze(path25.concat(node));
+          path26 = Object.freeze(path26.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path25);
+            const ci = visit_(i2, node.items[i2], visitor, path26);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34673,13 +34673,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path25 = Object.freeze(path25.concat(node));
-          const ck = visit_("key", node.key, visitor, path25);
+          path26 = Object.freeze(path26.concat(node));
+          const ck = visit_("key", node.key, visitor, path26);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path25);
+          const cv = visit_("value", node.value, visitor, path26);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34700,17 +34700,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path25) {
-      const ctrl = await callVisitor(key, node, visitor, path25);
+    async function visitAsync_(key, node, visitor, path26) {
+      const ctrl = await callVisitor(key, node, visitor, path26);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path25, ctrl);
-        return visitAsync_(key, ctrl, visitor, path25);
+        replaceNode(key, path26, ctrl);
+        return visitAsync_(key, ctrl, visitor, path26);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path25 = Object.freeze(path25.concat(node));
+          path26 = Object.freeze(path26.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path25);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path26);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34721,13 +34721,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path25 = Object.freeze(path25.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path25);
+          path26 = Object.freeze(path26.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path26);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path25);
+          const cv = await visitAsync_("value", node.value, visitor, path26);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34754,23 +34754,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path25) {
+    function callVisitor(key, node, visitor, path26) {
       if (typeof visitor === "function")
-        return visitor(key, node, path25);
+        return visitor(key, node, path26);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path25);
+        return visitor.Map?.(key, node, path26);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path25);
+        return visitor.Seq?.(key, node, path26);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path25);
+        return visitor.Pair?.(key, node, path26);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path25);
+        return visitor.Scalar?.(key, node, path26);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path25);
+        return visitor.Alias?.(key, node, path26);
       return void 0;
     }
-    function replaceNode(key, path25, node) {
-      const parent = path25[path25.length - 1];
+    function replaceNode(key, path26, node) {
+      const parent = path26[path26.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35382,10 +35382,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path25, value) {
+    function collectionFromPath(schema, path26, value) {
       let v6 = value;
-      for (let i2 = path25.length - 1; i2 >= 0; --i2) {
-        const k5 = path25[i2];
+      for (let i2 = path26.length - 1; i2 >= 0; --i2) {
+        const k5 = path26[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35404,7 +35404,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path25) => path25 == null || typeof path25 === "object" && !!path25[Symbol.iterator]().next().done;
+    var isEmptyPath = (path26) => path26 == null || typeof path26 === "object" && !!path26[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35434,11 +35434,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path25, value) {
-        if (isEmptyPath(path25))
+      addIn(path26, value) {
+        if (isEmptyPath(path26))
           this.add(value);
         else {
-          const [key, ...rest] = path25;
+          const [key, ...rest] = path26;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35452,8 +35452,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path25) {
-        const [key, ...rest] = path25;
+      deleteIn(path26) {
+        const [key, ...rest] = path26;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -35467,8 +35467,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path25, keepScalar) {
-        const [key, ...rest] = path25;
+      getIn(path26, keepScalar) {
+        const [key, ...rest] = path26;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -35486,8 +35486,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path25) {
-        const [key, ...rest] = path25;
+      hasIn(path26) {
+        const [key, ...rest] = path26;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -35497,8 +35497,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path25, value) {
-        const [key, ...rest] = path25;
+      setIn(path26, value) {
+        const [key, ...rest] = path26;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -38013,9 +38013,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path25, value) {
+      addIn(path26, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path25, value);
+          this.contents.addIn(path26, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38090,14 +38090,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path25) {
-        if (Collection2.isEmptyPath(path25)) {
+      deleteIn(path26) {
+        if (Collection2.isEmptyPath(path26)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path25) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path26) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38112,10 +38112,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path25, keepScalar) {
-        if (Collection2.isEmptyPath(path25))
+      getIn(path26, keepScalar) {
+        if (Collection2.isEmptyPath(path26))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path25, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path26, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38126,10 +38126,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path25) {
-        if (Collection2.isEmptyPath(path25))
+      hasIn(path26) {
+        if (Collection2.isEmptyPath(path26))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path25) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path26) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38146,13 +38146,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path25, value) {
-        if (Collection2.isEmptyPath(path25)) {
+      setIn(path26, value) {
+        if (Collection2.isEmptyPath(path26)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path25), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path26), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path25, value);
+          this.contents.setIn(path26, value);
         }
       }
       /**
@@ -40113,9 +40113,9 @@ var require_cst_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    visit3.itemAtPath = (cst, path25) => {
+    visit3.itemAtPath = (cst, path26) => {
       let item = cst;
-      for (const [field, index2] of path25) {
+      for (const [field, index2] of path26) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40124,23 +40124,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit3.parentCollection = (cst, path25) => {
-      const parent = visit3.itemAtPath(cst, path25.slice(0, -1));
-      const field = path25[path25.length - 1][0];
+    visit3.parentCollection = (cst, path26) => {
+      const parent = visit3.itemAtPath(cst, path26.slice(0, -1));
+      const field = path26[path26.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path25, item, visitor) {
-      let ctrl = visitor(item, path25);
+    function _visit(path26, item, visitor) {
+      let ctrl = visitor(item, path26);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path25.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path26.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40151,10 +40151,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path25);
+            ctrl = ctrl(item, path26);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path25) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path26) : ctrl;
     }
     exports.visit = visit3;
   }
@@ -42031,6 +42031,218 @@ var init_manifest_key = __esm({
   }
 });
 
+// node_modules/isexe/dist/commonjs/index.min.js
+var require_index_min = __commonJS({
+  "node_modules/isexe/dist/commonjs/index.min.js"(exports) {
+    "use strict";
+    var a3 = (t3, e) => () => (e || t3((e = { exports: {} }).exports, e), e.exports);
+    var _5 = a3((i2) => {
+      "use strict";
+      Object.defineProperty(i2, "__esModule", { value: true });
+      i2.sync = i2.isexe = void 0;
+      var M5 = __require("node:fs"), x10 = __require("node:fs/promises"), q7 = async (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return d6(await (0, x10.stat)(t3), e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      i2.isexe = q7;
+      var m8 = (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return d6((0, M5.statSync)(t3), e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      i2.sync = m8;
+      var d6 = (t3, e) => t3.isFile() && A7(t3, e), A7 = (t3, e) => {
+        let r4 = e.uid ?? process.getuid?.(), s4 = e.groups ?? process.getgroups?.() ?? [], n3 = e.gid ?? process.getgid?.() ?? s4[0];
+        if (r4 === void 0 || n3 === void 0) throw new Error("cannot get uid or gid");
+        let u4 = /* @__PURE__ */ new Set([n3, ...s4]), c6 = t3.mode, S7 = t3.uid, P8 = t3.gid, f7 = parseInt("100", 8), l4 = parseInt("010", 8), j7 = parseInt("001", 8), C6 = f7 | l4;
+        return !!(c6 & j7 || c6 & l4 && u4.has(P8) || c6 & f7 && S7 === r4 || c6 & C6 && r4 === 0);
+      };
+    });
+    var g8 = a3((o6) => {
+      "use strict";
+      Object.defineProperty(o6, "__esModule", { value: true });
+      o6.sync = o6.isexe = void 0;
+      var T7 = __require("node:fs"), I6 = __require("node:fs/promises"), D9 = __require("node:path"), F8 = async (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return y7(await (0, I6.stat)(t3), t3, e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      o6.isexe = F8;
+      var L7 = (t3, e = {}) => {
+        let { ignoreErrors: r4 = false } = e;
+        try {
+          return y7((0, T7.statSync)(t3), t3, e);
+        } catch (s4) {
+          let n3 = s4;
+          if (r4 || n3.code === "EACCES") return false;
+          throw n3;
+        }
+      };
+      o6.sync = L7;
+      var B7 = (t3, e) => {
+        let { pathExt: r4 = process.env.PATHEXT || "" } = e, s4 = r4.split(D9.delimiter);
+        if (s4.indexOf("") !== -1) return true;
+        for (let n3 of s4) {
+          let u4 = n3.toLowerCase(), c6 = t3.substring(t3.length - u4.length).toLowerCase();
+          if (u4 && c6 === u4) return true;
+        }
+        return false;
+      }, y7 = (t3, e, r4) => t3.isFile() && B7(e, r4);
+    });
+    var p6 = a3((h5) => {
+      "use strict";
+      Object.defineProperty(h5, "__esModule", { value: true });
+    });
+    var v6 = exports && exports.__createBinding || (Object.create ? (function(t3, e, r4, s4) {
+      s4 === void 0 && (s4 = r4);
+      var n3 = Object.getOwnPropertyDescriptor(e, r4);
+      (!n3 || ("get" in n3 ? !e.__esModule : n3.writable || n3.configurable)) && (n3 = { enumerable: true, get: function() {
+        return e[r4];
+      } }), Object.defineProperty(t3, s4, n3);
+    }) : (function(t3, e, r4, s4) {
+      s4 === void 0 && (s4 = r4), t3[s4] = e[r4];
+    }));
+    var G5 = exports && exports.__setModuleDefault || (Object.create ? (function(t3, e) {
+      Object.defineProperty(t3, "default", { enumerable: true, value: e });
+    }) : function(t3, e) {
+      t3.default = e;
+    });
+    var w7 = exports && exports.__importStar || /* @__PURE__ */ (function() {
+      var t3 = function(e) {
+        return t3 = Object.getOwnPropertyNames || function(r4) {
+          var s4 = [];
+          for (var n3 in r4) Object.prototype.hasOwnProperty.call(r4, n3) && (s4[s4.length] = n3);
+          return s4;
+        }, t3(e);
+      };
+      return function(e) {
+        if (e && e.__esModule) return e;
+        var r4 = {};
+        if (e != null) for (var s4 = t3(e), n3 = 0; n3 < s4.length; n3++) s4[n3] !== "default" && v6(r4, e, s4[n3]);
+        return G5(r4, e), r4;
+      };
+    })();
+    var X4 = exports && exports.__exportStar || function(t3, e) {
+      for (var r4 in t3) r4 !== "default" && !Object.prototype.hasOwnProperty.call(e, r4) && v6(e, t3, r4);
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.sync = exports.isexe = exports.posix = exports.win32 = void 0;
+    var E7 = w7(_5());
+    exports.posix = E7;
+    var O6 = w7(g8());
+    exports.win32 = O6;
+    X4(p6(), exports);
+    var H6 = process.env._ISEXE_TEST_PLATFORM_ || process.platform;
+    var b6 = H6 === "win32" ? O6 : E7;
+    exports.isexe = b6.isexe;
+    exports.sync = b6.sync;
+  }
+});
+
+// node_modules/which/lib/index.js
+var require_lib = __commonJS({
+  "node_modules/which/lib/index.js"(exports, module2) {
+    var { isexe, sync: isexeSync } = require_index_min();
+    var { join: join23, delimiter: delimiter3, sep: sep7, posix: posix12 } = __require("path");
+    var isWindows2 = process.platform === "win32";
+    var rSlash = new RegExp(`[${posix12.sep}${sep7 === posix12.sep ? "" : sep7}]`.replace(/(\\)/g, "\\$1"));
+    var rRel = new RegExp(`^\\.${rSlash.source}`);
+    var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
+    var getPathInfo = (cmd, {
+      path: optPath = process.env.PATH,
+      pathExt: optPathExt = process.env.PATHEXT,
+      delimiter: optDelimiter = delimiter3
+    }) => {
+      const pathEnv = cmd.match(rSlash) ? [""] : [
+        // windows always checks the cwd first
+        ...isWindows2 ? [process.cwd()] : [],
+        ...(optPath || /* istanbul ignore next: very unusual */
+        "").split(optDelimiter)
+      ];
+      if (isWindows2) {
+        const pathExtExe = optPathExt || [".EXE", ".CMD", ".BAT", ".COM"].join(optDelimiter);
+        const pathExt = pathExtExe.split(optDelimiter).flatMap((item) => [item, item.toLowerCase()]);
+        if (cmd.includes(".") && pathExt[0] !== "") {
+          pathExt.unshift("");
+        }
+        return { pathEnv, pathExt, pathExtExe };
+      }
+      return { pathEnv, pathExt: [""] };
+    };
+    var getPathPart = (raw, cmd) => {
+      const pathPart = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
+      const prefix = !pathPart && rRel.test(cmd) ? cmd.slice(0, 2) : "";
+      return prefix + join23(pathPart, cmd);
+    };
+    var which3 = async (cmd, opt = {}) => {
+      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
+      const found2 = [];
+      for (const envPart of pathEnv) {
+        const p6 = getPathPart(envPart, cmd);
+        for (const ext of pathExt) {
+          const withExt = p6 + ext;
+          const is3 = await isexe(withExt, { pathExt: pathExtExe, ignoreErrors: true });
+          if (is3) {
+            if (!opt.all) {
+              return withExt;
+            }
+            found2.push(withExt);
+          }
+        }
+      }
+      if (opt.all && found2.length) {
+        return found2;
+      }
+      if (opt.nothrow) {
+        return null;
+      }
+      throw getNotFoundError(cmd);
+    };
+    var whichSync = (cmd, opt = {}) => {
+      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
+      const found2 = [];
+      for (const pathEnvPart of pathEnv) {
+        const p6 = getPathPart(pathEnvPart, cmd);
+        for (const ext of pathExt) {
+          const withExt = p6 + ext;
+          const is3 = isexeSync(withExt, { pathExt: pathExtExe, ignoreErrors: true });
+          if (is3) {
+            if (!opt.all) {
+              return withExt;
+            }
+            found2.push(withExt);
+          }
+        }
+      }
+      if (opt.all && found2.length) {
+        return found2;
+      }
+      if (opt.nothrow) {
+        return null;
+      }
+      throw getNotFoundError(cmd);
+    };
+    module2.exports = which3;
+    which3.sync = whichSync;
+  }
+});
+
 // node_modules/shell-quote/quote.js
 var require_quote = __commonJS({
   "node_modules/shell-quote/quote.js"(exports, module2) {
@@ -42171,7 +42383,7 @@ var require_parse3 = __commonJS({
     var ansiCAt = new RegExp("\\$'" + ANSI_C_BODY + "(?:(')|\\\\?$)", "g");
     var ANSI_C_LETTERS = "abeEfnrtv";
     var ANSI_C_CHARS = "\x07\b\x1B\x1B\f\n\r	\v";
-    var hash2 = /^#$/;
+    var hash3 = /^#$/;
     var SQ = (
       /** @type {const} */
       "'"
@@ -42389,7 +42601,7 @@ var require_parse3 = __commonJS({
               /** @type {ControlOperator} */
               { op: s4 }
             );
-          } else if (hash2.test(c6)) {
+          } else if (hash3.test(c6)) {
             commented = true;
             var commentObj = { comment: string4.slice(match.index + i3 + 1) };
             if (out2.length) {
@@ -42498,218 +42710,6 @@ var require_shell_quote = __commonJS({
     "use strict";
     exports.quote = require_quote();
     exports.parse = require_parse3();
-  }
-});
-
-// node_modules/isexe/dist/commonjs/index.min.js
-var require_index_min = __commonJS({
-  "node_modules/isexe/dist/commonjs/index.min.js"(exports) {
-    "use strict";
-    var a3 = (t3, e) => () => (e || t3((e = { exports: {} }).exports, e), e.exports);
-    var _5 = a3((i2) => {
-      "use strict";
-      Object.defineProperty(i2, "__esModule", { value: true });
-      i2.sync = i2.isexe = void 0;
-      var M5 = __require("node:fs"), x10 = __require("node:fs/promises"), q7 = async (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return d6(await (0, x10.stat)(t3), e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      i2.isexe = q7;
-      var m8 = (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return d6((0, M5.statSync)(t3), e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      i2.sync = m8;
-      var d6 = (t3, e) => t3.isFile() && A7(t3, e), A7 = (t3, e) => {
-        let r4 = e.uid ?? process.getuid?.(), s4 = e.groups ?? process.getgroups?.() ?? [], n3 = e.gid ?? process.getgid?.() ?? s4[0];
-        if (r4 === void 0 || n3 === void 0) throw new Error("cannot get uid or gid");
-        let u4 = /* @__PURE__ */ new Set([n3, ...s4]), c6 = t3.mode, S7 = t3.uid, P8 = t3.gid, f7 = parseInt("100", 8), l4 = parseInt("010", 8), j7 = parseInt("001", 8), C6 = f7 | l4;
-        return !!(c6 & j7 || c6 & l4 && u4.has(P8) || c6 & f7 && S7 === r4 || c6 & C6 && r4 === 0);
-      };
-    });
-    var g8 = a3((o6) => {
-      "use strict";
-      Object.defineProperty(o6, "__esModule", { value: true });
-      o6.sync = o6.isexe = void 0;
-      var T7 = __require("node:fs"), I6 = __require("node:fs/promises"), D9 = __require("node:path"), F8 = async (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return y7(await (0, I6.stat)(t3), t3, e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      o6.isexe = F8;
-      var L7 = (t3, e = {}) => {
-        let { ignoreErrors: r4 = false } = e;
-        try {
-          return y7((0, T7.statSync)(t3), t3, e);
-        } catch (s4) {
-          let n3 = s4;
-          if (r4 || n3.code === "EACCES") return false;
-          throw n3;
-        }
-      };
-      o6.sync = L7;
-      var B7 = (t3, e) => {
-        let { pathExt: r4 = process.env.PATHEXT || "" } = e, s4 = r4.split(D9.delimiter);
-        if (s4.indexOf("") !== -1) return true;
-        for (let n3 of s4) {
-          let u4 = n3.toLowerCase(), c6 = t3.substring(t3.length - u4.length).toLowerCase();
-          if (u4 && c6 === u4) return true;
-        }
-        return false;
-      }, y7 = (t3, e, r4) => t3.isFile() && B7(e, r4);
-    });
-    var p6 = a3((h5) => {
-      "use strict";
-      Object.defineProperty(h5, "__esModule", { value: true });
-    });
-    var v6 = exports && exports.__createBinding || (Object.create ? (function(t3, e, r4, s4) {
-      s4 === void 0 && (s4 = r4);
-      var n3 = Object.getOwnPropertyDescriptor(e, r4);
-      (!n3 || ("get" in n3 ? !e.__esModule : n3.writable || n3.configurable)) && (n3 = { enumerable: true, get: function() {
-        return e[r4];
-      } }), Object.defineProperty(t3, s4, n3);
-    }) : (function(t3, e, r4, s4) {
-      s4 === void 0 && (s4 = r4), t3[s4] = e[r4];
-    }));
-    var G5 = exports && exports.__setModuleDefault || (Object.create ? (function(t3, e) {
-      Object.defineProperty(t3, "default", { enumerable: true, value: e });
-    }) : function(t3, e) {
-      t3.default = e;
-    });
-    var w7 = exports && exports.__importStar || /* @__PURE__ */ (function() {
-      var t3 = function(e) {
-        return t3 = Object.getOwnPropertyNames || function(r4) {
-          var s4 = [];
-          for (var n3 in r4) Object.prototype.hasOwnProperty.call(r4, n3) && (s4[s4.length] = n3);
-          return s4;
-        }, t3(e);
-      };
-      return function(e) {
-        if (e && e.__esModule) return e;
-        var r4 = {};
-        if (e != null) for (var s4 = t3(e), n3 = 0; n3 < s4.length; n3++) s4[n3] !== "default" && v6(r4, e, s4[n3]);
-        return G5(r4, e), r4;
-      };
-    })();
-    var X4 = exports && exports.__exportStar || function(t3, e) {
-      for (var r4 in t3) r4 !== "default" && !Object.prototype.hasOwnProperty.call(e, r4) && v6(e, t3, r4);
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.sync = exports.isexe = exports.posix = exports.win32 = void 0;
-    var E7 = w7(_5());
-    exports.posix = E7;
-    var O6 = w7(g8());
-    exports.win32 = O6;
-    X4(p6(), exports);
-    var H6 = process.env._ISEXE_TEST_PLATFORM_ || process.platform;
-    var b6 = H6 === "win32" ? O6 : E7;
-    exports.isexe = b6.isexe;
-    exports.sync = b6.sync;
-  }
-});
-
-// node_modules/which/lib/index.js
-var require_lib = __commonJS({
-  "node_modules/which/lib/index.js"(exports, module2) {
-    var { isexe, sync: isexeSync } = require_index_min();
-    var { join: join23, delimiter: delimiter3, sep: sep7, posix: posix12 } = __require("path");
-    var isWindows2 = process.platform === "win32";
-    var rSlash = new RegExp(`[${posix12.sep}${sep7 === posix12.sep ? "" : sep7}]`.replace(/(\\)/g, "\\$1"));
-    var rRel = new RegExp(`^\\.${rSlash.source}`);
-    var getNotFoundError = (cmd) => Object.assign(new Error(`not found: ${cmd}`), { code: "ENOENT" });
-    var getPathInfo = (cmd, {
-      path: optPath = process.env.PATH,
-      pathExt: optPathExt = process.env.PATHEXT,
-      delimiter: optDelimiter = delimiter3
-    }) => {
-      const pathEnv = cmd.match(rSlash) ? [""] : [
-        // windows always checks the cwd first
-        ...isWindows2 ? [process.cwd()] : [],
-        ...(optPath || /* istanbul ignore next: very unusual */
-        "").split(optDelimiter)
-      ];
-      if (isWindows2) {
-        const pathExtExe = optPathExt || [".EXE", ".CMD", ".BAT", ".COM"].join(optDelimiter);
-        const pathExt = pathExtExe.split(optDelimiter).flatMap((item) => [item, item.toLowerCase()]);
-        if (cmd.includes(".") && pathExt[0] !== "") {
-          pathExt.unshift("");
-        }
-        return { pathEnv, pathExt, pathExtExe };
-      }
-      return { pathEnv, pathExt: [""] };
-    };
-    var getPathPart = (raw, cmd) => {
-      const pathPart = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
-      const prefix = !pathPart && rRel.test(cmd) ? cmd.slice(0, 2) : "";
-      return prefix + join23(pathPart, cmd);
-    };
-    var which3 = async (cmd, opt = {}) => {
-      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
-      const found2 = [];
-      for (const envPart of pathEnv) {
-        const p6 = getPathPart(envPart, cmd);
-        for (const ext of pathExt) {
-          const withExt = p6 + ext;
-          const is3 = await isexe(withExt, { pathExt: pathExtExe, ignoreErrors: true });
-          if (is3) {
-            if (!opt.all) {
-              return withExt;
-            }
-            found2.push(withExt);
-          }
-        }
-      }
-      if (opt.all && found2.length) {
-        return found2;
-      }
-      if (opt.nothrow) {
-        return null;
-      }
-      throw getNotFoundError(cmd);
-    };
-    var whichSync = (cmd, opt = {}) => {
-      const { pathEnv, pathExt, pathExtExe } = getPathInfo(cmd, opt);
-      const found2 = [];
-      for (const pathEnvPart of pathEnv) {
-        const p6 = getPathPart(pathEnvPart, cmd);
-        for (const ext of pathExt) {
-          const withExt = p6 + ext;
-          const is3 = isexeSync(withExt, { pathExt: pathExtExe, ignoreErrors: true });
-          if (is3) {
-            if (!opt.all) {
-              return withExt;
-            }
-            found2.push(withExt);
-          }
-        }
-      }
-      if (opt.all && found2.length) {
-        return found2;
-      }
-      if (opt.nothrow) {
-        return null;
-      }
-      throw getNotFoundError(cmd);
-    };
-    module2.exports = which3;
-    which3.sync = whichSync;
   }
 });
 
@@ -44102,14 +44102,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path25, mode, cb) {
+        fs6.lchmod = function(path26, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path25, uid, gid, cb) {
+        fs6.lchown = function(path26, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -44176,9 +44176,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path25, mode, callback) {
+        fs7.lchmod = function(path26, mode, callback) {
           fs7.open(
-            path25,
+            path26,
             constants7.O_WRONLY | constants7.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -44194,8 +44194,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path25, mode) {
-          var fd = fs7.openSync(path25, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path26, mode) {
+          var fd = fs7.openSync(path26, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -44216,8 +44216,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants7.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path25, at4, mt3, cb) {
-            fs7.open(path25, constants7.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path26, at4, mt3, cb) {
+            fs7.open(path26, constants7.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -44229,8 +44229,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path25, at4, mt3) {
-            var fd = fs7.openSync(path25, constants7.O_SYMLINK);
+          fs7.lutimesSync = function(path26, at4, mt3) {
+            var fd = fs7.openSync(path26, constants7.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -44348,11 +44348,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path25, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path25, options);
+      function ReadStream(path26, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path26, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path25;
+        this.path = path26;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -44397,10 +44397,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path25, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path25, options);
+      function WriteStream(path26, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path26, options);
         Stream.call(this);
-        this.path = path25;
+        this.path = path26;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -44543,14 +44543,14 @@ var require_graceful_fs = __commonJS({
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
       fs7.readFile = readFile15;
-      function readFile15(path25, options, cb) {
+      function readFile15(path26, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path25, options, cb);
-        function go$readFile(path26, options2, cb2, startTime) {
-          return fs$readFile(path26, options2, function(err2) {
+        return go$readFile(path26, options, cb);
+        function go$readFile(path27, options2, cb2, startTime) {
+          return fs$readFile(path27, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path26, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path27, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44560,14 +44560,14 @@ var require_graceful_fs = __commonJS({
       }
       var fs$writeFile = fs7.writeFile;
       fs7.writeFile = writeFile14;
-      function writeFile14(path25, data, options, cb) {
+      function writeFile14(path26, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path25, data, options, cb);
-        function go$writeFile(path26, data2, options2, cb2, startTime) {
-          return fs$writeFile(path26, data2, options2, function(err2) {
+        return go$writeFile(path26, data, options, cb);
+        function go$writeFile(path27, data2, options2, cb2, startTime) {
+          return fs$writeFile(path27, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path26, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path27, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44578,14 +44578,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile3;
-      function appendFile3(path25, data, options, cb) {
+      function appendFile3(path26, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path25, data, options, cb);
-        function go$appendFile(path26, data2, options2, cb2, startTime) {
-          return fs$appendFile(path26, data2, options2, function(err2) {
+        return go$appendFile(path26, data, options, cb);
+        function go$appendFile(path27, data2, options2, cb2, startTime) {
+          return fs$appendFile(path27, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path26, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path27, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44616,31 +44616,31 @@ var require_graceful_fs = __commonJS({
       var fs$readdir = fs7.readdir;
       fs7.readdir = readdir11;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir11(path25, options, cb) {
+      function readdir11(path26, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path26, options2, cb2, startTime) {
-          return fs$readdir(path26, fs$readdirCallback(
-            path26,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path27, options2, cb2, startTime) {
+          return fs$readdir(path27, fs$readdirCallback(
+            path27,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path26, options2, cb2, startTime) {
-          return fs$readdir(path26, options2, fs$readdirCallback(
-            path26,
+        } : function go$readdir2(path27, options2, cb2, startTime) {
+          return fs$readdir(path27, options2, fs$readdirCallback(
+            path27,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path25, options, cb);
-        function fs$readdirCallback(path26, options2, cb2, startTime) {
+        return go$readdir(path26, options, cb);
+        function fs$readdirCallback(path27, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path26, options2, cb2],
+                [path27, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -44711,7 +44711,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path25, options) {
+      function ReadStream(path26, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -44731,7 +44731,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path25, options) {
+      function WriteStream(path26, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -44749,22 +44749,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path25, options) {
-        return new fs7.ReadStream(path25, options);
+      function createReadStream4(path26, options) {
+        return new fs7.ReadStream(path26, options);
       }
-      function createWriteStream2(path25, options) {
-        return new fs7.WriteStream(path25, options);
+      function createWriteStream2(path26, options) {
+        return new fs7.WriteStream(path26, options);
       }
       var fs$open = fs7.open;
       fs7.open = open8;
-      function open8(path25, flags2, mode, cb) {
+      function open8(path26, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path25, flags2, mode, cb);
-        function go$open(path26, flags3, mode2, cb2, startTime) {
-          return fs$open(path26, flags3, mode2, function(err2, fd) {
+        return go$open(path26, flags2, mode, cb);
+        function go$open(path27, flags3, mode2, cb2, startTime) {
+          return fs$open(path27, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path26, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path27, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -45293,7 +45293,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path25 = __require("path");
+    var path26 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -45304,7 +45304,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path25.resolve(file2));
+        return callback(null, path26.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -45818,8 +45818,8 @@ import { dirname as dirname5, join as join14 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson3(path25) {
-  const text2 = await readFile10(path25, "utf8").catch(() => null);
+async function readJson3(path26) {
+  const text2 = await readFile10(path26, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -45827,12 +45827,12 @@ async function readJson3(path25) {
     return null;
   }
 }
-async function writeJson(path25, value) {
-  await mkdir13(dirname5(path25), { recursive: true });
-  const temp = `${path25}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path26, value) {
+  await mkdir13(dirname5(path26), { recursive: true });
+  const temp = `${path26}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
     await writeFile11(temp, JSON.stringify(value));
-    await rename8(temp, path25);
+    await rename8(temp, path26);
   } finally {
     await rm14(temp, { force: true });
   }
@@ -45902,11 +45902,11 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path25 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const path26 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
         await this.candidateUpdates(async () => {
-          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path25));
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path26));
           const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-          await writeJson(path25, keys.slice(0, CANDIDATE_LIMIT));
+          await writeJson(path26, keys.slice(0, CANDIDATE_LIMIT));
         });
       }
       /**
@@ -47445,7 +47445,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path25, field }, columnIndex) => {
+    (result2, { path: path26, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -47457,8 +47457,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path25.entries()) {
-        if (pathChunkIndex < path25.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path26.entries()) {
+        if (pathChunkIndex < path26.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -47466,8 +47466,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path25.length === 2) {
-            const objectName = path25[0];
+          if (joinsNotNullableMap && is(field, Column) && path26.length === 2) {
+            const objectName = path26[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -54495,10 +54495,10 @@ async function journalOfRun({
     const next2 = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
     if (points.length > 0) events2.push({ type: "metric.points", points, seq: next2() });
-    for (const { stage, path: path25, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path26, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path25, line: line2, level, message, title },
+        annotation: { stage, path: path26, line: line2, level, message, title },
         seq: next2()
       });
     }
@@ -64413,16 +64413,16 @@ var init_migrate_database = __esm({
 });
 
 // store/db/migrations-digest.ts
-import { createHash as createHash9 } from "node:crypto";
+import { createHash as createHash8 } from "node:crypto";
 import { readdir as readdir9, readFile as readFile11 } from "node:fs/promises";
 import { join as join18 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
   const files = (await readdir9(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join18(entry.parentPath, entry.name)).sort();
-  const hash2 = createHash9("sha256");
+  const hash3 = createHash8("sha256");
   for (const file2 of files)
-    hash2.update(file2.slice(folder.length)).update("\0").update(await readFile11(file2));
-  return hash2.digest("hex").slice(0, 12);
+    hash3.update(file2.slice(folder.length)).update("\0").update(await readFile11(file2));
+  return hash3.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
   "store/db/migrations-digest.ts"() {
@@ -67489,15 +67489,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path25 = [graph[toModel].parent, toModel];
+      const path26 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path25.unshift(graph[cur].parent);
+        path26.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path25;
+      fn3.conversion = path26;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -68301,12 +68301,12 @@ var require_common = __commonJS({
       createDebug.skips = [];
       createDebug.formatters = {};
       function selectColor(namespace) {
-        let hash2 = 0;
+        let hash3 = 0;
         for (let i2 = 0; i2 < namespace.length; i2++) {
-          hash2 = (hash2 << 5) - hash2 + namespace.charCodeAt(i2);
-          hash2 |= 0;
+          hash3 = (hash3 << 5) - hash3 + namespace.charCodeAt(i2);
+          hash3 |= 0;
         }
-        return createDebug.colors[Math.abs(hash2) % createDebug.colors.length];
+        return createDebug.colors[Math.abs(hash3) % createDebug.colors.length];
       }
       createDebug.selectColor = selectColor;
       function createDebug(namespace) {
@@ -68825,10 +68825,10 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check3(path25, isFile, isDirectory3) {
-      log(`checking %s`, path25);
+    function check3(path26, isFile, isDirectory3) {
+      log(`checking %s`, path26);
       try {
-        const stat10 = fs_1.statSync(path25);
+        const stat10 = fs_1.statSync(path26);
         if (stat10.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
@@ -68848,8 +68848,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path25, type = exports.READABLE) {
-      return check3(path25, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path26, type = exports.READABLE) {
+      return check3(path26, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -71504,9 +71504,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path25) {
+function readJson(path26) {
   try {
-    return JSON.parse(readFileSync(path25, "utf8"));
+    return JSON.parse(readFileSync(path26, "utf8"));
   } catch {
     return null;
   }
@@ -71710,12 +71710,12 @@ function gitFileMode(stats) {
 }
 
 // runner/workspace/git-blob-id.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash } from "node:crypto";
 import { lstat as lstat2, open as open2, readlink as readlink2 } from "node:fs/promises";
 var READ_WHOLE_LIMIT = 4 * 1024 * 1024;
 var CHUNK_SIZE = 1024 * 1024;
 function gitBlobId(bytes, format) {
-  return createHash2(format).update(`blob ${bytes.byteLength}\0`).update(bytes).digest("hex");
+  return createHash(format).update(`blob ${bytes.byteLength}\0`).update(bytes).digest("hex");
 }
 async function gitBlobIdOfFile(absPath, format) {
   const stats = await lstat2(absPath);
@@ -71726,19 +71726,19 @@ async function gitBlobIdOfFile(absPath, format) {
   try {
     const { size } = await handle2.stat();
     if (size <= READ_WHOLE_LIMIT) return gitBlobId(await handle2.readFile(), format);
-    const hash2 = createHash2(format).update(`blob ${size}\0`);
+    const hash3 = createHash(format).update(`blob ${size}\0`);
     const buffer = Buffer.allocUnsafe(CHUNK_SIZE);
     let total = 0;
     for (; ; ) {
       const { bytesRead } = await handle2.read(buffer, 0, CHUNK_SIZE, null);
       if (bytesRead === 0) break;
-      hash2.update(buffer.subarray(0, bytesRead));
+      hash3.update(buffer.subarray(0, bytesRead));
       total += bytesRead;
     }
     if (total !== size) {
       throw new Error(`${absPath} changed while it was being hashed (${size} bytes became ${total})`);
     }
-    return hash2.digest("hex");
+    return hash3.digest("hex");
   } finally {
     await handle2.close();
   }
@@ -71784,7 +71784,7 @@ var FileStamps = class {
   get(repoPath) {
     const made = this.made.get(repoPath);
     if (made !== void 0) return made;
-    if (this.byPath === null) this.byPath = new Map(this.paths.map((path25, i2) => [path25, i2]));
+    if (this.byPath === null) this.byPath = new Map(this.paths.map((path26, i2) => [path26, i2]));
     const entry = this.byPath.get(repoPath);
     return entry === void 0 ? void 0 : this.stampAt(entry);
   }
@@ -71803,7 +71803,7 @@ var FileStamps = class {
 };
 
 // runner/keys/stat-cache.ts
-import { createHash as createHash3, randomUUID as randomUUID2 } from "node:crypto";
+import { createHash as createHash2, randomUUID as randomUUID2 } from "node:crypto";
 import { constants as constants3, readFileSync as readFileSync2 } from "node:fs";
 import { mkdir as mkdir2, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
 import path6 from "node:path";
@@ -71821,7 +71821,7 @@ function loadStatCache(file2) {
   const checksumEnd = bytes.indexOf(10);
   const headerEnd = bytes.indexOf(10, checksumEnd + 1);
   if (checksumEnd < 0 || headerEnd < 0) return null;
-  const checksum = createHash3("sha256").update(bytes.subarray(checksumEnd + 1)).digest("hex");
+  const checksum = createHash2("sha256").update(bytes.subarray(checksumEnd + 1)).digest("hex");
   if (bytes.toString("latin1", 0, checksumEnd) !== checksum) return null;
   const header = new RegExp(`^${HEADER} (sha1|sha256) (\\d+) (\\d+)$`).exec(
     bytes.toString("latin1", checksumEnd + 1, headerEnd)
@@ -71858,7 +71858,7 @@ function statCacheBytes(entries) {
     text2,
     numbers
   ]);
-  return Buffer.concat([Buffer.from(`${createHash3("sha256").update(body2).digest("hex")}
+  return Buffer.concat([Buffer.from(`${createHash2("sha256").update(body2).digest("hex")}
 `), body2]);
 }
 var StatCache = class {
@@ -72215,9 +72215,9 @@ async function dropListingSnapshot(file2) {
 
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path25, message) {
+  constructor(path26, message) {
     super(message);
-    this.path = path25;
+    this.path = path26;
     this.name = "UnsafePathError";
   }
   path;
@@ -73079,22 +73079,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path25) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path25)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path26) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path26)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path25) {
-  return posix.normalize(path25).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path26) {
+  return posix.normalize(path26).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path25) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path25);
-  if (repoPath === null) throw new Error(`"${path25}" is outside the repository`);
+function repoPathIn(workspace, path26) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path26);
+  if (repoPath === null) throw new Error(`"${path26}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -73104,11 +73104,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path25) => repoPathIn(workspace, path25));
-  const isOut = (path25) => outs.some((out2) => path25 === out2 || path25.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path26) => repoPathIn(workspace, path26));
+  const isOut = (path26) => outs.some((out2) => path26 === out2 || path26.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path25) => !isOut(path25)),
+    dirty: [...codeIndex.changed].some((path26) => !isOut(path26)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -73125,7 +73125,7 @@ function computeStamp(options) {
 // runner/keys/interpreter-digests.ts
 init_zod();
 init_one_shot_parse();
-import { createHash as createHash4, randomBytes } from "node:crypto";
+import { createHash as createHash3, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir as mkdir4, readFile as readFile2, rename as rename4, stat as stat3, writeFile as writeFile4 } from "node:fs/promises";
 import { dirname as dirname3 } from "node:path";
@@ -73146,9 +73146,9 @@ var InterpreterDigests = class {
     const key = [stats.dev, stats.ino, stats.size, stats.mtimeNs, stats.ctimeNs].join(":");
     const remembered = known.get(realPath);
     if (remembered?.stat === key) return remembered.digest;
-    const hash2 = createHash4("sha256");
-    for await (const chunk of createReadStream(realPath)) hash2.update(chunk);
-    const digest = `sha256:${hash2.digest("hex")}`;
+    const hash3 = createHash3("sha256");
+    for await (const chunk of createReadStream(realPath)) hash3.update(chunk);
+    const digest = `sha256:${hash3.digest("hex")}`;
     known.set(realPath, { stat: key, digest });
     this.changed = true;
     return digest;
@@ -73190,7 +73190,7 @@ import { join as join10 } from "node:path";
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path25) => ({ name: name2, path: normalizePipelinePath(path25) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path26) => ({ name: name2, path: normalizePipelinePath(path26) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -73205,10 +73205,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path25 = normalizePipelinePath(dep);
+  const path26 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path25) || pathContains(path25, out2)) return name2;
+      if (pathContains(out2, path26) || pathContains(path26, out2)) return name2;
     }
   }
   return null;
@@ -73345,12 +73345,12 @@ import path16 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path25, absPath, options) {
+  constructor(path26, absPath, options) {
     super(
-      `"${path25}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path26}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path25;
+    this.path = path26;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -73541,23 +73541,240 @@ import { posix as posix3 } from "node:path";
 init_canonical_json();
 
 // runner/keys/command-interpreters.ts
-var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 var import_which = __toESM(require_lib(), 1);
 import { open as open3, realpath as realpath5 } from "node:fs/promises";
-import path18 from "node:path";
+import path19 from "node:path";
+
+// runner/keys/command-programs.ts
+var import_shell_quote = __toESM(require_shell_quote(), 1);
+import path17 from "node:path";
+var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
+var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
+var SHELL_OWN = new Set(
+  ". : [ alias bg break case cd continue do done echo elif else esac eval exit export false fg fi for getopts hash if in jobs kill local printf pwd read readonly return set shift source test then trap true type ulimit umask unalias unset until wait while { } !".split(" ")
+);
+var BEFORE_COMMAND = /* @__PURE__ */ new Set(["if", "then", "else", "elif", "while", "until", "do", "!"]);
+var OPAQUE = new Set(
+  "! . alias builtin case do done elif else esac eval fi for function if in popd pushd select source then until while".split(" ")
+);
+var UNKNOWN = /* @__PURE__ */ Symbol("unknown");
+var NOWHERE = /* @__PURE__ */ Symbol("nowhere");
+function commandPrograms(cmd) {
+  let tokens;
+  try {
+    tokens = tokensOf(asOneLine(cmd));
+  } catch {
+    return [];
+  }
+  const programs = [];
+  const places = new PlaceTracker();
+  let atStart = true;
+  let afterRedirect = false;
+  let inWrapper = false;
+  for (const token of tokens) {
+    if (typeof token !== "string") {
+      if ("op" in token && COMMAND_SEPARATORS.has(token.op)) {
+        places.separator(token.op);
+        atStart = true;
+        inWrapper = false;
+      } else if ("op" in token && token.op !== "glob") {
+        afterRedirect = true;
+      } else {
+        places.argument(null);
+      }
+      continue;
+    }
+    if (afterRedirect) {
+      afterRedirect = false;
+      continue;
+    }
+    if (!atStart) {
+      places.argument(token);
+      continue;
+    }
+    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(token)) continue;
+    if (inWrapper && token.startsWith("-")) continue;
+    if (WRAPPERS.has(token)) {
+      inWrapper = true;
+      places.wrapped();
+      continue;
+    }
+    if (token === "{" && !inWrapper) {
+      places.open("{");
+      continue;
+    }
+    if (token === "}" && !inWrapper && places.inGroup()) {
+      places.close("}");
+      atStart = false;
+      continue;
+    }
+    if (BEFORE_COMMAND.has(token) && !inWrapper) {
+      places.command(token);
+      continue;
+    }
+    atStart = false;
+    inWrapper = false;
+    places.command(token);
+    if (SHELL_OWN.has(token) || token.includes("$")) continue;
+    programs.push({ word: token, dir: places.here() });
+  }
+  return programs;
+}
+function asOneLine(cmd) {
+  return cmd.replace(/\\\r?\n/g, " ").replace(/([^&|;({\s])[ \t]*\r?\n/g, "$1 ;\n");
+}
+function tokensOf(line2) {
+  const tokens = (0, import_shell_quote.parse)(line2, (name2) => `$${name2}`);
+  const last = tokens[tokens.length - 1];
+  if (typeof last === "object" && "comment" in last) {
+    const newline = last.comment.indexOf("\n");
+    if (newline !== -1) {
+      return [...tokens.slice(0, -1), { op: ";" }, ...tokensOf(last.comment.slice(newline + 1))];
+    }
+  }
+  return tokens;
+}
+var PlaceTracker = class {
+  frames = [frameAt("line", ".")];
+  /** The current simple command: its name, its arguments (null: not literal), whether a wrapper runs it. */
+  word = null;
+  args = [];
+  isWrapped = false;
+  /** A `( … )` or `{ …; }` that just ended, standing as the current command. */
+  group = null;
+  /** Set for good after a command whose effect on the folder cannot be followed. */
+  lost = false;
+  /** Where the current command starts, as keyed: `.` when not known. */
+  here() {
+    const place2 = this.frame.next;
+    return this.lost || typeof place2 !== "string" ? "." : place2;
+  }
+  command(word) {
+    this.word = word;
+    if (OPAQUE.has(word)) this.lost = true;
+  }
+  argument(word) {
+    this.args.push(word);
+  }
+  wrapped() {
+    this.isWrapped = true;
+  }
+  inGroup() {
+    return this.frame.kind === "{";
+  }
+  open(kind) {
+    this.frames.push(frameAt(kind, this.frame.next));
+  }
+  close(kind) {
+    this.endPipelinePart(";");
+    const frame = this.frames.pop();
+    this.group = kind === ")" ? { ok: frame.start, failed: frame.start } : frame.lastList ?? { ok: frame.start, failed: frame.start };
+  }
+  separator(op) {
+    if (op === "(") {
+      if (this.word !== null) this.lost = true;
+      this.resetCommand();
+      this.open("(");
+      return;
+    }
+    if (op === ")") {
+      if (this.frame.kind === "(") this.close(")");
+      else this.lost = true;
+      return;
+    }
+    this.endPipelinePart(op);
+  }
+  get frame() {
+    return this.frames[this.frames.length - 1];
+  }
+  resetCommand() {
+    this.word = null;
+    this.args = [];
+    this.isWrapped = false;
+    this.group = null;
+  }
+  /** Where the command just read leaves the shell. */
+  commandOutcome() {
+    const start2 = this.frame.next;
+    if (this.group !== null) return this.group;
+    if (this.word === null) return { ok: start2, failed: start2 };
+    if (this.isWrapped)
+      return this.word === "cd" ? { ok: UNKNOWN, failed: UNKNOWN } : { ok: start2, failed: start2 };
+    if (this.word === "exit" || this.word === "return") return { ok: NOWHERE, failed: NOWHERE };
+    if (this.word === "cd") return { ok: cdTarget(start2, this.args), failed: NOWHERE };
+    return { ok: start2, failed: start2 };
+  }
+  /** The command just read ends at `op`: a pipeline's part, an and-or list's pipeline, or a list. */
+  endPipelinePart(op) {
+    const frame = this.frame;
+    if (this.word === null && this.group === null && frame.pipeStart === null) return;
+    const outcome = this.commandOutcome();
+    this.resetCommand();
+    if (op === "|" || op === "|&") {
+      frame.pipeStart ??= frame.next;
+      frame.next = frame.pipeStart;
+      return;
+    }
+    const pipeStart = frame.pipeStart;
+    const pipeline2 = pipeStart === null ? outcome : { ok: pipeStart, failed: pipeStart };
+    frame.pipeStart = null;
+    const before = frame.andOr;
+    const andOr = before === null || frame.op === null ? pipeline2 : frame.op === "&&" ? { ok: pipeline2.ok, failed: either(before.failed, pipeline2.failed) } : { ok: either(before.ok, pipeline2.ok), failed: pipeline2.failed };
+    frame.andOr = andOr;
+    if (op === "&&" || op === "||") {
+      frame.op = op;
+      frame.next = op === "&&" ? andOr.ok : andOr.failed;
+      return;
+    }
+    const after = op === "&" ? frame.listStart : either(andOr.ok, andOr.failed);
+    frame.lastList = op === "&" ? { ok: after, failed: after } : andOr;
+    frame.andOr = null;
+    frame.op = null;
+    frame.listStart = after;
+    frame.next = after;
+  }
+};
+function frameAt(kind, start2) {
+  return {
+    kind,
+    start: start2,
+    listStart: start2,
+    andOr: null,
+    lastList: null,
+    op: null,
+    pipeStart: null,
+    next: start2
+  };
+}
+function either(a3, b6) {
+  if (a3 === NOWHERE) return b6;
+  if (b6 === NOWHERE) return a3;
+  return a3 === b6 ? a3 : UNKNOWN;
+}
+function cdTarget(start2, args2) {
+  const [target] = args2;
+  if (args2.length !== 1 || !target || target.startsWith("-") || target.startsWith("~")) return UNKNOWN;
+  if (target.includes("$")) return UNKNOWN;
+  if (path17.isAbsolute(target)) return withoutTrailingSlash(path17.normalize(target));
+  if (typeof start2 !== "string") return start2;
+  return withoutTrailingSlash(path17.join(start2, target));
+}
+function withoutTrailingSlash(dir) {
+  return dir.length > 1 && dir.endsWith("/") ? dir.slice(0, -1) : dir;
+}
 
 // runner/keys/why-not-python.ts
-var import_shell_quote = __toESM(require_shell_quote(), 1);
+var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
 import { access as access2, realpath as realpath4 } from "node:fs/promises";
-import path17 from "node:path";
+import path18 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var SUBSTITUTION = /\$\(|`/;
 var PYTHON_NAME = /^python[0-9.]*$/;
 async function whyNotPython(cmd, context) {
   let tokens;
   try {
-    tokens = (0, import_shell_quote.parse)(cmd, (name3) => `$${name3}`);
+    tokens = (0, import_shell_quote2.parse)(cmd, (name3) => `$${name3}`);
   } catch {
     return "the shell expands something fluksio cannot read";
   }
@@ -73577,58 +73794,71 @@ async function whyNotPython(cmd, context) {
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
   const found2 = await resolveProgram(program, context);
   if (found2 === null) return `${program} was not found`;
-  const name2 = path17.basename(await realpath4(found2).catch(() => found2));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path17.basename(program)) ? null : `${path17.basename(program)} is not Python`;
+  const name2 = path18.basename(await realpath4(found2).catch(() => found2));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path18.basename(program)) ? null : `${path18.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path17.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path17.join(dir || ".", program));
+  const candidates = program.includes("/") ? [path18.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path18.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path17.resolve(context.cwd, candidate), constants4.X_OK).then(
+    const executable = await access2(path18.resolve(context.cwd, candidate), constants4.X_OK).then(
       () => true,
       () => false
     );
-    if (executable) return path17.resolve(context.cwd, candidate);
+    if (executable) return path18.resolve(context.cwd, candidate);
   }
   return null;
 }
 
 // runner/keys/command-interpreters.ts
-var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
-var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
-var SHELL_OWN = new Set(
-  ". : [ alias bg break case cd continue do done echo elif else esac eval exit export false fg fi for getopts hash if in jobs kill local printf pwd read readonly return set shift source test then trap true type ulimit umask unalias unset until wait while { } !".split(" ")
-);
 var LAUNCHED = " (what its launcher starts)";
+var LAUNCHED_IN = " (what its launcher starts in ";
 async function commandInterpreters(cmd, options) {
   const found2 = {};
-  for (const word of commandWords(cmd)) {
-    if (word in found2) continue;
-    const file2 = await locate(word, options);
+  const seen = /* @__PURE__ */ new Set();
+  for (const { word, dir } of commandPrograms(cmd)) {
+    const name2 = programName(word, dir);
+    if (seen.has(`${dir}\0${name2}`)) continue;
+    seen.add(`${dir}\0${name2}`);
+    const at4 = path19.resolve(options.cwd, dir);
+    const file2 = await locate(word, at4, options);
     if (file2 === null) {
-      found2[word] = null;
+      found2[name2] = null;
       continue;
     }
     const real2 = await realpath5(file2);
     const shebang = await shebangProgram(real2);
     if (!isInside2(real2, options.repoRoot)) {
-      found2[word] = await interpreterAt(real2, options.digests);
-      if (shebang !== null) await addLaunched(found2, word, file2, options);
+      found2[name2] = await interpreterAt(real2, options.digests);
+      if (shebang !== null) await addLaunched(found2, launchedName(name2, dir), file2, at4, options);
     }
-    if (shebang !== null && !(shebang in found2)) {
-      const program = await locate(shebang, options);
-      found2[shebang] = program === null ? null : await interpreterAt(await realpath5(program), options.digests);
-      const launcher = program === null ? null : await realpath5(program);
-      if (launcher !== null && !isInside2(launcher, options.repoRoot) && await shebangProgram(launcher) !== null) {
-        await addLaunched(found2, shebang, program, options);
-      }
+    if (shebang === null) continue;
+    const shebangName = programName(shebang, dir);
+    const shebangLaunched = launchedName(shebangName, dir);
+    if (shebangName in found2 && (dir === "." || shebangLaunched in found2)) continue;
+    const program = await locate(shebang, at4, options);
+    if (!(shebangName in found2)) {
+      found2[shebangName] = program === null ? null : await interpreterAt(await realpath5(program), options.digests);
+    }
+    const launcher = program === null ? null : await realpath5(program);
+    if (launcher !== null && !isInside2(launcher, options.repoRoot) && await shebangProgram(launcher) !== null) {
+      await addLaunched(found2, shebangLaunched, program, at4, options);
     }
   }
   return found2;
 }
-async function addLaunched(found2, word, file2, options) {
-  if (!options.probeLauncher || !PYTHON_NAME.test(path18.basename(file2))) return;
-  const launched = await options.probeLauncher(file2);
-  found2[`${word}${LAUNCHED}`] = launched === null ? null : {
+function programName(word, dir) {
+  return dir === "." || !word.includes("/") || path19.isAbsolute(word) ? word : path19.join(dir, word);
+}
+function launchedName(name2, dir) {
+  return dir === "." ? `${name2}${LAUNCHED}` : `${name2}${LAUNCHED_IN}${dir})`;
+}
+function isLaunchedName(name2) {
+  return name2.endsWith(LAUNCHED) || name2.includes(LAUNCHED_IN);
+}
+async function addLaunched(found2, key, file2, dir, options) {
+  if (!options.probeLauncher || !PYTHON_NAME.test(path19.basename(file2))) return;
+  const launched = await options.probeLauncher(file2, dir);
+  found2[key] = launched === null ? null : {
     path: launched.executable,
     digest: (await interpreterAt(launched.realPath, options.digests)).digest
   };
@@ -73637,48 +73867,9 @@ async function interpreterAt(realPath, digests) {
   const digest = await digests.digestOf(realPath).catch((error47) => `unreadable (${error47.code ?? "error"})`);
   return { path: realPath, digest };
 }
-function commandWords(cmd) {
-  let tokens;
-  try {
-    tokens = (0, import_shell_quote2.parse)(cmd, (name2) => `$${name2}`);
-  } catch {
-    return [];
-  }
-  const words = [];
-  let atStart = true;
-  let afterRedirect = false;
-  let inWrapper = false;
-  for (const token of tokens) {
-    if (typeof token !== "string") {
-      if ("op" in token && COMMAND_SEPARATORS.has(token.op)) {
-        atStart = true;
-        inWrapper = false;
-      } else if ("op" in token && token.op !== "glob") {
-        afterRedirect = true;
-      }
-      continue;
-    }
-    if (afterRedirect) {
-      afterRedirect = false;
-      continue;
-    }
-    if (!atStart) continue;
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(token)) continue;
-    if (inWrapper && token.startsWith("-")) continue;
-    if (WRAPPERS.has(token)) {
-      inWrapper = true;
-      continue;
-    }
-    atStart = false;
-    inWrapper = false;
-    if (SHELL_OWN.has(token) || token.includes("$")) continue;
-    words.push(token);
-  }
-  return words;
-}
-async function locate(word, options) {
+async function locate(word, dir, options) {
   if (word.includes("/")) {
-    const file2 = path18.resolve(options.cwd, word);
+    const file2 = path19.resolve(dir, word);
     return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
   }
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
@@ -73694,15 +73885,15 @@ async function shebangProgram(file2) {
     const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
     const program = words[0];
     if (!program) return null;
-    if (path18.basename(program) !== "env") return program;
+    if (path19.basename(program) !== "env") return program;
     return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
   } finally {
     await handle2.close();
   }
 }
 function isInside2(file2, dir) {
-  const relative3 = path18.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path18.isAbsolute(relative3);
+  const relative3 = path19.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path19.isAbsolute(relative3);
 }
 
 // runner/keys/rerun-reasons.ts
@@ -73768,7 +73959,7 @@ function rerunReasons(current, previousStage, context) {
   return [`same inputs as in run ${previousStage.runId}, whose result is not in the cache`];
 }
 function interpreterChange(word, before, after) {
-  const where = (found2) => found2?.path ?? (word.endsWith(LAUNCHED) ? "it named no Python" : "not found on PATH");
+  const where = (found2) => found2?.path ?? (isLaunchedName(word) ? "it named no Python" : "not found on PATH");
   if (before === void 0) return `now starts ${word} (${where(after)})`;
   if (after === void 0) return `no longer starts ${word}`;
   if (before?.path !== after?.path) return `${word} is now ${where(after)} (was ${where(before)})`;
@@ -73820,8 +74011,8 @@ async function missReasons(name2, {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path25, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path25) || path25,
+      const relative3 = (entries) => entries.map(([path26, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path26) || path26,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -73843,10 +74034,10 @@ import { join as join4 } from "node:path";
 // runner/keys/content-digest.ts
 init_blob_digest();
 init_canonical_json();
-import { createHash as createHash5 } from "node:crypto";
+import { createHash as createHash4 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
 import { readdir as readdir3, readlink as readlink5, realpath as realpath6, stat as stat5 } from "node:fs/promises";
-import path19 from "node:path";
+import path20 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
   const stats = await stat5(absPath).catch((error47) => {
@@ -73894,7 +74085,7 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
     if (isNeverCode(rel)) continue;
     counted += 1;
-    const abs = path19.join(absDir, entry.name);
+    const abs = path20.join(absDir, entry.name);
     const stats = await stat5(abs).catch(async (error47) => {
       if (error47.code !== "ENOENT" || !entry.isSymbolicLink()) throw error47;
       throw new Error(
@@ -73910,13 +74101,13 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
 `);
 }
 async function hashFile(absPath, mode) {
-  const hash2 = createHash5("sha256");
+  const hash3 = createHash4("sha256");
   let size = 0;
   for await (const chunk of createReadStream2(absPath)) {
-    hash2.update(chunk);
+    hash3.update(chunk);
     size += chunk.length;
   }
-  return { digest: fileDigestWithMode(blobDigest(hash2.digest("hex")), (mode & 64) !== 0), size };
+  return { digest: fileDigestWithMode(blobDigest(hash3.digest("hex")), (mode & 64) !== 0), size };
 }
 
 // core/dvc/dvc-params-overlay.ts
@@ -74123,9 +74314,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path25 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path25);
-    result += cmd ? inCommand(path25, value, context, params) : inText(match[1] ?? "", value);
+    const path26 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path26);
+    result += cmd ? inCommand(path26, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -74136,22 +74327,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path25) {
+function lookup(data, path26) {
   let node = data;
-  for (const [index2, part] of path25.entries()) {
+  for (const [index2, part] of path26.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path25)}}: "${formatReference(path25.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path26)}}: "${formatReference(path26.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path25) {
-  return path25.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path26) {
+  return path26.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -74166,10 +74357,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path25, value, context, params) {
-  const param = paramOf(path25, context.params);
+function inCommand(path26, value, context, params) {
+  const param = paramOf(path26, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path25, context, params);
+    return flagsOf(value, param === null ? null : path26, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -74201,15 +74392,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit3(dict, []);
   return words.join(" ");
 }
-function paramOf(path25, params) {
+function paramOf(path26, params) {
   let node = params;
-  for (const [index2, part] of path25.entries()) {
+  for (const [index2, part] of path26.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path25.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path26.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path25), exact: true };
+  return { name: formatReference(path26), exact: true };
 }
 function literalShellExpansion(inner, next2) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -74328,19 +74519,19 @@ function parseDvcParamsFile(text2) {
   };
   const floats = /* @__PURE__ */ new Set();
   const inexact = /* @__PURE__ */ new Map();
-  const unwrap = (value, path25) => {
+  const unwrap = (value, path26) => {
     if (value instanceof WrittenAsFloat) {
-      floats.add(formatReference(path25));
+      floats.add(formatReference(path26));
       return value.value;
     }
     if (value instanceof InexactInteger) {
-      inexact.set(formatReference(path25), value.text);
+      inexact.set(formatReference(path26), value.text);
       return value.value;
     }
-    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path25, index2]));
+    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path26, index2]));
     if (value !== null && typeof value === "object") {
       return Object.fromEntries(
-        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path25, key])])
+        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path26, key])])
       );
     }
     return value;
@@ -74358,11 +74549,11 @@ function inexactParamProblem(file2, name2, fileName) {
   }
   return null;
 }
-function paramLeaves(data, path25) {
+function paramLeaves(data, path26) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path25, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path26, key]));
   }
-  return [[formatReference(path25), data]];
+  return [[formatReference(path26), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -74379,8 +74570,8 @@ function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
   const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
   const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path25 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path25 };
+  const path26 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path26 };
 }
 function overlayDvcParams(text2, listed) {
   const document2 = (0, import_yaml4.parseDocument)(text2, DVC_YAML_OPTIONS);
@@ -74389,43 +74580,43 @@ function overlayDvcParams(text2, listed) {
   let changed = false;
   for (let settled = false, passes = 0; !settled; passes += 1) {
     settled = true;
-    for (const { path: path25, value, spec } of listed) {
-      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path25);
+    for (const { path: path26, value, spec } of listed) {
+      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path26);
       if (old === void 0) continue;
       const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson(value) : value;
       if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
       if (passes > listed.length) {
-        throw new Error(`${formatReference([...path25])} does not read back as the value written to it`);
+        throw new Error(`${formatReference([...path26])} does not read back as the value written to it`);
       }
       const node = document2.createNode(wanted);
       if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-      setOwnValue(document2, path25, node);
+      setOwnValue(document2, path26, node);
       changed = true;
       settled = false;
     }
   }
   return changed ? document2.toString() : null;
 }
-function valueAt(data, path25) {
+function valueAt(data, path26) {
   let node = data;
-  for (const key of path25) {
+  for (const key of path26) {
     if (node === null || typeof node !== "object" || !Object.hasOwn(node, key)) return void 0;
     node = node[key];
   }
   return node;
 }
-function setOwnValue(document2, path25, node) {
+function setOwnValue(document2, path26, node) {
   const follow2 = aliasFollower(document2);
   let parent = document2.contents;
-  for (const [index2, key] of path25.entries()) {
+  for (const [index2, key] of path26.entries()) {
     const pair = (0, import_yaml4.isMap)(parent) ? parent.items.find((each) => !isMergePair(each) && keyText(each) === String(key)) : void 0;
     const own = (0, import_yaml4.isMap)(parent) ? pair?.value : (0, import_yaml4.isSeq)(parent) ? parent.items[Number(key)] : void 0;
     const found2 = (0, import_yaml4.isMap)(parent) && own === void 0 ? mergedValue(parent, String(key), follow2) : own;
     if (found2 === void 0 || !((0, import_yaml4.isMap)(parent) || (0, import_yaml4.isSeq)(parent))) {
-      throw new Error(`${formatReference([...path25])} is not in the file`);
+      throw new Error(`${formatReference([...path26])} is not in the file`);
     }
     let next2;
-    if (index2 === path25.length - 1) {
+    if (index2 === path26.length - 1) {
       if ((0, import_yaml4.isNode)(own) && !(0, import_yaml4.isAlias)(own) && own.anchor) node.anchor = own.anchor;
       next2 = node;
     } else {
@@ -74484,7 +74675,7 @@ async function recheckStageInputs(options) {
   const exempt = new Set([...overlaid].map((file2) => repoPathIn(workspace, file2)));
   const codeDirty = (scope) => codeChangesWhileRunning(stage, scope, before, after, workspace, exempt);
   if (material.code && material.codeScope) stageDirty.push(...codeDirty(material.codeScope));
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path25) => repoPathIn(workspace, path25));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path26) => repoPathIn(workspace, path26));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -74518,14 +74709,14 @@ function codeChangesWhileRunning(stage, scope, before, after, workspace, exempt)
   const now = codeDigest(after, scope);
   const sentences = [];
   if (old.digest !== now.digest) {
-    const relative3 = (entries) => entries.map(([path25, id]) => [pipelinePathIn(workspace, path25), id]);
+    const relative3 = (entries) => entries.map(([path26, id]) => [pipelinePathIn(workspace, path26), id]);
     const changes = describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
     sentences.push(`code changed while ${stage} ran: ${changes}`);
   }
   const oldIds = new Map(old.entries);
   const rewritten = now.entries.filter(
-    ([path25, id]) => oldIds.get(path25) === id && !exempt.has(path25) && before.stamps.get(path25) !== after.stamps.get(path25)
-  ).map(([path25]) => pipelinePathIn(workspace, path25));
+    ([path26, id]) => oldIds.get(path26) === id && !exempt.has(path26) && before.stamps.get(path26) !== after.stamps.get(path26)
+  ).map(([path26]) => pipelinePathIn(workspace, path26));
   if (rewritten.length > 0) {
     const rest = rewritten.length - NAMED_PATHS;
     const named = `${rewritten.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""}`;
@@ -76169,8 +76360,8 @@ init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
 };
-function plotFormatOf(path25) {
-  const extension = /\.([^./]+)$/.exec(path25)?.[1]?.toLowerCase();
+function plotFormatOf(path26) {
+  const extension = /\.([^./]+)$/.exec(path26)?.[1]?.toLowerCase();
   if (extension === "csv" || extension === "tsv" || extension === "json") return extension;
   return extension === "yaml" || extension === "yml" ? "yaml" : null;
 }
@@ -76310,11 +76501,11 @@ function describe2(value) {
 import { posix as posix4 } from "node:path";
 var MAX_PLOT_ROWS = 1e5;
 var MAX_SERIES_NAME = 200;
-function plotSeriesName(path25, column) {
-  const base = posix4.normalize(path25).replace(/\.[^./]*$/, "");
+function plotSeriesName(path26, column) {
+  const base = posix4.normalize(path26).replace(/\.[^./]*$/, "");
   return posix4.basename(base) === column ? base : `${base}/${column}`;
 }
-function plotSeries(table, spec, path25) {
+function plotSeries(table, spec, path26) {
   const { columns, rows } = table;
   if (rows.length > MAX_PLOT_ROWS) {
     throw new PlotTableError(`has ${rows.length} rows; at most ${MAX_PLOT_ROWS} are read as series`);
@@ -76346,7 +76537,7 @@ function plotSeries(table, spec, path25) {
   const series = [...ys2];
   if (x10 !== null && !xSteps && !ys2.includes(x10) && numeric2(x10)) series.unshift(x10);
   return series.map((column) => {
-    const name2 = plotSeriesName(path25, column);
+    const name2 = plotSeriesName(path26, column);
     if (name2.length > MAX_SERIES_NAME) {
       throw new PlotTableError(`its series name "${name2}" is longer than ${MAX_SERIES_NAME} characters`);
     }
@@ -76425,17 +76616,17 @@ async function readPlotSeries(specs, where, stage) {
   return { points, warnings };
 }
 var MAX_PLOT_FILES = 1e3;
-async function plotFiles(pipelineDir, path25, root) {
-  const absolute = posix5.join(pipelineDir, path25);
+async function plotFiles(pipelineDir, path26, root) {
+  const absolute = posix5.join(pipelineDir, path26);
   const info3 = await stat6(absolute).catch((error47) => {
     if (error47.code === "ENOENT") throw new Error("the stage did not write it");
     throw error47;
   });
-  if (!info3.isDirectory()) return [path25];
+  if (!info3.isDirectory()) return [path26];
   const real2 = await realpath7(absolute);
   if (!real2.startsWith(root + sep3)) throw new Error("leads outside the repository");
   const entries = await readdir4(real2, { recursive: true, withFileTypes: true });
-  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path25, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
+  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path26, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
   if (files.length > MAX_PLOT_FILES) {
     throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
   }
@@ -76539,7 +76730,7 @@ function maskMetricPoints(masker, points) {
   return points.map((point2) => ({ ...point2, name: masker.mask(point2.name) }));
 }
 function maskCodeManifest(masker, entries) {
-  return entries.map(([path25, id]) => [masker.mask(path25), id]);
+  return entries.map(([path26, id]) => [masker.mask(path26), id]);
 }
 function maskKeyInputs(masker, inputs) {
   let masked = false;
@@ -76584,14 +76775,14 @@ function keyingNotes(stage, inputs, where) {
 }
 
 // runner/dvc-params-overlay.ts
-import { createHash as createHash7, randomUUID as randomUUID6 } from "node:crypto";
+import { createHash as createHash6, randomUUID as randomUUID6 } from "node:crypto";
 import { lstatSync as lstatSync3, readFileSync as readFileSync5, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { readFile as readFile6, writeFile as writeFile6 } from "node:fs/promises";
-import path20 from "node:path";
+import path21 from "node:path";
 
 // runner/params-file-journal.ts
 init_zod();
-import { createHash as createHash6, randomUUID as randomUUID5 } from "node:crypto";
+import { createHash as createHash5, randomUUID as randomUUID5 } from "node:crypto";
 import { lstat as lstat5, mkdir as mkdir7, readdir as readdir5, readFile as readFile5, realpath as realpath8, rename as rename6, rm as rm7, writeFile as writeFile5 } from "node:fs/promises";
 import { join as join5, sep as sep4 } from "node:path";
 var JournalEntry = external_exports.strictObject({
@@ -76604,33 +76795,33 @@ var JournalEntry = external_exports.strictObject({
   /** The SHA-256 of what was written in its place, hex. */
   written: external_exports.string().regex(/^[0-9a-f]{64}$/)
 });
-var sha256 = (bytes) => createHash6("sha256").update(bytes).digest("hex");
+var sha256 = (bytes) => createHash5("sha256").update(bytes).digest("hex");
 var ParamsFileJournal = class {
   dir;
   constructor(pipelineDir) {
     this.dir = join5(pipelineDir, ".fluksio", "params-backup");
   }
   /** Where the entry for the file at `path` is kept. */
-  entryPath(path25) {
-    return join5(this.dir, `${sha256(path25).slice(0, 32)}.json`);
+  entryPath(path26) {
+    return join5(this.dir, `${sha256(path26).slice(0, 32)}.json`);
   }
   /** Records `original` before `written` replaces it at `path` (durably named: write, then rename). */
-  async record(path25, original, written) {
+  async record(path26, original, written) {
     await mkdir7(this.dir, { recursive: true });
     const entry = {
       pid: process.pid,
-      path: path25,
+      path: path26,
       original: original.toString("base64"),
       written: sha256(written)
     };
-    const target = this.entryPath(path25);
+    const target = this.entryPath(path26);
     const temporary = `${target}.${randomUUID5()}.tmp`;
     await writeFile5(temporary, JSON.stringify(entry), { flag: "wx" });
     await rename6(temporary, target);
   }
   /** Drops the entry for `path`, once the file is put back. */
-  async forget(path25) {
-    await rm7(this.entryPath(path25), { force: true });
+  async forget(path26) {
+    await rm7(this.entryPath(path26), { force: true });
   }
   /**
    * Puts back every file a process that is no longer running left holding a stage's values.
@@ -76687,7 +76878,7 @@ function isRunning(pid) {
 }
 
 // runner/dvc-params-overlay.ts
-var sha2562 = (bytes) => createHash7("sha256").update(bytes).digest("hex");
+var sha2562 = (bytes) => createHash6("sha256").update(bytes).digest("hex");
 async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2) {
   const listed = pipeline2.stages[stage]?.params ?? [];
   if (!pipeline2.dvc_params) return async () => [];
@@ -76741,20 +76932,20 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   return restore;
 }
 function putBack(repoRoot, file2) {
-  const shown = path20.relative(repoRoot, file2.path);
+  const shown = path21.relative(repoRoot, file2.path);
   try {
-    const folder = realpathSync(path20.dirname(file2.path));
+    const folder = realpathSync(path21.dirname(file2.path));
     const root = realpathSync(repoRoot);
-    if (folder !== root && !folder.startsWith(root + path20.sep)) {
+    if (folder !== root && !folder.startsWith(root + path21.sep)) {
       return `${shown} was not put back: the stage moved its folder outside the repository`;
     }
-    const target = path20.join(folder, path20.basename(file2.path));
+    const target = path21.join(folder, path21.basename(file2.path));
     const stats = lstatSync3(target, { throwIfNoEntry: false });
     if (stats === void 0) return `${shown} was not put back: the stage removed it`;
     if (!stats.isFile() || sha2562(readFileSync5(target)) !== sha2562(file2.written)) {
       return `${shown} was not put back: it changed while the stage ran (left as it is now)`;
     }
-    const temporary = path20.join(folder, `.${path20.basename(file2.path)}.${randomUUID6()}.fluksio`);
+    const temporary = path21.join(folder, `.${path21.basename(file2.path)}.${randomUUID6()}.fluksio`);
     writeFileSync(temporary, file2.original, { flag: "wx" });
     renameSync(temporary, target);
     return null;
@@ -76812,7 +77003,7 @@ function formatTimeLimit(ms2) {
 // runner/keys/read-set-probe.ts
 init_canonical_json();
 import { lstat as lstat6, readdir as readdir6 } from "node:fs/promises";
-import path21 from "node:path";
+import path22 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -76992,7 +77183,7 @@ var ReadSetProbe = class {
     return shown === "." ? "the pipeline's folder" : `${shown}/`;
   }
   absolute(repoPath) {
-    return path21.join(this.options.codeIndex.repoRoot, repoPath);
+    return path22.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -77043,7 +77234,7 @@ function ancestorsOf(repoPath) {
   return parts.slice(0, -1).map((_5, index2) => parts.slice(0, index2 + 1).join("/"));
 }
 function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
-  const inRepo = (paths) => paths.map((path25) => repoPathIn(workspace, path25));
+  const inRepo = (paths) => paths.map((path26) => repoPathIn(workspace, path26));
   return new ReadSetProbe({
     codeIndex,
     stages: Object.fromEntries(
@@ -77060,7 +77251,7 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
 import { constants as constants5 } from "node:fs";
 import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open4, readdir as readdir7, realpath as realpath9, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path22 from "node:path";
+import path23 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -77233,12 +77424,12 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp3(path22.join(tmpdir3(), "fluksio-trace-"));
-  const site = path22.join(dir, "site");
-  const reports = path22.join(dir, "reports");
+  const dir = await mkdtemp3(path23.join(tmpdir3(), "fluksio-trace-"));
+  const site = path23.join(dir, "site");
+  const reports = path23.join(dir, "reports");
   await mkdir8(site);
   await mkdir8(reports);
-  await writeFile7(path22.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  await writeFile7(path23.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
   const root = await realpath9(options.repoRoot);
   return {
     env: {
@@ -77259,7 +77450,7 @@ async function collectReports(reports, root) {
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir7(reports)) {
-    const text2 = await readReport(path22.join(reports, name2));
+    const text2 = await readReport(path23.join(reports, name2));
     if (text2 === null) {
       untraced ??= `left ${name2} in its trace reports, which is not a report fluksio wrote`;
       continue;
@@ -77301,9 +77492,9 @@ async function readReport(file2) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path22.relative(root, absolute);
-  if (relative3.startsWith("..") || path22.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path22.sep).join("/") || ".";
+  const relative3 = path23.relative(root, absolute);
+  if (relative3.startsWith("..") || path23.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path23.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
@@ -77317,15 +77508,15 @@ async function stageKeyInputs(options) {
   const deps = {};
   const depStamps = {};
   for (const dep of stage.deps) {
-    const path25 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path25);
-    const assumed = options.assumed?.get(path25);
-    if (assumed !== void 0) deps[path25] = assumed;
-    else if (produced) deps[path25] = producedDigest(produced);
+    const path26 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path26);
+    const assumed = options.assumed?.get(path26);
+    if (assumed !== void 0) deps[path26] = assumed;
+    else if (produced) deps[path26] = producedDigest(produced);
     else {
-      const content = await contentDigest(join6(workspace.pipelineDir, path25));
-      deps[path25] = content.digest;
-      depStamps[path25] = content.stamp;
+      const content = await contentDigest(join6(workspace.pipelineDir, path26));
+      deps[path26] = content.digest;
+      depStamps[path26] = content.stamp;
     }
   }
   let code = null;
@@ -77338,7 +77529,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path25) => repoPathIn(workspace, path25))
+      exclude: [...stage.deps, ...everyOut].map((path26) => repoPathIn(workspace, path26))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -77578,11 +77769,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path25 = url2.slice("file://".length);
+  const path26 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path25);
+    return decodeURIComponent(path26);
   } catch {
-    return path25;
+    return path26;
   }
 }
 
@@ -78039,9 +78230,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path25) {
+async function isDirectory2(path26) {
   try {
-    return (await stat7(path25)).isDirectory();
+    return (await stat7(path26)).isDirectory();
   } catch {
     return false;
   }
@@ -78253,9 +78444,9 @@ async function executeStage(name2, context) {
       });
     }
     try {
-      for (const path25 of declared) {
-        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path25);
-        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path25)}`), { recursive: true });
+      for (const path26 of declared) {
+        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path26);
+        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path26)}`), { recursive: true });
       }
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -78375,14 +78566,14 @@ async function executeStage(name2, context) {
     const metrics = { ...metricFinals };
     const metricsWarnings = [];
     try {
-      for (const path25 of declared) {
-        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path25));
+      for (const path26 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path26));
       }
       const goals = new Set(Object.keys(options.pipeline.metrics));
-      for (const path25 of stage.metrics) {
+      for (const path26 of stage.metrics) {
         const file2 = await readMetricsFile(
-          `${workspace.pipelineDir}/${normalizePipelinePath(path25)}`,
-          path25,
+          `${workspace.pipelineDir}/${normalizePipelinePath(path26)}`,
+          path26,
           goals
         );
         Object.assign(metrics, file2.metrics);
@@ -78402,7 +78593,7 @@ async function executeStage(name2, context) {
       material,
       traced: material.traceable && stage.cache ? traced ?? false : null,
       probe,
-      exclude: [...stage.deps, ...declared].map((path25) => repoPathIn(workspace, path25)),
+      exclude: [...stage.deps, ...declared].map((path26) => repoPathIn(workspace, path26)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey,
       putBack: paramsPutBack(options, paramsWarnings)
@@ -78445,9 +78636,9 @@ function paramsPutBack(options, warnings) {
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path25 = join7(privateDir, fileName);
-  await writeFile8(path25, paramsFileText(fileName, listed, values));
-  return path25;
+  const path26 = join7(privateDir, fileName);
+  await writeFile8(path26, paramsFileText(fileName, listed, values));
+  return path26;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
@@ -78512,6 +78703,38 @@ async function fingerprintOf(command, cwd, env, launcher = directLauncher) {
   }
 }
 
+// runner/sandbox/stage-environment.ts
+import { join as join8 } from "node:path";
+var INHERITED = ["PATH"];
+var FIXED = {
+  LANG: "C.UTF-8",
+  LC_ALL: "C.UTF-8",
+  TZ: "UTC",
+  TERM: "dumb",
+  SHELL: "/bin/sh"
+};
+function stageEnvironment(options) {
+  const env = {
+    ...FIXED,
+    HOME: join8(options.privateDir, "home"),
+    TMPDIR: join8(options.privateDir, "tmp")
+  };
+  for (const [name2, value] of Object.entries(keyedEnvironment(options.source, options.pass))) {
+    if (value !== null) env[name2] = value;
+  }
+  Object.assign(env, options.extra);
+  env.PYTHONPYCACHEPREFIX = join8(options.privateDir, "pycache");
+  env.PYTHONUNBUFFERED = "1";
+  return env;
+}
+function keyedEnvironment(source, pass) {
+  const keyed = {};
+  for (const name2 of [...INHERITED, ...pass]) {
+    if (!name2.startsWith("FLUKSIO_")) keyed[name2] = source[name2] ?? null;
+  }
+  return keyed;
+}
+
 // runner/keys/launched-python.ts
 var import_shell_quote3 = __toESM(require_shell_quote(), 1);
 import { execFile as execFile4 } from "node:child_process";
@@ -78522,24 +78745,26 @@ var MARKER = "fluksio-launched-python";
 var PROBE = `import os, sys; print("${MARKER}\\t" + sys.executable + "\\t" + os.path.realpath(sys.executable))`;
 function makeLauncherProbe(options) {
   const asked = /* @__PURE__ */ new Map();
-  return (program) => {
-    let answer = asked.get(program);
+  return (program, cwd) => {
+    const pair = `${cwd}\0${program}`;
+    let answer = asked.get(pair);
     if (!answer) {
-      answer = askLauncher(program, options);
-      asked.set(program, answer);
+      answer = askLauncher(program, cwd, options);
+      asked.set(pair, answer);
     }
     return answer;
   };
 }
-async function askLauncher(program, options) {
+async function askLauncher(program, cwd, options) {
   const launcher = options.launcher ?? directLauncher;
   try {
-    const launch = launcher.launch((0, import_shell_quote3.quote)([program, "-c", PROBE]), options.cwd);
+    const launch = launcher.launch((0, import_shell_quote3.quote)([program, "-S", "-c", PROBE]), cwd);
     const { stdout } = await run4(launch.file, launch.args, {
-      cwd: options.cwd,
+      cwd,
       env: await options.environment(),
       timeout: PROBE_TIMEOUT_MS,
       maxBuffer: 1024 * 1024,
+      ...options.signal ? { signal: options.signal } : {},
       ...launch.user
     });
     const line2 = stdout.split("\n").find((each) => each.startsWith(`${MARKER}	`));
@@ -78550,6 +78775,48 @@ async function askLauncher(program, options) {
   } finally {
     launcher.ended?.();
   }
+}
+
+// runner/keys/start-launcher-probe.ts
+function startLauncherProbe(options) {
+  const { workspace, pipeline: pipeline2 } = options;
+  const probing = new AbortController();
+  const probe = makeLauncherProbe({
+    environment: async () => stageEnvironment({
+      source: options.environment,
+      pass: pipeline2.env,
+      extra: options.extra ?? {},
+      privateDir: await makePrivateDir(options.privateRoot, ".launcher")
+    }),
+    ...options.launcher ? { launcher: options.launcher } : {},
+    signal: probing.signal
+  });
+  const commands = /* @__PURE__ */ new Set();
+  for (const params of options.paramSets) {
+    for (const name2 of options.stages) {
+      const stage = pipeline2.stages[name2];
+      if (!stage) continue;
+      try {
+        commands.add(interpolateCommand(stage.cmd, params));
+      } catch {
+      }
+    }
+  }
+  const keyOptions = {
+    path: keyedEnvironment(options.environment, pipeline2.env).PATH ?? "",
+    cwd: workspace.pipelineDir,
+    repoRoot: workspace.repoRoot,
+    digests: options.digests,
+    probeLauncher: probe
+  };
+  const asking = Promise.allSettled([...commands].map((cmd) => commandInterpreters(cmd, keyOptions)));
+  return {
+    probe,
+    async close() {
+      probing.abort();
+      await asking;
+    }
+  };
 }
 
 // runner/keys/code-view.ts
@@ -78605,45 +78872,13 @@ var CodeView = class {
 
 // runner/ignore-state-dir.ts
 import { mkdir as mkdir10, readFile as readFile7, writeFile as writeFile9 } from "node:fs/promises";
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 var STATE_DIR_IGNORE = "# fluksio local state: runs, cache and blobs\n*\n";
 async function ignoreStateDir(stateDir) {
-  const file2 = join8(stateDir, ".gitignore");
+  const file2 = join9(stateDir, ".gitignore");
   if (await readFile7(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
   await mkdir10(stateDir, { recursive: true });
   await writeFile9(file2, STATE_DIR_IGNORE);
-}
-
-// runner/sandbox/stage-environment.ts
-import { join as join9 } from "node:path";
-var INHERITED = ["PATH"];
-var FIXED = {
-  LANG: "C.UTF-8",
-  LC_ALL: "C.UTF-8",
-  TZ: "UTC",
-  TERM: "dumb",
-  SHELL: "/bin/sh"
-};
-function stageEnvironment(options) {
-  const env = {
-    ...FIXED,
-    HOME: join9(options.privateDir, "home"),
-    TMPDIR: join9(options.privateDir, "tmp")
-  };
-  for (const [name2, value] of Object.entries(keyedEnvironment(options.source, options.pass))) {
-    if (value !== null) env[name2] = value;
-  }
-  Object.assign(env, options.extra);
-  env.PYTHONPYCACHEPREFIX = join9(options.privateDir, "pycache");
-  env.PYTHONUNBUFFERED = "1";
-  return env;
-}
-function keyedEnvironment(source, pass) {
-  const keyed = {};
-  for (const name2 of [...INHERITED, ...pass]) {
-    if (!name2.startsWith("FLUKSIO_")) keyed[name2] = source[name2] ?? null;
-  }
-  return keyed;
 }
 
 // runner/run-pipeline.ts
@@ -78661,14 +78896,28 @@ async function runPipeline(options) {
   const timer = setTimeout(() => abort2.abort("timed_out"), pipeline2.timeout);
   const masker = new Masker();
   for (const secret of Object.values(options.secrets ?? {})) masker.add(secret);
+  const stageExtra = { ...options.secrets, FLUKSIO_RUN_ID: options.runId };
   const environmentFor = (privateDir, extra = {}) => stageEnvironment({
     source: options.environment,
     pass: pipeline2.env,
-    extra: { ...options.secrets, FLUKSIO_RUN_ID: options.runId, ...extra },
+    extra: { ...stageExtra, ...extra },
     privateDir
   });
   const names = options.stages ?? Object.keys(pipeline2.stages);
   const interpreterDigests = options.interpreterDigests ?? new InterpreterDigests(null);
+  const keyedEnv = keyedEnvironment(options.environment, pipeline2.env);
+  const started = options.probeLauncher ? { probe: options.probeLauncher, close: async () => {
+  } } : startLauncherProbe({
+    workspace: options.workspace,
+    pipeline: pipeline2,
+    stages: names,
+    paramSets: [options.params],
+    environment: options.environment,
+    extra: stageExtra,
+    privateRoot,
+    ...options.launcher ? { launcher: options.launcher } : {},
+    digests: interpreterDigests
+  });
   try {
     let fingerprint = null;
     try {
@@ -78699,16 +78948,12 @@ async function runPipeline(options) {
     const context = {
       options,
       fingerprint,
-      keyedEnv: keyedEnvironment(options.environment, pipeline2.env),
+      keyedEnv,
       environmentFor,
       privateRoot,
       codeView: new CodeView(options.workspace.repoRoot, options.codeIndex),
       interpreterDigests,
-      probeLauncher: makeLauncherProbe({
-        cwd: options.workspace.pipelineDir,
-        environment: async () => environmentFor(await makePrivateDir(privateRoot, ".launcher")),
-        ...options.launcher ? { launcher: options.launcher } : {}
-      }),
+      probeLauncher: started.probe,
       masker,
       signal: abort2.signal,
       giveBack: (reason) => {
@@ -78758,6 +79003,7 @@ async function runPipeline(options) {
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", cancel);
+    await started.close();
     await interpreterDigests.save();
     await rm10(privateRoot, { recursive: true, force: true }).catch(() => {
     });
@@ -79244,10 +79490,10 @@ import { join as join20 } from "node:path";
 // runner/blobs/disk-blob-store.ts
 init_blob_digest();
 init_canonical_json();
-import { createHash as createHash8, randomUUID as randomUUID7 } from "node:crypto";
+import { createHash as createHash7, randomUUID as randomUUID7 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
 import { mkdir as mkdir12, open as open7, readFile as readFile9, rename as rename7, rm as rm13, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
-import path23 from "node:path";
+import path24 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -79293,10 +79539,10 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path23.join(path23.dirname(dest), `.${path23.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
+    const temp = path24.join(path24.dirname(dest), `.${path24.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir12(path23.dirname(dest), { recursive: true });
+      await mkdir12(path24.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
       await rename7(temp, dest);
@@ -79328,12 +79574,12 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path23.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path24.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path23.join(this.root, "tmp");
+    const dir = path24.join(this.root, "tmp");
     await mkdir12(dir, { recursive: true });
-    return path23.join(dir, randomUUID7());
+    return path24.join(dir, randomUUID7());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
@@ -79344,7 +79590,7 @@ var DiskBlobStore = class {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir12(path23.dirname(dest), { recursive: true });
+    await mkdir12(path24.dirname(dest), { recursive: true });
     await rename7(temp, dest);
     return stored;
   }
@@ -79355,16 +79601,16 @@ var DiskBlobStore = class {
   }
 };
 function hashingStream() {
-  const hash2 = createHash8("sha256");
+  const hash3 = createHash7("sha256");
   let size = 0;
   const stream = new Transform({
     transform(chunk, _encoding, callback) {
-      hash2.update(chunk);
+      hash3.update(chunk);
       size += chunk.length;
       callback(null, chunk);
     }
   });
-  return { stream, hash: hash2, size: () => size };
+  return { stream, hash: hash3, size: () => size };
 }
 
 // local/local-state.ts
@@ -79467,6 +79713,7 @@ async function executeLocalRun(options) {
       ...options.signal ? { signal: options.signal } : {},
       ...options.launcher ? { launcher: options.launcher } : {},
       ...options.gate ? { gate: options.gate } : {},
+      ...options.probeLauncher ? { probeLauncher: options.probeLauncher } : {},
       ...options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {},
       ...options.teamCache ? { teamCache: options.teamCache } : {}
     });
@@ -80194,8 +80441,8 @@ function checkRunName(baseName, swept) {
   if (entries.length === 0) return baseName;
   const full = `${baseName} (${entries.map(([key, value]) => `${key}=${formatValue(value)}`).join(", ")})`;
   if (full.length <= GITHUB_LIMITS.checkName) return full;
-  const hash2 = ` #${fnv1a(full)})`;
-  return `${clip2(full, GITHUB_LIMITS.checkName - hash2.length)}${hash2}`;
+  const hash3 = ` #${fnv1a(full)})`;
+  return `${clip2(full, GITHUB_LIMITS.checkName - hash3.length)}${hash3}`;
 }
 function sweptParams(params, swept) {
   return Object.fromEntries(
@@ -80206,12 +80453,12 @@ function sweptParams(params, swept) {
   );
 }
 function fnv1a(text2) {
-  let hash2 = 2166136261;
+  let hash3 = 2166136261;
   for (let index2 = 0; index2 < text2.length; index2 += 1) {
-    hash2 ^= text2.charCodeAt(index2);
-    hash2 = Math.imul(hash2, 16777619);
+    hash3 ^= text2.charCodeAt(index2);
+    hash3 = Math.imul(hash3, 16777619);
   }
-  return (hash2 >>> 0).toString(16).padStart(8, "0");
+  return (hash3 >>> 0).toString(16).padStart(8, "0");
 }
 
 // core/check-run-conclusion.ts
@@ -80457,11 +80704,11 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path25 = repositoryPath(note.path);
-  if (path25 === null) return null;
+  const path26 = repositoryPath(note.path);
+  if (path26 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path25,
+    path: path26,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
@@ -80469,9 +80716,9 @@ function toGitHubAnnotation(note) {
     title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path25) {
-  if (!path25) return null;
-  const normal = path25.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path26) {
+  if (!path26) return null;
+  const normal = path26.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -85492,17 +85739,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path25 = requestOptions.url.replace(options.baseUrl, "");
+    const path26 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path25} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path26} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path25} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path26} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -88233,9 +88480,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path25) {
+function formatPath(path26) {
   let text2 = "";
-  for (const part of path25) {
+  for (const part of path26) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -88357,9 +88604,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path25] of stage[field].entries()) {
+      for (const [index2, path26] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path25), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path26), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -88378,11 +88625,11 @@ import { readFile as readFile14, realpath as realpath10 } from "node:fs/promises
 
 // runner/workspace/read-file-inside.ts
 import { existsSync as existsSync8, readFileSync as readFileSync6, realpathSync as realpathSync2 } from "node:fs";
-import path24 from "node:path";
+import path25 from "node:path";
 function readFileInside(root, absolute) {
   if (!existsSync8(absolute)) return void 0;
   const real2 = realpathSync2(absolute);
-  if (!real2.startsWith(realpathSync2(root) + path24.sep)) return void 0;
+  if (!real2.startsWith(realpathSync2(root) + path25.sep)) return void 0;
   return readFileSync6(real2, "utf8");
 }
 
@@ -88454,30 +88701,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path25, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path25);
+      stage[field].forEach((path26, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path26);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path25}" is outside the repository; paths stay inside it`
+            message: `"${path26}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path25);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path26);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path25}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path26}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path25);
+        const normalized = normalizePipelinePath(path26);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path25}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path25}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path26}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path26}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -88552,7 +88799,7 @@ init_plot_spec();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier: ASCII letters (A-Z, a-z), digits and _, not first a digit"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path25) => !path25.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path26) => !path26.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -88659,12 +88906,12 @@ init_one_shot_parse();
 // core/text/storable-text.ts
 var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
-function unstorablePaths(value, path25 = []) {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [path25] : [];
+function unstorablePaths(value, path26 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path26] : [];
   if (value === null || typeof value !== "object") return [];
   const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
   return entries.flatMap(
-    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path25] : unstorablePaths(entry, [...path25, key])
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path26] : unstorablePaths(entry, [...path26, key])
   );
 }
 
@@ -88696,14 +88943,14 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
-  const lineOf = (path25) => lineOfPath(document2, lineCounter, path25);
+  const lineOf = (path26) => lineOfPath(document2, lineCounter, path26);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
     return {
-      problems: unstorable.map((path25) => ({
-        path: formatPath(path25),
+      problems: unstorable.map((path26) => ({
+        path: formatPath(path26),
         message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
-        line: lineOf(path25)
+        line: lineOf(path26)
       }))
     };
   }
@@ -88713,33 +88960,33 @@ function parsePipelineText(text2) {
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path25 = issue3.path;
+  const path26 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
-    const known = knownKeysAt(path25);
+    const known = knownKeysAt(path26);
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => {
       const meant = closestKey(key, known);
       return meant ? `"${key}" (did you mean "${meant}"?)` : `"${key}"`;
     }).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path25.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path26.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt2(input, path25);
+    const value = valueAt2(input, path26);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path25), message, line: lineOf(path25) };
+  return { path: formatPath(path26), message, line: lineOf(path26) };
 }
-function knownKeysAt(path25) {
-  if (path25.length === 0) return Object.keys(Pipeline.shape);
-  if (path25.length === 2 && path25[0] === "stages") return Object.keys(Stage.shape);
+function knownKeysAt(path26) {
+  if (path26.length === 0) return Object.keys(Pipeline.shape);
+  if (path26.length === 2 && path26[0] === "stages") return Object.keys(Stage.shape);
   return [];
 }
-function valueAt2(input, path25) {
+function valueAt2(input, path26) {
   let value = input;
-  for (const key of path25) {
+  for (const key of path26) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -88763,9 +89010,9 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path25) {
-  for (let length = path25.length; length >= 0; length -= 1) {
-    const keys = path25.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path26) {
+  for (let length = path26.length; length >= 0; length -= 1) {
+    const keys = path26.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
     if ((0, import_yaml8.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
@@ -88901,12 +89148,12 @@ var CATEGORICAL = /* @__PURE__ */ new Set(["confusion", "confusion_normalized"])
 var IMAGE = /\.(?:png|jpe?g|gif|svg)$/i;
 function dvcStagePlot(entry) {
   if (typeof entry === "string") return { path: entry, flags: [] };
-  const [path25, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path25, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
+  const [path26, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path26, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
 }
-function stagePlotSpecs(path25, flags2) {
-  if (IMAGE.test(path25)) return [];
-  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path25, each.x, each.y, each.header));
+function stagePlotSpecs(path26, flags2) {
+  if (IMAGE.test(path26)) return [];
+  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path26, each.x, each.y, each.header));
 }
 function topLevelPlotSpecs(plots, outsOf) {
   const byStage = /* @__PURE__ */ new Map();
@@ -88925,15 +89172,15 @@ function topLevelPlotSpecs(plots, outsOf) {
           `plot ${id}: its x comes from another file than ${file2}; each point's step is its row's index`
         );
       }
-      const path25 = normalizePipelinePath(file2);
-      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path25)));
+      const path26 = normalizePipelinePath(file2);
+      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path26)));
       if (writers.length > 0) {
-        for (const [stage] of writers) give(stage, specOf(path25, xColumn, columns, void 0));
+        for (const [stage] of writers) give(stage, specOf(path26, xColumn, columns, void 0));
         continue;
       }
       let found2 = false;
       for (const [stage, outs] of outsOf) {
-        for (const out2 of outs.filter((each) => pathContains(path25, each) && !IMAGE.test(each))) {
+        for (const out2 of outs.filter((each) => pathContains(path26, each) && !IMAGE.test(each))) {
           give(stage, specOf(out2, xColumn, columns, void 0));
           found2 = true;
         }
@@ -88943,9 +89190,9 @@ function topLevelPlotSpecs(plots, outsOf) {
   }
   return { byStage, notes };
 }
-function specOf(path25, x10, y7, header) {
+function specOf(path26, x10, y7, header) {
   return {
-    path: path25,
+    path: path26,
     ...x10 === void 0 ? {} : { x: x10 },
     ...y7 === void 0 ? {} : { y: typeof y7 === "string" ? [y7] : [...y7] },
     ...header === void 0 ? {} : { header }
@@ -89026,8 +89273,8 @@ var DvcTrackedFile = external_exports.looseObject({
 });
 
 // core/dvc/dvc-data-origin.ts
-function dvcDataOrigin(path25, files) {
-  const wanted = normalizePipelinePath(path25);
+function dvcDataOrigin(path26, files) {
+  const wanted = normalizePipelinePath(path26);
   for (let candidate = wanted; candidate !== "." && candidate !== ".."; candidate = posix8.dirname(candidate)) {
     const dvcFile = `${candidate}.dvc`;
     const repoPath = repoPathOf(files.pipelineDir, dvcFile);
@@ -89066,17 +89313,17 @@ function holdBackUnavailableStages(input) {
   };
   const makes = (outs, dep) => outs.map(normalizePipelinePath).some((out2) => pathContains(out2, dep) || pathContains(dep, out2));
   const outsOf = (stage) => [...stage.outs, ...stage.metrics];
-  const unmet = (path25) => {
-    const dep = normalizePipelinePath(path25);
+  const unmet = (path26) => {
+    const dep = normalizePipelinePath(path26);
     const repoPath = repoPathOf(files.pipelineDir, dep);
     if (repoPath === null) return null;
     const maker = Object.entries(stages2).find(([, stage]) => makes(outsOf(stage), dep));
     if (maker && !held.has(maker[0])) return null;
     if (files.exists(repoPath)) return null;
-    if (maker) return `it needs ${path25} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
+    if (maker) return `it needs ${path26} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
     const [name2, left] = [...leftOut].find(([, stage]) => makes(stage.outs, dep)) ?? [];
     if (name2 !== void 0 && left !== void 0) {
-      return left.why === "frozen" ? `${path25} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path25} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
+      return left.why === "frozen" ? `${path26} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path26} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
     }
     const origin = originOf(dep);
     return origin && missingDataReason(origin);
@@ -89175,12 +89422,12 @@ function loadDvcVars(vars, context, at4, readFile15, problems) {
 // core/dvc/project-file-problem.ts
 import { posix as posix9 } from "node:path";
 function projectFileProblem(name2, pipelineDir) {
-  const path25 = name2.replaceAll("\\", "/");
-  if (path25 === "") return "expected a file name";
-  if (posix9.isAbsolute(path25) || /^[A-Za-z]:\//.test(path25)) {
+  const path26 = name2.replaceAll("\\", "/");
+  if (path26 === "") return "expected a file name";
+  if (posix9.isAbsolute(path26) || /^[A-Za-z]:\//.test(path26)) {
     return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
   }
-  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path25));
+  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path26));
   if (inRepository === ".." || inRepository.startsWith("../")) {
     return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
   }
@@ -89281,16 +89528,16 @@ function translateDvc(sources) {
       }
       const dvc = stage.data;
       const wdir = posix10.normalize(dvc.wdir ?? ".");
-      const inWdir = (path25) => posix10.normalize(posix10.join(wdir, path25));
+      const inWdir = (path26) => posix10.normalize(posix10.join(wdir, path26));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const stagePlots = dvc.plots.map(dvcStagePlot);
-      const plots = stagePlots.map(({ path: path25, flags: flags2 }) => ({
-        path: path25,
+      const plots = stagePlots.map(({ path: path26, flags: flags2 }) => ({
+        path: path26,
         persist: flags2.some((each) => each.persist === true),
         remote: flags2.find((each) => each.remote !== void 0)?.remote
       }));
-      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path25) => !URL2.test(path25)).map(inWdir);
+      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path26) => !URL2.test(path26)).map(inWdir);
       if (dvc.frozen) {
         notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
         leftOut.set(stageName, { outs: localOuts, why: "frozen" });
@@ -89374,7 +89621,7 @@ function translateDvc(sources) {
       };
       addPlots(
         stages2[stageName],
-        stagePlots.flatMap(({ path: path25, flags: flags2 }) => stagePlotSpecs(inWdir(path25), flags2))
+        stagePlots.flatMap(({ path: path26, flags: flags2 }) => stagePlotSpecs(inWdir(path26), flags2))
       );
     }
   }
@@ -89432,12 +89679,12 @@ function addPlots(stage, specs) {
 }
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path25, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path25, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path26, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path26, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path25 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path25);
+  const path26 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path26);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -89512,8 +89759,8 @@ function noPipelineHere(cwd) {
     if (atTop) break;
     const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder, name2)));
     if (found2 !== void 0) {
-      const path25 = join22(up, found2);
-      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path25}: run from ${up} or give --pipeline ${path25}`;
+      const path26 = join22(up, found2);
+      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path26}: run from ${up} or give --pipeline ${path26}`;
     }
   }
   return `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`;
@@ -89531,7 +89778,7 @@ async function readProjectSource(project, parses) {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path25) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path25))
+      readFile: (path26) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path26))
     },
     parses
   );
@@ -90089,7 +90336,7 @@ init_statuses();
 
 // schemas/protocol/pipeline-path.ts
 init_zod();
-var PipelinePath = external_exports.string().min(1).max(500).refine((path25) => !path25.startsWith("/") && !path25.split("/").includes(".."), {
+var PipelinePath = external_exports.string().min(1).max(500).refine((path26) => !path26.startsWith("/") && !path26.split("/").includes(".."), {
   error: "expected a path inside the repository"
 });
 
@@ -90838,11 +91085,11 @@ var ControlPlaneHttp = class {
   maxRetryDelayMs;
   maxPersistMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path25, request2) {
+  send(method, path26, request2) {
     return this.withRetries(
-      `${method} ${path25}`,
+      `${method} ${path26}`,
       request2.call,
-      (signal) => this.attempt(method, path25, { ...request2, signal })
+      (signal) => this.attempt(method, path26, { ...request2, signal })
     );
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
@@ -90875,7 +91122,7 @@ var ControlPlaneHttp = class {
     }
   }
   /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path25, request2) {
+  async attempt(method, path26, request2) {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
@@ -90896,14 +91143,14 @@ var ControlPlaneHttp = class {
       headers["x-fluksio-lease"] = request2.lease.lease;
       headers["x-fluksio-run"] = request2.lease.runId;
     }
-    const answer = await exchange(this.urlOf(path25), {
+    const answer = await exchange(this.urlOf(path26), {
       method,
       headers,
       body: body2,
       signal: request2.signal,
       timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
     });
-    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path25}`, answer });
+    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path26}`, answer });
     if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request2.allowNotFound) {
@@ -90914,8 +91161,8 @@ var ControlPlaneHttp = class {
       answer.discard();
       return answer;
     }
-    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path25}`, answer);
-    throw await errorFor(`${method} ${path25}`, answer);
+    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path26}`, answer);
+    throw await errorFor(`${method} ${path26}`, answer);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -90957,9 +91204,9 @@ var ControlPlaneHttp = class {
    * answers 307: the bytes then come from the store, fetched without the token. Null for
    * an allowed 404.
    */
-  download(path25, options, consume, call, timeoutMs) {
-    return this.withRetries(`GET ${path25}`, call, async (signal) => {
-      let answer = await this.attempt("GET", path25, {
+  download(path26, options, consume, call, timeoutMs) {
+    return this.withRetries(`GET ${path26}`, call, async (signal) => {
+      let answer = await this.attempt("GET", path26, {
         ...options,
         signal,
         timeoutMs,
@@ -90981,8 +91228,8 @@ var ControlPlaneHttp = class {
     });
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path25) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path25}`, this.base);
+  urlOf(path26) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path26}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
   async parse(answer, schema, request2) {
@@ -91144,21 +91391,21 @@ var ControlPlaneClient = class {
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run6, key, call = {}) {
-    const path25 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path25, { call, lease: run6, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path25}`);
+    const path26 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path26, { call, lease: run6, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path26}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
   async cacheCandidates(run6, manifestKey, call = {}) {
-    const path25 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path25, { call, lease: run6 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path25}`)).entries;
+    const path26 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path26, { call, lease: run6 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path26}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
   async previousStage(run6, stage, call = {}) {
-    const path25 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path25, { call, lease: run6, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path25}`);
+    const path26 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path26, { call, lease: run6, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path26}`);
   }
   async hasBlob(run6, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
@@ -91208,11 +91455,11 @@ var ControlPlaneClient = class {
       timeoutMs: this.transferTimeoutMs
     });
     const finish2 = { size };
-    const path25 = `${uploads}/${uploadId}`;
+    const path26 = `${uploads}/${uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path25, { call, json: finish2, lease: run6 }),
+      await this.http.send("POST", path26, { call, json: finish2, lease: run6 }),
       BlobUploadReply,
-      `POST ${path25}`
+      `POST ${path26}`
     );
   }
   async putThroughControlPlane(run6, digest, body2, call) {
@@ -91239,13 +91486,13 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path25 = "/api/v1/runs";
-    const response = await this.http.send("POST", path25, {
+    const path26 = "/api/v1/runs";
+    const response = await this.http.send("POST", path26, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path25}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path26}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them, and of one
@@ -91278,28 +91525,28 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path25 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path25, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path25}`);
+    const path26 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path26, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path26}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path25 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.http.download(path25, {}, consume, call, this.transferTimeoutMs);
-    if (result === null) throw new Error(`The control plane answered GET ${path25} without a body`);
+    const path26 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.http.download(path26, {}, consume, call, this.transferTimeoutMs);
+    if (result === null) throw new Error(`The control plane answered GET ${path26} without a body`);
     return result;
   }
-  async get(path25, schema, call) {
-    return this.http.parse(await this.http.send("GET", path25, { call }), schema, `GET ${path25}`);
+  async get(path26, schema, call) {
+    return this.http.parse(await this.http.send("GET", path26, { call }), schema, `GET ${path26}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
   async postLeased(run6, what, json3, schema, call, timeoutMs) {
-    const path25 = `${runPath(run6.runId)}/${what}`;
-    const response = await this.http.send("POST", path25, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
-    return this.http.parse(response, schema, `POST ${path25}`);
+    const path26 = `${runPath(run6.runId)}/${what}`;
+    const response = await this.http.send("POST", path26, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
+    return this.http.parse(response, schema, `POST ${path26}`);
   }
 };
 function runPath(runId) {
@@ -91332,15 +91579,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path25 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path26 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path25}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path26}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path25 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
-    return { repository: `local/${path25.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path25}` };
+    const path26 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
+    return { repository: `local/${path26.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path26}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`
