@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { quote } from 'shell-quote';
 import { directLauncher, type StageLauncher } from '../sandbox/stage-launcher.js';
@@ -9,7 +11,12 @@ const run = promisify(execFile);
 const PROBE_TIMEOUT_MS = 60_000;
 /** Marks the probe's answer among whatever else a launcher prints. */
 const MARKER = 'fluksio-launched-python';
-const PROBE = `import os, sys; print("${MARKER}\\t" + sys.executable + "\\t" + os.path.realpath(sys.executable))`;
+/**
+ * Run with `-S -c`: `sys` is built in, so nothing is imported from the folder it runs in
+ * (`-c` puts that folder first on the import path, and without `site` a Python before
+ * 3.11 would import a repository's own `os.py` from there). The real path is found here.
+ */
+const PROBE = `import sys; print("${MARKER}\\t" + sys.executable)`;
 
 /** The interpreter a Python launcher starts: as Python names itself, and its real file. */
 export interface LaunchedPython {
@@ -34,8 +41,8 @@ export type LauncherProbe = (program: string, cwd: string) => Promise<LaunchedPy
  * holds it as it holds them) — and says which interpreter it is. The answer for each
  * launcher and folder is kept for the rest of the run, as the fingerprint's output is. Any
  * folder a stage's `cd` names is as safe as the stage there: only a launcher outside the
- * repository is ever asked, never the repository's code; in a folder that does not exist
- * the answer is null (and the stage fails there the same way).
+ * repository is ever asked, never the repository's code (PROBE imports nothing). A folder
+ * that does not exist yet is asked about in the nearest one above it that does.
  */
 export function makeLauncherProbe(options: {
   /** The stages' environment (an empty home and temp folder of its own). */
@@ -45,16 +52,27 @@ export function makeLauncherProbe(options: {
   signal?: AbortSignal;
 }): LauncherProbe {
   const asked = new Map<string, Promise<LaunchedPython | null>>();
-  return (program, cwd) => {
+  return async (program, cwd) => {
+    // A folder the stage makes as it runs (`mkdir -p build && cd build && python3 …`) is
+    // empty when made: the launcher reads there what it reads in the nearest folder that
+    // exists, where it is asked. Asked again once the folder exists (a stage made it).
+    const folder = await nearestFolder(cwd);
     // A NUL is in neither a path nor a folder: the pair cannot be read as another.
-    const pair = `${cwd}\0${program}`;
+    const pair = `${folder}\0${program}`;
     let answer = asked.get(pair);
     if (!answer) {
-      answer = askLauncher(program, cwd, options);
+      answer = askLauncher(program, folder, options);
       asked.set(pair, answer);
     }
     return answer;
   };
+}
+
+/** `dir`, or the nearest folder above it that exists. */
+async function nearestFolder(dir: string): Promise<string> {
+  for (let here = dir; ; here = path.dirname(here)) {
+    if ((await stat(here).catch(() => null))?.isDirectory() || here === path.dirname(here)) return here;
+  }
 }
 
 async function askLauncher(
@@ -75,8 +93,8 @@ async function askLauncher(
       ...launch.user,
     });
     const line = stdout.split('\n').find((each) => each.startsWith(`${MARKER}\t`));
-    const [, executable, realPath] = line?.split('\t') ?? [];
-    return executable && realPath ? { executable, realPath } : null;
+    const executable = line?.slice(MARKER.length + 1);
+    return executable ? { executable, realPath: await realpath(executable) } : null;
   } catch {
     // A launcher that cannot start Python now keys as such; the stage will say why it fails.
     return null;

@@ -106,3 +106,30 @@ test(
   },
   SLOW,
 );
+
+test(
+  'a stage that makes the folder it changes to is keyed on what the launcher starts where that folder is made',
+  async () => {
+    repo = await makeRepo({
+      files: {
+        '.gitignore': '/build/\n.python-version\n',
+        '.python-version': 'a\n',
+        'fluksio.yml':
+          'version: 1\nstages:\n  make:\n    cmd: mkdir -p build && cd build && python3 ../make.py\n    outs: [build/out.txt]\n',
+        'make.py': MAKE_PY,
+      },
+    });
+    const dir = repo.dir;
+    const first = await runJson([], { cwd: dir, env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(await readFile(join(dir, 'build/out.txt'), 'utf8')).toBe('a\n');
+    // A fresh checkout (no build/) where `pyenv local b` was run: b must make the output.
+    await rm(join(dir, 'build'), { recursive: true });
+    await writeFile(join(dir, '.python-version'), 'b\n');
+    const switched = await runJson([], { cwd: dir, env });
+    expect(switched.code, switched.stderr).toBe(0);
+    expect(stageOf(switched.report, 'make').status).toBe('ran');
+    expect(await readFile(join(dir, 'build/out.txt'), 'utf8')).toBe('b\n');
+  },
+  SLOW,
+);
