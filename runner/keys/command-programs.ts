@@ -93,7 +93,8 @@ interface Frame {
 export function commandPrograms(cmd: string): CommandProgram[] {
   let tokens: ReturnType<typeof parse>;
   try {
-    tokens = tokensOf(asOneLine(cmd));
+    // Variables are left as written: a word made of one is not a program name anyone can key.
+    tokens = parse(shellText(cmd), (name) => `$${name}`);
   } catch {
     // The shell will say what is wrong with the line when it runs it.
     return [];
@@ -155,32 +156,61 @@ export function commandPrograms(cmd: string): CommandProgram[] {
 }
 
 /**
- * A script of several lines (`cmd: |`) as one line the parser reads alike: shell-quote
- * takes a newline for a space, which would make the next line's program an argument.
- * A line ending in `\` goes on; one ending in an operator (`&&`, `|`, `;`, `(`, `{`)
- * already has what it needs; any other ends its command, as `;` would. A newline inside
- * quotes or a here-document's body is changed alike: a quoted word is still one word, and
- * a body's lines are then read as commands, keying more programs, never fewer.
+ * The line as shell-quote should read it, in one pass that knows the shell's quotes:
+ * - a `#` that begins a word is a comment to the end of its line, cut here (shell-quote
+ *   takes one to run to the end of the whole text); one inside a word (`git+https://…#egg=x`)
+ *   is a character, escaped (shell-quote would take it for a comment);
+ * - a line ending in an unescaped `\` goes on; a newline after an operator (`&&`, `|`,
+ *   `;`, `(`, `{`) or a blank line is a space; any other ends its command, as `;` does
+ *   (shell-quote reads a newline as a space, which would make the next line's program an
+ *   argument). A newline inside quotes, or in a here-document's body, is changed alike: a
+ *   quoted word is still one word, and a body's lines are read as commands, keying more
+ *   programs, never fewer.
  */
-function asOneLine(cmd: string): string {
-  return cmd.replace(/\\\r?\n/g, ' ').replace(/([^&|;({\s])[ \t]*\r?\n/g, '$1 ;\n');
-}
-
-/**
- * The line's words and operators. shell-quote takes a `#` comment to run to the end of
- * the text: one that a newline ends is cut there, and what follows is read again.
- */
-function tokensOf(line: string): ReturnType<typeof parse> {
-  // Variables are left as written: a word made of one is not a program name anyone can key.
-  const tokens = parse(line, (name) => `$${name}`);
-  const last = tokens[tokens.length - 1];
-  if (typeof last === 'object' && 'comment' in last) {
-    const newline = last.comment.indexOf('\n');
-    if (newline !== -1) {
-      return [...tokens.slice(0, -1), { op: ';' }, ...tokensOf(last.comment.slice(newline + 1))];
+function shellText(cmd: string): string {
+  let out = '';
+  let quote: "'" | '"' | null = null;
+  // The last character outside quotes that is not blank: what a newline comes after.
+  let last = '';
+  for (let i = 0; i < cmd.length; i += 1) {
+    const c = cmd[i] as string;
+    if (quote !== null) {
+      out += c;
+      if (c === quote) quote = null;
+      else if (c === '\\' && quote === '"' && i + 1 < cmd.length) out += cmd[++i];
+      continue;
     }
+    if (c === '\\') {
+      const next = cmd[i + 1];
+      if (next === '\n' || (next === '\r' && cmd[i + 2] === '\n')) {
+        i += next === '\n' ? 1 : 2;
+        out += ' ';
+      } else if (next !== undefined) {
+        out += c + next;
+        i += 1;
+        last = next;
+      }
+      continue;
+    }
+    if (c === '#') {
+      if (out === '' || /[\s;&|()]/.test(out[out.length - 1] as string)) {
+        while (i + 1 < cmd.length && cmd[i + 1] !== '\n') i += 1;
+      } else {
+        out += '\\#';
+        last = '#';
+      }
+      continue;
+    }
+    if (c === '\n') {
+      out += last === '' || '&|;({'.includes(last) ? '\n' : ' ;\n';
+      last = ';';
+      continue;
+    }
+    if (c === "'" || c === '"') quote = c;
+    out += c === '\r' ? ' ' : c;
+    if (!/\s/.test(c)) last = c;
   }
-  return tokens;
+  return out;
 }
 
 /** Follows the shell's folder through a command line, command by command (see commandPrograms). */

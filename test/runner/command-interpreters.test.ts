@@ -34,6 +34,12 @@ describe('the programs a command line starts', () => {
     ],
     ['python3 train.py \\\n  --lr 0.1 &&\n  node report.js', ['python3', 'node']],
     ["python3 -c 'import a\nimport b' && node q.js", ['python3', 'node']],
+    // A `#` inside a word is no comment; an escaped backslash ends no line.
+    ['pip install git+https://github.com/x/y#egg=y && python3 train.py', ['pip', 'python3']],
+    ['echo a#b; python3 x.py', ['python3']],
+    ['echo a\\\\\npython3 x.py', ['python3']],
+    ['echo \'# not a comment\' "#nor this" && node x.js # but this: ruby', ['node']],
+    ['python3 a.py\r\nnode b.js\r\n', ['python3', 'node']],
     // After the keywords that read a command.
     [
       'if python3 check.py; then node run.js; elif ruby r.rb; then perl p.pl; else lua l.lua; fi',
@@ -46,6 +52,11 @@ describe('the programs a command line starts', () => {
   ])('%s', (cmd, words) => {
     expect(commandWords(cmd)).toEqual(words);
   });
+});
+
+test('a long script is read in one pass: every line, comments and all', () => {
+  const script = `python3 a.py\n${'# a comment\n'.repeat(20_000)}node b.js`;
+  expect(commandWords(script)).toEqual(['python3', 'node']);
 });
 
 describe('the folder each program starts in', () => {
