@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path26 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path27 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path26 && path26[0] !== "/") {
-          path26 = `/${path26}`;
+        if (path27 && path27[0] !== "/") {
+          path27 = `/${path27}`;
         }
-        return new URL(`${origin}${path26}`);
+        return new URL(`${origin}${path27}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path26, origin }
+          request: { method, path: path27, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path26);
+        debuglog("sending request to %s %s/%s", method, origin, path27);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path26, origin },
+          request: { method, path: path27, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path26,
+          path27,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path26, origin }
+          request: { method, path: path27, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path26);
+        debuglog("trailers received from %s %s/%s", method, origin, path27);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path26, origin },
+          request: { method, path: path27, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path26,
+          path27,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path26, origin }
+            request: { method, path: path27, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path26);
+          debuglog("sending request to %s %s/%s", method, origin, path27);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path26,
+        path: path27,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path26 !== "string") {
+        if (typeof path27 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path26[0] !== "/" && !(path26.startsWith("http://") || path26.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path27[0] !== "/" && !(path27.startsWith("http://") || path27.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path26)) {
+        } else if (invalidPathRegex.test(path27)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path26, query) : path26;
+        this.path = query ? buildURL(path27, query) : path27;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path26, host, upgrade, blocking, reset } = request2;
+      const { method, path: path27, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path26} HTTP/1.1\r
+      let header = `${method} ${path27} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path26, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path27, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path26;
+      headers[HTTP2_HEADER_PATH] = path27;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path26 = search ? `${pathname}${search}` : pathname;
+        const path27 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path26;
+        this.opts.path = path27;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path26 = "/",
+          path: path27 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path26;
+        opts.path = origin + path27;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path26) {
-      if (typeof path26 !== "string") {
-        return path26;
+    function safeUrl(path27) {
+      if (typeof path27 !== "string") {
+        return path27;
       }
-      const pathSegments = path26.split("?");
+      const pathSegments = path27.split("?");
       if (pathSegments.length !== 2) {
-        return path26;
+        return path27;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path26, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path26);
+    function matchKey(mockDispatch2, { path: path27, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path27);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path26 }) => matchValue(safeUrl(path26), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path27 }) => matchValue(safeUrl(path27), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path26, method, body: body2, headers, query } = opts;
+      const { path: path27, method, body: body2, headers, query } = opts;
       return {
-        path: path26,
+        path: path27,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path26, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path27, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path26,
+            Path: path27,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path26) {
-      for (let i2 = 0; i2 < path26.length; ++i2) {
-        const code = path26.charCodeAt(i2);
+    function validateCookiePath(path27) {
+      for (let i2 = 0; i2 < path27.length; ++i2) {
+        const code = path27.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path26 = opts.path;
+          let path27 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path26 = `/${path26}`;
+            path27 = `/${path27}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path26);
+          url2 = new URL(util.parseOrigin(url2).origin + path27);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path26) {
-  if (!path26)
+function getElementAtPath(obj, path27) {
+  if (!path27)
     return obj;
-  return path26.reduce((acc, key) => acc?.[key], obj);
+  return path27.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path26, issues) {
+function prefixIssues(path27, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path26);
+    iss.path.unshift(path27);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path26 = []) => {
+  const processError = (error48, path27 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path26, ...issue3.path];
+        const fullpath = [...path27, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path26 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path26) {
+  const path27 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path27) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path26) {
-  for (const component of path26.split(/[/\\]/)) {
+function reservedComponentOf(path27) {
+  for (const component of path27.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32393,7 +32393,7 @@ var init_plot_spec = __esm({
     init_zod();
     PlotSpec = external_exports.strictObject({
       /** Relative to the pipeline file's directory; a folder means every plot file in it. */
-      path: external_exports.string().min(1, { error: "expected a path" }).refine((path26) => !path26.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
+      path: external_exports.string().min(1, { error: "expected a path" }).refine((path27) => !path27.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
       /** The column giving each point's step; by default `step` when there is one, else the row's index. */
       x: external_exports.string().min(1, { error: "expected a column name" }).optional(),
       /** The columns read as series; by default the last numeric column other than x. */
@@ -32516,13 +32516,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path26) => !path26.startsWith("/") && !path26.includes("\\") && !path26.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path27) => !path27.startsWith("/") && !path27.includes("\\") && !path27.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path26) => reservedComponentOf(path26) === null, {
+    }).refine((path27) => reservedComponentOf(path27) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path26) => path26.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path27) => path27.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32866,8 +32866,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path26, { windows } = {}) => {
-      const segs = path26.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path27, { windows } = {}) => {
+      const segs = path27.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -34652,17 +34652,17 @@ var require_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path26) {
-      const ctrl = callVisitor(key, node, visitor, path26);
+    function visit_(key, node, visitor, path27) {
+      const ctrl = callVisitor(key, node, visitor, path27);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path26, ctrl);
-        return visit_(key, ctrl, visitor, path26);
+        replaceNode(key, path27, ctrl);
+        return visit_(key, ctrl, visitor, path27);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path26 = Object.freeze(path26.concat(node));
+          path27 = Object.freeze(path27.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path26);
+            const ci = visit_(i2, node.items[i2], visitor, path27);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34673,13 +34673,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path26 = Object.freeze(path26.concat(node));
-          const ck = visit_("key", node.key, visitor, path26);
+          path27 = Object.freeze(path27.concat(node));
+          const ck = visit_("key", node.key, visitor, path27);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path26);
+          const cv = visit_("value", node.value, visitor, path27);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34700,17 +34700,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path26) {
-      const ctrl = await callVisitor(key, node, visitor, path26);
+    async function visitAsync_(key, node, visitor, path27) {
+      const ctrl = await callVisitor(key, node, visitor, path27);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path26, ctrl);
-        return visitAsync_(key, ctrl, visitor, path26);
+        replaceNode(key, path27, ctrl);
+        return visitAsync_(key, ctrl, visitor, path27);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path26 = Object.freeze(path26.concat(node));
+          path27 = Object.freeze(path27.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path26);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path27);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34721,13 +34721,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path26 = Object.freeze(path26.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path26);
+          path27 = Object.freeze(path27.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path27);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path26);
+          const cv = await visitAsync_("value", node.value, visitor, path27);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34754,23 +34754,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path26) {
+    function callVisitor(key, node, visitor, path27) {
       if (typeof visitor === "function")
-        return visitor(key, node, path26);
+        return visitor(key, node, path27);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path26);
+        return visitor.Map?.(key, node, path27);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path26);
+        return visitor.Seq?.(key, node, path27);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path26);
+        return visitor.Pair?.(key, node, path27);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path26);
+        return visitor.Scalar?.(key, node, path27);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path26);
+        return visitor.Alias?.(key, node, path27);
       return void 0;
     }
-    function replaceNode(key, path26, node) {
-      const parent = path26[path26.length - 1];
+    function replaceNode(key, path27, node) {
+      const parent = path27[path27.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35382,10 +35382,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path26, value) {
+    function collectionFromPath(schema, path27, value) {
       let v6 = value;
-      for (let i2 = path26.length - 1; i2 >= 0; --i2) {
-        const k5 = path26[i2];
+      for (let i2 = path27.length - 1; i2 >= 0; --i2) {
+        const k5 = path27[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35404,7 +35404,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path26) => path26 == null || typeof path26 === "object" && !!path26[Symbol.iterator]().next().done;
+    var isEmptyPath = (path27) => path27 == null || typeof path27 === "object" && !!path27[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35434,11 +35434,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path26, value) {
-        if (isEmptyPath(path26))
+      addIn(path27, value) {
+        if (isEmptyPath(path27))
           this.add(value);
         else {
-          const [key, ...rest] = path26;
+          const [key, ...rest] = path27;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35452,8 +35452,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path26) {
-        const [key, ...rest] = path26;
+      deleteIn(path27) {
+        const [key, ...rest] = path27;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -35467,8 +35467,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path26, keepScalar) {
-        const [key, ...rest] = path26;
+      getIn(path27, keepScalar) {
+        const [key, ...rest] = path27;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -35486,8 +35486,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path26) {
-        const [key, ...rest] = path26;
+      hasIn(path27) {
+        const [key, ...rest] = path27;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -35497,8 +35497,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path26, value) {
-        const [key, ...rest] = path26;
+      setIn(path27, value) {
+        const [key, ...rest] = path27;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -38013,9 +38013,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path26, value) {
+      addIn(path27, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path26, value);
+          this.contents.addIn(path27, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38090,14 +38090,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path26) {
-        if (Collection2.isEmptyPath(path26)) {
+      deleteIn(path27) {
+        if (Collection2.isEmptyPath(path27)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path26) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path27) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38112,10 +38112,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path26, keepScalar) {
-        if (Collection2.isEmptyPath(path26))
+      getIn(path27, keepScalar) {
+        if (Collection2.isEmptyPath(path27))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path26, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path27, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38126,10 +38126,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path26) {
-        if (Collection2.isEmptyPath(path26))
+      hasIn(path27) {
+        if (Collection2.isEmptyPath(path27))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path26) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path27) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38146,13 +38146,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path26, value) {
-        if (Collection2.isEmptyPath(path26)) {
+      setIn(path27, value) {
+        if (Collection2.isEmptyPath(path27)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path26), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path27), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path26, value);
+          this.contents.setIn(path27, value);
         }
       }
       /**
@@ -40113,9 +40113,9 @@ var require_cst_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    visit3.itemAtPath = (cst, path26) => {
+    visit3.itemAtPath = (cst, path27) => {
       let item = cst;
-      for (const [field, index2] of path26) {
+      for (const [field, index2] of path27) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40124,23 +40124,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit3.parentCollection = (cst, path26) => {
-      const parent = visit3.itemAtPath(cst, path26.slice(0, -1));
-      const field = path26[path26.length - 1][0];
+    visit3.parentCollection = (cst, path27) => {
+      const parent = visit3.itemAtPath(cst, path27.slice(0, -1));
+      const field = path27[path27.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path26, item, visitor) {
-      let ctrl = visitor(item, path26);
+    function _visit(path27, item, visitor) {
+      let ctrl = visitor(item, path27);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path26.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path27.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40151,10 +40151,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path26);
+            ctrl = ctrl(item, path27);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path26) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path27) : ctrl;
     }
     exports.visit = visit3;
   }
@@ -44102,14 +44102,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path26, mode, cb) {
+        fs6.lchmod = function(path27, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path26, uid, gid, cb) {
+        fs6.lchown = function(path27, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -44176,9 +44176,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path26, mode, callback) {
+        fs7.lchmod = function(path27, mode, callback) {
           fs7.open(
-            path26,
+            path27,
             constants7.O_WRONLY | constants7.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -44194,8 +44194,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path26, mode) {
-          var fd = fs7.openSync(path26, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path27, mode) {
+          var fd = fs7.openSync(path27, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -44216,8 +44216,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants7.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path26, at4, mt3, cb) {
-            fs7.open(path26, constants7.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path27, at4, mt3, cb) {
+            fs7.open(path27, constants7.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -44229,8 +44229,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path26, at4, mt3) {
-            var fd = fs7.openSync(path26, constants7.O_SYMLINK);
+          fs7.lutimesSync = function(path27, at4, mt3) {
+            var fd = fs7.openSync(path27, constants7.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -44348,11 +44348,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path26, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path26, options);
+      function ReadStream(path27, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path27, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path26;
+        this.path = path27;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -44397,10 +44397,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path26, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path26, options);
+      function WriteStream(path27, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path27, options);
         Stream.call(this);
-        this.path = path26;
+        this.path = path27;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -44543,14 +44543,14 @@ var require_graceful_fs = __commonJS({
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
       fs7.readFile = readFile15;
-      function readFile15(path26, options, cb) {
+      function readFile15(path27, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path26, options, cb);
-        function go$readFile(path27, options2, cb2, startTime) {
-          return fs$readFile(path27, options2, function(err2) {
+        return go$readFile(path27, options, cb);
+        function go$readFile(path28, options2, cb2, startTime) {
+          return fs$readFile(path28, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path27, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path28, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44560,14 +44560,14 @@ var require_graceful_fs = __commonJS({
       }
       var fs$writeFile = fs7.writeFile;
       fs7.writeFile = writeFile14;
-      function writeFile14(path26, data, options, cb) {
+      function writeFile14(path27, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path26, data, options, cb);
-        function go$writeFile(path27, data2, options2, cb2, startTime) {
-          return fs$writeFile(path27, data2, options2, function(err2) {
+        return go$writeFile(path27, data, options, cb);
+        function go$writeFile(path28, data2, options2, cb2, startTime) {
+          return fs$writeFile(path28, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path27, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path28, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44578,14 +44578,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile3;
-      function appendFile3(path26, data, options, cb) {
+      function appendFile3(path27, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path26, data, options, cb);
-        function go$appendFile(path27, data2, options2, cb2, startTime) {
-          return fs$appendFile(path27, data2, options2, function(err2) {
+        return go$appendFile(path27, data, options, cb);
+        function go$appendFile(path28, data2, options2, cb2, startTime) {
+          return fs$appendFile(path28, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path27, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path28, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44616,31 +44616,31 @@ var require_graceful_fs = __commonJS({
       var fs$readdir = fs7.readdir;
       fs7.readdir = readdir11;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir11(path26, options, cb) {
+      function readdir11(path27, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path27, options2, cb2, startTime) {
-          return fs$readdir(path27, fs$readdirCallback(
-            path27,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path28, options2, cb2, startTime) {
+          return fs$readdir(path28, fs$readdirCallback(
+            path28,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path27, options2, cb2, startTime) {
-          return fs$readdir(path27, options2, fs$readdirCallback(
-            path27,
+        } : function go$readdir2(path28, options2, cb2, startTime) {
+          return fs$readdir(path28, options2, fs$readdirCallback(
+            path28,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path26, options, cb);
-        function fs$readdirCallback(path27, options2, cb2, startTime) {
+        return go$readdir(path27, options, cb);
+        function fs$readdirCallback(path28, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path27, options2, cb2],
+                [path28, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -44711,7 +44711,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path26, options) {
+      function ReadStream(path27, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -44731,7 +44731,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path26, options) {
+      function WriteStream(path27, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -44749,22 +44749,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path26, options) {
-        return new fs7.ReadStream(path26, options);
+      function createReadStream4(path27, options) {
+        return new fs7.ReadStream(path27, options);
       }
-      function createWriteStream2(path26, options) {
-        return new fs7.WriteStream(path26, options);
+      function createWriteStream2(path27, options) {
+        return new fs7.WriteStream(path27, options);
       }
       var fs$open = fs7.open;
       fs7.open = open8;
-      function open8(path26, flags2, mode, cb) {
+      function open8(path27, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path26, flags2, mode, cb);
-        function go$open(path27, flags3, mode2, cb2, startTime) {
-          return fs$open(path27, flags3, mode2, function(err2, fd) {
+        return go$open(path27, flags2, mode, cb);
+        function go$open(path28, flags3, mode2, cb2, startTime) {
+          return fs$open(path28, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path27, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path28, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -45255,11 +45255,11 @@ var require_mtime_precision = __commonJS({
     function probe(file2, fs6, callback) {
       const cachedPrecision = fs6[cacheSymbol];
       if (cachedPrecision) {
-        return fs6.stat(file2, (err2, stat10) => {
+        return fs6.stat(file2, (err2, stat11) => {
           if (err2) {
             return callback(err2);
           }
-          callback(null, stat10.mtime, cachedPrecision);
+          callback(null, stat11.mtime, cachedPrecision);
         });
       }
       const mtime = new Date(Math.ceil(Date.now() / 1e3) * 1e3 + 5);
@@ -45267,13 +45267,13 @@ var require_mtime_precision = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        fs6.stat(file2, (err3, stat10) => {
+        fs6.stat(file2, (err3, stat11) => {
           if (err3) {
             return callback(err3);
           }
-          const precision = stat10.mtime.getTime() % 1e3 === 0 ? "s" : "ms";
+          const precision = stat11.mtime.getTime() % 1e3 === 0 ? "s" : "ms";
           Object.defineProperty(fs6, cacheSymbol, { value: precision });
-          callback(null, stat10.mtime, precision);
+          callback(null, stat11.mtime, precision);
         });
       });
     }
@@ -45293,7 +45293,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path26 = __require("path");
+    var path27 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -45304,7 +45304,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path26.resolve(file2));
+        return callback(null, path27.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -45327,14 +45327,14 @@ var require_lockfile = __commonJS({
         if (options.stale <= 0) {
           return callback(Object.assign(new Error("Lock file is already being held"), { code: "ELOCKED", file: file2 }));
         }
-        options.fs.stat(lockfilePath, (err3, stat10) => {
+        options.fs.stat(lockfilePath, (err3, stat11) => {
           if (err3) {
             if (err3.code === "ENOENT") {
               return acquireLock(file2, { ...options, stale: 0 }, callback);
             }
             return callback(err3);
           }
-          if (!isLockStale(stat10, options)) {
+          if (!isLockStale(stat11, options)) {
             return callback(Object.assign(new Error("Lock file is already being held"), { code: "ELOCKED", file: file2 }));
           }
           removeLock(file2, options, (err4) => {
@@ -45346,8 +45346,8 @@ var require_lockfile = __commonJS({
         });
       });
     }
-    function isLockStale(stat10, options) {
-      return stat10.mtime.getTime() < Date.now() - options.stale;
+    function isLockStale(stat11, options) {
+      return stat11.mtime.getTime() < Date.now() - options.stale;
     }
     function removeLock(file2, options, callback) {
       options.fs.rmdir(getLockFile(file2, options), (err2) => {
@@ -45365,7 +45365,7 @@ var require_lockfile = __commonJS({
       lock3.updateDelay = lock3.updateDelay || options.update;
       lock3.updateTimeout = setTimeout(() => {
         lock3.updateTimeout = null;
-        options.fs.stat(lock3.lockfilePath, (err2, stat10) => {
+        options.fs.stat(lock3.lockfilePath, (err2, stat11) => {
           const isOverThreshold = lock3.lastUpdate + options.stale < Date.now();
           if (err2) {
             if (err2.code === "ENOENT" || isOverThreshold) {
@@ -45374,7 +45374,7 @@ var require_lockfile = __commonJS({
             lock3.updateDelay = 1e3;
             return updateLock(file2, options);
           }
-          const isMtimeOurs = lock3.mtime.getTime() === stat10.mtime.getTime();
+          const isMtimeOurs = lock3.mtime.getTime() === stat11.mtime.getTime();
           if (!isMtimeOurs) {
             return setLockAsCompromised(
               file2,
@@ -45499,11 +45499,11 @@ var require_lockfile = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        options.fs.stat(getLockFile(file3, options), (err3, stat10) => {
+        options.fs.stat(getLockFile(file3, options), (err3, stat11) => {
           if (err3) {
             return err3.code === "ENOENT" ? callback(null, false) : callback(err3);
           }
-          return callback(null, !isLockStale(stat10, options));
+          return callback(null, !isLockStale(stat11, options));
         });
       });
     }
@@ -45628,7 +45628,7 @@ var require_proper_lockfile = __commonJS({
 });
 
 // store/db/lock-directory.ts
-import { rmdir as rmdir2, stat as stat9 } from "node:fs/promises";
+import { rmdir as rmdir2, stat as stat10 } from "node:fs/promises";
 import { resolve as resolve2 } from "node:path";
 async function lockDirectory(dir, waitMs, options = {}) {
   const flock = options.flock === void 0 ? await findFlock() : options.flock;
@@ -45667,7 +45667,7 @@ async function takeLockfile(dir, held, waitMs, onWait) {
     onWait
   );
   try {
-    const made = await stat9(lockfile, { bigint: true });
+    const made = await stat10(lockfile, { bigint: true });
     if (made.birthtimeNs > 0n) await held.record(`${LOCKFILE_RECORD} ${made.ino} ${made.birthtimeNs}
 `);
   } catch (error47) {
@@ -45679,7 +45679,7 @@ async function takeLockfile(dir, held, waitMs, onWait) {
 async function removeLockfileLeftBehind(lockfile, leftBehind) {
   const recorded = leftBehind.split("\n").map((line2) => line2.split(" ")).find((words) => words[0] === LOCKFILE_RECORD && words.length === 3);
   if (!recorded) return;
-  const found2 = await stat9(lockfile, { bigint: true }).catch((error47) => {
+  const found2 = await stat10(lockfile, { bigint: true }).catch((error47) => {
     if (error47.code === "ENOENT") return null;
     throw error47;
   });
@@ -45818,8 +45818,8 @@ import { dirname as dirname5, join as join14 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson3(path26) {
-  const text2 = await readFile10(path26, "utf8").catch(() => null);
+async function readJson3(path27) {
+  const text2 = await readFile10(path27, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -45827,12 +45827,12 @@ async function readJson3(path26) {
     return null;
   }
 }
-async function writeJson(path26, value) {
-  await mkdir13(dirname5(path26), { recursive: true });
-  const temp = `${path26}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path27, value) {
+  await mkdir13(dirname5(path27), { recursive: true });
+  const temp = `${path27}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
     await writeFile11(temp, JSON.stringify(value));
-    await rename8(temp, path26);
+    await rename8(temp, path27);
   } finally {
     await rm14(temp, { force: true });
   }
@@ -45902,11 +45902,11 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path26 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const path27 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
         await this.candidateUpdates(async () => {
-          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path26));
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path27));
           const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-          await writeJson(path26, keys.slice(0, CANDIDATE_LIMIT));
+          await writeJson(path27, keys.slice(0, CANDIDATE_LIMIT));
         });
       }
       /**
@@ -47445,7 +47445,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path26, field }, columnIndex) => {
+    (result2, { path: path27, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -47457,8 +47457,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path26.entries()) {
-        if (pathChunkIndex < path26.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path27.entries()) {
+        if (pathChunkIndex < path27.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -47466,8 +47466,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path26.length === 2) {
-            const objectName = path26[0];
+          if (joinsNotNullableMap && is(field, Column) && path27.length === 2) {
+            const objectName = path27[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -54495,10 +54495,10 @@ async function journalOfRun({
     const next2 = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
     if (points.length > 0) events2.push({ type: "metric.points", points, seq: next2() });
-    for (const { stage, path: path26, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path27, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path26, line: line2, level, message, title },
+        annotation: { stage, path: path27, line: line2, level, message, title },
         seq: next2()
       });
     }
@@ -67489,15 +67489,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path26 = [graph[toModel].parent, toModel];
+      const path27 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path26.unshift(graph[cur].parent);
+        path27.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path26;
+      fn3.conversion = path27;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -68825,15 +68825,15 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check3(path26, isFile, isDirectory3) {
-      log(`checking %s`, path26);
+    function check3(path27, isFile, isDirectory3) {
+      log(`checking %s`, path27);
       try {
-        const stat10 = fs_1.statSync(path26);
-        if (stat10.isFile() && isFile) {
+        const stat11 = fs_1.statSync(path27);
+        if (stat11.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
         }
-        if (stat10.isDirectory() && isDirectory3) {
+        if (stat11.isDirectory() && isDirectory3) {
           log(`[OK] path represents a directory`);
           return true;
         }
@@ -68848,8 +68848,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path26, type = exports.READABLE) {
-      return check3(path26, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path27, type = exports.READABLE) {
+      return check3(path27, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -71504,9 +71504,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path26) {
+function readJson(path27) {
   try {
-    return JSON.parse(readFileSync(path26, "utf8"));
+    return JSON.parse(readFileSync(path27, "utf8"));
   } catch {
     return null;
   }
@@ -71784,7 +71784,7 @@ var FileStamps = class {
   get(repoPath) {
     const made = this.made.get(repoPath);
     if (made !== void 0) return made;
-    if (this.byPath === null) this.byPath = new Map(this.paths.map((path26, i2) => [path26, i2]));
+    if (this.byPath === null) this.byPath = new Map(this.paths.map((path27, i2) => [path27, i2]));
     const entry = this.byPath.get(repoPath);
     return entry === void 0 ? void 0 : this.stampAt(entry);
   }
@@ -72215,9 +72215,9 @@ async function dropListingSnapshot(file2) {
 
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path26, message) {
+  constructor(path27, message) {
     super(message);
-    this.path = path26;
+    this.path = path27;
     this.name = "UnsafePathError";
   }
   path;
@@ -73079,22 +73079,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path26) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path26)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path27) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path27)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path26) {
-  return posix.normalize(path26).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path27) {
+  return posix.normalize(path27).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path26) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path26);
-  if (repoPath === null) throw new Error(`"${path26}" is outside the repository`);
+function repoPathIn(workspace, path27) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path27);
+  if (repoPath === null) throw new Error(`"${path27}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -73104,11 +73104,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path26) => repoPathIn(workspace, path26));
-  const isOut = (path26) => outs.some((out2) => path26 === out2 || path26.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path27) => repoPathIn(workspace, path27));
+  const isOut = (path27) => outs.some((out2) => path27 === out2 || path27.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path26) => !isOut(path26)),
+    dirty: [...codeIndex.changed].some((path27) => !isOut(path27)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -73190,7 +73190,7 @@ import { join as join10 } from "node:path";
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path26) => ({ name: name2, path: normalizePipelinePath(path26) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path27) => ({ name: name2, path: normalizePipelinePath(path27) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -73205,10 +73205,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path26 = normalizePipelinePath(dep);
+  const path27 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path26) || pathContains(path26, out2)) return name2;
+      if (pathContains(out2, path27) || pathContains(path27, out2)) return name2;
     }
   }
   return null;
@@ -73345,12 +73345,12 @@ import path16 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path26, absPath, options) {
+  constructor(path27, absPath, options) {
     super(
-      `"${path26}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path27}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path26;
+    this.path = path27;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -73562,7 +73562,7 @@ var NOWHERE = /* @__PURE__ */ Symbol("nowhere");
 function commandPrograms(cmd) {
   let tokens;
   try {
-    tokens = tokensOf(asOneLine(cmd));
+    tokens = (0, import_shell_quote.parse)(shellText(cmd), (name2) => `$${name2}`);
   } catch {
     return [];
   }
@@ -73620,19 +73620,49 @@ function commandPrograms(cmd) {
   }
   return programs;
 }
-function asOneLine(cmd) {
-  return cmd.replace(/\\\r?\n/g, " ").replace(/([^&|;({\s])[ \t]*\r?\n/g, "$1 ;\n");
-}
-function tokensOf(line2) {
-  const tokens = (0, import_shell_quote.parse)(line2, (name2) => `$${name2}`);
-  const last = tokens[tokens.length - 1];
-  if (typeof last === "object" && "comment" in last) {
-    const newline = last.comment.indexOf("\n");
-    if (newline !== -1) {
-      return [...tokens.slice(0, -1), { op: ";" }, ...tokensOf(last.comment.slice(newline + 1))];
+function shellText(cmd) {
+  let out2 = "";
+  let quote2 = null;
+  let last = "";
+  for (let i2 = 0; i2 < cmd.length; i2 += 1) {
+    const c6 = cmd[i2];
+    if (quote2 !== null) {
+      out2 += c6;
+      if (c6 === quote2) quote2 = null;
+      else if (c6 === "\\" && quote2 === '"' && i2 + 1 < cmd.length) out2 += cmd[++i2];
+      continue;
     }
+    if (c6 === "\\") {
+      const next2 = cmd[i2 + 1];
+      if (next2 === "\n" || next2 === "\r" && cmd[i2 + 2] === "\n") {
+        i2 += next2 === "\n" ? 1 : 2;
+        out2 += " ";
+      } else if (next2 !== void 0) {
+        out2 += c6 + next2;
+        i2 += 1;
+        last = next2;
+      }
+      continue;
+    }
+    if (c6 === "#") {
+      if (out2 === "" || /[\s;&|()]/.test(out2[out2.length - 1])) {
+        while (i2 + 1 < cmd.length && cmd[i2 + 1] !== "\n") i2 += 1;
+      } else {
+        out2 += "\\#";
+        last = "#";
+      }
+      continue;
+    }
+    if (c6 === "\n") {
+      out2 += last === "" || "&|;({".includes(last) ? "\n" : " ;\n";
+      last = ";";
+      continue;
+    }
+    if (c6 === "'" || c6 === '"') quote2 = c6;
+    out2 += c6 === "\r" ? " " : c6;
+    if (!/\s/.test(c6)) last = c6;
   }
-  return tokens;
+  return out2;
 }
 var PlaceTracker = class {
   frames = [frameAt("line", ".")];
@@ -74011,8 +74041,8 @@ async function missReasons(name2, {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path26, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path26) || path26,
+      const relative3 = (entries) => entries.map(([path27, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path27) || path27,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -74314,9 +74344,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path26 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path26);
-    result += cmd ? inCommand(path26, value, context, params) : inText(match[1] ?? "", value);
+    const path27 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path27);
+    result += cmd ? inCommand(path27, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -74327,22 +74357,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path26) {
+function lookup(data, path27) {
   let node = data;
-  for (const [index2, part] of path26.entries()) {
+  for (const [index2, part] of path27.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path26)}}: "${formatReference(path26.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path27)}}: "${formatReference(path27.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path26) {
-  return path26.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path27) {
+  return path27.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -74357,10 +74387,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path26, value, context, params) {
-  const param = paramOf(path26, context.params);
+function inCommand(path27, value, context, params) {
+  const param = paramOf(path27, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path26, context, params);
+    return flagsOf(value, param === null ? null : path27, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -74392,15 +74422,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit3(dict, []);
   return words.join(" ");
 }
-function paramOf(path26, params) {
+function paramOf(path27, params) {
   let node = params;
-  for (const [index2, part] of path26.entries()) {
+  for (const [index2, part] of path27.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path26.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path27.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path26), exact: true };
+  return { name: formatReference(path27), exact: true };
 }
 function literalShellExpansion(inner, next2) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -74519,19 +74549,19 @@ function parseDvcParamsFile(text2) {
   };
   const floats = /* @__PURE__ */ new Set();
   const inexact = /* @__PURE__ */ new Map();
-  const unwrap = (value, path26) => {
+  const unwrap = (value, path27) => {
     if (value instanceof WrittenAsFloat) {
-      floats.add(formatReference(path26));
+      floats.add(formatReference(path27));
       return value.value;
     }
     if (value instanceof InexactInteger) {
-      inexact.set(formatReference(path26), value.text);
+      inexact.set(formatReference(path27), value.text);
       return value.value;
     }
-    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path26, index2]));
+    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path27, index2]));
     if (value !== null && typeof value === "object") {
       return Object.fromEntries(
-        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path26, key])])
+        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path27, key])])
       );
     }
     return value;
@@ -74549,11 +74579,11 @@ function inexactParamProblem(file2, name2, fileName) {
   }
   return null;
 }
-function paramLeaves(data, path26) {
+function paramLeaves(data, path27) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path26, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path27, key]));
   }
-  return [[formatReference(path26), data]];
+  return [[formatReference(path27), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -74570,8 +74600,8 @@ function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
   const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
   const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path26 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path26 };
+  const path27 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path27 };
 }
 function overlayDvcParams(text2, listed) {
   const document2 = (0, import_yaml4.parseDocument)(text2, DVC_YAML_OPTIONS);
@@ -74580,43 +74610,43 @@ function overlayDvcParams(text2, listed) {
   let changed = false;
   for (let settled = false, passes = 0; !settled; passes += 1) {
     settled = true;
-    for (const { path: path26, value, spec } of listed) {
-      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path26);
+    for (const { path: path27, value, spec } of listed) {
+      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path27);
       if (old === void 0) continue;
       const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson(value) : value;
       if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
       if (passes > listed.length) {
-        throw new Error(`${formatReference([...path26])} does not read back as the value written to it`);
+        throw new Error(`${formatReference([...path27])} does not read back as the value written to it`);
       }
       const node = document2.createNode(wanted);
       if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-      setOwnValue(document2, path26, node);
+      setOwnValue(document2, path27, node);
       changed = true;
       settled = false;
     }
   }
   return changed ? document2.toString() : null;
 }
-function valueAt(data, path26) {
+function valueAt(data, path27) {
   let node = data;
-  for (const key of path26) {
+  for (const key of path27) {
     if (node === null || typeof node !== "object" || !Object.hasOwn(node, key)) return void 0;
     node = node[key];
   }
   return node;
 }
-function setOwnValue(document2, path26, node) {
+function setOwnValue(document2, path27, node) {
   const follow2 = aliasFollower(document2);
   let parent = document2.contents;
-  for (const [index2, key] of path26.entries()) {
+  for (const [index2, key] of path27.entries()) {
     const pair = (0, import_yaml4.isMap)(parent) ? parent.items.find((each) => !isMergePair(each) && keyText(each) === String(key)) : void 0;
     const own = (0, import_yaml4.isMap)(parent) ? pair?.value : (0, import_yaml4.isSeq)(parent) ? parent.items[Number(key)] : void 0;
     const found2 = (0, import_yaml4.isMap)(parent) && own === void 0 ? mergedValue(parent, String(key), follow2) : own;
     if (found2 === void 0 || !((0, import_yaml4.isMap)(parent) || (0, import_yaml4.isSeq)(parent))) {
-      throw new Error(`${formatReference([...path26])} is not in the file`);
+      throw new Error(`${formatReference([...path27])} is not in the file`);
     }
     let next2;
-    if (index2 === path26.length - 1) {
+    if (index2 === path27.length - 1) {
       if ((0, import_yaml4.isNode)(own) && !(0, import_yaml4.isAlias)(own) && own.anchor) node.anchor = own.anchor;
       next2 = node;
     } else {
@@ -74675,7 +74705,7 @@ async function recheckStageInputs(options) {
   const exempt = new Set([...overlaid].map((file2) => repoPathIn(workspace, file2)));
   const codeDirty = (scope) => codeChangesWhileRunning(stage, scope, before, after, workspace, exempt);
   if (material.code && material.codeScope) stageDirty.push(...codeDirty(material.codeScope));
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path26) => repoPathIn(workspace, path26));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path27) => repoPathIn(workspace, path27));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -74709,14 +74739,14 @@ function codeChangesWhileRunning(stage, scope, before, after, workspace, exempt)
   const now = codeDigest(after, scope);
   const sentences = [];
   if (old.digest !== now.digest) {
-    const relative3 = (entries) => entries.map(([path26, id]) => [pipelinePathIn(workspace, path26), id]);
+    const relative3 = (entries) => entries.map(([path27, id]) => [pipelinePathIn(workspace, path27), id]);
     const changes = describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
     sentences.push(`code changed while ${stage} ran: ${changes}`);
   }
   const oldIds = new Map(old.entries);
   const rewritten = now.entries.filter(
-    ([path26, id]) => oldIds.get(path26) === id && !exempt.has(path26) && before.stamps.get(path26) !== after.stamps.get(path26)
-  ).map(([path26]) => pipelinePathIn(workspace, path26));
+    ([path27, id]) => oldIds.get(path27) === id && !exempt.has(path27) && before.stamps.get(path27) !== after.stamps.get(path27)
+  ).map(([path27]) => pipelinePathIn(workspace, path27));
   if (rewritten.length > 0) {
     const rest = rewritten.length - NAMED_PATHS;
     const named = `${rewritten.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""}`;
@@ -76360,8 +76390,8 @@ init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
 };
-function plotFormatOf(path26) {
-  const extension = /\.([^./]+)$/.exec(path26)?.[1]?.toLowerCase();
+function plotFormatOf(path27) {
+  const extension = /\.([^./]+)$/.exec(path27)?.[1]?.toLowerCase();
   if (extension === "csv" || extension === "tsv" || extension === "json") return extension;
   return extension === "yaml" || extension === "yml" ? "yaml" : null;
 }
@@ -76501,11 +76531,11 @@ function describe2(value) {
 import { posix as posix4 } from "node:path";
 var MAX_PLOT_ROWS = 1e5;
 var MAX_SERIES_NAME = 200;
-function plotSeriesName(path26, column) {
-  const base = posix4.normalize(path26).replace(/\.[^./]*$/, "");
+function plotSeriesName(path27, column) {
+  const base = posix4.normalize(path27).replace(/\.[^./]*$/, "");
   return posix4.basename(base) === column ? base : `${base}/${column}`;
 }
-function plotSeries(table, spec, path26) {
+function plotSeries(table, spec, path27) {
   const { columns, rows } = table;
   if (rows.length > MAX_PLOT_ROWS) {
     throw new PlotTableError(`has ${rows.length} rows; at most ${MAX_PLOT_ROWS} are read as series`);
@@ -76537,7 +76567,7 @@ function plotSeries(table, spec, path26) {
   const series = [...ys2];
   if (x10 !== null && !xSteps && !ys2.includes(x10) && numeric2(x10)) series.unshift(x10);
   return series.map((column) => {
-    const name2 = plotSeriesName(path26, column);
+    const name2 = plotSeriesName(path27, column);
     if (name2.length > MAX_SERIES_NAME) {
       throw new PlotTableError(`its series name "${name2}" is longer than ${MAX_SERIES_NAME} characters`);
     }
@@ -76616,17 +76646,17 @@ async function readPlotSeries(specs, where, stage) {
   return { points, warnings };
 }
 var MAX_PLOT_FILES = 1e3;
-async function plotFiles(pipelineDir, path26, root) {
-  const absolute = posix5.join(pipelineDir, path26);
+async function plotFiles(pipelineDir, path27, root) {
+  const absolute = posix5.join(pipelineDir, path27);
   const info3 = await stat6(absolute).catch((error47) => {
     if (error47.code === "ENOENT") throw new Error("the stage did not write it");
     throw error47;
   });
-  if (!info3.isDirectory()) return [path26];
+  if (!info3.isDirectory()) return [path27];
   const real2 = await realpath7(absolute);
   if (!real2.startsWith(root + sep3)) throw new Error("leads outside the repository");
   const entries = await readdir4(real2, { recursive: true, withFileTypes: true });
-  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path26, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
+  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path27, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
   if (files.length > MAX_PLOT_FILES) {
     throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
   }
@@ -76730,7 +76760,7 @@ function maskMetricPoints(masker, points) {
   return points.map((point2) => ({ ...point2, name: masker.mask(point2.name) }));
 }
 function maskCodeManifest(masker, entries) {
-  return entries.map(([path26, id]) => [masker.mask(path26), id]);
+  return entries.map(([path27, id]) => [masker.mask(path27), id]);
 }
 function maskKeyInputs(masker, inputs) {
   let masked = false;
@@ -76802,26 +76832,26 @@ var ParamsFileJournal = class {
     this.dir = join5(pipelineDir, ".fluksio", "params-backup");
   }
   /** Where the entry for the file at `path` is kept. */
-  entryPath(path26) {
-    return join5(this.dir, `${sha256(path26).slice(0, 32)}.json`);
+  entryPath(path27) {
+    return join5(this.dir, `${sha256(path27).slice(0, 32)}.json`);
   }
   /** Records `original` before `written` replaces it at `path` (durably named: write, then rename). */
-  async record(path26, original, written) {
+  async record(path27, original, written) {
     await mkdir7(this.dir, { recursive: true });
     const entry = {
       pid: process.pid,
-      path: path26,
+      path: path27,
       original: original.toString("base64"),
       written: sha256(written)
     };
-    const target = this.entryPath(path26);
+    const target = this.entryPath(path27);
     const temporary = `${target}.${randomUUID5()}.tmp`;
     await writeFile5(temporary, JSON.stringify(entry), { flag: "wx" });
     await rename6(temporary, target);
   }
   /** Drops the entry for `path`, once the file is put back. */
-  async forget(path26) {
-    await rm7(this.entryPath(path26), { force: true });
+  async forget(path27) {
+    await rm7(this.entryPath(path27), { force: true });
   }
   /**
    * Puts back every file a process that is no longer running left holding a stage's values.
@@ -77234,7 +77264,7 @@ function ancestorsOf(repoPath) {
   return parts.slice(0, -1).map((_5, index2) => parts.slice(0, index2 + 1).join("/"));
 }
 function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
-  const inRepo = (paths) => paths.map((path26) => repoPathIn(workspace, path26));
+  const inRepo = (paths) => paths.map((path27) => repoPathIn(workspace, path27));
   return new ReadSetProbe({
     codeIndex,
     stages: Object.fromEntries(
@@ -77508,15 +77538,15 @@ async function stageKeyInputs(options) {
   const deps = {};
   const depStamps = {};
   for (const dep of stage.deps) {
-    const path26 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path26);
-    const assumed = options.assumed?.get(path26);
-    if (assumed !== void 0) deps[path26] = assumed;
-    else if (produced) deps[path26] = producedDigest(produced);
+    const path27 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path27);
+    const assumed = options.assumed?.get(path27);
+    if (assumed !== void 0) deps[path27] = assumed;
+    else if (produced) deps[path27] = producedDigest(produced);
     else {
-      const content = await contentDigest(join6(workspace.pipelineDir, path26));
-      deps[path26] = content.digest;
-      depStamps[path26] = content.stamp;
+      const content = await contentDigest(join6(workspace.pipelineDir, path27));
+      deps[path27] = content.digest;
+      depStamps[path27] = content.stamp;
     }
   }
   let code = null;
@@ -77529,7 +77559,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path26) => repoPathIn(workspace, path26))
+      exclude: [...stage.deps, ...everyOut].map((path27) => repoPathIn(workspace, path27))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -77769,11 +77799,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path26 = url2.slice("file://".length);
+  const path27 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path26);
+    return decodeURIComponent(path27);
   } catch {
-    return path26;
+    return path27;
   }
 }
 
@@ -78230,9 +78260,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path26) {
+async function isDirectory2(path27) {
   try {
-    return (await stat7(path26)).isDirectory();
+    return (await stat7(path27)).isDirectory();
   } catch {
     return false;
   }
@@ -78444,9 +78474,9 @@ async function executeStage(name2, context) {
       });
     }
     try {
-      for (const path26 of declared) {
-        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path26);
-        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path26)}`), { recursive: true });
+      for (const path27 of declared) {
+        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path27);
+        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path27)}`), { recursive: true });
       }
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -78566,14 +78596,14 @@ async function executeStage(name2, context) {
     const metrics = { ...metricFinals };
     const metricsWarnings = [];
     try {
-      for (const path26 of declared) {
-        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path26));
+      for (const path27 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path27));
       }
       const goals = new Set(Object.keys(options.pipeline.metrics));
-      for (const path26 of stage.metrics) {
+      for (const path27 of stage.metrics) {
         const file2 = await readMetricsFile(
-          `${workspace.pipelineDir}/${normalizePipelinePath(path26)}`,
-          path26,
+          `${workspace.pipelineDir}/${normalizePipelinePath(path27)}`,
+          path27,
           goals
         );
         Object.assign(metrics, file2.metrics);
@@ -78593,7 +78623,7 @@ async function executeStage(name2, context) {
       material,
       traced: material.traceable && stage.cache ? traced ?? false : null,
       probe,
-      exclude: [...stage.deps, ...declared].map((path26) => repoPathIn(workspace, path26)),
+      exclude: [...stage.deps, ...declared].map((path27) => repoPathIn(workspace, path27)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey,
       putBack: paramsPutBack(options, paramsWarnings)
@@ -78636,9 +78666,9 @@ function paramsPutBack(options, warnings) {
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path26 = join7(privateDir, fileName);
-  await writeFile8(path26, paramsFileText(fileName, listed, values));
-  return path26;
+  const path27 = join7(privateDir, fileName);
+  await writeFile8(path27, paramsFileText(fileName, listed, values));
+  return path27;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
@@ -78738,22 +78768,30 @@ function keyedEnvironment(source, pass) {
 // runner/keys/launched-python.ts
 var import_shell_quote3 = __toESM(require_shell_quote(), 1);
 import { execFile as execFile4 } from "node:child_process";
+import { realpath as realpath10, stat as stat8 } from "node:fs/promises";
+import path24 from "node:path";
 import { promisify as promisify3 } from "node:util";
 var run4 = promisify3(execFile4);
 var PROBE_TIMEOUT_MS = 6e4;
 var MARKER = "fluksio-launched-python";
-var PROBE = `import os, sys; print("${MARKER}\\t" + sys.executable + "\\t" + os.path.realpath(sys.executable))`;
+var PROBE = `import sys; print("${MARKER}\\t" + sys.executable)`;
 function makeLauncherProbe(options) {
   const asked = /* @__PURE__ */ new Map();
-  return (program, cwd) => {
-    const pair = `${cwd}\0${program}`;
+  return async (program, cwd) => {
+    const folder = await nearestFolder(cwd);
+    const pair = `${folder}\0${program}`;
     let answer = asked.get(pair);
     if (!answer) {
-      answer = askLauncher(program, cwd, options);
+      answer = askLauncher(program, folder, options);
       asked.set(pair, answer);
     }
     return answer;
   };
+}
+async function nearestFolder(dir) {
+  for (let here = dir; ; here = path24.dirname(here)) {
+    if ((await stat8(here).catch(() => null))?.isDirectory() || here === path24.dirname(here)) return here;
+  }
 }
 async function askLauncher(program, cwd, options) {
   const launcher = options.launcher ?? directLauncher;
@@ -78768,8 +78806,8 @@ async function askLauncher(program, cwd, options) {
       ...launch.user
     });
     const line2 = stdout.split("\n").find((each) => each.startsWith(`${MARKER}	`));
-    const [, executable, realPath] = line2?.split("	") ?? [];
-    return executable && realPath ? { executable, realPath } : null;
+    const executable = line2?.slice(MARKER.length + 1);
+    return executable ? { executable, realPath: await realpath10(executable) } : null;
   } catch {
     return null;
   } finally {
@@ -79492,8 +79530,8 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash7, randomUUID as randomUUID7 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir12, open as open7, readFile as readFile9, rename as rename7, rm as rm13, stat as stat8, writeFile as writeFile10 } from "node:fs/promises";
-import path24 from "node:path";
+import { mkdir as mkdir12, open as open7, readFile as readFile9, rename as rename7, rm as rm13, stat as stat9, writeFile as writeFile10 } from "node:fs/promises";
+import path25 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -79509,7 +79547,7 @@ var DiskBlobStore = class {
    * it is not here. Lets a caller refuse a blob bigger than it may read before reading it.
    */
   async sizeOf(digest) {
-    const stats = await stat8(this.blobPath(digest)).catch(() => null);
+    const stats = await stat9(this.blobPath(digest)).catch(() => null);
     return stats?.isFile() ? stats.size : null;
   }
   async putFile(source) {
@@ -79539,10 +79577,10 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path24.join(path24.dirname(dest), `.${path24.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
+    const temp = path25.join(path25.dirname(dest), `.${path25.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir12(path24.dirname(dest), { recursive: true });
+      await mkdir12(path25.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
       await rename7(temp, dest);
@@ -79574,23 +79612,23 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path24.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path25.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path24.join(this.root, "tmp");
+    const dir = path25.join(this.root, "tmp");
     await mkdir12(dir, { recursive: true });
-    return path24.join(dir, randomUUID7());
+    return path25.join(dir, randomUUID7());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
-    const stats = await stat8(this.blobPath(digest)).catch(() => null);
+    const stats = await stat9(this.blobPath(digest)).catch(() => null);
     return stats !== null && stats.isFile() && stats.size === size;
   }
   async moveIntoPlace(temp, digest, size) {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir12(path24.dirname(dest), { recursive: true });
+    await mkdir12(path25.dirname(dest), { recursive: true });
     await rename7(temp, dest);
     return stored;
   }
@@ -80704,11 +80742,11 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path26 = repositoryPath(note.path);
-  if (path26 === null) return null;
+  const path27 = repositoryPath(note.path);
+  if (path27 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path26,
+    path: path27,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
@@ -80716,9 +80754,9 @@ function toGitHubAnnotation(note) {
     title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path26) {
-  if (!path26) return null;
-  const normal = path26.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path27) {
+  if (!path27) return null;
+  const normal = path27.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -85739,17 +85777,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path26 = requestOptions.url.replace(options.baseUrl, "");
+    const path27 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path26} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path27} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path26} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path27} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -88480,9 +88518,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path26) {
+function formatPath(path27) {
   let text2 = "";
-  for (const part of path26) {
+  for (const part of path27) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -88604,9 +88642,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path26] of stage[field].entries()) {
+      for (const [index2, path27] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path26), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path27), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -88621,15 +88659,15 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // local/locate-project.ts
 import { existsSync as existsSync9, statSync as statSync3 } from "node:fs";
-import { readFile as readFile14, realpath as realpath10 } from "node:fs/promises";
+import { readFile as readFile14, realpath as realpath11 } from "node:fs/promises";
 
 // runner/workspace/read-file-inside.ts
 import { existsSync as existsSync8, readFileSync as readFileSync6, realpathSync as realpathSync2 } from "node:fs";
-import path25 from "node:path";
+import path26 from "node:path";
 function readFileInside(root, absolute) {
   if (!existsSync8(absolute)) return void 0;
   const real2 = realpathSync2(absolute);
-  if (!real2.startsWith(realpathSync2(root) + path25.sep)) return void 0;
+  if (!real2.startsWith(realpathSync2(root) + path26.sep)) return void 0;
   return readFileSync6(real2, "utf8");
 }
 
@@ -88701,30 +88739,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path26, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path26);
+      stage[field].forEach((path27, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path27);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path26}" is outside the repository; paths stay inside it`
+            message: `"${path27}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path26);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path27);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path26}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path27}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path26);
+        const normalized = normalizePipelinePath(path27);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path26}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path26}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path27}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path27}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -88799,7 +88837,7 @@ init_plot_spec();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier: ASCII letters (A-Z, a-z), digits and _, not first a digit"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path26) => !path26.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path27) => !path27.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -88906,12 +88944,12 @@ init_one_shot_parse();
 // core/text/storable-text.ts
 var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
-function unstorablePaths(value, path26 = []) {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [path26] : [];
+function unstorablePaths(value, path27 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path27] : [];
   if (value === null || typeof value !== "object") return [];
   const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
   return entries.flatMap(
-    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path26] : unstorablePaths(entry, [...path26, key])
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path27] : unstorablePaths(entry, [...path27, key])
   );
 }
 
@@ -88943,14 +88981,14 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
-  const lineOf = (path26) => lineOfPath(document2, lineCounter, path26);
+  const lineOf = (path27) => lineOfPath(document2, lineCounter, path27);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
     return {
-      problems: unstorable.map((path26) => ({
-        path: formatPath(path26),
+      problems: unstorable.map((path27) => ({
+        path: formatPath(path27),
         message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
-        line: lineOf(path26)
+        line: lineOf(path27)
       }))
     };
   }
@@ -88960,33 +88998,33 @@ function parsePipelineText(text2) {
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path26 = issue3.path;
+  const path27 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
-    const known = knownKeysAt(path26);
+    const known = knownKeysAt(path27);
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => {
       const meant = closestKey(key, known);
       return meant ? `"${key}" (did you mean "${meant}"?)` : `"${key}"`;
     }).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path26.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path27.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt2(input, path26);
+    const value = valueAt2(input, path27);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path26), message, line: lineOf(path26) };
+  return { path: formatPath(path27), message, line: lineOf(path27) };
 }
-function knownKeysAt(path26) {
-  if (path26.length === 0) return Object.keys(Pipeline.shape);
-  if (path26.length === 2 && path26[0] === "stages") return Object.keys(Stage.shape);
+function knownKeysAt(path27) {
+  if (path27.length === 0) return Object.keys(Pipeline.shape);
+  if (path27.length === 2 && path27[0] === "stages") return Object.keys(Stage.shape);
   return [];
 }
-function valueAt2(input, path26) {
+function valueAt2(input, path27) {
   let value = input;
-  for (const key of path26) {
+  for (const key of path27) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -89010,9 +89048,9 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path26) {
-  for (let length = path26.length; length >= 0; length -= 1) {
-    const keys = path26.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path27) {
+  for (let length = path27.length; length >= 0; length -= 1) {
+    const keys = path27.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
     if ((0, import_yaml8.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
@@ -89148,12 +89186,12 @@ var CATEGORICAL = /* @__PURE__ */ new Set(["confusion", "confusion_normalized"])
 var IMAGE = /\.(?:png|jpe?g|gif|svg)$/i;
 function dvcStagePlot(entry) {
   if (typeof entry === "string") return { path: entry, flags: [] };
-  const [path26, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path26, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
+  const [path27, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path27, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
 }
-function stagePlotSpecs(path26, flags2) {
-  if (IMAGE.test(path26)) return [];
-  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path26, each.x, each.y, each.header));
+function stagePlotSpecs(path27, flags2) {
+  if (IMAGE.test(path27)) return [];
+  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path27, each.x, each.y, each.header));
 }
 function topLevelPlotSpecs(plots, outsOf) {
   const byStage = /* @__PURE__ */ new Map();
@@ -89172,15 +89210,15 @@ function topLevelPlotSpecs(plots, outsOf) {
           `plot ${id}: its x comes from another file than ${file2}; each point's step is its row's index`
         );
       }
-      const path26 = normalizePipelinePath(file2);
-      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path26)));
+      const path27 = normalizePipelinePath(file2);
+      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path27)));
       if (writers.length > 0) {
-        for (const [stage] of writers) give(stage, specOf(path26, xColumn, columns, void 0));
+        for (const [stage] of writers) give(stage, specOf(path27, xColumn, columns, void 0));
         continue;
       }
       let found2 = false;
       for (const [stage, outs] of outsOf) {
-        for (const out2 of outs.filter((each) => pathContains(path26, each) && !IMAGE.test(each))) {
+        for (const out2 of outs.filter((each) => pathContains(path27, each) && !IMAGE.test(each))) {
           give(stage, specOf(out2, xColumn, columns, void 0));
           found2 = true;
         }
@@ -89190,9 +89228,9 @@ function topLevelPlotSpecs(plots, outsOf) {
   }
   return { byStage, notes };
 }
-function specOf(path26, x10, y7, header) {
+function specOf(path27, x10, y7, header) {
   return {
-    path: path26,
+    path: path27,
     ...x10 === void 0 ? {} : { x: x10 },
     ...y7 === void 0 ? {} : { y: typeof y7 === "string" ? [y7] : [...y7] },
     ...header === void 0 ? {} : { header }
@@ -89273,8 +89311,8 @@ var DvcTrackedFile = external_exports.looseObject({
 });
 
 // core/dvc/dvc-data-origin.ts
-function dvcDataOrigin(path26, files) {
-  const wanted = normalizePipelinePath(path26);
+function dvcDataOrigin(path27, files) {
+  const wanted = normalizePipelinePath(path27);
   for (let candidate = wanted; candidate !== "." && candidate !== ".."; candidate = posix8.dirname(candidate)) {
     const dvcFile = `${candidate}.dvc`;
     const repoPath = repoPathOf(files.pipelineDir, dvcFile);
@@ -89313,17 +89351,17 @@ function holdBackUnavailableStages(input) {
   };
   const makes = (outs, dep) => outs.map(normalizePipelinePath).some((out2) => pathContains(out2, dep) || pathContains(dep, out2));
   const outsOf = (stage) => [...stage.outs, ...stage.metrics];
-  const unmet = (path26) => {
-    const dep = normalizePipelinePath(path26);
+  const unmet = (path27) => {
+    const dep = normalizePipelinePath(path27);
     const repoPath = repoPathOf(files.pipelineDir, dep);
     if (repoPath === null) return null;
     const maker = Object.entries(stages2).find(([, stage]) => makes(outsOf(stage), dep));
     if (maker && !held.has(maker[0])) return null;
     if (files.exists(repoPath)) return null;
-    if (maker) return `it needs ${path26} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
+    if (maker) return `it needs ${path27} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
     const [name2, left] = [...leftOut].find(([, stage]) => makes(stage.outs, dep)) ?? [];
     if (name2 !== void 0 && left !== void 0) {
-      return left.why === "frozen" ? `${path26} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path26} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
+      return left.why === "frozen" ? `${path27} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path27} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
     }
     const origin = originOf(dep);
     return origin && missingDataReason(origin);
@@ -89422,12 +89460,12 @@ function loadDvcVars(vars, context, at4, readFile15, problems) {
 // core/dvc/project-file-problem.ts
 import { posix as posix9 } from "node:path";
 function projectFileProblem(name2, pipelineDir) {
-  const path26 = name2.replaceAll("\\", "/");
-  if (path26 === "") return "expected a file name";
-  if (posix9.isAbsolute(path26) || /^[A-Za-z]:\//.test(path26)) {
+  const path27 = name2.replaceAll("\\", "/");
+  if (path27 === "") return "expected a file name";
+  if (posix9.isAbsolute(path27) || /^[A-Za-z]:\//.test(path27)) {
     return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
   }
-  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path26));
+  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path27));
   if (inRepository === ".." || inRepository.startsWith("../")) {
     return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
   }
@@ -89528,16 +89566,16 @@ function translateDvc(sources) {
       }
       const dvc = stage.data;
       const wdir = posix10.normalize(dvc.wdir ?? ".");
-      const inWdir = (path26) => posix10.normalize(posix10.join(wdir, path26));
+      const inWdir = (path27) => posix10.normalize(posix10.join(wdir, path27));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const stagePlots = dvc.plots.map(dvcStagePlot);
-      const plots = stagePlots.map(({ path: path26, flags: flags2 }) => ({
-        path: path26,
+      const plots = stagePlots.map(({ path: path27, flags: flags2 }) => ({
+        path: path27,
         persist: flags2.some((each) => each.persist === true),
         remote: flags2.find((each) => each.remote !== void 0)?.remote
       }));
-      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path26) => !URL2.test(path26)).map(inWdir);
+      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path27) => !URL2.test(path27)).map(inWdir);
       if (dvc.frozen) {
         notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
         leftOut.set(stageName, { outs: localOuts, why: "frozen" });
@@ -89621,7 +89659,7 @@ function translateDvc(sources) {
       };
       addPlots(
         stages2[stageName],
-        stagePlots.flatMap(({ path: path26, flags: flags2 }) => stagePlotSpecs(inWdir(path26), flags2))
+        stagePlots.flatMap(({ path: path27, flags: flags2 }) => stagePlotSpecs(inWdir(path27), flags2))
       );
     }
   }
@@ -89679,12 +89717,12 @@ function addPlots(stage, specs) {
 }
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path26, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path26, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path27, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path27, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path26 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path26);
+  const path27 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path27);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -89730,7 +89768,7 @@ async function locateProject(pipelineOption, cwd) {
     throw new UsageError(pipelineOption ? `--pipeline: ${displayPath} does not exist` : noPipelineHere(cwd));
   }
   if (statSync3(file2).isDirectory()) throw new UsageError(folderNamed(displayPath, file2));
-  const pipelineDir = await realpath10(dirname7(file2));
+  const pipelineDir = await realpath11(dirname7(file2));
   let repoRoot;
   try {
     repoRoot = await findRepoRoot(pipelineDir);
@@ -89759,8 +89797,8 @@ function noPipelineHere(cwd) {
     if (atTop) break;
     const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder, name2)));
     if (found2 !== void 0) {
-      const path26 = join22(up, found2);
-      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path26}: run from ${up} or give --pipeline ${path26}`;
+      const path27 = join22(up, found2);
+      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path27}: run from ${up} or give --pipeline ${path27}`;
     }
   }
   return `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`;
@@ -89778,7 +89816,7 @@ async function readProjectSource(project, parses) {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path26) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path26))
+      readFile: (path27) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path27))
     },
     parses
   );
@@ -90336,7 +90374,7 @@ init_statuses();
 
 // schemas/protocol/pipeline-path.ts
 init_zod();
-var PipelinePath = external_exports.string().min(1).max(500).refine((path26) => !path26.startsWith("/") && !path26.split("/").includes(".."), {
+var PipelinePath = external_exports.string().min(1).max(500).refine((path27) => !path27.startsWith("/") && !path27.split("/").includes(".."), {
   error: "expected a path inside the repository"
 });
 
@@ -91085,11 +91123,11 @@ var ControlPlaneHttp = class {
   maxRetryDelayMs;
   maxPersistMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path26, request2) {
+  send(method, path27, request2) {
     return this.withRetries(
-      `${method} ${path26}`,
+      `${method} ${path27}`,
       request2.call,
-      (signal) => this.attempt(method, path26, { ...request2, signal })
+      (signal) => this.attempt(method, path27, { ...request2, signal })
     );
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
@@ -91122,7 +91160,7 @@ var ControlPlaneHttp = class {
     }
   }
   /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path26, request2) {
+  async attempt(method, path27, request2) {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
@@ -91143,14 +91181,14 @@ var ControlPlaneHttp = class {
       headers["x-fluksio-lease"] = request2.lease.lease;
       headers["x-fluksio-run"] = request2.lease.runId;
     }
-    const answer = await exchange(this.urlOf(path26), {
+    const answer = await exchange(this.urlOf(path27), {
       method,
       headers,
       body: body2,
       signal: request2.signal,
       timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
     });
-    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path26}`, answer });
+    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path27}`, answer });
     if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request2.allowNotFound) {
@@ -91161,8 +91199,8 @@ var ControlPlaneHttp = class {
       answer.discard();
       return answer;
     }
-    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path26}`, answer);
-    throw await errorFor(`${method} ${path26}`, answer);
+    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path27}`, answer);
+    throw await errorFor(`${method} ${path27}`, answer);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -91204,9 +91242,9 @@ var ControlPlaneHttp = class {
    * answers 307: the bytes then come from the store, fetched without the token. Null for
    * an allowed 404.
    */
-  download(path26, options, consume, call, timeoutMs) {
-    return this.withRetries(`GET ${path26}`, call, async (signal) => {
-      let answer = await this.attempt("GET", path26, {
+  download(path27, options, consume, call, timeoutMs) {
+    return this.withRetries(`GET ${path27}`, call, async (signal) => {
+      let answer = await this.attempt("GET", path27, {
         ...options,
         signal,
         timeoutMs,
@@ -91228,8 +91266,8 @@ var ControlPlaneHttp = class {
     });
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path26) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path26}`, this.base);
+  urlOf(path27) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path27}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
   async parse(answer, schema, request2) {
@@ -91391,21 +91429,21 @@ var ControlPlaneClient = class {
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run6, key, call = {}) {
-    const path26 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path26, { call, lease: run6, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path26}`);
+    const path27 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path27, { call, lease: run6, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path27}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
   async cacheCandidates(run6, manifestKey, call = {}) {
-    const path26 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path26, { call, lease: run6 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path26}`)).entries;
+    const path27 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path27, { call, lease: run6 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path27}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
   async previousStage(run6, stage, call = {}) {
-    const path26 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path26, { call, lease: run6, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path26}`);
+    const path27 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path27, { call, lease: run6, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path27}`);
   }
   async hasBlob(run6, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
@@ -91455,11 +91493,11 @@ var ControlPlaneClient = class {
       timeoutMs: this.transferTimeoutMs
     });
     const finish2 = { size };
-    const path26 = `${uploads}/${uploadId}`;
+    const path27 = `${uploads}/${uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path26, { call, json: finish2, lease: run6 }),
+      await this.http.send("POST", path27, { call, json: finish2, lease: run6 }),
       BlobUploadReply,
-      `POST ${path26}`
+      `POST ${path27}`
     );
   }
   async putThroughControlPlane(run6, digest, body2, call) {
@@ -91486,13 +91524,13 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path26 = "/api/v1/runs";
-    const response = await this.http.send("POST", path26, {
+    const path27 = "/api/v1/runs";
+    const response = await this.http.send("POST", path27, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path26}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path27}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them, and of one
@@ -91525,28 +91563,28 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path26 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path26, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path26}`);
+    const path27 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path27, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path27}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path26 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.http.download(path26, {}, consume, call, this.transferTimeoutMs);
-    if (result === null) throw new Error(`The control plane answered GET ${path26} without a body`);
+    const path27 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.http.download(path27, {}, consume, call, this.transferTimeoutMs);
+    if (result === null) throw new Error(`The control plane answered GET ${path27} without a body`);
     return result;
   }
-  async get(path26, schema, call) {
-    return this.http.parse(await this.http.send("GET", path26, { call }), schema, `GET ${path26}`);
+  async get(path27, schema, call) {
+    return this.http.parse(await this.http.send("GET", path27, { call }), schema, `GET ${path27}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
   async postLeased(run6, what, json3, schema, call, timeoutMs) {
-    const path26 = `${runPath(run6.runId)}/${what}`;
-    const response = await this.http.send("POST", path26, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
-    return this.http.parse(response, schema, `POST ${path26}`);
+    const path27 = `${runPath(run6.runId)}/${what}`;
+    const response = await this.http.send("POST", path27, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
+    return this.http.parse(response, schema, `POST ${path27}`);
   }
 };
 function runPath(runId) {
@@ -91579,15 +91617,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path26 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path27 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path26}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path27}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path26 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
-    return { repository: `local/${path26.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path26}` };
+    const path27 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
+    return { repository: `local/${path27.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path27}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { delimiter, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import which from 'which';
 // @ts-expect-error: a plain ES module script, shared with `npm run build`.
@@ -42,8 +42,19 @@ function putLaunchedPythonFirst(): void {
     closeSync(file);
   }
   if (head.toString('latin1') !== '#!') return;
-  const executable = execFileSync(found, ['-c', 'import sys; print(sys.executable)'], {
-    encoding: 'utf8',
-  }).trim();
-  process.env.PATH = `${dirname(executable)}:${process.env.PATH ?? ''}`;
+  let executable: string;
+  try {
+    executable = execFileSync(found, ['-c', 'import sys; print(sys.executable)'], {
+      encoding: 'utf8',
+    }).trim();
+  } catch {
+    // A shim that cannot start Python here: the tests meet it as it is.
+    return;
+  }
+  const folder = dirname(executable);
+  const path = (process.env.PATH ?? '').split(delimiter);
+  // A folder already on PATH (`/usr/bin`) is not moved ahead of the others: other programs
+  // of it would then be found before the ones the tests find now.
+  if (!executable || path.includes(folder)) return;
+  process.env.PATH = [folder, ...path].join(delimiter);
 }

@@ -106,16 +106,20 @@ export function claimRoute(app: FastifyInstance, context: RouteContext): void {
       // The runner waits on this answer to start; the log line, the check run and open pages
       // can wait a turn of the event loop (the ring's write to Redis comes after this one).
       setImmediate(() => {
-        request.log.info(
-          {
-            runId: run.id,
-            runner: runner.name,
-            attempt: run.attempt,
-            runnerVersion: fluksioVersionOf(request.headers['user-agent']) ?? 'unknown',
-            protocol: request.headers[PROTOCOL_HEADER.toLowerCase()] ?? 'none',
-          },
-          'run claimed',
-        );
+        try {
+          request.log.info(
+            {
+              runId: run.id,
+              runner: runner.name,
+              attempt: run.attempt,
+              runnerVersion: fluksioVersionOf(request.headers['user-agent']) ?? 'unknown',
+              protocol: request.headers[PROTOCOL_HEADER.toLowerCase()] ?? 'none',
+            },
+            'run claimed',
+          );
+        } catch {
+          // A log line that cannot be written loses only itself: the run is claimed.
+        }
         context.onRunChanged?.(run.id);
       });
       return reply.code(200).send(toClaim(run, context.settings.heartbeatIntervalMs, extraHeader));
