@@ -95,9 +95,18 @@ stages:
     expect(dropped.report.run.dirty).toBe(true);
     expect(stageOf(dropped.report, 'mode')).toMatchObject({
       status: 'ran',
-      reasons: ['gen.sh mode 100755 → 100644', 'tool.sh mode 100755 → 100644'],
+      // `then ./tool.sh` is keyed: a file that cannot be executed is no program the shell finds.
+      reasons: [
+        'gen.sh mode 100755 → 100644',
+        'tool.sh mode 100755 → 100644',
+        'now starts ./tool.sh (not found on PATH)',
+        'no longer starts /bin/sh',
+      ],
     });
-    expect(stageOf(dropped.report, 'dep')).toMatchObject({ status: 'ran', reasons: ['gen.sh changed'] });
+    expect(stageOf(dropped.report, 'dep')).toMatchObject({
+      status: 'ran',
+      reasons: ['gen.sh changed', 'now starts ./gen.sh (not found on PATH)', 'no longer starts /bin/sh'],
+    });
     expect(await readFile(path.join(made.dir, 'mode.txt'), 'utf8')).toBe('tool.sh is not executable\n');
     await expectSameAsUncached(made, dropped, ['mode.txt', 'gen.txt']);
 
