@@ -1,6 +1,7 @@
 import { open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { findFlock } from '../host/find-flock.js';
+import { StageGroups, type LeftoverGroup } from '../runner/sandbox/stage-groups.js';
 import { lockPidFile } from '../host/lock-pid-file.js';
 import { PidFileHeldError } from '../host/pid-file-held-error.js';
 import type { LocalJournalRecord } from '../schemas/local-journal-record.js';
@@ -56,7 +57,11 @@ async function endDeadRun(journalDir: string, runId: string, flock: string): Pro
   });
   if (held === null) return 'left';
   try {
-    const outcome = await endJournal(journalDir, runId, pidOf(held.leftBehind));
+    // Its stages' processes, which no one reads any more, end before it is said to have.
+    const { ended } = await new StageGroups(
+      join(localStorePaths(dirname(journalDir)).stageGroupsDir, runId),
+    ).killLeftovers();
+    const outcome = await endJournal(journalDir, runId, pidOf(held.leftBehind), ended);
     // A run starting has its lock file before its first line: that lock is not ours to remove.
     if (outcome !== 'not started') await rm(lockFile, { force: true });
     return outcome === 'ended' ? 'ended' : 'left';
@@ -70,6 +75,7 @@ async function endJournal(
   journalDir: string,
   runId: string,
   pid: number | null,
+  leftovers: readonly LeftoverGroup[],
 ): Promise<'ended' | 'finished' | 'not started'> {
   const file = journalFileOf(journalDir, runId);
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -114,7 +120,12 @@ async function endJournal(
         `${recorder} ended before the run did (killed, out of memory, a second Ctrl-C, or the machine stopped); ` +
         (running.length > 0
           ? `${running.map((stage) => stage.name).join(', ')} was running`
-          : 'no stage was running'),
+          : 'no stage was running') +
+        (leftovers.length > 0
+          ? `; the processes it left running were killed (${leftovers
+              .map((group) => `${group.stage ?? 'a stage'}: pid ${group.pid}`)
+              .join(', ')})`
+          : ''),
       metrics: {},
       dirtyReasons: [],
       finishedAt: diedAt.toISOString(),

@@ -1,5 +1,7 @@
-import type { StageLauncher } from '../runner/sandbox/stage-launcher.js';
-import { join } from 'node:path';
+import { directLauncher, type StageLauncher } from '../runner/sandbox/stage-launcher.js';
+import { StageGroups } from '../runner/sandbox/stage-groups.js';
+import { dirname, join } from 'node:path';
+import { localStorePaths } from './local-store-paths.js';
 import { newId } from '../core/new-id.js';
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../core/params/resolve-params.js';
@@ -138,6 +140,9 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
   });
   const { runId } = recorder;
   options.onStart?.({ id: runId, stamp });
+  // Recorded while this process holds the run's lock: should it die, whoever finds the run
+  // dead ends what its stages left running (end-dead-runs.ts).
+  const stageGroups = new StageGroups(join(localStorePaths(dirname(state.journalDir)).stageGroupsDir, runId));
 
   // A given ancestry is looked up while the stages run. The default one, the commit's
   // first parents, is asked of git only when the commit itself has no run to compare
@@ -163,13 +168,14 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
       blobs: state.blobs,
       events: teeSinks(recorder.events, options.progress),
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.launcher ? { launcher: options.launcher } : {}),
+      launcher: stageGroups.track(options.launcher ?? directLauncher, runId),
       ...(options.gate ? { gate: options.gate } : {}),
       ...(options.probeLauncher ? { probeLauncher: options.probeLauncher } : {}),
       ...(options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {}),
       ...(options.teamCache ? { teamCache: options.teamCache } : {}),
     });
   } catch (error) {
+    await stageGroups.close();
     await recorder.finish({
       status: 'failed',
       reason: `fluksio failed: ${messageOf(error)}`,
@@ -179,6 +185,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
     });
     throw error;
   }
+  await stageGroups.close();
   // Looked up before this run is recorded as one, so it is never its own baseline.
   const baseline = options.sweepBaseline
     ? options.sweepBaseline.run

@@ -7,6 +7,7 @@ export function localStorePaths(stateDir: string): {
   blobDir: string;
   databaseDir: string;
   liveDir: string;
+  stageGroupsDir: string;
 } {
   return {
     journalDir: join(stateDir, 'journal'),
@@ -15,5 +16,7 @@ export function localStorePaths(stateDir: string): {
     databaseDir: join(stateDir, 'db'),
     /** `<run>/<stage>.log`: what a running run's stages printed so far, for `fluksio ui`. */
     liveDir: join(stateDir, 'live'),
+    /** `<run>/<pid>.json`: the process groups of a running run's stages (stage-groups.ts). */
+    stageGroupsDir: join(stateDir, 'stage-groups'),
   };
 }

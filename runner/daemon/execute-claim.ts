@@ -20,6 +20,8 @@ import { RemoteEventSink } from './remote-event-sink.js';
 import { RemoteStageCache } from './remote-stage-cache.js';
 import { reclaimCheckout } from './reclaim-checkout.js';
 import { runSandbox, type SandboxPolicy } from './run-sandbox.js';
+import type { StageGroups } from '../sandbox/stage-groups.js';
+import { directLauncher } from '../sandbox/stage-launcher.js';
 import { slurmJobDir } from './slurm-job-dir.js';
 import { cancelSupersededJobs } from './cancel-superseded-jobs.js';
 import { cancelAttemptJobs } from './slurm-attempt-jobs.js';
@@ -69,6 +71,11 @@ export interface ExecuteClaimOptions {
      */
     journalDir?: string;
   };
+  /**
+   * Records the process groups of the stages started on this machine, for the next start
+   * to end what a kill -9 left running. @defaultValue none
+   */
+  stageGroups?: StageGroups;
   /** Logs with the run id bound. */
   logger: Logger;
   /**
@@ -400,7 +407,17 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
         events,
         signal: engineAbort.signal,
         killGraceMs: options.killGraceMs,
-        ...(sandbox.launcher ? { launcher: sandbox.launcher } : {}),
+        ...(options.stageGroups
+          ? {
+              launcher: options.stageGroups.track(
+                sandbox.launcher ?? directLauncher,
+                claim.run.id,
+                (error, pid) => logger.warn({ err: error, pid }, 'could not record the stage process group'),
+              ),
+            }
+          : sandbox.launcher
+            ? { launcher: sandbox.launcher }
+            : {}),
       });
       if (stageUser) await reclaimCheckout(paths.checkout, stageUser);
     } catch (error) {

@@ -19,6 +19,7 @@ import { InterpreterDigests } from '../keys/interpreter-digests.js';
 import { LocalBlobCache } from './local-blob-cache.js';
 import { resolveStageUser } from './resolve-stage-user.js';
 import { lockWorkDir } from './work-dir-lock.js';
+import { StageGroups } from '../sandbox/stage-groups.js';
 import type { SandboxPolicy } from './run-sandbox.js';
 
 export interface RunnerDaemonOptions {
@@ -214,6 +215,20 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
   const heldRuns = new HeldRuns(workDir);
   const journalDir = eventJournalDir(workDir);
   await mkdir(journalDir, { recursive: true, mode: 0o700 });
+  // Under the work directory's lock, before anything is claimed or given back: no run's
+  // next attempt starts beside what a runner killed hard left running.
+  const stageGroups = new StageGroups(path.join(workDir, 'stage-groups'));
+  const leftovers = await stageGroups.killLeftovers();
+  for (const file of leftovers.unreadable)
+    logger.warn({ file }, 'a stage-group record could not be read: removed');
+  for (const group of leftovers.ended) {
+    logger.warn(
+      group,
+      group.gone
+        ? 'ended the stage processes a runner killed before this start left running'
+        : 'killed the stage processes a runner killed before this start left running; some have not ended yet',
+    );
+  }
 
   /** Executes a run claimed (or resumed) in the slot `index`, its checkout the slot `slot`'s. */
   const execute = async (
@@ -271,6 +286,7 @@ export async function startRunnerDaemon(options: RunnerDaemonOptions): Promise<R
         },
         stopSignal: stopping.signal,
         releaseGraceMs: options.releaseGraceMs ?? 10_000,
+        stageGroups,
         logger: runLogger,
         ...(resumed
           ? {

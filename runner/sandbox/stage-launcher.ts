@@ -87,6 +87,13 @@ export interface StageLauncher {
    * process, whose group is its own). A process already gone is no error.
    */
   signal(pid: number, signal: NodeJS.Signals): void;
+  /**
+   * Told, as soon as it is spawned, the pid (and process group id) of what a launch
+   * started (a runner records it: stage-groups.ts). Must not throw.
+   */
+  started?(pid: number): void;
+  /** Told that no process of the group started as `pid` is left. Must not throw. */
+  gone?(pid: number): void;
 }
 
 /** Runs stages as the engine's own user, stopped through their process group. */

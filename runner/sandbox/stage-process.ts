@@ -95,6 +95,7 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       ...launch.user,
     });
     const pid = child.pid ?? null;
+    if (pid !== null) launcher.started?.(pid);
     const stdout = new LineSplitter((line, continues) => options.onLine('stdout', line, continues));
     const stderr = new LineSplitter((line, continues) => options.onLine('stderr', line, continues));
     // Both are pipes (stdio above); the type of a four-descriptor spawn does not say so.
@@ -165,6 +166,7 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       statuses.end();
       const durationMs = Math.round(performance.now() - started);
       void groupGone(pid).then(() => {
+        launcher.gone?.(pid);
         resolve({
           exitCode: exit?.code ?? null,
           signal: exit?.signal ?? null,

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +75,8 @@ test('a run whose fluksio was killed with kill -9 is listed abandoned, saying wh
   expect(running.child.exitCode).toBeNull();
 
   expect(await running.stop('SIGKILL')).toBe('SIGKILL');
+  // Nothing else ends the stage: its fluksio is gone, and it ignores a closed stdout.
+  expect(alive(Number(await readFile(join(repo.dir, 'train.pid'), 'utf8')))).toBe(true);
   // Killed in the middle of writing a line of its journal: what it tore is not read, and
   // the end written for it starts on a line of its own.
   const journal = join(repo.dir, '.fluksio', 'journal', `${live?.id}.jsonl`);
@@ -83,6 +86,9 @@ test('a run whose fluksio was killed with kill -9 is listed abandoned, saying wh
   expect(dead?.status).toBe('abandoned');
   expect(dead?.statusReason).toMatch(/fluksio run \(pid \d+\) ended before the run did/);
   expect(dead?.statusReason).toContain('train was running');
+  // Its stage, which no one reads any more, does not train on unseen beside the next run.
+  expect(dead?.statusReason).toMatch(/the processes it left running were killed \(train: pid \d+\)/);
+  expect(alive(Number(await readFile(join(repo.dir, 'train.pid'), 'utf8')))).toBe(false);
   expect(dead?.finishedAt).not.toBeNull();
 
   // Its stage is not shown running either, in the summary or in JSON.
@@ -104,3 +110,13 @@ test('a run whose fluksio was killed with kill -9 is listed abandoned, saying wh
   expect(lines.pop()).toBe('');
   expect(lines.map((line) => (JSON.parse(line) as { type: string }).type).at(-1)).toBe('run.finished');
 });
+
+/** Whether the process exists and is not a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
