@@ -1,3 +1,6 @@
+import { base64Forms } from './base64-forms.js';
+import { MultiStringSearch } from './multi-string-search.js';
+
 /** What a secret is replaced by in every log. */
 export const MASK = '***';
 
@@ -10,18 +13,20 @@ export const MASK = '***';
  * A multi-line secret is registered line by line, as GitHub Actions does, because a
  * log is read one line at a time. Each line is also masked as tools print it escaped, as
  * GitHub Actions' masker does: percent-encoded (a password in a URL), escaped in a JSON
- * string, and escaped as a workflow command's message or property (`%25`, `%3A`, `%2C`,
- * which the stage's commands are unescaped from into annotations and metric names).
+ * string, escaped as a workflow command's message or property (`%25`, `%3A`, `%2C`,
+ * which the stage's commands are unescaped from into annotations and metric names), and
+ * in base64, on its own or inside longer base64 text (see base64Forms).
  */
 export class Masker {
-  private readonly secrets = new Set<string>();
+  /** Every form of every secret line. */
+  private readonly forms = new MultiStringSearch();
 
   /** Registers a secret; empty and whitespace-only values (and lines) are ignored. */
   add(secret: string): void {
     for (const line of secret.split(/\r?\n/)) {
       // Masking whitespace would mangle every line without hiding anything.
       if (line.trim() === '') continue;
-      for (const form of escapedForms(line)) this.secrets.add(form);
+      for (const form of escapedForms(line)) this.forms.add(form);
     }
   }
 
@@ -33,8 +38,7 @@ export class Masker {
    * next piece, so a secret straddling the cut is still masked whole.
    */
   safePrefixLength(piece: string): number {
-    const longest = Math.max(0, ...[...this.secrets].map((secret) => secret.length));
-    let cut = Math.max(0, piece.length - Math.max(0, longest - 1));
+    let cut = Math.max(0, piece.length - Math.max(0, this.forms.longest - 1));
     for (const [start, end] of this.coveredRanges(piece)) if (start < cut && end > cut) cut = start;
     // Never between the two halves of a surrogate pair.
     if (cut > 0 && cut < piece.length && /[\uD800-\uDBFF]/.test(piece.charAt(cut - 1))) cut -= 1;
@@ -47,7 +51,7 @@ export class Masker {
    * they cover becomes one `***`, so no part of any secret survives.
    */
   mask(line: string): string {
-    if (this.secrets.size === 0) return line;
+    if (this.forms.size === 0) return line;
     const covered = this.coveredRanges(line);
     if (covered.length === 0) return line;
     let masked = '';
@@ -61,12 +65,7 @@ export class Masker {
 
   /** The merged `[start, end)` ranges of the line covered by some secret, in order. */
   private coveredRanges(line: string): [number, number][] {
-    const ranges: [number, number][] = [];
-    for (const secret of this.secrets) {
-      for (let at = line.indexOf(secret); at !== -1; at = line.indexOf(secret, at + 1)) {
-        ranges.push([at, at + secret.length]);
-      }
-    }
+    const ranges = this.forms.occurrences(line);
     ranges.sort((a, b) => a[0] - b[0]);
     const merged: [number, number][] = [];
     for (const [start, end] of ranges) {
@@ -83,6 +82,7 @@ function escapedForms(line: string): Set<string> {
   const message = line.replace(/%/g, '%25').replace(/\r/g, '%0D');
   const forms = new Set([line, message, message.replace(/:/g, '%3A').replace(/,/g, '%2C')]);
   forms.add(JSON.stringify(line).slice(1, -1));
+  for (const form of base64Forms(line)) forms.add(form);
   try {
     forms.add(encodeURIComponent(line));
   } catch {

@@ -258,7 +258,7 @@ describe('forks, secrets and the token', () => {
 env: [DEVICE]
 stages:
   show:
-    cmd: env | sort && ps -eo args
+    cmd: env | sort && ps -eo args && printf %s "$HF_TOKEN" | base64
 `;
 
   test('a runner without --accept-forks gives fork runs back', async () => {
@@ -271,7 +271,7 @@ stages:
     expect(fork.started).toBeNull();
   });
 
-  test('secrets are masked in every log; fork runs get neither secrets nor runner variables; the token reaches no stage', async () => {
+  test('secrets are masked in every log, base64-encoded too; fork runs get neither secrets nor runner variables; the token reaches no stage', async () => {
     repo = await makeRepo({ files: { 'fluksio.yml': SHOW } });
     const commit = (await repo.git('rev-parse', 'HEAD')).trim();
     const secret = 'hf_s3cr3t_value_0123456789';
@@ -290,12 +290,17 @@ stages:
     const trustedLog = logLines(plane.eventsOf(trusted.claim.run.id));
     const forkLog = logLines(plane.eventsOf(fork.claim.run.id));
     expect(trustedLog).toContain('HF_TOKEN=***');
+    // What `printf %s "$HF_TOKEN" | base64` printed.
+    expect(trustedLog).toContain('***');
     expect(trustedLog).toContain('DEVICE=cuda:0');
     expect(forkLog.filter((line) => /^(HF_TOKEN|DEVICE)=/.test(line))).toEqual([]);
     const everything =
       JSON.stringify([...plane.runs.values()].map((run) => [...run.events.values()])) +
       (runner?.output() ?? '');
     expect(everything).not.toContain(secret);
+    const encoded = Buffer.from(secret).toString('base64');
+    for (let at = 0; at + 8 <= encoded.length; at++)
+      expect(everything).not.toContain(encoded.slice(at, at + 8));
     expect(everything).not.toContain(plane.token);
     expect(trustedLog.some((line) => line.startsWith('FLUKSIO_RUN_ID='))).toBe(true);
     expect(trustedLog.some((line) => line.startsWith('FLUKSIO_RUNNER_TOKEN'))).toBe(false);
