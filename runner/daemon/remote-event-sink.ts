@@ -72,6 +72,15 @@ const POINT_BYTES = 80;
  * Deliveries go one at a time, in order, and are retried with backoff until
  * acknowledged: while the control plane is unreachable, events wait, in memory up to a
  * bound and past it on disk (`spool`).
+ *
+ * The event being merged is not journaled (`journal`) until it is handed on, so a runner
+ * killed hard loses it: that is safe because it is handed on, numbered and journaled
+ * before any other event, synchronously — before every `stage.finished` above all. What a
+ * kill loses is thus only log lines and points of stages with no end journaled or stored,
+ * which the resumed attempt executes again or re-attaches to, reading their job's output
+ * again from its start (test/runner-daemon/merged-events-killed.test.ts,
+ * test/slurm/slurm-merged-events-kill.test.ts). Merging before numbering also leaves no
+ * gap in the seqs for what the kill took.
  */
 export class RemoteEventSink implements EventSink {
   private readonly batching: BatchingEventSink;

@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +17,8 @@ import {
 import { pushPayload } from '../github/webhook-fixtures.js';
 import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
-import { forwardRequest } from '../helpers/forward-request.js';
 import type { TestRepo } from '../helpers/make-repo.js';
+import { startEventHoldingFront } from './event-holding-front.js';
 import { finishedRun, serveSlurmRepo } from './slurm-github-world.js';
 import { firstLine, startSlurm } from './slurm-job.js';
 
@@ -43,25 +42,6 @@ afterEach(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
   runner = world = repo = scratch = front = undefined;
 });
-
-/**
- * A load balancer in front of the control plane that answers 503 to the runner's event
- * uploads while `holding.events` is set (a replica that cannot take them), and passes
- * everything else on: heartbeats keep the lease, blobs are stored.
- */
-async function startFront(target: string, holding: { events: boolean }): Promise<string> {
-  const server = createServer((request, response) => {
-    if (holding.events && request.method === 'POST' && /\/events$/.test(request.url ?? '')) {
-      request.resume();
-      response.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"held"}');
-      return;
-    }
-    forwardRequest(new URL(target), request, response);
-  });
-  front = server;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 test('a Slurm runner killed with -9 after a stage’s job ended but before the stage’s end reached the control plane: the restarted runner sends that end and keeps the stage, never running its job again', async () => {
   scratch = await mkdtemp(join(tmpdir(), 'fluksio-slurm-unsent-'));
@@ -94,7 +74,9 @@ stages:
   const current = served.world;
   const token = await registerAcmeRunner(current, []);
   const holding = { events: false };
-  const url = await startFront(current.plane.url, holding);
+  const started = await startEventHoldingFront(current.plane.url, holding);
+  front = started.server;
+  const { url } = started;
   const start = (workDir?: string) =>
     startRunnerProcess({
       url,
