@@ -45,7 +45,7 @@ afterEach(async () => {
   if (world.app) await world.close();
 });
 
-test('escape sequences in annotations and metric names reach neither the summary of run and show nor diff raw', async () => {
+test('escape sequences in annotations and metric names reach neither the summary of run and show, nor runs, a sweep table or diff raw', async () => {
   const repo = await makeRepo({ files: { 'fluksio.yml': PIPELINE, 'train.py': 'x\n' } });
   try {
     const run = await runCli(['run', '--no-cache'], { cwd: repo.dir, env: { NO_COLOR: '1' } });
@@ -56,6 +56,13 @@ test('escape sequences in annotations and metric names reach neither the summary
     expect(run.stdout).toContain('accy');
     const other = await runCli(['run', 'n=2'], { cwd: repo.dir });
     expect(other.code, other.stderr).toBe(0);
+    const table = await runCli(['runs'], { cwd: repo.dir });
+    expect(table.code, table.stderr).toBe(0);
+    expect(rawEscapes(table.stdout)).toEqual([]);
+    expect(table.stdout).toContain('accy');
+    const sweep = await runCli(['run', 'n=3,4'], { cwd: repo.dir });
+    expect(sweep.code, sweep.stderr).toBe(0);
+    expect(rawEscapes(sweep.stdout)).toEqual([]);
     const runs = JSON.parse((await runCli(['runs', '--json'], { cwd: repo.dir })).stdout) as { id: string }[];
     const [newest, older] = runs.map((listed) => listed.id);
     const shown = await runCli(['show', newest!], { cwd: repo.dir });
