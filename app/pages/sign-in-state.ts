@@ -4,23 +4,28 @@ import { z } from 'zod';
 /** How long a sign-in may take between leaving for GitHub and coming back. */
 export const SIGN_IN_TTL_MS = 10 * 60_000;
 
+/** A path on this server: one `/`, then neither `/` nor `\` (`//host` and `/\host` are another host's). */
+const onThisServer = (path: string) => /^\/(?![/\\])/.test(path) && !/[\\\s]/.test(path);
+const NOT_ON_THIS_SERVER = 'must be a path on this server, such as /runs/01J…';
+
 /**
  * A page's own path and query to return to after signing in: same origin only, so the
  * callback never sends anyone elsewhere (`//evil.example`, `/\evil.example` and absolute
- * URLs are refused). The signed link's `exp` and `sig` are dropped: a session replaces them.
+ * URLs are refused, and so is a path whose dot segments fold into one of them once
+ * resolved, `/.//evil.example`). The signed link's `exp` and `sig` are dropped: a session
+ * replaces them.
  */
 export const ReturnPath = z
   .string()
   .max(2000, { error: 'must be at most 2000 characters' })
-  .refine((path) => /^\/(?![/\\])/.test(path) && !/[\\\s]/.test(path), {
-    error: 'must be a path on this server, such as /runs/01J…',
-  })
+  .refine(onThisServer, { error: NOT_ON_THIS_SERVER })
   .transform((path) => {
     const url = new URL(path, 'http://same.origin');
     url.searchParams.delete('exp');
     url.searchParams.delete('sig');
     return `${url.pathname}${url.search}`;
-  });
+  })
+  .refine(onThisServer, { error: NOT_ON_THIS_SERVER });
 
 const StateBody = z.strictObject({
   nonce: z.string().regex(/^[0-9a-f]{32}$/),

@@ -1,6 +1,7 @@
 import type { ExperimentColumns } from '../../core/experiments/experiment-columns.js';
 import type { ExperimentRun } from '../../core/experiments/experiment-run.js';
 import { formatNumber, formatParams } from '../../core/text/format.js';
+import { terminalText } from '../../present/terminal/terminal-text.js';
 import { experimentCells } from './experiment-cells.js';
 import { fitTable } from './fit-table.js';
 import { wrapToWidth } from './wrap-to-width.js';
@@ -33,10 +34,13 @@ export function renderRunsTable(
   ]
     .filter((part) => part)
     .join(' ');
-  return [
-    table,
-    ...(same ? [wrapToWidth(`same in every run: ${same}`, width)] : []),
-    ...(runs.some((run) => run.dirty) ? ['* dirty: uncommitted changes'] : []),
-    '',
-  ].join('\n');
+  // Metric names are a stage's text: colours only reach the terminal (terminalText).
+  return terminalText(
+    [
+      table,
+      ...(same ? [wrapToWidth(`same in every run: ${same}`, width)] : []),
+      ...(runs.some((run) => run.dirty) ? ['* dirty: uncommitted changes'] : []),
+      '',
+    ].join('\n'),
+  );
 }

@@ -3,6 +3,7 @@ import { formatNumber, formatValue, short } from '../../core/text/format.js';
 import type { MetricGoals } from '../../schemas/metric-diff.js';
 import type { RunReport } from '../../schemas/run-report.js';
 import { compareSweep, sweepDelta } from '../../present/sweep-comparison.js';
+import { terminalText } from '../../present/terminal/terminal-text.js';
 import { fitTable } from './fit-table.js';
 
 /**
@@ -80,5 +81,6 @@ export function renderSweepTable(input: {
   });
   if (winners.length > 0)
     lines.push('', fitTable({ head: ['best by', 'run', ...varying], rows: winners, width: input.width }));
-  return `${lines.join('\n')}\n`;
+  // Metric names are a stage's text: colours only reach the terminal (terminalText).
+  return terminalText(`${lines.join('\n')}\n`);
 }

@@ -195,7 +195,9 @@ export function renderRunSummary(input: RunSummaryInput, colors: Colors): string
       lines.push(`  ${where}  ${level}  ${note.message}`);
     }
   }
-  return `${lines.join('\n')}\n`;
+  // Annotations, metric names, warnings and reasons are a stage's text as much as its log
+  // is (a fork's, once approved): the whole summary keeps its colours and nothing else.
+  return terminalText(`${lines.join('\n')}\n`);
 }
 
 /**

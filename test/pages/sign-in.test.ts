@@ -250,6 +250,33 @@ test('a sign-in only returns to a path on this server', async () => {
     ).toBe(400);
 });
 
+test('a return path whose dot segments resolve to another host (/.//evil.example) is refused, not followed after sign-in', async () => {
+  // The URL parser folds `.`/`..` segments (spelt plainly or as %2e), so each of these
+  // paths became `//evil.example…`: a Location header a browser follows to evil.example.
+  for (const next of [
+    '/.//evil.example/x',
+    '/runs/..//evil.example',
+    '/%2e%2e//evil.example',
+    '/./%2e//evil.example',
+  ])
+    expect(
+      (await visit(`${world.plane.url}/auth/github/login?next=${encodeURIComponent(next)}`)).status,
+      next,
+    ).toBe(400);
+  // A path with dot segments that stays on this server is still returned to, folded.
+  world.double.setPermission('acme/model', 'alice', 'read');
+  world.double.signInAs('alice');
+  const run = await finishedRun();
+  const jar = new CookieJar();
+  const start = await visit(
+    `${world.plane.url}/auth/github/login?next=${encodeURIComponent(`/runs/x/../${run.id}`)}`,
+    jar,
+  );
+  expect(start.status).toBe(302);
+  const callback = await visit((await visit(start.location!)).location!, jar);
+  expect([callback.status, callback.location]).toEqual([302, `/runs/${run.id}`]);
+});
+
 test('a tampered session cookie is refused as no session at all', async () => {
   world.double.setPermission('acme/model', 'alice', 'read');
   const run = await finishedRun();
