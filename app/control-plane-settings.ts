@@ -9,6 +9,7 @@ import {
 import { readGitHubAppSettings, type AllowedOwner, type GitHubAppSettings } from './github-app-settings.js';
 import { InvalidSettingsError } from './invalid-settings-error.js';
 import { duration, flag, hostList, port, serviceUrl, size } from '../schemas/env-values.js';
+import { MAX_LOG_LIMIT } from '../schemas/log-limit.js';
 
 /**
  * How the control plane (`fluksio app`) runs. Read once from the environment by
@@ -107,6 +108,15 @@ export interface ControlPlaneSettings {
    */
   maxBlobBytes: number;
   /**
+   * The most bytes of one stage's log kept per attempt (`FLUKSIO_MAX_STAGE_LOG`), whatever
+   * a runner sends: past it the lines are dropped and one line says so. Runners already
+   * stop at the stage's `log_limit` (at most 1 GiB); this holds for an old or a hostile one.
+   * Set lower, keep it a little above the largest `log_limit` your pipelines use, for the
+   * lines fluksio adds when a stage reaches its limit.
+   * @defaultValue 1 GiB + 1 MiB
+   */
+  maxStageLogBytes: number;
+  /**
    * Where blobs are kept (`FLUKSIO_BLOB_STORE`, `FLUKSIO_S3_*`): the data directory, or S3.
    * @defaultValue { kind: 'directory' }
    */
@@ -162,6 +172,8 @@ const EnvSettings = z.object({
   FLUKSIO_CLONE_HOSTS: hostList.default(['github.com']),
   FLUKSIO_METRICS_TOKEN: z.string().optional(),
   FLUKSIO_MAX_BLOB_SIZE: size.optional(),
+  // The largest log_limit, and room for the lines a runner adds when a stage reaches it.
+  FLUKSIO_MAX_STAGE_LOG: size.default(MAX_LOG_LIMIT + 2 ** 20),
   FLUKSIO_BLOB_STORE: z
     .enum(['directory', 's3'], {
       error: (issue) => `"${String(issue.input)}" is not a blob store (one of directory, s3)`,
@@ -294,6 +306,7 @@ export function readControlPlaneSettings(
     cloneHosts: vars.FLUKSIO_CLONE_HOSTS,
     metricsToken: vars.FLUKSIO_METRICS_TOKEN ?? null,
     maxBlobBytes: storage.maxBlobBytes,
+    maxStageLogBytes: vars.FLUKSIO_MAX_STAGE_LOG,
     blobStorage: storage.blobStorage,
     pagesSecret: vars.FLUKSIO_PAGES_SECRET ?? null,
     pageLinkTtlMs: vars.FLUKSIO_PAGE_LINK_TTL,

@@ -32,6 +32,7 @@ import type { StageKeyMaterial } from './keys/stage-key-inputs.js';
 import { readStageMaterial } from './keys/read-stage-material.js';
 import { repoPathIn } from './workspace/workspace.js';
 import { StageOutput } from './output/stage-output.js';
+import { DEFAULT_LOG_LIMIT } from '../schemas/log-limit.js';
 import { runStageProcess } from './sandbox/stage-process.js';
 import type { StageResult, StageRunContext } from './stage-run-context.js';
 import { StageJobStatus } from './stage-job-status.js';
@@ -186,6 +187,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       masker: context.masker,
       cwd: workspace.pipelineDir,
       repoRoot: workspace.repoRoot,
+      maxLogBytes: stage.log_limit ?? options.pipeline.log_limit ?? DEFAULT_LOG_LIMIT,
       onLog: (line) => options.events.emit({ type: 'stage.log', stage: name, lines: [line] }),
       onMetric: (point) => {
         metricFinals[point.name] = point.value;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Duration } from './duration.js';
+import { LogLimit } from './log-limit.js';
 import { PlotSpec } from './plot-spec.js';
 import { Resources } from './resources.js';
 
@@ -77,6 +78,8 @@ export const Stage = z.strictObject({
   cache: z.boolean().default(true),
   /** What it asks of a cluster, over the pipeline's `resources` (schemas/resources.ts). */
   resources: Resources.optional(),
+  /** The most of its log kept, in bytes, over the pipeline's `log_limit` (schemas/log-limit.ts). */
+  log_limit: LogLimit.optional(),
 });
 export type Stage = z.infer<typeof Stage>;
 
@@ -121,6 +124,8 @@ export const Pipeline = z.strictObject({
   retries: z.number().int().min(0).max(10).default(0),
   /** Every stage's resources unless it says otherwise. */
   resources: Resources.optional(),
+  /** Every stage's log limit unless it says otherwise. @defaultValue DEFAULT_LOG_LIMIT (64 MiB) */
+  log_limit: LogLimit.optional(),
   metrics: z.record(z.string().min(1), z.strictObject({ goal: z.enum(['min', 'max']) })).default({}),
   stages: z
     .record(identifier, Stage)

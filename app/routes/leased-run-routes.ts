@@ -107,6 +107,7 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
         leaseEpoch: body.epoch,
         attempt: body.attempt,
         events: body.events,
+        maxStageLogBytes: context.settings.maxStageLogBytes,
       });
       if (!result) throw staleLease(runId);
       request.log.debug({ runId, applied: result.applied, acked: result.acked }, 'run events applied');

@@ -49,6 +49,11 @@ export class LogTail {
     }
   }
 
+  /** The kept lines, oldest first, without the marker. */
+  keptLines(): string[] {
+    return this.lines.map(({ line }) => line);
+  }
+
   /** The kept lines, each ending in a newline, after the marker when lines were dropped. */
   text(): string {
     const marker = this.dropped > 0 ? `[fluksio: ${this.dropped} earlier lines not shown]\n` : '';

@@ -10,6 +10,8 @@ import {
 } from '../../core/traceback.js';
 import { parseWorkflowCommand, type WorkflowCommand } from './workflow-command.js';
 import { logText } from './log-text.js';
+import { DEFAULT_LOG_LIMIT } from '../../schemas/log-limit.js';
+import { formatBytes } from '../../core/text/format.js';
 
 export interface StageOutputOptions {
   stage: string;
@@ -25,6 +27,15 @@ export interface StageOutputOptions {
   onAnnotation(annotation: Annotation): void;
   /** Bounds of the tail `finish()` returns. */
   tail?: LogTailOptions;
+  /**
+   * The most bytes of the log kept, as logText writes it (the stage's `log_limit`). Past
+   * it the stage runs on and its plain text is dropped: one line says so when it happens,
+   * another how much was dropped when the output ends. Workflow commands are still read
+   * (a `::metric` point or an `::error` is a result, and small), and the tail and the
+   * tracebacks still follow the output's end, which is what explains a failure.
+   * @defaultValue DEFAULT_LOG_LIMIT (64 MiB)
+   */
+  maxLogBytes?: number;
 }
 
 /** What a stage's output came to, once it is complete. */
@@ -45,7 +56,8 @@ const NON_FINITE = /^[+-]?(?:nan|inf|infinity)$/i;
  * an annotation (and stay in the log), `::add-mask` a new secret, and
  * `::stop-commands::TOKEN` turns parsing off until `::TOKEN::`; stderr is only logged.
  * `finish()` reads the whole log for Python and Node tracebacks and annotates each at
- * its innermost frame in the repository.
+ * its innermost frame in the repository. The log is capped at `maxLogBytes`: a stage
+ * printing without end is neither stopped nor blocked, its text past the cap is dropped.
  */
 export class StageOutput {
   private readonly tail: LogTail;
@@ -59,8 +71,22 @@ export class StageOutput {
   /** Per stream, the raw end of a long line's piece that waits for the next piece. */
   private readonly heldBack = { stdout: '', stderr: '' };
 
+  private readonly maxLogBytes: number;
+  /** Bytes of the log kept so far, the lines fluksio adds about the limit not counted. */
+  private logBytes = 0;
+  /** Whether the log reached its limit: plain text is dropped from then on. */
+  private capped = false;
+  /** What was dropped past the limit. */
+  private readonly dropped = { bytes: 0, lines: 0 };
+  /** Per stream, the end of what was dropped, bounded as the tail is: its tracebacks still count. */
+  private readonly droppedEnd = { stdout: new LogTail(), stderr: new LogTail() };
+
   constructor(private readonly options: StageOutputOptions) {
     this.tail = new LogTail(options.tail);
+    this.maxLogBytes = options.maxLogBytes ?? DEFAULT_LOG_LIMIT;
+    if (!Number.isSafeInteger(this.maxLogBytes) || this.maxLogBytes < 1) {
+      throw new Error(`maxLogBytes must be a positive integer, got ${this.maxLogBytes}`);
+    }
   }
 
   /**
@@ -118,17 +144,24 @@ export class StageOutput {
 
   /**
    * Ends the output: finds the tracebacks in the log (each stream on its own, so that
-   * interleaved output cannot split one), reports an `error` annotation for each, and
-   * returns them with the log's tail. Call it once, after the last line.
+   * interleaved output cannot split one) and in the end of what the log limit dropped,
+   * reports an `error` annotation for each, says how much was dropped, and returns the
+   * tracebacks with the log's tail. Call it once, after the last line.
    */
   finish(): StageOutputSummary {
     const lines = (stream: 'stdout' | 'stderr') =>
       this.logged.filter((entry) => entry.stream === stream).map((entry) => entry.line);
     const where = { cwd: this.options.cwd, repoRoot: this.options.repoRoot };
-    const tracebacks = [
-      ...parseTracebacks(lines('stdout'), where),
-      ...parseTracebacks(lines('stderr'), where),
-    ];
+    const tracebacks = (['stdout', 'stderr'] as const).flatMap((stream) => [
+      ...parseTracebacks(lines(stream), where),
+      ...parseTracebacks(this.droppedEnd[stream].keptLines(), where),
+    ]);
+    if (this.capped) {
+      this.record(
+        'stdout',
+        `fluksio: dropped ${this.dropped.bytes} bytes (${this.dropped.lines} lines) of output past the log limit of ${formatBytes(this.maxLogBytes)}`,
+      );
+    }
     // A traceback printed twice (logged, then raised again) is one problem in the code.
     // KeyboardInterrupt is the SIGINT fluksio sends to stop a stage (Ctrl-C, a timeout, a
     // cancel), not a problem in the code: it gets no annotation.
@@ -142,7 +175,29 @@ export class StageOutput {
     return { tail: this.tail.text(), tracebacks };
   }
 
+  /** Logs a line, or past the log limit drops it (the tail still shows it). */
   private log(stream: 'stdout' | 'stderr', line: string): void {
+    // As logText writes it: a line ended by `\r` gets no newline.
+    const bytes = Buffer.byteLength(line) + (line.endsWith('\r') ? 0 : 1);
+    if (!this.capped && this.logBytes + bytes > this.maxLogBytes) {
+      this.capped = true;
+      this.record(
+        stream,
+        `fluksio: this stage's log reached its limit of ${formatBytes(this.maxLogBytes)} (log_limit): the rest of its output is dropped, its ::metric and other workflow commands still read`,
+      );
+    }
+    if (!this.capped) {
+      this.logBytes += bytes;
+      this.record(stream, line);
+      return;
+    }
+    this.dropped.bytes += bytes;
+    this.dropped.lines += 1;
+    this.tail.push(line);
+    this.droppedEnd[stream].push(line);
+  }
+
+  private record(stream: 'stdout' | 'stderr', line: string): void {
     this.logged.push({ stream, line });
     this.tail.push(line);
     this.options.onLog(line);

@@ -13,4 +13,5 @@ export * from './log-lines.js';
 export * from './metric-points.js';
 export * from './runners.js';
 export * from './runs.js';
+export * from './stage-log-sizes.js';
 export * from './stages.js';

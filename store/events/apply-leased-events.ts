@@ -43,10 +43,13 @@ export async function applyLeasedEvents({
   leaseEpoch,
   attempt,
   events,
+  maxStageLogBytes,
 }: LeaseFence & {
   db: Database;
   attempt: number;
   events: readonly RunEvent[];
+  /** The most of each stage's log kept in this attempt (keepWithinLogLimit). @defaultValue no limit */
+  maxStageLogBytes?: number;
 }): Promise<AppliedBatch | null> {
   return db.transaction(async (tx) => {
     const [run] = await tx
@@ -83,7 +86,13 @@ export async function applyLeasedEvents({
       for (const { seq } of inserted) fresh.add(seq);
     }
     const toApply = continuing.filter((seq) => fresh.has(seq)).map((seq) => bySeq.get(seq) as RunEvent);
-    await applyRunEvents({ db: tx, runId, ...run, events: toApply, keepLogs: { attempt } });
+    await applyRunEvents({
+      db: tx,
+      runId,
+      ...run,
+      events: toApply,
+      keepLogs: { attempt, ...(maxStageLogBytes !== undefined ? { maxStageLogBytes } : {}) },
+    });
     return { applied: toApply.length, acked: events.filter((event) => event.seq < next).length };
   });
 }

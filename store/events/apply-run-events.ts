@@ -12,6 +12,8 @@ import { runs } from '../../schemas/tables/runs.js';
 import { stages } from '../../schemas/tables/stages.js';
 import type { Database } from '../db/database.js';
 import { excluded } from '../db/excluded.js';
+import { stageLogSizes } from '../../schemas/tables/stage-log-sizes.js';
+import { keepWithinLogLimit } from './keep-within-log-limit.js';
 
 /** Points per INSERT: they travel as one JSON parameter, so this only bounds its size (~0.5 MB). */
 const POINTS_PER_INSERT = 10_000;
@@ -31,12 +33,13 @@ interface RunEventsTarget {
 /**
  * Without `keepLogs`, `stage.log` events are not stored (locally a stage's whole log is a
  * blob). With it, they must carry their seq, and their lines are kept as the log of that
- * attempt (log_lines), as a control plane serves them.
+ * attempt (log_lines), as a control plane serves them: with `maxStageLogBytes`, at most
+ * that much of each stage's (keepWithinLogLimit).
  */
 export type ApplyRunEventsInput = RunEventsTarget &
   (
     | { events: readonly RunEventBody[]; keepLogs?: undefined }
-    | { events: readonly RunEvent[]; keepLogs: { attempt: number } }
+    | { events: readonly RunEvent[]; keepLogs: { attempt: number; maxStageLogBytes?: number } }
   );
 
 /**
@@ -93,6 +96,16 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
             lt(logLines.seq, seq),
           ),
         );
+      // Its lines of this attempt are all gone: those of this batch are counted anew.
+      await tx
+        .delete(stageLogSizes)
+        .where(
+          and(
+            eq(stageLogSizes.runId, runId),
+            eq(stageLogSizes.stage, stage),
+            eq(stageLogSizes.attempt, logAttempt),
+          ),
+        );
       // Annotations carry no seq: those stored are from earlier batches, all before this
       // start (an attempt's start deletes the previous attempts' ones, start-leased-run.ts).
       await tx.delete(annotations).where(and(eq(annotations.runId, runId), eq(annotations.stage, stage)));
@@ -135,7 +148,17 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
     for (const chunk of chunks(notes, ANNOTATIONS_PER_INSERT)) {
       await tx.insert(annotations).values(chunk);
     }
-    for (const chunk of chunks(keptLogs, LOG_ROWS_PER_INSERT)) {
+    const maxStageLogBytes = input.keepLogs?.maxStageLogBytes;
+    const storedLogs =
+      logAttempt === undefined || maxStageLogBytes === undefined
+        ? keptLogs
+        : await keepWithinLogLimit(tx, {
+            runId,
+            attempt: logAttempt,
+            rows: keptLogs,
+            maxBytes: maxStageLogBytes,
+          });
+    for (const chunk of chunks(storedLogs, LOG_ROWS_PER_INSERT)) {
       // A seq is applied once (applied_events), so a conflict here is a resent event.
       await tx.insert(logLines).values(chunk).onConflictDoNothing();
     }

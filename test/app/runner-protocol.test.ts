@@ -252,6 +252,58 @@ describe('claim', () => {
 });
 
 describe('the run a runner holds', () => {
+  test("a runner sending more of a stage's log than FLUKSIO_MAX_STAGE_LOG has it cut there, saying so, its other events applied", async () => {
+    await plane.close();
+    plane = await startTestControlPlane({ db: database.db, env: { FLUKSIO_MAX_STAGE_LOG: '40' } });
+    const { token } = await plane.addRunner({ name: 'old-box' });
+    const claim = await submitAndClaim(token);
+    const runPath = `/api/v1/runs/${claim.run.id}`;
+    const start = await plane.call('POST', `${runPath}/start`, {
+      token,
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
+    });
+    expect(start.status).toBe(200);
+    const ten = (letter: string) => letter.repeat(10);
+    const send = async (events: RunEvent[]) =>
+      (
+        await plane.call('POST', `${runPath}/events`, {
+          token,
+          json: { lease: claim.lease, attempt: 1, events },
+        })
+      ).status;
+    expect(
+      await send([
+        { seq: 0, type: 'stage.started', stage: 'train', at: new Date().toISOString() },
+        { seq: 1, type: 'stage.log', stage: 'train', lines: [ten('a'), ten('b'), ten('c')] },
+      ]),
+    ).toBe(200);
+    // A runner that does not stop at the stage's log_limit (an old or a hostile one).
+    expect(
+      await send([
+        { seq: 2, type: 'stage.log', stage: 'train', lines: [ten('d'), ten('e')] },
+        { seq: 3, type: 'stage.log', stage: 'eval', lines: ['small'] },
+        { seq: 4, type: 'metric.points', points: [{ stage: 'train', name: 'loss', step: 0, value: 0.5 }] },
+      ]),
+    ).toBe(200);
+    expect(await send([{ seq: 5, type: 'stage.log', stage: 'train', lines: [ten('f')] }])).toBe(200);
+
+    const logs = await plane.call('GET', `${runPath}/logs/train`, { token: submitter });
+    expect(logs.json).toEqual({
+      stage: 'train',
+      lines: [
+        ten('a'),
+        ten('b'),
+        ten('c'),
+        "fluksio: this stage's log passed the 40 B the control plane keeps of one stage (FLUKSIO_MAX_STAGE_LOG): the rest was dropped",
+      ],
+    });
+    expect((await plane.call('GET', `${runPath}/logs/eval`, { token: submitter })).json).toMatchObject({
+      lines: ['small'],
+    });
+    const series = await plane.call('GET', `${runPath}/metrics`, { token: submitter });
+    expect(series.json).toMatchObject({ series: { loss: { points: [{ step: 0, value: 0.5 }] } } });
+  });
+
   test('heartbeat, start, events once each, finish: the run reads back as the runner reported it', async () => {
     const { token } = await plane.addRunner({ name: 'box' });
     const claim = await submitAndClaim(token);

@@ -156,6 +156,46 @@ describe('a runner process against the control plane', () => {
     expect(edited.stages).toMatchObject([{ name: 'train', status: 'ran', reasons: ['conf.json changed'] }]);
   });
 
+  test('a stage printing past its log_limit succeeds, its stored log is capped with a marker, and a later ::metric still arrives', async () => {
+    await repo.write(
+      'fluksio.yml',
+      'version: 1\nstages:\n  train:\n    cmd: python3 train.py\n    deps: [train.py]\n    outs: [model.txt]\n    log_limit: 4KiB\n',
+    );
+    // Far more than a pipe holds: a runner that stopped reading would leave it blocked.
+    await repo.write(
+      'train.py',
+      [
+        'for i in range(10_000):',
+        '    print(f"spam line {i}")',
+        'print("::metric name=loss::0.25")',
+        'open("model.txt", "w").write("done\\n")',
+        '',
+      ].join('\n'),
+    );
+    await repo.commitAll('a stage that prints without end');
+    const done = await waitForStatus(await submit({}), ['succeeded', 'failed']);
+    expect(done.run.status, done.run.reason ?? '').toBe('succeeded');
+    expect(done.stages).toMatchObject([{ name: 'train', status: 'ran' }]);
+    expect(done.metrics).toMatchObject({ loss: 0.25 });
+
+    const { status, json } = await plane.call('GET', `/api/v1/runs/${done.run.id}/logs/train`, {
+      token: submitter,
+    });
+    expect(status).toBe(200);
+    const lines = json.lines as string[];
+    const kept = lines.filter((line) => line.startsWith('spam line '));
+    expect(kept[0]).toBe('spam line 0');
+    expect(kept.reduce((sum, line) => sum + line.length + 1, 0)).toBeLessThanOrEqual(4096);
+    expect(lines.slice(kept.length)).toEqual([
+      expect.stringMatching(/^fluksio: this stage's log reached its limit of 4\.0 KiB \(log_limit\)/),
+      expect.stringMatching(
+        new RegExp(
+          `^fluksio: dropped \\d+ bytes \\(${10_000 - kept.length} lines\\) of output past the log limit of 4\\.0 KiB$`,
+        ),
+      ),
+    ]);
+  });
+
   test('a cancel reaches the stage: its process is gone and the run is cancelled', async () => {
     const runId = await submit({ pidfile: 'slow', seconds: 60 });
     const pid = await stagePid('slow');

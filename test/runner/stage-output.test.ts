@@ -7,7 +7,9 @@ import { runStageProcess } from '../../runner/sandbox/stage-process.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 /** A StageOutput for stage `train` running in `/repo/ml`, recording what it reports. */
-function stageOutput(options: { masker?: Masker; cwd?: string; repoRoot?: string } = {}) {
+function stageOutput(
+  options: { masker?: Masker; cwd?: string; repoRoot?: string; maxLogBytes?: number } = {},
+) {
   const logs: string[] = [];
   const metrics: MetricPoint[] = [];
   const annotations: Annotation[] = [];
@@ -19,6 +21,7 @@ function stageOutput(options: { masker?: Masker; cwd?: string; repoRoot?: string
     onLog: (line) => logs.push(line),
     onMetric: (point) => metrics.push(point),
     onAnnotation: (annotation) => annotations.push(annotation),
+    ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes } : {}),
   });
   const stdout = (...lines: string[]) => lines.forEach((line) => output.push('stdout', line));
   return { output, stdout, logs, metrics, annotations };
@@ -192,6 +195,47 @@ describe('masking and commands', () => {
     for (const line of ['a', 'b', 'c']) output.push('stdout', line);
     expect(output.finish().tail).toBe('[fluksio: 1 earlier lines not shown]\nb\nc\n');
     expect(output.fullLog()).toBe('a\nb\nc\n');
+  });
+});
+
+describe('the log limit', () => {
+  test('past the limit plain text is dropped, saying so, while ::metric and annotations still arrive', () => {
+    const { output, stdout, logs, metrics, annotations } = stageOutput({ maxLogBytes: 20 });
+    stdout('0123456789', 'abcdefgh', 'dropped line', '::metric name=loss::0.25', '::error::late', 'more');
+    output.push('stderr', 'also dropped');
+    const { tail } = output.finish();
+    expect(logs).toEqual([
+      '0123456789',
+      'abcdefgh',
+      expect.stringMatching(/^fluksio: this stage's log reached its limit of 20 B \(log_limit\)/),
+      'fluksio: dropped 45 bytes (4 lines) of output past the log limit of 20 B',
+    ]);
+    expect(output.fullLog()).toBe(`${logs.join('\n')}\n`);
+    expect(metrics.map(({ name, value }) => [name, value])).toEqual([['loss', 0.25]]);
+    expect(annotations.map(({ message }) => message)).toEqual(['late']);
+    // The tail follows the output's end, which explains a failure.
+    expect(tail).toContain('also dropped\n');
+  });
+
+  test('a secret printed past the limit is masked in the tail', () => {
+    const masker = new Masker();
+    masker.add('hunter2');
+    const { output, stdout } = stageOutput({ masker, maxLogBytes: 10 });
+    stdout('0123456789', 'the password is hunter2');
+    expect(output.finish().tail).toContain('the password is ***\n');
+    expect(output.fullLog()).not.toContain('the password is');
+  });
+
+  test('a traceback printed past the limit is still found', () => {
+    const { output, stdout } = stageOutput({ maxLogBytes: 10 });
+    stdout('0123456789');
+    output.push('stderr', 'Traceback (most recent call last):');
+    output.push('stderr', '  File "/repo/ml/train.py", line 3, in <module>');
+    output.push('stderr', 'ZeroDivisionError: division by zero');
+    expect(output.finish().tracebacks.map(({ message }) => message)).toEqual([
+      'ZeroDivisionError: division by zero',
+    ]);
+    expect(output.fullLog()).not.toContain('ZeroDivisionError');
   });
 });
 

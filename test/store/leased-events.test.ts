@@ -232,6 +232,43 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
     expect(await annotationCount(run.id)).toBe(1);
   });
 
+  test("a stage's log is kept up to maxStageLogBytes a stage, and counted anew when the stage re-attaches", async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    const send = (events: RunEvent[]) =>
+      applyLeasedEvents({
+        db,
+        runId: run.id,
+        leaseId: run.leaseId,
+        attempt: 1,
+        events,
+        maxStageLogBytes: 25,
+      });
+    const cut = expect.stringMatching(/^fluksio: this stage's log passed the 25 B the control plane keeps/);
+    await send([
+      { seq: 0, type: 'stage.started', stage: 'train', at: '2025-01-02T03:04:05.678Z' },
+      { seq: 1, type: 'stage.log', stage: 'train', lines: ['epoch 1', 'epoch 2', 'epoch 3', 'epoch 4'] },
+    ]);
+    await send([{ seq: 2, type: 'stage.log', stage: 'train', lines: ['epoch 5'] }]);
+    expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual([
+      'epoch 1',
+      'epoch 2',
+      'epoch 3',
+      cut,
+    ]);
+
+    // Its job's output is read again from the start: the lines before are gone, and so is their count.
+    await send([
+      { seq: 3, type: 'stage.started', stage: 'train', at: '2025-01-02T03:09:00.000Z', reattached: true },
+      { seq: 4, type: 'stage.log', stage: 'train', lines: ['epoch 1', 'epoch 2', 'epoch 3'] },
+    ]);
+    expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual([
+      'epoch 1',
+      'epoch 2',
+      'epoch 3',
+    ]);
+  });
+
   test('a stage log is empty for a stage that printed nothing, and null for no such stage', async () => {
     const { runner, repository } = await ownRunner();
     const run = await startedRun(db, runner, { repository });

@@ -33,6 +33,7 @@ async function expectEveryTableOnce(db: Database): Promise<void> {
     'metric_points',
     'runners',
     'runs',
+    'stage_log_sizes',
     'stages',
   ]);
   const applied = await db
