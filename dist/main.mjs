@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path27 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path28 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path27 && path27[0] !== "/") {
-          path27 = `/${path27}`;
+        if (path28 && path28[0] !== "/") {
+          path28 = `/${path28}`;
         }
-        return new URL(`${origin}${path27}`);
+        return new URL(`${origin}${path28}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path27, origin }
+          request: { method, path: path28, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path27);
+        debuglog("sending request to %s %s/%s", method, origin, path28);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path27, origin },
+          request: { method, path: path28, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path27,
+          path28,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path27, origin }
+          request: { method, path: path28, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path27);
+        debuglog("trailers received from %s %s/%s", method, origin, path28);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path27, origin },
+          request: { method, path: path28, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path27,
+          path28,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path27, origin }
+            request: { method, path: path28, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path27);
+          debuglog("sending request to %s %s/%s", method, origin, path28);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path27,
+        path: path28,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path27 !== "string") {
+        if (typeof path28 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path27[0] !== "/" && !(path27.startsWith("http://") || path27.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path28[0] !== "/" && !(path28.startsWith("http://") || path28.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path27)) {
+        } else if (invalidPathRegex.test(path28)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path27, query) : path27;
+        this.path = query ? buildURL(path28, query) : path28;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path27, host, upgrade, blocking, reset } = request2;
+      const { method, path: path28, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path27} HTTP/1.1\r
+      let header = `${method} ${path28} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path27, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path28, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path27;
+      headers[HTTP2_HEADER_PATH] = path28;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path27 = search ? `${pathname}${search}` : pathname;
+        const path28 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path27;
+        this.opts.path = path28;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path27 = "/",
+          path: path28 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path27;
+        opts.path = origin + path28;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path27) {
-      if (typeof path27 !== "string") {
-        return path27;
+    function safeUrl(path28) {
+      if (typeof path28 !== "string") {
+        return path28;
       }
-      const pathSegments = path27.split("?");
+      const pathSegments = path28.split("?");
       if (pathSegments.length !== 2) {
-        return path27;
+        return path28;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path27, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path27);
+    function matchKey(mockDispatch2, { path: path28, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path28);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path27 }) => matchValue(safeUrl(path27), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path28 }) => matchValue(safeUrl(path28), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path27, method, body: body2, headers, query } = opts;
+      const { path: path28, method, body: body2, headers, query } = opts;
       return {
-        path: path27,
+        path: path28,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path27, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path28, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path27,
+            Path: path28,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path27) {
-      for (let i2 = 0; i2 < path27.length; ++i2) {
-        const code = path27.charCodeAt(i2);
+    function validateCookiePath(path28) {
+      for (let i2 = 0; i2 < path28.length; ++i2) {
+        const code = path28.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path27 = opts.path;
+          let path28 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path27 = `/${path27}`;
+            path28 = `/${path28}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path27);
+          url2 = new URL(util.parseOrigin(url2).origin + path28);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path27) {
-  if (!path27)
+function getElementAtPath(obj, path28) {
+  if (!path28)
     return obj;
-  return path27.reduce((acc, key) => acc?.[key], obj);
+  return path28.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path27, issues) {
+function prefixIssues(path28, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path27);
+    iss.path.unshift(path28);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path27 = []) => {
+  const processError = (error48, path28 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path27, ...issue3.path];
+        const fullpath = [...path28, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path27 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path27) {
+  const path28 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path28) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path27) {
-  for (const component of path27.split(/[/\\]/)) {
+function reservedComponentOf(path28) {
+  for (const component of path28.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32325,6 +32325,26 @@ var init_reserved_path = __esm({
   "schemas/reserved-path.ts"() {
     "use strict";
     RESERVED = [".git", ".fluksio"];
+  }
+});
+
+// local/local-store-paths.ts
+import { join as join3 } from "node:path";
+function localStorePaths(stateDir) {
+  return {
+    journalDir: join3(stateDir, "journal"),
+    indexDir: join3(stateDir, "index"),
+    blobDir: join3(stateDir, "blobs"),
+    databaseDir: join3(stateDir, "db"),
+    /** `<run>/<stage>.log`: what a running run's stages printed so far, for `fluksio ui`. */
+    liveDir: join3(stateDir, "live"),
+    /** `<run>/<pid>.json`: the process groups of a running run's stages (stage-groups.ts). */
+    stageGroupsDir: join3(stateDir, "stage-groups")
+  };
+}
+var init_local_store_paths = __esm({
+  "local/local-store-paths.ts"() {
+    "use strict";
   }
 });
 
@@ -32393,7 +32413,7 @@ var init_plot_spec = __esm({
     init_zod();
     PlotSpec = external_exports.strictObject({
       /** Relative to the pipeline file's directory; a folder means every plot file in it. */
-      path: external_exports.string().min(1, { error: "expected a path" }).refine((path27) => !path27.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
+      path: external_exports.string().min(1, { error: "expected a path" }).refine((path28) => !path28.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
       /** The column giving each point's step; by default `step` when there is one, else the row's index. */
       x: external_exports.string().min(1, { error: "expected a column name" }).optional(),
       /** The columns read as series; by default the last numeric column other than x. */
@@ -32516,13 +32536,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path27) => !path27.startsWith("/") && !path27.includes("\\") && !path27.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path28) => !path28.startsWith("/") && !path28.includes("\\") && !path28.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path27) => reservedComponentOf(path27) === null, {
+    }).refine((path28) => reservedComponentOf(path28) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path27) => path27.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path28) => path28.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32866,8 +32886,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path27, { windows } = {}) => {
-      const segs = path27.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path28, { windows } = {}) => {
+      const segs = path28.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -34652,17 +34672,17 @@ var require_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path27) {
-      const ctrl = callVisitor(key, node, visitor, path27);
+    function visit_(key, node, visitor, path28) {
+      const ctrl = callVisitor(key, node, visitor, path28);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path27, ctrl);
-        return visit_(key, ctrl, visitor, path27);
+        replaceNode(key, path28, ctrl);
+        return visit_(key, ctrl, visitor, path28);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path27 = Object.freeze(path27.concat(node));
+          path28 = Object.freeze(path28.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path27);
+            const ci = visit_(i2, node.items[i2], visitor, path28);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34673,13 +34693,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path27 = Object.freeze(path27.concat(node));
-          const ck = visit_("key", node.key, visitor, path27);
+          path28 = Object.freeze(path28.concat(node));
+          const ck = visit_("key", node.key, visitor, path28);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path27);
+          const cv = visit_("value", node.value, visitor, path28);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34700,17 +34720,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path27) {
-      const ctrl = await callVisitor(key, node, visitor, path27);
+    async function visitAsync_(key, node, visitor, path28) {
+      const ctrl = await callVisitor(key, node, visitor, path28);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path27, ctrl);
-        return visitAsync_(key, ctrl, visitor, path27);
+        replaceNode(key, path28, ctrl);
+        return visitAsync_(key, ctrl, visitor, path28);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path27 = Object.freeze(path27.concat(node));
+          path28 = Object.freeze(path28.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path27);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path28);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34721,13 +34741,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path27 = Object.freeze(path27.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path27);
+          path28 = Object.freeze(path28.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path28);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path27);
+          const cv = await visitAsync_("value", node.value, visitor, path28);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34754,23 +34774,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path27) {
+    function callVisitor(key, node, visitor, path28) {
       if (typeof visitor === "function")
-        return visitor(key, node, path27);
+        return visitor(key, node, path28);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path27);
+        return visitor.Map?.(key, node, path28);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path27);
+        return visitor.Seq?.(key, node, path28);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path27);
+        return visitor.Pair?.(key, node, path28);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path27);
+        return visitor.Scalar?.(key, node, path28);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path27);
+        return visitor.Alias?.(key, node, path28);
       return void 0;
     }
-    function replaceNode(key, path27, node) {
-      const parent = path27[path27.length - 1];
+    function replaceNode(key, path28, node) {
+      const parent = path28[path28.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35382,10 +35402,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path27, value) {
+    function collectionFromPath(schema, path28, value) {
       let v6 = value;
-      for (let i2 = path27.length - 1; i2 >= 0; --i2) {
-        const k5 = path27[i2];
+      for (let i2 = path28.length - 1; i2 >= 0; --i2) {
+        const k5 = path28[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35404,7 +35424,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path27) => path27 == null || typeof path27 === "object" && !!path27[Symbol.iterator]().next().done;
+    var isEmptyPath = (path28) => path28 == null || typeof path28 === "object" && !!path28[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35434,11 +35454,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path27, value) {
-        if (isEmptyPath(path27))
+      addIn(path28, value) {
+        if (isEmptyPath(path28))
           this.add(value);
         else {
-          const [key, ...rest] = path27;
+          const [key, ...rest] = path28;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35452,8 +35472,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path27) {
-        const [key, ...rest] = path27;
+      deleteIn(path28) {
+        const [key, ...rest] = path28;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -35467,8 +35487,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path27, keepScalar) {
-        const [key, ...rest] = path27;
+      getIn(path28, keepScalar) {
+        const [key, ...rest] = path28;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -35486,8 +35506,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path27) {
-        const [key, ...rest] = path27;
+      hasIn(path28) {
+        const [key, ...rest] = path28;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -35497,8 +35517,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path27, value) {
-        const [key, ...rest] = path27;
+      setIn(path28, value) {
+        const [key, ...rest] = path28;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -38013,9 +38033,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path27, value) {
+      addIn(path28, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path27, value);
+          this.contents.addIn(path28, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38090,14 +38110,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path27) {
-        if (Collection2.isEmptyPath(path27)) {
+      deleteIn(path28) {
+        if (Collection2.isEmptyPath(path28)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path27) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path28) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38112,10 +38132,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path27, keepScalar) {
-        if (Collection2.isEmptyPath(path27))
+      getIn(path28, keepScalar) {
+        if (Collection2.isEmptyPath(path28))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path27, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path28, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38126,10 +38146,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path27) {
-        if (Collection2.isEmptyPath(path27))
+      hasIn(path28) {
+        if (Collection2.isEmptyPath(path28))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path27) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path28) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38146,13 +38166,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path27, value) {
-        if (Collection2.isEmptyPath(path27)) {
+      setIn(path28, value) {
+        if (Collection2.isEmptyPath(path28)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path27), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path28), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path27, value);
+          this.contents.setIn(path28, value);
         }
       }
       /**
@@ -40113,9 +40133,9 @@ var require_cst_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    visit3.itemAtPath = (cst, path27) => {
+    visit3.itemAtPath = (cst, path28) => {
       let item = cst;
-      for (const [field, index2] of path27) {
+      for (const [field, index2] of path28) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40124,23 +40144,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit3.parentCollection = (cst, path27) => {
-      const parent = visit3.itemAtPath(cst, path27.slice(0, -1));
-      const field = path27[path27.length - 1][0];
+    visit3.parentCollection = (cst, path28) => {
+      const parent = visit3.itemAtPath(cst, path28.slice(0, -1));
+      const field = path28[path28.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path27, item, visitor) {
-      let ctrl = visitor(item, path27);
+    function _visit(path28, item, visitor) {
+      let ctrl = visitor(item, path28);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path27.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path28.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40151,10 +40171,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path27);
+            ctrl = ctrl(item, path28);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path27) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path28) : ctrl;
     }
     exports.visit = visit3;
   }
@@ -43825,6 +43845,53 @@ var require_lib2 = __commonJS({
   }
 });
 
+// core/text/format.ts
+function formatDuration(ms2) {
+  if (ms2 === null || ms2 === void 0) return "\u2013";
+  if (ms2 < 1e4) return `${(ms2 / 1e3).toFixed(2)}s`;
+  if (ms2 < 6e4) return `${(ms2 / 1e3).toFixed(1)}s`;
+  const seconds = Math.round(ms2 / 1e3);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`;
+  return `${Math.floor(seconds / 3600)}h ${String(Math.floor(seconds % 3600 / 60)).padStart(2, "0")}m`;
+}
+function formatNumber(value) {
+  if (value === null || value === void 0) return "\u2013";
+  if (Number.isInteger(value)) return String(value);
+  return String(Number(value.toPrecision(6)));
+}
+function formatSigned(value, suffix = "") {
+  if (value === null) return "\u2013";
+  return `${value > 0 ? "+" : value < 0 ? "\u2212" : "\xB1"}${formatNumber(Math.abs(value))}${suffix}`;
+}
+function formatDeltaPct(deltaPct) {
+  return deltaPct === null ? "\u2013" : formatSigned(Number(deltaPct.toFixed(2)), "%");
+}
+function formatValue(value) {
+  return typeof value === "string" && !/^[\w.:/+-]+$/.test(value) ? JSON.stringify(value) : String(value);
+}
+function formatParams(params) {
+  return Object.entries(params).map(([key, value]) => `${key}=${formatValue(value)}`).join(" ");
+}
+function short(text2, length = 12) {
+  return text2 ? text2.replace(/^sha256:/, "").slice(0, length) : "\u2013";
+}
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+var init_format = __esm({
+  "core/text/format.ts"() {
+    "use strict";
+  }
+});
+
 // host/find-flock.ts
 import { execFile as execFile5 } from "node:child_process";
 function findFlock() {
@@ -43879,11 +43946,11 @@ var init_pid_file_held_error = __esm({
 // host/lock-pid-file.ts
 import { spawn as spawn4 } from "node:child_process";
 import { constants as constants6 } from "node:fs";
-import { open as open5, readFile as readFile8 } from "node:fs/promises";
+import { open as open5, readFile as readFile9 } from "node:fs/promises";
 async function lockPidFile(file2, options) {
   const handle2 = await open5(file2, constants6.O_RDWR | constants6.O_CREAT, 384);
   try {
-    const holderPid = async () => holderPidOf(await readFile8(file2, "utf8").catch(() => ""));
+    const holderPid = async () => holderPidOf(await readFile9(file2, "utf8").catch(() => ""));
     let { status, stderr } = await runFlock(options.flock, handle2, options.onHeld ? 0 : options.waitMs);
     if (status === HELD_EXIT_CODE && options.onHeld && options.waitMs > 0) {
       options.onHeld(await holderPid());
@@ -43945,10 +44012,10 @@ var init_lock_pid_file = __esm({
 });
 
 // local/run-process-lock.ts
-import { rm as rm12 } from "node:fs/promises";
-import { join as join12 } from "node:path";
+import { rm as rm13 } from "node:fs/promises";
+import { join as join13 } from "node:path";
 function runProcessLockFileOf(journalDir, runId) {
-  return join12(journalDir, `${runId}.lock`);
+  return join13(journalDir, `${runId}.lock`);
 }
 async function lockRunProcess(journalDir, runId) {
   const flock = await findFlock();
@@ -43958,7 +44025,7 @@ async function lockRunProcess(journalDir, runId) {
   const held = await lockPidFile(file2, { flock, waitMs: 1e4 });
   return {
     async release() {
-      await rm12(file2, { force: true });
+      await rm13(file2, { force: true });
       await held.release();
     }
   };
@@ -43973,9 +44040,9 @@ var init_run_process_lock = __esm({
 
 // local/run-journal.ts
 import { open as open6 } from "node:fs/promises";
-import { join as join13 } from "node:path";
+import { join as join14 } from "node:path";
 function journalFileOf(journalDir, runId) {
-  return join13(journalDir, `${runId}.jsonl`);
+  return join14(journalDir, `${runId}.jsonl`);
 }
 var RunJournal;
 var init_run_journal = __esm({
@@ -44102,14 +44169,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path27, mode, cb) {
+        fs6.lchmod = function(path28, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path27, uid, gid, cb) {
+        fs6.lchown = function(path28, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -44176,9 +44243,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path27, mode, callback) {
+        fs7.lchmod = function(path28, mode, callback) {
           fs7.open(
-            path27,
+            path28,
             constants7.O_WRONLY | constants7.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -44194,8 +44261,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path27, mode) {
-          var fd = fs7.openSync(path27, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path28, mode) {
+          var fd = fs7.openSync(path28, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -44216,8 +44283,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants7.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path27, at4, mt3, cb) {
-            fs7.open(path27, constants7.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path28, at4, mt3, cb) {
+            fs7.open(path28, constants7.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -44229,8 +44296,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path27, at4, mt3) {
-            var fd = fs7.openSync(path27, constants7.O_SYMLINK);
+          fs7.lutimesSync = function(path28, at4, mt3) {
+            var fd = fs7.openSync(path28, constants7.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -44348,11 +44415,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path27, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path27, options);
+      function ReadStream(path28, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path28, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path27;
+        this.path = path28;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -44397,10 +44464,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path27, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path27, options);
+      function WriteStream(path28, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path28, options);
         Stream.call(this);
-        this.path = path27;
+        this.path = path28;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -44542,15 +44609,15 @@ var require_graceful_fs = __commonJS({
       fs7.createReadStream = createReadStream4;
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
-      fs7.readFile = readFile15;
-      function readFile15(path27, options, cb) {
+      fs7.readFile = readFile16;
+      function readFile16(path28, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path27, options, cb);
-        function go$readFile(path28, options2, cb2, startTime) {
-          return fs$readFile(path28, options2, function(err2) {
+        return go$readFile(path28, options, cb);
+        function go$readFile(path29, options2, cb2, startTime) {
+          return fs$readFile(path29, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path28, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path29, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44560,14 +44627,14 @@ var require_graceful_fs = __commonJS({
       }
       var fs$writeFile = fs7.writeFile;
       fs7.writeFile = writeFile14;
-      function writeFile14(path27, data, options, cb) {
+      function writeFile14(path28, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path27, data, options, cb);
-        function go$writeFile(path28, data2, options2, cb2, startTime) {
-          return fs$writeFile(path28, data2, options2, function(err2) {
+        return go$writeFile(path28, data, options, cb);
+        function go$writeFile(path29, data2, options2, cb2, startTime) {
+          return fs$writeFile(path29, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path28, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path29, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44578,14 +44645,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile3;
-      function appendFile3(path27, data, options, cb) {
+      function appendFile3(path28, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path27, data, options, cb);
-        function go$appendFile(path28, data2, options2, cb2, startTime) {
-          return fs$appendFile(path28, data2, options2, function(err2) {
+        return go$appendFile(path28, data, options, cb);
+        function go$appendFile(path29, data2, options2, cb2, startTime) {
+          return fs$appendFile(path29, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path28, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path29, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44614,33 +44681,33 @@ var require_graceful_fs = __commonJS({
         }
       }
       var fs$readdir = fs7.readdir;
-      fs7.readdir = readdir11;
+      fs7.readdir = readdir12;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir11(path27, options, cb) {
+      function readdir12(path28, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path28, options2, cb2, startTime) {
-          return fs$readdir(path28, fs$readdirCallback(
-            path28,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path29, options2, cb2, startTime) {
+          return fs$readdir(path29, fs$readdirCallback(
+            path29,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path28, options2, cb2, startTime) {
-          return fs$readdir(path28, options2, fs$readdirCallback(
-            path28,
+        } : function go$readdir2(path29, options2, cb2, startTime) {
+          return fs$readdir(path29, options2, fs$readdirCallback(
+            path29,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path27, options, cb);
-        function fs$readdirCallback(path28, options2, cb2, startTime) {
+        return go$readdir(path28, options, cb);
+        function fs$readdirCallback(path29, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path28, options2, cb2],
+                [path29, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -44711,7 +44778,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path27, options) {
+      function ReadStream(path28, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -44731,7 +44798,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path27, options) {
+      function WriteStream(path28, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -44749,22 +44816,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path27, options) {
-        return new fs7.ReadStream(path27, options);
+      function createReadStream4(path28, options) {
+        return new fs7.ReadStream(path28, options);
       }
-      function createWriteStream2(path27, options) {
-        return new fs7.WriteStream(path27, options);
+      function createWriteStream2(path28, options) {
+        return new fs7.WriteStream(path28, options);
       }
       var fs$open = fs7.open;
       fs7.open = open8;
-      function open8(path27, flags2, mode, cb) {
+      function open8(path28, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path27, flags2, mode, cb);
-        function go$open(path28, flags3, mode2, cb2, startTime) {
-          return fs$open(path28, flags3, mode2, function(err2, fd) {
+        return go$open(path28, flags2, mode, cb);
+        function go$open(path29, flags3, mode2, cb2, startTime) {
+          return fs$open(path29, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path28, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path29, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -45293,7 +45360,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path27 = __require("path");
+    var path28 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -45304,7 +45371,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path27.resolve(file2));
+        return callback(null, path28.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -45628,7 +45695,7 @@ var require_proper_lockfile = __commonJS({
 });
 
 // store/db/lock-directory.ts
-import { rmdir as rmdir2, stat as stat10 } from "node:fs/promises";
+import { rmdir as rmdir3, stat as stat10 } from "node:fs/promises";
 import { resolve as resolve2 } from "node:path";
 async function lockDirectory(dir, waitMs, options = {}) {
   const flock = options.flock === void 0 ? await findFlock() : options.flock;
@@ -45685,7 +45752,7 @@ async function removeLockfileLeftBehind(lockfile, leftBehind) {
   });
   if (!found2 || String(found2.ino) !== recorded[1] || String(found2.birthtimeNs) !== recorded[2]) return;
   if (Date.now() - Number(found2.mtimeMs) >= STALE_MS - TAKEOVER_MARGIN_MS) return;
-  await rmdir2(lockfile).catch((error47) => {
+  await rmdir3(lockfile).catch((error47) => {
     if (error47.code !== "ENOENT") throw error47;
   });
 }
@@ -45813,13 +45880,13 @@ var init_run_from_json = __esm({
 
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { mkdir as mkdir13, readdir as readdir8, readFile as readFile10, rename as rename8, rm as rm14, writeFile as writeFile11 } from "node:fs/promises";
-import { dirname as dirname5, join as join14 } from "node:path";
+import { mkdir as mkdir13, readdir as readdir9, readFile as readFile11, rename as rename8, rm as rm15, writeFile as writeFile11 } from "node:fs/promises";
+import { dirname as dirname5, join as join15 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson3(path27) {
-  const text2 = await readFile10(path27, "utf8").catch(() => null);
+async function readJson3(path28) {
+  const text2 = await readFile11(path28, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -45827,14 +45894,14 @@ async function readJson3(path27) {
     return null;
   }
 }
-async function writeJson(path27, value) {
-  await mkdir13(dirname5(path27), { recursive: true });
-  const temp = `${path27}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path28, value) {
+  await mkdir13(dirname5(path28), { recursive: true });
+  const temp = `${path28}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
     await writeFile11(temp, JSON.stringify(value));
-    await rename8(temp, path27);
+    await rename8(temp, path28);
   } finally {
-    await rm14(temp, { force: true });
+    await rm15(temp, { force: true });
   }
 }
 var IndexedCacheEntry, LocalIndex;
@@ -45902,11 +45969,11 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path27 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const path28 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
         await this.candidateUpdates(async () => {
-          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path27));
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path28));
           const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-          await writeJson(path27, keys.slice(0, CANDIDATE_LIMIT));
+          await writeJson(path28, keys.slice(0, CANDIDATE_LIMIT));
         });
       }
       /**
@@ -45916,11 +45983,11 @@ var init_local_index = __esm({
        */
       async baseline(query) {
         const pipelineDir = this.baselineDir(query.pipelinePath);
-        const recorded = new Set(await readdir8(pipelineDir).catch(() => []));
+        const recorded = new Set(await readdir9(pipelineDir).catch(() => []));
         const commit = query.commits.find((each) => recorded.has(each));
         if (commit === void 0) return null;
         for (const name2 of [nameOf(query.paramsDigest), "newest"]) {
-          const json3 = await readJson3(join14(pipelineDir, commit, `${name2}.json`));
+          const json3 = await readJson3(join15(pipelineDir, commit, `${name2}.json`));
           if (json3 !== null && typeof json3 === "object") return runFromJson(json3);
         }
         return null;
@@ -45933,41 +46000,23 @@ var init_local_index = __esm({
        */
       async recordSucceededRun(run6) {
         if (run6.dirty || run6.selection || run6.commit === null || !/^[0-9a-f]+$/.test(run6.commit)) return;
-        const commitDir = join14(this.baselineDir(run6.pipelinePath), run6.commit);
-        await writeJson(join14(commitDir, `${nameOf(run6.paramsDigest)}.json`), run6);
-        await writeJson(join14(commitDir, "newest.json"), run6);
+        const commitDir = join15(this.baselineDir(run6.pipelinePath), run6.commit);
+        await writeJson(join15(commitDir, `${nameOf(run6.paramsDigest)}.json`), run6);
+        await writeJson(join15(commitDir, "newest.json"), run6);
       }
       candidatesPath(manifestKey) {
-        return join14(this.root, "candidates", `${nameOf(manifestKey)}.json`);
+        return join15(this.root, "candidates", `${nameOf(manifestKey)}.json`);
       }
       cachePath(key) {
-        return join14(this.root, "cache", `${nameOf(key)}.json`);
+        return join15(this.root, "cache", `${nameOf(key)}.json`);
       }
       previousPath(pipelinePath, stage) {
-        return join14(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
+        return join15(this.root, "previous", nameOf(pipelinePath), `${nameOf(stage)}.json`);
       }
       baselineDir(pipelinePath) {
-        return join14(this.root, "baseline", nameOf(pipelinePath));
+        return join15(this.root, "baseline", nameOf(pipelinePath));
       }
     };
-  }
-});
-
-// local/local-store-paths.ts
-import { join as join15 } from "node:path";
-function localStorePaths(stateDir) {
-  return {
-    journalDir: join15(stateDir, "journal"),
-    indexDir: join15(stateDir, "index"),
-    blobDir: join15(stateDir, "blobs"),
-    databaseDir: join15(stateDir, "db"),
-    /** `<run>/<stage>.log`: what a running run's stages printed so far, for `fluksio ui`. */
-    liveDir: join15(stateDir, "live")
-  };
-}
-var init_local_store_paths = __esm({
-  "local/local-store-paths.ts"() {
-    "use strict";
   }
 });
 
@@ -47445,7 +47494,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path27, field }, columnIndex) => {
+    (result2, { path: path28, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -47457,8 +47506,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path27.entries()) {
-        if (pathChunkIndex < path27.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path28.entries()) {
+        if (pathChunkIndex < path28.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -47466,8 +47515,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path27.length === 2) {
-            const objectName = path27[0];
+          if (joinsNotNullableMap && is(field, Column) && path28.length === 2) {
+            const objectName = path28[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -54401,6 +54450,37 @@ var init_excluded = __esm({
   }
 });
 
+// schemas/tables/stage-log-sizes.ts
+var stageLogSizes;
+var init_stage_log_sizes = __esm({
+  "schemas/tables/stage-log-sizes.ts"() {
+    "use strict";
+    init_pg_core();
+    init_runs();
+    stageLogSizes = pgTable(
+      "stage_log_sizes",
+      {
+        runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
+        attempt: integer2("attempt").notNull(),
+        stage: text("stage").notNull(),
+        bytes: bigint4("bytes", { mode: "number" }).notNull()
+      },
+      (table) => [
+        primaryKey({ name: "stage_log_sizes_pkey", columns: [table.runId, table.attempt, table.stage] })
+      ]
+    );
+  }
+});
+
+// store/events/keep-within-log-limit.ts
+var init_keep_within_log_limit = __esm({
+  "store/events/keep-within-log-limit.ts"() {
+    "use strict";
+    init_format();
+    init_stage_log_sizes();
+  }
+});
+
 // store/events/apply-run-events.ts
 var init_apply_run_events = __esm({
   "store/events/apply-run-events.ts"() {
@@ -54414,6 +54494,8 @@ var init_apply_run_events = __esm({
     init_runs();
     init_stages();
     init_excluded();
+    init_stage_log_sizes();
+    init_keep_within_log_limit();
   }
 });
 
@@ -54495,10 +54577,10 @@ async function journalOfRun({
     const next2 = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
     if (points.length > 0) events2.push({ type: "metric.points", points, seq: next2() });
-    for (const { stage, path: path27, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path28, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path27, line: line2, level, message, title },
+        annotation: { stage, path: path28, line: line2, level, message, title },
         seq: next2()
       });
     }
@@ -64302,6 +64384,7 @@ __export(tables_exports, {
   metricPoints: () => metricPoints,
   runners: () => runners,
   runs: () => runs,
+  stageLogSizes: () => stageLogSizes,
   stages: () => stages
 });
 var init_tables = __esm({
@@ -64322,6 +64405,7 @@ var init_tables = __esm({
     init_metric_points();
     init_runners();
     init_runs();
+    init_stage_log_sizes();
     init_stages();
   }
 });
@@ -64414,14 +64498,14 @@ var init_migrate_database = __esm({
 
 // store/db/migrations-digest.ts
 import { createHash as createHash8 } from "node:crypto";
-import { readdir as readdir9, readFile as readFile11 } from "node:fs/promises";
+import { readdir as readdir10, readFile as readFile12 } from "node:fs/promises";
 import { join as join18 } from "node:path";
 async function migrationsDigest() {
   const folder = migrationsFolder();
-  const files = (await readdir9(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join18(entry.parentPath, entry.name)).sort();
+  const files = (await readdir10(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join18(entry.parentPath, entry.name)).sort();
   const hash3 = createHash8("sha256");
   for (const file2 of files)
-    hash3.update(file2.slice(folder.length)).update("\0").update(await readFile11(file2));
+    hash3.update(file2.slice(folder.length)).update("\0").update(await readFile12(file2));
   return hash3.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -64434,7 +64518,7 @@ var init_migrations_digest = __esm({
 // store/db/open-local-database.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
-import { cp, mkdir as mkdir14, readFile as readFile12, rename as rename9, rm as rm15, writeFile as writeFile12 } from "node:fs/promises";
+import { cp, mkdir as mkdir14, readFile as readFile13, rename as rename9, rm as rm16, writeFile as writeFile12 } from "node:fs/promises";
 import { join as join19 } from "node:path";
 function pgliteStartParams() {
   return [...je2.defaultStartParams, "-c", "shared_buffers=2MB"];
@@ -64480,7 +64564,7 @@ async function ensureTemplate(root, digest) {
       if (!existsSync5(join19(template, MIGRATED_MARKER))) throw error47;
     });
   } finally {
-    await rm15(building, { recursive: true, force: true });
+    await rm16(building, { recursive: true, force: true });
   }
   return template;
 }
@@ -64498,7 +64582,7 @@ async function migrated(client, release, onDisk) {
   const db = drizzle({ client, schema: tables_exports });
   try {
     const marker = onDisk ? join19(onDisk.dataDir, MIGRATED_MARKER) : null;
-    const current = marker ? await readFile12(marker, "utf8").catch(() => null) : null;
+    const current = marker ? await readFile13(marker, "utf8").catch(() => null) : null;
     if (!onDisk || current !== onDisk.digest) {
       await migrateDatabase(db);
       if (marker && onDisk) await writeFile12(marker, onDisk.digest);
@@ -64624,9 +64708,9 @@ var init_local_journal_record = __esm({
 });
 
 // local/read-run-journal.ts
-import { readFile as readFile13 } from "node:fs/promises";
+import { readFile as readFile14 } from "node:fs/promises";
 async function readRunJournal(file2) {
-  const text2 = await readFile13(file2, "utf8");
+  const text2 = await readFile14(file2, "utf8");
   const lines = text2.split("\n");
   const torn = lines.pop() !== "";
   const records = [];
@@ -64663,9 +64747,9 @@ __export(rebuild_local_index_exports, {
   rebuildLocalIndex: () => rebuildLocalIndex
 });
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { mkdir as mkdir15, readdir as readdir10, rename as rename10, rm as rm16 } from "node:fs/promises";
+import { mkdir as mkdir15, readdir as readdir11, rename as rename10, rm as rm17 } from "node:fs/promises";
 async function indexFromJournals(journalDir) {
-  const names = (await readdir10(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
+  const names = (await readdir11(journalDir).catch(() => [])).filter((name2) => name2.endsWith(".jsonl")).sort();
   const built = {
     cache: /* @__PURE__ */ new Map(),
     succeeded: [],
@@ -64749,9 +64833,9 @@ async function rebuildLocalIndex(indexDir, built) {
       if (error47.code !== "ENOENT") throw error47;
     });
     await rename10(fresh.root, indexDir);
-    await rm16(old, { recursive: true, force: true });
+    await rm17(old, { recursive: true, force: true });
   } finally {
-    await rm16(fresh.root, { recursive: true, force: true });
+    await rm17(fresh.root, { recursive: true, force: true });
   }
 }
 var init_rebuild_local_index = __esm({
@@ -64772,7 +64856,7 @@ __export(adopt_database_runs_exports, {
 });
 import { randomBytes as randomBytes5 } from "node:crypto";
 import { existsSync as existsSync6 } from "node:fs";
-import { mkdir as mkdir16, rename as rename11, rm as rm17, writeFile as writeFile13 } from "node:fs/promises";
+import { mkdir as mkdir16, rename as rename11, rm as rm18, writeFile as writeFile13 } from "node:fs/promises";
 async function adoptDatabaseRuns(stateDir) {
   const paths = localStorePaths(stateDir);
   const building = `${paths.journalDir}.adopting-${randomBytes5(6).toString("hex")}`;
@@ -64797,7 +64881,7 @@ async function adoptDatabaseRuns(stateDir) {
     if (!existsSync6(paths.journalDir)) throw error47;
     return;
   } finally {
-    await rm17(building, { recursive: true, force: true });
+    await rm18(building, { recursive: true, force: true });
   }
   await rebuildLocalIndex(paths.indexDir, await indexFromJournals(paths.journalDir));
 }
@@ -67489,15 +67573,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path27 = [graph[toModel].parent, toModel];
+      const path28 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path27.unshift(graph[cur].parent);
+        path28.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path27;
+      fn3.conversion = path28;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -68825,10 +68909,10 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check3(path27, isFile, isDirectory3) {
-      log(`checking %s`, path27);
+    function check3(path28, isFile, isDirectory3) {
+      log(`checking %s`, path28);
       try {
-        const stat11 = fs_1.statSync(path27);
+        const stat11 = fs_1.statSync(path28);
         if (stat11.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
@@ -68848,8 +68932,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path27, type = exports.READABLE) {
-      return check3(path27, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path28, type = exports.READABLE) {
+      return check3(path28, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -71504,9 +71588,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path27) {
+function readJson(path28) {
   try {
-    return JSON.parse(readFileSync(path27, "utf8"));
+    return JSON.parse(readFileSync(path28, "utf8"));
   } catch {
     return null;
   }
@@ -71784,7 +71868,7 @@ var FileStamps = class {
   get(repoPath) {
     const made = this.made.get(repoPath);
     if (made !== void 0) return made;
-    if (this.byPath === null) this.byPath = new Map(this.paths.map((path27, i2) => [path27, i2]));
+    if (this.byPath === null) this.byPath = new Map(this.paths.map((path28, i2) => [path28, i2]));
     const entry = this.byPath.get(repoPath);
     return entry === void 0 ? void 0 : this.stampAt(entry);
   }
@@ -72215,9 +72299,9 @@ async function dropListingSnapshot(file2) {
 
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path27, message) {
+  constructor(path28, message) {
     super(message);
-    this.path = path27;
+    this.path = path28;
     this.name = "UnsafePathError";
   }
   path;
@@ -72821,8 +72905,206 @@ function notARepository(dir, reason) {
   return reason;
 }
 
+// runner/sandbox/stage-launcher.ts
+var directLauncher = {
+  launch: (cmd) => ({ file: "/bin/sh", args: ["-c", cmd] }),
+  signal: (pid, signal) => signalGroup(pid, signal)
+};
+function signalGroup(pgid, signal) {
+  try {
+    process.kill(-pgid, signal);
+  } catch (error47) {
+    const code = error47.code;
+    if (code !== "ESRCH" && code !== "EPERM") throw error47;
+  }
+}
+
+// runner/sandbox/stage-groups.ts
+init_zod();
+import { mkdirSync, readFileSync as readFileSync5, rmSync, writeFileSync } from "node:fs";
+import { readdir as readdir2, readFile, rm as rm6, rmdir as rmdir2 } from "node:fs/promises";
+import path14 from "node:path";
+var StageGroup = external_exports.strictObject({
+  /** The stage's shell: its pid, which is its process group's id. */
+  pid: external_exports.number().int().positive(),
+  /** When it started, in clock ticks since boot (/proc/PID/stat): a pid used again differs. */
+  startTicks: external_exports.string().regex(/^\d+$/),
+  /** The boot it started in (/proc/sys/kernel/random/boot_id): after a reboot nothing is left. */
+  bootId: external_exports.string().min(1),
+  runId: external_exports.string(),
+  stage: external_exports.string().nullable()
+});
+var GONE_WAIT_MS = 5e3;
+var StageGroups = class {
+  /** @param dir where the records go; made when the first is written */
+  constructor(dir) {
+    this.dir = dir;
+    this.bootId = readBootId();
+  }
+  dir;
+  bootId;
+  /**
+   * `inner` (the direct launcher, or a sandbox's), recording the groups it starts for
+   * `runId`; a launcher whose stages run elsewhere (a Slurm job: honoursResources) as it
+   * is. A record that cannot be written is said to `onRecordError`; the stage runs on.
+   */
+  track(inner, runId, onRecordError = () => {
+  }) {
+    if (inner.honoursResources || this.bootId === null) return inner;
+    return new TrackedLauncher(
+      inner,
+      (pid, stage) => this.record(pid, runId, stage, onRecordError),
+      (pid) => this.forget(pid)
+    );
+  }
+  /**
+   * Kills every recorded group still running (what started it must be dead: the caller
+   * holds its lock), waits for each to disappear (bounded), and removes every record and
+   * then the directory. Returns what it ended, and the records it could not read.
+   */
+  async killLeftovers() {
+    const ended = [];
+    const unreadable = [];
+    const names = await readdir2(this.dir).catch(() => []);
+    for (const name2 of names.sort()) {
+      const file2 = path14.join(this.dir, name2);
+      const group2 = await readRecord(file2);
+      if (group2 === null) {
+        unreadable.push(name2);
+      } else if (this.isRunning(group2)) {
+        signalGroup(group2.pid, "SIGKILL");
+        ended.push({
+          runId: group2.runId,
+          stage: group2.stage,
+          pid: group2.pid,
+          gone: await groupGone(group2.pid)
+        });
+      }
+      await rm6(file2, { force: true });
+    }
+    await this.close();
+    return { ended, unreadable };
+  }
+  /** Removes the directory once it holds no record (every group recorded is gone). */
+  async close() {
+    await rmdir2(this.dir).catch(() => void 0);
+  }
+  /** Whether the group recorded is still running, and still the one recorded. */
+  isRunning(group2) {
+    if (group2.bootId !== this.bootId) return false;
+    const ticks = startTicksOf(group2.pid);
+    if (ticks !== null && ticks !== group2.startTicks) return false;
+    return groupExists(group2.pid);
+  }
+  record(pid, runId, stage, onRecordError) {
+    const startTicks = startTicksOf(pid);
+    if (startTicks === null || this.bootId === null) return;
+    const group2 = { pid, startTicks, bootId: this.bootId, runId, stage };
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 448 });
+      writeFileSync(this.fileOf(pid), `${JSON.stringify(group2)}
+`, { mode: 384 });
+    } catch (error47) {
+      onRecordError(error47, pid);
+    }
+  }
+  forget(pid) {
+    rmSync(this.fileOf(pid), { force: true });
+  }
+  fileOf(pid) {
+    return path14.join(this.dir, `${pid}.json`);
+  }
+};
+var TrackedLauncher = class {
+  constructor(inner, onStarted, onGone) {
+    this.inner = inner;
+    this.onStarted = onStarted;
+    this.onGone = onGone;
+  }
+  inner;
+  onStarted;
+  onGone;
+  honoursResources = false;
+  launching = null;
+  launch(cmd, cwd, writable, stage) {
+    this.launching = stage?.name ?? null;
+    return this.inner.launch(cmd, cwd, writable, stage);
+  }
+  explainExit(end) {
+    return this.inner.explainExit?.(end) ?? null;
+  }
+  givesBack(end) {
+    return this.inner.givesBack?.(end) ?? false;
+  }
+  reattaches(stage) {
+    return this.inner.reattaches?.(stage) ?? false;
+  }
+  usage(stage, signal) {
+    return this.inner.usage?.(stage, signal) ?? Promise.resolve(null);
+  }
+  ended() {
+    this.inner.ended?.();
+  }
+  signal(pid, signal) {
+    this.inner.signal(pid, signal);
+  }
+  started(pid) {
+    this.inner.started?.(pid);
+    this.onStarted(pid, this.launching);
+  }
+  gone(pid) {
+    this.inner.gone?.(pid);
+    try {
+      this.onGone(pid);
+    } catch {
+    }
+  }
+};
+function readBootId() {
+  try {
+    return readFileSync5("/proc/sys/kernel/random/boot_id", "utf8").trim() || null;
+  } catch {
+    return null;
+  }
+}
+function startTicksOf(pid) {
+  let stat11;
+  try {
+    stat11 = readFileSync5(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  const fields = stat11.slice(stat11.lastIndexOf(")") + 2).split(" ");
+  return fields[19] ?? null;
+}
+function groupExists(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error47) {
+    return error47.code === "EPERM";
+  }
+}
+async function groupGone(pgid) {
+  const deadline = performance.now() + GONE_WAIT_MS;
+  while (performance.now() < deadline) {
+    if (!groupExists(pgid)) return true;
+    await new Promise((wake) => setTimeout(wake, 20));
+  }
+  return false;
+}
+async function readRecord(file2) {
+  try {
+    const parsed = StageGroup.safeParse(JSON.parse(await readFile(file2, "utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
 // local/execute-local-run.ts
-import { join as join21 } from "node:path";
+init_local_store_paths();
+import { dirname as dirname7, join as join21 } from "node:path";
 
 // schemas/run-report.ts
 init_zod();
@@ -72988,13 +73270,13 @@ function buildRunReport(detail, baseline, goals) {
 }
 
 // runner/workspace/current-branch.ts
-import { readFile, stat as stat2 } from "node:fs/promises";
-import path14 from "node:path";
+import { readFile as readFile2, stat as stat2 } from "node:fs/promises";
+import path15 from "node:path";
 var REFTABLE_HEAD = "refs/heads/.invalid";
 async function currentBranch(repoRoot) {
-  const dotGit = path14.join(repoRoot, ".git");
-  const gitDir = (await stat2(dotGit)).isDirectory() ? dotGit : path14.resolve(repoRoot, /^gitdir: (.+)$/m.exec(await readFile(dotGit, "utf8"))?.[1]?.trim() ?? ".git");
-  const head = (await readFile(path14.join(gitDir, "HEAD"), "utf8")).trim();
+  const dotGit = path15.join(repoRoot, ".git");
+  const gitDir = (await stat2(dotGit)).isDirectory() ? dotGit : path15.resolve(repoRoot, /^gitdir: (.+)$/m.exec(await readFile2(dotGit, "utf8"))?.[1]?.trim() ?? ".git");
+  const head = (await readFile2(path15.join(gitDir, "HEAD"), "utf8")).trim();
   const ref = /^ref: (refs\/heads\/.+)$/.exec(head)?.[1];
   if (ref === void 0) return null;
   if (ref !== REFTABLE_HEAD) return ref.slice("refs/heads/".length);
@@ -73008,7 +73290,7 @@ init_canonical_json();
 // runner/keys/code-digest.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);
 init_canonical_json();
-import path15 from "node:path";
+import path16 from "node:path";
 function codeDigest(index2, scope) {
   const included = includeMatcher(scope);
   const excluded2 = new Set(scope.exclude.map((excludedPath) => excludedPath.replace(/\/+$/, "")));
@@ -73033,7 +73315,7 @@ function isSorted(entries) {
 function includeMatcher(scope) {
   if (scope.include === null) return () => true;
   const patterns = scope.include.map(
-    (glob) => glob.startsWith("/") ? glob.slice(1) : path15.posix.join(scope.pipelineDir, glob)
+    (glob) => glob.startsWith("/") ? glob.slice(1) : path16.posix.join(scope.pipelineDir, glob)
   );
   if (patterns.length === 0) return () => false;
   return (0, import_picomatch.default)(patterns, { dot: true });
@@ -73079,22 +73361,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path27) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path27)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path28) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path28)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path27) {
-  return posix.normalize(path27).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path28) {
+  return posix.normalize(path28).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path27) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path27);
-  if (repoPath === null) throw new Error(`"${path27}" is outside the repository`);
+function repoPathIn(workspace, path28) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path28);
+  if (repoPath === null) throw new Error(`"${path28}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -73104,11 +73386,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path27) => repoPathIn(workspace, path27));
-  const isOut = (path27) => outs.some((out2) => path27 === out2 || path27.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path28) => repoPathIn(workspace, path28));
+  const isOut = (path28) => outs.some((out2) => path28 === out2 || path28.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path27) => !isOut(path27)),
+    dirty: [...codeIndex.changed].some((path28) => !isOut(path28)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -73127,7 +73409,7 @@ init_zod();
 init_one_shot_parse();
 import { createHash as createHash3, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir as mkdir4, readFile as readFile2, rename as rename4, stat as stat3, writeFile as writeFile4 } from "node:fs/promises";
+import { mkdir as mkdir4, readFile as readFile3, rename as rename4, stat as stat3, writeFile as writeFile4 } from "node:fs/promises";
 import { dirname as dirname3 } from "node:path";
 var Remembered = external_exports.strictObject({ stat: external_exports.string(), digest: external_exports.string() });
 var RememberedFile = external_exports.record(external_exports.string(), Remembered);
@@ -73171,7 +73453,7 @@ var InterpreterDigests = class {
     if (this.file) {
       let raw = null;
       try {
-        raw = JSON.parse(await readFile2(this.file, "utf8"));
+        raw = JSON.parse(await readFile3(this.file, "utf8"));
       } catch {
       }
       const parsed = RememberedFile.safeParse(raw, ONE_SHOT_PARSE);
@@ -73184,13 +73466,13 @@ var InterpreterDigests = class {
 
 // runner/run-pipeline.ts
 init_p_limit();
-import { mkdtemp as mkdtemp4, rm as rm10 } from "node:fs/promises";
-import { join as join10 } from "node:path";
+import { mkdtemp as mkdtemp4, rm as rm11 } from "node:fs/promises";
+import { join as join11 } from "node:path";
 
 // core/pipeline/stage-graph.ts
 function buildStageGraph(pipeline2) {
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path27) => ({ name: name2, path: normalizePipelinePath(path27) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path28) => ({ name: name2, path: normalizePipelinePath(path28) }))
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
@@ -73205,10 +73487,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path27 = normalizePipelinePath(dep);
+  const path28 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path27) || pathContains(path27, out2)) return name2;
+      if (pathContains(out2, path28) || pathContains(path28, out2)) return name2;
     }
   }
   return null;
@@ -73240,8 +73522,8 @@ function findCycle(graph) {
 init_statuses();
 
 // runner/execute-stage.ts
-import { mkdir as mkdir9, rm as rm9, writeFile as writeFile8 } from "node:fs/promises";
-import { dirname as dirname4, join as join7 } from "node:path";
+import { mkdir as mkdir9, rm as rm10, writeFile as writeFile8 } from "node:fs/promises";
+import { dirname as dirname4, join as join8 } from "node:path";
 
 // core/pipeline/param-variables.ts
 function paramVariableName(param) {
@@ -73296,10 +73578,10 @@ function cacheKeyOf(inputs) {
 
 // runner/sandbox/private-dir.ts
 import { mkdir as mkdir5 } from "node:fs/promises";
-import { join as join3 } from "node:path";
+import { join as join4 } from "node:path";
 async function makePrivateDir(root, name2) {
-  const dir = join3(root, name2);
-  for (const sub of ["home", "tmp", "pycache"]) await mkdir5(join3(dir, sub), { recursive: true });
+  const dir = join4(root, name2);
+  for (const sub of ["home", "tmp", "pycache"]) await mkdir5(join4(dir, sub), { recursive: true });
   return dir;
 }
 
@@ -73340,17 +73622,17 @@ var BlobTooLargeError = class extends Error {
 init_canonical_json();
 init_out_record();
 import { randomUUID as randomUUID4 } from "node:crypto";
-import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir2, realpath as realpath3, rename as rename5, rm as rm6, stat as stat4 } from "node:fs/promises";
-import path16 from "node:path";
+import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir3, realpath as realpath3, rename as rename5, rm as rm7, stat as stat4 } from "node:fs/promises";
+import path17 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path27, absPath, options) {
+  constructor(path28, absPath, options) {
     super(
-      `"${path27}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path28}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path27;
+    this.path = path28;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -73406,9 +73688,9 @@ async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
 async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const parent = path16.dirname(absPath);
+  const parent = path17.dirname(absPath);
   await mkdir6(parent, { recursive: true });
-  const temp = path16.join(parent, `.${path16.basename(absPath)}.${randomUUID4()}${RESTORE_SUFFIX}`);
+  const temp = path17.join(parent, `.${path17.basename(absPath)}.${randomUUID4()}${RESTORE_SUFFIX}`);
   try {
     if (record2.kind === "file") {
       await blobs.getToFile(record2.digest, temp, record2.size);
@@ -73418,28 +73700,28 @@ async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
     }
     await swapIntoPlace(temp, absPath, record2.kind === "dir");
   } finally {
-    await rm6(temp, { recursive: true, force: true });
+    await rm7(temp, { recursive: true, force: true });
   }
 }
 async function removeOut(pipelineDir, workspaceRoot, outPath) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, outPath);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { allowFinalSymlink: true, out: true });
-  await rm6(absPath, { recursive: true, force: true });
+  await rm7(absPath, { recursive: true, force: true });
 }
 async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
-  if (path16.posix.isAbsolute(outPath)) return outPath;
-  const dirInRoot = path16.relative(await realpath3(workspaceRoot), await realpath3(pipelineDir));
-  return path16.posix.join(dirInRoot.split(path16.sep).join("/"), outPath);
+  if (path17.posix.isAbsolute(outPath)) return outPath;
+  const dirInRoot = path17.relative(await realpath3(workspaceRoot), await realpath3(pipelineDir));
+  return path17.posix.join(dirInRoot.split(path17.sep).join("/"), outPath);
 }
 async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
   const real2 = await realpath3(absDir);
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
-  const entries = await readdir2(absDir, { withFileTypes: true });
+  const entries = await readdir3(absDir, { withFileTypes: true });
   if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
   for (const entry of entries) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    const abs = path16.join(absDir, entry.name);
+    const abs = path17.join(absDir, entry.name);
     if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
     const stats = entry.isSymbolicLink() ? await stat4(abs) : entry;
     if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
@@ -73464,13 +73746,13 @@ async function restoreDir(blobs, digest, tempDir) {
   await mkdir6(tempDir);
   for (const dir of manifest.dirs ?? []) {
     checkManifestPath(digest, dir);
-    await mkdir6(path16.join(tempDir, dir), { recursive: true });
+    await mkdir6(path17.join(tempDir, dir), { recursive: true });
   }
   for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
     await Promise.all(
       manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
         checkManifestPath(digest, file2.path);
-        const target = path16.join(tempDir, file2.path);
+        const target = path17.join(tempDir, file2.path);
         await blobs.getToFile(file2.digest, target, file2.size);
         if (file2.executable) await makeExecutable(target);
       })
@@ -73483,7 +73765,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename5(temp, dest);
     return;
   }
-  const aside = path16.join(path16.dirname(dest), `.${path16.basename(dest)}.${randomUUID4()}${ASIDE_SUFFIX}`);
+  const aside = path17.join(path17.dirname(dest), `.${path17.basename(dest)}.${randomUUID4()}${ASIDE_SUFFIX}`);
   await rename5(dest, aside);
   try {
     await rename5(temp, dest);
@@ -73491,7 +73773,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename5(aside, dest);
     throw error47;
   }
-  await rm6(aside, { recursive: true, force: true });
+  await rm7(aside, { recursive: true, force: true });
 }
 
 // core/text/message-of.ts
@@ -73543,11 +73825,11 @@ init_canonical_json();
 // runner/keys/command-interpreters.ts
 var import_which = __toESM(require_lib(), 1);
 import { open as open3, realpath as realpath5 } from "node:fs/promises";
-import path19 from "node:path";
+import path20 from "node:path";
 
 // runner/keys/command-programs.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
-import path17 from "node:path";
+import path18 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
 var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
 var SHELL_OWN = new Set(
@@ -73785,9 +74067,9 @@ function cdTarget(start2, args2) {
   const [target] = args2;
   if (args2.length !== 1 || !target || target.startsWith("-") || target.startsWith("~")) return UNKNOWN;
   if (target.includes("$")) return UNKNOWN;
-  if (path17.isAbsolute(target)) return withoutTrailingSlash(path17.normalize(target));
+  if (path18.isAbsolute(target)) return withoutTrailingSlash(path18.normalize(target));
   if (typeof start2 !== "string") return start2;
-  return withoutTrailingSlash(path17.join(start2, target));
+  return withoutTrailingSlash(path18.join(start2, target));
 }
 function withoutTrailingSlash(dir) {
   return dir.length > 1 && dir.endsWith("/") ? dir.slice(0, -1) : dir;
@@ -73797,7 +74079,7 @@ function withoutTrailingSlash(dir) {
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
 import { access as access2, realpath as realpath4 } from "node:fs/promises";
-import path18 from "node:path";
+import path19 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var SUBSTITUTION = /\$\(|`/;
 var PYTHON_NAME = /^python[0-9.]*$/;
@@ -73824,17 +74106,17 @@ async function whyNotPython(cmd, context) {
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
   const found2 = await resolveProgram(program, context);
   if (found2 === null) return `${program} was not found`;
-  const name2 = path18.basename(await realpath4(found2).catch(() => found2));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path18.basename(program)) ? null : `${path18.basename(program)} is not Python`;
+  const name2 = path19.basename(await realpath4(found2).catch(() => found2));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path19.basename(program)) ? null : `${path19.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path18.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path18.join(dir || ".", program));
+  const candidates = program.includes("/") ? [path19.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path19.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path18.resolve(context.cwd, candidate), constants4.X_OK).then(
+    const executable = await access2(path19.resolve(context.cwd, candidate), constants4.X_OK).then(
       () => true,
       () => false
     );
-    if (executable) return path18.resolve(context.cwd, candidate);
+    if (executable) return path19.resolve(context.cwd, candidate);
   }
   return null;
 }
@@ -73849,7 +74131,7 @@ async function commandInterpreters(cmd, options) {
     const name2 = programName(word, dir);
     if (seen.has(`${dir}\0${name2}`)) continue;
     seen.add(`${dir}\0${name2}`);
-    const at4 = path19.resolve(options.cwd, dir);
+    const at4 = path20.resolve(options.cwd, dir);
     const file2 = await locate(word, at4, options);
     if (file2 === null) {
       found2[name2] = null;
@@ -73877,7 +74159,7 @@ async function commandInterpreters(cmd, options) {
   return found2;
 }
 function programName(word, dir) {
-  return dir === "." || !word.includes("/") || path19.isAbsolute(word) ? word : path19.join(dir, word);
+  return dir === "." || !word.includes("/") || path20.isAbsolute(word) ? word : path20.join(dir, word);
 }
 function launchedName(name2, dir) {
   return dir === "." ? `${name2}${LAUNCHED}` : `${name2}${LAUNCHED_IN}${dir})`;
@@ -73886,7 +74168,7 @@ function isLaunchedName(name2) {
   return name2.endsWith(LAUNCHED) || name2.includes(LAUNCHED_IN);
 }
 async function addLaunched(found2, key, file2, dir, options) {
-  if (!options.probeLauncher || !PYTHON_NAME.test(path19.basename(file2))) return;
+  if (!options.probeLauncher || !PYTHON_NAME.test(path20.basename(file2))) return;
   const launched = await options.probeLauncher(file2, dir);
   found2[key] = launched === null ? null : {
     path: launched.executable,
@@ -73899,7 +74181,7 @@ async function interpreterAt(realPath, digests) {
 }
 async function locate(word, dir, options) {
   if (word.includes("/")) {
-    const file2 = path19.resolve(dir, word);
+    const file2 = path20.resolve(dir, word);
     return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
   }
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
@@ -73915,15 +74197,15 @@ async function shebangProgram(file2) {
     const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
     const program = words[0];
     if (!program) return null;
-    if (path19.basename(program) !== "env") return program;
+    if (path20.basename(program) !== "env") return program;
     return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
   } finally {
     await handle2.close();
   }
 }
 function isInside2(file2, dir) {
-  const relative3 = path19.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path19.isAbsolute(relative3);
+  const relative3 = path20.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path20.isAbsolute(relative3);
 }
 
 // runner/keys/rerun-reasons.ts
@@ -74041,8 +74323,8 @@ async function missReasons(name2, {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path27, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path27) || path27,
+      const relative3 = (entries) => entries.map(([path28, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path28) || path28,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -74059,15 +74341,15 @@ async function missReasons(name2, {
 }
 
 // runner/keys/recheck-stage-inputs.ts
-import { join as join4 } from "node:path";
+import { join as join5 } from "node:path";
 
 // runner/keys/content-digest.ts
 init_blob_digest();
 init_canonical_json();
 import { createHash as createHash4 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
-import { readdir as readdir3, readlink as readlink5, realpath as realpath6, stat as stat5 } from "node:fs/promises";
-import path20 from "node:path";
+import { readdir as readdir4, readlink as readlink5, realpath as realpath6, stat as stat5 } from "node:fs/promises";
+import path21 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
   const stats = await stat5(absPath).catch((error47) => {
@@ -74111,11 +74393,11 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
   let counted = 0;
-  for (const entry of await readdir3(absDir, { withFileTypes: true })) {
+  for (const entry of await readdir4(absDir, { withFileTypes: true })) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
     if (isNeverCode(rel)) continue;
     counted += 1;
-    const abs = path20.join(absDir, entry.name);
+    const abs = path21.join(absDir, entry.name);
     const stats = await stat5(abs).catch(async (error47) => {
       if (error47.code !== "ENOENT" || !entry.isSymbolicLink()) throw error47;
       throw new Error(
@@ -74344,9 +74626,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path27 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path27);
-    result += cmd ? inCommand(path27, value, context, params) : inText(match[1] ?? "", value);
+    const path28 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path28);
+    result += cmd ? inCommand(path28, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -74357,22 +74639,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path27) {
+function lookup(data, path28) {
   let node = data;
-  for (const [index2, part] of path27.entries()) {
+  for (const [index2, part] of path28.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path27)}}: "${formatReference(path27.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path28)}}: "${formatReference(path28.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path27) {
-  return path27.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path28) {
+  return path28.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -74387,10 +74669,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path27, value, context, params) {
-  const param = paramOf(path27, context.params);
+function inCommand(path28, value, context, params) {
+  const param = paramOf(path28, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path27, context, params);
+    return flagsOf(value, param === null ? null : path28, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -74422,15 +74704,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit3(dict, []);
   return words.join(" ");
 }
-function paramOf(path27, params) {
+function paramOf(path28, params) {
   let node = params;
-  for (const [index2, part] of path27.entries()) {
+  for (const [index2, part] of path28.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path27.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path28.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path27), exact: true };
+  return { name: formatReference(path28), exact: true };
 }
 function literalShellExpansion(inner, next2) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -74549,19 +74831,19 @@ function parseDvcParamsFile(text2) {
   };
   const floats = /* @__PURE__ */ new Set();
   const inexact = /* @__PURE__ */ new Map();
-  const unwrap = (value, path27) => {
+  const unwrap = (value, path28) => {
     if (value instanceof WrittenAsFloat) {
-      floats.add(formatReference(path27));
+      floats.add(formatReference(path28));
       return value.value;
     }
     if (value instanceof InexactInteger) {
-      inexact.set(formatReference(path27), value.text);
+      inexact.set(formatReference(path28), value.text);
       return value.value;
     }
-    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path27, index2]));
+    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path28, index2]));
     if (value !== null && typeof value === "object") {
       return Object.fromEntries(
-        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path27, key])])
+        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path28, key])])
       );
     }
     return value;
@@ -74579,11 +74861,11 @@ function inexactParamProblem(file2, name2, fileName) {
   }
   return null;
 }
-function paramLeaves(data, path27) {
+function paramLeaves(data, path28) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path27, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path28, key]));
   }
-  return [[formatReference(path27), data]];
+  return [[formatReference(path28), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -74600,8 +74882,8 @@ function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
   const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
   const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path27 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path27 };
+  const path28 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path28 };
 }
 function overlayDvcParams(text2, listed) {
   const document2 = (0, import_yaml4.parseDocument)(text2, DVC_YAML_OPTIONS);
@@ -74610,43 +74892,43 @@ function overlayDvcParams(text2, listed) {
   let changed = false;
   for (let settled = false, passes = 0; !settled; passes += 1) {
     settled = true;
-    for (const { path: path27, value, spec } of listed) {
-      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path27);
+    for (const { path: path28, value, spec } of listed) {
+      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path28);
       if (old === void 0) continue;
       const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson(value) : value;
       if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
       if (passes > listed.length) {
-        throw new Error(`${formatReference([...path27])} does not read back as the value written to it`);
+        throw new Error(`${formatReference([...path28])} does not read back as the value written to it`);
       }
       const node = document2.createNode(wanted);
       if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-      setOwnValue(document2, path27, node);
+      setOwnValue(document2, path28, node);
       changed = true;
       settled = false;
     }
   }
   return changed ? document2.toString() : null;
 }
-function valueAt(data, path27) {
+function valueAt(data, path28) {
   let node = data;
-  for (const key of path27) {
+  for (const key of path28) {
     if (node === null || typeof node !== "object" || !Object.hasOwn(node, key)) return void 0;
     node = node[key];
   }
   return node;
 }
-function setOwnValue(document2, path27, node) {
+function setOwnValue(document2, path28, node) {
   const follow2 = aliasFollower(document2);
   let parent = document2.contents;
-  for (const [index2, key] of path27.entries()) {
+  for (const [index2, key] of path28.entries()) {
     const pair = (0, import_yaml4.isMap)(parent) ? parent.items.find((each) => !isMergePair(each) && keyText(each) === String(key)) : void 0;
     const own = (0, import_yaml4.isMap)(parent) ? pair?.value : (0, import_yaml4.isSeq)(parent) ? parent.items[Number(key)] : void 0;
     const found2 = (0, import_yaml4.isMap)(parent) && own === void 0 ? mergedValue(parent, String(key), follow2) : own;
     if (found2 === void 0 || !((0, import_yaml4.isMap)(parent) || (0, import_yaml4.isSeq)(parent))) {
-      throw new Error(`${formatReference([...path27])} is not in the file`);
+      throw new Error(`${formatReference([...path28])} is not in the file`);
     }
     let next2;
-    if (index2 === path27.length - 1) {
+    if (index2 === path28.length - 1) {
       if ((0, import_yaml4.isNode)(own) && !(0, import_yaml4.isAlias)(own) && own.anchor) node.anchor = own.anchor;
       next2 = node;
     } else {
@@ -74694,7 +74976,7 @@ async function recheckStageInputs(options) {
   const depsDirty = [];
   for (const [dep, digest] of Object.entries(material.inputs.deps)) {
     if (options.produced.get(dep)?.kind === "dir") continue;
-    const now = await contentDigest(join4(workspace.pipelineDir, dep)).catch(() => null);
+    const now = await contentDigest(join5(workspace.pipelineDir, dep)).catch(() => null);
     const stamp = overlaid.has(dep) ? void 0 : material.depStamps[dep];
     if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
     else if (now.digest !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
@@ -74705,7 +74987,7 @@ async function recheckStageInputs(options) {
   const exempt = new Set([...overlaid].map((file2) => repoPathIn(workspace, file2)));
   const codeDirty = (scope) => codeChangesWhileRunning(stage, scope, before, after, workspace, exempt);
   if (material.code && material.codeScope) stageDirty.push(...codeDirty(material.codeScope));
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path27) => repoPathIn(workspace, path27));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path28) => repoPathIn(workspace, path28));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -74739,14 +75021,14 @@ function codeChangesWhileRunning(stage, scope, before, after, workspace, exempt)
   const now = codeDigest(after, scope);
   const sentences = [];
   if (old.digest !== now.digest) {
-    const relative3 = (entries) => entries.map(([path27, id]) => [pipelinePathIn(workspace, path27), id]);
+    const relative3 = (entries) => entries.map(([path28, id]) => [pipelinePathIn(workspace, path28), id]);
     const changes = describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
     sentences.push(`code changed while ${stage} ran: ${changes}`);
   }
   const oldIds = new Map(old.entries);
   const rewritten = now.entries.filter(
-    ([path27, id]) => oldIds.get(path27) === id && !exempt.has(path27) && before.stamps.get(path27) !== after.stamps.get(path27)
-  ).map(([path27]) => pipelinePathIn(workspace, path27));
+    ([path28, id]) => oldIds.get(path28) === id && !exempt.has(path28) && before.stamps.get(path28) !== after.stamps.get(path28)
+  ).map(([path28]) => pipelinePathIn(workspace, path28));
   if (rewritten.length > 0) {
     const rest = rewritten.length - NAMED_PATHS;
     const named = `${rewritten.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""}`;
@@ -74778,7 +75060,7 @@ async function checkAfterRun(name2, context, material, before) {
 // runner/output/metrics-file.ts
 var import_json5 = __toESM(require_lib2(), 1);
 var import_yaml6 = __toESM(require_dist(), 1);
-import { readFile as readFile3 } from "node:fs/promises";
+import { readFile as readFile4 } from "node:fs/promises";
 
 // core/text/json-syntax-error.ts
 var import_yaml5 = __toESM(require_dist(), 1);
@@ -74809,7 +75091,7 @@ function excerptOffset(text2, excerpt) {
 async function readMetricsFile(absPath, displayPath, declared = /* @__PURE__ */ new Set()) {
   let text2;
   try {
-    text2 = await readFile3(absPath, "utf8");
+    text2 = await readFile4(absPath, "utf8");
   } catch (error47) {
     const why = error47.code === "ENOENT" ? "does not exist" : "cannot be read";
     throw new Error(`Metrics file ${displayPath} ${why}: ${error47.message}`, { cause: error47 });
@@ -74884,7 +75166,7 @@ function describe(value) {
 }
 
 // runner/output/read-plot-series.ts
-import { readdir as readdir4, readFile as readFile4, realpath as realpath7, stat as stat6 } from "node:fs/promises";
+import { readdir as readdir5, readFile as readFile5, realpath as realpath7, stat as stat6 } from "node:fs/promises";
 import { sep as sep3 } from "node:path";
 import { posix as posix5 } from "node:path";
 
@@ -76390,8 +76672,8 @@ init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
 };
-function plotFormatOf(path27) {
-  const extension = /\.([^./]+)$/.exec(path27)?.[1]?.toLowerCase();
+function plotFormatOf(path28) {
+  const extension = /\.([^./]+)$/.exec(path28)?.[1]?.toLowerCase();
   if (extension === "csv" || extension === "tsv" || extension === "json") return extension;
   return extension === "yaml" || extension === "yml" ? "yaml" : null;
 }
@@ -76531,11 +76813,11 @@ function describe2(value) {
 import { posix as posix4 } from "node:path";
 var MAX_PLOT_ROWS = 1e5;
 var MAX_SERIES_NAME = 200;
-function plotSeriesName(path27, column) {
-  const base = posix4.normalize(path27).replace(/\.[^./]*$/, "");
+function plotSeriesName(path28, column) {
+  const base = posix4.normalize(path28).replace(/\.[^./]*$/, "");
   return posix4.basename(base) === column ? base : `${base}/${column}`;
 }
-function plotSeries(table, spec, path27) {
+function plotSeries(table, spec, path28) {
   const { columns, rows } = table;
   if (rows.length > MAX_PLOT_ROWS) {
     throw new PlotTableError(`has ${rows.length} rows; at most ${MAX_PLOT_ROWS} are read as series`);
@@ -76567,7 +76849,7 @@ function plotSeries(table, spec, path27) {
   const series = [...ys2];
   if (x10 !== null && !xSteps && !ys2.includes(x10) && numeric2(x10)) series.unshift(x10);
   return series.map((column) => {
-    const name2 = plotSeriesName(path27, column);
+    const name2 = plotSeriesName(path28, column);
     if (name2.length > MAX_SERIES_NAME) {
       throw new PlotTableError(`its series name "${name2}" is longer than ${MAX_SERIES_NAME} characters`);
     }
@@ -76620,7 +76902,7 @@ async function readPlotSeries(specs, where, stage) {
         if (size > MAX_PLOT_BYTES) {
           throw new PlotTableError(`is ${size} bytes; at most ${MAX_PLOT_BYTES} are read as series`);
         }
-        const text2 = await readFile4(real2, "utf8");
+        const text2 = await readFile5(real2, "utf8");
         const fields = [spec.x, ...spec.y ?? []].filter((field) => field !== void 0);
         const table = parsePlotTable(text2, format, {
           fields,
@@ -76646,32 +76928,135 @@ async function readPlotSeries(specs, where, stage) {
   return { points, warnings };
 }
 var MAX_PLOT_FILES = 1e3;
-async function plotFiles(pipelineDir, path27, root) {
-  const absolute = posix5.join(pipelineDir, path27);
+async function plotFiles(pipelineDir, path28, root) {
+  const absolute = posix5.join(pipelineDir, path28);
   const info3 = await stat6(absolute).catch((error47) => {
     if (error47.code === "ENOENT") throw new Error("the stage did not write it");
     throw error47;
   });
-  if (!info3.isDirectory()) return [path27];
+  if (!info3.isDirectory()) return [path28];
   const real2 = await realpath7(absolute);
   if (!real2.startsWith(root + sep3)) throw new Error("leads outside the repository");
-  const entries = await readdir4(real2, { recursive: true, withFileTypes: true });
-  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path27, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
+  const entries = await readdir5(real2, { recursive: true, withFileTypes: true });
+  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path28, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
   if (files.length > MAX_PLOT_FILES) {
     throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
   }
   return files.sort();
 }
 
+// runner/output/base64-forms.ts
+var MIN_BASE64_SECRET_BYTES = 8;
+var ALIGNMENTS = [0, 1, 2];
+var LEADING_MIXED = [0, 2, 3];
+function base64Forms(line2) {
+  const bytes = Buffer.from(line2, "utf8");
+  if (bytes.length < MIN_BASE64_SECRET_BYTES) return [];
+  const whole = bytes.toString("base64");
+  const forms = [whole, urlSafe(whole)];
+  for (const alignment of ALIGNMENTS) {
+    const shifted = Buffer.concat([Buffer.alloc(alignment), bytes]);
+    const encoded = shifted.toString("base64").replace(/=+$/, "");
+    const end = encoded.length - (shifted.length % 3 === 0 ? 0 : 1);
+    const trimmed = encoded.slice(LEADING_MIXED[alignment], end);
+    forms.push(trimmed, urlSafe(trimmed));
+  }
+  return forms;
+}
+function urlSafe(base643) {
+  return base643.replace(/\+/g, "-").replace(/\//g, "_");
+}
+
+// runner/output/multi-string-search.ts
+var GRAM = 4;
+var STRIDE = 5;
+var INDEXED_LENGTH = GRAM + STRIDE - 1;
+var INDEXOF_LIMIT = 16;
+var FILTER_BITS = 20;
+var MultiStringSearch = class {
+  patterns = /* @__PURE__ */ new Set();
+  /** Patterns shorter than INDEXED_LENGTH: always looked for with `indexOf`. */
+  short = [];
+  /** Patterns of INDEXED_LENGTH characters or more, as added. */
+  long = [];
+  /** For a gram hash, the long patterns with such a gram and how far into them it starts. */
+  byGramHash = /* @__PURE__ */ new Map();
+  /** Bit set: whether some entry of byGramHash has a hash with these top bits. */
+  filter = new Uint32Array((1 << FILTER_BITS) / 32);
+  longestLength = 0;
+  /** Adds a pattern; the empty string, which matches nothing worth finding, is ignored. */
+  add(pattern) {
+    if (pattern === "" || this.patterns.has(pattern)) return;
+    this.patterns.add(pattern);
+    this.longestLength = Math.max(this.longestLength, pattern.length);
+    if (pattern.length < INDEXED_LENGTH) {
+      this.short.push(pattern);
+      return;
+    }
+    this.long.push(pattern);
+    for (let offset = 0; offset < STRIDE; offset++) {
+      const hash3 = gramHash(pattern, offset);
+      const bit2 = hash3 >>> 32 - FILTER_BITS;
+      this.filter[bit2 >>> 5] |= 1 << (bit2 & 31);
+      const entries = this.byGramHash.get(hash3);
+      if (entries) entries.push({ pattern, offset });
+      else this.byGramHash.set(hash3, [{ pattern, offset }]);
+    }
+  }
+  /** How many distinct patterns there are. */
+  get size() {
+    return this.patterns.size;
+  }
+  /** The length of the longest pattern; 0 without any. */
+  get longest() {
+    return this.longestLength;
+  }
+  /** Every occurrence of every pattern in the text, as `[start, end)`, in no particular order. */
+  occurrences(text2) {
+    const found2 = [];
+    const sampled = this.long.length > INDEXOF_LIMIT;
+    for (const pattern of sampled ? this.short : [...this.short, ...this.long]) {
+      for (let at4 = text2.indexOf(pattern); at4 !== -1; at4 = text2.indexOf(pattern, at4 + 1)) {
+        found2.push([at4, at4 + pattern.length]);
+      }
+    }
+    if (sampled) this.sample(text2, found2);
+    return found2;
+  }
+  /**
+   * Finds the long patterns. Of an occurrence at `start`, the gram at offset `at - start`
+   * (below STRIDE) is read at the one sampled position `at` in `[start, start + STRIDE)`,
+   * so each occurrence is compared, and found, exactly once.
+   */
+  sample(text2, found2) {
+    const { filter, byGramHash } = this;
+    for (let at4 = 0; at4 + GRAM <= text2.length; at4 += STRIDE) {
+      const hash3 = gramHash(text2, at4);
+      const bit2 = hash3 >>> 32 - FILTER_BITS;
+      if ((filter[bit2 >>> 5] & 1 << (bit2 & 31)) === 0) continue;
+      for (const { pattern, offset } of byGramHash.get(hash3) ?? []) {
+        const start2 = at4 - offset;
+        if (start2 >= 0 && text2.startsWith(pattern, start2)) found2.push([start2, start2 + pattern.length]);
+      }
+    }
+  }
+};
+function gramHash(text2, from) {
+  let hash3 = 2166136261;
+  for (let at4 = from; at4 < from + GRAM; at4++) hash3 = Math.imul(hash3 ^ text2.charCodeAt(at4), 16777619);
+  return hash3 >>> 0;
+}
+
 // runner/output/masker.ts
 var MASK = "***";
 var Masker = class {
-  secrets = /* @__PURE__ */ new Set();
+  /** Every form of every secret line. */
+  forms = new MultiStringSearch();
   /** Registers a secret; empty and whitespace-only values (and lines) are ignored. */
   add(secret) {
     for (const line2 of secret.split(/\r?\n/)) {
       if (line2.trim() === "") continue;
-      for (const form of escapedForms(line2)) this.secrets.add(form);
+      for (const form of escapedForms(line2)) this.forms.add(form);
     }
   }
   /**
@@ -76682,8 +77067,7 @@ var Masker = class {
    * next piece, so a secret straddling the cut is still masked whole.
    */
   safePrefixLength(piece) {
-    const longest = Math.max(0, ...[...this.secrets].map((secret) => secret.length));
-    let cut = Math.max(0, piece.length - Math.max(0, longest - 1));
+    let cut = Math.max(0, piece.length - Math.max(0, this.forms.longest - 1));
     for (const [start2, end] of this.coveredRanges(piece)) if (start2 < cut && end > cut) cut = start2;
     if (cut > 0 && cut < piece.length && /[\uD800-\uDBFF]/.test(piece.charAt(cut - 1))) cut -= 1;
     return cut;
@@ -76694,7 +77078,7 @@ var Masker = class {
    * they cover becomes one `***`, so no part of any secret survives.
    */
   mask(line2) {
-    if (this.secrets.size === 0) return line2;
+    if (this.forms.size === 0) return line2;
     const covered = this.coveredRanges(line2);
     if (covered.length === 0) return line2;
     let masked = "";
@@ -76707,12 +77091,7 @@ var Masker = class {
   }
   /** The merged `[start, end)` ranges of the line covered by some secret, in order. */
   coveredRanges(line2) {
-    const ranges = [];
-    for (const secret of this.secrets) {
-      for (let at4 = line2.indexOf(secret); at4 !== -1; at4 = line2.indexOf(secret, at4 + 1)) {
-        ranges.push([at4, at4 + secret.length]);
-      }
-    }
+    const ranges = this.forms.occurrences(line2);
     ranges.sort((a3, b6) => a3[0] - b6[0]);
     const merged = [];
     for (const [start2, end] of ranges) {
@@ -76727,6 +77106,7 @@ function escapedForms(line2) {
   const message = line2.replace(/%/g, "%25").replace(/\r/g, "%0D");
   const forms = /* @__PURE__ */ new Set([line2, message, message.replace(/:/g, "%3A").replace(/,/g, "%2C")]);
   forms.add(JSON.stringify(line2).slice(1, -1));
+  for (const form of base64Forms(line2)) forms.add(form);
   try {
     forms.add(encodeURIComponent(line2));
   } catch {
@@ -76760,7 +77140,7 @@ function maskMetricPoints(masker, points) {
   return points.map((point2) => ({ ...point2, name: masker.mask(point2.name) }));
 }
 function maskCodeManifest(masker, entries) {
-  return entries.map(([path27, id]) => [masker.mask(path27), id]);
+  return entries.map(([path28, id]) => [masker.mask(path28), id]);
 }
 function maskKeyInputs(masker, inputs) {
   let masked = false;
@@ -76806,15 +77186,15 @@ function keyingNotes(stage, inputs, where) {
 
 // runner/dvc-params-overlay.ts
 import { createHash as createHash6, randomUUID as randomUUID6 } from "node:crypto";
-import { lstatSync as lstatSync3, readFileSync as readFileSync5, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { readFile as readFile6, writeFile as writeFile6 } from "node:fs/promises";
-import path21 from "node:path";
+import { lstatSync as lstatSync3, readFileSync as readFileSync6, realpathSync, renameSync, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import { readFile as readFile7, writeFile as writeFile6 } from "node:fs/promises";
+import path22 from "node:path";
 
 // runner/params-file-journal.ts
 init_zod();
 import { createHash as createHash5, randomUUID as randomUUID5 } from "node:crypto";
-import { lstat as lstat5, mkdir as mkdir7, readdir as readdir5, readFile as readFile5, realpath as realpath8, rename as rename6, rm as rm7, writeFile as writeFile5 } from "node:fs/promises";
-import { join as join5, sep as sep4 } from "node:path";
+import { lstat as lstat5, mkdir as mkdir7, readdir as readdir6, readFile as readFile6, realpath as realpath8, rename as rename6, rm as rm8, writeFile as writeFile5 } from "node:fs/promises";
+import { join as join6, sep as sep4 } from "node:path";
 var JournalEntry = external_exports.strictObject({
   /** The process that wrote the values in. */
   pid: external_exports.number().int().positive(),
@@ -76829,29 +77209,29 @@ var sha256 = (bytes) => createHash5("sha256").update(bytes).digest("hex");
 var ParamsFileJournal = class {
   dir;
   constructor(pipelineDir) {
-    this.dir = join5(pipelineDir, ".fluksio", "params-backup");
+    this.dir = join6(pipelineDir, ".fluksio", "params-backup");
   }
   /** Where the entry for the file at `path` is kept. */
-  entryPath(path27) {
-    return join5(this.dir, `${sha256(path27).slice(0, 32)}.json`);
+  entryPath(path28) {
+    return join6(this.dir, `${sha256(path28).slice(0, 32)}.json`);
   }
   /** Records `original` before `written` replaces it at `path` (durably named: write, then rename). */
-  async record(path27, original, written) {
+  async record(path28, original, written) {
     await mkdir7(this.dir, { recursive: true });
     const entry = {
       pid: process.pid,
-      path: path27,
+      path: path28,
       original: original.toString("base64"),
       written: sha256(written)
     };
-    const target = this.entryPath(path27);
+    const target = this.entryPath(path28);
     const temporary = `${target}.${randomUUID5()}.tmp`;
     await writeFile5(temporary, JSON.stringify(entry), { flag: "wx" });
     await rename6(temporary, target);
   }
   /** Drops the entry for `path`, once the file is put back. */
-  async forget(path27) {
-    await rm7(this.entryPath(path27), { force: true });
+  async forget(path28) {
+    await rm8(this.entryPath(path28), { force: true });
   }
   /**
    * Puts back every file a process that is no longer running left holding a stage's values.
@@ -76862,12 +77242,12 @@ var ParamsFileJournal = class {
   async putBack(repoRoot) {
     const root = await realpath8(repoRoot);
     const result = { restored: [], keptEdited: [] };
-    const names = await readdir5(this.dir).catch(() => []);
+    const names = await readdir6(this.dir).catch(() => []);
     for (const name2 of names.filter((file2) => file2.endsWith(".json"))) {
-      const entryFile = join5(this.dir, name2);
+      const entryFile = join6(this.dir, name2);
       const parsed = JournalEntry.safeParse(await readJson2(entryFile));
       if (!parsed.success) {
-        await rm7(entryFile, { force: true });
+        await rm8(entryFile, { force: true });
         continue;
       }
       const entry = parsed.data;
@@ -76875,24 +77255,24 @@ var ParamsFileJournal = class {
       const real2 = await realpath8(entry.path).catch(() => null);
       const stats = await lstat5(entry.path).catch(() => null);
       if (real2 === null || !real2.startsWith(root + sep4) || !stats?.isFile()) {
-        await rm7(entryFile, { force: true });
+        await rm8(entryFile, { force: true });
         continue;
       }
-      const now = await readFile5(entry.path).catch(() => null);
+      const now = await readFile6(entry.path).catch(() => null);
       if (now !== null && sha256(now) === entry.written) {
         await writeFile5(entry.path, Buffer.from(entry.original, "base64"));
         result.restored.push(entry.path);
       } else if (now !== null && !now.equals(Buffer.from(entry.original, "base64"))) {
         result.keptEdited.push(entry.path);
       }
-      await rm7(entryFile, { force: true });
+      await rm8(entryFile, { force: true });
     }
     return result;
   }
 };
 async function readJson2(file2) {
   try {
-    return JSON.parse(await readFile5(file2, "utf8"));
+    return JSON.parse(await readFile6(file2, "utf8"));
   } catch {
     return null;
   }
@@ -76931,7 +77311,7 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
     for (const file2 of held.reverse()) {
       const warning2 = putBack(workspace.repoRoot, file2);
       if (warning2) warnings.push(warning2);
-      rmSync(journal.entryPath(file2.path), { force: true });
+      rmSync2(journal.entryPath(file2.path), { force: true });
     }
     held.length = 0;
     return warnings;
@@ -76948,7 +77328,7 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   try {
     for (const [file2, entries] of byFile) {
       const absolute = await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, file2));
-      const original = await readFile6(absolute);
+      const original = await readFile7(absolute);
       const written = overlayDvcParams(original.toString("utf8"), entries);
       if (written === null) continue;
       await journal.record(absolute, original, written);
@@ -76962,21 +77342,21 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   return restore;
 }
 function putBack(repoRoot, file2) {
-  const shown = path21.relative(repoRoot, file2.path);
+  const shown = path22.relative(repoRoot, file2.path);
   try {
-    const folder = realpathSync(path21.dirname(file2.path));
+    const folder = realpathSync(path22.dirname(file2.path));
     const root = realpathSync(repoRoot);
-    if (folder !== root && !folder.startsWith(root + path21.sep)) {
+    if (folder !== root && !folder.startsWith(root + path22.sep)) {
       return `${shown} was not put back: the stage moved its folder outside the repository`;
     }
-    const target = path21.join(folder, path21.basename(file2.path));
+    const target = path22.join(folder, path22.basename(file2.path));
     const stats = lstatSync3(target, { throwIfNoEntry: false });
     if (stats === void 0) return `${shown} was not put back: the stage removed it`;
-    if (!stats.isFile() || sha2562(readFileSync5(target)) !== sha2562(file2.written)) {
+    if (!stats.isFile() || sha2562(readFileSync6(target)) !== sha2562(file2.written)) {
       return `${shown} was not put back: it changed while the stage ran (left as it is now)`;
     }
-    const temporary = path21.join(folder, `.${path21.basename(file2.path)}.${randomUUID6()}.fluksio`);
-    writeFileSync(temporary, file2.original, { flag: "wx" });
+    const temporary = path22.join(folder, `.${path22.basename(file2.path)}.${randomUUID6()}.fluksio`);
+    writeFileSync2(temporary, file2.original, { flag: "wx" });
     renameSync(temporary, target);
     return null;
   } catch (error47) {
@@ -77032,8 +77412,8 @@ function formatTimeLimit(ms2) {
 
 // runner/keys/read-set-probe.ts
 init_canonical_json();
-import { lstat as lstat6, readdir as readdir6 } from "node:fs/promises";
-import path22 from "node:path";
+import { lstat as lstat6, readdir as readdir7 } from "node:fs/promises";
+import path23 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -77213,7 +77593,7 @@ var ReadSetProbe = class {
     return shown === "." ? "the pipeline's folder" : `${shown}/`;
   }
   absolute(repoPath) {
-    return path22.join(this.options.codeIndex.repoRoot, repoPath);
+    return path23.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -77245,7 +77625,7 @@ var ReadSetProbe = class {
     return this.outs.has(repoPath) || ancestorsOf(repoPath).some((ancestor) => this.outs.has(ancestor));
   }
   async dirDigest(repoPath, modulesOnly) {
-    const entries = await readdir6(this.absolute(repoPath), { withFileTypes: true }).catch(() => null);
+    const entries = await readdir7(this.absolute(repoPath), { withFileTypes: true }).catch(() => null);
     if (entries === null) return null;
     const names = entries.filter((entry) => !NEVER_LISTED.has(entry.name)).filter(
       (entry) => !modulesOnly || MODULE_FILE.test(entry.name) || (entry.isDirectory() || entry.isSymbolicLink()) && PACKAGE_DIR.test(entry.name)
@@ -77264,7 +77644,7 @@ function ancestorsOf(repoPath) {
   return parts.slice(0, -1).map((_5, index2) => parts.slice(0, index2 + 1).join("/"));
 }
 function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
-  const inRepo = (paths) => paths.map((path27) => repoPathIn(workspace, path27));
+  const inRepo = (paths) => paths.map((path28) => repoPathIn(workspace, path28));
   return new ReadSetProbe({
     codeIndex,
     stages: Object.fromEntries(
@@ -77279,9 +77659,9 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
 
 // runner/keys/read-trace.ts
 import { constants as constants5 } from "node:fs";
-import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open4, readdir as readdir7, realpath as realpath9, rm as rm8, writeFile as writeFile7 } from "node:fs/promises";
+import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open4, readdir as readdir8, realpath as realpath9, rm as rm9, writeFile as writeFile7 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path23 from "node:path";
+import path24 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -77454,12 +77834,12 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp3(path23.join(tmpdir3(), "fluksio-trace-"));
-  const site = path23.join(dir, "site");
-  const reports = path23.join(dir, "reports");
+  const dir = await mkdtemp3(path24.join(tmpdir3(), "fluksio-trace-"));
+  const site = path24.join(dir, "site");
+  const reports = path24.join(dir, "reports");
   await mkdir8(site);
   await mkdir8(reports);
-  await writeFile7(path23.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  await writeFile7(path24.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
   const root = await realpath9(options.repoRoot);
   return {
     env: {
@@ -77469,7 +77849,7 @@ async function startReadTrace(options) {
     },
     dir,
     collect: () => collectReports(reports, root),
-    dispose: () => rm8(dir, { recursive: true, force: true })
+    dispose: () => rm9(dir, { recursive: true, force: true })
   };
 }
 async function collectReports(reports, root) {
@@ -77479,8 +77859,8 @@ async function collectReports(reports, root) {
   let untraced = null;
   let processes = 0;
   let pythonStarts = 0;
-  for (const name2 of await readdir7(reports)) {
-    const text2 = await readReport(path23.join(reports, name2));
+  for (const name2 of await readdir8(reports)) {
+    const text2 = await readReport(path24.join(reports, name2));
     if (text2 === null) {
       untraced ??= `left ${name2} in its trace reports, which is not a report fluksio wrote`;
       continue;
@@ -77522,15 +77902,15 @@ async function readReport(file2) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path23.relative(root, absolute);
-  if (relative3.startsWith("..") || path23.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path23.sep).join("/") || ".";
+  const relative3 = path24.relative(root, absolute);
+  if (relative3.startsWith("..") || path24.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path24.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
 // runner/keys/stage-key-inputs.ts
 init_key_inputs();
-import { join as join6 } from "node:path";
+import { join as join7 } from "node:path";
 async function stageKeyInputs(options) {
   const { workspace, pipeline: pipeline2, stage: name2, params } = options;
   const stage = pipeline2.stages[name2];
@@ -77538,15 +77918,15 @@ async function stageKeyInputs(options) {
   const deps = {};
   const depStamps = {};
   for (const dep of stage.deps) {
-    const path27 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path27);
-    const assumed = options.assumed?.get(path27);
-    if (assumed !== void 0) deps[path27] = assumed;
-    else if (produced) deps[path27] = producedDigest(produced);
+    const path28 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path28);
+    const assumed = options.assumed?.get(path28);
+    if (assumed !== void 0) deps[path28] = assumed;
+    else if (produced) deps[path28] = producedDigest(produced);
     else {
-      const content = await contentDigest(join6(workspace.pipelineDir, path27));
-      deps[path27] = content.digest;
-      depStamps[path27] = content.stamp;
+      const content = await contentDigest(join7(workspace.pipelineDir, path28));
+      deps[path28] = content.digest;
+      depStamps[path28] = content.stamp;
     }
   }
   let code = null;
@@ -77559,7 +77939,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path27) => repoPathIn(workspace, path27))
+      exclude: [...stage.deps, ...everyOut].map((path28) => repoPathIn(workspace, path28))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -77633,6 +78013,10 @@ var LogTail = class {
       this.bytes -= this.lines.shift().bytes;
       this.dropped++;
     }
+  }
+  /** The kept lines, oldest first, without the marker. */
+  keptLines() {
+    return this.lines.map(({ line: line2 }) => line2);
   }
   /** The kept lines, each ending in a newline, after the marker when lines were dropped. */
   text() {
@@ -77799,11 +78183,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path27 = url2.slice("file://".length);
+  const path28 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path27);
+    return decodeURIComponent(path28);
   } catch {
-    return path27;
+    return path28;
   }
 }
 
@@ -77842,13 +78226,41 @@ function logText(lines) {
   return text2;
 }
 
+// schemas/log-limit.ts
+init_zod();
+var DEFAULT_LOG_LIMIT = 64 * 2 ** 20;
+var MAX_LOG_LIMIT = 2 ** 30;
+var MIN_LOG_LIMIT = 1024;
+var UNIT_BYTES = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30 };
+var LOG_LIMIT_EXPECTED = "expected a size like 64MiB, 512KiB or 1GiB, from 1KiB to 1GiB";
+var LogLimit = external_exports.string().regex(/^\d+(B|KiB|MiB|GiB)$/, {
+  error: (issue3) => `${JSON.stringify(issue3.input)} is not a size: ${LOG_LIMIT_EXPECTED}`
+}).transform((text2, context) => {
+  const [, amount = "0", unit = "B"] = /^(\d+)(B|KiB|MiB|GiB)$/.exec(text2) ?? [];
+  const bytes = Number(amount) * UNIT_BYTES[unit];
+  if (bytes < MIN_LOG_LIMIT || bytes > MAX_LOG_LIMIT) {
+    context.issues.push({
+      code: "custom",
+      input: text2,
+      message: `${JSON.stringify(text2)}: ${LOG_LIMIT_EXPECTED}`
+    });
+    return external_exports.NEVER;
+  }
+  return bytes;
+});
+
 // runner/output/stage-output.ts
+init_format();
 var DECIMAL2 = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
 var NON_FINITE2 = /^[+-]?(?:nan|inf|infinity)$/i;
 var StageOutput = class {
   constructor(options) {
     this.options = options;
     this.tail = new LogTail(options.tail);
+    this.maxLogBytes = options.maxLogBytes ?? DEFAULT_LOG_LIMIT;
+    if (!Number.isSafeInteger(this.maxLogBytes) || this.maxLogBytes < 1) {
+      throw new Error(`maxLogBytes must be a positive integer, got ${this.maxLogBytes}`);
+    }
   }
   options;
   tail;
@@ -77860,6 +78272,15 @@ var StageOutput = class {
   stopToken = null;
   /** Per stream, the raw end of a long line's piece that waits for the next piece. */
   heldBack = { stdout: "", stderr: "" };
+  maxLogBytes;
+  /** Bytes of the log kept so far, the lines fluksio adds about the limit not counted. */
+  logBytes = 0;
+  /** Whether the log reached its limit: plain text is dropped from then on. */
+  capped = false;
+  /** What was dropped past the limit. */
+  dropped = { bytes: 0, lines: 0 };
+  /** Per stream, the end of what was dropped, bounded as the tail is: its tracebacks still count. */
+  droppedEnd = { stdout: new LogTail(), stderr: new LogTail() };
   /**
    * Takes one line of the stage's output, or with `continues` a piece of a longer one:
    * the end of a piece that could begin a secret is held back and joined to the next, so
@@ -77908,16 +78329,23 @@ var StageOutput = class {
   }
   /**
    * Ends the output: finds the tracebacks in the log (each stream on its own, so that
-   * interleaved output cannot split one), reports an `error` annotation for each, and
-   * returns them with the log's tail. Call it once, after the last line.
+   * interleaved output cannot split one) and in the end of what the log limit dropped,
+   * reports an `error` annotation for each, says how much was dropped, and returns the
+   * tracebacks with the log's tail. Call it once, after the last line.
    */
   finish() {
     const lines = (stream) => this.logged.filter((entry) => entry.stream === stream).map((entry) => entry.line);
     const where = { cwd: this.options.cwd, repoRoot: this.options.repoRoot };
-    const tracebacks = [
-      ...parseTracebacks(lines("stdout"), where),
-      ...parseTracebacks(lines("stderr"), where)
-    ];
+    const tracebacks = ["stdout", "stderr"].flatMap((stream) => [
+      ...parseTracebacks(lines(stream), where),
+      ...parseTracebacks(this.droppedEnd[stream].keptLines(), where)
+    ]);
+    if (this.capped) {
+      this.record(
+        "stdout",
+        `fluksio: dropped ${this.dropped.bytes} bytes (${this.dropped.lines} lines) of output past the log limit of ${formatBytes(this.maxLogBytes)}`
+      );
+    }
     const seen = /* @__PURE__ */ new Set();
     for (const traceback of tracebacks.filter((each) => !isInterrupt(each))) {
       const annotation = this.tracebackAnnotation(traceback);
@@ -77927,7 +78355,27 @@ var StageOutput = class {
     }
     return { tail: this.tail.text(), tracebacks };
   }
+  /** Logs a line, or past the log limit drops it (the tail still shows it). */
   log(stream, line2) {
+    const bytes = Buffer.byteLength(line2) + (line2.endsWith("\r") ? 0 : 1);
+    if (!this.capped && this.logBytes + bytes > this.maxLogBytes) {
+      this.capped = true;
+      this.record(
+        stream,
+        `fluksio: this stage's log reached its limit of ${formatBytes(this.maxLogBytes)} (log_limit): the rest of its output is dropped, its ::metric and other workflow commands still read`
+      );
+    }
+    if (!this.capped) {
+      this.logBytes += bytes;
+      this.record(stream, line2);
+      return;
+    }
+    this.dropped.bytes += bytes;
+    this.dropped.lines += 1;
+    this.tail.push(line2);
+    this.droppedEnd[stream].push(line2);
+  }
+  record(stream, line2) {
     this.logged.push({ stream, line: line2 });
     this.tail.push(line2);
     this.options.onLog(line2);
@@ -78125,20 +78573,6 @@ function parseUnstartable(job, words) {
   return { job, pending: null, unstartable };
 }
 
-// runner/sandbox/stage-launcher.ts
-var directLauncher = {
-  launch: (cmd) => ({ file: "/bin/sh", args: ["-c", cmd] }),
-  signal: (pid, signal) => signalGroup(pid, signal)
-};
-function signalGroup(pgid, signal) {
-  try {
-    process.kill(-pgid, signal);
-  } catch (error47) {
-    const code = error47.code;
-    if (code !== "ESRCH" && code !== "EPERM") throw error47;
-  }
-}
-
 // runner/sandbox/stage-process.ts
 function runStageProcess(options) {
   const killGraceMs = options.killGraceMs ?? 5e3;
@@ -78166,6 +78600,7 @@ function runStageProcess(options) {
       ...launch.user
     });
     const pid = child2.pid ?? null;
+    if (pid !== null) launcher.started?.(pid);
     const stdout = new LineSplitter((line2, continues) => options.onLine("stdout", line2, continues));
     const stderr = new LineSplitter((line2, continues) => options.onLine("stderr", line2, continues));
     const [, outPipe, errPipe, statusPipe] = child2.stdio;
@@ -78229,7 +78664,8 @@ function runStageProcess(options) {
       stderr.end();
       statuses.end();
       const durationMs = Math.round(performance.now() - started);
-      void groupGone(pid).then(() => {
+      void groupGone2(pid).then(() => {
+        launcher.gone?.(pid);
         resolve7({
           exitCode: exit?.code ?? null,
           signal: exit?.signal ?? null,
@@ -78243,7 +78679,7 @@ function runStageProcess(options) {
   });
 }
 var GROUP_EXIT_WAIT_MS = 5e3;
-async function groupGone(pgid) {
+async function groupGone2(pgid) {
   const deadline = performance.now() + GROUP_EXIT_WAIT_MS;
   while (performance.now() < deadline) {
     try {
@@ -78260,9 +78696,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path27) {
+async function isDirectory2(path28) {
   try {
-    return (await stat7(path27)).isDirectory();
+    return (await stat7(path28)).isDirectory();
   } catch {
     return false;
   }
@@ -78474,9 +78910,9 @@ async function executeStage(name2, context) {
       });
     }
     try {
-      for (const path27 of declared) {
-        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path27);
-        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path27)}`), { recursive: true });
+      for (const path28 of declared) {
+        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path28);
+        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path28)}`), { recursive: true });
       }
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -78487,6 +78923,7 @@ async function executeStage(name2, context) {
       masker: context.masker,
       cwd: workspace.pipelineDir,
       repoRoot: workspace.repoRoot,
+      maxLogBytes: stage.log_limit ?? options.pipeline.log_limit ?? DEFAULT_LOG_LIMIT,
       onLog: (line2) => options.events.emit({ type: "stage.log", stage: name2, lines: [line2] }),
       onMetric: (point2) => {
         metricFinals[point2.name] = point2.value;
@@ -78529,7 +78966,7 @@ async function executeStage(name2, context) {
         options.params,
         context.dvcParamsLock
       ).catch(async (error47) => {
-        await rm9(privateDir, { recursive: true, force: true }).catch(() => {
+        await rm10(privateDir, { recursive: true, force: true }).catch(() => {
         });
         throw error47;
       });
@@ -78553,7 +78990,7 @@ async function executeStage(name2, context) {
       }).finally(
         () => Promise.all([
           restoreParams().then((warnings) => paramsWarnings.push(...warnings)),
-          rm9(privateDir, { recursive: true, force: true }).catch(() => {
+          rm10(privateDir, { recursive: true, force: true }).catch(() => {
           })
         ])
       );
@@ -78596,14 +79033,14 @@ async function executeStage(name2, context) {
     const metrics = { ...metricFinals };
     const metricsWarnings = [];
     try {
-      for (const path27 of declared) {
-        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path27));
+      for (const path28 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path28));
       }
       const goals = new Set(Object.keys(options.pipeline.metrics));
-      for (const path27 of stage.metrics) {
+      for (const path28 of stage.metrics) {
         const file2 = await readMetricsFile(
-          `${workspace.pipelineDir}/${normalizePipelinePath(path27)}`,
-          path27,
+          `${workspace.pipelineDir}/${normalizePipelinePath(path28)}`,
+          path28,
           goals
         );
         Object.assign(metrics, file2.metrics);
@@ -78623,7 +79060,7 @@ async function executeStage(name2, context) {
       material,
       traced: material.traceable && stage.cache ? traced ?? false : null,
       probe,
-      exclude: [...stage.deps, ...declared].map((path27) => repoPathIn(workspace, path27)),
+      exclude: [...stage.deps, ...declared].map((path28) => repoPathIn(workspace, path28)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey,
       putBack: paramsPutBack(options, paramsWarnings)
@@ -78666,9 +79103,9 @@ function paramsPutBack(options, warnings) {
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path27 = join7(privateDir, fileName);
-  await writeFile8(path27, paramsFileText(fileName, listed, values));
-  return path27;
+  const path28 = join8(privateDir, fileName);
+  await writeFile8(path28, paramsFileText(fileName, listed, values));
+  return path28;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
@@ -78734,7 +79171,7 @@ async function fingerprintOf(command, cwd, env, launcher = directLauncher) {
 }
 
 // runner/sandbox/stage-environment.ts
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 var INHERITED = ["PATH"];
 var FIXED = {
   LANG: "C.UTF-8",
@@ -78746,14 +79183,14 @@ var FIXED = {
 function stageEnvironment(options) {
   const env = {
     ...FIXED,
-    HOME: join8(options.privateDir, "home"),
-    TMPDIR: join8(options.privateDir, "tmp")
+    HOME: join9(options.privateDir, "home"),
+    TMPDIR: join9(options.privateDir, "tmp")
   };
   for (const [name2, value] of Object.entries(keyedEnvironment(options.source, options.pass))) {
     if (value !== null) env[name2] = value;
   }
   Object.assign(env, options.extra);
-  env.PYTHONPYCACHEPREFIX = join8(options.privateDir, "pycache");
+  env.PYTHONPYCACHEPREFIX = join9(options.privateDir, "pycache");
   env.PYTHONUNBUFFERED = "1";
   return env;
 }
@@ -78769,7 +79206,7 @@ function keyedEnvironment(source, pass) {
 var import_shell_quote3 = __toESM(require_shell_quote(), 1);
 import { execFile as execFile4 } from "node:child_process";
 import { realpath as realpath10, stat as stat8 } from "node:fs/promises";
-import path24 from "node:path";
+import path25 from "node:path";
 import { promisify as promisify3 } from "node:util";
 var run4 = promisify3(execFile4);
 var PROBE_TIMEOUT_MS = 6e4;
@@ -78789,8 +79226,8 @@ function makeLauncherProbe(options) {
   };
 }
 async function nearestFolder(dir) {
-  for (let here = dir; ; here = path24.dirname(here)) {
-    if ((await stat8(here).catch(() => null))?.isDirectory() || here === path24.dirname(here)) return here;
+  for (let here = dir; ; here = path25.dirname(here)) {
+    if ((await stat8(here).catch(() => null))?.isDirectory() || here === path25.dirname(here)) return here;
   }
 }
 async function askLauncher(program, cwd, options) {
@@ -78909,12 +79346,12 @@ var CodeView = class {
 };
 
 // runner/ignore-state-dir.ts
-import { mkdir as mkdir10, readFile as readFile7, writeFile as writeFile9 } from "node:fs/promises";
-import { join as join9 } from "node:path";
+import { mkdir as mkdir10, readFile as readFile8, writeFile as writeFile9 } from "node:fs/promises";
+import { join as join10 } from "node:path";
 var STATE_DIR_IGNORE = "# fluksio local state: runs, cache and blobs\n*\n";
 async function ignoreStateDir(stateDir) {
-  const file2 = join9(stateDir, ".gitignore");
-  if (await readFile7(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
+  const file2 = join10(stateDir, ".gitignore");
+  if (await readFile8(file2, "utf8").catch(() => null) === STATE_DIR_IGNORE) return;
   await mkdir10(stateDir, { recursive: true });
   await writeFile9(file2, STATE_DIR_IGNORE);
 }
@@ -78923,9 +79360,9 @@ async function ignoreStateDir(stateDir) {
 async function runPipeline(options) {
   const runStartedAt = Date.now();
   const { pipeline: pipeline2 } = options;
-  const stateDir = join10(options.workspace.pipelineDir, ".fluksio");
+  const stateDir = join11(options.workspace.pipelineDir, ".fluksio");
   await ignoreStateDir(stateDir);
-  const privateRoot = await mkdtemp4(join10(stateDir, "run-"));
+  const privateRoot = await mkdtemp4(join11(stateDir, "run-"));
   const abort2 = new AbortController();
   const cancel = () => abort2.abort("cancelled");
   let giveBack = null;
@@ -79043,7 +79480,7 @@ async function runPipeline(options) {
     options.signal?.removeEventListener("abort", cancel);
     await started.close();
     await interpreterDigests.save();
-    await rm10(privateRoot, { recursive: true, force: true }).catch(() => {
+    await rm11(privateRoot, { recursive: true, force: true }).catch(() => {
     });
     await options.events.flush();
   }
@@ -79307,10 +79744,10 @@ var BatchingEventSink = class {
 };
 
 // local/live-stage-logs.ts
-import { appendFile as appendFile2, mkdir as mkdir11, rm as rm11 } from "node:fs/promises";
-import { join as join11 } from "node:path";
+import { appendFile as appendFile2, mkdir as mkdir11, rm as rm12 } from "node:fs/promises";
+import { join as join12 } from "node:path";
 function liveStageLogFile(liveDir, runId, stage) {
-  return join11(liveDir, runId, `${stage}.log`);
+  return join12(liveDir, runId, `${stage}.log`);
 }
 var LiveStageLogs = class {
   constructor(liveDir, runId) {
@@ -79327,7 +79764,7 @@ var LiveStageLogs = class {
     this.writing = this.writing.then(async () => {
       try {
         if (!this.made.has(stage)) {
-          await mkdir11(join11(this.liveDir, this.runId), { recursive: true });
+          await mkdir11(join12(this.liveDir, this.runId), { recursive: true });
           this.made.add(stage);
         }
         await appendFile2(liveStageLogFile(this.liveDir, this.runId, stage), text2);
@@ -79339,7 +79776,7 @@ var LiveStageLogs = class {
   /** Removes the run's live logs once every append is done. */
   async remove() {
     await this.writing;
-    await rm11(join11(this.liveDir, this.runId), { recursive: true, force: true });
+    await rm12(join12(this.liveDir, this.runId), { recursive: true, force: true });
   }
 };
 
@@ -79530,8 +79967,8 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash7, randomUUID as randomUUID7 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir12, open as open7, readFile as readFile9, rename as rename7, rm as rm13, stat as stat9, writeFile as writeFile10 } from "node:fs/promises";
-import path25 from "node:path";
+import { mkdir as mkdir12, open as open7, readFile as readFile10, rename as rename7, rm as rm14, stat as stat9, writeFile as writeFile10 } from "node:fs/promises";
+import path26 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -79557,7 +79994,7 @@ var DiskBlobStore = class {
       await pipeline(createReadStream3(source), hashing.stream, createWriteStream(temp, { flags: "wx" }));
       return await this.moveIntoPlace(temp, blobDigest(hashing.hash.digest("hex")), hashing.size());
     } finally {
-      await rm13(temp, { force: true });
+      await rm14(temp, { force: true });
     }
   }
   async putBytes(bytes) {
@@ -79568,7 +80005,7 @@ var DiskBlobStore = class {
       await writeFile10(temp, bytes, { flag: "wx" });
       return await this.moveIntoPlace(temp, stored.digest, stored.size);
     } finally {
-      await rm13(temp, { force: true });
+      await rm14(temp, { force: true });
     }
   }
   async getToFile(digest, dest) {
@@ -79577,16 +80014,16 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path25.join(path25.dirname(dest), `.${path25.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
+    const temp = path26.join(path26.dirname(dest), `.${path26.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir12(path25.dirname(dest), { recursive: true });
+      await mkdir12(path26.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
       await rename7(temp, dest);
     } finally {
       input.destroy();
-      await rm13(temp, { force: true });
+      await rm14(temp, { force: true });
     }
   }
   /**
@@ -79601,7 +80038,7 @@ var DiskBlobStore = class {
     return handle2?.createReadStream() ?? null;
   }
   async getBytes(digest) {
-    const bytes = await readFile9(this.blobPath(digest)).catch((error47) => {
+    const bytes = await readFile10(this.blobPath(digest)).catch((error47) => {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     await this.verify(digest, sha256Hex(bytes));
@@ -79612,12 +80049,12 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path25.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path26.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path25.join(this.root, "tmp");
+    const dir = path26.join(this.root, "tmp");
     await mkdir12(dir, { recursive: true });
-    return path25.join(dir, randomUUID7());
+    return path26.join(dir, randomUUID7());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
@@ -79628,13 +80065,13 @@ var DiskBlobStore = class {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir12(path25.dirname(dest), { recursive: true });
+    await mkdir12(path26.dirname(dest), { recursive: true });
     await rename7(temp, dest);
     return stored;
   }
   async verify(digest, actualHex) {
     if (blobDigest(actualHex) === digest) return;
-    await rm13(this.blobPath(digest), { force: true });
+    await rm14(this.blobPath(digest), { force: true });
     throw new BlobCorruptError(digest, actualHex);
   }
 };
@@ -79730,6 +80167,7 @@ async function executeLocalRun(options) {
   });
   const { runId } = recorder;
   options.onStart?.({ id: runId, stamp });
+  const stageGroups = new StageGroups(join21(localStorePaths(dirname7(state.journalDir)).stageGroupsDir, runId));
   const givenAncestry = options.baselineCommits?.(stamp).catch(() => []) ?? null;
   let outcome;
   try {
@@ -79749,13 +80187,14 @@ async function executeLocalRun(options) {
       blobs: state.blobs,
       events: teeSinks(recorder.events, options.progress),
       ...options.signal ? { signal: options.signal } : {},
-      ...options.launcher ? { launcher: options.launcher } : {},
+      launcher: stageGroups.track(options.launcher ?? directLauncher, runId),
       ...options.gate ? { gate: options.gate } : {},
       ...options.probeLauncher ? { probeLauncher: options.probeLauncher } : {},
       ...options.fingerprintDir ? { fingerprintDir: options.fingerprintDir } : {},
       ...options.teamCache ? { teamCache: options.teamCache } : {}
     });
   } catch (error47) {
+    await stageGroups.close();
     await recorder.finish({
       status: "failed",
       reason: `fluksio failed: ${messageOf(error47)}`,
@@ -79765,6 +80204,7 @@ async function executeLocalRun(options) {
     });
     throw error47;
   }
+  await stageGroups.close();
   const baseline = options.sweepBaseline ? options.sweepBaseline.run : await findLocalBaseline({ state, project, stamp, givenAncestry });
   await recorder.finish({
     status: outcome.status,
@@ -79823,36 +80263,8 @@ function sparkline(values) {
   return sparkly(thinned);
 }
 
-// core/text/format.ts
-function formatDuration(ms2) {
-  if (ms2 === null || ms2 === void 0) return "\u2013";
-  if (ms2 < 1e4) return `${(ms2 / 1e3).toFixed(2)}s`;
-  if (ms2 < 6e4) return `${(ms2 / 1e3).toFixed(1)}s`;
-  const seconds = Math.round(ms2 / 1e3);
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`;
-  return `${Math.floor(seconds / 3600)}h ${String(Math.floor(seconds % 3600 / 60)).padStart(2, "0")}m`;
-}
-function formatNumber(value) {
-  if (value === null || value === void 0) return "\u2013";
-  if (Number.isInteger(value)) return String(value);
-  return String(Number(value.toPrecision(6)));
-}
-function formatSigned(value, suffix = "") {
-  if (value === null) return "\u2013";
-  return `${value > 0 ? "+" : value < 0 ? "\u2212" : "\xB1"}${formatNumber(Math.abs(value))}${suffix}`;
-}
-function formatDeltaPct(deltaPct) {
-  return deltaPct === null ? "\u2013" : formatSigned(Number(deltaPct.toFixed(2)), "%");
-}
-function formatValue(value) {
-  return typeof value === "string" && !/^[\w.:/+-]+$/.test(value) ? JSON.stringify(value) : String(value);
-}
-function formatParams(params) {
-  return Object.entries(params).map(([key, value]) => `${key}=${formatValue(value)}`).join(" ");
-}
-function short(text2, length = 12) {
-  return text2 ? text2.replace(/^sha256:/, "").slice(0, length) : "\u2013";
-}
+// present/terminal/run-summary.ts
+init_format();
 
 // core/text/format-compute.ts
 function formatHours(seconds) {
@@ -79880,6 +80292,9 @@ function describeJobPending({ job, reason }) {
   return `pending: ${reason} (Slurm job ${job})`;
 }
 
+// present/terminal/progress-printer.ts
+init_format();
+
 // present/status-badges.ts
 var STAGE_BADGES = {
   pending: { label: "pending", emoji: "\u23F3", symbol: "\xB7", tone: "quiet" },
@@ -79902,6 +80317,7 @@ var RUN_BADGES = {
 };
 
 // present/terminal/elapsed-ticker.ts
+init_format();
 var TICK_MS = 1e3;
 var ERASE_LINE = "\r\x1B[2K";
 var ElapsedTicker = class {
@@ -80368,14 +80784,17 @@ function renderRunSummary(input, colors) {
       lines.push(`  ${where}  ${level}  ${note.message}`);
     }
   }
-  return `${lines.join("\n")}
-`;
+  return terminalText(`${lines.join("\n")}
+`);
 }
 function tailBefore(tail, firstLine) {
   if (firstLine === void 0) return tail;
   const start2 = tail.indexOf(firstLine);
   return start2 < 0 ? [] : tail.slice(0, start2);
 }
+
+// present/github/check-run-name.ts
+init_format();
 
 // present/github/github-limits.ts
 var GITHUB_LIMITS = {
@@ -80517,6 +80936,12 @@ function checkRunConclusion(status) {
   }
 }
 
+// present/github/render-check-run.ts
+init_format();
+
+// present/github/check-run-output.ts
+init_format();
+
 // present/github/log-tail.ts
 var LINE_CHARS = 1e3;
 function logTail(log, maxLines) {
@@ -80536,6 +80961,7 @@ function logTail(log, maxLines) {
 }
 
 // present/github/metric-table.ts
+init_format();
 function metricLines({ status, metrics, metricDiff, series }) {
   const lines = ["### Metrics", ""];
   lines.push(
@@ -80742,11 +81168,11 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path27 = repositoryPath(note.path);
-  if (path27 === null) return null;
+  const path28 = repositoryPath(note.path);
+  if (path28 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path27,
+    path: path28,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
@@ -80754,9 +81180,9 @@ function toGitHubAnnotation(note) {
     title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path27) {
-  if (!path27) return null;
-  const normal = path27.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path28) {
+  if (!path28) return null;
+  const normal = path28.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -80808,6 +81234,7 @@ function checkRunTitle({ status, reason, stages: stages2, metricDiff, times }) {
 }
 
 // action/action-result.ts
+init_format();
 function actionResult(reports, groupId, summary2) {
   const runs2 = reports.map((report) => ({
     id: report.run.id,
@@ -85777,17 +86204,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path27 = requestOptions.url.replace(options.baseUrl, "");
+    const path28 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path27} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path28} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path27} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path28} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -88518,9 +88945,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path27) {
+function formatPath(path28) {
   let text2 = "";
-  for (const part of path27) {
+  for (const part of path28) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -88642,9 +89069,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path27] of stage[field].entries()) {
+      for (const [index2, path28] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path27), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path28), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -88659,20 +89086,20 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // local/locate-project.ts
 import { existsSync as existsSync9, statSync as statSync3 } from "node:fs";
-import { readFile as readFile14, realpath as realpath11 } from "node:fs/promises";
+import { readFile as readFile15, realpath as realpath11 } from "node:fs/promises";
 
 // runner/workspace/read-file-inside.ts
-import { existsSync as existsSync8, readFileSync as readFileSync6, realpathSync as realpathSync2 } from "node:fs";
-import path26 from "node:path";
+import { existsSync as existsSync8, readFileSync as readFileSync7, realpathSync as realpathSync2 } from "node:fs";
+import path27 from "node:path";
 function readFileInside(root, absolute) {
   if (!existsSync8(absolute)) return void 0;
   const real2 = realpathSync2(absolute);
-  if (!real2.startsWith(realpathSync2(root) + path26.sep)) return void 0;
-  return readFileSync6(real2, "utf8");
+  if (!real2.startsWith(realpathSync2(root) + path27.sep)) return void 0;
+  return readFileSync7(real2, "utf8");
 }
 
 // local/locate-project.ts
-import { dirname as dirname7, join as join22, relative as relative2, resolve as resolve4, sep as sep6 } from "node:path";
+import { dirname as dirname8, join as join22, relative as relative2, resolve as resolve4, sep as sep6 } from "node:path";
 
 // core/dvc/load-project-pipeline.ts
 import { posix as posix11 } from "node:path";
@@ -88739,30 +89166,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path27, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path27);
+      stage[field].forEach((path28, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path28);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path27}" is outside the repository; paths stay inside it`
+            message: `"${path28}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path27);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path28);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path27}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path28}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path27);
+        const normalized = normalizePipelinePath(path28);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path27}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path27}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path28}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path28}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -88837,7 +89264,7 @@ init_plot_spec();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier: ASCII letters (A-Z, a-z), digits and _, not first a digit"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path27) => !path27.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path28) => !path28.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -88889,7 +89316,9 @@ var Stage = external_exports.strictObject({
   /** false: never read from nor written to the stage cache. */
   cache: external_exports.boolean().default(true),
   /** What it asks of a cluster, over the pipeline's `resources` (schemas/resources.ts). */
-  resources: Resources.optional()
+  resources: Resources.optional(),
+  /** The most of its log kept, in bytes, over the pipeline's `log_limit` (schemas/log-limit.ts). */
+  log_limit: LogLimit.optional()
 });
 var branches = external_exports.strictObject({ branches: external_exports.array(external_exports.string().min(1)).min(1) });
 var Pipeline = external_exports.strictObject({
@@ -88922,6 +89351,8 @@ var Pipeline = external_exports.strictObject({
   retries: external_exports.number().int().min(0).max(10).default(0),
   /** Every stage's resources unless it says otherwise. */
   resources: Resources.optional(),
+  /** Every stage's log limit unless it says otherwise. @defaultValue DEFAULT_LOG_LIMIT (64 MiB) */
+  log_limit: LogLimit.optional(),
   metrics: external_exports.record(external_exports.string().min(1), external_exports.strictObject({ goal: external_exports.enum(["min", "max"]) })).default({}),
   stages: external_exports.record(identifier, Stage).refine((stages2) => Object.keys(stages2).length > 0, { error: "expected at least one stage" })
 });
@@ -88944,12 +89375,12 @@ init_one_shot_parse();
 // core/text/storable-text.ts
 var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
-function unstorablePaths(value, path27 = []) {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [path27] : [];
+function unstorablePaths(value, path28 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path28] : [];
   if (value === null || typeof value !== "object") return [];
   const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
   return entries.flatMap(
-    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path27] : unstorablePaths(entry, [...path27, key])
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path28] : unstorablePaths(entry, [...path28, key])
   );
 }
 
@@ -88981,14 +89412,14 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
-  const lineOf = (path27) => lineOfPath(document2, lineCounter, path27);
+  const lineOf = (path28) => lineOfPath(document2, lineCounter, path28);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
     return {
-      problems: unstorable.map((path27) => ({
-        path: formatPath(path27),
+      problems: unstorable.map((path28) => ({
+        path: formatPath(path28),
         message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
-        line: lineOf(path27)
+        line: lineOf(path28)
       }))
     };
   }
@@ -88998,33 +89429,33 @@ function parsePipelineText(text2) {
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path27 = issue3.path;
+  const path28 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
-    const known = knownKeysAt(path27);
+    const known = knownKeysAt(path28);
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => {
       const meant = closestKey(key, known);
       return meant ? `"${key}" (did you mean "${meant}"?)` : `"${key}"`;
     }).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path27.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path28.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt2(input, path27);
+    const value = valueAt2(input, path28);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path27), message, line: lineOf(path27) };
+  return { path: formatPath(path28), message, line: lineOf(path28) };
 }
-function knownKeysAt(path27) {
-  if (path27.length === 0) return Object.keys(Pipeline.shape);
-  if (path27.length === 2 && path27[0] === "stages") return Object.keys(Stage.shape);
+function knownKeysAt(path28) {
+  if (path28.length === 0) return Object.keys(Pipeline.shape);
+  if (path28.length === 2 && path28[0] === "stages") return Object.keys(Stage.shape);
   return [];
 }
-function valueAt2(input, path27) {
+function valueAt2(input, path28) {
   let value = input;
-  for (const key of path27) {
+  for (const key of path28) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -89048,9 +89479,9 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path27) {
-  for (let length = path27.length; length >= 0; length -= 1) {
-    const keys = path27.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path28) {
+  for (let length = path28.length; length >= 0; length -= 1) {
+    const keys = path28.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
     if ((0, import_yaml8.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
@@ -89186,12 +89617,12 @@ var CATEGORICAL = /* @__PURE__ */ new Set(["confusion", "confusion_normalized"])
 var IMAGE = /\.(?:png|jpe?g|gif|svg)$/i;
 function dvcStagePlot(entry) {
   if (typeof entry === "string") return { path: entry, flags: [] };
-  const [path27, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path27, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
+  const [path28, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path28, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
 }
-function stagePlotSpecs(path27, flags2) {
-  if (IMAGE.test(path27)) return [];
-  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path27, each.x, each.y, each.header));
+function stagePlotSpecs(path28, flags2) {
+  if (IMAGE.test(path28)) return [];
+  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path28, each.x, each.y, each.header));
 }
 function topLevelPlotSpecs(plots, outsOf) {
   const byStage = /* @__PURE__ */ new Map();
@@ -89210,15 +89641,15 @@ function topLevelPlotSpecs(plots, outsOf) {
           `plot ${id}: its x comes from another file than ${file2}; each point's step is its row's index`
         );
       }
-      const path27 = normalizePipelinePath(file2);
-      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path27)));
+      const path28 = normalizePipelinePath(file2);
+      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path28)));
       if (writers.length > 0) {
-        for (const [stage] of writers) give(stage, specOf(path27, xColumn, columns, void 0));
+        for (const [stage] of writers) give(stage, specOf(path28, xColumn, columns, void 0));
         continue;
       }
       let found2 = false;
       for (const [stage, outs] of outsOf) {
-        for (const out2 of outs.filter((each) => pathContains(path27, each) && !IMAGE.test(each))) {
+        for (const out2 of outs.filter((each) => pathContains(path28, each) && !IMAGE.test(each))) {
           give(stage, specOf(out2, xColumn, columns, void 0));
           found2 = true;
         }
@@ -89228,9 +89659,9 @@ function topLevelPlotSpecs(plots, outsOf) {
   }
   return { byStage, notes };
 }
-function specOf(path27, x10, y7, header) {
+function specOf(path28, x10, y7, header) {
   return {
-    path: path27,
+    path: path28,
     ...x10 === void 0 ? {} : { x: x10 },
     ...y7 === void 0 ? {} : { y: typeof y7 === "string" ? [y7] : [...y7] },
     ...header === void 0 ? {} : { header }
@@ -89311,8 +89742,8 @@ var DvcTrackedFile = external_exports.looseObject({
 });
 
 // core/dvc/dvc-data-origin.ts
-function dvcDataOrigin(path27, files) {
-  const wanted = normalizePipelinePath(path27);
+function dvcDataOrigin(path28, files) {
+  const wanted = normalizePipelinePath(path28);
   for (let candidate = wanted; candidate !== "." && candidate !== ".."; candidate = posix8.dirname(candidate)) {
     const dvcFile = `${candidate}.dvc`;
     const repoPath = repoPathOf(files.pipelineDir, dvcFile);
@@ -89351,17 +89782,17 @@ function holdBackUnavailableStages(input) {
   };
   const makes = (outs, dep) => outs.map(normalizePipelinePath).some((out2) => pathContains(out2, dep) || pathContains(dep, out2));
   const outsOf = (stage) => [...stage.outs, ...stage.metrics];
-  const unmet = (path27) => {
-    const dep = normalizePipelinePath(path27);
+  const unmet = (path28) => {
+    const dep = normalizePipelinePath(path28);
     const repoPath = repoPathOf(files.pipelineDir, dep);
     if (repoPath === null) return null;
     const maker = Object.entries(stages2).find(([, stage]) => makes(outsOf(stage), dep));
     if (maker && !held.has(maker[0])) return null;
     if (files.exists(repoPath)) return null;
-    if (maker) return `it needs ${path27} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
+    if (maker) return `it needs ${path28} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
     const [name2, left] = [...leftOut].find(([, stage]) => makes(stage.outs, dep)) ?? [];
     if (name2 !== void 0 && left !== void 0) {
-      return left.why === "frozen" ? `${path27} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path27} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
+      return left.why === "frozen" ? `${path28} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path28} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
     }
     const origin = originOf(dep);
     return origin && missingDataReason(origin);
@@ -89406,7 +89837,7 @@ function missingDataReason(origin) {
 }
 
 // core/dvc/load-dvc-vars.ts
-function loadDvcVars(vars, context, at4, readFile15, problems) {
+function loadDvcVars(vars, context, at4, readFile16, problems) {
   const data = { ...context.data };
   const define = (values, where) => {
     for (const [key, value] of Object.entries(values)) {
@@ -89429,7 +89860,7 @@ function loadDvcVars(vars, context, at4, readFile15, problems) {
     }
     const [fileName = "", keyList] = entry.split(":");
     if (fileName === "params.yaml" && keyList === void 0) return;
-    const text2 = readFile15(fileName, where);
+    const text2 = readFile16(fileName, where);
     if (text2 === null) return;
     if (text2 === void 0) {
       problems.push({ path: where, message: `${fileName} does not exist` });
@@ -89460,12 +89891,12 @@ function loadDvcVars(vars, context, at4, readFile15, problems) {
 // core/dvc/project-file-problem.ts
 import { posix as posix9 } from "node:path";
 function projectFileProblem(name2, pipelineDir) {
-  const path27 = name2.replaceAll("\\", "/");
-  if (path27 === "") return "expected a file name";
-  if (posix9.isAbsolute(path27) || /^[A-Za-z]:\//.test(path27)) {
+  const path28 = name2.replaceAll("\\", "/");
+  if (path28 === "") return "expected a file name";
+  if (posix9.isAbsolute(path28) || /^[A-Za-z]:\//.test(path28)) {
     return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
   }
-  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path27));
+  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path28));
   if (inRepository === ".." || inRepository.startsWith("../")) {
     return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
   }
@@ -89491,7 +89922,7 @@ function translateDvc(sources) {
     }));
     return { pipeline: null, problems: fileProblems, notes };
   }
-  const readFile15 = (name2, at4) => {
+  const readFile16 = (name2, at4) => {
     const refused = projectFileProblem(name2, sources.pipelineDir);
     if (refused === null) return sources.readFile(name2);
     problems.push({ path: at4, message: refused });
@@ -89500,7 +89931,7 @@ function translateDvc(sources) {
   const paramFiles = /* @__PURE__ */ new Map();
   const paramsFile = (name2, at4) => {
     if (!paramFiles.has(name2)) {
-      const text2 = readFile15(name2, at4);
+      const text2 = readFile16(name2, at4);
       let parsed = null;
       if (text2 === null) {
       } else if (text2 === void 0) {
@@ -89523,7 +89954,7 @@ function translateDvc(sources) {
   };
   const defaults = paramsFile(DEFAULT_PARAMS2, DEFAULT_PARAMS2);
   const base = { data: defaults?.data ?? {}, params: defaults?.data ?? {} };
-  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile15, problems);
+  const global2 = loadDvcVars(file2.data.vars, base, "vars", readFile16, problems);
   const stages2 = {};
   const leftOut = /* @__PURE__ */ new Map();
   const used = /* @__PURE__ */ new Map();
@@ -89542,7 +89973,7 @@ function translateDvc(sources) {
       if (vars !== void 0 && !Array.isArray(vars)) {
         problems.push({ path: `${at4}.vars`, message: "expected a list of files and dictionaries" });
       }
-      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile15, problems);
+      const withVars = loadDvcVars(Array.isArray(vars) ? vars : [], global2, `${at4}.vars`, readFile16, problems);
       const context = { data: { ...withVars.data, ...loop }, params: withVars.params };
       const resolved = {};
       const cmdParams = [];
@@ -89566,16 +89997,16 @@ function translateDvc(sources) {
       }
       const dvc = stage.data;
       const wdir = posix10.normalize(dvc.wdir ?? ".");
-      const inWdir = (path27) => posix10.normalize(posix10.join(wdir, path27));
+      const inWdir = (path28) => posix10.normalize(posix10.join(wdir, path28));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const stagePlots = dvc.plots.map(dvcStagePlot);
-      const plots = stagePlots.map(({ path: path27, flags: flags2 }) => ({
-        path: path27,
+      const plots = stagePlots.map(({ path: path28, flags: flags2 }) => ({
+        path: path28,
         persist: flags2.some((each) => each.persist === true),
         remote: flags2.find((each) => each.remote !== void 0)?.remote
       }));
-      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path27) => !URL2.test(path27)).map(inWdir);
+      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path28) => !URL2.test(path28)).map(inWdir);
       if (dvc.frozen) {
         notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
         leftOut.set(stageName, { outs: localOuts, why: "frozen" });
@@ -89659,7 +90090,7 @@ function translateDvc(sources) {
       };
       addPlots(
         stages2[stageName],
-        stagePlots.flatMap(({ path: path27, flags: flags2 }) => stagePlotSpecs(inWdir(path27), flags2))
+        stagePlots.flatMap(({ path: path28, flags: flags2 }) => stagePlotSpecs(inWdir(path28), flags2))
       );
     }
   }
@@ -89717,12 +90148,12 @@ function addPlots(stage, specs) {
 }
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path27, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path27, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path28, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path28, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path27 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path27);
+  const path28 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path28);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -89740,8 +90171,8 @@ function leafValue(data, name2, strict = false) {
 var DVC_FILE = "dvc.yaml";
 var PROJECT_PIPELINE_FILES = ["fluksio.yml", DVC_FILE];
 function loadProjectPipeline(sources, parses) {
-  const { file: file2, text: text2, readFile: readFile15, ...context } = sources;
-  return posix11.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile15 }) : { ...validatePipeline(text2, context, parses), notes: [] };
+  const { file: file2, text: text2, readFile: readFile16, ...context } = sources;
+  return posix11.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile16 }) : { ...validatePipeline(text2, context, parses), notes: [] };
 }
 
 // present/terminal/usage-error.ts
@@ -89768,7 +90199,7 @@ async function locateProject(pipelineOption, cwd) {
     throw new UsageError(pipelineOption ? `--pipeline: ${displayPath} does not exist` : noPipelineHere(cwd));
   }
   if (statSync3(file2).isDirectory()) throw new UsageError(folderNamed(displayPath, file2));
-  const pipelineDir = await realpath11(dirname7(file2));
+  const pipelineDir = await realpath11(dirname8(file2));
   let repoRoot;
   try {
     repoRoot = await findRepoRoot(pipelineDir);
@@ -89777,7 +90208,7 @@ async function locateProject(pipelineOption, cwd) {
     throw error47;
   }
   const pipelineDirInRepo = relative2(repoRoot, pipelineDir).split(sep6).join("/");
-  const fileName = file2.slice(dirname7(file2).length + 1);
+  const fileName = file2.slice(dirname8(file2).length + 1);
   return {
     workspace: { repoRoot, pipelineDir, pipelineDirInRepo },
     pipelineFile: join22(pipelineDir, fileName),
@@ -89791,32 +90222,32 @@ function folderNamed(displayPath, folder) {
   return inside === void 0 ? `--pipeline: ${displayPath} is a folder, and holds no fluksio.yml (nor dvc.yaml); name the pipeline file` : `--pipeline: ${displayPath} is a folder; name the pipeline file in it: --pipeline ${join22(displayPath, inside)}`;
 }
 function noPipelineHere(cwd) {
-  for (let folder = cwd, up = ".."; dirname7(folder) !== folder; up = join22(up, "..")) {
+  for (let folder = cwd, up = ".."; dirname8(folder) !== folder; up = join22(up, "..")) {
     const atTop = existsSync9(join22(folder, ".git"));
-    folder = dirname7(folder);
+    folder = dirname8(folder);
     if (atTop) break;
     const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder, name2)));
     if (found2 !== void 0) {
-      const path27 = join22(up, found2);
-      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path27}: run from ${up} or give --pipeline ${path27}`;
+      const path28 = join22(up, found2);
+      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path28}: run from ${up} or give --pipeline ${path28}`;
     }
   }
   return `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`;
 }
 async function readProjectSource(project, parses) {
   const { workspace } = project;
-  const text2 = await readFile14(project.pipelineFile, "utf8");
+  const text2 = await readFile15(project.pipelineFile, "utf8");
   const context = {
     pipelineDir: workspace.pipelineDirInRepo,
     exists: (repoPath) => existsSync9(join22(workspace.repoRoot, repoPath))
   };
-  const pipelineDir = dirname7(project.pipelineFile);
+  const pipelineDir = dirname8(project.pipelineFile);
   const { pipeline: pipeline2, problems, notes } = loadProjectPipeline(
     {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path27) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path27))
+      readFile: (path28) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path28))
     },
     parses
   );
@@ -90023,6 +90454,7 @@ function reportView(input) {
 }
 
 // action/step-summary.ts
+init_format();
 function runStepSummary(rendered, view) {
   const params = formatParams(view.stamp.params);
   return [
@@ -90058,6 +90490,7 @@ ${runSummaries.join("\n")}`;
 }
 
 // action/stage-group-printer.ts
+init_format();
 var StageGroupPrinter = class {
   constructor(log, colors, stageNames) {
     this.log = log;
@@ -90282,6 +90715,7 @@ var ControlPlaneUnreachableError = class extends Error {
 
 // client/follow-run.ts
 init_statuses();
+init_format();
 var POLL_MS = 1e3;
 function newFollowState() {
   return { lastLine: "", seen: /* @__PURE__ */ new Map(), printed: /* @__PURE__ */ new Map(), runningSince: /* @__PURE__ */ new Map() };
@@ -90374,7 +90808,7 @@ init_statuses();
 
 // schemas/protocol/pipeline-path.ts
 init_zod();
-var PipelinePath = external_exports.string().min(1).max(500).refine((path27) => !path27.startsWith("/") && !path27.split("/").includes(".."), {
+var PipelinePath = external_exports.string().min(1).max(500).refine((path28) => !path28.startsWith("/") && !path28.split("/").includes(".."), {
   error: "expected a path inside the repository"
 });
 
@@ -91123,11 +91557,11 @@ var ControlPlaneHttp = class {
   maxRetryDelayMs;
   maxPersistMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path27, request2) {
+  send(method, path28, request2) {
     return this.withRetries(
-      `${method} ${path27}`,
+      `${method} ${path28}`,
       request2.call,
-      (signal) => this.attempt(method, path27, { ...request2, signal })
+      (signal) => this.attempt(method, path28, { ...request2, signal })
     );
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
@@ -91160,7 +91594,7 @@ var ControlPlaneHttp = class {
     }
   }
   /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path27, request2) {
+  async attempt(method, path28, request2) {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
@@ -91181,14 +91615,14 @@ var ControlPlaneHttp = class {
       headers["x-fluksio-lease"] = request2.lease.lease;
       headers["x-fluksio-run"] = request2.lease.runId;
     }
-    const answer = await exchange(this.urlOf(path27), {
+    const answer = await exchange(this.urlOf(path28), {
       method,
       headers,
       body: body2,
       signal: request2.signal,
       timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
     });
-    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path27}`, answer });
+    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path28}`, answer });
     if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request2.allowNotFound) {
@@ -91199,8 +91633,8 @@ var ControlPlaneHttp = class {
       answer.discard();
       return answer;
     }
-    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path27}`, answer);
-    throw await errorFor(`${method} ${path27}`, answer);
+    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path28}`, answer);
+    throw await errorFor(`${method} ${path28}`, answer);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -91242,9 +91676,9 @@ var ControlPlaneHttp = class {
    * answers 307: the bytes then come from the store, fetched without the token. Null for
    * an allowed 404.
    */
-  download(path27, options, consume, call, timeoutMs) {
-    return this.withRetries(`GET ${path27}`, call, async (signal) => {
-      let answer = await this.attempt("GET", path27, {
+  download(path28, options, consume, call, timeoutMs) {
+    return this.withRetries(`GET ${path28}`, call, async (signal) => {
+      let answer = await this.attempt("GET", path28, {
         ...options,
         signal,
         timeoutMs,
@@ -91266,8 +91700,8 @@ var ControlPlaneHttp = class {
     });
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path27) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path27}`, this.base);
+  urlOf(path28) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path28}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
   async parse(answer, schema, request2) {
@@ -91429,21 +91863,21 @@ var ControlPlaneClient = class {
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run6, key, call = {}) {
-    const path27 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path27, { call, lease: run6, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path27}`);
+    const path28 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path28, { call, lease: run6, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path28}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
   async cacheCandidates(run6, manifestKey, call = {}) {
-    const path27 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path27, { call, lease: run6 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path27}`)).entries;
+    const path28 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path28, { call, lease: run6 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path28}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
   async previousStage(run6, stage, call = {}) {
-    const path27 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path27, { call, lease: run6, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path27}`);
+    const path28 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path28, { call, lease: run6, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path28}`);
   }
   async hasBlob(run6, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
@@ -91493,11 +91927,11 @@ var ControlPlaneClient = class {
       timeoutMs: this.transferTimeoutMs
     });
     const finish2 = { size };
-    const path27 = `${uploads}/${uploadId}`;
+    const path28 = `${uploads}/${uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path27, { call, json: finish2, lease: run6 }),
+      await this.http.send("POST", path28, { call, json: finish2, lease: run6 }),
       BlobUploadReply,
-      `POST ${path27}`
+      `POST ${path28}`
     );
   }
   async putThroughControlPlane(run6, digest, body2, call) {
@@ -91524,13 +91958,13 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path27 = "/api/v1/runs";
-    const response = await this.http.send("POST", path27, {
+    const path28 = "/api/v1/runs";
+    const response = await this.http.send("POST", path28, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path27}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path28}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them, and of one
@@ -91563,28 +91997,28 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path27 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path27, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path27}`);
+    const path28 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path28, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path28}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path27 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.http.download(path27, {}, consume, call, this.transferTimeoutMs);
-    if (result === null) throw new Error(`The control plane answered GET ${path27} without a body`);
+    const path28 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.http.download(path28, {}, consume, call, this.transferTimeoutMs);
+    if (result === null) throw new Error(`The control plane answered GET ${path28} without a body`);
     return result;
   }
-  async get(path27, schema, call) {
-    return this.http.parse(await this.http.send("GET", path27, { call }), schema, `GET ${path27}`);
+  async get(path28, schema, call) {
+    return this.http.parse(await this.http.send("GET", path28, { call }), schema, `GET ${path28}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
   async postLeased(run6, what, json3, schema, call, timeoutMs) {
-    const path27 = `${runPath(run6.runId)}/${what}`;
-    const response = await this.http.send("POST", path27, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
-    return this.http.parse(response, schema, `POST ${path27}`);
+    const path28 = `${runPath(run6.runId)}/${what}`;
+    const response = await this.http.send("POST", path28, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
+    return this.http.parse(response, schema, `POST ${path28}`);
   }
 };
 function runPath(runId) {
@@ -91617,15 +92051,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path27 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path28 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path27}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path28}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path27 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
-    return { repository: `local/${path27.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path27}` };
+    const path28 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
+    return { repository: `local/${path28.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path28}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`
