@@ -54,8 +54,15 @@ export const PullRequest = z.object({
     repo: z.object({ id: z.number().int() }).nullable(),
   }),
   base: z.object({ ref: z.string(), repo: z.object({ id: z.number().int() }) }),
+  /** Who opened it: a bot's (Dependabot's) is approved as a fork's is. */
+  user: Account.nullable().optional(),
 });
 export type PullRequest = z.infer<typeof PullRequest>;
+
+/** Whether an account is a bot's, even where the payload leaves out the type (`name[bot]` logins). */
+export function isBotAccount(account: z.infer<typeof Account>): boolean {
+  return account.type === 'Bot' || account.login.endsWith('[bot]');
+}
 
 export const PullRequestPayload = RepositoryAction.extend({ pull_request: PullRequest });
 export type PullRequestPayload = z.infer<typeof PullRequestPayload>;

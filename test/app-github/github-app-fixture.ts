@@ -92,7 +92,7 @@ export interface GitHubAppWorld {
     options?: { user?: Actor; action?: 'created' | 'edited' },
   ): WebhookDelivery<'issue_comment'>;
   /** Points the pull request's head at `sha` (another repository's id makes a fork). */
-  setHead(sha: string, options?: { forkId?: number | null }): void;
+  setHead(sha: string, options?: { forkId?: number | null; user?: Actor }): void;
   runs(): Promise<Run[]>;
   checks(): Promise<GitHubCheckRow[]>;
   notices(): Promise<GitHubNoticeRow[]>;
@@ -133,8 +133,14 @@ export async function openGitHubAppWorld({
   }
   double.setPermission(repo.fullName, MAINTAINER.login, 'write');
   let head = { sha: SHA.head, ref: 'feature' } as { sha: string; ref: string; repoId?: number | null };
+  let author: Actor | undefined;
   const setPullRequest = () =>
-    double.setPullRequest(repo.fullName, { number: PR, head, base: { sha: SHA.main, ref: 'main' } });
+    double.setPullRequest(repo.fullName, {
+      number: PR,
+      head,
+      base: { sha: SHA.main, ref: 'main' },
+      ...(author && { user: author }),
+    });
   setPullRequest();
 
   let text = '';
@@ -197,6 +203,7 @@ export async function openGitHubAppWorld({
       }),
     setHead(sha, options = {}) {
       head = { sha, ref: 'feature', ...(options.forkId !== undefined && { repoId: options.forkId }) };
+      author = options.user;
       setPullRequest();
     },
     runs: () => db.select().from(runs).orderBy(asc(runs.createdAt), asc(runs.id)),

@@ -219,3 +219,52 @@ describe('forks', () => {
     ]);
   });
 });
+
+describe('bots', () => {
+  const DEPENDABOT = { login: 'dependabot[bot]', type: 'Bot' as const };
+
+  test('a pull request a bot opens or pushes to, from a branch of the repository, never runs automatically: it waits for approval as a fork’s does', async () => {
+    world.setHead(SHA.head, { user: DEPENDABOT });
+    await world.deliver(
+      pullRequestPayload({
+        repo: world.repo,
+        action: 'opened',
+        number: PR,
+        head: { sha: SHA.head, ref: 'dependabot/pip/torch-2.9' },
+        base: { sha: SHA.main, ref: 'main' },
+        sender: DEPENDABOT,
+      }),
+    );
+    expect(await world.runs()).toEqual([]);
+    expect(await world.notices()).toMatchObject([
+      { kind: 'approval', headSha: SHA.head, body: { pushedBy: 'dependabot[bot]' } },
+    ]);
+    const checkRun = await waitFor(
+      'the approval check run',
+      () => world.double.checkRuns(world.repo.fullName)[0],
+    );
+    expect(checkRun.conclusion).toBe('action_required');
+    expect(checkRun.output.title).toBe('Approval needed: this commit was pushed by dependabot[bot]');
+    expect(checkRun.output.summary).toContain(`/fluksio run --sha ${SHA.head}`);
+
+    // A maintainer who pushes to it vouches for what they pushed.
+    await world.deliver(pullRequest('synchronize', SHA.head));
+    expect(await world.runs()).toMatchObject([{ commit: SHA.head, trustDomain: 'trusted', automatic: true }]);
+  });
+
+  test('on a bot’s pull request, /fluksio run must name the whole head it approves; with it, the head runs trusted', async () => {
+    world.setHead(SHA.head, { user: DEPENDABOT });
+    await world.deliver(world.comment('/fluksio run lr=0.1'));
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.head.slice(0, 12)}`));
+    expect(await world.runs()).toEqual([]);
+    const [bare, prefix] = world.replies();
+    expect(bare).toContain('opened by the bot `dependabot[bot]`');
+    expect(bare).toContain(`/fluksio run --sha ${SHA.head}`);
+    expect(prefix).toContain(`not a prefix like \`${SHA.head.slice(0, 12)}\``);
+
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.head} lr=0.1`));
+    expect(await world.runs()).toMatchObject([
+      { commit: SHA.head, trustDomain: 'trusted', fork: false, params: { lr: 0.1, seed: 0 } },
+    ]);
+  });
+});

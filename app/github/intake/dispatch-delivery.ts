@@ -15,6 +15,7 @@ import {
   CheckRunPayload,
   CheckSuitePayload,
   InstallationPayload,
+  isBotAccount,
   IssueCommentPayload,
   OwnedPayload,
   PullRequestPayload,
@@ -99,13 +100,15 @@ export async function dispatchDelivery(work: GitHubWork, delivery: DeliveryRow):
         repository: repositoryRef(pr.repository),
         pullRequest: pr.pull_request,
         sender: pr.sender.login,
+        // As GitHub Actions treats Dependabot's: a bot's proposal is nobody's approval.
+        senderIsBot: isBotAccount(pr.sender),
       });
     }
     case 'issue_comment': {
       const comment = readPayload(IssueCommentPayload, event, payload);
       if (comment.action !== 'created' || !comment.issue.pull_request) return;
       // Bots are ignored, even ones whose payload leaves out the type (`name[bot]` logins).
-      if (comment.comment.user.type === 'Bot' || comment.comment.user.login.endsWith('[bot]')) return;
+      if (isBotAccount(comment.comment.user)) return;
       const command = parseCommentCommand(comment.comment.body ?? '');
       if (command === null) return;
       return answerCommentCommand(work, {

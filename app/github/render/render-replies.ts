@@ -66,20 +66,27 @@ export function renderShaRefused({ given, currentHead }: { given: string; curren
 export function renderApprovalNeeded({
   headSha,
   given = null,
+  bot = null,
 }: {
   headSha: string;
   given?: string | null;
+  /** The bot that opened the pull request (a repository's own branch); null for a fork's. */
+  bot?: string | null;
 }): string {
+  const whose =
+    bot === null
+      ? "this pull request comes from a fork, and a fork's code"
+      : `this pull request was opened by the bot ${codeSpan(bot)}, and a bot's code`;
   const why =
     given === null
-      ? "this pull request comes from a fork, and a fork's code runs only at a commit a maintainer names, so that what runs is exactly what was reviewed."
-      : `this pull request comes from a fork, and its approval must name the whole commit SHA, not a prefix like ${codeSpan(given)}: a prefix can be matched by another commit.`;
+      ? `${whose} runs only at a commit a maintainer names, so that what runs is exactly what was reviewed.`
+      : `${bot === null ? 'this pull request comes from a fork' : `this pull request was opened by the bot ${codeSpan(bot)}`}, and its approval must name the whole commit SHA, not a prefix like ${codeSpan(given)}: a prefix can be matched by another commit.`;
   return [
     `😕 Nothing ran: ${why} After reviewing it, comment:`,
     '',
     codeBlock(`/fluksio run --sha ${headSha}`),
     '',
-    'Add any parameters to that line. A later push to the fork needs a new command naming its new head.',
+    `Add any parameters to that line. A later push to ${bot === null ? 'the fork' : 'the pull request'} needs a new command naming its new head.`,
   ].join('\n');
 }
 

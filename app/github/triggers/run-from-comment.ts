@@ -5,6 +5,7 @@ import { findDeliveryCommit } from '../../../store/deliveries/find-delivery-comm
 import type { CommentThread } from './comment-thread.js';
 import type { GitHubApi, GitHubWork } from '../github-work.js';
 import { isFork } from './is-fork.js';
+import { isBotAccount } from '../webhook-payloads.js';
 import { queueGitHubRuns } from './queue-github-runs.js';
 import { raiseNotice } from './raise-notice.js';
 import { PIPELINE_FILES_TEXT, readPipelineAt } from './read-pipeline-at.js';
@@ -50,11 +51,14 @@ export async function runFromComment(
   const pinned = await findDeliveryCommit({ db: work.db, deliveryId });
   const head = pinned ?? pullRequest.head.sha;
   const fork = isFork(pullRequest);
+  // A bot's pull request (Dependabot's) is approved as a fork's is: its next push may come
+  // between a maintainer's review and the comment.
+  const bot = !fork && pullRequest.user && isBotAccount(pullRequest.user) ? pullRequest.user.login : null;
   if (pinned === null) {
     // A fork's approval names the whole SHA: a short prefix is a few seconds of hashing for
     // its author to match with a commit nobody reviewed.
-    if (fork && (command.sha === null || command.sha.length < head.length)) {
-      await thread.refuse(renderApprovalNeeded({ headSha: head, given: command.sha }));
+    if ((fork || bot !== null) && (command.sha === null || command.sha.length < head.length)) {
+      await thread.refuse(renderApprovalNeeded({ headSha: head, given: command.sha, bot }));
       return;
     }
     if (command.sha !== null && !head.startsWith(command.sha)) {

@@ -16,8 +16,9 @@ import type { PullRequest } from '../webhook-payloads.js';
  * while its head is still the event's (asked through the API). Its automatic runs of
  * older heads are cancelled first. Then, when the pipeline at the new head sets
  * `on.pull_request`, the head runs with the params' defaults — unless the pull request
- * comes from a fork: that never runs automatically and gets an `action_required` check
- * run printing the exact `/fluksio run --sha <head>` a maintainer must comment. A broken
+ * comes from a fork, or the event from a bot (Dependabot): that never runs automatically
+ * and gets an `action_required` check run printing the exact `/fluksio run --sha <head>` a
+ * maintainer must comment. A broken
  * pipeline file (`fluksio.yml`, or `dvc.yaml` where there is none) gets an `action_required`
  * check run naming every problem. The events of one pull request are handled one at a time
  * across every control plane process, and a head with an automatic run queued or running
@@ -31,6 +32,8 @@ export async function runPullRequestHead(
     repository: RepositoryRef;
     pullRequest: PullRequest;
     sender: string;
+    /** The event comes from a bot's action (Dependabot opening or pushing to its pull request). */
+    senderIsBot: boolean;
   },
 ): Promise<void> {
   const { pullRequest, repository } = event;
@@ -100,12 +103,20 @@ async function actOnCurrentHead(
   }
   if (read.pipeline.on.pull_request === undefined) return;
   const fork = isFork(pullRequest);
-  if (fork) {
+  // A head a bot pushed (a dependency update: whatever the new versions' install scripts
+  // do) is nobody's approval either, though it is on a branch of the repository: it runs
+  // with the runners' secrets, and into the trusted cache, only once a maintainer says so.
+  if (fork || event.senderIsBot) {
     await raiseNotice(work, {
       installationId,
       repository: repository.fullName,
       headSha: head,
-      body: { kind: 'approval', headSha: head, prNumber: pullRequest.number },
+      body: {
+        kind: 'approval',
+        headSha: head,
+        prNumber: pullRequest.number,
+        ...(fork ? {} : { pushedBy: event.sender }),
+      },
     });
     return;
   }
