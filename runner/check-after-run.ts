@@ -1,3 +1,4 @@
+import { DirManifest } from '../schemas/out-record.js';
 import type { CodeIndex } from './keys/code-index.js';
 import { recheckStageInputs, type StageRecheck } from './keys/recheck-stage-inputs.js';
 import type { StageKeyMaterial } from './keys/stage-key-inputs.js';
@@ -22,6 +23,8 @@ export async function checkAfterRun(
       workspace: options.workspace,
       material,
       produced: context.produced,
+      readManifest: async (digest) =>
+        DirManifest.parse(JSON.parse((await options.blobs.getBytes(digest)).toString('utf8'))),
       before,
       after: await context.codeView.read(),
       mask: (sentence) => context.masker.mask(sentence),

@@ -52,8 +52,9 @@ async function findEntry(
     const candidates = await cache.candidates(manifestKeyOf(traceable)).catch((): CacheEntry[] => []);
     for (const candidate of candidates) {
       const { readSet } = candidate.keyInputs;
-      // An entry stored before another stage's outs were declared beside what it listed.
-      if (!readSet || probe.undeclaredOutsListed(readSet, stage).length > 0) continue;
+      // An entry stored before lookups were traced (a file may have appeared where it looked
+      // for one), or before another stage's outs were declared beside what it listed.
+      if (!readSet?.lookups || probe.undeclaredOutsListed(readSet, stage).length > 0) continue;
       if ((await probe.changes(readSet).catch(() => ['unreadable'])).length === 0) return candidate;
     }
   }

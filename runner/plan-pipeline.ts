@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { normalizePipelinePath } from '../core/pipeline/pipeline-paths.js';
-import { buildStageGraph, producerOf } from '../core/pipeline/stage-graph.js';
+import { producerOf } from '../core/pipeline/stage-graph.js';
+import { linkedStageGraph } from './workspace/real-stage-paths.js';
 import type { OutRecord } from '../schemas/out-record.js';
 import type { StagePlan } from '../schemas/stage-plan.js';
 import { unrestorableOuts } from './blobs/unrestorable-outs.js';
@@ -98,7 +99,7 @@ async function planIn(
     : null;
   const { interpreterDigests } = options;
   const probe = pipelineReadSetProbe(workspace, pipeline, options.codeIndex);
-  const graph = buildStageGraph(pipeline);
+  const graph = await linkedStageGraph(pipeline, workspace);
   const produced = new Map<string, OutRecord>();
   const plans = new Map<string, Promise<StagePlan>>();
 

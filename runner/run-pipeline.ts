@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { Annotation } from '../schemas/annotation.js';
-import { buildStageGraph } from '../core/pipeline/stage-graph.js';
+import { linkedStageGraph } from './workspace/real-stage-paths.js';
 import type { StageRecord } from '../schemas/stage-record.js';
 import { isStageSuccess, type RunStatus } from '../schemas/statuses.js';
 import { executeStage } from './execute-stage.js';
@@ -145,7 +145,7 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunOutco
       dvcParamsLock: { tail: Promise.resolve() },
     };
     const finished = new Map((options.finished ?? []).map((record) => [record.name, record]));
-    const graph = buildStageGraph(pipeline);
+    const graph = await linkedStageGraph(pipeline, options.workspace);
     const limit = pLimit(Math.max(1, options.jobs));
     const scheduled = new Map<string, Promise<StageResult>>();
     const schedule = (name: string): Promise<StageResult> => {

@@ -16,5 +16,12 @@ export const ReadSet = z.strictObject({
    * shadow an import is seen while a new README is not. Bytecode never counts.
    */
   moduleDirs: z.record(z.string(), z.string().nullable()),
+  /**
+   * A path it looked up without opening it (`os.path.exists`, `os.stat`…) → what that
+   * lookup saw: `stat absent`, `stat dir`, `stat file <size> <x|->`, `lstat link <target>`…
+   * (see READ_TRACE_HOOK). Missing in entries recorded before lookups were traced: such an
+   * entry is never a hit, since a file that appeared where it looked could change its result.
+   */
+  lookups: z.record(z.string(), z.string()).optional(),
 });
 export type ReadSet = z.infer<typeof ReadSet>;

@@ -7,16 +7,28 @@ export type StageGraph = ReadonlyMap<string, ReadonlySet<string>>;
 /**
  * The stage graph of DESIGN §1: stage A depends on stage B when a dep of A is an out
  * or metrics file of B, lies inside B's directory out, or is a directory holding one.
- * A stage listing its own out depends on itself (a cycle of one).
+ * A stage listing its own out depends on itself (a cycle of one). `realPaths` gives, for
+ * a normalized dep or out path, where it leads through symlinks of the work tree (see
+ * realStagePaths), so that a dep reached through a link (`current/model.txt` with
+ * `current -> models`) still waits for the stage that makes `models/model.txt`.
  */
-export function buildStageGraph(pipeline: Pick<Pipeline, 'stages'>): StageGraph {
+export function buildStageGraph(
+  pipeline: Pick<Pipeline, 'stages'>,
+  realPaths: ReadonlyMap<string, string> = new Map(),
+): StageGraph {
+  const spellings = (path: string) => {
+    const real = realPaths.get(path);
+    return real === undefined || real === path ? [path] : [path, real];
+  };
   const produced = Object.entries(pipeline.stages).flatMap(([name, stage]) =>
-    [...stage.outs, ...stage.metrics].map((path) => ({ name, path: normalizePipelinePath(path) })),
+    [...stage.outs, ...stage.metrics].flatMap((path) =>
+      spellings(normalizePipelinePath(path)).map((spelling) => ({ name, path: spelling })),
+    ),
   );
   const graph = new Map<string, Set<string>>();
   for (const [name, stage] of Object.entries(pipeline.stages)) {
     const upstream = new Set<string>();
-    for (const dep of stage.deps.map(normalizePipelinePath)) {
+    for (const dep of stage.deps.map(normalizePipelinePath).flatMap(spellings)) {
       for (const out of produced) {
         if (pathContains(out.path, dep) || pathContains(dep, out.path)) upstream.add(out.name);
       }

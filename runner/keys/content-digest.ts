@@ -4,6 +4,7 @@ import type { Stats } from 'node:fs';
 import { readdir, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { blobDigest } from '../../schemas/blob-digest.js';
+import type { DirManifest } from '../../schemas/out-record.js';
 import { sha256Hex } from '../../core/canonical-json.js';
 import { isNeverCode } from '../workspace/never-code.js';
 import { fileStamp } from './file-stamp.js';
@@ -66,6 +67,37 @@ export async function contentDigest(absPath: string): Promise<ContentDigest> {
   // Sorted as whole lines: "a/" and "a/b" order the same wherever the tree was read.
   lines.sort();
   return { kind: 'dir', digest: blobDigest(sha256Hex(lines.join(''))), size, stamp: stampOf(stamps) };
+}
+
+/**
+ * The digest contentDigest gives a directory that holds exactly what a stored directory
+ * out's manifest lists, computed from the manifest alone: what a stage downstream of that
+ * out should find on disk, so that one whose folder another stage changed in place shows.
+ * Bytecode and `.fluksio` are left out as contentDigest leaves them out, and a folder is
+ * empty when nothing else is in it.
+ */
+export function manifestContentDigest(manifest: DirManifest): string {
+  const counted = (rel: string) =>
+    !rel.split('/').some((_, index, parts) => isNeverCode(parts.slice(0, index + 1).join('/')));
+  const parentOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
+  const ancestors = (rel: string) =>
+    rel
+      .split('/')
+      .slice(0, -1)
+      .map((_, index, parts) => parts.slice(0, index + 1).join('/'));
+  const files = manifest.files.filter((file) => counted(file.path));
+  const dirs = new Set(
+    [...manifest.files.map((file) => file.path), ...(manifest.dirs ?? []).map((dir) => `${dir}/x`)]
+      .flatMap(ancestors)
+      .filter(counted),
+  );
+  const holding = new Set([...files.map((file) => file.path), ...dirs].map(parentOf));
+  const lines = [
+    ...files.map((file) => `${file.path}\0${fileDigestWithMode(file.digest, file.executable)}\n`),
+    ...[...dirs].filter((dir) => !holding.has(dir)).map((dir) => `${dir}/\0\n`),
+  ];
+  lines.sort();
+  return blobDigest(sha256Hex(lines.join('')));
 }
 
 /** One file's line of a stamp: taken before its bytes are read, so a write in between shows. */

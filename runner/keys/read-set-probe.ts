@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, readdir, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../../core/canonical-json.js';
 import type { ReadSet } from '../../schemas/read-set.js';
@@ -163,7 +163,7 @@ export class ReadSetProbe {
   ): Promise<RecordedReadSet> {
     const excluded = (repoPath: string) =>
       exclude.some((each) => repoPath === each || repoPath.startsWith(`${each}/`));
-    const readSet: ReadSet = { files: {}, dirs: {}, moduleDirs: {} };
+    const readSet: ReadSet = { files: {}, dirs: {}, moduleDirs: {}, lookups: {} };
     const changedWhileRunning: string[] = [];
     for (const file of trace.files.filter((each) => !excluded(each))) {
       readSet.files[file] = await this.fileDigest(file);
@@ -172,6 +172,14 @@ export class ReadSetProbe {
         ? await this.contentChanged(file, readSet.files[file])
         : stats !== null && this.changedWhileRunning(file, stats, since);
       if (changed) changedWhileRunning.push(file);
+    }
+    // What a lookup saw, as it saw it. A folder above a dep or an out is there whenever they
+    // are, and the stage makes its outs' folders (restoring them makes them too).
+    const above = (repoPath: string) => exclude.some((each) => within(each, repoPath) && each !== repoPath);
+    for (const [where, state] of Object.entries(trace.lookups)) {
+      if (excluded(where) || above(where)) continue;
+      if (state === null) changedWhileRunning.push(where);
+      else (readSet.lookups ??= {})[where] = state;
     }
     for (const dir of trace.dirs) readSet.dirs[dir] = await this.dirDigest(dir, false);
     for (const dir of trace.moduleDirs) readSet.moduleDirs[dir] = await this.dirDigest(dir, true);
@@ -190,6 +198,17 @@ export class ReadSetProbe {
       if (now === digest) continue;
       const what = digest === null ? 'appeared' : now === null ? 'was removed' : 'changed';
       found.push(`${this.show(file)} ${what}`);
+      if (!all) return found;
+    }
+    for (const [where, state] of Object.entries(readSet.lookups ?? {})) {
+      const now = await lookupState(this.absolute(where), state.startsWith('lstat ') ? 'lstat' : 'stat');
+      if (now === state) continue;
+      const what = state.endsWith(' absent')
+        ? 'appeared'
+        : now.endsWith(' absent')
+          ? 'was removed'
+          : 'changed';
+      found.push(`${this.show(where)} ${what}`);
       if (!all) return found;
     }
     for (const [kind, dirs] of [
@@ -305,6 +324,27 @@ export class ReadSetProbe {
       .sort();
     return sha256Hex(names.join('\0'));
   }
+}
+
+/**
+ * What a lookup of `absolute` sees now, in the words of READ_TRACE_HOOK's `E` lines: `stat`
+ * follows a last link, `lstat` does not. An error other than a missing path is a state no
+ * traced lookup recorded (the hook leaves such a stage untraced), so it never matches.
+ */
+async function lookupState(absolute: string, how: 'stat' | 'lstat'): Promise<string> {
+  let stats: Stats;
+  try {
+    stats = how === 'stat' ? await stat(absolute) : await lstat(absolute);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR'
+      ? `${how} absent`
+      : `${how} unreadable (${code ?? 'error'})`;
+  }
+  if (stats.isDirectory()) return `${how} dir`;
+  if (stats.isFile()) return `${how} file ${stats.size} ${(stats.mode & 0o100) !== 0 ? 'x' : '-'}`;
+  if (stats.isSymbolicLink()) return `${how} link ${await readlink(absolute).catch(() => '?')}`;
+  return `${how} other`;
 }
 
 /** Whether a repository path is `folder` or inside it (every path is inside `.`). */

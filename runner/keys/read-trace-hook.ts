@@ -17,6 +17,12 @@
  * - `L` a directory listed by the program, `I` one listed by the import system (which
  *   lists the directories of `sys.path`, so a new module that would shadow an import shows);
  * - `P` a Python program started (it must leave an `S` line of its own);
+ * - `E` a path looked up without being opened (`os.path.exists`, `isfile`, `getsize`,
+ *   `Path.is_dir`, `os.access`, `os.readlink`…: `os.stat`, `os.lstat`, `os.access` and
+ *   `os.readlink` raise no audit event, so the hook wraps them): value `<state>\0<path>`,
+ *   the state that lookup saw (`stat absent`, `stat dir`, `stat file <size> <x|->`,
+ *   `lstat link <target>`…; `lstat` when it did not follow a last link), so a file that
+ *   appears where the stage found none, or a folder that goes, shows;
  * - `X` something that cannot be traced: a non-Python program started, a library of the
  *   repository loaded with ctypes, a path that cannot be written on one line.
  *
@@ -42,6 +48,14 @@ def _fluksio_install():
     seen = set()
     written = set()
     python_name = os.path.basename(os.path.realpath(sys.executable or "python"))
+    import stat
+    from _thread import get_ident
+
+    # Threads inside the hook or a wrapped lookup: their own lookups are not the program's.
+    busy = set()
+    resolved = {}
+    reported = set()
+    real_stat, real_lstat, real_access, real_readlink = os.stat, os.lstat, os.access, os.readlink
 
     def emit(kind, value):
         value = str(value)
@@ -123,6 +137,17 @@ def _fluksio_install():
         return [each + suffix for each in names for suffix in ("", "-wal", "-journal")]
 
     def hook(event, args):
+        # What the hook itself looks up (realpath, which) is not the program's.
+        thread = get_ident()
+        if thread in busy:
+            return
+        busy.add(thread)
+        try:
+            traced_event(event, args)
+        finally:
+            busy.discard(thread)
+
+    def traced_event(event, args):
         if event == "open":
             path, _mode, flags = args
             reading = flags & os.O_ACCMODE == os.O_RDONLY or (
@@ -149,7 +174,8 @@ def _fluksio_install():
             if isinstance(path, int):
                 emit("X", "listed a directory by descriptor")
                 return
-            caller = sys._getframe(1).f_code.co_filename
+            # Frame 0 is this function, 1 the hook, 2 what raised the event.
+            caller = sys._getframe(2).f_code.co_filename
             for where in inside("." if path is None else path):
                 emit("I" if caller.startswith("<frozen importlib") else "L", where)
         elif event == "subprocess.Popen":
@@ -169,6 +195,103 @@ def _fluksio_install():
         elif event == "ctypes.dlopen":
             for where in inside(args[0]):
                 emit("X", "loaded " + os.path.relpath(where, root) + " with ctypes")
+
+    def state_of(result, path):
+        mode = result.st_mode
+        if stat.S_ISDIR(mode):
+            return "dir"
+        if stat.S_ISREG(mode):
+            return "file %d %s" % (result.st_size, "x" if mode & 0o100 else "-")
+        if stat.S_ISLNK(mode):
+            return "link " + os.fsdecode(real_readlink(path))
+        return "other"
+
+    def looked_up(path, follow, dir_fd, result, error):
+        # What one lookup of the program saw, for each repository path it names.
+        if isinstance(path, int) or path is None:
+            return
+        if dir_fd is not None:
+            emit("X", "looked up a path relative to a directory descriptor")
+            return
+        try:
+            path = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return
+        if error is None:
+            try:
+                state = ("stat " if follow else "lstat ") + state_of(result, path)
+            except OSError:
+                emit("X", "looked up " + path + " as it changed")
+                return
+        elif isinstance(error, (FileNotFoundError, NotADirectoryError)):
+            state = ("stat " if follow else "lstat ") + "absent"
+        else:
+            emit("X", "could not look up " + path + " (" + type(error).__name__ + ")")
+            return
+        # Programs look the same paths up again and again: each is resolved once.
+        memo = (follow, path if path.startswith("/") else os.path.join(os.getcwd(), path))
+        if (memo, state) in reported:
+            return
+        reported.add((memo, state))
+        where = resolved.get(memo)
+        if where is None:
+            if follow:
+                where = inside(path)
+            else:
+                # The link itself: its folder resolved, its own name kept.
+                absolute = os.path.abspath(path)
+                named = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+                if within(absolute) and not within(named):
+                    emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
+                    return
+                where = [named] if within(named) else []
+            resolved[memo] = where
+        for each in where:
+            if each not in written:
+                emit("E", state + "\0" + each)
+
+    def tracing(lookup, follow_of, own_result):
+        def traced(path, *args, **kwargs):
+            thread = get_ident()
+            if thread in busy:
+                return lookup(path, *args, **kwargs)
+            follow, dir_fd = follow_of(kwargs), kwargs.get("dir_fd")
+            try:
+                result = lookup(path, *args, **kwargs)
+            except OSError as error:
+                busy.add(thread)
+                try:
+                    looked_up(path, follow, dir_fd, None, error)
+                finally:
+                    busy.discard(thread)
+                raise
+            busy.add(thread)
+            try:
+                if own_result:
+                    looked_up(path, follow, dir_fd, result, None)
+                else:
+                    # os.access and os.readlink answer less than a stat: look the path up.
+                    try:
+                        seen = (real_stat if follow else real_lstat)(path, dir_fd=dir_fd)
+                    except OSError as error:
+                        looked_up(path, follow, dir_fd, None, error)
+                    else:
+                        looked_up(path, follow, dir_fd, seen, None)
+            finally:
+                busy.discard(thread)
+            return result
+
+        traced.__name__ = lookup.__name__
+        traced.__qualname__ = lookup.__qualname__
+        traced.__doc__ = lookup.__doc__
+        return traced
+
+    follows = lambda kwargs: kwargs.get("follow_symlinks", True)
+    never = lambda kwargs: False
+    os.stat = tracing(real_stat, follows, True)
+    os.lstat = tracing(real_lstat, never, True)
+    os.access = tracing(real_access, follows, False)
+    os.readlink = tracing(real_readlink, never, False)
 
     emit("S", os.getpid())
     sys.addaudithook(hook)

@@ -12,6 +12,11 @@ export interface ReadTrace {
   dirs: string[];
   /** Directories the import system listed. */
   moduleDirs: string[];
+  /**
+   * Paths looked up without being opened → the state the first lookup saw (`stat absent`,
+   * `stat file 12 -`…); null when processes of the stage saw it differently.
+   */
+  lookups: Record<string, string | null>;
   /** Why the reads are not all known (a non-Python program started…); null when they are. */
   untraced: string | null;
 }
@@ -58,6 +63,7 @@ async function collectReports(reports: string, root: string): Promise<ReadTrace>
   const files = new Set<string>();
   const dirs = new Set<string>();
   const moduleDirs = new Set<string>();
+  const lookups = new Map<string, string | null>();
   let untraced: string | null = null;
   let processes = 0;
   let pythonStarts = 0;
@@ -67,6 +73,8 @@ async function collectReports(reports: string, root: string): Promise<ReadTrace>
       untraced ??= `left ${name} in its trace reports, which is not a report fluksio wrote`;
       continue;
     }
+    // The first lookup of a path in a process saw what was there before the process changed it.
+    const looked = new Map<string, string>();
     for (const line of text.split('\n')) {
       const tab = line.indexOf('\t');
       if (tab < 0) continue;
@@ -75,7 +83,11 @@ async function collectReports(reports: string, root: string): Promise<ReadTrace>
       if (kind === 'S') processes += 1;
       else if (kind === 'P') pythonStarts += 1;
       else if (kind === 'X') untraced ??= `it ${value}`;
-      else {
+      else if (kind === 'E') {
+        const nul = value.indexOf('\0');
+        const repoPath = nul < 0 ? null : repoPathOf(root, value.slice(nul + 1));
+        if (repoPath !== null && !looked.has(repoPath)) looked.set(repoPath, value.slice(0, nul));
+      } else {
         const repoPath = repoPathOf(root, value);
         if (repoPath === null) continue;
         if (kind === 'R') files.add(repoPath);
@@ -83,10 +95,19 @@ async function collectReports(reports: string, root: string): Promise<ReadTrace>
         else if (kind === 'I') moduleDirs.add(repoPath);
       }
     }
+    for (const [repoPath, state] of looked) {
+      lookups.set(repoPath, lookups.has(repoPath) && lookups.get(repoPath) !== state ? null : state);
+    }
   }
   if (processes === 0) untraced ??= 'the Python process left no report';
   else if (processes < 1 + pythonStarts) untraced ??= 'a Python process it started left no report';
-  return { files: [...files].sort(), dirs: [...dirs].sort(), moduleDirs: [...moduleDirs].sort(), untraced };
+  return {
+    files: [...files].sort(),
+    dirs: [...dirs].sort(),
+    moduleDirs: [...moduleDirs].sort(),
+    lookups: Object.fromEntries([...lookups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    untraced,
+  };
 }
 
 /** The largest report read: a stage reading a million files writes about a hundred megabytes. */

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import type { OutRecord } from '../../schemas/out-record.js';
+import type { DirManifest, OutRecord } from '../../schemas/out-record.js';
 import type { Pipeline } from '../../schemas/pipeline.js';
+import { producerOf } from '../../core/pipeline/stage-graph.js';
 import { codeDigest, describeCodeChanges, type CodeScope } from './code-digest.js';
 import type { CodeIndex } from './code-index.js';
-import { contentDigest } from './content-digest.js';
+import { contentDigest, manifestContentDigest } from './content-digest.js';
 import { dvcOverlaidFiles } from './dvc-overlaid-files.js';
 import type { StageKeyMaterial } from './stage-key-inputs.js';
 import { pipelinePathIn, repoPathIn, type Workspace } from '../workspace/workspace.js';
@@ -26,6 +27,8 @@ export interface RecheckStageInputsOptions {
   material: StageKeyMaterial;
   /** Outs of this run so far: a directory out's digest is its manifest's, not comparable with the disk's. */
   produced: ReadonlyMap<string, OutRecord>;
+  /** A directory out's manifest, by its record's digest: what the disk is compared with. */
+  readManifest(digest: OutRecord['digest']): Promise<DirManifest>;
   /** The code index the key was computed from, and one read after the stage ended. */
   before: CodeIndex;
   after: CodeIndex;
@@ -56,12 +59,21 @@ export async function recheckStageInputs(options: RecheckStageInputsOptions): Pr
   const { stage, material, workspace, before, after } = options;
   const overlaid = dvcOverlaidFiles(options.pipeline);
   const depsDirty: string[] = [];
-  for (const [dep, digest] of Object.entries(material.inputs.deps)) {
-    if (options.produced.get(dep)?.kind === 'dir') continue;
+  for (const [dep, keyed] of Object.entries(material.inputs.deps)) {
+    // A directory out upstream is keyed by its manifest: the disk must hold what it lists.
+    // Another stage writing into it (before this one ran, or while) is a change too.
+    const record = options.produced.get(dep);
+    const folder = record?.kind === 'dir' && record.digest === keyed;
+    const digest = folder ? manifestContentDigest(await options.readManifest(record.digest)) : keyed;
     const now = await contentDigest(join(workspace.pipelineDir, dep)).catch(() => null);
     const stamp = overlaid.has(dep) ? undefined : material.depStamps[dep];
     if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
-    else if (now.digest !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
+    else if (now.digest !== digest && folder) {
+      const maker = producerOf(options.pipeline, dep) ?? 'its stage';
+      depsDirty.push(
+        `${dep} no longer holds what ${maker} made when ${stage} ended (changed before or while it ran)`,
+      );
+    } else if (now.digest !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
     // Back to its old content, but the stage may have read it in between.
     else if (stamp !== undefined && now.stamp !== stamp)
       depsDirty.push(`${dep} was rewritten while ${stage} ran`);

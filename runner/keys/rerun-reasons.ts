@@ -123,6 +123,10 @@ function readSetDifferences(before: ReadSet | null, after: ReadSet | null): stri
   for (const file of union(Object.keys(before.files), Object.keys(after.files))) {
     if (before.files[file] !== after.files[file]) differences.push(`${file} changed`);
   }
+  const [was, now] = [before.lookups ?? {}, after.lookups ?? {}];
+  for (const path of union(Object.keys(was), Object.keys(now))) {
+    if (was[path] !== now[path]) differences.push(`${path} changed`);
+  }
   for (const [kind, a, b] of [
     ['entries', before.dirs, after.dirs],
     ['modules', before.moduleDirs, after.moduleDirs],

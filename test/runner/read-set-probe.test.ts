@@ -22,7 +22,10 @@ async function startRun(files: Record<string, string>) {
   const probe = new ReadSetProbe({ codeIndex, stages: {}, show: (repoPath) => repoPath });
   const now = Date.now();
   const record = (files: string[]) =>
-    probe.record({ files, dirs: [], moduleDirs: [], untraced: null }, [], { stage: now, run: now });
+    probe.record({ files, dirs: [], moduleDirs: [], lookups: {}, untraced: null }, [], {
+      stage: now,
+      run: now,
+    });
   return { record };
 }
 

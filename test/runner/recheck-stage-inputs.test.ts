@@ -10,6 +10,9 @@ import type { Workspace } from '../../runner/workspace/workspace.js';
 import { validatePipeline } from '../../core/pipeline/validate-pipeline.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
+/** No stage here has a directory out: a manifest is never asked for. */
+const noManifest = () => Promise.reject(new Error('no directory out here'));
+
 let repo: TestRepo;
 afterEach(() => repo?.cleanup());
 
@@ -63,6 +66,7 @@ async function project() {
       workspace,
       material: materials[stage],
       produced: new Map(),
+      readManifest: noManifest,
       before,
       after: await readCodeIndex(repo.dir),
     });
@@ -185,6 +189,7 @@ stages:
       workspace,
       material,
       produced: new Map(),
+      readManifest: noManifest,
       before,
       after: await readCodeIndex(repo.dir),
     });
