@@ -1086,14 +1086,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path28 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path29 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path28 && path28[0] !== "/") {
-          path28 = `/${path28}`;
+        if (path29 && path29[0] !== "/") {
+          path29 = `/${path29}`;
         }
-        return new URL(`${origin}${path28}`);
+        return new URL(`${origin}${path29}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1544,39 +1544,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path28, origin }
+          request: { method, path: path29, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path28);
+        debuglog("sending request to %s %s/%s", method, origin, path29);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path28, origin },
+          request: { method, path: path29, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path28,
+          path29,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path28, origin }
+          request: { method, path: path29, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path28);
+        debuglog("trailers received from %s %s/%s", method, origin, path29);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path28, origin },
+          request: { method, path: path29, origin },
           error: error47
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path28,
+          path29,
           error47.message
         );
       });
@@ -1625,9 +1625,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path28, origin }
+            request: { method, path: path29, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path28);
+          debuglog("sending request to %s %s/%s", method, origin, path29);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1690,7 +1690,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path28,
+        path: path29,
         method,
         body: body2,
         headers,
@@ -1705,11 +1705,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path28 !== "string") {
+        if (typeof path29 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path28[0] !== "/" && !(path28.startsWith("http://") || path28.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path29[0] !== "/" && !(path29.startsWith("http://") || path29.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path28)) {
+        } else if (invalidPathRegex.test(path29)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1775,7 +1775,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path28, query) : path28;
+        this.path = query ? buildURL(path29, query) : path29;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6468,7 +6468,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path28, host, upgrade, blocking, reset } = request2;
+      const { method, path: path29, host, upgrade, blocking, reset } = request2;
       let { body: body2, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body2)) {
@@ -6549,7 +6549,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path28} HTTP/1.1\r
+      let header = `${method} ${path29} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7078,7 +7078,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path28, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path29, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body: body2 } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7175,7 +7175,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path28;
+      headers[HTTP2_HEADER_PATH] = path29;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7528,9 +7528,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path28 = search ? `${pathname}${search}` : pathname;
+        const path29 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path28;
+        this.opts.path = path29;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8769,10 +8769,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path28 = "/",
+          path: path29 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path28;
+        opts.path = origin + path29;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -10744,20 +10744,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path28) {
-      if (typeof path28 !== "string") {
-        return path28;
+    function safeUrl(path29) {
+      if (typeof path29 !== "string") {
+        return path29;
       }
-      const pathSegments = path28.split("?");
+      const pathSegments = path29.split("?");
       if (pathSegments.length !== 2) {
-        return path28;
+        return path29;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path28, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path28);
+    function matchKey(mockDispatch2, { path: path29, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path29);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10779,7 +10779,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path28 }) => matchValue(safeUrl(path28), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path29 }) => matchValue(safeUrl(path29), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10817,9 +10817,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path28, method, body: body2, headers, query } = opts;
+      const { path: path29, method, body: body2, headers, query } = opts;
       return {
-        path: path28,
+        path: path29,
         method,
         body: body2,
         headers,
@@ -11282,10 +11282,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path28, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path29, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path28,
+            Path: path29,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16164,9 +16164,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path28) {
-      for (let i2 = 0; i2 < path28.length; ++i2) {
-        const code = path28.charCodeAt(i2);
+    function validateCookiePath(path29) {
+      for (let i2 = 0; i2 < path29.length; ++i2) {
+        const code = path29.charCodeAt(i2);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19086,11 +19086,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path28 = opts.path;
+          let path29 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path28 = `/${path28}`;
+            path29 = `/${path29}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path28);
+          url2 = new URL(util.parseOrigin(url2).origin + path29);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19474,10 +19474,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path28) {
-  if (!path28)
+function getElementAtPath(obj, path29) {
+  if (!path29)
     return obj;
-  return path28.reduce((acc, key) => acc?.[key], obj);
+  return path29.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -19767,11 +19767,11 @@ function aborted(x10, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path28, issues) {
+function prefixIssues(path29, issues) {
   return issues.map((iss) => {
     var _a;
     (_a = iss).path ?? (_a.path = []);
-    iss.path.unshift(path28);
+    iss.path.unshift(path29);
     return iss;
   });
 }
@@ -19992,7 +19992,7 @@ function formatError(error47, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error47, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error48, path28 = []) => {
+  const processError = (error48, path29 = []) => {
     var _a, _b;
     for (const issue3 of error48.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
@@ -20002,7 +20002,7 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
       } else if (issue3.code === "invalid_element") {
         processError({ issues: issue3.issues }, issue3.path);
       } else {
-        const fullpath = [...path28, ...issue3.path];
+        const fullpath = [...path29, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -20034,8 +20034,8 @@ function treeifyError(error47, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path28 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path28) {
+  const path29 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path29) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32313,8 +32313,8 @@ var init_canonical_json = __esm({
 });
 
 // schemas/reserved-path.ts
-function reservedComponentOf(path28) {
-  for (const component of path28.split(/[/\\]/)) {
+function reservedComponentOf(path29) {
+  for (const component of path29.split(/[/\\]/)) {
     const folded = component.toLowerCase().replace(/[. ]+$/, "");
     if (RESERVED.includes(folded)) return component;
   }
@@ -32413,7 +32413,7 @@ var init_plot_spec = __esm({
     init_zod();
     PlotSpec = external_exports.strictObject({
       /** Relative to the pipeline file's directory; a folder means every plot file in it. */
-      path: external_exports.string().min(1, { error: "expected a path" }).refine((path28) => !path28.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
+      path: external_exports.string().min(1, { error: "expected a path" }).refine((path29) => !path29.startsWith("/"), { error: "expected a path relative to the pipeline file" }),
       /** The column giving each point's step; by default `step` when there is one, else the row's index. */
       x: external_exports.string().min(1, { error: "expected a column name" }).optional(),
       /** The columns read as series; by default the last numeric column other than x. */
@@ -32440,7 +32440,14 @@ var init_read_set = __esm({
        * imported from (directories, `.py`, `.so`…), so a new module that would
        * shadow an import is seen while a new README is not. Bytecode never counts.
        */
-      moduleDirs: external_exports.record(external_exports.string(), external_exports.string().nullable())
+      moduleDirs: external_exports.record(external_exports.string(), external_exports.string().nullable()),
+      /**
+       * A path it looked up without opening it (`os.path.exists`, `os.stat`…) → what that
+       * lookup saw: `stat absent`, `stat dir`, `stat file <size> <x|->`, `lstat link <target>`…
+       * (see READ_TRACE_HOOK). Missing in entries recorded before lookups were traced: such an
+       * entry is never a hit, since a file that appeared where it looked could change its result.
+       */
+      lookups: external_exports.record(external_exports.string(), external_exports.string()).optional()
     });
   }
 });
@@ -32536,13 +32543,13 @@ var init_out_record = __esm({
     init_zod();
     init_blob_digest();
     init_reserved_path();
-    OutPath = external_exports.string().min(1).refine((path28) => !path28.startsWith("/") && !path28.includes("\\") && !path28.includes("\0"), {
+    OutPath = external_exports.string().min(1).refine((path29) => !path29.startsWith("/") && !path29.includes("\\") && !path29.includes("\0"), {
       error: "expected a relative path with / separators"
-    }).refine((path28) => reservedComponentOf(path28) === null, {
+    }).refine((path29) => reservedComponentOf(path29) === null, {
       error: "an output may not be inside .git or .fluksio"
     });
     ManifestPath = OutPath.refine(
-      (path28) => path28.split("/").every((part) => !["", ".", ".."].includes(part)),
+      (path29) => path29.split("/").every((part) => !["", ".", ".."].includes(part)),
       {
         error: 'expected a plain relative path inside the directory (no "", "." or ".." components)'
       }
@@ -32886,8 +32893,8 @@ var require_utils2 = __commonJS({
       }
       return output;
     };
-    exports.basename = (path28, { windows } = {}) => {
-      const segs = path28.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path29, { windows } = {}) => {
+      const segs = path29.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -34672,17 +34679,17 @@ var require_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    function visit_(key, node, visitor, path28) {
-      const ctrl = callVisitor(key, node, visitor, path28);
+    function visit_(key, node, visitor, path29) {
+      const ctrl = callVisitor(key, node, visitor, path29);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path28, ctrl);
-        return visit_(key, ctrl, visitor, path28);
+        replaceNode(key, path29, ctrl);
+        return visit_(key, ctrl, visitor, path29);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path28 = Object.freeze(path28.concat(node));
+          path29 = Object.freeze(path29.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = visit_(i2, node.items[i2], visitor, path28);
+            const ci = visit_(i2, node.items[i2], visitor, path29);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34693,13 +34700,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path28 = Object.freeze(path28.concat(node));
-          const ck = visit_("key", node.key, visitor, path28);
+          path29 = Object.freeze(path29.concat(node));
+          const ck = visit_("key", node.key, visitor, path29);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = visit_("value", node.value, visitor, path28);
+          const cv = visit_("value", node.value, visitor, path29);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34720,17 +34727,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node, visitor, path28) {
-      const ctrl = await callVisitor(key, node, visitor, path28);
+    async function visitAsync_(key, node, visitor, path29) {
+      const ctrl = await callVisitor(key, node, visitor, path29);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path28, ctrl);
-        return visitAsync_(key, ctrl, visitor, path28);
+        replaceNode(key, path29, ctrl);
+        return visitAsync_(key, ctrl, visitor, path29);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node)) {
-          path28 = Object.freeze(path28.concat(node));
+          path29 = Object.freeze(path29.concat(node));
           for (let i2 = 0; i2 < node.items.length; ++i2) {
-            const ci = await visitAsync_(i2, node.items[i2], visitor, path28);
+            const ci = await visitAsync_(i2, node.items[i2], visitor, path29);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -34741,13 +34748,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node)) {
-          path28 = Object.freeze(path28.concat(node));
-          const ck = await visitAsync_("key", node.key, visitor, path28);
+          path29 = Object.freeze(path29.concat(node));
+          const ck = await visitAsync_("key", node.key, visitor, path29);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node.key = null;
-          const cv = await visitAsync_("value", node.value, visitor, path28);
+          const cv = await visitAsync_("value", node.value, visitor, path29);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -34774,23 +34781,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node, visitor, path28) {
+    function callVisitor(key, node, visitor, path29) {
       if (typeof visitor === "function")
-        return visitor(key, node, path28);
+        return visitor(key, node, path29);
       if (identity.isMap(node))
-        return visitor.Map?.(key, node, path28);
+        return visitor.Map?.(key, node, path29);
       if (identity.isSeq(node))
-        return visitor.Seq?.(key, node, path28);
+        return visitor.Seq?.(key, node, path29);
       if (identity.isPair(node))
-        return visitor.Pair?.(key, node, path28);
+        return visitor.Pair?.(key, node, path29);
       if (identity.isScalar(node))
-        return visitor.Scalar?.(key, node, path28);
+        return visitor.Scalar?.(key, node, path29);
       if (identity.isAlias(node))
-        return visitor.Alias?.(key, node, path28);
+        return visitor.Alias?.(key, node, path29);
       return void 0;
     }
-    function replaceNode(key, path28, node) {
-      const parent = path28[path28.length - 1];
+    function replaceNode(key, path29, node) {
+      const parent = path29[path29.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node;
       } else if (identity.isPair(parent)) {
@@ -35402,10 +35409,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node2 = require_Node();
-    function collectionFromPath(schema, path28, value) {
+    function collectionFromPath(schema, path29, value) {
       let v6 = value;
-      for (let i2 = path28.length - 1; i2 >= 0; --i2) {
-        const k5 = path28[i2];
+      for (let i2 = path29.length - 1; i2 >= 0; --i2) {
+        const k5 = path29[i2];
         if (typeof k5 === "number" && Number.isInteger(k5) && k5 >= 0) {
           const a3 = [];
           a3[k5] = v6;
@@ -35424,7 +35431,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path28) => path28 == null || typeof path28 === "object" && !!path28[Symbol.iterator]().next().done;
+    var isEmptyPath = (path29) => path29 == null || typeof path29 === "object" && !!path29[Symbol.iterator]().next().done;
     var Collection2 = class extends Node2.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -35454,11 +35461,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path28, value) {
-        if (isEmptyPath(path28))
+      addIn(path29, value) {
+        if (isEmptyPath(path29))
           this.add(value);
         else {
-          const [key, ...rest] = path28;
+          const [key, ...rest] = path29;
           const node = this.get(key, true);
           if (identity.isCollection(node))
             node.addIn(rest, value);
@@ -35472,8 +35479,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path28) {
-        const [key, ...rest] = path28;
+      deleteIn(path29) {
+        const [key, ...rest] = path29;
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
@@ -35487,8 +35494,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path28, keepScalar) {
-        const [key, ...rest] = path28;
+      getIn(path29, keepScalar) {
+        const [key, ...rest] = path29;
         const node = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node) ? node.value : node;
@@ -35506,8 +35513,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path28) {
-        const [key, ...rest] = path28;
+      hasIn(path29) {
+        const [key, ...rest] = path29;
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
@@ -35517,8 +35524,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path28, value) {
-        const [key, ...rest] = path28;
+      setIn(path29, value) {
+        const [key, ...rest] = path29;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -38033,9 +38040,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path28, value) {
+      addIn(path29, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path28, value);
+          this.contents.addIn(path29, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -38110,14 +38117,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path28) {
-        if (Collection2.isEmptyPath(path28)) {
+      deleteIn(path29) {
+        if (Collection2.isEmptyPath(path29)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path28) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path29) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -38132,10 +38139,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path28, keepScalar) {
-        if (Collection2.isEmptyPath(path28))
+      getIn(path29, keepScalar) {
+        if (Collection2.isEmptyPath(path29))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path28, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path29, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -38146,10 +38153,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path28) {
-        if (Collection2.isEmptyPath(path28))
+      hasIn(path29) {
+        if (Collection2.isEmptyPath(path29))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path28) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path29) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -38166,13 +38173,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path28, value) {
-        if (Collection2.isEmptyPath(path28)) {
+      setIn(path29, value) {
+        if (Collection2.isEmptyPath(path29)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path28), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path29), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path28, value);
+          this.contents.setIn(path29, value);
         }
       }
       /**
@@ -40133,9 +40140,9 @@ var require_cst_visit = __commonJS({
     visit3.BREAK = BREAK;
     visit3.SKIP = SKIP;
     visit3.REMOVE = REMOVE;
-    visit3.itemAtPath = (cst, path28) => {
+    visit3.itemAtPath = (cst, path29) => {
       let item = cst;
-      for (const [field, index2] of path28) {
+      for (const [field, index2] of path29) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index2];
@@ -40144,23 +40151,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit3.parentCollection = (cst, path28) => {
-      const parent = visit3.itemAtPath(cst, path28.slice(0, -1));
-      const field = path28[path28.length - 1][0];
+    visit3.parentCollection = (cst, path29) => {
+      const parent = visit3.itemAtPath(cst, path29.slice(0, -1));
+      const field = path29[path29.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path28, item, visitor) {
-      let ctrl = visitor(item, path28);
+    function _visit(path29, item, visitor) {
+      let ctrl = visitor(item, path29);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i2 = 0; i2 < token.items.length; ++i2) {
-            const ci = _visit(Object.freeze(path28.concat([[field, i2]])), token.items[i2], visitor);
+            const ci = _visit(Object.freeze(path29.concat([[field, i2]])), token.items[i2], visitor);
             if (typeof ci === "number")
               i2 = ci - 1;
             else if (ci === BREAK)
@@ -40171,10 +40178,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path28);
+            ctrl = ctrl(item, path29);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path28) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path29) : ctrl;
     }
     exports.visit = visit3;
   }
@@ -44169,14 +44176,14 @@ var require_polyfills = __commonJS({
       fs6.fstatSync = statFixSync(fs6.fstatSync);
       fs6.lstatSync = statFixSync(fs6.lstatSync);
       if (fs6.chmod && !fs6.lchmod) {
-        fs6.lchmod = function(path28, mode, cb) {
+        fs6.lchmod = function(path29, mode, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchmodSync = function() {
         };
       }
       if (fs6.chown && !fs6.lchown) {
-        fs6.lchown = function(path28, uid, gid, cb) {
+        fs6.lchown = function(path29, uid, gid, cb) {
           if (cb) process.nextTick(cb);
         };
         fs6.lchownSync = function() {
@@ -44243,9 +44250,9 @@ var require_polyfills = __commonJS({
         };
       })(fs6.readSync);
       function patchLchmod(fs7) {
-        fs7.lchmod = function(path28, mode, callback) {
+        fs7.lchmod = function(path29, mode, callback) {
           fs7.open(
-            path28,
+            path29,
             constants7.O_WRONLY | constants7.O_SYMLINK,
             mode,
             function(err2, fd) {
@@ -44261,8 +44268,8 @@ var require_polyfills = __commonJS({
             }
           );
         };
-        fs7.lchmodSync = function(path28, mode) {
-          var fd = fs7.openSync(path28, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
+        fs7.lchmodSync = function(path29, mode) {
+          var fd = fs7.openSync(path29, constants7.O_WRONLY | constants7.O_SYMLINK, mode);
           var threw = true;
           var ret;
           try {
@@ -44283,8 +44290,8 @@ var require_polyfills = __commonJS({
       }
       function patchLutimes(fs7) {
         if (constants7.hasOwnProperty("O_SYMLINK") && fs7.futimes) {
-          fs7.lutimes = function(path28, at4, mt3, cb) {
-            fs7.open(path28, constants7.O_SYMLINK, function(er2, fd) {
+          fs7.lutimes = function(path29, at4, mt3, cb) {
+            fs7.open(path29, constants7.O_SYMLINK, function(er2, fd) {
               if (er2) {
                 if (cb) cb(er2);
                 return;
@@ -44296,8 +44303,8 @@ var require_polyfills = __commonJS({
               });
             });
           };
-          fs7.lutimesSync = function(path28, at4, mt3) {
-            var fd = fs7.openSync(path28, constants7.O_SYMLINK);
+          fs7.lutimesSync = function(path29, at4, mt3) {
+            var fd = fs7.openSync(path29, constants7.O_SYMLINK);
             var ret;
             var threw = true;
             try {
@@ -44415,11 +44422,11 @@ var require_legacy_streams = __commonJS({
         ReadStream,
         WriteStream
       };
-      function ReadStream(path28, options) {
-        if (!(this instanceof ReadStream)) return new ReadStream(path28, options);
+      function ReadStream(path29, options) {
+        if (!(this instanceof ReadStream)) return new ReadStream(path29, options);
         Stream.call(this);
         var self2 = this;
-        this.path = path28;
+        this.path = path29;
         this.fd = null;
         this.readable = true;
         this.paused = false;
@@ -44464,10 +44471,10 @@ var require_legacy_streams = __commonJS({
           self2._read();
         });
       }
-      function WriteStream(path28, options) {
-        if (!(this instanceof WriteStream)) return new WriteStream(path28, options);
+      function WriteStream(path29, options) {
+        if (!(this instanceof WriteStream)) return new WriteStream(path29, options);
         Stream.call(this);
-        this.path = path28;
+        this.path = path29;
         this.fd = null;
         this.writable = true;
         this.flags = "w";
@@ -44610,14 +44617,14 @@ var require_graceful_fs = __commonJS({
       fs7.createWriteStream = createWriteStream2;
       var fs$readFile = fs7.readFile;
       fs7.readFile = readFile16;
-      function readFile16(path28, options, cb) {
+      function readFile16(path29, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$readFile(path28, options, cb);
-        function go$readFile(path29, options2, cb2, startTime) {
-          return fs$readFile(path29, options2, function(err2) {
+        return go$readFile(path29, options, cb);
+        function go$readFile(path30, options2, cb2, startTime) {
+          return fs$readFile(path30, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$readFile, [path29, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$readFile, [path30, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44627,14 +44634,14 @@ var require_graceful_fs = __commonJS({
       }
       var fs$writeFile = fs7.writeFile;
       fs7.writeFile = writeFile14;
-      function writeFile14(path28, data, options, cb) {
+      function writeFile14(path29, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$writeFile(path28, data, options, cb);
-        function go$writeFile(path29, data2, options2, cb2, startTime) {
-          return fs$writeFile(path29, data2, options2, function(err2) {
+        return go$writeFile(path29, data, options, cb);
+        function go$writeFile(path30, data2, options2, cb2, startTime) {
+          return fs$writeFile(path30, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$writeFile, [path29, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$writeFile, [path30, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44645,14 +44652,14 @@ var require_graceful_fs = __commonJS({
       var fs$appendFile = fs7.appendFile;
       if (fs$appendFile)
         fs7.appendFile = appendFile3;
-      function appendFile3(path28, data, options, cb) {
+      function appendFile3(path29, data, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        return go$appendFile(path28, data, options, cb);
-        function go$appendFile(path29, data2, options2, cb2, startTime) {
-          return fs$appendFile(path29, data2, options2, function(err2) {
+        return go$appendFile(path29, data, options, cb);
+        function go$appendFile(path30, data2, options2, cb2, startTime) {
+          return fs$appendFile(path30, data2, options2, function(err2) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$appendFile, [path29, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$appendFile, [path30, data2, options2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -44683,31 +44690,31 @@ var require_graceful_fs = __commonJS({
       var fs$readdir = fs7.readdir;
       fs7.readdir = readdir12;
       var noReaddirOptionVersions = /^v[0-5]\./;
-      function readdir12(path28, options, cb) {
+      function readdir12(path29, options, cb) {
         if (typeof options === "function")
           cb = options, options = null;
-        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path29, options2, cb2, startTime) {
-          return fs$readdir(path29, fs$readdirCallback(
-            path29,
+        var go$readdir = noReaddirOptionVersions.test(process.version) ? function go$readdir2(path30, options2, cb2, startTime) {
+          return fs$readdir(path30, fs$readdirCallback(
+            path30,
             options2,
             cb2,
             startTime
           ));
-        } : function go$readdir2(path29, options2, cb2, startTime) {
-          return fs$readdir(path29, options2, fs$readdirCallback(
-            path29,
+        } : function go$readdir2(path30, options2, cb2, startTime) {
+          return fs$readdir(path30, options2, fs$readdirCallback(
+            path30,
             options2,
             cb2,
             startTime
           ));
         };
-        return go$readdir(path28, options, cb);
-        function fs$readdirCallback(path29, options2, cb2, startTime) {
+        return go$readdir(path29, options, cb);
+        function fs$readdirCallback(path30, options2, cb2, startTime) {
           return function(err2, files) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
               enqueue([
                 go$readdir,
-                [path29, options2, cb2],
+                [path30, options2, cb2],
                 err2,
                 startTime || Date.now(),
                 Date.now()
@@ -44778,7 +44785,7 @@ var require_graceful_fs = __commonJS({
         enumerable: true,
         configurable: true
       });
-      function ReadStream(path28, options) {
+      function ReadStream(path29, options) {
         if (this instanceof ReadStream)
           return fs$ReadStream.apply(this, arguments), this;
         else
@@ -44798,7 +44805,7 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function WriteStream(path28, options) {
+      function WriteStream(path29, options) {
         if (this instanceof WriteStream)
           return fs$WriteStream.apply(this, arguments), this;
         else
@@ -44816,22 +44823,22 @@ var require_graceful_fs = __commonJS({
           }
         });
       }
-      function createReadStream4(path28, options) {
-        return new fs7.ReadStream(path28, options);
+      function createReadStream4(path29, options) {
+        return new fs7.ReadStream(path29, options);
       }
-      function createWriteStream2(path28, options) {
-        return new fs7.WriteStream(path28, options);
+      function createWriteStream2(path29, options) {
+        return new fs7.WriteStream(path29, options);
       }
       var fs$open = fs7.open;
       fs7.open = open8;
-      function open8(path28, flags2, mode, cb) {
+      function open8(path29, flags2, mode, cb) {
         if (typeof mode === "function")
           cb = mode, mode = null;
-        return go$open(path28, flags2, mode, cb);
-        function go$open(path29, flags3, mode2, cb2, startTime) {
-          return fs$open(path29, flags3, mode2, function(err2, fd) {
+        return go$open(path29, flags2, mode, cb);
+        function go$open(path30, flags3, mode2, cb2, startTime) {
+          return fs$open(path30, flags3, mode2, function(err2, fd) {
             if (err2 && (err2.code === "EMFILE" || err2.code === "ENFILE"))
-              enqueue([go$open, [path29, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
+              enqueue([go$open, [path30, flags3, mode2, cb2], err2, startTime || Date.now(), Date.now()]);
             else {
               if (typeof cb2 === "function")
                 cb2.apply(this, arguments);
@@ -45322,11 +45329,11 @@ var require_mtime_precision = __commonJS({
     function probe(file2, fs6, callback) {
       const cachedPrecision = fs6[cacheSymbol];
       if (cachedPrecision) {
-        return fs6.stat(file2, (err2, stat11) => {
+        return fs6.stat(file2, (err2, stat12) => {
           if (err2) {
             return callback(err2);
           }
-          callback(null, stat11.mtime, cachedPrecision);
+          callback(null, stat12.mtime, cachedPrecision);
         });
       }
       const mtime = new Date(Math.ceil(Date.now() / 1e3) * 1e3 + 5);
@@ -45334,13 +45341,13 @@ var require_mtime_precision = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        fs6.stat(file2, (err3, stat11) => {
+        fs6.stat(file2, (err3, stat12) => {
           if (err3) {
             return callback(err3);
           }
-          const precision = stat11.mtime.getTime() % 1e3 === 0 ? "s" : "ms";
+          const precision = stat12.mtime.getTime() % 1e3 === 0 ? "s" : "ms";
           Object.defineProperty(fs6, cacheSymbol, { value: precision });
-          callback(null, stat11.mtime, precision);
+          callback(null, stat12.mtime, precision);
         });
       });
     }
@@ -45360,7 +45367,7 @@ var require_mtime_precision = __commonJS({
 var require_lockfile = __commonJS({
   "node_modules/proper-lockfile/lib/lockfile.js"(exports, module2) {
     "use strict";
-    var path28 = __require("path");
+    var path29 = __require("path");
     var fs6 = require_graceful_fs();
     var retry = require_retry3();
     var onExit = require_signal_exit();
@@ -45371,7 +45378,7 @@ var require_lockfile = __commonJS({
     }
     function resolveCanonicalPath(file2, options, callback) {
       if (!options.realpath) {
-        return callback(null, path28.resolve(file2));
+        return callback(null, path29.resolve(file2));
       }
       options.fs.realpath(file2, callback);
     }
@@ -45394,14 +45401,14 @@ var require_lockfile = __commonJS({
         if (options.stale <= 0) {
           return callback(Object.assign(new Error("Lock file is already being held"), { code: "ELOCKED", file: file2 }));
         }
-        options.fs.stat(lockfilePath, (err3, stat11) => {
+        options.fs.stat(lockfilePath, (err3, stat12) => {
           if (err3) {
             if (err3.code === "ENOENT") {
               return acquireLock(file2, { ...options, stale: 0 }, callback);
             }
             return callback(err3);
           }
-          if (!isLockStale(stat11, options)) {
+          if (!isLockStale(stat12, options)) {
             return callback(Object.assign(new Error("Lock file is already being held"), { code: "ELOCKED", file: file2 }));
           }
           removeLock(file2, options, (err4) => {
@@ -45413,8 +45420,8 @@ var require_lockfile = __commonJS({
         });
       });
     }
-    function isLockStale(stat11, options) {
-      return stat11.mtime.getTime() < Date.now() - options.stale;
+    function isLockStale(stat12, options) {
+      return stat12.mtime.getTime() < Date.now() - options.stale;
     }
     function removeLock(file2, options, callback) {
       options.fs.rmdir(getLockFile(file2, options), (err2) => {
@@ -45432,7 +45439,7 @@ var require_lockfile = __commonJS({
       lock3.updateDelay = lock3.updateDelay || options.update;
       lock3.updateTimeout = setTimeout(() => {
         lock3.updateTimeout = null;
-        options.fs.stat(lock3.lockfilePath, (err2, stat11) => {
+        options.fs.stat(lock3.lockfilePath, (err2, stat12) => {
           const isOverThreshold = lock3.lastUpdate + options.stale < Date.now();
           if (err2) {
             if (err2.code === "ENOENT" || isOverThreshold) {
@@ -45441,7 +45448,7 @@ var require_lockfile = __commonJS({
             lock3.updateDelay = 1e3;
             return updateLock(file2, options);
           }
-          const isMtimeOurs = lock3.mtime.getTime() === stat11.mtime.getTime();
+          const isMtimeOurs = lock3.mtime.getTime() === stat12.mtime.getTime();
           if (!isMtimeOurs) {
             return setLockAsCompromised(
               file2,
@@ -45566,11 +45573,11 @@ var require_lockfile = __commonJS({
         if (err2) {
           return callback(err2);
         }
-        options.fs.stat(getLockFile(file3, options), (err3, stat11) => {
+        options.fs.stat(getLockFile(file3, options), (err3, stat12) => {
           if (err3) {
             return err3.code === "ENOENT" ? callback(null, false) : callback(err3);
           }
-          return callback(null, !isLockStale(stat11, options));
+          return callback(null, !isLockStale(stat12, options));
         });
       });
     }
@@ -45695,7 +45702,7 @@ var require_proper_lockfile = __commonJS({
 });
 
 // store/db/lock-directory.ts
-import { rmdir as rmdir3, stat as stat10 } from "node:fs/promises";
+import { rmdir as rmdir3, stat as stat11 } from "node:fs/promises";
 import { resolve as resolve2 } from "node:path";
 async function lockDirectory(dir, waitMs, options = {}) {
   const flock = options.flock === void 0 ? await findFlock() : options.flock;
@@ -45734,7 +45741,7 @@ async function takeLockfile(dir, held, waitMs, onWait) {
     onWait
   );
   try {
-    const made = await stat10(lockfile, { bigint: true });
+    const made = await stat11(lockfile, { bigint: true });
     if (made.birthtimeNs > 0n) await held.record(`${LOCKFILE_RECORD} ${made.ino} ${made.birthtimeNs}
 `);
   } catch (error47) {
@@ -45746,7 +45753,7 @@ async function takeLockfile(dir, held, waitMs, onWait) {
 async function removeLockfileLeftBehind(lockfile, leftBehind) {
   const recorded = leftBehind.split("\n").map((line2) => line2.split(" ")).find((words) => words[0] === LOCKFILE_RECORD && words.length === 3);
   if (!recorded) return;
-  const found2 = await stat10(lockfile, { bigint: true }).catch((error47) => {
+  const found2 = await stat11(lockfile, { bigint: true }).catch((error47) => {
     if (error47.code === "ENOENT") return null;
     throw error47;
   });
@@ -45885,8 +45892,8 @@ import { dirname as dirname5, join as join15 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
-async function readJson3(path28) {
-  const text2 = await readFile11(path28, "utf8").catch(() => null);
+async function readJson3(path29) {
+  const text2 = await readFile11(path29, "utf8").catch(() => null);
   if (text2 === null) return null;
   try {
     return JSON.parse(text2);
@@ -45894,12 +45901,12 @@ async function readJson3(path28) {
     return null;
   }
 }
-async function writeJson(path28, value) {
-  await mkdir13(dirname5(path28), { recursive: true });
-  const temp = `${path28}.tmp-${randomBytes2(6).toString("hex")}`;
+async function writeJson(path29, value) {
+  await mkdir13(dirname5(path29), { recursive: true });
+  const temp = `${path29}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
     await writeFile11(temp, JSON.stringify(value));
-    await rename8(temp, path28);
+    await rename8(temp, path29);
   } finally {
     await rm15(temp, { force: true });
   }
@@ -45969,11 +45976,11 @@ var init_local_index = __esm({
         this.read.delete(entry.key);
         await writeJson(this.cachePath(entry.key), indexed);
         if (entry.keyInputs.readSet === null) return;
-        const path28 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
+        const path29 = this.candidatesPath(manifestKeyOf(entry.keyInputs));
         await this.candidateUpdates(async () => {
-          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path28));
+          const known = external_exports.array(external_exports.string()).safeParse(await readJson3(path29));
           const keys = [entry.key, ...(known.success ? known.data : []).filter((key) => key !== entry.key)];
-          await writeJson(path28, keys.slice(0, CANDIDATE_LIMIT));
+          await writeJson(path29, keys.slice(0, CANDIDATE_LIMIT));
         });
       }
       /**
@@ -47494,7 +47501,7 @@ var init_query_promise = __esm({
 function mapResultRow(columns, row, joinsNotNullableMap) {
   const nullifyMap = {};
   const result = columns.reduce(
-    (result2, { path: path28, field }, columnIndex) => {
+    (result2, { path: path29, field }, columnIndex) => {
       let decoder;
       if (is(field, Column)) {
         decoder = field;
@@ -47506,8 +47513,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         decoder = field.sql.decoder;
       }
       let node = result2;
-      for (const [pathChunkIndex, pathChunk] of path28.entries()) {
-        if (pathChunkIndex < path28.length - 1) {
+      for (const [pathChunkIndex, pathChunk] of path29.entries()) {
+        if (pathChunkIndex < path29.length - 1) {
           if (!(pathChunk in node)) {
             node[pathChunk] = {};
           }
@@ -47515,8 +47522,8 @@ function mapResultRow(columns, row, joinsNotNullableMap) {
         } else {
           const rawValue = row[columnIndex];
           const value = node[pathChunk] = rawValue === null ? null : decoder.mapFromDriverValue(rawValue);
-          if (joinsNotNullableMap && is(field, Column) && path28.length === 2) {
-            const objectName = path28[0];
+          if (joinsNotNullableMap && is(field, Column) && path29.length === 2) {
+            const objectName = path29[0];
             if (!(objectName in nullifyMap)) {
               nullifyMap[objectName] = value === null ? getTableName(field.table) : false;
             } else if (typeof nullifyMap[objectName] === "string" && nullifyMap[objectName] !== getTableName(field.table)) {
@@ -54577,10 +54584,10 @@ async function journalOfRun({
     const next2 = () => events2.length;
     const points = pointRows.map(({ at: at4, ...point2 }) => at4 === null ? point2 : { ...point2, at: at4 });
     if (points.length > 0) events2.push({ type: "metric.points", points, seq: next2() });
-    for (const { stage, path: path28, line: line2, level, message, title } of annotationRows) {
+    for (const { stage, path: path29, line: line2, level, message, title } of annotationRows) {
       events2.push({
         type: "annotation",
-        annotation: { stage, path: path28, line: line2, level, message, title },
+        annotation: { stage, path: path29, line: line2, level, message, title },
         seq: next2()
       });
     }
@@ -67573,15 +67580,15 @@ var require_route = __commonJS({
       };
     }
     function wrapConversion(toModel, graph) {
-      const path28 = [graph[toModel].parent, toModel];
+      const path29 = [graph[toModel].parent, toModel];
       let fn3 = conversions[graph[toModel].parent][toModel];
       let cur = graph[toModel].parent;
       while (graph[cur].parent) {
-        path28.unshift(graph[cur].parent);
+        path29.unshift(graph[cur].parent);
         fn3 = link(conversions[graph[cur].parent][cur], fn3);
         cur = graph[cur].parent;
       }
-      fn3.conversion = path28;
+      fn3.conversion = path29;
       return fn3;
     }
     module2.exports = function(fromModel) {
@@ -68909,15 +68916,15 @@ var require_src2 = __commonJS({
     var fs_1 = __require("fs");
     var debug_1 = __importDefault(require_src());
     var log = debug_1.default("@kwsites/file-exists");
-    function check3(path28, isFile, isDirectory3) {
-      log(`checking %s`, path28);
+    function check3(path29, isFile, isDirectory3) {
+      log(`checking %s`, path29);
       try {
-        const stat11 = fs_1.statSync(path28);
-        if (stat11.isFile() && isFile) {
+        const stat12 = fs_1.statSync(path29);
+        if (stat12.isFile() && isFile) {
           log(`[OK] path represents a file`);
           return true;
         }
-        if (stat11.isDirectory() && isDirectory3) {
+        if (stat12.isDirectory() && isDirectory3) {
           log(`[OK] path represents a directory`);
           return true;
         }
@@ -68932,8 +68939,8 @@ var require_src2 = __commonJS({
         throw e;
       }
     }
-    function exists3(path28, type = exports.READABLE) {
-      return check3(path28, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
+    function exists3(path29, type = exports.READABLE) {
+      return check3(path29, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
     }
     exports.exists = exists3;
     exports.FILE = 1;
@@ -71588,9 +71595,9 @@ function readWorkflowContext(env) {
     serverUrl: (env.GITHUB_SERVER_URL || "https://github.com").replace(/\/+$/, "")
   };
 }
-function readJson(path28) {
+function readJson(path29) {
   try {
-    return JSON.parse(readFileSync(path28, "utf8"));
+    return JSON.parse(readFileSync(path29, "utf8"));
   } catch {
     return null;
   }
@@ -71868,7 +71875,7 @@ var FileStamps = class {
   get(repoPath) {
     const made = this.made.get(repoPath);
     if (made !== void 0) return made;
-    if (this.byPath === null) this.byPath = new Map(this.paths.map((path28, i2) => [path28, i2]));
+    if (this.byPath === null) this.byPath = new Map(this.paths.map((path29, i2) => [path29, i2]));
     const entry = this.byPath.get(repoPath);
     return entry === void 0 ? void 0 : this.stampAt(entry);
   }
@@ -72299,9 +72306,9 @@ async function dropListingSnapshot(file2) {
 
 // runner/workspace/unsafe-path-error.ts
 var UnsafePathError = class extends Error {
-  constructor(path28, message) {
+  constructor(path29, message) {
     super(message);
-    this.path = path28;
+    this.path = path29;
     this.name = "UnsafePathError";
   }
   path;
@@ -73068,13 +73075,13 @@ function readBootId() {
   }
 }
 function startTicksOf(pid) {
-  let stat11;
+  let stat12;
   try {
-    stat11 = readFileSync5(`/proc/${pid}/stat`, "utf8");
+    stat12 = readFileSync5(`/proc/${pid}/stat`, "utf8");
   } catch {
     return null;
   }
-  const fields = stat11.slice(stat11.lastIndexOf(")") + 2).split(" ");
+  const fields = stat12.slice(stat12.lastIndexOf(")") + 2).split(" ");
   return fields[19] ?? null;
 }
 function groupExists(pgid) {
@@ -73361,22 +73368,22 @@ import { posix as posix2 } from "node:path";
 
 // core/pipeline/pipeline-paths.ts
 import { posix } from "node:path";
-function repoPathOf(pipelineDir, path28) {
-  const joined = posix.normalize(posix.join(pipelineDir || ".", path28)).replace(/\/+$/, "");
+function repoPathOf(pipelineDir, path29) {
+  const joined = posix.normalize(posix.join(pipelineDir || ".", path29)).replace(/\/+$/, "");
   if (joined === ".." || joined.startsWith("../") || posix.isAbsolute(joined)) return null;
   return joined === "" ? "." : joined;
 }
-function normalizePipelinePath(path28) {
-  return posix.normalize(path28).replace(/\/+$/, "") || ".";
+function normalizePipelinePath(path29) {
+  return posix.normalize(path29).replace(/\/+$/, "") || ".";
 }
 function pathContains(outer, inner) {
   return outer === "." || inner === outer || inner.startsWith(`${outer}/`);
 }
 
 // runner/workspace/workspace.ts
-function repoPathIn(workspace, path28) {
-  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path28);
-  if (repoPath === null) throw new Error(`"${path28}" is outside the repository`);
+function repoPathIn(workspace, path29) {
+  const repoPath = repoPathOf(workspace.pipelineDirInRepo, path29);
+  if (repoPath === null) throw new Error(`"${path29}" is outside the repository`);
   return repoPath;
 }
 function pipelinePathIn(workspace, repoPath) {
@@ -73386,11 +73393,11 @@ function pipelinePathIn(workspace, repoPath) {
 // runner/keys/compute-stamp.ts
 function computeStamp(options) {
   const { workspace, pipeline: pipeline2, codeIndex } = options;
-  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path28) => repoPathIn(workspace, path28));
-  const isOut = (path28) => outs.some((out2) => path28 === out2 || path28.startsWith(`${out2}/`));
+  const outs = Object.values(pipeline2.stages).flatMap((stage) => [...stage.outs, ...stage.metrics]).map((path29) => repoPathIn(workspace, path29));
+  const isOut = (path29) => outs.some((out2) => path29 === out2 || path29.startsWith(`${out2}/`));
   return {
     commit: codeIndex.commit,
-    dirty: [...codeIndex.changed].some((path28) => !isOut(path28)),
+    dirty: [...codeIndex.changed].some((path29) => !isOut(path29)),
     codeDigest: codeDigest(codeIndex, {
       pipelineDir: workspace.pipelineDirInRepo,
       include: pipeline2.code ?? null,
@@ -73469,15 +73476,25 @@ init_p_limit();
 import { mkdtemp as mkdtemp4, rm as rm11 } from "node:fs/promises";
 import { join as join11 } from "node:path";
 
+// runner/workspace/real-stage-paths.ts
+import { realpath as realpath3 } from "node:fs/promises";
+import path17 from "node:path";
+
 // core/pipeline/stage-graph.ts
-function buildStageGraph(pipeline2) {
+function buildStageGraph(pipeline2, realPaths = /* @__PURE__ */ new Map()) {
+  const spellings = (path29) => {
+    const real2 = realPaths.get(path29);
+    return real2 === void 0 || real2 === path29 ? [path29] : [path29, real2];
+  };
   const produced = Object.entries(pipeline2.stages).flatMap(
-    ([name2, stage]) => [...stage.outs, ...stage.metrics].map((path28) => ({ name: name2, path: normalizePipelinePath(path28) }))
+    ([name2, stage]) => [...stage.outs, ...stage.metrics].flatMap(
+      (path29) => spellings(normalizePipelinePath(path29)).map((spelling) => ({ name: name2, path: spelling }))
+    )
   );
   const graph = /* @__PURE__ */ new Map();
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     const upstream = /* @__PURE__ */ new Set();
-    for (const dep of stage.deps.map(normalizePipelinePath)) {
+    for (const dep of stage.deps.map(normalizePipelinePath).flatMap(spellings)) {
       for (const out2 of produced) {
         if (pathContains(out2.path, dep) || pathContains(dep, out2.path)) upstream.add(out2.name);
       }
@@ -73487,10 +73504,10 @@ function buildStageGraph(pipeline2) {
   return graph;
 }
 function producerOf(pipeline2, dep) {
-  const path28 = normalizePipelinePath(dep);
+  const path29 = normalizePipelinePath(dep);
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const out2 of [...stage.outs, ...stage.metrics].map(normalizePipelinePath)) {
-      if (pathContains(out2, path28) || pathContains(path28, out2)) return name2;
+      if (pathContains(out2, path29) || pathContains(path29, out2)) return name2;
     }
   }
   return null;
@@ -73516,6 +73533,46 @@ function findCycle(graph) {
     if (cycle) return cycle.reverse();
   }
   return null;
+}
+
+// runner/workspace/real-stage-paths.ts
+async function realStagePaths(pipeline2, pipelineDir, repoRoot) {
+  const realDir = await realpath3(pipelineDir);
+  const realRoot = await realpath3(repoRoot);
+  const found2 = /* @__PURE__ */ new Map();
+  const paths = Object.values(pipeline2.stages).flatMap((stage) => [
+    ...stage.deps,
+    ...stage.outs,
+    ...stage.metrics
+  ]);
+  for (const written of new Set(paths.map(normalizePipelinePath))) {
+    const real2 = await resolveExisting(path17.join(pipelineDir, written)).catch(() => null);
+    if (real2 === null) continue;
+    const inRoot = path17.relative(realRoot, real2);
+    if (inRoot.startsWith("..") || path17.isAbsolute(inRoot)) continue;
+    const relative3 = normalizePipelinePath(path17.relative(realDir, real2).split(path17.sep).join("/"));
+    if (relative3 !== written) found2.set(written, relative3);
+  }
+  return found2;
+}
+async function resolveExisting(absolute) {
+  const rest = [];
+  let at4 = absolute;
+  for (; ; ) {
+    try {
+      return path17.join(await realpath3(at4), ...rest.reverse());
+    } catch (error47) {
+      const parent = path17.dirname(at4);
+      if (error47.code !== "ENOENT" || parent === at4) throw error47;
+      rest.push(path17.basename(at4));
+      at4 = parent;
+    }
+  }
+}
+async function linkedStageGraph(pipeline2, workspace) {
+  const real2 = await realStagePaths(pipeline2, workspace.pipelineDir, workspace.repoRoot).catch(() => null);
+  const graph = real2 === null ? null : buildStageGraph(pipeline2, real2);
+  return graph === null || findCycle(graph) !== null ? buildStageGraph(pipeline2) : graph;
 }
 
 // runner/run-pipeline.ts
@@ -73622,17 +73679,17 @@ var BlobTooLargeError = class extends Error {
 init_canonical_json();
 init_out_record();
 import { randomUUID as randomUUID4 } from "node:crypto";
-import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir3, realpath as realpath3, rename as rename5, rm as rm7, stat as stat4 } from "node:fs/promises";
-import path17 from "node:path";
+import { chmod as chmod2, lstat as lstat4, mkdir as mkdir6, readdir as readdir3, realpath as realpath4, rename as rename5, rm as rm7, stat as stat4 } from "node:fs/promises";
+import path18 from "node:path";
 
 // runner/blobs/missing-out-error.ts
 var MissingOutError = class extends Error {
-  constructor(path28, absPath, options) {
+  constructor(path29, absPath, options) {
     super(
-      `"${path28}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
+      `"${path29}" was not produced: the stage exited successfully but nothing exists at ${absPath}`,
       options
     );
-    this.path = path28;
+    this.path = path29;
     this.absPath = absPath;
     this.name = "MissingOutError";
   }
@@ -73688,9 +73745,9 @@ async function storeOut(blobs, pipelineDir, workspaceRoot, outPath) {
 async function restoreOut(blobs, pipelineDir, workspaceRoot, record2) {
   const repoPath = await workspacePathOf(pipelineDir, workspaceRoot, record2.path);
   const absPath = await resolveWorkspacePath(workspaceRoot, repoPath, { out: true });
-  const parent = path17.dirname(absPath);
+  const parent = path18.dirname(absPath);
   await mkdir6(parent, { recursive: true });
-  const temp = path17.join(parent, `.${path17.basename(absPath)}.${randomUUID4()}${RESTORE_SUFFIX}`);
+  const temp = path18.join(parent, `.${path18.basename(absPath)}.${randomUUID4()}${RESTORE_SUFFIX}`);
   try {
     if (record2.kind === "file") {
       await blobs.getToFile(record2.digest, temp, record2.size);
@@ -73709,19 +73766,19 @@ async function removeOut(pipelineDir, workspaceRoot, outPath) {
   await rm7(absPath, { recursive: true, force: true });
 }
 async function workspacePathOf(pipelineDir, workspaceRoot, outPath) {
-  if (path17.posix.isAbsolute(outPath)) return outPath;
-  const dirInRoot = path17.relative(await realpath3(workspaceRoot), await realpath3(pipelineDir));
-  return path17.posix.join(dirInRoot.split(path17.sep).join("/"), outPath);
+  if (path18.posix.isAbsolute(outPath)) return outPath;
+  const dirInRoot = path18.relative(await realpath4(workspaceRoot), await realpath4(pipelineDir));
+  return path18.posix.join(dirInRoot.split(path18.sep).join("/"), outPath);
 }
 async function listOutFiles(workspaceRoot, repoPath, absDir, relDir, ancestors, tree) {
-  const real2 = await realpath3(absDir);
+  const real2 = await realpath4(absDir);
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
   const entries = await readdir3(absDir, { withFileTypes: true });
   if (entries.length === 0 && relDir !== "") tree.emptyDirs.push(relDir);
   for (const entry of entries) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
-    const abs = path17.join(absDir, entry.name);
+    const abs = path18.join(absDir, entry.name);
     if (entry.isSymbolicLink()) await resolveWorkspacePath(workspaceRoot, `${repoPath}/${rel}`);
     const stats = entry.isSymbolicLink() ? await stat4(abs) : entry;
     if (stats.isDirectory()) await listOutFiles(workspaceRoot, repoPath, abs, rel, inside, tree);
@@ -73746,13 +73803,13 @@ async function restoreDir(blobs, digest, tempDir) {
   await mkdir6(tempDir);
   for (const dir of manifest.dirs ?? []) {
     checkManifestPath(digest, dir);
-    await mkdir6(path17.join(tempDir, dir), { recursive: true });
+    await mkdir6(path18.join(tempDir, dir), { recursive: true });
   }
   for (let i2 = 0; i2 < manifest.files.length; i2 += BLOB_BATCH) {
     await Promise.all(
       manifest.files.slice(i2, i2 + BLOB_BATCH).map(async (file2) => {
         checkManifestPath(digest, file2.path);
-        const target = path17.join(tempDir, file2.path);
+        const target = path18.join(tempDir, file2.path);
         await blobs.getToFile(file2.digest, target, file2.size);
         if (file2.executable) await makeExecutable(target);
       })
@@ -73765,7 +73822,7 @@ async function swapIntoPlace(temp, dest, tempIsDir) {
     await rename5(temp, dest);
     return;
   }
-  const aside = path17.join(path17.dirname(dest), `.${path17.basename(dest)}.${randomUUID4()}${ASIDE_SUFFIX}`);
+  const aside = path18.join(path18.dirname(dest), `.${path18.basename(dest)}.${randomUUID4()}${ASIDE_SUFFIX}`);
   await rename5(dest, aside);
   try {
     await rename5(temp, dest);
@@ -73793,7 +73850,7 @@ async function findEntry(cache, { stage, traceable, cacheKey, probe }) {
     const candidates = await cache.candidates(manifestKeyOf(traceable)).catch(() => []);
     for (const candidate of candidates) {
       const { readSet } = candidate.keyInputs;
-      if (!readSet || probe.undeclaredOutsListed(readSet, stage).length > 0) continue;
+      if (!readSet?.lookups || probe.undeclaredOutsListed(readSet, stage).length > 0) continue;
       if ((await probe.changes(readSet).catch(() => ["unreadable"])).length === 0) return candidate;
     }
   }
@@ -73824,12 +73881,12 @@ init_canonical_json();
 
 // runner/keys/command-interpreters.ts
 var import_which = __toESM(require_lib(), 1);
-import { open as open3, realpath as realpath5 } from "node:fs/promises";
-import path20 from "node:path";
+import { open as open3, realpath as realpath6 } from "node:fs/promises";
+import path21 from "node:path";
 
 // runner/keys/command-programs.ts
 var import_shell_quote = __toESM(require_shell_quote(), 1);
-import path18 from "node:path";
+import path19 from "node:path";
 var COMMAND_SEPARATORS = /* @__PURE__ */ new Set(["&&", "||", ";", ";;", "|", "|&", "&", "(", ")"]);
 var WRAPPERS = /* @__PURE__ */ new Set(["env", "exec", "command", "nohup", "time"]);
 var SHELL_OWN = new Set(
@@ -74067,9 +74124,9 @@ function cdTarget(start2, args2) {
   const [target] = args2;
   if (args2.length !== 1 || !target || target.startsWith("-") || target.startsWith("~")) return UNKNOWN;
   if (target.includes("$")) return UNKNOWN;
-  if (path18.isAbsolute(target)) return withoutTrailingSlash(path18.normalize(target));
+  if (path19.isAbsolute(target)) return withoutTrailingSlash(path19.normalize(target));
   if (typeof start2 !== "string") return start2;
-  return withoutTrailingSlash(path18.join(start2, target));
+  return withoutTrailingSlash(path19.join(start2, target));
 }
 function withoutTrailingSlash(dir) {
   return dir.length > 1 && dir.endsWith("/") ? dir.slice(0, -1) : dir;
@@ -74078,8 +74135,8 @@ function withoutTrailingSlash(dir) {
 // runner/keys/why-not-python.ts
 var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
-import { access as access2, realpath as realpath4 } from "node:fs/promises";
-import path19 from "node:path";
+import { access as access2, realpath as realpath5 } from "node:fs/promises";
+import path20 from "node:path";
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var SUBSTITUTION = /\$\(|`/;
 var PYTHON_NAME = /^python[0-9.]*$/;
@@ -74106,17 +74163,17 @@ async function whyNotPython(cmd, context) {
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
   const found2 = await resolveProgram(program, context);
   if (found2 === null) return `${program} was not found`;
-  const name2 = path19.basename(await realpath4(found2).catch(() => found2));
-  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path19.basename(program)) ? null : `${path19.basename(program)} is not Python`;
+  const name2 = path20.basename(await realpath5(found2).catch(() => found2));
+  return PYTHON_NAME.test(name2) || PYTHON_NAME.test(path20.basename(program)) ? null : `${path20.basename(program)} is not Python`;
 }
 async function resolveProgram(program, context) {
-  const candidates = program.includes("/") ? [path19.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path19.join(dir || ".", program));
+  const candidates = program.includes("/") ? [path20.resolve(context.cwd, program)] : (context.path ?? "").split(":").map((dir) => path20.join(dir || ".", program));
   for (const candidate of candidates) {
-    const executable = await access2(path19.resolve(context.cwd, candidate), constants4.X_OK).then(
+    const executable = await access2(path20.resolve(context.cwd, candidate), constants4.X_OK).then(
       () => true,
       () => false
     );
-    if (executable) return path19.resolve(context.cwd, candidate);
+    if (executable) return path20.resolve(context.cwd, candidate);
   }
   return null;
 }
@@ -74131,13 +74188,13 @@ async function commandInterpreters(cmd, options) {
     const name2 = programName(word, dir);
     if (seen.has(`${dir}\0${name2}`)) continue;
     seen.add(`${dir}\0${name2}`);
-    const at4 = path20.resolve(options.cwd, dir);
+    const at4 = path21.resolve(options.cwd, dir);
     const file2 = await locate(word, at4, options);
     if (file2 === null) {
       found2[name2] = null;
       continue;
     }
-    const real2 = await realpath5(file2);
+    const real2 = await realpath6(file2);
     const shebang = await shebangProgram(real2);
     if (!isInside2(real2, options.repoRoot)) {
       found2[name2] = await interpreterAt(real2, options.digests);
@@ -74149,9 +74206,9 @@ async function commandInterpreters(cmd, options) {
     if (shebangName in found2 && (dir === "." || shebangLaunched in found2)) continue;
     const program = await locate(shebang, at4, options);
     if (!(shebangName in found2)) {
-      found2[shebangName] = program === null ? null : await interpreterAt(await realpath5(program), options.digests);
+      found2[shebangName] = program === null ? null : await interpreterAt(await realpath6(program), options.digests);
     }
-    const launcher = program === null ? null : await realpath5(program);
+    const launcher = program === null ? null : await realpath6(program);
     if (launcher !== null && !isInside2(launcher, options.repoRoot) && await shebangProgram(launcher) !== null) {
       await addLaunched(found2, shebangLaunched, program, at4, options);
     }
@@ -74159,7 +74216,7 @@ async function commandInterpreters(cmd, options) {
   return found2;
 }
 function programName(word, dir) {
-  return dir === "." || !word.includes("/") || path20.isAbsolute(word) ? word : path20.join(dir, word);
+  return dir === "." || !word.includes("/") || path21.isAbsolute(word) ? word : path21.join(dir, word);
 }
 function launchedName(name2, dir) {
   return dir === "." ? `${name2}${LAUNCHED}` : `${name2}${LAUNCHED_IN}${dir})`;
@@ -74168,7 +74225,7 @@ function isLaunchedName(name2) {
   return name2.endsWith(LAUNCHED) || name2.includes(LAUNCHED_IN);
 }
 async function addLaunched(found2, key, file2, dir, options) {
-  if (!options.probeLauncher || !PYTHON_NAME.test(path20.basename(file2))) return;
+  if (!options.probeLauncher || !PYTHON_NAME.test(path21.basename(file2))) return;
   const launched = await options.probeLauncher(file2, dir);
   found2[key] = launched === null ? null : {
     path: launched.executable,
@@ -74181,7 +74238,7 @@ async function interpreterAt(realPath, digests) {
 }
 async function locate(word, dir, options) {
   if (word.includes("/")) {
-    const file2 = path20.resolve(dir, word);
+    const file2 = path21.resolve(dir, word);
     return await (0, import_which.default)(file2, { nothrow: true }) ?? null;
   }
   return await (0, import_which.default)(word, { path: options.path, nothrow: true }) ?? null;
@@ -74197,15 +74254,15 @@ async function shebangProgram(file2) {
     const words = head.slice(2).split("\n")[0]?.trim().split(/\s+/) ?? [];
     const program = words[0];
     if (!program) return null;
-    if (path20.basename(program) !== "env") return program;
+    if (path21.basename(program) !== "env") return program;
     return words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? null;
   } finally {
     await handle2.close();
   }
 }
 function isInside2(file2, dir) {
-  const relative3 = path20.relative(dir, file2);
-  return relative3 === "" || !relative3.startsWith("..") && !path20.isAbsolute(relative3);
+  const relative3 = path21.relative(dir, file2);
+  return relative3 === "" || !relative3.startsWith("..") && !path21.isAbsolute(relative3);
 }
 
 // runner/keys/rerun-reasons.ts
@@ -74284,6 +74341,10 @@ function readSetDifferences(before, after) {
   for (const file2 of union2(Object.keys(before.files), Object.keys(after.files))) {
     if (before.files[file2] !== after.files[file2]) differences.push(`${file2} changed`);
   }
+  const [was, now] = [before.lookups ?? {}, after.lookups ?? {}];
+  for (const path29 of union2(Object.keys(was), Object.keys(now))) {
+    if (was[path29] !== now[path29]) differences.push(`${path29} changed`);
+  }
   for (const [kind, a3, b6] of [
     ["entries", before.dirs, after.dirs],
     ["modules", before.moduleDirs, after.moduleDirs]
@@ -74323,8 +74384,8 @@ async function missReasons(name2, {
   if (manifest && material.code && previous?.code?.digest !== current.code?.digest) {
     try {
       const before = JSON.parse((await options.blobs.getBytes(manifest)).toString());
-      const relative3 = (entries) => entries.map(([path28, id]) => [
-        posix3.relative(options.workspace.pipelineDirInRepo || ".", path28) || path28,
+      const relative3 = (entries) => entries.map(([path29, id]) => [
+        posix3.relative(options.workspace.pipelineDirInRepo || ".", path29) || path29,
         id
       ]);
       codeChanges = describeCodeChanges(relative3(before), relative3(material.code.entries));
@@ -74340,6 +74401,9 @@ async function missReasons(name2, {
   });
 }
 
+// runner/check-after-run.ts
+init_out_record();
+
 // runner/keys/recheck-stage-inputs.ts
 import { join as join5 } from "node:path";
 
@@ -74348,8 +74412,8 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash4 } from "node:crypto";
 import { createReadStream as createReadStream2 } from "node:fs";
-import { readdir as readdir4, readlink as readlink5, realpath as realpath6, stat as stat5 } from "node:fs/promises";
-import path21 from "node:path";
+import { readdir as readdir4, readlink as readlink5, realpath as realpath7, stat as stat5 } from "node:fs/promises";
+import path22 from "node:path";
 var HASH_BATCH2 = 16;
 async function contentDigest(absPath) {
   const stats = await stat5(absPath).catch((error47) => {
@@ -74378,6 +74442,24 @@ async function contentDigest(absPath) {
   lines.sort();
   return { kind: "dir", digest: blobDigest(sha256Hex(lines.join(""))), size, stamp: stampOf(stamps) };
 }
+function manifestContentDigest(manifest) {
+  const counted = (rel) => !rel.split("/").some((_5, index2, parts) => isNeverCode(parts.slice(0, index2 + 1).join("/")));
+  const parentOf = (rel) => rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : "";
+  const ancestors = (rel) => rel.split("/").slice(0, -1).map((_5, index2, parts) => parts.slice(0, index2 + 1).join("/"));
+  const files = manifest.files.filter((file2) => counted(file2.path));
+  const dirs = new Set(
+    [...manifest.files.map((file2) => file2.path), ...(manifest.dirs ?? []).map((dir) => `${dir}/x`)].flatMap(ancestors).filter(counted)
+  );
+  const holding = new Set([...files.map((file2) => file2.path), ...dirs].map(parentOf));
+  const lines = [
+    ...files.map((file2) => `${file2.path}\0${fileDigestWithMode(file2.digest, file2.executable)}
+`),
+    ...[...dirs].filter((dir) => !holding.has(dir)).map((dir) => `${dir}/\0
+`)
+  ];
+  lines.sort();
+  return blobDigest(sha256Hex(lines.join("")));
+}
 function stampLine(rel, stats) {
   return `${rel}\0${fileStamp(stats.ino, stats.size, stats.mtimeMs)}
 `;
@@ -74389,7 +74471,7 @@ function fileDigestWithMode(blob, executable) {
   return executable ? `100755 ${blob}` : blob;
 }
 async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
-  const real2 = await realpath6(absDir);
+  const real2 = await realpath7(absDir);
   if (ancestors.has(real2)) throw new Error(`${absDir} leads back into ${real2} through a symlink loop`);
   const inside = new Set(ancestors).add(real2);
   let counted = 0;
@@ -74397,7 +74479,7 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
     const rel = relDir === "" ? entry.name : `${relDir}/${entry.name}`;
     if (isNeverCode(rel)) continue;
     counted += 1;
-    const abs = path21.join(absDir, entry.name);
+    const abs = path22.join(absDir, entry.name);
     const stats = await stat5(abs).catch(async (error47) => {
       if (error47.code !== "ENOENT" || !entry.isSymbolicLink()) throw error47;
       throw new Error(
@@ -74626,9 +74708,9 @@ function resolveString(text2, context, cmd, params) {
       result += cmd ? literalShellExpansion(match[1] ?? "", text2[at4]) : match[0].slice(1);
       continue;
     }
-    const path28 = parseReference(match[1] ?? "");
-    const value = lookup(context.data, path28);
-    result += cmd ? inCommand(path28, value, context, params) : inText(match[1] ?? "", value);
+    const path29 = parseReference(match[1] ?? "");
+    const value = lookup(context.data, path29);
+    result += cmd ? inCommand(path29, value, context, params) : inText(match[1] ?? "", value);
   }
   return result + text2.slice(at4);
 }
@@ -74639,22 +74721,22 @@ function parseReference(expression) {
   }
   return trimmed.split(/\.|\[(\d+)\]/).filter((part) => part !== void 0 && part !== "").map((part) => /^\d+$/.test(part) ? Number(part) : part);
 }
-function lookup(data, path28) {
+function lookup(data, path29) {
   let node = data;
-  for (const [index2, part] of path28.entries()) {
+  for (const [index2, part] of path29.entries()) {
     const container = Array.isArray(node) && typeof part === "number" ? node : node !== null && typeof node === "object" && !Array.isArray(node) ? node : null;
     const key = String(part);
     if (container === null || !Object.hasOwn(container, key)) {
       throw new DvcTemplateError(
-        `\${${formatReference(path28)}}: "${formatReference(path28.slice(0, index2 + 1))}" is not defined`
+        `\${${formatReference(path29)}}: "${formatReference(path29.slice(0, index2 + 1))}" is not defined`
       );
     }
     node = container[key];
   }
   return node;
 }
-function formatReference(path28) {
-  return path28.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
+function formatReference(path29) {
+  return path29.map((part, index2) => typeof part === "number" ? `[${part}]` : index2 === 0 ? part : `.${part}`).join("");
 }
 function scalarText(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
@@ -74669,10 +74751,10 @@ function inText(expression, value) {
   }
   return scalarText(value);
 }
-function inCommand(path28, value, context, params) {
-  const param = paramOf(path28, context.params);
+function inCommand(path29, value, context, params) {
+  const param = paramOf(path29, context.params);
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return flagsOf(value, param === null ? null : path28, context, params);
+    return flagsOf(value, param === null ? null : path29, context, params);
   }
   if (param !== null) params.push(param.name);
   if (param?.exact && !Array.isArray(value)) return `\${${param.name}}`;
@@ -74704,15 +74786,15 @@ function flagsOf(dict, paramPath, context, params) {
   visit3(dict, []);
   return words.join(" ");
 }
-function paramOf(path28, params) {
+function paramOf(path29, params) {
   let node = params;
-  for (const [index2, part] of path28.entries()) {
+  for (const [index2, part] of path29.entries()) {
     if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, String(part))) {
-      return index2 === 0 ? null : { name: formatReference(path28.slice(0, index2)), exact: false };
+      return index2 === 0 ? null : { name: formatReference(path29.slice(0, index2)), exact: false };
     }
     node = node[String(part)];
   }
-  return { name: formatReference(path28), exact: true };
+  return { name: formatReference(path29), exact: true };
 }
 function literalShellExpansion(inner, next2) {
   if (!/^[A-Za-z_]\w*$/.test(inner)) {
@@ -74831,19 +74913,19 @@ function parseDvcParamsFile(text2) {
   };
   const floats = /* @__PURE__ */ new Set();
   const inexact = /* @__PURE__ */ new Map();
-  const unwrap = (value, path28) => {
+  const unwrap = (value, path29) => {
     if (value instanceof WrittenAsFloat) {
-      floats.add(formatReference(path28));
+      floats.add(formatReference(path29));
       return value.value;
     }
     if (value instanceof InexactInteger) {
-      inexact.set(formatReference(path28), value.text);
+      inexact.set(formatReference(path29), value.text);
       return value.value;
     }
-    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path28, index2]));
+    if (Array.isArray(value)) return value.map((item, index2) => unwrap(item, [...path29, index2]));
     if (value !== null && typeof value === "object") {
       return Object.fromEntries(
-        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path28, key])])
+        Object.entries(value).map(([key, inner]) => [key, unwrap(inner, [...path29, key])])
       );
     }
     return value;
@@ -74861,11 +74943,11 @@ function inexactParamProblem(file2, name2, fileName) {
   }
   return null;
 }
-function paramLeaves(data, path28) {
+function paramLeaves(data, path29) {
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path28, key]));
+    return Object.entries(data).flatMap(([key, value]) => paramLeaves(value, [...path29, key]));
   }
-  return [[formatReference(path28), data]];
+  return [[formatReference(path29), data]];
 }
 function paramSpecOf(value, isFloat) {
   if (typeof value === "boolean") return { type: "bool", default: value };
@@ -74882,8 +74964,8 @@ function dvcParamLocation(name2) {
   const colon = name2.indexOf(":");
   const file2 = colon >= 0 ? name2.slice(0, colon) : DEFAULT_PARAMS;
   const key = colon >= 0 ? name2.slice(colon + 1) : name2;
-  const path28 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
-  return { file: file2, path: path28 };
+  const path29 = key.replace(/\[(\d+)\]/g, ".$1").split(".").map((part) => /^\d+$/.test(part) ? Number(part) : part);
+  return { file: file2, path: path29 };
 }
 function overlayDvcParams(text2, listed) {
   const document2 = (0, import_yaml4.parseDocument)(text2, DVC_YAML_OPTIONS);
@@ -74892,43 +74974,43 @@ function overlayDvcParams(text2, listed) {
   let changed = false;
   for (let settled = false, passes = 0; !settled; passes += 1) {
     settled = true;
-    for (const { path: path28, value, spec } of listed) {
-      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path28);
+    for (const { path: path29, value, spec } of listed) {
+      const old = valueAt(parseDvcParamsFile(document2.toString()).data, path29);
       if (old === void 0) continue;
       const wanted = typeof old === "object" && old !== null && typeof value === "string" ? parseJson(value) : value;
       if (JSON.stringify(old) === JSON.stringify(wanted)) continue;
       if (passes > listed.length) {
-        throw new Error(`${formatReference([...path28])} does not read back as the value written to it`);
+        throw new Error(`${formatReference([...path29])} does not read back as the value written to it`);
       }
       const node = document2.createNode(wanted);
       if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
-      setOwnValue(document2, path28, node);
+      setOwnValue(document2, path29, node);
       changed = true;
       settled = false;
     }
   }
   return changed ? document2.toString() : null;
 }
-function valueAt(data, path28) {
+function valueAt(data, path29) {
   let node = data;
-  for (const key of path28) {
+  for (const key of path29) {
     if (node === null || typeof node !== "object" || !Object.hasOwn(node, key)) return void 0;
     node = node[key];
   }
   return node;
 }
-function setOwnValue(document2, path28, node) {
+function setOwnValue(document2, path29, node) {
   const follow2 = aliasFollower(document2);
   let parent = document2.contents;
-  for (const [index2, key] of path28.entries()) {
+  for (const [index2, key] of path29.entries()) {
     const pair = (0, import_yaml4.isMap)(parent) ? parent.items.find((each) => !isMergePair(each) && keyText(each) === String(key)) : void 0;
     const own = (0, import_yaml4.isMap)(parent) ? pair?.value : (0, import_yaml4.isSeq)(parent) ? parent.items[Number(key)] : void 0;
     const found2 = (0, import_yaml4.isMap)(parent) && own === void 0 ? mergedValue(parent, String(key), follow2) : own;
     if (found2 === void 0 || !((0, import_yaml4.isMap)(parent) || (0, import_yaml4.isSeq)(parent))) {
-      throw new Error(`${formatReference([...path28])} is not in the file`);
+      throw new Error(`${formatReference([...path29])} is not in the file`);
     }
     let next2;
-    if (index2 === path28.length - 1) {
+    if (index2 === path29.length - 1) {
       if ((0, import_yaml4.isNode)(own) && !(0, import_yaml4.isAlias)(own) && own.anchor) node.anchor = own.anchor;
       next2 = node;
     } else {
@@ -74974,12 +75056,19 @@ async function recheckStageInputs(options) {
   const { stage, material, workspace, before, after } = options;
   const overlaid = dvcOverlaidFiles(options.pipeline);
   const depsDirty = [];
-  for (const [dep, digest] of Object.entries(material.inputs.deps)) {
-    if (options.produced.get(dep)?.kind === "dir") continue;
+  for (const [dep, keyed] of Object.entries(material.inputs.deps)) {
+    const record2 = options.produced.get(dep);
+    const folder = record2?.kind === "dir" && record2.digest === keyed;
+    const digest = folder ? manifestContentDigest(await options.readManifest(record2.digest)) : keyed;
     const now = await contentDigest(join5(workspace.pipelineDir, dep)).catch(() => null);
     const stamp = overlaid.has(dep) ? void 0 : material.depStamps[dep];
     if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
-    else if (now.digest !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
+    else if (now.digest !== digest && folder) {
+      const maker = producerOf(options.pipeline, dep) ?? "its stage";
+      depsDirty.push(
+        `${dep} no longer holds what ${maker} made when ${stage} ended (changed before or while it ran)`
+      );
+    } else if (now.digest !== digest) depsDirty.push(`${dep} changed while ${stage} ran`);
     else if (stamp !== void 0 && now.stamp !== stamp)
       depsDirty.push(`${dep} was rewritten while ${stage} ran`);
   }
@@ -74987,7 +75076,7 @@ async function recheckStageInputs(options) {
   const exempt = new Set([...overlaid].map((file2) => repoPathIn(workspace, file2)));
   const codeDirty = (scope) => codeChangesWhileRunning(stage, scope, before, after, workspace, exempt);
   if (material.code && material.codeScope) stageDirty.push(...codeDirty(material.codeScope));
-  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path28) => repoPathIn(workspace, path28));
+  const outs = Object.values(options.pipeline.stages).flatMap((each) => [...each.outs, ...each.metrics]).map((path29) => repoPathIn(workspace, path29));
   const runScope = {
     pipelineDir: workspace.pipelineDirInRepo,
     include: options.pipeline.code ?? null,
@@ -75021,14 +75110,14 @@ function codeChangesWhileRunning(stage, scope, before, after, workspace, exempt)
   const now = codeDigest(after, scope);
   const sentences = [];
   if (old.digest !== now.digest) {
-    const relative3 = (entries) => entries.map(([path28, id]) => [pipelinePathIn(workspace, path28), id]);
+    const relative3 = (entries) => entries.map(([path29, id]) => [pipelinePathIn(workspace, path29), id]);
     const changes = describeCodeChanges(relative3(old.entries), relative3(now.entries)).join(", ");
     sentences.push(`code changed while ${stage} ran: ${changes}`);
   }
   const oldIds = new Map(old.entries);
   const rewritten = now.entries.filter(
-    ([path28, id]) => oldIds.get(path28) === id && !exempt.has(path28) && before.stamps.get(path28) !== after.stamps.get(path28)
-  ).map(([path28]) => pipelinePathIn(workspace, path28));
+    ([path29, id]) => oldIds.get(path29) === id && !exempt.has(path29) && before.stamps.get(path29) !== after.stamps.get(path29)
+  ).map(([path29]) => pipelinePathIn(workspace, path29));
   if (rewritten.length > 0) {
     const rest = rewritten.length - NAMED_PATHS;
     const named = `${rewritten.slice(0, NAMED_PATHS).join(", ")}${rest > 0 ? ` and ${rest} more files` : ""}`;
@@ -75047,6 +75136,7 @@ async function checkAfterRun(name2, context, material, before) {
       workspace: options.workspace,
       material,
       produced: context.produced,
+      readManifest: async (digest) => DirManifest.parse(JSON.parse((await options.blobs.getBytes(digest)).toString("utf8"))),
       before,
       after: await context.codeView.read(),
       mask: (sentence) => context.masker.mask(sentence)
@@ -75166,7 +75256,7 @@ function describe(value) {
 }
 
 // runner/output/read-plot-series.ts
-import { readdir as readdir5, readFile as readFile5, realpath as realpath7, stat as stat6 } from "node:fs/promises";
+import { readdir as readdir5, readFile as readFile5, realpath as realpath8, stat as stat6 } from "node:fs/promises";
 import { sep as sep3 } from "node:path";
 import { posix as posix5 } from "node:path";
 
@@ -76672,8 +76762,8 @@ init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
 };
-function plotFormatOf(path28) {
-  const extension = /\.([^./]+)$/.exec(path28)?.[1]?.toLowerCase();
+function plotFormatOf(path29) {
+  const extension = /\.([^./]+)$/.exec(path29)?.[1]?.toLowerCase();
   if (extension === "csv" || extension === "tsv" || extension === "json") return extension;
   return extension === "yaml" || extension === "yml" ? "yaml" : null;
 }
@@ -76813,11 +76903,11 @@ function describe2(value) {
 import { posix as posix4 } from "node:path";
 var MAX_PLOT_ROWS = 1e5;
 var MAX_SERIES_NAME = 200;
-function plotSeriesName(path28, column) {
-  const base = posix4.normalize(path28).replace(/\.[^./]*$/, "");
+function plotSeriesName(path29, column) {
+  const base = posix4.normalize(path29).replace(/\.[^./]*$/, "");
   return posix4.basename(base) === column ? base : `${base}/${column}`;
 }
-function plotSeries(table, spec, path28) {
+function plotSeries(table, spec, path29) {
   const { columns, rows } = table;
   if (rows.length > MAX_PLOT_ROWS) {
     throw new PlotTableError(`has ${rows.length} rows; at most ${MAX_PLOT_ROWS} are read as series`);
@@ -76849,7 +76939,7 @@ function plotSeries(table, spec, path28) {
   const series = [...ys2];
   if (x10 !== null && !xSteps && !ys2.includes(x10) && numeric2(x10)) series.unshift(x10);
   return series.map((column) => {
-    const name2 = plotSeriesName(path28, column);
+    const name2 = plotSeriesName(path29, column);
     if (name2.length > MAX_SERIES_NAME) {
       throw new PlotTableError(`its series name "${name2}" is longer than ${MAX_SERIES_NAME} characters`);
     }
@@ -76880,7 +76970,7 @@ function clip(text2) {
 var MAX_PLOT_BYTES = 32 * 1024 * 1024;
 async function readPlotSeries(specs, where, stage) {
   const { pipelineDir } = where;
-  const root = await realpath7(where.repoRoot);
+  const root = await realpath8(where.repoRoot);
   const points = [];
   const warnings = [];
   const seriesFrom = /* @__PURE__ */ new Map();
@@ -76896,7 +76986,7 @@ async function readPlotSeries(specs, where, stage) {
       const format = plotFormatOf(file2);
       if (format === null) continue;
       try {
-        const real2 = await realpath7(posix5.join(pipelineDir, file2));
+        const real2 = await realpath8(posix5.join(pipelineDir, file2));
         if (!real2.startsWith(root + sep3)) throw new PlotTableError("leads outside the repository");
         const size = (await stat6(real2)).size;
         if (size > MAX_PLOT_BYTES) {
@@ -76928,17 +77018,17 @@ async function readPlotSeries(specs, where, stage) {
   return { points, warnings };
 }
 var MAX_PLOT_FILES = 1e3;
-async function plotFiles(pipelineDir, path28, root) {
-  const absolute = posix5.join(pipelineDir, path28);
+async function plotFiles(pipelineDir, path29, root) {
+  const absolute = posix5.join(pipelineDir, path29);
   const info3 = await stat6(absolute).catch((error47) => {
     if (error47.code === "ENOENT") throw new Error("the stage did not write it");
     throw error47;
   });
-  if (!info3.isDirectory()) return [path28];
-  const real2 = await realpath7(absolute);
+  if (!info3.isDirectory()) return [path29];
+  const real2 = await realpath8(absolute);
   if (!real2.startsWith(root + sep3)) throw new Error("leads outside the repository");
   const entries = await readdir5(real2, { recursive: true, withFileTypes: true });
-  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path28, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
+  const files = entries.filter((entry) => entry.isFile()).map((entry) => posix5.join(path29, posix5.relative(real2, entry.parentPath), entry.name)).filter((file2) => plotFormatOf(file2) !== null);
   if (files.length > MAX_PLOT_FILES) {
     throw new Error(`holds ${files.length} plot files; at most ${MAX_PLOT_FILES} are read`);
   }
@@ -77140,7 +77230,7 @@ function maskMetricPoints(masker, points) {
   return points.map((point2) => ({ ...point2, name: masker.mask(point2.name) }));
 }
 function maskCodeManifest(masker, entries) {
-  return entries.map(([path28, id]) => [masker.mask(path28), id]);
+  return entries.map(([path29, id]) => [masker.mask(path29), id]);
 }
 function maskKeyInputs(masker, inputs) {
   let masked = false;
@@ -77188,12 +77278,12 @@ function keyingNotes(stage, inputs, where) {
 import { createHash as createHash6, randomUUID as randomUUID6 } from "node:crypto";
 import { lstatSync as lstatSync3, readFileSync as readFileSync6, realpathSync, renameSync, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
 import { readFile as readFile7, writeFile as writeFile6 } from "node:fs/promises";
-import path22 from "node:path";
+import path23 from "node:path";
 
 // runner/params-file-journal.ts
 init_zod();
 import { createHash as createHash5, randomUUID as randomUUID5 } from "node:crypto";
-import { lstat as lstat5, mkdir as mkdir7, readdir as readdir6, readFile as readFile6, realpath as realpath8, rename as rename6, rm as rm8, writeFile as writeFile5 } from "node:fs/promises";
+import { lstat as lstat5, mkdir as mkdir7, readdir as readdir6, readFile as readFile6, realpath as realpath9, rename as rename6, rm as rm8, writeFile as writeFile5 } from "node:fs/promises";
 import { join as join6, sep as sep4 } from "node:path";
 var JournalEntry = external_exports.strictObject({
   /** The process that wrote the values in. */
@@ -77212,26 +77302,26 @@ var ParamsFileJournal = class {
     this.dir = join6(pipelineDir, ".fluksio", "params-backup");
   }
   /** Where the entry for the file at `path` is kept. */
-  entryPath(path28) {
-    return join6(this.dir, `${sha256(path28).slice(0, 32)}.json`);
+  entryPath(path29) {
+    return join6(this.dir, `${sha256(path29).slice(0, 32)}.json`);
   }
   /** Records `original` before `written` replaces it at `path` (durably named: write, then rename). */
-  async record(path28, original, written) {
+  async record(path29, original, written) {
     await mkdir7(this.dir, { recursive: true });
     const entry = {
       pid: process.pid,
-      path: path28,
+      path: path29,
       original: original.toString("base64"),
       written: sha256(written)
     };
-    const target = this.entryPath(path28);
+    const target = this.entryPath(path29);
     const temporary = `${target}.${randomUUID5()}.tmp`;
     await writeFile5(temporary, JSON.stringify(entry), { flag: "wx" });
     await rename6(temporary, target);
   }
   /** Drops the entry for `path`, once the file is put back. */
-  async forget(path28) {
-    await rm8(this.entryPath(path28), { force: true });
+  async forget(path29) {
+    await rm8(this.entryPath(path29), { force: true });
   }
   /**
    * Puts back every file a process that is no longer running left holding a stage's values.
@@ -77240,7 +77330,7 @@ var ParamsFileJournal = class {
    * file outside `repoRoot`, or a link, is dropped.
    */
   async putBack(repoRoot) {
-    const root = await realpath8(repoRoot);
+    const root = await realpath9(repoRoot);
     const result = { restored: [], keptEdited: [] };
     const names = await readdir6(this.dir).catch(() => []);
     for (const name2 of names.filter((file2) => file2.endsWith(".json"))) {
@@ -77252,7 +77342,7 @@ var ParamsFileJournal = class {
       }
       const entry = parsed.data;
       if (isRunning(entry.pid)) continue;
-      const real2 = await realpath8(entry.path).catch(() => null);
+      const real2 = await realpath9(entry.path).catch(() => null);
       const stats = await lstat5(entry.path).catch(() => null);
       if (real2 === null || !real2.startsWith(root + sep4) || !stats?.isFile()) {
         await rm8(entryFile, { force: true });
@@ -77342,20 +77432,20 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
   return restore;
 }
 function putBack(repoRoot, file2) {
-  const shown = path22.relative(repoRoot, file2.path);
+  const shown = path23.relative(repoRoot, file2.path);
   try {
-    const folder = realpathSync(path22.dirname(file2.path));
+    const folder = realpathSync(path23.dirname(file2.path));
     const root = realpathSync(repoRoot);
-    if (folder !== root && !folder.startsWith(root + path22.sep)) {
+    if (folder !== root && !folder.startsWith(root + path23.sep)) {
       return `${shown} was not put back: the stage moved its folder outside the repository`;
     }
-    const target = path22.join(folder, path22.basename(file2.path));
+    const target = path23.join(folder, path23.basename(file2.path));
     const stats = lstatSync3(target, { throwIfNoEntry: false });
     if (stats === void 0) return `${shown} was not put back: the stage removed it`;
     if (!stats.isFile() || sha2562(readFileSync6(target)) !== sha2562(file2.written)) {
       return `${shown} was not put back: it changed while the stage ran (left as it is now)`;
     }
-    const temporary = path22.join(folder, `.${path22.basename(file2.path)}.${randomUUID6()}.fluksio`);
+    const temporary = path23.join(folder, `.${path23.basename(file2.path)}.${randomUUID6()}.fluksio`);
     writeFileSync2(temporary, file2.original, { flag: "wx" });
     renameSync(temporary, target);
     return null;
@@ -77412,8 +77502,8 @@ function formatTimeLimit(ms2) {
 
 // runner/keys/read-set-probe.ts
 init_canonical_json();
-import { lstat as lstat6, readdir as readdir7 } from "node:fs/promises";
-import path23 from "node:path";
+import { lstat as lstat6, readdir as readdir7, readlink as readlink6, stat as stat7 } from "node:fs/promises";
+import path24 from "node:path";
 var MODULE_FILE = /\.(?:py|pyw|so|pyd)$/;
 var PACKAGE_DIR = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var NEVER_LISTED = /* @__PURE__ */ new Set(["__pycache__", ".fluksio"]);
@@ -77516,13 +77606,19 @@ var ReadSetProbe = class {
    */
   async record(trace, exclude, since, putBack2 = /* @__PURE__ */ new Set()) {
     const excluded2 = (repoPath) => exclude.some((each) => repoPath === each || repoPath.startsWith(`${each}/`));
-    const readSet = { files: {}, dirs: {}, moduleDirs: {} };
+    const readSet = { files: {}, dirs: {}, moduleDirs: {}, lookups: {} };
     const changedWhileRunning = [];
     for (const file2 of trace.files.filter((each) => !excluded2(each))) {
       readSet.files[file2] = await this.fileDigest(file2);
       const stats = await lstat6(this.absolute(file2)).catch(() => null);
       const changed = putBack2.has(file2) ? await this.contentChanged(file2, readSet.files[file2]) : stats !== null && this.changedWhileRunning(file2, stats, since);
       if (changed) changedWhileRunning.push(file2);
+    }
+    const above = (repoPath) => exclude.some((each) => within(each, repoPath) && each !== repoPath);
+    for (const [where, state] of Object.entries(trace.lookups)) {
+      if (excluded2(where) || above(where)) continue;
+      if (state === null) changedWhileRunning.push(where);
+      else (readSet.lookups ??= {})[where] = state;
     }
     for (const dir of trace.dirs) readSet.dirs[dir] = await this.dirDigest(dir, false);
     for (const dir of trace.moduleDirs) readSet.moduleDirs[dir] = await this.dirDigest(dir, true);
@@ -77540,6 +77636,13 @@ var ReadSetProbe = class {
       if (now === digest) continue;
       const what = digest === null ? "appeared" : now === null ? "was removed" : "changed";
       found2.push(`${this.show(file2)} ${what}`);
+      if (!all) return found2;
+    }
+    for (const [where, state] of Object.entries(readSet.lookups ?? {})) {
+      const now = await lookupState(this.absolute(where), state.startsWith("lstat ") ? "lstat" : "stat");
+      if (now === state) continue;
+      const what = state.endsWith(" absent") ? "appeared" : now.endsWith(" absent") ? "was removed" : "changed";
+      found2.push(`${this.show(where)} ${what}`);
       if (!all) return found2;
     }
     for (const [kind, dirs] of [
@@ -77593,7 +77696,7 @@ var ReadSetProbe = class {
     return shown === "." ? "the pipeline's folder" : `${shown}/`;
   }
   absolute(repoPath) {
-    return path23.join(this.options.codeIndex.repoRoot, repoPath);
+    return path24.join(this.options.codeIndex.repoRoot, repoPath);
   }
   async fileDigest(repoPath) {
     const indexed = this.options.codeIndex.files.get(repoPath);
@@ -77636,6 +77739,19 @@ var ReadSetProbe = class {
     return sha256Hex(names.join("\0"));
   }
 };
+async function lookupState(absolute, how) {
+  let stats;
+  try {
+    stats = how === "stat" ? await stat7(absolute) : await lstat6(absolute);
+  } catch (error47) {
+    const code = error47.code;
+    return code === "ENOENT" || code === "ENOTDIR" ? `${how} absent` : `${how} unreadable (${code ?? "error"})`;
+  }
+  if (stats.isDirectory()) return `${how} dir`;
+  if (stats.isFile()) return `${how} file ${stats.size} ${(stats.mode & 64) !== 0 ? "x" : "-"}`;
+  if (stats.isSymbolicLink()) return `${how} link ${await readlink6(absolute).catch(() => "?")}`;
+  return `${how} other`;
+}
 function within(repoPath, folder) {
   return folder === "." || repoPath === folder || repoPath.startsWith(`${folder}/`);
 }
@@ -77644,7 +77760,7 @@ function ancestorsOf(repoPath) {
   return parts.slice(0, -1).map((_5, index2) => parts.slice(0, index2 + 1).join("/"));
 }
 function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
-  const inRepo = (paths) => paths.map((path28) => repoPathIn(workspace, path28));
+  const inRepo = (paths) => paths.map((path29) => repoPathIn(workspace, path29));
   return new ReadSetProbe({
     codeIndex,
     stages: Object.fromEntries(
@@ -77659,9 +77775,9 @@ function pipelineReadSetProbe(workspace, pipeline2, codeIndex) {
 
 // runner/keys/read-trace.ts
 import { constants as constants5 } from "node:fs";
-import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open4, readdir as readdir8, realpath as realpath9, rm as rm9, writeFile as writeFile7 } from "node:fs/promises";
+import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open4, readdir as readdir8, realpath as realpath10, rm as rm9, writeFile as writeFile7 } from "node:fs/promises";
 import { tmpdir as tmpdir3 } from "node:os";
-import path24 from "node:path";
+import path25 from "node:path";
 
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
@@ -77681,6 +77797,14 @@ def _fluksio_install():
     seen = set()
     written = set()
     python_name = os.path.basename(os.path.realpath(sys.executable or "python"))
+    import stat
+    from _thread import get_ident
+
+    # Threads inside the hook or a wrapped lookup: their own lookups are not the program's.
+    busy = set()
+    resolved = {}
+    reported = set()
+    real_stat, real_lstat, real_access, real_readlink = os.stat, os.lstat, os.access, os.readlink
 
     def emit(kind, value):
         value = str(value)
@@ -77762,6 +77886,17 @@ def _fluksio_install():
         return [each + suffix for each in names for suffix in ("", "-wal", "-journal")]
 
     def hook(event, args):
+        # What the hook itself looks up (realpath, which) is not the program's.
+        thread = get_ident()
+        if thread in busy:
+            return
+        busy.add(thread)
+        try:
+            traced_event(event, args)
+        finally:
+            busy.discard(thread)
+
+    def traced_event(event, args):
         if event == "open":
             path, _mode, flags = args
             reading = flags & os.O_ACCMODE == os.O_RDONLY or (
@@ -77788,7 +77923,8 @@ def _fluksio_install():
             if isinstance(path, int):
                 emit("X", "listed a directory by descriptor")
                 return
-            caller = sys._getframe(1).f_code.co_filename
+            # Frame 0 is this function, 1 the hook, 2 what raised the event.
+            caller = sys._getframe(2).f_code.co_filename
             for where in inside("." if path is None else path):
                 emit("I" if caller.startswith("<frozen importlib") else "L", where)
         elif event == "subprocess.Popen":
@@ -77808,6 +77944,103 @@ def _fluksio_install():
         elif event == "ctypes.dlopen":
             for where in inside(args[0]):
                 emit("X", "loaded " + os.path.relpath(where, root) + " with ctypes")
+
+    def state_of(result, path):
+        mode = result.st_mode
+        if stat.S_ISDIR(mode):
+            return "dir"
+        if stat.S_ISREG(mode):
+            return "file %d %s" % (result.st_size, "x" if mode & 0o100 else "-")
+        if stat.S_ISLNK(mode):
+            return "link " + os.fsdecode(real_readlink(path))
+        return "other"
+
+    def looked_up(path, follow, dir_fd, result, error):
+        # What one lookup of the program saw, for each repository path it names.
+        if isinstance(path, int) or path is None:
+            return
+        if dir_fd is not None:
+            emit("X", "looked up a path relative to a directory descriptor")
+            return
+        try:
+            path = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return
+        if error is None:
+            try:
+                state = ("stat " if follow else "lstat ") + state_of(result, path)
+            except OSError:
+                emit("X", "looked up " + path + " as it changed")
+                return
+        elif isinstance(error, (FileNotFoundError, NotADirectoryError)):
+            state = ("stat " if follow else "lstat ") + "absent"
+        else:
+            emit("X", "could not look up " + path + " (" + type(error).__name__ + ")")
+            return
+        # Programs look the same paths up again and again: each is resolved once.
+        memo = (follow, path if path.startswith("/") else os.path.join(os.getcwd(), path))
+        if (memo, state) in reported:
+            return
+        reported.add((memo, state))
+        where = resolved.get(memo)
+        if where is None:
+            if follow:
+                where = inside(path)
+            else:
+                # The link itself: its folder resolved, its own name kept.
+                absolute = os.path.abspath(path)
+                named = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+                if within(absolute) and not within(named):
+                    emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
+                    return
+                where = [named] if within(named) else []
+            resolved[memo] = where
+        for each in where:
+            if each not in written:
+                emit("E", state + "\0" + each)
+
+    def tracing(lookup, follow_of, own_result):
+        def traced(path, *args, **kwargs):
+            thread = get_ident()
+            if thread in busy:
+                return lookup(path, *args, **kwargs)
+            follow, dir_fd = follow_of(kwargs), kwargs.get("dir_fd")
+            try:
+                result = lookup(path, *args, **kwargs)
+            except OSError as error:
+                busy.add(thread)
+                try:
+                    looked_up(path, follow, dir_fd, None, error)
+                finally:
+                    busy.discard(thread)
+                raise
+            busy.add(thread)
+            try:
+                if own_result:
+                    looked_up(path, follow, dir_fd, result, None)
+                else:
+                    # os.access and os.readlink answer less than a stat: look the path up.
+                    try:
+                        seen = (real_stat if follow else real_lstat)(path, dir_fd=dir_fd)
+                    except OSError as error:
+                        looked_up(path, follow, dir_fd, None, error)
+                    else:
+                        looked_up(path, follow, dir_fd, seen, None)
+            finally:
+                busy.discard(thread)
+            return result
+
+        traced.__name__ = lookup.__name__
+        traced.__qualname__ = lookup.__qualname__
+        traced.__doc__ = lookup.__doc__
+        return traced
+
+    follows = lambda kwargs: kwargs.get("follow_symlinks", True)
+    never = lambda kwargs: False
+    os.stat = tracing(real_stat, follows, True)
+    os.lstat = tracing(real_lstat, never, True)
+    os.access = tracing(real_access, follows, False)
+    os.readlink = tracing(real_readlink, never, False)
 
     emit("S", os.getpid())
     sys.addaudithook(hook)
@@ -77834,13 +78067,13 @@ _fluksio_chain()
 
 // runner/keys/read-trace.ts
 async function startReadTrace(options) {
-  const dir = await mkdtemp3(path24.join(tmpdir3(), "fluksio-trace-"));
-  const site = path24.join(dir, "site");
-  const reports = path24.join(dir, "reports");
+  const dir = await mkdtemp3(path25.join(tmpdir3(), "fluksio-trace-"));
+  const site = path25.join(dir, "site");
+  const reports = path25.join(dir, "reports");
   await mkdir8(site);
   await mkdir8(reports);
-  await writeFile7(path24.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
-  const root = await realpath9(options.repoRoot);
+  await writeFile7(path25.join(site, "sitecustomize.py"), READ_TRACE_HOOK);
+  const root = await realpath10(options.repoRoot);
   return {
     env: {
       PYTHONPATH: options.pythonPath ? `${site}:${options.pythonPath}` : site,
@@ -77856,15 +78089,17 @@ async function collectReports(reports, root) {
   const files = /* @__PURE__ */ new Set();
   const dirs = /* @__PURE__ */ new Set();
   const moduleDirs = /* @__PURE__ */ new Set();
+  const lookups = /* @__PURE__ */ new Map();
   let untraced = null;
   let processes = 0;
   let pythonStarts = 0;
   for (const name2 of await readdir8(reports)) {
-    const text2 = await readReport(path24.join(reports, name2));
+    const text2 = await readReport(path25.join(reports, name2));
     if (text2 === null) {
       untraced ??= `left ${name2} in its trace reports, which is not a report fluksio wrote`;
       continue;
     }
+    const looked = /* @__PURE__ */ new Map();
     for (const line2 of text2.split("\n")) {
       const tab2 = line2.indexOf("	");
       if (tab2 < 0) continue;
@@ -77873,7 +78108,11 @@ async function collectReports(reports, root) {
       if (kind === "S") processes += 1;
       else if (kind === "P") pythonStarts += 1;
       else if (kind === "X") untraced ??= `it ${value}`;
-      else {
+      else if (kind === "E") {
+        const nul = value.indexOf("\0");
+        const repoPath = nul < 0 ? null : repoPathOf2(root, value.slice(nul + 1));
+        if (repoPath !== null && !looked.has(repoPath)) looked.set(repoPath, value.slice(0, nul));
+      } else {
         const repoPath = repoPathOf2(root, value);
         if (repoPath === null) continue;
         if (kind === "R") files.add(repoPath);
@@ -77881,10 +78120,19 @@ async function collectReports(reports, root) {
         else if (kind === "I") moduleDirs.add(repoPath);
       }
     }
+    for (const [repoPath, state] of looked) {
+      lookups.set(repoPath, lookups.has(repoPath) && lookups.get(repoPath) !== state ? null : state);
+    }
   }
   if (processes === 0) untraced ??= "the Python process left no report";
   else if (processes < 1 + pythonStarts) untraced ??= "a Python process it started left no report";
-  return { files: [...files].sort(), dirs: [...dirs].sort(), moduleDirs: [...moduleDirs].sort(), untraced };
+  return {
+    files: [...files].sort(),
+    dirs: [...dirs].sort(),
+    moduleDirs: [...moduleDirs].sort(),
+    lookups: Object.fromEntries([...lookups].sort(([a3], [b6]) => a3 < b6 ? -1 : a3 > b6 ? 1 : 0)),
+    untraced
+  };
 }
 var MAX_REPORT_BYTES = 256 * 2 ** 20;
 async function readReport(file2) {
@@ -77902,9 +78150,9 @@ async function readReport(file2) {
 }
 var NEVER_READ = /(?:^|\/)(?:__pycache__|\.fluksio)(?:\/|$)|\.pyc$/;
 function repoPathOf2(root, absolute) {
-  const relative3 = path24.relative(root, absolute);
-  if (relative3.startsWith("..") || path24.isAbsolute(relative3)) return null;
-  const repoPath = relative3.split(path24.sep).join("/") || ".";
+  const relative3 = path25.relative(root, absolute);
+  if (relative3.startsWith("..") || path25.isAbsolute(relative3)) return null;
+  const repoPath = relative3.split(path25.sep).join("/") || ".";
   return NEVER_READ.test(repoPath) ? null : repoPath;
 }
 
@@ -77918,15 +78166,15 @@ async function stageKeyInputs(options) {
   const deps = {};
   const depStamps = {};
   for (const dep of stage.deps) {
-    const path28 = normalizePipelinePath(dep);
-    const produced = options.produced.get(path28);
-    const assumed = options.assumed?.get(path28);
-    if (assumed !== void 0) deps[path28] = assumed;
-    else if (produced) deps[path28] = producedDigest(produced);
+    const path29 = normalizePipelinePath(dep);
+    const produced = options.produced.get(path29);
+    const assumed = options.assumed?.get(path29);
+    if (assumed !== void 0) deps[path29] = assumed;
+    else if (produced) deps[path29] = producedDigest(produced);
     else {
-      const content = await contentDigest(join7(workspace.pipelineDir, path28));
-      deps[path28] = content.digest;
-      depStamps[path28] = content.stamp;
+      const content = await contentDigest(join7(workspace.pipelineDir, path29));
+      deps[path29] = content.digest;
+      depStamps[path29] = content.stamp;
     }
   }
   let code = null;
@@ -77939,7 +78187,7 @@ async function stageKeyInputs(options) {
     codeScope = {
       pipelineDir: workspace.pipelineDirInRepo,
       include: stage.code ?? pipeline2.code ?? null,
-      exclude: [...stage.deps, ...everyOut].map((path28) => repoPathIn(workspace, path28))
+      exclude: [...stage.deps, ...everyOut].map((path29) => repoPathIn(workspace, path29))
     };
     code = codeDigest(options.codeIndex, codeScope);
     globs = codeScope.include === null ? null : code;
@@ -78183,11 +78431,11 @@ function locate2(file2, context) {
   return { path: outside ? null : relative3, absPath };
 }
 function fileUrlPath(url2) {
-  const path28 = url2.slice("file://".length);
+  const path29 = url2.slice("file://".length);
   try {
-    return decodeURIComponent(path28);
+    return decodeURIComponent(path29);
   } catch {
-    return path28;
+    return path29;
   }
 }
 
@@ -78457,7 +78705,7 @@ function isAnnotationLevel(name2) {
 
 // runner/sandbox/stage-process.ts
 import { spawn as spawn3 } from "node:child_process";
-import { stat as stat7 } from "node:fs/promises";
+import { stat as stat8 } from "node:fs/promises";
 
 // runner/output/line-splitter.ts
 import { StringDecoder as StringDecoder2 } from "node:string_decoder";
@@ -78696,9 +78944,9 @@ async function startFailure(options, error47) {
     cause: error47
   });
 }
-async function isDirectory2(path28) {
+async function isDirectory2(path29) {
   try {
-    return (await stat7(path28)).isDirectory();
+    return (await stat8(path29)).isDirectory();
   } catch {
     return false;
   }
@@ -78910,9 +79158,9 @@ async function executeStage(name2, context) {
       });
     }
     try {
-      for (const path28 of declared) {
-        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path28);
-        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path28)}`), { recursive: true });
+      for (const path29 of declared) {
+        if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path29);
+        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path29)}`), { recursive: true });
       }
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -79033,14 +79281,14 @@ async function executeStage(name2, context) {
     const metrics = { ...metricFinals };
     const metricsWarnings = [];
     try {
-      for (const path28 of declared) {
-        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path28));
+      for (const path29 of declared) {
+        outs.push(await storeOut(options.blobs, workspace.pipelineDir, workspace.repoRoot, path29));
       }
       const goals = new Set(Object.keys(options.pipeline.metrics));
-      for (const path28 of stage.metrics) {
+      for (const path29 of stage.metrics) {
         const file2 = await readMetricsFile(
-          `${workspace.pipelineDir}/${normalizePipelinePath(path28)}`,
-          path28,
+          `${workspace.pipelineDir}/${normalizePipelinePath(path29)}`,
+          path29,
           goals
         );
         Object.assign(metrics, file2.metrics);
@@ -79060,7 +79308,7 @@ async function executeStage(name2, context) {
       material,
       traced: material.traceable && stage.cache ? traced ?? false : null,
       probe,
-      exclude: [...stage.deps, ...declared].map((path28) => repoPathIn(workspace, path28)),
+      exclude: [...stage.deps, ...declared].map((path29) => repoPathIn(workspace, path29)),
       since: { stage: since, run: context.runStartedAt },
       cacheKey: ran.cacheKey,
       putBack: paramsPutBack(options, paramsWarnings)
@@ -79103,9 +79351,9 @@ function paramsPutBack(options, warnings) {
 }
 async function writeParamsFile(fileName, privateDir, listed, values) {
   if (fileName === void 0) return null;
-  const path28 = join8(privateDir, fileName);
-  await writeFile8(path28, paramsFileText(fileName, listed, values));
-  return path28;
+  const path29 = join8(privateDir, fileName);
+  await writeFile8(path29, paramsFileText(fileName, listed, values));
+  return path29;
 }
 function abortStatus(signal) {
   return signal.reason === "timed_out" ? "timed_out" : "cancelled";
@@ -79205,8 +79453,8 @@ function keyedEnvironment(source, pass) {
 // runner/keys/launched-python.ts
 var import_shell_quote3 = __toESM(require_shell_quote(), 1);
 import { execFile as execFile4 } from "node:child_process";
-import { realpath as realpath10, stat as stat8 } from "node:fs/promises";
-import path25 from "node:path";
+import { realpath as realpath11, stat as stat9 } from "node:fs/promises";
+import path26 from "node:path";
 import { promisify as promisify3 } from "node:util";
 var run4 = promisify3(execFile4);
 var PROBE_TIMEOUT_MS = 6e4;
@@ -79226,8 +79474,8 @@ function makeLauncherProbe(options) {
   };
 }
 async function nearestFolder(dir) {
-  for (let here = dir; ; here = path25.dirname(here)) {
-    if ((await stat8(here).catch(() => null))?.isDirectory() || here === path25.dirname(here)) return here;
+  for (let here = dir; ; here = path26.dirname(here)) {
+    if ((await stat9(here).catch(() => null))?.isDirectory() || here === path26.dirname(here)) return here;
   }
 }
 async function askLauncher(program, cwd, options) {
@@ -79244,7 +79492,7 @@ async function askLauncher(program, cwd, options) {
     });
     const line2 = stdout.split("\n").find((each) => each.startsWith(`${MARKER}	`));
     const executable = line2?.slice(MARKER.length + 1);
-    return executable ? { executable, realPath: await realpath10(executable) } : null;
+    return executable ? { executable, realPath: await realpath11(executable) } : null;
   } catch {
     return null;
   } finally {
@@ -79441,7 +79689,7 @@ async function runPipeline(options) {
       dvcParamsLock: { tail: Promise.resolve() }
     };
     const finished = new Map((options.finished ?? []).map((record2) => [record2.name, record2]));
-    const graph = buildStageGraph(pipeline2);
+    const graph = await linkedStageGraph(pipeline2, options.workspace);
     const limit = pLimit(Math.max(1, options.jobs));
     const scheduled = /* @__PURE__ */ new Map();
     const schedule = (name2) => {
@@ -79967,8 +80215,8 @@ init_blob_digest();
 init_canonical_json();
 import { createHash as createHash7, randomUUID as randomUUID7 } from "node:crypto";
 import { createReadStream as createReadStream3, createWriteStream } from "node:fs";
-import { mkdir as mkdir12, open as open7, readFile as readFile10, rename as rename7, rm as rm14, stat as stat9, writeFile as writeFile10 } from "node:fs/promises";
-import path26 from "node:path";
+import { mkdir as mkdir12, open as open7, readFile as readFile10, rename as rename7, rm as rm14, stat as stat10, writeFile as writeFile10 } from "node:fs/promises";
+import path27 from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 var DiskBlobStore = class {
@@ -79984,7 +80232,7 @@ var DiskBlobStore = class {
    * it is not here. Lets a caller refuse a blob bigger than it may read before reading it.
    */
   async sizeOf(digest) {
-    const stats = await stat9(this.blobPath(digest)).catch(() => null);
+    const stats = await stat10(this.blobPath(digest)).catch(() => null);
     return stats?.isFile() ? stats.size : null;
   }
   async putFile(source) {
@@ -80014,10 +80262,10 @@ var DiskBlobStore = class {
       throw error47.code === "ENOENT" ? new BlobMissingError(digest) : error47;
     });
     const input = handle2.createReadStream();
-    const temp = path26.join(path26.dirname(dest), `.${path26.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
+    const temp = path27.join(path27.dirname(dest), `.${path27.basename(dest)}.${randomUUID7()}.fluksio-tmp`);
     const hashing = hashingStream();
     try {
-      await mkdir12(path26.dirname(dest), { recursive: true });
+      await mkdir12(path27.dirname(dest), { recursive: true });
       await pipeline(input, hashing.stream, createWriteStream(temp, { flags: "wx" }));
       await this.verify(digest, hashing.hash.digest("hex"));
       await rename7(temp, dest);
@@ -80049,23 +80297,23 @@ var DiskBlobStore = class {
       throw new Error(`"${digest}" is not a blob digest; expected "sha256:" and 64 lowercase hex digits`);
     }
     const hex3 = digest.slice("sha256:".length);
-    return path26.join(this.root, "sha256", hex3.slice(0, 2), hex3);
+    return path27.join(this.root, "sha256", hex3.slice(0, 2), hex3);
   }
   async tempPath() {
-    const dir = path26.join(this.root, "tmp");
+    const dir = path27.join(this.root, "tmp");
     await mkdir12(dir, { recursive: true });
-    return path26.join(dir, randomUUID7());
+    return path27.join(dir, randomUUID7());
   }
   /** Whether the blob is present with the expected size: enough to skip rewriting it. */
   async holds({ digest, size }) {
-    const stats = await stat9(this.blobPath(digest)).catch(() => null);
+    const stats = await stat10(this.blobPath(digest)).catch(() => null);
     return stats !== null && stats.isFile() && stats.size === size;
   }
   async moveIntoPlace(temp, digest, size) {
     const stored = { digest, size };
     if (await this.holds(stored)) return stored;
     const dest = this.blobPath(digest);
-    await mkdir12(path26.dirname(dest), { recursive: true });
+    await mkdir12(path27.dirname(dest), { recursive: true });
     await rename7(temp, dest);
     return stored;
   }
@@ -81168,11 +81416,11 @@ function annotationPages(annotations2, sent = 0) {
   return pages;
 }
 function toGitHubAnnotation(note) {
-  const path28 = repositoryPath(note.path);
-  if (path28 === null) return null;
+  const path29 = repositoryPath(note.path);
+  if (path29 === null) return null;
   const line2 = note.line ?? 1;
   return {
-    path: path28,
+    path: path29,
     start_line: line2,
     end_line: line2,
     annotation_level: note.level === "error" ? "failure" : note.level,
@@ -81180,9 +81428,9 @@ function toGitHubAnnotation(note) {
     title: clip2(note.title ?? `stage ${note.stage}`, GITHUB_LIMITS.annotationTitle)
   };
 }
-function repositoryPath(path28) {
-  if (!path28) return null;
-  const normal = path28.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+function repositoryPath(path29) {
+  if (!path29) return null;
+  const normal = path29.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   if (normal === "" || normal.startsWith("/") || /^[A-Za-z]:/.test(normal)) return null;
   if (normal.split("/").some((part) => part === "..")) return null;
   return normal;
@@ -86204,17 +86452,17 @@ function requestLog(octokit) {
     octokit.log.debug("request", options);
     const start2 = Date.now();
     const requestOptions = octokit.request.endpoint.parse(options);
-    const path28 = requestOptions.url.replace(options.baseUrl, "");
+    const path29 = requestOptions.url.replace(options.baseUrl, "");
     return request2(options).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
-        `${requestOptions.method} ${path28} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path29} - ${response.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       return response;
     }).catch((error47) => {
       const requestId = error47.response?.headers["x-github-request-id"] || "UNKNOWN";
       octokit.log.error(
-        `${requestOptions.method} ${path28} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
+        `${requestOptions.method} ${path29} - ${error47.status} with id ${requestId} in ${Date.now() - start2}ms`
       );
       throw error47;
     });
@@ -88945,9 +89193,9 @@ function formatProblems(problems, source) {
     return [where, problem.path, problem.message].filter((part) => part).join(": ");
   }).join("\n");
 }
-function formatPath(path28) {
+function formatPath(path29) {
   let text2 = "";
-  for (const part of path28) {
+  for (const part of path29) {
     if (typeof part === "number") text2 += `[${part}]`;
     else text2 += text2 ? `.${String(part)}` : String(part);
   }
@@ -89069,9 +89317,9 @@ async function checkWorkspacePaths(pipeline2, workspace) {
   const problems = [];
   for (const [name2, stage] of Object.entries(pipeline2.stages)) {
     for (const field of ["deps", "outs", "metrics"]) {
-      for (const [index2, path28] of stage[field].entries()) {
+      for (const [index2, path29] of stage[field].entries()) {
         try {
-          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path28), {
+          await resolveWorkspacePath(workspace.repoRoot, repoPathIn(workspace, path29), {
             out: field !== "deps"
           });
         } catch (error47) {
@@ -89086,15 +89334,15 @@ async function checkWorkspacePaths(pipeline2, workspace) {
 
 // local/locate-project.ts
 import { existsSync as existsSync9, statSync as statSync3 } from "node:fs";
-import { readFile as readFile15, realpath as realpath11 } from "node:fs/promises";
+import { readFile as readFile15, realpath as realpath12 } from "node:fs/promises";
 
 // runner/workspace/read-file-inside.ts
 import { existsSync as existsSync8, readFileSync as readFileSync7, realpathSync as realpathSync2 } from "node:fs";
-import path27 from "node:path";
+import path28 from "node:path";
 function readFileInside(root, absolute) {
   if (!existsSync8(absolute)) return void 0;
   const real2 = realpathSync2(absolute);
-  if (!real2.startsWith(realpathSync2(root) + path27.sep)) return void 0;
+  if (!real2.startsWith(realpathSync2(root) + path28.sep)) return void 0;
   return readFileSync7(real2, "utf8");
 }
 
@@ -89166,30 +89414,30 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
     for (const field of ["deps", "outs", "metrics"]) {
-      stage[field].forEach((path28, index2) => {
-        const repoPath = repoPathOf(context.pipelineDir, path28);
+      stage[field].forEach((path29, index2) => {
+        const repoPath = repoPathOf(context.pipelineDir, path29);
         if (repoPath === null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path28}" is outside the repository; paths stay inside it`
+            message: `"${path29}" is outside the repository; paths stay inside it`
           });
           return;
         }
         if (field === "deps") return;
-        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path28);
+        const reserved = reservedComponentOf(repoPath) ?? reservedComponentOf(path29);
         if (repoPath === "." || reserved !== null) {
           problems.push({
             path: `${at4}.${field}[${index2}]`,
-            message: `"${path28}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
+            message: `"${path29}" cannot be an output: it is ${reserved === null ? "the repository itself" : `inside ${reserved}/`}`
           });
           return;
         }
-        const normalized = normalizePipelinePath(path28);
+        const normalized = normalizePipelinePath(path29);
         for (const [other, otherStage] of producedBy) {
           if (pathContains(other, normalized) || pathContains(normalized, other)) {
             problems.push({
               path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path28}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path28}" overlaps "${other}", an output of stage ${otherStage}`
+              message: other === normalized ? `"${path29}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path29}" overlaps "${other}", an output of stage ${otherStage}`
             });
           }
         }
@@ -89264,7 +89512,7 @@ init_plot_spec();
 var identifier = external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   error: "expected an identifier: ASCII letters (A-Z, a-z), digits and _, not first a digit"
 });
-var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path28) => !path28.startsWith("/"), { error: "expected a path relative to the pipeline file" });
+var relativePath = external_exports.string().min(1, { error: "expected a path" }).refine((path29) => !path29.startsWith("/"), { error: "expected a path relative to the pipeline file" });
 var safeInteger = external_exports.number().int({
   error: (issue3) => issue3.code === "too_big" || issue3.code === "too_small" ? "expected an integer within \xB19007199254740991 (2^53\u22121)" : "expected an integer"
 });
@@ -89375,12 +89623,12 @@ init_one_shot_parse();
 // core/text/storable-text.ts
 var UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 var EVERY_UNSTORABLE = new RegExp(UNSTORABLE.source, "g");
-function unstorablePaths(value, path28 = []) {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [path28] : [];
+function unstorablePaths(value, path29 = []) {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [path29] : [];
   if (value === null || typeof value !== "object") return [];
   const entries = Array.isArray(value) ? value.map((entry, index2) => [index2, entry]) : Object.entries(value);
   return entries.flatMap(
-    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path28] : unstorablePaths(entry, [...path28, key])
+    ([key, entry]) => typeof key === "string" && UNSTORABLE.test(key) ? [path29] : unstorablePaths(entry, [...path29, key])
   );
 }
 
@@ -89412,14 +89660,14 @@ function parsePipelineText(text2) {
     };
   }
   const input = document2.toJS() ?? {};
-  const lineOf = (path28) => lineOfPath(document2, lineCounter, path28);
+  const lineOf = (path29) => lineOfPath(document2, lineCounter, path29);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
     return {
-      problems: unstorable.map((path28) => ({
-        path: formatPath(path28),
+      problems: unstorable.map((path29) => ({
+        path: formatPath(path29),
         message: "holds a NUL character (\\0) or an unpaired UTF-16 surrogate, which fluksio cannot store: remove it",
-        line: lineOf(path28)
+        line: lineOf(path29)
       }))
     };
   }
@@ -89429,33 +89677,33 @@ function parsePipelineText(text2) {
   return { problems: null, pipeline: parsed.data, lineOf };
 }
 function toProblem(issue3, input, lineOf) {
-  const path28 = issue3.path;
+  const path29 = issue3.path;
   let message = issue3.message;
   if (issue3.code === "unrecognized_keys") {
-    const known = knownKeysAt(path28);
+    const known = knownKeysAt(path29);
     message = `unknown key${issue3.keys.length > 1 ? "s" : ""} ${issue3.keys.map((key) => {
       const meant = closestKey(key, known);
       return meant ? `"${key}" (did you mean "${meant}"?)` : `"${key}"`;
     }).join(", ")}`;
   } else if (issue3.code === "invalid_key") {
-    message = `"${String(path28.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
+    message = `"${String(path29.at(-1))}" is not a valid name: ${issue3.issues.map((inner) => inner.message).join("; ")}`;
   } else if (issue3.code === "invalid_type") {
     const expected = describeType(issue3.expected);
-    const value = valueAt2(input, path28);
+    const value = valueAt2(input, path29);
     message = value === void 0 ? `is missing: write ${expected} here` : `is ${describeType(typeOfValue(value))}, but must be ${expected}`;
   } else {
     message = message.replace(/^Invalid input: /, "");
   }
-  return { path: formatPath(path28), message, line: lineOf(path28) };
+  return { path: formatPath(path29), message, line: lineOf(path29) };
 }
-function knownKeysAt(path28) {
-  if (path28.length === 0) return Object.keys(Pipeline.shape);
-  if (path28.length === 2 && path28[0] === "stages") return Object.keys(Stage.shape);
+function knownKeysAt(path29) {
+  if (path29.length === 0) return Object.keys(Pipeline.shape);
+  if (path29.length === 2 && path29[0] === "stages") return Object.keys(Stage.shape);
   return [];
 }
-function valueAt2(input, path28) {
+function valueAt2(input, path29) {
   let value = input;
-  for (const key of path28) {
+  for (const key of path29) {
     if (value === null || typeof value !== "object") return void 0;
     value = value[key];
   }
@@ -89479,9 +89727,9 @@ var TYPE_WORDS = {
 function describeType(name2) {
   return TYPE_WORDS[name2] ?? name2;
 }
-function lineOfPath(document2, lineCounter, path28) {
-  for (let length = path28.length; length >= 0; length -= 1) {
-    const keys = path28.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
+function lineOfPath(document2, lineCounter, path29) {
+  for (let length = path29.length; length >= 0; length -= 1) {
+    const keys = path29.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
     if ((0, import_yaml8.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
@@ -89617,12 +89865,12 @@ var CATEGORICAL = /* @__PURE__ */ new Set(["confusion", "confusion_normalized"])
 var IMAGE = /\.(?:png|jpe?g|gif|svg)$/i;
 function dvcStagePlot(entry) {
   if (typeof entry === "string") return { path: entry, flags: [] };
-  const [path28, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path28, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
+  const [path29, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path29, flags: flags2 === null ? [] : Array.isArray(flags2) ? flags2 : [flags2] };
 }
-function stagePlotSpecs(path28, flags2) {
-  if (IMAGE.test(path28)) return [];
-  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path28, each.x, each.y, each.header));
+function stagePlotSpecs(path29, flags2) {
+  if (IMAGE.test(path29)) return [];
+  return (flags2.length > 0 ? flags2 : [{}]).filter((each) => !CATEGORICAL.has(each.template ?? "")).map((each) => specOf(path29, each.x, each.y, each.header));
 }
 function topLevelPlotSpecs(plots, outsOf) {
   const byStage = /* @__PURE__ */ new Map();
@@ -89641,15 +89889,15 @@ function topLevelPlotSpecs(plots, outsOf) {
           `plot ${id}: its x comes from another file than ${file2}; each point's step is its row's index`
         );
       }
-      const path28 = normalizePipelinePath(file2);
-      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path28)));
+      const path29 = normalizePipelinePath(file2);
+      const writers = [...outsOf].filter(([, outs]) => outs.some((out2) => pathContains(out2, path29)));
       if (writers.length > 0) {
-        for (const [stage] of writers) give(stage, specOf(path28, xColumn, columns, void 0));
+        for (const [stage] of writers) give(stage, specOf(path29, xColumn, columns, void 0));
         continue;
       }
       let found2 = false;
       for (const [stage, outs] of outsOf) {
-        for (const out2 of outs.filter((each) => pathContains(path28, each) && !IMAGE.test(each))) {
+        for (const out2 of outs.filter((each) => pathContains(path29, each) && !IMAGE.test(each))) {
           give(stage, specOf(out2, xColumn, columns, void 0));
           found2 = true;
         }
@@ -89659,9 +89907,9 @@ function topLevelPlotSpecs(plots, outsOf) {
   }
   return { byStage, notes };
 }
-function specOf(path28, x10, y7, header) {
+function specOf(path29, x10, y7, header) {
   return {
-    path: path28,
+    path: path29,
     ...x10 === void 0 ? {} : { x: x10 },
     ...y7 === void 0 ? {} : { y: typeof y7 === "string" ? [y7] : [...y7] },
     ...header === void 0 ? {} : { header }
@@ -89742,8 +89990,8 @@ var DvcTrackedFile = external_exports.looseObject({
 });
 
 // core/dvc/dvc-data-origin.ts
-function dvcDataOrigin(path28, files) {
-  const wanted = normalizePipelinePath(path28);
+function dvcDataOrigin(path29, files) {
+  const wanted = normalizePipelinePath(path29);
   for (let candidate = wanted; candidate !== "." && candidate !== ".."; candidate = posix8.dirname(candidate)) {
     const dvcFile = `${candidate}.dvc`;
     const repoPath = repoPathOf(files.pipelineDir, dvcFile);
@@ -89782,17 +90030,17 @@ function holdBackUnavailableStages(input) {
   };
   const makes = (outs, dep) => outs.map(normalizePipelinePath).some((out2) => pathContains(out2, dep) || pathContains(dep, out2));
   const outsOf = (stage) => [...stage.outs, ...stage.metrics];
-  const unmet = (path28) => {
-    const dep = normalizePipelinePath(path28);
+  const unmet = (path29) => {
+    const dep = normalizePipelinePath(path29);
     const repoPath = repoPathOf(files.pipelineDir, dep);
     if (repoPath === null) return null;
     const maker = Object.entries(stages2).find(([, stage]) => makes(outsOf(stage), dep));
     if (maker && !held.has(maker[0])) return null;
     if (files.exists(repoPath)) return null;
-    if (maker) return `it needs ${path28} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
+    if (maker) return `it needs ${path29} from stage ${maker[0]}, which cannot run: ${held.get(maker[0])}`;
     const [name2, left] = [...leftOut].find(([, stage]) => makes(stage.outs, dep)) ?? [];
     if (name2 !== void 0 && left !== void 0) {
-      return left.why === "frozen" ? `${path28} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path28} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
+      return left.why === "frozen" ? `${path29} is an out of stage ${name2}, which is frozen (so it does not run) and absent from the workspace; fetch it yourself (dvc pull) or unfreeze ${name2} (dvc unfreeze ${name2})` : `${path29} is an out of stage ${name2}, which cannot be honoured, and absent from the workspace`;
     }
     const origin = originOf(dep);
     return origin && missingDataReason(origin);
@@ -89891,12 +90139,12 @@ function loadDvcVars(vars, context, at4, readFile16, problems) {
 // core/dvc/project-file-problem.ts
 import { posix as posix9 } from "node:path";
 function projectFileProblem(name2, pipelineDir) {
-  const path28 = name2.replaceAll("\\", "/");
-  if (path28 === "") return "expected a file name";
-  if (posix9.isAbsolute(path28) || /^[A-Za-z]:\//.test(path28)) {
+  const path29 = name2.replaceAll("\\", "/");
+  if (path29 === "") return "expected a file name";
+  if (posix9.isAbsolute(path29) || /^[A-Za-z]:\//.test(path29)) {
     return `${name2} is an absolute path: expected a path relative to dvc.yaml, inside the repository`;
   }
-  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path28));
+  const inRepository = posix9.normalize(posix9.join(pipelineDir || ".", path29));
   if (inRepository === ".." || inRepository.startsWith("../")) {
     return `${name2} is outside the repository: expected a path relative to dvc.yaml, inside it`;
   }
@@ -89997,16 +90245,16 @@ function translateDvc(sources) {
       }
       const dvc = stage.data;
       const wdir = posix10.normalize(dvc.wdir ?? ".");
-      const inWdir = (path28) => posix10.normalize(posix10.join(wdir, path28));
+      const inWdir = (path29) => posix10.normalize(posix10.join(wdir, path29));
       const outs = dvc.outs.map(outOf);
       const metrics = dvc.metrics.map(outOf);
       const stagePlots = dvc.plots.map(dvcStagePlot);
-      const plots = stagePlots.map(({ path: path28, flags: flags2 }) => ({
-        path: path28,
+      const plots = stagePlots.map(({ path: path29, flags: flags2 }) => ({
+        path: path29,
         persist: flags2.some((each) => each.persist === true),
         remote: flags2.find((each) => each.remote !== void 0)?.remote
       }));
-      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path28) => !URL2.test(path28)).map(inWdir);
+      const localOuts = [...outs, ...metrics, ...plots].map((out2) => out2.path).filter((path29) => !URL2.test(path29)).map(inWdir);
       if (dvc.frozen) {
         notes.push(`stage ${stageName}: frozen, so it does not run; its outs are read from the workspace`);
         leftOut.set(stageName, { outs: localOuts, why: "frozen" });
@@ -90090,7 +90338,7 @@ function translateDvc(sources) {
       };
       addPlots(
         stages2[stageName],
-        stagePlots.flatMap(({ path: path28, flags: flags2 }) => stagePlotSpecs(inWdir(path28), flags2))
+        stagePlots.flatMap(({ path: path29, flags: flags2 }) => stagePlotSpecs(inWdir(path29), flags2))
       );
     }
   }
@@ -90148,12 +90396,12 @@ function addPlots(stage, specs) {
 }
 function outOf(entry) {
   if (typeof entry === "string") return { path: entry, persist: false, remote: void 0 };
-  const [path28, flags2] = Object.entries(entry)[0] ?? ["", null];
-  return { path: path28, persist: flags2?.persist ?? false, remote: flags2?.remote };
+  const [path29, flags2] = Object.entries(entry)[0] ?? ["", null];
+  return { path: path29, persist: flags2?.persist ?? false, remote: flags2?.remote };
 }
 function leavesAt(data, key) {
-  const path28 = key.split(".");
-  return paramLeaves(leafValue(data, key, true), path28);
+  const path29 = key.split(".");
+  return paramLeaves(leafValue(data, key, true), path29);
 }
 function leafValue(data, name2, strict = false) {
   let node = data;
@@ -90199,7 +90447,7 @@ async function locateProject(pipelineOption, cwd) {
     throw new UsageError(pipelineOption ? `--pipeline: ${displayPath} does not exist` : noPipelineHere(cwd));
   }
   if (statSync3(file2).isDirectory()) throw new UsageError(folderNamed(displayPath, file2));
-  const pipelineDir = await realpath11(dirname8(file2));
+  const pipelineDir = await realpath12(dirname8(file2));
   let repoRoot;
   try {
     repoRoot = await findRepoRoot(pipelineDir);
@@ -90228,8 +90476,8 @@ function noPipelineHere(cwd) {
     if (atTop) break;
     const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder, name2)));
     if (found2 !== void 0) {
-      const path28 = join22(up, found2);
-      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path28}: run from ${up} or give --pipeline ${path28}`;
+      const path29 = join22(up, found2);
+      return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path29}: run from ${up} or give --pipeline ${path29}`;
     }
   }
   return `No fluksio.yml (nor dvc.yaml) in ${cwd}: run from the pipeline's folder or give --pipeline PATH`;
@@ -90247,7 +90495,7 @@ async function readProjectSource(project, parses) {
       ...context,
       file: project.pipelineFile,
       text: text2,
-      readFile: (path28) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path28))
+      readFile: (path29) => readFileInside(workspace.repoRoot, resolve4(pipelineDir, path29))
     },
     parses
   );
@@ -90808,7 +91056,7 @@ init_statuses();
 
 // schemas/protocol/pipeline-path.ts
 init_zod();
-var PipelinePath = external_exports.string().min(1).max(500).refine((path28) => !path28.startsWith("/") && !path28.split("/").includes(".."), {
+var PipelinePath = external_exports.string().min(1).max(500).refine((path29) => !path29.startsWith("/") && !path29.split("/").includes(".."), {
   error: "expected a path inside the repository"
 });
 
@@ -91557,11 +91805,11 @@ var ControlPlaneHttp = class {
   maxRetryDelayMs;
   maxPersistMs;
   /** Sends a request, retrying transient failures; resolves with a 2xx (or an allowed 404) response. */
-  send(method, path28, request2) {
+  send(method, path29, request2) {
     return this.withRetries(
-      `${method} ${path28}`,
+      `${method} ${path29}`,
       request2.call,
-      (signal) => this.attempt(method, path28, { ...request2, signal })
+      (signal) => this.attempt(method, path29, { ...request2, signal })
     );
   }
   /** Runs `attempt` under the retry policy; exhausted transient failures become ControlPlaneUnreachableError. */
@@ -91594,7 +91842,7 @@ var ControlPlaneHttp = class {
     }
   }
   /** One HTTP exchange: the status decides what is thrown. */
-  async attempt(method, path28, request2) {
+  async attempt(method, path29, request2) {
     const headers = {
       ...request2.headers,
       authorization: `Bearer ${this.options.token}`,
@@ -91615,14 +91863,14 @@ var ControlPlaneHttp = class {
       headers["x-fluksio-lease"] = request2.lease.lease;
       headers["x-fluksio-run"] = request2.lease.runId;
     }
-    const answer = await exchange(this.urlOf(path28), {
+    const answer = await exchange(this.urlOf(path29), {
       method,
       headers,
       body: body2,
       signal: request2.signal,
       timeoutMs: request2.timeoutMs ?? this.requestTimeoutMs
     });
-    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path28}`, answer });
+    const older = olderProtocolError({ origin: this.base.origin, request: `${method} ${path29}`, answer });
     if (older) throw older;
     if (isSuccess(answer.status)) return answer;
     if (answer.status === 404 && request2.allowNotFound) {
@@ -91633,8 +91881,8 @@ var ControlPlaneHttp = class {
       answer.discard();
       return answer;
     }
-    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path28}`, answer);
-    throw await errorFor(`${method} ${path28}`, answer);
+    if (answer.status >= 300 && answer.status < 400) throw redirectError(`${method} ${path29}`, answer);
+    throw await errorFor(`${method} ${path29}`, answer);
   }
   /**
    * One exchange with a blob store at a presigned URL the control plane handed out: only
@@ -91676,9 +91924,9 @@ var ControlPlaneHttp = class {
    * answers 307: the bytes then come from the store, fetched without the token. Null for
    * an allowed 404.
    */
-  download(path28, options, consume, call, timeoutMs) {
-    return this.withRetries(`GET ${path28}`, call, async (signal) => {
-      let answer = await this.attempt("GET", path28, {
+  download(path29, options, consume, call, timeoutMs) {
+    return this.withRetries(`GET ${path29}`, call, async (signal) => {
+      let answer = await this.attempt("GET", path29, {
         ...options,
         signal,
         timeoutMs,
@@ -91700,8 +91948,8 @@ var ControlPlaneHttp = class {
     });
   }
   /** `path` (absolute, with its query) under the base URL's own path. */
-  urlOf(path28) {
-    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path28}`, this.base);
+  urlOf(path29) {
+    return new URL(`${this.base.pathname.replace(/\/+$/, "")}${path29}`, this.base);
   }
   /** The response's JSON, validated with a protocol schema. */
   async parse(answer, schema, request2) {
@@ -91863,21 +92111,21 @@ var ControlPlaneClient = class {
   }
   /** The stage cache entry for a key, scoped by the control plane to the run's repository and trust domain. */
   async cacheEntry(run6, key, call = {}) {
-    const path28 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
-    const response = await this.http.send("GET", path28, { call, lease: run6, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path28}`);
+    const path29 = `${runPath(run6.runId)}/cache/${encodeURIComponent(key)}`;
+    const response = await this.http.send("GET", path29, { call, lease: run6, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, CacheEntry, `GET ${path29}`);
   }
   /** The entries of a traced stage's manifest key visible to the run, newest first. */
   async cacheCandidates(run6, manifestKey, call = {}) {
-    const path28 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
-    const response = await this.http.send("GET", path28, { call, lease: run6 });
-    return (await this.http.parse(response, CacheCandidates, `GET ${path28}`)).entries;
+    const path29 = `${runPath(run6.runId)}/cache-candidates/${encodeURIComponent(manifestKey)}`;
+    const response = await this.http.send("GET", path29, { call, lease: run6 });
+    return (await this.http.parse(response, CacheCandidates, `GET ${path29}`)).entries;
   }
   /** A stage's key inputs in the previous run of the pipeline visible to the run, or null. */
   async previousStage(run6, stage, call = {}) {
-    const path28 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
-    const response = await this.http.send("GET", path28, { call, lease: run6, allowNotFound: true });
-    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path28}`);
+    const path29 = `${runPath(run6.runId)}/cache?stage=${encodeURIComponent(stage)}`;
+    const response = await this.http.send("GET", path29, { call, lease: run6, allowNotFound: true });
+    return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path29}`);
   }
   async hasBlob(run6, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
@@ -91927,11 +92175,11 @@ var ControlPlaneClient = class {
       timeoutMs: this.transferTimeoutMs
     });
     const finish2 = { size };
-    const path28 = `${uploads}/${uploadId}`;
+    const path29 = `${uploads}/${uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path28, { call, json: finish2, lease: run6 }),
+      await this.http.send("POST", path29, { call, json: finish2, lease: run6 }),
       BlobUploadReply,
-      `POST ${path28}`
+      `POST ${path29}`
     );
   }
   async putThroughControlPlane(run6, digest, body2, call) {
@@ -91958,13 +92206,13 @@ var ControlPlaneClient = class {
    * retried request) answers the run the first made instead of queuing a second.
    */
   async submitRun(request2, idempotencyKey, call = {}) {
-    const path28 = "/api/v1/runs";
-    const response = await this.http.send("POST", path28, {
+    const path29 = "/api/v1/runs";
+    const response = await this.http.send("POST", path29, {
       call,
       json: request2,
       headers: { "idempotency-key": idempotencyKey }
     });
-    return this.http.parse(response, RemoteRunReport, `POST ${path28}`);
+    return this.http.parse(response, RemoteRunReport, `POST ${path29}`);
   }
   /**
    * The newest runs of the repositories the token reaches (or of one of them, and of one
@@ -91997,28 +92245,28 @@ var ControlPlaneClient = class {
   }
   /** Cancels a run (see CancelRunRequest); answers the run as it is then. */
   async cancelRun(runId, request2 = {}, call = {}) {
-    const path28 = `${runPath(runId)}/cancel`;
-    const response = await this.http.send("POST", path28, { call, json: request2 });
-    return this.http.parse(response, RemoteRunReport, `POST ${path28}`);
+    const path29 = `${runPath(runId)}/cancel`;
+    const response = await this.http.send("POST", path29, { call, json: request2 });
+    return this.http.parse(response, RemoteRunReport, `POST ${path29}`);
   }
   /**
    * Downloads a blob of a run's outputs as a submitter (`fluksio pull`) into `consume`,
    * retried whole as getBlob is; a blob the token may not read is a NotFoundError.
    */
   async pullBlob(runId, digest, consume, call = {}) {
-    const path28 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
-    const result = await this.http.download(path28, {}, consume, call, this.transferTimeoutMs);
-    if (result === null) throw new Error(`The control plane answered GET ${path28} without a body`);
+    const path29 = `${blobPath(digest)}?run=${encodeURIComponent(runId)}`;
+    const result = await this.http.download(path29, {}, consume, call, this.transferTimeoutMs);
+    if (result === null) throw new Error(`The control plane answered GET ${path29} without a body`);
     return result;
   }
-  async get(path28, schema, call) {
-    return this.http.parse(await this.http.send("GET", path28, { call }), schema, `GET ${path28}`);
+  async get(path29, schema, call) {
+    return this.http.parse(await this.http.send("GET", path29, { call }), schema, `GET ${path29}`);
   }
   /** A leased write of the run (`POST /api/v1/runs/:id/<what>`), its reply validated. */
   async postLeased(run6, what, json3, schema, call, timeoutMs) {
-    const path28 = `${runPath(run6.runId)}/${what}`;
-    const response = await this.http.send("POST", path28, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
-    return this.http.parse(response, schema, `POST ${path28}`);
+    const path29 = `${runPath(run6.runId)}/${what}`;
+    const response = await this.http.send("POST", path29, { call, json: json3, ...timeoutMs ? { timeoutMs } : {} });
+    return this.http.parse(response, schema, `POST ${path29}`);
   }
 };
 function runPath(runId) {
@@ -92051,15 +92299,15 @@ function originRepository(remoteUrl, cwd) {
         `origin's URL carries credentials; fluksio will not send them (remove them from the remote)`
       );
     }
-    const path28 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+    const path29 = url2.pathname.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
     return {
-      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path28}`,
+      repository: `${url2.host.toLowerCase().replace(":", "_")}/${path29}`,
       cloneUrl: `${url2.origin}${url2.pathname}`
     };
   }
   if (remoteUrl.startsWith("file://") || remoteUrl.startsWith("/") || remoteUrl.startsWith(".")) {
-    const path28 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
-    return { repository: `local/${path28.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path28}` };
+    const path29 = remoteUrl.startsWith("file://") ? new URL(remoteUrl).pathname : resolve6(cwd, remoteUrl);
+    return { repository: `local/${path29.replace(/^\/+|\/+$/g, "")}`, cloneUrl: `file://${path29}` };
   }
   throw new UsageError(
     `origin is ${JSON.stringify(remoteUrl)}: runners fetch over https (or file:// when allowed); add an https remote as origin`

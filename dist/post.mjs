@@ -32171,7 +32171,14 @@ var ReadSet = external_exports.strictObject({
    * imported from (directories, `.py`, `.so`…), so a new module that would
    * shadow an import is seen while a new README is not. Bytecode never counts.
    */
-  moduleDirs: external_exports.record(external_exports.string(), external_exports.string().nullable())
+  moduleDirs: external_exports.record(external_exports.string(), external_exports.string().nullable()),
+  /**
+   * A path it looked up without opening it (`os.path.exists`, `os.stat`…) → what that
+   * lookup saw: `stat absent`, `stat dir`, `stat file <size> <x|->`, `lstat link <target>`…
+   * (see READ_TRACE_HOOK). Missing in entries recorded before lookups were traced: such an
+   * entry is never a hit, since a file that appeared where it looked could change its result.
+   */
+  lookups: external_exports.record(external_exports.string(), external_exports.string()).optional()
 });
 
 // schemas/key-inputs.ts
