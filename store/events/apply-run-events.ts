@@ -50,8 +50,8 @@ export type ApplyRunEventsInput = RunEventsTarget &
  * how an entry whose blobs went bad is repaired; `stage.pending` says why a running stage's
  * job waits in the queue (or that it no longer does); metric points are upserted in batches;
  * annotations are appended; `stage.log` lines are kept only when asked (`keepLogs`). A
- * `stage.started` tagged `reattached` drops the stage's log lines and annotations from
- * before it in the attempt: its job's output is read again from the start.
+ * `stage.started` tagged `reattached` drops the stage's log lines, annotations and metric
+ * points from before it in the attempt: its job's output is read again from the start.
  */
 export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> {
   const { db, runId, repository, trustDomain, events } = input;
@@ -109,6 +109,9 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
       // Annotations carry no seq: those stored are from earlier batches, all before this
       // start (an attempt's start deletes the previous attempts' ones, start-leased-run.ts).
       await tx.delete(annotations).where(and(eq(annotations.runId, runId), eq(annotations.stage, stage)));
+      // So do its points: a pass read again reports them again, and one run anew (its job
+      // gone) may stop short of the old pass's last step, which would stay in its series.
+      await tx.delete(metricPoints).where(and(eq(metricPoints.runId, runId), eq(metricPoints.stage, stage)));
     }
     // A point reported twice in one batch keeps its last value: one INSERT may not update a row twice.
     const points = new Map<string, MetricPoint>();
@@ -129,6 +132,8 @@ export async function applyRunEvents(input: ApplyRunEventsInput): Promise<void> 
           break;
         case 'metric.points':
           for (const point of event.points) {
+            // Reported before its stage re-attached in this batch: of the pass read again.
+            if ('seq' in event && event.seq < (starts.get(point.stage) ?? 0)) continue;
             points.set(JSON.stringify([point.stage, point.name, point.step]), point);
           }
           break;

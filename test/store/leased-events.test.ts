@@ -2,6 +2,7 @@ import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunEvent } from '../../schemas/run-event.js';
 import { logLines } from '../../schemas/tables/log-lines.js';
+import { metricPoints } from '../../schemas/tables/metric-points.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
 import { applyRunEvents } from '../../store/events/apply-run-events.js';
@@ -216,6 +217,45 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
     });
     expect(await annotationCount(run.id)).toBe(1);
     expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual([]);
+  });
+
+  test("a re-attached stage's series holds only the points reported since: a pass run anew that reaches fewer steps leaves none of the old", async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    const send = (events: RunEvent[]) =>
+      applyLeasedEvents({ db, runId: run.id, leaseId: run.leaseId, attempt: 1, events });
+    const loss = (seq: number, steps: [number, number][]): RunEvent => ({
+      seq,
+      type: 'metric.points',
+      points: steps.map(([step, value]) => ({ stage: 'train', name: 'loss', step, value })),
+    });
+    await send([
+      { seq: 0, type: 'stage.started', stage: 'train', at: '2025-01-02T03:04:05.000Z' },
+      loss(1, [
+        [0, 1],
+        [1, 0.9],
+        [2, 0.8],
+      ]),
+    ]);
+    // The resumed runner found no job to re-attach to and ran the stage anew; in the same
+    // batch, a point the first pass reported late (before the start) is not kept either.
+    await send([
+      loss(2, [[3, 0.7]]),
+      { seq: 3, type: 'stage.started', stage: 'train', at: '2025-01-02T03:09:00.000Z', reattached: true },
+      loss(4, [
+        [0, 2],
+        [1, 1.5],
+      ]),
+    ]);
+    const stored = await db
+      .select({ step: metricPoints.step, value: metricPoints.value })
+      .from(metricPoints)
+      .where(eq(metricPoints.runId, run.id))
+      .orderBy(metricPoints.step);
+    expect(stored).toEqual([
+      { step: 0, value: 2 },
+      { step: 1, value: 1.5 },
+    ]);
   });
 
   test('a stage started again without re-attaching keeps the lines and annotations it reported earlier in the attempt', async () => {
