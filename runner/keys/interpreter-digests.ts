@@ -20,6 +20,8 @@ const RememberedFile = z.record(z.string(), Remembered);
 export class InterpreterDigests {
   private known: Map<string, z.infer<typeof Remembered>> | null = null;
   private changed = false;
+  /** Hashes under way, by path and stat key: callers asking at once share one read. */
+  private readonly hashing = new Map<string, Promise<string>>();
 
   /** @param file where digests are kept between runs; null keeps them in memory only */
   constructor(private readonly file: string | null) {}
@@ -31,12 +33,19 @@ export class InterpreterDigests {
     const key = [stats.dev, stats.ino, stats.size, stats.mtimeNs, stats.ctimeNs].join(':');
     const remembered = known.get(realPath);
     if (remembered?.stat === key) return remembered.digest;
-    const hash = createHash('sha256');
-    for await (const chunk of createReadStream(realPath)) hash.update(chunk as Buffer);
-    const digest = `sha256:${hash.digest('hex')}`;
-    known.set(realPath, { stat: key, digest });
-    this.changed = true;
-    return digest;
+    // A run's early launcher probe and its first stage's key can ask for one binary at once.
+    const underWay = `${realPath}\0${key}`;
+    const shared = this.hashing.get(underWay);
+    if (shared) return shared;
+    const hashing = hashFile(realPath)
+      .then((digest) => {
+        known.set(realPath, { stat: key, digest });
+        this.changed = true;
+        return digest;
+      })
+      .finally(() => this.hashing.delete(underWay));
+    this.hashing.set(underWay, hashing);
+    return hashing;
   }
 
   /** Writes what was learnt, atomically; a failure only costs hashing again next time. */
@@ -70,4 +79,10 @@ export class InterpreterDigests {
     this.known ??= new Map(Object.entries(entries));
     return this.known;
   }
+}
+
+async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return `sha256:${hash.digest('hex')}`;
 }
