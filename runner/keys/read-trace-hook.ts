@@ -292,6 +292,18 @@ def _fluksio_install():
     os.lstat = tracing(real_lstat, never, True)
     os.access = tracing(real_access, follows, False)
     os.readlink = tracing(real_readlink, never, False)
+    # What a function supports is asked by identity (shutil.copystat stats a link itself
+    # only through an os.stat in supports_follow_symlinks, and gets None otherwise): each
+    # wrapper supports what the function it wraps does.
+    for real, wrapper in (
+        (real_stat, os.stat),
+        (real_lstat, os.lstat),
+        (real_access, os.access),
+        (real_readlink, os.readlink),
+    ):
+        for supports in (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks, os.supports_effective_ids):
+            if real in supports:
+                supports.add(wrapper)
 
     emit("S", os.getpid())
     sys.addaudithook(hook)

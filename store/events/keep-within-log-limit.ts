@@ -6,10 +6,11 @@ import type { Database } from '../db/database.js';
 
 /**
  * The log rows of one batch of an attempt, each cut to what fits in `maxBytes` of its
- * stage's log: a line counts its UTF-8 bytes and a newline, as a stored log is read. The
- * first line that does not fit becomes one saying that the rest was dropped; after it a
- * stage's lines are dropped, and a row left without lines goes. Runners stop at a stage's
- * `log_limit` themselves: this bounds what an old or a hostile one can store. What every
+ * stage's log: a line counts its UTF-8 bytes and a newline (none after a `\r`), as
+ * logText writes it and a runner's log_limit counts it. The first line that does not fit
+ * becomes one saying that the rest was dropped; after it a stage's lines are dropped, and
+ * a row left without lines goes. Runners stop at a stage's `log_limit` themselves: this
+ * bounds what an old or a hostile one can store. What every
  * row offered is added to the stage's count (stage_log_sizes) in the caller's transaction,
  * which holds the run's row locked, so the batches of a run are counted one after another.
  */
@@ -63,6 +64,7 @@ export async function keepWithinLogLimit(
   return kept;
 }
 
+/** As logText writes it, and a runner's log_limit counts it: a line ended by `\r` gets no newline. */
 function lineBytes(line: string): number {
-  return Buffer.byteLength(line) + 1;
+  return Buffer.byteLength(line) + (line.endsWith('\r') ? 0 : 1);
 }

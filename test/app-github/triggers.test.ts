@@ -268,3 +268,25 @@ describe('bots', () => {
     ]);
   });
 });
+
+describe('bots, reopened', () => {
+  const DEPENDABOT = { login: 'dependabot[bot]', type: 'Bot' as const };
+
+  test('a bot’s pull request reopened by a person still waits for approval: reopening pushes nothing and reviews nothing', async () => {
+    world.setHead(SHA.head, { user: DEPENDABOT });
+    await world.deliver(
+      pullRequestPayload({
+        repo: world.repo,
+        action: 'reopened',
+        number: PR,
+        head: { sha: SHA.head, ref: 'dependabot/pip/torch-2.9' },
+        base: { sha: SHA.main, ref: 'main' },
+        user: DEPENDABOT,
+      }),
+    );
+    expect(await world.runs()).toEqual([]);
+    expect(await world.notices()).toMatchObject([
+      { kind: 'approval', headSha: SHA.head, body: { pushedBy: 'dependabot[bot]' } },
+    ]);
+  });
+});

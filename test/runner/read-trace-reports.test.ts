@@ -43,3 +43,28 @@ test('a symlink among the reports (to /dev/zero, or a file of the runner) is not
   const trace = await session.collect();
   expect(trace.untraced).toBe('left 300 in its trace reports, which is not a report fluksio wrote');
 });
+
+test('a traced program that asks os.supports_follow_symlinks (shutil copying a link as a link) works as it does untraced', async () => {
+  repoRoot = await mkdtemp(path.join(tmpdir(), 'fluksio-trace-repo-'));
+  session = await startReadTrace({ repoRoot, pythonPath: undefined });
+  await writeFile(path.join(repoRoot, 'weights.bin'), 'w');
+  await symlink('weights.bin', path.join(repoRoot, 'current'));
+  // copystat stats a link itself only through an os.stat that os.supports_follow_symlinks
+  // holds, and shutil.rmtree resists symlink attacks only when os.stat is in supports_dir_fd.
+  const program = [
+    'import os, shutil',
+    "shutil.copy2('current', 'copied', follow_symlinks=False)",
+    "assert os.readlink('copied') == 'weights.bin'",
+    "sets = ['supports_dir_fd', 'supports_fd', 'supports_follow_symlinks', 'supports_effective_ids']",
+    'print([[f in getattr(os, s) for s in sets] for f in (os.stat, os.lstat, os.access, os.readlink)])',
+  ].join('\n');
+  const untraced = execFileSync('python3', ['-c', program.replaceAll('copied', 'copied-untraced')], {
+    cwd: repoRoot,
+  });
+  const traced = execFileSync('python3', ['-c', program], {
+    cwd: repoRoot,
+    env: { ...process.env, ...session.env },
+  });
+  expect(traced.toString()).toBe(untraced.toString());
+  expect((await session.collect()).untraced).toBeNull();
+});

@@ -309,6 +309,25 @@ describe.each(databaseBackends)('leased run events on $name', ({ open }) => {
     ]);
   });
 
+  test("a progress bar's states (lines ended by \\r) count their bytes as the log holds them, without a newline", async () => {
+    const { runner, repository } = await ownRunner();
+    const run = await startedRun(db, runner, { repository });
+    // 24 bytes as logText writes them, what the runner's log_limit counted.
+    const bar = ['epoch 1\r', 'epoch 2\r', 'epoch 3\r'];
+    await applyLeasedEvents({
+      db,
+      runId: run.id,
+      leaseId: run.leaseId,
+      attempt: 1,
+      events: [
+        { seq: 0, type: 'stage.started', stage: 'train', at: '2025-01-02T03:04:05.678Z' },
+        { seq: 1, type: 'stage.log', stage: 'train', lines: bar },
+      ],
+      maxStageLogBytes: 24,
+    });
+    expect(await getStageLog({ db, runId: run.id, stage: 'train' })).toEqual(bar);
+  });
+
   test('a stage log is empty for a stage that printed nothing, and null for no such stage', async () => {
     const { runner, repository } = await ownRunner();
     const run = await startedRun(db, runner, { repository });

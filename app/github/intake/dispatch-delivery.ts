@@ -100,8 +100,13 @@ export async function dispatchDelivery(work: GitHubWork, delivery: DeliveryRow):
         repository: repositoryRef(pr.repository),
         pullRequest: pr.pull_request,
         sender: pr.sender.login,
-        // As GitHub Actions treats Dependabot's: a bot's proposal is nobody's approval.
-        senderIsBot: isBotAccount(pr.sender),
+        // As GitHub Actions treats Dependabot's: a bot's proposal is nobody's approval. A
+        // person reopening a bot's pull request pushes nothing: its head is still the bot's.
+        bot: isBotAccount(pr.sender)
+          ? pr.sender.login
+          : pr.action === 'reopened' && pr.pull_request.user && isBotAccount(pr.pull_request.user)
+            ? pr.pull_request.user.login
+            : null,
       });
     }
     case 'issue_comment': {

@@ -32,8 +32,11 @@ export async function runPullRequestHead(
     repository: RepositoryRef;
     pullRequest: PullRequest;
     sender: string;
-    /** The event comes from a bot's action (Dependabot opening or pushing to its pull request). */
-    senderIsBot: boolean;
+    /**
+     * The bot whose head this is (Dependabot opening or pushing to its pull request, or its
+     * pull request reopened by anyone); null for a head a person pushed.
+     */
+    bot: string | null;
   },
 ): Promise<void> {
   const { pullRequest, repository } = event;
@@ -106,7 +109,7 @@ async function actOnCurrentHead(
   // A head a bot pushed (a dependency update: whatever the new versions' install scripts
   // do) is nobody's approval either, though it is on a branch of the repository: it runs
   // with the runners' secrets, and into the trusted cache, only once a maintainer says so.
-  if (fork || event.senderIsBot) {
+  if (fork || event.bot !== null) {
     await raiseNotice(work, {
       installationId,
       repository: repository.fullName,
@@ -115,7 +118,7 @@ async function actOnCurrentHead(
         kind: 'approval',
         headSha: head,
         prNumber: pullRequest.number,
-        ...(fork ? {} : { pushedBy: event.sender }),
+        ...(fork || event.bot === null ? {} : { pushedBy: event.bot }),
       },
     });
     return;
