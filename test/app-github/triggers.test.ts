@@ -44,6 +44,28 @@ describe('push', () => {
     expect(await world.checks()).toMatchObject([{ headSha: SHA.main, name: 'fluksio' }]);
   });
 
+  test('a dependency bot’s push runs nothing, even to a branch on.push names: its pull request waits for approval', async () => {
+    await world.deliver(
+      pushPayload({
+        repo: world.repo,
+        ref: 'main',
+        after: SHA.main,
+        sender: { login: 'dependabot[bot]', type: 'Bot' },
+      }),
+    );
+    expect(await world.runs()).toEqual([]);
+    // Another app's bot (one committing refreshed data, say) is run as any pusher is.
+    await world.deliver(
+      pushPayload({
+        repo: world.repo,
+        ref: 'main',
+        after: SHA.main,
+        sender: { login: 'data-refresher[bot]', type: 'Bot' },
+      }),
+    );
+    expect(await world.runs()).toMatchObject([{ commit: SHA.main, trustDomain: 'trusted' }]);
+  });
+
   test('a push to another branch, a deleted branch or a tag runs nothing', async () => {
     await world.deliver(pushPayload({ repo: world.repo, ref: 'feature', after: SHA.head }));
     await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: '0'.repeat(40) }));
