@@ -73428,6 +73428,8 @@ var InterpreterDigests = class {
   file;
   known = null;
   changed = false;
+  /** Hashes under way, by path and stat key: callers asking at once share one read. */
+  hashing = /* @__PURE__ */ new Map();
   /** `sha256:<hex>` of the file at `realPath` (a real path, symlinks already followed). */
   async digestOf(realPath) {
     const known = await this.load();
@@ -73435,12 +73437,16 @@ var InterpreterDigests = class {
     const key = [stats.dev, stats.ino, stats.size, stats.mtimeNs, stats.ctimeNs].join(":");
     const remembered = known.get(realPath);
     if (remembered?.stat === key) return remembered.digest;
-    const hash3 = createHash3("sha256");
-    for await (const chunk of createReadStream(realPath)) hash3.update(chunk);
-    const digest = `sha256:${hash3.digest("hex")}`;
-    known.set(realPath, { stat: key, digest });
-    this.changed = true;
-    return digest;
+    const underWay = `${realPath}\0${key}`;
+    const shared = this.hashing.get(underWay);
+    if (shared) return shared;
+    const hashing = hashFile(realPath).then((digest) => {
+      known.set(realPath, { stat: key, digest });
+      this.changed = true;
+      return digest;
+    }).finally(() => this.hashing.delete(underWay));
+    this.hashing.set(underWay, hashing);
+    return hashing;
   }
   /** Writes what was learnt, atomically; a failure only costs hashing again next time. */
   async save() {
@@ -73470,6 +73476,11 @@ var InterpreterDigests = class {
     return this.known;
   }
 };
+async function hashFile(path29) {
+  const hash3 = createHash3("sha256");
+  for await (const chunk of createReadStream(path29)) hash3.update(chunk);
+  return `sha256:${hash3.digest("hex")}`;
+}
 
 // runner/run-pipeline.ts
 init_p_limit();
@@ -74421,7 +74432,7 @@ async function contentDigest(absPath) {
     throw error47;
   });
   if (stats.isFile()) {
-    return { kind: "file", ...await hashFile(absPath, stats.mode), stamp: stampOf([stampLine("", stats)]) };
+    return { kind: "file", ...await hashFile2(absPath, stats.mode), stamp: stampOf([stampLine("", stats)]) };
   }
   if (!stats.isDirectory()) throw new Error(`${absPath} is neither a file nor a directory`);
   const files = [];
@@ -74431,7 +74442,7 @@ async function contentDigest(absPath) {
   const stamps = files.map(({ rel, stats: fileStats }) => stampLine(rel, fileStats));
   for (let i2 = 0; i2 < files.length; i2 += HASH_BATCH2) {
     const hashed = await Promise.all(
-      files.slice(i2, i2 + HASH_BATCH2).map(async ({ rel, abs, stats: fileStats }) => ({ rel, ...await hashFile(abs, fileStats.mode) }))
+      files.slice(i2, i2 + HASH_BATCH2).map(async ({ rel, abs, stats: fileStats }) => ({ rel, ...await hashFile2(abs, fileStats.mode) }))
     );
     for (const file2 of hashed) {
       lines.push(`${file2.rel}\0${file2.digest}
@@ -74494,7 +74505,7 @@ async function listFiles(absDir, relDir, ancestors, files, emptyDirs) {
   if (counted === 0 && relDir !== "") emptyDirs.push(`${relDir}/\0
 `);
 }
-async function hashFile(absPath, mode) {
+async function hashFile2(absPath, mode) {
   const hash3 = createHash4("sha256");
   let size = 0;
   for await (const chunk of createReadStream2(absPath)) {
@@ -78041,6 +78052,18 @@ def _fluksio_install():
     os.lstat = tracing(real_lstat, never, True)
     os.access = tracing(real_access, follows, False)
     os.readlink = tracing(real_readlink, never, False)
+    # What a function supports is asked by identity (shutil.copystat stats a link itself
+    # only through an os.stat in supports_follow_symlinks, and gets None otherwise): each
+    # wrapper supports what the function it wraps does.
+    for real, wrapper in (
+        (real_stat, os.stat),
+        (real_lstat, os.lstat),
+        (real_access, os.access),
+        (real_readlink, os.readlink),
+    ):
+        for supports in (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks, os.supports_effective_ids):
+            if real in supports:
+                supports.add(wrapper)
 
     emit("S", os.getpid())
     sys.addaudithook(hook)
