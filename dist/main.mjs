@@ -32329,7 +32329,7 @@ var init_reserved_path = __esm({
 });
 
 // local/local-store-paths.ts
-import { join as join3 } from "node:path";
+import { dirname as dirname3, join as join3 } from "node:path";
 function localStorePaths(stateDir) {
   return {
     journalDir: join3(stateDir, "journal"),
@@ -32341,6 +32341,9 @@ function localStorePaths(stateDir) {
     /** `<run>/<pid>.json`: the process groups of a running run's stages (stage-groups.ts). */
     stageGroupsDir: join3(stateDir, "stage-groups")
   };
+}
+function runStageGroupsDir(journalDir, runId) {
+  return join3(localStorePaths(dirname3(journalDir)).stageGroupsDir, runId);
 }
 var init_local_store_paths = __esm({
   "local/local-store-paths.ts"() {
@@ -43899,6 +43902,16 @@ var init_format = __esm({
   }
 });
 
+// core/text/log-line-bytes.ts
+function logLineBytes(line2) {
+  return Buffer.byteLength(line2) + (line2.endsWith("\r") ? 0 : 1);
+}
+var init_log_line_bytes = __esm({
+  "core/text/log-line-bytes.ts"() {
+    "use strict";
+  }
+});
+
 // host/find-flock.ts
 import { execFile as execFile5 } from "node:child_process";
 function findFlock() {
@@ -45888,7 +45901,7 @@ var init_run_from_json = __esm({
 // local/local-index.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
 import { mkdir as mkdir13, readdir as readdir9, readFile as readFile11, rename as rename8, rm as rm15, writeFile as writeFile11 } from "node:fs/promises";
-import { dirname as dirname5, join as join15 } from "node:path";
+import { dirname as dirname6, join as join15 } from "node:path";
 function nameOf(text2) {
   return sha256Hex(text2).slice(0, 40);
 }
@@ -45902,7 +45915,7 @@ async function readJson3(path29) {
   }
 }
 async function writeJson(path29, value) {
-  await mkdir13(dirname5(path29), { recursive: true });
+  await mkdir13(dirname6(path29), { recursive: true });
   const temp = `${path29}.tmp-${randomBytes2(6).toString("hex")}`;
   try {
     await writeFile11(temp, JSON.stringify(value));
@@ -54484,6 +54497,7 @@ var init_keep_within_log_limit = __esm({
   "store/events/keep-within-log-limit.ts"() {
     "use strict";
     init_format();
+    init_log_line_bytes();
     init_stage_log_sizes();
   }
 });
@@ -64483,13 +64497,13 @@ var init_migrator2 = __esm({
 
 // store/db/migrate-database.ts
 import { existsSync as existsSync4 } from "node:fs";
-import { dirname as dirname6, join as join17 } from "node:path";
+import { dirname as dirname7, join as join17 } from "node:path";
 import { fileURLToPath } from "node:url";
 function migrationsFolder() {
-  const start2 = dirname6(fileURLToPath(import.meta.url));
-  for (let dir = start2; ; dir = dirname6(dir)) {
+  const start2 = dirname7(fileURLToPath(import.meta.url));
+  for (let dir = start2; ; dir = dirname7(dir)) {
     if (existsSync4(join17(dir, "drizzle", "meta", "_journal.json"))) return join17(dir, "drizzle");
-    if (dirname6(dir) === dir)
+    if (dirname7(dir) === dir)
       throw new Error(`No drizzle/meta/_journal.json above ${start2}: cannot find fluksio's migrations`);
   }
 }
@@ -72925,6 +72939,22 @@ function signalGroup(pgid, signal) {
     if (code !== "ESRCH" && code !== "EPERM") throw error47;
   }
 }
+function groupExists(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error47) {
+    return error47.code === "EPERM";
+  }
+}
+async function groupGone(pgid, waitMs) {
+  const deadline = performance.now() + waitMs;
+  for (; ; ) {
+    if (!groupExists(pgid)) return true;
+    if (performance.now() >= deadline) return false;
+    await new Promise((wake) => setTimeout(wake, 10));
+  }
+}
 
 // runner/sandbox/stage-groups.ts
 init_zod();
@@ -72984,7 +73014,7 @@ var StageGroups = class {
           runId: group2.runId,
           stage: group2.stage,
           pid: group2.pid,
-          gone: await groupGone(group2.pid)
+          gone: await groupGone(group2.pid, GONE_WAIT_MS)
         });
       }
       await rm6(file2, { force: true });
@@ -73084,22 +73114,6 @@ function startTicksOf(pid) {
   const fields = stat12.slice(stat12.lastIndexOf(")") + 2).split(" ");
   return fields[19] ?? null;
 }
-function groupExists(pgid) {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error47) {
-    return error47.code === "EPERM";
-  }
-}
-async function groupGone(pgid) {
-  const deadline = performance.now() + GONE_WAIT_MS;
-  while (performance.now() < deadline) {
-    if (!groupExists(pgid)) return true;
-    await new Promise((wake) => setTimeout(wake, 20));
-  }
-  return false;
-}
 async function readRecord(file2) {
   try {
     const parsed = StageGroup.safeParse(JSON.parse(await readFile(file2, "utf8")));
@@ -73111,7 +73125,7 @@ async function readRecord(file2) {
 
 // local/execute-local-run.ts
 init_local_store_paths();
-import { dirname as dirname7, join as join21 } from "node:path";
+import { join as join21 } from "node:path";
 
 // schemas/run-report.ts
 init_zod();
@@ -73417,7 +73431,7 @@ init_one_shot_parse();
 import { createHash as createHash3, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir as mkdir4, readFile as readFile3, rename as rename4, stat as stat3, writeFile as writeFile4 } from "node:fs/promises";
-import { dirname as dirname3 } from "node:path";
+import { dirname as dirname4 } from "node:path";
 var Remembered = external_exports.strictObject({ stat: external_exports.string(), digest: external_exports.string() });
 var RememberedFile = external_exports.record(external_exports.string(), Remembered);
 var InterpreterDigests = class {
@@ -73453,7 +73467,7 @@ var InterpreterDigests = class {
     if (!this.file || !this.changed || !this.known) return;
     const temporary = `${this.file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
     try {
-      await mkdir4(dirname3(this.file), { recursive: true });
+      await mkdir4(dirname4(this.file), { recursive: true });
       await writeFile4(temporary, JSON.stringify(Object.fromEntries(this.known)));
       await rename4(temporary, this.file);
       this.changed = false;
@@ -73591,7 +73605,7 @@ init_statuses();
 
 // runner/execute-stage.ts
 import { mkdir as mkdir9, rm as rm10, writeFile as writeFile8 } from "node:fs/promises";
-import { dirname as dirname4, join as join8 } from "node:path";
+import { dirname as dirname5, join as join8 } from "node:path";
 
 // core/pipeline/param-variables.ts
 function paramVariableName(param) {
@@ -78522,6 +78536,7 @@ var LogLimit = external_exports.string().regex(/^\d+(B|KiB|MiB|GiB)$/, {
 
 // runner/output/stage-output.ts
 init_format();
+init_log_line_bytes();
 var DECIMAL2 = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
 var NON_FINITE2 = /^[+-]?(?:nan|inf|infinity)$/i;
 var StageOutput = class {
@@ -78628,7 +78643,7 @@ var StageOutput = class {
   }
   /** Logs a line, or past the log limit drops it (the tail still shows it). */
   log(stream, line2) {
-    const bytes = Buffer.byteLength(line2) + (line2.endsWith("\r") ? 0 : 1);
+    const bytes = logLineBytes(line2);
     if (!this.capped && this.logBytes + bytes > this.maxLogBytes) {
       this.capped = true;
       this.record(
@@ -78935,7 +78950,7 @@ function runStageProcess(options) {
       stderr.end();
       statuses.end();
       const durationMs = Math.round(performance.now() - started);
-      void groupGone2(pid).then(() => {
+      void groupGone(pid, GROUP_EXIT_WAIT_MS).then(() => {
         launcher.gone?.(pid);
         resolve7({
           exitCode: exit?.code ?? null,
@@ -78950,17 +78965,6 @@ function runStageProcess(options) {
   });
 }
 var GROUP_EXIT_WAIT_MS = 5e3;
-async function groupGone2(pgid) {
-  const deadline = performance.now() + GROUP_EXIT_WAIT_MS;
-  while (performance.now() < deadline) {
-    try {
-      process.kill(-pgid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((wake) => setTimeout(wake, 10));
-  }
-}
 async function startFailure(options, error47) {
   const why = error47.code === "ENOENT" && !await isDirectory2(options.cwd) ? `the directory ${options.cwd} does not exist` : error47.message;
   return new Error(`Could not start the stage command "${options.cmd}" in ${options.cwd}: ${why}`, {
@@ -79183,7 +79187,7 @@ async function executeStage(name2, context) {
     try {
       for (const path29 of declared) {
         if (!reattaching) await removeOut(workspace.pipelineDir, workspace.repoRoot, path29);
-        await mkdir9(dirname4(`${workspace.pipelineDir}/${normalizePipelinePath(path29)}`), { recursive: true });
+        await mkdir9(dirname5(`${workspace.pipelineDir}/${normalizePipelinePath(path29)}`), { recursive: true });
       }
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
@@ -80438,7 +80442,7 @@ async function executeLocalRun(options) {
   });
   const { runId } = recorder;
   options.onStart?.({ id: runId, stamp });
-  const stageGroups = new StageGroups(join21(localStorePaths(dirname7(state.journalDir)).stageGroupsDir, runId));
+  const stageGroups = new StageGroups(runStageGroupsDir(state.journalDir, runId));
   const givenAncestry = options.baselineCommits?.(stamp).catch(() => []) ?? null;
   let outcome;
   try {

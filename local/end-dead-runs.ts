@@ -9,7 +9,7 @@ import type { RunEvent } from '../schemas/run-event.js';
 import { emptyStageRecord } from '../schemas/stage-record.js';
 import { LogTail } from '../runner/output/log-tail.js';
 import { liveStageLogFile } from './live-stage-logs.js';
-import { localStorePaths } from './local-store-paths.js';
+import { localStorePaths, runStageGroupsDir } from './local-store-paths.js';
 import { readRunJournal } from './read-run-journal.js';
 import { journalFileOf } from './run-journal.js';
 
@@ -58,9 +58,7 @@ async function endDeadRun(journalDir: string, runId: string, flock: string): Pro
   if (held === null) return 'left';
   try {
     // Its stages' processes, which no one reads any more, end before it is said to have.
-    const { ended } = await new StageGroups(
-      join(localStorePaths(dirname(journalDir)).stageGroupsDir, runId),
-    ).killLeftovers();
+    const { ended } = await new StageGroups(runStageGroupsDir(journalDir, runId)).killLeftovers();
     const outcome = await endJournal(journalDir, runId, pidOf(held.leftBehind), ended);
     // A run starting has its lock file before its first line: that lock is not ours to remove.
     if (outcome !== 'not started') await rm(lockFile, { force: true });

@@ -1,7 +1,7 @@
 import { directLauncher, type StageLauncher } from '../runner/sandbox/stage-launcher.js';
 import { StageGroups } from '../runner/sandbox/stage-groups.js';
-import { dirname, join } from 'node:path';
-import { localStorePaths } from './local-store-paths.js';
+import { join } from 'node:path';
+import { runStageGroupsDir } from './local-store-paths.js';
 import { newId } from '../core/new-id.js';
 import type { Pipeline } from '../schemas/pipeline.js';
 import type { Params } from '../core/params/resolve-params.js';
@@ -142,7 +142,7 @@ export async function executeLocalRun(options: LocalRunOptions): Promise<LocalRu
   options.onStart?.({ id: runId, stamp });
   // Recorded while this process holds the run's lock: should it die, whoever finds the run
   // dead ends what its stages left running (end-dead-runs.ts).
-  const stageGroups = new StageGroups(join(localStorePaths(dirname(state.journalDir)).stageGroupsDir, runId));
+  const stageGroups = new StageGroups(runStageGroupsDir(state.journalDir, runId));
 
   // A given ancestry is looked up while the stages run. The default one, the commit's
   // first parents, is asked of git only when the commit itself has no run to compare

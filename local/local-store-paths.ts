@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** Where the parts of a store live under a pipeline's `.fluksio/`. */
 export function localStorePaths(stateDir: string): {
@@ -19,4 +19,9 @@ export function localStorePaths(stateDir: string): {
     /** `<run>/<pid>.json`: the process groups of a running run's stages (stage-groups.ts). */
     stageGroupsDir: join(stateDir, 'stage-groups'),
   };
+}
+
+/** Where a run of the store whose journal is in `journalDir` records its stages' process groups. */
+export function runStageGroupsDir(journalDir: string, runId: string): string {
+  return join(localStorePaths(dirname(journalDir)).stageGroupsDir, runId);
 }

@@ -12,6 +12,7 @@ import { parseWorkflowCommand, type WorkflowCommand } from './workflow-command.j
 import { logText } from './log-text.js';
 import { DEFAULT_LOG_LIMIT } from '../../schemas/log-limit.js';
 import { formatBytes } from '../../core/text/format.js';
+import { logLineBytes } from '../../core/text/log-line-bytes.js';
 
 export interface StageOutputOptions {
   stage: string;
@@ -177,8 +178,7 @@ export class StageOutput {
 
   /** Logs a line, or past the log limit drops it (the tail still shows it). */
   private log(stream: 'stdout' | 'stderr', line: string): void {
-    // As logText writes it: a line ended by `\r` gets no newline.
-    const bytes = Buffer.byteLength(line) + (line.endsWith('\r') ? 0 : 1);
+    const bytes = logLineBytes(line);
     if (!this.capped && this.logBytes + bytes > this.maxLogBytes) {
       this.capped = true;
       this.record(

@@ -2,7 +2,13 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { signalGroup, type LaunchedStage, type StageLauncher } from './stage-launcher.js';
+import {
+  groupExists,
+  groupGone,
+  signalGroup,
+  type LaunchedStage,
+  type StageLauncher,
+} from './stage-launcher.js';
 import type { StageUsage } from '../../schemas/stage-usage.js';
 import type { JobEnd } from './job-status-line.js';
 
@@ -89,7 +95,7 @@ export class StageGroups {
           runId: group.runId,
           stage: group.stage,
           pid: group.pid,
-          gone: await groupGone(group.pid),
+          gone: await groupGone(group.pid, GONE_WAIT_MS),
         });
       }
       await rm(file, { force: true });
@@ -216,25 +222,6 @@ function startTicksOf(pid: number): string | null {
   // After the command's name, which may hold spaces and parentheses: field 3 onwards.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return fields[19] ?? null;
-}
-
-function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: a group exists, of another user (a stage user's): still ours to end.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function groupGone(pgid: number): Promise<boolean> {
-  const deadline = performance.now() + GONE_WAIT_MS;
-  while (performance.now() < deadline) {
-    if (!groupExists(pgid)) return true;
-    await new Promise((wake) => setTimeout(wake, 20));
-  }
-  return false;
 }
 
 async function readRecord(file: string): Promise<StageGroup | null> {

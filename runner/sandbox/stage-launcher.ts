@@ -112,3 +112,30 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
     if (code !== 'ESRCH' && code !== 'EPERM') throw error;
   }
 }
+
+/**
+ * Whether any process of the group is left. EPERM counts as one: a group of another
+ * user's (the stage user's) exists though it cannot be signalled.
+ */
+export function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Waits until no process of the group is left, at most `waitMs` (a killed orphan stays in
+ * the process table until init reaps it, which some container inits never do); whether it
+ * is gone.
+ */
+export async function groupGone(pgid: number, waitMs: number): Promise<boolean> {
+  const deadline = performance.now() + waitMs;
+  for (;;) {
+    if (!groupExists(pgid)) return true;
+    if (performance.now() >= deadline) return false;
+    await new Promise((wake) => setTimeout(wake, 10));
+  }
+}

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { LineSplitter } from '../output/line-splitter.js';
 import { parseJobStatusLine, type JobStatus } from './job-status-line.js';
-import { directLauncher, type LaunchedStage, type StageLauncher } from './stage-launcher.js';
+import { directLauncher, groupGone, type LaunchedStage, type StageLauncher } from './stage-launcher.js';
 
 export interface StageProcessOptions {
   /** A shell command line, run by `/bin/sh -c`. */
@@ -165,7 +165,7 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
       stderr.end();
       statuses.end();
       const durationMs = Math.round(performance.now() - started);
-      void groupGone(pid).then(() => {
+      void groupGone(pid, GROUP_EXIT_WAIT_MS).then(() => {
         launcher.gone?.(pid);
         resolve({
           exitCode: exit?.code ?? null,
@@ -186,22 +186,6 @@ export function runStageProcess(options: StageProcessOptions): Promise<StageProc
  * container inits, never under one that does not reap — so the wait is bounded.
  */
 const GROUP_EXIT_WAIT_MS = 5000;
-
-/**
- * Waits until no process of the group exists (bounded): the next stage never starts
- * beside the remains of this one, still holding a GPU or a file.
- */
-async function groupGone(pgid: number): Promise<void> {
-  const deadline = performance.now() + GROUP_EXIT_WAIT_MS;
-  while (performance.now() < deadline) {
-    try {
-      process.kill(-pgid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((wake) => setTimeout(wake, 10));
-  }
-}
 
 /** The error a command that cannot start rejects with: what, where, and why. */
 async function startFailure(options: StageProcessOptions, error: NodeJS.ErrnoException): Promise<Error> {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { formatBytes } from '../../core/text/format.js';
+import { logLineBytes } from '../../core/text/log-line-bytes.js';
 import type { NewLogLinesRow } from '../../schemas/tables/log-lines.js';
 import { stageLogSizes } from '../../schemas/tables/stage-log-sizes.js';
 import type { Database } from '../db/database.js';
@@ -27,7 +28,7 @@ export async function keepWithinLogLimit(
   for (const row of rows) {
     offered.set(
       row.stage,
-      (offered.get(row.stage) ?? 0) + row.lines.reduce((sum, line) => sum + lineBytes(line), 0),
+      (offered.get(row.stage) ?? 0) + row.lines.reduce((sum, line) => sum + logLineBytes(line), 0),
     );
   }
   // What each stage had offered before this batch.
@@ -49,7 +50,7 @@ export async function keepWithinLogLimit(
     if (total > maxBytes) continue;
     const lines: string[] = [];
     for (const line of row.lines) {
-      const bytes = lineBytes(line);
+      const bytes = logLineBytes(line);
       if (total + bytes <= maxBytes) lines.push(line);
       else if (total <= maxBytes) {
         lines.push(
@@ -62,9 +63,4 @@ export async function keepWithinLogLimit(
     if (lines.length > 0) kept.push({ ...row, lines });
   }
   return kept;
-}
-
-/** As logText writes it, and a runner's log_limit counts it: a line ended by `\r` gets no newline. */
-function lineBytes(line: string): number {
-  return Buffer.byteLength(line) + (line.endsWith('\r') ? 0 : 1);
 }
