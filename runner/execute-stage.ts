@@ -181,7 +181,6 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       return finish({ status: 'failed', ...keyed, reasons, error: messageOf(error) });
     }
 
-    const metricFinals: Record<string, number> = {};
     const output = new StageOutput({
       stage: name,
       masker: context.masker,
@@ -189,10 +188,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       repoRoot: workspace.repoRoot,
       maxLogBytes: stage.log_limit ?? options.pipeline.log_limit ?? DEFAULT_LOG_LIMIT,
       onLog: (line) => options.events.emit({ type: 'stage.log', stage: name, lines: [line] }),
-      onMetric: (point) => {
-        metricFinals[point.name] = point.value;
-        options.events.emit({ type: 'metric.points', points: [point] });
-      },
+      onMetric: (point) => options.events.emit({ type: 'metric.points', points: [point] }),
       onAnnotation: (annotation) => {
         annotations.push(annotation);
         options.events.emit({ type: 'annotation', annotation });
@@ -309,7 +305,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
     }
 
     const outs: OutRecord[] = [];
-    const metrics: Record<string, number> = { ...metricFinals };
+    const metrics: Record<string, number> = output.metricFinals();
     const metricsWarnings: string[] = [];
     try {
       for (const path of declared) {

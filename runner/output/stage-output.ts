@@ -37,7 +37,34 @@ export interface StageOutputOptions {
    * @defaultValue DEFAULT_LOG_LIMIT (64 MiB)
    */
   maxLogBytes?: number;
+  /**
+   * The most metrics (distinct names) one stage reports: a point of a name past it is
+   * ignored, saying so once. A loop printing `::metric name=x{i}` must not grow the run's
+   * metrics, and the store's series, without end.
+   * @defaultValue MAX_STAGE_METRICS (1,000)
+   */
+  maxMetrics?: number;
+  /**
+   * The most metric points one stage reports: past it the series stop growing, saying so
+   * once, and each metric's final value still follows the last point printed.
+   * @defaultValue MAX_STAGE_METRIC_POINTS (1,000,000: 100,000 steps of 10 metrics)
+   */
+  maxMetricPoints?: number;
+  /**
+   * The most `::error`, `::warning` and `::notice` annotations one stage reports: past it
+   * they stay in the log only, saying so once. The annotations of the stage's tracebacks
+   * are always reported: they explain a failure.
+   * @defaultValue MAX_STAGE_ANNOTATIONS (1,000)
+   */
+  maxAnnotations?: number;
 }
+
+/** A stage's metrics unless StageOutputOptions.maxMetrics says otherwise. */
+export const MAX_STAGE_METRICS = 1000;
+/** A stage's metric points unless StageOutputOptions.maxMetricPoints says otherwise. */
+export const MAX_STAGE_METRIC_POINTS = 1_000_000;
+/** A stage's annotations unless StageOutputOptions.maxAnnotations says otherwise. */
+export const MAX_STAGE_ANNOTATIONS = 1000;
 
 /** What a stage's output came to, once it is complete. */
 export interface StageOutputSummary {
@@ -66,6 +93,15 @@ export class StageOutput {
   private readonly logged: { stream: 'stdout' | 'stderr'; line: string }[] = [];
   /** How many points of each metric this stage emitted: the default next step. */
   private readonly emitted = new Map<string, number>();
+  /** Each metric's last value, past the points limit too. */
+  private readonly finals: Record<string, number> = {};
+  private readonly limits: { metrics: number; points: number; annotations: number };
+  /** What was kept of each bounded kind, and what was ignored past its limit. */
+  private readonly counts = {
+    points: 0,
+    annotations: 0,
+    ignored: { metrics: new Set<string>(), metricPoints: 0, points: 0, annotations: 0 },
+  };
   /** While set, stdout is plain text until a `::<token>::` line. */
   private stopToken: string | null = null;
 
@@ -87,6 +123,16 @@ export class StageOutput {
     this.maxLogBytes = options.maxLogBytes ?? DEFAULT_LOG_LIMIT;
     if (!Number.isSafeInteger(this.maxLogBytes) || this.maxLogBytes < 1) {
       throw new Error(`maxLogBytes must be a positive integer, got ${this.maxLogBytes}`);
+    }
+    this.limits = {
+      metrics: options.maxMetrics ?? MAX_STAGE_METRICS,
+      points: options.maxMetricPoints ?? MAX_STAGE_METRIC_POINTS,
+      annotations: options.maxAnnotations ?? MAX_STAGE_ANNOTATIONS,
+    };
+    for (const [option, limit] of Object.entries(this.limits)) {
+      if (!Number.isSafeInteger(limit) || limit < 1) {
+        throw new Error(`the ${option} limit must be a positive integer, got ${limit}`);
+      }
     }
   }
 
@@ -138,6 +184,11 @@ export class StageOutput {
     }
   }
 
+  /** Each metric's last value printed (of the metrics kept), by name. */
+  metricFinals(): Record<string, number> {
+    return { ...this.finals };
+  }
+
   /** The whole log so far, as logText writes it. */
   fullLog(): string {
     return logText(this.logged.map(({ line }) => line));
@@ -161,6 +212,25 @@ export class StageOutput {
       this.record(
         'stdout',
         `fluksio: dropped ${this.dropped.bytes} bytes (${this.dropped.lines} lines) of output past the log limit of ${formatBytes(this.maxLogBytes)}`,
+      );
+    }
+    const { ignored } = this.counts;
+    if (ignored.metrics.size > 0) {
+      this.record(
+        'stdout',
+        `fluksio: ignored ${ignored.metricPoints} points of ${ignored.metrics.size} metrics past the limit of ${this.limits.metrics} metrics per stage`,
+      );
+    }
+    if (ignored.points > 0) {
+      this.record(
+        'stdout',
+        `fluksio: left ${ignored.points} metric points out of the series past the limit of ${this.limits.points} points per stage (final values count them)`,
+      );
+    }
+    if (ignored.annotations > 0) {
+      this.record(
+        'stdout',
+        `fluksio: left ${ignored.annotations} annotations out past the limit of ${this.limits.annotations} per stage (they are in the log)`,
       );
     }
     // A traceback printed twice (logged, then raised again) is one problem in the code.
@@ -209,17 +279,62 @@ export class StageOutput {
       this.log('stdout', `fluksio: ignored ${line}: ${metric}`);
       return;
     }
-    const count = this.emitted.get(metric.name) ?? 0;
-    this.emitted.set(metric.name, count + 1);
+    const count = this.emitted.get(metric.name);
+    if (count === undefined && this.emitted.size >= this.limits.metrics) {
+      const { ignored } = this.counts;
+      if (ignored.metrics.size === 0) {
+        this.limitReached(
+          `this stage reported ${this.limits.metrics} metrics, the most one stage keeps: points of other metrics are ignored, from "${metric.name}" on`,
+        );
+      }
+      ignored.metrics.add(metric.name);
+      ignored.metricPoints += 1;
+      return;
+    }
+    this.emitted.set(metric.name, (count ?? 0) + 1);
+    this.finals[metric.name] = metric.value;
+    if (this.counts.points >= this.limits.points) {
+      if (this.counts.ignored.points === 0) {
+        this.limitReached(
+          `this stage reported ${this.limits.points} metric points, the most one stage keeps: its series stop here, its metrics' final values still follow what it prints`,
+        );
+      }
+      this.counts.ignored.points += 1;
+      return;
+    }
+    this.counts.points += 1;
     this.options.onMetric({
       stage: this.options.stage,
       ...metric,
-      step: metric.step ?? count,
+      step: metric.step ?? count ?? 0,
       at: Date.now(),
     });
   }
 
+  /** Says once, in the log and as a warning on the stage, that a limit cut what it reports. */
+  private limitReached(message: string): void {
+    this.record('stdout', `fluksio: ${message}`);
+    this.options.onAnnotation({
+      stage: this.options.stage,
+      path: null,
+      line: null,
+      level: 'warning',
+      message,
+      title: 'Limit reached',
+    });
+  }
+
   private annotate(command: WorkflowCommand, level: Annotation['level']): void {
+    if (this.counts.annotations >= this.limits.annotations) {
+      if (this.counts.ignored.annotations === 0) {
+        this.limitReached(
+          `this stage reported ${this.limits.annotations} annotations, the most one stage keeps: later ::${level} lines stay in the log only`,
+        );
+      }
+      this.counts.ignored.annotations += 1;
+      return;
+    }
+    this.counts.annotations += 1;
     const { file, line, title } = command.properties;
     const where = { cwd: this.options.cwd, repoRoot: this.options.repoRoot };
     this.options.onAnnotation({

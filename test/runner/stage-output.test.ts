@@ -8,20 +8,29 @@ import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 
 /** A StageOutput for stage `train` running in `/repo/ml`, recording what it reports. */
 function stageOutput(
-  options: { masker?: Masker; cwd?: string; repoRoot?: string; maxLogBytes?: number } = {},
+  options: {
+    masker?: Masker;
+    cwd?: string;
+    repoRoot?: string;
+    maxLogBytes?: number;
+    maxMetrics?: number;
+    maxMetricPoints?: number;
+    maxAnnotations?: number;
+  } = {},
 ) {
   const logs: string[] = [];
   const metrics: MetricPoint[] = [];
   const annotations: Annotation[] = [];
+  const { masker, cwd, repoRoot, ...limits } = options;
   const output = new StageOutput({
     stage: 'train',
-    masker: options.masker ?? new Masker(),
-    cwd: options.cwd ?? '/repo/ml',
-    repoRoot: options.repoRoot ?? '/repo',
+    masker: masker ?? new Masker(),
+    cwd: cwd ?? '/repo/ml',
+    repoRoot: repoRoot ?? '/repo',
     onLog: (line) => logs.push(line),
     onMetric: (point) => metrics.push(point),
     onAnnotation: (annotation) => annotations.push(annotation),
-    ...(options.maxLogBytes !== undefined ? { maxLogBytes: options.maxLogBytes } : {}),
+    ...limits,
   });
   const stdout = (...lines: string[]) => lines.forEach((line) => output.push('stdout', line));
   return { output, stdout, logs, metrics, annotations };
@@ -236,6 +245,72 @@ describe('the log limit', () => {
       'ZeroDivisionError: division by zero',
     ]);
     expect(output.fullLog()).not.toContain('ZeroDivisionError');
+  });
+});
+
+describe('the metric and annotation limits', () => {
+  test('a metric past the most a stage keeps is ignored, saying so once, with a warning on the stage', () => {
+    const { output, stdout, logs, metrics, annotations } = stageOutput({ maxMetrics: 2 });
+    stdout('::metric name=a::1', '::metric name=b::2', '::metric name=c::3', '::metric name=d::4');
+    stdout('::metric name=c::5', '::metric name=a::6');
+    output.finish();
+    expect(metrics.map(({ name, value }) => [name, value])).toEqual([
+      ['a', 1],
+      ['b', 2],
+      ['a', 6],
+    ]);
+    expect(output.metricFinals()).toEqual({ a: 6, b: 2 });
+    expect(logs.filter((line) => line.startsWith('fluksio:'))).toEqual([
+      'fluksio: this stage reported 2 metrics, the most one stage keeps: points of other metrics are ignored, from "c" on',
+      'fluksio: ignored 3 points of 2 metrics past the limit of 2 metrics per stage',
+    ]);
+    expect(annotations).toEqual([
+      expect.objectContaining({ level: 'warning', title: 'Limit reached', path: null, line: null }),
+    ]);
+  });
+
+  test('past the most points a stage keeps its series stop, and its final values follow the last point printed', () => {
+    const { output, stdout, logs, metrics, annotations } = stageOutput({ maxMetricPoints: 3 });
+    stdout('::metric name=loss::4', '::metric name=acc::0.1', '::metric name=loss::3');
+    stdout('::metric name=loss::2', '::metric name=acc::0.9', '::metric name=loss::1');
+    output.finish();
+    expect(metrics.map(({ name, value, step }) => [name, value, step])).toEqual([
+      ['loss', 4, 0],
+      ['acc', 0.1, 0],
+      ['loss', 3, 1],
+    ]);
+    expect(output.metricFinals()).toEqual({ loss: 1, acc: 0.9 });
+    expect(logs.filter((line) => line.startsWith('fluksio:'))).toEqual([
+      expect.stringMatching(/^fluksio: this stage reported 3 metric points, the most one stage keeps/),
+      'fluksio: left 3 metric points out of the series past the limit of 3 points per stage (final values count them)',
+    ]);
+    expect(annotations.map(({ level }) => level)).toEqual(['warning']);
+  });
+
+  test('past the most annotations a stage keeps they stay in the log, and a traceback is still annotated', () => {
+    const { output, stdout, logs, annotations } = stageOutput({ maxAnnotations: 2 });
+    stdout('::warning::one', '::error::two', '::notice::three', '::warning::four');
+    output.push('stderr', 'Traceback (most recent call last):');
+    output.push('stderr', '  File "/repo/ml/train.py", line 3, in <module>');
+    output.push('stderr', 'ZeroDivisionError: division by zero');
+    output.finish();
+    expect(annotations.map(({ level, message }) => [level, message])).toEqual([
+      ['warning', 'one'],
+      ['error', 'two'],
+      ['warning', expect.stringMatching(/^this stage reported 2 annotations, the most one stage keeps/)],
+      ['error', 'ZeroDivisionError: division by zero'],
+    ]);
+    expect(logs).toContain('::notice::three');
+    expect(logs).toContain('::warning::four');
+    expect(logs).toContain(
+      'fluksio: left 2 annotations out past the limit of 2 per stage (they are in the log)',
+    );
+  });
+
+  test('a limit that is not a positive integer is refused', () => {
+    expect(() => stageOutput({ maxMetricPoints: 0 })).toThrow(
+      /points limit must be a positive integer, got 0/,
+    );
   });
 });
 
