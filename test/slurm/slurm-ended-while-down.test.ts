@@ -1,43 +1,29 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { stages as stageRows } from '../../schemas/tables/stages.js';
 import { getStageLog } from '../../store/runs/get-stage-log.js';
-import {
-  closeGitHubAppDatabase,
-  openGitHubAppDatabase,
-  registerAcmeRunner,
-  waitFor,
-  type GitHubAppWorld,
-} from '../app-github/github-app-fixture.js';
+import { registerAcmeRunner, waitFor, type GitHubAppWorld } from '../app-github/github-app-fixture.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
-import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
+import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
 import type { TestRepo } from '../helpers/make-repo.js';
 import { fakeCalls, fakeCommand, INVALID_JOB, realCommand } from './fake-slurm.js';
-import { finishedRun, serveSlurmRepo } from './slurm-github-world.js';
-import { accountedJob, firstLine, startSlurm } from './slurm-job.js';
+import { finishedRun, serveSlurmRepo, useSlurmGitHubWorld } from './slurm-github-world.js';
+import { accountedJob, firstLine } from './slurm-job.js';
 
 let repo: TestRepo | undefined;
 let world: GitHubAppWorld | undefined;
 let runner: (FluksioProcess & { workDir: string }) | undefined;
 let scratch: string | undefined;
 
-beforeAll(async () => {
-  await startSlurm();
-  await openGitHubAppDatabase();
-}, 120_000);
-afterAll(closeGitHubAppDatabase);
-afterEach(async () => {
-  await runner?.stop('SIGKILL');
-  if (runner) await removeDir(runner.workDir);
-  await world?.close();
-  await repo?.cleanup();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
+useSlurmGitHubWorld(() => {
+  const left = { runner, world, repo, scratch };
   runner = world = repo = scratch = undefined;
+  return left;
 });
 
 test('a Slurm job that ended while its runner was down and left slurmctld (squeue and scontrol no longer know it): the restarted runner reads its end from the accounting and keeps its work, never submitting it again', async () => {

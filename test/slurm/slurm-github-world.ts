@@ -1,8 +1,18 @@
+import { rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Run } from '../../schemas/tables/runs.js';
-import { openGitHubAppWorld, waitFor, type GitHubAppWorld } from '../app-github/github-app-fixture.js';
-import { startRunnerProcess } from '../helpers/control-plane-processes.js';
+import {
+  closeGitHubAppDatabase,
+  openGitHubAppDatabase,
+  openGitHubAppWorld,
+  waitFor,
+  type GitHubAppWorld,
+} from '../app-github/github-app-fixture.js';
+import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
+import { startSlurm } from './slurm-job.js';
 
 /** A GitHub double serving a repository whose main commit carries `pipeline`, and its control plane. */
 export interface SlurmGitHubWorld {
@@ -55,5 +65,37 @@ export async function finishedRun(
     90_000,
   ).catch((error: Error) => {
     throw new Error(`${error.message}\n${runner?.output() ?? ''}`);
+  });
+}
+
+/** What a Slurm test against the GitHub double may leave behind when it ends. */
+export interface SlurmTestLeftovers {
+  runner?: (FluksioProcess & { workDir: string }) | undefined;
+  front?: Server | undefined;
+  world?: GitHubAppWorld | undefined;
+  repo?: TestRepo | undefined;
+  scratch?: string | undefined;
+}
+
+/**
+ * The hooks of a test file whose tests run a Slurm runner against the GitHub double: Slurm
+ * started and the app's database opened once, and after each test what `take` hands over
+ * (and forgets) is ended in turn: the runner killed and its work directory removed, the
+ * front closed, the world closed, the repository and the scratch folder removed.
+ */
+export function useSlurmGitHubWorld(take: () => SlurmTestLeftovers): void {
+  beforeAll(async () => {
+    await startSlurm();
+    await openGitHubAppDatabase();
+  }, 120_000);
+  afterAll(closeGitHubAppDatabase);
+  afterEach(async () => {
+    const { runner, front, world, repo, scratch } = take();
+    await runner?.stop('SIGKILL');
+    if (runner) await removeDir(runner.workDir);
+    await new Promise((resolve) => (front ? front.close(resolve) : resolve(undefined)));
+    await world?.close();
+    await repo?.cleanup();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 }

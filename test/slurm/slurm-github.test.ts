@@ -1,28 +1,25 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { and, asc, eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { appliedEvents } from '../../schemas/tables/applied-events.js';
 import { stages as stageRows } from '../../schemas/tables/stages.js';
 import { getStageLog } from '../../store/runs/get-stage-log.js';
 import {
-  closeGitHubAppDatabase,
   completedCheckRun,
-  openGitHubAppDatabase,
   registerAcmeRunner,
   waitFor,
   type GitHubAppWorld,
 } from '../app-github/github-app-fixture.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
-import { removeDir } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
 import type { TestRepo } from '../helpers/make-repo.js';
-import { finishedRun, serveSlurmRepo, startSlurmRunner } from './slurm-github-world.js';
-import { accountedJob, firstLine, jobFields, startSlurm } from './slurm-job.js';
+import { finishedRun, serveSlurmRepo, startSlurmRunner, useSlurmGitHubWorld } from './slurm-github-world.js';
+import { accountedJob, firstLine, jobFields } from './slurm-job.js';
 
 const exec = promisify(execFile);
 
@@ -31,18 +28,10 @@ let world: GitHubAppWorld | undefined;
 let runner: (FluksioProcess & { workDir: string }) | undefined;
 let scratch: string | undefined;
 
-beforeAll(async () => {
-  await startSlurm();
-  await openGitHubAppDatabase();
-}, 120_000);
-afterAll(closeGitHubAppDatabase);
-afterEach(async () => {
-  await runner?.stop('SIGKILL');
-  if (runner) await removeDir(runner.workDir);
-  await world?.close();
-  await repo?.cleanup();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
+useSlurmGitHubWorld(() => {
+  const left = { runner, world, repo, scratch };
   runner = world = repo = scratch = undefined;
+  return left;
 });
 
 /** serveSlurmRepo, its repository and world closed after the test. */

@@ -1,29 +1,23 @@
 import type { Server } from 'node:http';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, asc, eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { eventJournalFile } from '../../runner/daemon/event-journal-dir.js';
 import { readEventJournal } from '../../runner/daemon/read-event-journal.js';
 import { appliedEvents } from '../../schemas/tables/applied-events.js';
 import { metricPoints } from '../../schemas/tables/metric-points.js';
 import { stages as stageRows } from '../../schemas/tables/stages.js';
 import { getStageLog } from '../../store/runs/get-stage-log.js';
-import {
-  closeGitHubAppDatabase,
-  openGitHubAppDatabase,
-  registerAcmeRunner,
-  waitFor,
-  type GitHubAppWorld,
-} from '../app-github/github-app-fixture.js';
+import { registerAcmeRunner, waitFor, type GitHubAppWorld } from '../app-github/github-app-fixture.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
-import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
+import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
 import type { TestRepo } from '../helpers/make-repo.js';
 import { startEventHoldingFront } from './event-holding-front.js';
-import { finishedRun, serveSlurmRepo } from './slurm-github-world.js';
-import { firstLine, startSlurm } from './slurm-job.js';
+import { finishedRun, serveSlurmRepo, useSlurmGitHubWorld } from './slurm-github-world.js';
+import { firstLine } from './slurm-job.js';
 
 let repo: TestRepo | undefined;
 let world: GitHubAppWorld | undefined;
@@ -31,19 +25,10 @@ let runner: (FluksioProcess & { workDir: string }) | undefined;
 let scratch: string | undefined;
 let front: Server | undefined;
 
-beforeAll(async () => {
-  await startSlurm();
-  await openGitHubAppDatabase();
-}, 120_000);
-afterAll(closeGitHubAppDatabase);
-afterEach(async () => {
-  await runner?.stop('SIGKILL');
-  if (runner) await removeDir(runner.workDir);
-  await new Promise((resolve) => (front ? front.close(resolve) : resolve(undefined)));
-  await world?.close();
-  await repo?.cleanup();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-  runner = world = repo = scratch = front = undefined;
+useSlurmGitHubWorld(() => {
+  const left = { runner, front, world, repo, scratch };
+  runner = front = world = repo = scratch = undefined;
+  return left;
 });
 
 const range = (count: number) => Array.from({ length: count }, (_, index) => index);

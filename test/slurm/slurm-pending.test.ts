@@ -1,26 +1,22 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { afterEach, expect, test } from 'vitest';
 import type { RemoteRunReport } from '../../schemas/protocol/remote-run-report.js';
 import { hashToken } from '../../app/http/hash-token.js';
 import { createApiToken } from '../../store/tokens/create-api-token.js';
 import {
-  closeGitHubAppDatabase,
   completedCheckRun,
-  openGitHubAppDatabase,
   registerAcmeRunner,
   waitFor,
   type GitHubAppWorld,
 } from '../app-github/github-app-fixture.js';
-import { removeDir } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
 import type { TestRepo } from '../helpers/make-repo.js';
-import { finishedRun, serveSlurmRepo, startSlurmRunner } from './slurm-github-world.js';
-import { startSlurm } from './slurm-job.js';
+import { finishedRun, serveSlurmRepo, startSlurmRunner, useSlurmGitHubWorld } from './slurm-github-world.js';
 
 const exec = promisify(execFile);
 
@@ -30,19 +26,15 @@ let runner: (FluksioProcess & { workDir: string }) | undefined;
 let scratch: string | undefined;
 let blocker: string | undefined;
 
-beforeAll(async () => {
-  await startSlurm();
-  await openGitHubAppDatabase();
-}, 120_000);
-afterAll(closeGitHubAppDatabase);
+useSlurmGitHubWorld(() => {
+  const left = { runner, world, repo, scratch };
+  runner = world = repo = scratch = undefined;
+  return left;
+});
+// Registered after the world's hooks, so run before them.
 afterEach(async () => {
   if (blocker) await exec('scancel', [blocker]).catch(() => {});
-  await runner?.stop('SIGKILL');
-  if (runner) await removeDir(runner.workDir);
-  await world?.close();
-  await repo?.cleanup();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-  runner = world = repo = scratch = blocker = undefined;
+  blocker = undefined;
 });
 
 /** What `squeue` says a job waits for, or null once it no longer waits. */

@@ -1,23 +1,17 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { afterEach, expect, test } from 'vitest';
 import { getStageLog } from '../../store/runs/get-stage-log.js';
-import {
-  closeGitHubAppDatabase,
-  openGitHubAppDatabase,
-  registerAcmeRunner,
-  waitFor,
-  type GitHubAppWorld,
-} from '../app-github/github-app-fixture.js';
+import { registerAcmeRunner, waitFor, type GitHubAppWorld } from '../app-github/github-app-fixture.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
-import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
+import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
 import type { TestRepo } from '../helpers/make-repo.js';
-import { finishedRun, serveSlurmRepo } from './slurm-github-world.js';
-import { firstLine, jobFields, startSlurm } from './slurm-job.js';
+import { finishedRun, serveSlurmRepo, useSlurmGitHubWorld } from './slurm-github-world.js';
+import { firstLine, jobFields } from './slurm-job.js';
 
 const run = promisify(execFile);
 
@@ -27,19 +21,14 @@ let runner: (FluksioProcess & { workDir: string }) | undefined;
 let scratch: string | undefined;
 let sampling = false;
 
-beforeAll(async () => {
-  await startSlurm();
-  await openGitHubAppDatabase();
-}, 120_000);
-afterAll(closeGitHubAppDatabase);
+useSlurmGitHubWorld(() => {
+  const left = { runner, world, repo, scratch };
+  runner = world = repo = scratch = undefined;
+  return left;
+});
+// Registered after the world's hooks, so run before them.
 afterEach(async () => {
   sampling = false;
-  await runner?.stop('SIGKILL');
-  if (runner) await removeDir(runner.workDir);
-  await world?.close();
-  await repo?.cleanup();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-  runner = world = repo = scratch = undefined;
 });
 
 /** The jobs squeue lists, not over, whose comment starts with `prefix`. */

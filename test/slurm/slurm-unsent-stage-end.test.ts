@@ -1,26 +1,20 @@
 import type { Server } from 'node:http';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, asc, eq } from 'drizzle-orm';
 import { appliedEvents } from '../../schemas/tables/applied-events.js';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { stages as stageRows } from '../../schemas/tables/stages.js';
 import { getStageLog } from '../../store/runs/get-stage-log.js';
-import {
-  closeGitHubAppDatabase,
-  openGitHubAppDatabase,
-  registerAcmeRunner,
-  waitFor,
-  type GitHubAppWorld,
-} from '../app-github/github-app-fixture.js';
+import { registerAcmeRunner, waitFor, type GitHubAppWorld } from '../app-github/github-app-fixture.js';
 import { pushPayload } from '../github/webhook-fixtures.js';
-import { removeDir, startRunnerProcess } from '../helpers/control-plane-processes.js';
+import { startRunnerProcess } from '../helpers/control-plane-processes.js';
 import type { FluksioProcess } from '../helpers/fluksio-process.js';
 import type { TestRepo } from '../helpers/make-repo.js';
 import { startEventHoldingFront } from './event-holding-front.js';
-import { finishedRun, serveSlurmRepo } from './slurm-github-world.js';
-import { firstLine, startSlurm } from './slurm-job.js';
+import { finishedRun, serveSlurmRepo, useSlurmGitHubWorld } from './slurm-github-world.js';
+import { firstLine } from './slurm-job.js';
 
 let repo: TestRepo | undefined;
 let world: GitHubAppWorld | undefined;
@@ -28,19 +22,10 @@ let runner: (FluksioProcess & { workDir: string }) | undefined;
 let scratch: string | undefined;
 let front: Server | undefined;
 
-beforeAll(async () => {
-  await startSlurm();
-  await openGitHubAppDatabase();
-}, 120_000);
-afterAll(closeGitHubAppDatabase);
-afterEach(async () => {
-  await runner?.stop('SIGKILL');
-  if (runner) await removeDir(runner.workDir);
-  await new Promise((resolve) => (front ? front.close(resolve) : resolve(undefined)));
-  await world?.close();
-  await repo?.cleanup();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-  runner = world = repo = scratch = front = undefined;
+useSlurmGitHubWorld(() => {
+  const left = { runner, front, world, repo, scratch };
+  runner = front = world = repo = scratch = undefined;
+  return left;
 });
 
 test('a Slurm runner killed with -9 after a stage’s job ended but before the stage’s end reached the control plane: the restarted runner sends that end and keeps the stage, never running its job again', async () => {
