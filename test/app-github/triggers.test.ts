@@ -291,6 +291,39 @@ describe('bots', () => {
   });
 });
 
+describe('bots, pushing to a person’s pull request', () => {
+  const FORMATTER = { login: 'pre-commit-ci[bot]', type: 'Bot' as const };
+
+  test('a head a bot pushed to a person’s pull request waits for approval, and /fluksio run must name it whole', async () => {
+    await world.deliver(
+      pullRequestPayload({
+        repo: world.repo,
+        action: 'synchronize',
+        number: PR,
+        head: { sha: SHA.head, ref: 'feature' },
+        base: { sha: SHA.main, ref: 'main' },
+        sender: FORMATTER,
+      }),
+    );
+    expect(await world.runs()).toEqual([]);
+    expect(await world.notices()).toMatchObject([
+      { kind: 'approval', headSha: SHA.head, body: { pushedBy: 'pre-commit-ci[bot]' } },
+    ]);
+
+    // A bare command would run what the bot pushed, which nobody named.
+    await world.deliver(world.comment('/fluksio run lr=0.1'));
+    expect(await world.runs()).toEqual([]);
+    const [bare] = world.replies();
+    expect(bare).toContain("this pull request's head was pushed by the bot `pre-commit-ci[bot]`");
+    expect(bare).toContain(`/fluksio run --sha ${SHA.head}`);
+
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.head} lr=0.1`));
+    expect(await world.runs()).toMatchObject([
+      { commit: SHA.head, trustDomain: 'trusted', fork: false, params: { lr: 0.1, seed: 0 } },
+    ]);
+  });
+});
+
 describe('bots, reopened', () => {
   const DEPENDABOT = { login: 'dependabot[bot]', type: 'Bot' as const };
 

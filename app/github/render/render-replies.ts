@@ -70,17 +70,22 @@ export function renderApprovalNeeded({
 }: {
   headSha: string;
   given?: string | null;
-  /** The bot that opened the pull request (a repository's own branch); null for a fork's. */
-  bot?: string | null;
+  /**
+   * The bot whose code this is, and how: it opened the pull request (from a branch of the
+   * repository), or pushed its head to a person's; null for a fork's pull request.
+   */
+  bot?: { login: string; did: 'opened' | 'pushed' } | null;
 }): string {
-  const whose =
+  const source =
     bot === null
-      ? "this pull request comes from a fork, and a fork's code"
-      : `this pull request was opened by the bot ${codeSpan(bot)}, and a bot's code`;
+      ? 'this pull request comes from a fork'
+      : bot.did === 'opened'
+        ? `this pull request was opened by the bot ${codeSpan(bot.login)}`
+        : `this pull request's head was pushed by the bot ${codeSpan(bot.login)}`;
   const why =
     given === null
-      ? `${whose} runs only at a commit a maintainer names, so that what runs is exactly what was reviewed.`
-      : `${bot === null ? 'this pull request comes from a fork' : `this pull request was opened by the bot ${codeSpan(bot)}`}, and its approval must name the whole commit SHA, not a prefix like ${codeSpan(given)}: a prefix can be matched by another commit.`;
+      ? `${source}, and ${bot === null ? "a fork's" : "a bot's"} code runs only at a commit a maintainer names, so that what runs is exactly what was reviewed.`
+      : `${source}, and its approval must name the whole commit SHA, not a prefix like ${codeSpan(given)}: a prefix can be matched by another commit.`;
   return [
     `😕 Nothing ran: ${why} After reviewing it, comment:`,
     '',

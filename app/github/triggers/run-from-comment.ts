@@ -7,7 +7,9 @@ import type { GitHubApi, GitHubWork } from '../github-work.js';
 import { isFork } from './is-fork.js';
 import { isBotAccount } from '../webhook-payloads.js';
 import { queueGitHubRuns } from './queue-github-runs.js';
-import { raiseNotice } from './raise-notice.js';
+import { noticeId, raiseNotice } from './raise-notice.js';
+import { findGitHubNotice } from '../../../store/outbox/find-github-notice.js';
+import type { PullRequest } from '../webhook-payloads.js';
 import { PIPELINE_FILES_TEXT, readPipelineAt } from './read-pipeline-at.js';
 import { readPullRequest } from './read-pull-request.js';
 import {
@@ -16,6 +18,24 @@ import {
   renderRejection,
   renderShaRefused,
 } from '../render/render-replies.js';
+
+/**
+ * The bot a comment's approval must name the whole head for: the pull request's author
+ * when a bot opened it, else the bot whose push of `head` the automatic path held for
+ * approval (run-pull-request-head.ts records it in that notice); null for a person's head.
+ */
+async function pullRequestHeadBot(
+  work: GitHubWork,
+  pullRequest: PullRequest,
+  repository: string,
+  head: string,
+): Promise<{ login: string; did: 'opened' | 'pushed' } | null> {
+  if (pullRequest.user && isBotAccount(pullRequest.user))
+    return { login: pullRequest.user.login, did: 'opened' };
+  const notice = await findGitHubNotice({ db: work.db, id: noticeId('approval', repository, head) });
+  const pushedBy = notice?.body.pushedBy;
+  return typeof pushedBy === 'string' ? { login: pushedBy, did: 'pushed' } : null;
+}
 
 /**
  * `/fluksio run [k=v …] [--no-cache] [--sha <prefix>]` from someone allowed to run
@@ -52,8 +72,9 @@ export async function runFromComment(
   const head = pinned ?? pullRequest.head.sha;
   const fork = isFork(pullRequest);
   // A bot's pull request (Dependabot's) is approved as a fork's is: its next push may come
-  // between a maintainer's review and the comment.
-  const bot = !fork && pullRequest.user && isBotAccount(pullRequest.user) ? pullRequest.user.login : null;
+  // between a maintainer's review and the comment. So is a head a bot pushed to a person's
+  // pull request, as its push event found it (pullRequestHeadBot).
+  const bot = fork ? null : await pullRequestHeadBot(work, pullRequest, repository.fullName, head);
   if (pinned === null) {
     // A fork's approval names the whole SHA: a short prefix is a few seconds of hashing for
     // its author to match with a commit nobody reviewed.
