@@ -105,7 +105,9 @@ export async function executeStage(name: string, context: StageRunContext): Prom
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
   const settle = async (): Promise<StageResult> => {
     const { workspace } = options;
-    const probe = pipelineReadSetProbe(workspace, options.pipeline, options.codeIndex);
+    // The code as this stage starts, like its key: an earlier stage may have changed a file
+    // an entry's read set holds since the run began (the run's first index would still vouch for it).
+    const probe = pipelineReadSetProbe(workspace, options.pipeline, codeIndex);
     const notesOf = (inputs: KeyInputs | null) =>
       keyingNotes(name, inputs, {
         pipelineDirInRepo: workspace.pipelineDirInRepo,

@@ -102,7 +102,7 @@ function missingParams(specs: Readonly<Record<string, ParamSpec>>, given: Readon
 function defaultsOf(specs: Readonly<Record<string, ParamSpec>>): Params {
   const defaults: Params = {};
   for (const [key, spec] of Object.entries(specs))
-    if (spec.default !== undefined) defaults[key] = spec.default;
+    if (spec.default !== undefined) defaults[key] = withoutNegativeZero(spec.default);
   return defaults;
 }
 
@@ -172,7 +172,16 @@ export function checkParamValue(
       return fail(`is not one of ${spec.enum.map((allowed) => String(allowed)).join(', ')}${why}`);
     }
   }
-  return { value };
+  return { value: withoutNegativeZero(value) };
+}
+
+/**
+ * −0 as 0. A cache key's canonical JSON, the params digest and `${lr}` all write −0 as
+ * `0`, but a YAML params file writes `-0`: `lr=-0` would restore what `lr=0` made although
+ * its stage reads another file. Every copy of a value must say what the key says.
+ */
+function withoutNegativeZero(value: ParamValue): ParamValue {
+  return Object.is(value, -0) ? 0 : value;
 }
 
 /** The JavaScript type a declared parameter's value has. */

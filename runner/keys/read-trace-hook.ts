@@ -23,8 +23,11 @@
  *   the state that lookup saw (`stat absent`, `stat dir`, `stat file <size> <x|->`,
  *   `lstat link <target>`…; `lstat` when it did not follow a last link), so a file that
  *   appears where the stage found none, or a folder that goes, shows;
- * - `X` something that cannot be traced: a non-Python program started, a library of the
- *   repository loaded with ctypes, a path that cannot be written on one line.
+ * - `X` something that cannot be traced: a non-Python program started, a Python program
+ *   started so that it will not install the hook (`-I`, `-E`, `-S`, or an environment
+ *   without the hook's variables: a process multiprocessing spawns unannounced reports
+ *   too, so counting reports alone would let it stand in), a library of the repository
+ *   loaded with ctypes, a path that cannot be written on one line.
  *
  * Files a process emptied (opened with `O_TRUNC`) or created (`O_EXCL`) before reading them
  * are its own data, not inputs. A file opened for writing that keeps what was there (`"a"`,
@@ -112,11 +115,64 @@ def _fluksio_install():
             return True
         return name.startswith("python") and all(c.isdigit() or c == "." for c in name[6:])
 
-    def started(program, env):
-        if is_python(program, env):
+    site_dir = os.path.dirname(os.path.abspath(__file__))
+
+    def unreported(argv, env):
+        # Why a Python child will not install this hook, or None: the count of reports
+        # cannot tell, since processes nobody announces (multiprocessing's spawn, loky)
+        # report too and would stand in for it.
+        words = [] if isinstance(argv, (str, bytes)) or argv is None else list(argv)[1:]
+        skip = False
+        for word in words:
+            word = os.fsdecode(word) if isinstance(word, bytes) else str(word)
+            if skip:
+                skip = False
+                continue
+            if word in ("-", "--") or not word.startswith("-"):
+                break
+            if word.startswith("--"):
+                skip = word == "--check-hash-based-pycs"
+                continue
+            for at, letter in enumerate(word[1:]):
+                if letter in "IES":
+                    return "-" + letter
+                if letter in "cm":
+                    return None
+                if letter in "WX":
+                    skip = at == len(word) - 2
+                    break
+        variables = os.environ if env is None else env
+
+        def variable(name):
+            for key in (name, os.fsencode(name)):
+                try:
+                    value = variables.get(key)
+                except TypeError:
+                    value = None
+                if value is not None:
+                    return os.fsdecode(value)
+            return None
+
+        path = variable("PYTHONPATH") or ""
+        if site_dir not in [os.path.abspath(entry) for entry in path.split(os.pathsep) if entry]:
+            return "an environment without fluksio's PYTHONPATH"
+        if variable("FLUKSIO_TRACE_DIR") != report_dir or variable("FLUKSIO_TRACE_ROOT") is None:
+            return "an environment without fluksio's trace variables"
+        return None
+
+    def started(program, argv, env):
+        if not is_python(program, env):
+            emit("X", "started " + os.path.basename(os.fsdecode(os.fspath(program or "?"))))
+            return
+        try:
+            why = unreported(argv, env)
+        except Exception as error:
+            why = "arguments fluksio could not read (" + type(error).__name__ + ")"
+        if why is None:
             emit("P", program)
         else:
-            emit("X", "started " + os.path.basename(os.fsdecode(os.fspath(program or "?"))))
+            name = os.path.basename(os.fsdecode(os.fspath(program)))
+            emit("X", "started " + name + " with " + why + ", so it leaves no report")
 
     def sqlite_files(database):
         # The files a connection to this database reads; a "file:" name may be a URI
@@ -182,9 +238,9 @@ def _fluksio_install():
             executable, argv, _cwd, env = args
             if executable is None:
                 executable = argv if isinstance(argv, (str, bytes)) else (argv[0] if argv else None)
-            started(executable, env)
+            started(executable, argv, env)
         elif event in ("os.exec", "os.posix_spawn"):
-            started(args[0], args[2])
+            started(args[0], args[1], args[2])
         elif event == "os.system":
             emit("X", "started a shell (os.system)")
         elif event == "sqlite3.connect":

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { parseAssignmentArgs, parseAssignmentText } from '../../core/params/param-assignments.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
-import { resolveParams } from '../../core/params/resolve-params.js';
+import { resolveParams, resolveTypedParams } from '../../core/params/resolve-params.js';
 
 const specs: Record<string, ParamSpec> = {
   lr: { type: 'float', default: 0.01, min: 0 },
@@ -104,6 +104,15 @@ describe('typed parameter values', () => {
   test('integers up to 2^53−1 are exact', () => {
     expect(resolveText('seed=9007199254740991').grid[0]?.seed).toBe(9007199254740991);
     expect(resolveText('seed=-9007199254740991').grid[0]?.seed).toBe(-9007199254740991);
+  });
+
+  test('−0 is 0, typed in, claimed or by default: every copy of a value says what its cache key says', () => {
+    // toBe compares with Object.is, which tells −0 from 0.
+    expect(resolveText('lr=-0').grid[0]?.lr).toBe(0);
+    expect(resolveText('lr=-0.0e5').grid[0]?.lr).toBe(0);
+    expect(resolveText('seed=-0').grid[0]?.seed).toBe(0);
+    expect(resolveTypedParams(specs, { lr: -0 }).params?.lr).toBe(0);
+    expect(resolveParams({ lr: { type: 'float', default: -0 } }, []).grid[0]?.lr).toBe(0);
   });
 
   test('a sweep is the grid of every combination, first key slowest', () => {

@@ -158,6 +158,40 @@ stages:
     expect(stageOf(clean.report, 'use')).toMatchObject({ status: 'cached', cachedFrom: first.report.run.id });
     await expectSameAsUncached(made, clean, ['out.txt']);
   });
+
+  test("a sweep member's scratch copy holds the submodule as the work tree has it, so what it stores is what a run here makes", async () => {
+    const lib = await makeRepo({ files: { 'lib.txt': 'v1\n' } });
+    cleanups.push(lib.cleanup);
+    const made = await project({
+      '.gitignore': 'out.txt\n',
+      'fluksio.yml': `version: 1
+params:
+  seed: { type: int, default: 1 }
+stages:
+  use:
+    cmd: 'echo "seed \${seed}: $(ls vendor)" > out.txt'
+    params: [seed]
+    outs: [out.txt]
+`,
+    });
+    await made.git('-c', 'protocol.file.allow=always', 'submodule', 'add', '--quiet', lib.dir, 'vendor');
+    await made.commitAll('vendor the library');
+    // Every member but the last runs in a scratch copy: seed=1 there, seed=2 here.
+    const sweep = await runCli(['run', 'seed=1,2', '-j', '2'], { cwd: made.dir });
+    expect(sweep.code, sweep.stderr).toBe(0);
+    const here = await run(made, ['seed=1']);
+    expect(stageOf(here.report, 'use').status).toBe('cached');
+    expect(await readFile(path.join(made.dir, 'out.txt'), 'utf8')).toBe('seed 1: lib.txt\n');
+    await expectSameAsUncached(made, here, ['out.txt'], ['seed=1']);
+
+    // An untracked file in the submodule is in the copy too, and keyed there as here.
+    await writeFile(path.join(made.dir, 'vendor/extra.txt'), 'extra\n');
+    const dirty = await runCli(['run', 'seed=3,4', '-j', '2'], { cwd: made.dir });
+    expect(dirty.code, dirty.stderr).toBe(0);
+    const dirtyHere = await run(made, ['seed=3']);
+    expect(stageOf(dirtyHere.report, 'use').status).toBe('cached');
+    await expectSameAsUncached(made, dirtyHere, ['out.txt'], ['seed=3']);
+  });
 });
 
 describe('empty directories', () => {

@@ -68,3 +68,57 @@ test('a traced program that asks os.supports_follow_symlinks (shutil copying a l
   expect(traced.toString()).toBe(untraced.toString());
   expect((await session.collect()).untraced).toBeNull();
 });
+
+/**
+ * Reports are counted against the Python starts announced (`subprocess`, `os.exec*`), but
+ * multiprocessing's spawn starts Python unannounced, and its processes report too: a child
+ * that leaves no report must be named by its parent, or a spawned worker stands in for it.
+ */
+test.each([
+  ['isolated (-I)', "[sys.executable, '-I', 'child.py']", null, 'started python3 with -I'],
+  ['flags together (-BE)', "[sys.executable, '-BE', 'child.py']", null, 'started python3 with -E'],
+  [
+    'without site (-S)',
+    "[sys.executable, '-W', 'ignore', '-S', 'child.py']",
+    null,
+    'started python3 with -S',
+  ],
+  [
+    'with an environment of its own',
+    "[sys.executable, 'child.py']",
+    "{'PATH': os.environ['PATH']}",
+    "started python3 with an environment without fluksio's PYTHONPATH",
+  ],
+  [
+    'with PYTHONPATH replaced in its inherited environment',
+    "[sys.executable, 'child.py']",
+    "dict(os.environ, PYTHONPATH='lib')",
+    "started python3 with an environment without fluksio's PYTHONPATH",
+  ],
+  ['as a plain child', "[sys.executable, 'child.py']", null, null],
+  ['with -I in its own arguments', "[sys.executable, '-c', 'print(1)', '-I']", null, null],
+  ['with the environment it inherits', "[sys.executable, '-B', 'child.py']", 'dict(os.environ)', null],
+])(
+  'a Python child started %s is named by its parent when it cannot report, whatever else reports',
+  async (_how, argv, env, untraced) => {
+    repoRoot = await mkdtemp(path.join(tmpdir(), 'fluksio-trace-repo-'));
+    session = await startReadTrace({ repoRoot, pythonPath: undefined });
+    await writeFile(path.join(repoRoot, 'child.py'), 'print("child")\n');
+    const program = [
+      'import multiprocessing, os, subprocess, sys',
+      'def work(x):',
+      '    return x',
+      "if __name__ == '__main__':",
+      "    multiprocessing.set_start_method('spawn')",
+      '    with multiprocessing.Pool(1) as pool:',
+      '        pool.map(work, [1])',
+      `    subprocess.run(${argv}, env=${env ?? 'None'}, check=True)`,
+    ].join('\n');
+    await writeFile(path.join(repoRoot, 'main.py'), program);
+    execFileSync('python3', ['main.py'], { cwd: repoRoot, env: { ...process.env, ...session.env } });
+    const trace = await session.collect();
+    if (untraced === null) expect(trace.untraced).toBeNull();
+    else expect(trace.untraced).toBe(`it ${untraced}, so it leaves no report`);
+  },
+  60_000,
+);
