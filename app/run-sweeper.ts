@@ -18,7 +18,8 @@ export interface RunSweeper {
 /**
  * Starts the sweeper (DESIGN §6): a BullMQ job scheduler runs `sweepRuns` every sweep
  * interval on one of the replicas' workers, abandoning (and requeuing, while retries
- * allow) runs whose lease ran out, timing out runs past their limit and expiring runs
+ * allow) runs whose lease ran out (once this process has been up for a lease's time to
+ * live, so runners cut off by its outage renew theirs first), timing out runs past their limit and expiring runs
  * queued too long, and fixing the baselines of the runs it ended. The schedule is kept (keepJobScheduled), so a Redis that was flushed
  * or failed over resumes sweeping by itself; a sweep that requeued runs rings the
  * doorbell so waiting runners claim them.
@@ -37,6 +38,10 @@ export async function startRunSweeper({
   /** Called with each run a sweep changed (its waiting reason included), for its check run. */
   onRunChanged?: (runId: string) => void;
 }): Promise<RunSweeper> {
+  // A lease that expired while the control plane was down expired because no heartbeat
+  // could reach it, not because its runner stopped: each runner gets one whole lease,
+  // counted from now, to beat again (its beats are 20 s apart) before its run is taken.
+  const startedAt = performance.now();
   const connection = { url: settings.redisUrl, maxRetriesPerRequest: null };
   const queue = new Queue(QUEUE, { connection, prefix: settings.queuePrefix });
   queue.on('error', (error) => logger.warn({ err: error }, 'sweeper queue: Redis error'));
@@ -45,7 +50,11 @@ export async function startRunSweeper({
     async () => {
       const swept = await sweepRuns({
         db,
-        settings: { onlineWindowMs: settings.onlineWindowMs, queueTimeoutMs: settings.queueTimeoutMs },
+        settings: {
+          onlineWindowMs: settings.onlineWindowMs,
+          queueTimeoutMs: settings.queueTimeoutMs,
+          judgeLeases: performance.now() - startedAt >= settings.leaseTtlMs,
+        },
       });
       for (const [change, runIds] of Object.entries(swept)) {
         for (const runId of runIds) {

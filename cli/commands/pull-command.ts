@@ -11,6 +11,7 @@ import { UnsafePathError } from '../../runner/workspace/unsafe-path-error.js';
 import { resolveWorkspacePath } from '../../runner/workspace/workspace-path.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import type { ControlPlaneClient } from '../../client/control-plane-client.js';
+import type { CallOptions } from '../../client/control-plane-http.js';
 import { declaredOutputs } from '../remote/declared-outputs.js';
 import { serverConnection, submitterClient } from '../../client/server-connection.js';
 import { resolveRemoteRun } from '../remote/resolve-remote-run.js';
@@ -89,7 +90,8 @@ export async function pullCommand(
 
   const root = resolve(io.cwd, options.to ?? '.');
   await mkdir(root, { recursive: true });
-  const blobs: RunBlobs = { client, runId: report.run.id };
+  // Ctrl-C ends the download in progress; its temporary file goes, and no file is left half-written.
+  const blobs: RunBlobs = { client, runId: report.run.id, call: io.signal ? { signal: io.signal } : {} };
   const planned: PlannedFile[] = [];
   for (const record of wanted) planned.push(...(await planOut(blobs, record)));
   const toWrite: PlannedFile[] = [];
@@ -103,11 +105,21 @@ export async function pullCommand(
   }
   if (refused.length > 0) throw new UsageError(`${refused.join('\n')}\nNothing was written.`);
 
+  let written = 0;
   for (const file of toWrite) {
     // Checked again right before the write: the tree may have changed since.
     const dest = await resolveWorkspacePath(root, file.path, { out: true });
-    if (file.digest === null) await mkdir(dest, { recursive: true });
-    else await download(blobs, { ...file, digest: file.digest }, dest);
+    try {
+      if (file.digest === null) await mkdir(dest, { recursive: true });
+      else await download(blobs, { ...file, digest: file.digest }, dest);
+    } catch (error) {
+      if (!io.signal?.aborted) throw error;
+      throw new Error(
+        `Interrupted: ${written} of the ${toWrite.length} files and folders to write were written whole; "${file.path}" and the rest were not`,
+        { cause: error },
+      );
+    }
+    written += 1;
   }
   if (options.json) {
     const files = (list: PlannedFile[]) =>
@@ -132,6 +144,8 @@ export async function pullCommand(
 interface RunBlobs {
   client: ControlPlaneClient;
   runId: string;
+  /** Ends a download (Ctrl-C). */
+  call: CallOptions;
 }
 
 /** The files of one out: itself, or each file of its verified directory manifest. */
@@ -139,7 +153,7 @@ async function planOut(blobs: RunBlobs, record: OutRecord): Promise<PlannedFile[
   const path = normalizePipelinePath(record.path);
   if (record.kind === 'file')
     return [{ path, digest: record.digest, executable: record.executable === true }];
-  const bytes = await blobs.client.pullBlob(blobs.runId, record.digest, (body) => buffer(body));
+  const bytes = await blobs.client.pullBlob(blobs.runId, record.digest, (body) => buffer(body), blobs.call);
   const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
   if (actual !== record.digest) {
     throw new Error(`${record.path}: its manifest hashes to ${actual}, not ${record.digest}`);
@@ -202,19 +216,24 @@ async function download(
   dest: string,
 ): Promise<void> {
   await mkdir(dirname(dest), { recursive: true });
-  await blobs.client.pullBlob(blobs.runId, file.digest, async (body: Readable) => {
-    const temp = `${dest}.fluksio-${randomBytes(6).toString('hex')}`;
-    const hash = createHash('sha256');
-    try {
-      body.on('data', (chunk: Buffer) => hash.update(chunk));
-      await pipeline(body, createWriteStream(temp, { flags: 'wx' }));
-      const actual = `sha256:${hash.digest('hex')}`;
-      if (actual !== file.digest)
-        throw new Error(`${dest}: downloaded bytes hash to ${actual}, not ${file.digest}`);
-      if (file.executable) await chmod(temp, 0o755);
-      await rename(temp, dest);
-    } finally {
-      await rm(temp, { force: true });
-    }
-  });
+  await blobs.client.pullBlob(
+    blobs.runId,
+    file.digest,
+    async (body: Readable) => {
+      const temp = `${dest}.fluksio-${randomBytes(6).toString('hex')}`;
+      const hash = createHash('sha256');
+      try {
+        body.on('data', (chunk: Buffer) => hash.update(chunk));
+        await pipeline(body, createWriteStream(temp, { flags: 'wx' }));
+        const actual = `sha256:${hash.digest('hex')}`;
+        if (actual !== file.digest)
+          throw new Error(`${dest}: downloaded bytes hash to ${actual}, not ${file.digest}`);
+        if (file.executable) await chmod(temp, 0o755);
+        await rename(temp, dest);
+      } finally {
+        await rm(temp, { force: true });
+      }
+    },
+    blobs.call,
+  );
 }

@@ -63,7 +63,7 @@ export async function openLocalDatabase(
   try {
     digest = await migrationsDigest();
     if (options.templateRoot && !existsSync(join(dataDir, 'PG_VERSION'))) {
-      await cp(await ensureTemplate(options.templateRoot, digest), dataDir, { recursive: true });
+      await copyTemplate(await ensureTemplate(options.templateRoot, digest), dataDir);
     }
   } catch (error) {
     await release();
@@ -114,6 +114,22 @@ async function ensureTemplate(root: string, digest: string): Promise<string> {
     await rm(building, { recursive: true, force: true });
   }
   return template;
+}
+
+/**
+ * Copies the template into `dataDir` (made empty by the caller) whole or not at all: into a
+ * sibling first, renamed over the empty directory once complete. Copied in place, a copy cut
+ * short (a full disk, a second Ctrl-C) left `PG_VERSION` with part of the files, which every
+ * later open took for a database and reported damaged.
+ */
+async function copyTemplate(template: string, dataDir: string): Promise<void> {
+  const copying = `${dataDir}.copying-${randomBytes(6).toString('hex')}`;
+  try {
+    await cp(template, copying, { recursive: true });
+    await rename(copying, dataDir);
+  } finally {
+    await rm(copying, { recursive: true, force: true });
+  }
 }
 
 async function migrated(

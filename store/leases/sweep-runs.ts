@@ -14,6 +14,12 @@ export interface SweepSettings {
   onlineWindowMs: number;
   /** A run queued (or queued again) longer than this becomes `timed_out`. */
   queueTimeoutMs: number;
+  /**
+   * Whether an expired lease is taken back (1): false while the sweeping control plane has
+   * not yet been up for a lease's time to live, since a lease that expired while it was down
+   * says nothing about the runner, whose heartbeats could not reach it. @defaultValue true
+   */
+  judgeLeases?: boolean;
 }
 
 /** The runs one sweep changed, by what happened to them, for their check runs. */
@@ -34,7 +40,7 @@ export interface SweepResult {
 
 /**
  * What the control plane's periodic sweep does (DESIGN §6), by the database's clock:
- * (1) a running run whose lease expired goes back to the queue when it never started
+ * (1) a running run whose lease expired (unless `judgeLeases` is false) goes back to the queue when it never started
  * (without using a retry, but counted against RELEASE_LIMIT) or has retries left
  * (attempt + 1), is finished as asked when a cancel was pending, and is otherwise
  * `abandoned`, naming its runner and when the lease expired; (2) a run queued longer than the queue timeout becomes `timed_out`, saying the
@@ -51,9 +57,71 @@ export async function sweepRuns({
   db: Database;
   settings: SweepSettings;
 }): Promise<SweepResult> {
+  const leases = settings.judgeLeases === false ? NO_LEASE_CHANGES : await sweepExpiredLeases(db);
+  const { cancelled, neverStarted, neverStartedTooOften, retried, abandoned } = leases;
+
+  const queueLimit = formatTimeLimit(settings.queueTimeoutMs);
+  const expiredInQueue = await sweep(
+    db,
+    and(eq(runs.status, 'queued'), lt(runs.queuedAt, sql`now() - ${milliseconds(settings.queueTimeoutMs)}`)),
+    {
+      status: 'timed_out',
+      statusReason: sql`case when cardinality(${runs.labels}) = 0 then 'No runner'
+        else 'No runner labelled ' || array_to_string(${runs.labels}, ', ') end
+        || ${` took the run within ${queueLimit}`}`,
+      ...finishedNow(),
+    },
+  );
+
+  const overdue = and(
+    eq(runs.status, 'running'),
+    eq(runs.cancelRequested, false),
+    lt(sql`${runs.startedAt} + ${runs.timeoutMs} * interval '1 millisecond'`, sql`now()`),
+  );
+  const timedOut: string[] = [];
+  // One statement per distinct limit, so each reason names its run's own limit.
+  const limits = await db.selectDistinct({ timeoutMs: runs.timeoutMs }).from(runs).where(overdue);
+  for (const { timeoutMs } of limits) {
+    const flagged = await sweep(db, and(overdue, eq(runs.timeoutMs, timeoutMs)), {
+      cancelRequested: true,
+      cancelAs: 'timed_out',
+      cancelReason: `The run exceeded its timeout of ${formatTimeLimit(timeoutMs)}`,
+    });
+    timedOut.push(...flagged);
+  }
+
+  const waiting = await recordWaitingReasons({ db, onlineWindowMs: settings.onlineWindowMs });
+  return {
+    requeued: [...neverStarted, ...retried],
+    abandoned: [...neverStartedTooOften, ...abandoned],
+    expired: expiredInQueue,
+    timedOut,
+    cancelled,
+    waiting,
+  };
+}
+
+/** The runs a sweep of expired leases changed, by what happened to them. */
+interface LeaseChanges {
+  cancelled: string[];
+  neverStarted: string[];
+  neverStartedTooOften: string[];
+  retried: string[];
+  abandoned: string[];
+}
+
+const NO_LEASE_CHANGES: LeaseChanges = {
+  cancelled: [],
+  neverStarted: [],
+  neverStartedTooOften: [],
+  retried: [],
+  abandoned: [],
+};
+
+/** Step (1) of sweepRuns: the running runs whose lease expired, taken back from their runner. */
+async function sweepExpiredLeases(db: Database): Promise<LeaseChanges> {
   const expired = and(eq(runs.status, 'running'), lt(runs.leaseExpiresAt, sql`now()`));
   const lostAt = sql`to_char(${runs.leaseExpiresAt} at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"')`;
-
   const cancelled = await sweep(db, and(expired, eq(runs.cancelRequested, true)), {
     status: sql`${runs.cancelAs}`,
     statusReason: sql`${runs.cancelReason}`,
@@ -95,46 +163,7 @@ export async function sweepRuns({
       ...finishedNow(),
     },
   );
-
-  const queueLimit = formatTimeLimit(settings.queueTimeoutMs);
-  const expiredInQueue = await sweep(
-    db,
-    and(eq(runs.status, 'queued'), lt(runs.queuedAt, sql`now() - ${milliseconds(settings.queueTimeoutMs)}`)),
-    {
-      status: 'timed_out',
-      statusReason: sql`case when cardinality(${runs.labels}) = 0 then 'No runner'
-        else 'No runner labelled ' || array_to_string(${runs.labels}, ', ') end
-        || ${` took the run within ${queueLimit}`}`,
-      ...finishedNow(),
-    },
-  );
-
-  const overdue = and(
-    eq(runs.status, 'running'),
-    eq(runs.cancelRequested, false),
-    lt(sql`${runs.startedAt} + ${runs.timeoutMs} * interval '1 millisecond'`, sql`now()`),
-  );
-  const timedOut: string[] = [];
-  // One statement per distinct limit, so each reason names its run's own limit.
-  const limits = await db.selectDistinct({ timeoutMs: runs.timeoutMs }).from(runs).where(overdue);
-  for (const { timeoutMs } of limits) {
-    const flagged = await sweep(db, and(overdue, eq(runs.timeoutMs, timeoutMs)), {
-      cancelRequested: true,
-      cancelAs: 'timed_out',
-      cancelReason: `The run exceeded its timeout of ${formatTimeLimit(timeoutMs)}`,
-    });
-    timedOut.push(...flagged);
-  }
-
-  const waiting = await recordWaitingReasons({ db, onlineWindowMs: settings.onlineWindowMs });
-  return {
-    requeued: [...neverStarted, ...retried],
-    abandoned: [...neverStartedTooOften, ...abandoned],
-    expired: expiredInQueue,
-    timedOut,
-    cancelled,
-    waiting,
-  };
+  return { cancelled, neverStarted, neverStartedTooOften, retried, abandoned };
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type TestControlPlane,
 } from './control-plane-harness.js';
 import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
+import { backdate } from '../store/control-plane-fixtures.js';
 
 const DIGEST = 'd'.repeat(64);
 
@@ -19,6 +20,16 @@ let database: TestDatabase;
 let plane: TestControlPlane;
 let sweeper: RunSweeper;
 let submitter: string;
+
+async function startSweeper(leaseTtlMs = plane.settings.leaseTtlMs): Promise<RunSweeper> {
+  const logger = pino({ level: 'silent' });
+  return startRunSweeper({
+    db: database.db,
+    settings: { ...plane.settings, leaseTtlMs },
+    doorbell: new RunDoorbell(plane.redis, doorbellChannel(plane.settings.queuePrefix), logger),
+    logger,
+  });
+}
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -38,13 +49,7 @@ beforeEach(async () => {
       FLUKSIO_CLAIM_RECHECK: '1m',
     },
   });
-  const logger = pino({ level: 'silent' });
-  sweeper = await startRunSweeper({
-    db: database.db,
-    settings: plane.settings,
-    doorbell: new RunDoorbell(plane.redis, doorbellChannel(plane.settings.queuePrefix), logger),
-    logger,
-  });
+  sweeper = await startSweeper();
   submitter = await plane.addApiToken({ repositories: ['acme/model'] });
 });
 afterEach(async () => {
@@ -133,5 +138,33 @@ describe('the sweeper', () => {
       json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
     });
     await waitForRun(claim.run.id, (row) => row.status === 'abandoned');
+  });
+
+  test('a lease that expired while the control plane was down is not swept before its runner could beat again: the run stays its runner’s', async () => {
+    // The control plane is down: nothing sweeps, and no heartbeat reaches it.
+    await sweeper.close();
+    const { token } = await plane.addRunner({ name: 'patient' });
+    await plane.submit(submitter, { retries: 0 });
+    const claim = await plane.claim(token);
+    if (!claim) throw new Error('nothing claimed');
+    await plane.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
+      token,
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
+    });
+    // The outage outlasted the lease: its runner's beats all failed meanwhile.
+    await backdate(database.db, claim.run.id, 'leaseExpiresAt', 60_000);
+    // A run queued past the queue timeout, which the first sweep ends: it shows that sweep ran.
+    const witness = ((await plane.submit(submitter, {})).json.run as { id: string }).id;
+    await backdate(database.db, witness, 'queuedAt', 25 * 3_600_000);
+    // The control plane is back, and sweeps at once; its runners' leases last a minute (a
+    // busy machine's stall between this sweep and the beat below must not end the grace).
+    sweeper = await startSweeper(60_000);
+    await waitForRun(witness, (row) => row.status === 'timed_out');
+    expect(await runRow(claim.run.id)).toMatchObject({ status: 'running', leaseId: claim.lease });
+    const beat = await plane.call('POST', `/api/v1/runs/${claim.run.id}/heartbeat`, {
+      token,
+      json: { lease: claim.lease },
+    });
+    expect(beat.status).toBe(200);
   });
 });

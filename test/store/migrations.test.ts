@@ -1,4 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -124,5 +126,56 @@ describe('the local store on disk (PGlite)', () => {
       .where(sql`${runs.repository} = ${repository}`);
     expect(rows).toHaveLength(1);
     console.log(`opening an existing local store took ${Math.round(openMs)} ms`);
+  });
+});
+
+describe('a local store made from the template', () => {
+  let scratch: string;
+  beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'fluksio-template-'));
+  });
+  afterAll(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  /**
+   * A FIFO in the template that a copy reaches after PG_VERSION (fs.cp refuses FIFOs): a
+   * copy cut short there, as a full disk or a killed process cuts it. Copy order is the
+   * file system's, so names are tried until one comes after PG_VERSION.
+   */
+  async function cutShortAfterPgVersion(template: string): Promise<string> {
+    for (let attempt = 0; attempt < 64; attempt += 1) {
+      const fifo = join(template, `cut-${attempt}`);
+      execFileSync('mkfifo', [fifo]);
+      const probe = join(scratch, `probe-${attempt}`);
+      const copiedFirst = await cp(template, probe, { recursive: true }).then(
+        () => false,
+        () => existsSync(join(probe, 'PG_VERSION')),
+      );
+      await rm(probe, { recursive: true, force: true });
+      if (copiedFirst) return fifo;
+      await rm(fifo);
+    }
+    throw new Error('no name a copy reaches after PG_VERSION');
+  }
+
+  test('a copy cut short leaves no database behind: the next open makes it whole', async () => {
+    const templateRoot = join(scratch, 'templates');
+    const first = await openLocalDatabase(join(scratch, 'first', 'db'), { templateRoot });
+    await first.close();
+    const [template] = await readdir(templateRoot);
+    if (template === undefined) throw new Error('no template made');
+    const fifo = await cutShortAfterPgVersion(join(templateRoot, template));
+
+    const dataDir = join(scratch, 'project', 'db');
+    await expect(openLocalDatabase(dataDir, { templateRoot })).rejects.toThrow(/FIFO/);
+    await rm(fifo);
+    const store = await openLocalDatabase(dataDir, { templateRoot });
+    try {
+      await expectEveryTableOnce(store.db);
+    } finally {
+      await store.close();
+    }
+    expect((await readdir(dirname(dataDir))).filter((name) => name.includes('copying'))).toEqual([]);
   });
 });
