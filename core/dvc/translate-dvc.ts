@@ -18,7 +18,7 @@ import {
   type DvcParamsFile,
 } from './dvc-params.js';
 import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
-import { expandDvcStage } from './expand-dvc-stages.js';
+import { expandDvcStage, MAX_DVC_STAGES } from './expand-dvc-stages.js';
 import { holdBackUnavailableStages, type LeftOutStage } from './hold-back-unavailable-stages.js';
 import { loadDvcVars, type ProjectFileReader } from './load-dvc-vars.js';
 import { projectFileProblem } from './project-file-problem.js';
@@ -113,10 +113,15 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   const stages: Record<string, Stage> = {};
   const leftOut = new Map<string, LeftOutStage>();
   const used = new Map<string, { value: unknown; isFloat: boolean }>();
+  let stagesLeft = MAX_DVC_STAGES;
   for (const [name, definition] of Object.entries(file.data.stages)) {
     let expanded;
     try {
-      expanded = expandDvcStage(name, definition, global);
+      if (stagesLeft === 0) {
+        throw new DvcTemplateError(`a dvc.yaml makes at most ${MAX_DVC_STAGES.toLocaleString('en-US')} stages`);
+      }
+      expanded = expandDvcStage(name, definition, global, stagesLeft);
+      stagesLeft -= expanded.length;
     } catch (error) {
       if (!(error instanceof DvcTemplateError)) throw error;
       problems.push({ path: `stages.${name}`, message: error.message });
