@@ -1,5 +1,4 @@
 import { posix } from 'node:path';
-import { parseDocument } from 'yaml';
 import { shellQuote } from '../pipeline/interpolate-command.js';
 import { checkPipelineRules, type PipelineContext } from '../pipeline/pipeline-rules.js';
 import type { ParamSpec, Pipeline, Stage } from '../../schemas/pipeline.js';
@@ -23,6 +22,7 @@ import { holdBackUnavailableStages, type LeftOutStage } from './hold-back-unavai
 import { loadDvcVars, type ProjectFileReader } from './load-dvc-vars.js';
 import { projectFileProblem } from './project-file-problem.js';
 import { DVC_YAML_OPTIONS } from './yaml-merge-keys.js';
+import { parseYamlDocument } from '../text/parse-yaml-document.js';
 
 /** The files a `dvc.yaml` reads, handed in by the caller that can look (no I/O here). */
 export interface DvcSources extends PipelineContext {
@@ -60,7 +60,7 @@ const URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 export function translateDvc(sources: DvcSources): DvcTranslation {
   const problems: Problem[] = [];
   const notes: string[] = [];
-  const document = parseDocument(sources.dvcYaml, DVC_YAML_OPTIONS);
+  const document = parseYamlDocument(sources.dvcYaml, DVC_YAML_OPTIONS);
   if (document.errors.length > 0) {
     const message = `YAML syntax error: ${document.errors[0]?.message.split('\n')[0] ?? ''}`;
     return { pipeline: null, problems: [{ path: '', message }], notes };
@@ -118,7 +118,9 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
     let expanded;
     try {
       if (stagesLeft === 0) {
-        throw new DvcTemplateError(`a dvc.yaml makes at most ${MAX_DVC_STAGES.toLocaleString('en-US')} stages`);
+        throw new DvcTemplateError(
+          `a dvc.yaml makes at most ${MAX_DVC_STAGES.toLocaleString('en-US')} stages`,
+        );
       }
       expanded = expandDvcStage(name, definition, global, stagesLeft);
       stagesLeft -= expanded.length;
