@@ -23,6 +23,7 @@ import { loadDvcVars, type ProjectFileReader } from './load-dvc-vars.js';
 import { projectFileProblem } from './project-file-problem.js';
 import { DVC_YAML_OPTIONS } from './yaml-merge-keys.js';
 import { parseYamlDocument } from '../text/parse-yaml-document.js';
+import { yamlValue } from '../text/yaml-value.js';
 
 /** The files a `dvc.yaml` reads, handed in by the caller that can look (no I/O here). */
 export interface DvcSources extends PipelineContext {
@@ -65,7 +66,9 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
     const message = `YAML syntax error: ${document.errors[0]?.message.split('\n')[0] ?? ''}`;
     return { pipeline: null, problems: [{ path: '', message }], notes };
   }
-  const file = DvcFile.safeParse(document.toJS() ?? {});
+  const read = yamlValue(document);
+  if ('problem' in read) return { pipeline: null, problems: [{ path: '', message: read.problem }], notes };
+  const file = DvcFile.safeParse(read.value);
   if (!file.success) {
     const fileProblems = file.error.issues.map(deepestIssue).map((issue) => ({
       path: formatPath(issue.path),

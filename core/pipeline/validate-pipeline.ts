@@ -7,6 +7,7 @@ import { closestKey } from '../text/closest-key.js';
 import { ONE_SHOT_PARSE } from '../../schemas/one-shot-parse.js';
 import { unstorablePaths } from '../text/storable-text.js';
 import { parseYamlDocument } from '../text/parse-yaml-document.js';
+import { yamlValue } from '../text/yaml-value.js';
 
 export interface PipelineValidation {
   /** The pipeline with defaults filled in, or null when anything is wrong. */
@@ -62,7 +63,9 @@ function parsePipelineText(text: string): ParsedPipelineText {
       })),
     };
   }
-  const input: unknown = document.toJS() ?? {};
+  const read = yamlValue(document);
+  if ('problem' in read) return { problems: [{ path: '', message: read.problem, line: 1 }] };
+  const input = read.value;
   const lineOf = (path: readonly PropertyKey[]) => lineOfPath(document, lineCounter, path);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {

@@ -91,3 +91,18 @@ test('a key written twice in a map is still refused, where it is written again',
     expect.stringContaining('Map keys must be unique'),
   ]);
 });
+
+test('a billion laughs (nine lines of YAML aliases) is a problem to show the author, not an error that fails the delivery', async () => {
+  let anchors = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';
+  for (let level = 1; level < 9; level++) {
+    anchors += `a${level}: &a${level} [${Array<string>(10)
+      .fill(`*a${level - 1}`)
+      .join(', ')}]\n`;
+  }
+  const expected = [
+    expect.objectContaining({ message: expect.stringMatching(/^YAML aliases: .*expand to too many values/) }),
+  ];
+  expect((await load('fluksio.yml', `version: 1\n${anchors}stages: {}\n`)).problems).toEqual(expected);
+  const vars = `vars:\n  - ${anchors.replace(/\n/g, '\n    ')}\nstages:\n  s:\n    cmd: echo \${a8}\n`;
+  expect((await load('dvc.yaml', vars)).problems).toEqual(expected);
+});
