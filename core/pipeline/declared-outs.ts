@@ -11,9 +11,9 @@ interface Folder {
   children: Map<string, Folder>;
   /** The stage that declared this very path an out, or null. */
   stage: string | null;
-  /** How many outs lie strictly inside, and the first of them declared. */
+  /** How many outs lie strictly inside, and the first of them declared (its folder names its stage). */
   inside: number;
-  firstInside: { path: string; stage: string } | null;
+  firstInside: { path: string; folder: Folder } | null;
 }
 
 const folder = (): Folder => ({ children: new Map(), stage: null, inside: 0, firstInside: null });
@@ -45,7 +45,7 @@ export class DeclaredOuts {
     if (node.stage === null) {
       for (const ancestor of ancestors) {
         ancestor.inside += 1;
-        ancestor.firstInside ??= { path, stage };
+        ancestor.firstInside ??= { path, folder: node };
       }
     }
     node.stage = stage;
@@ -81,8 +81,9 @@ export class DeclaredOuts {
     const inside = node?.inside ?? 0;
     const count = holders + inside + (node?.stage != null ? 1 : 0);
     if (node?.stage != null) return { path, stage: node.stage, count };
-    const found = nearest ?? node?.firstInside ?? null;
-    return found && { ...found, count };
+    if (nearest) return { ...nearest, count };
+    const first = node?.firstInside;
+    return first ? { path: first.path, stage: first.folder.stage ?? '', count } : null;
   }
 }
 
