@@ -1,20 +1,10 @@
-import {
-  isAlias,
-  isMap,
-  isNode,
-  isSeq,
-  parseDocument,
-  Scalar,
-  visit,
-  type Document,
-  type Node,
-  type YAMLMap,
-} from 'yaml';
+import { isAlias, isMap, isNode, isSeq, Scalar, visit, type Document, type Node, type YAMLMap } from 'yaml';
 import { formatReference } from './dvc-template.js';
 import { parseDvcParamsFile } from './dvc-params.js';
 import { aliasFollower, DVC_YAML_OPTIONS, isMergePair, keyText, mergedValue } from './yaml-merge-keys.js';
 import type { ParamValue } from '../../schemas/key-inputs.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
+import { parseYamlDocument } from '../text/parse-yaml-document.js';
 
 const DEFAULT_PARAMS = 'params.yaml';
 
@@ -43,7 +33,7 @@ export function overlayDvcParams(
   text: string,
   listed: readonly { path: (string | number)[]; value: ParamValue; spec: ParamSpec | undefined }[],
 ): string | null {
-  const document = parseDocument(text, DVC_YAML_OPTIONS);
+  const document = parseYamlDocument(text, DVC_YAML_OPTIONS);
   const first = document.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split('\n')[0]}`);
   let changed = false;

@@ -1,7 +1,8 @@
-import { isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { aliasFollower, DVC_YAML_OPTIONS, isMergePair, keyText, mergeSources } from './yaml-merge-keys.js';
 import type { ParamSpec } from '../../schemas/pipeline.js';
 import { formatReference } from './dvc-template.js';
+import { parseYamlDocument } from '../text/parse-yaml-document.js';
 
 /** A params file as DVC reads it: its values, and which numbers were written as floats. */
 export interface DvcParamsFile {
@@ -42,7 +43,7 @@ class InexactInteger {
  * `featurize.max_features=400` back. Throws an Error with the first problem.
  */
 export function parseDvcParamsFile(text: string): DvcParamsFile {
-  const document = parseDocument(text, DVC_YAML_OPTIONS);
+  const document = parseYamlDocument(text, DVC_YAML_OPTIONS);
   const first = document.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split('\n')[0]}`);
   const follow = aliasFollower(document);

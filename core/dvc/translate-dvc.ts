@@ -1,5 +1,4 @@
 import { posix } from 'node:path';
-import { parseDocument } from 'yaml';
 import { shellQuote } from '../pipeline/interpolate-command.js';
 import { checkPipelineRules, type PipelineContext } from '../pipeline/pipeline-rules.js';
 import type { ParamSpec, Pipeline, Stage } from '../../schemas/pipeline.js';
@@ -18,11 +17,13 @@ import {
   type DvcParamsFile,
 } from './dvc-params.js';
 import { DvcTemplateError, resolveTemplate, type TemplateContext } from './dvc-template.js';
-import { expandDvcStage } from './expand-dvc-stages.js';
+import { expandDvcStage, MAX_DVC_STAGES } from './expand-dvc-stages.js';
 import { holdBackUnavailableStages, type LeftOutStage } from './hold-back-unavailable-stages.js';
 import { loadDvcVars, type ProjectFileReader } from './load-dvc-vars.js';
 import { projectFileProblem } from './project-file-problem.js';
 import { DVC_YAML_OPTIONS } from './yaml-merge-keys.js';
+import { parseYamlDocument } from '../text/parse-yaml-document.js';
+import { yamlValue } from '../text/yaml-value.js';
 
 /** The files a `dvc.yaml` reads, handed in by the caller that can look (no I/O here). */
 export interface DvcSources extends PipelineContext {
@@ -60,12 +61,14 @@ const URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 export function translateDvc(sources: DvcSources): DvcTranslation {
   const problems: Problem[] = [];
   const notes: string[] = [];
-  const document = parseDocument(sources.dvcYaml, DVC_YAML_OPTIONS);
+  const document = parseYamlDocument(sources.dvcYaml, DVC_YAML_OPTIONS);
   if (document.errors.length > 0) {
     const message = `YAML syntax error: ${document.errors[0]?.message.split('\n')[0] ?? ''}`;
     return { pipeline: null, problems: [{ path: '', message }], notes };
   }
-  const file = DvcFile.safeParse(document.toJS() ?? {});
+  const read = yamlValue(document);
+  if ('problem' in read) return { pipeline: null, problems: [{ path: '', message: read.problem }], notes };
+  const file = DvcFile.safeParse(read.value);
   if (!file.success) {
     const fileProblems = file.error.issues.map(deepestIssue).map((issue) => ({
       path: formatPath(issue.path),
@@ -113,10 +116,17 @@ export function translateDvc(sources: DvcSources): DvcTranslation {
   const stages: Record<string, Stage> = {};
   const leftOut = new Map<string, LeftOutStage>();
   const used = new Map<string, { value: unknown; isFloat: boolean }>();
+  let stagesLeft = MAX_DVC_STAGES;
   for (const [name, definition] of Object.entries(file.data.stages)) {
     let expanded;
     try {
-      expanded = expandDvcStage(name, definition, global);
+      if (stagesLeft === 0) {
+        throw new DvcTemplateError(
+          `a dvc.yaml makes at most ${MAX_DVC_STAGES.toLocaleString('en-US')} stages`,
+        );
+      }
+      expanded = expandDvcStage(name, definition, global, stagesLeft);
+      stagesLeft -= expanded.length;
     } catch (error) {
       if (!(error instanceof DvcTemplateError)) throw error;
       problems.push({ path: `stages.${name}`, message: error.message });

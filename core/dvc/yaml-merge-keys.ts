@@ -17,7 +17,7 @@ import {
  * yaml.safe_load (what a stage reads params.yaml with) and DVC's ruamel both expand. The
  * `yaml` library's default YAML 1.2 schema would keep `<<` as an ordinary key instead.
  */
-export const DVC_YAML_OPTIONS = { prettyErrors: false, uniqueKeys: true, merge: true } as const;
+export const DVC_YAML_OPTIONS = { prettyErrors: false, merge: true } as const;
 
 /** Follows an alias to the node it names; any other node is itself. */
 export type FollowAlias = (node: unknown) => unknown;

@@ -2,7 +2,8 @@ import { interpolatedNames } from './interpolate-command.js';
 import { paramVariableName } from './param-variables.js';
 import { placeholderContexts } from './placeholder-contexts.js';
 import type { Pipeline, ParamSpec } from '../../schemas/pipeline.js';
-import { normalizePipelinePath, pathContains, repoPathOf } from './pipeline-paths.js';
+import { DeclaredOuts } from './declared-outs.js';
+import { normalizePipelinePath, repoPathOf } from './pipeline-paths.js';
 import type { Problem } from '../problem.js';
 import { reservedComponentOf } from '../../schemas/reserved-path.js';
 import { buildStageGraph, findCycle } from './stage-graph.js';
@@ -51,7 +52,7 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
     }
   });
 
-  const producedBy = new Map<string, string>();
+  const declaredOuts = new DeclaredOuts();
   for (const [stageName, stage] of Object.entries(pipeline.stages)) {
     const at = `stages.${stageName}`;
     stage.params.forEach((param, index) => {
@@ -102,25 +103,28 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
           return;
         }
         const normalized = normalizePipelinePath(path);
-        for (const [other, otherStage] of producedBy) {
-          if (pathContains(other, normalized) || pathContains(normalized, other)) {
-            problems.push({
-              path: `${at}.${field}[${index}]`,
-              message:
-                other === normalized
-                  ? `"${path}" is already an output of stage ${otherStage}; two stages may not declare the same out`
-                  : `"${path}" overlaps "${other}", an output of stage ${otherStage}`,
-            });
-          }
+        // One problem an out, whatever it overlaps: nested outs by the thousand must not
+        // make a problem for each pair.
+        const overlap = declaredOuts.overlap(normalized);
+        if (overlap) {
+          const more = overlap.count > 1 ? ` (and ${overlap.count - 1} more outs)` : '';
+          problems.push({
+            path: `${at}.${field}[${index}]`,
+            message:
+              overlap.path === normalized
+                ? `"${path}" is already an output of stage ${overlap.stage}; two stages may not declare the same out${more}`
+                : `"${path}" overlaps "${overlap.path}", an output of stage ${overlap.stage}${more}`,
+          });
         }
-        producedBy.set(normalized, stageName);
+        declaredOuts.add(normalized, stageName);
       });
     }
     // A plot is read from what the stage wrote, and kept (and restored) as one of its outs.
-    const written = [...stage.outs, ...stage.metrics].map(normalizePipelinePath);
+    const written = new DeclaredOuts();
+    for (const out of [...stage.outs, ...stage.metrics]) written.add(normalizePipelinePath(out), stageName);
     stage.plots?.forEach((plot, index) => {
       const normalized = normalizePipelinePath(plot.path);
-      if (!written.some((out) => pathContains(out, normalized))) {
+      if (!written.holds(normalized)) {
         problems.push({
           path: `${at}.plots[${index}].path`,
           message: `"${plot.path}" is not an out of this stage; list it (or a folder holding it) in outs`,
@@ -134,10 +138,7 @@ export function checkPipelineRules(pipeline: Pipeline, context: PipelineContext)
       const repoPath = repoPathOf(context.pipelineDir, dep);
       if (repoPath === null || !context.exists) return;
       const normalized = normalizePipelinePath(dep);
-      const produced = [...producedBy.keys()].some(
-        (out) => pathContains(out, normalized) || pathContains(normalized, out),
-      );
-      if (!produced && !context.exists(repoPath)) {
+      if (declaredOuts.overlap(normalized) === null && !context.exists(repoPath)) {
         problems.push({
           path: `stages.${stageName}.deps[${index}]`,
           message: `"${dep}" is neither in the repository nor an output of any stage`,

@@ -1,4 +1,4 @@
-import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+import { isNode, LineCounter, type Document } from 'yaml';
 import type { z } from 'zod';
 import { checkPipelineRules, type PipelineContext } from './pipeline-rules.js';
 import { Pipeline, Stage } from '../../schemas/pipeline.js';
@@ -6,6 +6,8 @@ import { formatPath, type Problem } from '../problem.js';
 import { closestKey } from '../text/closest-key.js';
 import { ONE_SHOT_PARSE } from '../../schemas/one-shot-parse.js';
 import { unstorablePaths } from '../text/storable-text.js';
+import { parseYamlDocument } from '../text/parse-yaml-document.js';
+import { yamlValue } from '../text/yaml-value.js';
 
 export interface PipelineValidation {
   /** The pipeline with defaults filled in, or null when anything is wrong. */
@@ -51,7 +53,7 @@ export function validatePipeline(
 
 function parsePipelineText(text: string): ParsedPipelineText {
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const document = parseYamlDocument(text, { lineCounter, prettyErrors: false });
   if (document.errors.length > 0) {
     return {
       problems: document.errors.map((error) => ({
@@ -61,7 +63,9 @@ function parsePipelineText(text: string): ParsedPipelineText {
       })),
     };
   }
-  const input: unknown = document.toJS() ?? {};
+  const read = yamlValue(document);
+  if ('problem' in read) return { problems: [{ path: '', message: read.problem, line: 1 }] };
+  const input = read.value;
   const lineOf = (path: readonly PropertyKey[]) => lineOfPath(document, lineCounter, path);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {

@@ -21,12 +21,19 @@ export class Masker {
   /** Every form of every secret line. */
   private readonly forms = new MultiStringSearch();
 
-  /** Registers a secret; empty and whitespace-only values (and lines) are ignored. */
+  /**
+   * Registers a secret; empty and whitespace-only values (and lines) are ignored. A line
+   * with blanks around it (`TOKEN="s3cr3t "` in an env file, `::add-mask:: $TOKEN`) is also
+   * registered without them, as GitHub Actions trims what `::add-mask::` registers: a shell
+   * splitting `echo $TOKEN` unquoted, or a tool stripping it, prints the value without its
+   * blanks, and that must be hidden too.
+   */
   add(secret: string): void {
     for (const line of secret.split(/\r?\n/)) {
+      const trimmed = line.trim();
       // Masking whitespace would mangle every line without hiding anything.
-      if (line.trim() === '') continue;
-      for (const form of escapedForms(line)) this.forms.add(form);
+      if (trimmed === '') continue;
+      for (const form of [...escapedForms(line), ...escapedForms(trimmed)]) this.forms.add(form);
     }
   }
 

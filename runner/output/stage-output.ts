@@ -82,7 +82,8 @@ const NON_FINITE = /^[+-]?(?:nan|inf|infinity)$/i;
  * Every line is masked first, so no command can reveal a secret. On stdout, workflow
  * commands are understood: `::metric` becomes a point, `::error`/`::warning`/`::notice`
  * an annotation (and stay in the log), `::add-mask` a new secret, and
- * `::stop-commands::TOKEN` turns parsing off until `::TOKEN::`; stderr is only logged.
+ * `::stop-commands::TOKEN` turns parsing off until `::TOKEN::`; on stderr only `::add-mask` is
+ * read, the rest is logged.
  * `finish()` reads the whole log for Python and Node tracebacks and annotates each at
  * its innermost frame in the repository. The log is capped at `maxLogBytes`: a stage
  * printing without end is neither stopped nor blocked, its text past the cap is dropped.
@@ -150,7 +151,14 @@ export class StageOutput {
 
   private pushLine(stream: 'stdout' | 'stderr', rawLine: string): void {
     const line = this.options.masker.mask(rawLine);
-    const command = stream === 'stdout' ? parseWorkflowCommand(line) : null;
+    const parsed = parseWorkflowCommand(line);
+    // Commands are read on stdout, and `::add-mask::` on stderr too, as GitHub Actions reads
+    // it there: a script that keeps its stdout clean registers its secret on stderr, and
+    // neither that line nor the value printed after it may show the secret.
+    const command =
+      stream === 'stdout' || (this.stopToken === null && parsed?.name.toLowerCase() === 'add-mask')
+        ? parsed
+        : null;
     if (this.stopToken !== null && stream === 'stdout') {
       if (command?.name === this.stopToken) this.stopToken = null;
       else this.log(stream, line);

@@ -23,6 +23,18 @@ test.each([
   expect(masker.mask(line)).toBe(masked);
 });
 
+test('a secret with blanks around it is hidden without them too, as a shell or a tool prints it', () => {
+  const masker = new Masker();
+  // `TOKEN="hunter2-s3cr3t "` in an env file, `::add-mask:: $TOKEN` in a stage.
+  masker.add('hunter2-s3cr3t ');
+  masker.add(' padded-t0ken-value\t');
+  expect(masker.mask('token=hunter2-s3cr3t.')).toBe('token=***.');
+  expect(masker.mask('padded-t0ken-value at the start')).toBe('*** at the start');
+  expect(masker.mask(Buffer.from('hunter2-s3cr3t').toString('base64'))).toBe('***');
+  // As written, it is still hidden whole.
+  expect(masker.mask('x hunter2-s3cr3t y')).toBe('x ***y');
+});
+
 test('a secret added later hides later lines', () => {
   const masker = new Masker();
   expect(masker.mask('key s3cr3t')).toBe('key s3cr3t');

@@ -127,6 +127,14 @@ describe('masking and commands', () => {
     expect(logs).toEqual(['before tok-123', 'after ***', 'stderr ***']);
   });
 
+  test('::add-mask on stderr, as a script keeping its stdout clean writes it, is read there too', () => {
+    const { output, stdout, logs } = stageOutput();
+    output.push('stderr', '::add-mask::tok-456');
+    stdout('after tok-456');
+    output.push('stderr', 'stderr tok-456');
+    expect(logs).toEqual(['after ***', 'stderr ***']);
+  });
+
   test('a new mask that contains a known secret is registered whole', () => {
     const masker = new Masker();
     masker.add('abc');

@@ -1,0 +1,108 @@
+import { expect, test } from 'vitest';
+import { loadProjectPipelineAsync } from '../../core/dvc/load-project-pipeline-async.js';
+
+/*
+ * The GitHub App reads a pull request's pipeline file (`readPipelineAt`, through this very
+ * loader) on every push to it, a fork's included, before anything is approved: a few bytes
+ * of it must never cost the control plane more than a few bytes' work.
+ */
+
+/** The pipeline the App would read from `file` holding `text`, with no other file beside it. */
+function load(file: 'fluksio.yml' | 'dvc.yaml', text: string) {
+  return loadProjectPipelineAsync({ file, text, pipelineDir: '', readFile: async () => undefined });
+}
+
+/** A `dvc.yaml` whose one stage is a matrix of `lists` lists of `size` values each. */
+function matrixOf(lists: number, size: number): string {
+  const values = `[${Array.from({ length: size }, (_, index) => index).join(', ')}]`;
+  const keys = Array.from({ length: lists }, (_, index) => `      k${index}: ${values}`).join('\n');
+  return `stages:\n  s:\n    matrix:\n${keys}\n    cmd: echo \${item.k0}\n`;
+}
+
+test('a dvc.yaml matrix of a hundred million stages (eight lists of ten, 300 bytes) is refused, naming the count, before one is made', async () => {
+  const { pipeline, problems } = await load('dvc.yaml', matrixOf(8, 10));
+  expect(pipeline).toBeNull();
+  expect(problems).toContainEqual(
+    expect.objectContaining({
+      path: 'stages.s',
+      message: 'matrix makes 100,000,000 stages; a dvc.yaml makes at most 1,000 in all',
+    }),
+  );
+});
+
+test('a dvc.yaml makes at most 1,000 stages in all, plain, foreach and matrix ones together', async () => {
+  expect((await load('dvc.yaml', matrixOf(2, 40))).problems).toContainEqual(
+    expect.objectContaining({
+      path: 'stages.s',
+      message: expect.stringMatching(/^matrix makes 1,600 stages/),
+    }),
+  );
+  const list = `[${Array.from({ length: 600 }, (_, index) => index).join(', ')}]`;
+  const two = `stages:\n  a:\n    foreach: ${list}\n    do:\n      cmd: echo \${item}\n  b:\n    foreach: ${list}\n    do:\n      cmd: echo \${item}\n`;
+  const { pipeline, problems } = await load('dvc.yaml', two);
+  expect(pipeline).toBeNull();
+  expect(problems).toContainEqual(
+    expect.objectContaining({
+      path: 'stages.b',
+      message:
+        'foreach makes 600 stages; a dvc.yaml makes at most 1,000 in all (400 left after the stages before it)',
+    }),
+  );
+  // Up to the limit, a matrix is the stages DVC makes.
+  const fine = await load('dvc.yaml', matrixOf(3, 10));
+  expect(fine.problems).toEqual([]);
+  expect(Object.keys(fine.pipeline?.stages ?? {})).toHaveLength(1000);
+});
+
+/** `count` names in a YAML flow list: `[o0, o1, …]`. */
+function names(prefix: string, count: number): string {
+  return `[${Array.from({ length: count }, (_, index) => `${prefix}${index}`).join(', ')}]`;
+}
+
+// Each took minutes before (every key, and every out, compared with each before it), with
+// the control plane's event loop held all along; they are a few seconds' work now.
+test('a 1 MB fluksio.yml of 140,000 outs is checked whole, its overlapping outs one problem each', async () => {
+  const text = `version: 1\nstages:\n  a: {cmd: x, outs: [data]}\n  b: {cmd: x, outs: ${names('data/o', 140_000)}}\n`;
+  const { pipeline, problems } = await load('fluksio.yml', text);
+  expect(pipeline).toBeNull();
+  expect(problems).toHaveLength(140_000);
+  expect(problems[0]).toMatchObject({
+    path: 'stages.b.outs[0]',
+    message: '"data/o0" overlaps "data", an output of stage a',
+  });
+});
+
+test('a 1 MB fluksio.yml holding a map of 80,000 keys is parsed, and refused for what it is', async () => {
+  const keys = Array.from({ length: 80_000 }, (_, index) => `  k${index}: 0`).join('\n');
+  const { pipeline, problems } = await load('fluksio.yml', `version: 1\nflood:\n${keys}\nstages: {}\n`);
+  expect(pipeline).toBeNull();
+  expect(problems.map((problem) => problem.message).join('\n')).toMatch(/flood/);
+});
+
+test('a key written twice in a map is still refused, where it is written again', async () => {
+  const text = 'version: 1\nstages:\n  a: {cmd: x}\n  b: {cmd: x, cmd: y}\n  a: {cmd: z}\n';
+  const { problems } = await load('fluksio.yml', text);
+  expect(problems).toEqual([
+    expect.objectContaining({ message: 'YAML syntax error: Map keys must be unique', line: 4 }),
+    expect.objectContaining({ message: 'YAML syntax error: Map keys must be unique', line: 5 }),
+  ]);
+  const dvc = await load('dvc.yaml', 'stages:\n  a:\n    cmd: x\n    cmd: y\n');
+  expect(dvc.problems.map((problem) => problem.message)).toEqual([
+    expect.stringContaining('Map keys must be unique'),
+  ]);
+});
+
+test('a billion laughs (nine lines of YAML aliases) is a problem to show the author, not an error that fails the delivery', async () => {
+  let anchors = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';
+  for (let level = 1; level < 9; level++) {
+    anchors += `a${level}: &a${level} [${Array<string>(10)
+      .fill(`*a${level - 1}`)
+      .join(', ')}]\n`;
+  }
+  const expected = [
+    expect.objectContaining({ message: expect.stringMatching(/^YAML aliases: .*expand to too many values/) }),
+  ];
+  expect((await load('fluksio.yml', `version: 1\n${anchors}stages: {}\n`)).problems).toEqual(expected);
+  const vars = `vars:\n  - ${anchors.replace(/\n/g, '\n    ')}\nstages:\n  s:\n    cmd: echo \${a8}\n`;
+  expect((await load('dvc.yaml', vars)).problems).toEqual(expected);
+});
