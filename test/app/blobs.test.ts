@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Claim } from '../../schemas/protocol/claim.js';
@@ -177,6 +177,29 @@ describe('blobs', () => {
       (await plane.call('PUT', `/api/v1/blobs/${digest}`, { token: reader, headers: run, body: 'outputs' }))
         .status,
     ).toBe(401);
+  });
+
+  test('a stored blob damaged on disk (same size) is replaced by the next verified upload of its bytes', async () => {
+    const { token, claim } = await holding('acme/model', 'box');
+    const digest = digestOf('model weights');
+    const upload = async (): Promise<number> =>
+      (
+        await plane.call('PUT', `/api/v1/blobs/${digest}`, {
+          token,
+          headers: leaseHeaders(claim),
+          body: 'model weights',
+        })
+      ).status;
+    expect(await upload()).toBe(201);
+    // A flipped byte (bit rot, a disk that lied): the size says nothing of it.
+    const [file] = await storedFiles();
+    if (file === undefined) throw new Error('the upload stored no file');
+    await writeFile(file, 'model weightz');
+    // The runner that found it corrupt on reading uploads it again: that must mend it.
+    expect(await upload()).toBe(201);
+    const get = await plane.call('GET', `/api/v1/blobs/${digest}`, { token, headers: leaseHeaders(claim) });
+    expect(get).toMatchObject({ status: 200, text: 'model weights' });
+    expect(await storedFiles()).toEqual([file]);
   });
 
   test('blob requests need a token, a well-formed digest and a current lease', async () => {
