@@ -244,8 +244,15 @@ export class ControlPlaneClient {
     });
     const finish: BlobUploadFinish = { size };
     const path = `${uploads}/${uploadId}`;
+    // A transfer's time: a store that keeps no checksum has the control plane read the
+    // upload back and hash it before answering (S3BlobStorage.finishUpload).
     return this.http.parse(
-      await this.http.send('POST', path, { call, json: finish, lease: run }),
+      await this.http.send('POST', path, {
+        call,
+        json: finish,
+        lease: run,
+        timeoutMs: this.transferTimeoutMs,
+      }),
       BlobUploadReply,
       `POST ${path}`,
     );

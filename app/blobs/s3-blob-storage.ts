@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   CopyObjectCommand,
@@ -13,7 +13,7 @@ import {
   type HeadObjectCommandOutput,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { BlobDigest } from '../../schemas/blob-digest.js';
+import { BlobDigest, blobDigest } from '../../schemas/blob-digest.js';
 import type { S3StorageSettings } from './blob-storage-settings.js';
 import {
   STORE_ID_NAME,
@@ -247,6 +247,10 @@ export class S3BlobStorage implements BlobStorage {
             : `upload ${uploadId}: the store's SHA-256 checksum is not that of ${digest}; nothing was stored`,
         );
       }
+      // Without a checksum kept by the store, the size proves nothing: another repository's
+      // runner that learnt a digest and its size could send other bytes, overwrite the
+      // blob and be granted a ref to it, reading the real bytes once they are mended.
+      if (!this.settings.verifyChecksums) await this.verifyUpload(key, digest, uploadId);
       // Server-side: the bytes stay in the store. Over an object already there, which
       // mends one that was damaged (its verified twin replaces it).
       await this.send('CopyObject', () =>
@@ -265,6 +269,27 @@ export class S3BlobStorage implements BlobStorage {
         this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key })),
       );
     }
+  }
+
+  /**
+   * Hashes the upload at `key` as it streams from the store (its bytes pass through the
+   * control plane, the price of a store that keeps no checksum) and rejects with
+   * BlobUploadRejectedError when they are not `digest`'s.
+   */
+  private async verifyUpload(key: string, digest: BlobDigest, uploadId: string): Promise<void> {
+    const object = await this.send('GetObject', () =>
+      this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: key })),
+    );
+    if (!(object.Body instanceof Readable))
+      throw new Error(`${this.location} answered ${key} without a body`);
+    const hash = createHash('sha256');
+    for await (const chunk of object.Body) hash.update(chunk as Buffer);
+    const actual = blobDigest(hash.digest('hex'));
+    if (actual !== digest)
+      throw new BlobUploadRejectedError(
+        'checksum',
+        `upload ${uploadId}: the bytes uploaded hash to ${actual}, not ${digest}; nothing was stored`,
+      );
   }
 
   private async head(key: string): Promise<HeadObjectCommandOutput | null> {

@@ -208,3 +208,25 @@ test('a directory store tells the runner to PUT through the control plane', asyn
   });
   expect(ticket).toMatchObject({ status: 200, json: { via: 'control-plane' } });
 });
+
+test("on a store that keeps no checksum, another repository's runner knowing a digest and its size neither replaces the blob nor gains a way to read it", async () => {
+  s3 = await startTestS3();
+  await start();
+  const mine = await holding('acme/model', 'box');
+  const digest = digestOf('secret weights');
+  expect((await upload(mine, digest, 'secret weights')).status).toBe(201);
+
+  // Bytes of the same size under that digest: s3rver keeps no checksum to refuse them.
+  const theirs = await holding('globex/model', 'their-box');
+  const lie = await upload(theirs, digest, 'XXXXXXXXXXXXXX');
+  expect(lie.put).toBe(200);
+  expect(lie.status).toBe(400);
+  expect(lie.json.error).toContain(digest);
+  expect((await s3.read(`sha256/${digest.slice(7)}`))?.toString()).toBe('secret weights');
+  expect(await s3.keys('uploads/')).toEqual([]);
+  expect((await plane.call('HEAD', `/api/v1/blobs/${digest}`, theirs)).status).toBe(404);
+
+  // Uploading the real bytes still proves having them.
+  expect((await upload(theirs, digest, 'secret weights')).status).toBe(201);
+  expect((await plane.call('HEAD', `/api/v1/blobs/${digest}`, theirs)).status).toBe(200);
+});
