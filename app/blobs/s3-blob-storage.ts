@@ -247,22 +247,10 @@ export class S3BlobStorage implements BlobStorage {
             : `upload ${uploadId}: the store's SHA-256 checksum is not that of ${digest}; nothing was stored`,
         );
       }
-      // Without a checksum kept by the store, the size proves nothing: another repository's
-      // runner that learnt a digest and its size could send other bytes, overwrite the
-      // blob and be granted a ref to it, reading the real bytes once they are mended.
-      if (!this.settings.verifyChecksums) await this.verifyUpload(key, digest, uploadId);
       // Server-side: the bytes stay in the store. Over an object already there, which
       // mends one that was damaged (its verified twin replaces it).
-      await this.send('CopyObject', () =>
-        this.client.send(
-          new CopyObjectCommand({
-            Bucket: this.settings.bucket,
-            Key: blobKey(digest),
-            CopySource: `${this.settings.bucket}/${key}`,
-            ...(this.settings.verifyChecksums ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
-          }),
-        ),
-      );
+      if (this.settings.verifyChecksums) await this.copy(key, blobKey(digest));
+      else await this.copyVerified(key, digest, uploadId);
       return size;
     } finally {
       await this.send('DeleteObject', () =>
@@ -271,25 +259,52 @@ export class S3BlobStorage implements BlobStorage {
     }
   }
 
-  /**
-   * Hashes the upload at `key` as it streams from the store (its bytes pass through the
-   * control plane, the price of a store that keeps no checksum) and rejects with
-   * BlobUploadRejectedError when they are not `digest`'s.
-   */
-  private async verifyUpload(key: string, digest: BlobDigest, uploadId: string): Promise<void> {
-    const object = await this.send('GetObject', () =>
-      this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: key })),
+  /** Copies `from` to `to` inside the store, keeping (and having the store check) the SHA-256 when verified. */
+  private async copy(from: string, to: string): Promise<void> {
+    await this.send('CopyObject', () =>
+      this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.settings.bucket,
+          Key: to,
+          CopySource: `${this.settings.bucket}/${from}`,
+          ...(this.settings.verifyChecksums ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
+        }),
+      ),
     );
-    if (!(object.Body instanceof Readable))
-      throw new Error(`${this.location} answered ${key} without a body`);
-    const hash = createHash('sha256');
-    for await (const chunk of object.Body) hash.update(chunk as Buffer);
-    const actual = blobDigest(hash.digest('hex'));
-    if (actual !== digest)
-      throw new BlobUploadRejectedError(
-        'checksum',
-        `upload ${uploadId}: the bytes uploaded hash to ${actual}, not ${digest}; nothing was stored`,
+  }
+
+  /**
+   * For a store that keeps no checksum, where the size proves nothing (another
+   * repository's runner that learnt a digest and its size could send other bytes,
+   * overwrite the blob and be granted a ref to it): the upload is copied first to a key no
+   * URL names, so a PUT the runner sends again meanwhile changes nothing, and that copy is
+   * hashed as it streams through the control plane (the price of such a store) before it
+   * becomes the blob. Rejects with BlobUploadRejectedError when its bytes are not `digest`'s.
+   */
+  private async copyVerified(key: string, digest: BlobDigest, uploadId: string): Promise<void> {
+    // Under uploads/, so that gc sweeps one a crash left, as it sweeps unfinished uploads.
+    const held = `${key}.verifying`;
+    await this.copy(key, held);
+    try {
+      const object = await this.send('GetObject', () =>
+        this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: held })),
       );
+      if (!(object.Body instanceof Readable))
+        throw new Error(`${this.location} answered ${held} without a body`);
+      const hash = createHash('sha256');
+      for await (const chunk of object.Body) hash.update(chunk as Buffer);
+      const actual = blobDigest(hash.digest('hex'));
+      if (actual !== digest)
+        throw new BlobUploadRejectedError(
+          'checksum',
+          `upload ${uploadId}: the bytes uploaded hash to ${actual}, not ${digest}; nothing was stored`,
+        );
+      await this.copy(held, blobKey(digest));
+    } finally {
+      await this.send('DeleteObject', () =>
+        this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: held })),
+      );
+    }
   }
 
   private async head(key: string): Promise<HeadObjectCommandOutput | null> {
