@@ -183,12 +183,22 @@ export class ControlPlaneClient {
   }
 
   async hasBlob(run: RunLease, digest: BlobDigest, call: CallOptions = {}): Promise<boolean> {
+    return (await this.storedBlobSize(run, digest, call)) !== null;
+  }
+
+  /**
+   * The size the control plane holds a blob of the run's repository at (its HEAD, which
+   * also confirms the blob's ref for the run), or null when it holds none.
+   */
+  async storedBlobSize(run: RunLease, digest: BlobDigest, call: CallOptions = {}): Promise<number | null> {
     const response = await this.http.send('HEAD', blobPath(digest), {
       call,
       lease: run,
       allowNotFound: true,
     });
-    return response.status !== 404;
+    if (response.status === 404) return null;
+    const length = Number(response.header('content-length'));
+    return Number.isSafeInteger(length) && length >= 0 ? length : null;
   }
 
   /**

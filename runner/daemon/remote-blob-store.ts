@@ -118,7 +118,8 @@ export class RemoteBlobStore implements BlobStore {
     const { client, run, persist } = this.options;
     const call = { ...this.call(), ...(persist ? { persist } : {}) };
     const mend = this.corrupt.has(stored.digest);
-    if (!mend && (await client.hasBlob(run, stored.digest, call))) return;
+    // A blob held at another size (a file a crash cut short) is sent again too.
+    if (!mend && (await client.storedBlobSize(run, stored.digest, call)) === stored.size) return;
     await client.putBlob(run, stored.digest, body, call);
     this.corrupt.delete(stored.digest);
   }
@@ -127,12 +128,12 @@ export class RemoteBlobStore implements BlobStore {
    * A blob served from the local cache is one the run is about to name, yet no request
    * told the control plane so: its HEAD confirms the ref (so `fluksio gc` keeps the blob
    * while the run runs), and a blob it no longer holds (collected since the cache entry
-   * was read) is sent again from these verified bytes. Without this, a run restored from
+   * was read), or holds at another size, is sent again from these verified bytes. Without this, a run restored from
    * the runner's cache could succeed naming outs nobody can pull.
    */
   private async holdRemotely(stored: StoredBlob, body: BlobBody): Promise<void> {
     const { client, run } = this.options;
-    if (await client.hasBlob(run, stored.digest, this.call())) return;
+    if ((await client.storedBlobSize(run, stored.digest, this.call())) === stored.size) return;
     await client.putBlob(run, stored.digest, body, this.call());
   }
 
