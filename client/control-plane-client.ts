@@ -183,12 +183,22 @@ export class ControlPlaneClient {
   }
 
   async hasBlob(run: RunLease, digest: BlobDigest, call: CallOptions = {}): Promise<boolean> {
+    return (await this.storedBlobSize(run, digest, call)) !== null;
+  }
+
+  /**
+   * The size the control plane holds a blob of the run's repository at (its HEAD, which
+   * also confirms the blob's ref for the run), or null when it holds none.
+   */
+  async storedBlobSize(run: RunLease, digest: BlobDigest, call: CallOptions = {}): Promise<number | null> {
     const response = await this.http.send('HEAD', blobPath(digest), {
       call,
       lease: run,
       allowNotFound: true,
     });
-    return response.status !== 404;
+    if (response.status === 404) return null;
+    const length = Number(response.header('content-length'));
+    return Number.isSafeInteger(length) && length >= 0 ? length : null;
   }
 
   /**
@@ -244,8 +254,15 @@ export class ControlPlaneClient {
     });
     const finish: BlobUploadFinish = { size };
     const path = `${uploads}/${uploadId}`;
+    // A transfer's time: a store that keeps no checksum has the control plane read the
+    // upload back and hash it before answering (S3BlobStorage.finishUpload).
     return this.http.parse(
-      await this.http.send('POST', path, { call, json: finish, lease: run }),
+      await this.http.send('POST', path, {
+        call,
+        json: finish,
+        lease: run,
+        timeoutMs: this.transferTimeoutMs,
+      }),
       BlobUploadReply,
       `POST ${path}`,
     );

@@ -38,8 +38,8 @@ export interface S3StorageSettings {
    * Whether an upload is recorded only when the store confirms its SHA-256 checksum
    * (`FLUKSIO_S3_VERIFY_CHECKSUMS`). AWS S3 verifies the `x-amz-checksum-sha256` each
    * presigned upload must carry and keeps it; a store that keeps none (s3rver, older
-   * S3-compatible servers) needs `false`, and then the runner's hash is trusted.
-   * Downloads are verified by digest either way.
+   * S3-compatible servers) needs `false`, and then the control plane reads each upload
+   * back and hashes it itself before recording it. Downloads are verified by digest either way.
    * @defaultValue true
    */
   verifyChecksums: boolean;

@@ -8,7 +8,7 @@ export const STORE_ID_NAME = 'fluksio-store-id';
  * The control plane's content-addressed blob store: a directory (DirectoryBlobStorage) or
  * an S3 bucket (S3BlobStorage). Who may read what is not decided here but by the blob
  * references in the database; a blob is recorded only once its bytes were verified
- * against its digest (or, on a store that keeps no checksum, its size: see
+ * against its digest (by the store's checksum, or by the control plane hashing them: see
  * S3StorageSettings.verifyChecksums).
  */
 export interface BlobStorage {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -96,16 +96,14 @@ export class DirectoryBlobStorage implements BlobStorage {
       await pipeline(body, counting, createWriteStream(temp, { flags: 'wx' }));
       const actual = blobDigest(hash.digest('hex'));
       if (actual !== digest) throw new BlobDigestMismatchError(digest, actual);
-      // Same digest, same bytes: a blob already here is as good as this copy. It is touched
-      // instead, so that `fluksio gc` (which deletes unnamed files older than its cut-off)
+      // Always over a file already there: its size says nothing of its bytes (bit rot, a
+      // disk that lied), and a runner uploads a blob again precisely when it read it damaged
+      // (RemoteBlobStore), so keeping the old file would keep the damage for good. The
+      // rename is atomic (a reader has the old file or this one, whole), and the new file's
+      // mtime is now, so `fluksio gc` (which deletes unnamed files older than its cut-off)
       // sees it as just uploaded.
-      if ((await this.size(digest)) !== size) {
-        await mkdir(path.dirname(dest), { recursive: true });
-        await rename(temp, dest);
-      } else {
-        const now = new Date();
-        await utimes(dest, now, now);
-      }
+      await mkdir(path.dirname(dest), { recursive: true });
+      await rename(temp, dest);
       return size;
     } finally {
       await rm(temp, { force: true });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   CopyObjectCommand,
@@ -13,7 +13,7 @@ import {
   type HeadObjectCommandOutput,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { BlobDigest } from '../../schemas/blob-digest.js';
+import { BlobDigest, blobDigest } from '../../schemas/blob-digest.js';
 import type { S3StorageSettings } from './blob-storage-settings.js';
 import {
   STORE_ID_NAME,
@@ -249,20 +249,60 @@ export class S3BlobStorage implements BlobStorage {
       }
       // Server-side: the bytes stay in the store. Over an object already there, which
       // mends one that was damaged (its verified twin replaces it).
-      await this.send('CopyObject', () =>
-        this.client.send(
-          new CopyObjectCommand({
-            Bucket: this.settings.bucket,
-            Key: blobKey(digest),
-            CopySource: `${this.settings.bucket}/${key}`,
-            ...(this.settings.verifyChecksums ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
-          }),
-        ),
-      );
+      if (this.settings.verifyChecksums) await this.copy(key, blobKey(digest));
+      else await this.copyVerified(key, digest, uploadId);
       return size;
     } finally {
       await this.send('DeleteObject', () =>
         this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key })),
+      );
+    }
+  }
+
+  /** Copies `from` to `to` inside the store, keeping (and having the store check) the SHA-256 when verified. */
+  private async copy(from: string, to: string): Promise<void> {
+    await this.send('CopyObject', () =>
+      this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.settings.bucket,
+          Key: to,
+          CopySource: `${this.settings.bucket}/${from}`,
+          ...(this.settings.verifyChecksums ? { ChecksumAlgorithm: 'SHA256' as const } : {}),
+        }),
+      ),
+    );
+  }
+
+  /**
+   * For a store that keeps no checksum, where the size proves nothing (another
+   * repository's runner that learnt a digest and its size could send other bytes,
+   * overwrite the blob and be granted a ref to it): the upload is copied first to a key no
+   * URL names, so a PUT the runner sends again meanwhile changes nothing, and that copy is
+   * hashed as it streams through the control plane (the price of such a store) before it
+   * becomes the blob. Rejects with BlobUploadRejectedError when its bytes are not `digest`'s.
+   */
+  private async copyVerified(key: string, digest: BlobDigest, uploadId: string): Promise<void> {
+    // Under uploads/, so that gc sweeps one a crash left, as it sweeps unfinished uploads.
+    const held = `${key}.verifying`;
+    await this.copy(key, held);
+    try {
+      const object = await this.send('GetObject', () =>
+        this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: held })),
+      );
+      if (!(object.Body instanceof Readable))
+        throw new Error(`${this.location} answered ${held} without a body`);
+      const hash = createHash('sha256');
+      for await (const chunk of object.Body) hash.update(chunk as Buffer);
+      const actual = blobDigest(hash.digest('hex'));
+      if (actual !== digest)
+        throw new BlobUploadRejectedError(
+          'checksum',
+          `upload ${uploadId}: the bytes uploaded hash to ${actual}, not ${digest}; nothing was stored`,
+        );
+      await this.copy(held, blobKey(digest));
+    } finally {
+      await this.send('DeleteObject', () =>
+        this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: held })),
       );
     }
   }

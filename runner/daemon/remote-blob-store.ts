@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { blobDigest, type BlobDigest } from '../../schemas/blob-digest.js';
 import { BlobCorruptError, BlobMissingError } from '../blobs/blob-errors.js';
@@ -38,8 +38,8 @@ export interface RemoteBlobStoreOptions {
  * The control plane's blob store (`HEAD|GET|PUT /api/v1/blobs/sha256:<hex>`) behind the
  * runner's local cache. A put keeps the bytes locally and uploads them unless the
  * control plane has them already (a file is streamed from disk, never read whole); a
- * read is served locally when it can be, else downloaded, verified against its digest
- * and kept. Absent is BlobMissingError, bytes that do not match are BlobCorruptError, and
+ * read is served locally when it can be (after a HEAD that tells the control plane the
+ * run relies on it), else downloaded, verified against its digest and kept. Absent is BlobMissingError, bytes that do not match are BlobCorruptError, and
  * more bytes than expected (the out's size, or maxBytesInMemory for a read into memory)
  * BlobTooLargeError, stopped as they arrive — each a miss: the stage runs again. A blob found
  * corrupt is uploaded again when the run stores its bytes, even though the control plane
@@ -69,7 +69,14 @@ export class RemoteBlobStore implements BlobStore {
 
   async getToFile(digest: BlobDigest, dest: string, size?: number): Promise<void> {
     const limit = size ?? Number.POSITIVE_INFINITY;
-    if (await this.options.cache.getToFile(digest, dest, limit)) return;
+    if (await this.options.cache.getToFile(digest, dest, limit)) {
+      const bytes = await stat(dest);
+      await this.holdRemotely(
+        { digest, size: bytes.size },
+        { open: () => createReadStream(dest), size: bytes.size },
+      );
+      return;
+    }
     await mkdir(path.dirname(dest), { recursive: true });
     // Next to dest, so the final rename stays on one file system and is atomic.
     const temp = path.join(path.dirname(dest), `.${path.basename(dest)}.${randomUUID()}.fluksio-tmp`);
@@ -91,7 +98,10 @@ export class RemoteBlobStore implements BlobStore {
   async getBytes(digest: BlobDigest): Promise<Buffer> {
     const limit = this.options.maxBytesInMemory ?? MAX_DOWNLOADED_BYTES;
     const local = await this.options.cache.getBytes(digest, limit);
-    if (local) return local;
+    if (local) {
+      await this.holdRemotely({ digest, size: local.byteLength }, { bytes: local });
+      return local;
+    }
     const body = await this.options.client.getBlob(
       this.options.run,
       digest,
@@ -108,9 +118,23 @@ export class RemoteBlobStore implements BlobStore {
     const { client, run, persist } = this.options;
     const call = { ...this.call(), ...(persist ? { persist } : {}) };
     const mend = this.corrupt.has(stored.digest);
-    if (!mend && (await client.hasBlob(run, stored.digest, call))) return;
+    // A blob held at another size (a file a crash cut short) is sent again too.
+    if (!mend && (await client.storedBlobSize(run, stored.digest, call)) === stored.size) return;
     await client.putBlob(run, stored.digest, body, call);
     this.corrupt.delete(stored.digest);
+  }
+
+  /**
+   * A blob served from the local cache is one the run is about to name, yet no request
+   * told the control plane so: its HEAD confirms the ref (so `fluksio gc` keeps the blob
+   * while the run runs), and a blob it no longer holds (collected since the cache entry
+   * was read), or holds at another size, is sent again from these verified bytes. Without this, a run restored from
+   * the runner's cache could succeed naming outs nobody can pull.
+   */
+  private async holdRemotely(stored: StoredBlob, body: BlobBody): Promise<void> {
+    const { client, run } = this.options;
+    if ((await client.storedBlobSize(run, stored.digest, this.call())) === stored.size) return;
+    await client.putBlob(run, stored.digest, body, this.call());
   }
 
   /** Throws BlobMissingError for null (404) and BlobCorruptError for bytes hashing elsewhere. */

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { ControlPlaneClient } from '../../client/control-plane-client.js';
+import { LocalBlobCache } from '../../runner/daemon/local-blob-cache.js';
+import { RemoteBlobStore } from '../../runner/daemon/remote-blob-store.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { resetTables, startTestControlPlane, type TestControlPlane } from './control-plane-harness.js';
@@ -177,6 +181,52 @@ describe('blobs', () => {
       (await plane.call('PUT', `/api/v1/blobs/${digest}`, { token: reader, headers: run, body: 'outputs' }))
         .status,
     ).toBe(401);
+  });
+
+  test('a stored blob damaged on disk (same size) is replaced by the next verified upload of its bytes', async () => {
+    const { token, claim } = await holding('acme/model', 'box');
+    const digest = digestOf('model weights');
+    const upload = async (): Promise<number> =>
+      (
+        await plane.call('PUT', `/api/v1/blobs/${digest}`, {
+          token,
+          headers: leaseHeaders(claim),
+          body: 'model weights',
+        })
+      ).status;
+    expect(await upload()).toBe(201);
+    // A flipped byte (bit rot, a disk that lied): the size says nothing of it.
+    const [file] = await storedFiles();
+    if (file === undefined) throw new Error('the upload stored no file');
+    await writeFile(file, 'model weightz');
+    // The runner that found it corrupt on reading uploads it again: that must mend it.
+    expect(await upload()).toBe(201);
+    const get = await plane.call('GET', `/api/v1/blobs/${digest}`, { token, headers: leaseHeaders(claim) });
+    expect(get).toMatchObject({ status: 200, text: 'model weights' });
+    expect(await storedFiles()).toEqual([file]);
+  });
+
+  test('a blob held cut short (a crash while the control plane wrote it) is sent again by the next run that stores its bytes', async () => {
+    const { token, claim } = await holding('acme/model', 'box');
+    const scratch = await mkdtemp(path.join(tmpdir(), 'fluksio-blobs-'));
+    try {
+      const runnerStore = async (name: string) =>
+        new RemoteBlobStore({
+          client: new ControlPlaneClient({ url: plane.url, token }),
+          run: { runId: claim.run.id, lease: claim.lease },
+          cache: await LocalBlobCache.open({ root: path.join(scratch, name), maxBytes: 1 << 20 }),
+        });
+      const { digest } = await (await runnerStore('first')).putBytes(Buffer.from('model weights'));
+      const [file] = await storedFiles();
+      if (file === undefined) throw new Error('the upload stored no file');
+      await writeFile(file, 'model');
+
+      await (await runnerStore('second')).putBytes(Buffer.from('model weights'));
+      const get = await plane.call('GET', `/api/v1/blobs/${digest}`, { token, headers: leaseHeaders(claim) });
+      expect(get).toMatchObject({ status: 200, text: 'model weights' });
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   });
 
   test('blob requests need a token, a well-formed digest and a current lease', async () => {

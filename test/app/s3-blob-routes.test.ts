@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { startTestS3, type TestS3 } from '../helpers/s3-server.js';
@@ -207,4 +209,94 @@ test('a directory store tells the runner to PUT through the control plane', asyn
     json: { size: 1 },
   });
   expect(ticket).toMatchObject({ status: 200, json: { via: 'control-plane' } });
+});
+
+test("on a store that keeps no checksum, another repository's runner knowing a digest and its size neither replaces the blob nor gains a way to read it", async () => {
+  s3 = await startTestS3();
+  await start();
+  const mine = await holding('acme/model', 'box');
+  const digest = digestOf('secret weights');
+  expect((await upload(mine, digest, 'secret weights')).status).toBe(201);
+
+  // Bytes of the same size under that digest: s3rver keeps no checksum to refuse them.
+  const theirs = await holding('globex/model', 'their-box');
+  const lie = await upload(theirs, digest, 'XXXXXXXXXXXXXX');
+  expect(lie.put).toBe(200);
+  expect(lie.status).toBe(400);
+  expect(lie.json.error).toContain(digest);
+  expect((await s3.read(`sha256/${digest.slice(7)}`))?.toString()).toBe('secret weights');
+  expect(await s3.keys('uploads/')).toEqual([]);
+  expect((await plane.call('HEAD', `/api/v1/blobs/${digest}`, theirs)).status).toBe(404);
+
+  // Uploading the real bytes still proves having them.
+  expect((await upload(theirs, digest, 'secret weights')).status).toBe(201);
+  expect((await plane.call('HEAD', `/api/v1/blobs/${digest}`, theirs)).status).toBe(200);
+});
+
+test('on a store that keeps no checksum, bytes a runner PUTs again to its URL while its upload is being verified never reach the blob', async () => {
+  s3 = await startTestS3();
+  // Between the store and the control plane: right after the control plane first reads an
+  // upload's bytes (a GET, or a copy from it), the runner's URL — valid until it expires —
+  // takes other bytes of the same size, as a runner racing its own finish would send them.
+  const swapped: string[] = [];
+  const race = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const path = decodeURIComponent(new URL(request.url ?? '/', 'http://front').pathname);
+      const copied = request.headers['x-amz-copy-source'];
+      const source = typeof copied === 'string' ? `/${decodeURIComponent(copied).replace(/^\//, '')}` : null;
+      const read = request.method === 'GET' ? path : source;
+      const upload = read !== null && /\/uploads\/[^/]+\/[0-9a-f-]{36}$/.test(read) ? read : null;
+      const upstream = httpRequest(
+        `${s3.endpoint}${request.url ?? '/'}`,
+        { method: request.method, headers: request.headers },
+        (answer) => {
+          const body: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => body.push(chunk));
+          answer.on('end', () => {
+            const reply = (): void => {
+              response.writeHead(answer.statusCode ?? 502, answer.headers);
+              response.end(Buffer.concat(body));
+            };
+            if (upload === null || swapped.includes(upload)) return reply();
+            swapped.push(upload);
+            const put = httpRequest(`${s3.endpoint}${upload}`, { method: 'PUT' }, (done) => {
+              done.resume();
+              done.on('end', reply);
+            });
+            put.end('XXXXXXXXXXXXXX');
+          });
+        },
+      );
+      upstream.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((listening) => race.listen(0, '127.0.0.1', listening));
+  try {
+    const front = `http://127.0.0.1:${(race.address() as AddressInfo).port}`;
+    await start({ FLUKSIO_S3_ENDPOINT: front });
+    const runner = await holding('acme/model', 'box');
+    const digest = digestOf('secret weights');
+    const ticket = await plane.call('POST', `/api/v1/blobs/${digest}/uploads`, {
+      ...runner,
+      json: { size: 14 },
+    });
+    const { url, headers, uploadId } = ticket.json as {
+      url: string;
+      headers: Record<string, string>;
+      uploadId: string;
+    };
+    expect((await fetch(url, { method: 'PUT', headers, body: 'secret weights' })).status).toBe(200);
+    const finish = await plane.call('POST', `/api/v1/blobs/${digest}/uploads/${uploadId}`, {
+      ...runner,
+      json: { size: 14 },
+    });
+    expect(finish.status, finish.text).toBe(201);
+    expect(swapped).toHaveLength(1);
+    expect((await s3.read(`sha256/${digest.slice(7)}`))?.toString()).toBe('secret weights');
+    expect(await s3.keys('uploads/')).toEqual([]);
+  } finally {
+    await new Promise((closed) => race.close(closed));
+  }
 });

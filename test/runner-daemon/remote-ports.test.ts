@@ -144,6 +144,25 @@ describe('blobs go through the local cache to the control plane', () => {
     expect(gets()).toBe(1);
   });
 
+  test('a read served locally confirms the blob with the control plane, and sends it again when the control plane lost it', async () => {
+    const cache = await LocalBlobCache.open({ root: path.join(dir, 'blobs'), maxBytes: 1 << 20 });
+    const store = new RemoteBlobStore({ client, run, cache });
+    const stored = await store.putBytes(Buffer.from('weights'));
+    const heads = () =>
+      plane.requests.filter((request) => request.line.startsWith(`HEAD /api/v1/blobs/${stored.digest}`))
+        .length;
+    const before = heads();
+    expect((await store.getBytes(stored.digest)).toString()).toBe('weights');
+    expect(heads()).toBe(before + 1);
+
+    // Collected since (gc): the run about to name it sends it back from its verified copy.
+    plane.blobs.delete(stored.digest);
+    await store.getToFile(stored.digest, path.join(dir, 'restored', 'weights'), 7);
+    expect(await readFile(path.join(dir, 'restored', 'weights'), 'utf8')).toBe('weights');
+    expect(plane.blobs.get(stored.digest)?.toString()).toBe('weights');
+    expect(plane.requests.filter((request) => request.line.startsWith('GET /api/v1/blobs'))).toHaveLength(0);
+  });
+
   test('bytes that do not match their digest are BlobCorruptError, absent ones BlobMissingError', async () => {
     const cache = await LocalBlobCache.open({ root: path.join(dir, 'blobs'), maxBytes: 1 << 20 });
     const store = new RemoteBlobStore({ client, run, cache });

@@ -1,9 +1,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, utimes } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, utimes } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { ControlPlaneClient } from '../../client/control-plane-client.js';
+import { LocalBlobCache } from '../../runner/daemon/local-blob-cache.js';
+import { RemoteBlobStore } from '../../runner/daemon/remote-blob-store.js';
+import type { BlobDigest } from '../../schemas/blob-digest.js';
 import { blobRefs } from '../../schemas/tables/blob-refs.js';
 import { cacheEntries } from '../../schemas/tables/cache-entries.js';
 import { runs } from '../../schemas/tables/runs.js';
@@ -138,4 +143,58 @@ test('a ref confirmed by a run that is still running survives gc, even without a
   expect(gc.code, gc.stderr).toBe(0);
   expect(await storedBlobs()).toContain(digest);
   expect(await scripted.head(claim, digest)).toBe(200);
+});
+
+test("gc never collects a blob a running run restored from its runner's own blob cache, and the run pulls it after it succeeds", async () => {
+  await world.start();
+  const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model.txt\n' });
+  await world.allow([project.repository]);
+  const base = { repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit };
+
+  // An old run stored the weights, then failed: nothing keeps it once it is old.
+  const runner = await world.runner('box');
+  const oldRun = await world.submit({ ...base, params: { verdict: 'fail' } });
+  expect((await world.waitFor(oldRun)).run.status).toBe('failed');
+  await runner.stop('SIGTERM');
+  await ageEverything();
+
+  // A new run restores the weights of the old run's cache entry: this box still has them.
+  const runId = await world.submit(base);
+  const scripted = await ScriptedRunner.register(database.db, world.app.url);
+  const claim = await scripted.claim();
+  expect(claim.run.id).toBe(runId);
+  await scripted.start(claim);
+  const scratch = await mkdtemp(join(tmpdir(), 'fluksio-gc-restore-'));
+  try {
+    const cache = await LocalBlobCache.open({ root: join(scratch, 'blobs'), maxBytes: 2 ** 20 });
+    await cache.putBytes(Buffer.from(WEIGHTS));
+    const blobs = new RemoteBlobStore({
+      client: new ControlPlaneClient({ url: world.app.url, token: scripted.token }),
+      run: { runId, lease: claim.lease },
+      cache,
+    });
+    const restored = join(scratch, 'model.txt');
+    await blobs.getToFile(WEIGHTS_DIGEST as BlobDigest, restored, WEIGHTS.length);
+    expect(await readFile(restored, 'utf8')).toBe(WEIGHTS);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+
+  // gc runs before the cached stage's finish arrives.
+  const admin = { DATABASE_URL: database.url, FLUKSIO_DATA_DIR: world.app.dataDir };
+  const gc = await runCli(['gc', '--keep-days', '1'], { cwd: world.app.dataDir, env: admin });
+  expect(gc.code, gc.stderr).toBe(0);
+  expect(await world.row(oldRun).catch(() => null)).toBeNull();
+
+  const finished = await scripted.reportStage(claim, 0, 'train', [
+    { path: 'model.txt', kind: 'file', digest: WEIGHTS_DIGEST, size: WEIGHTS.length },
+  ]);
+  expect(finished.status, finished.text).toBe(200);
+  expect((await scripted.finish(claim)).status).toBe(200);
+  const pull = await runCli(['pull', runId, '--to', 'pulled'], {
+    cwd: project.repo.dir,
+    env: { FLUKSIO_URL: world.app.url, FLUKSIO_TOKEN: world.apiToken },
+  });
+  expect(pull.code, pull.stderr).toBe(0);
+  expect(await readFile(join(project.repo.dir, 'pulled', 'model.txt'), 'utf8')).toBe(WEIGHTS);
 });

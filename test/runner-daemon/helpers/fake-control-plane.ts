@@ -280,7 +280,12 @@ export class FakeControlPlane {
     if (!run || run.claim.lease !== request.headers['x-fluksio-lease'] || run.state !== 'running')
       return send(409, { error: 'stale lease' });
     const stored = this.blobs.get(digest);
-    if (request.method === 'HEAD') return send(stored ? 200 : 404);
+    if (request.method === 'HEAD') {
+      if (!stored) return send(404);
+      // As the control plane answers: the size it holds the blob at.
+      response.writeHead(200, { 'content-length': stored.length });
+      return void response.end();
+    }
     const generated = this.generated.get(digest);
     if (request.method === 'GET' && generated) return sendGenerated(response, generated);
     if (request.method === 'GET') {
