@@ -34618,9 +34618,9 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias3 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === ALIAS;
     var isDocument = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === DOC;
-    var isMap4 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
+    var isMap5 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === MAP;
     var isPair = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === PAIR;
-    var isScalar3 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
+    var isScalar4 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
     var isSeq4 = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
     function isCollection(node) {
       if (node && typeof node === "object")
@@ -34642,7 +34642,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node) => (isScalar3(node) || isCollection(node)) && !!node.anchor;
+    var hasAnchor = (node) => (isScalar4(node) || isCollection(node)) && !!node.anchor;
     exports.ALIAS = ALIAS;
     exports.DOC = DOC;
     exports.MAP = MAP;
@@ -34654,10 +34654,10 @@ var require_identity = __commonJS({
     exports.isAlias = isAlias3;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
-    exports.isMap = isMap4;
+    exports.isMap = isMap5;
     exports.isNode = isNode4;
     exports.isPair = isPair;
-    exports.isScalar = isScalar3;
+    exports.isScalar = isScalar4;
     exports.isSeq = isSeq4;
   }
 });
@@ -34670,7 +34670,7 @@ var require_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
-    function visit3(node, visitor) {
+    function visit4(node, visitor) {
       const visitor_ = initVisitor(visitor);
       if (identity.isDocument(node)) {
         const cd = visit_(null, node.contents, visitor_, Object.freeze([node]));
@@ -34679,9 +34679,9 @@ var require_visit = __commonJS({
       } else
         visit_(null, node, visitor_, Object.freeze([]));
     }
-    visit3.BREAK = BREAK;
-    visit3.SKIP = SKIP;
-    visit3.REMOVE = REMOVE;
+    visit4.BREAK = BREAK;
+    visit4.SKIP = SKIP;
+    visit4.REMOVE = REMOVE;
     function visit_(key, node, visitor, path29) {
       const ctrl = callVisitor(key, node, visitor, path29);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
@@ -34815,7 +34815,7 @@ var require_visit = __commonJS({
         throw new Error(`Cannot replace node with ${pt4} parent`);
       }
     }
-    exports.visit = visit3;
+    exports.visit = visit4;
     exports.visitAsync = visitAsync;
   }
 });
@@ -34825,7 +34825,7 @@ var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     var escapeChars = {
       "!": "%21",
       ",": "%2C",
@@ -34969,7 +34969,7 @@ var require_directives = __commonJS({
         let tagNames;
         if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
           const tags = {};
-          visit3.visit(doc.contents, (_key, node) => {
+          visit4.visit(doc.contents, (_key, node) => {
             if (identity.isNode(node) && node.tag)
               tags[node.tag] = true;
           });
@@ -34996,7 +34996,7 @@ var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     function anchorIsValid(anchor) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor)) {
         const sa = JSON.stringify(anchor);
@@ -35007,7 +35007,7 @@ var require_anchors = __commonJS({
     }
     function anchorNames(root) {
       const anchors = /* @__PURE__ */ new Set();
-      visit3.visit(root, {
+      visit4.visit(root, {
         Value(_key, node) {
           if (node.anchor)
             anchors.add(node.anchor);
@@ -35187,7 +35187,7 @@ var require_Alias = __commonJS({
   "node_modules/yaml/dist/nodes/Alias.js"(exports) {
     "use strict";
     var anchors = require_anchors();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     var identity = require_identity();
     var Node2 = require_Node();
     var toJS = require_toJS();
@@ -35213,7 +35213,7 @@ var require_Alias = __commonJS({
           nodes = ctx.aliasResolveCache;
         } else {
           nodes = [];
-          visit3.visit(doc, {
+          visit4.visit(doc, {
             Node: (_key, node) => {
               if (identity.isAlias(node) || identity.hasAnchor(node))
                 nodes.push(node);
@@ -38287,7 +38287,7 @@ var require_errors2 = __commonJS({
         this.pos = pos;
       }
     };
-    var YAMLParseError = class extends YAMLError {
+    var YAMLParseError2 = class extends YAMLError {
       constructor(pos, code, message) {
         super("YAMLParseError", pos, code, message);
       }
@@ -38333,7 +38333,7 @@ ${pointer}
       }
     };
     exports.YAMLError = YAMLError;
-    exports.YAMLParseError = YAMLParseError;
+    exports.YAMLParseError = YAMLParseError2;
     exports.YAMLWarning = YAMLWarning;
     exports.prettifyError = prettifyError2;
   }
@@ -38766,9 +38766,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap4 = fc.start.source === "{";
-      const fcName = isMap4 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap4 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap5 = fc.start.source === "{";
+      const fcName = isMap5 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap5 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -38804,7 +38804,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap4 && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap5 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -38844,7 +38844,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap4 && !sep7 && !props.found) {
+        if (!isMap5 && !sep7 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep7, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -38867,7 +38867,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap4 && !props.found && ctx.options.strict) {
+            if (!isMap5 && !props.found && ctx.options.strict) {
               if (sep7)
                 for (const st3 of sep7) {
                   if (st3 === valueProps.found)
@@ -38899,7 +38899,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap4) {
+          if (isMap5) {
             const map2 = coll;
             if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -38915,7 +38915,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap4 ? "}" : "]";
+      const expectedEnd = isMap5 ? "}" : "]";
       const [ce4, ...ee5] = fc.end;
       let cePos = offset;
       if (ce4?.source === expectedEnd)
@@ -40135,15 +40135,15 @@ var require_cst_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove item");
-    function visit3(cst, visitor) {
+    function visit4(cst, visitor) {
       if ("type" in cst && cst.type === "document")
         cst = { start: cst.start, value: cst.value };
       _visit(Object.freeze([]), cst, visitor);
     }
-    visit3.BREAK = BREAK;
-    visit3.SKIP = SKIP;
-    visit3.REMOVE = REMOVE;
-    visit3.itemAtPath = (cst, path29) => {
+    visit4.BREAK = BREAK;
+    visit4.SKIP = SKIP;
+    visit4.REMOVE = REMOVE;
+    visit4.itemAtPath = (cst, path29) => {
       let item = cst;
       for (const [field, index2] of path29) {
         const tok = item?.[field];
@@ -40154,8 +40154,8 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit3.parentCollection = (cst, path29) => {
-      const parent = visit3.itemAtPath(cst, path29.slice(0, -1));
+    visit4.parentCollection = (cst, path29) => {
+      const parent = visit4.itemAtPath(cst, path29.slice(0, -1));
       const field = path29[path29.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
@@ -40186,7 +40186,7 @@ var require_cst_visit = __commonJS({
       }
       return typeof ctrl === "function" ? ctrl(item, path29) : ctrl;
     }
-    exports.visit = visit3;
+    exports.visit = visit4;
   }
 });
 
@@ -40202,7 +40202,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar3 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar4 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -40286,7 +40286,7 @@ var require_cst = __commonJS({
     exports.FLOW_END = FLOW_END;
     exports.SCALAR = SCALAR;
     exports.isCollection = isCollection;
-    exports.isScalar = isScalar3;
+    exports.isScalar = isScalar4;
     exports.prettyToken = prettyToken;
     exports.tokenType = tokenType;
   }
@@ -41816,7 +41816,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument8(source, options = {}) {
+    function parseDocument5(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -41842,7 +41842,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument8(src, options);
+      const doc = parseDocument5(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning2) => log.warn(doc.options.logLevel, warning2));
@@ -41878,7 +41878,7 @@ var require_public_api = __commonJS({
     }
     exports.parse = parse9;
     exports.parseAllDocuments = parseAllDocuments;
-    exports.parseDocument = parseDocument8;
+    exports.parseDocument = parseDocument5;
     exports.stringify = stringify2;
   }
 });
@@ -41902,7 +41902,7 @@ var require_dist = __commonJS({
     var lineCounter = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     exports.Composer = composer.Composer;
     exports.Document = Document.Document;
     exports.Schema = Schema2.Schema;
@@ -41930,8 +41930,8 @@ var require_dist = __commonJS({
     exports.parseAllDocuments = publicApi.parseAllDocuments;
     exports.parseDocument = publicApi.parseDocument;
     exports.stringify = publicApi.stringify;
-    exports.visit = visit3.visit;
-    exports.visitAsync = visit3.visitAsync;
+    exports.visit = visit4.visit;
+    exports.visitAsync = visit4.visitAsync;
   }
 });
 
@@ -64522,11 +64522,11 @@ import { createHash as createHash8 } from "node:crypto";
 import { readdir as readdir10, readFile as readFile12 } from "node:fs/promises";
 import { join as join18 } from "node:path";
 async function migrationsDigest() {
-  const folder = migrationsFolder();
-  const files = (await readdir10(folder, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join18(entry.parentPath, entry.name)).sort();
+  const folder2 = migrationsFolder();
+  const files = (await readdir10(folder2, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => join18(entry.parentPath, entry.name)).sort();
   const hash3 = createHash8("sha256");
   for (const file2 of files)
-    hash3.update(file2.slice(folder.length)).update("\0").update(await readFile12(file2));
+    hash3.update(file2.slice(folder2.length)).update("\0").update(await readFile12(file2));
   return hash3.digest("hex").slice(0, 12);
 }
 var init_migrations_digest = __esm({
@@ -64552,7 +64552,7 @@ async function openLocalDatabase(dataDir, options = {}) {
   try {
     digest = await migrationsDigest();
     if (options.templateRoot && !existsSync5(join19(dataDir, "PG_VERSION"))) {
-      await cp(await ensureTemplate(options.templateRoot, digest), dataDir, { recursive: true });
+      await copyTemplate(await ensureTemplate(options.templateRoot, digest), dataDir);
     }
   } catch (error47) {
     await release();
@@ -64588,6 +64588,15 @@ async function ensureTemplate(root, digest) {
     await rm16(building, { recursive: true, force: true });
   }
   return template;
+}
+async function copyTemplate(template, dataDir) {
+  const copying = `${dataDir}.copying-${randomBytes3(6).toString("hex")}`;
+  try {
+    await cp(template, copying, { recursive: true });
+    await rename9(copying, dataDir);
+  } finally {
+    await rm16(copying, { recursive: true, force: true });
+  }
 }
 async function migrated(client, release, onDisk) {
   let closed = false;
@@ -73540,13 +73549,13 @@ function producerOf(pipeline2, dep) {
 function findCycle(graph) {
   const state = /* @__PURE__ */ new Map();
   const trail = [];
-  const visit3 = (name2) => {
+  const visit4 = (name2) => {
     if (state.get(name2) === "done") return null;
     if (state.get(name2) === "visiting") return [...trail.slice(trail.indexOf(name2)), name2];
     state.set(name2, "visiting");
     trail.push(name2);
     for (const upstream of graph.get(name2) ?? []) {
-      const cycle = visit3(upstream);
+      const cycle = visit4(upstream);
       if (cycle) return cycle;
     }
     trail.pop();
@@ -73554,7 +73563,7 @@ function findCycle(graph) {
     return null;
   };
   for (const name2 of graph.keys()) {
-    const cycle = visit3(name2);
+    const cycle = visit4(name2);
     if (cycle) return cycle.reverse();
   }
   return null;
@@ -74530,7 +74539,7 @@ async function hashFile2(absPath, mode) {
 }
 
 // core/dvc/dvc-params-overlay.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 
 // core/pipeline/placeholder-contexts.ts
 var PLACEHOLDER = /\$\{([^}]*)\}/g;
@@ -74788,11 +74797,11 @@ function inCommand(path29, value, context, params) {
 }
 function flagsOf(dict, paramPath, context, params) {
   const words = [];
-  const visit3 = (node, prefix) => {
+  const visit4 = (node, prefix) => {
     for (const [key, value] of Object.entries(node)) {
       const flag = [...prefix, key].join(".");
       if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-        visit3(value, [...prefix, key]);
+        visit4(value, [...prefix, key]);
       } else if (typeof value === "boolean") {
         if (paramPath) params.push(formatReference([...paramPath, ...prefix, key]));
         if (value) words.push(`--${flag}`);
@@ -74808,7 +74817,7 @@ function flagsOf(dict, paramPath, context, params) {
       }
     }
   };
-  visit3(dict, []);
+  visit4(dict, []);
   return words.join(" ");
 }
 function paramOf(path29, params) {
@@ -74831,11 +74840,11 @@ function literalShellExpansion(inner, next2) {
 }
 
 // core/dvc/dvc-params.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_yaml4 = __toESM(require_dist(), 1);
 
 // core/dvc/yaml-merge-keys.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-var DVC_YAML_OPTIONS = { prettyErrors: false, uniqueKeys: true, merge: true };
+var DVC_YAML_OPTIONS = { prettyErrors: false, merge: true };
 function aliasFollower(document2) {
   const targets = /* @__PURE__ */ new Map();
   const anchors = /* @__PURE__ */ new Map();
@@ -74886,6 +74895,28 @@ function keyText(pair) {
   return String((0, import_yaml2.isScalar)(pair.key) ? pair.key.value : pair.key);
 }
 
+// core/text/parse-yaml-document.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+function parseYamlDocument(text2, options = {}) {
+  const document2 = (0, import_yaml3.parseDocument)(text2, { ...options, uniqueKeys: false });
+  const repeated = [];
+  (0, import_yaml3.visit)(document2, {
+    Map(_key, map2) {
+      if (!(0, import_yaml3.isMap)(map2)) return;
+      const seen = /* @__PURE__ */ new Set();
+      for (const { key } of map2.items) {
+        if (!(0, import_yaml3.isScalar)(key)) continue;
+        if (seen.has(key.value)) repeated.push(key.range?.[0] ?? 0);
+        seen.add(key.value);
+      }
+    }
+  });
+  for (const start2 of repeated.sort((a3, b6) => a3 - b6)) {
+    document2.errors.push(new import_yaml3.YAMLParseError([start2, start2 + 1], "DUPLICATE_KEY", "Map keys must be unique"));
+  }
+  return document2;
+}
+
 // core/dvc/dvc-params.ts
 var MAX_EXPANDED_VALUES = 1e5;
 var WrittenAsFloat = class {
@@ -74903,7 +74934,7 @@ var InexactInteger = class {
   text;
 };
 function parseDvcParamsFile(text2) {
-  const document2 = (0, import_yaml3.parseDocument)(text2, DVC_YAML_OPTIONS);
+  const document2 = parseYamlDocument(text2, DVC_YAML_OPTIONS);
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   const follow2 = aliasFollower(document2);
@@ -74915,7 +74946,7 @@ function parseDvcParamsFile(text2) {
     const target = follow2(node);
     if (open8.has(target)) throw new Error("an alias names a value that contains it");
     const inner = /* @__PURE__ */ new Set([...open8, target]);
-    if ((0, import_yaml3.isMap)(target)) {
+    if ((0, import_yaml4.isMap)(target)) {
       const entries = /* @__PURE__ */ new Map();
       for (const source of mergeSources(target, follow2)) {
         for (const [key, value] of Object.entries(expand2(source, inner))) {
@@ -74927,8 +74958,8 @@ function parseDvcParamsFile(text2) {
       }
       return Object.fromEntries(entries);
     }
-    if ((0, import_yaml3.isSeq)(target)) return target.items.map((item) => expand2(item, inner));
-    if ((0, import_yaml3.isScalar)(target)) {
+    if ((0, import_yaml4.isSeq)(target)) return target.items.map((item) => expand2(item, inner));
+    if ((0, import_yaml4.isScalar)(target)) {
       const source = target.range ? text2.slice(target.range[0], target.range[1]) : "";
       if (typeof target.value !== "number") return target.value;
       if (/[.eE]|inf|nan/i.test(source)) return new WrittenAsFloat(target.value);
@@ -74993,7 +75024,7 @@ function dvcParamLocation(name2) {
   return { file: file2, path: path29 };
 }
 function overlayDvcParams(text2, listed) {
-  const document2 = (0, import_yaml4.parseDocument)(text2, DVC_YAML_OPTIONS);
+  const document2 = parseYamlDocument(text2, DVC_YAML_OPTIONS);
   const first = document2.errors[0];
   if (first) throw new Error(`YAML syntax error: ${first.message.split("\n")[0]}`);
   let changed = false;
@@ -75008,7 +75039,7 @@ function overlayDvcParams(text2, listed) {
         throw new Error(`${formatReference([...path29])} does not read back as the value written to it`);
       }
       const node = document2.createNode(wanted);
-      if (node instanceof import_yaml4.Scalar && spec?.type === "float") node.minFractionDigits = 1;
+      if (node instanceof import_yaml5.Scalar && spec?.type === "float") node.minFractionDigits = 1;
       setOwnValue(document2, path29, node);
       changed = true;
       settled = false;
@@ -75028,15 +75059,15 @@ function setOwnValue(document2, path29, node) {
   const follow2 = aliasFollower(document2);
   let parent = document2.contents;
   for (const [index2, key] of path29.entries()) {
-    const pair = (0, import_yaml4.isMap)(parent) ? parent.items.find((each) => !isMergePair(each) && keyText(each) === String(key)) : void 0;
-    const own = (0, import_yaml4.isMap)(parent) ? pair?.value : (0, import_yaml4.isSeq)(parent) ? parent.items[Number(key)] : void 0;
-    const found2 = (0, import_yaml4.isMap)(parent) && own === void 0 ? mergedValue(parent, String(key), follow2) : own;
-    if (found2 === void 0 || !((0, import_yaml4.isMap)(parent) || (0, import_yaml4.isSeq)(parent))) {
+    const pair = (0, import_yaml5.isMap)(parent) ? parent.items.find((each) => !isMergePair(each) && keyText(each) === String(key)) : void 0;
+    const own = (0, import_yaml5.isMap)(parent) ? pair?.value : (0, import_yaml5.isSeq)(parent) ? parent.items[Number(key)] : void 0;
+    const found2 = (0, import_yaml5.isMap)(parent) && own === void 0 ? mergedValue(parent, String(key), follow2) : own;
+    if (found2 === void 0 || !((0, import_yaml5.isMap)(parent) || (0, import_yaml5.isSeq)(parent))) {
       throw new Error(`${formatReference([...path29])} is not in the file`);
     }
     let next2;
     if (index2 === path29.length - 1) {
-      if ((0, import_yaml4.isNode)(own) && !(0, import_yaml4.isAlias)(own) && own.anchor) node.anchor = own.anchor;
+      if ((0, import_yaml5.isNode)(own) && !(0, import_yaml5.isAlias)(own) && own.anchor) node.anchor = own.anchor;
       next2 = node;
     } else {
       const target = follow2(found2);
@@ -75046,7 +75077,7 @@ function setOwnValue(document2, path29, node) {
       }
       next2 = ownCopy(target);
     }
-    if ((0, import_yaml4.isSeq)(parent)) parent.items[Number(key)] = next2;
+    if ((0, import_yaml5.isSeq)(parent)) parent.items[Number(key)] = next2;
     else if (pair) pair.value = next2;
     else parent.items.push(document2.createPair(key, next2));
     parent = next2;
@@ -75054,8 +75085,8 @@ function setOwnValue(document2, path29, node) {
 }
 function ownCopy(node) {
   const copy = node.clone();
-  (0, import_yaml4.visit)(copy, (_key, each) => {
-    if ((0, import_yaml4.isNode)(each) && !(0, import_yaml4.isAlias)(each)) each.anchor = void 0;
+  (0, import_yaml5.visit)(copy, (_key, each) => {
+    if ((0, import_yaml5.isNode)(each) && !(0, import_yaml5.isAlias)(each)) each.anchor = void 0;
   });
   return copy;
 }
@@ -75083,12 +75114,12 @@ async function recheckStageInputs(options) {
   const depsDirty = [];
   for (const [dep, keyed] of Object.entries(material.inputs.deps)) {
     const record2 = options.produced.get(dep);
-    const folder = record2?.kind === "dir" && record2.digest === keyed;
-    const digest = folder ? manifestContentDigest(await options.readManifest(record2.digest)) : keyed;
+    const folder2 = record2?.kind === "dir" && record2.digest === keyed;
+    const digest = folder2 ? manifestContentDigest(await options.readManifest(record2.digest)) : keyed;
     const now = await contentDigest(join5(workspace.pipelineDir, dep)).catch(() => null);
     const stamp = overlaid.has(dep) ? void 0 : material.depStamps[dep];
     if (now === null) depsDirty.push(`${dep} was deleted while ${stage} ran`);
-    else if (now.digest !== digest && folder) {
+    else if (now.digest !== digest && folder2) {
       const maker = producerOf(options.pipeline, dep) ?? "its stage";
       depsDirty.push(
         `${dep} no longer holds what ${maker} made when ${stage} ended (changed before or while it ran)`
@@ -75174,11 +75205,11 @@ async function checkAfterRun(name2, context, material, before) {
 
 // runner/output/metrics-file.ts
 var import_json5 = __toESM(require_lib2(), 1);
-var import_yaml6 = __toESM(require_dist(), 1);
+var import_yaml7 = __toESM(require_dist(), 1);
 import { readFile as readFile4 } from "node:fs/promises";
 
 // core/text/json-syntax-error.ts
-var import_yaml5 = __toESM(require_dist(), 1);
+var import_yaml6 = __toESM(require_dist(), 1);
 function jsonSyntaxError(text2, error47) {
   const raw = messageOf(error47).replace(/ \(line \d+ column \d+\)$/, "");
   const excerpt = /, (\.\.\.)?"(.*)"(\.\.\.)? is not valid JSON$/s.exec(raw);
@@ -75188,7 +75219,7 @@ function jsonSyntaxError(text2, error47) {
     const before = text2.slice(0, Number(position)).split("\n");
     return { message, where: `line ${before.length}, column ${before.at(-1).length + 1}` };
   }
-  const at4 = (0, import_yaml5.parseDocument)(text2).errors[0]?.linePos?.[0];
+  const at4 = (0, import_yaml6.parseDocument)(text2).errors[0]?.linePos?.[0];
   return { message, where: at4 ? `line ${at4.line}, column ${at4.col}` : null };
 }
 var CONTEXT = 10;
@@ -75254,7 +75285,7 @@ function parsePythonJson(text2) {
   }
 }
 function parseYaml(text2) {
-  const document2 = (0, import_yaml6.parseDocument)(text2);
+  const document2 = (0, import_yaml7.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0)
     return { problem: `is not valid YAML: ${error47.message.split("\n")[0].replace(/:$/, "")}` };
@@ -76782,7 +76813,7 @@ var parse5 = function(data, opts = {}) {
 };
 
 // core/plots/parse-plot-table.ts
-var import_yaml7 = __toESM(require_dist(), 1);
+var import_yaml8 = __toESM(require_dist(), 1);
 init_zod();
 var PlotTableError = class extends Error {
   name = "PlotTableError";
@@ -76883,7 +76914,7 @@ function parseJson3(text2) {
   }
 }
 function parseYaml2(text2) {
-  const document2 = (0, import_yaml7.parseDocument)(text2);
+  const document2 = (0, import_yaml8.parseDocument)(text2);
   const [error47] = document2.errors;
   if (error47 !== void 0) {
     const line2 = error47.linePos?.[0].line;
@@ -77167,11 +77198,18 @@ var MASK = "***";
 var Masker = class {
   /** Every form of every secret line. */
   forms = new MultiStringSearch();
-  /** Registers a secret; empty and whitespace-only values (and lines) are ignored. */
+  /**
+   * Registers a secret; empty and whitespace-only values (and lines) are ignored. A line
+   * with blanks around it (`TOKEN="s3cr3t "` in an env file, `::add-mask:: $TOKEN`) is also
+   * registered without them, as GitHub Actions trims what `::add-mask::` registers: a shell
+   * splitting `echo $TOKEN` unquoted, or a tool stripping it, prints the value without its
+   * blanks, and that must be hidden too.
+   */
   add(secret) {
     for (const line2 of secret.split(/\r?\n/)) {
-      if (line2.trim() === "") continue;
-      for (const form of escapedForms(line2)) this.forms.add(form);
+      const trimmed = line2.trim();
+      if (trimmed === "") continue;
+      for (const form of [...escapedForms(line2), ...escapedForms(trimmed)]) this.forms.add(form);
     }
   }
   /**
@@ -77459,18 +77497,18 @@ async function overlayDvcParamsFiles(pipeline2, stage, workspace, values, lock2)
 function putBack(repoRoot, file2) {
   const shown = path23.relative(repoRoot, file2.path);
   try {
-    const folder = realpathSync(path23.dirname(file2.path));
+    const folder2 = realpathSync(path23.dirname(file2.path));
     const root = realpathSync(repoRoot);
-    if (folder !== root && !folder.startsWith(root + path23.sep)) {
+    if (folder2 !== root && !folder2.startsWith(root + path23.sep)) {
       return `${shown} was not put back: the stage moved its folder outside the repository`;
     }
-    const target = path23.join(folder, path23.basename(file2.path));
+    const target = path23.join(folder2, path23.basename(file2.path));
     const stats = lstatSync3(target, { throwIfNoEntry: false });
     if (stats === void 0) return `${shown} was not put back: the stage removed it`;
     if (!stats.isFile() || sha2562(readFileSync6(target)) !== sha2562(file2.written)) {
       return `${shown} was not put back: it changed while the stage ran (left as it is now)`;
     }
-    const temporary = path23.join(folder, `.${path23.basename(file2.path)}.${randomUUID6()}.fluksio`);
+    const temporary = path23.join(folder2, `.${path23.basename(file2.path)}.${randomUUID6()}.fluksio`);
     writeFileSync2(temporary, file2.original, { flag: "wx" });
     renameSync(temporary, target);
     return null;
@@ -77777,8 +77815,8 @@ async function lookupState(absolute, how) {
   if (stats.isSymbolicLink()) return `${how} link ${await readlink6(absolute).catch(() => "?")}`;
   return `${how} other`;
 }
-function within(repoPath, folder) {
-  return folder === "." || repoPath === folder || repoPath.startsWith(`${folder}/`);
+function within(repoPath, folder2) {
+  return folder2 === "." || repoPath === folder2 || repoPath.startsWith(`${folder2}/`);
 }
 function ancestorsOf(repoPath) {
   const parts = repoPath.split("/");
@@ -77886,11 +77924,64 @@ def _fluksio_install():
             return True
         return name.startswith("python") and all(c.isdigit() or c == "." for c in name[6:])
 
-    def started(program, env):
-        if is_python(program, env):
+    site_dir = os.path.dirname(os.path.abspath(__file__))
+
+    def unreported(argv, env):
+        # Why a Python child will not install this hook, or None: the count of reports
+        # cannot tell, since processes nobody announces (multiprocessing's spawn, loky)
+        # report too and would stand in for it.
+        words = [] if isinstance(argv, (str, bytes)) or argv is None else list(argv)[1:]
+        skip = False
+        for word in words:
+            word = os.fsdecode(word) if isinstance(word, bytes) else str(word)
+            if skip:
+                skip = False
+                continue
+            if word in ("-", "--") or not word.startswith("-"):
+                break
+            if word.startswith("--"):
+                skip = word == "--check-hash-based-pycs"
+                continue
+            for at, letter in enumerate(word[1:]):
+                if letter in "IES":
+                    return "-" + letter
+                if letter in "cm":
+                    return None
+                if letter in "WX":
+                    skip = at == len(word) - 2
+                    break
+        variables = os.environ if env is None else env
+
+        def variable(name):
+            for key in (name, os.fsencode(name)):
+                try:
+                    value = variables.get(key)
+                except TypeError:
+                    value = None
+                if value is not None:
+                    return os.fsdecode(value)
+            return None
+
+        path = variable("PYTHONPATH") or ""
+        if site_dir not in [os.path.abspath(entry) for entry in path.split(os.pathsep) if entry]:
+            return "an environment without fluksio's PYTHONPATH"
+        if variable("FLUKSIO_TRACE_DIR") != report_dir or variable("FLUKSIO_TRACE_ROOT") is None:
+            return "an environment without fluksio's trace variables"
+        return None
+
+    def started(program, argv, env):
+        if not is_python(program, env):
+            emit("X", "started " + os.path.basename(os.fsdecode(os.fspath(program or "?"))))
+            return
+        try:
+            why = unreported(argv, env)
+        except Exception as error:
+            why = "arguments fluksio could not read (" + type(error).__name__ + ")"
+        if why is None:
             emit("P", program)
         else:
-            emit("X", "started " + os.path.basename(os.fsdecode(os.fspath(program or "?"))))
+            name = os.path.basename(os.fsdecode(os.fspath(program)))
+            emit("X", "started " + name + " with " + why + ", so it leaves no report")
 
     def sqlite_files(database):
         # The files a connection to this database reads; a "file:" name may be a URI
@@ -77956,9 +78047,9 @@ def _fluksio_install():
             executable, argv, _cwd, env = args
             if executable is None:
                 executable = argv if isinstance(argv, (str, bytes)) else (argv[0] if argv else None)
-            started(executable, env)
+            started(executable, argv, env)
         elif event in ("os.exec", "os.posix_spawn"):
-            started(args[0], args[2])
+            started(args[0], args[1], args[2])
         elif event == "os.system":
             emit("X", "started a shell (os.system)")
         elif event == "sqlite3.connect":
@@ -78537,6 +78628,9 @@ var LogLimit = external_exports.string().regex(/^\d+(B|KiB|MiB|GiB)$/, {
 // runner/output/stage-output.ts
 init_format();
 init_log_line_bytes();
+var MAX_STAGE_METRICS = 1e3;
+var MAX_STAGE_METRIC_POINTS = 1e6;
+var MAX_STAGE_ANNOTATIONS = 1e3;
 var DECIMAL2 = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
 var NON_FINITE2 = /^[+-]?(?:nan|inf|infinity)$/i;
 var StageOutput = class {
@@ -78547,6 +78641,16 @@ var StageOutput = class {
     if (!Number.isSafeInteger(this.maxLogBytes) || this.maxLogBytes < 1) {
       throw new Error(`maxLogBytes must be a positive integer, got ${this.maxLogBytes}`);
     }
+    this.limits = {
+      metrics: options.maxMetrics ?? MAX_STAGE_METRICS,
+      points: options.maxMetricPoints ?? MAX_STAGE_METRIC_POINTS,
+      annotations: options.maxAnnotations ?? MAX_STAGE_ANNOTATIONS
+    };
+    for (const [option, limit] of Object.entries(this.limits)) {
+      if (!Number.isSafeInteger(limit) || limit < 1) {
+        throw new Error(`the ${option} limit must be a positive integer, got ${limit}`);
+      }
+    }
   }
   options;
   tail;
@@ -78554,6 +78658,15 @@ var StageOutput = class {
   logged = [];
   /** How many points of each metric this stage emitted: the default next step. */
   emitted = /* @__PURE__ */ new Map();
+  /** Each metric's last value, past the points limit too. */
+  finals = {};
+  limits;
+  /** What was kept of each bounded kind, and what was ignored past its limit. */
+  counts = {
+    points: 0,
+    annotations: 0,
+    ignored: { metrics: /* @__PURE__ */ new Set(), metricPoints: 0, points: 0, annotations: 0 }
+  };
   /** While set, stdout is plain text until a `::<token>::` line. */
   stopToken = null;
   /** Per stream, the raw end of a long line's piece that waits for the next piece. */
@@ -78580,7 +78693,8 @@ var StageOutput = class {
   }
   pushLine(stream, rawLine) {
     const line2 = this.options.masker.mask(rawLine);
-    const command = stream === "stdout" ? parseWorkflowCommand(line2) : null;
+    const parsed = parseWorkflowCommand(line2);
+    const command = stream === "stdout" || this.stopToken === null && parsed?.name.toLowerCase() === "add-mask" ? parsed : null;
     if (this.stopToken !== null && stream === "stdout") {
       if (command?.name === this.stopToken) this.stopToken = null;
       else this.log(stream, line2);
@@ -78609,6 +78723,10 @@ var StageOutput = class {
       this.log(stream, line2);
     }
   }
+  /** Each metric's last value printed (of the metrics kept), by name. */
+  metricFinals() {
+    return { ...this.finals };
+  }
   /** The whole log so far, as logText writes it. */
   fullLog() {
     return logText(this.logged.map(({ line: line2 }) => line2));
@@ -78630,6 +78748,25 @@ var StageOutput = class {
       this.record(
         "stdout",
         `fluksio: dropped ${this.dropped.bytes} bytes (${this.dropped.lines} lines) of output past the log limit of ${formatBytes(this.maxLogBytes)}`
+      );
+    }
+    const { ignored } = this.counts;
+    if (ignored.metrics.size > 0) {
+      this.record(
+        "stdout",
+        `fluksio: ignored ${ignored.metricPoints} points of ${ignored.metrics.size} metrics past the limit of ${this.limits.metrics} metrics per stage`
+      );
+    }
+    if (ignored.points > 0) {
+      this.record(
+        "stdout",
+        `fluksio: left ${ignored.points} metric points out of the series past the limit of ${this.limits.points} points per stage (final values count them)`
+      );
+    }
+    if (ignored.annotations > 0) {
+      this.record(
+        "stdout",
+        `fluksio: left ${ignored.annotations} annotations out past the limit of ${this.limits.annotations} per stage (they are in the log)`
       );
     }
     const seen = /* @__PURE__ */ new Set();
@@ -78672,16 +78809,60 @@ var StageOutput = class {
       this.log("stdout", `fluksio: ignored ${line2}: ${metric}`);
       return;
     }
-    const count = this.emitted.get(metric.name) ?? 0;
-    this.emitted.set(metric.name, count + 1);
+    const count = this.emitted.get(metric.name);
+    if (count === void 0 && this.emitted.size >= this.limits.metrics) {
+      const { ignored } = this.counts;
+      if (ignored.metrics.size === 0) {
+        this.limitReached(
+          `this stage reported ${this.limits.metrics} metrics, the most one stage keeps: points of other metrics are ignored, from "${metric.name}" on`
+        );
+      }
+      ignored.metrics.add(metric.name);
+      ignored.metricPoints += 1;
+      return;
+    }
+    this.emitted.set(metric.name, (count ?? 0) + 1);
+    this.finals[metric.name] = metric.value;
+    if (this.counts.points >= this.limits.points) {
+      if (this.counts.ignored.points === 0) {
+        this.limitReached(
+          `this stage reported ${this.limits.points} metric points, the most one stage keeps: its series stop here, its metrics' final values still follow what it prints`
+        );
+      }
+      this.counts.ignored.points += 1;
+      return;
+    }
+    this.counts.points += 1;
     this.options.onMetric({
       stage: this.options.stage,
       ...metric,
-      step: metric.step ?? count,
+      step: metric.step ?? count ?? 0,
       at: Date.now()
     });
   }
+  /** Says once, in the log and as a warning on the stage, that a limit cut what it reports. */
+  limitReached(message) {
+    this.record("stdout", `fluksio: ${message}`);
+    this.options.onAnnotation({
+      stage: this.options.stage,
+      path: null,
+      line: null,
+      level: "warning",
+      message,
+      title: "Limit reached"
+    });
+  }
   annotate(command, level) {
+    if (this.counts.annotations >= this.limits.annotations) {
+      if (this.counts.ignored.annotations === 0) {
+        this.limitReached(
+          `this stage reported ${this.limits.annotations} annotations, the most one stage keeps: later ::${level} lines stay in the log only`
+        );
+      }
+      this.counts.ignored.annotations += 1;
+      return;
+    }
+    this.counts.annotations += 1;
     const { file: file2, line: line2, title } = command.properties;
     const where = { cwd: this.options.cwd, repoRoot: this.options.repoRoot };
     this.options.onAnnotation({
@@ -79126,7 +79307,7 @@ async function executeStage(name2, context) {
   const keyed = { cacheKey, keyInputs: stage.cache ? material.inputs : null };
   const settle = async () => {
     const { workspace } = options;
-    const probe = pipelineReadSetProbe(workspace, options.pipeline, options.codeIndex);
+    const probe = pipelineReadSetProbe(workspace, options.pipeline, codeIndex);
     const notesOf = (inputs) => keyingNotes(name2, inputs, {
       pipelineDirInRepo: workspace.pipelineDirInRepo,
       codeGlobs: (stage.code ?? options.pipeline.code ?? null) !== null
@@ -79192,7 +79373,6 @@ async function executeStage(name2, context) {
     } catch (error47) {
       return finish2({ status: "failed", ...keyed, reasons, error: messageOf(error47) });
     }
-    const metricFinals = {};
     const output = new StageOutput({
       stage: name2,
       masker: context.masker,
@@ -79200,10 +79380,7 @@ async function executeStage(name2, context) {
       repoRoot: workspace.repoRoot,
       maxLogBytes: stage.log_limit ?? options.pipeline.log_limit ?? DEFAULT_LOG_LIMIT,
       onLog: (line2) => options.events.emit({ type: "stage.log", stage: name2, lines: [line2] }),
-      onMetric: (point2) => {
-        metricFinals[point2.name] = point2.value;
-        options.events.emit({ type: "metric.points", points: [point2] });
-      },
+      onMetric: (point2) => options.events.emit({ type: "metric.points", points: [point2] }),
       onAnnotation: (annotation) => {
         annotations2.push(annotation);
         options.events.emit({ type: "annotation", annotation });
@@ -79305,7 +79482,7 @@ async function executeStage(name2, context) {
       return finish2({ status: "failed", ...ran, error: last ? `${how}: ${last}` : how });
     }
     const outs = [];
-    const metrics = { ...metricFinals };
+    const metrics = output.metricFinals();
     const metricsWarnings = [];
     try {
       for (const path29 of declared) {
@@ -79490,11 +79667,11 @@ var PROBE = `import sys; print("${MARKER}\\t" + sys.executable)`;
 function makeLauncherProbe(options) {
   const asked = /* @__PURE__ */ new Map();
   return async (program, cwd) => {
-    const folder = await nearestFolder(cwd);
-    const pair = `${folder}\0${program}`;
+    const folder2 = await nearestFolder(cwd);
+    const pair = `${folder2}\0${program}`;
     let answer = asked.get(pair);
     if (!answer) {
-      answer = askLauncher(program, folder, options);
+      answer = askLauncher(program, folder2, options);
       asked.set(pair, answer);
     }
     return answer;
@@ -89278,7 +89455,7 @@ function missingParams(specs, given) {
 function defaultsOf(specs) {
   const defaults = {};
   for (const [key, spec] of Object.entries(specs))
-    if (spec.default !== void 0) defaults[key] = spec.default;
+    if (spec.default !== void 0) defaults[key] = withoutNegativeZero(spec.default);
   return defaults;
 }
 function parseParamValue(key, spec, raw) {
@@ -89324,7 +89501,10 @@ function checkParamValue(key, spec, value, shown = JSON.stringify(String(value))
       return fail(`is not one of ${spec.enum.map((allowed) => String(allowed)).join(", ")}${why}`);
     }
   }
-  return { value };
+  return { value: withoutNegativeZero(value) };
+}
+function withoutNegativeZero(value) {
+  return Object.is(value, -0) ? 0 : value;
 }
 var JS_TYPE = { int: "number", float: "number", string: "string", bool: "boolean" };
 function inSafeRange(value) {
@@ -89380,7 +89560,70 @@ import { dirname as dirname8, join as join22, relative as relative2, resolve as 
 import { posix as posix11 } from "node:path";
 
 // core/pipeline/validate-pipeline.ts
-var import_yaml8 = __toESM(require_dist(), 1);
+var import_yaml9 = __toESM(require_dist(), 1);
+
+// core/pipeline/declared-outs.ts
+var folder = () => ({ children: /* @__PURE__ */ new Map(), stage: null, inside: 0, firstInside: null });
+var DeclaredOuts = class {
+  /** `.`: it holds every path, `../x` included. */
+  root = folder();
+  /** Declares `path` an out of `stage` (again: the later stage is named from then on). */
+  add(path29, stage) {
+    const ancestors = [];
+    let node = this.root;
+    for (const part of componentsOf(path29)) {
+      ancestors.push(node);
+      let child2 = node.children.get(part);
+      if (!child2) {
+        child2 = folder();
+        node.children.set(part, child2);
+      }
+      node = child2;
+    }
+    if (node.stage === null) {
+      for (const ancestor of ancestors) {
+        ancestor.inside += 1;
+        ancestor.firstInside ??= { path: path29, folder: node };
+      }
+    }
+    node.stage = stage;
+  }
+  /** Whether `path` is a declared out or lies inside one. */
+  holds(path29) {
+    let node = this.root;
+    for (const part of componentsOf(path29)) {
+      if (node.stage !== null) return true;
+      node = node.children.get(part);
+      if (!node) return false;
+    }
+    return node.stage !== null;
+  }
+  /** The out `path` overlaps (is, lies inside, or holds), or null when it overlaps none. */
+  overlap(path29) {
+    let nearest = null;
+    let holders = 0;
+    let node = this.root;
+    let end = 0;
+    for (const part of componentsOf(path29)) {
+      if (node.stage !== null) {
+        holders += 1;
+        nearest = { path: end === 0 ? "." : path29.slice(0, end), stage: node.stage };
+      }
+      end += (end === 0 ? 0 : 1) + part.length;
+      node = node.children.get(part);
+      if (!node) break;
+    }
+    const inside = node?.inside ?? 0;
+    const count = holders + inside + (node?.stage != null ? 1 : 0);
+    if (node?.stage != null) return { path: path29, stage: node.stage, count };
+    if (nearest) return { ...nearest, count };
+    const first = node?.firstInside;
+    return first ? { path: first.path, stage: first.folder.stage ?? "", count } : null;
+  }
+};
+function componentsOf(path29) {
+  return path29 === "." ? [] : path29.split("/");
+}
 
 // core/pipeline/pipeline-rules.ts
 init_reserved_path();
@@ -89409,7 +89652,7 @@ function checkPipelineRules(pipeline2, context) {
       });
     }
   });
-  const producedBy = /* @__PURE__ */ new Map();
+  const declaredOuts = new DeclaredOuts();
   for (const [stageName, stage] of Object.entries(pipeline2.stages)) {
     const at4 = `stages.${stageName}`;
     stage.params.forEach((param, index2) => {
@@ -89460,21 +89703,22 @@ function checkPipelineRules(pipeline2, context) {
           return;
         }
         const normalized = normalizePipelinePath(path29);
-        for (const [other, otherStage] of producedBy) {
-          if (pathContains(other, normalized) || pathContains(normalized, other)) {
-            problems.push({
-              path: `${at4}.${field}[${index2}]`,
-              message: other === normalized ? `"${path29}" is already an output of stage ${otherStage}; two stages may not declare the same out` : `"${path29}" overlaps "${other}", an output of stage ${otherStage}`
-            });
-          }
+        const overlap = declaredOuts.overlap(normalized);
+        if (overlap) {
+          const more = overlap.count > 1 ? ` (and ${overlap.count - 1} more outs)` : "";
+          problems.push({
+            path: `${at4}.${field}[${index2}]`,
+            message: overlap.path === normalized ? `"${path29}" is already an output of stage ${overlap.stage}; two stages may not declare the same out${more}` : `"${path29}" overlaps "${overlap.path}", an output of stage ${overlap.stage}${more}`
+          });
         }
-        producedBy.set(normalized, stageName);
+        declaredOuts.add(normalized, stageName);
       });
     }
-    const written = [...stage.outs, ...stage.metrics].map(normalizePipelinePath);
+    const written = new DeclaredOuts();
+    for (const out2 of [...stage.outs, ...stage.metrics]) written.add(normalizePipelinePath(out2), stageName);
     stage.plots?.forEach((plot, index2) => {
       const normalized = normalizePipelinePath(plot.path);
-      if (!written.some((out2) => pathContains(out2, normalized))) {
+      if (!written.holds(normalized)) {
         problems.push({
           path: `${at4}.plots[${index2}].path`,
           message: `"${plot.path}" is not an out of this stage; list it (or a folder holding it) in outs`
@@ -89487,10 +89731,7 @@ function checkPipelineRules(pipeline2, context) {
       const repoPath = repoPathOf(context.pipelineDir, dep);
       if (repoPath === null || !context.exists) return;
       const normalized = normalizePipelinePath(dep);
-      const produced = [...producedBy.keys()].some(
-        (out2) => pathContains(out2, normalized) || pathContains(normalized, out2)
-      );
-      if (!produced && !context.exists(repoPath)) {
+      if (declaredOuts.overlap(normalized) === null && !context.exists(repoPath)) {
         problems.push({
           path: `stages.${stageName}.deps[${index2}]`,
           message: `"${dep}" is neither in the repository nor an output of any stage`
@@ -89659,6 +89900,18 @@ function unstorablePaths(value, path29 = []) {
   );
 }
 
+// core/text/yaml-value.ts
+function yamlValue(document2) {
+  try {
+    return { value: document2.toJS() ?? {} };
+  } catch (error47) {
+    if (!(error47 instanceof ReferenceError)) throw error47;
+    return {
+      problem: `YAML aliases: ${error47.message}; the file's aliases expand to too many values (expand them, or use fewer)`
+    };
+  }
+}
+
 // core/pipeline/validate-pipeline.ts
 function validatePipeline(text2, context, parses) {
   let parsed = parses?.get(text2);
@@ -89675,8 +89928,8 @@ function validatePipeline(text2, context, parses) {
   return problems.length > 0 ? { pipeline: null, problems } : { pipeline: pipeline2, problems: [] };
 }
 function parsePipelineText(text2) {
-  const lineCounter = new import_yaml8.LineCounter();
-  const document2 = (0, import_yaml8.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new import_yaml9.LineCounter();
+  const document2 = parseYamlDocument(text2, { lineCounter, prettyErrors: false });
   if (document2.errors.length > 0) {
     return {
       problems: document2.errors.map((error47) => ({
@@ -89686,7 +89939,9 @@ function parsePipelineText(text2) {
       }))
     };
   }
-  const input = document2.toJS() ?? {};
+  const read = yamlValue(document2);
+  if ("problem" in read) return { problems: [{ path: "", message: read.problem, line: 1 }] };
+  const input = read.value;
   const lineOf = (path29) => lineOfPath(document2, lineCounter, path29);
   const unstorable = unstorablePaths(input);
   if (unstorable.length > 0) {
@@ -89758,13 +90013,12 @@ function lineOfPath(document2, lineCounter, path29) {
   for (let length = path29.length; length >= 0; length -= 1) {
     const keys = path29.slice(0, length).map((key) => typeof key === "string" && /^\d+$/.test(key) ? Number(key) : key);
     const node = document2.getIn(keys, true);
-    if ((0, import_yaml8.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
+    if ((0, import_yaml9.isNode)(node) && node.range) return lineCounter.linePos(node.range[0]).line;
   }
   return void 0;
 }
 
 // core/dvc/translate-dvc.ts
-var import_yaml10 = __toESM(require_dist(), 1);
 import { posix as posix10 } from "node:path";
 
 // schemas/dvc/dvc-file.ts
@@ -89945,7 +90199,8 @@ function specOf(path29, x10, y7, header) {
 
 // core/dvc/expand-dvc-stages.ts
 var isComposite = (value) => value !== null && typeof value === "object";
-function expandDvcStage(name2, definition, context) {
+var MAX_DVC_STAGES = 1e3;
+function expandDvcStage(name2, definition, context, limit = MAX_DVC_STAGES) {
   if ("foreach" in definition) {
     const { foreach, do: body2, ...rest } = definition;
     if (Object.keys(rest).length > 0) {
@@ -89957,6 +90212,9 @@ function expandDvcStage(name2, definition, context) {
       throw new DvcTemplateError('foreach needs "do" with the stage to repeat');
     }
     const iterable = resolveTemplate(foreach, context).value;
+    if (Array.isArray(iterable) || iterable !== null && typeof iterable === "object") {
+      tooMany(Object.keys(iterable).length, limit, "foreach");
+    }
     return foreachEntries(iterable).map(([key, item, isDictionary]) => ({
       name: `${name2}@${key}`,
       body: body2,
@@ -89969,9 +90227,14 @@ function expandDvcStage(name2, definition, context) {
     if (resolved === null || typeof resolved !== "object" || Array.isArray(resolved)) {
       throw new DvcTemplateError("matrix expects a dictionary of lists");
     }
-    let combos = [{ parts: [], item: {} }];
+    let count = 1;
     for (const [key, values] of Object.entries(resolved)) {
       if (!Array.isArray(values)) throw new DvcTemplateError(`matrix.${key}: expected a list`);
+      count *= values.length;
+    }
+    tooMany(count, limit, "matrix");
+    let combos = [{ parts: [], item: {} }];
+    for (const [key, values] of Object.entries(resolved)) {
       combos = combos.flatMap(
         (combo) => values.map((value, index2) => ({
           parts: [...combo.parts, isComposite(value) ? `${key}${index2}` : scalarText(value)],
@@ -89982,6 +90245,12 @@ function expandDvcStage(name2, definition, context) {
     return combos.map(({ parts, item }) => ({ name: `${name2}@${parts.join("-")}`, body: body2, loop: { item } }));
   }
   return [{ name: name2, body: definition, loop: {} }];
+}
+function tooMany(count, limit, what) {
+  if (count <= limit) return;
+  throw new DvcTemplateError(
+    `${what} makes ${count.toLocaleString("en-US")} stages; a dvc.yaml makes at most ${MAX_DVC_STAGES.toLocaleString("en-US")} in all${limit < MAX_DVC_STAGES ? ` (${limit.toLocaleString("en-US")} left after the stages before it)` : ""}`
+  );
 }
 function foreachEntries(iterable) {
   if (Array.isArray(iterable)) {
@@ -89995,7 +90264,7 @@ function foreachEntries(iterable) {
 }
 
 // core/dvc/dvc-data-origin.ts
-var import_yaml9 = __toESM(require_dist(), 1);
+var import_yaml10 = __toESM(require_dist(), 1);
 import { posix as posix8 } from "node:path";
 
 // schemas/dvc/dvc-tracked-file.ts
@@ -90032,7 +90301,7 @@ function readOrigin(dvcFile, text2, wanted) {
   if (text2 === void 0) return null;
   let data;
   try {
-    data = (0, import_yaml9.parse)(text2);
+    data = (0, import_yaml10.parse)(text2);
   } catch {
     return null;
   }
@@ -90184,12 +90453,14 @@ var URL2 = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 function translateDvc(sources) {
   const problems = [];
   const notes = [];
-  const document2 = (0, import_yaml10.parseDocument)(sources.dvcYaml, DVC_YAML_OPTIONS);
+  const document2 = parseYamlDocument(sources.dvcYaml, DVC_YAML_OPTIONS);
   if (document2.errors.length > 0) {
     const message = `YAML syntax error: ${document2.errors[0]?.message.split("\n")[0] ?? ""}`;
     return { pipeline: null, problems: [{ path: "", message }], notes };
   }
-  const file2 = DvcFile.safeParse(document2.toJS() ?? {});
+  const read = yamlValue(document2);
+  if ("problem" in read) return { pipeline: null, problems: [{ path: "", message: read.problem }], notes };
+  const file2 = DvcFile.safeParse(read.value);
   if (!file2.success) {
     const fileProblems = file2.error.issues.map(deepestIssue).map((issue3) => ({
       path: formatPath(issue3.path),
@@ -90233,10 +90504,17 @@ function translateDvc(sources) {
   const stages2 = {};
   const leftOut = /* @__PURE__ */ new Map();
   const used = /* @__PURE__ */ new Map();
+  let stagesLeft = MAX_DVC_STAGES;
   for (const [name2, definition] of Object.entries(file2.data.stages)) {
     let expanded;
     try {
-      expanded = expandDvcStage(name2, definition, global2);
+      if (stagesLeft === 0) {
+        throw new DvcTemplateError(
+          `a dvc.yaml makes at most ${MAX_DVC_STAGES.toLocaleString("en-US")} stages`
+        );
+      }
+      expanded = expandDvcStage(name2, definition, global2, stagesLeft);
+      stagesLeft -= expanded.length;
     } catch (error47) {
       if (!(error47 instanceof DvcTemplateError)) throw error47;
       problems.push({ path: `stages.${name2}`, message: error47.message });
@@ -90492,16 +90770,16 @@ async function locateProject(pipelineOption, cwd) {
     stateDir: join22(pipelineDir, ".fluksio")
   };
 }
-function folderNamed(displayPath, folder) {
-  const inside = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder, name2)));
+function folderNamed(displayPath, folder2) {
+  const inside = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder2, name2)));
   return inside === void 0 ? `--pipeline: ${displayPath} is a folder, and holds no fluksio.yml (nor dvc.yaml); name the pipeline file` : `--pipeline: ${displayPath} is a folder; name the pipeline file in it: --pipeline ${join22(displayPath, inside)}`;
 }
 function noPipelineHere(cwd) {
-  for (let folder = cwd, up = ".."; dirname8(folder) !== folder; up = join22(up, "..")) {
-    const atTop = existsSync9(join22(folder, ".git"));
-    folder = dirname8(folder);
+  for (let folder2 = cwd, up = ".."; dirname8(folder2) !== folder2; up = join22(up, "..")) {
+    const atTop = existsSync9(join22(folder2, ".git"));
+    folder2 = dirname8(folder2);
     if (atTop) break;
-    const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder, name2)));
+    const found2 = PROJECT_PIPELINE_FILES.find((name2) => existsSync9(join22(folder2, name2)));
     if (found2 !== void 0) {
       const path29 = join22(up, found2);
       return `No fluksio.yml (nor dvc.yaml) in ${cwd}, but there is ${path29}: run from ${up} or give --pipeline ${path29}`;
@@ -92155,12 +92433,21 @@ var ControlPlaneClient = class {
     return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path29}`);
   }
   async hasBlob(run6, digest, call = {}) {
+    return await this.storedBlobSize(run6, digest, call) !== null;
+  }
+  /**
+   * The size the control plane holds a blob of the run's repository at (its HEAD, which
+   * also confirms the blob's ref for the run), or null when it holds none.
+   */
+  async storedBlobSize(run6, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
       call,
       lease: run6,
       allowNotFound: true
     });
-    return response.status !== 404;
+    if (response.status === 404) return null;
+    const length = Number(response.header("content-length"));
+    return Number.isSafeInteger(length) && length >= 0 ? length : null;
   }
   /**
    * Downloads a blob of the run's repository into `consume`, which gets the body as a
@@ -92204,7 +92491,12 @@ var ControlPlaneClient = class {
     const finish2 = { size };
     const path29 = `${uploads}/${uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path29, { call, json: finish2, lease: run6 }),
+      await this.http.send("POST", path29, {
+        call,
+        json: finish2,
+        lease: run6,
+        timeoutMs: this.transferTimeoutMs
+      }),
       BlobUploadReply,
       `POST ${path29}`
     );

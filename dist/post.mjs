@@ -33669,12 +33669,21 @@ var ControlPlaneClient = class {
     return response.status === 404 ? null : this.http.parse(response, PreviousStage, `GET ${path}`);
   }
   async hasBlob(run2, digest, call = {}) {
+    return await this.storedBlobSize(run2, digest, call) !== null;
+  }
+  /**
+   * The size the control plane holds a blob of the run's repository at (its HEAD, which
+   * also confirms the blob's ref for the run), or null when it holds none.
+   */
+  async storedBlobSize(run2, digest, call = {}) {
     const response = await this.http.send("HEAD", blobPath(digest), {
       call,
       lease: run2,
       allowNotFound: true
     });
-    return response.status !== 404;
+    if (response.status === 404) return null;
+    const length = Number(response.header("content-length"));
+    return Number.isSafeInteger(length) && length >= 0 ? length : null;
   }
   /**
    * Downloads a blob of the run's repository into `consume`, which gets the body as a
@@ -33718,7 +33727,12 @@ var ControlPlaneClient = class {
     const finish2 = { size };
     const path = `${uploads}/${uploadId}`;
     return this.http.parse(
-      await this.http.send("POST", path, { call, json: finish2, lease: run2 }),
+      await this.http.send("POST", path, {
+        call,
+        json: finish2,
+        lease: run2,
+        timeoutMs: this.transferTimeoutMs
+      }),
       BlobUploadReply,
       `POST ${path}`
     );
