@@ -78628,9 +78628,85 @@ var LogLimit = external_exports.string().regex(/^\d+(B|KiB|MiB|GiB)$/, {
 // runner/output/stage-output.ts
 init_format();
 init_log_line_bytes();
+
+// runner/output/stage-output-limits.ts
 var MAX_STAGE_METRICS = 1e3;
 var MAX_STAGE_METRIC_POINTS = 1e6;
 var MAX_STAGE_ANNOTATIONS = 1e3;
+var StageOutputLimits = class {
+  limits;
+  kept = { points: 0, annotations: 0 };
+  /** The names ignored past the metrics limit, as many as the limit at most, and whether more were. */
+  ignoredNames = /* @__PURE__ */ new Set();
+  moreIgnoredNames = false;
+  ignored = { metricPoints: 0, points: 0, annotations: 0 };
+  constructor(limits) {
+    this.limits = {
+      metrics: limits.metrics ?? MAX_STAGE_METRICS,
+      points: limits.points ?? MAX_STAGE_METRIC_POINTS,
+      annotations: limits.annotations ?? MAX_STAGE_ANNOTATIONS
+    };
+    for (const [kind, limit] of Object.entries(this.limits)) {
+      if (!Number.isSafeInteger(limit) || limit < 1) {
+        throw new Error(`the ${kind} limit must be a positive integer, got ${limit}`);
+      }
+    }
+  }
+  /** A point of the metric `name`, which is new (never kept before) when `metrics` already counts the metrics kept. */
+  metric(name2, metrics, isNew) {
+    if (!isNew || metrics < this.limits.metrics) return { kept: true, notice: null };
+    const first = this.ignored.metricPoints === 0;
+    this.ignored.metricPoints += 1;
+    if (this.ignoredNames.size < this.limits.metrics) this.ignoredNames.add(name2);
+    else if (!this.ignoredNames.has(name2)) this.moreIgnoredNames = true;
+    return {
+      kept: false,
+      notice: first ? `this stage reported ${this.limits.metrics} metrics, the most one stage keeps: points of other metrics are ignored, from "${name2}" on` : null
+    };
+  }
+  /** A point of a metric kept: whether its series takes it. */
+  point() {
+    if (this.kept.points < this.limits.points) {
+      this.kept.points += 1;
+      return { kept: true, notice: null };
+    }
+    this.ignored.points += 1;
+    return {
+      kept: false,
+      notice: this.ignored.points === 1 ? `this stage reported ${this.limits.points} metric points, the most one stage keeps: its series stop here, its metrics' final values still follow what it prints` : null
+    };
+  }
+  /** An `::error`, `::warning` or `::notice` annotation of `level`. */
+  annotation(level) {
+    if (this.kept.annotations < this.limits.annotations) {
+      this.kept.annotations += 1;
+      return { kept: true, notice: null };
+    }
+    this.ignored.annotations += 1;
+    return {
+      kept: false,
+      notice: this.ignored.annotations === 1 ? `this stage reported ${this.limits.annotations} annotations, the most one stage keeps: later ::${level} lines stay in the log only` : null
+    };
+  }
+  /** The lines that end the log, saying how much each limit left out. */
+  endLines() {
+    const { metricPoints: metricPoints2, points, annotations: annotations2 } = this.ignored;
+    const names = `${this.ignoredNames.size}${this.moreIgnoredNames ? "+" : ""}`;
+    return [
+      ...metricPoints2 > 0 ? [
+        `fluksio: ignored ${metricPoints2} points of ${names} metrics past the limit of ${this.limits.metrics} metrics per stage`
+      ] : [],
+      ...points > 0 ? [
+        `fluksio: left ${points} metric points out of the series past the limit of ${this.limits.points} points per stage (final values count them)`
+      ] : [],
+      ...annotations2 > 0 ? [
+        `fluksio: left ${annotations2} annotations out past the limit of ${this.limits.annotations} per stage (they are in the log)`
+      ] : []
+    ];
+  }
+};
+
+// runner/output/stage-output.ts
 var DECIMAL2 = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
 var NON_FINITE2 = /^[+-]?(?:nan|inf|infinity)$/i;
 var StageOutput = class {
@@ -78641,16 +78717,11 @@ var StageOutput = class {
     if (!Number.isSafeInteger(this.maxLogBytes) || this.maxLogBytes < 1) {
       throw new Error(`maxLogBytes must be a positive integer, got ${this.maxLogBytes}`);
     }
-    this.limits = {
-      metrics: options.maxMetrics ?? MAX_STAGE_METRICS,
-      points: options.maxMetricPoints ?? MAX_STAGE_METRIC_POINTS,
-      annotations: options.maxAnnotations ?? MAX_STAGE_ANNOTATIONS
-    };
-    for (const [option, limit] of Object.entries(this.limits)) {
-      if (!Number.isSafeInteger(limit) || limit < 1) {
-        throw new Error(`the ${option} limit must be a positive integer, got ${limit}`);
-      }
-    }
+    this.limits = new StageOutputLimits({
+      metrics: options.maxMetrics,
+      points: options.maxMetricPoints,
+      annotations: options.maxAnnotations
+    });
   }
   options;
   tail;
@@ -78661,12 +78732,6 @@ var StageOutput = class {
   /** Each metric's last value, past the points limit too. */
   finals = {};
   limits;
-  /** What was kept of each bounded kind, and what was ignored past its limit. */
-  counts = {
-    points: 0,
-    annotations: 0,
-    ignored: { metrics: /* @__PURE__ */ new Set(), metricPoints: 0, points: 0, annotations: 0 }
-  };
   /** While set, stdout is plain text until a `::<token>::` line. */
   stopToken = null;
   /** Per stream, the raw end of a long line's piece that waits for the next piece. */
@@ -78750,25 +78815,7 @@ var StageOutput = class {
         `fluksio: dropped ${this.dropped.bytes} bytes (${this.dropped.lines} lines) of output past the log limit of ${formatBytes(this.maxLogBytes)}`
       );
     }
-    const { ignored } = this.counts;
-    if (ignored.metrics.size > 0) {
-      this.record(
-        "stdout",
-        `fluksio: ignored ${ignored.metricPoints} points of ${ignored.metrics.size} metrics past the limit of ${this.limits.metrics} metrics per stage`
-      );
-    }
-    if (ignored.points > 0) {
-      this.record(
-        "stdout",
-        `fluksio: left ${ignored.points} metric points out of the series past the limit of ${this.limits.points} points per stage (final values count them)`
-      );
-    }
-    if (ignored.annotations > 0) {
-      this.record(
-        "stdout",
-        `fluksio: left ${ignored.annotations} annotations out past the limit of ${this.limits.annotations} per stage (they are in the log)`
-      );
-    }
+    for (const line2 of this.limits.endLines()) this.record("stdout", line2);
     const seen = /* @__PURE__ */ new Set();
     for (const traceback of tracebacks.filter((each) => !isInterrupt(each))) {
       const annotation = this.tracebackAnnotation(traceback);
@@ -78810,29 +78857,10 @@ var StageOutput = class {
       return;
     }
     const count = this.emitted.get(metric.name);
-    if (count === void 0 && this.emitted.size >= this.limits.metrics) {
-      const { ignored } = this.counts;
-      if (ignored.metrics.size === 0) {
-        this.limitReached(
-          `this stage reported ${this.limits.metrics} metrics, the most one stage keeps: points of other metrics are ignored, from "${metric.name}" on`
-        );
-      }
-      ignored.metrics.add(metric.name);
-      ignored.metricPoints += 1;
-      return;
-    }
+    if (!this.admitted(this.limits.metric(metric.name, this.emitted.size, count === void 0))) return;
     this.emitted.set(metric.name, (count ?? 0) + 1);
     this.finals[metric.name] = metric.value;
-    if (this.counts.points >= this.limits.points) {
-      if (this.counts.ignored.points === 0) {
-        this.limitReached(
-          `this stage reported ${this.limits.points} metric points, the most one stage keeps: its series stop here, its metrics' final values still follow what it prints`
-        );
-      }
-      this.counts.ignored.points += 1;
-      return;
-    }
-    this.counts.points += 1;
+    if (!this.admitted(this.limits.point())) return;
     this.options.onMetric({
       stage: this.options.stage,
       ...metric,
@@ -78840,7 +78868,11 @@ var StageOutput = class {
       at: Date.now()
     });
   }
-  /** Says once, in the log and as a warning on the stage, that a limit cut what it reports. */
+  /** Whether a limit admitted what the stage reported; the first refusal is said in the log and as a warning. */
+  admitted({ kept, notice: notice2 }) {
+    if (notice2 !== null) this.limitReached(notice2);
+    return kept;
+  }
   limitReached(message) {
     this.record("stdout", `fluksio: ${message}`);
     this.options.onAnnotation({
@@ -78853,16 +78885,7 @@ var StageOutput = class {
     });
   }
   annotate(command, level) {
-    if (this.counts.annotations >= this.limits.annotations) {
-      if (this.counts.ignored.annotations === 0) {
-        this.limitReached(
-          `this stage reported ${this.limits.annotations} annotations, the most one stage keeps: later ::${level} lines stay in the log only`
-        );
-      }
-      this.counts.ignored.annotations += 1;
-      return;
-    }
-    this.counts.annotations += 1;
+    if (!this.admitted(this.limits.annotation(level))) return;
     const { file: file2, line: line2, title } = command.properties;
     const where = { cwd: this.options.cwd, repoRoot: this.options.repoRoot };
     this.options.onAnnotation({

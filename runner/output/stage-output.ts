@@ -13,6 +13,7 @@ import { logText } from './log-text.js';
 import { DEFAULT_LOG_LIMIT } from '../../schemas/log-limit.js';
 import { formatBytes } from '../../core/text/format.js';
 import { logLineBytes } from '../../core/text/log-line-bytes.js';
+import { StageOutputLimits, type Admission } from './stage-output-limits.js';
 
 export interface StageOutputOptions {
   stage: string;
@@ -41,7 +42,7 @@ export interface StageOutputOptions {
    * The most metrics (distinct names) one stage reports: a point of a name past it is
    * ignored, saying so once. A loop printing `::metric name=x{i}` must not grow the run's
    * metrics, and the store's series, without end.
-   * @defaultValue MAX_STAGE_METRICS (1,000)
+   * @defaultValue MAX_STAGE_METRICS (1,000, stage-output-limits.ts)
    */
   maxMetrics?: number;
   /**
@@ -58,13 +59,6 @@ export interface StageOutputOptions {
    */
   maxAnnotations?: number;
 }
-
-/** A stage's metrics unless StageOutputOptions.maxMetrics says otherwise. */
-export const MAX_STAGE_METRICS = 1000;
-/** A stage's metric points unless StageOutputOptions.maxMetricPoints says otherwise. */
-export const MAX_STAGE_METRIC_POINTS = 1_000_000;
-/** A stage's annotations unless StageOutputOptions.maxAnnotations says otherwise. */
-export const MAX_STAGE_ANNOTATIONS = 1000;
 
 /** What a stage's output came to, once it is complete. */
 export interface StageOutputSummary {
@@ -96,13 +90,7 @@ export class StageOutput {
   private readonly emitted = new Map<string, number>();
   /** Each metric's last value, past the points limit too. */
   private readonly finals: Record<string, number> = {};
-  private readonly limits: { metrics: number; points: number; annotations: number };
-  /** What was kept of each bounded kind, and what was ignored past its limit. */
-  private readonly counts = {
-    points: 0,
-    annotations: 0,
-    ignored: { metrics: new Set<string>(), metricPoints: 0, points: 0, annotations: 0 },
-  };
+  private readonly limits: StageOutputLimits;
   /** While set, stdout is plain text until a `::<token>::` line. */
   private stopToken: string | null = null;
 
@@ -125,16 +113,11 @@ export class StageOutput {
     if (!Number.isSafeInteger(this.maxLogBytes) || this.maxLogBytes < 1) {
       throw new Error(`maxLogBytes must be a positive integer, got ${this.maxLogBytes}`);
     }
-    this.limits = {
-      metrics: options.maxMetrics ?? MAX_STAGE_METRICS,
-      points: options.maxMetricPoints ?? MAX_STAGE_METRIC_POINTS,
-      annotations: options.maxAnnotations ?? MAX_STAGE_ANNOTATIONS,
-    };
-    for (const [option, limit] of Object.entries(this.limits)) {
-      if (!Number.isSafeInteger(limit) || limit < 1) {
-        throw new Error(`the ${option} limit must be a positive integer, got ${limit}`);
-      }
-    }
+    this.limits = new StageOutputLimits({
+      metrics: options.maxMetrics,
+      points: options.maxMetricPoints,
+      annotations: options.maxAnnotations,
+    });
   }
 
   /**
@@ -222,25 +205,7 @@ export class StageOutput {
         `fluksio: dropped ${this.dropped.bytes} bytes (${this.dropped.lines} lines) of output past the log limit of ${formatBytes(this.maxLogBytes)}`,
       );
     }
-    const { ignored } = this.counts;
-    if (ignored.metrics.size > 0) {
-      this.record(
-        'stdout',
-        `fluksio: ignored ${ignored.metricPoints} points of ${ignored.metrics.size} metrics past the limit of ${this.limits.metrics} metrics per stage`,
-      );
-    }
-    if (ignored.points > 0) {
-      this.record(
-        'stdout',
-        `fluksio: left ${ignored.points} metric points out of the series past the limit of ${this.limits.points} points per stage (final values count them)`,
-      );
-    }
-    if (ignored.annotations > 0) {
-      this.record(
-        'stdout',
-        `fluksio: left ${ignored.annotations} annotations out past the limit of ${this.limits.annotations} per stage (they are in the log)`,
-      );
-    }
+    for (const line of this.limits.endLines()) this.record('stdout', line);
     // A traceback printed twice (logged, then raised again) is one problem in the code.
     // KeyboardInterrupt is the SIGINT fluksio sends to stop a stage (Ctrl-C, a timeout, a
     // cancel), not a problem in the code: it gets no annotation.
@@ -288,29 +253,10 @@ export class StageOutput {
       return;
     }
     const count = this.emitted.get(metric.name);
-    if (count === undefined && this.emitted.size >= this.limits.metrics) {
-      const { ignored } = this.counts;
-      if (ignored.metrics.size === 0) {
-        this.limitReached(
-          `this stage reported ${this.limits.metrics} metrics, the most one stage keeps: points of other metrics are ignored, from "${metric.name}" on`,
-        );
-      }
-      ignored.metrics.add(metric.name);
-      ignored.metricPoints += 1;
-      return;
-    }
+    if (!this.admitted(this.limits.metric(metric.name, this.emitted.size, count === undefined))) return;
     this.emitted.set(metric.name, (count ?? 0) + 1);
     this.finals[metric.name] = metric.value;
-    if (this.counts.points >= this.limits.points) {
-      if (this.counts.ignored.points === 0) {
-        this.limitReached(
-          `this stage reported ${this.limits.points} metric points, the most one stage keeps: its series stop here, its metrics' final values still follow what it prints`,
-        );
-      }
-      this.counts.ignored.points += 1;
-      return;
-    }
-    this.counts.points += 1;
+    if (!this.admitted(this.limits.point())) return;
     this.options.onMetric({
       stage: this.options.stage,
       ...metric,
@@ -319,7 +265,12 @@ export class StageOutput {
     });
   }
 
-  /** Says once, in the log and as a warning on the stage, that a limit cut what it reports. */
+  /** Whether a limit admitted what the stage reported; the first refusal is said in the log and as a warning. */
+  private admitted({ kept, notice }: Admission): boolean {
+    if (notice !== null) this.limitReached(notice);
+    return kept;
+  }
+
   private limitReached(message: string): void {
     this.record('stdout', `fluksio: ${message}`);
     this.options.onAnnotation({
@@ -333,16 +284,7 @@ export class StageOutput {
   }
 
   private annotate(command: WorkflowCommand, level: Annotation['level']): void {
-    if (this.counts.annotations >= this.limits.annotations) {
-      if (this.counts.ignored.annotations === 0) {
-        this.limitReached(
-          `this stage reported ${this.limits.annotations} annotations, the most one stage keeps: later ::${level} lines stay in the log only`,
-        );
-      }
-      this.counts.ignored.annotations += 1;
-      return;
-    }
-    this.counts.annotations += 1;
+    if (!this.admitted(this.limits.annotation(level))) return;
     const { file, line, title } = command.properties;
     const where = { cwd: this.options.cwd, repoRoot: this.options.repoRoot };
     this.options.onAnnotation({

@@ -315,6 +315,14 @@ describe('the metric and annotation limits', () => {
     );
   });
 
+  test('names ignored past the limit are counted, not remembered without end', () => {
+    const { output, stdout, logs } = stageOutput({ maxMetrics: 2 });
+    stdout('::metric name=a::1', '::metric name=b::2');
+    stdout(...Array.from({ length: 5 }, (_, i) => `::metric name=x${i}::${i}`));
+    output.finish();
+    expect(logs.at(-1)).toBe('fluksio: ignored 5 points of 2+ metrics past the limit of 2 metrics per stage');
+  });
+
   test('a limit that is not a positive integer is refused', () => {
     expect(() => stageOutput({ maxMetricPoints: 0 })).toThrow(
       /points limit must be a positive integer, got 0/,
