@@ -15,12 +15,14 @@ import {
 } from '../../schemas/protocol/lease-requests.js';
 import type { LeasedWriteReply } from '../../schemas/protocol/leased-write-reply.js';
 import type { RunnerRow } from '../../schemas/tables/runners.js';
+import type { Run } from '../../schemas/tables/runs.js';
 import { applyLeasedEvents } from '../../store/events/apply-leased-events.js';
 import { finishLeasedRun } from '../../store/leases/finish-leased-run.js';
 import { fixRunBaseline } from '../../store/runs/fix-run-baseline.js';
 import { heartbeatRun } from '../../store/leases/heartbeat-run.js';
 import { releaseLeasedRun } from '../../store/leases/release-leased-run.js';
 import { startLeasedRun } from '../../store/leases/start-leased-run.js';
+import { checkNamedBlobs } from '../blobs/check-named-blobs.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { holdLease, staleLease } from '../http/hold-lease.js';
 import { HttpError } from '../http/http-error.js';
@@ -47,12 +49,12 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
   async function leasedWrite<Schema extends z.ZodType<{ lease: string; epoch: number }>>(
     request: FastifyRequest,
     schema: Schema,
-  ): Promise<{ runner: RunnerRow; runId: string; body: z.output<Schema> }> {
+  ): Promise<{ runner: RunnerRow; runId: string; run: Run; body: z.output<Schema> }> {
     const runner = runnerAuth.of(request);
     const { id: runId } = parseInput(RunIdParams, request.params, 'id');
     const body = parseInput(schema, request.body, 'body');
-    await holdLease({ db, runner, runId, lease: body.lease, epoch: body.epoch });
-    return { runner, runId, body };
+    const run = await holdLease({ db, runner, runId, lease: body.lease, epoch: body.epoch });
+    return { runner, runId, run, body };
   }
 
   app.post('/api/v1/runs/:id/heartbeat', { onRequest }, async (request): Promise<HeartbeatReply> => {
@@ -99,7 +101,9 @@ export function leasedRunRoutes(app: FastifyInstance, context: RouteContext): vo
     '/api/v1/runs/:id/events',
     { onRequest, bodyLimit: EVENT_BATCH_MAX_BYTES },
     async (request): Promise<EventBatchReply> => {
-      const { runId, body } = await leasedWrite(request, EventBatch);
+      const { runId, run, body } = await leasedWrite(request, EventBatch);
+      // A stage names only blobs its repository stored: else 422, and nothing is applied.
+      await checkNamedBlobs({ db, blobs: context.blobs, repository: run.repository, events: body.events });
       const result = await applyLeasedEvents({
         db,
         runId,

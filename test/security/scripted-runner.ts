@@ -68,6 +68,29 @@ export class ScriptedRunner {
     return digest;
   }
 
+  /**
+   * Stores bytes as a blob of the claimed run the way a runner does on any store: asks for
+   * an upload ticket, then PUTs through the control plane or to the presigned URL (and
+   * finishes that upload). Resolves with the digest.
+   */
+  async storeBlob(claim: Claim, bytes: string): Promise<string> {
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const size = Buffer.byteLength(bytes);
+    const lease = { 'x-fluksio-lease': claim.lease, 'x-fluksio-run': claim.run.id };
+    const uploads = `/api/v1/blobs/${digest}/uploads`;
+    const ticket = await this.call('POST', uploads, { size }, lease);
+    if (ticket.status >= 300) throw new Error(`upload ticket answered ${ticket.status}: ${ticket.text}`);
+    const answer = JSON.parse(ticket.text) as
+      | { via: 'control-plane' }
+      | { via: 'url'; url: string; headers: Record<string, string>; uploadId: string };
+    if (answer.via === 'control-plane') return this.putBlob(claim, bytes);
+    const put = await fetch(answer.url, { method: 'PUT', headers: answer.headers, body: bytes });
+    if (put.status >= 300) throw new Error(`presigned PUT answered ${put.status}: ${await put.text()}`);
+    const finish = await this.call('POST', `${uploads}/${answer.uploadId}`, { size }, lease);
+    if (finish.status >= 300) throw new Error(`upload finish answered ${finish.status}: ${finish.text}`);
+    return digest;
+  }
+
   /** `HEAD` of a blob for the claimed run, as a runner asks before skipping an upload. */
   async head(claim: Claim, digest: string): Promise<number> {
     const response = await fetch(`${this.url}/api/v1/blobs/${digest}`, {
