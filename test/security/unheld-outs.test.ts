@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { DirectoryBlobStorage } from '../../app/blobs/directory-blob-storage.js';
+import { readBlobManifest } from '../../app/blobs/read-blob-manifest.js';
+import type { BlobDigest } from '../../schemas/blob-digest.js';
 import type { Claim } from '../../schemas/protocol/claim.js';
+import { gcStore } from '../../store/blobs/gc-store.js';
 import type { OutRecord } from '../../schemas/out-record.js';
 import { CACHE_KEY_VERSION, type KeyInputs } from '../../schemas/key-inputs.js';
 import type { StageRecord } from '../../schemas/stage-record.js';
@@ -205,6 +209,22 @@ describe('a stage finish that names blobs its repository never stored', () => {
       expect(refused.json.error, says).toContain(says);
     }
     expect((await lookup(held)).status).toBe(404);
+  });
+
+  test("one tenant's directory out naming no manifest does not stop gc collecting everyone's blobs", async () => {
+    const hostile = await startedRun('acme/model', 'box');
+    const refused = await finish(hostile, 0, [
+      { path: 'feats', kind: 'dir', digest: digestOf('no manifest here'), size: 0 },
+    ]);
+    expect(refused.status).toBe(422);
+    const storage = new DirectoryBlobStorage(plane.blobsRoot);
+    const gc = await gcStore({
+      db: database.db,
+      keepDays: 0,
+      readManifest: (digest) => readBlobManifest(storage, digest as BlobDigest),
+    });
+    // An unreadable manifest would make `fluksio gc` delete no blob file at all.
+    expect(gc.unreadableManifests).toEqual([]);
   });
 
   test('outs the repository holds, stored by an earlier run, are accepted without being sent again', async () => {
