@@ -135,7 +135,9 @@ describe('mirrors and checkouts', () => {
     await repo.git('checkout', '--quiet', 'main');
     await repo.git('branch', '--quiet', '-D', 'fork');
     const workspace = new GitWorkspace({ workDir, environment: process.env });
-    const dir = await workspace.checkout(request(repo, forkCommit, { fetchRef: 'refs/pull/7/head' }));
+    const dir = await workspace.checkout(
+      request(repo, forkCommit, { fetchRef: 'refs/pull/7/head', fork: true }),
+    );
     expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(forkCommit);
     expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('from a fork\n');
   });
