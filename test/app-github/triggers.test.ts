@@ -322,6 +322,33 @@ describe('bots, pushing to a person’s pull request', () => {
       { commit: SHA.head, trustDomain: 'trusted', fork: false, params: { lr: 0.1, seed: 0 } },
     ]);
   });
+
+  test('a /fluksio run handled before the bot’s push event, or on a pipeline without on.pull_request, must still name the bot’s head whole', async () => {
+    // No synchronize was handled (none came yet, or it found nothing to hold): GitHub's
+    // record of the head commit says who made it.
+    world.double.setCommits(world.repo.fullName, [
+      { sha: SHA.head, author: FORMATTER, committer: FORMATTER },
+      { sha: SHA.main },
+    ]);
+    await world.deliver(world.comment('/fluksio run lr=0.1'));
+    expect(await world.runs()).toEqual([]);
+    const [bare] = world.replies();
+    expect(bare).toContain("this pull request's head was pushed by the bot `pre-commit-ci[bot]`");
+    expect(bare).toContain(`/fluksio run --sha ${SHA.head}`);
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.head.slice(0, 12)} lr=0.1`));
+    expect(await world.runs()).toEqual([]);
+
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.head} lr=0.1`));
+    expect(await world.runs()).toMatchObject([
+      { commit: SHA.head, trustDomain: 'trusted', params: { lr: 0.1 } },
+    ]);
+  });
+
+  test('a person’s head (a bot only committed further back) runs with a bare /fluksio run', async () => {
+    world.double.setCommits(world.repo.fullName, [{ sha: SHA.head }, { sha: SHA.main, author: FORMATTER }]);
+    await world.deliver(world.comment('/fluksio run lr=0.1'));
+    expect(await world.runs()).toMatchObject([{ commit: SHA.head, params: { lr: 0.1 } }]);
+  });
 });
 
 describe('bots, reopened', () => {
