@@ -195,7 +195,9 @@ export class GitWorkspace {
       );
     try {
       if (request.fetchRef) {
-        await fetch(request.fetchRef);
+        // A ref the server does not have (yet) fails nothing by itself: the commit is then
+        // fetched by its id, and checkReachable says whether anything reaches it.
+        await fetch(request.fetchRef).catch(() => undefined);
         if (!(await hasCommit(git, commit))) await fetch(commit);
       } else {
         await fetch(commit);
@@ -220,7 +222,8 @@ export class GitWorkspace {
    * Only a commit a branch or a pull request's ref reaches runs (DESIGN §5): a server
    * hands out a dangling commit by its id, but nobody pushed it anywhere to be run. A
    * fork's run (its `refs/pull/<n>/head`, approved on its pull request) may be reached by
-   * pull requests' refs alone. A trusted run's commit must be a branch's: anyone can open a
+   * pull requests' refs alone. A trusted run's commit must be a branch's (or at its fetch ref,
+   * which only the control plane sets, for a same-repository pull request): anyone can open a
    * pull request, so `refs/pull/*` reaches commits nobody with write access pushed, which
    * must not run with the runner's secrets and into the trusted cache merely because a
    * submitter named them. GitHub's merge of a pull request (`refs/pull/<n>/merge`, the
@@ -240,36 +243,36 @@ export class GitWorkspace {
     const slotRef = `refs/fluksio/slot-${request.slot}`;
     const wanted = ['refs/heads/*', 'refs/pull/*', ...(fetchRef ? [fetchRef] : [])];
     const listed = await git(['ls-remote', '--', url, ...wanted], header);
-    const tipOf = listed
-      .split('\n')
-      .map((line) => line.split('\t'))
-      .filter(([sha]) => sha === commit)
-      .map(([, ref]) => ref ?? '');
-    if (tipOf.some((ref) => fork || ref.startsWith('refs/heads/'))) return;
+    const lines = listed.split('\n').map((line) => line.split('\t'));
+    const tipOf = lines.filter(([sha]) => sha === commit).map(([, ref]) => ref ?? '');
+    if (tipOf.some((ref) => fork || ref === fetchRef || ref.startsWith('refs/heads/'))) return;
+    // Only a ref the server has is asked for: a missing one would fail the whole fetch.
+    const ownRef = fetchRef !== null && lines.some(([, ref]) => ref === fetchRef) ? fetchRef : null;
     const refspecs = [
       `+refs/heads/*:${BRANCHES}*`,
       `+refs/pull/*:${PULLS}*`,
-      ...(fetchRef ? [`+${fetchRef}:${slotRef}`] : []),
+      ...(ownRef ? [`+${ownRef}:${slotRef}`] : []),
     ];
     await git(
       ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
       header,
     );
     if (fork) {
-      if (await isReachable(git, commit, [BRANCHES, PULLS, ...(fetchRef ? [slotRef] : [])])) return;
+      if (await isReachable(git, commit, [BRANCHES, PULLS, ...(ownRef ? [slotRef] : [])])) return;
       throw new Error(
         `Commit ${commit} is on no branch or pull request of ${request.repository}${fetchRef ? ` and not at ${fetchRef}` : ''}: ` +
           'it was force-pushed away or never pushed; only commits a branch or pull request reaches run',
       );
     }
-    if (await isReachable(git, commit, [BRANCHES])) return;
+    // A trusted run's fetch ref is the control plane's: a same-repository pull request's head.
+    if (await isReachable(git, commit, [BRANCHES, ...(ownRef ? [slotRef] : [])])) return;
     if (await isBranchesMerge(git, commit)) return;
     const onPull = await isReachable(git, commit, [PULLS]);
     throw new Error(
       onPull
-        ? `Commit ${commit} is on no branch of ${request.repository}, only on a pull request's ref: ` +
-            "a fork's commit runs as trusted code (with the runner's secrets, into the trusted cache) never; " +
-            `expected a commit a branch reaches, or a maintainer's approval on its pull request: /fluksio run --sha ${commit}`
+        ? `Commit ${commit} is on no branch of ${request.repository}, only on a pull request's ref, which anyone can open: ` +
+            "a trusted run (with the runner's secrets, into the trusted cache) needs a commit a branch reaches; " +
+            `a fork's pull request is approved on it instead: /fluksio run --sha ${commit}`
         : `Commit ${commit} is on no branch or pull request of ${request.repository}: ` +
             'it was force-pushed away or never pushed; only commits a branch or pull request reaches run',
     );
