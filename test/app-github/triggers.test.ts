@@ -86,6 +86,32 @@ describe('push', () => {
     expect(checkRun.conclusion).toBe('action_required');
   });
 
+  test('a fork’s fluksio.yml over 256 KiB is a broken pipeline naming its size, on its check run, never parsed', async () => {
+    world.setHead(SHA.broken, { forkId: 4_242_424 });
+    const huge = `version: 1\n${`#${'x'.repeat(1022)}\n`.repeat(300)}stages: {}\n`;
+    world.double.setFile(world.repo.fullName, SHA.broken, 'fluksio.yml', huge);
+    await world.deliver(
+      pullRequestPayload({
+        repo: world.repo,
+        action: 'synchronize',
+        number: PR,
+        head: { sha: SHA.broken, ref: 'feature', repoId: 4_242_424 },
+        base: { sha: SHA.main, ref: 'main' },
+      }),
+    );
+    expect(await world.runs()).toEqual([]);
+    const [notice] = await world.notices();
+    expect(notice).toMatchObject({ kind: 'broken-pipeline', headSha: SHA.broken });
+    expect(JSON.stringify(notice?.body)).toContain(
+      'fluksio.yml is 307,222 bytes; a pipeline file, and each file read beside it, is at most 262,144 bytes (256 KiB)',
+    );
+    const checkRun = await waitFor('the action_required check run', () =>
+      world.double.checkRuns(world.repo.fullName).find((run) => run.headSha === SHA.broken),
+    );
+    expect(checkRun.conclusion).toBe('action_required');
+    expect(JSON.stringify(checkRun)).toContain('is at most 262,144 bytes');
+  });
+
   test('a repository without fluksio.yml gets nothing at all', async () => {
     await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: SHA.broken }));
     expect(await world.runs()).toEqual([]);
