@@ -36,12 +36,12 @@ export function loadProjectPipeline(
   parses?: Map<string, ParsedPipelineText>,
 ): { pipeline: Pipeline | null; problems: Problem[]; notes: string[] } {
   const { file, text, ...context } = sources;
-  const tooLarge = pipelineFileSizeProblem(file, text);
+  const tooLarge = pipelineFileSizeProblem(text);
   if (tooLarge) return { pipeline: null, problems: [tooLarge], notes: [] };
   const oversized: Problem[] = [];
   const readFile = (path: string) => {
     const beside = sources.readFile(path);
-    const problem = beside === undefined ? null : pipelineFileSizeProblem(path, beside);
+    const problem = beside === undefined ? null : pipelineFileSizeProblem(beside, path);
     if (problem === null) return beside;
     oversized.push(problem);
     return '';

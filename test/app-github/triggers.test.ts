@@ -103,7 +103,7 @@ describe('push', () => {
     const [notice] = await world.notices();
     expect(notice).toMatchObject({ kind: 'broken-pipeline', headSha: SHA.broken });
     expect(JSON.stringify(notice?.body)).toContain(
-      'fluksio.yml is 307,222 bytes; a pipeline file, and each file read beside it, is at most 262,144 bytes (256 KiB)',
+      'the file is 307,222 bytes; a pipeline file, and each file read beside it, is at most 262,144 bytes (256 KiB)',
     );
     const checkRun = await waitFor('the action_required check run', () =>
       world.double.checkRuns(world.repo.fullName).find((run) => run.headSha === SHA.broken),

@@ -1,6 +1,8 @@
 import { expect, test } from 'vitest';
 import { loadProjectPipelineAsync } from '../../core/dvc/load-project-pipeline-async.js';
 import { MAX_PIPELINE_FILE_BYTES } from '../../core/dvc/pipeline-file-limit.js';
+import { makeRepo } from '../helpers/make-repo.js';
+import { runCli } from '../helpers/run-cli.js';
 
 /*
  * The GitHub App reads a pull request's pipeline file (`readPipelineAt`, through this very
@@ -88,17 +90,17 @@ test('a pipeline file, or a file read beside it, over 256 KiB is a problem namin
     {
       path: '',
       message:
-        'fluksio.yml is 1,048,609 bytes; a pipeline file, and each file read beside it, is at most 262,144 bytes (256 KiB)',
+        'the file is 1,048,609 bytes; a pipeline file, and each file read beside it, is at most 262,144 bytes (256 KiB)',
     },
   ]);
   const dvc = await load('dvc.yaml', `${padding}stages:\n  a:\n    cmd: x\n`);
   expect(dvc.pipeline).toBeNull();
   expect(dvc.problems.map((problem) => problem.message)).toEqual([
-    expect.stringMatching(/^dvc\.yaml is 1,048,600 bytes; .* at most 262,144 bytes/),
+    expect.stringMatching(/^the file is 1,048,600 bytes; .* at most 262,144 bytes/),
   ]);
   // A multi-byte character counts as its UTF-8 bytes.
   const wide = `version: 1\n# ${'é'.repeat(MAX_PIPELINE_FILE_BYTES / 2)}\nstages:\n  a: {cmd: x}\n`;
-  expect((await load('fluksio.yml', wide)).problems[0]?.message).toMatch(/^fluksio\.yml is 262,1\d\d bytes/);
+  expect((await load('fluksio.yml', wide)).problems[0]?.message).toMatch(/^the file is 262,1\d\d bytes/);
   const params = await loadProjectPipelineAsync({
     file: 'dvc.yaml',
     text: 'stages:\n  a:\n    cmd: echo ${lr}\n',
@@ -114,6 +116,22 @@ test('a pipeline file, or a file read beside it, over 256 KiB is a problem namin
   const full = `${fits}#${'x'.repeat(MAX_PIPELINE_FILE_BYTES - fits.length - 2)}\n`;
   expect(full.length).toBe(MAX_PIPELINE_FILE_BYTES);
   expect((await load('fluksio.yml', full)).problems).toEqual([]);
+});
+
+test('`fluksio run` refuses a pipeline file over 256 KiB by the same rule, naming its size', async () => {
+  const repo = await makeRepo({
+    files: {
+      'fluksio.yml': `version: 1\n${`#${'x'.repeat(1022)}\n`.repeat(300)}stages:\n  a: {cmd: echo hi}\n`,
+    },
+  });
+  try {
+    const result = await runCli(['run'], { cwd: repo.dir });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('fluksio.yml: the file is 307,239 bytes; a pipeline file');
+    expect(result.stderr).toContain('at most 262,144 bytes (256 KiB)');
+  } finally {
+    await repo.cleanup();
+  }
 });
 
 test('a key written twice in a map is still refused, where it is written again', async () => {
