@@ -33,8 +33,10 @@ export type GitHubRunDefinition = { commit: string } & Required<
 /**
  * The definition of a new run of `commit` with `params`, as the pipeline read at that
  * commit from `pipelinePath` says (DESIGN §8); the runner loads the same file. A fork's
- * pull request runs in the trust domain `pr:<n>` and fetches `refs/pull/<n>/head`;
- * anything else is trusted and fetches the branches.
+ * pull request runs in the trust domain `pr:<n>`; anything else is trusted. A pull
+ * request's run fetches `refs/pull/<n>/head`, which a runner accepts for a trusted run only
+ * from here (a same-repository pull request whose branch may be deleted, squash-merged,
+ * before the run is claimed): a submitted run names no ref, and its commit must be a branch's.
  */
 export function githubRunDefinition({
   repository,
@@ -68,7 +70,7 @@ export function githubRunDefinition({
     metricGoals: pipeline.metrics,
     trustDomain: fork && pullRequest ? `pr:${pullRequest.number}` : 'trusted',
     fork,
-    fetchRef: fork && pullRequest ? `refs/pull/${pullRequest.number}/head` : null,
+    fetchRef: pullRequest ? `refs/pull/${pullRequest.number}/head` : null,
     prNumber: pullRequest?.number ?? null,
     baseRef: pullRequest?.baseRef ?? null,
     branch,

@@ -10,7 +10,7 @@ import { UnreadablePayloadError } from './intake/unreadable-payload-error.js';
  * (safe up to 2^53).
  */
 
-const Account = z.object({
+export const Account = z.object({
   login: z.string().min(1),
   /** GitHub's account id: what a pinned allowed owner is matched by. */
   id: z.number().int().optional(),

@@ -13,6 +13,7 @@ import {
 } from './git-dir-files.js';
 import { runGit, type GitCommandOptions } from './git-command.js';
 import { checkoutStatCache, removeCheckoutStatCache } from './checkout-stat-cache.js';
+import { BRANCHES, PULLS, isBranchesMerge, isReachable } from './commit-reachability.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { redactUrl } from '../../client/redact-url.js';
 import { pruneMirrors } from './prune-mirrors.js';
@@ -194,7 +195,9 @@ export class GitWorkspace {
       );
     try {
       if (request.fetchRef) {
-        await fetch(request.fetchRef);
+        // A ref the server does not have (yet) fails nothing by itself: the commit is then
+        // fetched by its id, and checkReachable says whether anything reaches it.
+        await fetch(request.fetchRef).catch(() => undefined);
         if (!(await hasCommit(git, commit))) await fetch(commit);
       } else {
         await fetch(commit);
@@ -217,11 +220,17 @@ export class GitWorkspace {
 
   /**
    * Only a commit a branch or a pull request's ref reaches runs (DESIGN §5): a server
-   * hands out a dangling commit by its id, but nobody pushed it anywhere to be run. Pull
-   * requests' refs count (`refs/pull/<n>/head`, and `…/merge`, the commit a
-   * `pull_request` workflow runs and may submit). A tip is recognised from `ls-remote`
-   * alone; for an older commit the refs are fetched and git says whether one of them has
-   * it in its history.
+   * hands out a dangling commit by its id, but nobody pushed it anywhere to be run. A
+   * fork's run (its `refs/pull/<n>/head`, approved on its pull request) may be reached by
+   * pull requests' refs alone. A trusted run's commit must be a branch's (or at its fetch ref,
+   * which only the control plane sets, for a same-repository pull request): anyone can open a
+   * pull request, so `refs/pull/*` reaches commits nobody with write access pushed, which
+   * must not run with the runner's secrets and into the trusted cache merely because a
+   * submitter named them. GitHub's merge of a pull request (`refs/pull/<n>/merge`, the
+   * commit a `pull_request` workflow runs and may submit) counts when each of its parents
+   * is a branch's: it is then the merge of two trusted commits. A tip is recognised from
+   * `ls-remote` alone; for an older commit the refs are fetched and git says whether one of
+   * them has it in its history.
    */
   private async checkReachable(
     git: (args: string[], extra?: Partial<GitCommandOptions>) => Promise<string>,
@@ -230,25 +239,43 @@ export class GitWorkspace {
     header: Partial<GitCommandOptions>,
   ): Promise<void> {
     const { commit, fetchRef } = request;
+    const fork = request.fork === true;
     const slotRef = `refs/fluksio/slot-${request.slot}`;
     const wanted = ['refs/heads/*', 'refs/pull/*', ...(fetchRef ? [fetchRef] : [])];
     const listed = await git(['ls-remote', '--', url, ...wanted], header);
-    if (listed.split('\n').some((line) => line.split('\t')[0] === commit)) return;
+    const lines = listed.split('\n').map((line) => line.split('\t'));
+    const tipOf = lines.filter(([sha]) => sha === commit).map(([, ref]) => ref ?? '');
+    if (tipOf.some((ref) => fork || ref === fetchRef || ref.startsWith('refs/heads/'))) return;
+    // Only a ref the server has is asked for: a missing one would fail the whole fetch.
+    const ownRef = fetchRef !== null && lines.some(([, ref]) => ref === fetchRef) ? fetchRef : null;
     const refspecs = [
       `+refs/heads/*:${BRANCHES}*`,
       `+refs/pull/*:${PULLS}*`,
-      ...(fetchRef ? [`+${fetchRef}:${slotRef}`] : []),
+      ...(ownRef ? [`+${ownRef}:${slotRef}`] : []),
     ];
     await git(
       ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
       header,
     );
-    if (!(await isReachable(git, commit, [BRANCHES, PULLS, ...(fetchRef ? [slotRef] : [])]))) {
+    if (fork) {
+      if (await isReachable(git, commit, [BRANCHES, PULLS, ...(ownRef ? [slotRef] : [])])) return;
       throw new Error(
         `Commit ${commit} is on no branch or pull request of ${request.repository}${fetchRef ? ` and not at ${fetchRef}` : ''}: ` +
           'it was force-pushed away or never pushed; only commits a branch or pull request reaches run',
       );
     }
+    // A trusted run's fetch ref is the control plane's: a same-repository pull request's head.
+    if (await isReachable(git, commit, [BRANCHES, ...(ownRef ? [slotRef] : [])])) return;
+    if (await isBranchesMerge(git, commit)) return;
+    const onPull = await isReachable(git, commit, [PULLS]);
+    throw new Error(
+      onPull
+        ? `Commit ${commit} is on no branch of ${request.repository}, only on a pull request's ref, which anyone can open: ` +
+            "a trusted run (with the runner's secrets, into the trusted cache) needs a commit a branch reaches; " +
+            `a fork's pull request is approved on it instead: /fluksio run --sha ${commit}`
+        : `Commit ${commit} is on no branch or pull request of ${request.repository}: ` +
+            'it was force-pushed away or never pushed; only commits a branch or pull request reaches run',
+    );
   }
 
   /** A bare repository, made under a temporary name and renamed: a crash leaves no half mirror. */
@@ -352,27 +379,6 @@ async function verifyCheckout(git: (args: string[]) => Promise<string>, commit: 
         `${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}; nothing was run`,
     );
   }
-}
-
-/** Where a mirror keeps the repository's branches, to tell which commits they reach. */
-const BRANCHES = 'refs/fluksio/heads/';
-/** Where pull requests' refs are fetched to, for the same question. */
-const PULLS = 'refs/fluksio/pull/';
-
-/** Whether a ref under one of `refs` (a prefix or a full ref name) has `commit` in its history. */
-async function isReachable(
-  git: (args: string[]) => Promise<string>,
-  commit: string,
-  refs: string[],
-): Promise<boolean> {
-  const found = await git([
-    'for-each-ref',
-    '--count=1',
-    '--format=%(refname)',
-    `--contains=${commit}`,
-    ...refs,
-  ]).catch(() => '');
-  return found.trim() !== '';
 }
 
 async function hasCommit(git: (args: string[]) => Promise<string>, commit: string): Promise<boolean> {

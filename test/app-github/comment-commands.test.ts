@@ -21,7 +21,7 @@ test('/fluksio run lr=0.1 gets 👀 and 🚀 and queues one run at the pull requ
     labels: ['gpu'],
     trustDomain: 'trusted',
     fork: false,
-    fetchRef: null,
+    fetchRef: `refs/pull/${PR}/head`,
     trigger: 'comment',
     automatic: false,
     prNumber: PR,

@@ -86,6 +86,32 @@ describe('push', () => {
     expect(checkRun.conclusion).toBe('action_required');
   });
 
+  test('a fork’s fluksio.yml over 256 KiB is a broken pipeline naming its size, on its check run, never parsed', async () => {
+    world.setHead(SHA.broken, { forkId: 4_242_424 });
+    const huge = `version: 1\n${`#${'x'.repeat(1022)}\n`.repeat(300)}stages: {}\n`;
+    world.double.setFile(world.repo.fullName, SHA.broken, 'fluksio.yml', huge);
+    await world.deliver(
+      pullRequestPayload({
+        repo: world.repo,
+        action: 'synchronize',
+        number: PR,
+        head: { sha: SHA.broken, ref: 'feature', repoId: 4_242_424 },
+        base: { sha: SHA.main, ref: 'main' },
+      }),
+    );
+    expect(await world.runs()).toEqual([]);
+    const [notice] = await world.notices();
+    expect(notice).toMatchObject({ kind: 'broken-pipeline', headSha: SHA.broken });
+    expect(JSON.stringify(notice?.body)).toContain(
+      'the file is 307,222 bytes; a pipeline file, and each file read beside it, is at most 262,144 bytes (256 KiB)',
+    );
+    const checkRun = await waitFor('the action_required check run', () =>
+      world.double.checkRuns(world.repo.fullName).find((run) => run.headSha === SHA.broken),
+    );
+    expect(checkRun.conclusion).toBe('action_required');
+    expect(JSON.stringify(checkRun)).toContain('is at most 262,144 bytes');
+  });
+
   test('a repository without fluksio.yml gets nothing at all', async () => {
     await world.deliver(pushPayload({ repo: world.repo, ref: 'main', after: SHA.broken }));
     expect(await world.runs()).toEqual([]);
@@ -321,6 +347,33 @@ describe('bots, pushing to a person’s pull request', () => {
     expect(await world.runs()).toMatchObject([
       { commit: SHA.head, trustDomain: 'trusted', fork: false, params: { lr: 0.1, seed: 0 } },
     ]);
+  });
+
+  test('a /fluksio run handled before the bot’s push event, or on a pipeline without on.pull_request, must still name the bot’s head whole', async () => {
+    // No synchronize was handled (none came yet, or it found nothing to hold): GitHub's
+    // record of the head commit says who made it.
+    world.double.setCommits(world.repo.fullName, [
+      { sha: SHA.head, author: FORMATTER, committer: FORMATTER },
+      { sha: SHA.main },
+    ]);
+    await world.deliver(world.comment('/fluksio run lr=0.1'));
+    expect(await world.runs()).toEqual([]);
+    const [bare] = world.replies();
+    expect(bare).toContain("this pull request's head was pushed by the bot `pre-commit-ci[bot]`");
+    expect(bare).toContain(`/fluksio run --sha ${SHA.head}`);
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.head.slice(0, 12)} lr=0.1`));
+    expect(await world.runs()).toEqual([]);
+
+    await world.deliver(world.comment(`/fluksio run --sha ${SHA.head} lr=0.1`));
+    expect(await world.runs()).toMatchObject([
+      { commit: SHA.head, trustDomain: 'trusted', params: { lr: 0.1 } },
+    ]);
+  });
+
+  test('a person’s head (a bot only committed further back) runs with a bare /fluksio run', async () => {
+    world.double.setCommits(world.repo.fullName, [{ sha: SHA.head }, { sha: SHA.main, author: FORMATTER }]);
+    await world.deliver(world.comment('/fluksio run lr=0.1'));
+    expect(await world.runs()).toMatchObject([{ commit: SHA.head, params: { lr: 0.1 } }]);
   });
 });
 

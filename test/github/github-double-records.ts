@@ -117,6 +117,10 @@ export interface CommitInit {
   sha: string;
   /** @defaultValue `Commit <first 7 characters>` */
   message?: string;
+  /** The GitHub account its author's email is linked to. @defaultValue the example's user */
+  author?: Actor;
+  /** The GitHub account its committer's email is linked to. @defaultValue the example's user */
+  committer?: Actor;
 }
 
 /** A user access token the double issued through the web flow (`ghu_…`). */

@@ -45,6 +45,8 @@ export function renderCommit(
       ...(rendered.commit as Record<string, unknown>),
       message: commit.message ?? `Commit ${commit.sha.slice(0, 7)}`,
     },
+    ...(commit.author && { author: renderAccount(commit.author) }),
+    ...(commit.committer && { committer: renderAccount(commit.committer) }),
     parents: parent
       ? [
           {

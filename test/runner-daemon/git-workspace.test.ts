@@ -135,9 +135,29 @@ describe('mirrors and checkouts', () => {
     await repo.git('checkout', '--quiet', 'main');
     await repo.git('branch', '--quiet', '-D', 'fork');
     const workspace = new GitWorkspace({ workDir, environment: process.env });
-    const dir = await workspace.checkout(request(repo, forkCommit, { fetchRef: 'refs/pull/7/head' }));
+    const dir = await workspace.checkout(
+      request(repo, forkCommit, { fetchRef: 'refs/pull/7/head', fork: true }),
+    );
     expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(forkCommit);
     expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('from a fork\n');
+  });
+
+  test('a trusted run takes a commit only a pull request reaches from its own fetch ref alone, never by its SHA', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    await repo.git('checkout', '--quiet', '-b', 'feature');
+    await repo.write('a.txt', 'squash-merged, its branch deleted\n');
+    const headOnly = await repo.commitAll('on a pull request only');
+    await repo.git('update-ref', 'refs/pull/7/head', headOnly);
+    await repo.git('checkout', '--quiet', 'main');
+    await repo.git('branch', '--quiet', '-D', 'feature');
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    // Submitted by its SHA: anyone can open a pull request, so no trusted run of it.
+    await expect(workspace.checkout(request(repo, headOnly))).rejects.toThrow(
+      `Commit ${headOnly} is on no branch of local/project, only on a pull request's ref`,
+    );
+    // The control plane's run of a same-repository pull request names its ref.
+    const dir = await workspace.checkout(request(repo, headOnly, { fetchRef: 'refs/pull/7/head' }));
+    expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(headOnly);
   });
 
   test('a commit the repository does not have fails with a sentence naming it', async () => {

@@ -1,5 +1,8 @@
 import { expect, test } from 'vitest';
 import { loadProjectPipelineAsync } from '../../core/dvc/load-project-pipeline-async.js';
+import { MAX_PIPELINE_FILE_BYTES } from '../../core/dvc/pipeline-file-limit.js';
+import { makeRepo } from '../helpers/make-repo.js';
+import { runCli } from '../helpers/run-cli.js';
 
 /*
  * The GitHub App reads a pull request's pipeline file (`readPipelineAt`, through this very
@@ -61,22 +64,74 @@ function names(prefix: string, count: number): string {
 
 // Each took minutes before (every key, and every out, compared with each before it), with
 // the control plane's event loop held all along; they are a few seconds' work now.
-test('a 1 MB fluksio.yml of 140,000 outs is checked whole, its overlapping outs one problem each', async () => {
-  const text = `version: 1\nstages:\n  a: {cmd: x, outs: [data]}\n  b: {cmd: x, outs: ${names('data/o', 140_000)}}\n`;
+test('a 250 KB fluksio.yml of 18,000 outs is checked whole, its overlapping outs one problem each', async () => {
+  const text = `version: 1\nstages:\n  a: {cmd: x, outs: [data]}\n  b: {cmd: x, outs: ${names('data/o', 18_000)}}\n`;
+  expect(text.length).toBeLessThanOrEqual(MAX_PIPELINE_FILE_BYTES);
   const { pipeline, problems } = await load('fluksio.yml', text);
   expect(pipeline).toBeNull();
-  expect(problems).toHaveLength(140_000);
+  expect(problems).toHaveLength(18_000);
   expect(problems[0]).toMatchObject({
     path: 'stages.b.outs[0]',
     message: '"data/o0" overlaps "data", an output of stage a',
   });
 });
 
-test('a 1 MB fluksio.yml holding a map of 80,000 keys is parsed, and refused for what it is', async () => {
-  const keys = Array.from({ length: 80_000 }, (_, index) => `  k${index}: 0`).join('\n');
+test('a 250 KB fluksio.yml holding a map of 20,000 keys is parsed, and refused for what it is', async () => {
+  const keys = Array.from({ length: 20_000 }, (_, index) => `  k${index}: 0`).join('\n');
   const { pipeline, problems } = await load('fluksio.yml', `version: 1\nflood:\n${keys}\nstages: {}\n`);
   expect(pipeline).toBeNull();
   expect(problems.map((problem) => problem.message).join('\n')).toMatch(/flood/);
+});
+
+test('a pipeline file, or a file read beside it, over 256 KiB is a problem naming its size, never parsed', async () => {
+  const padding = `#${'x'.repeat(1022)}\n`.repeat(1024);
+  const big = `version: 1\n${padding}stages:\n  a: {cmd: x}\n`;
+  expect((await load('fluksio.yml', big)).problems).toEqual([
+    {
+      path: '',
+      message:
+        'the file is 1,048,609 bytes; a pipeline file, and each file read beside it, is at most 262,144 bytes (256 KiB)',
+    },
+  ]);
+  const dvc = await load('dvc.yaml', `${padding}stages:\n  a:\n    cmd: x\n`);
+  expect(dvc.pipeline).toBeNull();
+  expect(dvc.problems.map((problem) => problem.message)).toEqual([
+    expect.stringMatching(/^the file is 1,048,600 bytes; .* at most 262,144 bytes/),
+  ]);
+  // A multi-byte character counts as its UTF-8 bytes.
+  const wide = `version: 1\n# ${'é'.repeat(MAX_PIPELINE_FILE_BYTES / 2)}\nstages:\n  a: {cmd: x}\n`;
+  expect((await load('fluksio.yml', wide)).problems[0]?.message).toMatch(/^the file is 262,1\d\d bytes/);
+  const params = await loadProjectPipelineAsync({
+    file: 'dvc.yaml',
+    text: 'stages:\n  a:\n    cmd: echo ${lr}\n',
+    pipelineDir: '',
+    readFile: async (name) => (name === 'params.yaml' ? `lr: 0.1\n${padding}` : undefined),
+  });
+  expect(params.pipeline).toBeNull();
+  expect(params.problems.map((problem) => problem.message)).toEqual([
+    expect.stringMatching(/^params\.yaml is 1,048,584 bytes; /),
+  ]);
+  // At the limit, a file is read as ever.
+  const fits = `version: 1\nstages:\n  a: {cmd: x}\n`;
+  const full = `${fits}#${'x'.repeat(MAX_PIPELINE_FILE_BYTES - fits.length - 2)}\n`;
+  expect(full.length).toBe(MAX_PIPELINE_FILE_BYTES);
+  expect((await load('fluksio.yml', full)).problems).toEqual([]);
+});
+
+test('`fluksio run` refuses a pipeline file over 256 KiB by the same rule, naming its size', async () => {
+  const repo = await makeRepo({
+    files: {
+      'fluksio.yml': `version: 1\n${`#${'x'.repeat(1022)}\n`.repeat(300)}stages:\n  a: {cmd: echo hi}\n`,
+    },
+  });
+  try {
+    const result = await runCli(['run'], { cwd: repo.dir });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('fluksio.yml: the file is 307,239 bytes; a pipeline file');
+    expect(result.stderr).toContain('at most 262,144 bytes (256 KiB)');
+  } finally {
+    await repo.cleanup();
+  }
 });
 
 test('a key written twice in a map is still refused, where it is written again', async () => {

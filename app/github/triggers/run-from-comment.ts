@@ -4,7 +4,9 @@ import type { CommentCommand } from '../../../core/params/comment-command.js';
 import { findDeliveryCommit } from '../../../store/deliveries/find-delivery-commit.js';
 import type { CommentThread } from './comment-thread.js';
 import type { GitHubApi, GitHubWork } from '../github-work.js';
+import { headCommitBot } from './head-commit-bot.js';
 import { isFork } from './is-fork.js';
+import type { RepositoryRef } from '../repository-ref.js';
 import { isBotAccount } from '../webhook-payloads.js';
 import { queueGitHubRuns } from './queue-github-runs.js';
 import { noticeId, raiseNotice } from './raise-notice.js';
@@ -22,19 +24,24 @@ import {
 /**
  * The bot a comment's approval must name the whole head for: the pull request's author
  * when a bot opened it, else the bot whose push of `head` the automatic path held for
- * approval (run-pull-request-head.ts records it in that notice); null for a person's head.
+ * approval (run-pull-request-head.ts records it in that notice), else the bot GitHub says
+ * made the head commit (a comment handled before the push event, or a pipeline without
+ * `on.pull_request`); null for a person's head.
  */
 async function pullRequestHeadBot(
   work: GitHubWork,
+  api: GitHubApi,
   pullRequest: PullRequest,
-  repository: string,
+  repository: RepositoryRef,
   head: string,
 ): Promise<{ login: string; did: 'opened' | 'pushed' } | null> {
   if (pullRequest.user && isBotAccount(pullRequest.user))
     return { login: pullRequest.user.login, did: 'opened' };
-  const notice = await findGitHubNotice({ db: work.db, id: noticeId('approval', repository, head) });
+  const notice = await findGitHubNotice({ db: work.db, id: noticeId('approval', repository.fullName, head) });
   const pushedBy = notice?.body.pushedBy;
-  return typeof pushedBy === 'string' ? { login: pushedBy, did: 'pushed' } : null;
+  if (typeof pushedBy === 'string') return { login: pushedBy, did: 'pushed' };
+  const madeBy = await headCommitBot(api, repository, head);
+  return madeBy === null ? null : { login: madeBy, did: 'pushed' };
 }
 
 /**
@@ -73,8 +80,9 @@ export async function runFromComment(
   const fork = isFork(pullRequest);
   // A bot's pull request (Dependabot's) is approved as a fork's is: its next push may come
   // between a maintainer's review and the comment. So is a head a bot pushed to a person's
-  // pull request, as its push event found it (pullRequestHeadBot).
-  const bot = fork ? null : await pullRequestHeadBot(work, pullRequest, repository.fullName, head);
+  // pull request, as its push event or GitHub's record of the commit says (pullRequestHeadBot).
+  const bot =
+    fork || pinned !== null ? null : await pullRequestHeadBot(work, api, pullRequest, repository, head);
   if (pinned === null) {
     // A fork's approval names the whole SHA: a short prefix is a few seconds of hashing for
     // its author to match with a commit nobody reviewed.
