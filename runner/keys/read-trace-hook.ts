@@ -27,7 +27,9 @@
  *   started so that it will not install the hook (`-I`, `-E`, `-S`, or an environment
  *   without the hook's variables: a process multiprocessing spawns unannounced reports
  *   too, so counting reports alone would let it stand in), a library of the repository
- *   loaded with ctypes, a path that cannot be written on one line.
+ *   loaded with ctypes, a path that cannot be written on one line, a file opened relative
+ *   to a directory descriptor (`os.open(name, flags, dir_fd=…)`: the event does not say
+ *   which folder).
  *
  * Files a process emptied (opened with `O_TRUNC`) or created (`O_EXCL`) before reading them
  * are its own data, not inputs. A file opened for writing that keeps what was there (`"a"`,
@@ -342,6 +344,31 @@ def _fluksio_install():
         traced.__doc__ = lookup.__doc__
         return traced
 
+    real_open = os.open
+
+    def traced_open(path, flags, *args, **kwargs):
+        # The "open" event names the path but not dir_fd: "x.csv" opened in a folder's
+        # descriptor would be keyed as "x.csv" where the stage runs, another file.
+        dir_fd = kwargs.get("dir_fd")
+        thread = get_ident()
+        if dir_fd is not None and thread not in busy:
+            try:
+                relative = not os.path.isabs(os.fsdecode(os.fspath(path)))
+            except TypeError:
+                relative = True
+            if relative:
+                busy.add(thread)
+                try:
+                    emit("X", "opened a path relative to a directory descriptor")
+                finally:
+                    busy.discard(thread)
+        return real_open(path, flags, *args, **kwargs)
+
+    traced_open.__name__ = real_open.__name__
+    traced_open.__qualname__ = real_open.__qualname__
+    traced_open.__doc__ = real_open.__doc__
+    os.open = traced_open
+
     follows = lambda kwargs: kwargs.get("follow_symlinks", True)
     never = lambda kwargs: False
     os.stat = tracing(real_stat, follows, True)
@@ -356,6 +383,7 @@ def _fluksio_install():
         (real_lstat, os.lstat),
         (real_access, os.access),
         (real_readlink, os.readlink),
+        (real_open, os.open),
     ):
         for supports in (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks, os.supports_effective_ids):
             if real in supports:

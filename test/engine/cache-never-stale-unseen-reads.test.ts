@@ -96,3 +96,35 @@ open("results/model.txt", "w").write(" ".join(sys.argv[1:]) + "\\n")
   },
   SLOW,
 );
+
+test(
+  'a file opened relative to a directory descriptor re-runs the stage when edited',
+  async () => {
+    repo = await makeRepo({
+      files: {
+        '.gitignore': '/results/\n',
+        'fluksio.yml': pipeline('python3 train.py'),
+        'train.py': `import os
+folder = os.open("data", os.O_RDONLY)
+value = os.read(os.open("x.csv", os.O_RDONLY, dir_fd=folder), 100).decode()
+os.makedirs("results", exist_ok=True)
+open("results/model.txt", "w").write(value)
+`,
+        'data/x.csv': '1\n',
+      },
+    });
+    const first = stageOf(await run(), 'train');
+    expect(first.status).toBe('ran');
+    expect(first.notes).toContain(
+      "train: not traced (it opened a path relative to a directory descriptor): keyed on the repository's whole code",
+    );
+    expect(await model()).toBe('1\n');
+
+    await repo.write('data/x.csv', '2\n');
+    await repo.commitAll('new data');
+    expect(stageOf(await run(), 'train').status).toBe('ran');
+    expect(await model()).toBe('2\n');
+    await expectEqualsUncached();
+  },
+  SLOW,
+);
