@@ -96,7 +96,10 @@ def _fluksio_install():
         except TypeError:
             return []
         absolute = os.path.abspath(path)
-        real = os.path.realpath(absolute)
+        # Resolved as the kernel resolves it: a link before a ".." is followed first
+        # ("current/../labels.csv" opens the file beside the link's target, not beside the
+        # link), so the real path comes from the path as spelt, not from its lexical form.
+        real = os.path.realpath(path)
         if within(absolute) and not within(real):
             emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
             return []
@@ -296,9 +299,14 @@ def _fluksio_install():
             if follow:
                 where = inside(path)
             else:
-                # The link itself: its folder resolved, its own name kept.
+                # The link itself: its folder resolved (a ".." after a link as the kernel
+                # takes it), its own name kept.
                 absolute = os.path.abspath(path)
-                named = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+                spelt = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+                folder, name = os.path.split(spelt.rstrip(os.sep) or os.sep)
+                if name in ("", ".", ".."):
+                    folder, name = os.path.split(os.path.realpath(spelt))
+                named = os.path.join(os.path.realpath(folder), name)
                 if within(absolute) and not within(named):
                     emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
                     return

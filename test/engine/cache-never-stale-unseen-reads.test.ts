@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
@@ -124,6 +124,43 @@ open("results/model.txt", "w").write(value)
     await repo.commitAll('new data');
     expect(stageOf(await run(), 'train').status).toBe('ran');
     expect(await model()).toBe('2\n');
+    await expectEqualsUncached();
+  },
+  SLOW,
+);
+
+test(
+  'a file read through a link and `..` is keyed as the file the kernel opens, not the one the path spells',
+  async () => {
+    repo = await makeRepo({
+      files: {
+        '.gitignore': '/results/\n',
+        'fluksio.yml': pipeline('python3 train.py'),
+        'train.py': `import os
+value = open("current/../labels.csv").read()
+found = os.path.isfile("current/../extra.csv")
+os.makedirs("results", exist_ok=True)
+open("results/model.txt", "w").write(f"{value.strip()} {found}\\n")
+`,
+        'datasets/labels.csv': 'v1\n',
+        'datasets/v1/train.csv': '1\n',
+      },
+      commit: false,
+    });
+    await symlink('datasets/v1', path.join(repo.dir, 'current'));
+    await repo.commitAll('initial');
+    expect(stageOf(await run(), 'train').status).toBe('ran');
+    expect(await model()).toBe('v1 False\n');
+
+    await repo.write('datasets/labels.csv', 'v2\n');
+    await repo.commitAll('new labels');
+    expect(stageOf(await run(), 'train').status).toBe('ran');
+    expect(await model()).toBe('v2 False\n');
+
+    await repo.write('datasets/extra.csv', '\n');
+    await repo.commitAll('extra data');
+    expect(stageOf(await run(), 'train').status).toBe('ran');
+    expect(await model()).toBe('v2 True\n');
     await expectEqualsUncached();
   },
   SLOW,
