@@ -377,6 +377,9 @@ def _fluksio_install():
     traced_open.__doc__ = real_open.__doc__
     os.open = traced_open
 
+    def started_with():
+        _fluksio_started_with(emit, inside, real_stat, os.listdir)
+
     follows = lambda kwargs: kwargs.get("follow_symlinks", True)
     never = lambda kwargs: False
     os.stat = tracing(real_stat, follows, True)
@@ -398,7 +401,43 @@ def _fluksio_install():
                 supports.add(wrapper)
 
     emit("S", os.getpid())
+    started_with()
     sys.addaudithook(hook)
+
+
+def _fluksio_started_with(emit, inside, real_stat, real_listdir):
+    # What Python read as it started, before this hook: the site-packages folders' .pth
+    # files (an editable install's path, "import" lines), listed so that a new one shows,
+    # a virtual environment's pyvenv.cfg, and the modules imported by then (those .pth
+    # lines import some). Only those inside the repository: a virtual environment kept in
+    # the project decides what a stage imports.
+    import stat
+    import site
+
+    os, sys = _fluksio_os, _fluksio_sys
+    folders = list(getattr(site, "getsitepackages", lambda: [])())
+    if getattr(site, "ENABLE_USER_SITE", False) and getattr(site, "USER_SITE", None):
+        folders.append(site.USER_SITE)
+    for folder in folders:
+        for where in inside(folder):
+            try:
+                if not stat.S_ISDIR(real_stat(where).st_mode):
+                    continue
+                names = real_listdir(where)
+            except OSError:
+                continue
+            emit("L", where)
+            for name in names:
+                if name.endswith(".pth"):
+                    emit("R", os.path.join(where, name))
+    if sys.prefix != sys.base_prefix:
+        for where in inside(os.path.join(sys.prefix, "pyvenv.cfg")):
+            emit("R", where)
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str):
+            for where in inside(filename):
+                emit("R", where)
 
 
 def _fluksio_chain():
