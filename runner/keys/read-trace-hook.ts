@@ -1,3 +1,5 @@
+import { READ_TRACE_HELPERS } from './read-trace-helpers.js';
+
 /**
  * The `sitecustomize.py` that traces what a Python stage reads (PEP 578 audit hooks).
  * Python imports `sitecustomize` at start-up from the first directory of `sys.path` that
@@ -36,7 +38,8 @@
  * `O_WRONLY` alone) is not: what a later read sees still depends on what was there before,
  * or on its being absent.
  */
-export const READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
+export const READ_TRACE_HOOK =
+  String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
 import os as _fluksio_os
 import sys as _fluksio_sys
 
@@ -354,24 +357,7 @@ def _fluksio_install():
 
     real_open = os.open
 
-    def traced_open(path, flags, *args, **kwargs):
-        # The "open" event names the path but not dir_fd: "x.csv" opened in a folder's
-        # descriptor would be keyed as "x.csv" where the stage runs, another file.
-        dir_fd = kwargs.get("dir_fd")
-        thread = get_ident()
-        if dir_fd is not None and thread not in busy:
-            try:
-                relative = not os.path.isabs(os.fsdecode(os.fspath(path)))
-            except TypeError:
-                relative = True
-            if relative:
-                busy.add(thread)
-                try:
-                    emit("X", "opened a path relative to a directory descriptor")
-                finally:
-                    busy.discard(thread)
-        return real_open(path, flags, *args, **kwargs)
-
+    traced_open = _fluksio_traced_open(real_open, emit, busy, get_ident)
     traced_open.__name__ = real_open.__name__
     traced_open.__qualname__ = real_open.__qualname__
     traced_open.__doc__ = real_open.__doc__
@@ -405,40 +391,9 @@ def _fluksio_install():
     sys.addaudithook(hook)
 
 
-def _fluksio_started_with(emit, inside, real_stat, real_listdir):
-    # What Python read as it started, before this hook: the site-packages folders' .pth
-    # files (an editable install's path, "import" lines), listed so that a new one shows,
-    # a virtual environment's pyvenv.cfg, and the modules imported by then (those .pth
-    # lines import some). Only those inside the repository: a virtual environment kept in
-    # the project decides what a stage imports.
-    import stat
-    import site
-
-    os, sys = _fluksio_os, _fluksio_sys
-    folders = list(getattr(site, "getsitepackages", lambda: [])())
-    if getattr(site, "ENABLE_USER_SITE", False) and getattr(site, "USER_SITE", None):
-        folders.append(site.USER_SITE)
-    for folder in folders:
-        for where in inside(folder):
-            try:
-                if not stat.S_ISDIR(real_stat(where).st_mode):
-                    continue
-                names = real_listdir(where)
-            except OSError:
-                continue
-            emit("L", where)
-            for name in names:
-                if name.endswith(".pth"):
-                    emit("R", os.path.join(where, name))
-    if sys.prefix != sys.base_prefix:
-        for where in inside(os.path.join(sys.prefix, "pyvenv.cfg")):
-            emit("R", where)
-    for module in list(sys.modules.values()):
-        filename = getattr(module, "__file__", None)
-        if isinstance(filename, str):
-            for where in inside(filename):
-                emit("R", where)
-
+` +
+  READ_TRACE_HELPERS +
+  String.raw`
 
 def _fluksio_chain():
     # The user's own sitecustomize, if one is further down the path, still runs.
