@@ -146,6 +146,34 @@ async function interpreterAt(realPath: string, digests: InterpreterDigests): Pro
   return { path: realPath, digest };
 }
 
+/**
+ * The programs a command line starts that are files of the repository (`tools/python3`, a
+ * wrapper that sets variables and starts Python; `.venv/bin/python3` in a virtual
+ * environment kept in the project, ignored), each keyed under its name by its
+ * repository-relative real path and the digest of its bytes. The whole code digest keys
+ * those git sees, but a traced stage's key holds no code digest, and the Python they start
+ * reports only its own reads: the wrapper is read by the kernel and a shell. Relative, so
+ * that two checkouts of one commit key them alike.
+ */
+export async function repositoryPrograms(
+  cmd: string,
+  options: CommandInterpretersOptions,
+): Promise<Record<string, Interpreter>> {
+  const found: Record<string, Interpreter> = {};
+  const root = await realpath(options.repoRoot).catch(() => options.repoRoot);
+  for (const { word, dir } of commandPrograms(cmd)) {
+    const name = programName(word, dir);
+    if (name in found) continue;
+    const file = await locate(word, path.resolve(options.cwd, dir), options);
+    if (file === null) continue;
+    const real = await realpath(file);
+    if (!isInside(real, root)) continue;
+    const { digest } = await interpreterAt(real, options.digests);
+    found[name] = { path: path.relative(root, real).split(path.sep).join('/'), digest };
+  }
+  return found;
+}
+
 /** The word naming the program of each simple command in a shell command line (commandPrograms). */
 export function commandWords(cmd: string): string[] {
   return commandPrograms(cmd).map((program) => program.word);

@@ -1,5 +1,5 @@
 import { interpolateCommand } from '../../core/pipeline/interpolate-command.js';
-import { commandInterpreters } from './command-interpreters.js';
+import { commandInterpreters, repositoryPrograms } from './command-interpreters.js';
 import type { InterpreterDigests } from './interpreter-digests.js';
 import type { LauncherProbe } from './launched-python.js';
 import { stageKeyInputs, type StageKeyInputsOptions, type StageKeyMaterial } from './stage-key-inputs.js';
@@ -19,12 +19,18 @@ export async function readStageMaterial(
   const stage = options.pipeline.stages[options.stage];
   if (!stage) throw new Error(`No stage named ${options.stage}`);
   const { workspace } = options;
-  const interpreters = await commandInterpreters(interpolateCommand(stage.cmd, options.params), {
+  const cmd = interpolateCommand(stage.cmd, options.params);
+  const found = {
     path: options.env.PATH ?? '',
     cwd: workspace.pipelineDir,
     repoRoot: workspace.repoRoot,
     digests: options.interpreterDigests,
-    probeLauncher: options.probeLauncher,
+  };
+  const interpreters = await commandInterpreters(cmd, { ...found, probeLauncher: options.probeLauncher });
+  return stageKeyInputs({
+    ...options,
+    interpreters,
+    repositoryPrograms: await repositoryPrograms(cmd, found),
+    commandPath: options.env.PATH ?? undefined,
   });
-  return stageKeyInputs({ ...options, interpreters, commandPath: options.env.PATH ?? undefined });
 }

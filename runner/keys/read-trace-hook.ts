@@ -1,3 +1,5 @@
+import { READ_TRACE_HELPERS } from './read-trace-helpers.js';
+
 /**
  * The `sitecustomize.py` that traces what a Python stage reads (PEP 578 audit hooks).
  * Python imports `sitecustomize` at start-up from the first directory of `sys.path` that
@@ -27,14 +29,17 @@
  *   started so that it will not install the hook (`-I`, `-E`, `-S`, or an environment
  *   without the hook's variables: a process multiprocessing spawns unannounced reports
  *   too, so counting reports alone would let it stand in), a library of the repository
- *   loaded with ctypes, a path that cannot be written on one line.
+ *   loaded with ctypes, a path that cannot be written on one line, a file opened relative
+ *   to a directory descriptor (`os.open(name, flags, dir_fd=…)`: the event does not say
+ *   which folder).
  *
  * Files a process emptied (opened with `O_TRUNC`) or created (`O_EXCL`) before reading them
  * are its own data, not inputs. A file opened for writing that keeps what was there (`"a"`,
  * `O_WRONLY` alone) is not: what a later read sees still depends on what was there before,
  * or on its being absent.
  */
-export const READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
+export const READ_TRACE_HOOK =
+  String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
 import os as _fluksio_os
 import sys as _fluksio_sys
 
@@ -94,7 +99,10 @@ def _fluksio_install():
         except TypeError:
             return []
         absolute = os.path.abspath(path)
-        real = os.path.realpath(absolute)
+        # Resolved as the kernel resolves it: a link before a ".." is followed first
+        # ("current/../labels.csv" opens the file beside the link's target, not beside the
+        # link), so the real path comes from the path as spelt, not from its lexical form.
+        real = os.path.realpath(path)
         if within(absolute) and not within(real):
             emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
             return []
@@ -294,9 +302,14 @@ def _fluksio_install():
             if follow:
                 where = inside(path)
             else:
-                # The link itself: its folder resolved, its own name kept.
+                # The link itself: its folder resolved (a ".." after a link as the kernel
+                # takes it), its own name kept.
                 absolute = os.path.abspath(path)
-                named = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+                spelt = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+                folder, name = os.path.split(spelt.rstrip(os.sep) or os.sep)
+                if name in ("", ".", ".."):
+                    folder, name = os.path.split(os.path.realpath(spelt))
+                named = os.path.join(os.path.realpath(folder), name)
                 if within(absolute) and not within(named):
                     emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
                     return
@@ -342,6 +355,17 @@ def _fluksio_install():
         traced.__doc__ = lookup.__doc__
         return traced
 
+    real_open = os.open
+
+    traced_open = _fluksio_traced_open(real_open, emit, busy, get_ident)
+    traced_open.__name__ = real_open.__name__
+    traced_open.__qualname__ = real_open.__qualname__
+    traced_open.__doc__ = real_open.__doc__
+    os.open = traced_open
+
+    def started_with():
+        _fluksio_started_with(emit, inside, real_stat, os.listdir)
+
     follows = lambda kwargs: kwargs.get("follow_symlinks", True)
     never = lambda kwargs: False
     os.stat = tracing(real_stat, follows, True)
@@ -356,14 +380,20 @@ def _fluksio_install():
         (real_lstat, os.lstat),
         (real_access, os.access),
         (real_readlink, os.readlink),
+        (real_open, os.open),
     ):
         for supports in (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks, os.supports_effective_ids):
             if real in supports:
                 supports.add(wrapper)
 
     emit("S", os.getpid())
+    started_with()
     sys.addaudithook(hook)
 
+
+` +
+  READ_TRACE_HELPERS +
+  String.raw`
 
 def _fluksio_chain():
     # The user's own sitecustomize, if one is further down the path, still runs.

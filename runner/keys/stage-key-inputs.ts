@@ -21,6 +21,11 @@ export interface StageKeyInputsOptions {
   env: Readonly<Record<string, string | null>>;
   /** The programs the command starts (`commandInterpreters`). */
   interpreters: KeyInputs['interpreters'];
+  /**
+   * The programs the command starts that are files of the repository (`repositoryPrograms`):
+   * keyed in a traced stage's inputs, which hold no code digest. @defaultValue none
+   */
+  repositoryPrograms?: KeyInputs['interpreters'];
   fingerprint: string | null;
   /** Outs this run already produced or restored, by normalized pipeline path. */
   produced: ReadonlyMap<string, OutRecord>;
@@ -124,7 +129,11 @@ export async function stageKeyInputs(options: StageKeyInputsOptions): Promise<St
   };
   const traceable =
     stage.code !== false && untraced === null
-      ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null }
+      ? {
+          ...inputs,
+          code: globs ? { digest: globs.digest, manifest: null } : null,
+          interpreters: { ...inputs.interpreters, ...options.repositoryPrograms },
+        }
       : null;
   return { inputs, code, codeScope, traceable, depStamps };
 }

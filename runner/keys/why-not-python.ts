@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { access, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'shell-quote';
+import { hasUnquotedBracketGlob } from './unquoted-bracket-glob.js';
 
 /** Redirections of output only: the shell writes those files, it reads nothing the hook would miss. */
 const HARMLESS_OPERATORS = new Set(['>', '>>', '>&', '>|']);
@@ -27,8 +28,8 @@ export interface CommandContext {
  * Why a stage's command cannot be traced as a Python program, or null when it can: the
  * shell must start exactly one program, a Python interpreter, and read nothing itself.
  * Leading `NAME=value` assignments are allowed; a pipeline, a list (`;`, `&&`), input
- * redirection, a command substitution (quoted or not) or a glob the shell expands is
- * not, because the shell would start or read something no audit hook sees.
+ * redirection, a command substitution (quoted or not) or a glob the shell expands (`*`,
+ * `?`, or a bracket expression shell-quote reads as text) is not, because the shell would start or read something no audit hook sees.
  */
 export async function whyNotPython(cmd: string, context: CommandContext): Promise<string | null> {
   let tokens: ReturnType<typeof parse>;
@@ -49,6 +50,7 @@ export async function whyNotPython(cmd: string, context: CommandContext): Promis
     else if (token.op === '(' || token.op === ')') return 'the shell runs a subshell or $(…)';
     else if (!HARMLESS_OPERATORS.has(token.op)) return `the shell runs it (${token.op})`;
   }
+  if (hasUnquotedBracketGlob(cmd)) return 'the shell expands a glob';
   const program = words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
   if (program === undefined) return 'it starts no program';
   if (program.includes('$')) return `its program ${program} is a shell expansion`;
