@@ -4,6 +4,7 @@ export * from './applied-events.js';
 export * from './blob-refs.js';
 export * from './blob-store-binding.js';
 export * from './cache-entries.js';
+export * from './control-plane-availability.js';
 export * from './deliveries.js';
 export * from './github-checks.js';
 export * from './github-notices.js';

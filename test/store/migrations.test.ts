@@ -26,6 +26,7 @@ async function expectEveryTableOnce(db: Database): Promise<void> {
     'blob_refs',
     'blob_store_binding',
     'cache_entries',
+    'control_plane_availability',
     'deliveries',
     'github_checks',
     'github_notices',
