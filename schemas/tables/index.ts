@@ -3,6 +3,7 @@ export * from './api-tokens.js';
 export * from './applied-events.js';
 export * from './blob-refs.js';
 export * from './blob-store-binding.js';
+export * from './blob-uploads.js';
 export * from './cache-entries.js';
 export * from './control-plane-availability.js';
 export * from './deliveries.js';

@@ -25,6 +25,7 @@ async function expectEveryTableOnce(db: Database): Promise<void> {
     'applied_events',
     'blob_refs',
     'blob_store_binding',
+    'blob_uploads',
     'cache_entries',
     'control_plane_availability',
     'deliveries',
