@@ -1,5 +1,6 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { BlobDeletionOptions } from '../store/blobs/blob-deletion-guard.js';
 
 /** What deleteUnreferencedBlobs removed. */
 export interface BlobSweep {
@@ -7,29 +8,53 @@ export interface BlobSweep {
   bytesFreed: number;
 }
 
+/** Blob files chosen per guarded batch. */
+const BLOBS_PER_BATCH = 500;
+
 /**
  * Deletes the blob files of a store laid out as DiskBlobStore lays it out
  * (`<root>/sha256/<2 hex>/<hex>`) that `live` does not name and that are older than
  * `cutoffMs`, and leftovers of interrupted writes (`<root>/tmp/`) older than a day. The
  * age matters: a stage still running has written blobs that nothing names until it ends.
+ * The chosen files are deleted in batches, under `options.guard` when given.
  */
 export async function deleteUnreferencedBlobs(
   root: string,
   live: ReadonlySet<string>,
   cutoffMs: number,
+  options: BlobDeletionOptions = {},
 ): Promise<BlobSweep> {
   const sweep: BlobSweep = { blobsDeleted: 0, bytesFreed: 0 };
+  const sizes = new Map<string, number>();
+  const pathOf = (digest: string): string => {
+    const hex = digest.slice('sha256:'.length);
+    return join(root, 'sha256', hex.slice(0, 2), hex);
+  };
+  const flush = async (): Promise<void> => {
+    const chosen = [...sizes.keys()];
+    if (chosen.length === 0) return;
+    await options.onDecided?.(chosen);
+    const remove = async (digests: string[]): Promise<void> => {
+      for (const digest of digests) await rm(pathOf(digest), { force: true });
+    };
+    const removed = options.guard ? await options.guard(chosen, remove) : (await remove(chosen), chosen);
+    for (const digest of removed) {
+      sweep.blobsDeleted += 1;
+      sweep.bytesFreed += sizes.get(digest) ?? 0;
+    }
+    sizes.clear();
+  };
   for (const folder of await readdir(join(root, 'sha256')).catch((): string[] => [])) {
     for (const name of await readdir(join(root, 'sha256', folder)).catch((): string[] => [])) {
-      if (live.has(`sha256:${name}`)) continue;
-      const path = join(root, 'sha256', folder, name);
-      const info = await stat(path).catch(() => null);
+      const digest = `sha256:${name}`;
+      if (live.has(digest)) continue;
+      const info = await stat(join(root, 'sha256', folder, name)).catch(() => null);
       if (info === null || info.mtimeMs >= cutoffMs) continue;
-      await rm(path, { force: true });
-      sweep.blobsDeleted += 1;
-      sweep.bytesFreed += info.size;
+      sizes.set(digest, info.size);
+      if (sizes.size >= BLOBS_PER_BATCH) await flush();
     }
   }
+  await flush();
   for (const name of await readdir(join(root, 'tmp')).catch((): string[] => [])) {
     const path = join(root, 'tmp', name);
     const info = await stat(path).catch(() => null);

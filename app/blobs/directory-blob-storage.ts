@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,7 +13,9 @@ import { BlobDigestMismatchError, BlobTooLargeError } from './blob-upload-errors
  * `<root>/sha256/<first 2 hex>/<hex>`, bytes passing through the control plane. An upload
  * streams into a uniquely named file under `<root>/tmp` while it is hashed and counted,
  * and is renamed into place only when its bytes hash to the digest it was sent under: a
- * failed or lying upload leaves nothing behind (DESIGN §10).
+ * failed or lying upload leaves nothing behind (DESIGN §10). A blob is durable before it
+ * is answered stored: its file is synced before the rename and its directory after, so a
+ * power loss never leaves an empty or truncated file under a digest a cache hit names.
  */
 export class DirectoryBlobStorage implements BlobStorage {
   readonly transfers: ProxiedBlobTransfers = {
@@ -44,8 +46,15 @@ export class DirectoryBlobStorage implements BlobStorage {
   async writeStoreId(storeId: string): Promise<void> {
     // Whole or not at all: a reader never sees half an id.
     const temp = path.join(this.root, `${STORE_ID_NAME}.${randomUUID()}`);
-    await writeFile(temp, `${storeId}\n`);
+    const handle = await open(temp, 'wx');
+    try {
+      await handle.writeFile(`${storeId}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(temp, path.join(this.root, STORE_ID_NAME));
+    await syncDirectory(this.root);
   }
 
   /** The size of a stored blob, or null when it is not here. */
@@ -93,7 +102,10 @@ export class DirectoryBlobStorage implements BlobStorage {
       },
     });
     try {
-      await pipeline(body, counting, createWriteStream(temp, { flags: 'wx' }));
+      // `flush`: the file is synced before it is closed, so its bytes reach the disk before
+      // the rename names them (else a power loss could leave the name on an empty or
+      // truncated file).
+      await pipeline(body, counting, createWriteStream(temp, { flags: 'wx', flush: true }));
       const actual = blobDigest(hash.digest('hex'));
       if (actual !== digest) throw new BlobDigestMismatchError(digest, actual);
       // Always over a file already there: its size says nothing of its bytes (bit rot, a
@@ -102,8 +114,15 @@ export class DirectoryBlobStorage implements BlobStorage {
       // rename is atomic (a reader has the old file or this one, whole), and the new file's
       // mtime is now, so `fluksio gc` (which deletes unnamed files older than its cut-off)
       // sees it as just uploaded.
-      await mkdir(path.dirname(dest), { recursive: true });
+      const created = await mkdir(path.dirname(dest), { recursive: true });
       await rename(temp, dest);
+      // The rename (and any directory made for it) reaches the disk before "stored" is answered.
+      await syncDirectory(path.dirname(dest));
+      if (created !== undefined) {
+        for (let dir = path.dirname(dest); dir !== path.dirname(created); dir = path.dirname(dir)) {
+          await syncDirectory(path.dirname(dir));
+        }
+      }
       return size;
     } finally {
       await rm(temp, { force: true });
@@ -115,5 +134,15 @@ export class DirectoryBlobStorage implements BlobStorage {
     if (!BlobDigest.safeParse(digest).success) throw new Error(`"${digest}" is not a blob digest`);
     const hex = digest.slice('sha256:'.length);
     return path.join(this.root, 'sha256', hex.slice(0, 2), hex);
+  }
+}
+
+/** Syncs a directory, so the entries just made or renamed in it survive a power loss. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

@@ -14,6 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { BlobDigest, blobDigest } from '../../schemas/blob-digest.js';
+import type { BlobDeletionOptions } from '../../store/blobs/blob-deletion-guard.js';
 import type { S3StorageSettings } from './blob-storage-settings.js';
 import {
   STORE_ID_NAME,
@@ -135,35 +136,58 @@ export class S3BlobStorage implements BlobStorage {
   /**
    * Deletes the blobs `live` does not name whose objects are older than `cutoffMs`, and
    * uploads never finished, older than a day (`fluksio gc`). The age matters as it does
-   * on disk: a stage still running has uploaded blobs nothing names until it ends.
+   * on disk: a stage still running has uploaded blobs nothing names until it ends. The
+   * chosen blobs go in batches, under `options.guard` when given (openBlobDeletionGuard).
    */
-  async deleteUnreferenced(live: ReadonlySet<string>, cutoffMs: number): Promise<S3Sweep> {
+  async deleteUnreferenced(
+    live: ReadonlySet<string>,
+    cutoffMs: number,
+    options: BlobDeletionOptions = {},
+  ): Promise<S3Sweep> {
     const sweep: S3Sweep = { blobsDeleted: 0, bytesFreed: 0 };
-    const doomed: string[] = [];
+    const sizes = new Map<string, number>();
+    const flush = async (): Promise<void> => {
+      const chosen = [...sizes.keys()];
+      if (chosen.length === 0) return;
+      await options.onDecided?.(chosen);
+      const remove = (digests: string[]): Promise<void> =>
+        this.deleteKeys(digests.map((digest) => blobKey(digest as BlobDigest)));
+      const removed = options.guard ? await options.guard(chosen, remove) : (await remove(chosen), chosen);
+      for (const digest of removed) {
+        sweep.blobsDeleted += 1;
+        sweep.bytesFreed += sizes.get(digest) ?? 0;
+      }
+      sizes.clear();
+    };
     for await (const object of this.list('sha256/')) {
       const digest = `sha256:${object.key.slice('sha256/'.length)}`;
       if (live.has(digest) || object.modifiedMs >= cutoffMs) continue;
-      doomed.push(object.key);
-      sweep.blobsDeleted += 1;
-      sweep.bytesFreed += object.size;
+      sizes.set(digest, object.size);
+      if (sizes.size >= KEYS_PER_DELETE) await flush();
     }
+    await flush();
+    const leftovers: string[] = [];
     for await (const object of this.list('uploads/')) {
-      if (object.modifiedMs < Date.now() - 86_400_000) doomed.push(object.key);
+      if (object.modifiedMs < Date.now() - 86_400_000) leftovers.push(object.key);
     }
-    for (let start = 0; start < doomed.length; start += KEYS_PER_DELETE) {
+    await this.deleteKeys(leftovers);
+    return sweep;
+  }
+
+  private async deleteKeys(keys: string[]): Promise<void> {
+    for (let start = 0; start < keys.length; start += KEYS_PER_DELETE) {
       await this.send('DeleteObjects', () =>
         this.client.send(
           new DeleteObjectsCommand({
             Bucket: this.settings.bucket,
             Delete: {
-              Objects: doomed.slice(start, start + KEYS_PER_DELETE).map((Key) => ({ Key })),
+              Objects: keys.slice(start, start + KEYS_PER_DELETE).map((Key) => ({ Key })),
               Quiet: true,
             },
           }),
         ),
       );
     }
-    return sweep;
   }
 
   private async downloadUrl(digest: BlobDigest): Promise<string> {

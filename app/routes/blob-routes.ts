@@ -9,6 +9,7 @@ import type { RunnerRow } from '../../schemas/tables/runners.js';
 import { addBlobRef } from '../../store/blobs/add-blob-ref.js';
 import { confirmBlobRef } from '../../store/blobs/confirm-blob-ref.js';
 import { hasBlobRef } from '../../store/blobs/has-blob-ref.js';
+import { recordBlobUpload } from '../../store/blobs/record-blob-upload.js';
 import { BlobDigestMismatchError, BlobTooLargeError } from '../blobs/blob-upload-errors.js';
 import { blobDigestParam } from '../http/blob-digest-param.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
@@ -85,6 +86,9 @@ export function blobRoutes(app: FastifyInstance, context: RouteContext): void {
           'body',
         );
       }
+      // Before the bytes are written: a gc deleting this digest now finishes first, and a
+      // later one keeps it (openBlobDeletionGuard).
+      await recordBlobUpload({ db: context.db, digest, runId });
       let size: number;
       try {
         const body = (request.body as Readable | undefined) ?? Readable.from([]);

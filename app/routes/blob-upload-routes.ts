@@ -10,6 +10,7 @@ import { LeaseId } from '../../schemas/protocol/lease-id.js';
 import type { Run } from '../../schemas/tables/runs.js';
 import { addBlobRef } from '../../store/blobs/add-blob-ref.js';
 import { hasBlobRef } from '../../store/blobs/has-blob-ref.js';
+import { recordBlobUpload } from '../../store/blobs/record-blob-upload.js';
 import { BlobTooLargeError, BlobUploadRejectedError } from '../blobs/blob-upload-errors.js';
 import { authenticateRunner } from '../http/authenticate-runner.js';
 import { blobDigestParam } from '../http/blob-digest-param.js';
@@ -77,6 +78,8 @@ export function blobUploadRoutes(app: FastifyInstance, context: RouteContext): v
       }
       if (size > context.settings.maxBlobBytes)
         throw tooLarge(new BlobTooLargeError(context.settings.maxBlobBytes));
+      // Before the upload is moved under its digest: see blobRoutes' PUT.
+      await recordBlobUpload({ db: context.db, digest, runId: run.id });
       try {
         await transfers.finishUpload({ digest, size, runId: run.id, uploadId });
       } catch (error) {

@@ -8,10 +8,10 @@ import { messageOf } from '../../core/text/message-of.js';
 import { readBlobManifest } from '../../app/blobs/read-blob-manifest.js';
 import type { BlobDigest } from '../../schemas/blob-digest.js';
 import { gcStore } from '../../store/blobs/gc-store.js';
+import { deleteUnreferencedServerBlobs } from './delete-unreferenced-server-blobs.js';
 import { reportUnreadableManifests } from './report-unreadable-manifests.js';
 import type { CliIo } from '../../present/terminal/cli-io.js';
 import { collectLocalStore } from '../../local/collect-local-store.js';
-import { deleteUnreferencedBlobs } from '../../local/delete-unreferenced-blobs.js';
 import { localStorePaths } from '../../local/local-store-paths.js';
 import { locateProject } from '../../local/locate-project.js';
 import { userCacheDir } from '../../local/user-cache-dir.js';
@@ -85,25 +85,24 @@ async function collectServer(keepDays: number, options: GcCommandOptions, io: Cl
   // nothing gc read, and must be younger than the cut-off to be kept.
   const cutoffMs = Date.now() - keepDays * 86_400_000;
   let result;
+  let blobsDeleted = 0;
   try {
     result = await gcStore({
       db: database.db,
       keepDays,
       readManifest: (digest) => readBlobManifest(storage, digest as BlobDigest),
     });
-  } finally {
-    await database.close();
-  }
-  const keepAll = result.unreadableManifests.length > 0;
-  let blobsDeleted = 0;
-  try {
-    if (!keepAll) {
-      ({ blobsDeleted } =
-        storage instanceof S3BlobStorage
-          ? await storage.deleteUnreferenced(result.liveDigests, cutoffMs)
-          : await deleteUnreferencedBlobs(storage.root, result.liveDigests, cutoffMs));
+    // The database stays open: each batch of blobs is deleted under its deletion guard.
+    if (result.unreadableManifests.length === 0) {
+      ({ blobsDeleted } = await deleteUnreferencedServerBlobs({
+        db: database.db,
+        storage,
+        live: result.liveDigests,
+        cutoffMs,
+      }));
     }
   } finally {
+    await database.close();
     if (storage instanceof S3BlobStorage) storage.close();
   }
   const summary = { ...result, liveDigests: result.liveDigests.size, blobsDeleted, store: storage.location };

@@ -1,10 +1,12 @@
 import { and, eq, lt, not, notInArray, sql } from 'drizzle-orm';
 import type { OutRecord } from '../../schemas/out-record.js';
 import { blobRefs } from '../../schemas/tables/blob-refs.js';
+import { blobUploads } from '../../schemas/tables/blob-uploads.js';
 import { cacheEntries } from '../../schemas/tables/cache-entries.js';
 import { runs } from '../../schemas/tables/runs.js';
 import { stages } from '../../schemas/tables/stages.js';
 import type { Database } from '../db/database.js';
+import { forgettableUploads } from './blob-deletion-guard.js';
 import type { ManifestRead } from './manifest-files.js';
 
 /** Blob refs per DELETE: they travel as one JSON parameter. */
@@ -132,6 +134,8 @@ async function collect({
   const unused = oldRefs.filter(
     (ref) => !live.unreadable.has(ref.repository) && !live.pairs.has(pairKey(ref.repository, ref.digest)),
   );
+  // Upload records only matter while gc may be deleting the blob they protect.
+  await db.delete(blobUploads).where(forgettableUploads(cutoff));
   let blobRefsDeleted = 0;
   for (let start = 0; start < unused.length; start += REFS_PER_DELETE) {
     const chunk = unused.slice(start, start + REFS_PER_DELETE);

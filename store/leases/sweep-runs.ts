@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js';
 import { finishedNow } from '../runs/finished-now.js';
 import { formatTimeLimit } from '../../core/text/format-time-limit.js';
 import { milliseconds } from '../db/milliseconds.js';
+import { availableFor } from './control-plane-beat.js';
 import { recordWaitingReasons } from './record-waiting-reasons.js';
 import { mayBeReleasedAgain, releaseLimitReason } from './release-limit.js';
 import { requeuedNow } from './requeued-now.js';
@@ -15,11 +16,12 @@ export interface SweepSettings {
   /** A run queued (or queued again) longer than this becomes `timed_out`. */
   queueTimeoutMs: number;
   /**
-   * Whether an expired lease is taken back (1): false while the sweeping control plane has
-   * not yet been up for a lease's time to live, since a lease that expired while it was down
-   * says nothing about the runner, whose heartbeats could not reach it. @defaultValue true
+   * When set, an expired lease is taken back (1) only once the control plane has been
+   * available (its beats in control_plane_availability, beatControlPlane) for `forMs`
+   * without a gap longer than `outageAfterMs`: a lease that expired during an outage says
+   * nothing about the runner, whose heartbeats could not reach it. Unset, at once.
    */
-  judgeLeases?: boolean;
+  leaseGrace?: { forMs: number; outageAfterMs: number };
 }
 
 /** The runs one sweep changed, by what happened to them, for their check runs. */
@@ -40,7 +42,8 @@ export interface SweepResult {
 
 /**
  * What the control plane's periodic sweep does (DESIGN §6), by the database's clock:
- * (1) a running run whose lease expired (unless `judgeLeases` is false) goes back to the queue when it never started
+ * (1) a running run whose lease expired (and, with `leaseGrace`, once the control plane has
+ * been available long enough) goes back to the queue when it never started
  * (without using a retry, but counted against RELEASE_LIMIT) or has retries left
  * (attempt + 1), is finished as asked when a cancel was pending, and is otherwise
  * `abandoned`, naming its runner and when the lease expired; (2) a run queued longer than the queue timeout becomes `timed_out`, saying the
@@ -57,8 +60,10 @@ export async function sweepRuns({
   db: Database;
   settings: SweepSettings;
 }): Promise<SweepResult> {
-  const leases = settings.judgeLeases === false ? NO_LEASE_CHANGES : await sweepExpiredLeases(db);
-  const { cancelled, neverStarted, neverStartedTooOften, retried, abandoned } = leases;
+  const { cancelled, neverStarted, neverStartedTooOften, retried, abandoned } = await sweepExpiredLeases(
+    db,
+    settings.leaseGrace,
+  );
 
   const queueLimit = formatTimeLimit(settings.queueTimeoutMs);
   const expiredInQueue = await sweep(
@@ -110,17 +115,13 @@ interface LeaseChanges {
   abandoned: string[];
 }
 
-const NO_LEASE_CHANGES: LeaseChanges = {
-  cancelled: [],
-  neverStarted: [],
-  neverStartedTooOften: [],
-  retried: [],
-  abandoned: [],
-};
-
 /** Step (1) of sweepRuns: the running runs whose lease expired, taken back from their runner. */
-async function sweepExpiredLeases(db: Database): Promise<LeaseChanges> {
-  const expired = and(eq(runs.status, 'running'), lt(runs.leaseExpiresAt, sql`now()`));
+async function sweepExpiredLeases(db: Database, grace: SweepSettings['leaseGrace']): Promise<LeaseChanges> {
+  const expired = and(
+    eq(runs.status, 'running'),
+    lt(runs.leaseExpiresAt, sql`now()`),
+    grace ? availableFor(grace) : undefined,
+  );
   const lostAt = sql`to_char(${runs.leaseExpiresAt} at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"')`;
   const cancelled = await sweep(db, and(expired, eq(runs.cancelRequested, true)), {
     status: sql`${runs.cancelAs}`,

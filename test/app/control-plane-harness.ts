@@ -77,7 +77,7 @@ export async function freePort(): Promise<number> {
 /** Empties the tables the control plane writes, between tests sharing one database: each a new deployment, bound to no blob store. */
 export async function resetTables(db: Database): Promise<void> {
   await db.execute(
-    sql`truncate runs, runners, api_tokens, cache_entries, blob_refs, blob_store_binding, stages, metric_points, annotations, applied_events, log_lines cascade`,
+    sql`truncate runs, runners, api_tokens, control_plane_availability, cache_entries, blob_refs, blob_uploads, blob_store_binding, stages, metric_points, annotations, applied_events, log_lines cascade`,
   );
 }
 

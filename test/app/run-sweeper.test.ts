@@ -1,8 +1,9 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { doorbellChannel, RunDoorbell } from '../../app/run-doorbell.js';
 import { startRunSweeper, type RunSweeper } from '../../app/run-sweeper.js';
+import { controlPlaneAvailability } from '../../schemas/tables/control-plane-availability.js';
 import { runs, type Run } from '../../schemas/tables/runs.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import {
@@ -21,13 +22,17 @@ let plane: TestControlPlane;
 let sweeper: RunSweeper;
 let submitter: string;
 
-async function startSweeper(leaseTtlMs = plane.settings.leaseTtlMs): Promise<RunSweeper> {
+async function startSweeper(
+  leaseTtlMs = plane.settings.leaseTtlMs,
+  onSwept?: () => void,
+): Promise<RunSweeper> {
   const logger = pino({ level: 'silent' });
   return startRunSweeper({
     db: database.db,
     settings: { ...plane.settings, leaseTtlMs },
     doorbell: new RunDoorbell(plane.redis, doorbellChannel(plane.settings.queuePrefix), logger),
     logger,
+    ...(onSwept ? { onSwept } : {}),
   });
 }
 
@@ -151,8 +156,12 @@ describe('the sweeper', () => {
       token,
       json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
     });
-    // The outage outlasted the lease: its runner's beats all failed meanwhile.
+    // The outage outlasted the lease: its runner's beats all failed meanwhile, and the
+    // control plane's last beat of its own availability came before it.
     await backdate(database.db, claim.run.id, 'leaseExpiresAt', 60_000);
+    await database.db
+      .update(controlPlaneAvailability)
+      .set({ lastBeatAt: sql`now() - interval '2 minutes'`, availableSince: sql`now() - interval '1 hour'` });
     // A run queued past the queue timeout, which the first sweep ends: it shows that sweep ran.
     const witness = ((await plane.submit(submitter, {})).json.run as { id: string }).id;
     await backdate(database.db, witness, 'queuedAt', 25 * 3_600_000);
@@ -167,4 +176,38 @@ describe('the sweeper', () => {
     });
     expect(beat.status).toBe(200);
   });
+
+  test('a crash-looping control plane, none of whose processes lives a lease’s time, still abandons a dead runner’s run', async () => {
+    await sweeper.close();
+    const { token } = await plane.addRunner({ name: 'dead-box' });
+    await plane.submit(submitter, { retries: 0 });
+    const claim = await plane.claim(token);
+    if (!claim) throw new Error('nothing claimed');
+    await plane.call('POST', `/api/v1/runs/${claim.run.id}/start`, {
+      token,
+      json: { lease: claim.lease, codeDigest: DIGEST, envDigest: DIGEST, ...ranAsClaimed(claim) },
+    });
+    // The runner is gone (it never beats again). The control plane's processes (replicas
+    // restarted in turn, or one crash-looping) each sweep once and die, far sooner than
+    // their 10 s lease time to live; the next starts at once.
+    const deadline = Date.now() + 60_000;
+    let restarts = 0;
+    for (;;) {
+      let sweptOnce!: () => void;
+      const swept = new Promise<void>((resolve) => (sweptOnce = resolve));
+      sweeper = await startSweeper(10_000, () => sweptOnce());
+      await swept;
+      await sweeper.close();
+      restarts += 1;
+      const run = await runRow(claim.run.id);
+      if (run.status === 'abandoned') {
+        expect(run.statusReason).toMatch(/dead-box stopped reporting/);
+        break;
+      }
+      if (Date.now() > deadline)
+        throw new Error(`after ${restarts} restarts the run is still ${run.status}: ${run.statusReason}`);
+    }
+    expect(restarts).toBeGreaterThan(1);
+    sweeper = await startSweeper();
+  }, 120_000);
 });
