@@ -5,6 +5,8 @@ import { join } from 'node:path';
 export interface BlobSweep {
   blobsDeleted: number;
   bytesFreed: number;
+  /** The sweep was stopped (`signal`) before it went through every file: the rest stay. */
+  stopped: boolean;
 }
 
 /**
@@ -12,15 +14,18 @@ export interface BlobSweep {
  * (`<root>/sha256/<2 hex>/<hex>`) that `live` does not name and that are older than
  * `cutoffMs`, and leftovers of interrupted writes (`<root>/tmp/`) older than a day. The
  * age matters: a stage still running has written blobs that nothing names until it ends.
+ * Aborting `signal` stops it between two files: each deletion stands alone.
  */
 export async function deleteUnreferencedBlobs(
   root: string,
   live: ReadonlySet<string>,
   cutoffMs: number,
+  signal?: AbortSignal,
 ): Promise<BlobSweep> {
-  const sweep: BlobSweep = { blobsDeleted: 0, bytesFreed: 0 };
+  const sweep: BlobSweep = { blobsDeleted: 0, bytesFreed: 0, stopped: false };
   for (const folder of await readdir(join(root, 'sha256')).catch((): string[] => [])) {
     for (const name of await readdir(join(root, 'sha256', folder)).catch((): string[] => [])) {
+      if (signal?.aborted) return { ...sweep, stopped: true };
       if (live.has(`sha256:${name}`)) continue;
       const path = join(root, 'sha256', folder, name);
       const info = await stat(path).catch(() => null);
