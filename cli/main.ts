@@ -1,4 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
+import { constants } from 'node:os';
+import { LockWaitInterruptedError } from '../host/lock-wait-interrupted-error.js';
 import { processIo, type CliIo } from '../present/terminal/cli-io.js';
 import { UsageError, type UsageProblem } from '../present/terminal/usage-error.js';
 import { asksForJson, jsonErrorLine } from './json-error.js';
@@ -17,14 +19,18 @@ export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
 export async function main(argv: string[], io?: CliIo): Promise<number> {
   const interrupts =
     io === undefined ? listenForInterrupts({ onlyPrints: PRINT_COMMANDS.has(argv[0] ?? '') }) : null;
-  const code = await runProgram(argv, io ?? processIo(interrupts ?? undefined));
+  const code = await runProgram(
+    argv,
+    io ?? processIo(interrupts ?? undefined),
+    () => interrupts?.received() ?? null,
+  );
   // A command Ctrl-C cancelled (a run recorded `cancelled`) ends killed by SIGINT, so a
   // script running it stops too (exitInterrupted); one that still succeeded exits 0.
   if (code !== EXIT.ok) interrupts?.endIfInterrupted();
   return code;
 }
 
-async function runProgram(argv: string[], io: CliIo): Promise<number> {
+async function runProgram(argv: string[], io: CliIo, received: () => NodeJS.Signals | null): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(io, (result) => {
     code = result;
@@ -49,6 +55,13 @@ async function runProgram(argv: string[], io: CliIo): Promise<number> {
     if (error instanceof UsageError) {
       io.stderr.write(`${error.message}\n`);
       return fail(error.message, EXIT.usage, error.problems);
+    }
+    if (error instanceof LockWaitInterruptedError) {
+      // Ended as the signal ends a program (128 + its number); after Ctrl-C, main then has
+      // the process die of SIGINT (endIfInterrupted).
+      const signal = error.signal ?? received() ?? 'SIGINT';
+      io.stderr.write(`fluksio: ${signal} received, ${error.message}\n`);
+      return fail(`${signal} received, ${error.message}`, 128 + constants.signals[signal]);
     }
     io.stderr.write(`fluksio: ${messageOf(error)}\n`);
     return fail(messageOf(error), EXIT.runFailed);

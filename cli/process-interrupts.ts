@@ -9,6 +9,8 @@ export interface ProcessInterrupts {
    * killed by SIGINT (which shells report as 130). Does nothing otherwise.
    */
   endIfInterrupted(): void;
+  /** The first of SIGINT, SIGTERM or SIGHUP received, or null. */
+  received(): NodeJS.Signals | null;
 }
 
 export interface ListenForInterruptsOptions {
@@ -100,7 +102,7 @@ export function listenForInterrupts(options: ListenForInterruptsOptions = {}): P
   const endIfInterrupted = () => {
     if (first === 'SIGINT') process.once('exit', dieOfSigint);
   };
-  return { signal: controller.signal, holdExit, endIfInterrupted };
+  return { signal: controller.signal, holdExit, endIfInterrupted, received: () => first };
 }
 
 /**

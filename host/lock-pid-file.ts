@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { LockWaitInterruptedError } from './lock-wait-interrupted-error.js';
 import { PidFileHeldError } from './pid-file-held-error.js';
 
 /** flock(1)'s exit code when the lock stays held (`--nonblock`, or `--wait` ran out), chosen to differ from its errors. */
@@ -26,7 +27,12 @@ export interface LockPidFileOptions {
   waitMs: number;
   /** Told once, with the holder's pid (null when it wrote none yet), when the wait begins. */
   onHeld?: (holderPid: number | null) => void;
+  /** Gives up the wait (LockWaitInterruptedError) when aborted: Ctrl-C while a command waits. */
+  signal?: AbortSignal;
 }
+
+/** Signals that stop a command, which reach flock(1) too when sent to the process group. */
+const STOPPING_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGINT', 'SIGTERM', 'SIGHUP']);
 
 /**
  * Locks `file` with flock(2) and writes this process's pid in it, waiting up to `waitMs`
@@ -48,17 +54,23 @@ export async function lockPidFile(file: string, options: LockPidFileOptions): Pr
   try {
     const holderPid = async (): Promise<number | null> =>
       holderPidOf(await readFile(file, 'utf8').catch(() => ''));
-    let { status, stderr } = await runFlock(options.flock, handle, options.onHeld ? 0 : options.waitMs);
+    const flockFor = (waitMs: number) => runFlock(options.flock, handle, waitMs, options.signal);
+    let { status, killedBy, stderr } = await flockFor(options.onHeld ? 0 : options.waitMs);
     if (status === HELD_EXIT_CODE && options.onHeld && options.waitMs > 0) {
       // Tried without waiting first, so that whoever waits is told who for before the wait.
       options.onHeld(await holderPid());
-      ({ status, stderr } = await runFlock(options.flock, handle, options.waitMs));
+      ({ status, killedBy, stderr } = await flockFor(options.waitMs));
     }
+    // The process was told to stop while flock(1) waited: either it aborted the wait (the
+    // signal was sent to it alone), or flock(1) got the signal too (sent to the process
+    // group: Ctrl-C, a closed terminal), which may be seen before this process's own handler.
+    if (status !== 0 && options.signal?.aborted) throw new LockWaitInterruptedError(file, killedBy);
+    if (killedBy !== null && STOPPING_SIGNALS.has(killedBy))
+      throw new LockWaitInterruptedError(file, killedBy);
     if (status === HELD_EXIT_CODE) throw new PidFileHeldError(file, await holderPid());
     if (status !== 0) {
-      throw new Error(
-        `Cannot lock ${file}: ${options.flock} exited with ${String(status)}${stderr ? ` (${stderr})` : ''}`,
-      );
+      const ended = killedBy === null ? `exited with ${String(status)}` : `was killed by ${killedBy}`;
+      throw new Error(`Cannot lock ${file}: ${options.flock} ${ended}${stderr ? ` (${stderr})` : ''}`);
     }
     const leftBehind = await handle.readFile('utf8');
     // Written over in place, then cut to length, so a process refused meanwhile reads a pid
@@ -87,8 +99,10 @@ function runFlock(
   flock: string,
   handle: FileHandle,
   waitMs: number,
-): Promise<{ status: number | null; stderr: string }> {
+  signal: AbortSignal | undefined,
+): Promise<{ status: number | null; killedBy: NodeJS.Signals | null; stderr: string }> {
   const wait = waitMs > 0 ? ['--wait', (waitMs / 1000).toFixed(3)] : ['--nonblock'];
+  if (signal?.aborted) return Promise.resolve({ status: null, killedBy: null, stderr: '' });
   return new Promise((resolve, reject) => {
     const child = spawn(
       flock,
@@ -97,8 +111,16 @@ function runFlock(
     );
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stderr: stderr.trim() }));
+    const stopWaiting = () => child.kill('SIGTERM');
+    signal?.addEventListener('abort', stopWaiting, { once: true });
+    child.on('error', (error) => {
+      signal?.removeEventListener('abort', stopWaiting);
+      reject(error);
+    });
+    child.on('close', (status, killedBy) => {
+      signal?.removeEventListener('abort', stopWaiting);
+      resolve({ status, killedBy, stderr: stderr.trim() });
+    });
   });
 }
 

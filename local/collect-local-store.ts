@@ -26,7 +26,31 @@ export interface LocalCollection {
   abandonedFoldersDeleted: number;
   /** Directory manifests that could not be read: while there are any, no blob file is deleted (gc-store.ts). */
   unreadableManifests: UnreadableManifest[];
+  /**
+   * Where Ctrl-C (`signal`) stopped it, the store whole either way: `before-changes` (nothing
+   * was removed), `blob-sweep` (runs and cache entries went, some unreferenced blob files and
+   * abandoned folders stay for the next gc); null when it went through.
+   */
+  stopped: 'before-changes' | 'blob-sweep' | null;
 }
+
+export interface CollectLocalStoreOptions {
+  keepDays: number;
+  templateRoot: string;
+  /** Stops at the next point where the store is whole (LocalCollection's `stopped`). */
+  signal?: AbortSignal;
+  /** Told when another process has the store and the wait for it begins. */
+  onWait?: (holder: string) => void;
+}
+
+const NOTHING_COLLECTED = {
+  runsDeleted: 0,
+  cacheEntriesDeleted: 0,
+  blobsDeleted: 0,
+  bytesFreed: 0,
+  abandonedFoldersDeleted: 0,
+  unreadableManifests: [],
+};
 
 /**
  * `fluksio gc` on a project's `.fluksio/`, holding the store's lock (no run records
@@ -36,14 +60,19 @@ export interface LocalCollection {
  * outs or logs), once older than the same cut-off. The journals stay the store's truth:
  * the database drops the same runs and the index is rebuilt from what is left. What runs
  * killed outright left behind (live logs, stages' private folders) goes too. A directory
- * out's manifest that cannot be read (gone, damaged) keeps every blob file.
+ * out's manifest that cannot be read (gone, damaged) keeps every blob file. Ctrl-C stops it
+ * before it forgets a run, or between two blob files once the index matches the journals.
  */
 export async function collectLocalStore(
   stateDir: string,
-  options: { keepDays: number; templateRoot: string },
+  options: CollectLocalStoreOptions,
 ): Promise<LocalCollection> {
   const paths = localStorePaths(stateDir);
-  const release = await lockDirectory(paths.journalDir, 120_000);
+  const { signal, onWait } = options;
+  const release = await lockDirectory(paths.journalDir, 120_000, {
+    ...(signal ? { signal } : {}),
+    ...(onWait ? { onWait } : {}),
+  });
   try {
     const cacheBefore = (await indexFromJournals(paths.journalDir)).cache.size;
     const database = await openLocalDatabase(paths.databaseDir, {
@@ -57,6 +86,8 @@ export async function collectLocalStore(
     try {
       await syncLocalJournal(database.db, paths.journalDir);
       const before = await database.db.select({ id: runs.id }).from(runs);
+      if (signal?.aborted)
+        return { ...NOTHING_COLLECTED, runsKept: before.length, stopped: 'before-changes' };
       // Before gc reads the database, as `fluksio gc --server` takes it (gc-command.ts).
       cutoffMs = Date.now() - options.keepDays * 86_400_000;
       result = await gcStore({
@@ -84,16 +115,19 @@ export async function collectLocalStore(
     await rebuildLocalIndex(paths.indexDir, built);
     const sweep =
       result.unreadableManifests.length > 0
-        ? { blobsDeleted: 0, bytesFreed: 0 }
-        : await deleteUnreferencedBlobs(paths.blobDir, result.liveDigests, cutoffMs);
-    const abandonedFoldersDeleted = await removeAbandonedRunFiles(stateDir, paths.liveDir);
+        ? { blobsDeleted: 0, bytesFreed: 0, stopped: false }
+        : await deleteUnreferencedBlobs(paths.blobDir, result.liveDigests, cutoffMs, { signal });
+    const stopped = signal?.aborted ? 'blob-sweep' : null;
+    const abandonedFoldersDeleted = stopped ? 0 : await removeAbandonedRunFiles(stateDir, paths.liveDir);
     return {
       abandonedFoldersDeleted,
       runsDeleted: result.runsDeleted,
       cacheEntriesDeleted: cacheBefore - built.cache.size,
-      ...sweep,
+      blobsDeleted: sweep.blobsDeleted,
+      bytesFreed: sweep.bytesFreed,
       runsKept: kept.size,
       unreadableManifests: result.unreadableManifests,
+      stopped,
     };
   } finally {
     await release();

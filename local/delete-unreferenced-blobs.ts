@@ -6,6 +6,8 @@ import type { BlobDeletionOptions } from '../store/blobs/blob-deletion-guard.js'
 export interface BlobSweep {
   blobsDeleted: number;
   bytesFreed: number;
+  /** The sweep was stopped (`signal`) before it went through every file: the rest stay. */
+  stopped: boolean;
 }
 
 /** Blob files chosen per guarded batch. */
@@ -16,7 +18,9 @@ const BLOBS_PER_BATCH = 500;
  * (`<root>/sha256/<2 hex>/<hex>`) that `live` does not name and that are older than
  * `cutoffMs`, and leftovers of interrupted writes (`<root>/tmp/`) older than a day. The
  * age matters: a stage still running has written blobs that nothing names until it ends.
- * The chosen files are deleted in batches, under `options.guard` when given.
+ * The chosen files are deleted in batches, under `options.guard` when given. Aborting
+ * `options.signal` stops it before the next file is looked at: the batch chosen so far is
+ * left whole, and each deletion stands alone.
  */
 export async function deleteUnreferencedBlobs(
   root: string,
@@ -24,7 +28,7 @@ export async function deleteUnreferencedBlobs(
   cutoffMs: number,
   options: BlobDeletionOptions = {},
 ): Promise<BlobSweep> {
-  const sweep: BlobSweep = { blobsDeleted: 0, bytesFreed: 0 };
+  const sweep: BlobSweep = { blobsDeleted: 0, bytesFreed: 0, stopped: false };
   const sizes = new Map<string, number>();
   const pathOf = (digest: string): string => {
     const hex = digest.slice('sha256:'.length);
@@ -46,6 +50,7 @@ export async function deleteUnreferencedBlobs(
   };
   for (const folder of await readdir(join(root, 'sha256')).catch((): string[] => [])) {
     for (const name of await readdir(join(root, 'sha256', folder)).catch((): string[] => [])) {
+      if (options.signal?.aborted) return { ...sweep, stopped: true };
       const digest = `sha256:${name}`;
       if (live.has(digest)) continue;
       const info = await stat(join(root, 'sha256', folder, name)).catch(() => null);
@@ -54,6 +59,7 @@ export async function deleteUnreferencedBlobs(
       if (sizes.size >= BLOBS_PER_BATCH) await flush();
     }
   }
+  if (options.signal?.aborted) return { ...sweep, stopped: true };
   await flush();
   for (const name of await readdir(join(root, 'tmp')).catch((): string[] => [])) {
     const path = join(root, 'tmp', name);

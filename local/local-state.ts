@@ -30,6 +30,8 @@ export interface LocalStateOptions {
   waitMs?: number;
   /** Told when another process has the store and the wait for it begins (lockDirectory's `onWait`). */
   onWait?: (holder: string) => void;
+  /** Gives up waiting for another process's store when aborted (lockDirectory's `signal`). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -49,11 +51,10 @@ export async function openLocalState(stateDir: string, options: LocalStateOption
   }
   await mkdir(paths.journalDir, { recursive: true });
   await ignoreStateDir(stateDir);
-  const release = await lockDirectory(
-    paths.journalDir,
-    options.waitMs ?? 120_000,
-    options.onWait ? { onWait: options.onWait } : {},
-  );
+  const release = await lockDirectory(paths.journalDir, options.waitMs ?? 120_000, {
+    ...(options.onWait ? { onWait: options.onWait } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   if (!existsSync(paths.indexDir)) {
     // The index is derived from the journals: a store without one (deleted, or carried
     // without it) gets it back before the run, instead of missing every cached stage.

@@ -15,22 +15,44 @@ export interface LocalStoreRepair {
   runsApplied: number;
   /** Cache entries the rebuilt index holds. */
   cacheEntries: number;
+  /**
+   * Where Ctrl-C (`signal`) stopped it, the store whole either way: `before-changes` (nothing
+   * was moved or rebuilt), `database` (the database holds the journals applied so far, the
+   * index is as it was: repairing again goes on); null when it went through.
+   */
+  stopped: 'before-changes' | 'database' | null;
+}
+
+export interface RepairLocalStoreOptions {
+  templateRoot: string;
+  /** Stops at the next point where the store is whole (LocalStoreRepair's `stopped`). */
+  signal?: AbortSignal;
+  /** Told when another process has the store and the wait for it begins. */
+  onWait?: (holder: string) => void;
 }
 
 /**
  * Repairs a local store while holding its lock (no run records meanwhile): a damaged
  * database is moved aside — renamed, never deleted — and a new one is built from the run
- * journals; the index is rebuilt from the journals. Blobs are kept as they are.
+ * journals; the index is rebuilt from the journals. Blobs are kept as they are. Ctrl-C stops
+ * it before anything is moved, or between two journals applied (the index then left as it was).
  */
 export async function repairLocalStore(
   stateDir: string,
-  options: { templateRoot: string },
+  options: RepairLocalStoreOptions,
 ): Promise<LocalStoreRepair> {
   const paths = localStorePaths(stateDir);
-  const release = await lockDirectory(paths.journalDir, 120_000);
+  const { signal, onWait } = options;
+  const release = await lockDirectory(paths.journalDir, 120_000, {
+    ...(signal ? { signal } : {}),
+    ...(onWait ? { onWait } : {}),
+  });
   try {
     let movedDatabaseTo: string | null = null;
-    if ((await checkLocalDatabase(stateDir, options)).state === 'damaged') {
+    const databaseCheck = await checkLocalDatabase(stateDir, options);
+    if (signal?.aborted)
+      return { movedDatabaseTo, runsApplied: 0, cacheEntries: 0, stopped: 'before-changes' };
+    if (databaseCheck.state === 'damaged') {
       const aside = `${paths.databaseDir}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       await rename(paths.databaseDir, aside);
       movedDatabaseTo = relative(stateDir, aside);
@@ -39,15 +61,18 @@ export async function repairLocalStore(
       waitMs: 120_000,
       templateRoot: options.templateRoot,
     });
-    let runsApplied: number;
+    let sync;
     try {
-      runsApplied = (await syncLocalJournal(database.db, paths.journalDir)).runsUpdated;
+      sync = await syncLocalJournal(database.db, paths.journalDir, signal);
     } finally {
       await database.close();
     }
+    if (sync.stopped || signal?.aborted) {
+      return { movedDatabaseTo, runsApplied: sync.runsUpdated, cacheEntries: 0, stopped: 'database' };
+    }
     const built = await indexFromJournals(paths.journalDir);
     await rebuildLocalIndex(paths.indexDir, built);
-    return { movedDatabaseTo, runsApplied, cacheEntries: built.cache.size };
+    return { movedDatabaseTo, runsApplied: sync.runsUpdated, cacheEntries: built.cache.size, stopped: null };
   } finally {
     await release();
   }

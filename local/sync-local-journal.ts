@@ -11,6 +11,8 @@ export interface JournalSync {
   runsUpdated: number;
   /** Journal lines that are damaged (named by file and line): their run stops before them. */
   damaged: string[];
+  /** Stopped (`signal`) before every journal was applied; running it again goes on. */
+  stopped: boolean;
 }
 
 /**
@@ -19,14 +21,20 @@ export interface JournalSync {
  * applied are not read again, so this costs a directory listing once history is applied.
  * Idempotent: it can be interrupted at any point and run again. A run whose `fluksio run`
  * died without ending it is ended first (endDeadRuns), so no reader shows it running.
+ * Aborting `signal` stops it between two runs.
  */
-export async function syncLocalJournal(db: Database, journalDir: string): Promise<JournalSync> {
+export async function syncLocalJournal(
+  db: Database,
+  journalDir: string,
+  signal?: AbortSignal,
+): Promise<JournalSync> {
   await endDeadRuns(journalDir);
   const names = await readdir(journalDir).catch((): string[] => []);
   const progress = await localJournalProgress({ db });
-  const result: JournalSync = { runsUpdated: 0, damaged: [] };
+  const result: JournalSync = { runsUpdated: 0, damaged: [], stopped: false };
   // Run ids are ULIDs: in name order, runs apply in the order they were made.
   for (const name of names.filter((each) => each.endsWith('.jsonl')).sort()) {
+    if (signal?.aborted) return { ...result, stopped: true };
     const runId = name.slice(0, -'.jsonl'.length);
     const known = progress.get(runId);
     if (known?.finished) continue;

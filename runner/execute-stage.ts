@@ -156,11 +156,13 @@ export async function executeStage(name: string, context: StageRunContext): Prom
 
     const declared = [...stage.outs, ...stage.metrics];
     const resources = stageResources(options.pipeline.resources, stage.resources);
+    const logLimit = stage.log_limit ?? options.pipeline.log_limit ?? DEFAULT_LOG_LIMIT;
     const launched = {
       name,
       jobKey: cacheKey ?? `${options.runId}.${name}`,
       resources,
       runId: options.runId,
+      logLimit,
       ...(options.resumedAttempt ? { resumed: true } : {}),
     };
     // A job submitted before its runner was restarted still runs, writing these.
@@ -188,7 +190,7 @@ export async function executeStage(name: string, context: StageRunContext): Prom
       masker: context.masker,
       cwd: workspace.pipelineDir,
       repoRoot: workspace.repoRoot,
-      maxLogBytes: stage.log_limit ?? options.pipeline.log_limit ?? DEFAULT_LOG_LIMIT,
+      maxLogBytes: logLimit,
       onLog: (line) => options.events.emit({ type: 'stage.log', stage: name, lines: [line] }),
       onMetric: (point) => options.events.emit({ type: 'metric.points', points: [point] }),
       onAnnotation: (annotation) => {

@@ -6,6 +6,7 @@ import { locateProject } from '../../local/locate-project.js';
 import { repairLocalStore, type LocalStoreRepair } from '../../local/repair-local-store.js';
 import { userCacheDir } from '../../local/user-cache-dir.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+import { INTERRUPTED_EXIT } from '../process-interrupts.js';
 
 export interface DoctorCommandOptions {
   repair?: boolean;
@@ -26,7 +27,25 @@ export async function doctorCommand(options: DoctorCommandOptions, io: CliIo): P
     throw new UsageError(`No local store for ${project.displayPath} yet: "fluksio run" makes one`);
   }
   const templateRoot = userCacheDir(io.env);
-  const repair = options.repair ? await repairLocalStore(project.stateDir, { templateRoot }) : null;
+  const repair = options.repair
+    ? await repairLocalStore(project.stateDir, {
+        templateRoot,
+        ...(io.signal ? { signal: io.signal } : {}),
+        onWait: (holder) =>
+          io.stderr.write(
+            `Waiting for another fluksio process (${holder}) to finish with ${project.stateDir}…\n`,
+          ),
+      })
+    : null;
+  if (repair?.stopped) {
+    if (options.json) io.stdout.write(`${JSON.stringify({ store: project.stateDir, repair }, null, 2)}\n`);
+    io.stderr.write(
+      repair.stopped === 'before-changes'
+        ? `fluksio: repair stopped before changing anything; nothing was changed\n`
+        : `fluksio: repair stopped after applying ${repair.runsApplied} run journal(s) to the database; the index is as it was: run "fluksio doctor --repair" again to finish\n`,
+    );
+    return INTERRUPTED_EXIT;
+  }
   const { check } = await checkLocalStore(project.stateDir, { templateRoot });
   const healthy = isHealthy(check);
   if (options.json) {

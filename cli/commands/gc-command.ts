@@ -17,6 +17,7 @@ import { locateProject } from '../../local/locate-project.js';
 import { userCacheDir } from '../../local/user-cache-dir.js';
 import { openServerDatabase } from '../server/server-database.js';
 import { UsageError } from '../../present/terminal/usage-error.js';
+import { INTERRUPTED_EXIT } from '../process-interrupts.js';
 
 export interface GcCommandOptions {
   keepDays: string;
@@ -51,7 +52,25 @@ async function collectLocal(keepDays: number, options: GcCommandOptions, io: Cli
       `No local store for ${project.displayPath}: nothing to collect (the control plane's store: run "fluksio gc --server" on its host)`,
     );
   }
-  const result = await collectLocalStore(project.stateDir, { keepDays, templateRoot: userCacheDir(io.env) });
+  const result = await collectLocalStore(project.stateDir, {
+    keepDays,
+    templateRoot: userCacheDir(io.env),
+    ...(io.signal ? { signal: io.signal } : {}),
+    onWait: (holder) =>
+      io.stderr.write(
+        `Waiting for another fluksio process (${holder}) to finish with ${project.stateDir}…\n`,
+      ),
+  });
+  if (result.stopped) {
+    // Ctrl-C: what was done stands and the store is whole; the next gc does the rest.
+    if (options.json) io.stdout.write(`${JSON.stringify({ store: 'local', ...result }, null, 2)}\n`);
+    io.stderr.write(
+      result.stopped === 'before-changes'
+        ? `fluksio: gc stopped before removing anything; nothing was changed\n`
+        : `fluksio: gc stopped: removed ${result.runsDeleted} runs, ${result.cacheEntriesDeleted} cache entries and ${result.blobsDeleted} blob files (${formatBytes(result.bytesFreed)}); the other unreferenced blob files stay until the next fluksio gc\n`,
+    );
+    return INTERRUPTED_EXIT;
+  }
   if (options.json) io.stdout.write(`${JSON.stringify({ store: 'local', ...result }, null, 2)}\n`);
   else {
     io.stdout.write(

@@ -95,10 +95,14 @@ export async function runCommand(args: string[], options: RunCommandOptions, io:
       io.stderr.write(
         `Waiting for another fluksio process (${holder}) to finish with ${project.stateDir}…\n`,
       ),
+    ...(io.signal ? { signal: io.signal } : {}),
   };
   const opening = existsSync(localStorePaths(project.stateDir).journalDir)
     ? openLocalState(project.stateDir, storeOptions)
     : null;
+  // Awaited once the input is checked; a wait given up meanwhile (Ctrl-C) must not end the
+  // process as an unhandled rejection first.
+  opening?.catch(() => {});
   const colors = pc.createColors(colorEnabled(io, options.json ? io.stderr : io.stdout));
   let teamCache: LocalTeamCache | null = null;
   try {

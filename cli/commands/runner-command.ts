@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { pino } from 'pino';
@@ -79,6 +79,12 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
     throw new UsageError(`--jobs: "${options.jobs}" is not a whole number from 1 to 256`);
   }
   const unstartableGraceMs = slurmUnstartableGraceMs(options.slurmUnstartableGrace, backend === 'slurm');
+  const workDir = options.workDir ? resolve(io.cwd, options.workDir) : join(userCacheDir(io.env), 'runner');
+  // Made when missing; anything else there would fail later as a bare "EEXIST: mkdir".
+  const found = await stat(workDir).catch(() => null);
+  if (found && !found.isDirectory()) {
+    throw new UsageError(`--work-dir: ${workDir} is a file, not a folder: name a folder (made when missing)`);
+  }
   const secrets = options.envFile ? await readSecrets(resolve(io.cwd, options.envFile)) : {};
   const hiddenPaths = [options.tokenFile, options.envFile].flatMap((file) =>
     file ? [resolve(io.cwd, file)] : [],
@@ -93,7 +99,7 @@ export async function runnerCommand(options: RunnerCommandOptions, io: CliIo): P
   const daemon = await startRunnerDaemon({
     url,
     token,
-    workDir: options.workDir ? resolve(io.cwd, options.workDir) : join(userCacheDir(io.env), 'runner'),
+    workDir,
     concurrency,
     jobs,
     backend,

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Resources } from '../../schemas/resources.js';
 import type { StageUsage } from '../../schemas/stage-usage.js';
 import { ATTACH_SCRIPT } from './slurm-attach-script.js';
+import { cappedJobScript } from './slurm-capped-job.js';
 import type { JobEnd } from './job-status-line.js';
 import { slurmExitCause, slurmGivesBack } from './slurm-exit-causes.js';
 import { SUBMITTING_SUFFIX } from './slurm-submit-script.js';
@@ -88,7 +89,7 @@ export class SlurmLauncher implements StageLauncher {
         submissionMarker(stage),
         supersededMarkerPrefix(stage),
         ...sbatchFlags(stage.name, cwd, stage.resources),
-        `--wrap=${cmd}`,
+        `--wrap=${cappedJobScript(cmd, stage.logLimit)}`,
       ],
       reportsJobStatus: true,
     };

@@ -33,6 +33,11 @@ export interface LaunchedStage {
    * with the restart (the runner's PATH, an upgraded interpreter). @defaultValue false
    */
   resumed?: boolean;
+  /**
+   * Its log limit in bytes: a launcher whose stages write their output to files (Slurm's
+   * `--output`) bounds those with it. @defaultValue DEFAULT_LOG_LIMIT
+   */
+  logLimit?: number;
 }
 
 /**

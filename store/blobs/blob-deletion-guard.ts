@@ -21,6 +21,8 @@ export interface BlobDeletionOptions {
   guard?: BlobDeletionGuard;
   /** Called with each batch chosen, before it is deleted (a seam for tests of the race). */
   onDecided?: (digests: string[]) => Promise<void>;
+  /** Stops the sweep before the next file is looked at (a first Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 /** The advisory lock key of a digest, shared by recordBlobUpload (shared) and the guard (exclusive). */

@@ -27,6 +27,8 @@ export interface LockDirectoryOptions {
    * has the store and the wait for it begins: a run that waits says so instead of hanging.
    */
   onWait?: (holder: string) => void;
+  /** Gives up the wait for the flock (LockWaitInterruptedError) when aborted: Ctrl-C while a command waits. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -64,6 +66,7 @@ export async function lockDirectory(
   const held = await lockPidFile(`${resolve(dir)}.lock-holder`, {
     flock,
     waitMs,
+    ...(options.signal ? { signal: options.signal } : {}),
     ...(onWait ? { onHeld: (pid: number | null) => onWait(holderName(pid)) } : {}),
   }).catch((error: unknown) => {
     if (!(error instanceof PidFileHeldError)) throw error;

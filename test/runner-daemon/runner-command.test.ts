@@ -53,6 +53,15 @@ describe('fluksio runner: configuration', () => {
     );
   });
 
+  test('a --work-dir that is a file, not a folder, is refused naming it (exit 2), not "EEXIST: mkdir"', async () => {
+    await writeFile(path.join(dir, 'work'), '');
+    await refuses(
+      { url: 'http://127.0.0.1:1', workDir: 'work' },
+      { FLUKSIO_RUNNER_TOKEN: 'x' },
+      /--work-dir: .*work is a file, not a folder/,
+    );
+  });
+
   test('a token file must hold the token alone; an env file may not set FLUKSIO_* names', async () => {
     await writeFile(path.join(dir, 'token'), 'two words\n');
     await refuses(
