@@ -32,7 +32,7 @@ export interface OpenAttemptEventsOptions {
 /** A run attempt's event sink, and the stages it keeps as finished. */
 export interface AttemptEvents {
   events: RemoteEventSink;
-  /** The stages a resumed attempt keeps as finished (keptStageEnds); none for a fresh one. */
+  /** The stages the attempt keeps as finished (keptStageEnds): recorded in `resumed`, or ended in the journal. */
   finished: StageRecord[];
 }
 
