@@ -4,12 +4,7 @@ import type { Readable } from 'node:stream';
 import type { BlobDigest } from '../schemas/blob-digest.js';
 import { CacheEntry } from '../schemas/cache-entry.js';
 import { CacheCandidates } from '../schemas/protocol/cache-candidates.js';
-import { BlobUploadReply } from '../schemas/protocol/blob-upload-reply.js';
-import {
-  BlobUploadTicket,
-  type BlobUploadFinish,
-  type BlobUploadStart,
-} from '../schemas/protocol/blob-upload-ticket.js';
+import type { BlobUploadReply } from '../schemas/protocol/blob-upload-reply.js';
 import type { CancelRunRequest } from '../schemas/protocol/cancel-run.js';
 import { Claim, type ClaimRequest } from '../schemas/protocol/claim.js';
 import { HealthReply } from '../schemas/protocol/health-reply.js';
@@ -20,7 +15,6 @@ import { RunMetricsReply } from '../schemas/protocol/run-metrics-reply.js';
 import type { RunWatchRequest } from '../schemas/protocol/run-watch.js';
 import { StageLogReply } from '../schemas/protocol/stage-log-reply.js';
 import type { SubmitRunRequest } from '../schemas/protocol/submit-run.js';
-import type { RunStatus } from '../schemas/statuses.js';
 import { PreviousStage } from '../schemas/previous-stage.js';
 import {
   EventBatchReply,
@@ -34,11 +28,12 @@ import {
   type ReleaseRequest,
   type StartRequestInput,
 } from '../schemas/protocol/lease-requests.js';
-import { bodyOf, type BlobBody } from './blob-body.js';
+import { blobPath, runPath } from './api-paths.js';
+import type { BlobBody } from './blob-body.js';
 import { ControlPlaneHttp, type CallOptions, type ControlPlaneHttpOptions } from './control-plane-http.js';
+import { listRunsSearchParams, type ListRunsQuery } from './list-runs-query.js';
 import { fenceOf, type RunLease } from './run-lease.js';
-
-import { uploadToPresignedUrl } from './upload-to-presigned-url.js';
+import { uploadBlob } from './upload-blob.js';
 
 export type { CallOptions } from './control-plane-http.js';
 
@@ -233,57 +228,7 @@ export class ControlPlaneClient {
     body: BlobBody,
     call: CallOptions = {},
   ): Promise<BlobUploadReply> {
-    const size = 'bytes' in body ? body.bytes.byteLength : body.size;
-    const uploads = `${blobPath(digest)}/uploads`;
-    const start: BlobUploadStart = { size };
-    const askTicket = async (): Promise<BlobUploadTicket> =>
-      this.http.parse(
-        await this.http.send('POST', uploads, { call, json: start, lease: run }),
-        BlobUploadTicket,
-        `POST ${uploads}`,
-      );
-    const ticket = await askTicket();
-    if (ticket.via === 'control-plane') return this.putThroughControlPlane(run, digest, body, call);
-    const uploadId = await uploadToPresignedUrl({
-      http: this.http,
-      first: ticket,
-      askTicket,
-      body: () => bodyOf(body),
-      call,
-      timeoutMs: this.transferTimeoutMs,
-    });
-    const finish: BlobUploadFinish = { size };
-    const path = `${uploads}/${uploadId}`;
-    // A transfer's time: a store that keeps no checksum has the control plane read the
-    // upload back and hash it before answering (S3BlobStorage.finishUpload).
-    return this.http.parse(
-      await this.http.send('POST', path, {
-        call,
-        json: finish,
-        lease: run,
-        timeoutMs: this.transferTimeoutMs,
-      }),
-      BlobUploadReply,
-      `POST ${path}`,
-    );
-  }
-
-  private async putThroughControlPlane(
-    run: RunLease,
-    digest: BlobDigest,
-    body: BlobBody,
-    call: CallOptions,
-  ): Promise<BlobUploadReply> {
-    const request = `PUT ${blobPath(digest)}`;
-    const response = await this.http.withRetries(request, call, (signal) =>
-      this.http.attempt('PUT', blobPath(digest), {
-        lease: run,
-        signal,
-        timeoutMs: this.transferTimeoutMs,
-        body: bodyOf(body),
-      }),
-    );
-    return this.http.parse(response, BlobUploadReply, request);
+    return uploadBlob({ http: this.http, run, digest, body, call, timeoutMs: this.transferTimeoutMs });
   }
 
   // The submitter's side: queue, read and cancel runs, and pull their outputs.
@@ -317,25 +262,8 @@ export class ControlPlaneClient {
    * of `branch` or in `status`: `fluksio runs --remote`, short ids resolved, and the runs a
    * git revision stands for.
    */
-  async listRuns(
-    query: {
-      repository?: string;
-      pipelinePath?: string;
-      prefix?: string;
-      commits?: readonly string[];
-      branch?: string;
-      status?: RunStatus;
-      limit: number;
-    },
-    call: CallOptions = {},
-  ): Promise<RunListReply['runs']> {
-    const params = new URLSearchParams({ limit: String(query.limit) });
-    if (query.repository !== undefined) params.set('repository', query.repository);
-    if (query.pipelinePath !== undefined) params.set('pipeline', query.pipelinePath);
-    if (query.prefix !== undefined) params.set('prefix', query.prefix);
-    if (query.commits !== undefined) params.set('commit', query.commits.join(','));
-    if (query.branch !== undefined) params.set('branch', query.branch);
-    if (query.status !== undefined) params.set('status', query.status);
+  async listRuns(query: ListRunsQuery, call: CallOptions = {}): Promise<RunListReply['runs']> {
+    const params = listRunsSearchParams(query);
     return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
   }
 
@@ -404,12 +332,4 @@ export class ControlPlaneClient {
     const response = await this.http.send('POST', path, { call, json, ...(timeoutMs ? { timeoutMs } : {}) });
     return this.http.parse(response, schema, `POST ${path}`);
   }
-}
-
-function runPath(runId: string): string {
-  return `/api/v1/runs/${encodeURIComponent(runId)}`;
-}
-
-function blobPath(digest: string): string {
-  return `/api/v1/blobs/${encodeURIComponent(digest).replace('%3A', ':')}`;
 }

@@ -1,101 +1,25 @@
 import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from 'pino';
-import type { Claim } from '../../schemas/protocol/claim.js';
-import type { StageRecord } from '../../schemas/stage-record.js';
-import type { RunEvent } from '../../schemas/run-event.js';
-import type { z } from 'zod';
-import type { FinishRequest } from '../../schemas/protocol/lease-requests.js';
 import { runPipeline, type RunOutcome } from '../run-pipeline.js';
-import type { ControlPlaneClient } from '../../client/control-plane-client.js';
 import type { RunLease } from '../../client/run-lease.js';
-import { ControlPlaneError, isLeaseLost } from '../../client/control-plane-errors.js';
-import type { GitWorkspace } from './git-workspace.js';
+import { isLeaseLost } from '../../client/control-plane-errors.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import type { InterpreterDigests } from '../keys/interpreter-digests.js';
-import type { LocalBlobCache } from './local-blob-cache.js';
 import { prepareClaimedRun, type PreparedRun } from './prepare-claimed-run.js';
 import { RemoteBlobStore } from './remote-blob-store.js';
-import { RemoteEventSink } from './remote-event-sink.js';
+import type { RemoteEventSink } from './remote-event-sink.js';
 import { RemoteStageCache } from './remote-stage-cache.js';
 import { reclaimCheckout } from './reclaim-checkout.js';
-import { runSandbox, type SandboxPolicy } from './run-sandbox.js';
-import type { StageGroups } from '../sandbox/stage-groups.js';
+import { runSandbox } from './run-sandbox.js';
 import { directLauncher } from '../sandbox/stage-launcher.js';
 import { slurmJobDir } from './slurm-job-dir.js';
 import { cancelSupersededJobs } from './cancel-superseded-jobs.js';
 import { cancelAttemptJobs } from './slurm-attempt-jobs.js';
-import { finishOrFail } from './finish-or-fail.js';
 import { forgetFetchCredential } from './forget-fetch-credential.js';
 import { Masker } from '../output/masker.js';
 import { eventJournalFile } from './event-journal-dir.js';
-import { readEventJournal } from './read-event-journal.js';
-import { isStageSuccess } from '../../schemas/statuses.js';
-
-export interface ExecuteClaimOptions {
-  claim: Claim;
-  /** The concurrency slot the run executes in (its checkouts are the slot's own). */
-  slot: number;
-  client: ControlPlaneClient;
-  git: GitWorkspace;
-  blobCache: LocalBlobCache;
-  /** Digests of the programs stages start, shared by the runner's runs. */
-  interpreterDigests: InterpreterDigests;
-  /** Run fork pull requests' code (`--accept-forks`); otherwise such runs are released. */
-  acceptForks: boolean;
-  /** Which runs' stages are sandboxed, and whether a sandbox works here. */
-  sandbox: SandboxPolicy;
-  /** The runner's environment: a trusted run's pipeline `env` values come from it. */
-  runnerEnvironment: Readonly<Record<string, string | undefined>>;
-  /** The runner's secrets (`--env-file`): for trusted runs only, masked everywhere. */
-  secrets: Readonly<Record<string, string>>;
-  /** Stages of the run executing at once. */
-  jobs: number;
-  /** Grace between SIGINT, SIGTERM and SIGKILL for a stopped stage. */
-  killGraceMs: number;
-  /** Aborted when the runner stops (SIGTERM): the stage is cancelled and the run released. */
-  stopSignal: AbortSignal;
-  /** Once stopping, how long the run's last events may take to upload before the release. */
-  releaseGraceMs: number;
-  /**
-   * Where a run's events wait on disk while the control plane does not take them, past
-   * `eventMemoryBytes` of them in memory (spooled-event-queue.ts).
-   */
-  eventSpool: {
-    dir: string;
-    maxMemoryBytes: number;
-    /**
-     * Where each attempt's events are journaled until acknowledged (event-journal-dir.ts),
-     * for a resume to send what a runner killed hard had not: a runner that resumes its
-     * runs gives one. @defaultValue none
-     */
-    journalDir?: string;
-  };
-  /**
-   * Records the process groups of the stages started on this machine, for the next start
-   * to end what a kill -9 left running. @defaultValue none
-   */
-  stageGroups?: StageGroups;
-  /** Logs with the run id bound. */
-  logger: Logger;
-  /**
-   * The run is one this runner held before it was restarted, resumed in the same attempt
-   * (resume-held-runs.ts): a started run's checkout is taken as it was left, since its
-   * Slurm jobs may still run there, and it is not started again; its events continue
-   * from `nextSeq`; the stages `finished` in the attempt are kept as recorded, not run
-   * again; its writes carry the lease's `epoch` from the resume, those of the process that
-   * died an older one, refused. @defaultValue a fresh claim
-   */
-  resumed?: { started: boolean; nextSeq: number; epoch: number; finished?: readonly StageRecord[] };
-}
-
-/** How a claimed run ended on this runner. */
-export type ClaimEnd =
-  | { end: 'finished'; status: FinishRequest['status'] }
-  | { end: 'released'; reason: string }
-  /** A fork's run this runner does not take (or cannot sandbox), given back. */
-  | { end: 'refused' }
-  | { end: 'lease-lost' };
+import type { ExecuteClaimOptions } from './execute-claim-options.js';
+import { endClaim, type ClaimEnd, type ClaimEnding } from './end-claim.js';
+import { openAttemptEvents } from './open-attempt-events.js';
 
 /** Why the runner stopped the run, when it was not the run's own ending. */
 type StopRequest =
@@ -166,28 +90,19 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
   // Whatever the run: a sentence about its checkout may name a file a run before it made.
   const masker = new Masker();
   for (const secret of Object.values(options.secrets)) masker.add(secret);
-  const end = async (unmasked: z.input<typeof FinishRequest> | { release: string }): Promise<ClaimEnd> => {
-    // Heartbeats end first: one answered after the finish would only report a lease gone.
-    await keeper.stop();
-    if (leaseLost.signal.aborted) return { end: 'lease-lost' };
-    // Its sentences quote git, the engine and the control plane, which may quote a secret
-    // (`failed to remove keep/<secret>.txt`): masked before they are cut or sent.
-    const result = maskedEnd(masker, unmasked);
-    try {
-      if ('release' in result) {
-        await client.release(run, result.release.slice(0, 1000));
-        logger.info({ reason: result.release }, 'run released');
-        return { end: 'released', reason: result.release };
-      }
-      const finish = { ...result, reason: result.reason?.slice(0, 4000) ?? null };
-      await finishOrFail(client, run, finish, logger, drainDeadline.signal);
-      logger.info({ status: result.status, reason: result.reason }, 'run finished');
-      return { end: 'finished', status: result.status };
-    } catch (error) {
-      if (isLeaseLost(error)) return { end: 'lease-lost' };
-      throw error;
-    }
-  };
+  const end = (unmasked: ClaimEnding): Promise<ClaimEnd> =>
+    endClaim(
+      {
+        client,
+        run,
+        keeper,
+        leaseLost: leaseLost.signal,
+        masker,
+        drainDeadline: drainDeadline.signal,
+        logger,
+      },
+      unmasked,
+    );
   /**
    * How the run ends when the runner stopped it, or null when it was not stopped: a
    * run whose stages all ended before the stop took effect finishes with its outcome.
@@ -309,69 +224,24 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       resumedStarted ? 'run resumed' : 'run started',
     );
 
-    // What the process killed before this one emitted and the control plane never stored:
-    // sent first, and the stages whose end it holds are kept as finished, not run again.
-    const unsent =
-      journalFile && resumedStarted
-        ? await readEventJournal(journalFile, options.resumed?.nextSeq ?? 0, (error) =>
-            logger.warn(
-              { err: error, journal: journalFile },
-              'the event journal could not be read: the stages whose end it holds run again',
-            ),
-          )
-        : [];
-    if (journalFile && !resumedStarted) await rm(journalFile, { force: true });
-    const finished = keptStageEnds(options.resumed?.finished ?? [], unsent);
-    if (unsent.length > 0) {
-      logger.info(
-        {
-          events: unsent.length,
-          stages: finished.slice(options.resumed?.finished?.length ?? 0).map((record) => record.name),
-        },
-        'sending the events the runner had not sent before it was restarted',
-      );
-    }
-    events = new RemoteEventSink({
+    const attempt = await openAttemptEvents({
       client,
       run,
+      runId: claim.run.id,
       attempt: claim.run.attempt,
-      firstSeq: options.resumed?.nextSeq ?? 0,
-      unsent,
-      ...(journalFile
-        ? {
-            journal: {
-              file: journalFile,
-              onJournalRefused: (error: unknown) =>
-                logger.warn(
-                  { err: error, journal: journalFile },
-                  'the event journal could not be written (a full disk?): a restart may run again what the unsent events record',
-                ),
-            },
-          }
-        : {}),
-      spool: {
-        file: path.join(options.eventSpool.dir, `${claim.run.id}-${claim.run.attempt}.jsonl`),
-        maxMemoryBytes: options.eventSpool.maxMemoryBytes,
-        onSpoolRefused: (error) =>
-          logger.warn(
-            { err: error, spool: options.eventSpool.dir },
-            'the event spool could not be written (a full disk?): events wait in memory until it can be',
-          ),
-      },
+      resumedStarted,
+      ...(options.resumed ? { resumed: options.resumed } : {}),
+      journalFile,
+      spool: options.eventSpool,
       signal: AbortSignal.any([leaseLost.signal, drainDeadline.signal]),
-      onError: (error) => {
-        logger.warn({ err: error }, 'event upload stopped');
-        // Sending the same events again would be refused again: stop the run now
-        // rather than after its last stage, and fail it with the control plane's sentence.
-        if (error instanceof ControlPlaneError && !isLeaseLost(error)) {
-          stop ??= {
-            kind: 'refused',
-            reason: `The control plane refused the run's events: ${error.message}`,
-          };
-          engineAbort.abort();
-        }
+      logger,
+      onRefused: (reason) => {
+        stop ??= { kind: 'refused', reason };
+        engineAbort.abort();
       },
     });
+    events = attempt.events;
+    const { finished } = attempt;
 
     let outcome: RunOutcome;
     try {
@@ -459,32 +329,4 @@ export async function executeClaim(options: ExecuteClaimOptions): Promise<ClaimE
       await rmdir(path.dirname(slurmJobs)).catch(() => undefined);
     }
   }
-}
-
-/** A run's end with its sentences masked: the release's, or the finish's reason and dirty reasons. */
-function maskedEnd(
-  masker: Masker,
-  result: z.input<typeof FinishRequest> | { release: string },
-): z.input<typeof FinishRequest> | { release: string } {
-  if ('release' in result) return { release: masker.mask(result.release) };
-  const { reason, dirtyReasons } = result;
-  return {
-    ...result,
-    reason: reason === null || reason === undefined ? reason : masker.mask(reason),
-    ...(dirtyReasons ? { dirtyReasons: dirtyReasons.map((each) => masker.mask(each)) } : {}),
-  };
-}
-
-/**
- * The stages a resumed attempt keeps as finished: those the control plane recorded, and
- * those whose end the journal holds unsent (sent first), when it is the stage's own result
- * (succeeded or failed) rather than a stop's doing (cancelled, skipped), which runs again.
- */
-function keptStageEnds(recorded: readonly StageRecord[], unsent: readonly RunEvent[]): StageRecord[] {
-  const kept = [...recorded];
-  for (const event of unsent) {
-    if (event.type !== 'stage.finished' || kept.some((record) => record.name === event.stage.name)) continue;
-    if (isStageSuccess(event.stage.status) || event.stage.status === 'failed') kept.push(event.stage);
-  }
-  return kept;
 }
