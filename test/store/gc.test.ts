@@ -82,10 +82,12 @@ describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
     const succeededOlder = await finishedRun(repository, 50, { outs: [file('older.bin')], log: 'older.log' });
     const baseline = await finishedRun(repository, 40, { outs: [file('base.bin')], log: 'base.log' });
     const recent = await finishedRun(repository, 1, { status: 'failed', outs: [dir], log: 'recent.log' });
+    // Still running, but created after the old refs were last confirmed (40 days ago): it
+    // cannot have confirmed them, so it does not keep them.
     const { run: active } = await createRun({ db, run: makeRun({ repository, status: 'running' }) });
     await db
       .update(runs)
-      .set({ createdAt: sql`now() - interval '40 days'` })
+      .set({ createdAt: sql`now() - interval '35 days'` })
       .where(eq(runs.id, active.id));
     for (const name of ['old.bin', 'base.bin', 'manifest', 'a.txt', 'b.txt', 'old.log'])
       await refOf(repository, name, 40);
