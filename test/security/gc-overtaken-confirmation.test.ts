@@ -57,7 +57,8 @@ async function ageBlobFiles(): Promise<void> {
 
 /** R1 uploads the weights and keeps running; R2 is told they are stored, then fails. */
 async function overtakenConfirmation() {
-  await world.start();
+  // Scripted runners send no heartbeat: their leases must outlast the test on a loaded box.
+  await world.start({ FLUKSIO_LEASE_TTL: '10m' });
   const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model.txt\n' });
   await world.allow([project.repository]);
   const base = { repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit };
@@ -82,6 +83,7 @@ async function overtakenConfirmation() {
   expect(ref?.confirmedBy).toBe(second);
   expect((await two.finish(secondClaim, 'failed')).status).toBe(200);
   expect((await world.report(second)).run.status).toBe('failed');
+  expect((await world.report(first)).run.status).toBe('running');
   await ageBlobFiles();
 
   const admin = { DATABASE_URL: database.url, FLUKSIO_DATA_DIR: world.app.dataDir };
