@@ -6,6 +6,7 @@ import { blobRefs } from '../../schemas/tables/blob-refs.js';
 import { cacheEntries } from '../../schemas/tables/cache-entries.js';
 import { runs, type NewRun } from '../../schemas/tables/runs.js';
 import { addBlobRef } from '../../store/blobs/add-blob-ref.js';
+import { confirmBlobRef } from '../../store/blobs/confirm-blob-ref.js';
 import { applyRunEvents } from '../../store/events/apply-run-events.js';
 import { createRun } from '../../store/runs/create-run.js';
 import type { Database } from '../../store/db/database.js';
@@ -68,6 +69,20 @@ describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
     expect(await hasBlobRef({ db, repository, digest: digest('x') })).toBe(true);
     expect(await hasBlobRef({ db, repository: uniqueRepository(), digest: digest('x') })).toBe(false);
     expect(await hasBlobRef({ db, repository, digest: digest('y') })).toBe(false);
+  });
+
+  test("a later confirmation never moves a ref's confirmation time back, so gc sees every confirmer", async () => {
+    const repository = uniqueRepository();
+    await addBlobRef({ db, repository, digest: digest('racing'), size: 1, runId: 'first' });
+    // A confirmation whose statement began before another's committed writes an older now().
+    const ahead = sql`now() + interval '1 hour'`;
+    await db.update(blobRefs).set({ confirmedAt: ahead }).where(eq(blobRefs.repository, repository));
+    const row = async () => (await db.select().from(blobRefs).where(eq(blobRefs.repository, repository)))[0];
+    const before = (await row())?.confirmedAt;
+    expect(await confirmBlobRef({ db, repository, digest: digest('racing'), runId: 'second' })).toBe(true);
+    expect(await row()).toMatchObject({ confirmedAt: before, confirmedBy: 'second' });
+    await addBlobRef({ db, repository, digest: digest('racing'), size: 1, runId: 'third' });
+    expect(await row()).toMatchObject({ confirmedAt: before, confirmedBy: 'third' });
   });
 
   test('old finished runs, their orphaned cache entries and blob refs nothing names go; the rest stays', async () => {
