@@ -18,7 +18,11 @@ export const blobRefs = pgTable(
      * cut-off, because such a run names the blob only once its stage's finish arrives.
      */
     confirmedAt: timestamp('confirmed_at', { withTimezone: true }).notNull().defaultNow(),
-    /** The run that last confirmed it; while that run is queued or running, gc keeps the ref. */
+    /**
+     * The run that last confirmed it; while that run is queued or running, gc keeps the ref.
+     * Earlier confirmers are not recorded: gc keeps the ref while any queued or running run
+     * of the repository created at or before confirmedAt exists (see gcStore).
+     */
     confirmedBy: text('confirmed_by'),
   },
   (table) => [primaryKey({ name: 'blob_refs_pkey', columns: [table.repository, table.digest] })],

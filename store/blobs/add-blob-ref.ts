@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js';
 /**
  * Records that `repository` may read the blob `digest` because run `runId` uploaded it.
  * Adding it again marks it confirmed now by that run, so `fluksio gc` keeps it while the
- * run is unfinished (see blobRefs.confirmedAt).
+ * run is unfinished (see blobRefs.confirmedAt); that time never moves back (see gcStore).
  */
 export async function addBlobRef({
   db,
@@ -25,6 +25,6 @@ export async function addBlobRef({
     .values({ repository, digest, size, confirmedBy: runId })
     .onConflictDoUpdate({
       target: [blobRefs.repository, blobRefs.digest],
-      set: { confirmedAt: sql`now()`, confirmedBy: runId },
+      set: { confirmedAt: sql`greatest(${blobRefs.confirmedAt}, now())`, confirmedBy: runId },
     });
 }

@@ -49,7 +49,8 @@ export interface UnreadableManifest {
  * cache entries whose run is gone; and blob refs that no remaining stage or cache entry
  * names within their repository. Only rows older than the cut-off go, so a run uploading
  * blobs now keeps its refs, and a ref a run confirmed since the cut-off or a queued or
- * running run confirmed last stays (blobRefs.confirmedAt). The files of a directory out are named only inside its
+ * running run confirmed last, or that a queued or running run of its repository created before its
+ * last confirmation may have confirmed, stays (blobRefs.confirmedAt). The files of a directory out are named only inside its
  * manifest blob, which the database cannot read: `readManifest` (the caller's blob store)
  * lists them. A manifest it cannot read (or, without it, every manifest) fails safe: its
  * repository keeps all its blob refs, and it is named in `unreadableManifests`, which tells
@@ -119,7 +120,19 @@ async function collect({
   // its stage finishes: a ref confirmed since the cut-off, or by a run still unfinished,
   // stays, and so does its file. A confirmation arriving while gc runs is never lost: the
   // DELETE of a ref confirmed since the snapshot fails it (see gcStore), and gc reads again.
-  const confirmed = sql`(${blobRefs.confirmedAt} >= ${cutoff} or ${blobRefs.confirmedBy} in (select ${runs.id} from ${runs} where ${runs.status} in ('queued', 'running')))`;
+  //
+  // The ref remembers only the run that confirmed it last; an earlier confirmer may still be
+  // running after that one ended and was deleted. So a ref also stays while its repository
+  // has a queued or running run created at or before its last confirmation. Safe: a run
+  // confirms only after it was created (its id comes from a committed claim, so the
+  // confirmation's now() is later), and confirmedAt never moves back (confirmBlobRef,
+  // addBlobRef), so every run that ever confirmed the ref was created at or before
+  // confirmedAt; while any of them is unfinished, the ref is kept. A run created later never
+  // confirmed it. Once every such run ends, only stages and cache entries keep it.
+  const confirmed = sql`(${blobRefs.confirmedAt} >= ${cutoff}
+    or ${blobRefs.confirmedBy} in (select ${runs.id} from ${runs} where ${runs.status} in ('queued', 'running'))
+    or exists (select from ${runs} where ${runs.repository} = ${blobRefs.repository}
+      and ${runs.status} in ('queued', 'running') and ${runs.createdAt} <= ${blobRefs.confirmedAt}))`;
   const collectable = and(lt(blobRefs.createdAt, cutoff), not(confirmed));
   for (const { digest } of await db
     .selectDistinct({ digest: blobRefs.digest })

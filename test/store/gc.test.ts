@@ -6,6 +6,7 @@ import { blobRefs } from '../../schemas/tables/blob-refs.js';
 import { cacheEntries } from '../../schemas/tables/cache-entries.js';
 import { runs, type NewRun } from '../../schemas/tables/runs.js';
 import { addBlobRef } from '../../store/blobs/add-blob-ref.js';
+import { confirmBlobRef } from '../../store/blobs/confirm-blob-ref.js';
 import { applyRunEvents } from '../../store/events/apply-run-events.js';
 import { createRun } from '../../store/runs/create-run.js';
 import type { Database } from '../../store/db/database.js';
@@ -70,6 +71,20 @@ describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
     expect(await hasBlobRef({ db, repository, digest: digest('y') })).toBe(false);
   });
 
+  test("a later confirmation never moves a ref's confirmation time back, so gc sees every confirmer", async () => {
+    const repository = uniqueRepository();
+    await addBlobRef({ db, repository, digest: digest('racing'), size: 1, runId: 'first' });
+    // A confirmation whose statement began before another's committed writes an older now().
+    const ahead = sql`now() + interval '1 hour'`;
+    await db.update(blobRefs).set({ confirmedAt: ahead }).where(eq(blobRefs.repository, repository));
+    const row = async () => (await db.select().from(blobRefs).where(eq(blobRefs.repository, repository)))[0];
+    const before = (await row())?.confirmedAt;
+    expect(await confirmBlobRef({ db, repository, digest: digest('racing'), runId: 'second' })).toBe(true);
+    expect(await row()).toMatchObject({ confirmedAt: before, confirmedBy: 'second' });
+    await addBlobRef({ db, repository, digest: digest('racing'), size: 1, runId: 'third' });
+    expect(await row()).toMatchObject({ confirmedAt: before, confirmedBy: 'third' });
+  });
+
   test('old finished runs, their orphaned cache entries and blob refs nothing names go; the rest stays', async () => {
     const repository = uniqueRepository();
     const elsewhere = uniqueRepository();
@@ -82,10 +97,12 @@ describe.each(databaseBackends)('garbage collection on $name', ({ open }) => {
     const succeededOlder = await finishedRun(repository, 50, { outs: [file('older.bin')], log: 'older.log' });
     const baseline = await finishedRun(repository, 40, { outs: [file('base.bin')], log: 'base.log' });
     const recent = await finishedRun(repository, 1, { status: 'failed', outs: [dir], log: 'recent.log' });
+    // Still running, but created after the old refs were last confirmed (40 days ago): it
+    // cannot have confirmed them, so it does not keep them.
     const { run: active } = await createRun({ db, run: makeRun({ repository, status: 'running' }) });
     await db
       .update(runs)
-      .set({ createdAt: sql`now() - interval '40 days'` })
+      .set({ createdAt: sql`now() - interval '35 days'` })
       .where(eq(runs.id, active.id));
     for (const name of ['old.bin', 'base.bin', 'manifest', 'a.txt', 'b.txt', 'old.log'])
       await refOf(repository, name, 40);
