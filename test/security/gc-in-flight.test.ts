@@ -15,7 +15,7 @@ import { runs } from '../../schemas/tables/runs.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { runCli } from '../helpers/run-cli.js';
-import { ScriptedRunner } from './scripted-runner.js';
+import { SCRIPTED_RUNNER_SETTINGS, ScriptedRunner } from './scripted-runner.js';
 
 /** `train` stores model.txt; `check` fails the run when asked, so no run becomes a kept baseline. */
 const PIPELINE = `version: 1
@@ -72,7 +72,7 @@ async function ageEverything(): Promise<void> {
 }
 
 test('gc never collects a blob a running run was told is stored, and the run pulls it after it succeeds', async () => {
-  await world.start();
+  await world.start(SCRIPTED_RUNNER_SETTINGS);
   const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model.txt\n' });
   await world.allow([project.repository]);
   const base = { repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit };
@@ -126,7 +126,7 @@ test('gc never collects a blob a running run was told is stored, and the run pul
 });
 
 test('a ref confirmed by a run that is still running survives gc, even without any grace period', async () => {
-  await world.start();
+  await world.start(SCRIPTED_RUNNER_SETTINGS);
   const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model.txt\n' });
   await world.allow([project.repository]);
   const base = { repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit };
@@ -146,7 +146,7 @@ test('a ref confirmed by a run that is still running survives gc, even without a
 });
 
 test("gc never collects a blob a running run restored from its runner's own blob cache, and the run pulls it after it succeeds", async () => {
-  await world.start();
+  await world.start(SCRIPTED_RUNNER_SETTINGS);
   const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model.txt\n' });
   await world.allow([project.repository]);
   const base = { repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit };

@@ -6,7 +6,7 @@ import { blobRefs } from '../../schemas/tables/blob-refs.js';
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { runCli } from '../helpers/run-cli.js';
-import { ScriptedRunner } from './scripted-runner.js';
+import { SCRIPTED_RUNNER_SETTINGS, ScriptedRunner } from './scripted-runner.js';
 
 /**
  * A blob ref records only the run that confirmed it last. When a later run confirms it,
@@ -57,8 +57,7 @@ async function ageBlobFiles(): Promise<void> {
 
 /** R1 uploads the weights and keeps running; R2 is told they are stored, then fails. */
 async function overtakenConfirmation() {
-  // Scripted runners send no heartbeat: their leases must outlast the test on a loaded box.
-  await world.start({ FLUKSIO_LEASE_TTL: '10m' });
+  await world.start(SCRIPTED_RUNNER_SETTINGS);
   const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model.txt\n' });
   await world.allow([project.repository]);
   const base = { repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit };

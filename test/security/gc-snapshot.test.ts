@@ -10,7 +10,7 @@ import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { runCli } from '../helpers/run-cli.js';
 import { startTestS3, type TestS3 } from '../helpers/s3-server.js';
-import { ScriptedRunner } from './scripted-runner.js';
+import { SCRIPTED_RUNNER_SETTINGS, ScriptedRunner } from './scripted-runner.js';
 import { forwardRequest } from '../helpers/forward-request.js';
 
 const PIPELINE = `version: 1
@@ -97,7 +97,7 @@ async function uploadPresigned(runner: ScriptedRunner, claim: Claim, bytes: stri
 }
 
 test('a run that finishes while gc reads the database keeps the blobs its stages name', async () => {
-  await world.start(s3.env);
+  await world.start({ ...s3.env, ...SCRIPTED_RUNNER_SETTINGS });
   const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'model.txt\nfeats\n' });
   await world.allow([project.repository]);
   const base = { repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit };

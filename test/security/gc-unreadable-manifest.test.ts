@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres-datab
 import { makeRepo, type TestRepo } from '../helpers/make-repo.js';
 import { runCli, runJson } from '../helpers/run-cli.js';
 import { startTestS3, type TestS3 } from '../helpers/s3-server.js';
-import { ScriptedRunner } from './scripted-runner.js';
+import { SCRIPTED_RUNNER_SETTINGS, ScriptedRunner } from './scripted-runner.js';
 
 const PIPELINE = `version: 1
 stages:
@@ -96,7 +96,7 @@ describe.each([
 
   test('a directory manifest it cannot read keeps every blob file, and gc says which and why', async () => {
     const store = await open();
-    await world.start(store.env);
+    await world.start({ ...store.env, ...SCRIPTED_RUNNER_SETTINGS });
     const project = await world.repo({ 'fluksio.yml': PIPELINE, '.gitignore': 'feats\n' });
     await world.allow([project.repository]);
     const base = { repository: project.repository, cloneUrl: project.cloneUrl, commit: project.commit };

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest
 import { ControlPlaneWorld } from '../acceptance/control-plane-fixture.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database.js';
 import { runCli } from '../helpers/run-cli.js';
-import { ScriptedRunner } from './scripted-runner.js';
+import { SCRIPTED_RUNNER_SETTINGS, ScriptedRunner } from './scripted-runner.js';
 
 /** What an attacker wants in the puller's git config: a command git runs on every status. */
 const FSMONITOR = '[core]\n\tfsmonitor = touch pwned\n';
@@ -51,7 +51,7 @@ async function filesNamed(dir: string, name: string): Promise<string[]> {
 }
 
 test('an out through a committed symlink into .git is refused before anything runs, on a runner and locally', async () => {
-  await world.start();
+  await world.start(SCRIPTED_RUNNER_SETTINGS);
   const project = await projectWithGitLink();
   const gitConfig = await readFile(join(project.repo.dir, '.git/config'), 'utf8');
   await world.allow([project.repository]);
@@ -77,7 +77,7 @@ test('an out through a committed symlink into .git is refused before anything ru
 });
 
 test('a hostile runner cannot make pull write into .git, through a symlink, or anywhere its pipeline does not declare', async () => {
-  await world.start();
+  await world.start(SCRIPTED_RUNNER_SETTINGS);
   const project = await projectWithGitLink();
   const gitConfig = await readFile(join(project.repo.dir, '.git/config'), 'utf8');
   await world.allow([project.repository]);
@@ -126,7 +126,7 @@ test('a hostile runner cannot make pull write into .git, through a symlink, or a
 });
 
 test('pull never replaces a file with other contents without --force', async () => {
-  await world.start();
+  await world.start(SCRIPTED_RUNNER_SETTINGS);
   const project = await world.repo({
     'fluksio.yml':
       'version: 1\nstages:\n  train:\n    cmd: echo weights > model.txt\n    outs: [model.txt]\n',

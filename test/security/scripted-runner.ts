@@ -7,6 +7,12 @@ import type { Database } from '../../store/db/database.js';
 import { ranAsClaimed } from '../helpers/ran-as-claimed.js';
 
 /**
+ * The control plane's settings for a test whose ScriptedRunner holds a claim: it sends no
+ * heartbeat, so its lease must outlast the test on a loaded machine (FAST_SETTINGS' 3 s does not).
+ */
+export const SCRIPTED_RUNNER_SETTINGS = { FLUKSIO_LEASE_TTL: '10m' };
+
+/**
  * A runner driven by hand: speaks the runner protocol over HTTP one step at a time and
  * reports whatever the test chooses — an attacker holding a runner token, or a runner
  * paused at the exact moment a race needs.
