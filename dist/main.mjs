@@ -43940,6 +43940,24 @@ var init_find_flock = __esm({
   }
 });
 
+// host/lock-wait-interrupted-error.ts
+var LockWaitInterruptedError;
+var init_lock_wait_interrupted_error = __esm({
+  "host/lock-wait-interrupted-error.ts"() {
+    "use strict";
+    LockWaitInterruptedError = class extends Error {
+      constructor(file2, signal) {
+        super(`stopped waiting for another fluksio process to let go of ${file2}; nothing was done`);
+        this.file = file2;
+        this.signal = signal;
+        this.name = "LockWaitInterruptedError";
+      }
+      file;
+      signal;
+    };
+  }
+});
+
 // host/pid-file-held-error.ts
 function holderName(pid) {
   return pid === null ? "pid unknown" : `pid ${pid}`;
@@ -43971,16 +43989,19 @@ async function lockPidFile(file2, options) {
   const handle2 = await open5(file2, constants6.O_RDWR | constants6.O_CREAT, 384);
   try {
     const holderPid = async () => holderPidOf(await readFile9(file2, "utf8").catch(() => ""));
-    let { status, stderr } = await runFlock(options.flock, handle2, options.onHeld ? 0 : options.waitMs);
+    const flockFor = (waitMs) => runFlock(options.flock, handle2, waitMs, options.signal);
+    let { status, killedBy, stderr } = await flockFor(options.onHeld ? 0 : options.waitMs);
     if (status === HELD_EXIT_CODE && options.onHeld && options.waitMs > 0) {
       options.onHeld(await holderPid());
-      ({ status, stderr } = await runFlock(options.flock, handle2, options.waitMs));
+      ({ status, killedBy, stderr } = await flockFor(options.waitMs));
     }
+    if (status !== 0 && options.signal?.aborted) throw new LockWaitInterruptedError(file2, killedBy);
+    if (killedBy !== null && STOPPING_SIGNALS.has(killedBy))
+      throw new LockWaitInterruptedError(file2, killedBy);
     if (status === HELD_EXIT_CODE) throw new PidFileHeldError(file2, await holderPid());
     if (status !== 0) {
-      throw new Error(
-        `Cannot lock ${file2}: ${options.flock} exited with ${String(status)}${stderr ? ` (${stderr})` : ""}`
-      );
+      const ended = killedBy === null ? `exited with ${String(status)}` : `was killed by ${killedBy}`;
+      throw new Error(`Cannot lock ${file2}: ${options.flock} ${ended}${stderr ? ` (${stderr})` : ""}`);
     }
     const leftBehind = await handle2.readFile("utf8");
     const rewrite = async (text2) => {
@@ -44004,8 +44025,9 @@ ${lines}`),
     throw error47;
   }
 }
-function runFlock(flock, handle2, waitMs) {
+function runFlock(flock, handle2, waitMs, signal) {
   const wait = waitMs > 0 ? ["--wait", (waitMs / 1e3).toFixed(3)] : ["--nonblock"];
+  if (signal?.aborted) return Promise.resolve({ status: null, killedBy: null, stderr: "" });
   return new Promise((resolve7, reject) => {
     const child2 = spawn4(
       flock,
@@ -44014,20 +44036,30 @@ function runFlock(flock, handle2, waitMs) {
     );
     let stderr = "";
     child2.stderr?.on("data", (chunk) => stderr += chunk.toString());
-    child2.on("error", reject);
-    child2.on("close", (status) => resolve7({ status, stderr: stderr.trim() }));
+    const stopWaiting = () => child2.kill("SIGTERM");
+    signal?.addEventListener("abort", stopWaiting, { once: true });
+    child2.on("error", (error47) => {
+      signal?.removeEventListener("abort", stopWaiting);
+      reject(error47);
+    });
+    child2.on("close", (status, killedBy) => {
+      signal?.removeEventListener("abort", stopWaiting);
+      resolve7({ status, killedBy, stderr: stderr.trim() });
+    });
   });
 }
 function holderPidOf(text2) {
   const first = text2.split("\n", 1)[0]?.trim() ?? "";
   return /^\d+$/.test(first) ? Number(first) : null;
 }
-var HELD_EXIT_CODE;
+var HELD_EXIT_CODE, STOPPING_SIGNALS;
 var init_lock_pid_file = __esm({
   "host/lock-pid-file.ts"() {
     "use strict";
+    init_lock_wait_interrupted_error();
     init_pid_file_held_error();
     HELD_EXIT_CODE = 75;
+    STOPPING_SIGNALS = /* @__PURE__ */ new Set(["SIGINT", "SIGTERM", "SIGHUP"]);
   }
 });
 
@@ -45725,6 +45757,7 @@ async function lockDirectory(dir, waitMs, options = {}) {
   const held = await lockPidFile(`${resolve2(dir)}.lock-holder`, {
     flock,
     waitMs,
+    ...options.signal ? { signal: options.signal } : {},
     ...onWait ? { onHeld: (pid) => onWait(holderName(pid)) } : {}
   }).catch((error47) => {
     if (!(error47 instanceof PidFileHeldError)) throw error47;
@@ -64168,7 +64201,11 @@ var init_blob_refs = __esm({
          * cut-off, because such a run names the blob only once its stage's finish arrives.
          */
         confirmedAt: timestamp("confirmed_at", { withTimezone: true }).notNull().defaultNow(),
-        /** The run that last confirmed it; while that run is queued or running, gc keeps the ref. */
+        /**
+         * The run that last confirmed it; while that run is queued or running, gc keeps the ref.
+         * Earlier confirmers are not recorded: gc keeps the ref while any queued or running run
+         * of the repository created at or before confirmedAt exists (see gcStore).
+         */
         confirmedBy: text("confirmed_by")
       },
       (table) => [primaryKey({ name: "blob_refs_pkey", columns: [table.repository, table.digest] })]
@@ -64194,6 +64231,47 @@ var init_blob_store_binding = __esm({
         boundAt: timestamp("bound_at", { withTimezone: true }).notNull().defaultNow()
       },
       (table) => [check2("blob_store_binding_one", sql`${table.one}`)]
+    );
+  }
+});
+
+// schemas/tables/blob-uploads.ts
+var blobUploads;
+var init_blob_uploads = __esm({
+  "schemas/tables/blob-uploads.ts"() {
+    "use strict";
+    init_pg_core();
+    blobUploads = pgTable(
+      "blob_uploads",
+      {
+        digest: text("digest").notNull(),
+        runId: text("run_id").notNull(),
+        /** When that run's latest upload of the digest began. */
+        startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow()
+      },
+      (table) => [primaryKey({ name: "blob_uploads_pkey", columns: [table.digest, table.runId] })]
+    );
+  }
+});
+
+// schemas/tables/control-plane-availability.ts
+var controlPlaneAvailability;
+var init_control_plane_availability = __esm({
+  "schemas/tables/control-plane-availability.ts"() {
+    "use strict";
+    init_drizzle_orm();
+    init_pg_core();
+    controlPlaneAvailability = pgTable(
+      "control_plane_availability",
+      {
+        /** Always true: the table holds one row. */
+        one: boolean4("one").primaryKey().default(true),
+        /** When the current stretch of availability began: the first beat after an outage. */
+        availableSince: timestamp("available_since", { withTimezone: true }).notNull().defaultNow(),
+        /** The latest beat of any replica. */
+        lastBeatAt: timestamp("last_beat_at", { withTimezone: true }).notNull().defaultNow()
+      },
+      (table) => [check2("control_plane_availability_one", sql`${table.one}`)]
     );
   }
 });
@@ -64395,7 +64473,9 @@ __export(tables_exports, {
   appliedEvents: () => appliedEvents,
   blobRefs: () => blobRefs,
   blobStoreBinding: () => blobStoreBinding,
+  blobUploads: () => blobUploads,
   cacheEntries: () => cacheEntries,
+  controlPlaneAvailability: () => controlPlaneAvailability,
   deliveries: () => deliveries,
   githubChecks: () => githubChecks,
   githubNotices: () => githubNotices,
@@ -64416,7 +64496,9 @@ var init_tables = __esm({
     init_applied_events();
     init_blob_refs();
     init_blob_store_binding();
+    init_blob_uploads();
     init_cache_entries();
+    init_control_plane_availability();
     init_deliveries();
     init_github_checks();
     init_github_notices();
@@ -74171,6 +74253,44 @@ var import_shell_quote2 = __toESM(require_shell_quote(), 1);
 import { constants as constants4 } from "node:fs";
 import { access as access2, realpath as realpath5 } from "node:fs/promises";
 import path20 from "node:path";
+
+// runner/keys/unquoted-bracket-glob.ts
+var WORD_END = /[\s;&|<>()]/;
+function hasUnquotedBracketGlob(cmd) {
+  let quote2 = null;
+  let wordStart = true;
+  let open8 = false;
+  for (let at4 = 0; at4 < cmd.length; at4 += 1) {
+    const char2 = cmd[at4];
+    if (quote2 === "'") {
+      if (char2 === "'") quote2 = null;
+      continue;
+    }
+    if (quote2 === '"') {
+      if (char2 === "\\") at4 += 1;
+      else if (char2 === '"') quote2 = null;
+      continue;
+    }
+    if (WORD_END.test(char2)) {
+      wordStart = true;
+      open8 = false;
+      continue;
+    }
+    if (char2 === "#" && wordStart) {
+      const newline = cmd.indexOf("\n", at4);
+      at4 = newline < 0 ? cmd.length : newline - 1;
+      continue;
+    }
+    wordStart = false;
+    if (char2 === "\\") at4 += 1;
+    else if (char2 === "'" || char2 === '"') quote2 = char2;
+    else if (char2 === "[") open8 = true;
+    else if (char2 === "]" && open8) return true;
+  }
+  return false;
+}
+
+// runner/keys/why-not-python.ts
 var HARMLESS_OPERATORS = /* @__PURE__ */ new Set([">", ">>", ">&", ">|"]);
 var SUBSTITUTION = /\$\(|`/;
 var PYTHON_NAME = /^python[0-9.]*$/;
@@ -74192,6 +74312,7 @@ async function whyNotPython(cmd, context) {
     else if (token.op === "(" || token.op === ")") return "the shell runs a subshell or $(\u2026)";
     else if (!HARMLESS_OPERATORS.has(token.op)) return `the shell runs it (${token.op})`;
   }
+  if (hasUnquotedBracketGlob(cmd)) return "the shell expands a glob";
   const program = words.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
   if (program === void 0) return "it starts no program";
   if (program.includes("$")) return `its program ${program} is a shell expansion`;
@@ -74269,6 +74390,21 @@ async function addLaunched(found2, key, file2, dir, options) {
 async function interpreterAt(realPath, digests) {
   const digest = await digests.digestOf(realPath).catch((error47) => `unreadable (${error47.code ?? "error"})`);
   return { path: realPath, digest };
+}
+async function repositoryPrograms(cmd, options) {
+  const found2 = {};
+  const root = await realpath6(options.repoRoot).catch(() => options.repoRoot);
+  for (const { word, dir } of commandPrograms(cmd)) {
+    const name2 = programName(word, dir);
+    if (name2 in found2) continue;
+    const file2 = await locate(word, path21.resolve(options.cwd, dir), options);
+    if (file2 === null) continue;
+    const real2 = await realpath6(file2);
+    if (!isInside2(real2, root)) continue;
+    const { digest } = await interpreterAt(real2, options.digests);
+    found2[name2] = { path: path21.relative(root, real2).split(path21.sep).join("/"), digest };
+  }
+  return found2;
 }
 async function locate(word, dir, options) {
   if (word.includes("/")) {
@@ -77842,6 +77978,67 @@ import { mkdir as mkdir8, mkdtemp as mkdtemp3, open as open4, readdir as readdir
 import { tmpdir as tmpdir3 } from "node:os";
 import path25 from "node:path";
 
+// runner/keys/read-trace-helpers.ts
+var READ_TRACE_HELPERS = String.raw`
+def _fluksio_traced_open(real_open, emit, busy, get_ident):
+    # os.open, reporting a relative path opened in a folder's descriptor: the "open" event
+    # names the path but not dir_fd, so "x.csv" would be keyed where the stage runs,
+    # another file.
+    os = _fluksio_os
+
+    def traced_open(path, flags, *args, **kwargs):
+        dir_fd = kwargs.get("dir_fd")
+        thread = get_ident()
+        if dir_fd is not None and thread not in busy:
+            try:
+                relative = not os.path.isabs(os.fsdecode(os.fspath(path)))
+            except TypeError:
+                relative = True
+            if relative:
+                busy.add(thread)
+                try:
+                    emit("X", "opened a path relative to a directory descriptor")
+                finally:
+                    busy.discard(thread)
+        return real_open(path, flags, *args, **kwargs)
+
+    return traced_open
+
+def _fluksio_started_with(emit, inside, real_stat, real_listdir):
+    # What Python read as it started, before this hook: the site-packages folders' .pth
+    # files (an editable install's path, "import" lines), listed so that a new one shows,
+    # a virtual environment's pyvenv.cfg, and the modules imported by then (those .pth
+    # lines import some). Only those inside the repository: a virtual environment kept in
+    # the project decides what a stage imports.
+    import stat
+    import site
+
+    os, sys = _fluksio_os, _fluksio_sys
+    folders = list(getattr(site, "getsitepackages", lambda: [])())
+    if getattr(site, "ENABLE_USER_SITE", False) and getattr(site, "USER_SITE", None):
+        folders.append(site.USER_SITE)
+    for folder in folders:
+        for where in inside(folder):
+            try:
+                if not stat.S_ISDIR(real_stat(where).st_mode):
+                    continue
+                names = real_listdir(where)
+            except OSError:
+                continue
+            emit("L", where)
+            for name in names:
+                if name.endswith(".pth"):
+                    emit("R", os.path.join(where, name))
+    if sys.prefix != sys.base_prefix:
+        for where in inside(os.path.join(sys.prefix, "pyvenv.cfg")):
+            emit("R", where)
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str):
+            for where in inside(filename):
+                emit("R", where)
+`;
+
 // runner/keys/read-trace-hook.ts
 var READ_TRACE_HOOK = String.raw`# Written by fluksio for one stage execution: traces what Python reads (PEP 578).
 import os as _fluksio_os
@@ -77903,7 +78100,10 @@ def _fluksio_install():
         except TypeError:
             return []
         absolute = os.path.abspath(path)
-        real = os.path.realpath(absolute)
+        # Resolved as the kernel resolves it: a link before a ".." is followed first
+        # ("current/../labels.csv" opens the file beside the link's target, not beside the
+        # link), so the real path comes from the path as spelt, not from its lexical form.
+        real = os.path.realpath(path)
         if within(absolute) and not within(real):
             emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
             return []
@@ -78103,9 +78303,14 @@ def _fluksio_install():
             if follow:
                 where = inside(path)
             else:
-                # The link itself: its folder resolved, its own name kept.
+                # The link itself: its folder resolved (a ".." after a link as the kernel
+                # takes it), its own name kept.
                 absolute = os.path.abspath(path)
-                named = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+                spelt = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+                folder, name = os.path.split(spelt.rstrip(os.sep) or os.sep)
+                if name in ("", ".", ".."):
+                    folder, name = os.path.split(os.path.realpath(spelt))
+                named = os.path.join(os.path.realpath(folder), name)
                 if within(absolute) and not within(named):
                     emit("X", "used " + os.path.relpath(absolute, root) + ", a link that leads out of the repository")
                     return
@@ -78151,6 +78356,17 @@ def _fluksio_install():
         traced.__doc__ = lookup.__doc__
         return traced
 
+    real_open = os.open
+
+    traced_open = _fluksio_traced_open(real_open, emit, busy, get_ident)
+    traced_open.__name__ = real_open.__name__
+    traced_open.__qualname__ = real_open.__qualname__
+    traced_open.__doc__ = real_open.__doc__
+    os.open = traced_open
+
+    def started_with():
+        _fluksio_started_with(emit, inside, real_stat, os.listdir)
+
     follows = lambda kwargs: kwargs.get("follow_symlinks", True)
     never = lambda kwargs: False
     os.stat = tracing(real_stat, follows, True)
@@ -78165,14 +78381,18 @@ def _fluksio_install():
         (real_lstat, os.lstat),
         (real_access, os.access),
         (real_readlink, os.readlink),
+        (real_open, os.open),
     ):
         for supports in (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks, os.supports_effective_ids):
             if real in supports:
                 supports.add(wrapper)
 
     emit("S", os.getpid())
+    started_with()
     sys.addaudithook(hook)
 
+
+` + READ_TRACE_HELPERS + String.raw`
 
 def _fluksio_chain():
     # The user's own sitecustomize, if one is further down the path, still runs.
@@ -78339,7 +78559,11 @@ async function stageKeyInputs(options) {
     ...pipeline2.params_file === void 0 ? {} : { paramsFile: pipeline2.params_file },
     ...workspace.pipelineDirInRepo === "" ? {} : { pipelineDir: workspace.pipelineDirInRepo }
   };
-  const traceable = stage.code !== false && untraced === null ? { ...inputs, code: globs ? { digest: globs.digest, manifest: null } : null } : null;
+  const traceable = stage.code !== false && untraced === null ? {
+    ...inputs,
+    code: globs ? { digest: globs.digest, manifest: null } : null,
+    interpreters: { ...inputs.interpreters, ...options.repositoryPrograms }
+  } : null;
   return { inputs, code, codeScope, traceable, depStamps };
 }
 function producedDigest(record2) {
@@ -78351,14 +78575,20 @@ async function readStageMaterial(options) {
   const stage = options.pipeline.stages[options.stage];
   if (!stage) throw new Error(`No stage named ${options.stage}`);
   const { workspace } = options;
-  const interpreters = await commandInterpreters(interpolateCommand(stage.cmd, options.params), {
+  const cmd = interpolateCommand(stage.cmd, options.params);
+  const found2 = {
     path: options.env.PATH ?? "",
     cwd: workspace.pipelineDir,
     repoRoot: workspace.repoRoot,
-    digests: options.interpreterDigests,
-    probeLauncher: options.probeLauncher
+    digests: options.interpreterDigests
+  };
+  const interpreters = await commandInterpreters(cmd, { ...found2, probeLauncher: options.probeLauncher });
+  return stageKeyInputs({
+    ...options,
+    interpreters,
+    repositoryPrograms: await repositoryPrograms(cmd, found2),
+    commandPath: options.env.PATH ?? void 0
   });
-  return stageKeyInputs({ ...options, interpreters, commandPath: options.env.PATH ?? void 0 });
 }
 
 // runner/output/log-tail.ts
@@ -79372,11 +79602,13 @@ async function executeStage(name2, context) {
     if (context.signal.aborted) return finish2({ status: abortStatus(context.signal), ...keyed, reasons });
     const declared = [...stage.outs, ...stage.metrics];
     const resources = stageResources(options.pipeline.resources, stage.resources);
+    const logLimit = stage.log_limit ?? options.pipeline.log_limit ?? DEFAULT_LOG_LIMIT;
     const launched = {
       name: name2,
       jobKey: cacheKey ?? `${options.runId}.${name2}`,
       resources,
       runId: options.runId,
+      logLimit,
       ...options.resumedAttempt ? { resumed: true } : {}
     };
     const reattaching = options.launcher?.reattaches?.(launched) ?? false;
@@ -79401,7 +79633,7 @@ async function executeStage(name2, context) {
       masker: context.masker,
       cwd: workspace.pipelineDir,
       repoRoot: workspace.repoRoot,
-      maxLogBytes: stage.log_limit ?? options.pipeline.log_limit ?? DEFAULT_LOG_LIMIT,
+      maxLogBytes: logLimit,
       onLog: (line2) => options.events.emit({ type: "stage.log", stage: name2, lines: [line2] }),
       onMetric: (point2) => options.events.emit({ type: "metric.points", points: [point2] }),
       onAnnotation: (annotation) => {
@@ -80575,11 +80807,10 @@ async function openLocalState(stateDir, options = {}) {
   }
   await mkdir17(paths.journalDir, { recursive: true });
   await ignoreStateDir(stateDir);
-  const release = await lockDirectory(
-    paths.journalDir,
-    options.waitMs ?? 12e4,
-    options.onWait ? { onWait: options.onWait } : {}
-  );
+  const release = await lockDirectory(paths.journalDir, options.waitMs ?? 12e4, {
+    ...options.onWait ? { onWait: options.onWait } : {},
+    ...options.signal ? { signal: options.signal } : {}
+  });
   if (!existsSync7(paths.indexDir)) {
     const { indexFromJournals: indexFromJournals2, rebuildLocalIndex: rebuildLocalIndex2 } = await Promise.resolve().then(() => (init_rebuild_local_index(), rebuild_local_index_exports));
     await rebuildLocalIndex2(paths.indexDir, await indexFromJournals2(paths.journalDir)).catch(
@@ -90041,6 +90272,18 @@ function lineOfPath(document2, lineCounter, path29) {
   return void 0;
 }
 
+// core/dvc/pipeline-file-limit.ts
+var MAX_PIPELINE_FILE_BYTES = 256 * 1024;
+function pipelineFileSizeProblem(text2, beside) {
+  if (text2.length * 3 <= MAX_PIPELINE_FILE_BYTES) return null;
+  const bytes = Buffer.byteLength(text2, "utf8");
+  if (bytes <= MAX_PIPELINE_FILE_BYTES) return null;
+  return {
+    path: "",
+    message: `${beside ?? "the file"} is ${bytes.toLocaleString("en-US")} bytes; a pipeline file, and each file read beside it, is at most ${MAX_PIPELINE_FILE_BYTES.toLocaleString("en-US")} bytes (256 KiB)`
+  };
+}
+
 // core/dvc/translate-dvc.ts
 import { posix as posix10 } from "node:path";
 
@@ -90747,8 +90990,22 @@ function leafValue(data, name2, strict = false) {
 var DVC_FILE = "dvc.yaml";
 var PROJECT_PIPELINE_FILES = ["fluksio.yml", DVC_FILE];
 function loadProjectPipeline(sources, parses) {
-  const { file: file2, text: text2, readFile: readFile16, ...context } = sources;
-  return posix11.basename(file2.replaceAll("\\", "/")) === DVC_FILE ? translateDvc({ ...context, dvcYaml: text2, readFile: readFile16 }) : { ...validatePipeline(text2, context, parses), notes: [] };
+  const { file: file2, text: text2, ...context } = sources;
+  const tooLarge = pipelineFileSizeProblem(text2);
+  if (tooLarge) return { pipeline: null, problems: [tooLarge], notes: [] };
+  const oversized = [];
+  const readFile16 = (path29) => {
+    const beside = sources.readFile(path29);
+    const problem = beside === void 0 ? null : pipelineFileSizeProblem(beside, path29);
+    if (problem === null) return beside;
+    oversized.push(problem);
+    return "";
+  };
+  if (posix11.basename(file2.replaceAll("\\", "/")) !== DVC_FILE) {
+    return { ...validatePipeline(text2, context, parses), notes: [] };
+  }
+  const translated = translateDvc({ ...context, dvcYaml: text2, readFile: readFile16 });
+  return oversized.length === 0 ? translated : { pipeline: null, problems: oversized, notes: translated.notes };
 }
 
 // present/terminal/usage-error.ts
@@ -91439,26 +91696,6 @@ init_zod();
 init_cache_entry();
 var CacheCandidates = external_exports.strictObject({ entries: external_exports.array(CacheEntry) });
 
-// schemas/protocol/blob-upload-reply.ts
-init_zod();
-init_blob_digest();
-var BlobUploadReply = external_exports.object({ digest: BlobDigest, size: external_exports.number().int().nonnegative() });
-
-// schemas/protocol/blob-upload-ticket.ts
-init_zod();
-var BlobUploadStart = external_exports.object({ size: external_exports.number().int().nonnegative() });
-var BlobUploadTicket = external_exports.discriminatedUnion("via", [
-  external_exports.object({ via: external_exports.literal("control-plane") }),
-  external_exports.object({
-    via: external_exports.literal("url"),
-    uploadId: external_exports.uuid(),
-    url: external_exports.url({ protocol: /^https?$/ }),
-    headers: external_exports.record(external_exports.string(), external_exports.string()),
-    expiresAt: external_exports.iso.datetime()
-  })
-]);
-var BlobUploadFinish = external_exports.object({ size: external_exports.number().int().nonnegative() });
-
 // schemas/protocol/claim.ts
 init_zod();
 
@@ -91635,10 +91872,12 @@ var FetchedReply = external_exports.strictObject({
   revoked: external_exports.boolean()
 });
 
-// client/blob-body.ts
-import { Readable } from "node:stream";
-function bodyOf(body2) {
-  return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable.toWeb(body2.open()), size: body2.size };
+// client/api-paths.ts
+function runPath(runId) {
+  return `/api/v1/runs/${encodeURIComponent(runId)}`;
+}
+function blobPath(digest) {
+  return `/api/v1/blobs/${encodeURIComponent(digest).replace("%3A", ":")}`;
 }
 
 // node_modules/is-network-error/index.js
@@ -91963,7 +92202,7 @@ var ProtocolHeader = external_exports.string().regex(/^\d{1,6}$/, { error: "expe
 
 // client/http-exchange.ts
 var import_undici2 = __toESM(require_undici(), 1);
-import { Readable as Readable2 } from "node:stream";
+import { Readable } from "node:stream";
 
 // client/attempt-signal.ts
 function attemptSignal(caller, timeoutMs) {
@@ -92012,7 +92251,7 @@ async function exchange(url2, options) {
       return Array.isArray(value) ? value[0] ?? null : value ?? null;
     },
     text: () => empty ? Promise.resolve("") : body2.text(),
-    stream: () => empty ? Readable2.from([]) : body2,
+    stream: () => empty ? Readable.from([]) : body2,
     discard() {
       if (!empty) body2.dump().catch(() => {
       });
@@ -92022,8 +92261,8 @@ async function exchange(url2, options) {
 function isSuccess(status) {
   return status >= 200 && status < 300;
 }
-function bodyOf2(data) {
-  return data instanceof Uint8Array ? data : Readable2.fromWeb(data);
+function bodyOf(data) {
+  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
 }
 
 // client/older-protocol-error.ts
@@ -92185,7 +92424,7 @@ var ControlPlaneHttp = class {
     } else if (request2.body) {
       headers["content-type"] = "application/octet-stream";
       headers["content-length"] = String(request2.body.size);
-      body2 = bodyOf2(request2.body.data);
+      body2 = bodyOf(request2.body.data);
     }
     if (request2.lease) {
       headers["x-fluksio-lease"] = request2.lease.lease;
@@ -92222,7 +92461,7 @@ var ControlPlaneHttp = class {
     const answer = await exchange(new URL(url2), {
       method,
       headers: request2.body ? { ...request2.headers, "content-length": String(request2.body.size) } : { ...request2.headers },
-      body: request2.body ? bodyOf2(request2.body.data) : void 0,
+      body: request2.body ? bodyOf(request2.body.data) : void 0,
       signal: request2.signal,
       timeoutMs: request2.timeoutMs
     });
@@ -92330,9 +92569,47 @@ function parseBaseUrl(url2) {
   return parsed;
 }
 
+// client/list-runs-query.ts
+function listRunsSearchParams(query) {
+  const params = new URLSearchParams({ limit: String(query.limit) });
+  if (query.repository !== void 0) params.set("repository", query.repository);
+  if (query.pipelinePath !== void 0) params.set("pipeline", query.pipelinePath);
+  if (query.prefix !== void 0) params.set("prefix", query.prefix);
+  if (query.commits !== void 0) params.set("commit", query.commits.join(","));
+  if (query.branch !== void 0) params.set("branch", query.branch);
+  if (query.status !== void 0) params.set("status", query.status);
+  return params;
+}
+
 // client/run-lease.ts
 function fenceOf(run6) {
   return run6.epoch ? { lease: run6.lease, epoch: run6.epoch } : { lease: run6.lease };
+}
+
+// schemas/protocol/blob-upload-reply.ts
+init_zod();
+init_blob_digest();
+var BlobUploadReply = external_exports.object({ digest: BlobDigest, size: external_exports.number().int().nonnegative() });
+
+// schemas/protocol/blob-upload-ticket.ts
+init_zod();
+var BlobUploadStart = external_exports.object({ size: external_exports.number().int().nonnegative() });
+var BlobUploadTicket = external_exports.discriminatedUnion("via", [
+  external_exports.object({ via: external_exports.literal("control-plane") }),
+  external_exports.object({
+    via: external_exports.literal("url"),
+    uploadId: external_exports.uuid(),
+    url: external_exports.url({ protocol: /^https?$/ }),
+    headers: external_exports.record(external_exports.string(), external_exports.string()),
+    expiresAt: external_exports.iso.datetime()
+  })
+]);
+var BlobUploadFinish = external_exports.object({ size: external_exports.number().int().nonnegative() });
+
+// client/blob-body.ts
+import { Readable as Readable2 } from "node:stream";
+function bodyOf2(body2) {
+  return "bytes" in body2 ? { data: body2.bytes, size: body2.bytes.byteLength } : { data: Readable2.toWeb(body2.open()), size: body2.size };
 }
 
 // client/upload-to-presigned-url.ts
@@ -92357,6 +92634,62 @@ async function uploadToPresignedUrl({
     await http2.storeAttempt("PUT", ticket.url, { headers: ticket.headers, body: body2(), signal, timeoutMs });
     return ticket.uploadId;
   });
+}
+
+// client/upload-blob.ts
+async function uploadBlob(options) {
+  const { http: http2, run: run6, digest, body: body2, call, timeoutMs } = options;
+  const size = "bytes" in body2 ? body2.bytes.byteLength : body2.size;
+  const uploads = `${blobPath(digest)}/uploads`;
+  const start2 = { size };
+  const askTicket = async () => http2.parse(
+    await http2.send("POST", uploads, { call, json: start2, lease: run6 }),
+    BlobUploadTicket,
+    `POST ${uploads}`
+  );
+  const ticket = await askTicket();
+  if (ticket.via === "control-plane") return putThroughControlPlane(options);
+  const uploadId = await uploadToPresignedUrl({
+    http: http2,
+    first: ticket,
+    askTicket,
+    body: () => bodyOf2(body2),
+    call,
+    timeoutMs
+  });
+  const finish2 = { size };
+  const path29 = `${uploads}/${uploadId}`;
+  return http2.parse(
+    await http2.send("POST", path29, {
+      call,
+      json: finish2,
+      lease: run6,
+      timeoutMs
+    }),
+    BlobUploadReply,
+    `POST ${path29}`
+  );
+}
+async function putThroughControlPlane({
+  http: http2,
+  run: run6,
+  digest,
+  body: body2,
+  call,
+  timeoutMs
+}) {
+  const request2 = `PUT ${blobPath(digest)}`;
+  const response = await http2.withRetries(
+    request2,
+    call,
+    (signal) => http2.attempt("PUT", blobPath(digest), {
+      lease: run6,
+      signal,
+      timeoutMs,
+      body: bodyOf2(body2)
+    })
+  );
+  return http2.parse(response, BlobUploadReply, request2);
 }
 
 // client/control-plane-client.ts
@@ -92493,50 +92826,7 @@ var ControlPlaneClient = class {
    * it. The bytes were hashed here first: `digest` is theirs.
    */
   async putBlob(run6, digest, body2, call = {}) {
-    const size = "bytes" in body2 ? body2.bytes.byteLength : body2.size;
-    const uploads = `${blobPath(digest)}/uploads`;
-    const start2 = { size };
-    const askTicket = async () => this.http.parse(
-      await this.http.send("POST", uploads, { call, json: start2, lease: run6 }),
-      BlobUploadTicket,
-      `POST ${uploads}`
-    );
-    const ticket = await askTicket();
-    if (ticket.via === "control-plane") return this.putThroughControlPlane(run6, digest, body2, call);
-    const uploadId = await uploadToPresignedUrl({
-      http: this.http,
-      first: ticket,
-      askTicket,
-      body: () => bodyOf(body2),
-      call,
-      timeoutMs: this.transferTimeoutMs
-    });
-    const finish2 = { size };
-    const path29 = `${uploads}/${uploadId}`;
-    return this.http.parse(
-      await this.http.send("POST", path29, {
-        call,
-        json: finish2,
-        lease: run6,
-        timeoutMs: this.transferTimeoutMs
-      }),
-      BlobUploadReply,
-      `POST ${path29}`
-    );
-  }
-  async putThroughControlPlane(run6, digest, body2, call) {
-    const request2 = `PUT ${blobPath(digest)}`;
-    const response = await this.http.withRetries(
-      request2,
-      call,
-      (signal) => this.http.attempt("PUT", blobPath(digest), {
-        lease: run6,
-        signal,
-        timeoutMs: this.transferTimeoutMs,
-        body: bodyOf(body2)
-      })
-    );
-    return this.http.parse(response, BlobUploadReply, request2);
+    return uploadBlob({ http: this.http, run: run6, digest, body: body2, call, timeoutMs: this.transferTimeoutMs });
   }
   // The submitter's side: queue, read and cancel runs, and pull their outputs.
   /** `GET /healthz`: whether a fluksio control plane answers at the URL at all. */
@@ -92563,13 +92853,7 @@ var ControlPlaneClient = class {
    * git revision stands for.
    */
   async listRuns(query, call = {}) {
-    const params = new URLSearchParams({ limit: String(query.limit) });
-    if (query.repository !== void 0) params.set("repository", query.repository);
-    if (query.pipelinePath !== void 0) params.set("pipeline", query.pipelinePath);
-    if (query.prefix !== void 0) params.set("prefix", query.prefix);
-    if (query.commits !== void 0) params.set("commit", query.commits.join(","));
-    if (query.branch !== void 0) params.set("branch", query.branch);
-    if (query.status !== void 0) params.set("status", query.status);
+    const params = listRunsSearchParams(query);
     return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
   }
   /** A run as the control plane has it now: its state, stages, metrics and annotations. */
@@ -92611,12 +92895,6 @@ var ControlPlaneClient = class {
     return this.http.parse(response, schema, `POST ${path29}`);
   }
 };
-function runPath(runId) {
-  return `/api/v1/runs/${encodeURIComponent(runId)}`;
-}
-function blobPath(digest) {
-  return `/api/v1/blobs/${encodeURIComponent(digest).replace("%3A", ":")}`;
-}
 
 // client/server-connection.ts
 var SUBMITTER_RETRIES = 3;

@@ -32417,23 +32417,6 @@ var CacheEntry = external_exports.strictObject({
 // schemas/protocol/cache-candidates.ts
 var CacheCandidates = external_exports.strictObject({ entries: external_exports.array(CacheEntry) });
 
-// schemas/protocol/blob-upload-reply.ts
-var BlobUploadReply = external_exports.object({ digest: BlobDigest, size: external_exports.number().int().nonnegative() });
-
-// schemas/protocol/blob-upload-ticket.ts
-var BlobUploadStart = external_exports.object({ size: external_exports.number().int().nonnegative() });
-var BlobUploadTicket = external_exports.discriminatedUnion("via", [
-  external_exports.object({ via: external_exports.literal("control-plane") }),
-  external_exports.object({
-    via: external_exports.literal("url"),
-    uploadId: external_exports.uuid(),
-    url: external_exports.url({ protocol: /^https?$/ }),
-    headers: external_exports.record(external_exports.string(), external_exports.string()),
-    expiresAt: external_exports.iso.datetime()
-  })
-]);
-var BlobUploadFinish = external_exports.object({ size: external_exports.number().int().nonnegative() });
-
 // schemas/int32.ts
 var INT32_MAX = 2147483647;
 var NonNegativeInt32 = external_exports.number().int().nonnegative().max(INT32_MAX);
@@ -32813,10 +32796,12 @@ var FetchedReply = external_exports.strictObject({
   revoked: external_exports.boolean()
 });
 
-// client/blob-body.ts
-import { Readable } from "node:stream";
-function bodyOf(body) {
-  return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable.toWeb(body.open()), size: body.size };
+// client/api-paths.ts
+function runPath(runId) {
+  return `/api/v1/runs/${encodeURIComponent(runId)}`;
+}
+function blobPath(digest) {
+  return `/api/v1/blobs/${encodeURIComponent(digest).replace("%3A", ":")}`;
 }
 
 // node_modules/is-network-error/index.js
@@ -33140,7 +33125,7 @@ var ProtocolHeader = external_exports.string().regex(/^\d{1,6}$/, { error: "expe
 
 // client/http-exchange.ts
 var import_undici2 = __toESM(require_undici(), 1);
-import { Readable as Readable2 } from "node:stream";
+import { Readable } from "node:stream";
 
 // client/attempt-signal.ts
 function attemptSignal(caller, timeoutMs) {
@@ -33189,7 +33174,7 @@ async function exchange(url2, options) {
       return Array.isArray(value) ? value[0] ?? null : value ?? null;
     },
     text: () => empty ? Promise.resolve("") : body.text(),
-    stream: () => empty ? Readable2.from([]) : body,
+    stream: () => empty ? Readable.from([]) : body,
     discard() {
       if (!empty) body.dump().catch(() => {
       });
@@ -33199,8 +33184,8 @@ async function exchange(url2, options) {
 function isSuccess(status) {
   return status >= 200 && status < 300;
 }
-function bodyOf2(data) {
-  return data instanceof Uint8Array ? data : Readable2.fromWeb(data);
+function bodyOf(data) {
+  return data instanceof Uint8Array ? data : Readable.fromWeb(data);
 }
 
 // client/control-plane-errors.ts
@@ -33398,7 +33383,7 @@ var ControlPlaneHttp = class {
     } else if (request.body) {
       headers["content-type"] = "application/octet-stream";
       headers["content-length"] = String(request.body.size);
-      body = bodyOf2(request.body.data);
+      body = bodyOf(request.body.data);
     }
     if (request.lease) {
       headers["x-fluksio-lease"] = request.lease.lease;
@@ -33435,7 +33420,7 @@ var ControlPlaneHttp = class {
     const answer = await exchange(new URL(url2), {
       method,
       headers: request.body ? { ...request.headers, "content-length": String(request.body.size) } : { ...request.headers },
-      body: request.body ? bodyOf2(request.body.data) : void 0,
+      body: request.body ? bodyOf(request.body.data) : void 0,
       signal: request.signal,
       timeoutMs: request.timeoutMs
     });
@@ -33543,9 +33528,44 @@ function parseBaseUrl(url2) {
   return parsed;
 }
 
+// client/list-runs-query.ts
+function listRunsSearchParams(query) {
+  const params = new URLSearchParams({ limit: String(query.limit) });
+  if (query.repository !== void 0) params.set("repository", query.repository);
+  if (query.pipelinePath !== void 0) params.set("pipeline", query.pipelinePath);
+  if (query.prefix !== void 0) params.set("prefix", query.prefix);
+  if (query.commits !== void 0) params.set("commit", query.commits.join(","));
+  if (query.branch !== void 0) params.set("branch", query.branch);
+  if (query.status !== void 0) params.set("status", query.status);
+  return params;
+}
+
 // client/run-lease.ts
 function fenceOf(run2) {
   return run2.epoch ? { lease: run2.lease, epoch: run2.epoch } : { lease: run2.lease };
+}
+
+// schemas/protocol/blob-upload-reply.ts
+var BlobUploadReply = external_exports.object({ digest: BlobDigest, size: external_exports.number().int().nonnegative() });
+
+// schemas/protocol/blob-upload-ticket.ts
+var BlobUploadStart = external_exports.object({ size: external_exports.number().int().nonnegative() });
+var BlobUploadTicket = external_exports.discriminatedUnion("via", [
+  external_exports.object({ via: external_exports.literal("control-plane") }),
+  external_exports.object({
+    via: external_exports.literal("url"),
+    uploadId: external_exports.uuid(),
+    url: external_exports.url({ protocol: /^https?$/ }),
+    headers: external_exports.record(external_exports.string(), external_exports.string()),
+    expiresAt: external_exports.iso.datetime()
+  })
+]);
+var BlobUploadFinish = external_exports.object({ size: external_exports.number().int().nonnegative() });
+
+// client/blob-body.ts
+import { Readable as Readable2 } from "node:stream";
+function bodyOf2(body) {
+  return "bytes" in body ? { data: body.bytes, size: body.bytes.byteLength } : { data: Readable2.toWeb(body.open()), size: body.size };
 }
 
 // client/upload-to-presigned-url.ts
@@ -33570,6 +33590,62 @@ async function uploadToPresignedUrl({
     await http.storeAttempt("PUT", ticket.url, { headers: ticket.headers, body: body(), signal, timeoutMs });
     return ticket.uploadId;
   });
+}
+
+// client/upload-blob.ts
+async function uploadBlob(options) {
+  const { http, run: run2, digest, body, call, timeoutMs } = options;
+  const size = "bytes" in body ? body.bytes.byteLength : body.size;
+  const uploads = `${blobPath(digest)}/uploads`;
+  const start = { size };
+  const askTicket = async () => http.parse(
+    await http.send("POST", uploads, { call, json: start, lease: run2 }),
+    BlobUploadTicket,
+    `POST ${uploads}`
+  );
+  const ticket = await askTicket();
+  if (ticket.via === "control-plane") return putThroughControlPlane(options);
+  const uploadId = await uploadToPresignedUrl({
+    http,
+    first: ticket,
+    askTicket,
+    body: () => bodyOf2(body),
+    call,
+    timeoutMs
+  });
+  const finish2 = { size };
+  const path = `${uploads}/${uploadId}`;
+  return http.parse(
+    await http.send("POST", path, {
+      call,
+      json: finish2,
+      lease: run2,
+      timeoutMs
+    }),
+    BlobUploadReply,
+    `POST ${path}`
+  );
+}
+async function putThroughControlPlane({
+  http,
+  run: run2,
+  digest,
+  body,
+  call,
+  timeoutMs
+}) {
+  const request = `PUT ${blobPath(digest)}`;
+  const response = await http.withRetries(
+    request,
+    call,
+    (signal) => http.attempt("PUT", blobPath(digest), {
+      lease: run2,
+      signal,
+      timeoutMs,
+      body: bodyOf2(body)
+    })
+  );
+  return http.parse(response, BlobUploadReply, request);
 }
 
 // client/control-plane-client.ts
@@ -33706,50 +33782,7 @@ var ControlPlaneClient = class {
    * it. The bytes were hashed here first: `digest` is theirs.
    */
   async putBlob(run2, digest, body, call = {}) {
-    const size = "bytes" in body ? body.bytes.byteLength : body.size;
-    const uploads = `${blobPath(digest)}/uploads`;
-    const start = { size };
-    const askTicket = async () => this.http.parse(
-      await this.http.send("POST", uploads, { call, json: start, lease: run2 }),
-      BlobUploadTicket,
-      `POST ${uploads}`
-    );
-    const ticket = await askTicket();
-    if (ticket.via === "control-plane") return this.putThroughControlPlane(run2, digest, body, call);
-    const uploadId = await uploadToPresignedUrl({
-      http: this.http,
-      first: ticket,
-      askTicket,
-      body: () => bodyOf(body),
-      call,
-      timeoutMs: this.transferTimeoutMs
-    });
-    const finish2 = { size };
-    const path = `${uploads}/${uploadId}`;
-    return this.http.parse(
-      await this.http.send("POST", path, {
-        call,
-        json: finish2,
-        lease: run2,
-        timeoutMs: this.transferTimeoutMs
-      }),
-      BlobUploadReply,
-      `POST ${path}`
-    );
-  }
-  async putThroughControlPlane(run2, digest, body, call) {
-    const request = `PUT ${blobPath(digest)}`;
-    const response = await this.http.withRetries(
-      request,
-      call,
-      (signal) => this.http.attempt("PUT", blobPath(digest), {
-        lease: run2,
-        signal,
-        timeoutMs: this.transferTimeoutMs,
-        body: bodyOf(body)
-      })
-    );
-    return this.http.parse(response, BlobUploadReply, request);
+    return uploadBlob({ http: this.http, run: run2, digest, body, call, timeoutMs: this.transferTimeoutMs });
   }
   // The submitter's side: queue, read and cancel runs, and pull their outputs.
   /** `GET /healthz`: whether a fluksio control plane answers at the URL at all. */
@@ -33776,13 +33809,7 @@ var ControlPlaneClient = class {
    * git revision stands for.
    */
   async listRuns(query, call = {}) {
-    const params = new URLSearchParams({ limit: String(query.limit) });
-    if (query.repository !== void 0) params.set("repository", query.repository);
-    if (query.pipelinePath !== void 0) params.set("pipeline", query.pipelinePath);
-    if (query.prefix !== void 0) params.set("prefix", query.prefix);
-    if (query.commits !== void 0) params.set("commit", query.commits.join(","));
-    if (query.branch !== void 0) params.set("branch", query.branch);
-    if (query.status !== void 0) params.set("status", query.status);
+    const params = listRunsSearchParams(query);
     return (await this.get(`/api/v1/runs?${params.toString()}`, RunListReply, call)).runs;
   }
   /** A run as the control plane has it now: its state, stages, metrics and annotations. */
@@ -33824,12 +33851,6 @@ var ControlPlaneClient = class {
     return this.http.parse(response, schema, `POST ${path}`);
   }
 };
-function runPath(runId) {
-  return `/api/v1/runs/${encodeURIComponent(runId)}`;
-}
-function blobPath(digest) {
-  return `/api/v1/blobs/${encodeURIComponent(digest).replace("%3A", ":")}`;
-}
 
 // client/server-connection.ts
 var SUBMITTER_RETRIES = 3;
