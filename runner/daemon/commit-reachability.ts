@@ -22,22 +22,36 @@ export async function isReachable(
 }
 
 /**
- * Whether `commit` is the tip of a pull request's merge ref (`refs/pull/<n>/merge`, which
- * only GitHub writes) and each of its parents is a branch's.
+ * Whether `commit` is GitHub's merge of branch commits: each of its parents is a branch's and
+ * it is either the tip of a pull request's merge ref (`refs/pull/<n>/merge`, which only GitHub
+ * writes) or a merge of two parents whose tree is exactly what merging them cleanly gives. The
+ * second is a merge GitHub made earlier and has since remade (the base or the head moved on
+ * after a `pull_request` workflow submitted it): its content is then wholly the branches'.
  */
 export async function isBranchesMerge(
   git: (args: string[]) => Promise<string>,
   commit: string,
 ): Promise<boolean> {
-  const tips = await git(['for-each-ref', '--format=%(objectname) %(refname)', PULLS]);
-  const isMergeTip = tips
-    .split('\n')
-    .some((line) => line.startsWith(`${commit} `) && line.endsWith('/merge'));
-  if (!isMergeTip) return false;
   const parents = (await git(['rev-list', '--parents', '--max-count=1', commit])).trim().split(' ').slice(1);
   if (parents.length === 0) return false;
   for (const parent of parents) {
     if (!(await isReachable(git, parent, [BRANCHES]))) return false;
   }
-  return true;
+  const tips = await git(['for-each-ref', '--format=%(objectname) %(refname)', PULLS]);
+  const isMergeTip = tips
+    .split('\n')
+    .some((line) => line.startsWith(`${commit} `) && line.endsWith('/merge'));
+  return isMergeTip || (parents.length === 2 && (await isCleanMergeOf(git, commit, parents)));
+}
+
+/** Whether `commit`'s tree is the clean merge of `parents` (a conflict, or any failure: no). */
+async function isCleanMergeOf(
+  git: (args: string[]) => Promise<string>,
+  commit: string,
+  parents: string[],
+): Promise<boolean> {
+  const merged = await git(['merge-tree', '--write-tree', '--no-messages', ...parents]).catch(() => '');
+  const tree = (await git(['rev-parse', '--verify', `${commit}^{tree}`]).catch(() => '')).trim();
+  const mergedTree = merged.split('\n')[0]?.trim() ?? '';
+  return tree !== '' && mergedTree === tree;
 }

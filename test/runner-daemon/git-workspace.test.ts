@@ -160,6 +160,44 @@ describe('mirrors and checkouts', () => {
     expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(headOnly);
   });
 
+  test("GitHub's merge of a same-repository pull request still runs after the base moved on and GitHub remade the merge", async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const base = await head(repo);
+    await repo.git('checkout', '--quiet', '-b', 'feature');
+    await repo.write('a.txt', 'a teammate’s change\n');
+    const featureHead = await repo.commitAll('feature');
+    // What a `pull_request` workflow checked out and the action submitted: refs/pull/7/merge then.
+    await repo.git('checkout', '--quiet', '--detach', base);
+    await repo.git('merge', '--quiet', '--no-ff', '-m', 'Merge pull request #7', featureHead);
+    const submitted = await head(repo);
+    await repo.git('update-ref', 'refs/pull/7/head', featureHead);
+    // Before a runner claims the run, main moves on and GitHub recomputes the merge ref.
+    await repo.git('checkout', '--quiet', 'main');
+    await repo.write('b.txt', 'main moved on\n');
+    await repo.commitAll('main moves on');
+    await repo.git('checkout', '--quiet', '--detach', 'main');
+    await repo.git('merge', '--quiet', '--no-ff', '-m', 'Merge pull request #7', featureHead);
+    await repo.git('update-ref', 'refs/pull/7/merge', await head(repo));
+    await repo.git('checkout', '--quiet', 'main');
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const dir = await workspace.checkout(request(repo, submitted));
+    expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(submitted);
+
+    // A commit that only claims to merge two branch commits, its tree someone else's, does not run.
+    await repo.git('checkout', '--quiet', '--detach', submitted);
+    await repo.write('a.txt', 'not what the merge of the two holds\n');
+    await repo.git('add', 'a.txt');
+    const tree = (await repo.git('write-tree')).trim();
+    const forged = (
+      await repo.git('commit-tree', tree, '-p', base, '-p', featureHead, '-m', 'Merge pull request #8')
+    ).trim();
+    await repo.git('update-ref', 'refs/pull/8/head', forged);
+    await repo.git('checkout', '--quiet', '--force', 'main');
+    await expect(workspace.checkout(request(repo, forged, { slot: 1 }))).rejects.toThrow(
+      `Commit ${forged} is on no branch of local/project, only on a pull request's ref`,
+    );
+  });
+
   test('a commit the repository does not have fails with a sentence naming it', async () => {
     const repo = await repoWith({ 'a.txt': 'a\n' });
     const workspace = new GitWorkspace({ workDir, environment: process.env });
