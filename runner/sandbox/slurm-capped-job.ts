@@ -8,9 +8,12 @@ export const CAPPED_TAIL_BYTES = 64 * 1024;
  * by line for the live log, up to `limit` bytes; past it, says so once and writes only the
  * workflow commands (`::metric`, `::error`: results, up to `limit` bytes more), keeping the
  * newest lines dropped (`tailmax` bytes) to write with a count of the rest once the stream
- * ends: a traceback is at the end.
+ * ends: a traceback is at the end. The ring's indexes start as numbers: an unset `first` is
+ * the subscript "", not "0", so the first line dropped would stay in memory, miscounted,
+ * and a long one (a progress bar redrawn with \r) pushed every later line out of the tail.
  */
 const BOUNDED_WRITER = `
+BEGIN { first = 0; last = 0 }
 {
   size = length($0) + 1
   if (!over) {
