@@ -248,16 +248,15 @@ export class GitWorkspace {
     if (tipOf.some((ref) => fork || ref === fetchRef || ref.startsWith('refs/heads/'))) return;
     // Only a ref the server has is asked for: a missing one would fail the whole fetch.
     const ownRef = fetchRef !== null && lines.some(([, ref]) => ref === fetchRef) ? fetchRef : null;
-    const refspecs = [
-      `+refs/heads/*:${BRANCHES}*`,
-      `+refs/pull/*:${PULLS}*`,
-      ...(ownRef ? [`+${ownRef}:${slotRef}`] : []),
-    ];
-    await git(
-      ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
-      header,
-    );
+    // Each fetch prunes only the refs its own refspecs write.
+    const fetchRefs = (refspecs: string[]) =>
+      git(
+        ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
+        header,
+      );
+    const branchesAndOwn = [`+refs/heads/*:${BRANCHES}*`, ...(ownRef ? [`+${ownRef}:${slotRef}`] : [])];
     if (fork) {
+      await fetchRefs([...branchesAndOwn, `+refs/pull/*:${PULLS}*`]);
       if (await isReachable(git, commit, [BRANCHES, PULLS, ...(ownRef ? [slotRef] : [])])) return;
       throw new Error(
         `Commit ${commit} is on no branch or pull request of ${request.repository}${fetchRef ? ` and not at ${fetchRef}` : ''}: ` +
@@ -265,7 +264,12 @@ export class GitWorkspace {
       );
     }
     // A trusted run's fetch ref is the control plane's: a same-repository pull request's head.
+    // Most trusted commits are a branch's (one it moved past since): every pull request's
+    // refs (forks' objects among them, thousands in a large repository) are fetched only
+    // when the branches do not reach it.
+    await fetchRefs(branchesAndOwn);
     if (await isReachable(git, commit, [BRANCHES, ...(ownRef ? [slotRef] : [])])) return;
+    await fetchRefs([`+refs/pull/*:${PULLS}*`]);
     if (await isBranchesMerge(git, commit)) return;
     const onPull = await isReachable(git, commit, [PULLS]);
     throw new Error(

@@ -198,6 +198,20 @@ describe('mirrors and checkouts', () => {
     );
   });
 
+  test("a trusted run of a branch's older commit fetches the branches alone, never every pull request's refs", async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const older = await head(repo);
+    await repo.write('a.txt', 'main moved on before the claim\n');
+    await repo.commitAll('main moves on');
+    await repo.git('update-ref', 'refs/pull/1/head', older);
+    await repo.git('update-ref', 'refs/pull/1/merge', older);
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    const dir = await workspace.checkout(request(repo, older));
+    expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(older);
+    const { mirror } = workspace.pathsOf(request(repo, older));
+    expect(gitIn(mirror, 'for-each-ref', '--format=%(refname)', 'refs/fluksio/pull/')).toBe('');
+  });
+
   test('a commit the repository does not have fails with a sentence naming it', async () => {
     const repo = await repoWith({ 'a.txt': 'a\n' });
     const workspace = new GitWorkspace({ workDir, environment: process.env });
