@@ -2,6 +2,8 @@
 
 /** Where a mirror keeps the repository's branches, to tell which commits they reach. */
 export const BRANCHES = 'refs/fluksio/heads/';
+/** Where a mirror keeps the repository's tags: like branches, only writers push them. */
+export const TAGS = 'refs/fluksio/tags/';
 /** Where pull requests' refs are fetched to, for the same question. */
 export const PULLS = 'refs/fluksio/pull/';
 

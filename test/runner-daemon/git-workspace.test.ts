@@ -153,7 +153,7 @@ describe('mirrors and checkouts', () => {
     const workspace = new GitWorkspace({ workDir, environment: process.env });
     // Submitted by its SHA: anyone can open a pull request, so no trusted run of it.
     await expect(workspace.checkout(request(repo, headOnly))).rejects.toThrow(
-      `Commit ${headOnly} is on no branch of local/project, only on a pull request's ref`,
+      `Commit ${headOnly} is on no branch or tag of local/project, only on a pull request's ref`,
     );
     // The control plane's run of a same-repository pull request names its ref.
     const dir = await workspace.checkout(request(repo, headOnly, { fetchRef: 'refs/pull/7/head' }));
@@ -194,7 +194,7 @@ describe('mirrors and checkouts', () => {
     await repo.git('update-ref', 'refs/pull/8/head', forged);
     await repo.git('checkout', '--quiet', '--force', 'main');
     await expect(workspace.checkout(request(repo, forged, { slot: 1 }))).rejects.toThrow(
-      `Commit ${forged} is on no branch of local/project, only on a pull request's ref`,
+      `Commit ${forged} is on no branch or tag of local/project, only on a pull request's ref`,
     );
   });
 
@@ -210,6 +210,24 @@ describe('mirrors and checkouts', () => {
     expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(older);
     const { mirror } = workspace.pathsOf(request(repo, older));
     expect(gitIn(mirror, 'for-each-ref', '--format=%(refname)', 'refs/fluksio/pull/')).toBe('');
+  });
+
+  test('a commit only tags reach (a release branch since deleted) runs as trusted: only writers push tags', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    await repo.git('checkout', '--quiet', '-b', 'release');
+    await repo.write('a.txt', 'release candidate\n');
+    const candidate = await repo.commitAll('release candidate');
+    await repo.write('a.txt', 'release\n');
+    const release = await repo.commitAll('release');
+    await repo.git('tag', '-a', '-m', 'v1', 'v1', release);
+    await repo.git('checkout', '--quiet', '-');
+    await repo.git('branch', '--quiet', '-D', 'release');
+    const workspace = new GitWorkspace({ workDir, environment: process.env });
+    // The annotated tag's own commit (its peeled line in ls-remote), then one behind it.
+    for (const commit of [release, candidate]) {
+      const dir = await workspace.checkout(request(repo, commit));
+      expect(gitIn(dir, 'rev-parse', 'HEAD')).toBe(commit);
+    }
   });
 
   test('a commit the repository does not have fails with a sentence naming it', async () => {

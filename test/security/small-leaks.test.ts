@@ -146,7 +146,7 @@ test('a dangling commit submitted by its SHA never runs', async () => {
   const report = await world.waitFor(runId);
   expect(report.run.status).toBe('failed');
   expect(report.run.reason).toContain(
-    `Commit ${dangling} is on no branch or pull request of ${project.repository}`,
+    `Commit ${dangling} is on no branch, tag or pull request of ${project.repository}`,
   );
   const entries = await readdir(runner.workDir, { recursive: true });
   expect(entries.filter((entry) => entry.endsWith('pwned'))).toEqual([]);

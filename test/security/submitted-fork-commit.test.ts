@@ -57,7 +57,7 @@ test("a fork pull request's commit submitted by its SHA never runs as trusted: i
     const runId = await world.submit({ repository: project.repository, cloneUrl: project.cloneUrl, commit });
     const report = await world.waitFor(runId);
     expect(report.run.status).toBe('failed');
-    expect(report.run.reason).toContain(`Commit ${commit} is on no branch of ${project.repository}`);
+    expect(report.run.reason).toContain(`Commit ${commit} is on no branch or tag of ${project.repository}`);
     expect(report.run.reason).toContain('/fluksio run --sha');
   }
   const entries = await readdir(runner.workDir, { recursive: true });
