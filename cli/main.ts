@@ -58,8 +58,9 @@ async function runProgram(argv: string[], io: CliIo, received: () => NodeJS.Sign
     }
     if (error instanceof LockWaitInterruptedError) {
       // Ended as the signal ends a program (128 + its number); after Ctrl-C, main then has
-      // the process die of SIGINT (endIfInterrupted).
-      const signal = error.signal ?? received() ?? 'SIGINT';
+      // the process die of SIGINT (endIfInterrupted). The signal this process received comes
+      // first: flock(1) may have died of the SIGTERM this process sent it on that signal.
+      const signal = received() ?? error.signal ?? 'SIGINT';
       io.stderr.write(`fluksio: ${signal} received, ${error.message}\n`);
       return fail(`${signal} received, ${error.message}`, 128 + constants.signals[signal]);
     }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { ulid } from 'ulid';
@@ -37,6 +38,23 @@ beforeEach(async () => {
       params: { lr },
       group: { id: groupId, index },
     });
+    // The outputs table: a file to download, a directory to pull; stored, as a runner does.
+    const model = randomBytes(2048);
+    const checkpoint = randomBytes(4096);
+    const checkpointDigest = await run.storeBlob(checkpoint);
+    const manifest = JSON.stringify({
+      version: 1,
+      files: [{ path: 'step-10.pt', digest: checkpointDigest, size: checkpoint.length, executable: false }],
+    });
+    const outs = [
+      { path: 'model.pt', kind: 'file' as const, digest: await run.storeBlob(model), size: model.length },
+      {
+        path: 'checkpoints',
+        kind: 'dir' as const,
+        digest: await run.storeBlob(manifest),
+        size: checkpoint.length,
+      },
+    ];
     await run.events(
       { type: 'stage.started', stage: 'train', at: new Date().toISOString() },
       { type: 'stage.log', stage: 'train', lines: ['\u001b[33mwarming up\u001b[0m', 'epoch 1', 'epoch 2'] },
@@ -53,11 +71,7 @@ beforeEach(async () => {
         type: 'stage.finished',
         stage: finishedStage('train', {
           metrics: { loss: lr },
-          // The outputs table: a file to download, a directory to pull.
-          outs: [
-            { path: 'model.pt', kind: 'file', digest: `sha256:${'e'.repeat(64)}`, size: 2048 },
-            { path: 'checkpoints', kind: 'dir', digest: `sha256:${'f'.repeat(64)}`, size: 1 << 20 },
-          ],
+          outs,
         }),
       },
     );

@@ -101,7 +101,8 @@ async function upload(run: DrivenRun, runnerToken: string, bytes: Buffer): Promi
 
 /**
  * A finished run of acme/model whose `train` stage stored `models/model.bin` (1.5 MiB: many
- * chunks) and `notes.txt` (one chunk), and names a third out whose bytes were never uploaded.
+ * chunks) and `notes.txt` (one chunk); `missingDigest` is of bytes never uploaded, which no
+ * stage may name (the events route refuses it: unheld-outs.test.ts).
  */
 async function runWithOutputs(plane: TestControlPlane) {
   const submitter = await plane.addApiToken({ repositories: ['acme/model'] });
@@ -130,12 +131,6 @@ async function runWithOutputs(plane: TestControlPlane) {
           kind: 'file',
           digest: notesDigest as `sha256:${string}`,
           size: notes.length,
-        },
-        {
-          path: 'missing.bin',
-          kind: 'file',
-          digest: digestOf(missing) as `sha256:${string}`,
-          size: missing.length,
         },
       ],
     }),
@@ -213,7 +208,7 @@ for (const store of ['directory', 's3'] as const) {
       await clicked.page.context().close();
     }
 
-    // Only what the run stored opens: an out never uploaded, another run's digest, a bad one.
+    // Only what the run stored opens: bytes never uploaded, another run's digest, a bad one.
     expect((await fetch(outUrl(missingDigest))).status).toBe(404);
     expect((await fetch(outUrl(digestOf(Buffer.from('elsewhere'))))).status).toBe(404);
     expect((await fetch(outUrl('sha256:nope'))).status).toBe(400);
