@@ -13,7 +13,7 @@ import {
 } from './git-dir-files.js';
 import { runGit, type GitCommandOptions } from './git-command.js';
 import { checkoutStatCache, removeCheckoutStatCache } from './checkout-stat-cache.js';
-import { BRANCHES, PULLS, TAGS, isBranchesMerge, isReachable } from './commit-reachability.js';
+import { checkReachable } from './commit-reachability.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { redactUrl } from '../../client/redact-url.js';
 import { pruneMirrors } from './prune-mirrors.js';
@@ -184,7 +184,7 @@ export class GitWorkspace {
     const slotRef = `refs/fluksio/slot-${request.slot}`;
     // Another run of the same commit (a sweep) already brought it: content-addressed, so the same.
     if (await hasCommit(git, commit)) {
-      await this.checkReachable(git, url, request, header);
+      await checkReachable(git, url, request, header);
       return;
     }
     await removeStaleLocks(mirror, ['packed-refs.lock', `refs/fluksio/slot-${request.slot}.lock`]);
@@ -215,78 +215,7 @@ export class GitWorkspace {
           'it was force-pushed away or never pushed; expected a commit the repository has',
       );
     }
-    await this.checkReachable(git, url, request, header);
-  }
-
-  /**
-   * Only a commit a branch, a tag or a pull request's ref reaches runs (DESIGN §5): a server
-   * hands out a dangling commit by its id, but nobody pushed it anywhere to be run. A
-   * fork's run (its `refs/pull/<n>/head`, approved on its pull request) may be reached by
-   * pull requests' refs alone. A trusted run's commit must be a branch's or a tag's (both
-   * pushed only by writers; a release tag may outlive its branch), or at its fetch ref,
-   * which only the control plane sets, for a same-repository pull request: anyone can open a
-   * pull request, so `refs/pull/*` reaches commits nobody with write access pushed, which
-   * must not run with the runner's secrets and into the trusted cache merely because a
-   * submitter named them. GitHub's merge of a pull request (`refs/pull/<n>/merge`, the
-   * commit a `pull_request` workflow runs and may submit) counts when each of its parents
-   * is a branch's: it is then the merge of two trusted commits. A tip is recognised from
-   * `ls-remote` alone; for an older commit the refs are fetched and git says whether one of
-   * them has it in its history.
-   */
-  private async checkReachable(
-    git: (args: string[], extra?: Partial<GitCommandOptions>) => Promise<string>,
-    url: string,
-    request: CheckoutRequest,
-    header: Partial<GitCommandOptions>,
-  ): Promise<void> {
-    const { commit, fetchRef } = request;
-    const fork = request.fork === true;
-    const slotRef = `refs/fluksio/slot-${request.slot}`;
-    const wanted = ['refs/heads/*', 'refs/tags/*', 'refs/pull/*', ...(fetchRef ? [fetchRef] : [])];
-    const listed = await git(['ls-remote', '--', url, ...wanted], header);
-    const lines = listed.split('\n').map((line) => line.split('\t'));
-    const tipOf = lines.filter(([sha]) => sha === commit).map(([, ref]) => ref ?? '');
-    // An annotated tag's commit is listed on its peeled line, `refs/tags/<name>^{}`.
-    const trustedTip = (ref: string) => ref.startsWith('refs/heads/') || ref.startsWith('refs/tags/');
-    if (tipOf.some((ref) => fork || ref === fetchRef || trustedTip(ref))) return;
-    // Only a ref the server has is asked for: a missing one would fail the whole fetch.
-    const ownRef = fetchRef !== null && lines.some(([, ref]) => ref === fetchRef) ? fetchRef : null;
-    // Each fetch prunes only the refs its own refspecs write.
-    const fetchRefs = (refspecs: string[]) =>
-      git(
-        ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--prune', '--', url, ...refspecs],
-        header,
-      );
-    const branchesAndOwn = [
-      `+refs/heads/*:${BRANCHES}*`,
-      `+refs/tags/*:${TAGS}*`,
-      ...(ownRef ? [`+${ownRef}:${slotRef}`] : []),
-    ];
-    if (fork) {
-      await fetchRefs([...branchesAndOwn, `+refs/pull/*:${PULLS}*`]);
-      if (await isReachable(git, commit, [BRANCHES, TAGS, PULLS, ...(ownRef ? [slotRef] : [])])) return;
-      throw new Error(
-        `Commit ${commit} is on no branch, tag or pull request of ${request.repository}${fetchRef ? ` and not at ${fetchRef}` : ''}: ` +
-          'it was force-pushed away or never pushed; only commits a branch, tag or pull request reaches run',
-      );
-    }
-    // A trusted run's fetch ref is the control plane's: a same-repository pull request's head.
-    // Most trusted commits are a branch's (one it moved past since): every pull request's
-    // refs (forks' objects among them, thousands in a large repository) are fetched only
-    // when the branches do not reach it.
-    await fetchRefs(branchesAndOwn);
-    if (await isReachable(git, commit, [BRANCHES, TAGS, ...(ownRef ? [slotRef] : [])])) return;
-    await fetchRefs([`+refs/pull/*:${PULLS}*`]);
-    if (await isBranchesMerge(git, commit)) return;
-    const onPull = await isReachable(git, commit, [PULLS]);
-    throw new Error(
-      onPull
-        ? `Commit ${commit} is on no branch or tag of ${request.repository}, only on a pull request's ref, which anyone can open: ` +
-            "a trusted run (with the runner's secrets, into the trusted cache) needs a commit a branch or tag reaches; " +
-            `a fork's pull request is approved on it instead: /fluksio run --sha ${commit}`
-        : `Commit ${commit} is on no branch, tag or pull request of ${request.repository}: ` +
-            'it was force-pushed away or never pushed; only commits a branch, tag or pull request reaches run',
-    );
+    await checkReachable(git, url, request, header);
   }
 
   /** A bare repository, made under a temporary name and renamed: a crash leaves no half mirror. */
