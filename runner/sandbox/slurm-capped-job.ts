@@ -1,3 +1,4 @@
+import { shellQuote } from '../../core/pipeline/interpolate-command.js';
 import { DEFAULT_LOG_LIMIT } from '../../schemas/log-limit.js';
 
 /** The most bytes of the end of a stream past the limit that the job still writes, as LogTail keeps. */
@@ -74,9 +75,4 @@ export function cappedJobScript(cmd: string, limit: number = DEFAULT_LOG_LIMIT):
     cmd,
   ];
   return `exec /bin/bash -c ${words.map(shellQuote).join(' ')}`;
-}
-
-/** `text` as one word of a POSIX shell: single-quoted, each quote written '\''. */
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
 }
